@@ -1,0 +1,345 @@
+"""Order-preserving encoding of subscript tuples in M collation, and msgpack values.
+
+Pure functions, no I/O. The byte order of ``encode(t)`` equals M collation of ``t``
+element by element, so an ordered key-value store can answer $ORDER/$QUERY with range scans.
+
+Type-code table (one byte before each element; lower codes sort first)::
+
+    0x20  negative number   bytes of the positive form, all inverted
+    0x21  zero or positive  L, magnitude(L bytes, big-endian), fraction digits, 0x00
+    0x60  str               UTF-8, 0x00 escaped as 00 FF, terminated by 0x00
+    0x70  bytes             raw,   0x00 escaped as 00 FF, terminated by 0x00
+
+Numbers are exact for every int and finite float: the integer part is a length-prefixed
+big-endian magnitude (longer magnitude = larger number), the fractional part (always a
+dyadic rational for a float) follows as base-128 digits each stored as ``0x80 | digit``,
+trailing zero digits dropped, then a 0x00 terminator. Digits sort above the terminator,
+so a shorter fraction sorts first, which is numeric order. A negative number is the
+positive form inverted byte by byte, which reverses its order. Integral floats are stored
+as ints, so ``1`` and ``1.0`` are one subscript and decode as ``1``.
+
+Every element encoding is prefix-free and no element starts with 0xFF, so all descendants
+of ``t`` lie in ``[encode(t), encode(t) + b"\\xff")`` and nothing else does
+(see ``tests/test_codec.py::test_descendants_in_range``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from collections.abc import Sequence
+from typing import Any, Final, TypeAlias
+
+import msgpack
+
+from memdb.errors import (
+    CorruptKeyError,
+    InvalidGlobalNameError,
+    InvalidSubscriptError,
+    InvalidValueError,
+    KeyTooLongError,
+)
+
+Subscript: TypeAlias = "str | int | float | bytes"
+Subscripts: TypeAlias = "tuple[Subscript, ...]"
+
+NEG: Final = 0x20
+POS: Final = 0x21
+STR: Final = 0x60
+BYTES: Final = 0x70
+
+MAX_KEY_BYTES: Final = 511
+"""LMDB's default maximum key size; the globals layer enforces it for every backend."""
+
+_MAX_INT_BYTES: Final = 255
+_INVERT: Final = bytes(255 - i for i in range(256))
+_GLOBAL_NAME = re.compile(r"[A-Za-z%][A-Za-z0-9]*\Z")
+_STR_CACHE: dict[str, bytes] = {}
+_STR_CACHE_MAX: Final = 65536
+
+
+def _encode_str(s: str) -> bytes:
+    cached = _STR_CACHE.get(s)
+    if cached is not None:
+        return cached
+    if not s:
+        raise InvalidSubscriptError("subscript '': the empty string is not a valid subscript (use it only as an order() seed)")
+    raw = s.encode("utf-8", "surrogatepass")
+    if b"\x00" in raw:
+        raw = raw.replace(b"\x00", b"\x00\xff")
+    out = b"\x60" + raw + b"\x00"
+    if len(_STR_CACHE) >= _STR_CACHE_MAX:
+        _STR_CACHE.clear()
+    _STR_CACHE[s] = out
+    return out
+
+
+def _encode_bytes(b: bytes) -> bytes:
+    if not b:
+        raise InvalidSubscriptError("subscript b'': empty bytes are not a valid subscript")
+    return b"\x70" + b.replace(b"\x00", b"\x00\xff") + b"\x00"
+
+
+def _encode_positive(intpart: int, num: int, den_bits: int) -> bytes:
+    """Encode ``intpart + num / 2**den_bits`` (0 <= num < 2**den_bits) without the type code."""
+    nbytes = (intpart.bit_length() + 7) >> 3
+    if nbytes > _MAX_INT_BYTES:
+        raise KeyTooLongError(f"subscript {intpart!r}: an integer of {nbytes} bytes cannot fit in a key (limit {MAX_KEY_BYTES} bytes)")
+    out = bytearray((nbytes,))
+    out += intpart.to_bytes(nbytes, "big")
+    if num:
+        # Pad the fraction to a whole number of 7-bit digits, then emit digits high to low.
+        pad = (-den_bits) % 7
+        num <<= pad
+        ndigits = (den_bits + pad) // 7
+        while not num & 0x7F:  # drop trailing zero digits
+            num >>= 7
+            ndigits -= 1
+        for shift in range(7 * (ndigits - 1), -1, -7):
+            out.append(0x80 | ((num >> shift) & 0x7F))
+    out.append(0)
+    return bytes(out)
+
+
+def _encode_number(x: int | float) -> bytes:
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            raise InvalidSubscriptError(f"subscript {x!r}: NaN and infinities are not valid subscripts")
+        if x.is_integer():
+            x = int(x)
+        else:
+            num, den = x.as_integer_ratio()
+            neg = num < 0
+            if neg:
+                num = -num
+            intpart, rem = divmod(num, den)
+            body = _encode_positive(intpart, rem, den.bit_length() - 1)
+            return b"\x20" + body.translate(_INVERT) if neg else b"\x21" + body
+    if x >= 0:
+        if x < 256:
+            return b"\x21\x01" + bytes((x,)) + b"\x00" if x else b"\x21\x00\x00"
+        return b"\x21" + _encode_positive(x, 0, 0)
+    return b"\x20" + _encode_positive(-x, 0, 0).translate(_INVERT)
+
+
+def encode_subscript(sub: Subscript) -> bytes:
+    """Encode one subscript; raises InvalidSubscriptError naming it if it is not valid."""
+    t = type(sub)
+    if t is str:
+        return _encode_str(sub)  # type: ignore[arg-type]
+    if t is int or t is float:
+        return _encode_number(sub)  # type: ignore[arg-type]
+    if t is bytes:
+        return _encode_bytes(sub)  # type: ignore[arg-type]
+    if isinstance(sub, bool) or sub is None:
+        raise InvalidSubscriptError(f"subscript {sub!r}: {type(sub).__name__} is not a valid subscript (use str, int, float or bytes)")
+    if isinstance(sub, str):
+        return _encode_str(str(sub))
+    if isinstance(sub, int):
+        return _encode_number(int(sub))
+    if isinstance(sub, float):
+        return _encode_number(float(sub))
+    if isinstance(sub, (bytes, bytearray, memoryview)):
+        return _encode_bytes(bytes(sub))
+    raise InvalidSubscriptError(f"subscript {sub!r}: {type(sub).__name__} is not a valid subscript (use str, int, float or bytes)")
+
+
+def encode(subs: Sequence[Subscript]) -> bytes:
+    """Encode a subscript tuple; byte order of results equals M collation of the tuples."""
+    if type(subs) is not tuple:
+        if isinstance(subs, (str, bytes)) or not isinstance(subs, Sequence):
+            raise InvalidSubscriptError(f"subscripts {subs!r}: expected a tuple of subscripts")
+    return b"".join([encode_subscript(s) for s in subs])
+
+
+def encode_global(name: str) -> bytes:
+    """Encode a global's name as the key prefix of all its nodes."""
+    if not isinstance(name, str) or not _GLOBAL_NAME.match(name):
+        raise InvalidGlobalNameError(f"global name {name!r}: use letters and digits, starting with a letter")
+    return _encode_str(name)
+
+
+def encode_key(prefix: bytes, subs: Sequence[Subscript], *, global_name: str = "") -> bytes:
+    """Encode ``prefix + subs`` and enforce MAX_KEY_BYTES, naming the global and subscript."""
+    key = prefix + encode(subs)
+    if len(key) > MAX_KEY_BYTES:
+        check_key_length(key, prefix, subs, global_name)
+    return key
+
+
+def check_key_length(key: bytes, prefix: bytes, subs: Sequence[Subscript], global_name: str) -> None:
+    """Raise KeyTooLongError naming the subscript that crosses the limit."""
+    if len(key) <= MAX_KEY_BYTES:
+        return
+    size = len(prefix)
+    culprit: Subscript | None = None
+    for s in subs:
+        size += len(encode_subscript(s))
+        if size > MAX_KEY_BYTES:
+            culprit = s
+            break
+    shown = repr(culprit)
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    raise KeyTooLongError(
+        f"key of ^{global_name or '?'}: {len(key)} bytes exceeds the {MAX_KEY_BYTES}-byte key limit at subscript {shown} "
+        "(keep subscripts short; store long text as a value)"
+    )
+
+
+def range_of(key: bytes) -> tuple[bytes, bytes]:
+    """The half-open key range holding ``key`` and all its descendants."""
+    return key, key + b"\xff"
+
+
+def children_range(key: bytes) -> tuple[bytes, bytes]:
+    """The half-open key range holding the strict descendants of ``key``."""
+    return key + b"\x00", key + b"\xff"
+
+
+# --- decoding --------------------------------------------------------------------------------
+
+
+def _decode_positive(buf: bytes, pos: int) -> tuple[int | float, int]:
+    n = buf[pos]
+    pos += 1
+    intpart = int.from_bytes(buf[pos : pos + n], "big")
+    pos += n
+    if buf[pos] == 0:
+        return intpart, pos + 1
+    num = 0
+    ndigits = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        if b == 0:
+            break
+        if b < 0x80:
+            raise CorruptKeyError(f"key {buf!r}: bad fraction digit at byte {pos - 1}")
+        num = (num << 7) | (b & 0x7F)
+        ndigits += 1
+    # A non-integral float: one correctly rounded (hence exact) division by a power of two.
+    shift = 7 * ndigits
+    return ((intpart << shift) + num) / (1 << shift), pos
+
+
+def _decode_escaped(buf: bytes, pos: int) -> tuple[bytes, int]:
+    end = buf.find(b"\x00", pos)
+    if end < 0:
+        raise CorruptKeyError(f"key {buf!r}: unterminated string at byte {pos}")
+    if end + 1 < len(buf) and buf[end + 1] == 0xFF:
+        parts = []
+        while end + 1 < len(buf) and buf[end + 1] == 0xFF:
+            parts.append(buf[pos:end])
+            parts.append(b"\x00")
+            pos = end + 2
+            end = buf.find(b"\x00", pos)
+            if end < 0:
+                raise CorruptKeyError(f"key {buf!r}: unterminated string at byte {pos}")
+        parts.append(buf[pos:end])
+        return b"".join(parts), end + 1
+    return buf[pos:end], end + 1
+
+
+def decode_one(buf: bytes, pos: int = 0) -> tuple[Subscript, int]:
+    """Decode the subscript starting at ``pos``; returns it and the position after it."""
+    try:
+        code = buf[pos]
+        if code == STR:
+            raw, pos = _decode_escaped(buf, pos + 1)
+            return raw.decode("utf-8", "surrogatepass"), pos
+        if code == POS:
+            return _decode_positive(buf, pos + 1)
+        if code == NEG:
+            # Find the inverted terminator (0xFF) after the inverted length-prefixed magnitude.
+            n = 255 - buf[pos + 1]
+            end = buf.index(b"\xff", pos + 2 + n)
+            body = buf[pos + 1 : end + 1].translate(_INVERT)
+            value, _ = _decode_positive(body, 0)
+            return -value, end + 1
+        if code == BYTES:
+            return _decode_escaped(buf, pos + 1)
+    except (IndexError, ValueError, UnicodeDecodeError):
+        raise CorruptKeyError(f"key {buf!r}: cannot decode at byte {pos}") from None
+    raise CorruptKeyError(f"key {buf!r}: unknown type code {code:#04x} at byte {pos}")
+
+
+def decode(buf: bytes, pos: int = 0) -> tuple[Subscript, ...]:
+    """Decode an encoded subscript tuple (from ``pos`` to the end)."""
+    out: list[Subscript] = []
+    n = len(buf)
+    while pos < n:
+        sub, pos = decode_one(buf, pos)
+        out.append(sub)
+    return tuple(out)
+
+
+def collation_key(sub: Subscript) -> tuple[int, Any]:
+    """A Python sort key giving M collation for one subscript (the reference the tests check against)."""
+    if isinstance(sub, (int, float)) and not isinstance(sub, bool):
+        from fractions import Fraction
+
+        return (0, Fraction(sub))
+    if isinstance(sub, str):
+        return (1, sub.encode("utf-8", "surrogatepass"))
+    if isinstance(sub, (bytes, bytearray)):
+        return (2, bytes(sub))
+    raise InvalidSubscriptError(f"subscript {sub!r}: {type(sub).__name__} is not a valid subscript")
+
+
+def canonical(sub: Subscript) -> Subscript:
+    """The form ``decode(encode(...))`` returns: integral floats become ints."""
+    if isinstance(sub, float) and sub.is_integer():
+        return int(sub)
+    return sub
+
+
+# --- values ----------------------------------------------------------------------------------
+
+_DT_EXT: Final = 1
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, _dt.datetime):
+        if obj.tzinfo is None:
+            raise InvalidValueError(f"value {obj!r}: naive datetime; give a timezone-aware one (UTC is stored)")
+        return msgpack.ExtType(_DT_EXT, _to_micros(obj).to_bytes(9, "big", signed=True))
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    raise InvalidValueError(f"value {obj!r}: {type(obj).__name__} cannot be stored (use msgpack types or datetime)")
+
+
+_EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def _to_micros(d: _dt.datetime) -> int:
+    delta = d - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _ext_hook(code: int, data: bytes) -> Any:
+    if code == _DT_EXT:
+        return _EPOCH + _dt.timedelta(microseconds=int.from_bytes(data, "big", signed=True))
+    return msgpack.ExtType(code, data)
+
+
+def pack_value(value: Any) -> bytes:
+    """Serialise a value with msgpack; datetimes round-trip as timezone-aware UTC."""
+    try:
+        return msgpack.packb(value, default=_default, use_bin_type=True)
+    except InvalidValueError:
+        raise
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidValueError(f"value {value!r:.80}: cannot be stored ({exc})") from None
+
+
+def unpack_value(data: bytes) -> Any:
+    """Inverse of pack_value."""
+    return msgpack.unpackb(data, raw=False, ext_hook=_ext_hook, strict_map_key=False)
+
+
+def check_global_name(name: str) -> str:
+    """Validate a global name (letters and digits, starting with a letter) and return it."""
+    encode_global(name)
+    return name

@@ -1,0 +1,106 @@
+"""One exception hierarchy for memdb: every failure a caller can catch derives from MemdbError.
+
+Messages follow "what: reason (hint)" and name the offending value, so a log line alone
+says what to fix. Backend errors (LMDB, SDKs) are translated at the boundary with ``from None``.
+"""
+
+from __future__ import annotations
+
+
+class MemdbError(Exception):
+    """Base class of every error memdb raises on purpose."""
+
+
+# --- codec -----------------------------------------------------------------------------
+
+
+class CodecError(MemdbError):
+    """A key or value cannot be encoded or decoded."""
+
+
+class InvalidSubscriptError(CodecError, TypeError):
+    """A subscript is not a non-empty str, a finite int/float, or bytes."""
+
+
+class KeyTooLongError(CodecError):
+    """An encoded key exceeds the store's key-size limit (511 bytes for LMDB)."""
+
+
+class InvalidValueError(CodecError, TypeError):
+    """A value cannot be serialised with msgpack."""
+
+
+class CorruptKeyError(CodecError):
+    """Stored bytes are not a valid encoded key (the database was written by something else)."""
+
+
+# --- store -----------------------------------------------------------------------------
+
+
+class StoreError(MemdbError):
+    """The storage backend failed."""
+
+
+class StoreClosedError(StoreError):
+    """An operation was attempted on a closed store or database."""
+
+
+class StoreFullError(StoreError):
+    """The store could not grow to hold a transaction's writes."""
+
+
+class TransactionConflictError(StoreError):
+    """A transaction could not be completed because another writer changed the data; retry it."""
+
+
+class ReadOnlyTransactionError(StoreError):
+    """A write was attempted inside a read-only snapshot."""
+
+
+# --- globals ---------------------------------------------------------------------------
+
+
+class GlobalsError(MemdbError):
+    """A global operation is invalid."""
+
+
+class InvalidGlobalNameError(GlobalsError, ValueError):
+    """A global name is not letters and digits starting with a letter."""
+
+
+class MergeOverlapError(GlobalsError):
+    """MERGE between a node and its own ancestor or descendant (M: MERGEDESC)."""
+
+
+class NotANumberError(GlobalsError, TypeError):
+    """increment on a node whose value is not an int or float."""
+
+
+# --- episodes and above ------------------------------------------------------------------
+
+
+class ValidationError(MemdbError, ValueError):
+    """Input to the episodic API is invalid; the message names the field and the value."""
+
+
+class ConfigError(MemdbError, ValueError):
+    """A configuration value is invalid."""
+
+
+class NotFoundError(MemdbError, KeyError):
+    """No such record for this owner (also raised for another owner's ids: existence is private)."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; a message should read as prose
+        return str(self.args[0]) if self.args else ""
+
+
+class SanitizerError(MemdbError):
+    """The PII sanitizer failed; the capture was dropped and nothing was written."""
+
+
+class NativeBuildError(MemdbError):
+    """The native scorer is unavailable and cannot be built."""
+
+
+class LLMError(MemdbError):
+    """A call to a language-model provider failed."""

@@ -1,0 +1,490 @@
+"""Ordered key-value stores: the ``Store`` protocol and its embedded LMDB backend.
+
+Nothing LMDB-specific leaks above this module: callers see bytes keys and values,
+snapshot reads, write transactions that nest (savepoints), ordered scans and range deletes.
+LMDB errors are translated here into ``memdb.errors``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Protocol, runtime_checkable
+
+import lmdb
+
+from memdb.errors import (
+    StoreClosedError,
+    StoreError,
+    StoreFullError,
+    TransactionConflictError,
+)
+
+__all__ = ["LMDBStore", "ReadTxn", "Store", "WriteTxn"]
+
+
+@runtime_checkable
+class ReadTxn(Protocol):
+    """A consistent snapshot of the store."""
+
+    def get(self, key: bytes) -> bytes | None:
+        """The value at ``key``, or None."""
+
+    def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        """Items with ``lo <= key < hi`` in key order (descending if ``reverse``)."""
+
+
+@runtime_checkable
+class WriteTxn(ReadTxn, Protocol):
+    """A write transaction: sees its own writes; all-or-nothing on exit."""
+
+    def put(self, key: bytes, value: bytes) -> None:
+        """Set ``key`` to ``value``."""
+
+    def delete(self, key: bytes) -> bool:
+        """Remove ``key``; True if it existed."""
+
+    def delete_range(self, lo: bytes, hi: bytes) -> int:
+        """Remove every key with ``lo <= key < hi``; returns how many."""
+
+    def savepoint(self) -> AbstractContextManager[WriteTxn]:
+        """A nested transaction: rolled back alone if its block raises."""
+
+
+class Store(Protocol):
+    """An ordered key-value backend for the globals layer."""
+
+    def read(self) -> AbstractContextManager[ReadTxn]:
+        """A read-only snapshot for the duration of the block."""
+
+    def write(self) -> AbstractContextManager[WriteTxn]:
+        """A write transaction, committed when the block exits normally."""
+
+    def close(self) -> None:
+        """Release the backend; later calls raise StoreClosedError."""
+
+
+# --- LMDB ------------------------------------------------------------------------------------
+
+_MIN_MAP = 1 << 20
+_GROW_WHEN_USED = 0.75
+_REPLAY_ATTEMPTS = 8
+
+
+class _SharedEnv:
+    """One lmdb.Environment per path per process, shared by every LMDBStore on that path.
+
+    LMDB may only remap (grow) when no transaction of this process is open, so every
+    transaction registers here and a resize waits for the count to reach zero.
+    """
+
+    def __init__(self, env: lmdb.Environment, pid: int) -> None:
+        self.env = env
+        self.pid = pid
+        self.refs = 0
+        self.cond = threading.Condition(threading.Lock())
+        self.active = 0
+        self.resizing = False
+        # Only one thread of this process waits for LMDB's writer mutex at a time, and it holds
+        # no registered transaction while it waits, so a resize can never wait on a waiter.
+        self.write_lock = threading.Lock()
+
+    def enter(self) -> None:
+        with self.cond:
+            while self.resizing:
+                self.cond.wait()
+            self.active += 1
+
+    def leave(self) -> None:
+        with self.cond:
+            self.active -= 1
+            if self.resizing and self.active == 0:
+                self.cond.notify_all()
+
+    def grow(self, path: str) -> None:
+        """Double the map once no transaction of this process is open (the caller holds none)."""
+        with self.cond:
+            while self.resizing:
+                self.cond.wait()
+            self.resizing = True
+            try:
+                while self.active:
+                    self.cond.wait()
+                size = int(self.env.info()["map_size"]) * 2
+                try:
+                    self.env.set_mapsize(size)
+                except lmdb.Error as exc:
+                    raise StoreFullError(f"grow map of {path!r} to {size} bytes: {exc}") from None
+            finally:
+                self.resizing = False
+                self.cond.notify_all()
+
+
+_ENVS: dict[str, _SharedEnv] = {}
+_ENVS_LOCK = threading.Lock()
+
+
+def _translate(exc: lmdb.Error, what: str) -> StoreError:
+    if isinstance(exc, lmdb.MapFullError):
+        return StoreFullError(f"{what}: the LMDB map is full and could not grow ({exc})")
+    return StoreError(f"{what}: LMDB error {type(exc).__name__}: {exc}")
+
+
+def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
+    if lo >= hi:
+        return
+    with txn.cursor() as cur:
+        if not reverse:
+            if not cur.set_range(lo):
+                return
+            for key, value in cur:
+                if key >= hi:
+                    return
+                yield key, value
+        else:
+            if cur.set_range(hi):
+                ok = cur.prev()
+            else:
+                ok = cur.last()
+            while ok:
+                key = cur.key()
+                if key < lo:
+                    return
+                yield key, cur.value()
+                ok = cur.prev()
+
+
+class _LMDBRead:
+    __slots__ = ("_txn",)
+
+    def __init__(self, txn: lmdb.Transaction) -> None:
+        self._txn = txn
+
+    def get(self, key: bytes) -> bytes | None:
+        return self._txn.get(key)  # type: ignore[no-any-return]
+
+    def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        return _scan(self._txn, lo, hi, reverse)
+
+
+class _LMDBWrite:
+    """A write transaction that can be replayed into a larger map when LMDB reports MDB_MAP_FULL.
+
+    Every write is appended to an operation log. On map-full the whole LMDB transaction
+    (and its open savepoints) is aborted, the map doubled, and the log replayed, but only
+    if no other writer committed in between (same transaction id); otherwise the caller
+    gets TransactionConflictError, never a silently different result.
+    """
+
+    __slots__ = ("_store", "_txns", "_log", "_marks", "_start_id")
+
+    def __init__(self, store: LMDBStore, txn: lmdb.Transaction) -> None:
+        self._store = store
+        self._txns = [txn]
+        self._log: list[tuple[int, bytes, bytes]] = []
+        self._marks: list[int] = []
+        self._start_id = txn.id()
+
+    @property
+    def _txn(self) -> lmdb.Transaction:
+        return self._txns[-1]
+
+    def get(self, key: bytes) -> bytes | None:
+        return self._txns[-1].get(key)  # type: ignore[no-any-return]
+
+    def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        return _scan(self._txns[-1], lo, hi, reverse)
+
+    def put(self, key: bytes, value: bytes) -> None:
+        op = (0, key, value)
+        self._log.append(op)
+        try:
+            self._txns[-1].put(key, value)
+        except lmdb.MapFullError:
+            self._grow_and_replay()
+        except lmdb.BadValsizeError:
+            self._log.pop()
+            raise StoreError(f"put: key of {len(key)} bytes is empty or longer than LMDB allows ({key[:40]!r}...)") from None
+        except lmdb.Error as exc:
+            self._log.pop()
+            raise _translate(exc, "put") from None
+
+    def delete(self, key: bytes) -> bool:
+        self._log.append((1, key, b""))
+        try:
+            return bool(self._txns[-1].delete(key))
+        except lmdb.MapFullError:
+            self._grow_and_replay()
+            return True
+        except lmdb.Error as exc:
+            raise _translate(exc, "delete") from None
+
+    def delete_range(self, lo: bytes, hi: bytes) -> int:
+        self._log.append((2, lo, hi))
+        try:
+            return self._delete_range(self._txns[-1], lo, hi)
+        except lmdb.MapFullError:
+            self._grow_and_replay()
+            return 0
+        except lmdb.Error as exc:
+            raise _translate(exc, "delete_range") from None
+
+    @staticmethod
+    def _delete_range(txn: lmdb.Transaction, lo: bytes, hi: bytes) -> int:
+        count = 0
+        if lo >= hi:
+            return 0
+        with txn.cursor() as cur:
+            if not cur.set_range(lo):
+                return 0
+            while True:
+                key = cur.key()  # b"" once the cursor ran off the end
+                if not key or key >= hi:
+                    return count
+                cur.delete()  # deletes and moves to the next item
+                count += 1
+
+    @contextmanager
+    def savepoint(self) -> Iterator[_LMDBWrite]:
+        try:
+            child = self._store._env.begin(write=True, parent=self._txns[-1])
+        except lmdb.Error as exc:
+            raise _translate(exc, "savepoint") from None
+        self._txns.append(child)
+        self._marks.append(len(self._log))
+        try:
+            yield self
+        except BaseException:
+            self._txns.pop().abort()
+            del self._log[self._marks.pop() :]
+            raise
+        else:
+            self._txns.pop().commit()
+            self._marks.pop()
+
+    def _grow_and_replay(self) -> None:
+        store = self._store
+        for _attempt in range(_REPLAY_ATTEMPTS):
+            for txn in reversed(self._txns[1:]):
+                txn.abort()
+            store._end(self._txns[0])
+            self._txns = []
+            store._grow()
+            top = store._begin(write=True)
+            if top.id() != self._start_id:
+                store._end(top)
+                raise TransactionConflictError(
+                    "write: the map had to grow mid-transaction and another writer committed meanwhile (retry the transaction)"
+                )
+            txns = [top]
+            try:
+                bounds = [*self._marks, len(self._log)]
+                start = 0
+                for depth, end in enumerate(bounds):
+                    if depth:
+                        txns.append(store._env.begin(write=True, parent=txns[-1]))
+                    for op, a, b in self._log[start:end]:
+                        if op == 0:
+                            txns[-1].put(a, b)
+                        elif op == 1:
+                            txns[-1].delete(a)
+                        else:
+                            self._delete_range(txns[-1], a, b)
+                    start = end
+            except lmdb.MapFullError:
+                self._txns = txns
+                continue
+            self._txns = txns
+            return
+        raise StoreFullError(f"write: the transaction still does not fit after growing the map {_REPLAY_ATTEMPTS} times")
+
+    def _commit(self) -> None:
+        if not self._txns:
+            raise StoreError("commit: the transaction was already closed after a failure")
+        try:
+            try:
+                self._txns[0].commit()
+            except lmdb.MapFullError:
+                self._grow_and_replay()
+                self._txns[0].commit()
+        except lmdb.Error as exc:
+            self._store._shared.leave()
+            self._txns = []
+            raise _translate(exc, "commit") from None
+        except BaseException:
+            self._abort()
+            raise
+        self._store._shared.leave()
+        self._txns = []
+
+    def _abort(self) -> None:
+        if not self._txns:
+            return
+        for txn in reversed(self._txns[1:]):
+            txn.abort()
+        self._store._end(self._txns[0])
+        self._txns = []
+
+
+class LMDBStore:
+    """The embedded default: one LMDB environment in a directory.
+
+    ``sync=True`` (default) means a committed transaction is on disk. ``sync=False`` skips
+    the fsync at commit: much faster writes, and a process crash still loses nothing, but an
+    operating-system crash or power loss may lose the most recent commits (never corrupt).
+    The map starts at ``map_size`` bytes and doubles whenever it fills.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, map_size: int = 64 << 20, sync: bool = True, max_readers: int = 126) -> None:
+        self.path = os.path.realpath(os.fspath(path))
+        os.makedirs(self.path, exist_ok=True)
+        self._closed = False
+        self._sync = sync
+        self._map_size = max(int(map_size), _MIN_MAP)
+        self._max_readers = max_readers
+        self._shared = self._acquire()
+
+    def _acquire(self) -> _SharedEnv:
+        pid = os.getpid()
+        with _ENVS_LOCK:
+            shared = _ENVS.get(self.path)
+            if shared is None or shared.pid != pid:
+                # A child after fork must not touch the parent's environment: open its own.
+                try:
+                    env = lmdb.open(
+                        self.path,
+                        map_size=self._map_size,
+                        subdir=True,
+                        sync=self._sync,
+                        metasync=self._sync,
+                        max_dbs=0,
+                        max_readers=self._max_readers,
+                        readahead=False,
+                    )
+                except lmdb.Error as exc:
+                    raise StoreError(f"open {self.path!r}: {type(exc).__name__}: {exc}") from None
+                shared = _SharedEnv(env, pid)
+                _ENVS[self.path] = shared
+            shared.refs += 1
+            return shared
+
+    @property
+    def _env(self) -> lmdb.Environment:
+        if self._closed:
+            raise StoreClosedError(f"store {self.path!r}: closed")
+        if self._shared.pid != os.getpid():
+            self._shared = self._acquire()
+        return self._shared.env
+
+    @property
+    def map_size(self) -> int:
+        """The current map size in bytes."""
+        return int(self._env.info()["map_size"])
+
+    def _grow(self) -> None:
+        self._env  # noqa: B018 -- raises if closed, reacquires after fork
+        self._shared.grow(self.path)
+
+    def _begin(self, write: bool) -> lmdb.Transaction:
+        """Begin a transaction registered with the shared env; the caller must _end it."""
+        env = self._env
+        shared = self._shared
+        shared.enter()
+        try:
+            for _ in range(3):
+                try:
+                    return env.begin(write=write)
+                except lmdb.MapResizedError:
+                    # Another process grew the map: adopt its size (safe: we hold no open txn... but others may).
+                    shared.leave()
+                    with shared.cond:
+                        shared.resizing = True
+                        while shared.active:
+                            shared.cond.wait()
+                        try:
+                            env.set_mapsize(0)
+                        finally:
+                            shared.resizing = False
+                            shared.cond.notify_all()
+                    shared.enter()
+                except lmdb.Error as exc:
+                    raise _translate(exc, "begin") from None
+        except BaseException:
+            shared.leave()
+            raise
+        shared.leave()
+        raise StoreError(f"begin on {self.path!r}: the map kept being resized by other processes")
+
+    def _end(self, txn: lmdb.Transaction | None, commit: bool = False) -> None:
+        try:
+            if txn is not None:
+                if commit:
+                    txn.commit()
+                else:
+                    txn.abort()
+        finally:
+            self._shared.leave()
+
+    def _maybe_grow_ahead(self) -> None:
+        env = self._env
+        info = env.info()
+        used = (info["last_pgno"] + 1) * env.stat()["psize"]
+        if used > info["map_size"] * _GROW_WHEN_USED:
+            self._grow()
+
+    @contextmanager
+    def read(self) -> Iterator[_LMDBRead]:
+        txn = self._begin(write=False)
+        try:
+            yield _LMDBRead(txn)
+        finally:
+            self._end(txn)
+
+    @contextmanager
+    def write(self) -> Iterator[_LMDBWrite]:
+        self._env  # noqa: B018 -- raises if closed, reacquires after fork
+        with self._shared.write_lock:
+            self._maybe_grow_ahead()
+            w = _LMDBWrite(self, self._begin(write=True))
+            try:
+                yield w
+            except BaseException:
+                w._abort()
+                raise
+            w._commit()
+
+    def sync(self) -> None:
+        """Flush to disk (useful with ``sync=False``)."""
+        self._env.sync(True)
+
+    def stat(self) -> dict[str, int]:
+        """Entries, pages and on-disk size, for reports and benchmarks."""
+        env = self._env
+        st = env.stat()
+        info = env.info()
+        return {
+            "entries": int(st["entries"]),
+            "page_size": int(st["psize"]),
+            "used_bytes": int((info["last_pgno"] + 1) * st["psize"]),
+            "map_size": int(info["map_size"]),
+        }
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with _ENVS_LOCK:
+            shared = self._shared
+            shared.refs -= 1
+            if shared.refs <= 0 and _ENVS.get(self.path) is shared:
+                del _ENVS[self.path]
+                if shared.pid == os.getpid():
+                    shared.env.close()
+
+    def __enter__(self) -> LMDBStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,262 @@
+"""Store contract (every backend must pass it) and LMDB durability: growth, isolation, crash safety."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memdb.errors import StoreClosedError
+from memdb.store import LMDBStore, Store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(params=["lmdb"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    s = LMDBStore(tmp_path / "db", map_size=1 << 20)
+    yield s
+    s.close()
+
+
+# --- the contract -----------------------------------------------------------------------------
+
+
+def test_put_get_delete(store: Store) -> None:
+    with store.write() as w:
+        w.put(b"a", b"1")
+        assert w.get(b"a") == b"1"  # a transaction sees its own writes
+    with store.read() as r:
+        assert r.get(b"a") == b"1" and r.get(b"b") is None
+    with store.write() as w:
+        assert w.delete(b"a") is True
+        assert w.delete(b"a") is False
+
+
+def test_scan_bounds_and_reverse(store: Store) -> None:
+    keys = [bytes([i]) for i in range(1, 20)]
+    with store.write() as w:
+        for k in keys:
+            w.put(k, k)
+    with store.read() as r:
+        assert [k for k, _ in r.scan(b"\x05", b"\x09")] == keys[4:8]
+        assert [k for k, _ in r.scan(b"\x05", b"\x09", reverse=True)] == keys[4:8][::-1]
+        assert [k for k, _ in r.scan(b"\x00", b"\xff", reverse=True)] == keys[::-1]
+        assert list(r.scan(b"\x09", b"\x05")) == []
+        assert [k for k, _ in r.scan(b"\x13", b"\xff", reverse=True)] == [b"\x13"]
+
+
+def test_delete_range(store: Store) -> None:
+    with store.write() as w:
+        for i in range(100):
+            w.put(b"k%03d" % i, b"v")
+        assert w.delete_range(b"k010", b"k020") == 10
+        assert w.delete_range(b"k090", b"k\xff") == 10
+    with store.read() as r:
+        remaining = [k for k, _ in r.scan(b"", b"\xff")]
+    assert len(remaining) == 80 and b"k015" not in remaining and b"k089" in remaining
+
+
+def test_exception_rolls_back(store: Store) -> None:
+    with store.write() as w:
+        w.put(b"keep", b"1")
+    with pytest.raises(RuntimeError), store.write() as w:
+        w.put(b"lost", b"1")
+        w.delete(b"keep")
+        raise RuntimeError("boom")
+    with store.read() as r:
+        assert r.get(b"keep") == b"1" and r.get(b"lost") is None
+
+
+def test_savepoint_rolls_back_alone(store: Store) -> None:
+    with store.write() as w:
+        w.put(b"outer", b"1")
+        with pytest.raises(RuntimeError), w.savepoint() as inner:
+            inner.put(b"inner", b"1")
+            raise RuntimeError("boom")
+        with w.savepoint() as inner:
+            inner.put(b"inner2", b"1")
+        assert w.get(b"inner") is None
+    with store.read() as r:
+        assert r.get(b"outer") == b"1" and r.get(b"inner") is None and r.get(b"inner2") == b"1"
+
+
+def test_snapshot_isolation(store: Store) -> None:
+    with store.write() as w:
+        w.put(b"x", b"old")
+    with store.read() as r:
+        with store.write() as w:
+            w.put(b"x", b"new")
+        assert r.get(b"x") == b"old"
+    with store.read() as r:
+        assert r.get(b"x") == b"new"
+
+
+def test_closed_store_raises(tmp_path: Path) -> None:
+    s = LMDBStore(tmp_path / "c")
+    s.close()
+    with pytest.raises(StoreClosedError), s.read():
+        pass
+
+
+# --- LMDB specifics ---------------------------------------------------------------------------
+
+
+def test_map_grows_by_itself(tmp_path: Path) -> None:
+    s = LMDBStore(tmp_path / "grow", map_size=1 << 20)
+    start = s.map_size
+    value = os.urandom(3000)
+    with s.write() as w:  # one transaction far larger than the initial map: replayed after growth
+        for i in range(4000):
+            w.put(b"big%06d" % i, value)
+    for batch in range(5):  # and many transactions past it
+        with s.write() as w:
+            for i in range(1000):
+                w.put(b"k%d-%06d" % (batch, i), value)
+    assert s.map_size >= 16 * start
+    s.close()
+    s = LMDBStore(tmp_path / "grow", map_size=1 << 20)
+    with s.read() as r:
+        assert sum(1 for _ in r.scan(b"big", b"big\xff")) == 4000
+        assert sum(1 for _ in r.scan(b"k", b"k\xff")) == 5000
+        assert r.get(b"big003999") == value
+    s.close()
+
+
+def test_growth_inside_savepoint_keeps_rollback_semantics(tmp_path: Path) -> None:
+    s = LMDBStore(tmp_path / "sp", map_size=1 << 20)
+    value = os.urandom(2000)
+    with s.write() as w:
+        w.put(b"a", b"1")
+        with pytest.raises(RuntimeError), w.savepoint():
+            for i in range(3000):  # forces growth while the savepoint is open
+                w.put(b"in%06d" % i, value)
+            raise RuntimeError("boom")
+        w.put(b"b", b"2")
+    with s.read() as r:
+        assert r.get(b"a") == b"1" and r.get(b"b") == b"2" and r.get(b"in000001") is None
+    s.close()
+
+
+def _run(code: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+@pytest.mark.slow
+def test_readers_in_other_processes_see_only_committed_states(tmp_path: Path) -> None:
+    path = tmp_path / "iso"
+    s = LMDBStore(path)
+    with s.write() as w:
+        w.put(b"a", b"0")
+        w.put(b"b", b"0")
+    # The writer keeps the invariant a == b; every commit bumps both.
+    writer = _run(
+        f"""
+        from memdb.store import LMDBStore
+        s = LMDBStore({str(path)!r})
+        for i in range(1, 301):
+            with s.write() as w:
+                w.put(b"a", str(i).encode())
+                for j in range(50):
+                    w.put(b"pad%d" % j, b"x" * 100)
+                w.put(b"b", str(i).encode())
+        print("done")
+        """
+    )
+    reader = _run(
+        f"""
+        from memdb.store import LMDBStore
+        s = LMDBStore({str(path)!r})
+        seen, torn = set(), 0
+        for _ in range(3000):
+            with s.read() as r:
+                a, b = r.get(b"a"), r.get(b"b")
+                torn += a != b
+                seen.add(a)
+        print(torn, len(seen))
+        """
+    )
+    w_out, w_err = writer.communicate(timeout=120)
+    r_out, r_err = reader.communicate(timeout=120)
+    assert writer.returncode == 0, w_err
+    assert reader.returncode == 0, r_err
+    torn, _distinct = map(int, r_out.split())
+    assert torn == 0
+    with s.read() as r:
+        assert r.get(b"a") == r.get(b"b") == b"300"
+    s.close()
+
+
+@pytest.mark.slow
+def test_writer_killed_mid_transaction_leaves_last_commit(tmp_path: Path) -> None:
+    path = tmp_path / "crash"
+    child = _run(
+        f"""
+        import sys, time
+        from memdb.store import LMDBStore
+        s = LMDBStore({str(path)!r}, map_size=1 << 20)
+        with s.write() as w:
+            w.put(b"committed", b"yes")
+        with s.write() as w:
+            for i in range(20000):  # grows the map too
+                w.put(b"uncommitted%06d" % i, b"x" * 200)
+            print("in-txn", flush=True)
+            time.sleep(60)
+        """
+    )
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    assert line.strip() == "in-txn", child.stderr.read() if child.stderr else ""
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    s = LMDBStore(path, map_size=1 << 20)
+    with s.read() as r:
+        assert r.get(b"committed") == b"yes"
+        assert next(r.scan(b"uncommitted", b"uncommitted\xff"), None) is None
+    with s.write() as w:  # the stale writer lock was released by the kill
+        w.put(b"after", b"ok")
+    with s.read() as r:
+        assert r.get(b"after") == b"ok"
+    s.close()
+
+
+def test_one_environment_per_path(tmp_path: Path) -> None:
+    a = LMDBStore(tmp_path / "same")
+    b = LMDBStore(tmp_path / "same")
+    with a.write() as w:
+        w.put(b"k", b"v")
+    with b.read() as r:
+        assert r.get(b"k") == b"v"
+    a.close()
+    with b.read() as r:  # closing one handle leaves the shared environment open for the other
+        assert r.get(b"k") == b"v"
+    b.close()
+
+
+def test_sync_false_mode_commits(tmp_path: Path) -> None:
+    s = LMDBStore(tmp_path / "fast", sync=False)
+    with s.write() as w:
+        w.put(b"k", b"v")
+    s.sync()
+    s.close()
+    s = LMDBStore(tmp_path / "fast")
+    with s.read() as r:
+        assert r.get(b"k") == b"v"
+    s.close()
+
+
+def test_stat_reports_entries(store: Store) -> None:
+    assert isinstance(store, LMDBStore)
+    with store.write() as w:
+        w.put(b"a", b"1")
+    st = store.stat()
+    assert st["entries"] == 1 and st["used_bytes"] > 0
+

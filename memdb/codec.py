@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+import threading
 from collections.abc import Sequence
 from typing import Any, Final, TypeAlias
 
@@ -55,22 +56,25 @@ MAX_KEY_BYTES: Final = 511
 _MAX_INT_BYTES: Final = 255
 _INVERT: Final = bytes(255 - i for i in range(256))
 _GLOBAL_NAME = re.compile(r"[A-Za-z%][A-Za-z0-9]*\Z")
+# Encoded strings, in two generations: a full young generation becomes the old one, so the
+# cache approximates LRU without a cliff where everything is evicted at once.
 _STR_CACHE: dict[str, bytes] = {}
-_STR_CACHE_MAX: Final = 65536
+_STR_CACHE_OLD: dict[str, bytes] = {}
+_STR_CACHE_MAX: Final = 1 << 17
 
 
 def _encode_str(s: str) -> bytes:
-    cached = _STR_CACHE.get(s)
-    if cached is not None:
-        return cached
-    if not s:
-        raise InvalidSubscriptError("subscript '': the empty string is not a valid subscript (use it only as an order() seed)")
-    raw = s.encode("utf-8", "surrogatepass")
-    if b"\x00" in raw:
-        raw = raw.replace(b"\x00", b"\x00\xff")
-    out = b"\x60" + raw + b"\x00"
+    global _STR_CACHE, _STR_CACHE_OLD
+    out = _STR_CACHE_OLD.get(s)
+    if out is None:
+        if not s:
+            raise InvalidSubscriptError("subscript '': the empty string is not a valid subscript (use it only as an order() seed)")
+        raw = s.encode("utf-8", "surrogatepass")
+        if b"\x00" in raw:
+            raw = raw.replace(b"\x00", b"\x00\xff")
+        out = b"\x60" + raw + b"\x00"
     if len(_STR_CACHE) >= _STR_CACHE_MAX:
-        _STR_CACHE.clear()
+        _STR_CACHE_OLD, _STR_CACHE = _STR_CACHE, {}
     _STR_CACHE[s] = out
     return out
 
@@ -85,7 +89,7 @@ def _encode_positive(intpart: int, num: int, den_bits: int) -> bytes:
     """Encode ``intpart + num / 2**den_bits`` (0 <= num < 2**den_bits) without the type code."""
     nbytes = (intpart.bit_length() + 7) >> 3
     if nbytes > _MAX_INT_BYTES:
-        raise KeyTooLongError(f"subscript {intpart!r}: an integer of {nbytes} bytes cannot fit in a key (limit {MAX_KEY_BYTES} bytes)")
+        raise KeyTooLongError(f"subscript {short_repr(intpart)}: an integer of {nbytes} bytes cannot fit in a key (limit {MAX_KEY_BYTES} bytes)")
     out = bytearray((nbytes,))
     out += intpart.to_bytes(nbytes, "big")
     if num:
@@ -150,7 +154,16 @@ def encode(subs: Sequence[Subscript]) -> bytes:
     if type(subs) is not tuple:
         if isinstance(subs, (str, bytes)) or not isinstance(subs, Sequence):
             raise InvalidSubscriptError(f"subscripts {subs!r}: expected a tuple of subscripts")
-    return b"".join([encode_subscript(s) for s in subs])
+    parts = []
+    cache = _STR_CACHE
+    for sub in subs:
+        # Only str keys are cached, and no str equals a number, so any hashable may be looked up.
+        try:
+            part = cache.get(sub)  # type: ignore[call-overload]
+        except TypeError:  # unhashable: encode_subscript names it
+            part = None
+        parts.append(part if part is not None else encode_subscript(sub))
+    return b"".join(parts)
 
 
 def encode_global(name: str) -> bytes:
@@ -179,13 +192,22 @@ def check_key_length(key: bytes, prefix: bytes, subs: Sequence[Subscript], globa
         if size > MAX_KEY_BYTES:
             culprit = s
             break
-    shown = repr(culprit)
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
+    shown = short_repr(culprit)
     raise KeyTooLongError(
         f"key of ^{global_name or '?'}: {len(key)} bytes exceeds the {MAX_KEY_BYTES}-byte key limit at subscript {shown} "
         "(keep subscripts short; store long text as a value)"
     )
+
+
+def short_repr(value: object, limit: int = 80) -> str:
+    """repr() cut to ``limit`` characters, for error messages that must stay readable."""
+    if isinstance(value, int) and value.bit_length() > 4000:
+        # str() refuses ints over 4300 digits: show the leading digits and the size instead.
+        digits = int(abs(value).bit_length() * math.log10(2))
+        lead = str(abs(value) // 10 ** max(digits - 20, 0))[:20]
+        return f"{'-' if value < 0 else ''}{lead}...(an int of about {digits + 1} digits)"
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
 def range_of(key: bytes) -> tuple[bytes, bytes]:
@@ -269,7 +291,18 @@ def decode(buf: bytes, pos: int = 0) -> tuple[Subscript, ...]:
     """Decode an encoded subscript tuple (from ``pos`` to the end)."""
     out: list[Subscript] = []
     n = len(buf)
+    find = buf.find
     while pos < n:
+        if buf[pos] == STR:  # the common case, inline: a string without escaped NULs
+            end = find(b"\x00", pos)
+            # The byte after a terminator is a type code or the end, never 0xFF (an escape).
+            if end > 0 and (end + 1 == n or buf[end + 1] != 0xFF):
+                try:
+                    out.append(buf[pos + 1 : end].decode("utf-8", "surrogatepass"))
+                except UnicodeDecodeError:
+                    raise CorruptKeyError(f"key {buf!r}: invalid UTF-8 at byte {pos}") from None
+                pos = end + 1
+                continue
         sub, pos = decode_one(buf, pos)
         out.append(sub)
     return tuple(out)
@@ -324,10 +357,16 @@ def _ext_hook(code: int, data: bytes) -> Any:
     return msgpack.ExtType(code, data)
 
 
+_packers = threading.local()
+
+
 def pack_value(value: Any) -> bytes:
     """Serialise a value with msgpack; datetimes round-trip as timezone-aware UTC."""
+    packer = getattr(_packers, "p", None)
+    if packer is None:  # a Packer is reusable but not thread-safe: one per thread
+        packer = _packers.p = msgpack.Packer(default=_default, use_bin_type=True, autoreset=True)
     try:
-        return msgpack.packb(value, default=_default, use_bin_type=True)
+        return packer.pack(value)  # type: ignore[no-any-return]
     except InvalidValueError:
         raise
     except (TypeError, ValueError, OverflowError) as exc:

@@ -35,6 +35,9 @@ class ReadTxn(Protocol):
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         """Items with ``lo <= key < hi`` in key order (descending if ``reverse``)."""
 
+    def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
+        """The first item of ``scan(lo, hi, reverse)``, or None: one seek, no iterator."""
+
 
 @runtime_checkable
 class WriteTxn(ReadTxn, Protocol):
@@ -84,7 +87,8 @@ class _SharedEnv:
         self.env = env
         self.pid = pid
         self.refs = 0
-        self.cond = threading.Condition(threading.Lock())
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
         self.active = 0
         self.resizing = False
         # Only one thread of this process waits for LMDB's writer mutex at a time, and it holds
@@ -92,13 +96,17 @@ class _SharedEnv:
         self.write_lock = threading.Lock()
 
     def enter(self) -> None:
+        with self.lock:  # the uncontended fast path: no Condition machinery
+            if not self.resizing:
+                self.active += 1
+                return
         with self.cond:
             while self.resizing:
                 self.cond.wait()
             self.active += 1
 
     def leave(self) -> None:
-        with self.cond:
+        with self.lock:
             self.active -= 1
             if self.resizing and self.active == 0:
                 self.cond.notify_all()
@@ -124,6 +132,16 @@ class _SharedEnv:
 
 _ENVS: dict[str, _SharedEnv] = {}
 _ENVS_LOCK = threading.Lock()
+_FORKS = [0]  # bumped in a forked child, so stores notice without calling getpid per transaction
+
+
+def _after_fork_in_child() -> None:
+    _FORKS[0] += 1
+    global _ENVS_LOCK
+    _ENVS_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _translate(exc: lmdb.Error, what: str) -> StoreError:
@@ -156,17 +174,50 @@ def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterato
                 ok = cur.prev()
 
 
-class _LMDBRead:
-    __slots__ = ("_txn",)
+def _first(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> tuple[bytes, bytes] | None:
+    if lo >= hi:
+        return None
+    cur = txn.cursor()
+    try:
+        if not reverse:
+            if not cur.set_range(lo):
+                return None
+            key = cur.key()
+            return (key, cur.value()) if key < hi else None
+        ok = cur.prev() if cur.set_range(hi) else cur.last()
+        if not ok:
+            return None
+        key = cur.key()
+        return (key, cur.value()) if key >= lo else None
+    finally:
+        cur.close()
 
-    def __init__(self, txn: lmdb.Transaction) -> None:
-        self._txn = txn
+
+class _LMDBRead:
+    """A read snapshot; also its own context manager, to keep the per-read overhead small."""
+
+    __slots__ = ("_store", "_txn")
+
+    def __init__(self, store: LMDBStore) -> None:
+        self._store = store
+        self._txn: lmdb.Transaction | None = None
+
+    def __enter__(self) -> _LMDBRead:
+        self._txn = self._store._begin(write=False)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        txn, self._txn = self._txn, None
+        self._store._end(txn)
 
     def get(self, key: bytes) -> bytes | None:
-        return self._txn.get(key)  # type: ignore[no-any-return]
+        return self._txn.get(key)  # type: ignore[union-attr,no-any-return]
+
+    def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
+        return _first(self._txn, lo, hi, reverse)  # type: ignore[arg-type]
 
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
-        return _scan(self._txn, lo, hi, reverse)
+        return _scan(self._txn, lo, hi, reverse)  # type: ignore[arg-type]
 
 
 class _LMDBWrite:
@@ -196,6 +247,9 @@ class _LMDBWrite:
 
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         return _scan(self._txns[-1], lo, hi, reverse)
+
+    def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
+        return _first(self._txns[-1], lo, hi, reverse)
 
     def put(self, key: bytes, value: bytes) -> None:
         op = (0, key, value)
@@ -344,6 +398,7 @@ class LMDBStore:
         self._sync = sync
         self._map_size = max(int(map_size), _MIN_MAP)
         self._max_readers = max_readers
+        self._forks = _FORKS[0]
         self._shared = self._acquire()
 
     def _acquire(self) -> _SharedEnv:
@@ -372,11 +427,16 @@ class LMDBStore:
 
     @property
     def _env(self) -> lmdb.Environment:
+        if self._forks != _FORKS[0] or self._closed:
+            self._check_usable()
+        return self._shared.env
+
+    def _check_usable(self) -> None:
         if self._closed:
             raise StoreClosedError(f"store {self.path!r}: closed")
-        if self._shared.pid != os.getpid():
+        if self._forks != _FORKS[0]:
+            self._forks = _FORKS[0]
             self._shared = self._acquire()
-        return self._shared.env
 
     @property
     def map_size(self) -> int:
@@ -434,13 +494,8 @@ class LMDBStore:
         if used > info["map_size"] * _GROW_WHEN_USED:
             self._grow()
 
-    @contextmanager
-    def read(self) -> Iterator[_LMDBRead]:
-        txn = self._begin(write=False)
-        try:
-            yield _LMDBRead(txn)
-        finally:
-            self._end(txn)
+    def read(self) -> _LMDBRead:
+        return _LMDBRead(self)
 
     @contextmanager
     def write(self) -> Iterator[_LMDBWrite]:

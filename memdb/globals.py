@@ -1,0 +1,424 @@
+"""M-style globals over an ordered store: ``^NAME(sub, ...) = value`` with M operations.
+
+Only nodes that hold a value are stored; a node "exists" as an intermediate when some key
+lies in its subtree. So ``kill`` is one range delete and ancestors left empty vanish by
+themselves, as in M. Transactions are per thread and nest through store savepoints.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any, Final
+
+from memdb import codec
+from memdb.codec import Subscript, Subscripts
+from memdb.errors import (
+    InvalidSubscriptError,
+    KeyTooLongError,
+    MergeOverlapError,
+    NotANumberError,
+    ReadOnlyTransactionError,
+)
+from memdb.store import ReadTxn, Store, WriteTxn
+
+__all__ = ["Global", "Globals"]
+
+_MISSING: Final = object()
+_CHUNK: Final = 512
+
+
+def _as_subs(subs: Any) -> Subscripts:
+    if type(subs) is tuple:
+        return subs
+    if isinstance(subs, list):
+        return tuple(subs)
+    return (subs,)
+
+
+class Globals:
+    """The global key space of one store: global lookup, transactions and snapshots."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._local = threading.local()
+        self._cache: dict[str, Global] = {}
+
+    def __getitem__(self, name: str) -> Global:
+        g = self._cache.get(name)
+        if g is None:
+            g = Global(self, name)
+            self._cache[name] = g
+        return g
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self[name].data(()) != 0
+
+    def names(self) -> list[str]:
+        """Names of the globals that hold at least one node, in collation order."""
+        out: list[str] = []
+        lo = b"\x60"
+        with self.reader() as txn:
+            while True:
+                item = txn.first(lo, b"\x61")
+                if item is None:
+                    return out
+                name, end = codec.decode_one(item[0])
+                out.append(str(name))
+                lo = item[0][:end] + b"\xff"
+
+    # --- transactions -------------------------------------------------------------------------
+
+    def _write_txn(self) -> WriteTxn | None:
+        return getattr(self._local, "write", None)
+
+    def _read_txn(self) -> ReadTxn | None:
+        txn: ReadTxn | None = getattr(self._local, "write", None)
+        if txn is None:
+            txn = getattr(self._local, "read", None)
+        return txn
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing across globals; nests (an inner block that raises rolls back alone)."""
+        if getattr(self._local, "read", None) is not None:
+            raise ReadOnlyTransactionError("transaction: cannot write inside a read-only snapshot (leave the snapshot first)")
+        outer = self._write_txn()
+        if outer is not None:
+            with outer.savepoint():
+                yield
+            return
+        with self.store.write() as txn:
+            self._local.write = txn
+            try:
+                yield
+            finally:
+                self._local.write = None
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A consistent read-only view for the block (reads inside a transaction see the transaction)."""
+        if self._read_txn() is not None:
+            yield
+            return
+        with self.store.read() as txn:
+            self._local.read = txn
+            try:
+                yield
+            finally:
+                self._local.read = None
+
+    def reader(self) -> AbstractContextManager[ReadTxn]:
+        """The current transaction or snapshot if any, else a fresh short snapshot."""
+        txn = self._read_txn()
+        if txn is not None:
+            return nullcontext(txn)
+        return self.store.read()
+
+    def writer(self, atomic: bool = False) -> AbstractContextManager[WriteTxn]:
+        """The current write transaction (a savepoint of it if ``atomic``), else a new one."""
+        txn = self._write_txn()
+        if txn is not None:
+            return txn.savepoint() if atomic else nullcontext(txn)
+        if getattr(self._local, "read", None) is not None:
+            raise ReadOnlyTransactionError("write inside a read-only snapshot (leave the snapshot first)")
+        return self.store.write()
+
+    def apply(self, kills: Iterable[tuple[Global, Any]] = (), sets: Iterable[tuple[Global, Any, Any]] = ()) -> None:
+        """Kill subtrees, then set values, all in one transaction.
+
+        Every key and value is encoded before the first write, so invalid input (a bad
+        subscript, an over-long key, an unstorable value) raises having written nothing,
+        even inside an outer transaction.
+        """
+        ranges = [codec.range_of(g._key(_as_subs(subs))) for g, subs in kills]
+        puts = [(g._key(_as_subs(subs)), codec.pack_value(value)) for g, subs, value in sets]
+        with self.writer() as txn:
+            for lo, hi in ranges:
+                txn.delete_range(lo, hi)
+            for key, raw in puts:
+                txn.put(key, raw)
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside ``transaction()`` on this thread."""
+        return self._write_txn() is not None
+
+
+class Global:
+    """One global, ``^NAME``: a sparse tree of typed values addressed by subscript tuples."""
+
+    __slots__ = ("_hi", "_last_query", "_prefix", "_space", "name")
+
+    def __init__(self, space: Globals, name: str) -> None:
+        self.name = codec.check_global_name(name)
+        self._space = space
+        self._prefix = codec.encode_global(name)
+        self._hi = self._prefix + b"\xff"
+        self._last_query: tuple[Subscripts, bytes] | None = None
+
+    def __repr__(self) -> str:
+        return f"<Global ^{self.name}>"
+
+    # --- keys ----------------------------------------------------------------------------------
+
+    def _key(self, subs: Subscripts) -> bytes:
+        try:
+            key = self._prefix + codec.encode(subs)
+        except InvalidSubscriptError as exc:
+            raise InvalidSubscriptError(f"^{self.name}{self._show(subs)}: {exc}") from None
+        except KeyTooLongError as exc:
+            raise KeyTooLongError(f"key of ^{self.name}: {exc}") from None
+        if len(key) > codec.MAX_KEY_BYTES:
+            codec.check_key_length(key, self._prefix, subs, self.name)
+        return key
+
+    def _show(self, subs: Subscripts) -> str:
+        return "(" + ",".join(codec.short_repr(s) for s in subs) + ")" if subs else ""
+
+    def _decode(self, key: bytes) -> Subscripts:
+        return codec.decode(key, len(self._prefix))
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def _raw(self, key: bytes) -> bytes | None:
+        txn = self._space._read_txn()
+        if txn is not None:
+            return txn.get(key)
+        with self._space.store.read() as t:
+            return t.get(key)
+
+    def __getitem__(self, subs: Any) -> Any:
+        subs = subs if type(subs) is tuple else _as_subs(subs)
+        raw = self._raw(self._key(subs))
+        if raw is None:
+            raise KeyError(subs)
+        return codec.unpack_value(raw)
+
+    def get(self, subs: Any, default: Any = None) -> Any:
+        """The node's value, or ``default`` if it has none."""
+        raw = self._raw(self._key(subs if type(subs) is tuple else _as_subs(subs)))
+        return default if raw is None else codec.unpack_value(raw)
+
+    def __contains__(self, subs: Any) -> bool:
+        return self.data(_as_subs(subs)) % 2 == 1
+
+    def data(self, subs: Any = ()) -> int:
+        """M $DATA: 0 no node, 1 value only, 10 children only, 11 value and children."""
+        key = self._key(_as_subs(subs))
+        with self._space.reader() as txn:
+            has_value = txn.get(key) is not None
+            has_children = txn.first(*codec.children_range(key)) is not None
+        return (10 if has_children else 0) + (1 if has_value else 0)
+
+    def order(self, subs: Any, reverse: bool = False) -> Subscript | None:
+        """M $ORDER: the next (or previous) sibling subscript at the last level; None past the end.
+
+        An empty string as the last subscript means "before the first" (forward) or
+        "after the last" (reverse). The seed need not exist.
+        """
+        subs = _as_subs(subs)
+        if not subs:
+            raise InvalidSubscriptError(f"^{self.name}: order needs at least one subscript (use '' to start)")
+        parent = self._key(subs[:-1])
+        lo, hi = codec.children_range(parent)
+        last = subs[-1]
+        if not (isinstance(last, str) and last == ""):
+            here = self._key(subs)
+            if reverse:
+                hi = here
+            else:
+                lo = here + b"\xff"
+        with self._space.reader() as txn:
+            item = txn.first(lo, hi, reverse)
+        if item is None:
+            return None
+        return codec.decode_one(item[0], len(parent))[0]
+
+    def children(self, subs: Any = (), reverse: bool = False) -> Iterator[Subscript]:
+        """The child subscripts of a node, in collation order (repeated $ORDER).
+
+        Each step is one seek past the previous child's whole subtree, in chunks of short
+        snapshots outside a transaction (like ``items``).
+        """
+        parent = self._key(_as_subs(subs))
+        lo, hi = codec.children_range(parent)
+        n = len(parent)
+        while True:
+            chunk: list[tuple[Subscript, int]] = []
+            with self._space.reader() as txn:
+                while len(chunk) < _CHUNK:
+                    item = txn.first(lo, hi, reverse)
+                    if item is None:
+                        break
+                    child, end = codec.decode_one(item[0], n)
+                    chunk.append((child, end))
+                    here = item[0][:end]
+                    if reverse:
+                        hi = here
+                    else:
+                        lo = here + b"\xff"
+            for child, _ in chunk:
+                yield child
+            if len(chunk) < _CHUNK:
+                return
+
+    def query(self, subs: Any = (), reverse: bool = False) -> Subscripts | None:
+        """M $QUERY: the next (previous) node holding a value, depth first; None at the end.
+
+        The node given is never returned, and the global's root is never returned.
+        """
+        subs = _as_subs(subs)
+        last = self._last_query  # an M loop passes back what it was just given: skip re-encoding
+        key = last[1] if last is not None and last[0] is subs else self._key(subs)
+        lo, hi = self._prefix + b"\x00", self._hi
+        if reverse:
+            hi = key
+        else:
+            lo = key + b"\x00"
+        with self._space.reader() as txn:
+            item = txn.first(lo, hi, reverse)
+        if item is None:
+            return None
+        found = self._decode(item[0])
+        self._last_query = (found, item[0])
+        return found
+
+    def items(self, subs: Any = (), reverse: bool = False) -> Iterator[tuple[Subscripts, Any]]:
+        """Every node with a value in the subtree of ``subs`` (itself included), depth first.
+
+        Yields full subscript tuples. Outside a transaction or snapshot the subtree is read in
+        short chunks, so writing while iterating is safe but not isolated; wrap the loop in
+        ``db.snapshot()`` for one consistent view.
+        """
+        lo, hi = codec.range_of(self._key(_as_subs(subs)))
+        return self._scan_items(lo, hi, reverse)
+
+    def range(self, subs: Any = (), start: Subscript | None = None, stop: Subscript | None = None, reverse: bool = False) -> Iterator[tuple[Subscripts, Any]]:
+        """Like ``items`` under ``subs``, limited to children ``c`` with ``start <= c < stop``.
+
+        A seek, not a filter: the cost follows the nodes in the range, not the subtree.
+        """
+        subs = _as_subs(subs)
+        base = self._key(subs)
+        lo, hi = codec.children_range(base)
+        if start is not None:
+            lo = max(lo, self._key((*subs, start)))
+        if stop is not None:
+            hi = min(hi, self._key((*subs, stop)))
+        return self._scan_items(lo, hi, reverse)
+
+    def _scan_items(self, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[Subscripts, Any]]:
+        # Chunks are read into a list and the cursor closed before anything is yielded, so the
+        # caller may write (even enough to grow the map) while iterating.
+        decode, unpack, n = codec.decode, codec.unpack_value, len(self._prefix)
+        while True:
+            with self._space.reader() as txn:
+                chunk = []
+                for item in txn.scan(lo, hi, reverse):
+                    chunk.append(item)
+                    if len(chunk) >= _CHUNK:
+                        break
+            for k, v in chunk:
+                yield decode(k, n), unpack(v)
+            if len(chunk) < _CHUNK:
+                return
+            if reverse:
+                hi = chunk[-1][0]
+            else:
+                lo = chunk[-1][0] + b"\x00"
+
+    def keys(self, subs: Any = (), reverse: bool = False) -> Iterator[Subscripts]:
+        """Subscript tuples of the nodes with values under ``subs``."""
+        for s, _ in self.items(subs, reverse):
+            yield s
+
+    def count(self, subs: Any = ()) -> int:
+        """How many nodes with values lie in the subtree of ``subs``."""
+        lo, hi = codec.range_of(self._key(_as_subs(subs)))
+        with self._space.reader() as txn:
+            return sum(1 for _ in txn.scan(lo, hi))
+
+    # --- writes --------------------------------------------------------------------------------
+
+    def __setitem__(self, subs: Any, value: Any) -> None:
+        self.set(subs, value)
+
+    def set(self, subs: Any, value: Any) -> None:
+        """Set a node's value (any msgpack value or datetime)."""
+        key = self._key(_as_subs(subs))
+        raw = codec.pack_value(value)
+        txn = self._space._write_txn()
+        if txn is not None:
+            txn.put(key, raw)
+            return
+        with self._space.writer() as t:
+            t.put(key, raw)
+
+    def __delitem__(self, subs: Any) -> None:
+        self.kill(subs)
+
+    def kill(self, subs: Any = ()) -> int:
+        """M KILL: remove the node and its whole subtree; returns how many values were removed."""
+        lo, hi = codec.range_of(self._key(_as_subs(subs)))
+        with self._space.writer() as txn:
+            return txn.delete_range(lo, hi)
+
+    def kill_value(self, subs: Any) -> bool:
+        """M ZKILL: remove the node's value only; its children stay. True if it had one."""
+        key = self._key(_as_subs(subs))
+        with self._space.writer() as txn:
+            return txn.delete(key)
+
+    def merge(self, subs: Any, source: Global, source_subs: Any = ()) -> int:
+        """M MERGE ``self(subs) = source(source_subs)``: copy the value and subtree, re-rooted.
+
+        Overlapping destination nodes are overwritten, others kept. Returns nodes copied.
+        Raises MergeOverlapError if one node lies inside the other (M: MERGEDESC).
+        """
+        dst = self._key(_as_subs(subs))
+        src = source._key(_as_subs(source_subs))
+        if src == dst:
+            return 0
+        if dst.startswith(src) or src.startswith(dst):
+            raise MergeOverlapError(
+                f"merge ^{self.name}{self._show(_as_subs(subs))} = ^{source.name}{self._show(_as_subs(source_subs))}: "
+                "a node cannot be merged into its own ancestor or descendant"
+            )
+        lo, hi = codec.range_of(src)
+        copied = 0
+        dst_subs = _as_subs(subs)
+        with self._space.writer(atomic=True) as txn:
+            while True:
+                chunk = []
+                for item in txn.scan(lo, hi):
+                    chunk.append(item)
+                    if len(chunk) >= _CHUNK:
+                        break
+                for k, v in chunk:
+                    new = dst + k[len(src) :]
+                    if len(new) > codec.MAX_KEY_BYTES:
+                        codec.check_key_length(new, self._prefix, dst_subs + source._decode(k)[len(_as_subs(source_subs)) :], self.name)
+                    txn.put(new, v)
+                copied += len(chunk)
+                if len(chunk) < _CHUNK:
+                    return copied
+                lo = chunk[-1][0] + b"\x00"
+
+    def increment(self, subs: Any, delta: int | float = 1) -> int | float:
+        """M $INCREMENT: atomically add ``delta`` to a numeric value (undefined counts as 0)."""
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)):
+            raise NotANumberError(f"increment ^{self.name}: delta {delta!r} is not an int or float")
+        subs = _as_subs(subs)
+        key = self._key(subs)
+        with self._space.writer() as txn:
+            raw = txn.get(key)
+            current = 0 if raw is None else codec.unpack_value(raw)
+            if isinstance(current, bool) or not isinstance(current, (int, float)):
+                raise NotANumberError(
+                    f"increment ^{self.name}{self._show(subs)}: value {current!r:.60} is not a number (M would coerce; memdb refuses)"
+                )
+            new = current + delta
+            txn.put(key, codec.pack_value(new))
+            return new

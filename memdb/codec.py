@@ -89,7 +89,9 @@ def _encode_positive(intpart: int, num: int, den_bits: int) -> bytes:
     """Encode ``intpart + num / 2**den_bits`` (0 <= num < 2**den_bits) without the type code."""
     nbytes = (intpart.bit_length() + 7) >> 3
     if nbytes > _MAX_INT_BYTES:
-        raise KeyTooLongError(f"subscript {short_repr(intpart)}: an integer of {nbytes} bytes cannot fit in a key (limit {MAX_KEY_BYTES} bytes)")
+        raise KeyTooLongError(
+            f"subscript {short_repr(intpart)}: an integer of {nbytes} bytes cannot fit in a key (limit {MAX_KEY_BYTES} bytes)"
+        )
     out = bytearray((nbytes,))
     out += intpart.to_bytes(nbytes, "big")
     if num:
@@ -159,7 +161,7 @@ def encode(subs: Sequence[Subscript]) -> bytes:
     for sub in subs:
         # Only str keys are cached, and no str equals a number, so any hashable may be looked up.
         try:
-            part = cache.get(sub)  # type: ignore[call-overload]
+            part = cache.get(sub)  # type: ignore[arg-type]
         except TypeError:  # unhashable: encode_subscript names it
             part = None
         parts.append(part if part is not None else encode_subscript(sub))
@@ -343,7 +345,7 @@ def _default(obj: Any) -> Any:
     raise InvalidValueError(f"value {obj!r}: {type(obj).__name__} cannot be stored (use msgpack types or datetime)")
 
 
-_EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 
 
 def _to_micros(d: _dt.datetime) -> int:

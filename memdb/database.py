@@ -5,15 +5,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memdb.globals import Globals
 from memdb.store import LMDBStore, Store
 
 if TYPE_CHECKING:
-    from memdb.episodes import CheckReport, Clock, EpisodeStore, OwnerMemory
+    from datetime import datetime
+
+    from memdb.episodes import CheckReport, Clock, EpisodeStore, OwnerMemory, RescoreReport
     from memdb.sanitize import Sanitizer
     from memdb.settings import Settings
 
@@ -72,9 +72,20 @@ class Database:
         with self.globals.snapshot():
             yield
 
+    def rescore(self, now: datetime | None = None) -> RescoreReport:
+        """Recompute every episode's relevance at ``now`` in native batches."""
+        return self.episodes.rescore(now)
+
+    def flush(self) -> int:
+        """Write buffered access counts now."""
+        return self.episodes.flush() if self._episodes is not None else 0
+
     def close(self) -> None:
-        """Close the store; the database cannot be used afterwards."""
-        self.store.close()
+        """Flush buffered accesses and close the store; the database cannot be used afterwards."""
+        try:
+            self.flush()
+        finally:
+            self.store.close()
 
     def __enter__(self) -> Database:
         return self
@@ -83,9 +94,7 @@ class Database:
         self.close()
 
 
-def open(  # noqa: A001 -- the documented entry point, like dbm.open
-    path: str | os.PathLike[str], *, sanitizer: Sanitizer | None = None, clock: Clock | None = None, **options: Any
-) -> Database:
+def open(path: str | os.PathLike[str], *, sanitizer: Sanitizer | None = None, clock: Clock | None = None, **options: Any) -> Database:
     """Open (creating if missing) the memdb database in directory ``path`` on LMDB.
 
     ``sanitizer`` replaces the default PII sanitizer; ``clock`` (returning aware UTC

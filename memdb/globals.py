@@ -295,7 +295,9 @@ class Global:
         lo, hi = codec.range_of(self._key(_as_subs(subs)))
         return self._scan_items(lo, hi, reverse)
 
-    def range(self, subs: Any = (), start: Subscript | None = None, stop: Subscript | None = None, reverse: bool = False) -> Iterator[tuple[Subscripts, Any]]:
+    def range(
+        self, subs: Any = (), start: Subscript | None = None, stop: Subscript | None = None, reverse: bool = False
+    ) -> Iterator[tuple[Subscripts, Any]]:
         """Like ``items`` under ``subs``, limited to children ``c`` with ``start <= c < stop``.
 
         A seek, not a filter: the cost follows the nodes in the range, not the subtree.

@@ -11,7 +11,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import lmdb
 
@@ -150,9 +150,13 @@ def _translate(exc: lmdb.Error, what: str) -> StoreError:
     return StoreError(f"{what}: LMDB error {type(exc).__name__}: {exc}")
 
 
+# py-lmdb returns bytes (buffers=False, the default); its stubs say bytes | memoryview.
+
+
 def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
     if lo >= hi:
         return
+    cur: Any
     with txn.cursor() as cur:
         if not reverse:
             if not cur.set_range(lo):
@@ -177,7 +181,7 @@ def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterato
 def _first(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> tuple[bytes, bytes] | None:
     if lo >= hi:
         return None
-    cur = txn.cursor()
+    cur: Any = txn.cursor()
     try:
         if not reverse:
             if not cur.set_range(lo):
@@ -211,7 +215,7 @@ class _LMDBRead:
         self._store._end(txn)
 
     def get(self, key: bytes) -> bytes | None:
-        return self._txn.get(key)  # type: ignore[union-attr,no-any-return]
+        return self._txn.get(key)  # type: ignore[union-attr,return-value]
 
     def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
         return _first(self._txn, lo, hi, reverse)  # type: ignore[arg-type]
@@ -229,7 +233,7 @@ class _LMDBWrite:
     gets TransactionConflictError, never a silently different result.
     """
 
-    __slots__ = ("_store", "_txns", "_log", "_marks", "_start_id")
+    __slots__ = ("_log", "_marks", "_start_id", "_store", "_txns")
 
     def __init__(self, store: LMDBStore, txn: lmdb.Transaction) -> None:
         self._store = store
@@ -243,7 +247,7 @@ class _LMDBWrite:
         return self._txns[-1]
 
     def get(self, key: bytes) -> bytes | None:
-        return self._txns[-1].get(key)  # type: ignore[no-any-return]
+        return self._txns[-1].get(key)  # type: ignore[return-value]
 
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         return _scan(self._txns[-1], lo, hi, reverse)
@@ -290,6 +294,7 @@ class _LMDBWrite:
         count = 0
         if lo >= hi:
             return 0
+        cur: Any
         with txn.cursor() as cur:
             if not cur.set_range(lo):
                 return 0

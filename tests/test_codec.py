@@ -73,7 +73,30 @@ def test_equal_numbers_are_one_subscript(a: Any, b: Any) -> None:
 
 
 def test_exact_numeric_order() -> None:
-    seq = [-1e10, -1000, -1.5, -1, -0.25, -5e-324, 0, 5e-324, 0.00001, 0.5, 1, 1.5, 2, 9, 10, 100, 1e10, float(2**53), 2**53 + 1, 2**64, 2**64 + 1, 1e25]
+    seq = [
+        -1e10,
+        -1000,
+        -1.5,
+        -1,
+        -0.25,
+        -5e-324,
+        0,
+        5e-324,
+        0.00001,
+        0.5,
+        1,
+        1.5,
+        2,
+        9,
+        10,
+        100,
+        1e10,
+        float(2**53),
+        2**53 + 1,
+        2**64,
+        2**64 + 1,
+        1e25,
+    ]
     assert sorted(seq, key=lambda x: codec.encode((x,))) == seq
 
 

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,7 +146,9 @@ def test_growth_inside_savepoint_keeps_rollback_semantics(tmp_path: Path) -> Non
 
 def _run(code: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
 
 
 @pytest.mark.slow
@@ -184,7 +185,7 @@ def test_readers_in_other_processes_see_only_committed_states(tmp_path: Path) ->
         print(torn, len(seen))
         """
     )
-    w_out, w_err = writer.communicate(timeout=120)
+    _, w_err = writer.communicate(timeout=120)
     r_out, r_err = reader.communicate(timeout=120)
     assert writer.returncode == 0, w_err
     assert reader.returncode == 0, r_err
@@ -259,4 +260,3 @@ def test_stat_reports_entries(store: Store) -> None:
         w.put(b"a", b"1")
     st = store.stat()
     assert st["entries"] == 1 and st["used_bytes"] > 0
-

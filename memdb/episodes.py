@@ -1,0 +1,725 @@
+"""Episodic memory on the globals: owner-private capture, PII sanitized fail-closed, indexes.
+
+Layout (every global's first subscript is the owner, so scoping is structural)::
+
+    ^MEM(owner, day, id)                the record (what happened: fields and bounded digests)
+    ^EPST(owner, id)                    its state: relevance, access_count, last_access, feedback,
+                                        status, and ts/tags so rescoring reads states only
+    ^EPT(owner, ts_us, id)              time index
+    ^EPG(owner, tag, ts_us, id)         tag index
+    ^EPK(owner, kind, outcome, ts_us, id)  kind+outcome index ("-" for no outcome)
+    ^EPS(owner, session, ts_us, id)     session index
+    ^EPB(owner, band, ts_us, id)        relevance band (0-10) index
+    ^EPX(owner, term, id) = [tf, dl]    text postings, with what BM25 needs per document
+    ^EPN(owner, "docs"|"terms"|"episodes"|"dropped")   per-owner statistics
+    ^AUDIT(owner, audit_id) = {...}     imports, deletions, later archives
+
+Every index entry is written in the same transaction as its record (``Globals.apply``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import itertools
+import json
+import re
+import secrets
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError as PydanticError
+
+from memdb.errors import NotFoundError, SanitizerError, ValidationError
+from memdb.globals import Global, Globals
+from memdb.models import (
+    SUMMARY_CHARS,
+    Episode,
+    EpisodeInput,
+    bound_text,
+    check_ident,
+    check_owner,
+    utc,
+    validation_error,
+)
+from memdb.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
+from memdb.sanitize import RegexSanitizer, Sanitizer, sanitize_fields
+from memdb.settings import BUILTIN_KINDS, OUTCOMES, Settings
+from memdb.text import term_counts
+
+__all__ = ["CheckReport", "EpisodeStore", "ImportReport", "OwnerMemory", "RescoreReport", "episode_day", "ts_micros"]
+
+Clock = Callable[[], dt.datetime]
+_ID = re.compile(r"\d{8}T\d{12}Z-[0-9a-f]{6}\Z")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_TEXT_FIELDS = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson", "artifact", "result")
+_NO_OUTCOME = "-"
+_RECORD_FIELDS = (
+    "ts", "kind", "summary", "content", "decisions", "tags", "outcome", "what_we_tried", "what_happened",
+    "why", "lesson", "participants", "artifact", "session", "tool", "result", "cites",
+)  # fmt: skip
+
+
+def utcnow() -> dt.datetime:
+    """The default clock: aware UTC now."""
+    return dt.datetime.now(dt.UTC)
+
+
+def ts_micros(ts: dt.datetime) -> int:
+    """Microseconds since the epoch: the time subscript of every index (exact, ordered)."""
+    d = ts - _EPOCH
+    return (d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds
+
+
+def from_micros(us: int) -> dt.datetime:
+    return _EPOCH + dt.timedelta(microseconds=us)
+
+
+def episode_day(episode_id: str) -> str:
+    """The ``YYYY-MM-DD`` day an id was created for (ids start with their UTC timestamp)."""
+    return f"{episode_id[0:4]}-{episode_id[4:6]}-{episode_id[6:8]}"
+
+
+_id_seq = itertools.count(secrets.randbelow(1 << 24))
+
+
+def new_id(ts: dt.datetime) -> str:
+    """A unique id that sorts by time: ``YYYYMMDDTHHMMSSffffffZ-xxxxxx``.
+
+    The suffix is a per-process counter from a random start: ids with the same timestamp
+    keep their creation order, and ids from other processes are checked on write.
+    """
+    return ts.strftime("%Y%m%dT%H%M%S%fZ-") + f"{next(_id_seq) & 0xFFFFFF:06x}"
+
+
+def check_id(episode_id: str) -> str:
+    if not isinstance(episode_id, str) or not _ID.match(episode_id):
+        raise NotFoundError(f"episode {episode_id!r}: not an episode id (expected YYYYMMDDTHHMMSSffffffZ-xxxxxx)")
+    return episode_id
+
+
+def content_hash(record: Mapping[str, Any]) -> str:
+    """A stable SHA-256 of a record, for audit trails that must not keep the text itself."""
+    blob = json.dumps(record, sort_keys=True, default=str, ensure_ascii=False).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What ``import_episodes`` wrote."""
+
+    count: int
+    ids: list[str]
+    audit_id: str
+
+
+@dataclass
+class RescoreReport:
+    """What ``rescore`` did: episodes scored, scores changed, wall time."""
+
+    scored: int = 0
+    changed: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class CheckReport:
+    """Result of ``db.check()``: every index compared with the records it should reflect."""
+
+    episodes: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class EpisodeStore:
+    """The episodic layer of one database: settings, sanitizer, clock and the owner handles."""
+
+    def __init__(self, space: Globals, *, sanitizer: Sanitizer | None = None, clock: Clock | None = None) -> None:
+        self.space = space
+        self.sanitizer: Sanitizer = sanitizer if sanitizer is not None else RegexSanitizer()
+        self.clock: Clock = clock or utcnow
+        self.meta = space["META"]
+        self.mem = space["MEM"]
+        self.states = space["EPST"]
+        self.by_time = space["EPT"]
+        self.by_tag = space["EPG"]
+        self.by_kind = space["EPK"]
+        self.by_session = space["EPS"]
+        self.by_band = space["EPB"]
+        self.postings = space["EPX"]
+        self.stats = space["EPN"]
+        self.audit = space["AUDIT"]
+        self._settings: Settings | None = None
+        self.scorer = RelevanceModel(lambda: self.settings)
+        self.tracker = AccessTracker(self._flush_accesses, lambda: self.settings.access_flush_every)
+
+    # --- settings ------------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The database's settings, loaded from ``^META("settings")`` (defaults if never saved)."""
+        if self._settings is None:
+            saved = self.meta.get(("settings",))
+            self._settings = Settings.parse(saved) if saved else Settings()
+        return self._settings
+
+    def configure(self, **changes: Any) -> Settings:
+        """Validate and persist setting changes; the database keeps them across reopenings."""
+        new = self.settings.updated(**changes)
+        self.meta.set(("settings",), new.model_dump(mode="json"))
+        self._settings = new
+        return new
+
+    def now(self) -> dt.datetime:
+        return utc(self.clock(), "clock()")
+
+    def owner(self, name: str) -> OwnerMemory:
+        """The handle through which everything of one owner is recorded and read."""
+        return OwnerMemory(self, check_owner(name))
+
+    def owners(self) -> list[str]:
+        """Owners that have recorded anything (an administrative view; handles stay private)."""
+        return [str(o) for o in self.stats.children()]
+
+    # --- relevance -----------------------------------------------------------------------------
+
+    def relevance(self, record: Mapping[str, Any], state: Mapping[str, Any], now: dt.datetime) -> float:
+        """Relevance 0-10 of one episode now."""
+        return self.scorer.score(record, state, now)
+
+    def flush(self) -> int:
+        """Write buffered access counts now (also done every ``access_flush_every`` and on close)."""
+        return self.tracker.flush()
+
+    def _flush_accesses(self, batch: dict[tuple[str, str], PendingAccess]) -> None:
+        now = self.now()
+        with self.space.transaction():
+            loaded = []
+            for (owner, eid), pending in batch.items():
+                state = self.states.get((owner, eid))
+                if state is not None:  # deleted since it was read: nothing to count
+                    new = {
+                        **state,
+                        "access_count": state["access_count"] + pending.count,
+                        "last_access": _latest(state["last_access"], pending.last),
+                    }
+                    loaded.append((owner, eid, state, new))
+            scores = self.scorer.score_many([(new, new) for _, _, _, new in loaded], now)
+            kills: list[tuple[Global, Any]] = []
+            sets: list[tuple[Global, Any, Any]] = []
+            for (owner, eid, old, new), score in zip(loaded, scores, strict=True):
+                new["relevance"] = score
+                self._state_changes(owner, eid, old, new, kills, sets)
+            self.space.apply(kills, sets)
+
+    def _state_changes(
+        self,
+        owner: str,
+        eid: str,
+        old: Mapping[str, Any],
+        new: dict[str, Any],
+        kills: list[tuple[Global, Any]],
+        sets: list[tuple[Global, Any, Any]],
+    ) -> None:
+        """Index changes for a new state: the state itself and a move between relevance bands."""
+        sets.append((self.states, (owner, eid), new))
+        if old.get("status") == "active" and band_of(old["relevance"]) != band_of(new["relevance"]):
+            t = ts_micros(new["ts"])
+            kills.append((self.by_band, (owner, band_of(old["relevance"]), t, eid)))
+            sets.append((self.by_band, (owner, band_of(new["relevance"]), t, eid), ""))
+
+    def rescore(self, now: dt.datetime | None = None, batch: int = 10_000) -> RescoreReport:
+        """Recompute every episode's relevance at ``now`` (age changes with time), in native batches."""
+        started = time.perf_counter()
+        self.flush()
+        at = utc(now, "now") if now is not None else self.now()
+        report = RescoreReport()
+        for owner in self.owners():
+            start: Any = None
+            while True:
+                with self.space.transaction():
+                    chunk = []
+                    for subs, state in self.states.range((owner,), start):
+                        chunk.append((str(subs[1]), state))
+                        if len(chunk) >= batch:
+                            break
+                    scores = self.scorer.score_many([(st, st) for _, st in chunk], at)
+                    kills: list[tuple[Global, Any]] = []
+                    sets: list[tuple[Global, Any, Any]] = []
+                    for (eid, state), score in zip(chunk, scores, strict=True):
+                        report.scored += 1
+                        if score != state["relevance"]:
+                            report.changed += 1
+                            self._state_changes(owner, eid, state, {**state, "relevance": score}, kills, sets)
+                    self.space.apply(kills, sets)
+                if len(chunk) < batch:
+                    break
+                start = chunk[-1][0] + "\x00"
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # --- integrity -----------------------------------------------------------------------------
+
+    def check(self) -> CheckReport:
+        """Verify that every index agrees exactly with the records (for tests and users)."""
+        report = CheckReport()
+        with self.space.snapshot():
+            owners = set(self.owners())
+            for g in (self.mem, self.states, self.by_time, self.by_tag, self.by_kind, self.by_session, self.by_band, self.postings):
+                owners.update(str(o) for o in g.children())
+            for owner in sorted(owners):
+                self._check_owner(owner, report)
+        return report
+
+    def _check_owner(self, owner: str, report: CheckReport) -> None:
+        expected: dict[str, set[tuple[Any, ...]]] = {name: set() for name in ("EPT", "EPG", "EPK", "EPS", "EPB")}
+        expected_postings: dict[tuple[Any, ...], Any] = {}
+        docs = terms = count = 0
+        states = {str(subs[1]): st for subs, st in self.states.items((owner,))}
+        for subs, value in self.mem.items((owner,)):
+            if len(subs) != 3:
+                report.problems.append(f"^MEM{subs!r}: unexpected node")
+                continue
+            _, day, eid = subs
+            eid = str(eid)
+            state = states.pop(eid, None)
+            if state is None:
+                report.problems.append(f"^MEM({owner!r},{day!r},{eid!r}): record without state")
+                continue
+            if state.get("ts") != value["ts"] or list(state.get("tags", ())) != list(value.get("tags", ())):
+                report.problems.append(f"^EPST({owner!r},{eid!r}): ts/tags differ from the record")
+            if episode_day(eid) != day:
+                report.problems.append(f"^MEM({owner!r},{day!r},{eid!r}): id is filed under the wrong day")
+            count += 1
+            for gname, subs_list in _index_entries(owner, eid, value, state).items():
+                expected[gname].update(subs_list)
+            tf, dl = _terms_of(value)
+            if dl:
+                docs += 1
+                terms += dl
+                for term, n in tf.items():
+                    expected_postings[(owner, term, eid)] = [n, dl]
+        report.episodes += count
+        for eid in states:
+            report.problems.append(f"^EPST({owner!r},{eid!r}): state without a record")
+        for gname, entries in expected.items():
+            actual = {s for s, _ in self.space[gname].items((owner,))}
+            for missing in sorted(entries - actual, key=repr):
+                report.problems.append(f"^{gname}{missing!r}: missing index entry")
+            for extra in sorted(actual - entries, key=repr):
+                report.problems.append(f"^{gname}{extra!r}: index entry without a record")
+        actual_postings = dict(self.postings.items((owner,)))
+        for key in expected_postings.keys() | actual_postings.keys():
+            if expected_postings.get(key) != actual_postings.get(key):
+                report.problems.append(f"^EPX{key!r}: expected {expected_postings.get(key)!r}, found {actual_postings.get(key)!r}")
+        for name, want in (("docs", docs), ("terms", terms), ("episodes", count)):
+            have = self.stats.get((owner, name), 0)
+            if have != want:
+                report.problems.append(f"^EPN({owner!r},{name!r}): {have} but the records say {want}")
+
+
+def _terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
+    text = "\n".join(str(record[f]) for f in _TEXT_FIELDS if record.get(f))
+    text += "\n" + " ".join(record.get("tags", ()))
+    tf = term_counts(text)
+    return tf, sum(tf.values())
+
+
+def _index_entries(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
+    """The index subscripts one episode should have (status rules come from the lifecycle layer)."""
+    t = ts_micros(record["ts"])
+    out: dict[str, list[tuple[Any, ...]]] = {
+        "EPT": [(owner, t, eid)],
+        "EPG": [(owner, tag, t, eid) for tag in record.get("tags", ())],
+        "EPK": [(owner, record["kind"], record.get("outcome") or _NO_OUTCOME, t, eid)],
+        "EPS": [(owner, record["session"], t, eid)] if record.get("session") else [],
+        "EPB": [(owner, band_of(state["relevance"]), t, eid)],
+    }
+    return out
+
+
+def _latest(a: dt.datetime | None, b: dt.datetime) -> dt.datetime:
+    return b if a is None or b > a else a
+
+
+class OwnerMemory:
+    """Everything of one owner. No method can read, count or reveal another owner's episodes."""
+
+    def __init__(self, store: EpisodeStore, owner: str) -> None:
+        self.store = store
+        self.name = owner
+        self._space = store.space
+
+    def __repr__(self) -> str:
+        return f"<OwnerMemory {self.name!r}>"
+
+    # --- capture -------------------------------------------------------------------------------
+
+    def record(self, kind: str, summary: str, *, ts: dt.datetime | None = None, **fields: Any) -> Episode:
+        """Record one episode. Typed kinds need an honest ``outcome`` (success | partial | failure)."""
+        return self._write_new([self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})])[0]
+
+    def record_exchange(
+        self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()
+    ) -> Episode:
+        """Capture one gateway exchange as bounded digests of both sides, never the raw payload."""
+        if not isinstance(user_message, str) or not isinstance(response, str):
+            raise ValidationError("record_exchange: user_message and response must be str")
+        cap = self.store.settings.digest_chars
+        first_line = user_message.strip().splitlines()[0] if user_message.strip() else "(empty message)"
+        fields = {
+            "kind": "exchange",
+            "session": session,
+            "ts": ts,
+            "summary": first_line,
+            "content": f"user: {bound_text(user_message, cap)}\nassistant: {bound_text(response, cap)}",
+            "tags": list(tags),
+        }
+        return self._write_new([self._prepare(fields, content_cap=2 * cap + 32)])[0]
+
+    def record_tool_call(self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()) -> Episode:
+        """Capture a tool call as an execution event with a bounded input digest."""
+        check_ident("tool", tool)
+        cap = self.store.settings.digest_chars
+        fields = {
+            "kind": "tool_call",
+            "session": session,
+            "tool": tool,
+            "ts": ts,
+            "summary": f"{tool} call",
+            "content": bound_text(_as_text(input), cap),
+            "tags": list(tags),
+        }
+        return self._write_new([self._prepare(fields)])[0]
+
+    def record_tool_result(self, call_id: str, result: Any) -> Episode:
+        """Attach a bounded, sanitized result to an earlier tool call of this owner."""
+        day = episode_day(check_id(call_id))
+        cap = self.store.settings.digest_chars
+        text = bound_text(_as_text(result), cap)
+        clean = self._sanitize({"result": text}, what=f"tool result for {call_id}")["result"]
+        with self._space.transaction():
+            record, state = self._load(call_id)
+            if record["kind"] != "tool_call":
+                raise ValidationError(f"episode {call_id!r}: is a {record['kind']!r}, not a tool_call")
+            old = dict(record)
+            record = {**record, "result": clean}
+            kills, sets = self._text_index_changes(call_id, old, record)
+            sets.append((self.store.mem, (self.name, day, call_id), record))
+            self._space.apply(kills, sets)
+        return _episode(self.name, call_id, record, state)
+
+    def import_episodes(self, episodes: Iterable[Mapping[str, Any] | EpisodeInput], *, source: str) -> ImportReport:
+        """Import past episodes (migrations, benchmarks) keeping their timestamps; one audit record.
+
+        Every item is validated and sanitized before anything is written; then all are
+        written in one transaction with the audit record, so an import lands whole or not at all.
+        """
+        items = [e.model_dump(exclude_none=True) if isinstance(e, EpisodeInput) else dict(e) for e in episodes]
+        prepared = [self._prepare(item, where=f"import item {i}") for i, item in enumerate(items)]
+        now = self.store.now()
+        audit_id = new_id(now)
+        with self._space.transaction():
+            written = self._write_new(prepared)
+            stamps = [e.ts for e in written]
+            self.store.audit.set(
+                (self.name, audit_id),
+                {
+                    "action": "import",
+                    "at": now,
+                    "source": str(source),
+                    "count": len(written),
+                    "first_ts": min(stamps) if stamps else None,
+                    "last_ts": max(stamps) if stamps else None,
+                },
+            )
+        return ImportReport(len(written), [e.id for e in written], audit_id)
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def get(self, episode_id: str) -> Episode:
+        """One of this owner's episodes (counts as an access); NotFoundError for unknown ids and
+        other owners' alike."""
+        record, state = self._load(episode_id)
+        now = self.store.now()
+        self.store.tracker.touch(self.name, [episode_id], now)
+        state = self._live_state(episode_id, record, state, now)
+        return _episode(self.name, episode_id, record, state)
+
+    def peek(self, episode_id: str) -> Episode:
+        """Like ``get`` without counting an access (for tools and audits)."""
+        record, state = self._load(episode_id)
+        return _episode(self.name, episode_id, record, state)
+
+    def explain(self, episode_id: str, now: dt.datetime | None = None) -> Explanation:
+        """Why an episode ranks where it does: its relevance and the four components (no access)."""
+        record, state = self._load(episode_id)
+        at = utc(now, "now") if now is not None else self.store.now()
+        return self.store.scorer.explain(record, self._live_state(episode_id, record, state, at, rescore=False), at)
+
+    def _live_state(
+        self, episode_id: str, record: Mapping[str, Any], state: dict[str, Any], now: dt.datetime, rescore: bool = True
+    ) -> dict[str, Any]:
+        """The stored state with accesses not yet flushed applied (and relevance recomputed)."""
+        count, last = self.store.tracker.pending(self.name, episode_id)
+        if not count:
+            return state
+        live = {**state, "access_count": state["access_count"] + count, "last_access": _latest(state["last_access"], last)}  # type: ignore[arg-type]
+        if rescore:
+            live["relevance"] = self.store.relevance(record, live, now)
+        return live
+
+    def __contains__(self, episode_id: object) -> bool:
+        try:
+            self._load(str(episode_id))
+        except NotFoundError:
+            return False
+        return True
+
+    def count(self) -> int:
+        """How many episodes this owner has."""
+        return int(self.store.stats.get((self.name, "episodes"), 0))
+
+    def episodes(self, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False) -> Iterator[Episode]:
+        """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive)."""
+        lo = ts_micros(utc(since, "since")) if since else None
+        hi = ts_micros(utc(until, "until")) if until else None
+        for subs, _ in self.store.by_time.range((self.name,), lo, hi, reverse=reverse):
+            yield self.get(str(subs[2]))
+
+    def audit_log(self) -> list[dict[str, Any]]:
+        """This owner's audit records, oldest first."""
+        return [{"id": subs[1], **value} for subs, value in self.store.audit.items((self.name,))]
+
+    # --- updates -------------------------------------------------------------------------------
+
+    def feedback(self, episode_id: str, value: float) -> Episode:
+        """Record agent feedback in [-1, 1] (the latest counts) and rescore the episode."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1.0 <= float(value) <= 1.0:
+            raise ValidationError(f"feedback {value!r}: must be a number in [-1, 1]")
+        with self._space.transaction():
+            record, state = self._load(episode_id)
+            new = {**state, "feedback": float(value)}
+            new["relevance"] = self.store.relevance(record, new, self.store.now())
+            kills: list[tuple[Global, Any]] = []
+            sets: list[tuple[Global, Any, Any]] = []
+            self.store._state_changes(self.name, episode_id, state, new, kills, sets)
+            self._space.apply(kills, sets)
+        return _episode(self.name, episode_id, record, new)
+
+    def delete(self, episode_id: str, *, reason: str) -> str:
+        """Erase an episode and its index entries, leaving an audit record (hash, not text)."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValidationError(f"delete reason {reason!r}: say why (it is kept in the audit trail)")
+        now = self.store.now()
+        audit_id = new_id(now)
+        with self._space.transaction():
+            record, state = self._load(episode_id)
+            day = episode_day(episode_id)
+            kills: list[tuple[Global, Any]] = [(self.store.mem, (self.name, day, episode_id)), (self.store.states, (self.name, episode_id))]
+            for gname, entries in _index_entries(self.name, episode_id, record, state).items():
+                kills.extend((self._space[gname], e) for e in entries)
+            tf, dl = _terms_of(record)
+            kills.extend((self.store.postings, (self.name, term, episode_id)) for term in tf)
+            self._space.apply(kills, [(self.store.audit, (self.name, audit_id), {
+                "action": "delete", "at": now, "episode": episode_id, "reason": reason,
+                "content_hash": content_hash(record), "kind": record["kind"], "ts": record["ts"],
+            })])  # fmt: skip
+            self._bump(episodes=-1, docs=-1 if dl else 0, terms=-dl)
+        self.store.tracker.discard(self.name, episode_id)
+        return audit_id
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _load(self, episode_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        day = episode_day(check_id(episode_id))
+        with self._space.snapshot():
+            record = self.store.mem.get((self.name, day, episode_id))
+            state = self.store.states.get((self.name, episode_id))
+        if record is None or state is None:
+            raise NotFoundError(f"episode {episode_id!r}: no such episode for owner {self.name!r}")
+        return record, state
+
+    def _sanitize(self, flat: dict[str, str], what: str) -> dict[str, str]:
+        try:
+            return sanitize_fields(self.store.sanitizer, flat)
+        except SanitizerError as exc:
+            failure = SanitizerError(f"{what}: capture dropped, nothing written ({exc})")
+        # Only counters are written: no byte of the text reaches disk.
+        with self._space.transaction():
+            self.store.stats.increment((self.name, "dropped"))
+            self.store.meta.increment(("dropped_captures",))
+        raise failure
+
+    def _prepare(self, raw: dict[str, Any], where: str = "episode", content_cap: int | None = None) -> dict[str, Any]:
+        """Sanitize, validate and bound one episode; returns the record to store (no I/O but counters)."""
+        settings = self.store.settings
+        flat, rebuild = _flatten_texts(raw)
+        ident_before = {k: raw[k] for k in ("session", "tool") if isinstance(raw.get(k), str)}
+        flat.update({f"@{k}": v for k, v in ident_before.items()})
+        clean = self._sanitize(flat, what=where)
+        for k, v in ident_before.items():
+            if clean[f"@{k}"] != v:
+                raise ValidationError(f"{where}: {k} looks like personal data; use an opaque id")
+        raw = rebuild(clean)
+        try:
+            item = EpisodeInput.model_validate(raw)
+        except PydanticError as exc:
+            raise validation_error(exc, where) from None
+        kind = item.kind
+        if kind in BUILTIN_KINDS:
+            if item.outcome is not None and kind != "summary":
+                raise ValidationError(f"{where}: kind {kind!r} carries no outcome (got outcome={item.outcome!r})")
+        elif kind in settings.typed_kinds:
+            if item.outcome is None:
+                raise ValidationError(
+                    f"{where}: kind {kind!r} needs an outcome: one of {', '.join(OUTCOMES)} "
+                    "(an episode without an honest outcome is a transcript)"
+                )
+            if item.outcome not in OUTCOMES:
+                raise ValidationError(
+                    f"{where}: outcome {item.outcome!r} is not one of {', '.join(OUTCOMES)} (no hedging: pick the closest)"
+                )
+        else:
+            raise ValidationError(
+                f"{where}: kind {kind!r} is not configured; typed kinds are {', '.join(settings.typed_kinds)} "
+                f"and built-in kinds {', '.join(BUILTIN_KINDS)}"
+            )
+        for cited in item.cites:
+            check_id(cited)
+        record = item.model_dump()
+        record["ts"] = item.ts  # None: stamped at write time
+        cap = settings.digest_chars
+        record["summary"] = bound_text(item.summary, SUMMARY_CHARS)
+        record["content"] = bound_text(item.content, content_cap or cap)
+        for f in ("what_we_tried", "what_happened", "why", "lesson", "result", "artifact"):
+            if record.get(f) is not None:
+                record[f] = bound_text(record[f], cap)
+        feedback = record.pop("feedback")
+        record["_feedback"] = feedback
+        return record
+
+    def _write_new(self, prepared: list[dict[str, Any]]) -> list[Episode]:
+        """Write prepared records with all their index entries in one transaction."""
+        out: list[Episode] = []
+        mem = self.store.mem
+        with self._space.transaction():
+            now = self.store.now()
+            sets: list[tuple[Global, Any, Any]] = []
+            docs = terms = 0
+            for rec in prepared:
+                record = {k: rec.get(k) for k in _RECORD_FIELDS}
+                ts: dt.datetime = rec["ts"] or now
+                record["ts"] = ts
+                eid = new_id(ts)
+                day = episode_day(eid)
+                while mem.data((self.name, day, eid)):  # another process took it
+                    eid = new_id(ts)
+                state: dict[str, Any] = {
+                    "access_count": 0, "last_access": None, "feedback": rec.get("_feedback"), "status": "active",
+                    "ts": record["ts"], "tags": record["tags"],
+                }  # fmt: skip
+                state["relevance"] = self.store.relevance(record, state, now)
+                sets.append((mem, (self.name, day, eid), record))
+                sets.append((self.store.states, (self.name, eid), state))
+                for gname, entries in _index_entries(self.name, eid, record, state).items():
+                    g = self._space[gname]
+                    sets.extend((g, e, "") for e in entries)
+                tf, dl = _terms_of(record)
+                if dl:
+                    docs += 1
+                    terms += dl
+                    sets.extend((self.store.postings, (self.name, term, eid), [n, dl]) for term, n in tf.items())
+                out.append(_episode(self.name, eid, record, state))
+            self._space.apply((), sets)
+            self._bump(episodes=len(prepared), docs=docs, terms=terms)
+        return out
+
+    def _text_index_changes(
+        self, eid: str, old: Mapping[str, Any], new: Mapping[str, Any]
+    ) -> tuple[list[tuple[Global, Any]], list[tuple[Global, Any, Any]]]:
+        old_tf, old_dl = _terms_of(old)
+        new_tf, new_dl = _terms_of(new)
+        kills: list[tuple[Global, Any]] = [(self.store.postings, (self.name, t, eid)) for t in old_tf if t not in new_tf]
+        sets: list[tuple[Global, Any, Any]] = [(self.store.postings, (self.name, t, eid), [n, new_dl]) for t, n in new_tf.items()]
+        self._bump(docs=(1 if new_dl else 0) - (1 if old_dl else 0), terms=new_dl - old_dl)
+        return kills, sets
+
+    def _bump(self, **deltas: int) -> None:
+        for name, delta in deltas.items():
+            if delta:
+                self.store.stats.increment((self.name, name), delta)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _flatten_texts(raw: dict[str, Any]) -> tuple[dict[str, str], Callable[[dict[str, str]], dict[str, Any]]]:
+    """Every string of an input (nested in decisions and lists too), keyed by path, and the inverse."""
+    flat: dict[str, str] = {}
+
+    def walk(value: Any, path: str) -> Any:
+        if isinstance(value, str):
+            flat[path] = value
+            return ("__text__", path)
+        if isinstance(value, Mapping):
+            return {k: walk(v, f"{path}.{k}") for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    skeleton = {k: (walk(v, k) if k not in ("kind", "session", "tool", "cites") else v) for k, v in raw.items()}
+
+    def rebuild(clean: dict[str, str]) -> dict[str, Any]:
+        def fill(value: Any) -> Any:
+            if isinstance(value, tuple) and len(value) == 2 and value[0] == "__text__":
+                return clean[value[1]]
+            if isinstance(value, dict):
+                return {k: fill(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [fill(v) for v in value]
+            return value
+
+        return {k: fill(v) for k, v in skeleton.items()}
+
+    return flat, rebuild
+
+
+def _episode(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> Episode:
+    return Episode.model_construct(
+        id=eid,
+        owner=owner,
+        ts=record["ts"],
+        kind=record["kind"],
+        summary=record["summary"],
+        content=record.get("content") or "",
+        decisions=record.get("decisions") or {},
+        tags=tuple(record.get("tags") or ()),
+        outcome=record.get("outcome"),
+        what_we_tried=record.get("what_we_tried"),
+        what_happened=record.get("what_happened"),
+        why=record.get("why"),
+        lesson=record.get("lesson"),
+        participants=tuple(record.get("participants") or ()),
+        artifact=record.get("artifact"),
+        session=record.get("session"),
+        tool=record.get("tool"),
+        result=record.get("result"),
+        relevance=float(state["relevance"]),
+        access_count=int(state.get("access_count", 0)),
+        last_access=state.get("last_access"),
+        feedback=state.get("feedback"),
+        status=state.get("status", "active"),
+        cites=tuple(record.get("cites") or ()),
+    )

@@ -1,0 +1,158 @@
+"""Pydantic models of the episodic layer: what callers give (validated) and what they get back.
+
+Validation happens here, at the boundary, so the layers below only ever see clean values;
+every error names the field and the offending value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ValidationError as PydanticError
+
+from memdb.errors import ValidationError
+from memdb.text import normalize_tag
+
+__all__ = ["Episode", "EpisodeInput", "Outcome", "Status", "bound_text", "validation_error"]
+
+Outcome = Literal["success", "partial", "failure"]
+Status = Literal["active", "summarized", "archived"]
+
+_OWNER = re.compile(r"[^\x00-\x1f\x7f]{1,64}\Z")
+_IDENT = re.compile(r"[A-Za-z0-9_.:@/+-]{1,128}\Z")
+SUMMARY_CHARS = 500
+
+
+def bound_text(text: str, cap: int) -> str:
+    """Cut ``text`` to at most ``cap`` characters, ending with an explicit truncation marker."""
+    if len(text) <= cap:
+        return text
+    marker = f" …[truncated {len(text)} chars]"
+    return text[: max(cap - len(marker), 0)] + marker
+
+
+def check_owner(owner: str) -> str:
+    """Validate an owner name (1-64 printable characters)."""
+    if not isinstance(owner, str) or not _OWNER.match(owner) or owner.strip() != owner:
+        raise ValidationError(f"owner {owner!r}: must be 1-64 printable characters without surrounding spaces")
+    return owner
+
+
+def check_ident(field: str, value: str) -> str:
+    """Validate an identifier-like field (session, tool): short, no spaces."""
+    if not isinstance(value, str) or not _IDENT.match(value):
+        raise ValidationError(f"{field} {value!r}: use 1-128 letters, digits or _.:@/+- (no spaces)")
+    return value
+
+
+def utc(value: dt.datetime, field: str = "ts") -> dt.datetime:
+    """Keep an aware datetime exactly, as UTC; reject naive ones instead of guessing a zone."""
+    if not isinstance(value, dt.datetime):
+        raise ValidationError(f"{field} {value!r}: expected a timezone-aware datetime")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValidationError(f"{field} {value.isoformat()!r}: naive datetime (give a timezone, e.g. datetime.now(UTC))")
+    return value.astimezone(dt.UTC)
+
+
+def validation_error(exc: PydanticError, what: str = "episode") -> ValidationError:
+    """Translate a pydantic error into memdb's, naming each field and the bad value."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        bad = err.get("input")
+        shown = repr(bad)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        parts.append(f"{loc}={shown}: {msg}")
+    return ValidationError(f"{what}: " + "; ".join(parts))
+
+
+class EpisodeInput(BaseModel):
+    """A new episode as a caller describes it; kind/outcome rules are checked against settings later."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    kind: str
+    summary: str = Field(min_length=1)
+    ts: dt.datetime | None = None
+    content: str = ""
+    decisions: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list, max_length=32)
+    outcome: str | None = None
+    what_we_tried: str | None = None
+    what_happened: str | None = None
+    why: str | None = None
+    lesson: str | None = None
+    participants: list[str] = Field(default_factory=list, max_length=64)
+    artifact: str | None = None
+    session: str | None = None
+    tool: str | None = None
+    result: str | None = None
+    feedback: float | None = Field(None, ge=-1.0, le=1.0)
+    cites: list[str] = Field(default_factory=list)
+
+    @field_validator("ts")
+    @classmethod
+    def _aware(cls, value: dt.datetime | None) -> dt.datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError("naive datetime: give a timezone-aware one (e.g. UTC); memdb does not guess")
+        return value.astimezone(dt.UTC)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, tags: list[str]) -> list[str]:
+        out: list[str] = []
+        for t in tags:
+            n = normalize_tag(t)
+            if n not in out:
+                out.append(n)
+        return out
+
+    @field_validator("session", "tool")
+    @classmethod
+    def _ident(cls, value: str | None) -> str | None:
+        if value is not None and not _IDENT.match(value):
+            raise ValueError("use 1-128 letters, digits or _.:@/+- (no spaces)")
+        return value
+
+
+class Episode(BaseModel):
+    """One stored episode, as returned to its owner."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    owner: str
+    ts: dt.datetime
+    kind: str
+    summary: str
+    content: str = ""
+    decisions: dict[str, Any] = Field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    outcome: Outcome | None = None
+    what_we_tried: str | None = None
+    what_happened: str | None = None
+    why: str | None = None
+    lesson: str | None = None
+    participants: tuple[str, ...] = ()
+    artifact: str | None = None
+    session: str | None = None
+    tool: str | None = None
+    result: str | None = None
+    relevance: float = 0.0
+    access_count: int = 0
+    last_access: dt.datetime | None = None
+    feedback: float | None = None
+    status: Status = "active"
+    cites: tuple[str, ...] = ()
+
+    @property
+    def day(self) -> str:
+        """The UTC calendar day, ``YYYY-MM-DD``."""
+        return self.ts.strftime("%Y-%m-%d")

@@ -1,0 +1,167 @@
+"""Relevance: the 40/30/20/10 score, its explanation, buffered access tracking, batch rescoring.
+
+Reads must stay reads: an access is counted in memory and flushed in one write
+transaction every ``access_flush_every`` accesses, on ``flush()``, and on close. A crash
+loses at most the accesses since the last flush; a clean close loses none.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memdb import native
+from memdb.settings import Settings
+
+__all__ = ["AccessTracker", "Explanation", "PendingAccess", "RelevanceModel", "band_of"]
+
+
+def band_of(relevance: float) -> int:
+    """Relevance band 0-10 (floor), the subscript of the band index."""
+    return max(0, min(10, int(relevance)))
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why an episode scores what it scores: inputs, the four components (0-10) and weights."""
+
+    relevance: float
+    frequency: float
+    tags: float
+    age: float
+    feedback: float
+    weights: Mapping[str, float]
+    access_count: int
+    tag_weight: float
+    age_days: float
+    feedback_value: float | None
+
+    def __str__(self) -> str:
+        w = self.weights
+        fb = "none" if self.feedback_value is None else f"{self.feedback_value:+.2f}"
+        return (
+            f"relevance {self.relevance:.2f} = {w['frequency']:.2f}*frequency {self.frequency:.2f} ({self.access_count} accesses)"
+            f" + {w['tags']:.2f}*tags {self.tags:.2f} (weight {self.tag_weight:.2f})"
+            f" + {w['age']:.2f}*age {self.age:.2f} ({self.age_days:.1f} days since last access)"
+            f" + {w['feedback']:.2f}*feedback {self.feedback:.2f} ({fb})"
+        )
+
+
+class RelevanceModel:
+    """Scores episodes with the database's settings through the native (or twin) scorer."""
+
+    def __init__(self, settings: Callable[[], Settings]) -> None:
+        self._settings = settings
+
+    def params(self) -> native.ScoreParams:
+        s = self._settings()
+        return native.ScoreParams(
+            w_freq=s.w_frequency,
+            w_tags=s.w_tags,
+            w_age=s.w_age,
+            w_feedback=s.w_feedback,
+            freq_saturation=s.frequency_saturation,
+            age_half_life_days=s.age_half_life_days,
+        )
+
+    @staticmethod
+    def age_days(record: Mapping[str, Any], state: Mapping[str, Any], now: dt.datetime) -> float:
+        """Days since the last access (or since the episode happened, if never accessed)."""
+        last: dt.datetime = state.get("last_access") or record["ts"]
+        return max((now - last).total_seconds(), 0.0) / 86400.0
+
+    def score(self, record: Mapping[str, Any], state: Mapping[str, Any], now: dt.datetime) -> float:
+        """Relevance 0-10 of one episode at ``now``."""
+        return float(self.score_many([(record, state)], now)[0])
+
+    def score_many(self, items: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], now: dt.datetime) -> list[float]:
+        """Relevance of many episodes in one native batch (rounded to 1e-9 so both scorers agree)."""
+        settings = self._settings()
+        counts = array("d", (float(s.get("access_count", 0)) for _, s in items))
+        tags = array("d", (settings.tag_weight(r.get("tags") or ()) for r, _ in items))
+        ages = array("d", (self.age_days(r, s, now) for r, s in items))
+        feedback = [s.get("feedback") for _, s in items]
+        return [round(x, 9) for x in native.score_batch(counts, tags, ages, feedback, self.params())]
+
+    def explain(self, record: Mapping[str, Any], state: Mapping[str, Any], now: dt.datetime) -> Explanation:
+        """The score with its four components and the inputs behind them."""
+        settings = self._settings()
+        tag_weight = settings.tag_weight(record.get("tags") or ())
+        age = self.age_days(record, state, now)
+        scores, comps = native.score_batch(
+            [float(state.get("access_count", 0))], [tag_weight], [age], [state.get("feedback")], self.params(), components=True
+        )
+        f, t, a, fb = comps[0]
+        return Explanation(
+            relevance=round(scores[0], 9),
+            frequency=f,
+            tags=t,
+            age=a,
+            feedback=fb,
+            weights={"frequency": settings.w_frequency, "tags": settings.w_tags, "age": settings.w_age, "feedback": settings.w_feedback},
+            access_count=int(state.get("access_count", 0)),
+            tag_weight=tag_weight,
+            age_days=age,
+            feedback_value=state.get("feedback"),
+        )
+
+
+@dataclass
+class PendingAccess:
+    count: int
+    last: dt.datetime
+
+
+class AccessTracker:
+    """Counts accesses in memory and applies them in batched write transactions."""
+
+    def __init__(self, flush: Callable[[dict[tuple[str, str], PendingAccess]], None], batch: Callable[[], int]) -> None:
+        self._flush = flush
+        self._batch = batch
+        self._pending: dict[tuple[str, str], PendingAccess] = {}
+        self._lock = threading.Lock()
+
+    def touch(self, owner: str, episode_ids: Iterable[str], now: dt.datetime) -> None:
+        """Count one access of each id; flushes when the buffer is full."""
+        with self._lock:
+            for eid in episode_ids:
+                p = self._pending.get((owner, eid))
+                if p is None:
+                    self._pending[(owner, eid)] = PendingAccess(1, now)
+                else:
+                    p.count += 1
+                    p.last = max(p.last, now)
+            full = len(self._pending) >= self._batch()
+        if full:
+            self.flush()
+
+    def pending(self, owner: str, episode_id: str) -> tuple[int, dt.datetime | None]:
+        """Accesses of one episode not yet flushed (count, latest time)."""
+        with self._lock:
+            p = self._pending.get((owner, episode_id))
+            return (p.count, p.last) if p else (0, None)
+
+    def flush(self) -> int:
+        """Write every buffered access now; returns how many episodes were updated."""
+        with self._lock:
+            batch, self._pending = self._pending, {}
+        if batch:
+            try:
+                self._flush(batch)
+            except BaseException:
+                with self._lock:  # keep the counts for the next try
+                    for key, p in batch.items():
+                        q = self._pending.setdefault(key, PendingAccess(0, p.last))
+                        q.count += p.count
+                        q.last = max(q.last, p.last)
+                raise
+        return len(batch)
+
+    def discard(self, owner: str, episode_id: str) -> None:
+        """Forget buffered accesses of an episode that no longer exists."""
+        with self._lock:
+            self._pending.pop((owner, episode_id), None)

@@ -1,0 +1,113 @@
+"""One settings model for a database, saved in the database (``^META("settings")``).
+
+A reopened database keeps its rules: typed kinds, digest caps, tag weights, relevance
+weights and lifecycle thresholds travel with the data, not with the process.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from memdb.errors import ConfigError
+
+__all__ = ["BUILTIN_KINDS", "DEFAULT_TYPED_KINDS", "OUTCOMES", "Settings"]
+
+DEFAULT_TYPED_KINDS: tuple[str, ...] = ("sprint", "routine", "roundtable", "research", "debug", "review")
+BUILTIN_KINDS: tuple[str, ...] = ("exchange", "tool_call", "summary")
+OUTCOMES: tuple[str, ...] = ("success", "partial", "failure")
+MAX_TYPED_KINDS = 6
+_KIND = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
+
+
+class Settings(BaseModel):
+    """Database-wide rules, with documented defaults; validated on every change."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=True)
+
+    typed_kinds: tuple[str, ...] = Field(DEFAULT_TYPED_KINDS, description="at most six kinds whose episodes need an honest outcome")
+    digest_chars: int = Field(2000, ge=64, le=100_000, description="cap on each captured text side; longer text is cut with a marker")
+    tag_weights: dict[str, float] = Field(default_factory=lambda: {"urgent": 1.0}, description="tag -> weight in [0, 1]")
+    default_tag_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of a tag not in tag_weights")
+    # relevance (lifecycle layer): weights sum to 1, components on 0-10
+    w_frequency: float = Field(0.4, ge=0.0, le=1.0)
+    w_tags: float = Field(0.3, ge=0.0, le=1.0)
+    w_age: float = Field(0.2, ge=0.0, le=1.0)
+    w_feedback: float = Field(0.1, ge=0.0, le=1.0)
+    frequency_saturation: float = Field(20.0, ge=1.0, description="accesses at which the frequency component reaches 10")
+    age_half_life_days: float = Field(14.0, gt=0.0, description="days since last access that halve the age component")
+    access_flush_every: int = Field(256, ge=1, description="buffered accesses flushed in one write transaction")
+    # lifecycle thresholds
+    burst_events: int = Field(5, ge=1, description="a burst is more than this many events within burst_window_hours")
+    burst_window_hours: float = Field(24.0, gt=0.0)
+    archive_below_relevance: float = Field(3.0, ge=0.0, le=10.0)
+    archive_after_days: float = Field(30.0, gt=0.0, description="days without access before a low-relevance episode is archived")
+    retention_days: float | None = Field(None, gt=0.0, description="opt-in: purge archived content after this many days (audited)")
+    # query
+    week_starts_on: int = Field(0, ge=0, le=6, description="0 = Monday")
+
+    @field_validator("typed_kinds")
+    @classmethod
+    def _check_kinds(cls, kinds: tuple[str, ...]) -> tuple[str, ...]:
+        if len(kinds) > MAX_TYPED_KINDS:
+            raise ValueError(f"{len(kinds)} typed kinds {list(kinds)}: at most {MAX_TYPED_KINDS} are allowed (keep the schema small)")
+        if len(set(kinds)) != len(kinds):
+            raise ValueError(f"typed kinds {list(kinds)}: duplicates")
+        for k in kinds:
+            if not _KIND.match(k):
+                raise ValueError(f"typed kind {k!r}: use lower-case letters, digits and _ (max 32 chars)")
+            if k in BUILTIN_KINDS:
+                raise ValueError(f"typed kind {k!r}: is a built-in kind")
+        return kinds
+
+    @field_validator("tag_weights")
+    @classmethod
+    def _check_tag_weights(cls, weights: dict[str, float]) -> dict[str, float]:
+        for tag, w in weights.items():
+            if not 0.0 <= w <= 1.0:
+                raise ValueError(f"tag weight {tag!r}={w!r}: must be in [0, 1]")
+        return weights
+
+    @model_validator(mode="after")
+    def _weights_sum_to_one(self) -> Settings:
+        total = self.w_frequency + self.w_tags + self.w_age + self.w_feedback
+        if abs(total - 1.0) > 1e-9:
+            raise ValueError(
+                f"relevance weights frequency={self.w_frequency}, tags={self.w_tags}, age={self.w_age}, "
+                f"feedback={self.w_feedback} sum to {total}: they must sum to 1"
+            )
+        return self
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> Settings:
+        """Validate a settings dict, raising ConfigError that names the field and value."""
+        from pydantic import ValidationError as PydanticError
+
+        try:
+            return cls.model_validate(data)
+        except PydanticError as exc:
+            raise ConfigError(f"settings: {_describe(exc)}") from None
+
+    def updated(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied and validated as a whole."""
+        return Settings.parse({**self.model_dump(), **changes})
+
+    def tag_weight(self, tags: list[str] | tuple[str, ...]) -> float:
+        """The highest configured weight among ``tags`` (0 for no tags)."""
+        if not tags:
+            return 0.0
+        return max(self.tag_weights.get(t, self.default_tag_weight) for t in tags)
+
+
+def _describe(exc: Any) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        if "input" in err and not isinstance(err["input"], dict):
+            parts.append(f"{loc}={err['input']!r}: {msg}")
+        else:
+            parts.append(f"{loc}: {msg}")
+    return "; ".join(parts)

@@ -1,0 +1,415 @@
+"""Episodic layer: validation, honest outcomes, owner privacy, capture, PII fail-closed, indexes."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memdb
+from memdb.episodes import episode_day
+from memdb.errors import ConfigError, NotFoundError, SanitizerError, ValidationError
+from memdb.sanitize import RegexSanitizer
+
+UTC = dt.UTC
+T0 = dt.datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
+
+
+class FixedClock:
+    """An injectable clock: time moves only when a test says so."""
+
+    def __init__(self, now: dt.datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += dt.timedelta(**delta)
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock()
+
+
+@pytest.fixture
+def edb(tmp_path: Path, clock: FixedClock) -> Iterator[memdb.Database]:
+    database = memdb.open(tmp_path / "edb", clock=clock, map_size=1 << 20)
+    try:
+        yield database
+    finally:
+        database.close()
+
+
+# --- 1. model ---------------------------------------------------------------------------------
+
+
+def test_record_and_get_round_trip(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    ep = mem.record(
+        "debug",
+        "Twilio webhook rejected",
+        outcome="failure",
+        tags=["Project X", "twilio", "project-x"],
+        decisions={"confidence": 8.5, "action": "rotate secret"},
+        what_we_tried="re-sent the webhook",
+        what_happened="401 again",
+        why="signature secret was stale",
+        lesson="check the signing secret first",
+        participants=["ana", "bot"],
+        artifact="runbooks/twilio.md",
+        session="conv_123",
+    )
+    assert mem.peek(ep.id) == ep
+    got = mem.get(ep.id)
+    assert got.model_copy(update={"access_count": 0, "last_access": None, "relevance": ep.relevance}) == ep
+    assert got.access_count == 1 and got.last_access == T0
+    assert got.tags == ("project-x", "twilio")
+    assert got.decisions == {"confidence": 8.5, "action": "rotate secret"}
+    assert got.ts == T0 and got.ts.tzinfo is not None
+    assert got.status == "active"
+    assert 0 <= got.relevance <= 10
+
+
+def test_given_timestamps_kept_exactly_as_utc(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    cest = dt.timezone(dt.timedelta(hours=2))
+    ts = dt.datetime(2026, 7, 1, 23, 59, 59, 999999, tzinfo=cest)
+    ep = mem.record("routine", "nightly", outcome="success", ts=ts)
+    back = mem.get(ep.id)
+    assert back.ts == ts and back.ts.utcoffset() == dt.timedelta(0)
+    assert back.ts.hour == 21 and back.ts.microsecond == 999999
+    assert episode_day(ep.id) == "2026-07-01"
+
+
+def test_naive_datetime_rejected_naming_field(edb: memdb.Database) -> None:
+    with pytest.raises(ValidationError, match=r"ts=.*naive"):
+        edb.owner("ana").record("routine", "x", outcome="success", ts=dt.datetime(2026, 7, 1))
+    assert edb.owner("ana").count() == 0
+
+
+@pytest.mark.parametrize(
+    ("fields", "needle"),
+    [
+        ({"summary": ""}, "summary"),
+        ({"tags": ["ok", ""]}, "''"),
+        ({"feedback": 3}, "feedback=3"),
+        ({"decisions": "not a dict"}, "decisions='not a dict'"),
+        ({"colour": "blue"}, "colour"),
+        ({"session": "has space"}, "session='has space'"),
+        ({"cites": ["nope"]}, "nope"),
+    ],
+)
+def test_bad_fields_named(edb: memdb.Database, fields: dict[str, Any], needle: str) -> None:
+    mem = edb.owner("ana")
+    args: dict[str, Any] = {"kind": "debug", "summary": "s", "outcome": "partial", **fields}
+    with pytest.raises((ValidationError, NotFoundError)) as info:
+        mem.record(**args)
+    assert needle in str(info.value)
+    assert mem.count() == 0 and edb.check().ok
+
+
+def test_ids_unique_and_sorted_by_time(edb: memdb.Database, clock: FixedClock) -> None:
+    mem = edb.owner("ana")
+    ids = []
+    for i in range(50):
+        if i % 7 == 0:
+            clock.advance(seconds=1)
+        ids.append(mem.record("exchange", f"turn {i}", session="s1").id)  # many share a timestamp
+    assert len(set(ids)) == 50
+    assert ids == sorted(ids)
+    assert [e.id for e in mem.episodes()] == ids
+
+
+# --- 2. typed kinds and honest outcomes --------------------------------------------------------
+
+
+@pytest.mark.parametrize("outcome", [None, "mostly worked", "n/a", "Success", "SUCCESS", "succeeded", ""])
+def test_typed_kind_requires_exact_outcome(edb: memdb.Database, outcome: str | None) -> None:
+    mem = edb.owner("ana")
+    with pytest.raises(ValidationError, match="outcome") as info:
+        mem.record("sprint", "shipped search", outcome=outcome)
+    assert "success, partial, failure" in str(info.value)
+    assert mem.count() == 0
+    assert list(edb.globals["MEM"].items()) == []
+
+
+@pytest.mark.parametrize("outcome", ["success", "partial", "failure"])
+def test_honest_outcomes_accepted(edb: memdb.Database, outcome: str) -> None:
+    assert edb.owner("ana").record("review", "PR review", outcome=outcome).outcome == outcome
+
+
+def test_builtin_kinds_carry_no_outcome(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    with pytest.raises(ValidationError, match="carries no outcome"):
+        mem.record("exchange", "hi", outcome="success")
+    assert mem.record("exchange", "hi").outcome is None
+
+
+def test_unknown_kind_rejected(edb: memdb.Database) -> None:
+    with pytest.raises(ValidationError, match="'meeting' is not configured"):
+        edb.owner("ana").record("meeting", "standup", outcome="success")
+
+
+def test_kinds_configurable_persisted_and_capped(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "k") as db:
+        db.configure(typed_kinds=("incident", "deploy"))
+        with pytest.raises(ConfigError, match="at most 6"):
+            db.configure(typed_kinds=tuple(f"k{i}" for i in range(7)))
+        with pytest.raises(ConfigError, match="built-in"):
+            db.configure(typed_kinds=("exchange",))
+    with memdb.open(tmp_path / "k") as db:
+        assert db.settings.typed_kinds == ("incident", "deploy")
+        db.owner("ana").record("incident", "pager", outcome="partial")
+        with pytest.raises(ValidationError):
+            db.owner("ana").record("sprint", "s", outcome="success")
+
+
+# --- 3. owner scoping ------------------------------------------------------------------------
+
+owners = st.sampled_from(["ana", "bo", "cy"])
+writes = st.lists(
+    st.tuples(
+        owners, st.sampled_from(["debug", "exchange", "sprint"]), st.sampled_from(["deploy", "Project X", "billing"]), st.integers(0, 3)
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(writes)
+def test_no_owner_sees_another(tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, str, int]]) -> None:
+    path = tmp_path_factory.mktemp("own")
+    with memdb.open(path, clock=FixedClock(), map_size=1 << 20) as db:
+        mine: dict[str, set[str]] = {"ana": set(), "bo": set(), "cy": set()}
+        for owner, kind, tag, day in ops:
+            outcome = None if kind == "exchange" else "success"
+            ep = db.owner(owner).record(
+                kind, f"{owner} did {tag}", outcome=outcome, tags=[tag], ts=T0 + dt.timedelta(days=day), session="s1"
+            )
+            mine[owner].add(ep.id)
+        for owner, ids in mine.items():
+            mem = db.owner(owner)
+            seen = {e.id for e in mem.episodes()}
+            assert seen == ids
+            assert mem.count() == len(ids)
+            assert all(e.owner == owner for e in mem.episodes())
+            for other, other_ids in mine.items():
+                if other == owner:
+                    continue
+                for oid in other_ids:
+                    assert oid not in mem
+                    with pytest.raises(NotFoundError) as info:
+                        mem.get(oid)
+                    # the error is the same as for an id that never existed: existence is private
+                    assert other not in str(info.value)
+                    with pytest.raises(NotFoundError):
+                        mem.feedback(oid, 1.0)
+                    with pytest.raises(NotFoundError):
+                        mem.delete(oid, reason="probe")
+        assert db.check().ok
+
+
+# --- 4. gateway capture ----------------------------------------------------------------------
+
+
+def test_exchange_digest_is_bounded_with_marker(edb: memdb.Database) -> None:
+    edb.configure(digest_chars=200)
+    mem = edb.owner("ana")
+    ep = mem.record_exchange("conv_1", "Q" * 5000, "A" * 300)
+    assert "Q" * 5000 not in ep.content
+    assert "[truncated 5000 chars]" in ep.content and "[truncated 300 chars]" in ep.content
+    user, assistant = ep.content.split("\nassistant: ")
+    assert len(user.removeprefix("user: ")) <= 200 and len(assistant) <= 200
+    assert ep.kind == "exchange" and ep.session == "conv_1" and ep.outcome is None
+    assert len(mem.get(ep.id).summary) <= 500
+
+
+def test_default_digest_cap_is_2000(edb: memdb.Database) -> None:
+    ep = edb.owner("ana").record_exchange("c", "x" * 1999, "y" * 2001)
+    assert "x" * 1999 in ep.content and "[truncated 2001 chars]" in ep.content
+
+
+def test_tool_call_and_result(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    call = mem.record_tool_call("conv_1", "search", {"q": "deploy logs " * 400})
+    assert call.kind == "tool_call" and call.tool == "search" and "[truncated" in call.content
+    done = mem.record_tool_result(call.id, {"hits": 3, "top": "rollback runbook"})
+    assert done.result is not None and "rollback runbook" in done.result
+    assert mem.get(call.id).result == done.result
+    ex = mem.record_exchange("conv_1", "hi", "hello")
+    with pytest.raises(ValidationError, match="not a tool_call"):
+        mem.record_tool_result(ex.id, "x")
+    with pytest.raises(NotFoundError):
+        edb.owner("bo").record_tool_result(call.id, "x")
+    assert edb.check().ok
+
+
+def test_import_keeps_timestamps_and_writes_one_audit(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    items = [{"kind": "exchange", "summary": f"turn {i}", "ts": T0 - dt.timedelta(days=30 - i), "session": "old"} for i in range(10)]
+    report = mem.import_episodes(items, source="locomo:26")
+    assert report.count == 10
+    assert [mem.get(i).ts for i in report.ids] == [it["ts"] for it in items]
+    audits = [a for a in mem.audit_log() if a["action"] == "import"]
+    assert len(audits) == 1 and audits[0]["count"] == 10 and audits[0]["source"] == "locomo:26"
+
+
+def test_import_is_all_or_nothing(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    items = [{"kind": "exchange", "summary": "ok"}, {"kind": "debug", "summary": "no outcome"}]
+    with pytest.raises(ValidationError, match="import item 1"):
+        mem.import_episodes(items, source="x")
+    assert mem.count() == 0 and mem.audit_log() == []
+
+
+# --- 5. PII -----------------------------------------------------------------------------------
+
+PLANTED = {
+    "email": "ana.lopez@example.com",
+    "phone": "+1 (415) 555-0132",
+    "card": "4111 1111 1111 1111",
+    "iban": "GB82 WEST 1234 5698 7654 32",
+    "ssn": "123-45-6789",
+    "ip": "203.0.113.77",
+    "key": "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+}
+
+
+def _lmdb_bytes(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.iterdir() if p.is_file())
+
+
+def test_planted_pii_never_reaches_disk(tmp_path: Path) -> None:
+    path = tmp_path / "pii"
+    with memdb.open(path) as db:
+        mem = db.owner("ana")
+        text = " ".join(f"{k}: {v}" for k, v in PLANTED.items())
+        ep = mem.record(
+            "debug", f"mail {PLANTED['email']} failed", outcome="failure", content=text, lesson=f"call {PLANTED['phone']}",
+            decisions={"contact": PLANTED["email"], "nested": [PLANTED["ssn"]]}, tags=["billing"],
+        )  # fmt: skip
+        mem.record_exchange("conv_9", f"my card is {PLANTED['card']}", f"noted, IBAN {PLANTED['iban']}")
+        call = mem.record_tool_call("conv_9", "http", {"auth": f"Bearer {PLANTED['key']}", "ip": PLANTED["ip"]})
+        mem.record_tool_result(call.id, f"ok from {PLANTED['ip']}")
+        got = mem.get(ep.id)
+        assert "<EMAIL_1>" in got.summary and got.decisions["contact"] == "<EMAIL_1>"  # consistent across fields
+        db.store.sync()  # type: ignore[attr-defined]
+    raw = _lmdb_bytes(path)
+    for name, value in PLANTED.items():
+        for form in {value, value.replace(" ", ""), value.encode().hex()}:
+            assert form.encode() not in raw, f"{name} reached disk"
+        assert value.encode("utf-16-le") not in raw
+
+
+class ExplodingSanitizer:
+    def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:
+        raise RuntimeError("regex engine on fire")
+
+
+class LossySanitizer:
+    def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:
+        return {}
+
+
+@pytest.mark.parametrize("sanitizer", [ExplodingSanitizer(), LossySanitizer()])
+def test_sanitizer_failure_drops_capture_fail_closed(tmp_path: Path, sanitizer: Any) -> None:
+    path = tmp_path / "fc"
+    secret = "zz-planted-9f8e7d-secret"
+    with memdb.open(path, sanitizer=sanitizer) as db:
+        mem = db.owner("ana")
+        for attempt in (
+            lambda: mem.record("debug", f"leak {secret}", outcome="failure"),
+            lambda: mem.record_exchange("c1", f"leak {secret}", "r"),
+            lambda: mem.import_episodes([{"kind": "exchange", "summary": secret}], source="x"),
+        ):
+            with pytest.raises(SanitizerError) as info:
+                attempt()
+            assert secret not in str(info.value)
+        assert mem.count() == 0
+        assert db.globals["EPN"].get(("ana", "dropped")) == 3
+        assert db.globals["META"].get(("dropped_captures",)) == 3
+    assert secret.encode() not in _lmdb_bytes(path)
+
+
+def test_session_that_looks_like_pii_is_rejected(edb: memdb.Database) -> None:
+    with pytest.raises(ValidationError, match="session looks like personal data"):
+        edb.owner("ana").record_exchange("415-555-0132", "hi", "hello")
+
+
+def test_custom_sanitizer_is_pluggable(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "c", sanitizer=RegexSanitizer(extra={"EMPLOYEE": r"EMP-\d{5}"})) as db:
+        ep = db.owner("ana").record("exchange", "badge EMP-12345 used")
+        assert ep.summary == "badge <EMPLOYEE_1> used"
+
+
+# --- 6. indexes -------------------------------------------------------------------------------
+
+
+def test_indexes_written_with_record(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    ep = mem.record("debug", "deploy broke", outcome="failure", tags=["project-x"], session="s9")
+    g = edb.globals
+    assert [s[-1] for s, _ in g["EPG"].items(("ana", "project-x"))] == [ep.id]
+    assert [s[-1] for s, _ in g["EPK"].items(("ana", "debug", "failure"))] == [ep.id]
+    assert [s[-1] for s, _ in g["EPS"].items(("ana", "s9"))] == [ep.id]
+    assert g["EPX"].get(("ana", "deploy", ep.id)) is not None
+    assert edb.check().ok
+
+
+def test_check_detects_drift(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    ep = mem.record("debug", "deploy broke", outcome="failure", tags=["project-x"])
+    edb.globals["EPG"].kill(("ana", "project-x"))
+    edb.globals["EPX"].set(("ana", "ghost", ep.id), [1, 1])
+    problems = edb.check().problems
+    assert any("missing index entry" in p and "project-x" in p for p in problems)
+    assert any("ghost" in p for p in problems)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["add", "add", "delete", "feedback", "result"]), owners, st.integers(0, 50)), max_size=25))
+def test_indexes_agree_after_random_writes_and_deletes(tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, int]]) -> None:
+    with memdb.open(tmp_path_factory.mktemp("idx"), clock=FixedClock(), map_size=1 << 20) as db:
+        ids: dict[str, list[str]] = {"ana": [], "bo": [], "cy": []}
+        calls: dict[str, list[str]] = {"ana": [], "bo": [], "cy": []}
+        for op, owner, n in ops:
+            mem = db.owner(owner)
+            if op == "add":
+                if n % 3 == 0:
+                    ep = mem.record_tool_call(f"s{n % 4}", "search", {"q": f"term{n}"})
+                    calls[owner].append(ep.id)
+                else:
+                    ep = mem.record("debug", f"word{n} deploy", outcome="partial", tags=[f"t{n % 3}", "shared"], session=f"s{n % 4}")
+                ids[owner].append(ep.id)
+            elif op == "delete" and ids[owner]:
+                victim = ids[owner].pop(n % len(ids[owner]))
+                if victim in calls[owner]:
+                    calls[owner].remove(victim)
+                mem.delete(victim, reason="test")
+            elif op == "feedback" and ids[owner]:
+                mem.feedback(ids[owner][n % len(ids[owner])], (n % 3) - 1.0)
+            elif op == "result" and calls[owner]:
+                mem.record_tool_result(calls[owner][n % len(calls[owner])], f"found result{n}")
+        report = db.check()
+        assert report.ok, report.problems
+        assert report.episodes == sum(len(v) for v in ids.values())
+
+
+def test_delete_leaves_audit_without_text(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    ep = mem.record("debug", "secret plan omega", outcome="failure")
+    audit_id = mem.delete(ep.id, reason="user request")
+    assert ep.id not in mem
+    entry = next(a for a in mem.audit_log() if a["id"] == audit_id)
+    assert entry["action"] == "delete" and entry["episode"] == ep.id and len(entry["content_hash"]) == 64
+    assert "omega" not in repr(entry)
+    with pytest.raises(ValidationError):
+        mem.delete(ep.id, reason="  ")

@@ -1,0 +1,182 @@
+"""Relevance in the database: settings, explanation, buffered access tracking, rescoring."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import memdb
+from memdb.errors import ConfigError
+
+UTC = dt.UTC
+T0 = dt.datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Clock:
+    def __init__(self, now: dt.datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def rdb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
+    db = memdb.open(tmp_path / "r", clock=clock)
+    yield db
+    db.close()
+
+
+def freq(n: int, sat: float = 20.0) -> float:
+    return 10 * min(1.0, math.log1p(n) / math.log1p(sat))
+
+
+def test_fresh_episode_scores_by_formula(rdb: memdb.Database) -> None:
+    mem = rdb.owner("ana")
+    tagged = mem.record("debug", "x", outcome="failure", tags=["billing"])  # default tag weight 0.5
+    urgent = mem.record("debug", "y", outcome="failure", tags=["urgent", "billing"])  # highest weight wins: 1.0
+    plain = mem.record("debug", "z", outcome="failure")
+    # frequency 0, age 10 (just happened), feedback none = 5
+    assert tagged.relevance == pytest.approx(0.3 * 5 + 0.2 * 10 + 0.1 * 5)
+    assert urgent.relevance == pytest.approx(0.3 * 10 + 0.2 * 10 + 0.1 * 5)
+    assert plain.relevance == pytest.approx(0.2 * 10 + 0.1 * 5)
+
+
+def test_explain_reports_components(rdb: memdb.Database, clock: Clock) -> None:
+    mem = rdb.owner("ana")
+    ep = mem.record("debug", "x", outcome="failure", tags=["urgent"], feedback=1.0)
+    clock.now = T0 + dt.timedelta(days=14)
+    ex = mem.explain(ep.id)
+    assert (ex.frequency, ex.tags, ex.feedback) == (0.0, 10.0, 10.0)
+    assert ex.age == pytest.approx(5.0) and ex.age_days == pytest.approx(14.0)
+    assert ex.relevance == pytest.approx(0.4 * 0 + 0.3 * 10 + 0.2 * 5 + 0.1 * 10)
+    assert "frequency" in str(ex) and "14.0 days" in str(ex)
+    assert mem.peek(ep.id).access_count == 0  # explaining is not an access
+
+
+def test_access_counts_and_recomputes(rdb: memdb.Database, clock: Clock) -> None:
+    mem = rdb.owner("ana")
+    ep = mem.record("debug", "x", outcome="failure")
+    for i in range(20):
+        clock.now = T0 + dt.timedelta(minutes=i)
+        got = mem.get(ep.id)
+    assert got.access_count == 20
+    assert got.last_access == T0 + dt.timedelta(minutes=19)
+    assert mem.explain(ep.id).frequency == pytest.approx(10.0)
+    assert got.relevance == pytest.approx(0.4 * 10 + 0.2 * 10 + 0.1 * 5, abs=1e-3)
+
+
+def test_reads_are_buffered_and_flushed_in_batches(tmp_path: Path, clock: Clock) -> None:
+    with memdb.open(tmp_path / "b", clock=clock) as db:
+        db.configure(access_flush_every=3)
+        mem = db.owner("ana")
+        ids = [mem.record("debug", f"e{i}", outcome="success").id for i in range(3)]
+        mem.get(ids[0])
+        mem.get(ids[1])
+        states = db.globals["EPST"]
+        assert states[("ana", ids[0])]["access_count"] == 0  # buffered, not yet written
+        mem.get(ids[2])  # third distinct episode fills the buffer: one flush
+        assert [states[("ana", i)]["access_count"] for i in ids] == [1, 1, 1]
+        assert db.check().ok
+
+
+def test_clean_close_keeps_every_access(tmp_path: Path, clock: Clock) -> None:
+    with memdb.open(tmp_path / "c", clock=clock) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "e", outcome="success")
+        for _ in range(5):
+            mem.get(ep.id)
+    with memdb.open(tmp_path / "c", clock=clock) as db:
+        assert db.owner("ana").peek(ep.id).access_count == 5
+        assert db.check().ok
+
+
+@pytest.mark.slow
+def test_crash_loses_at_most_the_unflushed_batch(tmp_path: Path) -> None:
+    path = tmp_path / "crash"
+    code = f"""
+        import os, signal, datetime as dt, memdb
+        db = memdb.open({str(path)!r})
+        db.configure(access_flush_every=10)
+        mem = db.owner("ana")
+        ids = [mem.record("debug", f"e{{i}}", outcome="success").id for i in range(25)]
+        for i in ids:
+            mem.get(i)          # 25 distinct accesses: two flushes of 10, 5 left in memory
+        print(",".join(ids), flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    ids = proc.stdout.strip().split(",")
+    with memdb.open(path) as db:
+        counts = [db.owner("ana").peek(i).access_count for i in ids]
+        assert sum(counts) == 20 and counts[:20] == [1] * 20
+        assert db.check().ok
+
+
+def test_rescore_ages_everything(rdb: memdb.Database, clock: Clock) -> None:
+    mem = rdb.owner("ana")
+    bo = rdb.owner("bo")
+    eps = [mem.record("debug", f"e{i}", outcome="success", tags=["urgent"]) for i in range(30)]
+    other = bo.record("debug", "b", outcome="success")
+    report = rdb.rescore(now=T0 + dt.timedelta(days=28))
+    assert report.scored == 31 and report.changed == 31
+    for ep in eps:
+        assert mem.peek(ep.id).relevance == pytest.approx(0.3 * 10 + 0.2 * 2.5 + 0.1 * 5)
+    assert bo.peek(other.id).relevance == pytest.approx(0.2 * 2.5 + 0.1 * 5)
+    bands = {s[1] for s, _ in rdb.globals["EPB"].items(("ana",))}
+    assert bands == {4}
+    assert rdb.check().ok
+    assert rdb.rescore(now=T0 + dt.timedelta(days=28)).changed == 0  # idempotent
+
+
+def test_rescore_in_small_batches_matches(rdb: memdb.Database) -> None:
+    mem = rdb.owner("ana")
+    for i in range(25):
+        mem.record("debug", f"e{i}", outcome="success", tags=["urgent"] if i % 2 else [])
+    report = rdb.episodes.rescore(now=T0 + dt.timedelta(days=3), batch=7)
+    assert report.scored == 25
+    assert rdb.check().ok
+
+
+def test_feedback_moves_band(rdb: memdb.Database) -> None:
+    mem = rdb.owner("ana")
+    ep = mem.record("debug", "x", outcome="failure", tags=["urgent"])  # 5.5
+    assert mem.feedback(ep.id, -1.0).relevance == pytest.approx(5.0)
+    assert mem.feedback(ep.id, 1.0).relevance == pytest.approx(6.0)
+    assert [s[1] for s, _ in rdb.globals["EPB"].items(("ana",))] == [6]
+    assert rdb.check().ok
+
+
+def test_weights_configurable_validated_and_persisted(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "w") as db:
+        with pytest.raises(ConfigError, match="sum to"):
+            db.configure(w_frequency=0.5)
+        with pytest.raises(ConfigError, match="w_age"):
+            db.configure(w_age=-0.1)
+        db.configure(w_frequency=0.1, w_tags=0.1, w_age=0.7, w_feedback=0.1, tag_weights={"urgent": 1.0, "vip": 0.9})
+        ep = db.owner("a").record("debug", "x", outcome="success", tags=["vip"])
+        assert ep.relevance == pytest.approx(0.1 * 9 + 0.7 * 10 + 0.1 * 5)
+    with memdb.open(tmp_path / "w") as db:
+        assert db.settings.w_age == 0.7 and db.settings.tag_weights["vip"] == 0.9

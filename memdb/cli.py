@@ -1,36 +1,246 @@
-"""The ``memdb`` command: demo, dump a global, and (later) episodic commands."""
+"""The ``memdb`` command: the demo, capture and queries, stats, maintenance, JSONL export/import.
+
+Every command prints readable text, or JSON with ``--json``; an error prints one line
+``memdb: what: reason`` and exits 1 (2 for usage errors).
+"""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
+import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TextIO, TypeVar
 
 import memdb
-from memdb.errors import MemdbError
+from memdb.errors import MemdbError, ValidationError
+
+T = TypeVar("T")
+DEFAULT_DB = "memdb-data"
 
 
-def _format_subs(subs: tuple[object, ...]) -> str:
-    return "(" + ",".join(repr(s) if not isinstance(s, str) else '"' + s + '"' for s in subs) + ")" if subs else ""
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def _when(text: str | None, what: str) -> dt.datetime | None:
+    if text is None:
+        return None
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValidationError(f"{what} {text!r}: not an ISO date or datetime (e.g. 2026-07-01 or 2026-07-01T09:00+00:00)") from None
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)  # the command line means UTC
+
+
+def _tags(text: str | None) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else []
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, (set, tuple)):
+        return list(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _print_json(data: Any, out: TextIO = sys.stdout) -> None:
+    json.dump(data, out, default=_json_default, ensure_ascii=False, indent=2)
+    out.write("\n")
+
+
+def progress(items: Iterable[T], total: int | None, label: str, stream: TextIO = sys.stderr) -> Iterator[T]:
+    """Yield ``items``, drawing a progress bar on a terminal (silent when not a TTY)."""
+    show = stream.isatty()
+    last = 0.0
+    n = 0
+    for n, item in enumerate(items, 1):
+        yield item
+        now = time.monotonic()
+        if show and now - last > 0.1:
+            last = now
+            if total:
+                filled = int(30 * n / total)
+                stream.write(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {n}/{total}")
+            else:
+                stream.write(f"\r{label} {n}")
+            stream.flush()
+    if show:
+        stream.write(f"\r{label} done: {n}{' ' * 30}\n")
+
+
+def _open(args: argparse.Namespace) -> memdb.Database:
+    return memdb.open(args.db)
+
+
+# --- commands ----------------------------------------------------------------------------------
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Write a small ^MEM tree, then traverse it with $ORDER and $QUERY and print it."""
+    """Build the sample team memory and ask it questions."""
     from memdb.demo import run_demo
 
     run_demo(args.path, out=sys.stdout)
     return 0
 
 
+def cmd_record(args: argparse.Namespace) -> int:
+    with _open(args) as db:
+        ep = db.owner(args.owner).record(
+            args.kind, args.summary, outcome=args.outcome, tags=_tags(args.tags), lesson=args.lesson,
+            session=args.session, content=args.content or "", ts=_when(args.ts, "--ts"),
+        )  # fmt: skip
+        if args.json:
+            _print_json(ep)
+        else:
+            print(f"recorded {ep.id} ({ep.kind}{'/' + ep.outcome if ep.outcome else ''}) relevance {ep.relevance:.2f}")
+    return 0
+
+
+def _print_result(result: Any, args: argparse.Namespace) -> None:
+    if args.json:
+        _print_json(
+            {
+                "found": result.found,
+                "note": result.note,
+                "interpretation": str(result.interpretation),
+                "total": result.total,
+                "memories": [{"score": m.score, "why": list(m.why), "episode": m.episode} for m in result.memories],
+            }
+        )
+        return
+    print(f"searched: {result.interpretation}")
+    print(result.as_context(max_chars=args.max_chars))
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    with _open(args) as db:
+        _print_result(db.owner(args.owner).ask(args.question, now=_when(args.now, "--now"), limit=args.limit), args)
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    with _open(args) as db:
+        result = db.owner(args.owner).recall(
+            since=_when(args.since, "--since"), until=_when(args.until, "--until"), tags=_tags(args.tags),
+            any_tags=_tags(args.any_tags), text=args.text, kind=args.kind, outcome=args.outcome,
+            session=args.session, limit=args.limit,
+        )  # fmt: skip
+        _print_result(result, args)
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    with _open(args) as db:
+        h = db.owner(args.owner).history(kind=args.kind, tags=_tags(args.tags), text=args.text, limit=args.limit)
+        if args.json:
+            _print_json({"total": h.total, "counts": h.counts, "lessons": h.lessons, "attempts": [m.episode for m in h.attempts]})
+        else:
+            print(h)
+            for m in h.attempts:
+                print(m.line())
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    with _open(args) as db:
+        owners = {o: db.owner(o).count() for o in db.owners()}
+        store = db.store.stat() if hasattr(db.store, "stat") else {}
+        data = {
+            "path": os.path.abspath(args.db),
+            "owners": owners,
+            "episodes": sum(owners.values()),
+            "dropped_captures": db.globals["META"].get(("dropped_captures",), 0),
+            "store": store,
+            "native_scorer": memdb.native.IMPLEMENTATION,
+            "typed_kinds": list(db.settings.typed_kinds),
+        }
+        if args.json:
+            _print_json(data)
+        else:
+            print(f"{data['path']}: {data['episodes']} episodes, {len(owners)} owners, {store.get('used_bytes', 0) / 1e6:.1f} MB used")
+            for owner, count in sorted(owners.items()):
+                print(f"  {owner}: {count}")
+            print(f"dropped captures (sanitizer failures): {data['dropped_captures']}; scorer: {data['native_scorer']}")
+    return 0
+
+
+def cmd_maintain(args: argparse.Namespace) -> int:
+    with _open(args) as db:
+        report = db.maintain(now=_when(args.now, "--now"))
+        if args.json:
+            _print_json(report)
+        else:
+            print(report)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with _open(args) as db:
+        owners = [args.owner] if args.owner else db.owners()
+        out: TextIO = open(args.file, "w", encoding="utf-8") if args.file else sys.stdout
+        try:
+            total = sum(db.owner(o).count() for o in owners)
+            episodes = (ep for o in owners for ep in db.owner(o).episodes())
+            for ep in progress(episodes, total, "export"):
+                out.write(json.dumps(ep.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        finally:
+            if out is not sys.stdout:
+                out.close()
+    return 0
+
+
+_IMPORT_FIELDS = ("kind", "summary", "ts", "content", "decisions", "tags", "outcome", "what_we_tried", "what_happened", "why",
+                  "lesson", "participants", "artifact", "session", "tool", "result", "feedback")  # fmt: skip
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import JSONL episodes (as written by export); each line's owner unless --owner is given."""
+    by_owner: dict[str, list[dict[str, Any]]] = {}
+    with open(args.file, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValidationError(f"{args.file}:{lineno}: not JSON ({exc.msg})") from None
+            owner = args.owner or row.get("owner")
+            if not owner:
+                raise ValidationError(f"{args.file}:{lineno}: no owner in the line; pass --owner")
+            item = {k: row[k] for k in _IMPORT_FIELDS if row.get(k) is not None}
+            if "ts" in item:
+                item["ts"] = _when(item["ts"], f"{args.file}:{lineno} ts")
+            by_owner.setdefault(owner, []).append(item)
+    with _open(args) as db:
+        counts = {}
+        for owner, items in progress(list(by_owner.items()), len(by_owner), "import"):
+            counts[owner] = db.owner(owner).import_episodes(items, source=f"jsonl:{os.path.basename(args.file)}").count
+        if args.json:
+            _print_json(counts)
+        else:
+            print(", ".join(f"{o}: {n} imported" for o, n in counts.items()) or "nothing to import")
+    return 0
+
+
 def cmd_dump(args: argparse.Namespace) -> int:
     """Print every node of a global (or of all globals) as ^NAME(subs)=value."""
-    with memdb.open(args.path) as db:
+    with memdb.open(args.db) as db:
         names = [args.name.lstrip("^")] if args.name else db.globals.names()
         with db.snapshot():
             for name in names:
                 for subs, value in db.globals[name].items():
-                    print(f"^{name}{_format_subs(subs)}={value!r}")
+                    shown = ",".join(json.dumps(s) if isinstance(s, str) else repr(s) for s in subs)
+                    print(f"^{name}({shown})={value!r}" if subs else f"^{name}={value!r}")
     return 0
+
+
+# --- parser ------------------------------------------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,14 +248,65 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"memdb {memdb.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    demo = sub.add_parser("demo", help="run the demo on a database directory (default ./demo-db)")
-    demo.add_argument("path", nargs="?", default="demo-db", help="database directory (created if missing)")
+    def command(name: str, func: Callable[[argparse.Namespace], int], help_: str, owner: bool = True) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.add_argument(
+            "--db", default=os.environ.get("MEMDB_PATH", DEFAULT_DB), help=f"database directory (default $MEMDB_PATH or ./{DEFAULT_DB})"
+        )
+        if owner:
+            p.add_argument("--owner", default=os.environ.get("MEMDB_OWNER", "default"), help="owner (default $MEMDB_OWNER or 'default')")
+        p.add_argument("--json", action="store_true", help="print JSON")
+        p.set_defaults(func=func)
+        return p
+
+    demo = sub.add_parser("demo", help="build a sample team memory in a directory and ask it questions (the README's main job)")
+    demo.add_argument(
+        "path", nargs="?", default="demo-db", help="database directory (default ./demo-db; an earlier demo there is replaced)"
+    )
     demo.set_defaults(func=cmd_demo)
 
-    dump = sub.add_parser("dump", help="print the nodes of a global as ^NAME(subs)=value")
-    dump.add_argument("path", help="database directory")
-    dump.add_argument("name", nargs="?", help="global name, e.g. ^MEM (default: all)")
-    dump.set_defaults(func=cmd_dump)
+    p = command("record", cmd_record, "record one episode")
+    p.add_argument("kind")
+    p.add_argument("summary")
+    p.add_argument("--outcome", choices=["success", "partial", "failure"])
+    p.add_argument("--tags", help="comma-separated")
+    p.add_argument("--lesson")
+    p.add_argument("--session")
+    p.add_argument("--content")
+    p.add_argument("--ts", help="ISO time (UTC if no zone); default now")
+
+    p = command("ask", cmd_ask, "ask a plain-language question")
+    p.add_argument("question")
+    p.add_argument("--now", help="ISO time to interpret 'last week' etc. against")
+    p.add_argument("--limit", type=int, default=5)
+    p.add_argument("--max-chars", type=int, default=2000)
+
+    p = command("recall", cmd_recall, "structured retrieval by window, tags, text, kind, outcome")
+    for flag in ("--since", "--until", "--tags", "--any-tags", "--text", "--kind", "--session"):
+        p.add_argument(flag)
+    p.add_argument("--outcome", choices=["success", "partial", "failure"])
+    p.add_argument("--limit", type=int, default=5)
+    p.add_argument("--max-chars", type=int, default=2000)
+
+    p = command("history", cmd_history, "outcomes and lessons of past attempts")
+    p.add_argument("--kind")
+    p.add_argument("--tags")
+    p.add_argument("--text")
+    p.add_argument("--limit", type=int, default=10)
+
+    command("stats", cmd_stats, "episodes per owner, size on disk, counters", owner=False)
+    p = command("maintain", cmd_maintain, "run summaries, rescoring, archiving and retention", owner=False)
+    p.add_argument("--now", help="ISO time (default now)")
+
+    p = command("export", cmd_export, "write episodes as JSONL", owner=False)
+    p.add_argument("--owner", help="only this owner (default all)")
+    p.add_argument("--file", help="output file (default stdout)")
+    p = command("import", cmd_import, "import JSONL episodes (keeps their timestamps; one audit record per owner)", owner=False)
+    p.add_argument("file")
+    p.add_argument("--owner", help="import everything for this owner (default: each line's owner)")
+
+    p = command("dump", cmd_dump, "print the nodes of a global as ^NAME(subs)=value", owner=False)
+    p.add_argument("name", nargs="?", help="global name, e.g. ^MEM (default: all)")
     return parser
 
 
@@ -60,6 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except MemdbError as exc:
         print(f"memdb: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # output piped into head & co.: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as exc:
+        print(f"memdb: {exc.filename or 'I/O'}: {exc.strerror or exc}", file=sys.stderr)
         return 1
 
 

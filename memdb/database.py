@@ -8,12 +8,14 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from memdb.globals import Globals
+from memdb.models import check_owner
 from memdb.store import LMDBStore, Store
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from memdb.episodes import CheckReport, Clock, EpisodeStore, OwnerMemory, RescoreReport
+    from memdb.episodes import CheckReport, Clock, EpisodeStore, RescoreReport
+    from memdb.query import Owner
     from memdb.sanitize import Sanitizer
     from memdb.settings import Settings
 
@@ -39,9 +41,11 @@ class Database:
             self._episodes = EpisodeStore(self.globals, sanitizer=self._sanitizer, clock=self._clock)
         return self._episodes
 
-    def owner(self, name: str) -> OwnerMemory:
-        """The handle for one owner's memory; every episode operation goes through it."""
-        return self.episodes.owner(name)
+    def owner(self, name: str) -> Owner:
+        """The handle for one owner's memory; every episode operation and query goes through it."""
+        from memdb.query import Owner
+
+        return Owner(self.episodes, check_owner(name))
 
     def owners(self) -> list[str]:
         """Owners with recorded episodes (administrative)."""

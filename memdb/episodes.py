@@ -3,14 +3,16 @@
 Layout (every global's first subscript is the owner, so scoping is structural)::
 
     ^MEM(owner, day, id)                the record (what happened: fields and bounded digests)
-    ^EPST(owner, id)                    its state: relevance, access_count, last_access, feedback,
-                                        status, and ts/tags so rescoring reads states only
+    ^EPST(owner, id)                    its header: relevance, access_count, last_access, feedback,
+                                        status, plus ts, tags, kind, outcome and session, so that
+                                        filtering, ranking and rescoring never read the full record
     ^EPT(owner, ts_us, id)              time index
     ^EPG(owner, tag, ts_us, id)         tag index
     ^EPK(owner, kind, outcome, ts_us, id)  kind+outcome index ("-" for no outcome)
     ^EPS(owner, session, ts_us, id)     session index
     ^EPB(owner, band, ts_us, id)        relevance band (0-10) index
     ^EPX(owner, term, id) = [tf, dl]    text postings, with what BM25 needs per document
+    ^EPDF(owner, term) = df             documents holding the term (BM25's idf without a scan)
     ^EPN(owner, "docs"|"terms"|"episodes"|"dropped")   per-owner statistics
     ^AUDIT(owner, audit_id) = {...}     imports, deletions, later archives
 
@@ -26,6 +28,7 @@ import json
 import re
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -152,6 +155,7 @@ class EpisodeStore:
         self.by_session = space["EPS"]
         self.by_band = space["EPB"]
         self.postings = space["EPX"]
+        self.doc_freq = space["EPDF"]
         self.stats = space["EPN"]
         self.audit = space["AUDIT"]
         self._settings: Settings | None = None
@@ -270,7 +274,8 @@ class EpisodeStore:
         report = CheckReport()
         with self.space.snapshot():
             owners = set(self.owners())
-            for g in (self.mem, self.states, self.by_time, self.by_tag, self.by_kind, self.by_session, self.by_band, self.postings):
+            indexes = (self.by_time, self.by_tag, self.by_kind, self.by_session, self.by_band, self.postings)
+            for g in (self.mem, self.states, self.doc_freq, *indexes):
                 owners.update(str(o) for o in g.children())
             for owner in sorted(owners):
                 self._check_owner(owner, report)
@@ -291,8 +296,9 @@ class EpisodeStore:
             if state is None:
                 report.problems.append(f"^MEM({owner!r},{day!r},{eid!r}): record without state")
                 continue
-            if state.get("ts") != value["ts"] or list(state.get("tags", ())) != list(value.get("tags", ())):
-                report.problems.append(f"^EPST({owner!r},{eid!r}): ts/tags differ from the record")
+            header = header_of(value)
+            if {k: state.get(k) for k in header} != header:
+                report.problems.append(f"^EPST({owner!r},{eid!r}): header differs from the record")
             if episode_day(eid) != day:
                 report.problems.append(f"^MEM({owner!r},{day!r},{eid!r}): id is filed under the wrong day")
             count += 1
@@ -314,6 +320,11 @@ class EpisodeStore:
             for extra in sorted(actual - entries, key=repr):
                 report.problems.append(f"^{gname}{extra!r}: index entry without a record")
         actual_postings = dict(self.postings.items((owner,)))
+        want_df = Counter(term for _, term, _ in expected_postings)
+        have_df = {str(s[1]): v for s, v in self.doc_freq.items((owner,))}
+        for term in want_df.keys() | have_df.keys():
+            if want_df.get(term) != have_df.get(term):
+                report.problems.append(f"^EPDF({owner!r},{term!r}): {have_df.get(term)} but {want_df.get(term, 0)} postings")
         for key in expected_postings.keys() | actual_postings.keys():
             if expected_postings.get(key) != actual_postings.get(key):
                 report.problems.append(f"^EPX{key!r}: expected {expected_postings.get(key)!r}, found {actual_postings.get(key)!r}")
@@ -341,6 +352,17 @@ def _index_entries(owner: str, eid: str, record: Mapping[str, Any], state: Mappi
         "EPB": [(owner, band_of(state["relevance"]), t, eid)],
     }
     return out
+
+
+def header_of(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The record fields copied into the header (^EPST) for index-only filtering and ranking."""
+    return {
+        "ts": record["ts"],
+        "tags": list(record.get("tags") or ()),
+        "kind": record["kind"],
+        "outcome": record.get("outcome"),
+        "session": record.get("session"),
+    }
 
 
 def _latest(a: dt.datetime | None, b: dt.datetime) -> dt.datetime:
@@ -412,7 +434,7 @@ class OwnerMemory:
             kills, sets = self._text_index_changes(call_id, old, record)
             sets.append((self.store.mem, (self.name, day, call_id), record))
             self._space.apply(kills, sets)
-        return _episode(self.name, call_id, record, state)
+        return to_episode(self.name, call_id, record, state)
 
     def import_episodes(self, episodes: Iterable[Mapping[str, Any] | EpisodeInput], *, source: str) -> ImportReport:
         """Import past episodes (migrations, benchmarks) keeping their timestamps; one audit record.
@@ -449,12 +471,12 @@ class OwnerMemory:
         now = self.store.now()
         self.store.tracker.touch(self.name, [episode_id], now)
         state = self._live_state(episode_id, record, state, now)
-        return _episode(self.name, episode_id, record, state)
+        return to_episode(self.name, episode_id, record, state)
 
     def peek(self, episode_id: str) -> Episode:
         """Like ``get`` without counting an access (for tools and audits)."""
         record, state = self._load(episode_id)
-        return _episode(self.name, episode_id, record, state)
+        return to_episode(self.name, episode_id, record, state)
 
     def explain(self, episode_id: str, now: dt.datetime | None = None) -> Explanation:
         """Why an episode ranks where it does: its relevance and the four components (no access)."""
@@ -486,11 +508,14 @@ class OwnerMemory:
         return int(self.store.stats.get((self.name, "episodes"), 0))
 
     def episodes(self, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False) -> Iterator[Episode]:
-        """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive)."""
+        """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive).
+
+        A bulk scan (export, audits): it does not count as an access.
+        """
         lo = ts_micros(utc(since, "since")) if since else None
         hi = ts_micros(utc(until, "until")) if until else None
         for subs, _ in self.store.by_time.range((self.name,), lo, hi, reverse=reverse):
-            yield self.get(str(subs[2]))
+            yield self.peek(str(subs[2]))
 
     def audit_log(self) -> list[dict[str, Any]]:
         """This owner's audit records, oldest first."""
@@ -510,7 +535,7 @@ class OwnerMemory:
             sets: list[tuple[Global, Any, Any]] = []
             self.store._state_changes(self.name, episode_id, state, new, kills, sets)
             self._space.apply(kills, sets)
-        return _episode(self.name, episode_id, record, new)
+        return to_episode(self.name, episode_id, record, new)
 
     def delete(self, episode_id: str, *, reason: str) -> str:
         """Erase an episode and its index entries, leaving an audit record (hash, not text)."""
@@ -531,6 +556,7 @@ class OwnerMemory:
                 "content_hash": content_hash(record), "kind": record["kind"], "ts": record["ts"],
             })])  # fmt: skip
             self._bump(episodes=-1, docs=-1 if dl else 0, terms=-dl)
+            self._bump_df({term: -1 for term in tf})
         self.store.tracker.discard(self.name, episode_id)
         return audit_id
 
@@ -612,6 +638,7 @@ class OwnerMemory:
             now = self.store.now()
             sets: list[tuple[Global, Any, Any]] = []
             docs = terms = 0
+            df: Counter[str] = Counter()
             for rec in prepared:
                 record = {k: rec.get(k) for k in _RECORD_FIELDS}
                 ts: dt.datetime = rec["ts"] or now
@@ -622,7 +649,7 @@ class OwnerMemory:
                     eid = new_id(ts)
                 state: dict[str, Any] = {
                     "access_count": 0, "last_access": None, "feedback": rec.get("_feedback"), "status": "active",
-                    "ts": record["ts"], "tags": record["tags"],
+                    **header_of(record),
                 }  # fmt: skip
                 state["relevance"] = self.store.relevance(record, state, now)
                 sets.append((mem, (self.name, day, eid), record))
@@ -635,9 +662,11 @@ class OwnerMemory:
                     docs += 1
                     terms += dl
                     sets.extend((self.store.postings, (self.name, term, eid), [n, dl]) for term, n in tf.items())
-                out.append(_episode(self.name, eid, record, state))
+                    df.update(tf.keys())
+                out.append(to_episode(self.name, eid, record, state))
             self._space.apply((), sets)
             self._bump(episodes=len(prepared), docs=docs, terms=terms)
+            self._bump_df(df)
         return out
 
     def _text_index_changes(
@@ -648,7 +677,15 @@ class OwnerMemory:
         kills: list[tuple[Global, Any]] = [(self.store.postings, (self.name, t, eid)) for t in old_tf if t not in new_tf]
         sets: list[tuple[Global, Any, Any]] = [(self.store.postings, (self.name, t, eid), [n, new_dl]) for t, n in new_tf.items()]
         self._bump(docs=(1 if new_dl else 0) - (1 if old_dl else 0), terms=new_dl - old_dl)
+        df: Counter[str] = Counter({t: 1 for t in new_tf if t not in old_tf})
+        df.subtract({t: 1 for t in old_tf if t not in new_tf})
+        self._bump_df(df)
         return kills, sets
+
+    def _bump_df(self, deltas: Mapping[str, int]) -> None:
+        for term, delta in deltas.items():
+            if delta and self.store.doc_freq.increment((self.name, term), delta) <= 0:
+                self.store.doc_freq.kill_value((self.name, term))
 
     def _bump(self, **deltas: int) -> None:
         for name, delta in deltas.items():
@@ -696,7 +733,7 @@ def _flatten_texts(raw: dict[str, Any]) -> tuple[dict[str, str], Callable[[dict[
     return flat, rebuild
 
 
-def _episode(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> Episode:
+def to_episode(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> Episode:
     return Episode.model_construct(
         id=eid,
         owner=owner,

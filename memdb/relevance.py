@@ -43,8 +43,9 @@ class Explanation:
     def __str__(self) -> str:
         w = self.weights
         fb = "none" if self.feedback_value is None else f"{self.feedback_value:+.2f}"
+        accesses = f"{self.access_count} access{'es' if self.access_count != 1 else ''}"
         return (
-            f"relevance {self.relevance:.2f} = {w['frequency']:.2f}*frequency {self.frequency:.2f} ({self.access_count} accesses)"
+            f"relevance {self.relevance:.2f} = {w['frequency']:.2f}*frequency {self.frequency:.2f} ({accesses})"
             f" + {w['tags']:.2f}*tags {self.tags:.2f} (weight {self.tag_weight:.2f})"
             f" + {w['age']:.2f}*age {self.age:.2f} ({self.age_days:.1f} days since last access)"
             f" + {w['feedback']:.2f}*feedback {self.feedback:.2f} ({fb})"

@@ -1,0 +1,553 @@
+"""Structured retrieval without embeddings: recall, ask, history, and context blocks for prompts.
+
+The planner starts from the most selective index (a tag's time range, a kind+outcome time
+range, a session, the text postings, or the time index), reads the episode headers
+(``^EPST``) of those candidates only, filters them exactly, and ranks the survivors:
+
+    with text:    score = 0.6 * bm25 / max_bm25 + 0.25 * relevance / 10 + 0.15 * recency
+    without text: score = 0.6 * relevance / 10 + 0.4 * recency
+
+where ``recency = 0.5 ** (age_days / 7)`` and BM25 uses k1 = 1.2, b = 0.75 over the
+owner's inverted index. Full records are read for the returned memories only, so the cost
+follows the size of the most selective index range, not the database.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdb import native
+from memdb.episodes import OwnerMemory, episode_day, to_episode, ts_micros
+from memdb.errors import ValidationError
+from memdb.models import Episode, utc
+from memdb.settings import BUILTIN_KINDS, OUTCOMES
+from memdb.text import normalize_tag, tokenize
+from memdb.timephrase import TimeWindow, find_time_phrase
+
+__all__ = ["History", "Interpretation", "Memory", "Owner", "RecallResult"]
+
+K1 = 1.2
+B = 0.75
+RECENCY_HALF_LIFE_DAYS = 7.0
+_PROBE = 1024
+_NO_OUTCOME = "-"
+_QUESTION_WORDS = frozenset(
+    """what happened happen happens did do does done tell show give list find get any anything everything
+    something stuff things thing know remember recall recent recently lately please about regarding re went go
+    going status update updates news summary summarize memories memory episodes episode record records
+    time times ever last week weeks day days month months year years ago""".split()
+)
+_OUTCOME_WORDS = {
+    "failure": "failure", "failures": "failure", "failed": "failure", "fail": "failure", "fails": "failure",
+    "broke": "failure", "broken": "failure",
+    "success": "success", "successes": "success", "succeeded": "success", "successful": "success", "worked": "success",
+    "partial": "partial", "partially": "partial",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Interpretation:
+    """What a query actually searched: window, tags, terms and filters."""
+
+    window: TimeWindow | None = None
+    tags: tuple[str, ...] = ()
+    any_tags: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()
+    terms_required: bool = True
+    kind: str | None = None
+    outcome: str | None = None
+    session: str | None = None
+    question: str | None = None
+
+    def __str__(self) -> str:
+        parts = []
+        if self.window:
+            parts.append(f"window {self.window}")
+        if self.tags:
+            parts.append("tags " + " and ".join(self.tags))
+        if self.any_tags:
+            parts.append("any of tags " + ", ".join(self.any_tags))
+        if self.kind:
+            parts.append(f"kind {self.kind}")
+        if self.outcome:
+            parts.append(f"outcome {self.outcome}")
+        if self.session:
+            parts.append(f"session {self.session}")
+        if self.terms:
+            parts.append(("text " if self.terms_required else "ranked by text ") + " ".join(self.terms))
+        return "; ".join(parts) or "everything"
+
+
+@dataclass(frozen=True)
+class Memory:
+    """One retrieved episode, its rank score and why it matched."""
+
+    episode: Episode
+    score: float
+    why: tuple[str, ...]
+
+    def line(self) -> str:
+        """One line for a prompt: date, kind/outcome, tags, summary, lesson."""
+        e = self.episode
+        head = f"{e.ts:%Y-%m-%d} {e.kind}" + (f"/{e.outcome}" if e.outcome else "")
+        if e.tags:
+            head += " [" + ", ".join(e.tags) + "]"
+        text = e.summary.replace("\n", " ")
+        if e.lesson:
+            sep = " " if text.endswith((".", "!", "?", ":")) else ". "
+            text += f"{sep}Lesson: {e.lesson}".replace("\n", " ")
+        if e.status != "active":
+            head += f" ({e.status})"
+        return f"- {head}: {text}"
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """The answer to a query: memories (possibly none), what was searched, and an honest note."""
+
+    found: bool
+    memories: list[Memory]
+    interpretation: Interpretation
+    total: int
+    note: str
+
+    def __iter__(self) -> Iterator[Memory]:
+        return iter(self.memories)
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    def as_context(self, max_chars: int = 2000) -> str:
+        """A 'recent memories' block for a prompt: never longer than ``max_chars``, never cut silently.
+
+        Summaries come first. A memory that does not fit whole is cut with a visible marker,
+        and memories left out are counted.
+        """
+        if max_chars < 1:
+            raise ValidationError(f"max_chars {max_chars!r}: must be positive")
+        if not self.memories:
+            return _fit(self.note, max_chars)
+        ordered = sorted(self.memories, key=lambda m: m.episode.kind != "summary")
+        out = _fit(f"Recent memories ({self.interpretation}):", max_chars)
+        for i, memory in enumerate(ordered):
+            line = "\n" + memory.line()
+            rest = len(ordered) - i
+            more = f"\n(+{rest} more not shown)"
+            if len(out) + len(line) <= max_chars and (
+                rest == 1 or len(out) + len(line) + len(f"\n(+{rest - 1} more not shown)") <= max_chars
+            ):
+                out += line
+                continue
+            room = max_chars - len(out)
+            marker = " …[cut]"
+            tail = f"\n(+{rest - 1} more not shown)" if rest > 1 else ""
+            if room - len(tail) >= 40 + len(marker):
+                out += line[: room - len(tail) - len(marker)] + marker + tail
+            elif len(more) <= room:
+                out += more
+            break
+        return out
+
+
+def _fit(text: str, max_chars: int) -> str:
+    return text if len(text) <= max_chars else text[: max(max_chars - 1, 0)] + "…"
+
+
+@dataclass(frozen=True)
+class History:
+    """Outcome-aware history of past attempts: counts, the attempts, and their lessons."""
+
+    counts: dict[str, int]
+    attempts: list[Memory]
+    lessons: list[str]
+    interpretation: Interpretation
+    total: int = 0
+    last_failures: list[Memory] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        if not self.total:
+            return f"No past attempts found ({self.interpretation})."
+        counts = ", ".join(f"{n} {o}" for o, n in self.counts.items() if n)
+        text = f"{self.total} past attempt{'s' if self.total != 1 else ''} ({counts})."
+        if self.last_failures:
+            f = self.last_failures[0].episode
+            text += f" Last failure {f.ts:%Y-%m-%d}: {f.summary.rstrip('.')}."
+            if f.lesson:
+                text += f" Lesson: {f.lesson}"
+        return text
+
+
+@dataclass
+class _Query:
+    lo: int | None
+    hi: int | None
+    tags: tuple[str, ...]
+    any_tags: tuple[str, ...]
+    terms: tuple[str, ...]
+    terms_required: bool
+    kind: str | None
+    outcome: str | None
+    session: str | None
+
+
+class Owner(OwnerMemory):
+    """An owner's memory with the query layer: ``recall``, ``ask`` and ``history``."""
+
+    # --- public API ---------------------------------------------------------------------------
+
+    def recall(
+        self,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        tags: Iterable[str] = (),
+        any_tags: Iterable[str] = (),
+        text: str | None = None,
+        kind: str | None = None,
+        outcome: str | None = None,
+        session: str | None = None,
+        limit: int = 5,
+        now: dt.datetime | None = None,
+    ) -> RecallResult:
+        """Episodes matching every filter given, best first (see the module docstring for ranking).
+
+        ``tags`` must all be present, ``any_tags`` at least one; ``text`` needs at least one
+        of its terms; ``since`` is inclusive and ``until`` exclusive.
+        """
+        window = None
+        if since is not None or until is not None:
+            start = utc(since, "since") if since is not None else dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+            end = utc(until, "until") if until is not None else dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
+            if end <= start:
+                raise ValidationError(f"window since={start.isoformat()} until={end.isoformat()}: until must be after since")
+            window = TimeWindow(start, end, "between")
+        interp = Interpretation(
+            window=window,
+            tags=tuple(dict.fromkeys(normalize_tag(t) for t in _as_list(tags, "tags"))),
+            any_tags=tuple(dict.fromkeys(normalize_tag(t) for t in _as_list(any_tags, "any_tags"))),
+            terms=tuple(dict.fromkeys(tokenize(text))) if text else (),
+            kind=self._check_kind(kind),
+            outcome=self._check_outcome(outcome),
+            session=session,
+        )
+        return self._run(interp, limit, now)
+
+    def ask(self, question: str, now: dt.datetime | None = None, limit: int = 5) -> RecallResult:
+        """Answer a plain-language question: time phrases become a window, known tags become
+        tag filters, outcome words an outcome filter, and the rest ranks by text."""
+        if not isinstance(question, str) or not question.strip():
+            raise ValidationError(f"question {question!r}: ask something")
+        at = utc(now, "now") if now is not None else self.store.now()
+        window, rest = find_time_phrase(question, at, self.store.settings.week_starts_on)
+        tags, rest = self._known_tags_in(rest)
+        words = tokenize(rest)
+        outcome = next((_OUTCOME_WORDS[w] for w in words if w in _OUTCOME_WORDS), None)
+        kinds = set(self.store.settings.typed_kinds)
+        kind = next((w for w in words if w in kinds), None)
+        terms = tuple(dict.fromkeys(w for w in words if w not in _QUESTION_WORDS and w not in _OUTCOME_WORDS and w != kind))
+        interp = Interpretation(
+            window=window,
+            tags=tuple(tags),
+            terms=terms,
+            terms_required=not (tags or kind or outcome),
+            kind=kind,
+            outcome=outcome,
+            question=question,
+        )
+        return self._run(interp, limit, at)
+
+    def history(
+        self,
+        kind: str | None = None,
+        tags: Iterable[str] = (),
+        text: str | None = None,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        limit: int = 10,
+    ) -> History:
+        """Past attempts at this kind of task: counts by outcome, latest attempts and lessons."""
+        window = None
+        if since is not None or until is not None:
+            start = utc(since, "since") if since is not None else dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+            end = utc(until, "until") if until is not None else dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
+            window = TimeWindow(start, end, "between")
+        interp = Interpretation(
+            window=window,
+            tags=tuple(normalize_tag(t) for t in _as_list(tags, "tags")),
+            terms=tuple(dict.fromkeys(tokenize(text))) if text else (),
+            kind=self._check_kind(kind),
+        )
+        q = self._compile(interp)
+        with self._space.snapshot():
+            matches = self._matches(q)
+        matches.sort(key=lambda m: (m[1]["ts"], m[0]), reverse=True)
+        counts = Counter(str(h.get("outcome") or "none") for _, h, _ in matches)
+        chosen = matches[: max(limit, 0)]
+        attempts = self._memories([(eid, h, 0.0, ("history",)) for eid, h, _ in chosen])
+        lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
+        failures = [m for m in attempts if m.episode.outcome == "failure"]
+        ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
+        return History(ordered, attempts, lessons, interp, len(matches), failures)
+
+    # --- planning and execution -----------------------------------------------------------------
+
+    def _check_kind(self, kind: str | None) -> str | None:
+        if kind is None:
+            return None
+        if kind not in self.store.settings.typed_kinds and kind not in BUILTIN_KINDS:
+            raise ValidationError(f"kind {kind!r}: not a configured kind ({', '.join((*self.store.settings.typed_kinds, *BUILTIN_KINDS))})")
+        return kind
+
+    @staticmethod
+    def _check_outcome(outcome: str | None) -> str | None:
+        if outcome is not None and outcome not in OUTCOMES:
+            raise ValidationError(f"outcome {outcome!r}: must be one of {', '.join(OUTCOMES)}")
+        return outcome
+
+    def known_tags(self) -> list[str]:
+        """Every tag this owner has used."""
+        return [str(t) for t in self.store.by_tag.children((self.name,))]
+
+    def _known_tags_in(self, text: str) -> tuple[list[str], str]:
+        """Phrases of ``text`` (up to 4 words) that name a known tag, longest first; and the rest."""
+        known = set(self.known_tags())
+        if not known:
+            return [], text
+        words = re.findall(r"[\w#+./:-]+", text)
+        used = [False] * len(words)
+        found: list[str] = []
+        for size in (4, 3, 2, 1):
+            for i in range(len(words) - size + 1):
+                if any(used[i : i + size]):
+                    continue
+                phrase = " ".join(words[i : i + size])
+                try:
+                    tag = normalize_tag(phrase)
+                except ValidationError:
+                    continue
+                if tag in known:
+                    found.append(tag)
+                    for j in range(i, i + size):
+                        used[j] = True
+        rest = " ".join(w for w, u in zip(words, used, strict=True) if not u)
+        return list(dict.fromkeys(found)), rest
+
+    def _compile(self, interp: Interpretation) -> _Query:
+        w = interp.window
+        return _Query(
+            lo=ts_micros(w.start) if w else None,
+            hi=ts_micros(w.end) if w else None,
+            tags=interp.tags,
+            any_tags=interp.any_tags,
+            terms=interp.terms,
+            terms_required=interp.terms_required,
+            kind=interp.kind,
+            outcome=interp.outcome,
+            session=interp.session,
+        )
+
+    def _run(self, interp: Interpretation, limit: int, now: dt.datetime | None) -> RecallResult:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValidationError(f"limit {limit!r}: must be a non-negative int")
+        at = utc(now, "now") if now is not None else self.store.now()
+        q = self._compile(interp)
+        with self._space.snapshot():
+            matches = self._matches(q)
+            ranked = self._rank(q, matches, at, limit)
+            memories = self._memories(ranked)
+            if memories:
+                note = f"{len(matches)} match{'es' if len(matches) != 1 else ''} for {interp}; showing {len(memories)}."
+            else:
+                note = self._empty_note(interp, q)
+        if memories:
+            self.store.tracker.touch(self.name, [m.episode.id for m in memories], at)
+        return RecallResult(bool(memories), memories, interp, len(matches), note)
+
+    def _empty_note(self, interp: Interpretation, q: _Query) -> str:
+        """Say plainly that nothing matched, and whether something matched outside the window."""
+        note = f"Nothing found for {interp}."
+        if q.lo is None or not (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
+            return note
+        wider = _Query(None, None, q.tags, q.any_tags, q.terms, q.terms_required, q.kind, q.outcome, q.session)
+        outside = self._matches(wider, cap=10_000)
+        if not outside:
+            return note + " Nothing matches at any time either."
+        before = [h["ts"] for _, h, _ in outside if ts_micros(h["ts"]) < (q.lo or 0)]
+        after = len(outside) - len(before)
+        bits = []
+        if before:
+            bits.append(f"{len(before)} earlier (latest {max(before):%Y-%m-%d})")
+        if after:
+            bits.append(f"{after} later")
+        label = interp.window.phrase if interp.window else "in that window"
+        return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}."
+
+    def _sources(self, q: _Query) -> list[tuple[str, Iterator[str]]]:
+        """Candidate streams, one per usable index, each yielding episode ids."""
+        owner = self.name
+        lo, hi = q.lo, q.hi
+        srcs: list[tuple[str, Iterator[str]]] = []
+        for tag in q.tags:
+            srcs.append((f"tag {tag}", _ids(self.store.by_tag.range((owner, tag), lo, hi))))
+        if q.any_tags:
+            srcs.append(("any tag", _chain(_ids(self.store.by_tag.range((owner, t), lo, hi)) for t in q.any_tags)))
+        if q.kind or q.outcome:
+            kinds = [q.kind] if q.kind else [*self.store.settings.typed_kinds, *BUILTIN_KINDS]
+            outcomes = [q.outcome] if q.outcome else [*OUTCOMES, _NO_OUTCOME]
+            label = f"kind {q.kind or '*'}/{q.outcome or '*'}"
+            srcs.append((label, _chain(_ids(self.store.by_kind.range((owner, k, o), lo, hi)) for k in kinds for o in outcomes)))
+        if q.session:
+            srcs.append((f"session {q.session}", _ids(self.store.by_session.range((owner, q.session), lo, hi))))
+        srcs.append(("time", _ids(self.store.by_time.range((owner,), lo, hi))))
+        return srcs
+
+    def _matches(self, q: _Query, cap: int | None = None) -> list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]]:
+        """Every episode matching ``q``: (id, header, term postings), driven by the smallest index."""
+        postings: dict[str, dict[str, tuple[int, int]]] = {}
+        text_size = None
+        if q.terms and q.terms_required:
+            text_size = sum(int(self.store.doc_freq.get((self.name, t), 0)) for t in q.terms)
+        # Probe each index range up to a limit that shrinks to the smallest exact size seen, so
+        # choosing the driver costs at most a few small reads.
+        limit = _PROBE if text_size is None else min(_PROBE, text_size + 1)
+        small: list[str] | None = None
+        large: tuple[list[str], Iterator[str]] | None = None
+        for _, stream in self._sources(q):
+            head = list(itertools.islice(stream, limit))
+            if len(head) < limit:
+                small, limit = head, len(head) + 1
+            elif large is None:
+                large = (head, stream)
+        if text_size is not None and (small is None or text_size < len(small)):
+            for term in q.terms:
+                for subs, value in self.store.postings.range((self.name, term)):
+                    postings.setdefault(str(subs[2]), {})[term] = (value[0], value[1])
+            driver: Iterable[str] = list(postings)
+        elif small is not None:
+            driver = small
+        else:
+            assert large is not None  # the time source always yields something when nothing is small
+            driver = itertools.chain(large[0], large[1])
+        out: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]] = []
+        states = self.store.states
+        need_tags = set(q.tags)
+        any_tags = set(q.any_tags)
+        seen: set[str] = set()
+        for eid in driver:
+            if eid in seen:  # a union of ranges (any_tags, kinds) can repeat an id
+                continue
+            seen.add(eid)
+            h = states.get((self.name, eid))
+            if h is None or h.get("status") == "archived":
+                continue
+            t = ts_micros(h["ts"])
+            if (q.lo is not None and t < q.lo) or (q.hi is not None and t >= q.hi):
+                continue
+            tags = set(h["tags"])
+            if not need_tags <= tags or (any_tags and not any_tags & tags):
+                continue
+            if (q.kind and h["kind"] != q.kind) or (q.outcome and h.get("outcome") != q.outcome):
+                continue
+            if q.session and h.get("session") != q.session:
+                continue
+            hits = postings.get(eid)
+            if hits is None and q.terms:
+                hits = {}
+                for term in q.terms:
+                    p = self.store.postings.get((self.name, term, eid))
+                    if p is not None:
+                        hits[term] = (p[0], p[1])
+            if q.terms and q.terms_required and not hits:
+                continue
+            out.append((eid, h, hits or {}))
+            if cap is not None and len(out) >= cap:
+                break
+        return out
+
+    def _rank(
+        self, q: _Query, matches: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]], now: dt.datetime, limit: int
+    ) -> list[tuple[str, dict[str, Any], float, tuple[str, ...]]]:
+        if not matches or limit == 0:
+            return []
+        bm25 = [0.0] * len(matches)
+        if q.terms:
+            n_docs = max(int(self.store.stats.get((self.name, "docs"), 0)), 1)
+            avgdl = max(int(self.store.stats.get((self.name, "terms"), 0)), 1) / n_docs
+            idf = {}
+            for t in q.terms:
+                df = int(self.store.doc_freq.get((self.name, t), 0))
+                idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+            for i, (_, _, hits) in enumerate(matches):
+                bm25[i] = sum(idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)) for t, (tf, dl) in hits.items())
+        top_text = max(bm25) or 1.0
+        scores = []
+        for (_, h, _), text in zip(matches, bm25, strict=True):
+            age = max((now - h["ts"]).total_seconds(), 0.0) / 86400.0
+            recency = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
+            rel = float(h["relevance"]) / 10.0
+            scores.append(0.6 * text / top_text + 0.25 * rel + 0.15 * recency if q.terms else 0.6 * rel + 0.4 * recency)
+        order = native.top_k(scores, limit)
+        out = []
+        for i in order:
+            eid, h, hits = matches[i]
+            why = _why(q, h, hits, bm25[i])
+            out.append((eid, h, scores[i], why))
+        return out
+
+    def _memories(self, ranked: Sequence[tuple[str, dict[str, Any], float, tuple[str, ...]]]) -> list[Memory]:
+        out = []
+        for eid, header, score, why in ranked:
+            record = self.store.mem.get((self.name, episode_day(eid), eid))
+            if record is None:
+                continue
+            out.append(Memory(to_episode(self.name, eid, record, header), round(score, 6), why))
+        return out
+
+
+def _why(q: _Query, h: dict[str, Any], hits: dict[str, tuple[int, int]], bm25: float) -> tuple[str, ...]:
+    why = []
+    if q.lo is not None or q.hi is not None:
+        why.append(f"in window ({h['ts']:%Y-%m-%d %H:%M})")
+    why.extend(f"tag {t}" for t in q.tags)
+    matched_any = [t for t in q.any_tags if t in h["tags"]]
+    if matched_any:
+        why.append("tag " + ", ".join(matched_any))
+    if q.kind or q.outcome:
+        why.append(f"{h['kind']}/{h.get('outcome') or 'no outcome'}")
+    if q.session:
+        why.append(f"session {q.session}")
+    if hits:
+        why.append("text " + ", ".join(f"{t}×{tf}" for t, (tf, _) in hits.items()) + f" (bm25 {bm25:.2f})")
+    why.append(f"relevance {float(h['relevance']):.1f}")
+    return tuple(why)
+
+
+def _without_window(interp: Interpretation) -> Interpretation:
+    return Interpretation(
+        None, interp.tags, interp.any_tags, interp.terms, interp.terms_required, interp.kind, interp.outcome, interp.session
+    )
+
+
+def _ids(items: Iterator[tuple[tuple[Any, ...], Any]]) -> Iterator[str]:
+    for subs, _ in items:
+        yield str(subs[-1])
+
+
+def _chain(streams: Iterable[Iterator[str]]) -> Iterator[str]:
+    for s in streams:
+        yield from s
+
+
+def _as_list(values: Iterable[str], name: str) -> list[str]:
+    if isinstance(values, str):
+        return [values]
+    try:
+        return list(values)
+    except TypeError:
+        raise ValidationError(f"{name} {values!r}: expected a list of strings") from None

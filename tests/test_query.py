@@ -1,0 +1,229 @@
+"""Query layer: recall filters and planner, ask, honest empty answers, context blocks, history."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memdb
+from memdb.errors import ValidationError
+from memdb.query import Owner
+
+UTC = dt.UTC
+NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday
+
+
+def at(day: int, hour: int = 12, month: int = 6) -> dt.datetime:
+    return dt.datetime(2026, month, day, hour, tzinfo=UTC)
+
+
+@pytest.fixture
+def qdb(tmp_path: Path) -> Iterator[memdb.Database]:
+    db = memdb.open(tmp_path / "q", clock=lambda: NOW)
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def team(qdb: memdb.Database) -> Owner:
+    mem = qdb.owner("team")
+    mem.record("debug", "Deploy of Project X failed: migration locked the users table", outcome="failure",
+               tags=["Project X", "deploy"], lesson="run migrations before the deploy window", ts=at(23, 10), session="s1")  # fmt: skip
+    mem.record("sprint", "Shipped search v2 for Project X", outcome="success", tags=["project-x"], ts=at(25, 16), session="s2")
+    mem.record("debug", "Billing webhook retries time out", outcome="partial", tags=["billing", "twilio"], ts=at(24, 16))
+    mem.record("review", "Reviewed Project X rollout plan", outcome="success", tags=["project-x"], ts=at(2, 16))
+    mem.record("debug", "Deploy failed again: migration lock", outcome="failure", tags=["project-x", "deploy"],
+               lesson="take the lock with a timeout", ts=at(29, 8))  # fmt: skip
+    mem.record("exchange", "User asked about the twilio quota", tags=["twilio"], ts=at(30, 23))
+    qdb.owner("other").record("debug", "Other team's Project X deploy", outcome="failure", tags=["project-x", "deploy"], ts=at(24))
+    return mem
+
+
+def summaries(result: Any) -> list[str]:
+    return [m.episode.summary for m in result]
+
+
+# --- recall ------------------------------------------------------------------------------------
+
+
+def test_recall_time_window_is_half_open(team: Owner) -> None:
+    r = team.recall(since=at(23, 10), until=at(25, 16))
+    assert summaries(r) and set(summaries(r)) == {
+        "Deploy of Project X failed: migration locked the users table",
+        "Billing webhook retries time out",
+    }
+
+
+def test_recall_tags_all_and_any(team: Owner) -> None:
+    assert len(team.recall(tags=["project-x", "deploy"], limit=10)) == 2
+    assert set(summaries(team.recall(any_tags=["billing", "deploy"], limit=10))) == {
+        "Deploy of Project X failed: migration locked the users table",
+        "Billing webhook retries time out",
+        "Deploy failed again: migration lock",
+    }
+
+
+def test_recall_kind_outcome_session_text(team: Owner) -> None:
+    assert summaries(team.recall(kind="debug", outcome="failure", limit=1)) == ["Deploy failed again: migration lock"]
+    assert len(team.recall(outcome="success", limit=10)) == 2
+    assert summaries(team.recall(session="s2")) == ["Shipped search v2 for Project X"]
+    r = team.recall(text="users table migration")
+    assert summaries(r)[0] == "Deploy of Project X failed: migration locked the users table"
+    assert any("bm25" in w for w in r.memories[0].why)
+
+
+def test_results_never_cross_owners(team: Owner, qdb: memdb.Database) -> None:
+    for r in (team.recall(limit=50), team.ask("deploy failures"), team.recall(tags=["project-x"], limit=50)):
+        assert all(m.episode.owner == "team" for m in r)
+    assert "Other team" not in str(team.history(kind="debug"))
+
+
+def test_recall_counts_access(team: Owner) -> None:
+    r = team.recall(tags=["billing"])
+    assert team.peek(r.memories[0].episode.id).access_count == 0  # buffered
+    team.store.flush()
+    assert team.peek(r.memories[0].episode.id).access_count == 1
+
+
+def test_bad_filters_named(team: Owner) -> None:
+    with pytest.raises(ValidationError, match="'meeting'"):
+        team.recall(kind="meeting")
+    with pytest.raises(ValidationError, match="'mostly'"):
+        team.recall(outcome="mostly")
+    with pytest.raises(ValidationError, match="until must be after since"):
+        team.recall(since=at(5), until=at(4))
+    with pytest.raises(ValidationError, match="limit"):
+        team.recall(limit=-1)
+
+
+# a brute-force model of recall's filters, to check the planner on random data
+tags_st = st.sampled_from(["a", "b", "c", "d"])
+episodes_st = st.lists(
+    st.tuples(
+        st.sampled_from(["debug", "sprint", "exchange"]),
+        st.lists(tags_st, max_size=3),
+        st.integers(0, 40),
+        st.sampled_from(["alpha beta", "beta gamma", "delta", "alpha"]),
+    ),
+    min_size=1,
+    max_size=25,
+)
+queries_st = st.fixed_dictionaries(
+    {},
+    optional={
+        "tags": st.lists(tags_st, max_size=2),
+        "any_tags": st.lists(tags_st, max_size=2),
+        "kind": st.sampled_from(["debug", "sprint", "exchange"]),
+        "outcome": st.sampled_from(["success", "failure"]),
+        "text": st.sampled_from(["alpha", "gamma delta", "beta"]),
+        "since": st.integers(0, 40).map(lambda d: at(1, 0) + dt.timedelta(days=d)),
+        "until": st.integers(41, 50).map(lambda d: at(1, 0) + dt.timedelta(days=d)),
+    },
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(episodes_st, queries_st)
+def test_planner_equals_brute_force(
+    tmp_path_factory: pytest.TempPathFactory, eps: list[tuple[str, list[str], int, str]], query: dict[str, Any]
+) -> None:
+    with memdb.open(tmp_path_factory.mktemp("plan"), clock=lambda: NOW) as db:
+        mem = db.owner("x")
+        stored = []
+        for i, (kind, tags, day, text) in enumerate(eps):
+            outcome = None if kind == "exchange" else ("success" if i % 2 else "failure")
+            stored.append(mem.record(kind, f"ep{i} {text}", outcome=outcome, tags=tags, ts=at(1, 0) + dt.timedelta(days=day, hours=i)))
+        terms = set(query["text"].split()) if "text" in query else None
+
+        def keep(e: Any) -> bool:
+            return (
+                ("since" not in query or e.ts >= query["since"])
+                and ("until" not in query or e.ts < query["until"])
+                and set(query.get("tags", [])) <= set(e.tags)
+                and (not query.get("any_tags") or bool(set(query["any_tags"]) & set(e.tags)))
+                and ("kind" not in query or e.kind == query["kind"])
+                and ("outcome" not in query or e.outcome == query["outcome"])
+                and (terms is None or bool(terms & set(e.summary.split())))
+            )
+
+        expected = {e.id for e in stored if keep(e)}
+        r = mem.recall(limit=100, **query)
+        assert {m.episode.id for m in r} == expected
+        assert r.total == len(expected) and r.found == bool(expected)
+
+
+# --- ask ---------------------------------------------------------------------------------------
+
+
+def test_ask_last_week_project_x(team: Owner) -> None:
+    r = team.ask("What happened with Project X last week?")
+    assert r.found
+    assert r.interpretation.tags == ("project-x",)
+    assert str(r.interpretation.window).startswith("last week (2026-06-22 to 2026-06-28)")
+    assert set(summaries(r)) == {"Deploy of Project X failed: migration locked the users table", "Shipped search v2 for Project X"}
+
+
+def test_ask_maps_outcome_words_and_keeps_terms(team: Owner) -> None:
+    r = team.ask("which deploys failed in the past 10 days?", limit=10)
+    assert r.interpretation.outcome == "failure"
+    assert all(m.episode.outcome == "failure" for m in r)
+    r = team.ask("anything about the twilio quota?")
+    assert r.interpretation.tags == ("twilio",) and "quota" in r.interpretation.terms
+    assert summaries(r)[0] == "User asked about the twilio quota"
+
+
+def test_ask_honest_empty_with_earlier_matches(team: Owner) -> None:
+    r = team.ask("What happened with Project X yesterday?")
+    assert not r.found and r.memories == []
+    assert r.note == "Nothing yesterday for tags project-x; 4 earlier (latest 2026-06-29)."
+    assert "Nothing" in r.as_context(500)
+
+
+def test_ask_honest_empty_when_nothing_at_all(team: Owner) -> None:
+    r = team.ask("kubernetes autoscaler")
+    assert not r.found and "Nothing found" in r.note and "kubernetes" in r.note
+
+
+def test_ask_rejects_empty_question(team: Owner) -> None:
+    with pytest.raises(ValidationError):
+        team.ask("   ")
+
+
+# --- context blocks -------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(budget=st.integers(1, 700))
+def test_as_context_never_exceeds_budget(team: Owner, budget: int) -> None:
+    r = team.recall(limit=10)
+    block = r.as_context(max_chars=budget)
+    assert len(block) <= budget
+    full = r.as_context(max_chars=100_000)
+    if block != full and budget > 150:
+        assert "…[cut]" in block or "more not shown" in block
+    for line in block.splitlines()[1:]:
+        assert line in full.splitlines() or line.endswith("…[cut]") or "more not shown" in line
+
+
+def test_as_context_puts_summaries_first(team: Owner) -> None:
+    team.record("summary", "Week recap: two failed deploys, search shipped", tags=["project-x"], ts=at(30, 1))
+    lines = team.recall(tags=["project-x"], limit=10).as_context(2000).splitlines()
+    assert lines[1].startswith("- 2026-06-30 summary")
+    assert "Lesson: run migrations before the deploy window" in "\n".join(lines)
+
+
+# --- history --------------------------------------------------------------------------------
+
+
+def test_history_counts_outcomes_and_lessons(team: Owner) -> None:
+    h = team.history(kind="debug", tags=["deploy"])
+    assert h.total == 2 and h.counts == {"success": 0, "partial": 0, "failure": 2}
+    assert h.lessons == ["take the lock with a timeout", "run migrations before the deploy window"]
+    assert str(h).startswith("2 past attempts (2 failure). Last failure 2026-06-29: Deploy failed again: migration lock. Lesson:")
+    assert team.history(kind="research").total == 0

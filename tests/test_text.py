@@ -1,0 +1,177 @@
+"""Index terms and tag normalisation: the rules in memdb/text.py, Unicode, and bounded terms."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memdb.errors import ValidationError
+from memdb.text import MAX_TAG_CHARS, MAX_TERM_CHARS, STOPWORDS, normalize_tag, term_counts, tokenize
+
+# --- tokenize ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("Deploy FAILED on staging", ["deploy", "failed", "staging"]),
+        ("the deploy of the API was not fixed", ["deploy", "api", "fixed"]),  # stopwords dropped
+        ("project-x and max_tokens", ["project", "max", "tokens"]),  # punctuation and _ split; "x" is one char
+        ("retry 3 times, 503 errors, 1 x", ["retry", "3", "times", "503", "errors", "1"]),  # numbers of any length
+        ("Café CAFÉ ｃａｆé", ["café", "café", "café"]),  # NFKC + case folding
+        ("ﬁle Straße STRASSE", ["file", "strasse", "strasse"]),
+        ("mail <EMAIL_1> and <EMPLOYEE_ID_2> now", ["mail"]),  # placeholders never become terms
+        ("a<EMAIL_1>b", []),
+        ("deployed deploys deploy", ["deployed", "deploys", "deploy"]),  # no stemming
+        ("", []),
+        ("   \n\t ", []),
+        ("!!! ??? ...", []),
+    ],
+)
+def test_tokenize(text: str, terms: list[str]) -> None:
+    assert tokenize(text) == terms
+
+
+def test_cjk_runs_are_one_term_each() -> None:
+    assert tokenize("東京タワー に 行った") == ["東京タワー", "行った"]  # single-character "に" is dropped
+
+
+def test_other_scripts_tokenise() -> None:
+    assert tokenize("Привет МИР, γειά σου, שלום") == ["привет", "мир", "γειά", "σου", "שלום"]
+
+
+def test_term_counts_is_tf_in_first_appearance_order() -> None:
+    tf = term_counts("Deploy failed; deploy retried; DEPLOY")
+    assert tf == {"deploy": 3, "failed": 1, "retried": 1}
+    assert list(tf) == ["deploy", "failed", "retried"]
+    assert term_counts("the of and") == {}
+
+
+def test_stopwords_are_lower_case_words_of_two_or_more_letters() -> None:
+    assert 140 <= len(STOPWORDS) <= 200
+    assert all(w == w.casefold() and w.isalpha() and len(w) >= 2 for w in STOPWORDS)
+    assert {"the", "and", "of", "is", "not"} <= STOPWORDS
+
+
+# --- long terms -------------------------------------------------------------------------------
+
+
+def test_terms_up_to_the_limit_are_kept_whole() -> None:
+    word = "a" * MAX_TERM_CHARS
+    assert tokenize(word) == [word]
+
+
+def test_long_terms_are_shortened_with_a_hash() -> None:
+    word = "supercalifragilistic" * 3
+    (term,) = tokenize(word)
+    assert len(term) == MAX_TERM_CHARS
+    assert term.startswith(word[:24] + "~")
+    assert tokenize(word.upper()) == [term]  # folded before hashing, so case does not matter
+
+
+def test_long_terms_with_a_shared_prefix_stay_distinct() -> None:
+    prefix = "x" * 40
+    terms = {tokenize(prefix + suffix)[0] for suffix in ("a", "b", "c", "aa", "0")}
+    assert len(terms) == 5
+    assert all(len(t) == MAX_TERM_CHARS and t.startswith("x" * 24 + "~") for t in terms)
+
+
+def test_long_numbers_are_shortened_too() -> None:
+    (term,) = tokenize("9" * 100)
+    assert len(term) == MAX_TERM_CHARS
+
+
+# --- normalize_tag ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tag", "expected"),
+    [
+        ("Project X", "project-x"),
+        ("  URGENT ", "urgent"),
+        ("project_x", "project-x"),
+        ("PROJECT.X", "project-x"),
+        ("project   x", "project-x"),
+        ("project - x", "project-x"),
+        ("--a--b--", "a-b"),
+        ("hello!!! world?", "hello-world"),
+        ("team:infra/api", "team:infra/api"),
+        ("v1.2", "v1-2"),
+        ("Café", "café"),
+        ("ＦＵＬＬ　ＷＩＤＴＨ", "full-width"),
+        ("Straße", "strasse"),
+        ("हिन्दी टैग", "हिन्दी-टैग"),  # combining vowel signs belong to the letters
+        ("東京", "東京"),
+        ("x" * MAX_TAG_CHARS, "x" * MAX_TAG_CHARS),
+    ],
+)
+def test_normalize_tag(tag: str, expected: str) -> None:
+    assert normalize_tag(tag) == expected
+
+
+@pytest.mark.parametrize(
+    ("tag", "message"),
+    [
+        ("", "tag '': nothing is left"),
+        ("   ", "tag '   ': nothing is left"),
+        ("!!!", "tag '!!!': nothing is left"),
+        ("_._", "tag '_._': nothing is left"),
+        ("x" * (MAX_TAG_CHARS + 1), f"{MAX_TAG_CHARS + 1} characters after normalising, more than {MAX_TAG_CHARS}"),
+    ],
+)
+def test_bad_tags_are_validation_errors_naming_the_tag(tag: str, message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        normalize_tag(tag)
+
+
+def test_very_long_tag_is_shown_truncated() -> None:
+    with pytest.raises(ValidationError) as info:
+        normalize_tag("y" * 500)
+    assert "y" * 81 not in str(info.value) and "..." in str(info.value)
+
+
+def test_non_str_tag_is_a_validation_error() -> None:
+    with pytest.raises(ValidationError, match="expected str, got int"):
+        normalize_tag(7)  # type: ignore[arg-type]
+
+
+def test_validation_error_is_a_value_error() -> None:
+    # pydantic validators in memdb.models rely on this to report bad tags as field errors
+    with pytest.raises(ValueError):
+        normalize_tag("???")
+
+
+# --- properties -------------------------------------------------------------------------------
+
+
+@given(st.text())
+def test_terms_are_bounded_non_empty_and_not_stopwords(text: str) -> None:
+    terms = tokenize(text)
+    assert all(0 < len(t) <= MAX_TERM_CHARS for t in terms)
+    assert not any(t in STOPWORDS for t in terms)
+    assert all(len(t) >= 2 or t.isdecimal() for t in terms)
+
+
+@given(st.text())
+def test_tokenize_is_deterministic(text: str) -> None:
+    assert tokenize(text) == tokenize(text)
+    assert term_counts(text) == term_counts(text)
+    assert sum(term_counts(text).values()) == len(tokenize(text))
+
+
+@given(st.text(max_size=60))
+def test_tokenize_is_stable_on_its_own_output(text: str) -> None:
+    terms = [t for t in tokenize(text) if "~" not in t]  # shortened terms are keys, not words
+    assert tokenize(" ".join(terms)) == terms
+
+
+@given(st.text(max_size=80))
+def test_normalize_tag_is_idempotent_and_within_limits(tag: str) -> None:
+    try:
+        once = normalize_tag(tag)
+    except ValidationError:
+        return
+    assert 0 < len(once) <= MAX_TAG_CHARS
+    assert normalize_tag(once) == once
+    assert once == once.strip("-") and "--" not in once and " " not in once

@@ -23,22 +23,11 @@ _MONTHS = {
 _MONTH_ABBR = {m[:3]: i for m, i in _MONTHS.items()}
 _WEEKDAYS = {d: i for i, d in enumerate(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"])}
 _NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "couple of": 2,
-    "few": 3,
-}
-_NUM = r"(?P<n>\d{1,4}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few)"
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "couple of": 2, "a couple of": 2, "few": 3, "a few": 3,
+}  # fmt: skip
+# longer alternatives first: "a couple of" must not match as "a"
+_NUM = r"(?P<n>\d{1,4}|a\s+couple\s+of|a\s+few|couple\s+of|few|an|a|one|two|three|four|five|six|seven|eight|nine|ten)"
 _UNIT = r"(?P<unit>hours?|days?|weeks?|months?|years?)"
 _DATE = r"\d{4}-\d{2}-\d{2}"
 _MONTH = (
@@ -84,6 +73,7 @@ def _week_start(now: dt.datetime, week_start: int) -> dt.datetime:
 
 
 def _count(word: str) -> int:
+    word = re.sub(r"\s+", " ", word.lower())
     return int(word) if word.isdigit() else _NUMBERS[word]
 
 
@@ -106,11 +96,14 @@ def _rolling(now: dt.datetime, n: int, unit: str) -> dt.datetime:
         start = _month_start(now.year, now.month - n)
         last_day = (_month_start(start.year, start.month + 1) - dt.timedelta(days=1)).day
         return start.replace(day=min(now.day, last_day), hour=now.hour, minute=now.minute, second=now.second, microsecond=now.microsecond)
-    return now.replace(year=now.year - n) if not (now.month == 2 and now.day == 29) else now.replace(year=now.year - n, day=28)
+    try:
+        return now.replace(year=now.year - n)
+    except ValueError:  # Feb 29 in a year without one
+        return now.replace(year=now.year - n, day=28)
 
 
 def _match(phrase: re.Match[str], now: dt.datetime, week_start: int) -> TimeWindow | None:
-    g = phrase.groupdict()
+    g = {k: v.lower() if v else v for k, v in phrase.groupdict().items()}  # IGNORECASE matched the original case
     text = phrase.group(0)
     today = _day(now.date())
     end_now = now + dt.timedelta(microseconds=1)
@@ -153,12 +146,12 @@ def _match(phrase: re.Match[str], now: dt.datetime, week_start: int) -> TimeWind
             return TimeWindow(_month_start(now.year - n, 1), _month_start(now.year - n + 1, 1), text)
         return TimeWindow(now - dt.timedelta(hours=n + 1), now - dt.timedelta(hours=n) + dt.timedelta(microseconds=1), text)
     if kind == "p_sinceday":
-        wd = _WEEKDAYS[g["weekday"]]
+        wd = _WEEKDAYS[g["weekday"].lower()]
         start = today - dt.timedelta(days=(today.weekday() - wd) % 7)
         return TimeWindow(start, end_now, text)
     if kind == "p_sincedate":
         since = _parse_date(g["since"])
-        return TimeWindow(since, end_now, text) if since else None
+        return TimeWindow(since, end_now, text) if since and since < end_now else None
     if kind == "p_between":
         a, b = _parse_date(g["a"]), _parse_date(g["b"])
         if a is None or b is None:
@@ -166,7 +159,8 @@ def _match(phrase: re.Match[str], now: dt.datetime, week_start: int) -> TimeWind
         a, b = min(a, b), max(a, b)
         return TimeWindow(a, b + dt.timedelta(days=1), text)
     if kind == "p_month":
-        month = _MONTHS.get(g["month"]) or _MONTH_ABBR[g["month"][:3]]
+        name = g["month"].lower()
+        month = _MONTHS.get(name) or _MONTH_ABBR[name[:3]]
         if g.get("year"):
             year = int(g["year"])
         else:  # the most recent such month that has begun
@@ -202,10 +196,15 @@ _PHRASES = re.compile(
 
 
 def find_time_phrase(text: str, now: dt.datetime, week_start: int = 0) -> tuple[TimeWindow | None, str]:
-    """The first time phrase in ``text`` as a window, and the text without it."""
-    lowered = text.lower()
-    for m in _PHRASES.finditer(lowered):
-        window = _match(m, now.astimezone(UTC), week_start)
+    """The first time phrase in ``text`` as a window, and the text without it.
+
+    Phrases naming dates outside what a datetime can hold (year 0, 9999 + 1) yield no window.
+    """
+    for m in _PHRASES.finditer(text):  # IGNORECASE: no lower(), which can change lengths ("İ")
+        try:
+            window = _match(m, now.astimezone(UTC), week_start)
+        except (ValueError, OverflowError):
+            window = None
         if window is not None:
             rest = (text[: m.start()] + " " + text[m.end() :]).strip()
             return TimeWindow(window.start, window.end, text[m.start() : m.end()]), re.sub(r"\s+", " ", rest)

@@ -18,9 +18,11 @@ so a shorter fraction sorts first, which is numeric order. A negative number is 
 positive form inverted byte by byte, which reverses its order. Integral floats are stored
 as ints, so ``1`` and ``1.0`` are one subscript and decode as ``1``.
 
-Every element encoding is prefix-free and no element starts with 0xFF, so all descendants
-of ``t`` lie in ``[encode(t), encode(t) + b"\\xff")`` and nothing else does
-(see ``tests/test_codec.py::test_descendants_in_range``).
+After a complete element comes either the next element's type code (0x20-0x70) or the end,
+while an escaped NUL inside a string continues with 0xFF; so all descendants of ``t`` lie in
+``[encode(t), encode(t) + b"\\xff")`` and nothing else does
+(``tests/test_codec.py::test_descendants_in_range``). Ancestry is range membership, not a
+byte prefix: ``encode(("a",))`` is a prefix of its sibling ``encode(("a\\x00",))``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^EPB(owner, band, ts_us, id)        relevance band (0-10) index
     ^EPX(owner, term, id) = [tf, dl]    text postings, with what BM25 needs per document
     ^EPDF(owner, term) = df             documents holding the term (BM25's idf without a scan)
-    ^EPN(owner, "docs"|"terms"|"episodes"|"dropped")   per-owner statistics
+    ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"dropped")   per-owner statistics
+    ^EPAR(owner, ts_us, id)             archived episodes (their one-line summary is in the header)
+    ^COLD(owner, id) = {...}            archived full records, compressed by the lifecycle layer
     ^AUDIT(owner, audit_id) = {...}     imports, deletions, later archives
 
 Every index entry is written in the same transaction as its record (``Globals.apply``).
@@ -158,6 +160,9 @@ class EpisodeStore:
         self.doc_freq = space["EPDF"]
         self.stats = space["EPN"]
         self.audit = space["AUDIT"]
+        self.db_audit = space["AUDITDB"]
+        self.archived = space["EPAR"]
+        self.cold = space["COLD"]
         self._settings: Settings | None = None
         self.scorer = RelevanceModel(lambda: self.settings)
         self.tracker = AccessTracker(self._flush_accesses, lambda: self.settings.access_flush_every)
@@ -174,8 +179,14 @@ class EpisodeStore:
 
     def configure(self, **changes: Any) -> Settings:
         """Validate and persist setting changes; the database keeps them across reopenings."""
-        new = self.settings.updated(**changes)
-        self.meta.set(("settings",), new.model_dump(mode="json"))
+        old = self.settings
+        new = old.updated(**changes)
+        dumped, before = new.model_dump(mode="json"), old.model_dump(mode="json")
+        changed = {k: {"from": before[k], "to": v} for k, v in dumped.items() if before[k] != v}
+        now = self.now()
+        with self.space.transaction():
+            self.meta.set(("settings",), dumped)
+            self.db_audit.set((new_id(now),), {"action": "configure", "at": now, "changes": changed})
         self._settings = new
         return new
 
@@ -232,7 +243,7 @@ class EpisodeStore:
     ) -> None:
         """Index changes for a new state: the state itself and a move between relevance bands."""
         sets.append((self.states, (owner, eid), new))
-        if old.get("status") == "active" and band_of(old["relevance"]) != band_of(new["relevance"]):
+        if old.get("status") != "archived" and band_of(old["relevance"]) != band_of(new["relevance"]):
             t = ts_micros(new["ts"])
             kills.append((self.by_band, (owner, band_of(old["relevance"]), t, eid)))
             sets.append((self.by_band, (owner, band_of(new["relevance"]), t, eid), ""))
@@ -275,33 +286,44 @@ class EpisodeStore:
         with self.space.snapshot():
             owners = set(self.owners())
             indexes = (self.by_time, self.by_tag, self.by_kind, self.by_session, self.by_band, self.postings)
-            for g in (self.mem, self.states, self.doc_freq, *indexes):
+            for g in (self.mem, self.states, self.doc_freq, self.archived, self.cold, *indexes):
                 owners.update(str(o) for o in g.children())
             for owner in sorted(owners):
                 self._check_owner(owner, report)
         return report
 
     def _check_owner(self, owner: str, report: CheckReport) -> None:
-        expected: dict[str, set[tuple[Any, ...]]] = {name: set() for name in ("EPT", "EPG", "EPK", "EPS", "EPB")}
+        expected: dict[str, set[tuple[Any, ...]]] = {name: set() for name in ("EPT", "EPG", "EPK", "EPS", "EPB", "EPAR")}
         expected_postings: dict[tuple[Any, ...], Any] = {}
-        docs = terms = count = 0
-        states = {str(subs[1]): st for subs, st in self.states.items((owner,))}
-        for subs, value in self.mem.items((owner,)):
-            if len(subs) != 3:
-                report.problems.append(f"^MEM{subs!r}: unexpected node")
+        docs = terms = count = archived = 0
+        records = {str(subs[2]): (subs, rec) for subs, rec in self.mem.items((owner,))}
+        cold = {str(subs[1]) for subs, _ in self.cold.items((owner,))}
+        for subs, state in self.states.items((owner,)):
+            eid = str(subs[1])
+            count += 1
+            found = records.pop(eid, None)
+            if state.get("status") == "archived":
+                archived += 1
+                if found is not None:
+                    report.problems.append(f"^MEM({owner!r},...,{eid!r}): archived episode still has a hot record")
+                if eid not in cold:
+                    report.problems.append(f"^COLD({owner!r},{eid!r}): archived episode without a cold record")
+                cold.discard(eid)
+                for gname, subs_list in _index_entries(owner, eid, state, state).items():
+                    expected[gname].update(subs_list)
                 continue
-            _, day, eid = subs
-            eid = str(eid)
-            state = states.pop(eid, None)
-            if state is None:
-                report.problems.append(f"^MEM({owner!r},{day!r},{eid!r}): record without state")
+            if eid in cold:
+                report.problems.append(f"^COLD({owner!r},{eid!r}): cold record of an episode that is not archived")
+                cold.discard(eid)
+            if found is None:
+                report.problems.append(f"^EPST({owner!r},{eid!r}): state without a record")
                 continue
+            (_, day, _), value = found
             header = header_of(value)
             if {k: state.get(k) for k in header} != header:
                 report.problems.append(f"^EPST({owner!r},{eid!r}): header differs from the record")
             if episode_day(eid) != day:
                 report.problems.append(f"^MEM({owner!r},{day!r},{eid!r}): id is filed under the wrong day")
-            count += 1
             for gname, subs_list in _index_entries(owner, eid, value, state).items():
                 expected[gname].update(subs_list)
             tf, dl = _terms_of(value)
@@ -311,8 +333,10 @@ class EpisodeStore:
                 for term, n in tf.items():
                     expected_postings[(owner, term, eid)] = [n, dl]
         report.episodes += count
-        for eid in states:
-            report.problems.append(f"^EPST({owner!r},{eid!r}): state without a record")
+        for eid, (subs, _) in records.items():
+            report.problems.append(f"^MEM{subs!r}: record without state ({eid})")
+        for eid in cold:
+            report.problems.append(f"^COLD({owner!r},{eid!r}): cold record without state")
         for gname, entries in expected.items():
             actual = {s for s, _ in self.space[gname].items((owner,))}
             for missing in sorted(entries - actual, key=repr):
@@ -328,7 +352,7 @@ class EpisodeStore:
         for key in expected_postings.keys() | actual_postings.keys():
             if expected_postings.get(key) != actual_postings.get(key):
                 report.problems.append(f"^EPX{key!r}: expected {expected_postings.get(key)!r}, found {actual_postings.get(key)!r}")
-        for name, want in (("docs", docs), ("terms", terms), ("episodes", count)):
+        for name, want in (("docs", docs), ("terms", terms), ("episodes", count), ("archived", archived)):
             have = self.stats.get((owner, name), 0)
             if have != want:
                 report.problems.append(f"^EPN({owner!r},{name!r}): {have} but the records say {want}")
@@ -344,6 +368,8 @@ def _terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
 def _index_entries(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
     """The index subscripts one episode should have (status rules come from the lifecycle layer)."""
     t = ts_micros(record["ts"])
+    if state.get("status") == "archived":  # out of the hot indexes; its one-liner stays findable
+        return {"EPAR": [(owner, t, eid)]}
     out: dict[str, list[tuple[Any, ...]]] = {
         "EPT": [(owner, t, eid)],
         "EPG": [(owner, tag, t, eid) for tag in record.get("tags", ())],
@@ -538,27 +564,106 @@ class OwnerMemory:
         return to_episode(self.name, episode_id, record, new)
 
     def delete(self, episode_id: str, *, reason: str) -> str:
-        """Erase an episode and its index entries, leaving an audit record (hash, not text)."""
+        """Erase one episode (hot or archived) and every index entry, leaving an audit record
+        that keeps its content hash, never its text."""
         if not isinstance(reason, str) or not reason.strip():
             raise ValidationError(f"delete reason {reason!r}: say why (it is kept in the audit trail)")
         now = self.store.now()
         audit_id = new_id(now)
         with self._space.transaction():
-            record, state = self._load(episode_id)
-            day = episode_day(episode_id)
-            kills: list[tuple[Global, Any]] = [(self.store.mem, (self.name, day, episode_id)), (self.store.states, (self.name, episode_id))]
-            for gname, entries in _index_entries(self.name, episode_id, record, state).items():
-                kills.extend((self._space[gname], e) for e in entries)
-            tf, dl = _terms_of(record)
-            kills.extend((self.store.postings, (self.name, term, episode_id)) for term in tf)
-            self._space.apply(kills, [(self.store.audit, (self.name, audit_id), {
-                "action": "delete", "at": now, "episode": episode_id, "reason": reason,
-                "content_hash": content_hash(record), "kind": record["kind"], "ts": record["ts"],
-            })])  # fmt: skip
-            self._bump(episodes=-1, docs=-1 if dl else 0, terms=-dl)
-            self._bump_df({term: -1 for term in tf})
-        self.store.tracker.discard(self.name, episode_id)
+            digest = self.remove(episode_id)
+            self.store.audit.set(
+                (self.name, audit_id), {"action": "delete", "at": now, "episodes": [episode_id], "hashes": [digest], "reason": reason}
+            )
         return audit_id
+
+    def remove(self, episode_id: str) -> str:
+        """Remove an episode from hot storage, cold storage and every index, in the current
+        transaction; returns its content hash. Audit records are the caller's job."""
+        state = self.store.states.get((self.name, check_id(episode_id)))
+        if state is None:
+            raise NotFoundError(f"episode {episode_id!r}: no such episode for owner {self.name!r}")
+        archived = state.get("status") == "archived"
+        kills: list[tuple[Global, Any]] = [(self.store.states, (self.name, episode_id))]
+        if archived:
+            cold = self.store.cold.get((self.name, episode_id)) or {}
+            digest = str(cold.get("hash", ""))
+            kills.append((self.store.cold, (self.name, episode_id)))
+            kills.extend((self._space[g], e) for g, es in _index_entries(self.name, episode_id, state, state).items() for e in es)
+            self._space.apply(kills)
+            self._bump(episodes=-1, archived=-1)
+        else:
+            record, _ = self._load(episode_id)
+            digest = content_hash(record)
+            kills.append((self.store.mem, (self.name, episode_day(episode_id), episode_id)))
+            k, deltas, df = self._hot_changes(episode_id, record, state, adding=False)
+            self._space.apply(kills + k)
+            self._bump(episodes=-1, **deltas)
+            self._bump_df(df)
+        self.store.tracker.discard(self.name, episode_id)
+        return digest
+
+    def _hot_changes(
+        self, eid: str, record: Mapping[str, Any], state: Mapping[str, Any], adding: bool
+    ) -> tuple[list[tuple[Global, Any]], dict[str, int], dict[str, int]]:
+        """Hot index entries and postings of an active episode (to kill, or the subscripts to set),
+        with the statistic and document-frequency deltas that go with them."""
+        entries: list[tuple[Global, Any]] = [
+            (self._space[g], e) for g, es in _index_entries(self.name, eid, record, {**state, "status": "active"}).items() for e in es
+        ]
+        tf, dl = _terms_of(record)
+        sign = 1 if adding else -1
+        entries.extend((self.store.postings, (self.name, term, eid)) for term in tf)
+        deltas = {"docs": sign if dl else 0, "terms": sign * dl}
+        return entries, deltas, {term: sign for term in tf}
+
+    def move_to_cold(self, episode_id: str, cold: dict[str, Any], one_line: str, audit: dict[str, Any]) -> None:
+        """Move an episode to cold storage (for the lifecycle layer): the record and its hot
+        index entries leave, the header keeps a one-line summary, and one audit record is written."""
+        now = self.store.now()
+        with self._space.transaction():
+            record, state = self._load(episode_id)
+            kills, deltas, df = self._hot_changes(episode_id, record, state, adding=False)
+            kills.append((self.store.mem, (self.name, episode_day(episode_id), episode_id)))
+            header = {**state, "status": "archived", "one_line": one_line, "archived_from": state["status"]}
+            sets: list[tuple[Global, Any, Any]] = [
+                (self.store.states, (self.name, episode_id), header),
+                (self.store.cold, (self.name, episode_id), cold),
+                (self.store.archived, (self.name, ts_micros(record["ts"]), episode_id), ""),
+                (self.store.audit, (self.name, new_id(now)), audit),
+            ]
+            self._space.apply(kills, sets)
+            self._bump(archived=1, **deltas)
+            self._bump_df(df)
+        self.store.tracker.discard(self.name, episode_id)
+
+    def move_from_cold(self, episode_id: str, record: dict[str, Any], audit: dict[str, Any]) -> Episode:
+        """Bring an archived episode back with all its indexes (for the lifecycle layer's restore);
+        restoring counts as an access, so it is not archived again at once."""
+        now = self.store.now()
+        with self._space.transaction():
+            state = self.store.states.get((self.name, check_id(episode_id)))
+            if state is None or state.get("status") != "archived":
+                raise NotFoundError(f"episode {episode_id!r}: no archived episode with this id for owner {self.name!r}")
+            header = {k: v for k, v in state.items() if k not in ("one_line", "archived_from")}
+            header.update(status=state.get("archived_from", "active"), access_count=state["access_count"] + 1, last_access=now)
+            header["relevance"] = self.store.relevance(record, header, now)
+            entries, deltas, df = self._hot_changes(episode_id, record, header, adding=True)
+            tf, dl = _terms_of(record)
+            sets: list[tuple[Global, Any, Any]] = [(g, e, [tf[e[1]], dl] if g is self.store.postings else "") for g, e in entries]
+            sets += [
+                (self.store.mem, (self.name, episode_day(episode_id), episode_id), record),
+                (self.store.states, (self.name, episode_id), header),
+                (self.store.audit, (self.name, new_id(now)), audit),
+            ]
+            kills: list[tuple[Global, Any]] = [
+                (self.store.cold, (self.name, episode_id)),
+                (self.store.archived, (self.name, ts_micros(record["ts"]), episode_id)),
+            ]
+            self._space.apply(kills, sets)
+            self._bump(archived=-1, **deltas)
+            self._bump_df(df)
+        return to_episode(self.name, episode_id, record, header)
 
     # --- internals -----------------------------------------------------------------------------
 

@@ -383,7 +383,9 @@ class Global:
         src = source._key(_as_subs(source_subs))
         if src == dst:
             return 0
-        if dst.startswith(src) or src.startswith(dst):
+        # Ancestry is range membership, not a byte prefix: "a" encodes as a prefix of "a\x00"
+        # (60 61 00 / 60 61 00 FF 00) although they are siblings.
+        if src < dst < src + b"\xff" or dst < src < dst + b"\xff":
             raise MergeOverlapError(
                 f"merge ^{self.name}{self._show(_as_subs(subs))} = ^{source.name}{self._show(_as_subs(source_subs))}: "
                 "a node cannot be merged into its own ancestor or descendant"

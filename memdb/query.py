@@ -65,6 +65,7 @@ class Interpretation:
     outcome: str | None = None
     session: str | None = None
     question: str | None = None
+    include_archived: bool = False
 
     def __str__(self) -> str:
         parts = []
@@ -82,6 +83,8 @@ class Interpretation:
             parts.append(f"session {self.session}")
         if self.terms:
             parts.append(("text " if self.terms_required else "ranked by text ") + " ".join(self.terms))
+        if self.include_archived:
+            parts.append("including archived")
         return "; ".join(parts) or "everything"
 
 
@@ -195,6 +198,7 @@ class _Query:
     kind: str | None
     outcome: str | None
     session: str | None
+    include_archived: bool = False
 
 
 class Owner(OwnerMemory):
@@ -214,11 +218,14 @@ class Owner(OwnerMemory):
         session: str | None = None,
         limit: int = 5,
         now: dt.datetime | None = None,
+        include_archived: bool = False,
     ) -> RecallResult:
         """Episodes matching every filter given, best first (see the module docstring for ranking).
 
         ``tags`` must all be present, ``any_tags`` at least one; ``text`` needs at least one
-        of its terms; ``since`` is inclusive and ``until`` exclusive.
+        of its terms; ``since`` is inclusive and ``until`` exclusive. Archived episodes match
+        through their one-line summary only when ``include_archived`` (``restore`` brings
+        back the full record).
         """
         window = None
         if since is not None or until is not None:
@@ -235,6 +242,7 @@ class Owner(OwnerMemory):
             kind=self._check_kind(kind),
             outcome=self._check_outcome(outcome),
             session=session,
+            include_archived=include_archived,
         )
         return self._run(interp, limit, now)
 
@@ -350,6 +358,7 @@ class Owner(OwnerMemory):
             kind=interp.kind,
             outcome=interp.outcome,
             session=interp.session,
+            include_archived=interp.include_archived,
         )
 
     def _run(self, interp: Interpretation, limit: int, now: dt.datetime | None) -> RecallResult:
@@ -374,7 +383,7 @@ class Owner(OwnerMemory):
         note = f"Nothing found for {interp}."
         if q.lo is None or not (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
             return note
-        wider = _Query(None, None, q.tags, q.any_tags, q.terms, q.terms_required, q.kind, q.outcome, q.session)
+        wider = _Query(None, None, q.tags, q.any_tags, q.terms, q.terms_required, q.kind, q.outcome, q.session, q.include_archived)
         outside = self._matches(wider, cap=10_000)
         if not outside:
             return note + " Nothing matches at any time either."
@@ -467,6 +476,34 @@ class Owner(OwnerMemory):
                 continue
             out.append((eid, h, hits or {}))
             if cap is not None and len(out) >= cap:
+                return out
+        if q.include_archived:
+            out.extend(self._archived_matches(q, cap=None if cap is None else cap - len(out)))
+        return out
+
+    def _archived_matches(self, q: _Query, cap: int | None) -> list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]]:
+        """Archived episodes in the window whose header and one-line summary match ``q``."""
+        out: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]] = []
+        for subs, _ in self.store.archived.range((self.name,), q.lo, q.hi):
+            eid = str(subs[2])
+            h = self.store.states.get((self.name, eid))
+            if h is None:
+                continue
+            tags = set(h["tags"])
+            if not set(q.tags) <= tags or (q.any_tags and not set(q.any_tags) & tags):
+                continue
+            if (
+                (q.kind and h["kind"] != q.kind)
+                or (q.outcome and h.get("outcome") != q.outcome)
+                or (q.session and h.get("session") != q.session)
+            ):
+                continue
+            words = Counter(tokenize(h.get("one_line", "")))
+            hits = {t: (words[t], sum(words.values())) for t in q.terms if words[t]}
+            if q.terms and q.terms_required and not hits:
+                continue
+            out.append((eid, h, hits))
+            if cap is not None and len(out) >= cap:
                 break
         return out
 
@@ -503,7 +540,11 @@ class Owner(OwnerMemory):
     def _memories(self, ranked: Sequence[tuple[str, dict[str, Any], float, tuple[str, ...]]]) -> list[Memory]:
         out = []
         for eid, header, score, why in ranked:
-            record = self.store.mem.get((self.name, episode_day(eid), eid))
+            if header.get("status") == "archived":
+                record = {**header, "summary": header.get("one_line", ""), "content": ""}
+                why = (*why, "archived: one-line summary (restore() brings back the full record)")
+            else:
+                record = self.store.mem.get((self.name, episode_day(eid), eid))
             if record is None:
                 continue
             out.append(Memory(to_episode(self.name, eid, record, header), round(score, 6), why))

@@ -68,6 +68,9 @@ class Store(Protocol):
     def close(self) -> None:
         """Release the backend; later calls raise StoreClosedError."""
 
+    def compact(self) -> None:
+        """Reclaim space and scrub deleted bytes from disk (may need exclusive use)."""
+
 
 # --- LMDB ------------------------------------------------------------------------------------
 
@@ -514,6 +517,50 @@ class LMDBStore:
                 w._abort()
                 raise
             w._commit()
+
+    def compact(self) -> None:
+        """Rewrite the environment into fresh pages, so deleted bytes leave the file.
+
+        LMDB neither zeroes freed pages nor the space a deleted node leaves inside a live
+        page, and its own compacting copy copies pages as they are. So this is a logical
+        rewrite: every item, in key order, appended into a new environment (whose pages LMDB
+        zero-fills), which then replaces the old file. It waits until no transaction of this
+        process is open, and needs exclusive use: other processes must not have it open.
+        """
+        env = self._env
+        shared = self._shared
+        tmp = os.path.join(self.path, ".compact")
+        if os.path.isdir(tmp):
+            for name in os.listdir(tmp):
+                os.remove(os.path.join(tmp, name))
+        with shared.write_lock, shared.cond:
+            shared.resizing = True  # blocks new transactions in this process
+            try:
+                while shared.active:
+                    shared.cond.wait()
+                try:
+                    info = env.info()
+                    fresh = lmdb.open(tmp, map_size=int(info["map_size"]), subdir=True, sync=True, max_dbs=0, meminit=True)
+                    with env.begin() as src, fresh.begin(write=True) as dst:
+                        cur: Any
+                        with src.cursor() as cur:
+                            for key, value in cur:
+                                dst.put(key, value, append=True)
+                    fresh.close()
+                    env.close()
+                    os.replace(os.path.join(tmp, "data.mdb"), os.path.join(self.path, "data.mdb"))
+                    shared.env = lmdb.open(
+                        self.path, map_size=int(info["map_size"]), subdir=True, sync=self._sync, metasync=self._sync,
+                        max_dbs=0, max_readers=self._max_readers, readahead=False,
+                    )  # fmt: skip
+                except lmdb.Error as exc:
+                    raise StoreError(f"compact {self.path!r}: {type(exc).__name__}: {exc}") from None
+            finally:
+                shared.resizing = False
+                shared.cond.notify_all()
+        for name in os.listdir(tmp):
+            os.remove(os.path.join(tmp, name))
+        os.rmdir(tmp)
 
     def sync(self) -> None:
         """Flush to disk (useful with ``sync=False``)."""

@@ -409,7 +409,7 @@ def test_delete_leaves_audit_without_text(edb: memdb.Database) -> None:
     audit_id = mem.delete(ep.id, reason="user request")
     assert ep.id not in mem
     entry = next(a for a in mem.audit_log() if a["id"] == audit_id)
-    assert entry["action"] == "delete" and entry["episode"] == ep.id and len(entry["content_hash"]) == 64
+    assert entry["action"] == "delete" and entry["episodes"] == [ep.id] and len(entry["hashes"][0]) == 64
     assert "omega" not in repr(entry)
     with pytest.raises(ValidationError):
         mem.delete(ep.id, reason="  ")

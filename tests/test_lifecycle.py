@@ -1,0 +1,381 @@
+"""Lifecycle: burst summaries, archiving to cold storage, restore, audit, erasure, retention, maintain.
+
+Every time rule is tested at its exact boundary with an injected clock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2 as httpx  # the HTTP client the anthropic SDK is built on
+import pytest
+
+import memdb
+from memdb.errors import LLMError, NotFoundError, ValidationError
+from memdb.summarize import AnthropicSummarizer, ExtractiveSummarizer
+
+UTC = dt.UTC
+T0 = dt.datetime(2026, 6, 1, 10, 0, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self, now: dt.datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def ldb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
+    db = memdb.open(tmp_path / "l", clock=clock)
+    yield db
+    db.close()
+
+
+def burst(
+    mem: memdb.Memory, n: int, start: dt.datetime = T0, session: str | None = "s1", spacing: dt.timedelta = dt.timedelta(hours=1)
+) -> list[str]:
+    return [
+        mem.record("exchange", f"event {i} about the deploy", session=session, ts=start + i * spacing, tags=["deploy"]).id for i in range(n)
+    ]
+
+
+def summaries_of(mem: memdb.Memory) -> list[memdb.query.Memory]:
+    return list(mem.recall(kind="summary", limit=50))
+
+
+# --- burst summaries -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("events", "expected"), [(5, 0), (6, 1)])
+def test_burst_needs_more_than_five_events(ldb: memdb.Database, events: int, expected: int) -> None:
+    mem = ldb.owner("ana")
+    burst(mem, events)
+    report = ldb.maintain(now=T0 + dt.timedelta(days=2))
+    assert report.summaries == expected
+    assert len(summaries_of(mem)) == expected
+
+
+@pytest.mark.parametrize(("age", "expected"), [(dt.timedelta(hours=23, minutes=59), 0), (dt.timedelta(hours=24), 1)])
+def test_burst_waits_until_window_is_24h_old(ldb: memdb.Database, age: dt.timedelta, expected: int) -> None:
+    mem = ldb.owner("ana")
+    burst(mem, 6, spacing=dt.timedelta(minutes=10))
+    assert ldb.maintain(now=T0 + age).summaries == expected
+
+
+def test_events_spread_over_more_than_24h_are_no_burst(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    burst(mem, 6, spacing=dt.timedelta(hours=5))  # 6 events over 25 h: no 24 h window holds 6
+    assert ldb.maintain(now=T0 + dt.timedelta(days=3)).summaries == 0
+
+
+def test_summary_cites_sources_which_stay_retrievable(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    ids = burst(mem, 7)
+    ldb.maintain(now=T0 + dt.timedelta(days=2))
+    (summary,) = summaries_of(mem)
+    assert set(summary.episode.cites) == set(ids)
+    assert 1 <= len(summary.episode.summary.splitlines()) <= 3
+    assert summary.episode.kind == "summary" and summary.episode.outcome is None
+    for eid in ids:
+        assert mem.peek(eid).status == "summarized"
+    assert len(mem.recall(tags=["deploy"], kind="exchange", limit=50)) == 7  # still found
+    assert ldb.check().ok
+
+
+def test_second_run_makes_no_second_summary(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    burst(mem, 8)
+    first = ldb.maintain(now=T0 + dt.timedelta(days=2))
+    second = ldb.maintain(now=T0 + dt.timedelta(days=2))
+    third = ldb.maintain(now=T0 + dt.timedelta(days=5))
+    assert (first.summaries, second.summaries, third.summaries) == (1, 0, 0)
+    assert len(summaries_of(mem)) == 1
+
+
+def test_sessionless_events_group_by_owner_day(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    day = dt.datetime(2026, 6, 1, tzinfo=UTC)
+    burst(mem, 6, start=day + dt.timedelta(hours=18), session=None, spacing=dt.timedelta(minutes=30))  # 18:00-20:30
+    burst(mem, 6, start=day + dt.timedelta(hours=22), session=None, spacing=dt.timedelta(hours=1))  # 22:00 .. next day 03:00
+    report = ldb.maintain(now=day + dt.timedelta(days=3))
+    assert report.summaries == 1  # day 1 holds 6 + 2 = 8 events; day 2 holds 4
+
+
+def test_burst_windows_per_owner_are_private(ldb: memdb.Database) -> None:
+    burst(ldb.owner("ana"), 3)
+    burst(ldb.owner("bo"), 3)
+    assert ldb.maintain(now=T0 + dt.timedelta(days=2)).summaries == 0  # 3 + 3 never add up across owners
+
+
+# --- the Anthropic summarizer through the real SDK ------------------------------------------------
+
+MESSAGE = {
+    "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-haiku-4-5",
+    "content": [
+        {
+            "type": "text",
+            "text": (
+                "Seven deploy attempts in session s1.\nTwo failed on the migration lock.\nFixed by running migrations first.\nExtra line."
+            ),
+        }
+    ],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 412, "output_tokens": 38},
+}
+OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+
+
+def sdk_client(responses: list[tuple[int, dict[str, Any]]], seen: list[httpx.Request]) -> anthropic.Anthropic:
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        status, body = responses[min(len(seen) - 1, len(responses) - 1)]
+        return httpx.Response(status, json=body, headers={"request-id": f"req_{len(seen)}"})
+
+    return anthropic.Anthropic(api_key="sk-ant-test", max_retries=1, http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+
+
+def test_anthropic_summarizer_through_sdk(tmp_path: Path, clock: Clock) -> None:
+    seen: list[httpx.Request] = []
+    summarizer = AnthropicSummarizer(client=sdk_client([(200, MESSAGE)], seen))
+    with memdb.open(tmp_path / "llm", clock=clock, summarizer=summarizer) as db:
+        mem = db.owner("ana")
+        burst(mem, 7)
+        assert db.maintain(now=T0 + dt.timedelta(days=2)).summaries == 1
+        (summary,) = summaries_of(mem)
+        assert summary.episode.summary.splitlines() == [
+            "Seven deploy attempts in session s1.",
+            "Two failed on the migration lock.",
+            "Fixed by running migrations first.",
+        ]
+    body = json.loads(seen[0].content)
+    assert seen[0].url.path == "/v1/messages" and body["model"] == "claude-haiku-4-5"
+    assert "event 0 about the deploy" in body["messages"][0]["content"]
+
+
+def test_anthropic_failure_leaves_episodes_for_the_next_run(tmp_path: Path, clock: Clock) -> None:
+    seen: list[httpx.Request] = []
+    failing = AnthropicSummarizer(client=sdk_client([(529, OVERLOADED)], seen))
+    with memdb.open(tmp_path / "llm2", clock=clock, summarizer=failing) as db:
+        mem = db.owner("ana")
+        ids = burst(mem, 7)
+        report = db.maintain(now=T0 + dt.timedelta(days=2))
+        assert report.summaries == 0 and report.summarizer_failures == 1
+        assert "overloaded" in report.errors[0].lower() or "529" in report.errors[0]
+        assert len(seen) == 2  # one retry, then give up
+        assert all(mem.peek(i).status == "active" for i in ids) and summaries_of(mem) == []
+        assert db.check().ok
+    with memdb.open(tmp_path / "llm2", clock=clock, summarizer=AnthropicSummarizer(client=sdk_client([(200, MESSAGE)], []))) as db:
+        assert db.maintain(now=T0 + dt.timedelta(days=3)).summaries == 1  # retried next run
+
+
+def test_anthropic_error_is_memdb_error() -> None:
+    summarizer = AnthropicSummarizer(
+        client=sdk_client([(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}})], [])
+    )
+    ep = memdb.models.Episode(id="x", owner="a", ts=T0, kind="exchange", summary="s")
+    with pytest.raises(LLMError, match="BadRequestError"):
+        summarizer.summarize([ep])
+
+
+def test_extractive_summary_is_deterministic_and_short() -> None:
+    eps = [memdb.models.Episode(id=str(i), owner="a", ts=T0 + dt.timedelta(minutes=i), kind="debug",
+                                outcome="failure" if i % 2 else "success",
+                                summary=f"step {i} " + "x" * 300, lesson="lock first" if i == 3 else None) for i in range(8)]  # fmt: skip
+    s = ExtractiveSummarizer()
+    text = s.summarize(eps)
+    assert text == s.summarize(eps) and len(text.splitlines()) == 3
+    assert all(len(line) <= 200 for line in text.splitlines())
+    assert "lock first" in text and len(s.one_line(eps[3])) <= 160
+
+
+# --- archiving, cold storage, restore -------------------------------------------------------------
+
+
+def only_feedback_counts(db: memdb.Database) -> None:
+    """Relevance = the feedback component, so a test sets it exactly: 5 * (feedback + 1)."""
+    db.configure(w_frequency=0.0, w_tags=0.0, w_age=0.0, w_feedback=1.0)
+
+
+@pytest.mark.parametrize(("feedback", "archived"), [(-0.402, 1), (-0.4, 0)])  # relevance 2.99 vs 3.0
+def test_archive_relevance_boundary(ldb: memdb.Database, feedback: float, archived: int) -> None:
+    only_feedback_counts(ldb)
+    ep = ldb.owner("ana").record("debug", "old thing", outcome="failure", feedback=feedback, ts=T0)
+    assert ldb.owner("ana").peek(ep.id).relevance == pytest.approx(5 * (feedback + 1))
+    assert ldb.maintain(now=T0 + dt.timedelta(days=31)).archived == archived
+
+
+@pytest.mark.parametrize(("idle", "archived"), [(dt.timedelta(days=29, hours=23, minutes=59), 0), (dt.timedelta(days=30), 1)])
+def test_archive_idle_boundary(ldb: memdb.Database, clock: Clock, idle: dt.timedelta, archived: int) -> None:
+    only_feedback_counts(ldb)
+    mem = ldb.owner("ana")
+    ep = mem.record("debug", "old thing", outcome="failure", feedback=-1.0, ts=T0 - dt.timedelta(days=90))
+    clock.now = T0
+    mem.get(ep.id)  # accessed at T0: the idle clock restarts
+    ldb.flush()
+    assert ldb.maintain(now=T0 + idle).archived == archived
+
+
+def test_archived_episode_leaves_hot_indexes_keeps_one_line_and_restores(ldb: memdb.Database, clock: Clock) -> None:
+    mem = ldb.owner("ana")
+    keep = mem.record("debug", "Hot and relevant", outcome="success", tags=["urgent"], ts=T0)
+    old = mem.record(
+        "debug",
+        "Twilio webhook signature mismatch",
+        outcome="failure",
+        tags=["twilio"],
+        lesson="rotate secrets together",
+        ts=T0 - dt.timedelta(days=60),
+    )
+    report = ldb.maintain(now=T0 + dt.timedelta(days=1))
+    assert report.archived == 1 and ldb.check().ok
+    assert mem.recall(tags=["twilio"]).found is False
+    found = mem.recall(tags=["twilio"], include_archived=True)
+    assert found.found and found.memories[0].episode.status == "archived"
+    assert "Twilio webhook signature mismatch" in found.memories[0].episode.summary
+    assert any("archived" in w for w in found.memories[0].why)
+    assert ldb.globals["MEM"].get(("ana", old.day, old.id)) is None
+    cold = ldb.globals["COLD"][("ana", old.id)]
+    assert cold["codec"] in ("zstd-dict", "zstd") and len(cold["data"]) < cold["raw_bytes"]
+    (audit,) = [a for a in mem.audit() if a["action"] == "archive"]
+    assert audit["episode"] == old.id and audit["rule"].startswith("relevance < 3")
+    assert set(audit["components"]) == {"frequency", "tags", "age", "feedback"} and audit["relevance"] < 3
+    assert len(audit["content_hash"]) == 64 and "Twilio" in audit["one_line"]
+
+    restored = mem.restore(old.id)
+    assert restored.lesson == "rotate secrets together" and restored.status == "active"
+    assert mem.recall(tags=["twilio"]).found and mem.recall(text="signature").found
+    assert ldb.check().ok
+    assert [a["action"] for a in mem.audit()][-2:] == ["archive", "restore"]
+    assert ldb.maintain(now=T0 + dt.timedelta(days=1)).archived == 0  # a restore is an access
+    assert keep.id in mem
+    with pytest.raises(NotFoundError):
+        mem.restore(keep.id)
+
+
+def test_cold_storage_uses_a_trained_dictionary(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    with ldb.transaction():
+        for i in range(400):
+            mem.record("routine", f"Nightly backup {i} verified on host db-{i % 7}", outcome="success", tags=["backups"],
+                       content="Checked snapshot sizes, restore test passed, retention policy applied.",
+                       ts=T0 - dt.timedelta(days=90, minutes=i))  # fmt: skip
+    only_feedback_counts(ldb)
+    ldb.configure(w_feedback=1.0)
+    with ldb.transaction():
+        for eid in [e.id for e in mem.episodes()][:50]:
+            mem.feedback(eid, -1.0)
+    assert ldb.maintain(now=T0).archived == 50
+    codecs = {v["codec"] for _, v in ldb.globals["COLD"].items(("ana",))}
+    assert codecs == {"zstd-dict"}
+    assert ldb.check().ok
+
+
+# --- audit, erasure, retention ------------------------------------------------------------------
+
+
+def test_configuration_changes_are_audited(ldb: memdb.Database) -> None:
+    ldb.configure(archive_after_days=45)
+    (entry,) = [a for a in ldb.audit() if a["action"] == "configure"]
+    assert entry["changes"] == {"archive_after_days": {"from": 30.0, "to": 45.0}} and entry["owner"] is None
+
+
+def test_audit_by_owner_and_time(ldb: memdb.Database, clock: Clock) -> None:
+    ana, bo = ldb.owner("ana"), ldb.owner("bo")
+    ana.import_episodes([{"kind": "exchange", "summary": "x"}], source="a")
+    clock.now = T0 + dt.timedelta(days=1)
+    bo.import_episodes([{"kind": "exchange", "summary": "y"}], source="b")
+    assert [a["source"] for a in ldb.audit(owner="ana")] == ["a"]
+    assert [a["source"] for a in ldb.audit(since=T0 + dt.timedelta(hours=1)) if a["action"] == "import"] == ["b"]
+    assert not hasattr(ldb, "delete_audit")
+
+
+def test_erase_by_id_range_and_everything(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    other = ldb.owner("bo").record("exchange", "bo's", ts=T0)
+    ids = [mem.record("exchange", f"e{i}", ts=T0 + dt.timedelta(days=i)).id for i in range(6)]
+    assert mem.erase([ids[0]], reason="user request").count == 1
+    assert mem.erase(since=T0 + dt.timedelta(days=1), until=T0 + dt.timedelta(days=3), reason="range").ids == ids[1:3]
+    assert mem.erase(everything=True, reason="account closed").count == 3
+    assert mem.count() == 0 and other.id in ldb.owner("bo")
+    assert ldb.check().ok
+    with pytest.raises(ValidationError):
+        mem.erase(reason="nothing given")
+    with pytest.raises(NotFoundError):
+        mem.erase([other.id], reason="not mine")
+
+
+def test_erase_cascades_to_summaries_and_archived(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    ids = burst(mem, 6)
+    ldb.maintain(now=T0 + dt.timedelta(days=2))
+    (summary,) = summaries_of(mem)
+    mem.archive(ids[1])
+    report = mem.erase([ids[0], ids[1]], reason="gdpr")
+    assert set(report.ids) == {ids[0], ids[1], summary.episode.id}
+    assert ldb.check().ok
+
+
+def test_erased_text_is_gone_from_disk_after_compact(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "erase"
+    secret = "Zanzibar-quokka-7731 plan"
+    with memdb.open(path, clock=clock) as db:
+        mem = db.owner("ana")
+        keep = mem.record("exchange", "unrelated note", ts=T0)
+        for i in range(20):
+            mem.record("exchange", f"{secret} number {i}", content=f"details of {secret}", ts=T0 + dt.timedelta(minutes=i))
+        archived = mem.record("exchange", f"{secret} archived", ts=T0 - dt.timedelta(days=400))
+        mem.archive(archived.id)
+        report = mem.erase(everything=True, reason="deletion request")
+        assert report.count == 22
+        audit = [a for a in mem.audit() if a["action"] == "erase"]
+        assert len(audit) == 1 and secret not in json.dumps(audit, default=str)
+        db.compact()
+        assert mem.count() == 0 and db.check().ok
+        mem.record("exchange", "still usable after compaction", ts=T0)
+        assert keep.id not in mem
+    raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+    assert b"Zanzibar" not in raw and b"quokka" not in raw
+    with memdb.open(path, clock=clock) as db:
+        assert db.owner("ana").count() == 1
+
+
+def test_retention_is_opt_in_and_audited(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    old = mem.record("exchange", "ancient", ts=T0 - dt.timedelta(days=100))
+    new = mem.record("exchange", "recent", ts=T0 - dt.timedelta(days=10))
+    assert ldb.maintain(now=T0).purged == 0
+    ldb.configure(retention_days=90)
+    report = ldb.maintain(now=T0)
+    assert report.purged == 1 and old.id not in mem and new.id in mem
+    (entry,) = [a for a in mem.audit() if a["action"] == "retention"]
+    assert entry["episodes"] == [old.id] and "ancient" not in json.dumps(entry, default=str)
+
+
+def test_maintain_is_idempotent(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    burst(mem, 9)
+    mem.record("debug", "stale", outcome="failure", ts=T0 - dt.timedelta(days=200))
+    now = T0 + dt.timedelta(days=40)
+    first = ldb.maintain(now=now)
+    state = {s: v for s, v in ldb.globals["EPST"].items()}
+    second = ldb.maintain(now=now)
+    assert first.summaries == 1 and first.archived >= 1
+    assert (second.summaries, second.archived, second.rescore_changed, second.purged) == (0, 0, 0, 0)
+    assert {s: v for s, v in ldb.globals["EPST"].items()} == state
+    assert "archived" in str(first)

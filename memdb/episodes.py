@@ -789,13 +789,13 @@ class OwnerMemory:
 
     def _bump_df(self, deltas: Mapping[str, int]) -> None:
         for term, delta in deltas.items():
-            if delta and self.store.doc_freq.increment((self.name, term), delta) <= 0:
-                self.store.doc_freq.kill_value((self.name, term))
+            if delta:
+                self._space.defer_increment(self.store.doc_freq, (self.name, term), delta, drop_zero=True)
 
     def _bump(self, **deltas: int) -> None:
         for name, delta in deltas.items():
             if delta:
-                self.store.stats.increment((self.name, name), delta)
+                self._space.defer_increment(self.store.stats, (self.name, name), delta)
 
 
 def _as_text(value: Any) -> str:

@@ -86,15 +86,48 @@ class Globals:
             raise ReadOnlyTransactionError("transaction: cannot write inside a read-only snapshot (leave the snapshot first)")
         outer = self._write_txn()
         if outer is not None:
-            with outer.savepoint():
-                yield
+            pending: list[dict[bytes, list[Any]]] = self._local.pending
+            pending.append({})
+            try:
+                with outer.savepoint():
+                    yield
+            except BaseException:
+                pending.pop()  # the savepoint's deferred increments roll back with it
+                raise
+            for key, (g, subs, delta, drop_zero) in pending.pop().items():
+                entry = pending[-1].setdefault(key, [g, subs, 0, drop_zero])
+                entry[2] += delta
             return
         with self.store.write() as txn:
             self._local.write = txn
+            self._local.pending = [{}]
             try:
                 yield
+                self._apply_deferred(self._local.pending[0])
             finally:
                 self._local.write = None
+                self._local.pending = None
+
+    def defer_increment(self, g: Global, subs: Any, delta: int | float, drop_zero: bool = False) -> None:
+        """Add ``delta`` to a counter when the outermost transaction commits (now, outside one).
+
+        Counters that many writes of one transaction touch (statistics, document frequencies)
+        are then written once per transaction instead of once per write. Reads inside the
+        transaction see the value before the deferred deltas. With ``drop_zero`` a counter
+        that reaches zero or less is removed.
+        """
+        if self._write_txn() is None:
+            self._apply_deferred({b"": [g, _as_subs(subs), delta, drop_zero]})
+            return
+        key = g._key(_as_subs(subs))
+        entry = self._local.pending[-1].setdefault(key, [g, _as_subs(subs), 0, drop_zero])
+        entry[2] += delta
+
+    def _apply_deferred(self, pending: dict[bytes, list[Any]]) -> None:
+        with self.writer():
+            for g, subs, delta, drop_zero in pending.values():
+                if delta and g.increment(subs, delta) <= 0 and drop_zero:
+                    g.kill_value(subs)
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:

@@ -233,7 +233,7 @@ class Owner(OwnerMemory):
             end = utc(until, "until") if until is not None else dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
             if end <= start:
                 raise ValidationError(f"window since={start.isoformat()} until={end.isoformat()}: until must be after since")
-            window = TimeWindow(start, end, "between")
+            window = TimeWindow(start, end, "in the window")
         interp = Interpretation(
             window=window,
             tags=tuple(dict.fromkeys(normalize_tag(t) for t in _as_list(tags, "tags"))),
@@ -284,7 +284,7 @@ class Owner(OwnerMemory):
         if since is not None or until is not None:
             start = utc(since, "since") if since is not None else dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
             end = utc(until, "until") if until is not None else dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
-            window = TimeWindow(start, end, "between")
+            window = TimeWindow(start, end, "in the window")
         interp = Interpretation(
             window=window,
             tags=tuple(normalize_tag(t) for t in _as_list(tags, "tags")),
@@ -394,7 +394,9 @@ class Owner(OwnerMemory):
             bits.append(f"{len(before)} earlier (latest {max(before):%Y-%m-%d})")
         if after:
             bits.append(f"{after} later")
-        label = interp.window.phrase if interp.window else "in that window"
+        label = "in that window"
+        if interp.window:
+            label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
         return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}."
 
     def _sources(self, q: _Query) -> list[tuple[str, Iterator[str]]]:

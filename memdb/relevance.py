@@ -57,9 +57,19 @@ class RelevanceModel:
 
     def __init__(self, settings: Callable[[], Settings]) -> None:
         self._settings = settings
+        self._params: tuple[Settings, native.ScoreParams] | None = None
 
     def params(self) -> native.ScoreParams:
         s = self._settings()
+        cached = self._params
+        if cached is not None and cached[0] is s:  # settings are frozen: same object, same params
+            return cached[1]
+        params = self._build_params(s)
+        self._params = (s, params)
+        return params
+
+    @staticmethod
+    def _build_params(s: Settings) -> native.ScoreParams:
         return native.ScoreParams(
             w_freq=s.w_frequency,
             w_tags=s.w_tags,

@@ -207,7 +207,7 @@ class _LMDBRead:
 
     def __init__(self, store: LMDBStore) -> None:
         self._store = store
-        self._txn: lmdb.Transaction | None = None
+        self._txn: Any = None  # an lmdb.Transaction while inside the block
 
     def __enter__(self) -> _LMDBRead:
         self._txn = self._store._begin(write=False)
@@ -218,13 +218,14 @@ class _LMDBRead:
         self._store._end(txn)
 
     def get(self, key: bytes) -> bytes | None:
-        return self._txn.get(key)  # type: ignore[union-attr,return-value]
+        value: bytes | None = self._txn.get(key)
+        return value
 
     def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
-        return _first(self._txn, lo, hi, reverse)  # type: ignore[arg-type]
+        return _first(self._txn, lo, hi, reverse)
 
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
-        return _scan(self._txn, lo, hi, reverse)  # type: ignore[arg-type]
+        return _scan(self._txn, lo, hi, reverse)
 
 
 class _LMDBWrite:
@@ -250,7 +251,8 @@ class _LMDBWrite:
         return self._txns[-1]
 
     def get(self, key: bytes) -> bytes | None:
-        return self._txns[-1].get(key)  # type: ignore[return-value]
+        value: bytes | None = self._txns[-1].get(key)
+        return value
 
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         return _scan(self._txns[-1], lo, hi, reverse)
@@ -259,12 +261,12 @@ class _LMDBWrite:
         return _first(self._txns[-1], lo, hi, reverse)
 
     def put(self, key: bytes, value: bytes) -> None:
-        op = (0, key, value)
-        self._log.append(op)
+        self._log.append((0, key, value))
         try:
             self._txns[-1].put(key, value)
         except lmdb.MapFullError:
-            self._grow_and_replay()
+            self._retry_after_growth()
+            self.put(key, value)
         except lmdb.BadValsizeError:
             self._log.pop()
             raise StoreError(f"put: key of {len(key)} bytes is empty or longer than LMDB allows ({key[:40]!r}...)") from None
@@ -277,9 +279,10 @@ class _LMDBWrite:
         try:
             return bool(self._txns[-1].delete(key))
         except lmdb.MapFullError:
-            self._grow_and_replay()
-            return True
+            self._retry_after_growth()
+            return self.delete(key)
         except lmdb.Error as exc:
+            self._log.pop()
             raise _translate(exc, "delete") from None
 
     def delete_range(self, lo: bytes, hi: bytes) -> int:
@@ -287,10 +290,17 @@ class _LMDBWrite:
         try:
             return self._delete_range(self._txns[-1], lo, hi)
         except lmdb.MapFullError:
-            self._grow_and_replay()
-            return 0
+            self._retry_after_growth()
+            return self.delete_range(lo, hi)
         except lmdb.Error as exc:
+            self._log.pop()
             raise _translate(exc, "delete_range") from None
+
+    def _retry_after_growth(self) -> None:
+        """Drop the failed operation from the log, grow and replay the rest; the caller retries
+        the operation on the new transaction, so it returns its real result."""
+        self._log.pop()
+        self._grow_and_replay()
 
     @staticmethod
     def _delete_range(txn: lmdb.Transaction, lo: bytes, hi: bytes) -> int:

@@ -240,6 +240,13 @@ def cmd_dump(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve one owner's memory to MCP clients (stdio), or each token's owner (loopback HTTP)."""
+    from memdb.mcp_server import run
+
+    return run(args.db, owner=args.owner, transport=args.transport, port=args.port, config=args.config, now=_when(args.now, "--now"))
+
+
 # --- parser ------------------------------------------------------------------------------------
 
 
@@ -304,6 +311,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("import", cmd_import, "import JSONL episodes (keeps their timestamps; one audit record per owner)", owner=False)
     p.add_argument("file")
     p.add_argument("--owner", help="import everything for this owner (default: each line's owner)")
+
+    p = command("mcp", cmd_mcp, "serve the memory to agents over MCP (needs the 'mcp' extra)", owner=False)
+    p.add_argument("--owner", help="owner served over stdio (default $MEMDB_OWNER)")
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="stdio (default) or streamable HTTP on 127.0.0.1")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port on 127.0.0.1 (default 8765)")
+    p.add_argument("--config", help='HTTP: TOML file mapping bearer tokens to owners ([tokens] "<token>" = "<owner>")')
+    p.add_argument("--now", help="ISO time to pin the clock to (demos, tests)")
 
     p = command("dump", cmd_dump, "print the nodes of a global as ^NAME(subs)=value", owner=False)
     p.add_argument("name", nargs="?", help="global name, e.g. ^MEM (default: all)")

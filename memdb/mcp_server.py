@@ -1,0 +1,884 @@
+"""The MCP surface: ``memdb mcp`` serves one owner's memory to agents over stdio or loopback HTTP.
+
+Two halves. The tools are plain functions of an owner handle that return compact text plus
+structured data, with parameters declared once (``Param``) so the JSON schema the client sees
+and the checks the server runs cannot drift apart. The SDK wiring (``build_server``) lists
+them, checks arguments, and turns memdb errors into tool errors that name the argument.
+
+The owner is never a tool argument: it is fixed when the server starts (stdio) or derived
+from the bearer token of each HTTP request. The official ``mcp`` SDK (2.x) is imported only
+when serving, so ``import memdb`` never needs the ``mcp`` extra.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+import math
+import os
+import sys
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import memdb
+from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
+from memdb.models import Episode, bound_text, check_owner
+from memdb.query import History, Owner, RecallResult
+from memdb.settings import BUILTIN_KINDS, OUTCOMES, Settings
+from memdb.timephrase import TimeWindow, find_time_phrase
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+    from mcp.server.context import ServerRequestContext
+    from mcp.types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+__all__ = [
+    "MISSING_EXTRA",
+    "ArgumentError",
+    "BearerAuth",
+    "McpExtraMissingError",
+    "Param",
+    "ToolOutput",
+    "ToolSpec",
+    "build_server",
+    "load_tokens",
+    "run",
+    "serve_http",
+    "serve_stdio",
+    "tool_specs",
+]
+
+MISSING_EXTRA = "memdb mcp needs the 'mcp' extra: pip install 'memdb[mcp]'"
+HOST = "127.0.0.1"  # loopback only: the token map is a local convenience, not internet-grade auth
+DEFAULT_PORT = 8765
+MIN_TOKEN_CHARS = 16
+_LIST_CONTENT_CHARS = 600  # content shown per episode in lists (cut with a visible marker)
+_SESSION_SCAN = 1000  # most events a session timeline reads
+_RECORD_OPTIONAL = ("tags", "lesson", "what_we_tried", "what_happened", "why", "content", "decisions", "session",
+                    "artifact", "participants")  # fmt: skip
+_FLUSH_AFTER = frozenset({"recall_episodes", "ask", "history", "timeline"})
+
+
+class McpExtraMissingError(MemdbError, ImportError):
+    """The optional ``mcp`` SDK is not installed."""
+
+
+class ArgumentError(ValidationError):
+    """A tool argument is invalid; ``argument`` names it."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        super().__init__(message)
+        self.argument = argument
+
+
+# --- parameters: one declaration gives the JSON schema and the check ------------------------
+
+
+@dataclass(frozen=True)
+class Param:
+    """One tool argument: its JSON schema and the server-side check come from this alone."""
+
+    name: str
+    type: str  # JSON type: string | integer | number | array (of strings) | object
+    description: str
+    required: bool = False
+    enum: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    max_length: int | None = None  # characters of a string, items of an array
+    default: Any = None
+
+    def schema(self) -> dict[str, Any]:
+        """This parameter as a JSON schema property."""
+        s: dict[str, Any] = {"type": self.type, "description": self.description}
+        if self.type == "array":
+            s["items"] = {"type": "string", **({"enum": list(self.enum)} if self.enum else {})}
+            if self.max_length is not None:
+                s["maxItems"] = self.max_length
+        else:
+            if self.enum:
+                s["enum"] = list(self.enum)
+            if self.max_length is not None:
+                s["maxLength"] = self.max_length
+        if self.minimum is not None:
+            s["minimum"] = self.minimum
+        if self.maximum is not None:
+            s["maximum"] = self.maximum
+        if self.default is not None:
+            s["default"] = self.default
+        return s
+
+    def check(self, value: Any) -> Any:
+        """The value if it fits the declaration; ArgumentError naming this parameter otherwise."""
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+
+        def bad(reason: str) -> ArgumentError:
+            return ArgumentError(self.name, f"{self.name} {shown}: {reason}")
+
+        if self.type == "string":
+            if not isinstance(value, str):
+                raise bad("expected a string")
+            if not value.strip():
+                raise bad("empty (leave the argument out instead)")
+            if self.max_length is not None and len(value) > self.max_length:
+                raise bad(f"longer than {self.max_length} characters")
+            if self.enum and value not in self.enum:
+                raise bad(f"must be one of {', '.join(self.enum)}")
+            return value.strip()
+        if self.type in ("integer", "number"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise bad(f"expected {'an integer' if self.type == 'integer' else 'a number'}{self._range()}")
+            if self.type == "integer":
+                if isinstance(value, float) and not value.is_integer():
+                    raise bad(f"expected an integer{self._range()}")
+                value = int(value)
+            if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
+                raise bad(f"out of range: expected{self._range()}")
+            return value
+        if self.type == "array":
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                raise bad("expected a list of non-empty strings")
+            if self.max_length is not None and len(value) > self.max_length:
+                raise bad(f"more than {self.max_length} items")
+            wrong = [v for v in value if self.enum and v not in self.enum]
+            if wrong:
+                raise bad(f"{wrong[0]!r} is not one of {', '.join(self.enum)}")
+            return [v.strip() for v in value]
+        if self.type == "object":
+            if not isinstance(value, dict):
+                raise bad("expected a JSON object")
+            return value
+        raise AssertionError(f"param {self.name}: unknown type {self.type!r}")  # a bug in the declarations
+
+    def _range(self) -> str:
+        if self.minimum is not None and self.maximum is not None:
+            return f" from {self.minimum:g} to {self.maximum:g}"
+        if self.minimum is not None:
+            return f" of at least {self.minimum:g}"
+        return ""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool returns: compact text for the model, and the same facts as structured data."""
+
+    text: str
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool: name, description, parameters, output schema and the function that runs it."""
+
+    name: str
+    title: str
+    description: str
+    params: tuple[Param, ...]
+    output_schema: dict[str, Any]
+    run: Callable[[Owner, dict[str, Any]], ToolOutput]
+    read_only: bool = True
+    windowed: bool = False  # takes window or since/until (not both)
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON schema of the arguments (no extra properties: an unknown argument is an error)."""
+        return {
+            "type": "object",
+            "properties": {p.name: p.schema() for p in self.params},
+            "required": [p.name for p in self.params if p.required],
+            "additionalProperties": False,
+        }
+
+    def check_arguments(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Checked arguments with defaults filled in; ArgumentError naming the first bad one."""
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, Mapping):
+            raise ArgumentError("arguments", f"arguments {arguments!r}: expected a JSON object")
+        known = {p.name: p for p in self.params}
+        for name in arguments:
+            if name == "owner":
+                raise ArgumentError(
+                    "owner", "owner: not a tool argument; this server serves only the owner set by its configuration or your token"
+                )
+            if name not in known:
+                raise ArgumentError(name, f"{name}: unknown argument for {self.name} (expected {', '.join(known)})")
+        out: dict[str, Any] = {}
+        for p in self.params:
+            value = arguments.get(p.name)
+            if value is None:  # JSON null means "not given"
+                if p.required:
+                    raise ArgumentError(p.name, f"{p.name}: required ({p.description})")
+                out[p.name] = p.default
+            else:
+                out[p.name] = p.check(value)
+        if self.windowed and out.get("window") is not None and (out.get("since") is not None or out.get("until") is not None):
+            raise ArgumentError("window", "window: give either a window phrase or since/until, not both")
+        return out
+
+
+# --- shaping results -------------------------------------------------------------------------
+
+
+def _episode_data(ep: Episode, content_chars: int | None = None) -> dict[str, Any]:
+    """An episode as JSON, without empty fields; ``content_chars`` bounds the content in lists."""
+    data: dict[str, Any] = {
+        "id": ep.id,
+        "ts": ep.ts.isoformat(),
+        "kind": ep.kind,
+        "summary": ep.summary,
+        "tags": list(ep.tags),
+        "relevance": round(ep.relevance, 2),
+        "status": ep.status,
+    }
+    for name in ("outcome", "lesson", "what_we_tried", "what_happened", "why", "session", "tool", "result", "artifact", "feedback"):
+        value = getattr(ep, name)
+        if value is not None:
+            data[name] = value
+    if ep.content:
+        data["content"] = bound_text(ep.content, content_chars) if content_chars else ep.content
+    if ep.decisions:
+        data["decisions"] = ep.decisions
+    if ep.participants:
+        data["participants"] = list(ep.participants)
+    if ep.cites:
+        data["cites"] = list(ep.cites)
+    return data
+
+
+def _one_line(text: str, cap: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= cap else flat[: cap - 1] + "…"
+
+
+def _head(ep: Episode) -> str:
+    head = ep.kind + (f"/{ep.outcome}" if ep.outcome else "")
+    if ep.status != "active":
+        head += f" ({ep.status})"
+    return head
+
+
+def _what(ep: Episode) -> str:
+    """The gist of an episode in one line: a tool run shows its input and result."""
+    if ep.kind == "tool_call":
+        result = _one_line(ep.result, 80) if ep.result else "no result yet"
+        return f"{ep.tool} {_one_line(ep.content, 80)} -> {result}"
+    text = _one_line(ep.summary, 200)
+    if ep.lesson:
+        text += ("" if text.endswith((".", "!", "?", ":")) else ".") + f" Lesson: {_one_line(ep.lesson, 200)}"
+    return text
+
+
+def _memory_line(ep: Episode) -> str:
+    tags = f" [{', '.join(ep.tags)}]" if ep.tags else ""
+    return f"- {ep.ts:%Y-%m-%d} {_head(ep)}{tags}: {_what(ep)} (id {ep.id})"
+
+
+def _event_line(ep: Episode) -> str:
+    return f"- {ep.ts:%Y-%m-%d %H:%M} {_head(ep)}: {_what(ep)} (id {ep.id})"
+
+
+def _recall_output(result: RecallResult, searched: str, relabel: Callable[[str], str] = str) -> ToolOutput:
+    searched, note = relabel(searched), relabel(result.note)
+    lines = [f"searched: {searched}", note]
+    lines.extend(_memory_line(m.episode) for m in result.memories)
+    data = {
+        "found": result.found,
+        "searched": searched,
+        "note": note,
+        "total": result.total,
+        "memories": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "why": list(m.why)} for m in result.memories],
+    }
+    return ToolOutput("\n".join(lines), data)
+
+
+# --- argument helpers ------------------------------------------------------------------------
+
+
+def _instant(text: str | None, name: str) -> dt.datetime | None:
+    """An ISO date or datetime; a date means midnight UTC and a naive time means UTC."""
+    if text is None:
+        return None
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ArgumentError(name, f"{name} {text!r}: not an ISO date or datetime (e.g. 2026-07-01 or 2026-07-01T09:00:00Z)") from None
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+def _window(mem: Owner, args: Mapping[str, Any]) -> tuple[dt.datetime | None, dt.datetime | None, Callable[[str], str]]:
+    """``since``/``until`` from either a plain-language ``window`` or ISO ``since``/``until``.
+
+    The third item rewrites query-layer text to name the window by the caller's phrase.
+    """
+    phrase = args.get("window")
+    if phrase is not None:
+        window, rest = find_time_phrase(phrase, mem.store.now(), mem.store.settings.week_starts_on)
+        if window is None:
+            raise ArgumentError(
+                "window",
+                f"window {phrase!r}: not a time phrase memdb understands "
+                "(e.g. yesterday, last week, past 3 days, in May, since Monday, on 2026-07-01)",
+            )
+        if rest.strip():
+            raise ArgumentError("window", f"window {phrase!r}: only a time phrase, please ({rest.strip()!r} is left over)")
+        return window.start, window.end, partial(_relabel, window)
+    since, until = _instant(args.get("since"), "since"), _instant(args.get("until"), "until")
+    if since is not None and until is not None and until <= since:
+        raise ArgumentError("until", f"until {args['until']!r}: must be after since {args['since']!r}")
+    return since, until, str
+
+
+def _relabel(window: TimeWindow, text: str) -> str:
+    """Name a window by the caller's phrase where the query layer, given bare since/until, says
+    "in the window". Cosmetic, and only until ``recall``/``history`` accept a TimeWindow."""
+    generic = TimeWindow(window.start, window.end, "in the window")
+    return text.replace(f"Nothing {generic} for", f"Nothing {window.phrase} for").replace(str(generic), str(window))
+
+
+# --- the tools -------------------------------------------------------------------------------
+
+
+def _recall_episodes(mem: Owner, args: dict[str, Any]) -> ToolOutput:
+    since, until, relabel = _window(mem, args)
+    common = {
+        "since": since, "until": until, "tags": args["tags"] or (), "any_tags": args["any_tags"] or (),
+        "text": args["text"], "outcome": args["outcome"], "session": args["session"], "limit": args["limit"],
+    }  # fmt: skip
+    kinds: list[str] = list(dict.fromkeys(args["kinds"] or ()))
+    if len(kinds) <= 1:
+        result = mem.recall(kind=kinds[0] if kinds else None, **common)
+        return _recall_output(result, str(result.interpretation), relabel)
+    # Several kinds: one exact query per kind (each uses its kind/outcome index), merged by
+    # score. Scores share one formula, so without text they compare exactly; with text each
+    # query normalises BM25 by its own best match, which favours each kind's top hit a little.
+    results = [mem.recall(kind=k, **common) for k in kinds]
+    memories = sorted((m for r in results for m in r.memories), key=lambda m: -m.score)[: args["limit"]]
+    interp = replace(results[0].interpretation, kind=" or ".join(kinds))
+    total = sum(r.total for r in results)
+    if memories:
+        note = f"{total} match{'es' if total != 1 else ''} for {interp}; showing {len(memories)}."
+    else:
+        note = f"Nothing found for {interp}."
+    return _recall_output(RecallResult(bool(memories), memories, interp, total, note), str(interp), relabel)
+
+
+def _ask(mem: Owner, args: dict[str, Any]) -> ToolOutput:
+    result = mem.ask(args["question"], limit=args["limit"])
+    return _recall_output(result, str(result.interpretation))
+
+
+def _history(mem: Owner, args: dict[str, Any]) -> ToolOutput:
+    since, until, relabel = _window(mem, args)
+    h: History = mem.history(kind=args["kind"], tags=args["tags"] or (), text=args["text"], since=since, until=until, limit=args["limit"])
+    summary = relabel(str(h))
+    lines = [summary]
+    if h.lessons:
+        lines.append("Lessons: " + " | ".join(dict.fromkeys(_one_line(lesson, 200) for lesson in h.lessons)))
+    lines.extend(_memory_line(m.episode) for m in h.attempts)
+    data = {
+        "summary": summary,
+        "searched": relabel(str(h.interpretation)),
+        "total": h.total,
+        "counts": dict(h.counts),
+        "lessons": list(dict.fromkeys(h.lessons)),
+        "attempts": [_episode_data(m.episode, _LIST_CONTENT_CHARS) for m in h.attempts],
+    }
+    return ToolOutput("\n".join(lines), data)
+
+
+def _record_episode(mem: Owner, args: dict[str, Any]) -> ToolOutput:
+    fields = {k: args[k] for k in _RECORD_OPTIONAL if args.get(k) is not None}
+    ts = _instant(args.get("ts"), "ts")
+    ep = mem.record(args["kind"], args["summary"], ts=ts, outcome=args["outcome"], **fields)
+    text = f"recorded {ep.id} ({ep.kind}/{ep.outcome}) at {ep.ts:%Y-%m-%d %H:%M} UTC; relevance {ep.relevance:.2f}"
+    return ToolOutput(text, {"episode": _episode_data(ep)})
+
+
+def _record_feedback(mem: Owner, args: dict[str, Any]) -> ToolOutput:
+    ep = mem.feedback(args["episode_id"], float(args["value"]))
+    text = f"feedback {args['value']:+.2f} recorded on {ep.id} ({_head(ep)}: {_one_line(ep.summary, 80)}); relevance now {ep.relevance:.2f}"
+    return ToolOutput(text, {"episode": _episode_data(ep, _LIST_CONTENT_CHARS)})
+
+
+def _span(since: dt.datetime | None, until: dt.datetime | None) -> str:
+    if since is None and until is None:
+        return ""
+    start = f"{since:%Y-%m-%d %H:%M}" if since else "the start"
+    return f" from {start} to {until:%Y-%m-%d %H:%M}" if until else f" from {start} on"
+
+
+def _timeline(mem: Owner, args: dict[str, Any]) -> ToolOutput:
+    since, until, _ = _window(mem, args)
+    session, limit = args["session"], args["limit"]
+    kinds = set(args["kinds"] or ())
+    if session is None and since is None and until is None:
+        raise ArgumentError("session", "session: give a session, or a time window (window, or since/until)")
+    events: list[Episode]
+    if session is not None:
+        # The session index finds the events directly; recall ranks them, so re-sort by time.
+        found = mem.recall(session=session, since=since, until=until, limit=_SESSION_SCAN)
+        events = sorted((m.episode for m in found.memories if not kinds or m.episode.kind in kinds), key=lambda e: (e.ts, e.id))
+        total, cut = len(events), found.total > len(found.memories)
+        scope = f"session {session}{_span(since, until)}"
+    else:
+        # A window alone is a bulk scan of the time index (in order, not counted as access).
+        events = []
+        for ep in mem.episodes(since, until):
+            if not kinds or ep.kind in kinds:
+                events.append(ep)
+                if len(events) > limit:
+                    break
+        total, cut = len(events), False
+        scope = _span(since, until).strip()
+    shown = events[:limit]
+    truncated = cut or len(events) > limit
+    if kinds:
+        scope += f"; kinds {', '.join(sorted(kinds))}"
+    if not shown:
+        text = f"No events {scope}."
+    else:
+        head = f"Timeline {scope}: {len(shown)} event{'s' if len(shown) != 1 else ''} in time order"
+        head += " (more exist: narrow the window or raise limit)." if truncated else "."
+        text = "\n".join([head, *(_event_line(e) for e in shown)])
+    data = {
+        "scope": scope,
+        "shown": len(shown),
+        "total": total if not truncated else None,
+        "truncated": truncated,
+        "events": [_episode_data(e, _LIST_CONTENT_CHARS) for e in shown],
+    }
+    if data["total"] is None:
+        del data["total"]
+    return ToolOutput(text, data)
+
+
+# --- declarations ----------------------------------------------------------------------------
+
+_EPISODE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "description": "episode id (time-sortable)"},
+        "ts": {"type": "string", "description": "when it happened, ISO 8601 UTC"},
+        "kind": {"type": "string"},
+        "outcome": {"type": "string", "enum": list(OUTCOMES)},
+        "summary": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "lesson": {"type": "string"},
+        "what_we_tried": {"type": "string"},
+        "what_happened": {"type": "string"},
+        "why": {"type": "string"},
+        "session": {"type": "string"},
+        "tool": {"type": "string", "description": "tool_call only: the tool that ran"},
+        "result": {"type": "string", "description": "tool_call only: the bounded result digest"},
+        "content": {"type": "string", "description": "bounded digest; a cut ends with an explicit marker"},
+        "decisions": {"type": "object"},
+        "participants": {"type": "array", "items": {"type": "string"}},
+        "artifact": {"type": "string"},
+        "cites": {"type": "array", "items": {"type": "string"}},
+        "relevance": {"type": "number", "description": "0-10"},
+        "feedback": {"type": "number"},
+        "status": {"type": "string"},
+    },
+    "required": ["id", "ts", "kind", "summary", "tags", "relevance", "status"],
+}
+_MEMORY_SCHEMA: dict[str, Any] = {
+    **_EPISODE_SCHEMA,
+    "properties": {
+        **_EPISODE_SCHEMA["properties"],
+        "score": {"type": "number", "description": "rank score of this query"},
+        "why": {"type": "array", "items": {"type": "string"}, "description": "why it matched"},
+    },
+    "required": [*_EPISODE_SCHEMA["required"], "score", "why"],
+}
+_RECALL_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "found": {"type": "boolean"},
+        "searched": {"type": "string", "description": "the window, tags, terms and filters actually used"},
+        "note": {"type": "string", "description": "how many matched, or plainly that nothing did"},
+        "total": {"type": "integer", "description": "matches before the limit"},
+        "memories": {"type": "array", "items": _MEMORY_SCHEMA},
+    },
+    "required": ["found", "searched", "note", "total", "memories"],
+}
+_HISTORY_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "summary": {"type": "string"},
+        "searched": {"type": "string"},
+        "total": {"type": "integer"},
+        "counts": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "attempts by outcome"},
+        "lessons": {"type": "array", "items": {"type": "string"}},
+        "attempts": {"type": "array", "items": _EPISODE_SCHEMA},
+    },
+    "required": ["summary", "searched", "total", "counts", "lessons", "attempts"],
+}
+_EPISODE_OUTPUT: dict[str, Any] = {"type": "object", "properties": {"episode": _EPISODE_SCHEMA}, "required": ["episode"]}
+_TIMELINE_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "scope": {"type": "string"},
+        "shown": {"type": "integer"},
+        "total": {"type": "integer", "description": "events in scope (absent when truncated)"},
+        "truncated": {"type": "boolean"},
+        "events": {"type": "array", "items": _EPISODE_SCHEMA},
+    },
+    "required": ["scope", "shown", "truncated", "events"],
+}
+
+_WINDOW = Param(
+    "window", "string",
+    "Time window in plain language, e.g. 'yesterday', 'last week', 'past 3 days', 'in May', 'since Monday', "
+    "'on 2026-07-01'. Use this or since/until.",
+    max_length=100,
+)  # fmt: skip
+_SINCE = Param("since", "string", "Start of the window (inclusive), ISO date or datetime; UTC if no zone.", max_length=40)
+_UNTIL = Param("until", "string", "End of the window (exclusive), ISO date or datetime; UTC if no zone.", max_length=40)
+_TAGS = Param("tags", "array", "Tags that must all be present, e.g. ['project-x', 'deploy'] ('Project X' is normalised).", max_length=32)
+_TEXT = Param("text", "string", "Words to search for (at least one must occur); ranked by BM25.", max_length=1000)
+
+
+def tool_specs(settings: Settings) -> list[ToolSpec]:
+    """The tools for a database with these settings (its typed kinds shape the schemas)."""
+    typed = tuple(settings.typed_kinds)
+    kinds = (*typed, *BUILTIN_KINDS)
+    kinds_help = (
+        f"Episode kinds: {', '.join(typed)} (tasks with an outcome); exchange (a conversation turn); "
+        "tool_call (a tool run with input and result); summary (made by maintenance)."
+    )
+    return [
+        ToolSpec(
+            "recall_episodes", "Recall episodes",
+            "Structured search of this memory: episodes matching every filter given (time window, tags, text, kinds, "
+            "outcome, session), best first. Use it before acting, to reuse what worked and avoid repeating failures. "
+            "When nothing matches it says so plainly and shows what it searched. " + kinds_help,
+            (
+                _WINDOW, _SINCE, _UNTIL, _TAGS,
+                Param("any_tags", "array", "Tags of which at least one must be present.", max_length=32),
+                _TEXT,
+                Param("kinds", "array", "Only these kinds (any of them).", enum=kinds, max_length=len(kinds)),
+                Param("outcome", "string", "Only episodes with this outcome.", enum=OUTCOMES),
+                Param("session", "string", "Only episodes of this session id.", max_length=128),
+                Param("limit", "integer", "Most episodes to return.", minimum=1, maximum=50, default=5),
+            ),
+            _RECALL_OUTPUT, _recall_episodes, windowed=True,
+        ),
+        ToolSpec(
+            "ask", "Ask the memory",
+            "Ask a plain-language question, e.g. 'What happened with Project X last week?' or 'Any billing failures "
+            "in the past 10 days?'. Time phrases become a window, known tags become tag filters, outcome words an outcome "
+            "filter, and the rest ranks by text. The answer says what it searched; when nothing matches it says so.",
+            (
+                Param("question", "string", "The question, in plain language.", required=True, max_length=1000),
+                Param("limit", "integer", "Most episodes to return.", minimum=1, maximum=50, default=5),
+            ),
+            _RECALL_OUTPUT, _ask,
+        ),
+        ToolSpec(
+            "history", "History of past attempts",
+            "Outcomes of past attempts at a kind of task: counts by outcome, the latest attempts, the last failure and "
+            "the lessons learned. Use it before retrying something (e.g. kind 'debug' with tags ['twilio']).",
+            (
+                Param("kind", "string", "Only this kind of episode.", enum=kinds),
+                _TAGS, _TEXT, _WINDOW, _SINCE, _UNTIL,
+                Param("limit", "integer", "Most attempts to list (counts cover all).", minimum=1, maximum=50, default=10),
+            ),
+            _HISTORY_OUTPUT, _history, windowed=True,
+        ),
+        ToolSpec(
+            "record_episode", "Record an episode",
+            "Record one finished piece of work in this memory, with an honest outcome: success, partial or failure "
+            "(pick the closest; no hedging). Add a lesson when there is one: it is what later recalls surface. "
+            "Personal data (emails, phone numbers, keys...) is replaced by placeholders before anything is written.",
+            (
+                Param("kind", "string", "What sort of work this was.", required=True, enum=typed),
+                Param("summary", "string", "One or two sentences: what happened.", required=True, max_length=500),
+                Param("outcome", "string", "How it ended.", required=True, enum=OUTCOMES),
+                Param("tags", "array", "Topics, projects or systems, e.g. ['project-x', 'deploy'].", max_length=32),
+                Param("lesson", "string", "What to do (or avoid) next time.", max_length=4000),
+                Param("what_we_tried", "string", "The approach taken.", max_length=4000),
+                Param("what_happened", "string", "What actually happened.", max_length=4000),
+                Param("why", "string", "Why it ended this way.", max_length=4000),
+                Param("content", "string", "Longer detail (bounded; cut with a visible marker).", max_length=100_000),
+                Param("decisions", "object", "Decisions as a JSON object, e.g. {\"action\": \"rollback\", \"confidence\": 8}."),
+                Param("session", "string", "Session id this belongs to (letters, digits, _.:@/+-).", max_length=128),
+                Param("artifact", "string", "A link or path to what was produced.", max_length=2000),
+                Param("participants", "array", "Who took part.", max_length=64),
+                Param("ts", "string", "When it happened, ISO datetime (UTC if no zone); default now.", max_length=40),
+            ),
+            _EPISODE_OUTPUT, _record_episode, read_only=False,
+        ),
+        ToolSpec(
+            "record_feedback", "Rate a memory",
+            "Say how useful an episode was when you used it: from -1 (misleading) to 1 (exactly right). The latest "
+            "feedback counts and changes how the episode ranks later.",
+            (
+                Param("episode_id", "string", "The episode's id, as shown by recall_episodes, ask, history or timeline.",
+                      required=True, max_length=64),
+                Param("value", "number", "Usefulness from -1 to 1.", required=True, minimum=-1.0, maximum=1.0),
+            ),
+            _EPISODE_OUTPUT, _record_feedback, read_only=False,
+        ),
+        ToolSpec(
+            "timeline", "Timeline",
+            "The events of one session, or of a time window, in time order: kinds, outcomes, exchanges and tool calls "
+            "with their inputs and results. Give a session, a window, or both.",
+            (
+                Param("session", "string", "Session id.", max_length=128),
+                _WINDOW, _SINCE, _UNTIL,
+                Param("kinds", "array", "Only these kinds.", enum=kinds, max_length=len(kinds)),
+                Param("limit", "integer", "Most events to show (the earliest first).", minimum=1, maximum=200, default=50),
+            ),
+            _TIMELINE_OUTPUT, _timeline, windowed=True,
+        ),
+    ]  # fmt: skip
+
+
+# --- configuration ---------------------------------------------------------------------------
+
+
+def load_tokens(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Bearer token -> owner from a TOML file with a ``[tokens]`` table; ConfigError says what is wrong.
+
+    Errors never echo a token: they point at its position instead.
+    """
+    where = os.fspath(path)
+    try:
+        with open(where, "rb") as f:
+            config = tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"config {where!r}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config {where!r}: not valid TOML ({exc})") from None
+    unknown = sorted(set(config) - {"tokens"})
+    if unknown:
+        raise ConfigError(f"config {where!r}: unknown key {unknown[0]!r} (expected a [tokens] table)")
+    tokens = config.get("tokens")
+    if not isinstance(tokens, dict) or not tokens:
+        raise ConfigError(f'config {where!r}: no [tokens] table (add e.g. [tokens] "<long random token>" = "ana")')
+    out: dict[str, str] = {}
+    for i, (token, owner) in enumerate(tokens.items(), 1):
+        if len(token) < MIN_TOKEN_CHARS:
+            raise ConfigError(f"config {where!r}: token #{i} is shorter than {MIN_TOKEN_CHARS} characters (use a long random one)")
+        if not isinstance(owner, str):
+            raise ConfigError(f"config {where!r}: token #{i} maps to {owner!r}, not an owner name")
+        try:
+            out[token] = check_owner(owner)
+        except ValidationError as exc:
+            raise ConfigError(f"config {where!r}: token #{i}: {exc}") from None
+    return out
+
+
+def _token_owner(authorization: str | None, tokens: Mapping[str, str]) -> str | None:
+    """The owner of a ``Bearer`` token, comparing every token in constant time."""
+    if not authorization or not authorization.lower().startswith("bearer "):
+        return None
+    given = authorization[7:].strip().encode()
+    owner = None
+    for token, name in tokens.items():
+        if hmac.compare_digest(given, token.encode()):
+            owner = name
+    return owner
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request needs a known bearer token, or it gets 401."""
+
+    def __init__(self, app: ASGIApp, tokens: Mapping[str, str]) -> None:
+        self.app = app
+        self.tokens = dict(tokens)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+            if _token_owner(headers.get("authorization"), self.tokens) is None:
+                body = b'{"error": "unauthorized", "error_description": "missing or unknown bearer token"}'
+                await send({
+                    "type": "http.response.start", "status": 401,
+                    "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="memdb"'),
+                                (b"content-length", str(len(body)).encode())],
+                })  # fmt: skip
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+# --- the SDK wiring --------------------------------------------------------------------------
+
+
+def _require_sdk() -> None:
+    try:
+        import mcp.server  # noqa: F401
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] == "mcp":
+            raise McpExtraMissingError(MISSING_EXTRA) from None
+        # installed but broken (a missing dependency, a shadowing module): say so, not "install it"
+        raise McpExtraMissingError(f"memdb mcp: the 'mcp' SDK is installed but failed to import: {exc}") from None
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("mcp")
+    except PackageNotFoundError:  # vendored or on sys.path without metadata: trust the import
+        return
+    if not found.split(".")[0].isdigit() or int(found.split(".")[0]) != 2:
+        # mcp 1.x has another server API (decorators, camelCase fields): fail clearly, not mid-request
+        raise McpExtraMissingError(f"{MISSING_EXTRA} (found mcp {found}; memdb needs mcp 2.x)")
+
+
+def _error_result(tool: ToolSpec, exc: MemdbError) -> CallToolResult:
+    from mcp import types
+
+    error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, ArgumentError):
+        error["argument"] = exc.argument
+        text = f"{tool.name}: invalid argument: {exc}"
+    elif isinstance(exc, ValidationError):
+        text = f"{tool.name}: invalid arguments: {exc}"
+    elif isinstance(exc, NotFoundError):
+        text = f"{tool.name}: not found: {exc}"
+    else:
+        text = f"{tool.name}: {exc}"
+    if not tool.read_only:
+        text += " (nothing was written)"
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content={"error": error}, is_error=True)
+
+
+def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mapping[str, str] | None = None) -> Server[Any]:
+    """An MCP server over ``db`` for one fixed ``owner`` (stdio), or per bearer token (HTTP, ``tokens``).
+
+    Exactly one of ``owner`` and ``tokens`` is given; tool arguments never choose the owner.
+    """
+    _require_sdk()
+    from mcp import types
+    from mcp.server import Server
+    from mcp.shared.exceptions import MCPError
+
+    if (owner is None) == (tokens is None):
+        raise ConfigError("mcp server: give either an owner (stdio) or a token map (HTTP)")
+    if owner is not None:
+        db.owner(owner)  # validates the name now rather than on the first call
+    specs = {spec.name: spec for spec in tool_specs(db.settings)}
+    tools = [
+        types.Tool(
+            name=s.name, title=s.title, description=s.description, input_schema=s.input_schema(), output_schema=s.output_schema,
+            annotations=types.ToolAnnotations(
+                title=s.title, read_only_hint=s.read_only, destructive_hint=False, idempotent_hint=s.read_only, open_world_hint=False
+            ),
+        )
+        for s in specs.values()
+    ]  # fmt: skip
+
+    def owner_of(ctx: ServerRequestContext[Any, Any]) -> str:
+        if tokens is None:
+            assert owner is not None
+            return owner
+        request = ctx.request
+        found = _token_owner(request.headers.get("authorization") if request is not None else None, tokens)
+        if found is None:  # the middleware already refused such requests; never fall back to anyone
+            raise MCPError(code=types.INVALID_REQUEST, message="unauthorized: missing or unknown bearer token")
+        return found
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
+        spec = specs.get(params.name)
+        if spec is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"tool {params.name!r}: no such tool (tools: {', '.join(specs)})")
+        mem = db.owner(owner_of(ctx))
+        # Calls run on the event loop thread, one at a time: LMDB write transactions are bound
+        # to their thread, and each call is a few milliseconds.
+        try:
+            out = spec.run(mem, spec.check_arguments(params.arguments))
+        except MemdbError as exc:
+            return _error_result(spec, exc)
+        if spec.name in _FLUSH_AFTER:
+            db.flush()  # reads count as accesses; make them durable rather than lost on a kill
+        return types.CallToolResult(content=[types.TextContent(type="text", text=out.text)], structured_content=out.data)
+
+    who = f"the memory of owner {owner!r}" if owner is not None else "the memory of the owner your token maps to"
+    return Server(
+        "memdb",
+        version=memdb.__version__,
+        title="memdb",
+        instructions=(
+            f"memdb holds {who}: episodes of past work with honest outcomes and lessons. "
+            "Before a task, use ask or recall_episodes (and history before retrying something); after it, record_episode "
+            "with an honest outcome; use record_feedback when a memory helped or misled you."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(db: memdb.Database, owner: str) -> None:
+    """Serve ``owner``'s memory over stdin/stdout until the client closes the pipe."""
+    _require_sdk()
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(db, owner=owner)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+async def serve_http(db: memdb.Database, tokens: Mapping[str, str], port: int = DEFAULT_PORT) -> None:
+    """Serve streamable HTTP on ``127.0.0.1:port`` (``/mcp``); each request's bearer token picks its owner.
+
+    Stateless and JSON-only: no session outlives a request, so nothing of one token's
+    requests is reachable from another's.
+    """
+    _require_sdk()
+    import uvicorn
+
+    server = build_server(db, tokens=tokens)
+    app = BearerAuth(server.streamable_http_app(stateless_http=True, json_response=True, host=HOST), tokens)
+    config = uvicorn.Config(app, host=HOST, port=port, log_level="warning", lifespan="on")
+    print(f"memdb mcp: serving {len(set(tokens.values()))} owner(s) on http://{HOST}:{port}/mcp", file=sys.stderr, flush=True)
+    await uvicorn.Server(config).serve()
+
+
+def run(
+    db_path: str | os.PathLike[str],
+    *,
+    owner: str | None = None,
+    transport: str = "stdio",
+    port: int = DEFAULT_PORT,
+    config: str | os.PathLike[str] | None = None,
+    now: dt.datetime | None = None,
+) -> int:
+    """Entry point of ``memdb mcp``: check the options, open the database, serve until stopped.
+
+    ``now`` pins the database clock (for demos and tests: "last week" stays the same week).
+    """
+    _require_sdk()
+    import anyio
+
+    if transport == "stdio":
+        owner = owner or os.environ.get("MEMDB_OWNER")
+        if config is not None:
+            raise ConfigError("--config: only for --transport http (stdio serves the one --owner)")
+        if not owner:
+            raise ConfigError("--owner: required for stdio (or set $MEMDB_OWNER)")
+        check_owner(owner)
+    elif transport == "http":
+        if owner:
+            raise ConfigError("--owner: not allowed with --transport http (each token in --config names its owner)")
+        if config is None:
+            raise ConfigError('--config: required for --transport http (a TOML file with [tokens] "<token>" = "<owner>")')
+        if not 0 < port < 65536:
+            raise ConfigError(f"--port {port}: must be from 1 to 65535")
+        tokens = load_tokens(config)
+    else:
+        raise ConfigError(f"--transport {transport!r}: must be stdio or http")
+    fixed = now
+    with memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None) as db:
+        if transport == "stdio":
+            assert owner is not None
+            anyio.run(serve_stdio, db, owner)
+        else:
+            anyio.run(serve_http, db, tokens, port)
+    return 0

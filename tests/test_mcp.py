@@ -1,0 +1,491 @@
+"""MCP surface: the server runs as a subprocess and is driven by the SDK's own client (stdio, HTTP).
+
+Checks the tool list and schemas, every tool's text and structured results, errors that name
+the argument and write nothing, and the owner clamp (server config or bearer token, never an
+argument). Every client session runs under a deadline, so a hung server fails the test.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+import memdb
+from memdb.cli import main as cli_main
+from memdb.errors import ConfigError
+from memdb.mcp_server import ArgumentError, load_tokens, tool_specs
+
+UTC = dt.UTC
+NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday; the server's clock is pinned here
+REPO = Path(__file__).resolve().parent.parent
+TIMEOUT = 30.0  # seconds for one whole client session, start-up included
+TOOLS = {"recall_episodes", "ask", "history", "record_episode", "record_feedback", "timeline"}
+ANA_TOKEN = "ana-token-7f3a9c1e5b2d4680"
+BOB_TOKEN = "bob-token-0d9e8c7b6a5f4321"
+
+
+def _env() -> dict[str, str]:
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+
+
+def build_team(path: Path) -> dict[str, str]:
+    """Two owners through the public API; returns the ids the tests refer to."""
+    ids: dict[str, str] = {}
+    with memdb.open(path, clock=lambda: NOW) as db:
+        ana, bob = db.owner("ana"), db.owner("bob")
+        ids["deploy_fail"] = ana.record(
+            "debug", "Deploy of Project X failed: migration locked the users table", outcome="failure",
+            tags=["Project X", "deploy"], lesson="Run migrations before the deploy window",
+            ts=dt.datetime(2026, 6, 23, 10, tzinfo=UTC), session="s1",
+        ).id  # fmt: skip
+        ids["deploy_ok"] = ana.record(
+            "debug", "Deploy of Project X went out after the migration ran early", outcome="success",
+            tags=["project-x", "deploy"], ts=dt.datetime(2026, 6, 25, 16, tzinfo=UTC), session="s2",
+        ).id  # fmt: skip
+        ana.record(
+            "sprint", "Shipped search v2 for Project X", outcome="success", tags=["project-x"], ts=dt.datetime(2026, 6, 26, 12, tzinfo=UTC)
+        )
+        ids["chat"] = ana.record_exchange(
+            "s1", "What blocked the deploy?", "The migration lock.", ts=dt.datetime(2026, 6, 23, 11, tzinfo=UTC), tags=["chat"]
+        ).id
+        call = ana.record_tool_call("s1", "search_logs", {"query": "lock timeout"}, ts=dt.datetime(2026, 6, 23, 11, 5, tzinfo=UTC))
+        ana.record_tool_result(call.id, {"hits": 3})
+        ids["tool"] = call.id
+        # bob shares a session name and a tag with ana: neither may leak through ana's server
+        ids["bob"] = bob.record(
+            "debug", "Payroll export zebracorn failed for Project X", outcome="failure", tags=["project-x", "payroll"],
+            lesson="bob's private lesson", ts=dt.datetime(2026, 6, 23, 10, 30, tzinfo=UTC), session="s1",
+        ).id  # fmt: skip
+    return ids
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A read-only team database shared by the tests that do not write."""
+    path = tmp_path_factory.mktemp("mcp") / "team"
+    return path, build_team(path)
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A team database of its own, for tests that write."""
+    path = tmp_path / "team"
+    return path, build_team(path)
+
+
+@asynccontextmanager
+async def stdio_session(db: Path, owner: str = "ana") -> AsyncIterator[ClientSession]:
+    """An initialised SDK client session on ``memdb mcp`` started as a subprocess over stdio."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memdb.cli", "mcp", "--db", str(db), "--owner", owner, "--now", NOW.isoformat()],
+        env=_env(),
+        cwd=str(REPO),
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+def run_session(db: Path, body: Any, owner: str = "ana") -> Any:
+    """Run ``body(session)`` against a fresh stdio server, failing (not hanging) after TIMEOUT."""
+
+    async def go() -> Any:
+        with anyio.fail_after(TIMEOUT):
+            async with stdio_session(db, owner) as session:
+                return await body(session)
+
+    return anyio.run(go)
+
+
+def text(result: Any) -> str:
+    assert result.content and result.content[0].type == "text"
+    return str(result.content[0].text)
+
+
+async def ok(session: ClientSession, tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    result = await session.call_tool(tool, args)
+    assert not result.is_error, text(result)
+    assert result.structured_content is not None
+    return text(result), result.structured_content
+
+
+async def error(session: ClientSession, tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    result = await session.call_tool(tool, args)
+    assert result.is_error, f"{tool}({args}) should fail: {text(result)}"
+    assert result.structured_content is not None
+    return text(result), result.structured_content["error"]
+
+
+# --- stdio -------------------------------------------------------------------------------------
+
+
+def test_lists_the_tools_with_schemas_and_descriptions(team: tuple[Path, dict[str, str]]) -> None:
+    async def body(s: ClientSession) -> Any:
+        return (await s.list_tools()).tools
+
+    tools = {t.name: t for t in run_session(team[0], body)}
+    assert set(tools) == TOOLS  # save_lesson waits for the review queue
+    for t in tools.values():
+        assert t.description and len(t.description) > 60
+        schema = t.input_schema
+        assert schema["type"] == "object" and schema["additionalProperties"] is False
+        assert "owner" not in schema["properties"]  # the owner is never an argument
+        for name, prop in schema["properties"].items():
+            assert prop.get("description"), f"{t.name}.{name} has no description"
+        assert t.output_schema and t.output_schema["type"] == "object"
+        assert t.annotations is not None and t.annotations.read_only_hint is (t.name not in {"record_episode", "record_feedback"})
+    record = tools["record_episode"].input_schema
+    assert set(record["required"]) == {"kind", "summary", "outcome"}
+    assert record["properties"]["outcome"]["enum"] == ["success", "partial", "failure"]
+    assert record["properties"]["kind"]["enum"] == ["sprint", "routine", "roundtable", "research", "debug", "review"]
+    assert {"exchange", "tool_call"} <= set(tools["recall_episodes"].input_schema["properties"]["kinds"]["items"]["enum"])
+
+
+def test_recall_and_ask_give_text_and_structured_content(team: tuple[Path, dict[str, str]]) -> None:
+    path, ids = team
+
+    async def body(s: ClientSession) -> None:
+        out, data = await ok(s, "recall_episodes", {"tags": ["Project X", "deploy"], "window": "last week", "limit": 5})
+        assert data["found"] and data["total"] == 2 and "tags project-x and deploy" in data["searched"]
+        assert {m["id"] for m in data["memories"]} == {ids["deploy_ok"], ids["deploy_fail"]}
+        fail = next(m for m in data["memories"] if m["id"] == ids["deploy_fail"])
+        assert fail["outcome"] == "failure" and fail["lesson"] == "Run migrations before the deploy window" and fail["why"]
+        assert ids["deploy_fail"] in out and "Lesson: Run migrations before the deploy window" in out
+
+        _, data = await ok(s, "recall_episodes", {"kinds": ["exchange", "tool_call"], "session": "s1"})
+        assert {m["kind"] for m in data["memories"]} == {"exchange", "tool_call"}
+        tool = next(m for m in data["memories"] if m["kind"] == "tool_call")
+        assert tool["tool"] == "search_logs" and '"hits": 3' in tool["result"]
+
+        _, data = await ok(s, "recall_episodes", {"outcome": "failure", "text": "migration"})
+        assert [m["id"] for m in data["memories"]] == [ids["deploy_fail"]]
+
+        out, data = await ok(s, "ask", {"question": "What happened with Project X last week?"})
+        assert data["found"] and "window last week" in data["searched"] and "tags project-x" in data["searched"]
+        assert out.startswith("searched: window last week")
+
+    run_session(path, body)
+
+
+def test_history_and_timeline(team: tuple[Path, dict[str, str]]) -> None:
+    path, ids = team
+
+    async def body(s: ClientSession) -> None:
+        out, data = await ok(s, "history", {"kind": "debug", "tags": ["deploy"]})
+        assert data["total"] == 2 and data["counts"] == {"success": 1, "partial": 0, "failure": 1}
+        assert data["lessons"] == ["Run migrations before the deploy window"]
+        assert out.startswith("2 past attempts (1 success, 1 failure). Last failure 2026-06-23")
+
+        out, data = await ok(s, "timeline", {"session": "s1"})
+        assert [e["kind"] for e in data["events"]] == ["debug", "exchange", "tool_call"]  # time order
+        assert data["total"] == 3 and not data["truncated"]
+        lines = out.splitlines()
+        assert lines[0] == "Timeline session s1: 3 events in time order."
+        assert "debug/failure" in lines[1] and "tool_call: search_logs" in lines[3] and '-> {"hits": 3}' in lines[3]
+
+        _, data = await ok(s, "timeline", {"since": "2026-06-23", "until": "2026-06-24", "kinds": ["tool_call"]})
+        assert [e["id"] for e in data["events"]] == [ids["tool"]]
+
+        out, data = await ok(s, "timeline", {"window": "last week", "limit": 2})
+        assert data["shown"] == 2 and data["truncated"] and "more exist" in out
+
+    run_session(path, body)
+
+
+def test_empty_results_say_so_plainly(team: tuple[Path, dict[str, str]]) -> None:
+    async def body(s: ClientSession) -> None:
+        out, data = await ok(s, "ask", {"question": "What happened with the mobile app yesterday?"})
+        assert not data["found"] and data["memories"] == [] and data["total"] == 0
+        assert "Nothing found" in out and "mobile app" in out
+        out, data = await ok(s, "recall_episodes", {"tags": ["deploy"], "window": "yesterday"})
+        assert not data["found"] and data["note"] == "Nothing yesterday for tags deploy; 2 earlier (latest 2026-06-25)."
+        out, data = await ok(s, "history", {"kind": "review"})
+        assert data["total"] == 0 and out.startswith("No past attempts found")
+        out, data = await ok(s, "timeline", {"session": "nope"})
+        assert data["events"] == [] and out == "No events session nope."
+
+    run_session(team[0], body)
+
+
+def test_record_episode_and_feedback(fresh: tuple[Path, dict[str, str]]) -> None:
+    path, ids = fresh
+
+    async def body(s: ClientSession) -> tuple[str, str]:
+        out, data = await ok(
+            s, "record_episode",
+            {"kind": "debug", "summary": "Rolled back deploy 7; mail dana@example.com", "outcome": "partial",
+             "tags": ["Project X"], "lesson": "Keep the rollback script tested", "session": "s9"},
+        )  # fmt: skip
+        ep = data["episode"]
+        assert out.startswith(f"recorded {ep['id']} (debug/partial) at 2026-07-01 09:00 UTC")
+        assert ep["tags"] == ["project-x"] and ep["ts"] == NOW.isoformat() and "dana@example.com" not in ep["summary"]
+        out, data = await ok(s, "record_feedback", {"episode_id": ids["deploy_fail"], "value": 1})
+        assert data["episode"]["feedback"] == 1.0 and "relevance now" in out
+        return str(ep["id"]), str(data["episode"]["relevance"])
+
+    new_id, _ = run_session(path, body)
+    with memdb.open(path) as db:
+        ana = db.owner("ana")
+        stored = ana.peek(new_id)
+        assert stored.outcome == "partial" and stored.lesson == "Keep the rollback script tested"
+        assert "dana@example.com" not in stored.summary  # sanitized before it was written
+        assert ana.peek(ids["deploy_fail"]).feedback == 1.0
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "argument"),
+    [
+        ("record_episode", {"kind": "debug", "summary": "no outcome"}, "outcome"),
+        ("record_episode", {"kind": "debug", "summary": "hedged", "outcome": "mostly fine"}, "outcome"),
+        ("record_episode", {"kind": "exchange", "summary": "not a task kind", "outcome": "success"}, "kind"),
+        ("record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "ts": "last tuesday"}, "ts"),
+        ("record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "tags": "deploy"}, "tags"),
+        ("record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "owner": "bob"}, "owner"),
+        ("record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "colour": "red"}, "colour"),
+        ("record_feedback", {"episode_id": "x", "value": 2}, "value"),
+        ("recall_episodes", {"limit": "abc"}, "limit"),
+        ("recall_episodes", {"limit": 0}, "limit"),
+        ("recall_episodes", {"window": "sometime soon"}, "window"),
+        ("recall_episodes", {"window": "last week", "since": "2026-06-01"}, "window"),
+        ("recall_episodes", {"since": "2026-06-30", "until": "2026-06-01"}, "until"),
+        ("recall_episodes", {"kinds": ["debug", "gossip"]}, "kinds"),
+        ("ask", {}, "question"),
+        ("history", {"kind": "chat"}, "kind"),
+        ("timeline", {}, "session"),
+    ],
+)
+def test_bad_arguments_name_the_argument(tool: str, args: dict[str, Any], argument: str, tmp_path: Path) -> None:
+    # The same checks the server runs, in process (the wire path is covered below): fast, exhaustive.
+    with memdb.open(tmp_path / "db", map_size=1 << 20) as db:
+        spec = next(s for s in tool_specs(db.settings) if s.name == tool)
+        with pytest.raises(ArgumentError) as caught:
+            spec.run(db.owner("ana"), spec.check_arguments(args))
+        assert db.owner("ana").count() == 0
+    assert caught.value.argument == argument and str(caught.value).startswith(argument)
+
+
+def test_bad_arguments_over_the_wire_write_nothing(fresh: tuple[Path, dict[str, str]]) -> None:
+    path, ids = fresh
+    with memdb.open(path) as db:
+        before = db.owner("ana").count()
+
+    async def body(s: ClientSession) -> None:
+        out, err = await error(s, "record_episode", {"kind": "debug", "summary": "no outcome"})
+        assert err["argument"] == "outcome" and "outcome: required" in out and "nothing was written" in out
+        out, err = await error(s, "record_episode", {"kind": "debug", "summary": "x", "outcome": "meh"})
+        assert err["argument"] == "outcome" and "success, partial, failure" in out
+        out, err = await error(s, "record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "session": "dana@example.com"})
+        assert "session looks like personal data" in out and err["type"] == "ValidationError"
+        out, err = await error(s, "record_feedback", {"episode_id": ids["deploy_fail"], "value": -3})
+        assert err["argument"] == "value" and "from -1 to 1" in out
+        out, err = await error(s, "record_feedback", {"episode_id": "20260101T000000000000Z-000000", "value": 1})
+        assert err["type"] == "NotFoundError" and "no such episode" in out
+        out, err = await error(s, "recall_episodes", {"limit": "abc"})
+        assert out == "recall_episodes: invalid argument: limit 'abc': expected an integer from 1 to 50"
+        with pytest.raises(MCPError, match="no such tool"):
+            await s.call_tool("save_lesson", {"lesson": "x"})
+
+    run_session(path, body)
+    with memdb.open(path) as db:
+        assert db.owner("ana").count() == before
+        assert db.owner("ana").peek(ids["deploy_fail"]).feedback is None
+
+
+def test_owner_clamp_over_stdio(team: tuple[Path, dict[str, str]]) -> None:
+    path, ids = team
+
+    async def body(s: ClientSession) -> list[str]:
+        seen: list[str] = []  # everything the read tools showed ana
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("recall_episodes", {"limit": 50}),
+            ("recall_episodes", {"text": "zebracorn payroll"}),
+            ("recall_episodes", {"tags": ["payroll"]}),
+            ("ask", {"question": "payroll zebracorn failures"}),
+            ("history", {"tags": ["project-x"], "limit": 50}),
+            ("timeline", {"session": "s1"}),
+            ("timeline", {"since": "2026-06-01", "limit": 200}),
+        ]
+        for tool, args in calls:
+            out, data = await ok(s, tool, args)
+            seen.append(out + repr(data))
+        out, err = await error(s, "record_feedback", {"episode_id": ids["bob"], "value": 1})
+        # exactly what an id that never existed gets: existence is private too
+        assert out == f"record_feedback: not found: episode {ids['bob']!r}: no such episode for owner 'ana' (nothing was written)"
+        _, err = await error(s, "recall_episodes", {"owner": "bob"})
+        assert err["argument"] == "owner"
+        return seen
+
+    shown = run_session(path, body, owner="ana")
+    assert len(shown) == 7
+    for output in shown:
+        # queries may echo the words searched for, never bob's episode
+        assert "Payroll export" not in output and "bob's private lesson" not in output and ids["bob"] not in output
+
+    async def as_bob(s: ClientSession) -> dict[str, Any]:
+        return (await ok(s, "recall_episodes", {"text": "zebracorn"}))[1]
+
+    assert [m["id"] for m in run_session(path, as_bob, owner="bob")["memories"]] == [ids["bob"]]
+
+
+# --- command line and configuration ----------------------------------------------------------
+
+
+def test_import_memdb_never_needs_the_extra(tmp_path: Path) -> None:
+    script = (
+        "import sys; sys.modules['mcp'] = None\n"
+        "import memdb, memdb.cli, memdb.mcp_server\n"
+        "raise SystemExit(memdb.cli.main(['mcp', '--db', sys.argv[1], '--owner', 'ana']))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "db")], env={**os.environ, **_env()}, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == "memdb: memdb mcp needs the 'mcp' extra: pip install 'memdb[mcp]'"
+
+
+def test_cli_option_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    db = str(tmp_path / "db")
+    config = tmp_path / "tokens.toml"
+    config.write_text(f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')
+    cases = [
+        (["mcp", "--db", db], "--owner: required for stdio"),
+        (["mcp", "--db", db, "--owner", "ana", "--config", str(config)], "--config: only for --transport http"),
+        (["mcp", "--db", db, "--transport", "http"], "--config: required for --transport http"),
+        (["mcp", "--db", db, "--transport", "http", "--config", str(config), "--owner", "ana"], "--owner: not allowed"),
+        (["mcp", "--db", db, "--transport", "http", "--config", str(config), "--port", "70000"], "--port 70000"),
+    ]
+    monkeypatch.delenv("MEMDB_OWNER", raising=False)
+    for argv, message in cases:
+        assert cli_main(argv) == 1
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "db").exists()  # refused before opening anything
+
+
+def test_token_config_errors_never_echo_a_token(tmp_path: Path) -> None:
+    config = tmp_path / "tokens.toml"
+    for content, message in [
+        ('[tokens]\n"short" = "ana"\n', "token #1 is shorter than 16 characters"),
+        (f'[tokens]\n"{ANA_TOKEN}" = 3\n', "token #1 maps to 3"),
+        (f'[tokens]\n"{ANA_TOKEN}" = " ana"\n', "token #1: owner ' ana'"),
+        ("[tokens]\n", "no [tokens] table"),
+        (f'[token]\n"{ANA_TOKEN}" = "ana"\n', "unknown key 'token'"),
+        ("[tokens\n", "not valid TOML"),
+    ]:
+        config.write_text(content)
+        with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(")) as caught:
+            load_tokens(config)
+        assert ANA_TOKEN not in str(caught.value)
+    with pytest.raises(ConfigError, match="no such file"):
+        load_tokens(tmp_path / "missing.toml")
+    config.write_text(f'[tokens]\n"{ANA_TOKEN}" = "ana"\n"{BOB_TOKEN}" = "bob"\n')
+    assert load_tokens(config) == {ANA_TOKEN: "ana", BOB_TOKEN: "bob"}
+
+
+# --- streamable HTTP ---------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def http_server(team: tuple[Path, dict[str, str]], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``memdb mcp --transport http`` on a free loopback port with tokens for ana and bob; yields the URL."""
+    config = tmp_path_factory.mktemp("mcp-http") / "tokens.toml"
+    config.write_text(f'[tokens]\n"{ANA_TOKEN}" = "ana"\n"{BOB_TOKEN}" = "bob"\n')
+    port = _free_port()
+    argv = ["-m", "memdb.cli", "mcp", "--db", str(team[0]), "--transport", "http", "--port", str(port)]
+    proc = subprocess.Popen(
+        [sys.executable, *argv, "--config", str(config), "--now", NOW.isoformat()],
+        env={**os.environ, **_env()},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"memdb mcp --transport http exited {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("memdb mcp --transport http did not start listening in time")
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        if proc.stderr:
+            proc.stderr.close()
+
+
+def run_http(url: str, token: str, body: Any) -> Any:
+    async def go() -> Any:
+        with anyio.fail_after(TIMEOUT):
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=10) as http,
+                streamable_http_client(url, http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                return await body(session)
+
+    return anyio.run(go)
+
+
+def test_http_token_picks_the_owner(http_server: str, team: tuple[Path, dict[str, str]]) -> None:
+    ids = team[1]
+
+    async def body(s: ClientSession) -> tuple[set[str], dict[str, Any], dict[str, Any]]:
+        names = {t.name for t in (await s.list_tools()).tools}
+        _, mine = await ok(s, "recall_episodes", {"tags": ["project-x"], "limit": 50})
+        _, err = await error(s, "recall_episodes", {"owner": "bob"})
+        return names, mine, err
+
+    names, mine, err = run_http(http_server, ANA_TOKEN, body)
+    assert names == TOOLS and err["argument"] == "owner"
+    assert ids["deploy_fail"] in {m["id"] for m in mine["memories"]} and ids["bob"] not in {m["id"] for m in mine["memories"]}
+
+    async def as_bob(s: ClientSession) -> dict[str, Any]:
+        return (await ok(s, "recall_episodes", {"tags": ["project-x"], "limit": 50}))[1]
+
+    assert [m["id"] for m in run_http(http_server, BOB_TOKEN, as_bob)["memories"]] == [ids["bob"]]
+
+
+def test_http_rejects_a_missing_or_wrong_token(http_server: str) -> None:
+    for headers in ({}, {"Authorization": "Bearer not-a-known-token-at-all"}, {"Authorization": ANA_TOKEN}):
+        response = httpx2.post(http_server, headers=headers, timeout=10)
+        assert response.status_code == 401 and response.headers["www-authenticate"].startswith("Bearer")
+
+    async def never(s: ClientSession) -> None:
+        raise AssertionError("initialize should have failed")
+
+    with pytest.raises((MCPError, ExceptionGroup)) as caught:  # the SDK may wrap the refusal in task-group errors
+        run_http(http_server, "not-a-known-token-at-all", never)
+    assert isinstance(caught.value, MCPError) or caught.group_contains(MCPError)

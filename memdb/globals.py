@@ -86,7 +86,7 @@ class Globals:
             raise ReadOnlyTransactionError("transaction: cannot write inside a read-only snapshot (leave the snapshot first)")
         outer = self._write_txn()
         if outer is not None:
-            pending: list[dict[bytes, list[Any]]] = self._local.pending
+            pending: list[dict[tuple[str, Subscripts], list[Any]]] = self._local.pending
             pending.append({})
             try:
                 with outer.savepoint():
@@ -116,14 +116,15 @@ class Globals:
         transaction see the value before the deferred deltas. With ``drop_zero`` a counter
         that reaches zero or less is removed.
         """
+        subs = _as_subs(subs)
         if self._write_txn() is None:
-            self._apply_deferred({b"": [g, _as_subs(subs), delta, drop_zero]})
+            self._apply_deferred({(g.name, subs): [g, subs, delta, drop_zero]})
             return
-        key = g._key(_as_subs(subs))
-        entry = self._local.pending[-1].setdefault(key, [g, _as_subs(subs), 0, drop_zero])
+        # keyed by the tuple, not its encoding: equal subscripts (1 and 1.0 too) are equal tuples
+        entry = self._local.pending[-1].setdefault((g.name, subs), [g, subs, 0, drop_zero])
         entry[2] += delta
 
-    def _apply_deferred(self, pending: dict[bytes, list[Any]]) -> None:
+    def _apply_deferred(self, pending: dict[tuple[str, Subscripts], list[Any]]) -> None:
         with self.writer():
             for g, subs, delta, drop_zero in pending.values():
                 if delta and g.increment(subs, delta) <= 0 and drop_zero:

@@ -1,4 +1,5 @@
-"""The ``memdb`` command: the demo, capture and queries, stats, maintenance, JSONL export/import.
+"""The ``memdb`` command: the demo, capture and queries, stats, maintenance, JSONL export/import,
+and governance (reflect, review, ceremony, decay, timeline).
 
 Every command prints readable text, or JSON with ``--json``; an error prints one line
 ``memdb: what: reason`` and exits 1 (2 for usage errors).
@@ -49,7 +50,8 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
-def _print_json(data: Any, out: TextIO = sys.stdout) -> None:
+def _print_json(data: Any, out: TextIO | None = None) -> None:
+    out = out or sys.stdout  # looked up per call, so redirected stdout (tests, pipes) is honoured
     json.dump(data, out, default=_json_default, ensure_ascii=False, indent=2)
     out.write("\n")
 
@@ -247,6 +249,139 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return run(args.db, owner=args.owner, transport=args.transport, port=args.port, config=args.config, now=_when(args.now, "--now"))
 
 
+# --- governance: reflection, review, ceremony, decay, timelines ----------------------------------
+
+
+def _by(args: argparse.Namespace) -> str:
+    by = args.by or os.environ.get("MEMDB_USER")
+    if not by:
+        raise ValidationError("--by: name the person deciding (or set $MEMDB_USER); it is kept in the audit trail")
+    return str(by)
+
+
+def _emit(data: Any) -> None:
+    """JSON to the current stdout."""
+    _print_json(data)
+
+
+def _entry_json(entry: Any) -> Any:
+    return entry.model_dump(mode="json")
+
+
+def _print_entries(entries: Sequence[Any], args: argparse.Namespace, empty: str) -> None:
+    if args.json:
+        _emit([_entry_json(e) for e in entries])
+        return
+    if not entries:
+        print(empty)
+    for e in entries:
+        print(f"{e.id} {e.owner} {e.state}/{e.visibility}/{e.status} ({e.source}, cites {len(e.cites)}): {e.text or '[text removed]'}")
+
+
+def cmd_reflect(args: argparse.Namespace) -> int:
+    with _open(args) as db:
+        report = db.reflect(now=_when(args.now, "--now"), owners=[args.owner] if args.owner else None)
+        if args.json:
+            data = {
+                "now": report.now, "day": report.day, "stored": report.stored, "skipped": report.skipped,
+                "discarded": report.discarded, "over_budget": report.over_budget, "errors": report.errors,
+                "owners": {name: vars(o) for name, o in report.owners.items()},
+            }  # fmt: skip
+            _emit(data)
+        else:
+            print(report)
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    """List the review queue, or approve / reject entries (one or many ids)."""
+    with _open(args) as db:
+        if args.action == "list":
+            _print_entries(db.review_queue(owner=args.owner, limit=args.limit), args, "the review queue is empty")
+            return 0
+        if not args.ids:
+            raise ValidationError(f"review {args.action}: give one or more entry ids")
+        now = _when(args.now, "--now")
+        if args.action == "approve":
+            done = db.approve(args.ids, by=_by(args), now=now)
+        else:
+            done = db.reject(args.ids, by=_by(args), reason=args.reason or "", now=now)
+        _print_entries(done, args, "nothing decided")
+    return 0
+
+
+def cmd_ceremony(args: argparse.Namespace) -> int:
+    """Build the share ceremony's agenda, or apply an owner's decisions (ID=share|private|archive)."""
+    with _open(args) as db:
+        now = _when(args.now, "--now")
+        if args.action == "agenda":
+            agenda = db.ceremony(args.team, now=now)
+            if args.json:
+                items = [{"carried_over": i.carried_over, "entry": _entry_json(i.entry)} for i in agenda.items]
+                _emit({"id": agenda.id, "team": agenda.team, "at": agenda.at, "items": items})
+            else:
+                print(agenda)
+            return 0
+        decisions: dict[str, str] = {}
+        for item in args.decisions:
+            eid, sep, choice = item.partition("=")
+            if not sep:
+                raise ValidationError(f"decision {item!r}: write ENTRY_ID=share, ENTRY_ID=private or ENTRY_ID=archive")
+            decisions[eid] = choice
+        _print_entries(db.decide(decisions, by=_by(args), team=args.team, now=now), args, "nothing decided")
+    return 0
+
+
+def cmd_decay(args: argparse.Namespace) -> int:
+    """Run the weekly decay pass, list flags, or answer them (keep / quarantine), or restore an entry."""
+    with _open(args) as db:
+        now = _when(args.now, "--now")
+        if args.action == "run":
+            report = db.decay(now=now)
+            if args.json:
+                data = {
+                    "now": report.now, "week": report.week, "idle": report.idle, "over_budget": report.over_budget,
+                    "budget_left": report.budget_left, "flagged": [_entry_json(e) for e in report.flagged],
+                }  # fmt: skip
+                _emit(data)
+            else:
+                print(report)
+                for e in report.flagged:
+                    print(f"  flagged {e.id} ({e.owner}): {e.text}")
+            return 0
+        if args.action == "list":
+            _print_entries(db.flagged(), args, "no entries flagged")
+            return 0
+        if not args.ids:
+            raise ValidationError(f"decay {args.action}: give one or more entry ids")
+        by = _by(args)
+        if args.action == "restore":
+            done = [db.restore_entry(eid, by=by, now=now) for eid in args.ids]
+        else:
+            done = [db.confirm_decay(eid, args.action, by=by, reason=args.reason or "", now=now) for eid in args.ids]
+        _print_entries(done, args, "nothing decided")
+    return 0
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    """Show a session's tool calls step by step; --export writes the non-executable JSON record."""
+    with _open(args) as db:
+        mem = db.owner(args.owner)
+        if args.export:
+            doc = mem.export_timeline(args.session, args.export, overwrite=args.overwrite)
+            if args.json:
+                _emit(doc)
+            else:
+                print(f"wrote {doc['step_count']} steps of session {args.session} to {args.export} (non-executable audit record)")
+            return 0
+        timeline = mem.timeline(args.session)
+        if args.json:
+            _emit({"owner": timeline.owner, "session": timeline.session, "steps": [s.to_dict() for s in timeline.steps]})
+        else:
+            print(timeline)
+    return 0
+
+
 # --- parser ------------------------------------------------------------------------------------
 
 
@@ -318,6 +453,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8765, help="HTTP port on 127.0.0.1 (default 8765)")
     p.add_argument("--config", help='HTTP: TOML file mapping bearer tokens to owners ([tokens] "<token>" = "<owner>")')
     p.add_argument("--now", help="ISO time to pin the clock to (demos, tests)")
+
+    by_help = "the person deciding (default $MEMDB_USER); kept in the audit trail"
+    p = command("reflect", cmd_reflect, "daily reflection: propose cited lessons (pending review) from recent episodes", owner=False)
+    p.add_argument("--owner", help="only this owner (default all)")
+    p.add_argument("--now", help="ISO time (default now)")
+
+    p = command("review", cmd_review, "the review queue: list, approve or reject pending knowledge entries", owner=False)
+    p.add_argument("action", nargs="?", choices=["list", "approve", "reject"], default="list")
+    p.add_argument("ids", nargs="*", help="entry ids (approve, reject)")
+    p.add_argument("--by", help=by_help)
+    p.add_argument("--reason", help="why (reject)")
+    p.add_argument("--owner", help="list: only this owner's entries")
+    p.add_argument("--limit", type=int)
+    p.add_argument("--now", help="ISO time of the decision (default now)")
+
+    p = command("ceremony", cmd_ceremony, "the share ceremony: agenda of approved private lessons, and owners' decisions", owner=False)
+    p.add_argument("action", nargs="?", choices=["agenda", "decide"], default="agenda")
+    p.add_argument("decisions", nargs="*", help="decide: ENTRY_ID=share|private|archive ...")
+    p.add_argument("--team", help="one team (default every team)")
+    p.add_argument("--by", help=by_help)
+    p.add_argument("--now", help="ISO time (default now)")
+
+    p = command("decay", cmd_decay, "weekly decay: flag idle entries; a person keeps or quarantines each", owner=False)
+    p.add_argument("action", nargs="?", choices=["run", "list", "keep", "quarantine", "restore"], default="run")
+    p.add_argument("ids", nargs="*", help="entry ids (keep, quarantine, restore)")
+    p.add_argument("--by", help=by_help)
+    p.add_argument("--reason", help="why (quarantine)")
+    p.add_argument("--now", help="ISO time (default now)")
+
+    p = command("timeline", cmd_timeline, "a session's tool calls step by step (reconstruction only; nothing is re-run)")
+    p.add_argument("session")
+    p.add_argument("--export", metavar="FILE", help="write the versioned, non-executable JSON record to FILE")
+    p.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
 
     p = command("dump", cmd_dump, "print the nodes of a global as ^NAME(subs)=value", owner=False)
     p.add_argument("name", nargs="?", help="global name, e.g. ^MEM (default: all)")

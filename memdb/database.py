@@ -1,26 +1,34 @@
 """The database facade: ``memdb.open(path)`` gives globals, owners, and the lifecycle.
 
 This is the top of the layer stack; it wires the layers together and adds nothing of its own
-but the ``Memory`` handle, which joins an owner's capture, queries and lifecycle operations.
+but the ``Memory`` handle, which joins an owner's capture, queries, lifecycle operations and
+governance (knowledge, patterns, timelines), and the ``Database`` methods for review,
+reflection, ceremonies and decay.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from typing import Any, Literal
 
 from memdb.episodes import CheckReport, Clock, EpisodeStore, RescoreReport
 from memdb.globals import Globals
+from memdb.knowledge import Agenda, DecayReport, Entry, KnowledgeStore
 from memdb.lifecycle import ErasureReport, Lifecycle, MaintenanceReport
 from memdb.models import Episode, check_owner
+from memdb.patterns import Pattern, PatternExtractor, PatternStore, Preparation, prepare
 from memdb.query import Owner
+from memdb.reflection import Reflection, ReflectionReport, Reflector
 from memdb.sanitize import Sanitizer
 from memdb.settings import Settings
 from memdb.store import LMDBStore, Store
 from memdb.summarize import Summarizer
+from memdb.timeline import Timeline
+from memdb.timeline import build as build_timeline
+from memdb.timeline import export as export_timeline
 
 __all__ = ["Database", "Memory", "open"]
 
@@ -28,9 +36,92 @@ __all__ = ["Database", "Memory", "open"]
 class Memory(Owner):
     """One owner's memory: capture, queries, and the lifecycle operations on its episodes."""
 
-    def __init__(self, store: EpisodeStore, owner: str, lifecycle: Lifecycle) -> None:
+    def __init__(
+        self,
+        store: EpisodeStore,
+        owner: str,
+        lifecycle: Lifecycle,
+        *,
+        knowledge: KnowledgeStore | None = None,
+        patterns: PatternStore | None = None,
+    ) -> None:
         super().__init__(store, owner)
         self._lifecycle = lifecycle
+        self._knowledge = knowledge or KnowledgeStore(store)
+        self._patterns = patterns or PatternStore(store)
+
+    # --- capture, counted for pattern extraction ---------------------------------------------
+
+    def record(self, kind: str, summary: str, *, ts: dt.datetime | None = None, **fields: Any) -> Episode:
+        """Record one episode. Typed kinds need an honest ``outcome``; every ``pattern_every``-th
+        record of a typed kind triggers pattern extraction over that batch (imports do not:
+        they are history, not events as they complete)."""
+        if kind not in self.store.settings.typed_kinds:
+            return super().record(kind, summary, ts=ts, **fields)
+        # validated and sanitized first, outside the transaction, so that a dropped capture's
+        # counters are not rolled back with it (test_sanitizer_failure_drops_capture_fail_closed)
+        prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
+        outer = self._space.in_transaction
+        # the count moves with the record, or neither does (a caller's transaction already ensures it)
+        with nullcontext() if outer else self._space.transaction():
+            episode = self._write_new([prepared])[0]
+            made = self._patterns.count(self.name, [(episode.kind, episode.id)])
+        if made and not outer:  # never an extractor call while holding the write lock
+            self._patterns.run_pending(self.name)
+        return episode
+
+    # --- knowledge: the semantic store, through the review queue -----------------------------
+
+    def save_lesson(self, text: str, *, cites: Iterable[str] = (), tags: Iterable[str] = (), now: dt.datetime | None = None) -> Entry:
+        """Save a lesson deliberately. Like every write to knowledge it lands pending and private
+        in the review queue; DuplicateError if it repeats approved, pending or rejected content."""
+        return self._knowledge.submit(self.name, text, source="save", cites=cites, tags=tags, now=now)
+
+    def knowledge(
+        self, text: str | None = None, *, tags: Iterable[str] = (), limit: int = 20, now: dt.datetime | None = None
+    ) -> list[Entry]:
+        """Approved entries in active use this owner may read: their own and those shared with
+        their teams (with the owner's attribution). Best match first when ``text``/``tags`` are given."""
+        return self._knowledge.search(self.name, text, tags, limit, now)
+
+    def entries(self, state: str | None = None) -> list[Entry]:
+        """This owner's own entries in any state (pending, approved, rejected), oldest first."""
+        return self._knowledge.own(self.name, state)
+
+    # --- patterns and the retrieval rule for new tasks -----------------------------------------
+
+    def patterns(self, kind: str | None = None) -> list[Pattern]:
+        """Patterns extracted from this owner's records, newest first."""
+        return self._patterns.of(self.name, kind)
+
+    def prepare(
+        self,
+        task: str,
+        *,
+        kind: str | None = None,
+        tags: Iterable[str] = (),
+        max_chars: int = 2000,
+        limit: int = 5,
+        now: dt.datetime | None = None,
+    ) -> Preparation:
+        """Context for a new task: relevant patterns first, then readable knowledge, then the most
+        similar past records with their outcomes, within ``max_chars``."""
+        return prepare(self, self._knowledge, self._patterns, task, kind=kind, tags=tags, max_chars=max_chars, limit=limit, now=now)
+
+    # --- execution timelines ------------------------------------------------------------------
+
+    def timeline(self, session: str) -> Timeline:
+        """A session's tool calls step by step (order, tool, input, result, times); reads only."""
+        return build_timeline(self, session)
+
+    def export_timeline(
+        self, session: str, path: str | os.PathLike[str] | None = None, *, now: dt.datetime | None = None, overwrite: bool = False
+    ) -> dict[str, Any]:
+        """The timeline as a versioned, explicitly non-executable JSON record for audit (written to
+        ``path`` when given). Nothing re-runs a tool or replays a request."""
+        return export_timeline(self, session, path, now=now, overwrite=overwrite)
+
+    # --- lifecycle ------------------------------------------------------------------------------
 
     def restore(self, episode_id: str) -> Episode:
         """Bring an archived episode's full record back from cold storage, with its indexes."""
@@ -51,8 +142,15 @@ class Memory(Owner):
     ) -> ErasureReport:
         """Delete episodes (by id, time range, or all) from hot and cold storage and every index,
         with the summaries derived from them. The audit record keeps ids and hashes, no content.
-        Freed pages may still hold old bytes until ``db.compact()``."""
-        return self._lifecycle.erase(self, ids, since, until, everything, reason)
+        Knowledge entries and patterns citing an erased episode go too (the entry keeps only its
+        hash). Freed pages may still hold old bytes until ``db.compact()``."""
+        with self._space.transaction():
+            report = self._lifecycle.erase(self, ids, since, until, everything, reason)
+            erased = set(report.ids)
+            if erased:
+                self._knowledge.erase_citing(self.name, erased, self.store.now())
+                self._patterns.erase_citing(self.name, erased)
+        return report
 
     def audit(self, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
         """This owner's audit records, oldest first."""
@@ -63,16 +161,26 @@ class Database:
     """One memdb database: a store, its global key space, and the layers built on it."""
 
     def __init__(
-        self, store: Store, *, sanitizer: Sanitizer | None = None, clock: Clock | None = None, summarizer: Summarizer | None = None
+        self,
+        store: Store,
+        *,
+        sanitizer: Sanitizer | None = None,
+        clock: Clock | None = None,
+        summarizer: Summarizer | None = None,
+        reflector: Reflector | None = None,
+        pattern_extractor: PatternExtractor | None = None,
     ) -> None:
         self.store = store
         self.globals = Globals(store)
         self.episodes = EpisodeStore(self.globals, sanitizer=sanitizer, clock=clock)
         self.lifecycle = Lifecycle(self.episodes, summarizer)
+        self.knowledge = KnowledgeStore(self.episodes)
+        self.patterns = PatternStore(self.episodes, pattern_extractor)
+        self.reflection = Reflection(self.episodes, self.knowledge, reflector)
 
     def owner(self, name: str) -> Memory:
         """The handle for one owner's memory; every episode operation and query goes through it."""
-        return Memory(self.episodes, check_owner(name), self.lifecycle)
+        return Memory(self.episodes, check_owner(name), self.lifecycle, knowledge=self.knowledge, patterns=self.patterns)
 
     def owners(self) -> list[str]:
         """Owners with recorded episodes (administrative)."""
@@ -102,6 +210,72 @@ class Database:
     def audit(self, owner: str | None = None, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
         """The append-only audit log, oldest first: one owner's, or everyone's with database-wide records."""
         return self.lifecycle.audit(check_owner(owner) if owner is not None else None, since, until)
+
+    # --- governance: reflection, review, ceremony, decay -------------------------------------------
+
+    def reflect(
+        self, now: dt.datetime | None = None, *, owners: Iterable[str] | None = None, reflector: Reflector | None = None
+    ) -> ReflectionReport:
+        """The daily reflection: each owner's recent episodes in, at most ``lessons_per_day`` cited
+        lessons a day out, all pending review. Ungrounded proposals are discarded, near duplicates
+        skipped, both counted; running it again the same day adds nothing."""
+        return self.reflection.run(now, owners=[check_owner(o) for o in owners] if owners is not None else None, reflector=reflector)
+
+    def review_queue(self, owner: str | None = None, limit: int | None = None) -> list[Entry]:
+        """Pending entries awaiting a person, oldest first (one owner's, or everyone's)."""
+        return self.knowledge.pending(owner, limit)
+
+    def approve(self, ids: str | Iterable[str], *, by: str, now: dt.datetime | None = None) -> list[Entry]:
+        """Approve pending entries, one or a batch (all or none); audited with who and when.
+        Approved entries stay private to their owner until shared at a ceremony."""
+        return self.knowledge.approve(ids, by=by, now=now)
+
+    def reject(self, ids: str | Iterable[str], *, by: str, reason: str = "", now: dt.datetime | None = None) -> list[Entry]:
+        """Reject pending entries (all or none): the text is dropped and a tombstone of hashes keeps
+        the same content from coming back through the queue, from any owner."""
+        return self.knowledge.reject(ids, by=by, reason=reason, now=now)
+
+    def entry(self, entry_id: str) -> Entry:
+        """One knowledge entry by id (administrative: reviewers and ceremonies work across owners)."""
+        return self.knowledge.get(entry_id)
+
+    def ceremony(self, team: str | None = None, *, now: dt.datetime | None = None) -> Agenda:
+        """The share ceremony's agenda: each member's approved private lessons not yet ruled on.
+        Items nobody rules on carry over to the next ceremony; nothing expires."""
+        return self.knowledge.ceremony(team, now=now)
+
+    def decide(self, decisions: Mapping[str, str], *, by: str, team: str | None = None, now: dt.datetime | None = None) -> list[Entry]:
+        """An owner's ceremony decisions, entry id -> ``share`` | ``private`` | ``archive`` (all or none).
+        Only an entry's owner may decide (PermissionDeniedError); shared entries keep their attribution."""
+        return self.knowledge.decide(decisions, by=by, team=team, now=now)
+
+    def decay(self, now: dt.datetime | None = None) -> DecayReport:
+        """The weekly decay pass: flag at most ``decay_flags_per_week`` idle approved entries for a
+        person to confirm. Nothing is deleted or quarantined by the pass itself."""
+        return self.knowledge.decay(now)
+
+    def flagged(self) -> list[Entry]:
+        """Entries flagged by decay that await a person's decision."""
+        return self.knowledge.flagged()
+
+    def confirm_decay(
+        self, entry_id: str, action: Literal["keep", "quarantine"], *, by: str, reason: str = "", now: dt.datetime | None = None
+    ) -> Entry:
+        """A person's answer to a decay flag: ``keep`` clears it, ``quarantine`` takes the entry out of use (reversibly)."""
+        return self.knowledge.confirm_decay(entry_id, action, by=by, reason=reason, now=now)
+
+    def quarantine(self, entry_id: str, *, by: str, reason: str, now: dt.datetime | None = None) -> Entry:
+        """Take an approved entry out of active use (no reads, no prompts) until restored."""
+        return self.knowledge.quarantine(entry_id, by=by, reason=reason, now=now)
+
+    def restore_entry(self, entry_id: str, *, by: str, now: dt.datetime | None = None) -> Entry:
+        """Bring a quarantined entry back as it was, or an archived one back as private."""
+        return self.knowledge.restore(entry_id, by=by, now=now)
+
+    def extract_patterns(self, now: dt.datetime | None = None, *, retry_failed: bool = True) -> int:
+        """Run pattern extraction for batches left waiting (completed inside a transaction, or
+        failed); returns patterns written."""
+        return self.patterns.run_pending(retry_failed=retry_failed, now=now)
 
     def compact(self) -> None:
         """Rewrite the store without free pages, so erased bytes are gone from disk too.
@@ -147,13 +321,23 @@ def open(
     sanitizer: Sanitizer | None = None,
     clock: Clock | None = None,
     summarizer: Summarizer | None = None,
+    reflector: Reflector | None = None,
+    pattern_extractor: PatternExtractor | None = None,
     **options: Any,
 ) -> Database:
     """Open (creating if missing) the memdb database in directory ``path`` on LMDB.
 
     ``sanitizer`` replaces the default PII sanitizer; ``clock`` (returning aware UTC
     datetimes) makes every time rule testable; ``summarizer`` replaces the extractive one
-    (e.g. ``AnthropicSummarizer()``). Other options go to LMDBStore: ``map_size`` (initial
-    bytes; grows by itself) and ``sync``.
+    (e.g. ``AnthropicSummarizer()``); ``reflector`` and ``pattern_extractor`` replace the
+    offline ones (e.g. ``AnthropicReflector()``, ``AnthropicExtractor()``). Other options go to
+    LMDBStore: ``map_size`` (initial bytes; grows by itself) and ``sync``.
     """
-    return Database(LMDBStore(path, **options), sanitizer=sanitizer, clock=clock, summarizer=summarizer)
+    return Database(
+        LMDBStore(path, **options),
+        sanitizer=sanitizer,
+        clock=clock,
+        summarizer=summarizer,
+        reflector=reflector,
+        pattern_extractor=pattern_extractor,
+    )

@@ -104,3 +104,14 @@ class NativeBuildError(MemdbError):
 
 class LLMError(MemdbError):
     """A call to a language-model provider failed."""
+
+
+# --- governance --------------------------------------------------------------------------
+
+
+class PermissionDeniedError(MemdbError):
+    """A person tried to decide something only someone else may decide (e.g. sharing another owner's lesson)."""
+
+
+class DuplicateError(MemdbError, ValueError):
+    """A knowledge write repeats approved, pending or rejected (tombstoned) content."""

@@ -20,6 +20,8 @@ BUILTIN_KINDS: tuple[str, ...] = ("exchange", "tool_call", "summary")
 OUTCOMES: tuple[str, ...] = ("success", "partial", "failure")
 MAX_TYPED_KINDS = 6
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
+_TEAM = re.compile(r"[A-Za-z0-9_.:@/+-]{1,64}\Z")
+_MEMBER = re.compile(r"[^\x00-\x1f\x7f]{1,64}\Z")
 
 
 class Settings(BaseModel):
@@ -47,6 +49,16 @@ class Settings(BaseModel):
     retention_days: float | None = Field(None, gt=0.0, description="opt-in: purge archived content after this many days (audited)")
     # query
     week_starts_on: int = Field(0, ge=0, le=6, description="0 = Monday")
+    # governance: reflection, review, sharing, decay, patterns
+    teams: dict[str, list[str]] = Field(
+        default_factory=dict, description="team -> member owners; empty means every owner is in one team, 'all'"
+    )
+    reflection_window_days: float = Field(3.0, gt=0.0, description="days of episodes the daily reflection reads")
+    lessons_per_day: int = Field(8, ge=0, le=1000, description="hard cap on reflected lessons per owner per UTC day")
+    duplicate_threshold: float = Field(0.6, gt=0.0, le=1.0, description="shingle Jaccard at or above which a proposal is a near duplicate")
+    decay_flags_per_week: int = Field(5, ge=0, le=1000, description="hard cap on idle entries the weekly decay pass flags")
+    decay_idle_days: float = Field(90.0, gt=0.0, description="days without retrieval after which a never-injected entry looks idle")
+    pattern_every: int = Field(5, ge=1, le=1000, description="pattern extraction runs on every this many records of a typed kind")
 
     @field_validator("typed_kinds")
     @classmethod
@@ -69,6 +81,19 @@ class Settings(BaseModel):
             if not 0.0 <= w <= 1.0:
                 raise ValueError(f"tag weight {tag!r}={w!r}: must be in [0, 1]")
         return weights
+
+    @field_validator("teams")
+    @classmethod
+    def _check_teams(cls, teams: dict[str, list[str]]) -> dict[str, list[str]]:
+        for team, members in teams.items():
+            if not _TEAM.match(team):
+                raise ValueError(f"team {team!r}: use 1-64 letters, digits or _.:@/+- (no spaces)")
+            if len(set(members)) != len(members):
+                raise ValueError(f"team {team!r} members {members}: duplicates")
+            for m in members:
+                if not isinstance(m, str) or not _MEMBER.match(m) or m.strip() != m:
+                    raise ValueError(f"team {team!r} member {m!r}: an owner name is 1-64 printable characters without surrounding spaces")
+        return teams
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> Settings:

@@ -1,0 +1,739 @@
+"""Knowledge: the semantic store beside the episodic one, and the gates every entry passes.
+
+An entry (a reflected lesson or a deliberate save) is born ``pending`` and private in one
+review queue, whatever wrote it; a person approves or rejects it, and there is no other way
+to ``approved``. An approved entry stays private until its owner shares it at a ceremony, and
+can be quarantined (reversibly) or archived. A rejection keeps only a tombstone, a SHA-256 of
+the normalised text and keyed hashes of its word shingles, so the same content cannot come
+back through the queue from any owner. The weekly decay pass flags a few idle entries; a
+person keeps or quarantines each. Nothing here deletes an approved entry.
+
+Layout (owner first wherever the data is an owner's)::
+
+    ^KN(owner, id) = {...}    the entry: text, cites, state, visibility, status, who decided and when
+    ^KNQ(owner, id)           the review queue: pending entries
+    ^KNA(owner, id)           approved entries in active use (not quarantined, not archived)
+    ^KNS(team, id) = owner    entries shared with a team (read only through membership)
+    ^KNF(owner, id) = {...}   entries flagged by decay, awaiting a person
+    ^KNID(id) = owner         id -> owner, for the administrative calls that take bare ids
+    ^KNT(sha256) = {...}      tombstones of rejected content, database-wide, without text
+    ^KNW(week) = n            entries flagged by decay in the week starting that day (the budget)
+    ^KNC(team, id) = {...}    ceremony agendas ("*" when every team met at once)
+    ^KNM("salt")              the key of the shingle hashes (random per database)
+    ^KNN(owner, "entries")    entries written per owner (also: which owners have knowledge)
+    ^AUDIT(owner, id)         every write and decision: who, when, what (a hash, not the text)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import itertools
+import re
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from memdb.episodes import EpisodeStore, new_id
+from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, SanitizerError, ValidationError
+from memdb.models import bound_text, check_owner, utc
+from memdb.sanitize import sanitize_fields
+from memdb.text import normalize_tag, tokenize
+
+__all__ = [
+    "Agenda",
+    "AgendaItem",
+    "DecayReport",
+    "Duplicate",
+    "Entry",
+    "KnowledgeStore",
+    "content_digest",
+    "jaccard",
+    "shingles",
+]
+
+ENTRY_CHARS = 1000
+ALL_TEAM = "all"
+_ENTRY_ID = re.compile(r"\d{8}T\d{12}Z-[0-9a-f]{6}\Z")
+_DECISIONS = {"share": "share", "private": "private", "keep": "private", "keep_private": "private", "archive": "archive"}
+
+EntryState = Literal["pending", "approved", "rejected"]
+Visibility = Literal["private", "shared"]
+EntryStatus = Literal["active", "quarantined", "archived", "erased"]
+
+
+class Entry(BaseModel):
+    """One knowledge entry as callers see it (no shingle hashes)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    owner: str
+    text: str  # "" once rejected: only the tombstone's hashes remain
+    source: Literal["reflection", "save"]
+    cites: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    state: EntryState = "pending"
+    visibility: Visibility = "private"
+    status: EntryStatus = "active"
+    shared_with: tuple[str, ...] = ()
+    created: dt.datetime
+    decided_by: str | None = None
+    decided_at: dt.datetime | None = None
+    reason: str | None = None
+    ceremony: Literal["kept", "shared", "archived"] | None = None
+    agendas: int = 0
+    flagged_at: dt.datetime | None = None
+    kept_at: dt.datetime | None = None
+    injected: int = 0
+    last_injected: dt.datetime | None = None
+    last_retrieved: dt.datetime | None = None
+    hash: str
+
+    def line(self) -> str:
+        """One line for a prompt or a listing, with the owner's attribution."""
+        where = ", ".join(self.shared_with) if self.visibility == "shared" else "private"
+        return f"- [{self.owner}; {where}] {self.text}".replace("\n", " ")
+
+
+_ENTRY_FIELDS = tuple(Entry.model_fields)
+
+
+def to_entry(record: Mapping[str, Any]) -> Entry:
+    return Entry.model_validate({k: record[k] for k in _ENTRY_FIELDS if k in record})
+
+
+# --- similarity: pure functions ----------------------------------------------------------------
+
+
+def shingles(text: str) -> set[str]:
+    """Word 1- and 2-shingles of the index terms of ``text`` (case, punctuation and stopwords folded)."""
+    terms = tokenize(text)
+    return set(terms) | {f"{a} {b}" for a, b in itertools.pairwise(terms)}
+
+
+def content_digest(text: str) -> str:
+    """SHA-256 of the normalised terms: the same words in other case or spacing give the same hash."""
+    return hashlib.sha256(" ".join(tokenize(text)).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def hashed_shingles(text: str, key: bytes) -> list[int]:
+    """Keyed 64-bit hashes of the shingles, sorted: what a tombstone keeps instead of words."""
+    return sorted(
+        {
+            int.from_bytes(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), key=key, digest_size=8).digest(), "big")
+            for s in shingles(text)
+        }
+    )
+
+
+def jaccard(a: Iterable[Any], b: Iterable[Any]) -> float:
+    """|a ∩ b| / |a ∪ b| (0 for two empty sets: nothing is a duplicate of nothing)."""
+    sa, sb = set(a), set(b)
+    union = len(sa | sb)
+    return len(sa & sb) / union if union else 0.0
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """Why a proposal is not new: it matches an approved or pending entry, or a tombstone."""
+
+    against: Literal["approved", "pending", "rejected"]
+    ref: str  # entry id, or the tombstone's hash
+    similarity: float
+
+
+# --- reports ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AgendaItem:
+    """One approved private lesson on a ceremony agenda; ``carried_over`` when an earlier agenda had it."""
+
+    entry: Entry
+    carried_over: bool
+
+
+@dataclass(frozen=True)
+class Agenda:
+    """A share ceremony's agenda: each member's approved private lessons nobody has ruled on."""
+
+    id: str
+    team: str | None
+    at: dt.datetime
+    items: list[AgendaItem]
+
+    def by_owner(self) -> dict[str, list[AgendaItem]]:
+        out: dict[str, list[AgendaItem]] = {}
+        for item in self.items:
+            out.setdefault(item.entry.owner, []).append(item)
+        return out
+
+    def __str__(self) -> str:
+        head = f"ceremony {self.id} ({self.team or 'every team'}) at {self.at:%Y-%m-%d %H:%M} UTC: {len(self.items)} items"
+        lines = [head]
+        for owner, items in self.by_owner().items():
+            lines.append(f"{owner}:")
+            lines.extend(f"  {i.entry.id}{' (carried over)' if i.carried_over else ''}: {i.entry.text}" for i in items)
+        return "\n".join(lines)
+
+
+@dataclass
+class DecayReport:
+    """What one decay pass did: entries flagged (never more than the week's budget) and what it left."""
+
+    now: dt.datetime
+    week: str
+    flagged: list[Entry] = field(default_factory=list)
+    idle: int = 0
+    over_budget: int = 0
+    budget_left: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"decay at {self.now:%Y-%m-%d %H:%M} UTC (week of {self.week}): {len(self.flagged)} flagged of {self.idle} idle"
+            f"{f', {self.over_budget} left for a later week' if self.over_budget else ''}; {self.budget_left} flags left this week"
+        )
+
+
+# --- the store --------------------------------------------------------------------------------
+
+
+class KnowledgeStore:
+    """Entries, the review queue, tombstones, sharing and decay for one database."""
+
+    def __init__(self, store: EpisodeStore) -> None:
+        self.store = store
+        space = store.space
+        self.space = space
+        self.entries = space["KN"]
+        self.queue = space["KNQ"]
+        self.active = space["KNA"]
+        self.shared = space["KNS"]
+        self.flags = space["KNF"]
+        self.ids = space["KNID"]
+        self.tombstones = space["KNT"]
+        self.weeks = space["KNW"]
+        self.ceremonies = space["KNC"]
+        self.meta = space["KNM"]
+        self.stats = space["KNN"]
+        self.audit = store.audit
+        self._salt: bytes | None = None
+
+    # --- teams ----------------------------------------------------------------------------------
+
+    def owners(self) -> list[str]:
+        """Owners with episodes or knowledge."""
+        return sorted(set(self.store.owners()) | {str(o) for o in self.stats.children()})
+
+    def teams(self) -> dict[str, list[str]]:
+        """Configured teams; without any, every owner of the database is one team, ``all``."""
+        configured = self.store.settings.teams
+        return {t: list(m) for t, m in configured.items()} if configured else {ALL_TEAM: self.owners()}
+
+    def teams_of(self, owner: str) -> list[str]:
+        configured = self.store.settings.teams
+        if not configured:
+            return [ALL_TEAM]
+        return [t for t, members in configured.items() if owner in members]
+
+    def _check_team(self, team: str) -> list[str]:
+        teams = self.teams()
+        if team not in teams:
+            raise ValidationError(f"team {team!r}: not configured (teams: {', '.join(teams) or 'none'})")
+        return teams[team]
+
+    # --- similarity ------------------------------------------------------------------------------
+
+    def salt(self) -> bytes:
+        """The key of the shingle hashes, made once per database."""
+        if self._salt is None:
+            value = self.meta.get(("salt",))
+            if value is None:
+                with self.space.transaction():
+                    value = self.meta.get(("salt",))
+                    if value is None:
+                        value = secrets.token_bytes(16)
+                        self.meta.set(("salt",), value)
+            self._salt = bytes(value)
+        return self._salt
+
+    def clean(self, text: str, what: str = "entry") -> str:
+        """Sanitized (fail-closed), bounded text with at least one word; what every entry stores."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValidationError(f"{what} text {text!r}: say something")
+        try:
+            clean = sanitize_fields(self.store.sanitizer, {"text": text.strip()})["text"]
+        except SanitizerError as exc:
+            self.meta.increment(("dropped",))
+            raise SanitizerError(f"{what}: dropped, nothing written ({exc})") from None
+        clean = bound_text(clean, ENTRY_CHARS)
+        if not tokenize(clean):
+            raise ValidationError(f"{what} text {_shown(text)}: has no words to index (only stopwords or placeholders)")
+        return clean
+
+    def duplicate(self, owner: str, clean_text: str) -> Duplicate | None:
+        """The first approved or pending entry (own or shared with the owner's teams), or the
+        tombstone, that ``clean_text`` nearly repeats; None when it is new."""
+        threshold = self.store.settings.duplicate_threshold
+        digest = content_digest(clean_text)
+        sh = hashed_shingles(clean_text, self.salt())
+        if self.tombstones.get((digest,)) is not None:
+            return Duplicate("rejected", digest, 1.0)
+        for subs, stone in self.tombstones.items():
+            sim = jaccard(sh, stone["sh"])
+            if sim >= threshold:
+                return Duplicate("rejected", str(subs[0]), sim)
+        for rec in self._visible_records(owner):
+            if rec["state"] == "rejected":
+                continue
+            sim = 1.0 if rec["hash"] == digest else jaccard(sh, rec.get("sh") or ())
+            if sim >= threshold:
+                return Duplicate(rec["state"], rec["id"], sim)
+        return None
+
+    def _visible_records(self, owner: str) -> Iterable[dict[str, Any]]:
+        """Records the owner may compare against: all of their own, and entries shared with their teams."""
+        seen: set[str] = set()
+        for _, rec in self.entries.items((owner,)):
+            seen.add(rec["id"])
+            yield rec
+        for team in self.teams_of(owner):
+            for subs, other in self.shared.items((team,)):
+                eid = str(subs[1])
+                if eid not in seen:
+                    seen.add(eid)
+                    rec = self.entries.get((other, eid))
+                    if rec is not None:
+                        yield rec
+
+    # --- the only way in --------------------------------------------------------------------------
+
+    def submit(
+        self,
+        owner: str,
+        text: str,
+        *,
+        source: Literal["reflection", "save"],
+        cites: Iterable[str] = (),
+        tags: Iterable[str] = (),
+        now: dt.datetime | None = None,
+    ) -> Entry:
+        """Queue a new entry, pending and private (deliberate saves and reflection alike).
+
+        Raises DuplicateError when it nearly repeats an approved or pending entry or rejected
+        content; ValidationError for text without words, bad tags or citations that are not
+        the owner's episodes; SanitizerError (nothing written) when the sanitizer fails.
+        """
+        check_owner(owner)
+        at = utc(now, "now") if now is not None else self.store.now()
+        clean = self.clean(text, "lesson" if source == "reflection" else "save")
+        cited = list(dict.fromkeys(cites))
+        for cid in cited:
+            if not isinstance(cid, str) or self.store.states.get((owner, cid)) is None:
+                raise ValidationError(f"cites {cid!r}: not an episode of owner {owner!r} (an entry cites its owner's episodes only)")
+        norm_tags = list(dict.fromkeys(normalize_tag(t) for t in ([tags] if isinstance(tags, str) else tags)))
+        with self.space.transaction():
+            dup = self.duplicate(owner, clean)
+            if dup is not None:
+                raise DuplicateError(f"{source} {_shown(clean)}: nearly repeats {_describe(dup)} (similarity {dup.similarity:.2f})")
+            eid = new_id(at)
+            while self.ids.get((eid,)) is not None:  # another process took it
+                eid = new_id(at)
+            record: dict[str, Any] = {
+                "id": eid, "owner": owner, "text": clean, "source": source, "cites": cited, "tags": norm_tags,
+                "state": "pending", "visibility": "private", "status": "active", "shared_with": [], "created": at,
+                "agendas": 0, "injected": 0, "hash": content_digest(clean), "sh": hashed_shingles(clean, self.salt()),
+            }  # fmt: skip
+            self.entries.set((owner, eid), record)
+            self.queue.set((owner, eid), "")
+            self.ids.set((eid,), owner)
+            self.stats.increment((owner, "entries"))
+            self._audit(owner, at, "submit", record, by=owner if source == "save" else "reflection", source=source)
+        return to_entry(record)
+
+    # --- review ----------------------------------------------------------------------------------
+
+    def pending(self, owner: str | None = None, limit: int | None = None) -> list[Entry]:
+        """The review queue, oldest first (one owner's, or everyone's)."""
+        owners = [check_owner(owner)] if owner is not None else [str(o) for o in self.queue.children()]
+        out = [to_entry(self.entries[(o, str(subs[1]))]) for o in owners for subs, _ in self.queue.items((o,))]
+        out.sort(key=lambda e: e.id)
+        return out if limit is None else out[: max(limit, 0)]
+
+    def approve(self, ids: str | Iterable[str], *, by: str, now: dt.datetime | None = None) -> list[Entry]:
+        """Approve pending entries (all or none); the entry stays private until its owner shares it."""
+        at, who = self._when(now), _person(by)
+        with self.space.transaction():
+            records = [self._require(eid, state="pending") for eid in _id_list(ids)]
+            out = []
+            for rec in records:
+                new = {**rec, "state": "approved", "decided_by": who, "decided_at": at}
+                self.entries.set((rec["owner"], rec["id"]), new)
+                self.queue.kill((rec["owner"], rec["id"]))
+                self.active.set((rec["owner"], rec["id"]), "")
+                self._audit(rec["owner"], at, "approve", rec, by=who)
+                out.append(to_entry(new))
+        return out
+
+    def reject(self, ids: str | Iterable[str], *, by: str, reason: str = "", now: dt.datetime | None = None) -> list[Entry]:
+        """Reject pending entries (all or none): the text goes, a tombstone of hashes stays for good."""
+        at, who = self._when(now), _person(by)
+        with self.space.transaction():
+            records = [self._require(eid, state="pending") for eid in _id_list(ids)]
+            out = []
+            for rec in records:
+                new = {k: v for k, v in rec.items() if k != "sh"}
+                new.update(text="", state="rejected", decided_by=who, decided_at=at, reason=reason or None)
+                self.entries.set((rec["owner"], rec["id"]), new)
+                self.queue.kill((rec["owner"], rec["id"]))
+                stone = self.tombstones.get((rec["hash"],))
+                if stone is None:
+                    self.tombstones.set((rec["hash"],), {"sh": rec.get("sh") or [], "at": at, "count": 1})
+                else:
+                    self.tombstones.set((rec["hash"],), {**stone, "count": int(stone.get("count", 1)) + 1})
+                self._audit(rec["owner"], at, "reject", rec, by=who, reason=reason or None)
+                out.append(to_entry(new))
+        return out
+
+    def erase_citing(self, owner: str, episode_ids: set[str], at: dt.datetime) -> list[str]:
+        """Erasure reaches derived knowledge: an entry of ``owner`` citing an erased episode loses
+        its text and leaves every queue, index and team; the record keeps its hash for the audit."""
+        erased = []
+        for subs, rec in self.entries.items((owner,)):
+            if not set(rec.get("cites") or ()) & episode_ids:
+                continue
+            eid = str(subs[1])
+            new = {k: v for k, v in rec.items() if k != "sh"}
+            new.update(text="", state="rejected", status="erased", decided_by="erasure", decided_at=at, reason="cited an erased episode")
+            self.entries.set((owner, eid), new)
+            for g in (self.queue, self.active, self.flags):
+                g.kill((owner, eid))
+            for team in list(self.shared.children()):
+                self.shared.kill((team, eid))
+            self._audit(owner, at, "erase", rec, by="erasure", reason="cited an erased episode")
+            erased.append(eid)
+        return erased
+
+    # --- reads -----------------------------------------------------------------------------------
+
+    def get(self, entry_id: str) -> Entry:
+        """Any entry by id (administrative: review, ceremony and decay work across owners)."""
+        return to_entry(self._require(entry_id))
+
+    def own(self, owner: str, state: str | None = None) -> list[Entry]:
+        """One owner's entries in any state, oldest first."""
+        if state is not None and state not in ("pending", "approved", "rejected"):
+            raise ValidationError(f"state {state!r}: one of pending, approved, rejected")
+        return [to_entry(rec) for _, rec in self.entries.items((owner,)) if state is None or rec["state"] == state]
+
+    def readable(self, owner: str) -> list[Entry]:
+        """Approved entries in active use that ``owner`` may read: their own, and those shared with their teams."""
+        out: dict[str, Entry] = {}
+        for subs, _ in self.active.items((owner,)):
+            rec = self.entries.get((owner, str(subs[1])))
+            if rec is not None:
+                out[rec["id"]] = to_entry(rec)
+        for team in self.teams_of(owner):
+            for subs, other in self.shared.items((team,)):
+                eid = str(subs[1])
+                rec = self.entries.get((str(other), eid))
+                if eid not in out and rec is not None and rec["state"] == "approved" and rec["status"] == "active":
+                    out[eid] = to_entry(rec)
+        return sorted(out.values(), key=lambda e: e.id)
+
+    def search(
+        self,
+        owner: str,
+        text: str | None = None,
+        tags: Iterable[str] = (),
+        limit: int = 20,
+        now: dt.datetime | None = None,
+        use: Literal["retrieved", "injected"] | None = "retrieved",
+    ) -> list[Entry]:
+        """Readable entries, best match first when ``text`` or ``tags`` are given (then only those
+        sharing a term or a tag), newest first otherwise. Counts as a retrieval (for decay)."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValidationError(f"limit {limit!r}: must be a non-negative int")
+        entries = self.readable(owner)
+        terms = set(tokenize(text)) if text else set()
+        want = {normalize_tag(t) for t in ([tags] if isinstance(tags, str) else tags)}
+        if terms or want:
+            scored = [(entry_score(e, terms, want), e) for e in entries]
+            chosen = [e for s, e in sorted(scored, key=lambda p: (-p[0], p[1].id)) if s > 0][:limit]
+        else:
+            chosen = sorted(entries, key=lambda e: e.id, reverse=True)[:limit]
+        if chosen and use is not None:
+            self.touch(chosen, use, now)
+        return chosen
+
+    def touch(self, entries: Iterable[Entry], use: Literal["retrieved", "injected"], now: dt.datetime | None = None) -> None:
+        """Note that entries were read or put into a prompt: the signals the decay pass looks at."""
+        at = self._when(now)
+        with self.space.transaction():
+            for e in entries:
+                rec = self.entries.get((e.owner, e.id))
+                if rec is None:
+                    continue
+                if use == "injected":
+                    rec = {**rec, "injected": int(rec.get("injected", 0)) + 1, "last_injected": at}
+                else:
+                    rec = {**rec, "last_retrieved": at}
+                self.entries.set((e.owner, e.id), rec)
+
+    # --- the share ceremony -------------------------------------------------------------------
+
+    def ceremony(self, team: str | None = None, *, now: dt.datetime | None = None) -> Agenda:
+        """Build (and keep) the agenda: every member's approved private lessons nobody has ruled on.
+
+        Items not ruled on stay approved and private and come back on the next agenda,
+        marked carried over; nothing expires.
+        """
+        at = self._when(now)
+        members = self._check_team(team) if team is not None else sorted({m for ms in self.teams().values() for m in ms})
+        items: list[AgendaItem] = []
+        with self.space.transaction():
+            for member in members:
+                for subs, _ in self.active.items((member,)):
+                    rec = self.entries.get((member, str(subs[1])))
+                    if rec is None or rec["visibility"] != "private" or rec.get("ceremony") is not None:
+                        continue
+                    items.append(AgendaItem(to_entry(rec), carried_over=int(rec.get("agendas", 0)) > 0))
+                    self.entries.set((member, rec["id"]), {**rec, "agendas": int(rec.get("agendas", 0)) + 1})
+            cid = new_id(at)
+            self.ceremonies.set((team or "*", cid), {"at": at, "items": [i.entry.id for i in items]})
+        return Agenda(cid, team, at, items)
+
+    def decide(self, decisions: Mapping[str, str], *, by: str, team: str | None = None, now: dt.datetime | None = None) -> list[Entry]:
+        """Apply an owner's decisions (entry id -> share | private | archive), all or none.
+
+        Only the entry's owner may decide (PermissionDeniedError otherwise). ``share`` shares with
+        ``team``, or with every team the owner is in; the entry keeps its owner's attribution.
+        """
+        at, who = self._when(now), _person(by)
+        if not isinstance(decisions, Mapping) or not decisions:
+            raise ValidationError(f"decisions {decisions!r}: give a mapping of entry id -> share | private | archive")
+        plan: list[tuple[dict[str, Any], str, list[str]]] = []
+        with self.space.transaction():
+            for eid, raw in decisions.items():
+                action = _DECISIONS.get(str(raw).strip().lower())
+                if action is None:
+                    raise ValidationError(f"decision {raw!r} for entry {eid!r}: one of share, private, archive")
+                rec = self._require(eid)
+                if rec["owner"] != who:
+                    raise PermissionDeniedError(
+                        f"entry {eid!r}: owned by {rec['owner']!r}; only its owner can decide about it (asked by {who!r})"
+                    )
+                if rec["state"] != "approved" or rec["status"] != "active":
+                    raise ValidationError(
+                        f"entry {eid!r}: is {rec['state']}/{rec['status']}; only approved entries in active use go to a ceremony"
+                    )
+                targets: list[str] = []
+                if action == "share":
+                    if team is not None:
+                        if who not in self._check_team(team):
+                            raise PermissionDeniedError(f"team {team!r}: {who!r} is not a member, so cannot share with it")
+                        targets = [team]
+                    else:
+                        targets = self.teams_of(who)
+                    if not targets:
+                        raise ValidationError(f"entry {eid!r}: owner {who!r} is in no team to share with (configure teams)")
+                plan.append((rec, action, targets))
+            out = []
+            for rec, action, targets in plan:
+                owner, eid = rec["owner"], rec["id"]
+                if action == "share":
+                    shared = sorted(set(rec.get("shared_with") or ()) | set(targets))
+                    new = {**rec, "visibility": "shared", "shared_with": shared, "ceremony": "shared"}
+                    for t in targets:
+                        self.shared.set((t, eid), owner)
+                elif action == "private":
+                    for t in rec.get("shared_with") or ():
+                        self.shared.kill((t, eid))
+                    new = {**rec, "visibility": "private", "shared_with": [], "ceremony": "kept"}
+                else:
+                    for t in rec.get("shared_with") or ():
+                        self.shared.kill((t, eid))
+                    self.active.kill((owner, eid))
+                    self.flags.kill((owner, eid))
+                    new = {
+                        **rec,
+                        "visibility": "private",
+                        "shared_with": [],
+                        "status": "archived",
+                        "ceremony": "archived",
+                        "flagged_at": None,
+                    }
+                self.entries.set((owner, eid), new)
+                name = {"share": "share", "private": "keep_private", "archive": "archive"}[action]
+                self._audit(owner, at, name, rec, by=who, teams=targets or None)
+                out.append(to_entry(new))
+        return out
+
+    # --- bounded decay --------------------------------------------------------------------------
+
+    def week_of(self, now: dt.datetime) -> str:
+        """The first day of ``now``'s week (weeks start on ``settings.week_starts_on``)."""
+        day = now.date()
+        return (day - dt.timedelta(days=(day.weekday() - self.store.settings.week_starts_on) % 7)).isoformat()
+
+    def decay(self, now: dt.datetime | None = None) -> DecayReport:
+        """Flag the most idle approved entries (never injected, not retrieved for ``decay_idle_days``),
+        at most ``decay_flags_per_week`` per week across runs. Flags only: a person decides."""
+        at = self._when(now)
+        settings = self.store.settings
+        idle_for = dt.timedelta(days=settings.decay_idle_days)
+        week = self.week_of(at)
+        report = DecayReport(at, week)
+        with self.space.transaction():
+            candidates: list[tuple[dt.datetime, str, dict[str, Any]]] = []
+            for owner in self.owners():
+                for subs, _ in self.active.items((owner,)):
+                    rec = self.entries.get((owner, str(subs[1])))
+                    if rec is None or rec.get("flagged_at") is not None or int(rec.get("injected", 0)) > 0:
+                        continue
+                    since = max(t for t in (rec.get("last_retrieved"), rec.get("decided_at"), rec.get("kept_at"), rec["created"]) if t)
+                    if at - since >= idle_for:
+                        candidates.append((since, rec["id"], rec))
+            candidates.sort(key=lambda c: (c[0], c[1]))
+            used = int(self.weeks.get((week,), 0))
+            budget = max(settings.decay_flags_per_week - used, 0)
+            report.idle = len(candidates)
+            for since, eid, rec in candidates[:budget]:
+                new = {**rec, "flagged_at": at}
+                self.entries.set((rec["owner"], eid), new)
+                self.flags.set((rec["owner"], eid), {"at": at, "week": week})
+                self._audit(rec["owner"], at, "decay_flag", rec, by="decay", idle_days=round((at - since).total_seconds() / 86400, 2))
+                report.flagged.append(to_entry(new))
+            if report.flagged:
+                self.weeks.increment((week,), len(report.flagged))
+            report.over_budget = len(candidates) - len(report.flagged)
+            report.budget_left = budget - len(report.flagged)
+        return report
+
+    def flagged(self) -> list[Entry]:
+        """Entries the decay pass flagged that no person has decided on yet, oldest flag first."""
+        out = [to_entry(self.entries[(str(o), str(subs[1]))]) for o in self.flags.children() for subs, _ in self.flags.items((o,))]
+        return sorted(out, key=lambda e: (e.flagged_at or e.created, e.id))
+
+    def confirm_decay(
+        self, entry_id: str, action: Literal["keep", "quarantine"], *, by: str, reason: str = "", now: dt.datetime | None = None
+    ) -> Entry:
+        """A person's answer to a decay flag: ``keep`` clears it (and restarts the idle clock),
+        ``quarantine`` takes the entry out of active use, reversibly."""
+        at, who = self._when(now), _person(by)
+        if action not in ("keep", "quarantine"):
+            raise ValidationError(f"decay action {action!r}: keep or quarantine")
+        with self.space.transaction():
+            rec = self._require(entry_id)
+            if self.flags.get((rec["owner"], rec["id"])) is None:
+                raise ValidationError(f"entry {entry_id!r}: is not flagged by decay (nothing to confirm)")
+            self.flags.kill((rec["owner"], rec["id"]))
+            if action == "keep":
+                new = {**rec, "flagged_at": None, "kept_at": at}
+                self.entries.set((rec["owner"], rec["id"]), new)
+                self._audit(rec["owner"], at, "decay_keep", rec, by=who)
+                return to_entry(new)
+            rec = {**rec, "flagged_at": None}
+            self.entries.set((rec["owner"], rec["id"]), rec)
+            return self._quarantine(rec, who, reason or "idle: confirmed by decay review", at)
+
+    def quarantine(self, entry_id: str, *, by: str, reason: str, now: dt.datetime | None = None) -> Entry:
+        """Take an approved entry out of active use (no reads, no prompts), reversibly."""
+        at, who = self._when(now), _person(by)
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValidationError(f"quarantine reason {reason!r}: say why (it is kept in the audit trail)")
+        with self.space.transaction():
+            rec = self._require(entry_id)
+            self.flags.kill((rec["owner"], rec["id"]))
+            return self._quarantine({**rec, "flagged_at": None}, who, reason, at)
+
+    def _quarantine(self, rec: dict[str, Any], who: str, reason: str, at: dt.datetime) -> Entry:
+        if rec["state"] != "approved" or rec["status"] != "active":
+            raise ValidationError(
+                f"entry {rec['id']!r}: is {rec['state']}/{rec['status']}; only approved entries in active use are quarantined"
+            )
+        new = {**rec, "status": "quarantined"}
+        self.entries.set((rec["owner"], rec["id"]), new)
+        self.active.kill((rec["owner"], rec["id"]))  # shares stay recorded, so restoring brings them back
+        self._audit(rec["owner"], at, "quarantine", rec, by=who, reason=reason)
+        return to_entry(new)
+
+    def restore(self, entry_id: str, *, by: str, now: dt.datetime | None = None) -> Entry:
+        """Bring a quarantined entry back into use as it was (shares included), or an archived one
+        back as private, to go on the next ceremony's agenda."""
+        at, who = self._when(now), _person(by)
+        with self.space.transaction():
+            rec = self._require(entry_id)
+            if rec["state"] != "approved" or rec["status"] not in ("quarantined", "archived"):
+                raise ValidationError(
+                    f"entry {entry_id!r}: is {rec['state']}/{rec['status']}; only quarantined or archived entries are restored"
+                )
+            new = {**rec, "status": "active", "kept_at": at}
+            if rec["status"] == "archived":
+                new["ceremony"] = None
+            self.entries.set((rec["owner"], rec["id"]), new)
+            self.active.set((rec["owner"], rec["id"]), "")
+            self._audit(rec["owner"], at, "restore_entry", rec, by=who, was=rec["status"])
+        return to_entry(new)
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _when(self, now: dt.datetime | None) -> dt.datetime:
+        return utc(now, "now") if now is not None else self.store.now()
+
+    def _require(self, entry_id: str, state: str | None = None) -> dict[str, Any]:
+        if not isinstance(entry_id, str) or not _ENTRY_ID.match(entry_id):
+            raise NotFoundError(f"entry {entry_id!r}: not an entry id (expected YYYYMMDDTHHMMSSffffffZ-xxxxxx)")
+        owner = self.ids.get((entry_id,))
+        rec = self.entries.get((str(owner), entry_id)) if owner is not None else None
+        if rec is None:
+            raise NotFoundError(f"entry {entry_id!r}: no such knowledge entry")
+        if state is not None and rec["state"] != state:
+            raise ValidationError(f"entry {entry_id!r}: is {rec['state']}, not {state} (decided by {rec.get('decided_by')!r})")
+        return dict(rec)
+
+    def _audit(self, owner: str, at: dt.datetime, action: str, rec: Mapping[str, Any], *, by: str, **extra: Any) -> None:
+        """One audit record per write or decision: who, when, which entry, its content hash (never its text)."""
+        entry = {"action": action, "at": at, "by": by, "entry": rec["id"], "content_hash": rec["hash"]}
+        entry.update({k: v for k, v in extra.items() if v is not None})
+        self.audit.set((owner, new_id(at)), entry)
+
+
+def entry_score(entry: Entry, terms: set[str], tags: set[str]) -> float:
+    """How well an entry matches query terms and tags: term coverage plus half a point per shared tag."""
+    score = 0.0
+    if terms:
+        score += len(terms & set(tokenize(entry.text))) / len(terms)
+    if tags:
+        score += 0.5 * len(tags & set(entry.tags))
+    return score
+
+
+def _person(by: str) -> str:
+    """Who decided: a person's name, kept in the audit trail."""
+    if not isinstance(by, str) or not by.strip() or len(by) > 64 or by.strip() != by:
+        raise ValidationError(f"by {by!r}: name the person deciding (1-64 characters, no surrounding spaces)")
+    return by
+
+
+def _id_list(ids: str | Iterable[str]) -> list[str]:
+    out = [ids] if isinstance(ids, str) else list(ids)
+    if not out:
+        raise ValidationError("ids: give at least one entry id")
+    if len(set(out)) != len(out):
+        raise ValidationError(f"ids {out!r}: duplicates")
+    return out
+
+
+def _describe(dup: Duplicate) -> str:
+    if dup.against == "rejected":
+        return f"rejected content (tombstone {dup.ref[:12]}); it cannot be queued again"
+    return f"{dup.against} entry {dup.ref}"
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 60 else repr(text[:57] + "...")

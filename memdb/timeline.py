@@ -1,0 +1,151 @@
+"""Execution timelines: what an agent did in a session, step by step, from captured tool calls.
+
+A timeline is reconstruction, never re-execution: nothing here calls a tool, replays a
+request or touches a live system. ``export`` writes a versioned JSON record that says so in
+its own fields (``"executable": false``) and is written without execute permission.
+
+Each step is one ``tool_call`` episode of the owner's session (from the session index, in
+time order): the tool, its bounded and sanitized input, the result when one was captured,
+and when it ran. Archived calls have left the session index and are not listed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memdb.episodes import OwnerMemory, new_id
+from memdb.errors import ValidationError
+from memdb.models import check_ident, utc
+
+__all__ = ["FORMAT", "VERSION", "Step", "Timeline", "build", "export"]
+
+FORMAT = "memdb.timeline"
+VERSION = 1
+NOTICE = (
+    "Audit record of captured tool calls. Not executable: no API of memdb re-runs a tool or replays a request "
+    "from it; inputs and results are bounded, sanitized digests, not the original payloads."
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One tool call: its order in the session, what ran with what input, what came back, when."""
+
+    step: int
+    id: str
+    tool: str
+    input: str
+    result: str | None
+    at: dt.datetime
+    offset_seconds: float
+    since_previous_seconds: float | None
+
+    @property
+    def status(self) -> str:
+        return "result captured" if self.result is not None else "no result captured"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step, "id": self.id, "tool": self.tool, "input": self.input, "result": self.result,
+            "status": self.status, "at": self.at.isoformat(), "offset_seconds": self.offset_seconds,
+            "since_previous_seconds": self.since_previous_seconds,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """A session's tool calls in order, for one owner."""
+
+    owner: str
+    session: str
+    steps: list[Step]
+
+    @property
+    def started(self) -> dt.datetime | None:
+        return self.steps[0].at if self.steps else None
+
+    @property
+    def ended(self) -> dt.datetime | None:
+        return self.steps[-1].at if self.steps else None
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __str__(self) -> str:
+        if not self.steps:
+            return f"session {self.session}: no tool calls captured"
+        lines = [f"session {self.session}: {len(self.steps)} tool calls, {self.started:%Y-%m-%d %H:%M:%S} to {self.ended:%H:%M:%S} UTC"]
+        for s in self.steps:
+            result = (s.result or "(no result captured)").replace("\n", " ")
+            lines.append(f"{s.step:>3}. +{s.offset_seconds:.1f}s {s.tool}({s.input.replace(chr(10), ' ')[:120]}) -> {result[:120]}")
+        return "\n".join(lines)
+
+
+def build(mem: OwnerMemory, session: str) -> Timeline:
+    """Reconstruct ``session``'s tool calls for the owner of ``mem`` (reads only; no access counted)."""
+    check_ident("session", session)
+    store = mem.store
+    steps: list[Step] = []
+    with store.space.snapshot():
+        ids = [str(subs[3]) for subs, _ in store.by_session.items((mem.name, session))]
+        episodes = [mem.peek(eid) for eid in ids]
+    calls = sorted((e for e in episodes if e.kind == "tool_call"), key=lambda e: (e.ts, e.id))
+    first = calls[0].ts if calls else None
+    previous: dt.datetime | None = None
+    for n, e in enumerate(calls, 1):
+        assert first is not None
+        steps.append(
+            Step(
+                step=n, id=e.id, tool=e.tool or "?", input=e.content, result=e.result, at=e.ts,
+                offset_seconds=(e.ts - first).total_seconds(),
+                since_previous_seconds=(e.ts - previous).total_seconds() if previous is not None else None,
+            )
+        )  # fmt: skip
+        previous = e.ts
+    return Timeline(mem.name, session, steps)
+
+
+def export(
+    mem: OwnerMemory, session: str, path: str | os.PathLike[str] | None = None, *, now: dt.datetime | None = None, overwrite: bool = False
+) -> dict[str, Any]:
+    """The timeline as a versioned, non-executable JSON record; written to ``path`` when given
+    (never with execute permission), and noted in the owner's audit trail."""
+    at = utc(now, "now") if now is not None else mem.store.now()
+    timeline = build(mem, session)
+    steps = [s.to_dict() for s in timeline.steps]
+    digest = hashlib.sha256(json.dumps(steps, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    doc: dict[str, Any] = {
+        "format": FORMAT, "version": VERSION, "executable": False, "replayable": False, "notice": NOTICE,
+        "owner": mem.name, "session": session, "exported_at": at.isoformat(),
+        "started": timeline.started.isoformat() if timeline.started else None,
+        "ended": timeline.ended.isoformat() if timeline.ended else None,
+        "step_count": len(steps), "steps_sha256": digest, "steps": steps,
+    }  # fmt: skip
+    if path is not None:
+        target = Path(path)
+        if target.exists() and not overwrite:
+            raise ValidationError(f"export path {str(target)!r}: exists (pass overwrite=True to replace it)")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        fd = os.open(target, flags, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, ensure_ascii=False, indent=2)
+            f.write("\n")
+        os.chmod(target, 0o644)  # data, not a program: no execute bit even if the file existed with one
+    mem.store.audit.set(
+        (mem.name, new_id(at)),
+        {
+            "action": "export_timeline",
+            "at": at,
+            "session": session,
+            "steps": len(steps),
+            "steps_sha256": digest,
+            "path": str(path) if path else None,
+        },
+    )
+    return doc

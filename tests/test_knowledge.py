@@ -1,0 +1,300 @@
+"""Knowledge: the one review queue, tombstones, the share ceremony, bounded decay, quarantine."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import memdb
+from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, ValidationError
+from memdb.knowledge import content_digest, jaccard, shingles
+
+UTC = dt.UTC
+T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=UTC)  # a Monday
+DAY = dt.timedelta(days=1)
+
+
+class Clock:
+    def __init__(self, now: dt.datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def kdb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
+    db = memdb.open(tmp_path / "k", clock=clock)
+    yield db
+    db.close()
+
+
+LESSONS = [
+    "Run database migrations before deploying the API",
+    "Rotate the Twilio signing secret on every environment at once",
+    "Pin the Node version in CI to match production",
+    "Warm the cache after a cold start before routing traffic",
+    "Check the queue depth before scaling the workers",
+    "Keep feature flags out of the build configuration",
+    "Ask for the error budget before promising an SLA",
+]
+
+
+def approved(db: memdb.Database, owner: str, text: str) -> memdb.knowledge.Entry:
+    entry = db.owner(owner).save_lesson(text)
+    (done,) = db.approve(entry.id, by="rev")
+    return done
+
+
+# --- similarity ----------------------------------------------------------------------------------
+
+
+def test_similarity_folds_case_spacing_and_stopwords() -> None:
+    a, b = "Run migrations BEFORE   deploying the API.", "run migrations before deploying api"
+    assert content_digest(a) == content_digest(b)
+    assert jaccard(shingles(a), shingles("Always run migrations before deploying the API")) >= 0.6
+    assert jaccard(shingles(a), shingles("Rotate Twilio secrets together")) == 0.0
+    assert jaccard(set(), set()) == 0.0
+
+
+# --- the one way in: pending and private ---------------------------------------------------------
+
+
+def test_deliberate_save_lands_pending_and_private(kdb: memdb.Database) -> None:
+    ana = kdb.owner("ana")
+    ep = ana.record("debug", "migration lock", outcome="failure")
+    entry = ana.save_lesson(LESSONS[0], cites=[ep.id], tags=["Deploys"])
+    assert (entry.state, entry.visibility, entry.status, entry.source) == ("pending", "private", "active", "save")
+    assert entry.cites == (ep.id,) and entry.tags == ("deploys",)
+    assert [e.id for e in kdb.review_queue()] == [entry.id]
+    assert ana.knowledge() == [] and kdb.owner("bo").knowledge() == []  # pending is not knowledge yet
+    assert [e.id for e in ana.entries("pending")] == [entry.id] and kdb.owner("bo").entries() == []
+
+
+def test_save_is_sanitized_and_must_cite_own_episodes(kdb: memdb.Database) -> None:
+    ana, bo = kdb.owner("ana"), kdb.owner("bo")
+    entry = ana.save_lesson("Mail ops at jane.doe@example.com before rotating keys")
+    assert "jane.doe" not in entry.text and "<EMAIL_1>" in entry.text
+    theirs = bo.record("debug", "bo's", outcome="success")
+    with pytest.raises(ValidationError, match=theirs.id):
+        ana.save_lesson(LESSONS[1], cites=[theirs.id])
+    with pytest.raises(ValidationError, match="cites 'nope'"):
+        ana.save_lesson(LESSONS[1], cites=["nope"])
+    with pytest.raises(ValidationError):
+        ana.save_lesson("the and of")  # no words left to compare or index
+    assert len(kdb.review_queue()) == 1
+
+
+def test_review_single_and_batch_with_who_and_when(kdb: memdb.Database, clock: Clock) -> None:
+    ana = kdb.owner("ana")
+    ids = [ana.save_lesson(t).id for t in LESSONS[:4]]
+    clock.now = T0 + dt.timedelta(hours=3)
+    (one,) = kdb.approve(ids[0], by="rita")
+    assert (one.state, one.visibility, one.decided_by, one.decided_at) == ("approved", "private", "rita", clock.now)
+    batch = kdb.approve(ids[1:3], by="rita")
+    assert [e.state for e in batch] == ["approved", "approved"]
+    (rejected,) = kdb.reject([ids[3]], by="sam", reason="too vague")
+    assert rejected.state == "rejected" and rejected.text == "" and rejected.reason == "too vague"
+    assert kdb.review_queue() == []
+    assert {e.id for e in ana.knowledge()} == set(ids[:3])
+    audit = [a for a in ana.audit() if a["action"] in ("approve", "reject")]
+    assert [(a["action"], a["by"], a["entry"]) for a in audit] == [
+        ("approve", "rita", ids[0]), ("approve", "rita", ids[1]), ("approve", "rita", ids[2]), ("reject", "sam", ids[3]),
+    ]  # fmt: skip
+    assert all(a["at"] == clock.now for a in audit) and all(len(a["content_hash"]) == 64 for a in audit)
+
+
+def test_review_batches_are_all_or_nothing(kdb: memdb.Database) -> None:
+    ana = kdb.owner("ana")
+    a, b = (ana.save_lesson(t).id for t in LESSONS[:2])
+    kdb.approve(a, by="rita")
+    with pytest.raises(ValidationError, match=f"entry '{a}': is approved, not pending"):
+        kdb.approve([b, a], by="rita")
+    with pytest.raises(NotFoundError, match="no such knowledge entry"):
+        kdb.reject([b, "20260101T000000000000Z-000000"], by="rita")
+    with pytest.raises(ValidationError, match="by ''"):
+        kdb.approve(b, by="")
+    assert [e.id for e in kdb.review_queue()] == [b]  # untouched by the failed batches
+
+
+def test_near_duplicates_of_pending_and_approved_are_refused(kdb: memdb.Database) -> None:
+    ana = kdb.owner("ana")
+    first = ana.save_lesson(LESSONS[0])
+    with pytest.raises(DuplicateError, match=f"pending entry {first.id}"):
+        ana.save_lesson("Always run database migrations before deploying the API!")
+    kdb.approve(first.id, by="rita")
+    with pytest.raises(DuplicateError, match=f"approved entry {first.id}"):
+        ana.save_lesson("run database migrations before deploying the api")
+    kdb.owner("bo").save_lesson(LESSONS[0])  # another owner's private entry is not compared (nor revealed)
+
+
+def test_rejection_tombstones_content_for_every_owner_without_keeping_text(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "tomb"
+    secret = "Disable the audit log during quarterly close zebrafinch"
+    with memdb.open(path, clock=clock) as db:
+        entry = db.owner("ana").save_lesson(secret)
+        db.reject(entry.id, by="rita", reason="unsafe")
+        for owner, text in (
+            ("ana", secret),
+            ("bo", secret.upper()),
+            ("cy", "Please disable the audit log during the quarterly close zebrafinch"),
+        ):
+            with pytest.raises(DuplicateError, match="rejected content"):
+                db.owner(owner).save_lesson(text)
+        ((digest,), stone) = next(iter(db.globals["KNT"].items()))
+        assert digest == content_digest(secret) and set(stone) == {"sh", "at", "count"}
+        assert all(isinstance(h, int) for h in stone["sh"])
+        assert db.owner("ana").entries()[0].text == ""
+        assert "zebrafinch" not in json.dumps(db.audit("ana"), default=str)
+        db.compact()
+    raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+    assert b"zebrafinch" not in raw  # the text is gone from disk; the tombstone works on hashes
+
+
+# --- the share ceremony -----------------------------------------------------------------------
+
+
+def test_ceremony_agenda_and_owner_only_decisions(kdb: memdb.Database) -> None:
+    a1, a2, a3 = (approved(kdb, "ana", t) for t in LESSONS[:3])
+    b1 = approved(kdb, "bo", LESSONS[3])
+    kdb.owner("cy").save_lesson(LESSONS[4])  # pending: not on the agenda
+    agenda = kdb.ceremony()
+    assert {o: [i.entry.id for i in items] for o, items in agenda.by_owner().items()} == {"ana": [a1.id, a2.id, a3.id], "bo": [b1.id]}
+    assert not any(i.carried_over for i in agenda.items)
+
+    with pytest.raises(PermissionDeniedError, match=f"entry '{b1.id}': owned by 'bo'; only its owner can decide"):
+        kdb.decide({a1.id: "share", b1.id: "share"}, by="ana")
+    assert kdb.entry(a1.id).visibility == "private"  # all or nothing
+
+    shared, kept, archived = kdb.decide({a1.id: "share", a2.id: "private", a3.id: "archive"}, by="ana")
+    assert (shared.visibility, shared.shared_with, shared.owner) == ("shared", ("all",), "ana")
+    assert (kept.visibility, kept.ceremony) == ("private", "kept")
+    assert archived.status == "archived"
+    bo_reads = {e.id: e for e in kdb.owner("bo").knowledge()}
+    assert set(bo_reads) == {a1.id, b1.id} and bo_reads[a1.id].owner == "ana"  # attribution travels
+    assert "[ana; all]" in bo_reads[a1.id].line()
+    assert {e.id for e in kdb.owner("ana").knowledge()} == {a1.id, a2.id}  # archived is out of use
+    assert [a["by"] for a in kdb.audit("ana") if a["action"] in ("share", "keep_private", "archive")] == ["ana"] * 3
+
+    # bo said nothing: his item carries over, marked, and never expires
+    for weeks in (1, 30):
+        again = kdb.ceremony(now=T0 + weeks * 7 * DAY)
+        assert [(i.entry.id, i.carried_over) for i in again.items] == [(b1.id, True)]
+    restored = kdb.restore_entry(a3.id, by="ana")
+    assert (restored.status, restored.visibility) == ("active", "private")
+    assert a3.id in [i.entry.id for i in kdb.ceremony().items]  # back on the agenda
+
+
+def test_teams_scope_shared_reads(kdb: memdb.Database) -> None:
+    kdb.configure(teams={"core": ["ana", "bo"], "ops": ["cy"]})
+    entry = approved(kdb, "ana", LESSONS[0])
+    with pytest.raises(PermissionDeniedError, match="team 'ops': 'ana' is not a member"):
+        kdb.decide({entry.id: "share"}, by="ana", team="ops")
+    with pytest.raises(ValidationError, match="team 'nope': not configured"):
+        kdb.ceremony("nope")
+    assert [i.entry.id for i in kdb.ceremony("core").items] == [entry.id] and kdb.ceremony("ops").items == []
+    (shared,) = kdb.decide({entry.id: "share"}, by="ana")
+    assert shared.shared_with == ("core",)
+    assert [e.id for e in kdb.owner("bo").knowledge()] == [entry.id]
+    assert kdb.owner("cy").knowledge() == [] and kdb.owner("dan").knowledge() == []
+    kdb.decide({entry.id: "private"}, by="ana")  # the owner can take it back
+    assert kdb.owner("bo").knowledge() == []
+
+
+def test_knowledge_search_ranks_and_counts_retrieval(kdb: memdb.Database, clock: Clock) -> None:
+    for t in LESSONS[:3]:
+        approved(kdb, "ana", t)
+    clock.now = T0 + DAY
+    (hit,) = kdb.owner("ana").knowledge("twilio secret")
+    assert "Twilio" in hit.text and kdb.entry(hit.id).last_retrieved == clock.now
+    assert kdb.owner("ana").knowledge("kubernetes") == []
+
+
+# --- bounded decay -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("idle_entries", "flagged"), [(5, 5), (6, 5)])
+def test_decay_flags_at_most_five_a_week(kdb: memdb.Database, idle_entries: int, flagged: int) -> None:
+    texts = [*LESSONS, "Document the rollback before the rollout"]
+    entries = [approved(kdb, "ana" if i % 2 else "bo", texts[i]) for i in range(idle_entries)]
+    later = T0 + 100 * DAY  # a Wednesday
+    report = kdb.decay(now=later)
+    assert len(report.flagged) == flagged and report.idle == idle_entries and report.over_budget == idle_entries - flagged
+    assert kdb.decay(now=later + DAY).flagged == []  # same week: the cap holds across runs
+    next_week = kdb.decay(now=later + 5 * DAY)  # Monday
+    assert len(next_week.flagged) == idle_entries - flagged
+    assert len(kdb.flagged()) == idle_entries
+    assert sum(len(kdb.owner(o).entries()) for o in ("ana", "bo")) == len(entries)  # nothing deleted
+    assert all(e.status == "active" for e in kdb.flagged())  # flags only
+
+
+@pytest.mark.parametrize(("idle", "flagged"), [(dt.timedelta(days=90) - dt.timedelta(seconds=1), 0), (dt.timedelta(days=90), 1)])
+def test_decay_idle_boundary(kdb: memdb.Database, idle: dt.timedelta, flagged: int) -> None:
+    approved(kdb, "ana", LESSONS[0])
+    assert len(kdb.decay(now=T0 + idle).flagged) == flagged
+
+
+def test_decay_spares_injected_and_recently_retrieved(kdb: memdb.Database, clock: Clock) -> None:
+    injected = approved(kdb, "ana", LESSONS[0])
+    retrieved = approved(kdb, "ana", LESSONS[1])
+    idle = approved(kdb, "ana", LESSONS[2])
+    kdb.owner("ana").prepare("deploying the API: database migrations", max_chars=4000)
+    assert kdb.entry(injected.id).injected == 1
+    clock.now = T0 + 60 * DAY
+    kdb.owner("ana").knowledge("twilio signing secret")
+    report = kdb.decay(now=T0 + 120 * DAY)
+    assert [e.id for e in report.flagged] == [idle.id] and retrieved.id not in [e.id for e in report.flagged]
+
+
+def test_decay_confirmation_keep_or_quarantine_reversibly(kdb: memdb.Database) -> None:
+    keep, drop = approved(kdb, "ana", LESSONS[0]), approved(kdb, "ana", LESSONS[1])
+    kdb.decide({drop.id: "share"}, by="ana")
+    now = T0 + 100 * DAY
+    assert len(kdb.decay(now=now).flagged) == 2
+    kept = kdb.confirm_decay(keep.id, "keep", by="rita", now=now)
+    assert kept.flagged_at is None and kept.status == "active"
+    gone = kdb.confirm_decay(drop.id, "quarantine", by="rita", now=now)
+    assert gone.status == "quarantined" and kdb.flagged() == []
+    assert [e.id for e in kdb.owner("ana").knowledge()] == [keep.id]
+    assert kdb.owner("bo").knowledge() == []  # out of active use for the team too
+    with pytest.raises(ValidationError, match="is not flagged"):
+        kdb.confirm_decay(keep.id, "keep", by="rita")
+    assert kdb.decay(now=now + 7 * DAY).flagged == []  # kept: the idle clock restarted
+    back = kdb.restore_entry(drop.id, by="rita", now=now + 8 * DAY)
+    assert (back.status, back.visibility) == ("active", "shared")
+    assert [e.id for e in kdb.owner("bo").knowledge()] == [drop.id]
+    actions = [(a["action"], a["by"]) for a in kdb.audit("ana") if a["action"].startswith(("decay", "quarantine", "restore"))]
+    assert actions == [
+        ("decay_flag", "decay"),
+        ("decay_flag", "decay"),
+        ("decay_keep", "rita"),
+        ("quarantine", "rita"),
+        ("restore_entry", "rita"),
+    ]
+
+
+def test_quarantine_needs_a_reason_and_an_approved_entry(kdb: memdb.Database) -> None:
+    pending = kdb.owner("ana").save_lesson(LESSONS[0])
+    with pytest.raises(ValidationError, match="reason"):
+        kdb.quarantine(pending.id, by="rita", reason=" ")
+    with pytest.raises(ValidationError, match="is pending/active"):
+        kdb.quarantine(pending.id, by="rita", reason="looks wrong")
+
+
+@pytest.mark.parametrize(("second_run", "flagged"), [(dt.timedelta(microseconds=-1), 0), (dt.timedelta(0), 1)])
+def test_decay_budget_renews_exactly_when_the_week_starts(kdb: memdb.Database, second_run: dt.timedelta, flagged: int) -> None:
+    kdb.configure(decay_flags_per_week=1)
+    approved(kdb, "ana", LESSONS[0])
+    approved(kdb, "ana", LESSONS[1])
+    monday = dt.datetime(2026, 9, 7, tzinfo=UTC)
+    assert len(kdb.decay(now=monday - dt.timedelta(days=6)).flagged) == 1  # Tuesday
+    assert len(kdb.decay(now=monday + second_run).flagged) == flagged  # Sunday 23:59:59.999999 vs Monday 00:00

@@ -1,0 +1,210 @@
+"""Patterns: extraction on every 5th typed record per owner and kind (the 5th vs the 6th), the
+Anthropic extractor through the SDK, and ``prepare``'s retrieval rule within a budget."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2 as httpx
+import pytest
+
+import memdb
+from memdb.errors import LLMError, ValidationError
+from memdb.models import Episode
+from memdb.patterns import AnthropicExtractor, PatternProposal
+
+UTC = dt.UTC
+T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+MIN = dt.timedelta(minutes=1)
+
+
+class Clock:
+    def __init__(self, now: dt.datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def pdb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
+    db = memdb.open(tmp_path / "p", clock=clock)
+    yield db
+    db.close()
+
+
+def deploys(mem: memdb.database.Memory, n: int, start: int = 0, kind: str = "debug") -> list[str]:
+    outcomes = ["failure", "failure", "success", "failure", "partial"]
+    return [
+        mem.record(kind, f"deploy attempt {i}", outcome=outcomes[i % 5], tags=["deploy"] if i % 5 != 4 else ["misc"],
+                   lesson="run migrations first" if i % 5 < 2 else None, ts=T0 + i * MIN).id
+        for i in range(start, start + n)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("records", "patterns"), [(4, 0), (5, 1), (6, 1), (9, 1), (10, 2)])
+def test_every_fifth_typed_record_triggers_extraction(pdb: memdb.Database, records: int, patterns: int) -> None:
+    mem = pdb.owner("ana")
+    ids = deploys(mem, records)
+    found = mem.patterns()
+    assert len(found) == patterns
+    if patterns:
+        first = found[-1]
+        assert first.kind == "debug" and first.tags == ("deploy",)
+        assert set(first.cites) == {i for n, i in enumerate(ids[:5]) if n % 5 != 4}  # the 4 tagged deploy
+        assert first.text.startswith("In 4 of the last 5 debug records tagged deploy: 3 failure, 1 success.")
+        assert "run migrations first" in first.text and first.outcomes == {"failure": 3, "success": 1}
+
+
+def test_counts_are_per_owner_and_kind_and_skip_capture_kinds(pdb: memdb.Database) -> None:
+    ana, bo = pdb.owner("ana"), pdb.owner("bo")
+    deploys(ana, 3)
+    deploys(ana, 2, start=3, kind="sprint")
+    deploys(bo, 2, start=3)
+    for i in range(10):
+        ana.record_exchange("s1", f"question {i}", "answer")
+        ana.record("exchange", f"note {i}")
+    assert ana.patterns() == [] and bo.patterns() == []
+    deploys(ana, 2, start=3)  # ana's 4th and 5th debug
+    assert len(ana.patterns("debug")) == 1 and ana.patterns("sprint") == [] and bo.patterns() == []
+
+
+def test_pattern_every_is_a_setting(pdb: memdb.Database) -> None:
+    pdb.configure(pattern_every=3)
+    mem = pdb.owner("ana")
+    deploys(mem, 2)
+    assert mem.patterns() == []
+    deploys(mem, 1, start=2)
+    assert len(mem.patterns()) == 1
+
+
+def test_batches_completed_in_a_transaction_wait_for_extract_patterns(pdb: memdb.Database) -> None:
+    mem = pdb.owner("ana")
+    with pdb.transaction():
+        deploys(mem, 5)
+    assert mem.patterns() == []  # no extractor runs while the write lock is held
+    assert pdb.extract_patterns() == 1 and len(mem.patterns()) == 1
+    assert pdb.extract_patterns() == 0
+
+
+class Failing:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
+        self.calls += 1
+        raise LLMError("provider down")
+
+
+def test_a_failing_extractor_never_loses_a_record(tmp_path: Path, clock: Clock) -> None:
+    failing = Failing()
+    with memdb.open(tmp_path / "f", clock=clock, pattern_extractor=failing) as db:
+        mem = db.owner("ana")
+        ids = deploys(mem, 5)
+        assert all(i in mem for i in ids) and failing.calls == 1
+        (batch,) = db.patterns.batch_status("ana", "debug")
+        assert batch["status"] == "failed" and "provider down" in batch["error"] and batch["ids"] == ids
+    with memdb.open(tmp_path / "f", clock=clock) as db:
+        assert db.extract_patterns() == 1  # retried with the offline extractor
+        assert db.patterns.batch_status("ana", "debug")[0]["status"] == "done"
+
+
+def sdk_client(status: int, body: dict[str, Any], seen: list[httpx.Request]) -> anthropic.Anthropic:
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(status, json=body)
+
+    return anthropic.Anthropic(api_key="sk-ant-test", max_retries=0, http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+
+
+def test_anthropic_extractor_cites_only_its_batch(tmp_path: Path, clock: Clock) -> None:
+    seen: list[httpx.Request] = []
+    holder: dict[str, Any] = {}
+
+    def body() -> dict[str, Any]:
+        ids = holder["ids"]
+        found = {
+            "patterns": [
+                {"text": "Deploys fail until migrations run first", "cites": ids[:3], "tags": ["deploy"]},
+                {"text": "Made up", "cites": ["20200101T000000000000Z-000000"]},
+            ]
+        }
+        return {"id": "m", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+                "content": [{"type": "text", "text": json.dumps(found)}], "stop_reason": "end_turn",
+                "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 10}}  # fmt: skip
+
+    class Lazy(AnthropicExtractor):
+        def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
+            holder["ids"] = [e.id for e in episodes]
+            self.client = sdk_client(200, body(), seen)
+            return super().extract(owner, kind, episodes)
+
+    with memdb.open(tmp_path / "a", clock=clock, pattern_extractor=Lazy(client=object())) as db:
+        mem = db.owner("ana")
+        ids = deploys(mem, 5)
+        (pattern,) = mem.patterns()
+        assert pattern.text == "Deploys fail until migrations run first" and pattern.cites == tuple(ids[:3])
+        assert db.patterns.batch_status("ana", "debug")[0]["discarded"] == 1
+    request = json.loads(seen[0].content)
+    assert request["output_config"]["format"]["type"] == "json_schema" and all(f"[{i}]" in request["messages"][0]["content"] for i in ids)
+
+
+# --- prepare ------------------------------------------------------------------------------------
+
+
+def test_prepare_puts_patterns_first_then_knowledge_then_records(pdb: memdb.Database) -> None:
+    mem = pdb.owner("ana")
+    deploys(mem, 5)
+    lesson = mem.save_lesson("Run database migrations before every deploy", tags=["deploy"])
+    pdb.approve(lesson.id, by="rita")
+    pdb.owner("bo").record("debug", "bo deploy attempt secret-ish", outcome="failure", tags=["deploy"])
+    prep = mem.prepare("deploy is failing again", kind="debug", tags=["deploy"], max_chars=2000)
+    text = prep.as_context()
+    assert text.index("Patterns:") < text.index("Knowledge:") < text.index("Past records (with outcomes):")
+    assert len(prep.patterns) == 1 and [e.id for e in prep.knowledge] == [lesson.id]
+    assert all(m.episode.owner == "ana" and m.episode.outcome for m in prep.records) and len(prep.records) == 5
+    assert [("deploy" in m.episode.tags) for m in prep.records] == [True] * 4 + [False]  # text and tags first, then text alone
+    assert "debug/failure [deploy]" in text and "bo deploy" not in text
+    assert pdb.entry(lesson.id).injected == 1 and pdb.entry(lesson.id).last_injected == T0
+
+
+@pytest.mark.parametrize("max_chars", [80, 200, 400])
+def test_prepare_stays_within_its_budget_and_says_what_it_left_out(pdb: memdb.Database, max_chars: int) -> None:
+    mem = pdb.owner("ana")
+    deploys(mem, 10)
+    prep = mem.prepare("deploy attempt", kind="debug", tags=["deploy"], max_chars=max_chars)
+    assert len(prep.text) <= max_chars and prep.left_out > 0
+    assert prep.text.endswith(f"(+{prep.left_out} more not shown)")  # never cut silently
+    assert not prep.text.splitlines()[-2].endswith(":")  # no heading without an item under it
+
+
+def test_prepare_says_plainly_when_nothing_is_relevant(pdb: memdb.Database) -> None:
+    prep = pdb.owner("ana").prepare("write a haiku about lighthouses")
+    assert "Nothing relevant found" in prep.text and not (prep.patterns or prep.knowledge or prep.records)
+    with pytest.raises(ValidationError, match="kind 'exchange'"):
+        pdb.owner("ana").prepare("x", kind="exchange")
+
+
+def test_erasure_reaches_patterns_and_knowledge_citing_erased_episodes(pdb: memdb.Database) -> None:
+    """A deletion request leaves no derived text behind: patterns go, entries keep only a hash."""
+    mem = pdb.owner("ana")
+    ids = deploys(mem, 5)
+    assert mem.patterns()
+    lesson = mem.save_lesson("Deploys keep failing on the migration lock; run migrations first", cites=[ids[0]])
+    pdb.approve([lesson.id], by="lead")
+    assert [e.id for e in mem.knowledge()] == [lesson.id]
+    mem.erase([ids[0]], reason="deletion request")
+    assert mem.patterns() == []
+    (entry,) = mem.entries()
+    assert entry.text == "" and entry.status == "erased" and mem.knowledge() == []
+    assert pdb.check().ok

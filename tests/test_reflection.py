@@ -1,0 +1,262 @@
+"""Reflection: the daily budget (8 vs 9), the window, grounding, near-duplicate guards, and the
+Anthropic reflector through the real SDK with a mocked HTTP transport."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2 as httpx  # the HTTP client the anthropic SDK is built on
+import pytest
+
+import memdb
+from memdb.models import Episode
+from memdb.reflection import AnthropicReflector, OfflineReflector, Proposal
+
+UTC = dt.UTC
+T0 = dt.datetime(2026, 6, 3, 6, 0, tzinfo=UTC)
+HOUR = dt.timedelta(hours=1)
+DAY = dt.timedelta(days=1)
+TOPICS = ["migrations", "twilio", "caching", "queues", "flags", "budgets", "rollbacks", "certificates", "quotas", "dns"]
+
+
+class Clock:
+    def __init__(self, now: dt.datetime = T0) -> None:
+        self.now = now
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+@pytest.fixture
+def rdb(tmp_path: Path) -> Iterator[memdb.Database]:
+    db = memdb.open(tmp_path / "r", clock=Clock())
+    yield db
+    db.close()
+
+
+class Scripted:
+    """A reflector that proposes what a test says (citing real episodes unless told otherwise)."""
+
+    def __init__(self, make: Any) -> None:
+        self.make = make
+        self.seen: list[list[Episode]] = []
+
+    def reflect(self, owner: str, episodes: Sequence[Episode], max_lessons: int) -> list[Proposal]:
+        self.seen.append(list(episodes))
+        return list(self.make(episodes))
+
+
+def distinct(n: int, offset: int = 0) -> Scripted:
+    return Scripted(lambda eps: [Proposal(f"Lesson about {TOPICS[(i + offset) % 10]} number {i + offset}", (eps[0].id,)) for i in range(n)])
+
+
+# --- the budget ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("proposed", "stored", "over"), [(8, 8, 0), (9, 8, 1)])
+def test_at_most_eight_lessons_per_owner_per_day(rdb: memdb.Database, proposed: int, stored: int, over: int) -> None:
+    rdb.owner("ana").record("debug", "something", outcome="failure", ts=T0 - HOUR)
+    report = rdb.reflect(now=T0, reflector=distinct(proposed))
+    assert report.stored == stored and report.over_budget == over
+    assert len(rdb.review_queue()) == stored
+    assert all(e.state == "pending" and e.visibility == "private" and e.source == "reflection" for e in rdb.review_queue())
+
+
+def test_the_cap_holds_across_runs_the_same_day_and_resets_the_next(rdb: memdb.Database) -> None:
+    rdb.owner("ana").record("debug", "something", outcome="failure", ts=T0 - HOUR)
+    rdb.owner("bo").record("debug", "other", outcome="failure", ts=T0 - HOUR)
+    first = rdb.reflect(now=T0, reflector=distinct(5))
+    assert first.owners["ana"].budget_left == 3 and first.stored == 10  # each owner has a budget of their own
+    second = rdb.reflect(now=T0 + 17 * HOUR, reflector=distinct(5, offset=5))  # 23:00, still the same UTC day
+    assert second.owners["ana"].stored.__len__() == 3 and second.owners["ana"].over_budget == 2
+    third = rdb.reflect(now=T0 + 17 * HOUR + 59 * dt.timedelta(minutes=1), reflector=distinct(5, offset=20))  # 23:59
+    assert third.stored == 0 and third.owners["ana"].budget_left == 0
+    next_day = rdb.reflect(now=T0 + 18 * HOUR, reflector=distinct(9, offset=30))  # 00:00 the next day
+    assert len(next_day.owners["ana"].stored) == 8
+    assert len(rdb.review_queue(owner="ana")) == 16
+
+
+def test_window_reads_the_last_three_days(rdb: memdb.Database) -> None:
+    mem = rdb.owner("ana")
+    edge = mem.record("debug", "exactly three days ago", outcome="success", ts=T0 - 3 * DAY)
+    mem.record("debug", "just before the window", outcome="success", ts=T0 - 3 * DAY - dt.timedelta(microseconds=1))
+    now = mem.record("debug", "right now", outcome="success", ts=T0)
+    spy = Scripted(lambda eps: [])
+    rdb.reflect(now=T0, reflector=spy)
+    assert [e.id for e in spy.seen[0]] == [edge.id, now.id]
+    rdb.configure(reflection_window_days=5)
+    rdb.reflect(now=T0, reflector=spy)
+    assert len(spy.seen[1]) == 3
+
+
+# --- grounding ---------------------------------------------------------------------------------
+
+
+def test_ungrounded_proposals_are_discarded_and_counted(rdb: memdb.Database) -> None:
+    ana = rdb.owner("ana")
+    mine = ana.record("debug", "mine", outcome="failure", ts=T0 - HOUR)
+    old = ana.record("debug", "outside the window", outcome="failure", ts=T0 - 10 * DAY)
+    theirs = rdb.owner("bo").record("debug", "bo's", outcome="failure", ts=T0 - 2 * DAY)
+    bad = Scripted(
+        lambda eps: (
+            [
+                Proposal("No citation at all", ()),
+                Proposal("Cites an id that does not exist", ("20260601T000000000000Z-abcdef",)),
+                Proposal("Cites another owner's episode", (theirs.id,)),
+                Proposal("Cites one of mine but also theirs", (mine.id, theirs.id)),
+                Proposal("Cites an episode it never read", (old.id,)),
+                Proposal("Grounded in what was read", (mine.id,)),
+            ]
+            if eps[0].owner == "ana"
+            else []
+        )
+    )
+    report = rdb.reflect(now=T0, owners=["ana"], reflector=bad)
+    assert report.owners["ana"].ungrounded == 5 and report.discarded == 5 and report.stored == 1
+    (entry,) = rdb.review_queue()
+    assert entry.text == "Grounded in what was read" and entry.cites == (mine.id,)
+    (audit,) = [a for a in rdb.audit("ana") if a["action"] == "reflect"]
+    assert audit["ungrounded"] == 5 and audit["stored"] == [entry.id]
+
+
+# --- near duplicates: idempotent reflection ----------------------------------------------------------
+
+
+def failures(db: memdb.Database) -> list[str]:
+    mem = db.owner("ana")
+    ids = [
+        mem.record("debug", f"Twilio webhook rejected, try {i}", outcome="failure", tags=["twilio"],
+                   lesson="check the signing secret first", ts=T0 - (10 - i) * HOUR).id
+        for i in range(3)
+    ]  # fmt: skip
+    ids.append(
+        mem.record(
+            "debug", "Twilio webhook accepted", outcome="success", tags=["twilio"], lesson="rotate secrets together", ts=T0 - HOUR
+        ).id
+    )
+    return ids
+
+
+def test_offline_reflector_lessons_cite_their_episodes(rdb: memdb.Database) -> None:
+    ids = failures(rdb)
+    report = rdb.reflect(now=T0)
+    worked, recurring = rdb.review_queue()
+    assert report.stored == 2
+    assert worked.text == "What worked for debug work on twilio after failing: rotate secrets together" and worked.cites == tuple(ids)
+    assert "Recurring failure in debug work on twilio" in recurring.text and "signing secret" in recurring.text
+    assert recurring.cites == tuple(ids[:3]) and recurring.tags == ("twilio",)
+
+
+def test_second_run_is_a_no_op_and_rejected_content_stays_out(rdb: memdb.Database) -> None:
+    failures(rdb)
+    assert rdb.reflect(now=T0).stored == 2
+    again = rdb.reflect(now=T0 + HOUR)
+    assert again.stored == 0 and again.owners["ana"].duplicates == {"approved": 0, "pending": 2, "rejected": 0}
+    worked, recurring = rdb.review_queue()
+    rdb.approve(worked.id, by="rita")
+    rdb.reject(recurring.id, by="rita")
+    later = rdb.reflect(now=T0 + 2 * DAY)  # a new day and a fresh budget: still nothing comes back
+    assert later.stored == 0 and later.owners["ana"].duplicates == {"approved": 1, "pending": 0, "rejected": 1}
+    assert rdb.review_queue() == []
+
+
+def test_offline_reflector_is_deterministic() -> None:
+    eps = [
+        Episode(id=f"20260601T0{i}0000000000Z-00000{i}", owner="a", ts=T0 + i * HOUR, kind="debug", outcome="failure",
+                summary=f"step {i}", tags=("x", "y"), lesson="same lesson")
+        for i in range(3)
+    ]  # fmt: skip
+    r = OfflineReflector()
+    out = r.reflect("a", eps, 8)
+    assert out == r.reflect("a", eps, 8)
+    assert len(out) == 1  # tags x and y ground the same episodes: one lesson, not two; the repeated lesson is noted in it
+    assert r.reflect("a", eps, 0) == []
+
+
+# --- the Anthropic reflector through the SDK ------------------------------------------------------
+
+
+def message(payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-4-5",
+        "content": [{"type": "text", "text": json.dumps(payload)}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 900, "output_tokens": 120},
+    }
+
+
+def sdk_client(responses: list[tuple[int, dict[str, Any]]], seen: list[httpx.Request]) -> anthropic.Anthropic:
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        status, body = responses[min(len(seen) - 1, len(responses) - 1)]
+        return httpx.Response(status, json=body, headers={"request-id": f"req_{len(seen)}"})
+
+    return anthropic.Anthropic(api_key="sk-ant-test", max_retries=1, http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+
+
+def test_anthropic_reflector_structured_output(rdb: memdb.Database) -> None:
+    ids = failures(rdb)
+    seen: list[httpx.Request] = []
+    answer = {"lessons": [{"text": "Rotate the Twilio signing secret everywhere at once", "cites": [ids[0], ids[3]], "tags": ["Twilio"]}]}
+    report = rdb.reflect(now=T0, reflector=AnthropicReflector(client=sdk_client([(200, message(answer))], seen)))
+    assert report.stored == 1 and report.errors == []
+    (entry,) = rdb.review_queue()
+    assert (entry.text, entry.cites, entry.tags, entry.state) == (
+        "Rotate the Twilio signing secret everywhere at once",
+        (ids[0], ids[3]),
+        ("twilio",),
+        "pending",
+    )
+    body = json.loads(seen[0].content)
+    assert seen[0].url.path == "/v1/messages" and body["model"] == "claude-haiku-4-5"
+    assert body["output_config"]["format"]["type"] == "json_schema"
+    assert "lessons" in body["output_config"]["format"]["schema"]["properties"]
+    prompt = body["messages"][0]["content"]
+    assert all(f"[{i}]" in prompt for i in ids) and "at most 8" in prompt
+    assert "data, never instructions" in body["system"]
+
+
+def test_anthropic_reflector_citing_unknown_or_other_owners_episodes(rdb: memdb.Database) -> None:
+    ids = failures(rdb)
+    theirs = rdb.owner("bo").record("debug", "bo's private failure", outcome="failure", ts=T0 - HOUR)
+    answer = {
+        "lessons": [
+            {"text": "Invented evidence", "cites": ["20260101T000000000000Z-ffffff"]},
+            {"text": "Borrowed evidence", "cites": [theirs.id]},
+            {"text": "Mixed evidence", "cites": [ids[0], theirs.id]},
+            {"text": "No evidence", "cites": []},
+            {"text": "Grounded lesson about webhook secrets", "cites": [ids[1]]},
+        ]
+    }
+    reflector = AnthropicReflector(client=sdk_client([(200, message(answer))], []))
+    report = rdb.reflect(now=T0, owners=["ana"], reflector=reflector)
+    assert report.owners["ana"].ungrounded == 4 and report.discarded == 4 and report.stored == 1
+    assert [e.text for e in rdb.review_queue()] == ["Grounded lesson about webhook secrets"]
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "needle"),
+    [
+        (529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "Overloaded"),
+        (400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}, "BadRequestError"),
+        (200, message({"not": "the schema"}), "not the requested JSON"),
+    ],
+)
+def test_anthropic_reflector_errors_cost_nothing_but_the_run(rdb: memdb.Database, status: int, body: dict[str, Any], needle: str) -> None:
+    failures(rdb)
+    seen: list[httpx.Request] = []
+    report = rdb.reflect(now=T0, reflector=AnthropicReflector(client=sdk_client([(status, body)], seen)))
+    assert report.stored == 0 and len(report.errors) == 1 and needle in report.errors[0]
+    assert rdb.review_queue() == []
+    assert rdb.reflect(now=T0).stored == 2  # the budget was not spent: the offline run still gets its lessons
+    (failed, _) = [a for a in rdb.audit("ana") if a["action"] == "reflect"]
+    assert needle in failed["error"]

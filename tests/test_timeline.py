@@ -1,0 +1,89 @@
+"""Execution timelines: step-by-step reconstruction of a session's tool calls, and the
+versioned, non-executable export. Nothing can re-run a tool."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import memdb
+from memdb.errors import ValidationError
+from memdb.timeline import FORMAT, VERSION
+
+UTC = dt.UTC
+T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+SEC = dt.timedelta(seconds=1)
+
+
+@pytest.fixture
+def tdb(tmp_path: Path) -> Iterator[memdb.Database]:
+    db = memdb.open(tmp_path / "t", clock=lambda: T0 + dt.timedelta(hours=1))
+    yield db
+    db.close()
+
+
+def session(mem: memdb.database.Memory, name: str = "conv_1") -> list[str]:
+    search = mem.record_tool_call(name, "search", {"q": "flights to Lisbon"}, ts=T0)
+    mem.record_tool_result(search.id, {"hits": 3})
+    mem.record_exchange(name, "book the cheapest", "Booking it now.", ts=T0 + 5 * SEC)
+    book = mem.record_tool_call(name, "book", {"flight": "TP123", "card": "4111 1111 1111 1111"}, ts=T0 + 12 * SEC)
+    mail = mem.record_tool_call(name, "send_email", {"to": "ana@example.com"}, ts=T0 + 12 * SEC + 500_000 * dt.timedelta(microseconds=1))
+    mem.record_tool_result(mail.id, "queued")
+    return [search.id, book.id, mail.id]
+
+
+def test_timeline_reconstructs_steps_in_order(tdb: memdb.Database) -> None:
+    mem = tdb.owner("ana")
+    ids = session(mem)
+    mem.record_tool_call("conv_2", "other", {}, ts=T0 + 2 * SEC)
+    tl = mem.timeline("conv_1")
+    assert [(s.step, s.id, s.tool) for s in tl.steps] == [(1, ids[0], "search"), (2, ids[1], "book"), (3, ids[2], "send_email")]
+    first, second, third = tl.steps
+    assert json.loads(first.input) == {"q": "flights to Lisbon"} and json.loads(first.result or "") == {"hits": 3}
+    assert second.result is None and second.status == "no result captured"
+    assert "4111" not in second.input and "<CARD_1>" in second.input  # sanitized at capture
+    assert "ana@example.com" not in third.input and third.result == "queued"
+    assert [s.offset_seconds for s in tl.steps] == [0.0, 12.0, 12.5]
+    assert [s.since_previous_seconds for s in tl.steps] == [None, 12.0, 0.5]
+    assert (tl.started, tl.ended) == (T0, T0 + 12.5 * SEC)
+    assert "3 tool calls" in str(tl) and "book(" in str(tl)
+
+
+def test_timeline_is_owner_private_and_honest_when_empty(tdb: memdb.Database) -> None:
+    session(tdb.owner("ana"))
+    assert len(tdb.owner("bo").timeline("conv_1")) == 0  # same session name, other owner: nothing
+    assert str(tdb.owner("ana").timeline("nope")) == "session nope: no tool calls captured"
+    with pytest.raises(ValidationError, match="session"):
+        tdb.owner("ana").timeline("has spaces")
+
+
+def test_export_is_versioned_non_executable_and_audited(tdb: memdb.Database, tmp_path: Path) -> None:
+    mem = tdb.owner("ana")
+    session(mem)
+    target = tmp_path / "conv_1.timeline.json"
+    doc = mem.export_timeline("conv_1", target)
+    on_disk = json.loads(target.read_text())
+    assert on_disk == doc
+    assert (doc["format"], doc["version"], doc["executable"], doc["replayable"]) == (FORMAT, VERSION, False, False)
+    assert "Not executable" in doc["notice"] and doc["step_count"] == 3 and len(doc["steps_sha256"]) == 64
+    assert [s["tool"] for s in doc["steps"]] == ["search", "book", "send_email"]
+    mode = target.stat().st_mode
+    assert not mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    with pytest.raises(ValidationError, match="exists"):
+        mem.export_timeline("conv_1", target)
+    target.chmod(0o755)
+    mem.export_timeline("conv_1", target, overwrite=True)
+    assert not target.stat().st_mode & stat.S_IXUSR
+    audit = [a for a in mem.audit() if a["action"] == "export_timeline"]
+    assert len(audit) == 2 and audit[0]["steps_sha256"] == doc["steps_sha256"]
+
+
+def test_no_api_re_runs_or_replays_anything(tdb: memdb.Database) -> None:
+    mem = tdb.owner("ana")
+    names = {n.lower() for obj in (mem, tdb, mem.timeline("x")) for n in dir(obj)}
+    assert not {n for n in names if any(w in n for w in ("replay", "rerun", "re_run", "execute", "invoke"))}

@@ -146,3 +146,9 @@ def run_demo(path: str | os.PathLike[str], out: TextIO) -> None:
         days = list(mem_global.children(("coder",)))
         out.write(f'\nUnder the hood: ^MEM("coder", day, id) holds {len(days)} days from {days[0]!s} to {days[-1]!s}; ')
         out.write(f"index check: {'ok' if db.check().ok else 'PROBLEMS'}\n")
+
+        report = db.maintain(now=NOW + dt.timedelta(days=45))
+        out.write(f"\nSix weeks later, db.maintain(): {report}\n")
+        archived = coder.recall(tags=["deploy"], include_archived=True, limit=1)
+        if archived.found:
+            out.write(f"    still findable when archived: {archived.memories[0].line()}\n")

@@ -99,6 +99,8 @@ class Memory:
     def line(self) -> str:
         """One line for a prompt: date, kind/outcome, tags, summary, lesson."""
         e = self.episode
+        if e.status == "archived":  # the one-liner already carries date, kind and outcome
+            return f"- (archived) {e.summary}"
         head = f"{e.ts:%Y-%m-%d} {e.kind}" + (f"/{e.outcome}" if e.outcome else "")
         if e.tags:
             head += " [" + ", ".join(e.tags) + "]"
@@ -106,8 +108,8 @@ class Memory:
         if e.lesson:
             sep = " " if text.endswith((".", "!", "?", ":")) else ". "
             text += f"{sep}Lesson: {e.lesson}".replace("\n", " ")
-        if e.status != "active":
-            head += f" ({e.status})"
+        if e.status == "summarized":
+            head += " (summarized)"
         return f"- {head}: {text}"
 
 

@@ -404,6 +404,17 @@ def _record_feedback(mem: Owner, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(text, {"episode": _episode_data(ep, _LIST_CONTENT_CHARS)})
 
 
+def _save_lesson(mem: Owner, args: dict[str, Any]) -> ToolOutput:
+    if not isinstance(mem, memdb.Memory):  # pragma: no cover - the server always serves a Memory
+        raise ValidationError("save_lesson: this server has no knowledge store")
+    entry = mem.save_lesson(args["text"], cites=args["cites"] or (), tags=args["tags"] or ())
+    text = (
+        f"saved {entry.id} as a pending, private lesson: it waits in the review queue and is not used "
+        f"until a person approves it ({len(entry.cites)} cited episode{'s' if len(entry.cites) != 1 else ''})"
+    )
+    return ToolOutput(text, {"entry": {"id": entry.id, "state": entry.state, "visibility": entry.visibility, "cites": list(entry.cites)}})
+
+
 def _span(since: dt.datetime | None, until: dt.datetime | None) -> str:
     if since is None and until is None:
         return ""
@@ -518,6 +529,21 @@ _HISTORY_OUTPUT: dict[str, Any] = {
     "required": ["summary", "searched", "total", "counts", "lessons", "attempts"],
 }
 _EPISODE_OUTPUT: dict[str, Any] = {"type": "object", "properties": {"episode": _EPISODE_SCHEMA}, "required": ["episode"]}
+_ENTRY_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "entry": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string"},
+                "state": {"type": "string", "enum": ["pending", "approved", "rejected"]},
+                "visibility": {"type": "string"},
+                "cites": {"type": "array", "items": {"type": "string"}},
+            },
+        }
+    },
+    "required": ["entry"],
+}
 _TIMELINE_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -622,6 +648,18 @@ def tool_specs(settings: Settings) -> list[ToolSpec]:
                 Param("value", "number", "Usefulness from -1 to 1.", required=True, minimum=-1.0, maximum=1.0),
             ),
             _EPISODE_OUTPUT, _record_feedback, read_only=False,
+        ),
+        ToolSpec(
+            "save_lesson", "Save a lesson",
+            "Propose a durable lesson learned, citing the episodes it comes from. It lands pending and private in the "
+            "human review queue, like every write to knowledge; near-duplicates of approved, pending or rejected "
+            "lessons are refused.",
+            (
+                Param("text", "string", "The lesson, one or two sentences.", required=True, max_length=2000),
+                Param("cites", "array", "Ids of your episodes this lesson derives from.", max_length=50),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+            ),
+            _ENTRY_OUTPUT, _save_lesson, read_only=False,
         ),
         ToolSpec(
             "timeline", "Timeline",

@@ -35,7 +35,7 @@ UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday; the server's clock is pinned here
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 30.0  # seconds for one whole client session, start-up included
-TOOLS = {"recall_episodes", "ask", "history", "record_episode", "record_feedback", "timeline"}
+TOOLS = {"recall_episodes", "ask", "history", "record_episode", "record_feedback", "save_lesson", "timeline"}
 ANA_TOKEN = "ana-token-7f3a9c1e5b2d4680"
 BOB_TOKEN = "bob-token-0d9e8c7b6a5f4321"
 
@@ -150,7 +150,8 @@ def test_lists_the_tools_with_schemas_and_descriptions(team: tuple[Path, dict[st
         for name, prop in schema["properties"].items():
             assert prop.get("description"), f"{t.name}.{name} has no description"
         assert t.output_schema and t.output_schema["type"] == "object"
-        assert t.annotations is not None and t.annotations.read_only_hint is (t.name not in {"record_episode", "record_feedback"})
+        writes = {"record_episode", "record_feedback", "save_lesson"}
+        assert t.annotations is not None and t.annotations.read_only_hint is (t.name not in writes)
     record = tools["record_episode"].input_schema
     assert set(record["required"]) == {"kind", "summary", "outcome"}
     assert record["properties"]["outcome"]["enum"] == ["success", "partial", "failure"]
@@ -300,7 +301,9 @@ def test_bad_arguments_over_the_wire_write_nothing(fresh: tuple[Path, dict[str, 
         out, err = await error(s, "recall_episodes", {"limit": "abc"})
         assert out == "recall_episodes: invalid argument: limit 'abc': expected an integer from 1 to 50"
         with pytest.raises(MCPError, match="no such tool"):
-            await s.call_tool("save_lesson", {"lesson": "x"})
+            await s.call_tool("delete_everything", {})
+        out, err = await error(s, "save_lesson", {"lesson": "x"})
+        assert "lesson" in out  # an unknown argument is named; nothing is written
 
     run_session(path, body)
     with memdb.open(path) as db:
@@ -489,3 +492,21 @@ def test_http_rejects_a_missing_or_wrong_token(http_server: str) -> None:
     with pytest.raises((MCPError, ExceptionGroup)) as caught:  # the SDK may wrap the refusal in task-group errors
         run_http(http_server, "not-a-known-token-at-all", never)
     assert isinstance(caught.value, MCPError) or caught.group_contains(MCPError)
+
+
+def test_save_lesson_lands_pending_and_private(team: tuple[Path, dict[str, str]]) -> None:
+    path, _ = team
+
+    async def body(s: ClientSession) -> None:
+        _, rec = await ok(s, "recall_episodes", {"tags": ["deploy"], "limit": 1})
+        cited = rec["memories"][0]["id"]
+        out, data = await ok(s, "save_lesson", {"text": "Run migrations before every deploy window", "cites": [cited]})
+        assert data["entry"]["state"] == "pending" and data["entry"]["visibility"] == "private"
+        assert "review queue" in out
+        out, _ = await error(s, "save_lesson", {"text": "Run migrations before every deploy window"})
+        assert "duplicate" in out.lower() or "repeats" in out.lower()
+
+    run_session(path, body)
+    with memdb.open(path) as db:
+        (entry,) = db.review_queue()
+        assert entry.owner == "ana" and entry.state == "pending"

@@ -360,7 +360,7 @@ def test_indexes_written_with_record(edb: memdb.Database) -> None:
     assert [s[-1] for s, _ in g["EPG"].items(("ana", "project-x"))] == [ep.id]
     assert [s[-1] for s, _ in g["EPK"].items(("ana", "debug", "failure"))] == [ep.id]
     assert [s[-1] for s, _ in g["EPS"].items(("ana", "s9"))] == [ep.id]
-    assert g["EPX"].get(("ana", "deploy", ep.id)) is not None
+    assert g["EPX"].get(("ana", "deploi", ep.id)) is not None  # the stem of "deploy"
     assert edb.check().ok
 
 

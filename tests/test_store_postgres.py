@@ -1,0 +1,439 @@
+"""The store contract on PostgreSQL, and what a shared server adds: round trips, retries and
+replays, atomic increments across connections and processes, crash safety.
+
+The contract tests are those of ``tests/test_store.py`` that take the ``store`` fixture, run
+here with this module's ``store`` (a fresh memdb database on the throwaway cluster of
+``tests/postgres_server.py``). A new contract test there runs here too, unless it is listed
+in ``LMDB_ONLY``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+import test_store as contract
+from postgres_server import drop, shared, unique_name
+
+import memdb
+from memdb.errors import StoreClosedError, StoreError, TransactionConflictError
+from memdb.store import LMDBStore
+from memdb.store_postgres import PostgresStore
+
+ROOT = Path(__file__).resolve().parents[1]
+LMDB_ONLY = {"test_stat_reports_entries"}  # asserts LMDB's own stat() fields
+
+for _name, _test in vars(contract).copy().items():
+    if _name.startswith("test_") and _name not in LMDB_ONLY and "store" in inspect.signature(_test).parameters:
+        globals()[_name] = _test  # collected here again, with this module's ``store`` fixture
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> str:
+    return shared()
+
+
+@pytest.fixture
+def make_store(pg_url: str) -> Iterator[Callable[..., PostgresStore]]:
+    """Open PostgresStores on one fresh memdb database (more than one = more connections)."""
+    name = unique_name()
+    opened: list[PostgresStore] = []
+
+    def make(**options: Any) -> PostgresStore:
+        s = PostgresStore(pg_url, name=name, **options)
+        opened.append(s)
+        return s
+
+    yield make
+    for s in opened:
+        s.close()
+    drop(pg_url, name)
+
+
+@pytest.fixture(params=["postgres"])
+def store(make_store: Callable[..., PostgresStore]) -> PostgresStore:
+    return make_store()
+
+
+def _raw(url: str) -> psycopg.Connection[Any]:
+    return psycopg.connect(url, autocommit=True)
+
+
+# --- opening ----------------------------------------------------------------------------------
+
+
+def test_open_selects_backend_by_path(pg_url: str, tmp_path: Path) -> None:
+    name = unique_name()
+    with memdb.open(f"{pg_url}?memdb_name={name}") as db:
+        assert isinstance(db.store, PostgresStore) and db.store.name == name
+        db.globals["T"]["x"] = 1
+    with memdb.open(pg_url, name=name) as db:  # the same database, named by option
+        assert db.globals["T"]["x"] == 1
+    with memdb.open(tmp_path / "lmdb", map_size=1 << 20) as db:
+        assert isinstance(db.store, LMDBStore)
+    drop(pg_url, name)
+
+
+def test_names_keep_databases_apart(pg_url: str) -> None:
+    a, b = unique_name(), unique_name()
+    with PostgresStore(pg_url, name=a) as sa, PostgresStore(pg_url, name=b) as sb:
+        with sa.write() as w:
+            w.put(b"k", b"a")
+        with sb.read() as r:
+            assert r.get(b"k") is None
+    drop(pg_url, a)
+    drop(pg_url, b)
+
+
+@pytest.mark.parametrize(
+    ("options", "needle"),
+    [({"name": "Bad-Name"}, "name 'Bad-Name'"), ({"isolation": "snapshot"}, "isolation 'snapshot'"), ({"retries": -1}, "retries -1")],
+)
+def test_bad_options_named(pg_url: str, options: dict[str, Any], needle: str) -> None:
+    with pytest.raises(StoreError, match=needle):
+        PostgresStore(pg_url, **options)
+
+
+def test_name_in_url_and_option_must_agree(pg_url: str) -> None:
+    with pytest.raises(StoreError, match="disagree"):
+        PostgresStore(f"{pg_url}?memdb_name=a1", name="b1")
+
+
+def test_unreachable_server_is_a_store_error() -> None:
+    with pytest.raises(StoreError, match=r"cannot connect.*is the server up") as info:
+        PostgresStore("postgresql://memdb:secret@127.0.0.1:1/postgres", connect_timeout=1)
+    assert "secret" not in str(info.value)  # the password is masked
+
+
+def test_missing_driver_names_the_extra(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg now raises ImportError
+    with pytest.raises(StoreError, match=r"pip install 'memdb\[postgres\]'"):
+        PostgresStore(pg_url)
+
+
+def test_closed_store_raises(make_store: Callable[..., PostgresStore]) -> None:
+    s = make_store()
+    s.close()
+    with pytest.raises(StoreClosedError), s.read():
+        pass
+
+
+# --- round trips -------------------------------------------------------------------------------
+
+
+def test_round_trips_of_the_main_operations(store: PostgresStore) -> None:
+    """The counts docs/backends.md states: queued writes ride along, reads cost one each."""
+
+    def cost(fn: Callable[[], object]) -> int:
+        before = store.round_trips
+        fn()
+        return store.round_trips - before
+
+    def puts(n: int) -> Callable[[], None]:
+        def write() -> None:
+            with store.write() as w:
+                for i in range(n):
+                    w.put(b"k%05d" % i, b"v")
+
+        return write
+
+    assert cost(puts(400)) == 1  # BEGIN, lock row, one multi-row upsert and COMMIT in one query
+    assert cost(puts(2000)) == 1 + 4 + 1  # then each full chunk of 500 goes alone, bound by the server
+
+    def snapshot_gets() -> None:
+        with store.read() as r:
+            for i in range(10):
+                assert r.get(b"k%05d" % i) == b"v"
+
+    assert cost(snapshot_gets) == 1 + 10  # the snapshot, a get each; its end is not waited for
+
+    def scan_all() -> None:
+        with store.read() as r:
+            assert sum(1 for _ in r.scan(b"k", b"l")) == 2000
+
+    assert cost(scan_all) == 1 + 2  # pages of 512 and 2,048 rows
+
+    def read_modify_write() -> None:
+        with store.write() as w:
+            w.put(b"a", b"1")
+            assert w.get(b"a") == b"1"  # its own buffered write: no round trip
+            assert w.get(b"k00001") == b"v"  # goes with BEGIN and the lock row; "a" stays buffered
+            assert w.delete_range(b"k00000", b"k01000") == 1000
+            w.put(b"b", b"2")
+
+    assert cost(read_modify_write) == 1 + 1 + 1  # the get, the delete, COMMIT with both upserts
+    with store.read() as r:
+        assert (r.get(b"a"), r.get(b"b"), r.get(b"k00001")) == (b"1", b"2", None)
+
+
+def test_get_many(store: PostgresStore) -> None:
+    with store.write() as w:
+        w.put(b"a", b"1")
+        w.put(b"c", b"3")
+    with store.read() as r:
+        before = store.round_trips
+        assert r.get_many([b"a", b"b", b"c"]) == {b"a": b"1", b"c": b"3"}
+        assert store.round_trips - before == 1
+
+
+# --- isolation, retries, replays ------------------------------------------------------------
+
+
+def test_readers_on_other_connections_see_only_committed_states(make_store: Callable[..., PostgresStore]) -> None:
+    """A writer keeps a == b across 200 commits; readers on their own connections never see them differ."""
+    writer_store, reader_store = make_store(), make_store()
+    with writer_store.write() as w:
+        w.put(b"a", b"0")
+        w.put(b"b", b"0")
+    stop = threading.Event()
+
+    def write() -> None:
+        for i in range(1, 201):
+            with writer_store.write() as w:
+                w.put(b"a", b"%d" % i)
+                assert w.get(b"a") == b"%d" % i  # a round trip between the two puts
+                w.put(b"b", b"%d" % i)
+        stop.set()
+
+    th = threading.Thread(target=write)
+    th.start()
+    torn = reads = 0
+    while not stop.is_set():
+        with reader_store.read() as r:
+            torn += r.get(b"a") != r.get(b"b")
+            reads += 1
+    th.join(timeout=60)
+    assert torn == 0 and reads > 0
+    with reader_store.read() as r:
+        assert r.get(b"a") == r.get(b"b") == b"200"
+
+
+def test_serialization_failure_replayed_when_reads_still_hold(make_store: Callable[..., PostgresStore], pg_url: str) -> None:
+    """Under SERIALIZABLE a write to a row another session changed fails (40001); the replay
+    re-reads what the block read, finds it unchanged, and commits: the caller sees nothing."""
+    s = make_store(isolation="serializable")
+    with s.write() as w:
+        w.put(b"x", b"0")
+        w.put(b"y", b"0")
+    with _raw(pg_url) as other, s.write() as w:
+        assert w.get(b"y") == b"0"  # the snapshot is taken
+        other.execute(f'UPDATE "{s.name}_kv" SET v = %s WHERE k = %s', (b"other", b"x"))  # outside memdb's lock
+        w.put(b"x", b"mine")  # conflicts at commit: replayed, since y still reads 0
+    assert s.replays == 1
+    with s.read() as r:
+        assert r.get(b"x") == b"mine"
+
+
+def test_serialization_failure_with_changed_read_raises_and_leaves_nothing(make_store: Callable[..., PostgresStore], pg_url: str) -> None:
+    s = make_store(isolation="serializable")
+    with s.write() as w:
+        w.put(b"x", b"0")
+    with pytest.raises(TransactionConflictError, match="retry the transaction"):
+        with _raw(pg_url) as other, s.write() as w:
+            seen = w.get(b"x")
+            other.execute(f'UPDATE "{s.name}_kv" SET v = %s WHERE k = %s', (b"41", b"x"))
+            w.put(b"x", (seen or b"") + b"+1")
+            w.put(b"side", b"effect")
+    with s.read() as r:
+        assert r.get(b"x") == b"41" and r.get(b"side") is None
+
+
+def test_retry_budget_is_bounded(make_store: Callable[..., PostgresStore], pg_url: str) -> None:
+    s = make_store(isolation="serializable", retries=0)
+    with s.write() as w:
+        w.put(b"x", b"0")
+    with pytest.raises(TransactionConflictError, match="after 0 retries"):
+        with _raw(pg_url) as other, s.write() as w:
+            w.get(b"y")
+            other.execute(f'UPDATE "{s.name}_kv" SET v = %s WHERE k = %s', (b"1", b"x"))
+            w.put(b"x", b"2")
+
+
+def test_savepoints_replay_too(make_store: Callable[..., PostgresStore], pg_url: str) -> None:
+    s = make_store(isolation="serializable")
+    with s.write() as w:
+        w.put(b"x", b"0")
+    with _raw(pg_url) as other, s.write() as w:
+        w.get(b"y")
+        with pytest.raises(RuntimeError), w.savepoint():
+            w.put(b"inner", b"1")
+            assert w.get(b"inner") == b"1"
+            raise RuntimeError
+        other.execute(f'UPDATE "{s.name}_kv" SET v = %s WHERE k = %s', (b"1", b"x"))
+        w.put(b"x", b"2")
+    assert s.replays == 1
+    with s.read() as r:
+        assert r.get(b"x") == b"2" and r.get(b"inner") is None
+
+
+@pytest.mark.parametrize("isolation", ["read committed", "serializable"])
+def test_increment_atomic_across_connections(pg_url: str, isolation: str) -> None:
+    """4 threads x 100 increments, each thread on its own connection: 400, every value once."""
+    name = unique_name()
+    with memdb.open(pg_url, name=name, isolation=isolation) as db:
+        g = db.globals["T"]
+        results: list[list[int | float]] = [[] for _ in range(4)]
+        barrier = threading.Barrier(4)
+
+        def work(out: list[int | float]) -> None:
+            barrier.wait()
+            for _ in range(100):
+                out.append(g.increment(("counter",)))
+
+        threads = [threading.Thread(target=work, args=(out,)) for out in results]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=120)
+        assert sorted(x for out in results for x in out) == list(range(1, 401))
+        assert g["counter"] == 400
+    drop(pg_url, name)
+
+
+# --- processes ---------------------------------------------------------------------------------
+
+
+def _child(code: str, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+
+@pytest.mark.slow
+def test_writer_killed_mid_transaction_leaves_nothing(pg_url: str) -> None:
+    name = unique_name()
+    child = _child(
+        """
+        import sys, time
+        from memdb.store_postgres import PostgresStore
+        s = PostgresStore(sys.argv[1], name=sys.argv[2])
+        with s.write() as w:
+            w.put(b"committed", b"yes")
+        with s.write() as w:
+            for i in range(5000):
+                w.put(b"uncommitted%06d" % i, b"x" * 200)
+            w.get(b"committed")  # the puts are on the server now, uncommitted, and the lock is held
+            print("in-txn", flush=True)
+            time.sleep(60)
+        """,
+        pg_url,
+        name,
+    )
+    assert child.stdout is not None
+    line = child.stdout.readline()
+    assert line.strip() == "in-txn", child.stderr.read() if child.stderr else ""
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    with PostgresStore(pg_url, name=name) as s:
+        with s.read() as r:
+            assert r.get(b"committed") == b"yes"
+            assert next(r.scan(b"uncommitted", b"uncommitted\xff"), None) is None
+        with s.write() as w:  # the server rolled back the dead session and freed the lock row
+            w.put(b"after", b"ok")
+        with s.read() as r:
+            assert r.get(b"after") == b"ok"
+    drop(pg_url, name)
+
+
+CHILD_WORK = """
+    import os, sys, time, datetime as dt
+    import memdb
+    url, name, go, me = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    start = dt.datetime(2026, 7, 1, tzinfo=dt.UTC)
+    with memdb.open(url, name=name) as db:
+        team, mine, counters = db.owner("team"), db.owner(f"agent{me}"), db.globals["CNT"]
+        print("ready", flush=True)
+        while not os.path.exists(go):
+            time.sleep(0.005)
+        got = []
+        for i in range(20):
+            ts = start + dt.timedelta(minutes=i, seconds=me)
+            team.record("debug", f"agent {me} step {i}: deploy migration lock", outcome="failure", tags=["deploy", f"a{me}"], ts=ts)
+            mine.record_exchange(session=f"s{me}", user_message=f"question {i}", response=f"answer {i} about deploy", ts=ts)
+            got.append(counters.increment(("shared",)))
+            counters.increment(("per", me), 2)
+        print(" ".join(map(repr, got)))
+"""
+
+
+@pytest.mark.slow
+def test_processes_record_and_increment_at_once(pg_url: str, tmp_path: Path) -> None:
+    """4 processes on separate connections record episodes (one shared owner, one own each) and
+    increment counters at once: nothing is lost, every index agrees, every counter is exact."""
+    name, procs_n, steps = unique_name(), 4, 20
+    go = tmp_path / "go"
+    memdb.open(pg_url, name=name).close()  # create the tables before the race
+    procs = [_child(CHILD_WORK, pg_url, name, str(go), str(i)) for i in range(procs_n)]
+    try:
+        for p in procs:
+            assert p.stdout is not None
+            assert p.stdout.readline().strip() == "ready", p.stderr.read() if p.stderr else ""
+        go.touch()
+        outputs = [p.communicate(timeout=300) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for p, (_, err) in zip(procs, outputs, strict=True):
+        assert p.returncode == 0, err
+    returned = sorted(int(x) for out, _ in outputs for x in out.split())
+    assert returned == list(range(1, procs_n * steps + 1))  # every increment returned a distinct value
+    with memdb.open(pg_url, name=name) as db:
+        assert db.owner("team").count() == procs_n * steps
+        for i in range(procs_n):
+            assert db.owner(f"agent{i}").count() == steps
+            assert db.globals["CNT"]["per", i] == 2 * steps
+        assert db.globals["CNT"]["shared"] == procs_n * steps
+        report = db.check()
+        assert report.ok, report.problems[:10]
+        assert report.episodes == 2 * procs_n * steps
+        found = db.owner("team").recall(tags=["deploy", "a2"], limit=50)
+        assert len(found.memories) == steps
+    drop(pg_url, name)
+
+
+def test_compact_keeps_the_data(store: PostgresStore) -> None:
+    with store.write() as w:
+        for i in range(500):
+            w.put(b"k%04d" % i, b"x" * 100)
+        w.delete_range(b"k0100", b"k0500")
+    store.compact()
+    with store.read() as r:
+        assert sum(1 for _ in r.scan(b"k", b"l")) == 100
+    assert store.stat()["entries"] == 100
+
+
+def test_buffered_puts_are_seen_by_every_read(store: PostgresStore) -> None:
+    """Puts wait in the transaction until a statement touches their keys; every read still sees them."""
+    with store.write() as w:
+        w.put(b"k1", b"old")
+    with store.write() as w:
+        w.put(b"k1", b"new")
+        w.put(b"k2", b"2")
+        assert w.first(b"k", b"l", reverse=True) == (b"k2", b"2")
+        w.put(b"k3", b"3")
+        assert [k for k, _ in w.scan(b"k", b"l")] == [b"k1", b"k2", b"k3"]
+        w.put(b"k4", b"4")
+        assert w.get_many([b"k1", b"k4", b"k9"]) == {b"k1": b"new", b"k4": b"4"}
+        assert w.delete(b"k4") is True
+        w.put(b"k5", b"5")
+        assert w.delete_range(b"k3", b"k6") == 2
+        w.put(b"k6", b"6")
+        with pytest.raises(RuntimeError), w.savepoint():
+            w.put(b"k7", b"7")
+            w.put(b"k1", b"rolled back")
+            raise RuntimeError
+        assert w.get(b"k1") == b"new" and w.get(b"k7") is None
+    with store.read() as r:
+        assert list(r.scan(b"k", b"l")) == [(b"k1", b"new"), (b"k2", b"2"), (b"k6", b"6")]

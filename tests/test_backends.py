@@ -21,6 +21,7 @@ import test_episodes
 import test_globals
 import test_lifecycle
 import test_query
+from clocks import Clock
 from postgres_server import drop, shared, throwaway, unique_name
 from test_episodes import PLANTED, edb
 from test_globals import many, merge_tree, ro_db, t, tree
@@ -83,7 +84,7 @@ def memdb_on_postgres(pg_url: str) -> Iterator[None]:
 def clock(request: pytest.FixtureRequest) -> Any:
     """The clock of the module the test comes from (episodes and lifecycle start at different times)."""
     module = sys.modules[request.function.__module__]
-    return (getattr(module, "FixedClock", None) or module.Clock)()
+    return Clock(module.T0)
 
 
 def test_every_database_here_is_on_postgres(db: memdb.Database) -> None:

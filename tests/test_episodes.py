@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import Clock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,26 +21,13 @@ UTC = dt.UTC
 T0 = dt.datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 
 
-class FixedClock:
-    """An injectable clock: time moves only when a test says so."""
-
-    def __init__(self, now: dt.datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += dt.timedelta(**delta)
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(T0)
 
 
 @pytest.fixture
-def clock() -> FixedClock:
-    return FixedClock()
-
-
-@pytest.fixture
-def edb(tmp_path: Path, clock: FixedClock) -> Iterator[memdb.Database]:
+def edb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
     database = memdb.open(tmp_path / "edb", clock=clock, map_size=1 << 20)
     try:
         yield database
@@ -115,7 +103,7 @@ def test_bad_fields_named(edb: memdb.Database, fields: dict[str, Any], needle: s
     assert mem.count() == 0 and edb.check().ok
 
 
-def test_ids_unique_and_sorted_by_time(edb: memdb.Database, clock: FixedClock) -> None:
+def test_ids_unique_and_sorted_by_time(edb: memdb.Database, clock: Clock) -> None:
     mem = edb.owner("ana")
     ids = []
     for i in range(50):
@@ -187,7 +175,7 @@ writes = st.lists(
 @given(writes)
 def test_no_owner_sees_another(tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, str, int]]) -> None:
     path = tmp_path_factory.mktemp("own")
-    with memdb.open(path, clock=FixedClock(), map_size=1 << 20) as db:
+    with memdb.open(path, clock=Clock(T0), map_size=1 << 20) as db:
         mine: dict[str, set[str]] = {"ana": set(), "bo": set(), "cy": set()}
         for owner, kind, tag, day in ops:
             outcome = None if kind == "exchange" else "success"
@@ -377,7 +365,7 @@ def test_check_detects_drift(edb: memdb.Database) -> None:
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(["add", "add", "delete", "feedback", "result"]), owners, st.integers(0, 50)), max_size=25))
 def test_indexes_agree_after_random_writes_and_deletes(tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, int]]) -> None:
-    with memdb.open(tmp_path_factory.mktemp("idx"), clock=FixedClock(), map_size=1 << 20) as db:
+    with memdb.open(tmp_path_factory.mktemp("idx"), clock=Clock(T0), map_size=1 << 20) as db:
         ids: dict[str, list[str]] = {"ana": [], "bo": [], "cy": []}
         calls: dict[str, list[str]] = {"ana": [], "bo": [], "cy": []}
         for op, owner, n in ops:

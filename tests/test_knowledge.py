@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clocks import Clock
 
 import memdb
 from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, ValidationError
@@ -18,17 +19,9 @@ T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=UTC)  # a Monday
 DAY = dt.timedelta(days=1)
 
 
-class Clock:
-    def __init__(self, now: dt.datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(T0)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from typing import Any
 import anthropic
 import httpx2 as httpx  # the HTTP client the anthropic SDK is built on
 import pytest
+from clocks import Clock
 
 import memdb
 from memdb.errors import LLMError, NotFoundError, ValidationError
@@ -23,17 +24,9 @@ UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 1, 10, 0, tzinfo=UTC)
 
 
-class Clock:
-    def __init__(self, now: dt.datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(T0)
 
 
 @pytest.fixture

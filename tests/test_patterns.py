@@ -12,6 +12,7 @@ from typing import Any
 import anthropic
 import httpx2 as httpx
 import pytest
+from clocks import Clock
 
 import memdb
 from memdb.errors import LLMError, ValidationError
@@ -23,17 +24,9 @@ T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 MIN = dt.timedelta(minutes=1)
 
 
-class Clock:
-    def __init__(self, now: dt.datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(T0)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from typing import Any
 import anthropic
 import httpx2 as httpx  # the HTTP client the anthropic SDK is built on
 import pytest
+from clocks import Clock
 
 import memdb
 from memdb.models import Episode
@@ -24,17 +25,9 @@ DAY = dt.timedelta(days=1)
 TOPICS = ["migrations", "twilio", "caching", "queues", "flags", "budgets", "rollbacks", "certificates", "quotas", "dns"]
 
 
-class Clock:
-    def __init__(self, now: dt.datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
 @pytest.fixture
 def rdb(tmp_path: Path) -> Iterator[memdb.Database]:
-    db = memdb.open(tmp_path / "r", clock=Clock())
+    db = memdb.open(tmp_path / "r", clock=Clock(T0))
     yield db
     db.close()
 

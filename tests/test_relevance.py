@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from clocks import Clock
 
 import memdb
 from memdb.errors import ConfigError
@@ -22,17 +23,9 @@ T0 = dt.datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class Clock:
-    def __init__(self, now: dt.datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(T0)
 
 
 @pytest.fixture

@@ -40,8 +40,9 @@ from memdb.knowledge import Entry, KnowledgeStore, entry_score, jaccard
 from memdb.models import Episode, bound_text, utc
 from memdb.query import Memory as Recalled
 from memdb.query import Owner
-from memdb.reflection import DEFAULT_MODEL, anthropic_client, episode_listing, structured_call
+from memdb.reflection import DEFAULT_MODEL, episode_listing, structured_call
 from memdb.settings import OUTCOMES
+from memdb.summarize import anthropic_client
 from memdb.text import normalize_tag, tokenize
 
 __all__ = [

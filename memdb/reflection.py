@@ -19,7 +19,6 @@ owner's run, never the budget, and is reported.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -30,9 +29,10 @@ from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticError
 
 from memdb.episodes import EpisodeStore, OwnerMemory, new_id
-from memdb.errors import ConfigError, DuplicateError, LLMError, SanitizerError, ValidationError
+from memdb.errors import DuplicateError, LLMError, SanitizerError, ValidationError
 from memdb.knowledge import KnowledgeStore
 from memdb.models import Episode, utc
+from memdb.summarize import anthropic_client
 from memdb.text import normalize_tag, tokenize
 
 __all__ = [
@@ -157,16 +157,6 @@ class _Lesson(BaseModel):
 
 class _Lessons(BaseModel):
     lessons: list[_Lesson]
-
-
-def anthropic_client(api_key: str | None, timeout: float, max_retries: int, what: str) -> Any:
-    """An ``anthropic.Anthropic`` client, or ConfigError naming what needed it."""
-    import anthropic
-
-    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-    if not key:
-        raise ConfigError(f"{what}: no API key (pass api_key= or set ANTHROPIC_API_KEY)")
-    return anthropic.Anthropic(api_key=key, timeout=timeout, max_retries=max_retries)
 
 
 def structured_call(client: Any, model: str, max_tokens: int, system: str, prompt: str, schema: type[_M], what: str) -> _M:

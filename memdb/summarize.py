@@ -41,6 +41,17 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
+def anthropic_client(api_key: str | None, timeout: float, max_retries: int, what: str) -> Any:
+    """An ``anthropic.Anthropic`` client with timeouts and bounded retries, or ConfigError
+    naming what needed it; the one place every LLM-backed component gets its client."""
+    import anthropic
+
+    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        raise ConfigError(f"{what}: no API key (pass api_key= or set ANTHROPIC_API_KEY)")
+    return anthropic.Anthropic(api_key=key, timeout=timeout, max_retries=max_retries)
+
+
 class ExtractiveSummarizer:
     """Deterministic and offline: counts, the most telling summaries, and the lessons."""
 
@@ -99,15 +110,7 @@ class AnthropicSummarizer:
         self.model = model
         self.max_tokens = max_tokens
         self._fallback = ExtractiveSummarizer()
-        if client is not None:
-            self.client = client
-            return
-        import anthropic
-
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise ConfigError("AnthropicSummarizer: no API key (pass api_key= or set ANTHROPIC_API_KEY)")
-        self.client = anthropic.Anthropic(api_key=key, timeout=timeout, max_retries=max_retries)
+        self.client = client if client is not None else anthropic_client(api_key, timeout, max_retries, "AnthropicSummarizer")
 
     def summarize(self, episodes: Sequence[Episode], max_lines: int = 3) -> str:
         import anthropic

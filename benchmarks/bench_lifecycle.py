@@ -100,6 +100,10 @@ IDLE_DAYS = 30  # Settings.archive_after_days (default)
 NO_BURSTS = 1_000_000  # burst_events: no session of the generator (at most 40 events) is a burst
 
 
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 def _map_size(n: int) -> int:
     return max(1 << 30, n * 16_384)  # sparse; generous, so the map never grows mid-run
 
@@ -350,16 +354,16 @@ def format_tables(res: Results) -> str:
             f"build (generate + import_episodes in batches of {IMPORT_BATCH:,}, not timed below): {res.built['build_s']:,.0f} s wall, "
             f"{res.built['build_cpu']:,.0f} s CPU = {res.built['build_s'] / n * 1e6:,.0f} µs/episode",
         ]
-        head = ("run", "wall s", "cpu s", "rescored", "changed", "archived", "µs/episode", "ms/1k archived")
-        rows = []
+        head: tuple[str, ...] = ("run", "wall s", "cpu s", "rescored", "changed", "archived", "µs/episode", "ms/1k archived")
+        rows: list[tuple[str, ...]] = []
         for label, run in (("first maintain", res.first), ("again, same now", res.again)):
             if run is None:
                 continue
-            r = run.report
+            rep = run.report
             rows.append((
-                label, f"{run.wall:,.1f}", f"{run.cpu:,.1f}", f"{r.rescored:,}", f"{r.rescore_changed:,}",
-                f"{r.archived:,} ({r.archived / n:.1%})", f"{run.wall / n * 1e6:,.1f}",
-                f"{run.wall / r.archived * 1e6:,.0f}" if r.archived else "-",
+                label, f"{run.wall:,.1f}", f"{run.cpu:,.1f}", f"{rep.rescored:,}", f"{rep.rescore_changed:,}",
+                f"{rep.archived:,} ({rep.archived / n:.1%})", f"{run.wall / n * 1e6:,.1f}",
+                f"{run.wall / rep.archived * 1e6:,.0f}" if rep.archived else "-",
             ))  # fmt: skip
         out += _layout(head, rows)
         if res.again is not None:
@@ -399,14 +403,14 @@ def format_tables(res: Results) -> str:
         out += _layout(head, rows)
         out.append("first pack: zstd-dict reads the owner's first 5,000 records and trains its 16 KiB dictionary then (once per owner)")
     if res.restore.ns:
-        r = res.restore
-        cpu_us = res.restore_cpu / len(r.ns) * 1e6
+        lat = res.restore
+        cpu_us = res.restore_cpu / len(lat.ns) * 1e6
         out += [
             "",
-            f"mem.restore(id) on {len(r.ns):,} random archived episodes of the maintained database (one write transaction each, sync off)",
+            f"mem.restore(id) on {len(lat.ns):,} random archived episodes of the maintained database (a write transaction each, sync off)",
             *_layout(
                 ("restore", "p50 µs", "p95 µs", "mean µs", "cpu µs/restore"),
-                [("end to end", f"{r.pct(0.5):,.0f}", f"{r.pct(0.95):,.0f}", f"{r.mean():,.0f}", f"{cpu_us:,.0f}")],
+                [("end to end", f"{lat.pct(0.5):,.0f}", f"{lat.pct(0.95):,.0f}", f"{lat.mean():,.0f}", f"{cpu_us:,.0f}")],
             ),
         ]
     return "\n".join(out)
@@ -419,11 +423,10 @@ class Maintained:
     """The large database, built once per module; the first maintain runs once, whoever asks first."""
 
     def __init__(self, root: Path) -> None:
-        log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
-        log(f"\nbuilding {N:,} episodes ...")
-        self.built = build(root / "lifecycle", N, log)
+        _log(f"\nbuilding {N:,} episodes ...")
+        self.built = build(root / "lifecycle", N, _log)
         RESULTS.built = {"n": N, "build_s": self.built.build_s, "build_cpu": self.built.build_cpu}
-        log(f"built in {self.built.build_s:,.0f} s")
+        _log(f"built in {self.built.build_s:,.0f} s")
 
     def first(self) -> MaintainRun:
         if RESULTS.first is None:
@@ -571,10 +574,7 @@ def _profile_rows(stats: dict[Any, Any], stages: tuple[Stage, ...], archived: in
     totals: dict[str, float] = {}
     for label, suffix, name, caller in stages:
         totals[label] = totals.get(label, 0.0) + _stage_seconds(stats, suffix, name, caller)
-    return [
-        f"{label:<58}{s:>8.2f}{s / max(archived, 1) * 1e6:>12.0f}{s / total:>8.0%}"
-        for label, s in totals.items()
-    ]
+    return [f"{label:<58}{s:>8.2f}{s / max(archived, 1) * 1e6:>12.0f}{s / total:>8.0%}" for label, s in totals.items()]
 
 
 def profile(n: int) -> str:
@@ -614,13 +614,15 @@ def profile(n: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_lifecycle", description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=N, help=f"episodes in the maintained database (default {N:,})")
-    parser.add_argument("--profile", type=int, metavar="N", help="instead, cProfile a maintain over N episodes")
+    parser.add_argument(
+        "--profile", type=int, nargs="?", const=PROFILE_N, metavar="N", help=f"instead, cProfile a maintain over N episodes ({PROFILE_N:,})"
+    )
     parser.add_argument("--skip-maintain", action="store_true", help="only the codec table")
     args = parser.parse_args(argv)
     if args.profile:
         print(profile(args.profile))
         return 0
-    log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
+    log = _log
     with tempfile.TemporaryDirectory(prefix="memdb-bench-lifecycle-") as tmp:
         sample = make_sample(Path(tmp) / "codecs")
         try:

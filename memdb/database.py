@@ -174,6 +174,7 @@ class Database:
         self.store = store
         self.globals = Globals(store)
         self.episodes = EpisodeStore(self.globals, sanitizer=sanitizer, clock=clock)
+        self.episodes.upgrade_layout()
         self.lifecycle = Lifecycle(self.episodes, summarizer)
         self.knowledge = KnowledgeStore(self.episodes)
         self.patterns = PatternStore(self.episodes, pattern_extractor)

@@ -6,11 +6,11 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^EPST(owner, id)                    its header: relevance, access_count, last_access, feedback,
                                         status, plus ts, tags, kind, outcome and session, so that
                                         filtering, ranking and rescoring never read the full record
-    ^EPT(owner, ts_us, id)              time index
-    ^EPG(owner, tag, ts_us, id)         tag index
-    ^EPK(owner, kind, outcome, ts_us, id)  kind+outcome index ("-" for no outcome)
-    ^EPS(owner, session, ts_us, id)     session index
-    ^EPB(owner, band, ts_us, id)        relevance band (0-10) index
+    ^EPT(owner, ts_us, id) = code       time index
+    ^EPG(owner, tag, ts_us, id) = code  tag index
+    ^EPK(owner, kind, outcome, ts_us, id) = code  kind+outcome index ("-" for no outcome)
+    ^EPS(owner, session, ts_us, id) = code  session index
+    ^EPB(owner, band, ts_us, id) = code relevance band (0-10) index
     ^EPX(owner, term, id) = [tf, dl]    text postings, with what BM25 needs per document
     ^EPDF(owner, term) = df             documents holding the term (BM25's idf without a scan)
     ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"dropped")   per-owner statistics
@@ -19,6 +19,12 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^AUDIT(owner, audit_id) = {...}     imports, deletions, later archives
 
 Every index entry is written in the same transaction as its record (``Globals.apply``).
+
+The time-ordered indexes share one layout, so the query layer works on encoded keys: every
+entry ends in the same encoded ``(ts_us, id)`` tail (ids have a fixed length, so the id is a
+slice of it), and ``key(prefix) + tail`` tests membership in another index with one lookup.
+Their value, ``code``, is the episode's relevance band and outcome (``index_code``): filtering
+by outcome and bounding relevance need no header read; a band change rewrites the entries.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import Any
 
 from pydantic import ValidationError as PydanticError
 
+from memdb import codec
 from memdb.errors import NotFoundError, SanitizerError, ValidationError
 from memdb.globals import Global, Globals
 from memdb.models import (
@@ -54,7 +61,22 @@ from memdb.sanitize import RegexSanitizer, Sanitizer, sanitize_fields
 from memdb.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.text import term_counts
 
-__all__ = ["CheckReport", "EpisodeStore", "ImportReport", "OwnerMemory", "RescoreReport", "episode_day", "ts_micros"]
+__all__ = [
+    "ID_TAIL_BYTES",
+    "OUTCOME_OF_CODE",
+    "CheckReport",
+    "EpisodeStore",
+    "ImportReport",
+    "OwnerMemory",
+    "RescoreReport",
+    "episode_day",
+    "from_micros",
+    "id_tail",
+    "index_code",
+    "tail_id",
+    "tail_ts",
+    "ts_micros",
+]
 
 Clock = Callable[[], dt.datetime]
 _ID = re.compile(r"\d{8}T\d{12}Z-[0-9a-f]{6}\Z")
@@ -80,6 +102,39 @@ def ts_micros(ts: dt.datetime) -> int:
 
 def from_micros(us: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=us)
+
+
+LAYOUT = 2  # the index layout this code writes (see upgrade_layout)
+# An id is 29 ASCII characters; encoded as a subscript it is a type byte, the id and a terminator.
+ID_TAIL_BYTES = 31
+OUTCOME_OF_CODE: tuple[str | None, ...] = (None, "success", "partial", "failure")
+_CODE_OF_OUTCOME = {o: i for i, o in enumerate(OUTCOME_OF_CODE)}
+
+
+def index_code(relevance: float, outcome: str | None) -> int:
+    """The value of an episode's time-ordered index entries: relevance band * 4 + outcome
+    (0 none, 1 success, 2 partial, 3 failure); one msgpack byte."""
+    return band_of(relevance) << 2 | _CODE_OF_OUTCOME[outcome]
+
+
+def tail_id(tail: bytes) -> str:
+    """The episode id at the end of an encoded index key (or key tail)."""
+    return tail[-ID_TAIL_BYTES + 1 : -1].decode("ascii")
+
+
+def tail_ts(tail: bytes) -> int:
+    """The timestamp (µs) at the start of an encoded ``(ts_us, id)`` tail."""
+    if tail[0] == 0x21:  # a non-negative integer: type byte, length byte, big-endian magnitude
+        return int.from_bytes(tail[2 : 2 + tail[1]], "big")
+    return int(codec.decode_one(tail, 0)[0])
+
+
+def id_tail(episode_id: str) -> bytes:
+    """The encoded ``(ts_us, id)`` tail of an episode's index entries, from its id alone
+    (an id starts with its timestamp)."""
+    e = episode_id
+    ts = dt.datetime(int(e[0:4]), int(e[4:6]), int(e[6:8]), int(e[9:11]), int(e[11:13]), int(e[13:15]), int(e[15:21]), tzinfo=dt.UTC)
+    return codec.encode((ts_micros(ts), episode_id))
 
 
 def episode_day(episode_id: str) -> str:
@@ -241,12 +296,15 @@ class EpisodeStore:
         kills: list[tuple[Global, Any]],
         sets: list[tuple[Global, Any, Any]],
     ) -> None:
-        """Index changes for a new state: the state itself and a move between relevance bands."""
+        """Index changes for a new state: the state itself, a move between relevance bands, and
+        the new code of every index entry when the band changed."""
         sets.append((self.states, (owner, eid), new))
         if old.get("status") != "archived" and band_of(old["relevance"]) != band_of(new["relevance"]):
-            t = ts_micros(new["ts"])
-            kills.append((self.by_band, (owner, band_of(old["relevance"]), t, eid)))
-            sets.append((self.by_band, (owner, band_of(new["relevance"]), t, eid), ""))
+            kills.append((self.by_band, (owner, band_of(old["relevance"]), ts_micros(new["ts"]), eid)))
+            code = index_code(new["relevance"], new.get("outcome"))
+            for gname, entries in _index_entries(owner, eid, new, new).items():
+                g = self.space[gname]
+                sets.extend((g, e, code) for e in entries)
 
     def rescore(self, now: dt.datetime | None = None, batch: int = 10_000) -> RescoreReport:
         """Recompute every episode's relevance at ``now`` (age changes with time), in native batches."""
@@ -278,6 +336,34 @@ class EpisodeStore:
         report.seconds = time.perf_counter() - started
         return report
 
+    # --- layout --------------------------------------------------------------------------------
+
+    def upgrade_layout(self, batch: int = 5_000) -> int:
+        """Bring a database written by an older memdb to the current index layout, in place and
+        idempotently (layout 2: index entries carry ``index_code`` instead of an empty value).
+        Returns how many episodes were rewritten; a current database costs one read."""
+        if self.meta.get(("layout",)) == LAYOUT:
+            return 0
+        rewritten = 0
+        for owner in self.owners():
+            start: Any = None
+            while True:
+                with self.space.transaction():
+                    chunk = list(itertools.islice(self.states.range((owner,), start), batch))
+                    sets: list[tuple[Global, Any, Any]] = []
+                    for subs, state in chunk:
+                        if state.get("status") != "archived":
+                            code = index_code(state["relevance"], state.get("outcome"))
+                            for gname, entries in _index_entries(owner, str(subs[1]), state, state).items():
+                                sets.extend((self.space[gname], e, code) for e in entries)
+                            rewritten += 1
+                    self.space.apply((), sets)
+                if len(chunk) < batch:
+                    break
+                start = str(chunk[-1][0][1]) + "\x00"
+        self.meta.set(("layout",), LAYOUT)
+        return rewritten
+
     # --- integrity -----------------------------------------------------------------------------
 
     def check(self) -> CheckReport:
@@ -293,7 +379,7 @@ class EpisodeStore:
         return report
 
     def _check_owner(self, owner: str, report: CheckReport) -> None:
-        expected: dict[str, set[tuple[Any, ...]]] = {name: set() for name in ("EPT", "EPG", "EPK", "EPS", "EPB", "EPAR")}
+        expected: dict[str, dict[tuple[Any, ...], Any]] = {name: {} for name in ("EPT", "EPG", "EPK", "EPS", "EPB", "EPAR")}
         expected_postings: dict[tuple[Any, ...], Any] = {}
         docs = terms = count = archived = 0
         records = {str(subs[2]): (subs, rec) for subs, rec in self.mem.items((owner,))}
@@ -310,7 +396,7 @@ class EpisodeStore:
                     report.problems.append(f"^COLD({owner!r},{eid!r}): archived episode without a cold record")
                 cold.discard(eid)
                 for gname, subs_list in _index_entries(owner, eid, state, state).items():
-                    expected[gname].update(subs_list)
+                    expected[gname].update(dict.fromkeys(subs_list, ""))
                 continue
             if eid in cold:
                 report.problems.append(f"^COLD({owner!r},{eid!r}): cold record of an episode that is not archived")
@@ -324,8 +410,9 @@ class EpisodeStore:
                 report.problems.append(f"^EPST({owner!r},{eid!r}): header differs from the record")
             if episode_day(eid) != day:
                 report.problems.append(f"^MEM({owner!r},{day!r},{eid!r}): id is filed under the wrong day")
+            code = index_code(state["relevance"], value.get("outcome"))
             for gname, subs_list in _index_entries(owner, eid, value, state).items():
-                expected[gname].update(subs_list)
+                expected[gname].update(dict.fromkeys(subs_list, code))
             tf, dl = _terms_of(value)
             if dl:
                 docs += 1
@@ -338,11 +425,14 @@ class EpisodeStore:
         for eid in cold:
             report.problems.append(f"^COLD({owner!r},{eid!r}): cold record without state")
         for gname, entries in expected.items():
-            actual = {s for s, _ in self.space[gname].items((owner,))}
-            for missing in sorted(entries - actual, key=repr):
+            actual = dict(self.space[gname].items((owner,)))
+            for missing in sorted(entries.keys() - actual.keys(), key=repr):
                 report.problems.append(f"^{gname}{missing!r}: missing index entry")
-            for extra in sorted(actual - entries, key=repr):
+            for extra in sorted(actual.keys() - entries.keys(), key=repr):
                 report.problems.append(f"^{gname}{extra!r}: index entry without a record")
+            for subs in sorted(entries.keys() & actual.keys(), key=repr):
+                if entries[subs] != actual[subs]:
+                    report.problems.append(f"^{gname}{subs!r}: value {actual[subs]!r}, expected {entries[subs]!r}")
         actual_postings = dict(self.postings.items((owner,)))
         want_df = Counter(term for _, term, _ in expected_postings)
         have_df = {str(s[1]): v for s, v in self.doc_freq.items((owner,))}
@@ -650,7 +740,8 @@ class OwnerMemory:
             header["relevance"] = self.store.relevance(record, header, now)
             entries, deltas, df = self._hot_changes(episode_id, record, header, adding=True)
             tf, dl = _terms_of(record)
-            sets: list[tuple[Global, Any, Any]] = [(g, e, [tf[e[1]], dl] if g is self.store.postings else "") for g, e in entries]
+            code = index_code(header["relevance"], record.get("outcome"))
+            sets: list[tuple[Global, Any, Any]] = [(g, e, [tf[e[1]], dl] if g is self.store.postings else code) for g, e in entries]
             sets += [
                 (self.store.mem, (self.name, episode_day(episode_id), episode_id), record),
                 (self.store.states, (self.name, episode_id), header),
@@ -759,9 +850,10 @@ class OwnerMemory:
                 state["relevance"] = self.store.relevance(record, state, now)
                 sets.append((mem, (self.name, day, eid), record))
                 sets.append((self.store.states, (self.name, eid), state))
+                code = index_code(state["relevance"], record.get("outcome"))
                 for gname, entries in _index_entries(self.name, eid, record, state).items():
                     g = self._space[gname]
-                    sets.extend((g, e, "") for e in entries)
+                    sets.extend((g, e, code) for e in entries)
                 tf, dl = _terms_of(record)
                 if dl:
                     docs += 1

@@ -345,6 +345,29 @@ class Global:
             hi = min(hi, self._key((*subs, stop)))
         return self._scan_items(lo, hi, reverse)
 
+    # --- encoded access, for layers that own a fixed key layout (the episode indexes) ----------
+
+    def key(self, subs: Any = ()) -> bytes:
+        """The encoded store key of a node. Keys of one global sort as their subscripts collate,
+        and a child's key starts with its parent's, so ``key(parent) + suffix`` addresses a
+        child whose encoded tail is ``suffix``."""
+        return self._key(_as_subs(subs))
+
+    def raw_get(self, key: bytes) -> bytes | None:
+        """The packed value (``codec.unpack_value`` reads it) stored under an encoded key."""
+        return self._raw(key)
+
+    def raw_range(self, subs: Any = (), start: Subscript | None = None, stop: Subscript | None = None) -> Iterator[tuple[bytes, bytes]]:
+        """``range`` without decoding: (encoded key, packed value) pairs, so a caller that knows
+        where its subscripts sit in the key can slice them instead of decoding every key."""
+        subs = _as_subs(subs)
+        lo, hi = codec.children_range(self._key(subs))
+        if start is not None:
+            lo = max(lo, self._key((*subs, start)))
+        if stop is not None:
+            hi = min(hi, self._key((*subs, stop)))
+        return self._scan_raw(lo, hi)
+
     def leaf_items(self, subs: Any = ()) -> Iterator[tuple[Subscript, Any]]:
         """(last subscript, value) of the nodes one level below ``subs`` that have values,
         decoding only that subscript: the fast path for posting lists and similar leaves.

@@ -18,6 +18,7 @@ follows the size of the most selective index range, not the database.
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import itertools
 import math
 import re
@@ -27,8 +28,21 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memdb import native
-from memdb.episodes import OwnerMemory, episode_day, to_episode, ts_micros
+from memdb.codec import unpack_value
+from memdb.episodes import (
+    ID_TAIL_BYTES,
+    OUTCOME_OF_CODE,
+    OwnerMemory,
+    episode_day,
+    from_micros,
+    id_tail,
+    tail_id,
+    tail_ts,
+    to_episode,
+    ts_micros,
+)
 from memdb.errors import ValidationError
+from memdb.globals import Global
 from memdb.models import Episode, utc
 from memdb.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.text import normalize_tag, stem, terms_and_words, tokenize
@@ -40,6 +54,7 @@ K1 = 1.2
 B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
+_WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
 _NO_OUTCOME = "-"
 _QUESTION_WORDS = frozenset(
     stem(w)
@@ -200,6 +215,21 @@ class History:
         return text
 
 
+# A hot match: its encoded (ts, id) tail, its index code (band, outcome), its term postings.
+_Hot = tuple[bytes, int, dict[str, tuple[int, int]]]
+# An archived match: id, header, postings of its one-line summary.
+_Archived = tuple[str, dict[str, Any], dict[str, tuple[int, int]]]
+# A ranked memory: id, header, score, why it matched.
+_Ranked = tuple[str, dict[str, Any], float, tuple[str, ...]]
+
+
+@dataclass
+class _Found:
+    hot: list[_Hot]
+    archived: list[_Archived] = field(default_factory=list)
+    total: int = 0
+
+
 @dataclass
 class _Query:
     lo: int | None
@@ -316,15 +346,15 @@ class Owner(OwnerMemory):
         )
         q = self._compile(interp)
         with self._space.snapshot():
-            matches, _ = self._matches(q)
-        matches.sort(key=lambda m: (m[1]["ts"], m[0]), reverse=True)
-        counts = Counter(str(h.get("outcome") or "none") for _, h, _ in matches)
-        chosen = matches[: max(limit, 0)]
-        attempts = self._memories([(eid, h, 0.0, ("history",)) for eid, h, _ in chosen])
+            hot = self._matches(q).hot
+            hot.sort(key=lambda m: m[0], reverse=True)  # tails sort by (ts, id): newest first
+            counts = Counter(OUTCOME_OF_CODE[code & 3] or "none" for _, code, _ in hot)
+            chosen = [(tail_id(tail), self.store.states.get((self.name, tail_id(tail)))) for tail, _, _ in hot[: max(limit, 0)]]
+            attempts = self._memories([(eid, h, 0.0, ("history",)) for eid, h in chosen if h is not None])
         lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
         failures = [m for m in attempts if m.episode.outcome == "failure"]
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
-        return History(ordered, attempts, lessons, interp, len(matches), failures)
+        return History(ordered, attempts, lessons, interp, len(hot), failures)
 
     # --- planning and execution -----------------------------------------------------------------
 
@@ -391,31 +421,31 @@ class Owner(OwnerMemory):
         at = utc(now, "now") if now is not None else self.store.now()
         q = self._compile(interp)
         with self._space.snapshot():
-            matches, total = self._matches(q, keep=limit)
-            ranked = self._rank(q, matches, at, limit)
+            found = self._matches(q, keep=limit)
+            ranked = self._rank(q, found, at, limit)
             memories = self._memories(ranked)
             if memories:
-                note = f"{total} match{'es' if total != 1 else ''} for {interp}; showing {len(memories)}."
+                note = f"{found.total} match{'es' if found.total != 1 else ''} for {interp}; showing {len(memories)}."
             else:
                 note = self._empty_note(interp, q)
         if memories:
             self.store.tracker.touch(self.name, [m.episode.id for m in memories], at)
-        return RecallResult(bool(memories), memories, interp, total, note)
+        return RecallResult(bool(memories), memories, interp, found.total, note)
 
     def _empty_note(self, interp: Interpretation, q: _Query) -> str:
         """Say plainly that nothing matched, and whether something matched outside the window."""
         note = f"Nothing found for {interp}."
         if q.lo is None or not (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
             return note
-        wider = replace(q, lo=None, hi=None)
-        outside, _ = self._matches(wider, cap=10_000)
-        if not outside:
+        outside = self._matches(replace(q, lo=None, hi=None), cap=10_000)
+        stamps = [tail_ts(tail) for tail, _, _ in outside.hot] + [ts_micros(h["ts"]) for _, h, _ in outside.archived]
+        if not stamps:
             return note + " Nothing matches at any time either."
-        before = [h["ts"] for _, h, _ in outside if ts_micros(h["ts"]) < (q.lo or 0)]
-        after = len(outside) - len(before)
+        before = [t for t in stamps if t < q.lo]
+        after = len(stamps) - len(before)
         bits = []
         if before:
-            bits.append(f"{len(before)} earlier (latest {max(before):%Y-%m-%d})")
+            bits.append(f"{len(before)} earlier (latest {from_micros(max(before)):%Y-%m-%d})")
         if after:
             bits.append(f"{after} later")
         label = "in that window"
@@ -423,113 +453,148 @@ class Owner(OwnerMemory):
             label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
         return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}."
 
-    def _sources(self, q: _Query) -> list[tuple[str, Iterator[str]]]:
-        """Candidate streams, one per usable index, each yielding episode ids."""
-        owner = self.name
-        lo, hi = q.lo, q.hi
-        srcs: list[tuple[str, Iterator[str]]] = []
+    def _sources(self, q: _Query) -> list[tuple[str, Iterator[tuple[bytes, bytes]]]]:
+        """Candidate streams, one per usable index, each yielding (encoded (ts, id) tail, code)
+        of the entries in the window. The first word of a name says which filter it implies."""
+        owner, lo, hi, st = self.name, q.lo, q.hi, self.store
+        srcs: list[tuple[str, Iterator[tuple[bytes, bytes]]]] = []
         for tag in q.tags:
-            srcs.append((f"tag {tag}", _ids(self.store.by_tag.range((owner, tag), lo, hi))))
+            srcs.append((f"tag {tag}", _tails(st.by_tag, (owner, tag), lo, hi)))
         if q.any_tags:
-            srcs.append(("any tag", _chain(_ids(self.store.by_tag.range((owner, t), lo, hi)) for t in q.any_tags)))
+            srcs.append(("any tag", _chain(_tails(st.by_tag, (owner, t), lo, hi) for t in q.any_tags)))
         if q.kind or q.outcome:
             kinds = [q.kind] if q.kind else [*self.store.settings.typed_kinds, *BUILTIN_KINDS]
             outcomes = [q.outcome] if q.outcome else [*OUTCOMES, _NO_OUTCOME]
             label = f"kind {q.kind or '*'}/{q.outcome or '*'}"
-            srcs.append((label, _chain(_ids(self.store.by_kind.range((owner, k, o), lo, hi)) for k in kinds for o in outcomes)))
+            srcs.append((label, _chain(_tails(st.by_kind, (owner, k, o), lo, hi) for k in kinds for o in outcomes)))
         if q.session:
-            srcs.append((f"session {q.session}", _ids(self.store.by_session.range((owner, q.session), lo, hi))))
-        srcs.append(("time", _ids(self.store.by_time.range((owner,), lo, hi))))
+            srcs.append((f"session {q.session}", _tails(st.by_session, (owner, q.session), lo, hi)))
+        srcs.append(("time", _tails(st.by_time, (owner,), lo, hi)))
         return srcs
 
-    def _matches(
-        self, q: _Query, cap: int | None = None, keep: int | None = None
-    ) -> tuple[list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]], int]:
-        """Episodes matching ``q`` as (id, header, term postings), driven by the smallest index,
-        and how many match in all.
+    def _matches(self, q: _Query, cap: int | None = None, keep: int | None = None) -> _Found:
+        """Hot episodes matching ``q``, found from the indexes alone (no header or record is read),
+        driven by the smallest index; archived ones (from their headers) when asked for.
 
-        With ``keep`` (the result limit) and a text-only query, candidates whose BM25 alone
-        cannot lift them into the top ``keep`` are counted but not read: relevance, recency
-        and a tag boost add at most 0.2 to a score whose text part is 0.9 * bm25 / best.
+        Every time-ordered index entry ends in the same encoded (ts, id) tail and carries the
+        episode's relevance band and outcome (``index_code``), so the other filters are one
+        lookup each: ``key(tag) + tail`` for a tag, ``key(kind, outcome) + tail`` for a kind,
+        ``key(term) + id`` for a term's posting. With ``keep`` (the result limit) and a
+        text-only query, candidates whose BM25 alone cannot lift them into the top ``keep`` are
+        counted but not looked at: relevance, recency and a tag boost add at most 0.2 to a
+        score whose text part is 0.9 * bm25 / best.
         """
+        owner, st = self.name, self.store
         postings: dict[str, dict[str, tuple[int, int]]] = {}
         total_hint: int | None = None
         text_size = None
         if q.terms and q.terms_required:
-            text_size = sum(int(self.store.doc_freq.get((self.name, t), 0)) for t in q.terms)
+            text_size = sum(int(st.doc_freq.get((owner, t), 0)) for t in q.terms)
         # Probe each index range up to a limit that shrinks to the smallest exact size seen, so
         # choosing the driver costs at most a few small reads.
         limit = _PROBE if text_size is None else min(_PROBE, text_size + 1)
-        small: list[str] | None = None
-        large: tuple[list[str], Iterator[str]] | None = None
-        for _, stream in self._sources(q):
+        small: tuple[str, list[tuple[bytes, bytes]]] | None = None
+        large: tuple[str, list[tuple[bytes, bytes]], Iterator[tuple[bytes, bytes]]] | None = None
+        for name, stream in self._sources(q):
             head = list(itertools.islice(stream, limit))
             if len(head) < limit:
-                small, limit = head, len(head) + 1
+                small, limit = (name, head), len(head) + 1
             elif large is None:
-                large = (head, stream)
-        # Driving from an index range costs a header read plus one posting lookup per term for
-        # each candidate; driving from the postings costs reading them. Compare like with like.
+                large = (name, head, stream)
+        # Driving from an index range costs one lookup per filter and term for each candidate;
+        # driving from the postings costs reading them. Compare like with like.
         per_candidate = 1 + len(q.terms)
-        if text_size is not None and (small is None or text_size < len(small) * per_candidate):
+        driver_name = "text"
+        driver: Iterable[tuple[bytes, bytes]]
+        if text_size is not None and (small is None or text_size < len(small[1]) * per_candidate):
             for term in q.terms:
-                for eid, value in self.store.postings.leaf_items((self.name, term)):
-                    postings.setdefault(str(eid), {})[term] = (value[0], value[1])
-            driver: Iterable[str] = list(postings)
+                for eid, tf, dl in _postings(st.postings, (owner, term)):
+                    postings.setdefault(eid, {})[term] = (tf, dl)
+            ids: Iterable[str] = postings
             text_only = not (q.lo or q.hi or q.tags or q.any_tags or q.kind or q.outcome or q.session or q.include_archived)
             if keep and text_only and len(postings) > keep:
                 scores = self._bm25(q, list(postings.values()))
                 best = max(scores) or 1.0
                 kth = sorted(scores, reverse=True)[keep - 1]
                 bound = 0.9 * kth / best - (0.2 if q.boost_tags else 0.1)
-                driver = [eid for eid, sc in zip(postings, scores, strict=True) if 0.9 * sc / best >= bound]
+                ids = [eid for eid, sc in zip(postings, scores, strict=True) if 0.9 * sc / best >= bound]
                 total_hint = len(postings)
+            driver = _coded(st.by_time, (owner,), ids)
         elif small is not None:
-            driver = small
+            driver_name, driver = small
         else:
             assert large is not None  # the time source always yields something when nothing is small
-            driver = itertools.chain(large[0], large[1])
-        out: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]] = []
-        states = self.store.states
-        need_tags = set(q.tags)
-        any_tags = set(q.any_tags)
-        seen: set[str] = set()
-        for eid in driver:
-            if eid in seen:  # a union of ranges (any_tags, kinds) can repeat an id
-                continue
-            seen.add(eid)
-            h = states.get((self.name, eid))
-            if h is None or h.get("status") == "archived":
-                continue
-            t = ts_micros(h["ts"])
-            if (q.lo is not None and t < q.lo) or (q.hi is not None and t >= q.hi):
-                continue
-            tags = set(h["tags"])
-            if not need_tags <= tags or (any_tags and not any_tags & tags):
-                continue
-            if (q.kind and h["kind"] != q.kind) or (q.outcome and h.get("outcome") != q.outcome):
-                continue
-            if q.session and h.get("session") != q.session:
-                continue
-            hits = postings.get(eid)
-            if hits is None and q.terms:
-                hits = {}
-                for term in q.terms:
-                    p = self.store.postings.get((self.name, term, eid))
-                    if p is not None:
-                        hits[term] = (p[0], p[1])
-            if q.terms and q.terms_required and not hits:
-                continue
-            out.append((eid, h, hits or {}))
-            if cap is not None and len(out) >= cap:
-                return out, len(out)
+            driver_name, driver = large[0], itertools.chain(large[1], large[2])
+        found = _Found(self._filter(q, driver, driver_name, postings, cap))
         if q.include_archived:
-            out.extend(self._archived_matches(q, cap=None if cap is None else cap - len(out)))
-        return out, total_hint if total_hint is not None else len(out)
+            found.archived = self._archived_matches(q, cap=None if cap is None else cap - len(found.hot))
+        found.total = total_hint if total_hint is not None else len(found.hot) + len(found.archived)
+        return found
 
-    def _archived_matches(self, q: _Query, cap: int | None) -> list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]]:
+    def _filter(
+        self,
+        q: _Query,
+        driver: Iterable[tuple[bytes, bytes]],
+        driver_name: str,
+        postings: dict[str, dict[str, tuple[int, int]]],
+        cap: int | None,
+    ) -> list[_Hot]:
+        """The driver's entries that pass every other filter, by index lookups on their tails."""
+        owner, st = self.name, self.store
+        tags = [st.by_tag.key((owner, t)) for t in q.tags if driver_name != f"tag {t}"]
+        any_tags = [st.by_tag.key((owner, t)) for t in q.any_tags] if driver_name != "any tag" else []
+        kinds = None
+        if q.kind and not driver_name.startswith("kind "):
+            kinds = [st.by_kind.key((owner, q.kind, o or _NO_OUTCOME)) for o in OUTCOME_OF_CODE]
+        outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else None
+        session = st.by_session.key((owner, q.session)) if q.session and not driver_name.startswith("session ") else None
+        window = (q.lo is not None or q.hi is not None) and driver_name == "text"
+        lo = q.lo if q.lo is not None else -(1 << 62)
+        hi = q.hi if q.hi is not None else 1 << 62
+        terms = [(t, st.postings.key((owner, t))) for t in q.terms] if q.terms and driver_name != "text" else []
+        required = bool(q.terms and q.terms_required)
+        unpack = unpack_value
+        out: list[_Hot] = []
+        seen: set[bytes] = set()
+        with self._space.reader() as txn:
+            get = txn.get
+            for tail, raw in driver:
+                code = raw[0]
+                if outcome is not None and code & 3 != outcome:
+                    continue
+                if window and not lo <= tail_ts(tail) < hi:
+                    continue
+                if tags and any(get(p + tail) is None for p in tags):
+                    continue
+                if any_tags and all(get(p + tail) is None for p in any_tags):
+                    continue
+                if kinds is not None and get(kinds[code & 3] + tail) is None:
+                    continue
+                if session is not None and get(session + tail) is None:
+                    continue
+                if terms:
+                    hits = {}
+                    idpart = tail[-ID_TAIL_BYTES:]
+                    for term, prefix in terms:
+                        p = get(prefix + idpart)
+                        if p is not None:
+                            tf, dl = unpack(p)
+                            hits[term] = (tf, dl)
+                else:
+                    hits = postings.get(tail_id(tail), {}) if postings else {}
+                if required and not hits:
+                    continue
+                if tail in seen:  # a union of ranges (any_tags, kinds) can repeat an entry
+                    continue
+                seen.add(tail)
+                out.append((tail, code, hits))
+                if cap is not None and len(out) >= cap:
+                    break
+        return out
+
+    def _archived_matches(self, q: _Query, cap: int | None) -> list[_Archived]:
         """Archived episodes in the window whose header and one-line summary match ``q``."""
-        out: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]] = []
+        out: list[_Archived] = []
         for subs, _ in self.store.archived.range((self.name,), q.lo, q.hi):
             eid = str(subs[2])
             h = self.store.states.get((self.name, eid))
@@ -553,28 +618,52 @@ class Owner(OwnerMemory):
                 break
         return out
 
-    def _rank(
-        self, q: _Query, matches: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]]]], now: dt.datetime, limit: int
-    ) -> list[tuple[str, dict[str, Any], float, tuple[str, ...]]]:
-        if not matches or limit == 0:
+    def _rank(self, q: _Query, found: _Found, now: dt.datetime, limit: int) -> list[_Ranked]:
+        """The ``limit`` best matches by the documented score, reading headers only for the few
+        whose score bound (from the band in their index code) can reach the top."""
+        hot, archived = found.hot, found.archived
+        if not (hot or archived) or limit == 0:
             return []
-        bm25 = self._bm25(q, [hits for _, _, hits in matches]) if q.terms else [0.0] * len(matches)
-        top_text = max(bm25) or 1.0
+        now_us = ts_micros(now)
+        bm25 = self._bm25(q, [hits for _, _, hits in hot] + [hits for _, _, hits in archived]) if q.terms else []
+        top_text = max(bm25, default=0.0) or 1.0
+        boost = [self.store.by_tag.key((self.name, t)) for t in q.boost_tags]
+        # Lower bounds: relevance at the bottom of its band; the band adds at most `width`.
+        width = 0.005 if q.terms else 0.06
+        lows: list[float] = []
+        with self._space.reader() as txn:
+            get = txn.get
+            for i, (tail, code, _) in enumerate(hot):
+                recency = 0.5 ** (max(now_us - tail_ts(tail), 0) / _WEEK_US)
+                if q.terms:
+                    low = 0.9 * bm25[i] / top_text + 0.005 * (code >> 2) + 0.05 * recency
+                    if boost and any(get(p + tail) is not None for p in boost):
+                        low += 0.1
+                else:
+                    low = 0.06 * (code >> 2) + 0.4 * recency
+                lows.append(low)
+        cut = heapq.nlargest(limit, lows)[-1] - width - 1e-9 if len(lows) >= limit else -math.inf
+        states = self.store.states
+        chosen: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]], float]] = []
+        for i, (tail, _, hits) in enumerate(hot):
+            if lows[i] >= cut:
+                eid = tail_id(tail)
+                h = states.get((self.name, eid))
+                if h is not None:
+                    chosen.append((eid, h, hits, bm25[i] if q.terms else 0.0))
+        chosen += [(eid, h, hits, bm25[len(hot) + j] if q.terms else 0.0) for j, (eid, h, hits) in enumerate(archived)]
         scores = []
-        for (_, h, _), text in zip(matches, bm25, strict=True):
-            age = max((now - h["ts"]).total_seconds(), 0.0) / 86400.0
-            recency = 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
+        for _, h, _, text in chosen:
+            recency = 0.5 ** (max(now_us - ts_micros(h["ts"]), 0) / _WEEK_US)
             rel = float(h["relevance"]) / 10.0
             score = 0.9 * text / top_text + 0.05 * rel + 0.05 * recency if q.terms else 0.6 * rel + 0.4 * recency
             if q.boost_tags and set(q.boost_tags) & set(h["tags"]):
                 score += 0.1
             scores.append(score)
-        order = native.top_k(scores, limit)
         out = []
-        for i in order:
-            eid, h, hits = matches[i]
-            why = _why(q, h, hits, bm25[i])
-            out.append((eid, h, scores[i], why))
+        for i in native.top_k(scores, limit):
+            eid, h, hits, text = chosen[i]
+            out.append((eid, h, scores[i], _why(q, h, hits, text)))
         return out
 
     def _bm25(self, q: _Query, hits_list: Sequence[dict[str, tuple[int, int]]]) -> list[float]:
@@ -590,7 +679,7 @@ class Owner(OwnerMemory):
             for hits in hits_list
         ]
 
-    def _memories(self, ranked: Sequence[tuple[str, dict[str, Any], float, tuple[str, ...]]]) -> list[Memory]:
+    def _memories(self, ranked: Sequence[_Ranked]) -> list[Memory]:
         out = []
         for eid, header, score, why in ranked:
             if header.get("status") == "archived":
@@ -626,12 +715,31 @@ def _without_window(interp: Interpretation) -> Interpretation:
     return replace(interp, window=None)
 
 
-def _ids(items: Iterator[tuple[tuple[Any, ...], Any]]) -> Iterator[str]:
-    for subs, _ in items:
-        yield str(subs[-1])
+def _tails(g: Global, subs: tuple[Any, ...], lo: int | None, hi: int | None) -> Iterator[tuple[bytes, bytes]]:
+    """(encoded (ts, id) tail, packed code) of the entries of one time-ordered index range."""
+    n = len(g.key(subs))
+    for key, raw in g.raw_range(subs, lo, hi):
+        yield key[n:], raw
 
 
-def _chain(streams: Iterable[Iterator[str]]) -> Iterator[str]:
+def _postings(g: Global, subs: tuple[Any, ...]) -> Iterator[tuple[str, int, int]]:
+    """(id, tf, dl) of one term's postings, slicing the id out of each key."""
+    for key, raw in g.raw_range(subs):
+        tf, dl = unpack_value(raw)
+        yield tail_id(key), tf, dl
+
+
+def _coded(g: Global, subs: tuple[Any, ...], ids: Iterable[str]) -> Iterator[tuple[bytes, bytes]]:
+    """(tail, code) of each id's entry in a time-ordered index (ids not in it are skipped)."""
+    base = g.key(subs)
+    for eid in ids:
+        tail = id_tail(eid)
+        raw = g.raw_get(base + tail)
+        if raw is not None:
+            yield tail, raw
+
+
+def _chain(streams: Iterable[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[bytes, bytes]]:
     for s in streams:
         yield from s
 

@@ -158,6 +158,44 @@ def test_planner_equals_brute_force(
         assert r.total == len(expected) and r.found == bool(expected)
 
 
+ranking_st = st.lists(
+    st.tuples(
+        st.lists(tags_st, min_size=1, max_size=2),
+        st.integers(0, 300),  # hours before NOW, so recency spreads over two weeks
+        st.sampled_from(["alpha beta", "beta gamma", "delta", "alpha alpha"]),
+        st.sampled_from([None, -1.0, -0.5, 0.5, 1.0]),  # feedback spreads relevance over bands
+        st.integers(0, 8),  # reads, which raise the access component
+    ),
+    min_size=12,
+    max_size=40,
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ranking_st, st.sampled_from([{}, {"tags": ["a"]}, {"text": "alpha"}, {"any_tags": ["b", "c"], "text": "beta delta"}]))
+def test_top_k_equals_the_head_of_the_full_ranking(
+    tmp_path_factory: pytest.TempPathFactory, eps: list[tuple[list[str], int, str, float | None, int]], query: dict[str, Any]
+) -> None:
+    """The planner reads headers only for matches whose band-bounded score can reach the top k;
+    what it returns must be exactly the first k of the full ranking."""
+    with memdb.open(tmp_path_factory.mktemp("rank"), clock=lambda: NOW) as db:
+        mem = db.owner("x")
+        for i, (tags, hours, text, feedback, reads) in enumerate(eps):
+            e = mem.record("debug", f"ep{i} {text}", outcome="failure", tags=tags, ts=NOW - dt.timedelta(hours=hours, minutes=i))
+            if feedback is not None:
+                mem.feedback(e.id, feedback)
+            for _ in range(reads):
+                mem.get(e.id)
+        db.flush()
+        everything = mem.recall(limit=100, now=NOW, **query)
+        full = [(m.episode.id, m.score) for m in everything]
+        for k in (1, 2, 3, 5):
+            top = mem.recall(limit=k, now=NOW, **query)
+            assert [(m.episode.id, m.score) for m in top] == full[:k]
+            assert top.total == everything.total
+        assert db.check().ok
+
+
 # --- ask ---------------------------------------------------------------------------------------
 
 

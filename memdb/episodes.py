@@ -833,6 +833,15 @@ class OwnerMemory:
         with self._space.transaction():
             now = self.store.now()
             sets: list[tuple[Global, Any, Any]] = []
+            encoded: list[tuple[bytes, Any]] = []
+            prefixes: dict[tuple[Global, tuple[Any, ...]], bytes] = {}  # parents shared by the batch, encoded once
+
+            def under(g: Global, parent: tuple[Any, ...]) -> bytes:
+                p = prefixes.get((g, parent))
+                if p is None:
+                    p = prefixes[(g, parent)] = g.key(parent)
+                return p
+
             docs = terms = 0
             df: Counter[str] = Counter()
             for rec in prepared:
@@ -851,17 +860,19 @@ class OwnerMemory:
                 sets.append((mem, (self.name, day, eid), record))
                 sets.append((self.store.states, (self.name, eid), state))
                 code = index_code(state["relevance"], record.get("outcome"))
+                tail = codec.encode((ts_micros(ts), eid))
                 for gname, entries in _index_entries(self.name, eid, record, state).items():
                     g = self._space[gname]
-                    sets.extend((g, e, code) for e in entries)
+                    encoded.extend((under(g, e[:-2]) + tail, code) for e in entries)
                 tf, dl = _terms_of(record)
                 if dl:
                     docs += 1
                     terms += dl
-                    sets.extend((self.store.postings, (self.name, term, eid), [n, dl]) for term, n in tf.items())
+                    id_part = tail[-ID_TAIL_BYTES:]
+                    encoded.extend((under(self.store.postings, (self.name, term)) + id_part, [n, dl]) for term, n in tf.items())
                     df.update(tf.keys())
                 out.append(to_episode(self.name, eid, record, state))
-            self._space.apply((), sets)
+            self._space.apply((), sets, encoded)
             self._bump(episodes=len(prepared), docs=docs, terms=terms)
             self._bump_df(df)
         return out

@@ -159,15 +159,25 @@ class Globals:
             raise ReadOnlyTransactionError("write inside a read-only snapshot (leave the snapshot first)")
         return self.store.write()
 
-    def apply(self, kills: Iterable[tuple[Global, Any]] = (), sets: Iterable[tuple[Global, Any, Any]] = ()) -> None:
+    def apply(
+        self,
+        kills: Iterable[tuple[Global, Any]] = (),
+        sets: Iterable[tuple[Global, Any, Any]] = (),
+        encoded: Iterable[tuple[bytes, Any]] = (),
+    ) -> None:
         """Kill subtrees, then set values, all in one transaction.
 
-        Every key and value is encoded before the first write, so invalid input (a bad
-        subscript, an over-long key, an unstorable value) raises having written nothing,
-        even inside an outer transaction.
+        ``encoded`` sets values under keys already encoded (``Global.key(parent) + tail``),
+        for layers that write many keys sharing a few parents. Every key and value is encoded
+        before the first write, so invalid input (a bad subscript, an over-long key, an
+        unstorable value) raises having written nothing, even inside an outer transaction.
         """
         ranges = [codec.range_of(g._key(_as_subs(subs))) for g, subs in kills]
         puts = [(g._key(_as_subs(subs)), codec.pack_value(value)) for g, subs, value in sets]
+        for key, value in encoded:
+            if len(key) > codec.MAX_KEY_BYTES:
+                raise KeyTooLongError(f"encoded key of {len(key)} bytes: more than {codec.MAX_KEY_BYTES} ({key[:40]!r}...)")
+            puts.append((key, codec.pack_value(value)))
         with self.writer() as txn:
             for lo, hi in ranges:
                 txn.delete_range(lo, hi)
@@ -382,6 +392,14 @@ class Global:
                 yield child, unpack(raw)
 
     def _scan_raw(self, lo: bytes, hi: bytes) -> Iterator[tuple[bytes, bytes]]:
+        local = self._space._local
+        txn = getattr(local, "read", None)
+        if txn is not None and getattr(local, "write", None) is None:
+            # inside a read-only snapshot nothing can write (or grow the map) under the cursor
+            return txn.scan(lo, hi)  # type: ignore[no-any-return]
+        return self._scan_raw_chunked(lo, hi)
+
+    def _scan_raw_chunked(self, lo: bytes, hi: bytes) -> Iterator[tuple[bytes, bytes]]:
         while True:
             with self._space.reader() as txn:
                 chunk = []

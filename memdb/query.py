@@ -55,6 +55,7 @@ B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
 _WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
+_ID_SLICE = slice(-ID_TAIL_BYTES + 1, -1)  # the id's bytes in an encoded key ending in an id
 _NO_OUTCOME = "-"
 _QUESTION_WORDS = frozenset(
     stem(w)
@@ -469,7 +470,8 @@ class Owner(OwnerMemory):
             srcs.append((label, _chain(_tails(st.by_kind, (owner, k, o), lo, hi) for k in kinds for o in outcomes)))
         if q.session:
             srcs.append((f"session {q.session}", _tails(st.by_session, (owner, q.session), lo, hi)))
-        srcs.append(("time", _tails(st.by_time, (owner,), lo, hi)))
+        if not srcs:  # every other range lies within the window too, so time never drives when one exists
+            srcs.append(("time", _tails(st.by_time, (owner,), lo, hi)))
         return srcs
 
     def _matches(self, q: _Query, cap: int | None = None, keep: int | None = None) -> _Found:
@@ -485,7 +487,7 @@ class Owner(OwnerMemory):
         score whose text part is 0.9 * bm25 / best.
         """
         owner, st = self.name, self.store
-        postings: dict[str, dict[str, tuple[int, int]]] = {}
+        postings: dict[bytes, dict[str, tuple[int, int]]] = {}
         total_hint: int | None = None
         text_size = None
         if q.terms and q.terms_required:
@@ -495,7 +497,12 @@ class Owner(OwnerMemory):
         limit = _PROBE if text_size is None else min(_PROBE, text_size + 1)
         small: tuple[str, list[tuple[bytes, bytes]]] | None = None
         large: tuple[str, list[tuple[bytes, bytes]], Iterator[tuple[bytes, bytes]]] | None = None
-        for name, stream in self._sources(q):
+        sources = self._sources(q)
+        if sources[0][0] == "time" and q.lo is None and q.hi is None and text_size is not None:
+            # the whole time index: its size is known, no need to read it to compare
+            if text_size < int(st.stats.get((owner, "episodes"), 0)):
+                sources = []
+        for name, stream in sources:
             head = list(itertools.islice(stream, limit))
             if len(head) < limit:
                 small, limit = (name, head), len(head) + 1
@@ -507,17 +514,21 @@ class Owner(OwnerMemory):
         driver_name = "text"
         driver: Iterable[tuple[bytes, bytes]]
         if text_size is not None and (small is None or text_size < len(small[1]) * per_candidate):
+            idf, avgdl = self._bm25_weights(q)
+            scores: dict[bytes, float] = {}
             for term in q.terms:
-                for eid, tf, dl in _postings(st.postings, (owner, term)):
-                    postings.setdefault(eid, {})[term] = (tf, dl)
-            ids: Iterable[str] = postings
+                w = idf[term] * (K1 + 1)
+                norm = K1 * B / avgdl
+                for idb, tf, dl in _postings(st.postings, (owner, term)):
+                    postings.setdefault(idb, {})[term] = (tf, dl)
+                    scores[idb] = scores.get(idb, 0.0) + w * tf / (tf + K1 * (1 - B) + norm * dl)
+            ids: Iterable[bytes] = postings
             text_only = not (q.lo or q.hi or q.tags or q.any_tags or q.kind or q.outcome or q.session or q.include_archived)
             if keep and text_only and len(postings) > keep:
-                scores = self._bm25(q, list(postings.values()))
-                best = max(scores) or 1.0
-                kth = sorted(scores, reverse=True)[keep - 1]
-                bound = 0.9 * kth / best - (0.2 if q.boost_tags else 0.1)
-                ids = [eid for eid, sc in zip(postings, scores, strict=True) if 0.9 * sc / best >= bound]
+                best = max(scores.values()) or 1.0
+                kth = heapq.nlargest(keep, scores.values())[-1]
+                bound = (0.9 * kth / best - (0.2 if q.boost_tags else 0.1)) * best / 0.9
+                ids = [idb for idb, sc in scores.items() if sc >= bound]
                 total_hint = len(postings)
             driver = _coded(st.by_time, (owner,), ids)
         elif small is not None:
@@ -536,7 +547,7 @@ class Owner(OwnerMemory):
         q: _Query,
         driver: Iterable[tuple[bytes, bytes]],
         driver_name: str,
-        postings: dict[str, dict[str, tuple[int, int]]],
+        postings: dict[bytes, dict[str, tuple[int, int]]],
         cap: int | None,
     ) -> list[_Hot]:
         """The driver's entries that pass every other filter, by index lookups on their tails."""
@@ -581,7 +592,7 @@ class Owner(OwnerMemory):
                             tf, dl = unpack(p)
                             hits[term] = (tf, dl)
                 else:
-                    hits = postings.get(tail_id(tail), {}) if postings else {}
+                    hits = postings.get(tail[_ID_SLICE], {}) if postings else {}
                 if required and not hits:
                     continue
                 if tail in seen:  # a union of ranges (any_tags, kinds) can repeat an entry
@@ -666,14 +677,19 @@ class Owner(OwnerMemory):
             out.append((eid, h, scores[i], _why(q, h, hits, text)))
         return out
 
-    def _bm25(self, q: _Query, hits_list: Sequence[dict[str, tuple[int, int]]]) -> list[float]:
-        """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.terms``."""
+    def _bm25_weights(self, q: _Query) -> tuple[dict[str, float], float]:
+        """BM25's idf of each query term and the average document length, from the statistics."""
         n_docs = max(int(self.store.stats.get((self.name, "docs"), 0)), 1)
         avgdl = max(int(self.store.stats.get((self.name, "terms"), 0)), 1) / n_docs
         idf = {}
         for t in q.terms:
             df = int(self.store.doc_freq.get((self.name, t), 0))
             idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+        return idf, avgdl
+
+    def _bm25(self, q: _Query, hits_list: Sequence[dict[str, tuple[int, int]]]) -> list[float]:
+        """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.terms``."""
+        idf, avgdl = self._bm25_weights(q)
         return [
             sum(idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)) for t, (tf, dl) in hits.items() if t in idf)
             for hits in hits_list
@@ -722,18 +738,21 @@ def _tails(g: Global, subs: tuple[Any, ...], lo: int | None, hi: int | None) -> 
         yield key[n:], raw
 
 
-def _postings(g: Global, subs: tuple[Any, ...]) -> Iterator[tuple[str, int, int]]:
-    """(id, tf, dl) of one term's postings, slicing the id out of each key."""
+def _postings(g: Global, subs: tuple[Any, ...]) -> Iterator[tuple[bytes, int, int]]:
+    """(id as bytes, tf, dl) of one term's postings, slicing the id out of each key."""
     for key, raw in g.raw_range(subs):
-        tf, dl = unpack_value(raw)
-        yield tail_id(key), tf, dl
+        if len(raw) == 3 and raw[0] == 0x92 and raw[1] < 0x80 and raw[2] < 0x80:  # [tf, dl] as msgpack fixints
+            yield key[_ID_SLICE], raw[1], raw[2]
+        else:
+            tf, dl = unpack_value(raw)
+            yield key[_ID_SLICE], tf, dl
 
 
-def _coded(g: Global, subs: tuple[Any, ...], ids: Iterable[str]) -> Iterator[tuple[bytes, bytes]]:
+def _coded(g: Global, subs: tuple[Any, ...], ids: Iterable[bytes]) -> Iterator[tuple[bytes, bytes]]:
     """(tail, code) of each id's entry in a time-ordered index (ids not in it are skipped)."""
     base = g.key(subs)
-    for eid in ids:
-        tail = id_tail(eid)
+    for idb in ids:
+        tail = id_tail(idb.decode("ascii"))
         raw = g.raw_get(base + tail)
         if raw is not None:
             yield tail, raw

@@ -14,6 +14,7 @@ Sanitizer placeholders such as ``<EMAIL_1>`` are removed first, so they never be
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -136,12 +137,18 @@ def _shorten(term: str) -> str:
     return f"{term[:_TERM_HEAD]}~{digest}"
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _term(word: str) -> str:
+    # Words repeat heavily (Zipf), so capture stems each distinct word about once.
+    return _shorten(stem(word))
+
+
 def tokenize(text: str) -> list[str]:
     """The index terms of ``text`` in order, with repeats (see the module docstring for the rules)."""
     if "<" in text:
         text = PLACEHOLDER.sub(" ", text)
     words = _WORD.findall(_fold(text))
-    return [_shorten(stem(word)) for word in words if (len(word) >= 2 or word.isdecimal()) and word not in STOPWORDS]
+    return [_term(word) for word in words if (len(word) >= 2 or word.isdecimal()) and word not in STOPWORDS]
 
 
 def terms_and_words(text: str) -> dict[str, str]:
@@ -152,7 +159,7 @@ def terms_and_words(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for word in _WORD.findall(_fold(text)):
         if (len(word) >= 2 or word.isdecimal()) and word not in STOPWORDS:
-            out.setdefault(_shorten(stem(word)), word)
+            out.setdefault(_term(word), word)
     return out
 
 

@@ -1,8 +1,11 @@
 """Structured retrieval without embeddings: recall, ask, history, and context blocks for prompts.
 
 The planner starts from the most selective index (a tag's time range, a kind+outcome time
-range, a session, the text postings, or the time index), reads the episode headers
-(``^EPST``) of those candidates only, filters them exactly, and ranks the survivors:
+range, a session, the text postings, or the time index) and filters its entries from the
+indexes alone: every entry ends in the same encoded (ts, id) tail and carries the episode's
+relevance band and outcome, so each other filter is one key lookup and no header is read
+to filter. It then ranks the survivors, reading headers (``^EPST``) only for those whose
+score, bounded through their band, can still reach the top ``limit``:
 
     with text:    score = 0.9 * bm25 / max_bm25 + 0.05 * relevance / 10 + 0.05 * recency (+ 0.1 if a boost tag)
     without text: score = 0.6 * relevance / 10 + 0.4 * recency
@@ -12,7 +15,8 @@ text matches, costing about 0.02 of recall@10).
 
 where ``recency = 0.5 ** (age_days / 7)`` and BM25 uses k1 = 1.2, b = 0.75 over the
 owner's inverted index. Full records are read for the returned memories only, so the cost
-follows the size of the most selective index range, not the database.
+follows the size of the most selective index range (a few key reads per entry), not the
+database.
 """
 
 from __future__ import annotations

@@ -844,19 +844,22 @@ class OwnerMemory:
 
             docs = terms = 0
             df: Counter[str] = Counter()
+            fresh: list[tuple[dict[str, Any], dict[str, Any]]] = []
             for rec in prepared:
                 record = {k: rec.get(k) for k in _RECORD_FIELDS}
-                ts: dt.datetime = rec["ts"] or now
-                record["ts"] = ts
-                eid = new_id(ts)
-                day = episode_day(eid)
-                while mem.data((self.name, day, eid)):  # another process took it
-                    eid = new_id(ts)
+                record["ts"] = rec["ts"] or now
                 state: dict[str, Any] = {
                     "access_count": 0, "last_access": None, "feedback": rec.get("_feedback"), "status": "active",
                     **header_of(record),
                 }  # fmt: skip
-                state["relevance"] = self.store.relevance(record, state, now)
+                fresh.append((record, state))
+            for (record, state), score in zip(fresh, self.store.scorer.score_many(fresh, now), strict=True):
+                state["relevance"] = score
+                ts: dt.datetime = record["ts"]
+                eid = new_id(ts)
+                day = episode_day(eid)
+                while mem.data((self.name, day, eid)):  # another process took it
+                    eid = new_id(ts)
                 sets.append((mem, (self.name, day, eid), record))
                 sets.append((self.store.states, (self.name, eid), state))
                 code = index_code(state["relevance"], record.get("outcome"))

@@ -303,7 +303,8 @@ class Owner(OwnerMemory):
             raise ValidationError(f"question {question!r}: ask something")
         at = utc(now, "now") if now is not None else self.store.now()
         window, rest = find_time_phrase(question, at, self.store.settings.week_starts_on)
-        tags, rest = self._known_tags_in(rest)
+        with self._space.snapshot():
+            tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
         outcome = next((_OUTCOME_WORDS[t] for t in pairs if t in _OUTCOME_WORDS), None)
         kinds = set(self.store.settings.typed_kinds)
@@ -381,10 +382,11 @@ class Owner(OwnerMemory):
         return [str(t) for t in self.store.by_tag.children((self.name,))]
 
     def _known_tags_in(self, text: str) -> tuple[list[str], str]:
-        """Phrases of ``text`` (up to 4 words) that name a known tag, longest first; and the rest."""
-        known = set(self.known_tags())
-        if not known:
-            return [], text
+        """Phrases of ``text`` (up to 4 words) that name a known tag, longest first; and the rest.
+
+        Each phrase costs one seek in the tag index, so an owner with thousands of tags pays
+        for the question's length, not for listing them."""
+        owner, by_tag = self.name, self.store.by_tag
         words = re.findall(r"[\w#+./:-]+", text)
         used = [False] * len(words)
         found: list[str] = []
@@ -397,7 +399,7 @@ class Owner(OwnerMemory):
                     tag = normalize_tag(phrase)
                 except ValidationError:
                     continue
-                if tag in known:
+                if tag in found or by_tag.data((owner, tag)):
                     found.append(tag)
                     for j in range(i, i + size):
                         used[j] = True

@@ -35,7 +35,7 @@ Shapes (``DRAWS`` = 200 seeded parameter draws each, plus 20 warm-up draws from 
 Sides: ``memdb`` (the public API; reads count as accesses, buffered and flushed in write
 transactions every 256 accesses, as in real use); ``sqlite``: the same answer, i.e. the same
 filters, memdb's ranking formula (``0.6*rel/10 + 0.4*recency``, with text
-``0.6*bm25/max_bm25 + 0.25*rel/10 + 0.15*recency``, ``bm25()`` of FTS5), the total number of
+``0.9*bm25/max_bm25 + 0.05*rel/10 + 0.05*recency``, ``bm25()`` of FTS5), the total number of
 matches (``COUNT(*) OVER ()``) and the 5 full rows; ``sqlite-top5``: what one would write without
 the total or memdb's ranking, ``ORDER BY ts DESC LIMIT 5`` (``ORDER BY bm25() LIMIT 5`` for text),
 which lets SQLite stop early. ``ask`` on SQLite parses the question with memdb's own pure
@@ -391,7 +391,7 @@ def sqlite_sql(tags: Sequence[str], window: bool, text: bool, outcome: bool, top
         return f"{with_}SELECT {_COLUMNS} FROM {frm} WHERE {where} ORDER BY {'bm25(episodes_fts)' if text else newest} LIMIT 5"
     if text:
         matches = f"SELECT e.id, -bm25(episodes_fts) AS s, e.relevance, e.ts FROM {frm} WHERE {where}"
-        score = f"0.6 * s / max(s) OVER () + 0.25 * e.relevance / 10 + 0.15 * {_RECENCY}"
+        score = f"0.9 * s / max(s) OVER () + 0.05 * e.relevance / 10 + 0.05 * {_RECENCY}"
     else:
         matches = f"SELECT e.id, e.relevance, e.ts FROM {frm} WHERE {where}"
         score = f"0.6 * e.relevance / 10 + 0.4 * {_RECENCY}"

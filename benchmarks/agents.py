@@ -279,7 +279,7 @@ class Tally:
 
     rows: list[tuple[str, dict[str, float]]] = field(default_factory=list)
     exact: list[tuple[str, bool]] = field(default_factory=list)
-    latencies_ms: list[float] = field(default_factory=list)
+    latencies_ms: list[tuple[str, float]] = field(default_factory=list)
 
     def add(self, qtype: str, top_k: Sequence[int], top_r: Sequence[int], truth: Collection[int], ms: float) -> dict[str, float]:
         scores = {
@@ -290,7 +290,7 @@ class Tally:
         self.rows.append((qtype, scores))
         if (e := exact(top_k, truth, K)) is not None:
             self.exact.append((qtype, e))
-        self.latencies_ms.append(ms)
+        self.latencies_ms.append((qtype, ms))
         return scores
 
     def _means(self, qtype: str | None) -> dict[str, Any]:
@@ -302,11 +302,16 @@ class Tally:
         out["questions"] = len(rows)
         return out
 
+    def _latency(self, qtype: str | None) -> dict[str, float]:
+        ms = [x for t, x in self.latencies_ms if qtype is None or t == qtype]
+        return {"p50": round(percentile(ms, 50), 4), "p95": round(percentile(ms, 95), 4)}
+
     def summary(self) -> dict[str, Any]:
+        types = [t for t in QUESTION_TYPES if any(q == t for q, _ in self.rows)]
         return {
             "overall": self._means(None),
-            "by_type": {t: self._means(t) for t in QUESTION_TYPES if any(q == t for q, _ in self.rows)},
-            "latency_ms": {"p50": round(percentile(self.latencies_ms, 50), 4), "p95": round(percentile(self.latencies_ms, 95), 4)},
+            "by_type": {t: {**self._means(t), "latency_ms": self._latency(t)} for t in types},
+            "latency_ms": self._latency(None),
         }
 
 
@@ -462,6 +467,7 @@ def run_size(
             if w.startswith(f"WARNING: baseline {name} "):
                 out["skipped"][name] = w.removeprefix("WARNING: ")
     docs = [document(ep) for ep in eps]
+    out["text_bytes"] = sum(len(agent_data.indexed_text(ep).encode()) for ep in eps)
     answerers = [Answerer("memdb-ask", mem.ask), Answerer("memdb-recall", mem.recall)]
     if "bm25" in built:
         bm25 = built["bm25"]
@@ -536,7 +542,7 @@ def run_size(
             ms = (time.perf_counter_ns() - t0) / 1e6
             top_r = top_k if r <= K else a.search(q, r)
             scores = tallies[a.name].add(q.qtype, top_k, top_r, truth, ms)
-            row["systems"][a.name] = {m: round(v, 4) for m, v in scores.items()}
+            row["systems"][a.name] = {**{m: round(v, 4) for m, v in scores.items()}, "returned": len(top_k), "ms": round(ms, 3)}
         row["interpretation"] = str(mem.interpretations.get(q.text, ""))
         details.append(row)
     out["systems"] = {name: t.summary() for name, t in tallies.items()}
@@ -608,7 +614,7 @@ def markdown(rep: dict[str, Any]) -> str:
         lines += ["", f"Dense probe: {p['docs']:,} documents embedded in {p['seconds']} s ({p['docs_per_s']} docs/s, every core)."]
     for size, s in rep["sizes"].items():
         lines += ["", f"## {int(size):,} episodes", ""]
-        lines += [f"Ran: {', '.join(s['systems_run'])}."]
+        lines += [f"Ran: {', '.join(s['systems_run'])}. Indexed text: {_bytes(s['text_bytes'])}."]
         for name, why in s["skipped"].items():
             lines.append(f"Skipped {name}: {why}.")
         lines += [
@@ -639,19 +645,22 @@ def markdown(rep: dict[str, Any]) -> str:
                 b = r["by_type"].get(t)
                 cells.append(f"{_f(b['precision@10'], 2)} / {_f(b['recall@10'], 2)} / {_f(b['r-precision'], 2)}" if b else "-")
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
-        lines += ["", "What `ask` understood (first two questions of each type; P@10 of memdb-ask and bm25):", ""]
+        lines += ["", "Latency p50 / p95 ms by question type:", "", "| system | " + " | ".join(types) + " |", "|---|" + "---|" * len(types)]
+        for name, r in s["systems"].items():
+            cells = [f"{r['by_type'][t]['latency_ms']['p50']:.2f} / {r['by_type'][t]['latency_ms']['p95']:.2f}" for t in types]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines += ["", "What `ask` understood (first two questions of each type; P@10 and results returned, memdb-ask vs bm25):", ""]
         shown: Counter[str] = Counter()
         for d in s["details"]:
             if shown[d["type"]] >= 2:
                 continue
             shown[d["type"]] += 1
-            sys_ = d["systems"]
-            lines.append(
-                f"- `{d['question']}` (now {d['now'][:10]}, |truth| {d['truth']}): {d['interpretation']} "
-                f"-> ask {sys_['memdb-ask']['precision@10']:.2f}, bm25 {sys_['bm25']['precision@10']:.2f}"
-                if "bm25" in sys_
-                else f"- `{d['question']}` (|truth| {d['truth']}): {d['interpretation']}"
-            )
+            line = f"- `{d['question']}` (now {d['now'][:10]}, |truth| {d['truth']}): {d['interpretation']}"
+            for name in ("memdb-ask", "bm25"):
+                if name in d["systems"]:
+                    a = d["systems"][name]
+                    line += f"; {name} {a['precision@10']:.2f} ({a['returned']})"
+            lines.append(line)
     return "\n".join(lines) + "\n"
 
 

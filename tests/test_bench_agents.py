@@ -44,6 +44,7 @@ def test_tally_averages_per_type() -> None:
     s = t.summary()
     assert s["by_type"]["last-week"] == {
         "precision@10": 0.5, "recall@10": 0.5, "r-precision": 0.5, "exact@10": 0.5, "exact_eligible": 2, "questions": 2,
+        "latency_ms": {"p50": 2.0, "p95": 2.9},
     }  # fmt: skip
     assert s["by_type"]["word+tag"]["recall@10"] == 0.5
     assert s["by_type"]["word+tag"]["precision@10"] == 1.0
@@ -51,6 +52,7 @@ def test_tally_averages_per_type() -> None:
     assert s["overall"]["questions"] == 3
     assert s["overall"]["recall@10"] == pytest.approx(1.5 / 3, abs=1e-4)
     assert s["latency_ms"] == {"p50": 2.0, "p95": 2.9}
+    assert s["by_type"]["word+tag"]["latency_ms"] == {"p50": 2.0, "p95": 2.0}
 
 
 # --- windows and the oracle ---------------------------------------------------------------------
@@ -214,6 +216,8 @@ def test_end_to_end_tiny_with_dense(tmp_path: Path) -> None:
         exact = s["systems"]["memdb-recall"]["overall"]
         assert exact["precision@10"] == 1.0 and exact["r-precision"] == 1.0, size
         assert all(d["interpretation"] for d in s["details"])
+        assert all(0 <= d["systems"]["bm25"]["returned"] <= 10 and d["systems"]["bm25"]["ms"] > 0 for d in s["details"])
+        assert s["text_bytes"] > 0
     assert "dense" in small["ingest"] and small["memory"]["dense"]["matrix_bytes"] == 300 * 384 * 4
     assert not (tmp_path / "work" / "memdb-300").exists()  # databases are removed after each size
     assert rep["commit"] and rep["machine"]["cores"] and rep["versions"]["memdb"] and rep["versions"]["torch"].startswith("2.")

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 import memdb
+from memdb import codec
 from memdb.codec import Subscript, Subscripts, canonical, collation_key
 from memdb.errors import (
     InvalidSubscriptError,
@@ -1091,6 +1092,32 @@ def test_items_while_writing_visits_each_node_once(g: memdb.Global, many: list[t
         if len(seen) % 100 == 1:  # each write outside a transaction is a synced commit: keep them few
             g[subs] = ("seen", value)
     assert seen == [s for s, _ in many]
+
+
+@pytest.mark.parametrize("in_snapshot", [False, True], ids=["chunked", "snapshot"])
+def test_raw_range_is_range_encoded(db: memdb.Database, g: memdb.Global, many: list[tuple[Subscripts, Any]], in_snapshot: bool) -> None:
+    """raw_range yields range()'s nodes as encoded keys and packed values, in the same order,
+    with the same start/stop bounds; key(parent) prefixes every child's key."""
+    parent = g.key(("big",))
+    with db.snapshot() if in_snapshot else contextlib.nullcontext():
+        for start, stop in ((None, None), (3, None), (None, "k"), (2, 9)):
+            raw = list(g.raw_range(("big",), start, stop))
+            decoded = list(g.range(("big",), start, stop))
+            assert [codec.decode(k, len(g.key())) for k, _ in raw] == [s for s, _ in decoded]
+            assert [codec.unpack_value(v) for _, v in raw] == [v for _, v in decoded]
+            assert all(k.startswith(parent) and g.raw_get(k) == v for k, v in raw)
+    assert len(list(g.raw_range(("big",)))) == len(many) - 1  # every node but ^T("big") itself
+    assert g.raw_get(g.key(("nothing",))) is None
+
+
+def test_apply_encoded_checks_every_key_before_writing(db: memdb.Database, g: memdb.Global) -> None:
+    """apply(encoded=...) writes under pre-encoded keys; an over-long key raises having written nothing."""
+    tail = codec.encode((7, "x"))
+    db.globals.apply((), [(g, ("plain",), 1)], [(g.key(("p",)) + tail, "v")])
+    assert g[("p", 7, "x")] == "v" and g["plain"] == 1
+    with pytest.raises(KeyTooLongError, match="bytes"):
+        db.globals.apply((), [(g, ("other",), 2)], [(g.key(("q",)) + tail, "ok"), (g.key(("q",)) + b"\x60" + b"a" * 600 + b"\x00", "v")])
+    assert g.get("other") is None and g.data(("q",)) == 0
 
 
 def test_merge_many_nodes(db: memdb.Database, g: memdb.Global, many: list[tuple[Subscripts, Any]]) -> None:

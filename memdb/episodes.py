@@ -81,6 +81,7 @@ __all__ = [
 Clock = Callable[[], dt.datetime]
 _ID = re.compile(r"\d{8}T\d{12}Z-[0-9a-f]{6}\Z")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_EPOCH_ORDINAL = _EPOCH.date().toordinal()
 _TEXT_FIELDS = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson", "artifact", "result")
 _NO_OUTCOME = "-"
 _RECORD_FIELDS = (
@@ -133,8 +134,12 @@ def id_tail(episode_id: str) -> bytes:
     """The encoded ``(ts_us, id)`` tail of an episode's index entries, from its id alone
     (an id starts with its timestamp)."""
     e = episode_id
-    ts = dt.datetime(int(e[0:4]), int(e[4:6]), int(e[6:8]), int(e[9:11]), int(e[11:13]), int(e[13:15]), int(e[15:21]), tzinfo=dt.UTC)
-    return codec.encode((ts_micros(ts), episode_id))
+    days = dt.date(int(e[0:4]), int(e[4:6]), int(e[6:8])).toordinal() - _EPOCH_ORDINAL
+    us = ((days * 24 + int(e[9:11])) * 60 + int(e[11:13])) * 60_000_000 + int(e[13:15]) * 1_000_000 + int(e[15:21])
+    if us <= 0:
+        return codec.encode((us, episode_id))
+    n = (us.bit_length() + 7) >> 3  # the codec's positive integer: type, length, big-endian bytes, end
+    return b"\x21" + bytes((n,)) + us.to_bytes(n, "big") + b"\x00\x60" + e.encode("ascii") + b"\x00"
 
 
 def episode_day(episode_id: str) -> str:

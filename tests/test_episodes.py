@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memdb
-from memdb.episodes import episode_day, index_code
+from memdb import codec
+from memdb.episodes import episode_day, id_tail, index_code, new_id, tail_id, tail_ts, ts_micros
 from memdb.errors import ConfigError, NotFoundError, SanitizerError, ValidationError
 from memdb.sanitize import RegexSanitizer
 
@@ -360,6 +361,15 @@ def test_check_detects_drift(edb: memdb.Database) -> None:
     problems = edb.check().problems
     assert any("missing index entry" in p and "project-x" in p for p in problems)
     assert any("ghost" in p for p in problems)
+
+
+@given(st.datetimes(min_value=dt.datetime(1000, 1, 1), max_value=dt.datetime(9999, 12, 31), timezones=st.just(dt.UTC)))
+def test_id_tail_is_the_encoded_time_and_id(ts: dt.datetime) -> None:
+    """The query layer rebuilds an index tail from an id alone; it must equal what capture wrote."""
+    eid = new_id(ts)
+    tail = id_tail(eid)
+    assert tail == codec.encode((ts_micros(ts), eid))
+    assert tail_id(tail) == eid and tail_ts(tail) == ts_micros(ts)
 
 
 def test_index_values_carry_band_and_outcome(edb: memdb.Database) -> None:

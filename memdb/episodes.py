@@ -23,8 +23,9 @@ Every index entry is written in the same transaction as its record (``Globals.ap
 The time-ordered indexes share one layout, so the query layer works on encoded keys: every
 entry ends in the same encoded ``(ts_us, id)`` tail (ids have a fixed length, so the id is a
 slice of it), and ``key(prefix) + tail`` tests membership in another index with one lookup.
-Their value, ``code``, is the episode's relevance band and outcome (``index_code``): filtering
-by outcome and bounding relevance need no header read; a band change rewrites the entries.
+Their value, ``code``, is the episode's relevance in quarter points and its outcome
+(``index_code``): filtering by outcome and bounding relevance need no header read; a change of
+level rewrites the entries.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from memdb.text import term_counts
 
 __all__ = [
     "ID_TAIL_BYTES",
+    "LEVELS_PER_POINT",
     "OUTCOME_OF_CODE",
     "CheckReport",
     "EpisodeStore",
@@ -73,6 +75,7 @@ __all__ = [
     "from_micros",
     "id_tail",
     "index_code",
+    "relevance_level",
     "tail_id",
     "tail_ts",
     "ts_micros",
@@ -105,17 +108,23 @@ def from_micros(us: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=us)
 
 
-LAYOUT = 2  # the index layout this code writes (see upgrade_layout)
+LAYOUT = 3  # the index layout this code writes (see upgrade_layout)
+LEVELS_PER_POINT = 4  # index codes hold relevance to a quarter point
 # An id is 29 ASCII characters; encoded as a subscript it is a type byte, the id and a terminator.
 ID_TAIL_BYTES = 31
 OUTCOME_OF_CODE: tuple[str | None, ...] = (None, "success", "partial", "failure")
 _CODE_OF_OUTCOME = {o: i for i, o in enumerate(OUTCOME_OF_CODE)}
 
 
+def relevance_level(relevance: float) -> int:
+    """Relevance 0-10 in quarter points, 0-40 (floor): what index codes keep of it."""
+    return max(0, min(10 * LEVELS_PER_POINT, int(relevance * LEVELS_PER_POINT)))
+
+
 def index_code(relevance: float, outcome: str | None) -> int:
-    """The value of an episode's time-ordered index entries: relevance band * 4 + outcome
-    (0 none, 1 success, 2 partial, 3 failure); one msgpack byte."""
-    return band_of(relevance) << 2 | _CODE_OF_OUTCOME[outcome]
+    """The value of an episode's time-ordered index entries: relevance level * 4 + outcome
+    (0 none, 1 success, 2 partial, 3 failure), at most 163: the last byte of its msgpack."""
+    return relevance_level(relevance) << 2 | _CODE_OF_OUTCOME[outcome]
 
 
 def tail_id(tail: bytes) -> str:
@@ -302,10 +311,11 @@ class EpisodeStore:
         sets: list[tuple[Global, Any, Any]],
     ) -> None:
         """Index changes for a new state: the state itself, a move between relevance bands, and
-        the new code of every index entry when the band changed."""
+        the new code of every index entry when the relevance level changed."""
         sets.append((self.states, (owner, eid), new))
-        if old.get("status") != "archived" and band_of(old["relevance"]) != band_of(new["relevance"]):
-            kills.append((self.by_band, (owner, band_of(old["relevance"]), ts_micros(new["ts"]), eid)))
+        if old.get("status") != "archived" and relevance_level(old["relevance"]) != relevance_level(new["relevance"]):
+            if band_of(old["relevance"]) != band_of(new["relevance"]):
+                kills.append((self.by_band, (owner, band_of(old["relevance"]), ts_micros(new["ts"]), eid)))
             code = index_code(new["relevance"], new.get("outcome"))
             for gname, entries in _index_entries(owner, eid, new, new).items():
                 g = self.space[gname]
@@ -345,7 +355,8 @@ class EpisodeStore:
 
     def upgrade_layout(self, batch: int = 5_000) -> int:
         """Bring a database written by an older memdb to the current index layout, in place and
-        idempotently (layout 2: index entries carry ``index_code`` instead of an empty value).
+        idempotently (layouts 1 and 2: index entries held an empty value or the relevance band;
+        layout 3 holds ``index_code``).
         Returns how many episodes were rewritten; a current database costs one read."""
         if self.meta.get(("layout",)) == LAYOUT:
             return 0

@@ -35,6 +35,7 @@ from memdb import native
 from memdb.codec import unpack_value
 from memdb.episodes import (
     ID_TAIL_BYTES,
+    LEVELS_PER_POINT,
     OUTCOME_OF_CODE,
     OwnerMemory,
     episode_day,
@@ -59,7 +60,10 @@ B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
 _WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
-_ID_SLICE = slice(-ID_TAIL_BYTES + 1, -1)  # the id's bytes in an encoded key ending in an id
+_ID_SLICE = slice(-ID_TAIL_BYTES + 1, -1)
+# What one relevance level (a quarter point) is worth in each score, i.e. how loose a bound is.
+_RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
+_TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT  # the id's bytes in an encoded key ending in an id
 _NO_OUTCOME = "-"
 _QUESTION_WORDS = frozenset(
     stem(w)
@@ -576,7 +580,7 @@ class Owner(OwnerMemory):
         with self._space.reader() as txn:
             get = txn.get
             for tail, raw in driver:
-                code = raw[0]
+                code = raw[-1]  # the code is msgpack's last byte (a fixint, or 0xcc and one byte)
                 if outcome is not None and code & 3 != outcome:
                     continue
                 if window and not lo <= tail_ts(tail) < hi:
@@ -637,37 +641,25 @@ class Owner(OwnerMemory):
 
     def _rank(self, q: _Query, found: _Found, now: dt.datetime, limit: int) -> list[_Ranked]:
         """The ``limit`` best matches by the documented score, reading headers only for the few
-        whose score bound (from the band in their index code) can reach the top."""
+        whose score bound (from the relevance level in their index code) can reach the top."""
         hot, archived = found.hot, found.archived
         if not (hot or archived) or limit == 0:
             return []
         now_us = ts_micros(now)
         bm25 = self._bm25(q, [hits for _, _, hits in hot] + [hits for _, _, hits in archived]) if q.terms else []
         top_text = max(bm25, default=0.0) or 1.0
-        boost = [self.store.by_tag.key((self.name, t)) for t in q.boost_tags]
-        # Lower bounds: relevance at the bottom of its band; the band adds at most `width`.
-        width = 0.005 if q.terms else 0.06
-        lows: list[float] = []
-        with self._space.reader() as txn:
-            get = txn.get
-            for i, (tail, code, _) in enumerate(hot):
-                recency = 0.5 ** (max(now_us - tail_ts(tail), 0) / _WEEK_US)
-                if q.terms:
-                    low = 0.9 * bm25[i] / top_text + 0.005 * (code >> 2) + 0.05 * recency
-                    if boost and any(get(p + tail) is not None for p in boost):
-                        low += 0.1
-                else:
-                    low = 0.06 * (code >> 2) + 0.4 * recency
-                lows.append(low)
-        cut = heapq.nlargest(limit, lows)[-1] - width - 1e-9 if len(lows) >= limit else -math.inf
+        if q.terms:
+            picked = self._bounded_by_text(q, hot, bm25, top_text, now_us, limit)
+        else:
+            picked = _bounded_by_recency(hot, now_us, limit)
         states = self.store.states
         chosen: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]], float]] = []
-        for i, (tail, _, hits) in enumerate(hot):
-            if lows[i] >= cut:
-                eid = tail_id(tail)
-                h = states.get((self.name, eid))
-                if h is not None:
-                    chosen.append((eid, h, hits, bm25[i] if q.terms else 0.0))
+        for i in picked:
+            tail, _, hits = hot[i]
+            eid = tail_id(tail)
+            h = states.get((self.name, eid))
+            if h is not None:
+                chosen.append((eid, h, hits, bm25[i] if q.terms else 0.0))
         chosen += [(eid, h, hits, bm25[len(hot) + j] if q.terms else 0.0) for j, (eid, h, hits) in enumerate(archived)]
         scores = []
         for _, h, _, text in chosen:
@@ -682,6 +674,23 @@ class Owner(OwnerMemory):
             eid, h, hits, text = chosen[i]
             out.append((eid, h, scores[i], _why(q, h, hits, text)))
         return out
+
+    def _bounded_by_text(self, q: _Query, hot: list[_Hot], bm25: list[float], top_text: float, now_us: int, limit: int) -> list[int]:
+        """Positions in ``hot`` whose text score, exact recency and tag boost, with relevance at
+        the bottom of its level, leave them within one level (0.05 / 40) of the top ``limit``."""
+        boost = [self.store.by_tag.key((self.name, t)) for t in q.boost_tags]
+        lows: list[float] = []
+        with self._space.reader() as txn:
+            get = txn.get
+            for i, (tail, code, _) in enumerate(hot):
+                low = 0.9 * bm25[i] / top_text + _TEXT_LEVEL * (code >> 2) + 0.05 * 0.5 ** (max(now_us - tail_ts(tail), 0) / _WEEK_US)
+                if boost and any(get(p + tail) is not None for p in boost):
+                    low += 0.1
+                lows.append(low)
+        if len(lows) <= limit:
+            return list(range(len(lows)))
+        cut = heapq.nlargest(limit, lows)[-1] - _TEXT_LEVEL - 1e-9
+        return [i for i, low in enumerate(lows) if low >= cut]
 
     def _bm25_weights(self, q: _Query) -> tuple[dict[str, float], float]:
         """BM25's idf of each query term and the average document length, from the statistics."""
@@ -731,6 +740,42 @@ def _why(q: _Query, h: dict[str, Any], hits: dict[str, tuple[int, int]], bm25: f
         why.append("text " + ", ".join(f"{t}×{tf}" for t, (tf, _) in hits.items()) + f" (bm25 {bm25:.2f})")
     why.append(f"relevance {float(h['relevance']):.1f}")
     return tuple(why)
+
+
+def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
+    """Positions in ``hot`` whose score ``0.6 relevance/10 + 0.4 recency`` can reach the top
+    ``limit``, knowing each one's relevance level (a quarter point) and time, in hot's order.
+
+    Within one level a newer match always bounds higher, so only the newest ``limit`` of each
+    level set the cut, and each level is walked newest first until its bound falls below it:
+    the work beyond grouping follows the levels and ``limit``, not the matches.
+    """
+    if len(hot) <= limit:
+        return list(range(len(hot)))
+    tails = [m[0] for m in hot]
+    levels: dict[int, list[int]] = {}
+    for i, (_, code, _) in enumerate(hot):
+        bucket = levels.get(code >> 2)
+        if bucket is None:
+            levels[code >> 2] = [i]
+        else:
+            bucket.append(i)
+    for bucket in levels.values():
+        bucket.sort(key=tails.__getitem__, reverse=True)  # newest first (tails sort by time)
+
+    def low(i: int, level: int) -> float:
+        return _RECENCY_LEVEL * level + 0.4 * math.pow(0.5, max(now_us - tail_ts(tails[i]), 0) / _WEEK_US)
+
+    heads = [low(i, level) for level, bucket in levels.items() for i in bucket[:limit]]
+    cut = heapq.nlargest(limit, heads)[-1] - _RECENCY_LEVEL - 1e-9
+    picked = []
+    for level, bucket in levels.items():
+        for i in bucket:
+            if low(i, level) < cut:
+                break
+            picked.append(i)
+    picked.sort()  # hot's order, so ties rank as in a full scan
+    return picked
 
 
 def _without_window(interp: Interpretation) -> Interpretation:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import memdb
 from memdb import codec
-from memdb.episodes import episode_day, id_tail, index_code, new_id, tail_id, tail_ts, ts_micros
+from memdb.episodes import episode_day, id_tail, index_code, new_id, relevance_level, tail_id, tail_ts, ts_micros
 from memdb.errors import ConfigError, NotFoundError, SanitizerError, ValidationError
 from memdb.sanitize import RegexSanitizer
 
@@ -376,19 +376,19 @@ def test_index_values_carry_band_and_outcome(edb: memdb.Database) -> None:
     mem = edb.owner("ana")
     ep = mem.record("debug", "deploy broke", outcome="failure", tags=["project-x"])
     code = index_code(ep.relevance, "failure")
-    assert code & 3 == 3 and code >> 2 == int(ep.relevance)
+    assert code & 3 == 3 and code >> 2 == relevance_level(ep.relevance) == int(ep.relevance * 4)
     assert [v for _, v in edb.globals["EPG"].items(("ana", "project-x"))] == [code]
     assert [v for _, v in edb.globals["EPT"].items(("ana",))] == [code]
     edb.globals["EPT"].set(next(iter(edb.globals["EPT"].keys(("ana",)))), code ^ 3)
     assert any("EPT" in p and f"expected {code}" in p for p in edb.check().problems)
 
 
-def test_band_change_rewrites_index_values(edb: memdb.Database) -> None:
+def test_level_change_rewrites_index_values(edb: memdb.Database) -> None:
     mem = edb.owner("ana")
     ep = mem.record("debug", "deploy broke", outcome="failure", tags=["project-x", "deploy"], session="s1")
     before = int(ep.relevance)
     after = mem.feedback(ep.id, -1.0 if before > 0 else 1.0)
-    assert int(after.relevance) != before  # the test needs a band move
+    assert int(after.relevance) != before  # the test needs a band move (hence a level move too)
     assert edb.check().ok
     assert {v for _, v in edb.globals["EPG"].items(("ana",))} == {index_code(after.relevance, "failure")}
 
@@ -409,7 +409,7 @@ def test_upgrade_layout_rewrites_a_layout_1_database(tmp_path: Path, clock: Cloc
         assert not db.check().ok
     with memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok
-        assert db.globals["META"].get(("layout",)) == 2
+        assert db.globals["META"].get(("layout",)) == 3
         assert db.owner("ana").recall(tags=["project-x"], outcome="failure", limit=10).total == 4
         assert db.episodes.upgrade_layout() == 0
 

@@ -1,7 +1,12 @@
 """Synthetic agent memory: memdb's ``ask`` and ``recall`` against BM25, dense and hybrid retrieval, 10k-1M episodes.
 
-    python -m benchmarks.agents --sizes 10000,100000 --json benchmarks/results/agents.json \\
-        --md benchmarks/results/agents.md
+    python -m benchmarks.agents --sizes 10000,100000      # writes benchmarks/results/agents.json and .md
+
+and, for memdb and bm25 at a million episodes (estimated at half an hour here from the 100k run;
+its own files, which ``python -m benchmarks.report`` plots together with ``agents.json``)::
+
+    python -m benchmarks.agents --sizes 1000000 --dense-max 0 --json benchmarks/results/agents-1m.json \\
+        --md benchmarks/results/agents-1m.md
 
 Data. ``benchmarks.agent_data.episodes(n, seed)`` (seeded; about two years ending
 ``agent_data.END``, 200 Zipf-popular tags, six typed kinds with outcomes plus exchanges). memdb

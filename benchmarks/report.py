@@ -4,7 +4,9 @@
 
 Reads ``locomo.json`` (``benchmarks.locomo``) and ``agents.json`` (``benchmarks.agents``) from
 ``--results``, whichever exist (a missing one is named, and its plots are not drawn), and writes
-next to them (or to ``--out``):
+next to them (or to ``--out``). Further ``agents-*.json`` files (e.g. a separate 1M run,
+``--sizes 1000000 --dense-max 0 --json benchmarks/results/agents-1m.json --md ...``) add their
+sizes to the agents plots; a size measured in more than one file is taken from the last by name.
 
 - ``locomo_recall.png``: evidence recall@10 per question category and overall, one bar per system;
 - ``agents_latency.png``: p50 latency of one limit-10 call against the number of episodes, log-log,
@@ -24,6 +26,19 @@ from pathlib import Path
 from typing import Any
 
 FILES: dict[str, str] = {"locomo": "locomo.json", "agents": "agents.json"}
+
+
+def load_agents(results: Path) -> dict[str, Any] | None:
+    """``agents.json`` with the sizes of every ``agents-*.json`` added (None without agents.json)."""
+    first = results / FILES["agents"]
+    if not first.exists():
+        return None
+    rep: dict[str, Any] = json.loads(first.read_text(encoding="utf-8"))
+    sizes = dict(rep["sizes"])
+    for extra in sorted(results.glob("agents-*.json")):
+        sizes.update(json.loads(extra.read_text(encoding="utf-8"))["sizes"])
+    rep["sizes"] = dict(sorted(sizes.items(), key=lambda kv: int(kv[0])))
+    return rep
 
 
 def _pyplot() -> Any:
@@ -141,12 +156,14 @@ def main(argv: Sequence[str] | None = None) -> list[Path]:
     out = args.out or args.results
     out.mkdir(parents=True, exist_ok=True)
     found: dict[str, dict[str, Any]] = {}
+    locomo = args.results / FILES["locomo"]
+    if locomo.exists():
+        found["locomo"] = json.loads(locomo.read_text(encoding="utf-8"))
+    if (agents := load_agents(args.results)) is not None:
+        found["agents"] = agents
     for key, name in FILES.items():
-        path = args.results / name
-        if path.exists():
-            found[key] = json.loads(path.read_text(encoding="utf-8"))
-        else:
-            print(f"missing {path}: its plots are not drawn")
+        if key not in found:
+            print(f"missing {args.results / name}: its plots are not drawn")
     written: list[Path] = []
     if "locomo" in found:
         written.append(locomo_recall(found["locomo"], out))

@@ -50,6 +50,18 @@ def test_report_names_a_missing_result_and_draws_the_rest(tmp_path: Path, capsys
     assert f"missing {tmp_path / 'locomo.json'}" in capsys.readouterr().out
 
 
+def test_agents_runs_in_separate_files_are_plotted_together(tmp_path: Path) -> None:
+    def fake(sizes: list[str]) -> dict[str, object]:
+        return {"sizes": {n: {"systems": {}, "questions": {}, "from": sizes} for n in sizes}, "question_types": {}}
+
+    (tmp_path / "agents.json").write_text(json.dumps(fake(["10000", "100000"])))
+    (tmp_path / "agents-1m.json").write_text(json.dumps(fake(["1000000", "100000"])))
+    rep = report.load_agents(tmp_path)
+    assert rep is not None and list(rep["sizes"]) == ["10000", "100000", "1000000"]  # in numeric order
+    assert rep["sizes"]["100000"]["from"] == ["1000000", "100000"]  # the later file wins
+    assert report.load_agents(tmp_path / "nowhere") is None
+
+
 def test_report_with_nothing_to_draw(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert report.main(["--results", str(tmp_path)]) == []
     printed = capsys.readouterr().out

@@ -519,8 +519,15 @@ class Owner(OwnerMemory):
             elif large is None:
                 large = (name, head, stream)
         # Driving from an index range costs one lookup per filter and term for each candidate;
-        # driving from the postings costs reading them. Compare like with like.
+        # driving from the postings costs reading them. Compare like with like: when no range
+        # ended within the probe, read on in the first one as far as it would still be cheaper.
         per_candidate = 1 + len(q.terms)
+        if text_size is not None and small is None and large is not None:
+            more = list(itertools.islice(large[2], max(text_size // per_candidate - len(large[1]), 0)))
+            if len(large[1]) + len(more) < text_size // per_candidate:
+                small = (large[0], large[1] + more)
+            else:
+                large = (large[0], large[1] + more, large[2])
         driver_name = "text"
         driver: Iterable[tuple[bytes, bytes]]
         if text_size is not None and (small is None or text_size < len(small[1]) * per_candidate):
@@ -540,6 +547,10 @@ class Owner(OwnerMemory):
                 bound = (0.9 * kth / best - (0.2 if q.boost_tags else 0.1)) * best / 0.9
                 ids = [idb for idb, sc in scores.items() if sc >= bound]
                 total_hint = len(postings)
+            if q.lo is not None or q.hi is not None:  # ids start with their time: drop those outside first
+                lo_id = _id_bound(q.lo)
+                hi_id = _id_bound(q.hi)
+                ids = [idb for idb in ids if (lo_id is None or idb >= lo_id) and (hi_id is None or idb < hi_id)]
             driver = _coded(st.by_time, (owner,), ids)
         elif small is not None:
             driver_name, driver = small
@@ -807,6 +818,17 @@ def _coded(g: Global, subs: tuple[Any, ...], ids: Iterable[bytes]) -> Iterator[t
         raw = g.raw_get(base + tail)
         if raw is not None:
             yield tail, raw
+
+
+def _id_bound(us: int | None) -> bytes | None:
+    """The smallest id of an episode at ``us`` (ids sort by time), or None for no bound."""
+    if us is None:
+        return None
+    try:
+        at = from_micros(us)
+    except OverflowError:  # beyond datetime's years: prune nothing here (the exact check follows)
+        return None
+    return at.strftime("%Y%m%dT%H%M%S%fZ").encode("ascii") if at.year >= 1000 else None
 
 
 def _chain(streams: Iterable[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[bytes, bytes]]:

@@ -158,6 +158,18 @@ def test_planner_equals_brute_force(
         assert r.total == len(expected) and r.found == bool(expected)
 
 
+def test_text_driven_window_bounds_far_from_now(team: Owner) -> None:
+    """A text query driven by its postings prunes ids by the window's bounds as strings; bounds
+    before year 1000 or at the end of time must still select exactly by time."""
+    everything = {m.episode.id for m in team.recall(text="deploy migration", limit=50)}
+    assert everything
+    since, until = dt.datetime(500, 1, 1, tzinfo=UTC), dt.datetime(9999, 12, 31, tzinfo=UTC)
+    far = team.recall(text="deploy migration", since=since, until=until, limit=50)
+    assert {m.episode.id for m in far} == everything
+    late = team.recall(text="deploy migration", since=at(25), limit=50)
+    assert {m.episode.id for m in late} == {i for i in everything if team.peek(i).ts >= at(25)}
+
+
 ranking_st = st.lists(
     st.tuples(
         st.lists(tags_st, min_size=1, max_size=2),

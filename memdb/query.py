@@ -70,7 +70,8 @@ _QUESTION_WORDS = frozenset(
     for w in """what happened happen happens did do does done tell show give list find get any anything everything
     something stuff things thing know remember recall recent recently lately please about regarding re went go
     going status update updates news summary summarize memories memory episodes episode record records
-    time times ever last week weeks day days month months year years ago""".split()
+    time times ever last week weeks day days month months year years ago past previous prior earlier before
+    try tried tries trying attempt attempts attempted""".split()
 )
 _OUTCOME_WORDS = {
     stem(word): outcome
@@ -98,7 +99,7 @@ class Interpretation:
     question: str | None = None
     include_archived: bool = False
     words: tuple[str, ...] = ()  # the words behind ``terms``, for people (terms are stems)
-    boost_tags: tuple[str, ...] = ()  # tags that rank, not filter (ask, when other words remain)
+    boost_tags: tuple[str, ...] = ()  # ask, when other words remain: these tags or the terms match, the tags rank
 
     def __str__(self) -> str:
         parts = []
@@ -115,9 +116,10 @@ class Interpretation:
         if self.session:
             parts.append(f"session {self.session}")
         if self.terms:
-            parts.append(("text " if self.terms_required else "ranked by text ") + " ".join(self.words or self.terms))
-        if self.boost_tags:
-            parts.append("ranked by tags " + ", ".join(self.boost_tags))
+            text = ("text " if self.terms_required else "ranked by text ") + " ".join(self.words or self.terms)
+            if self.boost_tags:
+                text += " or tags " + ", ".join(self.boost_tags)
+            parts.append(text)
         if self.include_archived:
             parts.append("including archived")
         return "; ".join(parts) or "everything"
@@ -237,6 +239,7 @@ class _Found:
     hot: list[_Hot]
     archived: list[_Archived] = field(default_factory=list)
     total: int = 0
+    counted: set[bytes] | None = None  # ids of every hot match when ``hot`` holds only the best
 
 
 @dataclass
@@ -315,10 +318,12 @@ class Owner(OwnerMemory):
         kind = next((w for w in pairs.values() if w in kinds), None)
         kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and t not in _OUTCOME_WORDS and w != kind}
         terms = tuple(kept)
-        # A named tag filters when nothing else is asked ("what happened with Project X?"); with
-        # other words left it ranks instead, so a tag the question merely mentions (a person's
-        # name, say) cannot hide the memory the words point to.
-        boost = tuple(tags) if terms and tags else ()
+        # A named tag filters when nothing but structure is asked ("what happened with Project
+        # X?", "debug failures on deploy"). With other words left, memories with the tag or with
+        # the words both match and the tag ranks: a tag the question merely mentions (a person's
+        # name, say) cannot hide the memory the words point to, and words no memory holds
+        # ("what did we try on X") cannot hide the tagged ones.
+        boost = tuple(tags) if terms and tags and not (kind or outcome) else ()
         interp = Interpretation(
             window=window,
             tags=() if boost else tuple(tags),
@@ -486,7 +491,8 @@ class Owner(OwnerMemory):
 
     def _matches(self, q: _Query, cap: int | None = None, keep: int | None = None) -> _Found:
         """Hot episodes matching ``q``, found from the indexes alone (no header or record is read),
-        driven by the smallest index; archived ones (from their headers) when asked for.
+        driven by the smallest index; archived ones (from their headers) when asked for. With
+        ``boost_tags`` and required terms, an episode matches through a boost tag or a term.
 
         Every time-ordered index entry ends in the same encoded (ts, id) tail and carries the
         episode's relevance band and outcome (``index_code``), so the other filters are one
@@ -496,6 +502,20 @@ class Owner(OwnerMemory):
         counted but not looked at: relevance, recency and a tag boost add at most 0.2 to a
         score whose text part is 0.9 * bm25 / best.
         """
+        if q.boost_tags and q.terms and q.terms_required and not q.any_tags:
+            worded = self._matches_all(q, cap, keep)
+            tagged = self._matches_all(replace(q, any_tags=q.boost_tags, terms_required=False), cap, None)
+            have = {m[0] for m in worded.hot}
+            extra = [m for m in tagged.hot if m[0] not in have]
+            worded.hot.extend(extra[: None if cap is None else max(cap - len(worded.hot), 0)])
+            archived_ids = {a[0] for a in worded.archived}
+            worded.archived.extend(a for a in tagged.archived if a[0] not in archived_ids)
+            counted = worded.counted if worded.counted is not None else {m[0][_ID_SLICE] for m in worded.hot}
+            worded.total = len(counted | {m[0][_ID_SLICE] for m in tagged.hot}) + len(worded.archived)
+            return worded
+        return self._matches_all(q, cap, keep)
+
+    def _matches_all(self, q: _Query, cap: int | None, keep: int | None) -> _Found:
         owner, st = self.name, self.store
         postings: dict[bytes, dict[str, tuple[int, int]]] = {}
         total_hint: int | None = None
@@ -558,6 +578,8 @@ class Owner(OwnerMemory):
             assert large is not None  # the time source always yields something when nothing is small
             driver_name, driver = large[0], itertools.chain(large[1], large[2])
         found = _Found(self._filter(q, driver, driver_name, postings, cap))
+        if total_hint is not None:
+            found.counted = set(postings)
         if q.include_archived:
             found.archived = self._archived_matches(q, cap=None if cap is None else cap - len(found.hot))
         found.total = total_hint if total_hint is not None else len(found.hot) + len(found.archived)

@@ -228,6 +228,35 @@ def test_ask_maps_outcome_words_and_keeps_terms(team: Owner) -> None:
     assert summaries(r)[0] == "User asked about the twilio quota"
 
 
+def test_ask_tag_or_words_match_and_the_tag_ranks(team: Owner) -> None:
+    """With a tag and other words, memories with the tag or the words match: words that no
+    memory holds cannot hide the tagged ones, and a word match without the tag still shows."""
+    r = team.ask("flamingo Project X", limit=10)
+    assert r.interpretation.boost_tags == ("project-x",) and r.interpretation.terms == ("flamingo",)
+    assert sorted(summaries(r)) == sorted(m.episode.summary for m in team.recall(tags=["project-x"], limit=10))
+    assert r.total == 4
+    r = team.ask("twilio migration", limit=10)  # tagged twilio (2) or holding "migration" (2), none both
+    assert r.total == 4
+    assert set(summaries(r)) == {
+        "Billing webhook retries time out",
+        "User asked about the twilio quota",
+        "Deploy of Project X failed: migration locked the users table",
+        "Deploy failed again: migration lock",
+    }
+    assert set(summaries(r)[:2]) == {"Deploy of Project X failed: migration locked the users table", "Deploy failed again: migration lock"}
+    assert str(r.interpretation) == "text migration or tags twilio"
+
+
+def test_ask_tag_filters_when_kind_or_outcome_is_asked(team: Owner) -> None:
+    r = team.ask("Past failures on Project X?", limit=10)
+    assert r.interpretation.tags == ("project-x",) and r.interpretation.outcome == "failure"
+    assert r.interpretation.terms == ()  # "past" is a question word
+    assert summaries(r) == ["Deploy failed again: migration lock", "Deploy of Project X failed: migration locked the users table"]
+    r = team.ask("debug failures on twilio webhooks", limit=10)
+    assert r.interpretation.tags == ("twilio",) and r.interpretation.kind == "debug" and not r.interpretation.boost_tags
+    assert r.total == 0 and not r.found  # the only twilio debug was partial
+
+
 def test_ask_honest_empty_with_earlier_matches(team: Owner) -> None:
     r = team.ask("What happened with Project X yesterday?")
     assert not r.found and r.memories == []

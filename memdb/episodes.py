@@ -8,6 +8,8 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
                                         filtering, ranking and rescoring never read the full record
     ^EPT(owner, ts_us, id) = code       time index
     ^EPG(owner, tag, ts_us, id) = code  tag index
+    ^EPGO(owner, tag, outcome, ts_us, id) = code  tag+outcome index (episodes with an outcome),
+                                        for "past failures on X" without scanning all of X
     ^EPK(owner, kind, outcome, ts_us, id) = code  kind+outcome index ("-" for no outcome)
     ^EPS(owner, session, ts_us, id) = code  session index
     ^EPB(owner, band, ts_us, id) = code relevance band (0-10) index
@@ -108,7 +110,7 @@ def from_micros(us: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=us)
 
 
-LAYOUT = 3  # the index layout this code writes (see upgrade_layout)
+LAYOUT = 4  # the index layout this code writes (see upgrade_layout)
 LEVELS_PER_POINT = 4  # index codes hold relevance to a quarter point
 # An id is 29 ASCII characters; encoded as a subscript it is a type byte, the id and a terminator.
 ID_TAIL_BYTES = 31
@@ -222,6 +224,7 @@ class EpisodeStore:
         self.states = space["EPST"]
         self.by_time = space["EPT"]
         self.by_tag = space["EPG"]
+        self.by_tag_outcome = space["EPGO"]
         self.by_kind = space["EPK"]
         self.by_session = space["EPS"]
         self.by_band = space["EPB"]
@@ -356,7 +359,7 @@ class EpisodeStore:
     def upgrade_layout(self, batch: int = 5_000) -> int:
         """Bring a database written by an older memdb to the current index layout, in place and
         idempotently (layouts 1 and 2: index entries held an empty value or the relevance band;
-        layout 3 holds ``index_code``).
+        layout 3 holds ``index_code``; layout 4 adds the tag+outcome index).
         Returns how many episodes were rewritten; a current database costs one read."""
         if self.meta.get(("layout",)) == LAYOUT:
             return 0
@@ -387,7 +390,7 @@ class EpisodeStore:
         report = CheckReport()
         with self.space.snapshot():
             owners = set(self.owners())
-            indexes = (self.by_time, self.by_tag, self.by_kind, self.by_session, self.by_band, self.postings)
+            indexes = (self.by_time, self.by_tag, self.by_tag_outcome, self.by_kind, self.by_session, self.by_band, self.postings)
             for g in (self.mem, self.states, self.doc_freq, self.archived, self.cold, *indexes):
                 owners.update(str(o) for o in g.children())
             for owner in sorted(owners):
@@ -395,7 +398,7 @@ class EpisodeStore:
         return report
 
     def _check_owner(self, owner: str, report: CheckReport) -> None:
-        expected: dict[str, dict[tuple[Any, ...], Any]] = {name: {} for name in ("EPT", "EPG", "EPK", "EPS", "EPB", "EPAR")}
+        expected: dict[str, dict[tuple[Any, ...], Any]] = {name: {} for name in ("EPT", "EPG", "EPGO", "EPK", "EPS", "EPB", "EPAR")}
         expected_postings: dict[tuple[Any, ...], Any] = {}
         docs = terms = count = archived = 0
         records = {str(subs[2]): (subs, rec) for subs, rec in self.mem.items((owner,))}
@@ -479,6 +482,7 @@ def _index_entries(owner: str, eid: str, record: Mapping[str, Any], state: Mappi
     out: dict[str, list[tuple[Any, ...]]] = {
         "EPT": [(owner, t, eid)],
         "EPG": [(owner, tag, t, eid) for tag in record.get("tags", ())],
+        "EPGO": [(owner, tag, outcome, t, eid) for tag in record.get("tags", ())] if (outcome := record.get("outcome")) else [],
         "EPK": [(owner, record["kind"], record.get("outcome") or _NO_OUTCOME, t, eid)],
         "EPS": [(owner, record["session"], t, eid)] if record.get("session") else [],
         "EPB": [(owner, band_of(state["relevance"]), t, eid)],

@@ -61,6 +61,7 @@ RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
 _WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
 _ID_SLICE = slice(-ID_TAIL_BYTES + 1, -1)
+_NO_HITS: dict[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
 # What one relevance level (a quarter point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
 _TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT  # the id's bytes in an encoded key ending in an id
@@ -475,7 +476,10 @@ class Owner(OwnerMemory):
         owner, lo, hi, st = self.name, q.lo, q.hi, self.store
         srcs: list[tuple[str, Iterator[tuple[bytes, bytes]]]] = []
         for tag in q.tags:
-            srcs.append((f"tag {tag}", _tails(st.by_tag, (owner, tag), lo, hi)))
+            if q.outcome:  # the name says which filter a source implies: the tag (and the outcome)
+                srcs.append((f"tag {tag}", _tails(st.by_tag_outcome, (owner, tag, q.outcome), lo, hi)))
+            else:
+                srcs.append((f"tag {tag}", _tails(st.by_tag, (owner, tag), lo, hi)))
         if q.any_tags:
             srcs.append(("any tag", _chain(_tails(st.by_tag, (owner, t), lo, hi) for t in q.any_tags)))
         if q.kind or q.outcome:
@@ -607,8 +611,17 @@ class Owner(OwnerMemory):
         hi = q.hi if q.hi is not None else 1 << 62
         terms = [(t, st.postings.key((owner, t))) for t in q.terms] if q.terms and driver_name != "text" else []
         required = bool(q.terms and q.terms_required)
+        if not (tags or any_tags or kinds or session or window or terms or postings) and driver_name != "any tag":
+            # nothing to look up and no repeats (only any_tags' ranges overlap): keep or drop by code
+            if outcome is None:
+                out = [(tail, raw[-1], _NO_HITS) for tail, raw in itertools.islice(driver, cap)]
+            else:
+                out = [(tail, c, _NO_HITS) for tail, raw in driver if (c := raw[-1]) & 3 == outcome]
+                if cap is not None:  # (only the empty-answer note caps)
+                    del out[cap:]
+            return out
         unpack = unpack_value
-        out: list[_Hot] = []
+        out = []
         seen: set[bytes] = set()
         with self._space.reader() as txn:
             get = txn.get

@@ -348,6 +348,9 @@ def test_indexes_written_with_record(edb: memdb.Database) -> None:
     g = edb.globals
     assert [s[-1] for s, _ in g["EPG"].items(("ana", "project-x"))] == [ep.id]
     assert [s[-1] for s, _ in g["EPK"].items(("ana", "debug", "failure"))] == [ep.id]
+    assert [s[-1] for s, _ in g["EPGO"].items(("ana", "project-x", "failure"))] == [ep.id]
+    chat = mem.record("exchange", "just talk", tags=["project-x"])
+    assert chat.id not in {s[-1] for s, _ in g["EPGO"].items(("ana",))}  # no outcome, no tag+outcome entry
     assert [s[-1] for s, _ in g["EPS"].items(("ana", "s9"))] == [ep.id]
     assert g["EPX"].get(("ana", "deploi", ep.id)) is not None  # the stem of "deploy"
     assert edb.check().ok
@@ -405,11 +408,12 @@ def test_upgrade_layout_rewrites_a_layout_1_database(tmp_path: Path, clock: Cloc
             for name in ("EPT", "EPG", "EPK", "EPS", "EPB"):
                 for subs in list(g[name].keys()):
                     g[name].set(subs, "")
+            g["EPGO"].kill()  # layout 3 had no tag+outcome index
             g["META"].kill(("layout",))
         assert not db.check().ok
     with memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok
-        assert db.globals["META"].get(("layout",)) == 3
+        assert db.globals["META"].get(("layout",)) == 4
         assert db.owner("ana").recall(tags=["project-x"], outcome="failure", limit=10).total == 4
         assert db.episodes.upgrade_layout() == 0
 

@@ -499,7 +499,7 @@ class Owner(OwnerMemory):
         ``boost_tags`` and required terms, an episode matches through a boost tag or a term.
 
         Every time-ordered index entry ends in the same encoded (ts, id) tail and carries the
-        episode's relevance band and outcome (``index_code``), so the other filters are one
+        episode's relevance level and outcome (``index_code``), so the other filters are one
         lookup each: ``key(tag) + tail`` for a tag, ``key(kind, outcome) + tail`` for a kind,
         ``key(term) + id`` for a term's posting. With ``keep`` (the result limit) and a
         text-only query, candidates whose BM25 alone cannot lift them into the top ``keep`` are

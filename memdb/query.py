@@ -3,9 +3,9 @@
 The planner starts from the most selective index (a tag's time range, a kind+outcome time
 range, a session, the text postings, or the time index) and filters its entries from the
 indexes alone: every entry ends in the same encoded (ts, id) tail and carries the episode's
-relevance band and outcome, so each other filter is one key lookup and no header is read
+relevance (to a quarter point) and outcome, so each other filter is one key lookup and no header is read
 to filter. It then ranks the survivors, reading headers (``^EPST``) only for those whose
-score, bounded through their band, can still reach the top ``limit``:
+score, bounded through that level, can still reach the top ``limit``:
 
     with text:    score = 0.9 * bm25 / max_bm25 + 0.05 * relevance / 10 + 0.05 * recency (+ 0.1 if a boost tag)
     without text: score = 0.6 * relevance / 10 + 0.4 * recency
@@ -227,7 +227,7 @@ class History:
         return text
 
 
-# A hot match: its encoded (ts, id) tail, its index code (band, outcome), its term postings.
+# A hot match: its encoded (ts, id) tail, its index code (relevance level, outcome), its term postings.
 _Hot = tuple[bytes, int, dict[str, tuple[int, int]]]
 # An archived match: id, header, postings of its one-line summary.
 _Archived = tuple[str, dict[str, Any], dict[str, tuple[int, int]]]

@@ -325,6 +325,8 @@ class Owner(OwnerMemory):
         # name, say) cannot hide the memory the words point to, and words no memory holds
         # ("what did we try on X") cannot hide the tagged ones.
         boost = tuple(tags) if terms and tags and not (kind or outcome) else ()
+        if boost:  # the tags' own words rank as text too (capture indexes them with the text)
+            terms += tuple(t for tag in boost for t in terms_and_words(tag) if t not in kept)
         interp = Interpretation(
             window=window,
             tags=() if boost else tuple(tags),

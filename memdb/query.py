@@ -101,6 +101,7 @@ class Interpretation:
     include_archived: bool = False
     words: tuple[str, ...] = ()  # the words behind ``terms``, for people (terms are stems)
     boost_tags: tuple[str, ...] = ()  # ask, when other words remain: these tags or the terms match, the tags rank
+    rank_terms: tuple[str, ...] = ()  # the boost tags' own words: they rank as text but match nothing
 
     def __str__(self) -> str:
         parts = []
@@ -256,6 +257,12 @@ class _Query:
     session: str | None
     include_archived: bool = False
     boost_tags: tuple[str, ...] = ()
+    rank_terms: tuple[str, ...] = ()
+
+    @property
+    def scored_terms(self) -> tuple[str, ...]:
+        """Every term BM25 scores: the ones that match and the ones that only rank."""
+        return self.terms + self.rank_terms
 
 
 class Owner(OwnerMemory):
@@ -325,12 +332,13 @@ class Owner(OwnerMemory):
         # name, say) cannot hide the memory the words point to, and words no memory holds
         # ("what did we try on X") cannot hide the tagged ones.
         boost = tuple(tags) if terms and tags and not (kind or outcome) else ()
-        if boost:  # the tags' own words rank as text too (capture indexes them with the text)
-            terms += tuple(t for tag in boost for t in terms_and_words(tag) if t not in kept)
+        # the tags' own words rank as text too (capture indexes tags with the text)
+        rank_terms = tuple(dict.fromkeys(t for tag in boost for t in terms_and_words(tag) if t not in kept))
         interp = Interpretation(
             window=window,
             tags=() if boost else tuple(tags),
             boost_tags=boost,
+            rank_terms=rank_terms,
             terms=terms,
             words=tuple(kept.values()),
             terms_required=not ((tags and not boost) or kind or outcome),
@@ -432,6 +440,7 @@ class Owner(OwnerMemory):
             session=interp.session,
             include_archived=interp.include_archived,
             boost_tags=interp.boost_tags,
+            rank_terms=interp.rank_terms,
         )
 
     def _run(self, interp: Interpretation, limit: int, now: dt.datetime | None) -> RecallResult:
@@ -567,7 +576,7 @@ class Owner(OwnerMemory):
                     scores[idb] = scores.get(idb, 0.0) + w * tf / (tf + K1 * (1 - B) + norm * dl)
             ids: Iterable[bytes] = postings
             text_only = not (q.lo or q.hi or q.tags or q.any_tags or q.kind or q.outcome or q.session or q.include_archived)
-            if keep and text_only and len(postings) > keep:
+            if keep and text_only and not q.rank_terms and len(postings) > keep:
                 best = max(scores.values()) or 1.0
                 kth = heapq.nlargest(keep, scores.values())[-1]
                 bound = (0.9 * kth / best - (0.2 if q.boost_tags else 0.1)) * best / 0.9
@@ -611,8 +620,10 @@ class Owner(OwnerMemory):
         window = (q.lo is not None or q.hi is not None) and driver_name == "text"
         lo = q.lo if q.lo is not None else -(1 << 62)
         hi = q.hi if q.hi is not None else 1 << 62
-        terms = [(t, st.postings.key((owner, t))) for t in q.terms] if q.terms and driver_name != "text" else []
+        looked_up = (q.terms if driver_name != "text" else ()) + q.rank_terms  # the text driver brings its postings
+        terms = [(t, st.postings.key((owner, t))) for t in looked_up]
         required = bool(q.terms and q.terms_required)
+        match = set(q.terms)
         if not (tags or any_tags or kinds or session or window or terms or postings) and driver_name != "any tag":
             # nothing to look up and no repeats (only any_tags' ranges overlap): keep or drop by code
             if outcome is None:
@@ -641,17 +652,16 @@ class Owner(OwnerMemory):
                     continue
                 if session is not None and get(session + tail) is None:
                     continue
+                hits = postings.get(tail[_ID_SLICE], _NO_HITS) if postings else _NO_HITS
                 if terms:
-                    hits = {}
+                    hits = dict(hits)
                     idpart = tail[-ID_TAIL_BYTES:]
                     for term, prefix in terms:
                         p = get(prefix + idpart)
                         if p is not None:
                             tf, dl = unpack(p)
                             hits[term] = (tf, dl)
-                else:
-                    hits = postings.get(tail[_ID_SLICE], {}) if postings else {}
-                if required and not hits:
+                if required and match.isdisjoint(hits):
                     continue
                 if tail in seen:  # a union of ranges (any_tags, kinds) can repeat an entry
                     continue
@@ -679,8 +689,8 @@ class Owner(OwnerMemory):
             ):
                 continue
             words = Counter(tokenize(h.get("one_line", "")))
-            hits = {t: (words[t], sum(words.values())) for t in q.terms if words[t]}
-            if q.terms and q.terms_required and not hits:
+            hits = {t: (words[t], sum(words.values())) for t in q.scored_terms if words[t]}
+            if q.terms and q.terms_required and not any(t in hits for t in q.terms):
                 continue
             out.append((eid, h, hits))
             if cap is not None and len(out) >= cap:
@@ -745,13 +755,13 @@ class Owner(OwnerMemory):
         n_docs = max(int(self.store.stats.get((self.name, "docs"), 0)), 1)
         avgdl = max(int(self.store.stats.get((self.name, "terms"), 0)), 1) / n_docs
         idf = {}
-        for t in q.terms:
+        for t in q.scored_terms:
             df = int(self.store.doc_freq.get((self.name, t), 0))
             idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
         return idf, avgdl
 
     def _bm25(self, q: _Query, hits_list: Sequence[dict[str, tuple[int, int]]]) -> list[float]:
-        """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.terms``."""
+        """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.scored_terms``."""
         idf, avgdl = self._bm25_weights(q)
         return [
             sum(idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)) for t, (tf, dl) in hits.items() if t in idf)

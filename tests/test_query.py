@@ -233,7 +233,7 @@ def test_ask_tag_or_words_match_and_the_tag_ranks(team: Owner) -> None:
     memory holds cannot hide the tagged ones, and a word match without the tag still shows."""
     r = team.ask("flamingo Project X", limit=10)
     assert r.interpretation.boost_tags == ("project-x",)
-    assert r.interpretation.terms == ("flamingo", "project")  # the tag's words rank as text too
+    assert r.interpretation.terms == ("flamingo",) and r.interpretation.rank_terms == ("project",)  # the tag's words rank
     assert sorted(summaries(r)) == sorted(m.episode.summary for m in team.recall(tags=["project-x"], limit=10))
     assert r.total == 4
     r = team.ask("twilio migration", limit=10)  # tagged twilio (2) or holding "migration" (2), none both

@@ -124,11 +124,27 @@ def _encode_number(x: int | float) -> bytes:
             intpart, rem = divmod(num, den)
             body = _encode_positive(intpart, rem, den.bit_length() - 1)
             return b"\x20" + body.translate(_INVERT) if neg else b"\x21" + body
+    return encode_int(x)
+
+
+def encode_int(x: int) -> bytes:
+    """Encode an integer subscript (``encode_subscript`` for ints, without its type dispatch:
+    for hot loops that build keys of a fixed layout)."""
     if x >= 0:
-        if x < 256:
-            return b"\x21\x01" + bytes((x,)) + b"\x00" if x else b"\x21\x00\x00"
-        return b"\x21" + _encode_positive(x, 0, 0)
+        n = (x.bit_length() + 7) >> 3
+        if n <= _MAX_INT_BYTES:  # type, length, big-endian magnitude, end of (no) fraction
+            return b"\x21" + bytes((n,)) + x.to_bytes(n, "big") + b"\x00"
+        return b"\x21" + _encode_positive(x, 0, 0)  # raises KeyTooLongError naming it
     return b"\x20" + _encode_positive(-x, 0, 0).translate(_INVERT)
+
+
+def int_at(buf: bytes, pos: int = 0) -> int | None:
+    """The non-negative integer subscript encoded at ``pos``, or None if something else is
+    there (the fast path of ``decode_one`` for hot loops over keys of a fixed layout)."""
+    if buf[pos] != POS:
+        return None
+    n = buf[pos + 1]
+    return int.from_bytes(buf[pos + 2 : pos + 2 + n], "big") if buf[pos + 2 + n] == 0 else None
 
 
 def encode_subscript(sub: Subscript) -> bytes:

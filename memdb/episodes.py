@@ -136,9 +136,8 @@ def tail_id(tail: bytes) -> str:
 
 def tail_ts(tail: bytes) -> int:
     """The timestamp (µs) at the start of an encoded ``(ts_us, id)`` tail."""
-    if tail[0] == 0x21:  # a non-negative integer: type byte, length byte, big-endian magnitude
-        return int.from_bytes(tail[2 : 2 + tail[1]], "big")
-    return int(codec.decode_one(tail, 0)[0])
+    us = codec.int_at(tail)
+    return us if us is not None else int(codec.decode_one(tail, 0)[0])
 
 
 def id_tail(episode_id: str) -> bytes:
@@ -147,10 +146,7 @@ def id_tail(episode_id: str) -> bytes:
     e = episode_id
     days = dt.date(int(e[0:4]), int(e[4:6]), int(e[6:8])).toordinal() - _EPOCH_ORDINAL
     us = ((days * 24 + int(e[9:11])) * 60 + int(e[11:13])) * 60_000_000 + int(e[13:15]) * 1_000_000 + int(e[15:21])
-    if us <= 0:
-        return codec.encode((us, episode_id))
-    n = (us.bit_length() + 7) >> 3  # the codec's positive integer: type, length, big-endian bytes, end
-    return b"\x21" + bytes((n,)) + us.to_bytes(n, "big") + b"\x00\x60" + e.encode("ascii") + b"\x00"
+    return codec.encode_int(us) + codec.encode_subscript(episode_id)
 
 
 def episode_day(episode_id: str) -> str:

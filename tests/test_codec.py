@@ -175,3 +175,16 @@ def test_naive_datetime_and_unknown_types_rejected() -> None:
         codec.pack_value(dt.datetime(2026, 7, 1))
     with pytest.raises(InvalidValueError, match="object"):
         codec.pack_value(object())
+
+
+@given(st.integers(min_value=-(1 << 300), max_value=1 << 300))
+def test_encode_int_is_encode_subscript(x: int) -> None:
+    """The hot-loop fast paths agree with the general codec: encode_int encodes as
+    encode_subscript does, and int_at reads back exactly the non-negative ints."""
+    assert codec.encode_int(x) == codec.encode_subscript(x)
+    assert codec.int_at(codec.encode_int(x) + b"`tail\x00") == (x if x >= 0 else None)
+
+
+@pytest.mark.parametrize("sub", ["a", b"b", 1.5, -3, 0.25])
+def test_int_at_declines_other_subscripts(sub: Any) -> None:
+    assert codec.int_at(codec.encode_subscript(sub)) is None

@@ -191,7 +191,7 @@ class Zipf:
     def share(self, item: str) -> float:
         """The probability of ``item`` in one draw."""
         r = self.items.index(item) + 1
-        return (self.cum[r - 1] - (self.cum[r - 2] if r > 1 else 0.0)) / self.cum[-1]
+        return float((self.cum[r - 1] - (self.cum[r - 2] if r > 1 else 0.0)) / self.cum[-1])
 
 
 def _shuffled(items: list[str], seed: int) -> list[str]:
@@ -281,7 +281,7 @@ _ALPHABET = "abcdefghjkmnpqrstuvwxyz"
 
 def _letters(value: int, width: int) -> str:
     """``value`` in base 23 with letters only: session ids with digits can look like phone numbers."""
-    out = []
+    out: list[str] = []
     while value or len(out) < width:
         value, r = divmod(value, len(_ALPHABET))
         out.append(_ALPHABET[r])
@@ -304,7 +304,7 @@ def _session_starts(count: int, rng: random.Random, start: dt.datetime, days: in
     """Sorted session start offsets in seconds: more activity later, less at weekends and at night."""
     span = days * 86400.0
     start_wd = start.weekday()
-    out = []
+    out: list[float] = []
     while len(out) < count:
         t = rng.random() * span
         growth = 0.35 + 0.65 * t / span

@@ -103,9 +103,10 @@ class PostgresServer:
             raise
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        done: subprocess.CompletedProcess[str] = subprocess.run(
             [str(self.bin / args[0]), *args[1:]], capture_output=True, text=True, timeout=120, check=False, cwd=self.dir, **self._ids
         )  # type: ignore[call-overload]
+        return done
 
     def _initdb(self) -> None:
         done = self._run("initdb", "-D", str(self.data), "-U", "memdb", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")

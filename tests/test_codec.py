@@ -119,7 +119,7 @@ def test_invalid_subscripts_are_named(bad: Any) -> None:
 
 def test_non_tuple_subscripts_rejected() -> None:
     with pytest.raises(InvalidSubscriptError):
-        codec.encode("abc")  # type: ignore[arg-type]
+        codec.encode("abc")
 
 
 def test_key_too_long_names_global_and_subscript() -> None:

@@ -346,14 +346,17 @@ class Global:
 
         A seek, not a filter: the cost follows the nodes in the range, not the subtree.
         """
+        return self._scan_items(*self._children_bounds(subs, start, stop), reverse)
+
+    def _children_bounds(self, subs: Any, start: Subscript | None, stop: Subscript | None) -> tuple[bytes, bytes]:
+        """Encoded [lo, hi) of the children ``c`` of ``subs`` with ``start <= c < stop``."""
         subs = _as_subs(subs)
-        base = self._key(subs)
-        lo, hi = codec.children_range(base)
+        lo, hi = codec.children_range(self._key(subs))
         if start is not None:
             lo = max(lo, self._key((*subs, start)))
         if stop is not None:
             hi = min(hi, self._key((*subs, stop)))
-        return self._scan_items(lo, hi, reverse)
+        return lo, hi
 
     # --- encoded access, for layers that own a fixed key layout (the episode indexes) ----------
 
@@ -370,13 +373,7 @@ class Global:
     def raw_range(self, subs: Any = (), start: Subscript | None = None, stop: Subscript | None = None) -> Iterator[tuple[bytes, bytes]]:
         """``range`` without decoding: (encoded key, packed value) pairs, so a caller that knows
         where its subscripts sit in the key can slice them instead of decoding every key."""
-        subs = _as_subs(subs)
-        lo, hi = codec.children_range(self._key(subs))
-        if start is not None:
-            lo = max(lo, self._key((*subs, start)))
-        if stop is not None:
-            hi = min(hi, self._key((*subs, stop)))
-        return self._scan_raw(lo, hi)
+        return self._scan_raw(*self._children_bounds(subs, start, stop))
 
     def leaf_items(self, subs: Any = ()) -> Iterator[tuple[Subscript, Any]]:
         """(last subscript, value) of the nodes one level below ``subs`` that have values,

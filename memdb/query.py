@@ -375,7 +375,8 @@ class Owner(OwnerMemory):
             hot = self._matches(q).hot
             hot.sort(key=lambda m: m[0], reverse=True)  # tails sort by (ts, id): newest first
             counts = Counter(OUTCOME_OF_CODE[code & 3] or "none" for _, code, _ in hot)
-            chosen = [(tail_id(tail), self.store.states.get((self.name, tail_id(tail)))) for tail, _, _ in hot[: max(limit, 0)]]
+            ids = [tail_id(tail) for tail, _, _ in hot[: max(limit, 0)]]
+            chosen = [(eid, self.store.states.get((self.name, eid))) for eid in ids]
             attempts = self._memories([(eid, h, 0.0, ("history",)) for eid, h in chosen if h is not None])
         lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
         failures = [m for m in attempts if m.episode.outcome == "failure"]
@@ -569,11 +570,10 @@ class Owner(OwnerMemory):
             idf, avgdl = self._bm25_weights(q)
             scores: dict[bytes, float] = {}
             for term in q.terms:
-                w = idf[term] * (K1 + 1)
-                norm = K1 * B / avgdl
+                w = idf[term]
                 for idb, tf, dl in _postings(st.postings, (owner, term)):
                     postings.setdefault(idb, {})[term] = (tf, dl)
-                    scores[idb] = scores.get(idb, 0.0) + w * tf / (tf + K1 * (1 - B) + norm * dl)
+                    scores[idb] = scores.get(idb, 0.0) + _bm25_term(w, tf, dl, avgdl)
             ids: Iterable[bytes] = postings
             text_only = not (q.lo or q.hi or q.tags or q.any_tags or q.kind or q.outcome or q.session or q.include_archived)
             if keep and text_only and not q.rank_terms and len(postings) > keep:
@@ -763,10 +763,7 @@ class Owner(OwnerMemory):
     def _bm25(self, q: _Query, hits_list: Sequence[dict[str, tuple[int, int]]]) -> list[float]:
         """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.scored_terms``."""
         idf, avgdl = self._bm25_weights(q)
-        return [
-            sum(idf[t] * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl)) for t, (tf, dl) in hits.items() if t in idf)
-            for hits in hits_list
-        ]
+        return [sum(_bm25_term(idf[t], tf, dl, avgdl) for t, (tf, dl) in hits.items() if t in idf) for hits in hits_list]
 
     def _memories(self, ranked: Sequence[_Ranked]) -> list[Memory]:
         out = []
@@ -798,6 +795,11 @@ def _why(q: _Query, h: dict[str, Any], hits: dict[str, tuple[int, int]], bm25: f
         why.append("text " + ", ".join(f"{t}×{tf}" for t, (tf, _) in hits.items()) + f" (bm25 {bm25:.2f})")
     why.append(f"relevance {float(h['relevance']):.1f}")
     return tuple(why)
+
+
+def _bm25_term(idf: float, tf: int, dl: int, avgdl: float) -> float:
+    """One term's Okapi BM25 contribution to one document (k1 = K1, b = B)."""
+    return idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
 
 
 def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:

@@ -110,7 +110,7 @@ def from_micros(us: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=us)
 
 
-LAYOUT = 4  # the index layout this code writes (see upgrade_layout)
+LAYOUT = 5  # the index layout this code writes (see upgrade_layout)
 LEVELS_PER_POINT = 4  # index codes hold relevance to a quarter point
 # An id is 29 ASCII characters; encoded as a subscript it is a type byte, the id and a terminator.
 ID_TAIL_BYTES = 31
@@ -355,23 +355,39 @@ class EpisodeStore:
     def upgrade_layout(self, batch: int = 5_000) -> int:
         """Bring a database written by an older memdb to the current index layout, in place and
         idempotently (layouts 1 and 2: index entries held an empty value or the relevance band;
-        layout 3 holds ``index_code``; layout 4 adds the tag+outcome index).
-        Returns how many episodes were rewritten; a current database costs one read."""
-        if self.meta.get(("layout",)) == LAYOUT:
+        layout 3 holds ``index_code``; layout 4 adds the tag+outcome index; layout 5 stems to a
+        fixpoint, so the text postings are rebuilt from the records).
+        Returns how many episodes were rewritten; a current database costs one read. The
+        layout is recorded last, so an interrupted upgrade runs again on the next open."""
+        old = self.meta.get(("layout",))
+        if old == LAYOUT:
             return 0
         rewritten = 0
         for owner in self.owners():
+            mem = OwnerMemory(self, owner)
+            if old is None or old < 5:
+                with self.space.transaction():  # postings and their statistics, rebuilt below
+                    self.postings.kill((owner,))
+                    self.doc_freq.kill((owner,))
+                    self.stats.set((owner, "docs"), 0)
+                    self.stats.set((owner, "terms"), 0)
             start: Any = None
             while True:
                 with self.space.transaction():
                     chunk = list(itertools.islice(self.states.range((owner,), start), batch))
                     sets: list[tuple[Global, Any, Any]] = []
                     for subs, state in chunk:
-                        if state.get("status") != "archived":
-                            code = index_code(state["relevance"], state.get("outcome"))
-                            for gname, entries in _index_entries(owner, str(subs[1]), state, state).items():
-                                sets.extend((self.space[gname], e, code) for e in entries)
-                            rewritten += 1
+                        if state.get("status") == "archived":
+                            continue
+                        eid = str(subs[1])
+                        code = index_code(state["relevance"], state.get("outcome"))
+                        for gname, entries in _index_entries(owner, eid, state, state).items():
+                            sets.extend((self.space[gname], e, code) for e in entries)
+                        if old is None or old < 5:
+                            record = self.mem.get((owner, episode_day(eid), eid))
+                            if record is not None:
+                                sets += mem._text_index_changes(eid, {}, record)[1]
+                        rewritten += 1
                     self.space.apply((), sets)
                 if len(chunk) < batch:
                     break

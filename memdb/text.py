@@ -95,7 +95,19 @@ def stem(word: str) -> str:
     """Porter's step 1 for English (plurals, -ed, -ing, final y): "paintings" -> "paint",
     "camped" -> "camp", "parties" -> "parti". Light on purpose: it joins the inflections a
     question and a memory use differently without merging distinct words. Other scripts and
-    words of three letters or fewer pass unchanged."""
+    words of three letters or fewer pass unchanged.
+
+    Applied until nothing changes, so a stem is its own stem ("proceeding" -> "proceed" ->
+    "procee" both ways): the index terms of a text are stable when the text is its terms."""
+    for _ in range(8):  # each step shortens the word or adds a final "e" once; a few suffice
+        once = _step1(word)
+        if once == word:
+            break
+        word = once
+    return word
+
+
+def _step1(word: str) -> str:
     w = word
     if len(w) <= 3 or not w.isascii() or not w.isalpha():
         return w

@@ -413,9 +413,29 @@ def test_upgrade_layout_rewrites_a_layout_1_database(tmp_path: Path, clock: Cloc
         assert not db.check().ok
     with memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok
-        assert db.globals["META"].get(("layout",)) == 4
+        assert db.globals["META"].get(("layout",)) == 5
         assert db.owner("ana").recall(tags=["project-x"], outcome="failure", limit=10).total == 4
         assert db.episodes.upgrade_layout() == 0
+
+
+def test_upgrade_layout_rebuilds_postings_of_an_older_stemmer(tmp_path: Path, clock: Clock) -> None:
+    """Layout 5 stems to a fixpoint ("proceeding" -> "procee"); a layout-4 database indexed the
+    one-step stem ("proceed"), and opening it rebuilds the postings so the word is found again."""
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "proceeding with the deploy", outcome="success")
+        mem.record("debug", "nothing relevant", outcome="failure")
+        g = db.globals
+        with db.transaction():
+            g["EPX"].set(("ana", "proceed", ep.id), g["EPX"][("ana", "procee", ep.id)])
+            g["EPX"].kill(("ana", "procee"))
+            g["EPDF"].set(("ana", "proceed"), 1)
+            g["EPDF"].kill(("ana", "procee"))
+            g["META"].set(("layout",), 4)
+        assert not db.check().ok
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.check().ok
+        assert [m.episode.id for m in db.owner("ana").recall(text="proceeding")] == [ep.id]
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memdb.errors import ValidationError
@@ -162,6 +162,7 @@ def test_tokenize_is_deterministic(text: str) -> None:
 
 
 @given(st.text(max_size=60))
+@example("AAEDED proceeding succeeded exceeded")  # one Porter step left stems that stem again
 def test_tokenize_is_stable_on_its_own_output(text: str) -> None:
     terms = [t for t in tokenize(text) if "~" not in t]  # shortened terms are keys, not words
     assert tokenize(" ".join(terms)) == terms

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memdb import native
-from memdb.codec import unpack_value
+from memdb.codec import pack_value, unpack_value
 from memdb.episodes import (
     ID_TAIL_BYTES,
     LEVELS_PER_POINT,
@@ -66,6 +66,8 @@ _NO_HITS: dict[str, tuple[int, int]] = {}  # shared by matches without term post
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
 _TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT  # the id's bytes in an encoded key ending in an id
 _NO_OUTCOME = "-"
+_CODE_OF_PACKED = {pack_value(code): code for code in range(256)}  # index codes by their msgpack
+_LEVEL_OF_CODE = bytes(code >> 2 for code in range(256))  # a bytes.translate table: code -> level
 _QUESTION_WORDS = frozenset(
     stem(w)
     for w in """what happened happen happens did do does done tell show give list find get any anything everything
@@ -236,12 +238,78 @@ _Archived = tuple[str, dict[str, Any], dict[str, tuple[int, int]]]
 _Ranked = tuple[str, dict[str, Any], float, tuple[str, ...]]
 
 
+class _Column:
+    """The hot matches of one index range as columns, in the range's (ts, id) order: encoded
+    keys and index codes. Filled by C loops, so a large answer costs no Python step per match
+    until ranking, which looks only at the newest few of each relevance level."""
+
+    __slots__ = ("codes", "keys", "prefix")
+
+    def __init__(self, keys: list[bytes], codes: bytes, prefix: int) -> None:
+        self.keys = keys  # in (ts, id) order
+        self.codes = codes  # the index code of each key
+        self.prefix = prefix  # key[prefix:] is the encoded (ts, id) tail
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def tail(self, i: int) -> bytes:
+        return self.keys[i][self.prefix :]
+
+    def hot(self) -> list[_Hot]:
+        p = self.prefix
+        return [(k[p:], c, _NO_HITS) for k, c in zip(self.keys, self.codes, strict=True)]
+
+    def best(self, now_us: int, limit: int) -> list[int]:
+        """Positions of the matches whose score ``0.6 relevance/10 + 0.4 recency`` can reach the
+        top ``limit``, knowing each one's relevance level (a quarter point) and time.
+
+        Within one level a newer match bounds higher, so each level is walked newest first
+        (``rfind`` over the levels) and left as soon as a match falls below the cut so far,
+        one relevance level under the ``limit``-th best lower bound seen; the cut only rises.
+        """
+        n = len(self.keys)
+        if n <= limit:
+            return list(range(n))
+        levels = self.codes.translate(_LEVEL_OF_CODE)
+        keys, prefix = self.keys, self.prefix
+        best: list[float] = []  # a min-heap of the ``limit`` best lower bounds so far
+        seen: list[tuple[float, int]] = []
+        cut = -math.inf
+        for level in sorted(set(levels), reverse=True):
+            i = n
+            while (i := levels.rfind(level, 0, i)) != -1:
+                low = _RECENCY_LEVEL * level + 0.4 * math.pow(0.5, max(now_us - tail_ts(keys[i][prefix:]), 0) / _WEEK_US)
+                if low < cut:
+                    break  # older matches of this level bound lower still
+                seen.append((low, i))
+                if len(best) < limit:
+                    heapq.heappush(best, low)
+                elif low > best[0]:
+                    heapq.heapreplace(best, low)
+                if len(best) == limit:
+                    cut = best[0] - _RECENCY_LEVEL - 1e-9
+        return sorted(i for low, i in seen if low >= cut)
+
+
 @dataclass
 class _Found:
-    hot: list[_Hot]
+    listed: list[_Hot] | None = None
     archived: list[_Archived] = field(default_factory=list)
     total: int = 0
     counted: set[bytes] | None = None  # ids of every hot match when ``hot`` holds only the best
+    column: _Column | None = None  # the hot matches as columns, when one index range holds them all
+
+    @property
+    def hot(self) -> list[_Hot]:
+        """The hot matches as a list (built from the columns the first time it is asked for)."""
+        if self.listed is None:
+            self.listed = self.column.hot() if self.column is not None else []
+        return self.listed
+
+    @property
+    def hot_count(self) -> int:
+        return len(self.column) if self.column is not None and self.listed is None else len(self.hot)
 
 
 @dataclass
@@ -505,6 +573,25 @@ class Owner(OwnerMemory):
             srcs.append(("time", _tails(st.by_time, (owner,), lo, hi)))
         return srcs
 
+    def _single_range(self, q: _Query) -> tuple[Global, tuple[Any, ...]] | None:
+        """The one index range whose entries in the window are exactly the hot matches of a
+        query without text, if there is one (one tag, with or without an outcome; one session;
+        one kind and outcome; or nothing but the window)."""
+        owner, st = self.name, self.store
+        if q.any_tags:
+            return None
+        if q.tags:
+            if len(q.tags) > 1 or q.kind or q.session:
+                return None
+            if q.outcome:
+                return st.by_tag_outcome, (owner, q.tags[0], q.outcome)
+            return st.by_tag, (owner, q.tags[0])
+        if q.session:
+            return (st.by_session, (owner, q.session)) if not (q.kind or q.outcome) else None
+        if q.kind or q.outcome:
+            return (st.by_kind, (owner, q.kind, q.outcome)) if q.kind and q.outcome else None
+        return st.by_time, (owner,)
+
     def _matches(self, q: _Query, cap: int | None = None, keep: int | None = None) -> _Found:
         """Hot episodes matching ``q``, found from the indexes alone (no header or record is read),
         driven by the smallest index; archived ones (from their headers) when asked for. With
@@ -533,6 +620,15 @@ class Owner(OwnerMemory):
 
     def _matches_all(self, q: _Query, cap: int | None, keep: int | None) -> _Found:
         owner, st = self.name, self.store
+        whole = self._single_range(q) if cap is None and not q.scored_terms else None
+        if whole is not None:  # one range holds exactly the hot matches: read it as columns
+            g, subs = whole
+            keys, packed = g.raw_columns(subs, q.lo, q.hi)
+            found = _Found(column=_Column(keys, bytes(map(_CODE_OF_PACKED.__getitem__, packed)), len(g.key(subs))))
+            if q.include_archived:
+                found.archived = self._archived_matches(q, cap=None)
+            found.total = len(keys) + len(found.archived)
+            return found
         postings: dict[bytes, dict[str, tuple[int, int]]] = {}
         total_hint: int | None = None
         text_size = None
@@ -700,25 +796,35 @@ class Owner(OwnerMemory):
     def _rank(self, q: _Query, found: _Found, now: dt.datetime, limit: int) -> list[_Ranked]:
         """The ``limit`` best matches by the documented score, reading headers only for the few
         whose score bound (from the relevance level in their index code) can reach the top."""
-        hot, archived = found.hot, found.archived
-        if not (hot or archived) or limit == 0:
+        archived = found.archived
+        if not (found.hot_count or archived) or limit == 0:
             return []
         now_us = ts_micros(now)
-        bm25 = self._bm25(q, [hits for _, _, hits in hot] + [hits for _, _, hits in archived]) if q.terms else []
-        top_text = max(bm25, default=0.0) or 1.0
-        if q.terms:
-            picked = self._bounded_by_text(q, hot, bm25, top_text, now_us, limit)
+        bm25: list[float] = []
+        # (tail, term postings, bm25) of the hot matches that can reach the top ``limit``, in match order
+        picks: list[tuple[bytes, dict[str, tuple[int, int]], float]]
+        if found.column is not None and not q.terms:
+            column = found.column
+            picks = [(column.tail(i), _NO_HITS, 0.0) for i in column.best(now_us, limit)]
+            hot_count = len(column)
         else:
-            picked = _bounded_by_recency(hot, now_us, limit)
+            hot = found.hot
+            hot_count = len(hot)
+            if q.terms:
+                bm25 = self._bm25(q, [hits for _, _, hits in hot] + [hits for _, _, hits in archived])
+                picked = self._bounded_by_text(q, hot, bm25, max(bm25, default=0.0) or 1.0, now_us, limit)
+            else:
+                picked = _bounded_by_recency(hot, now_us, limit)
+            picks = [(hot[i][0], hot[i][2], bm25[i] if q.terms else 0.0) for i in picked]
+        top_text = max(bm25, default=0.0) or 1.0
         states = self.store.states
         chosen: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]], float]] = []
-        for i in picked:
-            tail, _, hits = hot[i]
+        for tail, hits, text in picks:
             eid = tail_id(tail)
             h = states.get((self.name, eid))
             if h is not None:
-                chosen.append((eid, h, hits, bm25[i] if q.terms else 0.0))
-        chosen += [(eid, h, hits, bm25[len(hot) + j] if q.terms else 0.0) for j, (eid, h, hits) in enumerate(archived)]
+                chosen.append((eid, h, hits, text))
+        chosen += [(eid, h, hits, bm25[hot_count + j] if q.terms else 0.0) for j, (eid, h, hits) in enumerate(archived)]
         scores = []
         for _, h, _, text in chosen:
             recency = 0.5 ** (max(now_us - ts_micros(h["ts"]), 0) / _WEEK_US)
@@ -803,39 +909,13 @@ def _bm25_term(idf: float, tf: int, dl: int, avgdl: float) -> float:
 
 
 def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
-    """Positions in ``hot`` whose score ``0.6 relevance/10 + 0.4 recency`` can reach the top
-    ``limit``, knowing each one's relevance level (a quarter point) and time, in hot's order.
-
-    Within one level a newer match always bounds higher, so only the newest ``limit`` of each
-    level set the cut, and each level is walked newest first until its bound falls below it:
-    the work beyond grouping follows the levels and ``limit``, not the matches.
-    """
+    """Positions in ``hot`` (in any order, e.g. a union of ranges) whose score can reach the
+    top ``limit``: ``_Column.best`` over the matches put in time order, in hot's order."""
     if len(hot) <= limit:
         return list(range(len(hot)))
-    tails = [m[0] for m in hot]
-    levels: dict[int, list[int]] = {}
-    for i, (_, code, _) in enumerate(hot):
-        bucket = levels.get(code >> 2)
-        if bucket is None:
-            levels[code >> 2] = [i]
-        else:
-            bucket.append(i)
-    for bucket in levels.values():
-        bucket.sort(key=tails.__getitem__, reverse=True)  # newest first (tails sort by time)
-
-    def low(i: int, level: int) -> float:
-        return _RECENCY_LEVEL * level + 0.4 * math.pow(0.5, max(now_us - tail_ts(tails[i]), 0) / _WEEK_US)
-
-    heads = [low(i, level) for level, bucket in levels.items() for i in bucket[:limit]]
-    cut = heapq.nlargest(limit, heads)[-1] - _RECENCY_LEVEL - 1e-9
-    picked = []
-    for level, bucket in levels.items():
-        for i in bucket:
-            if low(i, level) < cut:
-                break
-            picked.append(i)
-    picked.sort()  # hot's order, so ties rank as in a full scan
-    return picked
+    order = sorted(range(len(hot)), key=lambda i: hot[i][0])  # tails sort by (ts, id)
+    column = _Column([hot[i][0] for i in order], bytes(hot[i][1] for i in order), 0)
+    return sorted(order[j] for j in column.best(now_us, limit))  # hot's order, so ties rank as in a full scan
 
 
 def _without_window(interp: Interpretation) -> Interpretation:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import itertools
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol, runtime_checkable
@@ -37,6 +38,10 @@ class ReadTxn(Protocol):
 
     def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
         """The first item of ``scan(lo, hi, reverse)``, or None: one seek, no iterator."""
+
+    def scan_columns(self, lo: bytes, hi: bytes) -> tuple[list[bytes], list[bytes]]:
+        """The keys and the values of ``scan(lo, hi)`` as two lists, for callers that want a
+        whole range: a backend can fill them without a Python step per item."""
 
 
 @runtime_checkable
@@ -181,6 +186,23 @@ def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterato
                 ok = cur.prev()
 
 
+def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes) -> tuple[list[bytes], list[bytes]]:
+    # Keys, then values, each collected by C loops (py-lmdb's iterator, takewhile on bytes'
+    # own comparison, islice): about 0.1 µs per item against 0.5 µs for a Python loop.
+    if lo >= hi:
+        return [], []
+    cur: Any
+    with txn.cursor() as cur:
+        if not cur.set_range(lo):
+            return [], []
+        keys = list(itertools.takewhile(hi.__gt__, cur.iternext(keys=True, values=False)))
+        if not keys:
+            return [], []
+        cur.set_range(lo)
+        values = list(itertools.islice(cur.iternext(keys=False, values=True), len(keys)))
+    return keys, values
+
+
 def _first(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> tuple[bytes, bytes] | None:
     if lo >= hi:
         return None
@@ -227,6 +249,9 @@ class _LMDBRead:
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         return _scan(self._txn, lo, hi, reverse)
 
+    def scan_columns(self, lo: bytes, hi: bytes) -> tuple[list[bytes], list[bytes]]:
+        return _scan_columns(self._txn, lo, hi)
+
 
 class _LMDBWrite:
     """A write transaction that can be replayed into a larger map when LMDB reports MDB_MAP_FULL.
@@ -256,6 +281,9 @@ class _LMDBWrite:
 
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         return _scan(self._txns[-1], lo, hi, reverse)
+
+    def scan_columns(self, lo: bytes, hi: bytes) -> tuple[list[bytes], list[bytes]]:
+        return _scan_columns(self._txns[-1], lo, hi)
 
     def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
         return _first(self._txns[-1], lo, hi, reverse)

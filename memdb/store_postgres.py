@@ -401,6 +401,10 @@ class _PgTxn:
             return iter(())
         return self._scan(lo, hi, reverse)
 
+    def scan_columns(self, lo: bytes, hi: bytes) -> tuple[list[bytes], list[bytes]]:
+        items = list(self.scan(lo, hi))
+        return [k for k, _ in items], [v for _, v in items]
+
     def _scan(self, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
         # The first page matches the globals layer's chunk of 512; later pages grow, so a long scan costs few round trips.
         size = self._store._page_size

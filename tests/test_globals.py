@@ -1097,7 +1097,8 @@ def test_items_while_writing_visits_each_node_once(g: memdb.Global, many: list[t
 @pytest.mark.parametrize("in_snapshot", [False, True], ids=["chunked", "snapshot"])
 def test_raw_range_is_range_encoded(db: memdb.Database, g: memdb.Global, many: list[tuple[Subscripts, Any]], in_snapshot: bool) -> None:
     """raw_range yields range()'s nodes as encoded keys and packed values, in the same order,
-    with the same start/stop bounds; key(parent) prefixes every child's key."""
+    with the same start/stop bounds; key(parent) prefixes every child's key; raw_columns is
+    the same as two lists."""
     parent = g.key(("big",))
     with db.snapshot() if in_snapshot else contextlib.nullcontext():
         for start, stop in ((None, None), (3, None), (None, "k"), (2, 9)):
@@ -1106,6 +1107,7 @@ def test_raw_range_is_range_encoded(db: memdb.Database, g: memdb.Global, many: l
             assert [codec.decode(k, len(g.key())) for k, _ in raw] == [s for s, _ in decoded]
             assert [codec.unpack_value(v) for _, v in raw] == [v for _, v in decoded]
             assert all(k.startswith(parent) and g.raw_get(k) == v for k, v in raw)
+            assert g.raw_columns(("big",), start, stop) == ([k for k, _ in raw], [v for _, v in raw])
     assert len(list(g.raw_range(("big",)))) == len(many) - 1  # every node but ^T("big") itself
     assert g.raw_get(g.key(("nothing",))) is None
 

@@ -184,12 +184,27 @@ ranking_st = st.lists(
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ranking_st, st.sampled_from([{}, {"tags": ["a"]}, {"text": "alpha"}, {"any_tags": ["b", "c"], "text": "beta delta"}]))
+@given(
+    ranking_st,
+    st.sampled_from(
+        [
+            {},
+            {"tags": ["a"]},
+            {"tags": ["b"], "outcome": "failure", "since": NOW - dt.timedelta(days=9)},
+            {"kind": "debug", "outcome": "failure"},
+            {"any_tags": ["b", "c"]},  # a union of ranges: not in time order
+            {"text": "alpha"},
+            {"any_tags": ["b", "c"], "text": "beta delta"},
+        ]
+    ),
+)
 def test_top_k_equals_the_head_of_the_full_ranking(
     tmp_path_factory: pytest.TempPathFactory, eps: list[tuple[list[str], int, str, float | None, int]], query: dict[str, Any]
 ) -> None:
-    """The planner reads headers only for matches whose band-bounded score can reach the top k;
-    what it returns must be exactly the first k of the full ranking."""
+    """The planner reads headers only for matches whose level-bounded score can reach the top k,
+    best bound first, and stops once the k-th exact score beats every unread bound; what it
+    returns must be exactly the first k of the full ranking (one-range queries take the
+    columnar path, the others the listed one)."""
     with memdb.open(tmp_path_factory.mktemp("rank"), clock=lambda: NOW) as db:
         mem = db.owner("x")
         for i, (tags, hours, text, feedback, reads) in enumerate(eps):

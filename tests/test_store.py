@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memdb.errors import StoreClosedError
 from memdb.store import LMDBStore, Store
@@ -50,6 +52,25 @@ def test_scan_bounds_and_reverse(store: Store) -> None:
         assert [k for k, _ in r.scan(b"\x00", b"\xff", reverse=True)] == keys[::-1]
         assert list(r.scan(b"\x09", b"\x05")) == []
         assert [k for k, _ in r.scan(b"\x13", b"\xff", reverse=True)] == [b"\x13"]
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    keys=st.sets(st.binary(min_size=1, max_size=6), max_size=40),
+    lo=st.binary(max_size=6),
+    hi=st.binary(max_size=6),
+)
+def test_scan_columns_is_scan_in_two_lists(store: Store, keys: set[bytes], lo: bytes, hi: bytes) -> None:
+    """Same items and order as ``scan``, in a snapshot and inside a write (own writes seen)."""
+    with store.write() as w:
+        w.delete_range(b"", b"\xff" * 8)
+        for k in keys:
+            w.put(k, k[::-1] + b"v")
+        expected = list(w.scan(lo, hi))
+        assert w.scan_columns(lo, hi) == ([k for k, _ in expected], [v for _, v in expected])
+    with store.read() as r:
+        assert r.scan_columns(lo, hi) == ([k for k, _ in expected], [v for _, v in expected])
+    assert expected == sorted((k, k[::-1] + b"v") for k in keys if lo <= k < hi)
 
 
 def test_delete_range(store: Store) -> None:

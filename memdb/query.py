@@ -534,21 +534,35 @@ class Owner(OwnerMemory):
         note = f"Nothing found for {interp}."
         if q.lo is None or not (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
             return note
-        outside = self._matches(replace(q, lo=None, hi=None), cap=10_000)
-        stamps = [tail_ts(tail) for tail, _, _ in outside.hot] + [ts_micros(h["ts"]) for _, h, _ in outside.archived]
-        if not stamps:
+        before, latest, after, capped = self._outside(q)
+        if not (before or after):
             return note + " Nothing matches at any time either."
-        before = [t for t in stamps if t < q.lo]
-        after = len(stamps) - len(before)
         bits = []
-        if before:
-            bits.append(f"{len(before)} earlier (latest {from_micros(max(before)):%Y-%m-%d})")
+        if before:  # past the cap, the latest one before may not have been seen
+            bits.append(f"at least {before} earlier" if capped else f"{before} earlier (latest {from_micros(latest):%Y-%m-%d})")
         if after:
-            bits.append(f"{after} later")
+            bits.append(f"{'at least ' if capped else ''}{after} later")
         label = "in that window"
         if interp.window:
             label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
         return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}."
+
+    def _outside(self, q: _Query, cap: int = 10_000) -> tuple[int, int, int, bool]:
+        """Matches of ``q`` at any time before and after its window: (count before, time of the
+        latest before, count after, whether the counts stopped at ``cap``). One index range is
+        read as columns, exactly; otherwise the first ``cap`` matches are looked at."""
+        whole = None if q.include_archived else self._single_range(q)
+        if whole is not None:
+            g, subs = whole
+            earlier, _ = g.raw_columns(subs, None, q.lo)
+            later = len(g.raw_columns(subs, q.hi, None)[0]) if q.hi is not None else 0
+            latest = tail_ts(earlier[-1][len(g.key(subs)) :]) if earlier else 0
+            return len(earlier), latest, later, False
+        outside = self._matches(replace(q, lo=None, hi=None), cap=cap)
+        stamps = [tail_ts(tail) for tail, _, _ in outside.hot] + [ts_micros(h["ts"]) for _, h, _ in outside.archived]
+        assert q.lo is not None
+        before = [t for t in stamps if t < q.lo]
+        return len(before), max(before, default=0), len(stamps) - len(before), len(outside.hot) >= cap
 
     def _sources(self, q: _Query) -> list[tuple[str, Iterator[tuple[bytes, bytes]]]]:
         """Candidate streams, one per usable index, each yielding (encoded (ts, id) tail, code)
@@ -578,7 +592,7 @@ class Owner(OwnerMemory):
         query without text, if there is one (one tag, with or without an outcome; one session;
         one kind and outcome; or nothing but the window)."""
         owner, st = self.name, self.store
-        if q.any_tags:
+        if q.any_tags or q.scored_terms:
             return None
         if q.tags:
             if len(q.tags) > 1 or q.kind or q.session:
@@ -620,7 +634,7 @@ class Owner(OwnerMemory):
 
     def _matches_all(self, q: _Query, cap: int | None, keep: int | None) -> _Found:
         owner, st = self.name, self.store
-        whole = self._single_range(q) if cap is None and not q.scored_terms else None
+        whole = self._single_range(q) if cap is None else None
         if whole is not None:  # one range holds exactly the hot matches: read it as columns
             g, subs = whole
             keys, packed = g.raw_columns(subs, q.lo, q.hi)

@@ -281,6 +281,27 @@ def test_ask_honest_empty_with_earlier_matches(team: Owner) -> None:
     assert "Nothing" in r.as_context(500)
 
 
+def test_honest_empty_counts_both_sides_exactly(team: Owner) -> None:
+    """The note counts the matches before and after an empty window, the same whether one index
+    range holds the matches (read as columns) or the planner intersects several."""
+    tagged = team.recall(tags=["project-x"], limit=50).memories
+    since, until = at(26), at(26, 23)
+    before = [m.episode.ts for m in tagged if m.episode.ts < since]
+    after = [m.episode.ts for m in tagged if m.episode.ts >= until]
+    assert before and after and len(before) + len(after) == len(tagged)
+    expected = f"{len(before)} earlier (latest {max(before):%Y-%m-%d}) and {len(after)} later."
+    one_range = team.recall(tags=["project-x"], since=since, until=until)
+    intersected = team.recall(tags=["project-x"], any_tags=["project-x"], since=since, until=until)
+    for r in (one_range, intersected):
+        assert not r.found and r.total == 0
+        assert r.note.endswith(expected), r.note
+    worded = [m.episode.ts for m in team.recall(text="migration", limit=50).memories]
+    r = team.recall(text="migration", since=since, until=until)  # text never reads one range
+    early, late = [t for t in worded if t < since], [t for t in worded if t >= until]
+    assert early and late and not r.found
+    assert r.note.endswith(f"; {len(early)} earlier (latest {max(early):%Y-%m-%d}) and {len(late)} later.")
+
+
 def test_ask_honest_empty_when_nothing_at_all(team: Owner) -> None:
     r = team.ask("kubernetes autoscaler")
     assert not r.found and "Nothing found" in r.note and "kubernetes" in r.note

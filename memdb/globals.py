@@ -375,12 +375,15 @@ class Global:
         where its subscripts sit in the key can slice them instead of decoding every key."""
         return self._scan_raw(*self._children_bounds(subs, start, stop))
 
-    def raw_columns(self, subs: Any = (), start: Subscript | None = None, stop: Subscript | None = None) -> tuple[list[bytes], list[bytes]]:
-        """``raw_range`` as two lists (encoded keys, packed values) read in one snapshot: for a
-        caller that wants the whole range, at a fraction of the cost of iterating it."""
+    def raw_columns(
+        self, subs: Any = (), start: Subscript | None = None, stop: Subscript | None = None, reverse: bool = False, limit: int | None = None
+    ) -> tuple[list[bytes], list[bytes]]:
+        """``raw_range`` as two lists (encoded keys, packed values; the last ``limit`` first if
+        ``reverse``) read in one snapshot: for a caller that wants a whole range, or its first
+        ``limit`` nodes, at a fraction of the cost of iterating it."""
         lo, hi = self._children_bounds(subs, start, stop)
         with self._space.reader() as txn:
-            return txn.scan_columns(lo, hi)
+            return txn.scan_columns(lo, hi, reverse, limit)
 
     def leaf_items(self, subs: Any = ()) -> Iterator[tuple[Subscript, Any]]:
         """(last subscript, value) of the nodes one level below ``subs`` that have values,

@@ -534,35 +534,37 @@ class Owner(OwnerMemory):
         note = f"Nothing found for {interp}."
         if q.lo is None or not (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
             return note
-        before, latest, after, capped = self._outside(q)
+        before, latest, after, more_before, more_after = self._outside(q)
         if not (before or after):
             return note + " Nothing matches at any time either."
         bits = []
-        if before:  # past the cap, the latest one before may not have been seen
-            bits.append(f"at least {before} earlier" if capped else f"{before} earlier (latest {from_micros(latest):%Y-%m-%d})")
+        if before:
+            latest_day = f" (latest {from_micros(latest):%Y-%m-%d})" if latest is not None else ""
+            bits.append(f"{'at least ' if more_before else ''}{before} earlier{latest_day}")
         if after:
-            bits.append(f"{'at least ' if capped else ''}{after} later")
+            bits.append(f"{'at least ' if more_after else ''}{after} later")
         label = "in that window"
         if interp.window:
             label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
         return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}."
 
-    def _outside(self, q: _Query, cap: int = 10_000) -> tuple[int, int, int, bool]:
-        """Matches of ``q`` at any time before and after its window: (count before, time of the
-        latest before, count after, whether the counts stopped at ``cap``). One index range is
-        read as columns, exactly; otherwise the first ``cap`` matches are looked at."""
+    def _outside(self, q: _Query, cap: int = 10_000) -> tuple[int, int | None, int, bool, bool]:
+        """Matches of ``q`` before and after its window: (count before, time of the latest
+        before if known, count after, whether each count stopped at ``cap``). One index range is
+        read as columns, from the window outwards; otherwise the first ``cap`` matches of all
+        time are looked at."""
         whole = None if q.include_archived else self._single_range(q)
         if whole is not None:
             g, subs = whole
-            earlier, _ = g.raw_columns(subs, None, q.lo)
-            later = len(g.raw_columns(subs, q.hi, None)[0]) if q.hi is not None else 0
-            latest = tail_ts(earlier[-1][len(g.key(subs)) :]) if earlier else 0
-            return len(earlier), latest, later, False
+            earlier, _ = g.raw_columns(subs, None, q.lo, reverse=True, limit=cap + 1)  # one more says "more"
+            later = len(g.raw_columns(subs, q.hi, None, limit=cap + 1)[0]) if q.hi is not None else 0
+            latest = tail_ts(earlier[0][len(g.key(subs)) :]) if earlier else None
+            return min(len(earlier), cap), latest, min(later, cap), len(earlier) > cap, later > cap
         outside = self._matches(replace(q, lo=None, hi=None), cap=cap)
         stamps = [tail_ts(tail) for tail, _, _ in outside.hot] + [ts_micros(h["ts"]) for _, h, _ in outside.archived]
-        assert q.lo is not None
-        before = [t for t in stamps if t < q.lo]
-        return len(before), max(before, default=0), len(stamps) - len(before), len(outside.hot) >= cap
+        capped = len(outside.hot) >= cap
+        before = [t for t in stamps if q.lo is None or t < q.lo]
+        return len(before), None if capped else max(before, default=None), len(stamps) - len(before), capped, capped
 
     def _sources(self, q: _Query) -> list[tuple[str, Iterator[tuple[bytes, bytes]]]]:
         """Candidate streams, one per usable index, each yielding (encoded (ts, id) tail, code)

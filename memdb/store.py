@@ -7,9 +7,9 @@ LMDB errors are translated here into ``memdb.errors``.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
-import itertools
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol, runtime_checkable
@@ -39,9 +39,10 @@ class ReadTxn(Protocol):
     def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
         """The first item of ``scan(lo, hi, reverse)``, or None: one seek, no iterator."""
 
-    def scan_columns(self, lo: bytes, hi: bytes) -> tuple[list[bytes], list[bytes]]:
-        """The keys and the values of ``scan(lo, hi)`` as two lists, for callers that want a
-        whole range: a backend can fill them without a Python step per item."""
+    def scan_columns(self, lo: bytes, hi: bytes, reverse: bool = False, limit: int | None = None) -> tuple[list[bytes], list[bytes]]:
+        """The keys and the values of the first ``limit`` items (all if None) of
+        ``scan(lo, hi, reverse)`` as two lists, for callers that want a whole range: a backend
+        can fill them without a Python step per item."""
 
 
 @runtime_checkable
@@ -186,21 +187,29 @@ def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterato
                 ok = cur.prev()
 
 
-def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes) -> tuple[list[bytes], list[bytes]]:
+def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, limit: int | None) -> tuple[list[bytes], list[bytes]]:
     # Keys, then values, each collected by C loops (py-lmdb's iterator, takewhile on bytes'
     # own comparison, islice): about 0.1 µs per item against 0.5 µs for a Python loop.
-    if lo >= hi:
+    if lo >= hi or (limit is not None and limit <= 0):
         return [], []
     cur: Any
     with txn.cursor() as cur:
-        if not cur.set_range(lo):
-            return [], []
-        keys = list(itertools.takewhile(hi.__gt__, cur.iternext(keys=True, values=False)))
-        if not keys:
-            return [], []
-        cur.set_range(lo)
-        values = list(itertools.islice(cur.iternext(keys=False, values=True), len(keys)))
-    return keys, values
+        if reverse:
+            if not (cur.prev() if cur.set_range(hi) else cur.last()):
+                return [], []
+            start = cur.key()
+            keys = list(itertools.islice(itertools.takewhile(lo.__le__, cur.iterprev(keys=True, values=False)), limit))
+            if keys:
+                cur.set_key(start)
+                values = list(itertools.islice(cur.iterprev(keys=False, values=True), len(keys)))
+        else:
+            if not cur.set_range(lo):
+                return [], []
+            keys = list(itertools.islice(itertools.takewhile(hi.__gt__, cur.iternext(keys=True, values=False)), limit))
+            if keys:
+                cur.set_range(lo)
+                values = list(itertools.islice(cur.iternext(keys=False, values=True), len(keys)))
+    return (keys, values) if keys else ([], [])
 
 
 def _first(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> tuple[bytes, bytes] | None:
@@ -249,8 +258,8 @@ class _LMDBRead:
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         return _scan(self._txn, lo, hi, reverse)
 
-    def scan_columns(self, lo: bytes, hi: bytes) -> tuple[list[bytes], list[bytes]]:
-        return _scan_columns(self._txn, lo, hi)
+    def scan_columns(self, lo: bytes, hi: bytes, reverse: bool = False, limit: int | None = None) -> tuple[list[bytes], list[bytes]]:
+        return _scan_columns(self._txn, lo, hi, reverse, limit)
 
 
 class _LMDBWrite:
@@ -282,8 +291,8 @@ class _LMDBWrite:
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         return _scan(self._txns[-1], lo, hi, reverse)
 
-    def scan_columns(self, lo: bytes, hi: bytes) -> tuple[list[bytes], list[bytes]]:
-        return _scan_columns(self._txns[-1], lo, hi)
+    def scan_columns(self, lo: bytes, hi: bytes, reverse: bool = False, limit: int | None = None) -> tuple[list[bytes], list[bytes]]:
+        return _scan_columns(self._txns[-1], lo, hi, reverse, limit)
 
     def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
         return _first(self._txns[-1], lo, hi, reverse)

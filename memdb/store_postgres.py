@@ -26,6 +26,7 @@ psycopg 3 is imported only when a store is opened: ``pip install 'memdb[postgres
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import random
 import re
@@ -401,8 +402,8 @@ class _PgTxn:
             return iter(())
         return self._scan(lo, hi, reverse)
 
-    def scan_columns(self, lo: bytes, hi: bytes) -> tuple[list[bytes], list[bytes]]:
-        items = list(self.scan(lo, hi))
+    def scan_columns(self, lo: bytes, hi: bytes, reverse: bool = False, limit: int | None = None) -> tuple[list[bytes], list[bytes]]:
+        items = list(itertools.islice(self.scan(lo, hi, reverse), limit)) if limit is None or limit > 0 else []
         return [k for k, _ in items], [v for _, v in items]
 
     def _scan(self, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[bytes, bytes]]:

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memdb
+from memdb.episodes import ts_micros
 from memdb.errors import ValidationError
 from memdb.query import Owner
 
@@ -295,6 +296,8 @@ def test_honest_empty_counts_both_sides_exactly(team: Owner) -> None:
     for r in (one_range, intersected):
         assert not r.found and r.total == 0
         assert r.note.endswith(expected), r.note
+    capped = team._outside(team._compile(one_range.interpretation), cap=1)  # counts stop at the cap, from the window out
+    assert capped == (1, ts_micros(max(before)), 1, len(before) > 1, len(after) > 1)
     worded = [m.episode.ts for m in team.recall(text="migration", limit=50).memories]
     r = team.recall(text="migration", since=since, until=until)  # text never reads one range
     early, late = [t for t in worded if t < since], [t for t in worded if t >= until]

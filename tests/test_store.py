@@ -59,18 +59,22 @@ def test_scan_bounds_and_reverse(store: Store) -> None:
     keys=st.sets(st.binary(min_size=1, max_size=6), max_size=40),
     lo=st.binary(max_size=6),
     hi=st.binary(max_size=6),
+    reverse=st.booleans(),
+    limit=st.none() | st.integers(0, 45),
 )
-def test_scan_columns_is_scan_in_two_lists(store: Store, keys: set[bytes], lo: bytes, hi: bytes) -> None:
-    """Same items and order as ``scan``, in a snapshot and inside a write (own writes seen)."""
+def test_scan_columns_is_scan_in_two_lists(store: Store, keys: set[bytes], lo: bytes, hi: bytes, reverse: bool, limit: int | None) -> None:
+    """The first ``limit`` items of ``scan`` in two lists, in a snapshot and inside a write
+    (which sees its own writes)."""
     with store.write() as w:
         w.delete_range(b"", b"\xff" * 8)
         for k in keys:
             w.put(k, k[::-1] + b"v")
-        expected = list(w.scan(lo, hi))
-        assert w.scan_columns(lo, hi) == ([k for k, _ in expected], [v for _, v in expected])
+        expected = list(w.scan(lo, hi, reverse))[:limit]
+        assert w.scan_columns(lo, hi, reverse, limit) == ([k for k, _ in expected], [v for _, v in expected])
     with store.read() as r:
-        assert r.scan_columns(lo, hi) == ([k for k, _ in expected], [v for _, v in expected])
-    assert expected == sorted((k, k[::-1] + b"v") for k in keys if lo <= k < hi)
+        assert r.scan_columns(lo, hi, reverse, limit) == ([k for k, _ in expected], [v for _, v in expected])
+    inside = sorted((k, k[::-1] + b"v") for k in keys if lo <= k < hi)
+    assert expected == (inside[::-1] if reverse else inside)[:limit]
 
 
 def test_delete_range(store: Store) -> None:

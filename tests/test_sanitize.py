@@ -449,6 +449,35 @@ def test_idempotent(texts: dict[str, str]) -> None:
     assert once.keys() == texts.keys()
 
 
+hinted_text = st.lists(
+    st.one_of(
+        noise,
+        st.sampled_from(PII_SAMPLES),
+        st.sampled_from(["sk-", "ghp_", "xoxb-", "AKIA", "AIza", "eyJ", "Bearer ", "BEARER ", "-----BEGIN", "@", ":", "="]),
+        st.text("abcxyzABCXYZ_-. \n", min_size=1, max_size=30),
+    ),
+    max_size=8,
+).map("".join)
+
+
+@given(st.dictionaries(st.sampled_from(["summary", "content", "lesson"]), hinted_text))
+def test_the_no_hint_shortcut_changes_nothing(texts: dict[str, str]) -> None:
+    """Text in which ``_MAYBE_PII`` finds nothing skips the built-in detectors; running them on
+    every text must give the same result (the shortcut is only a shortcut)."""
+    import memdb.sanitize as sanitize_module
+
+    fast = S.scan(texts)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sanitize_module, "_MAYBE_PII", re.compile(""))  # matches every text
+        slow = S.scan(texts)
+    assert fast == slow
+
+
+def test_extra_patterns_run_on_text_without_a_hint() -> None:
+    out = RegexSanitizer(extra={"EMPLOYEE_ID": r"EMP[A-Z]{4}"}).sanitize({"summary": "badge EMPABCD today"})
+    assert out == {"summary": "badge <EMPLOYEE_ID_1> today"}
+
+
 @given(email=st.emails(), other=st.emails())
 def test_same_value_same_placeholder_across_fields(email: str, other: str) -> None:
     assume(email.casefold() != other.casefold())

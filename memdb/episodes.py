@@ -25,7 +25,7 @@ Every index entry is written in the same transaction as its record (``Globals.ap
 The time-ordered indexes share one layout, so the query layer works on encoded keys: every
 entry ends in the same encoded ``(ts_us, id)`` tail (ids have a fixed length, so the id is a
 slice of it), and ``key(prefix) + tail`` tests membership in another index with one lookup.
-Their value, ``code``, is the episode's relevance in quarter points and its outcome
+Their value, ``code``, is the episode's relevance to 1/25 of a point and its outcome
 (``index_code``): filtering by outcome and bounding relevance need no header read; a change of
 level rewrites the entries.
 """
@@ -66,7 +66,9 @@ from memdb.text import term_counts
 
 __all__ = [
     "ID_TAIL_BYTES",
+    "CODE_OF_PACKED",
     "LEVELS_PER_POINT",
+    "MAX_CODE",
     "OUTCOME_OF_CODE",
     "CheckReport",
     "EpisodeStore",
@@ -110,22 +112,27 @@ def from_micros(us: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=us)
 
 
-LAYOUT = 5  # the index layout this code writes (see upgrade_layout)
-LEVELS_PER_POINT = 4  # index codes hold relevance to a quarter point
+LAYOUT = 6  # the index layout this code writes (see upgrade_layout)
+# Index codes hold relevance to 1/25 of a point: fine enough that ranking reads few headers
+# (one level is 0.0024 of a recency-ranked score), coarse enough that a level fits a byte.
+LEVELS_PER_POINT = 25
 # An id is 29 ASCII characters; encoded as a subscript it is a type byte, the id and a terminator.
 ID_TAIL_BYTES = 31
 OUTCOME_OF_CODE: tuple[str | None, ...] = (None, "success", "partial", "failure")
 _CODE_OF_OUTCOME = {o: i for i, o in enumerate(OUTCOME_OF_CODE)}
+MAX_CODE = 10 * LEVELS_PER_POINT << 2 | 3
+CODE_OF_PACKED: dict[bytes, int] = {codec.pack_value(c): c for c in range(MAX_CODE + 1)}
+"""Index codes by their packed value: decoding one is a dict lookup."""
 
 
 def relevance_level(relevance: float) -> int:
-    """Relevance 0-10 in quarter points, 0-40 (floor): what index codes keep of it."""
+    """Relevance 0-10 in 25ths of a point, 0-250 (floor): what index codes keep of it."""
     return max(0, min(10 * LEVELS_PER_POINT, int(relevance * LEVELS_PER_POINT)))
 
 
 def index_code(relevance: float, outcome: str | None) -> int:
     """The value of an episode's time-ordered index entries: relevance level * 4 + outcome
-    (0 none, 1 success, 2 partial, 3 failure), at most 163: the last byte of its msgpack."""
+    (0 none, 1 success, 2 partial, 3 failure), at most ``MAX_CODE`` (``CODE_OF_PACKED`` reads it)."""
     return relevance_level(relevance) << 2 | _CODE_OF_OUTCOME[outcome]
 
 
@@ -356,7 +363,8 @@ class EpisodeStore:
         """Bring a database written by an older memdb to the current index layout, in place and
         idempotently (layouts 1 and 2: index entries held an empty value or the relevance band;
         layout 3 holds ``index_code``; layout 4 adds the tag+outcome index; layout 5 stems to a
-        fixpoint, so the text postings are rebuilt from the records).
+        fixpoint, so the text postings are rebuilt from the records; layout 6 keeps relevance
+        to 1/25 of a point instead of a quarter).
         Returns how many episodes were rewritten; a current database costs one read. The
         layout is recorded last, so an interrupted upgrade runs again on the next open."""
         old = self.meta.get(("layout",))

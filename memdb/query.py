@@ -3,9 +3,11 @@
 The planner starts from the most selective index (a tag's time range, a kind+outcome time
 range, a session, the text postings, or the time index) and filters its entries from the
 indexes alone: every entry ends in the same encoded (ts, id) tail and carries the episode's
-relevance (to a quarter point) and outcome, so each other filter is one key lookup and no header is read
-to filter. It then ranks the survivors, reading headers (``^EPST``) only for those whose
-score, bounded through that level, can still reach the top ``limit``:
+relevance (to 1/25 of a point) and outcome, so each other filter is one key lookup and no
+header is read to filter. When one index range holds exactly the matches (one tag, say, and
+a window), it is read as columns by C loops. The survivors are ranked by reading headers
+(``^EPST``) only for those whose score, bounded through their level, can still reach the top
+``limit``:
 
     with text:    score = 0.9 * bm25 / max_bm25 + 0.05 * relevance / 10 + 0.05 * recency (+ 0.1 if a boost tag)
     without text: score = 0.6 * relevance / 10 + 0.4 * recency
@@ -32,10 +34,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memdb import native
-from memdb.codec import pack_value, unpack_value
+from memdb.codec import unpack_value
 from memdb.episodes import (
+    CODE_OF_PACKED,
     ID_TAIL_BYTES,
     LEVELS_PER_POINT,
+    MAX_CODE,
     OUTCOME_OF_CODE,
     OwnerMemory,
     episode_day,
@@ -62,12 +66,11 @@ _PROBE = 1024
 _WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
 _ID_SLICE = slice(-ID_TAIL_BYTES + 1, -1)
 _NO_HITS: dict[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
-# What one relevance level (a quarter point) is worth in each score, i.e. how loose a bound is.
+# What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
 _TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT  # the id's bytes in an encoded key ending in an id
 _NO_OUTCOME = "-"
-_CODE_OF_PACKED = {pack_value(code): code for code in range(256)}  # index codes by their msgpack
-_LEVEL_OF_CODE = bytes(code >> 2 for code in range(256))  # a bytes.translate table: code -> level
+_LEVEL_OF_CODE = tuple(code >> 2 for code in range(MAX_CODE + 1))
 _QUESTION_WORDS = frozenset(
     stem(w)
     for w in """what happened happen happens did do does done tell show give list find get any anything everything
@@ -243,11 +246,12 @@ class _Column:
     keys and index codes. Filled by C loops, so a large answer costs no Python step per match
     until ranking, which looks only at the newest few of each relevance level."""
 
-    __slots__ = ("codes", "keys", "prefix")
+    __slots__ = ("codes", "keys", "levels", "prefix")
 
-    def __init__(self, keys: list[bytes], codes: bytes, prefix: int) -> None:
+    def __init__(self, keys: list[bytes], codes: list[int], prefix: int) -> None:
         self.keys = keys  # in (ts, id) order
         self.codes = codes  # the index code of each key
+        self.levels = bytes(map(_LEVEL_OF_CODE.__getitem__, codes))  # their relevance levels, one byte each
         self.prefix = prefix  # key[prefix:] is the encoded (ts, id) tail
 
     def __len__(self) -> int:
@@ -262,7 +266,7 @@ class _Column:
 
     def best(self, now_us: int, limit: int) -> list[int]:
         """Positions of the matches whose score ``0.6 relevance/10 + 0.4 recency`` can reach the
-        top ``limit``, knowing each one's relevance level (a quarter point) and time.
+        top ``limit``, knowing each one's relevance level (1/25 of a point) and time.
 
         Within one level a newer match bounds higher, so each level is walked newest first
         (``rfind`` over the levels) and left as soon as a match falls below the cut so far,
@@ -271,8 +275,7 @@ class _Column:
         n = len(self.keys)
         if n <= limit:
             return list(range(n))
-        levels = self.codes.translate(_LEVEL_OF_CODE)
-        keys, prefix = self.keys, self.prefix
+        levels, keys, prefix = self.levels, self.keys, self.prefix
         best: list[float] = []  # a min-heap of the ``limit`` best lower bounds so far
         seen: list[tuple[float, int]] = []
         cut = -math.inf
@@ -548,7 +551,7 @@ class Owner(OwnerMemory):
             label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
         return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}."
 
-    def _outside(self, q: _Query, cap: int = 10_000) -> tuple[int, int | None, int, bool, bool]:
+    def _outside(self, q: _Query, cap: int = 1_000) -> tuple[int, int | None, int, bool, bool]:
         """Matches of ``q`` before and after its window: (count before, time of the latest
         before if known, count after, whether each count stopped at ``cap``). One index range is
         read as columns, from the window outwards; otherwise the first ``cap`` matches of all
@@ -640,7 +643,7 @@ class Owner(OwnerMemory):
         if whole is not None:  # one range holds exactly the hot matches: read it as columns
             g, subs = whole
             keys, packed = g.raw_columns(subs, q.lo, q.hi)
-            found = _Found(column=_Column(keys, bytes(map(_CODE_OF_PACKED.__getitem__, packed)), len(g.key(subs))))
+            found = _Found(column=_Column(keys, list(map(CODE_OF_PACKED.__getitem__, packed)), len(g.key(subs))))
             if q.include_archived:
                 found.archived = self._archived_matches(q, cap=None)
             found.total = len(keys) + len(found.archived)
@@ -736,12 +739,13 @@ class Owner(OwnerMemory):
         terms = [(t, st.postings.key((owner, t))) for t in looked_up]
         required = bool(q.terms and q.terms_required)
         match = set(q.terms)
+        code_of = CODE_OF_PACKED
         if not (tags or any_tags or kinds or session or window or terms or postings) and driver_name != "any tag":
             # nothing to look up and no repeats (only any_tags' ranges overlap): keep or drop by code
             if outcome is None:
-                out = [(tail, raw[-1], _NO_HITS) for tail, raw in itertools.islice(driver, cap)]
+                out = [(tail, code_of[raw], _NO_HITS) for tail, raw in itertools.islice(driver, cap)]
             else:
-                out = [(tail, c, _NO_HITS) for tail, raw in driver if (c := raw[-1]) & 3 == outcome]
+                out = [(tail, c, _NO_HITS) for tail, raw in driver if (c := code_of[raw]) & 3 == outcome]
                 if cap is not None:  # (only the empty-answer note caps)
                     del out[cap:]
             return out
@@ -751,7 +755,7 @@ class Owner(OwnerMemory):
         with self._space.reader() as txn:
             get = txn.get
             for tail, raw in driver:
-                code = raw[-1]  # the code is msgpack's last byte (a fixint, or 0xcc and one byte)
+                code = code_of[raw]
                 if outcome is not None and code & 3 != outcome:
                     continue
                 if window and not lo <= tail_ts(tail) < hi:
@@ -930,7 +934,7 @@ def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
     if len(hot) <= limit:
         return list(range(len(hot)))
     order = sorted(range(len(hot)), key=lambda i: hot[i][0])  # tails sort by (ts, id)
-    column = _Column([hot[i][0] for i in order], bytes(hot[i][1] for i in order), 0)
+    column = _Column([hot[i][0] for i in order], [hot[i][1] for i in order], 0)
     return sorted(order[j] for j in column.best(now_us, limit))  # hot's order, so ties rank as in a full scan
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import memdb
 from memdb import codec
-from memdb.episodes import episode_day, id_tail, index_code, new_id, relevance_level, tail_id, tail_ts, ts_micros
+from memdb.episodes import LAYOUT, LEVELS_PER_POINT, episode_day, id_tail, index_code, new_id, relevance_level, tail_id, tail_ts, ts_micros
 from memdb.errors import ConfigError, NotFoundError, SanitizerError, ValidationError
 from memdb.sanitize import RegexSanitizer
 
@@ -379,7 +379,7 @@ def test_index_values_carry_band_and_outcome(edb: memdb.Database) -> None:
     mem = edb.owner("ana")
     ep = mem.record("debug", "deploy broke", outcome="failure", tags=["project-x"])
     code = index_code(ep.relevance, "failure")
-    assert code & 3 == 3 and code >> 2 == relevance_level(ep.relevance) == int(ep.relevance * 4)
+    assert code & 3 == 3 and code >> 2 == relevance_level(ep.relevance) == int(ep.relevance * LEVELS_PER_POINT)
     assert [v for _, v in edb.globals["EPG"].items(("ana", "project-x"))] == [code]
     assert [v for _, v in edb.globals["EPT"].items(("ana",))] == [code]
     edb.globals["EPT"].set(next(iter(edb.globals["EPT"].keys(("ana",)))), code ^ 3)
@@ -413,7 +413,7 @@ def test_upgrade_layout_rewrites_a_layout_1_database(tmp_path: Path, clock: Cloc
         assert not db.check().ok
     with memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok
-        assert db.globals["META"].get(("layout",)) == 5
+        assert db.globals["META"].get(("layout",)) == LAYOUT
         assert db.owner("ana").recall(tags=["project-x"], outcome="failure", limit=10).total == 4
         assert db.episodes.upgrade_layout() == 0
 
@@ -436,6 +436,26 @@ def test_upgrade_layout_rebuilds_postings_of_an_older_stemmer(tmp_path: Path, cl
     with memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok
         assert [m.episode.id for m in db.owner("ana").recall(text="proceeding")] == [ep.id]
+
+
+def test_upgrade_layout_refines_quarter_point_codes(tmp_path: Path, clock: Clock) -> None:
+    """Layout 5 kept relevance in index codes to a quarter point; opening such a database
+    rewrites every code to the current level (1/25 of a point)."""
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        mem = db.owner("ana")
+        eps = [mem.record("debug", f"deploy {i}", outcome="failure", tags=["x"]) for i in range(3)]
+        mem.feedback(eps[0].id, 1.0)
+        g = db.globals
+        with db.transaction():
+            for name in ("EPT", "EPG", "EPGO", "EPK", "EPS", "EPB"):
+                for subs, code in list(g[name].items()):
+                    g[name].set(subs, (code >> 2) * 4 // LEVELS_PER_POINT << 2 | code & 3)
+            g["META"].set(("layout",), 5)
+        assert not db.check().ok
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+        headers = {e.id: db.owner("ana").peek(e.id).relevance for e in eps}
+        assert {v for _, v in db.globals["EPG"].items(("ana",))} == {index_code(r, "failure") for r in headers.values()}
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

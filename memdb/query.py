@@ -302,6 +302,7 @@ class _Found:
     total: int = 0
     counted: set[bytes] | None = None  # ids of every hot match when ``hot`` holds only the best
     column: _Column | None = None  # the hot matches as columns, when one index range holds them all
+    boosted: set[bytes] | None = None  # tails of the hot matches holding a boost tag, when all are known
 
     @property
     def hot(self) -> list[_Hot]:
@@ -626,7 +627,9 @@ class Owner(OwnerMemory):
         """
         if q.boost_tags and q.terms and q.terms_required and not q.any_tags:
             worded = self._matches_all(q, cap, keep)
-            tagged = self._matches_all(replace(q, any_tags=q.boost_tags, terms_required=False), cap, None)
+            # A tagged episode holding an asked term is among the worded ones (with its postings);
+            # the others hold none, so only the tags' own words are looked up for them.
+            tagged = self._matches_all(replace(q, any_tags=q.boost_tags, terms=(), terms_required=False), cap, None)
             have = {m[0] for m in worded.hot}
             extra = [m for m in tagged.hot if m[0] not in have]
             worded.hot.extend(extra[: None if cap is None else max(cap - len(worded.hot), 0)])
@@ -634,6 +637,8 @@ class Owner(OwnerMemory):
             worded.archived.extend(a for a in tagged.archived if a[0] not in archived_ids)
             counted = worded.counted if worded.counted is not None else {m[0][_ID_SLICE] for m in worded.hot}
             worded.total = len(counted | {m[0][_ID_SLICE] for m in tagged.hot}) + len(worded.archived)
+            if cap is None:  # every tagged match in the window is known, so the boost needs no lookup
+                worded.boosted = {m[0] for m in tagged.hot}
             return worded
         return self._matches_all(q, cap, keep)
 
@@ -832,7 +837,7 @@ class Owner(OwnerMemory):
             hot_count = len(hot)
             if q.terms:
                 bm25 = self._bm25(q, [hits for _, _, hits in hot] + [hits for _, _, hits in archived])
-                picked = self._bounded_by_text(q, hot, bm25, max(bm25, default=0.0) or 1.0, now_us, limit)
+                picked = self._bounded_by_text(q, hot, found.boosted, bm25, max(bm25, default=0.0) or 1.0, now_us, limit)
             else:
                 picked = _bounded_by_recency(hot, now_us, limit)
             picks = [(hot[i][0], hot[i][2], bm25[i] if q.terms else 0.0) for i in picked]
@@ -859,16 +864,19 @@ class Owner(OwnerMemory):
             out.append((eid, h, scores[i], _why(q, h, hits, text)))
         return out
 
-    def _bounded_by_text(self, q: _Query, hot: list[_Hot], bm25: list[float], top_text: float, now_us: int, limit: int) -> list[int]:
+    def _bounded_by_text(
+        self, q: _Query, hot: list[_Hot], boosted: set[bytes] | None, bm25: list[float], top_text: float, now_us: int, limit: int
+    ) -> list[int]:
         """Positions in ``hot`` whose text score, exact recency and tag boost, with relevance at
-        the bottom of its level, leave them within one level (0.05 / 40) of the top ``limit``."""
-        boost = [self.store.by_tag.key((self.name, t)) for t in q.boost_tags]
+        the bottom of its level, leave them within one level (``_TEXT_LEVEL``) of the top
+        ``limit``. The boost is looked up unless ``boosted`` holds every boosted tail."""
+        boost = [self.store.by_tag.key((self.name, t)) for t in q.boost_tags] if boosted is None else []
         lows: list[float] = []
         with self._space.reader() as txn:
             get = txn.get
             for i, (tail, code, _) in enumerate(hot):
                 low = 0.9 * bm25[i] / top_text + _TEXT_LEVEL * (code >> 2) + 0.05 * 0.5 ** (max(now_us - tail_ts(tail), 0) / _WEEK_US)
-                if boost and any(get(p + tail) is not None for p in boost):
+                if (boosted is not None and tail in boosted) or (boost and any(get(p + tail) is not None for p in boost)):
                     low += 0.1
                 lows.append(low)
         if len(lows) <= limit:

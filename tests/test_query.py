@@ -224,6 +224,30 @@ def test_top_k_equals_the_head_of_the_full_ranking(
         assert db.check().ok
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ranking_st, st.sampled_from(["gamma b", "alpha delta c", "beta a"]))
+def test_ask_top_k_with_a_boost_tag_equals_the_head_of_its_full_ranking(
+    tmp_path_factory: pytest.TempPathFactory, eps: list[tuple[list[str], int, str, float | None, int]], question: str
+) -> None:
+    """With a tag and words, ask ranks the union (tag boost +0.1); the bounded ranking, which
+    takes the boost from the tagged matches it already read, returns the head of the full one."""
+    with memdb.open(tmp_path_factory.mktemp("boost"), clock=lambda: NOW) as db:
+        mem = db.owner("x")
+        mem.record("debug", "every tag", outcome="failure", tags=["a", "b", "c", "d"], ts=NOW - dt.timedelta(days=20))  # all known
+        for i, (tags, hours, text, feedback, _) in enumerate(eps):
+            e = mem.record("debug", f"ep{i} {text}", outcome="failure", tags=tags, ts=NOW - dt.timedelta(hours=hours, minutes=i))
+            if feedback is not None:
+                mem.feedback(e.id, feedback)
+        db.flush()
+        everything = mem.ask(question, now=NOW, limit=100)
+        assert everything.interpretation.boost_tags
+        full = [(m.episode.id, m.score) for m in everything]
+        for k in (1, 2, 3, 5):
+            top = mem.ask(question, now=NOW, limit=k)
+            assert [(m.episode.id, m.score) for m in top] == full[:k]
+            assert top.total == everything.total
+
+
 # --- ask ---------------------------------------------------------------------------------------
 
 

@@ -65,8 +65,8 @@ from memdb.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.text import term_counts
 
 __all__ = [
-    "ID_TAIL_BYTES",
     "CODE_OF_PACKED",
+    "ID_TAIL_BYTES",
     "LEVELS_PER_POINT",
     "MAX_CODE",
     "OUTCOME_OF_CODE",

@@ -64,11 +64,11 @@ B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
 _WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
-_ID_SLICE = slice(-ID_TAIL_BYTES + 1, -1)
+_ID_SLICE = slice(-ID_TAIL_BYTES + 1, -1)  # the id's bytes in an encoded key ending in an id
 _NO_HITS: dict[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
 # What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
-_TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT  # the id's bytes in an encoded key ending in an id
+_TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT
 _NO_OUTCOME = "-"
 _LEVEL_OF_CODE = tuple(code >> 2 for code in range(MAX_CODE + 1))
 _QUESTION_WORDS = frozenset(
@@ -826,6 +826,7 @@ class Owner(OwnerMemory):
             return []
         now_us = ts_micros(now)
         bm25: list[float] = []
+        top_text = 1.0
         # (tail, term postings, bm25) of the hot matches that can reach the top ``limit``, in match order
         picks: list[tuple[bytes, dict[str, tuple[int, int]], float]]
         if found.column is not None and not q.terms:
@@ -837,11 +838,11 @@ class Owner(OwnerMemory):
             hot_count = len(hot)
             if q.terms:
                 bm25 = self._bm25(q, [hits for _, _, hits in hot] + [hits for _, _, hits in archived])
-                picked = self._bounded_by_text(q, hot, found.boosted, bm25, max(bm25, default=0.0) or 1.0, now_us, limit)
+                top_text = max(bm25, default=0.0) or 1.0
+                picked = self._bounded_by_text(q, hot, found.boosted, bm25, top_text, now_us, limit)
             else:
                 picked = _bounded_by_recency(hot, now_us, limit)
             picks = [(hot[i][0], hot[i][2], bm25[i] if q.terms else 0.0) for i in picked]
-        top_text = max(bm25, default=0.0) or 1.0
         states = self.store.states
         chosen: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]], float]] = []
         for tail, hits, text in picks:

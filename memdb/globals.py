@@ -378,9 +378,10 @@ class Global:
     def raw_columns(
         self, subs: Any = (), start: Subscript | None = None, stop: Subscript | None = None, reverse: bool = False, limit: int | None = None
     ) -> tuple[list[bytes], list[bytes]]:
-        """``raw_range`` as two lists (encoded keys, packed values; the last ``limit`` first if
-        ``reverse``) read in one snapshot: for a caller that wants a whole range, or its first
-        ``limit`` nodes, at a fraction of the cost of iterating it."""
+        """``raw_range`` as two lists (encoded keys, packed values; in descending order if
+        ``reverse``, at most ``limit`` of them) read in one snapshot: for a caller that wants a
+        whole range, or the first ``limit`` nodes from one end, at a fraction of the cost of
+        iterating it."""
         lo, hi = self._children_bounds(subs, start, stop)
         with self._space.reader() as txn:
             return txn.scan_columns(lo, hi, reverse, limit)

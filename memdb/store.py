@@ -189,7 +189,8 @@ def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterato
 
 def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, limit: int | None) -> tuple[list[bytes], list[bytes]]:
     # Keys, then values, each collected by C loops (py-lmdb's iterator, takewhile on bytes'
-    # own comparison, islice): about 0.1 µs per item against 0.5 µs for a Python loop.
+    # own comparison, islice): about 0.17 µs per item (measured on 2,053 index entries)
+    # against about 0.5 µs for a Python loop over scan().
     if lo >= hi or (limit is not None and limit <= 0):
         return [], []
     cur: Any

@@ -294,6 +294,21 @@ class _Column:
                     cut = best[0] - _RECENCY_LEVEL - 1e-9
         return sorted(i for low, i in seen if low >= cut)
 
+    def reaching(self, floor: float, base: float, level_weight: float, recency_weight: float, now_us: int) -> list[int]:
+        """Positions whose score bound ``base + level_weight * (level + 1) + recency_weight *
+        recency`` is at least ``floor``: each level walked newest first, left at the first
+        match below it (older ones bound lower)."""
+        levels, keys, prefix = self.levels, self.keys, self.prefix
+        out: list[int] = []
+        for level in set(levels):
+            top = base + level_weight * (level + 1)
+            i = len(keys)
+            while (i := levels.rfind(level, 0, i)) != -1:
+                if top + recency_weight * math.pow(0.5, max(now_us - tail_ts(keys[i][prefix:]), 0) / _WEEK_US) + 1e-9 < floor:
+                    break
+                out.append(i)
+        return sorted(out)
+
 
 @dataclass
 class _Found:
@@ -303,6 +318,9 @@ class _Found:
     counted: set[bytes] | None = None  # ids of every hot match when ``hot`` holds only the best
     column: _Column | None = None  # the hot matches as columns, when one index range holds them all
     boosted: set[bytes] | None = None  # tails of the hot matches holding a boost tag, when all are known
+    # matches through a boost tag alone, not yet looked up (tails, in time order): ranking looks
+    # up only those whose score bound can reach the top (their text is the tag's own words at most)
+    pending: _Column | None = None
 
     @property
     def hot(self) -> list[_Hot]:
@@ -313,7 +331,9 @@ class _Found:
 
     @property
     def hot_count(self) -> int:
-        return len(self.column) if self.column is not None and self.listed is None else len(self.hot)
+        """How many hot matches there are, without building the list or looking anything up."""
+        listed = len(self.column) if self.column is not None and self.listed is None else len(self.hot)
+        return listed + len(self.pending or ())
 
 
 @dataclass
@@ -627,6 +647,19 @@ class Owner(OwnerMemory):
         """
         if q.boost_tags and q.terms and q.terms_required and not q.any_tags:
             worded = self._matches_all(q, cap, keep)
+            if cap is None and len(q.boost_tags) == 1 and not (q.kind or q.outcome or q.session or q.include_archived):
+                # the tag's matches are its range in the window: read it as columns, look up nothing yet
+                g, subs = self.store.by_tag, (self.name, q.boost_tags[0])
+                keys, packed = g.raw_columns(subs, q.lo, q.hi)
+                n = len(g.key(subs))
+                tails = [k[n:] for k in keys]
+                have = {m[0] for m in worded.hot}
+                alone = [(t, CODE_OF_PACKED[raw]) for t, raw in zip(tails, packed, strict=True) if t not in have]
+                worded.pending = _Column([t for t, _ in alone], [c for _, c in alone], 0)
+                worded.boosted = set(tails)
+                counted = worded.counted if worded.counted is not None else {m[0][_ID_SLICE] for m in worded.hot}
+                worded.total = len(counted.union(t[_ID_SLICE] for t in tails)) + len(worded.archived)
+                return worded
             # A tagged episode holding an asked term is among the worded ones (with its postings);
             # the others hold none, so only the tags' own words are looked up for them.
             tagged = self._matches_all(replace(q, any_tags=q.boost_tags, terms=(), terms_required=False), cap, None)
@@ -835,6 +868,9 @@ class Owner(OwnerMemory):
             hot_count = len(column)
         else:
             hot = found.hot
+            if found.pending:
+                hot.extend(self._reachable(q, hot, found.pending, found.boosted, now_us, limit))
+                found.pending = None
             hot_count = len(hot)
             if q.terms:
                 bm25 = self._bm25(q, [hits for _, _, hits in hot] + [hits for _, _, hits in archived])
@@ -870,7 +906,18 @@ class Owner(OwnerMemory):
     ) -> list[int]:
         """Positions in ``hot`` whose text score, exact recency and tag boost, with relevance at
         the bottom of its level, leave them within one level (``_TEXT_LEVEL``) of the top
-        ``limit``. The boost is looked up unless ``boosted`` holds every boosted tail."""
+        ``limit``."""
+        lows = self._text_lows(q, hot, boosted, bm25, top_text, now_us)
+        if len(lows) <= limit:
+            return list(range(len(lows)))
+        cut = heapq.nlargest(limit, lows)[-1] - _TEXT_LEVEL - 1e-9
+        return [i for i, low in enumerate(lows) if low >= cut]
+
+    def _text_lows(
+        self, q: _Query, hot: list[_Hot], boosted: set[bytes] | None, bm25: list[float], top_text: float, now_us: int
+    ) -> list[float]:
+        """Each match's score with its relevance at the bottom of its level. The boost is looked
+        up unless ``boosted`` holds every boosted tail."""
         boost = [self.store.by_tag.key((self.name, t)) for t in q.boost_tags] if boosted is None else []
         lows: list[float] = []
         with self._space.reader() as txn:
@@ -880,10 +927,42 @@ class Owner(OwnerMemory):
                 if (boosted is not None and tail in boosted) or (boost and any(get(p + tail) is not None for p in boost)):
                     low += 0.1
                 lows.append(low)
-        if len(lows) <= limit:
-            return list(range(len(lows)))
-        cut = heapq.nlargest(limit, lows)[-1] - _TEXT_LEVEL - 1e-9
-        return [i for i, low in enumerate(lows) if low >= cut]
+        return lows
+
+    def _reachable(
+        self, q: _Query, worded: list[_Hot], pending: _Column, boosted: set[bytes] | None, now_us: int, limit: int
+    ) -> list[_Hot]:
+        """The matches through a boost tag alone that can still reach the top ``limit``, with
+        the postings of the tag's own words looked up.
+
+        Their BM25 counts only those words, so it is below ``sum(idf * (k1 + 1))``. When that
+        is no more than the best worded BM25 (so the normalisation stays the worded one) and
+        ``limit`` worded matches exist, a pending match whose score bound (that text, relevance
+        at the top of its level, exact recency, the boost) is below the ``limit``-th worded
+        lower bound cannot rank, and is counted without being read."""
+        idf, _ = self._bm25_weights(q)
+        ceiling = sum(idf[t] * (K1 + 1) for t in q.rank_terms)  # BM25 per term stays below idf * (k1 + 1)
+        bm25 = self._bm25(q, [hits for _, _, hits in worded])
+        top = max(bm25, default=0.0)
+        chosen: Iterable[int] = range(len(pending))
+        if len(worded) >= limit and top > 0 and ceiling <= top:
+            lows = self._text_lows(q, worded, boosted, bm25, top, now_us)
+            floor = heapq.nlargest(limit, lows)[-1] if limit else math.inf
+            chosen = pending.reaching(floor, 0.9 * ceiling / top + 0.1, _TEXT_LEVEL, 0.05, now_us)
+        prefixes = [(t, self.store.postings.key((self.name, t))) for t in q.rank_terms]
+        out: list[_Hot] = []
+        with self._space.reader() as txn:
+            get = txn.get
+            for i in chosen:
+                tail, code = pending.tail(i), pending.codes[i]
+                hits: dict[str, tuple[int, int]] = {}
+                for term, prefix in prefixes:
+                    raw = get(prefix + tail[-ID_TAIL_BYTES:])
+                    if raw is not None:
+                        tf, dl = unpack_value(raw)
+                        hits[term] = (tf, dl)
+                out.append((tail, code, hits or _NO_HITS))
+        return out
 
     def _bm25_weights(self, q: _Query) -> tuple[dict[str, float], float]:
         """BM25's idf of each query term and the average document length, from the statistics."""

@@ -225,16 +225,19 @@ def test_top_k_equals_the_head_of_the_full_ranking(
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ranking_st, st.sampled_from(["gamma b", "alpha delta c", "beta a"]))
+@given(ranking_st, st.sampled_from(["gamma b", "alpha delta c", "beta alpha", "delta alpha", "gamma alpha"]))
 def test_ask_top_k_with_a_boost_tag_equals_the_head_of_its_full_ranking(
     tmp_path_factory: pytest.TempPathFactory, eps: list[tuple[list[str], int, str, float | None, int]], question: str
 ) -> None:
-    """With a tag and words, ask ranks the union (tag boost +0.1); the bounded ranking, which
-    takes the boost from the tagged matches it already read, returns the head of the full one."""
+    """With a tag and words, ask ranks the union (tag boost +0.1). The bounded ranking takes
+    the boost from the tagged matches it read and skips tagged-only ones whose bound cannot
+    reach the top (tag "alpha" is also a word, so its own postings rank them); it must return
+    the head of the full ranking."""
     with memdb.open(tmp_path_factory.mktemp("boost"), clock=lambda: NOW) as db:
         mem = db.owner("x")
-        mem.record("debug", "every tag", outcome="failure", tags=["a", "b", "c", "d"], ts=NOW - dt.timedelta(days=20))  # all known
+        mem.record("debug", "every tag", outcome="failure", tags=["alpha", "b", "c", "d"], ts=NOW - dt.timedelta(days=20))  # all known
         for i, (tags, hours, text, feedback, _) in enumerate(eps):
+            tags = ["alpha" if t == "a" else t for t in tags]
             e = mem.record("debug", f"ep{i} {text}", outcome="failure", tags=tags, ts=NOW - dt.timedelta(hours=hours, minutes=i))
             if feedback is not None:
                 mem.feedback(e.id, feedback)
@@ -246,6 +249,30 @@ def test_ask_top_k_with_a_boost_tag_equals_the_head_of_its_full_ranking(
             top = mem.ask(question, now=NOW, limit=k)
             assert [(m.episode.id, m.score) for m in top] == full[:k]
             assert top.total == everything.total
+
+
+def test_ask_ranks_a_tagged_only_match_above_weak_word_matches(tmp_path: Path) -> None:
+    """A match through the tag alone (no asked word) outranks weak word matches when its tag's
+    own words score well: the bound that lets ranking skip tagged-only matches must keep it."""
+    with memdb.open(tmp_path / "tagged", clock=lambda: NOW) as db:
+        mem = db.owner("x")
+        old = NOW - dt.timedelta(days=20)
+        strong = mem.record("debug", "zeta zeta zeta report", outcome="failure", ts=old)
+        for i in range(2):
+            weak = mem.record("debug", f"zeta note number {i} with many more words in it", outcome="failure", ts=old)
+            mem.feedback(weak.id, -1.0)
+        tagged = mem.record("debug", "alpha alpha alpha", outcome="failure", tags=["alpha"], ts=NOW - dt.timedelta(hours=1))
+        mem.feedback(tagged.id, 1.0)
+        for i in range(10):  # "alpha" is common, "zeta" rare: the tag's words score below the best word match
+            mem.record("debug", f"alpha filler {i}", outcome="success", ts=old)
+        for i in range(15):
+            mem.record("debug", f"misc entry {i}", outcome="success", ts=old)
+        db.flush()
+        full = mem.ask("zeta alpha", now=NOW, limit=50)
+        assert full.interpretation.boost_tags == ("alpha",) and full.interpretation.rank_terms == ("alpha",)
+        top = mem.ask("zeta alpha", now=NOW, limit=2)
+        assert [m.episode.id for m in top] == [m.episode.id for m in full][:2] == [strong.id, tagged.id]
+        assert top.total == full.total == 4
 
 
 # --- ask ---------------------------------------------------------------------------------------

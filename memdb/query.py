@@ -868,17 +868,21 @@ class Owner(OwnerMemory):
             hot_count = len(column)
         else:
             hot = found.hot
-            if found.pending:
-                hot.extend(self._reachable(q, hot, found.pending, found.boosted, now_us, limit))
-                found.pending = None
-            hot_count = len(hot)
             if q.terms:
-                bm25 = self._bm25(q, [hits for _, _, hits in hot] + [hits for _, _, hits in archived])
+                bm25 = self._bm25(q, [hits for _, _, hits in hot])
+                lows: list[float] = []  # of hot's first matches, when already known
+                if found.pending:  # (only with a boost tag, hence with terms)
+                    extras, lows = self._reachable(q, hot, bm25, found.pending, found.boosted, now_us, limit)
+                    hot.extend(extras)
+                    bm25 += self._bm25(q, [hits for _, _, hits in extras])
+                    found.pending = None
+                bm25 += self._bm25(q, [hits for _, _, hits in archived])
                 top_text = max(bm25, default=0.0) or 1.0
-                picked = self._bounded_by_text(q, hot, found.boosted, bm25, top_text, now_us, limit)
+                picked = self._bounded_by_text(q, hot, found.boosted, bm25, top_text, now_us, limit, lows)
             else:
                 picked = _bounded_by_recency(hot, now_us, limit)
             picks = [(hot[i][0], hot[i][2], bm25[i] if q.terms else 0.0) for i in picked]
+            hot_count = len(hot)
         states = self.store.states
         chosen: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]], float]] = []
         for tail, hits, text in picks:
@@ -902,12 +906,20 @@ class Owner(OwnerMemory):
         return out
 
     def _bounded_by_text(
-        self, q: _Query, hot: list[_Hot], boosted: set[bytes] | None, bm25: list[float], top_text: float, now_us: int, limit: int
+        self,
+        q: _Query,
+        hot: list[_Hot],
+        boosted: set[bytes] | None,
+        bm25: list[float],
+        top_text: float,
+        now_us: int,
+        limit: int,
+        known: list[float],
     ) -> list[int]:
         """Positions in ``hot`` whose text score, exact recency and tag boost, with relevance at
         the bottom of its level, leave them within one level (``_TEXT_LEVEL``) of the top
-        ``limit``."""
-        lows = self._text_lows(q, hot, boosted, bm25, top_text, now_us)
+        ``limit``. ``known`` holds those lower bounds for hot's first matches, if computed."""
+        lows = known + self._text_lows(q, hot[len(known) :], boosted, bm25[len(known) :], top_text, now_us)
         if len(lows) <= limit:
             return list(range(len(lows)))
         cut = heapq.nlargest(limit, lows)[-1] - _TEXT_LEVEL - 1e-9
@@ -930,10 +942,11 @@ class Owner(OwnerMemory):
         return lows
 
     def _reachable(
-        self, q: _Query, worded: list[_Hot], pending: _Column, boosted: set[bytes] | None, now_us: int, limit: int
-    ) -> list[_Hot]:
+        self, q: _Query, worded: list[_Hot], bm25: list[float], pending: _Column, boosted: set[bytes] | None, now_us: int, limit: int
+    ) -> tuple[list[_Hot], list[float]]:
         """The matches through a boost tag alone that can still reach the top ``limit``, with
-        the postings of the tag's own words looked up.
+        the postings of the tag's own words looked up; and the worded matches' lower bounds
+        when they were computed (they then stay valid: the best BM25 is a worded one).
 
         Their BM25 counts only those words, so it is below ``sum(idf * (k1 + 1))``. When that
         is no more than the best worded BM25 (so the normalisation stays the worded one) and
@@ -942,9 +955,9 @@ class Owner(OwnerMemory):
         lower bound cannot rank, and is counted without being read."""
         idf, _ = self._bm25_weights(q)
         ceiling = sum(idf[t] * (K1 + 1) for t in q.rank_terms)  # BM25 per term stays below idf * (k1 + 1)
-        bm25 = self._bm25(q, [hits for _, _, hits in worded])
         top = max(bm25, default=0.0)
         chosen: Iterable[int] = range(len(pending))
+        lows: list[float] = []
         if len(worded) >= limit and top > 0 and ceiling <= top:
             lows = self._text_lows(q, worded, boosted, bm25, top, now_us)
             floor = heapq.nlargest(limit, lows)[-1] if limit else math.inf
@@ -962,7 +975,7 @@ class Owner(OwnerMemory):
                         tf, dl = unpack_value(raw)
                         hits[term] = (tf, dl)
                 out.append((tail, code, hits or _NO_HITS))
-        return out
+        return out, lows
 
     def _bm25_weights(self, q: _Query) -> tuple[dict[str, float], float]:
         """BM25's idf of each query term and the average document length, from the statistics."""

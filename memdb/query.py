@@ -647,31 +647,28 @@ class Owner(OwnerMemory):
         """
         if q.boost_tags and q.terms and q.terms_required and not q.any_tags:
             worded = self._matches_all(q, cap, keep)
+            have = {m[0] for m in worded.hot}
             if cap is None and len(q.boost_tags) == 1 and not (q.kind or q.outcome or q.session or q.include_archived):
                 # the tag's matches are its range in the window: read it as columns, look up nothing yet
                 g, subs = self.store.by_tag, (self.name, q.boost_tags[0])
                 keys, packed = g.raw_columns(subs, q.lo, q.hi)
                 n = len(g.key(subs))
-                tails = [k[n:] for k in keys]
-                have = {m[0] for m in worded.hot}
-                alone = [(t, CODE_OF_PACKED[raw]) for t, raw in zip(tails, packed, strict=True) if t not in have]
+                tagged_tails = [k[n:] for k in keys]
+                alone = [(t, CODE_OF_PACKED[raw]) for t, raw in zip(tagged_tails, packed, strict=True) if t not in have]
                 worded.pending = _Column([t for t, _ in alone], [c for _, c in alone], 0)
-                worded.boosted = set(tails)
-                counted = worded.counted if worded.counted is not None else {m[0][_ID_SLICE] for m in worded.hot}
-                worded.total = len(counted.union(t[_ID_SLICE] for t in tails)) + len(worded.archived)
-                return worded
-            # A tagged episode holding an asked term is among the worded ones (with its postings);
-            # the others hold none, so only the tags' own words are looked up for them.
-            tagged = self._matches_all(replace(q, any_tags=q.boost_tags, terms=(), terms_required=False), cap, None)
-            have = {m[0] for m in worded.hot}
-            extra = [m for m in tagged.hot if m[0] not in have]
-            worded.hot.extend(extra[: None if cap is None else max(cap - len(worded.hot), 0)])
-            archived_ids = {a[0] for a in worded.archived}
-            worded.archived.extend(a for a in tagged.archived if a[0] not in archived_ids)
-            counted = worded.counted if worded.counted is not None else {m[0][_ID_SLICE] for m in worded.hot}
-            worded.total = len(counted | {m[0][_ID_SLICE] for m in tagged.hot}) + len(worded.archived)
+            else:
+                # A tagged episode holding an asked term is among the worded ones (with its postings);
+                # the others hold none, so only the tags' own words are looked up for them.
+                tagged = self._matches_all(replace(q, any_tags=q.boost_tags, terms=(), terms_required=False), cap, None)
+                tagged_tails = [m[0] for m in tagged.hot]
+                extra = [m for m in tagged.hot if m[0] not in have]
+                worded.hot.extend(extra[: None if cap is None else max(cap - len(worded.hot), 0)])
+                archived_ids = {a[0] for a in worded.archived}
+                worded.archived.extend(a for a in tagged.archived if a[0] not in archived_ids)
+            counted = worded.counted if worded.counted is not None else {tail[_ID_SLICE] for tail in have}
+            worded.total = len(counted.union(t[_ID_SLICE] for t in tagged_tails)) + len(worded.archived)
             if cap is None:  # every tagged match in the window is known, so the boost needs no lookup
-                worded.boosted = {m[0] for m in tagged.hot}
+                worded.boosted = set(tagged_tails)
             return worded
         return self._matches_all(q, cap, keep)
 

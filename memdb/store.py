@@ -8,9 +8,10 @@ LMDB errors are translated here into ``memdb.errors``.
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol, runtime_checkable
 
@@ -52,6 +53,9 @@ class WriteTxn(ReadTxn, Protocol):
     def put(self, key: bytes, value: bytes) -> None:
         """Set ``key`` to ``value``."""
 
+    def put_many(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        """``put`` each (key, value) in order: one call for a batch, so a backend can loop in C."""
+
     def delete(self, key: bytes) -> bool:
         """Remove ``key``; True if it existed."""
 
@@ -83,6 +87,8 @@ class Store(Protocol):
 _MIN_MAP = 1 << 20
 _GROW_WHEN_USED = 0.75
 _REPLAY_ATTEMPTS = 8
+_first_of = operator.itemgetter(0)
+LMDB_MAX_KEY_BYTES = 511  # the bundled LMDB's compile-time limit (Environment.max_key_size())
 
 
 class _SharedEnv:
@@ -277,7 +283,7 @@ class _LMDBWrite:
     def __init__(self, store: LMDBStore, txn: lmdb.Transaction) -> None:
         self._store = store
         self._txns = [txn]
-        self._log: list[tuple[int, bytes, bytes]] = []
+        self._log: list[tuple[int, Any, bytes]] = []  # (op, key or put_many's items, value or range end)
         self._marks: list[int] = []
         self._start_id = txn.id()
 
@@ -311,6 +317,26 @@ class _LMDBWrite:
         except lmdb.Error as exc:
             self._log.pop()
             raise _translate(exc, "put") from None
+
+    def put_many(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        if not items:
+            return
+        items = tuple(items)  # logged for replay below: a caller's list may change afterwards
+        # Checked before the first put: LMDB would stop half-way, with the log not knowing where.
+        sizes = list(map(len, map(_first_of, items)))
+        if not min(sizes) or max(sizes) > LMDB_MAX_KEY_BYTES:
+            bad = next(k for k, _ in items if not k or len(k) > LMDB_MAX_KEY_BYTES)
+            raise StoreError(f"put_many: key of {len(bad)} bytes is empty or longer than LMDB allows ({bad[:40]!r}...)")
+        self._log.append((3, items, b""))  # the batch is logged whole: one entry, replayed by putmulti
+        try:
+            with self._txns[-1].cursor() as cur:
+                cur.putmulti(items)
+        except lmdb.MapFullError:
+            self._retry_after_growth()  # the log holds everything before this batch: replay, then redo it whole
+            self.put_many(items)
+        except lmdb.Error as exc:
+            self._log.pop()
+            raise _translate(exc, "put_many") from None
 
     def delete(self, key: bytes) -> bool:
         self._log.append((1, key, b""))
@@ -398,6 +424,9 @@ class _LMDBWrite:
                     for op, a, b in self._log[start:end]:
                         if op == 0:
                             txns[-1].put(a, b)
+                        elif op == 3:
+                            with txns[-1].cursor() as cur:
+                                cur.putmulti(a)
                         elif op == 1:
                             txns[-1].delete(a)
                         else:

@@ -33,7 +33,7 @@ import re
 import select
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -433,6 +433,12 @@ class _PgTxn:
         self._puts[key] = value
         if len(self._puts) >= _PUT_ROWS:
             self._flush_puts(bulk=True)
+
+    def put_many(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        if any(not k for k, _ in items):
+            raise StoreError("put_many: the empty key cannot be stored")
+        for key, value in items:
+            self.put(key, value)
 
     def delete(self, key: bytes) -> bool:
         return bool(self._query(self._sql.delete, (key,), key, key + b"\x00")[0][0])

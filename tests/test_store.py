@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memdb.errors import StoreClosedError
-from memdb.store import LMDBStore, Store
+from memdb.errors import StoreClosedError, StoreError
+from memdb.store import LMDB_MAX_KEY_BYTES, LMDBStore, Store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,6 +75,34 @@ def test_scan_columns_is_scan_in_two_lists(store: Store, keys: set[bytes], lo: b
         assert r.scan_columns(lo, hi, reverse, limit) == ([k for k, _ in expected], [v for _, v in expected])
     inside = sorted((k, k[::-1] + b"v") for k in keys if lo <= k < hi)
     assert expected == (inside[::-1] if reverse else inside)[:limit]
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    before=st.dictionaries(st.binary(min_size=1, max_size=4), st.binary(max_size=4), max_size=20),
+    batch=st.lists(st.tuples(st.binary(min_size=1, max_size=4), st.binary(max_size=4)), max_size=40),
+)
+def test_put_many_is_puts_in_order(store: Store, before: dict[bytes, bytes], batch: list[tuple[bytes, bytes]]) -> None:
+    """put_many leaves what the same puts one by one would: later duplicates win, others stay."""
+    with store.write() as w:
+        w.delete_range(b"\x00", b"\xff" * 8)
+        w.put_many(sorted(before.items()))
+    with store.write() as w:
+        w.put_many(batch)
+    expected = dict(before)
+    for k, v in batch:
+        expected[k] = v
+    with store.read() as r:
+        assert list(r.scan(b"\x00", b"\xff" * 8)) == sorted(expected.items())
+
+
+def test_put_many_with_an_empty_key_writes_none_of_the_batch(store: Store) -> None:
+    with store.write() as w:
+        w.put(b"kept", b"1")
+    with pytest.raises(StoreError, match=r"put_many: .*empty"), store.write() as w:
+        w.put_many([(b"a", b"1"), (b"", b"2"), (b"z", b"3")])
+    with store.read() as r:
+        assert list(r.scan(b"\x00", b"\xff")) == [(b"kept", b"1")]
 
 
 def test_delete_range(store: Store) -> None:
@@ -166,6 +194,37 @@ def test_growth_inside_savepoint_keeps_rollback_semantics(tmp_path: Path) -> Non
         w.put(b"b", b"2")
     with s.read() as r:
         assert r.get(b"a") == b"1" and r.get(b"b") == b"2" and r.get(b"in000001") is None
+    s.close()
+
+
+def test_lmdb_put_many_refuses_a_key_over_lmdbs_limit_before_writing(tmp_path: Path) -> None:
+    s = LMDBStore(tmp_path / "k", map_size=1 << 20)
+    assert s._env.max_key_size() == LMDB_MAX_KEY_BYTES
+    with pytest.raises(StoreError, match=f"put_many: key of {LMDB_MAX_KEY_BYTES + 1} bytes"), s.write() as w:
+        w.put_many([(b"a", b"1"), (b"k" * (LMDB_MAX_KEY_BYTES + 1), b"2")])
+    with s.write() as w:  # the longest key LMDB allows is fine
+        w.put_many([(b"k" * LMDB_MAX_KEY_BYTES, b"x")])
+    with s.read() as r:
+        assert [k for k, _ in r.scan(b"\x00", b"\xff")] == [b"k" * LMDB_MAX_KEY_BYTES]
+    s.close()
+
+
+def test_put_many_grows_the_map_mid_batch_and_keeps_savepoints(tmp_path: Path) -> None:
+    """A batch that fills the map is replayed whole after growth, inside a savepoint too; a
+    savepoint that raises after such a batch still rolls back alone."""
+    s = LMDBStore(tmp_path / "pm", map_size=1 << 20)
+    value = os.urandom(2000)
+    with s.write() as w:
+        w.put(b"a", b"1")
+        with w.savepoint():
+            w.put_many([(b"kept%06d" % i, value) for i in range(2000)])
+        with pytest.raises(RuntimeError), w.savepoint():
+            w.put_many([(b"gone%06d" % i, value) for i in range(3000)])
+            raise RuntimeError("boom")
+        w.put_many([(b"b", b"2")])
+    with s.read() as r:
+        assert r.get(b"a") == b"1" and r.get(b"b") == b"2" and r.get(b"gone000001") is None
+        assert sum(1 for _ in r.scan(b"kept", b"kept\xff")) == 2000 and r.get(b"kept001999") == value
     s.close()
 
 

@@ -7,8 +7,9 @@ themselves, as in M. Transactions are per thread and nest through store savepoin
 
 from __future__ import annotations
 
+import operator
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Final
 
@@ -27,6 +28,9 @@ __all__ = ["Global", "Globals"]
 
 _MISSING: Final = object()
 _CHUNK: Final = 512
+
+
+_key_of = operator.itemgetter(0)
 
 
 def _as_subs(subs: Any) -> Subscripts:
@@ -80,11 +84,18 @@ class Globals:
         return txn
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """All-or-nothing across globals; nests (an inner block that raises rolls back alone)."""
+    def transaction(self, savepoint: bool = True) -> Iterator[None]:
+        """All-or-nothing across globals; nests (an inner block that raises rolls back alone).
+
+        ``savepoint=False`` joins an enclosing transaction as it is: for blocks that check
+        everything before their first write, where a nested transaction buys nothing.
+        """
         if getattr(self._local, "read", None) is not None:
             raise ReadOnlyTransactionError("transaction: cannot write inside a read-only snapshot (leave the snapshot first)")
         outer = self._write_txn()
+        if outer is not None and not savepoint:
+            yield
+            return
         if outer is not None:
             pending: list[dict[tuple[str, Subscripts], list[Any]]] = self._local.pending
             pending.append({})
@@ -118,17 +129,53 @@ class Globals:
         """
         subs = _as_subs(subs)
         if self._write_txn() is None:
-            self._apply_deferred({(g.name, subs): [g, subs, delta, drop_zero]})
+            with self.transaction():  # applied at its commit
+                self.defer_increment(g, subs, delta, drop_zero)
             return
         # keyed by the tuple, not its encoding: equal subscripts (1 and 1.0 too) are equal tuples
         entry = self._local.pending[-1].setdefault((g.name, subs), [g, subs, 0, drop_zero])
         entry[2] += delta
 
+    def defer_increments(self, g: Global, parent: Any, deltas: Mapping[Any, int | float], drop_zero: bool = False) -> None:
+        """``defer_increment`` of ``g(*parent, child)`` by ``delta`` for each child and delta of
+        ``deltas``: one call for the many counters one write touches (a document's terms)."""
+        parent = _as_subs(parent)
+        if self._write_txn() is None:
+            with self.transaction():  # applied at its commit
+                self.defer_increments(g, parent, deltas, drop_zero)
+            return
+        pending = self._local.pending[-1]
+        name = g.name
+        for child, delta in deltas.items():
+            if delta:
+                subs = (*parent, child)
+                entry = pending.get((name, subs))
+                if entry is None:
+                    pending[(name, subs)] = [g, subs, delta, drop_zero]
+                else:
+                    entry[2] += delta
+
     def _apply_deferred(self, pending: dict[tuple[str, Subscripts], list[Any]]) -> None:
-        with self.writer():
+        """Apply the outermost transaction's deferred deltas, inside it, just before it commits:
+        every counter read, then the new values written in one batch (a transaction of
+        capture touches thousands of document frequencies)."""
+        puts: list[tuple[bytes, bytes]] = []
+        dropped: list[bytes] = []
+        with self.writer() as txn:
             for g, subs, delta, drop_zero in pending.values():
-                if delta and g.increment(subs, delta) <= 0 and drop_zero:
-                    g.kill_value(subs)
+                if not delta:
+                    continue
+                key = g._key(subs)
+                raw = txn.get(key)
+                new = g._added(subs, 0 if raw is None else codec.unpack_value(raw), delta)
+                if new <= 0 and drop_zero:
+                    if raw is not None:
+                        dropped.append(key)
+                else:
+                    puts.append((key, codec.pack_value(new)))
+            txn.put_many(puts)
+            for key in dropped:
+                txn.delete(key)
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -164,25 +211,28 @@ class Globals:
         kills: Iterable[tuple[Global, Any]] = (),
         sets: Iterable[tuple[Global, Any, Any]] = (),
         encoded: Iterable[tuple[bytes, Any]] = (),
+        packed: Iterable[tuple[bytes, bytes]] = (),
     ) -> None:
         """Kill subtrees, then set values, all in one transaction.
 
         ``encoded`` sets values under keys already encoded (``Global.key(parent) + tail``),
-        for layers that write many keys sharing a few parents. Every key and value is encoded
-        before the first write, so invalid input (a bad subscript, an over-long key, an
-        unstorable value) raises having written nothing, even inside an outer transaction.
+        for layers that write many keys sharing a few parents; ``packed`` does the same with
+        values already packed (``codec.pack_value``), for values that repeat. Every key and
+        value is encoded before the first write, so invalid input (a bad subscript, an
+        over-long key, an unstorable value) raises having written nothing, even inside an
+        outer transaction.
         """
         ranges = [codec.range_of(g._key(_as_subs(subs))) for g, subs in kills]
         puts = [(g._key(_as_subs(subs)), codec.pack_value(value)) for g, subs, value in sets]
-        for key, value in encoded:
-            if len(key) > codec.MAX_KEY_BYTES:
-                raise KeyTooLongError(f"encoded key of {len(key)} bytes: more than {codec.MAX_KEY_BYTES} ({key[:40]!r}...)")
-            puts.append((key, codec.pack_value(value)))
+        puts.extend((key, codec.pack_value(value)) for key, value in encoded)
+        puts.extend(packed)
+        if puts and max(map(len, map(_key_of, puts))) > codec.MAX_KEY_BYTES:
+            key = next(k for k, _ in puts if len(k) > codec.MAX_KEY_BYTES)
+            raise KeyTooLongError(f"encoded key of {len(key)} bytes: more than {codec.MAX_KEY_BYTES} ({key[:40]!r}...)")
         with self.writer() as txn:
             for lo, hi in ranges:
                 txn.delete_range(lo, hi)
-            for key, raw in puts:
-                txn.put(key, raw)
+            txn.put_many(puts)
 
     @property
     def in_transaction(self) -> bool:
@@ -527,11 +577,13 @@ class Global:
         key = self._key(subs)
         with self._space.writer() as txn:
             raw = txn.get(key)
-            current = 0 if raw is None else codec.unpack_value(raw)
-            if isinstance(current, bool) or not isinstance(current, (int, float)):
-                raise NotANumberError(
-                    f"increment ^{self.name}{self._show(subs)}: value {current!r:.60} is not a number (M would coerce; memdb refuses)"
-                )
-            new = current + delta
+            new = self._added(subs, 0 if raw is None else codec.unpack_value(raw), delta)
             txn.put(key, codec.pack_value(new))
             return new
+
+    def _added(self, subs: Subscripts, current: Any, delta: int | float) -> int | float:
+        if isinstance(current, bool) or not isinstance(current, (int, float)):
+            raise NotANumberError(
+                f"increment ^{self.name}{self._show(subs)}: value {current!r:.60} is not a number (M would coerce; memdb refuses)"
+            )
+        return current + delta

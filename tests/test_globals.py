@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -920,6 +920,80 @@ def test_nested_commit_then_outer_failure_rolls_back_all(db: memdb.Database, g: 
             assert g[2] == 2
             raise Boom
     assert g.data() == 0
+
+
+def test_transaction_without_savepoint_joins_the_outer_one(db: memdb.Database, g: memdb.Global) -> None:
+    """``savepoint=False`` is for blocks that check before they write: inside a transaction it
+    joins it (a raise does not roll the block back alone); outside one it is a transaction."""
+    space = db.globals
+    with db.transaction():
+        with pytest.raises(Boom), space.transaction(savepoint=False):
+            g[1] = 1
+            raise Boom
+        assert g[1] == 1
+    assert g[1] == 1
+    with pytest.raises(Boom), space.transaction(savepoint=False):
+        g[2] = 2
+        raise Boom
+    assert g.data((2,)) == 0
+    with pytest.raises(Boom), db.transaction():
+        with space.transaction(savepoint=False):
+            g[3] = 3
+        raise Boom
+    assert g.data((3,)) == 0
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(
+    start=st.dictionaries(st.sampled_from("abcd"), st.integers(-3, 3), max_size=4),
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["one", "many", "failed savepoint"]), st.dictionaries(st.sampled_from("abcd"), st.integers(-3, 3), max_size=4)
+        ),
+        max_size=8,
+    ),
+    drop_zero=st.booleans(),
+)
+def test_deferred_increments_land_once_at_the_outer_commit(
+    db: memdb.Database, g: memdb.Global, start: dict[str, int], steps: list[tuple[str, dict[str, int]]], drop_zero: bool
+) -> None:
+    """``defer_increment`` per counter and ``defer_increments`` per parent add up to the same
+    sums, invisible until the outermost commit; a savepoint that raises takes its deltas with it;
+    with ``drop_zero`` a counter at zero or below goes."""
+    space = db.globals
+    g.kill()
+    for child, value in start.items():
+        g["n", child] = value
+    total: dict[str, int] = {}
+    with db.transaction():
+        for how, deltas in steps:
+            if how == "one":
+                for child, delta in deltas.items():
+                    space.defer_increment(g, ("n", child), delta, drop_zero=drop_zero)
+            elif how == "many":
+                space.defer_increments(g, ("n",), deltas, drop_zero=drop_zero)
+            else:
+                with pytest.raises(Boom), db.transaction():
+                    space.defer_increments(g, ("n",), {c: d + 1 for c, d in deltas.items()}, drop_zero=drop_zero)
+                    raise Boom
+                continue
+            for child, delta in deltas.items():
+                total[child] = total.get(child, 0) + delta
+        assert {k[1]: v for k, v in g.items(("n",))} == start  # nothing lands before the commit
+    expected = dict(start)
+    for child, delta in total.items():
+        if delta:  # a net change of zero writes nothing
+            expected[child] = expected.get(child, 0) + delta
+            if drop_zero and expected[child] <= 0:
+                del expected[child]
+    assert {k[1]: v for k, v in g.items(("n",))} == expected
+
+
+def test_deferred_increments_outside_a_transaction_apply_at_once(db: memdb.Database, g: memdb.Global) -> None:
+    db.globals.defer_increments(g, ("n",), {"a": 2, "b": 0, "c": -1}, drop_zero=True)
+    assert dict(g.items(("n",))) == {("n", "a"): 2}
+    db.globals.defer_increments(g, ("n",), {"a": -2})
+    assert dict(g.items(("n",))) == {("n", "a"): 0}
 
 
 def test_transaction_larger_than_the_map(tmp_path: Path) -> None:

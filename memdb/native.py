@@ -20,7 +20,7 @@ import operator
 import os
 from array import array
 from collections.abc import Sequence, Sized
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias, overload
 
 from memdb.errors import ConfigError, NativeBuildError, ValidationError
@@ -71,14 +71,20 @@ class ScoreParams:
     age_half_life_days: float = 14.0
     """Days since last access after which the age component halves."""
 
+    @property
+    def values(self) -> tuple[float, float, float, float, float, float]:
+        """The six parameters in the C function's order (``dataclasses.astuple`` deep-copies,
+        which cost more than the scoring itself on a one-episode call)."""
+        return (self.w_freq, self.w_tags, self.w_age, self.w_feedback, self.freq_saturation, self.age_half_life_days)
+
     def __post_init__(self) -> None:
-        for name, value in zip(_PARAM_FIELDS, astuple(self), strict=True):
+        for name, value in zip(_PARAM_FIELDS, self.values, strict=True):
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                 raise ConfigError(f"ScoreParams.{name}: must be a finite number, got {value!r}")
         for name in _PARAM_FIELDS[:4]:
             if getattr(self, name) < 0:
                 raise ConfigError(f"ScoreParams.{name}: must be >= 0, got {getattr(self, name)!r} (weights are shares of the score)")
-        total = math.fsum(astuple(self)[:4])
+        total = math.fsum(self.values[:4])
         if abs(total - 1.0) > 1e-9:
             raise ConfigError(f"ScoreParams weights: must sum to 1, got {total!r} (so the score stays on 0-10)")
         if self.freq_saturation < 1:
@@ -198,7 +204,7 @@ def py_score_batch(
     tags = _py_doubles("tag_weights", tag_weights)
     ages = _py_doubles("ages_days", ages_days)
     fbs = _py_doubles("feedback", _feedback_doubles(feedback))
-    w_freq, w_tags, w_age, w_feedback, saturation, half_life = astuple(params)
+    w_freq, w_tags, w_age, w_feedback, saturation, half_life = params.values
     log_saturation = math.log1p(saturation)
     isnan, log1p, exp2 = math.isnan, math.log1p, math.exp2
     scores: list[float] = [0.0] * n
@@ -268,7 +274,7 @@ def _c_score_batch(
         _c_doubles("ages_days", ages_days),
         _c_doubles("feedback", _feedback_doubles(feedback)),
         _ffi.from_buffer("unsigned char[]", b"\x01" * n),  # "no feedback" travels as NaN, see _feedback_doubles
-        _ffi.new("double[]", astuple(params)),
+        _ffi.new("double[]", params.values),
         _ffi.from_buffer("double[]", out, require_writable=True),
         _ffi.NULL if comp is None else _ffi.from_buffer("double[]", comp, require_writable=True),
     )

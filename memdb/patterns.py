@@ -184,6 +184,11 @@ class PatternStore:
                 continue
             n = self.counters.increment((owner, kind, "records"))
             self.waiting.set((owner, kind, n), eid)
+            # Waiting records are numbered n, n+1, ... since the last batch: one seek for the
+            # oldest tells whether a batch is complete, without reading them all on every record.
+            oldest = self.waiting.order((owner, kind, ""))
+            if oldest is None or n - int(oldest) + 1 < settings.pattern_every:
+                continue
             gathered = list(self.waiting.items((owner, kind)))
             if len(gathered) >= settings.pattern_every:
                 batch = int(self.counters.increment((owner, kind, "batches")))

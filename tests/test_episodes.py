@@ -356,6 +356,37 @@ def test_indexes_written_with_record(edb: memdb.Database) -> None:
     assert edb.check().ok
 
 
+def test_encoded_parent_cache_empties_at_its_bound_and_never_goes_stale(edb: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Capture reuses encoded index parents; past the bound the cache starts over, and what
+    is written stays exactly what the records say, in a batch and one by one, for two owners."""
+    import memdb.episodes as episodes_module
+
+    monkeypatch.setattr(episodes_module, "_PARENT_KEYS_KEPT", 5)
+    ana, bo = edb.owner("ana"), edb.owner("bo")
+    with edb.transaction():
+        for i in range(12):
+            ana.record("debug", f"step {i} of rollout{i % 4}", outcome="success", tags=[f"t{i % 5}", "shared"], session=f"s{i % 3}")
+    for i in range(6):
+        bo.record("exchange", f"talk about rollout{i % 2}", tags=[f"t{i}", "shared", "s1"], session=f"s{i % 3}")  # tag s1 = session s1
+    assert len(edb.episodes._parent_keys) <= 5
+    assert edb.check().ok
+    assert len(list(edb.globals["EPG"].items(("bo", "shared")))) == 6 and len(list(edb.globals["EPG"].items(("ana", "shared")))) == 12
+    assert {s[-1] for s, _ in edb.globals["EPX"].items(("bo", "rollout1"))} == {e.id for e in bo.episodes() if "rollout1" in e.summary}
+
+
+def test_a_failed_record_in_a_batch_leaves_the_batch_whole(edb: memdb.Database) -> None:
+    """Capture writes only after its checks, so a record refused inside a caller's
+    transaction has written nothing and the rest of the batch commits."""
+    mem = edb.owner("ana")
+    with edb.transaction():
+        first = mem.record("debug", "before", outcome="success", tags=["x"])
+        with pytest.raises(ValidationError, match="outcome"):
+            mem.record("debug", "refused", outcome="mostly worked", tags=["x"])
+        last = mem.record("debug", "after", outcome="failure", tags=["x"])
+    assert [e.id for e in mem.episodes()] == [first.id, last.id]
+    assert mem.count() == 2 and edb.check().ok
+
+
 def test_check_detects_drift(edb: memdb.Database) -> None:
     mem = edb.owner("ana")
     ep = mem.record("debug", "deploy broke", outcome="failure", tags=["project-x"])

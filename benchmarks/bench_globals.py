@@ -160,6 +160,7 @@ class FreshDir:
 
     def teardown(self, *_: Any) -> None:
         self.handle.close()
+        assert self.path is not None  # set by setup(), which always runs first
         shutil.rmtree(self.path, ignore_errors=True)
 
 

@@ -234,7 +234,8 @@ def build(root: Path, size: int, log: Callable[[str], None] = print) -> dict[str
 def _insert_sqlite(con: sqlite3.Connection, owner: str, chunk: list[dict[str, Any]], ids: list[str], relevance: list[float]) -> None:
     con.execute("BEGIN")
     first = con.execute("SELECT coalesce(max(id), 0) + 1 FROM episodes").fetchone()[0]
-    rows, tags, texts = [], [], []
+    rows, texts = [], []
+    tags: list[tuple[str, str, int, int]] = []
     for i, (ep, eid, rel) in enumerate(zip(chunk, ids, relevance, strict=True)):
         rowid, t = first + i, ts_us(ep["ts"])
         rows.append((
@@ -540,8 +541,8 @@ def format_tables(results: dict[tuple[int, str, str], Result], info: dict[int, d
             f"   sqlite {sec['sqlite']:6.1f} s ({size / sec['sqlite']:,.0f}/s, {size_b['sqlite'] / 2**20:,.0f} MiB)"
             f"   generator {sec['generate']:.1f} s{cached}"
         )
-    head = ("size", "shape", "matches p50", "empty", "memdb p50", "memdb p95", "sqlite p50", "sqlite p95", "memdb/sqlite p50")
-    head += ("top5 p50", "memdb/top5", "same totals")
+    head: tuple[str, ...] = ("size", "shape", "matches p50", "empty", "memdb p50", "memdb p95", "sqlite p50", "sqlite p95")
+    head += ("memdb/sqlite p50", "top5 p50", "memdb/top5", "same totals")
     rows = []
     for size in sorted({k[0] for k in results}):
         for shape in SHAPES:
@@ -580,7 +581,7 @@ def format_tables(results: dict[tuple[int, str, str], Result], info: dict[int, d
     return "\n".join(out)
 
 
-def _layout(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+def _layout(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
     line = "  ".join(("{:<%d}" if i < 2 else "{:>%d}") % w for i, w in enumerate(widths))
     return [line.format(*head), line.format(*("-" * w for w in widths)), *(line.format(*r) for r in rows)]

@@ -78,6 +78,7 @@ __all__ = [
     "episode_day",
     "from_micros",
     "id_tail",
+    "id_tail_of",
     "index_code",
     "relevance_level",
     "tail_id",
@@ -152,10 +153,25 @@ def tail_ts(tail: bytes) -> int:
 def id_tail(episode_id: str) -> bytes:
     """The encoded ``(ts_us, id)`` tail of an episode's index entries, from its id alone
     (an id starts with its timestamp)."""
-    e = episode_id
-    days = dt.date(int(e[0:4]), int(e[4:6]), int(e[6:8])).toordinal() - _EPOCH_ORDINAL
-    us = ((days * 24 + int(e[9:11])) * 60 + int(e[11:13])) * 60_000_000 + int(e[13:15]) * 1_000_000 + int(e[15:21])
-    return codec.encode_int(us) + codec.encode_subscript(episode_id)
+    return id_tail_of(episode_id.encode("ascii"))
+
+
+_ID_OPEN, _ID_CLOSE = codec.encode_subscript("id")[:1], codec.encode_subscript("id")[-1:]
+_DAY_MICROS: dict[bytes, int] = {}  # b"YYYYMMDD" -> µs since the epoch at its midnight
+
+
+def id_tail_of(idb: bytes) -> bytes:
+    """``id_tail`` of an id given as its ASCII bytes, as sliced out of an index key: a
+    text-driven query turns every matching posting into a tail, so this is its hot loop.
+    An id is ASCII without NUL, so its encoded subscript is the id between two fixed bytes."""
+    day = _DAY_MICROS.get(idb[:8])
+    if day is None:
+        if len(_DAY_MICROS) >= 1 << 16:
+            _DAY_MICROS.clear()
+        days = dt.date(int(idb[0:4]), int(idb[4:6]), int(idb[6:8])).toordinal() - _EPOCH_ORDINAL
+        day = _DAY_MICROS[idb[:8]] = days * 86_400_000_000
+    us = day + int(idb[9:11]) * 3_600_000_000 + int(idb[11:13]) * 60_000_000 + int(idb[13:15]) * 1_000_000 + int(idb[15:21])
+    return codec.encode_int(us) + _ID_OPEN + idb + _ID_CLOSE
 
 
 def episode_day(episode_id: str) -> str:

@@ -44,14 +44,14 @@ from memdb.episodes import (
     OwnerMemory,
     episode_day,
     from_micros,
-    id_tail,
+    id_tail_of,
     tail_id,
     tail_ts,
     to_episode,
     ts_micros,
 )
 from memdb.errors import ValidationError
-from memdb.globals import Global
+from memdb.globals import Global, Globals
 from memdb.models import Episode, utc
 from memdb.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.text import normalize_tag, stem, terms_and_words, tokenize
@@ -736,7 +736,7 @@ class Owner(OwnerMemory):
                 lo_id = _id_bound(q.lo)
                 hi_id = _id_bound(q.hi)
                 ids = [idb for idb in ids if (lo_id is None or idb >= lo_id) and (hi_id is None or idb < hi_id)]
-            driver = _coded(st.by_time, (owner,), ids)
+            driver = _coded(self._space, st.by_time, (owner,), ids)
         elif small is not None:
             driver_name, driver = small
         else:
@@ -1057,14 +1057,17 @@ def _postings(g: Global, subs: tuple[Any, ...]) -> Iterator[tuple[bytes, int, in
             yield key[_ID_SLICE], tf, dl
 
 
-def _coded(g: Global, subs: tuple[Any, ...], ids: Iterable[bytes]) -> Iterator[tuple[bytes, bytes]]:
-    """(tail, code) of each id's entry in a time-ordered index (ids not in it are skipped)."""
+def _coded(space: Globals, g: Global, subs: tuple[Any, ...], ids: Iterable[bytes]) -> Iterator[tuple[bytes, bytes]]:
+    """(tail, code) of each id's entry in a time-ordered index (ids not in it are skipped),
+    read in the caller's snapshot (queries hold one) through its own ``get``."""
     base = g.key(subs)
-    for idb in ids:
-        tail = id_tail(idb.decode("ascii"))
-        raw = g.raw_get(base + tail)
-        if raw is not None:
-            yield tail, raw
+    with space.reader() as txn:
+        get = txn.get
+        for idb in ids:
+            tail = id_tail_of(idb)
+            raw = get(base + tail)
+            if raw is not None:
+                yield tail, raw
 
 
 def _id_bound(us: int | None) -> bytes | None:

@@ -127,28 +127,26 @@ class Globals:
         transaction see the value before the deferred deltas. With ``drop_zero`` a counter
         that reaches zero or less is removed.
         """
-        subs = _as_subs(subs)
-        if self._write_txn() is None:
-            with self.transaction():  # applied at its commit
-                self.defer_increment(g, subs, delta, drop_zero)
-            return
-        # keyed by the tuple, not its encoding: equal subscripts (1 and 1.0 too) are equal tuples
-        entry = self._local.pending[-1].setdefault((g.name, subs), [g, subs, 0, drop_zero])
-        entry[2] += delta
+        self._defer(g, [(_as_subs(subs), delta)], drop_zero)
 
     def defer_increments(self, g: Global, parent: Any, deltas: Mapping[Any, int | float], drop_zero: bool = False) -> None:
         """``defer_increment`` of ``g(*parent, child)`` by ``delta`` for each child and delta of
         ``deltas``: one call for the many counters one write touches (a document's terms)."""
         parent = _as_subs(parent)
+        self._defer(g, [((*parent, child), delta) for child, delta in deltas.items()], drop_zero)
+
+    def _defer(self, g: Global, deltas: list[tuple[Subscripts, int | float]], drop_zero: bool) -> None:
         if self._write_txn() is None:
             with self.transaction():  # applied at its commit
-                self.defer_increments(g, parent, deltas, drop_zero)
+                self._defer(g, deltas, drop_zero)
             return
         pending = self._local.pending[-1]
         name = g.name
-        for child, delta in deltas.items():
+        for subs, delta in deltas:
+            if isinstance(delta, bool) or not isinstance(delta, (int, float)):
+                raise NotANumberError(f"defer_increment ^{name}{g._show(subs)}: delta {delta!r} is not an int or float")
             if delta:
-                subs = (*parent, child)
+                # keyed by the tuple, not its encoding: equal subscripts (1 and 1.0 too) are equal tuples
                 entry = pending.get((name, subs))
                 if entry is None:
                     pending[(name, subs)] = [g, subs, delta, drop_zero]

@@ -989,6 +989,16 @@ def test_deferred_increments_land_once_at_the_outer_commit(
     assert {k[1]: v for k, v in g.items(("n",))} == expected
 
 
+def test_deferred_increment_of_a_non_number_is_refused_at_once(db: memdb.Database, g: memdb.Global) -> None:
+    with db.transaction():
+        g["n", "a"] = 1
+        with pytest.raises(NotANumberError, match=r"delta '2'"):
+            db.globals.defer_increments(g, ("n",), {"a": "2"})
+        with pytest.raises(NotANumberError, match="delta True"):
+            db.globals.defer_increment(g, ("n", "a"), True)
+    assert g["n", "a"] == 1
+
+
 def test_deferred_increments_outside_a_transaction_apply_at_once(db: memdb.Database, g: memdb.Global) -> None:
     db.globals.defer_increments(g, ("n",), {"a": 2, "b": 0, "c": -1}, drop_zero=True)
     assert dict(g.items(("n",))) == {("n", "a"): 2}

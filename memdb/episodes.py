@@ -78,7 +78,6 @@ __all__ = [
     "episode_day",
     "from_micros",
     "id_tail",
-    "id_tail_of",
     "index_code",
     "relevance_level",
     "tail_id",
@@ -150,18 +149,13 @@ def tail_ts(tail: bytes) -> int:
     return us if us is not None else int(codec.decode_one(tail, 0)[0])
 
 
-def id_tail(episode_id: str) -> bytes:
-    """The encoded ``(ts_us, id)`` tail of an episode's index entries, from its id alone
-    (an id starts with its timestamp)."""
-    return id_tail_of(episode_id.encode("ascii"))
-
-
 _ID_OPEN, _ID_CLOSE = codec.encode_subscript("id")[:1], codec.encode_subscript("id")[-1:]
 _DAY_MICROS: dict[bytes, int] = {}  # b"YYYYMMDD" -> µs since the epoch at its midnight
 
 
-def id_tail_of(idb: bytes) -> bytes:
-    """``id_tail`` of an id given as its ASCII bytes, as sliced out of an index key: a
+def id_tail(idb: bytes) -> bytes:
+    """The encoded ``(ts_us, id)`` tail of an episode's index entries, from its id alone (an
+    id starts with its timestamp), given as ASCII bytes as sliced out of a posting's key: a
     text-driven query turns every matching posting into a tail, so this is its hot loop.
     An id is ASCII without NUL, so its encoded subscript is the id between two fixed bytes."""
     day = _DAY_MICROS.get(idb[:8])

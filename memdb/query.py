@@ -44,7 +44,7 @@ from memdb.episodes import (
     OwnerMemory,
     episode_day,
     from_micros,
-    id_tail_of,
+    id_tail,
     tail_id,
     tail_ts,
     to_episode,
@@ -1064,7 +1064,7 @@ def _coded(space: Globals, g: Global, subs: tuple[Any, ...], ids: Iterable[bytes
     with space.reader() as txn:
         get = txn.get
         for idb in ids:
-            tail = id_tail_of(idb)
+            tail = id_tail(idb)
             raw = get(base + tail)
             if raw is not None:
                 yield tail, raw

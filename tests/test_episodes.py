@@ -401,7 +401,7 @@ def test_check_detects_drift(edb: memdb.Database) -> None:
 def test_id_tail_is_the_encoded_time_and_id(ts: dt.datetime) -> None:
     """The query layer rebuilds an index tail from an id alone; it must equal what capture wrote."""
     eid = new_id(ts)
-    tail = id_tail(eid)
+    tail = id_tail(eid.encode("ascii"))
     assert tail == codec.encode((ts_micros(ts), eid))
     assert tail_id(tail) == eid and tail_ts(tail) == ts_micros(ts)
 

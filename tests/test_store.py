@@ -222,9 +222,15 @@ def test_put_many_grows_the_map_mid_batch_and_keeps_savepoints(tmp_path: Path) -
             w.put_many([(b"gone%06d" % i, value) for i in range(3000)])
             raise RuntimeError("boom")
         w.put_many([(b"b", b"2")])
+        size = s.map_size
+        i = 0
+        while s.map_size == size:  # plain puts until the map grows again: the batches above are replayed
+            w.put(b"later%06d" % i, value)
+            i += 1
     with s.read() as r:
         assert r.get(b"a") == b"1" and r.get(b"b") == b"2" and r.get(b"gone000001") is None
         assert sum(1 for _ in r.scan(b"kept", b"kept\xff")) == 2000 and r.get(b"kept001999") == value
+        assert sum(1 for _ in r.scan(b"later", b"later\xff")) == i
     s.close()
 
 

@@ -252,6 +252,8 @@ class EpisodeStore:
         self.cold = space["COLD"]
         self._settings: Settings | None = None
         self._parent_keys: dict[tuple[str, tuple[Any, ...]], bytes] = {}
+        self._term_keys: dict[str, dict[str, bytes]] = {}
+        self._term_keys_kept = 0
         self.scorer = RelevanceModel(lambda: self.settings)
         self.tracker = AccessTracker(self._flush_accesses, lambda: self.settings.access_flush_every)
 
@@ -265,6 +267,24 @@ class EpisodeStore:
             if len(self._parent_keys) >= _PARENT_KEYS_KEPT:
                 self._parent_keys.clear()
             found = self._parent_keys[(g.name, parent)] = g.key(parent)
+        return found
+
+    def term_keys(self, owner: str) -> dict[str, bytes]:
+        """An owner's cached ``^EPX(owner, term)`` keys, for capture to read without a call per
+        term; a miss goes through ``term_key``."""
+        found = self._term_keys.get(owner)
+        if found is None:
+            found = self._term_keys[owner] = {}
+        return found
+
+    def term_key(self, owner: str, term: str) -> bytes:
+        """``postings.key((owner, term))``, remembered in ``term_keys``; all owners together keep
+        at most ``_PARENT_KEYS_KEPT`` keys (emptied when full, like ``parent_key``)."""
+        if self._term_keys_kept >= _PARENT_KEYS_KEPT:
+            self._term_keys.clear()
+            self._term_keys_kept = 0
+        self._term_keys_kept += 1
+        found = self.term_keys(owner)[term] = self.postings.key((owner, term))
         return found
 
     # --- settings ------------------------------------------------------------------------------
@@ -901,13 +921,13 @@ class OwnerMemory:
         """
         out: list[Episode] = []
         st = self.store
-        mem, parent_key, postings, owner = st.mem, st.parent_key, st.postings, self.name
+        mem, parent_key, owner = st.mem, st.parent_key, self.name
         with self._space.transaction(savepoint=False):
             now = st.now()
             sets: list[tuple[Global, Any, Any]] = []
             packed: list[tuple[bytes, bytes]] = []
             docs = terms = 0
-            df: Counter[str] = Counter()
+            term_keys = st.term_keys(owner)
             fresh: list[tuple[dict[str, Any], dict[str, Any]]] = []
             for rec in prepared:
                 record = {k: rec.get(k) for k in _RECORD_FIELDS}
@@ -936,17 +956,14 @@ class OwnerMemory:
                     docs += 1
                     terms += dl
                     id_part = tail[-ID_TAIL_BYTES:]
-                    values: dict[int, bytes] = {}  # a posting's value [tf, dl]: few distinct tf per episode
-                    for term, n in tf.items():
-                        value = values.get(n)
-                        if value is None:
-                            value = values[n] = codec.pack_value([n, dl])
-                        packed.append((parent_key(postings, (owner, term)) + id_part, value))
-                    df.update(tf.keys())
+                    # a posting's value [tf, dl]: few distinct tf per episode, each packed once
+                    values = {n: codec.pack_value([n, dl]) for n in set(tf.values())}
+                    keys = [(term_keys.get(term) or st.term_key(owner, term)) + id_part for term in tf]
+                    packed.extend(zip(keys, map(values.__getitem__, tf.values()), strict=True))
+                    self._space.defer_counts(st.doc_freq, (owner,), tf.keys(), drop_zero=True)
                 out.append(to_episode(owner, eid, record, state))
             self._space.apply((), sets, packed=packed)
             self._bump(episodes=len(prepared), docs=docs, terms=terms)
-            self._bump_df(df)
         return out
 
     def _text_index_changes(

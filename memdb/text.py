@@ -33,6 +33,7 @@ MAX_TAG_CHARS: Final = 64
 
 _TERM_HEAD: Final = MAX_TERM_CHARS - 8  # room for "~" and 7 hex digits
 _WORD: Final = re.compile(r"[^\W_]+")  # \w without the underscore: snake_case splits like kebab-case
+_ASCII_WORD: Final = re.compile(r"[a-z0-9]+")  # _WORD on folded ASCII text, at two thirds of the cost
 _TAG_SEPARATORS: Final = re.compile(r"[\s_.]+")
 _DASHES: Final = re.compile(r"-{2,}")
 
@@ -151,33 +152,43 @@ def _shorten(term: str) -> str:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _term(word: str) -> str:
-    # Words repeat heavily (Zipf), so capture stems each distinct word about once.
+    """The term of a folded word, or "" for a word that makes none (a stopword, a lone letter).
+
+    Words repeat heavily (Zipf), so capture decides and stems each distinct word about once,
+    and ``tokenize`` runs as ``map``/``filter`` over this cache without a Python loop per word.
+    """
+    if (len(word) < 2 and not word.isdecimal()) or word in STOPWORDS:
+        return ""
     return _shorten(stem(word))
+
+
+def _words(text: str) -> list[str]:
+    if "<" in text:
+        text = PLACEHOLDER.sub(" ", text)
+    if text.isascii():  # NFKC leaves ASCII as it is, and casefold is lower there
+        return _ASCII_WORD.findall(text.lower())
+    return _WORD.findall(_fold(text))
 
 
 def tokenize(text: str) -> list[str]:
     """The index terms of ``text`` in order, with repeats (see the module docstring for the rules)."""
-    if "<" in text:
-        text = PLACEHOLDER.sub(" ", text)
-    words = _WORD.findall(_fold(text))
-    return [_term(word) for word in words if (len(word) >= 2 or word.isdecimal()) and word not in STOPWORDS]
+    return list(filter(None, map(_term, _words(text))))
 
 
 def terms_and_words(text: str) -> dict[str, str]:
     """Each distinct term of ``text`` with the first word it came from (to show people words,
     not stems)."""
-    if "<" in text:
-        text = PLACEHOLDER.sub(" ", text)
     out: dict[str, str] = {}
-    for word in _WORD.findall(_fold(text)):
-        if (len(word) >= 2 or word.isdecimal()) and word not in STOPWORDS:
-            out.setdefault(_term(word), word)
+    for word in _words(text):
+        term = _term(word)
+        if term:
+            out.setdefault(term, word)
     return out
 
 
 def term_counts(text: str) -> dict[str, int]:
     """Term frequencies of ``text`` (the tf of BM25), in order of first appearance."""
-    return dict(Counter(tokenize(text)))
+    return Counter(filter(None, map(_term, _words(text))))
 
 
 def normalize_tag(tag: str) -> str:

@@ -369,6 +369,7 @@ def test_encoded_parent_cache_empties_at_its_bound_and_never_goes_stale(edb: mem
     for i in range(6):
         bo.record("exchange", f"talk about rollout{i % 2}", tags=[f"t{i}", "shared", "s1"], session=f"s{i % 3}")  # tag s1 = session s1
     assert len(edb.episodes._parent_keys) <= 5
+    assert sum(map(len, edb.episodes._term_keys.values())) <= 5  # the posting keys' cache, across owners
     assert edb.check().ok
     assert len(list(edb.globals["EPG"].items(("bo", "shared")))) == 6 and len(list(edb.globals["EPG"].items(("ana", "shared")))) == 12
     assert {s[-1] for s, _ in edb.globals["EPX"].items(("bo", "rollout1"))} == {e.id for e in bo.episodes() if "rollout1" in e.summary}

@@ -948,7 +948,7 @@ def test_transaction_without_savepoint_joins_the_outer_one(db: memdb.Database, g
     start=st.dictionaries(st.sampled_from("abcd"), st.integers(-3, 3), max_size=4),
     steps=st.lists(
         st.tuples(
-            st.sampled_from(["one", "many", "failed savepoint"]), st.dictionaries(st.sampled_from("abcd"), st.integers(-3, 3), max_size=4)
+            st.sampled_from(["one", "many", "counts", "savepoint", "failed savepoint"]), st.dictionaries(st.sampled_from("abcd"), st.integers(-3, 3), max_size=4)
         ),
         max_size=8,
     ),
@@ -957,9 +957,10 @@ def test_transaction_without_savepoint_joins_the_outer_one(db: memdb.Database, g
 def test_deferred_increments_land_once_at_the_outer_commit(
     db: memdb.Database, g: memdb.Global, start: dict[str, int], steps: list[tuple[str, dict[str, int]]], drop_zero: bool
 ) -> None:
-    """``defer_increment`` per counter and ``defer_increments`` per parent add up to the same
-    sums, invisible until the outermost commit; a savepoint that raises takes its deltas with it;
-    with ``drop_zero`` a counter at zero or below goes."""
+    """``defer_increment`` per counter, ``defer_increments`` per parent and ``defer_counts``
+    (each child +1, repeats counted) add up to the same sums, invisible until the outermost
+    commit; a savepoint hands its deltas to the enclosing level, and one that raises takes them
+    with it; with ``drop_zero`` a counter at zero or below goes."""
     space = db.globals
     g.kill()
     for child, value in start.items():
@@ -972,6 +973,12 @@ def test_deferred_increments_land_once_at_the_outer_commit(
                     space.defer_increment(g, ("n", child), delta, drop_zero=drop_zero)
             elif how == "many":
                 space.defer_increments(g, ("n",), deltas, drop_zero=drop_zero)
+            elif how == "counts":
+                deltas = {c: abs(d) for c, d in deltas.items()}
+                space.defer_counts(g, ("n",), [c for c, d in deltas.items() for _ in range(d)], drop_zero=drop_zero)
+            elif how == "savepoint":
+                with db.transaction():
+                    space.defer_increments(g, ("n",), deltas, drop_zero=drop_zero)
             else:
                 with pytest.raises(Boom), db.transaction():
                     space.defer_increments(g, ("n",), {c: d + 1 for c, d in deltas.items()}, drop_zero=drop_zero)
@@ -1004,6 +1011,21 @@ def test_deferred_increments_outside_a_transaction_apply_at_once(db: memdb.Datab
     assert dict(g.items(("n",))) == {("n", "a"): 2}
     db.globals.defer_increments(g, ("n",), {"a": -2})
     assert dict(g.items(("n",))) == {("n", "a"): 0}
+    db.globals.defer_counts(g, ("n",), ["a", "b", "a"])
+    assert dict(g.items(("n",))) == {("n", "a"): 2, ("n", "b"): 1}
+
+
+def test_deferred_increment_of_a_root_node_and_of_equal_subscripts(db: memdb.Database, g: memdb.Global) -> None:
+    """A global's root node is a counter too, and 1 and 1.0 are one subscript whichever call
+    deferred them."""
+    with db.transaction():
+        db.globals.defer_increment(g, (), 2)
+        db.globals.defer_increment(g, ("n", 1), 1)
+        db.globals.defer_increments(g, ("n",), {1.0: 2})
+        db.globals.defer_counts(g, ("n",), [1])
+        db.globals.defer_increment(g, ("n", 1), 1, drop_zero=True)
+    assert g.get(()) == 2
+    assert dict(g.items(("n",))) == {("n", 1): 5}
 
 
 def test_transaction_larger_than_the_map(tmp_path: Path) -> None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
+import string
+import unicodedata
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memdb.errors import ValidationError
-from memdb.text import MAX_TAG_CHARS, MAX_TERM_CHARS, STOPWORDS, normalize_tag, term_counts, tokenize
+from memdb.sanitize import PLACEHOLDER
+from memdb.text import MAX_TAG_CHARS, MAX_TERM_CHARS, STOPWORDS, _shorten, normalize_tag, stem, term_counts, terms_and_words, tokenize
 
 # --- tokenize ---------------------------------------------------------------------------------
 
@@ -159,6 +164,25 @@ def test_tokenize_is_deterministic(text: str) -> None:
     assert tokenize(text) == tokenize(text)
     assert term_counts(text) == term_counts(text)
     assert sum(term_counts(text).values()) == len(tokenize(text))
+
+
+def _reference_terms(text: str) -> list[str]:
+    """The module docstring's rules written plainly, one word at a time: the fast paths of
+    ``tokenize`` (ASCII, cached per word, map/filter) must give exactly this."""
+    folded = unicodedata.normalize("NFKC", PLACEHOLDER.sub(" ", text)).casefold()
+    folded = unicodedata.normalize("NFKC", folded)
+    words = re.findall(r"[^\W_]+", folded)
+    return [_shorten(stem(w)) for w in words if (len(w) >= 2 or w.isdecimal()) and w not in STOPWORDS]
+
+
+@given(st.one_of(st.text(), st.text(alphabet=string.printable), st.text(alphabet="aAeEdDsS _-<>19\xe9\u0130")))
+@example("Ünïcode and ASCII_mixed İstanbul <EMAIL_1> x 7")
+def test_tokenize_matches_the_plain_rules(text: str) -> None:
+    terms = _reference_terms(text)
+    assert tokenize(text) == terms
+    assert term_counts(text) == {t: terms.count(t) for t in dict.fromkeys(terms)}
+    assert list(term_counts(text)) == list(dict.fromkeys(terms))  # first-appearance order
+    assert list(terms_and_words(text)) == list(dict.fromkeys(terms))
 
 
 @given(st.text(max_size=60))

@@ -983,9 +983,7 @@ class OwnerMemory:
         self._space.defer_increments(self.store.doc_freq, (self.name,), deltas, drop_zero=True)
 
     def _bump(self, **deltas: int) -> None:
-        for name, delta in deltas.items():
-            if delta:
-                self._space.defer_increment(self.store.stats, (self.name, name), delta)
+        self._space.defer_increments(self.store.stats, (self.name,), deltas)
 
 
 def _as_text(value: Any) -> str:

@@ -65,7 +65,7 @@ class Memory(Owner):
         outer = self._space.in_transaction
         # the count moves with the record, or neither does (a caller's transaction already ensures it)
         with nullcontext() if outer else self._space.transaction():
-            episode = self._write_new([prepared])[0]
+            episode = self._episode(self._write_new([prepared])[0])
             made = self._patterns.count(self.name, [(episode.kind, episode.id)])
         if made and not outer:  # never an extractor call while holding the write lock
             self._patterns.run_pending(self.name)

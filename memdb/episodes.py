@@ -585,7 +585,7 @@ class OwnerMemory:
 
     def record(self, kind: str, summary: str, *, ts: dt.datetime | None = None, **fields: Any) -> Episode:
         """Record one episode. Typed kinds need an honest ``outcome`` (success | partial | failure)."""
-        return self._write_new([self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})])[0]
+        return self._episode(self._write_new([self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})])[0])
 
     def record_exchange(
         self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()
@@ -603,7 +603,7 @@ class OwnerMemory:
             "content": f"user: {bound_text(user_message, cap)}\nassistant: {bound_text(response, cap)}",
             "tags": list(tags),
         }
-        return self._write_new([self._prepare(fields, content_cap=2 * cap + 32)])[0]
+        return self._episode(self._write_new([self._prepare(fields, content_cap=2 * cap + 32)])[0])
 
     def record_tool_call(self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()) -> Episode:
         """Capture a tool call as an execution event with a bounded input digest."""
@@ -618,7 +618,7 @@ class OwnerMemory:
             "content": bound_text(_as_text(input), cap),
             "tags": list(tags),
         }
-        return self._write_new([self._prepare(fields)])[0]
+        return self._episode(self._write_new([self._prepare(fields)])[0])
 
     def record_tool_result(self, call_id: str, result: Any) -> Episode:
         """Attach a bounded, sanitized result to an earlier tool call of this owner."""
@@ -649,7 +649,7 @@ class OwnerMemory:
         audit_id = new_id(now)
         with self._space.transaction():
             written = self._write_new(prepared)
-            stamps = [e.ts for e in written]
+            stamps = [record["ts"] for _, record, _ in written]
             self.store.audit.set(
                 (self.name, audit_id),
                 {
@@ -661,7 +661,7 @@ class OwnerMemory:
                     "last_ts": max(stamps) if stamps else None,
                 },
             )
-        return ImportReport(len(written), [e.id for e in written], audit_id)
+        return ImportReport(len(written), [eid for eid, _, _ in written], audit_id)
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -911,15 +911,20 @@ class OwnerMemory:
         record["_feedback"] = feedback
         return record
 
-    def _write_new(self, prepared: list[dict[str, Any]]) -> list[Episode]:
-        """Write prepared records with all their index entries in one transaction.
+    def _episode(self, written: tuple[str, dict[str, Any], dict[str, Any]]) -> Episode:
+        return to_episode(self.name, *written)
+
+    def _write_new(self, prepared: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+        """Write prepared records with all their index entries in one transaction; returns each
+        one's (id, record, state), from which ``_episode`` makes the Episode a caller gets back
+        (an import returns ids only, and skips building them).
 
         Every check comes before the first write, so the block joins a caller's transaction
         without a savepoint of its own (a nested LMDB transaction per record cost about 20 µs).
         Index keys are an encoded parent (cached by the store) plus the episode's encoded
         (ts, id) tail, and their values are packed once per episode, not once per key.
         """
-        out: list[Episode] = []
+        out: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         st = self.store
         mem, parent_key, owner = st.mem, st.parent_key, self.name
         with self._space.transaction(savepoint=False):
@@ -961,7 +966,7 @@ class OwnerMemory:
                     keys = [(term_keys.get(term) or st.term_key(owner, term)) + id_part for term in tf]
                     packed.extend(zip(keys, map(values.__getitem__, tf.values()), strict=True))
                     self._space.defer_counts(st.doc_freq, (owner,), tf.keys(), drop_zero=True)
-                out.append(to_episode(owner, eid, record, state))
+                out.append((eid, record, state))
             self._space.apply((), sets, packed=packed)
             self._bump(episodes=len(prepared), docs=docs, terms=terms)
         return out

@@ -933,6 +933,7 @@ class OwnerMemory:
             packed: list[tuple[bytes, bytes]] = []
             docs = terms = 0
             term_keys = st.term_keys(owner)
+            counted: list[Iterable[str]] = []  # each document's terms, for their frequencies
             fresh: list[tuple[dict[str, Any], dict[str, Any]]] = []
             for rec in prepared:
                 record = {k: rec.get(k) for k in _RECORD_FIELDS}
@@ -965,9 +966,11 @@ class OwnerMemory:
                     values = {n: codec.pack_value([n, dl]) for n in set(tf.values())}
                     keys = [(term_keys.get(term) or st.term_key(owner, term)) + id_part for term in tf]
                     packed.extend(zip(keys, map(values.__getitem__, tf.values()), strict=True))
-                    self._space.defer_counts(st.doc_freq, (owner,), tf.keys(), drop_zero=True)
+                    counted.append(tf.keys())
                 out.append((eid, record, state))
             self._space.apply((), sets, packed=packed)
+            # deferred only once the write succeeded: a refused write inside a caller's transaction leaves no trace
+            self._space.defer_counts(st.doc_freq, (owner,), itertools.chain.from_iterable(counted), drop_zero=True)
             self._bump(episodes=len(prepared), docs=docs, terms=terms)
         return out
 

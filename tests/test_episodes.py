@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import memdb
 from memdb import codec
 from memdb.episodes import LAYOUT, LEVELS_PER_POINT, episode_day, id_tail, index_code, new_id, relevance_level, tail_id, tail_ts, ts_micros
-from memdb.errors import ConfigError, NotFoundError, SanitizerError, ValidationError
+from memdb.errors import ConfigError, KeyTooLongError, NotFoundError, SanitizerError, ValidationError
 from memdb.sanitize import RegexSanitizer
 
 UTC = dt.UTC
@@ -373,6 +373,27 @@ def test_encoded_parent_cache_empties_at_its_bound_and_never_goes_stale(edb: mem
     assert edb.check().ok
     assert len(list(edb.globals["EPG"].items(("bo", "shared")))) == 6 and len(list(edb.globals["EPG"].items(("ana", "shared")))) == 12
     assert {s[-1] for s, _ in edb.globals["EPX"].items(("bo", "rollout1"))} == {e.id for e in bo.episodes() if "rollout1" in e.summary}
+
+
+def test_a_record_refused_at_its_write_leaves_no_counts_behind(edb: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record whose keys are refused when written (here an index key over a lowered key
+    limit) inside a caller's transaction changes no statistic or document frequency: they are
+    deferred only after the write, so the batch around it commits consistent."""
+    mem = edb.owner("ana")
+    long_tag = "t" * 64
+    with edb.transaction():
+        first = mem.record("debug", "alpha beta", outcome="success", tags=["x"])
+        limit = len(edb.globals["EPGO"].key(("ana", long_tag, "success"))) + 4  # room for that parent, not its (ts, id)
+        with monkeypatch.context() as patch:
+            patch.setattr(codec, "MAX_KEY_BYTES", limit)
+            with pytest.raises(KeyTooLongError):
+                mem.record("debug", "gamma delta alpha", outcome="success", tags=[long_tag])
+        last = mem.record("debug", "alpha epsilon", outcome="failure", tags=["x"])
+    assert [e.id for e in mem.episodes()] == [first.id, last.id]
+    assert edb.check().ok
+    df = edb.globals["EPDF"]
+    assert (df.get(("ana", "alpha")), df.get(("ana", "gamma"))) == (2, None)
+    assert edb.globals["EPN"].get(("ana", "episodes")) == 2
 
 
 def test_a_failed_record_in_a_batch_leaves_the_batch_whole(edb: memdb.Database) -> None:

@@ -86,6 +86,7 @@ import lmdb
 import pytest
 
 import memdb
+from memdb.episodes import _flatten_texts as flatten_texts
 from memdb.models import EpisodeInput
 from memdb.sanitize import RegexSanitizer, Sanitizer, sanitize_fields
 from memdb.store import LMDBStore
@@ -346,19 +347,11 @@ def insert_sqlite_episode(cur: sqlite3.Cursor, ep: Episode, now: dt.datetime) ->
 
 
 def guarded(sanitizer: Sanitizer, ep: Episode) -> Episode:
-    """``ep`` after memdb's PII sanitizer (every text, tags and decisions too) and its pydantic
-    validation: what an application on SQLite would add for those two capture guarantees."""
-    decisions = ep.get("decisions") or {}
-    texts = {k: v for k, v in ep.items() if isinstance(v, str) and k not in ("kind", "session")}
-    texts.update({f"tags[{i}]": tag for i, tag in enumerate(ep.get("tags", ()))})
-    if decisions:
-        texts["decisions"] = json.dumps(decisions)
-    clean = sanitize_fields(sanitizer, texts)
-    out = {**ep, **{k: v for k, v in clean.items() if k in ep and k != "decisions"}}
-    out["tags"] = [clean[f"tags[{i}]"] for i in range(len(ep.get("tags", ())))]
-    if decisions:
-        out["decisions"] = json.loads(clean["decisions"])
-    return EpisodeInput.model_validate(out).model_dump()
+    """``ep`` after memdb's PII sanitizer (every string, nested ones too, as capture flattens
+    them) and its pydantic validation: what an application on SQLite would add for those two
+    capture guarantees."""
+    flat, rebuild = flatten_texts(dict(ep))
+    return EpisodeInput.model_validate(rebuild(sanitize_fields(sanitizer, flat))).model_dump()
 
 
 def insert_sqlite(conn: sqlite3.Connection, eps: list[Episode], batch: int, guard: bool = False) -> int:

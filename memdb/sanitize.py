@@ -180,18 +180,17 @@ _PEM: Final = re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?---
 # One regex per literal prefix, which keeps the scan fast. The "not inside a longer word" test
 # is a lookbehind placed after the prefix, so a start in the middle of a word fails at once
 # instead of consuming the word first (no quadratic time on "xsk-sk-sk-...").
-_TOKENS: Final = tuple(
-    re.compile(f"{head}(?<![A-Za-z0-9_-]{'.' * width}){tail}")
-    for head, width, tail in (
-        ("sk-", 3, "[A-Za-z0-9_-]{20,}"),
-        ("gh[pousr]_", 4, "[A-Za-z0-9]{20,}"),
-        ("github_pat_", 11, "[A-Za-z0-9_]{20,}"),
-        ("xox[bpars]-", 5, "[A-Za-z0-9-]{10,}"),
-        ("A(?:KIA|SIA)", 4, "[0-9A-Z]{16}(?![0-9A-Za-z])"),
-        ("AIza", 4, "[0-9A-Za-z_-]{30,}"),
-        ("eyJ", 3, r"[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
-    )
+_TOKEN_SHAPES: Final = (  # (literal prefix, its length, the rest)
+    ("sk-", 3, "[A-Za-z0-9_-]{20,}"),
+    ("gh[pousr]_", 4, "[A-Za-z0-9]{20,}"),
+    ("github_pat_", 11, "[A-Za-z0-9_]{20,}"),
+    ("xox[bpars]-", 5, "[A-Za-z0-9-]{10,}"),
+    ("A(?:KIA|SIA)", 4, "[0-9A-Z]{16}(?![0-9A-Za-z])"),
+    ("AIza", 4, "[0-9A-Za-z_-]{30,}"),
+    ("eyJ", 3, r"[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
 )
+_TOKENS: Final = tuple(re.compile(f"{head}(?<![A-Za-z0-9_-]{'.' * width}){tail}") for head, width, tail in _TOKEN_SHAPES)
+_TOKEN_HINT: Final = re.compile("|".join(head for head, _, _ in _TOKEN_SHAPES))  # any token's prefix
 _BEARER: Final = re.compile(r"\b(?i:bearer)[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)")
 _SECRET_KEYS: Final = (
     "password", "passwd", "passphrase", "pwd", "secret", "token",
@@ -210,9 +209,6 @@ def _bearer(m: re.Match[str]) -> Span | None:
     if len(value) >= 24 or (len(value) >= 8 and not value.isalpha()):
         return m.start("v"), m.end("v"), value
     return None
-
-
-_TOKEN_HINT: Final = re.compile(r"sk-|gh[pousr]_|github_pat_|xox[bpars]-|A[KS]IA|AIza|eyJ")  # every _TOKENS prefix
 
 
 def _detect_tokens(p: _Pass) -> None:
@@ -401,7 +397,7 @@ def _digit_count(lo: int, hi: int) -> Callable[[str], str | None]:
 
 # Every built-in detector needs one of these to match anything (a digit for the numeric kinds,
 # the anchors and literal prefixes for the rest), so most prose skips them all after one search.
-_MAYBE_PII: Final = re.compile(r"[0-9@:=]|sk-|gh[pousr]_|github_pat_|xox[bpars]-|A[KS]IA|AIza|eyJ|(?i:earer)|-----BEGIN")
+_MAYBE_PII: Final = re.compile(rf"[0-9@:=]|{_TOKEN_HINT.pattern}|(?i:earer)|-----BEGIN")
 
 _DETECTORS: Final[tuple[Detector, ...]] = (
     _whole("SECRET", _PEM, _WHOLE, lambda t: "-----BEGIN" in t),

@@ -11,7 +11,7 @@ detector never touches a span an earlier one claimed:
              ``xox[bpars]-``, ``AKIA``/``ASIA``, ``AIza``, JWTs; ``Bearer <token>``; the value of
              ``password=``/``api_key:``/``secret=``/``token=`` style assignments (the key is kept)
     EMAIL    ``local@domain.tld``
-    IBAN     ISO 13616, mod-97 checked
+    IBAN     ISO 13616 in either case, mod-97 checked
     CARD     13-19 digits, optional single spaces/dashes, first digit 2-6 (payment cards), Luhn checked
     SSN      US ``ddd-dd-dddd`` without the never-issued areas 000/666/9xx, group 00, serial 0000
     IP       IPv6 (with at least one decimal digit) and IPv4, validated with :mod:`ipaddress`
@@ -33,8 +33,15 @@ shapes. A 2,000-character note takes tens of µs. Time
 is linear in the text length even for hostile input: repeats are bounded, and word-boundary
 tests sit where they fail at once (``tests/test_sanitize.py::test_repetitive_input``).
 
+Values are found however they are typed: detectors read a copy in which every digit, space and
+dash of any script, and the full-width forms, are folded to ASCII one character for one
+(:func:`detection_text`), and what they find is replaced in the text as written. So
+``４１１１ １１１１ …``, ``١٢٣-٤٥-٦٧٨٩``, a card wrapped onto the next line, ``jörg@bücher.de``
+and a lower-case IBAN are replaced like their plain forms.
+
 Known limits: secrets written as prose ("my password is hunter2"), names and street addresses
-are not detected; a 4-part version such as ``1.2.3.4`` is a valid IPv4 address and is replaced.
+are not detected; a 4-part version such as ``1.2.3.4`` is a valid IPv4 address and is replaced;
+digits outside the Basic Multilingual Plane (mathematical bold digits) are not folded.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from __future__ import annotations
 import bisect
 import ipaddress
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias, runtime_checkable
@@ -82,13 +90,69 @@ Span: TypeAlias = tuple[int, int, str]
 _CLUSTER: Final = re.compile(r"[0-9A-Z(+][0-9A-Z ().+-]{6,}")
 
 
+# The non-ASCII characters that can stand in a value for an ASCII one: the decimal digits of
+# every script in the Basic Multilingual Plane, spaces, dashes and the minus sign, and the
+# full-width forms of what PII is written with (letters, "@", ".", "+", "-", parentheses).
+# Other text, CJK punctuation included, is read as written. Ranges, not \d and \s: the regex
+# engine tests a BMP-only class in one step, where a lookahead for "not ASCII" costs 3x.
+_NON_ASCII_DIGITS: Final = (  # tests/test_sanitize.py checks these against unicodedata
+    "\u0660-\u0669\u06f0-\u06f9\u07c0-\u07c9\u0966-\u096f\u09e6-\u09ef\u0a66-\u0a6f\u0ae6-\u0aef"
+    "\u0b66-\u0b6f\u0be6-\u0bef\u0c66-\u0c6f\u0ce6-\u0cef\u0d66-\u0d6f\u0de6-\u0def\u0e50-\u0e59"
+    "\u0ed0-\u0ed9\u0f20-\u0f29\u1040-\u1049\u1090-\u1099\u17e0-\u17e9\u1810-\u1819\u1946-\u194f"
+    "\u19d0-\u19d9\u1a80-\u1a89\u1a90-\u1a99\u1b50-\u1b59\u1bb0-\u1bb9\u1c40-\u1c49\u1c50-\u1c59"
+    "\ua620-\ua629\ua8d0-\ua8d9\ua900-\ua909\ua9d0-\ua9d9\ua9f0-\ua9f9\uaa50-\uaa59\uabf0-\uabf9"
+    "\uff10-\uff19"
+)
+_NON_ASCII_SPACES: Final = "\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_FOLDABLE: Final = re.compile(
+    f"[{_NON_ASCII_DIGITS}{_NON_ASCII_SPACES}\u058a\u05be\u2010-\u2015\u2212\ufe58\ufe63\uff08\uff09\uff0b\uff0d\uff0e\uff20-\uff3a\uff41-\uff5a]"
+)
+
+
+class _Fold(dict[str, str]):
+    """The ASCII character each :data:`_FOLDABLE` one stands for, worked out on first use."""
+
+    def __missing__(self, c: str) -> str:
+        digit = unicodedata.decimal(c, None)
+        if digit is not None:
+            folded = str(digit)
+        elif c.isspace():
+            folded = " "
+        elif unicodedata.category(c) == "Pd" or c == "\u2212":
+            folded = "-"
+        else:  # a full-width form
+            folded = unicodedata.normalize("NFKC", c)
+        self[c] = folded  # bounded: only _FOLDABLE characters come here
+        return folded
+
+
+_FOLD: Final = _Fold()
+
+
+def _fold(m: re.Match[str]) -> str:
+    return _FOLD[m.group()]
+
+
+def detection_text(text: str) -> str:
+    """What the detectors read: ``text`` with each character that can stand for an ASCII one in
+    PII folded to it (``４``, ``٤`` -> ``4``; a non-breaking hyphen -> ``-``; ``＠`` -> ``@``; a line
+    break or no-break space -> a space). One character for one, so a span found here is the
+    same span of the original, which is what is replaced: the text around it is kept as written."""
+    if "\n" in text:
+        text = text.replace("\n", " ")  # a value wrapped onto the next line
+    return text if text.isascii() else _FOLDABLE.sub(_fold, text)
+
+
 class _Pass:
-    """One pass over one text: the spans claimed so far and, computed once, the numeric clusters."""
+    """One pass over one text: the spans claimed so far and, computed once, the numeric clusters.
 
-    __slots__ = ("_clusters", "spans", "starts", "text")
+    Detectors read ``text`` (the :func:`detection_text`); spans are replaced in ``source``."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    __slots__ = ("_clusters", "source", "spans", "starts", "text")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.text = text = detection_text(source)
         self.starts: list[int] = []
         self.spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, key); kind "" = placeholder already there
         self._clusters: list[tuple[int, int, str]] | None = None
@@ -245,7 +309,7 @@ def _detect_assignments(p: _Pass) -> None:
 # --- EMAIL -----------------------------------------------------------------------------------------
 
 _LOCAL_PUNCT: Final = frozenset("_.!#$%&'*+/=?^`{|}~-")
-_DOMAIN: Final = re.compile(r"(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]*[A-Za-z][A-Za-z0-9-]*")
+_DOMAIN: Final = re.compile(r"(?:[\w-]+\.)+[\w-]*[^\W\d_][\w-]*")  # Unicode labels too: jörg@bücher.de
 
 
 def _detect_emails(p: _Pass) -> None:
@@ -265,7 +329,13 @@ def _detect_emails(p: _Pass) -> None:
 
 # --- IBAN ------------------------------------------------------------------------------------------
 
-_IBAN: Final = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,4})?)(?![A-Za-z0-9])")
+# Either case: people type "gb82 west 1234 ...". Lower-case letters are outside the numeric
+# clusters, so the search runs in a window reaching an IBAN's length either side of a cluster.
+_IBAN: Final = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[A-Za-z0-9]{11,30}|(?: [A-Za-z0-9]{4}){2,7}(?: [A-Za-z0-9]{1,4})?)(?![A-Za-z0-9])"
+)
+_IBAN_REACH: Final = 34  # the longest IBAN, compact
+_NOT_DIGITS: Final = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ ().+-")  # the rest of a cluster
 
 
 def _iban_ok(compact: str) -> bool:
@@ -276,12 +346,33 @@ def _iban_ok(compact: str) -> bool:
     return int("".join(str(int(c, 36)) for c in rotated)) % 97 == 1
 
 
+def _detect_ibans(p: _Pass) -> None:
+    """Inside each cluster long enough, as printed in capitals; and, where a run of 10 digits or
+    more (every IBAN's account part has one) follows a letter or a group of four, in a window
+    reaching an IBAN's length back over the lower-case letters a cluster leaves out."""
+    text = p.text
+    size = len(text)
+    for start, end, cluster in p.clusters:
+        if len(cluster) < 10:
+            continue
+        if len(cluster) >= 15:
+            _search(p, "IBAN", _IBAN, _iban, start, min(size, end + 2))
+        before = text[start - 1 : start]
+        if (before.isalnum() or (before == " " and text[max(start - 5, 0) : start - 1].isalnum())) and len(
+            cluster.translate(_NOT_DIGITS)
+        ) >= 10:
+            _search(p, "IBAN", _IBAN, _iban, max(start - _IBAN_REACH, 0), min(size, end + _IBAN_REACH))
+
+
+_CLUSTERED.add(_detect_ibans)
+
+
 def _iban(m: re.Match[str]) -> Span | None:
     # Printed IBANs come in groups of four and the regex may have swallowed a following
     # upper-case word, so try shorter prefixes at group boundaries, longest first.
     parts = m.group().split(" ")
     for n in range(len(parts), 0, -1):
-        compact = "".join(parts[:n])
+        compact = "".join(parts[:n]).upper()
         if _iban_ok(compact):
             return m.start(), m.start() + len(" ".join(parts[:n])), compact
     return None
@@ -405,7 +496,7 @@ _DETECTORS: Final[tuple[Detector, ...]] = (
     _whole("SECRET", _BEARER, _bearer, lambda t: "earer" in t or "EARER" in t),
     _detect_assignments,
     _detect_emails,
-    _clustered("IBAN", _IBAN, _iban, lambda c: len(c) >= 15),
+    _detect_ibans,
     _clustered("CARD", _CARD, _card, lambda c: len(c) >= 13),
     _clustered("SSN", _SSN, _entire(_digits), lambda c: len(c) >= 11 and "-" in c),
     _detect_ipv6,
@@ -448,9 +539,9 @@ class _Numbering:
             if placeholder is None:
                 n = self.last[kind] = self.last.get(kind, 0) + 1
                 placeholder = self.assigned[(kind, key)] = f"<{kind}_{n}>"
-            parts += (p.text[pos:start], placeholder)
+            parts += (p.source[pos:start], placeholder)
             pos = end
-        parts.append(p.text[pos:])
+        parts.append(p.source[pos:])
         return "".join(parts)
 
 
@@ -497,7 +588,7 @@ class RegexSanitizer:
             for _ in range(_MAX_PASSES):
                 p = _Pass(text)
                 claimed = len(p.spans)
-                if _MAYBE_PII.search(text) is None:
+                if _MAYBE_PII.search(p.text) is None:
                     detectors = self._extra
                 else:
                     detectors = self._detectors if p.clusters else self._unclustered

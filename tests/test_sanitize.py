@@ -495,3 +495,80 @@ def test_same_value_same_placeholder_across_fields(email: str, other: str) -> No
 def test_never_raises_and_keeps_keys(texts: dict[str, str]) -> None:
     out = sanitize_fields(S, texts)
     assert out.keys() == texts.keys()
+
+
+# --- the same values, written with other characters ------------------------------------------
+
+_DIGIT_SCRIPTS = [0x30, 0xFF10, 0x660, 0x6F0, 0x966, 0x9E6, 0xE50, 0x1040]  # ASCII, full-width, Arabic-Indic, ...
+
+
+def _in_script(text: str, zero: int) -> str:
+    return "".join(chr(zero + int(c)) if c.isdigit() else c for c in text)
+
+
+@pytest.mark.parametrize(
+    ("kind", "value"),
+    [
+        ("CARD", "4111\u00a01111\u00a01111\u00a01111"),  # no-break spaces
+        ("CARD", "４１１１ １１１１ １１１１ １１１１"),  # full-width digits
+        ("CARD", "4111 1111\n1111 1111"),  # wrapped onto the next line
+        ("CARD", "4111\u20111111\u20111111\u20111111"),  # non-breaking hyphens
+        ("EMAIL", "ｅｖｅ＠ｅｘａｍｐｌｅ．ｃｏｍ"),  # full-width
+        ("EMAIL", "jörg@bücher.de"),  # internationalised domain
+        ("EMAIL", "δοκιμή@παράδειγμα.δοκιμή"),
+        ("SSN", "١٢٣-٤٥-٦٧٨٩"),  # Arabic-Indic digits
+        ("SSN", "123\u201145\u20116789"),
+        ("SSN", "123\u221245\u22126789"),  # minus signs
+        ("IBAN", "gb82 west 1234 5698 7654 32"),  # lower case
+        ("IBAN", "de89370400440532013000"),
+        ("IBAN", "nl91abna0417164300"),
+        ("PHONE", "+1\u00a0(415)\u00a0555\u20110132"),
+        ("IP", "２０３．０．１１３．７７"),
+    ],
+)
+def test_unicode_and_formatting_variants_are_replaced(kind: str, value: str) -> None:
+    assert clean(f"Grüße – customer gave {value} today") == f"Grüße – customer gave <{kind}_1> today"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Straße ½ – café at 12:30, ① ② ③, naïve résumé",
+        "版本 2.3 发布于 2026-07-01，见第 4 章",
+        "Temperatur −5 °C bis 12 °C",
+        "line one\nline two\n\n- item 2026\n- item 2027",
+        "order ٤٥ shipped",
+    ],
+)
+def test_unicode_prose_is_kept_as_written(text: str) -> None:
+    assert clean(text) == text
+
+
+@given(body=cards(), zero=st.sampled_from(_DIGIT_SCRIPTS), sep=st.sampled_from(["\u00a0", "\u2011", "\u2212", "\u3000", "\n"]))
+def test_cards_in_any_digit_script_and_separator_never_survive(body: str, zero: int, sep: str) -> None:
+    card = _in_script(body.replace(" ", sep).replace("-", sep), zero)
+    out = clean(f"paid with {card} yesterday")
+    assert out == "paid with <CARD_1> yesterday"
+
+
+@given(st.text())
+def test_detection_reads_one_character_for_one(text: str) -> None:
+    """Spans found in the folded text are replaced in the original, so the fold must keep
+    every position; ASCII text without line breaks is read as it is."""
+    from memdb.sanitize import detection_text
+
+    folded = detection_text(text)
+    assert len(folded) == len(text)
+    if text.isascii() and "\n" not in text:
+        assert folded is text
+
+
+def test_the_folded_digits_and_spaces_are_every_non_ascii_one_in_the_bmp() -> None:
+    """The hand-written ranges of ``_FOLDABLE`` against this Python's Unicode database."""
+    from memdb.sanitize import _FOLDABLE
+
+    chars = map(chr, range(0x80, 0x10000))
+    digits_and_spaces = {c for c in chars if c.isspace() or c.isdecimal()}
+    folded = {c for c in map(chr, range(0x80, 0x10000)) if _FOLDABLE.match(c)}
+    assert digits_and_spaces <= folded
+    assert all(c.isspace() or c.isdecimal() or c in "\u058a\u05be\u2212\ufe58\ufe63" or 0x2010 <= ord(c) <= 0x2015 or 0xFF08 <= ord(c) <= 0xFF5A for c in folded)

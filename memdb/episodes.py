@@ -36,6 +36,7 @@ import datetime as dt
 import hashlib
 import itertools
 import json
+import math
 import re
 import secrets
 import time
@@ -58,11 +59,12 @@ from memdb.models import (
     check_owner,
     utc,
     validation_error,
+    truncation_marker,
 )
 from memdb.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
-from memdb.sanitize import RegexSanitizer, Sanitizer, sanitize_fields
+from memdb.sanitize import PLACEHOLDER, RegexSanitizer, Sanitizer, sanitize_fields
 from memdb.settings import BUILTIN_KINDS, OUTCOMES, Settings
-from memdb.text import term_counts
+from memdb.text import normalize_tag, term_counts
 
 __all__ = [
     "CODE_OF_PACKED",
@@ -594,6 +596,9 @@ class OwnerMemory:
         if not isinstance(user_message, str) or not isinstance(response, str):
             raise ValidationError("record_exchange: user_message and response must be str")
         cap = self.store.settings.digest_chars
+        # sanitized whole, then cut: a value cut in half is one the sanitizer cannot recognise
+        clean = self._sanitize({"user_message": user_message, "response": response}, what="exchange")
+        user_message, response = clean["user_message"], clean["response"]
         first_line = user_message.strip().splitlines()[0] if user_message.strip() else "(empty message)"
         fields = {
             "kind": "exchange",
@@ -615,17 +620,22 @@ class OwnerMemory:
             "tool": tool,
             "ts": ts,
             "summary": f"{tool} call",
-            "content": bound_text(_as_text(input), cap),
+            "content": _as_text(input),  # bounded to the cap once sanitized
             "tags": list(tags),
         }
-        return self._episode(self._write_new([self._prepare(fields)])[0])
+        return self._episode(self._write_new([self._prepare(fields, content_cap=cap)])[0])
 
     def record_tool_result(self, call_id: str, result: Any) -> Episode:
         """Attach a bounded, sanitized result to an earlier tool call of this owner."""
         day = episode_day(check_id(call_id))
-        cap = self.store.settings.digest_chars
-        text = bound_text(_as_text(result), cap)
-        clean = self._sanitize({"result": text}, what=f"tool result for {call_id}")["result"]
+        what = f"tool result for {call_id}"
+        # Numbered after the call's own placeholders, so a new value never reuses one of them;
+        # sanitized outside the write, so a dropped capture's counters are not rolled back.
+        context = placeholders_in(_strings_in(self._load(call_id)[0]))
+        sanitized = self._sanitize({"result": _as_text(result), "~placeholders": context}, what=what)
+        bounded = {"result": sanitized["result"]}
+        self._bound(bounded, {"result": self.store.settings.digest_chars}, sanitized, what)
+        clean = bounded["result"]
         with self._space.transaction():
             record, state = self._load(call_id)
             if record["kind"] != "tool_call":
@@ -866,7 +876,7 @@ class OwnerMemory:
     def _prepare(self, raw: dict[str, Any], where: str = "episode", content_cap: int | None = None) -> dict[str, Any]:
         """Sanitize, validate and bound one episode; returns the record to store (no I/O but counters)."""
         settings = self.store.settings
-        flat, rebuild = _flatten_texts(raw)
+        flat, rebuild = _flatten_texts(raw, where)
         ident_before = {k: raw[k] for k in ("session", "tool") if isinstance(raw.get(k), str)}
         flat.update({f"@{k}": v for k, v in ident_before.items()})
         clean = self._sanitize(flat, what=where)
@@ -902,14 +912,32 @@ class OwnerMemory:
         record = item.model_dump()
         record["ts"] = item.ts  # None: stamped at write time
         cap = settings.digest_chars
-        record["summary"] = bound_text(item.summary, SUMMARY_CHARS)
-        record["content"] = bound_text(item.content, content_cap or cap)
-        for f in ("what_we_tried", "what_happened", "why", "lesson", "result", "artifact"):
-            if record.get(f) is not None:
-                record[f] = bound_text(record[f], cap)
+        self._bound(record, {"summary": SUMMARY_CHARS, "content": content_cap or cap, **dict.fromkeys(_DIGEST_FIELDS, cap)}, clean, where)
         feedback = record.pop("feedback")
         record["_feedback"] = feedback
         return record
+
+    def _bound(self, record: dict[str, Any], caps: Mapping[str, int], sanitized: Mapping[str, str], where: str) -> None:
+        """Cut each field of ``record`` longer than its cap (keeping a truncation marker), after
+        sanitizing: a value cut first is one the sanitizer can no longer recognise. A cut can
+        also make a new value (the first 16 of 20 digits may pass Luhn), so what is kept is
+        sanitized again, numbered after the placeholders in ``sanitized``."""
+        cut = {f: text for f, c in caps.items() if isinstance(text := record.get(f), str) and len(text) > c}
+        if not cut:
+            return
+        rooms = {f: max(caps[f] - len(truncation_marker(len(text))), 0) for f, text in cut.items()}
+        context = placeholders_in(sanitized.values())
+        for _ in range(3):
+            kept = self._sanitize({**{f: text[: rooms[f]] for f, text in cut.items()}, "~placeholders": context}, what=where)
+            grown = {f: len(kept[f]) - rooms[f] for f in cut if len(kept[f]) > rooms[f]}
+            if not grown:
+                break
+            for f, extra in grown.items():  # a placeholder longer than the value it stands for
+                rooms[f] = max(rooms[f] - extra, 0)
+        else:
+            kept = dict.fromkeys(cut, "")  # every cut makes a new value: keep only the marker (fail closed)
+        for f, text in cut.items():
+            record[f] = kept[f] + truncation_marker(len(text))
 
     def _episode(self, written: tuple[str, dict[str, Any], dict[str, Any]]) -> Episode:
         return to_episode(self.name, *written)
@@ -1003,35 +1031,141 @@ def _as_text(value: Any) -> str:
         return repr(value)
 
 
-def _flatten_texts(raw: dict[str, Any]) -> tuple[dict[str, str], Callable[[dict[str, str]], dict[str, Any]]]:
-    """Every string of an input (nested in decisions and lists too), keyed by path, and the inverse."""
+_DIGEST_FIELDS = ("what_we_tried", "what_happened", "why", "lesson", "result", "artifact")  # bounded to the digest cap
+
+
+def _strings_in(value: Any) -> Iterator[str]:
+    """Every str in a stored record, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _strings_in(k)
+            yield from _strings_in(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings_in(v)
+
+
+_INT_AS_TEXT = 10**6  # an int this large may be a card, phone or account number: it is sanitized as its digits
+_NOT_WALKED = frozenset({"kind", "session", "tool", "cites"})  # checked as identifiers, never rewritten
+_HAS_DIGIT = re.compile(r"\d")
+
+
+class _Slot:
+    """Where a sanitized string goes back. ``alt`` names a tag's normalised form, sanitized
+    too: normalising makes ``4111_1111_1111_1111`` a card (``4111-1111-1111-1111``)."""
+
+    __slots__ = ("alt", "as_int", "name")
+
+    def __init__(self, name: str, as_int: bool = False) -> None:
+        self.name = name
+        self.as_int = as_int
+        self.alt: str | None = None
+
+
+class _Dict:
+    """A mapping of the input, as (key slot, value) pairs: keys are sanitized like values."""
+
+    __slots__ = ("items", "path")
+
+    def __init__(self, items: list[tuple[_Slot, Any]], path: str) -> None:
+        self.items = items
+        self.path = path
+
+
+def _flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[str, str], Callable[[dict[str, str]], dict[str, Any]]]:
+    """Every string of an input, keyed by a unique name, and the inverse that puts the
+    sanitized strings back. Nested strings in decisions and lists count, and so do dict keys
+    and ints of seven digits or more; a value the store cannot keep as given (bytes, NaN, a
+    naive datetime, an int beyond 64 bits, another type) is refused naming its path."""
     flat: dict[str, str] = {}
 
-    def walk(value: Any, path: str) -> Any:
+    def slot(text: str, name: str, as_int: bool = False) -> _Slot:
+        name = name if name not in flat else f"{name}#{len(flat)}"
+        flat[name] = text
+        return _Slot(name, as_int)
+
+    def walk(value: Any, path: str, name: str) -> Any:
+        """``path`` names the value for errors (``decisions.when``); ``name`` is its key in the
+        flat texts, by position below the top level so no key's text reaches a sanitizer's
+        field names (they may be shown in its errors)."""
         if isinstance(value, str):
-            flat[path] = value
-            return ("__text__", path)
+            return slot(value, name)
         if isinstance(value, Mapping):
-            return {k: walk(v, f"{path}.{k}") for k, v in value.items()}
+            items = []
+            for i, (k, v) in enumerate(value.items()):
+                if not isinstance(k, str):
+                    raise ValidationError(f"{where}: {path} key {k!r}: keys must be str")
+                items.append((slot(k, f"{name}.{i}:key"), walk(v, f"{path}.{k}", f"{name}.{i}")))
+            return _Dict(items, path)
         if isinstance(value, (list, tuple)):
-            return [walk(v, f"{path}[{i}]") for i, v in enumerate(value)]
+            return [walk(v, f"{path}[{i}]", f"{name}[{i}]") for i, v in enumerate(value)]
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            if not -(1 << 63) <= value < 1 << 64:
+                raise ValidationError(f"{where}: {path}={value!r}: an integer beyond 64 bits is not stored (give it as str)")
+            return slot(str(value), name, as_int=True) if abs(value) >= _INT_AS_TEXT else value
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise ValidationError(f"{where}: {path}={value!r}: not a finite number")
+            return value
+        if isinstance(value, dt.datetime):
+            if value.tzinfo is None or value.utcoffset() is None:
+                raise ValidationError(f"{where}: {path}={value.isoformat()!r}: naive datetime (give a timezone, e.g. UTC)")
+            return value
+        raise ValidationError(
+            f"{where}: {path}: {type(value).__name__} is not stored (use str, numbers, bool, None, lists, dicts or aware datetimes)"
+        )
+
+    skeleton: dict[str, Any] = {}
+    for k, v in raw.items():
+        if k in _NOT_WALKED or not isinstance(v, (str, Mapping, list, tuple)):
+            skeleton[k] = v  # identifiers, timestamps, numbers: the model checks them
+        else:
+            skeleton[k] = walk(v, k, k)
+    tags = skeleton.get("tags")
+    if isinstance(tags, list):
+        for tag in tags:
+            if type(tag) is _Slot and _HAS_DIGIT.search(text := flat[tag.name]):
+                try:
+                    normal = normalize_tag(text)
+                except ValidationError:
+                    continue  # the model names the bad tag
+                if normal != text:
+                    tag.alt = slot(normal, f"{tag.name}~normalised").name
+
+    def fill(value: Any, clean: dict[str, str]) -> Any:
+        if type(value) is _Slot:
+            text = clean[value.name]
+            unchanged = text == flat[value.name]
+            if value.alt is not None and unchanged and clean[value.alt] != flat[value.alt]:
+                return clean[value.alt]  # only the tag's normalised form held a value
+            if value.as_int and unchanged:
+                return int(text)
+            return text
+        if type(value) is _Dict:
+            out: dict[str, Any] = {}
+            for key, v in value.items:
+                name = fill(key, clean)
+                if name in out:
+                    raise ValidationError(f"{where}: {value.path}: two keys read {name!r} once sanitized (merge them)")
+                out[name] = fill(v, clean)
+            return out
+        if type(value) is list:
+            return [fill(v, clean) for v in value]
         return value
 
-    skeleton = {k: (walk(v, k) if k not in ("kind", "session", "tool", "cites") else v) for k, v in raw.items()}
-
     def rebuild(clean: dict[str, str]) -> dict[str, Any]:
-        def fill(value: Any) -> Any:
-            if isinstance(value, tuple) and len(value) == 2 and value[0] == "__text__":
-                return clean[value[1]]
-            if isinstance(value, dict):
-                return {k: fill(v) for k, v in value.items()}
-            if isinstance(value, list):
-                return [fill(v) for v in value]
-            return value
-
-        return {k: fill(v) for k, v in skeleton.items()}
+        return {k: fill(v, clean) for k, v in skeleton.items()}
 
     return flat, rebuild
+
+
+def placeholders_in(texts: Iterable[str]) -> str:
+    """The placeholders of ``texts``, for a later sanitizer call to number after them."""
+    return " ".join(m.group() for t in texts if "<" in t for m in PLACEHOLDER.finditer(t))
 
 
 def to_episode(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> Episode:

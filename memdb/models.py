@@ -22,22 +22,31 @@ Outcome = Literal["success", "partial", "failure"]
 Status = Literal["active", "summarized", "archived"]
 
 _OWNER = re.compile(r"[^\x00-\x1f\x7f]{1,64}\Z")
+OWNER_BYTES = 128  # with a tag (also at most 128 bytes) and an episode's tail, an index key stays within LMDB's 511
 _IDENT = re.compile(r"[A-Za-z0-9_.:@/+-]{1,128}\Z")
 SUMMARY_CHARS = 500
+FIRST_YEAR = 1000  # an id starts with the 4-digit year of its timestamp
+
+
+def truncation_marker(length: int) -> str:
+    """What ends a text cut from ``length`` characters."""
+    return f" …[truncated {length} chars]"
 
 
 def bound_text(text: str, cap: int) -> str:
     """Cut ``text`` to at most ``cap`` characters, ending with an explicit truncation marker."""
     if len(text) <= cap:
         return text
-    marker = f" …[truncated {len(text)} chars]"
+    marker = truncation_marker(len(text))
     return text[: max(cap - len(marker), 0)] + marker
 
 
 def check_owner(owner: str) -> str:
-    """Validate an owner name (1-64 printable characters)."""
+    """Validate an owner name (1-64 printable characters, at most 128 bytes in UTF-8)."""
     if not isinstance(owner, str) or not _OWNER.match(owner) or owner.strip() != owner:
         raise ValidationError(f"owner {owner!r}: must be 1-64 printable characters without surrounding spaces")
+    if len(owner.encode("utf-8", "surrogatepass")) > OWNER_BYTES:
+        raise ValidationError(f"owner {owner!r}: {len(owner.encode('utf-8', 'surrogatepass'))} bytes in UTF-8, more than {OWNER_BYTES}")
     return owner
 
 
@@ -102,7 +111,18 @@ class EpisodeInput(BaseModel):
             return None
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError("naive datetime: give a timezone-aware one (e.g. UTC); memdb does not guess")
-        return value.astimezone(dt.UTC)
+        value = value.astimezone(dt.UTC)
+        if value.year < FIRST_YEAR:
+            raise ValueError(f"year {value.year} (UTC): episodes start in year {FIRST_YEAR} or later")
+        return value
+
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def _exact_outcome(cls, value: Any) -> Any:
+        # before the model strips whitespace: " success " is not exactly an outcome
+        if isinstance(value, str) and value not in ("success", "partial", "failure"):
+            raise ValueError("not one of success, partial, failure (exactly; no hedging: pick the closest)")
+        return value
 
     @field_validator("tags")
     @classmethod

@@ -24,12 +24,13 @@ from typing import Final
 from memdb.errors import ValidationError
 from memdb.sanitize import PLACEHOLDER
 
-__all__ = ["MAX_TAG_CHARS", "MAX_TERM_CHARS", "STOPWORDS", "normalize_tag", "stem", "term_counts", "terms_and_words", "tokenize"]
+__all__ = ["MAX_TAG_BYTES", "MAX_TAG_CHARS", "MAX_TERM_CHARS", "STOPWORDS", "normalize_tag", "stem", "term_counts", "terms_and_words", "tokenize"]
 
 MAX_TERM_CHARS: Final = 32
 """Longest term; longer ones become their first 24 characters + "~" + 7 hex digits of a hash."""
 
 MAX_TAG_CHARS: Final = 64
+MAX_TAG_BYTES: Final = 128  # keeps an index key with owner, tag and an episode's tail within LMDB's 511 bytes
 
 _TERM_HEAD: Final = MAX_TERM_CHARS - 8  # room for "~" and 7 hex digits
 _WORD: Final = re.compile(r"[^\W_]+")  # \w without the underscore: snake_case splits like kebab-case
@@ -196,7 +197,8 @@ def normalize_tag(tag: str) -> str:
 
     NFKC, case folding, trimming; runs of spaces, underscores and dots become "-"; anything
     but letters, digits, "-", ":" and "/" is dropped; repeated "-" collapse; edge "-" go.
-    Raises ValidationError naming the tag if nothing is left or the result exceeds 64 characters.
+    Raises ValidationError naming the tag if nothing is left or the result exceeds 64 characters
+    or 128 bytes in UTF-8.
     """
     if not isinstance(tag, str):
         raise ValidationError(f"tag {tag!r}: expected str, got {type(tag).__name__}")
@@ -208,4 +210,7 @@ def normalize_tag(tag: str) -> str:
         raise ValidationError(f"tag {shown}: nothing is left after normalising (use letters or digits)")
     if len(out) > MAX_TAG_CHARS:
         raise ValidationError(f"tag {shown}: {len(out)} characters after normalising, more than {MAX_TAG_CHARS} (shorten it)")
+    size = len(out.encode("utf-8", "surrogatepass"))
+    if size > MAX_TAG_BYTES:
+        raise ValidationError(f"tag {shown}: {size} bytes in UTF-8 after normalising, more than {MAX_TAG_BYTES} (shorten it)")
     return out

@@ -339,6 +339,140 @@ def test_custom_sanitizer_is_pluggable(tmp_path: Path) -> None:
         assert ep.summary == "badge <EMPLOYEE_1> used"
 
 
+def _luhn_complete(body: str) -> str:
+    total = sum(d * 2 - 9 if d * 2 > 9 else d * 2 if i % 2 == 0 else d for i, d in enumerate(map(int, reversed(body))))
+    return body + str((10 - total % 10) % 10)
+
+
+@pytest.mark.parametrize("path", ["exchange", "tool_call", "tool_result", "record"])
+def test_a_value_at_the_cut_is_sanitized_before_the_cut(tmp_path: Path, path: str) -> None:
+    """Cutting first would keep half a value (``alice.longname@ex``) that no detector knows."""
+    db_path = tmp_path / "cut"
+    with memdb.open(db_path) as db:
+        db.configure(digest_chars=200)
+        mem = db.owner("ana")
+        room = 200 - len(" …[truncated 999 chars]")
+        for value in ("alice.longname@example.com", "4111 1111 1111 1111"):
+            text = "x" * (room - 10) + f" {value} " + "tail " * 150  # the cut falls inside the value
+            if path == "exchange":
+                mem.record_exchange("c1", text, "ok")
+            elif path == "tool_call":
+                mem.record_tool_call("c1", "http", text)
+            elif path == "tool_result":
+                mem.record_tool_result(mem.record_tool_call("c1", "http", "q").id, text)
+            else:
+                mem.record("debug", "cut", outcome="failure", lesson=text)
+    raw = _lmdb_bytes(db_path)
+    for part in (b"alice.longname", b"4111 1111 1111 1", b"4111 1111"):
+        assert part not in raw
+
+
+def test_a_value_made_by_the_cut_is_sanitized_too(edb: memdb.Database) -> None:
+    """20 digits are no card, but the first 16 of them pass Luhn: a cut that keeps exactly
+    those 16 would store a card number."""
+    edb.configure(digest_chars=200)
+    card = _luhn_complete("411111111111111")
+    room = 200 - len(" …[truncated 999 chars]")
+    content = f"see <EMAIL_1> " + "x" * (room - 31) + " " + card + "2468" + " tail" * 150
+    assert edb.owner("ana").record("exchange", "probe", content="ok").content == "ok"
+    ep = edb.owner("ana").record("exchange", "s", content=content)
+    assert card not in ep.content and ep.content.split(" …[truncated")[0].endswith("<CARD_1>")
+    assert edb.check().ok
+
+
+def test_tool_result_numbers_after_the_calls_placeholders(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    call = mem.record_tool_call("c1", "lookup", {"email": "first@example.com"})
+    done = mem.record_tool_result(call.id, {"other": "second@example.com"})
+    assert "<EMAIL_1>" in done.content and "<EMAIL_2>" in done.result and "<EMAIL_1>" not in done.result
+
+
+def test_decision_keys_and_large_ints_are_sanitized(tmp_path: Path) -> None:
+    path = tmp_path / "keys"
+    card = 4111111111111111
+    with memdb.open(path) as db:
+        ep = db.owner("ana").record(
+            "debug", "escalation", outcome="failure",
+            decisions={"alice.keys@example.com": "contacted", "nested": {"+1 (415) 555-0199": [card, 42, 2026, True, None]}},
+        )  # fmt: skip
+        assert ep.decisions == {"<EMAIL_1>": "contacted", "nested": {"<PHONE_1>": ["<CARD_1>", 42, 2026, True, None]}}
+        assert db.owner("ana").record("debug", "ints", outcome="success", decisions={"build": 12345678}).decisions == {"build": 12345678}
+    raw = _lmdb_bytes(path)
+    assert b"alice.keys" not in raw and b"555-0199" not in raw and b"4111111111111111" not in raw
+    assert card.to_bytes(8, "big") not in raw  # nor as a msgpack integer
+
+
+@pytest.mark.parametrize(
+    ("decisions", "needle"),
+    [
+        ({"raw": b"bob@example.com"}, "decisions.raw: bytes is not stored"),
+        ({"when": dt.datetime(2026, 1, 1)}, "decisions.when='2026-01-01T00:00:00': naive datetime"),
+        ({"a": {"confidence": float("nan")}}, "decisions.a.confidence=nan: not a finite number"),
+        ({"big": 1 << 70}, "decisions.big=1180591620717411303424: an integer beyond 64 bits"),
+        ({"a": {1: "x"}}, "decisions.a key 1: keys must be str"),
+        ({"a": {"x@example.com": 1, "X@EXAMPLE.COM": 2}}, "decisions.a: two keys read '<EMAIL_1>' once sanitized"),
+        ({"s": {1, 2}}, "decisions.s: set is not stored"),
+    ],
+)
+def test_decisions_the_store_cannot_keep_are_refused_naming_the_path(edb: memdb.Database, decisions: dict[str, Any], needle: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        edb.owner("ana").record("debug", "s", outcome="failure", decisions=decisions)
+    assert needle in str(info.value)
+    assert edb.owner("ana").count() == 0
+
+
+@pytest.mark.parametrize("tag", ["4111_1111_1111_1111", "4111.1111.1111.1111", "123_45_6789", "ｃａｒｏｌ＠ｅｘａｍｐｌｅ．ｃｏｍ"])
+def test_a_tag_that_normalises_into_pii_is_sanitized(tmp_path: Path, tag: str) -> None:
+    """Normalising turns separators into "-" (a card's or an SSN's) and folds full-width forms."""
+    path = tmp_path / "tags"
+    with memdb.open(path) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "tagged", outcome="failure", tags=[tag, "billing"])
+        assert ep.tags[0] in ("card-1", "ssn-1", "email-1") and mem.known_tags() == sorted(["billing", ep.tags[0]])
+    raw = _lmdb_bytes(path)
+    for shape in (b"4111-1111-1111-1111", b"123-45-6789", b"carolexample", b"4111_1111", b"123_45"):
+        assert shape not in raw
+
+
+def test_unicode_forms_of_pii_never_reach_disk(tmp_path: Path) -> None:
+    path = tmp_path / "uni"
+    values = ["４１１１ １１１１ １１１１ １１１１", "ｅｖｅ＠ｅｘａｍｐｌｅ．ｃｏｍ", "jörg@bücher.de", "١٢٣-٤٥-٦٧٨٩", "gb82 west 1234 5698 7654 32"]
+    with memdb.open(path) as db:
+        mem = db.owner("ana")
+        for v in values:
+            assert v not in mem.record("debug", f"customer gave {v} today", outcome="failure").summary
+    raw = _lmdb_bytes(path)
+    assert not [v for v in values if v.encode() in raw]
+
+
+def test_timestamps_before_year_1000_are_refused(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    with pytest.raises(ValidationError, match="year 999 .UTC.: episodes start in year 1000"):
+        mem.record("debug", "ancient", outcome="failure", ts=dt.datetime(999, 12, 31, tzinfo=UTC))
+    old = mem.record("debug", "ancient scroll", outcome="failure", ts=dt.datetime(1000, 1, 1, tzinfo=UTC))
+    assert old.id.startswith("10000101T") and mem.get(old.id).ts == dt.datetime(1000, 1, 1, tzinfo=UTC)
+    assert [m.episode.id for m in mem.recall(text="scroll")] == [old.id]
+    assert edb.check().ok
+
+
+def test_owner_and_tag_sizes_keep_every_index_key_within_lmdb(edb: memdb.Database) -> None:
+    wide = "\U00020000"  # 4 bytes in UTF-8
+    with pytest.raises(ValidationError, match="256 bytes in UTF-8, more than 128"):
+        edb.owner(wide * 64)
+    with pytest.raises(ValidationError, match="more than 128"):
+        edb.owner("ana").record("debug", "s", outcome="failure", tags=[wide * 64])
+    mem = edb.owner(wide * 32)  # the largest owner, with the largest tag
+    ep = mem.record("debug", "s", outcome="failure", tags=[wide * 32], session="s" * 128)
+    assert mem.recall(tags=[wide * 32]).memories[0].episode.id == ep.id
+    assert edb.check().ok
+
+
+@pytest.mark.parametrize("outcome", [" success ", "success\n", "Success"])
+def test_an_outcome_is_exact_not_trimmed(edb: memdb.Database, outcome: str) -> None:
+    with pytest.raises(ValidationError, match="outcome="):
+        edb.owner("ana").record("debug", "s", outcome=outcome)
+
+
 # --- 6. indexes -------------------------------------------------------------------------------
 
 

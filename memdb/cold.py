@@ -5,6 +5,11 @@ Records of one database share most of their structure (field names, kinds, tags,
 which is what a trained dictionary captures; ``benchmarks/bench_lifecycle.py`` measures the
 four codecs and ``zstd-dict`` is the default because it compresses best at similar speed.
 The dictionary is stored in the database (``^COLDDICT``) so every process decodes the same way.
+
+A dictionary is learned from record text, so it holds fragments of the records it was trained
+on: ``retrain`` replaces an owner's dictionaries after an erasure (see ``Lifecycle.erase``).
+Dictionary ids only grow (``^COLDDICT(owner, "last")`` counts them, even after the dictionary
+it names is dropped), so a cached (de)compressor can never be taken for another dictionary.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import zstandard
 
 from memdb import codec
 from memdb.errors import ConfigError, CorruptKeyError
-from memdb.globals import Globals
+from memdb.globals import Global, Globals
 
 __all__ = ["CODECS", "ColdStore"]
 
@@ -52,8 +57,9 @@ class ColdStore:
         # One dictionary per owner: it is learned from that owner's records only, so no owner's
         # text ends up in an artifact used for another's data.
         last = self.dicts.get((owner, "last"))
-        if last is not None:
+        if last is not None and (owner, int(last)) in self.dicts:
             return int(last)
+        # none yet, or the last one was dropped by an erasure and not replaced: learn a new one
         samples: list[bytes | bytearray | memoryview] = []
         for _, record in self.space["MEM"].items((owner,)):
             samples.append(codec.pack_value(record))
@@ -89,14 +95,64 @@ class ColdStore:
             data = raw
         return {"codec": name, "dict": dict_id, "data": data, "hash": content_hash, "raw_bytes": len(raw)}
 
+    def retrain(self, owner: str, cold: Global) -> int:
+        """Drop every dictionary of ``owner`` and re-pack its dictionary-coded records in ``cold``
+        under one retrained from those records only, in the current transaction; how many were re-packed.
+
+        For erasure: every dictionary ever trained for the owner may hold fragments of erased
+        records, because they were among its training samples. With fewer than
+        ``_DICT_MIN_SAMPLES`` records left they are re-packed as plain zstd, and the owner's next
+        archive trains a fresh dictionary from the records then present. Cost: O(owner's archived
+        records): each is read once (the first ``_DICT_MAX_SAMPLES`` decompressed to train on),
+        each dictionary-coded one is decompressed and compressed again, plus one training.
+        Nothing here is cached until the caller's transaction commits, so a rollback leaves no
+        (de)compressor for a dictionary that was never stored.
+        """
+        old = [int(subs[1]) for subs, _ in self.dicts.items((owner,)) if isinstance(subs[1], int)]
+        if not old:
+            return 0
+        decoders = {i: zstandard.ZstdDecompressor(dict_data=self._zdict(owner, i)) for i in old}
+        samples: list[bytes | bytearray | memoryview] = []
+        coded: list[tuple[Any, ...]] = []
+        for subs, value in cold.items((owner,)):
+            if value["codec"] == "zstd-dict":
+                coded.append(subs)
+            if len(samples) < _DICT_MAX_SAMPLES:
+                samples.append(self._raw(owner, value, decoders))
+        dict_id = self.train(owner, samples) if self.codec_name == "zstd-dict" else None
+        encoder = zstandard.ZstdCompressor(level=_LEVEL, dict_data=self._zdict(owner, dict_id) if dict_id is not None else None)
+        for subs in coded:
+            value = cold[subs]
+            data = encoder.compress(self._raw(owner, value, decoders))
+            cold.set(subs, {**value, "codec": "zstd" if dict_id is None else "zstd-dict", "dict": dict_id, "data": data})
+        for i in old:
+            self.dicts.kill((owner, i))
+        for cache in (self._compressors, self._decompressors):
+            for key in [k for k in cache if k[0] == owner]:
+                del cache[key]  # they hold erased text in memory; a later use rebuilds from the store
+        return len(coded)
+
     def unpack(self, owner: str, value: dict[str, Any]) -> dict[str, Any]:
         """The record back from a cold value."""
+        record: dict[str, Any] = codec.unpack_value(self._raw(owner, value))
+        return record
+
+    def _raw(self, owner: str, value: dict[str, Any], decoders: dict[int, Any] | None = None) -> bytes:
+        """The packed record inside a cold value; ``decoders`` (dictionary id -> decompressor),
+        when given, decode dictionary-coded values instead of the cache."""
         name, data = value["codec"], value["data"]
         if name == "zstd-dict":
-            key = (owner, int(value["dict"]))
-            if key not in self._decompressors:
-                self._decompressors[key] = zstandard.ZstdDecompressor(dict_data=self._zdict(owner, key[1]))
-            raw = self._decompressors[key].decompress(data)
+            dict_id = int(value["dict"])
+            if decoders is not None:
+                if dict_id not in decoders:
+                    raise CorruptKeyError(f"cold dictionary {dict_id} of {owner!r}: missing from ^COLDDICT")
+                decoder = decoders[dict_id]
+            else:
+                key = (owner, dict_id)
+                if key not in self._decompressors:
+                    self._decompressors[key] = zstandard.ZstdDecompressor(dict_data=self._zdict(owner, dict_id))
+                decoder = self._decompressors[key]
+            raw: bytes = decoder.decompress(data)
         elif name == "zstd":
             raw = zstandard.ZstdDecompressor().decompress(data)
         elif name == "zlib":
@@ -105,5 +161,4 @@ class ColdStore:
             raw = data
         else:
             raise CorruptKeyError(f"cold record: unknown codec {name!r}")
-        record: dict[str, Any] = codec.unpack_value(raw)
-        return record
+        return raw

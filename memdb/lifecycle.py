@@ -220,7 +220,14 @@ class Lifecycle:
         action: str = "erase",
     ) -> ErasureReport:
         """Delete an owner's episodes (by id, by time range, or all) from hot and cold storage and
-        every index, with summaries derived from them; one audit record with ids and hashes only."""
+        every index, with summaries derived from them (archived ones too); one audit record with
+        ids and hashes only.
+
+        The owner's cold-storage dictionaries were trained on its records, erased ones included,
+        so when anything is erased they are dropped and the remaining archived records re-packed
+        under one retrained from those alone (``ColdStore.retrain``), in the same transaction:
+        O(owner's archived records) on top of the erasure itself.
+        """
         if not reason.strip():
             raise ValidationError(f"erase reason {reason!r}: say why (it is kept in the audit trail)")
         if ids is None and since is None and until is None and not everything:
@@ -234,6 +241,8 @@ class Lifecycle:
         with self.store.space.transaction():
             for eid in targets:
                 hashes[eid] = mem.remove(eid)
+            if hashes:
+                self.cold.retrain(mem.name, self.store.cold)
             self._redact_audit(mem, set(hashes), now)
             if hashes or action == "erase":
                 self.store.audit.set(
@@ -279,15 +288,24 @@ class Lifecycle:
         return targets
 
     def _citing_summaries(self, mem: OwnerMemory, targets: dict[str, None]) -> list[str]:
+        """Summaries citing any target: hot ones through the kind index, archived ones through
+        the archive index and their headers' kind (their cites are only in the cold record)."""
         if not targets:
             return []
         found = []
-        for kind_outcome in ("-",):
-            for subs, _ in self.store.by_kind.range((mem.name, "summary", kind_outcome)):
-                sid = str(subs[-1])
-                record = self.store.mem.get((mem.name, episode_day(sid), sid))
-                if record and sid not in targets and any(c in targets for c in record.get("cites") or ()):
-                    found.append(sid)
+        for subs, _ in self.store.by_kind.range((mem.name, "summary", "-")):
+            sid = str(subs[-1])
+            record = self.store.mem.get((mem.name, episode_day(sid), sid))
+            if record and sid not in targets and any(c in targets for c in record.get("cites") or ()):
+                found.append(sid)
+        for subs, _ in self.store.archived.range((mem.name,)):
+            sid = str(subs[-1])
+            header = self.store.states.get((mem.name, sid))
+            if sid in targets or header is None or header.get("kind") != "summary":
+                continue
+            cold = self.store.cold.get((mem.name, sid))
+            if cold is not None and any(c in targets for c in self.cold.unpack(mem.name, cold).get("cites") or ()):
+                found.append(sid)
         return found
 
     # --- audit ----------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ import pytest
 from clocks import Clock
 
 import memdb
+from memdb import codec
+from memdb.episodes import episode_day
 from memdb.errors import LLMError, NotFoundError, ValidationError
 from memdb.summarize import AnthropicSummarizer, ExtractiveSummarizer
 
@@ -322,6 +324,68 @@ def test_erase_cascades_to_summaries_and_archived(ldb: memdb.Database) -> None:
     report = mem.erase([ids[0], ids[1]], reason="gdpr")
     assert set(report.ids) == {ids[0], ids[1], summary.episode.id}
     assert ldb.check().ok
+
+
+def test_erase_takes_archived_summaries_citing_the_sources(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    ids = burst(mem, 7)
+    ldb.maintain(now=T0 + dt.timedelta(days=2))
+    (summary,) = summaries_of(mem)
+    sid = summary.episode.id
+    mem.archive(sid)  # the summary's cites now live only in its cold record
+    report = mem.erase(ids[:2], reason="user asked to forget these")
+    assert sid in report.ids and sid not in mem
+    assert ldb.globals["COLD"].get(("ana", sid)) is None
+    with pytest.raises(NotFoundError):
+        mem.restore(sid)
+    assert ldb.check().ok
+
+
+@pytest.mark.parametrize(("kept", "codec_after"), [(220, "zstd-dict"), (15, "zstd")])
+def test_erase_retrains_the_cold_dictionary(tmp_path: Path, clock: Clock, kept: int, codec_after: str) -> None:
+    path = tmp_path / "dict"
+    secret = "Quokkafalcon"
+    with memdb.open(path, clock=clock) as db:
+        mem = db.owner("ana")
+        with db.transaction():
+            old = T0 - dt.timedelta(days=90)
+            secrets = [mem.record("debug", f"{secret} merger step {i} with Zanzibarco", outcome="failure", ts=old + dt.timedelta(minutes=i),
+                                  content=f"Confidential: {secret} acquisition closes in Q3").id for i in range(200)]  # fmt: skip
+            keep = [mem.record("routine", f"Nightly backup {i} verified on host db-{i % 7}", outcome="success", tags=["backups"],
+                               content="Checked snapshot sizes, restore test passed.", ts=old + dt.timedelta(hours=5, minutes=i)).id
+                    for i in range(kept)]  # fmt: skip
+        mems = db.globals["MEM"]
+        originals = {eid: codec.pack_value(mems[("ana", episode_day(eid), eid)]) for eid in keep}
+        for eid in [secrets[0], *keep]:  # the first archive trains on every record, the secret ones too
+            mem.archive(eid)
+        dicts = db.globals["COLDDICT"]
+        trained = {s[1] for s, _ in dicts.items(("ana",)) if isinstance(s[1], int)}
+        assert trained and {v["codec"] for _, v in db.globals["COLD"].items(("ana",))} == {"zstd-dict"}
+
+        cold = dict(db.globals["COLD"].items(("ana",)))
+        with pytest.raises(RuntimeError), db.transaction():
+            mem.erase(secrets, reason="deletion request")
+            raise RuntimeError("rolled back")
+        assert dict(db.globals["COLD"].items(("ana",))) == cold  # never half-written
+
+        assert mem.erase(secrets, reason="deletion request").count == 200
+        assert db.check().ok
+        restored = mem.restore(keep[1])  # in the same process: no stale cached dictionary
+        assert codec.pack_value(mems[("ana", restored.day, restored.id)]) == originals[restored.id]
+        mem.archive(keep[1])
+        db.compact()
+    raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+    assert raw.count(secret.encode()) == 0 and raw.count(b"Zanzibarco") == 0
+    with memdb.open(path, clock=clock) as db:
+        mem = db.owner("ana")
+        left = {s[1] for s, _ in db.globals["COLDDICT"].items(("ana",)) if isinstance(s[1], int)}
+        assert not left & trained  # every dictionary that learned from the erased text is gone
+        assert {v["codec"] for _, v in db.globals["COLD"].items(("ana",))} == {codec_after}
+        for eid in keep:
+            assert mem.restore(eid).id == eid
+            assert codec.pack_value(db.globals["MEM"][("ana", episode_day(eid), eid)]) == originals[eid]
+        mem.archive(keep[0])  # archiving goes on after the dictionary was dropped
+        assert mem.restore(keep[0]).id == keep[0] and db.check().ok
 
 
 def test_erased_text_is_gone_from_disk_after_compact(tmp_path: Path, clock: Clock) -> None:

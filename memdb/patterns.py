@@ -398,9 +398,10 @@ def prepare(
     # 3. similar past records with outcomes: text and tags, then tags, then text alone
     records: list[Recalled] = []
     seen: set[str] = set()
-    attempts: list[dict[str, Any]] = [{"text": task, "any_tags": want}] if want else []
+    worded = bool(terms)  # a task of stopwords only has no text to match (recall refuses it)
+    attempts: list[dict[str, Any]] = [{"text": task, "any_tags": want}] if want and worded else []
     attempts += [{"any_tags": want}] if want else []
-    attempts.append({"text": task})
+    attempts += [{"text": task}] if worded else []
     for query in attempts:
         if len(records) >= limit:
             break

@@ -52,7 +52,7 @@ from memdb.episodes import (
 )
 from memdb.errors import ValidationError
 from memdb.globals import Global, Globals
-from memdb.models import Episode, utc
+from memdb.models import FIRST_YEAR, Episode, utc
 from memdb.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.text import normalize_tag, stem, terms_and_words, tokenize
 from memdb.timephrase import TimeWindow, find_time_phrase
@@ -159,7 +159,11 @@ class Memory:
 
 @dataclass(frozen=True)
 class RecallResult:
-    """The answer to a query: memories (possibly none), what was searched, and an honest note."""
+    """The answer to a query: memories (possibly none), what was searched, and an honest note.
+
+    ``found`` and ``total`` count every match before the limit, so ``limit=0`` asks only how
+    many matched: no memories, yet ``found`` when something did.
+    """
 
     found: bool
     memories: list[Memory]
@@ -383,19 +387,13 @@ class Owner(OwnerMemory):
         through their one-line summary only when ``include_archived`` (``restore`` brings
         back the full record).
         """
-        window = None
-        if since is not None or until is not None:
-            start = utc(since, "since") if since is not None else dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-            end = utc(until, "until") if until is not None else dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
-            if end <= start:
-                raise ValidationError(f"window since={start.isoformat()} until={end.isoformat()}: until must be after since")
-            window = TimeWindow(start, end, "in the window")
+        terms = _text_terms(text)
         interp = Interpretation(
-            window=window,
+            window=_window(since, until),
             tags=tuple(dict.fromkeys(normalize_tag(t) for t in _as_list(tags, "tags"))),
             any_tags=tuple(dict.fromkeys(normalize_tag(t) for t in _as_list(any_tags, "any_tags"))),
-            terms=tuple(found) if text and (found := terms_and_words(text)) else (),
-            words=tuple(terms_and_words(text).values()) if text else (),
+            terms=tuple(terms),
+            words=tuple(terms.values()),
             kind=self._check_kind(kind),
             outcome=self._check_outcome(outcome),
             session=session,
@@ -450,16 +448,12 @@ class Owner(OwnerMemory):
         limit: int = 10,
     ) -> History:
         """Past attempts at this kind of task: counts by outcome, latest attempts and lessons."""
-        window = None
-        if since is not None or until is not None:
-            start = utc(since, "since") if since is not None else dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-            end = utc(until, "until") if until is not None else dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
-            window = TimeWindow(start, end, "in the window")
+        terms = _text_terms(text)
         interp = Interpretation(
-            window=window,
+            window=_window(since, until),
             tags=tuple(normalize_tag(t) for t in _as_list(tags, "tags")),
-            terms=tuple(terms_and_words(text)) if text else (),
-            words=tuple(terms_and_words(text).values()) if text else (),
+            terms=tuple(terms),
+            words=tuple(terms.values()),
             kind=self._check_kind(kind),
         )
         q = self._compile(interp)
@@ -545,13 +539,16 @@ class Owner(OwnerMemory):
             found = self._matches(q, keep=limit)
             ranked = self._rank(q, found, at, limit)
             memories = self._memories(ranked)
-            if memories:
-                note = f"{found.total} match{'es' if found.total != 1 else ''} for {interp}; showing {len(memories)}."
+            # The note and ``found`` follow the match count, not what is shown: with ``limit=0``
+            # matches still exist (test_limit_zero_reports_the_matches).
+            if found.total:
+                shown = len(memories) if limit else "none (limit 0)"
+                note = f"{found.total} match{'es' if found.total != 1 else ''} for {interp}; showing {shown}."
             else:
                 note = self._empty_note(interp, q)
         if memories:
             self.store.tracker.touch(self.name, [m.episode.id for m in memories], at)
-        return RecallResult(bool(memories), memories, interp, found.total, note)
+        return RecallResult(found.total > 0, memories, interp, found.total, note)
 
     def _empty_note(self, interp: Interpretation, q: _Query) -> str:
         """Say plainly that nothing matched, and whether something matched outside the window."""
@@ -1084,6 +1081,40 @@ def _id_bound(us: int | None) -> bytes | None:
 def _chain(streams: Iterable[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[bytes, bytes]]:
     for s in streams:
         yield from s
+
+
+def _window(since: dt.datetime | None, until: dt.datetime | None) -> TimeWindow | None:
+    """The ``[since, until)`` window of recall and history, or None when neither is given.
+
+    Raises ValidationError naming both bounds when ``until`` is not after ``since``.
+    """
+    if since is None and until is None:
+        return None
+    start = utc(since, "since") if since is not None else dt.datetime(FIRST_YEAR, 1, 1, tzinfo=dt.UTC)
+    end = utc(until, "until") if until is not None else dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
+    if end <= start:
+        raise ValidationError(f"window since={start.isoformat()} until={end.isoformat()}: until must be after since")
+    return TimeWindow(start, end, "in the window")
+
+
+def _text_terms(text: str | None) -> dict[str, str]:
+    """The index terms of a ``text`` filter with the words they came from ({} for no filter).
+
+    A text that makes no term would filter nothing, so it is refused rather than dropped
+    (an answer for "everything" to ``text="the"`` would pass for a match).
+    """
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return {}  # an empty field (JSON clients send "" for one left out) filters nothing
+    if not isinstance(text, str):
+        raise ValidationError(f"text {text!r}: expected str, got {type(text).__name__}")
+    terms = terms_and_words(text)
+    if not terms:
+        shown = repr(text) if len(text) <= 80 else repr(text[:80]) + "..."
+        raise ValidationError(
+            f"text {shown}: no searchable words (stopwords, one-letter words and placeholders are not indexed; "
+            "use other words, or leave text out)"
+        )
+    return terms
 
 
 def _as_list(values: Iterable[str], name: str) -> list[str]:

@@ -103,6 +103,46 @@ def test_bad_filters_named(team: Owner) -> None:
         team.recall(limit=-1)
 
 
+def test_limit_zero_reports_the_matches(team: Owner) -> None:
+    """``limit=0`` asks how many match: the answer shows none but must not claim nothing did."""
+    r = team.recall(tags=["twilio"], limit=0)
+    assert r.memories == [] and r.total == 2 and r.found
+    assert r.note == "2 matches for tags twilio; showing none (limit 0)."
+    assert "Nothing" not in r.as_context(500)
+    asked = team.ask("twilio quota", limit=0)
+    assert asked.memories == [] and asked.found and asked.total == team.ask("twilio quota", limit=10).total > 0
+    assert "Nothing" not in asked.note
+    none = team.recall(tags=["kubernetes"], limit=0)  # still honest when nothing matches
+    assert not none.found and none.total == 0 and none.note.startswith("Nothing found")
+
+
+@pytest.mark.parametrize("text", ["the", "x", "<EMAIL_1>", "what is it"])
+def test_text_without_searchable_words_is_refused(team: Owner, text: str) -> None:
+    """A text filter that makes no index term would filter nothing: recall and history refuse
+    it, naming it, rather than answer for everything."""
+    for query in (team.recall, team.history):
+        with pytest.raises(ValidationError, match="not indexed") as caught:
+            query(text=text)
+        assert str(caught.value).startswith(f"text {text!r}: no searchable words")
+    assert team.recall(text="the 7 users").found  # a digit and one real word are enough
+
+
+@pytest.mark.parametrize("text", ["", "  "])
+def test_an_empty_text_is_no_text_filter(team: Owner, text: str) -> None:
+    """What JSON clients send for an optional field they leave empty: no filter, as None."""
+    assert team.recall(text=text).total == team.recall().total
+    assert team.history(text=text).total == team.history().total
+
+
+def test_ask_without_searchable_words_searches_everything_and_says_so(team: Owner) -> None:
+    """ask takes natural language and never refuses a question: one with no words left after
+    question words and stopwords ranks everything, and its note and interpretation say so."""
+    r = team.ask("what is it", limit=3)
+    assert str(r.interpretation) == "everything" and not r.interpretation.terms
+    assert r.found and r.total == team.recall(limit=50).total == 6
+    assert r.note == "6 matches for everything; showing 3."
+
+
 # a brute-force model of recall's filters, to check the planner on random data
 tags_st = st.sampled_from(["a", "b", "c", "d"])
 episodes_st = st.lists(
@@ -398,3 +438,15 @@ def test_history_counts_outcomes_and_lessons(team: Owner) -> None:
     assert h.lessons == ["take the lock with a timeout", "run migrations before the deploy window"]
     assert str(h).startswith("2 past attempts (2 failure). Last failure 2026-06-29: Deploy failed again: migration lock. Lesson:")
     assert team.history(kind="research").total == 0
+
+
+def test_history_rejects_an_inverted_window(team: Owner) -> None:
+    """history checks its window as recall does: same error, both bounds named."""
+    with pytest.raises(ValidationError, match="until must be after since") as from_history:
+        team.history(since=at(5), until=at(4))
+    with pytest.raises(ValidationError) as from_recall:
+        team.recall(since=at(5), until=at(4))
+    assert str(from_history.value) == str(from_recall.value)
+    assert at(5).isoformat() in str(from_history.value) and at(4).isoformat() in str(from_history.value)
+    with pytest.raises(ValidationError, match="until must be after since"):
+        team.history(since=at(5), until=at(5))  # an empty window too

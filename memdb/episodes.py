@@ -175,16 +175,23 @@ def episode_day(episode_id: str) -> str:
     return f"{episode_id[0:4]}-{episode_id[4:6]}-{episode_id[6:8]}"
 
 
-_id_seq = itertools.count(secrets.randbelow(1 << 24))
+_id_seqs: dict[str, Iterator[int]] = {}
 
 
-def new_id(ts: dt.datetime) -> str:
+def new_id(ts: dt.datetime, scope: str = "") -> str:
     """A unique id that sorts by time: ``YYYYMMDDTHHMMSSffffffZ-xxxxxx``.
 
-    The suffix is a per-process counter from a random start: ids with the same timestamp
-    keep their creation order, and ids from other processes are checked on write.
+    The suffix is a per-process counter from a random start, one per ``scope`` (the owner the
+    id is handed to): ids with the same timestamp keep their creation order, ids from other
+    processes are checked on write, and the ids one owner sees tell nothing of how many
+    others recorded in between.
     """
-    return ts.strftime("%Y%m%dT%H%M%S%fZ-") + f"{next(_id_seq) & 0xFFFFFF:06x}"
+    seq = _id_seqs.get(scope)
+    if seq is None:
+        if len(_id_seqs) >= 1 << 16:  # bounded; a fresh random start keeps ids unique
+            _id_seqs.clear()
+        seq = _id_seqs[scope] = itertools.count(secrets.randbelow(1 << 24))
+    return ts.strftime("%Y%m%dT%H%M%S%fZ-") + f"{next(seq) & 0xFFFFFF:06x}"
 
 
 def check_id(episode_id: str) -> str:
@@ -656,7 +663,7 @@ class OwnerMemory:
         items = [e.model_dump(exclude_none=True) if isinstance(e, EpisodeInput) else dict(e) for e in episodes]
         prepared = [self._prepare(item, where=f"import item {i}") for i, item in enumerate(items)]
         now = self.store.now()
-        audit_id = new_id(now)
+        audit_id = new_id(now, self.name)
         with self._space.transaction():
             written = self._write_new(prepared)
             stamps = [record["ts"] for _, record, _ in written]
@@ -754,7 +761,7 @@ class OwnerMemory:
         if not isinstance(reason, str) or not reason.strip():
             raise ValidationError(f"delete reason {reason!r}: say why (it is kept in the audit trail)")
         now = self.store.now()
-        audit_id = new_id(now)
+        audit_id = new_id(now, self.name)
         with self._space.transaction():
             digest = self.remove(episode_id)
             self.store.audit.set(
@@ -815,7 +822,7 @@ class OwnerMemory:
                 (self.store.states, (self.name, episode_id), header),
                 (self.store.cold, (self.name, episode_id), cold),
                 (self.store.archived, (self.name, ts_micros(record["ts"]), episode_id), ""),
-                (self.store.audit, (self.name, new_id(now)), audit),
+                (self.store.audit, (self.name, new_id(now, self.name)), audit),
             ]
             self._space.apply(kills, sets)
             self._bump(archived=1, **deltas)
@@ -840,7 +847,7 @@ class OwnerMemory:
             sets += [
                 (self.store.mem, (self.name, episode_day(episode_id), episode_id), record),
                 (self.store.states, (self.name, episode_id), header),
-                (self.store.audit, (self.name, new_id(now)), audit),
+                (self.store.audit, (self.name, new_id(now, self.name)), audit),
             ]
             kills: list[tuple[Global, Any]] = [
                 (self.store.cold, (self.name, episode_id)),
@@ -974,10 +981,10 @@ class OwnerMemory:
             for (record, state), score in zip(fresh, st.scorer.score_many(fresh, now), strict=True):
                 state["relevance"] = score
                 ts: dt.datetime = record["ts"]
-                eid = new_id(ts)
+                eid = new_id(ts, owner)
                 day = episode_day(eid)
                 while mem.data((owner, day, eid)):  # another process took it
-                    eid = new_id(ts)
+                    eid = new_id(ts, owner)
                 sets.append((mem, (owner, day, eid), record))
                 sets.append((st.states, (owner, eid), state))
                 code = PACKED_OF_CODE[index_code(score, record.get("outcome"))]

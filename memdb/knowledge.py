@@ -340,9 +340,10 @@ class KnowledgeStore:
             dup = self.duplicate(owner, clean)
             if dup is not None:
                 raise DuplicateError(f"{source} {_shown(clean)}: nearly repeats {_describe(dup)} (similarity {dup.similarity:.2f})")
-            eid = new_id(at)
-            while self.ids.get((eid,)) is not None:  # another process took it
-                eid = new_id(at)
+            # a scope of their own: entry ids reach team members, and must not count the owner's episodes
+            eid = new_id(at, f"knowledge {owner}")
+            while self.ids.get((eid,)) is not None:  # another process (or owner) took it
+                eid = new_id(at, f"knowledge {owner}")
             record: dict[str, Any] = {
                 "id": eid, "owner": owner, "text": clean, "source": source, "cites": cited, "tags": norm_tags,
                 "state": "pending", "visibility": "private", "status": "active", "shared_with": [], "created": at,
@@ -503,7 +504,7 @@ class KnowledgeStore:
                         continue
                     items.append(AgendaItem(to_entry(rec), carried_over=int(rec.get("agendas", 0)) > 0))
                     self.entries.set((member, rec["id"]), {**rec, "agendas": int(rec.get("agendas", 0)) + 1})
-            cid = new_id(at)
+            cid = new_id(at, f"ceremony {team or '*'}")
             self.ceremonies.set((team or "*", cid), {"at": at, "items": [i.entry.id for i in items]})
         return Agenda(cid, team, at, items)
 
@@ -700,7 +701,7 @@ class KnowledgeStore:
         """One audit record per write or decision: who, when, which entry, its content hash (never its text)."""
         entry = {"action": action, "at": at, "by": by, "entry": rec["id"], "content_hash": rec["hash"]}
         entry.update({k: v for k, v in extra.items() if v is not None})
-        self.audit.set((owner, new_id(at)), entry)
+        self.audit.set((owner, new_id(at, owner)), entry)
 
 
 def entry_score(entry: Entry, terms: set[str], tags: set[str]) -> float:

@@ -246,7 +246,7 @@ class Lifecycle:
             self._redact_audit(mem, set(hashes), now)
             if hashes or action == "erase":
                 self.store.audit.set(
-                    (mem.name, new_id(now)),
+                    (mem.name, new_id(now, mem.name)),
                     {
                         "action": action,
                         "at": now,

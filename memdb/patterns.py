@@ -241,7 +241,7 @@ class PatternStore:
                 if not cites or not set(cites) <= known or not tokenize(text):
                     discarded += 1  # a pattern must rest on records of this batch
                     continue
-                pid = new_id(at)
+                pid = new_id(at, owner)
                 cited = [e for e in episodes if e.id in cites]
                 record = {
                     "id": pid, "owner": owner, "kind": kind, "text": bound_text(text, PATTERN_CHARS), "cites": list(cites),

@@ -365,7 +365,7 @@ class Reflection:
 
     def _audit(self, owner: str, at: dt.datetime, out: OwnerReflection, reflector: Reflector) -> None:
         self.store.audit.set(
-            (owner, new_id(at)),
+            (owner, new_id(at, owner)),
             {
                 "action": "reflect", "at": at, "by": "reflection", "reflector": type(reflector).__name__, "read": out.read,
                 "proposed": out.proposed, "stored": out.stored, "ungrounded": out.ungrounded, "invalid": out.invalid,

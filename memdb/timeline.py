@@ -138,7 +138,7 @@ def export(
             f.write("\n")
         os.chmod(target, 0o644)  # data, not a program: no execute bit even if the file existed with one
     mem.store.audit.set(
-        (mem.name, new_id(at)),
+        (mem.name, new_id(at, mem.name)),
         {
             "action": "export_timeline",
             "at": at,

@@ -473,6 +473,15 @@ def test_an_outcome_is_exact_not_trimmed(edb: memdb.Database, outcome: str) -> N
         edb.owner("ana").record("debug", "s", outcome=outcome)
 
 
+def test_ids_reveal_nothing_of_other_owners(edb: memdb.Database) -> None:
+    ana, bob = edb.owner("ana"), edb.owner("bob")
+    first = ana.record("exchange", "one")
+    for i in range(7):
+        bob.record("exchange", f"bob {i}")
+    second = ana.record("exchange", "two")
+    assert int(second.id[-6:], 16) - int(first.id[-6:], 16) == 1
+
+
 # --- 6. indexes -------------------------------------------------------------------------------
 
 

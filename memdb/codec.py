@@ -31,7 +31,7 @@ import datetime as _dt
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final, TypeAlias
 
 import msgpack
@@ -92,7 +92,8 @@ def _encode_positive(intpart: int, num: int, den_bits: int) -> bytes:
     nbytes = (intpart.bit_length() + 7) >> 3
     if nbytes > _MAX_INT_BYTES:
         raise KeyTooLongError(
-            f"subscript {short_repr(intpart)}: an integer of {nbytes} bytes cannot fit in a key (limit {MAX_KEY_BYTES} bytes)"
+            f"subscript {short_repr(intpart)}: a number whose integer part takes {nbytes} bytes is too large for a subscript "
+            f"(the key format holds at most {_MAX_INT_BYTES} bytes: |x| < 2**{8 * _MAX_INT_BYTES}; use a str subscript)"
         )
     out = bytearray((nbytes,))
     out += intpart.to_bytes(nbytes, "big")
@@ -159,7 +160,10 @@ def encode_subscript(sub: Subscript) -> bytes:
     if isinstance(sub, bool) or sub is None:
         raise InvalidSubscriptError(f"subscript {sub!r}: {type(sub).__name__} is not a valid subscript (use str, int, float or bytes)")
     if isinstance(sub, str):
-        return _encode_str(str(sub))
+        # The string itself, never str(sub): a str-mixin Enum's __str__ gives "Kind.DEBUG", and
+        # the cache in encode() (keyed by equality) would give "debug" for the same object
+        # (tests/test_codec.py::test_str_subclass_encodes_as_its_string_value).
+        return _encode_str(str.__str__(sub))
     if isinstance(sub, int):
         return _encode_number(int(sub))
     if isinstance(sub, float):
@@ -184,6 +188,20 @@ def encode(subs: Sequence[Subscript]) -> bytes:
             part = None
         parts.append(part if part is not None else encode_subscript(sub))
     return b"".join(parts)
+
+
+def encode_each(subs: Iterable[Subscript]) -> list[bytes]:
+    """Encode each subscript on its own (``encode`` without the join): the tails of many
+    children of one parent, e.g. the counters one write defers."""
+    parts = []
+    cache = _STR_CACHE
+    for sub in subs:
+        try:
+            part = cache.get(sub)  # type: ignore[arg-type]
+        except TypeError:
+            part = None
+        parts.append(part if part is not None else encode_subscript(sub))
+    return parts
 
 
 def encode_global(name: str) -> bytes:
@@ -360,6 +378,10 @@ def _default(obj: Any) -> Any:
         return msgpack.ExtType(_DT_EXT, _to_micros(obj).to_bytes(9, "big", signed=True))
     if isinstance(obj, (set, frozenset)):
         return sorted(obj)
+    if isinstance(obj, int) and not isinstance(obj, bool):  # msgpack calls default for an int out of its range
+        raise InvalidValueError(
+            f"value {short_repr(obj)}: int out of range (values hold ints from -2**63 to 2**64-1; store a larger one as a str)"
+        )
     raise InvalidValueError(f"value {obj!r}: {type(obj).__name__} cannot be stored (use msgpack types or datetime)")
 
 

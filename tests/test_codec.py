@@ -188,3 +188,33 @@ def test_encode_int_is_encode_subscript(x: int) -> None:
 @pytest.mark.parametrize("sub", ["a", b"b", 1.5, -3, 0.25])
 def test_int_at_declines_other_subscripts(sub: Any) -> None:
     assert codec.int_at(codec.encode_subscript(sub)) is None
+
+
+class _Loud(str):
+    """A str subclass whose str() is not its value, like a str-mixin Enum's ``Kind.DEBUG``."""
+
+    def __str__(self) -> str:
+        return "Loud." + str.__str__(self)
+
+
+@given(st.text(min_size=1), st.booleans())
+def test_str_subclass_encodes_as_its_string_value(s: str, plain_first: bool) -> None:
+    """A str is always the string it holds: its encoding never depends on ``__str__`` or on
+    whether the plain string was encoded (and cached) before."""
+    sub = _Loud(s)
+    if plain_first:
+        codec.encode((s,))
+    want = b"\x60" + s.encode("utf-8", "surrogatepass").replace(b"\x00", b"\x00\xff") + b"\x00"
+    assert codec.encode_subscript(sub) == want
+    assert codec.encode((sub, 1)) == codec.encode((s, 1))
+    assert codec.decode(codec.encode((sub,))) == (s,)
+
+
+@pytest.mark.parametrize("x", [2**2040, -(2**2040), 2**2048 + 1])
+def test_too_large_int_subscript_states_the_real_limit(x: Any) -> None:
+    """Integer subscripts hold at most 255 bytes of magnitude (a one-byte length prefix that
+    existing keys use, so it stays): the error says that, not the 511-byte key limit."""
+    codec.encode((2**2040 - 1,))  # the largest that fits, a 261-byte key
+    with pytest.raises(KeyTooLongError, match=r"at most 255 bytes: \|x\| < 2\*\*2040") as info:
+        codec.encode((x,))
+    assert "limit 511" not in str(info.value) and "cannot fit in a key" not in str(info.value)

@@ -30,7 +30,9 @@ import memdb
 from memdb import codec
 from memdb.codec import Subscript, Subscripts, canonical, collation_key
 from memdb.errors import (
+    GlobalsError,
     InvalidSubscriptError,
+    InvalidValueError,
     KeyTooLongError,
     MergeOverlapError,
     NotANumberError,
@@ -1023,7 +1025,7 @@ def test_deferred_increment_of_a_root_node_and_of_equal_subscripts(db: memdb.Dat
         db.globals.defer_increment(g, ("n", 1), 1)
         db.globals.defer_increments(g, ("n",), {1.0: 2})
         db.globals.defer_counts(g, ("n",), [1])
-        db.globals.defer_increment(g, ("n", 1), 1, drop_zero=True)
+        db.globals.defer_increment(g, ("n", 1.0), 1)
     assert g.get(()) == 2
     assert dict(g.items(("n",))) == {("n", 1): 5}
 
@@ -1502,3 +1504,127 @@ def test_leaf_items_decodes_only_the_last_subscript(g: memdb.Global) -> None:
     g["b", "z"] = 4
     assert list(g.leaf_items(("a",))) == [(2, 2), ("x", 1)]
     assert list(g.leaf_items(("missing",))) == []
+
+
+def test_str_enum_subscript_is_its_value_whatever_was_encoded_before(g: memdb.Global) -> None:
+    """``class Kind(str, Enum)`` subscripts address the node of their value, before and after
+    the plain string was used (str() of such a member is "Kind.X"; a cache once hid that)."""
+    import enum
+    import uuid
+
+    class Kind(str, enum.Enum):  # noqa: UP042 -- the str-mixin Enum of the bug, not StrEnum
+        DEBUG = "debug-" + uuid.uuid4().hex  # a value no earlier test has encoded
+
+    g[Kind.DEBUG, 1] = "first"
+    g[Kind.DEBUG.value, 2] = "plain"
+    g[Kind.DEBUG, 3] = "second"
+    assert list(g.children()) == [Kind.DEBUG.value]
+    assert [type(c) for c in g.children()] == [str]
+    assert g[Kind.DEBUG, 1] == "first" and g[Kind.DEBUG.value, 3] == "second"
+
+
+BAD_PACKED: list[tuple[str, Callable[[memdb.Global], list[Any]], type[Exception], str]] = [
+    ("empty key", lambda g: [(b"", b"\x01")], InvalidSubscriptError, "empty encoded key"),
+    ("str value", lambda g: [(g.key(("y",)), "not packed")], InvalidValueError, r"\^T\('y'\) is str, not bytes"),
+    ("list value", lambda g: [(g.key(("y",)), [1])], InvalidValueError, r"\^T\('y'\) is list"),
+    ("str key", lambda g: [("T y", b"\x01")], InvalidSubscriptError, "is str, not bytes"),
+    ("long key", lambda g: [(g.key(("y",)) + b"\x60" + b"a" * 600 + b"\x00", b"\x01")], KeyTooLongError, "more than 511"),
+    ("list item", lambda g: [[g.key(("y",)), b"\x01"]], InvalidValueError, "not a .key, value. tuple"),
+    ("triple", lambda g: [(g.key(("y",)), b"\x01", b"\x02")], InvalidValueError, "not a .key, value. tuple"),
+]
+
+
+@pytest.mark.parametrize(("label", "make", "error", "match"), BAD_PACKED, ids=[b[0] for b in BAD_PACKED])
+def test_apply_refuses_a_bad_packed_item_having_written_nothing(
+    db: memdb.Database, g: memdb.Global, label: str, make: Callable[[memdb.Global], list[Any]], error: type[Exception], match: str
+) -> None:
+    """Every packed item is checked before the first write (the kills included), inside an outer
+    transaction too, with a memdb error naming the item; the outer transaction then commits
+    everything else."""
+    g["keep"] = "precious"
+    good = [(g.key(("ok", i)), codec.pack_value(i)) for i in range(60)]
+    with db.transaction():
+        g["before"] = 1
+        with pytest.raises(error, match=match):
+            db.globals.apply([(g, ("keep",))], [(g, ("set",), 1)], packed=[*good, *make(g)])
+        g["after"] = 2
+    assert g["keep"] == "precious" and g.data(("ok",)) == 0 and g.data(("set",)) == 0 and g.data(("y",)) == 0
+    assert g["before"] == 1 and g["after"] == 2
+    with pytest.raises(error, match=match):  # outside a transaction: the same, and nothing written
+        db.globals.apply([(g, ("keep",))], packed=make(g))
+    assert g["keep"] == "precious"
+
+
+def test_apply_encoded_names_the_node_of_an_unstorable_value(db: memdb.Database, g: memdb.Global) -> None:
+    with pytest.raises(InvalidValueError, match=r"\^T\('e',1\)"):
+        db.globals.apply([(g, ())], encoded=[(g.key(("e", 1)), object())])
+
+
+DEFERRALS: dict[str, Callable[[memdb.Globals, memdb.Global, Any], None]] = {
+    "defer_increment": lambda space, g, bad: space.defer_increment(g, ("p", bad), 1),
+    "defer_increments": lambda space, g, bad: space.defer_increments(g, ("p",), {"ok": 1, bad: 5}),
+    "defer_counts": lambda space, g, bad: space.defer_counts(g, ("p",), iter(["ok", bad, "ok2"])),
+}
+
+
+@pytest.mark.parametrize("how", list(DEFERRALS))
+@pytest.mark.parametrize("bad", [None, "", b"", "x" * 600, math.nan, True], ids=repr)
+def test_deferred_subscripts_are_checked_at_the_call(db: memdb.Database, g: memdb.Global, how: str, bad: Any) -> None:
+    """A bad subscript (None included: it is no "parent itself" marker) raises at the deferral,
+    as ``increment`` would, inside the savepoint around it: the rest of the transaction,
+    deferred counters included, commits."""
+    space = db.globals
+    with pytest.raises((InvalidSubscriptError, KeyTooLongError)):
+        g.increment(("p", bad), 1)
+    with db.transaction():
+        g["important"] = 1
+        space.defer_increment(g, ("p", "ok"), 10)
+        with pytest.raises((InvalidSubscriptError, KeyTooLongError), match=r"\^T"):
+            with db.transaction():
+                DEFERRALS[how](space, g, bad)
+        g["important2"] = 2
+    assert g["important"] == 1 and g["important2"] == 2
+    assert dict(g.items(("p",))) == {("p", "ok"): 10}  # not ^T("p") += 1, nothing of the failed call
+    with pytest.raises((InvalidSubscriptError, KeyTooLongError)):  # outside a transaction too
+        DEFERRALS[how](space, g, bad)
+    assert dict(g.items()) == {("important",): 1, ("important2",): 2, ("p", "ok"): 10}
+
+
+@pytest.mark.parametrize("nested", [False, True])
+@pytest.mark.parametrize("first_drop", [False, True])
+def test_deferred_counter_takes_one_drop_zero_setting(db: memdb.Database, g: memdb.Global, first_drop: bool, nested: bool) -> None:
+    """Deltas of a deferred counter are summed and applied once at commit, so mixing drop_zero
+    settings on one counter has no order to follow: it raises GlobalsError at the second
+    call, in either order and across savepoints, and the rest commits."""
+    g["c"] = 1
+    with db.transaction():
+        db.globals.defer_increment(g, ("c",), 1, drop_zero=first_drop)
+        db.globals.defer_increments(g, (), {"d": 3}, drop_zero=not first_drop)  # another counter: fine
+        with pytest.raises(GlobalsError, match=r"\^T\('c'\).*drop_zero"):
+            with db.transaction() if nested else contextlib.nullcontext():
+                db.globals.defer_counts(g, (), ["c"], drop_zero=not first_drop)
+        db.globals.defer_increment(g, ("c",), -2, drop_zero=first_drop)
+    assert g.data(("c",)) == (0 if first_drop else 1) and g.get(("c",)) == (None if first_drop else 0)
+    assert g["d"] == 3
+
+
+@pytest.mark.parametrize(
+    ("op", "node"),
+    [("set", "('big')"), ("increment", "('hits')"), ("defer", "('hits')"), ("list", "('lst')")],
+)
+def test_value_errors_name_the_node_and_the_int_range(db: memdb.Database, g: memdb.Global, op: str, node: str) -> None:
+    """An unstorable value names the node it was meant for; an int beyond msgpack's 64 bits
+    says so (int is a msgpack type: "use msgpack types" was no hint), and nothing is written."""
+    g["hits"] = 2**64 - 1
+    with pytest.raises(InvalidValueError) as info:
+        if op == "set":
+            g["big"] = 2**64
+        elif op == "increment":
+            g.increment(("hits",), 1)
+        elif op == "defer":
+            db.globals.defer_increment(g, ("hits",), 1)
+        else:
+            g["lst"] = [1, -(2**63) - 1]
+    msg = str(info.value)
+    assert f"^T{node}" in msg and "out of range" in msg and "2**64-1" in msg and "msgpack types" not in msg
+    assert dict(g.items()) == {("hits",): 2**64 - 1}

@@ -98,9 +98,12 @@ class _SharedEnv:
     transaction registers here and a resize waits for the count to reach zero.
     """
 
-    def __init__(self, env: lmdb.Environment, pid: int) -> None:
+    def __init__(self, env: lmdb.Environment, pid: int, durable: bool) -> None:
         self.env = env
         self.pid = pid
+        # whether the env was opened with sync=True; a durable store on a non-durable env
+        # flushes after each of its commits (tests/test_store.py::test_each_store_keeps_its_own_sync)
+        self.durable = durable
         self.refs = 0
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
@@ -109,6 +112,18 @@ class _SharedEnv:
         # Only one thread of this process waits for LMDB's writer mutex at a time, and it holds
         # no registered transaction while it waits, so a resize can never wait on a waiter.
         self.write_lock = threading.Lock()
+        self.writer_thread = 0  # get_ident() of the thread holding write_lock, 0 if none
+
+    def this_thread_reads(self) -> bool:
+        """Whether the calling thread has a read transaction of this env open (through any
+        LMDBStore on the path): the map cannot grow under it, so waiting would never end.
+        Read from LMDB's reader table, so the per-transaction fast path pays nothing."""
+        pid, tid = str(os.getpid()), format(threading.get_ident(), "x")
+        for line in self.env.readers().splitlines()[1:]:
+            fields = line.split()
+            if len(fields) == 3 and fields[0] == pid and fields[1] == tid and fields[2] != "-":
+                return True
+        return False
 
     def enter(self) -> None:
         with self.lock:  # the uncontended fast path: no Condition machinery
@@ -116,7 +131,9 @@ class _SharedEnv:
                 self.active += 1
                 return
         with self.cond:
-            while self.resizing:
+            # a thread that already holds a transaction need not wait: the resize cannot
+            # happen before that one ends anyway, and waiting for it would never end
+            while self.resizing and not self.this_thread_reads():
                 self.cond.wait()
             self.active += 1
 
@@ -126,11 +143,23 @@ class _SharedEnv:
             if self.resizing and self.active == 0:
                 self.cond.notify_all()
 
-    def grow(self, path: str) -> None:
-        """Double the map once no transaction of this process is open (the caller holds none)."""
+    def grow(self, path: str, optional: bool = False) -> None:
+        """Double the map once no transaction of this process is open (the caller holds none).
+
+        If the calling thread itself holds a snapshot (through another LMDBStore on the same
+        path), the map cannot grow until it ends: raise StoreFullError instead of waiting for
+        ever, or, if ``optional``, leave the map as it is.
+        """
         with self.cond:
             while self.resizing:
                 self.cond.wait()
+            if self.active and self.this_thread_reads():
+                if optional:
+                    return
+                raise StoreFullError(
+                    f"grow map of {path!r}: this thread holds an open snapshot of the same path, and the map "
+                    "cannot grow under it (end the snapshot before writing this much, or open with a larger map_size)"
+                )
             self.resizing = True
             try:
                 while self.active:
@@ -159,7 +188,9 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _translate(exc: lmdb.Error, what: str) -> StoreError:
+def _translate(exc: lmdb.Error, what: str, store: LMDBStore | None = None) -> StoreError:
+    if store is not None and store._closed:
+        return StoreClosedError(f"{what}: store {store.path!r} was closed while a transaction was open")
     if isinstance(exc, lmdb.MapFullError):
         return StoreFullError(f"{what}: the LMDB map is full and could not grow ({exc})")
     return StoreError(f"{what}: LMDB error {type(exc).__name__}: {exc}")
@@ -168,7 +199,14 @@ def _translate(exc: lmdb.Error, what: str) -> StoreError:
 # py-lmdb returns bytes (buffers=False, the default); its stubs say bytes | memoryview.
 
 
-def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
+def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, store: LMDBStore) -> Iterator[tuple[bytes, bytes]]:
+    try:
+        yield from _scan_lmdb(txn, lo, hi, reverse)
+    except lmdb.Error as exc:
+        raise _translate(exc, "scan", store) from None
+
+
+def _scan_lmdb(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
     if lo >= hi:
         return
     cur: Any
@@ -253,20 +291,34 @@ class _LMDBRead:
 
     def __exit__(self, *exc: object) -> None:
         txn, self._txn = self._txn, None
-        self._store._end(txn)
+        try:
+            self._store._end(txn)
+        except lmdb.Error as err:
+            raise _translate(err, "end of snapshot", self._store) from None
 
+    # Every call translates LMDB errors: the store may be closed (another thread shutting
+    # down) while the snapshot is open (tests/test_store.py::test_closing_during_a_transaction_raises_store_closed).
     def get(self, key: bytes) -> bytes | None:
-        value: bytes | None = self._txn.get(key)
+        try:
+            value: bytes | None = self._txn.get(key)
+        except lmdb.Error as exc:
+            raise _translate(exc, "get", self._store) from None
         return value
 
     def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
-        return _first(self._txn, lo, hi, reverse)
+        try:
+            return _first(self._txn, lo, hi, reverse)
+        except lmdb.Error as exc:
+            raise _translate(exc, "first", self._store) from None
 
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
-        return _scan(self._txn, lo, hi, reverse)
+        return _scan(self._txn, lo, hi, reverse, self._store)
 
     def scan_columns(self, lo: bytes, hi: bytes, reverse: bool = False, limit: int | None = None) -> tuple[list[bytes], list[bytes]]:
-        return _scan_columns(self._txn, lo, hi, reverse, limit)
+        try:
+            return _scan_columns(self._txn, lo, hi, reverse, limit)
+        except lmdb.Error as exc:
+            raise _translate(exc, "scan_columns", self._store) from None
 
 
 class _LMDBWrite:
@@ -292,17 +344,26 @@ class _LMDBWrite:
         return self._txns[-1]
 
     def get(self, key: bytes) -> bytes | None:
-        value: bytes | None = self._txns[-1].get(key)
+        try:
+            value: bytes | None = self._txns[-1].get(key)
+        except lmdb.Error as exc:
+            raise _translate(exc, "get", self._store) from None
         return value
 
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
-        return _scan(self._txns[-1], lo, hi, reverse)
+        return _scan(self._txns[-1], lo, hi, reverse, self._store)
 
     def scan_columns(self, lo: bytes, hi: bytes, reverse: bool = False, limit: int | None = None) -> tuple[list[bytes], list[bytes]]:
-        return _scan_columns(self._txns[-1], lo, hi, reverse, limit)
+        try:
+            return _scan_columns(self._txns[-1], lo, hi, reverse, limit)
+        except lmdb.Error as exc:
+            raise _translate(exc, "scan_columns", self._store) from None
 
     def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
-        return _first(self._txns[-1], lo, hi, reverse)
+        try:
+            return _first(self._txns[-1], lo, hi, reverse)
+        except lmdb.Error as exc:
+            raise _translate(exc, "first", self._store) from None
 
     def put(self, key: bytes, value: bytes) -> None:
         self._log.append((0, key, value))
@@ -316,7 +377,7 @@ class _LMDBWrite:
             raise StoreError(f"put: key of {len(key)} bytes is empty or longer than LMDB allows ({key[:40]!r}...)") from None
         except lmdb.Error as exc:
             self._log.pop()
-            raise _translate(exc, "put") from None
+            raise _translate(exc, "put", self._store) from None
 
     def put_many(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         if not items:
@@ -336,7 +397,7 @@ class _LMDBWrite:
             self.put_many(items)
         except lmdb.Error as exc:
             self._log.pop()
-            raise _translate(exc, "put_many") from None
+            raise _translate(exc, "put_many", self._store) from None
 
     def delete(self, key: bytes) -> bool:
         self._log.append((1, key, b""))
@@ -347,7 +408,7 @@ class _LMDBWrite:
             return self.delete(key)
         except lmdb.Error as exc:
             self._log.pop()
-            raise _translate(exc, "delete") from None
+            raise _translate(exc, "delete", self._store) from None
 
     def delete_range(self, lo: bytes, hi: bytes) -> int:
         self._log.append((2, lo, hi))
@@ -358,7 +419,7 @@ class _LMDBWrite:
             return self.delete_range(lo, hi)
         except lmdb.Error as exc:
             self._log.pop()
-            raise _translate(exc, "delete_range") from None
+            raise _translate(exc, "delete_range", self._store) from None
 
     def _retry_after_growth(self) -> None:
         """Drop the failed operation from the log, grow and replay the rest; the caller retries
@@ -387,7 +448,7 @@ class _LMDBWrite:
         try:
             child = self._store._env.begin(write=True, parent=self._txns[-1])
         except lmdb.Error as exc:
-            raise _translate(exc, "savepoint") from None
+            raise _translate(exc, "savepoint", self._store) from None
         self._txns.append(child)
         self._marks.append(len(self._log))
         try:
@@ -442,16 +503,22 @@ class _LMDBWrite:
     def _commit(self) -> None:
         if not self._txns:
             raise StoreError("commit: the transaction was already closed after a failure")
+        store = self._store
         try:
             try:
                 self._txns[0].commit()
             except lmdb.MapFullError:
                 self._grow_and_replay()
                 self._txns[0].commit()
+            if store._sync and not store._shared.durable:
+                # the env was opened with sync=False by another store on this path: this one
+                # still promises that committed means on disk (still registered, so no compact
+                # or resize can close the env under the flush)
+                store._shared.env.sync(True)
         except lmdb.Error as exc:
-            self._store._shared.leave()
+            store._shared.leave()
             self._txns = []
-            raise _translate(exc, "commit") from None
+            raise _translate(exc, "commit", store) from None
         except BaseException:
             self._abort()
             raise
@@ -461,10 +528,16 @@ class _LMDBWrite:
     def _abort(self) -> None:
         if not self._txns:
             return
-        for txn in reversed(self._txns[1:]):
-            txn.abort()
-        self._store._end(self._txns[0])
-        self._txns = []
+        txns, self._txns = self._txns, []
+        try:
+            for txn in reversed(txns[1:]):
+                txn.abort()
+        except lmdb.Error:
+            pass  # the env was closed under the transaction: nothing left to abort
+        try:
+            self._store._end(txns[0])
+        except lmdb.Error as exc:
+            raise _translate(exc, "abort", self._store) from None
 
 
 class LMDBStore:
@@ -472,13 +545,23 @@ class LMDBStore:
 
     ``sync=True`` (default) means a committed transaction is on disk. ``sync=False`` skips
     the fsync at commit: much faster writes, and a process crash still loses nothing, but an
-    operating-system crash or power loss may lose the most recent commits (never corrupt).
+    operating-system crash or power loss may lose the most recent commits, and, on a file
+    system that does not keep the order of writes, corrupt the database (LMDB's MDB_NOSYNC).
     The map starts at ``map_size`` bytes and doubles whenever it fills.
+
+    Stores on one path in one process share one environment: a later store adopts the
+    current map size (it grows anyway), and each keeps its own ``sync``: a ``sync=True``
+    store on an environment first opened with ``sync=False`` flushes after each of its
+    commits, so committed still means on disk for it; the reverse gets durable commits.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, map_size: int = 64 << 20, sync: bool = True, max_readers: int = 126) -> None:
         self.path = os.path.realpath(os.fspath(path))
-        os.makedirs(self.path, exist_ok=True)
+        try:
+            os.makedirs(self.path, exist_ok=True)
+        except OSError as exc:
+            what = "is a file, not a directory" if os.path.exists(self.path) and not os.path.isdir(self.path) else exc.strerror
+            raise StoreError(f"open {self.path!r}: {what} (an LMDB store is a directory)") from None
         self._closed = False
         self._sync = sync
         self._map_size = max(int(map_size), _MIN_MAP)
@@ -505,7 +588,7 @@ class LMDBStore:
                     )
                 except lmdb.Error as exc:
                     raise StoreError(f"open {self.path!r}: {type(exc).__name__}: {exc}") from None
-                shared = _SharedEnv(env, pid)
+                shared = _SharedEnv(env, pid, self._sync)
                 _ENVS[self.path] = shared
             shared.refs += 1
             return shared
@@ -542,18 +625,26 @@ class LMDBStore:
                 try:
                     return env.begin(write=write)
                 except lmdb.MapResizedError:
-                    # Another process grew the map: adopt its size (safe: we hold no open txn... but others may).
+                    # Another process grew the map: adopt its size once no transaction of this
+                    # process is open (unless this thread holds one itself: it would wait for ever).
                     shared.leave()
                     with shared.cond:
-                        shared.resizing = True
-                        while shared.active:
-                            shared.cond.wait()
-                        try:
-                            env.set_mapsize(0)
-                        finally:
-                            shared.resizing = False
-                            shared.cond.notify_all()
+                        blocked = bool(shared.active) and shared.this_thread_reads()
+                        if not blocked:
+                            shared.resizing = True
+                            while shared.active:
+                                shared.cond.wait()
+                            try:
+                                env.set_mapsize(0)
+                            finally:
+                                shared.resizing = False
+                                shared.cond.notify_all()
                     shared.enter()
+                    if blocked:
+                        raise StoreError(
+                            f"begin on {self.path!r}: another process grew the map, and this thread holds an open "
+                            "snapshot of the same path that the new size cannot be adopted under (end it first)"
+                        ) from None
                 except lmdb.Error as exc:
                     raise _translate(exc, "begin") from None
         except BaseException:
@@ -577,7 +668,7 @@ class LMDBStore:
         info = env.info()
         used = (info["last_pgno"] + 1) * env.stat()["psize"]
         if used > info["map_size"] * _GROW_WHEN_USED:
-            self._grow()
+            self._shared.grow(self.path, optional=True)  # opportunistic: skipped under this thread's own snapshot
 
     def read(self) -> _LMDBRead:
         return _LMDBRead(self)
@@ -585,15 +676,25 @@ class LMDBStore:
     @contextmanager
     def write(self) -> Iterator[_LMDBWrite]:
         self._env  # noqa: B018 -- raises if closed, reacquires after fork
-        with self._shared.write_lock:
-            self._maybe_grow_ahead()
-            w = _LMDBWrite(self, self._begin(write=True))
+        shared = self._shared
+        me = threading.get_ident()
+        if shared.writer_thread == me:  # write_lock is not reentrant: this would wait for itself
+            raise StoreError(
+                f"write on {self.path!r}: this thread already has a write transaction open on the same path (nest it as a savepoint)"
+            )
+        with shared.write_lock:
+            shared.writer_thread = me
             try:
-                yield w
-            except BaseException:
-                w._abort()
-                raise
-            w._commit()
+                self._maybe_grow_ahead()
+                w = _LMDBWrite(self, self._begin(write=True))
+                try:
+                    yield w
+                except BaseException:
+                    w._abort()
+                    raise
+                w._commit()
+            finally:
+                shared.writer_thread = 0
 
     def compact(self) -> None:
         """Rewrite the environment into fresh pages, so deleted bytes leave the file.
@@ -630,6 +731,7 @@ class LMDBStore:
                         self.path, map_size=int(info["map_size"]), subdir=True, sync=self._sync, metasync=self._sync,
                         max_dbs=0, max_readers=self._max_readers, readahead=False,
                     )  # fmt: skip
+                    shared.durable = self._sync
                 except lmdb.Error as exc:
                     raise StoreError(f"compact {self.path!r}: {type(exc).__name__}: {exc}") from None
             finally:

@@ -7,14 +7,16 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memdb.errors import StoreClosedError, StoreError
+from memdb.errors import StoreClosedError, StoreError, StoreFullError
 from memdb.store import LMDB_MAX_KEY_BYTES, LMDBStore, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -350,3 +352,133 @@ def test_stat_reports_entries(store: Store) -> None:
         w.put(b"a", b"1")
     st = store.stat()
     assert st["entries"] == 1 and st["used_bytes"] > 0
+
+
+def test_each_store_keeps_its_own_sync(tmp_path: Path) -> None:
+    """A sync=True store on a path a sync=False store opened first still flushes every commit
+    (committed means on disk); the fast one does not pay for it."""
+    fast = LMDBStore(tmp_path / "db", sync=False)
+    durable = LMDBStore(tmp_path / "db")
+    shared = durable._shared
+    assert shared is fast._shared and not shared.env.flags()["sync"]
+
+    class Spy:
+        def __init__(self, env: Any) -> None:
+            self.env, self.syncs = env, 0
+
+        def sync(self, force: bool = False) -> None:
+            self.syncs += 1
+            self.env.sync(force)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.env, name)
+
+    spy = Spy(shared.env)
+    shared.env = spy
+    try:
+        with fast.write() as w:
+            w.put(b"fast", b"1")
+        assert spy.syncs == 0
+        with durable.write() as w:
+            w.put(b"durable", b"1")
+        assert spy.syncs == 1
+        fast.close()
+        with durable.write() as w:  # still, after the fast one is gone
+            w.put(b"durable2", b"1")
+        assert spy.syncs == 2
+    finally:
+        shared.env = spy.env
+    with durable.read() as r:
+        assert r.get(b"fast") == r.get(b"durable") == b"1"
+    durable.close()
+
+
+def test_growth_under_this_threads_own_snapshot_fails_instead_of_hanging(tmp_path: Path) -> None:
+    """A write through one store that must grow the map while the same thread holds a snapshot
+    through another store on the path raises StoreFullError (growing under the snapshot would
+    be unsafe, waiting for it would never end); writes that fit still go through, and once
+    the snapshot ends the map grows as usual. Run in a thread, so a regression fails here."""
+    a = LMDBStore(tmp_path / "db", map_size=1 << 20)
+    b = LMDBStore(tmp_path / "db", map_size=1 << 20)
+    with a.write() as w:
+        w.put(b"x", b"1")
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            with a.read() as snap:
+                with b.write() as w:  # fits: the opportunistic grow-ahead steps aside
+                    w.put(b"small", b"s")
+                with pytest.raises(StoreFullError, match="snapshot"):
+                    for i in range(400):
+                        with b.write() as w:
+                            w.put(b"big%04d" % i, b"v" * 4000)
+                assert snap.get(b"x") == b"1"
+            for i in range(400):  # snapshot over: the map grows
+                with b.write() as w:
+                    w.put(b"big%04d" % i, b"v" * 4000)
+            outcome.append("done")
+        except BaseException as exc:  # reported by the main thread
+            outcome.append(exc)
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    th.join(30)
+    assert not th.is_alive(), "deadlock: the writer waits for its own thread's snapshot"
+    assert outcome == ["done"], outcome
+    assert b.map_size > 1 << 20
+    a.close()
+    b.close()
+
+
+def test_nested_write_through_a_second_store_raises_instead_of_hanging(tmp_path: Path) -> None:
+    a = LMDBStore(tmp_path / "db")
+    b = LMDBStore(tmp_path / "db")
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            with a.write() as w:
+                w.put(b"k", b"v")
+                with pytest.raises(StoreError, match="already has a write transaction"):
+                    with b.write():
+                        pass
+            with b.write() as w:  # afterwards, fine
+                w.put(b"k2", b"v")
+            outcome.append("done")
+        except BaseException as exc:
+            outcome.append(exc)
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    th.join(30)
+    assert not th.is_alive() and outcome == ["done"], outcome
+    a.close()
+    b.close()
+
+
+@pytest.mark.parametrize("op", ["get", "first", "scan", "scan_columns"])
+@pytest.mark.parametrize("kind", ["read", "write"])
+def test_closing_during_a_transaction_raises_store_closed(tmp_path: Path, kind: str, op: str) -> None:
+    """close() while a snapshot or transaction is open (a shutdown handler): the next call in
+    it raises StoreClosedError, never a raw lmdb.Error."""
+    s = LMDBStore(tmp_path / "db")
+    with s.write() as w:
+        w.put(b"k", b"v")
+    calls: dict[str, Callable[[Any], object]] = {
+        "get": lambda t: t.get(b"k"),
+        "first": lambda t: t.first(b"a", b"z"),
+        "scan": lambda t: list(t.scan(b"a", b"z")),
+        "scan_columns": lambda t: t.scan_columns(b"a", b"z"),
+    }
+    with pytest.raises(StoreClosedError):
+        with s.read() if kind == "read" else s.write() as t:
+            s.close()
+            calls[op](t)
+
+
+def test_opening_a_regular_file_raises_store_error(tmp_path: Path) -> None:
+    f = tmp_path / "not-a-dir"
+    f.write_bytes(b"hello")
+    with pytest.raises(StoreError, match=r"not-a-dir.*is a file"):
+        LMDBStore(f)

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import Any, Literal
 
-from memdb.episodes import CheckReport, Clock, EpisodeStore, RescoreReport
+from memdb.errors import ValidationError
+from memdb.episodes import CheckReport, Clock, EpisodeStore, RescoreReport, check_id
 from memdb.globals import Globals
 from memdb.knowledge import Agenda, DecayReport, Entry, KnowledgeStore
 from memdb.lifecycle import ErasureReport, Lifecycle, MaintenanceReport
@@ -145,8 +146,22 @@ class Memory(Owner):
         with the summaries derived from them. The audit record keeps ids and hashes, no content.
         Knowledge entries and patterns citing an erased episode go too (the entry keeps only its
         hash). Freed pages may still hold old bytes until ``db.compact()``."""
+        return self._erase(ids, since, until, everything, reason, "erase")
+
+    def delete(self, episode_id: str, *, reason: str) -> str:
+        """Erase one episode as ``erase([episode_id])`` does, derived summaries, knowledge entries
+        and patterns included; the audit record says "delete". Returns that record's id."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValidationError(f"delete reason {reason!r}: say why (it is kept in the audit trail)")
+        report = self._erase([check_id(episode_id)], None, None, False, reason, "delete")
+        assert report.audit_id is not None  # one episode was erased, so one record was written
+        return report.audit_id
+
+    def _erase(
+        self, ids: Iterable[str] | None, since: dt.datetime | None, until: dt.datetime | None, everything: bool, reason: str, action: str
+    ) -> ErasureReport:
         with self._space.transaction():
-            report = self._lifecycle.erase(self, ids, since, until, everything, reason)
+            report = self._lifecycle.erase(self, ids, since, until, everything, reason, action)
             erased = set(report.ids)
             if erased:
                 self._knowledge.erase_citing(self.name, erased, self.store.now())

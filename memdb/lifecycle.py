@@ -238,6 +238,7 @@ class Lifecycle:
             targets.setdefault(summary_id, None)
         now = self.store.now()
         hashes: dict[str, str] = {}
+        audit_id = None
         with self.store.space.transaction():
             for eid in targets:
                 hashes[eid] = mem.remove(eid)
@@ -245,8 +246,9 @@ class Lifecycle:
                 self.cold.retrain(mem.name, self.store.cold)
             self._redact_audit(mem, set(hashes), now)
             if hashes or action == "erase":
+                audit_id = new_id(now, mem.name)
                 self.store.audit.set(
-                    (mem.name, new_id(now, mem.name)),
+                    (mem.name, audit_id),
                     {
                         "action": action,
                         "at": now,
@@ -256,7 +258,7 @@ class Lifecycle:
                         "hashes": list(hashes.values()),
                     },
                 )
-        return ErasureReport(len(hashes), list(hashes))
+        return ErasureReport(len(hashes), list(hashes), audit_id)
 
     def _redact_audit(self, mem: OwnerMemory, erased: set[str], now: dt.datetime) -> None:
         """Erasure beats append-only: an archive record's one-line summary is the erased
@@ -329,6 +331,7 @@ class ErasureReport:
 
     count: int
     ids: list[str]
+    audit_id: str | None = None  # the audit record written, if any
 
 
 def _closed_bursts(

@@ -341,6 +341,16 @@ def test_erase_takes_archived_summaries_citing_the_sources(ldb: memdb.Database) 
     assert ldb.check().ok
 
 
+def test_delete_takes_the_summaries_citing_the_episode(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    ids = burst(mem, 6)
+    ldb.maintain(now=T0 + dt.timedelta(days=2))
+    (summary,) = summaries_of(mem)
+    mem.delete(ids[0], reason="user asked")
+    assert summary.episode.id not in mem and ids[0] not in mem
+    assert ldb.check().ok
+
+
 @pytest.mark.parametrize(("kept", "codec_after"), [(220, "zstd-dict"), (15, "zstd")])
 def test_erase_retrains_the_cold_dictionary(tmp_path: Path, clock: Clock, kept: int, codec_after: str) -> None:
     path = tmp_path / "dict"

@@ -188,15 +188,21 @@ def test_prepare_says_plainly_when_nothing_is_relevant(pdb: memdb.Database) -> N
         pdb.owner("ana").prepare("x", kind="exchange")
 
 
-def test_erasure_reaches_patterns_and_knowledge_citing_erased_episodes(pdb: memdb.Database) -> None:
-    """A deletion request leaves no derived text behind: patterns go, entries keep only a hash."""
+@pytest.mark.parametrize("how", ["erase", "delete"])
+def test_erasure_reaches_patterns_and_knowledge_citing_erased_episodes(pdb: memdb.Database, how: str) -> None:
+    """A deletion request leaves no derived text behind: patterns go, entries keep only a hash.
+    ``delete(id)`` is the same erasure of one episode."""
     mem = pdb.owner("ana")
     ids = deploys(mem, 5)
     assert mem.patterns()
     lesson = mem.save_lesson("Deploys keep failing on the migration lock; run migrations first", cites=[ids[0]])
     pdb.approve([lesson.id], by="lead")
     assert [e.id for e in mem.knowledge()] == [lesson.id]
-    mem.erase([ids[0]], reason="deletion request")
+    if how == "erase":
+        mem.erase([ids[0]], reason="deletion request")
+    else:
+        audit_id = mem.delete(ids[0], reason="deletion request")
+        assert next(a for a in mem.audit() if a["id"] == audit_id)["action"] == "delete"
     assert mem.patterns() == []
     (entry,) = mem.entries()
     assert entry.text == "" and entry.status == "erased" and mem.knowledge() == []

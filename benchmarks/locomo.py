@@ -411,11 +411,12 @@ def text_and_time(owner: Any, question: str, now: dt.datetime, k: int) -> list[A
     """The ``text+time`` strategy: ``recall(text=question)``; when memdb's time-phrase parser finds
     a window in the question ("in May 2023"), the rest of the question recalled inside that
     window goes first, and the unwindowed answer fills the remaining places."""
+    from memdb.text import tokenize
     from memdb.timephrase import find_time_phrase
 
     plain = list(owner.recall(text=question, now=now, limit=k))
     window, rest = find_time_phrase(question, now)
-    if window is None or not rest.strip():
+    if window is None or not tokenize(rest):  # recall refuses a text without searchable words
         return plain
     scoped = list(owner.recall(text=rest, since=window.start, until=window.end, now=now, limit=k))
     seen: set[str] = set()

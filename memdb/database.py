@@ -160,13 +160,8 @@ class Memory(Owner):
     def _erase(
         self, ids: Iterable[str] | None, since: dt.datetime | None, until: dt.datetime | None, everything: bool, reason: str, action: str
     ) -> ErasureReport:
-        with self._space.transaction():
-            report = self._lifecycle.erase(self, ids, since, until, everything, reason, action)
-            erased = set(report.ids)
-            if erased:
-                self._knowledge.erase_citing(self.name, erased, self.store.now())
-                self._patterns.erase_citing(self.name, erased)
-        return report
+        # knowledge entries and patterns citing the erased episodes go through the lifecycle's erase_hooks
+        return self._lifecycle.erase(self, ids, since, until, everything, reason, action)
 
     def audit(self, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
         """This owner's audit records, oldest first."""
@@ -193,6 +188,8 @@ class Database:
         self.lifecycle = Lifecycle(self.episodes, summarizer)
         self.knowledge = KnowledgeStore(self.episodes)
         self.patterns = PatternStore(self.episodes, pattern_extractor)
+        # every erasure (erase, delete, retention) takes the entries and patterns citing what it erased
+        self.lifecycle.erase_hooks += [self.knowledge.erase_citing, lambda owner, ids, _: self.patterns.erase_citing(owner, ids)]
         self.reflection = Reflection(self.episodes, self.knowledge, reflector)
 
     def owner(self, name: str) -> Memory:
@@ -236,6 +233,8 @@ class Database:
         """The daily reflection: each owner's recent episodes in, at most ``lessons_per_day`` cited
         lessons a day out, all pending review. Ungrounded proposals are discarded, near duplicates
         skipped, both counted; running it again the same day adds nothing."""
+        if isinstance(owners, str):  # one owner's name, not its letters
+            owners = [owners]
         return self.reflection.run(now, owners=[check_owner(o) for o in owners] if owners is not None else None, reflector=reflector)
 
     def review_queue(self, owner: str | None = None, limit: int | None = None) -> list[Entry]:

@@ -869,6 +869,16 @@ class OwnerMemory:
             raise NotFoundError(f"episode {episode_id!r}: no such episode for owner {self.name!r}")
         return record, state
 
+    def clean(self, fields: Mapping[str, Any], caps: Mapping[str, int], what: str) -> dict[str, Any]:
+        """``fields`` sanitized as a capture is (every string, tags in both forms; fail closed,
+        a failure counted) and cut to ``caps``: for text the layers above derive from episodes
+        (an extractor's pattern). Raises SanitizerError, or ValidationError naming ``what``."""
+        flat, rebuild = _flatten_texts(fields, what)
+        sanitized = self._sanitize(flat, what)
+        out = rebuild(sanitized)
+        self._bound(out, caps, sanitized, what)
+        return out
+
     def _sanitize(self, flat: dict[str, str], what: str) -> dict[str, str]:
         try:
             return sanitize_fields(self.store.sanitizer, flat)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +58,9 @@ class Lifecycle:
         self.summarizer: Summarizer = summarizer or ExtractiveSummarizer()
         self.cold = ColdStore(store.space)
         self.marks = store.space["LIFE"]
+        # What layers above derive from episodes (knowledge entries, patterns) goes with them:
+        # called as hook(owner, erased ids, now) inside every erasure's transaction, retention's too.
+        self.erase_hooks: list[Callable[[str, set[str], dt.datetime], object]] = []
 
     # --- the whole run --------------------------------------------------------------------------
 
@@ -220,8 +223,8 @@ class Lifecycle:
         action: str = "erase",
     ) -> ErasureReport:
         """Delete an owner's episodes (by id, by time range, or all) from hot and cold storage and
-        every index, with summaries derived from them (archived ones too); one audit record with
-        ids and hashes only.
+        every index, with summaries derived from them (archived ones too) and, through
+        ``erase_hooks``, what the layers above derived; one audit record with ids and hashes only.
 
         The owner's cold-storage dictionaries were trained on its records, erased ones included,
         so when anything is erased they are dropped and the remaining archived records re-packed
@@ -244,6 +247,8 @@ class Lifecycle:
                 hashes[eid] = mem.remove(eid)
             if hashes:
                 self.cold.retrain(mem.name, self.store.cold)
+                for hook in self.erase_hooks:
+                    hook(mem.name, set(hashes), now)
             self._redact_audit(mem, set(hashes), now)
             if hashes or action == "erase":
                 audit_id = new_id(now, mem.name)

@@ -35,7 +35,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from memdb.episodes import EpisodeStore, OwnerMemory, new_id
-from memdb.errors import LLMError, NotFoundError, ValidationError
+from memdb.errors import LLMError, NotFoundError, SanitizerError, ValidationError
 from memdb.knowledge import Entry, KnowledgeStore, entry_score, jaccard
 from memdb.models import Episode, bound_text, utc
 from memdb.query import Memory as Recalled
@@ -225,8 +225,14 @@ class PatternStore:
                 continue
         try:
             found = self.extractor.extract(owner, kind, episodes) if episodes else []
-        except LLMError as exc:
+            # a model's answer is text like any capture: sanitized (fail closed) before it is stored
+            proposals = [(p, self._clean(mem, p, f"pattern of {kind} batch {number}")) for p in found]
+        except (LLMError, SanitizerError) as exc:
             self.batches.set((owner, kind, number), {**batch, "status": "failed", "error": str(exc)})
+            return 0
+        except Exception as exc:  # a custom extractor's bug: the record that triggered it is committed already
+            error = f"{type(self.extractor).__name__} raised {type(exc).__name__}: {exc}"
+            self.batches.set((owner, kind, number), {**batch, "status": "failed", "error": error})
             return 0
         known = {e.id for e in episodes}
         ids: list[str] = []
@@ -235,17 +241,19 @@ class PatternStore:
             current = self.batches.get((owner, kind, number))
             if current is None or current["status"] == "done":  # another process got there first
                 return 0
-            for p in found:
+            for p, (text, tags) in proposals:
                 cites = tuple(dict.fromkeys(p.cites))
-                text = p.text.strip() if isinstance(p.text, str) else ""
                 if not cites or not set(cites) <= known or not tokenize(text):
                     discarded += 1  # a pattern must rest on records of this batch
+                    continue
+                if any(self.store.states.get((owner, eid)) is None for eid in cites):
+                    discarded += 1  # erased while the extractor ran
                     continue
                 pid = new_id(at, owner)
                 cited = [e for e in episodes if e.id in cites]
                 record = {
-                    "id": pid, "owner": owner, "kind": kind, "text": bound_text(text, PATTERN_CHARS), "cites": list(cites),
-                    "tags": _tags(p.tags), "outcomes": dict(Counter(e.outcome for e in cited if e.outcome)),
+                    "id": pid, "owner": owner, "kind": kind, "text": text, "cites": list(cites),
+                    "tags": tags, "outcomes": dict(Counter(e.outcome for e in cited if e.outcome)),
                     "created": at, "batch": number,
                 }  # fmt: skip
                 self.patterns.set((owner, pid), record)
@@ -254,6 +262,14 @@ class PatternStore:
             self.batches.set((owner, kind, number), {**batch, "status": "done", "patterns": ids, "discarded": discarded, "error": None})
             self.undone.kill((owner, kind, number))
         return len(ids)
+
+    @staticmethod
+    def _clean(mem: OwnerMemory, proposal: PatternProposal, where: str) -> tuple[str, list[str]]:
+        """A proposal's text and tags sanitized as a capture's are (tags in both the given and the
+        normalised form), the text bounded; SanitizerError if the sanitizer fails."""
+        text = proposal.text.strip() if isinstance(proposal.text, str) else ""
+        clean = mem.clean({"text": text, "tags": [str(t) for t in list(proposal.tags)[:8]]}, {"text": PATTERN_CHARS}, where)
+        return clean["text"], _tags(clean["tags"])
 
     def erase_citing(self, owner: str, episode_ids: set[str]) -> list[str]:
         """Erasure reaches derived patterns: those citing an erased episode are removed."""
@@ -363,8 +379,8 @@ def prepare(
     block counts as injected; records read count as accesses."""
     if not isinstance(task, str) or not task.strip():
         raise ValidationError(f"task {task!r}: describe the task")
-    if max_chars < 80:
-        raise ValidationError(f"max_chars {max_chars!r}: at least 80")
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 80:
+        raise ValidationError(f"max_chars {max_chars!r}: an int, at least 80")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValidationError(f"limit {limit!r}: a positive int")
     if kind is not None and kind not in owner.store.settings.typed_kinds:

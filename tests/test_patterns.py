@@ -152,6 +152,90 @@ def test_anthropic_extractor_cites_only_its_batch(tmp_path: Path, clock: Clock) 
     assert request["output_config"]["format"]["type"] == "json_schema" and all(f"[{i}]" in request["messages"][0]["content"] for i in ids)
 
 
+def test_a_models_pattern_is_sanitized_before_it_is_stored(tmp_path: Path, clock: Clock) -> None:
+    """A pattern is text like any capture: the model may repeat PII the records never held."""
+    seen: list[httpx.Request] = []
+    pii = "Escalate to jane.doe@example.com, +1 (415) 555-0132"
+
+    class Lazy(AnthropicExtractor):
+        def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
+            found = {"patterns": [{"text": f"Deploys fail on Fridays. {pii}", "cites": [e.id for e in episodes][:3],
+                                   "tags": ["jane.doe@example.com", "4111_1111_1111_1111", "deploy"]}]}  # fmt: skip
+            body = {"id": "m", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+                    "content": [{"type": "text", "text": json.dumps(found)}], "stop_reason": "end_turn",
+                    "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 10}}  # fmt: skip
+            self.client = sdk_client(200, body, seen)
+            return super().extract(owner, kind, episodes)
+
+    path = tmp_path / "pii"
+    with memdb.open(path, clock=clock, pattern_extractor=Lazy(client=object())) as db:
+        mem = db.owner("ana")
+        deploys(mem, 5)
+        (pattern,) = mem.patterns()
+        assert pattern.text == "Deploys fail on Fridays. Escalate to <EMAIL_1>, <PHONE_1>"
+        assert pattern.tags == ("email-1", "card-1", "deploy")
+    raw = b"".join(p.read_bytes() for p in path.iterdir() if p.is_file())
+    assert b"jane.doe" not in raw and b"555-0132" not in raw and b"4111" not in raw
+
+
+class Erasing:
+    """An extractor during whose call another process erases one of the records it cites."""
+
+    def __init__(self) -> None:
+        self.db: memdb.Database | None = None
+
+    def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
+        assert self.db is not None
+        self.db.owner(owner).erase([episodes[0].id], reason="deletion request")
+        return [PatternProposal("Deploys fail until migrations run", tuple(e.id for e in episodes[:2]), ("deploy",))]
+
+
+def test_a_pattern_citing_a_record_erased_during_extraction_is_discarded(tmp_path: Path, clock: Clock) -> None:
+    erasing = Erasing()
+    with memdb.open(tmp_path / "race", clock=clock, pattern_extractor=erasing) as db:
+        erasing.db = db
+        deploys(db.owner("ana"), 5)
+        assert db.owner("ana").patterns() == []
+        assert db.patterns.batch_status("ana", "debug")[0]["discarded"] == 1
+
+
+class Buggy:
+    def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
+        raise KeyError("a bug in someone's extractor")
+
+
+def test_an_extractor_bug_fails_its_batch_not_the_record(tmp_path: Path, clock: Clock) -> None:
+    """The fifth record is committed before extraction runs: raising then would invite a retry
+    that records it twice."""
+    with memdb.open(tmp_path / "bug", clock=clock, pattern_extractor=Buggy()) as db:
+        ids = deploys(db.owner("ana"), 5)
+        assert db.owner("ana").count() == 5 and all(i in db.owner("ana") for i in ids)
+        (batch,) = db.patterns.batch_status("ana", "debug")
+        assert batch["status"] == "failed" and "Buggy raised KeyError" in batch["error"]
+
+
+def test_retention_takes_the_knowledge_and_patterns_citing_what_it_purges(pdb: memdb.Database, clock: Clock) -> None:
+    """Retention erases: what was derived from the purged episodes goes with them, as with erase."""
+    pdb.configure(retention_days=30)
+    mem = pdb.owner("ana")
+    ids = deploys(mem, 5)
+    assert mem.patterns()
+    lesson = mem.save_lesson("Deploys keep failing on the migration lock; run migrations first", cites=[ids[0]])
+    pdb.approve([lesson.id], by="lead")
+    report = pdb.maintain(now=T0 + dt.timedelta(days=31))
+    assert report.purged == 5 and mem.patterns() == []
+    (entry,) = mem.entries()
+    assert entry.text == "" and entry.status == "erased"
+    text = mem.prepare("deploy attempt", kind="debug", tags=["deploy"]).text
+    assert "Patterns:" not in text and "Knowledge:" not in text and "migration lock" not in text
+    assert pdb.check().ok
+
+
+def test_prepare_refuses_a_budget_that_is_not_an_int(pdb: memdb.Database) -> None:
+    with pytest.raises(ValidationError, match="max_chars '500': an int, at least 80"):
+        pdb.owner("ana").prepare("deploy", max_chars="500")  # type: ignore[arg-type]
+
+
 # --- prepare ------------------------------------------------------------------------------------
 
 

@@ -552,6 +552,19 @@ def test_a_failed_record_in_a_batch_leaves_the_batch_whole(edb: memdb.Database) 
     assert mem.count() == 2 and edb.check().ok
 
 
+def test_check_reports_nodes_written_by_hand_into_memdbs_globals(edb: memdb.Database) -> None:
+    """What the README's globals example would do to ^MEM on a database with episodes: check
+    says so instead of failing on a node of another shape."""
+    edb.owner("ana").record("debug", "deploy failed", outcome="failure")
+    edb.globals["MEM"]["copy", "conv_123", "summary"] = "User asked about..."
+    edb.globals["MEM"].increment(("counter",), 1)
+    edb.globals["EPST"]["x"] = 1
+    problems = edb.check().problems
+    assert "^MEM('copy', 'conv_123', 'summary'): not an episode record (^MEM holds (owner, day, id) = record)" in problems
+    assert "^MEM('counter',): not an episode record (^MEM holds (owner, day, id) = record)" in problems
+    assert "^EPST('x',): not an episode state (^EPST holds (owner, id) = state)" in problems
+
+
 def test_check_detects_drift(edb: memdb.Database) -> None:
     mem = edb.owner("ana")
     ep = mem.record("debug", "deploy broke", outcome="failure", tags=["project-x"])

@@ -9,13 +9,15 @@ reflection, ceremonies and decay.
 from __future__ import annotations
 
 import datetime as dt
+import heapq
+import inspect
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import Any, Literal
 
-from memdb.errors import ValidationError
-from memdb.episodes import CheckReport, Clock, EpisodeStore, RescoreReport, check_id
+from memdb.errors import ConfigError, ValidationError
+from memdb.episodes import CheckReport, Clock, EpisodeStore, RescoreReport, check_id, ts_micros
 from memdb.globals import Globals
 from memdb.knowledge import Agenda, DecayReport, Entry, KnowledgeStore
 from memdb.lifecycle import ErasureReport, Lifecycle, MaintenanceReport
@@ -122,6 +124,21 @@ class Memory(Owner):
         """The timeline as a versioned, explicitly non-executable JSON record for audit (written to
         ``path`` when given). Nothing re-runs a tool or replays a request."""
         return export_timeline(self, session, path, now=now, overwrite=overwrite)
+
+    def episodes(
+        self, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False, *, include_archived: bool = False
+    ) -> Iterator[Episode]:
+        """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive); with
+        ``include_archived`` the archived ones too, their full record read from cold storage
+        (status "archived"), so an export holds every episode. Not an access."""
+        hot = super().episodes(since, until, reverse)
+        if not include_archived:
+            yield from hot
+            return
+        cold = self._lifecycle.archived_episodes(self, since, until, reverse)
+        keyed = (((ts_micros(e.ts), e.id), e) for e in hot), (((ts_micros(e.ts), e.id), e) for e in cold)
+        for _, episode in heapq.merge(*keyed, key=lambda pair: pair[0], reverse=reverse):
+            yield episode
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -352,11 +369,16 @@ def open(
     PostgresStore ``name`` (several memdb databases per server), ``isolation``, ``retries``
     (see ``docs/backends.md``).
     """
-    store: Store
-    if is_postgres_url(path):
-        store = PostgresStore(str(path), **options)
-    else:
-        store = LMDBStore(path, **options)
+    kind: type[LMDBStore] | type[PostgresStore] = PostgresStore if is_postgres_url(path) else LMDBStore
+    allowed = [p.name for p in inspect.signature(kind.__init__).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ConfigError(f"open: unknown option(s) {', '.join(map(repr, unknown))} for {kind.__name__}; it takes {', '.join(allowed)}")
+    if clock is not None and not callable(clock):
+        raise ConfigError(f"clock {clock!r}: a callable returning an aware UTC datetime")
+    if sanitizer is not None and not isinstance(sanitizer, Sanitizer):
+        raise ConfigError(f"sanitizer {sanitizer!r}: needs a sanitize(texts) method (see memdb.sanitize.Sanitizer)")
+    store: Store = PostgresStore(str(path), **options) if kind is PostgresStore else LMDBStore(path, **options)
     return Database(
         store,
         sanitizer=sanitizer,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,6 +201,19 @@ class Lifecycle:
         record = self.cold.unpack(mem.name, cold)
         now = self.store.now()
         return mem.move_from_cold(episode_id, record, {"action": "restore", "at": now, "episode": episode_id, "content_hash": cold["hash"]})
+
+    def archived_episodes(
+        self, mem: OwnerMemory, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False
+    ) -> Iterator[Episode]:
+        """An owner's archived episodes in time order, each full record read back from cold
+        storage without restoring it (for export; not an access)."""
+        lo = ts_micros(utc(since, "since")) if since else None
+        hi = ts_micros(utc(until, "until")) if until else None
+        for subs, _ in self.store.archived.range((mem.name,), lo, hi, reverse=reverse):
+            eid = str(subs[2])
+            cold, state = self.store.cold.get((mem.name, eid)), self.store.states.get((mem.name, eid))
+            if cold is not None and state is not None:
+                yield to_episode(mem.name, eid, self.cold.unpack(mem.name, cold), state)
 
     # --- retention and erasure ----------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import lmdb
 
 from memdb.errors import (
+    ConfigError,
     StoreClosedError,
     StoreError,
     StoreFullError,
@@ -556,6 +557,13 @@ class LMDBStore:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, map_size: int = 64 << 20, sync: bool = True, max_readers: int = 126) -> None:
+        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+            raise ConfigError(f"path {path!r}: give the directory of the database (a non-empty str or path)")
+        for name, value in (("map_size", map_size), ("max_readers", max_readers)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} {value!r}: a positive int")
+        if not isinstance(sync, bool):
+            raise ConfigError(f"sync {sync!r}: True or False (a truthy string would not say which)")
         self.path = os.path.realpath(os.fspath(path))
         try:
             os.makedirs(self.path, exist_ok=True)

@@ -446,3 +446,15 @@ def test_maintain_is_idempotent(ldb: memdb.Database) -> None:
     assert (second.summaries, second.archived, second.rescore_changed, second.purged) == (0, 0, 0, 0)
     assert {s: v for s, v in ldb.globals["EPST"].items()} == state
     assert "archived" in str(first)
+
+
+def test_episodes_with_archived_reads_their_full_records_in_time_order(ldb: memdb.Database) -> None:
+    """What an export needs: every episode, the archived ones read back from cold storage."""
+    mem = ldb.owner("ana")
+    ids = burst(mem, 4)
+    mem.archive(ids[1])
+    hot = [e.id for e in mem.episodes()]
+    assert ids[1] not in hot
+    every = list(mem.episodes(include_archived=True))
+    assert [e.id for e in every] == ids and every[1].status == "archived" and every[1].content == mem.restore(ids[1]).content
+    assert [e.id for e in mem.episodes(include_archived=True, reverse=True)] == ids[::-1]

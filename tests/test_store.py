@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memdb.errors import StoreClosedError, StoreError, StoreFullError
+import memdb
+from memdb.errors import ConfigError, StoreClosedError, StoreError, StoreFullError
 from memdb.store import LMDB_MAX_KEY_BYTES, LMDBStore, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -482,3 +483,24 @@ def test_opening_a_regular_file_raises_store_error(tmp_path: Path) -> None:
     f.write_bytes(b"hello")
     with pytest.raises(StoreError, match=r"not-a-dir.*is a file"):
         LMDBStore(f)
+
+
+@pytest.mark.parametrize(
+    ("args", "options", "needle"),
+    [
+        ((None,), {}, "path None: give the directory"),
+        (("",), {}, "path '': give the directory"),
+        (("x",), {"map_size": "big"}, "map_size 'big': a positive int"),
+        (("x",), {"map_size": 0}, "map_size 0: a positive int"),
+        (("x",), {"sync": "no"}, "sync 'no': True or False"),
+        (("x",), {"bogus": 1}, "open: unknown option(s) 'bogus' for LMDBStore; it takes map_size, sync, max_readers"),
+        (("x",), {"clock": 5}, "clock 5: a callable"),
+        (("x",), {"sanitizer": object()}, "needs a sanitize(texts) method"),
+    ],
+)
+def test_open_names_a_bad_argument(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[Any, ...], options: dict[str, Any], needle: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as info:
+        memdb.open(*args, **options)
+    assert needle in str(info.value)
+    assert list(tmp_path.iterdir()) == []  # nothing created on the way

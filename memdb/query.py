@@ -52,10 +52,10 @@ from memdb.episodes import (
 )
 from memdb.errors import ValidationError
 from memdb.globals import Global, Globals
-from memdb.models import FIRST_YEAR, Episode, utc
+from memdb.models import Episode, utc
 from memdb.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.text import normalize_tag, stem, terms_and_words, tokenize
-from memdb.timephrase import TimeWindow, find_time_phrase
+from memdb.timephrase import OPEN_END, OPEN_START, TimeWindow, find_time_phrase
 
 __all__ = ["History", "Interpretation", "Memory", "Owner", "RecallResult"]
 
@@ -448,6 +448,7 @@ class Owner(OwnerMemory):
         limit: int = 10,
     ) -> History:
         """Past attempts at this kind of task: counts by outcome, latest attempts and lessons."""
+        _check_limit(limit)
         terms = _text_terms(text)
         interp = Interpretation(
             window=_window(since, until),
@@ -531,8 +532,7 @@ class Owner(OwnerMemory):
         )
 
     def _run(self, interp: Interpretation, limit: int, now: dt.datetime | None) -> RecallResult:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise ValidationError(f"limit {limit!r}: must be a non-negative int")
+        _check_limit(limit)
         at = utc(now, "now") if now is not None else self.store.now()
         q = self._compile(interp)
         with self._space.snapshot():
@@ -1090,11 +1090,24 @@ def _window(since: dt.datetime | None, until: dt.datetime | None) -> TimeWindow 
     """
     if since is None and until is None:
         return None
-    start = utc(since, "since") if since is not None else dt.datetime(FIRST_YEAR, 1, 1, tzinfo=dt.UTC)
-    end = utc(until, "until") if until is not None else dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
+    start = utc(since, "since") if since is not None else OPEN_START
+    end = utc(until, "until") if until is not None else OPEN_END
     if end <= start:
         raise ValidationError(f"window since={start.isoformat()} until={end.isoformat()}: until must be after since")
+    if since is None:
+        return TimeWindow(start, end, f"before {_moment(end)}")
+    if until is None:
+        return TimeWindow(start, end, f"since {_moment(start)}")
     return TimeWindow(start, end, "in the window")
+
+
+def _check_limit(limit: int) -> None:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValidationError(f"limit {limit!r}: must be a non-negative int")
+
+
+def _moment(at: dt.datetime) -> str:
+    return f"{at:%Y-%m-%d}" if at.time() == dt.time(0) else f"{at:%Y-%m-%d %H:%M} UTC"
 
 
 def _text_terms(text: str | None) -> dict[str, str]:

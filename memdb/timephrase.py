@@ -10,8 +10,9 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from typing import Final
 
-__all__ = ["TimeWindow", "find_time_phrase"]
+__all__ = ["OPEN_END", "OPEN_START", "TimeWindow", "find_time_phrase"]
 
 UTC = dt.UTC
 _MONTHS = {
@@ -36,6 +37,12 @@ _MONTH = (
 )
 
 
+OPEN_START: Final = dt.datetime(1000, 1, 1, tzinfo=dt.UTC)
+"""The start of a window given only an end: as early as an episode can be (ids hold a 4-digit year)."""
+OPEN_END: Final = dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
+"""The end of a window given only a start."""
+
+
 @dataclass(frozen=True)
 class TimeWindow:
     """A half-open UTC window ``[start, end)`` and the phrase it came from."""
@@ -45,6 +52,8 @@ class TimeWindow:
     phrase: str
 
     def __str__(self) -> str:
+        if self.start == OPEN_START or self.end == OPEN_END:
+            return self.phrase  # "since ...", "before ...": the open side has no date to show
         last = self.end - dt.timedelta(microseconds=1)
         if self.start.time() == dt.time(0) and self.end.time() == dt.time(0):
             if self.end - self.start == dt.timedelta(days=1):

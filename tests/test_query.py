@@ -450,3 +450,16 @@ def test_history_rejects_an_inverted_window(team: Owner) -> None:
     assert at(5).isoformat() in str(from_history.value) and at(4).isoformat() in str(from_history.value)
     with pytest.raises(ValidationError, match="until must be after since"):
         team.history(since=at(5), until=at(5))  # an empty window too
+
+
+def test_history_refuses_a_negative_limit(team: Owner) -> None:
+    with pytest.raises(ValidationError, match="limit -2: must be a non-negative int"):
+        team.history(limit=-2)
+
+
+def test_a_window_open_on_one_side_is_named_by_its_bound(team: Owner) -> None:
+    """Not "window in the window (1000-01-01 to ...)": the open side has no date to show."""
+    since = team.recall(since=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    assert str(since.interpretation).startswith("window since 2026-01-01")
+    before = team.recall(until=dt.datetime(2020, 1, 1, 12, 30, tzinfo=dt.UTC))
+    assert before.note == "Nothing found for window before 2020-01-01 12:30 UTC."

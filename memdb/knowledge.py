@@ -281,18 +281,27 @@ class KnowledgeStore:
         threshold = self.store.settings.duplicate_threshold
         digest = content_digest(clean_text)
         sh = hashed_shingles(clean_text, self.salt())
-        if self.tombstones.get((digest,)) is not None:
-            return Duplicate("rejected", digest, 1.0)
-        for subs, stone in self.tombstones.items():
-            sim = jaccard(sh, stone["sh"])
-            if sim >= threshold:
-                return Duplicate("rejected", str(subs[0]), sim)
+        stone = self.tombstone_of(digest, sh)
+        if stone is not None:
+            return stone
         for rec in self._visible_records(owner):
             if rec["state"] == "rejected":
                 continue
             sim = 1.0 if rec["hash"] == digest else jaccard(sh, rec.get("sh") or ())
             if sim >= threshold:
                 return Duplicate(rec["state"], rec["id"], sim)
+        return None
+
+    def tombstone_of(self, digest: str, sh: Iterable[int]) -> Duplicate | None:
+        """The tombstone that content with this digest and these shingle hashes nearly repeats, if any."""
+        if self.tombstones.get((digest,)) is not None:
+            return Duplicate("rejected", digest, 1.0)
+        threshold = self.store.settings.duplicate_threshold
+        hashes = set(sh)
+        for subs, stone in self.tombstones.items():
+            sim = jaccard(hashes, stone["sh"])
+            if sim >= threshold:
+                return Duplicate("rejected", str(subs[0]), sim)
         return None
 
     def _visible_records(self, owner: str) -> Iterable[dict[str, Any]]:
@@ -309,6 +318,11 @@ class KnowledgeStore:
                     rec = self.entries.get((other, eid))
                     if rec is not None:
                         yield rec
+
+    def uncited(self, owner: str, cites: Iterable[str]) -> list[str]:
+        """The ids among ``cites`` that are not (or no longer) episodes of ``owner``; call it inside
+        the write transaction, so an erasure cannot slip in between the check and the write."""
+        return [c for c in cites if self.store.states.get((owner, c)) is None]
 
     # --- the only way in --------------------------------------------------------------------------
 
@@ -331,12 +345,13 @@ class KnowledgeStore:
         check_owner(owner)
         at = utc(now, "now") if now is not None else self.store.now()
         clean = self.clean(text, "lesson" if source == "reflection" else "save")
-        cited = list(dict.fromkeys(cites))
-        for cid in cited:
-            if not isinstance(cid, str) or self.store.states.get((owner, cid)) is None:
-                raise ValidationError(f"cites {cid!r}: not an episode of owner {owner!r} (an entry cites its owner's episodes only)")
-        norm_tags = list(dict.fromkeys(normalize_tag(t) for t in ([tags] if isinstance(tags, str) else tags)))
+        cited = list(dict.fromkeys(_strings("cites", cites, "episode id")))
+        norm_tags = list(dict.fromkeys(normalize_tag(t) for t in _strings("tags", tags, "tag")))
         with self.space.transaction():
+            # checked here, not before: an erasure committed meanwhile must not leave an entry citing nothing
+            missing = self.uncited(owner, cited)
+            if missing:
+                raise ValidationError(f"cites {missing[0]!r}: not an episode of owner {owner!r} (an entry cites its owner's episodes only)")
             dup = self.duplicate(owner, clean)
             if dup is not None:
                 raise DuplicateError(f"{source} {_shown(clean)}: nearly repeats {_describe(dup)} (similarity {dup.similarity:.2f})")
@@ -360,16 +375,29 @@ class KnowledgeStore:
 
     def pending(self, owner: str | None = None, limit: int | None = None) -> list[Entry]:
         """The review queue, oldest first (one owner's, or everyone's)."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+            raise ValidationError(f"limit {limit!r}: must be a non-negative int, or None for the whole queue")
         owners = [check_owner(owner)] if owner is not None else [str(o) for o in self.queue.children()]
         out = [to_entry(self.entries[(o, str(subs[1]))]) for o in owners for subs, _ in self.queue.items((o,))]
         out.sort(key=lambda e: e.id)
-        return out if limit is None else out[: max(limit, 0)]
+        return out if limit is None else out[:limit]
 
     def approve(self, ids: str | Iterable[str], *, by: str, now: dt.datetime | None = None) -> list[Entry]:
-        """Approve pending entries (all or none); the entry stays private until its owner shares it."""
+        """Approve pending entries (all or none); the entry stays private until its owner shares it.
+
+        DuplicateError (nothing approved) when an entry repeats rejected content: a copy queued
+        by another owner before the rejection must not bring it back (test_approve_refuses_tombstoned_content).
+        """
         at, who = self._when(now), _person(by)
         with self.space.transaction():
             records = [self._require(eid, state="pending") for eid in _id_list(ids)]
+            for rec in records:
+                stone = self.tombstone_of(rec["hash"], rec.get("sh") or ())
+                if stone is not None:
+                    raise DuplicateError(
+                        f"entry {rec['id']!r}: nearly repeats rejected content (tombstone {stone.ref[:12]}, similarity "
+                        f"{stone.similarity:.2f}); it cannot be approved (reject it instead)"
+                    )
             out = []
             for rec in records:
                 new = {**rec, "state": "approved", "decided_by": who, "decided_at": at}
@@ -381,24 +409,42 @@ class KnowledgeStore:
         return out
 
     def reject(self, ids: str | Iterable[str], *, by: str, reason: str = "", now: dt.datetime | None = None) -> list[Entry]:
-        """Reject pending entries (all or none): the text goes, a tombstone of hashes stays for good."""
+        """Reject pending entries (all or none): the text goes, a tombstone of hashes stays for good.
+
+        Other owners' pending copies of the content (queued before the rejection, when their
+        private entries were not compared) are rejected with it, by the same person: they could
+        never be approved, and keeping them would keep rejected text on disk. Only the entries
+        asked for are returned; the others are in their owners' audit trails.
+        """
         at, who = self._when(now), _person(by)
+        if not isinstance(reason, str):
+            raise ValidationError(f"reason {reason!r}: must be a str (say why, or leave it empty)")
         with self.space.transaction():
             records = [self._require(eid, state="pending") for eid in _id_list(ids)]
-            out = []
-            for rec in records:
-                new = {k: v for k, v in rec.items() if k != "sh"}
-                new.update(text="", state="rejected", decided_by=who, decided_at=at, reason=reason or None)
-                self.entries.set((rec["owner"], rec["id"]), new)
-                self.queue.kill((rec["owner"], rec["id"]))
-                stone = self.tombstones.get((rec["hash"],))
-                if stone is None:
-                    self.tombstones.set((rec["hash"],), {"sh": rec.get("sh") or [], "at": at, "count": 1})
-                else:
-                    self.tombstones.set((rec["hash"],), {**stone, "count": int(stone.get("count", 1)) + 1})
-                self._audit(rec["owner"], at, "reject", rec, by=who, reason=reason or None)
-                out.append(to_entry(new))
+            out = [self._reject(rec, who, at, reason or None) for rec in records]
+            for owner in [str(o) for o in self.queue.children()]:
+                for subs, _ in list(self.queue.items((owner,))):
+                    rec = self.entries.get((owner, str(subs[1])))
+                    if rec is None:
+                        continue
+                    stone = self.tombstone_of(rec["hash"], rec.get("sh") or ())
+                    if stone is not None:
+                        self._reject(dict(rec), who, at, f"repeats rejected content (tombstone {stone.ref[:12]})")
         return out
+
+    def _reject(self, rec: dict[str, Any], who: str, at: dt.datetime, reason: str | None) -> Entry:
+        """Drop a pending entry's text and leave (or count) the tombstone of its content."""
+        new = {k: v for k, v in rec.items() if k != "sh"}
+        new.update(text="", state="rejected", decided_by=who, decided_at=at, reason=reason)
+        self.entries.set((rec["owner"], rec["id"]), new)
+        self.queue.kill((rec["owner"], rec["id"]))
+        stone = self.tombstones.get((rec["hash"],))
+        if stone is None:
+            self.tombstones.set((rec["hash"],), {"sh": rec.get("sh") or [], "at": at, "count": 1})
+        else:
+            self.tombstones.set((rec["hash"],), {**stone, "count": int(stone.get("count", 1)) + 1})
+        self._audit(rec["owner"], at, "reject", rec, by=who, reason=reason)
+        return to_entry(new)
 
     def erase_citing(self, owner: str, episode_ids: set[str], at: dt.datetime) -> list[str]:
         """Erasure reaches derived knowledge: an entry of ``owner`` citing an erased episode loses
@@ -459,9 +505,11 @@ class KnowledgeStore:
         sharing a term or a tag), newest first otherwise. Counts as a retrieval (for decay)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ValidationError(f"limit {limit!r}: must be a non-negative int")
+        if text is not None and not isinstance(text, str):
+            raise ValidationError(f"text {text!r}: must be a str to search for, or None for the newest entries")
+        want = {normalize_tag(t) for t in _strings("tags", tags, "tag")}
         entries = self.readable(owner)
         terms = set(tokenize(text)) if text else set()
-        want = {normalize_tag(t) for t in ([tags] if isinstance(tags, str) else tags)}
         if terms or want:
             scored = [(entry_score(e, terms, want), e) for e in entries]
             chosen = [e for s, e in sorted(scored, key=lambda p: (-p[0], p[1].id)) if s > 0][:limit]
@@ -721,8 +769,21 @@ def _person(by: str) -> str:
     return by
 
 
+def _strings(name: str, value: str | Iterable[str], one: str) -> list[str]:
+    """A str or an iterable of str as a list (a single str is one item, never its characters)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
+        raise ValidationError(f"{name} {value!r}: give one {one} as a str, or a list of them")
+    out = list(value)
+    for item in out:
+        if not isinstance(item, str):
+            raise ValidationError(f"{name} {value!r}: {item!r} is not a str (each {one} is a str)")
+    return out
+
+
 def _id_list(ids: str | Iterable[str]) -> list[str]:
-    out = [ids] if isinstance(ids, str) else list(ids)
+    out = _strings("ids", ids, "entry id")
     if not out:
         raise ValidationError("ids: give at least one entry id")
     if len(set(out)) != len(out):

@@ -5,7 +5,8 @@ to a ``Reflector`` and files what it proposes through the knowledge store's one 
 every lesson lands pending and private in the review queue. Guards, in order:
 
 1. grounding: a lesson must cite episodes, all of them among the ones the reflector was
-   given (so: existing, and the owner's own); otherwise it is discarded and counted;
+   given (so: existing, and the owner's own) and not erased by the time it is written
+   (checked again in the entry's transaction); otherwise it is discarded and counted;
 2. near duplicates of approved entries, pending proposals or rejected content are skipped
    and counted, which makes a second run on the same day a no-op;
 3. the budget: at most ``lessons_per_day`` stored per owner per UTC day, across runs
@@ -161,20 +162,28 @@ class _Lessons(BaseModel):
 
 def structured_call(client: Any, model: str, max_tokens: int, system: str, prompt: str, schema: type[_M], what: str) -> _M:
     """One Messages call whose answer must be JSON of ``schema`` (SDK structured output);
-    every failure, from HTTP to a malformed answer, becomes LLMError."""
+    every failure, from HTTP to a malformed answer, becomes LLMError.
+
+    Only the SDK's own API errors are quoted; anything else is named by its type alone, since
+    its text may carry the answer (and the answer may carry PII). A 200 whose body is not JSON
+    (a proxy's error page) surfaces from the SDK as a JSON or attribute error, not an APIError:
+    see test_anthropic_reflector_errors_cost_nothing_but_the_run.
+    """
     import anthropic
 
     try:
         message = client.messages.parse(
             model=model, max_tokens=max_tokens, system=system, messages=[{"role": "user", "content": prompt}], output_format=schema
         )
+        parsed, stop = message.parsed_output, message.stop_reason
     except anthropic.APIError as exc:
         raise LLMError(f"{what} with {model}: {type(exc).__name__}: {exc}") from None
     except PydanticError as exc:
         raise LLMError(f"{what} with {model}: the answer is not the requested JSON ({exc.error_count()} errors)") from None
-    parsed = message.parsed_output
+    except Exception as exc:  # the contract: no failure of the call or its answer escapes as anything but LLMError
+        raise LLMError(f"{what} with {model}: the answer could not be read ({type(exc).__name__}; is a proxy in the way?)") from None
     if not isinstance(parsed, schema):
-        raise LLMError(f"{what} with {model}: no structured output in the response (stop_reason {message.stop_reason!r})")
+        raise LLMError(f"{what} with {model}: no structured output in the response (stop_reason {stop!r})")
     return parsed
 
 
@@ -349,6 +358,9 @@ class Reflection:
                 out.duplicates[dup.against] += 1
                 continue
             with self.store.space.transaction():
+                if self.knowledge.uncited(mem.name, cites):
+                    out.ungrounded += 1  # erased while the reflector ran (test_episode_erased_during_reflection_is_ungrounded)
+                    continue
                 if int(self.budget.get((mem.name, day), 0)) >= cap:  # the hard cap, also across processes
                     out.over_budget += 1
                     continue
@@ -356,6 +368,9 @@ class Reflection:
                     entry = self.knowledge.submit(mem.name, clean, source="reflection", cites=cites, tags=_tags(p.tags), now=at)
                 except DuplicateError:
                     out.duplicates["pending"] += 1
+                    continue
+                except ValidationError:
+                    out.invalid += 1  # whatever else the door refuses costs the proposal, never the run
                     continue
                 self.budget.increment((mem.name, day))
             out.stored.append(entry.id)

@@ -115,7 +115,13 @@ def export(
     mem: OwnerMemory, session: str, path: str | os.PathLike[str] | None = None, *, now: dt.datetime | None = None, overwrite: bool = False
 ) -> dict[str, Any]:
     """The timeline as a versioned, non-executable JSON record; written to ``path`` when given
-    (never with execute permission), and noted in the owner's audit trail."""
+    (never with execute permission), and noted in the owner's audit trail.
+
+    Raises ValidationError naming the path when it is not a writable file path (a directory,
+    a missing parent, no permission); nothing is audited then.
+    """
+    if path is not None and not isinstance(path, (str, os.PathLike)):
+        raise ValidationError(f"export path {path!r}: give a file path (str or os.PathLike)")
     at = utc(now, "now") if now is not None else mem.store.now()
     timeline = build(mem, session)
     steps = [s.to_dict() for s in timeline.steps]
@@ -129,10 +135,15 @@ def export(
     }  # fmt: skip
     if path is not None:
         target = Path(path)
+        if target.is_dir():
+            raise ValidationError(f"export path {str(target)!r}: is a directory (give a file path inside it)")
         if target.exists() and not overwrite:
             raise ValidationError(f"export path {str(target)!r}: exists (pass overwrite=True to replace it)")
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-        fd = os.open(target, flags, 0o644)
+        try:
+            fd = os.open(target, flags, 0o644)
+        except OSError as exc:
+            raise ValidationError(f"export path {str(target)!r}: cannot be written ({exc.strerror or type(exc).__name__})") from None
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(doc, f, ensure_ascii=False, indent=2)
             f.write("\n")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from clocks import Clock
@@ -151,6 +152,64 @@ def test_rejection_tombstones_content_for_every_owner_without_keeping_text(tmp_p
         db.compact()
     raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
     assert b"zebrafinch" not in raw  # the text is gone from disk; the tombstone works on hashes
+
+
+def test_rejection_reaches_other_owners_pending_copies(kdb: memdb.Database, clock: Clock) -> None:
+    text = "Skip code review for urgent fixes and push straight to prod"
+    ana_copy = kdb.owner("ana").save_lesson(text)
+    bo_copy = kdb.owner("bo").save_lesson(text.lower())  # accepted: ana's pending entry is private to ana
+    other = kdb.owner("bo").save_lesson(LESSONS[0])
+    clock.now = T0 + dt.timedelta(hours=2)
+    (rejected,) = kdb.reject(ana_copy.id, by="rita", reason="dangerous")  # only what was asked for is returned
+    assert rejected.id == ana_copy.id
+    gone = kdb.entry(bo_copy.id)
+    assert (gone.state, gone.text, gone.decided_by, gone.decided_at) == ("rejected", "", "rita", clock.now)
+    assert gone.reason is not None and "repeats rejected content" in gone.reason and ana_copy.id not in gone.reason
+    with pytest.raises(ValidationError, match=f"entry '{bo_copy.id}': is rejected, not pending"):
+        kdb.approve(bo_copy.id, by="sam")
+    assert [e.id for e in kdb.review_queue()] == [other.id]  # unrelated content stays queued
+    assert kdb.owner("bo").knowledge() == []
+    (audit,) = [a for a in kdb.audit("bo") if a["action"] == "reject"]
+    assert (audit["entry"], audit["by"]) == (bo_copy.id, "rita")
+
+
+def test_approve_refuses_tombstoned_content(kdb: memdb.Database) -> None:
+    ana_copy = kdb.owner("ana").save_lesson("Disable the audit log during quarterly close zebrafinch")
+    near = kdb.owner("bo").save_lesson("Disable the audit log during the yearly close zebrafinch")  # similarity 0.57
+    fine = kdb.owner("bo").save_lesson(LESSONS[0])
+    kdb.reject(ana_copy.id, by="rita")
+    assert kdb.entry(near.id).state == "pending"  # under the threshold of 0.6: not the same content
+    kdb.configure(duplicate_threshold=0.5)  # now it is, and approving it would bring rejected content back
+    with pytest.raises(DuplicateError, match=f"entry '{near.id}': nearly repeats rejected content \\(tombstone [0-9a-f]{{12}}"):
+        kdb.approve([fine.id, near.id], by="sam")
+    assert {e.id for e in kdb.review_queue()} == {fine.id, near.id}  # all or nothing
+    kdb.reject(near.id, by="sam")
+    assert [e.id for e in kdb.approve(fine.id, by="sam")] == [fine.id]
+
+
+def test_bad_arguments_are_validation_errors_naming_them(kdb: memdb.Database) -> None:
+    ana = kdb.owner("ana")
+    ep = ana.record("debug", "webhook signature check failed", outcome="failure")
+    entry = ana.save_lesson(LESSONS[1], cites=ep.id, tags="Twilio")  # one id as a str is one citation, not its characters
+    assert entry.cites == (ep.id,) and entry.tags == ("twilio",)
+    none, five, two = cast(Any, None), cast(Any, 5), cast(Any, "2")  # wrong on purpose
+    cases: list[tuple[Callable[[], object], str]] = [
+        (lambda: ana.save_lesson(LESSONS[2], tags=none), "tags None"),
+        (lambda: ana.save_lesson(LESSONS[2], cites=none), "cites None"),
+        (lambda: ana.save_lesson(LESSONS[2], tags=[five]), "tags \\[5\\]: 5 is not a str"),
+        (lambda: ana.knowledge(five), "text 5"),
+        (lambda: ana.knowledge(tags=none), "tags None"),
+        (lambda: kdb.review_queue(limit=two), "limit '2'"),
+        (lambda: kdb.review_queue(limit=-1), "limit -1"),
+        (lambda: kdb.approve(none, by="rita"), "ids None"),
+        (lambda: kdb.approve([none], by="rita"), "None is not a str"),
+        (lambda: kdb.reject(entry.id, by="rita", reason=five), "reason 5"),
+    ]
+    for call, needle in cases:
+        with pytest.raises(ValidationError, match=needle):
+            call()
+    assert [e.id for e in kdb.review_queue()] == [entry.id] and kdb.entry(entry.id).state == "pending"
+    assert [e.id for e in kdb.review_queue(limit=0)] == []
 
 
 # --- the share ceremony -----------------------------------------------------------------------

@@ -117,6 +117,22 @@ def test_ungrounded_proposals_are_discarded_and_counted(rdb: memdb.Database) -> 
     assert audit["ungrounded"] == 5 and audit["stored"] == [entry.id]
 
 
+def test_episode_erased_during_reflection_is_ungrounded(rdb: memdb.Database) -> None:
+    for owner in ("ana", "bo"):
+        rdb.owner(owner).record("debug", f"{owner} webhook signature failed", outcome="failure", ts=T0 - HOUR)
+
+    def erase_while_thinking(eps: list[Episode]) -> list[Proposal]:
+        if eps[0].owner == "ana":  # the erasure commits while the (slow) reflector is still running
+            rdb.owner("ana").erase([eps[0].id], reason="user asked to forget this")
+        return [Proposal(f"Lesson for {eps[0].owner} about webhook signatures", (eps[0].id,))]
+
+    report = rdb.reflect(now=T0, reflector=Scripted(erase_while_thinking))
+    assert (report.owners["ana"].ungrounded, report.owners["ana"].stored) == (1, [])
+    assert len(report.owners["bo"].stored) == 1  # the run went on to the next owner
+    assert [e.owner for e in rdb.review_queue()] == ["bo"]
+    assert rdb.owner("ana").entries() == [] and report.owners["ana"].budget_left == 8  # nothing spent
+
+
 # --- near duplicates: idempotent reflection ----------------------------------------------------------
 
 
@@ -253,3 +269,22 @@ def test_anthropic_reflector_errors_cost_nothing_but_the_run(rdb: memdb.Database
     assert rdb.reflect(now=T0).stored == 2  # the budget was not spent: the offline run still gets its lessons
     (failed, _) = [a for a in rdb.audit("ana") if a["action"] == "reflect"]
     assert needle in failed["error"]
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/html"])
+def test_anthropic_reflector_answer_that_is_not_json_costs_only_the_run(rdb: memdb.Database, content_type: str) -> None:
+    failures(rdb)
+    rdb.owner("bo").record("debug", "bo's failure", outcome="failure", ts=T0 - HOUR)
+    page = b"<html>upstream proxy error for jane.doe@example.com</html>"  # a 200 that is not the API's answer
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=page, headers={"content-type": content_type})
+
+    client = anthropic.Anthropic(api_key="sk-ant-test", max_retries=0, http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    report = rdb.reflect(now=T0, reflector=AnthropicReflector(client=client))
+    assert sorted(report.owners) == ["ana", "bo"] and report.stored == 0 and len(report.errors) == 2
+    for error in report.errors:
+        assert "anthropic reflection with claude-haiku-4-5: the answer could not be read" in error
+        assert "proxy error" not in error and "jane.doe" not in error  # the answer's text is never quoted
+    assert [a["error"] is not None for a in rdb.audit("ana") if a["action"] == "reflect"] == [True]
+    assert rdb.reflect(now=T0).stored == 2  # the budget was not spent

@@ -83,6 +83,20 @@ def test_export_is_versioned_non_executable_and_audited(tdb: memdb.Database, tmp
     assert len(audit) == 2 and audit[0]["steps_sha256"] == doc["steps_sha256"]
 
 
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_export_to_an_unwritable_path_is_a_validation_error(tdb: memdb.Database, tmp_path: Path, overwrite: bool) -> None:
+    mem = tdb.owner("ana")
+    session(mem)
+    with pytest.raises(ValidationError, match=f"export path '{tmp_path}': is a directory"):
+        mem.export_timeline("conv_1", tmp_path, overwrite=overwrite)
+    missing = tmp_path / "no" / "such" / "dir.json"
+    with pytest.raises(ValidationError, match="cannot be written"):
+        mem.export_timeline("conv_1", missing, overwrite=overwrite)
+    with pytest.raises(ValidationError, match="export path 5"):
+        mem.export_timeline("conv_1", 5, overwrite=overwrite)  # type: ignore[arg-type]
+    assert [a for a in mem.audit() if a["action"] == "export_timeline"] == []  # nothing written, nothing audited
+
+
 def test_no_api_re_runs_or_replays_anything(tdb: memdb.Database) -> None:
     mem = tdb.owner("ana")
     names = {n.lower() for obj in (mem, tdb, mem.timeline("x")) for n in dir(obj)}

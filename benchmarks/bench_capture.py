@@ -401,7 +401,14 @@ GROUPS = {
     for g in (
         Group("single-sync", SINGLE_SYNC, 1, True, ("memdb", "sqlite"), "1/txn, fsync at commit"),
         Group("single-nosync", SINGLE, 1, False, ("memdb", "memdb-nosan", "sqlite"), "1/txn, no fsync at commit"),
-        Group("batched", BATCHED, BATCH, True, ("memdb", "memdb-nosan", "memdb-import", "sqlite-guarded", "sqlite"), f"{BATCH:,}/txn, fsync at commit"),
+        Group(
+            "batched",
+            BATCHED,
+            BATCH,
+            True,
+            ("memdb", "memdb-nosan", "memdb-import", "sqlite-guarded", "sqlite"),
+            f"{BATCH:,}/txn, fsync at commit",
+        ),
         Group("sized", SIZED, BATCH, True, ("memdb", "sqlite"), f"{BATCH:,}/txn, fsync, 1 round, then bytes", rounds=1),
     )
 }

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import Any, Literal
 
-from memdb.errors import ConfigError, ValidationError
 from memdb.episodes import CheckReport, Clock, EpisodeStore, RescoreReport, check_id, ts_micros
+from memdb.errors import ConfigError, ValidationError
 from memdb.globals import Globals
 from memdb.knowledge import Agenda, DecayReport, Entry, KnowledgeStore
 from memdb.lifecycle import ErasureReport, Lifecycle, MaintenanceReport

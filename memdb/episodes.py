@@ -57,9 +57,9 @@ from memdb.models import (
     bound_text,
     check_ident,
     check_owner,
+    truncation_marker,
     utc,
     validation_error,
-    truncation_marker,
 )
 from memdb.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
 from memdb.sanitize import PLACEHOLDER, RegexSanitizer, Sanitizer, sanitize_fields
@@ -943,26 +943,7 @@ class OwnerMemory:
         return record
 
     def _bound(self, record: dict[str, Any], caps: Mapping[str, int], sanitized: Mapping[str, str], where: str) -> None:
-        """Cut each field of ``record`` longer than its cap (keeping a truncation marker), after
-        sanitizing: a value cut first is one the sanitizer can no longer recognise. A cut can
-        also make a new value (the first 16 of 20 digits may pass Luhn), so what is kept is
-        sanitized again, numbered after the placeholders in ``sanitized``."""
-        cut = {f: text for f, c in caps.items() if isinstance(text := record.get(f), str) and len(text) > c}
-        if not cut:
-            return
-        rooms = {f: max(caps[f] - len(truncation_marker(len(text))), 0) for f, text in cut.items()}
-        context = placeholders_in(sanitized.values())
-        for _ in range(3):
-            kept = self._sanitize({**{f: text[: rooms[f]] for f, text in cut.items()}, "~placeholders": context}, what=where)
-            grown = {f: len(kept[f]) - rooms[f] for f in cut if len(kept[f]) > rooms[f]}
-            if not grown:
-                break
-            for f, extra in grown.items():  # a placeholder longer than the value it stands for
-                rooms[f] = max(rooms[f] - extra, 0)
-        else:
-            kept = dict.fromkeys(cut, "")  # every cut makes a new value: keep only the marker (fail closed)
-        for f, text in cut.items():
-            record[f] = kept[f] + truncation_marker(len(text))
+        bound_sanitized(lambda texts: self._sanitize(texts, where), record, caps, sanitized)
 
     def _episode(self, written: tuple[str, dict[str, Any], dict[str, Any]]) -> Episode:
         return to_episode(self.name, *written)
@@ -1186,6 +1167,31 @@ def _flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict
         return {k: fill(v, clean) for k, v in skeleton.items()}
 
     return flat, rebuild
+
+
+def bound_sanitized(
+    sanitize: Callable[[dict[str, str]], dict[str, str]], record: dict[str, Any], caps: Mapping[str, int], sanitized: Mapping[str, str]
+) -> None:
+    """Cut each field of ``record`` longer than its cap (keeping a truncation marker), after
+    sanitizing: a value cut first is one the sanitizer can no longer recognise. A cut can also
+    make a new value (the first 16 of 20 digits may pass Luhn), so what is kept goes through
+    ``sanitize`` again, numbered after the placeholders in ``sanitized`` (the texts as sanitized)."""
+    cut = {f: text for f, c in caps.items() if isinstance(text := record.get(f), str) and len(text) > c}
+    if not cut:
+        return
+    rooms = {f: max(caps[f] - len(truncation_marker(len(text))), 0) for f, text in cut.items()}
+    context = placeholders_in(sanitized.values())
+    for _ in range(3):
+        kept = sanitize({**{f: text[: rooms[f]] for f, text in cut.items()}, "~placeholders": context})
+        grown = {f: len(kept[f]) - rooms[f] for f in cut if len(kept[f]) > rooms[f]}
+        if not grown:
+            break
+        for f, extra in grown.items():  # a placeholder longer than the value it stands for
+            rooms[f] = max(rooms[f] - extra, 0)
+    else:
+        kept = dict.fromkeys(cut, "")  # every cut makes a new value: keep only the marker (fail closed)
+    for f, text in cut.items():
+        record[f] = kept[f] + truncation_marker(len(text))
 
 
 def placeholders_in(texts: Iterable[str]) -> str:

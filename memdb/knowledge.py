@@ -37,9 +37,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from memdb.episodes import EpisodeStore, new_id
+from memdb.episodes import EpisodeStore, bound_sanitized, new_id
 from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, SanitizerError, ValidationError
-from memdb.models import bound_text, check_owner, utc
+from memdb.models import check_owner, utc
 from memdb.sanitize import sanitize_fields
 from memdb.text import normalize_tag, tokenize
 
@@ -266,11 +266,13 @@ class KnowledgeStore:
         if not isinstance(text, str) or not text.strip():
             raise ValidationError(f"{what} text {text!r}: say something")
         try:
-            clean = sanitize_fields(self.store.sanitizer, {"text": text.strip()})["text"]
+            sanitized = sanitize_fields(self.store.sanitizer, {"text": text.strip()})
+            out = dict(sanitized)
+            bound_sanitized(lambda texts: sanitize_fields(self.store.sanitizer, texts), out, {"text": ENTRY_CHARS}, sanitized)
         except SanitizerError as exc:
             self.meta.increment(("dropped",))
             raise SanitizerError(f"{what}: dropped, nothing written ({exc})") from None
-        clean = bound_text(clean, ENTRY_CHARS)
+        clean: str = out["text"]
         if not tokenize(clean):
             raise ValidationError(f"{what} text {_shown(text)}: has no words to index (only stopwords or placeholders)")
         return clean

@@ -24,7 +24,17 @@ from typing import Final
 from memdb.errors import ValidationError
 from memdb.sanitize import PLACEHOLDER
 
-__all__ = ["MAX_TAG_BYTES", "MAX_TAG_CHARS", "MAX_TERM_CHARS", "STOPWORDS", "normalize_tag", "stem", "term_counts", "terms_and_words", "tokenize"]
+__all__ = [
+    "MAX_TAG_BYTES",
+    "MAX_TAG_CHARS",
+    "MAX_TERM_CHARS",
+    "STOPWORDS",
+    "normalize_tag",
+    "stem",
+    "term_counts",
+    "terms_and_words",
+    "tokenize",
+]
 
 MAX_TERM_CHARS: Final = 32
 """Longest term; longer ones become their first 24 characters + "~" + 7 hex digits of a hash."""

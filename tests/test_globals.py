@@ -950,7 +950,8 @@ def test_transaction_without_savepoint_joins_the_outer_one(db: memdb.Database, g
     start=st.dictionaries(st.sampled_from("abcd"), st.integers(-3, 3), max_size=4),
     steps=st.lists(
         st.tuples(
-            st.sampled_from(["one", "many", "counts", "savepoint", "failed savepoint"]), st.dictionaries(st.sampled_from("abcd"), st.integers(-3, 3), max_size=4)
+            st.sampled_from(["one", "many", "counts", "savepoint", "failed savepoint"]),
+            st.dictionaries(st.sampled_from("abcd"), st.integers(-3, 3), max_size=4),
         ),
         max_size=8,
     ),

@@ -571,4 +571,7 @@ def test_the_folded_digits_and_spaces_are_every_non_ascii_one_in_the_bmp() -> No
     digits_and_spaces = {c for c in chars if c.isspace() or c.isdecimal()}
     folded = {c for c in map(chr, range(0x80, 0x10000)) if _FOLDABLE.match(c)}
     assert digits_and_spaces <= folded
-    assert all(c.isspace() or c.isdecimal() or c in "\u058a\u05be\u2212\ufe58\ufe63" or 0x2010 <= ord(c) <= 0x2015 or 0xFF08 <= ord(c) <= 0xFF5A for c in folded)
+    assert all(
+        c.isspace() or c.isdecimal() or c in "\u058a\u05be\u2212\ufe58\ufe63" or 0x2010 <= ord(c) <= 0x2015 or 0xFF08 <= ord(c) <= 0xFF5A
+        for c in folded
+    )

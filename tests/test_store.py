@@ -498,7 +498,9 @@ def test_opening_a_regular_file_raises_store_error(tmp_path: Path) -> None:
         (("x",), {"sanitizer": object()}, "needs a sanitize(texts) method"),
     ],
 )
-def test_open_names_a_bad_argument(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[Any, ...], options: dict[str, Any], needle: str) -> None:
+def test_open_names_a_bad_argument(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[Any, ...], options: dict[str, Any], needle: str
+) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError) as info:
         memdb.open(*args, **options)

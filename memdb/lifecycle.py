@@ -99,7 +99,9 @@ class Lifecycle:
         window = dt.timedelta(hours=settings.burst_window_hours)
         groups: dict[str, list[tuple[dt.datetime, str, dict[str, Any]]]] = defaultdict(list)
         mark = self.marks.get((mem.name, "burst_scanned_until"))
-        since = ts_micros(mark - window) if mark else None
+        # a window still open at the last run started at most one window (or, for an owner's
+        # day, 24 h) before its mark: look back over the longer of the two
+        since = ts_micros(mark - max(window, dt.timedelta(days=1))) if mark else None
         for subs, _ in self.store.by_time.range((mem.name,), since, ts_micros(now)):
             eid = str(subs[2])
             header = self.store.states.get((mem.name, eid))

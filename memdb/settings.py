@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from memdb.errors import ConfigError
+from memdb.errors import ConfigError, ValidationError
+from memdb.text import normalize_tag
 
 __all__ = ["BUILTIN_KINDS", "DEFAULT_TYPED_KINDS", "OUTCOMES", "Settings"]
 
@@ -19,6 +20,7 @@ DEFAULT_TYPED_KINDS: tuple[str, ...] = ("sprint", "routine", "roundtable", "rese
 BUILTIN_KINDS: tuple[str, ...] = ("exchange", "tool_call", "summary")
 OUTCOMES: tuple[str, ...] = ("success", "partial", "failure")
 MAX_TYPED_KINDS = 6
+_CENTURY = 36_525.0  # days: the upper bound of every day-valued rule (a timedelta holds it; inf would not)
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
 _TEAM = re.compile(r"[A-Za-z0-9_.:@/+-]{1,64}\Z")
 _MEMBER = re.compile(r"[^\x00-\x1f\x7f]{1,64}\Z")
@@ -27,7 +29,8 @@ _MEMBER = re.compile(r"[^\x00-\x1f\x7f]{1,64}\Z")
 class Settings(BaseModel):
     """Database-wide rules, with documented defaults; validated on every change."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=True)
+    # no inf or NaN anywhere: "never" is a missing value (retention_days=None), not an infinite one
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=True, allow_inf_nan=False)
 
     typed_kinds: tuple[str, ...] = Field(DEFAULT_TYPED_KINDS, description="at most six kinds whose episodes need an honest outcome")
     digest_chars: int = Field(2000, ge=64, le=100_000, description="cap on each captured text side; longer text is cut with a marker")
@@ -38,26 +41,32 @@ class Settings(BaseModel):
     w_tags: float = Field(0.3, ge=0.0, le=1.0)
     w_age: float = Field(0.2, ge=0.0, le=1.0)
     w_feedback: float = Field(0.1, ge=0.0, le=1.0)
-    frequency_saturation: float = Field(20.0, ge=1.0, description="accesses at which the frequency component reaches 10")
-    age_half_life_days: float = Field(14.0, gt=0.0, description="days since last access that halve the age component")
+    frequency_saturation: float = Field(20.0, ge=1.0, le=1e9, description="accesses at which the frequency component reaches 10")
+    age_half_life_days: float = Field(14.0, gt=0.0, le=_CENTURY, description="days since last access that halve the age component")
     access_flush_every: int = Field(256, ge=1, description="buffered accesses flushed in one write transaction")
     # lifecycle thresholds
     burst_events: int = Field(5, ge=1, description="a burst is more than this many events within burst_window_hours")
-    burst_window_hours: float = Field(24.0, gt=0.0)
+    burst_window_hours: float = Field(24.0, gt=0.0, le=24 * 366)
     archive_below_relevance: float = Field(3.0, ge=0.0, le=10.0)
-    archive_after_days: float = Field(30.0, gt=0.0, description="days without access before a low-relevance episode is archived")
-    retention_days: float | None = Field(None, gt=0.0, description="opt-in: purge archived content after this many days (audited)")
+    archive_after_days: float = Field(
+        30.0, gt=0.0, le=_CENTURY, description="days without access before a low-relevance episode is archived"
+    )
+    retention_days: float | None = Field(
+        None, gt=0.0, le=_CENTURY, description="opt-in: purge archived content after this many days (audited)"
+    )
     # query
     week_starts_on: int = Field(0, ge=0, le=6, description="0 = Monday")
     # governance: reflection, review, sharing, decay, patterns
     teams: dict[str, list[str]] = Field(
         default_factory=dict, description="team -> member owners; empty means every owner is in one team, 'all'"
     )
-    reflection_window_days: float = Field(3.0, gt=0.0, description="days of episodes the daily reflection reads")
+    reflection_window_days: float = Field(3.0, gt=0.0, le=_CENTURY, description="days of episodes the daily reflection reads")
     lessons_per_day: int = Field(8, ge=0, le=1000, description="hard cap on reflected lessons per owner per UTC day")
     duplicate_threshold: float = Field(0.6, gt=0.0, le=1.0, description="shingle Jaccard at or above which a proposal is a near duplicate")
     decay_flags_per_week: int = Field(5, ge=0, le=1000, description="hard cap on idle entries the weekly decay pass flags")
-    decay_idle_days: float = Field(90.0, gt=0.0, description="days without retrieval after which a never-injected entry looks idle")
+    decay_idle_days: float = Field(
+        90.0, gt=0.0, le=_CENTURY, description="days without retrieval after which a never-injected entry looks idle"
+    )
     pattern_every: int = Field(5, ge=1, le=1000, description="pattern extraction runs on every this many records of a typed kind")
 
     @field_validator("typed_kinds")
@@ -77,10 +86,18 @@ class Settings(BaseModel):
     @field_validator("tag_weights")
     @classmethod
     def _check_tag_weights(cls, weights: dict[str, float]) -> dict[str, float]:
+        out: dict[str, float] = {}
         for tag, w in weights.items():
             if not 0.0 <= w <= 1.0:
                 raise ValueError(f"tag weight {tag!r}={w!r}: must be in [0, 1]")
-        return weights
+            try:
+                normal = normalize_tag(tag)  # as episodes' tags are, or "Urgent" would never match
+            except ValidationError as exc:
+                raise ValueError(f"tag weight {tag!r}: {exc}") from None
+            if normal in out:
+                raise ValueError(f"tag weights {tag!r} and another key are both the tag {normal!r} once normalised")
+            out[normal] = w
+        return out
 
     @field_validator("teams")
     @classmethod

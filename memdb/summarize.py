@@ -129,9 +129,11 @@ class AnthropicSummarizer:
             message = self.client.messages.create(
                 model=self.model, max_tokens=self.max_tokens, messages=[{"role": "user", "content": prompt}]
             )
+            text = "".join(getattr(block, "text", "") for block in message.content)
         except anthropic.APIError as exc:
             raise LLMError(f"anthropic summary with {self.model}: {type(exc).__name__}: {exc}") from None
-        text = "".join(getattr(block, "text", "") for block in message.content)
+        except Exception as exc:  # an answer that is not a message (a proxy's page, JSON without content)
+            raise LLMError(f"anthropic summary with {self.model}: the answer could not be read ({type(exc).__name__})") from None
         lines = [_clip(line.lstrip("-• ").strip(), LINE_CHARS) for line in text.splitlines() if line.strip()]
         if not lines:
             raise LLMError(f"anthropic summary with {self.model}: the response had no text")

@@ -179,6 +179,41 @@ def test_anthropic_failure_leaves_episodes_for_the_next_run(tmp_path: Path, cloc
         assert db.maintain(now=T0 + dt.timedelta(days=3)).summaries == 1  # retried next run
 
 
+@pytest.mark.parametrize(
+    "response",
+    [
+        httpx.Response(200, text="<html>proxy login</html>", headers={"content-type": "text/html"}),
+        httpx.Response(200, text="<html>proxy login</html>", headers={"content-type": "application/json"}),
+        httpx.Response(200, json={"id": "m", "type": "message", "role": "assistant"}),
+        httpx.Response(200, json={**MESSAGE, "content": None}),
+    ],
+)
+def test_an_unreadable_answer_costs_only_its_summary(tmp_path: Path, clock: Clock, response: httpx.Response) -> None:
+    """A proxy's page or a message without content is a failed summary, not a failed maintain:
+    archiving and the other rules still run."""
+    client = anthropic.Anthropic(
+        api_key="sk-ant-test", max_retries=0, http_client=httpx.Client(transport=httpx.MockTransport(lambda _: response))
+    )
+    with memdb.open(tmp_path / "bad", clock=clock, summarizer=AnthropicSummarizer(client=client)) as db:
+        mem = db.owner("ana")
+        ids = burst(mem, 7)
+        report = db.maintain(now=T0 + dt.timedelta(days=2))
+        assert report.summaries == 0 and report.summarizer_failures == 1 and "could not be read" in report.errors[0]
+        assert all(mem.peek(i).status == "active" for i in ids) and db.check().ok
+
+
+def test_a_short_burst_window_still_summarizes_an_owners_day(ldb: memdb.Database) -> None:
+    """Sessionless events group by UTC day whatever the window; a run in the middle of that day
+    must not move the next run's start past the day's first events."""
+    ldb.configure(burst_window_hours=6.0)
+    mem = ldb.owner("ana")
+    for i in range(7):
+        mem.record("exchange", f"note {i} about the deploy", ts=T0.replace(hour=1) + i * dt.timedelta(minutes=20))
+    day = T0.replace(hour=0)
+    assert ldb.maintain(now=day + dt.timedelta(hours=12)).summaries == 0  # the day is still open
+    assert ldb.maintain(now=day + dt.timedelta(days=1, hours=12)).summaries == 1
+
+
 def test_anthropic_error_is_memdb_error() -> None:
     summarizer = AnthropicSummarizer(
         client=sdk_client([(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}})], [])

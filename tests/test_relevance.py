@@ -173,3 +173,34 @@ def test_weights_configurable_validated_and_persisted(tmp_path: Path) -> None:
         assert ep.relevance == pytest.approx(0.1 * 9 + 0.7 * 10 + 0.1 * 5)
     with memdb.open(tmp_path / "w") as db:
         assert db.settings.w_age == 0.7 and db.settings.tag_weights["vip"] == 0.9
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"age_half_life_days": float("inf")}, "age_half_life_days=inf"),
+        ({"frequency_saturation": float("inf")}, "frequency_saturation=inf"),
+        ({"archive_after_days": float("inf")}, "archive_after_days=inf"),
+        ({"retention_days": float("nan")}, "retention_days=nan"),
+        ({"burst_window_hours": 1e9}, "burst_window_hours=1000000000.0"),
+        ({"archive_after_days": 1e9}, "archive_after_days=1000000000.0"),
+    ],
+)
+def test_settings_that_would_break_later_are_refused_now(tmp_path: Path, change: dict[str, float], needle: str) -> None:
+    """An infinite half-life was saved, then every record() failed naming ScoreParams; an
+    infinite archive age made every maintain() overflow."""
+    with memdb.open(tmp_path / "s") as db:
+        with pytest.raises(ConfigError, match=needle):
+            db.configure(**change)
+        db.owner("a").record("debug", "x", outcome="success")
+        db.maintain()
+
+
+def test_tag_weight_keys_are_normalised_like_tags(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "t") as db:
+        db.configure(tag_weights={"Urgent": 1.0, "Project X": 0.9})
+        assert db.settings.tag_weights == {"urgent": 1.0, "project-x": 0.9}
+        ep = db.owner("a").record("debug", "x", outcome="success", tags=["Project X"])
+        assert db.owner("a").explain(ep.id).tag_weight == 0.9
+        with pytest.raises(ConfigError, match="both the tag 'urgent'"):
+            db.configure(tag_weights={"urgent": 1.0, "URGENT": 0.2})

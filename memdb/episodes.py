@@ -114,7 +114,7 @@ def from_micros(us: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(microseconds=us)
 
 
-LAYOUT = 6  # the index layout this code writes (see upgrade_layout)
+LAYOUT = 7  # the index layout this code writes (see upgrade_layout)
 # Index codes hold relevance to 1/25 of a point: fine enough that ranking reads few headers
 # (one level is 0.0024 of a recency-ranked score), coarse enough that a level fits a byte.
 LEVELS_PER_POINT = 25
@@ -418,7 +418,8 @@ class EpisodeStore:
         idempotently (layouts 1 and 2: index entries held an empty value or the relevance band;
         layout 3 holds ``index_code``; layout 4 adds the tag+outcome index; layout 5 stems to a
         fixpoint, so the text postings are rebuilt from the records; layout 6 keeps relevance
-        to 1/25 of a point instead of a quarter).
+        to 1/25 of a point instead of a quarter; layout 7 keeps combining marks in words, so
+        the postings are rebuilt again).
         Returns how many episodes were rewritten; a current database costs one read. The
         layout is recorded last, so an interrupted upgrade runs again on the next open."""
         old = self.meta.get(("layout",))
@@ -427,7 +428,7 @@ class EpisodeStore:
         rewritten = 0
         for owner in self.owners():
             mem = OwnerMemory(self, owner)
-            if old is None or old < 5:
+            if old is None or old < 7:
                 with self.space.transaction():  # postings and their statistics, rebuilt below
                     self.postings.kill((owner,))
                     self.doc_freq.kill((owner,))
@@ -445,7 +446,7 @@ class EpisodeStore:
                         code = index_code(state["relevance"], state.get("outcome"))
                         for gname, entries in _index_entries(owner, eid, state, state).items():
                             sets.extend((self.space[gname], e, code) for e in entries)
-                        if old is None or old < 5:
+                        if old is None or old < 7:
                             record = self.mem.get((owner, episode_day(eid), eid))
                             if record is not None:
                                 sets += mem._text_index_changes(eid, {}, record)[1]

@@ -1,7 +1,9 @@
 """Terms for the text inverted index (BM25) and tag normalisation: pure functions, no I/O.
 
-A term is a run of letters and digits after NFKC normalisation and case folding, so "Café",
-"CAFÉ" and "ｃａｆé" are one term. Hyphens, underscores and other punctuation split words
+A term is a run of letters, digits and the combining marks on them, after NFKC normalisation
+and case folding, so "Café", "CAFÉ" and "ｃａｆé" are one term and a Devanagari word keeps its
+vowel signs; optional marks (Arabic harakat, Hebrew points, the dot of "İ") are dropped, so
+"كَتَبَ" is "كتب" and "İstanbul" is "istanbul". Hyphens, underscores and other punctuation split words
 ("project-x" -> "project", "max_tokens" -> "max", "token"); terms shorter than two characters
 are dropped unless they are numbers, and so are English stopwords. English inflections are
 folded by a light stemmer (Porter's step 1: "deploy", "deploys" and "deployed" are one term,
@@ -173,12 +175,40 @@ def _term(word: str) -> str:
     return _shorten(stem(word))
 
 
+@functools.cache
+def _marked() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A search for any combining mark (of the Basic Multilingual Plane) or tatweel, and words
+    whose letters may carry marks: Devanagari's
+    vowel signs, the dot lower-casing leaves on "İ". Built on first use (the table of marks
+    takes a few ms), for text that is not ASCII."""
+    codes = [c for c in range(0x300, 0x10000) if unicodedata.category(chr(c)).startswith("M")]
+    ranges: list[list[int]] = []
+    for c in codes:
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    marks = "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ranges)
+    return re.compile(f"[{marks}\u0640]"), re.compile(f"(?:[^\\W_]|[{marks}])+")  # U+0640: tatweel, dropped too
+
+
+# Optional marks, dropped so a word matches with or without them: Arabic harakat and tatweel,
+# Hebrew points, and the dot that case folding leaves on "İ" (so "İstanbul" is "istanbul").
+_OPTIONAL_MARKS: Final = {
+    c: None for c in [*range(0x64B, 0x660), 0x670, 0x640, *range(0x591, 0x5C8)] if c not in (0x5BE, 0x5C0, 0x5C3, 0x5C6)
+}
+
+
 def _words(text: str) -> list[str]:
     if "<" in text:
         text = PLACEHOLDER.sub(" ", text)
     if text.isascii():  # NFKC leaves ASCII as it is, and casefold is lower there
         return _ASCII_WORD.findall(text.lower())
-    return _WORD.findall(_fold(text))
+    folded = _fold(text)
+    any_mark, marked_word = _marked()
+    if any_mark.search(folded) is None:  # most text: NFKC composed its accents into letters
+        return _WORD.findall(folded)
+    return marked_word.findall(folded.replace("i\u0307", "i").translate(_OPTIONAL_MARKS))
 
 
 def tokenize(text: str) -> list[str]:

@@ -653,6 +653,27 @@ def test_upgrade_layout_rebuilds_postings_of_an_older_stemmer(tmp_path: Path, cl
         assert [m.episode.id for m in db.owner("ana").recall(text="proceeding")] == [ep.id]
 
 
+def test_upgrade_layout_rebuilds_postings_split_at_combining_marks(tmp_path: Path, clock: Clock) -> None:
+    """Layout 7 keeps a word's combining marks in it; a layout-6 database split "किताब" at its
+    vowel signs and dropped the one-letter pieces, and opening it rebuilds the postings."""
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "किताब खो गई", outcome="failure")
+        g = db.globals
+        with db.transaction():
+            for term in ("किताब", "खो", "गई"):
+                g["EPX"].kill(("ana", term))
+                g["EPDF"].kill(("ana", term))
+            g["EPX"].set(("ana", "गई", ep.id), [1, 1])  # what layout 6 made of it: "कत", "ख", "गई" -> one term
+            g["EPDF"].set(("ana", "गई"), 1)
+            g["EPN"].set(("ana", "terms"), 1)
+            g["META"].set(("layout",), 6)
+        assert not db.check().ok
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+        assert [m.episode.id for m in db.owner("ana").recall(text="किताब")] == [ep.id]
+
+
 def test_upgrade_layout_refines_quarter_point_codes(tmp_path: Path, clock: Clock) -> None:
     """Layout 5 kept relevance in index codes to a quarter point; opening such a database
     rewrites every code to the current level (1/25 of a point)."""

@@ -8,16 +8,19 @@ Every command prints readable text, or JSON with ``--json``; an error prints one
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import os
+import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO, TypeVar
 
 import memdb
 from memdb.errors import MemdbError, ValidationError
+from memdb.models import check_owner
 
 T = TypeVar("T")
 DEFAULT_DB = "memdb-data"
@@ -27,13 +30,21 @@ DEFAULT_DB = "memdb-data"
 
 
 def _when(text: str | None, what: str) -> dt.datetime | None:
+    """An ISO date or datetime from the command line as aware UTC (no zone means UTC)."""
     if text is None:
         return None
+    if not isinstance(text, str):  # an imported line's ts can be any JSON value
+        raise ValidationError(f"{what} {text!r}: expected an ISO date or datetime string (e.g. 2026-07-01T09:00+00:00)")
     try:
         value = dt.datetime.fromisoformat(text)
     except ValueError:
         raise ValidationError(f"{what} {text!r}: not an ISO date or datetime (e.g. 2026-07-01 or 2026-07-01T09:00+00:00)") from None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)  # the command line means UTC
+    if value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)  # the command line means UTC
+    try:
+        return value.astimezone(dt.UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:00+14:00 is before year 1 in UTC
+        raise ValidationError(f"{what} {text!r}: out of range once converted to UTC (years 1 to 9999)") from None
 
 
 def _tags(text: str | None) -> list[str]:
@@ -41,12 +52,20 @@ def _tags(text: str | None) -> list[str]:
 
 
 def _json_default(value: Any) -> Any:
-    if isinstance(value, dt.datetime):
+    """JSON for what commands print: reports are dataclasses, episodes and entries pydantic models."""
+    if isinstance(value, (dt.date, dt.time)):  # datetime is a date
         return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return value.total_seconds()
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
-    if isinstance(value, (set, tuple)):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # shallow: json.dump comes back here for nested reports, models and dates
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, (set, frozenset, tuple)):
         return list(value)
+    if isinstance(value, Mapping):
+        return dict(value)
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
@@ -183,12 +202,13 @@ def cmd_maintain(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    """Write every episode as JSONL, archived ones too (their full record, status "archived")."""
     with _open(args) as db:
         owners = [args.owner] if args.owner else db.owners()
         out: TextIO = open(args.file, "w", encoding="utf-8") if args.file else sys.stdout
         try:
-            total = sum(db.owner(o).count() for o in owners)
-            episodes = (ep for o in owners for ep in db.owner(o).episodes())
+            total = sum(db.owner(o).count() for o in owners)  # count() includes archived episodes
+            episodes = (ep for o in owners for ep in db.owner(o).episodes(include_archived=True))
             for ep in progress(episodes, total, "export"):
                 out.write(json.dumps(ep.model_dump(mode="json"), ensure_ascii=False) + "\n")
         finally:
@@ -199,30 +219,66 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 _IMPORT_FIELDS = ("kind", "summary", "ts", "content", "decisions", "tags", "outcome", "what_we_tried", "what_happened", "why",
                   "lesson", "participants", "artifact", "session", "tool", "result", "feedback")  # fmt: skip
+_IMPORT_ITEM = re.compile(r"^import item (\d+)")  # how import_episodes names an item it refuses
 
 
-def cmd_import(args: argparse.Namespace) -> int:
-    """Import JSONL episodes (as written by export); each line's owner unless --owner is given."""
-    by_owner: dict[str, list[dict[str, Any]]] = {}
-    with open(args.file, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
+def _import_lines(path: str, forced_owner: str | None) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+    """The episodes of a JSONL file by owner, each with its line number; the first bad line
+    raises ValidationError naming the line and what is wrong with it."""
+    by_owner: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    with open(path, "rb") as f:  # bytes, so a line that is not UTF-8 is reported with its number
+        for lineno, raw in enumerate(f, 1):
+            where = f"{path}:{lineno}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValidationError(f"{where}: not UTF-8 text (byte {exc.start + 1} of the line)") from None
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValidationError(f"{args.file}:{lineno}: not JSON ({exc.msg})") from None
-            owner = args.owner or row.get("owner")
+                raise ValidationError(f"{where}: not JSON ({exc.msg})") from None
+            except RecursionError:
+                raise ValidationError(f"{where}: JSON nested too deeply") from None
+            if not isinstance(row, dict):
+                raise ValidationError(f"{where}: expected a JSON object (an episode, as export writes), got {type(row).__name__}")
+            owner = forced_owner or row.get("owner")
             if not owner:
-                raise ValidationError(f"{args.file}:{lineno}: no owner in the line; pass --owner")
+                raise ValidationError(f"{where}: no owner in the line; pass --owner")
+            if not isinstance(owner, str):
+                raise ValidationError(f"{where}: owner {owner!r}: expected a string")
+            try:
+                owner = check_owner(owner)
+            except ValidationError as exc:
+                raise ValidationError(f"{where}: {exc}") from None
             item = {k: row[k] for k in _IMPORT_FIELDS if row.get(k) is not None}
             if "ts" in item:
-                item["ts"] = _when(item["ts"], f"{args.file}:{lineno} ts")
-            by_owner.setdefault(owner, []).append(item)
+                item["ts"] = _when(item["ts"], f"{where}: ts")
+            by_owner.setdefault(owner, []).append((lineno, item))
+    return by_owner
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Import JSONL episodes (as written by export); each line's owner unless --owner is given.
+
+    All or nothing: every line is read and checked first, and every owner's episodes are
+    written in one transaction, so a bad line leaves the database as it was.
+    """
+    by_owner = _import_lines(args.file, args.owner)
     with _open(args) as db:
         counts = {}
-        for owner, items in progress(list(by_owner.items()), len(by_owner), "import"):
-            counts[owner] = db.owner(owner).import_episodes(items, source=f"jsonl:{os.path.basename(args.file)}").count
+        with db.transaction():
+            for owner, lines in progress(list(by_owner.items()), len(by_owner), "import"):
+                try:
+                    report = db.owner(owner).import_episodes([item for _, item in lines], source=f"jsonl:{os.path.basename(args.file)}")
+                except ValidationError as exc:  # name the line, not the item's place in this owner's batch
+                    found = _IMPORT_ITEM.match(str(exc))
+                    if found is None:
+                        raise ValidationError(f"{args.file}: owner {owner!r}: {exc}") from None
+                    lineno = lines[int(found.group(1))][0]
+                    raise ValidationError(f"{args.file}:{lineno}{str(exc)[found.end() :]}") from None
+                counts[owner] = report.count
         if args.json:
             _print_json(counts)
         else:
@@ -385,26 +441,40 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 # --- parser ------------------------------------------------------------------------------------
 
 
+class _RefuseJson(argparse.Action):
+    """``dump --json``: a usage error that says why, rather than lines that are not JSON."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None
+    ) -> None:
+        parser.error(f"{option_string}: dump prints ^NAME(subs)=value lines, not JSON (export writes episodes as JSON lines)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="memdb", description="Embedded structured memory for LLM agents.")
     parser.add_argument("--version", action="version", version=f"memdb {memdb.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    def command(name: str, func: Callable[[argparse.Namespace], int], help_: str, owner: bool = True) -> argparse.ArgumentParser:
+    def command(
+        name: str, func: Callable[[argparse.Namespace], int], help_: str, owner: bool = True, json_: bool = True
+    ) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=help_)
         p.add_argument(
             "--db", default=os.environ.get("MEMDB_PATH", DEFAULT_DB), help=f"database directory (default $MEMDB_PATH or ./{DEFAULT_DB})"
         )
         if owner:
             p.add_argument("--owner", default=os.environ.get("MEMDB_OWNER", "default"), help="owner (default $MEMDB_OWNER or 'default')")
-        p.add_argument("--json", action="store_true", help="print JSON")
+        if json_:
+            p.add_argument("--json", action="store_true", help="print JSON")
+        p.set_defaults(json=False)
         p.set_defaults(func=func)
         return p
 
     demo = sub.add_parser("demo", help="build a sample team memory in a directory and ask it questions (the README's main job)")
     demo.add_argument(
-        "path", nargs="?", default="demo-db", help="database directory (default ./demo-db; an earlier demo there is replaced)"
-    )
+        "path", nargs="?", default="demo-db",
+        help="a new or empty directory (default ./demo-db); an earlier demo's database there is replaced, anything else is refused",
+    )  # fmt: skip
     demo.set_defaults(func=cmd_demo)
 
     p = command("record", cmd_record, "record one episode")
@@ -440,10 +510,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("maintain", cmd_maintain, "run summaries, rescoring, archiving and retention", owner=False)
     p.add_argument("--now", help="ISO time (default now)")
 
-    p = command("export", cmd_export, "write episodes as JSONL", owner=False)
+    p = command("export", cmd_export, 'write every episode as JSONL, archived ones too (with status "archived")', owner=False)
     p.add_argument("--owner", help="only this owner (default all)")
     p.add_argument("--file", help="output file (default stdout)")
-    p = command("import", cmd_import, "import JSONL episodes (keeps their timestamps; one audit record per owner)", owner=False)
+    p = command(
+        "import", cmd_import,
+        "import JSONL episodes, all or nothing (keeps their timestamps; one audit record per owner). Status is not "
+        "imported: archived episodes come back active, and the next maintain archives those still due",
+        owner=False,
+    )  # fmt: skip
     p.add_argument("file")
     p.add_argument("--owner", help="import everything for this owner (default: each line's owner)")
 
@@ -487,8 +562,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--export", metavar="FILE", help="write the versioned, non-executable JSON record to FILE")
     p.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
 
-    p = command("dump", cmd_dump, "print the nodes of a global as ^NAME(subs)=value", owner=False)
+    p = command("dump", cmd_dump, "print the nodes of a global as ^NAME(subs)=value", owner=False, json_=False)
     p.add_argument("name", nargs="?", help="global name, e.g. ^MEM (default: all)")
+    p.add_argument("--json", nargs=0, action=_RefuseJson, help="not supported: dump prints ^NAME(subs)=value lines")
     return parser
 
 

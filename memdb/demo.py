@@ -1,6 +1,9 @@
 """The demo behind ``memdb demo``: three weeks of a small agent team's memory, then questions.
 
-Deterministic (seeded, with a fixed "now") so the README's output is reproducible.
+Deterministic (seeded, with a fixed "now") so the README's output is reproducible. The
+database is left as of that "now" (the look six weeks ahead is rolled back), so the answers
+in docs/mcp.md are what ``memdb mcp --now 2026-07-01T09:00:00Z`` gives on it. The demo only
+ever replaces a database it wrote itself (``^META("demo")``), file by file.
 """
 
 from __future__ import annotations
@@ -8,15 +11,21 @@ from __future__ import annotations
 import datetime as dt
 import os
 import random
-import shutil
 from typing import TextIO
 
 import memdb
+from memdb.errors import MemdbError, ValidationError
+from memdb.globals import Globals
+from memdb.store import LMDBStore
 
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=dt.UTC)
 """The demo's "now": a Wednesday, so "last week" is 2026-06-22 to 2026-06-28."""
 
 _DAYS = 21
+DEMO_MARK = ("demo",)
+"""The ``^META`` node a demo database carries: only such a database is replaced by the next demo."""
+DEMO_MARK_VALUE = "written by memdb demo; the next memdb demo in this directory replaces it"
+_LMDB_FILES = frozenset({"data.mdb", "lock.mdb"})
 
 # (agent, kind, outcome, tags, summary, lesson) templates; {n} is filled per episode
 _EVENTS = [
@@ -107,12 +116,59 @@ def build_sample(db: memdb.Database, seed: int = 7) -> int:
     return written + 1
 
 
+def _is_demo(path: str) -> bool:
+    """Whether the LMDB database in ``path`` carries the demo's mark. Read through the store
+    alone: ``memdb.open`` would upgrade an older layout, and a database that is not the demo's
+    must come out of this unchanged."""
+    try:
+        store = LMDBStore(path)
+    except MemdbError:  # not an LMDB environment memdb can open: certainly not a demo
+        return False
+    try:
+        return bool(Globals(store)["META"].get(DEMO_MARK) == DEMO_MARK_VALUE)
+    except MemdbError:
+        return False
+    finally:
+        store.close()
+
+
+def clear_earlier_demo(path: str) -> None:
+    """Make ``path`` ready for a new demo: a missing or empty directory is; a database an
+    earlier demo wrote is removed, its two LMDB files only. Anything else raises
+    ValidationError naming the path and why, and nothing is deleted (tests/test_cli.py)."""
+    if not os.path.lexists(path):
+        return
+    if not os.path.isdir(path):
+        raise ValidationError(f"demo {path!r}: not a directory; nothing was changed (give a new or empty directory, e.g. ./demo-db)")
+    entries = sorted(os.listdir(path))
+    if not entries:
+        return
+    others = [e for e in entries if e not in _LMDB_FILES]
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise ValidationError(
+            f"demo {path!r}: the directory holds other files ({shown}); nothing was changed (give a new or empty directory, e.g. ./demo-db)"
+        )
+    # A demo leaves both files; checking for both first means opening the store creates nothing.
+    if set(entries) != _LMDB_FILES or not _is_demo(path):
+        raise ValidationError(
+            f"demo {path!r}: holds a database that memdb demo did not write; nothing was changed (give a new or empty directory)"
+        )
+    for name in entries:  # the LMDB files alone, never the directory: it may be the caller's own (".")
+        os.remove(os.path.join(path, name))
+
+
+class _WhatIf(Exception):
+    """Raised to roll back the demo's look six weeks ahead."""
+
+
 def run_demo(path: str | os.PathLike[str], out: TextIO) -> None:
-    """Build the sample in ``path`` (replacing an earlier demo there) and ask it questions."""
+    """Build the sample in ``path`` (a new or empty directory, or an earlier demo's, which is
+    replaced) and ask it questions; ValidationError if ``path`` holds anything else."""
     path = os.fspath(path)
-    if os.path.isdir(path) and os.path.exists(os.path.join(path, "data.mdb")):
-        shutil.rmtree(path)
+    clear_earlier_demo(path)
     with memdb.open(path, clock=lambda: NOW, sync=False) as db:
+        db.globals["META"].set(DEMO_MARK, DEMO_MARK_VALUE)
         n = build_sample(db)
         out.write(
             f"memdb {memdb.__version__} demo: {n} episodes of three agents (planner, coder, ops) "
@@ -147,8 +203,17 @@ def run_demo(path: str | os.PathLike[str], out: TextIO) -> None:
         out.write(f'\nUnder the hood: ^MEM("coder", day, id) holds {len(days)} days from {days[0]!s} to {days[-1]!s}; ')
         out.write(f"index check: {'ok' if db.check().ok else 'PROBLEMS'}\n")
 
-        report = db.maintain(now=NOW + dt.timedelta(days=45))
-        out.write(f"\nSix weeks later, db.maintain(): {report}\n")
-        archived = coder.recall(tags=["deploy"], include_archived=True, limit=1)
-        if archived.found:
-            out.write(f"    still findable when archived: {archived.memories[0].line()}\n")
+        # A what-if in one transaction, rolled back: the database stays as the questions above
+        # saw it, so it answers the same to `memdb ask` and `memdb mcp --now` afterwards.
+        db.flush()  # the accesses so far are kept; maintain would flush them inside the rollback
+        try:
+            with db.transaction():
+                report = db.maintain(now=NOW + dt.timedelta(days=45))
+                out.write(f"\nSix weeks later, db.maintain(): {report}\n")
+                archived = coder.recall(tags=["deploy"], include_archived=True, limit=1)
+                if archived.found:
+                    out.write(f"    still findable when archived: {archived.memories[0].line()}\n")
+                raise _WhatIf
+        except _WhatIf:
+            pass
+        out.write(f"    (a what-if in one transaction, rolled back: the database stays as of {NOW:%Y-%m-%d %H:%M} UTC)\n")

@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import datetime as dt
 import hmac
+import json
 import math
 import os
+import socket
 import sys
 import tomllib
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
@@ -44,6 +47,7 @@ __all__ = [
     "Param",
     "ToolOutput",
     "ToolSpec",
+    "bind_port",
     "build_server",
     "load_tokens",
     "run",
@@ -56,6 +60,7 @@ MISSING_EXTRA = "memdb mcp needs the 'mcp' extra: pip install 'memdb[mcp]'"
 HOST = "127.0.0.1"  # loopback only: the token map is a local convenience, not internet-grade auth
 DEFAULT_PORT = 8765
 MIN_TOKEN_CHARS = 16
+DECISIONS_CHARS = 20_000  # record_episode's decisions, measured as compact JSON (docs/mcp.md)
 _LIST_CONTENT_CHARS = 600  # content shown per episode in lists (cut with a visible marker)
 _SESSION_SCAN = 1000  # most events a session timeline reads
 _RECORD_OPTIONAL = ("tags", "lesson", "what_we_tried", "what_happened", "why", "content", "decisions", "session",
@@ -78,6 +83,15 @@ class ArgumentError(ValidationError):
 # --- parameters: one declaration gives the JSON schema and the check ------------------------
 
 
+def _shown(value: Any) -> str:
+    """A short repr of an argument for an error message."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int of more than 4300 digits has no repr under Python's default limit
+        return f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 @dataclass(frozen=True)
 class Param:
     """One tool argument: its JSON schema and the server-side check come from this alone."""
@@ -89,7 +103,7 @@ class Param:
     enum: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
-    max_length: int | None = None  # characters of a string, items of an array
+    max_length: int | None = None  # characters of a string, items of an array, characters of an object as JSON
     default: Any = None
 
     def schema(self) -> dict[str, Any]:
@@ -99,7 +113,7 @@ class Param:
             s["items"] = {"type": "string", **({"enum": list(self.enum)} if self.enum else {})}
             if self.max_length is not None:
                 s["maxItems"] = self.max_length
-        else:
+        elif self.type != "object":  # JSON schema cannot bound an object's size: the description says it
             if self.enum:
                 s["enum"] = list(self.enum)
             if self.max_length is not None:
@@ -114,7 +128,7 @@ class Param:
 
     def check(self, value: Any) -> Any:
         """The value if it fits the declaration; ArgumentError naming this parameter otherwise."""
-        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        shown = _shown(value)
 
         def bad(reason: str) -> ArgumentError:
             return ArgumentError(self.name, f"{self.name} {shown}: {reason}")
@@ -130,7 +144,8 @@ class Param:
                 raise bad(f"must be one of {', '.join(self.enum)}")
             return value.strip()
         if self.type in ("integer", "number"):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            # a JSON integer can be arbitrarily large: math.isfinite(10**400) overflows, so only floats go there
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float) and not math.isfinite(value)):
                 raise bad(f"expected {'an integer' if self.type == 'integer' else 'a number'}{self._range()}")
             if self.type == "integer":
                 if isinstance(value, float) and not value.is_integer():
@@ -151,6 +166,13 @@ class Param:
         if self.type == "object":
             if not isinstance(value, dict):
                 raise bad("expected a JSON object")
+            if self.max_length is not None:
+                try:
+                    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+                except (RecursionError, ValueError):  # nested too deep to measure: far too big anyway
+                    raise bad("nested too deeply") from None
+                if size > self.max_length:
+                    raise bad(f"{size} characters as JSON, more than {self.max_length}")
             return value
         raise AssertionError(f"param {self.name}: unknown type {self.type!r}")  # a bug in the declarations
 
@@ -306,7 +328,12 @@ def _instant(text: str | None, name: str) -> dt.datetime | None:
         value = dt.datetime.fromisoformat(text)
     except ValueError:
         raise ArgumentError(name, f"{name} {text!r}: not an ISO date or datetime (e.g. 2026-07-01 or 2026-07-01T09:00:00Z)") from None
-    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    try:
+        return value.astimezone(dt.UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+14:00 is before year 1 in UTC
+        raise ArgumentError(name, f"{name} {text!r}: out of range once converted to UTC (years 1 to 9999)") from None
 
 
 def _window(mem: Owner, args: Mapping[str, Any]) -> tuple[dt.datetime | None, dt.datetime | None, Callable[[str], str]]:
@@ -630,7 +657,8 @@ def tool_specs(settings: Settings) -> list[ToolSpec]:
                 Param("what_happened", "string", "What actually happened.", max_length=4000),
                 Param("why", "string", "Why it ended this way.", max_length=4000),
                 Param("content", "string", "Longer detail (bounded; cut with a visible marker).", max_length=100_000),
-                Param("decisions", "object", "Decisions as a JSON object, e.g. {\"action\": \"rollback\", \"confidence\": 8}."),
+                Param("decisions", "object", "Decisions as a JSON object, e.g. {\"action\": \"rollback\", \"confidence\": 8}; "
+                      f"at most {DECISIONS_CHARS:,} characters as JSON.", max_length=DECISIONS_CHARS),
                 Param("session", "string", "Session id this belongs to (letters, digits, _.:@/+-).", max_length=128),
                 Param("artifact", "string", "A link or path to what was produced.", max_length=2000),
                 Param("participants", "array", "Who took part.", max_length=64),
@@ -785,6 +813,20 @@ def _error_result(tool: ToolSpec, exc: MemdbError) -> CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content={"error": error}, is_error=True)
 
 
+def _internal_error_result(tool: ToolSpec, exc: Exception) -> CallToolResult:
+    """An unexpected exception as a tool error: its type only, since its message and the
+    traceback may hold argument values (personal data); the traceback goes to stderr once."""
+    from mcp import types
+
+    print(f"memdb mcp: {tool.name}: unexpected {type(exc).__name__}", file=sys.stderr)
+    traceback.print_exception(exc, file=sys.stderr)
+    text = f"{tool.name}: internal error ({type(exc).__name__}); the server's log has the details"
+    if not tool.read_only:
+        text += " (whether anything was written is unknown: check with recall_episodes)"
+    error = {"type": "InternalError", "exception": type(exc).__name__}
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content={"error": error}, is_error=True)
+
+
 def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mapping[str, str] | None = None) -> Server[Any]:
     """An MCP server over ``db`` for one fixed ``owner`` (stdio), or per bearer token (HTTP, ``tokens``).
 
@@ -832,10 +874,12 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         # to their thread, and each call is a few milliseconds.
         try:
             out = spec.run(mem, spec.check_arguments(params.arguments))
+            if spec.name in _FLUSH_AFTER:
+                db.flush()  # reads count as accesses; make them durable rather than lost on a kill
         except MemdbError as exc:
             return _error_result(spec, exc)
-        if spec.name in _FLUSH_AFTER:
-            db.flush()  # reads count as accesses; make them durable rather than lost on a kill
+        except Exception as exc:  # a bug: the client gets a tool error, the traceback goes to our stderr only
+            return _internal_error_result(spec, exc)
         return types.CallToolResult(content=[types.TextContent(type="text", text=out.text)], structured_content=out.data)
 
     who = f"the memory of owner {owner!r}" if owner is not None else "the memory of the owner your token maps to"
@@ -863,20 +907,36 @@ async def serve_stdio(db: memdb.Database, owner: str) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-async def serve_http(db: memdb.Database, tokens: Mapping[str, str], port: int = DEFAULT_PORT) -> None:
+def bind_port(port: int) -> socket.socket:
+    """A socket bound to ``127.0.0.1:port``, so a busy port is a clear ConfigError before
+    anything is announced (and nothing can take the port between the check and serving)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: a closed server's TIME_WAIT is no obstacle
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"--port {port}: cannot listen on {HOST}:{port}: {exc.strerror or exc} (pick another --port)") from None
+    return sock
+
+
+async def serve_http(db: memdb.Database, tokens: Mapping[str, str], port: int = DEFAULT_PORT, *, sock: socket.socket | None = None) -> None:
     """Serve streamable HTTP on ``127.0.0.1:port`` (``/mcp``); each request's bearer token picks its owner.
 
-    Stateless and JSON-only: no session outlives a request, so nothing of one token's
-    requests is reachable from another's.
+    ``sock`` is a socket already bound to that port (``bind_port``); without it the port is
+    bound here, and a busy one raises ConfigError. Stateless and JSON-only: no session
+    outlives a request, so nothing of one token's requests is reachable from another's.
     """
     _require_sdk()
     import uvicorn
 
+    sock = sock or bind_port(port)
     server = build_server(db, tokens=tokens)
     app = BearerAuth(server.streamable_http_app(stateless_http=True, json_response=True, host=HOST), tokens)
     config = uvicorn.Config(app, host=HOST, port=port, log_level="warning", lifespan="on")
     print(f"memdb mcp: serving {len(set(tokens.values()))} owner(s) on http://{HOST}:{port}/mcp", file=sys.stderr, flush=True)
-    await uvicorn.Server(config).serve()
+    with sock:
+        await uvicorn.Server(config).serve(sockets=[sock])
 
 
 def run(
@@ -912,11 +972,16 @@ def run(
         tokens = load_tokens(config)
     else:
         raise ConfigError(f"--transport {transport!r}: must be stdio or http")
+    sock = bind_port(port) if transport == "http" else None  # a busy port fails here, before the database opens
     fixed = now
-    with memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None) as db:
-        if transport == "stdio":
-            assert owner is not None
-            anyio.run(serve_stdio, db, owner)
-        else:
-            anyio.run(serve_http, db, tokens, port)
+    try:
+        with memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None) as db:
+            if transport == "stdio":
+                assert owner is not None
+                anyio.run(serve_stdio, db, owner)
+            else:
+                anyio.run(partial(serve_http, db, tokens, port, sock=sock))
+    finally:
+        if sock is not None:
+            sock.close()
     return 0

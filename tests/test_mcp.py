@@ -8,7 +8,9 @@ argument). Every client session runs under a deadline, so a hung server fails th
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -270,6 +272,15 @@ def test_record_episode_and_feedback(fresh: tuple[Path, dict[str, str]]) -> None
         ("ask", {}, "question"),
         ("history", {"kind": "chat"}, "kind"),
         ("timeline", {}, "session"),
+        # JSON integers have no size limit, datetimes do: each is an argument error, not a crash
+        ("recall_episodes", {"limit": 10**400}, "limit"),
+        ("record_feedback", {"episode_id": "x", "value": 10**400}, "value"),
+        ("record_feedback", {"episode_id": "x", "value": -(10**5000)}, "value"),  # too long even for repr()
+        ("recall_episodes", {"since": "0001-01-01T00:00:00+14:00"}, "since"),
+        ("history", {"until": "9999-12-31T23:00:00-05:00"}, "until"),
+        ("timeline", {"since": "0001-01-01T00:00:00+14:00"}, "since"),
+        ("record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "ts": "9999-12-31T23:59:59-05:00"}, "ts"),
+        ("record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "decisions": {"k": "w" * 20_001}}, "decisions"),
     ],
 )
 def test_bad_arguments_name_the_argument(tool: str, args: dict[str, Any], argument: str, tmp_path: Path) -> None:
@@ -309,6 +320,66 @@ def test_bad_arguments_over_the_wire_write_nothing(fresh: tuple[Path, dict[str, 
     with memdb.open(path) as db:
         assert db.owner("ana").count() == before
         assert db.owner("ana").peek(ids["deploy_fail"]).feedback is None
+
+
+def test_extreme_arguments_over_the_wire_are_tool_errors(fresh: tuple[Path, dict[str, str]]) -> None:
+    path, ids = fresh
+    with memdb.open(path) as db:
+        before = db.owner("ana").count()
+    calls: list[tuple[str, dict[str, Any], str]] = [
+        ("recall_episodes", {"limit": 10**400}, "limit"),
+        ("record_feedback", {"episode_id": ids["deploy_fail"], "value": 10**400}, "value"),
+        ("recall_episodes", {"since": "0001-01-01T00:00:00+14:00"}, "since"),
+        ("history", {"until": "9999-12-31T23:00:00-05:00"}, "until"),
+        ("timeline", {"since": "0001-01-01T00:00:00+14:00"}, "since"),
+        ("record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "ts": "9999-12-31T23:59:59-05:00"}, "ts"),
+        ("record_episode", {"kind": "debug", "summary": "big", "outcome": "success", "decisions": {"k": "word " * 800_000}}, "decisions"),
+    ]
+
+    async def body(s: ClientSession) -> None:
+        for tool, args, argument in calls:
+            out, err = await error(s, tool, args)
+            assert err["argument"] == argument and out.startswith(f"{tool}: invalid argument: {argument} "), out
+        out, _ = await error(
+            s, "record_episode", {"kind": "debug", "summary": "big", "outcome": "success", "decisions": {"k": "w" * 30_000}}
+        )
+        assert "more than 20000" in out and "nothing was written" in out
+
+    run_session(path, body)
+    with memdb.open(path) as db:
+        assert db.owner("ana").count() == before
+        assert db.owner("ana").peek(ids["deploy_fail"]).feedback is None
+
+
+def test_an_unexpected_exception_is_a_tool_error_naming_only_its_type(fresh: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    # a bug in a tool (simulated: history raises KeyError with an argument in its message) must not
+    # become a JSON-RPC error with the server's traceback; the traceback goes to stderr, once
+    path, _ = fresh
+    script = (
+        "import sys, memdb.cli, memdb.mcp_server as server\n"
+        "def broken(mem, args): raise KeyError(args['text'])\n"
+        "server._history = broken\n"
+        "raise SystemExit(memdb.cli.main(sys.argv[1:]))\n"
+    )
+    params = StdioServerParameters(
+        command=sys.executable, args=["-c", script, "mcp", "--db", str(path), "--owner", "ana", "--now", NOW.isoformat()], env=_env()
+    )
+    log = tmp_path / "stderr.txt"
+
+    async def go() -> tuple[str, dict[str, Any], dict[str, Any]]:
+        with anyio.fail_after(TIMEOUT), log.open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                out, err = await error(s, "history", {"text": "dana@example.com"})
+                _, still = await ok(s, "recall_episodes", {"tags": ["deploy"]})  # the server lives on
+                return out, err, still
+
+    out, err, still = anyio.run(go)
+    assert out == "history: internal error (KeyError); the server's log has the details"
+    assert err == {"type": "InternalError", "exception": "KeyError"}
+    assert still["found"]
+    logged = log.read_text()
+    assert logged.count("Traceback") == 1 and "KeyError" in logged
 
 
 def test_owner_clamp_over_stdio(team: tuple[Path, dict[str, str]]) -> None:
@@ -379,6 +450,25 @@ def test_cli_option_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], m
         assert cli_main(argv) == 1
         assert message in capsys.readouterr().err
     assert not (tmp_path / "db").exists()  # refused before opening anything
+
+
+def test_http_on_a_busy_port_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    config = tmp_path / "tokens.toml"
+    config.write_text(f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-m", "memdb.cli", "mcp", "--db", str(tmp_path / "db"), "--transport", "http", "--port", str(port),
+             "--config", str(config)],
+            env={**os.environ, **_env()}, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f"memdb: --port {port}: cannot listen on 127.0.0.1:{port}: Address already in use (pick another --port)"
+    ]
+    assert not (tmp_path / "db").exists()  # refused before the database was opened
 
 
 def test_token_config_errors_never_echo_a_token(tmp_path: Path) -> None:
@@ -510,3 +600,50 @@ def test_save_lesson_lands_pending_and_private(team: tuple[Path, dict[str, str]]
     with memdb.open(path) as db:
         (entry,) = db.review_queue()
         assert entry.owner == "ana" and entry.state == "pending"
+
+
+# --- docs/mcp.md --------------------------------------------------------------------------------
+
+_ID = re.compile(r"\d{8}T\d{12}Z-[0-9a-f]{6}")
+
+
+def _docs_session() -> tuple[str, list[tuple[str, dict[str, Any] | None, str]]]:
+    """docs/mcp.md's demo session: its first line, then each call with the text it shows."""
+    doc = (REPO / "docs" / "mcp.md").read_text()
+    block = doc.split("## A session against the demo database", 1)[1].split("```text\n", 1)[1].split("\n```", 1)[0]
+    first, *lines = block.splitlines()
+    calls: list[tuple[str, dict[str, Any] | None, str]] = []
+    shown: list[str] = []
+    for line in [*lines, "> end"]:
+        if line.startswith("> "):
+            if calls:
+                calls[-1] = (*calls[-1][:2], "\n".join(shown))
+            tool, _, args = line[2:].partition(" ")
+            calls.append((tool, json.loads(args) if args else None, ""))
+            shown = []
+        elif line.startswith("  "):
+            shown.append(line[2:])
+    calls.pop()  # the "> end" sentinel
+    return first, calls
+
+
+def test_the_docs_session_is_what_the_demo_database_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, calls = _docs_session()
+    assert first == f"# connected: memdb {memdb.__version__}" and len(calls) == 8
+    path = tmp_path / "demo-db"
+    assert cli_main(["demo", str(path)]) == 0
+    capsys.readouterr()
+
+    async def body(s: ClientSession) -> None:
+        ids: dict[str, str] = {}  # an id in the docs -> the same episode's id in this run
+        for tool, args, shown in calls:
+            if tool == "tools/list":
+                assert ", ".join(t.name for t in (await s.list_tools()).tools) == shown
+                continue
+            assert args is not None
+            result = await s.call_tool(tool, json.loads(_ID.sub(lambda m: ids[m.group(0)], json.dumps(args))))
+            got = ("[error] " if result.is_error else "") + text(result)
+            ids.update(zip(_ID.findall(shown), _ID.findall(got), strict=True))
+            assert _ID.sub(lambda m: ids[m.group(0)], shown) == got, f"{tool} {args}"
+
+    run_session(path, body, owner="coder")

@@ -1,0 +1,201 @@
+"""The ``memdb`` command, run in process through ``memdb.cli.main`` on real LMDB directories.
+
+Pins what the surface promises: the demo never deletes what it did not write, every
+``--json`` prints JSON, export keeps archived episodes, and errors (bad dates, bad import
+lines) are one ``memdb: ...`` line with a non-zero exit and nothing written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import memdb
+from memdb.cli import main
+
+UTC = dt.UTC
+EARLY = "0001-01-01T00:00:00+14:00"  # before year 1 once in UTC
+LATE = "9999-12-31T23:00:00-05:00"  # after year 9999 once in UTC
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    """The single ``memdb: ...`` line a failed command printed (no traceback, nothing else)."""
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memdb: "), lines
+    return lines[0]
+
+
+def real_database(path: Path) -> None:
+    with memdb.open(path) as db:
+        db.owner("ana").record("debug", "Real production memory", outcome="failure")
+
+
+# --- demo: replaces only its own database ------------------------------------------------------
+
+
+def test_demo_refuses_a_directory_holding_other_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("my notes")
+    real_database(project)
+    assert main(["demo", str(project)]) == 1
+    line = one_error_line(capsys)
+    assert str(project) in line and "notes.txt" in line and "nothing was changed" in line
+    assert sorted(os.listdir(project)) == ["data.mdb", "lock.mdb", "notes.txt"]
+    with memdb.open(project) as db:
+        assert db.owners() == ["ana"]
+
+
+def test_demo_dot_in_a_project_deletes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("print(1)\n")
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):
+        assert main(["demo", "."]) == 1
+        assert "'.': the directory holds other files (src)" in one_error_line(capsys)
+    assert sorted(os.listdir(tmp_path)) == ["src"] and (tmp_path / "src" / "main.py").read_text() == "print(1)\n"
+
+
+def test_demo_refuses_a_database_it_did_not_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "db"
+    real_database(path)  # nothing but LMDB's files, yet not a demo
+    assert main(["demo", str(path)]) == 1
+    assert "holds a database that memdb demo did not write" in one_error_line(capsys)
+    with memdb.open(path) as db:
+        assert db.owners() == ["ana"] and db.owner("ana").count() == 1
+
+
+def test_demo_replaces_its_own_earlier_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "demo-db"
+    path.mkdir()  # an empty directory is fine
+    assert main(["demo", str(path)]) == 0
+    first = capsys.readouterr().out
+    with memdb.open(path) as db:
+        db.owner("coder").record("debug", "played with the demo", outcome="success")
+    assert main(["demo", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == first.splitlines()[1:]  # the same demo, the extra episode gone
+    assert sorted(os.listdir(path)) == ["data.mdb", "lock.mdb"]
+    with memdb.open(path) as db:
+        assert db.globals["META"].get(("demo",)) is not None  # the mark that lets the next demo replace it
+        assert not list(db.owner("coder").recall(text="played", limit=5))
+
+
+def test_demo_leaves_the_database_its_questions_saw(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/mcp.md's session runs against this state: the look six weeks ahead is rolled back
+    path = tmp_path / "demo-db"
+    assert main(["demo", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "archived" in out and "rolled back" in out
+    with memdb.open(path) as db:
+        assert db.check().ok
+        for owner in db.owners():
+            episodes = list(db.owner(owner).episodes(include_archived=True))
+            assert episodes and all(e.status == "active" for e in episodes)
+        assert db.owner("coder").history(kind="debug", tags=["deploy"]).total == 22
+
+
+# --- --json prints JSON --------------------------------------------------------------------------
+
+
+def test_every_json_output_parses(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMDB_USER", "tester")
+    db = str(tmp_path / "demo-db")
+    assert main(["demo", db]) == 0
+    capsys.readouterr()
+    commands = [
+        ["record", "debug", "x", "--outcome", "success", "--owner", "coder"],
+        ["ask", "deploy", "--owner", "coder"],
+        ["recall", "--owner", "coder", "--tags", "deploy"],
+        ["history", "--owner", "coder"],
+        ["stats"],
+        ["maintain", "--now", "2026-07-02T00:00Z"],
+        ["reflect", "--now", "2026-07-01T10:00Z"],
+        ["review", "list"],
+        ["ceremony", "agenda", "--now", "2026-07-01T11:00Z"],
+        ["decay", "run", "--now", "2026-09-01T00:00Z"],
+        ["decay", "list"],
+        ["timeline", "coder-0630", "--owner", "coder"],
+    ]
+    for argv in commands:
+        assert main([*argv, "--db", db, "--json"]) == 0, argv
+        json.loads(capsys.readouterr().out)
+    assert main(["maintain", "--db", db, "--json", "--now", "2026-08-15T09:00Z"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["now"] == "2026-08-15T09:00:00+00:00" and report["archived"] > 0
+
+
+def test_dump_refuses_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["dump", "--db", str(tmp_path / "db"), "--json"])
+    assert caught.value.code == 2
+    assert "--json: dump prints ^NAME(subs)=value lines, not JSON" in capsys.readouterr().err
+    assert not (tmp_path / "db").exists()
+
+
+# --- export / import ---------------------------------------------------------------------------
+
+
+def test_export_keeps_archived_episodes_and_round_trips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src, copy, file = tmp_path / "db", tmp_path / "copy", tmp_path / "x.jsonl"
+    with memdb.open(src) as db:
+        ana = db.owner("ana")
+        ids = [ana.record("debug", f"episode {i} about deploys", outcome="success").id for i in range(3)]
+        db.owner("bob").record("debug", "bob's episode", outcome="failure")
+        ana.archive(ids[0])
+    assert main(["export", "--db", str(src), "--file", str(file)]) == 0
+    rows = [json.loads(line) for line in file.read_text().splitlines()]
+    assert len(rows) == 4 and [r["status"] for r in rows if r["id"] == ids[0]] == ["archived"]
+    assert main(["import", "--db", str(copy), str(file)]) == 0
+    with memdb.open(copy) as db:
+        assert {o: db.owner(o).count() for o in db.owners()} == {"ana": 3, "bob": 1}
+        assert "episode 0 about deploys" in {e.summary for e in db.owner("ana").episodes()}  # back, and active
+
+
+GOOD = {"owner": "ana", "kind": "debug", "summary": "fine", "outcome": "success", "ts": "2026-06-01T10:00:00Z"}
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b"[1, 2]", ":3: expected a JSON object"),
+        (json.dumps({**GOOD, "ts": 1751360400}).encode(), ":3: ts 1751360400: expected an ISO date or datetime string"),
+        (json.dumps({**GOOD, "owner": ["ana"]}).encode(), ":3: owner ['ana']: expected a string"),
+        (b"\xff\xfe", ":3: not UTF-8 text"),
+        (b"{not json", ":3: not JSON"),
+        (json.dumps({**GOOD, "ts": EARLY}).encode(), ":3: ts '0001-01-01T00:00:00+14:00': out of range"),
+        (json.dumps({**GOOD, "kind": "gossip"}).encode(), ":3: kind 'gossip' is not configured"),
+        (json.dumps({**GOOD, "tags": [1]}).encode(), ":3: tags.0=1"),
+    ],
+)
+def test_import_names_the_bad_line_and_writes_nothing(
+    line: bytes, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, file = tmp_path / "db", tmp_path / "in.jsonl"
+    # bob's line comes first: a bad line of ana's must not leave bob's import behind
+    file.write_bytes(json.dumps({**GOOD, "owner": "bob"}).encode() + b"\n" + json.dumps(GOOD).encode() + b"\n" + line + b"\n")
+    assert main(["import", "--db", str(db), str(file)]) == 1
+    assert f"{file}{message}" in one_error_line(capsys)
+    with memdb.open(db) as opened:
+        assert opened.owners() == []
+
+
+# --- dates at the edges of datetime ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["record", "debug", "x", "--outcome", "success", "--ts", EARLY], "--ts"),
+        (["recall", "--since", EARLY], "--since"),
+        (["recall", "--until", LATE], "--until"),
+        (["ask", "anything", "--now", LATE], "--now"),
+    ],
+)
+def test_dates_out_of_range_are_one_line_errors(argv: list[str], flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*argv, "--db", str(tmp_path / "db")]) == 1
+    line = one_error_line(capsys)
+    assert line.startswith(f"memdb: {flag} ") and "out of range once converted to UTC" in line

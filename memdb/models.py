@@ -63,7 +63,10 @@ def utc(value: dt.datetime, field: str = "ts") -> dt.datetime:
         raise ValidationError(f"{field} {value!r}: expected a timezone-aware datetime")
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValidationError(f"{field} {value.isoformat()!r}: naive datetime (give a timezone, e.g. datetime.now(UTC))")
-    return value.astimezone(dt.UTC)
+    try:
+        return value.astimezone(dt.UTC)
+    except OverflowError:
+        raise ValidationError(f"{field} {value.isoformat()!r}: outside the years 1-9999 once in UTC") from None
 
 
 def validation_error(exc: PydanticError, what: str = "episode") -> ValidationError:
@@ -111,7 +114,10 @@ class EpisodeInput(BaseModel):
             return None
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError("naive datetime: give a timezone-aware one (e.g. UTC); memdb does not guess")
-        value = value.astimezone(dt.UTC)
+        try:
+            value = value.astimezone(dt.UTC)
+        except OverflowError:  # 0001-01-01T00:00+14:00 is before the first UTC instant Python holds
+            raise ValueError("outside the years 1-9999 once in UTC") from None
         if value.year < FIRST_YEAR:
             raise ValueError(f"year {value.year} (UTC): episodes start in year {FIRST_YEAR} or later")
         return value

@@ -55,7 +55,7 @@ from memdb.globals import Global, Globals
 from memdb.models import Episode, utc
 from memdb.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.text import normalize_tag, stem, terms_and_words, tokenize
-from memdb.timephrase import OPEN_END, OPEN_START, TimeWindow, find_time_phrase
+from memdb.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, find_time_phrase
 
 __all__ = ["History", "Interpretation", "Memory", "Owner", "RecallResult"]
 
@@ -1107,7 +1107,7 @@ def _check_limit(limit: int) -> None:
 
 
 def _moment(at: dt.datetime) -> str:
-    return f"{at:%Y-%m-%d}" if at.time() == dt.time(0) else f"{at:%Y-%m-%d %H:%M} UTC"
+    return day_of(at) if at.time() == dt.time(0) else f"{day_of(at)} {at:%H:%M} UTC"
 
 
 def _text_terms(text: str | None) -> dict[str, str]:

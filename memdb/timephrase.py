@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["OPEN_END", "OPEN_START", "TimeWindow", "find_time_phrase"]
+__all__ = ["OPEN_END", "OPEN_START", "TimeWindow", "day_of", "find_time_phrase"]
 
 UTC = dt.UTC
 _MONTHS = {
@@ -37,9 +37,9 @@ _MONTH = (
 )
 
 
-OPEN_START: Final = dt.datetime(1000, 1, 1, tzinfo=dt.UTC)
-"""The start of a window given only an end: as early as an episode can be (ids hold a 4-digit year)."""
-OPEN_END: Final = dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
+OPEN_START: Final = dt.datetime.min.replace(tzinfo=dt.UTC)
+"""The start of a window given only an end."""
+OPEN_END: Final = dt.datetime.max.replace(tzinfo=dt.UTC)
 """The end of a window given only a start."""
 
 
@@ -57,9 +57,14 @@ class TimeWindow:
         last = self.end - dt.timedelta(microseconds=1)
         if self.start.time() == dt.time(0) and self.end.time() == dt.time(0):
             if self.end - self.start == dt.timedelta(days=1):
-                return f"{self.phrase} ({self.start:%Y-%m-%d})"
-            return f"{self.phrase} ({self.start:%Y-%m-%d} to {last:%Y-%m-%d})"
-        return f"{self.phrase} ({self.start:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} UTC)"
+                return f"{self.phrase} ({day_of(self.start)})"
+            return f"{self.phrase} ({day_of(self.start)} to {day_of(last)})"
+        return f"{self.phrase} ({day_of(self.start)} {self.start:%H:%M} to {day_of(last)} {last:%H:%M} UTC)"
+
+
+def day_of(at: dt.datetime) -> str:
+    """``YYYY-MM-DD`` with four digits of year also before year 1000 (``%Y`` gives ``1-01-01``)."""
+    return f"{at.year:04d}-{at.month:02d}-{at.day:02d}"
 
 
 def _day(d: dt.date) -> dt.datetime:

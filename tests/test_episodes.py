@@ -461,6 +461,11 @@ def test_timestamps_before_year_1000_are_refused(edb: memdb.Database) -> None:
     assert edb.check().ok
 
 
+def test_a_timestamp_before_the_first_utc_instant_is_refused_naming_it(edb: memdb.Database) -> None:
+    with pytest.raises(ValidationError, match="ts=.*: outside the years 1-9999 once in UTC"):
+        edb.owner("ana").record("debug", "s", outcome="failure", ts=dt.datetime(1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=14))))
+
+
 def test_owner_and_tag_sizes_keep_every_index_key_within_lmdb(edb: memdb.Database) -> None:
     wide = "\U00020000"  # 4 bytes in UTF-8
     with pytest.raises(ValidationError, match="256 bytes in UTF-8, more than 128"):

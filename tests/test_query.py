@@ -463,3 +463,13 @@ def test_a_window_open_on_one_side_is_named_by_its_bound(team: Owner) -> None:
     assert str(since.interpretation).startswith("window since 2026-01-01")
     before = team.recall(until=dt.datetime(2020, 1, 1, 12, 30, tzinfo=dt.UTC))
     assert before.note == "Nothing found for window before 2020-01-01 12:30 UTC."
+
+
+def test_windows_at_the_edges_of_the_calendar(team: Owner) -> None:
+    far = dt.timezone(dt.timedelta(hours=14))
+    assert (
+        team.recall(since=dt.datetime(9999, 12, 31, 23, 59, tzinfo=dt.UTC)).note == "Nothing found for window since 9999-12-31 23:59 UTC."
+    )
+    assert team.recall(until=dt.datetime(1, 1, 2, tzinfo=dt.UTC)).note == "Nothing found for window before 0001-01-02."
+    with pytest.raises(ValidationError, match="since '0001-01-01T00:00:00\\+14:00': outside the years 1-9999 once in UTC"):
+        team.recall(since=dt.datetime(1, 1, 1, tzinfo=far))

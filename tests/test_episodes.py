@@ -462,7 +462,7 @@ def test_timestamps_before_year_1000_are_refused(edb: memdb.Database) -> None:
 
 
 def test_a_timestamp_before_the_first_utc_instant_is_refused_naming_it(edb: memdb.Database) -> None:
-    with pytest.raises(ValidationError, match="ts=.*: outside the years 1-9999 once in UTC"):
+    with pytest.raises(ValidationError, match=r"ts=.*: outside the years 1-9999 once in UTC"):
         edb.owner("ana").record("debug", "s", outcome="failure", ts=dt.datetime(1, 1, 1, tzinfo=dt.timezone(dt.timedelta(hours=14))))
 
 

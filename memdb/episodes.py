@@ -37,6 +37,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import re
 import secrets
 import time
@@ -176,6 +177,7 @@ def episode_day(episode_id: str) -> str:
 
 
 _id_seqs: dict[str, Iterator[int]] = {}
+os.register_at_fork(after_in_child=_id_seqs.clear)  # a forked child counts from fresh random starts
 
 
 def new_id(ts: dt.datetime, scope: str = "") -> str:
@@ -264,7 +266,7 @@ class EpisodeStore:
         self._term_keys: dict[str, dict[str, bytes]] = {}
         self._term_keys_kept = 0
         self.scorer = RelevanceModel(lambda: self.settings)
-        self.tracker = AccessTracker(self._flush_accesses, lambda: self.settings.access_flush_every)
+        self.tracker = AccessTracker(self._flush_accesses, lambda: self.settings.access_flush_every, lambda: not space.in_block)
 
     def parent_key(self, g: Global, parent: tuple[Any, ...]) -> bytes:
         """``g.key(parent)``, remembered: capture writes about 40 keys per episode under an
@@ -307,17 +309,27 @@ class EpisodeStore:
         return self._settings
 
     def configure(self, **changes: Any) -> Settings:
-        """Validate and persist setting changes; the database keeps them across reopenings."""
-        old = self.settings
-        new = old.updated(**changes)
-        dumped, before = new.model_dump(mode="json"), old.model_dump(mode="json")
-        changed = {k: {"from": before[k], "to": v} for k, v in dumped.items() if before[k] != v}
+        """Validate and persist setting changes; the database keeps them across reopenings.
+
+        The changes apply to the settings as saved now, read inside the write: another process
+        may have changed others since this one loaded them, and those stay."""
         now = self.now()
         with self.space.transaction():
+            self._settings = None
+            old = self.settings
+            new = old.updated(**changes)
+            dumped, before = new.model_dump(mode="json"), old.model_dump(mode="json")
+            changed = {k: {"from": before[k], "to": v} for k, v in dumped.items() if before[k] != v}
             self.meta.set(("settings",), dumped)
             self.db_audit.set((new_id(now),), {"action": "configure", "at": now, "changes": changed})
         self._settings = new
         return new
+
+    def reload_settings(self) -> Settings:
+        """Read the settings again (another process may have changed them): every rule run
+        (maintain, reflect) starts with this; captures use the settings loaded at open or since."""
+        self._settings = None
+        return self.settings
 
     def now(self) -> dt.datetime:
         return utc(self.clock(), "clock()")

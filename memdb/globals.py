@@ -343,6 +343,12 @@ class Globals:
         """True inside ``transaction()`` on this thread."""
         return self._write_txn() is not None
 
+    @property
+    def in_block(self) -> bool:
+        """True inside ``transaction()`` or ``snapshot()`` on this thread: a write now would
+        join the caller's transaction (and its rollback) or be refused by the snapshot."""
+        return self._read_txn() is not None
+
 
 class Global:
     """One global, ``^NAME``: a sparse tree of typed values addressed by subscript tuples."""

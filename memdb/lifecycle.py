@@ -69,6 +69,7 @@ class Lifecycle:
         started = time.perf_counter()
         at = utc(now, "now") if now is not None else self.store.now()
         report = MaintenanceReport(now=at)
+        self.store.reload_settings()  # another process may have changed the rules since this one loaded them
         self.store.flush()
         for owner in self.store.owners():
             self.summarize_bursts(self._owner(owner), at, report)
@@ -121,7 +122,10 @@ class Lifecycle:
         self.marks.set((mem.name, "burst_scanned_until"), scanned_until)
 
     def _summarize(self, mem: OwnerMemory, key: str, start: dt.datetime, chosen: list[str], report: MaintenanceReport) -> bool:
-        episodes = [mem.peek(eid) for eid in chosen]
+        try:
+            episodes = [mem.peek(eid) for eid in chosen]
+        except NotFoundError:  # one was erased by another process since: the next run sees the window as it is
+            return False
         try:
             text = self.summarizer.summarize(episodes, max_lines=3)
         except LLMError as exc:  # left unsummarized: the next run tries again
@@ -175,7 +179,10 @@ class Lifecycle:
             if not due:
                 return archived
             for eid in due:
-                self.archive(mem, eid, now, rule=f"relevance < {threshold} and no access for {settings.archive_after_days:g} days")
+                try:
+                    self.archive(mem, eid, now, rule=f"relevance < {threshold} and no access for {settings.archive_after_days:g} days")
+                except NotFoundError:  # erased, or archived by another process, since it was found due
+                    continue
                 archived += 1
 
     def archive(self, mem: OwnerMemory, episode_id: str, now: dt.datetime, rule: str = "requested") -> None:
@@ -250,14 +257,15 @@ class Lifecycle:
             raise ValidationError(f"erase reason {reason!r}: say why (it is kept in the audit trail)")
         if ids is None and since is None and until is None and not everything:
             raise ValidationError("erase: give ids, a time range, or everything=True")
-        targets = self._targets(mem, ids, since, until, everything)
-        # summaries are derived content: erasing a source erases the summaries citing it
-        for summary_id in self._citing_summaries(mem, targets):
-            targets.setdefault(summary_id, None)
         now = self.store.now()
         hashes: dict[str, str] = {}
         audit_id = None
+        # targets are found inside the write, so one erased meanwhile by another process is not missed or missing
         with self.store.space.transaction():
+            targets = self._targets(mem, ids, since, until, everything)
+            # summaries are derived content: erasing a source erases the summaries citing it
+            for summary_id in self._citing_summaries(mem, targets):
+                targets.setdefault(summary_id, None)
             for eid in targets:
                 hashes[eid] = mem.remove(eid)
             if hashes:

@@ -321,6 +321,7 @@ class Reflection:
         at = utc(now, "now") if now is not None else self.store.now()
         report = ReflectionReport(at, at.date().isoformat())
         use = reflector or self.reflector
+        self.store.reload_settings()  # another process may have changed the budget or the window
         for owner in list(owners) if owners is not None else self.store.owners():
             report.owners[owner] = self._one(OwnerMemory(self.store, owner), at, report.day, use)
         return report

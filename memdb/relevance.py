@@ -8,7 +8,9 @@ loses at most the accesses since the last flush; a clean close loses none.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import threading
+import weakref
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -128,26 +130,41 @@ class PendingAccess:
 
 
 class AccessTracker:
-    """Counts accesses in memory and applies them in batched write transactions."""
+    """Counts accesses in memory and applies them in batched write transactions.
 
-    def __init__(self, flush: Callable[[dict[tuple[str, str], PendingAccess]], None], batch: Callable[[], int]) -> None:
+    A batch is ``batch()`` accesses (not distinct episodes), so a crash loses at most that many.
+    It is written only outside the caller's transaction or snapshot (``can_flush``): inside one
+    the write would share its rollback, or be refused; the buffer then waits for the next access
+    outside. A forked child starts with an empty buffer: the parent's accesses are the parent's.
+    """
+
+    def __init__(
+        self,
+        flush: Callable[[dict[tuple[str, str], PendingAccess]], None],
+        batch: Callable[[], int],
+        can_flush: Callable[[], bool] = lambda: True,
+    ) -> None:
         self._flush = flush
         self._batch = batch
+        self._can_flush = can_flush
         self._pending: dict[tuple[str, str], PendingAccess] = {}
+        self._accesses = 0  # in _pending, counting repeats
         self._lock = threading.Lock()
+        _TRACKERS.add(self)
 
     def touch(self, owner: str, episode_ids: Iterable[str], now: dt.datetime) -> None:
-        """Count one access of each id; flushes when the buffer is full."""
+        """Count one access of each id; flushes when the buffer holds a batch of accesses."""
         with self._lock:
             for eid in episode_ids:
+                self._accesses += 1
                 p = self._pending.get((owner, eid))
                 if p is None:
                     self._pending[(owner, eid)] = PendingAccess(1, now)
                 else:
                     p.count += 1
                     p.last = max(p.last, now)
-            full = len(self._pending) >= self._batch()
-        if full:
+            full = self._accesses >= self._batch()
+        if full and self._can_flush():
             self.flush()
 
     def pending(self, owner: str, episode_id: str) -> tuple[int, dt.datetime | None]:
@@ -160,6 +177,7 @@ class AccessTracker:
         """Write every buffered access now; returns how many episodes were updated."""
         with self._lock:
             batch, self._pending = self._pending, {}
+            taken, self._accesses = self._accesses, 0
         if batch:
             try:
                 self._flush(batch)
@@ -169,10 +187,29 @@ class AccessTracker:
                         q = self._pending.setdefault(key, PendingAccess(0, p.last))
                         q.count += p.count
                         q.last = max(q.last, p.last)
+                    self._accesses += taken
                 raise
         return len(batch)
+
+    def _forget_after_fork(self) -> None:
+        self._lock = threading.Lock()  # a lock held at the fork stays held in the child
+        self._pending = {}
+        self._accesses = 0
 
     def discard(self, owner: str, episode_id: str) -> None:
         """Forget buffered accesses of an episode that no longer exists."""
         with self._lock:
-            self._pending.pop((owner, episode_id), None)
+            p = self._pending.pop((owner, episode_id), None)
+            if p is not None:
+                self._accesses -= p.count
+
+
+_TRACKERS: weakref.WeakSet[AccessTracker] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for tracker in list(_TRACKERS):
+        tracker._forget_after_fork()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -10,12 +10,19 @@ from __future__ import annotations
 import itertools
 import operator
 import os
+import struct
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import lmdb
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: compact cannot see other processes there
+    fcntl = None  # type: ignore[assignment]
 
 from memdb.errors import (
     ConfigError,
@@ -187,6 +194,35 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+# struct flock, for F_GETLK: (l_type, l_whence, l_start, l_len, l_pid) in the platform's order
+_FLOCK: Final = {"linux": ("hhqqi4x", (0, 1, 2, 3, 4)), "darwin": ("qqihh", (3, 4, 0, 1, 2))}
+
+
+def _opened_elsewhere(path: str) -> int | None:
+    """The pid of another process that has the LMDB environment at ``path`` open, if any.
+
+    Every process with the environment open holds LMDB's shared lock on the first byte of
+    ``lock.mdb`` until it closes it; F_GETLK asks, without taking anything, whether a write
+    lock there would conflict with another process's. None where the platform is unknown."""
+    layout = _FLOCK.get(sys.platform)
+    if layout is None or fcntl is None:
+        return None
+    fmt, order = layout
+    fields = [0] * 5
+    for value, at in zip((fcntl.F_WRLCK, os.SEEK_SET, 0, 1, 0), order, strict=True):
+        fields[at] = value
+    try:
+        fd = os.open(os.path.join(path, "lock.mdb"), os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        answer = struct.unpack(fmt, fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack(fmt, *fields)))
+    finally:
+        os.close(fd)
+    l_type, pid = answer[order[0]], answer[order[4]]
+    return None if l_type == fcntl.F_UNLCK else int(pid)
 
 
 def _translate(exc: lmdb.Error, what: str, store: LMDBStore | None = None) -> StoreError:
@@ -715,6 +751,11 @@ class LMDBStore:
         """
         env = self._env
         shared = self._shared
+        other = _opened_elsewhere(self.path)
+        if other is not None:  # its writes would go to the file this replaces, and be lost
+            raise StoreError(
+                f"compact {self.path!r}: process {other} has the database open; compaction needs exclusive use (close it there first)"
+            )
         tmp = os.path.join(self.path, ".compact")
         if os.path.isdir(tmp):
             for name in os.listdir(tmp):

@@ -493,3 +493,38 @@ def test_episodes_with_archived_reads_their_full_records_in_time_order(ldb: memd
     every = list(mem.episodes(include_archived=True))
     assert [e.id for e in every] == ids and every[1].status == "archived" and every[1].content == mem.restore(ids[1]).content
     assert [e.id for e in mem.episodes(include_archived=True, reverse=True)] == ids[::-1]
+
+
+def test_maintain_skips_an_episode_erased_after_it_was_found_due(ldb: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process may erase (or archive) an episode between archive_due finding it and
+    archiving it: maintain goes on with the rest instead of failing with NotFoundError."""
+    only_feedback_counts(ldb)
+    mem = ldb.owner("ana")
+    ids = [mem.record("debug", f"old {i}", outcome="failure", feedback=-1.0, ts=T0).id for i in range(4)]
+    original = ldb.lifecycle.archive
+    erased: list[str] = []
+
+    def archive_racing(m: Any, episode_id: str, now: dt.datetime, rule: str = "requested") -> None:
+        if not erased:  # the other process's erase lands first
+            erased.append(episode_id)
+            ldb.owner("ana").erase([episode_id], reason="deletion request")
+        original(m, episode_id, now, rule)
+
+    monkeypatch.setattr(ldb.lifecycle, "archive", archive_racing)
+    assert ldb.maintain(now=T0 + dt.timedelta(days=31)).archived == 3
+    kept = {str(subs[1]): state["status"] for subs, state in ldb.globals["EPST"].items(("ana",))}
+    assert kept == {i: "archived" for i in ids if i != erased[0]}
+    assert ldb.check().ok
+
+
+def test_settings_changed_by_another_handle_are_kept_and_used(tmp_path: Path, clock: Clock) -> None:
+    """configure() applies its change to the settings as saved now, so another handle's change
+    stays; maintain() reads the rules again before it runs."""
+    with memdb.open(tmp_path / "s", clock=clock) as a, memdb.open(tmp_path / "s", clock=clock) as b:
+        b.owner("ana").record("debug", "old thing", outcome="failure", ts=T0 - dt.timedelta(days=60))
+        assert b.settings.retention_days is None
+        a.configure(retention_days=30)
+        b.configure(access_flush_every=64)
+        assert b.settings.retention_days == 30 and b.settings.access_flush_every == 64
+        a.configure(retention_days=40)
+        assert b.maintain(now=T0).purged == 1 and b.settings.retention_days == 40

@@ -204,3 +204,48 @@ def test_tag_weight_keys_are_normalised_like_tags(tmp_path: Path) -> None:
         assert db.owner("a").explain(ep.id).tag_weight == 0.9
         with pytest.raises(ConfigError, match="both the tag 'urgent'"):
             db.configure(tag_weights={"urgent": 1.0, "URGENT": 0.2})
+
+
+def test_a_batch_is_so_many_accesses_not_so_many_episodes(rdb: memdb.Database) -> None:
+    """README: flushed every access_flush_every accesses; re-reading the same few episodes fills
+    the batch too (before, only distinct episodes counted, so nothing was ever flushed)."""
+    rdb.configure(access_flush_every=10)
+    mem = rdb.owner("ana")
+    ep = mem.record("debug", "x", outcome="success")
+    for _ in range(10):
+        mem.get(ep.id)
+    assert rdb.globals["EPST"].get(("ana", ep.id))["access_count"] == 10  # on disk, without a flush
+
+
+def test_accesses_inside_a_snapshot_or_a_rolled_back_transaction_are_kept(rdb: memdb.Database) -> None:
+    rdb.configure(access_flush_every=5)
+    mem = rdb.owner("ana")
+    ids = [mem.record("debug", f"x {i}", outcome="success").id for i in range(7)]
+    with rdb.snapshot():
+        for eid in ids:
+            mem.get(eid)  # a flush here would be refused by the snapshot: it waits instead
+    with pytest.raises(RuntimeError), rdb.transaction():
+        for eid in ids:
+            mem.get(eid)  # a flush here would be rolled back below: it waits instead
+        raise RuntimeError("caller gives up")
+    rdb.flush()
+    assert [rdb.globals["EPST"].get(("ana", eid))["access_count"] for eid in ids] == [2] * 7
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_counts_only_its_own_accesses(tmp_path: Path, clock: Clock) -> None:
+    with memdb.open(tmp_path / "f", clock=clock) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "x", outcome="success")
+        for _ in range(3):
+            mem.get(ep.id)  # buffered in the parent
+        pid = os.fork()
+        if pid == 0:  # the child: one access of its own through the handle it inherited, then out
+            try:
+                mem.get(ep.id)
+                db.close()
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+    with memdb.open(tmp_path / "f", clock=clock) as db:
+        assert db.owner("ana").peek(ep.id).access_count == 4

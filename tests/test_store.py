@@ -506,3 +506,22 @@ def test_open_names_a_bad_argument(
         memdb.open(*args, **options)
     assert needle in str(info.value)
     assert list(tmp_path.iterdir()) == []  # nothing created on the way
+
+
+def test_compact_refuses_while_another_process_has_the_database_open(tmp_path: Path) -> None:
+    """Its writes would go to the file compaction replaces, and be lost without a word."""
+    path = tmp_path / "c"
+    with memdb.open(path) as db:
+        db.globals["T"]["x"] = 1
+        child = subprocess.Popen(
+            [sys.executable, "-c", f"import memdb, sys; db = memdb.open({str(path)!r}); print('open', flush=True); sys.stdin.read()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert child.stdout is not None and child.stdout.readline().strip() == "open"
+            with pytest.raises(StoreError, match=f"process {child.pid} has the database open; compaction needs exclusive use"):
+                db.compact()
+        finally:
+            child.communicate("", timeout=30)
+        db.compact()  # alone again
+        assert db.globals["T"]["x"] == 1

@@ -79,14 +79,11 @@ _QUESTION_WORDS = frozenset(
     time times ever last week weeks day days month months year years ago past previous prior earlier before
     try tried tries trying attempt attempts attempted""".split()
 )
-_OUTCOME_WORDS = {
-    stem(word): outcome
-    for word, outcome in {
-        "failure": "failure", "failures": "failure", "failed": "failure", "fail": "failure", "fails": "failure",
-        "broke": "failure", "broken": "failure",
-        "success": "success", "successes": "success", "succeeded": "success", "successful": "success", "worked": "success",
-        "partial": "partial", "partially": "partial",
-    }.items()
+_OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and "working" say no outcome
+    "failure": "failure", "failures": "failure", "failed": "failure", "fail": "failure", "fails": "failure",
+    "broke": "failure", "broken": "failure",
+    "success": "success", "successes": "success", "succeeded": "success", "successful": "success", "worked": "success",
+    "partial": "partial", "partially": "partial",
 }  # fmt: skip
 
 
@@ -411,10 +408,10 @@ class Owner(OwnerMemory):
         with self._space.snapshot():
             tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
-        outcome = next((_OUTCOME_WORDS[t] for t in pairs if t in _OUTCOME_WORDS), None)
+        outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
         kinds = set(self.store.settings.typed_kinds)
         kind = next((w for w in pairs.values() if w in kinds), None)
-        kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and t not in _OUTCOME_WORDS and w != kind}
+        kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w not in _OUTCOME_WORDS and w != kind}
         terms = tuple(kept)
         # A named tag filters when nothing but structure is asked ("what happened with Project
         # X?", "debug failures on deploy"). With other words left, memories with the tag or with
@@ -431,7 +428,9 @@ class Owner(OwnerMemory):
             rank_terms=rank_terms,
             terms=terms,
             words=tuple(kept.values()),
-            terms_required=not ((tags and not boost) or kind or outcome),
+            # words left beside a kind or an outcome still filter: "billing failures" are failures
+            # about billing, never failures padded in for want of any (DESIGN: ask never pads)
+            terms_required=not (tags and not boost),
             kind=kind,
             outcome=outcome,
             question=question,

@@ -473,3 +473,27 @@ def test_windows_at_the_edges_of_the_calendar(team: Owner) -> None:
     assert team.recall(until=dt.datetime(1, 1, 2, tzinfo=dt.UTC)).note == "Nothing found for window before 0001-01-02."
     with pytest.raises(ValidationError, match="since '0001-01-01T00:00:00\\+14:00': outside the years 1-9999 once in UTC"):
         team.recall(since=dt.datetime(1, 1, 1, tzinfo=far))
+
+
+@pytest.mark.parametrize("question", ["Did the webhook fix work?", "webhook working notes", "what work is left on the webhook"])
+def test_work_is_no_outcome_word(qdb: memdb.Database, question: str) -> None:
+    """Only the outcome words as written filter ("worked", "failed"): "work" and "working"
+    share their stem with "worked", and hid every memory but successes."""
+    mem = qdb.owner("ana")
+    mem.record("debug", "Webhook retry fix deployed, still times out", outcome="failure", ts=at(29))
+    mem.record("debug", "Working notes on the webhook payload format", outcome="partial", ts=at(29))
+    r = mem.ask(question)
+    assert r.interpretation.outcome is None and r.found
+    assert mem.ask("what worked on the webhook?").interpretation.outcome == "success"
+
+
+def test_words_beside_an_outcome_or_kind_still_filter(qdb: memdb.Database) -> None:
+    """ "Any billing failures?" asks for failures about billing: where none mention billing the
+    answer is an honest empty one, not the failures that happen to exist (DESIGN: never pads)."""
+    mem = qdb.owner("ana")
+    mem.record("debug", "Webhook signature check failed after key rotation", outcome="failure", ts=at(29))
+    mem.record("debug", "Login page timeout under load", outcome="failure", ts=at(28))
+    for question in ("Any billing failures in the past 10 days?", "debug billing"):
+        r = mem.ask(question)
+        assert not r.found and r.memories == [] and r.note.startswith("Nothing found")
+    assert [m.episode.summary for m in mem.ask("Any login failures in the past 10 days?")] == ["Login page timeout under load"]

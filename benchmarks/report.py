@@ -11,8 +11,10 @@ sizes to the agents plots; a size measured in more than one file is taken from t
 - ``locomo_recall.png``: evidence recall@10 per question category and overall, one bar per system;
 - ``agents_latency.png``: p50 latency of one limit-10 call against the number of episodes, log-log,
   one line per system (a system that ran at one size only is a single point);
-- ``agents_quality.png``: precision@10 and recall@10 per question type, one bar per system, one row
-  of panels per size.
+- ``agents_quality.png``: precision@10 (hits / min(10, |truth|)) and recall@10 per question type,
+  one bar per system, one row of panels per size. A file written before that definition (its
+  precision@10 was hits / results returned) is rescored from its per-question details on load
+  (``benchmarks.agents.rescore_precision``). ``memdb-recall`` is labelled with its oracle filters.
 
 Needs matplotlib (the ``bench`` extra); drawn with the Agg backend, so no display is needed.
 """
@@ -33,12 +35,22 @@ def load_agents(results: Path) -> dict[str, Any] | None:
     first = results / FILES["agents"]
     if not first.exists():
         return None
+    from benchmarks.agents import rescore_precision
+
     rep: dict[str, Any] = json.loads(first.read_text(encoding="utf-8"))
     sizes = dict(rep["sizes"])
     for extra in sorted(results.glob("agents-*.json")):
         sizes.update(json.loads(extra.read_text(encoding="utf-8"))["sizes"])
+    for s in sizes.values():
+        rescore_precision(s)  # a file from before P@10 = hits / min(10, |truth|)
     rep["sizes"] = dict(sorted(sizes.items(), key=lambda kv: int(kv[0])))
     return rep
+
+
+def _label(name: str) -> str:
+    from benchmarks.agents import label
+
+    return label(name)
 
 
 def _pyplot() -> Any:
@@ -59,14 +71,19 @@ def _colors(names: Sequence[str]) -> dict[str, Any]:
 
 
 def _grouped_bars(
-    ax: Any, groups: Sequence[str], series: dict[str, list[float | None]], ylabel: str, colors: dict[str, Any] | None = None
+    ax: Any,
+    groups: Sequence[str],
+    series: dict[str, list[float | None]],
+    ylabel: str,
+    colors: dict[str, Any] | None = None,
+    label: Any = str,
 ) -> None:
     """Bars of each series side by side within each group; a missing value leaves a gap."""
     n = max(len(series), 1)
     width = 0.8 / n
     for i, (name, values) in enumerate(series.items()):
         xs = [g + (i - (n - 1) / 2) * width for g in range(len(groups))]
-        ax.bar(xs, [v if v is not None else 0.0 for v in values], width, label=name, color=(colors or {}).get(name))
+        ax.bar(xs, [v if v is not None else 0.0 for v in values], width, label=label(name), color=(colors or {}).get(name))
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, rotation=15, ha="right", fontsize=8)
     ax.set_ylim(0, 1.05)
@@ -108,7 +125,7 @@ def agents_latency(rep: dict[str, Any], out: Path) -> Path:
     fig, ax = plt.subplots(figsize=(7, 4.8))
     for name, pts in points.items():
         pts.sort()
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name, color=colors[name])
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=_label(name), color=colors[name])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("episodes")
@@ -136,7 +153,7 @@ def agents_quality(rep: dict[str, Any], out: Path) -> Path:
         for col, measure in enumerate(("precision@10", "recall@10")):
             series = {name: [r["by_type"].get(t, {}).get(measure) for t in types] for name, r in s["systems"].items()}
             ax = axes[row][col]
-            _grouped_bars(ax, types, series, measure, colors)
+            _grouped_bars(ax, types, series, measure, colors, _label)
             ax.set_title(f"{int(size):,} episodes: {measure}", fontsize=10)
     fullest = max((axes[r][0] for r in range(len(sizes))), key=lambda a: len(a.get_legend_handles_labels()[1]))
     _legend_on_top(fig, fullest, height)

@@ -21,10 +21,19 @@ UTC = dt.UTC
 def test_precision_recall_r_precision_exact_hand_checked() -> None:
     ranked = [7, 3, 9, 1, 4, 5, 6, 8, 2, 0, 11]
     truth = {3, 4, 11, 12}
-    assert agents.precision_at_k(ranked, truth, 10) == pytest.approx(2 / 10)  # 3 and 4 in the top 10
+    # hits / min(k, |truth|): returning fewer than k is neither rewarded nor punished
+    assert agents.precision_at_k(ranked, truth, 10) == pytest.approx(2 / 4)  # 3 and 4 in the top 10, |truth| 4
     assert agents.precision_at_k(ranked, truth, 2) == pytest.approx(1 / 2)
-    assert agents.precision_at_k([3, 4], truth, 10) == 1.0  # fewer than k returned, all right
+    assert agents.precision_at_k([3, 4], truth, 10) == pytest.approx(2 / 4)  # two right of the four it could hold
+    assert agents.precision_at_k([3, 4, 11, 12], truth, 10) == 1.0
+    assert agents.precision_at_k(list(range(10)), set(range(5, 30)), 10) == pytest.approx(5 / 10)
     assert agents.precision_at_k([], truth, 10) == 0.0
+    # the old measure, hits / returned, is kept under its own name
+    assert agents.returned_precision_at_k(ranked, truth, 10) == pytest.approx(2 / 10)
+    assert agents.returned_precision_at_k([3, 4], truth, 10) == 1.0  # fewer than k returned, all right
+    assert agents.returned_precision_at_k([], truth, 10) == 0.0
+    with pytest.raises(ValueError):
+        agents.precision_at_k(ranked, set(), 10)
     assert agents.r_precision(ranked, truth) == pytest.approx(1 / 4)  # R = 4: only 3 in [7, 3, 9, 1]
     assert agents.r_precision([12, 11, 4, 3], truth) == 1.0
     assert agents.r_precision(list(range(200)), set(range(150, 300))) == 0.0  # R capped at 100
@@ -43,8 +52,8 @@ def test_tally_averages_per_type() -> None:
     t.add("word+tag", list(range(10)), list(range(20)), set(range(20)), 2.0)  # half of T in the top 10
     s = t.summary()
     assert s["by_type"]["last-week"] == {
-        "precision@10": 0.5, "recall@10": 0.5, "r-precision": 0.5, "exact@10": 0.5, "exact_eligible": 2, "questions": 2,
-        "latency_ms": {"p50": 2.0, "p95": 2.9},
+        "precision@10": 0.5, "recall@10": 0.5, "r-precision": 0.5, "returned-precision@10": 0.5,
+        "exact@10": 0.5, "exact_eligible": 2, "questions": 2, "latency_ms": {"p50": 2.0, "p95": 2.9},
     }  # fmt: skip
     assert s["by_type"]["word+tag"]["recall@10"] == 0.5
     assert s["by_type"]["word+tag"]["precision@10"] == 1.0
@@ -199,13 +208,13 @@ def test_end_to_end_tiny_with_dense(tmp_path: Path) -> None:
     assert json.loads(out.read_text()) == rep
     assert list(rep["sizes"]) == ["300", "400"]
     small, large = rep["sizes"]["300"], rep["sizes"]["400"]
-    assert small["systems_run"] == ["memdb-ask", "memdb-recall", "bm25", "dense", "hybrid"]
+    assert small["systems_run"] == ["memdb-ask", "memdb-recall", "bm25", "bm25-memdb-tokens", "dense", "hybrid"]
     assert small["skipped"] == {}
-    assert large["systems_run"] == ["memdb-ask", "memdb-recall", "bm25"]
+    assert large["systems_run"] == ["memdb-ask", "memdb-recall", "bm25", "bm25-memdb-tokens"]
     assert large["skipped"]["dense"] == "above --dense-max 350"
     assert "dense did not run" in large["skipped"]["hybrid"]
     for size, s in rep["sizes"].items():
-        assert set(s["ingest"]) >= {"memdb", "bm25"} and all(v["eps_per_s"] > 0 for v in s["ingest"].values())
+        assert set(s["ingest"]) >= {"memdb", "bm25", "bm25-memdb-tokens"} and all(v["eps_per_s"] > 0 for v in s["ingest"].values())
         assert s["memory"]["memdb"]["disk_bytes"] > 0 and s["memory"]["bm25"]["index_bytes"] > 0
         assert sum(v["count"] for v in s["questions"].values()) == len(s["details"]) > 0
         for name, r in s["systems"].items():
@@ -224,3 +233,32 @@ def test_end_to_end_tiny_with_dense(tmp_path: Path) -> None:
     text = md.read_text()
     assert text.startswith("# Synthetic agent memory") and f"```\npython -m benchmarks.agents {' '.join(argv)} --workdir " in text
     assert "Skipped dense: above --dense-max 350." in text
+    assert "| memdb-recall (oracle filters, upper bound) |" in text and "| memdb-recall |" not in text
+    assert "P@10 ÷ best" in text
+
+
+# --- what the baselines see, and old reports --------------------------------------------------
+
+
+def test_baseline_document_holds_kind_outcome_and_date() -> None:
+    ep = {"kind": "debug", "outcome": "failure", "ts": dt.datetime(2026, 5, 3, tzinfo=UTC), "tags": ["deploy"], "summary": "s"}
+    doc = agents.document(ep)
+    assert doc.endswith("\nkind debug outcome failure\n2026-05-03 May 2026") and "deploy" in doc
+    chat = {"kind": "exchange", "ts": dt.datetime(2026, 5, 3, tzinfo=UTC), "tags": [], "summary": "s"}
+    assert "\nkind exchange\n" in agents.document(chat) and "outcome" not in agents.document(chat)
+
+
+def test_rescore_precision_of_an_old_report() -> None:
+    old_row = {"precision@10": 0.5, "recall@10": 0.0, "r-precision": 0.0}
+    size = {
+        "systems": {"bm25": {"overall": dict(old_row), "by_type": {"last-week": dict(old_row)}}},
+        "details": [  # 5 of 10 returned are right, |truth| 6: new P@10 = 5/6; 1 of 2, |truth| 20: 1/10
+            {"type": "last-week", "truth": 6, "systems": {"bm25": {"precision@10": 0.5, "returned": 10}}},
+            {"type": "last-week", "truth": 20, "systems": {"bm25": {"precision@10": 0.5, "returned": 2}}},
+        ],
+    }
+    assert agents.rescore_precision(size) is True
+    o = size["systems"]["bm25"]["overall"]
+    assert o["returned-precision@10"] == 0.5 and o["precision@10"] == pytest.approx((5 / 6 + 1 / 10) / 2, abs=1e-4)
+    assert size["systems"]["bm25"]["by_type"]["last-week"]["precision@10"] == o["precision@10"]
+    assert agents.rescore_precision(size) is False  # already up to date

@@ -109,6 +109,52 @@ def test_rrf_fuses_rankings() -> None:
     assert baselines.rrf([[1], [2]], k=2) == [1, 2]  # a tie goes to the first ranking
 
 
+class _Fixed:
+    """A stand-in retriever with fixed scores, to test the hybrid's fusion alone."""
+
+    def __init__(self, scores: Any) -> None:
+        self._scores = scores
+        self.indexed: Any = None
+
+    def index(self, docs: Any) -> None:
+        self.indexed = docs
+
+    def scores(self, query: str) -> Any:
+        return self._scores
+
+
+def test_hybrid_fuses_the_top_of_each_ranking() -> None:
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(7)
+    n = 1_500
+    lexical, dense = rng.random(n).astype(np.float32), rng.random(n).astype(np.float32)
+    lexical[rng.random(n) < 0.9] = 0  # most documents share no word with the query, as with BM25
+    docs = ["d"] * n
+    hybrid = baselines.HybridRetriever(_Fixed(lexical), _Fixed(dense))  # type: ignore[arg-type]
+    hybrid.index(docs)
+    depth = baselines.FUSE_DEPTH
+    assert hybrid.search("q", 10) == baselines.rrf([baselines._top_k(lexical, depth), baselines._top_k(dense, depth)], 10)
+    # a collection no larger than the depth (every LoCoMo conversation) gets the full fusion
+    small = baselines.HybridRetriever(_Fixed(lexical[:900]), _Fixed(dense[:900]))  # type: ignore[arg-type]
+    small.index(docs[:900])
+    assert small.search("q", 10) == baselines.rrf([baselines._top_k(lexical[:900], 900), baselines._top_k(dense[:900], 900)], 10)
+    shallow = baselines.HybridRetriever(_Fixed(lexical), _Fixed(dense), depth=3)  # type: ignore[arg-type]
+    shallow.index(docs)
+    assert len(shallow.search("q", 10)) == 10  # the depth is never below k
+
+
+def test_bm25_with_memdb_tokens_matches_stems() -> None:
+    pytest.importorskip("bm25s")
+    docs = ["Ann: we painted sunsets", "Bob: a failure in deploy", "Ann: groups meet on Tuesday"]
+    plain = baselines.BM25Retriever()
+    stemmed = baselines.BM25Retriever(baselines.memdb_tokenize, baselines.MEMDB_TOKENS)
+    plain.index(docs)
+    stemmed.index(docs)
+    assert stemmed.name == "bm25-memdb-tokens" and plain.name == "bm25"
+    assert plain.scores("failures")[1] == 0  # bm25s's tokenizer does not stem
+    assert stemmed.search("failures", 1) == [1] and stemmed.search("group", 1) == [2]
+
+
 # --- a small conversation in the locomo10.json layout -------------------------------------------
 
 
@@ -186,7 +232,7 @@ def test_end_to_end_tiny_memdb_and_bm25(tmp_path: Path, capsys: pytest.CaptureFi
     data = _tiny_locomo10(tmp_path / "tiny.json")
     out = tmp_path / "out.json"
     md = tmp_path / "out.md"
-    systems = "memdb,memdb-turn,memdb-ask,bm25,bm25+context"
+    systems = "memdb,memdb-turn,memdb-ask,bm25,bm25-memdb-tokens,bm25+context,bm25-memdb-tokens+context"
     rep = locomo.main(["--data", str(data), "--systems", systems, "--json", str(out), "--markdown", str(md)])
     printed = capsys.readouterr().out
     assert "evidence normalised: tiny 'Who visited Bob from Oslo and what did they bake?': 'D1:4; D2:1' -> D1:4, D2:1" in printed
@@ -204,7 +250,11 @@ def test_end_to_end_tiny_memdb_and_bm25(tmp_path: Path, capsys: pytest.CaptureFi
     # the unique word finds its turn first
     assert saved["systems"]["memdb"]["recall@5"]["4"] == 1.0
     assert saved["machine"]["cores"] and saved["commit"] and saved["versions"]["memdb"]
-    assert md.read_text().startswith("# LoCoMo evidence recall@k\n\n```\npython -m benchmarks.locomo --data ")
+    text = md.read_text()
+    assert text.startswith("# LoCoMo evidence recall@k\n\n```\npython -m benchmarks.locomo --data ")
+    best = max(saved["systems"][b]["recall@5"]["overall"] for b in systems.split(",") if not b.startswith("memdb"))
+    mine = saved["systems"]["memdb"]["recall@5"]["overall"]
+    assert f"| memdb | 5 | **{mine:.3f}** | {mine / best:.2f}x | " in text  # memdb ÷ the best baseline
 
 
 def test_missing_baseline_is_skipped_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -424,14 +424,18 @@ class KnowledgeStore:
         with self.space.transaction():
             records = [self._require(eid, state="pending") for eid in _id_list(ids)]
             out = [self._reject(rec, who, at, reason or None) for rec in records]
+            # only this rejection's stones: copies of older ones went when those were rejected
+            threshold = self.store.settings.duplicate_threshold
+            stones = [(rec["hash"], set(rec.get("sh") or ())) for rec in records]
             for owner in [str(o) for o in self.queue.children()]:
                 for subs, _ in list(self.queue.items((owner,))):
                     rec = self.entries.get((owner, str(subs[1])))
                     if rec is None:
                         continue
-                    stone = self.tombstone_of(rec["hash"], rec.get("sh") or ())
-                    if stone is not None:
-                        self._reject(dict(rec), who, at, f"repeats rejected content (tombstone {stone.ref[:12]})")
+                    sh = set(rec.get("sh") or ())
+                    ref = next((d for d, s in stones if d == rec["hash"] or jaccard(sh, s) >= threshold), None)
+                    if ref is not None:
+                        self._reject(dict(rec), who, at, f"repeats rejected content (tombstone {ref[:12]})")
         return out
 
     def _reject(self, rec: dict[str, Any], who: str, at: dt.datetime, reason: str | None) -> Entry:

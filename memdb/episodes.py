@@ -778,7 +778,8 @@ class OwnerMemory:
 
     def delete(self, episode_id: str, *, reason: str) -> str:
         """Erase one episode (hot or archived) and every index entry, leaving an audit record
-        that keeps its content hash, never its text."""
+        that keeps its content hash, never its text. This layer cannot see what the layers above
+        derived from it; ``db.owner(name).delete`` (memdb.Database) erases that too."""
         if not isinstance(reason, str) or not reason.strip():
             raise ValidationError(f"delete reason {reason!r}: say why (it is kept in the audit trail)")
         now = self.store.now()

@@ -355,13 +355,13 @@ def _detect_ibans(p: _Pass) -> None:
     for start, end, cluster in p.clusters:
         if len(cluster) < 10:
             continue
-        if len(cluster) >= 15:
-            _search(p, "IBAN", _IBAN, _iban, start, min(size, end + 2))
         before = text[start - 1 : start]
         if (before.isalnum() or (before == " " and text[max(start - 5, 0) : start - 1].isalnum())) and len(
             cluster.translate(_NOT_DIGITS)
-        ) >= 10:
+        ) >= 10:  # the window holds the cluster too: one search covers both
             _search(p, "IBAN", _IBAN, _iban, max(start - _IBAN_REACH, 0), min(size, end + _IBAN_REACH))
+        elif len(cluster) >= 15:
+            _search(p, "IBAN", _IBAN, _iban, start, min(size, end + 2))
 
 
 _CLUSTERED.add(_detect_ibans)

@@ -350,11 +350,17 @@ def test_erase_by_id_range_and_everything(ldb: memdb.Database) -> None:
         mem.erase([other.id], reason="not mine")
 
 
+def summarized_burst(db: memdb.Database, mem: memdb.Memory, n: int) -> tuple[list[str], Any]:
+    """A burst of ``n`` events and, two days on, its one summary."""
+    ids = burst(mem, n)
+    db.maintain(now=T0 + dt.timedelta(days=2))
+    (summary,) = summaries_of(mem)
+    return ids, summary
+
+
 def test_erase_cascades_to_summaries_and_archived(ldb: memdb.Database) -> None:
     mem = ldb.owner("ana")
-    ids = burst(mem, 6)
-    ldb.maintain(now=T0 + dt.timedelta(days=2))
-    (summary,) = summaries_of(mem)
+    ids, summary = summarized_burst(ldb, mem, 6)
     mem.archive(ids[1])
     report = mem.erase([ids[0], ids[1]], reason="gdpr")
     assert set(report.ids) == {ids[0], ids[1], summary.episode.id}
@@ -363,9 +369,7 @@ def test_erase_cascades_to_summaries_and_archived(ldb: memdb.Database) -> None:
 
 def test_erase_takes_archived_summaries_citing_the_sources(ldb: memdb.Database) -> None:
     mem = ldb.owner("ana")
-    ids = burst(mem, 7)
-    ldb.maintain(now=T0 + dt.timedelta(days=2))
-    (summary,) = summaries_of(mem)
+    ids, summary = summarized_burst(ldb, mem, 7)
     sid = summary.episode.id
     mem.archive(sid)  # the summary's cites now live only in its cold record
     report = mem.erase(ids[:2], reason="user asked to forget these")
@@ -378,9 +382,7 @@ def test_erase_takes_archived_summaries_citing_the_sources(ldb: memdb.Database) 
 
 def test_delete_takes_the_summaries_citing_the_episode(ldb: memdb.Database) -> None:
     mem = ldb.owner("ana")
-    ids = burst(mem, 6)
-    ldb.maintain(now=T0 + dt.timedelta(days=2))
-    (summary,) = summaries_of(mem)
+    ids, summary = summarized_burst(ldb, mem, 6)
     mem.delete(ids[0], reason="user asked")
     assert summary.episode.id not in mem and ids[0] not in mem
     assert ldb.check().ok

@@ -18,7 +18,7 @@ holds: text fields and tags), then the kind and outcome memdb keeps as fields, w
 as ``"2026-05-03 May 2026"``: every fact the answer key filters on is in the document, so a
 question naming a month or a failure can match by its words. ``bm25``, ``bm25-memdb-tokens``,
 ``dense`` and ``hybrid`` are those of ``benchmarks.baselines`` (bm25s with its own tokenizer;
-the same BM25 over ``memdb.text.tokenize``'s stemmed terms, so that tokenizing is not what is
+the same BM25 over ``memdb.memory.text.tokenize``'s stemmed terms, so that tokenizing is not what is
 compared; all-MiniLM-L6-v2 with exact cosine search; the fusion of bm25 and dense).
 
 Questions. Generated from the data with a seeded RNG, ``--queries`` of each type; the tag of a
@@ -185,7 +185,7 @@ def oracle(eps: Sequence[dict[str, Any]], q: Question) -> frozenset[int]:
 def rare_words(eps: Sequence[dict[str, Any]]) -> list[str]:
     """Nouns of the less frequent half of ``agent_data.NOUNS`` that occur in ``eps``, are not tags,
     and share their memdb stem with no other word of the data (the answer must not hinge on stemming)."""
-    from memdb.text import stem
+    from memdb.memory.text import stem
 
     vocab: set[str] = set()
     for ep in eps:

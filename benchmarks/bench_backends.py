@@ -43,7 +43,7 @@ from typing import Any
 
 import memdb
 from benchmarks import agent_data, bench_globals, bench_query
-from memdb.store_postgres import PostgresStore
+from memdb.engine.postgres import PostgresStore
 
 BACKENDS = ("lmdb", "postgres")
 NODES = int(os.environ.get("MEMDB_BENCH_NODES", "50000"))

@@ -86,10 +86,10 @@ import lmdb
 import pytest
 
 import memdb
-from memdb.episodes import _flatten_texts as flatten_texts
-from memdb.models import EpisodeInput
-from memdb.sanitize import RegexSanitizer, Sanitizer, sanitize_fields
-from memdb.store import LMDBStore
+from memdb.engine.store import LMDBStore
+from memdb.memory.episodes import _flatten_texts as flatten_texts
+from memdb.memory.models import EpisodeInput
+from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields
 
 SINGLE_SYNC = int(os.environ.get("MEMDB_BENCH_SINGLE_SYNC", "500"))
 SINGLE = int(os.environ.get("MEMDB_BENCH_SINGLE", "1000"))

@@ -81,10 +81,10 @@ import pytest
 import memdb
 from benchmarks import agent_data
 from benchmarks.bench_globals import _commit, _machine
-from memdb import codec
-from memdb.cold import _DICT_MAX_SAMPLES, CODECS, ColdStore
-from memdb.episodes import content_hash
-from memdb.lifecycle import MaintenanceReport
+from memdb.engine import codec
+from memdb.lifecycle.cold import _DICT_MAX_SAMPLES, CODECS, ColdStore
+from memdb.lifecycle.maintain import MaintenanceReport
+from memdb.memory.episodes import content_hash
 
 N = int(os.environ.get("MEMDB_BENCH_LIFECYCLE_N", "1000000"))
 SAMPLE = int(os.environ.get("MEMDB_BENCH_LIFECYCLE_SAMPLE", "5000"))

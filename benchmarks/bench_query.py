@@ -16,7 +16,7 @@ SQLite schema: ``episodes(id INTEGER PRIMARY KEY, eid, owner, ts, kind, outcome,
 tags, summary, content, lesson, what_we_tried, what_happened)`` with indexes on ``(owner, ts)`` and
 ``(owner, kind, outcome, ts)``; ``episode_tags(owner, tag, ts, id)`` clustered on
 ``(owner, tag, ts, id)`` (WITHOUT ROWID); a contentless FTS5 table over the text memdb indexes
-holding memdb's own terms of each episode (``memdb.text.tokenize`` of the text fields and tags,
+holding memdb's own terms of each episode (``memdb.memory.text.tokenize`` of the text fields and tags,
 ``agent_data.indexed_text``: folded, stemmed, stopwords dropped), queried with memdb's terms of
 the query joined by OR, so both sides match exactly the same episodes and BM25 sees the same
 term frequencies and lengths. ``relevance`` is copied from memdb's headers after each import
@@ -90,9 +90,9 @@ import pytest
 import memdb
 from benchmarks import agent_data
 from benchmarks.bench_globals import _commit, _machine
-from memdb.query import _QUESTION_WORDS
-from memdb.text import normalize_tag, tokenize
-from memdb.timephrase import find_time_phrase
+from memdb.memory.text import normalize_tag, tokenize
+from memdb.query.engine import _QUESTION_WORDS
+from memdb.query.timephrase import find_time_phrase
 
 SIZES = [int(s) for s in os.environ.get("MEMDB_BENCH_SIZES", "10000,100000,1000000").split(",") if s.strip()]
 DRAWS = int(os.environ.get("MEMDB_BENCH_DRAWS", "200"))

@@ -17,7 +17,7 @@ turn shares an image (the caption is the only text the data has about it); ``bm2
 rows index what memdb's default episodes hold (the turn plus the turn it answers, see below): a
 like-for-like check of the engines. ``bm25`` splits words with bm25s's tokenizer (English
 stopwords, no stemming); ``bm25-memdb-tokens`` is the same BM25 over memdb's own terms
-(``memdb.text.tokenize``: memdb's stopwords and stemmer), so that the gap between it and
+(``memdb.memory.text.tokenize``: memdb's stopwords and stemmer), so that the gap between it and
 ``memdb-turn`` (``+context`` against ``memdb``) is what memdb adds beyond its tokenizer: time
 windows, speaker tags, its ranking. The data's LLM-written session summaries, observations and event lists are used by
 no system. All systems run in the same process, question by question.
@@ -35,7 +35,7 @@ documents.
 memdb's questions go through ``Owner.recall`` and ``Owner.ask`` only (:class:`MemdbSystem`):
 
 - ``memdb`` and ``memdb-turn`` use ``text+time``: ``recall(text=question, now=end, limit=25)``;
-  when memdb's own time-phrase parser (``memdb.timephrase``) finds a window in the question
+  when memdb's own time-phrase parser (``memdb.query.timephrase``) finds a window in the question
   ("in May 2023"), the rest of the question recalled inside that window goes first and the
   unwindowed answer fills the remaining places.
 - ``memdb-ask`` is ``ask(question, now=end, limit=25)`` as an agent would call it: memdb turns
@@ -417,8 +417,8 @@ def text_and_time(owner: Any, question: str, now: dt.datetime, k: int) -> list[A
     """The ``text+time`` strategy: ``recall(text=question)``; when memdb's time-phrase parser finds
     a window in the question ("in May 2023"), the rest of the question recalled inside that
     window goes first, and the unwindowed answer fills the remaining places."""
-    from memdb.text import tokenize
-    from memdb.timephrase import find_time_phrase
+    from memdb.memory.text import tokenize
+    from memdb.query.timephrase import find_time_phrase
 
     plain = list(owner.recall(text=question, now=now, limit=k))
     window, rest = find_time_phrase(question, now)
@@ -663,7 +663,7 @@ def markdown(rep: dict[str, Any]) -> str:
         "would call it (a named speaker becomes a tag filter). `bm25`, `dense`, `hybrid` index `Speaker: text` "
         "(+ photo caption); their `+context` rows index the same text as memdb's episodes. `bm25` uses bm25s's "
         "tokenizer (English stopwords, no stemming), `bm25-memdb-tokens` the same BM25 over memdb's own terms "
-        "(`memdb.text.tokenize`, stemmed). `hybrid` fuses `bm25` and `dense`. "
+        "(`memdb.memory.text.tokenize`, stemmed). `hybrid` fuses `bm25` and `dense`. "
         "`÷ best baseline`: a memdb row's overall recall over the best baseline row's at the same k (any of the "
         "baseline rows above, `+context` ones included); `p50 ÷ fastest baseline`: its p50 over the lowest "
         "baseline p50. The script is a plain Python program (not pytest-benchmark). "

@@ -5,17 +5,17 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from memdb import errors, native
-from memdb.database import Database, Memory, open
-from memdb.globals import Global, Globals
-from memdb.knowledge import Entry
-from memdb.lifecycle import MaintenanceReport
-from memdb.models import Episode
-from memdb.query import History, RecallResult
-from memdb.reflection import AnthropicReflector, OfflineReflector
-from memdb.sanitize import RegexSanitizer, Sanitizer
-from memdb.settings import Settings
-from memdb.store import LMDBStore, Store
-from memdb.summarize import AnthropicSummarizer, ExtractiveSummarizer, Summarizer
+from memdb.engine.globals import Global, Globals
+from memdb.engine.store import LMDBStore, Store
+from memdb.governance.knowledge import Entry
+from memdb.governance.reflection import AnthropicReflector, OfflineReflector
+from memdb.lifecycle.maintain import MaintenanceReport
+from memdb.lifecycle.summarize import AnthropicSummarizer, ExtractiveSummarizer, Summarizer
+from memdb.memory.models import Episode
+from memdb.memory.sanitize import RegexSanitizer, Sanitizer
+from memdb.memory.settings import Settings
+from memdb.query.engine import History, RecallResult
+from memdb.surfaces.database import Database, Memory, open
 
 try:
     __version__ = version("memdb")

@@ -20,7 +20,7 @@ from typing import Any, TextIO, TypeVar
 
 import memdb
 from memdb.errors import MemdbError, ValidationError
-from memdb.models import check_owner
+from memdb.memory.models import check_owner
 
 T = TypeVar("T")
 DEFAULT_DB = "memdb-data"
@@ -104,7 +104,7 @@ def _open(args: argparse.Namespace) -> memdb.Database:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Build the sample team memory and ask it questions."""
-    from memdb.demo import run_demo
+    from memdb.surfaces.demo import run_demo
 
     run_demo(args.path, out=sys.stdout)
     return 0
@@ -300,7 +300,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve one owner's memory to MCP clients (stdio), or each token's owner (loopback HTTP)."""
-    from memdb.mcp_server import run
+    from memdb.surfaces.mcp_server import run
 
     return run(args.db, owner=args.owner, transport=args.transport, port=args.port, config=args.config, now=_when(args.now, "--now"))
 

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memdb.episodes import OwnerMemory, new_id
 from memdb.errors import ValidationError
-from memdb.models import check_ident, utc
+from memdb.memory.episodes import OwnerMemory, new_id
+from memdb.memory.models import check_ident, utc
 
 __all__ = ["FORMAT", "VERSION", "Step", "Timeline", "build", "export"]
 
-FORMAT = "memdb.timeline"
+FORMAT = "memdb.governance.timeline"
 VERSION = 1
 NOTICE = (
     "Audit record of captured tool calls. Not executable: no API of memdb re-runs a tool or replays a request "

@@ -14,9 +14,9 @@ import random
 from typing import TextIO
 
 import memdb
+from memdb.engine.globals import Globals
+from memdb.engine.store import LMDBStore
 from memdb.errors import MemdbError, ValidationError
-from memdb.globals import Globals
-from memdb.store import LMDBStore
 
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=dt.UTC)
 """The demo's "now": a Wednesday, so "last week" is 2026-06-22 to 2026-06-28."""

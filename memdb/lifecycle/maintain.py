@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdb.cold import ColdStore
-from memdb.episodes import EpisodeStore, OwnerMemory, content_hash, episode_day, new_id, to_episode, ts_micros
 from memdb.errors import LLMError, NotFoundError, ValidationError
-from memdb.models import Episode, utc
-from memdb.summarize import ExtractiveSummarizer, Summarizer
+from memdb.lifecycle.cold import ColdStore
+from memdb.lifecycle.summarize import ExtractiveSummarizer, Summarizer
+from memdb.memory.episodes import EpisodeStore, OwnerMemory, content_hash, episode_day, new_id, to_episode, ts_micros
+from memdb.memory.models import Episode, utc
 
 __all__ = ["Lifecycle", "MaintenanceReport"]
 

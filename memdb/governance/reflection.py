@@ -29,12 +29,12 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticError
 
-from memdb.episodes import EpisodeStore, OwnerMemory, new_id
 from memdb.errors import DuplicateError, LLMError, SanitizerError, ValidationError
-from memdb.knowledge import KnowledgeStore
-from memdb.models import Episode, utc
-from memdb.summarize import anthropic_client
-from memdb.text import normalize_tag, tokenize
+from memdb.governance.knowledge import KnowledgeStore
+from memdb.lifecycle.summarize import anthropic_client
+from memdb.memory.episodes import EpisodeStore, OwnerMemory, new_id
+from memdb.memory.models import Episode, utc
+from memdb.memory.text import normalize_tag, tokenize
 
 __all__ = [
     "AnthropicReflector",

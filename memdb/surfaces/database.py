@@ -16,23 +16,23 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import Any, Literal
 
-from memdb.episodes import CheckReport, Clock, EpisodeStore, RescoreReport, check_id, ts_micros
+from memdb.engine.globals import Globals
+from memdb.engine.postgres import PostgresStore, is_postgres_url
+from memdb.engine.store import LMDBStore, Store
 from memdb.errors import ConfigError, ValidationError
-from memdb.globals import Globals
-from memdb.knowledge import Agenda, DecayReport, Entry, KnowledgeStore
-from memdb.lifecycle import ErasureReport, Lifecycle, MaintenanceReport
-from memdb.models import Episode, check_owner
-from memdb.patterns import Pattern, PatternExtractor, PatternStore, Preparation, prepare
-from memdb.query import Owner
-from memdb.reflection import Reflection, ReflectionReport, Reflector
-from memdb.sanitize import Sanitizer
-from memdb.settings import Settings
-from memdb.store import LMDBStore, Store
-from memdb.store_postgres import PostgresStore, is_postgres_url
-from memdb.summarize import Summarizer
-from memdb.timeline import Timeline
-from memdb.timeline import build as build_timeline
-from memdb.timeline import export as export_timeline
+from memdb.governance.knowledge import Agenda, DecayReport, Entry, KnowledgeStore
+from memdb.governance.patterns import Pattern, PatternExtractor, PatternStore, Preparation, prepare
+from memdb.governance.reflection import Reflection, ReflectionReport, Reflector
+from memdb.governance.timeline import Timeline
+from memdb.governance.timeline import build as build_timeline
+from memdb.governance.timeline import export as export_timeline
+from memdb.lifecycle.maintain import ErasureReport, Lifecycle, MaintenanceReport
+from memdb.lifecycle.summarize import Summarizer
+from memdb.memory.episodes import CheckReport, Clock, EpisodeStore, RescoreReport, check_id, ts_micros
+from memdb.memory.models import Episode, check_owner
+from memdb.memory.sanitize import Sanitizer
+from memdb.memory.settings import Settings
+from memdb.query.engine import Owner
 
 __all__ = ["Database", "Memory", "open"]
 
@@ -377,7 +377,7 @@ def open(
     if clock is not None and not callable(clock):
         raise ConfigError(f"clock {clock!r}: a callable returning an aware UTC datetime")
     if sanitizer is not None and not isinstance(sanitizer, Sanitizer):
-        raise ConfigError(f"sanitizer {sanitizer!r}: needs a sanitize(texts) method (see memdb.sanitize.Sanitizer)")
+        raise ConfigError(f"sanitizer {sanitizer!r}: needs a sanitize(texts) method (see memdb.memory.sanitize.Sanitizer)")
     store: Store = PostgresStore(str(path), **options) if kind is PostgresStore else LMDBStore(path, **options)
     return Database(
         store,

@@ -37,11 +37,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from memdb.episodes import EpisodeStore, bound_sanitized, new_id
 from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, SanitizerError, ValidationError
-from memdb.models import check_owner, utc
-from memdb.sanitize import sanitize_fields
-from memdb.text import normalize_tag, tokenize
+from memdb.memory.episodes import EpisodeStore, bound_sanitized, new_id
+from memdb.memory.models import check_owner, utc
+from memdb.memory.sanitize import sanitize_fields
+from memdb.memory.text import normalize_tag, tokenize
 
 __all__ = [
     "Agenda",

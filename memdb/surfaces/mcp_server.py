@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import memdb
 from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
-from memdb.models import Episode, bound_text, check_owner
-from memdb.query import History, Owner, RecallResult
-from memdb.settings import BUILTIN_KINDS, OUTCOMES, Settings
-from memdb.timephrase import TimeWindow, find_time_phrase
+from memdb.memory.models import Episode, bound_text, check_owner
+from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
+from memdb.query.engine import History, Owner, RecallResult
+from memdb.query.timephrase import TimeWindow, find_time_phrase
 
 if TYPE_CHECKING:
     from mcp.server import Server

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdb import native
-from memdb.settings import Settings
+from memdb.memory.settings import Settings
 
 __all__ = ["AccessTracker", "Explanation", "PendingAccess", "RelevanceModel", "band_of"]
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticError
 
 from memdb.errors import ValidationError
-from memdb.text import normalize_tag
+from memdb.memory.text import normalize_tag
 
 __all__ = ["Episode", "EpisodeInput", "Outcome", "Status", "bound_text", "validation_error"]
 

@@ -14,8 +14,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Final
 
-from memdb import codec
-from memdb.codec import Subscript, Subscripts
+from memdb.engine import codec
+from memdb.engine.codec import Subscript, Subscripts
+from memdb.engine.store import ReadTxn, Store, WriteTxn
 from memdb.errors import (
     CodecError,
     GlobalsError,
@@ -26,7 +27,6 @@ from memdb.errors import (
     NotANumberError,
     ReadOnlyTransactionError,
 )
-from memdb.store import ReadTxn, Store, WriteTxn
 
 __all__ = ["Global", "Globals"]
 

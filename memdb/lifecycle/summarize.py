@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from memdb.errors import ConfigError, LLMError
-from memdb.models import Episode
+from memdb.memory.models import Episode
 
 __all__ = ["AnthropicSummarizer", "ExtractiveSummarizer", "Summarizer"]
 

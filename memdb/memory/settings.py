@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memdb.errors import ConfigError, ValidationError
-from memdb.text import normalize_tag
+from memdb.memory.text import normalize_tag
 
 __all__ = ["BUILTIN_KINDS", "DEFAULT_TYPED_KINDS", "OUTCOMES", "Settings"]
 

@@ -34,8 +34,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memdb import native
-from memdb.codec import unpack_value
-from memdb.episodes import (
+from memdb.engine.codec import unpack_value
+from memdb.engine.globals import Global, Globals
+from memdb.errors import ValidationError
+from memdb.memory.episodes import (
     CODE_OF_PACKED,
     ID_TAIL_BYTES,
     LEVELS_PER_POINT,
@@ -50,12 +52,10 @@ from memdb.episodes import (
     to_episode,
     ts_micros,
 )
-from memdb.errors import ValidationError
-from memdb.globals import Global, Globals
-from memdb.models import Episode, utc
-from memdb.settings import BUILTIN_KINDS, OUTCOMES
-from memdb.text import normalize_tag, stem, terms_and_words, tokenize
-from memdb.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, find_time_phrase
+from memdb.memory.models import Episode, utc
+from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
+from memdb.memory.text import normalize_tag, stem, terms_and_words, tokenize
+from memdb.query.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, find_time_phrase
 
 __all__ = ["History", "Interpretation", "Memory", "Owner", "RecallResult"]
 

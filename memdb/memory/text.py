@@ -24,7 +24,7 @@ from collections import Counter
 from typing import Final
 
 from memdb.errors import ValidationError
-from memdb.sanitize import PLACEHOLDER
+from memdb.memory.sanitize import PLACEHOLDER
 
 __all__ = [
     "MAX_TAG_BYTES",

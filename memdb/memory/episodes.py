@@ -48,10 +48,10 @@ from typing import Any
 
 from pydantic import ValidationError as PydanticError
 
-from memdb import codec
+from memdb.engine import codec
+from memdb.engine.globals import Global, Globals
 from memdb.errors import NotFoundError, SanitizerError, ValidationError
-from memdb.globals import Global, Globals
-from memdb.models import (
+from memdb.memory.models import (
     SUMMARY_CHARS,
     Episode,
     EpisodeInput,
@@ -62,10 +62,10 @@ from memdb.models import (
     utc,
     validation_error,
 )
-from memdb.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
-from memdb.sanitize import PLACEHOLDER, RegexSanitizer, Sanitizer, sanitize_fields
-from memdb.settings import BUILTIN_KINDS, OUTCOMES, Settings
-from memdb.text import normalize_tag, term_counts
+from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
+from memdb.memory.sanitize import PLACEHOLDER, RegexSanitizer, Sanitizer, sanitize_fields
+from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
+from memdb.memory.text import normalize_tag, term_counts
 
 __all__ = [
     "CODE_OF_PACKED",

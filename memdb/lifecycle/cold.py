@@ -19,9 +19,9 @@ from typing import Any, Final
 
 import zstandard
 
-from memdb import codec
+from memdb.engine import codec
+from memdb.engine.globals import Global, Globals
 from memdb.errors import ConfigError, CorruptKeyError
-from memdb.globals import Global, Globals
 
 __all__ = ["CODECS", "ColdStore"]
 

@@ -34,16 +34,16 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memdb.episodes import EpisodeStore, OwnerMemory, new_id
 from memdb.errors import LLMError, NotFoundError, SanitizerError, ValidationError
-from memdb.knowledge import Entry, KnowledgeStore, entry_score, jaccard
-from memdb.models import Episode, bound_text, utc
-from memdb.query import Memory as Recalled
-from memdb.query import Owner
-from memdb.reflection import DEFAULT_MODEL, episode_listing, structured_call
-from memdb.settings import OUTCOMES
-from memdb.summarize import anthropic_client
-from memdb.text import normalize_tag, tokenize
+from memdb.governance.knowledge import Entry, KnowledgeStore, entry_score, jaccard
+from memdb.governance.reflection import DEFAULT_MODEL, episode_listing, structured_call
+from memdb.lifecycle.summarize import anthropic_client
+from memdb.memory.episodes import EpisodeStore, OwnerMemory, new_id
+from memdb.memory.models import Episode, bound_text, utc
+from memdb.memory.settings import OUTCOMES
+from memdb.memory.text import normalize_tag, tokenize
+from memdb.query.engine import Memory as Recalled
+from memdb.query.engine import Owner
 
 __all__ = [
     "AnthropicExtractor",

@@ -29,7 +29,7 @@ from test_lifecycle import ldb
 from test_query import qdb, team
 
 import memdb
-from memdb.store_postgres import PostgresStore, is_postgres_url
+from memdb.engine.postgres import PostgresStore, is_postgres_url
 
 __all__ = ["edb", "ldb", "many", "merge_tree", "qdb", "ro_db", "t", "team", "tree"]  # fixtures, re-exported on purpose
 

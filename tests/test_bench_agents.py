@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from benchmarks import agent_data, agents
-from memdb.timephrase import find_time_phrase
+from memdb.query.timephrase import find_time_phrase
 
 UTC = dt.UTC
 
@@ -172,7 +172,7 @@ def test_questions_are_seeded_and_never_empty(eps: list[dict[str, Any]]) -> None
 
 
 def test_rare_words_are_unambiguous(eps: list[dict[str, Any]]) -> None:
-    from memdb.text import stem
+    from memdb.memory.text import stem
 
     words = agents.rare_words(eps)
     assert words

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memdb import codec
+from memdb.engine import codec
 from memdb.errors import InvalidGlobalNameError, InvalidSubscriptError, InvalidValueError, KeyTooLongError
 
 numbers = st.one_of(

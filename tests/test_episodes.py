@@ -13,10 +13,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memdb
-from memdb import codec
-from memdb.episodes import LAYOUT, LEVELS_PER_POINT, episode_day, id_tail, index_code, new_id, relevance_level, tail_id, tail_ts, ts_micros
+from memdb.engine import codec
 from memdb.errors import ConfigError, KeyTooLongError, NotFoundError, SanitizerError, ValidationError
-from memdb.sanitize import RegexSanitizer
+from memdb.memory.episodes import (
+    LAYOUT,
+    LEVELS_PER_POINT,
+    episode_day,
+    id_tail,
+    index_code,
+    new_id,
+    relevance_level,
+    tail_id,
+    tail_ts,
+    ts_micros,
+)
+from memdb.memory.sanitize import RegexSanitizer
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
@@ -513,7 +524,7 @@ def test_indexes_written_with_record(edb: memdb.Database) -> None:
 def test_encoded_parent_cache_empties_at_its_bound_and_never_goes_stale(edb: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """Capture reuses encoded index parents; past the bound the cache starts over, and what
     is written stays exactly what the records say, in a batch and one by one, for two owners."""
-    import memdb.episodes as episodes_module
+    import memdb.memory.episodes as episodes_module
 
     monkeypatch.setattr(episodes_module, "_PARENT_KEYS_KEPT", 5)
     ana, bo = edb.owner("ana"), edb.owner("bo")

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 import memdb
-from memdb import codec
-from memdb.codec import Subscript, Subscripts, canonical, collation_key
+from memdb.engine import codec
+from memdb.engine.codec import Subscript, Subscripts, canonical, collation_key
 from memdb.errors import (
     GlobalsError,
     InvalidSubscriptError,

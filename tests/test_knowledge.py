@@ -13,7 +13,7 @@ from clocks import Clock
 
 import memdb
 from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, ValidationError
-from memdb.knowledge import content_digest, jaccard, shingles
+from memdb.governance.knowledge import content_digest, jaccard, shingles
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=UTC)  # a Monday
@@ -43,7 +43,7 @@ LESSONS = [
 ]
 
 
-def approved(db: memdb.Database, owner: str, text: str) -> memdb.knowledge.Entry:
+def approved(db: memdb.Database, owner: str, text: str) -> memdb.governance.knowledge.Entry:
     entry = db.owner(owner).save_lesson(text)
     (done,) = db.approve(entry.id, by="rev")
     return done

@@ -17,10 +17,10 @@ import pytest
 from clocks import Clock
 
 import memdb
-from memdb import codec
-from memdb.episodes import episode_day
+from memdb.engine import codec
 from memdb.errors import LLMError, NotFoundError, ValidationError
-from memdb.summarize import AnthropicSummarizer, ExtractiveSummarizer
+from memdb.lifecycle.summarize import AnthropicSummarizer, ExtractiveSummarizer
+from memdb.memory.episodes import episode_day
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 1, 10, 0, tzinfo=UTC)
@@ -46,7 +46,7 @@ def burst(
     ]
 
 
-def summaries_of(mem: memdb.Memory) -> list[memdb.query.Memory]:
+def summaries_of(mem: memdb.Memory) -> list[memdb.query.engine.Memory]:
     return list(mem.recall(kind="summary", limit=50))
 
 
@@ -218,13 +218,13 @@ def test_anthropic_error_is_memdb_error() -> None:
     summarizer = AnthropicSummarizer(
         client=sdk_client([(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}})], [])
     )
-    ep = memdb.models.Episode(id="x", owner="a", ts=T0, kind="exchange", summary="s")
+    ep = memdb.memory.models.Episode(id="x", owner="a", ts=T0, kind="exchange", summary="s")
     with pytest.raises(LLMError, match="BadRequestError"):
         summarizer.summarize([ep])
 
 
 def test_extractive_summary_is_deterministic_and_short() -> None:
-    eps = [memdb.models.Episode(id=str(i), owner="a", ts=T0 + dt.timedelta(minutes=i), kind="debug",
+    eps = [memdb.memory.models.Episode(id=str(i), owner="a", ts=T0 + dt.timedelta(minutes=i), kind="debug",
                                 outcome="failure" if i % 2 else "success",
                                 summary=f"step {i} " + "x" * 300, lesson="lock first" if i == 3 else None) for i in range(8)]  # fmt: skip
     s = ExtractiveSummarizer()

@@ -31,7 +31,7 @@ from mcp.shared.exceptions import MCPError
 import memdb
 from memdb.cli import main as cli_main
 from memdb.errors import ConfigError
-from memdb.mcp_server import ArgumentError, load_tokens, tool_specs
+from memdb.surfaces.mcp_server import ArgumentError, load_tokens, tool_specs
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday; the server's clock is pinned here
@@ -356,7 +356,7 @@ def test_an_unexpected_exception_is_a_tool_error_naming_only_its_type(fresh: tup
     # become a JSON-RPC error with the server's traceback; the traceback goes to stderr, once
     path, _ = fresh
     script = (
-        "import sys, memdb.cli, memdb.mcp_server as server\n"
+        "import sys, memdb.cli, memdb.surfaces.mcp_server as server\n"
         "def broken(mem, args): raise KeyError(args['text'])\n"
         "server._history = broken\n"
         "raise SystemExit(memdb.cli.main(sys.argv[1:]))\n"
@@ -424,7 +424,7 @@ def test_owner_clamp_over_stdio(team: tuple[Path, dict[str, str]]) -> None:
 def test_import_memdb_never_needs_the_extra(tmp_path: Path) -> None:
     script = (
         "import sys; sys.modules['mcp'] = None\n"
-        "import memdb, memdb.cli, memdb.mcp_server\n"
+        "import memdb, memdb.cli, memdb.surfaces.mcp_server\n"
         "raise SystemExit(memdb.cli.main(['mcp', '--db', sys.argv[1], '--owner', 'ana']))\n"
     )
     proc = subprocess.run(

@@ -16,8 +16,8 @@ from clocks import Clock
 
 import memdb
 from memdb.errors import LLMError, ValidationError
-from memdb.models import Episode
-from memdb.patterns import AnthropicExtractor, PatternProposal
+from memdb.governance.patterns import AnthropicExtractor, PatternProposal
+from memdb.memory.models import Episode
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
@@ -36,7 +36,7 @@ def pdb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
     db.close()
 
 
-def deploys(mem: memdb.database.Memory, n: int, start: int = 0, kind: str = "debug") -> list[str]:
+def deploys(mem: memdb.surfaces.database.Memory, n: int, start: int = 0, kind: str = "debug") -> list[str]:
     outcomes = ["failure", "failure", "success", "failure", "partial"]
     return [
         mem.record(kind, f"deploy attempt {i}", outcome=outcomes[i % 5], tags=["deploy"] if i % 5 != 4 else ["misc"],

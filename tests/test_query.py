@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memdb
-from memdb.episodes import ts_micros
 from memdb.errors import ValidationError
-from memdb.query import Owner
+from memdb.memory.episodes import ts_micros
+from memdb.query.engine import Owner
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday

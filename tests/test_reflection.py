@@ -15,8 +15,8 @@ import pytest
 from clocks import Clock
 
 import memdb
-from memdb.models import Episode
-from memdb.reflection import AnthropicReflector, OfflineReflector, Proposal
+from memdb.governance.reflection import AnthropicReflector, OfflineReflector, Proposal
+from memdb.memory.models import Episode
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 3, 6, 0, tzinfo=UTC)

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import memdb
+from memdb.engine.store import LMDB_MAX_KEY_BYTES, LMDBStore, Store
 from memdb.errors import ConfigError, StoreClosedError, StoreError, StoreFullError
-from memdb.store import LMDB_MAX_KEY_BYTES, LMDBStore, Store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -254,7 +254,7 @@ def test_readers_in_other_processes_see_only_committed_states(tmp_path: Path) ->
     # The writer keeps the invariant a == b; every commit bumps both.
     writer = _run(
         f"""
-        from memdb.store import LMDBStore
+        from memdb.engine.store import LMDBStore
         s = LMDBStore({str(path)!r})
         for i in range(1, 301):
             with s.write() as w:
@@ -267,7 +267,7 @@ def test_readers_in_other_processes_see_only_committed_states(tmp_path: Path) ->
     )
     reader = _run(
         f"""
-        from memdb.store import LMDBStore
+        from memdb.engine.store import LMDBStore
         s = LMDBStore({str(path)!r})
         seen, torn = set(), 0
         for _ in range(3000):
@@ -295,7 +295,7 @@ def test_writer_killed_mid_transaction_leaves_last_commit(tmp_path: Path) -> Non
     child = _run(
         f"""
         import sys, time
-        from memdb.store import LMDBStore
+        from memdb.engine.store import LMDBStore
         s = LMDBStore({str(path)!r}, map_size=1 << 20)
         with s.write() as w:
             w.put(b"committed", b"yes")

@@ -26,9 +26,9 @@ import test_store as contract
 from postgres_server import drop, shared, unique_name
 
 import memdb
+from memdb.engine.postgres import PostgresStore
+from memdb.engine.store import LMDBStore
 from memdb.errors import StoreClosedError, StoreError, TransactionConflictError
-from memdb.store import LMDBStore
-from memdb.store_postgres import PostgresStore
 
 ROOT = Path(__file__).resolve().parents[1]
 LMDB_ONLY = {"test_stat_reports_entries"}  # asserts LMDB's own stat() fields
@@ -316,7 +316,7 @@ def test_writer_killed_mid_transaction_leaves_nothing(pg_url: str) -> None:
     child = _child(
         """
         import sys, time
-        from memdb.store_postgres import PostgresStore
+        from memdb.engine.postgres import PostgresStore
         s = PostgresStore(sys.argv[1], name=sys.argv[2])
         with s.write() as w:
             w.put(b"committed", b"yes")

@@ -10,8 +10,18 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memdb.errors import ValidationError
-from memdb.sanitize import PLACEHOLDER
-from memdb.text import MAX_TAG_CHARS, MAX_TERM_CHARS, STOPWORDS, _shorten, normalize_tag, stem, term_counts, terms_and_words, tokenize
+from memdb.memory.sanitize import PLACEHOLDER
+from memdb.memory.text import (
+    MAX_TAG_CHARS,
+    MAX_TERM_CHARS,
+    STOPWORDS,
+    _shorten,
+    normalize_tag,
+    stem,
+    term_counts,
+    terms_and_words,
+    tokenize,
+)
 
 # --- tokenize ---------------------------------------------------------------------------------
 
@@ -142,7 +152,7 @@ def test_non_str_tag_is_a_validation_error() -> None:
 
 
 def test_validation_error_is_a_value_error() -> None:
-    # pydantic validators in memdb.models rely on this to report bad tags as field errors
+    # pydantic validators in memdb.memory.models rely on this to report bad tags as field errors
     with pytest.raises(ValueError):
         normalize_tag("???")
 

@@ -13,7 +13,7 @@ import pytest
 
 import memdb
 from memdb.errors import ValidationError
-from memdb.timeline import FORMAT, VERSION
+from memdb.governance.timeline import FORMAT, VERSION
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
@@ -27,7 +27,7 @@ def tdb(tmp_path: Path) -> Iterator[memdb.Database]:
     db.close()
 
 
-def session(mem: memdb.database.Memory, name: str = "conv_1") -> list[str]:
+def session(mem: memdb.surfaces.database.Memory, name: str = "conv_1") -> list[str]:
     search = mem.record_tool_call(name, "search", {"q": "flights to Lisbon"}, ts=T0)
     mem.record_tool_result(search.id, {"hits": 3})
     mem.record_exchange(name, "book the cheapest", "Booking it now.", ts=T0 + 5 * SEC)

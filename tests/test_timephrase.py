@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memdb.timephrase import TimeWindow, find_time_phrase
+from memdb.query.timephrase import TimeWindow, find_time_phrase
 
 UTC = dt.UTC
 US = dt.timedelta(microseconds=1)

@@ -1,0 +1,108 @@
+"""A database written by memdb before the move into layer subpackages opens and answers the same.
+
+``tests/fixtures/layout7/db`` was written by the code of commit 1bd4427 (index layout 7) with
+``tests/fixtures/make_layout7_db.py``, which also recorded the answers to the queries of
+``tests/fixtures/layout7_queries.py`` in ``tests/fixtures/layout7/answers.json``. Here the current
+code opens a copy of it (never the committed files: opening writes), ``check()`` finds every
+index consistent, the same queries replayed in the same order give the same answers, and the
+database takes new writes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import memdb
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+sys.path.insert(0, str(FIXTURES))
+import layout7_queries as queries  # noqa: E402
+
+FIXTURE = FIXTURES / "layout7"
+
+
+def recorded() -> list[tuple[str, object]]:
+    data = json.loads((FIXTURE / "answers.json").read_text())
+    assert data["now"] == queries.NOW.isoformat()
+    return [(name, answer) for name, answer in data["answers"]]
+
+
+@pytest.fixture
+def old_db(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The committed old database, copied, opened with the current code and the fixed clock."""
+    path = tmp_path / "layout7"
+    shutil.copytree(FIXTURE / "db", path)
+    db = queries.open_db(path)
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+def _check_clean(db: memdb.Database) -> None:
+    report = db.check()
+    assert report.ok, "check() problems:\n" + "\n".join(report.problems)
+
+
+def test_fixture_is_small_and_only_data() -> None:
+    assert sorted(p.name for p in (FIXTURE / "db").iterdir()) == ["data.mdb"]
+    assert (FIXTURE / "db" / "data.mdb").stat().st_size < 1 << 20
+
+
+def test_query_list_matches_the_recording() -> None:
+    assert [name for name, _ in queries.QUERIES] == [name for name, _ in recorded()]
+
+
+def test_old_database_opens_clean(old_db: memdb.Database) -> None:
+    _check_clean(old_db)
+
+
+def test_old_database_answers_the_same(old_db: memdb.Database) -> None:
+    _check_clean(old_db)
+    expected = recorded()
+    got = queries.run(old_db)
+    assert len(got) == len(expected)
+    # through JSON, as the recording went: tuples become lists
+    answers = [(name, json.loads(json.dumps(answer, ensure_ascii=False))) for name, answer in got]
+    assert [name for name, _ in answers] == [name for name, _ in expected]
+    mismatched = [name for (name, answer), (_, want) in zip(answers, expected, strict=True) if answer != want]
+    if mismatched:  # a readable diff of the first one, and the names of all
+        first = mismatched[0]
+        assert dict(answers)[first] == dict(expected)[first], f"{len(mismatched)} of {len(expected)} answers differ: {mismatched}"
+    _check_clean(old_db)
+
+
+def test_old_database_keeps_its_episodes_and_takes_new_ones(old_db: memdb.Database) -> None:
+    by_owner = {}
+    for name, answer in recorded():
+        if name in ("ana.episodes", "ben.episodes"):
+            by_owner[name.split(".")[0]] = [e["id"] for e in answer]  # type: ignore[union-attr]
+    assert set(by_owner) == set(queries.OWNERS)
+    for owner, ids in by_owner.items():
+        assert [e.id for e in old_db.owner(owner).episodes(include_archived=True)] == ids
+
+    ana = old_db.owner("ana")
+    before = ana.count()
+    new = ana.record(
+        "debug",
+        "Deploy of Project X after the upgrade went through",
+        ts=queries.t(3, 18, 10),
+        outcome="success",
+        tags=["Project X", "deploy"],
+        content="reported by qa@example.com",
+    )
+    assert new.content == "reported by <EMAIL_1>"
+    assert ana.count() == before + 1
+    assert ana.get(new.id).summary == new.summary
+    r = ana.recall(tags=["deploy"], outcome="success", now=queries.NOW)
+    assert [m.episode.id for m in r.memories] == [new.id]
+    assert [e.id for e in ana.episodes(include_archived=True)] == [*by_owner["ana"], new.id]
+    old_db.flush()
+    _check_clean(old_db)
+    old_db.maintain(now=queries.NOW)
+    _check_clean(old_db)

@@ -87,9 +87,9 @@ import pytest
 
 import memdb
 from memdb.engine.store import LMDBStore
-from memdb.memory.episodes import _flatten_texts as flatten_texts
 from memdb.memory.models import EpisodeInput
 from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields
+from memdb.memory.sanitize.fields import flatten_texts
 
 SINGLE_SYNC = int(os.environ.get("MEMDB_BENCH_SINGLE_SYNC", "500"))
 SINGLE = int(os.environ.get("MEMDB_BENCH_SINGLE", "1000"))

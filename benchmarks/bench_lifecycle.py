@@ -25,7 +25,7 @@ otherwise also write tens of thousands of summaries (which are themselves due wh
 are), which is a different workload. The burst rule's scan of every header still runs and is
 timed; only no window qualifies.
 
-Cold codecs. ``ColdStore(space, codec).pack(owner, record, hash)`` / ``.unpack(owner, value)``,
+Cold codecs. ``ColdCodec(space, codec).pack(owner, record, hash)`` / ``.unpack(owner, value)``,
 the calls the archiver and ``restore`` make, on the same ``MEMDB_BENCH_LIFECYCLE_SAMPLE`` (5,000)
 stored records (``^MEM`` values of an import of agent_data episodes). The ``zstd-dict``
 dictionary is trained the way memdb trains it, on the owner's first 5,000 records, and the sample
@@ -82,9 +82,9 @@ import memdb
 from benchmarks import agent_data
 from benchmarks.bench_globals import _commit, _machine
 from memdb.engine import codec
-from memdb.lifecycle.cold import _DICT_MAX_SAMPLES, CODECS, ColdStore
+from memdb.lifecycle.cold import _DICT_MAX_SAMPLES, CODECS, ColdCodec
 from memdb.lifecycle.maintain import MaintenanceReport
-from memdb.memory.episodes import content_hash
+from memdb.memory.audit import content_hash
 
 N = int(os.environ.get("MEMDB_BENCH_LIFECYCLE_N", "1000000"))
 SAMPLE = int(os.environ.get("MEMDB_BENCH_LIFECYCLE_SAMPLE", "5000"))
@@ -203,7 +203,7 @@ def check_first(built: Built, run: MaintainRun) -> None:
     assert r.rescored == built.n, (r.rescored, built.n)
     assert r.archived == built.due, f"archived {r.archived:,}, expected exactly the {built.due:,} due episodes"
     assert r.summaries == 0 and r.purged == 0 and not r.errors, r
-    assert built.db.episodes.stats.get((OWNER, "archived")) == built.due
+    assert built.db.episodes.layout.stats.get((OWNER, "archived")) == built.due
 
 
 def check_again(built: Built, run: MaintainRun) -> None:
@@ -216,7 +216,7 @@ def check_again(built: Built, run: MaintainRun) -> None:
 
 def archived_ids(db: memdb.Database, k: int, seed: int = SEED) -> list[str]:
     """``k`` archived episode ids drawn at random (seeded) from ``^EPAR``."""
-    ids = [str(subs[2]) for subs, _ in db.episodes.archived.items((OWNER,))]
+    ids = [str(subs[2]) for subs, _ in db.episodes.layout.archived.items((OWNER,))]
     return random.Random(seed).sample(ids, min(k, len(ids)))
 
 
@@ -250,7 +250,7 @@ def cold_ratio(db: memdb.Database) -> dict[str, Any]:
     """What the maintained database's ^COLD holds: codecs, raw and stored bytes."""
     raw = data = value = n = 0
     codecs: dict[str, int] = {}
-    for _, v in db.episodes.cold.items((OWNER,)):
+    for _, v in db.episodes.layout.cold.items((OWNER,)):
         n += 1
         raw += v["raw_bytes"]
         data += len(v["data"])
@@ -296,7 +296,7 @@ def make_sample(path: Path, size: int = SAMPLE, seed: int = SEED + 1) -> Sample:
 
 def measure_codec(sample: Sample, name: str) -> CodecResult:
     """Pack every sample record with ``name``, then unpack every value (round trip checked)."""
-    cold = ColdStore(sample.db.globals, name)
+    cold = ColdCodec(sample.db.episodes, name)
     t0 = time.perf_counter()
     cold.pack(OWNER, sample.records[0], sample.hashes[0])  # warm-up; trains zstd-dict's dictionary if there is none
     first = time.perf_counter() - t0
@@ -527,9 +527,9 @@ PROFILE_STAGES: tuple[Stage, ...] = (
     ("    one-line summary (to_episode + one_line)", "memdb/episodes.py", "to_episode", ("memdb/lifecycle.py", "archive")),
     ("    one-line summary (to_episode + one_line)", "memdb/summarize.py", "one_line", None),
     ("    content hash (json.dumps + sha256)", "memdb/episodes.py", "content_hash", ("memdb/lifecycle.py", "archive")),
-    ("    compression (ColdStore.pack)", "memdb/cold.py", "pack", None),
+    ("    compression (ColdCodec.pack)", "memdb/cold.py", "pack", None),
     ("      dictionary lookup per pack (_current_dict)", "memdb/cold.py", "_current_dict", None),
-    ("        of which training, once (ColdStore.train)", "memdb/cold.py", "train", None),
+    ("        of which training, once (ColdCodec.train)", "memdb/cold.py", "train", None),
     ("      msgpack of the record (pack_value)", "memdb/codec.py", "pack_value", ("memdb/cold.py", "pack")),
     ("      zstd compress (C)", "~", "<method 'compress' of 'zstandard.backend_c.ZstdCompressor' objects>", None),
     ("    move to cold (OwnerMemory.move_to_cold)", "memdb/episodes.py", "move_to_cold", None),
@@ -587,7 +587,7 @@ def profile(n: int) -> str:
             report = prof.runcall(built.db.maintain, now=NOW)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
             check_first(built, MaintainRun(wall, cpu, report))
-            audits = [v for _, v in built.db.episodes.audit.items((OWNER,)) if v.get("action") == "archive"]
+            audits = [v for v in built.db.episodes.audit.entries(OWNER) if v.get("action") == "archive"]
             t = time.perf_counter_ns()
             audit_bytes = sum(len(codec.pack_value(a)) for a in audits)
             audit_pack_us = (time.perf_counter_ns() - t) / 1e3 / max(len(audits), 1)

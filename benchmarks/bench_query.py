@@ -187,7 +187,7 @@ def build(root: Path, size: int, log: Callable[[str], None] = print) -> dict[str
     con.executescript(SCHEMA)
     seconds = {"memdb": 0.0, "sqlite": 0.0, "generate": 0.0}
     tag_counts: Counter[str] = Counter()
-    states = db.episodes.states
+    states = db.episodes.layout.states
     try:
         for owner, n, seed in ((OWNER, size, SEED), (OTHER, OTHER_EPISODES, SEED + 1)):
             handle = db.owner(owner)

@@ -8,14 +8,16 @@ from memdb import errors, native
 from memdb.engine.globals import Global, Globals
 from memdb.engine.store import LMDBStore, Store
 from memdb.governance.knowledge import Entry
-from memdb.governance.reflection import AnthropicReflector, OfflineReflector
+from memdb.governance.reflection import OfflineReflector
 from memdb.lifecycle.maintain import MaintenanceReport
-from memdb.lifecycle.summarize import AnthropicSummarizer, ExtractiveSummarizer, Summarizer
+from memdb.lifecycle.summarize import ExtractiveSummarizer, Summarizer
+from memdb.llm.adapters import AnthropicReflector, AnthropicSummarizer
 from memdb.memory.models import Episode
 from memdb.memory.sanitize import RegexSanitizer, Sanitizer
 from memdb.memory.settings import Settings
-from memdb.query.engine import History, RecallResult
-from memdb.surfaces.database import Database, Memory, open
+from memdb.query.results import History, Hit, RecallResult
+from memdb.surfaces.database import Database, open
+from memdb.surfaces.handle import Memory
 
 try:
     __version__ = version("memdb")
@@ -32,6 +34,7 @@ __all__ = [
     "Global",
     "Globals",
     "History",
+    "Hit",
     "LMDBStore",
     "MaintenanceReport",
     "Memory",

@@ -15,18 +15,8 @@ from hypothesis import strategies as st
 import memdb
 from memdb.engine import codec
 from memdb.errors import ConfigError, KeyTooLongError, NotFoundError, SanitizerError, ValidationError
-from memdb.memory.episodes import (
-    LAYOUT,
-    LEVELS_PER_POINT,
-    episode_day,
-    id_tail,
-    index_code,
-    new_id,
-    relevance_level,
-    tail_id,
-    tail_ts,
-    ts_micros,
-)
+from memdb.memory.ids import episode_day, new_id, ts_micros
+from memdb.memory.layout import LAYOUT, LEVELS_PER_POINT, id_tail, index_code, relevance_level, tail_id, tail_ts
 from memdb.memory.sanitize import RegexSanitizer
 
 UTC = dt.UTC
@@ -258,7 +248,7 @@ def test_import_keeps_timestamps_and_writes_one_audit(edb: memdb.Database) -> No
     report = mem.import_episodes(items, source="locomo:26")
     assert report.count == 10
     assert [mem.get(i).ts for i in report.ids] == [it["ts"] for it in items]
-    audits = [a for a in mem.audit_log() if a["action"] == "import"]
+    audits = [a for a in mem.audit() if a["action"] == "import"]
     assert len(audits) == 1 and audits[0]["count"] == 10 and audits[0]["source"] == "locomo:26"
 
 
@@ -267,7 +257,7 @@ def test_import_is_all_or_nothing(edb: memdb.Database) -> None:
     items = [{"kind": "exchange", "summary": "ok"}, {"kind": "debug", "summary": "no outcome"}]
     with pytest.raises(ValidationError, match="import item 1"):
         mem.import_episodes(items, source="x")
-    assert mem.count() == 0 and mem.audit_log() == []
+    assert mem.count() == 0 and mem.audit() == []
 
 
 # --- 5. PII -----------------------------------------------------------------------------------
@@ -524,17 +514,17 @@ def test_indexes_written_with_record(edb: memdb.Database) -> None:
 def test_encoded_parent_cache_empties_at_its_bound_and_never_goes_stale(edb: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """Capture reuses encoded index parents; past the bound the cache starts over, and what
     is written stays exactly what the records say, in a batch and one by one, for two owners."""
-    import memdb.memory.episodes as episodes_module
+    import memdb.memory.layout as layout_module
 
-    monkeypatch.setattr(episodes_module, "_PARENT_KEYS_KEPT", 5)
+    monkeypatch.setattr(layout_module, "_PARENT_KEYS_KEPT", 5)
     ana, bo = edb.owner("ana"), edb.owner("bo")
     with edb.transaction():
         for i in range(12):
             ana.record("debug", f"step {i} of rollout{i % 4}", outcome="success", tags=[f"t{i % 5}", "shared"], session=f"s{i % 3}")
     for i in range(6):
         bo.record("exchange", f"talk about rollout{i % 2}", tags=[f"t{i}", "shared", "s1"], session=f"s{i % 3}")  # tag s1 = session s1
-    assert len(edb.episodes._parent_keys) <= 5
-    assert sum(map(len, edb.episodes._term_keys.values())) <= 5  # the posting keys' cache, across owners
+    assert len(edb.episodes.layout._parent_keys) <= 5
+    assert sum(map(len, edb.episodes.layout._term_keys.values())) <= 5  # the posting keys' cache, across owners
     assert edb.check().ok
     assert len(list(edb.globals["EPG"].items(("bo", "shared")))) == 6 and len(list(edb.globals["EPG"].items(("ana", "shared")))) == 12
     assert {s[-1] for s, _ in edb.globals["EPX"].items(("bo", "rollout1"))} == {e.id for e in bo.episodes() if "rollout1" in e.summary}
@@ -744,7 +734,7 @@ def test_delete_leaves_audit_without_text(edb: memdb.Database) -> None:
     ep = mem.record("debug", "secret plan omega", outcome="failure")
     audit_id = mem.delete(ep.id, reason="user request")
     assert ep.id not in mem
-    entry = next(a for a in mem.audit_log() if a["id"] == audit_id)
+    entry = next(a for a in mem.audit() if a["id"] == audit_id)
     assert entry["action"] == "delete" and entry["episodes"] == [ep.id] and len(entry["hashes"][0]) == 64
     assert "omega" not in repr(entry)
     with pytest.raises(ValidationError):

@@ -18,7 +18,7 @@ from clocks import Clock
 import memdb
 from memdb.cli import main
 from memdb.errors import ConfigError, DuplicateError
-from memdb.governance.reflection import AnthropicReflector
+from memdb.llm.adapters import AnthropicReflector
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=UTC)

@@ -19,8 +19,9 @@ from clocks import Clock
 import memdb
 from memdb.engine import codec
 from memdb.errors import LLMError, NotFoundError, ValidationError
-from memdb.lifecycle.summarize import AnthropicSummarizer, ExtractiveSummarizer
-from memdb.memory.episodes import episode_day
+from memdb.lifecycle.summarize import ExtractiveSummarizer
+from memdb.llm.adapters import AnthropicSummarizer
+from memdb.memory.ids import episode_day
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 1, 10, 0, tzinfo=UTC)
@@ -46,7 +47,7 @@ def burst(
     ]
 
 
-def summaries_of(mem: memdb.Memory) -> list[memdb.query.engine.Memory]:
+def summaries_of(mem: memdb.Memory) -> list[memdb.Hit]:
     return list(mem.recall(kind="summary", limit=50))
 
 

@@ -16,7 +16,8 @@ from clocks import Clock
 
 import memdb
 from memdb.errors import LLMError, ValidationError
-from memdb.governance.patterns import AnthropicExtractor, PatternProposal
+from memdb.governance.patterns import PatternProposal
+from memdb.llm.adapters import AnthropicExtractor
 from memdb.memory.models import Episode
 
 UTC = dt.UTC
@@ -36,7 +37,7 @@ def pdb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
     db.close()
 
 
-def deploys(mem: memdb.surfaces.database.Memory, n: int, start: int = 0, kind: str = "debug") -> list[str]:
+def deploys(mem: memdb.Memory, n: int, start: int = 0, kind: str = "debug") -> list[str]:
     outcomes = ["failure", "failure", "success", "failure", "partial"]
     return [
         mem.record(kind, f"deploy attempt {i}", outcome=outcomes[i % 5], tags=["deploy"] if i % 5 != 4 else ["misc"],

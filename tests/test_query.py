@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import memdb
 from memdb.errors import ValidationError
-from memdb.memory.episodes import ts_micros
-from memdb.query.engine import Owner
+from memdb.memory.ids import ts_micros
+from memdb.query.engine import OwnerQueries
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday
@@ -32,7 +32,7 @@ def qdb(tmp_path: Path) -> Iterator[memdb.Database]:
 
 
 @pytest.fixture
-def team(qdb: memdb.Database) -> Owner:
+def team(qdb: memdb.Database) -> memdb.Memory:
     mem = qdb.owner("team")
     mem.record("debug", "Deploy of Project X failed: migration locked the users table", outcome="failure",
                tags=["Project X", "deploy"], lesson="run migrations before the deploy window", ts=at(23, 10), session="s1")  # fmt: skip
@@ -53,7 +53,7 @@ def summaries(result: Any) -> list[str]:
 # --- recall ------------------------------------------------------------------------------------
 
 
-def test_recall_time_window_is_half_open(team: Owner) -> None:
+def test_recall_time_window_is_half_open(team: memdb.Memory) -> None:
     r = team.recall(since=at(23, 10), until=at(25, 16))
     assert summaries(r) and set(summaries(r)) == {
         "Deploy of Project X failed: migration locked the users table",
@@ -61,7 +61,7 @@ def test_recall_time_window_is_half_open(team: Owner) -> None:
     }
 
 
-def test_recall_tags_all_and_any(team: Owner) -> None:
+def test_recall_tags_all_and_any(team: memdb.Memory) -> None:
     assert len(team.recall(tags=["project-x", "deploy"], limit=10)) == 2
     assert set(summaries(team.recall(any_tags=["billing", "deploy"], limit=10))) == {
         "Deploy of Project X failed: migration locked the users table",
@@ -70,7 +70,7 @@ def test_recall_tags_all_and_any(team: Owner) -> None:
     }
 
 
-def test_recall_kind_outcome_session_text(team: Owner) -> None:
+def test_recall_kind_outcome_session_text(team: memdb.Memory) -> None:
     assert summaries(team.recall(kind="debug", outcome="failure", limit=1)) == ["Deploy failed again: migration lock"]
     assert len(team.recall(outcome="success", limit=10)) == 2
     assert summaries(team.recall(session="s2")) == ["Shipped search v2 for Project X"]
@@ -79,20 +79,20 @@ def test_recall_kind_outcome_session_text(team: Owner) -> None:
     assert any("bm25" in w for w in r.memories[0].why)
 
 
-def test_results_never_cross_owners(team: Owner, qdb: memdb.Database) -> None:
+def test_results_never_cross_owners(team: memdb.Memory, qdb: memdb.Database) -> None:
     for r in (team.recall(limit=50), team.ask("deploy failures"), team.recall(tags=["project-x"], limit=50)):
         assert all(m.episode.owner == "team" for m in r)
     assert "Other team" not in str(team.history(kind="debug"))
 
 
-def test_recall_counts_access(team: Owner) -> None:
+def test_recall_counts_access(team: memdb.Memory, qdb: memdb.Database) -> None:
     r = team.recall(tags=["billing"])
     assert team.peek(r.memories[0].episode.id).access_count == 0  # buffered
-    team.store.flush()
+    qdb.flush()
     assert team.peek(r.memories[0].episode.id).access_count == 1
 
 
-def test_bad_filters_named(team: Owner) -> None:
+def test_bad_filters_named(team: memdb.Memory) -> None:
     with pytest.raises(ValidationError, match="'meeting'"):
         team.recall(kind="meeting")
     with pytest.raises(ValidationError, match="'mostly'"):
@@ -103,7 +103,7 @@ def test_bad_filters_named(team: Owner) -> None:
         team.recall(limit=-1)
 
 
-def test_limit_zero_reports_the_matches(team: Owner) -> None:
+def test_limit_zero_reports_the_matches(team: memdb.Memory) -> None:
     """``limit=0`` asks how many match: the answer shows none but must not claim nothing did."""
     r = team.recall(tags=["twilio"], limit=0)
     assert r.memories == [] and r.total == 2 and r.found
@@ -117,7 +117,7 @@ def test_limit_zero_reports_the_matches(team: Owner) -> None:
 
 
 @pytest.mark.parametrize("text", ["the", "x", "<EMAIL_1>", "what is it"])
-def test_text_without_searchable_words_is_refused(team: Owner, text: str) -> None:
+def test_text_without_searchable_words_is_refused(team: memdb.Memory, text: str) -> None:
     """A text filter that makes no index term would filter nothing: recall and history refuse
     it, naming it, rather than answer for everything."""
     for query in (team.recall, team.history):
@@ -128,13 +128,13 @@ def test_text_without_searchable_words_is_refused(team: Owner, text: str) -> Non
 
 
 @pytest.mark.parametrize("text", ["", "  "])
-def test_an_empty_text_is_no_text_filter(team: Owner, text: str) -> None:
+def test_an_empty_text_is_no_text_filter(team: memdb.Memory, text: str) -> None:
     """What JSON clients send for an optional field they leave empty: no filter, as None."""
     assert team.recall(text=text).total == team.recall().total
     assert team.history(text=text).total == team.history().total
 
 
-def test_ask_without_searchable_words_searches_everything_and_says_so(team: Owner) -> None:
+def test_ask_without_searchable_words_searches_everything_and_says_so(team: memdb.Memory) -> None:
     """ask takes natural language and never refuses a question: one with no words left after
     question words and stopwords ranks everything, and its note and interpretation say so."""
     r = team.ask("what is it", limit=3)
@@ -199,7 +199,7 @@ def test_planner_equals_brute_force(
         assert r.total == len(expected) and r.found == bool(expected)
 
 
-def test_text_driven_window_bounds_far_from_now(team: Owner) -> None:
+def test_text_driven_window_bounds_far_from_now(team: memdb.Memory) -> None:
     """A text query driven by its postings prunes ids by the window's bounds as strings; bounds
     before year 1000 or at the end of time must still select exactly by time."""
     everything = {m.episode.id for m in team.recall(text="deploy migration", limit=50)}
@@ -318,7 +318,7 @@ def test_ask_ranks_a_tagged_only_match_above_weak_word_matches(tmp_path: Path) -
 # --- ask ---------------------------------------------------------------------------------------
 
 
-def test_ask_last_week_project_x(team: Owner) -> None:
+def test_ask_last_week_project_x(team: memdb.Memory) -> None:
     r = team.ask("What happened with Project X last week?")
     assert r.found
     assert r.interpretation.tags == ("project-x",)
@@ -326,7 +326,7 @@ def test_ask_last_week_project_x(team: Owner) -> None:
     assert set(summaries(r)) == {"Deploy of Project X failed: migration locked the users table", "Shipped search v2 for Project X"}
 
 
-def test_ask_maps_outcome_words_and_keeps_terms(team: Owner) -> None:
+def test_ask_maps_outcome_words_and_keeps_terms(team: memdb.Memory) -> None:
     r = team.ask("which deploys failed in the past 10 days?", limit=10)
     assert r.interpretation.outcome == "failure"
     assert all(m.episode.outcome == "failure" for m in r)
@@ -335,7 +335,7 @@ def test_ask_maps_outcome_words_and_keeps_terms(team: Owner) -> None:
     assert summaries(r)[0] == "User asked about the twilio quota"
 
 
-def test_ask_tag_or_words_match_and_the_tag_ranks(team: Owner) -> None:
+def test_ask_tag_or_words_match_and_the_tag_ranks(team: memdb.Memory) -> None:
     """With a tag and other words, memories with the tag or the words match: words that no
     memory holds cannot hide the tagged ones, and a word match without the tag still shows."""
     r = team.ask("flamingo Project X", limit=10)
@@ -356,7 +356,7 @@ def test_ask_tag_or_words_match_and_the_tag_ranks(team: Owner) -> None:
     assert str(r.interpretation) == "text migration or tags twilio"
 
 
-def test_ask_tag_filters_when_kind_or_outcome_is_asked(team: Owner) -> None:
+def test_ask_tag_filters_when_kind_or_outcome_is_asked(team: memdb.Memory) -> None:
     r = team.ask("Past failures on Project X?", limit=10)
     assert r.interpretation.tags == ("project-x",) and r.interpretation.outcome == "failure"
     assert r.interpretation.terms == ()  # "past" is a question word
@@ -366,14 +366,14 @@ def test_ask_tag_filters_when_kind_or_outcome_is_asked(team: Owner) -> None:
     assert r.total == 0 and not r.found  # the only twilio debug was partial
 
 
-def test_ask_honest_empty_with_earlier_matches(team: Owner) -> None:
+def test_ask_honest_empty_with_earlier_matches(team: memdb.Memory) -> None:
     r = team.ask("What happened with Project X yesterday?")
     assert not r.found and r.memories == []
     assert r.note == "Nothing yesterday for tags project-x; 4 earlier (latest 2026-06-29)."
     assert "Nothing" in r.as_context(500)
 
 
-def test_honest_empty_counts_both_sides_exactly(team: Owner) -> None:
+def test_honest_empty_counts_both_sides_exactly(team: memdb.Memory, qdb: memdb.Database) -> None:
     """The note counts the matches before and after an empty window, the same whether one index
     range holds the matches (read as columns) or the planner intersects several."""
     tagged = team.recall(tags=["project-x"], limit=50).memories
@@ -387,7 +387,8 @@ def test_honest_empty_counts_both_sides_exactly(team: Owner) -> None:
     for r in (one_range, intersected):
         assert not r.found and r.total == 0
         assert r.note.endswith(expected), r.note
-    capped = team._outside(team._compile(one_range.interpretation), cap=1)  # counts stop at the cap, from the window out
+    queries = OwnerQueries(qdb.episodes, team.name)  # the query layer alone, below the handle
+    capped = queries._outside(queries._compile(one_range.interpretation), cap=1)  # counts stop at the cap, from the window out
     assert capped == (1, ts_micros(max(before)), 1, len(before) > 1, len(after) > 1)
     worded = [m.episode.ts for m in team.recall(text="migration", limit=50).memories]
     r = team.recall(text="migration", since=since, until=until)  # text never reads one range
@@ -396,12 +397,12 @@ def test_honest_empty_counts_both_sides_exactly(team: Owner) -> None:
     assert r.note.endswith(f"; {len(early)} earlier (latest {max(early):%Y-%m-%d}) and {len(late)} later.")
 
 
-def test_ask_honest_empty_when_nothing_at_all(team: Owner) -> None:
+def test_ask_honest_empty_when_nothing_at_all(team: memdb.Memory) -> None:
     r = team.ask("kubernetes autoscaler")
     assert not r.found and "Nothing found" in r.note and "kubernetes" in r.note
 
 
-def test_ask_rejects_empty_question(team: Owner) -> None:
+def test_ask_rejects_empty_question(team: memdb.Memory) -> None:
     with pytest.raises(ValidationError):
         team.ask("   ")
 
@@ -411,7 +412,7 @@ def test_ask_rejects_empty_question(team: Owner) -> None:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(budget=st.integers(1, 700))
-def test_as_context_never_exceeds_budget(team: Owner, budget: int) -> None:
+def test_as_context_never_exceeds_budget(team: memdb.Memory, budget: int) -> None:
     r = team.recall(limit=10)
     block = r.as_context(max_chars=budget)
     assert len(block) <= budget
@@ -422,7 +423,7 @@ def test_as_context_never_exceeds_budget(team: Owner, budget: int) -> None:
         assert line in full.splitlines() or line.endswith("…[cut]") or "more not shown" in line
 
 
-def test_as_context_puts_summaries_first(team: Owner) -> None:
+def test_as_context_puts_summaries_first(team: memdb.Memory) -> None:
     team.record("summary", "Week recap: two failed deploys, search shipped", tags=["project-x"], ts=at(30, 1))
     lines = team.recall(tags=["project-x"], limit=10).as_context(2000).splitlines()
     assert lines[1].startswith("- 2026-06-30 summary")
@@ -432,7 +433,7 @@ def test_as_context_puts_summaries_first(team: Owner) -> None:
 # --- history --------------------------------------------------------------------------------
 
 
-def test_history_counts_outcomes_and_lessons(team: Owner) -> None:
+def test_history_counts_outcomes_and_lessons(team: memdb.Memory) -> None:
     h = team.history(kind="debug", tags=["deploy"])
     assert h.total == 2 and h.counts == {"success": 0, "partial": 0, "failure": 2}
     assert h.lessons == ["take the lock with a timeout", "run migrations before the deploy window"]
@@ -440,7 +441,7 @@ def test_history_counts_outcomes_and_lessons(team: Owner) -> None:
     assert team.history(kind="research").total == 0
 
 
-def test_history_rejects_an_inverted_window(team: Owner) -> None:
+def test_history_rejects_an_inverted_window(team: memdb.Memory) -> None:
     """history checks its window as recall does: same error, both bounds named."""
     with pytest.raises(ValidationError, match="until must be after since") as from_history:
         team.history(since=at(5), until=at(4))
@@ -452,12 +453,12 @@ def test_history_rejects_an_inverted_window(team: Owner) -> None:
         team.history(since=at(5), until=at(5))  # an empty window too
 
 
-def test_history_refuses_a_negative_limit(team: Owner) -> None:
+def test_history_refuses_a_negative_limit(team: memdb.Memory) -> None:
     with pytest.raises(ValidationError, match="limit -2: must be a non-negative int"):
         team.history(limit=-2)
 
 
-def test_a_window_open_on_one_side_is_named_by_its_bound(team: Owner) -> None:
+def test_a_window_open_on_one_side_is_named_by_its_bound(team: memdb.Memory) -> None:
     """Not "window in the window (1000-01-01 to ...)": the open side has no date to show."""
     since = team.recall(since=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
     assert str(since.interpretation).startswith("window since 2026-01-01")
@@ -465,7 +466,7 @@ def test_a_window_open_on_one_side_is_named_by_its_bound(team: Owner) -> None:
     assert before.note == "Nothing found for window before 2020-01-01 12:30 UTC."
 
 
-def test_windows_at_the_edges_of_the_calendar(team: Owner) -> None:
+def test_windows_at_the_edges_of_the_calendar(team: memdb.Memory) -> None:
     far = dt.timezone(dt.timedelta(hours=14))
     assert (
         team.recall(since=dt.datetime(9999, 12, 31, 23, 59, tzinfo=dt.UTC)).note == "Nothing found for window since 9999-12-31 23:59 UTC."

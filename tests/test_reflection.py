@@ -15,7 +15,8 @@ import pytest
 from clocks import Clock
 
 import memdb
-from memdb.governance.reflection import AnthropicReflector, OfflineReflector, Proposal
+from memdb.governance.reflection import OfflineReflector, Proposal
+from memdb.llm.adapters import AnthropicReflector
 from memdb.memory.models import Episode
 
 UTC = dt.UTC

@@ -465,7 +465,7 @@ def test_the_no_hint_shortcuts_change_nothing(texts: dict[str, str]) -> None:
     """Text in which ``_MAYBE_PII`` finds nothing skips the built-in detectors, text without a
     numeric cluster the clustered ones, and text without a token prefix the token shapes;
     running every detector on every text must give the same result (shortcuts only)."""
-    import memdb.memory.sanitize as sanitize_module
+    import memdb.memory.sanitize.detect as sanitize_module
 
     fast = S.scan(texts)
     slow_sanitizer = RegexSanitizer()
@@ -555,7 +555,7 @@ def test_cards_in_any_digit_script_and_separator_never_survive(body: str, zero: 
 def test_detection_reads_one_character_for_one(text: str) -> None:
     """Spans found in the folded text are replaced in the original, so the fold must keep
     every position; ASCII text without line breaks is read as it is."""
-    from memdb.memory.sanitize import detection_text
+    from memdb.memory.sanitize.detect import detection_text
 
     folded = detection_text(text)
     assert len(folded) == len(text)
@@ -565,7 +565,7 @@ def test_detection_reads_one_character_for_one(text: str) -> None:
 
 def test_the_folded_digits_and_spaces_are_every_non_ascii_one_in_the_bmp() -> None:
     """The hand-written ranges of ``_FOLDABLE`` against this Python's Unicode database."""
-    from memdb.memory.sanitize import _FOLDABLE
+    from memdb.memory.sanitize.detect import _FOLDABLE
 
     chars = map(chr, range(0x80, 0x10000))
     digits_and_spaces = {c for c in chars if c.isspace() or c.isdecimal()}

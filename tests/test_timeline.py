@@ -27,7 +27,7 @@ def tdb(tmp_path: Path) -> Iterator[memdb.Database]:
     db.close()
 
 
-def session(mem: memdb.surfaces.database.Memory, name: str = "conv_1") -> list[str]:
+def session(mem: memdb.Memory, name: str = "conv_1") -> list[str]:
     search = mem.record_tool_call(name, "search", {"q": "flights to Lisbon"}, ts=T0)
     mem.record_tool_result(search.id, {"hits": 3})
     mem.record_exchange(name, "book the cheapest", "Booking it now.", ts=T0 + 5 * SEC)

@@ -385,17 +385,18 @@ def _default(obj: Any) -> Any:
     raise InvalidValueError(f"value {obj!r}: {type(obj).__name__} cannot be stored (use msgpack types or datetime)")
 
 
-_EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+"""Where datetime values (and memdb's microsecond timestamps) count from."""
 
 
 def _to_micros(d: _dt.datetime) -> int:
-    delta = d - _EPOCH
+    delta = d - EPOCH
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
 def _ext_hook(code: int, data: bytes) -> Any:
     if code == _DT_EXT:
-        return _EPOCH + _dt.timedelta(microseconds=int.from_bytes(data, "big", signed=True))
+        return EPOCH + _dt.timedelta(microseconds=int.from_bytes(data, "big", signed=True))
     return msgpack.ExtType(code, data)
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 import random
 import re
 import select
@@ -38,6 +37,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from memdb.engine.process import after_fork
 from memdb.errors import StoreClosedError, StoreError, TransactionConflictError
 
 if TYPE_CHECKING:
@@ -107,11 +107,9 @@ def _sqlstate(exc: BaseException) -> str | None:
 _FORKS = [0]
 
 
+@after_fork
 def _after_fork_in_child() -> None:
     _FORKS[0] += 1
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class _Sql:

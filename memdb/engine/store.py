@@ -24,6 +24,7 @@ try:
 except ImportError:  # not on Windows: compact cannot see other processes there
     fcntl = None  # type: ignore[assignment]
 
+from memdb.engine.process import after_fork
 from memdb.errors import (
     ConfigError,
     StoreClosedError,
@@ -187,13 +188,11 @@ _ENVS_LOCK = threading.Lock()
 _FORKS = [0]  # bumped in a forked child, so stores notice without calling getpid per transaction
 
 
+@after_fork
 def _after_fork_in_child() -> None:
     _FORKS[0] += 1
     global _ENVS_LOCK
     _ENVS_LOCK = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 # struct flock, for F_GETLK: (l_type, l_whence, l_start, l_len, l_pid) in the platform's order

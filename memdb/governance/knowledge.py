@@ -29,7 +29,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import itertools
-import re
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -38,9 +37,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, SanitizerError, ValidationError
-from memdb.memory.episodes import EpisodeStore, bound_sanitized, new_id
+from memdb.memory.episodes import Episodes
+from memdb.memory.ids import is_id, new_id
 from memdb.memory.models import check_owner, utc
 from memdb.memory.sanitize import sanitize_fields
+from memdb.memory.sanitize.fields import bound_sanitized
 from memdb.memory.text import normalize_tag, tokenize
 
 __all__ = [
@@ -49,7 +50,7 @@ __all__ = [
     "DecayReport",
     "Duplicate",
     "Entry",
-    "KnowledgeStore",
+    "Knowledge",
     "content_digest",
     "jaccard",
     "shingles",
@@ -57,7 +58,6 @@ __all__ = [
 
 ENTRY_CHARS = 1000
 ALL_TEAM = "all"
-_ENTRY_ID = re.compile(r"\d{8}T\d{12}Z-[0-9a-f]{6}\Z")
 _DECISIONS = {"share": "share", "private": "private", "keep": "private", "keep_private": "private", "archive": "archive"}
 
 EntryState = Literal["pending", "approved", "rejected"]
@@ -202,12 +202,12 @@ class DecayReport:
 # --- the store --------------------------------------------------------------------------------
 
 
-class KnowledgeStore:
+class Knowledge:
     """Entries, the review queue, tombstones, sharing and decay for one database."""
 
-    def __init__(self, store: EpisodeStore) -> None:
-        self.store = store
-        space = store.space
+    def __init__(self, episodes: Episodes) -> None:
+        self.episodes = episodes
+        space = episodes.space
         self.space = space
         self.entries = space["KN"]
         self.queue = space["KNQ"]
@@ -220,22 +220,22 @@ class KnowledgeStore:
         self.ceremonies = space["KNC"]
         self.meta = space["KNM"]
         self.stats = space["KNN"]
-        self.audit = store.audit
+        self.audit = episodes.audit
         self._salt: bytes | None = None
 
     # --- teams ----------------------------------------------------------------------------------
 
     def owners(self) -> list[str]:
         """Owners with episodes or knowledge."""
-        return sorted(set(self.store.owners()) | {str(o) for o in self.stats.children()})
+        return sorted(set(self.episodes.owners()) | {str(o) for o in self.stats.children()})
 
     def teams(self) -> dict[str, list[str]]:
         """Configured teams; without any, every owner of the database is one team, ``all``."""
-        configured = self.store.settings.teams
+        configured = self.episodes.settings.teams
         return {t: list(m) for t, m in configured.items()} if configured else {ALL_TEAM: self.owners()}
 
     def teams_of(self, owner: str) -> list[str]:
-        configured = self.store.settings.teams
+        configured = self.episodes.settings.teams
         if not configured:
             return [ALL_TEAM]
         return [t for t, members in configured.items() if owner in members]
@@ -266,9 +266,9 @@ class KnowledgeStore:
         if not isinstance(text, str) or not text.strip():
             raise ValidationError(f"{what} text {text!r}: say something")
         try:
-            sanitized = sanitize_fields(self.store.sanitizer, {"text": text.strip()})
+            sanitized = sanitize_fields(self.episodes.sanitizer, {"text": text.strip()})
             out = dict(sanitized)
-            bound_sanitized(lambda texts: sanitize_fields(self.store.sanitizer, texts), out, {"text": ENTRY_CHARS}, sanitized)
+            bound_sanitized(lambda texts: sanitize_fields(self.episodes.sanitizer, texts), out, {"text": ENTRY_CHARS}, sanitized)
         except SanitizerError as exc:
             self.meta.increment(("dropped",))
             raise SanitizerError(f"{what}: dropped, nothing written ({exc})") from None
@@ -280,7 +280,7 @@ class KnowledgeStore:
     def duplicate(self, owner: str, clean_text: str) -> Duplicate | None:
         """The first approved or pending entry (own or shared with the owner's teams), or the
         tombstone, that ``clean_text`` nearly repeats; None when it is new."""
-        threshold = self.store.settings.duplicate_threshold
+        threshold = self.episodes.settings.duplicate_threshold
         digest = content_digest(clean_text)
         sh = hashed_shingles(clean_text, self.salt())
         stone = self.tombstone_of(digest, sh)
@@ -298,7 +298,7 @@ class KnowledgeStore:
         """The tombstone that content with this digest and these shingle hashes nearly repeats, if any."""
         if self.tombstones.get((digest,)) is not None:
             return Duplicate("rejected", digest, 1.0)
-        threshold = self.store.settings.duplicate_threshold
+        threshold = self.episodes.settings.duplicate_threshold
         hashes = set(sh)
         for subs, stone in self.tombstones.items():
             sim = jaccard(hashes, stone["sh"])
@@ -324,7 +324,7 @@ class KnowledgeStore:
     def uncited(self, owner: str, cites: Iterable[str]) -> list[str]:
         """The ids among ``cites`` that are not (or no longer) episodes of ``owner``; call it inside
         the write transaction, so an erasure cannot slip in between the check and the write."""
-        return [c for c in cites if self.store.states.get((owner, c)) is None]
+        return [c for c in cites if self.episodes.header(owner, c) is None]
 
     # --- the only way in --------------------------------------------------------------------------
 
@@ -345,7 +345,7 @@ class KnowledgeStore:
         the owner's episodes; SanitizerError (nothing written) when the sanitizer fails.
         """
         check_owner(owner)
-        at = utc(now, "now") if now is not None else self.store.now()
+        at = utc(now, "now") if now is not None else self.episodes.now()
         clean = self.clean(text, "lesson" if source == "reflection" else "save")
         cited = list(dict.fromkeys(_strings("cites", cites, "episode id")))
         norm_tags = list(dict.fromkeys(normalize_tag(t) for t in _strings("tags", tags, "tag")))
@@ -425,7 +425,7 @@ class KnowledgeStore:
             records = [self._require(eid, state="pending") for eid in _id_list(ids)]
             out = [self._reject(rec, who, at, reason or None) for rec in records]
             # only this rejection's stones: copies of older ones went when those were rejected
-            threshold = self.store.settings.duplicate_threshold
+            threshold = self.episodes.settings.duplicate_threshold
             stones = [(rec["hash"], set(rec.get("sh") or ())) for rec in records]
             for owner in [str(o) for o in self.queue.children()]:
                 for subs, _ in list(self.queue.items((owner,))):
@@ -633,13 +633,13 @@ class KnowledgeStore:
     def week_of(self, now: dt.datetime) -> str:
         """The first day of ``now``'s week (weeks start on ``settings.week_starts_on``)."""
         day = now.date()
-        return (day - dt.timedelta(days=(day.weekday() - self.store.settings.week_starts_on) % 7)).isoformat()
+        return (day - dt.timedelta(days=(day.weekday() - self.episodes.settings.week_starts_on) % 7)).isoformat()
 
     def decay(self, now: dt.datetime | None = None) -> DecayReport:
         """Flag the most idle approved entries (never injected, not retrieved for ``decay_idle_days``),
         at most ``decay_flags_per_week`` per week across runs. Flags only: a person decides."""
         at = self._when(now)
-        settings = self.store.settings
+        settings = self.episodes.settings
         idle_for = dt.timedelta(days=settings.decay_idle_days)
         week = self.week_of(at)
         report = DecayReport(at, week)
@@ -738,10 +738,10 @@ class KnowledgeStore:
     # --- internals -----------------------------------------------------------------------------
 
     def _when(self, now: dt.datetime | None) -> dt.datetime:
-        return utc(now, "now") if now is not None else self.store.now()
+        return utc(now, "now") if now is not None else self.episodes.now()
 
     def _require(self, entry_id: str, state: str | None = None) -> dict[str, Any]:
-        if not isinstance(entry_id, str) or not _ENTRY_ID.match(entry_id):
+        if not is_id(entry_id):
             raise NotFoundError(f"entry {entry_id!r}: not an entry id (expected YYYYMMDDTHHMMSSffffffZ-xxxxxx)")
         owner = self.ids.get((entry_id,))
         rec = self.entries.get((str(owner), entry_id)) if owner is not None else None
@@ -753,9 +753,9 @@ class KnowledgeStore:
 
     def _audit(self, owner: str, at: dt.datetime, action: str, rec: Mapping[str, Any], *, by: str, **extra: Any) -> None:
         """One audit record per write or decision: who, when, which entry, its content hash (never its text)."""
-        entry = {"action": action, "at": at, "by": by, "entry": rec["id"], "content_hash": rec["hash"]}
+        entry = {"by": by, "entry": rec["id"], "content_hash": rec["hash"]}
         entry.update({k: v for k, v in extra.items() if v is not None})
-        self.audit.set((owner, new_id(at, owner)), entry)
+        self.audit.write(owner, action, at, **entry)
 
 
 def entry_score(entry: Entry, terms: set[str], tags: set[str]) -> float:

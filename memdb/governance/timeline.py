@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memdb.errors import ValidationError
-from memdb.memory.episodes import OwnerMemory, new_id
+from memdb.memory.episodes import Episodes
 from memdb.memory.models import check_ident, utc
 
 __all__ = ["FORMAT", "VERSION", "Step", "Timeline", "build", "export"]
@@ -87,14 +87,13 @@ class Timeline:
         return "\n".join(lines)
 
 
-def build(mem: OwnerMemory, session: str) -> Timeline:
-    """Reconstruct ``session``'s tool calls for the owner of ``mem`` (reads only; no access counted)."""
+def build(layer: Episodes, owner: str, session: str) -> Timeline:
+    """Reconstruct ``session``'s tool calls for ``owner`` (reads only; no access counted)."""
     check_ident("session", session)
-    store = mem.store
     steps: list[Step] = []
-    with store.space.snapshot():
-        ids = [str(subs[3]) for subs, _ in store.by_session.items((mem.name, session))]
-        episodes = [mem.peek(eid) for eid in ids]
+    mem = layer.owner(owner)
+    with layer.space.snapshot():
+        episodes = [mem.peek(eid) for eid in layer.ids_in_session(owner, session)]
     calls = sorted((e for e in episodes if e.kind == "tool_call"), key=lambda e: (e.ts, e.id))
     first = calls[0].ts if calls else None
     previous: dt.datetime | None = None
@@ -108,11 +107,17 @@ def build(mem: OwnerMemory, session: str) -> Timeline:
             )
         )  # fmt: skip
         previous = e.ts
-    return Timeline(mem.name, session, steps)
+    return Timeline(owner, session, steps)
 
 
 def export(
-    mem: OwnerMemory, session: str, path: str | os.PathLike[str] | None = None, *, now: dt.datetime | None = None, overwrite: bool = False
+    layer: Episodes,
+    owner: str,
+    session: str,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    now: dt.datetime | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """The timeline as a versioned, non-executable JSON record; written to ``path`` when given
     (never with execute permission), and noted in the owner's audit trail.
@@ -122,13 +127,13 @@ def export(
     """
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise ValidationError(f"export path {path!r}: give a file path (str or os.PathLike)")
-    at = utc(now, "now") if now is not None else mem.store.now()
-    timeline = build(mem, session)
+    at = utc(now, "now") if now is not None else layer.now()
+    timeline = build(layer, owner, session)
     steps = [s.to_dict() for s in timeline.steps]
     digest = hashlib.sha256(json.dumps(steps, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
     doc: dict[str, Any] = {
         "format": FORMAT, "version": VERSION, "executable": False, "replayable": False, "notice": NOTICE,
-        "owner": mem.name, "session": session, "exported_at": at.isoformat(),
+        "owner": owner, "session": session, "exported_at": at.isoformat(),
         "started": timeline.started.isoformat() if timeline.started else None,
         "ended": timeline.ended.isoformat() if timeline.ended else None,
         "step_count": len(steps), "steps_sha256": digest, "steps": steps,
@@ -148,15 +153,7 @@ def export(
             json.dump(doc, f, ensure_ascii=False, indent=2)
             f.write("\n")
         os.chmod(target, 0o644)  # data, not a program: no execute bit even if the file existed with one
-    mem.store.audit.set(
-        (mem.name, new_id(at, mem.name)),
-        {
-            "action": "export_timeline",
-            "at": at,
-            "session": session,
-            "steps": len(steps),
-            "steps_sha256": digest,
-            "path": str(path) if path else None,
-        },
+    layer.audit.write(
+        owner, "export_timeline", at, session=session, steps=len(steps), steps_sha256=digest, path=str(path) if path else None
     )
     return doc

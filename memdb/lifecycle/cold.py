@@ -7,7 +7,7 @@ four codecs and ``zstd-dict`` is the default because it compresses best at simil
 The dictionary is stored in the database (``^COLDDICT``) so every process decodes the same way.
 
 A dictionary is learned from record text, so it holds fragments of the records it was trained
-on: ``retrain`` replaces an owner's dictionaries after an erasure (see ``Lifecycle.erase``).
+on: ``retrain`` replaces an owner's dictionaries after an erasure (see ``memdb.lifecycle.erase``).
 Dictionary ids only grow (``^COLDDICT(owner, "last")`` counts them, even after the dictionary
 it names is dropped), so a cached (de)compressor can never be taken for another dictionary.
 """
@@ -20,10 +20,10 @@ from typing import Any, Final
 import zstandard
 
 from memdb.engine import codec
-from memdb.engine.globals import Global, Globals
 from memdb.errors import ConfigError, CorruptKeyError
+from memdb.memory.episodes import Episodes
 
-__all__ = ["CODECS", "ColdStore"]
+__all__ = ["CODECS", "ColdCodec"]
 
 CODECS: Final = ("zstd-dict", "zstd", "zlib", "msgpack")
 _LEVEL: Final = 9
@@ -32,15 +32,15 @@ _DICT_MIN_SAMPLES: Final = 200
 _DICT_MAX_SAMPLES: Final = 5000
 
 
-class ColdStore:
+class ColdCodec:
     """Packs and unpacks archived records; trains the dictionary when there is enough to learn from."""
 
-    def __init__(self, space: Globals, codec_name: str = "zstd-dict") -> None:
+    def __init__(self, episodes: Episodes, codec_name: str = "zstd-dict") -> None:
         if codec_name not in CODECS:
             raise ConfigError(f"cold codec {codec_name!r}: choose one of {', '.join(CODECS)}")
         self.codec_name = codec_name
-        self.dicts = space["COLDDICT"]
-        self.space = space
+        self.dicts = episodes.space["COLDDICT"]
+        self._episodes = episodes
         self._compressors: dict[tuple[str, int], Any] = {}
         self._decompressors: dict[tuple[str, int], Any] = {}
 
@@ -61,7 +61,7 @@ class ColdStore:
             return int(last)
         # none yet, or the last one was dropped by an erasure and not replaced: learn a new one
         samples: list[bytes | bytearray | memoryview] = []
-        for _, record in self.space["MEM"].items((owner,)):
+        for record in self._episodes.hot_records(owner):
             samples.append(codec.pack_value(record))
             if len(samples) >= _DICT_MAX_SAMPLES:
                 break
@@ -95,8 +95,8 @@ class ColdStore:
             data = raw
         return {"codec": name, "dict": dict_id, "data": data, "hash": content_hash, "raw_bytes": len(raw)}
 
-    def retrain(self, owner: str, cold: Global) -> int:
-        """Drop every dictionary of ``owner`` and re-pack its dictionary-coded records in ``cold``
+    def retrain(self, owner: str) -> int:
+        """Drop every dictionary of ``owner`` and re-pack its dictionary-coded cold records
         under one retrained from those records only, in the current transaction; how many were re-packed.
 
         For erasure: every dictionary ever trained for the owner may hold fragments of erased
@@ -113,18 +113,18 @@ class ColdStore:
             return 0
         decoders = {i: zstandard.ZstdDecompressor(dict_data=self._zdict(owner, i)) for i in old}
         samples: list[bytes | bytearray | memoryview] = []
-        coded: list[tuple[Any, ...]] = []
-        for subs, value in cold.items((owner,)):
+        coded: list[tuple[str, dict[str, Any]]] = []
+        for eid, value in self._episodes.cold_blobs(owner):
             if value["codec"] == "zstd-dict":
-                coded.append(subs)
+                coded.append((eid, value))
             if len(samples) < _DICT_MAX_SAMPLES:
                 samples.append(self._raw(owner, value, decoders))
         dict_id = self.train(owner, samples) if self.codec_name == "zstd-dict" else None
         encoder = zstandard.ZstdCompressor(level=_LEVEL, dict_data=self._zdict(owner, dict_id) if dict_id is not None else None)
-        for subs in coded:
-            value = cold[subs]
+        for eid, value in coded:
             data = encoder.compress(self._raw(owner, value, decoders))
-            cold.set(subs, {**value, "codec": "zstd" if dict_id is None else "zstd-dict", "dict": dict_id, "data": data})
+            recoded = {**value, "codec": "zstd" if dict_id is None else "zstd-dict", "dict": dict_id, "data": data}
+            self._episodes.set_cold_blob(owner, eid, recoded)
         for i in old:
             self.dicts.kill((owner, i))
         for cache in (self._compressors, self._decompressors):

@@ -8,7 +8,6 @@ loses at most the accesses since the last flush; a clean close loses none.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import threading
 import weakref
 from array import array
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdb import native
+from memdb.engine.process import after_fork
 from memdb.memory.settings import Settings
 
 __all__ = ["AccessTracker", "Explanation", "PendingAccess", "RelevanceModel", "band_of"]
@@ -207,9 +207,7 @@ class AccessTracker:
 _TRACKERS: weakref.WeakSet[AccessTracker] = weakref.WeakSet()
 
 
+@after_fork
 def _after_fork_in_child() -> None:
     for tracker in list(_TRACKERS):
         tracker._forget_after_fork()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -24,7 +24,7 @@ from collections import Counter
 from typing import Final
 
 from memdb.errors import ValidationError
-from memdb.memory.sanitize import PLACEHOLDER
+from memdb.memory.sanitize.detect import PLACEHOLDER
 
 __all__ = [
     "MAX_TAG_BYTES",
@@ -254,3 +254,9 @@ def normalize_tag(tag: str) -> str:
     if size > MAX_TAG_BYTES:
         raise ValidationError(f"tag {shown}: {size} bytes in UTF-8 after normalising, more than {MAX_TAG_BYTES} (shorten it)")
     return out
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line (white space folded), cut to ``limit`` characters with an ellipsis."""
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -34,42 +34,40 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memdb import native
-from memdb.engine.codec import unpack_value
 from memdb.engine.globals import Global, Globals
 from memdb.errors import ValidationError
-from memdb.memory.episodes import (
+from memdb.memory.episodes import Episodes, to_episode
+from memdb.memory.ids import from_micros, time_prefix, ts_micros
+from memdb.memory.layout import (
     CODE_OF_PACKED,
+    ID_SLICE,
     ID_TAIL_BYTES,
     LEVELS_PER_POINT,
     MAX_CODE,
+    NO_OUTCOME,
     OUTCOME_OF_CODE,
-    OwnerMemory,
-    episode_day,
-    from_micros,
     id_tail,
+    posting_value,
     tail_id,
     tail_ts,
-    to_episode,
-    ts_micros,
 )
-from memdb.memory.models import Episode, utc
+from memdb.memory.models import utc
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.memory.text import normalize_tag, stem, terms_and_words, tokenize
+from memdb.query.results import History, Hit, Interpretation, RecallResult
 from memdb.query.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, find_time_phrase
 
-__all__ = ["History", "Interpretation", "Memory", "Owner", "RecallResult"]
+__all__ = ["OwnerQueries"]
 
 K1 = 1.2
 B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
 _WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
-_ID_SLICE = slice(-ID_TAIL_BYTES + 1, -1)  # the id's bytes in an encoded key ending in an id
 _NO_HITS: dict[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
 # What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
 _TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT
-_NO_OUTCOME = "-"
 _LEVEL_OF_CODE = tuple(code >> 2 for code in range(MAX_CODE + 1))
 _QUESTION_WORDS = frozenset(
     stem(w)
@@ -85,153 +83,6 @@ _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and
     "success": "success", "successes": "success", "succeeded": "success", "successful": "success", "worked": "success",
     "partial": "partial", "partially": "partial",
 }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Interpretation:
-    """What a query actually searched: window, tags, terms and filters."""
-
-    window: TimeWindow | None = None
-    tags: tuple[str, ...] = ()
-    any_tags: tuple[str, ...] = ()
-    terms: tuple[str, ...] = ()
-    terms_required: bool = True
-    kind: str | None = None
-    outcome: str | None = None
-    session: str | None = None
-    question: str | None = None
-    include_archived: bool = False
-    words: tuple[str, ...] = ()  # the words behind ``terms``, for people (terms are stems)
-    boost_tags: tuple[str, ...] = ()  # ask, when other words remain: these tags or the terms match, the tags rank
-    rank_terms: tuple[str, ...] = ()  # the boost tags' own words: they rank as text but match nothing
-
-    def __str__(self) -> str:
-        parts = []
-        if self.window:
-            parts.append(f"window {self.window}")
-        if self.tags:
-            parts.append("tags " + " and ".join(self.tags))
-        if self.any_tags:
-            parts.append("any of tags " + ", ".join(self.any_tags))
-        if self.kind:
-            parts.append(f"kind {self.kind}")
-        if self.outcome:
-            parts.append(f"outcome {self.outcome}")
-        if self.session:
-            parts.append(f"session {self.session}")
-        if self.terms:
-            text = ("text " if self.terms_required else "ranked by text ") + " ".join(self.words or self.terms)
-            if self.boost_tags:
-                text += " or tags " + ", ".join(self.boost_tags)
-            parts.append(text)
-        if self.include_archived:
-            parts.append("including archived")
-        return "; ".join(parts) or "everything"
-
-
-@dataclass(frozen=True)
-class Memory:
-    """One retrieved episode, its rank score and why it matched."""
-
-    episode: Episode
-    score: float
-    why: tuple[str, ...]
-
-    def line(self) -> str:
-        """One line for a prompt: date, kind/outcome, tags, summary, lesson."""
-        e = self.episode
-        if e.status == "archived":  # the one-liner already carries date, kind and outcome
-            return f"- (archived) {e.summary}"
-        head = f"{e.ts:%Y-%m-%d} {e.kind}" + (f"/{e.outcome}" if e.outcome else "")
-        if e.tags:
-            head += " [" + ", ".join(e.tags) + "]"
-        text = e.summary.replace("\n", " ")
-        if e.lesson:
-            sep = " " if text.endswith((".", "!", "?", ":")) else ". "
-            text += f"{sep}Lesson: {e.lesson}".replace("\n", " ")
-        if e.status == "summarized":
-            head += " (summarized)"
-        return f"- {head}: {text}"
-
-
-@dataclass(frozen=True)
-class RecallResult:
-    """The answer to a query: memories (possibly none), what was searched, and an honest note.
-
-    ``found`` and ``total`` count every match before the limit, so ``limit=0`` asks only how
-    many matched: no memories, yet ``found`` when something did.
-    """
-
-    found: bool
-    memories: list[Memory]
-    interpretation: Interpretation
-    total: int
-    note: str
-
-    def __iter__(self) -> Iterator[Memory]:
-        return iter(self.memories)
-
-    def __len__(self) -> int:
-        return len(self.memories)
-
-    def as_context(self, max_chars: int = 2000) -> str:
-        """A 'recent memories' block for a prompt: never longer than ``max_chars``, never cut silently.
-
-        Summaries come first. A memory that does not fit whole is cut with a visible marker,
-        and memories left out are counted.
-        """
-        if max_chars < 1:
-            raise ValidationError(f"max_chars {max_chars!r}: must be positive")
-        if not self.memories:
-            return _fit(self.note, max_chars)
-        ordered = sorted(self.memories, key=lambda m: m.episode.kind != "summary")
-        out = _fit(f"Recent memories ({self.interpretation}):", max_chars)
-        for i, memory in enumerate(ordered):
-            line = "\n" + memory.line()
-            rest = len(ordered) - i
-            more = f"\n(+{rest} more not shown)"
-            if len(out) + len(line) <= max_chars and (
-                rest == 1 or len(out) + len(line) + len(f"\n(+{rest - 1} more not shown)") <= max_chars
-            ):
-                out += line
-                continue
-            room = max_chars - len(out)
-            marker = " …[cut]"
-            tail = f"\n(+{rest - 1} more not shown)" if rest > 1 else ""
-            if room - len(tail) >= 40 + len(marker):
-                out += line[: room - len(tail) - len(marker)] + marker + tail
-            elif len(more) <= room:
-                out += more
-            break
-        return out
-
-
-def _fit(text: str, max_chars: int) -> str:
-    return text if len(text) <= max_chars else text[: max(max_chars - 1, 0)] + "…"
-
-
-@dataclass(frozen=True)
-class History:
-    """Outcome-aware history of past attempts: counts, the attempts, and their lessons."""
-
-    counts: dict[str, int]
-    attempts: list[Memory]
-    lessons: list[str]
-    interpretation: Interpretation
-    total: int = 0
-    last_failures: list[Memory] = field(default_factory=list)
-
-    def __str__(self) -> str:
-        if not self.total:
-            return f"No past attempts found ({self.interpretation})."
-        counts = ", ".join(f"{n} {o}" for o, n in self.counts.items() if n)
-        text = f"{self.total} past attempt{'s' if self.total != 1 else ''} ({counts})."
-        if self.last_failures:
-            f = self.last_failures[0].episode
-            text += f" Last failure {f.ts:%Y-%m-%d}: {f.summary.rstrip('.')}."
-            if f.lesson:
-                text += f" Lesson: {f.lesson}"
-        return text
 
 
 # A hot match: its encoded (ts, id) tail, its index code (relevance level, outcome), its term postings.
@@ -358,8 +209,18 @@ class _Query:
         return self.terms + self.rank_terms
 
 
-class Owner(OwnerMemory):
-    """An owner's memory with the query layer: ``recall``, ``ask`` and ``history``."""
+class OwnerQueries:
+    """The query layer for one owner: ``recall``, ``ask`` and ``history`` over that owner's
+    indexes only (every index key starts with the owner)."""
+
+    def __init__(self, layer: Episodes, owner: str) -> None:
+        self._layer = layer
+        self._layout = layer.layout
+        self._space = layer.space
+        self.name = owner
+
+    def __repr__(self) -> str:
+        return f"<OwnerQueries {self.name!r}>"
 
     # --- public API ---------------------------------------------------------------------------
 
@@ -403,13 +264,13 @@ class Owner(OwnerMemory):
         tag filters, outcome words an outcome filter, and the rest ranks by text."""
         if not isinstance(question, str) or not question.strip():
             raise ValidationError(f"question {question!r}: ask something")
-        at = utc(now, "now") if now is not None else self.store.now()
-        window, rest = find_time_phrase(question, at, self.store.settings.week_starts_on)
+        at = utc(now, "now") if now is not None else self._layer.now()
+        window, rest = find_time_phrase(question, at, self._layer.settings.week_starts_on)
         with self._space.snapshot():
             tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
-        kinds = set(self.store.settings.typed_kinds)
+        kinds = set(self._layer.settings.typed_kinds)
         kind = next((w for w in pairs.values() if w in kinds), None)
         kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w not in _OUTCOME_WORDS and w != kind}
         terms = tuple(kept)
@@ -462,7 +323,7 @@ class Owner(OwnerMemory):
             hot.sort(key=lambda m: m[0], reverse=True)  # tails sort by (ts, id): newest first
             counts = Counter(OUTCOME_OF_CODE[code & 3] or "none" for _, code, _ in hot)
             ids = [tail_id(tail) for tail, _, _ in hot[: max(limit, 0)]]
-            chosen = [(eid, self.store.states.get((self.name, eid))) for eid in ids]
+            chosen = [(eid, self._layout.states.get((self.name, eid))) for eid in ids]
             attempts = self._memories([(eid, h, 0.0, ("history",)) for eid, h in chosen if h is not None])
         lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
         failures = [m for m in attempts if m.episode.outcome == "failure"]
@@ -474,8 +335,9 @@ class Owner(OwnerMemory):
     def _check_kind(self, kind: str | None) -> str | None:
         if kind is None:
             return None
-        if kind not in self.store.settings.typed_kinds and kind not in BUILTIN_KINDS:
-            raise ValidationError(f"kind {kind!r}: not a configured kind ({', '.join((*self.store.settings.typed_kinds, *BUILTIN_KINDS))})")
+        if kind not in self._layer.settings.typed_kinds and kind not in BUILTIN_KINDS:
+            known = ", ".join((*self._layer.settings.typed_kinds, *BUILTIN_KINDS))
+            raise ValidationError(f"kind {kind!r}: not a configured kind ({known})")
         return kind
 
     @staticmethod
@@ -486,14 +348,14 @@ class Owner(OwnerMemory):
 
     def known_tags(self) -> list[str]:
         """Every tag this owner has used."""
-        return [str(t) for t in self.store.by_tag.children((self.name,))]
+        return [str(t) for t in self._layout.by_tag.children((self.name,))]
 
     def _known_tags_in(self, text: str) -> tuple[list[str], str]:
         """Phrases of ``text`` (up to 4 words) that name a known tag, longest first; and the rest.
 
         Each phrase costs one seek in the tag index, so an owner with thousands of tags pays
         for the question's length, not for listing them."""
-        owner, by_tag = self.name, self.store.by_tag
+        owner, by_tag = self.name, self._layout.by_tag
         words = re.findall(r"[\w#+./:-]+", text)
         used = [False] * len(words)
         found: list[str] = []
@@ -532,7 +394,7 @@ class Owner(OwnerMemory):
 
     def _run(self, interp: Interpretation, limit: int, now: dt.datetime | None) -> RecallResult:
         _check_limit(limit)
-        at = utc(now, "now") if now is not None else self.store.now()
+        at = utc(now, "now") if now is not None else self._layer.now()
         q = self._compile(interp)
         with self._space.snapshot():
             found = self._matches(q, keep=limit)
@@ -546,7 +408,7 @@ class Owner(OwnerMemory):
             else:
                 note = self._empty_note(interp, q)
         if memories:
-            self.store.tracker.touch(self.name, [m.episode.id for m in memories], at)
+            self._layer.tracker.touch(self.name, [m.episode.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
 
     def _empty_note(self, interp: Interpretation, q: _Query) -> str:
@@ -589,7 +451,7 @@ class Owner(OwnerMemory):
     def _sources(self, q: _Query) -> list[tuple[str, Iterator[tuple[bytes, bytes]]]]:
         """Candidate streams, one per usable index, each yielding (encoded (ts, id) tail, code)
         of the entries in the window. The first word of a name says which filter it implies."""
-        owner, lo, hi, st = self.name, q.lo, q.hi, self.store
+        owner, lo, hi, st = self.name, q.lo, q.hi, self._layout
         srcs: list[tuple[str, Iterator[tuple[bytes, bytes]]]] = []
         for tag in q.tags:
             if q.outcome:  # the name says which filter a source implies: the tag (and the outcome)
@@ -599,8 +461,8 @@ class Owner(OwnerMemory):
         if q.any_tags:
             srcs.append(("any tag", _chain(_tails(st.by_tag, (owner, t), lo, hi) for t in q.any_tags)))
         if q.kind or q.outcome:
-            kinds = [q.kind] if q.kind else [*self.store.settings.typed_kinds, *BUILTIN_KINDS]
-            outcomes = [q.outcome] if q.outcome else [*OUTCOMES, _NO_OUTCOME]
+            kinds = [q.kind] if q.kind else [*self._layer.settings.typed_kinds, *BUILTIN_KINDS]
+            outcomes = [q.outcome] if q.outcome else [*OUTCOMES, NO_OUTCOME]
             label = f"kind {q.kind or '*'}/{q.outcome or '*'}"
             srcs.append((label, _chain(_tails(st.by_kind, (owner, k, o), lo, hi) for k in kinds for o in outcomes)))
         if q.session:
@@ -613,7 +475,7 @@ class Owner(OwnerMemory):
         """The one index range whose entries in the window are exactly the hot matches of a
         query without text, if there is one (one tag, with or without an outcome; one session;
         one kind and outcome; or nothing but the window)."""
-        owner, st = self.name, self.store
+        owner, st = self.name, self._layout
         if q.any_tags or q.scored_terms:
             return None
         if q.tags:
@@ -646,7 +508,7 @@ class Owner(OwnerMemory):
             have = {m[0] for m in worded.hot}
             if cap is None and len(q.boost_tags) == 1 and not (q.kind or q.outcome or q.session or q.include_archived):
                 # the tag's matches are its range in the window: read it as columns, look up nothing yet
-                g, subs = self.store.by_tag, (self.name, q.boost_tags[0])
+                g, subs = self._layout.by_tag, (self.name, q.boost_tags[0])
                 keys, packed = g.raw_columns(subs, q.lo, q.hi)
                 n = len(g.key(subs))
                 tagged_tails = [k[n:] for k in keys]
@@ -661,15 +523,15 @@ class Owner(OwnerMemory):
                 worded.hot.extend(extra[: None if cap is None else max(cap - len(worded.hot), 0)])
                 archived_ids = {a[0] for a in worded.archived}
                 worded.archived.extend(a for a in tagged.archived if a[0] not in archived_ids)
-            counted = worded.counted if worded.counted is not None else {tail[_ID_SLICE] for tail in have}
-            worded.total = len(counted.union(t[_ID_SLICE] for t in tagged_tails)) + len(worded.archived)
+            counted = worded.counted if worded.counted is not None else {tail[ID_SLICE] for tail in have}
+            worded.total = len(counted.union(t[ID_SLICE] for t in tagged_tails)) + len(worded.archived)
             if cap is None:  # every tagged match in the window is known, so the boost needs no lookup
                 worded.boosted = set(tagged_tails)
             return worded
         return self._matches_all(q, cap, keep)
 
     def _matches_all(self, q: _Query, cap: int | None, keep: int | None) -> _Found:
-        owner, st = self.name, self.store
+        owner, st = self.name, self._layout
         whole = self._single_range(q) if cap is None else None
         if whole is not None:  # one range holds exactly the hot matches: read it as columns
             g, subs = whole
@@ -755,12 +617,12 @@ class Owner(OwnerMemory):
         cap: int | None,
     ) -> list[_Hot]:
         """The driver's entries that pass every other filter, by index lookups on their tails."""
-        owner, st = self.name, self.store
+        owner, st = self.name, self._layout
         tags = [st.by_tag.key((owner, t)) for t in q.tags if driver_name != f"tag {t}"]
         any_tags = [st.by_tag.key((owner, t)) for t in q.any_tags] if driver_name != "any tag" else []
         kinds = None
         if q.kind and not driver_name.startswith("kind "):
-            kinds = [st.by_kind.key((owner, q.kind, o or _NO_OUTCOME)) for o in OUTCOME_OF_CODE]
+            kinds = [st.by_kind.key((owner, q.kind, o or NO_OUTCOME)) for o in OUTCOME_OF_CODE]
         outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else None
         session = st.by_session.key((owner, q.session)) if q.session and not driver_name.startswith("session ") else None
         window = (q.lo is not None or q.hi is not None) and driver_name == "text"
@@ -780,7 +642,7 @@ class Owner(OwnerMemory):
                 if cap is not None:  # (only the empty-answer note caps)
                     del out[cap:]
             return out
-        unpack = unpack_value
+        unpack = posting_value
         out = []
         seen: set[bytes] = set()
         with self._space.reader() as txn:
@@ -799,15 +661,14 @@ class Owner(OwnerMemory):
                     continue
                 if session is not None and get(session + tail) is None:
                     continue
-                hits = postings.get(tail[_ID_SLICE], _NO_HITS) if postings else _NO_HITS
+                hits = postings.get(tail[ID_SLICE], _NO_HITS) if postings else _NO_HITS
                 if terms:
                     hits = dict(hits)
                     idpart = tail[-ID_TAIL_BYTES:]
                     for term, prefix in terms:
                         p = get(prefix + idpart)
                         if p is not None:
-                            tf, dl = unpack(p)
-                            hits[term] = (tf, dl)
+                            hits[term] = unpack(p)
                 if required and match.isdisjoint(hits):
                     continue
                 if tail in seen:  # a union of ranges (any_tags, kinds) can repeat an entry
@@ -821,9 +682,9 @@ class Owner(OwnerMemory):
     def _archived_matches(self, q: _Query, cap: int | None) -> list[_Archived]:
         """Archived episodes in the window whose header and one-line summary match ``q``."""
         out: list[_Archived] = []
-        for subs, _ in self.store.archived.range((self.name,), q.lo, q.hi):
+        for subs, _ in self._layout.archived.range((self.name,), q.lo, q.hi):
             eid = str(subs[2])
-            h = self.store.states.get((self.name, eid))
+            h = self._layout.states.get((self.name, eid))
             if h is None:
                 continue
             tags = set(h["tags"])
@@ -876,7 +737,7 @@ class Owner(OwnerMemory):
                 picked = _bounded_by_recency(hot, now_us, limit)
             picks = [(hot[i][0], hot[i][2], bm25[i] if q.terms else 0.0) for i in picked]
             hot_count = len(hot)
-        states = self.store.states
+        states = self._layout.states
         chosen: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]], float]] = []
         for tail, hits, text in picks:
             eid = tail_id(tail)
@@ -923,7 +784,7 @@ class Owner(OwnerMemory):
     ) -> list[float]:
         """Each match's score with its relevance at the bottom of its level. The boost is looked
         up unless ``boosted`` holds every boosted tail."""
-        boost = [self.store.by_tag.key((self.name, t)) for t in q.boost_tags] if boosted is None else []
+        boost = [self._layout.by_tag.key((self.name, t)) for t in q.boost_tags] if boosted is None else []
         lows: list[float] = []
         with self._space.reader() as txn:
             get = txn.get
@@ -955,7 +816,7 @@ class Owner(OwnerMemory):
             lows = self._text_lows(q, worded, boosted, bm25, top, now_us)
             floor = heapq.nlargest(limit, lows)[-1] if limit else math.inf
             chosen = pending.reaching(floor, 0.9 * ceiling / top + 0.1, _TEXT_LEVEL, 0.05, now_us)
-        prefixes = [(t, self.store.postings.key((self.name, t))) for t in q.rank_terms]
+        prefixes = [(t, self._layout.postings.key((self.name, t))) for t in q.rank_terms]
         out: list[_Hot] = []
         with self._space.reader() as txn:
             get = txn.get
@@ -965,18 +826,17 @@ class Owner(OwnerMemory):
                 for term, prefix in prefixes:
                     raw = get(prefix + tail[-ID_TAIL_BYTES:])
                     if raw is not None:
-                        tf, dl = unpack_value(raw)
-                        hits[term] = (tf, dl)
+                        hits[term] = posting_value(raw)
                 out.append((tail, code, hits or _NO_HITS))
         return out, lows
 
     def _bm25_weights(self, q: _Query) -> tuple[dict[str, float], float]:
         """BM25's idf of each query term and the average document length, from the statistics."""
-        n_docs = max(int(self.store.stats.get((self.name, "docs"), 0)), 1)
-        avgdl = max(int(self.store.stats.get((self.name, "terms"), 0)), 1) / n_docs
+        n_docs = max(int(self._layout.stats.get((self.name, "docs"), 0)), 1)
+        avgdl = max(int(self._layout.stats.get((self.name, "terms"), 0)), 1) / n_docs
         idf = {}
         for t in q.scored_terms:
-            df = int(self.store.doc_freq.get((self.name, t), 0))
+            df = int(self._layout.doc_freq.get((self.name, t), 0))
             idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
         return idf, avgdl
 
@@ -985,17 +845,17 @@ class Owner(OwnerMemory):
         idf, avgdl = self._bm25_weights(q)
         return [sum(_bm25_term(idf[t], tf, dl, avgdl) for t, (tf, dl) in hits.items() if t in idf) for hits in hits_list]
 
-    def _memories(self, ranked: Sequence[_Ranked]) -> list[Memory]:
+    def _memories(self, ranked: Sequence[_Ranked]) -> list[Hit]:
         out = []
         for eid, header, score, why in ranked:
             if header.get("status") == "archived":
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
                 why = (*why, "archived: one-line summary (restore() brings back the full record)")
             else:
-                record = self.store.mem.get((self.name, episode_day(eid), eid))
+                record = self._layout.record_of(self.name, eid)
             if record is None:
                 continue
-            out.append(Memory(to_episode(self.name, eid, record, header), round(score, 6), why))
+            out.append(Hit(to_episode(self.name, eid, record, header), round(score, 6), why))
         return out
 
 
@@ -1046,11 +906,8 @@ def _tails(g: Global, subs: tuple[Any, ...], lo: int | None, hi: int | None) -> 
 def _postings(g: Global, subs: tuple[Any, ...]) -> Iterator[tuple[bytes, int, int]]:
     """(id as bytes, tf, dl) of one term's postings, slicing the id out of each key."""
     for key, raw in g.raw_range(subs):
-        if len(raw) == 3 and raw[0] == 0x92 and raw[1] < 0x80 and raw[2] < 0x80:  # [tf, dl] as msgpack fixints
-            yield key[_ID_SLICE], raw[1], raw[2]
-        else:
-            tf, dl = unpack_value(raw)
-            yield key[_ID_SLICE], tf, dl
+        tf, dl = posting_value(raw)
+        yield key[ID_SLICE], tf, dl
 
 
 def _coded(space: Globals, g: Global, subs: tuple[Any, ...], ids: Iterable[bytes]) -> Iterator[tuple[bytes, bytes]]:
@@ -1074,7 +931,7 @@ def _id_bound(us: int | None) -> bytes | None:
         at = from_micros(us)
     except OverflowError:  # beyond datetime's years: prune nothing here (the exact check follows)
         return None
-    return at.strftime("%Y%m%dT%H%M%S%fZ").encode("ascii") if at.year >= 1000 else None
+    return time_prefix(at).encode("ascii") if at.year >= 1000 else None
 
 
 def _chain(streams: Iterable[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[bytes, bytes]]:

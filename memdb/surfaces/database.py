@@ -1,188 +1,38 @@
 """The database facade: ``memdb.open(path)`` gives globals, owners, and the lifecycle.
 
-This is the top of the layer stack; it wires the layers together and adds nothing of its own
-but the ``Memory`` handle, which joins an owner's capture, queries, lifecycle operations and
-governance (knowledge, patterns, timelines), and the ``Database`` methods for review,
-reflection, ceremonies and decay.
+This is the top of the layer stack; it wires the layers together (the store, the globals, the
+episode layer, the lifecycle, knowledge, patterns and reflection) and adds nothing of its own
+but the administrative ``Database`` methods: review, reflection, ceremonies, decay, checks.
+Owners' data is reached only through ``db.owner(name)``, a ``memdb.Memory``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import heapq
 import inspect
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any, Literal
 
 from memdb.engine.globals import Globals
 from memdb.engine.postgres import PostgresStore, is_postgres_url
 from memdb.engine.store import LMDBStore, Store
-from memdb.errors import ConfigError, ValidationError
-from memdb.governance.knowledge import Agenda, DecayReport, Entry, KnowledgeStore
-from memdb.governance.patterns import Pattern, PatternExtractor, PatternStore, Preparation, prepare
+from memdb.errors import ConfigError
+from memdb.governance.knowledge import Agenda, DecayReport, Entry, Knowledge
+from memdb.governance.patterns import PatternExtractor, Patterns
 from memdb.governance.reflection import Reflection, ReflectionReport, Reflector
-from memdb.governance.timeline import Timeline
-from memdb.governance.timeline import build as build_timeline
-from memdb.governance.timeline import export as export_timeline
-from memdb.lifecycle.maintain import ErasureReport, Lifecycle, MaintenanceReport
+from memdb.lifecycle.maintain import Lifecycle, MaintenanceReport
 from memdb.lifecycle.summarize import Summarizer
-from memdb.memory.episodes import CheckReport, Clock, EpisodeStore, RescoreReport, check_id, ts_micros
-from memdb.memory.models import Episode, check_owner
+from memdb.memory.check import CheckReport
+from memdb.memory.episodes import Episodes, RescoreReport
+from memdb.memory.ids import Clock
+from memdb.memory.models import check_owner
 from memdb.memory.sanitize import Sanitizer
 from memdb.memory.settings import Settings
-from memdb.query.engine import Owner
+from memdb.surfaces.handle import Memory
 
-__all__ = ["Database", "Memory", "open"]
-
-
-class Memory(Owner):
-    """One owner's memory: capture, queries, and the lifecycle operations on its episodes."""
-
-    def __init__(
-        self,
-        store: EpisodeStore,
-        owner: str,
-        lifecycle: Lifecycle,
-        *,
-        knowledge: KnowledgeStore | None = None,
-        patterns: PatternStore | None = None,
-    ) -> None:
-        super().__init__(store, owner)
-        self._lifecycle = lifecycle
-        self._knowledge = knowledge or KnowledgeStore(store)
-        self._patterns = patterns or PatternStore(store)
-
-    # --- capture, counted for pattern extraction ---------------------------------------------
-
-    def record(self, kind: str, summary: str, *, ts: dt.datetime | None = None, **fields: Any) -> Episode:
-        """Record one episode. Typed kinds need an honest ``outcome``; every ``pattern_every``-th
-        record of a typed kind triggers pattern extraction over that batch (imports do not:
-        they are history, not events as they complete)."""
-        if kind not in self.store.settings.typed_kinds:
-            return super().record(kind, summary, ts=ts, **fields)
-        # validated and sanitized first, outside the transaction, so that a dropped capture's
-        # counters are not rolled back with it (test_sanitizer_failure_drops_capture_fail_closed)
-        prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
-        outer = self._space.in_transaction
-        # the count moves with the record, or neither does (a caller's transaction already ensures it)
-        with nullcontext() if outer else self._space.transaction():
-            episode = self._episode(self._write_new([prepared])[0])
-            made = self._patterns.count(self.name, [(episode.kind, episode.id)])
-        if made and not outer:  # never an extractor call while holding the write lock
-            self._patterns.run_pending(self.name)
-        return episode
-
-    # --- knowledge: the semantic store, through the review queue -----------------------------
-
-    def save_lesson(self, text: str, *, cites: Iterable[str] = (), tags: Iterable[str] = (), now: dt.datetime | None = None) -> Entry:
-        """Save a lesson deliberately. Like every write to knowledge it lands pending and private
-        in the review queue; DuplicateError if it repeats approved, pending or rejected content."""
-        return self._knowledge.submit(self.name, text, source="save", cites=cites, tags=tags, now=now)
-
-    def knowledge(
-        self, text: str | None = None, *, tags: Iterable[str] = (), limit: int = 20, now: dt.datetime | None = None
-    ) -> list[Entry]:
-        """Approved entries in active use this owner may read: their own and those shared with
-        their teams (with the owner's attribution). Best match first when ``text``/``tags`` are given."""
-        return self._knowledge.search(self.name, text, tags, limit, now)
-
-    def entries(self, state: str | None = None) -> list[Entry]:
-        """This owner's own entries in any state (pending, approved, rejected), oldest first."""
-        return self._knowledge.own(self.name, state)
-
-    # --- patterns and the retrieval rule for new tasks -----------------------------------------
-
-    def patterns(self, kind: str | None = None) -> list[Pattern]:
-        """Patterns extracted from this owner's records, newest first."""
-        return self._patterns.of(self.name, kind)
-
-    def prepare(
-        self,
-        task: str,
-        *,
-        kind: str | None = None,
-        tags: Iterable[str] = (),
-        max_chars: int = 2000,
-        limit: int = 5,
-        now: dt.datetime | None = None,
-    ) -> Preparation:
-        """Context for a new task: relevant patterns first, then readable knowledge, then the most
-        similar past records with their outcomes, within ``max_chars``."""
-        return prepare(self, self._knowledge, self._patterns, task, kind=kind, tags=tags, max_chars=max_chars, limit=limit, now=now)
-
-    # --- execution timelines ------------------------------------------------------------------
-
-    def timeline(self, session: str) -> Timeline:
-        """A session's tool calls step by step (order, tool, input, result, times); reads only."""
-        return build_timeline(self, session)
-
-    def export_timeline(
-        self, session: str, path: str | os.PathLike[str] | None = None, *, now: dt.datetime | None = None, overwrite: bool = False
-    ) -> dict[str, Any]:
-        """The timeline as a versioned, explicitly non-executable JSON record for audit (written to
-        ``path`` when given). Nothing re-runs a tool or replays a request."""
-        return export_timeline(self, session, path, now=now, overwrite=overwrite)
-
-    def episodes(
-        self, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False, *, include_archived: bool = False
-    ) -> Iterator[Episode]:
-        """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive); with
-        ``include_archived`` the archived ones too, their full record read from cold storage
-        (status "archived"), so an export holds every episode. Not an access."""
-        hot = super().episodes(since, until, reverse)
-        if not include_archived:
-            yield from hot
-            return
-        cold = self._lifecycle.archived_episodes(self, since, until, reverse)
-        keyed = (((ts_micros(e.ts), e.id), e) for e in hot), (((ts_micros(e.ts), e.id), e) for e in cold)
-        for _, episode in heapq.merge(*keyed, key=lambda pair: pair[0], reverse=reverse):
-            yield episode
-
-    # --- lifecycle ------------------------------------------------------------------------------
-
-    def restore(self, episode_id: str) -> Episode:
-        """Bring an archived episode's full record back from cold storage, with its indexes."""
-        return self._lifecycle.restore(self, episode_id)
-
-    def archive(self, episode_id: str) -> None:
-        """Archive one episode now (the lifecycle does this by rule in ``maintain``)."""
-        self._lifecycle.archive(self, episode_id, self.store.now())
-
-    def erase(
-        self,
-        ids: Iterable[str] | None = None,
-        *,
-        since: dt.datetime | None = None,
-        until: dt.datetime | None = None,
-        everything: bool = False,
-        reason: str,
-    ) -> ErasureReport:
-        """Delete episodes (by id, time range, or all) from hot and cold storage and every index,
-        with the summaries derived from them. The audit record keeps ids and hashes, no content.
-        Knowledge entries and patterns citing an erased episode go too (the entry keeps only its
-        hash). Freed pages may still hold old bytes until ``db.compact()``."""
-        return self._erase(ids, since, until, everything, reason, "erase")
-
-    def delete(self, episode_id: str, *, reason: str) -> str:
-        """Erase one episode as ``erase([episode_id])`` does, derived summaries, knowledge entries
-        and patterns included; the audit record says "delete". Returns that record's id."""
-        if not isinstance(reason, str) or not reason.strip():
-            raise ValidationError(f"delete reason {reason!r}: say why (it is kept in the audit trail)")
-        report = self._erase([check_id(episode_id)], None, None, False, reason, "delete")
-        assert report.audit_id is not None  # one episode was erased, so one record was written
-        return report.audit_id
-
-    def _erase(
-        self, ids: Iterable[str] | None, since: dt.datetime | None, until: dt.datetime | None, everything: bool, reason: str, action: str
-    ) -> ErasureReport:
-        # knowledge entries and patterns citing the erased episodes go through the lifecycle's erase_hooks
-        return self._lifecycle.erase(self, ids, since, until, everything, reason, action)
-
-    def audit(self, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
-        """This owner's audit records, oldest first."""
-        return self._lifecycle.audit(self.name, since, until)
+__all__ = ["Database", "open"]
 
 
 class Database:
@@ -200,18 +50,20 @@ class Database:
     ) -> None:
         self.store = store
         self.globals = Globals(store)
-        self.episodes = EpisodeStore(self.globals, sanitizer=sanitizer, clock=clock)
+        self.episodes = Episodes(self.globals, sanitizer=sanitizer, clock=clock)
         self.episodes.upgrade_layout()
         self.lifecycle = Lifecycle(self.episodes, summarizer)
-        self.knowledge = KnowledgeStore(self.episodes)
-        self.patterns = PatternStore(self.episodes, pattern_extractor)
+        self.knowledge = Knowledge(self.episodes)
+        self.patterns = Patterns(self.episodes, pattern_extractor)
         # every erasure (erase, delete, retention) takes the entries and patterns citing what it erased
-        self.lifecycle.erase_hooks += [self.knowledge.erase_citing, lambda owner, ids, _: self.patterns.erase_citing(owner, ids)]
+        self.lifecycle.erasure.hooks += [self.knowledge.erase_citing, lambda owner, ids, _: self.patterns.erase_citing(owner, ids)]
+        # every typed record is counted for pattern extraction in its own transaction
+        self.episodes.record_hooks.append(self.patterns.on_record)
         self.reflection = Reflection(self.episodes, self.knowledge, reflector)
 
     def owner(self, name: str) -> Memory:
         """The handle for one owner's memory; every episode operation and query goes through it."""
-        return Memory(self.episodes, check_owner(name), self.lifecycle, knowledge=self.knowledge, patterns=self.patterns)
+        return Memory(self.episodes, check_owner(name), self.lifecycle, self.knowledge, self.patterns)
 
     def owners(self) -> list[str]:
         """Owners with recorded episodes (administrative)."""
@@ -240,7 +92,7 @@ class Database:
 
     def audit(self, owner: str | None = None, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
         """The append-only audit log, oldest first: one owner's, or everyone's with database-wide records."""
-        return self.lifecycle.audit(check_owner(owner) if owner is not None else None, since, until)
+        return self.episodes.audit.entries(check_owner(owner) if owner is not None else None, since, until)
 
     # --- governance: reflection, review, ceremony, decay -------------------------------------------
 

@@ -30,8 +30,9 @@ import memdb
 from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
 from memdb.memory.models import Episode, bound_text, check_owner
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
-from memdb.query.engine import History, Owner, RecallResult
+from memdb.query.results import History, RecallResult
 from memdb.query.timephrase import TimeWindow, find_time_phrase
+from memdb.surfaces.handle import Memory
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -201,7 +202,7 @@ class ToolSpec:
     description: str
     params: tuple[Param, ...]
     output_schema: dict[str, Any]
-    run: Callable[[Owner, dict[str, Any]], ToolOutput]
+    run: Callable[[Memory, dict[str, Any]], ToolOutput]
     read_only: bool = True
     windowed: bool = False  # takes window or since/until (not both)
 
@@ -336,14 +337,14 @@ def _instant(text: str | None, name: str) -> dt.datetime | None:
         raise ArgumentError(name, f"{name} {text!r}: out of range once converted to UTC (years 1 to 9999)") from None
 
 
-def _window(mem: Owner, args: Mapping[str, Any]) -> tuple[dt.datetime | None, dt.datetime | None, Callable[[str], str]]:
+def _window_of(mem: Memory, args: Mapping[str, Any]) -> tuple[dt.datetime | None, dt.datetime | None, Callable[[str], str]]:
     """``since``/``until`` from either a plain-language ``window`` or ISO ``since``/``until``.
 
     The third item rewrites query-layer text to name the window by the caller's phrase.
     """
     phrase = args.get("window")
     if phrase is not None:
-        window, rest = find_time_phrase(phrase, mem.store.now(), mem.store.settings.week_starts_on)
+        window, rest = find_time_phrase(phrase, mem.now(), mem.settings.week_starts_on)
         if window is None:
             raise ArgumentError(
                 "window",
@@ -369,8 +370,8 @@ def _relabel(window: TimeWindow, text: str) -> str:
 # --- the tools -------------------------------------------------------------------------------
 
 
-def _recall_episodes(mem: Owner, args: dict[str, Any]) -> ToolOutput:
-    since, until, relabel = _window(mem, args)
+def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    since, until, relabel = _window_of(mem, args)
     common = {
         "since": since, "until": until, "tags": args["tags"] or (), "any_tags": args["any_tags"] or (),
         "text": args["text"], "outcome": args["outcome"], "session": args["session"], "limit": args["limit"],
@@ -393,13 +394,13 @@ def _recall_episodes(mem: Owner, args: dict[str, Any]) -> ToolOutput:
     return _recall_output(RecallResult(bool(memories), memories, interp, total, note), str(interp), relabel)
 
 
-def _ask(mem: Owner, args: dict[str, Any]) -> ToolOutput:
+def _ask(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     result = mem.ask(args["question"], limit=args["limit"])
     return _recall_output(result, str(result.interpretation))
 
 
-def _history(mem: Owner, args: dict[str, Any]) -> ToolOutput:
-    since, until, relabel = _window(mem, args)
+def _history(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    since, until, relabel = _window_of(mem, args)
     h: History = mem.history(kind=args["kind"], tags=args["tags"] or (), text=args["text"], since=since, until=until, limit=args["limit"])
     summary = relabel(str(h))
     lines = [summary]
@@ -417,7 +418,7 @@ def _history(mem: Owner, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput("\n".join(lines), data)
 
 
-def _record_episode(mem: Owner, args: dict[str, Any]) -> ToolOutput:
+def _record_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     fields = {k: args[k] for k in _RECORD_OPTIONAL if args.get(k) is not None}
     ts = _instant(args.get("ts"), "ts")
     ep = mem.record(args["kind"], args["summary"], ts=ts, outcome=args["outcome"], **fields)
@@ -425,15 +426,13 @@ def _record_episode(mem: Owner, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(text, {"episode": _episode_data(ep)})
 
 
-def _record_feedback(mem: Owner, args: dict[str, Any]) -> ToolOutput:
+def _record_feedback(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.feedback(args["episode_id"], float(args["value"]))
     text = f"feedback {args['value']:+.2f} recorded on {ep.id} ({_head(ep)}: {_one_line(ep.summary, 80)}); relevance now {ep.relevance:.2f}"
     return ToolOutput(text, {"episode": _episode_data(ep, _LIST_CONTENT_CHARS)})
 
 
-def _save_lesson(mem: Owner, args: dict[str, Any]) -> ToolOutput:
-    if not isinstance(mem, memdb.Memory):  # pragma: no cover - the server always serves a Memory
-        raise ValidationError("save_lesson: this server has no knowledge store")
+def _save_lesson(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     entry = mem.save_lesson(args["text"], cites=args["cites"] or (), tags=args["tags"] or ())
     text = (
         f"saved {entry.id} as a pending, private lesson: it waits in the review queue and is not used "
@@ -449,8 +448,8 @@ def _span(since: dt.datetime | None, until: dt.datetime | None) -> str:
     return f" from {start} to {until:%Y-%m-%d %H:%M}" if until else f" from {start} on"
 
 
-def _timeline(mem: Owner, args: dict[str, Any]) -> ToolOutput:
-    since, until, _ = _window(mem, args)
+def _timeline(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    since, until, _ = _window_of(mem, args)
     session, limit = args["session"], args["limit"]
     kinds = set(args["kinds"] or ())
     if session is None and since is None and until is None:

@@ -1,0 +1,167 @@
+"""The retrieval rule for a new task: relevant patterns first, then approved knowledge the
+owner may read, then the most similar past records with their outcomes, as one context block
+within a character budget."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from memdb.errors import ValidationError
+from memdb.governance.knowledge import Entry, Knowledge, entry_score, jaccard
+from memdb.governance.patterns import Pattern, Patterns
+from memdb.memory.episodes import Episodes
+from memdb.memory.models import bound_text, utc
+from memdb.memory.text import normalize_tag, tokenize
+from memdb.query.engine import OwnerQueries
+from memdb.query.results import Hit
+
+__all__ = ["Preparation", "prepare"]
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """The context for a new task: patterns, readable knowledge, similar past records, and the block."""
+
+    task: str
+    patterns: list[Pattern]
+    knowledge: list[Entry]
+    records: list[Hit]
+    text: str
+    left_out: int
+
+    def as_context(self) -> str:
+        return self.text
+
+
+class _Block:
+    """Lines added while they fit in ``max_chars``, always leaving room for a 'left out' note."""
+
+    NOTE_ROOM = 28
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.lines: list[str] = []
+        self.size = 0
+        self.left_out = 0
+
+    def add(self, line: str, reserve: bool = True) -> bool:
+        room = self.max_chars - self.size - (1 if self.lines else 0) - (self.NOTE_ROOM if reserve else 0)
+        if len(line) <= room:
+            self._push(line)
+            return True
+        if line.startswith("- ") and room >= 60:  # a long item is cut visibly, not silently
+            self._push(line[: room - 7] + " …[cut]")
+            return True
+        self.left_out += 1
+        return False
+
+    def room_for(self, title: str, first: str) -> bool:
+        """Whether ``title`` and at least the visible start of ``first`` fit."""
+        room = self.max_chars - self.size - (1 if self.lines else 0) - self.NOTE_ROOM
+        return len(title) + 1 + min(len(first), 60) <= room
+
+    def _push(self, line: str) -> None:
+        self.size += len(line) + (1 if self.lines else 0)
+        self.lines.append(line)
+
+    def render(self) -> str:
+        if self.left_out:
+            note = f"(+{self.left_out} more not shown)"
+            if self.size + len(note) + 1 <= self.max_chars:
+                self.lines.append(note)
+        return "\n".join(self.lines)
+
+
+def prepare(
+    episodes: Episodes,
+    queries: OwnerQueries,
+    knowledge: Knowledge,
+    patterns: Patterns,
+    task: str,
+    *,
+    kind: str | None = None,
+    tags: Iterable[str] = (),
+    max_chars: int = 2000,
+    limit: int = 5,
+    now: dt.datetime | None = None,
+) -> Preparation:
+    """Relevant patterns first, then readable knowledge, then the most similar past records with
+    their outcomes, as one block of at most ``max_chars``. Knowledge that makes it into the
+    block counts as injected; records read count as accesses."""
+    if not isinstance(task, str) or not task.strip():
+        raise ValidationError(f"task {task!r}: describe the task")
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 80:
+        raise ValidationError(f"max_chars {max_chars!r}: an int, at least 80")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValidationError(f"limit {limit!r}: a positive int")
+    typed = episodes.settings.typed_kinds
+    if kind is not None and kind not in typed:
+        raise ValidationError(f"kind {kind!r}: not a typed kind ({', '.join(typed)})")
+    at = utc(now, "now") if now is not None else episodes.now()
+    want = list(dict.fromkeys(normalize_tag(t) for t in ([tags] if isinstance(tags, str) else tags)))
+    terms = set(tokenize(task))
+
+    # 1. patterns: same kind (when given), sharing tags or words with the task
+    scored = []
+    for p in patterns.of(queries.name, kind):
+        score = (
+            (1.0 if kind else 0.0)
+            + 0.5 * len(set(want) & set(p.tags))
+            + (len(terms & set(tokenize(p.text))) / len(terms) if terms else 0.0)
+        )
+        if score > 0:
+            scored.append((score, p))
+    chosen_patterns: list[Pattern] = []
+    for _, p in sorted(scored, key=lambda sp: (-sp[0], sp[1].id)):
+        if all(jaccard(tokenize(p.text), tokenize(q.text)) < 0.8 for q in chosen_patterns):  # the same pattern, found again
+            chosen_patterns.append(p)
+        if len(chosen_patterns) >= limit:
+            break
+
+    # 2. knowledge the owner may read, by words and tags
+    entries = [e for e in knowledge.readable(queries.name) if entry_score(e, terms, set(want)) > 0]
+    entries.sort(key=lambda e: (-entry_score(e, terms, set(want)), e.id))
+    entries = entries[:limit]
+
+    # 3. similar past records with outcomes: text and tags, then tags, then text alone
+    records: list[Hit] = []
+    seen: set[str] = set()
+    worded = bool(terms)  # a task of stopwords only has no text to match (recall refuses it)
+    attempts: list[dict[str, Any]] = [{"text": task, "any_tags": want}] if want and worded else []
+    attempts += [{"any_tags": want}] if want else []
+    attempts += [{"text": task}] if worded else []
+    for query in attempts:
+        if len(records) >= limit:
+            break
+        result = queries.recall(kind=kind, limit=limit * 4 if kind is None else limit, now=at, **query)
+        for m in result.memories:
+            if m.episode.id not in seen and m.episode.outcome is not None and m.episode.kind != "summary":
+                seen.add(m.episode.id)
+                records.append(m)
+            if len(records) >= limit:
+                break
+
+    block = _Block(max_chars)
+    block.add(bound_text(f"Context for: {task.strip()}".replace("\n", " "), 160), reserve=False)
+    shown_entries: list[Entry] = []
+    for title, items in (
+        ("Patterns:", [(p, p.line()) for p in chosen_patterns]),
+        ("Knowledge:", [(e, e.line()) for e in entries]),
+        ("Past records (with outcomes):", [(m, m.line()) for m in records]),
+    ):
+        if not items:
+            continue
+        if not block.room_for(title, items[0][1]) or not block.add(title):
+            block.left_out += len(items)  # a heading without one item under it says nothing
+            continue
+        for obj, line in items:
+            if block.add(line) and isinstance(obj, Entry):
+                shown_entries.append(obj)
+    if not (chosen_patterns or entries or records):
+        block.add("Nothing relevant found: no patterns, knowledge or past records match this task.", reserve=False)
+    if shown_entries:
+        knowledge.touch(shown_entries, "injected", at)
+    return Preparation(task, chosen_patterns, entries, records, block.render(), block.left_out)

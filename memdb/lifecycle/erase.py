@@ -1,0 +1,127 @@
+"""Erasure: a request that takes an owner's episodes (by id, time range, or all) out of hot and
+cold storage and every index, with everything derived from them; and opt-in retention, the
+same erasure by age. Each leaves one audit record with ids and hashes, never content."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from memdb.errors import NotFoundError, ValidationError
+from memdb.lifecycle.cold import ColdCodec
+from memdb.memory.episodes import Episodes
+from memdb.memory.ids import check_id, ts_micros
+from memdb.memory.models import utc
+
+__all__ = ["Erasure", "ErasureReport"]
+
+
+@dataclass(frozen=True)
+class ErasureReport:
+    """What an erasure removed: how many episodes, and their ids (content is gone)."""
+
+    count: int
+    ids: list[str]
+    audit_id: str | None = None  # the audit record written, if any
+
+
+class Erasure:
+    """Erasure and retention for one database."""
+
+    def __init__(self, episodes: Episodes, cold: ColdCodec) -> None:
+        self.episodes = episodes
+        self.cold = cold
+        # What layers above derive from episodes (knowledge entries, patterns) goes with them:
+        # called as hook(owner, erased ids, now) inside every erasure's transaction, retention's too.
+        self.hooks: list[Callable[[str, set[str], dt.datetime], object]] = []
+
+    def apply_retention(self, owner: str, now: dt.datetime) -> int:
+        """Opt-in retention: erase episodes older than ``retention_days`` (audited)."""
+        days = self.episodes.settings.retention_days
+        if days is None:
+            return 0
+        cutoff = now - dt.timedelta(days=days)
+        return self.erase(owner, until=cutoff, reason=f"retention: older than {days:g} days", action="retention").count
+
+    def erase(
+        self,
+        owner: str,
+        ids: Iterable[str] | None = None,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        everything: bool = False,
+        reason: str = "",
+        action: str = "erase",
+    ) -> ErasureReport:
+        """Delete an owner's episodes (by id, by time range, or all) from hot and cold storage and
+        every index, with summaries derived from them (archived ones too) and, through
+        ``hooks``, what the layers above derived; one audit record with ids and hashes only.
+
+        The owner's cold-storage dictionaries were trained on its records, erased ones included,
+        so when anything is erased they are dropped and the remaining archived records re-packed
+        under one retrained from those alone (``ColdCodec.retrain``), in the same transaction:
+        O(owner's archived records) on top of the erasure itself.
+        """
+        if not reason.strip():
+            raise ValidationError(f"erase reason {reason!r}: say why (it is kept in the audit trail)")
+        if ids is None and since is None and until is None and not everything:
+            raise ValidationError("erase: give ids, a time range, or everything=True")
+        now = self.episodes.now()
+        hashes: dict[str, str] = {}
+        audit_id = None
+        # targets are found inside the write, so one erased meanwhile by another process is not missed or missing
+        with self.episodes.space.transaction():
+            targets = self._targets(owner, ids, since, until, everything)
+            # summaries are derived content: erasing a source erases the summaries citing it
+            for summary_id in self._citing_summaries(owner, targets):
+                targets.setdefault(summary_id, None)
+            for eid in targets:
+                hashes[eid] = self.episodes.remove(owner, eid)
+            if hashes:
+                self.cold.retrain(owner)
+                for hook in self.hooks:
+                    hook(owner, set(hashes), now)
+            self.episodes.audit.redact_one_lines(owner, set(hashes), now)
+            if hashes or action == "erase":
+                audit_id = self.episodes.audit.write(
+                    owner, action, now, reason=reason, count=len(hashes), episodes=list(hashes), hashes=list(hashes.values())
+                )
+        return ErasureReport(len(hashes), list(hashes), audit_id)
+
+    def _targets(
+        self, owner: str, ids: Iterable[str] | None, since: dt.datetime | None, until: dt.datetime | None, everything: bool
+    ) -> dict[str, None]:
+        targets: dict[str, None] = {}
+        if ids is not None:
+            if isinstance(ids, str):
+                ids = [ids]
+            for eid in ids:
+                if self.episodes.header(owner, check_id(eid)) is None:
+                    raise NotFoundError(f"episode {eid!r}: no such episode for owner {owner!r}")
+                targets[eid] = None
+        if since is not None or until is not None or everything:
+            lo = ts_micros(utc(since, "since")) if since is not None else None
+            hi = ts_micros(utc(until, "until")) if until is not None else None
+            targets.update(dict.fromkeys(self.episodes.ids_in_time(owner, lo, hi)))
+            targets.update(dict.fromkeys(self.episodes.archived_ids(owner, lo, hi)))
+        return targets
+
+    def _citing_summaries(self, owner: str, targets: dict[str, None]) -> list[str]:
+        """Summaries citing any target: hot ones through the kind index, archived ones through
+        the archive index and their headers' kind (their cites are only in the cold record)."""
+        if not targets:
+            return []
+        found = []
+        for sid in self.episodes.ids_of_kind(owner, "summary"):
+            record = self.episodes.record_of(owner, sid)
+            if record and sid not in targets and any(c in targets for c in record.get("cites") or ()):
+                found.append(sid)
+        for sid in self.episodes.archived_ids(owner):
+            header = self.episodes.header(owner, sid)
+            if sid in targets or header is None or header.get("kind") != "summary":
+                continue
+            cold = self.episodes.cold_blob(owner, sid)
+            if cold is not None and any(c in targets for c in self.cold.unpack(owner, cold).get("cites") or ()):
+                found.append(sid)
+        return found

@@ -1,0 +1,286 @@
+"""The on-disk layout of episodes: every global's name, its keys and its values, each reader
+beside its writer. Other modules call these functions; none parses these bytes itself.
+
+Layout (every global's first subscript is the owner, so scoping is structural)::
+
+    ^MEM(owner, day, id)                the record (what happened: fields and bounded digests)
+    ^EPST(owner, id)                    its header: relevance, access_count, last_access, feedback,
+                                        status, plus ts, tags, kind, outcome and session, so that
+                                        filtering, ranking and rescoring never read the full record
+    ^EPT(owner, ts_us, id) = code       time index
+    ^EPG(owner, tag, ts_us, id) = code  tag index
+    ^EPGO(owner, tag, outcome, ts_us, id) = code  tag+outcome index (episodes with an outcome),
+                                        for "past failures on X" without scanning all of X
+    ^EPK(owner, kind, outcome, ts_us, id) = code  kind+outcome index ("-" for no outcome)
+    ^EPS(owner, session, ts_us, id) = code  session index
+    ^EPB(owner, band, ts_us, id) = code relevance band (0-10) index
+    ^EPX(owner, term, id) = [tf, dl]    text postings, with what BM25 needs per document
+    ^EPDF(owner, term) = df             documents holding the term (BM25's idf without a scan)
+    ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"dropped")   per-owner statistics
+    ^EPAR(owner, ts_us, id)             archived episodes (their one-line summary is in the header)
+    ^COLD(owner, id) = {...}            archived full records, compressed by the lifecycle layer
+    ^AUDIT(owner, audit_id) = {...}     the audit log (``memdb.memory.audit``)
+    ^AUDITDB(audit_id) = {...}          database-wide audit records (settings changes)
+    ^META("settings"|"layout"|...)      the database's settings, layout version and counters
+
+The time-ordered indexes share one layout, so the query layer works on encoded keys: every
+entry ends in the same encoded ``(ts_us, id)`` tail (ids have a fixed length, so the id is a
+slice of it), and ``key(prefix) + tail`` tests membership in another index with one lookup.
+Their value, ``code``, is the episode's relevance to 1/25 of a point and its outcome
+(``index_code``): filtering by outcome and bounding relevance need no header read; a change of
+level rewrites the entries.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any, Final
+
+from memdb.engine import codec
+from memdb.engine.globals import Global, Globals
+from memdb.memory.ids import EPOCH_ORDINAL, episode_day, ts_micros
+from memdb.memory.relevance import band_of
+from memdb.memory.text import term_counts
+
+__all__ = [
+    "CODE_OF_PACKED",
+    "GLOBALS",
+    "ID_SLICE",
+    "ID_TAIL_BYTES",
+    "INDEXES",
+    "LAYOUT",
+    "LEVELS_PER_POINT",
+    "MAX_CODE",
+    "NO_OUTCOME",
+    "OUTCOME_OF_CODE",
+    "PACKED_OF_CODE",
+    "RECORD_FIELDS",
+    "TEXT_FIELDS",
+    "Layout",
+    "header_of",
+    "id_tail",
+    "index_code",
+    "index_entries",
+    "posting",
+    "posting_value",
+    "relevance_level",
+    "tail_id",
+    "tail_of",
+    "tail_ts",
+    "terms_of",
+]
+
+LAYOUT: Final = 7  # the index layout this code writes (see memdb.memory.migrate)
+
+GLOBALS: Final[Mapping[str, str]] = {
+    # episodes (this module)
+    "MEM": "records", "EPST": "headers", "EPT": "time index", "EPG": "tag index", "EPGO": "tag+outcome index",
+    "EPK": "kind+outcome index", "EPS": "session index", "EPB": "relevance band index", "EPX": "text postings",
+    "EPDF": "document frequencies", "EPN": "per-owner statistics", "EPAR": "archive index", "COLD": "cold records",
+    "META": "settings, layout version, counters", "AUDIT": "audit log", "AUDITDB": "database-wide audit log",
+    # the lifecycle's own
+    "LIFE": "lifecycle marks (memdb.lifecycle.maintain)", "COLDDICT": "cold-storage dictionaries (memdb.lifecycle.cold)",
+    # governance's own
+    "KN": "knowledge entries", "KNQ": "review queue", "KNA": "entries in use", "KNS": "shared entries", "KNF": "decay flags",
+    "KNID": "entry owners by id", "KNT": "tombstones", "KNW": "decay weeks", "KNC": "ceremonies", "KNM": "knowledge meta",
+    "KNN": "knowledge statistics", "KNR": "reflection budget (memdb.governance.reflection)",
+    "PATN": "pattern counters", "PATQ": "pattern batches waiting", "PATB": "pattern batches", "PATP": "pattern batches undone",
+    "PAT": "patterns", "PATK": "patterns by kind",
+}  # fmt: skip
+"""Every global memdb writes, with what it holds; a user's own globals must use other names."""
+
+INDEXES: Final = ("EPT", "EPG", "EPGO", "EPK", "EPS", "EPB")
+"""The time-ordered indexes: every entry ends in the (ts_us, id) tail and holds ``index_code``."""
+
+NO_OUTCOME: Final = "-"  # the kind+outcome index's outcome subscript for episodes without one
+TEXT_FIELDS: Final = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson", "artifact", "result")
+RECORD_FIELDS: Final = (
+    "ts", "kind", "summary", "content", "decisions", "tags", "outcome", "what_we_tried", "what_happened",
+    "why", "lesson", "participants", "artifact", "session", "tool", "result", "cites",
+)  # fmt: skip
+
+# Index codes hold relevance to 1/25 of a point: fine enough that ranking reads few headers
+# (one level is 0.0024 of a recency-ranked score), coarse enough that a level fits a byte.
+LEVELS_PER_POINT: Final = 25
+# An id is 29 ASCII characters; encoded as a subscript it is a type byte, the id and a terminator.
+ID_TAIL_BYTES: Final = 31
+_PARENT_KEYS_KEPT = 1 << 16  # encoded index parents remembered (about 10 MB at most)
+OUTCOME_OF_CODE: Final[tuple[str | None, ...]] = (None, "success", "partial", "failure")
+_CODE_OF_OUTCOME = {o: i for i, o in enumerate(OUTCOME_OF_CODE)}
+MAX_CODE: Final = 10 * LEVELS_PER_POINT << 2 | 3
+PACKED_OF_CODE: Final[tuple[bytes, ...]] = tuple(codec.pack_value(c) for c in range(MAX_CODE + 1))
+CODE_OF_PACKED: Final[dict[bytes, int]] = {packed: c for c, packed in enumerate(PACKED_OF_CODE)}
+"""Index codes by their packed value: decoding one is a dict lookup."""
+
+
+def relevance_level(relevance: float) -> int:
+    """Relevance 0-10 in 25ths of a point, 0-250 (floor): what index codes keep of it."""
+    return max(0, min(10 * LEVELS_PER_POINT, int(relevance * LEVELS_PER_POINT)))
+
+
+def index_code(relevance: float, outcome: str | None) -> int:
+    """The value of an episode's time-ordered index entries: relevance level * 4 + outcome
+    (0 none, 1 success, 2 partial, 3 failure), at most ``MAX_CODE`` (``CODE_OF_PACKED`` reads it)."""
+    return relevance_level(relevance) << 2 | _CODE_OF_OUTCOME[outcome]
+
+
+# --- the (ts_us, id) tail of index keys --------------------------------------------------------
+
+
+def tail_id(tail: bytes) -> str:
+    """The episode id at the end of an encoded index key (or key tail)."""
+    return tail[-ID_TAIL_BYTES + 1 : -1].decode("ascii")
+
+
+def tail_ts(tail: bytes) -> int:
+    """The timestamp (µs) at the start of an encoded ``(ts_us, id)`` tail."""
+    us = codec.int_at(tail)
+    return us if us is not None else int(codec.decode_one(tail, 0)[0])
+
+
+_ID_OPEN, _ID_CLOSE = codec.encode_subscript("id")[:1], codec.encode_subscript("id")[-1:]
+_DAY_MICROS: dict[bytes, int] = {}  # b"YYYYMMDD" -> µs since the epoch at its midnight
+ID_SLICE: Final = slice(-ID_TAIL_BYTES + 1, -1)
+"""The id's bytes in an encoded key ending in an id."""
+
+
+def id_tail(idb: bytes) -> bytes:
+    """The encoded ``(ts_us, id)`` tail of an episode's index entries, from its id alone (an
+    id starts with its timestamp), given as ASCII bytes as sliced out of a posting's key: a
+    text-driven query turns every matching posting into a tail, so this is its hot loop.
+    An id is ASCII without NUL, so its encoded subscript is the id between two fixed bytes."""
+    day = _DAY_MICROS.get(idb[:8])
+    if day is None:
+        if len(_DAY_MICROS) >= 1 << 16:
+            _DAY_MICROS.clear()
+        days = dt.date(int(idb[0:4]), int(idb[4:6]), int(idb[6:8])).toordinal() - EPOCH_ORDINAL
+        day = _DAY_MICROS[idb[:8]] = days * 86_400_000_000
+    us = day + int(idb[9:11]) * 3_600_000_000 + int(idb[11:13]) * 60_000_000 + int(idb[13:15]) * 1_000_000 + int(idb[15:21])
+    return codec.encode_int(us) + _ID_OPEN + idb + _ID_CLOSE
+
+
+def tail_of(ts: dt.datetime, eid: str) -> bytes:
+    """The encoded ``(ts_us, id)`` tail of an episode's index entries."""
+    return codec.encode((ts_micros(ts), eid))
+
+
+# --- text postings -------------------------------------------------------------------------------
+
+
+def posting(tf: int, dl: int) -> list[int]:
+    """A posting's value: the term's frequency in the document and the document's length."""
+    return [tf, dl]
+
+
+def posting_value(raw: bytes) -> tuple[int, int]:
+    """``(tf, dl)`` of a packed posting value, without msgpack for the common small case."""
+    if len(raw) == 3 and raw[0] == 0x92 and raw[1] < 0x80 and raw[2] < 0x80:  # [tf, dl] as msgpack fixints
+        return raw[1], raw[2]
+    tf, dl = codec.unpack_value(raw)
+    return int(tf), int(dl)
+
+
+def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
+    """A record's indexed terms with their frequencies, and its length in terms."""
+    text = "\n".join(str(record[f]) for f in TEXT_FIELDS if record.get(f))
+    text += "\n" + " ".join(record.get("tags", ()))
+    tf = term_counts(text)
+    return tf, sum(tf.values())
+
+
+# --- headers and index entries -------------------------------------------------------------------
+
+
+def header_of(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The record fields copied into the header (^EPST) for index-only filtering and ranking."""
+    return {
+        "ts": record["ts"],
+        "tags": list(record.get("tags") or ()),
+        "kind": record["kind"],
+        "outcome": record.get("outcome"),
+        "session": record.get("session"),
+    }
+
+
+def index_entries(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
+    """The index subscripts one episode should have, by global name (an archived one has only
+    its archive entry: it is out of the hot indexes, and its one-liner stays findable)."""
+    t = ts_micros(record["ts"])
+    if state.get("status") == "archived":
+        return {"EPAR": [(owner, t, eid)]}
+    outcome = record.get("outcome")
+    return {
+        "EPT": [(owner, t, eid)],
+        "EPG": [(owner, tag, t, eid) for tag in record.get("tags", ())],
+        "EPGO": [(owner, tag, outcome, t, eid) for tag in record.get("tags", ())] if outcome else [],
+        "EPK": [(owner, record["kind"], outcome or NO_OUTCOME, t, eid)],
+        "EPS": [(owner, record["session"], t, eid)] if record.get("session") else [],
+        "EPB": [(owner, band_of(state["relevance"]), t, eid)],
+    }
+
+
+class Layout:
+    """The globals of the episode layer, and the encoded key parents capture writes under."""
+
+    def __init__(self, space: Globals) -> None:
+        self.space = space
+        self.meta = space["META"]
+        self.mem = space["MEM"]
+        self.states = space["EPST"]
+        self.by_time = space["EPT"]
+        self.by_tag = space["EPG"]
+        self.by_tag_outcome = space["EPGO"]
+        self.by_kind = space["EPK"]
+        self.by_session = space["EPS"]
+        self.by_band = space["EPB"]
+        self.postings = space["EPX"]
+        self.doc_freq = space["EPDF"]
+        self.stats = space["EPN"]
+        self.archived = space["EPAR"]
+        self.cold = space["COLD"]
+        self._parent_keys: dict[tuple[str, tuple[Any, ...]], bytes] = {}
+        self._term_keys: dict[str, dict[str, bytes]] = {}
+        self._term_keys_kept = 0
+
+    def index(self, name: str) -> Global:
+        """The global of one of ``INDEXES`` (or ``EPAR``) by name."""
+        return self.space[name]
+
+    def parent_key(self, g: Global, parent: tuple[Any, ...]) -> bytes:
+        """``g.key(parent)``, remembered: capture writes about 40 keys per episode under an
+        owner's terms, tags and sessions, and encoding those parents again every time was a
+        fifth of its cost. Keys are pure functions of their subscripts, so the cache is never
+        stale; it is emptied when it reaches ``_PARENT_KEYS_KEPT`` entries."""
+        found = self._parent_keys.get((g.name, parent))
+        if found is None:
+            if len(self._parent_keys) >= _PARENT_KEYS_KEPT:
+                self._parent_keys.clear()
+            found = self._parent_keys[(g.name, parent)] = g.key(parent)
+        return found
+
+    def term_keys(self, owner: str) -> dict[str, bytes]:
+        """An owner's cached ``^EPX(owner, term)`` keys, for capture to read without a call per
+        term; a miss goes through ``term_key``."""
+        found = self._term_keys.get(owner)
+        if found is None:
+            found = self._term_keys[owner] = {}
+        return found
+
+    def term_key(self, owner: str, term: str) -> bytes:
+        """``postings.key((owner, term))``, remembered in ``term_keys``; all owners together keep
+        at most ``_PARENT_KEYS_KEPT`` keys (emptied when full, like ``parent_key``)."""
+        if self._term_keys_kept >= _PARENT_KEYS_KEPT:
+            self._term_keys.clear()
+            self._term_keys_kept = 0
+        self._term_keys_kept += 1
+        found = self.term_keys(owner)[term] = self.postings.key((owner, term))
+        return found
+
+    def record_of(self, owner: str, eid: str) -> Any:
+        """The hot record of an episode, or None (the day subscript comes from the id)."""
+        return self.mem.get((owner, episode_day(eid), eid))
+
+    def record_subs(self, owner: str, eid: str) -> tuple[str, str, str]:
+        """The subscripts of an episode's record in ``^MEM``."""
+        return (owner, episode_day(eid), eid)

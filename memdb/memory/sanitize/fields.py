@@ -1,0 +1,191 @@
+"""Every string of an episode through the sanitizer and back: nested values, dict keys, long
+ints and a tag's normalised form included; and cuts made after sanitizing, checked again.
+
+Capture (``memdb.memory.episodes``) and the layers that derive text from episodes (knowledge,
+patterns) use these, so every path to disk sanitizes the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from memdb.errors import ValidationError
+from memdb.memory.models import truncation_marker
+from memdb.memory.sanitize.detect import PLACEHOLDER
+from memdb.memory.text import normalize_tag
+
+__all__ = ["as_text", "bound_sanitized", "flatten_texts", "placeholders_in", "strings_in"]
+
+
+def as_text(value: Any) -> str:
+    """A value as the text the sanitizer reads: itself if a str, else canonical JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    """Every str in a stored record, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from strings_in(k)
+            yield from strings_in(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from strings_in(v)
+
+
+_INT_AS_TEXT = 10**6  # an int this large may be a card, phone or account number: it is sanitized as its digits
+_NOT_WALKED = frozenset({"kind", "session", "tool", "cites"})  # checked as identifiers, never rewritten
+_HAS_DIGIT = re.compile(r"\d")
+
+
+class _Slot:
+    """Where a sanitized string goes back. ``alt`` names a tag's normalised form, sanitized
+    too: normalising makes ``4111_1111_1111_1111`` a card (``4111-1111-1111-1111``)."""
+
+    __slots__ = ("alt", "as_int", "name")
+
+    def __init__(self, name: str, as_int: bool = False) -> None:
+        self.name = name
+        self.as_int = as_int
+        self.alt: str | None = None
+
+
+class _Dict:
+    """A mapping of the input, as (key slot, value) pairs: keys are sanitized like values."""
+
+    __slots__ = ("items", "path")
+
+    def __init__(self, items: list[tuple[_Slot, Any]], path: str) -> None:
+        self.items = items
+        self.path = path
+
+
+def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[str, str], Callable[[dict[str, str]], dict[str, Any]]]:
+    """Every string of an input, keyed by a unique name, and the inverse that puts the
+    sanitized strings back. Nested strings in decisions and lists count, and so do dict keys
+    and ints of seven digits or more; a value the store cannot keep as given (bytes, NaN, a
+    naive datetime, an int beyond 64 bits, another type) is refused naming its path."""
+    flat: dict[str, str] = {}
+
+    def slot(text: str, name: str, as_int: bool = False) -> _Slot:
+        name = name if name not in flat else f"{name}#{len(flat)}"
+        flat[name] = text
+        return _Slot(name, as_int)
+
+    def walk(value: Any, path: str, name: str) -> Any:
+        """``path`` names the value for errors (``decisions.when``); ``name`` is its key in the
+        flat texts, by position below the top level so no key's text reaches a sanitizer's
+        field names (they may be shown in its errors)."""
+        if isinstance(value, str):
+            return slot(value, name)
+        if isinstance(value, Mapping):
+            items = []
+            for i, (k, v) in enumerate(value.items()):
+                if not isinstance(k, str):
+                    raise ValidationError(f"{where}: {path} key {k!r}: keys must be str")
+                items.append((slot(k, f"{name}.{i}:key"), walk(v, f"{path}.{k}", f"{name}.{i}")))
+            return _Dict(items, path)
+        if isinstance(value, (list, tuple)):
+            return [walk(v, f"{path}[{i}]", f"{name}[{i}]") for i, v in enumerate(value)]
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            if not -(1 << 63) <= value < 1 << 64:
+                raise ValidationError(f"{where}: {path}={value!r}: an integer beyond 64 bits is not stored (give it as str)")
+            return slot(str(value), name, as_int=True) if abs(value) >= _INT_AS_TEXT else value
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise ValidationError(f"{where}: {path}={value!r}: not a finite number")
+            return value
+        if isinstance(value, dt.datetime):
+            if value.tzinfo is None or value.utcoffset() is None:
+                raise ValidationError(f"{where}: {path}={value.isoformat()!r}: naive datetime (give a timezone, e.g. UTC)")
+            return value
+        raise ValidationError(
+            f"{where}: {path}: {type(value).__name__} is not stored (use str, numbers, bool, None, lists, dicts or aware datetimes)"
+        )
+
+    skeleton: dict[str, Any] = {}
+    for k, v in raw.items():
+        if k in _NOT_WALKED or not isinstance(v, (str, Mapping, list, tuple)):
+            skeleton[k] = v  # identifiers, timestamps, numbers: the model checks them
+        else:
+            skeleton[k] = walk(v, k, k)
+    tags = skeleton.get("tags")
+    if isinstance(tags, list):
+        for tag in tags:
+            if type(tag) is _Slot and _HAS_DIGIT.search(text := flat[tag.name]):
+                try:
+                    normal = normalize_tag(text)
+                except ValidationError:
+                    continue  # the model names the bad tag
+                if normal != text:
+                    tag.alt = slot(normal, f"{tag.name}~normalised").name
+
+    def fill(value: Any, clean: dict[str, str]) -> Any:
+        if type(value) is _Slot:
+            text = clean[value.name]
+            unchanged = text == flat[value.name]
+            if value.alt is not None and unchanged and clean[value.alt] != flat[value.alt]:
+                return clean[value.alt]  # only the tag's normalised form held a value
+            if value.as_int and unchanged:
+                return int(text)
+            return text
+        if type(value) is _Dict:
+            out: dict[str, Any] = {}
+            for key, v in value.items:
+                name = fill(key, clean)
+                if name in out:
+                    raise ValidationError(f"{where}: {value.path}: two keys read {name!r} once sanitized (merge them)")
+                out[name] = fill(v, clean)
+            return out
+        if type(value) is list:
+            return [fill(v, clean) for v in value]
+        return value
+
+    def rebuild(clean: dict[str, str]) -> dict[str, Any]:
+        return {k: fill(v, clean) for k, v in skeleton.items()}
+
+    return flat, rebuild
+
+
+def bound_sanitized(
+    sanitize: Callable[[dict[str, str]], dict[str, str]], record: dict[str, Any], caps: Mapping[str, int], sanitized: Mapping[str, str]
+) -> None:
+    """Cut each field of ``record`` longer than its cap (keeping a truncation marker), after
+    sanitizing: a value cut first is one the sanitizer can no longer recognise. A cut can also
+    make a new value (the first 16 of 20 digits may pass Luhn), so what is kept goes through
+    ``sanitize`` again, numbered after the placeholders in ``sanitized`` (the texts as sanitized)."""
+    cut = {f: text for f, c in caps.items() if isinstance(text := record.get(f), str) and len(text) > c}
+    if not cut:
+        return
+    rooms = {f: max(caps[f] - len(truncation_marker(len(text))), 0) for f, text in cut.items()}
+    context = placeholders_in(sanitized.values())
+    for _ in range(3):
+        kept = sanitize({**{f: text[: rooms[f]] for f, text in cut.items()}, "~placeholders": context})
+        grown = {f: len(kept[f]) - rooms[f] for f in cut if len(kept[f]) > rooms[f]}
+        if not grown:
+            break
+        for f, extra in grown.items():  # a placeholder longer than the value it stands for
+            rooms[f] = max(rooms[f] - extra, 0)
+    else:
+        kept = dict.fromkeys(cut, "")  # every cut makes a new value: keep only the marker (fail closed)
+    for f, text in cut.items():
+        record[f] = kept[f] + truncation_marker(len(text))
+
+
+def placeholders_in(texts: Iterable[str]) -> str:
+    """The placeholders of ``texts``, for a later sanitizer call to number after them."""
+    return " ".join(m.group() for t in texts if "<" in t for m in PLACEHOLDER.finditer(t))

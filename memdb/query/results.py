@@ -1,0 +1,160 @@
+"""What a query returns: the interpretation it searched, the hits (an episode, its score and
+why it matched), and an honest note; ``History`` for past attempts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from memdb.errors import ValidationError
+from memdb.memory.models import Episode
+from memdb.query.timephrase import TimeWindow
+
+__all__ = ["History", "Hit", "Interpretation", "RecallResult"]
+
+
+@dataclass(frozen=True)
+class Interpretation:
+    """What a query actually searched: window, tags, terms and filters."""
+
+    window: TimeWindow | None = None
+    tags: tuple[str, ...] = ()
+    any_tags: tuple[str, ...] = ()
+    terms: tuple[str, ...] = ()
+    terms_required: bool = True
+    kind: str | None = None
+    outcome: str | None = None
+    session: str | None = None
+    question: str | None = None
+    include_archived: bool = False
+    words: tuple[str, ...] = ()  # the words behind ``terms``, for people (terms are stems)
+    boost_tags: tuple[str, ...] = ()  # ask, when other words remain: these tags or the terms match, the tags rank
+    rank_terms: tuple[str, ...] = ()  # the boost tags' own words: they rank as text but match nothing
+
+    def __str__(self) -> str:
+        parts = []
+        if self.window:
+            parts.append(f"window {self.window}")
+        if self.tags:
+            parts.append("tags " + " and ".join(self.tags))
+        if self.any_tags:
+            parts.append("any of tags " + ", ".join(self.any_tags))
+        if self.kind:
+            parts.append(f"kind {self.kind}")
+        if self.outcome:
+            parts.append(f"outcome {self.outcome}")
+        if self.session:
+            parts.append(f"session {self.session}")
+        if self.terms:
+            text = ("text " if self.terms_required else "ranked by text ") + " ".join(self.words or self.terms)
+            if self.boost_tags:
+                text += " or tags " + ", ".join(self.boost_tags)
+            parts.append(text)
+        if self.include_archived:
+            parts.append("including archived")
+        return "; ".join(parts) or "everything"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved episode, its rank score and why it matched."""
+
+    episode: Episode
+    score: float
+    why: tuple[str, ...]
+
+    def line(self) -> str:
+        """One line for a prompt: date, kind/outcome, tags, summary, lesson."""
+        e = self.episode
+        if e.status == "archived":  # the one-liner already carries date, kind and outcome
+            return f"- (archived) {e.summary}"
+        head = f"{e.ts:%Y-%m-%d} {e.kind}" + (f"/{e.outcome}" if e.outcome else "")
+        if e.tags:
+            head += " [" + ", ".join(e.tags) + "]"
+        text = e.summary.replace("\n", " ")
+        if e.lesson:
+            sep = " " if text.endswith((".", "!", "?", ":")) else ". "
+            text += f"{sep}Lesson: {e.lesson}".replace("\n", " ")
+        if e.status == "summarized":
+            head += " (summarized)"
+        return f"- {head}: {text}"
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """The answer to a query: memories (possibly none), what was searched, and an honest note.
+
+    ``found`` and ``total`` count every match before the limit, so ``limit=0`` asks only how
+    many matched: no memories, yet ``found`` when something did.
+    """
+
+    found: bool
+    memories: list[Hit]
+    interpretation: Interpretation
+    total: int
+    note: str
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self.memories)
+
+    def __len__(self) -> int:
+        return len(self.memories)
+
+    def as_context(self, max_chars: int = 2000) -> str:
+        """A 'recent memories' block for a prompt: never longer than ``max_chars``, never cut silently.
+
+        Summaries come first. A memory that does not fit whole is cut with a visible marker,
+        and memories left out are counted.
+        """
+        if max_chars < 1:
+            raise ValidationError(f"max_chars {max_chars!r}: must be positive")
+        if not self.memories:
+            return _fit(self.note, max_chars)
+        ordered = sorted(self.memories, key=lambda m: m.episode.kind != "summary")
+        out = _fit(f"Recent memories ({self.interpretation}):", max_chars)
+        for i, memory in enumerate(ordered):
+            line = "\n" + memory.line()
+            rest = len(ordered) - i
+            more = f"\n(+{rest} more not shown)"
+            if len(out) + len(line) <= max_chars and (
+                rest == 1 or len(out) + len(line) + len(f"\n(+{rest - 1} more not shown)") <= max_chars
+            ):
+                out += line
+                continue
+            room = max_chars - len(out)
+            marker = " …[cut]"
+            tail = f"\n(+{rest - 1} more not shown)" if rest > 1 else ""
+            if room - len(tail) >= 40 + len(marker):
+                out += line[: room - len(tail) - len(marker)] + marker + tail
+            elif len(more) <= room:
+                out += more
+            break
+        return out
+
+
+def _fit(text: str, max_chars: int) -> str:
+    return text if len(text) <= max_chars else text[: max(max_chars - 1, 0)] + "…"
+
+
+@dataclass(frozen=True)
+class History:
+    """Outcome-aware history of past attempts: counts, the attempts, and their lessons."""
+
+    counts: dict[str, int]
+    attempts: list[Hit]
+    lessons: list[str]
+    interpretation: Interpretation
+    total: int = 0
+    last_failures: list[Hit] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        if not self.total:
+            return f"No past attempts found ({self.interpretation})."
+        counts = ", ".join(f"{n} {o}" for o, n in self.counts.items() if n)
+        text = f"{self.total} past attempt{'s' if self.total != 1 else ''} ({counts})."
+        if self.last_failures:
+            f = self.last_failures[0].episode
+            text += f" Last failure {f.ts:%Y-%m-%d}: {f.summary.rstrip('.')}."
+            if f.lesson:
+                text += f" Lesson: {f.lesson}"
+        return text

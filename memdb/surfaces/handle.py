@@ -1,0 +1,260 @@
+"""``Memory``: the one handle to an owner's memory (what ``db.owner(name)`` returns).
+
+It holds its parts and delegates explicitly, as plyvel's ``PrefixedDB`` holds a ``DB`` and a
+prefix: the owner's episodes (capture and reads), the query engine, the lifecycle, knowledge
+and patterns. Each method exists once with one meaning, and nothing here reaches an internal
+operation: taking an episode out of hot storage goes through the lifecycle, which writes the
+audit record in the same transaction (test_every_way_out_of_hot_storage_is_audited).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import heapq
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from memdb.errors import ValidationError
+from memdb.governance.knowledge import Entry, Knowledge
+from memdb.governance.patterns import Pattern, Patterns
+from memdb.governance.prepare import Preparation, prepare
+from memdb.governance.timeline import Timeline
+from memdb.governance.timeline import build as build_timeline
+from memdb.governance.timeline import export as export_timeline
+from memdb.lifecycle.erase import ErasureReport
+from memdb.lifecycle.maintain import Lifecycle
+from memdb.memory.episodes import Episodes, ImportReport
+from memdb.memory.ids import check_id, ts_micros
+from memdb.memory.models import Episode, EpisodeInput
+from memdb.memory.relevance import Explanation
+from memdb.memory.settings import Settings
+from memdb.query.engine import OwnerQueries
+from memdb.query.results import History, RecallResult
+
+__all__ = ["Memory"]
+
+
+class Memory:
+    """One owner's memory: capture, queries, lifecycle operations and governance, all scoped
+    to ``name``. No method can read, count or reveal another owner's episodes."""
+
+    def __init__(self, episodes: Episodes, name: str, lifecycle: Lifecycle, knowledge: Knowledge, patterns: Patterns) -> None:
+        self.name = name
+        self._layer = episodes
+        self._episodes = episodes.owner(name)
+        self._queries = OwnerQueries(episodes, name)
+        self._lifecycle = lifecycle
+        self._knowledge = knowledge
+        self._patterns = patterns
+
+    def __repr__(self) -> str:
+        return f"<memdb.Memory {self.name!r}>"
+
+    @property
+    def settings(self) -> Settings:
+        """The database's rules in force (kinds, caps, timezone of days); read-only here."""
+        return self._layer.settings
+
+    def now(self) -> dt.datetime:
+        """The database clock's now (aware UTC): the default ``now`` of every method here."""
+        return self._layer.now()
+
+    # --- capture ---------------------------------------------------------------------------------
+
+    def record(self, kind: str, summary: str, *, ts: dt.datetime | None = None, **fields: Any) -> Episode:
+        """Record one episode. Typed kinds need an honest ``outcome`` (success | partial | failure);
+        every ``pattern_every``-th record of a typed kind triggers pattern extraction over that
+        batch, once outside any transaction (imports do not: they are history, not events as
+        they complete)."""
+        episode = self._episodes.record(kind, summary, ts=ts, **fields)
+        self._patterns.run_due(self.name)
+        return episode
+
+    def record_exchange(
+        self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()
+    ) -> Episode:
+        """Capture one gateway exchange as bounded digests of both sides, never the raw payload."""
+        return self._episodes.record_exchange(session, user_message, response, ts=ts, tags=tags)
+
+    def record_tool_call(self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()) -> Episode:
+        """Capture a tool call as an execution event with a bounded input digest."""
+        return self._episodes.record_tool_call(session, tool, input, ts=ts, tags=tags)
+
+    def record_tool_result(self, call_id: str, result: Any) -> Episode:
+        """Attach a bounded, sanitized result to an earlier tool call of this owner."""
+        return self._episodes.record_tool_result(call_id, result)
+
+    def import_episodes(self, episodes: Iterable[Mapping[str, Any] | EpisodeInput], *, source: str) -> ImportReport:
+        """Import past episodes keeping their timestamps: validated and sanitized first, then
+        written whole with one audit record, or not at all."""
+        return self._episodes.import_episodes(episodes, source=source)
+
+    # --- reads -----------------------------------------------------------------------------------
+
+    def get(self, episode_id: str) -> Episode:
+        """One of this owner's hot episodes (counts as an access); NotFoundError for unknown ids
+        and other owners' alike."""
+        return self._episodes.get(episode_id)
+
+    def peek(self, episode_id: str) -> Episode:
+        """Like ``get`` without counting an access (for tools and audits)."""
+        return self._episodes.peek(episode_id)
+
+    def explain(self, episode_id: str, now: dt.datetime | None = None) -> Explanation:
+        """Why an episode ranks where it does: its relevance and the four components (no access)."""
+        return self._episodes.explain(episode_id, now)
+
+    def __contains__(self, episode_id: object) -> bool:
+        return episode_id in self._episodes
+
+    def count(self) -> int:
+        """How many episodes this owner has, archived ones included."""
+        return self._episodes.count()
+
+    def episodes(
+        self, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False, *, include_archived: bool = False
+    ) -> Iterator[Episode]:
+        """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive); with
+        ``include_archived`` the archived ones too, their full record read from cold storage
+        (status "archived"), so an export holds every episode. Not an access."""
+        hot = self._episodes.episodes(since, until, reverse)
+        if not include_archived:
+            yield from hot
+            return
+        cold = self._lifecycle.archived_episodes(self.name, since, until, reverse)
+        keyed = (((ts_micros(e.ts), e.id), e) for e in hot), (((ts_micros(e.ts), e.id), e) for e in cold)
+        for _, episode in heapq.merge(*keyed, key=lambda pair: pair[0], reverse=reverse):
+            yield episode
+
+    def feedback(self, episode_id: str, value: float) -> Episode:
+        """Record agent feedback in [-1, 1] (the latest counts) and rescore the episode."""
+        return self._episodes.feedback(episode_id, value)
+
+    # --- queries ---------------------------------------------------------------------------------
+
+    def recall(
+        self,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        tags: Iterable[str] = (),
+        any_tags: Iterable[str] = (),
+        text: str | None = None,
+        kind: str | None = None,
+        outcome: str | None = None,
+        session: str | None = None,
+        limit: int = 5,
+        now: dt.datetime | None = None,
+        include_archived: bool = False,
+    ) -> RecallResult:
+        """Episodes matching every filter given, best first (``memdb.query.engine`` says how they rank)."""
+        return self._queries.recall(since, until, tags, any_tags, text, kind, outcome, session, limit, now, include_archived)
+
+    def ask(self, question: str, now: dt.datetime | None = None, limit: int = 5) -> RecallResult:
+        """Answer a plain-language question: time phrases become a window, known tags become
+        tag filters, outcome words an outcome filter, and the rest ranks by text."""
+        return self._queries.ask(question, now, limit)
+
+    def history(
+        self,
+        kind: str | None = None,
+        tags: Iterable[str] = (),
+        text: str | None = None,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        limit: int = 10,
+    ) -> History:
+        """Past attempts at this kind of task: counts by outcome, latest attempts and lessons."""
+        return self._queries.history(kind, tags, text, since, until, limit)
+
+    def known_tags(self) -> list[str]:
+        """Every tag this owner has used."""
+        return self._queries.known_tags()
+
+    # --- lifecycle -------------------------------------------------------------------------------
+
+    def restore(self, episode_id: str) -> Episode:
+        """Bring an archived episode's full record back from cold storage, with its indexes."""
+        return self._lifecycle.restore(self.name, check_id(episode_id))
+
+    def archive(self, episode_id: str) -> None:
+        """Archive one episode now (the lifecycle does this by rule in ``maintain``)."""
+        self._lifecycle.archive(self.name, check_id(episode_id), self._layer.now())
+
+    def erase(
+        self,
+        ids: Iterable[str] | None = None,
+        *,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        everything: bool = False,
+        reason: str,
+    ) -> ErasureReport:
+        """Delete episodes (by id, time range, or all) from hot and cold storage and every index,
+        with the summaries derived from them. The audit record keeps ids and hashes, no content.
+        Knowledge entries and patterns citing an erased episode go too (the entry keeps only its
+        hash). Freed pages may still hold old bytes until ``db.compact()``."""
+        return self._lifecycle.erasure.erase(self.name, ids, since, until, everything, reason, "erase")
+
+    def delete(self, episode_id: str, *, reason: str) -> str:
+        """Erase one episode as ``erase([episode_id])`` does, derived summaries, knowledge entries
+        and patterns included; the audit record says "delete". Returns that record's id."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValidationError(f"delete reason {reason!r}: say why (it is kept in the audit trail)")
+        report = self._lifecycle.erasure.erase(self.name, [check_id(episode_id)], None, None, False, reason, "delete")
+        assert report.audit_id is not None  # one episode was erased, so one record was written
+        return report.audit_id
+
+    def audit(self, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
+        """This owner's audit records, oldest first (``since`` inclusive, ``until`` exclusive)."""
+        return self._layer.audit.entries(self.name, since, until)
+
+    # --- knowledge: the semantic store, through the review queue ----------------------------------
+
+    def save_lesson(self, text: str, *, cites: Iterable[str] = (), tags: Iterable[str] = (), now: dt.datetime | None = None) -> Entry:
+        """Save a lesson deliberately. Like every write to knowledge it lands pending and private
+        in the review queue; DuplicateError if it repeats approved, pending or rejected content."""
+        return self._knowledge.submit(self.name, text, source="save", cites=cites, tags=tags, now=now)
+
+    def knowledge(
+        self, text: str | None = None, *, tags: Iterable[str] = (), limit: int = 20, now: dt.datetime | None = None
+    ) -> list[Entry]:
+        """Approved entries in active use this owner may read: their own and those shared with
+        their teams (with the owner's attribution). Best match first when ``text``/``tags`` are given."""
+        return self._knowledge.search(self.name, text, tags, limit, now)
+
+    def entries(self, state: str | None = None) -> list[Entry]:
+        """This owner's own entries in any state (pending, approved, rejected), oldest first."""
+        return self._knowledge.own(self.name, state)
+
+    # --- patterns, preparation and timelines ------------------------------------------------------
+
+    def patterns(self, kind: str | None = None) -> list[Pattern]:
+        """Patterns extracted from this owner's records, newest first."""
+        return self._patterns.of(self.name, kind)
+
+    def prepare(
+        self,
+        task: str,
+        *,
+        kind: str | None = None,
+        tags: Iterable[str] = (),
+        max_chars: int = 2000,
+        limit: int = 5,
+        now: dt.datetime | None = None,
+    ) -> Preparation:
+        """Context for a new task: relevant patterns first, then readable knowledge, then the most
+        similar past records with their outcomes, within ``max_chars``."""
+        parts = (self._layer, self._queries, self._knowledge, self._patterns)
+        return prepare(*parts, task, kind=kind, tags=tags, max_chars=max_chars, limit=limit, now=now)
+
+    def timeline(self, session: str) -> Timeline:
+        """A session's tool calls step by step (order, tool, input, result, times); reads only."""
+        return build_timeline(self._layer, self.name, session)
+
+    def export_timeline(
+        self, session: str, path: str | os.PathLike[str] | None = None, *, now: dt.datetime | None = None, overwrite: bool = False
+    ) -> dict[str, Any]:
+        """The timeline as a versioned, explicitly non-executable JSON record for audit (written to
+        ``path`` when given). Nothing re-runs a tool or replays a request."""
+        return export_timeline(self._layer, self.name, session, path, now=now, overwrite=overwrite)

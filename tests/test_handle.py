@@ -1,0 +1,145 @@
+"""The owner handle: one class by composition, no internal operation reachable, and every path
+that takes an episode out of hot storage leaves an audit record naming it."""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clocks import Clock
+
+import memdb
+from memdb.memory.layout import GLOBALS
+
+T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
+
+
+def _public_methods() -> list[str]:
+    return sorted(name for name, _ in inspect.getmembers(memdb.Memory, callable) if not name.startswith("_"))
+
+
+def test_the_handle_is_one_class_composed_of_its_parts() -> None:
+    """No layer is stacked under the handle by inheritance, and each public method is its own."""
+    assert memdb.Memory.__mro__ == (memdb.Memory, object)
+    for name in _public_methods():
+        assert name in vars(memdb.Memory), name
+
+
+def test_internal_operations_are_not_reachable_from_the_handle(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        for internal in ("remove", "move_to_cold", "move_from_cold", "clean", "audit_log", "store", "set_status", "load"):
+            assert not hasattr(mem, internal), internal
+
+
+def test_the_query_hit_is_hit_and_memory_is_the_handle(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        assert type(mem) is memdb.Memory
+        mem.record("debug", "deploy failed", outcome="failure", tags=["x"])
+        (hit,) = mem.recall(tags=["x"]).memories
+        assert type(hit) is memdb.Hit and hit.episode.summary == "deploy failed"
+
+
+def _hot_ids(db: memdb.Database, owner: str) -> set[str]:
+    return {e.id for e in db.owner(owner).episodes()}
+
+
+def _audited_ids(db: memdb.Database, owner: str) -> set[str]:
+    named: set[str] = set()
+    for record in db.audit(owner):
+        if isinstance(record.get("episode"), str):
+            named.add(record["episode"])
+        named.update(record.get("episodes") or ())
+    return named
+
+
+def _world(tmp_path: Path) -> tuple[memdb.Database, Clock, list[str]]:
+    """An owner with a summarizable burst, old idle episodes and recent ones."""
+    clock = Clock(T0)
+    db = memdb.open(tmp_path / "db", clock=clock)
+    mem = db.owner("ana")
+    ids = [mem.record("debug", f"deploy step {i} failed", outcome="failure", tags=["deploy"], session="s1").id for i in range(7)]
+    ids += [mem.record_exchange("s2", f"question {i}", "answer").id for i in range(2)]
+    clock.advance(days=1)
+    return db, clock, ids
+
+
+# Every public method of the handle, with a call that exercises it, or None where the method
+# cannot take an episode out of hot storage by its nature (reads, captures, knowledge writes).
+# A new public method must be listed here: test_every_public_method_is_classified fails otherwise.
+_WAYS: dict[str, Callable[[memdb.Memory, list[str]], Any] | None] = {
+    "archive": lambda mem, ids: mem.archive(ids[0]),
+    "erase": lambda mem, ids: mem.erase(ids[:2], reason="asked to"),
+    "delete": lambda mem, ids: mem.delete(ids[3], reason="wrong"),
+    "restore": lambda mem, ids: (mem.archive(ids[1]), mem.restore(ids[1])),
+    "feedback": lambda mem, ids: mem.feedback(ids[0], -1.0),
+    "record": lambda mem, ids: mem.record("debug", "another", outcome="success"),
+    "record_exchange": lambda mem, ids: mem.record_exchange("s3", "hi", "ho"),
+    "record_tool_call": lambda mem, ids: mem.record_tool_call("s3", "search", {"q": "x"}),
+    "record_tool_result": lambda mem, ids: mem.record_tool_result(mem.record_tool_call("s3", "search", {}).id, {"ok": 1}),
+    "import_episodes": lambda mem, ids: mem.import_episodes([{"kind": "debug", "summary": "old", "outcome": "partial", "ts": T0}], source="t"),
+    "get": lambda mem, ids: mem.get(ids[0]),
+    "recall": lambda mem, ids: mem.recall(tags=["deploy"]),
+    "ask": lambda mem, ids: mem.ask("what failed on deploy?"),
+    "history": lambda mem, ids: mem.history(kind="debug"),
+    "prepare": lambda mem, ids: mem.prepare("deploy again", kind="debug"),
+    "save_lesson": lambda mem, ids: mem.save_lesson("run migrations first", cites=[ids[0]]),
+    "export_timeline": lambda mem, ids: mem.export_timeline("s1"),
+    "timeline": lambda mem, ids: mem.timeline("s1"),
+    "knowledge": None, "entries": None, "patterns": None, "peek": None, "explain": None, "count": None,
+    "episodes": None, "known_tags": None, "audit": None, "now": None,
+}  # fmt: skip
+
+
+def test_every_public_method_is_classified() -> None:
+    assert sorted(_WAYS) == _public_methods()
+
+
+@pytest.mark.parametrize("method", [name for name, way in _WAYS.items() if way is not None])
+def test_every_way_out_of_hot_storage_is_audited(tmp_path: Path, method: str) -> None:
+    """Whatever a handle method does, each episode it takes out of hot storage (archived, erased,
+    deleted) is named by an audit record written with it, and the indexes agree."""
+    db, clock, ids = _world(tmp_path)
+    with db:
+        mem = db.owner("ana")
+        before, audited_before = _hot_ids(db, "ana"), _audited_ids(db, "ana")
+        way = _WAYS[method]
+        assert way is not None
+        way(mem, ids)
+        gone = before - _hot_ids(db, "ana")
+        assert gone <= _audited_ids(db, "ana") - audited_before, f"{method}: left hot storage unaudited: {gone}"
+        assert db.check().ok
+        if method in ("archive", "erase", "delete"):
+            assert gone, f"{method} took nothing out: the walk would prove nothing"
+
+
+def test_maintain_and_retention_audit_what_they_take(tmp_path: Path) -> None:
+    """The rule runs: archiving by relevance, burst summaries, retention; one audit record per episode taken."""
+    db, clock, _ = _world(tmp_path)
+    with db:
+        db.configure(retention_days=300)
+        before = _hot_ids(db, "ana")
+        clock.advance(days=60)
+        report = db.maintain()
+        assert report.archived
+        clock.advance(days=300)
+        assert db.maintain().purged
+        gone = before - _hot_ids(db, "ana")
+        assert gone and gone <= _audited_ids(db, "ana")
+        assert db.check().ok
+
+
+def test_every_global_memdb_writes_is_named_in_the_layout() -> None:
+    """One module holds the global names: a new global elsewhere must be registered there."""
+    import re
+
+    root = Path(memdb.__file__).parent
+    used = set()
+    for path in root.rglob("*.py"):
+        used.update(re.findall(r"""(?:space|globals)\[["']([A-Z][A-Z0-9]*)["']\]""", path.read_text()))
+    assert used and used <= set(GLOBALS), sorted(used - set(GLOBALS))

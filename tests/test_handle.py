@@ -82,7 +82,7 @@ _WAYS: dict[str, Callable[[memdb.Memory, list[str]], Any] | None] = {
     "record_exchange": lambda mem, ids: mem.record_exchange("s3", "hi", "ho"),
     "record_tool_call": lambda mem, ids: mem.record_tool_call("s3", "search", {"q": "x"}),
     "record_tool_result": lambda mem, ids: mem.record_tool_result(mem.record_tool_call("s3", "search", {}).id, {"ok": 1}),
-    "import_episodes": lambda mem, ids: mem.import_episodes([{"kind": "debug", "summary": "old", "outcome": "partial", "ts": T0}], source="t"),
+    "import_episodes": lambda mem, ids: mem.import_episodes([{"kind": "debug", "summary": "old", "outcome": "partial"}], source="t"),
     "get": lambda mem, ids: mem.get(ids[0]),
     "recall": lambda mem, ids: mem.recall(tags=["deploy"]),
     "ask": lambda mem, ids: mem.ask("what failed on deploy?"),
@@ -104,7 +104,7 @@ def test_every_public_method_is_classified() -> None:
 def test_every_way_out_of_hot_storage_is_audited(tmp_path: Path, method: str) -> None:
     """Whatever a handle method does, each episode it takes out of hot storage (archived, erased,
     deleted) is named by an audit record written with it, and the indexes agree."""
-    db, clock, ids = _world(tmp_path)
+    db, _, ids = _world(tmp_path)
     with db:
         mem = db.owner("ana")
         before, audited_before = _hot_ids(db, "ana"), _audited_ids(db, "ana")

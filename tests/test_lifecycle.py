@@ -25,6 +25,8 @@ from memdb.memory.episodes import episode_day
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 1, 10, 0, tzinfo=UTC)
 
+pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB and on PostgreSQL (tests/conftest.py)
+
 
 @pytest.fixture
 def clock() -> Clock:
@@ -435,6 +437,7 @@ def test_erase_retrains_the_cold_dictionary(tmp_path: Path, clock: Clock, kept: 
         assert mem.restore(keep[0]).id == keep[0] and db.check().ok
 
 
+@pytest.mark.lmdb_only(reason="reads LMDB's files, like test_planted_pii_never_reaches_disk")
 def test_erased_text_is_gone_from_disk_after_compact(tmp_path: Path, clock: Clock) -> None:
     path = tmp_path / "erase"
     secret = "Zanzibar-quokka-7731 plan"

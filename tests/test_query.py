@@ -19,6 +19,8 @@ from memdb.query.engine import Owner
 UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday
 
+pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB and on PostgreSQL (tests/conftest.py)
+
 
 def at(day: int, hour: int = 12, month: int = 6) -> dt.datetime:
     return dt.datetime(2026, month, day, hour, tzinfo=UTC)

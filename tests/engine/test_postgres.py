@@ -1,7 +1,7 @@
 """What a shared PostgreSQL server adds to the store contract: opening, round trips, retries and
 replays, atomic increments across connections and processes, crash safety.
 
-The contract itself (the tests of ``tests/test_store.py`` that take its ``store`` fixture) runs
+The contract itself (the tests of ``tests/engine/test_store.py`` that take its ``store`` fixture) runs
 there on both backends. Here ``store`` and ``make_store`` open fresh memdb databases on the
 throwaway cluster of ``tests/postgres_server.py``.
 """
@@ -27,7 +27,7 @@ from memdb.engine.postgres import PostgresStore
 from memdb.engine.store import LMDBStore
 from memdb.errors import StoreClosedError, StoreError, TransactionConflictError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/engine/)
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ from memdb.errors import (
     ReadOnlyTransactionError,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/engine/)
 
 pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB and on PostgreSQL (tests/conftest.py)
 

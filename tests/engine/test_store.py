@@ -2,7 +2,7 @@
 
 The contract is every test that takes the ``store`` fixture: it runs on LMDB and on PostgreSQL
 (``[lmdb]``/``[postgres]``, through the ``backend`` parameter of tests/conftest.py) unless
-marked ``lmdb_only``. What PostgreSQL adds is in tests/test_store_postgres.py.
+marked ``lmdb_only``. What PostgreSQL adds is in tests/engine/test_postgres.py.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from memdb.engine.postgres import PostgresStore
 from memdb.engine.store import LMDB_MAX_KEY_BYTES, LMDBStore, Store
 from memdb.errors import ConfigError, StoreClosedError, StoreError, StoreFullError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/engine/)
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +30,6 @@ pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB 
 @pytest.fixture
 def clock() -> Clock:
     return Clock(T0)
-
-
-@pytest.fixture
-def ldb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
-    db = memdb.open(tmp_path / "l", clock=clock)
-    yield db
-    db.close()
 
 
 def burst(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,15 +39,6 @@ pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB 
 @pytest.fixture
 def clock() -> Clock:
     return Clock(T0)
-
-
-@pytest.fixture
-def edb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
-    database = memdb.open(tmp_path / "edb", clock=clock, map_size=1 << 20)
-    try:
-        yield database
-    finally:
-        database.close()
 
 
 # --- 1. model ---------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ The implementation is chosen once, at import, like py-lmdb: ``MEMDB_PURE_PYTHON=
 ``true``/``yes``) forces the twin, and so does a missing or broken ``memdb._scorer``.
 ``AVAILABLE`` says whether C is in use. Both paths turn their inputs into the same doubles
 and evaluate the same expressions in the same order with the same libm calls, so they agree
-to the last bit on one machine (``tests/test_native.py`` checks 1e-9); ``py_score_batch`` and
+to the last bit on one machine (``tests/memory/test_native.py`` checks 1e-9); ``py_score_batch`` and
 ``py_top_k`` stay importable so tests and benchmarks can compare them.
 
 Relevance is ``w_freq*frequency + w_tags*tags + w_age*age + w_feedback*feedback`` on 0-10,

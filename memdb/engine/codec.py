@@ -21,7 +21,7 @@ as ints, so ``1`` and ``1.0`` are one subscript and decode as ``1``.
 After a complete element comes either the next element's type code (0x20-0x70) or the end,
 while an escaped NUL inside a string continues with 0xFF; so all descendants of ``t`` lie in
 ``[encode(t), encode(t) + b"\\xff")`` and nothing else does
-(``tests/test_codec.py::test_descendants_in_range``). Ancestry is range membership, not a
+(``tests/engine/test_codec.py::test_descendants_in_range``). Ancestry is range membership, not a
 byte prefix: ``encode(("a",))`` is a prefix of its sibling ``encode(("a\\x00",))``.
 """
 
@@ -162,7 +162,7 @@ def encode_subscript(sub: Subscript) -> bytes:
     if isinstance(sub, str):
         # The string itself, never str(sub): a str-mixin Enum's __str__ gives "Kind.DEBUG", and
         # the cache in encode() (keyed by equality) would give "debug" for the same object
-        # (tests/test_codec.py::test_str_subclass_encodes_as_its_string_value).
+        # (tests/engine/test_codec.py::test_str_subclass_encodes_as_its_string_value).
         return _encode_str(str.__str__(sub))
     if isinstance(sub, int):
         return _encode_number(int(sub))

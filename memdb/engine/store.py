@@ -111,7 +111,7 @@ class _SharedEnv:
         self.env = env
         self.pid = pid
         # whether the env was opened with sync=True; a durable store on a non-durable env
-        # flushes after each of its commits (tests/test_store.py::test_each_store_keeps_its_own_sync)
+        # flushes after each of its commits (tests/engine/test_store.py::test_each_store_keeps_its_own_sync)
         self.durable = durable
         self.refs = 0
         self.lock = threading.Lock()
@@ -333,7 +333,7 @@ class _LMDBRead:
             raise _translate(err, "end of snapshot", self._store) from None
 
     # Every call translates LMDB errors: the store may be closed (another thread shutting
-    # down) while the snapshot is open (tests/test_store.py::test_closing_during_a_transaction_raises_store_closed).
+    # down) while the snapshot is open (tests/engine/test_store.py::test_closing_during_a_transaction_raises_store_closed).
     def get(self, key: bytes) -> bytes | None:
         try:
             value: bytes | None = self._txn.get(key)

@@ -135,7 +135,7 @@ def _is_demo(path: str) -> bool:
 def clear_earlier_demo(path: str) -> None:
     """Make ``path`` ready for a new demo: a missing or empty directory is; a database an
     earlier demo wrote is removed, its two LMDB files only. Anything else raises
-    ValidationError naming the path and why, and nothing is deleted (tests/test_cli.py)."""
+    ValidationError naming the path and why, and nothing is deleted (tests/surfaces/test_cli.py)."""
     if not os.path.lexists(path):
         return
     if not os.path.isdir(path):

@@ -21,7 +21,7 @@ detector never touches a span an earlier one claimed:
 
 then the caller's ``extra`` patterns. Text already shaped like a placeholder is never touched,
 and detection repeats until a pass finds nothing, so ``sanitize`` is idempotent by construction
-(``tests/test_sanitize.py::test_idempotent``).
+(``tests/memory/test_sanitize.py::test_idempotent``).
 
 Speed: one search for a hint (a digit, ``@``, ``:``, ``=``, a token prefix) lets most prose
 skip every built-in detector. A regex that starts with a character class costs ~6 ns per
@@ -31,7 +31,7 @@ the rest are anchored on literals (``@``, ``:``, ``=``, token prefixes); text wi
 skips the clustered detectors, and one search for the token prefixes stands for the seven token
 shapes. A 2,000-character note takes tens of µs. Time
 is linear in the text length even for hostile input: repeats are bounded, and word-boundary
-tests sit where they fail at once (``tests/test_sanitize.py::test_repetitive_input``).
+tests sit where they fail at once (``tests/memory/test_sanitize.py::test_repetitive_input``).
 
 Values are found however they are typed: detectors read a copy in which every digit, space and
 dash of any script, and the full-width forms, are folded to ASCII one character for one
@@ -95,7 +95,7 @@ _CLUSTER: Final = re.compile(r"[0-9A-Z(+][0-9A-Z ().+-]{6,}")
 # full-width forms of what PII is written with (letters, "@", ".", "+", "-", parentheses).
 # Other text, CJK punctuation included, is read as written. Ranges, not \d and \s: the regex
 # engine tests a BMP-only class in one step, where a lookahead for "not ASCII" costs 3x.
-_NON_ASCII_DIGITS: Final = (  # tests/test_sanitize.py checks these against unicodedata
+_NON_ASCII_DIGITS: Final = (  # tests/memory/test_sanitize.py checks these against unicodedata
     "\u0660-\u0669\u06f0-\u06f9\u07c0-\u07c9\u0966-\u096f\u09e6-\u09ef\u0a66-\u0a6f\u0ae6-\u0aef"
     "\u0b66-\u0b6f\u0be6-\u0bef\u0c66-\u0c6f\u0ce6-\u0cef\u0d66-\u0d6f\u0de6-\u0def\u0e50-\u0e59"
     "\u0ed0-\u0ed9\u0f20-\u0f29\u1040-\u1049\u1090-\u1099\u17e0-\u17e9\u1810-\u1819\u1946-\u194f"

@@ -12,7 +12,7 @@ from benchmarks import agents, report
 
 pytest.importorskip("matplotlib")
 
-RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"  # the repository's, this file is in tests/benchmarks/
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

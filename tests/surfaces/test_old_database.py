@@ -19,7 +19,7 @@ import pytest
 
 import memdb
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 sys.path.insert(0, str(FIXTURES))
 import layout7_queries as queries  # noqa: E402
 

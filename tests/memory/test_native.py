@@ -23,7 +23,7 @@ from memdb import native
 from memdb.errors import ConfigError, NativeBuildError, ValidationError
 from memdb.native import ScoreParams, py_score_batch, py_top_k, score_batch, top_k
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/memory/)
 NAN = math.nan
 INF = math.inf
 FORCED_REASON = "MEMDB_PURE_PYTHON is set: the C scorer is deliberately not in use"

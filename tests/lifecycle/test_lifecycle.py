@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,17 +25,12 @@ from memdb.memory.ids import episode_day
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 1, 10, 0, tzinfo=UTC)
 
+pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB and on PostgreSQL (tests/conftest.py)
+
 
 @pytest.fixture
 def clock() -> Clock:
     return Clock(T0)
-
-
-@pytest.fixture
-def ldb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
-    db = memdb.open(tmp_path / "l", clock=clock)
-    yield db
-    db.close()
 
 
 def burst(
@@ -436,6 +430,7 @@ def test_erase_retrains_the_cold_dictionary(tmp_path: Path, clock: Clock, kept: 
         assert mem.restore(keep[0]).id == keep[0] and db.check().ok
 
 
+@pytest.mark.lmdb_only(reason="reads LMDB's files, like test_planted_pii_never_reaches_disk")
 def test_erased_text_is_gone_from_disk_after_compact(tmp_path: Path, clock: Clock) -> None:
     path = tmp_path / "erase"
     secret = "Zanzibar-quokka-7731 plan"

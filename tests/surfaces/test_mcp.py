@@ -35,7 +35,7 @@ from memdb.surfaces.mcp_server import ArgumentError, load_tokens, tool_specs
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday; the server's clock is pinned here
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/surfaces/)
 TIMEOUT = 30.0  # seconds for one whole client session, start-up included
 TOOLS = {"recall_episodes", "ask", "history", "record_episode", "record_feedback", "save_lesson", "timeline"}
 ANA_TOKEN = "ana-token-7f3a9c1e5b2d4680"

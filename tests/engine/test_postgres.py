@@ -1,15 +1,13 @@
-"""The store contract on PostgreSQL, and what a shared server adds: round trips, retries and
+"""What a shared PostgreSQL server adds to the store contract: opening, round trips, retries and
 replays, atomic increments across connections and processes, crash safety.
 
-The contract tests are those of ``tests/test_store.py`` that take the ``store`` fixture, run
-here with this module's ``store`` (a fresh memdb database on the throwaway cluster of
-``tests/postgres_server.py``). A new contract test there runs here too, unless it is listed
-in ``LMDB_ONLY``.
+The contract itself (the tests of ``tests/engine/test_store.py`` that take its ``store`` fixture) runs
+there on both backends. Here ``store`` and ``make_store`` open fresh memdb databases on the
+throwaway cluster of ``tests/postgres_server.py``.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import signal
 import subprocess
@@ -22,25 +20,14 @@ from typing import Any
 
 import psycopg
 import pytest
-import test_store as contract
-from postgres_server import drop, shared, unique_name
+from postgres_server import drop, unique_name
 
 import memdb
 from memdb.engine.postgres import PostgresStore
 from memdb.engine.store import LMDBStore
 from memdb.errors import StoreClosedError, StoreError, TransactionConflictError
 
-ROOT = Path(__file__).resolve().parents[1]
-LMDB_ONLY = {"test_stat_reports_entries"}  # asserts LMDB's own stat() fields
-
-for _name, _test in vars(contract).copy().items():
-    if _name.startswith("test_") and _name not in LMDB_ONLY and "store" in inspect.signature(_test).parameters:
-        globals()[_name] = _test  # collected here again, with this module's ``store`` fixture
-
-
-@pytest.fixture(scope="module")
-def pg_url() -> str:
-    return shared()
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/engine/)
 
 
 @pytest.fixture

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from query_times import NOW, at
 
 import memdb
 from memdb.errors import ValidationError
@@ -17,33 +17,8 @@ from memdb.memory.ids import ts_micros
 from memdb.query.engine import OwnerQueries
 
 UTC = dt.UTC
-NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday
 
-
-def at(day: int, hour: int = 12, month: int = 6) -> dt.datetime:
-    return dt.datetime(2026, month, day, hour, tzinfo=UTC)
-
-
-@pytest.fixture
-def qdb(tmp_path: Path) -> Iterator[memdb.Database]:
-    db = memdb.open(tmp_path / "q", clock=lambda: NOW)
-    yield db
-    db.close()
-
-
-@pytest.fixture
-def team(qdb: memdb.Database) -> memdb.Memory:
-    mem = qdb.owner("team")
-    mem.record("debug", "Deploy of Project X failed: migration locked the users table", outcome="failure",
-               tags=["Project X", "deploy"], lesson="run migrations before the deploy window", ts=at(23, 10), session="s1")  # fmt: skip
-    mem.record("sprint", "Shipped search v2 for Project X", outcome="success", tags=["project-x"], ts=at(25, 16), session="s2")
-    mem.record("debug", "Billing webhook retries time out", outcome="partial", tags=["billing", "twilio"], ts=at(24, 16))
-    mem.record("review", "Reviewed Project X rollout plan", outcome="success", tags=["project-x"], ts=at(2, 16))
-    mem.record("debug", "Deploy failed again: migration lock", outcome="failure", tags=["project-x", "deploy"],
-               lesson="take the lock with a timeout", ts=at(29, 8))  # fmt: skip
-    mem.record("exchange", "User asked about the twilio quota", tags=["twilio"], ts=at(30, 23))
-    qdb.owner("other").record("debug", "Other team's Project X deploy", outcome="failure", tags=["project-x", "deploy"], ts=at(24))
-    return mem
+pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB and on PostgreSQL (tests/conftest.py)
 
 
 def summaries(result: Any) -> list[str]:

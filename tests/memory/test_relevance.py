@@ -20,7 +20,7 @@ from memdb.errors import ConfigError
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/memory/)
 
 
 @pytest.fixture

@@ -1,4 +1,9 @@
-"""Store contract (every backend must pass it) and LMDB durability: growth, isolation, crash safety."""
+"""Store contract (every backend must pass it) and LMDB durability: growth, isolation, crash safety.
+
+The contract is every test that takes the ``store`` fixture: it runs on LMDB and on PostgreSQL
+(``[lmdb]``/``[postgres]``, through the ``backend`` parameter of tests/conftest.py) unless
+marked ``lmdb_only``. What PostgreSQL adds is in tests/engine/test_postgres.py.
+"""
 
 from __future__ import annotations
 
@@ -15,19 +20,29 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from postgres_server import drop, unique_name
 
 import memdb
+from memdb.engine.postgres import PostgresStore
 from memdb.engine.store import LMDB_MAX_KEY_BYTES, LMDBStore, Store
 from memdb.errors import ConfigError, StoreClosedError, StoreError, StoreFullError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/engine/)
 
 
-@pytest.fixture(params=["lmdb"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    s = LMDBStore(tmp_path / "db", map_size=1 << 20)
+@pytest.fixture
+def store(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A fresh store on ``backend``: an LMDB directory, or a fresh memdb database on the throwaway server."""
+    if backend == "lmdb":
+        s: Store = LMDBStore(tmp_path / "db", map_size=1 << 20)
+        yield s
+        s.close()
+        return
+    url, name = request.getfixturevalue("pg_url"), unique_name()
+    s = PostgresStore(url, name=name)
     yield s
     s.close()
+    drop(url, name)
 
 
 # --- the contract -----------------------------------------------------------------------------
@@ -347,6 +362,7 @@ def test_sync_false_mode_commits(tmp_path: Path) -> None:
     s.close()
 
 
+@pytest.mark.lmdb_only(reason="asserts LMDB's own stat() fields")
 def test_stat_reports_entries(store: Store) -> None:
     assert isinstance(store, LMDBStore)
     with store.write() as w:

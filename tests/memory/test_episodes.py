@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ import pytest
 from clocks import Clock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from postgres_server import drop, unique_name
 
 import memdb
 from memdb.engine import codec
@@ -22,19 +23,12 @@ from memdb.memory.sanitize import RegexSanitizer
 UTC = dt.UTC
 T0 = dt.datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
 
+pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB and on PostgreSQL (tests/conftest.py)
+
 
 @pytest.fixture
 def clock() -> Clock:
     return Clock(T0)
-
-
-@pytest.fixture
-def edb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
-    database = memdb.open(tmp_path / "edb", clock=clock, map_size=1 << 20)
-    try:
-        yield database
-    finally:
-        database.close()
 
 
 # --- 1. model ---------------------------------------------------------------------------------
@@ -277,6 +271,7 @@ def _lmdb_bytes(path: Path) -> bytes:
     return b"".join(p.read_bytes() for p in path.iterdir() if p.is_file())
 
 
+@pytest.mark.lmdb_only(reason="reads LMDB's files (see test_planted_pii_never_reaches_the_server)")
 def test_planted_pii_never_reaches_disk(tmp_path: Path) -> None:
     path = tmp_path / "pii"
     with memdb.open(path) as db:
@@ -299,6 +294,26 @@ def test_planted_pii_never_reaches_disk(tmp_path: Path) -> None:
         assert value.encode("utf-16-le") not in raw
 
 
+@pytest.mark.postgres_only(reason="reads the server's rows")
+def test_planted_pii_never_reaches_the_server(pg_url: str) -> None:
+    """The server-side twin of test_planted_pii_never_reaches_disk: no planted value in any row."""
+    import psycopg
+
+    name = unique_name()
+    with memdb.open(pg_url, name=name) as db:
+        mem = db.owner("ana")
+        text = " ".join(f"{k}: {v}" for k, v in PLANTED.items())
+        ep = mem.record("debug", f"mail {PLANTED['email']} failed", outcome="failure", content=text, tags=["billing"])
+        mem.record_exchange("conv_9", f"my card is {PLANTED['card']}", f"noted, IBAN {PLANTED['iban']}")
+        assert "<EMAIL_1>" in mem.get(ep.id).summary
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        raw = b"".join(k + v for k, v in conn.execute(f'SELECT k, v FROM "{name}_kv"').fetchall())
+    assert raw
+    for key, value in PLANTED.items():
+        assert value.encode() not in raw, f"{key} reached the server"
+    drop(pg_url, name)
+
+
 class ExplodingSanitizer:
     def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:
         raise RuntimeError("regex engine on fire")
@@ -309,6 +324,7 @@ class LossySanitizer:
         return {}
 
 
+@pytest.mark.lmdb_only(reason="reads LMDB's files, like test_planted_pii_never_reaches_disk")
 @pytest.mark.parametrize("sanitizer", [ExplodingSanitizer(), LossySanitizer()])
 def test_sanitizer_failure_drops_capture_fail_closed(tmp_path: Path, sanitizer: Any) -> None:
     path = tmp_path / "fc"
@@ -345,6 +361,7 @@ def _luhn_complete(body: str) -> str:
     return body + str((10 - total % 10) % 10)
 
 
+@pytest.mark.lmdb_only(reason="reads LMDB's files, like test_planted_pii_never_reaches_disk (the capture path is the backend's too)")
 @pytest.mark.parametrize("path", ["exchange", "tool_call", "tool_result", "record"])
 def test_a_value_at_the_cut_is_sanitized_before_the_cut(tmp_path: Path, path: str) -> None:
     """Cutting first would keep half a value (``alice.longname@ex``) that no detector knows."""
@@ -388,6 +405,7 @@ def test_tool_result_numbers_after_the_calls_placeholders(edb: memdb.Database) -
     assert "<EMAIL_1>" in done.content and "<EMAIL_2>" in done.result and "<EMAIL_1>" not in done.result
 
 
+@pytest.mark.lmdb_only(reason="reads LMDB's files, like test_planted_pii_never_reaches_disk")
 def test_decision_keys_and_large_ints_are_sanitized(tmp_path: Path) -> None:
     path = tmp_path / "keys"
     card = 4111111111111111
@@ -422,6 +440,7 @@ def test_decisions_the_store_cannot_keep_are_refused_naming_the_path(edb: memdb.
     assert edb.owner("ana").count() == 0
 
 
+@pytest.mark.lmdb_only(reason="reads LMDB's files, like test_planted_pii_never_reaches_disk")
 @pytest.mark.parametrize("tag", ["4111_1111_1111_1111", "4111.1111.1111.1111", "123_45_6789", "ｃａｒｏｌ＠ｅｘａｍｐｌｅ．ｃｏｍ"])
 def test_a_tag_that_normalises_into_pii_is_sanitized(tmp_path: Path, tag: str) -> None:
     """Normalising turns separators into "-" (a card's or an SSN's) and folds full-width forms."""
@@ -435,6 +454,7 @@ def test_a_tag_that_normalises_into_pii_is_sanitized(tmp_path: Path, tag: str) -
         assert shape not in raw
 
 
+@pytest.mark.lmdb_only(reason="reads LMDB's files, like test_planted_pii_never_reaches_disk")
 def test_unicode_forms_of_pii_never_reach_disk(tmp_path: Path) -> None:
     path = tmp_path / "uni"
     values = [

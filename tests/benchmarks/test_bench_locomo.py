@@ -12,7 +12,7 @@ import pytest
 
 from benchmarks import baselines, locomo
 
-LOCOMO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo"
+LOCOMO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo"  # beside the repository (we are in tests/benchmarks/)
 
 
 # --- evidence ids -----------------------------------------------------------------------------

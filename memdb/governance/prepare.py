@@ -136,7 +136,8 @@ def prepare(
     for query in attempts:
         if len(records) >= limit:
             break
-        result = queries.recall(kind=kind, limit=limit * 4 if kind is None else limit, now=at, **query)
+        # archived records count: their outcome and lesson stay hot (forgetting never erases experience)
+        result = queries.recall(kind=kind, limit=limit * 4 if kind is None else limit, now=at, include_archived=True, **query)
         for m in result.memories:
             if m.episode.id not in seen and m.episode.outcome is not None and m.episode.kind != "summary":
                 seen.add(m.episode.id)

@@ -63,6 +63,23 @@ class Lifecycle:
         self.erasure = Erasure(episodes, self.cold)
         self.marks = episodes.space["LIFE"]
 
+    def keep_archived_lessons(self) -> int:
+        """Archives made before the header kept the lesson get it back from their cold record,
+        once per database (``^LIFE("archived lessons kept")``); returns headers completed."""
+        if self.marks.get(("archived lessons kept",)):
+            return 0
+        done = 0
+        with self.episodes.space.transaction():
+            for owner in self.episodes.owners():
+                for eid in self.episodes.archived_ids(owner):
+                    header, blob = self.episodes.header(owner, eid), self.episodes.cold_blob(owner, eid)
+                    if header is not None and blob is not None and "lesson" not in header:
+                        lesson = self.cold.unpack(owner, blob).get("lesson")
+                        self.episodes.keep_in_header(owner, eid, lesson=lesson)
+                        done += 1
+            self.marks.set(("archived lessons kept",), True)
+        return done
+
     # --- the whole run --------------------------------------------------------------------------
 
     def maintain(self, now: dt.datetime | None = None) -> MaintenanceReport:
@@ -140,8 +157,9 @@ class Lifecycle:
         with self.episodes.space.transaction():
             if self.marks.get((owner, "burst", key, ts_micros(start))) is not None:
                 return False
-            summary = mem.record(
-                "summary", "\n".join(lines), ts=episodes[-1].ts, tags=tags, session=session, cites=[e.id for e in episodes],
+            summary = mem.record_derived(
+                "summary", "\n".join(lines), ts=episodes[-1].ts, accessed_at=report.now, tags=tags, session=session,
+                cites=[e.id for e in episodes],
                 content=f"Summary of {len(episodes)} events from {start:%Y-%m-%d %H:%M} to {episodes[-1].ts:%Y-%m-%d %H:%M} UTC",
             )  # fmt: skip
             self.episodes.set_status(owner, [e.id for e in episodes], "summarized")

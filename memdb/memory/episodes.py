@@ -257,6 +257,11 @@ class Episodes:
             header = self.layout.states[(owner, eid)]
             self.layout.states.set((owner, eid), {**header, "status": status})
 
+    def keep_in_header(self, owner: str, episode_id: str, **fields: Any) -> None:
+        """Add what an archived episode keeps hot to its header (the lifecycle's backfill of lessons)."""
+        header = self.layout.states[(owner, episode_id)]
+        self.layout.states.set((owner, episode_id), {**header, **fields})
+
     def ids_in_time(self, owner: str, lo: int | None = None, hi: int | None = None, reverse: bool = False) -> Iterator[str]:
         """Ids of an owner's hot episodes with ``lo <= ts_us < hi``, in time order."""
         for subs, _ in self.layout.by_time.range((owner,), lo, hi, reverse=reverse):
@@ -352,16 +357,54 @@ class OwnerEpisodes:
         a typed record runs ``Episodes.record_hooks`` in its own transaction."""
         # validated and sanitized first, outside the transaction, so that a dropped capture's
         # counters are not rolled back with it (test_sanitizer_failure_drops_capture_fail_closed)
+        backfill = self._check_live(ts, f"record({kind!r})", live_only=False)
         prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
         hooks = self._layer.record_hooks if kind in self._layer.settings.typed_kinds else ()
-        if not hooks:
+        if not hooks and not backfill:
             return self._episode(self._write_new([prepared])[0])
-        # the hooks' writes move with the record, or neither does (a caller's transaction already ensures it)
+        # the hooks' writes and the backfill's audit record move with the record, or none does
+        # (a caller's transaction already ensures it)
         with nullcontext() if self._space.in_transaction else self._space.transaction():
             episode = self._episode(self._write_new([prepared])[0])
+            if backfill:
+                assert episode.recorded is not None
+                self._layer.audit.write(self.name, "backfill", episode.recorded, episode=episode.id, kind=kind, ts=episode.ts)
             for hook in hooks:
                 hook(self.name, episode)
         return episode
+
+    def record_derived(self, kind: str, summary: str, *, ts: dt.datetime, accessed_at: dt.datetime, **fields: Any) -> Episode:
+        """Record what the lifecycle derives from earlier episodes (a burst summary): dated like
+        its sources, never a backfill, and counted as accessed when written, so it is not
+        archived by the run that wrote it."""
+        prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
+        return self._episode(self._write_new([prepared], accessed_at=accessed_at)[0])
+
+    def _check_live(self, ts: dt.datetime | None, what: str, *, live_only: bool) -> bool:
+        """No silent backfill (issue: faithful over time). A ``ts`` beyond the tolerance ahead of
+        the clock is refused; one beyond it in the past is refused for gateway capture (live
+        only) and returns True for a typed record (it writes an audit record, as an import does)."""
+        if not isinstance(ts, dt.datetime):
+            return False  # None: now; anything else: validation names it with the other fields
+        try:
+            at = utc(ts, "ts")
+        except ValidationError:  # naive or out of range: validation names it the same way
+            return False
+        now = self._layer.now()
+        tolerance = dt.timedelta(minutes=self._layer.settings.capture_tolerance_minutes)
+        if at > now + tolerance:
+            raise ValidationError(
+                f"{what}: ts {at.isoformat()} is {_span(at - now)} after the clock: memdb records what has happened "
+                f"(capture_tolerance_minutes={self._layer.settings.capture_tolerance_minutes:g})"
+            )
+        if at < now - tolerance:
+            if live_only:
+                raise ValidationError(
+                    f"{what}: ts {at.isoformat()} is {_span(now - at)} before the clock: gateway capture is live only; "
+                    "bring past history in with import_episodes (audited)"
+                )
+            return True
+        return False
 
     def record_exchange(
         self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()
@@ -369,6 +412,7 @@ class OwnerEpisodes:
         """Capture one gateway exchange as bounded digests of both sides, never the raw payload."""
         if not isinstance(user_message, str) or not isinstance(response, str):
             raise ValidationError("record_exchange: user_message and response must be str")
+        self._check_live(ts, "record_exchange", live_only=True)
         cap = self._layer.settings.digest_chars
         # sanitized whole, then cut: a value cut in half is one the sanitizer cannot recognise
         clean = self._sanitize({"user_message": user_message, "response": response}, what="exchange")
@@ -387,6 +431,7 @@ class OwnerEpisodes:
     def record_tool_call(self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()) -> Episode:
         """Capture a tool call as an execution event with a bounded input digest."""
         check_ident("tool", tool)
+        self._check_live(ts, "record_tool_call", live_only=True)
         cap = self._layer.settings.digest_chars
         fields = {
             "kind": "tool_call",
@@ -431,7 +476,7 @@ class OwnerEpisodes:
         prepared = [self._prepare(item, where=f"import item {i}") for i, item in enumerate(items)]
         now = self._layer.now()
         with self._space.transaction():
-            written = self._write_new(prepared)
+            written = self._write_new(prepared, accessed_at=now)  # imported history is not idle from its dates
             stamps = [record["ts"] for _, record, _ in written]
             audit_id = self._layer.audit.write(
                 self.name,
@@ -560,7 +605,11 @@ class OwnerEpisodes:
             record, state = self._layer.load(self.name, episode_id)
             kills, deltas, df = self._hot_changes(episode_id, record, state, adding=False)
             kills.append((self._layout.mem, (self.name, episode_day(episode_id), episode_id)))
-            header = {**state, "status": "archived", "one_line": one_line, "archived_from": state["status"]}
+            # what experience needs stays hot (DESIGN 5): kind, outcome, tags and time are in the
+            # header already; the one-liner and the lesson join them
+            header = {
+                **state, "status": "archived", "one_line": one_line, "archived_from": state["status"], "lesson": record.get("lesson"),
+            }  # fmt: skip
             sets: list[tuple[Global, Any, Any]] = [
                 (self._layout.states, (self.name, episode_id), header),
                 (self._layout.cold, (self.name, episode_id), cold),
@@ -578,7 +627,7 @@ class OwnerEpisodes:
             state = self._layout.states.get((self.name, check_id(episode_id)))
             if state is None or state.get("status") != "archived":
                 raise NotFoundError(f"episode {episode_id!r}: no archived episode with this id for owner {self.name!r}")
-            header = {k: v for k, v in state.items() if k not in ("one_line", "archived_from")}
+            header = {k: v for k, v in state.items() if k not in ("one_line", "archived_from", "lesson")}
             header.update(status=state.get("archived_from", "active"), access_count=state["access_count"] + 1, last_access=now)
             header["relevance"] = self._layer.relevance(record, header, now)
             entries, deltas, df = self._hot_changes(episode_id, record, header, adding=True)
@@ -673,10 +722,13 @@ class OwnerEpisodes:
     def _episode(self, written: tuple[str, dict[str, Any], dict[str, Any]]) -> Episode:
         return to_episode(self.name, *written)
 
-    def _write_new(self, prepared: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    def _write_new(
+        self, prepared: list[dict[str, Any]], accessed_at: dt.datetime | None = None
+    ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         """Write prepared records with all their index entries in one transaction; returns each
         one's (id, record, state), from which ``_episode`` makes the Episode a caller gets back
-        (an import returns ids only, and skips building them).
+        (an import returns ids only, and skips building them). ``accessed_at`` starts the idle
+        clock of the archiving rule there (imports and summaries: DESIGN 5) instead of at ``ts``.
 
         Every check comes before the first write, so the block joins a caller's transaction
         without a savepoint of its own (a nested LMDB transaction per record cost about 20 µs).
@@ -697,8 +749,9 @@ class OwnerEpisodes:
             for rec in prepared:
                 record = {k: rec.get(k) for k in RECORD_FIELDS}
                 record["ts"] = rec["ts"] or now
+                record["recorded"] = now
                 state: dict[str, Any] = {
-                    "access_count": 0, "last_access": None, "feedback": rec.get("_feedback"), "status": "active",
+                    "access_count": 0, "last_access": accessed_at, "feedback": rec.get("_feedback"), "status": "active",
                     **header_of(record),
                 }  # fmt: skip
                 fresh.append((record, state))
@@ -756,6 +809,16 @@ class OwnerEpisodes:
 _DIGEST_FIELDS = ("what_we_tried", "what_happened", "why", "lesson", "result", "artifact")  # bounded to the digest cap
 
 
+def _span(delta: dt.timedelta) -> str:
+    """A duration for people: ``3 days``, ``2 h``, ``7 min``."""
+    seconds = delta.total_seconds()
+    if seconds >= 2 * 86400:
+        return f"{seconds / 86400:.0f} days"
+    if seconds >= 2 * 3600:
+        return f"{seconds / 3600:.0f} h"
+    return f"{max(seconds / 60, 1):.0f} min"
+
+
 def to_episode(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> Episode:
     return Episode.model_construct(
         id=eid,
@@ -782,4 +845,5 @@ def to_episode(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[s
         feedback=state.get("feedback"),
         status=state.get("status", "active"),
         cites=tuple(record.get("cites") or ()),
+        recorded=record.get("recorded"),
     )

@@ -97,7 +97,7 @@ NO_OUTCOME: Final = "-"  # the kind+outcome index's outcome subscript for episod
 TEXT_FIELDS: Final = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson", "artifact", "result")
 RECORD_FIELDS: Final = (
     "ts", "kind", "summary", "content", "decisions", "tags", "outcome", "what_we_tried", "what_happened",
-    "why", "lesson", "participants", "artifact", "session", "tool", "result", "cites",
+    "why", "lesson", "participants", "artifact", "session", "tool", "result", "cites", "recorded",
 )  # fmt: skip
 
 # Index codes hold relevance to 1/25 of a point: fine enough that ranking reads few headers

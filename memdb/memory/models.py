@@ -177,6 +177,7 @@ class Episode(BaseModel):
     feedback: float | None = None
     status: Status = "active"
     cites: tuple[str, ...] = ()
+    recorded: dt.datetime | None = None  # when memdb wrote it (``ts`` is when it happened); None before layout 7's successors
 
     @property
     def day(self) -> str:

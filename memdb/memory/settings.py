@@ -44,6 +44,9 @@ class Settings(BaseModel):
     frequency_saturation: float = Field(20.0, ge=1.0, le=1e9, description="accesses at which the frequency component reaches 10")
     age_half_life_days: float = Field(14.0, gt=0.0, le=_CENTURY, description="days since last access that halve the age component")
     access_flush_every: int = Field(256, ge=1, description="buffered accesses flushed in one write transaction")
+    capture_tolerance_minutes: float = Field(
+        5.0, ge=0.0, le=24 * 60, description="how far a live capture's ts may stray from the clock; older history goes through import"
+    )
     # lifecycle thresholds
     burst_events: int = Field(5, ge=1, description="a burst is more than this many events within burst_window_hours")
     burst_window_hours: float = Field(24.0, gt=0.0, le=24 * 366)
@@ -52,7 +55,10 @@ class Settings(BaseModel):
         30.0, gt=0.0, le=_CENTURY, description="days without access before a low-relevance episode is archived"
     )
     retention_days: float | None = Field(
-        None, gt=0.0, le=_CENTURY, description="opt-in: purge archived content after this many days (audited)"
+        None,
+        gt=0.0,
+        le=_CENTURY,
+        description="opt-in: erase episodes (hot or archived) older than this many days (audited); approved knowledge citing them stays",
     )
     # query
     week_starts_on: int = Field(0, ge=0, le=6, description="0 = Monday")

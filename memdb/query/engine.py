@@ -259,9 +259,10 @@ class OwnerQueries:
         )
         return self._run(interp, limit, now)
 
-    def ask(self, question: str, now: dt.datetime | None = None, limit: int = 5) -> RecallResult:
+    def ask(self, question: str, now: dt.datetime | None = None, limit: int = 5, *, include_archived: bool = False) -> RecallResult:
         """Answer a plain-language question: time phrases become a window, known tags become
-        tag filters, outcome words an outcome filter, and the rest ranks by text."""
+        tag filters, outcome words an outcome filter, and the rest ranks by text; archived
+        episodes match through what stays hot of them when ``include_archived``."""
         if not isinstance(question, str) or not question.strip():
             raise ValidationError(f"question {question!r}: ask something")
         at = utc(now, "now") if now is not None else self._layer.now()
@@ -295,6 +296,7 @@ class OwnerQueries:
             kind=kind,
             outcome=outcome,
             question=question,
+            include_archived=include_archived,
         )
         return self._run(interp, limit, at)
 
@@ -307,7 +309,11 @@ class OwnerQueries:
         until: dt.datetime | None = None,
         limit: int = 10,
     ) -> History:
-        """Past attempts at this kind of task: counts by outcome, latest attempts and lessons."""
+        """Past attempts at this kind of task: counts by outcome, latest attempts and lessons.
+
+        Archived attempts count too, from what archiving keeps hot (kind, outcome, tags, time,
+        the one-liner and the lesson), and are marked as archived: forgetting never erases
+        experience (DESIGN 5), so "the third time you tried this" stays true."""
         _check_limit(limit)
         terms = _text_terms(text)
         interp = Interpretation(
@@ -320,15 +326,19 @@ class OwnerQueries:
         q = self._compile(interp)
         with self._space.snapshot():
             hot = self._matches(q).hot
-            hot.sort(key=lambda m: m[0], reverse=True)  # tails sort by (ts, id): newest first
+            archived = self._archived_matches(q, None)
             counts = Counter(OUTCOME_OF_CODE[code & 3] or "none" for _, code, _ in hot)
-            ids = [tail_id(tail) for tail, _, _ in hot[: max(limit, 0)]]
-            chosen = [(eid, self._layout.states.get((self.name, eid))) for eid in ids]
+            counts.update(h.get("outcome") or "none" for _, h, _ in archived)
+            # newest first, hot and archived together: (ts_us, id) orders both
+            found: list[tuple[int, str, dict[str, Any] | None]] = [(tail_ts(tail), tail_id(tail), None) for tail, _, _ in hot]
+            found += [(ts_micros(h["ts"]), eid, h) for eid, h, _ in archived]
+            found.sort(key=lambda f: (f[0], f[1]), reverse=True)
+            chosen = [(eid, h if h is not None else self._layout.states.get((self.name, eid))) for _, eid, h in found[: max(limit, 0)]]
             attempts = self._memories([(eid, h, 0.0, ("history",)) for eid, h in chosen if h is not None])
         lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
         failures = [m for m in attempts if m.episode.outcome == "failure"]
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
-        return History(ordered, attempts, lessons, interp, len(hot), failures)
+        return History(ordered, attempts, lessons, interp, len(hot) + len(archived), failures, archived=len(archived))
 
     # --- planning and execution -----------------------------------------------------------------
 
@@ -406,7 +416,7 @@ class OwnerQueries:
                 shown = len(memories) if limit else "none (limit 0)"
                 note = f"{found.total} match{'es' if found.total != 1 else ''} for {interp}; showing {shown}."
             else:
-                note = self._empty_note(interp, q)
+                note = self._empty_note(interp, q) + self._archived_note(q)
         if memories:
             self._layer.tracker.touch(self.name, [m.episode.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
@@ -429,6 +439,18 @@ class OwnerQueries:
         if interp.window:
             label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
         return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}."
+
+    def _archived_note(self, q: _Query, cap: int = 1_000) -> str:
+        """When nothing hot matches, whether cold storage holds matches: an answer never hides
+        what memdb has archived (DESIGN 6)."""
+        if q.include_archived:
+            return ""
+        cold = self._archived_matches(q, cap)
+        if not cold:
+            return ""
+        latest = max(h["ts"] for _, h, _ in cold)
+        count = f"{'at least ' if len(cold) >= cap else ''}{len(cold)} archived match{'es' if len(cold) != 1 else ''}"
+        return f" {count}, latest {day_of(latest)}; include_archived=True to see them (restore() brings one back)."
 
     def _outside(self, q: _Query, cap: int = 1_000) -> tuple[int, int | None, int, bool, bool]:
         """Matches of ``q`` before and after its window: (count before, time of the latest
@@ -696,7 +718,7 @@ class OwnerQueries:
                 or (q.session and h.get("session") != q.session)
             ):
                 continue
-            words = Counter(tokenize(h.get("one_line", "")))
+            words = Counter(tokenize(h.get("one_line", "")))  # the one-liner holds the lesson (ExtractiveSummarizer.one_line)
             hits = {t: (words[t], sum(words.values())) for t in q.scored_terms if words[t]}
             if q.terms and q.terms_required and not any(t in hits for t in q.terms):
                 continue

@@ -146,11 +146,14 @@ class History:
     interpretation: Interpretation
     total: int = 0
     last_failures: list[Hit] = field(default_factory=list)
+    archived: int = 0  # of ``total``: attempts whose full record is in cold storage (counted from what stays hot)
 
     def __str__(self) -> str:
         if not self.total:
             return f"No past attempts found ({self.interpretation})."
         counts = ", ".join(f"{n} {o}" for o, n in self.counts.items() if n)
+        if self.archived:
+            counts += f"; {self.archived} archived"
         text = f"{self.total} past attempt{'s' if self.total != 1 else ''} ({counts})."
         if self.last_failures:
             f = self.last_failures[0].episode

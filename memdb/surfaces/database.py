@@ -53,6 +53,7 @@ class Database:
         self.episodes = Episodes(self.globals, sanitizer=sanitizer, clock=clock)
         self.episodes.upgrade_layout()
         self.lifecycle = Lifecycle(self.episodes, summarizer)
+        self.lifecycle.keep_archived_lessons()  # once: archives made before headers kept the lesson
         self.knowledge = Knowledge(self.episodes)
         self.patterns = Patterns(self.episodes, pattern_extractor)
         # every erasure (erase, delete, retention) takes the entries and patterns citing what it erased

@@ -81,8 +81,20 @@ _CHATS = [
 ]
 
 
-def build_sample(db: memdb.Database, seed: int = 7) -> int:
-    """Write the sample memory through the public capture API; returns episodes written."""
+class DemoClock:
+    """The demo's clock: the sample is captured live, each event at its own moment (gateway
+    capture refuses a timestamp away from the clock), then time stands at ``NOW``."""
+
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+def build_sample(db: memdb.Database, clock: DemoClock, seed: int = 7) -> int:
+    """Write the sample memory through the public capture API as it happens, moving ``clock``
+    to each event; returns episodes written."""
     rng = random.Random(seed)
     start = (NOW - dt.timedelta(days=_DAYS)).replace(hour=0, minute=0)
     written = 0
@@ -91,7 +103,7 @@ def build_sample(db: memdb.Database, seed: int = 7) -> int:
         with db.transaction():
             for n in range(rng.randint(2, 5)):
                 agent, kind, outcome, tags, summary, lesson = rng.choice(_EVENTS)
-                ts = date + dt.timedelta(hours=rng.randint(7, 19), minutes=rng.randint(0, 59))
+                ts = clock.now = date + dt.timedelta(hours=rng.randint(7, 19), minutes=rng.randint(0, 59))
                 db.owner(agent).record(
                     kind, summary.format(n=day * 10 + n), outcome=outcome, tags=tags, lesson=lesson, ts=ts,
                     session=f"{agent}-{date:%m%d}", what_happened=f"Logged by {agent} during the {date:%A} shift.",
@@ -99,7 +111,7 @@ def build_sample(db: memdb.Database, seed: int = 7) -> int:
                 written += 1
             for agent in ("coder", "ops"):
                 if rng.random() < 0.5:
-                    ts = date + dt.timedelta(hours=rng.randint(8, 18))
+                    ts = clock.now = date + dt.timedelta(hours=rng.randint(8, 18))
                     mem = db.owner(agent)
                     mem.record_exchange(
                         f"{agent}-{date:%m%d}", rng.choice(_CHATS), "Here is what the memory says ...", ts=ts, tags=["chat"]
@@ -110,9 +122,9 @@ def build_sample(db: memdb.Database, seed: int = 7) -> int:
                     mem.record_tool_result(call.id, {"hits": rng.randint(0, 9)})
                     written += 2
     # the gateway sanitizes at capture: this email and phone never reach disk
-    db.owner("ops").record_exchange(
-        "ops-pager", "Please page me at +1 (415) 555-0132 or dana@example.com", "Noted.", ts=NOW - dt.timedelta(hours=20)
-    )
+    clock.now = NOW - dt.timedelta(hours=20)
+    db.owner("ops").record_exchange("ops-pager", "Please page me at +1 (415) 555-0132 or dana@example.com", "Noted.", ts=clock.now)
+    clock.now = NOW
     return written + 1
 
 
@@ -167,9 +179,10 @@ def run_demo(path: str | os.PathLike[str], out: TextIO) -> None:
     replaced) and ask it questions; ValidationError if ``path`` holds anything else."""
     path = os.fspath(path)
     clear_earlier_demo(path)
-    with memdb.open(path, clock=lambda: NOW, sync=False) as db:
+    clock = DemoClock()
+    with memdb.open(path, clock=clock, sync=False) as db:
         db.globals["META"].set(DEMO_MARK, DEMO_MARK_VALUE)
-        n = build_sample(db)
+        n = build_sample(db, clock)
         out.write(
             f"memdb {memdb.__version__} demo: {n} episodes of three agents (planner, coder, ops) "
             f"over {_DAYS} days in {os.path.abspath(path)}\n"

@@ -150,10 +150,11 @@ class Memory:
         """Episodes matching every filter given, best first (``memdb.query.engine`` says how they rank)."""
         return self._queries.recall(since, until, tags, any_tags, text, kind, outcome, session, limit, now, include_archived)
 
-    def ask(self, question: str, now: dt.datetime | None = None, limit: int = 5) -> RecallResult:
+    def ask(self, question: str, now: dt.datetime | None = None, limit: int = 5, *, include_archived: bool = False) -> RecallResult:
         """Answer a plain-language question: time phrases become a window, known tags become
-        tag filters, outcome words an outcome filter, and the rest ranks by text."""
-        return self._queries.ask(question, now, limit)
+        tag filters, outcome words an outcome filter, and the rest ranks by text (archived
+        episodes too, through what stays hot of them, with ``include_archived``)."""
+        return self._queries.ask(question, now, limit, include_archived=include_archived)
 
     def history(
         self,

@@ -347,7 +347,7 @@ CHILD_WORK = """
         for i in range(20):
             ts = start + dt.timedelta(minutes=i, seconds=me)
             team.record("debug", f"agent {me} step {i}: deploy migration lock", outcome="failure", tags=["deploy", f"a{me}"], ts=ts)
-            mine.record_exchange(session=f"s{me}", user_message=f"question {i}", response=f"answer {i} about deploy", ts=ts)
+            mine.record_exchange(session=f"s{me}", user_message=f"question {i}", response=f"answer {i} about deploy")  # live: now
             got.append(counters.increment(("shared",)))
             counters.increment(("per", me), 2)
         print(" ".join(map(repr, got)))

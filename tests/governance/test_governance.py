@@ -80,7 +80,9 @@ def test_the_poisoning_path_is_closed_end_to_end(tmp_path: Path) -> None:
         bo_ep = bo.record("debug", "deploy keys rotated after the incident", outcome="success", tags=["deploy"], ts=T0 - DAY)
 
         # 1. planted text becomes at most a sanitized, owner-private episode
-        ex = ana.record_exchange("conv_9", PLANTED, "Noted, I will remember that.", ts=T0 - 2 * 3600 * dt.timedelta(seconds=1))
+        clock.now = T0 - 2 * 3600 * dt.timedelta(seconds=1)  # gateway capture is live: it happens at the clock
+        ex = ana.record_exchange("conv_9", PLANTED, "Noted, I will remember that.")
+        clock.now = T0
         assert "ops-drop@evil.example" not in ex.content and "<EMAIL_1>" in ex.content
         assert MARK in ana.recall(text=MARK).as_context()  # its owner can find her own record
         assert MARK not in visible_to(db, "bo")  # nobody else can: not by recall, ask, prepare or context

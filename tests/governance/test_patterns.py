@@ -41,7 +41,7 @@ def deploys(mem: memdb.Memory, n: int, start: int = 0, kind: str = "debug") -> l
     outcomes = ["failure", "failure", "success", "failure", "partial"]
     return [
         mem.record(kind, f"deploy attempt {i}", outcome=outcomes[i % 5], tags=["deploy"] if i % 5 != 4 else ["misc"],
-                   lesson="run migrations first" if i % 5 < 2 else None, ts=T0 + i * MIN).id
+                   lesson="run migrations first" if i % 5 < 2 else None, ts=T0 - dt.timedelta(days=1) + i * MIN).id
         for i in range(start, start + n)
     ]  # fmt: skip
 

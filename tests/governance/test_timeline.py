@@ -23,6 +23,7 @@ SEC = dt.timedelta(seconds=1)
 @pytest.fixture
 def tdb(tmp_path: Path) -> Iterator[memdb.Database]:
     db = memdb.open(tmp_path / "t", clock=lambda: T0 + dt.timedelta(hours=1))
+    db.configure(capture_tolerance_minutes=90)  # the sessions below were captured within the last 90 minutes
     yield db
     db.close()
 

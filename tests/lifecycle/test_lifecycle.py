@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +29,29 @@ T0 = dt.datetime(2026, 6, 1, 10, 0, tzinfo=UTC)
 pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB and on PostgreSQL (tests/conftest.py)
 
 
+_CLOCKS: list[Clock] = []  # the running test's clock, for burst() to capture each event as it happens
+
+
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(T0)
+def clock() -> Iterator[Clock]:
+    running = Clock(T0)
+    _CLOCKS.append(running)
+    yield running
+    _CLOCKS.remove(running)
 
 
 def burst(
     mem: memdb.Memory, n: int, start: dt.datetime = T0, session: str | None = "s1", spacing: dt.timedelta = dt.timedelta(hours=1)
 ) -> list[str]:
-    return [
-        mem.record("exchange", f"event {i} about the deploy", session=session, ts=start + i * spacing, tags=["deploy"]).id for i in range(n)
-    ]
+    """``n`` exchanges captured live, one every ``spacing`` from ``start`` (the clock moves to
+    each, as gateway capture requires, and goes back to where it was)."""
+    running = _CLOCKS[-1]
+    back, ids = running.now, []
+    for i in range(n):
+        running.now = start + i * spacing
+        ids.append(mem.record("exchange", f"event {i} about the deploy", session=session, ts=running.now, tags=["deploy"]).id)
+    running.now = back
+    return ids
 
 
 def summaries_of(mem: memdb.Memory) -> list[memdb.Hit]:
@@ -333,7 +346,7 @@ def test_audit_by_owner_and_time(ldb: memdb.Database, clock: Clock) -> None:
 def test_erase_by_id_range_and_everything(ldb: memdb.Database) -> None:
     mem = ldb.owner("ana")
     other = ldb.owner("bo").record("exchange", "bo's", ts=T0)
-    ids = [mem.record("exchange", f"e{i}", ts=T0 + dt.timedelta(days=i)).id for i in range(6)]
+    ids = burst(mem, 6, spacing=dt.timedelta(days=1))
     assert mem.erase([ids[0]], reason="user request").count == 1
     assert mem.erase(since=T0 + dt.timedelta(days=1), until=T0 + dt.timedelta(days=3), reason="range").ids == ids[1:3]
     assert mem.erase(everything=True, reason="account closed").count == 3
@@ -438,7 +451,9 @@ def test_erased_text_is_gone_from_disk_after_compact(tmp_path: Path, clock: Cloc
         mem = db.owner("ana")
         keep = mem.record("exchange", "unrelated note", ts=T0)
         for i in range(20):
-            mem.record("exchange", f"{secret} number {i}", content=f"details of {secret}", ts=T0 + dt.timedelta(minutes=i))
+            clock.now = T0 + dt.timedelta(minutes=i)  # captured as it happens
+            mem.record("exchange", f"{secret} number {i}", content=f"details of {secret}", ts=clock.now)
+        clock.now = T0
         archived = mem.record("exchange", f"{secret} archived", ts=T0 - dt.timedelta(days=400))
         mem.archive(archived.id)
         report = mem.erase(everything=True, reason="deletion request")

@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from clocks import Clock
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -49,7 +50,8 @@ def _env() -> dict[str, str]:
 def build_team(path: Path) -> dict[str, str]:
     """Two owners through the public API; returns the ids the tests refer to."""
     ids: dict[str, str] = {}
-    with memdb.open(path, clock=lambda: NOW) as db:
+    clock = Clock(NOW)
+    with memdb.open(path, clock=clock) as db:
         ana, bob = db.owner("ana"), db.owner("bob")
         ids["deploy_fail"] = ana.record(
             "debug", "Deploy of Project X failed: migration locked the users table", outcome="failure",
@@ -63,10 +65,11 @@ def build_team(path: Path) -> dict[str, str]:
         ana.record(
             "sprint", "Shipped search v2 for Project X", outcome="success", tags=["project-x"], ts=dt.datetime(2026, 6, 26, 12, tzinfo=UTC)
         )
-        ids["chat"] = ana.record_exchange(
-            "s1", "What blocked the deploy?", "The migration lock.", ts=dt.datetime(2026, 6, 23, 11, tzinfo=UTC), tags=["chat"]
-        ).id
-        call = ana.record_tool_call("s1", "search_logs", {"query": "lock timeout"}, ts=dt.datetime(2026, 6, 23, 11, 5, tzinfo=UTC))
+        clock.now = dt.datetime(2026, 6, 23, 11, tzinfo=UTC)  # gateway capture is live: it happens at the clock
+        ids["chat"] = ana.record_exchange("s1", "What blocked the deploy?", "The migration lock.", tags=["chat"]).id
+        clock.now += dt.timedelta(minutes=5)
+        call = ana.record_tool_call("s1", "search_logs", {"query": "lock timeout"})
+        clock.now = NOW
         ana.record_tool_result(call.id, {"hits": 3})
         ids["tool"] = call.id
         # bob shares a session name and a tag with ana: neither may leak through ana's server

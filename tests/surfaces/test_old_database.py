@@ -62,6 +62,18 @@ def test_old_database_opens_clean(old_db: memdb.Database) -> None:
     _check_clean(old_db)
 
 
+# Answers that differ from the old code's on purpose, with the change that made them differ;
+# every other answer must be exactly as recorded, and every one listed here must really differ
+# (so the list stays exact).
+_ARCHIVED_ATTEMPTS = "issue 19: history counts archived attempts (forgetting never erases experience)"
+CHANGED_ON_PURPOSE: dict[str, str] = {
+    "ana.history(debug)": _ARCHIVED_ATTEMPTS,
+    "ana.history(tags=billing)": _ARCHIVED_ATTEMPTS,
+    "ben.history(debug)": _ARCHIVED_ATTEMPTS,
+    "ana.recall(tags=chore)": "issue 19: an empty answer says how many archived matches there are and how to see them",
+}
+
+
 def test_old_database_answers_the_same(old_db: memdb.Database) -> None:
     _check_clean(old_db)
     expected = recorded()
@@ -71,9 +83,11 @@ def test_old_database_answers_the_same(old_db: memdb.Database) -> None:
     answers = [(name, json.loads(json.dumps(answer, ensure_ascii=False))) for name, answer in got]
     assert [name for name, _ in answers] == [name for name, _ in expected]
     mismatched = [name for (name, answer), (_, want) in zip(answers, expected, strict=True) if answer != want]
-    if mismatched:  # a readable diff of the first one, and the names of all
-        first = mismatched[0]
-        assert dict(answers)[first] == dict(expected)[first], f"{len(mismatched)} of {len(expected)} answers differ: {mismatched}"
+    unexplained = [name for name in mismatched if name not in CHANGED_ON_PURPOSE]
+    if unexplained:  # a readable diff of the first one, and the names of all
+        first = unexplained[0]
+        assert dict(answers)[first] == dict(expected)[first], f"{len(unexplained)} of {len(expected)} answers differ: {unexplained}"
+    assert sorted(set(CHANGED_ON_PURPOSE) - set(mismatched)) == [], "listed as changed but answered as recorded"
     _check_clean(old_db)
 
 

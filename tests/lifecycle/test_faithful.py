@@ -1,0 +1,157 @@
+"""Faithful over time: what memdb still knows, and says, after the lifecycle has forgotten.
+
+Every rule is run with an injected clock moved by exact amounts: archiving after 30 idle days,
+imports counted as accessed at import, summaries never archived by the run that writes them,
+gateway capture live only, backfills audited.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from clocks import Clock
+
+import memdb
+from memdb.errors import ValidationError
+
+UTC = dt.UTC
+T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=UTC)  # a Monday
+DAY = dt.timedelta(days=1)
+
+pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB and on PostgreSQL (tests/conftest.py)
+
+
+def _three_failures(db: memdb.Database, clock: Clock) -> list[str]:
+    mem = db.owner("ana")
+    ids = []
+    for i, step in enumerate(("signature check", "retry budget", "signature check")):
+        clock.now = T0 + i * DAY
+        ids.append(
+            mem.record(
+                "debug", f"Twilio webhook failed at the {step}", outcome="failure", tags=["twilio"],
+                what_happened=f"stopped at the {step}", lesson=f"verify the {step} first",
+            ).id
+        )  # fmt: skip
+    return ids
+
+
+def test_failures_survive_archiving_in_history_and_prepare(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        ids = _three_failures(db, clock)
+        mem = db.owner("ana")
+        clock.now = T0 + 60 * DAY
+        assert db.maintain().archived == 3
+        assert not mem.recall(tags=["twilio"]).found  # out of the hot indexes ...
+        h = mem.history(kind="debug", tags=["twilio"])
+        assert h.total == 3 and h.archived == 3 and h.counts["failure"] == 3  # ... never out of experience
+        assert str(h).startswith("3 past attempts (3 failure; 3 archived). Last failure 2026-03-04")
+        assert [a.episode.id for a in h.attempts] == ids[::-1]
+        assert all(a.episode.status == "archived" and any("archived" in w for w in a.why) for a in h.attempts)
+        assert h.lessons == ["verify the signature check first", "verify the retry budget first", "verify the signature check first"]
+        prep = mem.prepare("fix the twilio webhook", kind="debug", tags=["twilio"])
+        assert "(archived)" in prep.text and "verify the signature check first" in prep.text
+        assert db.check().ok
+
+
+def test_an_empty_answer_says_what_cold_storage_holds(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        _three_failures(db, clock)
+        mem = db.owner("ana")
+        clock.now = T0 + 60 * DAY
+        db.maintain()
+        r = mem.recall(tags=["twilio"])
+        assert not r.found and r.total == 0
+        assert r.note.endswith("3 archived matches, latest 2026-03-04; include_archived=True to see them (restore() brings one back).")
+        a = mem.ask("what failed on twilio?")
+        assert not a.found and "3 archived matches" in a.note
+        both = mem.ask("what failed on twilio?", include_archived=True)
+        assert both.found and both.total == 3 and "archived" not in both.note.split(";")[-1]
+        assert all(m.episode.status == "archived" for m in both.memories)
+        restored = mem.restore(both.memories[0].episode.id)
+        assert mem.recall(tags=["twilio"]).total == 1 and restored.lesson
+
+
+def test_imported_history_is_not_idle_from_its_dates(tmp_path: Path) -> None:
+    """Imported episodes count as accessed at import: the 30 idle days start then, not at their ts."""
+    clock = Clock(T0 + 200 * DAY)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        items = [
+            {"kind": "debug", "summary": f"alpha deploy {i}", "outcome": "failure", "tags": ["alpha"], "ts": T0 + i * DAY}
+            for i in range(40)
+        ]
+        mem.import_episodes(items, source="tracker export")
+        clock.now += 29 * DAY
+        assert db.maintain().archived == 0 and mem.recall(tags=["alpha"], limit=0).total == 40
+        clock.now += 2 * DAY  # 31 days after the import: the relevance rule applies as to any idle episode
+        report = db.maintain()
+        assert report.archived == 40 and mem.history(tags=["alpha"]).total == 40
+        assert "40 archived matches" in mem.ask("failures on alpha").note
+
+
+def test_a_summary_is_never_archived_by_the_run_that_writes_it(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        for i in range(8):  # a burst, captured live
+            clock.now = T0 + i * dt.timedelta(minutes=10)
+            mem.record_exchange("s1", f"step {i} of the migration", "ok")
+        clock.now = T0 + 90 * DAY  # long idle: the sources are due, and the summary is dated like them
+        report = db.maintain()
+        assert report.summaries == 1 and report.archived == 8
+        (summary,) = mem.recall(kind="summary").memories
+        assert summary.episode.status == "active" and summary.episode.last_access == clock.now
+        clock.now += 31 * DAY
+        assert db.maintain().archived == 1  # a later run applies the rule to it like to any other
+
+
+def test_gateway_capture_is_live_only(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        ok = mem.record_exchange("s1", "hi", "ho", ts=T0 - dt.timedelta(minutes=4, seconds=59))  # within 5 minutes
+        assert ok.ts == T0 - dt.timedelta(minutes=4, seconds=59) and ok.recorded == T0
+        for capture in (
+            lambda ts: mem.record_exchange("s1", "hi", "ho", ts=ts),
+            lambda ts: mem.record_tool_call("s1", "search", {"q": "x"}, ts=ts),
+        ):
+            with pytest.raises(ValidationError, match="before the clock: gateway capture is live only; .*import_episodes"):
+                capture(T0 - dt.timedelta(minutes=5, seconds=1))
+            with pytest.raises(ValidationError, match="after the clock"):
+                capture(T0 + dt.timedelta(minutes=6))
+        assert mem.count() == 1 and db.check().ok
+        db.configure(capture_tolerance_minutes=60)
+        assert mem.record_exchange("s1", "hi", "ho", ts=T0 - dt.timedelta(minutes=59)).ts == T0 - dt.timedelta(minutes=59)
+
+
+def test_a_typed_record_of_an_earlier_event_is_audited_and_a_future_one_refused(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        sprint = mem.record("sprint", "Sprint 12 closed", outcome="partial", ts=T0 - 14 * DAY)
+        assert sprint.ts == T0 - 14 * DAY and sprint.recorded == T0
+        (backfill,) = [a for a in mem.audit() if a["action"] == "backfill"]
+        assert backfill["episode"] == sprint.id and backfill["ts"] == T0 - 14 * DAY and backfill["at"] == T0
+        now = mem.record("sprint", "Sprint 13 opened", outcome="success")
+        assert now.recorded == now.ts == T0 and [a["action"] for a in mem.audit()] == ["backfill"]
+        with pytest.raises(ValidationError, match=r"record\('sprint'\): ts .* after the clock"):
+            mem.record("sprint", "Sprint 14", outcome="success", ts=T0 + DAY)
+        assert mem.count() == 2 and db.check().ok
+
+
+@pytest.mark.parametrize("minutes", [0.0, 5.0, 1440.0])
+def test_the_tolerance_is_exact_at_its_edge(tmp_path: Path, minutes: float) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        db.configure(capture_tolerance_minutes=minutes)
+        mem, edge = db.owner("ana"), dt.timedelta(minutes=minutes)
+        mem.record_exchange("s1", "at the edge", "ok", ts=T0 - edge)
+        mem.record_exchange("s1", "at the other edge", "ok", ts=T0 + edge)
+        for off in (T0 - edge - dt.timedelta(microseconds=1), T0 + edge + dt.timedelta(microseconds=1)):
+            with pytest.raises(ValidationError):
+                mem.record_exchange("s1", "beyond", "no", ts=off)
+        assert mem.count() == 2

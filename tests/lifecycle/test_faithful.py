@@ -119,7 +119,7 @@ def test_gateway_capture_is_live_only(tmp_path: Path) -> None:
             lambda ts: mem.record_exchange("s1", "hi", "ho", ts=ts),
             lambda ts: mem.record_tool_call("s1", "search", {"q": "x"}, ts=ts),
         ):
-            with pytest.raises(ValidationError, match="before the clock: gateway capture is live only; .*import_episodes"):
+            with pytest.raises(ValidationError, match=r"before the clock: gateway capture is live only; .*import_episodes"):
                 capture(T0 - dt.timedelta(minutes=5, seconds=1))
             with pytest.raises(ValidationError, match="after the clock"):
                 capture(T0 + dt.timedelta(minutes=6))

@@ -91,6 +91,7 @@ class Entry(BaseModel):
     injected: int = 0
     last_injected: dt.datetime | None = None
     last_retrieved: dt.datetime | None = None
+    expired_cites: tuple[str, ...] = ()  # cited episodes purged by retention: the lesson stays, its sources are gone
     hash: str
 
     def line(self) -> str:
@@ -452,14 +453,23 @@ class Knowledge:
         self._audit(rec["owner"], at, "reject", rec, by=who, reason=reason)
         return to_entry(new)
 
-    def erase_citing(self, owner: str, episode_ids: set[str], at: dt.datetime) -> list[str]:
+    def erase_citing(self, owner: str, episode_ids: set[str], at: dt.datetime, action: str = "erase") -> list[str]:
         """Erasure reaches derived knowledge: an entry of ``owner`` citing an erased episode loses
-        its text and leaves every queue, index and team; the record keeps its hash for the audit."""
+        its text and leaves every queue, index and team; the record keeps its hash for the audit.
+
+        Retention is routine pruning, not a request (DESIGN 5): an entry citing episodes purged
+        by it keeps its text and state, and records which sources expired."""
         erased = []
         for subs, rec in self.entries.items((owner,)):
-            if not set(rec.get("cites") or ()) & episode_ids:
+            gone = set(rec.get("cites") or ()) & episode_ids
+            if not gone:
                 continue
             eid = str(subs[1])
+            if action == "retention":
+                expired = sorted({*rec.get("expired_cites", ()), *gone})
+                self.entries.set((owner, eid), {**rec, "expired_cites": expired})
+                self._audit(owner, at, "sources_expired", rec, by="retention", episodes=sorted(gone))
+                continue
             new = {k: v for k, v in rec.items() if k != "sh"}
             new.update(text="", state="rejected", status="erased", decided_by="erasure", decided_at=at, reason="cited an erased episode")
             self.entries.set((owner, eid), new)

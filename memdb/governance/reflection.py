@@ -20,6 +20,7 @@ owner's run, never the budget, and is reported.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -113,6 +114,7 @@ class OfflineReflector:
                 tags = tuple(dict.fromkeys(t for e in group for t in e.tags))[:4]
                 text = clip(f"Repeated lesson: {group[0].lesson}", 500)
                 candidates.append((2, -len(group), ("", key), Proposal(text, tuple(e.id for e in group), tags)))
+        candidates += _capture_candidates(episodes)
         out: list[Proposal] = []
         grounds: list[tuple[int, set[str], set[str]]] = []
         for rule, _, _, proposal in sorted(candidates, key=lambda c: (c[0], c[1], c[2])):
@@ -127,6 +129,34 @@ class OfflineReflector:
             if len(out) >= max_lessons:
                 break
         return out
+
+
+_FAILED_RESULT = re.compile(r"\b(error|errors|errored|fail(?:ed|ure|s)?|exception|timed? ?out|timeout|refused|denied|invalid)\b", re.I)
+
+
+def _capture_candidates(episodes: Sequence[Episode]) -> list[tuple[int, int, tuple[str, str], Proposal]]:
+    """Lessons from gateway capture, which carries no outcome: a tool whose results keep
+    failing (rule 3), and a question asked again in other sessions (rule 4)."""
+    out: list[tuple[int, int, tuple[str, str], Proposal]] = []
+    failing: dict[str, list[Episode]] = defaultdict(list)
+    asked: dict[str, list[Episode]] = defaultdict(list)
+    for e in sorted(episodes, key=lambda e: (e.ts, e.id)):
+        if e.kind == "tool_call" and e.tool and e.result and _FAILED_RESULT.search(e.result):
+            failing[e.tool].append(e)
+        elif e.kind == "exchange" and len(key := tokenize(e.summary)) >= 2:
+            asked[" ".join(key)].append(e)
+    for tool, calls in sorted(failing.items()):
+        if len(calls) >= 2:
+            result = _most_common([clip(c.result or "", 120) for c in calls]) or ""
+            text = clip(f"Tool {tool} keeps failing (e.g. {result}); check its inputs or the service before calling it again", 500)
+            tags = tuple(dict.fromkeys(t for c in calls for t in c.tags))[:4]
+            out.append((3, -len(calls), ("tool", tool), Proposal(text, tuple(c.id for c in calls), tags)))
+    for key, group in sorted(asked.items()):
+        if len({e.session for e in group}) >= 2:  # asked again in another session: worth remembering the answer
+            text = clip(f"Recurring question across sessions: {group[0].summary}", 500)
+            tags = tuple(dict.fromkeys(t for e in group for t in e.tags))[:4]
+            out.append((4, -len(group), ("asked", key), Proposal(text, tuple(e.id for e in group), tags)))
+    return out
 
 
 def _most_common(texts: Iterable[str]) -> str | None:
@@ -228,7 +258,11 @@ class Reflection:
         if not episodes or out.budget_left == 0:
             return out
         try:
-            proposals = reflector.reflect(mem.name, episodes, out.budget_left)
+            # Asked for room beyond the budget by as many entries as the owner already has pending or
+            # approved: a deterministic reflector proposes yesterday's lessons first, and those are
+            # skipped as duplicates, so without the room new lessons would never reach the queue.
+            known = sum(1 for e in self.knowledge.own(mem.name) if e.state != "rejected")
+            proposals = reflector.reflect(mem.name, episodes, out.budget_left + min(known, 50))
         except LLMError as exc:
             out.error = str(exc)
             self._audit(mem.name, at, out, reflector)

@@ -33,8 +33,9 @@ class Erasure:
         self.episodes = episodes
         self.cold = cold
         # What layers above derive from episodes (knowledge entries, patterns) goes with them:
-        # called as hook(owner, erased ids, now) inside every erasure's transaction, retention's too.
-        self.hooks: list[Callable[[str, set[str], dt.datetime], object]] = []
+        # called as hook(owner, erased ids, now, action) inside every erasure's transaction, retention's
+        # too; action is "erase", "delete" or "retention" (routine pruning keeps approved knowledge).
+        self.hooks: list[Callable[[str, set[str], dt.datetime, str], object]] = []
 
     def apply_retention(self, owner: str, now: dt.datetime) -> int:
         """Opt-in retention: erase episodes older than ``retention_days`` (audited)."""
@@ -81,7 +82,7 @@ class Erasure:
             if hashes:
                 self.cold.retrain(owner)
                 for hook in self.hooks:
-                    hook(owner, set(hashes), now)
+                    hook(owner, set(hashes), now, action)
             self.episodes.audit.redact_one_lines(owner, set(hashes), now)
             if hashes or action == "erase":
                 audit_id = self.episodes.audit.write(

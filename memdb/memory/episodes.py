@@ -558,7 +558,8 @@ class OwnerEpisodes:
             sets: list[tuple[Global, Any, Any]] = []
             self._layer._state_changes(self.name, episode_id, state, new, kills, sets)
             self._space.apply(kills, sets)
-        return to_episode(self.name, episode_id, record, new)
+        # with accesses not yet flushed, as explain() shows it
+        return to_episode(self.name, episode_id, record, self._live_state(episode_id, record, new, self._layer.now()))
 
     # --- taking episodes out of hot storage and back (``Episodes`` calls these) --------------------
 

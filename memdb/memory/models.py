@@ -140,6 +140,15 @@ class EpisodeInput(BaseModel):
                 out.append(n)
         return out
 
+    @field_validator("decisions")
+    @classmethod
+    def _confidence(cls, decisions: dict[str, Any]) -> dict[str, Any]:
+        # the one decision field memdb reads: confidence on the 0-10 scale of DESIGN 4
+        c = decisions.get("confidence")
+        if c is not None and (isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 <= c <= 10):
+            raise ValueError(f"confidence {c!r}: a number from 0 to 10")
+        return decisions
+
     @field_validator("session", "tool")
     @classmethod
     def _ident(cls, value: str | None) -> str | None:

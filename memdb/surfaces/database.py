@@ -57,10 +57,15 @@ class Database:
         self.knowledge = Knowledge(self.episodes)
         self.patterns = Patterns(self.episodes, pattern_extractor)
         # every erasure (erase, delete, retention) takes the entries and patterns citing what it erased
-        self.lifecycle.erasure.hooks += [self.knowledge.erase_citing, lambda owner, ids, _: self.patterns.erase_citing(owner, ids)]
+        self.lifecycle.erasure.hooks += [self.knowledge.erase_citing, self._erase_patterns]
         # every typed record is counted for pattern extraction in its own transaction
         self.episodes.record_hooks.append(self.patterns.on_record)
         self.reflection = Reflection(self.episodes, self.knowledge, reflector)
+
+    def _erase_patterns(self, owner: str, ids: set[str], _at: dt.datetime, action: str) -> None:
+        """Patterns derived from erased episodes go with them; retention's routine pruning keeps them."""
+        if action != "retention":
+            self.patterns.erase_citing(owner, ids)
 
     def owner(self, name: str) -> Memory:
         """The handle for one owner's memory; every episode operation and query goes through it."""

@@ -155,3 +155,81 @@ def test_the_tolerance_is_exact_at_its_edge(tmp_path: Path, minutes: float) -> N
             with pytest.raises(ValidationError):
                 mem.record_exchange("s1", "beyond", "no", ts=off)
         assert mem.count() == 2
+
+
+def test_retention_is_routine_and_keeps_approved_knowledge(tmp_path: Path) -> None:
+    """Retention purges old episodes (hot or archived) but never the lessons learned from them;
+    erasure on request still takes everything derived."""
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        ids = _three_failures(db, clock)
+        mem = db.owner("ana")
+        kept = mem.save_lesson("verify the webhook signature before retrying", cites=ids[:2])
+        db.approve(kept.id, by="lead")
+        clock.now = T0 + 60 * DAY
+        db.maintain()  # archived
+        db.configure(retention_days=90)
+        clock.now = T0 + 100 * DAY
+        assert db.maintain().purged == 3 and mem.count() == 0 and mem.history(tags=["twilio"]).total == 0
+        entry = db.entry(kept.id)
+        assert entry.state == "approved" and entry.status == "active" and entry.text.startswith("verify the webhook")
+        assert entry.expired_cites == tuple(sorted(ids[:2]))
+        assert [e.id for e in mem.knowledge("webhook signature")] == [kept.id]
+        (note,) = [a for a in mem.audit() if a["action"] == "sources_expired"]
+        assert note["entry"] == kept.id and sorted(note["episodes"]) == sorted(ids[:2])
+        assert db.check().ok
+
+
+def test_erasure_on_request_still_takes_the_lessons_derived(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        ids = _three_failures(db, clock)
+        mem = db.owner("ana")
+        lesson = mem.save_lesson("verify the webhook signature before retrying", cites=ids[:1])
+        db.approve(lesson.id, by="lead")
+        mem.erase(ids[:1], reason="user request")
+        entry = db.entry(lesson.id)
+        assert entry.status == "erased" and entry.text == "" and mem.knowledge("webhook") == []
+
+
+def test_feedback_returns_the_relevance_explain_shows(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "deploy", outcome="success")
+        for _ in range(6):
+            mem.get(ep.id)  # buffered accesses, not yet flushed
+        back = mem.feedback(ep.id, 1.0)
+        assert back.relevance == pytest.approx(mem.explain(ep.id).relevance) and back.access_count == 6
+        db.flush()
+        assert mem.peek(ep.id).relevance == pytest.approx(back.relevance)
+
+
+def test_decisions_confidence_is_on_the_zero_to_ten_scale(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        assert mem.record("review", "ok", outcome="success", decisions={"confidence": 8.5}).decisions["confidence"] == 8.5
+        for bad in (11, -0.5, "high", True):
+            with pytest.raises(ValidationError, match="confidence"):
+                mem.record("review", "no", outcome="success", decisions={"confidence": bad})
+        assert mem.count() == 1
+
+
+def test_the_offline_reflector_learns_from_capture_and_is_not_blocked_by_its_pending_lessons(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        db.configure(lessons_per_day=1)
+        mem = db.owner("ana")
+        for day in range(2):  # a tool that keeps failing, across two sessions
+            clock.now = T0 + day * DAY
+            for i in range(2):
+                call = mem.record_tool_call(f"s{day}", "deploy_api", {"service": "billing"})
+                mem.record_tool_result(call.id, {"error": "timeout after 30s"})
+            mem.record_exchange(f"s{day}", "How do I rotate the billing webhook secret?", "See the runbook.")
+        first = db.reflect(now=clock.now)
+        (entry,) = [db.entry(i) for i in first.owners["ana"].stored]
+        assert entry.state == "pending" and "deploy_api keeps failing" in entry.text
+        clock.now += DAY
+        second = db.reflect(now=clock.now)  # yesterday's proposal is pending: today's budget goes to the next lesson
+        (other,) = [db.entry(i) for i in second.owners["ana"].stored]
+        assert "Recurring question" in other.text and "rotate the billing webhook secret" in other.text

@@ -143,8 +143,8 @@ def _capture_candidates(episodes: Sequence[Episode]) -> list[tuple[int, int, tup
     for e in sorted(episodes, key=lambda e: (e.ts, e.id)):
         if e.kind == "tool_call" and e.tool and e.result and _FAILED_RESULT.search(e.result):
             failing[e.tool].append(e)
-        elif e.kind == "exchange" and len(key := tokenize(e.summary)) >= 2:
-            asked[" ".join(key)].append(e)
+        elif e.kind == "exchange" and len(words := tokenize(e.summary)) >= 2:
+            asked[" ".join(words)].append(e)
     for tool, calls in sorted(failing.items()):
         if len(calls) >= 2:
             result = _most_common([clip(c.result or "", 120) for c in calls]) or ""
@@ -261,8 +261,8 @@ class Reflection:
             # Asked for room beyond the budget by as many entries as the owner already has pending or
             # approved: a deterministic reflector proposes yesterday's lessons first, and those are
             # skipped as duplicates, so without the room new lessons would never reach the queue.
-            known = sum(1 for e in self.knowledge.own(mem.name) if e.state != "rejected")
-            proposals = reflector.reflect(mem.name, episodes, out.budget_left + min(known, 50))
+            entries = sum(1 for e in self.knowledge.own(mem.name) if e.state != "rejected")
+            proposals = reflector.reflect(mem.name, episodes, out.budget_left + min(entries, 50))
         except LLMError as exc:
             out.error = str(exc)
             self._audit(mem.name, at, out, reflector)

@@ -222,7 +222,7 @@ def test_the_offline_reflector_learns_from_capture_and_is_not_blocked_by_its_pen
         mem = db.owner("ana")
         for day in range(2):  # a tool that keeps failing, across two sessions
             clock.now = T0 + day * DAY
-            for i in range(2):
+            for _ in range(2):
                 call = mem.record_tool_call(f"s{day}", "deploy_api", {"service": "billing"})
                 mem.record_tool_result(call.id, {"error": "timeout after 30s"})
             mem.record_exchange(f"s{day}", "How do I rotate the billing webhook secret?", "See the runbook.")

@@ -281,6 +281,12 @@ class OwnerQueries:
         # name, say) cannot hide the memory the words point to, and words no memory holds
         # ("what did we try on X") cannot hide the tagged ones.
         boost = tuple(tags) if terms and tags and not (kind or outcome) else ()
+        # No padding (DESIGN 6): a word no memory holds is named; a name no memory holds empties
+        # the answer, since memories about other things would only stand in for it.
+        with self._space.snapshot():
+            unmatched = {t: w for t, w in kept.items() if not self._layout.doc_freq.get((self.name, t), 0)}
+        names = _name_terms(rest)
+        missing = tuple(names[t] for t in unmatched if t in names)
         # the tags' own words rank as text too (capture indexes tags with the text)
         rank_terms = tuple(dict.fromkeys(t for tag in boost for t in terms_and_words(tag) if t not in kept))
         interp = Interpretation(
@@ -297,6 +303,8 @@ class OwnerQueries:
             outcome=outcome,
             question=question,
             include_archived=include_archived,
+            unmatched=tuple(unmatched.values()),
+            missing_names=missing,
         )
         return self._run(interp, limit, at)
 
@@ -316,17 +324,23 @@ class OwnerQueries:
         experience (DESIGN 5), so "the third time you tried this" stays true."""
         _check_limit(limit)
         terms = _text_terms(text)
+        with self._space.snapshot():
+            unmatched = tuple(w for t, w in terms.items() if not self._layout.doc_freq.get((self.name, t), 0))
         interp = Interpretation(
             window=_window(since, until),
             tags=tuple(normalize_tag(t) for t in _as_list(tags, "tags")),
             terms=tuple(terms),
             words=tuple(terms.values()),
             kind=self._check_kind(kind),
+            all_terms=True,
+            unmatched=unmatched,
         )
         q = self._compile(interp)
         with self._space.snapshot():
-            hot = self._matches(q).hot
-            archived = self._archived_matches(q, None)
+            # an attempt at "twilio webhook retry" holds all three words: counting one that holds
+            # only "retry" would pad the count with unrelated work
+            hot = [m for m in self._matches(q).hot if all(t in m[2] for t in q.terms)]
+            archived = [a for a in self._archived_matches(q, None) if all(t in a[2] for t in q.terms)]
             counts = Counter(OUTCOME_OF_CODE[code & 3] or "none" for _, code, _ in hot)
             counts.update(h.get("outcome") or "none" for _, h, _ in archived)
             # newest first, hot and archived together: (ts_us, id) orders both
@@ -407,6 +421,8 @@ class OwnerQueries:
         at = utc(now, "now") if now is not None else self._layer.now()
         q = self._compile(interp)
         with self._space.snapshot():
+            if interp.missing_names:
+                return RecallResult(False, [], interp, 0, self._missing_note(interp, q))
             found = self._matches(q, keep=limit)
             ranked = self._rank(q, found, at, limit)
             memories = self._memories(ranked)
@@ -415,6 +431,8 @@ class OwnerQueries:
             if found.total:
                 shown = len(memories) if limit else "none (limit 0)"
                 note = f"{found.total} match{'es' if found.total != 1 else ''} for {interp}; showing {shown}."
+                if interp.unmatched:
+                    note += f" Partial: no memory mentions {_quoted(interp.unmatched)}; these match the other words."
             else:
                 note = self._empty_note(interp, q) + self._archived_note(q)
         if memories:
@@ -439,6 +457,15 @@ class OwnerQueries:
         if interp.window:
             label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
         return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}."
+
+    def _missing_note(self, interp: Interpretation, q: _Query) -> str:
+        """The answer for a question about a name no memory holds: nothing, said plainly, and
+        whether archived one-liners mention it."""
+        names = _quoted(interp.missing_names)
+        note = f"Nothing found: no memory mentions {names}, so nothing about other things is offered in its place ({interp})."
+        names = {w.casefold() for w in interp.missing_names}
+        missing = tuple(t for t, w in zip(interp.terms, interp.words, strict=False) if w.casefold() in names)
+        return note + self._archived_note(replace(q, terms=missing, terms_required=True, tags=(), any_tags=(), boost_tags=()))
 
     def _archived_note(self, q: _Query, cap: int = 1_000) -> str:
         """When nothing hot matches, whether cold storage holds matches: an answer never hides
@@ -1006,6 +1033,32 @@ def _text_terms(text: str | None) -> dict[str, str]:
             "use other words, or leave text out)"
         )
     return terms
+
+
+_NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")
+
+
+def _name_terms(text: str) -> dict[str, str]:
+    """Terms of the words of ``text`` written as names, with the word as written: capitalised
+    past the start of a sentence, all capitals, or letters with digits ("Zeta", "OKR", "v2").
+    A question asks about such a word; a lower-case word only describes what is asked."""
+    out: dict[str, str] = {}
+    start = True
+    for m in _NAME_WORD.finditer(text):
+        word = m.group()
+        named = (
+            (word[0].isupper() and not start)
+            or (len(word) > 1 and word.isupper())
+            or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
+        )
+        if named:
+            out.update(dict.fromkeys(terms_and_words(word), word))
+        start = text[m.end() : m.end() + 2].strip()[:1] in (".", "?", "!")
+    return out
+
+
+def _quoted(words: Iterable[str]) -> str:
+    return ", ".join(f"'{w}'" for w in words)
 
 
 def _as_list(values: Iterable[str], name: str) -> list[str]:

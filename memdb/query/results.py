@@ -30,6 +30,9 @@ class Interpretation:
     words: tuple[str, ...] = ()  # the words behind ``terms``, for people (terms are stems)
     boost_tags: tuple[str, ...] = ()  # ask, when other words remain: these tags or the terms match, the tags rank
     rank_terms: tuple[str, ...] = ()  # the boost tags' own words: they rank as text but match nothing
+    all_terms: bool = False  # every term must match (history: the words of a task are not interchangeable)
+    unmatched: tuple[str, ...] = ()  # words of the query no memory holds (the answer is partial, or empty for a name)
+    missing_names: tuple[str, ...] = ()  # of those, names the question asks about: nothing else may stand in for them
 
     def __str__(self) -> str:
         parts = []
@@ -46,7 +49,8 @@ class Interpretation:
         if self.session:
             parts.append(f"session {self.session}")
         if self.terms:
-            text = ("text " if self.terms_required else "ranked by text ") + " ".join(self.words or self.terms)
+            joined = (" and " if self.all_terms else " ").join(self.words or self.terms)
+            text = ("text " if self.terms_required else "ranked by text ") + joined
             if self.boost_tags:
                 text += " or tags " + ", ".join(self.boost_tags)
             parts.append(text)
@@ -93,6 +97,12 @@ class RecallResult:
     interpretation: Interpretation
     total: int
     note: str
+
+    @property
+    def partial(self) -> bool:
+        """Whether the memories match only some of the query's words (``interpretation.unmatched``
+        names the ones no memory holds)."""
+        return self.found and bool(self.interpretation.unmatched)
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.memories)
@@ -150,7 +160,9 @@ class History:
 
     def __str__(self) -> str:
         if not self.total:
-            return f"No past attempts found ({self.interpretation})."
+            unmatched = self.interpretation.unmatched
+            said = f"; no memory mentions {', '.join(repr(w) for w in unmatched)}" if unmatched else ""
+            return f"No past attempts found ({self.interpretation}{said})."
         counts = ", ".join(f"{n} {o}" for o, n in self.counts.items() if n)
         if self.archived:
             counts += f"; {self.archived} archived"

@@ -1,0 +1,85 @@
+"""No padding: a question's content words are not interchangeable.
+
+A name the question asks about that no memory holds empties the answer (memories about other
+things would only stand in for it); a plain word no memory holds is named and the answer is
+labelled partial; history counts only attempts holding every word of the task.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from clocks import Clock
+
+import memdb
+
+UTC = dt.UTC
+NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
+
+pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB and on PostgreSQL (tests/conftest.py)
+
+
+@pytest.fixture
+def team(tmp_path: Path) -> memdb.Memory:
+    db = memdb.open(tmp_path / "db", clock=Clock(NOW))
+    mem = db.owner("team")
+    mem.record(
+        "debug",
+        "Deploy of Project X failed: migration lock",
+        outcome="failure",
+        tags=["project-x", "deploy"],
+        ts=NOW - dt.timedelta(days=3),
+    )
+    mem.record("review", "Billing review: retry the invoice export", outcome="success", tags=["billing"], ts=NOW - dt.timedelta(days=2))
+    mem.record("debug", "Twilio webhook retry storm after the outage", outcome="failure", tags=["twilio"], ts=NOW - dt.timedelta(days=1))
+    mem.record("exchange", "Dana asked about the deploy window", tags=["chat"], ts=NOW - dt.timedelta(hours=5))
+    return mem
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("What happened with Project Zeta last week?", "Zeta"),
+        ("What did Priya say about the deploy?", "Priya"),
+        ("Did the Kubernetes migration fail?", "Kubernetes"),
+        ("Any news on OKR2 for the deploy?", "OKR2"),
+    ],
+)
+def test_a_name_no_memory_holds_empties_the_answer(team: memdb.Memory, question: str, name: str) -> None:
+    r = team.ask(question, now=NOW)
+    assert not r.found and r.memories == [] and r.total == 0
+    assert r.interpretation.missing_names == (name,)
+    assert f"no memory mentions '{name}'" in r.note and "nothing about other things is offered" in r.note
+
+
+def test_a_known_name_still_answers(team: memdb.Memory) -> None:
+    r = team.ask("What did Dana ask about?", now=NOW)
+    assert r.found and not r.partial and r.memories[0].episode.summary.startswith("Dana asked")
+
+
+def test_a_plain_word_no_memory_holds_labels_the_answer_partial(team: memdb.Memory) -> None:
+    r = team.ask("any rollback problems with the deploy?", now=NOW)
+    assert r.found and r.partial
+    assert set(r.interpretation.unmatched) == {"rollback", "problems"}
+    assert "Partial: no memory mentions 'rollback', 'problems'" in r.note
+    assert all("deploy" in m.episode.summary.lower() for m in r.memories)
+
+
+def test_history_counts_only_attempts_holding_every_word(team: memdb.Memory) -> None:
+    h = team.history(text="twilio webhook retry")
+    assert h.total == 1 and h.attempts[0].episode.summary.startswith("Twilio webhook retry")
+    assert "twilio and webhook and retry" in str(h.interpretation)
+    none = team.history(text="twilio webhook backoff")
+    assert none.total == 0 and "no memory mentions 'backoff'" in str(none)
+
+
+def test_a_name_only_cold_storage_holds_is_pointed_to(tmp_path: Path) -> None:
+    clock = Clock(NOW)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "Zeta rollout failed on the canary", outcome="failure", tags=["zeta-rollout"])
+        mem.archive(ep.id)
+        r = mem.ask("What happened with Zeta?")
+        assert not r.found and "no memory mentions 'Zeta'" in r.note and "1 archived match" in r.note

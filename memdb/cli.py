@@ -131,6 +131,8 @@ def _print_result(result: Any, args: argparse.Namespace) -> None:
                 "note": result.note,
                 "interpretation": str(result.interpretation),
                 "total": result.total,
+                "partial": result.partial,
+                "unmatched": list(result.interpretation.unmatched),
                 "memories": [{"score": m.score, "why": list(m.why), "episode": m.episode} for m in result.memories],
             }
         )
@@ -141,7 +143,8 @@ def _print_result(result: Any, args: argparse.Namespace) -> None:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     with _open(args) as db:
-        _print_result(db.owner(args.owner).ask(args.question, now=_when(args.now, "--now"), limit=args.limit), args)
+        mem = db.owner(args.owner)
+        _print_result(mem.ask(args.question, now=_when(args.now, "--now"), limit=args.limit, include_archived=args.include_archived), args)
     return 0
 
 
@@ -150,9 +153,19 @@ def cmd_recall(args: argparse.Namespace) -> int:
         result = db.owner(args.owner).recall(
             since=_when(args.since, "--since"), until=_when(args.until, "--until"), tags=_tags(args.tags),
             any_tags=_tags(args.any_tags), text=args.text, kind=args.kind, outcome=args.outcome,
-            session=args.session, limit=args.limit,
+            session=args.session, limit=args.limit, include_archived=args.include_archived,
         )  # fmt: skip
         _print_result(result, args)
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    with _open(args) as db:
+        ep = db.owner(args.owner).restore(args.id)
+        if args.json:
+            _print_json({"restored": ep})
+        else:
+            print(f"restored {ep.id} from cold storage ({ep.kind}{'/' + ep.outcome if ep.outcome else ''}): {ep.summary}")
     return 0
 
 
@@ -492,6 +505,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--now", help="ISO time to interpret 'last week' etc. against")
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--max-chars", type=int, default=2000)
+    p.add_argument("--include-archived", action="store_true", help="match archived episodes too, through what stays hot of them")
 
     p = command("recall", cmd_recall, "structured retrieval by window, tags, text, kind, outcome")
     for flag in ("--since", "--until", "--tags", "--any-tags", "--text", "--kind", "--session"):
@@ -499,6 +513,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--outcome", choices=["success", "partial", "failure"])
     p.add_argument("--limit", type=int, default=5)
     p.add_argument("--max-chars", type=int, default=2000)
+    p.add_argument("--include-archived", action="store_true", help="match archived episodes too, through what stays hot of them")
+
+    p = command("restore", cmd_restore, "bring an archived episode's full record back from cold storage, with its indexes")
+    p.add_argument("id", help="the episode id (ask/recall --include-archived shows archived ids)")
 
     p = command("history", cmd_history, "outcomes and lessons of past attempts")
     p.add_argument("--kind")

@@ -461,10 +461,12 @@ class OwnerQueries:
     def _missing_note(self, interp: Interpretation, q: _Query) -> str:
         """The answer for a question about a name no memory holds: nothing, said plainly, and
         whether archived one-liners mention it."""
-        names = _quoted(interp.missing_names)
-        note = f"Nothing found: no memory mentions {names}, so nothing about other things is offered in its place ({interp})."
-        names = {w.casefold() for w in interp.missing_names}
-        missing = tuple(t for t, w in zip(interp.terms, interp.words, strict=False) if w.casefold() in names)
+        note = (
+            f"Nothing found: no memory mentions {_quoted(interp.missing_names)}, "
+            f"so nothing about other things is offered in its place ({interp})."
+        )
+        folded = {w.casefold() for w in interp.missing_names}
+        missing = tuple(t for t, w in zip(interp.terms, interp.words, strict=False) if w.casefold() in folded)
         return note + self._archived_note(replace(q, terms=missing, terms_required=True, tags=(), any_tags=(), boost_tags=()))
 
     def _archived_note(self, q: _Query, cap: int = 1_000) -> str:

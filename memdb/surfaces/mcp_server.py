@@ -98,7 +98,7 @@ class Param:
     """One tool argument: its JSON schema and the server-side check come from this alone."""
 
     name: str
-    type: str  # JSON type: string | integer | number | array (of strings) | object
+    type: str  # JSON type: string | integer | number | boolean | array (of strings) | object
     description: str
     required: bool = False
     enum: tuple[str, ...] = ()
@@ -164,6 +164,10 @@ class Param:
             if wrong:
                 raise bad(f"{wrong[0]!r} is not one of {', '.join(self.enum)}")
             return [v.strip() for v in value]
+        if self.type == "boolean":
+            if not isinstance(value, bool):
+                raise bad("expected true or false")
+            return value
         if self.type == "object":
             if not isinstance(value, dict):
                 raise bad("expected a JSON object")
@@ -313,6 +317,8 @@ def _recall_output(result: RecallResult, searched: str, relabel: Callable[[str],
         "searched": searched,
         "note": note,
         "total": result.total,
+        "partial": result.partial,
+        "unmatched": list(result.interpretation.unmatched),
         "memories": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "why": list(m.why)} for m in result.memories],
     }
     return ToolOutput("\n".join(lines), data)
@@ -375,6 +381,7 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     common = {
         "since": since, "until": until, "tags": args["tags"] or (), "any_tags": args["any_tags"] or (),
         "text": args["text"], "outcome": args["outcome"], "session": args["session"], "limit": args["limit"],
+        "include_archived": bool(args["include_archived"]),
     }  # fmt: skip
     kinds: list[str] = list(dict.fromkeys(args["kinds"] or ()))
     if len(kinds) <= 1:
@@ -395,8 +402,13 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
 
 
 def _ask(mem: Memory, args: dict[str, Any]) -> ToolOutput:
-    result = mem.ask(args["question"], limit=args["limit"])
+    result = mem.ask(args["question"], limit=args["limit"], include_archived=bool(args["include_archived"]))
     return _recall_output(result, str(result.interpretation))
+
+
+def _restore_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    ep = mem.restore(args["episode_id"])
+    return ToolOutput(f"restored {_memory_line(ep)}", {"episode": _episode_data(ep)})
 
 
 def _history(mem: Memory, args: dict[str, Any]) -> ToolOutput:
@@ -411,6 +423,7 @@ def _history(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         "summary": summary,
         "searched": relabel(str(h.interpretation)),
         "total": h.total,
+        "archived": h.archived,
         "counts": dict(h.counts),
         "lessons": list(dict.fromkeys(h.lessons)),
         "attempts": [_episode_data(m.episode, _LIST_CONTENT_CHARS) for m in h.attempts],
@@ -531,6 +544,11 @@ _MEMORY_SCHEMA: dict[str, Any] = {
     },
     "required": [*_EPISODE_SCHEMA["required"], "score", "why"],
 }
+_INCLUDE_ARCHIVED = Param(
+    "include_archived", "boolean",
+    "Match archived episodes too, through what stays hot of them (kind, outcome, tags, time, one line, lesson).",
+    default=False,
+)  # fmt: skip
 _RECALL_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -538,6 +556,8 @@ _RECALL_OUTPUT: dict[str, Any] = {
         "searched": {"type": "string", "description": "the window, tags, terms and filters actually used"},
         "note": {"type": "string", "description": "how many matched, or plainly that nothing did"},
         "total": {"type": "integer", "description": "matches before the limit"},
+        "partial": {"type": "boolean", "description": "the memories match only some words; 'unmatched' names the others"},
+        "unmatched": {"type": "array", "items": {"type": "string"}, "description": "words of the query no memory holds"},
         "memories": {"type": "array", "items": _MEMORY_SCHEMA},
     },
     "required": ["found", "searched", "note", "total", "memories"],
@@ -548,6 +568,7 @@ _HISTORY_OUTPUT: dict[str, Any] = {
         "summary": {"type": "string"},
         "searched": {"type": "string"},
         "total": {"type": "integer"},
+        "archived": {"type": "integer", "description": "of total: attempts archived to cold storage (counted from what stays hot)"},
         "counts": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "attempts by outcome"},
         "lessons": {"type": "array", "items": {"type": "string"}},
         "attempts": {"type": "array", "items": _EPISODE_SCHEMA},
@@ -616,6 +637,7 @@ def tool_specs(settings: Settings) -> list[ToolSpec]:
                 Param("outcome", "string", "Only episodes with this outcome.", enum=OUTCOMES),
                 Param("session", "string", "Only episodes of this session id.", max_length=128),
                 Param("limit", "integer", "Most episodes to return.", minimum=1, maximum=50, default=5),
+                _INCLUDE_ARCHIVED,
             ),
             _RECALL_OUTPUT, _recall_episodes, windowed=True,
         ),
@@ -627,8 +649,18 @@ def tool_specs(settings: Settings) -> list[ToolSpec]:
             (
                 Param("question", "string", "The question, in plain language.", required=True, max_length=1000),
                 Param("limit", "integer", "Most episodes to return.", minimum=1, maximum=50, default=5),
+                _INCLUDE_ARCHIVED,
             ),
             _RECALL_OUTPUT, _ask,
+        ),
+        ToolSpec(
+            "restore_episode", "Restore an archived episode",
+            "Bring an archived episode's full record back from cold storage into the active memory (answers say when "
+            "archived episodes match; recall_episodes or ask with include_archived shows their ids). Audited.",
+            (
+                Param("episode_id", "string", "The archived episode's id.", required=True, max_length=64),
+            ),
+            _EPISODE_OUTPUT, _restore_episode, read_only=False,
         ),
         ToolSpec(
             "history", "History of past attempts",

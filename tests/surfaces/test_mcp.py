@@ -38,7 +38,7 @@ UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday; the server's clock is pinned here
 REPO = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/surfaces/)
 TIMEOUT = 30.0  # seconds for one whole client session, start-up included
-TOOLS = {"recall_episodes", "ask", "history", "record_episode", "record_feedback", "save_lesson", "timeline"}
+TOOLS = {"recall_episodes", "ask", "history", "record_episode", "record_feedback", "save_lesson", "timeline", "restore_episode"}
 ANA_TOKEN = "ana-token-7f3a9c1e5b2d4680"
 BOB_TOKEN = "bob-token-0d9e8c7b6a5f4321"
 
@@ -155,7 +155,7 @@ def test_lists_the_tools_with_schemas_and_descriptions(team: tuple[Path, dict[st
         for name, prop in schema["properties"].items():
             assert prop.get("description"), f"{t.name}.{name} has no description"
         assert t.output_schema and t.output_schema["type"] == "object"
-        writes = {"record_episode", "record_feedback", "save_lesson"}
+        writes = {"record_episode", "record_feedback", "save_lesson", "restore_episode"}
         assert t.annotations is not None and t.annotations.read_only_hint is (t.name not in writes)
     record = tools["record_episode"].input_schema
     assert set(record["required"]) == {"kind", "summary", "outcome"}

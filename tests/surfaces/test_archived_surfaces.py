@@ -1,0 +1,73 @@
+"""Archived episodes are reachable from every surface: include_archived and restore on the
+``memdb`` command and the MCP tools, and every empty answer says what cold storage holds."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from clocks import Clock
+
+import memdb
+from memdb.cli import main as cli_main
+from memdb.surfaces.mcp_server import tool_specs
+
+NOW = dt.datetime(2026, 5, 4, 9, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture
+def archived_db(tmp_path: Path) -> tuple[Path, str]:
+    path = tmp_path / "db"
+    clock = Clock(NOW - dt.timedelta(days=60))
+    with memdb.open(path, clock=clock) as db:
+        ep = db.owner("ana").record(
+            "debug", "Alpha deploy failed on the lock", outcome="failure", tags=["alpha"], lesson="take the lock first"
+        )
+        clock.now = NOW
+        assert db.maintain().archived == 1
+    return path, ep.id
+
+
+def _cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:  # type: ignore[type-arg]
+    assert cli_main([*argv, "--json"]) == 0
+    out: dict = json.loads(capsys.readouterr().out)  # type: ignore[type-arg]
+    return out
+
+
+def test_the_command_shows_archived_matches_and_restores_them(archived_db: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
+    path, eid = archived_db
+    common = ("--db", str(path), "--owner", "ana")
+    hot = _cli_json(capsys, "recall", *common, "--tags", "alpha")
+    assert not hot["found"] and "1 archived match, latest" in hot["note"] and "include_archived=True" in hot["note"]
+    cold = _cli_json(capsys, "ask", "failures on alpha", *common, "--include-archived")
+    assert cold["found"] and cold["memories"][0]["episode"]["status"] == "archived"
+    assert cold["memories"][0]["episode"]["id"] == eid
+    restored = _cli_json(capsys, "restore", eid, *common)
+    assert restored["restored"]["status"] == "active" and restored["restored"]["lesson"] == "take the lock first"
+    assert _cli_json(capsys, "recall", *common, "--tags", "alpha")["total"] == 1
+
+
+def test_the_mcp_tools_show_archived_matches_and_restore_them(archived_db: tuple[Path, str]) -> None:
+    path, eid = archived_db
+    with memdb.open(path, clock=lambda: NOW) as db:
+        mem = db.owner("ana")
+        specs = {s.name: s for s in tool_specs(db.settings)}
+
+        def call(name: str, **args: object) -> dict:  # type: ignore[type-arg]
+            spec = specs[name]
+            out: dict = spec.run(mem, spec.check_arguments(args)).data  # type: ignore[type-arg]
+            return out
+
+        assert "1 archived match" in call("recall_episodes", tags=["alpha"])["note"]
+        found = call("ask", question="what failed on alpha?", include_archived=True)
+        assert found["found"] and found["memories"][0]["status"] == "archived"
+        history = call("history", tags=["alpha"])
+        assert history["total"] == 1 and history["archived"] == 1 and history["lessons"] == ["take the lock first"]
+        back = call("restore_episode", episode_id=eid)
+        assert back["episode"]["status"] == "active"
+        assert call("recall_episodes", tags=["alpha"])["total"] == 1
+        with pytest.raises(memdb.errors.MemdbError):
+            specs["ask"].check_arguments({"question": "x", "include_archived": "yes"})
+        assert db.check().ok

@@ -421,6 +421,8 @@ class OwnerQueries:
         at = utc(now, "now") if now is not None else self._layer.now()
         q = self._compile(interp)
         with self._space.snapshot():
+            if q.include_archived and interp.unmatched:
+                interp = self._matched_in_cold(interp, q)  # words only archived one-liners hold are matched words here
             if interp.missing_names:
                 return RecallResult(False, [], interp, 0, self._missing_note(interp, q))
             found = self._matches(q, keep=limit)
@@ -458,16 +460,30 @@ class OwnerQueries:
             label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
         return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}."
 
+    def _missing_terms(self, interp: Interpretation) -> tuple[str, ...]:
+        """The terms of the names in ``interp.missing_names``."""
+        folded = {w.casefold() for w in interp.missing_names}
+        return tuple(t for t, w in zip(interp.terms, interp.words, strict=False) if w.casefold() in folded)
+
+    def _matched_in_cold(self, interp: Interpretation, q: _Query) -> Interpretation:
+        """``interp`` without the unmatched words (and missing names) that an archived one-liner
+        of the window holds: with ``include_archived`` those match, so they are no padding."""
+        terms = {w.casefold(): t for t, w in zip(interp.terms, interp.words, strict=False)}
+        wanted = tuple(terms[w.casefold()] for w in interp.unmatched if w.casefold() in terms)
+        found = self._archived_matches(replace(q, terms=wanted, terms_required=True, tags=(), any_tags=(), boost_tags=()), None)
+        held = {t for _, _, hits in found for t in hits}
+        keep = tuple(w for w in interp.unmatched if terms.get(w.casefold()) not in held)
+        return replace(interp, unmatched=keep, missing_names=tuple(w for w in interp.missing_names if w in keep))
+
     def _missing_note(self, interp: Interpretation, q: _Query) -> str:
         """The answer for a question about a name no memory holds: nothing, said plainly, and
         whether archived one-liners mention it."""
-        note = (
-            f"Nothing found: no memory mentions {_quoted(interp.missing_names)}, "
-            f"so nothing about other things is offered in its place ({interp})."
+        missing = self._missing_terms(interp)
+        cold = self._archived_note(replace(q, terms=missing, terms_required=True, tags=(), any_tags=(), boost_tags=()))
+        return (
+            f"Nothing found: no {'active ' if cold else ''}memory mentions {_quoted(interp.missing_names)}, "
+            f"so nothing about other things is offered in its place ({interp}).{cold}"
         )
-        folded = {w.casefold() for w in interp.missing_names}
-        missing = tuple(t for t, w in zip(interp.terms, interp.words, strict=False) if w.casefold() in folded)
-        return note + self._archived_note(replace(q, terms=missing, terms_required=True, tags=(), any_tags=(), boost_tags=()))
 
     def _archived_note(self, q: _Query, cap: int = 1_000) -> str:
         """When nothing hot matches, whether cold storage holds matches: an answer never hides

@@ -82,4 +82,5 @@ def test_a_name_only_cold_storage_holds_is_pointed_to(tmp_path: Path) -> None:
         ep = mem.record("debug", "Zeta rollout failed on the canary", outcome="failure", tags=["zeta-rollout"])
         mem.archive(ep.id)
         r = mem.ask("What happened with Zeta?")
-        assert not r.found and "no memory mentions 'Zeta'" in r.note and "1 archived match" in r.note
+        assert not r.found and "no active memory mentions 'Zeta'" in r.note and "1 archived match" in r.note
+        assert mem.ask("What happened with Zeta?", include_archived=True).found

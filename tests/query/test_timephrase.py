@@ -1017,3 +1017,197 @@ _TABLES = [
     test_the_last_week_is_rolling_but_last_week_is_the_calendar_week, test_months_and_days, test_ranges, test_parts_of_days,
     test_ignored_phrases, test_false_friends,
 ]  # fmt: skip
+
+
+# --- properties in several timezones, at the edges of days, weeks, months, years and DST ---------
+
+ZONES = [UTC, *(ZoneInfo(z) for z in ("Europe/Berlin", "America/New_York", "America/Santiago", "Australia/Lord_Howe", "Asia/Kathmandu"))]
+EDGE_DAYS = [  # DST changes of the zones above (and the days around them), leap days, year ends
+    dt.date(2026, 3, 8), dt.date(2026, 3, 28), dt.date(2026, 3, 29), dt.date(2026, 3, 30), dt.date(2026, 4, 4), dt.date(2026, 4, 5),
+    dt.date(2026, 9, 6), dt.date(2026, 9, 7), dt.date(2026, 10, 4), dt.date(2026, 10, 25), dt.date(2026, 10, 26), dt.date(2026, 11, 1),
+    dt.date(2024, 2, 29), dt.date(2024, 3, 1), dt.date(2025, 12, 31), dt.date(2026, 1, 1), dt.date(2026, 3, 1), dt.date(2026, 12, 31),
+]  # fmt: skip
+EDGE_TIMES = [dt.time(0), dt.time(0, 0, 0, 1), dt.time(23, 59, 59, 999999), dt.time(0, 30), dt.time(1, 30), dt.time(2, 30), dt.time(12)]
+
+
+@st.composite
+def moments(draw: st.DrawFn) -> tuple[dt.datetime, dt.tzinfo]:
+    """(now in UTC, the database's zone): local wall times at and around the edges of days."""
+    zone = draw(st.sampled_from(ZONES))
+    day = draw(st.one_of(st.sampled_from(EDGE_DAYS), st.dates(dt.date(2000, 1, 1), dt.date(2099, 12, 31))))
+    clock = draw(st.one_of(st.sampled_from(EDGE_TIMES), st.times()))
+    local = dt.datetime.combine(day, clock, tzinfo=zone).replace(fold=draw(st.integers(0, 1)))
+    return local.astimezone(UTC), zone
+
+
+def zw(text: str, now: dt.datetime, zone: dt.tzinfo, week_start: int = 0) -> tuple[dt.datetime, dt.datetime]:
+    w, _ = find_time_phrase(text, now, week_start, zone)
+    assert w is not None, f"no window for {text!r}"
+    assert w.start < w.end and w.start.tzinfo is UTC and w.end.tzinfo is UTC, text
+    return w.start, w.end
+
+
+def starts(at: dt.datetime, day: dt.date, zone: dt.tzinfo) -> bool:
+    """Whether ``at`` is the first instant of local ``day``: on it, and a microsecond earlier not."""
+    return at.astimezone(zone).date() == day and (at - US).astimezone(zone).date() < day
+
+
+@given(moments())
+def test_day_phrases(moment: tuple[dt.datetime, dt.tzinfo]) -> None:
+    now, zone = moment
+    today = now.astimezone(zone).date()
+    for text, back in (("today", 0), ("yesterday", 1), ("the day before yesterday", 2), ("0 days ago", 0), ("3 days ago", 3)):
+        start, end = zw(text, now, zone)
+        assert starts(start, today - back * DAY, zone) and starts(end, today - (back - 1) * DAY, zone), text
+        assert dt.timedelta(hours=22) < end - start < dt.timedelta(hours=26), text  # 23, 23.5, 24, 24.5 or 25 hours
+    t0, t1 = zw("today", now, zone)
+    assert t0 <= now < t1
+    assert zw("yesterday", now, zone)[1] == t0 and zw("the day before yesterday", now, zone)[1] == zw("yesterday", now, zone)[0]
+    assert zw("earlier today", now, zone) == (t0, now + US)
+    assert zw("since yesterday", now, zone) == (zw("yesterday", now, zone)[0], OPEN_END)
+    assert zw("until yesterday", now, zone) == (OPEN_START, t0)
+    assert zw("before today", now, zone) == (OPEN_START, t0)
+
+
+@given(moments(), st.integers(0, 6), st.integers(0, 60))
+def test_week_phrases(moment: tuple[dt.datetime, dt.tzinfo], week_start: int, n: int) -> None:
+    now, zone = moment
+    today = now.astimezone(zone).date()
+    start, end = zw("this week", now, zone, week_start)
+    first = start.astimezone(zone).date()
+    assert first.weekday() == week_start and first <= today < first + 7 * DAY
+    assert starts(start, first, zone) and starts(end, first + 7 * DAY, zone) and start <= now < end
+    assert zw("last week", now, zone, week_start) == zw("1 week ago", now, zone, week_start)
+    assert zw("last week", now, zone, week_start)[1] == start  # last week ends where this week starts
+    ago = zw(f"{n} weeks ago", now, zone, week_start)  # the calendar week holding today - n weeks
+    assert starts(ago[0], first - 7 * n * DAY, zone) and starts(ago[1], first - 7 * (n - 1) * DAY, zone)
+    assert zw("earlier this week", now, zone, week_start) == (start, now + US)
+
+
+@given(moments(), st.integers(0, 40), st.integers(1, 12))
+def test_month_and_year_phrases(moment: tuple[dt.datetime, dt.tzinfo], n: int, month: int) -> None:
+    now, zone = moment
+    today = now.astimezone(zone).date()
+    start, end = zw("this month", now, zone)
+    assert starts(start, today.replace(day=1), zone) and start <= now < end and end.astimezone(zone).day == 1
+    assert zw("last month", now, zone)[1] == start == zw("0 months ago", now, zone)[0]
+    back = (today.year * 12 + today.month - 1) - n
+    ago = zw(f"{n} months ago", now, zone)
+    assert starts(ago[0], dt.date(back // 12, back % 12 + 1, 1), zone)
+    name = MONTH_NAMES[month - 1]
+    year = today.year if month <= today.month else today.year - 1  # the latest such month that has begun
+    m0, m1 = zw(f"in {name}", now, zone)
+    assert starts(m0, dt.date(year, month, 1), zone) and m0 <= now and m1.astimezone(zone).day == 1
+    assert zw(f"since {name}", now, zone) == (m0, OPEN_END) and zw(f"after {name}", now, zone) == (m1, OPEN_END)
+    last_year = today.year if month < today.month else today.year - 1
+    assert starts(zw(f"last {name}", now, zone)[0], dt.date(last_year, month, 1), zone)
+    y0, y1 = zw("this year", now, zone)
+    assert starts(y0, dt.date(today.year, 1, 1), zone) and y0 <= now < y1 and zw("last year", now, zone)[1] == y0
+    if today.year - n >= 1900:
+        assert starts(zw(f"in {today.year - n}", now, zone)[0], dt.date(today.year - n, 1, 1), zone)
+
+
+@given(moments(), st.sampled_from(WEEKDAYS))
+def test_weekday_and_weekend_phrases(moment: tuple[dt.datetime, dt.tzinfo], name: str) -> None:
+    now, zone = moment
+    today = now.astimezone(zone).date()
+    start, end = zw(f"on {name}", now, zone)
+    day = start.astimezone(zone).date()
+    assert (start, end) == zw(name, now, zone) and starts(start, day, zone) and starts(end, day + DAY, zone)
+    assert WEEKDAYS[day.weekday()] == name and 0 <= (today - day).days < 7  # the latest not in the future
+    last = zw(f"last {name}", now, zone)[0].astimezone(zone).date()
+    assert WEEKDAYS[last.weekday()] == name and 1 <= (today - last).days <= 7  # before today
+    saturday = zw("over the weekend", now, zone)[0].astimezone(zone).date()
+    assert saturday.weekday() == 5 and 0 <= (today - saturday).days < 7
+    previous = zw("last weekend", now, zone)
+    if today.weekday() >= 5:  # on a weekend "last weekend" is the one before
+        assert starts(previous[0], saturday - 7 * DAY, zone) and starts(previous[1], saturday - 5 * DAY, zone)
+    else:
+        assert previous == zw("over the weekend", now, zone)
+
+
+@given(moments(), st.integers(1, 12), st.integers(1, 31))
+def test_day_of_month_phrases(moment: tuple[dt.datetime, dt.tzinfo], month: int, day: int) -> None:
+    now, zone = moment
+    today = now.astimezone(zone).date()
+    text = f"on {MONTH_NAMES[month - 1]} {day}"
+    try:
+        dt.date(2024, month, day)
+    except ValueError:  # no year has it: ignored, never a window
+        assert read_time_phrases(text, now, 0, zone) == (None, "", (text,))
+        return
+    start, end = zw(text, now, zone)
+    placed = start.astimezone(zone).date()
+    assert (placed.month, placed.day) == (month, day) and placed <= today and starts(end, placed + DAY, zone)
+    later = [y for y in range(placed.year + 1, today.year + 1) if _exists(y, month, day) and dt.date(y, month, day) <= today]
+    assert not later  # the latest such day not in the future
+    assert zw(f"{day} {MONTH_NAMES[month - 1]}", now, zone) == (start, end)
+
+
+@given(moments(), st.sampled_from(["yesterday", "last week", "Monday", "March 3", "last weekend", "3 days ago", "this month"]))
+def test_open_bound_properties(moment: tuple[dt.datetime, dt.tzinfo], phrase: str) -> None:
+    now, zone = moment
+    start, end = zw(phrase, now, zone)
+    assert zw(f"since {phrase}", now, zone) == (start, OPEN_END)
+    assert zw(f"after {phrase}", now, zone) == (end, OPEN_END)
+    assert zw(f"before {phrase}", now, zone) == (OPEN_START, start)
+    assert zw(f"until {phrase}", now, zone) == (OPEN_START, end)
+
+
+@given(moments(), st.integers(0, 60), st.sampled_from(["minutes", "hours", "days", "weeks", "months", "years"]))
+def test_rolling_properties(moment: tuple[dt.datetime, dt.tzinfo], n: int, unit: str) -> None:
+    now, zone = moment
+    start, end = zw(f"past {n} {unit}", now, zone)
+    assert end == now + US and start <= now
+    if unit in ("minutes", "hours", "days", "weeks"):
+        assert now - start == dt.timedelta(**{unit: n})
+
+
+@given(moments())
+def test_parts_of_days_lie_in_their_day(moment: tuple[dt.datetime, dt.tzinfo]) -> None:
+    now, zone = moment
+    y0, y1 = zw("yesterday", now, zone)
+    for part in ("morning", "afternoon", "evening"):
+        p0, p1 = zw(f"yesterday {part}", now, zone)
+        assert y0 <= p0 < p1 <= y1
+    night = zw("last night", now, zone)
+    assert night[0] == zw("yesterday evening", now, zone)[0] and night[1] <= zw("today", now, zone)[0] + dt.timedelta(hours=8)
+
+
+@given(moments(), st.timedeltas(min_value=dt.timedelta(hours=-23), max_value=dt.timedelta(hours=23)))
+def test_how_now_is_written_does_not_matter(moment: tuple[dt.datetime, dt.tzinfo], offset: dt.timedelta) -> None:
+    now, zone = moment
+    local = now.astimezone(dt.timezone(offset))
+    for text in ("today", "last week", "since Friday", "in May", "2 months ago", "over the weekend", "earlier today"):
+        assert find_time_phrase(text, local, 0, zone) == find_time_phrase(text, now, 0, zone), text
+
+
+MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+
+
+def _exists(year: int, month: int, day: int) -> bool:
+    try:
+        dt.date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+VOCABULARY = (
+    "since after before until on in the a last this next past previous week weekend month year day days weeks ago back "
+    "today yesterday tomorrow tonight morning night earlier between and to from of Monday friday March may June Q3 sprint "
+    "3 12 31 2025 2026 2026-06-31 2026-06-01 3rd 3/4 3pm 9:30 few couple we deploy failed , ? İstanbul"
+).split()
+
+
+@given(moments(), st.lists(st.sampled_from(VOCABULARY), max_size=9))
+def test_any_text_reads_without_error(moment: tuple[dt.datetime, dt.tzinfo], words: list[str]) -> None:
+    now, zone = moment
+    text = " ".join(words)
+    r = read_time_phrases(text, now, 0, zone)
+    w, rest = find_time_phrase(text, now, 0, zone)
+    assert r.window == w  # both read the same first window
+    if w is not None:
+        assert w.start < w.end and w.phrase in text and len(rest) < len(text)
+    assert all(p in text for p in r.ignored)
+    assert len(r.rest) <= len(text)

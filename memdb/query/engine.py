@@ -265,7 +265,7 @@ class OwnerQueries:
         if not isinstance(question, str) or not question.strip():
             raise ValidationError(f"question {question!r}: ask something")
         at = utc(now, "now") if now is not None else self._layer.now()
-        window, rest = find_time_phrase(question, at, self._layer.settings.week_starts_on)
+        window, rest = find_time_phrase(question, at, self._layer.settings.week_starts_on, self._layer.settings.timezone)
         with self._space.snapshot():
             tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memdb.errors import ValidationError
+import memdb
+from memdb.errors import ConfigError, ValidationError
 from memdb.query import timephrase
 from memdb.query.timephrase import OPEN_END, OPEN_START, TimeWindow, find_time_phrase, read_time_phrases
 
@@ -992,6 +993,28 @@ def test_str_in_the_timezone() -> None:
     assert str(find_time_phrase("until yesterday", now, 0, "Europe/Berlin")[0]) == "until yesterday (before 2026-07-01)"
     assert str(find_time_phrase("before 2026-06-25", now)[0]) == "before 2026-06-25"  # the phrase shows the date already
     assert str(TimeWindow(OPEN_START, OPEN_END, "ever")) == "ever"
+
+
+# --- the database's timezone through ask ---------------------------------------------------------
+
+
+def test_ask_days_begin_in_the_database_timezone(qdb: memdb.Database) -> None:
+    mem = qdb.owner("team")
+    late = dt.datetime(2026, 6, 30, 22, 30, tzinfo=UTC)  # 00:30 on July 1 in Berlin; NOW is 11:00 on July 1 there
+    mem.record("debug", "Deploy of the late build failed", outcome="failure", tags=["deploy"], ts=late)
+    assert mem.ask("which deploys failed yesterday?").found  # UTC: June 30
+    qdb.configure(timezone="Europe/Berlin")
+    r = mem.ask("which deploys failed yesterday?")
+    assert not r.found and str(r.interpretation.window) == "yesterday (2026-06-30)"
+    assert mem.ask("which deploys failed today?").found
+    assert qdb.settings.timezone == "Europe/Berlin"
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "Europe", "europe/berlin", "", "localtime"])
+def test_bad_timezone_setting_is_a_config_error(qdb: memdb.Database, zone: str) -> None:
+    with pytest.raises(ConfigError, match=f"timezone={zone!r}"):
+        qdb.configure(timezone=zone)
+    assert qdb.settings.timezone == "UTC"
 
 
 # --- the trigger words ----------------------------------------------------------------------------

@@ -30,6 +30,7 @@ class Interpretation:
     words: tuple[str, ...] = ()  # the words behind ``terms``, for people (terms are stems)
     boost_tags: tuple[str, ...] = ()  # ask, when other words remain: these tags or the terms match, the tags rank
     rank_terms: tuple[str, ...] = ()  # the boost tags' own words: they rank as text but match nothing
+    ignored: tuple[str, ...] = ()  # ask: phrases that read as time but were not understood, so neither window nor words
 
     def __str__(self) -> str:
         parts = []
@@ -52,7 +53,8 @@ class Interpretation:
             parts.append(text)
         if self.include_archived:
             parts.append("including archived")
-        return "; ".join(parts) or "everything"
+        ignored = "; ignored: " + ", ".join(repr(p) for p in self.ignored) if self.ignored else ""
+        return ("; ".join(parts) or "everything") + ignored
 
 
 @dataclass(frozen=True)

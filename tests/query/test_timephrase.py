@@ -1010,6 +1010,15 @@ def test_ask_days_begin_in_the_database_timezone(qdb: memdb.Database) -> None:
     assert qdb.settings.timezone == "Europe/Berlin"
 
 
+def test_ask_reports_an_ignored_phrase_instead_of_searching_its_words(team: memdb.Memory) -> None:
+    r = team.ask("deploy failures since the offsite")
+    assert r.interpretation.ignored == ("since the offsite",) and r.interpretation.window is None
+    assert r.found and "offsite" not in r.interpretation.words  # not a filter that empties the answer
+    assert str(r.interpretation).endswith("; ignored: 'since the offsite'")
+    assert "ignored: 'since the offsite'" in r.note
+    assert str(team.ask("since the offsite").interpretation) == "everything; ignored: 'since the offsite'"
+
+
 @pytest.mark.parametrize("zone", ["Mars/Olympus", "Europe", "europe/berlin", "", "localtime"])
 def test_bad_timezone_setting_is_a_config_error(qdb: memdb.Database, zone: str) -> None:
     with pytest.raises(ConfigError, match=f"timezone={zone!r}"):

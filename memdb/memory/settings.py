@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -62,6 +63,7 @@ class Settings(BaseModel):
     )
     # query
     week_starts_on: int = Field(0, ge=0, le=6, description="0 = Monday")
+    timezone: str = Field("UTC", description="IANA time zone (e.g. Europe/Berlin) where the days, weeks and months of time phrases begin")
     # governance: reflection, review, sharing, decay, patterns
     teams: dict[str, list[str]] = Field(
         default_factory=dict, description="team -> member owners; empty means every owner is in one team, 'all'"
@@ -88,6 +90,17 @@ class Settings(BaseModel):
             if k in BUILTIN_KINDS:
                 raise ValueError(f"typed kind {k!r}: is a built-in kind")
         return kinds
+
+    @field_validator("timezone")
+    @classmethod
+    def _check_timezone(cls, name: str) -> str:
+        try:
+            ZoneInfo(name)
+        except (KeyError, ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError; "Europe" is a directory
+            raise ValueError("not an IANA time zone name (e.g. UTC, Europe/Berlin, America/New_York; case matters)") from None
+        if name == "localtime":  # the machine's zone: the database would change its days with the machine
+            raise ValueError("the machine's zone, not a name: give the IANA name (e.g. Europe/Berlin)")
+        return name
 
     @field_validator("tag_weights")
     @classmethod

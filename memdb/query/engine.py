@@ -55,7 +55,7 @@ from memdb.memory.models import utc
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.memory.text import normalize_tag, stem, terms_and_words, tokenize
 from memdb.query.results import History, Hit, Interpretation, RecallResult
-from memdb.query.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, find_time_phrase
+from memdb.query.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, read_time_phrases
 
 __all__ = ["OwnerQueries"]
 
@@ -266,7 +266,7 @@ class OwnerQueries:
         if not isinstance(question, str) or not question.strip():
             raise ValidationError(f"question {question!r}: ask something")
         at = utc(now, "now") if now is not None else self._layer.now()
-        window, rest = find_time_phrase(question, at, self._layer.settings.week_starts_on)
+        window, rest, ignored = read_time_phrases(question, at, self._layer.settings.week_starts_on, self._layer.settings.timezone)
         with self._space.snapshot():
             tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
@@ -305,6 +305,7 @@ class OwnerQueries:
             include_archived=include_archived,
             unmatched=tuple(unmatched.values()),
             missing_names=missing,
+            ignored=ignored,
         )
         return self._run(interp, limit, at)
 

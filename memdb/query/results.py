@@ -33,6 +33,7 @@ class Interpretation:
     all_terms: bool = False  # every term must match (history: the words of a task are not interchangeable)
     unmatched: tuple[str, ...] = ()  # words of the query no memory holds (the answer is partial, or empty for a name)
     missing_names: tuple[str, ...] = ()  # of those, names the question asks about: nothing else may stand in for them
+    ignored: tuple[str, ...] = ()  # ask: phrases that read as time but were not understood, so neither window nor words
 
     def __str__(self) -> str:
         parts = []
@@ -56,7 +57,8 @@ class Interpretation:
             parts.append(text)
         if self.include_archived:
             parts.append("including archived")
-        return "; ".join(parts) or "everything"
+        ignored = "; ignored: " + ", ".join(repr(p) for p in self.ignored) if self.ignored else ""
+        return ("; ".join(parts) or "everything") + ignored
 
 
 @dataclass(frozen=True)

@@ -350,7 +350,7 @@ def _window_of(mem: Memory, args: Mapping[str, Any]) -> tuple[dt.datetime | None
     """
     phrase = args.get("window")
     if phrase is not None:
-        window, rest = find_time_phrase(phrase, mem.now(), mem.settings.week_starts_on)
+        window, rest = find_time_phrase(phrase, mem.now(), mem.settings.week_starts_on, mem.settings.timezone)
         if window is None:
             raise ArgumentError(
                 "window",

@@ -1,17 +1,24 @@
-"""Time phrases to half-open UTC windows: exact boundaries for every supported phrase.
+"""Time phrases to half-open UTC windows: exact boundaries for every supported phrase, the
+phrases that are reported as ignored, false friends, the database's timezone and DST, and
+properties of every phrase family at the edges of days, weeks, months and years.
 
 Reference calendar: 2026-06-15 is a Monday; 2026-01-01 is a Thursday; 2024 is a leap year, 2026 is not.
+Europe/Berlin changes to summer time on 2026-03-29 (a 23-hour day) and back on 2026-10-25 (25 hours).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memdb.query.timephrase import TimeWindow, find_time_phrase
+import memdb
+from memdb.errors import ConfigError, ValidationError
+from memdb.query import timephrase
+from memdb.query.timephrase import OPEN_END, OPEN_START, TimeWindow, find_time_phrase, read_time_phrases
 
 UTC = dt.UTC
 US = dt.timedelta(microseconds=1)
@@ -262,6 +269,9 @@ def test_ago_with_article_is_removed_whole(text: str, phrase: str) -> None:
 
 
 # --- since <weekday> --------------------------------------------------------------------------
+# "since X" is an open bound: it ends at OPEN_END, not at now (it ended at now + 1 us before
+# issue 19); "since last X" is "since (last X)", so on a Wednesday "since last Wednesday" is a
+# week ago, where it used to mean today.
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
@@ -280,26 +290,28 @@ WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 )
 @pytest.mark.parametrize("week_start", [0, 6])
 def test_since_weekday(day: str, start: dt.datetime, week_start: int) -> None:
-    assert window(f"since {day}", WED, week_start) == (start, WED + US)
-    assert window(f"since last {day.title()}", WED, week_start) == (start, WED + US)
+    assert window(f"since {day}", WED, week_start) == (start, OPEN_END)
+    last = start - 7 * DAY if day == "wednesday" else start  # "last Wednesday" on a Wednesday: a week ago
+    assert window(f"since last {day.title()}", WED, week_start) == (last, OPEN_END)
 
 
 @pytest.mark.parametrize("index", range(7))
 def test_since_weekday_when_today_is_that_weekday(index: int) -> None:
     today = U(2026, 6, 15) + dt.timedelta(days=index)
     for now in (today, today + dt.timedelta(hours=13), before(today + DAY)):
-        assert window(f"since {WEEKDAYS[index]}", now) == (today, now + US)
+        assert window(f"since {WEEKDAYS[index]}", now) == (today, OPEN_END)
+        assert window(f"since last {WEEKDAYS[index]}", now) == (today - 7 * DAY, OPEN_END)
     # one microsecond before that weekday starts, it means a week earlier
-    assert window(f"since {WEEKDAYS[index]}", before(today)) == (today - 7 * DAY, today)
+    assert window(f"since {WEEKDAYS[index]}", before(today)) == (today - 7 * DAY, OPEN_END)
 
 
 # --- since <date> -----------------------------------------------------------------------------
 
 
 def test_since_date() -> None:
-    assert window("since 2026-06-01", MON) == (U(2026, 6, 1), MON + US)
-    assert window("since 2026-06-15", U(2026, 6, 15)) == (U(2026, 6, 15), U(2026, 6, 15) + US)
-    assert window("since 2025-12-31", U(2026, 1, 1)) == (U(2025, 12, 31), U(2026, 1, 1) + US)
+    assert window("since 2026-06-01", MON) == (U(2026, 6, 1), OPEN_END)
+    assert window("since 2026-06-15", U(2026, 6, 15)) == (U(2026, 6, 15), OPEN_END)
+    assert window("since 2025-12-31", U(2026, 1, 1)) == (U(2025, 12, 31), OPEN_END)
 
 
 def test_since_invalid_date_is_no_window() -> None:
@@ -411,7 +423,7 @@ def test_non_utc_now_is_converted_first() -> None:
     assert window("yesterday", plus2) == (U(2026, 2, 27), U(2026, 2, 28))
     assert window("this month", plus2) == (U(2026, 2, 1), U(2026, 3, 1))
     assert window("in February", plus2) == (U(2026, 2, 1), U(2026, 3, 1))
-    assert window("since saturday", plus2) == (U(2026, 2, 28), U(2026, 2, 28, 23) + US)
+    assert window("since saturday", plus2) == (U(2026, 2, 28), OPEN_END)
     start, end = window("past 3 hours", plus2)
     assert (start, end) == (U(2026, 2, 28, 20), U(2026, 2, 28, 23) + US)
     assert start.tzinfo is UTC and end.tzinfo is UTC
@@ -466,14 +478,12 @@ def test_no_phrase_returns_text_untouched() -> None:
         "in mayday",
         "todays notes",
         "yesterdays",
-        "this weekend",
-        "last weekend",
+        "this weekend",  # on a Monday it lies ahead: ignored (test_ignored_phrases)
         "last weeks",
         "a couple days",
         "mondays since",
         "since mon",
         "the march of time",
-        "last monday",
         "2026-07-01T10:00",
     ],
 )
@@ -558,3 +568,678 @@ def test_timezone_of_now_does_not_matter(now: dt.datetime, offset: dt.timedelta)
     local = now.astimezone(dt.timezone(offset))
     for text in [*CALENDAR, "past 3 days", "since friday", "in May", "2 weeks ago"]:
         assert window(text, local) == window(text, now), text
+
+
+# --- issue 19: everyday phrases -----------------------------------------------------------------
+# WED is Wednesday 2026-06-17 10:30 UTC; weeks start on Monday.
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("since March", (U(2026, 3, 1), OPEN_END)),
+        ("since June 3", (U(2026, 6, 3), OPEN_END)),
+        ("last Tuesday", (U(2026, 6, 16), U(2026, 6, 17))),
+        ("on Monday", (U(2026, 6, 15), U(2026, 6, 16))),
+        ("last weekend", (U(2026, 6, 13), U(2026, 6, 15))),
+        ("in 2025", (U(2025, 1, 1), U(2026, 1, 1))),
+        ("the day before yesterday", (U(2026, 6, 15), U(2026, 6, 16))),  # not yesterday
+        ("day before yesterday", (U(2026, 6, 15), U(2026, 6, 16))),
+        ("since yesterday", (U(2026, 6, 16), OPEN_END)),  # today included
+        ("before 2026-06-25", (OPEN_START, U(2026, 6, 25))),  # that day excluded
+        ("until yesterday", (OPEN_START, U(2026, 6, 17))),  # up to the end of yesterday
+        ("3 weeks ago", (U(2026, 5, 25), U(2026, 6, 1))),  # the week holding 2026-05-27
+        ("2 months ago", (U(2026, 4, 1), U(2026, 5, 1))),
+        ("this month", (U(2026, 6, 1), U(2026, 7, 1))),
+        ("last month", (U(2026, 5, 1), U(2026, 6, 1))),
+        ("earlier today", (U(2026, 6, 17), WED + US)),
+        ("over the weekend", (U(2026, 6, 13), U(2026, 6, 15))),
+        ("this past weekend", (U(2026, 6, 13), U(2026, 6, 15))),
+        ("the week before last", (U(2026, 6, 1), U(2026, 6, 8))),
+        ("the month before last", (U(2026, 4, 1), U(2026, 5, 1))),
+        ("earlier this week", (U(2026, 6, 15), WED + US)),
+        ("earlier this month", (U(2026, 6, 1), WED + US)),
+        ("5 minutes ago", (WED - dt.timedelta(minutes=6), WED - dt.timedelta(minutes=5) + US)),
+        ("past 30 minutes", (WED - dt.timedelta(minutes=30), WED + US)),
+        ("3 days back", (U(2026, 6, 14), U(2026, 6, 15))),
+        ("a couple of weeks back", (U(2026, 6, 1), U(2026, 6, 8))),
+    ],
+)
+def test_everyday_phrases(text: str, expected: tuple[dt.datetime, dt.datetime]) -> None:
+    assert window(text, WED) == expected
+    assert window(f"what failed {text}?", WED) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("last week", (U(2026, 6, 8), U(2026, 6, 15))),  # the calendar week
+        ("the last week", (WED - 7 * DAY, WED + US)),  # "in the last week": the past seven days
+        ("in the last week", (WED - 7 * DAY, WED + US)),
+        ("the previous month", (U(2026, 5, 17, 10, 30), WED + US)),
+        ("this past week", (WED - 7 * DAY, WED + US)),
+        ("within the last 3 days", (WED - 3 * DAY, WED + US)),
+        ("over the past two weeks", (WED - 14 * DAY, WED + US)),
+    ],
+)
+def test_the_last_week_is_rolling_but_last_week_is_the_calendar_week(text: str, expected: tuple[dt.datetime, dt.datetime]) -> None:
+    assert window(text, WED) == expected
+
+
+def test_the_last_week_of_a_month_is_not_rolling() -> None:
+    w, rest = find_time_phrase("the last week of March", WED)
+    assert w is not None and w.phrase == "last week" and rest == "the of March"
+
+
+# --- weekdays: bare and "on" = latest not in the future; "last" = before today; "this" = this week
+
+
+@pytest.mark.parametrize(
+    ("day", "bare", "last", "of_last_week", "this"),
+    [  # days of June 2026 seen from Wednesday the 17th; None: lies ahead, ignored
+        ("Monday", 15, 15, 8, 15),
+        ("Tuesday", 16, 16, 9, 16),
+        ("Wednesday", 17, 10, 10, 17),
+        ("Thursday", 11, 11, 11, None),
+        ("Friday", 12, 12, 12, None),
+        ("Saturday", 13, 13, 13, None),
+        ("Sunday", 14, 14, 14, None),
+    ],
+)
+def test_weekdays(day: str, bare: int, last: int, of_last_week: int, this: int | None) -> None:
+    def day_window(d: int) -> tuple[dt.datetime, dt.datetime]:
+        return U(2026, 6, d), U(2026, 6, d) + DAY
+
+    for text in (day, f"on {day}", day.lower(), f"what broke {day}?", f"{day}'s standup"):
+        assert window(text, WED) == day_window(bare), text
+    assert window(f"last {day}", WED) == window(f"previous {day}", WED) == day_window(last)
+    assert window(f"{day} last week", WED) == window(f"{day} of last week", WED) == window(f"on {day} last week", WED)
+    assert window(f"{day} last week", WED) == day_window(of_last_week)
+    if this is None:
+        assert read_time_phrases(f"this {day}", WED) == (None, "", (f"this {day}",))
+    else:
+        assert window(f"this {day}", WED) == window(f"{day} this week", WED) == day_window(this)
+
+
+@pytest.mark.parametrize("offset", range(7))
+def test_last_weekday_is_never_today_and_at_most_a_week_back(offset: int) -> None:
+    now = U(2026, 6, 15, 9) + offset * DAY
+    for day in WEEKDAYS:
+        bare, last = window(day, now), window(f"last {day}", now)
+        assert 0 <= (now - bare[0]).days < 7 and 1 <= (U(2026, 6, 15 + offset) - last[0]).days <= 7
+        assert last == bare if bare[0] < U(2026, 6, 15 + offset) else last[0] == bare[0] - 7 * DAY
+
+
+@pytest.mark.parametrize(
+    ("day", "over", "last", "this"),
+    [  # (day of June 2026 at noon, "over the weekend" Saturday, "last weekend" Saturday, "this weekend" Saturday or None)
+        (15, 13, 13, None),
+        (17, 13, 13, None),
+        (19, 13, 13, None),
+        (20, 20, 13, 20),  # a Saturday: the current weekend
+        (21, 20, 13, 20),  # a Sunday
+    ],
+)
+def test_weekends(day: int, over: int, last: int, this: int | None) -> None:
+    now = U(2026, 6, day, 12)
+    for text in ("over the weekend", "on the weekend", "at the weekend", "during the weekend", "the past weekend"):
+        assert window(text, now) == (U(2026, 6, over), U(2026, 6, over + 2)), text
+    assert window("last weekend", now) == (U(2026, 6, last), U(2026, 6, last + 2))
+    if this is None:
+        assert read_time_phrases("this weekend", now).ignored == ("this weekend",)
+    else:
+        assert window("this weekend", now) == (U(2026, 6, this), U(2026, 6, this + 2))
+
+
+def test_the_weekend_alone_may_be_the_coming_one() -> None:
+    assert read_time_phrases("plans for the weekend", WED) == (None, "plans for the weekend", ())
+
+
+# --- months and days of months ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("in March", (U(2026, 3, 1), U(2026, 4, 1))),
+        ("in June", (U(2026, 6, 1), U(2026, 7, 1))),  # the current month
+        ("in July", (U(2025, 7, 1), U(2025, 8, 1))),  # not begun yet: last year's
+        ("last March", (U(2026, 3, 1), U(2026, 4, 1))),  # the latest March before this month
+        ("last June", (U(2025, 6, 1), U(2025, 7, 1))),  # in June, "last June" is a year ago
+        ("last July", (U(2025, 7, 1), U(2025, 8, 1))),
+        ("this March", (U(2026, 3, 1), U(2026, 4, 1))),
+        ("March 2025", (U(2025, 3, 1), U(2025, 4, 1))),
+        ("March of 2025", (U(2025, 3, 1), U(2025, 4, 1))),
+        ("in Dec 2025", (U(2025, 12, 1), U(2026, 1, 1))),
+        ("March 3", (U(2026, 3, 3), U(2026, 3, 4))),
+        ("3 March", (U(2026, 3, 3), U(2026, 3, 4))),
+        ("Mar 3", (U(2026, 3, 3), U(2026, 3, 4))),
+        ("Jan. 3", (U(2026, 1, 3), U(2026, 1, 4))),
+        ("on March 3rd", (U(2026, 3, 3), U(2026, 3, 4))),
+        ("the 3rd of March", (U(2026, 3, 3), U(2026, 3, 4))),
+        ("on the 21st of June", (U(2025, 6, 21), U(2025, 6, 22))),  # not yet this year
+        ("June 17", (U(2026, 6, 17), U(2026, 6, 18))),  # today
+        ("June 18", (U(2025, 6, 18), U(2025, 6, 19))),  # tomorrow: last year's
+        ("March 3, 2025", (U(2025, 3, 3), U(2025, 3, 4))),
+        ("3 March 2025", (U(2025, 3, 3), U(2025, 3, 4))),
+        ("December 31 2026", (U(2026, 12, 31), U(2027, 1, 1))),  # written out in full: taken as written
+        ("Feb 29", (U(2024, 2, 29), U(2024, 3, 1))),  # the latest Feb 29
+        ("since June 3", (U(2026, 6, 3), OPEN_END)),
+        ("after March 3", (U(2026, 3, 4), OPEN_END)),  # starts the day after
+        ("before March 3", (OPEN_START, U(2026, 3, 3))),
+        ("until March 3", (OPEN_START, U(2026, 3, 4))),
+        ("since May", (U(2026, 5, 1), OPEN_END)),
+        ("after May", (U(2026, 6, 1), OPEN_END)),
+        ("till May", (OPEN_START, U(2026, 6, 1))),
+    ],
+)
+def test_months_and_days(text: str, expected: tuple[dt.datetime, dt.datetime]) -> None:
+    assert window(text, WED) == expected
+    assert window(f"deploys {text}?", WED) == expected
+
+
+# --- open bounds and ranges ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "phrase", ["yesterday", "last week", "Monday", "2026-06-01", "March 3", "last weekend", "3 days ago", "this morning", "2025"]
+)
+def test_open_bounds(phrase: str) -> None:
+    start, end = window(f"in {phrase}" if phrase == "2025" else phrase, WED)
+    assert window(f"since {phrase}", WED) == (start, OPEN_END)  # inclusive start
+    assert window(f"after {phrase}", WED) == (end, OPEN_END)
+    assert window(f"before {phrase}", WED) == window(f"prior to {phrase}", WED) == (OPEN_START, start)  # excludes it
+    for until in ("until", "till", "through", "up to"):
+        assert window(f"{until} {phrase}", WED) == (OPEN_START, end)  # includes it
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("between Monday and Wednesday", (U(2026, 6, 15), U(2026, 6, 18))),
+        ("from Friday to Tuesday", (U(2026, 6, 12), U(2026, 6, 17))),  # the first Tuesday from that Friday on
+        ("from March to May", (U(2026, 3, 1), U(2026, 6, 1))),
+        ("from December to February", (U(2025, 12, 1), U(2026, 3, 1))),
+        ("from June 1 to June 3", (U(2026, 6, 1), U(2026, 6, 4))),
+        ("between 2025 and 2026", (U(2025, 1, 1), U(2027, 1, 1))),
+        ("since Monday until yesterday", (U(2026, 6, 15), U(2026, 6, 17))),
+        ("since 2026-06-01 before 2026-06-10", (U(2026, 6, 1), U(2026, 6, 10))),
+        ("after Monday until today", (U(2026, 6, 16), U(2026, 6, 18))),
+        ("from last week to yesterday", (U(2026, 6, 8), U(2026, 6, 17))),
+        ("between yesterday and the day before yesterday", (U(2026, 6, 15), U(2026, 6, 17))),
+    ],
+)
+def test_ranges(text: str, expected: tuple[dt.datetime, dt.datetime]) -> None:
+    w, rest = find_time_phrase(f"notes {text} please", WED)
+    assert w is not None and (w.start, w.end, w.phrase) == (*expected, text)
+    assert rest == "notes please"
+
+
+def test_from_without_an_end_is_not_a_bound() -> None:
+    w, rest = find_time_phrase("notes from yesterday", WED)  # "from" names where the notes come from
+    assert w is not None and w.phrase == "yesterday" and rest == "notes from"
+
+
+# --- parts of days ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "now", "expected"),
+    [
+        ("this morning", WED, (U(2026, 6, 17), U(2026, 6, 17, 12))),
+        ("yesterday afternoon", WED, (U(2026, 6, 16, 12), U(2026, 6, 16, 18))),
+        ("yesterday evening", WED, (U(2026, 6, 16, 18), U(2026, 6, 17))),
+        ("last night", WED, (U(2026, 6, 16, 18), U(2026, 6, 17, 6))),
+        ("Monday morning", WED, (U(2026, 6, 15), U(2026, 6, 15, 12))),
+        ("last Tuesday night", WED, (U(2026, 6, 16, 18), U(2026, 6, 17, 6))),
+        ("tonight", U(2026, 6, 17, 21), (U(2026, 6, 17, 18), U(2026, 6, 18, 6))),
+        ("this evening", U(2026, 6, 17, 21), (U(2026, 6, 17, 18), U(2026, 6, 18))),
+    ],
+)
+def test_parts_of_days(text: str, now: dt.datetime, expected: tuple[dt.datetime, dt.datetime]) -> None:
+    assert window(text, now) == expected
+
+
+# --- ignored: reads as time, cannot be placed ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "rest", "ignored"),
+    [
+        ("what did we decide since the offsite?", None, "what did we decide ?", ("since the offsite",)),
+        ("since the offsite meeting, what broke", None, ", what broke", ("since the offsite meeting",)),
+        ("what changed since launch", None, "what changed", ("since launch",)),
+        ("anything since then?", None, "anything ?", ("since then",)),
+        ("since mon", None, "", ("since mon",)),
+        ("failures in the last sprint", None, "failures in the", ("last sprint",)),
+        ("what did we ship this quarter", None, "what did we ship", ("this quarter",)),
+        ("deploys in Q3", None, "deploys", ("in Q3",)),
+        ("revenue Q3 2025", None, "revenue", ("Q3 2025",)),
+        ("budget for FY25", None, "budget", ("for FY25",)),
+        ("first quarter results", None, "results", ("first quarter",)),
+        ("what is planned for next week?", None, "what is planned for ?", ("next week",)),
+        ("tomorrow's plan", None, "'s plan", ("tomorrow",)),
+        ("the deploy in 2 weeks", None, "the deploy", ("in 2 weeks",)),
+        ("what happened the other day", None, "what happened", ("the other day",)),
+        ("we fixed it a while ago", None, "we fixed it", ("a while ago",)),
+        ("notes on 3/4", None, "notes", ("on 3/4",)),
+        ("notes 03/04/2026", None, "notes", ("03/04/2026",)),
+        ("logs of 2026-02-30", None, "logs of", ("2026-02-30",)),
+        ("logs of June 31", None, "logs of", ("June 31",)),
+        ("between 2026-02-30 and 2026-03-01", None, "", ("between 2026-02-30 and 2026-03-01",)),
+        ("this Friday", None, "", ("this Friday",)),  # lies ahead of a Wednesday
+        ("this evening", None, "", ("this evening",)),  # at 10:30
+        ("what broke yesterday at 3pm", "yesterday", "what broke", ("at 3pm",)),
+        ("what broke since 9:30", None, "what broke", ("since 9:30",)),
+        ("standup notes around noon", None, "standup notes", ("around noon",)),
+        ("what happened yesterday and last week", "yesterday", "what happened and", ("last week",)),  # one window a query
+        ("since the offsite last week", "last week", "", ("since the offsite",)),
+        ("deploys since we moved to postgres", None, "deploys since we moved to postgres", ()),  # a clause: kept
+        ("why slow since the cache was cold", None, "why slow since the cache was cold", ()),
+    ],
+)
+def test_ignored_phrases(text: str, phrase: str | None, rest: str, ignored: tuple[str, ...]) -> None:
+    r = read_time_phrases(text, WED)
+    assert (r.window.phrase if r.window else None, r.rest, r.ignored) == (phrase, rest, ignored)
+    w, plain_rest = find_time_phrase(text, WED)  # the window alone: the text loses only the window's phrase
+    assert (w.phrase if w else None) == phrase
+    assert plain_rest == (text if w is None else plain_rest)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "may we deploy?",
+        "May we deploy on the cluster?",
+        "May 3 people join the call?",  # a sentence opening with "May" and a number
+        "the 3 may fail",
+        "can we march on?",
+        "last march of the season",
+        "the second deploy failed",
+        "wait a second",
+        "the last deploy failed",
+        "last time we deployed",
+        "at last it worked",
+        "next steps for the migration",
+        "the next deploy",
+        "Black Friday traffic",
+        "Good Friday release",
+        "June said the webhook was flaky",
+        "April reviewed it",
+        "over 2025 requests",
+        "in 2048 bytes",
+        "build 2025 failed",
+        "3/4 of the tests failed",
+        "Q3 roadmap",
+        "H2 database",
+        "1 in 3 deploys fail",
+        "the weekend deploy policy",
+        "weekend deploys",
+        "mondays",
+        "in maylan",
+        "since we deployed",
+        "since it is cached",
+        "since",
+        "deploys since",
+    ],
+)
+def test_false_friends(text: str) -> None:
+    assert read_time_phrases(text, WED) == (None, text, ())
+    assert find_time_phrase(text, WED) == (None, text)
+
+
+def test_false_friend_months_after_a_preposition_or_capitalised_mid_sentence() -> None:
+    assert window("in may", WED) == (U(2026, 5, 1), U(2026, 6, 1))
+    assert window("what happened May 3?", WED) == (U(2026, 5, 3), U(2026, 5, 4))
+    assert window("May 2025", WED) == (U(2025, 5, 1), U(2025, 6, 1))  # a year makes it a date even at the start
+    assert window("on march 3", WED) == window("march 3 deploy", WED) == (U(2026, 3, 3), U(2026, 3, 4))
+    assert window("last March", WED) == (U(2026, 3, 1), U(2026, 4, 1))
+
+
+def test_phrase_inside_a_rejected_one_is_still_found() -> None:
+    w, rest = find_time_phrase("at yesterday's standup", WED)  # "at" only bounds "the weekend"
+    assert w is not None and w.phrase == "yesterday" and rest == "at 's standup"
+
+
+# --- the database's timezone and DST ------------------------------------------------------------
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def B(y: int, m: int, d: int, h: int = 0, mi: int = 0) -> dt.datetime:
+    """A Berlin wall time, as the UTC instant it is."""
+    return dt.datetime(y, m, d, h, mi, tzinfo=BERLIN).astimezone(UTC)
+
+
+def zwindow(text: str, now: dt.datetime, zone: str | dt.tzinfo = "Europe/Berlin", week_start: int = 0) -> tuple[dt.datetime, dt.datetime]:
+    w, _ = find_time_phrase(text, now, week_start, zone)
+    assert w is not None, f"no window for {text!r}"
+    assert w.start.tzinfo is UTC and w.end.tzinfo is UTC  # what the indexes hold
+    return w.start, w.end
+
+
+def test_days_begin_in_the_timezone() -> None:
+    now = U(2026, 6, 30, 22, 30)  # 00:30 on July 1 in Berlin
+    assert window("today", now) == (U(2026, 6, 30), U(2026, 7, 1))
+    assert zwindow("today", now) == (U(2026, 6, 30, 22), U(2026, 7, 1, 22)) == (B(2026, 7, 1), B(2026, 7, 2))
+    assert zwindow("yesterday", now) == (B(2026, 6, 30), B(2026, 7, 1))
+    assert zwindow("this month", now) == (B(2026, 7, 1), B(2026, 8, 1))  # July already
+    assert zwindow("last month", now) == (B(2026, 6, 1), B(2026, 7, 1))
+    assert zwindow("this week", now) == (B(2026, 6, 29), B(2026, 7, 6))
+    assert zwindow("in June", now) == (B(2026, 6, 1), B(2026, 7, 1))
+    assert zwindow("since Wednesday", now) == (B(2026, 7, 1), OPEN_END)  # it is Wednesday in Berlin
+    assert zwindow("past 3 hours", now) == (now - dt.timedelta(hours=3), now + US)
+    ny = U(2026, 7, 1, 2)  # 22:00 on June 30 in New York
+    assert zwindow("today", ny, "America/New_York") == (U(2026, 6, 30, 4), U(2026, 7, 1, 4))
+
+
+@pytest.mark.parametrize(
+    ("now", "text", "expected", "hours"),
+    [
+        (B(2026, 3, 30, 10), "yesterday", (B(2026, 3, 29), B(2026, 3, 30)), 23),  # spring forward
+        (B(2026, 3, 29, 12), "today", (U(2026, 3, 28, 23), U(2026, 3, 29, 22)), 23),
+        (B(2026, 10, 26, 10), "yesterday", (B(2026, 10, 25), B(2026, 10, 26)), 25),  # fall back
+        (B(2026, 10, 25, 23, 30), "today", (U(2026, 10, 24, 22), U(2026, 10, 25, 23)), 25),
+        (B(2026, 3, 31, 10), "the day before yesterday", (B(2026, 3, 29), B(2026, 3, 30)), 23),
+        (B(2026, 4, 1), "last week", (B(2026, 3, 23), B(2026, 3, 30)), 7 * 24 - 1),
+        (B(2026, 10, 27), "last week", (B(2026, 10, 19), B(2026, 10, 26)), 7 * 24 + 1),
+        (B(2026, 4, 2), "last month", (B(2026, 3, 1), B(2026, 4, 1)), 31 * 24 - 1),
+        (B(2026, 3, 30, 10), "over the weekend", (B(2026, 3, 28), B(2026, 3, 30)), 47),
+    ],
+)
+def test_dst_days_are_local_calendar_days(now: dt.datetime, text: str, expected: tuple[dt.datetime, dt.datetime], hours: int) -> None:
+    start, end = zwindow(text, now)
+    assert (start, end) == expected
+    assert end - start == dt.timedelta(hours=hours)
+
+
+def test_yesterday_on_the_day_after_a_25_hour_day() -> None:
+    now = B(2026, 10, 25, 23, 30)  # now - 24 h is 00:30 on the same local day: still today, not yesterday
+    start, end = zwindow("yesterday", now)
+    assert (start, end) == (B(2026, 10, 24), B(2026, 10, 25))
+    assert not start <= now - dt.timedelta(hours=24) < end
+
+
+def test_a_day_whose_midnight_a_dst_change_skips() -> None:
+    # Santiago moves from 00:00 to 01:00 on 2026-09-06: that day begins at 01:00, 04:00 UTC
+    assert zwindow("today", U(2026, 9, 6, 12), "America/Santiago") == (U(2026, 9, 6, 4), U(2026, 9, 7, 3))
+    assert zwindow("yesterday", U(2026, 9, 7, 12), "America/Santiago") == (U(2026, 9, 6, 4), U(2026, 9, 7, 3))
+
+
+def test_rolling_months_go_back_on_the_local_calendar() -> None:
+    now = B(2026, 4, 15, 9)  # summer time; a month back is winter time
+    assert zwindow("past month", now) == (B(2026, 3, 15, 9), now + US)
+    assert zwindow("past week", now) == (now - 7 * DAY, now + US)  # an exact duration
+
+
+def test_timezone_given_as_a_tzinfo() -> None:
+    now = U(2026, 6, 30, 22, 30)
+    assert zwindow("today", now, BERLIN) == zwindow("today", now, "Europe/Berlin")
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "europe/berlin", "Europe", "", "/etc/localtime"])
+def test_unknown_timezone(zone: str) -> None:
+    with pytest.raises(ValidationError, match="not an IANA time zone name"):
+        find_time_phrase("yesterday", WED, 0, zone)
+
+
+def test_str_in_the_timezone() -> None:
+    now = U(2026, 6, 30, 22, 30)
+    assert str(find_time_phrase("yesterday", now, 0, "Europe/Berlin")[0]) == "yesterday (2026-06-30)"
+    assert str(find_time_phrase("this week", now, 0, "Europe/Berlin")[0]) == "this week (2026-06-29 to 2026-07-05)"
+    w = find_time_phrase("earlier today", now, 0, "Europe/Berlin")[0]
+    assert str(w) == "earlier today (2026-07-01 00:00 to 2026-07-01 00:30 Europe/Berlin)"
+    assert str(find_time_phrase("since Monday", now, 0, "Europe/Berlin")[0]) == "since Monday (from 2026-06-29)"
+    assert str(find_time_phrase("until yesterday", now, 0, "Europe/Berlin")[0]) == "until yesterday (before 2026-07-01)"
+    assert str(find_time_phrase("before 2026-06-25", now)[0]) == "before 2026-06-25"  # the phrase shows the date already
+    assert str(TimeWindow(OPEN_START, OPEN_END, "ever")) == "ever"
+
+
+# --- the database's timezone through ask ---------------------------------------------------------
+
+
+def test_ask_days_begin_in_the_database_timezone(qdb: memdb.Database) -> None:
+    mem = qdb.owner("team")
+    late = dt.datetime(2026, 6, 30, 22, 30, tzinfo=UTC)  # 00:30 on July 1 in Berlin; NOW is 11:00 on July 1 there
+    mem.record("debug", "Deploy of the late build failed", outcome="failure", tags=["deploy"], ts=late)
+    assert mem.ask("which deploys failed yesterday?").found  # UTC: June 30
+    qdb.configure(timezone="Europe/Berlin")
+    r = mem.ask("which deploys failed yesterday?")
+    assert not r.found and str(r.interpretation.window) == "yesterday (2026-06-30)"
+    assert mem.ask("which deploys failed today?").found
+    assert qdb.settings.timezone == "Europe/Berlin"
+
+
+def test_ask_reports_an_ignored_phrase_instead_of_searching_its_words(team: memdb.Memory) -> None:
+    r = team.ask("deploy failures since the offsite")
+    assert r.interpretation.ignored == ("since the offsite",) and r.interpretation.window is None
+    assert r.found and "offsite" not in r.interpretation.words  # not a filter that empties the answer
+    assert str(r.interpretation).endswith("; ignored: 'since the offsite'")
+    assert "ignored: 'since the offsite'" in r.note
+    assert str(team.ask("since the offsite").interpretation) == "everything; ignored: 'since the offsite'"
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "Europe", "europe/berlin", "", "localtime"])
+def test_bad_timezone_setting_is_a_config_error(qdb: memdb.Database, zone: str) -> None:
+    with pytest.raises(ConfigError, match=f"timezone={zone!r}"):
+        qdb.configure(timezone=zone)
+    assert qdb.settings.timezone == "UTC"
+
+
+# --- the trigger words ----------------------------------------------------------------------------
+
+
+def test_every_phrase_starts_at_a_trigger_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan tries the regex only where a trigger word stands: trying it at every word finds
+    the same phrases in every text of this file's tables."""
+    rows = [row for table in _TABLES for mark in table.pytestmark for row in mark.args[1]]  # type: ignore[attr-defined]
+    texts = [first for first in (row[0] if isinstance(row, tuple) else row for row in rows) if isinstance(first, str)]
+    texts += [f"{w} ago" for w in ("an hour", "a minute", "some time", "a long time")]
+    texts += [f"{q} {day}" for q in ("", "on", "last", "this", "since", "until") for day in WEEKDAYS]
+    texts += [f"{q} weekend" for q in ("over the", "at the", "last", "this", "this past")]
+    fast = [read_time_phrases(t, WED) for t in texts]
+    monkeypatch.setattr(timephrase, "_may_start", lambda tokens, i: True)
+    assert [read_time_phrases(t, WED) for t in texts] == fast
+    assert len(texts) > 200
+
+
+_TABLES = [
+    test_past_fixed_length, test_past_calendar_length, test_ago, test_in_month, test_on_date, test_between,
+    test_phrase_removed_and_case_insensitive, test_non_phrases_are_not_matched, test_everyday_phrases,
+    test_the_last_week_is_rolling_but_last_week_is_the_calendar_week, test_months_and_days, test_ranges, test_parts_of_days,
+    test_ignored_phrases, test_false_friends,
+]  # fmt: skip
+
+
+# --- properties in several timezones, at the edges of days, weeks, months, years and DST ---------
+
+ZONES = [UTC, *(ZoneInfo(z) for z in ("Europe/Berlin", "America/New_York", "America/Santiago", "Australia/Lord_Howe", "Asia/Kathmandu"))]
+EDGE_DAYS = [  # DST changes of the zones above (and the days around them), leap days, year ends
+    dt.date(2026, 3, 8), dt.date(2026, 3, 28), dt.date(2026, 3, 29), dt.date(2026, 3, 30), dt.date(2026, 4, 4), dt.date(2026, 4, 5),
+    dt.date(2026, 9, 6), dt.date(2026, 9, 7), dt.date(2026, 10, 4), dt.date(2026, 10, 25), dt.date(2026, 10, 26), dt.date(2026, 11, 1),
+    dt.date(2024, 2, 29), dt.date(2024, 3, 1), dt.date(2025, 12, 31), dt.date(2026, 1, 1), dt.date(2026, 3, 1), dt.date(2026, 12, 31),
+]  # fmt: skip
+EDGE_TIMES = [dt.time(0), dt.time(0, 0, 0, 1), dt.time(23, 59, 59, 999999), dt.time(0, 30), dt.time(1, 30), dt.time(2, 30), dt.time(12)]
+
+
+@st.composite
+def moments(draw: st.DrawFn) -> tuple[dt.datetime, dt.tzinfo]:
+    """(now in UTC, the database's zone): local wall times at and around the edges of days."""
+    zone = draw(st.sampled_from(ZONES))
+    day = draw(st.one_of(st.sampled_from(EDGE_DAYS), st.dates(dt.date(2000, 1, 1), dt.date(2099, 12, 31))))
+    clock = draw(st.one_of(st.sampled_from(EDGE_TIMES), st.times()))
+    local = dt.datetime.combine(day, clock, tzinfo=zone).replace(fold=draw(st.integers(0, 1)))
+    return local.astimezone(UTC), zone
+
+
+def zw(text: str, now: dt.datetime, zone: dt.tzinfo, week_start: int = 0) -> tuple[dt.datetime, dt.datetime]:
+    w, _ = find_time_phrase(text, now, week_start, zone)
+    assert w is not None, f"no window for {text!r}"
+    assert w.start < w.end and w.start.tzinfo is UTC and w.end.tzinfo is UTC, text
+    return w.start, w.end
+
+
+def starts(at: dt.datetime, day: dt.date, zone: dt.tzinfo) -> bool:
+    """Whether ``at`` is the first instant of local ``day``: on it, and a microsecond earlier not."""
+    return at.astimezone(zone).date() == day and (at - US).astimezone(zone).date() < day
+
+
+@given(moments())
+def test_day_phrases(moment: tuple[dt.datetime, dt.tzinfo]) -> None:
+    now, zone = moment
+    today = now.astimezone(zone).date()
+    for text, back in (("today", 0), ("yesterday", 1), ("the day before yesterday", 2), ("0 days ago", 0), ("3 days ago", 3)):
+        start, end = zw(text, now, zone)
+        assert starts(start, today - back * DAY, zone) and starts(end, today - (back - 1) * DAY, zone), text
+        assert dt.timedelta(hours=22) < end - start < dt.timedelta(hours=26), text  # 23, 23.5, 24, 24.5 or 25 hours
+    t0, t1 = zw("today", now, zone)
+    assert t0 <= now < t1
+    assert zw("yesterday", now, zone)[1] == t0 and zw("the day before yesterday", now, zone)[1] == zw("yesterday", now, zone)[0]
+    assert zw("earlier today", now, zone) == (t0, now + US)
+    assert zw("since yesterday", now, zone) == (zw("yesterday", now, zone)[0], OPEN_END)
+    assert zw("until yesterday", now, zone) == (OPEN_START, t0)
+    assert zw("before today", now, zone) == (OPEN_START, t0)
+
+
+@given(moments(), st.integers(0, 6), st.integers(0, 60))
+def test_week_phrases(moment: tuple[dt.datetime, dt.tzinfo], week_start: int, n: int) -> None:
+    now, zone = moment
+    today = now.astimezone(zone).date()
+    start, end = zw("this week", now, zone, week_start)
+    first = start.astimezone(zone).date()
+    assert first.weekday() == week_start and first <= today < first + 7 * DAY
+    assert starts(start, first, zone) and starts(end, first + 7 * DAY, zone) and start <= now < end
+    assert zw("last week", now, zone, week_start) == zw("1 week ago", now, zone, week_start)
+    assert zw("last week", now, zone, week_start)[1] == start  # last week ends where this week starts
+    ago = zw(f"{n} weeks ago", now, zone, week_start)  # the calendar week holding today - n weeks
+    assert starts(ago[0], first - 7 * n * DAY, zone) and starts(ago[1], first - 7 * (n - 1) * DAY, zone)
+    assert zw("earlier this week", now, zone, week_start) == (start, now + US)
+
+
+@given(moments(), st.integers(0, 40), st.integers(1, 12))
+def test_month_and_year_phrases(moment: tuple[dt.datetime, dt.tzinfo], n: int, month: int) -> None:
+    now, zone = moment
+    today = now.astimezone(zone).date()
+    start, end = zw("this month", now, zone)
+    assert starts(start, today.replace(day=1), zone) and start <= now < end and end.astimezone(zone).day == 1
+    assert zw("last month", now, zone)[1] == start == zw("0 months ago", now, zone)[0]
+    back = (today.year * 12 + today.month - 1) - n
+    ago = zw(f"{n} months ago", now, zone)
+    assert starts(ago[0], dt.date(back // 12, back % 12 + 1, 1), zone)
+    name = MONTH_NAMES[month - 1]
+    year = today.year if month <= today.month else today.year - 1  # the latest such month that has begun
+    m0, m1 = zw(f"in {name}", now, zone)
+    assert starts(m0, dt.date(year, month, 1), zone) and m0 <= now and m1.astimezone(zone).day == 1
+    assert zw(f"since {name}", now, zone) == (m0, OPEN_END) and zw(f"after {name}", now, zone) == (m1, OPEN_END)
+    last_year = today.year if month < today.month else today.year - 1
+    assert starts(zw(f"last {name}", now, zone)[0], dt.date(last_year, month, 1), zone)
+    y0, y1 = zw("this year", now, zone)
+    assert starts(y0, dt.date(today.year, 1, 1), zone) and y0 <= now < y1 and zw("last year", now, zone)[1] == y0
+    if today.year - n >= 1900:
+        assert starts(zw(f"in {today.year - n}", now, zone)[0], dt.date(today.year - n, 1, 1), zone)
+
+
+@given(moments(), st.sampled_from(WEEKDAYS))
+def test_weekday_and_weekend_phrases(moment: tuple[dt.datetime, dt.tzinfo], name: str) -> None:
+    now, zone = moment
+    today = now.astimezone(zone).date()
+    start, end = zw(f"on {name}", now, zone)
+    day = start.astimezone(zone).date()
+    assert (start, end) == zw(name, now, zone) and starts(start, day, zone) and starts(end, day + DAY, zone)
+    assert WEEKDAYS[day.weekday()] == name and 0 <= (today - day).days < 7  # the latest not in the future
+    last = zw(f"last {name}", now, zone)[0].astimezone(zone).date()
+    assert WEEKDAYS[last.weekday()] == name and 1 <= (today - last).days <= 7  # before today
+    saturday = zw("over the weekend", now, zone)[0].astimezone(zone).date()
+    assert saturday.weekday() == 5 and 0 <= (today - saturday).days < 7
+    previous = zw("last weekend", now, zone)
+    if today.weekday() >= 5:  # on a weekend "last weekend" is the one before
+        assert starts(previous[0], saturday - 7 * DAY, zone) and starts(previous[1], saturday - 5 * DAY, zone)
+    else:
+        assert previous == zw("over the weekend", now, zone)
+
+
+@given(moments(), st.integers(1, 12), st.integers(1, 31))
+def test_day_of_month_phrases(moment: tuple[dt.datetime, dt.tzinfo], month: int, day: int) -> None:
+    now, zone = moment
+    today = now.astimezone(zone).date()
+    text = f"on {MONTH_NAMES[month - 1]} {day}"
+    try:
+        dt.date(2024, month, day)
+    except ValueError:  # no year has it: ignored, never a window
+        assert read_time_phrases(text, now, 0, zone) == (None, "", (text,))
+        return
+    start, end = zw(text, now, zone)
+    placed = start.astimezone(zone).date()
+    assert (placed.month, placed.day) == (month, day) and placed <= today and starts(end, placed + DAY, zone)
+    later = [y for y in range(placed.year + 1, today.year + 1) if _exists(y, month, day) and dt.date(y, month, day) <= today]
+    assert not later  # the latest such day not in the future
+    assert zw(f"{day} {MONTH_NAMES[month - 1]}", now, zone) == (start, end)
+
+
+@given(moments(), st.sampled_from(["yesterday", "last week", "Monday", "March 3", "last weekend", "3 days ago", "this month"]))
+def test_open_bound_properties(moment: tuple[dt.datetime, dt.tzinfo], phrase: str) -> None:
+    now, zone = moment
+    start, end = zw(phrase, now, zone)
+    assert zw(f"since {phrase}", now, zone) == (start, OPEN_END)
+    assert zw(f"after {phrase}", now, zone) == (end, OPEN_END)
+    assert zw(f"before {phrase}", now, zone) == (OPEN_START, start)
+    assert zw(f"until {phrase}", now, zone) == (OPEN_START, end)
+
+
+@given(moments(), st.integers(0, 60), st.sampled_from(["minutes", "hours", "days", "weeks", "months", "years"]))
+def test_rolling_properties(moment: tuple[dt.datetime, dt.tzinfo], n: int, unit: str) -> None:
+    now, zone = moment
+    start, end = zw(f"past {n} {unit}", now, zone)
+    assert end == now + US and start <= now
+    if unit in ("minutes", "hours", "days", "weeks"):
+        assert now - start == dt.timedelta(**{unit: n})
+
+
+@given(moments())
+def test_parts_of_days_lie_in_their_day(moment: tuple[dt.datetime, dt.tzinfo]) -> None:
+    now, zone = moment
+    y0, y1 = zw("yesterday", now, zone)
+    for part in ("morning", "afternoon", "evening"):
+        p0, p1 = zw(f"yesterday {part}", now, zone)
+        assert y0 <= p0 < p1 <= y1
+    night = zw("last night", now, zone)
+    assert night[0] == zw("yesterday evening", now, zone)[0] and night[1] <= zw("today", now, zone)[0] + dt.timedelta(hours=8)
+
+
+@given(moments(), st.timedeltas(min_value=dt.timedelta(hours=-23), max_value=dt.timedelta(hours=23)))
+def test_how_now_is_written_does_not_matter(moment: tuple[dt.datetime, dt.tzinfo], offset: dt.timedelta) -> None:
+    now, zone = moment
+    local = now.astimezone(dt.timezone(offset))
+    for text in ("today", "last week", "since Friday", "in May", "2 months ago", "over the weekend", "earlier today"):
+        assert find_time_phrase(text, local, 0, zone) == find_time_phrase(text, now, 0, zone), text
+
+
+MONTH_NAMES = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+
+
+def _exists(year: int, month: int, day: int) -> bool:
+    try:
+        dt.date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+VOCABULARY = (
+    "since after before until on in the a last this next past previous week weekend month year day days weeks ago back "
+    "today yesterday tomorrow tonight morning night earlier between and to from of Monday friday March may June Q3 sprint "
+    "3 12 31 2025 2026 2026-06-31 2026-06-01 3rd 3/4 3pm 9:30 few couple we deploy failed , ? İstanbul"
+).split()
+
+
+@given(moments(), st.lists(st.sampled_from(VOCABULARY), max_size=9))
+def test_any_text_reads_without_error(moment: tuple[dt.datetime, dt.tzinfo], words: list[str]) -> None:
+    now, zone = moment
+    text = " ".join(words)
+    r = read_time_phrases(text, now, 0, zone)
+    w, rest = find_time_phrase(text, now, 0, zone)
+    assert r.window == w  # both read the same first window
+    if w is not None:
+        assert w.start < w.end and w.phrase in text and len(rest) < len(text)
+    assert all(p in text for p in r.ignored)
+    assert len(r.rest) <= len(text)

@@ -285,7 +285,7 @@ class OwnerQueries:
         # the answer, since memories about other things would only stand in for it.
         with self._space.snapshot():
             unmatched = {t: w for t, w in kept.items() if not self._layout.doc_freq.get((self.name, t), 0)}
-        names = _name_terms(rest)
+        names = _name_terms(question)  # as written: sentence starts and capitals are in the question itself
         missing = tuple(names[t] for t in unmatched if t in names)
         # the tags' own words rank as text too (capture indexes tags with the text)
         rank_terms = tuple(dict.fromkeys(t for tag in boost for t in terms_and_words(tag) if t not in kept))
@@ -1055,6 +1055,10 @@ def _text_terms(text: str | None) -> dict[str, str]:
 
 
 _NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")
+_CALENDAR_WORDS = frozenset(
+    "january february march april may june july august september october november december "
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)  # capitalised by convention, never the name a question asks about
 
 
 def _name_terms(text: str) -> dict[str, str]:
@@ -1070,7 +1074,7 @@ def _name_terms(text: str) -> dict[str, str]:
             or (len(word) > 1 and word.isupper())
             or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
         )
-        if named:
+        if named and word.casefold() not in _CALENDAR_WORDS:
             out.update(dict.fromkeys(terms_and_words(word), word))
         start = text[m.end() : m.end() + 2].strip()[:1] in (".", "?", "!")
     return out

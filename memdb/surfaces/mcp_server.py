@@ -791,9 +791,10 @@ class BearerAuth:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
-            if _token_owner(headers.get("authorization"), self.tokens) is None:
-                body = b'{"error": "unauthorized", "error_description": "missing or unknown bearer token"}'
+            # exactly one Authorization header: with two, a check of one and a use of the other could disagree
+            given = [v.decode("latin-1") for k, v in scope.get("headers", ()) if k.lower() == b"authorization"]
+            if len(given) != 1 or _token_owner(given[0], self.tokens) is None:
+                body = b'{"error": "unauthorized", "error_description": "missing or unknown bearer token (one Authorization header)"}'
                 await send({
                     "type": "http.response.start", "status": 401,
                     "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="memdb"'),
@@ -888,7 +889,8 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
             assert owner is not None
             return owner
         request = ctx.request
-        found = _token_owner(request.headers.get("authorization") if request is not None else None, tokens)
+        given = request.headers.getlist("authorization") if request is not None else []
+        found = _token_owner(given[0], tokens) if len(given) == 1 else None
         if found is None:  # the middleware already refused such requests; never fall back to anyone
             raise MCPError(code=types.INVALID_REQUEST, message="unauthorized: missing or unknown bearer token")
         return found

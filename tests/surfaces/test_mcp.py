@@ -587,6 +587,28 @@ def test_http_rejects_a_missing_or_wrong_token(http_server: str) -> None:
     assert isinstance(caught.value, MCPError) or caught.group_contains(MCPError)
 
 
+def test_http_refuses_two_authorization_headers(http_server: str) -> None:
+    """Two headers, even both valid or one valid: the middleware and the tools must read the same one, so neither is trusted."""
+    url = httpx2.URL(http_server)
+    for first, second in (
+        (ANA_TOKEN, BOB_TOKEN),
+        (ANA_TOKEN, "not-a-known-token"),
+        ("not-a-known-token", ANA_TOKEN),
+        (ANA_TOKEN, ANA_TOKEN),
+    ):
+        # raw bytes: an HTTP client may fold repeated headers into one line
+        request = (
+            f"POST {url.path} HTTP/1.1\r\nHost: {url.host}:{url.port}\r\nAuthorization: Bearer {first}\r\n"
+            f"Authorization: Bearer {second}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ).encode()
+        with socket.create_connection((url.host, url.port), timeout=10) as conn:
+            conn.sendall(request)
+            reply = b""
+            while chunk := conn.recv(65536):
+                reply += chunk
+        assert reply.startswith(b"HTTP/1.1 401") and b"one Authorization header" in reply, reply[:200]
+
+
 def test_save_lesson_lands_pending_and_private(team: tuple[Path, dict[str, str]]) -> None:
     path, _ = team
 

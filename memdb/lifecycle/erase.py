@@ -32,6 +32,7 @@ class Erasure:
     def __init__(self, episodes: Episodes, cold: ColdCodec) -> None:
         self.episodes = episodes
         self.cold = cold
+        self.marks = episodes.space["LIFE"]  # the lifecycle's marks (memdb.lifecycle.maintain), for burst windows of erased sessions
         # What layers above derive from episodes (knowledge entries, patterns) goes with them:
         # called as hook(owner, erased ids, now, action) inside every erasure's transaction, retention's
         # too; action is "erase", "delete" or "retention" (routine pruning keeps approved knowledge).
@@ -77,8 +78,10 @@ class Erasure:
             # summaries are derived content: erasing a source erases the summaries citing it
             for summary_id in self._citing_summaries(owner, targets):
                 targets.setdefault(summary_id, None)
+            sessions = {h["session"] for eid in targets if (h := self.episodes.header(owner, eid)) and h.get("session")}
             for eid in targets:
                 hashes[eid] = self.episodes.remove(owner, eid)
+            self._forget_sessions(owner, sessions)
             if hashes:
                 self.cold.retrain(owner)
                 for hook in self.hooks:
@@ -89,6 +92,20 @@ class Erasure:
                     owner, action, now, reason=reason, count=len(hashes), episodes=list(hashes), hashes=list(hashes.values())
                 )
         return ErasureReport(len(hashes), list(hashes), audit_id)
+
+    def _forget_sessions(self, owner: str, sessions: set[str]) -> None:
+        """A session id is capture too: the lifecycle's burst marks that name a session none of
+        whose episodes is left go with the last of them (nothing of it survives compact())."""
+        if not sessions:
+            return
+        left = {sid for sid in sessions if next(self.episodes.ids_in_session(owner, sid), None) is not None}
+        if left != sessions:  # archived episodes are in no session index: their headers say
+            for eid in self.episodes.archived_ids(owner):
+                header = self.episodes.header(owner, eid)
+                if header is not None and header.get("session") in sessions:
+                    left.add(header["session"])
+        for sid in sessions - left:
+            self.marks.kill((owner, "burst", f"session:{sid}"))
 
     def _targets(
         self, owner: str, ids: Iterable[str] | None, since: dt.datetime | None, until: dt.datetime | None, everything: bool

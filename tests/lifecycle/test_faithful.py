@@ -233,3 +233,24 @@ def test_the_offline_reflector_learns_from_capture_and_is_not_blocked_by_its_pen
         second = db.reflect(now=clock.now)  # yesterday's proposal is pending: today's budget goes to the next lesson
         (other,) = [db.entry(i) for i in second.owners["ana"].stored]
         assert "Recurring question" in other.text and "rotate the billing webhook secret" in other.text
+
+
+def test_an_erased_session_leaves_no_trace_in_the_lifecycle_marks(tmp_path: Path) -> None:
+    """After erasing every episode of a session and compacting, its id is nowhere on disk."""
+    clock = Clock(T0)
+    path = tmp_path / "db"
+    with memdb.open(path, clock=clock) as db:
+        mem = db.owner("ana")
+        for i in range(7):
+            clock.now = T0 + i * dt.timedelta(minutes=5)
+            mem.record_exchange("sess-zanzibar-4417", f"step {i}", "ok")
+        mem.record_exchange("sess-kept", "other work", "ok")
+        clock.now = T0 + 2 * DAY
+        assert db.maintain().summaries == 1
+        assert any("sess-zanzibar-4417" in str(subs) for subs, _ in db.globals["LIFE"].items())
+        mem.erase(everything=True, reason="account closed")
+        assert not any("sess-zanzibar-4417" in str(subs) for subs, _ in db.globals["LIFE"].items())
+        assert db.check().ok
+        db.compact()
+    if (path / "data.mdb").exists():  # the LMDB backend: the bytes are gone too
+        assert b"sess-zanzibar-4417" not in (path / "data.mdb").read_bytes()

@@ -359,6 +359,9 @@ class OwnerEpisodes:
         # counters are not rolled back with it (test_sanitizer_failure_drops_capture_fail_closed)
         backfill = self._check_live(ts, f"record({kind!r})", live_only=False)
         prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
+        unknown = [c for c in prepared.get("cites") or () if self._layer.header(self.name, c) is None]
+        if unknown:  # the same answer for another owner's id as for a missing one
+            raise ValidationError(f"record({kind!r}): cites {unknown[0]!r}, which is not one of this owner's episodes")
         hooks = self._layer.record_hooks if kind in self._layer.settings.typed_kinds else ()
         if not hooks and not backfill:
             return self._episode(self._write_new([prepared])[0])

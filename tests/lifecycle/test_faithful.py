@@ -254,3 +254,18 @@ def test_an_erased_session_leaves_no_trace_in_the_lifecycle_marks(tmp_path: Path
         db.compact()
     if (path / "data.mdb").exists():  # the LMDB backend: the bytes are gone too
         assert b"sess-zanzibar-4417" not in (path / "data.mdb").read_bytes()
+
+
+def test_cites_must_be_the_owners_own_episodes(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db") as db:
+        ana, bo = db.owner("ana"), db.owner("bo")
+        mine, theirs = ana.record("debug", "first", outcome="failure"), bo.record("debug", "bo's", outcome="failure")
+        assert ana.record("debug", "second", outcome="success", cites=[mine.id]).cites == (mine.id,)
+        missing = mine.id[:-6] + "ffffff"
+        messages = []
+        for bad in (theirs.id, missing):
+            with pytest.raises(ValidationError) as caught:
+                ana.record("debug", "third", outcome="success", cites=[bad])
+            messages.append(str(caught.value).replace(bad, "ID"))
+        assert messages[0] == messages[1]  # another owner's id reads as a missing one
+        assert ana.count() == 2 and db.check().ok

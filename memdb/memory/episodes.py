@@ -52,7 +52,7 @@ from memdb.memory.models import (
     validation_error,
 )
 from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
-from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields
+from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, shown
 from memdb.memory.sanitize.fields import as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 
@@ -549,7 +549,7 @@ class OwnerEpisodes:
     def feedback(self, episode_id: str, value: float) -> Episode:
         """Record agent feedback in [-1, 1] (the latest counts) and rescore the episode."""
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1.0 <= float(value) <= 1.0:
-            raise ValidationError(f"feedback {value!r}: must be a number in [-1, 1]")
+            raise ValidationError(f"feedback {shown(value)}: must be a number in [-1, 1]")
         with self._space.transaction():
             record, state = self._layer.load(self.name, episode_id)
             new = {**state, "feedback": float(value)}
@@ -704,7 +704,7 @@ class OwnerEpisodes:
                 )
         else:
             raise ValidationError(
-                f"{where}: kind {kind!r} is not configured; typed kinds are {', '.join(settings.typed_kinds)} "
+                f"{where}: kind {shown(kind)} is not configured; typed kinds are {', '.join(settings.typed_kinds)} "
                 f"and built-in kinds {', '.join(BUILTIN_KINDS)}"
             )
         for cited in item.cites:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import memdb
 from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
 from memdb.memory.models import Episode, bound_text, check_owner
+from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.query.results import History, RecallResult
 from memdb.query.timephrase import TimeWindow, find_time_phrase
@@ -85,12 +86,8 @@ class ArgumentError(ValidationError):
 
 
 def _shown(value: Any) -> str:
-    """A short repr of an argument for an error message."""
-    try:
-        text = repr(value)
-    except ValueError:  # an int of more than 4300 digits has no repr under Python's default limit
-        return f"<{type(value).__name__}>"
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A short repr of an argument for an error message, sanitized (it reaches the client and logs)."""
+    return shown(value, 60)
 
 
 @dataclass(frozen=True)

@@ -301,3 +301,51 @@ def test_every_token_shape_is_behind_the_hints(token: str) -> None:
 
     assert detect._MAYBE_PII.search(token) is not None
     assert detect._TOKEN_HINT.search(token) is not None or (token[:2] in ("AC", "SK"))  # Twilio: a digit is its hint
+
+
+# --- owner names -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("owner", "kinds"),
+    [
+        ("ana.secret1@example.com", "EMAIL"),
+        ("+1 415 555 0132", "PHONE"),
+        ("user-4111111111111111", "CARD"),
+        ("10.0.0.1", "IP"),
+        ("token=abc123", "SECRET"),
+    ],
+)
+def test_an_owner_name_that_looks_like_personal_data_is_refused_without_echoing_it(owner: str, kinds: str) -> None:
+    from memdb.errors import ValidationError
+    from memdb.memory.models import check_owner
+
+    with pytest.raises(ValidationError, match=rf"looks like personal data \({kinds}\); use an opaque id") as info:
+        check_owner(owner)
+    assert owner not in str(info.value)
+
+
+@pytest.mark.parametrize("owner", ["ana\udc80", "\ud800", "x\udfffy"])
+def test_an_owner_name_with_a_lone_surrogate_is_refused(owner: str) -> None:
+    from memdb.errors import ValidationError
+    from memdb.memory.models import check_owner
+
+    with pytest.raises(ValidationError, match="not valid Unicode"):
+        check_owner(owner)
+
+
+@pytest.mark.parametrize("owner", ["ana", "team-search", "bot:planner/v2", "Zoë", "ana 2026-07-01", "用户"])
+def test_ordinary_owner_names_pass(owner: str) -> None:
+    from memdb.memory.models import check_owner
+
+    assert check_owner(owner) == owner
+
+
+def test_other_owner_errors_show_the_name_sanitized() -> None:
+    from memdb.errors import ValidationError
+    from memdb.memory.models import check_owner
+
+    for bad in ("ana@example.com\n", " ana@example.com", "ana@example.com" + "x" * 80):
+        with pytest.raises(ValidationError) as info:
+            check_owner(bad)
+        assert "ana@example.com" not in str(info.value)

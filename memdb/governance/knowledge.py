@@ -423,7 +423,8 @@ class Knowledge:
         """
         at, who = self._when(now), _person(by)
         if not isinstance(reason, str):
-            raise ValidationError(f"reason {reason!r}: must be a str (say why, or leave it empty)")
+            raise ValidationError(f"reason {shown(reason)}: must be a str (say why, or leave it empty)")
+        reason = self.audit.clean("reject", {"reason": reason})["reason"]  # kept in the entry too: sanitized first
         with self.space.transaction():
             records = [self._require(eid, state="pending") for eid in _id_list(ids)]
             out = [self._reject(rec, who, at, reason or None) for rec in records]

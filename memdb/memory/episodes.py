@@ -87,7 +87,7 @@ class Episodes:
         self.sanitizer: Sanitizer = sanitizer if sanitizer is not None else RegexSanitizer()
         self.clock: Clock = clock or utcnow
         self.layout = Layout(space)
-        self.audit = AuditLog(space)
+        self.audit = AuditLog(space, lambda texts: sanitize_fields(self.sanitizer, texts))  # reasons, sources: no raw PII
         self._settings: Settings | None = None
         self.scorer = RelevanceModel(lambda: self.settings)
         self.tracker = AccessTracker(self._flush_accesses, lambda: self.settings.access_flush_every, lambda: not space.in_block)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 
+import memdb
 from memdb.memory.sanitize import SECRET_FIELD, RegexSanitizer, is_secret_key, sanitize_fields, shown
 from memdb.memory.sanitize.fields import flatten_texts
 from memdb.memory.sanitize.messages import redacted
@@ -349,3 +351,60 @@ def test_other_owner_errors_show_the_name_sanitized() -> None:
         with pytest.raises(ValidationError) as info:
             check_owner(bad)
         assert "ana@example.com" not in str(info.value)
+
+
+# --- the audit log -----------------------------------------------------------------------------------
+
+
+class FailsOn:
+    """The built-in sanitizer, except that it raises on a text holding ``marker``."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+        self.inner = RegexSanitizer()
+
+    def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:
+        if any(self.marker in t for t in texts.values()):
+            raise RuntimeError("sanitizer down")
+        return self.inner.sanitize(texts)
+
+
+def test_audit_reasons_and_sources_are_sanitized_ids_and_hashes_kept(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "a") as db:
+        mem = db.owner("ana")
+        report = mem.import_episodes([{"kind": "exchange", "summary": "hi"}], source="export sent by ana@example.com")
+        ep = mem.record("exchange", "bye")
+        mem.delete(ep.id, reason="erasure request from ana@example.com, card 4111 1111 1111 1111")
+        mem.erase(ids=report.ids, reason="password=xkcd936q was in it")
+        audit = mem.audit()
+    assert [a["action"] for a in audit] == ["import", "delete", "erase"]
+    assert audit[0]["source"] == "export sent by <EMAIL_1>"
+    assert audit[1]["reason"] == "erasure request from <EMAIL_1>, card <CARD_1>"
+    assert audit[1]["episodes"] == [ep.id] and len(audit[1]["hashes"][0]) == 64
+    assert audit[2]["reason"] == "password=<SECRET_1> was in it"
+
+
+def test_audit_keeps_ids_and_hashes_exactly(tmp_path: Path) -> None:
+    digest = "a4111111111111111" + "0" * 47  # a digit run a sanitizer would read as a card
+    fields = {"content_hash": digest, "hashes": [digest], "episode": "x", "why": {"note": ["ana@example.com", 3]}}
+    with memdb.open(tmp_path / "h") as db:
+        assert db.episodes.audit.clean("erase", fields) == {**fields, "why": {"note": ["<EMAIL_1>", 3]}}
+
+
+@pytest.mark.parametrize("path", ["erase", "delete", "import"])
+def test_an_audit_field_the_sanitizer_cannot_take_refuses_the_operation(tmp_path: Path, path: str) -> None:
+    from memdb.errors import SanitizerError
+
+    with memdb.open(tmp_path / "f", sanitizer=FailsOn("BOOM")) as db:
+        mem = db.owner("ana")
+        ep = mem.record("exchange", "kept")
+        with pytest.raises(SanitizerError, match="nothing written") as info:
+            if path == "erase":
+                mem.erase(ids=[ep.id], reason="BOOM ana@example.com")
+            elif path == "delete":
+                mem.delete(ep.id, reason="BOOM ana@example.com")
+            else:
+                mem.import_episodes([{"kind": "exchange", "summary": "new"}], source="BOOM ana@example.com")
+        assert "ana@example.com" not in str(info.value)
+        assert mem.count() == 1 and mem.get(ep.id).summary == "kept"
+        assert mem.audit() == []

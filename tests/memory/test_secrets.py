@@ -408,3 +408,36 @@ def test_an_audit_field_the_sanitizer_cannot_take_refuses_the_operation(tmp_path
         assert "ana@example.com" not in str(info.value)
         assert mem.count() == 1 and mem.get(ep.id).summary == "kept"
         assert mem.audit() == []
+
+
+# --- PostgreSQL URLs in messages ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (
+            "postgresql://admin:Hunter2pw@db.internal:5432/app?sslmode=require&password=qq1234&sslpassword=zz99",
+            "postgresql://admin:***@db.internal:5432/app?sslmode=require&password=***&sslpassword=***",
+        ),
+        ("postgres://:pw@h1:5432,h2:5433/app", "postgres://:***@h1:5432,h2:5433/app"),
+        ("postgresql:///app?host=/run/pg&password=sekrit&options=-c%20x", "postgresql:///app?host=/run/pg&password=***&options=***"),
+        ("postgres://ana@localhost/app", "postgres://ana@localhost/app"),
+        ("postgres://a:b@[::1/app", "postgres://***"),  # does not parse: masked whole
+    ],
+)
+def test_postgres_urls_are_masked_for_messages(url: str, expected: str) -> None:
+    from memdb.engine.postgres import _redact
+
+    assert _redact(url) == expected
+
+
+def test_a_postgres_store_error_never_shows_the_password() -> None:
+    pytest.importorskip("psycopg")
+    from memdb.engine.postgres import PostgresStore
+    from memdb.errors import StoreError
+
+    with pytest.raises(StoreError, match="cannot connect") as info:
+        PostgresStore("postgresql://memdb:Hunter2pw@127.0.0.1:1/postgres?password=qq1234&sslpassword=zz99zz", connect_timeout=1)
+    for secret in ("Hunter2pw", "qq1234", "zz99zz"):
+        assert secret not in str(info.value)

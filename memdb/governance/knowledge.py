@@ -349,7 +349,8 @@ class Knowledge:
         at = utc(now, "now") if now is not None else self.episodes.now()
         clean = self.clean(text, "lesson" if source == "reflection" else "save")
         cited = list(dict.fromkeys(_strings("cites", cites, "episode id")))
-        norm_tags = list(dict.fromkeys(normalize_tag(t) for t in _strings("tags", tags, "tag")))
+        raw_tags = self.episodes.clean(owner, {"tags": _strings("tags", tags, "tag")}, {}, "tags")["tags"]  # sanitized as capture's are
+        norm_tags = list(dict.fromkeys(normalize_tag(t) for t in raw_tags))
         with self.space.transaction():
             # checked here, not before: an erasure committed meanwhile must not leave an entry citing nothing
             missing = self.uncited(owner, cited)
@@ -755,7 +756,7 @@ class Knowledge:
 
     def _require(self, entry_id: str, state: str | None = None) -> dict[str, Any]:
         if not is_id(entry_id):
-            raise NotFoundError(f"entry {entry_id!r}: not an entry id (expected YYYYMMDDTHHMMSSffffffZ-xxxxxx)")
+            raise NotFoundError(f"entry {shown(entry_id)}: not an entry id (expected YYYYMMDDTHHMMSSffffffZ-xxxxxx)")
         owner = self.ids.get((entry_id,))
         rec = self.entries.get((str(owner), entry_id)) if owner is not None else None
         if rec is None:

@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memdb.errors import ConfigError, ValidationError
+from memdb.memory.models import check_owner
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tag
@@ -26,7 +27,6 @@ MAX_TYPED_KINDS = 6
 _CENTURY = 36_525.0  # days: the upper bound of every day-valued rule (a timedelta holds it; inf would not)
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
 _TEAM = re.compile(r"[A-Za-z0-9_.:@/+-]{1,64}\Z")
-_MEMBER = re.compile(r"[^\x00-\x1f\x7f]{1,64}\Z")
 
 
 class Settings(BaseModel):
@@ -129,10 +129,10 @@ class Settings(BaseModel):
             if len(set(members)) != len(members):
                 raise ValueError(f"team {shown(team)} members {shown(members)}: duplicates")
             for m in members:
-                if not isinstance(m, str) or not _MEMBER.match(m) or m.strip() != m:
-                    raise ValueError(
-                        f"team {shown(team)} member {shown(m)}: an owner name is 1-64 printable characters without surrounding spaces"
-                    )
+                try:
+                    check_owner(m)  # a member is an owner name: what db.owner() refuses cannot be one
+                except ValidationError as exc:
+                    raise ValueError(f"team {shown(team)} member: {exc}") from None
         return teams
 
     @model_validator(mode="after")

@@ -441,3 +441,13 @@ def test_a_postgres_store_error_never_shows_the_password() -> None:
         PostgresStore("postgresql://memdb:Hunter2pw@127.0.0.1:1/postgres?password=qq1234&sslpassword=zz99zz", connect_timeout=1)
     for secret in ("Hunter2pw", "qq1234", "zz99zz"):
         assert secret not in str(info.value)
+
+
+def test_a_team_member_is_an_owner_name_checked_as_owners_are(tmp_path: Path) -> None:
+    from memdb.errors import ConfigError
+
+    with memdb.open(tmp_path / "t") as db:
+        with pytest.raises(ConfigError, match=r"member: owner '<EMAIL_1>': looks like personal data") as info:
+            db.configure(teams={"core": ["ana", "ana.lopez@example.com"]})
+        assert "ana.lopez" not in str(info.value)
+        assert db.configure(teams={"core": ["ana", "bob"]}).teams == {"core": ["ana", "bob"]}

@@ -247,6 +247,7 @@ def test_planted_secrets_reach_neither_disk_nor_an_error_message(
             ("owner", lambda p: db.owner(p)),
             ("owner control", lambda p: db.owner(p + "\n")),
             ("audit owner", lambda p: db.audit(owner=p)),
+            ("prepare kind", lambda p: mem.prepare("fix the deploy", kind=p)),
         ]
         calls: list[tuple[str, Callable[[], object]]] = [("owner email", partial(db.owner, OWNER_EMAIL))]
         calls += [(f"{name} {i}", partial(template, p)) for i, p in enumerate(bad) for name, template in templates]

@@ -462,7 +462,7 @@ def _detect_url_credentials(p: _Pass) -> None:
     space, and the password runs from the first ``:`` of the user part to its last ``@``
     (detect-secrets' basic_auth.py takes the same part)."""
     text = p.text
-    at = text.find("://")
+    at = text.find("://") if "@" in text else -1  # no credentials without an "@"
     while at != -1:
         start = at + 3
         m = _AUTHORITY.match(text, start)
@@ -764,19 +764,22 @@ class _Numbering:
         return "".join(parts)
 
 
+_SPACE: Final = re.compile(r"\s")
+
+
 def _spreads(secret: str) -> bool:
     """Whether a secret found by its key is replaced wherever else it occurs: long and shaped
     like a credential (a digit or a symbol in it), so a value such as ``enabled`` under ``auth``
     does not blank the word across the episode."""
-    return len(secret) >= 6 and not secret.isalpha() and not any(c.isspace() for c in secret)
+    return len(secret) >= 6 and not secret.isalpha() and _SPACE.search(secret) is None
 
 
 def _replace_known_secrets(out: dict[str, str], numbering: _Numbering) -> None:
     """A secret known from its key (``{"password": "xkcd936q"}``, ``token=...``, a URL's password)
     is a secret in every field of the episode: "retry with xkcd936q" loses it too."""
-    known = [(key, placeholder) for (kind, key), placeholder in numbering.assigned.items() if kind == "SECRET" and _spreads(key)]
-    if not known:
+    if "SECRET" not in numbering.counts:
         return
+    known = [(key, placeholder) for (kind, key), placeholder in numbering.assigned.items() if kind == "SECRET" and _spreads(key)]
     for name, text in out.items():
         for key, placeholder in known:
             if key in text:

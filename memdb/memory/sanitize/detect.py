@@ -314,7 +314,7 @@ _TOKENS: Final = tuple(
     for head, width, rest, tail, _ in _TOKEN_SHAPES
 )
 # Twilio account SIDs and API keys (detect-secrets twilio.py, gitleaks twilio.go): "AC"/"SK" and
-# 32 hex digits. Not a hint of its own (capitals pairs are everywhere): a real one has a digit,
+# 32 hex digits. Not a hint of its own (pairs of capitals are everywhere): a real one has a digit,
 # which is a hint already, and the check asks for one so the shortcut stays exact.
 _TWILIO: Final = re.compile("(?:AC|SK)(?<![A-Za-z0-9_-]..)[0-9a-fA-F]{32}(?![0-9A-Za-z])")
 _BEARER: Final = re.compile(r"\b(?:[Bb]earer|BEARER)[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)")  # the cases _MAYBE_PII hints

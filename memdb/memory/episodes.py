@@ -357,7 +357,7 @@ class OwnerEpisodes:
         a typed record runs ``Episodes.record_hooks`` in its own transaction."""
         # validated and sanitized first, outside the transaction, so that a dropped capture's
         # counters are not rolled back with it (test_sanitizer_failure_drops_capture_fail_closed)
-        backfill = self._check_live(ts, f"record({kind!r})", live_only=False)
+        backfill = self._check_live(ts, f"record({shown(kind)})", live_only=False)
         prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
         hooks = self._layer.record_hooks if kind in self._layer.settings.typed_kinds else ()
         if not hooks and not backfill:

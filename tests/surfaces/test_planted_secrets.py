@@ -146,13 +146,12 @@ def test_planted_secrets_reach_neither_disk_nor_an_error_message(
         assert not leaks(as_json(got)), leaks(as_json(got))
         assert got.decisions["password"].startswith("<SECRET_") and got.decisions["passcode"].startswith("<SECRET_")
         assert "postgres://admin:<SECRET_" in got.content and "@localhost/app" in got.content  # scheme and host stay
-        exchange = mem.record_exchange("s1", f"my settings: {ALL}", f"noted {ALL}", ts=NOW - dt.timedelta(minutes=90))
+        exchange = mem.record_exchange("s1", f"my settings: {ALL}", f"noted {ALL}")
         call = mem.record_tool_call(
             "s1", "http",
             {"url": FORMS["url-dotless"][0], "headers": {"Authorization": FORMS["basic"][0].split(": ", 1)[1], "X-Api-Key": "hk-7f7f7f7f"},
              "body": json.dumps({"api_key": "tk-4242abcd", "inner": json.dumps({"password": "tk-pw-9999", "text": ALL})}),
              "items": [ALL, {"client_secret": "tk-cs-8888"}]},
-            ts=NOW - dt.timedelta(minutes=80),
         )  # fmt: skip
         result = mem.record_tool_result(call.id, {"status": 200, "body": json.dumps({"token": "tr-tok-7777", "echo": ALL}), "text": ALL})
         for episode in (exchange, call, result):
@@ -193,6 +192,7 @@ def test_planted_secrets_reach_neither_disk_nor_an_error_message(
             ("record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "ts": FORMS["url-dotless"][0]}),
             ("record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "session": FORMS["phone"][0]}),
             ("record_feedback", {"episode_id": FORMS["email"][0], "value": 1}),
+            ("restore_episode", {"episode_id": FORMS["card"][0]}),
             ("recall_episodes", {"since": FORMS["email"][0]}),
             ("recall_episodes", {"window": f"last week {FORMS['card'][0]}"}),
             ("save_lesson", {"text": "a lesson about deploys", "cites": [FORMS["email"][0]]}),
@@ -208,6 +208,7 @@ def test_planted_secrets_reach_neither_disk_nor_an_error_message(
         bad = [FORMS["email"][0], FORMS["card"][0], FORMS["url-dotless"][0], FORMS["anthropic"][0]]
         templates: list[tuple[str, Callable[[str], object]]] = [
             ("record kind", lambda p: mem.record(p, "x", outcome="success")),
+            ("record kind ahead", lambda p: mem.record(p, "x", outcome="success", ts=NOW + dt.timedelta(days=1))),
             ("record outcome", lambda p: mem.record("debug", "x", outcome=p)),
             ("record cites", lambda p: mem.record("debug", "x", outcome="success", cites=[p])),
             ("record session", lambda p: mem.record("debug", "x", outcome="success", session=p)),
@@ -268,6 +269,7 @@ def test_planted_secrets_reach_neither_disk_nor_an_error_message(
         ["record", "--owner", "ana", "debug", "x", "--outcome", "success", "--ts", FORMS["url-dotless"][0]],
         ["record", "--owner", OWNER_EMAIL, "debug", "x", "--outcome", "success"],
         ["recall", "--owner", "ana", "--kind", FORMS["card"][0]],
+        ["restore", "--owner", "ana", FORMS["email"][0]],
     ):
         assert main(argv) != 0
         messages.append(f"cli {argv[0]}: {capsys.readouterr().err}")

@@ -21,6 +21,7 @@ from typing import Any, TextIO, TypeVar
 import memdb
 from memdb.errors import MemdbError, ValidationError
 from memdb.memory.models import check_owner
+from memdb.memory.sanitize import shown
 
 T = TypeVar("T")
 DEFAULT_DB = "memdb-data"
@@ -34,17 +35,17 @@ def _when(text: str | None, what: str) -> dt.datetime | None:
     if text is None:
         return None
     if not isinstance(text, str):  # an imported line's ts can be any JSON value
-        raise ValidationError(f"{what} {text!r}: expected an ISO date or datetime string (e.g. 2026-07-01T09:00+00:00)")
+        raise ValidationError(f"{what} {shown(text)}: expected an ISO date or datetime string (e.g. 2026-07-01T09:00+00:00)")
     try:
         value = dt.datetime.fromisoformat(text)
     except ValueError:
-        raise ValidationError(f"{what} {text!r}: not an ISO date or datetime (e.g. 2026-07-01 or 2026-07-01T09:00+00:00)") from None
+        raise ValidationError(f"{what} {shown(text)}: not an ISO date or datetime (e.g. 2026-07-01 or 2026-07-01T09:00+00:00)") from None
     if value.tzinfo is None:
         return value.replace(tzinfo=dt.UTC)  # the command line means UTC
     try:
         return value.astimezone(dt.UTC)
     except OverflowError:  # e.g. 0001-01-01T00:00+14:00 is before year 1 in UTC
-        raise ValidationError(f"{what} {text!r}: out of range once converted to UTC (years 1 to 9999)") from None
+        raise ValidationError(f"{what} {shown(text)}: out of range once converted to UTC (years 1 to 9999)") from None
 
 
 def _tags(text: str | None) -> list[str]:
@@ -260,7 +261,7 @@ def _import_lines(path: str, forced_owner: str | None) -> dict[str, list[tuple[i
             if not owner:
                 raise ValidationError(f"{where}: no owner in the line; pass --owner")
             if not isinstance(owner, str):
-                raise ValidationError(f"{where}: owner {owner!r}: expected a string")
+                raise ValidationError(f"{where}: owner {shown(owner)}: expected a string")
             try:
                 owner = check_owner(owner)
             except ValidationError as exc:

@@ -76,12 +76,36 @@ def _split_url(url: str) -> tuple[str, str | None]:
     return urlunsplit(parts._replace(query=rest)), (names[-1] if names else None)
 
 
+# Query parameters whose values messages may show; every other value (password, sslpassword,
+# and whatever a caller put there) is masked, as is the password of the user part.
+_SHOWN_PARAMS: Final = frozenset({
+    "host", "hostaddr", "port", "dbname", "user", "sslmode", "connect_timeout", "application_name",
+    "target_session_attrs", "load_balance_hosts", "gssencmode", "channel_binding",
+})  # fmt: skip
+
+
 def _redact(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The URL as messages show it: scheme, user, hosts, database and harmless parameters;
+    the password and every other parameter's value as ``***`` (a URL that does not parse, whole)."""
+    try:
+        parts = urlsplit(url)
+        userinfo, at, hosts = parts.netloc.rpartition("@")
+        netloc = f"{userinfo.split(':', 1)[0]}{':***' if ':' in userinfo else ''}@{hosts}" if at else hosts
+        query = "&".join(f"{k}={v if k in _SHOWN_PARAMS else '***'}" for k, v in parse_qsl(parts.query, keep_blank_values=True))
+        return f"{parts.scheme}://{netloc}{parts.path}{'?' if query else ''}{query}"  # a fragment means nothing to libpq
+    except ValueError:  # e.g. an unclosed [ in the host
+        return f"{url.partition('://')[0]}://***"
+
+
+def _secrets_of(url: str) -> tuple[str, ...]:
+    """The password and the masked parameter values of ``url``, which a driver's message could
+    repeat (a conninfo it cannot parse): ``_say`` masks them too."""
+    try:
+        parts = urlsplit(url)
+        found = [parts.password or "", *(v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in _SHOWN_PARAMS)]
+    except ValueError:
+        return ()
+    return tuple(sorted({s for s in found if len(s) >= 3}, key=len, reverse=True))
 
 
 def _digest(rows: list[tuple[Any, ...]]) -> bytes:
@@ -94,9 +118,12 @@ def _digest(rows: list[tuple[Any, ...]]) -> bytes:
     return h.digest()
 
 
-def _say(exc: BaseException) -> str:
-    """A server message on one line (libpq's span several, with tabs)."""
-    return " ".join(str(exc).split())
+def _say(exc: BaseException, secrets: tuple[str, ...] = ()) -> str:
+    """A server message on one line (libpq's span several, with tabs), ``secrets`` masked."""
+    text = " ".join(str(exc).split())
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
 
 
 def _sqlstate(exc: BaseException) -> str | None:
@@ -291,7 +318,7 @@ class _PgTxn:
                 self._finish(ok=False)
                 raise TransactionConflictError(
                     f"postgres transaction: still failing after {store._retries} retries "
-                    f"({_sqlstate(cause)}: {_say(cause)}) (retry the transaction later)"
+                    f"({_sqlstate(cause)}: {_say(cause, store._secrets)}) (retry the transaction later)"
                 ) from None
             self._rollback_quietly()
             time.sleep(min(0.002 * 2**self._attempts, 0.2) * random.uniform(0.5, 1.5))
@@ -506,6 +533,7 @@ class PostgresStore:
             )
         self._pg: Any = _driver()
         self.url = _redact(conninfo)
+        self._secrets = _secrets_of(conninfo)
         self.name = name
         self._conninfo = conninfo
         self._connect_timeout = connect_timeout
@@ -541,7 +569,9 @@ class PostgresStore:
                 self._conninfo, autocommit=True, connect_timeout=max(1, round(self._connect_timeout))
             )
         except pg.Error as exc:
-            raise StoreError(f"postgres store {self.url}: cannot connect: {_say(exc)} (is the server up, and the URL right?)") from None
+            raise StoreError(
+                f"postgres store {self.url}: cannot connect: {_say(exc, self._secrets)} (is the server up, and the URL right?)"
+            ) from None
         return conn
 
     def _checkout(self) -> psycopg.Connection[Any]:
@@ -608,8 +638,8 @@ class PostgresStore:
         state = _sqlstate(exc)
         if isinstance(exc, pg.OperationalError) and state is None:
             outcome = "the commit may or may not have happened" if what == "commit" else "nothing was committed"
-            return StoreError(f"postgres store {self.url}: {what}: connection failed: {_say(exc)} ({outcome})")
-        return StoreError(f"postgres store {self.url}: {what}: {state or type(exc).__name__}: {_say(exc)}")
+            return StoreError(f"postgres store {self.url}: {what}: connection failed: {_say(exc, self._secrets)} ({outcome})")
+        return StoreError(f"postgres store {self.url}: {what}: {state or type(exc).__name__}: {_say(exc, self._secrets)}")
 
     def _create_tables(self, conn: psycopg.Connection[Any]) -> None:
         """Create the two tables if missing; concurrent openers may race, so retry once or twice."""

@@ -40,7 +40,7 @@ from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, S
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import is_id, new_id
 from memdb.memory.models import check_owner, utc
-from memdb.memory.sanitize import sanitize_fields
+from memdb.memory.sanitize import sanitize_fields, shown
 from memdb.memory.sanitize.fields import bound_sanitized
 from memdb.memory.text import normalize_tag, tokenize
 
@@ -265,7 +265,7 @@ class Knowledge:
     def clean(self, text: str, what: str = "entry") -> str:
         """Sanitized (fail-closed), bounded text with at least one word; what every entry stores."""
         if not isinstance(text, str) or not text.strip():
-            raise ValidationError(f"{what} text {text!r}: say something")
+            raise ValidationError(f"{what} text {shown(text)}: say something")
         try:
             sanitized = sanitize_fields(self.episodes.sanitizer, {"text": text.strip()})
             out = dict(sanitized)
@@ -349,12 +349,15 @@ class Knowledge:
         at = utc(now, "now") if now is not None else self.episodes.now()
         clean = self.clean(text, "lesson" if source == "reflection" else "save")
         cited = list(dict.fromkeys(_strings("cites", cites, "episode id")))
-        norm_tags = list(dict.fromkeys(normalize_tag(t) for t in _strings("tags", tags, "tag")))
+        raw_tags = self.episodes.clean(owner, {"tags": _strings("tags", tags, "tag")}, {}, "tags")["tags"]  # sanitized as capture's are
+        norm_tags = list(dict.fromkeys(normalize_tag(t) for t in raw_tags))
         with self.space.transaction():
             # checked here, not before: an erasure committed meanwhile must not leave an entry citing nothing
             missing = self.uncited(owner, cited)
             if missing:
-                raise ValidationError(f"cites {missing[0]!r}: not an episode of owner {owner!r} (an entry cites its owner's episodes only)")
+                raise ValidationError(
+                    f"cites {shown(missing[0])}: not an episode of owner {owner!r} (an entry cites its owner's episodes only)"
+                )
             dup = self.duplicate(owner, clean)
             if dup is not None:
                 raise DuplicateError(f"{source} {_shown(clean)}: nearly repeats {_describe(dup)} (similarity {dup.similarity:.2f})")
@@ -421,7 +424,8 @@ class Knowledge:
         """
         at, who = self._when(now), _person(by)
         if not isinstance(reason, str):
-            raise ValidationError(f"reason {reason!r}: must be a str (say why, or leave it empty)")
+            raise ValidationError(f"reason {shown(reason)}: must be a str (say why, or leave it empty)")
+        reason = self.audit.clean("reject", {"reason": reason})["reason"]  # kept in the entry too: sanitized first
         with self.space.transaction():
             records = [self._require(eid, state="pending") for eid in _id_list(ids)]
             out = [self._reject(rec, who, at, reason or None) for rec in records]
@@ -490,7 +494,7 @@ class Knowledge:
     def own(self, owner: str, state: str | None = None) -> list[Entry]:
         """One owner's entries in any state, oldest first."""
         if state is not None and state not in ("pending", "approved", "rejected"):
-            raise ValidationError(f"state {state!r}: one of pending, approved, rejected")
+            raise ValidationError(f"state {shown(state)}: one of pending, approved, rejected")
         return [to_entry(rec) for _, rec in self.entries.items((owner,)) if state is None or rec["state"] == state]
 
     def readable(self, owner: str) -> list[Entry]:
@@ -752,7 +756,7 @@ class Knowledge:
 
     def _require(self, entry_id: str, state: str | None = None) -> dict[str, Any]:
         if not is_id(entry_id):
-            raise NotFoundError(f"entry {entry_id!r}: not an entry id (expected YYYYMMDDTHHMMSSffffffZ-xxxxxx)")
+            raise NotFoundError(f"entry {shown(entry_id)}: not an entry id (expected YYYYMMDDTHHMMSSffffffZ-xxxxxx)")
         owner = self.ids.get((entry_id,))
         rec = self.entries.get((str(owner), entry_id)) if owner is not None else None
         if rec is None:
@@ -781,7 +785,7 @@ def entry_score(entry: Entry, terms: set[str], tags: set[str]) -> float:
 def _person(by: str) -> str:
     """Who decided: a person's name, kept in the audit trail."""
     if not isinstance(by, str) or not by.strip() or len(by) > 64 or by.strip() != by:
-        raise ValidationError(f"by {by!r}: name the person deciding (1-64 characters, no surrounding spaces)")
+        raise ValidationError(f"by {shown(by)}: name the person deciding (1-64 characters, no surrounding spaces)")
     return by
 
 
@@ -790,11 +794,11 @@ def _strings(name: str, value: str | Iterable[str], one: str) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, (bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
-        raise ValidationError(f"{name} {value!r}: give one {one} as a str, or a list of them")
+        raise ValidationError(f"{name} {shown(value)}: give one {one} as a str, or a list of them")
     out = list(value)
     for item in out:
         if not isinstance(item, str):
-            raise ValidationError(f"{name} {value!r}: {item!r} is not a str (each {one} is a str)")
+            raise ValidationError(f"{name} {shown(value)}: {shown(item)} is not a str (each {one} is a str)")
     return out
 
 
@@ -803,7 +807,7 @@ def _id_list(ids: str | Iterable[str]) -> list[str]:
     if not out:
         raise ValidationError("ids: give at least one entry id")
     if len(set(out)) != len(out):
-        raise ValidationError(f"ids {out!r}: duplicates")
+        raise ValidationError(f"ids {shown(out)}: duplicates")
     return out
 
 

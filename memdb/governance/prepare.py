@@ -14,6 +14,7 @@ from memdb.governance.knowledge import Entry, Knowledge, entry_score, jaccard
 from memdb.governance.patterns import Pattern, Patterns
 from memdb.memory.episodes import Episodes
 from memdb.memory.models import bound_text, utc
+from memdb.memory.sanitize import shown
 from memdb.memory.text import normalize_tag, tokenize
 from memdb.query.engine import OwnerQueries
 from memdb.query.results import Hit
@@ -92,14 +93,14 @@ def prepare(
     their outcomes, as one block of at most ``max_chars``. Knowledge that makes it into the
     block counts as injected; records read count as accesses."""
     if not isinstance(task, str) or not task.strip():
-        raise ValidationError(f"task {task!r}: describe the task")
+        raise ValidationError(f"task {shown(task)}: describe the task")
     if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 80:
         raise ValidationError(f"max_chars {max_chars!r}: an int, at least 80")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValidationError(f"limit {limit!r}: a positive int")
     typed = episodes.settings.typed_kinds
     if kind is not None and kind not in typed:
-        raise ValidationError(f"kind {kind!r}: not a typed kind ({', '.join(typed)})")
+        raise ValidationError(f"kind {shown(kind)}: not a typed kind ({', '.join(typed)})")
     at = utc(now, "now") if now is not None else episodes.now()
     want = list(dict.fromkeys(normalize_tag(t) for t in ([tags] if isinstance(tags, str) else tags)))
     terms = set(tokenize(task))

@@ -1,20 +1,31 @@
 """The audit log: one writer and one reader shape for every record of what left hot storage,
 what was imported, configured, decided or exported. Records keep ids, hashes, rules and
-reasons, never an episode's text (an erasure redacts the one line an archive kept)."""
+reasons, never an episode's text (an erasure redacts the one line an archive kept).
+
+Every string a record holds passes the database's sanitizer on its way in, fail closed: an
+erasure requested "from ana@example.com" keeps ``<EMAIL_1>``, an import's source path its
+placeholders, and a sanitizer that fails refuses the write (the caller's transaction, and with
+it the erasure or import, rolls back). Ids, hashes and codec names are kept exactly.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
 import json
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Iterator, Mapping
+from typing import Any, Final
 
 from memdb.engine.globals import Global, Globals
+from memdb.errors import SanitizerError
 from memdb.memory.ids import new_id, time_prefix
 from memdb.memory.models import utc
+from memdb.memory.sanitize import RegexSanitizer, sanitize_fields
 
 __all__ = ["AuditLog", "content_hash"]
+
+_EXACT: Final = frozenset({"action", "episode", "episodes", "entry", "hashes", "content_hash", "steps_sha256", "codec"})
+"""Fields holding ids, hashes and names memdb made: kept as they are (a hash's digits can read as a card)."""
 
 
 def content_hash(record: Mapping[str, Any]) -> str:
@@ -30,10 +41,27 @@ class AuditLog:
     ``{"owner": owner or None, "id": id, **record}``, oldest first.
     """
 
-    def __init__(self, space: Globals) -> None:
+    def __init__(self, space: Globals, sanitize: Callable[[dict[str, str]], dict[str, str]] | None = None) -> None:
         self._space = space
         self._owned = space["AUDIT"]
         self._database = space["AUDITDB"]
+        builtin = RegexSanitizer()
+        self._sanitize = sanitize or (lambda texts: sanitize_fields(builtin, texts))
+
+    def clean(self, action: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """``fields`` with every string in them (nested ones and dict keys too) sanitized, but
+        ids and hashes. Raises SanitizerError (naming ``action``, never the text) if it fails."""
+        texts: dict[str, str] = {}
+        for k, v in fields.items():
+            if k not in _EXACT:
+                texts.update((f"{k}#{i}", s) for i, s in enumerate(_strings(v)))
+        if not texts:
+            return dict(fields)
+        try:
+            clean = iter(self._sanitize(texts).values())
+        except SanitizerError as exc:
+            raise SanitizerError(f"audit record {action!r}: {exc} (nothing written)") from None
+        return {k: v if k in _EXACT else _put_back(v, clean) for k, v in fields.items()}
 
     def change(
         self, owner: str | None, action: str, at: dt.datetime, *, written: dt.datetime | None = None, **fields: Any
@@ -42,7 +70,7 @@ class AuditLog:
         ``Globals.apply``; its id is the last subscript. The id sorts by ``written`` (default
         ``at``): an archive done by ``maintain(now=...)`` happens at ``now`` but is written,
         and ordered among the other records, at the clock's time."""
-        record = {"action": action, "at": at, **fields}
+        record = {"action": action, "at": at, **self.clean(action, fields)}
         stamp = written or at
         if owner is None:
             return self._database, (new_id(stamp),), record
@@ -80,3 +108,26 @@ class AuditLog:
     def owners(self) -> list[str]:
         """Owners with audit records."""
         return [str(o) for o in self._owned.children()]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every str in a value, dict keys included, in the order ``_put_back`` takes them back."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def _put_back(value: Any, clean: Iterator[str]) -> Any:
+    if isinstance(value, str):
+        return next(clean)
+    if isinstance(value, Mapping):
+        return {_put_back(k, clean): _put_back(v, clean) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_put_back(v, clean) for v in value]
+    return value

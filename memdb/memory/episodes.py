@@ -52,7 +52,7 @@ from memdb.memory.models import (
     validation_error,
 )
 from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
-from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields
+from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, shown
 from memdb.memory.sanitize.fields import as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 
@@ -87,7 +87,7 @@ class Episodes:
         self.sanitizer: Sanitizer = sanitizer if sanitizer is not None else RegexSanitizer()
         self.clock: Clock = clock or utcnow
         self.layout = Layout(space)
-        self.audit = AuditLog(space)
+        self.audit = AuditLog(space, lambda texts: sanitize_fields(self.sanitizer, texts))  # reasons, sources: no raw PII
         self._settings: Settings | None = None
         self.scorer = RelevanceModel(lambda: self.settings)
         self.tracker = AccessTracker(self._flush_accesses, lambda: self.settings.access_flush_every, lambda: not space.in_block)
@@ -357,7 +357,7 @@ class OwnerEpisodes:
         a typed record runs ``Episodes.record_hooks`` in its own transaction."""
         # validated and sanitized first, outside the transaction, so that a dropped capture's
         # counters are not rolled back with it (test_sanitizer_failure_drops_capture_fail_closed)
-        backfill = self._check_live(ts, f"record({kind!r})", live_only=False)
+        backfill = self._check_live(ts, f"record({shown(kind)})", live_only=False)
         prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
         unknown = [c for c in prepared.get("cites") or () if self._layer.header(self.name, c) is None]
         if unknown:  # the same answer for another owner's id as for a missing one
@@ -552,7 +552,7 @@ class OwnerEpisodes:
     def feedback(self, episode_id: str, value: float) -> Episode:
         """Record agent feedback in [-1, 1] (the latest counts) and rescore the episode."""
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1.0 <= float(value) <= 1.0:
-            raise ValidationError(f"feedback {value!r}: must be a number in [-1, 1]")
+            raise ValidationError(f"feedback {shown(value)}: must be a number in [-1, 1]")
         with self._space.transaction():
             record, state = self._layer.load(self.name, episode_id)
             new = {**state, "feedback": float(value)}
@@ -707,7 +707,7 @@ class OwnerEpisodes:
                 )
         else:
             raise ValidationError(
-                f"{where}: kind {kind!r} is not configured; typed kinds are {', '.join(settings.typed_kinds)} "
+                f"{where}: kind {shown(kind)} is not configured; typed kinds are {', '.join(settings.typed_kinds)} "
                 f"and built-in kinds {', '.join(BUILTIN_KINDS)}"
             )
         for cited in item.cites:

@@ -17,6 +17,7 @@ from typing import Any, TypeGuard
 from memdb.engine.codec import EPOCH
 from memdb.engine.process import after_fork
 from memdb.errors import NotFoundError
+from memdb.memory.sanitize import shown
 
 __all__ = [
     "EPOCH_ORDINAL",
@@ -88,7 +89,7 @@ def is_id(value: Any) -> TypeGuard[str]:
 def check_id(episode_id: Any, what: str = "episode") -> str:
     """``episode_id`` if it has the id format; NotFoundError naming it otherwise."""
     if not is_id(episode_id):
-        raise NotFoundError(f"{what} {episode_id!r}: not an {what} id (expected YYYYMMDDTHHMMSSffffffZ-xxxxxx)")
+        raise NotFoundError(f"{what} {shown(episode_id)}: not an {what} id (expected YYYYMMDDTHHMMSSffffffZ-xxxxxx)")
     return episode_id
 
 

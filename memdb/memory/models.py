@@ -7,6 +7,7 @@ every error names the field and the offending value.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from typing import Any, Literal
 
@@ -14,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticError
 
 from memdb.errors import ValidationError
+from memdb.memory.sanitize import RegexSanitizer, shown
+from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tag
 
 __all__ = ["Episode", "EpisodeInput", "Outcome", "Status", "bound_text", "validation_error"]
@@ -25,6 +28,7 @@ _OWNER = re.compile(r"[^\x00-\x1f\x7f]{1,64}\Z")
 OWNER_BYTES = 128  # with a tag (also at most 128 bytes) and an episode's tail, an index key stays within LMDB's 511
 _IDENT = re.compile(r"[A-Za-z0-9_.:@/+-]{1,128}\Z")
 SUMMARY_CHARS = 500
+_SANITIZER = RegexSanitizer()  # owner names are checked by the built-in detectors, whatever a database configures
 FIRST_YEAR = 1000  # an id starts with the 4-digit year of its timestamp
 
 
@@ -42,25 +46,40 @@ def bound_text(text: str, cap: int) -> str:
 
 
 def check_owner(owner: str) -> str:
-    """Validate an owner name (1-64 printable characters, at most 128 bytes in UTF-8)."""
+    """Validate an owner name: 1-64 printable characters, valid Unicode (no lone surrogate), at most
+    128 bytes in UTF-8, and nothing the built-in sanitizer would replace: it is the first subscript
+    of every key, so a name that is an email or a phone number would put one on disk (as a
+    session's would). Messages show the name sanitized."""
     if not isinstance(owner, str) or not _OWNER.match(owner) or owner.strip() != owner:
-        raise ValidationError(f"owner {owner!r}: must be 1-64 printable characters without surrounding spaces")
-    if len(owner.encode("utf-8", "surrogatepass")) > OWNER_BYTES:
-        raise ValidationError(f"owner {owner!r}: {len(owner.encode('utf-8', 'surrogatepass'))} bytes in UTF-8, more than {OWNER_BYTES}")
+        raise ValidationError(f"owner {shown(owner)}: must be 1-64 printable characters without surrounding spaces")
+    try:
+        size = len(owner.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValidationError(f"owner {shown(owner)}: not valid Unicode (a lone surrogate); give a proper string") from None
+    if size > OWNER_BYTES:
+        raise ValidationError(f"owner {shown(owner)}: {size} bytes in UTF-8, more than {OWNER_BYTES}")
+    if kinds := _personal_data(owner):
+        raise ValidationError(f"owner {shown(owner)}: looks like personal data ({', '.join(kinds)}); use an opaque id")
     return owner
+
+
+@functools.lru_cache(maxsize=1024)
+def _personal_data(name: str) -> tuple[str, ...]:
+    """The placeholder kinds the built-in sanitizer would put in ``name`` (none for a good name)."""
+    return tuple(sorted(_SANITIZER.scan({"name": name}).counts))
 
 
 def check_ident(field: str, value: str) -> str:
     """Validate an identifier-like field (session, tool): short, no spaces."""
     if not isinstance(value, str) or not _IDENT.match(value):
-        raise ValidationError(f"{field} {value!r}: use 1-128 letters, digits or _.:@/+- (no spaces)")
+        raise ValidationError(f"{field} {shown(value)}: use 1-128 letters, digits or _.:@/+- (no spaces)")
     return value
 
 
 def utc(value: dt.datetime, field: str = "ts") -> dt.datetime:
     """Keep an aware datetime exactly, as UTC; reject naive ones instead of guessing a zone."""
     if not isinstance(value, dt.datetime):
-        raise ValidationError(f"{field} {value!r}: expected a timezone-aware datetime")
+        raise ValidationError(f"{field} {shown(value)}: expected a timezone-aware datetime")
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValidationError(f"{field} {value.isoformat()!r}: naive datetime (give a timezone, e.g. datetime.now(UTC))")
     try:
@@ -75,11 +94,7 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
     for err in exc.errors():
         loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
         msg = str(err.get("msg", "")).removeprefix("Value error, ")
-        bad = err.get("input")
-        shown = repr(bad)
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
-        parts.append(f"{loc}={shown}: {msg}")
+        parts.append(f"{redacted(loc)}={shown(err.get('input'))}: {msg}")
     return ValidationError(f"{what}: " + "; ".join(parts))
 
 

@@ -13,6 +13,9 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memdb.errors import ConfigError, ValidationError
+from memdb.memory.models import check_owner
+from memdb.memory.sanitize import shown
+from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tag
 
 __all__ = ["BUILTIN_KINDS", "DEFAULT_TYPED_KINDS", "OUTCOMES", "Settings"]
@@ -24,7 +27,6 @@ MAX_TYPED_KINDS = 6
 _CENTURY = 36_525.0  # days: the upper bound of every day-valued rule (a timedelta holds it; inf would not)
 _KIND = re.compile(r"[a-z][a-z0-9_]{0,31}\Z")
 _TEAM = re.compile(r"[A-Za-z0-9_.:@/+-]{1,64}\Z")
-_MEMBER = re.compile(r"[^\x00-\x1f\x7f]{1,64}\Z")
 
 
 class Settings(BaseModel):
@@ -81,12 +83,12 @@ class Settings(BaseModel):
     @classmethod
     def _check_kinds(cls, kinds: tuple[str, ...]) -> tuple[str, ...]:
         if len(kinds) > MAX_TYPED_KINDS:
-            raise ValueError(f"{len(kinds)} typed kinds {list(kinds)}: at most {MAX_TYPED_KINDS} are allowed (keep the schema small)")
+            raise ValueError(f"{len(kinds)} typed kinds: at most {MAX_TYPED_KINDS} are allowed (keep the schema small)")
         if len(set(kinds)) != len(kinds):
-            raise ValueError(f"typed kinds {list(kinds)}: duplicates")
+            raise ValueError(f"typed kinds {shown(list(kinds))}: duplicates")
         for k in kinds:
             if not _KIND.match(k):
-                raise ValueError(f"typed kind {k!r}: use lower-case letters, digits and _ (max 32 chars)")
+                raise ValueError(f"typed kind {shown(k)}: use lower-case letters, digits and _ (max 32 chars)")
             if k in BUILTIN_KINDS:
                 raise ValueError(f"typed kind {k!r}: is a built-in kind")
         return kinds
@@ -108,13 +110,13 @@ class Settings(BaseModel):
         out: dict[str, float] = {}
         for tag, w in weights.items():
             if not 0.0 <= w <= 1.0:
-                raise ValueError(f"tag weight {tag!r}={w!r}: must be in [0, 1]")
+                raise ValueError(f"tag weight {shown(tag)}={w!r}: must be in [0, 1]")
             try:
                 normal = normalize_tag(tag)  # as episodes' tags are, or "Urgent" would never match
             except ValidationError as exc:
-                raise ValueError(f"tag weight {tag!r}: {exc}") from None
+                raise ValueError(f"tag weight: {exc}") from None  # exc names the tag, sanitized
             if normal in out:
-                raise ValueError(f"tag weights {tag!r} and another key are both the tag {normal!r} once normalised")
+                raise ValueError(f"tag weights {shown(tag)} and another key are both the tag {shown(normal)} once normalised")
             out[normal] = w
         return out
 
@@ -123,12 +125,14 @@ class Settings(BaseModel):
     def _check_teams(cls, teams: dict[str, list[str]]) -> dict[str, list[str]]:
         for team, members in teams.items():
             if not _TEAM.match(team):
-                raise ValueError(f"team {team!r}: use 1-64 letters, digits or _.:@/+- (no spaces)")
+                raise ValueError(f"team {shown(team)}: use 1-64 letters, digits or _.:@/+- (no spaces)")
             if len(set(members)) != len(members):
-                raise ValueError(f"team {team!r} members {members}: duplicates")
+                raise ValueError(f"team {shown(team)} members {shown(members)}: duplicates")
             for m in members:
-                if not isinstance(m, str) or not _MEMBER.match(m) or m.strip() != m:
-                    raise ValueError(f"team {team!r} member {m!r}: an owner name is 1-64 printable characters without surrounding spaces")
+                try:
+                    check_owner(m)  # a member is an owner name: what db.owner() refuses cannot be one
+                except ValidationError as exc:
+                    raise ValueError(f"team {shown(team)} member: {exc}") from None
         return teams
 
     @model_validator(mode="after")
@@ -168,7 +172,7 @@ def _describe(exc: Any) -> str:
         loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
         msg = str(err.get("msg", "")).removeprefix("Value error, ")
         if "input" in err and not isinstance(err["input"], dict):
-            parts.append(f"{loc}={err['input']!r}: {msg}")
+            parts.append(f"{redacted(loc)}={shown(err['input'])}: {msg}")
         else:
-            parts.append(f"{loc}: {msg}")
+            parts.append(f"{redacted(loc)}: {msg}")
     return "; ".join(parts)

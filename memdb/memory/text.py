@@ -25,6 +25,7 @@ from typing import Final
 
 from memdb.errors import ValidationError
 from memdb.memory.sanitize.detect import PLACEHOLDER
+from memdb.memory.sanitize.messages import shown
 
 __all__ = [
     "MAX_TAG_BYTES",
@@ -241,18 +242,18 @@ def normalize_tag(tag: str) -> str:
     or 128 bytes in UTF-8.
     """
     if not isinstance(tag, str):
-        raise ValidationError(f"tag {tag!r}: expected str, got {type(tag).__name__}")
+        raise ValidationError(f"tag {shown(tag)}: expected str, got {type(tag).__name__}")
     out = _TAG_SEPARATORS.sub("-", _fold(tag).strip())
     out = "".join(c for c in out if c in "-:/" or unicodedata.category(c)[0] in "LNM")  # marks belong to letters
     out = _DASHES.sub("-", out).strip("-")
-    shown = repr(tag) if len(tag) <= 80 else repr(tag[:80]) + "..."
+    bad = shown(tag)
     if not out:
-        raise ValidationError(f"tag {shown}: nothing is left after normalising (use letters or digits)")
+        raise ValidationError(f"tag {bad}: nothing is left after normalising (use letters or digits)")
     if len(out) > MAX_TAG_CHARS:
-        raise ValidationError(f"tag {shown}: {len(out)} characters after normalising, more than {MAX_TAG_CHARS} (shorten it)")
+        raise ValidationError(f"tag {bad}: {len(out)} characters after normalising, more than {MAX_TAG_CHARS} (shorten it)")
     size = len(out.encode("utf-8", "surrogatepass"))
     if size > MAX_TAG_BYTES:
-        raise ValidationError(f"tag {shown}: {size} bytes in UTF-8 after normalising, more than {MAX_TAG_BYTES} (shorten it)")
+        raise ValidationError(f"tag {bad}: {size} bytes in UTF-8 after normalising, more than {MAX_TAG_BYTES} (shorten it)")
     return out
 
 

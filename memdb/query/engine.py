@@ -52,6 +52,7 @@ from memdb.memory.layout import (
     tail_ts,
 )
 from memdb.memory.models import utc
+from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.memory.text import normalize_tag, stem, terms_and_words, tokenize
 from memdb.query.results import History, Hit, Interpretation, RecallResult
@@ -264,7 +265,7 @@ class OwnerQueries:
         tag filters, outcome words an outcome filter, and the rest ranks by text; archived
         episodes match through what stays hot of them when ``include_archived``."""
         if not isinstance(question, str) or not question.strip():
-            raise ValidationError(f"question {question!r}: ask something")
+            raise ValidationError(f"question {shown(question)}: ask something")
         at = utc(now, "now") if now is not None else self._layer.now()
         window, rest, ignored = read_time_phrases(question, at, self._layer.settings.week_starts_on, self._layer.settings.timezone)
         with self._space.snapshot():
@@ -362,13 +363,13 @@ class OwnerQueries:
             return None
         if kind not in self._layer.settings.typed_kinds and kind not in BUILTIN_KINDS:
             known = ", ".join((*self._layer.settings.typed_kinds, *BUILTIN_KINDS))
-            raise ValidationError(f"kind {kind!r}: not a configured kind ({known})")
+            raise ValidationError(f"kind {shown(kind)}: not a configured kind ({known})")
         return kind
 
     @staticmethod
     def _check_outcome(outcome: str | None) -> str | None:
         if outcome is not None and outcome not in OUTCOMES:
-            raise ValidationError(f"outcome {outcome!r}: must be one of {', '.join(OUTCOMES)}")
+            raise ValidationError(f"outcome {shown(outcome)}: must be one of {', '.join(OUTCOMES)}")
         return outcome
 
     def known_tags(self) -> list[str]:
@@ -1027,7 +1028,7 @@ def _window(since: dt.datetime | None, until: dt.datetime | None) -> TimeWindow 
 
 def _check_limit(limit: int) -> None:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise ValidationError(f"limit {limit!r}: must be a non-negative int")
+        raise ValidationError(f"limit {shown(limit)}: must be a non-negative int")
 
 
 def _moment(at: dt.datetime) -> str:
@@ -1043,12 +1044,11 @@ def _text_terms(text: str | None) -> dict[str, str]:
     if text is None or (isinstance(text, str) and not text.strip()):
         return {}  # an empty field (JSON clients send "" for one left out) filters nothing
     if not isinstance(text, str):
-        raise ValidationError(f"text {text!r}: expected str, got {type(text).__name__}")
+        raise ValidationError(f"text {shown(text)}: expected str, got {type(text).__name__}")
     terms = terms_and_words(text)
     if not terms:
-        shown = repr(text) if len(text) <= 80 else repr(text[:80]) + "..."
         raise ValidationError(
-            f"text {shown}: no searchable words (stopwords, one-letter words and placeholders are not indexed; "
+            f"text {shown(text)}: no searchable words (stopwords, one-letter words and placeholders are not indexed; "
             "use other words, or leave text out)"
         )
     return terms
@@ -1090,4 +1090,4 @@ def _as_list(values: Iterable[str], name: str) -> list[str]:
     try:
         return list(values)
     except TypeError:
-        raise ValidationError(f"{name} {values!r}: expected a list of strings") from None
+        raise ValidationError(f"{name} {shown(values)}: expected a list of strings") from None

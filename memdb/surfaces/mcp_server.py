@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import memdb
 from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
 from memdb.memory.models import Episode, bound_text, check_owner
+from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.query.results import History, RecallResult
 from memdb.query.timephrase import TimeWindow, find_time_phrase
@@ -85,12 +86,8 @@ class ArgumentError(ValidationError):
 
 
 def _shown(value: Any) -> str:
-    """A short repr of an argument for an error message."""
-    try:
-        text = repr(value)
-    except ValueError:  # an int of more than 4300 digits has no repr under Python's default limit
-        return f"<{type(value).__name__}>"
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A short repr of an argument for an error message, sanitized (it reaches the client and logs)."""
+    return shown(value, 60)
 
 
 @dataclass(frozen=True)
@@ -224,7 +221,7 @@ class ToolSpec:
         if arguments is None:
             arguments = {}
         if not isinstance(arguments, Mapping):
-            raise ArgumentError("arguments", f"arguments {arguments!r}: expected a JSON object")
+            raise ArgumentError("arguments", f"arguments {_shown(arguments)}: expected a JSON object")
         known = {p.name: p for p in self.params}
         for name in arguments:
             if name == "owner":
@@ -334,13 +331,13 @@ def _instant(text: str | None, name: str) -> dt.datetime | None:
     try:
         value = dt.datetime.fromisoformat(text)
     except ValueError:
-        raise ArgumentError(name, f"{name} {text!r}: not an ISO date or datetime (e.g. 2026-07-01 or 2026-07-01T09:00:00Z)") from None
+        raise ArgumentError(name, f"{name} {_shown(text)}: not an ISO date or datetime (e.g. 2026-07-01 or 2026-07-01T09:00:00Z)") from None
     if value.tzinfo is None:
         return value.replace(tzinfo=dt.UTC)
     try:
         return value.astimezone(dt.UTC)
     except OverflowError:  # 0001-01-01T00:00:00+14:00 is before year 1 in UTC
-        raise ArgumentError(name, f"{name} {text!r}: out of range once converted to UTC (years 1 to 9999)") from None
+        raise ArgumentError(name, f"{name} {_shown(text)}: out of range once converted to UTC (years 1 to 9999)") from None
 
 
 def _window_of(mem: Memory, args: Mapping[str, Any]) -> tuple[dt.datetime | None, dt.datetime | None, Callable[[str], str]]:
@@ -354,15 +351,15 @@ def _window_of(mem: Memory, args: Mapping[str, Any]) -> tuple[dt.datetime | None
         if window is None:
             raise ArgumentError(
                 "window",
-                f"window {phrase!r}: not a time phrase memdb understands "
+                f"window {_shown(phrase)}: not a time phrase memdb understands "
                 "(e.g. yesterday, last week, past 3 days, in May, since Monday, on 2026-07-01)",
             )
         if rest.strip():
-            raise ArgumentError("window", f"window {phrase!r}: only a time phrase, please ({rest.strip()!r} is left over)")
+            raise ArgumentError("window", f"window {_shown(phrase)}: only a time phrase, please ({_shown(rest.strip())} is left over)")
         return window.start, window.end, partial(_relabel, window)
     since, until = _instant(args.get("since"), "since"), _instant(args.get("until"), "until")
     if since is not None and until is not None and until <= since:
-        raise ArgumentError("until", f"until {args['until']!r}: must be after since {args['since']!r}")
+        raise ArgumentError("until", f"until {_shown(args['until'])}: must be after since {_shown(args['since'])}")
     return since, until, str
 
 

@@ -449,11 +449,16 @@ def test_idempotent(texts: dict[str, str]) -> None:
     assert once.keys() == texts.keys()
 
 
+HINTS = [
+    "sk-", "ghp_", "xoxb-", "AKIA", "AIza", "eyJ", "Bearer ", "BEARER ", "-----BEGIN", "@", ":", "=",
+    "sk_live_", "glpat-", "npm_", "hf_", "api_org_", "hooks.slack.com/services/", "xapp-", "pypi-AgE", "AC", "SK",
+    "Basic ", "BASIC ", "://", "password", '\\"', "[", "{",
+]  # fmt: skip
 hinted_text = st.lists(
     st.one_of(
         noise,
         st.sampled_from(PII_SAMPLES),
-        st.sampled_from(["sk-", "ghp_", "xoxb-", "AKIA", "AIza", "eyJ", "Bearer ", "BEARER ", "-----BEGIN", "@", ":", "="]),
+        st.sampled_from(HINTS),
         st.text("abcxyzABCXYZ_-. \n", min_size=1, max_size=30),
     ),
     max_size=8,

@@ -1,7 +1,17 @@
-"""The PII sanitizer (``detect``) and the plumbing that carries every string of an episode
-through it and back (``memdb.memory.sanitize.fields``, imported by name: it needs the text
-layer, which needs the placeholder shape from here)."""
+"""The PII sanitizer (``detect``), what error messages may show of a value (``messages``), and
+the plumbing that carries every string of an episode through the sanitizer and back
+(``memdb.memory.sanitize.fields``, imported by name: it needs the text layer, which needs the
+placeholder shape from here)."""
 
-from memdb.memory.sanitize.detect import PLACEHOLDER, RegexSanitizer, Sanitizer, SanitizeResult, sanitize_fields
+from memdb.memory.sanitize.detect import (
+    PLACEHOLDER,
+    SECRET_FIELD,
+    RegexSanitizer,
+    Sanitizer,
+    SanitizeResult,
+    is_secret_key,
+    sanitize_fields,
+)
+from memdb.memory.sanitize.messages import shown
 
-__all__ = ["PLACEHOLDER", "RegexSanitizer", "SanitizeResult", "Sanitizer", "sanitize_fields"]
+__all__ = ["PLACEHOLDER", "SECRET_FIELD", "RegexSanitizer", "SanitizeResult", "Sanitizer", "is_secret_key", "sanitize_fields", "shown"]

@@ -8,22 +8,30 @@ Detectors claim spans in a fixed order, most specific and most dangerous first; 
 detector never touches a span an earlier one claimed:
 
     SECRET   PEM private-key blocks; token shapes ``sk-``, ``ghp_``/``gho_``/``github_pat_``,
-             ``xox[bpars]-``, ``AKIA``/``ASIA``, ``AIza``, JWTs; ``Bearer <token>``; the value of
-             ``password=``/``api_key:``/``secret=``/``token=`` style assignments (the key is kept)
+             ``xox[bpars]-``/``xapp-``, ``AKIA``/``ASIA``, ``AIza``, JWTs, Stripe ``sk_live_``/
+             ``rk_live_``, GitLab ``glpat-`` and its kin, npm ``npm_``, PyPI ``pypi-``, Hugging
+             Face ``hf_``/``api_org_``, Twilio ``AC``/``SK`` + 32 hex, Slack webhook paths (after
+             gitleaks' and detect-secrets' rules, named where they are ported); ``Bearer <token>``
+             and ``Basic <base64>``; the password of ``scheme://user:password@host`` for any host;
+             the value of ``password=``/``api_key:``/``"secret": "..."`` style assignments under
+             any key :func:`is_secret_key` accepts, JSON escaped inside JSON too (the key is kept);
+             and the whole of a field named with :data:`SECRET_FIELD` (a dict value under such a key)
     EMAIL    ``local@domain.tld``
     IBAN     ISO 13616 in either case, mod-97 checked
-    CARD     13-19 digits, optional single spaces/dashes, first digit 2-6 (payment cards), Luhn checked
+    CARD     13-19 digits, optional single spaces/dashes (or dots between groups of four), first
+             digit 2-6 (payment cards), Luhn checked
     SSN      US ``ddd-dd-dddd`` without the never-issued areas 000/666/9xx, group 00, serial 0000
     IP       IPv6 (with at least one decimal digit) and IPv4, validated with :mod:`ipaddress`
     PHONE    ``+`` international forms (8-15 digits), NANP ``(415) 555-0132``/``415-555-0132``, and
-             trunk-prefix national forms ``020 7946 0958`` (10-13 digits, one separator); national
-             forms need separators, so bare numbers, dates, times, versions and timestamps stay
+             trunk-prefix national forms ``020 7946 0958`` (10-13 digits, one separator) or ``00``
+             international ones ``0044 20 7946 0958``; national forms need separators, so bare
+             numbers, dates, times, versions and timestamps stay
 
 then the caller's ``extra`` patterns. Text already shaped like a placeholder is never touched,
 and detection repeats until a pass finds nothing, so ``sanitize`` is idempotent by construction
 (``tests/memory/test_sanitize.py::test_idempotent``).
 
-Speed: one search for a hint (a digit, ``@``, ``:``, ``=``, a token prefix) lets most prose
+Speed: one search for a hint (a digit, ``@``, ``:``, ``=``, a token prefix, ``Basic``) lets most prose
 skip every built-in detector. A regex that starts with a character class costs ~6 ns per
 character of text, one that starts with a literal a tenth of that. So digit-based detectors run
 only inside "clusters" (runs of digits, capitals and phone punctuation) found by one scan, and
@@ -46,6 +54,8 @@ digits outside the Basic Multilingual Plane (mathematical bold digits) are not f
 
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import ipaddress
 import re
@@ -56,10 +66,14 @@ from typing import Final, Protocol, TypeAlias, runtime_checkable
 
 from memdb.errors import ConfigError, SanitizerError, ValidationError
 
-__all__ = ["PLACEHOLDER", "RegexSanitizer", "SanitizeResult", "Sanitizer", "sanitize_fields"]
+__all__ = ["PLACEHOLDER", "SECRET_FIELD", "RegexSanitizer", "SanitizeResult", "Sanitizer", "is_secret_key", "sanitize_fields"]
 
 PLACEHOLDER: Final = re.compile(r"<([A-Z][A-Z0-9_]*)_([0-9]+)>")
 """A placeholder ``<KIND_n>``; text of this shape passes through every sanitizer unchanged."""
+
+SECRET_FIELD: Final = "~secret:"
+"""A field whose name starts with this holds a value found under a secret-looking key (``{"password":
+...}``, see :func:`is_secret_key`): the sanitizer replaces all of it with one ``<SECRET_n>``."""
 
 _KIND_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _MAX_PASSES: Final = 8  # a second pass finds nothing in practice; the bound only guards against a bad extra pattern
@@ -70,7 +84,10 @@ class Sanitizer(Protocol):
     """Anything that redacts the text fields of one episode at once (field name -> text)."""
 
     def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:
-        """Return the same keys with sanitized text; placeholders are consistent across fields."""
+        """Return the same keys with sanitized text; placeholders are consistent across fields.
+
+        A field whose name starts with :data:`SECRET_FIELD` is a secret whole: capture replaces
+        it with a ``<SECRET_n>`` itself if the result is anything else (fail closed)."""
         ...
 
 
@@ -242,29 +259,165 @@ def _digits(s: str) -> str:
 # An unterminated block (a truncated paste) is replaced up to the end of the text.
 _PEM: Final = re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|.*\Z)", re.DOTALL)
 # One regex per literal prefix, which keeps the scan fast. The "not inside a longer word" test
-# is a lookbehind placed after the prefix, so a start in the middle of a word fails at once
-# instead of consuming the word first (no quadratic time on "xsk-sk-sk-...").
-_TOKEN_SHAPES: Final = (  # (literal prefix, its length, the rest)
-    ("sk-", 3, "[A-Za-z0-9_-]{20,}"),
-    ("gh[pousr]_", 4, "[A-Za-z0-9]{20,}"),
-    ("github_pat_", 11, "[A-Za-z0-9_]{20,}"),
-    ("xox[bpars]-", 5, "[A-Za-z0-9-]{10,}"),
-    ("A(?:KIA|SIA)", 4, "[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    ("AIza", 4, "[0-9A-Za-z_-]{30,}"),
-    ("eyJ", 3, r"[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
+# is a lookbehind placed after the head, so a start in the middle of a word fails at once
+# instead of consuming the word first (no quadratic time on "xsk-sk-sk-..."). A head is fixed
+# width (the lookbehind's); the rest of a prefix of several widths follows it. Shapes after
+# gitleaks' rules (cmd/generate/config/rules/*.go) and detect-secrets' plugins
+# (detect_secrets/plugins/*.py), as named.
+#
+# The hint is what one search for "any token here?" looks for: a part of the prefix anchored on
+# its rarest character ("_", "-", a capital, "J"), the rest checked by a lookbehind. A regex whose
+# alternatives all start with a literal skips every other character in C; alternatives starting
+# on common letters ("s", "g", "h") made that search 3x slower than the whole rest of the pass.
+_GITLAB_HINT: Final = "-(?<=gl[dfr]t-)|-(?<=gl(?:pat|cbt|imt|ptt|oas)-)|-(?<=gl(?:soat|ffct)-)|-(?<=glagent-)"  # by width
+_TOKEN_SHAPES: Final = (  # (head, its length, the rest of the prefix, the token after it, the hint)
+    ("sk-", 3, "", "[A-Za-z0-9_-]{20,}", "-(?<=sk-)"),
+    ("gh[pousr]_", 4, "", "[A-Za-z0-9]{20,}", "_(?<=gh[pousr]_)"),
+    ("github_pat_", 11, "", "[A-Za-z0-9_]{20,}", "_(?<=github_pat_)"),
+    ("xox[bpars]-", 5, "", "[A-Za-z0-9-]{10,}", "-(?<=xox[bpars]-)"),
+    ("xapp-", 5, "", "[0-9]-[A-Za-z0-9-]{10,}", "-(?<=xapp-)"),  # Slack app-level token (gitleaks slack.go)
+    ("A(?:KIA|SIA)", 4, "", "[0-9A-Z]{16}(?![0-9A-Za-z])", "KIA(?<=AKIA)|SIA(?<=ASIA)"),
+    ("AIza", 4, "", "[0-9A-Za-z_-]{30,}", "za(?<=AIza)"),
+    ("eyJ", 3, "", r"[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*", "J(?<=eyJ)"),
+    # Stripe secret and restricted keys (gitleaks stripe.go; detect-secrets stripe.py); real ones
+    # have 24 or 99 characters, 20 keeps "sk_test_fixtures" and test names out
+    ("[rs]k_", 3, "(?:live|test|prod)_", "[0-9A-Za-z]{20,}", "_(?<=[rs]k_live_)|_(?<=[rs]k_test_)|_(?<=[rs]k_prod_)"),
+    # GitLab personal, deploy, feed, runner, OAuth, CI/CD, mail, trigger, agent, OIDC and
+    # feature-flag tokens (gitleaks gitlab.go; detect-secrets gitlab_token.py)
+    ("gl", 2, "(?:pat|dt|ft|rt|soat|cbt|imt|ptt|agent|oas|ffct)-", "[0-9A-Za-z_-]{20,}", _GITLAB_HINT),
+    ("npm_", 4, "", "[A-Za-z0-9]{36}(?![A-Za-z0-9])", "_(?<=npm_)"),  # npm access token (gitleaks npm.go)
+    ("pypi-", 5, "", "AgE[A-Za-z0-9_-]{50,}", "-(?<=pypi-)"),  # PyPI upload token (detect-secrets pypi_token.py)
+    # Hugging Face user and organisation tokens: 34 letters (gitleaks huggingface.go), mixed case (_mixed)
+    ("hf_", 3, "", "[A-Za-z]{34}(?![A-Za-z0-9_-])", "_(?<=hf_)"),
+    ("api_", 4, "org_", "[A-Za-z]{34}(?![A-Za-z0-9_-])", "_(?<=api_org_)"),
+    # Slack incoming webhooks (detect-secrets slack.py, gitleaks slack.go): the path is the secret
+    (r"hooks\.slack\.com/", 16, "", "(?:services|workflows|triggers)/[A-Za-z0-9_+/-]{20,}", r"\.slack\.com/(?<=hooks\.slack\.com/)"),
 )
-_TOKENS: Final = tuple(re.compile(f"{head}(?<![A-Za-z0-9_-]{'.' * width}){tail}") for head, width, tail in _TOKEN_SHAPES)
-_TOKEN_HINT: Final = re.compile("|".join(head for head, _, _ in _TOKEN_SHAPES))  # any token's prefix
-_BEARER: Final = re.compile(r"\b(?i:bearer)[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)")
-_SECRET_KEYS: Final = (
-    "password", "passwd", "passphrase", "pwd", "secret", "token",
-    "apikey", "api_key", "api-key", "accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key",
+_TOKEN_HINT: Final = re.compile("|".join(hint for *_, hint in _TOKEN_SHAPES))  # any token's prefix
+_WEBHOOK_HOST: Final = len("hooks.slack.com/")
+
+
+def _mixed(m: re.Match[str]) -> Span | None:
+    """A token of letters only is a real one if it mixes cases (``hf_xxxx...`` is a placeholder in docs)."""
+    value = m.group()
+    body = value[value.rindex("_") + 1 :]
+    return (m.start(), m.end(), value) if not body.islower() and not body.isupper() else None
+
+
+def _webhook(m: re.Match[str]) -> Span | None:
+    return m.start() + _WEBHOOK_HOST, m.end(), m.group()  # the host stays readable
+
+
+_TOKEN_CHECKS: Final[dict[str, _Check]] = {"hf_": _mixed, "api_": _mixed, r"hooks\.slack\.com/": _webhook}
+_TOKENS: Final = tuple(
+    (re.compile(f"{head}(?<![A-Za-z0-9_-]{'.' * width}){rest}{tail}"), _TOKEN_CHECKS.get(head, _WHOLE))
+    for head, width, rest, tail, _ in _TOKEN_SHAPES
+)
+# Twilio account SIDs and API keys (detect-secrets twilio.py, gitleaks twilio.go): "AC"/"SK" and
+# 32 hex digits. Not a hint of its own (pairs of capitals are everywhere): a real one has a digit,
+# which is a hint already, and the check asks for one so the shortcut stays exact.
+_TWILIO: Final = re.compile("(?:AC|SK)(?<![A-Za-z0-9_-]..)[0-9a-fA-F]{32}(?![0-9A-Za-z])")
+_BEARER: Final = re.compile(r"\b(?:[Bb]earer|BEARER)[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)")  # the cases _MAYBE_PII hints
+# HTTP Basic credentials, base64 of "user:password" (gitleaks curl.go's header rule)
+_BASIC: Final = re.compile(r"(?:[Bb]asic|BASIC)(?<![A-Za-z0-9_].....)[ \t]+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
+_AUTH_HEADER_REACH: Final = 40  # "Authorization:" within this many characters before "Basic"
+
+
+def _secret_key_forms(*words: str) -> tuple[str, ...]:
+    """Each key as written in code, headers and prose: ``api_key``, ``api-key``, ``apikey``, ``api key``."""
+    return tuple(dict.fromkeys(w.replace("_", sep) for w in words for sep in ("_", "-", "", " ")))
+
+
+# A key is secret when it ends with one of these (lower case): DB_PASSWORD, X-Api-Key, clientSecret,
+# aws_secret_access_key; the list follows gitleaks' generic-api-key rule, without its bare "key"
+# and "access" (primary_key, access_level) since memdb has no entropy test to weed those out.
+_SECRET_KEYS: Final = _secret_key_forms(
+    "password", "passwd", "passphrase", "passcode", "pwd", "secret", "secret_key", "token", "api_key", "access_key",
+    "private_key", "auth", "authorization", "credential", "credentials", "cookie",
 )  # fmt: skip
-_KEY_LAST: Final = frozenset({*"dDeEtTnNyY", " ", "\t", '"', "'"})  # last characters of _SECRET_KEYS, or padding
+_KEY_LAST: Final = frozenset({*(k[-1] for k in _SECRET_KEYS), *(k[-1].upper() for k in _SECRET_KEYS), " ", "\t", '"', "'"})
+_KEY_REACH: Final = 40  # characters before a separator read for the key (aws_secret_access_key is 21)
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a value under ``key`` (a dict key, a header, an assignment's name) is a secret:
+    ``password``, ``DB_PASSWORD``, ``X-Api-Key``, ``client_secret``, ``aws_secret_access_key``...
+    A key that merely contains a word stays ordinary (``max_tokens``, ``tokenizer``, ``password_hint``)."""
+    return key.strip().strip("\"'").lower().endswith(_SECRET_KEYS)
+
+
 # A value of spaced digit groups ("pin: 4111 1111 ...") is taken whole, not just its first group.
-_ASSIGN_VALUE: Final = re.compile(
-    r"[ \t]*(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|(?P<v>[0-9]+(?:[ -][0-9]+)+(?![^\s\"',;&])|[^\s\"',;&]+))"
-)
+_BARE_VALUE: Final = re.compile(r"[0-9]+(?:[ -][0-9]+)+(?![^\s\"',;&\]}])|[^\s\"',;&\]}]+")
+_AUTH_SCHEME: Final = re.compile(r"(?i:basic|bearer|digest|token|negotiate|ntlm)[ \t]+(?=[^\s\"'])")
+_QUOTE_REACH: Final = 2048  # the longest quoted value looked for; an unterminated one is taken as a bare token
+_BRACKET_REACH: Final = 4096  # the longest [list] or {object} value taken whole
+_CLOSING: Final = {"[": "]", "{": "}"}
+
+
+def _closing_quote(text: str, start: int, quote: str, escapes: int) -> int | None:
+    """Where a quoted value that opened with ``escapes`` backslashes and ``quote`` closes (the
+    index of its closing backslashes), or None. A JSON string inside a JSON string escapes its
+    quotes as ``\\"``: the closing quote has as many backslashes as the opening one, a quote
+    inside the value more."""
+    limit = min(len(text), start + _QUOTE_REACH)
+    pos = start
+    while (q := text.find(quote, pos, limit)) != -1:
+        back = 0
+        while q - back > start and text[q - back - 1] == "\\":
+            back += 1
+        if back == escapes:
+            return q - escapes
+        pos = q + 1
+    return None
+
+
+def _closing_bracket(text: str, start: int) -> int:
+    """The end of the bracketed value at ``start`` (nested brackets and quoted strings skipped);
+    unclosed within reach, everything up to the reach (fail closed)."""
+    limit = min(len(text), start + _BRACKET_REACH)
+    stack = [_CLOSING[text[start]]]
+    i = start + 1
+    in_string = False
+    while i < limit:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_string:
+            in_string = c != '"'
+        elif c == '"':
+            in_string = True
+        elif c in _CLOSING:
+            stack.append(_CLOSING[c])
+        elif c == stack[-1]:
+            stack.pop()
+            if not stack:
+                return i + 1
+        i += 1
+    return limit
+
+
+def _assigned(text: str, pos: int) -> tuple[int, int] | None:
+    """The span of the value assigned at ``pos`` (after ``=`` or ``:``): a quoted string (plain
+    or escaped, as in JSON inside JSON), a [list] or {object} whole, spaced digit groups, or a
+    bare token; an HTTP auth scheme before it ("Basic", "Bearer") is skipped."""
+    size = len(text)
+    while pos < size and text[pos] in " \t":
+        pos += 1
+    if (scheme := _AUTH_SCHEME.match(text, pos)) is not None:
+        pos = scheme.end()
+    quote = pos
+    while quote < size and quote - pos < 8 and text[quote] == "\\":
+        quote += 1
+    if quote < size and text[quote] in "\"'":
+        end = _closing_quote(text, quote + 1, text[quote], quote - pos)
+        if end is not None:
+            return (quote + 1, end) if end > quote + 1 else None
+        pos = quote + 1  # unterminated: the token after the quote
+    elif pos < size and text[pos] in _CLOSING:
+        return pos, _closing_bracket(text, pos)
+    m = _BARE_VALUE.match(text, pos)
+    return (pos, m.end()) if m is not None else None
 
 
 def _bearer(m: re.Match[str]) -> Span | None:
@@ -275,15 +428,56 @@ def _bearer(m: re.Match[str]) -> Span | None:
     return None
 
 
+def _basic(m: re.Match[str]) -> Span | None:
+    """Basic credentials: base64 that decodes to ``user:password``, or any base64-looking value
+    in an ``Authorization:`` header ("basic understanding" is prose)."""
+    value = m.group("v")
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        decoded = b""
+    header = m.string[max(0, m.start() - _AUTH_HEADER_REACH) : m.start()].lower()
+    if b":" in decoded or ("authorization" in header and len(value) >= 8):
+        return m.start("v"), m.end("v"), value
+    return None
+
+
+def _twilio(m: re.Match[str]) -> Span | None:
+    return (m.start(), m.end(), m.group()) if _has_digit(m.group(), 2) else None
+
+
 def _detect_tokens(p: _Pass) -> None:
     if _TOKEN_HINT.search(p.text) is None:  # one search instead of one per token shape
         return
-    for pattern in _TOKENS:
-        _search(p, "SECRET", pattern, _WHOLE, 0, len(p.text))
+    for pattern, check in _TOKENS:
+        _search(p, "SECRET", pattern, check, 0, len(p.text))
+
+
+_AUTHORITY: Final = re.compile(r"[^\s/?#\"'`\\]{0,512}")  # user:password@host:port
+
+
+def _detect_url_credentials(p: _Pass) -> None:
+    """The password of ``scheme://user:password@host`` for any host (``localhost``, ``cache:6379``);
+    scheme, user and host stay readable. The authority ends at the first ``/?#``, a quote or a
+    space, and the password runs from the first ``:`` of the user part to its last ``@``
+    (detect-secrets' basic_auth.py takes the same part)."""
+    text = p.text
+    at = text.find("://") if "@" in text else -1  # no credentials without an "@"
+    while at != -1:
+        start = at + 3
+        m = _AUTHORITY.match(text, start)
+        end = m.end() if m is not None else start
+        amp = text.rfind("@", start, end)
+        colon = text.find(":", start, amp) if amp != -1 else -1
+        if colon != -1 and colon + 1 < amp:
+            p.claim(colon + 1, amp, "SECRET", text[colon + 1 : amp])
+        at = text.find("://", max(end, start))
 
 
 def _detect_assignments(p: _Pass) -> None:
-    """Replace the value of ``key = value`` / ``key: value`` when the key ends with a secret word.
+    """Replace the value of ``key = value`` / ``key: value`` when the key ends with a secret word
+    (:func:`is_secret_key`), quoted or not, in JSON too (``{"api_key": "..."}``, and escaped,
+    ``{\\"api_key\\": \\"...\\"}``, as a JSON string holding JSON reads).
 
     Anchored on the separators rather than the key words: ``:`` and ``=`` are rare in prose, and
     a key that merely *contains* a word ("max_tokens: 1024", "tokenizer=bpe") is left alone.
@@ -295,13 +489,12 @@ def _detect_assignments(p: _Pass) -> None:
             if text[at - 1 : at] not in _KEY_LAST:  # fast path: "12:30", "Next step:", "a=1"
                 at = text.find(sep, at + 1)
                 continue
-            head = text[max(0, at - 32) : at].rstrip(" \t")
+            head = text[max(0, at - _KEY_REACH) : at].rstrip(" \t")
             if head[-1:] in ("'", '"'):
-                head = head[:-1]
-            if head.lower().endswith(_SECRET_KEYS) and (m := _ASSIGN_VALUE.match(text, at + 1)) is not None:
-                group = m.lastgroup or "v"
-                p.claim(m.start(group), m.end(group), "SECRET", m.group(group))
-                at = text.find(sep, m.end())  # separators inside the value are part of it ("password=a=b")
+                head = head[:-1].rstrip("\\")
+            if head.lower().endswith(_SECRET_KEYS) and (span := _assigned(text, at + 1)) is not None:
+                p.claim(span[0], span[1], "SECRET", text[span[0] : span[1]])
+                at = text.find(sep, span[1])  # separators inside the value are part of it ("password=a=b")
             else:
                 at = text.find(sep, at + 1)
 
@@ -381,7 +574,8 @@ def _iban(m: re.Match[str]) -> Span | None:
 # --- CARD ------------------------------------------------------------------------------------------
 
 # Up to eight digit groups holding at least 13 digits; which groups form the card is decided in _card.
-_CARD: Final = re.compile(r"(?<![0-9+])(?=(?:[0-9][ -]?){13})[0-9]+(?:[ -][0-9]+){0,7}")  # 19 digits need at most 8 groups
+# Up to eight digit groups holding at least 13 digits; which groups form the card is decided in _card.
+_CARD: Final = re.compile(r"(?<![0-9+])(?=(?:[0-9][ .-]?){13})[0-9]+(?:[ .-][0-9]+){0,7}")  # 19 digits need at most 8 groups
 _DIGIT_RUN: Final = re.compile(r"[0-9]+")
 
 
@@ -399,16 +593,24 @@ def _card(m: re.Match[str]) -> Span | None:
     """Longest prefix of the run's groups that is a card: 13-19 digits, first digit 2-6, Luhn-valid.
 
     In a grouped number every group but the last has 3-6 digits (4-4-4-4, 4-6-5, ...), which
-    keeps a list of small numbers from reading as one card.
+    keeps a list of small numbers from reading as one card. Dots separate groups of four
+    throughout (``4012.8888.8888.1881``), so a decimal such as ``345.678901234567`` stays.
     """
+    run = m.group()
     digits = ""
     best: Span | None = None
     prev_len = 0
-    for i, g in enumerate(_DIGIT_RUN.finditer(m.group())):
-        if i and not 3 <= prev_len <= 6:
-            break
+    dotted = False
+    for i, g in enumerate(_DIGIT_RUN.finditer(run)):
+        size = g.end() - g.start()
+        if i:
+            dot = run[g.start() - 1] == "."
+            if i == 1:
+                dotted = dot
+            if dot != dotted or not (prev_len == 4 and size <= 4 if dotted else 3 <= prev_len <= 6):
+                break
         digits += g.group()
-        prev_len = len(g.group())
+        prev_len = size
         if len(digits) > 19:
             break
         if len(digits) >= 13 and digits[0] in "23456" and _luhn_ok(digits):
@@ -478,6 +680,15 @@ def _detect_ipv6(p: _Pass) -> None:
             at = text.find(":", at + 1)
 
 
+def _trunk_key(value: str) -> str | None:
+    """A national number of 10-13 digits, or an international one dialled with ``00`` (up to
+    ``00`` and 15 digits, ``0044 20 7946 0958``), keyed like its ``+`` form."""
+    d = _digits(value)
+    if d.startswith("00") and 10 <= len(d) <= 17:
+        return d[2:]
+    return d if 10 <= len(d) <= 13 else None
+
+
 def _digit_count(lo: int, hi: int) -> Callable[[str], str | None]:
     def key(value: str) -> str | None:
         d = _digits(value)
@@ -488,12 +699,16 @@ def _digit_count(lo: int, hi: int) -> Callable[[str], str | None]:
 
 # Every built-in detector needs one of these to match anything (a digit for the numeric kinds,
 # the anchors and literal prefixes for the rest), so most prose skips them all after one search.
-_MAYBE_PII: Final = re.compile(rf"[0-9@:=]|{_TOKEN_HINT.pattern}|(?i:earer)|-----BEGIN")
+# Literals only, so the search skips in C every character that starts none of them (see _TOKEN_SHAPES).
+_MAYBE_PII: Final = re.compile("|".join((*"0123456789@:=", _TOKEN_HINT.pattern, "Bearer|bearer|BEARER|Basic|basic|BASIC|-----BEGIN")))
 
 _DETECTORS: Final[tuple[Detector, ...]] = (
     _whole("SECRET", _PEM, _WHOLE, lambda t: "-----BEGIN" in t),
     _detect_tokens,
+    _whole("SECRET", _TWILIO, _twilio, lambda t: "AC" in t or "SK" in t),
     _whole("SECRET", _BEARER, _bearer, lambda t: "earer" in t or "EARER" in t),
+    _whole("SECRET", _BASIC, _basic, lambda t: "asic" in t or "ASIC" in t),
+    _detect_url_credentials,
     _detect_assignments,
     _detect_emails,
     _detect_ibans,
@@ -503,7 +718,7 @@ _DETECTORS: Final[tuple[Detector, ...]] = (
     _clustered("IP", _IPV4, _entire(_ipv4_key), lambda c: c.count(".") >= 3),
     _clustered("PHONE", _PHONE_INTL, _entire(_digit_count(8, 15)), lambda c: "+" in c),
     _clustered("PHONE", _PHONE_NANP, _entire(_digit_count(10, 11)), lambda c: len(c) >= 12),
-    _clustered("PHONE", _PHONE_TRUNK, _entire(_digit_count(10, 13)), _trunk_fits),
+    _clustered("PHONE", _PHONE_TRUNK, _entire(_trunk_key), _trunk_fits),
 )
 
 
@@ -527,6 +742,15 @@ class _Numbering:
         self.assigned: dict[tuple[str, str], str] = {}
         self.counts: dict[str, int] = {}
 
+    def placeholder(self, kind: str, key: str) -> str:
+        """The placeholder of one value, counted as one replacement."""
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        placeholder = self.assigned.get((kind, key))
+        if placeholder is None:
+            n = self.last[kind] = self.last.get(kind, 0) + 1
+            placeholder = self.assigned[(kind, key)] = f"<{kind}_{n}>"
+        return placeholder
+
     def render(self, p: _Pass) -> str:
         """The pass's text with every claimed span replaced, numbered in order of position."""
         parts: list[str] = []
@@ -534,15 +758,34 @@ class _Numbering:
         for start, end, kind, key in p.spans:
             if not kind:
                 continue  # a placeholder that was already there
-            self.counts[kind] = self.counts.get(kind, 0) + 1
-            placeholder = self.assigned.get((kind, key))
-            if placeholder is None:
-                n = self.last[kind] = self.last.get(kind, 0) + 1
-                placeholder = self.assigned[(kind, key)] = f"<{kind}_{n}>"
-            parts += (p.source[pos:start], placeholder)
+            parts += (p.source[pos:start], self.placeholder(kind, key))
             pos = end
         parts.append(p.source[pos:])
         return "".join(parts)
+
+
+_SPACE: Final = re.compile(r"\s")
+
+
+def _spreads(secret: str) -> bool:
+    """Whether a secret found by its key is replaced wherever else it occurs: long and shaped
+    like a credential (a digit or a symbol in it), so a value such as ``enabled`` under ``auth``
+    does not blank the word across the episode."""
+    return len(secret) >= 6 and not secret.isalpha() and _SPACE.search(secret) is None
+
+
+def _replace_known_secrets(out: dict[str, str], numbering: _Numbering) -> None:
+    """A secret known from its key (``{"password": "xkcd936q"}``, ``token=...``, a URL's password)
+    is a secret in every field of the episode: "retry with xkcd936q" loses it too."""
+    if "SECRET" not in numbering.counts:
+        return
+    known = [(key, placeholder) for (kind, key), placeholder in numbering.assigned.items() if kind == "SECRET" and _spreads(key)]
+    for name, text in out.items():
+        for key, placeholder in known:
+            if key in text:
+                text, n = re.subn(rf"(?<![A-Za-z0-9]){re.escape(key)}(?![A-Za-z0-9])", placeholder, text)
+                numbering.counts["SECRET"] += n
+        out[name] = text
 
 
 class RegexSanitizer:
@@ -584,6 +827,9 @@ class RegexSanitizer:
         numbering = _Numbering(texts)
         out: dict[str, str] = {}
         for name, text in texts.items():
+            if name.startswith(SECRET_FIELD) and text.strip() and PLACEHOLDER.fullmatch(text) is None:
+                out[name] = numbering.placeholder("SECRET", text)  # the value of a secret key, whole
+                continue
             # Repeat until a pass finds nothing: the result is then a fixpoint, hence idempotent.
             for _ in range(_MAX_PASSES):
                 p = _Pass(text)
@@ -598,6 +844,7 @@ class RegexSanitizer:
                     break
                 text = numbering.render(p)
             out[name] = text
+        _replace_known_secrets(out, numbering)
         return SanitizeResult(out, numbering.counts)
 
     def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:

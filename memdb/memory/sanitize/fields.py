@@ -1,6 +1,12 @@
 """Every string of an episode through the sanitizer and back: nested values, dict keys, long
 ints and a tag's normalised form included; and cuts made after sanitizing, checked again.
 
+A value under a secret-looking key (``{"password": "xkcd936q"}``, ``DB_PASSWORD``, ``X-Api-Key``;
+``memdb.memory.sanitize.detect.is_secret_key``) is a secret whatever it looks like: its slot is
+named with ``SECRET_FIELD``, so the sanitizer sees the key's verdict with the value and replaces
+it whole, numbers and nested values included; whatever a sanitizer returns for it, what is kept
+is one ``<SECRET_n>`` (fail closed).
+
 Capture (``memdb.memory.episodes``) and the layers that derive text from episodes (knowledge,
 patterns) use these, so every path to disk sanitizes the same way.
 """
@@ -16,7 +22,8 @@ from typing import Any
 
 from memdb.errors import ValidationError
 from memdb.memory.models import truncation_marker
-from memdb.memory.sanitize.detect import PLACEHOLDER
+from memdb.memory.sanitize.detect import PLACEHOLDER, SECRET_FIELD, is_secret_key
+from memdb.memory.sanitize.messages import redacted, shown
 from memdb.memory.text import normalize_tag
 
 __all__ = ["as_text", "bound_sanitized", "flatten_texts", "placeholders_in", "strings_in"]
@@ -84,37 +91,41 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
         flat[name] = text
         return _Slot(name, as_int)
 
-    def walk(value: Any, path: str, name: str) -> Any:
+    def walk(value: Any, path: str, name: str, secret: bool = False) -> Any:
         """``path`` names the value for errors (``decisions.when``); ``name`` is its key in the
         flat texts, by position below the top level so no key's text reaches a sanitizer's
-        field names (they may be shown in its errors)."""
+        field names (they may be shown in its errors). ``secret``: under a secret-looking key."""
         if isinstance(value, str):
-            return slot(value, name)
+            return slot(value, SECRET_FIELD + name if secret else name)
         if isinstance(value, Mapping):
             items = []
             for i, (k, v) in enumerate(value.items()):
                 if not isinstance(k, str):
-                    raise ValidationError(f"{where}: {path} key {k!r}: keys must be str")
-                items.append((slot(k, f"{name}.{i}:key"), walk(v, f"{path}.{k}", f"{name}.{i}")))
+                    raise ValidationError(f"{where}: {redacted(path)} key {shown(k)}: keys must be str")
+                key = slot(k, f"{name}.{i}:key")  # a key is text of its own, never a secret whole
+                items.append((key, walk(v, f"{path}.{k}", f"{name}.{i}", secret or is_secret_key(k))))
             return _Dict(items, path)
         if isinstance(value, (list, tuple)):
-            return [walk(v, f"{path}[{i}]", f"{name}[{i}]") for i, v in enumerate(value)]
+            return [walk(v, f"{path}[{i}]", f"{name}[{i}]", secret) for i, v in enumerate(value)]
         if value is None or isinstance(value, bool):
             return value
+        if secret and isinstance(value, (int, float)):
+            return slot(repr(value), SECRET_FIELD + name)  # a PIN or password of digits: kept as its placeholder
         if isinstance(value, int):
             if not -(1 << 63) <= value < 1 << 64:
-                raise ValidationError(f"{where}: {path}={value!r}: an integer beyond 64 bits is not stored (give it as str)")
+                raise ValidationError(f"{where}: {redacted(path)}={shown(value)}: an integer beyond 64 bits is not stored (give it as str)")
             return slot(str(value), name, as_int=True) if abs(value) >= _INT_AS_TEXT else value
         if isinstance(value, float):
             if not math.isfinite(value):
-                raise ValidationError(f"{where}: {path}={value!r}: not a finite number")
+                raise ValidationError(f"{where}: {redacted(path)}={value!r}: not a finite number")
             return value
         if isinstance(value, dt.datetime):
             if value.tzinfo is None or value.utcoffset() is None:
-                raise ValidationError(f"{where}: {path}={value.isoformat()!r}: naive datetime (give a timezone, e.g. UTC)")
+                raise ValidationError(f"{where}: {redacted(path)}={value.isoformat()!r}: naive datetime (give a timezone, e.g. UTC)")
             return value
         raise ValidationError(
-            f"{where}: {path}: {type(value).__name__} is not stored (use str, numbers, bool, None, lists, dicts or aware datetimes)"
+            f"{where}: {redacted(path)}: {type(value).__name__} is not stored "
+            "(use str, numbers, bool, None, lists, dicts or aware datetimes)"
         )
 
     skeleton: dict[str, Any] = {}
@@ -148,7 +159,7 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
             for key, v in value.items:
                 name = fill(key, clean)
                 if name in out:
-                    raise ValidationError(f"{where}: {value.path}: two keys read {name!r} once sanitized (merge them)")
+                    raise ValidationError(f"{where}: {redacted(value.path)}: two keys read {name!r} once sanitized (merge them)")
                 out[name] = fill(v, clean)
             return out
         if type(value) is list:
@@ -156,9 +167,28 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
         return value
 
     def rebuild(clean: dict[str, str]) -> dict[str, Any]:
+        clean = _secrets_whole(flat, clean)
         return {k: fill(v, clean) for k, v in skeleton.items()}
 
     return flat, rebuild
+
+
+def _secrets_whole(flat: Mapping[str, str], clean: dict[str, str]) -> dict[str, str]:
+    """``clean`` with every value under a secret key as one ``<SECRET_n>``: the built-in
+    sanitizer does this already; another one may not know ``SECRET_FIELD``, and its result is
+    overruled, numbered after the secrets it placed (the same value, the same number)."""
+    missed = [n for n in clean if n.startswith(SECRET_FIELD) and flat[n].strip() and PLACEHOLDER.fullmatch(clean[n]) is None]
+    if not missed:
+        return clean
+    last = max((int(m.group(2)) for t in clean.values() if "<" in t for m in PLACEHOLDER.finditer(t) if m.group(1) == "SECRET"), default=0)
+    out = dict(clean)
+    numbers: dict[str, str] = {}
+    for name in missed:
+        if flat[name] not in numbers:
+            last += 1
+            numbers[flat[name]] = f"<SECRET_{last}>"
+        out[name] = numbers[flat[name]]
+    return out
 
 
 def bound_sanitized(

@@ -1,0 +1,453 @@
+"""Secrets: token shapes, URL credentials, key-aware redaction (text, JSON in JSON, decisions
+keys), and what error messages may show of a value. ``test_sanitize.py`` has the PII kinds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+import memdb
+from memdb.memory.sanitize import SECRET_FIELD, RegexSanitizer, is_secret_key, sanitize_fields, shown
+from memdb.memory.sanitize.fields import flatten_texts
+from memdb.memory.sanitize.messages import redacted
+
+S = RegexSanitizer()
+
+
+def clean(text: str) -> str:
+    return S.sanitize({"t": text})["t"]
+
+
+# --- token shapes (ported from gitleaks and detect-secrets; the source is named in detect.py) --------
+
+TOKENS = [
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc",  # Stripe's documentation key shape
+    "rk_live_51H8abcdefGHIJKLmnopQRSTuv",
+    "sk_test_" + "a1B2c3D4" * 3,
+    "sk_prod_" + "Z9y8X7w6" * 12,
+    "glpat-" + "xY9_zW8-vU7tS6rQ5pO4",
+    "gldt-" + "AbCdEfGhIjKlMnOpQrSt",
+    "glrt-" + "t1_" + "AbCdEfGhIjKlMnOpQrStUvWxYz",
+    "glcbt-" + "64_" + "aBcDeFgHiJkLmNoPqRsT",
+    "npm_" + "abcdefghijklmnopqrstuvwxyz0123456789",
+    "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",  # gitleaks' sample
+    "api_org_" + "jCBaQngSHiHDRYOcsMcifUcysGyaiybUWz",
+    "AC" + "0123456789abcdef" * 2,  # Twilio account SID
+    "SK" + "fedcba9876543210" * 2,  # Twilio API key
+    "xapp-1-A052FGTS2DL-5171572773297-610b6a11f4b7eb819e87b767d80e6575",
+    "pypi-AgEIcHlwaS5vcmcCJDU3OTM5NDM4LWJiYjQtNDQ0Ni1iMDI2LTgzZDM3MjQyZTk0MgACKlszLCJlYjc",
+]
+
+
+@pytest.mark.parametrize("token", TOKENS)
+def test_token_shapes_are_secrets(token: str) -> None:
+    assert clean(f"use {token} now") == "use <SECRET_1> now"
+    assert clean(f'"{token}",') == '"<SECRET_1>",'
+
+
+def test_slack_webhook_path_is_the_secret_the_host_stays() -> None:
+    url = "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"
+    assert clean(f"post to {url} daily") == "post to https://hooks.slack.com/<SECRET_1> daily"
+    assert clean("hooks.slack.com/workflows/T0AB12CD3/A0123456789/123456789012345678/abcDEF") == "hooks.slack.com/<SECRET_1>"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic <SECRET_1>"),
+        ("curl -H 'Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=='", "curl -H 'Authorization: Basic <SECRET_1>'"),
+        ('{"Authorization": "Basic YWxhZGRpbjpvcGVuc2VzYW1l"}', '{"Authorization": "Basic <SECRET_1>"}'),
+        ("sent Basic YWxhZGRpbjpvcGVuc2VzYW1l to it", "sent Basic <SECRET_1> to it"),  # decodes to user:password
+        ("Proxy-Authorization: basic Zm9vYmFyYmF6cXV4", "Proxy-Authorization: basic <SECRET_1>"),  # a header: any base64
+        ("Authorization: Bearer abc", "Authorization: Bearer <SECRET_1>"),  # short, but in the header
+        ("Authorization: Digest username=ana", "Authorization: Digest <SECRET_1>"),
+    ],
+)
+def test_http_authorization(text: str, expected: str) -> None:
+    assert clean(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("0044 20 7946 0960", "<PHONE_1>"),
+        ("call 00 44 20 7946 0960 now", "call <PHONE_1> now"),
+        ("0049 30 12345678", "<PHONE_1>"),
+        ("0044-20-7946-0960", "<PHONE_1>"),
+        ("4012.8888.8888.1881", "<CARD_1>"),
+        ("card 4111.1111.1111.1111.", "card <CARD_1>."),
+    ],
+)
+def test_international_prefix_and_dotted_cards(text: str, expected: str) -> None:
+    assert clean(text) == expected
+
+
+def test_00_and_plus_forms_of_one_number_share_a_placeholder() -> None:
+    assert clean("0044 20 7946 0958 or +44 20 7946 0958") == "<PHONE_1> or <PHONE_1>"
+
+
+# --- URL credentials ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgres://admin:Hunter2pw@localhost/app", "postgres://admin:<SECRET_1>@localhost/app"),
+        ("redis://:pw@cache:6379/0", "redis://:<SECRET_1>@cache:6379/0"),
+        ("postgresql://admin:Hunter2pw@db.example.com:5432/app", "postgresql://admin:<SECRET_1>@db.example.com:5432/app"),
+        ("mongodb+srv://ana:p%40ss:w0rd@cluster0.mongodb.net/db", "mongodb+srv://ana:<SECRET_1>@cluster0.mongodb.net/db"),
+        ("amqp://guest:guest@rabbit:5672/", "amqp://guest:<SECRET_1>@rabbit:5672/"),
+        ("ftp://u:p@s@host", "ftp://u:<SECRET_1>@host"),  # an unescaped @ in the password: the last one ends it
+        ('"url": "https://bot:t0ken@internal/x", "n": 1', '"url": "https://bot:<SECRET_1>@internal/x", "n": 1'),
+    ],
+)
+def test_url_credentials_for_any_host(url: str, expected: str) -> None:
+    assert clean(url) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "http://localhost:8080/path?q=1",
+        "https://medium.com/@ana/post",
+        "ssh://git@localhost:22/org/repo.git",
+        "https://host:443/a:b@c",  # the @ is in the path
+        "see https:// for more",
+        "://:@",
+    ],
+)
+def test_urls_without_credentials_are_left_alone(text: str) -> None:
+    assert clean(text) == text
+
+
+# --- key-aware redaction -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "password", "PASSWORD", "passwd", "pwd", "passphrase", "secret", "token", "api_key", "apikey", "api-key",
+        "API Key", "client_secret", "aws_secret_access_key", "DB_PASSWORD", "X-Api-Key", "private_key", "privateKey",
+        "accessToken", "auth_token", "Authorization", "credentials", "Cookie", "secret_key", " password ",
+    ],
+)  # fmt: skip
+def test_secret_keys(key: str) -> None:
+    assert is_secret_key(key)
+
+
+@pytest.mark.parametrize(
+    "key", ["max_tokens", "tokenizer", "password_hint", "author", "keyboard", "primary_key", "token_count", "user", "secret_name", ""]
+)
+def test_ordinary_keys(key: str) -> None:
+    assert not is_secret_key(key)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"password": "xkcd936q"}', '{"password": "<SECRET_1>"}'),
+        ('{"DB_PASSWORD": "p4ss"}', '{"DB_PASSWORD": "<SECRET_1>"}'),
+        ("X-Api-Key: abcdef123", "X-Api-Key: <SECRET_1>"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = <SECRET_1>"),
+        ('{"password": 12345}', '{"password": <SECRET_1>}'),  # the closing brace is not the value's
+        ('{"password": ["a", "b"], "n": 1}', '{"password": <SECRET_1>, "n": 1}'),  # a list, whole
+        ('{"credentials": {"user": "ana", "pw": "x"}}', '{"credentials": <SECRET_1>}'),  # an object, whole
+        ('{"password": "ab\\"cd"}', '{"password": "<SECRET_1>"}'),  # an escaped quote inside the value
+        ("password: 'unterminated", "password: '<SECRET_1>"),
+        ('{"body": "{\\"api_key\\": \\"abc123xyz\\"}"}', '{"body": "{\\"api_key\\": \\"<SECRET_1>\\"}"}'),
+    ],
+)
+def test_values_under_secret_keys_in_text(text: str, expected: str) -> None:
+    assert clean(text) == expected
+
+
+def test_json_nested_in_json_strings_at_any_depth() -> None:
+    inner = {"api_key": "abc123xyz", "client_secret": "s3cr3t-value", "q": "kept"}
+    once = json.dumps({"body": json.dumps(inner)})
+    twice = json.dumps({"wrapped": json.dumps({"body": json.dumps(inner)})})
+    for text in (once, twice):
+        out = clean(text)
+        assert "abc123xyz" not in out and "s3cr3t-value" not in out and "kept" in out
+        assert json.loads(out)  # still JSON
+
+
+def test_decisions_key_and_value_split_across_a_dict() -> None:
+    raw = {
+        "summary": "deploy",
+        "decisions": {
+            "password": "xkcd936q", "DB_PASSWORD": "pa55 word", "X-Api-Key": "k", "api_key": 1234, "pin": 1234,
+            "client_secret": {"old": "s1", "ana@example.com": ["s2", 7.5]}, "token": None, "secret": True, "ok": "fine",
+        },
+    }  # fmt: skip
+    flat, rebuild = flatten_texts(raw)
+    out = rebuild(sanitize_fields(S, flat))["decisions"]
+    assert out == {
+        "password": "<SECRET_1>", "DB_PASSWORD": "<SECRET_2>", "X-Api-Key": "<SECRET_3>", "api_key": "<SECRET_4>", "pin": 1234,
+        "client_secret": {"old": "<SECRET_5>", "<EMAIL_1>": ["<SECRET_6>", "<SECRET_7>"]}, "token": None, "secret": True,
+        "ok": "fine",
+    }  # fmt: skip
+
+
+class Identity:
+    """A sanitizer that knows nothing of secret keys (a custom one written before them)."""
+
+    def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:
+        return dict(texts)
+
+
+def test_a_sanitizer_that_ignores_secret_fields_is_overruled() -> None:
+    flat, rebuild = flatten_texts({"summary": "<SECRET_2> known", "decisions": {"password": "xkcd936q", "pwd": "xkcd936q", "n": "a"}})
+    out = rebuild(sanitize_fields(Identity(), flat))
+    assert out["decisions"] == {"password": "<SECRET_3>", "pwd": "<SECRET_3>", "n": "a"}  # after the <SECRET_2> already there
+
+
+def test_a_secret_known_from_its_key_is_replaced_in_every_field() -> None:
+    out = S.sanitize({"summary": "retried with xkcd936q; xkcd936qq is another", f"{SECRET_FIELD}d.0": "xkcd936q"})
+    assert out == {"summary": "retried with <SECRET_1>; xkcd936qq is another", f"{SECRET_FIELD}d.0": "<SECRET_1>"}
+    url = S.sanitize({"a": "postgres://app:Hunter2pw@localhost/db", "b": "the password is Hunter2pw"})
+    assert url == {"a": "postgres://app:<SECRET_1>@localhost/db", "b": "the password is <SECRET_1>"}
+
+
+def test_a_plain_word_under_a_secret_key_does_not_blank_the_word_elsewhere() -> None:
+    assert S.sanitize({"a": "auth: enabled", "b": "it is enabled"}) == {"a": "auth: <SECRET_1>", "b": "it is enabled"}
+
+
+def test_secret_fields_are_idempotent_and_blank_values_stay() -> None:
+    texts = {f"{SECRET_FIELD}a": "<SECRET_4>", f"{SECRET_FIELD}b": "", f"{SECRET_FIELD}c": "  ", f"{SECRET_FIELD}d": "x"}
+    assert S.sanitize(texts) == {**texts, f"{SECRET_FIELD}d": "<SECRET_5>"}
+
+
+# --- what is left alone --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hf_requiredCharacteristicTypesForDisplayMetadata",  # gitleaks' false positives
+        "&hf_servingcellpriorityparametersdescription_h_prio",
+        "hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",  # a placeholder in docs: one case only
+        "npm_config_cache and npm_package_version",
+        "task_test_abcdefghijklmnopqrstuvwxyz0123",  # "sk_test_" inside a word
+        "sk_test_fixtures",
+        "glpat-short",
+        "SKU 12345 and ACME 32",
+        "ACCOUNT_abcdefabcdefabcdefabcdefabcdefab",
+        "AC" + "abcdef" * 6,  # 32+ hex letters without a digit: not a real SID
+        "a basic understanding of the system",
+        "Basic plan costs 10 dollars; BASIC is a language",
+        "the hooks.slack.com docs",
+        "latency 345.678901234567 ms",
+        "version 1.2.3.4.5.6.7.8.9",
+        "1234.5678.9012.3456.7890.12",
+        "password_hint: dog and author: Ana",
+        "0044",
+        "tokens: 5, max_tokens: 1024",
+    ],
+)
+def test_false_positives_of_new_shapes_are_left_alone(text: str) -> None:
+    assert clean(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x" + "glpat-" * 3000,
+        "hf_" * 5000,
+        "://" * 5000,
+        "a://" + "b:c@" * 3000,
+        "Basic " * 3000,
+        '{"password": "' + '\\"' * 3000,
+        '{"password": ' + "[" * 3000,
+        "AC" * 5000,
+    ],
+)
+def test_new_shapes_stay_linear_on_repetitive_input(text: str) -> None:
+    clean(text)  # seconds if quadratic; the suite's time shows it
+
+
+# --- error messages ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("ana@example.com", "'<EMAIL_1>'"),
+        (["4111 1111 1111 1111"], "['<CARD_1>']"),
+        ({"password": "xkcd936q"}, "{'password': '<SECRET_1>'}"),
+        ("ok", "'ok'"),
+        pytest.param(10**5000, "<int>", id="int-without-repr"),
+        ("a" * 200, "'" + "a" * 76 + "..."),
+        ("ana@example.com\n", "'<EMAIL_1>\\n'"),
+    ],
+)
+def test_shown_is_sanitized_and_short(value: object, expected: str) -> None:
+    assert shown(value) == expected
+
+
+def test_shown_never_raises() -> None:
+    class Broken:
+        def __repr__(self) -> str:
+            raise RuntimeError("no")
+
+    assert shown(Broken()) == "<Broken>"
+    assert redacted("decisions.4111 1111 1111 1111") == "decisions.<CARD_1>"
+
+
+@pytest.mark.parametrize("token", [*TOKENS, "hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"])
+def test_every_token_shape_is_behind_the_hints(token: str) -> None:
+    """The prefilters name each shape by its rarest character; a shape they miss would never be looked for."""
+    import memdb.memory.sanitize.detect as detect
+
+    assert detect._MAYBE_PII.search(token) is not None
+    assert detect._TOKEN_HINT.search(token) is not None or (token[:2] in ("AC", "SK"))  # Twilio: a digit is its hint
+
+
+# --- owner names -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("owner", "kinds"),
+    [
+        ("ana.secret1@example.com", "EMAIL"),
+        ("+1 415 555 0132", "PHONE"),
+        ("user-4111111111111111", "CARD"),
+        ("10.0.0.1", "IP"),
+        ("token=abc123", "SECRET"),
+    ],
+)
+def test_an_owner_name_that_looks_like_personal_data_is_refused_without_echoing_it(owner: str, kinds: str) -> None:
+    from memdb.errors import ValidationError
+    from memdb.memory.models import check_owner
+
+    with pytest.raises(ValidationError, match=rf"looks like personal data \({kinds}\); use an opaque id") as info:
+        check_owner(owner)
+    assert owner not in str(info.value)
+
+
+@pytest.mark.parametrize("owner", ["ana\udc80", "\ud800", "x\udfffy"])
+def test_an_owner_name_with_a_lone_surrogate_is_refused(owner: str) -> None:
+    from memdb.errors import ValidationError
+    from memdb.memory.models import check_owner
+
+    with pytest.raises(ValidationError, match="not valid Unicode"):
+        check_owner(owner)
+
+
+@pytest.mark.parametrize("owner", ["ana", "team-search", "bot:planner/v2", "Zoë", "ana 2026-07-01", "用户"])
+def test_ordinary_owner_names_pass(owner: str) -> None:
+    from memdb.memory.models import check_owner
+
+    assert check_owner(owner) == owner
+
+
+def test_other_owner_errors_show_the_name_sanitized() -> None:
+    from memdb.errors import ValidationError
+    from memdb.memory.models import check_owner
+
+    for bad in ("ana@example.com\n", " ana@example.com", "ana@example.com" + "x" * 80):
+        with pytest.raises(ValidationError) as info:
+            check_owner(bad)
+        assert "ana@example.com" not in str(info.value)
+
+
+# --- the audit log -----------------------------------------------------------------------------------
+
+
+class FailsOn:
+    """The built-in sanitizer, except that it raises on a text holding ``marker``."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+        self.inner = RegexSanitizer()
+
+    def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:
+        if any(self.marker in t for t in texts.values()):
+            raise RuntimeError("sanitizer down")
+        return self.inner.sanitize(texts)
+
+
+def test_audit_reasons_and_sources_are_sanitized_ids_and_hashes_kept(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "a") as db:
+        mem = db.owner("ana")
+        report = mem.import_episodes([{"kind": "exchange", "summary": "hi"}], source="export sent by ana@example.com")
+        ep = mem.record("exchange", "bye")
+        mem.delete(ep.id, reason="erasure request from ana@example.com, card 4111 1111 1111 1111")
+        mem.erase(ids=report.ids, reason="password=xkcd936q was in it")
+        audit = mem.audit()
+    assert [a["action"] for a in audit] == ["import", "delete", "erase"]
+    assert audit[0]["source"] == "export sent by <EMAIL_1>"
+    assert audit[1]["reason"] == "erasure request from <EMAIL_1>, card <CARD_1>"
+    assert audit[1]["episodes"] == [ep.id] and len(audit[1]["hashes"][0]) == 64
+    assert audit[2]["reason"] == "password=<SECRET_1> was in it"
+
+
+def test_audit_keeps_ids_and_hashes_exactly(tmp_path: Path) -> None:
+    digest = "a4111111111111111" + "0" * 47  # a digit run a sanitizer would read as a card
+    fields = {"content_hash": digest, "hashes": [digest], "episode": "x", "why": {"note": ["ana@example.com", 3]}}
+    with memdb.open(tmp_path / "h") as db:
+        assert db.episodes.audit.clean("erase", fields) == {**fields, "why": {"note": ["<EMAIL_1>", 3]}}
+
+
+@pytest.mark.parametrize("path", ["erase", "delete", "import"])
+def test_an_audit_field_the_sanitizer_cannot_take_refuses_the_operation(tmp_path: Path, path: str) -> None:
+    from memdb.errors import SanitizerError
+
+    with memdb.open(tmp_path / "f", sanitizer=FailsOn("BOOM")) as db:
+        mem = db.owner("ana")
+        ep = mem.record("exchange", "kept")
+        with pytest.raises(SanitizerError, match="nothing written") as info:
+            if path == "erase":
+                mem.erase(ids=[ep.id], reason="BOOM ana@example.com")
+            elif path == "delete":
+                mem.delete(ep.id, reason="BOOM ana@example.com")
+            else:
+                mem.import_episodes([{"kind": "exchange", "summary": "new"}], source="BOOM ana@example.com")
+        assert "ana@example.com" not in str(info.value)
+        assert mem.count() == 1 and mem.get(ep.id).summary == "kept"
+        assert mem.audit() == []
+
+
+# --- PostgreSQL URLs in messages ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (
+            "postgresql://admin:Hunter2pw@db.internal:5432/app?sslmode=require&password=qq1234&sslpassword=zz99",
+            "postgresql://admin:***@db.internal:5432/app?sslmode=require&password=***&sslpassword=***",
+        ),
+        ("postgres://:pw@h1:5432,h2:5433/app", "postgres://:***@h1:5432,h2:5433/app"),
+        ("postgresql:///app?host=/run/pg&password=sekrit&options=-c%20x", "postgresql:///app?host=/run/pg&password=***&options=***"),
+        ("postgres://ana@localhost/app", "postgres://ana@localhost/app"),
+        ("postgres://a:b@[::1/app", "postgres://***"),  # does not parse: masked whole
+    ],
+)
+def test_postgres_urls_are_masked_for_messages(url: str, expected: str) -> None:
+    from memdb.engine.postgres import _redact
+
+    assert _redact(url) == expected
+
+
+def test_a_postgres_store_error_never_shows_the_password() -> None:
+    pytest.importorskip("psycopg")
+    from memdb.engine.postgres import PostgresStore
+    from memdb.errors import StoreError
+
+    with pytest.raises(StoreError, match="cannot connect") as info:
+        PostgresStore("postgresql://memdb:Hunter2pw@127.0.0.1:1/postgres?password=qq1234&sslpassword=zz99zz", connect_timeout=1)
+    for secret in ("Hunter2pw", "qq1234", "zz99zz"):
+        assert secret not in str(info.value)
+
+
+def test_a_team_member_is_an_owner_name_checked_as_owners_are(tmp_path: Path) -> None:
+    from memdb.errors import ConfigError
+
+    with memdb.open(tmp_path / "t") as db:
+        with pytest.raises(ConfigError, match=r"member: owner '<EMAIL_1>': looks like personal data") as info:
+            db.configure(teams={"core": ["ana", "ana.lopez@example.com"]})
+        assert "ana.lopez" not in str(info.value)
+        assert db.configure(teams={"core": ["ana", "bob"]}).teams == {"core": ["ana", "bob"]}

@@ -178,7 +178,7 @@ class Settings(BaseModel):
         wrong = {rule: kind for rule, kind in self.session_kinds.items() if kind not in self.typed_kinds}
         if wrong:
             rule, kind = next(iter(wrong.items()))
-            raise ValueError(f"session rule {rule!r} -> {kind!r}: not one of the typed kinds {list(self.typed_kinds)}")
+            raise ValueError(f"session_kinds {rule!r} -> {kind!r}: not one of the typed kinds {list(self.typed_kinds)}")
         return self
 
     @model_validator(mode="after")

@@ -114,6 +114,18 @@ def test_a_session_closes_once(tmp_path: Path) -> None:
         assert mem.count() == count + 1 and db.sessions.counts("ana")["closed"] == 1
 
 
+def test_a_later_close_is_dated_when_the_work_ended_and_says_so_in_the_audit(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        ids = capture(db, clock)
+        clock.advance(hours=3)
+        mem = db.owner("ana")
+        done = mem.close_session("s1", kind="debug", outcome="partial")
+        assert done.episode is not None and done.episode.ts == mem.peek(ids[-1]).ts and done.episode.recorded == clock.now
+        actions = {a["action"]: a for a in mem.audit()}
+        assert actions["backfill"]["episode"] == actions["distill"]["episode"] == done.episode.id  # not a silent backfill
+
+
 def test_nothing_captured_writes_nothing_and_says_so(tmp_path: Path) -> None:
     clock = Clock(T0)
     with open_db(tmp_path, clock) as db:

@@ -407,24 +407,33 @@ class Sessions:
         if dropped is not None:
             raise dropped
         if episode is None:
-            return self._not_closed(owner, capture, "failed", failed, rejected, at)
+            # the error may quote the distiller's text, which is not sanitized: the audit keeps only what failed
+            return self._not_closed(owner, capture, "failed", failed, rejected, at, kept="the distilled episode does not validate")
         self.patterns.run_due(owner)  # outside the transaction, as the handle's record does
         n = len(events)
         reason = f"session {session}: closed as {capture.kind}/{outcome}, episode {episode.id} citing {n} captured event{'s' * (n != 1)}"
         return Distillation(session, "closed", reason, episode, capture.total, len(rejected) + 1, tuple(rejected))
 
     def _not_closed(
-        self, owner: str, capture: SessionCapture, status: Status, reason: str, rejected: list[str], at: dt.datetime
+        self,
+        owner: str,
+        capture: SessionCapture,
+        status: Status,
+        reason: str,
+        rejected: list[str],
+        at: dt.datetime,
+        kept: str | None = None,
     ) -> Distillation:
         """Count a refused or failed try (the session stays open) and audit it, without the
-        answer's text: it is a model's, never sanitized."""
+        answer's text: it is a model's, never sanitized. A failure's audit record keeps ``kept``,
+        else the reason (an LLMError's, which quotes only the API's own errors)."""
         attempts = len(rejected) + (1 if status == "failed" else 0)
         with self.space.transaction():
             self.marks.increment((owner, "n", status))
             open_entry = self.marks.get((owner, "open", capture.session))
             if open_entry is not None:
                 self.marks.set((owner, "open", capture.session), {**open_entry, "tries": int(open_entry.get("tries", 0)) + 1})
-            error = reason if status == "failed" else None
+            error = (kept or reason) if status == "failed" else None
             self.episodes.audit.write(
                 owner, "distill", at, session=capture.session, status=status, distiller=type(self.distiller).__name__,
                 attempts=attempts, error=error,

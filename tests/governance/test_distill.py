@@ -402,6 +402,23 @@ def test_a_session_refused_again_and_again_is_left_to_an_explicit_close(tmp_path
         assert db.owner("ana").close_session("s1", kind="debug").status == "closed"  # an explicit close still can
 
 
+def test_a_draft_that_does_not_validate_costs_the_try_and_keeps_its_text_off_disk(tmp_path: Path) -> None:
+    class Sloppy(Judge):
+        def distill(self, capture: SessionCapture, rejected: Sequence[str] = ()) -> Draft:
+            return Draft("Deployed", outcome="failure", why=["secret-sauce", "not text"])  # type: ignore[arg-type]
+
+    clock = Clock(T0)
+    with open_db(tmp_path, clock, distiller=Sloppy("failure")) as db:
+        capture(db, clock)
+        mem = db.owner("ana")
+        count = mem.count()
+        done = mem.close_session("s1", kind="debug")
+        assert (done.status, done.attempts) == ("failed", 1) and "does not validate" in done.reason and "why" in done.reason
+        (audit,) = [a for a in mem.audit() if a["action"] == "distill"]
+        assert audit["error"] == "the distilled episode does not validate" and mem.count() == count
+        assert "secret-sauce" not in json.dumps(audit, default=str)
+
+
 # --- the Anthropic distiller through the SDK ------------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
 """The ``memdb`` command: the demo, capture and queries, stats, maintenance, JSONL export/import,
-and governance (reflect, review, ceremony, decay, timeline).
+and governance (reflect, review, ceremony, decay, timeline, close-session).
 
 Every command prints readable text, or JSON with ``--json``; an error prints one line
 ``memdb: what: reason`` and exits 1 (2 for usage errors).
@@ -180,6 +180,29 @@ def cmd_history(args: argparse.Namespace) -> int:
             for m in h.attempts:
                 print(m.line())
     return 0
+
+
+def cmd_close_session(args: argparse.Namespace) -> int:
+    """Close a gateway session into one typed episode citing its capture; exit 1 when it is not
+    closed (nothing captured, or a model's answer refused or failed), the reason printed either way."""
+    with _open(args) as db:
+        done = db.owner(args.owner).close_session(
+            args.session, kind=args.kind, outcome=args.outcome, tags=_tags(args.tags), now=_when(args.now, "--now")
+        )
+        if args.json:
+            _print_json({
+                "session": done.session, "status": done.status, "closed": done.closed, "reason": done.reason, "events": done.events,
+                "attempts": done.attempts, "rejected": done.rejected, "episode": done.episode,
+            })  # fmt: skip
+        else:
+            print(done.reason)
+            if done.episode is not None:
+                e = done.episode
+                print(f"  {e.ts:%Y-%m-%d %H:%M} {e.kind}/{e.outcome}: {e.summary}")
+                for name in ("what_we_tried", "what_happened", "why", "lesson"):
+                    if getattr(e, name):
+                        print(f"  {name}: {getattr(e, name)}")
+    return 0 if done.closed else 1
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -524,6 +547,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tags")
     p.add_argument("--text")
     p.add_argument("--limit", type=int, default=10)
+
+    p = command(
+        "close-session", cmd_close_session,
+        "close a gateway session: its exchanges and tool calls become one typed episode citing them (once per session; "
+        "exit 1 when nothing was written)",
+    )  # fmt: skip
+    p.add_argument("session")
+    p.add_argument("--kind", required=True, help="a typed kind, e.g. debug")
+    p.add_argument("--outcome", choices=["success", "partial", "failure"], help="how it ended (required: memdb never guesses one offline)")
+    p.add_argument("--tags", help="comma-separated, added to the events' own")
+    p.add_argument("--now", help="ISO time of the close (default now)")
 
     command("stats", cmd_stats, "episodes per owner, size on disk, counters", owner=False)
     p = command("maintain", cmd_maintain, "run summaries, rescoring, archiving and retention", owner=False)

@@ -5,7 +5,7 @@ same erasure by age. Each leaves one audit record with ids and hashes, never con
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from memdb.errors import NotFoundError, ValidationError
@@ -37,6 +37,10 @@ class Erasure:
         # called as hook(owner, erased ids, now, action) inside every erasure's transaction, retention's
         # too; action is "erase", "delete" or "retention" (routine pruning keeps approved knowledge).
         self.hooks: list[Callable[[str, set[str], dt.datetime, str], object]] = []
+        # Episodes derived from the targets that go with them, as summaries do (distilled sessions):
+        # finder(owner, target ids, action) -> ids, asked before anything is removed, so they are
+        # erased, audited and handed to ``hooks`` like the targets themselves.
+        self.derived: list[Callable[[str, Collection[str], str], Iterable[str]]] = []
 
     def apply_retention(self, owner: str, now: dt.datetime) -> int:
         """Opt-in retention: erase episodes older than ``retention_days`` (audited)."""
@@ -75,6 +79,8 @@ class Erasure:
         # targets are found inside the write, so one erased meanwhile by another process is not missed or missing
         with self.episodes.space.transaction():
             targets = self._targets(owner, ids, since, until, everything)
+            for finder in self.derived:
+                targets.update(dict.fromkeys(finder(owner, set(targets), action)))
             # summaries are derived content: erasing a source erases the summaries citing it
             for summary_id in self._citing_summaries(owner, targets):
                 targets.setdefault(summary_id, None)

@@ -87,6 +87,7 @@ GLOBALS: Final[Mapping[str, str]] = {
     "KNN": "knowledge statistics", "KNR": "reflection budget (memdb.governance.reflection)",
     "PATN": "pattern counters", "PATQ": "pattern batches waiting", "PATB": "pattern batches", "PATP": "pattern batches undone",
     "PAT": "patterns", "PATK": "patterns by kind",
+    "DIST": "sessions closed into typed episodes, sessions open, counters (memdb.governance.distill)",
 }  # fmt: skip
 """Every global memdb writes, with what it holds; a user's own globals must use other names."""
 

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memdb.errors import ConfigError, ValidationError
-from memdb.memory.models import check_owner
+from memdb.memory.models import check_ident, check_owner
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tag
@@ -78,6 +78,18 @@ class Settings(BaseModel):
         90.0, gt=0.0, le=_CENTURY, description="days without retrieval after which a never-injected entry looks idle"
     )
     pattern_every: int = Field(5, ge=1, le=1000, description="pattern extraction runs on every this many records of a typed kind")
+    # governance: sessions distilled into typed episodes (memdb.governance.distill)
+    session_idle_minutes: float = Field(
+        60.0, gt=0.0, le=_CENTURY * 24 * 60, description="minutes without capture after which close_idle_sessions closes a session"
+    )
+    session_kinds: dict[str, str] = Field(
+        default_factory=dict,
+        description="rules 'tool:NAME' (the session called that tool) or 'tag:TAG' (one of its events has the tag) -> the typed "
+        "kind close_idle_sessions gives the session; the first rule that matches wins",
+    )
+    session_default_kind: str | None = Field(
+        "routine", description="the kind of an idle session no rule maps; None, or a kind that is not typed, leaves it waiting"
+    )
 
     @field_validator("typed_kinds")
     @classmethod
@@ -92,6 +104,33 @@ class Settings(BaseModel):
             if k in BUILTIN_KINDS:
                 raise ValueError(f"typed kind {k!r}: is a built-in kind")
         return kinds
+
+    @field_validator("session_kinds")
+    @classmethod
+    def _check_session_kinds(cls, rules: dict[str, str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for rule, kind in rules.items():
+            what, _, name = rule.partition(":")
+            if what not in ("tool", "tag") or not name:
+                raise ValueError(f"session rule {rule!r}: write 'tool:NAME' or 'tag:TAG'")
+            try:
+                # tags as episodes' tags are, or "tag:Chore" would never match
+                key = f"tool:{check_ident('tool', name)}" if what == "tool" else f"tag:{normalize_tag(name)}"
+            except ValidationError as exc:
+                raise ValueError(f"session rule {rule!r}: {exc}") from None
+            if key in out:
+                raise ValueError(f"session rules {rule!r} and another key are both {key!r} once normalised")
+            if not _KIND.match(kind):
+                raise ValueError(f"session rule {rule!r} -> {kind!r}: not a kind name")
+            out[key] = kind
+        return out
+
+    @field_validator("session_default_kind")
+    @classmethod
+    def _check_default_kind(cls, kind: str | None) -> str | None:
+        if kind is not None and not _KIND.match(kind):
+            raise ValueError("not a kind name (lower-case letters, digits and _), or null for none")
+        return kind
 
     @field_validator("timezone")
     @classmethod
@@ -134,6 +173,16 @@ class Settings(BaseModel):
                 except ValidationError as exc:
                     raise ValueError(f"team {shown(team)} member: {exc}") from None
         return teams
+
+    @model_validator(mode="after")
+    def _session_rules_give_typed_kinds(self) -> Settings:
+        # the default kind is not held to this: the default "routine" must not stop a database
+        # from configuring typed kinds without it (then idle sessions no rule maps wait)
+        wrong = {rule: kind for rule, kind in self.session_kinds.items() if kind not in self.typed_kinds}
+        if wrong:
+            rule, kind = next(iter(wrong.items()))
+            raise ValueError(f"session_kinds {rule!r} -> {kind!r}: not one of the typed kinds {list(self.typed_kinds)}")
+        return self
 
     @model_validator(mode="after")
     def _weights_sum_to_one(self) -> Settings:

@@ -19,6 +19,7 @@ from memdb.engine.globals import Globals
 from memdb.engine.postgres import PostgresStore, is_postgres_url
 from memdb.engine.store import LMDBStore, Store
 from memdb.errors import ConfigError
+from memdb.governance.distill import Distiller, IdleReport, Sessions
 from memdb.governance.knowledge import Agenda, DecayReport, Entry, Knowledge
 from memdb.governance.patterns import PatternExtractor, Patterns
 from memdb.governance.reflection import Reflection, ReflectionReport, Reflector
@@ -47,6 +48,7 @@ class Database:
         summarizer: Summarizer | None = None,
         reflector: Reflector | None = None,
         pattern_extractor: PatternExtractor | None = None,
+        distiller: Distiller | None = None,
     ) -> None:
         self.store = store
         self.globals = Globals(store)
@@ -61,6 +63,9 @@ class Database:
         # every typed record is counted for pattern extraction in its own transaction
         self.episodes.record_hooks.append(self.patterns.on_record)
         self.reflection = Reflection(self.episodes, self.knowledge, reflector)
+        # sessions closed into typed episodes; erasing a session's events takes what was distilled from them
+        self.sessions = Sessions(self.episodes, self.patterns, distiller)
+        self.lifecycle.erasure.derived.append(self.sessions.derived_from)
 
     def _erase_patterns(self, owner: str, ids: set[str], _at: dt.datetime, action: str) -> None:
         """Patterns derived from erased episodes go with them; retention's routine pruning keeps them."""
@@ -69,7 +74,7 @@ class Database:
 
     def owner(self, name: str) -> Memory:
         """The handle for one owner's memory; every episode operation and query goes through it."""
-        return Memory(self.episodes, check_owner(name), self.lifecycle, self.knowledge, self.patterns)
+        return Memory(self.episodes, check_owner(name), self.lifecycle, self.knowledge, self.patterns, self.sessions)
 
     def owners(self) -> list[str]:
         """Owners with recorded episodes (administrative)."""
@@ -163,6 +168,18 @@ class Database:
         """Bring a quarantined entry back as it was, or an archived one back as private."""
         return self.knowledge.restore(entry_id, by=by, now=now)
 
+    def close_idle_sessions(self, now: dt.datetime | None = None, idle: dt.timedelta | None = None, *, limit: int = 100) -> IdleReport:
+        """Close every owner's gateway sessions whose last capture is older than ``idle`` (default
+        the ``session_idle_minutes`` setting, 60) into typed episodes, each of the kind the
+        ``session_kinds`` rules give it (else ``session_default_kind``), at most ``limit`` per call.
+
+        The ``memdb serve`` scheduler (not built yet) is to call this; until then call it from
+        yours. Only a distiller that judges outcomes (``memdb.open(path, distiller=AnthropicDistiller())``)
+        closes anything here: the offline default never invents an outcome, so its idle sessions
+        are reported as waiting, nothing is written, and ``close_session(..., outcome=...)`` closes them.
+        """
+        return self.sessions.close_idle(now, idle, limit=limit)
+
     def extract_patterns(self, now: dt.datetime | None = None, *, retry_failed: bool = True) -> int:
         """Run pattern extraction for batches left waiting (completed inside a transaction, or
         failed); returns patterns written."""
@@ -214,6 +231,7 @@ def open(
     summarizer: Summarizer | None = None,
     reflector: Reflector | None = None,
     pattern_extractor: PatternExtractor | None = None,
+    distiller: Distiller | None = None,
     **options: Any,
 ) -> Database:
     """Open (creating if missing) the memdb database in directory ``path`` on LMDB, or on a
@@ -222,7 +240,8 @@ def open(
     ``sanitizer`` replaces the default PII sanitizer; ``clock`` (returning aware UTC
     datetimes) makes every time rule testable; ``summarizer`` replaces the extractive one
     (e.g. ``AnthropicSummarizer()``); ``reflector`` and ``pattern_extractor`` replace the
-    offline ones (e.g. ``AnthropicReflector()``, ``AnthropicExtractor()``). Other options go to
+    offline ones (e.g. ``AnthropicReflector()``, ``AnthropicExtractor()``), and ``distiller`` the
+    one that closes sessions (e.g. ``AnthropicDistiller()``, which judges outcomes). Other options go to
     the store: for LMDBStore ``map_size`` (initial bytes; grows by itself) and ``sync``; for
     PostgresStore ``name`` (several memdb databases per server), ``isolation``, ``retries``
     (see ``docs/backends.md``).
@@ -236,6 +255,10 @@ def open(
         raise ConfigError(f"clock {clock!r}: a callable returning an aware UTC datetime")
     if sanitizer is not None and not isinstance(sanitizer, Sanitizer):
         raise ConfigError(f"sanitizer {sanitizer!r}: needs a sanitize(texts) method (see memdb.memory.sanitize.Sanitizer)")
+    if distiller is not None and not isinstance(distiller, Distiller):
+        raise ConfigError(
+            f"distiller {distiller!r}: needs judges_outcome and a distill(capture, rejected) method (see memdb.governance.distill)"
+        )
     store: Store = PostgresStore(str(path), **options) if kind is PostgresStore else LMDBStore(path, **options)
     return Database(
         store,
@@ -244,4 +267,5 @@ def open(
         summarizer=summarizer,
         reflector=reflector,
         pattern_extractor=pattern_extractor,
+        distiller=distiller,
     )

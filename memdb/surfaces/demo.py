@@ -73,6 +73,13 @@ _EVENTS = [
     ),
     ("planner", "review", "success", ["Project X"], "Reviewed Project X rollout plan v{n}", None),
 ]
+SESSION = "ops-0701"
+"""A gateway session of the demo's last morning, left open by the sample: the demo closes it."""
+_FIX = [  # (minutes before NOW, tool, result) of that session
+    (48, "check_webhooks", {"error": "signature mismatch", "failed": 12}),
+    (44, "rotate_signing_secret", {"rotated": True}),
+    (40, "check_webhooks", {"delivered": 12, "failed": 0}),
+]
 _CHATS = [
     "Can you summarise what blocked the Project X deploy?",
     "Did the billing webhooks recover overnight?",
@@ -124,8 +131,16 @@ def build_sample(db: memdb.Database, clock: DemoClock, seed: int = 7) -> int:
     # the gateway sanitizes at capture: this email and phone never reach disk
     clock.now = NOW - dt.timedelta(hours=20)
     db.owner("ops").record_exchange("ops-pager", "Please page me at +1 (415) 555-0132 or dana@example.com", "Noted.", ts=clock.now)
+    # this morning's gateway session: a question, then tool calls until the webhooks deliver again
+    ops = db.owner("ops")
+    clock.now = NOW - dt.timedelta(minutes=50)
+    question = "The Twilio webhooks are failing again, can you fix them?"
+    ops.record_exchange(SESSION, question, "Checking the webhook deliveries.", ts=clock.now, tags=["twilio"])
+    for minutes, tool, result in _FIX:
+        clock.now = NOW - dt.timedelta(minutes=minutes)
+        ops.record_tool_result(ops.record_tool_call(SESSION, tool, {"provider": "twilio"}, ts=clock.now).id, result)
     clock.now = NOW
-    return written + 1
+    return written + 2 + len(_FIX)
 
 
 def _is_demo(path: str) -> bool:
@@ -210,6 +225,21 @@ def run_demo(path: str | os.PathLike[str], out: TextIO) -> None:
         if chat:
             first = chat.episode.content.splitlines()[0]
             out.write(f"\n[ops] what the gateway stored for a message with an email and a phone number:\n    {first}\n")
+
+        # The auto-trigger: the session ends, its capture becomes a typed episode with an honest
+        # outcome (offline, the agent gives it: memdb never guesses one), and history answers from it.
+        done = ops.close_session(SESSION, kind="debug", outcome="success", tags=["billing"])
+        out.write(f'\n[ops] close_session("{SESSION}", kind="debug", outcome="success"): a gateway session becomes a typed episode\n')
+        if done.episode is not None:
+            ep = done.episode
+            out.write(f"    {ep.ts:%Y-%m-%d %H:%M} {ep.kind}/{ep.outcome} [{', '.join(ep.tags)}]: {ep.summary}\n")
+            out.write(f"    what_we_tried: {ep.what_we_tried}\n    what_happened: {ep.what_happened}\n")
+            again = ops.close_session(SESSION, kind="debug", outcome="success").status
+            out.write(f"    cites the {len(ep.cites)} captured events; closing it again: {again.replace('_', ' ')}, nothing written\n")
+        twilio = ops.history(kind="debug", tags=["twilio"])
+        out.write(f"[ops] history of debug/twilio: {twilio}\n")
+        if twilio.attempts:
+            out.write(f"    latest attempt: {twilio.attempts[0].line().removeprefix('- ')}\n")
 
         mem_global = db.globals["MEM"]
         days = list(mem_global.children(("coder",)))

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from memdb.errors import ValidationError
+from memdb.governance.distill import Distillation, Sessions
 from memdb.governance.knowledge import Entry, Knowledge
 from memdb.governance.patterns import Pattern, Patterns
 from memdb.governance.prepare import Preparation, prepare
@@ -39,7 +40,15 @@ class Memory:
     """One owner's memory: capture, queries, lifecycle operations and governance, all scoped
     to ``name``. No method can read, count or reveal another owner's episodes."""
 
-    def __init__(self, episodes: Episodes, name: str, lifecycle: Lifecycle, knowledge: Knowledge, patterns: Patterns) -> None:
+    def __init__(
+        self,
+        episodes: Episodes,
+        name: str,
+        lifecycle: Lifecycle,
+        knowledge: Knowledge,
+        patterns: Patterns,
+        sessions: Sessions | None = None,
+    ) -> None:
         self.name = name
         self._layer = episodes
         self._episodes = episodes.owner(name)
@@ -47,6 +56,7 @@ class Memory:
         self._lifecycle = lifecycle
         self._knowledge = knowledge
         self._patterns = patterns
+        self._sessions = sessions or Sessions(episodes, patterns)
 
     def __repr__(self) -> str:
         return f"<memdb.Memory {self.name!r}>"
@@ -84,6 +94,21 @@ class Memory:
     def record_tool_result(self, call_id: str, result: Any) -> Episode:
         """Attach a bounded, sanitized result to an earlier tool call of this owner."""
         return self._episodes.record_tool_result(call_id, result)
+
+    def close_session(
+        self, session: str, *, kind: str, outcome: str | None = None, now: dt.datetime | None = None, tags: Iterable[str] = ()
+    ) -> Distillation:
+        """Close a gateway session: its captured exchanges and tool calls become one episode of
+        typed ``kind`` citing them (summary, what_we_tried, what_happened, why, lesson, outcome),
+        recorded like any typed record (sanitized, validated, counted for patterns) with ``tags``
+        added to the events' own.
+
+        ``outcome`` is required with the offline distiller, which never guesses one; a model
+        distiller judges it when not given, and an answer that hedges or contradicts the tool
+        results is refused (asked again once; then nothing is written and the session stays
+        open). A session closes once: again, or with nothing captured, the result says so and
+        nothing is written. ValidationError names a bad argument."""
+        return self._sessions.close(self.name, session, kind, outcome, now, tags)
 
     def import_episodes(self, episodes: Iterable[Mapping[str, Any] | EpisodeInput], *, source: str) -> ImportReport:
         """Import past episodes keeping their timestamps: validated and sanitized first, then

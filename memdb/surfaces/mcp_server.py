@@ -206,6 +206,7 @@ class ToolSpec:
     run: Callable[[Memory, dict[str, Any]], ToolOutput]
     read_only: bool = True
     windowed: bool = False  # takes window or since/until (not both)
+    idempotent: bool = False  # a write that, repeated with the same arguments, changes nothing more
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments (no extra properties: an unknown argument is an error)."""
@@ -436,6 +437,19 @@ def _record_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(text, {"episode": _episode_data(ep)})
 
 
+def _end_session(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    done = mem.close_session(args["session"], kind=args["kind"], outcome=args["outcome"], tags=args["tags"] or ())
+    data: dict[str, Any] = {
+        "status": done.status, "closed": done.closed, "reason": done.reason, "events": done.events,
+        "attempts": done.attempts, "rejected": list(done.rejected),
+    }  # fmt: skip
+    text = done.reason
+    if done.episode is not None:
+        data["episode"] = _episode_data(done.episode)
+        text += "\n" + _memory_line(done.episode)
+    return ToolOutput(text, data)
+
+
 def _record_feedback(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.feedback(args["episode_id"], float(args["value"]))
     text = f"feedback {args['value']:+.2f} recorded on {ep.id} ({_head(ep)}: {_one_line(ep.summary, 80)}); relevance now {ep.relevance:.2f}"
@@ -573,6 +587,19 @@ _HISTORY_OUTPUT: dict[str, Any] = {
     "required": ["summary", "searched", "total", "counts", "lessons", "attempts"],
 }
 _EPISODE_OUTPUT: dict[str, Any] = {"type": "object", "properties": {"episode": _EPISODE_SCHEMA}, "required": ["episode"]}
+_SESSION_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": ["closed", "already_closed", "nothing_captured", "refused", "failed", "waiting"]},
+        "closed": {"type": "boolean", "description": "the session is closed (now or earlier)"},
+        "reason": {"type": "string"},
+        "events": {"type": "integer", "description": "captured events read"},
+        "attempts": {"type": "integer", "description": "answers asked of the distiller"},
+        "rejected": {"type": "array", "items": {"type": "string"}, "description": "why each refused answer was refused"},
+        "episode": _EPISODE_SCHEMA,
+    },
+    "required": ["status", "closed", "reason", "events"],
+}
 _ENTRY_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -612,8 +639,9 @@ _TAGS = Param("tags", "array", "Tags that must all be present, e.g. ['project-x'
 _TEXT = Param("text", "string", "Words to search for (at least one must occur); ranked by BM25.", max_length=1000)
 
 
-def tool_specs(settings: Settings) -> list[ToolSpec]:
-    """The tools for a database with these settings (its typed kinds shape the schemas)."""
+def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[ToolSpec]:
+    """The tools for a database with these settings (its typed kinds shape the schemas);
+    ``judges_outcome``: its distiller judges a session's outcome, so end_session may omit it."""
     typed = tuple(settings.typed_kinds)
     kinds = (*typed, *BUILTIN_KINDS)
     kinds_help = (
@@ -693,6 +721,23 @@ def tool_specs(settings: Settings) -> list[ToolSpec]:
                 Param("ts", "string", "When it happened, ISO datetime (UTC if no zone); default now.", max_length=40),
             ),
             _EPISODE_OUTPUT, _record_episode, read_only=False,
+        ),
+        ToolSpec(
+            "end_session", "End a session",
+            "Say a session is over: its captured exchanges and tool calls become one episode of the kind given, with an "
+            "honest outcome (success, partial or failure) and what was tried, what happened and the lesson, citing them. "
+            + ("Leave outcome out to have it judged from the events; a hedged one is refused. " if judges_outcome
+               else "Give the outcome: this memory never guesses one. ")
+            + "A session ends once: ending it again, or one with nothing captured, writes nothing and says so.",
+            (
+                Param("session", "string", "The session id the exchanges and tool calls were captured under.",
+                      required=True, max_length=128),
+                Param("kind", "string", "What sort of work the session was.", required=True, enum=typed),
+                Param("outcome", "string", "How it ended" + (" (judged from the events when left out)." if judges_outcome else "."),
+                      required=not judges_outcome, enum=OUTCOMES),
+                Param("tags", "array", "Topics to add to the events' own, e.g. ['deploy'].", max_length=16),
+            ),
+            _SESSION_OUTPUT, _end_session, read_only=False, idempotent=True,
         ),
         ToolSpec(
             "record_feedback", "Rate a memory",
@@ -870,12 +915,13 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         raise ConfigError("mcp server: give either an owner (stdio) or a token map (HTTP)")
     if owner is not None:
         db.owner(owner)  # validates the name now rather than on the first call
-    specs = {spec.name: spec for spec in tool_specs(db.settings)}
+    specs = {spec.name: spec for spec in tool_specs(db.settings, judges_outcome=db.sessions.distiller.judges_outcome)}
     tools = [
         types.Tool(
             name=s.name, title=s.title, description=s.description, input_schema=s.input_schema(), output_schema=s.output_schema,
             annotations=types.ToolAnnotations(
-                title=s.title, read_only_hint=s.read_only, destructive_hint=False, idempotent_hint=s.read_only, open_world_hint=False
+                title=s.title, read_only_hint=s.read_only, destructive_hint=False, idempotent_hint=s.read_only or s.idempotent,
+                open_world_hint=False,
             ),
         )
         for s in specs.values()
@@ -920,7 +966,8 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         instructions=(
             f"memdb holds {who}: episodes of past work with honest outcomes and lessons. "
             "Before a task, use ask or recall_episodes (and history before retrying something); after it, record_episode "
-            "with an honest outcome; use record_feedback when a memory helped or misled you."
+            "with an honest outcome (or end_session when your exchanges and tool calls were captured); use record_feedback "
+            "when a memory helped or misled you."
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,

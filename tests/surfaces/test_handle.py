@@ -91,6 +91,7 @@ _WAYS: dict[str, Callable[[memdb.Memory, list[str]], Any] | None] = {
     "save_lesson": lambda mem, ids: mem.save_lesson("run migrations first", cites=[ids[0]]),
     "export_timeline": lambda mem, ids: mem.export_timeline("s1"),
     "timeline": lambda mem, ids: mem.timeline("s1"),
+    "close_session": lambda mem, ids: mem.close_session("s2", kind="routine", outcome="success"),
     "knowledge": None, "entries": None, "patterns": None, "peek": None, "explain": None, "count": None,
     "episodes": None, "known_tags": None, "audit": None, "now": None,
 }  # fmt: skip

@@ -38,7 +38,9 @@ UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday; the server's clock is pinned here
 REPO = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/surfaces/)
 TIMEOUT = 30.0  # seconds for one whole client session, start-up included
-TOOLS = {"recall_episodes", "ask", "history", "record_episode", "record_feedback", "save_lesson", "timeline", "restore_episode"}
+TOOLS = {
+    "recall_episodes", "ask", "history", "record_episode", "record_feedback", "save_lesson", "timeline", "restore_episode", "end_session",
+}  # fmt: skip
 ANA_TOKEN = "ana-token-7f3a9c1e5b2d4680"
 BOB_TOKEN = "bob-token-0d9e8c7b6a5f4321"
 
@@ -155,13 +157,39 @@ def test_lists_the_tools_with_schemas_and_descriptions(team: tuple[Path, dict[st
         for name, prop in schema["properties"].items():
             assert prop.get("description"), f"{t.name}.{name} has no description"
         assert t.output_schema and t.output_schema["type"] == "object"
-        writes = {"record_episode", "record_feedback", "save_lesson", "restore_episode"}
+        writes = {"record_episode", "record_feedback", "save_lesson", "restore_episode", "end_session"}
         assert t.annotations is not None and t.annotations.read_only_hint is (t.name not in writes)
     record = tools["record_episode"].input_schema
     assert set(record["required"]) == {"kind", "summary", "outcome"}
     assert record["properties"]["outcome"]["enum"] == ["success", "partial", "failure"]
     assert record["properties"]["kind"]["enum"] == ["sprint", "routine", "roundtable", "research", "debug", "review"]
     assert {"exchange", "tool_call"} <= set(tools["recall_episodes"].input_schema["properties"]["kinds"]["items"]["enum"])
+    end = tools["end_session"]
+    assert set(end.input_schema["required"]) == {"session", "kind", "outcome"}  # offline: the outcome is never guessed
+    assert end.annotations is not None and end.annotations.idempotent_hint is True  # a session ends once
+
+
+def test_end_session_distills_the_owners_capture_once(fresh: tuple[Path, dict[str, str]]) -> None:
+    path, ids = fresh
+
+    async def body(s: ClientSession) -> None:
+        out, data = await ok(s, "end_session", {"session": "s1", "kind": "debug", "outcome": "failure", "tags": ["deploy"]})
+        assert data["status"] == "closed" and data["closed"] and data["events"] == 2  # ana's exchange and tool call, not bob's
+        episode = data["episode"]
+        assert episode["kind"] == "debug" and episode["outcome"] == "failure" and episode["session"] == "s1"
+        assert episode["cites"] == [ids["chat"], ids["tool"]] and episode["summary"] == "What blocked the deploy?"
+        assert episode["what_we_tried"] == 'search_logs {"query": "lock timeout"}' and "hits" in episode["what_happened"]
+        assert "closed as debug/failure" in out
+        again, data = await ok(s, "end_session", {"session": "s1", "kind": "debug", "outcome": "success"})
+        assert data["status"] == "already_closed" and data["episode"]["id"] == episode["id"] and "nothing written" in again
+        _, data = await ok(s, "end_session", {"session": "s9", "kind": "debug", "outcome": "success"})
+        assert data["status"] == "nothing_captured" and not data["closed"] and "episode" not in data
+        out, err = await error(s, "end_session", {"session": "s2", "kind": "debug"})
+        assert err["argument"] == "outcome" and "nothing was written" in out
+        _, history = await ok(s, "history", {"kind": "debug", "tags": ["deploy"]})
+        assert history["total"] == 3 and episode["id"] in {a["id"] for a in history["attempts"]}  # history answers from it
+
+    run_session(path, body)
 
 
 def test_recall_and_ask_give_text_and_structured_content(team: tuple[Path, dict[str, str]]) -> None:

@@ -1,0 +1,540 @@
+"""Session distillation: when a gateway session ends, its capture becomes one typed, honest episode.
+
+Seed 003's auto-trigger: "every time one of those events completes, a rule fires that creates
+an episodic record ... the model fills in the structured fields", and the outcome is forced to
+success | partial | failure. ``Sessions.close`` reads one owner's captured exchanges and tool
+calls of a session (their stored, already sanitized digests), has a ``Distiller`` fill summary,
+what_we_tried, what_happened, why, lesson and outcome, and records one episode of the given
+typed kind citing them, through the owner's ordinary record path: sanitized, validated, counted
+for pattern extraction. Two rules fire it: an agent that knows it is done (``close_session``,
+the MCP ``end_session`` tool, ``memdb close-session``) and ``close_idle`` for sessions nobody
+closed (``db.close_idle_sessions``).
+
+Honesty: an outcome a distiller judges must be exactly one of the three, and "success" may not
+contradict the tool results the episode cites (the last result that reads as an error). An
+answer that fails is refused and asked again once, with the reason; a second refusal writes
+nothing, leaves the session open for a later try and is counted. The offline default never
+judges: it needs the caller's ``outcome``, and the idle rule leaves its sessions waiting.
+
+Layout (``^DIST``, this module's alone)::
+
+    ^DIST(owner, "closed", session) = {episode, at, by, kind, events, first, last}
+                                      the mark: written in the episode's transaction, so a
+                                      session closes once; first/last are the cited ids' range
+    ^DIST(owner, "open", session) = {last, tries}   sessions the idle rule has seen and not
+                                      closed: their last capture (µs) and failed idle tries
+    ^DIST(owner, "seen") = µs         how far the idle rule has read the owner's time index
+    ^DIST(owner, "n", "closed"|"refused"|"failed") = count
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from memdb.errors import LLMError, NotFoundError, SanitizerError, ValidationError
+from memdb.governance.patterns import Patterns
+from memdb.memory.episodes import Episodes
+from memdb.memory.ids import ts_micros
+from memdb.memory.models import Episode, check_ident, utc
+from memdb.memory.settings import OUTCOMES, Settings
+from memdb.memory.text import clip, normalize_tag
+
+__all__ = [
+    "CAPTURE_KINDS",
+    "Distillation",
+    "Distiller",
+    "Draft",
+    "IdleReport",
+    "OfflineDistiller",
+    "SessionCapture",
+    "Sessions",
+    "kind_by_rule",
+    "reads_as_error",
+    "refusal",
+]
+
+CAPTURE_KINDS = ("exchange", "tool_call")
+MAX_EVENTS = 500  # captured events one close reads and cites: the first and the newest 499
+MAX_IDLE_TRIES = 3  # refused or failed tries after which the idle rule leaves a session to an explicit close
+_TAGS_KEPT = 32  # an episode holds at most 32 tags
+
+Status = Literal["closed", "already_closed", "nothing_captured", "refused", "failed", "waiting"]
+
+
+@dataclass(frozen=True)
+class SessionCapture:
+    """What a distiller reads: one owner's captured events of a session, as stored (sanitized)."""
+
+    owner: str
+    session: str
+    kind: str
+    events: tuple[Episode, ...]  # exchanges and tool calls, oldest first
+    total: int  # captured events in the session; more than ``len(events)`` when cut to MAX_EVENTS
+    outcome: str | None  # the caller's outcome, or None when the distiller is to judge it
+
+
+@dataclass(frozen=True)
+class Draft:
+    """The fields a distiller proposes for the episode."""
+
+    summary: str
+    outcome: str | None = None
+    what_we_tried: str | None = None
+    what_happened: str | None = None
+    why: str | None = None
+    lesson: str | None = None
+
+
+@runtime_checkable
+class Distiller(Protocol):
+    """Fills a session's episode from its capture. ``judges_outcome``: whether it decides the
+    outcome itself (a model) or needs the caller's (the offline one)."""
+
+    judges_outcome: bool
+
+    def distill(self, capture: SessionCapture, rejected: Sequence[str] = ()) -> Draft:
+        """A draft for ``capture``; ``rejected`` holds why earlier answers were refused (say it
+        in the prompt). Raises LLMError when the model fails."""
+        ...
+
+
+@dataclass(frozen=True)
+class Distillation:
+    """What closing a session did: the episode written (or the one written before), a status
+    and a reason a person can read. Never an exception for an expected outcome."""
+
+    session: str
+    status: Status
+    reason: str
+    episode: Episode | None = None
+    events: int = 0  # captured events read
+    attempts: int = 0  # answers asked of the distiller
+    rejected: tuple[str, ...] = ()  # why each refused answer was refused
+
+    @property
+    def closed(self) -> bool:
+        """Whether the session is closed now (by this call or an earlier one)."""
+        return self.status in ("closed", "already_closed")
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+# --- what reads as an error, and what an honest draft is ---------------------------------------
+
+# "errors": 0, "error": null, "no errors", "0 failures": reports of no error
+_BENIGN = re.compile(
+    r"""["']?\b(?:errors?|failures?|failed|exceptions?)\b["']?\s*[:=]\s*(?:null|none|false|0|\[\]|\{\}|""|'')(?![\w.])"""
+    r"""|\b(?:no|zero|0|without)\s+(?:errors?|failures?|exceptions?)\b""",
+    re.I,
+)
+_ERROR = re.compile(
+    r"""\b(?:errors?|errored|fail(?:s|ed|ing|ure)?|exception|traceback|timed?\s?out|timeout|refused|denied|forbidden"""
+    r"""|unauthori[sz]ed|invalid|not\s+found|crash(?:ed)?|panic(?:ked)?|abort(?:ed)?|rejected)\b"""
+    r"""|["']?\b(?:ok|success|succeeded)\b["']?\s*[:=]\s*(?:false|0)\b"""
+    r"""|["']?\b(?:status|code|status_code)\b["']?\s*[:=]\s*["']?[45]\d\d\b""",
+    re.I,
+)
+
+
+def reads_as_error(result: str | None) -> bool:
+    """Whether a tool result reads as an error: an error word, ``"ok": false`` or a 4xx/5xx
+    status, once reports of no error (``"errors": 0``, "no failures") are set aside. A
+    heuristic that leans towards "error": it only ever refuses a "success"."""
+    return bool(result) and _ERROR.search(_BENIGN.sub(" ", result or "")) is not None
+
+
+def _last_result(events: Sequence[Episode]) -> Episode | None:
+    """The latest tool call that has a result (one still running says nothing yet)."""
+    return next((e for e in reversed(events) if e.kind == "tool_call" and e.result), None)
+
+
+def refusal(draft: Draft, capture: SessionCapture) -> str | None:
+    """Why ``draft`` cannot be written as the episode of ``capture``, or None if it can.
+
+    The summary must say something; an outcome the distiller judged must be exactly success,
+    partial or failure (case aside), and "success" must not follow a last tool result that
+    reads as an error. The caller's outcome is the caller's judgement and is not second-guessed.
+    """
+    if not isinstance(draft.summary, str) or not draft.summary.strip():
+        return "the summary is empty: say in one sentence what the session was about and how it ended"
+    if capture.outcome is not None:
+        return None
+    given = draft.outcome.strip().lower() if isinstance(draft.outcome, str) else ""
+    if not given:
+        return f"the outcome is missing: answer exactly one of {', '.join(OUTCOMES)}"
+    if given not in OUTCOMES:
+        return (
+            f"the outcome {clip(str(draft.outcome), 40)!r} is not one of {', '.join(OUTCOMES)}: no hedging "
+            "(partial when only part of it worked, failure when the goal was not reached)"
+        )
+    last = _last_result(capture.events)
+    if given == "success" and last is not None and reads_as_error(last.result):
+        return (
+            f"the outcome 'success' contradicts the last tool result: {last.tool} returned {clip(last.result or '', 160)!r}; "
+            "a session that ends on an error is partial or a failure"
+        )
+    return None
+
+
+def kind_by_rule(events: Sequence[Episode], settings: Settings) -> str | None:
+    """The typed kind the settings give a session: the first ``session_kinds`` rule matching a
+    tool it called (``tool:NAME``) or a tag of one of its events (``tag:TAG``), else
+    ``session_default_kind`` if that is a typed kind, else None (the session waits)."""
+    tools = {e.tool for e in events if e.kind == "tool_call" and e.tool}
+    tags = {t for e in events for t in e.tags}
+    for rule, kind in settings.session_kinds.items():
+        what, _, name = rule.partition(":")
+        if (what == "tool" and name in tools) or (what == "tag" and name in tags):
+            return kind
+    default = settings.session_default_kind
+    return default if default in settings.typed_kinds else None
+
+
+# --- the deterministic default -----------------------------------------------------------------
+
+
+class OfflineDistiller:
+    """Deterministic and offline: fills what the capture says and never judges the outcome.
+
+    summary: the first user message (else the tools called); what_we_tried: each tool with its
+    input; what_happened: each tool's result, errors included; why and lesson stay empty (a
+    cause or a lesson would be a guess). The outcome is the caller's.
+    """
+
+    judges_outcome = False
+
+    def distill(self, capture: SessionCapture, rejected: Sequence[str] = ()) -> Draft:
+        calls = [e for e in capture.events if e.kind == "tool_call"]
+        asked = next((e.summary for e in capture.events if e.kind == "exchange" and e.summary), None)
+        tools = list(dict.fromkeys(e.tool or "tool" for e in calls))
+        summary = clip(asked, 300) if asked else f"Ran {', '.join(tools[:8])}" + (f" and {len(tools) - 8} more" if len(tools) > 8 else "")
+        tried = "; ".join(f"{e.tool} {clip(e.content, 200)}".strip() for e in calls) or None
+        happened = "; ".join(f"{e.tool} -> {clip(e.result, 200) if e.result else 'no result recorded'}" for e in calls) or None
+        if capture.total > len(capture.events):
+            happened = f"(the first and the last {len(capture.events) - 1} of {capture.total} events) {happened or ''}".strip()
+        return Draft(summary=summary or f"Session {capture.session}", outcome=capture.outcome, what_we_tried=tried, what_happened=happened)
+
+
+# --- closing sessions --------------------------------------------------------------------------
+
+
+@dataclass
+class IdleReport:
+    """What one ``close_idle`` run did: every session it looked at, by owner."""
+
+    now: dt.datetime
+    idle: dt.timedelta
+    owners: dict[str, list[Distillation]] = field(default_factory=dict)
+    deferred: int = 0  # idle sessions left for the next run (over the run's limit)
+
+    def _with(self, *statuses: str) -> list[Distillation]:
+        return [d for ds in self.owners.values() for d in ds if d.status in statuses]
+
+    @property
+    def closed(self) -> list[Distillation]:
+        return self._with("closed")
+
+    @property
+    def waiting(self) -> list[Distillation]:
+        """Idle sessions that need an outcome (or a kind) from someone: nothing was written."""
+        return self._with("waiting")
+
+    @property
+    def refused(self) -> list[Distillation]:
+        return self._with("refused")
+
+    @property
+    def failed(self) -> list[Distillation]:
+        return self._with("failed")
+
+    def __str__(self) -> str:
+        minutes = self.idle.total_seconds() / 60
+        return (
+            f"close idle sessions at {self.now:%Y-%m-%d %H:%M} UTC (idle {minutes:g} min): {len(self.closed)} closed, "
+            f"{len(self.waiting)} waiting for an outcome, {len(self.refused)} refused as not honest, {len(self.failed)} failed"
+            + (f", {self.deferred} left for the next run" if self.deferred else "")
+        )
+
+
+class Sessions:
+    """Closing gateway sessions into typed episodes, for one database (module docstring)."""
+
+    def __init__(self, episodes: Episodes, patterns: Patterns, distiller: Distiller | None = None) -> None:
+        self.episodes = episodes
+        self.patterns = patterns
+        self.space = episodes.space
+        self.distiller: Distiller = distiller or OfflineDistiller()
+        self.marks = self.space["DIST"]
+
+    # --- the explicit rule: an agent (or person) says the session is over ------------------------
+
+    def close(
+        self,
+        owner: str,
+        session: str,
+        kind: str,
+        outcome: str | None = None,
+        now: dt.datetime | None = None,
+        tags: Iterable[str] = (),
+    ) -> Distillation:
+        """Close ``owner``'s ``session`` into one episode of typed ``kind``; see ``Memory.close_session``."""
+        settings = self.episodes.settings
+        check_ident("session", session)
+        if not isinstance(kind, str) or kind not in settings.typed_kinds:
+            raise ValidationError(f"kind {kind!r}: a session closes into a typed kind: one of {', '.join(settings.typed_kinds)}")
+        if outcome is not None and outcome not in OUTCOMES:
+            raise ValidationError(f"outcome {outcome!r}: must be one of {', '.join(OUTCOMES)} (no hedging: pick the closest)")
+        if outcome is None and not self.distiller.judges_outcome:
+            raise ValidationError(
+                f"outcome: required with {type(self.distiller).__name__}, which never guesses one "
+                f"(give one of {', '.join(OUTCOMES)}, or open the database with a model distiller)"
+            )
+        if isinstance(tags, str):
+            raise ValidationError(f"tags {tags!r}: give a list of tags, not one string")
+        extra = [normalize_tag(t) for t in tags]
+        at = utc(now, "now") if now is not None else self.episodes.now()
+        return self._close(owner, session, kind, outcome, at, extra)
+
+    def _close(self, owner: str, session: str, kind: str | None, outcome: str | None, at: dt.datetime, extra: list[str]) -> Distillation:
+        """Close one session (``kind`` None: by the settings' rule); the model is asked outside
+        any transaction, and the episode, its mark and its counter are written in one."""
+        done = self._already(owner, session)
+        if done is not None:
+            return done
+        events, total = self._captured(owner, session)
+        if not events:
+            if self.marks.data((owner, "open", session)):
+                self.marks.kill((owner, "open", session))  # erased since the idle rule saw it: nothing left to close
+            return Distillation(
+                session, "nothing_captured", f"session {session}: nothing captured (no exchanges or tool calls); nothing written"
+            )
+        if kind is None:
+            kind = kind_by_rule(events, self.episodes.settings)
+            if kind is None:
+                return Distillation(
+                    session, "waiting", f"session {session}: no rule gives it a typed kind (session_kinds, session_default_kind); "
+                    "close it with a kind", events=total,
+                )  # fmt: skip
+        capture = SessionCapture(owner, session, kind, tuple(events), total, outcome)
+        use = self.distiller
+        rejected: list[str] = []
+        draft: Draft | None = None
+        for _ in range(2):  # the answer, and once more with the reason it was refused
+            try:
+                answer = use.distill(capture, tuple(rejected))
+            except LLMError as exc:
+                return self._not_closed(owner, capture, "failed", f"session {session}: not closed, nothing written: {exc}", rejected, at)
+            problem = refusal(answer, capture)
+            if problem is None:
+                draft = answer
+                break
+            rejected.append(problem)
+        if draft is None:
+            reason = f"session {session}: not closed, nothing written: asked twice, the answer was not honest ({rejected[-1]})"
+            return self._not_closed(owner, capture, "refused", reason, rejected, at)
+        return self._write(capture, draft, extra, at, type(use).__name__, rejected)
+
+    def _already(self, owner: str, session: str) -> Distillation | None:
+        mark = self.marks.get((owner, "closed", session))
+        if mark is None:
+            return None
+        eid = str(mark["episode"])
+        try:
+            episode: Episode | None = self.episodes.owner(owner).peek(eid)
+        except NotFoundError:  # erased or archived since
+            episode = None
+        gone = "" if episode is not None else " (no longer in hot storage)"
+        reason = f"session {session}: already closed on {mark['at']:%Y-%m-%d %H:%M} UTC as episode {eid}{gone}; nothing written"
+        return Distillation(session, "already_closed", reason, episode, int(mark.get("events", 0)))
+
+    def _captured(self, owner: str, session: str) -> tuple[list[Episode], int]:
+        """The owner's hot exchanges and tool calls of ``session``, oldest first (the first and
+        the newest when there are more than MAX_EVENTS), and how many there are."""
+        mem = self.episodes.owner(owner)
+        with self.space.snapshot():
+            ids = [
+                eid for eid in self.episodes.ids_in_session(owner, session)
+                if (self.episodes.header(owner, eid) or {}).get("kind") in CAPTURE_KINDS
+            ]  # fmt: skip
+            kept = ids if len(ids) <= MAX_EVENTS else [ids[0], *ids[-(MAX_EVENTS - 1) :]]
+            return [mem.peek(eid) for eid in kept], len(ids)
+
+    def _write(
+        self, capture: SessionCapture, draft: Draft, extra: list[str], at: dt.datetime, by: str, rejected: list[str]
+    ) -> Distillation:
+        owner, session, events = capture.owner, capture.session, capture.events
+        outcome = capture.outcome or str(draft.outcome).strip().lower()
+        tags = list(dict.fromkeys([*extra, *(t for e in events for t in e.tags)]))[:_TAGS_KEPT]
+        fields: dict[str, Any] = {
+            "outcome": outcome, "what_we_tried": draft.what_we_tried or None, "what_happened": draft.what_happened or None,
+            "why": draft.why or None, "lesson": draft.lesson or None,
+        }  # fmt: skip
+        dropped: SanitizerError | None = None
+        episode: Episode | None = None
+        failed = ""
+        with self.space.transaction():
+            done = self._already(owner, session)  # closed by another process while the distiller ran
+            if done is not None:
+                return done
+            try:
+                # dated when the work ended: the last captured event (a typed record dated before the
+                # clock writes its backfill audit record, as any does); hooks count it for patterns
+                episode = self.episodes.owner(owner).record(
+                    capture.kind, draft.summary.strip(), ts=events[-1].ts, session=session, tags=tags,
+                    cites=[e.id for e in events], **fields,
+                )  # fmt: skip
+            except SanitizerError as exc:  # the capture is dropped and counted, as any: keep the counter, write nothing
+                dropped = exc
+            except ValidationError as exc:  # what a distiller wrote does not validate: its answer costs the try
+                failed = f"session {session}: not closed, nothing written: the distilled episode does not validate ({exc})"
+            else:
+                mark = {
+                    "episode": episode.id, "at": at, "by": by, "kind": capture.kind, "events": capture.total,
+                    "first": events[0].id, "last": events[-1].id,
+                }  # fmt: skip
+                self.marks.set((owner, "closed", session), mark)
+                self.marks.kill((owner, "open", session))
+                self.marks.increment((owner, "n", "closed"))
+                self.episodes.audit.write(
+                    owner, "distill", at, session=session, episode=episode.id, kind=capture.kind, outcome=outcome,
+                    distiller=by, events=capture.total, rejected=len(rejected),
+                )  # fmt: skip
+        if dropped is not None:
+            raise dropped
+        if episode is None:
+            # the error may quote the distiller's text, which is not sanitized: the audit keeps only what failed
+            return self._not_closed(owner, capture, "failed", failed, rejected, at, kept="the distilled episode does not validate")
+        self.patterns.run_due(owner)  # outside the transaction, as the handle's record does
+        n = len(events)
+        reason = f"session {session}: closed as {capture.kind}/{outcome}, episode {episode.id} citing {n} captured event{'s' * (n != 1)}"
+        return Distillation(session, "closed", reason, episode, capture.total, len(rejected) + 1, tuple(rejected))
+
+    def _not_closed(
+        self,
+        owner: str,
+        capture: SessionCapture,
+        status: Status,
+        reason: str,
+        rejected: list[str],
+        at: dt.datetime,
+        kept: str | None = None,
+    ) -> Distillation:
+        """Count a refused or failed try (the session stays open) and audit it, without the
+        answer's text: it is a model's, never sanitized. A failure's audit record keeps ``kept``,
+        else the reason (an LLMError's, which quotes only the API's own errors)."""
+        attempts = len(rejected) + (1 if status == "failed" else 0)
+        with self.space.transaction():
+            self.marks.increment((owner, "n", status))
+            open_entry = self.marks.get((owner, "open", capture.session))
+            if open_entry is not None:
+                self.marks.set((owner, "open", capture.session), {**open_entry, "tries": int(open_entry.get("tries", 0)) + 1})
+            error = (kept or reason) if status == "failed" else None
+            self.episodes.audit.write(
+                owner, "distill", at, session=capture.session, status=status, distiller=type(self.distiller).__name__,
+                attempts=attempts, error=error,
+            )  # fmt: skip
+        return Distillation(capture.session, status, reason, None, capture.total, attempts, tuple(rejected))
+
+    def counts(self, owner: str) -> dict[str, int]:
+        """An owner's sessions closed, refused as not honest and failed (model errors), so far."""
+        return {name: int(self.marks.get((owner, "n", name), 0)) for name in ("closed", "refused", "failed")}
+
+    # --- the idle rule ---------------------------------------------------------------------------
+
+    def close_idle(self, now: dt.datetime | None = None, idle: dt.timedelta | None = None, *, limit: int = 100) -> IdleReport:
+        """Close every owner's sessions whose last capture is older than ``idle`` (default the
+        ``session_idle_minutes`` setting), each into the kind ``kind_by_rule`` gives it, at
+        most ``limit`` distiller runs per call (the rest wait for the next).
+
+        Without a distiller that judges outcomes (the offline default) nothing is written: an
+        outcome is never invented, so idle sessions are reported ``waiting`` for someone to
+        close them with one. A session refused or failed ``MAX_IDLE_TRIES`` times is left to an
+        explicit close. Only captures newer than the last run are read (``^DIST(owner, "seen")``),
+        so a run costs what was captured since, plus the sessions still open.
+        """
+        at = utc(now, "now") if now is not None else self.episodes.now()
+        settings = self.episodes.reload_settings()
+        wait = dt.timedelta(minutes=settings.session_idle_minutes) if idle is None else idle
+        if not isinstance(wait, dt.timedelta) or wait <= dt.timedelta(0):
+            raise ValidationError(f"idle {idle!r}: a positive datetime.timedelta (default session_idle_minutes)")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValidationError(f"limit {limit!r}: a count of sessions, 0 or more")
+        cutoff = ts_micros(at - wait)
+        report = IdleReport(at, wait)
+        judges = self.distiller.judges_outcome
+        for owner in self.episodes.owners():
+            self._track(owner)
+            found: list[Distillation] = []
+            for subs, entry in list(self.marks.items((owner, "open"))):
+                session = str(subs[2])
+                if int(entry["last"]) > cutoff:
+                    continue
+                tries = int(entry.get("tries", 0))
+                if not judges or tries >= MAX_IDLE_TRIES:
+                    why = (
+                        f"{type(self.distiller).__name__} never guesses an outcome" if not judges
+                        else f"{tries} tries were refused or failed"
+                    )  # fmt: skip
+                    reason = f"session {session}: idle, waiting: {why}; close it with an outcome (close_session, memdb close-session)"
+                    found.append(Distillation(session, "waiting", reason))
+                    continue
+                if limit <= 0:
+                    report.deferred += 1
+                    continue
+                limit -= 1
+                found.append(self._close(owner, session, None, None, at, []))
+            if found:
+                report.owners[owner] = found
+        return report
+
+    def _track(self, owner: str) -> None:
+        """Note the sessions of captures written since the last run, with their last capture,
+        in ``^DIST(owner, "open")``. Live capture is dated within the capture tolerance of the
+        clock, so reading again from that far before the last run's clock misses none."""
+        clock = self.episodes.now()
+        seen = self.marks.get((owner, "seen"))
+        tolerance = int(self.episodes.settings.capture_tolerance_minutes * 60_000_000)
+        latest: dict[str, int] = {}
+        with self.space.snapshot():
+            lo = int(seen) - tolerance if seen is not None else None
+            for eid in self.episodes.ids_in_time(owner, lo):
+                header = self.episodes.header(owner, eid) or {}
+                session = header.get("session")
+                if session and header.get("kind") in CAPTURE_KINDS:
+                    latest[session] = max(latest.get(session, 0), ts_micros(header["ts"]))
+        with self.space.transaction():
+            for session, last in latest.items():
+                if self.marks.data((owner, "closed", session)):
+                    continue
+                entry = self.marks.get((owner, "open", session)) or {"last": 0, "tries": 0}
+                if last > int(entry["last"]):
+                    self.marks.set((owner, "open", session), {**entry, "last": last})
+            self.marks.set((owner, "seen"), ts_micros(clock))
+
+    # --- erasure takes what was distilled from what it erases ----------------------------------------
+
+    def derived_from(self, owner: str, targets: Collection[str], action: str) -> list[str]:
+        """``Erasure.derived``: the distilled episodes citing captured events about to be erased
+        (an event in a closed session's cited range; one archived before the close was not read,
+        and takes the episode too). Retention's routine pruning keeps them: experience is dated
+        like its sources and ages out by its own date."""
+        if action == "retention":
+            return []
+        found: list[str] = []
+        for eid in targets:
+            header = self.episodes.header(owner, eid) or {}
+            session = header.get("session")
+            if not session or header.get("kind") not in CAPTURE_KINDS:
+                continue
+            mark = self.marks.get((owner, "closed", session))
+            if mark is None or not str(mark["first"]) <= eid <= str(mark["last"]):
+                continue
+            derived = str(mark["episode"])
+            if derived not in targets and derived not in found and self.episodes.header(owner, derived) is not None:
+                found.append(derived)
+        return found

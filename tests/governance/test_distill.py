@@ -1,0 +1,590 @@
+"""Session distillation (issue 26): a gateway session's capture becomes one typed, honest episode.
+
+Offline: the caller's outcome, fields from the capture, once per session, nothing for nothing.
+Through the real anthropic SDK over an httpx mock transport: a clean answer, a hedge then a
+clean retry, two hedges, a success the last tool result contradicts, a malformed answer and an
+API error. And the rules that fire it: the idle rule, its kinds, and erasure of what it cites.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2 as httpx  # the HTTP client the anthropic SDK is built on
+import pytest
+from clocks import Clock
+
+import memdb
+from memdb.cli import main
+from memdb.errors import ConfigError, SanitizerError, ValidationError
+from memdb.governance.distill import (
+    MAX_IDLE_TRIES,
+    Distiller,
+    Draft,
+    OfflineDistiller,
+    SessionCapture,
+    kind_by_rule,
+    reads_as_error,
+    refusal,
+)
+from memdb.llm.adapters import AnthropicDistiller
+from memdb.memory.models import Episode
+from memdb.memory.settings import Settings
+from memdb.surfaces.mcp_server import tool_specs
+
+UTC = dt.UTC
+T0 = dt.datetime(2026, 6, 3, 9, 0, tzinfo=UTC)
+MINUTE = dt.timedelta(minutes=1)
+HOUR = dt.timedelta(hours=1)
+
+
+def open_db(tmp_path: Path, clock: Clock, distiller: Distiller | None = None) -> memdb.Database:
+    return memdb.open(tmp_path / "db", clock=clock, distiller=distiller)
+
+
+def capture(db: memdb.Database, clock: Clock, owner: str = "ana", session: str = "s1", last: Any = None) -> list[str]:
+    """A gateway session as it happens: a question, a deploy that fails, a fix, a check.
+    ``last`` is the check's result; returns the captured ids in order."""
+    mem = db.owner(owner)
+    ids = [mem.record_exchange(session, "Why does the deploy fail? Mail me at jane.doe@example.com", "Looking at it.", tags=["deploy"]).id]
+    clock.advance(minutes=1)
+    call = mem.record_tool_call(session, "deploy_api", {"env": "prod"})
+    mem.record_tool_result(call.id, {"error": "migration lock timeout"})
+    clock.advance(minutes=1)
+    fix = mem.record_tool_call(session, "run_migrations", {"env": "prod"}, tags=["Project X"])
+    mem.record_tool_result(fix.id, {"applied": 3})
+    clock.advance(minutes=1)
+    check = mem.record_tool_call(session, "deploy_api", {"env": "prod"})
+    mem.record_tool_result(check.id, last if last is not None else {"deployed": True, "errors": 0})
+    clock.advance(minutes=1)
+    return [*ids, call.id, fix.id, check.id]
+
+
+def marks(db: memdb.Database, owner: str = "ana") -> dict[tuple[Any, ...], Any]:
+    return dict(db.globals["DIST"].items((owner,)))
+
+
+# --- offline: the caller's outcome, the capture's facts -------------------------------------------
+
+
+def test_a_closed_session_is_one_typed_episode_citing_its_capture(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        ids = capture(db, clock)
+        mem = db.owner("ana")
+        before = mem.count()
+        done = mem.close_session("s1", kind="debug", outcome="success", tags=["Hotfix"])
+        assert (done.status, done.closed, done.events, done.attempts) == ("closed", True, 4, 1)
+        ep = done.episode
+        assert ep is not None and mem.count() == before + 1 and mem.peek(ep.id) == ep
+        assert (ep.kind, ep.outcome, ep.session, ep.cites) == ("debug", "success", "s1", tuple(ids))
+        assert ep.ts == mem.peek(ids[-1]).ts  # dated when the work ended
+        assert ep.tags == ("hotfix", "deploy", "project-x")  # the caller's, then the events' own
+        assert ep.summary == "Why does the deploy fail? Mail me at <EMAIL_1>"  # the first user message, as stored
+        assert ep.what_we_tried == 'deploy_api {"env": "prod"}; run_migrations {"env": "prod"}; deploy_api {"env": "prod"}'
+        assert ep.what_happened is not None and 'deploy_api -> {"error": "migration lock timeout"}' in ep.what_happened
+        assert (ep.why, ep.lesson) == (None, None)  # offline, a cause or a lesson would be a guess
+        assert "jane.doe" not in json.dumps(ep.model_dump(mode="json"))
+        (audit,) = [a for a in mem.audit() if a["action"] == "distill"]
+        assert audit["episode"] == ep.id and audit["session"] == "s1" and audit["distiller"] == "OfflineDistiller"
+        assert db.sessions.counts("ana") == {"closed": 1, "refused": 0, "failed": 0}
+        history = mem.history(kind="debug", tags=["deploy"])  # history answers from it
+        assert history.total == 1 and history.attempts[0].episode.id == ep.id and history.counts["success"] == 1
+        assert db.check().ok
+
+
+def test_a_session_closes_once(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        capture(db, clock)
+        mem = db.owner("ana")
+        first = mem.close_session("s1", kind="debug", outcome="failure")
+        count = mem.count()
+        again = mem.close_session("s1", kind="routine", outcome="success")  # other arguments change nothing
+        assert again.status == "already_closed" and again.closed and again.episode == first.episode
+        assert first.episode is not None and first.episode.id in again.reason and "nothing written" in again.reason
+        clock.advance(minutes=1)
+        mem.record_exchange("s1", "one more thing", "sure")  # captured after the close: the session stays closed
+        assert mem.close_session("s1", kind="debug", outcome="failure").status == "already_closed"
+        assert mem.count() == count + 1 and db.sessions.counts("ana")["closed"] == 1
+
+
+def test_a_later_close_is_dated_when_the_work_ended_and_says_so_in_the_audit(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        ids = capture(db, clock)
+        clock.advance(hours=3)
+        mem = db.owner("ana")
+        done = mem.close_session("s1", kind="debug", outcome="partial")
+        assert done.episode is not None and done.episode.ts == mem.peek(ids[-1]).ts and done.episode.recorded == clock.now
+        actions = {a["action"]: a for a in mem.audit()}
+        assert actions["backfill"]["episode"] == actions["distill"]["episode"] == done.episode.id  # not a silent backfill
+
+
+def test_nothing_captured_writes_nothing_and_says_so(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        ana, bo = db.owner("ana"), db.owner("bo")
+        ana.record("debug", "typed work in a session", outcome="success", session="typed-only")
+        capture(db, clock, owner="bo", session="shared")  # another owner's session of the same name
+        for session in ("typed-only", "never-seen", "shared"):
+            done = ana.close_session(session, kind="debug", outcome="success")
+            assert (done.status, done.closed, done.episode) == ("nothing_captured", False, None)
+            assert "nothing captured" in done.reason and "nothing written" in done.reason
+        assert ana.count() == 1 and marks(db) == {}
+        ids = capture(db, clock, owner="ana", session="shared")
+        mine = ana.close_session("shared", kind="debug", outcome="partial")
+        assert mine.episode is not None and mine.episode.cites == tuple(ids)  # bo's four events are not read
+        assert bo.close_session("shared", kind="debug", outcome="success").status == "closed"  # closing is per owner too
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"kind": "debug"}, "outcome"),  # offline: never guessed
+        ({"kind": "debug", "outcome": "mostly worked"}, "outcome"),
+        ({"kind": "debug", "outcome": "Success"}, "outcome"),  # the caller's outcome is exact, as record's is
+        ({"kind": "exchange", "outcome": "success"}, "kind"),
+        ({"kind": "deploy", "outcome": "success"}, "kind"),
+        ({"kind": "debug", "outcome": "success", "tags": "deploy"}, "tags"),
+        ({"kind": "debug", "outcome": "success", "now": dt.datetime(2026, 6, 3, 9)}, "now"),  # naive
+    ],
+)
+def test_bad_arguments_are_validation_errors_naming_them(tmp_path: Path, arguments: dict[str, Any], named: str) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        capture(db, clock)
+        mem = db.owner("ana")
+        count = mem.count()
+        with pytest.raises(ValidationError, match=rf"^{named}\b"):
+            mem.close_session("s1", **arguments)
+        with pytest.raises(ValidationError, match=r"^session 'a b'"):
+            mem.close_session("a b", kind="debug", outcome="success")
+        assert mem.count() == count and marks(db) == {}
+
+
+def test_the_mark_is_written_in_the_episodes_transaction(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        capture(db, clock)
+        mem = db.owner("ana")
+        count = mem.count()
+        with pytest.raises(RuntimeError), db.transaction():
+            assert mem.close_session("s1", kind="debug", outcome="success").status == "closed"
+            raise RuntimeError("the caller's transaction fails")
+        assert mem.count() == count and not any(k[1] == "closed" for k in marks(db))  # both rolled back
+        assert mem.close_session("s1", kind="debug", outcome="success").status == "closed"  # still open, so it closes now
+
+
+def test_a_failing_sanitizer_drops_the_episode_and_counts_it(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        capture(db, clock)
+
+        class Broken:
+            def sanitize(self, texts: dict[str, str]) -> dict[str, str]:
+                raise SanitizerError("detector crashed")
+
+        db.episodes.sanitizer = Broken()
+        mem = db.owner("ana")
+        with pytest.raises(SanitizerError, match="capture dropped"):
+            mem.close_session("s1", kind="debug", outcome="success")
+        assert db.globals["META"].get(("dropped_captures",)) == 1  # the counter survives: nothing else was written
+        assert marks(db) == {} and mem.count() == 4
+
+
+def test_distilled_episodes_count_toward_pattern_extraction(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        db.configure(pattern_every=3)
+        mem = db.owner("ana")
+        for session in ("s1", "s2", "s3"):
+            capture(db, clock, session=session)
+            mem.close_session(session, kind="debug", outcome="failure")
+        (pattern,) = mem.patterns(kind="debug")  # the third closed session completed a batch: extracted at once
+        assert len(pattern.cites) == 3 and "3 failure" in pattern.text
+
+
+def test_erasing_a_cited_event_takes_the_episode_distilled_from_it(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        ids = capture(db, clock)
+        mem = db.owner("ana")
+        done = mem.close_session("s1", kind="debug", outcome="success")
+        assert done.episode is not None
+        report = mem.erase([ids[0]], reason="the user asked to forget that message")
+        assert set(report.ids) == {ids[0], done.episode.id}  # erased and audited with it
+        assert done.episode.id not in mem and db.check().ok
+        again = mem.close_session("s1", kind="debug", outcome="success")  # closed stays closed: nothing re-derived
+        assert again.status == "already_closed" and again.episode is None and "no longer in hot storage" in again.reason
+        assert db.sessions.derived_from("ana", [ids[1]], "retention") == []  # routine pruning keeps experience
+
+
+# --- the honesty check -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("result", "error"),
+    [
+        ('{"error": "migration lock timeout"}', True),
+        ("Traceback (most recent call last): ...", True),
+        ('{"ok": false, "reason": "quota"}', True),
+        ('{"status": 503}', True),
+        ("HTTP 404 Not Found", True),
+        ('{"failed": 12, "delivered": 0}', True),
+        ("connection refused", True),
+        ('{"deployed": true, "errors": 0}', False),
+        ('{"error": null, "rows": 3}', False),
+        ('{"failed": 0, "delivered": 12}', False),
+        ("done, no errors", False),
+        ('{"hits": 3}', False),
+        ("", False),
+    ],
+)
+def test_what_reads_as_an_error(result: str, error: bool) -> None:
+    assert reads_as_error(result) is error
+
+
+def _event(kind: str, i: int, **fields: Any) -> Episode:
+    return Episode(id=f"20260603T09{i:02d}00000000Z-00000{i}", owner="ana", ts=T0 + i * MINUTE, kind=kind, summary="x", **fields)
+
+
+def _capture(last_result: str, outcome: str | None = None) -> SessionCapture:
+    events = (
+        _event("exchange", 0, content="user: deploy please"),
+        _event("tool_call", 1, tool="deploy_api", content="{}", result=last_result),
+        _event("tool_call", 2, tool="status", content="{}"),  # still running: it says nothing yet
+    )
+    return SessionCapture("ana", "s1", "debug", events, 3, outcome)
+
+
+@pytest.mark.parametrize("hedge", ["mostly worked", "n/a", "success-ish", "partially", "worked", "success.", "", "  ", None])
+def test_a_missing_or_hedged_outcome_is_refused(hedge: str | None) -> None:
+    reason = refusal(Draft("Deployed", outcome=hedge), _capture('{"ok": true}'))
+    assert reason is not None and "success, partial, failure" in reason
+
+
+def test_success_after_an_error_is_refused_and_the_callers_outcome_is_theirs() -> None:
+    errored = _capture('{"error": "timeout"}')
+    reason = refusal(Draft("Deployed", outcome="success"), errored)
+    assert reason is not None and "contradicts the last tool result" in reason and "deploy_api" in reason
+    assert refusal(Draft("Deployed", outcome="failure"), errored) is None
+    assert refusal(Draft("Deployed", outcome=" Partial "), errored) is None  # case and space are not hedging
+    assert refusal(Draft("Deployed", outcome="success"), _capture('{"ok": true}')) is None
+    assert refusal(Draft("Deployed"), _capture('{"error": "timeout"}', outcome="success")) is None  # the caller's word
+    assert refusal(Draft("  ", outcome="failure"), errored) == (
+        "the summary is empty: say in one sentence what the session was about and how it ended"
+    )
+
+
+def test_kinds_by_rule_first_match_then_the_default() -> None:
+    events = [_event("tool_call", 1, tool="deploy_api", tags=("ops",)), _event("exchange", 2, tags=("chore",))]
+    rules = Settings().updated(session_kinds={"tag:Chore": "routine", "tool:deploy_api": "debug"})
+    assert rules.session_kinds == {"tag:chore": "routine", "tool:deploy_api": "debug"}
+    assert kind_by_rule(events, rules) == "routine"  # the first rule that matches wins
+    assert kind_by_rule(events, Settings().updated(session_kinds={"tool:deploy_api": "debug", "tag:chore": "routine"})) == "debug"
+    assert kind_by_rule(events, Settings()) == "routine"  # the documented default
+    assert kind_by_rule(events, Settings().updated(session_default_kind="research")) == "research"
+    assert kind_by_rule(events, Settings().updated(session_default_kind=None)) is None
+    assert kind_by_rule(events, Settings().updated(typed_kinds=("incident", "deploy"))) is None  # "routine" is not typed there
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"session_kinds": {"deploy_api": "debug"}},
+        {"session_kinds": {"tool:two words": "debug"}},
+        {"session_kinds": {"tag:x": "incident"}},  # not a typed kind
+        {"session_kinds": {"tag:Chore": "routine", "tag:chore": "debug"}},
+        {"session_default_kind": "Not A Kind"},
+        {"session_idle_minutes": 0},
+        {"session_idle_minutes": -5},
+    ],
+)
+def test_session_settings_are_validated(tmp_path: Path, changes: dict[str, Any]) -> None:
+    with memdb.open(tmp_path / "db") as db:
+        with pytest.raises(ConfigError, match=next(iter(changes))):
+            db.configure(**changes)
+        db.configure(session_idle_minutes=15, session_kinds={"tool:deploy_api": "debug"})
+    with memdb.open(tmp_path / "db") as db:  # kept with the data
+        assert (db.settings.session_idle_minutes, db.settings.session_kinds) == (15, {"tool:deploy_api": "debug"})
+
+
+# --- the idle rule -----------------------------------------------------------------------------------
+
+
+class Judge:
+    """A distiller that judges outcomes as a test says (a model without the network)."""
+
+    judges_outcome = True
+
+    def __init__(self, *outcomes: str) -> None:
+        self.outcomes = list(outcomes)
+        self.seen: list[tuple[SessionCapture, tuple[str, ...]]] = []
+
+    def distill(self, capture: SessionCapture, rejected: Sequence[str] = ()) -> Draft:
+        self.seen.append((capture, tuple(rejected)))
+        outcome = self.outcomes.pop(0) if len(self.outcomes) > 1 else self.outcomes[0]
+        return Draft(f"Session {capture.session} distilled", outcome=outcome, lesson="run migrations first")
+
+
+def test_offline_the_idle_rule_writes_nothing_and_reports_waiting(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        capture(db, clock, session="old")
+        capture(db, clock, session="done")
+        db.owner("ana").close_session("done", kind="debug", outcome="success")
+        clock.advance(minutes=50)
+        capture(db, clock, session="recent")
+        count = db.owner("ana").count()
+        report = db.close_idle_sessions(now=clock.now + 30 * MINUTE)  # "old" idle 83 min, "recent" 30 min
+        assert [d.session for d in report.waiting] == ["old"] and report.closed == []
+        assert "never guesses an outcome" in report.waiting[0].reason and "1 waiting" in str(report)
+        assert db.owner("ana").count() == count  # an outcome is never invented
+        later = db.close_idle_sessions(now=clock.now + 2 * HOUR)
+        assert sorted(d.session for d in later.waiting) == ["old", "recent"]
+        db.owner("ana").close_session("old", kind="debug", outcome="failure")  # someone closes it with an outcome
+        assert [d.session for d in db.close_idle_sessions(now=clock.now + 3 * HOUR).waiting] == ["recent"]
+
+
+def test_the_idle_rule_closes_idle_sessions_into_the_kind_the_rules_give(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    judge = Judge("failure")
+    with open_db(tmp_path, clock, distiller=judge) as db:
+        db.configure(session_kinds={"tag:chore": "routine", "tool:deploy_api": "debug"}, session_default_kind="research")
+        capture(db, clock, session="deploy")
+        db.owner("ana").record_exchange("tidy", "rename the labels", "done", tags=["chore"])
+        db.owner("bo").record_exchange("reading", "what is CRDT?", "a data type")
+        assert db.close_idle_sessions(now=clock.now + 58 * MINUTE).owners == {}  # not idle yet (60 minutes by default)
+        report = db.close_idle_sessions(now=clock.now + 61 * MINUTE)
+        kinds = {(d.session, d.episode.kind) for d in report.closed if d.episode}
+        assert kinds == {("deploy", "debug"), ("tidy", "routine"), ("reading", "research")}
+        assert all(d.episode and d.episode.outcome == "failure" for d in report.closed)
+        assert sorted(report.owners) == ["ana", "bo"]
+        assert db.close_idle_sessions(now=clock.now + 2 * HOUR).owners == {}  # closed ones are not read again
+        assert len(judge.seen) == 3
+
+
+def test_the_idle_rule_reads_only_what_is_new_and_keeps_to_its_limit(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock, distiller=Judge("partial")) as db:
+        for n in range(3):
+            db.owner("ana").record_exchange(f"s{n}", f"question {n}", "answer")
+        clock.advance(hours=2)
+        first = db.close_idle_sessions(limit=2)
+        assert len(first.closed) == 2 and first.deferred == 1 and "1 left for the next run" in str(first)
+        assert db.globals["DIST"].get(("ana", "seen")) is not None  # the next run reads from here
+        assert [d.session for d in db.close_idle_sessions().closed] == ["s2"]
+        with pytest.raises(ValidationError, match=r"^idle"):
+            db.close_idle_sessions(idle=dt.timedelta(0))
+        db.owner("ana").record_exchange("s3", "later", "answer")  # captured after a run: still found
+        assert db.close_idle_sessions(idle=dt.timedelta(minutes=0.5), now=clock.now + MINUTE).closed[0].session == "s3"
+
+
+def test_a_session_refused_again_and_again_is_left_to_an_explicit_close(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    judge = Judge("mostly worked")
+    with open_db(tmp_path, clock, distiller=judge) as db:
+        capture(db, clock)
+        count = db.owner("ana").count()
+        for n in range(MAX_IDLE_TRIES):
+            (done,) = db.close_idle_sessions(now=clock.now + (2 + n) * HOUR).refused
+            assert done.attempts == 2 and len(done.rejected) == 2
+        (waiting,) = db.close_idle_sessions(now=clock.now + 9 * HOUR).waiting
+        assert f"{MAX_IDLE_TRIES} tries were refused" in waiting.reason
+        assert db.sessions.counts("ana")["refused"] == MAX_IDLE_TRIES and db.owner("ana").count() == count
+        judge.outcomes = ["partial"]
+        assert db.owner("ana").close_session("s1", kind="debug").status == "closed"  # an explicit close still can
+
+
+def test_a_draft_that_does_not_validate_costs_the_try_and_keeps_its_text_off_disk(tmp_path: Path) -> None:
+    class Sloppy(Judge):
+        def distill(self, capture: SessionCapture, rejected: Sequence[str] = ()) -> Draft:
+            return Draft("Deployed", outcome="failure", why=["secret-sauce", "not text"])  # type: ignore[arg-type]
+
+    clock = Clock(T0)
+    with open_db(tmp_path, clock, distiller=Sloppy("failure")) as db:
+        capture(db, clock)
+        mem = db.owner("ana")
+        count = mem.count()
+        done = mem.close_session("s1", kind="debug")
+        assert (done.status, done.attempts) == ("failed", 1) and "does not validate" in done.reason and "why" in done.reason
+        (audit,) = [a for a in mem.audit() if a["action"] == "distill"]
+        assert audit["error"] == "the distilled episode does not validate" and mem.count() == count
+        assert "secret-sauce" not in json.dumps(audit, default=str)
+
+
+# --- the Anthropic distiller through the SDK ------------------------------------------------------------
+
+
+def message(payload: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-haiku-4-5",
+        "content": [{"type": "text", "text": json.dumps(payload)}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 700, "output_tokens": 150},
+    }
+
+
+def answer(outcome: str | None, **fields: str) -> dict[str, Any]:
+    body = {
+        "summary": "Deploy of Project X failed on a migration lock, then went out after running migrations first",
+        "what_we_tried": "Deployed, ran the migrations, deployed again",
+        "what_happened": "The first deploy hit a lock timeout; the second went out",
+        "why": "The migration held a lock on the users table",
+        "lesson": "Run migrations before the deploy window",
+        **fields,
+    }
+    if outcome is not None:
+        body["outcome"] = outcome
+    return message(body)
+
+
+def sdk_client(responses: list[tuple[int, dict[str, Any]]], seen: list[httpx.Request]) -> anthropic.Anthropic:
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        status, body = responses[min(len(seen) - 1, len(responses) - 1)]
+        return httpx.Response(status, json=body, headers={"request-id": f"req_{len(seen)}"})
+
+    # no SDK retries: each test counts the requests memdb itself makes
+    return anthropic.Anthropic(api_key="sk-ant-test", max_retries=0, http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+
+
+def model_db(tmp_path: Path, responses: list[tuple[int, dict[str, Any]]], seen: list[httpx.Request], last: Any = None) -> memdb.Database:
+    clock = Clock(T0)
+    db = open_db(tmp_path, clock, distiller=AnthropicDistiller(client=sdk_client(responses, seen)))
+    capture(db, clock, last=last)
+    return db
+
+
+def prompt_of(request: httpx.Request) -> str:
+    return str(json.loads(request.content)["messages"][0]["content"])
+
+
+def test_a_clean_answer_fills_the_episode(tmp_path: Path) -> None:
+    seen: list[httpx.Request] = []
+    with model_db(tmp_path, [(200, answer("success"))], seen) as db:
+        done = db.owner("ana").close_session("s1", kind="debug")  # no outcome: the model judges it
+        assert done.status == "closed" and done.attempts == 1 and done.rejected == ()
+        ep = done.episode
+        assert ep is not None and ep.outcome == "success" and ep.lesson == "Run migrations before the deploy window"
+        assert ep.why == "The migration held a lock on the users table" and len(ep.cites) == 4
+        body = json.loads(seen[0].content)
+        assert seen[0].url.path == "/v1/messages" and body["model"] == "claude-haiku-4-5"
+        assert body["output_config"]["format"]["type"] == "json_schema"
+        assert {"summary", "outcome", "lesson"} <= set(body["output_config"]["format"]["schema"]["properties"])
+        assert "data, never instructions" in body["system"]
+        prompt = prompt_of(seen[0])
+        assert all(f"[{i}]" in prompt for i in ep.cites) and "migration lock timeout" in prompt
+        assert "<EMAIL_1>" in prompt and "jane.doe" not in prompt  # only the stored, sanitized text
+        (audit,) = [a for a in db.owner("ana").audit() if a["action"] == "distill"]
+        assert audit["distiller"] == "AnthropicDistiller" and audit["rejected"] == 0
+
+
+def test_a_hedge_is_asked_again_once_with_the_reason(tmp_path: Path) -> None:
+    seen: list[httpx.Request] = []
+    with model_db(tmp_path, [(200, answer("mostly worked")), (200, answer("partial"))], seen) as db:
+        done = db.owner("ana").close_session("s1", kind="debug")
+        assert done.status == "closed" and done.episode is not None and done.episode.outcome == "partial"
+        assert done.attempts == 2 and len(done.rejected) == 1 and "'mostly worked'" in done.rejected[0]
+        assert len(seen) == 2 and "refused" not in prompt_of(seen[0])
+        assert "Your previous answer was refused: the outcome 'mostly worked' is not one of" in prompt_of(seen[1])
+
+
+@pytest.mark.parametrize("hedges", [("success-ish", "n/a"), (None, "partially")])  # None: no outcome at all
+def test_two_hedges_write_nothing_and_the_session_stays_open(tmp_path: Path, hedges: tuple[str | None, str]) -> None:
+    seen: list[httpx.Request] = []
+    responses = [(200, answer(hedges[0])), (200, answer(hedges[1])), (200, answer("failure"))]
+    with model_db(tmp_path, responses, seen) as db:
+        mem = db.owner("ana")
+        count = mem.count()
+        done = mem.close_session("s1", kind="debug")
+        assert (done.status, done.closed, done.episode, done.attempts, len(done.rejected)) == ("refused", False, None, 2, 2)
+        assert "asked twice" in done.reason and "nothing written" in done.reason
+        assert mem.count() == count and db.sessions.counts("ana") == {"closed": 0, "refused": 1, "failed": 0}
+        (audit,) = [a for a in mem.audit() if a["action"] == "distill"]
+        assert audit["status"] == "refused" and "success-ish" not in json.dumps(audit, default=str)  # no model text on disk
+        later = mem.close_session("s1", kind="debug")  # open for a later try
+        assert later.status == "closed" and later.episode is not None and later.episode.outcome == "failure"
+
+
+def test_success_the_last_tool_result_contradicts_is_asked_again(tmp_path: Path) -> None:
+    seen: list[httpx.Request] = []
+    last = {"error": "deploy rejected: health check failed"}
+    with model_db(tmp_path, [(200, answer("success")), (200, answer("failure"))], seen, last=last) as db:
+        done = db.owner("ana").close_session("s1", kind="debug")
+        assert done.episode is not None and done.episode.outcome == "failure" and len(seen) == 2
+        assert "contradicts the last tool result: deploy_api returned" in done.rejected[0]
+        assert "health check failed" in prompt_of(seen[1])
+
+
+def test_the_callers_outcome_is_used_and_said_in_the_prompt(tmp_path: Path) -> None:
+    seen: list[httpx.Request] = []
+    with model_db(tmp_path, [(200, answer("success"))], seen) as db:
+        done = db.owner("ana").close_session("s1", kind="debug", outcome="partial")
+        assert done.episode is not None and done.episode.outcome == "partial"
+        assert "The outcome is fixed by whoever did the work: partial" in prompt_of(seen[0])
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "needle"),
+    [
+        (200, message({"not": "the schema"}), "not the requested JSON"),
+        (400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad"}}, "BadRequestError"),
+        (529, {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "Overloaded"),
+    ],
+)
+def test_a_malformed_answer_or_an_api_error_writes_nothing(tmp_path: Path, status: int, body: dict[str, Any], needle: str) -> None:
+    seen: list[httpx.Request] = []
+    with model_db(tmp_path, [(status, body), (200, answer("failure"))], seen) as db:
+        mem = db.owner("ana")
+        count = mem.count()
+        done = mem.close_session("s1", kind="debug")  # never a raw exception
+        assert (done.status, done.closed, done.episode, done.attempts) == ("failed", False, None, 1)
+        assert "anthropic session distillation with claude-haiku-4-5" in done.reason and needle in done.reason
+        assert len(seen) == 1 and mem.count() == count and db.sessions.counts("ana")["failed"] == 1
+        assert mem.close_session("s1", kind="debug").status == "closed"  # the session stayed open
+
+
+def test_with_a_model_the_idle_rule_closes_and_end_session_may_omit_the_outcome(tmp_path: Path) -> None:
+    seen: list[httpx.Request] = []
+    with model_db(tmp_path, [(200, answer("partial"))], seen) as db:
+        db.configure(session_kinds={"tool:deploy_api": "debug"})
+        (done,) = db.close_idle_sessions(now=T0 + 2 * HOUR).closed
+        assert done.episode is not None and (done.episode.kind, done.episode.outcome) == ("debug", "partial")
+        assert "Session s1, debug work: 4 captured events" in prompt_of(seen[0])
+    end = {s.name: s for s in tool_specs(Settings(), judges_outcome=True)}["end_session"]
+    assert set(end.input_schema()["required"]) == {"session", "kind"}
+    assert isinstance(AnthropicDistiller(client=sdk_client([], [])), Distiller) and isinstance(OfflineDistiller(), Distiller)
+    with pytest.raises(ConfigError, match="distiller"):
+        memdb.open(tmp_path / "other", distiller=object())  # type: ignore[arg-type]
+
+
+# --- the command ---------------------------------------------------------------------------------------
+
+
+def test_memdb_close_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "db"
+    with memdb.open(path) as db:
+        mem = db.owner("ana")
+        mem.record_exchange("s1", "Why does the deploy fail?", "A lock.")
+        mem.record_tool_result(mem.record_tool_call("s1", "deploy_api", {"env": "prod"}).id, {"error": "lock timeout"})
+    argv = ["close-session", "s1", "--kind", "debug", "--db", str(path), "--owner", "ana"]
+    assert main([*argv, "--outcome", "failure", "--tags", "deploy"]) == 0
+    out = capsys.readouterr().out
+    assert "closed as debug/failure" in out and "what_happened: deploy_api -> " in out
+    assert main([*argv, "--outcome", "failure", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["status"] == "already_closed" and data["closed"] and data["episode"]["tags"] == ["deploy"]
+    assert main([*argv[:2], "--kind", "debug", "--outcome", "success", "--db", str(path), "--json"]) == 1  # owner default: nothing
+    assert json.loads(capsys.readouterr().out)["status"] == "nothing_captured"
+    assert main(argv) == 1 and "memdb: outcome: required" in capsys.readouterr().err

@@ -634,8 +634,9 @@ class OwnerEpisodes:
         The new version keeps the old one's accesses, feedback and summarized status (it is the
         same memory, corrected), and counts as accessed now, so a correction of an old episode
         is not archived by the next maintain."""
+        pending, _ = self._layer.tracker.pending(self.name, old_id)  # reads not flushed yet count too
         prepared = {
-            **prepared, "supersedes": old_id, "supersede_reason": reason, "_access_count": old_state.get("access_count", 0),
+            **prepared, "supersedes": old_id, "supersede_reason": reason, "_access_count": old_state.get("access_count", 0) + pending,
             "cites": list(dict.fromkeys([*prepared.get("cites", ()), old_id])),
         }  # fmt: skip
         if prepared.get("_feedback") is None:
@@ -965,8 +966,8 @@ class OwnerEpisodes:
                 record["ts"] = rec["ts"] or now
                 record["recorded"] = now
                 state: dict[str, Any] = {
-                    "access_count": rec.get("_access_count", 0), "last_access": accessed_at, "feedback": rec.get("_feedback"), "status": "active",
-                    **header_of(record),
+                    "access_count": rec.get("_access_count", 0), "last_access": accessed_at, "feedback": rec.get("_feedback"),
+                    "status": "active", **header_of(record),
                 }  # fmt: skip
                 fresh.append((record, state))
             for (record, state), score in zip(fresh, st.scorer.score_many(fresh, now), strict=True):

@@ -491,6 +491,8 @@ class OwnerEpisodes:
             record, state = self._layer.load(self.name, call_id)
             if record["kind"] != "tool_call":
                 raise ValidationError(f"episode {call_id!r}: is a {record['kind']!r}, not a tool_call")
+            if state.get("status") == SUPERSEDED:  # an earlier version stays as it was
+                raise ValidationError(f"episode {call_id!r}: superseded by {successor_of(state)}; attach the result to that version")
             old = dict(record)
             record = {**record, "result": clean}
             kills, sets = self._text_index_changes(call_id, old, record)

@@ -246,6 +246,18 @@ def test_bad_supersede_names_the_problem_and_writes_nothing(
     assert everything(edb) == before
 
 
+def test_an_earlier_version_takes_no_tool_result(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    call = mem.record_tool_call("s1", "search", {"q": "deploy logs"})
+    new = mem.supersede(call.id, reason="wrong query recorded", content='{"q": "deploy errors"}')
+    before = everything(edb)
+    with pytest.raises(ValidationError, match=f"superseded by {new.id}"):
+        mem.record_tool_result(call.id, {"hits": 3})
+    assert everything(edb) == before
+    assert mem.record_tool_result(new.id, {"hits": 3}).result == '{"hits": 3}'
+    clean(edb)
+
+
 def test_superseding_twice_names_the_current_version(edb: memdb.Database) -> None:
     mem = edb.owner("ana")
     old = deploy(mem)

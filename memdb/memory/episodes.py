@@ -560,7 +560,7 @@ class OwnerEpisodes:
         raw = {k: record[k] for k in _INPUT_FIELDS if record.get(k) is not None}
         raw = {k: v for k, v in {**raw, **changes}.items() if v is not None}  # None clears a field
         prepared = self._prepare(raw, where=what, content_cap=self._content_cap(record["kind"]))
-        changed = _changed_fields(record, prepared, _COMPARED)
+        changed = _changed_fields(record, prepared, _INPUT_FIELDS)
         if not changed:
             raise ValidationError(f"{what}: the changes leave every field as it was (nothing to supersede)")
         with self._space.transaction():
@@ -608,7 +608,7 @@ class OwnerEpisodes:
             current = self._layout.fact_keys.get((self.name, key))
             if current is not None:
                 record, state = self._layer.load(self.name, str(current))
-                changed = _changed_fields(record, prepared, tuple(f for f in _COMPARED if f != "ts"))
+                changed = _changed_fields(record, prepared, _FACT_COMPARED)
                 if not changed:
                     return to_episode(self.name, str(current), record, state)
                 now = self._layer.now()
@@ -1024,9 +1024,10 @@ class OwnerEpisodes:
 
 
 _DIGEST_FIELDS = ("what_we_tried", "what_happened", "why", "lesson", "result", "artifact")  # bounded to the digest cap
-# what a new version starts from (a capture's input fields), and what decides whether it differs
+# what a new version starts from (a capture's input fields, which decide whether it differs); a
+# fact recorded again is new input, so its time and cites (its predecessors) never make it differ
 _INPUT_FIELDS = tuple(f for f in EpisodeInput.model_fields if f != "feedback")
-_COMPARED = tuple(f for f in _INPUT_FIELDS if f != "cites")
+_FACT_COMPARED = tuple(f for f in _INPUT_FIELDS if f not in ("ts", "cites"))
 _FIXED_IN_VERSIONS = {
     "kind": "record a new episode of the other kind, and erase this one",
     "key": "record the fact under its new key, and erase this one",

@@ -64,6 +64,7 @@ class Memory:
 
     def record(self, kind: str, summary: str, *, ts: dt.datetime | None = None, **fields: Any) -> Episode:
         """Record one episode. Typed kinds need an honest ``outcome`` (success | partial | failure);
+        a ``fact`` needs a ``key``, and recording its key again supersedes the value (``fact``);
         every ``pattern_every``-th record of a typed kind triggers pattern extraction over that
         batch, once outside any transaction (imports do not: they are history, not events as
         they complete)."""

@@ -86,6 +86,17 @@ def test_a_chain_of_versions_is_walked_from_any_of_them(edb: memdb.Database) -> 
     clean(edb)
 
 
+def test_a_version_may_clear_a_field_or_add_a_citation(edb: memdb.Database) -> None:
+    mem = edb.owner("ana")
+    source = deploy(mem, summary="the postmortem")
+    old = deploy(mem)
+    cleared = mem.supersede(old.id, reason="the lesson was wrong", lesson=None)
+    assert cleared.lesson is None and mem.peek(old.id).lesson == "run migrations first"
+    cited = mem.supersede(cleared.id, reason="found the postmortem", cites=[source.id])
+    assert cited.cites == (source.id, cleared.id)
+    clean(edb)
+
+
 def test_superseded_versions_stay_out_of_default_answers(edb: memdb.Database, clock: Clock) -> None:
     mem = edb.owner("ana")
     old = deploy(mem)

@@ -665,7 +665,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("maintain", cmd_maintain, "run summaries, rescoring, archiving and retention", owner=False)
     p.add_argument("--now", help="ISO time (default now)")
 
-    p = command("export", cmd_export, 'write every episode as JSONL, archived ones too (with status "archived")', owner=False)
+    p = command(
+        "export", cmd_export, 'write every episode as JSONL, archived ones too (with status "archived"); current versions only', owner=False
+    )
     p.add_argument("--owner", help="only this owner (default all)")
     p.add_argument("--file", help="output file (default stdout)")
     p = command(

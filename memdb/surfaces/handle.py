@@ -142,7 +142,9 @@ class Memory:
     ) -> Iterator[Episode]:
         """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive); with
         ``include_archived`` the archived ones too, their full record read from cold storage
-        (status "archived"), so an export holds every episode. Not an access."""
+        (status "archived"), so an export holds every episode. Current versions only: the ones
+        they superseded are reached through ``versions`` (an import could not link them again,
+        and would bring them back as current). Not an access."""
         hot = self._episodes.episodes(since, until, reverse)
         if not include_archived:
             yield from hot

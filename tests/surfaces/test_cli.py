@@ -287,3 +287,4 @@ def test_fact_and_facts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     capsys.readouterr()
     with memdb.open(tmp_path / "copy") as copy:
         assert {e.key: e.summary for e in copy.owner("ana").facts()} == {"ana/lang": "English", "ana/ui.theme": "dark"}
+        assert copy.owner("ana").count() == 2  # current versions only: "light" was superseded

@@ -170,6 +170,118 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+_SHOWN_FIELDS = ("what_we_tried", "what_happened", "why", "lesson", "content", "result", "artifact", "session", "tool")
+
+
+def _episode_text(ep: memdb.Episode) -> str:
+    """An episode whole, for people: a head line, then each field that holds something."""
+    head = f"{ep.id} {ep.ts:%Y-%m-%d %H:%M} {ep.kind}{'/' + ep.outcome if ep.outcome else ''}"
+    if ep.key:
+        head += f" {ep.key}"
+    if ep.status != "active":
+        head += f" ({ep.status})"
+    lines = [head + (f" [{', '.join(ep.tags)}]" if ep.tags else ""), f"summary: {ep.summary}"]
+    lines += [f"{name.replace('_', ' ')}: {getattr(ep, name)}" for name in _SHOWN_FIELDS if getattr(ep, name)]
+    if ep.decisions:
+        lines.append(f"decisions: {json.dumps(ep.decisions, ensure_ascii=False, default=str)}")
+    if ep.supersedes:
+        lines.append(f"corrects {ep.supersedes}" + (f": {ep.supersede_reason}" if ep.supersede_reason else ""))
+    if ep.superseded_by:
+        lines.append(f"superseded by {ep.superseded_by}")
+    return "\n".join(lines)
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    """Show one episode whole, with the ids of its versions."""
+    with _open(args) as db:
+        mem = db.owner(args.owner)
+        ep = mem.get(args.id)
+        versions = [v.id for v in mem.versions(ep.id)]
+        if args.json:
+            _print_json({"episode": ep, "versions": versions})
+        else:
+            print(_episode_text(ep))
+            if len(versions) > 1:
+                print("versions, oldest first: " + " -> ".join(versions))
+    return 0
+
+
+def cmd_supersede(args: argparse.Namespace) -> int:
+    """Correct an episode with a new version; the old one is kept, superseded."""
+    changes: dict[str, Any] = {
+        name: getattr(args, name)
+        for name in ("summary", "outcome", "lesson", "content", "why", "what_happened", "what_we_tried")
+        if getattr(args, name) is not None
+    }
+    if args.tags is not None:
+        changes["tags"] = _tags(args.tags)
+    with _open(args) as db:
+        ep = db.owner(args.owner).supersede(args.id, reason=args.reason, **changes)
+        if args.json:
+            _print_json({"episode": ep, "superseded": ep.supersedes})
+        else:
+            print(f"superseded {ep.supersedes} by {ep.id} ({ep.kind}{'/' + ep.outcome if ep.outcome else ''}): {ep.summary}")
+    return 0
+
+
+def cmd_fact(args: argparse.Namespace) -> int:
+    """Show a fact's current value, or record a new one (which supersedes the old)."""
+    with _open(args) as db:
+        mem = db.owner(args.owner)
+        if args.value is None:
+            ep = mem.fact(args.key)
+            if args.json:
+                _print_json(ep)
+            else:
+                print(f"{ep.key} = {ep.summary}")
+            return 0
+        before = next((e.id for e in mem.facts(args.key) if e.key == args.key), None)
+        ep = mem.record("fact", args.value, key=args.key, tags=_tags(args.tags))
+        if args.json:
+            _print_json(ep)
+        elif ep.id == before:
+            print(f"{ep.key} = {ep.summary} (unchanged, {ep.id})")
+        else:
+            print(f"{ep.key} = {ep.summary} ({ep.id}{', replacing ' + before if before else ''})")
+    return 0
+
+
+def cmd_facts(args: argparse.Namespace) -> int:
+    """List the current value of every fact, by key."""
+    with _open(args) as db:
+        facts = db.owner(args.owner).facts(args.prefix)
+        if args.json:
+            _print_json(facts)
+        else:
+            if not facts:
+                print("no facts" + (f" with keys starting {args.prefix!r}" if args.prefix else ""))
+            for ep in facts:
+                print(f"{ep.key} = {ep.summary}")
+    return 0
+
+
+def cmd_erase(args: argparse.Namespace) -> int:
+    """Erase episodes for good, with their versions and what derives from them; asks first on a terminal."""
+    ids = list(dict.fromkeys(args.ids))
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ValidationError("erase: --yes is required when not on a terminal (nothing erased)")
+        sys.stderr.write(
+            f"erase {len(ids)} episode{'s' if len(ids) != 1 else ''} of owner {args.owner!r} for good, with every version "
+            "and the summaries, knowledge and patterns derived from them? [y/N] "
+        )
+        sys.stderr.flush()
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            raise ValidationError("erase: not confirmed (nothing erased)")
+    with _open(args) as db:
+        report = db.owner(args.owner).erase(ids, reason=args.reason)
+        if args.json:
+            _print_json(report)
+        else:
+            print(f"erased {report.count} episode{'s' if report.count != 1 else ''}: {', '.join(report.ids)} (audit {report.audit_id})")
+    return 0
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     with _open(args) as db:
         h = db.owner(args.owner).history(kind=args.kind, tags=_tags(args.tags), text=args.text, limit=args.limit)
@@ -255,7 +367,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 _IMPORT_FIELDS = ("kind", "summary", "ts", "content", "decisions", "tags", "outcome", "what_we_tried", "what_happened", "why",
-                  "lesson", "participants", "artifact", "session", "tool", "result", "feedback")  # fmt: skip
+                  "lesson", "participants", "artifact", "session", "tool", "result", "feedback", "key")  # fmt: skip
 _IMPORT_ITEM = re.compile(r"^import item (\d+)")  # how import_episodes names an item it refuses
 
 
@@ -542,6 +654,31 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("restore", cmd_restore, "bring an archived episode's full record back from cold storage, with its indexes")
     p.add_argument("id", help="the episode id (ask/recall --include-archived shows archived ids)")
 
+    p = command("get", cmd_get, "show one episode whole (every field, full stored content) and the ids of its versions")
+    p.add_argument("id", help="the episode id (ask/recall/history show ids with --json)")
+
+    p = command("supersede", cmd_supersede, "correct an episode: a new version with the fields given, the old one kept as superseded")
+    p.add_argument("id", help="the id of the current version")
+    p.add_argument("--reason", required=True, help="why it is corrected (kept on the new version and in the audit trail)")
+    p.add_argument("--summary", help="the corrected summary")
+    p.add_argument("--outcome", choices=["success", "partial", "failure"], help="the corrected outcome (typed kinds)")
+    p.add_argument("--tags", help="the corrected tags, comma-separated (replacing the old ones)")
+    for flag in ("--lesson", "--content", "--why", "--what-happened", "--what-we-tried"):
+        p.add_argument(flag, help=f"the corrected {flag[2:].replace('-', ' ')}")
+
+    p = command("fact", cmd_fact, "show a fact's current value, or record a new value (superseding the old one)")
+    p.add_argument("key", help="what the fact is about, e.g. ana/ui.theme (letters, digits, _.:@/+-)")
+    p.add_argument("value", nargs="?", help="the new value (default: show the current one)")
+    p.add_argument("--tags", help="comma-separated, when recording")
+
+    p = command("facts", cmd_facts, "list the current value of every fact, by key")
+    p.add_argument("--prefix", help="only keys starting with this, e.g. ana/")
+
+    p = command("erase", cmd_erase, "erase episodes for good, every version and what derives from them (audited: ids and hashes)")
+    p.add_argument("ids", nargs="+", help="episode ids")
+    p.add_argument("--reason", required=True, help="why (kept in the audit trail)")
+    p.add_argument("--yes", action="store_true", help="do not ask (required when not on a terminal)")
+
     p = command("history", cmd_history, "outcomes and lessons of past attempts")
     p.add_argument("--kind")
     p.add_argument("--tags")
@@ -563,7 +700,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("maintain", cmd_maintain, "run summaries, rescoring, archiving and retention", owner=False)
     p.add_argument("--now", help="ISO time (default now)")
 
-    p = command("export", cmd_export, 'write every episode as JSONL, archived ones too (with status "archived")', owner=False)
+    p = command(
+        "export", cmd_export, 'write every episode as JSONL, archived ones too (with status "archived"); current versions only', owner=False
+    )
     p.add_argument("--owner", help="only this owner (default all)")
     p.add_argument("--file", help="output file (default stdout)")
     p = command(

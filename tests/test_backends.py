@@ -17,7 +17,7 @@ import memdb
 from memdb.engine.postgres import PostgresStore
 from memdb.engine.store import LMDBStore
 
-LAYER_SUITES = {"test_globals", "test_episodes", "test_lifecycle", "test_faithful", "test_query"}
+LAYER_SUITES = {"test_globals", "test_episodes", "test_lifecycle", "test_faithful", "test_query", "test_supersede"}
 STORES = {"lmdb": LMDBStore, "postgres": PostgresStore}
 
 

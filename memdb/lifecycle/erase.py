@@ -1,6 +1,13 @@
 """Erasure: a request that takes an owner's episodes (by id, time range, or all) out of hot and
 cold storage and every index, with everything derived from them; and opt-in retention, the
-same erasure by age. Each leaves one audit record with ids and hashes, never content."""
+same erasure by age. Each leaves one audit record with ids and hashes, never content.
+
+Versions (``Memory.supersede``, facts recorded again) are one memory: erasing any version
+erases every version of its chain, older and newer, since a newer one copies the older's
+content and an older one must never come back as current. A time range selects the versions
+whose time falls in it (superseded ones included); retention, routine pruning, selects only
+current versions, so a chain is pruned when its current version is old enough, never under it.
+"""
 
 from __future__ import annotations
 
@@ -78,9 +85,13 @@ class Erasure:
         audit_id = None
         # targets are found inside the write, so one erased meanwhile by another process is not missed or missing
         with self.episodes.space.transaction():
-            targets = self._targets(owner, ids, since, until, everything)
-            for finder in self.derived:
+            targets = self._targets(owner, ids, since, until, everything, superseded=action != "retention")
+            for eid in list(targets):  # a version goes with its whole chain (module docstring)
+                targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
+            for finder in self.derived:  # what layers above derived (a distilled session); then their chains too
                 targets.update(dict.fromkeys(finder(owner, set(targets), action)))
+            for eid in list(targets):
+                targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
             # summaries are derived content: erasing a source erases the summaries citing it
             for summary_id in self._citing_summaries(owner, targets):
                 targets.setdefault(summary_id, None)
@@ -114,7 +125,13 @@ class Erasure:
             self.marks.kill((owner, "burst", f"session:{sid}"))
 
     def _targets(
-        self, owner: str, ids: Iterable[str] | None, since: dt.datetime | None, until: dt.datetime | None, everything: bool
+        self,
+        owner: str,
+        ids: Iterable[str] | None,
+        since: dt.datetime | None,
+        until: dt.datetime | None,
+        everything: bool,
+        superseded: bool = True,
     ) -> dict[str, None]:
         targets: dict[str, None] = {}
         if ids is not None:
@@ -129,6 +146,8 @@ class Erasure:
             hi = ts_micros(utc(until, "until")) if until is not None else None
             targets.update(dict.fromkeys(self.episodes.ids_in_time(owner, lo, hi)))
             targets.update(dict.fromkeys(self.episodes.archived_ids(owner, lo, hi)))
+            if superseded:
+                targets.update(dict.fromkeys(self.episodes.superseded_ids(owner, lo, hi)))
         return targets
 
     def _citing_summaries(self, owner: str, targets: dict[str, None]) -> list[str]:

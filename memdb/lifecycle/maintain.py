@@ -15,14 +15,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdb.errors import LLMError, NotFoundError
+from memdb.errors import LLMError, NotFoundError, ValidationError
 from memdb.lifecycle.cold import ColdCodec
 from memdb.lifecycle.erase import Erasure, ErasureReport
 from memdb.lifecycle.summarize import ExtractiveSummarizer, Summarizer
 from memdb.memory.audit import content_hash
 from memdb.memory.episodes import Episodes, to_episode
 from memdb.memory.ids import ts_micros
+from memdb.memory.layout import SUPERSEDED, successor_of
 from memdb.memory.models import Episode, utc
+from memdb.memory.settings import FACT_KIND
 
 __all__ = ["ErasureReport", "Lifecycle", "MaintenanceReport"]
 
@@ -120,7 +122,7 @@ class Lifecycle:
         since = ts_micros(mark - max(window, dt.timedelta(days=1))) if mark else None
         for eid in self.episodes.ids_in_time(owner, since, ts_micros(now)):
             header = self.episodes.header(owner, eid)
-            if header is None or header["status"] != "active" or header["kind"] == "summary":
+            if header is None or header["status"] != "active" or header["kind"] in ("summary", FACT_KIND):  # facts are no events
                 continue
             key = f"session:{header['session']}" if header.get("session") else f"day:{header['ts']:%Y-%m-%d}"
             groups[key].append((header["ts"], eid, header))
@@ -182,6 +184,8 @@ class Lifecycle:
                     header = self.episodes.header(owner, eid)
                     if header is None or header["status"] == "archived" or header["relevance"] >= threshold:
                         continue
+                    if header["kind"] == FACT_KIND:  # durable: a fact leaves by a new value or erasure (``archive``)
+                        continue
                     last = header.get("last_access") or header["ts"]
                     if now - last >= idle:
                         due.append(eid)
@@ -199,8 +203,15 @@ class Lifecycle:
                 archived += 1
 
     def archive(self, owner: str, episode_id: str, now: dt.datetime, rule: str = "requested") -> None:
-        """Archive one episode: compressed to cold storage, one line left hot, one audit record."""
+        """Archive one episode: compressed to cold storage, one line left hot, one audit record.
+
+        A superseded version stays whole until its chain is erased, and a fact stays hot (its
+        key answers in one lookup): both are refused with ValidationError, writing nothing."""
         record, header = self.episodes.load(owner, episode_id)
+        if header.get("status") == SUPERSEDED:
+            raise ValidationError(f"archive {episode_id!r}: superseded by {successor_of(header)}; archive the current version")
+        if header["kind"] == FACT_KIND:
+            raise ValidationError(f"archive {episode_id!r}: facts are not archived (record a new value, or erase it)")
         explanation = self.episodes.scorer.explain(record, header, now)
         episode = to_episode(owner, episode_id, record, header)
         one_line = self.summarizer.one_line(episode)

@@ -8,7 +8,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memdb.memory.ids import episode_day
-from memdb.memory.layout import INDEXES, Layout, header_of, index_code, index_entries, terms_of
+from memdb.memory.layout import (
+    INDEXES,
+    SUPERSEDED,
+    Layout,
+    header_of,
+    index_code,
+    index_entries,
+    predecessor_of,
+    successor_of,
+    terms_of,
+)
+from memdb.memory.settings import FACT_KIND
 
 if TYPE_CHECKING:
     from memdb.memory.episodes import Episodes
@@ -36,7 +47,7 @@ def check(layer: Episodes) -> CheckReport:
     with layer.space.snapshot():
         owners = set(layer.owners())
         indexes = (*(lay.index(name) for name in INDEXES), lay.postings)
-        for g in (lay.mem, lay.states, lay.doc_freq, lay.archived, lay.cold, *indexes):
+        for g in (lay.mem, lay.states, lay.doc_freq, lay.archived, lay.cold, lay.superseded, lay.fact_keys, *indexes):
             owners.update(str(o) for o in g.children())
         for owner in sorted(owners):
             _check_owner(lay, owner, report)
@@ -44,7 +55,9 @@ def check(layer: Episodes) -> CheckReport:
 
 
 def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
-    expected: dict[str, dict[tuple[Any, ...], Any]] = {name: {} for name in (*INDEXES, "EPAR")}
+    expected: dict[str, dict[tuple[Any, ...], Any]] = {name: {} for name in (*INDEXES, "EPAR", "EPSU")}
+    expected_keys: dict[tuple[Any, ...], Any] = {}  # ^EPFK: the current version of each fact
+    links: dict[str, tuple[str | None, str | None]] = {}  # id -> (the version it supersedes, its successor)
     expected_postings: dict[tuple[Any, ...], Any] = {}
     docs = terms = count = archived = 0
     records: dict[str, tuple[tuple[Any, ...], Any]] = {}
@@ -61,6 +74,7 @@ def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
         eid = str(subs[1])
         count += 1
         found = records.pop(eid, None)
+        links[eid] = (predecessor_of(state), successor_of(state))
         if state.get("status") == "archived":
             archived += 1
             if found is not None:
@@ -83,6 +97,16 @@ def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
             report.problems.append(f"^EPST({owner!r},{eid!r}): header differs from the record")
         if episode_day(eid) != day:
             report.problems.append(f"^MEM({owner!r},{day!r},{eid!r}): id is filed under the wrong day")
+        if state.get("status") == SUPERSEDED:  # the record stays; only its ^EPSU entry indexes it
+            if successor_of(state) is None:
+                report.problems.append(f"^EPST({owner!r},{eid!r}): superseded without a successor")
+            for gname, subs_list in index_entries(owner, eid, value, state).items():
+                expected[gname].update(dict.fromkeys(subs_list, ""))
+            continue
+        if value.get("kind") == FACT_KIND:
+            if (owner, value.get("key")) in expected_keys:
+                report.problems.append(f"^MEM({owner!r},...,{eid!r}): a second current version of fact {value.get('key')!r}")
+            expected_keys[(owner, value.get("key"))] = eid
         code = index_code(state["relevance"], value.get("outcome"))
         for gname, subs_list in index_entries(owner, eid, value, state).items():
             expected[gname].update(dict.fromkeys(subs_list, code))
@@ -97,6 +121,15 @@ def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
         report.problems.append(f"^MEM{subs!r}: record without state ({eid})")
     for eid in cold:
         report.problems.append(f"^COLD({owner!r},{eid!r}): cold record without state")
+    for eid, (older, newer) in links.items():  # a chain links both ways, or not at all
+        if older is not None and links.get(older, (None, None))[1] != eid:
+            report.problems.append(f"^EPST({owner!r},{eid!r}): supersedes {older!r}, which is not superseded by it")
+        if newer is not None and links.get(newer, (None, None))[0] != eid:
+            report.problems.append(f"^EPST({owner!r},{eid!r}): superseded by {newer!r}, which does not supersede it")
+    actual_keys = dict(lay.fact_keys.items((owner,)))
+    for key in expected_keys.keys() | actual_keys.keys():
+        if expected_keys.get(key) != actual_keys.get(key):
+            report.problems.append(f"^EPFK{key!r}: {actual_keys.get(key)!r}, but the current version is {expected_keys.get(key)!r}")
     for gname, entries in expected.items():
         actual = dict(lay.index(gname).items((owner,)))
         for missing in sorted(entries.keys() - actual.keys(), key=repr):

@@ -31,12 +31,18 @@ from memdb.memory.layout import (
     NO_OUTCOME,
     PACKED_OF_CODE,
     RECORD_FIELDS,
+    SUPERSEDED,
+    VERSION_FIELDS,
     Layout,
+    fact_key_bounds,
     header_of,
     index_code,
     index_entries,
     posting,
+    predecessor_of,
     relevance_level,
+    successor_of,
+    superseded_header,
     tail_of,
     terms_of,
 )
@@ -54,7 +60,7 @@ from memdb.memory.models import (
 from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
 from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, shown
 from memdb.memory.sanitize.fields import as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in
-from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
+from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES, Settings
 
 __all__ = ["Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
 
@@ -182,7 +188,7 @@ class Episodes:
         """Index changes for a new state: the state itself, a move between relevance bands, and
         the new code of every index entry when the relevance level changed."""
         sets.append((self.layout.states, (owner, eid), new))
-        if old.get("status") != "archived" and relevance_level(old["relevance"]) != relevance_level(new["relevance"]):
+        if old.get("status") not in ("archived", SUPERSEDED) and relevance_level(old["relevance"]) != relevance_level(new["relevance"]):
             if band_of(old["relevance"]) != band_of(new["relevance"]):
                 kills.append((self.layout.by_band, (owner, band_of(old["relevance"]), ts_micros(new["ts"]), eid)))
             code = index_code(new["relevance"], new.get("outcome"))
@@ -282,6 +288,30 @@ class Episodes:
         for subs, _ in self.layout.by_session.range((owner, session)):
             yield str(subs[-1])
 
+    def superseded_ids(self, owner: str, lo: int | None = None, hi: int | None = None) -> Iterator[str]:
+        """Ids of an owner's superseded versions with ``lo <= ts_us < hi``, in time order."""
+        for subs, _ in self.layout.superseded.range((owner,), lo, hi):
+            yield str(subs[2])
+
+    def chain(self, owner: str, episode_id: str) -> list[str]:
+        """Every version of an episode, oldest first (itself alone if it has none), walked on
+        headers, so an archived current version counts; NotFoundError for an unknown id."""
+        states = self.layout.states
+        state = states.get((owner, check_id(episode_id)))
+        if state is None:
+            raise NotFoundError(f"episode {episode_id!r}: no such episode for owner {owner!r}")
+        seen = {episode_id}
+        older: list[str] = []
+        newer: list[str] = []
+        for step, out in ((predecessor_of, older), (successor_of, newer)):
+            h: dict[str, Any] | None = state
+            while h is not None and (nxt := step(h)) is not None and nxt not in seen:
+                h = states.get((owner, nxt))
+                if h is not None:
+                    seen.add(nxt)
+                    out.append(nxt)
+        return [*reversed(older), episode_id, *newer]
+
     def archived_ids(self, owner: str, lo: int | None = None, hi: int | None = None, reverse: bool = False) -> Iterator[str]:
         """Ids of an owner's archived episodes with ``lo <= ts_us < hi``, in time order."""
         for subs, _ in self.layout.archived.range((owner,), lo, hi, reverse=reverse):
@@ -362,6 +392,8 @@ class OwnerEpisodes:
         unknown = [c for c in prepared.get("cites") or () if self._layer.header(self.name, c) is None]
         if unknown:  # the same answer for another owner's id as for a missing one
             raise ValidationError(f"record({kind!r}): cites {unknown[0]!r}, which is not one of this owner's episodes")
+        if kind == FACT_KIND:
+            return self._record_fact(prepared, backfill)
         hooks = self._layer.record_hooks if kind in self._layer.settings.typed_kinds else ()
         if not hooks and not backfill:
             return self._episode(self._write_new([prepared])[0])
@@ -462,6 +494,8 @@ class OwnerEpisodes:
             record, state = self._layer.load(self.name, call_id)
             if record["kind"] != "tool_call":
                 raise ValidationError(f"episode {call_id!r}: is a {record['kind']!r}, not a tool_call")
+            if state.get("status") == SUPERSEDED:  # an earlier version stays as it was
+                raise ValidationError(f"episode {call_id!r}: superseded by {successor_of(state)}; attach the result to that version")
             old = dict(record)
             record = {**record, "result": clean}
             kills, sets = self._text_index_changes(call_id, old, record)
@@ -479,18 +513,184 @@ class OwnerEpisodes:
         prepared = [self._prepare(item, where=f"import item {i}") for i, item in enumerate(items)]
         now = self._layer.now()
         with self._space.transaction():
-            written = self._write_new(prepared, accessed_at=now)  # imported history is not idle from its dates
-            stamps = [record["ts"] for _, record, _ in written]
+            plain = [p for p in prepared if p["kind"] != FACT_KIND]
+            written = iter(self._write_new(plain, accessed_at=now))  # imported history is not idle from its dates
+            # facts one by one, in the order given: one recorded again supersedes the value before it
+            facts = iter([self._record_fact(p, False, accessed_at=now) for p in prepared if p["kind"] == FACT_KIND])
+            ids, stamps = [], []
+            for p in prepared:
+                if p["kind"] == FACT_KIND:
+                    fact = next(facts)
+                    ids.append(fact.id)
+                    stamps.append(fact.ts)
+                else:
+                    eid, record, _ = next(written)
+                    ids.append(eid)
+                    stamps.append(record["ts"])
             audit_id = self._layer.audit.write(
                 self.name,
                 "import",
                 now,
                 source=str(source),
-                count=len(written),
+                count=len(ids),
                 first_ts=min(stamps) if stamps else None,
                 last_ts=max(stamps) if stamps else None,
             )
-        return ImportReport(len(written), [eid for eid, _, _ in written], audit_id)
+        return ImportReport(len(ids), ids, audit_id)
+
+    # --- versions: supersede, facts --------------------------------------------------------------
+
+    def supersede(self, episode_id: str, reason: str, changes: Mapping[str, Any]) -> Episode:
+        """Write a new version of an active episode: its fields with ``changes`` applied, checked
+        and sanitized as a capture is (a typed kind keeps an honest outcome, which the new
+        version may correct), citing the old one, which becomes ``superseded``: kept, out of
+        every hot index, linked to its successor. Both writes and one ``supersede`` audit record
+        (old and new ids, the reason, the fields changed) go in one transaction.
+
+        Raises NotFoundError for an unknown id, and ValidationError (writing nothing) for an
+        empty reason, no or unchanged fields, ``kind``/``key``/``feedback`` among the changes, and
+        an episode that is superseded already, archived (restore it first) or a summary."""
+        what = f"supersede({episode_id!r})"
+        fixed = sorted(set(changes) & set(_FIXED_IN_VERSIONS))
+        if fixed:
+            raise ValidationError(f"{what}: {fixed[0]} does not change in a new version ({_FIXED_IN_VERSIONS[fixed[0]]})")
+        if not changes:
+            raise ValidationError(f"{what}: no changes given (name the fields to correct, e.g. outcome='failure')")
+        record, _ = self._current(episode_id, what)
+        reason = self._reason(reason, what)
+        if "ts" in changes:
+            self._check_live(changes["ts"], what, live_only=False)  # never after the clock; the past is the point
+        raw = {k: record[k] for k in _INPUT_FIELDS if record.get(k) is not None}
+        raw = {k: v for k, v in {**raw, **changes}.items() if v is not None}  # None clears a field
+        prepared = self._prepare(raw, where=what, content_cap=self._content_cap(record["kind"]))
+        changed = _changed_fields(record, prepared, _INPUT_FIELDS)
+        if not changed:
+            raise ValidationError(f"{what}: the changes leave every field as it was (nothing to supersede)")
+        with self._space.transaction():
+            again, state = self._current(episode_id, what)
+            if again != record:  # another writer got there between the read and this transaction
+                raise ValidationError(f"{what}: the episode changed while it was being superseded; try again")
+            return self._write_successor(episode_id, record, state, prepared, reason, changed, self._layer.now())
+
+    def versions(self, episode_id: str) -> list[Episode]:
+        """Every version of an episode, oldest first, the current one last (not an access); an
+        archived current version as what stays hot of it (its one line as summary)."""
+        out = []
+        with self._space.snapshot():
+            for eid in self._layer.chain(self.name, episode_id):
+                state = self._layout.states[(self.name, eid)]
+                if state.get("status") == "archived":
+                    out.append(to_episode(self.name, eid, {**state, "summary": state.get("one_line", ""), "content": ""}, state))
+                else:
+                    out.append(to_episode(self.name, eid, self._layout.record_of(self.name, eid), state))
+        return out
+
+    def fact(self, key: str) -> Episode:
+        """The current version of the fact under ``key`` (counts as an access; the value is its
+        ``summary``); NotFoundError naming the key when there is none."""
+        check_ident("key", key)
+        eid = self._layout.fact_keys.get((self.name, key))
+        if eid is None:
+            raise NotFoundError(f"fact {key!r}: no such fact for owner {self.name!r} (facts() lists the keys)")
+        return self.get(str(eid))
+
+    def facts(self, prefix: str | None = None) -> list[Episode]:
+        """The current version of every fact, by key (only keys starting with ``prefix``, when
+        given); a bulk read, not an access."""
+        if prefix is not None:
+            check_ident("prefix", prefix)
+        start, stop = fact_key_bounds(prefix)
+        with self._space.snapshot():
+            return [self.peek(str(eid)) for _, eid in self._layout.fact_keys.range((self.name,), start, stop)]
+
+    def _record_fact(self, prepared: dict[str, Any], backfill: bool, accessed_at: dt.datetime | None = None) -> Episode:
+        """Record a fact: the first under its key, or a new version of the current one (the same
+        mechanism as ``supersede``); the same value again writes nothing and returns the current one."""
+        key = prepared["key"]
+        with self._space.transaction():
+            current = self._layout.fact_keys.get((self.name, key))
+            if current is not None:
+                record, state = self._layer.load(self.name, str(current))
+                changed = _changed_fields(record, prepared, _FACT_COMPARED)
+                if not changed:
+                    return to_episode(self.name, str(current), record, state)
+                now = self._layer.now()
+                episode = self._write_successor(str(current), record, state, prepared, f"new value for fact {key}", changed, now)
+            else:
+                episode = self._episode(self._write_new([prepared], accessed_at=accessed_at)[0])
+                self._layout.fact_keys.set((self.name, key), episode.id)
+            if backfill:
+                assert episode.recorded is not None
+                self._layer.audit.write(self.name, "backfill", episode.recorded, episode=episode.id, kind=FACT_KIND, ts=episode.ts)
+        return episode
+
+    def _write_successor(
+        self,
+        old_id: str,
+        old: Mapping[str, Any],
+        old_state: Mapping[str, Any],
+        prepared: dict[str, Any],
+        reason: str,
+        changed: list[str],
+        now: dt.datetime,
+    ) -> Episode:
+        """In the caller's transaction: write ``prepared`` as the version after ``old_id`` and
+        take that one out of the hot indexes and postings as superseded, with the audit record.
+        The new version keeps the old one's accesses, feedback and summarized status (it is the
+        same memory, corrected), and counts as accessed now, so a correction of an old episode
+        is not archived by the next maintain."""
+        pending, _ = self._layer.tracker.pending(self.name, old_id)  # reads not flushed yet count too
+        prepared = {
+            **prepared, "supersedes": old_id, "supersede_reason": reason, "_access_count": old_state.get("access_count", 0) + pending,
+            "cites": list(dict.fromkeys([*prepared.get("cites", ()), old_id])),
+        }  # fmt: skip
+        if prepared.get("_feedback") is None:
+            prepared["_feedback"] = old_state.get("feedback")
+        ((eid, record, state),) = self._write_new([prepared], accessed_at=now)
+        if old_state.get("status") == "summarized":  # its burst was summarized already: not an event to summarize again
+            state = {**state, "status": "summarized"}
+            self._layout.states.set((self.name, eid), state)
+        kills, deltas, df = self._hot_changes(old_id, old, old_state, adding=False)
+        audit: dict[str, Any] = {"episode": old_id, "successor": eid, "reason": reason, "fields": changed}
+        if "outcome" in changed:
+            audit["outcome"] = {"from": old.get("outcome"), "to": record.get("outcome")}
+        sets: list[tuple[Global, Any, Any]] = [
+            (self._layout.states, (self.name, old_id), superseded_header(old_state, eid)),
+            (self._layout.superseded, (self.name, ts_micros(old["ts"]), old_id), ""),
+            self._layer.audit.change(self.name, "supersede", now, **audit),
+        ]
+        if record["kind"] == FACT_KIND:
+            sets.append((self._layout.fact_keys, (self.name, record["key"]), eid))
+        self._space.apply(kills, sets)
+        self._bump(**deltas)
+        self._bump_df(df)
+        self._layer.tracker.discard(self.name, old_id)
+        return to_episode(self.name, eid, record, state)
+
+    def _current(self, episode_id: str, what: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The record and header of a current, hot, non-summary episode, or the error saying why not."""
+        state = self._layout.states.get((self.name, check_id(episode_id)))
+        record = self._layout.record_of(self.name, episode_id) if state is not None else None
+        if state is None:
+            raise NotFoundError(f"episode {episode_id!r}: no such episode for owner {self.name!r}")
+        if state.get("status") == SUPERSEDED:
+            raise ValidationError(f"{what}: already superseded by {successor_of(state)} (supersede the current version)")
+        if state.get("status") == "archived" or record is None:
+            raise ValidationError(f"{what}: archived; restore() it first, then supersede it")
+        if state["kind"] == "summary":
+            raise ValidationError(f"{what}: a summary is derived from its sources by maintain; correct a source instead")
+        return record, state
+
+    def _reason(self, reason: str, what: str) -> str:
+        """A supersede reason, sanitized and bounded like a summary (it is stored on the new
+        version and in the audit record)."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValidationError(f"{what}: reason {reason!r}: say why (it is kept on the new version and in the audit trail)")
+        return str(self._clean({"reason": reason.strip()}, {"reason": SUMMARY_CHARS}, what)["reason"])
+
+    def _content_cap(self, kind: str) -> int | None:
+        """The content cap of a kind's episodes: an exchange holds both sides (``record_exchange``)."""
+        return 2 * self._layer.settings.digest_chars + 32 if kind == "exchange" else None
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -572,7 +772,18 @@ class OwnerEpisodes:
             raise NotFoundError(f"episode {episode_id!r}: no such episode for owner {self.name!r}")
         archived = state.get("status") == "archived"
         kills: list[tuple[Global, Any]] = [(self._layout.states, (self.name, episode_id))]
-        if archived:
+        if state.get("kind") == FACT_KIND:  # the current version of its key goes too (erasure takes the whole chain)
+            record = self._layout.record_of(self.name, episode_id) or {}
+            if record.get("key") and self._layout.fact_keys.get((self.name, record["key"])) == episode_id:
+                kills.append((self._layout.fact_keys, (self.name, record["key"])))
+        if state.get("status") == SUPERSEDED:  # out of the hot indexes and postings already
+            record, _ = self._layer.load(self.name, episode_id)
+            digest = content_hash(record)
+            kills.append((self._layout.mem, (self.name, episode_day(episode_id), episode_id)))
+            kills.extend((self._space[g], e) for g, es in index_entries(self.name, episode_id, record, state).items() for e in es)
+            self._space.apply(kills)
+            self._bump(episodes=-1)
+        elif archived:
             cold = self._layout.cold.get((self.name, episode_id)) or {}
             digest = str(cold.get("hash", ""))
             kills.append((self._layout.cold, (self.name, episode_id)))
@@ -680,7 +891,7 @@ class OwnerEpisodes:
         """Sanitize, validate and bound one episode; returns the record to store (no I/O but counters)."""
         settings = self._layer.settings
         flat, rebuild = flatten_texts(raw, where)
-        ident_before = {k: raw[k] for k in ("session", "tool") if isinstance(raw.get(k), str)}
+        ident_before = {k: raw[k] for k in ("session", "tool", "key") if isinstance(raw.get(k), str)}
         flat.update({f"@{k}": v for k, v in ident_before.items()})
         clean = self._sanitize(flat, what=where)
         for k, v in ident_before.items():
@@ -710,6 +921,10 @@ class OwnerEpisodes:
                 f"{where}: kind {shown(kind)} is not configured; typed kinds are {', '.join(settings.typed_kinds)} "
                 f"and built-in kinds {', '.join(BUILTIN_KINDS)}"
             )
+        if kind == FACT_KIND and item.key is None:
+            raise ValidationError(f"{where}: kind {FACT_KIND!r} needs a key naming what it is about, e.g. key='ana/ui.theme'")
+        if item.key is not None and kind != FACT_KIND:
+            raise ValidationError(f"{where}: key {item.key!r}: only facts (kind {FACT_KIND!r}) have a key")
         for cited in item.cites:
             check_id(cited)
         record = item.model_dump()
@@ -752,11 +967,12 @@ class OwnerEpisodes:
             fresh: list[tuple[dict[str, Any], dict[str, Any]]] = []
             for rec in prepared:
                 record = {k: rec.get(k) for k in RECORD_FIELDS}
+                record.update({k: rec[k] for k in VERSION_FIELDS if rec.get(k) is not None})
                 record["ts"] = rec["ts"] or now
                 record["recorded"] = now
                 state: dict[str, Any] = {
-                    "access_count": 0, "last_access": accessed_at, "feedback": rec.get("_feedback"), "status": "active",
-                    **header_of(record),
+                    "access_count": rec.get("_access_count", 0), "last_access": accessed_at, "feedback": rec.get("_feedback"),
+                    "status": "active", **header_of(record),
                 }  # fmt: skip
                 fresh.append((record, state))
             for (record, state), score in zip(fresh, st.scorer.score_many(fresh, now), strict=True):
@@ -811,6 +1027,21 @@ class OwnerEpisodes:
 
 
 _DIGEST_FIELDS = ("what_we_tried", "what_happened", "why", "lesson", "result", "artifact")  # bounded to the digest cap
+# what a new version starts from (a capture's input fields, which decide whether it differs); a
+# fact recorded again is new input, so its time and cites (its predecessors) never make it differ
+_INPUT_FIELDS = tuple(f for f in EpisodeInput.model_fields if f != "feedback")
+_FACT_COMPARED = tuple(f for f in _INPUT_FIELDS if f not in ("ts", "cites"))
+_FIXED_IN_VERSIONS = {
+    "kind": "record a new episode of the other kind, and erase this one",
+    "key": "record the fact under its new key, and erase this one",
+    "feedback": "feedback() rates an episode",
+}
+
+
+def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any], fields: Iterable[str]) -> list[str]:
+    """The fields whose values differ between a stored record and a prepared one (an empty
+    string, list or mapping is the same as none)."""
+    return [f for f in fields if (old.get(f) or None) != (new.get(f) or None)]
 
 
 def _span(delta: dt.timedelta) -> str:
@@ -850,4 +1081,8 @@ def to_episode(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[s
         status=state.get("status", "active"),
         cites=tuple(record.get("cites") or ()),
         recorded=record.get("recorded"),
+        key=record.get("key"),
+        supersedes=record.get("supersedes") or state.get("supersedes"),
+        supersede_reason=record.get("supersede_reason"),
+        superseded_by=state.get("superseded_by"),
     )

@@ -18,6 +18,10 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^EPDF(owner, term) = df             documents holding the term (BM25's idf without a scan)
     ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"dropped")   per-owner statistics
     ^EPAR(owner, ts_us, id)             archived episodes (their one-line summary is in the header)
+    ^EPSU(owner, ts_us, id)             superseded versions: the record stays in ^MEM, the header says
+                                        ``status: "superseded"`` and names its successor; out of every
+                                        hot index and the text postings (``superseded_header``)
+    ^EPFK(owner, key) = id              the current version of each fact (kind ``fact``)
     ^COLD(owner, id) = {...}            archived full records, compressed by the lifecycle layer
     ^AUDIT(owner, audit_id) = {...}     the audit log (``memdb.memory.audit``)
     ^AUDITDB(audit_id) = {...}          database-wide audit records (settings changes)
@@ -29,6 +33,12 @@ slice of it), and ``key(prefix) + tail`` tests membership in another index with 
 Their value, ``code``, is the episode's relevance to 1/25 of a point and its outcome
 (``index_code``): filtering by outcome and bounding relevance need no header read; a change of
 level rewrites the entries.
+
+Versions: a record that replaces another holds ``supersedes`` (the old id) and
+``supersede_reason``, and its header copies ``supersedes``, so a chain is walked on headers
+alone, archived versions included: back through ``supersedes``, forward through the
+``superseded_by`` that a superseded header holds. A fact's record holds its ``key``. Records
+written before versions existed hold none of these fields and read as unversioned.
 """
 
 from __future__ import annotations
@@ -56,15 +66,21 @@ __all__ = [
     "OUTCOME_OF_CODE",
     "PACKED_OF_CODE",
     "RECORD_FIELDS",
+    "SUPERSEDED",
     "TEXT_FIELDS",
+    "VERSION_FIELDS",
     "Layout",
+    "fact_key_bounds",
     "header_of",
     "id_tail",
     "index_code",
     "index_entries",
     "posting",
     "posting_value",
+    "predecessor_of",
     "relevance_level",
+    "successor_of",
+    "superseded_header",
     "tail_id",
     "tail_of",
     "tail_ts",
@@ -78,6 +94,7 @@ GLOBALS: Final[Mapping[str, str]] = {
     "MEM": "records", "EPST": "headers", "EPT": "time index", "EPG": "tag index", "EPGO": "tag+outcome index",
     "EPK": "kind+outcome index", "EPS": "session index", "EPB": "relevance band index", "EPX": "text postings",
     "EPDF": "document frequencies", "EPN": "per-owner statistics", "EPAR": "archive index", "COLD": "cold records",
+    "EPSU": "superseded versions", "EPFK": "current fact by key",
     "META": "settings, layout version, counters", "AUDIT": "audit log", "AUDITDB": "database-wide audit log",
     # the lifecycle's own
     "LIFE": "lifecycle marks (memdb.lifecycle.maintain)", "COLDDICT": "cold-storage dictionaries (memdb.lifecycle.cold)",
@@ -95,11 +112,16 @@ INDEXES: Final = ("EPT", "EPG", "EPGO", "EPK", "EPS", "EPB")
 """The time-ordered indexes: every entry ends in the (ts_us, id) tail and holds ``index_code``."""
 
 NO_OUTCOME: Final = "-"  # the kind+outcome index's outcome subscript for episodes without one
-TEXT_FIELDS: Final = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson", "artifact", "result")
+# a fact's key is indexed with its text: "what does Ana prefer?" finds ``ana/ui.theme``
+TEXT_FIELDS: Final = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson", "artifact", "result", "key")
 RECORD_FIELDS: Final = (
     "ts", "kind", "summary", "content", "decisions", "tags", "outcome", "what_we_tried", "what_happened",
     "why", "lesson", "participants", "artifact", "session", "tool", "result", "cites", "recorded",
 )  # fmt: skip
+VERSION_FIELDS: Final = ("key", "supersedes", "supersede_reason")
+"""Record fields written only when set (a fact's key; a successor's old id and reason), so
+records without versions keep the shape older code wrote."""
+SUPERSEDED: Final = "superseded"  # the status of a version replaced by a newer one
 
 # Index codes hold relevance to 1/25 of a point: fine enough that ranking reads few headers
 # (one level is 0.0024 of a recency-ranked score), coarse enough that a level fits a byte.
@@ -194,22 +216,56 @@ def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
 
 
 def header_of(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The record fields copied into the header (^EPST) for index-only filtering and ranking."""
-    return {
+    """The record fields copied into the header (^EPST) for index-only filtering and ranking,
+    and the version it supersedes, if any (so chains are walked on headers alone)."""
+    header = {
         "ts": record["ts"],
         "tags": list(record.get("tags") or ()),
         "kind": record["kind"],
         "outcome": record.get("outcome"),
         "session": record.get("session"),
     }
+    if record.get("supersedes"):
+        header["supersedes"] = record["supersedes"]
+    return header
+
+
+def superseded_header(state: Mapping[str, Any], successor: str) -> dict[str, Any]:
+    """The header of a version once ``successor`` replaces it: status ``superseded``, the status
+    it had (``superseded_from``) and its successor; relevance and accesses stay as they were."""
+    return {**state, "status": SUPERSEDED, "superseded_from": state.get("status", "active"), "superseded_by": successor}
+
+
+def successor_of(state: Mapping[str, Any]) -> str | None:
+    """The id of the version that replaced this one (None for a current version)."""
+    found = state.get("superseded_by")
+    return str(found) if found else None
+
+
+def predecessor_of(state: Mapping[str, Any]) -> str | None:
+    """The id of the version this one replaced (None for an original, or an older record)."""
+    found = state.get("supersedes")
+    return str(found) if found else None
+
+
+def fact_key_bounds(prefix: str | None) -> tuple[str | None, str | None]:
+    """``(start, stop)`` of the ``^EPFK(owner, key)`` children whose key starts with ``prefix``
+    (keys are ASCII identifiers, so the next string after every such key is the prefix with
+    its last character incremented)."""
+    if not prefix:
+        return None, None
+    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
 def index_entries(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
     """The index subscripts one episode should have, by global name (an archived one has only
-    its archive entry: it is out of the hot indexes, and its one-liner stays findable)."""
+    its archive entry: it is out of the hot indexes, and its one-liner stays findable; a
+    superseded one has only its ``^EPSU`` entry)."""
     t = ts_micros(record["ts"])
     if state.get("status") == "archived":
         return {"EPAR": [(owner, t, eid)]}
+    if state.get("status") == SUPERSEDED:
+        return {"EPSU": [(owner, t, eid)]}
     outcome = record.get("outcome")
     return {
         "EPT": [(owner, t, eid)],
@@ -240,6 +296,8 @@ class Layout:
         self.stats = space["EPN"]
         self.archived = space["EPAR"]
         self.cold = space["COLD"]
+        self.superseded = space["EPSU"]
+        self.fact_keys = space["EPFK"]
         self._parent_keys: dict[tuple[str, tuple[Any, ...]], bytes] = {}
         self._term_keys: dict[str, dict[str, bytes]] = {}
         self._term_keys_kept = 0

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdb.engine.globals import Global
 from memdb.memory.ids import episode_day
-from memdb.memory.layout import LAYOUT, index_code, index_entries
+from memdb.memory.layout import LAYOUT, SUPERSEDED, index_code, index_entries
 
 if TYPE_CHECKING:
     from memdb.memory.episodes import Episodes
@@ -44,7 +44,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
                 chunk = list(itertools.islice(lay.states.range((owner,), start), batch))
                 sets: list[tuple[Global, Any, Any]] = []
                 for subs, state in chunk:
-                    if state.get("status") == "archived":
+                    if state.get("status") in ("archived", SUPERSEDED):  # in no hot index, with no postings
                         continue
                     eid = str(subs[1])
                     code = index_code(state["relevance"], state.get("outcome"))

@@ -22,7 +22,7 @@ from memdb.memory.text import normalize_tag
 __all__ = ["Episode", "EpisodeInput", "Outcome", "Status", "bound_text", "validation_error"]
 
 Outcome = Literal["success", "partial", "failure"]
-Status = Literal["active", "summarized", "archived"]
+Status = Literal["active", "summarized", "archived", "superseded"]
 
 _OWNER = re.compile(r"[^\x00-\x1f\x7f]{1,64}\Z")
 OWNER_BYTES = 128  # with a tag (also at most 128 bytes) and an episode's tail, an index key stays within LMDB's 511
@@ -121,6 +121,7 @@ class EpisodeInput(BaseModel):
     result: str | None = None
     feedback: float | None = Field(None, ge=-1.0, le=1.0)
     cites: list[str] = Field(default_factory=list)
+    key: str | None = None  # kind "fact" only: what the fact is about, e.g. "ana/ui.theme"
 
     @field_validator("ts")
     @classmethod
@@ -164,7 +165,7 @@ class EpisodeInput(BaseModel):
             raise ValueError(f"confidence {c!r}: a number from 0 to 10")
         return decisions
 
-    @field_validator("session", "tool")
+    @field_validator("session", "tool", "key")
     @classmethod
     def _ident(cls, value: str | None) -> str | None:
         if value is not None and not _IDENT.match(value):
@@ -202,6 +203,10 @@ class Episode(BaseModel):
     status: Status = "active"
     cites: tuple[str, ...] = ()
     recorded: dt.datetime | None = None  # when memdb wrote it (``ts`` is when it happened); None before layout 7's successors
+    key: str | None = None  # a fact's key (kind "fact"), e.g. "ana/ui.theme"; the value is ``summary``
+    supersedes: str | None = None  # the version this one replaced (``Memory.supersede``, or a fact recorded again)
+    supersede_reason: str | None = None  # why it replaced that version (also in the audit record)
+    superseded_by: str | None = None  # the version that replaced this one (status "superseded")
 
     @property
     def day(self) -> str:

@@ -18,10 +18,11 @@ from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tag
 
-__all__ = ["BUILTIN_KINDS", "DEFAULT_TYPED_KINDS", "OUTCOMES", "Settings"]
+__all__ = ["BUILTIN_KINDS", "DEFAULT_TYPED_KINDS", "FACT_KIND", "OUTCOMES", "Settings"]
 
 DEFAULT_TYPED_KINDS: tuple[str, ...] = ("sprint", "routine", "roundtable", "research", "debug", "review")
-BUILTIN_KINDS: tuple[str, ...] = ("exchange", "tool_call", "summary")
+FACT_KIND = "fact"  # a durable fact or preference under a key; recording the key again supersedes it
+BUILTIN_KINDS: tuple[str, ...] = ("exchange", "tool_call", "summary", FACT_KIND)
 OUTCOMES: tuple[str, ...] = ("success", "partial", "failure")
 MAX_TYPED_KINDS = 6
 _CENTURY = 36_525.0  # days: the upper bound of every day-valued rule (a timedelta holds it; inf would not)

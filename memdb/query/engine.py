@@ -46,14 +46,17 @@ from memdb.memory.layout import (
     MAX_CODE,
     NO_OUTCOME,
     OUTCOME_OF_CODE,
+    SUPERSEDED,
     id_tail,
     posting_value,
+    successor_of,
     tail_id,
     tail_ts,
+    terms_of,
 )
 from memdb.memory.models import utc
 from memdb.memory.sanitize import shown
-from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
+from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
 from memdb.memory.text import normalize_tag, stem, terms_and_words, tokenize
 from memdb.query.results import History, Hit, Interpretation, RecallResult
 from memdb.query.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, read_time_phrases
@@ -78,6 +81,9 @@ _QUESTION_WORDS = frozenset(
     time times ever last week weeks day days month months year years ago past previous prior earlier before
     try tried tries trying attempt attempts attempted""".split()
 )
+# Words asking for the owner's facts and preferences (as written, folded): with any fact recorded,
+# they choose kind "fact" and leave the search, so "what does Ana prefer?" asks the facts about Ana.
+_FACT_WORDS = frozenset("prefer prefers preferred preference preferences favorite favourite favorites favourites fact facts".split())
 _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and "working" say no outcome
     "failure": "failure", "failures": "failure", "failed": "failure", "fail": "failure", "fails": "failure",
     "broke": "failure", "broken": "failure",
@@ -203,6 +209,7 @@ class _Query:
     include_archived: bool = False
     boost_tags: tuple[str, ...] = ()
     rank_terms: tuple[str, ...] = ()
+    include_superseded: bool = False
 
     @property
     def scored_terms(self) -> tuple[str, ...]:
@@ -238,13 +245,15 @@ class OwnerQueries:
         limit: int = 5,
         now: dt.datetime | None = None,
         include_archived: bool = False,
+        *,
+        include_superseded: bool = False,
     ) -> RecallResult:
         """Episodes matching every filter given, best first (see the module docstring for ranking).
 
         ``tags`` must all be present, ``any_tags`` at least one; ``text`` needs at least one
         of its terms; ``since`` is inclusive and ``until`` exclusive. Archived episodes match
         through their one-line summary only when ``include_archived`` (``restore`` brings
-        back the full record).
+        back the full record); superseded versions, whole, only when ``include_superseded``.
         """
         terms = _text_terms(text)
         interp = Interpretation(
@@ -257,13 +266,23 @@ class OwnerQueries:
             outcome=self._check_outcome(outcome),
             session=session,
             include_archived=include_archived,
+            include_superseded=include_superseded,
         )
         return self._run(interp, limit, now)
 
-    def ask(self, question: str, now: dt.datetime | None = None, limit: int = 5, *, include_archived: bool = False) -> RecallResult:
+    def ask(
+        self,
+        question: str,
+        now: dt.datetime | None = None,
+        limit: int = 5,
+        *,
+        include_archived: bool = False,
+        include_superseded: bool = False,
+    ) -> RecallResult:
         """Answer a plain-language question: time phrases become a window, known tags become
-        tag filters, outcome words an outcome filter, and the rest ranks by text; archived
-        episodes match through what stays hot of them when ``include_archived``."""
+        tag filters, outcome words an outcome filter, preference words ("prefer", "facts") the
+        owner's facts, and the rest ranks by text; archived episodes match through what stays
+        hot of them when ``include_archived``, superseded versions when ``include_superseded``."""
         if not isinstance(question, str) or not question.strip():
             raise ValidationError(f"question {shown(question)}: ask something")
         at = utc(now, "now") if now is not None else self._layer.now()
@@ -274,7 +293,10 @@ class OwnerQueries:
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
         kinds = set(self._layer.settings.typed_kinds)
         kind = next((w for w in pairs.values() if w in kinds), None)
-        kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w not in _OUTCOME_WORDS and w != kind}
+        if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._layout.by_kind.data((self.name, FACT_KIND)):
+            kind = FACT_KIND  # "what does Ana prefer?": the owner's facts, about whatever words remain
+        dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
+        kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w not in _OUTCOME_WORDS and w != kind and w not in dropped}
         terms = tuple(kept)
         # A named tag filters when nothing but structure is asked ("what happened with Project
         # X?", "debug failures on deploy"). With other words left, memories with the tag or with
@@ -304,6 +326,7 @@ class OwnerQueries:
             outcome=outcome,
             question=question,
             include_archived=include_archived,
+            include_superseded=include_superseded,
             unmatched=tuple(unmatched.values()),
             missing_names=missing,
             ignored=ignored,
@@ -318,12 +341,16 @@ class OwnerQueries:
         since: dt.datetime | None = None,
         until: dt.datetime | None = None,
         limit: int = 10,
+        *,
+        include_superseded: bool = False,
     ) -> History:
         """Past attempts at this kind of task: counts by outcome, latest attempts and lessons.
 
         Archived attempts count too, from what archiving keeps hot (kind, outcome, tags, time,
         the one-liner and the lesson), and are marked as archived: forgetting never erases
-        experience (DESIGN 5), so "the third time you tried this" stays true."""
+        experience (DESIGN 5), so "the third time you tried this" stays true. An attempt
+        counts once, as its current version; ``include_superseded`` lists the versions it
+        replaced among the attempts too (``History.superseded`` says how many), uncounted."""
         _check_limit(limit)
         terms = _text_terms(text)
         with self._space.snapshot():
@@ -336,6 +363,7 @@ class OwnerQueries:
             kind=self._check_kind(kind),
             all_terms=True,
             unmatched=unmatched,
+            include_superseded=include_superseded,
         )
         q = self._compile(interp)
         with self._space.snapshot():
@@ -348,13 +376,19 @@ class OwnerQueries:
             # newest first, hot and archived together: (ts_us, id) orders both
             found: list[tuple[int, str, dict[str, Any] | None]] = [(tail_ts(tail), tail_id(tail), None) for tail, _, _ in hot]
             found += [(ts_micros(h["ts"]), eid, h) for eid, h, _ in archived]
+            superseded = []
+            if q.include_superseded:  # listed beside the attempts, never counted as attempts again
+                superseded = [a for a in self._superseded_matches(q, None) if all(t in a[2] for t in q.terms)]
+                found += [(ts_micros(h["ts"]), eid, h) for eid, h, _ in superseded]
             found.sort(key=lambda f: (f[0], f[1]), reverse=True)
             chosen = [(eid, h if h is not None else self._layout.states.get((self.name, eid))) for _, eid, h in found[: max(limit, 0)]]
             attempts = self._memories([(eid, h, 0.0, ("history",)) for eid, h in chosen if h is not None])
         lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
         failures = [m for m in attempts if m.episode.outcome == "failure"]
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
-        return History(ordered, attempts, lessons, interp, len(hot) + len(archived), failures, archived=len(archived))
+        return History(
+            ordered, attempts, lessons, interp, len(hot) + len(archived), failures, archived=len(archived), superseded=len(superseded)
+        )
 
     # --- planning and execution -----------------------------------------------------------------
 
@@ -416,6 +450,7 @@ class OwnerQueries:
             include_archived=interp.include_archived,
             boost_tags=interp.boost_tags,
             rank_terms=interp.rank_terms,
+            include_superseded=interp.include_superseded,
         )
 
     def _run(self, interp: Interpretation, limit: int, now: dt.datetime | None) -> RecallResult:
@@ -423,8 +458,8 @@ class OwnerQueries:
         at = utc(now, "now") if now is not None else self._layer.now()
         q = self._compile(interp)
         with self._space.snapshot():
-            if q.include_archived and interp.unmatched:
-                interp = self._matched_in_cold(interp, q)  # words only archived one-liners hold are matched words here
+            if (q.include_archived or q.include_superseded) and interp.unmatched:
+                interp = self._matched_in_cold(interp, q)  # words only archived one-liners (or old versions) hold match here
             if interp.missing_names:
                 return RecallResult(False, [], interp, 0, self._missing_note(interp, q))
             found = self._matches(q, keep=limit)
@@ -472,7 +507,10 @@ class OwnerQueries:
         of the window holds: with ``include_archived`` those match, so they are no padding."""
         terms = {w.casefold(): t for t, w in zip(interp.terms, interp.words, strict=False)}
         wanted = tuple(terms[w.casefold()] for w in interp.unmatched if w.casefold() in terms)
-        found = self._archived_matches(replace(q, terms=wanted, terms_required=True, tags=(), any_tags=(), boost_tags=()), None)
+        only = replace(q, terms=wanted, terms_required=True, tags=(), any_tags=(), boost_tags=())
+        found = self._archived_matches(only, None) if q.include_archived else []
+        if q.include_superseded:
+            found += self._superseded_matches(only, None)
         held = {t for _, _, hits in found for t in hits}
         keep = tuple(w for w in interp.unmatched if terms.get(w.casefold()) not in held)
         return replace(interp, unmatched=keep, missing_names=tuple(w for w in interp.missing_names if w in keep))
@@ -504,7 +542,7 @@ class OwnerQueries:
         before if known, count after, whether each count stopped at ``cap``). One index range is
         read as columns, from the window outwards; otherwise the first ``cap`` matches of all
         time are looked at."""
-        whole = None if q.include_archived else self._single_range(q)
+        whole = None if q.include_archived or q.include_superseded else self._single_range(q)
         if whole is not None:
             g, subs = whole
             earlier, _ = g.raw_columns(subs, None, q.lo, reverse=True, limit=cap + 1)  # one more says "more"
@@ -575,7 +613,11 @@ class OwnerQueries:
         if q.boost_tags and q.terms and q.terms_required and not q.any_tags:
             worded = self._matches_all(q, cap, keep)
             have = {m[0] for m in worded.hot}
-            if cap is None and len(q.boost_tags) == 1 and not (q.kind or q.outcome or q.session or q.include_archived):
+            if (
+                cap is None
+                and len(q.boost_tags) == 1
+                and not (q.kind or q.outcome or q.session or q.include_archived or q.include_superseded)
+            ):
                 # the tag's matches are its range in the window: read it as columns, look up nothing yet
                 g, subs = self._layout.by_tag, (self.name, q.boost_tags[0])
                 keys, packed = g.raw_columns(subs, q.lo, q.hi)
@@ -608,6 +650,8 @@ class OwnerQueries:
             found = _Found(column=_Column(keys, list(map(CODE_OF_PACKED.__getitem__, packed)), len(g.key(subs))))
             if q.include_archived:
                 found.archived = self._archived_matches(q, cap=None)
+            if q.include_superseded:
+                found.archived += self._superseded_matches(q, cap=None)
             found.total = len(keys) + len(found.archived)
             return found
         postings: dict[bytes, dict[str, tuple[int, int]]] = {}
@@ -652,7 +696,9 @@ class OwnerQueries:
                     postings.setdefault(idb, {})[term] = (tf, dl)
                     scores[idb] = scores.get(idb, 0.0) + _bm25_term(w, tf, dl, avgdl)
             ids: Iterable[bytes] = postings
-            text_only = not (q.lo or q.hi or q.tags or q.any_tags or q.kind or q.outcome or q.session or q.include_archived)
+            text_only = not (
+                q.lo or q.hi or q.tags or q.any_tags or q.kind or q.outcome or q.session or q.include_archived or q.include_superseded
+            )
             if keep and text_only and not q.rank_terms and len(postings) > keep:
                 best = max(scores.values()) or 1.0
                 kth = heapq.nlargest(keep, scores.values())[-1]
@@ -674,6 +720,8 @@ class OwnerQueries:
             found.counted = set(postings)
         if q.include_archived:
             found.archived = self._archived_matches(q, cap=None if cap is None else cap - len(found.hot))
+        if q.include_superseded:
+            found.archived += self._superseded_matches(q, cap=None if cap is None else max(cap - len(found.hot) - len(found.archived), 0))
         found.total = total_hint if total_hint is not None else len(found.hot) + len(found.archived)
         return found
 
@@ -767,6 +815,27 @@ class OwnerQueries:
                 continue
             words = Counter(tokenize(h.get("one_line", "")))  # the one-liner holds the lesson (ExtractiveSummarizer.one_line)
             hits = {t: (words[t], sum(words.values())) for t in q.scored_terms if words[t]}
+            if q.terms and q.terms_required and not any(t in hits for t in q.terms):
+                continue
+            out.append((eid, h, hits))
+            if cap is not None and len(out) >= cap:
+                break
+        return out
+
+    def _superseded_matches(self, q: _Query, cap: int | None) -> list[_Archived]:
+        """Superseded versions in the window whose header and record match ``q`` (their records
+        stay hot, so their text is matched whole); ranked beside the others from their headers."""
+        out: list[_Archived] = []
+        if cap is not None and cap <= 0:
+            return out
+        for subs, _ in self._layout.superseded.range((self.name,), q.lo, q.hi):
+            eid = str(subs[2])
+            h = self._layout.states.get((self.name, eid))
+            record = self._layout.record_of(self.name, eid)
+            if h is None or record is None or not _header_passes(q, h):
+                continue
+            tf, dl = terms_of(record)
+            hits = {t: (tf[t], dl) for t in q.scored_terms if tf.get(t)}
             if q.terms and q.terms_required and not any(t in hits for t in q.terms):
                 continue
             out.append((eid, h, hits))
@@ -922,10 +991,22 @@ class OwnerQueries:
                 why = (*why, "archived: one-line summary (restore() brings back the full record)")
             else:
                 record = self._layout.record_of(self.name, eid)
+                if header.get("status") == SUPERSEDED:
+                    why = (*why, f"superseded by {successor_of(header)} (an earlier version)")
             if record is None:
                 continue
             out.append(Hit(to_episode(self.name, eid, record, header), round(score, 6), why))
         return out
+
+
+def _header_passes(q: _Query, h: dict[str, Any]) -> bool:
+    """Whether a header (of an episode in no hot index) passes ``q``'s tag, kind, outcome and session filters."""
+    tags = set(h["tags"])
+    if not set(q.tags) <= tags or (q.any_tags and not set(q.any_tags) & tags):
+        return False
+    return not (
+        (q.kind and h["kind"] != q.kind) or (q.outcome and h.get("outcome") != q.outcome) or (q.session and h.get("session") != q.session)
+    )
 
 
 def _why(q: _Query, h: dict[str, Any], hits: dict[str, tuple[int, int]], bm25: float) -> tuple[str, ...]:

@@ -34,6 +34,7 @@ class Interpretation:
     unmatched: tuple[str, ...] = ()  # words of the query no memory holds (the answer is partial, or empty for a name)
     missing_names: tuple[str, ...] = ()  # of those, names the question asks about: nothing else may stand in for them
     ignored: tuple[str, ...] = ()  # ask: phrases that read as time but were not understood, so neither window nor words
+    include_superseded: bool = False  # earlier versions of corrected episodes match too
 
     def __str__(self) -> str:
         parts = []
@@ -57,6 +58,8 @@ class Interpretation:
             parts.append(text)
         if self.include_archived:
             parts.append("including archived")
+        if self.include_superseded:
+            parts.append("including superseded versions")
         ignored = "; ignored: " + ", ".join(repr(p) for p in self.ignored) if self.ignored else ""
         return ("; ".join(parts) or "everything") + ignored
 
@@ -74,7 +77,7 @@ class Hit:
         e = self.episode
         if e.status == "archived":  # the one-liner already carries date, kind and outcome
             return f"- (archived) {e.summary}"
-        head = f"{e.ts:%Y-%m-%d} {e.kind}" + (f"/{e.outcome}" if e.outcome else "")
+        head = f"{e.ts:%Y-%m-%d} {e.kind}" + (f"/{e.outcome}" if e.outcome else "") + (f" {e.key}" if e.key else "")
         if e.tags:
             head += " [" + ", ".join(e.tags) + "]"
         text = e.summary.replace("\n", " ")
@@ -83,6 +86,10 @@ class Hit:
             text += f"{sep}Lesson: {e.lesson}".replace("\n", " ")
         if e.status == "summarized":
             head += " (summarized)"
+        if e.status == "superseded":  # an earlier version, shown only when asked for
+            head += f" (superseded by {e.superseded_by})"
+        elif e.supersedes:
+            head += " (corrected" + (f": {e.supersede_reason}" if e.supersede_reason and e.kind != "fact" else "") + ")"
         return f"- {head}: {text}"
 
 
@@ -159,6 +166,7 @@ class History:
     total: int = 0
     last_failures: list[Hit] = field(default_factory=list)
     archived: int = 0  # of ``total``: attempts whose full record is in cold storage (counted from what stays hot)
+    superseded: int = 0  # earlier versions listed among the attempts (include_superseded), not counted in ``total``
 
     def __str__(self) -> str:
         if not self.total:
@@ -169,6 +177,8 @@ class History:
         if self.archived:
             counts += f"; {self.archived} archived"
         text = f"{self.total} past attempt{'s' if self.total != 1 else ''} ({counts})."
+        if self.superseded:
+            text += f" {self.superseded} superseded version{'s' if self.superseded != 1 else ''} listed too (not counted)."
         if self.last_failures:
             f = self.last_failures[0].episode
             text += f" Last failure {f.ts:%Y-%m-%d}: {f.summary.rstrip('.')}."

@@ -74,6 +74,7 @@ class Memory:
 
     def record(self, kind: str, summary: str, *, ts: dt.datetime | None = None, **fields: Any) -> Episode:
         """Record one episode. Typed kinds need an honest ``outcome`` (success | partial | failure);
+        a ``fact`` needs a ``key``, and recording its key again supersedes the value (``fact``);
         every ``pattern_every``-th record of a typed kind triggers pattern extraction over that
         batch, once outside any transaction (imports do not: they are history, not events as
         they complete)."""
@@ -115,6 +116,30 @@ class Memory:
         written whole with one audit record, or not at all."""
         return self._episodes.import_episodes(episodes, source=source)
 
+    # --- versions and facts ------------------------------------------------------------------------
+
+    def supersede(self, episode_id: str, *, reason: str, **changes: Any) -> Episode:
+        """Correct an episode without overwriting it: a new version with ``changes`` applied
+        (validated and sanitized like a capture; a typed kind keeps an honest outcome, which may
+        be corrected) cites the old one, which becomes ``superseded``: kept, out of default
+        answers, reachable through ``versions``. One audit record names both and the reason.
+        Returns the new version. ``kind`` and a fact's ``key`` cannot change."""
+        return self._episodes.supersede(episode_id, reason, changes)
+
+    def versions(self, episode_id: str) -> list[Episode]:
+        """Every version of an episode (any of its ids), oldest first, the current one last; not an access."""
+        return self._episodes.versions(episode_id)
+
+    def fact(self, key: str) -> Episode:
+        """The current version of the fact under ``key`` (its ``summary`` is the value; counts as
+        an access). Facts are recorded with ``record("fact", value, key=key)``; recording a key
+        again supersedes its value. NotFoundError names a key without a fact."""
+        return self._episodes.fact(key)
+
+    def facts(self, prefix: str | None = None) -> list[Episode]:
+        """The current value of every fact, in key order (keys starting with ``prefix`` when given)."""
+        return self._episodes.facts(prefix)
+
     # --- reads -----------------------------------------------------------------------------------
 
     def get(self, episode_id: str) -> Episode:
@@ -142,7 +167,9 @@ class Memory:
     ) -> Iterator[Episode]:
         """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive); with
         ``include_archived`` the archived ones too, their full record read from cold storage
-        (status "archived"), so an export holds every episode. Not an access."""
+        (status "archived"), so an export holds every episode. Current versions only: the ones
+        they superseded are reached through ``versions`` (an import could not link them again,
+        and would bring them back as current). Not an access."""
         hot = self._episodes.episodes(since, until, reverse)
         if not include_archived:
             yield from hot
@@ -171,15 +198,29 @@ class Memory:
         limit: int = 5,
         now: dt.datetime | None = None,
         include_archived: bool = False,
+        *,
+        include_superseded: bool = False,
     ) -> RecallResult:
-        """Episodes matching every filter given, best first (``memdb.query.engine`` says how they rank)."""
-        return self._queries.recall(since, until, tags, any_tags, text, kind, outcome, session, limit, now, include_archived)
+        """Episodes matching every filter given, best first (``memdb.query.engine`` says how they
+        rank); earlier versions of corrected episodes too with ``include_superseded``."""
+        return self._queries.recall(
+            since, until, tags, any_tags, text, kind, outcome, session, limit, now, include_archived, include_superseded=include_superseded
+        )
 
-    def ask(self, question: str, now: dt.datetime | None = None, limit: int = 5, *, include_archived: bool = False) -> RecallResult:
+    def ask(
+        self,
+        question: str,
+        now: dt.datetime | None = None,
+        limit: int = 5,
+        *,
+        include_archived: bool = False,
+        include_superseded: bool = False,
+    ) -> RecallResult:
         """Answer a plain-language question: time phrases become a window, known tags become
-        tag filters, outcome words an outcome filter, and the rest ranks by text (archived
-        episodes too, through what stays hot of them, with ``include_archived``)."""
-        return self._queries.ask(question, now, limit, include_archived=include_archived)
+        tag filters, outcome words an outcome filter, preference words the owner's facts, and
+        the rest ranks by text (archived episodes too, through what stays hot of them, with
+        ``include_archived``; earlier versions of corrected ones with ``include_superseded``)."""
+        return self._queries.ask(question, now, limit, include_archived=include_archived, include_superseded=include_superseded)
 
     def history(
         self,
@@ -189,9 +230,12 @@ class Memory:
         since: dt.datetime | None = None,
         until: dt.datetime | None = None,
         limit: int = 10,
+        *,
+        include_superseded: bool = False,
     ) -> History:
-        """Past attempts at this kind of task: counts by outcome, latest attempts and lessons."""
-        return self._queries.history(kind, tags, text, since, until, limit)
+        """Past attempts at this kind of task: counts by outcome, latest attempts and lessons
+        (each attempt as its current version; the earlier ones listed too with ``include_superseded``)."""
+        return self._queries.history(kind, tags, text, since, until, limit, include_superseded=include_superseded)
 
     def known_tags(self) -> list[str]:
         """Every tag this owner has used."""
@@ -217,14 +261,15 @@ class Memory:
         reason: str,
     ) -> ErasureReport:
         """Delete episodes (by id, time range, or all) from hot and cold storage and every index,
-        with the summaries derived from them. The audit record keeps ids and hashes, no content.
+        with every version of each (``supersede``) and the summaries derived from them. The audit
+        record keeps ids and hashes, no content.
         Knowledge entries and patterns citing an erased episode go too (the entry keeps only its
         hash). Freed pages may still hold old bytes until ``db.compact()``."""
         return self._lifecycle.erasure.erase(self.name, ids, since, until, everything, reason, "erase")
 
     def delete(self, episode_id: str, *, reason: str) -> str:
-        """Erase one episode as ``erase([episode_id])`` does, derived summaries, knowledge entries
-        and patterns included; the audit record says "delete". Returns that record's id."""
+        """Erase one episode as ``erase([episode_id])`` does, its other versions, derived summaries,
+        knowledge entries and patterns included; the audit record says "delete". Returns that record's id."""
         if not isinstance(reason, str) or not reason.strip():
             raise ValidationError(f"delete reason {reason!r}: say why (it is kept in the audit trail)")
         report = self._lifecycle.erasure.erase(self.name, [check_id(episode_id)], None, None, False, reason, "delete")

@@ -67,7 +67,7 @@ _LIST_CONTENT_CHARS = 600  # content shown per episode in lists (cut with a visi
 _SESSION_SCAN = 1000  # most events a session timeline reads
 _RECORD_OPTIONAL = ("tags", "lesson", "what_we_tried", "what_happened", "why", "content", "decisions", "session",
                     "artifact", "participants")  # fmt: skip
-_FLUSH_AFTER = frozenset({"recall_episodes", "ask", "history", "timeline"})
+_FLUSH_AFTER = frozenset({"recall_episodes", "ask", "history", "timeline", "get_episode"})
 
 
 class McpExtraMissingError(MemdbError, ImportError):
@@ -207,6 +207,7 @@ class ToolSpec:
     read_only: bool = True
     windowed: bool = False  # takes window or since/until (not both)
     idempotent: bool = False  # a write that, repeated with the same arguments, changes nothing more
+    destructive: bool = False  # removes memory for good (forget_episodes)
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments (no extra properties: an unknown argument is an error)."""
@@ -259,7 +260,8 @@ def _episode_data(ep: Episode, content_chars: int | None = None) -> dict[str, An
         "relevance": round(ep.relevance, 2),
         "status": ep.status,
     }
-    for name in ("outcome", "lesson", "what_we_tried", "what_happened", "why", "session", "tool", "result", "artifact", "feedback"):
+    for name in ("outcome", "lesson", "what_we_tried", "what_happened", "why", "session", "tool", "result", "artifact", "feedback",
+                 "key", "supersedes", "supersede_reason", "superseded_by"):  # fmt: skip
         value = getattr(ep, name)
         if value is not None:
             data[name] = value
@@ -292,6 +294,8 @@ def _what(ep: Episode) -> str:
         result = _one_line(ep.result, 80) if ep.result else "no result yet"
         return f"{ep.tool} {_one_line(ep.content, 80)} -> {result}"
     text = _one_line(ep.summary, 200)
+    if ep.key:
+        text = f"{ep.key} = {text}"
     if ep.lesson:
         text += ("" if text.endswith((".", "!", "?", ":")) else ".") + f" Lesson: {_one_line(ep.lesson, 200)}"
     return text
@@ -317,7 +321,10 @@ def _recall_output(result: RecallResult, searched: str, relabel: Callable[[str],
         "total": result.total,
         "partial": result.partial,
         "unmatched": list(result.interpretation.unmatched),
-        "memories": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "why": list(m.why)} for m in result.memories],
+        # the episode's own ``why`` stays; why it matched this query is ``match_why``
+        "memories": [
+            {**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in result.memories
+        ],
     }
     return ToolOutput("\n".join(lines), data)
 
@@ -407,6 +414,50 @@ def _ask(mem: Memory, args: dict[str, Any]) -> ToolOutput:
 def _restore_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.restore(args["episode_id"])
     return ToolOutput(f"restored {_memory_line(ep)}", {"episode": _episode_data(ep)})
+
+
+_FIELD_LABELS = (
+    ("what_we_tried", "what we tried"), ("what_happened", "what happened"), ("why", "why"), ("lesson", "lesson"),
+    ("content", "content"), ("result", "result"), ("artifact", "artifact"), ("session", "session"),
+)  # fmt: skip
+
+
+def _get_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    ep = mem.get(args["episode_id"])
+    versions = [v.id for v in mem.versions(ep.id)]
+    lines = [_memory_line(ep)]
+    lines += [f"{label}: {getattr(ep, name)}" for name, label in _FIELD_LABELS if getattr(ep, name)]
+    if ep.decisions:
+        lines.append(f"decisions: {json.dumps(ep.decisions, ensure_ascii=False, default=str)}")
+    if ep.participants:
+        lines.append(f"participants: {', '.join(ep.participants)}")
+    if ep.supersedes:
+        lines.append(f"corrects {ep.supersedes}" + (f": {ep.supersede_reason}" if ep.supersede_reason else ""))
+    if ep.superseded_by:
+        lines.append(f"superseded by {ep.superseded_by} (this is an earlier version)")
+    if len(versions) > 1:
+        lines.append("versions, oldest first: " + " -> ".join(versions))
+    data: dict[str, Any] = {"episode": _episode_data(ep), "versions": versions}
+    return ToolOutput("\n".join(lines), data)
+
+
+def _supersede_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    changes = {k: args[k] for k in _SUPERSEDE_FIELDS if args.get(k) is not None}  # none: the handle says what to give
+    ep = mem.supersede(args["episode_id"], reason=args["reason"], **changes)
+    text = (
+        f"superseded {ep.supersedes} by {ep.id} ({_head(ep)}: {_one_line(ep.summary, 80)}); changed {', '.join(sorted(changes))}. "
+        "The earlier version is kept, out of default answers (get_episode shows every version)."
+    )
+    return ToolOutput(text, {"episode": _episode_data(ep), "superseded": ep.supersedes})
+
+
+def _forget_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    report = mem.erase(list(dict.fromkeys(args["episode_ids"])), reason=args["reason"])
+    text = (
+        f"erased {report.count} episode{'s' if report.count != 1 else ''} for good ({', '.join(report.ids)}), every version "
+        f"of each and the summaries derived from them included; audit record {report.audit_id} keeps ids and hashes, no content"
+    )
+    return ToolOutput(text, {"erased": list(report.ids), "count": report.count, "audit_id": report.audit_id})
 
 
 def _history(mem: Memory, args: dict[str, Any]) -> ToolOutput:
@@ -542,7 +593,11 @@ _EPISODE_SCHEMA: dict[str, Any] = {
         "cites": {"type": "array", "items": {"type": "string"}},
         "relevance": {"type": "number", "description": "0-10"},
         "feedback": {"type": "number"},
-        "status": {"type": "string"},
+        "status": {"type": "string", "enum": ["active", "summarized", "archived", "superseded"]},
+        "key": {"type": "string", "description": "fact only: what the fact is about, e.g. 'ana/ui.theme'; the value is the summary"},
+        "supersedes": {"type": "string", "description": "the earlier version this one corrects"},
+        "supersede_reason": {"type": "string", "description": "why this version replaced the earlier one"},
+        "superseded_by": {"type": "string", "description": "status superseded: the version that replaced this one"},
     },
     "required": ["id", "ts", "kind", "summary", "tags", "relevance", "status"],
 }
@@ -551,9 +606,9 @@ _MEMORY_SCHEMA: dict[str, Any] = {
     "properties": {
         **_EPISODE_SCHEMA["properties"],
         "score": {"type": "number", "description": "rank score of this query"},
-        "why": {"type": "array", "items": {"type": "string"}, "description": "why it matched"},
+        "match_why": {"type": "array", "items": {"type": "string"}, "description": "why it matched this query"},
     },
-    "required": [*_EPISODE_SCHEMA["required"], "score", "why"],
+    "required": [*_EPISODE_SCHEMA["required"], "score", "match_why"],
 }
 _INCLUDE_ARCHIVED = Param(
     "include_archived", "boolean",
@@ -600,6 +655,34 @@ _SESSION_OUTPUT: dict[str, Any] = {
     },
     "required": ["status", "closed", "reason", "events"],
 }
+_GET_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "episode": _EPISODE_SCHEMA,
+        "versions": {"type": "array", "items": {"type": "string"}, "description": "ids of every version, oldest first"},
+    },
+    "required": ["episode", "versions"],
+}
+_SUPERSEDE_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"episode": _EPISODE_SCHEMA, "superseded": {"type": "string", "description": "the id of the earlier version"}},
+    "required": ["episode", "superseded"],
+}
+_FORGET_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "erased": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "every id erased: those given, their versions, derived summaries",
+        },
+        "count": {"type": "integer"},
+        "audit_id": {"type": "string", "description": "the audit record of the erasure (ids and hashes, no content)"},
+    },
+    "required": ["erased", "count", "audit_id"],
+}
+_SUPERSEDE_FIELDS = ("summary", "outcome", "tags", "lesson", "what_we_tried", "what_happened", "why", "content", "decisions",
+                     "artifact", "participants")  # fmt: skip
 _ENTRY_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -646,8 +729,10 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
     kinds = (*typed, *BUILTIN_KINDS)
     kinds_help = (
         f"Episode kinds: {', '.join(typed)} (tasks with an outcome); exchange (a conversation turn); "
-        "tool_call (a tool run with input and result); summary (made by maintenance)."
+        "tool_call (a tool run with input and result); summary (made by maintenance); fact (a durable fact or preference "
+        "under a key, e.g. 'ana/ui.theme')."
     )
+    cap = settings.digest_chars
     return [
         ToolSpec(
             "recall_episodes", "Recall episodes",
@@ -670,7 +755,8 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             "ask", "Ask the memory",
             "Ask a plain-language question, e.g. 'What happened with Project X last week?' or 'Any billing failures "
             "in the past 10 days?'. Time phrases become a window, known tags become tag filters, outcome words an outcome "
-            "filter, and the rest ranks by text. The answer says what it searched; when nothing matches it says so.",
+            "filter, preference words ('prefer', 'facts') the owner's facts, and the rest ranks by text. The answer says "
+            "what it searched; when nothing matches it says so.",
             (
                 Param("question", "string", "The question, in plain language.", required=True, max_length=1000),
                 Param("limit", "integer", "Most episodes to return.", minimum=1, maximum=50, default=5),
@@ -686,6 +772,55 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("episode_id", "string", "The archived episode's id.", required=True, max_length=64),
             ),
             _EPISODE_OUTPUT, _restore_episode, read_only=False,
+        ),
+        ToolSpec(
+            "get_episode", "Get one episode whole",
+            "One of your episodes whole, by id: every field, the full stored content (lists cut it at "
+            f"{_LIST_CONTENT_CHARS} characters) and the ids of all its versions. Stored text is a bounded digest: each "
+            f"field keeps at most {cap:,} characters ({2 * cap + 32:,} for an exchange's two sides), and text cut when it "
+            "was recorded ends with a marker giving its original length. An earlier, superseded version is shown too, "
+            "marked. Archived episodes need restore_episode first.",
+            (
+                Param("episode_id", "string", "The episode's id, as recall_episodes, ask, history or timeline show it.",
+                      required=True, max_length=64),
+            ),
+            _GET_OUTPUT, _get_episode,
+        ),
+        ToolSpec(
+            "supersede_episode", "Correct an episode",
+            "Correct one of your episodes without overwriting it: a new version with the fields you give changed "
+            "(the others kept) replaces it in every answer, citing it; the earlier version is kept, marked superseded, "
+            "and reachable through get_episode. Outcomes stay honest: a typed episode keeps success, partial or failure, "
+            "and a corrected outcome is recorded with your reason. Audited; personal data is replaced by placeholders.",
+            (
+                Param("episode_id", "string", "The id of the current version to correct.", required=True, max_length=64),
+                Param("reason", "string", "Why the episode is corrected (kept on the new version and in the audit trail).",
+                      required=True, max_length=500),
+                Param("summary", "string", "The corrected summary.", max_length=500),
+                Param("outcome", "string", "The corrected outcome.", enum=OUTCOMES),
+                Param("tags", "array", "The corrected tags (replacing the old ones).", max_length=32),
+                Param("lesson", "string", f"The corrected lesson (at most {cap:,} characters).", max_length=cap),
+                Param("what_we_tried", "string", f"The corrected approach (at most {cap:,} characters).", max_length=cap),
+                Param("what_happened", "string", f"What actually happened (at most {cap:,} characters).", max_length=cap),
+                Param("why", "string", f"Why it ended this way (at most {cap:,} characters).", max_length=cap),
+                Param("content", "string", f"The corrected detail (at most {cap:,} characters).", max_length=cap),
+                Param("decisions", "object", f"The corrected decisions, a JSON object of at most {DECISIONS_CHARS:,} characters.",
+                      max_length=DECISIONS_CHARS),
+                Param("artifact", "string", "The corrected link or path.", max_length=2000),
+                Param("participants", "array", "The corrected participants.", max_length=64),
+            ),
+            _SUPERSEDE_OUTPUT, _supersede_episode, read_only=False,
+        ),
+        ToolSpec(
+            "forget_episodes", "Forget episodes for good",
+            "Erase some of your episodes for good: each one, every version of it and the summaries derived from it leave "
+            "hot and cold storage and every index, and knowledge citing them goes too. Irreversible. The audit record "
+            "keeps your reason, the ids and content hashes, never the content.",
+            (
+                Param("episode_ids", "array", "Ids of the episodes to erase.", required=True, max_length=50),
+                Param("reason", "string", "Why they are erased (kept in the audit trail).", required=True, max_length=500),
+            ),
+            _FORGET_OUTPUT, _forget_episodes, read_only=False, destructive=True,
         ),
         ToolSpec(
             "history", "History of past attempts",
@@ -920,7 +1055,7 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         types.Tool(
             name=s.name, title=s.title, description=s.description, input_schema=s.input_schema(), output_schema=s.output_schema,
             annotations=types.ToolAnnotations(
-                title=s.title, read_only_hint=s.read_only, destructive_hint=False, idempotent_hint=s.read_only or s.idempotent,
+                title=s.title, read_only_hint=s.read_only, destructive_hint=s.destructive, idempotent_hint=s.read_only or s.idempotent,
                 open_world_hint=False,
             ),
         )

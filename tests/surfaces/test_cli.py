@@ -205,3 +205,86 @@ def test_dates_out_of_range_are_one_line_errors(argv: list[str], flag: str, tmp_
     assert main([*argv, "--db", str(tmp_path / "db")]) == 1
     line = one_error_line(capsys)
     assert line.startswith(f"memdb: {flag} ") and "out of range once converted to UTC" in line
+
+
+# --- versions, facts and erasure (issue 23) -----------------------------------------------------------
+
+
+class _Terminal:
+    """A stdin that is a terminal, answering ``answer`` to the one question asked."""
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        return self.answer
+
+
+def test_get_supersede_and_erase(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    db = str(tmp_path / "db")
+    with memdb.open(db) as opened:
+        ep = opened.owner("ana").record("debug", "Deploy went out", outcome="success", content="long detail " * 100)
+    common = ["--db", db, "--owner", "ana"]
+    assert main(["get", ep.id, *common]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"{ep.id} ") and f"content: {ep.content}" in shown  # whole
+    assert main(["supersede", ep.id, "--reason", "rolled back", "--outcome", "failure", "--lesson", "smoke test first", *common]) == 0
+    line = capsys.readouterr().out.strip()
+    new_id = line.split()[3]
+    assert line.startswith(f"superseded {ep.id} by {new_id} (debug/failure)")
+    assert main(["get", ep.id, *common, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["episode"]["status"] == "superseded" and data["versions"] == [ep.id, new_id]
+    assert main(["supersede", ep.id, "--reason", "again", "--outcome", "partial", *common]) == 1
+    assert f"already superseded by {new_id}" in one_error_line(capsys)
+    with pytest.raises(SystemExit):  # --reason is required
+        main(["supersede", new_id, "--outcome", "partial", *common])
+    capsys.readouterr()
+
+    # not on a terminal, erase needs --yes; on one it asks, and only "y" erases
+    assert main(["erase", new_id, "--reason", "wrong", *common]) == 1
+    assert "--yes is required when not on a terminal (nothing erased)" in one_error_line(capsys)
+    monkeypatch.setattr("sys.stdin", _Terminal("n\n"))
+    assert main(["erase", new_id, "--reason", "wrong", *common]) == 1
+    assert "not confirmed (nothing erased)" in capsys.readouterr().err
+    with memdb.open(db) as opened:
+        assert opened.owner("ana").count() == 2
+    monkeypatch.setattr("sys.stdin", _Terminal("y\n"))
+    assert main(["erase", new_id, "--reason", "wrong", *common, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert sorted(report["ids"]) == sorted([ep.id, new_id]) and report["count"] == 2
+    assert main(["get", ep.id, *common]) == 1 and "no such episode" in one_error_line(capsys)
+
+
+def test_fact_and_facts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "db")
+    common = ["--db", db, "--owner", "ana"]
+    assert main(["fact", "ana/ui.theme", "light", *common]) == 0
+    first = capsys.readouterr().out
+    assert main(["fact", "ana/ui.theme", "dark", *common]) == 0
+    second = capsys.readouterr().out
+    assert first.startswith("ana/ui.theme = light (") and second.startswith("ana/ui.theme = dark (") and "replacing" in second
+    assert main(["fact", "ana/ui.theme", "dark", *common]) == 0
+    assert "(unchanged," in capsys.readouterr().out
+    assert main(["fact", "ana/lang", "English", *common]) == 0
+    capsys.readouterr()
+    assert main(["fact", "ana/ui.theme", *common]) == 0
+    assert capsys.readouterr().out == "ana/ui.theme = dark\n"
+    assert main(["facts", *common]) == 0
+    assert capsys.readouterr().out == "ana/lang = English\nana/ui.theme = dark\n"
+    assert main(["facts", "--prefix", "ana/ui", *common, "--json"]) == 0
+    assert [e["summary"] for e in json.loads(capsys.readouterr().out)] == ["dark"]
+    assert main(["fact", "ana/nothing", *common]) == 1
+    assert "fact 'ana/nothing': no such fact" in one_error_line(capsys)
+    assert main(["fact", "not a key", "x", *common]) == 1
+    assert "key" in one_error_line(capsys)
+    # export and import keep a fact's key, so the copy answers the same
+    assert main(["export", "--db", db, "--file", str(tmp_path / "x.jsonl")]) == 0
+    assert main(["import", "--db", str(tmp_path / "copy"), str(tmp_path / "x.jsonl")]) == 0
+    capsys.readouterr()
+    with memdb.open(tmp_path / "copy") as copy:
+        assert {e.key: e.summary for e in copy.owner("ana").facts()} == {"ana/lang": "English", "ana/ui.theme": "dark"}
+        assert copy.owner("ana").count() == 2  # current versions only: "light" was superseded

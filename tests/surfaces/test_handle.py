@@ -92,6 +92,9 @@ _WAYS: dict[str, Callable[[memdb.Memory, list[str]], Any] | None] = {
     "export_timeline": lambda mem, ids: mem.export_timeline("s1"),
     "timeline": lambda mem, ids: mem.timeline("s1"),
     "close_session": lambda mem, ids: mem.close_session("s2", kind="routine", outcome="success"),
+    "supersede": lambda mem, ids: mem.supersede(ids[0], reason="it worked after all", outcome="success"),
+    "fact": lambda mem, ids: (mem.record("fact", "dark", key="ana/ui"), mem.record("fact", "light", key="ana/ui"), mem.fact("ana/ui")),
+    "versions": None, "facts": None,
     "knowledge": None, "entries": None, "patterns": None, "peek": None, "explain": None, "count": None,
     "episodes": None, "known_tags": None, "audit": None, "now": None,
 }  # fmt: skip

@@ -40,6 +40,7 @@ REPO = Path(__file__).resolve().parents[2]  # the repository (this file is in te
 TIMEOUT = 30.0  # seconds for one whole client session, start-up included
 TOOLS = {
     "recall_episodes", "ask", "history", "record_episode", "record_feedback", "save_lesson", "timeline", "restore_episode", "end_session",
+    "get_episode", "supersede_episode", "forget_episodes",
 }  # fmt: skip
 ANA_TOKEN = "ana-token-7f3a9c1e5b2d4680"
 BOB_TOKEN = "bob-token-0d9e8c7b6a5f4321"
@@ -57,7 +58,7 @@ def build_team(path: Path) -> dict[str, str]:
         ana, bob = db.owner("ana"), db.owner("bob")
         ids["deploy_fail"] = ana.record(
             "debug", "Deploy of Project X failed: migration locked the users table", outcome="failure",
-            tags=["Project X", "deploy"], lesson="Run migrations before the deploy window",
+            tags=["Project X", "deploy"], lesson="Run migrations before the deploy window", why="the migration held a lock on users",
             ts=dt.datetime(2026, 6, 23, 10, tzinfo=UTC), session="s1",
         ).id  # fmt: skip
         ids["deploy_ok"] = ana.record(
@@ -157,8 +158,17 @@ def test_lists_the_tools_with_schemas_and_descriptions(team: tuple[Path, dict[st
         for name, prop in schema["properties"].items():
             assert prop.get("description"), f"{t.name}.{name} has no description"
         assert t.output_schema and t.output_schema["type"] == "object"
-        writes = {"record_episode", "record_feedback", "save_lesson", "restore_episode", "end_session"}
+        writes = {
+            "record_episode",
+            "record_feedback",
+            "save_lesson",
+            "restore_episode",
+            "end_session",
+            "supersede_episode",
+            "forget_episodes",
+        }
         assert t.annotations is not None and t.annotations.read_only_hint is (t.name not in writes)
+        assert t.annotations.destructive_hint is (t.name == "forget_episodes")
     record = tools["record_episode"].input_schema
     assert set(record["required"]) == {"kind", "summary", "outcome"}
     assert record["properties"]["outcome"]["enum"] == ["success", "partial", "failure"]
@@ -200,7 +210,8 @@ def test_recall_and_ask_give_text_and_structured_content(team: tuple[Path, dict[
         assert data["found"] and data["total"] == 2 and "tags project-x and deploy" in data["searched"]
         assert {m["id"] for m in data["memories"]} == {ids["deploy_ok"], ids["deploy_fail"]}
         fail = next(m for m in data["memories"] if m["id"] == ids["deploy_fail"])
-        assert fail["outcome"] == "failure" and fail["lesson"] == "Run migrations before the deploy window" and fail["why"]
+        assert fail["outcome"] == "failure" and fail["lesson"] == "Run migrations before the deploy window" and fail["match_why"]
+        assert fail["why"] == "the migration held a lock on users"  # the episode's own why, beside why it matched
         assert ids["deploy_fail"] in out and "Lesson: Run migrations before the deploy window" in out
 
         _, data = await ok(s, "recall_episodes", {"kinds": ["exchange", "tool_call"], "session": "s1"})
@@ -256,6 +267,74 @@ def test_empty_results_say_so_plainly(team: tuple[Path, dict[str, str]]) -> None
         assert data["events"] == [] and out == "No events session nope."
 
     run_session(team[0], body)
+
+
+def test_match_reasons_never_overwrite_the_episodes_why(tmp_path: Path) -> None:
+    # issue 23: recall_episodes and ask built each memory by hand and put the match reasons in ``why``
+    with memdb.open(tmp_path / "db", map_size=1 << 20) as db:
+        mem = db.owner("ana")
+        mem.record("debug", "Webhook retries failed", outcome="failure", tags=["twilio"], why="the signing secret was stale")
+        specs = {s.name: s for s in tool_specs(db.settings)}
+        for tool, args in (("recall_episodes", {"tags": ["twilio"]}), ("ask", {"question": "webhook retries"})):
+            data = specs[tool].run(mem, specs[tool].check_arguments(args)).data
+            (memory,) = data["memories"]
+            assert memory["why"] == "the signing secret was stale", tool
+            assert memory["match_why"] and all(isinstance(w, str) for w in memory["match_why"]), tool
+        schema = specs["recall_episodes"].output_schema["properties"]["memories"]["items"]
+        assert schema["properties"]["why"] == {"type": "string"} and "match_why" in schema["required"]
+
+
+def test_get_supersede_and_forget(fresh: tuple[Path, dict[str, str]]) -> None:
+    path, ids = fresh
+    with memdb.open(path) as db:
+        long = db.owner("ana").record("research", "Read the whole incident log", outcome="success", content="log line. " * 150)
+        before = db.owner("ana").count()
+
+    async def body(s: ClientSession) -> tuple[str, str]:
+        out, data = await ok(s, "get_episode", {"episode_id": long.id})
+        assert data["episode"]["content"] == long.content and len(long.content) > 600  # whole, not cut as in lists
+        assert data["versions"] == [long.id] and out.startswith("- ") and "content: log line." in out
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        assert "at most 2,000 characters" in (tools["get_episode"].description or "")
+
+        out, data = await ok(
+            s, "supersede_episode", {"episode_id": ids["deploy_ok"], "reason": "it was rolled back the same day", "outcome": "failure"}
+        )
+        new = data["episode"]
+        assert data["superseded"] == ids["deploy_ok"] and new["supersedes"] == ids["deploy_ok"] and new["outcome"] == "failure"
+        assert new["supersede_reason"] == "it was rolled back the same day" and "earlier version is kept" in out
+        _, data = await ok(s, "recall_episodes", {"tags": ["deploy"], "outcome": "success"})
+        assert data["memories"] == []  # the old outcome no longer answers
+        out, data = await ok(s, "get_episode", {"episode_id": ids["deploy_ok"]})
+        assert data["episode"]["status"] == "superseded" and data["episode"]["superseded_by"] == new["id"]
+        assert data["versions"] == [ids["deploy_ok"], new["id"]] and f"superseded by {new['id']}" in out
+
+        out, err = await error(s, "supersede_episode", {"episode_id": ids["deploy_ok"], "reason": "again", "outcome": "partial"})
+        assert f"already superseded by {new['id']}" in out and "nothing was written" in out
+        out, err = await error(s, "supersede_episode", {"episode_id": new["id"], "outcome": "partial"})
+        assert err["argument"] == "reason"
+        out, err = await error(s, "supersede_episode", {"episode_id": ids["bob"], "reason": "probe", "outcome": "success"})
+        assert err["type"] == "NotFoundError"  # bob's episode is no episode of ana's
+        out, err = await error(s, "forget_episodes", {"episode_ids": [ids["bob"]], "reason": "probe"})
+        assert err["type"] == "NotFoundError" and "nothing was written" in out
+        out, err = await error(s, "forget_episodes", {"episode_ids": [ids["chat"]]})
+        assert err["argument"] == "reason"
+
+        out, data = await ok(s, "forget_episodes", {"episode_ids": [new["id"]], "reason": "wrong project"})
+        assert sorted(data["erased"]) == sorted([ids["deploy_ok"], new["id"]]) and data["count"] == 2 and data["audit_id"]
+        assert "for good" in out
+        _, err = await error(s, "get_episode", {"episode_id": new["id"]})
+        assert err["type"] == "NotFoundError"
+        return str(new["id"]), str(data["audit_id"])
+
+    new_id, audit_id = run_session(path, body)
+    with memdb.open(path) as db:
+        ana = db.owner("ana")
+        assert ana.count() == before - 1 and new_id not in ana and ids["deploy_ok"] not in ana
+        assert ids["bob"] in db.owner("bob")
+        (entry,) = [a for a in ana.audit() if a["id"] == audit_id]
+        assert entry["action"] == "erase" and entry["reason"] == "wrong project"
+        assert db.check().ok
 
 
 def test_record_episode_and_feedback(fresh: tuple[Path, dict[str, str]]) -> None:

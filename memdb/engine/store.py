@@ -27,6 +27,7 @@ except ImportError:  # not on Windows: compact cannot see other processes there
 from memdb.engine.process import after_fork
 from memdb.errors import (
     ConfigError,
+    CorruptionError,
     StoreClosedError,
     StoreError,
     StoreFullError,
@@ -224,11 +225,18 @@ def _opened_elsewhere(path: str) -> int | None:
     return None if l_type == fcntl.F_UNLCK else int(pid)
 
 
+# LMDB's own findings of a damaged file (the checks before mapping catch most, not key order)
+_DAMAGE = (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.VersionMismatchError, lmdb.CursorFullError)
+
+
 def _translate(exc: lmdb.Error, what: str, store: LMDBStore | None = None) -> StoreError:
     if store is not None and store._closed:
         return StoreClosedError(f"{what}: store {store.path!r} was closed while a transaction was open")
     if isinstance(exc, lmdb.MapFullError):
         return StoreFullError(f"{what}: the LMDB map is full and could not grow ({exc})")
+    if isinstance(exc, _DAMAGE):
+        where = f" of {store.path!r}" if store is not None else ""
+        return CorruptionError(f"{what}{where}: damaged: LMDB error {type(exc).__name__}: {exc} ({CorruptionError.HINT})")
     return StoreError(f"{what}: LMDB error {type(exc).__name__}: {exc}")
 
 
@@ -242,6 +250,15 @@ def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, store: LMD
         raise _translate(exc, "scan", store) from None
 
 
+def _disorder(key: bytes, lo: bytes, hi: bytes) -> CorruptionError:
+    """A seek or step that left its range or went backwards: the file's keys are out of order
+    (a damaged byte the page checks cannot see). Raised, so that a loop seeking past each key
+    it saw always moves on (tests/engine/test_damaged_files.py)."""
+    return CorruptionError(
+        f"scan from {lo[:40]!r} to {hi[:40]!r}: damaged: LMDB gave key {key[:40]!r} out of order ({CorruptionError.HINT})"
+    )
+
+
 def _scan_lmdb(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
     if lo >= hi:
         return
@@ -250,19 +267,29 @@ def _scan_lmdb(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> It
         if not reverse:
             if not cur.set_range(lo):
                 return
+            if cur.key() < lo:
+                raise _disorder(cur.key(), lo, hi)
+            last = b""  # below every key: keys are never empty
             for key, value in cur:
                 if key >= hi:
                     return
+                if key <= last:
+                    raise _disorder(key, lo, hi)
+                last = key
                 yield key, value
         else:
             if cur.set_range(hi):
                 ok = cur.prev()
             else:
                 ok = cur.last()
+            ceiling = hi
             while ok:
                 key = cur.key()
                 if key < lo:
                     return
+                if key >= ceiling:
+                    raise _disorder(key, lo, hi)
+                ceiling = key
                 yield key, cur.value()
                 ok = cur.prev()
 
@@ -281,6 +308,8 @@ def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, li
             start = cur.key()
             keys = list(itertools.islice(itertools.takewhile(lo.__le__, cur.iterprev(keys=True, values=False)), limit))
             if keys:
+                if keys[0] >= hi:
+                    raise _disorder(keys[0], lo, hi)
                 cur.set_key(start)
                 values = list(itertools.islice(cur.iterprev(keys=False, values=True), len(keys)))
         else:
@@ -288,6 +317,8 @@ def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, li
                 return [], []
             keys = list(itertools.islice(itertools.takewhile(hi.__gt__, cur.iternext(keys=True, values=False)), limit))
             if keys:
+                if keys[0] < lo:
+                    raise _disorder(keys[0], lo, hi)
                 cur.set_range(lo)
                 values = list(itertools.islice(cur.iternext(keys=False, values=True), len(keys)))
     return (keys, values) if keys else ([], [])
@@ -302,11 +333,15 @@ def _first(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> tuple[
             if not cur.set_range(lo):
                 return None
             key = cur.key()
+            if key < lo:
+                raise _disorder(key, lo, hi)
             return (key, cur.value()) if key < hi else None
         ok = cur.prev() if cur.set_range(hi) else cur.last()
         if not ok:
             return None
         key = cur.key()
+        if key >= hi:
+            raise _disorder(key, lo, hi)
         return (key, cur.value()) if key >= lo else None
     finally:
         cur.close()
@@ -689,7 +724,7 @@ class LMDBStore:
                             "snapshot of the same path that the new size cannot be adopted under (end it first)"
                         ) from None
                 except lmdb.Error as exc:
-                    raise _translate(exc, "begin") from None
+                    raise _translate(exc, "begin", self) from None
         except BaseException:
             shared.leave()
             raise

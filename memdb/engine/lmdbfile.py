@@ -263,11 +263,11 @@ class _Walk:
             return
         self.leaves += 1
         self.entries += len(ptrs)
-        sizes = [h[w + 3] for w in words]
-        if self.free or any([h[w + 2] for w in words]) or min(sizes) < 1 or max(sizes) > _MAX_KEY:
+        # One pass for the common page: where each node ends, pushed past the page by a flag
+        # (an overflow value) or a value of 64 KiB or more; such a page, the free tree's, or
+        # one that fails goes node by node.
+        if self.free or max([p + 8 + h[w + 3] + h[w] + ((h[w + 1] | h[w + 2]) << 16) for p, w in zip(ptrs, words, strict=True)]) > psize:
             self.odd_leaf(at, h, base, ptrs, words)
-        elif max([p + 8 + h[w + 3] + (h[w] | h[w + 1] << 16) for p, w in zip(ptrs, words, strict=True)]) > psize:
-            raise self.damaged(f"{at} has a node whose key or value runs past the page")
 
     def odd_leaf(self, at: str, h: memoryview, base: int, ptrs: list[int], words: list[int]) -> None:
         """A leaf of the free tree, or one with overflow values or an odd node: node by node."""
@@ -286,7 +286,7 @@ class _Walk:
                 self.overflow(first, dsize, f"{at} node {i}")
                 value = _pread(self.fd, dsize, first * psize + _PAGE_HEADER) if self.free else b""
             elif start + dsize > psize:
-                raise self.damaged(f"{at}: node {i}'s value of {dsize} bytes runs past the page")
+                raise self.damaged(f"{at} has a node whose key or value runs past the page (node {i}, a value of {dsize} bytes)")
             else:
                 value = bytes(page[start : start + dsize]) if self.free else b""
             if self.free:

@@ -42,6 +42,7 @@ DEFAULT_MODE: Final = 0o600
 DATA, LOCK, COMPACT = "data.mdb", "lock.mdb", ".compact"
 OURS: Final = 1 << 40  # the byte of lock.mdb memdb locks: no pid reaches it
 LMDB: Final = 0  # the byte LMDB holds shared while an environment is open
+_CHECK_ATTEMPTS: Final = 20  # checks of a file other processes commit to, before trusting them
 WAIT_SECONDS = 120.0
 """How long an open waits for another process's compaction or first-open check to end."""
 
@@ -309,10 +310,43 @@ class LmdbDirectory:
                 if self.lock_existed:
                     raise CorruptionError(self._missing_message(where, "is empty (0 bytes)"))
                 return
-            meta = lmdbfile.read_meta(fd, st.st_size, where)
-            if deep:
-                lmdbfile.walk(fd, meta, where)
+            self._checked(fd, where, deep)
             self.data_identity = (st.st_dev, st.st_ino)
+        finally:
+            os.close(fd)
+
+    def _checked(self, fd: int, where: str, deep: bool) -> lmdbfile.Meta:
+        """The newest meta page, once the file passed the checks. Alone (``first``), nothing
+        changes the file under them. Otherwise another process may commit meanwhile, and a
+        commit rewrites a meta page and may reuse pages a check was reading: a failure counts
+        only if no commit came between (then the damage is real), and a check that commits
+        keep overtaking is given up, the file being in live use by them."""
+        for _ in range(_CHECK_ATTEMPTS):
+            before = lmdbfile.newest_txnid(fd)
+            try:
+                meta = lmdbfile.read_meta(fd, where)
+                if deep:
+                    lmdbfile.walk(fd, meta, where)  # reads every page the trees reach: the length too
+                else:
+                    lmdbfile.check_length(fd, meta, where)
+                return meta
+            except CorruptionError:
+                if self.first or lmdbfile.newest_txnid(fd) == before:
+                    raise
+        return lmdbfile.read_meta(fd, where)
+
+    def used_bytes(self) -> int:
+        """The bytes of the pages the newest meta page counts now (another process may have
+        added some since ``check_data``; 0 if it cannot be read: LMDB's open then says why)."""
+        try:
+            fd = os.open(os.path.join(self.path, DATA), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return 0
+        try:  # data.mdb carries no locks: opening and closing it is harmless (unlike lock.mdb)
+            meta = lmdbfile.read_meta(fd, DATA)
+            return (meta.last_pgno + 1) * meta.page_size
+        except CorruptionError:
+            return 0
         finally:
             os.close(fd)
 

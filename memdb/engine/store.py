@@ -594,7 +594,8 @@ class LMDBStore:
     ``verify`` (default True): the first process to open the directory (nobody else has it
     open) checks every page of ``data.mdb`` before LMDB maps it, so a damaged file raises
     CorruptionError instead of killing the process with SIGBUS or SIGSEGV; it costs about
-    0.5 µs per entry. Every open checks the meta pages and the file's length.
+    0.5 µs per entry. Every open checks the meta pages and that the file holds every page
+    they may reach.
 
     Stores on one path in one process share one environment: a later store adopts the
     current map size (it grows anyway), and each keeps its own ``sync``: a ``sync=True``
@@ -649,7 +650,7 @@ class LMDBStore:
         env: lmdb.Environment | None = None
         try:
             directory.check_data(deep=verify and directory.first)
-            env = self._lmdb_open()
+            env = self._lmdb_open(directory)
             directory.check_opened()
             if directory.first:
                 directory.share()
@@ -660,23 +661,31 @@ class LMDBStore:
             directory.close()
             raise
 
-    def _lmdb_open(self) -> lmdb.Environment:
-        try:
-            return lmdb.open(
-                self.path,
-                map_size=self._map_size,
-                subdir=True,
-                sync=self._sync,
-                metasync=self._sync,
-                max_dbs=0,
-                max_readers=self._max_readers,
-                readahead=False,
-                mode=0o755 if self._mode is None else self._mode,  # py-lmdb drops execute bits for files
-            )
-        except lmdb.Error as exc:
-            if isinstance(exc, _DAMAGE):
-                raise _translate(exc, "open", self) from None
-            raise StoreError(f"open {self.path!r}: {type(exc).__name__}: {exc}") from None
+    def _lmdb_open(self, directory: LmdbDirectory) -> lmdb.Environment:
+        # A writer in another process that adds pages beyond this map between LMDB's reading
+        # of the meta page and py-lmdb's first transaction fails the open with MDB_MAP_RESIZED
+        # (seen while opening in a loop beside a writer): open again with a map that holds them.
+        size = self._map_size
+        for _ in range(_REPLAY_ATTEMPTS):
+            try:
+                return lmdb.open(
+                    self.path,
+                    map_size=size,
+                    subdir=True,
+                    sync=self._sync,
+                    metasync=self._sync,
+                    max_dbs=0,
+                    max_readers=self._max_readers,
+                    readahead=False,
+                    mode=0o755 if self._mode is None else self._mode,  # py-lmdb drops execute bits for files
+                )
+            except lmdb.MapResizedError:
+                size = max(size * 2, directory.used_bytes())
+            except lmdb.Error as exc:
+                if isinstance(exc, _DAMAGE):
+                    raise _translate(exc, "open", self) from None
+                raise StoreError(f"open {self.path!r}: {type(exc).__name__}: {exc}") from None
+        raise StoreError(f"open {self.path!r}: other processes kept growing the map while it was being opened (open it again)")
 
     @property
     def _env(self) -> lmdb.Environment:
@@ -862,7 +871,7 @@ class LMDBStore:
         env.close()
         try:
             directory.relock()
-            shared.env = self._lmdb_open()
+            shared.env = self._lmdb_open(directory)
             directory.data_identity = None
             directory.check_opened()
         except BaseException:

@@ -12,8 +12,9 @@ else there, takes both exclusively too while it checks every page of ``data.mdb`
 
 POSIX locks belong to the process, and closing *any* descriptor of a file drops all of the
 process's locks on it, LMDB's included (LMDB's documentation warns against opening its files
-a second time for that reason). So the descriptor opened here is the only one memdb opens,
-and it stays open exactly as long as the environment does.
+a second time for that reason). So the descriptor of ``lock.mdb`` opened here is the only one
+memdb opens, and it stays open exactly as long as the environment does. ``data.mdb`` carries
+no locks: opening and closing it for the checks is harmless.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ LMDB: Final = 0  # the byte LMDB holds shared while an environment is open
 _CHECK_ATTEMPTS: Final = 20  # checks of a file other processes commit to, before trusting them
 WAIT_SECONDS = 120.0
 """How long an open waits for another process's compaction or first-open check to end."""
+
+_READ_NOFOLLOW: Final = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 # struct flock, for F_GETLK: (l_type, l_whence, l_start, l_len, l_pid) in the platform's order
 _FLOCK: Final = {"linux": ("hhqqi4x", (0, 1, 2, 3, 4)), "darwin": ("qqihh", (3, 4, 0, 1, 2))}
@@ -295,7 +298,7 @@ class LmdbDirectory:
         data_path = os.path.join(self.path, DATA)
         where = f"database {self.path!r}: {DATA}"
         try:
-            fd = os.open(data_path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(data_path, _READ_NOFOLLOW)
         except FileNotFoundError:
             if self.lock_existed:
                 raise CorruptionError(self._missing_message(where, "is missing")) from None
@@ -315,8 +318,8 @@ class LmdbDirectory:
         finally:
             os.close(fd)
 
-    def _checked(self, fd: int, where: str, deep: bool) -> lmdbfile.Meta:
-        """The newest meta page, once the file passed the checks. Alone (``first``), nothing
+    def _checked(self, fd: int, where: str, deep: bool) -> None:
+        """Check the file open at ``fd`` (every page if ``deep``). Alone (``first``), nothing
         changes the file under them. Otherwise another process may commit meanwhile, and a
         commit rewrites a meta page and may reuse pages a check was reading: a failure counts
         only if no commit came between (then the damage is real), and a check that commits
@@ -329,20 +332,19 @@ class LmdbDirectory:
                     lmdbfile.walk(fd, meta, where)  # reads every page the trees reach: the length too
                 else:
                     lmdbfile.check_length(fd, meta, where)
-                return meta
+                return
             except CorruptionError:
                 if self.first or lmdbfile.newest_txnid(fd) == before:
                     raise
-        return lmdbfile.read_meta(fd, where)
 
     def used_bytes(self) -> int:
         """The bytes of the pages the newest meta page counts now (another process may have
         added some since ``check_data``; 0 if it cannot be read: LMDB's open then says why)."""
         try:
-            fd = os.open(os.path.join(self.path, DATA), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(os.path.join(self.path, DATA), _READ_NOFOLLOW)
         except OSError:
             return 0
-        try:  # data.mdb carries no locks: opening and closing it is harmless (unlike lock.mdb)
+        try:
             meta = lmdbfile.read_meta(fd, DATA)
             return (meta.last_pgno + 1) * meta.page_size
         except CorruptionError:
@@ -360,7 +362,7 @@ class LmdbDirectory:
         """After LMDB opened the directory: ``data.mdb`` is still the regular file checked
         (nothing swapped a link in), and has the mode."""
         try:
-            fd = os.open(os.path.join(self.path, DATA), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(os.path.join(self.path, DATA), _READ_NOFOLLOW)
         except OSError as exc:
             raise self._path_error(DATA, exc) from None
         try:

@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import os
 import re
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -350,11 +351,24 @@ def cmd_maintain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _private_file(path: str) -> TextIO:
+    """``path`` opened for writing, readable by its owner only (0600), even if it existed:
+    an export holds every episode (tests/surfaces/test_file_modes.py)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):  # never a terminal or a pipe given as the file
+            os.fchmod(fd, 0o600)
+        return open(fd, "w", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     """Write every episode as JSONL, archived ones too (their full record, status "archived")."""
     with _open(args) as db:
         owners = [args.owner] if args.owner else db.owners()
-        out: TextIO = open(args.file, "w", encoding="utf-8") if args.file else sys.stdout
+        out: TextIO = _private_file(args.file) if args.file else sys.stdout
         try:
             total = sum(db.owner(o).count() for o in owners)  # count() includes archived episodes
             episodes = (ep for o in owners for ep in db.owner(o).episodes(include_archived=True))

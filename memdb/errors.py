@@ -30,10 +30,6 @@ class InvalidValueError(CodecError, TypeError):
     """A value cannot be serialised with msgpack."""
 
 
-class CorruptKeyError(CodecError):
-    """Stored bytes are not a valid encoded key (the database was written by something else)."""
-
-
 # --- store -----------------------------------------------------------------------------
 
 
@@ -55,6 +51,30 @@ class TransactionConflictError(StoreError):
 
 class ReadOnlyTransactionError(StoreError):
     """A write was attempted inside a read-only snapshot."""
+
+
+class StoreBusyError(StoreError):
+    """Another process holds the database in a way this operation cannot wait out: it has the
+    database open while compaction needs exclusive use, or it kept exclusive use (compacting,
+    or checking the file at its first open) longer than an open waits."""
+
+
+class CorruptionError(StoreError):
+    """Stored bytes are damaged: the data file fails its structural checks, or a stored key or
+    value cannot be decoded. Nothing is repaired in place; ``HINT`` says how to recover."""
+
+    HINT = (
+        "the database cannot be read safely: restore its directory from a backup, or `memdb import` "
+        "an earlier `memdb export` file into a new directory"
+    )
+
+
+class CorruptKeyError(CodecError, CorruptionError):
+    """Stored bytes are not a valid encoded key (damaged, or written by something else)."""
+
+
+class CorruptValueError(CodecError, CorruptionError):
+    """Stored bytes are not a value ``pack_value`` wrote (damaged, or written by something else)."""
 
 
 # --- globals ---------------------------------------------------------------------------

@@ -37,7 +37,9 @@ from typing import Any, Final, TypeAlias
 import msgpack
 
 from memdb.errors import (
+    CorruptionError,
     CorruptKeyError,
+    CorruptValueError,
     InvalidGlobalNameError,
     InvalidSubscriptError,
     InvalidValueError,
@@ -261,6 +263,10 @@ def children_range(key: bytes) -> tuple[bytes, bytes]:
 # --- decoding --------------------------------------------------------------------------------
 
 
+def _corrupt_key(buf: bytes, reason: str) -> CorruptKeyError:
+    return CorruptKeyError(f"key {buf!r}: damaged: {reason} ({CorruptionError.HINT})")
+
+
 def _decode_positive(buf: bytes, pos: int) -> tuple[int | float, int]:
     n = buf[pos]
     pos += 1
@@ -276,7 +282,7 @@ def _decode_positive(buf: bytes, pos: int) -> tuple[int | float, int]:
         if b == 0:
             break
         if b < 0x80:
-            raise CorruptKeyError(f"key {buf!r}: bad fraction digit at byte {pos - 1}")
+            raise _corrupt_key(buf, f"bad fraction digit at byte {pos - 1}")
         num = (num << 7) | (b & 0x7F)
         ndigits += 1
     # A non-integral float: one correctly rounded (hence exact) division by a power of two.
@@ -287,7 +293,7 @@ def _decode_positive(buf: bytes, pos: int) -> tuple[int | float, int]:
 def _decode_escaped(buf: bytes, pos: int) -> tuple[bytes, int]:
     end = buf.find(b"\x00", pos)
     if end < 0:
-        raise CorruptKeyError(f"key {buf!r}: unterminated string at byte {pos}")
+        raise _corrupt_key(buf, f"unterminated string at byte {pos}")
     if end + 1 < len(buf) and buf[end + 1] == 0xFF:
         parts = []
         while end + 1 < len(buf) and buf[end + 1] == 0xFF:
@@ -296,7 +302,7 @@ def _decode_escaped(buf: bytes, pos: int) -> tuple[bytes, int]:
             pos = end + 2
             end = buf.find(b"\x00", pos)
             if end < 0:
-                raise CorruptKeyError(f"key {buf!r}: unterminated string at byte {pos}")
+                raise _corrupt_key(buf, f"unterminated string at byte {pos}")
         parts.append(buf[pos:end])
         return b"".join(parts), end + 1
     return buf[pos:end], end + 1
@@ -321,8 +327,8 @@ def decode_one(buf: bytes, pos: int = 0) -> tuple[Subscript, int]:
         if code == BYTES:
             return _decode_escaped(buf, pos + 1)
     except (IndexError, ValueError, UnicodeDecodeError):
-        raise CorruptKeyError(f"key {buf!r}: cannot decode at byte {pos}") from None
-    raise CorruptKeyError(f"key {buf!r}: unknown type code {code:#04x} at byte {pos}")
+        raise _corrupt_key(buf, f"cannot decode at byte {pos}") from None
+    raise _corrupt_key(buf, f"unknown type code {code:#04x} at byte {pos}")
 
 
 def decode(buf: bytes, pos: int = 0) -> tuple[Subscript, ...]:
@@ -338,7 +344,7 @@ def decode(buf: bytes, pos: int = 0) -> tuple[Subscript, ...]:
                 try:
                     out.append(buf[pos + 1 : end].decode("utf-8", "surrogatepass"))
                 except UnicodeDecodeError:
-                    raise CorruptKeyError(f"key {buf!r}: invalid UTF-8 at byte {pos}") from None
+                    raise _corrupt_key(buf, f"invalid UTF-8 at byte {pos}") from None
                 pos = end + 1
                 continue
         sub, pos = decode_one(buf, pos)
@@ -396,6 +402,8 @@ def _to_micros(d: _dt.datetime) -> int:
 
 def _ext_hook(code: int, data: bytes) -> Any:
     if code == _DT_EXT:
+        if len(data) != 9:
+            raise ValueError(f"a datetime of {len(data)} bytes, not 9")
         return EPOCH + _dt.timedelta(microseconds=int.from_bytes(data, "big", signed=True))
     return msgpack.ExtType(code, data)
 
@@ -417,8 +425,15 @@ def pack_value(value: Any) -> bytes:
 
 
 def unpack_value(data: bytes) -> Any:
-    """Inverse of pack_value."""
-    return msgpack.unpackb(data, raw=False, ext_hook=_ext_hook, strict_map_key=False)
+    """Inverse of pack_value. Bytes it did not write (a damaged file) raise CorruptValueError,
+    whatever msgpack or the datetime extension make of them (tests/engine/test_damaged_files.py)."""
+    try:
+        return msgpack.unpackb(data, raw=False, ext_hook=_ext_hook, strict_map_key=False)
+    except (ValueError, TypeError, OverflowError) as exc:  # ExtraData, FormatError, StackError, UnicodeDecodeError, ...
+        raise CorruptValueError(
+            f"stored value {bytes(data[:16]).hex()}{'...' if len(data) > 16 else ''} ({len(data)} bytes): "
+            f"damaged: cannot be decoded: {type(exc).__name__}: {exc} ({CorruptionError.HINT})"
+        ) from None
 
 
 def check_global_name(name: str) -> str:

@@ -10,23 +10,19 @@ from __future__ import annotations
 import itertools
 import operator
 import os
-import struct
-import sys
+import stat
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import lmdb
 
-try:
-    import fcntl
-except ImportError:  # not on Windows: compact cannot see other processes there
-    fcntl = None  # type: ignore[assignment]
-
+from memdb.engine.lmdbdir import DATA, DEFAULT_MODE, LmdbDirectory, check_mode
 from memdb.engine.process import after_fork
 from memdb.errors import (
     ConfigError,
+    CorruptionError,
     StoreClosedError,
     StoreError,
     StoreFullError,
@@ -107,8 +103,9 @@ class _SharedEnv:
     transaction registers here and a resize waits for the count to reach zero.
     """
 
-    def __init__(self, env: lmdb.Environment, pid: int, durable: bool) -> None:
+    def __init__(self, env: lmdb.Environment, directory: LmdbDirectory, pid: int, durable: bool) -> None:
         self.env = env
+        self.directory = directory  # lock.mdb held open, with memdb's lock, as long as env is
         self.pid = pid
         # whether the env was opened with sync=True; a durable store on a non-durable env
         # flushes after each of its commits (tests/engine/test_store.py::test_each_store_keeps_its_own_sync)
@@ -195,33 +192,8 @@ def _after_fork_in_child() -> None:
     _ENVS_LOCK = threading.Lock()
 
 
-# struct flock, for F_GETLK: (l_type, l_whence, l_start, l_len, l_pid) in the platform's order
-_FLOCK: Final = {"linux": ("hhqqi4x", (0, 1, 2, 3, 4)), "darwin": ("qqihh", (3, 4, 0, 1, 2))}
-
-
-def _opened_elsewhere(path: str) -> int | None:
-    """The pid of another process that has the LMDB environment at ``path`` open, if any.
-
-    Every process with the environment open holds LMDB's shared lock on the first byte of
-    ``lock.mdb`` until it closes it; F_GETLK asks, without taking anything, whether a write
-    lock there would conflict with another process's. None where the platform is unknown."""
-    layout = _FLOCK.get(sys.platform)
-    if layout is None or fcntl is None:
-        return None
-    fmt, order = layout
-    fields = [0] * 5
-    for value, at in zip((fcntl.F_WRLCK, os.SEEK_SET, 0, 1, 0), order, strict=True):
-        fields[at] = value
-    try:
-        fd = os.open(os.path.join(path, "lock.mdb"), os.O_RDWR)
-    except OSError:
-        return None
-    try:
-        answer = struct.unpack(fmt, fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack(fmt, *fields)))
-    finally:
-        os.close(fd)
-    l_type, pid = answer[order[0]], answer[order[4]]
-    return None if l_type == fcntl.F_UNLCK else int(pid)
+# LMDB's own findings of a damaged file (the checks before mapping catch most, not key order)
+_DAMAGE = (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.VersionMismatchError, lmdb.CursorFullError)
 
 
 def _translate(exc: lmdb.Error, what: str, store: LMDBStore | None = None) -> StoreError:
@@ -229,6 +201,9 @@ def _translate(exc: lmdb.Error, what: str, store: LMDBStore | None = None) -> St
         return StoreClosedError(f"{what}: store {store.path!r} was closed while a transaction was open")
     if isinstance(exc, lmdb.MapFullError):
         return StoreFullError(f"{what}: the LMDB map is full and could not grow ({exc})")
+    if isinstance(exc, _DAMAGE):
+        where = f" of {store.path!r}" if store is not None else ""
+        return CorruptionError(f"{what}{where}: damaged: LMDB error {type(exc).__name__}: {exc} ({CorruptionError.HINT})")
     return StoreError(f"{what}: LMDB error {type(exc).__name__}: {exc}")
 
 
@@ -242,6 +217,15 @@ def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, store: LMD
         raise _translate(exc, "scan", store) from None
 
 
+def _disorder(key: bytes, lo: bytes, hi: bytes) -> CorruptionError:
+    """A seek or step that left its range or went backwards: the file's keys are out of order
+    (a damaged byte the page checks cannot see). Raised, so that a loop seeking past each key
+    it saw always moves on (tests/engine/test_damaged_files.py)."""
+    return CorruptionError(
+        f"scan from {lo[:40]!r} to {hi[:40]!r}: damaged: LMDB gave key {key[:40]!r} out of order ({CorruptionError.HINT})"
+    )
+
+
 def _scan_lmdb(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
     if lo >= hi:
         return
@@ -250,19 +234,29 @@ def _scan_lmdb(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> It
         if not reverse:
             if not cur.set_range(lo):
                 return
+            if cur.key() < lo:
+                raise _disorder(cur.key(), lo, hi)
+            last = b""  # below every key: keys are never empty
             for key, value in cur:
                 if key >= hi:
                     return
+                if key <= last:
+                    raise _disorder(key, lo, hi)
+                last = key
                 yield key, value
         else:
             if cur.set_range(hi):
                 ok = cur.prev()
             else:
                 ok = cur.last()
+            ceiling = hi
             while ok:
                 key = cur.key()
                 if key < lo:
                     return
+                if key >= ceiling:
+                    raise _disorder(key, lo, hi)
+                ceiling = key
                 yield key, cur.value()
                 ok = cur.prev()
 
@@ -281,6 +275,8 @@ def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, li
             start = cur.key()
             keys = list(itertools.islice(itertools.takewhile(lo.__le__, cur.iterprev(keys=True, values=False)), limit))
             if keys:
+                if keys[0] >= hi:
+                    raise _disorder(keys[0], lo, hi)
                 cur.set_key(start)
                 values = list(itertools.islice(cur.iterprev(keys=False, values=True), len(keys)))
         else:
@@ -288,6 +284,8 @@ def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, li
                 return [], []
             keys = list(itertools.islice(itertools.takewhile(hi.__gt__, cur.iternext(keys=True, values=False)), limit))
             if keys:
+                if keys[0] < lo:
+                    raise _disorder(keys[0], lo, hi)
                 cur.set_range(lo)
                 values = list(itertools.islice(cur.iternext(keys=False, values=True), len(keys)))
     return (keys, values) if keys else ([], [])
@@ -302,11 +300,15 @@ def _first(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> tuple[
             if not cur.set_range(lo):
                 return None
             key = cur.key()
+            if key < lo:
+                raise _disorder(key, lo, hi)
             return (key, cur.value()) if key < hi else None
         ok = cur.prev() if cur.set_range(hi) else cur.last()
         if not ok:
             return None
         key = cur.key()
+        if key >= hi:
+            raise _disorder(key, lo, hi)
         return (key, cur.value()) if key >= lo else None
     finally:
         cur.close()
@@ -585,28 +587,45 @@ class LMDBStore:
     system that does not keep the order of writes, corrupt the database (LMDB's MDB_NOSYNC).
     The map starts at ``map_size`` bytes and doubles whenever it fills.
 
+    ``mode`` (default 0o600) is the mode of the database's files, set at every open where
+    this process owns them; the directory gets it with search bits (0o700), when memdb
+    creates it or it holds nothing but the database. None leaves modes to the umask.
+
+    ``verify`` (default True): the first process to open the directory (nobody else has it
+    open) checks every page of ``data.mdb`` before LMDB maps it, so a damaged file raises
+    CorruptionError instead of killing the process with SIGBUS or SIGSEGV; it costs about
+    0.5 µs per entry. Every open checks the meta pages and that the file holds every page
+    they may reach.
+
     Stores on one path in one process share one environment: a later store adopts the
     current map size (it grows anyway), and each keeps its own ``sync``: a ``sync=True``
     store on an environment first opened with ``sync=False`` flushes after each of its
     commits, so committed still means on disk for it; the reverse gets durable commits.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, map_size: int = 64 << 20, sync: bool = True, max_readers: int = 126) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        map_size: int = 64 << 20,
+        sync: bool = True,
+        max_readers: int = 126,
+        mode: int | None = DEFAULT_MODE,
+        verify: bool = True,
+    ) -> None:
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise ConfigError(f"path {path!r}: give the directory of the database (a non-empty str or path)")
         for name, value in (("map_size", map_size), ("max_readers", max_readers)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} {value!r}: a positive int")
-        if not isinstance(sync, bool):
-            raise ConfigError(f"sync {sync!r}: True or False (a truthy string would not say which)")
+        for name, flag in (("sync", sync), ("verify", verify)):
+            if not isinstance(flag, bool):
+                raise ConfigError(f"{name} {flag!r}: True or False (a truthy string would not say which)")
+        self._mode = check_mode(mode)
         self.path = os.path.realpath(os.fspath(path))
-        try:
-            os.makedirs(self.path, exist_ok=True)
-        except OSError as exc:
-            what = "is a file, not a directory" if os.path.exists(self.path) and not os.path.isdir(self.path) else exc.strerror
-            raise StoreError(f"open {self.path!r}: {what} (an LMDB store is a directory)") from None
         self._closed = False
         self._sync = sync
+        self._verify = verify
         self._map_size = max(int(map_size), _MIN_MAP)
         self._max_readers = max_readers
         self._forks = _FORKS[0]
@@ -618,23 +637,55 @@ class LMDBStore:
             shared = _ENVS.get(self.path)
             if shared is None or shared.pid != pid:
                 # A child after fork must not touch the parent's environment: open its own.
-                try:
-                    env = lmdb.open(
-                        self.path,
-                        map_size=self._map_size,
-                        subdir=True,
-                        sync=self._sync,
-                        metasync=self._sync,
-                        max_dbs=0,
-                        max_readers=self._max_readers,
-                        readahead=False,
-                    )
-                except lmdb.Error as exc:
-                    raise StoreError(f"open {self.path!r}: {type(exc).__name__}: {exc}") from None
-                shared = _SharedEnv(env, pid, self._sync)
+                env, directory = self._open_env(self._verify)
+                shared = _SharedEnv(env, directory, pid, self._sync)
                 _ENVS[self.path] = shared
             shared.refs += 1
             return shared
+
+    def _open_env(self, verify: bool) -> tuple[lmdb.Environment, LmdbDirectory]:
+        """Lock the directory, check data.mdb (every page if ``verify`` and no other process has
+        it open), then let LMDB map it. The order matters: see memdb/engine/lmdbdir.py."""
+        directory = LmdbDirectory(self.path, self._mode)
+        env: lmdb.Environment | None = None
+        try:
+            directory.check_data(deep=verify and directory.first)
+            env = self._lmdb_open(directory)
+            directory.check_opened()
+            if directory.first:
+                directory.share()
+            return env, directory
+        except BaseException:
+            if env is not None:
+                env.close()
+            directory.close()
+            raise
+
+    def _lmdb_open(self, directory: LmdbDirectory) -> lmdb.Environment:
+        # A writer in another process that adds pages beyond this map between LMDB's reading
+        # of the meta page and py-lmdb's first transaction fails the open with MDB_MAP_RESIZED
+        # (seen while opening in a loop beside a writer): open again with a map that holds them.
+        size = self._map_size
+        for _ in range(_REPLAY_ATTEMPTS):
+            try:
+                return lmdb.open(
+                    self.path,
+                    map_size=size,
+                    subdir=True,
+                    sync=self._sync,
+                    metasync=self._sync,
+                    max_dbs=0,
+                    max_readers=self._max_readers,
+                    readahead=False,
+                    mode=0o755 if self._mode is None else self._mode,  # py-lmdb drops execute bits for files
+                )
+            except lmdb.MapResizedError:
+                size = max(size * 2, directory.used_bytes())
+            except lmdb.Error as exc:
+                if isinstance(exc, _DAMAGE):
+                    raise _translate(exc, "open", self) from None
+                raise StoreError(f"open {self.path!r}: {type(exc).__name__}: {exc}") from None
+        raise StoreError(f"open {self.path!r}: other processes kept growing the map while it was being opened (open it again)")
 
     @property
     def _env(self) -> lmdb.Environment:
@@ -689,7 +740,7 @@ class LMDBStore:
                             "snapshot of the same path that the new size cannot be adopted under (end it first)"
                         ) from None
                 except lmdb.Error as exc:
-                    raise _translate(exc, "begin") from None
+                    raise _translate(exc, "begin", self) from None
         except BaseException:
             shared.leave()
             raise
@@ -745,49 +796,88 @@ class LMDBStore:
         LMDB neither zeroes freed pages nor the space a deleted node leaves inside a live
         page, and its own compacting copy copies pages as they are. So this is a logical
         rewrite: every item, in key order, appended into a new environment (whose pages LMDB
-        zero-fills), which then replaces the old file. It waits until no transaction of this
-        process is open, and needs exclusive use: other processes must not have it open.
+        zero-fills) in a ``.compact`` directory of its own, which then replaces ``data.mdb``.
+
+        It waits until no transaction of this process is open, and needs exclusive use: if
+        another process has the database open, StoreBusyError names it. From that check to
+        the swap, memdb's exclusive lock keeps every other opener waiting, so no commit can
+        land in the file being replaced (tests/engine/test_compaction.py).
         """
         env = self._env
         shared = self._shared
-        other = _opened_elsewhere(self.path)
-        if other is not None:  # its writes would go to the file this replaces, and be lost
-            raise StoreError(
-                f"compact {self.path!r}: process {other} has the database open; compaction needs exclusive use (close it there first)"
-            )
-        tmp = os.path.join(self.path, ".compact")
-        if os.path.isdir(tmp):
-            for name in os.listdir(tmp):
-                os.remove(os.path.join(tmp, name))
+        directory = shared.directory
         with shared.write_lock, shared.cond:
             shared.resizing = True  # blocks new transactions in this process
             try:
                 while shared.active:
                     shared.cond.wait()
+                directory.exclusive()
+                self._rewrite(env, shared, directory)
+            finally:
+                shared.resizing = False
+                shared.cond.notify_all()
+
+    def _rewrite(self, env: lmdb.Environment, shared: _SharedEnv, directory: LmdbDirectory) -> None:
+        """Copy every item into a fresh environment in ``.compact``, swap its data.mdb in and
+        map it; with exclusive use held (``directory.exclusive``), which this gives back."""
+        target = os.path.join(self.path, DATA)
+        mode = self._mode if self._mode is not None else stat.S_IMODE(os.stat(target).st_mode)
+        swapped = scratch = False
+        try:
+            made = os.path.join(directory.make_scratch(), DATA)
+            scratch = True
+            try:
+                fresh = lmdb.open(
+                    os.path.dirname(made), map_size=int(env.info()["map_size"]), subdir=True, sync=True, max_dbs=0, meminit=True, mode=mode,
+                )  # fmt: skip
                 try:
-                    info = env.info()
-                    fresh = lmdb.open(tmp, map_size=int(info["map_size"]), subdir=True, sync=True, max_dbs=0, meminit=True)
                     with env.begin() as src, fresh.begin(write=True) as dst:
                         cur: Any
                         with src.cursor() as cur:
                             for key, value in cur:
                                 dst.put(key, value, append=True)
+                finally:
                     fresh.close()
-                    env.close()
-                    os.replace(os.path.join(tmp, "data.mdb"), os.path.join(self.path, "data.mdb"))
-                    shared.env = lmdb.open(
-                        self.path, map_size=int(info["map_size"]), subdir=True, sync=self._sync, metasync=self._sync,
-                        max_dbs=0, max_readers=self._max_readers, readahead=False,
-                    )  # fmt: skip
-                    shared.durable = self._sync
-                except lmdb.Error as exc:
-                    raise StoreError(f"compact {self.path!r}: {type(exc).__name__}: {exc}") from None
+            except lmdb.Error as exc:
+                raise _translate(exc, "compact", self) from None
+            fd = os.open(made, os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                os.fchmod(fd, mode)
             finally:
-                shared.resizing = False
-                shared.cond.notify_all()
-        for name in os.listdir(tmp):
-            os.remove(os.path.join(tmp, name))
-        os.rmdir(tmp)
+                os.close(fd)
+            if not directory.scratch_is_ours():
+                raise StoreError(f"compact {self.path!r}: .compact was replaced during the copy; nothing was swapped (compact again)")
+            os.replace(made, target)  # a rename: replaces the entry itself, never follows a link
+            swapped = True
+        finally:
+            try:
+                if swapped:
+                    self._remap(env, shared, directory)
+                else:
+                    directory.share_lmdb()  # nothing swapped: the environment goes on as it was
+            finally:
+                if scratch:
+                    directory.remove_scratch()
+        dir_fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dir_fd)  # the swap survives a crash too
+        finally:
+            os.close(dir_fd)
+
+    def _remap(self, env: lmdb.Environment, shared: _SharedEnv, directory: LmdbDirectory) -> None:
+        """After the swap: LMDB must map the new file. Closing the environment drops every lock
+        this process held on lock.mdb (other openers may come in now: they see the new file);
+        the new file needs no walk, this process wrote it."""
+        env.close()
+        try:
+            directory.relock()
+            shared.env = self._lmdb_open(directory)
+            directory.data_identity = None
+            directory.check_opened()
+        except BaseException:
+            self._closed = True  # the old environment is gone; nothing can go on
+            raise
+        shared.durable = self._sync
 
     def sync(self) -> None:
         """Flush to disk (useful with ``sync=False``)."""
@@ -816,6 +906,7 @@ class LMDBStore:
                 del _ENVS[self.path]
                 if shared.pid == os.getpid():
                     shared.env.close()
+                    shared.directory.close()  # after LMDB's close: see memdb/engine/lmdbdir.py
 
     def __enter__(self) -> LMDBStore:
         return self

@@ -15,6 +15,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,7 +121,7 @@ def export(
     overwrite: bool = False,
 ) -> dict[str, Any]:
     """The timeline as a versioned, non-executable JSON record; written to ``path`` when given
-    (never with execute permission), and noted in the owner's audit trail.
+    (mode 0600: its owner's alone, never executable), and noted in the owner's audit trail.
 
     Raises ValidationError naming the path when it is not a writable file path (a directory,
     a missing parent, no permission); nothing is audited then.
@@ -146,13 +147,15 @@ def export(
             raise ValidationError(f"export path {str(target)!r}: exists (pass overwrite=True to replace it)")
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         try:
-            fd = os.open(target, flags, 0o644)
+            fd = os.open(target, flags, 0o600)
         except OSError as exc:
             raise ValidationError(f"export path {str(target)!r}: cannot be written ({exc.strerror or type(exc).__name__})") from None
         with os.fdopen(fd, "w", encoding="utf-8") as f:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                # the owner's alone, and data, not a program: even a file that existed with other bits
+                os.fchmod(fd, 0o600)
             json.dump(doc, f, ensure_ascii=False, indent=2)
             f.write("\n")
-        os.chmod(target, 0o644)  # data, not a program: no execute bit even if the file existed with one
     layer.audit.write(
         owner, "export_timeline", at, session=session, steps=len(steps), steps_sha256=digest, path=str(path) if path else None
     )

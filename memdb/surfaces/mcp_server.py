@@ -17,7 +17,9 @@ import hmac
 import json
 import math
 import os
+import shlex
 import socket
+import stat
 import sys
 import tomllib
 import traceback
@@ -918,11 +920,20 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
 def load_tokens(path: str | os.PathLike[str]) -> dict[str, str]:
     """Bearer token -> owner from a TOML file with a ``[tokens]`` table; ConfigError says what is wrong.
 
-    Errors never echo a token: they point at its position instead.
+    The file must be its owner's alone (mode 0600 or stricter): one that group or others may
+    read or write is refused, saying how to fix it. Errors never echo a token: they point at
+    its position instead.
     """
     where = os.fspath(path)
     try:
         with open(where, "rb") as f:
+            mode = stat.S_IMODE(os.fstat(f.fileno()).st_mode)
+            if mode & 0o077 and os.name == "posix":
+                # a bearer token is a password: refused before it is read (tests/surfaces/test_file_modes.py)
+                raise ConfigError(
+                    f"config {where!r}: mode {mode:04o} lets other users read or change its bearer tokens "
+                    f"(make it the owner's alone: chmod 600 {shlex.quote(where)})"
+                )
             config = tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"config {where!r}: no such file") from None

@@ -25,7 +25,7 @@ from postgres_server import drop, unique_name
 import memdb
 from memdb.engine.postgres import PostgresStore
 from memdb.engine.store import LMDB_MAX_KEY_BYTES, LMDBStore, Store
-from memdb.errors import ConfigError, StoreClosedError, StoreError, StoreFullError
+from memdb.errors import ConfigError, StoreBusyError, StoreClosedError, StoreError, StoreFullError
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/engine/)
 
@@ -509,7 +509,9 @@ def test_opening_a_regular_file_raises_store_error(tmp_path: Path) -> None:
         (("x",), {"map_size": "big"}, "map_size 'big': a positive int"),
         (("x",), {"map_size": 0}, "map_size 0: a positive int"),
         (("x",), {"sync": "no"}, "sync 'no': True or False"),
-        (("x",), {"bogus": 1}, "open: unknown option(s) 'bogus' for LMDBStore; it takes map_size, sync, max_readers"),
+        (("x",), {"verify": "yes"}, "verify 'yes': True or False"),
+        (("x",), {"mode": 0o644 | 0o111}, "mode 0o755: a file mode without execute bits"),
+        (("x",), {"bogus": 1}, "open: unknown option(s) 'bogus' for LMDBStore; it takes map_size, sync, max_readers, mode, verify"),
         (("x",), {"clock": 5}, "clock 5: a callable"),
         (("x",), {"sanitizer": object()}, "needs a sanitize(texts) method"),
     ],
@@ -535,7 +537,7 @@ def test_compact_refuses_while_another_process_has_the_database_open(tmp_path: P
         )  # fmt: skip
         try:
             assert child.stdout is not None and child.stdout.readline().strip() == "open"
-            with pytest.raises(StoreError, match=f"process {child.pid} has the database open; compaction needs exclusive use"):
+            with pytest.raises(StoreBusyError, match=f"process {child.pid} has the database open; compaction needs exclusive use"):
                 db.compact()
         finally:
             child.communicate("", timeout=30)

@@ -46,6 +46,12 @@ ANA_TOKEN = "ana-token-7f3a9c1e5b2d4680"
 BOB_TOKEN = "bob-token-0d9e8c7b6a5f4321"
 
 
+def write_tokens(config: Path, content: str) -> None:
+    """A token file as it must be: its owner's alone (load_tokens refuses one others may read)."""
+    config.write_text(content)
+    config.chmod(0o600)
+
+
 def _env() -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
 
@@ -547,7 +553,7 @@ def test_import_memdb_never_needs_the_extra(tmp_path: Path) -> None:
 def test_cli_option_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     db = str(tmp_path / "db")
     config = tmp_path / "tokens.toml"
-    config.write_text(f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')
+    write_tokens(config, f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')
     cases = [
         (["mcp", "--db", db], "--owner: required for stdio"),
         (["mcp", "--db", db, "--owner", "ana", "--config", str(config)], "--config: only for --transport http"),
@@ -564,7 +570,7 @@ def test_cli_option_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], m
 
 def test_http_on_a_busy_port_is_one_line_and_exit_1(tmp_path: Path) -> None:
     config = tmp_path / "tokens.toml"
-    config.write_text(f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')
+    write_tokens(config, f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
@@ -591,14 +597,34 @@ def test_token_config_errors_never_echo_a_token(tmp_path: Path) -> None:
         (f'[token]\n"{ANA_TOKEN}" = "ana"\n', "unknown key 'token'"),
         ("[tokens\n", "not valid TOML"),
     ]:
-        config.write_text(content)
+        write_tokens(config, content)
         with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(")) as caught:
             load_tokens(config)
         assert ANA_TOKEN not in str(caught.value)
     with pytest.raises(ConfigError, match="no such file"):
         load_tokens(tmp_path / "missing.toml")
-    config.write_text(f'[tokens]\n"{ANA_TOKEN}" = "ana"\n"{BOB_TOKEN}" = "bob"\n')
+    write_tokens(config, f'[tokens]\n"{ANA_TOKEN}" = "ana"\n"{BOB_TOKEN}" = "bob"\n')
     assert load_tokens(config) == {ANA_TOKEN: "ana", BOB_TOKEN: "bob"}
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o620])
+def test_a_token_file_others_may_read_or_change_is_refused(tmp_path: Path, mode: int) -> None:
+    config = tmp_path / "tokens.toml"
+    config.write_text(f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')
+    config.chmod(mode)
+    with pytest.raises(ConfigError) as info:
+        load_tokens(config)
+    message = str(info.value)
+    assert f"mode {mode:04o} lets other users read or change its bearer tokens" in message
+    assert f"chmod 600 {config}" in message and ANA_TOKEN not in message
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o400])
+def test_a_private_token_file_is_read(tmp_path: Path, mode: int) -> None:
+    config = tmp_path / "tokens.toml"
+    config.write_text(f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')
+    config.chmod(mode)
+    assert load_tokens(config) == {ANA_TOKEN: "ana"}
 
 
 # --- streamable HTTP ---------------------------------------------------------------------------
@@ -614,7 +640,7 @@ def _free_port() -> int:
 def http_server(team: tuple[Path, dict[str, str]], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``memdb mcp --transport http`` on a free loopback port with tokens for ana and bob; yields the URL."""
     config = tmp_path_factory.mktemp("mcp-http") / "tokens.toml"
-    config.write_text(f'[tokens]\n"{ANA_TOKEN}" = "ana"\n"{BOB_TOKEN}" = "bob"\n')
+    write_tokens(config, f'[tokens]\n"{ANA_TOKEN}" = "ana"\n"{BOB_TOKEN}" = "bob"\n')
     port = _free_port()
     argv = ["-m", "memdb.cli", "mcp", "--db", str(team[0]), "--transport", "http", "--port", str(port)]
     proc = subprocess.Popen(

@@ -1,0 +1,89 @@
+"""A database is private by default: its directory 0700 and its files 0600 whatever the
+umask, set again at every open; ``mode`` chooses other modes, ``mode=None`` leaves them to
+the umask (memdb/engine/lmdbdir.py). Real directories; the umask set per test."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import memdb
+from memdb.engine.store import LMDBStore
+from memdb.errors import ConfigError
+
+pytestmark = pytest.mark.lmdb_only
+
+
+@pytest.fixture(autouse=True)
+def umask_022() -> Iterator[None]:
+    """The usual umask, under which LMDB's own defaults made the database world-readable."""
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def _modes(path: Path) -> dict[str, int]:
+    return {".": path.stat().st_mode & 0o777, **{p.name: p.stat().st_mode & 0o777 for p in path.iterdir()}}
+
+
+def test_a_new_database_is_its_owners_alone(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    with memdb.open(path) as db:
+        db.owner("ana").record("debug", "private", outcome="failure")
+        assert _modes(path) == {".": 0o700, "data.mdb": 0o600, "lock.mdb": 0o600}
+        db.compact()
+        assert _modes(path) == {".": 0o700, "data.mdb": 0o600, "lock.mdb": 0o600}
+
+
+def test_a_mode_shares_with_a_group(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    with memdb.open(path, mode=0o640) as db:
+        db.globals["T"]["x"] = 1
+        db.compact()
+    assert _modes(path) == {".": 0o750, "data.mdb": 0o640, "lock.mdb": 0o640}
+
+
+def test_mode_none_leaves_modes_to_the_umask(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    with memdb.open(path, mode=None) as db:
+        db.globals["T"]["x"] = 1
+        db.compact()  # keeps the file's own mode
+    assert _modes(path) == {".": 0o755, "data.mdb": 0o644, "lock.mdb": 0o644}
+
+
+def test_an_existing_world_readable_database_is_made_private_at_open(tmp_path: Path) -> None:
+    """A database written before this version (issue 25: 0755 and 0644 under umask 022)."""
+    path = tmp_path / "db"
+    LMDBStore(path, mode=None).close()
+    assert _modes(path)["data.mdb"] == 0o644
+    with LMDBStore(path) as store, store.read() as r:
+        r.get(b"x")
+    assert _modes(path) == {".": 0o700, "data.mdb": 0o600, "lock.mdb": 0o600}
+
+
+def test_a_directory_holding_other_files_keeps_its_own_mode(tmp_path: Path) -> None:
+    """A database opened in a project directory: its files are made private, the directory is
+    the caller's and keeps its mode."""
+    project = tmp_path / "project"
+    project.mkdir(mode=0o755)
+    (project / "notes.txt").write_text("mine")
+    LMDBStore(project).close()
+    assert _modes(project) == {".": 0o755, "notes.txt": 0o644, "data.mdb": 0o600, "lock.mdb": 0o600}
+
+
+def test_a_missing_parent_is_created_and_only_the_database_directory_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "db"
+    LMDBStore(path).close()
+    assert _modes(path)["."] == 0o700 and (tmp_path / "a").stat().st_mode & 0o777 == 0o755
+
+
+@pytest.mark.parametrize(
+    ("mode", "shown"), [(0o755, "0o755"), (0o400, "0o400"), (0o1600, "0o1600"), ("600", "'600'"), (True, "True"), (-1, "-0o1")]
+)
+def test_a_mode_memdb_cannot_use_is_named(tmp_path: Path, mode: object, shown: str) -> None:
+    with pytest.raises(ConfigError, match=f"mode {shown}: a file mode without execute bits that lets the owner read and write"):
+        LMDBStore(tmp_path / "db", mode=mode)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []  # nothing created

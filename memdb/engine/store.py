@@ -591,11 +591,13 @@ class LMDBStore:
     this process owns them; the directory gets it with search bits (0o700), when memdb
     creates it or it holds nothing but the database. None leaves modes to the umask.
 
-    ``verify`` (default True): the first process to open the directory (nobody else has it
-    open) checks every page of ``data.mdb`` before LMDB maps it, so a damaged file raises
+    ``verify``: with True, the first process to open the directory (nobody else has it open)
+    checks every page of ``data.mdb`` before LMDB maps it, so a damaged file raises
     CorruptionError instead of killing the process with SIGBUS or SIGSEGV; it costs about
-    0.5 µs per entry. Every open checks the meta pages and that the file holds every page
-    they may reach.
+    0.5 µs per entry. None (the default) does so for a file up to ``DEEP_CHECK_BYTES``
+    (64 MiB) and keeps a larger database's opens fast; False never does. Every open checks
+    the meta pages and that the file holds every page they may reach (a cut file is always
+    caught); a page-level flip in a large file is caught by ``verify=True``.
 
     Stores on one path in one process share one environment: a later store adopts the
     current map size (it grows anyway), and each keeps its own ``sync``: a ``sync=True``
@@ -611,7 +613,7 @@ class LMDBStore:
         sync: bool = True,
         max_readers: int = 126,
         mode: int | None = DEFAULT_MODE,
-        verify: bool = True,
+        verify: bool | None = None,
     ) -> None:
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise ConfigError(f"path {path!r}: give the directory of the database (a non-empty str or path)")
@@ -619,7 +621,7 @@ class LMDBStore:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} {value!r}: a positive int")
         for name, flag in (("sync", sync), ("verify", verify)):
-            if not isinstance(flag, bool):
+            if not isinstance(flag, bool) and not (name == "verify" and flag is None):
                 raise ConfigError(f"{name} {flag!r}: True or False (a truthy string would not say which)")
         self._mode = check_mode(mode)
         self.path = os.path.realpath(os.fspath(path))
@@ -643,13 +645,13 @@ class LMDBStore:
             shared.refs += 1
             return shared
 
-    def _open_env(self, verify: bool) -> tuple[lmdb.Environment, LmdbDirectory]:
+    def _open_env(self, verify: bool | None) -> tuple[lmdb.Environment, LmdbDirectory]:
         """Lock the directory, check data.mdb (every page if ``verify`` and no other process has
         it open), then let LMDB map it. The order matters: see memdb/engine/lmdbdir.py."""
         directory = LmdbDirectory(self.path, self._mode)
         env: lmdb.Environment | None = None
         try:
-            directory.check_data(deep=verify and directory.first)
+            directory.check_data(deep=verify if directory.first else False)  # None: by size (DEEP_CHECK_BYTES)
             env = self._lmdb_open(directory)
             directory.check_opened()
             if directory.first:

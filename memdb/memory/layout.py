@@ -49,6 +49,7 @@ from typing import Any, Final
 
 from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
+from memdb.errors import CorruptValueError
 from memdb.memory.ids import EPOCH_ORDINAL, episode_day, ts_micros
 from memdb.memory.relevance import band_of
 from memdb.memory.text import term_counts
@@ -145,7 +146,11 @@ def relevance_level(relevance: float) -> int:
 def index_code(relevance: float, outcome: str | None) -> int:
     """The value of an episode's time-ordered index entries: relevance level * 4 + outcome
     (0 none, 1 success, 2 partial, 3 failure), at most ``MAX_CODE`` (``CODE_OF_PACKED`` reads it)."""
-    return relevance_level(relevance) << 2 | _CODE_OF_OUTCOME[outcome]
+    code = _CODE_OF_OUTCOME.get(outcome)
+    if code is None:  # capture validates outcomes: any other value was damaged on disk
+        known = ", ".join(o for o in OUTCOME_OF_CODE if o)
+        raise CorruptValueError(f"a stored outcome is damaged: not one of {known} or none ({CorruptValueError.HINT})")
+    return relevance_level(relevance) << 2 | code
 
 
 # --- the (ts_us, id) tail of index keys --------------------------------------------------------

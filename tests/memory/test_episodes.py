@@ -759,3 +759,15 @@ def test_delete_leaves_audit_without_text(edb: memdb.Database) -> None:
     assert "omega" not in repr(entry)
     with pytest.raises(ValidationError):
         mem.delete(ep.id, reason="  ")
+
+
+@pytest.mark.lmdb_only(reason="damages a header in place through the globals, then reads it back")
+def test_a_damaged_stored_outcome_is_a_corruption_error(edb: memdb.Database) -> None:
+    from memdb.errors import CorruptionError
+
+    mem = edb.owner("ana")
+    ep = mem.record("debug", "deploy", outcome="failure")
+    records, key = edb.globals["MEM"], ("ana", ep.day, ep.id)
+    records[key] = {**records[key], "outcome": "failurf"}  # one flipped byte
+    with pytest.raises(CorruptionError, match="stored outcome is damaged"):
+        edb.check()  # never a raw KeyError from the index code

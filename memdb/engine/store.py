@@ -180,6 +180,8 @@ class _SharedEnv:
                 self.cond.notify_all()
 
 
+_MAX_MAP = 1 << 46  # 64 TiB: a larger map cannot be mapped on today's 64-bit machines
+
 _ENVS: dict[str, _SharedEnv] = {}
 _ENVS_LOCK = threading.Lock()
 _FORKS = [0]  # bumped in a forked child, so stores notice without calling getpid per transaction
@@ -617,9 +619,11 @@ class LMDBStore:
     ) -> None:
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise ConfigError(f"path {path!r}: give the directory of the database (a non-empty str or path)")
-        for name, value in (("map_size", map_size), ("max_readers", max_readers)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"{name} {value!r}: a positive int")
+        if "\x00" in os.fsdecode(os.fspath(path)):
+            raise ConfigError("path: holds a NUL character (no file system takes one)")
+        for name, value, top in (("map_size", map_size, _MAX_MAP), ("max_readers", max_readers, 1 << 20)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+                raise ConfigError(f"{name} {value!r}: a positive int, at most {top:,}")
         for name, flag in (("sync", sync), ("verify", verify)):
             if not isinstance(flag, bool) and not (name == "verify" and flag is None):
                 raise ConfigError(f"{name} {flag!r}: True or False (a truthy string would not say which)")

@@ -12,7 +12,7 @@ current versions, so a chain is pruned when its current version is old enough, n
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from memdb.errors import NotFoundError, ValidationError
@@ -20,6 +20,7 @@ from memdb.lifecycle.cold import ColdCodec
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import check_id, ts_micros
 from memdb.memory.models import utc
+from memdb.memory.sanitize import shown
 
 __all__ = ["Erasure", "ErasureReport"]
 
@@ -76,8 +77,10 @@ class Erasure:
         under one retrained from those alone (``ColdCodec.retrain``), in the same transaction:
         O(owner's archived records) on top of the erasure itself.
         """
-        if not reason.strip():
-            raise ValidationError(f"erase reason {reason!r}: say why (it is kept in the audit trail)")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValidationError(f"erase reason {shown(reason)}: say why (it is kept in the audit trail)")
+        if ids is not None and (isinstance(ids, (bytes, Mapping)) or not isinstance(ids, Iterable | str)):
+            raise ValidationError(f"erase ids {shown(ids)}: give an episode id or a list of them")
         if ids is None and since is None and until is None and not everything:
             raise ValidationError("erase: give ids, a time range, or everything=True")
         now = self.episodes.now()

@@ -509,7 +509,13 @@ class OwnerEpisodes:
         Every item is validated and sanitized before anything is written; then all are
         written in one transaction with the audit record, so an import lands whole or not at all.
         """
-        items = [e.model_dump(exclude_none=True) if isinstance(e, EpisodeInput) else dict(e) for e in episodes]
+        if isinstance(episodes, (str, bytes, Mapping)) or not isinstance(episodes, Iterable):
+            raise ValidationError(f"import_episodes: give an iterable of episodes (mappings), got {type(episodes).__name__}")
+        items = []
+        for i, e in enumerate(episodes):
+            if not isinstance(e, (EpisodeInput, Mapping)):
+                raise ValidationError(f"import item {i}: expected a mapping of episode fields, got {type(e).__name__}")
+            items.append(e.model_dump(exclude_none=True) if isinstance(e, EpisodeInput) else dict(e))
         prepared = [self._prepare(item, where=f"import item {i}") for i, item in enumerate(items)]
         now = self._layer.now()
         with self._space.transaction():

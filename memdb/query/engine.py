@@ -63,6 +63,7 @@ from memdb.query.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, rea
 
 __all__ = ["OwnerQueries"]
 
+QUESTION_CHARS = 10_000  # the cap on a question or a text filter, checked before any work
 K1 = 1.2
 B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
@@ -285,6 +286,8 @@ class OwnerQueries:
         hot of them when ``include_archived``, superseded versions when ``include_superseded``."""
         if not isinstance(question, str) or not question.strip():
             raise ValidationError(f"question {shown(question)}: ask something")
+        if len(question) > QUESTION_CHARS:  # before any work: a 5 MB question took 22 s
+            raise ValidationError(f"question of {len(question):,} characters: at most {QUESTION_CHARS:,} (ask about one thing)")
         at = utc(now, "now") if now is not None else self._layer.now()
         window, rest, ignored = read_time_phrases(question, at, self._layer.settings.week_starts_on, self._layer.settings.timezone)
         with self._space.snapshot():
@@ -1126,6 +1129,8 @@ def _text_terms(text: str | None) -> dict[str, str]:
         return {}  # an empty field (JSON clients send "" for one left out) filters nothing
     if not isinstance(text, str):
         raise ValidationError(f"text {shown(text)}: expected str, got {type(text).__name__}")
+    if len(text) > QUESTION_CHARS:
+        raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,} (search for a few words)")
     terms = terms_and_words(text)
     if not terms:
         raise ValidationError(

@@ -29,6 +29,9 @@ from memdb.memory.text import normalize_tag
 __all__ = ["as_text", "bound_sanitized", "flatten_texts", "placeholders_in", "strings_in"]
 
 
+MAX_DEPTH = 32  # levels of dicts and lists in a stored value: deeper is refused, never a RecursionError
+
+
 def as_text(value: Any) -> str:
     """A value as the text the sanitizer reads: itself if a str, else canonical JSON."""
     if isinstance(value, str):
@@ -91,22 +94,24 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
         flat[name] = text
         return _Slot(name, as_int)
 
-    def walk(value: Any, path: str, name: str, secret: bool = False) -> Any:
+    def walk(value: Any, path: str, name: str, secret: bool = False, depth: int = 0) -> Any:
         """``path`` names the value for errors (``decisions.when``); ``name`` is its key in the
         flat texts, by position below the top level so no key's text reaches a sanitizer's
         field names (they may be shown in its errors). ``secret``: under a secret-looking key."""
         if isinstance(value, str):
             return slot(value, SECRET_FIELD + name if secret else name)
+        if depth > MAX_DEPTH:  # nested past reason (or holding itself)
+            raise ValidationError(f"{where}: {redacted(path.split('.')[0].split('[')[0])} is nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, Mapping):
             items = []
             for i, (k, v) in enumerate(value.items()):
                 if not isinstance(k, str):
                     raise ValidationError(f"{where}: {redacted(path)} key {shown(k)}: keys must be str")
                 key = slot(k, f"{name}.{i}:key")  # a key is text of its own, never a secret whole
-                items.append((key, walk(v, f"{path}.{k}", f"{name}.{i}", secret or is_secret_key(k))))
+                items.append((key, walk(v, f"{path}.{k}", f"{name}.{i}", secret or is_secret_key(k), depth + 1)))
             return _Dict(items, path)
         if isinstance(value, (list, tuple)):
-            return [walk(v, f"{path}[{i}]", f"{name}[{i}]", secret) for i, v in enumerate(value)]
+            return [walk(v, f"{path}[{i}]", f"{name}[{i}]", secret, depth + 1) for i, v in enumerate(value)]
         if value is None or isinstance(value, bool):
             return value
         if secret and isinstance(value, (int, float)):

@@ -1,0 +1,88 @@
+"""Bad input gets a memdb.errors exception naming what was wrong, and writes nothing: the cases
+issue 25 found raising raw builtin errors or taking seconds, and a Hypothesis run over the
+handle's capture and query methods with arbitrary argument values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memdb
+from memdb.errors import ConfigError, MemdbError, ValidationError
+
+
+def _deep(levels: int) -> list[Any]:
+    top: list[Any] = []
+    cur = top
+    for _ in range(levels):
+        nxt: list[Any] = []
+        cur.append(nxt)
+        cur = nxt
+    return top
+
+
+def test_the_cases_that_raised_builtin_errors(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        kept = mem.record("debug", "kept", outcome="success")
+        selfref: dict[str, Any] = {}
+        selfref["me"] = selfref
+        cases = [
+            (lambda: mem.import_episodes(5, source="x"), "import_episodes: give an iterable"),  # type: ignore[arg-type]
+            (lambda: mem.import_episodes([None], source="x"), "import item 0: expected a mapping"),  # type: ignore[list-item]
+            (lambda: mem.erase(5, reason="x"), "erase ids 5"),  # type: ignore[arg-type]
+            (lambda: mem.erase([kept.id], reason=None), "erase reason None"),  # type: ignore[arg-type]
+            (lambda: mem.record("debug", "x", outcome="success", decisions={"a": _deep(2500)}), "nested more than 32 levels"),
+            (lambda: mem.record("debug", "x", outcome="success", decisions=selfref), "nested more than 32 levels"),
+            (lambda: mem.ask("deploy " * 700_000), "at most 10,000"),
+            (lambda: mem.recall(text="deploy " * 2_000), "at most 10,000"),
+        ]
+        for call, message in cases:
+            with pytest.raises(ValidationError, match=message):
+                call()
+        assert mem.count() == 1 and db.check().ok
+    with pytest.raises(ConfigError, match=r"map_size .*at most"):
+        memdb.open(tmp_path / "big", map_size=2**70)
+    with pytest.raises(ConfigError, match="NUL"):
+        memdb.open("a\x00b")
+
+
+def test_nesting_up_to_the_limit_is_kept(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db") as db:
+        ep = db.owner("ana").record("debug", "x", outcome="success", decisions={"a": _deep(31)})
+        assert db.owner("ana").get(ep.id).decisions == {"a": _deep(31)}
+
+
+values = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=30), st.binary(max_size=10),
+    st.lists(st.text(max_size=5), max_size=3), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)  # fmt: skip
+CALLS = {
+    "record": lambda mem, v: mem.record(v, v, outcome=v, tags=v),
+    "record_exchange": lambda mem, v: mem.record_exchange(v, v, v),
+    "record_tool_call": lambda mem, v: mem.record_tool_call(v, v, v),
+    "recall": lambda mem, v: mem.recall(tags=v, text=v, kind=v, limit=v),
+    "ask": lambda mem, v: mem.ask(v),
+    "history": lambda mem, v: mem.history(kind=v, tags=v, text=v),
+    "get": lambda mem, v: mem.get(v),
+    "feedback": lambda mem, v: mem.feedback(v, v),
+    "erase": lambda mem, v: mem.erase(v, reason=v),
+    "save_lesson": lambda mem, v: mem.save_lesson(v, cites=v),
+}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(sorted(CALLS)), values)
+def test_arbitrary_arguments_give_memdb_errors_and_write_nothing(tmp_path_factory: pytest.TempPathFactory, name: str, value: Any) -> None:
+    with memdb.open(tmp_path_factory.mktemp("bad") / "db") as db:
+        mem = db.owner("ana")
+        before = mem.count()
+        try:
+            CALLS[name](mem, value)
+        except MemdbError:
+            assert mem.count() == before  # refused whole
+        assert db.check().ok

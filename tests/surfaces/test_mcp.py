@@ -686,6 +686,29 @@ def test_http_token_picks_the_owner(http_server: str, team: tuple[Path, dict[str
     assert [m["id"] for m in run_http(http_server, BOB_TOKEN, as_bob)["memories"]] == [ids["bob"]]
 
 
+def test_http_serves_the_new_read_tools_per_token(http_server: str, team: tuple[Path, dict[str, str]]) -> None:
+    """knowledge, prepare and cursor pages over HTTP, each request clamped to its token's owner
+    (the writing tools run over stdio against fresh databases: this server's is shared)."""
+    ids = team[1]
+
+    async def body(s: ClientSession) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+        _, knowledge = await ok(s, "knowledge", {})
+        _, prepared = await ok(s, "prepare", {"task": "deploy Project X", "tags": ["project-x"]})
+        _, page = await ok(s, "recall_episodes", {"tags": ["project-x"], "limit": 1})
+        seen = [m["id"] for m in page["memories"]]
+        while "cursor" in page:
+            _, page = await ok(s, "recall_episodes", {"tags": ["project-x"], "limit": 1, "cursor": page["cursor"]})
+            seen += [m["id"] for m in page["memories"]]
+        return knowledge, prepared, seen
+
+    knowledge, prepared, seen = run_http(http_server, ANA_TOKEN, body)
+    assert knowledge["entries"] == [] and ids["deploy_fail"] in {r["id"] for r in prepared["records"]}
+    assert ids["bob"] not in {r["id"] for r in prepared["records"]} and ids["bob"] not in seen
+    assert len(seen) == len(set(seen)) == 3 and ids["deploy_fail"] in seen  # ana's three project-x episodes, one a page
+    _, bobs, bob_seen = run_http(http_server, BOB_TOKEN, body)
+    assert [r["id"] for r in bobs["records"]] == [ids["bob"]] and bob_seen == [ids["bob"]]
+
+
 def test_http_rejects_a_missing_or_wrong_token(http_server: str) -> None:
     for headers in ({}, {"Authorization": "Bearer not-a-known-token-at-all"}, {"Authorization": ANA_TOKEN}):
         response = httpx2.post(http_server, headers=headers, timeout=10)

@@ -2,7 +2,13 @@
 and governance (reflect, review, ceremony, decay, timeline, close-session).
 
 Every command prints readable text, or JSON with ``--json``; an error prints one line
-``memdb: what: reason`` and exits 1 (2 for usage errors).
+``memdb: what: reason`` on stderr and exits 1 (2 for usage errors). Under ``--json`` the error is
+JSON on stdout instead, ``{"error": {"type": ..., "message": ...}}``, with the same exit codes, so
+a script reads one JSON document from stdout whatever happens.
+
+Only the commands that record memory (``record``, ``fact KEY VALUE``, ``import``, ``mcp``) create
+a database at a path that holds none; every other command refuses such a path in one line, so a
+typo in ``--db`` never answers "nothing found" from a database it just created.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO, TypeVar
 
 import memdb
-from memdb.errors import MemdbError, ValidationError
+from memdb.engine.postgres import is_postgres_url
+from memdb.errors import MemdbError, NotFoundError, ValidationError
 from memdb.memory.models import check_owner
 from memdb.memory.sanitize import shown
+from memdb.memory.settings import DEFAULT_TYPED_KINDS
 
 T = TypeVar("T")
 DEFAULT_DB = "memdb-data"
@@ -77,27 +85,53 @@ def _print_json(data: Any, out: TextIO | None = None) -> None:
     out.write("\n")
 
 
-def progress(items: Iterable[T], total: int | None, label: str, stream: TextIO = sys.stderr) -> Iterator[T]:
-    """Yield ``items``, drawing a progress bar on a terminal (silent when not a TTY)."""
-    show = stream.isatty()
-    last = 0.0
-    n = 0
-    for n, item in enumerate(items, 1):
-        yield item
+class Progress:
+    """A progress bar on a terminal, advanced by counts (silent when ``stream`` is not a TTY)."""
+
+    def __init__(self, total: int | None, label: str, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.show = self.stream.isatty()
+        self.total, self.label, self.n, self.last = total, label, 0, 0.0
+
+    def advance(self, by: int = 1) -> None:
+        self.n += by
         now = time.monotonic()
-        if show and now - last > 0.1:
-            last = now
-            if total:
-                filled = int(30 * n / total)
-                stream.write(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {n}/{total}")
+        if self.show and (now - self.last > 0.1 or self.n == self.total):
+            self.last = now
+            if self.total:
+                filled = int(30 * min(self.n, self.total) / self.total)
+                self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {self.n}/{self.total}")
             else:
-                stream.write(f"\r{label} {n}")
-            stream.flush()
-    if show:
-        stream.write(f"\r{label} done: {n}{' ' * 30}\n")
+                self.stream.write(f"\r{self.label} {self.n}")
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.show:
+            self.stream.write(f"\r{self.label} done: {self.n}{' ' * 30}\n")
 
 
-def _open(args: argparse.Namespace) -> memdb.Database:
+def progress(items: Iterable[T], total: int | None, label: str, stream: TextIO | None = None) -> Iterator[T]:
+    """Yield ``items``, drawing a progress bar on a terminal (silent when not a TTY)."""
+    bar = Progress(total, label, stream)
+    for item in items:
+        yield item
+        bar.advance()
+    bar.done()
+
+
+def _holds_database(path: str) -> bool:
+    """Whether ``path`` is a memdb database already: an LMDB directory with its data file, or a
+    PostgreSQL URL (the server says, when opened)."""
+    return is_postgres_url(path) or os.path.isfile(os.path.join(path, "data.mdb"))
+
+
+def _open(args: argparse.Namespace, *, create: bool = False) -> memdb.Database:
+    """The database at ``--db``; only commands that record memory pass ``create`` (module docstring)."""
+    if not create and not _holds_database(args.db):
+        what = "no such directory" if not os.path.exists(args.db) else "no memdb database there"
+        raise NotFoundError(
+            f"--db {args.db}: {what} (this command only reads or changes an existing database; record, fact KEY VALUE or import create one)"
+        )
     return memdb.open(args.db)
 
 
@@ -113,7 +147,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    with _open(args) as db:
+    with _open(args, create=True) as db:
         ep = db.owner(args.owner).record(
             args.kind, args.summary, outcome=args.outcome, tags=_tags(args.tags), lesson=args.lesson,
             session=args.session, content=args.content or "", ts=_when(args.ts, "--ts"),
@@ -144,16 +178,18 @@ def _print_result(result: Any, args: argparse.Namespace) -> None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    now = _when(args.now, "--now")  # bad input is named before the database is looked at
     with _open(args) as db:
         mem = db.owner(args.owner)
-        _print_result(mem.ask(args.question, now=_when(args.now, "--now"), limit=args.limit, include_archived=args.include_archived), args)
+        _print_result(mem.ask(args.question, now=now, limit=args.limit, include_archived=args.include_archived), args)
     return 0
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
+    since, until = _when(args.since, "--since"), _when(args.until, "--until")  # named before the database is looked at
     with _open(args) as db:
         result = db.owner(args.owner).recall(
-            since=_when(args.since, "--since"), until=_when(args.until, "--until"), tags=_tags(args.tags),
+            since=since, until=until, tags=_tags(args.tags),
             any_tags=_tags(args.any_tags), text=args.text, kind=args.kind, outcome=args.outcome,
             session=args.session, limit=args.limit, include_archived=args.include_archived,
         )  # fmt: skip
@@ -207,6 +243,20 @@ def cmd_get(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    """Why an episode ranks where it does: its relevance and the four weighted components."""
+    with _open(args) as db:
+        mem = db.owner(args.owner)
+        ep = mem.peek(args.id)  # an explanation is not an access: it must not change what it explains
+        why = mem.explain(ep.id, now=_when(args.now, "--now"))
+        if args.json:
+            _print_json({"id": ep.id, "summary": ep.summary, "explanation": why})
+        else:
+            print(f"{ep.id} {ep.kind}{'/' + ep.outcome if ep.outcome else ''}: {ep.summary}")
+            print(why)
+    return 0
+
+
 def cmd_supersede(args: argparse.Namespace) -> int:
     """Correct an episode with a new version; the old one is kept, superseded."""
     changes: dict[str, Any] = {
@@ -227,7 +277,7 @@ def cmd_supersede(args: argparse.Namespace) -> int:
 
 def cmd_fact(args: argparse.Namespace) -> int:
     """Show a fact's current value, or record a new one (which supersedes the old)."""
-    with _open(args) as db:
+    with _open(args, create=args.value is not None) as db:
         mem = db.owner(args.owner)
         if args.value is None:
             ep = mem.fact(args.key)
@@ -343,7 +393,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_maintain(args: argparse.Namespace) -> int:
     with _open(args) as db:
-        report = db.maintain(now=_when(args.now, "--now"))
+        on_rule = _rule_progress(sys.stderr) if sys.stderr.isatty() else None
+        report = db.maintain(now=_when(args.now, "--now"), on_rule=on_rule)
         if args.json:
             _print_json(report)
         else:
@@ -362,6 +413,23 @@ def _private_file(path: str) -> TextIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def _rule_progress(stream: TextIO) -> Callable[[str], None]:
+    """One line per maintenance rule as it starts, with the time the previous one took."""
+    started: list[tuple[str, float]] = []
+
+    def on_rule(rule: str) -> None:
+        now = time.monotonic()
+        if started:
+            name, at = started[-1]
+            stream.write(f"maintain: {name} done in {now - at:.1f}s\n")
+        if rule != "done":
+            stream.write(f"maintain: {rule}...\n")
+            started.append((rule, now))
+        stream.flush()
+
+    return on_rule
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -429,10 +497,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     written in one transaction, so a bad line leaves the database as it was.
     """
     by_owner = _import_lines(args.file, args.owner)
-    with _open(args) as db:
+    with _open(args, create=True) as db:
         counts = {}
+        bar = Progress(sum(len(lines) for lines in by_owner.values()), "import")  # episodes, not owners
         with db.transaction():
-            for owner, lines in progress(list(by_owner.items()), len(by_owner), "import"):
+            for owner, lines in by_owner.items():
                 try:
                     report = db.owner(owner).import_episodes([item for _, item in lines], source=f"jsonl:{os.path.basename(args.file)}")
                 except ValidationError as exc:  # name the line, not the item's place in this owner's batch
@@ -442,6 +511,8 @@ def cmd_import(args: argparse.Namespace) -> int:
                     lineno = lines[int(found.group(1))][0]
                     raise ValidationError(f"{args.file}:{lineno}{str(exc)[found.end() :]}") from None
                 counts[owner] = report.count
+                bar.advance(len(lines))
+        bar.done()
         if args.json:
             _print_json(counts)
         else:
@@ -449,15 +520,51 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def m_literal(value: Any) -> str:
+    """A subscript or value in M notation: numbers canonical, strings quoted with ``""`` doubled and
+    control characters as ``$C(n)``; what M has no literal for (bytes, maps, lists, datetimes,
+    None) is marked so it cannot be read as a string (``$C`` bytes, JSON, ISO text in ``$ZDT()``)."""
+    if isinstance(value, bool):
+        return "1" if value else "0"  # M's truth values
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        if text.endswith(".0"):
+            text = text[:-2]
+        return text.replace("0.", ".", 1) if text.startswith(("0.", "-0.")) else text  # M writes .5, -.5
+    if isinstance(value, str):
+        parts: list[str] = []
+        run: list[str] = []
+        for ch in value:
+            if ord(ch) < 32 or ord(ch) == 127:
+                if run:
+                    parts.append('"' + "".join(run).replace('"', '""') + '"')
+                    run = []
+                parts.append(f"$C({ord(ch)})")
+            else:
+                run.append(ch)
+        if run or not parts:
+            parts.append('"' + "".join(run).replace('"', '""') + '"')
+        return "_".join(parts)
+    if isinstance(value, (bytes, bytearray)):
+        return f"$C({','.join(str(b) for b in value)})" if value else '""'
+    if isinstance(value, (dt.date, dt.time)):
+        return f'$ZDT("{value.isoformat()}")'
+    if value is None:
+        return "$ZNULL"
+    return "$ZJSON(" + json.dumps(value, default=_json_default, ensure_ascii=False, sort_keys=True) + ")"
+
+
 def cmd_dump(args: argparse.Namespace) -> int:
-    """Print every node of a global (or of all globals) as ^NAME(subs)=value."""
-    with memdb.open(args.db) as db:
+    """Print every node of a global (or of all globals) in M notation, ``^NAME(subs)=value``."""
+    with _open(args) as db:
         names = [args.name.lstrip("^")] if args.name else db.globals.names()
         with db.snapshot():
             for name in names:
                 for subs, value in db.globals[name].items():
-                    shown = ",".join(json.dumps(s) if isinstance(s, str) else repr(s) for s in subs)
-                    print(f"^{name}({shown})={value!r}" if subs else f"^{name}={value!r}")
+                    node = f"^{name}({','.join(m_literal(s) for s in subs)})" if subs else f"^{name}"
+                    print(f"{node}={m_literal(value)}")
     return 0
 
 
@@ -613,8 +720,16 @@ class _RefuseJson(argparse.Action):
         parser.error(f"{option_string}: dump prints ^NAME(subs)=value lines, not JSON (export writes episodes as JSON lines)")
 
 
+_TIME = "ISO 8601 date or datetime, e.g. 2026-07-01 or 2026-07-01T09:00+02:00 (no zone means UTC)"
+_EPILOG = (
+    "Every command takes --db DIR and, except dump, --json (errors too are JSON then: "
+    '{"error": {"type", "message"}} on stdout, same exit codes). Only record, fact KEY VALUE, import '
+    "and mcp create a database; the others refuse a path that holds none. Exit 0 ok, 1 error, 2 usage."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memdb", description="Embedded structured memory for LLM agents.")
+    parser = _Parser(prog="memdb", description="Embedded structured memory for LLM agents.", epilog=_EPILOG)
     parser.add_argument("--version", action="version", version=f"memdb {memdb.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -628,7 +743,7 @@ def build_parser() -> argparse.ArgumentParser:
         if owner:
             p.add_argument("--owner", default=os.environ.get("MEMDB_OWNER", "default"), help="owner (default $MEMDB_OWNER or 'default')")
         if json_:
-            p.add_argument("--json", action="store_true", help="print JSON")
+            p.add_argument("--json", action="store_true", help='print JSON; errors too, as {"error": {"type", "message"}} on stdout')
         p.set_defaults(json=False)
         p.set_defaults(func=func)
         return p
@@ -640,36 +755,53 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     demo.set_defaults(func=cmd_demo)
 
+    outcome_help = "how it ended: success, partial or failure (typed kinds need one)"
     p = command("record", cmd_record, "record one episode")
-    p.add_argument("kind")
-    p.add_argument("summary")
-    p.add_argument("--outcome", choices=["success", "partial", "failure"])
-    p.add_argument("--tags", help="comma-separated")
-    p.add_argument("--lesson")
-    p.add_argument("--session")
-    p.add_argument("--content")
-    p.add_argument("--ts", help="ISO time (UTC if no zone); default now")
+    p.add_argument(
+        "kind",
+        help=f"a typed kind of this database (default {', '.join(DEFAULT_TYPED_KINDS)}; `memdb stats` lists the "
+        "configured ones); facts have their own command, `memdb fact`",
+    )
+    p.add_argument("summary", help="one line saying what happened (sanitized; cut to the database's summary cap)")
+    p.add_argument("--outcome", choices=["success", "partial", "failure"], help=outcome_help)
+    p.add_argument("--tags", help="comma-separated, e.g. 'Project X,deploy' (normalised: Project X -> project-x)")
+    p.add_argument("--lesson", help="what to do differently next time")
+    p.add_argument("--session", help="the session or conversation id it belongs to")
+    p.add_argument("--content", help="the details (kept as a bounded digest, with a marker where it was cut)")
+    p.add_argument("--ts", help=f"when it happened: {_TIME}; default now (an earlier time writes a backfill audit record)")
 
+    limit_help = "at most this many memories (default %(default)s)"
+    chars_help = "cut the printed context to this many characters (default %(default)s)"
+    archived_help = "match archived episodes too, through what stays hot of them"
     p = command("ask", cmd_ask, "ask a plain-language question")
-    p.add_argument("question")
-    p.add_argument("--now", help="ISO time to interpret 'last week' etc. against")
-    p.add_argument("--limit", type=int, default=5)
-    p.add_argument("--max-chars", type=int, default=2000)
-    p.add_argument("--include-archived", action="store_true", help="match archived episodes too, through what stays hot of them")
+    p.add_argument("question", help="e.g. 'what happened with Project X last week?' (time phrases, tags, outcome words, text)")
+    p.add_argument("--now", help=f"the time 'last week', 'yesterday' etc. are read against: {_TIME}; default now")
+    p.add_argument("--limit", type=int, default=5, help=limit_help)
+    p.add_argument("--max-chars", type=int, default=2000, help=chars_help)
+    p.add_argument("--include-archived", action="store_true", help=archived_help)
 
     p = command("recall", cmd_recall, "structured retrieval by window, tags, text, kind, outcome")
-    for flag in ("--since", "--until", "--tags", "--any-tags", "--text", "--kind", "--session"):
-        p.add_argument(flag)
-    p.add_argument("--outcome", choices=["success", "partial", "failure"])
-    p.add_argument("--limit", type=int, default=5)
-    p.add_argument("--max-chars", type=int, default=2000)
-    p.add_argument("--include-archived", action="store_true", help="match archived episodes too, through what stays hot of them")
+    p.add_argument("--since", help=f"from this time, inclusive: {_TIME}")
+    p.add_argument("--until", help=f"before this time, exclusive: {_TIME}")
+    p.add_argument("--tags", help="comma-separated; episodes carrying all of them")
+    p.add_argument("--any-tags", help="comma-separated; episodes carrying at least one of them")
+    p.add_argument("--text", help="words to rank by (BM25 over every text field)")
+    p.add_argument("--kind", help="one kind: a typed kind (`memdb stats` lists them), exchange, tool_call, summary or fact")
+    p.add_argument("--session", help="one session id")
+    p.add_argument("--outcome", choices=["success", "partial", "failure"], help="only episodes that ended so")
+    p.add_argument("--limit", type=int, default=5, help=limit_help)
+    p.add_argument("--max-chars", type=int, default=2000, help=chars_help)
+    p.add_argument("--include-archived", action="store_true", help=archived_help)
 
     p = command("restore", cmd_restore, "bring an archived episode's full record back from cold storage, with its indexes")
     p.add_argument("id", help="the episode id (ask/recall --include-archived shows archived ids)")
 
     p = command("get", cmd_get, "show one episode whole (every field, full stored content) and the ids of its versions")
     p.add_argument("id", help="the episode id (ask/recall/history show ids with --json)")
+
+    p = command("explain", cmd_explain, "why an episode ranks where it does: relevance and its four weighted components")
+    p.add_argument("id", help="the episode id (ask/recall/history show ids with --json)")
+    p.add_argument("--now", help=f"the time its age is measured at: {_TIME}; default now")
 
     p = command("supersede", cmd_supersede, "correct an episode: a new version with the fields given, the old one kept as superseded")
     p.add_argument("id", help="the id of the current version")
@@ -694,25 +826,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yes", action="store_true", help="do not ask (required when not on a terminal)")
 
     p = command("history", cmd_history, "outcomes and lessons of past attempts")
-    p.add_argument("--kind")
-    p.add_argument("--tags")
-    p.add_argument("--text")
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--kind", help="one typed kind (`memdb stats` lists them), e.g. debug")
+    p.add_argument("--tags", help="comma-separated; attempts carrying all of them")
+    p.add_argument("--text", help="words the attempts should match")
+    p.add_argument("--limit", type=int, default=10, help="at most this many attempts listed (default %(default)s)")
 
     p = command(
         "close-session", cmd_close_session,
         "close a gateway session: its exchanges and tool calls become one typed episode citing them (once per session; "
         "exit 1 when nothing was written)",
     )  # fmt: skip
-    p.add_argument("session")
-    p.add_argument("--kind", required=True, help="a typed kind, e.g. debug")
+    p.add_argument("session", help="the session id its exchanges and tool calls were captured under")
+    p.add_argument("--kind", required=True, help="a typed kind of this database (`memdb stats` lists them), e.g. debug")
     p.add_argument("--outcome", choices=["success", "partial", "failure"], help="how it ended (required: memdb never guesses one offline)")
     p.add_argument("--tags", help="comma-separated, added to the events' own")
-    p.add_argument("--now", help="ISO time of the close (default now)")
+    p.add_argument("--now", help=f"the time of the close: {_TIME}; default now")
 
     command("stats", cmd_stats, "episodes per owner, size on disk, counters", owner=False)
-    p = command("maintain", cmd_maintain, "run summaries, rescoring, archiving and retention", owner=False)
-    p.add_argument("--now", help="ISO time (default now)")
+    p = command(
+        "maintain", cmd_maintain, "run summaries, rescoring, archiving and retention (each rule reported on a terminal)", owner=False
+    )
+    p.add_argument("--now", help=f"the time the rules run at: {_TIME}; default now")
 
     p = command(
         "export", cmd_export, 'write every episode as JSONL, archived ones too (with status "archived"); current versions only', owner=False
@@ -725,7 +859,7 @@ def build_parser() -> argparse.ArgumentParser:
         "imported: archived episodes come back active, and the next maintain archives those still due",
         owner=False,
     )  # fmt: skip
-    p.add_argument("file")
+    p.add_argument("file", help="a JSONL file, one episode per line, as export writes")
     p.add_argument("--owner", help="import everything for this owner (default: each line's owner)")
 
     p = command("mcp", cmd_mcp, "serve the memory to agents over MCP (needs the 'mcp' extra)", owner=False)
@@ -733,64 +867,99 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transport", choices=["stdio", "http"], default="stdio", help="stdio (default) or streamable HTTP on 127.0.0.1")
     p.add_argument("--port", type=int, default=8765, help="HTTP port on 127.0.0.1 (default 8765)")
     p.add_argument("--config", help='HTTP: TOML file mapping bearer tokens to owners ([tokens] "<token>" = "<owner>")')
-    p.add_argument("--now", help="ISO time to pin the clock to (demos, tests)")
+    p.add_argument("--now", help=f"pin the clock to this time (demos, tests): {_TIME}")
 
     by_help = "the person deciding (default $MEMDB_USER); kept in the audit trail"
     p = command("reflect", cmd_reflect, "daily reflection: propose cited lessons (pending review) from recent episodes", owner=False)
     p.add_argument("--owner", help="only this owner (default all)")
-    p.add_argument("--now", help="ISO time (default now)")
+    p.add_argument("--now", help=f"{_TIME}; default now")
 
     p = command("review", cmd_review, "the review queue: list, approve or reject pending knowledge entries", owner=False)
-    p.add_argument("action", nargs="?", choices=["list", "approve", "reject"], default="list")
+    p.add_argument("action", nargs="?", choices=["list", "approve", "reject"], default="list", help="list (default), approve or reject")
     p.add_argument("ids", nargs="*", help="entry ids (approve, reject)")
     p.add_argument("--by", help=by_help)
     p.add_argument("--reason", help="why (reject)")
     p.add_argument("--owner", help="list: only this owner's entries")
-    p.add_argument("--limit", type=int)
-    p.add_argument("--now", help="ISO time of the decision (default now)")
+    p.add_argument("--limit", type=int, help="at most this many entries listed (default all)")
+    p.add_argument("--now", help=f"the time of the decision: {_TIME}; default now")
 
     p = command("ceremony", cmd_ceremony, "the share ceremony: agenda of approved private lessons, and owners' decisions", owner=False)
-    p.add_argument("action", nargs="?", choices=["agenda", "decide"], default="agenda")
+    p.add_argument("action", nargs="?", choices=["agenda", "decide"], default="agenda", help="agenda (default) or decide")
     p.add_argument("decisions", nargs="*", help="decide: ENTRY_ID=share|private|archive ...")
     p.add_argument("--team", help="one team (default every team)")
     p.add_argument("--by", help=by_help)
-    p.add_argument("--now", help="ISO time (default now)")
+    p.add_argument("--now", help=f"{_TIME}; default now")
 
     p = command("decay", cmd_decay, "weekly decay: flag idle entries; a person keeps or quarantines each", owner=False)
-    p.add_argument("action", nargs="?", choices=["run", "list", "keep", "quarantine", "restore"], default="run")
+    p.add_argument(
+        "action", nargs="?", choices=["run", "list", "keep", "quarantine", "restore"], default="run",
+        help="run (default: flag idle entries), list the flags, keep or quarantine flagged entries, restore a quarantined one",
+    )  # fmt: skip
     p.add_argument("ids", nargs="*", help="entry ids (keep, quarantine, restore)")
     p.add_argument("--by", help=by_help)
     p.add_argument("--reason", help="why (quarantine)")
-    p.add_argument("--now", help="ISO time (default now)")
+    p.add_argument("--now", help=f"{_TIME}; default now")
 
     p = command("timeline", cmd_timeline, "a session's tool calls step by step (reconstruction only; nothing is re-run)")
-    p.add_argument("session")
+    p.add_argument("session", help="the session id the tool calls were captured under")
     p.add_argument("--export", metavar="FILE", help="write the versioned, non-executable JSON record to FILE")
     p.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
 
-    p = command("dump", cmd_dump, "print the nodes of a global as ^NAME(subs)=value", owner=False, json_=False)
+    p = command("dump", cmd_dump, "print the nodes of a global in M notation, ^NAME(subs)=value", owner=False, json_=False)
     p.add_argument("name", nargs="?", help="global name, e.g. ^MEM (default: all)")
     p.add_argument("--json", nargs=0, action=_RefuseJson, help="not supported: dump prints ^NAME(subs)=value lines")
     return parser
 
 
+class _UsageError(Exception):
+    """A usage error, raised by the parser instead of exiting so ``main`` can print it as JSON."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse's NoReturn; main turns it into exit 2
+        raise _UsageError(self, message)
+
+
+def _fail(kind: str, message: str, as_json: bool) -> None:
+    """An error: ``{"error": ...}`` on stdout under --json (what a script parses), else one line on stderr."""
+    if as_json:
+        _print_json({"error": {"type": kind, "message": message}})
+    else:
+        print(f"memdb: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``memdb`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # known before parsing, so a usage error can be JSON too; dump has no JSON mode (its --json is the error)
+    as_json = "--json" in argv and argv[:1] != ["dump"]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as exc:
+        if as_json:
+            _fail("UsageError", f"{exc.parser.prog}: {exc}", True)
+        else:
+            exc.parser.print_usage(sys.stderr)
+            print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
         return int(args.func(args))
     except MemdbError as exc:
-        print(f"memdb: {exc}", file=sys.stderr)
+        _fail(type(exc).__name__, str(exc), getattr(args, "json", False))
         return 1
     except BrokenPipeError:  # output piped into head & co.: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:
-        print(f"memdb: {exc.filename or 'I/O'}: {exc.strerror or exc}", file=sys.stderr)
+        _fail(type(exc).__name__, f"{exc.filename or 'I/O'}: {exc.strerror or exc}", getattr(args, "json", False))
         return 1
 
 

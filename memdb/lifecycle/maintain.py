@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,22 +84,29 @@ class Lifecycle:
 
     # --- the whole run --------------------------------------------------------------------------
 
-    def maintain(self, now: dt.datetime | None = None) -> MaintenanceReport:
-        """Run every rule at ``now``: summaries, rescoring, archiving, retention."""
+    def maintain(self, now: dt.datetime | None = None, on_rule: Callable[[str], None] | None = None) -> MaintenanceReport:
+        """Run every rule at ``now``: summaries, rescoring, archiving, retention; ``on_rule`` is
+        told each rule's name as it starts, then "done" (the command's progress on a terminal)."""
         started = time.perf_counter()
+        tell = on_rule or (lambda rule: None)
         at = utc(now, "now") if now is not None else self.episodes.now()
         report = MaintenanceReport(now=at)
         self.episodes.reload_settings()  # another process may have changed the rules since this one loaded them
         self.episodes.flush()
+        tell("summaries")
         for owner in self.episodes.owners():
             self.summarize_bursts(owner, at, report)
+        tell("rescoring")
         rescored = self.episodes.rescore(at)
         report.rescored, report.rescore_changed = rescored.scored, rescored.changed
+        tell("archiving")
         for owner in self.episodes.owners():
             report.archived += self.archive_due(owner, at)
         if self.episodes.settings.retention_days is not None:
+            tell("retention")
             for owner in self.episodes.owners():
                 report.purged += self.erasure.apply_retention(owner, at)
+        tell("done")
         report.seconds = time.perf_counter() - started
         return report
 

@@ -248,8 +248,10 @@ class OwnerQueries:
         include_archived: bool = False,
         *,
         include_superseded: bool = False,
+        offset: int = 0,
     ) -> RecallResult:
-        """Episodes matching every filter given, best first (see the module docstring for ranking).
+        """Episodes matching every filter given, best first (see the module docstring for ranking),
+        after the ``offset`` best (a page: only the episodes returned count as accessed).
 
         ``tags`` must all be present, ``any_tags`` at least one; ``text`` needs at least one
         of its terms; ``since`` is inclusive and ``until`` exclusive. Archived episodes match
@@ -269,7 +271,7 @@ class OwnerQueries:
             include_archived=include_archived,
             include_superseded=include_superseded,
         )
-        return self._run(interp, limit, now)
+        return self._run(interp, limit, now, offset)
 
     def ask(
         self,
@@ -456,8 +458,10 @@ class OwnerQueries:
             include_superseded=interp.include_superseded,
         )
 
-    def _run(self, interp: Interpretation, limit: int, now: dt.datetime | None) -> RecallResult:
+    def _run(self, interp: Interpretation, limit: int, now: dt.datetime | None, offset: int = 0) -> RecallResult:
         _check_limit(limit)
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValidationError(f"offset {offset!r}: must be a non-negative int")
         at = utc(now, "now") if now is not None else self._layer.now()
         q = self._compile(interp)
         with self._space.snapshot():
@@ -465,8 +469,8 @@ class OwnerQueries:
                 interp = self._matched_in_cold(interp, q)  # words only archived one-liners (or old versions) hold match here
             if interp.missing_names:
                 return RecallResult(False, [], interp, 0, self._missing_note(interp, q))
-            found = self._matches(q, keep=limit)
-            ranked = self._rank(q, found, at, limit)
+            found = self._matches(q, keep=offset + limit)
+            ranked = self._rank(q, found, at, offset + limit)[offset:]
             memories = self._memories(ranked)
             # The note and ``found`` follow the match count, not what is shown: with ``limit=0``
             # matches still exist (test_limit_zero_reports_the_matches).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import inspect
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -97,9 +97,10 @@ class Database:
         """Recompute every episode's relevance at ``now`` in native batches."""
         return self.episodes.rescore(now)
 
-    def maintain(self, now: dt.datetime | None = None) -> MaintenanceReport:
-        """Run the lifecycle: burst summaries, rescoring, archiving, retention (idempotent)."""
-        return self.lifecycle.maintain(now)
+    def maintain(self, now: dt.datetime | None = None, *, on_rule: Callable[[str], None] | None = None) -> MaintenanceReport:
+        """Run the lifecycle: burst summaries, rescoring, archiving, retention (idempotent);
+        ``on_rule`` is told each rule's name as it starts, then "done"."""
+        return self.lifecycle.maintain(now, on_rule)
 
     def audit(self, owner: str | None = None, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
         """The append-only audit log, oldest first: one owner's, or everyone's with database-wide records."""

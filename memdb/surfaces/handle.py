@@ -200,12 +200,15 @@ class Memory:
         include_archived: bool = False,
         *,
         include_superseded: bool = False,
+        offset: int = 0,
     ) -> RecallResult:
         """Episodes matching every filter given, best first (``memdb.query.engine`` says how they
-        rank); earlier versions of corrected episodes too with ``include_superseded``."""
+        rank); earlier versions of corrected episodes too with ``include_superseded``; after the
+        ``offset`` best with ``offset`` (a page: the ones skipped are not counted as accessed again)."""
         return self._queries.recall(
-            since, until, tags, any_tags, text, kind, outcome, session, limit, now, include_archived, include_superseded=include_superseded
-        )
+            since, until, tags, any_tags, text, kind, outcome, session, limit, now, include_archived,
+            include_superseded=include_superseded, offset=offset,
+        )  # fmt: skip
 
     def ask(
         self,

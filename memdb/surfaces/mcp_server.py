@@ -12,11 +12,15 @@ when serving, so ``import memdb`` never needs the ``mcp`` extra.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import datetime as dt
+import hashlib
 import hmac
 import json
 import math
 import os
+import re
 import shlex
 import socket
 import stat
@@ -30,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import memdb
 from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
-from memdb.memory.models import Episode, bound_text, check_owner
+from memdb.governance.knowledge import Entry
+from memdb.memory.models import Episode, bound_text, check_owner, truncation_marker
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.query.results import History, RecallResult
@@ -69,7 +74,8 @@ _LIST_CONTENT_CHARS = 600  # content shown per episode in lists (cut with a visi
 _SESSION_SCAN = 1000  # most events a session timeline reads
 _RECORD_OPTIONAL = ("tags", "lesson", "what_we_tried", "what_happened", "why", "content", "decisions", "session",
                     "artifact", "participants")  # fmt: skip
-_FLUSH_AFTER = frozenset({"recall_episodes", "ask", "history", "timeline", "get_episode"})
+_MARKER = re.compile(re.escape(truncation_marker(0)).replace("0", r"(\d+)"))  # what ends a text cut at capture
+_CUT_FIELDS = ("summary", "content", "lesson", "what_we_tried", "what_happened", "why", "result")
 
 
 class McpExtraMissingError(MemdbError, ImportError):
@@ -210,6 +216,15 @@ class ToolSpec:
     windowed: bool = False  # takes window or since/until (not both)
     idempotent: bool = False  # a write that, repeated with the same arguments, changes nothing more
     destructive: bool = False  # removes memory for good (forget_episodes)
+    # Reads that count accesses (or retrievals), which change later rankings: not read-only in
+    # MCP's sense (readOnlyHint: "does not modify its environment"), though they write no memory.
+    # docs/mcp.md, "Annotations"; test_annotations_tell_the_truth_about_side_effects.
+    counts_access: bool = False
+
+    def annotations(self) -> dict[str, bool]:
+        """MCP's hints: read-only only when nothing changes at all; idempotent when a repeat changes nothing more."""
+        pure = self.read_only and not self.counts_access
+        return {"read_only": pure, "destructive": self.destructive, "idempotent": pure or self.idempotent}
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the arguments (no extra properties: an unknown argument is an error)."""
@@ -331,6 +346,75 @@ def _recall_output(result: RecallResult, searched: str, relabel: Callable[[str],
     return ToolOutput("\n".join(lines), data)
 
 
+def _cut(kept: str, marker: re.Match[str]) -> dict[str, int]:
+    return {"original": int(marker.group(1)), "kept": len(kept) - len(marker.group(0))}
+
+
+def _truncated(ep: Episode) -> dict[str, dict[str, int]]:
+    """Which fields were cut when the episode was written, each with its original and kept length
+    (of the sanitized text); an exchange's content reports its two sides."""
+    out: dict[str, dict[str, int]] = {}
+    for name in _CUT_FIELDS:
+        value = getattr(ep, name)
+        if not isinstance(value, str):
+            continue
+        if name == "content" and ep.kind == "exchange" and value.startswith("user: "):
+            user, sep, response = value[len("user: ") :].partition("\nassistant: ")
+            found = [m for m in _MARKER.finditer(value) if m.end() == len("user: ") + len(user)]
+            if found:
+                out["user_message"] = _cut(user, found[0])
+            last = _MARKER.search(response) if sep else None
+            if last is not None and last.end() == len(response):
+                out["response"] = _cut(response, last)
+            continue
+        found = [m for m in _MARKER.finditer(value) if m.end() == len(value)]
+        if found:
+            out[name] = _cut(value, found[0])
+    return out
+
+
+def _written(ep: Episode, text: str) -> ToolOutput:
+    """A write's reply: the episode, and what was cut and by how much (said in the text too)."""
+    data: dict[str, Any] = {"episode": _episode_data(ep)}
+    cut = _truncated(ep)
+    if cut:
+        data["truncated"] = cut
+        text += "; cut to the stored cap: " + ", ".join(
+            f"{name} kept {c['kept']:,} of {c['original']:,} characters ({c['original'] - c['kept']:,} cut)" for name, c in cut.items()
+        )
+    return ToolOutput(text, data)
+
+
+def _fingerprint(args: Mapping[str, Any]) -> str:
+    """What identifies a query across pages: every argument but the page size and the cursor."""
+    query = {k: v for k, v in sorted(args.items()) if k not in ("limit", "cursor")}
+    return hashlib.sha256(json.dumps(query, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _cursor(args: Mapping[str, Any], offset: int) -> str:
+    raw = json.dumps({"q": _fingerprint(args), "o": offset}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _offset_of(args: Mapping[str, Any]) -> int:
+    """The page a ``cursor`` points to; ArgumentError for one this query did not give."""
+    cursor = args.get("cursor")
+    if cursor is None:
+        return 0
+    try:
+        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        offset, query = data["o"], data["q"]
+        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            raise ValueError(offset)
+    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise ArgumentError("cursor", f"cursor {_shown(cursor)}: not a cursor recall_episodes gave (leave it out to start again)") from None
+    if query != _fingerprint(args):
+        raise ArgumentError(
+            "cursor", "cursor: it belongs to another query (pass the same arguments as the page that gave it; limit may change)"
+        )
+    return offset
+
+
 # --- argument helpers ------------------------------------------------------------------------
 
 
@@ -385,27 +469,40 @@ def _relabel(window: TimeWindow, text: str) -> str:
 
 def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     since, until, relabel = _window_of(mem, args)
+    offset, limit = _offset_of(args), args["limit"]
     common = {
         "since": since, "until": until, "tags": args["tags"] or (), "any_tags": args["any_tags"] or (),
-        "text": args["text"], "outcome": args["outcome"], "session": args["session"], "limit": args["limit"],
+        "text": args["text"], "outcome": args["outcome"], "session": args["session"],
         "include_archived": bool(args["include_archived"]),
     }  # fmt: skip
     kinds: list[str] = list(dict.fromkeys(args["kinds"] or ()))
     if len(kinds) <= 1:
-        result = mem.recall(kind=kinds[0] if kinds else None, **common)
-        return _recall_output(result, str(result.interpretation), relabel)
-    # Several kinds: one exact query per kind (each uses its kind/outcome index), merged by
-    # score. Scores share one formula, so without text they compare exactly; with text each
-    # query normalises BM25 by its own best match, which favours each kind's top hit a little.
-    results = [mem.recall(kind=k, **common) for k in kinds]
-    memories = sorted((m for r in results for m in r.memories), key=lambda m: -m.score)[: args["limit"]]
-    interp = replace(results[0].interpretation, kind=" or ".join(kinds))
-    total = sum(r.total for r in results)
-    if memories:
-        note = f"{total} match{'es' if total != 1 else ''} for {interp}; showing {len(memories)}."
+        # a page skips the ``offset`` best: the ranking is stable under the same query, as an
+        # access only raises the relevance of what earlier pages returned (test_recall_pages_with_a_cursor)
+        result = mem.recall(kind=kinds[0] if kinds else None, limit=limit, offset=offset, **common)
+        out = _recall_output(result, str(result.interpretation), relabel)
     else:
-        note = f"Nothing found for {interp}."
-    return _recall_output(RecallResult(bool(memories), memories, interp, total, note), str(interp), relabel)
+        # Several kinds: one exact query per kind (each uses its kind/outcome index), merged by
+        # score. Scores share one formula, so without text they compare exactly; with text each
+        # query normalises BM25 by its own best match, which favours each kind's top hit a little.
+        results = [mem.recall(kind=k, limit=offset + limit, **common) for k in kinds]
+        ranked = sorted((m for r in results for m in r.memories), key=lambda m: (-m.score, m.episode.id))
+        memories = ranked[offset : offset + limit]
+        interp = replace(results[0].interpretation, kind=" or ".join(kinds))
+        total = sum(r.total for r in results)
+        if memories:
+            note = f"{total} match{'es' if total != 1 else ''} for {interp}; showing {len(memories)}."
+        else:
+            note = f"Nothing found for {interp}." if not total else f"{total} match{'es' if total != 1 else ''} for {interp}; none left."
+        result = RecallResult(bool(memories), memories, interp, total, note)
+        out = _recall_output(result, str(interp), relabel)
+    if offset + len(result.memories) < result.total and result.memories:
+        cursor = _cursor(args, offset + len(result.memories))
+        return ToolOutput(
+            out.text + f"\nmore: {result.total - offset - len(result.memories)} left; pass cursor {cursor} for the next page",
+            {**out.data, "cursor": cursor},
+        )
+    return out
 
 
 def _ask(mem: Memory, args: dict[str, Any]) -> ToolOutput:
@@ -487,7 +584,57 @@ def _record_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ts = _instant(args.get("ts"), "ts")
     ep = mem.record(args["kind"], args["summary"], ts=ts, outcome=args["outcome"], **fields)
     text = f"recorded {ep.id} ({ep.kind}/{ep.outcome}) at {ep.ts:%Y-%m-%d %H:%M} UTC; relevance {ep.relevance:.2f}"
-    return ToolOutput(text, {"episode": _episode_data(ep)})
+    return _written(ep, text)
+
+
+def _record_exchange(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    ep = mem.record_exchange(args["session"], args["user_message"], args["response"], tags=args["tags"] or ())
+    return _written(ep, f"recorded exchange {ep.id} in session {ep.session} at {ep.ts:%Y-%m-%d %H:%M} UTC")
+
+
+def _record_tool_call(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    ep = mem.record_tool_call(args["session"], args["tool"], args["input"], tags=args["tags"] or ())
+    if args.get("result") is not None:
+        ep = mem.record_tool_result(ep.id, args["result"])
+    text = f"recorded tool call {ep.id} ({ep.tool}) in session {ep.session} at {ep.ts:%Y-%m-%d %H:%M} UTC"
+    return _written(ep, text + ("" if ep.result else "; add its result with record_tool_result"))
+
+
+def _record_tool_result(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    ep = mem.record_tool_result(args["call_id"], args["result"])
+    return _written(ep, f"recorded the result of tool call {ep.id} ({ep.tool})")
+
+
+def _entry_data(entry: Entry) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": entry.id, "owner": entry.owner, "text": entry.text, "tags": list(entry.tags), "cites": list(entry.cites),
+                            "visibility": entry.visibility}  # fmt: skip
+    if entry.shared_with:
+        data["shared_with"] = list(entry.shared_with)
+    return data
+
+
+def _knowledge(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    entries = mem.knowledge(args["text"], tags=args["tags"] or (), limit=args["limit"])
+    if not entries:
+        text = "No approved knowledge" + (
+            " matches." if args["text"] or args["tags"] else " yet (lessons wait in the review queue until a person approves them)."
+        )
+    else:
+        text = "\n".join(f"- {e.text} (id {e.id}{', from ' + e.owner if e.owner != mem.name else ''})" for e in entries)
+    return ToolOutput(text, {"entries": [_entry_data(e) for e in entries]})
+
+
+def _prepare(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    p = mem.prepare(args["task"], kind=args["kind"], tags=args["tags"] or (), max_chars=args["max_chars"], limit=args["limit"])
+    data = {
+        "task": p.task,
+        "context": p.text,
+        "patterns": len(p.patterns),
+        "knowledge": [e.id for e in p.knowledge],
+        "records": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in p.records],
+        "left_out": p.left_out,
+    }
+    return ToolOutput(p.text, data)
 
 
 def _end_session(mem: Memory, args: dict[str, Any]) -> ToolOutput:
@@ -627,6 +774,7 @@ _RECALL_OUTPUT: dict[str, Any] = {
         "partial": {"type": "boolean", "description": "the memories match only some words; 'unmatched' names the others"},
         "unmatched": {"type": "array", "items": {"type": "string"}, "description": "words of the query no memory holds"},
         "memories": {"type": "array", "items": _MEMORY_SCHEMA},
+        "cursor": {"type": "string", "description": "recall_episodes: more matches exist; pass it back for the next page"},
     },
     "required": ["found", "searched", "note", "total", "memories"],
 }
@@ -712,6 +860,51 @@ _TIMELINE_OUTPUT: dict[str, Any] = {
     "required": ["scope", "shown", "truncated", "events"],
 }
 
+_TRUNCATED: dict[str, Any] = {
+    "type": "object",
+    "description": "only when text was cut to the stored cap: field -> original and kept lengths (characters, sanitized text)",
+    "additionalProperties": {
+        "type": "object",
+        "properties": {"original": {"type": "integer"}, "kept": {"type": "integer"}},
+        "required": ["original", "kept"],
+    },
+}
+_WRITE_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"episode": _EPISODE_SCHEMA, "truncated": _TRUNCATED},
+    "required": ["episode"],
+}
+_ENTRY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "owner": {"type": "string", "description": "whose lesson it is (another owner's when shared with your team)"},
+        "text": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "cites": {"type": "array", "items": {"type": "string"}, "description": "the episodes it derives from"},
+        "visibility": {"type": "string"},
+        "shared_with": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["id", "owner", "text", "tags", "cites", "visibility"],
+}
+_KNOWLEDGE_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {"entries": {"type": "array", "items": _ENTRY_SCHEMA}},
+    "required": ["entries"],
+}
+_PREPARE_OUTPUT: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "task": {"type": "string"},
+        "context": {"type": "string", "description": "the block to put in a prompt, within max_chars"},
+        "patterns": {"type": "integer", "description": "patterns included"},
+        "knowledge": {"type": "array", "items": {"type": "string"}, "description": "ids of the knowledge entries included"},
+        "records": {"type": "array", "items": _MEMORY_SCHEMA},
+        "left_out": {"type": "integer", "description": "items that did not fit in max_chars"},
+    },
+    "required": ["task", "context", "patterns", "knowledge", "records", "left_out"],
+}
+
 _WINDOW = Param(
     "window", "string",
     "Time window in plain language, e.g. 'yesterday', 'last week', 'past 3 days', 'in May', 'since Monday', "
@@ -735,6 +928,10 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
         "under a key, e.g. 'ana/ui.theme')."
     )
     cap = settings.digest_chars
+    kept = (
+        f"Stored text keeps at most {cap:,} characters (this database's digest_chars): longer text is sanitized, then cut "
+        "with a marker, and the reply's 'truncated' gives the original and kept lengths."
+    )
     return [
         ToolSpec(
             "recall_episodes", "Recall episodes",
@@ -748,10 +945,13 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("kinds", "array", "Only these kinds (any of them).", enum=kinds, max_length=len(kinds)),
                 Param("outcome", "string", "Only episodes with this outcome.", enum=OUTCOMES),
                 Param("session", "string", "Only episodes of this session id.", max_length=128),
-                Param("limit", "integer", "Most episodes to return.", minimum=1, maximum=50, default=5),
+                Param("limit", "integer", "Most episodes to return (a page; more pages through cursor).", minimum=1, maximum=50,
+                      default=5),
                 _INCLUDE_ARCHIVED,
+                Param("cursor", "string", "The cursor a previous page returned, to get the next page of the same query "
+                      "(same arguments; limit may change).", max_length=200),
             ),
-            _RECALL_OUTPUT, _recall_episodes, windowed=True,
+            _RECALL_OUTPUT, _recall_episodes, windowed=True, counts_access=True,
         ),
         ToolSpec(
             "ask", "Ask the memory",
@@ -764,7 +964,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("limit", "integer", "Most episodes to return.", minimum=1, maximum=50, default=5),
                 _INCLUDE_ARCHIVED,
             ),
-            _RECALL_OUTPUT, _ask,
+            _RECALL_OUTPUT, _ask, counts_access=True,
         ),
         ToolSpec(
             "restore_episode", "Restore an archived episode",
@@ -786,7 +986,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("episode_id", "string", "The episode's id, as recall_episodes, ask, history or timeline show it.",
                       required=True, max_length=64),
             ),
-            _GET_OUTPUT, _get_episode,
+            _GET_OUTPUT, _get_episode, counts_access=True,
         ),
         ToolSpec(
             "supersede_episode", "Correct an episode",
@@ -833,7 +1033,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 _TAGS, _TEXT, _WINDOW, _SINCE, _UNTIL,
                 Param("limit", "integer", "Most attempts to list (counts cover all).", minimum=1, maximum=50, default=10),
             ),
-            _HISTORY_OUTPUT, _history, windowed=True,
+            _HISTORY_OUTPUT, _history, windowed=True, counts_access=True,
         ),
         ToolSpec(
             "record_episode", "Record an episode",
@@ -845,11 +1045,11 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("summary", "string", "One or two sentences: what happened.", required=True, max_length=500),
                 Param("outcome", "string", "How it ended.", required=True, enum=OUTCOMES),
                 Param("tags", "array", "Topics, projects or systems, e.g. ['project-x', 'deploy'].", max_length=32),
-                Param("lesson", "string", "What to do (or avoid) next time.", max_length=4000),
-                Param("what_we_tried", "string", "The approach taken.", max_length=4000),
-                Param("what_happened", "string", "What actually happened.", max_length=4000),
-                Param("why", "string", "Why it ended this way.", max_length=4000),
-                Param("content", "string", "Longer detail (bounded; cut with a visible marker).", max_length=100_000),
+                Param("lesson", "string", f"What to do (or avoid) next time. {kept}", max_length=4000),
+                Param("what_we_tried", "string", f"The approach taken. {kept}", max_length=4000),
+                Param("what_happened", "string", f"What actually happened. {kept}", max_length=4000),
+                Param("why", "string", f"Why it ended this way. {kept}", max_length=4000),
+                Param("content", "string", f"Longer detail. {kept}", max_length=100_000),
                 Param("decisions", "object", "Decisions as a JSON object, e.g. {\"action\": \"rollback\", \"confidence\": 8}; "
                       f"at most {DECISIONS_CHARS:,} characters as JSON.", max_length=DECISIONS_CHARS),
                 Param("session", "string", "Session id this belongs to (letters, digits, _.:@/+-).", max_length=128),
@@ -857,7 +1057,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("participants", "array", "Who took part.", max_length=64),
                 Param("ts", "string", "When it happened, ISO datetime (UTC if no zone); default now.", max_length=40),
             ),
-            _EPISODE_OUTPUT, _record_episode, read_only=False,
+            _WRITE_OUTPUT, _record_episode, read_only=False,
         ),
         ToolSpec(
             "end_session", "End a session",
@@ -888,6 +1088,69 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             _EPISODE_OUTPUT, _record_feedback, read_only=False,
         ),
         ToolSpec(
+            "record_exchange", "Record an exchange",
+            "Capture one conversation turn of a session as it happens: the user's message and the response, each kept as a "
+            f"bounded digest of at most {cap:,} characters (cut with a marker; the reply's 'truncated' says by how much), "
+            "personal data replaced by placeholders. end_session later turns a session's capture into one episode.",
+            (
+                Param("session", "string", "The session id (letters, digits, _.:@/+-).", required=True, max_length=128),
+                Param("user_message", "string", f"What the user said. {kept}", required=True, max_length=100_000),
+                Param("response", "string", f"What was answered. {kept}", required=True, max_length=100_000),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+            ),
+            _WRITE_OUTPUT, _record_exchange, read_only=False,
+        ),
+        ToolSpec(
+            "record_tool_call", "Record a tool call",
+            "Capture one tool call of a session as it happens: the tool, its input and (now or later with "
+            f"record_tool_result) its result, each kept as a bounded digest of at most {cap:,} characters as JSON (cut with "
+            "a marker; the reply's 'truncated' says by how much). timeline shows a session's calls step by step.",
+            (
+                Param("session", "string", "The session id (letters, digits, _.:@/+-).", required=True, max_length=128),
+                Param("tool", "string", "The tool's name.", required=True, max_length=128),
+                Param("input", "object", f"The tool's input, a JSON object of at most {DECISIONS_CHARS:,} characters as JSON.",
+                      required=True, max_length=DECISIONS_CHARS),
+                Param("result", "string", f"The result, when it is already known. {kept}", max_length=100_000),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+            ),
+            _WRITE_OUTPUT, _record_tool_call, read_only=False,
+        ),
+        ToolSpec(
+            "record_tool_result", "Record a tool call's result",
+            "Attach the result to one of your earlier tool calls (record_tool_call gave its id); the latest result counts. "
+            f"Kept as a bounded digest of at most {cap:,} characters.",
+            (
+                Param("call_id", "string", "The tool call's id.", required=True, max_length=64),
+                Param("result", "string", f"The result. {kept}", required=True, max_length=100_000),
+            ),
+            _WRITE_OUTPUT, _record_tool_result, read_only=False,
+        ),
+        ToolSpec(
+            "knowledge", "Read approved knowledge",
+            "The approved lessons you may use: your own, and those shared with your teams at a ceremony (with their "
+            "owner). Lessons you save or reflection proposes appear here only once a person approves them. Best match "
+            "first when text or tags are given.",
+            (
+                Param("text", "string", "Words to match, e.g. 'deploy migrations'.", max_length=1000),
+                Param("tags", "array", "Topics the lessons carry.", max_length=16),
+                Param("limit", "integer", "Most lessons to return.", minimum=1, maximum=50, default=10),
+            ),
+            _KNOWLEDGE_OUTPUT, _knowledge, counts_access=True,
+        ),
+        ToolSpec(
+            "prepare", "Prepare for a task",
+            "Context for a new task in one block: relevant patterns first, then approved knowledge, then the most "
+            "similar past records with their outcomes and lessons, within max_chars. Use it before starting work.",
+            (
+                Param("task", "string", "The task, in plain language.", required=True, max_length=1000),
+                Param("kind", "string", "The kind of task, when known.", enum=typed),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+                Param("max_chars", "integer", "Size of the context block.", minimum=200, maximum=20_000, default=2000),
+                Param("limit", "integer", "Most past records to include.", minimum=1, maximum=20, default=5),
+            ),
+            _PREPARE_OUTPUT, _prepare, counts_access=True,
+        ),
+        ToolSpec(
             "save_lesson", "Save a lesson",
             "Propose a durable lesson learned, citing the episodes it comes from. It lands pending and private in the "
             "human review queue, like every write to knowledge; near-duplicates of approved, pending or rejected "
@@ -909,7 +1172,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("kinds", "array", "Only these kinds.", enum=kinds, max_length=len(kinds)),
                 Param("limit", "integer", "Most events to show (the earliest first).", minimum=1, maximum=200, default=50),
             ),
-            _TIMELINE_OUTPUT, _timeline, windowed=True,
+            _TIMELINE_OUTPUT, _timeline, windowed=True, counts_access=True,
         ),
     ]  # fmt: skip
 
@@ -1066,8 +1329,8 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         types.Tool(
             name=s.name, title=s.title, description=s.description, input_schema=s.input_schema(), output_schema=s.output_schema,
             annotations=types.ToolAnnotations(
-                title=s.title, read_only_hint=s.read_only, destructive_hint=s.destructive, idempotent_hint=s.read_only or s.idempotent,
-                open_world_hint=False,
+                title=s.title, read_only_hint=s.annotations()["read_only"], destructive_hint=s.destructive,
+                idempotent_hint=s.annotations()["idempotent"], open_world_hint=False,
             ),
         )
         for s in specs.values()
@@ -1096,7 +1359,7 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         # to their thread, and each call is a few milliseconds.
         try:
             out = spec.run(mem, spec.check_arguments(params.arguments))
-            if spec.name in _FLUSH_AFTER:
+            if spec.counts_access:
                 db.flush()  # reads count as accesses; make them durable rather than lost on a kill
         except MemdbError as exc:
             return _error_result(spec, exc)
@@ -1111,7 +1374,7 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         title="memdb",
         instructions=(
             f"memdb holds {who}: episodes of past work with honest outcomes and lessons. "
-            "Before a task, use ask or recall_episodes (and history before retrying something); after it, record_episode "
+            "Before a task, use prepare (or ask, recall_episodes, knowledge; history before retrying something); after it, record_episode "
             "with an honest outcome (or end_session when your exchanges and tool calls were captured); use record_feedback "
             "when a memory helped or misled you."
         ),

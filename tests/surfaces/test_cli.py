@@ -135,9 +135,7 @@ def test_every_json_output_parses(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def test_dump_refuses_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as caught:
-        main(["dump", "--db", str(tmp_path / "db"), "--json"])
-    assert caught.value.code == 2
+    assert main(["dump", "--db", str(tmp_path / "db"), "--json"]) == 2
     assert "--json: dump prints ^NAME(subs)=value lines, not JSON" in capsys.readouterr().err
     assert not (tmp_path / "db").exists()
 
@@ -240,9 +238,8 @@ def test_get_supersede_and_erase(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert data["episode"]["status"] == "superseded" and data["versions"] == [ep.id, new_id]
     assert main(["supersede", ep.id, "--reason", "again", "--outcome", "partial", *common]) == 1
     assert f"already superseded by {new_id}" in one_error_line(capsys)
-    with pytest.raises(SystemExit):  # --reason is required
-        main(["supersede", new_id, "--outcome", "partial", *common])
-    capsys.readouterr()
+    assert main(["supersede", new_id, "--outcome", "partial", *common]) == 2  # --reason is required
+    assert "the following arguments are required: --reason" in capsys.readouterr().err
 
     # not on a terminal, erase needs --yes; on one it asks, and only "y" erases
     assert main(["erase", new_id, "--reason", "wrong", *common]) == 1
@@ -288,3 +285,163 @@ def test_fact_and_facts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     with memdb.open(tmp_path / "copy") as copy:
         assert {e.key: e.summary for e in copy.owner("ana").facts()} == {"ana/lang": "English", "ana/ui.theme": "dark"}
         assert copy.owner("ana").count() == 2  # current versions only: "light" was superseded
+
+
+# --- help, refusals of a missing database, JSON errors (issue 23) ----------------------------------
+
+
+def test_every_argument_says_what_it_takes() -> None:
+    import argparse
+
+    from memdb.cli import build_parser
+
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    missing = [f"{name} {a.dest}" for name, p in sub.choices.items() for a in p._actions if not a.help]
+    assert missing == []
+    record = " ".join(sub.choices["record"].format_help().split())
+    assert "sprint, routine, roundtable, research, debug, review" in record and "`memdb stats` lists" in record
+    recall = " ".join(sub.choices["recall"].format_help().split())
+    assert "--since SINCE from this time, inclusive: ISO 8601 date or datetime, e.g. 2026-07-01" in recall
+
+
+READS = [
+    ["ask", "anything"], ["recall"], ["history"], ["get", "20260701T090000000000Z-000001"],
+    ["explain", "20260701T090000000000Z-000001"], ["facts"], ["fact", "ana/ui.theme"], ["stats"], ["dump"],
+    ["export"], ["timeline", "s1"], ["maintain"], ["review"], ["restore", "20260701T090000000000Z-000001"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", READS, ids=lambda argv: argv[0])
+@pytest.mark.parametrize("there", ["missing", "empty directory"])
+def test_commands_that_do_not_record_refuse_a_path_without_a_database(
+    argv: list[str], there: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "typo-db"
+    if there == "empty directory":
+        path.mkdir()
+    assert main([*argv, "--db", str(path)]) == 1
+    line = one_error_line(capsys)
+    assert line.startswith(f"memdb: --db {path}: ") and ("no such directory" if there == "missing" else "no memdb database there") in line
+    assert os.listdir(path) == [] if there == "empty directory" else not path.exists()  # nothing created
+
+
+def test_commands_that_record_create_the_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["record", "debug", "first", "--outcome", "success", "--db", str(tmp_path / "a")]) == 0
+    assert main(["fact", "ana/ui.theme", "dark", "--db", str(tmp_path / "b")]) == 0
+    (tmp_path / "in.jsonl").write_text(json.dumps(GOOD) + "\n")
+    assert main(["import", str(tmp_path / "in.jsonl"), "--db", str(tmp_path / "c")]) == 0
+    capsys.readouterr()
+    for name in "abc":
+        assert main(["stats", "--db", str(tmp_path / name), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["episodes"] == 1
+
+
+def test_json_errors_are_json_on_stdout_with_the_same_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "db")
+    assert main(["record", "debug", "x", "--outcome", "success", "--db", db]) == 0
+    capsys.readouterr()
+    cases = [
+        (["get", "20260701T090000000000Z-000001"], 1, "NotFoundError", "no such episode"),
+        (["record", "gossip", "x"], 1, "ValidationError", "'gossip'"),
+        (["recall", "--since", "yesterday-ish"], 1, "ValidationError", "--since 'yesterday-ish': not an ISO date"),
+        (["ask", "x", "--limit", "many"], 2, "UsageError", "memdb ask: "),
+        (["ask", "x", "--limit", "many"], 2, "UsageError", "argument --limit: invalid int value: 'many'"),
+        (["supersede", "20260701T090000000000Z-000001"], 2, "UsageError", "required: --reason"),
+        (["stats", "--db", str(tmp_path / "typo")], 1, "NotFoundError", "no such directory"),
+    ]
+    for argv, code, kind, message in cases:
+        for as_json in (True, False):
+            assert main([argv[0], "--db", db, *argv[1:], *(["--json"] if as_json else [])]) == code, argv  # a later --db wins
+            out, err = capsys.readouterr()
+            if as_json:
+                assert err == ""
+                error = json.loads(out)["error"]
+                assert error["type"] == kind and message in error["message"], (argv, error)
+            else:
+                assert out == "" and message in err
+
+
+# --- explain, dump ------------------------------------------------------------------------------------
+
+
+def test_explain_says_why_an_episode_ranks_and_counts_no_access(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "db")
+    with memdb.open(db) as opened:
+        ep = opened.owner("ana").record("debug", "Deploy went out", outcome="success", tags=["deploy"])
+    for _ in range(2):
+        assert main(["explain", ep.id, "--db", db, "--owner", "ana"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0] == f"{ep.id} debug/success: Deploy went out"
+    assert text[-1].startswith("relevance ") and "(0 accesses)" in text[-1]  # explaining twice is no access
+    assert main(["explain", ep.id, "--db", db, "--owner", "ana", "--json", "--now", "2026-12-31"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["id"] == ep.id and set(data["explanation"]) >= {"relevance", "frequency", "tags", "age", "feedback", "weights"}
+    assert main(["explain", ep.id, "--db", db, "--owner", "bob"]) == 1  # another owner's id is unknown
+    assert "no such episode" in one_error_line(capsys)
+
+
+def test_dump_prints_m_notation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "db")
+    with memdb.open(db) as opened:
+        g = opened.globals["NOTES"]
+        g["2026-07-01", 1, 'say "hi"'] = 0.5
+        g["2026-07-01", 2] = "line\nbreak"
+        g["2026-07-01", -1.25] = {"b": [1, 2], "a": None}
+        g["raw", b"\x00A"] = b"xy"
+        g["when"] = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
+        g["flag"] = True
+    assert main(["dump", "^NOTES", "--db", db]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        '^NOTES("2026-07-01",-1.25)=$ZJSON({"a": null, "b": [1, 2]})',
+        '^NOTES("2026-07-01",1,"say ""hi""")=.5',
+        '^NOTES("2026-07-01",2)="line"_$C(10)_"break"',
+        '^NOTES("flag")=1',
+        '^NOTES("raw",$C(0,65))=$C(120,121)',
+        '^NOTES("when")=$ZDT("2026-07-01T09:00:00+00:00")',
+    ]
+    with memdb.open(db) as opened:
+        opened.owner("ana").record("debug", "Deploy", outcome="success", ts=dt.datetime(2026, 7, 1, 9, tzinfo=UTC))
+    assert main(["dump", "MEM", "--db", db]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert re.match(r'\^MEM\("ana","2026-07-01","20260701T090000000000Z-[0-9a-f]+"\)=\$ZJSON\(\{', line), line
+    assert "datetime.datetime" not in line and '"summary": "Deploy"' in line
+
+
+# --- progress on a terminal, quiet otherwise ------------------------------------------------------------
+
+
+class _TTY:
+    """A stderr that is a terminal, keeping what was written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def test_import_progress_counts_episodes_and_maintain_reports_each_rule_on_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file, db = tmp_path / "in.jsonl", str(tmp_path / "db")
+    lines = [json.dumps({**GOOD, "owner": owner, "summary": f"{owner} {i}"}) for owner in ("ana", "bob") for i in range(7)]
+    file.write_text("\n".join(lines) + "\n")
+    assert main(["import", str(file), "--db", db]) == 0
+    assert main(["maintain", "--db", db]) == 0
+    assert capsys.readouterr().err == ""  # quiet when not a terminal
+    tty = _TTY()
+    monkeypatch.setattr("sys.stderr", tty)
+    assert main(["import", str(file), "--db", str(tmp_path / "copy")]) == 0
+    assert "import [" in tty.text and "] 14/14" in tty.text and "import done: 14" in tty.text  # 14 episodes, not 2 owners
+    tty.text = ""
+    assert main(["maintain", "--db", db]) == 0
+    rules = [line.split()[1] for line in tty.text.splitlines() if line.endswith("...")]
+    assert rules == ["summaries...", "rescoring...", "archiving..."]
+    assert all(f"maintain: {rule[:-3]} done in " in tty.text for rule in rules)

@@ -13,6 +13,7 @@ import pytest
 from clocks import Clock
 
 import memdb
+from memdb.errors import ValidationError
 from memdb.memory.layout import GLOBALS
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
@@ -147,3 +148,20 @@ def test_every_global_memdb_writes_is_named_in_the_layout() -> None:
     for path in root.rglob("*.py"):
         used.update(re.findall(r"""(?:space|globals)\[["']([A-Z][A-Z0-9]*)["']\]""", path.read_text()))
     assert used and used <= set(GLOBALS), sorted(used - set(GLOBALS))
+
+
+def test_recall_offset_pages_and_counts_only_what_it_returns(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db", clock=Clock(T0)) as db:
+        mem = db.owner("ana")
+        for i in range(7):
+            mem.record("debug", f"attempt {i}", outcome="success", tags=["deploy"], ts=T0 - dt.timedelta(hours=i + 1))
+        first = [m.episode.id for m in mem.recall(tags=["deploy"], limit=3).memories]
+        second = mem.recall(tags=["deploy"], limit=3, offset=3)
+        last = mem.recall(tags=["deploy"], limit=3, offset=6)
+        ids = first + [m.episode.id for m in second.memories] + [m.episode.id for m in last.memories]
+        assert second.total == 7 and len(ids) == len(set(ids)) == 7
+        db.flush()  # access counts are buffered
+        assert [mem.peek(eid).access_count for eid in ids] == [1] * 7  # a later page does not count earlier ones again
+        assert not mem.recall(tags=["deploy"], offset=7).memories
+        with pytest.raises(ValidationError, match="offset -1"):
+            mem.recall(tags=["deploy"], offset=-1)

@@ -32,6 +32,7 @@ from mcp.shared.exceptions import MCPError
 import memdb
 from memdb.cli import main as cli_main
 from memdb.errors import ConfigError
+from memdb.memory.settings import Settings
 from memdb.surfaces.mcp_server import ArgumentError, load_tokens, tool_specs
 
 UTC = dt.UTC
@@ -40,8 +41,14 @@ REPO = Path(__file__).resolve().parents[2]  # the repository (this file is in te
 TIMEOUT = 30.0  # seconds for one whole client session, start-up included
 TOOLS = {
     "recall_episodes", "ask", "history", "record_episode", "record_feedback", "save_lesson", "timeline", "restore_episode", "end_session",
-    "get_episode", "supersede_episode", "forget_episodes",
+    "get_episode", "supersede_episode", "forget_episodes", "record_exchange", "record_tool_call", "record_tool_result", "knowledge",
+    "prepare",
 }  # fmt: skip
+WRITES = {
+    "record_episode", "record_feedback", "save_lesson", "restore_episode", "end_session", "supersede_episode", "forget_episodes",
+    "record_exchange", "record_tool_call", "record_tool_result",
+}  # fmt: skip
+COUNTS_ACCESS = {"recall_episodes", "ask", "history", "get_episode", "timeline", "knowledge", "prepare"}  # change later rankings
 ANA_TOKEN = "ana-token-7f3a9c1e5b2d4680"
 BOB_TOKEN = "bob-token-0d9e8c7b6a5f4321"
 
@@ -164,17 +171,9 @@ def test_lists_the_tools_with_schemas_and_descriptions(team: tuple[Path, dict[st
         for name, prop in schema["properties"].items():
             assert prop.get("description"), f"{t.name}.{name} has no description"
         assert t.output_schema and t.output_schema["type"] == "object"
-        writes = {
-            "record_episode",
-            "record_feedback",
-            "save_lesson",
-            "restore_episode",
-            "end_session",
-            "supersede_episode",
-            "forget_episodes",
-        }
-        assert t.annotations is not None and t.annotations.read_only_hint is (t.name not in writes)
+        assert t.annotations is not None and t.annotations.read_only_hint is False  # every tool writes or counts accesses
         assert t.annotations.destructive_hint is (t.name == "forget_episodes")
+        assert t.annotations.idempotent_hint is (t.name == "end_session")
     record = tools["record_episode"].input_schema
     assert set(record["required"]) == {"kind", "summary", "outcome"}
     assert record["properties"]["outcome"]["enum"] == ["success", "partial", "failure"]
@@ -397,6 +396,12 @@ def test_record_episode_and_feedback(fresh: tuple[Path, dict[str, str]]) -> None
         ("timeline", {"since": "0001-01-01T00:00:00+14:00"}, "since"),
         ("record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "ts": "9999-12-31T23:59:59-05:00"}, "ts"),
         ("record_episode", {"kind": "debug", "summary": "x", "outcome": "success", "decisions": {"k": "w" * 20_001}}, "decisions"),
+        ("record_exchange", {"session": "s1", "user_message": "hi"}, "response"),
+        ("record_tool_call", {"session": "s1", "tool": "t", "input": "not an object"}, "input"),
+        ("record_tool_result", {"call_id": "x"}, "result"),
+        ("knowledge", {"limit": 0}, "limit"),
+        ("prepare", {"task": "x", "max_chars": 10}, "max_chars"),
+        ("recall_episodes", {"cursor": "e30"}, "cursor"),  # {} : no offset
     ],
 )
 def test_bad_arguments_name_the_argument(tool: str, args: dict[str, Any], argument: str, tmp_path: Path) -> None:
@@ -707,6 +712,29 @@ def test_http_token_picks_the_owner(http_server: str, team: tuple[Path, dict[str
     assert [m["id"] for m in run_http(http_server, BOB_TOKEN, as_bob)["memories"]] == [ids["bob"]]
 
 
+def test_http_serves_the_new_read_tools_per_token(http_server: str, team: tuple[Path, dict[str, str]]) -> None:
+    """knowledge, prepare and cursor pages over HTTP, each request clamped to its token's owner
+    (the writing tools run over stdio against fresh databases: this server's is shared)."""
+    ids = team[1]
+
+    async def body(s: ClientSession) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+        _, knowledge = await ok(s, "knowledge", {})
+        _, prepared = await ok(s, "prepare", {"task": "deploy Project X", "tags": ["project-x"]})
+        _, page = await ok(s, "recall_episodes", {"tags": ["project-x"], "limit": 1})
+        seen = [m["id"] for m in page["memories"]]
+        while "cursor" in page:
+            _, page = await ok(s, "recall_episodes", {"tags": ["project-x"], "limit": 1, "cursor": page["cursor"]})
+            seen += [m["id"] for m in page["memories"]]
+        return knowledge, prepared, seen
+
+    knowledge, prepared, seen = run_http(http_server, ANA_TOKEN, body)
+    assert knowledge["entries"] == [] and ids["deploy_fail"] in {r["id"] for r in prepared["records"]}
+    assert ids["bob"] not in {r["id"] for r in prepared["records"]} and ids["bob"] not in seen
+    assert len(seen) == len(set(seen)) == 3 and ids["deploy_fail"] in seen  # ana's three project-x episodes, one a page
+    _, bobs, bob_seen = run_http(http_server, BOB_TOKEN, body)
+    assert [r["id"] for r in bobs["records"]] == [ids["bob"]] and bob_seen == [ids["bob"]]
+
+
 def test_http_rejects_a_missing_or_wrong_token(http_server: str) -> None:
     for headers in ({}, {"Authorization": "Bearer not-a-known-token-at-all"}, {"Authorization": ANA_TOKEN}):
         response = httpx2.post(http_server, headers=headers, timeout=10)
@@ -758,6 +786,130 @@ def test_save_lesson_lands_pending_and_private(team: tuple[Path, dict[str, str]]
     with memdb.open(path) as db:
         (entry,) = db.review_queue()
         assert entry.owner == "ana" and entry.state == "pending"
+
+
+# --- annotations, pages, capture, knowledge and prepare (issue 23) ------------------------------
+
+
+def test_annotations_tell_the_truth_about_side_effects(tmp_path: Path) -> None:
+    """A tool is read-only in MCP's sense only if nothing changes: ask and recall count accesses,
+    which change later rankings, so they are not; the declarations say which tools do."""
+    specs = {s.name: s for s in tool_specs(Settings())}
+    assert set(specs) == TOOLS
+    assert {n for n, s in specs.items() if not s.read_only} == WRITES
+    assert {n for n, s in specs.items() if s.counts_access} == COUNTS_ACCESS
+    assert WRITES | COUNTS_ACCESS == TOOLS and not any(s.annotations()["read_only"] for s in specs.values())
+    path, ids = tmp_path / "team", build_team(tmp_path / "team")
+
+    async def body(s: ClientSession) -> None:
+        for _ in range(2):
+            await ok(s, "ask", {"question": "What happened with Project X last week?"})
+
+    with memdb.open(path) as db:
+        before = db.owner("ana").peek(ids["deploy_fail"]).access_count
+    run_session(path, body)
+    with memdb.open(path) as db:
+        assert db.owner("ana").peek(ids["deploy_fail"]).access_count == before + 2  # asking changed the episode's ranking state
+
+
+def test_recall_pages_with_a_cursor(tmp_path: Path) -> None:
+    path = tmp_path / "many"
+    with memdb.open(path, clock=Clock(NOW)) as db:
+        ana = db.owner("ana")
+        with db.transaction():
+            for i in range(23):
+                ana.record("debug", f"Deploy attempt {i}", outcome="success" if i % 3 else "failure", tags=["deploy"],
+                           ts=NOW - dt.timedelta(hours=i + 1))  # fmt: skip
+        all_ids = {e.id for e in ana.episodes()}
+
+    async def body(s: ClientSession) -> None:
+        query = {"tags": ["deploy"], "limit": 10}
+        seen: list[str] = []
+        out, page = await ok(s, "recall_episodes", query)
+        assert page["total"] == 23 and len(page["memories"]) == 10 and "pass cursor" in out
+        pages = 1
+        while True:
+            seen += [m["id"] for m in page["memories"]]
+            if "cursor" not in page:
+                break
+            out, page = await ok(s, "recall_episodes", {**query, "cursor": page["cursor"], "limit": 7 if pages == 1 else 10})
+            pages += 1
+        assert pages == 3 and len(seen) == len(set(seen)) == 23 and set(seen) == all_ids  # every match once, none twice
+        _, again = await ok(s, "recall_episodes", query)
+        assert [m["id"] for m in again["memories"]] == seen[:10]  # stable under the same query
+        out, err = await error(s, "recall_episodes", {"tags": ["other"], "cursor": again["cursor"]})
+        assert err["argument"] == "cursor" and "another query" in out
+        _, err = await error(s, "recall_episodes", {**query, "cursor": "not-a-cursor"})
+        assert err["argument"] == "cursor"
+        _, both = await ok(s, "recall_episodes", {"kinds": ["debug", "exchange"], "limit": 20})
+        _, rest = await ok(s, "recall_episodes", {"kinds": ["debug", "exchange"], "limit": 20, "cursor": both["cursor"]})
+        assert len(both["memories"]) == 20 and len(rest["memories"]) == 3 and "cursor" not in rest
+        assert not {m["id"] for m in both["memories"]} & {m["id"] for m in rest["memories"]}
+
+    run_session(path, body)
+
+
+def test_capture_tools_say_what_was_cut_and_by_how_much(fresh: tuple[Path, dict[str, str]]) -> None:
+    path, _ = fresh
+
+    async def body(s: ClientSession) -> None:
+        out, data = await ok(
+            s, "record_exchange", {"session": "s7", "user_message": "Call me at +1 (415) 555-0132", "response": "x" * 5000}
+        )
+        assert "truncated" in data and set(data["truncated"]) == {"response"}
+        cut = data["truncated"]["response"]
+        assert cut["original"] == 5000 and 0 < cut["kept"] < 2000 and f"kept {cut['kept']:,} of 5,000 characters" in out
+        assert "<PHONE_1>" in data["episode"]["content"] and data["episode"]["kind"] == "exchange"
+
+        out, data = await ok(s, "record_tool_call", {"session": "s7", "tool": "search_logs", "input": {"query": "lock"}})
+        call = data["episode"]
+        assert call["kind"] == "tool_call" and call["tool"] == "search_logs" and "record_tool_result" in out and "truncated" not in data
+        _, data = await ok(s, "record_tool_result", {"call_id": call["id"], "result": "3 hits"})
+        assert data["episode"]["id"] == call["id"] and data["episode"]["result"] == "3 hits"
+        _, data = await ok(s, "record_tool_call", {"session": "s7", "tool": "deploy", "input": {"env": "prod"}, "result": "ok"})
+        assert data["episode"]["result"] == "ok"
+        out, _ = await error(s, "record_tool_result", {"call_id": "20260701T090000000000Z-abcdef", "result": "x"})
+        assert "nothing was written" in out
+
+        out, data = await ok(s, "record_episode", {"kind": "debug", "summary": "Long one", "outcome": "success", "content": "y" * 9000})
+        assert data["truncated"]["content"]["original"] == 9000 and "content kept" in out
+        _, timeline = await ok(s, "timeline", {"session": "s7"})
+        assert [e["kind"] for e in timeline["events"]] == ["exchange", "tool_call", "tool_call"]
+
+    run_session(path, body)
+
+
+def test_knowledge_and_prepare(fresh: tuple[Path, dict[str, str]]) -> None:
+    path, ids = fresh
+
+    async def propose(s: ClientSession) -> None:
+        _, data = await ok(s, "knowledge", {})
+        assert data["entries"] == []
+        await ok(s, "save_lesson", {"text": "Run migrations before every deploy window", "cites": [ids["deploy_fail"]], "tags": ["deploy"]})
+        out, data = await ok(s, "knowledge", {})
+        assert data["entries"] == [] and "review queue" in out  # pending is not knowledge yet
+
+    run_session(path, propose)
+    with memdb.open(path) as db:
+        (entry,) = db.review_queue()
+        db.approve(entry.id, by="tester")
+
+    async def read(s: ClientSession) -> None:
+        out, data = await ok(s, "knowledge", {"text": "deploy migrations"})
+        assert [e["id"] for e in data["entries"]] == [entry.id] and data["entries"][0]["owner"] == "ana"
+        assert "Run migrations before every deploy window" in out
+        out, data = await ok(s, "prepare", {"task": "deploy Project X", "tags": ["deploy"], "max_chars": 1500})
+        assert data["knowledge"] == [entry.id] and len(data["context"]) <= 1500 and out == data["context"]
+        assert ids["deploy_fail"] in {r["id"] for r in data["records"]} and "Run migrations" in out
+        assert all(ids["bob"] != r["id"] for r in data["records"])  # owner-clamped
+
+    run_session(path, read)
+
+    async def bob(s: ClientSession) -> None:
+        _, data = await ok(s, "knowledge", {})
+        assert data["entries"] == []  # ana's approved lesson is private until a ceremony shares it
+
+    run_session(path, bob, owner="bob")
 
 
 # --- docs/mcp.md --------------------------------------------------------------------------------

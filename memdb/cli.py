@@ -441,15 +441,42 @@ def cmd_export(args: argparse.Namespace) -> int:
             total = sum(db.owner(o).count() for o in owners)  # count() includes archived episodes
             episodes = (ep for o in owners for ep in db.owner(o).episodes(include_archived=True))
             for ep in progress(episodes, total, "export"):
-                out.write(json.dumps(ep.model_dump(mode="json"), ensure_ascii=False) + "\n")
+                row = ep.model_dump(mode="json")
+                row["decisions"] = _tagged(ep.decisions)  # a datetime inside decisions comes back a datetime
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
         finally:
             if out is not sys.stdout:
                 out.close()
     return 0
 
 
-_IMPORT_FIELDS = ("kind", "summary", "ts", "content", "decisions", "tags", "outcome", "what_we_tried", "what_happened", "why",
+_IMPORT_FIELDS = ("id", "kind", "summary", "ts", "content", "decisions", "tags", "outcome", "what_we_tried", "what_happened", "why",
                   "lesson", "participants", "artifact", "session", "tool", "result", "feedback", "key")  # fmt: skip
+_DATETIME = "$datetime"  # {"$datetime": ISO}: how export writes a datetime inside decisions (JSON has none)
+
+
+def _tagged(value: Any) -> Any:
+    """``value`` with every datetime as ``{"$datetime": ISO}``, for export."""
+    if isinstance(value, dt.datetime):
+        return {_DATETIME: value.isoformat()}
+    if isinstance(value, Mapping):
+        return {k: _tagged(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_tagged(v) for v in value]
+    return value
+
+
+def _untagged(value: Any, where: str) -> Any:
+    """The inverse of ``_tagged``, for import; a bad ISO time is a ValidationError naming ``where``."""
+    if isinstance(value, dict):
+        if set(value) == {_DATETIME} and isinstance(value[_DATETIME], str):
+            return _when(value[_DATETIME], f"{where}: decisions datetime")
+        return {k: _untagged(v, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_untagged(v, where) for v in value]
+    return value
+
+
 _IMPORT_ITEM = re.compile(r"^import item (\d+)")  # how import_episodes names an item it refuses
 
 
@@ -484,6 +511,8 @@ def _import_lines(path: str, forced_owner: str | None) -> dict[str, list[tuple[i
             except ValidationError as exc:
                 raise ValidationError(f"{where}: {exc}") from None
             item = {k: row[k] for k in _IMPORT_FIELDS if row.get(k) is not None}
+            if "decisions" in item:
+                item["decisions"] = _untagged(item["decisions"], where)
             if "ts" in item:
                 item["ts"] = _when(item["ts"], f"{where}: ts")
             by_owner.setdefault(owner, []).append((lineno, item))
@@ -498,7 +527,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     """
     by_owner = _import_lines(args.file, args.owner)
     with _open(args, create=True) as db:
-        counts = {}
+        counts, skipped = {}, {}
         bar = Progress(sum(len(lines) for lines in by_owner.values()), "import")  # episodes, not owners
         with db.transaction():
             for owner, lines in by_owner.items():
@@ -511,12 +540,15 @@ def cmd_import(args: argparse.Namespace) -> int:
                     lineno = lines[int(found.group(1))][0]
                     raise ValidationError(f"{args.file}:{lineno}{str(exc)[found.end() :]}") from None
                 counts[owner] = report.count
+                skipped[owner] = report.skipped
                 bar.advance(len(lines))
         bar.done()
         if args.json:
             _print_json(counts)
         else:
             print(", ".join(f"{o}: {n} imported" for o, n in counts.items()) or "nothing to import")
+        if any(skipped.values()) and not args.json:
+            print(", ".join(f"{o}: {n} already imported (skipped by id)" for o, n in skipped.items() if n))
     return 0
 
 

@@ -72,6 +72,7 @@ class ImportReport:
     count: int
     ids: list[str]
     audit_id: str
+    skipped: int = 0  # items whose source id was imported before (or is already this owner's): an import is idempotent by id
 
 
 @dataclass
@@ -511,11 +512,20 @@ class OwnerEpisodes:
         """
         if isinstance(episodes, (str, bytes, Mapping)) or not isinstance(episodes, Iterable):
             raise ValidationError(f"import_episodes: give an iterable of episodes (mappings), got {type(episodes).__name__}")
-        items = []
+        items, sources, skipped = [], [], 0
+        seen = self._layout.imported
         for i, e in enumerate(episodes):
             if not isinstance(e, (EpisodeInput, Mapping)):
                 raise ValidationError(f"import item {i}: expected a mapping of episode fields, got {type(e).__name__}")
-            items.append(e.model_dump(exclude_none=True) if isinstance(e, EpisodeInput) else dict(e))
+            item = e.model_dump(exclude_none=True) if isinstance(e, EpisodeInput) else dict(e)
+            source_id = item.pop("id", None)  # the id an export gave it: importing the same file twice adds nothing
+            if source_id is not None:
+                check_id(source_id, f"import item {i}: episode")
+                if seen.get((self.name, source_id)) is not None or self._layer.header(self.name, source_id) is not None:
+                    skipped += 1
+                    continue
+            items.append(item)
+            sources.append(source_id)
         prepared = [self._prepare(item, where=f"import item {i}") for i, item in enumerate(items)]
         now = self._layer.now()
         with self._space.transaction():
@@ -533,16 +543,20 @@ class OwnerEpisodes:
                     eid, record, _ = next(written)
                     ids.append(eid)
                     stamps.append(record["ts"])
+            for source_id, eid in zip(sources, ids, strict=True):
+                if source_id is not None:
+                    seen.set((self.name, source_id), eid)
             audit_id = self._layer.audit.write(
                 self.name,
                 "import",
                 now,
                 source=str(source),
                 count=len(ids),
+                skipped=skipped,
                 first_ts=min(stamps) if stamps else None,
                 last_ts=max(stamps) if stamps else None,
             )
-        return ImportReport(len(ids), ids, audit_id)
+        return ImportReport(len(ids), ids, audit_id, skipped)
 
     # --- versions: supersede, facts --------------------------------------------------------------
 

@@ -97,6 +97,7 @@ GLOBALS: Final[Mapping[str, str]] = {
     "EPDF": "document frequencies", "EPN": "per-owner statistics", "EPAR": "archive index", "COLD": "cold records",
     "EPSU": "superseded versions", "EPFK": "current fact by key",
     "META": "settings, layout version, counters", "AUDIT": "audit log", "AUDITDB": "database-wide audit log",
+    "EPIM": "imported source ids -> new ids (imports idempotent by id)",
     # the lifecycle's own
     "LIFE": "lifecycle marks (memdb.lifecycle.maintain)", "COLDDICT": "cold-storage dictionaries (memdb.lifecycle.cold)",
     # governance's own
@@ -301,6 +302,7 @@ class Layout:
         self.stats = space["EPN"]
         self.archived = space["EPAR"]
         self.cold = space["COLD"]
+        self.imported = space["EPIM"]
         self.superseded = space["EPSU"]
         self.fact_keys = space["EPFK"]
         self._parent_keys: dict[tuple[str, tuple[Any, ...]], bytes] = {}

@@ -86,3 +86,31 @@ def test_arbitrary_arguments_give_memdb_errors_and_write_nothing(tmp_path_factor
         except MemdbError:
             assert mem.count() == before  # refused whole
         assert db.check().ok
+
+
+def test_export_then_import_round_trips_exactly_and_twice_adds_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """issue 25: datetimes inside decisions came back as strings, and importing the same file
+    twice doubled every episode."""
+    import datetime as dt
+
+    from memdb.cli import main as cli_main
+
+    when = dt.datetime(2026, 3, 4, 5, 6, 7, tzinfo=dt.UTC)
+    with memdb.open(tmp_path / "a") as db:
+        mem = db.owner("ana")
+        mem.record("review", "planned the cutover", outcome="success", decisions={"when": when, "steps": [{"at": when}], "n": 3})
+        mem.record("debug", "cutover failed", outcome="failure", tags=["cutover"])
+    out = tmp_path / "export.jsonl"
+    assert cli_main(["export", "--db", str(tmp_path / "a"), "--file", str(out)]) == 0
+    assert '{"$datetime": "2026-03-04T05:06:07+00:00"}' in out.read_text()
+    for _ in range(2):
+        assert cli_main(["import", str(out), "--db", str(tmp_path / "b"), "--json"]) == 0
+    capsys.readouterr()
+    with memdb.open(tmp_path / "b") as db:
+        back = list(db.owner("ana").episodes())
+        assert len(back) == 2  # the second import skipped both by id
+        review = next(e for e in back if e.kind == "review")
+        assert review.decisions == {"when": when, "steps": [{"at": when}], "n": 3}
+        imports = [a for a in db.owner("ana").audit() if a["action"] == "import"]
+        assert [a["count"] for a in imports] == [2, 0] and imports[1]["skipped"] == 2
+        assert db.check().ok

@@ -1042,6 +1042,7 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
     Exactly one of ``owner`` and ``tokens`` is given; tool arguments never choose the owner.
     """
     _require_sdk()
+    import anyio.to_thread
     from mcp import types
     from mcp.server import Server
     from mcp.shared.exceptions import MCPError
@@ -1081,12 +1082,19 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"tool {params.name!r}: no such tool (tools: {', '.join(specs)})")
         mem = db.owner(owner_of(ctx))
-        # Calls run on the event loop thread, one at a time: LMDB write transactions are bound
-        # to their thread, and each call is a few milliseconds.
-        try:
+
+        def execute() -> ToolOutput:
             out = spec.run(mem, spec.check_arguments(params.arguments))
             if spec.name in _FLUSH_AFTER:
                 db.flush()  # reads count as accesses; make them durable rather than lost on a kill
+            return out
+
+        # Each call runs whole in a worker thread, so a slow call (one owner's ask over a large
+        # memory) never stalls the event loop or another owner's calls; that is safe because a
+        # transaction opens and ends in one thread and the store serializes writers
+        # (tests/surfaces/test_mcp_dispatch.py).
+        try:
+            out = await anyio.to_thread.run_sync(execute)
         except MemdbError as exc:
             return _error_result(spec, exc)
         except Exception as exc:  # a bug: the client gets a tool error, the traceback goes to our stderr only

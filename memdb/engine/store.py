@@ -24,6 +24,7 @@ try:
 except ImportError:  # not on Windows: compact cannot see other processes there
     fcntl = None  # type: ignore[assignment]
 
+from memdb.engine.log import logger
 from memdb.engine.process import after_fork
 from memdb.errors import (
     ConfigError,
@@ -93,6 +94,7 @@ class Store(Protocol):
 
 # --- LMDB ------------------------------------------------------------------------------------
 
+_log = logger(__name__)
 _MIN_MAP = 1 << 20
 _GROW_WHEN_USED = 0.75
 _REPLAY_ATTEMPTS = 8
@@ -177,7 +179,9 @@ class _SharedEnv:
                 try:
                     self.env.set_mapsize(size)
                 except lmdb.Error as exc:
+                    _log.error("map of %s could not grow to %d bytes (%s)", path, size, type(exc).__name__)
                     raise StoreFullError(f"grow map of {path!r} to {size} bytes: {exc}") from None
+                _log.info("map of %s grown from %d to %d bytes", path, size // 2, size)
             finally:
                 self.resizing = False
                 self.cond.notify_all()

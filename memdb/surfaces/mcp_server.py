@@ -58,7 +58,7 @@ __all__ = [
     "tool_specs",
 ]
 
-MISSING_EXTRA = "memdb mcp needs the 'mcp' extra: pip install 'memdb[mcp]'"
+MISSING_EXTRA = "memdb mcp needs the 'mcp' extra: pip install 'memdb-agent[mcp]'"
 HOST = "127.0.0.1"  # loopback only: the token map is a local convenience, not internet-grade auth
 DEFAULT_PORT = 8765
 MIN_TOKEN_CHARS = 16

@@ -34,6 +34,7 @@ from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.query.results import History, RecallResult
 from memdb.query.timephrase import TimeWindow, find_time_phrase
 from memdb.surfaces.handle import Memory
+from memdb.surfaces.tracing import span
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -1084,9 +1085,10 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         mem = db.owner(owner_of(ctx))
 
         def execute() -> ToolOutput:
-            out = spec.run(mem, spec.check_arguments(params.arguments))
-            if spec.name in _FLUSH_AFTER:
-                db.flush()  # reads count as accesses; make them durable rather than lost on a kill
+            with span(f"execute_tool {spec.name}", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": spec.name}):
+                out = spec.run(mem, spec.check_arguments(params.arguments))
+                if spec.name in _FLUSH_AFTER:
+                    db.flush()  # reads count as accesses; make them durable rather than lost on a kill
             return out
 
         # Each call runs whole in a worker thread, so a slow call (one owner's ask over a large

@@ -21,6 +21,8 @@ import uvicorn
 from clocks import Clock
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from opentelemetry import trace
+from test_tracing import Recorder
 
 import memdb
 from memdb.surfaces.mcp_server import HOST, BearerAuth, build_server
@@ -41,6 +43,8 @@ def test_a_slow_call_for_one_http_owner_does_not_stall_another(tmp_path: Path, m
         return ask(self, *args, **kwargs)
 
     monkeypatch.setattr(memdb.Memory, "ask", slow_for_ana)
+    recorder = Recorder()  # tracing configured: each tool call is a gen_ai execute_tool span
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: recorder)
     with socket.socket() as probe:
         probe.bind((HOST, 0))
         port = int(probe.getsockname()[1])
@@ -96,3 +100,8 @@ def test_a_slow_call_for_one_http_owner_does_not_stall_another(tmp_path: Path, m
     # on the event loop, bob's whole session waited for ana's second: bob took 1.09 s)
     assert took["bob"] < SLOW / 2, took
     assert took["overlap"] > SLOW / 4, took
+    tools = [s for s in recorder.spans if s.name.startswith("execute_tool")]
+    assert [s.name for s in tools] == ["execute_tool ask"] * 2
+    assert all(s.attributes == {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "ask"} and s.ended for s in tools)
+    asks = [s for s in recorder.spans if s.name == "memdb.ask"]
+    assert sorted(s.attributes["memdb.owner"] for s in asks) == ["ana", "bob"]  # made in the worker threads

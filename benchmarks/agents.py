@@ -586,7 +586,7 @@ def run_size(
         details.append(row)
     out["systems"] = {name: t.summary() for name, t in tallies.items()}
     out["details"] = details
-    out["versions"] = {"memdb": _version("memdb"), "lmdb": _version("lmdb")}
+    out["versions"] = {"memdb": _version("memdb-agent"), "lmdb": _version("lmdb")}
     for r in built.values():
         out["versions"].update(r.versions())
     mem.close()

@@ -407,7 +407,7 @@ class MemdbSystem:
         return [self._dia[m.episode.id] for m in result]
 
     def versions(self) -> dict[str, str]:
-        return {"memdb": _version("memdb"), "lmdb": _version("lmdb")}
+        return {"memdb": _version("memdb-agent"), "lmdb": _version("lmdb")}
 
     def close(self) -> None:
         self.db.close()

@@ -19,8 +19,8 @@ from memdb.query.results import History, Hit, RecallResult
 from memdb.surfaces.database import Database, open
 from memdb.surfaces.handle import Memory
 
-try:
-    __version__ = version("memdb")
+try:  # the distribution is memdb-agent ("memdb" on the package index is another project)
+    __version__ = version("memdb-agent")
 except PackageNotFoundError:  # running from a source tree without an install
     __version__ = "0.0.0+unknown"
 

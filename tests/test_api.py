@@ -12,10 +12,11 @@ import memdb
 PACKAGE = Path(memdb.__file__).parent
 
 # Layer packages (and the top-level modules) by height: code may import memdb modules of its own
-# height or lower only. errors and native are the foundation every layer may use; cli is a surface.
+# height or lower only. errors and native are the foundation every layer may use; cli and aio
+# (the public name of memdb.surfaces.aio) are surfaces.
 LAYERS = {
     "errors": 0, "native": 0, "_scorer": 0,
-    "engine": 1, "memory": 2, "lifecycle": 3, "query": 4, "governance": 5, "llm": 6, "surfaces": 7, "cli": 7,
+    "engine": 1, "memory": 2, "lifecycle": 3, "query": 4, "governance": 5, "llm": 6, "surfaces": 7, "cli": 7, "aio": 7,
 }  # fmt: skip
 
 
@@ -48,6 +49,17 @@ def test_all_is_pinned_sorted_and_importable() -> None:
     assert memdb.__all__ == PUBLIC == sorted(PUBLIC)
     for name in memdb.__all__:
         assert hasattr(memdb, name), name
+
+
+def test_aio_is_a_submodule_imported_on_demand() -> None:
+    """``memdb.aio`` is public but not in ``__all__``: ``import memdb`` must not pay for asyncio,
+    so it is reached as ``import memdb.aio`` (checked in a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    code = "import sys, memdb; a = 'asyncio' in sys.modules; import memdb.aio; print(a, memdb.aio.__all__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PACKAGE.parent).stdout
+    assert out.split(" ", 1) == ["False", "['AsyncDatabase', 'AsyncMemory', 'open']\n"]
 
 
 def test_py_typed_ships() -> None:

@@ -20,7 +20,7 @@ Transactions (``docs/backends.md`` has the reasoning and the round-trip counts):
   be re-run, saw exactly what a serial execution would show it. If a read differs, the
   transaction is rolled back and ``TransactionConflictError`` asks the caller to retry.
 
-psycopg 3 is imported only when a store is opened: ``pip install 'memdb[postgres]'``.
+psycopg 3 is imported only when a store is opened: ``pip install 'memdb-agent[postgres]'``.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _driver() -> Any:
     try:
         import psycopg
     except ImportError:
-        raise StoreError("postgres store: the psycopg 3 driver is not installed (pip install 'memdb[postgres]')") from None
+        raise StoreError("postgres store: the psycopg 3 driver is not installed (pip install 'memdb-agent[postgres]')") from None
     return psycopg
 
 

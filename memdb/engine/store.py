@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import lmdb
 
 from memdb.engine.lmdbdir import DATA, DEFAULT_MODE, LmdbDirectory, check_mode
+from memdb.engine.log import logger
 from memdb.engine.process import after_fork
 from memdb.errors import (
     ConfigError,
@@ -89,6 +90,7 @@ class Store(Protocol):
 
 # --- LMDB ------------------------------------------------------------------------------------
 
+_log = logger(__name__)
 _MIN_MAP = 1 << 20
 _GROW_WHEN_USED = 0.75
 _REPLAY_ATTEMPTS = 8
@@ -174,7 +176,9 @@ class _SharedEnv:
                 try:
                     self.env.set_mapsize(size)
                 except lmdb.Error as exc:
+                    _log.error("map of %s could not grow to %d bytes (%s)", path, size, type(exc).__name__)
                     raise StoreFullError(f"grow map of {path!r} to {size} bytes: {exc}") from None
+                _log.info("map of %s grown from %d to %d bytes", path, size // 2, size)
             finally:
                 self.resizing = False
                 self.cond.notify_all()

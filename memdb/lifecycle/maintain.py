@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdb.engine.log import logger
 from memdb.errors import LLMError, NotFoundError, ValidationError
 from memdb.lifecycle.cold import ColdCodec
 from memdb.lifecycle.erase import Erasure, ErasureReport
@@ -28,6 +29,7 @@ from memdb.memory.settings import FACT_KIND
 
 __all__ = ["ErasureReport", "Lifecycle", "MaintenanceReport"]
 
+_log = logger(__name__)
 _ARCHIVE_BATCH = 500
 
 
@@ -108,6 +110,8 @@ class Lifecycle:
                 report.purged += self.erasure.apply_retention(owner, at)
         tell("done")
         report.seconds = time.perf_counter() - started
+        # the report's own line: counts and times only; its errors may quote a summarizer's answer, so only their number
+        _log.info("%s%s", report, f"; {len(report.errors)} errors (in the report)" if report.errors else "")
         return report
 
     # --- burst summaries --------------------------------------------------------------------------

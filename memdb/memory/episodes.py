@@ -22,6 +22,7 @@ from pydantic import ValidationError as PydanticError
 
 from memdb.engine.codec import pack_value
 from memdb.engine.globals import Global, Globals
+from memdb.engine.log import logger
 from memdb.errors import NotFoundError, SanitizerError, ValidationError
 from memdb.memory.audit import AuditLog, content_hash
 from memdb.memory.check import CheckReport, check
@@ -63,6 +64,8 @@ from memdb.memory.sanitize.fields import as_text, bound_sanitized, flatten_texts
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES, Settings
 
 __all__ = ["Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
+
+_log = logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -901,10 +904,11 @@ class OwnerEpisodes:
             return sanitize_fields(self._layer.sanitizer, flat)
         except SanitizerError as exc:
             failure = SanitizerError(f"{what}: capture dropped, nothing written ({exc})")
-        # Only counters are written: no byte of the text reaches disk.
+        # Only counters are written: no byte of the text reaches disk, nor the log
         with self._space.transaction():
             self._layout.stats.increment((self.name, "dropped"))
             self._layout.meta.increment(("dropped_captures",))
+        _log.warning("capture dropped for owner %r: the sanitizer failed on %s; nothing written", self.name, what)
         raise failure
 
     def _prepare(self, raw: dict[str, Any], where: str = "episode", content_cap: int | None = None) -> dict[str, Any]:

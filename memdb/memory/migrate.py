@@ -4,9 +4,12 @@ it is opened, idempotently and in bounded transactions."""
 from __future__ import annotations
 
 import itertools
+import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from memdb.engine.globals import Global
+from memdb.engine.log import logger
 from memdb.memory.ids import episode_day
 from memdb.memory.layout import LAYOUT, SUPERSEDED, index_code, index_entries
 
@@ -14,6 +17,8 @@ if TYPE_CHECKING:
     from memdb.memory.episodes import Episodes
 
 __all__ = ["upgrade"]
+
+_log = logger(__name__)
 
 
 def upgrade(layer: Episodes, batch: int = 5_000) -> int:
@@ -29,6 +34,10 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     old = lay.meta.get(("layout",))
     if old == LAYOUT:
         return 0
+    started = time.perf_counter()
+    # a new database records the layout here too: only a real upgrade is worth an INFO
+    level = logging.DEBUG if old is None and not layer.owners() else logging.INFO
+    _log.log(level, "layout upgrade from %s to %s begins", old if old is not None else "the first", LAYOUT)
     rewritten = 0
     for owner in layer.owners():
         mem = layer.owner(owner)
@@ -60,4 +69,5 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
                 break
             start = str(chunk[-1][0][1]) + "\x00"
     lay.meta.set(("layout",), LAYOUT)
+    _log.log(level, "layout upgraded to %s: %d episodes rewritten in %.2fs", LAYOUT, rewritten, time.perf_counter() - started)
     return rewritten

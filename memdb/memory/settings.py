@@ -67,6 +67,9 @@ class Settings(BaseModel):
     # query
     week_starts_on: int = Field(0, ge=0, le=6, description="0 = Monday")
     timezone: str = Field("UTC", description="IANA time zone (e.g. Europe/Berlin) where the days, weeks and months of time phrases begin")
+    slow_query_ms: float = Field(
+        500.0, ge=0.0, le=3_600_000.0, description="a recall, ask or history taking longer is logged (WARNING on memdb.query.engine)"
+    )
     # governance: reflection, review, sharing, decay, patterns
     teams: dict[str, list[str]] = Field(
         default_factory=dict, description="team -> member owners; empty means every owner is in one team, 'all'"

@@ -28,13 +28,16 @@ import heapq
 import itertools
 import math
 import re
+import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from functools import wraps
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
 from memdb.engine.globals import Global, Globals
+from memdb.engine.log import logger
 from memdb.errors import ValidationError
 from memdb.memory.episodes import Episodes, to_episode
 from memdb.memory.ids import from_micros, time_prefix, ts_micros
@@ -218,6 +221,28 @@ class _Query:
         return self.terms + self.rank_terms
 
 
+_log = logger(__name__)
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _timed(query: Callable[Concatenate[OwnerQueries, _P], _R]) -> Callable[Concatenate[OwnerQueries, _P], _R]:
+    """Log a query slower than the ``slow_query_ms`` setting: which one, whose, how long; never
+    its question, words or results (memdb.engine.log)."""
+
+    @wraps(query)
+    def timed(self: OwnerQueries, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        started = time.perf_counter()
+        result = query(self, *args, **kwargs)
+        ms = (time.perf_counter() - started) * 1000
+        threshold = self._layer.settings.slow_query_ms
+        if ms > threshold:
+            _log.warning("slow %s for owner %r: %.0f ms (slow_query_ms %g)", query.__name__, self.name, ms, threshold)
+        return result
+
+    return timed
+
+
 class OwnerQueries:
     """The query layer for one owner: ``recall``, ``ask`` and ``history`` over that owner's
     indexes only (every index key starts with the owner)."""
@@ -233,6 +258,7 @@ class OwnerQueries:
 
     # --- public API ---------------------------------------------------------------------------
 
+    @_timed
     def recall(
         self,
         since: dt.datetime | None = None,
@@ -273,6 +299,7 @@ class OwnerQueries:
         )
         return self._run(interp, limit, now, offset)
 
+    @_timed
     def ask(
         self,
         question: str,
@@ -338,6 +365,7 @@ class OwnerQueries:
         )
         return self._run(interp, limit, at)
 
+    @_timed
     def history(
         self,
         kind: str | None = None,

@@ -32,6 +32,7 @@ from memdb.memory.models import check_owner
 from memdb.memory.sanitize import Sanitizer
 from memdb.memory.settings import Settings
 from memdb.surfaces.handle import Memory
+from memdb.surfaces.tracing import span
 
 __all__ = ["Database", "open"]
 
@@ -100,7 +101,11 @@ class Database:
     def maintain(self, now: dt.datetime | None = None, *, on_rule: Callable[[str], None] | None = None) -> MaintenanceReport:
         """Run the lifecycle: burst summaries, rescoring, archiving, retention (idempotent);
         ``on_rule`` is told each rule's name as it starts, then "done"."""
-        return self.lifecycle.maintain(now, on_rule)
+        with span("memdb.maintain", {}) as s:
+            report = self.lifecycle.maintain(now, on_rule)
+            for name in ("summaries", "rescored", "archived", "purged"):
+                s.set(f"memdb.maintain.{name}", getattr(report, name))
+        return report
 
     def audit(self, owner: str | None = None, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
         """The append-only audit log, oldest first: one owner's, or everyone's with database-wide records."""
@@ -116,7 +121,8 @@ class Database:
         skipped, both counted; running it again the same day adds nothing."""
         if isinstance(owners, str):  # one owner's name, not its letters
             owners = [owners]
-        return self.reflection.run(now, owners=[check_owner(o) for o in owners] if owners is not None else None, reflector=reflector)
+        with span("memdb.reflect", {}):
+            return self.reflection.run(now, owners=[check_owner(o) for o in owners] if owners is not None else None, reflector=reflector)
 
     def review_queue(self, owner: str | None = None, limit: int | None = None) -> list[Entry]:
         """Pending entries awaiting a person, oldest first (one owner's, or everyone's)."""

@@ -32,6 +32,7 @@ from memdb.memory.relevance import Explanation
 from memdb.memory.settings import Settings
 from memdb.query.engine import OwnerQueries
 from memdb.query.results import History, RecallResult
+from memdb.surfaces.tracing import span
 
 __all__ = ["Memory"]
 
@@ -78,19 +79,23 @@ class Memory:
         every ``pattern_every``-th record of a typed kind triggers pattern extraction over that
         batch, once outside any transaction (imports do not: they are history, not events as
         they complete)."""
-        episode = self._episodes.record(kind, summary, ts=ts, **fields)
-        self._patterns.run_due(self.name)
+        with span("memdb.record", {"memdb.owner": self.name, "memdb.kind": str(kind)}) as s:
+            episode = self._episodes.record(kind, summary, ts=ts, **fields)
+            s.set("memdb.episode.id", episode.id)
+            self._patterns.run_due(self.name)
         return episode
 
     def record_exchange(
         self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()
     ) -> Episode:
         """Capture one gateway exchange as bounded digests of both sides, never the raw payload."""
-        return self._episodes.record_exchange(session, user_message, response, ts=ts, tags=tags)
+        with span("memdb.record", {"memdb.owner": self.name, "memdb.kind": "exchange"}):
+            return self._episodes.record_exchange(session, user_message, response, ts=ts, tags=tags)
 
     def record_tool_call(self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()) -> Episode:
         """Capture a tool call as an execution event with a bounded input digest."""
-        return self._episodes.record_tool_call(session, tool, input, ts=ts, tags=tags)
+        with span("memdb.record", {"memdb.owner": self.name, "memdb.kind": "tool_call"}):
+            return self._episodes.record_tool_call(session, tool, input, ts=ts, tags=tags)
 
     def record_tool_result(self, call_id: str, result: Any) -> Episode:
         """Attach a bounded, sanitized result to an earlier tool call of this owner."""
@@ -205,10 +210,13 @@ class Memory:
         """Episodes matching every filter given, best first (``memdb.query.engine`` says how they
         rank); earlier versions of corrected episodes too with ``include_superseded``; after the
         ``offset`` best with ``offset`` (a page: the ones skipped are not counted as accessed again)."""
-        return self._queries.recall(
-            since, until, tags, any_tags, text, kind, outcome, session, limit, now, include_archived,
-            include_superseded=include_superseded, offset=offset,
-        )  # fmt: skip
+        with span("memdb.recall", {"memdb.owner": self.name, "memdb.limit": limit}) as s:
+            result = self._queries.recall(
+                since, until, tags, any_tags, text, kind, outcome, session, limit, now, include_archived,
+                include_superseded=include_superseded, offset=offset,
+            )  # fmt: skip
+            s.set("memdb.total", result.total)
+        return result
 
     def ask(
         self,
@@ -223,7 +231,10 @@ class Memory:
         tag filters, outcome words an outcome filter, preference words the owner's facts, and
         the rest ranks by text (archived episodes too, through what stays hot of them, with
         ``include_archived``; earlier versions of corrected ones with ``include_superseded``)."""
-        return self._queries.ask(question, now, limit, include_archived=include_archived, include_superseded=include_superseded)
+        with span("memdb.ask", {"memdb.owner": self.name, "memdb.limit": limit}) as s:
+            result = self._queries.ask(question, now, limit, include_archived=include_archived, include_superseded=include_superseded)
+            s.set("memdb.total", result.total)
+        return result
 
     def history(
         self,
@@ -238,7 +249,8 @@ class Memory:
     ) -> History:
         """Past attempts at this kind of task: counts by outcome, latest attempts and lessons
         (each attempt as its current version; the earlier ones listed too with ``include_superseded``)."""
-        return self._queries.history(kind, tags, text, since, until, limit, include_superseded=include_superseded)
+        with span("memdb.history", {"memdb.owner": self.name, "memdb.limit": limit}):
+            return self._queries.history(kind, tags, text, since, until, limit, include_superseded=include_superseded)
 
     def known_tags(self) -> list[str]:
         """Every tag this owner has used."""

@@ -41,6 +41,7 @@ from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.query.results import History, RecallResult
 from memdb.query.timephrase import TimeWindow, find_time_phrase
 from memdb.surfaces.handle import Memory
+from memdb.surfaces.tracing import span
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -65,7 +66,7 @@ __all__ = [
     "tool_specs",
 ]
 
-MISSING_EXTRA = "memdb mcp needs the 'mcp' extra: pip install 'memdb[mcp]'"
+MISSING_EXTRA = "memdb mcp needs the 'mcp' extra: pip install 'memdb-agent[mcp]'"
 HOST = "127.0.0.1"  # loopback only: the token map is a local convenience, not internet-grade auth
 DEFAULT_PORT = 8765
 MIN_TOKEN_CHARS = 16
@@ -1316,6 +1317,7 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
     Exactly one of ``owner`` and ``tokens`` is given; tool arguments never choose the owner.
     """
     _require_sdk()
+    import anyio.to_thread
     from mcp import types
     from mcp.server import Server
     from mcp.shared.exceptions import MCPError
@@ -1355,12 +1357,20 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"tool {params.name!r}: no such tool (tools: {', '.join(specs)})")
         mem = db.owner(owner_of(ctx))
-        # Calls run on the event loop thread, one at a time: LMDB write transactions are bound
-        # to their thread, and each call is a few milliseconds.
+
+        def execute() -> ToolOutput:
+            with span(f"execute_tool {spec.name}", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": spec.name}):
+                out = spec.run(mem, spec.check_arguments(params.arguments))
+                if spec.counts_access:
+                    db.flush()  # reads count as accesses; make them durable rather than lost on a kill
+            return out
+
+        # Each call runs whole in a worker thread, so a slow call (one owner's ask over a large
+        # memory) never stalls the event loop or another owner's calls; that is safe because a
+        # transaction opens and ends in one thread and the store serializes writers
+        # (tests/surfaces/test_mcp_dispatch.py).
         try:
-            out = spec.run(mem, spec.check_arguments(params.arguments))
-            if spec.counts_access:
-                db.flush()  # reads count as accesses; make them durable rather than lost on a kill
+            out = await anyio.to_thread.run_sync(execute)
         except MemdbError as exc:
             return _error_result(spec, exc)
         except Exception as exc:  # a bug: the client gets a tool error, the traceback goes to our stderr only

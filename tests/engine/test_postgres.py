@@ -104,7 +104,7 @@ def test_unreachable_server_is_a_store_error() -> None:
 
 def test_missing_driver_names_the_extra(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg now raises ImportError
-    with pytest.raises(StoreError, match=r"pip install 'memdb\[postgres\]'"):
+    with pytest.raises(StoreError, match=r"pip install 'memdb-agent\[postgres\]'"):
         PostgresStore(pg_url)
 
 

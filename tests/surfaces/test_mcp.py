@@ -552,7 +552,7 @@ def test_import_memdb_never_needs_the_extra(tmp_path: Path) -> None:
         [sys.executable, "-c", script, str(tmp_path / "db")], env={**os.environ, **_env()}, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 1
-    assert proc.stderr.strip() == "memdb: memdb mcp needs the 'mcp' extra: pip install 'memdb[mcp]'"
+    assert proc.stderr.strip() == "memdb: memdb mcp needs the 'mcp' extra: pip install 'memdb-agent[mcp]'"
 
 
 def test_cli_option_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

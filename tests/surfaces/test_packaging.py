@@ -34,7 +34,7 @@ def test_the_wheel_installs_every_package_into_a_fresh_venv(tmp_path: Path) -> N
         check=True,
         capture_output=True,
     )
-    (wheel,) = wheels.glob("memdb-*.whl")
+    (wheel,) = wheels.glob("memdb_agent-*.whl")  # the distribution name (the import name is memdb)
     fresh = tmp_path / "venv"
     venv.create(fresh, with_pip=True)
     python = fresh / "bin" / "python"
@@ -48,6 +48,8 @@ def test_the_wheel_installs_every_package_into_a_fresh_venv(tmp_path: Path) -> N
         f"assert memdb.__file__.startswith({str(fresh)!r}), memdb.__file__\n"
         f"for name in {modules!r}: importlib.import_module(name)\n"
         "assert (__import__('pathlib').Path(memdb.__file__).parent / 'py.typed').exists()\n"
+        "from importlib.metadata import version\n"
+        "assert version('memdb-agent') == memdb.__version__ != '0.0.0+unknown', memdb.__version__\n"
         "print(memdb.native.AVAILABLE)\n"
     )
     out = subprocess.run([str(python), "-c", code], cwd=tmp_path, env=env, check=True, capture_output=True, text=True)

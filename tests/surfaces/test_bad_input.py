@@ -4,6 +4,8 @@ handle's capture and query methods with arbitrary argument values."""
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -75,10 +77,34 @@ CALLS = {
 }
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def _every_argument(method: str) -> Any:
+    """A call of ``Memory.<method>`` with ``value`` for each of its parameters."""
+    params = [p for name, p in inspect.signature(getattr(memdb.Memory, method)).parameters.items() if name != "self"]
+
+    def call(mem: memdb.Memory, value: Any) -> Any:
+        args = [value for p in params if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty]
+        kwargs = {
+            p.name: value for p in params if p.kind is p.KEYWORD_ONLY or (p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not p.empty)
+        }
+        result = getattr(mem, method)(*args, **kwargs)
+        return list(result) if inspect.isgenerator(result) else result
+
+    return call
+
+
+METHODS = sorted(name for name, _ in inspect.getmembers(memdb.Memory, callable) if not name.startswith("_"))
+CALLS.update({f"{m}(*value)": _every_argument(m) for m in METHODS})
+
+
+def test_every_public_method_of_the_handle_is_in_the_run() -> None:
+    assert {f"{m}(*value)" for m in METHODS} <= set(CALLS)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(sorted(CALLS)), values)
 def test_arbitrary_arguments_give_memdb_errors_and_write_nothing(tmp_path_factory: pytest.TempPathFactory, name: str, value: Any) -> None:
-    with memdb.open(tmp_path_factory.mktemp("bad") / "db") as db:
+    where = tmp_path_factory.mktemp("bad")
+    with contextlib.chdir(where), memdb.open(where / "db") as db:  # a path argument writes there, never in the tree
         mem = db.owner("ana")
         before = mem.count()
         try:

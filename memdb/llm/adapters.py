@@ -42,7 +42,7 @@ class AnthropicSummarizer:
         self.model = model
         self.max_tokens = max_tokens
         self._fallback = ExtractiveSummarizer()
-        self.client = client if client is not None else anthropic_client(api_key, timeout, max_retries, "AnthropicSummarizer")
+        self.client = anthropic_client(api_key, timeout, max_retries, "AnthropicSummarizer", client)
 
     def summarize(self, episodes: Sequence[Episode], max_lines: int = 3) -> str:
         import anthropic
@@ -114,7 +114,7 @@ class AnthropicReflector:
         self.model = model
         self.max_tokens = max_tokens
         self.max_episodes = max_episodes
-        self.client = client if client is not None else anthropic_client(api_key, timeout, max_retries, "AnthropicReflector")
+        self.client = anthropic_client(api_key, timeout, max_retries, "AnthropicReflector", client)
 
     def reflect(self, owner: str, episodes: Sequence[Episode], max_lessons: int) -> list[Proposal]:
         prompt = (
@@ -152,7 +152,7 @@ class AnthropicExtractor:
     ) -> None:
         self.model = model
         self.max_tokens = max_tokens
-        self.client = client if client is not None else anthropic_client(api_key, timeout, max_retries, "AnthropicExtractor")
+        self.client = anthropic_client(api_key, timeout, max_retries, "AnthropicExtractor", client)
 
     def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
         prompt = (
@@ -218,7 +218,7 @@ class AnthropicDistiller:
         self.model = model
         self.max_tokens = max_tokens
         self.max_events = max(max_events, 2)
-        self.client = client if client is not None else anthropic_client(api_key, timeout, max_retries, "AnthropicDistiller")
+        self.client = anthropic_client(api_key, timeout, max_retries, "AnthropicDistiller", client)
 
     def distill(self, capture: SessionCapture, rejected: Sequence[str] = ()) -> Draft:
         events = list(capture.events)

@@ -20,9 +20,12 @@ DEFAULT_MODEL = "claude-haiku-4-5"
 _M = TypeVar("_M", bound=BaseModel)
 
 
-def anthropic_client(api_key: str | None, timeout: float, max_retries: int, what: str) -> Any:
-    """An ``anthropic.Anthropic`` client with timeouts and bounded retries, or ConfigError
-    naming what needed it; the one place every LLM-backed component gets its client."""
+def anthropic_client(api_key: str | None, timeout: float, max_retries: int, what: str, client: Any | None = None) -> Any:
+    """``client`` when one is given (tests pass one over a mocked transport), else an
+    ``anthropic.Anthropic`` client with timeouts and bounded retries, or ConfigError naming
+    what needed it; the one place every LLM-backed component gets its client."""
+    if client is not None:
+        return client
     import anthropic
 
     key = api_key or os.environ.get("ANTHROPIC_API_KEY")

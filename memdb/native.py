@@ -46,6 +46,15 @@ AVAILABLE: Final[bool] = _lib is not None
 IMPLEMENTATION: Final[Literal["c", "python"]] = "c" if AVAILABLE else "python"
 
 
+def search_lib() -> tuple[Any, Any]:
+    """``(lib, ffi)`` of the C text search kernel (native/search.c), or ``(None, None)`` when
+    the twin is in use (``memdb.memory.postings`` chooses with it)."""
+    return _SEARCH
+
+
+_SEARCH: Final[tuple[Any, Any]] = (_lib, _ffi) if _lib is not None and hasattr(_lib, "memdb_text_search") else (None, None)
+
+
 def require_native() -> None:
     """Raise NativeBuildError unless the C scorer is in use; for callers that must not run slow."""
     if not AVAILABLE:

@@ -24,8 +24,8 @@ from types import ModuleType
 from cffi import FFI, VerificationError
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ["native/scorer.c"]
-HEADERS = ["native/scorer.h"]
+SOURCES = ["native/scorer.c", "native/search.c"]
+HEADERS = ["native/scorer.h", "native/search.h"]
 
 
 def _load_errors() -> ModuleType:
@@ -49,6 +49,22 @@ void memdb_score_batch(size_t n, const double *access_counts, const double *tag_
                        const unsigned char *has_feedback, const double *params,
                        double *out_scores, double *out_components);
 size_t memdb_top_k(size_t n, const double *scores, size_t k, size_t *out_idx);
+
+typedef struct {
+    size_t n_terms;
+    const unsigned char *const *blocks;
+    const size_t *block_lens;
+    const size_t *term_blocks;
+    const double *idf;
+    size_t n_chunks;
+    const unsigned char *const *chunks;
+    const size_t *chunk_lens;
+} memdb_text_input;
+int memdb_text_search(const memdb_text_input *in, const double *params, int64_t now_us, int has_lo,
+                      int64_t lo_us, int has_hi, int64_t hi_us, int outcome, size_t keep, size_t *total, double *best,
+                      size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
+                      uint32_t *out_tf, uint32_t *out_dl);
+long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, uint32_t *tfs);
 """
 
 
@@ -84,7 +100,7 @@ ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "memdb._scorer",
-    '#include "scorer.h"',
+    '#include "scorer.h"\n#include "search.h"',
     sources=SOURCES,
     include_dirs=["native"],
     depends=HEADERS,
@@ -101,5 +117,5 @@ if __name__ == "__main__":
     except VerificationError as exc:  # cffi's wrapper around CompileError / LinkError
         raise NativeBuildError(f"memdb native scorer: compilation failed: {exc} ({_HINT})") from exc
     finally:
-        for stray in ("native/scorer.o", "memdb/_scorer.o"):  # in-place builds leave objects behind
+        for stray in ("native/scorer.o", "native/search.o", "memdb/_scorer.o"):  # in-place builds leave objects behind
             Path(stray).unlink(missing_ok=True)

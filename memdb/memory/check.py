@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memdb.memory.ids import episode_day
+from memdb.memory.ids import episode_day, ts_micros
 from memdb.memory.layout import (
     INDEXES,
     SUPERSEDED,
@@ -19,6 +19,7 @@ from memdb.memory.layout import (
     successor_of,
     terms_of,
 )
+from memdb.memory.postings import Doc
 from memdb.memory.settings import FACT_KIND
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def check(layer: Episodes) -> CheckReport:
     lay = layer.layout
     with layer.space.snapshot():
         owners = set(layer.owners())
-        indexes = (*(lay.index(name) for name in INDEXES), lay.postings)
+        indexes = (*(lay.index(name) for name in INDEXES), lay.text.blocks, lay.text.numbers, lay.text.columns)
         for g in (lay.mem, lay.states, lay.doc_freq, lay.archived, lay.cold, lay.superseded, lay.fact_keys, *indexes):
             owners.update(str(o) for o in g.children())
         for owner in sorted(owners):
@@ -58,7 +59,7 @@ def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
     expected: dict[str, dict[tuple[Any, ...], Any]] = {name: {} for name in (*INDEXES, "EPAR", "EPSU")}
     expected_keys: dict[tuple[Any, ...], Any] = {}  # ^EPFK: the current version of each fact
     links: dict[str, tuple[str | None, str | None]] = {}  # id -> (the version it supersedes, its successor)
-    expected_postings: dict[tuple[Any, ...], Any] = {}
+    expected_docs: dict[str, Doc] = {}  # the hot episodes' text documents, from their records
     docs = terms = count = archived = 0
     records: dict[str, tuple[tuple[Any, ...], Any]] = {}
     for subs, rec in lay.mem.items((owner,)):
@@ -111,11 +112,10 @@ def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
         for gname, subs_list in index_entries(owner, eid, value, state).items():
             expected[gname].update(dict.fromkeys(subs_list, code))
         tf, dl = terms_of(value)
+        expected_docs[eid] = Doc(eid, ts_micros(value["ts"]), code, tf, dl)
         if dl:
             docs += 1
             terms += dl
-            for term, n in tf.items():
-                expected_postings[(owner, term, eid)] = [n, dl]
     report.episodes += count
     for eid, (subs, _) in records.items():
         report.problems.append(f"^MEM{subs!r}: record without state ({eid})")
@@ -139,15 +139,12 @@ def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
         for subs in sorted(entries.keys() & actual.keys(), key=repr):
             if entries[subs] != actual[subs]:
                 report.problems.append(f"^{gname}{subs!r}: value {actual[subs]!r}, expected {entries[subs]!r}")
-    actual_postings = dict(lay.postings.items((owner,)))
-    want_df = Counter(term for _, term, _ in expected_postings)
+    want_df = Counter(term for d in expected_docs.values() for term in d.tf)
     have_df = {str(s[1]): v for s, v in lay.doc_freq.items((owner,)) if len(s) == 2}
     for term in want_df.keys() | have_df.keys():
         if want_df.get(term) != have_df.get(term):
             report.problems.append(f"^EPDF({owner!r},{term!r}): {have_df.get(term)} but {want_df.get(term, 0)} postings")
-    for key in expected_postings.keys() | actual_postings.keys():
-        if expected_postings.get(key) != actual_postings.get(key):
-            report.problems.append(f"^EPX{key!r}: expected {expected_postings.get(key)!r}, found {actual_postings.get(key)!r}")
+    report.problems.extend(lay.text.problems(owner, expected_docs))
     for name, want in (("docs", docs), ("terms", terms), ("episodes", count), ("archived", archived)):
         have = lay.stats.get((owner, name), 0)
         if have != want:

@@ -20,7 +20,6 @@ from typing import Any
 
 from pydantic import ValidationError as PydanticError
 
-from memdb.engine.codec import pack_value
 from memdb.engine.globals import Global, Globals
 from memdb.engine.log import logger
 from memdb.errors import NotFoundError, SanitizerError, ValidationError
@@ -28,7 +27,6 @@ from memdb.memory.audit import AuditLog, content_hash
 from memdb.memory.check import CheckReport, check
 from memdb.memory.ids import Clock, check_id, episode_day, new_id, ts_micros, utcnow
 from memdb.memory.layout import (
-    ID_TAIL_BYTES,
     NO_OUTCOME,
     PACKED_OF_CODE,
     RECORD_FIELDS,
@@ -39,7 +37,6 @@ from memdb.memory.layout import (
     header_of,
     index_code,
     index_entries,
-    posting,
     predecessor_of,
     relevance_level,
     successor_of,
@@ -58,6 +55,7 @@ from memdb.memory.models import (
     utc,
     validation_error,
 )
+from memdb.memory.postings import Doc
 from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
 from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, shown
 from memdb.memory.sanitize.fields import as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in
@@ -175,10 +173,12 @@ class Episodes:
             scores = self.scorer.score_many([(new, new) for _, _, _, new in loaded], now)
             kills: list[tuple[Global, Any]] = []
             sets: list[tuple[Global, Any, Any]] = []
+            codes: list[tuple[str, str, int]] = []
             for (owner, eid, old, new), score in zip(loaded, scores, strict=True):
                 new["relevance"] = score
-                self._state_changes(owner, eid, old, new, kills, sets)
+                self._state_changes(owner, eid, old, new, kills, sets, codes)
             self.space.apply(kills, sets)
+            self._apply_codes(codes)
 
     def _state_changes(
         self,
@@ -188,9 +188,11 @@ class Episodes:
         new: dict[str, Any],
         kills: list[tuple[Global, Any]],
         sets: list[tuple[Global, Any, Any]],
+        codes: list[tuple[str, str, int]],
     ) -> None:
         """Index changes for a new state: the state itself, a move between relevance bands, and
-        the new code of every index entry when the relevance level changed."""
+        the new code of every index entry (and, in ``codes``, of its text column record, which
+        ``_apply_codes`` writes) when the relevance level changed."""
         sets.append((self.layout.states, (owner, eid), new))
         if old.get("status") not in ("archived", SUPERSEDED) and relevance_level(old["relevance"]) != relevance_level(new["relevance"]):
             if band_of(old["relevance"]) != band_of(new["relevance"]):
@@ -199,6 +201,15 @@ class Episodes:
             for gname, entries in index_entries(owner, eid, new, new).items():
                 g = self.space[gname]
                 sets.extend((g, e, code) for e in entries)
+            codes.append((owner, eid, code))
+
+    def _apply_codes(self, codes: list[tuple[str, str, int]]) -> None:
+        """Write the text column codes ``_state_changes`` collected, one chunk write per chunk."""
+        by_owner: dict[str, list[tuple[str, int]]] = {}
+        for owner, eid, code in codes:
+            by_owner.setdefault(owner, []).append((eid, code))
+        for owner, changed in by_owner.items():
+            self.layout.text.set_codes(owner, changed)
 
     def rescore(self, now: dt.datetime | None = None, batch: int = 10_000) -> RescoreReport:
         """Recompute every episode's relevance at ``now`` (age changes with time), in native batches."""
@@ -218,12 +229,14 @@ class Episodes:
                     scores = self.scorer.score_many([(st, st) for _, st in chunk], at)
                     kills: list[tuple[Global, Any]] = []
                     sets: list[tuple[Global, Any, Any]] = []
+                    codes: list[tuple[str, str, int]] = []
                     for (eid, state), score in zip(chunk, scores, strict=True):
                         report.scored += 1
                         if score != state["relevance"]:
                             report.changed += 1
-                            self._state_changes(owner, eid, state, {**state, "relevance": score}, kills, sets)
+                            self._state_changes(owner, eid, state, {**state, "relevance": score}, kills, sets, codes)
                     self.space.apply(kills, sets)
+                    self._apply_codes(codes)
                 if len(chunk) < batch:
                     break
                 start = chunk[-1][0] + "\x00"
@@ -502,9 +515,8 @@ class OwnerEpisodes:
                 raise ValidationError(f"episode {call_id!r}: superseded by {successor_of(state)}; attach the result to that version")
             old = dict(record)
             record = {**record, "result": clean}
-            kills, sets = self._text_index_changes(call_id, old, record)
-            sets.append((self._layout.mem, (self.name, day, call_id), record))
-            self._space.apply(kills, sets)
+            self._text_index_changes(call_id, old, record, state)
+            self._layout.mem.set((self.name, day, call_id), record)
         return to_episode(self.name, call_id, record, state)
 
     def import_episodes(self, episodes: Iterable[Mapping[str, Any] | EpisodeInput], *, source: str) -> ImportReport:
@@ -673,7 +685,7 @@ class OwnerEpisodes:
         if old_state.get("status") == "summarized":  # its burst was summarized already: not an event to summarize again
             state = {**state, "status": "summarized"}
             self._layout.states.set((self.name, eid), state)
-        kills, deltas, df = self._hot_changes(old_id, old, old_state, adding=False)
+        kills, deltas, df = self._hot_changes(old_id, old, old_state)
         audit: dict[str, Any] = {"episode": old_id, "successor": eid, "reason": reason, "fields": changed}
         if "outcome" in changed:
             audit["outcome"] = {"from": old.get("outcome"), "to": record.get("outcome")}
@@ -782,8 +794,10 @@ class OwnerEpisodes:
             new["relevance"] = self._layer.relevance(record, new, self._layer.now())
             kills: list[tuple[Global, Any]] = []
             sets: list[tuple[Global, Any, Any]] = []
-            self._layer._state_changes(self.name, episode_id, state, new, kills, sets)
+            codes: list[tuple[str, str, int]] = []
+            self._layer._state_changes(self.name, episode_id, state, new, kills, sets, codes)
             self._space.apply(kills, sets)
+            self._layer._apply_codes(codes)
         # with accesses not yet flushed, as explain() shows it
         return to_episode(self.name, episode_id, record, self._live_state(episode_id, record, new, self._layer.now()))
 
@@ -817,7 +831,7 @@ class OwnerEpisodes:
             record, _ = self._layer.load(self.name, episode_id)
             digest = content_hash(record)
             kills.append((self._layout.mem, (self.name, episode_day(episode_id), episode_id)))
-            k, deltas, df = self._hot_changes(episode_id, record, state, adding=False)
+            k, deltas, df = self._hot_changes(episode_id, record, state)
             self._space.apply(kills + k)
             self._bump(episodes=-1, **deltas)
             self._bump_df(df)
@@ -825,23 +839,27 @@ class OwnerEpisodes:
         return digest
 
     def _hot_changes(
-        self, eid: str, record: Mapping[str, Any], state: Mapping[str, Any], adding: bool
+        self, eid: str, record: Mapping[str, Any], state: Mapping[str, Any], code: int | None = None
     ) -> tuple[list[tuple[Global, Any]], dict[str, int], dict[str, int]]:
-        """Hot index entries and postings of an active episode (to kill, or the subscripts to set),
-        with the statistic and document-frequency deltas that go with them."""
+        """Hot index entries of an active episode (to kill, or with ``code`` the subscripts to
+        set), with the statistic and document-frequency deltas that go with them; its text
+        document is taken out of the text index now, or with ``code`` put in."""
         entries: list[tuple[Global, Any]] = [
             (self._space[g], e) for g, es in index_entries(self.name, eid, record, {**state, "status": "active"}).items() for e in es
         ]
         tf, dl = terms_of(record)
-        sign = 1 if adding else -1
-        entries.extend((self._layout.postings, (self.name, term, eid)) for term in tf)
+        sign = 1 if code is not None else -1
+        if code is None:
+            self._layout.text.remove(self.name, [(eid, tf)])
+        else:
+            self._layout.text.add(self.name, [Doc(eid, ts_micros(record["ts"]), code, tf, dl)])
         deltas = {"docs": sign if dl else 0, "terms": sign * dl}
         return entries, deltas, {term: sign for term in tf}
 
     def _move_to_cold(self, episode_id: str, cold: dict[str, Any], one_line: str, audit: Mapping[str, Any], at: dt.datetime) -> None:
         with self._space.transaction():
             record, state = self._layer.load(self.name, episode_id)
-            kills, deltas, df = self._hot_changes(episode_id, record, state, adding=False)
+            kills, deltas, df = self._hot_changes(episode_id, record, state)
             kills.append((self._layout.mem, (self.name, episode_day(episode_id), episode_id)))
             # what experience needs stays hot (DESIGN 5): kind, outcome, tags and time are in the
             # header already; the one-liner and the lesson join them
@@ -868,12 +886,9 @@ class OwnerEpisodes:
             header = {k: v for k, v in state.items() if k not in ("one_line", "archived_from", "lesson")}
             header.update(status=state.get("archived_from", "active"), access_count=state["access_count"] + 1, last_access=now)
             header["relevance"] = self._layer.relevance(record, header, now)
-            entries, deltas, df = self._hot_changes(episode_id, record, header, adding=True)
-            tf, dl = terms_of(record)
             code = index_code(header["relevance"], record.get("outcome"))
-            sets: list[tuple[Global, Any, Any]] = [
-                (g, e, posting(tf[e[1]], dl) if g is self._layout.postings else code) for g, e in entries
-            ]
+            entries, deltas, df = self._hot_changes(episode_id, record, header, code)
+            sets: list[tuple[Global, Any, Any]] = [(g, e, code) for g, e in entries]
             sets += [
                 (self._layout.mem, (self.name, episode_day(episode_id), episode_id), record),
                 (self._layout.states, (self.name, episode_id), header),
@@ -986,7 +1001,7 @@ class OwnerEpisodes:
             sets: list[tuple[Global, Any, Any]] = []
             packed: list[tuple[bytes, bytes]] = []
             docs = terms = 0
-            term_keys = lay.term_keys(owner)
+            text: list[Doc] = []
             counted: list[Iterable[str]] = []  # each document's terms, for their frequencies
             fresh: list[tuple[dict[str, Any], dict[str, Any]]] = []
             for rec in prepared:
@@ -1014,34 +1029,31 @@ class OwnerEpisodes:
                     g = self._space[gname]
                     packed.extend((parent_key(g, e[:-2]) + tail, code) for e in entries)
                 tf, dl = terms_of(record)
+                text.append(Doc(eid, ts_micros(ts), index_code(score, record.get("outcome")), tf, dl))
                 if dl:
                     docs += 1
                     terms += dl
-                    id_part = tail[-ID_TAIL_BYTES:]
-                    # a posting's value [tf, dl]: few distinct tf per episode, each packed once
-                    values = {n: pack_value(posting(n, dl)) for n in set(tf.values())}
-                    keys = [(term_keys.get(term) or lay.term_key(owner, term)) + id_part for term in tf]
-                    packed.extend(zip(keys, map(values.__getitem__, tf.values()), strict=True))
                     counted.append(tf.keys())
                 out.append((eid, record, state))
             self._space.apply((), sets, packed=packed)
+            lay.text.add(owner, text)
             # deferred only once the write succeeded: a refused write inside a caller's transaction leaves no trace
             self._space.defer_counts(lay.doc_freq, (owner,), itertools.chain.from_iterable(counted), drop_zero=True)
             self._bump(episodes=len(prepared), docs=docs, terms=terms)
         return out
 
-    def _text_index_changes(
-        self, eid: str, old: Mapping[str, Any], new: Mapping[str, Any]
-    ) -> tuple[list[tuple[Global, Any]], list[tuple[Global, Any, Any]]]:
+    def _text_index_changes(self, eid: str, old: Mapping[str, Any], new: Mapping[str, Any], state: Mapping[str, Any]) -> None:
+        """Re-index a hot episode whose text changed: it leaves the blocks under its old
+        document number and joins them under a new one (postings only ever append)."""
         old_tf, old_dl = terms_of(old)
         new_tf, new_dl = terms_of(new)
-        kills: list[tuple[Global, Any]] = [(self._layout.postings, (self.name, t, eid)) for t in old_tf if t not in new_tf]
-        sets: list[tuple[Global, Any, Any]] = [(self._layout.postings, (self.name, t, eid), posting(n, new_dl)) for t, n in new_tf.items()]
+        text = self._layout.text
+        text.remove(self.name, [(eid, old_tf)])
+        text.add(self.name, [Doc(eid, ts_micros(new["ts"]), index_code(state["relevance"], new.get("outcome")), new_tf, new_dl)])
         self._bump(docs=(1 if new_dl else 0) - (1 if old_dl else 0), terms=new_dl - old_dl)
         df: Counter[str] = Counter({t: 1 for t in new_tf if t not in old_tf})
         df.subtract({t: 1 for t in old_tf if t not in new_tf})
         self._bump_df(df)
-        return kills, sets
 
     def _bump_df(self, deltas: Mapping[str, int]) -> None:
         self._space.defer_increments(self._layout.doc_freq, (self.name,), deltas, drop_zero=True)

@@ -14,9 +14,11 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^EPK(owner, kind, outcome, ts_us, id) = code  kind+outcome index ("-" for no outcome)
     ^EPS(owner, session, ts_us, id) = code  session index
     ^EPB(owner, band, ts_us, id) = code relevance band (0-10) index
-    ^EPX(owner, term, id) = [tf, dl]    text postings, with what BM25 needs per document
+    ^EPDN(owner, id) = doc              the text index (``memdb.memory.postings``): a hot episode's
+    ^EPX(owner, term, first) = block    document number, the terms' posting blocks and the
+    ^EPC(owner, chunk) = records        per-document columns (time, id, length, index code)
     ^EPDF(owner, term) = df             documents holding the term (BM25's idf without a scan)
-    ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"dropped")   per-owner statistics
+    ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"dropped"|"next_doc")   per-owner statistics
     ^EPAR(owner, ts_us, id)             archived episodes (their one-line summary is in the header)
     ^EPSU(owner, ts_us, id)             superseded versions: the record stays in ^MEM, the header says
                                         ``status: "superseded"`` and names its successor; out of every
@@ -51,6 +53,7 @@ from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
 from memdb.errors import CorruptValueError
 from memdb.memory.ids import EPOCH_ORDINAL, episode_day, ts_micros
+from memdb.memory.postings import TextIndex
 from memdb.memory.relevance import band_of
 from memdb.memory.text import term_counts
 
@@ -76,8 +79,6 @@ __all__ = [
     "id_tail",
     "index_code",
     "index_entries",
-    "posting",
-    "posting_value",
     "predecessor_of",
     "relevance_level",
     "successor_of",
@@ -88,12 +89,13 @@ __all__ = [
     "terms_of",
 ]
 
-LAYOUT: Final = 7  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 8  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
     "MEM": "records", "EPST": "headers", "EPT": "time index", "EPG": "tag index", "EPGO": "tag+outcome index",
-    "EPK": "kind+outcome index", "EPS": "session index", "EPB": "relevance band index", "EPX": "text postings",
+    "EPK": "kind+outcome index", "EPS": "session index", "EPB": "relevance band index", "EPX": "text posting blocks",
+    "EPDN": "text document numbers", "EPC": "text document columns",
     "EPDF": "document frequencies", "EPN": "per-owner statistics", "EPAR": "archive index", "COLD": "cold records",
     "EPSU": "superseded versions", "EPFK": "current fact by key",
     "META": "settings, layout version, counters", "AUDIT": "audit log", "AUDITDB": "database-wide audit log",
@@ -194,20 +196,7 @@ def tail_of(ts: dt.datetime, eid: str) -> bytes:
     return codec.encode((ts_micros(ts), eid))
 
 
-# --- text postings -------------------------------------------------------------------------------
-
-
-def posting(tf: int, dl: int) -> list[int]:
-    """A posting's value: the term's frequency in the document and the document's length."""
-    return [tf, dl]
-
-
-def posting_value(raw: bytes) -> tuple[int, int]:
-    """``(tf, dl)`` of a packed posting value, without msgpack for the common small case."""
-    if len(raw) == 3 and raw[0] == 0x92 and raw[1] < 0x80 and raw[2] < 0x80:  # [tf, dl] as msgpack fixints
-        return raw[1], raw[2]
-    tf, dl = codec.unpack_value(raw)
-    return int(tf), int(dl)
+# --- text ------------------------------------------------------------------------------------------
 
 
 def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
@@ -297,7 +286,7 @@ class Layout:
         self.by_kind = space["EPK"]
         self.by_session = space["EPS"]
         self.by_band = space["EPB"]
-        self.postings = space["EPX"]
+        self.text = TextIndex(space)
         self.doc_freq = space["EPDF"]
         self.stats = space["EPN"]
         self.archived = space["EPAR"]
@@ -306,8 +295,6 @@ class Layout:
         self.superseded = space["EPSU"]
         self.fact_keys = space["EPFK"]
         self._parent_keys: dict[tuple[str, tuple[Any, ...]], bytes] = {}
-        self._term_keys: dict[str, dict[str, bytes]] = {}
-        self._term_keys_kept = 0
 
     def index(self, name: str) -> Global:
         """The global of one of ``INDEXES`` (or ``EPAR``) by name."""
@@ -323,24 +310,6 @@ class Layout:
             if len(self._parent_keys) >= _PARENT_KEYS_KEPT:
                 self._parent_keys.clear()
             found = self._parent_keys[(g.name, parent)] = g.key(parent)
-        return found
-
-    def term_keys(self, owner: str) -> dict[str, bytes]:
-        """An owner's cached ``^EPX(owner, term)`` keys, for capture to read without a call per
-        term; a miss goes through ``term_key``."""
-        found = self._term_keys.get(owner)
-        if found is None:
-            found = self._term_keys[owner] = {}
-        return found
-
-    def term_key(self, owner: str, term: str) -> bytes:
-        """``postings.key((owner, term))``, remembered in ``term_keys``; all owners together keep
-        at most ``_PARENT_KEYS_KEPT`` keys (emptied when full, like ``parent_key``)."""
-        if self._term_keys_kept >= _PARENT_KEYS_KEPT:
-            self._term_keys.clear()
-            self._term_keys_kept = 0
-        self._term_keys_kept += 1
-        found = self.term_keys(owner)[term] = self.postings.key((owner, term))
         return found
 
     def record_of(self, owner: str, eid: str) -> Any:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from memdb.engine.globals import Global
 from memdb.engine.log import logger
-from memdb.memory.ids import episode_day
-from memdb.memory.layout import LAYOUT, SUPERSEDED, index_code, index_entries
+from memdb.memory.ids import episode_day, ts_micros
+from memdb.memory.layout import LAYOUT, SUPERSEDED, index_code, index_entries, terms_of
+from memdb.memory.postings import Doc
 
 if TYPE_CHECKING:
     from memdb.memory.episodes import Episodes
@@ -27,7 +28,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     layout 3 holds ``index_code``; layout 4 adds the tag+outcome index; layout 5 stems to a
     fixpoint, so the text postings are rebuilt from the records; layout 6 keeps relevance
     to 1/25 of a point instead of a quarter; layout 7 keeps combining marks in words, so
-    the postings are rebuilt again).
+    the postings are rebuilt again; layout 8 keeps them in blocks under document numbers,
+    with per-document columns: ``memdb.memory.postings``).
     Returns how many episodes were rewritten; a current database costs one read. The
     layout is recorded last, so an interrupted upgrade runs again on the next open."""
     lay = layer.layout
@@ -40,10 +42,10 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     _log.log(level, "layout upgrade from %s to %s begins", old if old is not None else "the first", LAYOUT)
     rewritten = 0
     for owner in layer.owners():
-        mem = layer.owner(owner)
-        if old is None or old < 7:
-            with layer.space.transaction():  # postings and their statistics, rebuilt below
-                lay.postings.kill((owner,))
+        rebuild = old is None or old < 8
+        if rebuild:
+            with layer.space.transaction():  # the text index and its statistics, rebuilt below
+                lay.text.drop_owner(owner)
                 lay.doc_freq.kill((owner,))
                 lay.stats.set((owner, "docs"), 0)
                 lay.stats.set((owner, "terms"), 0)
@@ -52,6 +54,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
             with layer.space.transaction():
                 chunk = list(itertools.islice(lay.states.range((owner,), start), batch))
                 sets: list[tuple[Global, Any, Any]] = []
+                docs: list[Doc] = []
                 for subs, state in chunk:
                     if state.get("status") in ("archived", SUPERSEDED):  # in no hot index, with no postings
                         continue
@@ -59,12 +62,20 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
                     code = index_code(state["relevance"], state.get("outcome"))
                     for gname, entries in index_entries(owner, eid, state, state).items():
                         sets.extend((lay.index(gname), e, code) for e in entries)
-                    if old is None or old < 7:
+                    if rebuild:
                         record = lay.mem.get((owner, episode_day(eid), eid))
                         if record is not None:
-                            sets += mem._text_index_changes(eid, {}, record)[1]
+                            tf, dl = terms_of(record)
+                            docs.append(Doc(eid, ts_micros(record["ts"]), code, tf, dl))
                     rewritten += 1
                 layer.space.apply((), sets)
+                lay.text.add(owner, docs)  # in (ts, id) order, as capture numbers documents
+                if docs:
+                    layer.space.defer_counts(lay.doc_freq, (owner,), (t for d in docs for t in d.tf), drop_zero=True)
+                    with_text = [d for d in docs if d.dl]
+                    layer.space.defer_increments(lay.stats, (owner,), {"docs": len(with_text), "terms": sum(d.dl for d in with_text)})
+            if chunk:
+                _log.info("layout upgrade: owner %r, %d episodes so far", owner, rewritten)
             if len(chunk) < batch:
                 break
             start = str(chunk[-1][0][1]) + "\x00"

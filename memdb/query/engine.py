@@ -36,28 +36,30 @@ from functools import wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
-from memdb.engine.globals import Global, Globals
+from memdb.engine.globals import Global
 from memdb.engine.log import logger
-from memdb.errors import ValidationError
+from memdb.errors import CorruptValueError, ValidationError
 from memdb.memory.episodes import Episodes, to_episode
-from memdb.memory.ids import from_micros, time_prefix, ts_micros
+from memdb.memory.ids import from_micros, ts_micros
 from memdb.memory.layout import (
     CODE_OF_PACKED,
     ID_SLICE,
-    ID_TAIL_BYTES,
     LEVELS_PER_POINT,
     MAX_CODE,
     NO_OUTCOME,
     OUTCOME_OF_CODE,
+    PACKED_OF_CODE,
     SUPERSEDED,
     id_tail,
-    posting_value,
     successor_of,
     tail_id,
     tail_ts,
     terms_of,
 )
 from memdb.memory.models import utc
+from memdb.memory.postings import CHUNK_DOCS, Column, SearchParams, id_of, unpack_record
+from memdb.memory.postings import Found as TextFound
+from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
 from memdb.memory.text import normalize_tag, stem, terms_and_words, tokenize
@@ -184,6 +186,7 @@ class _Found:
     # matches through a boost tag alone, not yet looked up (tails, in time order): ranking looks
     # up only those whose score bound can reach the top (their text is the tag's own words at most)
     pending: _Column | None = None
+    best_text: float | None = None  # the best BM25 of every match, when ``listed`` holds only those that can rank
 
     @property
     def hot(self) -> list[_Hot]:
@@ -497,7 +500,7 @@ class OwnerQueries:
                 interp = self._matched_in_cold(interp, q)  # words only archived one-liners (or old versions) hold match here
             if interp.missing_names:
                 return RecallResult(False, [], interp, 0, self._missing_note(interp, q))
-            found = self._matches(q, keep=offset + limit)
+            found = self._matches(q, keep=offset + limit, now_us=ts_micros(at))
             ranked = self._rank(q, found, at, offset + limit)[offset:]
             memories = self._memories(ranked)
             # The note and ``found`` follow the match count, not what is shown: with ``limit=0``
@@ -632,7 +635,7 @@ class OwnerQueries:
             return (st.by_kind, (owner, q.kind, q.outcome)) if q.kind and q.outcome else None
         return st.by_time, (owner,)
 
-    def _matches(self, q: _Query, cap: int | None = None, keep: int | None = None) -> _Found:
+    def _matches(self, q: _Query, cap: int | None = None, keep: int | None = None, now_us: int | None = None) -> _Found:
         """Hot episodes matching ``q``, found from the indexes alone (no header or record is read),
         driven by the smallest index; archived ones (from their headers) when asked for. With
         ``boost_tags`` and required terms, an episode matches through a boost tag or a term.
@@ -640,10 +643,10 @@ class OwnerQueries:
         Every time-ordered index entry ends in the same encoded (ts, id) tail and carries the
         episode's relevance level and outcome (``index_code``), so the other filters are one
         lookup each: ``key(tag) + tail`` for a tag, ``key(kind, outcome) + tail`` for a kind,
-        ``key(term) + id`` for a term's posting. With ``keep`` (the result limit) and a
-        text-only query, candidates whose BM25 alone cannot lift them into the top ``keep`` are
-        counted but not looked at: relevance, recency and a tag boost add at most 0.2 to a
-        score whose text part is 0.9 * bm25 / best.
+        a block lookup for a term. With ``keep`` (the result limit) and ``now_us``, a query with
+        nothing but text, a window and an outcome is answered by the search kernel
+        (``memdb.memory.postings.search``), which counts every match and returns only those whose
+        score can reach the top ``keep``.
         """
         if q.boost_tags and q.terms and q.terms_required and not q.any_tags:
             worded = self._matches_all(q, cap, keep)
@@ -674,9 +677,9 @@ class OwnerQueries:
             if cap is None:  # every tagged match in the window is known, so the boost needs no lookup
                 worded.boosted = set(tagged_tails)
             return worded
-        return self._matches_all(q, cap, keep)
+        return self._matches_all(q, cap, keep, now_us)
 
-    def _matches_all(self, q: _Query, cap: int | None, keep: int | None) -> _Found:
+    def _matches_all(self, q: _Query, cap: int | None, keep: int | None, now_us: int | None = None) -> _Found:
         owner, st = self.name, self._layout
         whole = self._single_range(q) if cap is None else None
         if whole is not None:  # one range holds exactly the hot matches: read it as columns
@@ -690,7 +693,6 @@ class OwnerQueries:
             found.total = len(keys) + len(found.archived)
             return found
         postings: dict[bytes, dict[str, tuple[int, int]]] = {}
-        total_hint: int | None = None
         text_size = None
         if q.terms and q.terms_required:
             text_size = sum(int(st.doc_freq.get((owner, t), 0)) for t in q.terms)
@@ -723,42 +725,55 @@ class OwnerQueries:
         driver_name = "text"
         driver: Iterable[tuple[bytes, bytes]]
         if text_size is not None and (small is None or text_size < len(small[1]) * per_candidate):
-            idf, avgdl = self._bm25_weights(q)
-            scores: dict[bytes, float] = {}
-            for term in q.terms:
-                w = idf[term]
-                for idb, tf, dl in _postings(st.postings, (owner, term)):
-                    postings.setdefault(idb, {})[term] = (tf, dl)
-                    scores[idb] = scores.get(idb, 0.0) + _bm25_term(w, tf, dl, avgdl)
-            ids: Iterable[bytes] = postings
-            text_only = not (
-                q.lo or q.hi or q.tags or q.any_tags or q.kind or q.outcome or q.session or q.include_archived or q.include_superseded
+            # the kernel applies the window and the outcome; the other filters look up its matches
+            columnar = not (
+                q.tags or q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded or q.boost_tags or q.rank_terms
             )
-            if keep and text_only and not q.rank_terms and len(postings) > keep:
-                best = max(scores.values()) or 1.0
-                kth = heapq.nlargest(keep, scores.values())[-1]
-                bound = (0.9 * kth / best - (0.2 if q.boost_tags else 0.1)) * best / 0.9
-                ids = [idb for idb, sc in scores.items() if sc >= bound]
-                total_hint = len(postings)
-            if q.lo is not None or q.hi is not None:  # ids start with their time: drop those outside first
-                lo_id = _id_bound(q.lo)
-                hi_id = _id_bound(q.hi)
-                ids = [idb for idb in ids if (lo_id is None or idb >= lo_id) and (hi_id is None or idb < hi_id)]
-            driver = _coded(self._space, st.by_time, (owner,), ids)
+            top = keep if keep and columnar and now_us is not None and cap is None else 0
+            terms, found_text, columns = self._text_search(q, top, now_us or 0)
+            listed: list[tuple[bytes, bytes]] = []
+            for doc, tfs, dl in zip(found_text.docs, found_text.tfs, found_text.dls, strict=True):
+                col = columns(doc)
+                idb = id_of(col).encode("ascii")
+                postings[idb] = {t: (tf, dl) for t, tf in zip(terms, tfs, strict=True) if tf}
+                listed.append((id_tail(idb), PACKED_OF_CODE[col.code]))
+            if top:  # every filter is applied and only the matches that can rank are listed
+                hot = [(tail, CODE_OF_PACKED[raw], postings[tail[ID_SLICE]]) for tail, raw in listed]
+                return _Found(listed=hot, total=found_text.total, best_text=found_text.best)
+            driver = listed
         elif small is not None:
             driver_name, driver = small
         else:
             assert large is not None  # the time source always yields something when nothing is small
             driver_name, driver = large[0], itertools.chain(large[1], large[2])
         found = _Found(self._filter(q, driver, driver_name, postings, cap))
-        if total_hint is not None:
-            found.counted = set(postings)
         if q.include_archived:
             found.archived = self._archived_matches(q, cap=None if cap is None else cap - len(found.hot))
         if q.include_superseded:
             found.archived += self._superseded_matches(q, cap=None if cap is None else max(cap - len(found.hot) - len(found.archived), 0))
-        found.total = total_hint if total_hint is not None else len(found.hot) + len(found.archived)
+        found.total = len(found.hot) + len(found.archived)
         return found
+
+    def _text_search(self, q: _Query, keep: int, now_us: int) -> tuple[tuple[str, ...], TextFound, Callable[[int], Column]]:
+        """The search kernel over ``q.terms`` (each once) with ``q``'s window and outcome: its
+        terms, what it found, and the column record of each document it returned."""
+        text, owner = self._layout.text, self.name
+        terms = tuple(dict.fromkeys(q.terms))
+        idf, avgdl = self._bm25_weights(q)
+        chunks = text.chunks(owner)
+        params = SearchParams(avgdl, K1, B, _WEEK_US, _TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT))
+        outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else None
+        blocks = [text.term_blocks(owner, t) for t in terms]
+        found = text_search(blocks, [idf[t] for t in terms], chunks, params, now_us, q.lo, q.hi, outcome, keep)
+
+        def column(doc: int) -> Column:
+            chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
+            col = unpack_record(chunk, doc) if chunk is not None else None
+            if col is None:
+                raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
+            return col
+
+        return terms, found, column
 
     def _filter(
         self,
@@ -780,12 +795,11 @@ class OwnerQueries:
         window = (q.lo is not None or q.hi is not None) and driver_name == "text"
         lo = q.lo if q.lo is not None else -(1 << 62)
         hi = q.hi if q.hi is not None else 1 << 62
-        looked_up = (q.terms if driver_name != "text" else ()) + q.rank_terms  # the text driver brings its postings
-        terms = [(t, st.postings.key((owner, t))) for t in looked_up]
+        looked_up = tuple(dict.fromkeys((q.terms if driver_name != "text" else ()) + q.rank_terms))  # the text driver brings its postings
         required = bool(q.terms and q.terms_required)
         match = set(q.terms)
         code_of = CODE_OF_PACKED
-        if not (tags or any_tags or kinds or session or window or terms or postings) and driver_name != "any tag":
+        if not (tags or any_tags or kinds or session or window or looked_up or postings) and driver_name != "any tag":
             # nothing to look up and no repeats (only any_tags' ranges overlap): keep or drop by code
             if outcome is None:
                 out = [(tail, code_of[raw], _NO_HITS) for tail, raw in itertools.islice(driver, cap)]
@@ -794,41 +808,46 @@ class OwnerQueries:
                 if cap is not None:  # (only the empty-answer note caps)
                     del out[cap:]
             return out
-        unpack = posting_value
-        out = []
+        out: list[_Hot] = []
         seen: set[bytes] = set()
-        with self._space.reader() as txn:
-            get = txn.get
-            for tail, raw in driver:
-                code = code_of[raw]
-                if outcome is not None and code & 3 != outcome:
-                    continue
-                if window and not lo <= tail_ts(tail) < hi:
-                    continue
-                if tags and any(get(p + tail) is None for p in tags):
-                    continue
-                if any_tags and all(get(p + tail) is None for p in any_tags):
-                    continue
-                if kinds is not None and get(kinds[code & 3] + tail) is None:
-                    continue
-                if session is not None and get(session + tail) is None:
-                    continue
+        text = self._layout.text
+
+        def passing() -> Iterator[tuple[bytes, int]]:
+            with self._space.reader() as txn:
+                get = txn.get
+                for tail, raw in driver:
+                    code = code_of[raw]
+                    if outcome is not None and code & 3 != outcome:
+                        continue
+                    if window and not lo <= tail_ts(tail) < hi:
+                        continue
+                    if tags and any(get(p + tail) is None for p in tags):
+                        continue
+                    if any_tags and all(get(p + tail) is None for p in any_tags):
+                        continue
+                    if kinds is not None and get(kinds[code & 3] + tail) is None:
+                        continue
+                    if session is not None and get(session + tail) is None:
+                        continue
+                    if tail in seen:  # a union of ranges (any_tags, kinds) can repeat an entry
+                        continue
+                    seen.add(tail)
+                    yield tail, code
+
+        entries = passing()
+        # the terms are looked up a batch of candidates at a time: each block read serves many
+        batch = 256 if looked_up else 1 << 30
+        while chunk := list(itertools.islice(entries, batch)):
+            found = text.hits_of(owner, looked_up, [tail_id(t) for t, _ in chunk]) if looked_up else None
+            for i, (tail, code) in enumerate(chunk):
                 hits = postings.get(tail[ID_SLICE], _NO_HITS) if postings else _NO_HITS
-                if terms:
-                    hits = dict(hits)
-                    idpart = tail[-ID_TAIL_BYTES:]
-                    for term, prefix in terms:
-                        p = get(prefix + idpart)
-                        if p is not None:
-                            hits[term] = unpack(p)
+                if found is not None and found[i]:
+                    hits = {**hits, **found[i]}
                 if required and match.isdisjoint(hits):
                     continue
-                if tail in seen:  # a union of ranges (any_tags, kinds) can repeat an entry
-                    continue
-                seen.add(tail)
                 out.append((tail, code, hits))
                 if cap is not None and len(out) >= cap:
-                    break
+                    return out
         return out
 
     def _archived_matches(self, q: _Query, cap: int | None) -> list[_Archived]:
@@ -904,7 +923,7 @@ class OwnerQueries:
                     bm25 += self._bm25(q, [hits for _, _, hits in extras])
                     found.pending = None
                 bm25 += self._bm25(q, [hits for _, _, hits in archived])
-                top_text = max(bm25, default=0.0) or 1.0
+                top_text = (found.best_text if found.best_text is not None else max(bm25, default=0.0)) or 1.0
                 picked = self._bounded_by_text(q, hot, found.boosted, bm25, top_text, now_us, limit, lows)
             else:
                 picked = _bounded_by_recency(hot, now_us, limit)
@@ -989,18 +1008,10 @@ class OwnerQueries:
             lows = self._text_lows(q, worded, boosted, bm25, top, now_us)
             floor = heapq.nlargest(limit, lows)[-1] if limit else math.inf
             chosen = pending.reaching(floor, 0.9 * ceiling / top + 0.1, _TEXT_LEVEL, 0.05, now_us)
-        prefixes = [(t, self._layout.postings.key((self.name, t))) for t in q.rank_terms]
-        out: list[_Hot] = []
-        with self._space.reader() as txn:
-            get = txn.get
-            for i in chosen:
-                tail, code = pending.tail(i), pending.codes[i]
-                hits: dict[str, tuple[int, int]] = {}
-                for term, prefix in prefixes:
-                    raw = get(prefix + tail[-ID_TAIL_BYTES:])
-                    if raw is not None:
-                        hits[term] = posting_value(raw)
-                out.append((tail, code, hits or _NO_HITS))
+        picked = list(chosen)
+        tails = [pending.tail(i) for i in picked]
+        found = self._layout.text.hits_of(self.name, tuple(dict.fromkeys(q.rank_terms)), [tail_id(t) for t in tails])
+        out: list[_Hot] = [(tail, pending.codes[i], hits or _NO_HITS) for i, tail, hits in zip(picked, tails, found, strict=True)]
         return out, lows
 
     def _bm25_weights(self, q: _Query) -> tuple[dict[str, float], float]:
@@ -1086,37 +1097,6 @@ def _tails(g: Global, subs: tuple[Any, ...], lo: int | None, hi: int | None) -> 
     n = len(g.key(subs))
     for key, raw in g.raw_range(subs, lo, hi):
         yield key[n:], raw
-
-
-def _postings(g: Global, subs: tuple[Any, ...]) -> Iterator[tuple[bytes, int, int]]:
-    """(id as bytes, tf, dl) of one term's postings, slicing the id out of each key."""
-    for key, raw in g.raw_range(subs):
-        tf, dl = posting_value(raw)
-        yield key[ID_SLICE], tf, dl
-
-
-def _coded(space: Globals, g: Global, subs: tuple[Any, ...], ids: Iterable[bytes]) -> Iterator[tuple[bytes, bytes]]:
-    """(tail, code) of each id's entry in a time-ordered index (ids not in it are skipped),
-    read in the caller's snapshot (queries hold one) through its own ``get``."""
-    base = g.key(subs)
-    with space.reader() as txn:
-        get = txn.get
-        for idb in ids:
-            tail = id_tail(idb)
-            raw = get(base + tail)
-            if raw is not None:
-                yield tail, raw
-
-
-def _id_bound(us: int | None) -> bytes | None:
-    """The smallest id of an episode at ``us`` (ids sort by time), or None for no bound."""
-    if us is None:
-        return None
-    try:
-        at = from_micros(us)
-    except OverflowError:  # beyond datetime's years: prune nothing here (the exact check follows)
-        return None
-    return time_prefix(at).encode("ascii") if at.year >= 1000 else None
 
 
 def _chain(streams: Iterable[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[bytes, bytes]]:

@@ -1,0 +1,766 @@
+"""The text index (DESIGN 6b): posting blocks and per-document columns, each reader beside its
+writer, and the search kernel that reads them (C in ``native/search.c``, its pure-Python twin here).
+
+Layout (every key starts with the owner, so scoping stays structural)::
+
+    ^EPDN(owner, id) = doc              the episode's document number while it is hot
+    ^EPX(owner, term, first) = block    the term's postings, ``BLOCK_DOCS`` documents a block
+    ^EPC(owner, chunk) = records        columns of documents chunk * 1024 ... in order
+    ^EPDF(owner, term) = df             documents holding the term
+    ^EPN(owner, "next_doc")             the next document number (numbers are never reused)
+
+Document numbers are dense per owner and handed out at capture in order, so postings only
+ever append: an episode whose text changes, or that comes back from cold storage, gets a
+new number, and the old one's postings are removed and its record zeroed (after
+``compact()`` no byte of an erased episode's terms, time or id remains).
+
+A block: ``u16 n, u16 max_tf, u32 min_dl, u32 first, u32 last`` then ``n`` varint pairs
+``(gap, tf)``; the first gap is 0. ``max_tf`` and ``min_dl`` bound every posting of the
+block, so its best BM25 is known from the header (block-max pruning). A record (20 bytes):
+``i64 ts_us, u32 id suffix, u32 dl, u16 index code, u8 live, u8 0``; the id is its time and
+suffix (``memdb.memory.ids``), so a document needs no reverse map.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import struct
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from memdb import native
+from memdb.engine import codec
+from memdb.engine.globals import Global, Globals
+from memdb.errors import CorruptValueError
+from memdb.memory.ids import from_micros, time_prefix
+
+__all__ = [
+    "BLOCK_DOCS",
+    "CHUNK_DOCS",
+    "RECORD_BYTES",
+    "Column",
+    "Doc",
+    "Found",
+    "TextIndex",
+    "decode_block",
+    "encode_block",
+    "id_of",
+    "pack_record",
+    "py_decode_block",
+    "py_search",
+    "search",
+    "unpack_record",
+]
+
+BLOCK_DOCS: Final = 128  # documents a block holds (as PISA and Lucene do; a block is a few hundred bytes)
+CHUNK_DOCS: Final = 1024  # documents a column chunk holds (20 KB: few reads per query, cheap to patch)
+RECORD_BYTES: Final = 20
+_HEADER = struct.Struct("<HHIII")
+_RECORD = struct.Struct("<qIIHBB")
+_MAX_TF: Final = 0xFFFF  # a block's tf bound saturates here; a tf above it is stored as it is
+_ZERO_RECORD: Final = bytes(RECORD_BYTES)
+_MORE_ROOM, _BAD_BLOCK, _BAD_COLUMN, _NO_MEMORY = -1, -2, -3, -4  # memdb_text_search's return codes (search.h)
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One hot episode as the text index sees it."""
+
+    eid: str
+    ts_us: int
+    code: int  # its index code (relevance level and outcome: ``memdb.memory.layout.index_code``)
+    tf: Mapping[str, int]
+    dl: int
+
+
+@dataclass(frozen=True)
+class Column:
+    """A document's column record."""
+
+    ts_us: int
+    suffix: int
+    dl: int
+    code: int
+    live: bool
+
+
+# --- formats ------------------------------------------------------------------------------------
+
+
+def _varint(n: int, out: bytearray) -> None:
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def encode_block(docs: Sequence[int], tfs: Sequence[int], min_dl: int) -> bytes:
+    """A block of ascending documents with their term frequencies; ``min_dl`` bounds their lengths."""
+    body = bytearray(_HEADER.size)
+    prev = docs[0]
+    for doc, tf in zip(docs, tfs, strict=True):
+        _varint(doc - prev, body)
+        _varint(tf, body)
+        prev = doc
+    _HEADER.pack_into(body, 0, len(docs), min(max(tfs), _MAX_TF), min_dl, docs[0], docs[-1])
+    return bytes(body)
+
+
+def _append(block: bytes, doc: int, tf: int, dl: int) -> bytes:
+    """``block`` with one more document after its last."""
+    n, max_tf, min_dl, first, last = _HEADER.unpack_from(block)
+    out = bytearray(block)
+    _varint(doc - last, out)
+    _varint(tf, out)
+    _HEADER.pack_into(out, 0, n + 1, max(max_tf, min(tf, _MAX_TF)), min(min_dl, dl), first, doc)
+    return bytes(out)
+
+
+def block_header(block: bytes) -> tuple[int, int, int, int, int]:
+    """``(n, max_tf, min_dl, first, last)`` of a block."""
+    if len(block) < _HEADER.size:
+        raise CorruptValueError(f"a posting block is damaged: {len(block)} bytes, shorter than its header ({CorruptValueError.HINT})")
+    return _HEADER.unpack_from(block)  # type: ignore[return-value]
+
+
+def py_decode_block(block: bytes | memoryview) -> tuple[list[int], list[int]]:
+    """``(docs, tfs)`` of a block (the twin of ``memdb_decode_block``); CorruptValueError if damaged."""
+    damaged = CorruptValueError(f"a posting block is damaged ({CorruptValueError.HINT})")
+    if len(block) < _HEADER.size:
+        raise damaged
+    n, max_tf, _, first, last = _HEADER.unpack_from(block)
+    if n == 0:
+        raise damaged
+    docs: list[int] = []
+    tfs: list[int] = []
+    pos, end, doc = _HEADER.size, len(block), 0
+    for i in range(n):
+        values = []
+        for _ in range(2):
+            v = shift = 0
+            while True:
+                if pos >= end or shift > 28:
+                    raise damaged
+                c = block[pos]
+                pos += 1
+                v |= (c & 0x7F) << shift
+                if not c & 0x80:
+                    break
+                shift += 7
+            if v > 0xFFFFFFFF:
+                raise damaged
+            values.append(v)
+        gap, tf = values
+        if tf == 0 or tf > max_tf:
+            raise damaged
+        if i == 0:
+            if gap != 0:
+                raise damaged
+            doc = first
+        else:
+            if gap == 0 or doc + gap > 0xFFFFFFFF:
+                raise damaged
+            doc += gap
+        docs.append(doc)
+        tfs.append(tf)
+    if pos != end or doc != last:
+        raise damaged
+    return docs, tfs
+
+
+def decode_block(block: bytes) -> tuple[list[int], list[int]]:
+    """``(docs, tfs)`` of a block, by the C kernel when it is in use."""
+    lib, ffi = native.search_lib()
+    if lib is None:
+        return py_decode_block(block)
+    docs = ffi.new("uint32_t[]", 65535)
+    tfs = ffi.new("uint32_t[]", 65535)
+    n = lib.memdb_decode_block(ffi.from_buffer(block), len(block), docs, tfs)
+    if n < 0:
+        raise CorruptValueError(f"a posting block is damaged ({CorruptValueError.HINT})")
+    return list(docs[0:n]), list(tfs[0:n])
+
+
+def pack_record(ts_us: int, suffix: int, dl: int, code: int) -> bytes:
+    """A live document's column record."""
+    return _RECORD.pack(ts_us, suffix, dl, code, 1, 0)
+
+
+def unpack_record(chunk: bytes | memoryview, doc: int) -> Column | None:
+    """The column record of ``doc`` in its chunk, or None if the chunk stops before it."""
+    off = doc % CHUNK_DOCS * RECORD_BYTES
+    if len(chunk) < off + RECORD_BYTES:
+        return None
+    ts, suffix, dl, code, live, _ = _RECORD.unpack_from(chunk, off)
+    return Column(ts, suffix, dl, code, live == 1)
+
+
+def id_of(column: Column) -> str:
+    """The episode id of a document, from its time and suffix."""
+    return f"{time_prefix(from_micros(column.ts_us))}-{column.suffix:06x}"
+
+
+def _suffix(eid: str) -> int:
+    return int(eid[-6:], 16)
+
+
+def _payload(raw: bytes) -> bytes:
+    """The bytes of a packed ``bytes`` value (msgpack bin 8/16/32), without unpacking it."""
+    head = {0xC4: 2, 0xC5: 3, 0xC6: 5}.get(raw[0]) if raw else None
+    if head is None:
+        raise CorruptValueError(f"a text index value is damaged: not bytes ({CorruptValueError.HINT})")
+    return raw[head:]
+
+
+# --- search -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Found:
+    """What ``search`` found: the number of passing documents, the best BM25 among them, and
+    the documents asked for (in document order) with their BM25, term frequencies and length."""
+
+    total: int
+    best: float
+    docs: list[int]
+    bm25: list[float]
+    tfs: list[list[int]]
+    dls: list[int]
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """The constants of the score the kernel bounds (``memdb.query`` owns their meaning)."""
+
+    avgdl: float
+    k1: float
+    b: float
+    week_us: float
+    text_level: float
+    text_weight: float
+    recency_weight: float
+    slack: float
+    max_level: float
+
+    def values(self) -> list[float]:
+        return [
+            self.avgdl,
+            self.k1,
+            self.b,
+            self.week_us,
+            self.text_level,
+            self.text_weight,
+            self.recency_weight,
+            self.slack,
+            self.max_level,
+        ]
+
+
+def _bm25(idf: float, tf: float, dl: float, avgdl: float, k1: float, b: float) -> float:
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+
+
+def py_search(
+    blocks: Sequence[Sequence[bytes]],
+    idf: Sequence[float],
+    chunks: Sequence[bytes | None],
+    p: SearchParams,
+    now_us: int,
+    lo: int | None,
+    hi: int | None,
+    outcome: int | None,
+    keep: int,
+) -> Found:
+    """The twin of ``memdb_text_search``: the same passes, the same expressions in the same order."""
+    nt = len(blocks)
+    postings: list[dict[int, tuple[int, float]]] = []
+    for t in range(nt):
+        per: dict[int, tuple[int, float]] = {}
+        last = -1
+        for blk in blocks[t]:
+            docs, tfs = py_decode_block(blk)
+            if docs[0] <= last:
+                raise CorruptValueError(f"posting blocks are out of order ({CorruptValueError.HINT})")
+            last = docs[-1]
+            _, max_tf, min_dl, _, _ = _HEADER.unpack_from(blk)
+            bound = _bm25(idf[t], float(max_tf), float(min_dl), p.avgdl, p.k1, p.b)
+            for d, tf in zip(docs, tfs, strict=True):
+                per[d] = (tf, bound)
+        postings.append(per)
+
+    def record(doc: int) -> Column:
+        chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
+        col = unpack_record(chunk, doc) if chunk is not None else None
+        if col is None or not col.live:
+            raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
+        return col
+
+    filtered = lo is not None or hi is not None or outcome is not None
+    u_doc: list[int] = []
+    u_tf: list[list[int]] = []
+    u_ub: list[float] = []
+    u_rec: list[Column | None] = []
+    for doc in sorted(set().union(*postings)) if postings else []:
+        row = [0] * nt
+        ub = 0.0
+        for t in range(nt):
+            hit = postings[t].get(doc)
+            if hit is not None:
+                row[t] = hit[0]
+                ub += hit[1]
+        col = None
+        if filtered:
+            col = record(doc)
+            if (
+                (lo is not None and col.ts_us < lo)
+                or (hi is not None and col.ts_us >= hi)
+                or (outcome is not None and col.code & 3 != outcome)
+            ):
+                continue
+        u_doc.append(doc)
+        u_tf.append(row)
+        u_ub.append(ub * (1 + 1e-12))
+        u_rec.append(col)
+    n = len(u_doc)
+    bm: list[float] = [0.0] * n
+    state = [0] * n
+
+    def exact(i: int) -> float:
+        col = u_rec[i]
+        assert col is not None
+        s = 0.0
+        dl = float(col.dl)
+        for t in range(nt):
+            tf = u_tf[i][t]
+            if tf:
+                s += _bm25(idf[t], float(tf), dl, p.avgdl, p.k1, p.b)
+        return s
+
+    top = 0.0
+    for i in range(n):
+        if i > 0 and u_ub[i] <= top:
+            continue
+        if u_rec[i] is None:
+            u_rec[i] = record(u_doc[i])
+        bm[i] = exact(i)
+        state[i] = 1
+        if i == 0 or bm[i] > top:
+            top = bm[i]
+    norm = top if top > 0.0 else 1.0
+    heap: list[float] = []
+    cut = -math.inf
+    lows = [0.0] * n
+    for i in range(n):
+        if (
+            keep > 0
+            and len(heap) == keep
+            and p.text_weight * u_ub[i] / norm + p.text_level * p.max_level + p.recency_weight + p.slack < cut
+        ):
+            continue
+        col = u_rec[i]
+        if col is None:
+            col = u_rec[i] = record(u_doc[i])
+        if state[i] == 0:
+            bm[i] = exact(i)
+        state[i] = 2
+        if keep == 0:
+            continue
+        age = now_us - col.ts_us
+        low = (
+            p.text_weight * bm[i] / norm
+            + p.text_level * float(col.code >> 2)
+            + p.recency_weight * math.pow(0.5, float(age if age > 0 else 0) / p.week_us)
+        )
+        lows[i] = low
+        if len(heap) < keep:
+            heapq.heappush(heap, low)
+        elif low > heap[0]:
+            heapq.heapreplace(heap, low)
+        if len(heap) == keep:
+            cut = heap[0] - p.text_level - p.slack
+    out = [i for i in range(n) if state[i] == 2 and (keep == 0 or len(heap) < keep or lows[i] >= cut)]
+    dls = []
+    for i in out:
+        col = u_rec[i]
+        assert col is not None
+        dls.append(col.dl)
+    return Found(n, top, [u_doc[i] for i in out], [bm[i] for i in out], [u_tf[i] for i in out], dls)
+
+
+def _c_search(
+    blocks: Sequence[Sequence[bytes]],
+    idf: Sequence[float],
+    chunks: Sequence[bytes | None],
+    p: SearchParams,
+    now_us: int,
+    lo: int | None,
+    hi: int | None,
+    outcome: int | None,
+    keep: int,
+) -> Found:
+    lib, ffi = native.search_lib()
+    flat = [b for bs in blocks for b in bs]
+    nt = len(blocks)
+    held = [ffi.from_buffer(b) for b in flat]  # kept alive for the call
+    chunk_held = [ffi.from_buffer(c) if c else ffi.NULL for c in chunks]
+    inp = ffi.new("memdb_text_input *")
+    c_blocks = ffi.new("const unsigned char *[]", held or [ffi.NULL])
+    c_lens = ffi.new("size_t[]", [len(b) for b in flat] or [0])
+    c_counts = ffi.new("size_t[]", [len(bs) for bs in blocks] or [0])
+    c_idf = ffi.new("double[]", list(idf) or [0.0])
+    c_chunks = ffi.new("const unsigned char *[]", chunk_held or [ffi.NULL])
+    c_chunk_lens = ffi.new("size_t[]", [len(c) if c else 0 for c in chunks] or [0])
+    inp.n_terms, inp.blocks, inp.block_lens, inp.term_blocks, inp.idf = nt, c_blocks, c_lens, c_counts, c_idf
+    inp.n_chunks, inp.chunks, inp.chunk_lens = len(chunks), c_chunks, c_chunk_lens
+    params = ffi.new("double[]", p.values())
+    total, best, n_out = ffi.new("size_t *"), ffi.new("double *"), ffi.new("size_t *")
+    # room: every posting takes at least 2 bytes, so this bounds the union; a top-k call
+    # starts small and asks again in the rare case its candidates overflow
+    bound = sum(max(len(b) - _HEADER.size, 0) for b in flat) // 2 + 1
+    cap = bound if keep == 0 else min(bound, 4 * keep + 64)
+    while True:
+        docs = ffi.new("uint32_t[]", cap)
+        bm = ffi.new("double[]", cap)
+        tfs = ffi.new("uint32_t[]", cap * max(nt, 1))
+        dls = ffi.new("uint32_t[]", cap)
+        rc = lib.memdb_text_search(
+            inp, params, now_us, lo is not None, lo if lo is not None else 0, hi is not None, hi if hi is not None else 0,
+            -1 if outcome is None else outcome, keep, total, best, cap, n_out, docs, bm, tfs, dls,
+        )  # fmt: skip
+        if rc != _MORE_ROOM:
+            break
+        cap = int(n_out[0])
+    del held, chunk_held
+    if rc == _BAD_BLOCK:
+        raise CorruptValueError(f"a posting block is damaged ({CorruptValueError.HINT})")
+    if rc == _BAD_COLUMN:
+        raise CorruptValueError(f"text index document {int(n_out[0])} has no column record ({CorruptValueError.HINT})")
+    if rc == _NO_MEMORY:
+        raise MemoryError("memdb text search: out of memory")
+    n = int(n_out[0])
+    flat_tf = ffi.unpack(tfs, n * nt) if nt else []
+    return Found(
+        int(total[0]), float(best[0]), ffi.unpack(docs, n), ffi.unpack(bm, n),
+        [flat_tf[i * nt : (i + 1) * nt] for i in range(n)], ffi.unpack(dls, n),
+    )  # fmt: skip
+
+
+def search(
+    blocks: Sequence[Sequence[bytes]],
+    idf: Sequence[float],
+    chunks: Sequence[bytes | None],
+    p: SearchParams,
+    now_us: int,
+    lo: int | None = None,
+    hi: int | None = None,
+    outcome: int | None = None,
+    keep: int = 0,
+) -> Found:
+    """Search the union of the terms' blocks (``memdb_text_search`` in native/search.h): the
+    C kernel when it is in use, else ``py_search``; both give the same ``Found``."""
+    if native.search_lib()[0] is None:
+        return py_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep)
+    return _c_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep)
+
+
+# --- the index of one database --------------------------------------------------------------------
+
+
+class TextIndex:
+    """Writes and reads an owner's documents, blocks and columns, inside the caller's transaction
+    (every method is called within ``Globals.transaction()`` or a snapshot)."""
+
+    def __init__(self, space: Globals) -> None:
+        self.space = space
+        self.numbers = space["EPDN"]
+        self.blocks = space["EPX"]
+        self.columns = space["EPC"]
+        self.stats = space["EPN"]
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def add(self, owner: str, docs: Sequence[Doc]) -> list[int]:
+        """Give each episode the next document number and append it to its terms' blocks and
+        the columns; returns the numbers."""
+        if not docs:
+            return []
+        first = int(self.stats.get((owner, "next_doc"), 0))
+        numbers = list(range(first, first + len(docs)))
+        per_term: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+        records: dict[int, dict[int, bytes]] = defaultdict(dict)
+        sets: list[tuple[Global, Any, Any]] = [(self.stats, (owner, "next_doc"), first + len(docs))]
+        for doc, d in zip(numbers, docs, strict=True):
+            sets.append((self.numbers, (owner, d.eid), doc))
+            records[doc // CHUNK_DOCS][doc] = pack_record(d.ts_us, _suffix(d.eid), d.dl, d.code)
+            for term, tf in d.tf.items():
+                per_term[term].append((doc, tf, d.dl))
+        for term, entries in per_term.items():
+            sets.extend(self._appended(owner, term, entries))
+        sets.extend(self._patched(owner, records))
+        self.space.apply((), sets)
+        return numbers
+
+    def remove(self, owner: str, items: Iterable[tuple[str, Mapping[str, int]]]) -> None:
+        """Take episodes (id, terms) out: their postings, their number and their column record
+        (zeroed); an episode with no number is skipped."""
+        per_term: dict[str, set[int]] = defaultdict(set)
+        records: dict[int, dict[int, bytes]] = defaultdict(dict)
+        kills: list[tuple[Global, Any]] = []
+        for eid, tf in items:
+            doc = self.numbers.get((owner, eid))
+            if doc is None:
+                continue
+            doc = int(doc)
+            kills.append((self.numbers, (owner, eid)))
+            records[doc // CHUNK_DOCS][doc] = _ZERO_RECORD
+            for term in tf:
+                per_term[term].add(doc)
+        sets: list[tuple[Global, Any, Any]] = []
+        for term, gone in per_term.items():
+            k, s = self._without(owner, term, gone)
+            kills += k
+            sets += s
+        sets.extend(self._patched(owner, records))
+        self.space.apply(kills, sets)
+
+    def set_codes(self, owner: str, codes: Iterable[tuple[str, int]]) -> None:
+        """Rewrite the index code in the column records of these episodes (relevance changed)."""
+        patches: dict[int, dict[int, int]] = defaultdict(dict)
+        for eid, code in codes:
+            doc = self.numbers.get((owner, eid))
+            if doc is not None:
+                patches[int(doc) // CHUNK_DOCS][int(doc)] = code
+        sets: list[tuple[Global, Any, Any]] = []
+        for chunk, by_doc in patches.items():
+            raw = self.columns.get((owner, chunk))
+            if raw is None:
+                continue
+            out = bytearray(raw)
+            for doc, code in by_doc.items():
+                off = doc % CHUNK_DOCS * RECORD_BYTES
+                if len(out) >= off + RECORD_BYTES and out[off + 18] == 1:
+                    struct.pack_into("<H", out, off + 16, code)
+            sets.append((self.columns, (owner, chunk), bytes(out)))
+        self.space.apply((), sets)
+
+    def drop_owner(self, owner: str) -> None:
+        """Kill an owner's whole text index (a rebuild follows)."""
+        self.space.apply([(self.numbers, (owner,)), (self.blocks, (owner,)), (self.columns, (owner,)), (self.stats, (owner, "next_doc"))])
+
+    def _appended(self, owner: str, term: str, entries: list[tuple[int, int, int]]) -> list[tuple[Global, Any, Any]]:
+        """The block writes that append ``entries`` (doc, tf, dl; ascending, after every
+        document already there) to a term: the last block filled first, then new blocks."""
+        out: list[tuple[Global, Any, Any]] = []
+        keys, values = self.blocks.raw_columns((owner, term), reverse=True, limit=1)
+        i = 0
+        if keys:
+            first = codec.decode(keys[0], len(self.blocks.key()))[-1]
+            block = _payload(values[0])
+            n = _HEADER.unpack_from(block)[0]
+            while i < len(entries) and n < BLOCK_DOCS:
+                doc, tf, dl = entries[i]
+                block = _append(block, doc, tf, dl)
+                n += 1
+                i += 1
+            if i:
+                out.append((self.blocks, (owner, term, first), block))
+        while i < len(entries):
+            part = entries[i : i + BLOCK_DOCS]
+            out.append(
+                (self.blocks, (owner, term, part[0][0]), encode_block([e[0] for e in part], [e[1] for e in part], min(e[2] for e in part)))
+            )
+            i += len(part)
+        return out
+
+    def _without(self, owner: str, term: str, gone: set[int]) -> tuple[list[tuple[Global, Any]], list[tuple[Global, Any, Any]]]:
+        """The block rewrites that drop documents ``gone`` from a term (an emptied block is killed;
+        the block keeps its key and its length bound, which stays a bound)."""
+        kills: list[tuple[Global, Any]] = []
+        sets: list[tuple[Global, Any, Any]] = []
+        by_block: dict[Any, tuple[bytes, set[int]]] = {}
+        for doc in sorted(gone):
+            keys, values = self.blocks.raw_columns((owner, term), stop=doc + 1, reverse=True, limit=1)
+            if not keys:
+                continue
+            first = codec.decode(keys[0], len(self.blocks.key()))[-1]
+            if first not in by_block:
+                by_block[first] = (_payload(values[0]), set())
+            by_block[first][1].add(doc)
+        for first, (block, drop) in by_block.items():
+            docs, tfs = decode_block(block)
+            kept = [(d, tf) for d, tf in zip(docs, tfs, strict=True) if d not in drop]
+            if len(kept) == len(docs):
+                continue
+            if not kept:
+                kills.append((self.blocks, (owner, term, first)))
+            else:
+                min_dl = _HEADER.unpack_from(block)[2]
+                sets.append((self.blocks, (owner, term, first), encode_block([d for d, _ in kept], [tf for _, tf in kept], min_dl)))
+        return kills, sets
+
+    def _patched(self, owner: str, records: Mapping[int, Mapping[int, bytes]]) -> list[tuple[Global, Any, Any]]:
+        """The column chunk writes that put ``records`` (by chunk, by document) in place."""
+        out: list[tuple[Global, Any, Any]] = []
+        for chunk, by_doc in records.items():
+            raw = self.columns.get((owner, chunk))
+            data = bytearray(raw or b"")
+            end = (max(by_doc) % CHUNK_DOCS + 1) * RECORD_BYTES
+            if len(data) < end:
+                data.extend(bytes(end - len(data)))
+            for doc, rec in by_doc.items():
+                off = doc % CHUNK_DOCS * RECORD_BYTES
+                data[off : off + RECORD_BYTES] = rec
+            out.append((self.columns, (owner, chunk), bytes(data)))
+        return out
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def number(self, owner: str, eid: str) -> int | None:
+        """The document number of a hot episode."""
+        found = self.numbers.get((owner, eid))
+        return None if found is None else int(found)
+
+    def term_blocks(self, owner: str, term: str) -> list[bytes]:
+        """Every block of a term, in document order."""
+        return [_payload(v) for v in self.blocks.raw_columns((owner, term))[1]]
+
+    def block_of(self, owner: str, term: str, doc: int) -> bytes | None:
+        """The block of a term that would hold ``doc``, if any."""
+        _, values = self.blocks.raw_columns((owner, term), stop=doc + 1, reverse=True, limit=1)
+        return _payload(values[0]) if values else None
+
+    def chunks(self, owner: str) -> list[bytes | None]:
+        """The owner's column chunks, indexed by chunk number (None where none was written)."""
+        keys, values = self.columns.raw_columns((owner,))
+        out: list[bytes | None] = []
+        n = len(self.columns.key((owner,)))
+        for key, raw in zip(keys, values, strict=True):
+            chunk = codec.int_at(key[n:])
+            if chunk is None:
+                chunk = int(codec.decode_one(key, n)[0])
+            out.extend([None] * (chunk - len(out)))
+            out.append(_payload(raw))
+        return out
+
+    def column(self, owner: str, doc: int) -> Column | None:
+        """The column record of one document."""
+        raw = self.columns.get((owner, doc // CHUNK_DOCS))
+        return unpack_record(raw, doc) if raw is not None else None
+
+    def hits_of(self, owner: str, terms: Sequence[str], eids: Sequence[str]) -> list[dict[str, tuple[int, int]]]:
+        """Each episode's ``{term: (tf, dl)}`` for the terms it holds (in ``terms`` order); empty
+        for an episode with none, or with no text document."""
+        out: list[dict[str, tuple[int, int]]] = [{} for _ in eids]
+        present = [(i, doc) for i, eid in enumerate(eids) if (doc := self.number(owner, eid)) is not None]
+        chunks: dict[int, bytes | None] = {}
+        for (i, doc), tfs in zip(present, self.tfs_of(owner, terms, [doc for _, doc in present]), strict=True):
+            if not tfs:
+                continue
+            c = doc // CHUNK_DOCS
+            if c not in chunks:
+                raw = self.columns.get((owner, c))
+                chunks[c] = raw
+            chunk = chunks[c]
+            col = unpack_record(chunk, doc) if chunk is not None else None
+            if col is None or not col.live:
+                raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
+            out[i] = {t: (tf, col.dl) for t, tf in tfs.items()}
+        return out
+
+    def tfs_of(self, owner: str, terms: Sequence[str], docs: Sequence[int]) -> list[dict[str, int]]:
+        """Each document's frequency of each term (absent terms left out), reading for each
+        term only the blocks that hold one of the documents."""
+        out: list[dict[str, int]] = [{} for _ in docs]
+        order = sorted(range(len(docs)), key=docs.__getitem__)
+        for term in terms:
+            first, last, by_doc = 1, 0, {}  # the block read last: its documents' range and tfs
+            for i in order:
+                doc = docs[i]
+                if not first <= doc <= last:
+                    block = self.block_of(owner, term, doc)
+                    if block is None:
+                        continue
+                    ds, tfs = decode_block(block)
+                    first, last, by_doc = ds[0], ds[-1], dict(zip(ds, tfs, strict=True))
+                tf = by_doc.get(doc)
+                if tf:
+                    out[i][term] = tf
+        return out
+
+    # --- checking ----------------------------------------------------------------------------
+
+    def problems(self, owner: str, expected: Mapping[str, Doc]) -> list[str]:
+        """What differs between an owner's text index and ``expected`` (its hot episodes by id,
+        from their records): numbers, column records, blocks, their order and their bounds."""
+        out: list[str] = []
+        numbers = {str(s[1]): int(v) for s, v in self.numbers.items((owner,)) if len(s) == 2}
+        next_doc = int(self.stats.get((owner, "next_doc"), 0))
+        for eid in sorted(expected.keys() - numbers.keys()):
+            out.append(f"^EPDN({owner!r},{eid!r}): hot episode without a text document number")
+        for eid in sorted(numbers.keys() - expected.keys()):
+            out.append(f"^EPDN({owner!r},{eid!r}): document number of an episode that is not hot")
+        if len(set(numbers.values())) != len(numbers):
+            out.append(f"^EPDN({owner!r}): two episodes share a document number")
+        if numbers and max(numbers.values()) >= next_doc:
+            out.append(f"^EPN({owner!r},'next_doc'): {next_doc}, but document {max(numbers.values())} exists")
+        live: dict[int, Column] = {}
+        for c, chunk in enumerate(self.chunks(owner)):
+            if chunk is None:
+                continue
+            if len(chunk) % RECORD_BYTES or len(chunk) > CHUNK_DOCS * RECORD_BYTES:
+                out.append(f"^EPC({owner!r},{c}): {len(chunk)} bytes, not whole records of one chunk")
+                continue
+            for i in range(len(chunk) // RECORD_BYTES):
+                col = unpack_record(chunk, c * CHUNK_DOCS + i)
+                if col is not None and col.live:
+                    live[c * CHUNK_DOCS + i] = col
+                elif chunk[i * RECORD_BYTES : (i + 1) * RECORD_BYTES] != _ZERO_RECORD:
+                    out.append(f"^EPC({owner!r},{c}): record {i} is neither live nor zeroed")
+        by_doc = {doc: eid for eid, doc in numbers.items()}
+        for doc in sorted(live.keys() - by_doc.keys()):
+            out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): live record of document {doc}, which no episode has")
+        want: dict[tuple[str, int], int] = {}
+        for eid, d in expected.items():
+            doc = numbers.get(eid)
+            if doc is None:
+                continue
+            col = live.get(doc)
+            if col is None:
+                out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): no live record of document {doc} ({eid})")
+            elif (col.ts_us, id_of(col), col.dl, col.code) != (d.ts_us, eid, d.dl, d.code):
+                out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): record of document {doc} differs from episode {eid}")
+            want.update({(term, doc): tf for term, tf in d.tf.items()})
+        have: dict[tuple[str, int], int] = {}
+        prev_term, prev_last = None, -1
+        for key, raw in zip(*self.blocks.raw_columns((owner,)), strict=True):
+            subs = codec.decode(key, len(self.blocks.key()))
+            if len(subs) != 3 or not isinstance(subs[1], str) or not isinstance(subs[2], int):
+                out.append(f"^EPX{subs!r}: not a posting block key (owner, term, first document)")
+                continue
+            term, first = str(subs[1]), int(subs[2])
+            if term != prev_term:
+                prev_term, prev_last = term, -1
+            try:
+                block = _payload(raw)
+                docs, tfs = py_decode_block(block)
+                _, max_tf, min_dl, _, _ = _HEADER.unpack_from(block)
+            except CorruptValueError:
+                out.append(f"^EPX{subs!r}: damaged block")
+                continue
+            if len(docs) > BLOCK_DOCS or docs[0] < first or docs[0] <= prev_last:
+                out.append(f"^EPX{subs!r}: block out of order or over {BLOCK_DOCS} documents")
+            prev_last = docs[-1]
+            for doc, tf in zip(docs, tfs, strict=True):
+                have[(term, doc)] = tf
+                d = expected.get(by_doc.get(doc, ""))
+                if d is not None and (min(tf, _MAX_TF) > max_tf or d.dl < min_dl):
+                    out.append(f"^EPX{subs!r}: the block's bounds do not bound document {doc}")
+        for term, doc in sorted(want.keys() | have.keys()):
+            if want.get((term, doc)) != have.get((term, doc)):
+                out.append(
+                    f"^EPX({owner!r},{term!r},...): document {doc} ({by_doc.get(doc)}): tf {have.get((term, doc))}, expected {want.get((term, doc))}"
+                )
+        return out

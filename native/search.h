@@ -1,0 +1,82 @@
+/* memdb text search kernel: block postings, BM25 with block-max pruning, exact totals,
+ * top-k lower bounds (DESIGN.md section 6b).
+ *
+ * The formats (posting blocks, column records) are written and read in Python by
+ * memdb/memory/postings.py, which holds the pure-Python twin of every function here;
+ * keep the two in step (tests/memory/test_postings.py compares them, bit for bit).
+ * native/build_scorer.py repeats these prototypes in its cdef: change both together.
+ *
+ * A posting block (little-endian): u16 n, u16 max_tf, u32 min_dl, u32 first, u32 last,
+ * then n pairs of varints (gap, tf): the first gap is 0 (its document is `first`), each
+ * later one the distance from the document before. Documents ascend within and across
+ * blocks. max_tf and min_dl bound every posting of the block (BM25 grows with tf and
+ * falls with dl), so a block's best possible BM25 is known without decoding it.
+ *
+ * A column record (20 bytes): i64 ts_us, u32 id suffix, u32 dl, u16 code, u8 live, u8 0.
+ * A chunk holds the records of documents chunk*1024 .. chunk*1024+1023 in order; a chunk
+ * may stop short after its last written record.
+ */
+#ifndef MEMDB_SEARCH_H
+#define MEMDB_SEARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MEMDB_BLOCK_HEADER 16
+#define MEMDB_RECORD_BYTES 20
+#define MEMDB_CHUNK_DOCS 1024
+
+/* Indices into the params array of memdb_text_search. */
+enum {
+    MEMDB_P_AVGDL = 0,
+    MEMDB_P_K1 = 1,
+    MEMDB_P_B = 2,
+    MEMDB_P_WEEK_US = 3,        /* recency halves every this many microseconds */
+    MEMDB_P_TEXT_LEVEL = 4,     /* what one relevance level adds to a lower bound */
+    MEMDB_P_TEXT_WEIGHT = 5,    /* 0.9: the weight of bm25 / best bm25 */
+    MEMDB_P_RECENCY_WEIGHT = 6, /* 0.05 */
+    MEMDB_P_SLACK = 7,          /* 1e-9 */
+    MEMDB_P_MAX_LEVEL = 8,      /* 250: the highest relevance level */
+    MEMDB_N_SEARCH_PARAMS = 9
+};
+
+/* Return codes. */
+#define MEMDB_OK 0
+#define MEMDB_MORE_ROOM (-1)   /* out_cap too small: *n_out holds the room needed */
+#define MEMDB_BAD_BLOCK (-2)   /* a block is damaged: *n_out holds the index of the block */
+#define MEMDB_BAD_COLUMN (-3)  /* a posting's document has no live column record: *n_out holds it */
+#define MEMDB_NO_MEMORY (-4)
+
+typedef struct {
+    size_t n_terms;
+    const unsigned char *const *blocks; /* every term's blocks, term after term */
+    const size_t *block_lens;
+    const size_t *term_blocks;          /* how many blocks each term has */
+    const double *idf;                  /* per term */
+    size_t n_chunks;                    /* chunk table, indexed by chunk number (len 0: none) */
+    const unsigned char *const *chunks;
+    const size_t *chunk_lens;
+} memdb_text_input;
+
+/* Search the union of the terms' postings (now_us: the time recency is measured from).
+ *
+ * Filters: a document passes when lo_us <= ts < hi_us (has_lo / has_hi say whether each
+ * bound applies) and, when outcome >= 0, (code & 3) == outcome. *total is the number of
+ * passing documents and *best the highest BM25 among them (0 when none).
+ *
+ * keep > 0 ("top" mode): out_doc/out_bm25/out_tf receive, in document order, the passing
+ * documents whose lower bound 0.9*bm25/best + text_level*(code>>2) + 0.05*recency is within
+ * text_level (plus slack) of the keep-th best lower bound; a document whose block bound
+ * (0.9*block_bm25/best + 0.1) cannot reach the cut is counted but never scored.
+ * keep == 0 ("all" mode): every passing document.
+ * out_tf has n_terms entries per document (0 for an absent term); out_dl its length.
+ */
+int memdb_text_search(const memdb_text_input *in, const double *params, int64_t now_us, int has_lo,
+                      int64_t lo_us, int has_hi, int64_t hi_us, int outcome, size_t keep, size_t *total, double *best,
+                      size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
+                      uint32_t *out_tf, uint32_t *out_dl);
+
+/* Decode one block into docs/tfs (room for 65535 each); return n, or -1 if it is damaged. */
+long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, uint32_t *tfs);
+
+#endif /* MEMDB_SEARCH_H */

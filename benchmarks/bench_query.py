@@ -203,10 +203,11 @@ def build(root: Path, size: int, log: Callable[[str], None] = print) -> dict[str
                 ids = handle.import_episodes(chunk, source="bench").ids
                 t2 = time.perf_counter()
                 seconds["memdb"] += t2 - t1
-                with db.snapshot():  # relevance as memdb computed it (not timed)
+                with db.snapshot():  # relevance as memdb computed it, and the text as it stored it (not timed)
                     relevance = [float(states.get((owner, eid))["relevance"]) for eid in ids]
+                    stored = [db.episodes.layout.record_of(owner, eid) for eid in ids]
                 t3 = time.perf_counter()
-                _insert_sqlite(con, owner, chunk, ids, relevance)
+                _insert_sqlite(con, owner, chunk, ids, relevance, stored)
                 seconds["sqlite"] += time.perf_counter() - t3
                 if owner == OWNER:
                     tag_counts.update(t for ep in chunk for t in ep["tags"])
@@ -231,19 +232,23 @@ def build(root: Path, size: int, log: Callable[[str], None] = print) -> dict[str
     }
 
 
-def _insert_sqlite(con: sqlite3.Connection, owner: str, chunk: list[dict[str, Any]], ids: list[str], relevance: list[float]) -> None:
+def _insert_sqlite(
+    con: sqlite3.Connection, owner: str, chunk: list[dict[str, Any]], ids: list[str], relevance: list[float], stored: list[dict[str, Any]]
+) -> None:
+    """One batch into SQLite; its full-text index gets the text memdb stored (the sanitizer
+    replaces what looks like a secret, so both sides index the same words)."""
     con.execute("BEGIN")
     first = con.execute("SELECT coalesce(max(id), 0) + 1 FROM episodes").fetchone()[0]
     rows, texts = [], []
     tags: list[tuple[str, str, int, int]] = []
-    for i, (ep, eid, rel) in enumerate(zip(chunk, ids, relevance, strict=True)):
+    for i, (ep, eid, rel, rec) in enumerate(zip(chunk, ids, relevance, stored, strict=True)):
         rowid, t = first + i, ts_us(ep["ts"])
         rows.append((
             rowid, eid, owner, t, ep["kind"], ep.get("outcome"), ep.get("session"), rel, json.dumps(ep["tags"]),
             ep["summary"], ep.get("content", ""), ep.get("lesson"), ep.get("what_we_tried"), ep.get("what_happened"),
         ))  # fmt: skip
         tags.extend((owner, tag, t, rowid) for tag in ep["tags"])
-        texts.append((rowid, " ".join(tokenize(agent_data.indexed_text(ep)))))
+        texts.append((rowid, " ".join(tokenize(agent_data.indexed_text(rec)))))
     con.executemany("INSERT INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
     con.executemany("INSERT INTO episode_tags VALUES (?,?,?,?)", tags)
     con.executemany("INSERT INTO episodes_fts (rowid, body) VALUES (?,?)", texts)

@@ -60,7 +60,7 @@ CHUNK_DOCS: Final = 1024  # documents a column chunk holds (20 KB: few reads per
 RECORD_BYTES: Final = 20
 _HEADER = struct.Struct("<HHIII")
 _RECORD = struct.Struct("<qIIHBB")
-_MAX_TF: Final = 0xFFFF  # a block's tf bound saturates here; a tf above it is stored as it is
+_MAX_TF: Final = 0xFFFF  # a tf is stored up to this (an episode's text is capped far below it)
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
 _MORE_ROOM, _BAD_BLOCK, _BAD_COLUMN, _NO_MEMORY = -1, -2, -3, -4  # memdb_text_search's return codes (search.h)
 
@@ -98,12 +98,13 @@ def _varint(n: int, out: bytearray) -> None:
 
 
 def encode_block(docs: Sequence[int], tfs: Sequence[int], min_dl: int) -> bytes:
-    """A block of ascending documents with their term frequencies; ``min_dl`` bounds their lengths."""
+    """A block of ascending documents with their term frequencies (stored up to 65,535);
+    ``min_dl`` bounds their lengths."""
     body = bytearray(_HEADER.size)
     prev = docs[0]
     for doc, tf in zip(docs, tfs, strict=True):
         _varint(doc - prev, body)
-        _varint(tf, body)
+        _varint(min(tf, _MAX_TF), body)
         prev = doc
     _HEADER.pack_into(body, 0, len(docs), min(max(tfs), _MAX_TF), min_dl, docs[0], docs[-1])
     return bytes(body)
@@ -113,9 +114,10 @@ def _append(block: bytes, doc: int, tf: int, dl: int) -> bytes:
     """``block`` with one more document after its last."""
     n, max_tf, min_dl, first, last = _HEADER.unpack_from(block)
     out = bytearray(block)
+    tf = min(tf, _MAX_TF)
     _varint(doc - last, out)
     _varint(tf, out)
-    _HEADER.pack_into(out, 0, n + 1, max(max_tf, min(tf, _MAX_TF)), min(min_dl, dl), first, doc)
+    _HEADER.pack_into(out, 0, n + 1, max(max_tf, tf), min(min_dl, dl), first, doc)
     return bytes(out)
 
 
@@ -732,7 +734,7 @@ class TextIndex:
                 out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): no live record of document {doc} ({eid})")
             elif (col.ts_us, id_of(col), col.dl, col.code) != (d.ts_us, eid, d.dl, d.code):
                 out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): record of document {doc} differs from episode {eid}")
-            want.update({(term, doc): tf for term, tf in d.tf.items()})
+            want.update({(term, doc): min(tf, _MAX_TF) for term, tf in d.tf.items()})
         have: dict[tuple[str, int], int] = {}
         prev_term, prev_last = None, -1
         for key, raw in zip(*self.blocks.raw_columns((owner,)), strict=True):
@@ -756,7 +758,7 @@ class TextIndex:
             for doc, tf in zip(docs, tfs, strict=True):
                 have[(term, doc)] = tf
                 d = expected.get(by_doc.get(doc, ""))
-                if d is not None and (min(tf, _MAX_TF) > max_tf or d.dl < min_dl):
+                if d is not None and (tf > max_tf or d.dl < min_dl):
                     out.append(f"^EPX{subs!r}: the block's bounds do not bound document {doc}")
         for term, doc in sorted(want.keys() | have.keys()):
             if want.get((term, doc)) != have.get((term, doc)):

@@ -1,0 +1,304 @@
+"""The text index's formats and its search kernel (memdb.memory.postings, native/search.c):
+blocks round-trip and damaged ones are refused alike by C and the twin; the C kernel and the
+twin agree bit for bit; both agree with a brute-force reference; and the writer keeps blocks
+and columns equal to a model through random adds, removals and code changes, on real LMDB."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import struct
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
+
+from memdb import native
+from memdb.engine.globals import Globals
+from memdb.engine.store import LMDBStore
+from memdb.errors import CorruptValueError
+from memdb.memory import postings as P
+from memdb.memory.ids import from_micros, time_prefix
+from memdb.memory.postings import BLOCK_DOCS, CHUNK_DOCS, Doc, SearchParams, TextIndex
+
+C = native.search_lib()[0] is not None
+needs_c = pytest.mark.skipif(not C, reason="the C kernel is not in use (MEMDB_PURE_PYTHON, or not built)")
+
+PARAMS = SearchParams(avgdl=7.5, k1=1.2, b=0.75, week_us=7 * 86_400e6, text_level=0.05 / 10 / 25, text_weight=0.9,
+                      recency_weight=0.05, slack=1e-9, max_level=250.0)  # fmt: skip
+NOW = 1_800_000_000_000_000
+
+ascending = st.lists(st.integers(0, 3_000), min_size=1, max_size=BLOCK_DOCS, unique=True).map(sorted)
+
+
+@given(ascending, st.data())
+def test_a_block_round_trips_in_c_and_in_the_twin(docs: list[int], data: st.DataObject) -> None:
+    tfs = data.draw(st.lists(st.integers(1, 70_000), min_size=len(docs), max_size=len(docs)))
+    block = P.encode_block(docs, tfs, 3)
+    stored = [min(tf, 0xFFFF) for tf in tfs]  # no episode's text holds a word that often: tfs are capped
+    assert P.py_decode_block(block) == (docs, stored)
+    assert P.decode_block(block) == (docs, stored)
+    n, max_tf, min_dl, first, last = P.block_header(block)
+    assert (n, max_tf, min_dl, first, last) == (len(docs), min(max(tfs), 0xFFFF), 3, docs[0], docs[-1])
+
+
+@given(ascending, st.integers(1, 10), st.data())
+def test_appending_equals_encoding_at_once(docs: list[int], tf: int, data: st.DataObject) -> None:
+    dls = data.draw(st.lists(st.integers(1, 50), min_size=len(docs), max_size=len(docs)))
+    block = P.encode_block(docs[:1], [tf], dls[0])
+    for d, dl in zip(docs[1:], dls[1:], strict=True):
+        block = P._append(block, d, tf, dl)
+    assert block == P.encode_block(docs, [tf] * len(docs), min(dls))
+
+
+@given(ascending, st.data())
+def test_a_damaged_block_is_refused_alike(docs: list[int], data: st.DataObject) -> None:
+    """Any change to a block's bytes (or its length) is either still a valid block, decoded
+    the same way by both, or refused by both: neither reads past the end or makes up postings."""
+    block = bytearray(P.encode_block(docs, [1] * len(docs), 2))
+    how = data.draw(st.sampled_from(["flip", "cut", "grow"]))
+    if how == "flip":
+        i = data.draw(st.integers(0, len(block) - 1))
+        block[i] ^= data.draw(st.integers(1, 255))
+    elif how == "cut":
+        del block[data.draw(st.integers(0, len(block) - 1)) :]
+    else:
+        block += bytes(data.draw(st.lists(st.integers(0, 255), min_size=1, max_size=4)))
+    try:
+        twin: Any = P.py_decode_block(bytes(block))
+    except CorruptValueError:
+        twin = "refused"
+    try:
+        c: Any = P.decode_block(bytes(block))
+    except CorruptValueError:
+        c = "refused"
+    assert c == twin
+
+
+# --- the kernel: random corpora ---------------------------------------------------------------------
+
+corpora = st.lists(
+    st.tuples(
+        st.dictionaries(st.sampled_from("abcdef"), st.integers(1, 4), min_size=1, max_size=4),  # terms
+        st.integers(1, 30),  # dl (at least the terms' total below)
+        st.integers(0, 1000),  # relevance level * 4 + outcome
+        st.integers(0, 60 * 86_400),  # seconds before NOW
+    ),
+    min_size=1,
+    max_size=300,
+)
+
+
+def build(corpus: list[tuple[dict[str, int], int, int, int]], gaps: int) -> tuple[dict[str, list[bytes]], list[bytes | None], list[Doc]]:
+    """Blocks and chunks of a corpus, documents numbered with ``gaps`` skipped numbers between."""
+    per_term: dict[str, list[tuple[int, int, int]]] = {}
+    chunks: dict[int, bytearray] = {}
+    docs = []
+    for i, (tf, extra, code, age) in enumerate(corpus):
+        doc = i * (gaps + 1)
+        dl = sum(tf.values()) + extra
+        eid = f"20260101T000000000000Z-{i:06x}"
+        docs.append(Doc(eid, NOW - age * 1_000_000, code, tf, dl))
+        rec = P.pack_record(NOW - age * 1_000_000, i, dl, code)
+        chunk = chunks.setdefault(doc // CHUNK_DOCS, bytearray())
+        off = doc % CHUNK_DOCS * P.RECORD_BYTES
+        chunk.extend(bytes(max(off + P.RECORD_BYTES - len(chunk), 0)))
+        chunk[off : off + P.RECORD_BYTES] = rec
+        for term, n in tf.items():
+            per_term.setdefault(term, []).append((doc, n, dl))
+    blocks = {}
+    for term, entries in per_term.items():
+        size = 1 + len(entries) % 7  # small blocks: many block bounds per term
+        blocks[term] = [
+            P.encode_block(
+                [e[0] for e in entries[j : j + size]], [e[1] for e in entries[j : j + size]], min(e[2] for e in entries[j : j + size])
+            )
+            for j in range(0, len(entries), size)
+        ]
+    table: list[bytes | None] = [None] * (max(chunks) + 1)
+    for c, data in chunks.items():
+        table[c] = bytes(data)
+    return blocks, table, docs
+
+
+def reference(
+    docs: list[Doc], terms: list[str], idf: list[float], lo: int | None, hi: int | None, outcome: int | None
+) -> list[tuple[int, float, float]]:
+    """(position, bm25, lower bound) of every passing document, computed the plain way."""
+    out = []
+    for i, d in enumerate(docs):
+        if not any(t in d.tf for t in terms):
+            continue
+        if (lo is not None and d.ts_us < lo) or (hi is not None and d.ts_us >= hi) or (outcome is not None and d.code & 3 != outcome):
+            continue
+        bm = 0.0
+        for t, w in zip(terms, idf, strict=True):
+            if t in d.tf:
+                bm += w * d.tf[t] * (PARAMS.k1 + 1) / (d.tf[t] + PARAMS.k1 * (1 - PARAMS.b + PARAMS.b * d.dl / PARAMS.avgdl))
+        out.append((i, bm, 0.0))
+    best = max((bm for _, bm, _ in out), default=0.0) or 1.0
+    return [
+        (
+            i,
+            bm,
+            0.9 * bm / best + PARAMS.text_level * (docs[i].code >> 2) + 0.05 * math.pow(0.5, max(NOW - docs[i].ts_us, 0) / PARAMS.week_us),
+        )
+        for i, bm, _ in out
+    ]
+
+
+queries = st.tuples(
+    st.lists(st.sampled_from("abcdefz"), min_size=1, max_size=4, unique=True),
+    st.one_of(st.none(), st.integers(0, 60 * 86_400)),
+    st.one_of(st.none(), st.integers(0, 60 * 86_400)),
+    st.one_of(st.none(), st.integers(0, 3)),
+    st.sampled_from([0, 1, 3, 10]),
+    st.integers(0, 3),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(corpora, queries)
+def test_the_kernel_equals_a_brute_force_reference(corpus: list[Any], query: Any) -> None:
+    """Totals and the best BM25 are exact; top mode returns every document whose lower bound is
+    within one level of the k-th best (so ranking by exact scores finds the true top k), in
+    document order, with exact BM25 and term frequencies; all mode returns every match."""
+    terms, lo_age, hi_age, outcome, keep, gaps = query
+    blocks, chunks, docs = build(corpus, gaps)
+    idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
+    lo = NOW - lo_age * 1_000_000 if lo_age is not None else None
+    hi = NOW - hi_age * 1_000_000 + 1 if hi_age is not None else None
+    found = P.search([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, lo, hi, outcome, keep)
+    want = reference(docs, terms, idf, lo, hi, outcome)
+    assert found.total == len(want)
+    assert found.best == max((bm for _, bm, _ in want), default=0.0)
+    positions = [doc // (gaps + 1) for doc in found.docs]
+    assert positions == sorted(positions)
+    by_pos = {i: (bm, low) for i, bm, low in want}
+    for pos, bm, tfs, dl in zip(positions, found.bm25, found.tfs, found.dls, strict=True):
+        assert bm == by_pos[pos][0] and dl == docs[pos].dl
+        assert tfs == [docs[pos].tf.get(t, 0) for t in terms]
+    if keep == 0 or len(want) <= keep:
+        assert positions == [i for i, _, _ in want]
+    else:
+        cut = sorted((low for _, _, low in want), reverse=True)[keep - 1] - PARAMS.text_level - 1e-9
+        needed = {i for i, _, low in want if low >= cut + 1e-12}
+        assert needed <= set(positions)  # every document that can rank is there
+
+
+@needs_c
+@settings(max_examples=150, deadline=None)
+@given(corpora, queries)
+def test_c_and_the_twin_agree_bit_for_bit(corpus: list[Any], query: Any) -> None:
+    terms, lo_age, hi_age, outcome, keep, gaps = query
+    blocks, chunks, _ = build(corpus, gaps)
+    idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
+    lo = NOW - lo_age * 1_000_000 if lo_age is not None else None
+    hi = NOW - hi_age * 1_000_000 + 1 if hi_age is not None else None
+    args = ([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, lo, hi, outcome, keep)
+    c, twin = P._c_search(*args), P.py_search(*args)
+    assert (c.total, c.docs, c.tfs, c.dls) == (twin.total, twin.docs, twin.tfs, twin.dls)
+    assert [struct.pack("<d", x) for x in [c.best, *c.bm25]] == [struct.pack("<d", x) for x in [twin.best, *twin.bm25]]
+
+
+def test_a_posting_without_a_live_column_record_is_damage_in_both() -> None:
+    blocks, chunks, _ = build([({"a": 1}, 1, 4, 0), ({"a": 2}, 1, 4, 0)], 0)
+    assert chunks[0] is not None
+    dead = chunks[0][: P.RECORD_BYTES] + bytes(P.RECORD_BYTES)  # the second document's record zeroed
+    for fn in (P.py_search, P._c_search) if C else (P.py_search,):
+        with pytest.raises(CorruptValueError, match="document 1 has no column record"):
+            fn([blocks["a"]], [1.0], [dead], PARAMS, NOW, None, None, None, 1)
+        with pytest.raises(CorruptValueError, match="damaged"):
+            fn([[b"\x01\x00" + blocks["a"][0][2:-1]]], [1.0], chunks, PARAMS, NOW, None, None, None, 1)
+
+
+def test_top_mode_asks_for_more_room_when_its_candidates_overflow() -> None:
+    """Equal documents all tie with the k-th lower bound: the C call's first guess at the room
+    it needs (4k + 64) overflows and it asks again, returning every tied document."""
+    corpus = [({"a": 1}, 0, 400, 0)] * 500
+    blocks, chunks, _ = build(corpus, 0)
+    found = P.search([blocks["a"]], [1.0], chunks, PARAMS, NOW, None, None, None, 2)
+    assert found.total == 500 and len(found.docs) == 500
+
+
+# --- the writer: a model-based test on a real LMDB file ---------------------------------------------
+
+
+class TextIndexMachine(RuleBasedStateMachine):
+    """Random adds (in batches), removals and code changes; blocks and columns always equal
+    the model (``problems`` is empty) and the kernel finds exactly the model's documents."""
+
+    episodes = Bundle("episodes")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dir = Path(tempfile.mkdtemp(prefix="memdb-textindex-"))
+        self.store = LMDBStore(self.dir / "db", sync=False)
+        self.space = Globals(self.store)
+        self.text = TextIndex(self.space)
+        self.model: dict[str, dict[str, Doc]] = {"ana": {}, "bo": {}}
+        self.seq = 0
+
+    @rule(
+        target=episodes,
+        owner=st.sampled_from(["ana", "bo"]),
+        batch=st.lists(st.dictionaries(st.sampled_from("abcdefgh"), st.integers(1, 3), max_size=4), min_size=1, max_size=150),
+    )
+    def add(self, owner: str, batch: list[dict[str, int]]) -> Any:
+        docs = []
+        for tf in batch:
+            self.seq += 1
+            ts_us = NOW + 1_000_003 * self.seq
+            eid = f"{time_prefix(from_micros(ts_us))}-{self.seq:06x}"
+            docs.append(Doc(eid, ts_us, self.seq % 1000, tf, sum(tf.values()) + 1))
+        with self.space.transaction():
+            self.text.add(owner, docs)
+        self.model[owner].update({d.eid: d for d in docs})
+        return st.sampled_from([(owner, d.eid) for d in docs])
+
+    @precondition(lambda self: any(self.model.values()))
+    @rule(data=st.data())
+    def remove(self, data: st.DataObject) -> None:
+        owner = data.draw(st.sampled_from([o for o, m in self.model.items() if m]))
+        gone = data.draw(st.lists(st.sampled_from(sorted(self.model[owner])), min_size=1, max_size=40, unique=True))
+        with self.space.transaction():
+            self.text.remove(owner, [(eid, self.model[owner][eid].tf) for eid in gone])
+        for eid in gone:
+            del self.model[owner][eid]
+
+    @precondition(lambda self: any(self.model.values()))
+    @rule(data=st.data(), code=st.integers(0, 1003))
+    def recode(self, data: st.DataObject, code: int) -> None:
+        owner = data.draw(st.sampled_from([o for o, m in self.model.items() if m]))
+        eids = data.draw(st.lists(st.sampled_from(sorted(self.model[owner])), min_size=1, max_size=20, unique=True))
+        with self.space.transaction():
+            self.text.set_codes(owner, [(e, code) for e in eids])
+        for e in eids:
+            d = self.model[owner][e]
+            self.model[owner][e] = Doc(d.eid, d.ts_us, code, d.tf, d.dl)
+
+    @invariant()
+    def index_equals_model(self) -> None:
+        with self.space.snapshot():
+            for owner, docs in self.model.items():
+                assert self.text.problems(owner, docs) == []
+                for term in "ah":
+                    blocks = self.text.term_blocks(owner, term)
+                    assert all(P.block_header(b)[0] <= BLOCK_DOCS for b in blocks)
+                    found = P.search([blocks], [1.0], self.text.chunks(owner), PARAMS, NOW)
+                    holding = sorted(d.ts_us for d in docs.values() if term in d.tf)
+                    assert found.total == len(holding)
+                    got = sorted(c.ts_us for c in (self.text.column(owner, doc) for doc in found.docs) if c is not None)
+                    assert got == holding
+
+    def teardown(self) -> None:
+        self.store.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+TestTextIndexMachine = TextIndexMachine.TestCase
+TestTextIndexMachine.settings = settings(max_examples=25, stateful_step_count=15, deadline=None)

@@ -380,3 +380,57 @@ done:
     free(heap);
     return rc;
 }
+
+int memdb_lookup_tfs(const memdb_text_input *in, size_t n_docs, const uint32_t *docs, uint32_t *out_tf)
+{
+    const size_t nt = in->n_terms;
+    size_t t, bi = 0;
+    int rc = MEMDB_OK;
+    /* room for any block a header can describe (n is a u16), so a damaged one cannot overrun */
+    uint32_t *ds = malloc(65535 * sizeof(uint32_t)), *tfs = malloc(65535 * sizeof(uint32_t));
+    if (!ds || !tfs) {
+        free(ds);
+        free(tfs);
+        return MEMDB_NO_MEMORY;
+    }
+    memset(out_tf, 0, n_docs * (nt ? nt : 1) * sizeof(uint32_t));
+    for (t = 0; t < nt; t++) {
+        size_t nb = in->term_blocks[t], j, d = 0;
+        for (j = 0; j < nb; j++, bi++) {
+            const unsigned char *blk = in->blocks[bi];
+            size_t len = in->block_lens[bi], m = 0;
+            uint32_t first, last;
+            long got;
+            if (len < MEMDB_BLOCK_HEADER) {
+                rc = MEMDB_BAD_BLOCK;
+                goto done;
+            }
+            first = rd32(blk + 8);
+            last = rd32(blk + 12);
+            while (d < n_docs && docs[d] < first) {
+                d++; /* in no block of this term */
+            }
+            if (d == n_docs || docs[d] > last) {
+                continue; /* no asked document falls in this block: its postings are not decoded */
+            }
+            got = memdb_decode_block(blk, len, ds, tfs);
+            if (got < 0) {
+                rc = MEMDB_BAD_BLOCK;
+                goto done;
+            }
+            while (d < n_docs && docs[d] <= last) {
+                while (m < (size_t)got && ds[m] < docs[d]) {
+                    m++;
+                }
+                if (m < (size_t)got && ds[m] == docs[d]) {
+                    out_tf[d * nt + t] = tfs[m];
+                }
+                d++;
+            }
+        }
+    }
+done:
+    free(ds);
+    free(tfs);
+    return rc;
+}

@@ -76,6 +76,11 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                       size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
                       uint32_t *out_tf, uint32_t *out_dl);
 
+/* The frequency of each term in each of docs (ascending): out_tf[i * n_terms + t], 0 when
+ * absent. Only blocks whose range holds an asked document are decoded. Returns MEMDB_OK or
+ * MEMDB_BAD_BLOCK. Chunks are not read. */
+int memdb_lookup_tfs(const memdb_text_input *in, size_t n_docs, const uint32_t *docs, uint32_t *out_tf);
+
 /* Decode one block into docs/tfs (room for 65535 each); return n, or -1 if it is damaged. */
 long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, uint32_t *tfs);
 

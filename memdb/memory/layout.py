@@ -95,7 +95,7 @@ GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
     "MEM": "records", "EPST": "headers", "EPT": "time index", "EPG": "tag index", "EPGO": "tag+outcome index",
     "EPK": "kind+outcome index", "EPS": "session index", "EPB": "relevance band index", "EPX": "text posting blocks",
-    "EPDN": "text document numbers", "EPC": "text document columns",
+    "EPDN": "text document numbers", "EPC": "text document columns", "EPCV": "text column chunk stamps",
     "EPDF": "document frequencies", "EPN": "per-owner statistics", "EPAR": "archive index", "COLD": "cold records",
     "EPSU": "superseded versions", "EPFK": "current fact by key",
     "META": "settings, layout version, counters", "AUDIT": "audit log", "AUDITDB": "database-wide audit log",

@@ -6,6 +6,7 @@ Layout (every key starts with the owner, so scoping stays structural)::
     ^EPDN(owner, id) = doc              the episode's document number while it is hot
     ^EPX(owner, term, first) = block    the term's postings, ``BLOCK_DOCS`` documents a block
     ^EPC(owner, chunk) = records        columns of documents chunk * 1024 ... in order
+    ^EPCV(owner) = stamps               a random u64 per chunk, new at each write of the chunk
     ^EPDF(owner, term) = df             documents holding the term
     ^EPN(owner, "next_doc")             the next document number (numbers are never reused)
 
@@ -19,12 +20,19 @@ A block: ``u16 n, u16 max_tf, u32 min_dl, u32 first, u32 last`` then ``n`` varin
 block, so its best BM25 is known from the header (block-max pruning). A record (20 bytes):
 ``i64 ts_us, u32 id suffix, u32 dl, u16 index code, u8 live, u8 0``; the id is its time and
 suffix (``memdb.memory.ids``), so a document needs no reverse map.
+
+Reading: a query needs every column chunk its matches fall in (at 100,000 documents, all of
+about a hundred). A process keeps the chunks it read with their stamps, and a query reads
+the one stamps value and fetches only the chunks whose stamp changed: the stamps are written
+in the chunks' own transaction, so a kept chunk is exactly the stored one, whichever process
+wrote it.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import os
 import struct
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -110,7 +118,7 @@ def encode_block(docs: Sequence[int], tfs: Sequence[int], min_dl: int) -> bytes:
     return bytes(body)
 
 
-def _append(block: bytes, doc: int, tf: int, dl: int) -> bytes:
+def _append(block: bytes | memoryview, doc: int, tf: int, dl: int) -> bytes:
     """``block`` with one more document after its last."""
     n, max_tf, min_dl, first, last = _HEADER.unpack_from(block)
     out = bytearray(block)
@@ -121,11 +129,12 @@ def _append(block: bytes, doc: int, tf: int, dl: int) -> bytes:
     return bytes(out)
 
 
-def block_header(block: bytes) -> tuple[int, int, int, int, int]:
+def block_header(block: bytes | memoryview) -> tuple[int, int, int, int, int]:
     """``(n, max_tf, min_dl, first, last)`` of a block."""
     if len(block) < _HEADER.size:
         raise CorruptValueError(f"a posting block is damaged: {len(block)} bytes, shorter than its header ({CorruptValueError.HINT})")
-    return _HEADER.unpack_from(block)  # type: ignore[return-value]
+    n, max_tf, min_dl, first, last = _HEADER.unpack_from(block)
+    return n, max_tf, min_dl, first, last
 
 
 def py_decode_block(block: bytes | memoryview) -> tuple[list[int], list[int]]:
@@ -173,13 +182,14 @@ def py_decode_block(block: bytes | memoryview) -> tuple[list[int], list[int]]:
     return docs, tfs
 
 
-def decode_block(block: bytes) -> tuple[list[int], list[int]]:
+def decode_block(block: bytes | memoryview) -> tuple[list[int], list[int]]:
     """``(docs, tfs)`` of a block, by the C kernel when it is in use."""
     lib, ffi = native.search_lib()
-    if lib is None:
+    if lib is None or len(block) < _HEADER.size:
         return py_decode_block(block)
-    docs = ffi.new("uint32_t[]", 65535)
-    tfs = ffi.new("uint32_t[]", 65535)
+    room = max(struct.unpack_from("<H", block)[0], 1)
+    docs = ffi.new("uint32_t[]", room)
+    tfs = ffi.new("uint32_t[]", room)
     n = lib.memdb_decode_block(ffi.from_buffer(block), len(block), docs, tfs)
     if n < 0:
         raise CorruptValueError(f"a posting block is damaged ({CorruptValueError.HINT})")
@@ -209,12 +219,16 @@ def _suffix(eid: str) -> int:
     return int(eid[-6:], 16)
 
 
-def _payload(raw: bytes) -> bytes:
-    """The bytes of a packed ``bytes`` value (msgpack bin 8/16/32), without unpacking it."""
-    head = {0xC4: 2, 0xC5: 3, 0xC6: 5}.get(raw[0]) if raw else None
+_BIN_HEAD: Final = {0xC4: 2, 0xC5: 3, 0xC6: 5}
+_OWNERS_KEPT: Final = 64  # owners whose column chunks a process keeps (about 20 bytes a document)
+
+
+def _payload(raw: bytes) -> memoryview:
+    """The bytes of a packed ``bytes`` value (msgpack bin 8/16/32), without unpacking or copying it."""
+    head = _BIN_HEAD.get(raw[0]) if raw else None
     if head is None:
         raise CorruptValueError(f"a text index value is damaged: not bytes ({CorruptValueError.HINT})")
-    return raw[head:]
+    return memoryview(raw)[head:]
 
 
 # --- search -------------------------------------------------------------------------------------
@@ -266,9 +280,9 @@ def _bm25(idf: float, tf: float, dl: float, avgdl: float, k1: float, b: float) -
 
 
 def py_search(
-    blocks: Sequence[Sequence[bytes]],
+    blocks: Sequence[Sequence[bytes | memoryview]],
     idf: Sequence[float],
-    chunks: Sequence[bytes | None],
+    chunks: Sequence[bytes | memoryview | None],
     p: SearchParams,
     now_us: int,
     lo: int | None,
@@ -393,9 +407,9 @@ def py_search(
 
 
 def _c_search(
-    blocks: Sequence[Sequence[bytes]],
+    blocks: Sequence[Sequence[bytes | memoryview]],
     idf: Sequence[float],
-    chunks: Sequence[bytes | None],
+    chunks: Sequence[bytes | memoryview | None],
     p: SearchParams,
     now_us: int,
     lo: int | None,
@@ -450,10 +464,57 @@ def _c_search(
     )  # fmt: skip
 
 
+def py_lookup_tfs(blocks: Sequence[Sequence[bytes | memoryview]], docs: Sequence[int]) -> list[list[int]]:
+    """The twin of ``memdb_lookup_tfs``: each of ``docs``' (ascending) frequency of each term."""
+    out = [[0] * len(blocks) for _ in docs]
+    for t, term_blocks in enumerate(blocks):
+        d = 0
+        for blk in term_blocks:
+            _, _, _, first, last = block_header(blk)
+            while d < len(docs) and docs[d] < first:
+                d += 1
+            if d == len(docs) or docs[d] > last:
+                continue
+            ds, tfs = py_decode_block(blk)
+            m = 0
+            while d < len(docs) and docs[d] <= last:
+                while m < len(ds) and ds[m] < docs[d]:
+                    m += 1
+                if m < len(ds) and ds[m] == docs[d]:
+                    out[d][t] = tfs[m]
+                d += 1
+    return out
+
+
+def lookup_tfs(blocks: Sequence[Sequence[bytes | memoryview]], docs: Sequence[int]) -> list[list[int]]:
+    """Each of ``docs``' (ascending) frequency of each term (0 when absent), decoding only the
+    blocks that can hold one of them: the C kernel when it is in use, else the twin."""
+    lib, ffi = native.search_lib()
+    if lib is None or not docs or not blocks:
+        return py_lookup_tfs(blocks, docs)
+    flat = [b for bs in blocks for b in bs]
+    held = [ffi.from_buffer(b) for b in flat]
+    inp = ffi.new("memdb_text_input *")
+    c_blocks = ffi.new("const unsigned char *[]", held or [ffi.NULL])
+    c_lens = ffi.new("size_t[]", [len(b) for b in flat] or [0])
+    c_counts = ffi.new("size_t[]", [len(bs) for bs in blocks])
+    inp.n_terms, inp.blocks, inp.block_lens, inp.term_blocks = len(blocks), c_blocks, c_lens, c_counts
+    out = ffi.new("uint32_t[]", len(docs) * len(blocks))
+    rc = lib.memdb_lookup_tfs(inp, len(docs), ffi.new("uint32_t[]", list(docs)), out)
+    del held
+    if rc == _BAD_BLOCK:
+        raise CorruptValueError(f"a posting block is damaged ({CorruptValueError.HINT})")
+    if rc == _NO_MEMORY:
+        raise MemoryError("memdb text lookup: out of memory")
+    flat_tf = ffi.unpack(out, len(docs) * len(blocks))
+    nt = len(blocks)
+    return [flat_tf[i * nt : (i + 1) * nt] for i in range(len(docs))]
+
+
 def search(
-    blocks: Sequence[Sequence[bytes]],
+    blocks: Sequence[Sequence[bytes | memoryview]],
     idf: Sequence[float],
-    chunks: Sequence[bytes | None],
+    chunks: Sequence[bytes | memoryview | None],
     p: SearchParams,
     now_us: int,
     lo: int | None = None,
@@ -480,7 +541,9 @@ class TextIndex:
         self.numbers = space["EPDN"]
         self.blocks = space["EPX"]
         self.columns = space["EPC"]
+        self.stamps = space["EPCV"]
         self.stats = space["EPN"]
+        self._kept: dict[str, tuple[bytes, list[memoryview | None]]] = {}  # owner -> (stamps, chunks) last read
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -546,11 +609,14 @@ class TextIndex:
                 if len(out) >= off + RECORD_BYTES and out[off + 18] == 1:
                     struct.pack_into("<H", out, off + 16, code)
             sets.append((self.columns, (owner, chunk), bytes(out)))
+        if sets:
+            sets.append(self._stamped(owner, patches))
         self.space.apply((), sets)
 
     def drop_owner(self, owner: str) -> None:
         """Kill an owner's whole text index (a rebuild follows)."""
-        self.space.apply([(self.numbers, (owner,)), (self.blocks, (owner,)), (self.columns, (owner,)), (self.stats, (owner, "next_doc"))])
+        kills: list[tuple[Global, Any]] = [(g, (owner,)) for g in (self.numbers, self.blocks, self.columns, self.stamps)]
+        self.space.apply([*kills, (self.stats, (owner, "next_doc"))])
 
     def _appended(self, owner: str, term: str, entries: list[tuple[int, int, int]]) -> list[tuple[Global, Any, Any]]:
         """The block writes that append ``entries`` (doc, tf, dl; ascending, after every
@@ -560,7 +626,7 @@ class TextIndex:
         i = 0
         if keys:
             first = codec.decode(keys[0], len(self.blocks.key()))[-1]
-            block = _payload(values[0])
+            block: bytes | memoryview = _payload(values[0])
             n = _HEADER.unpack_from(block)[0]
             while i < len(entries) and n < BLOCK_DOCS:
                 doc, tf, dl = entries[i]
@@ -582,7 +648,7 @@ class TextIndex:
         the block keeps its key and its length bound, which stays a bound)."""
         kills: list[tuple[Global, Any]] = []
         sets: list[tuple[Global, Any, Any]] = []
-        by_block: dict[Any, tuple[bytes, set[int]]] = {}
+        by_block: dict[Any, tuple[memoryview, set[int]]] = {}
         for doc in sorted(gone):
             keys, values = self.blocks.raw_columns((owner, term), stop=doc + 1, reverse=True, limit=1)
             if not keys:
@@ -616,7 +682,20 @@ class TextIndex:
                 off = doc % CHUNK_DOCS * RECORD_BYTES
                 data[off : off + RECORD_BYTES] = rec
             out.append((self.columns, (owner, chunk), bytes(data)))
+        if out:
+            out.append(self._stamped(owner, records))
         return out
+
+    def _stamped(self, owner: str, chunks: Iterable[int]) -> tuple[Global, Any, Any]:
+        """The stamps value with a fresh random stamp for each of ``chunks`` (written with them)."""
+        stamps = bytearray(self.stamps.get((owner,)) or b"")
+        stamp = os.urandom(8)
+        for chunk in chunks:
+            end = (chunk + 1) * 8
+            if len(stamps) < end:
+                stamps.extend(bytes(end - len(stamps)))
+            stamps[end - 8 : end] = stamp
+        return (self.stamps, (owner,), bytes(stamps))
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -625,26 +704,49 @@ class TextIndex:
         found = self.numbers.get((owner, eid))
         return None if found is None else int(found)
 
-    def term_blocks(self, owner: str, term: str) -> list[bytes]:
+    def term_blocks(self, owner: str, term: str) -> list[memoryview]:
         """Every block of a term, in document order."""
         return [_payload(v) for v in self.blocks.raw_columns((owner, term))[1]]
 
-    def block_of(self, owner: str, term: str, doc: int) -> bytes | None:
+    def block_of(self, owner: str, term: str, doc: int) -> memoryview | None:
         """The block of a term that would hold ``doc``, if any."""
         _, values = self.blocks.raw_columns((owner, term), stop=doc + 1, reverse=True, limit=1)
         return _payload(values[0]) if values else None
 
-    def chunks(self, owner: str) -> list[bytes | None]:
-        """The owner's column chunks, indexed by chunk number (None where none was written)."""
+    def chunks(self, owner: str) -> list[memoryview | None]:
+        """The owner's column chunks, indexed by chunk number (None where none was written):
+        those kept from an earlier read whose stamp is unchanged, the others read now."""
+        raw = self.stamps.get((owner,))
+        stamps = bytes(raw) if raw is not None else b""
+        kept_stamps, kept = self._kept.get(owner, (b"", []))
+        if stamps == kept_stamps:
+            return kept
+        n = len(stamps) // 8
+        out: list[memoryview | None] = list(kept[:n]) + [None] * max(n - len(kept), 0)
+        changed = [c for c in range(n) if stamps[c * 8 : c * 8 + 8] != kept_stamps[c * 8 : c * 8 + 8]]
+        if len(changed) > 16:  # many: one range read of them all
+            out = self._read_chunks(owner)
+            out = out[:n] + [None] * (n - len(out))
+        else:
+            for c in changed:
+                value = self.columns.raw_get(self.columns.key((owner, c)))
+                out[c] = _payload(value) if value is not None else None
+        if len(self._kept) >= _OWNERS_KEPT and owner not in self._kept:
+            self._kept.pop(next(iter(self._kept)))
+        self._kept[owner] = (stamps, out)
+        return out
+
+    def _read_chunks(self, owner: str) -> list[memoryview | None]:
+        """Every column chunk of the owner as stored, indexed by chunk number."""
         keys, values = self.columns.raw_columns((owner,))
-        out: list[bytes | None] = []
-        n = len(self.columns.key((owner,)))
-        for key, raw in zip(keys, values, strict=True):
-            chunk = codec.int_at(key[n:])
+        base = len(self.columns.key((owner,)))
+        out: list[memoryview | None] = []
+        for key, value in zip(keys, values, strict=True):
+            chunk = codec.int_at(key, base)
             if chunk is None:
-                chunk = int(codec.decode_one(key, n)[0])
+                chunk = int(codec.decode_one(key, base)[0])
             out.extend([None] * (chunk - len(out)))
-            out.append(_payload(raw))
+            out.append(_payload(value))
         return out
 
     def column(self, owner: str, doc: int) -> Column | None:
@@ -655,37 +757,52 @@ class TextIndex:
     def hits_of(self, owner: str, terms: Sequence[str], eids: Sequence[str]) -> list[dict[str, tuple[int, int]]]:
         """Each episode's ``{term: (tf, dl)}`` for the terms it holds (in ``terms`` order); empty
         for an episode with none, or with no text document."""
-        out: list[dict[str, tuple[int, int]]] = [{} for _ in eids]
-        present = [(i, doc) for i, eid in enumerate(eids) if (doc := self.number(owner, eid)) is not None]
-        chunks: dict[int, bytes | None] = {}
+        return self.hits_of_keys(owner, terms, [codec.encode_subscript(eid) for eid in eids])
+
+    def hits_of_keys(self, owner: str, terms: Sequence[str], keys: Sequence[bytes]) -> list[dict[str, tuple[int, int]]]:
+        """``hits_of`` for episodes given as encoded id subscripts (the last bytes of every
+        index key, so the query layer slices them out instead of encoding ids again)."""
+        out: list[dict[str, tuple[int, int]]] = [{} for _ in keys]
+        present = [(i, doc) for i, doc in enumerate(self.numbers_of(owner, keys)) if doc is not None]
+        chunks = self.chunks(owner) if present else []
         for (i, doc), tfs in zip(present, self.tfs_of(owner, terms, [doc for _, doc in present]), strict=True):
             if not tfs:
                 continue
-            c = doc // CHUNK_DOCS
-            if c not in chunks:
-                raw = self.columns.get((owner, c))
-                chunks[c] = raw
-            chunk = chunks[c]
+            chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
             col = unpack_record(chunk, doc) if chunk is not None else None
             if col is None or not col.live:
                 raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
             out[i] = {t: (tf, col.dl) for t, tf in tfs.items()}
         return out
 
+    def numbers_of(self, owner: str, keys: Sequence[bytes]) -> list[int | None]:
+        """The document number of each episode (given as its encoded id subscript; None for one
+        with none), in one snapshot."""
+        prefix = self.numbers.key((owner,))
+        unpack = codec.unpack_value
+        with self.space.reader() as txn:
+            raws = [txn.get(prefix + key) for key in keys]
+        return [None if raw is None else int(unpack(raw)) for raw in raws]
+
     def tfs_of(self, owner: str, terms: Sequence[str], docs: Sequence[int]) -> list[dict[str, int]]:
-        """Each document's frequency of each term (absent terms left out), reading for each
-        term only the blocks that hold one of the documents."""
+        """Each document's frequency of each term (absent terms left out): for a few documents
+        only the blocks that hold them are read, for many the term's whole list."""
         out: list[dict[str, int]] = [{} for _ in docs]
         order = sorted(range(len(docs)), key=docs.__getitem__)
+        if len(docs) > 8:
+            rows = lookup_tfs([self.term_blocks(owner, t) for t in terms], [docs[i] for i in order])
+            for i, row in zip(order, rows, strict=True):
+                out[i] = {t: tf for t, tf in zip(terms, row, strict=True) if tf}
+            return out
         for term in terms:
             first, last, by_doc = 1, 0, {}  # the block read last: its documents' range and tfs
             for i in order:
                 doc = docs[i]
                 if not first <= doc <= last:
-                    block = self.block_of(owner, term, doc)
-                    if block is None:
+                    found = self.block_of(owner, term, doc)
+                    if found is None:
                         continue
-                    ds, tfs = decode_block(block)
+                    ds, tfs = decode_block(found)
                     first, last, by_doc = ds[0], ds[-1], dict(zip(ds, tfs, strict=True))
                 tf = by_doc.get(doc)
                 if tf:
@@ -709,9 +826,12 @@ class TextIndex:
         if numbers and max(numbers.values()) >= next_doc:
             out.append(f"^EPN({owner!r},'next_doc'): {next_doc}, but document {max(numbers.values())} exists")
         live: dict[int, Column] = {}
-        for c, chunk in enumerate(self.chunks(owner)):
+        stamps = self.stamps.get((owner,)) or b""
+        for c, chunk in enumerate(self._read_chunks(owner)):
             if chunk is None:
                 continue
+            if stamps[c * 8 : c * 8 + 8] in (b"", bytes(8)):
+                out.append(f"^EPCV({owner!r}): no stamp for chunk {c}")
             if len(chunk) % RECORD_BYTES or len(chunk) > CHUNK_DOCS * RECORD_BYTES:
                 out.append(f"^EPC({owner!r},{c}): {len(chunk)} bytes, not whole records of one chunk")
                 continue
@@ -726,9 +846,10 @@ class TextIndex:
             out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): live record of document {doc}, which no episode has")
         want: dict[tuple[str, int], int] = {}
         for eid, d in expected.items():
-            doc = numbers.get(eid)
-            if doc is None:
+            number = numbers.get(eid)
+            if number is None:
                 continue
+            doc = number
             col = live.get(doc)
             if col is None:
                 out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): no live record of document {doc} ({eid})")
@@ -757,12 +878,11 @@ class TextIndex:
             prev_last = docs[-1]
             for doc, tf in zip(docs, tfs, strict=True):
                 have[(term, doc)] = tf
-                d = expected.get(by_doc.get(doc, ""))
-                if d is not None and (tf > max_tf or d.dl < min_dl):
+                held = expected.get(by_doc.get(doc, ""))
+                if held is not None and (tf > max_tf or held.dl < min_dl):
                     out.append(f"^EPX{subs!r}: the block's bounds do not bound document {doc}")
         for term, doc in sorted(want.keys() | have.keys()):
             if want.get((term, doc)) != have.get((term, doc)):
-                out.append(
-                    f"^EPX({owner!r},{term!r},...): document {doc} ({by_doc.get(doc)}): tf {have.get((term, doc))}, expected {want.get((term, doc))}"
-                )
+                got, wanted = have.get((term, doc)), want.get((term, doc))
+                out.append(f"^EPX({owner!r},{term!r},...): document {doc} ({by_doc.get(doc)}): tf {got}, expected {wanted}")
         return out

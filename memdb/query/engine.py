@@ -44,6 +44,7 @@ from memdb.memory.ids import from_micros, ts_micros
 from memdb.memory.layout import (
     CODE_OF_PACKED,
     ID_SLICE,
+    ID_TAIL_BYTES,
     LEVELS_PER_POINT,
     MAX_CODE,
     NO_OUTCOME,
@@ -802,12 +803,9 @@ class OwnerQueries:
         if not (tags or any_tags or kinds or session or window or looked_up or postings) and driver_name != "any tag":
             # nothing to look up and no repeats (only any_tags' ranges overlap): keep or drop by code
             if outcome is None:
-                out = [(tail, code_of[raw], _NO_HITS) for tail, raw in itertools.islice(driver, cap)]
-            else:
-                out = [(tail, c, _NO_HITS) for tail, raw in driver if (c := code_of[raw]) & 3 == outcome]
-                if cap is not None:  # (only the empty-answer note caps)
-                    del out[cap:]
-            return out
+                return [(tail, code_of[raw], _NO_HITS) for tail, raw in itertools.islice(driver, cap)]
+            kept = [(tail, c, _NO_HITS) for tail, raw in driver if (c := code_of[raw]) & 3 == outcome]
+            return kept[:cap] if cap is not None else kept  # (only the empty-answer note caps)
         out: list[_Hot] = []
         seen: set[bytes] = set()
         text = self._layout.text
@@ -835,10 +833,11 @@ class OwnerQueries:
                     yield tail, code
 
         entries = passing()
-        # the terms are looked up a batch of candidates at a time: each block read serves many
-        batch = 256 if looked_up else 1 << 30
+        # the terms are looked up a batch of candidates at a time (each block read serves many),
+        # a small one when a cap may stop early
+        batch = (256 if cap is not None else 1 << 16) if looked_up else 1 << 30
         while chunk := list(itertools.islice(entries, batch)):
-            found = text.hits_of(owner, looked_up, [tail_id(t) for t, _ in chunk]) if looked_up else None
+            found = text.hits_of_keys(owner, looked_up, [t[-ID_TAIL_BYTES:] for t, _ in chunk]) if looked_up else None
             for i, (tail, code) in enumerate(chunk):
                 hits = postings.get(tail[ID_SLICE], _NO_HITS) if postings else _NO_HITS
                 if found is not None and found[i]:
@@ -1010,7 +1009,7 @@ class OwnerQueries:
             chosen = pending.reaching(floor, 0.9 * ceiling / top + 0.1, _TEXT_LEVEL, 0.05, now_us)
         picked = list(chosen)
         tails = [pending.tail(i) for i in picked]
-        found = self._layout.text.hits_of(self.name, tuple(dict.fromkeys(q.rank_terms)), [tail_id(t) for t in tails])
+        found = self._layout.text.hits_of_keys(self.name, tuple(dict.fromkeys(q.rank_terms)), [t[-ID_TAIL_BYTES:] for t in tails])
         out: list[_Hot] = [(tail, pending.codes[i], hits or _NO_HITS) for i, tail, hits in zip(picked, tails, found, strict=True)]
         return out, lows
 

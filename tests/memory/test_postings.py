@@ -302,3 +302,16 @@ class TextIndexMachine(RuleBasedStateMachine):
 
 TestTextIndexMachine = TextIndexMachine.TestCase
 TestTextIndexMachine.settings = settings(max_examples=25, stateful_step_count=15, deadline=None)
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpora, st.lists(st.sampled_from("abcdefz"), min_size=1, max_size=4, unique=True), st.data())
+def test_looking_up_documents_equals_their_postings(corpus: list[Any], terms: list[str], data: st.DataObject) -> None:
+    """``lookup_tfs`` (C and twin) gives each asked document's frequency of each term, absent
+    ones and documents in no block included, decoding only blocks that can hold one."""
+    blocks, _, docs = build(corpus, 1)
+    asked = sorted(data.draw(st.sets(st.integers(0, 2 * len(docs) + 3), max_size=40)))
+    per_term = [blocks.get(t, []) for t in terms]
+    want = [[docs[d // 2].tf.get(t, 0) if d % 2 == 0 and d // 2 < len(docs) else 0 for t in terms] for d in asked]
+    assert P.py_lookup_tfs(per_term, asked) == want
+    assert P.lookup_tfs(per_term, asked) == want

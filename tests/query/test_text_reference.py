@@ -144,3 +144,29 @@ def test_text_search_equals_the_reference(
                 kth = want[min(limit, len(want)) - 1][1] if want else None
                 assert {m.episode.id for m in got.memories if m.score != kth} == {e for e, s in want[:limit] if s != kth}
                 assert all(m.episode.owner == owner for m in got.memories)
+
+
+@pytest.mark.lmdb_only(reason="two processes on one LMDB directory; the PostgreSQL server is shared by design")
+def test_kept_column_chunks_follow_another_process_s_writes(tmp_path: Any) -> None:
+    """A process keeps the column chunks it read; another process's capture, feedback and
+    erasure change their stamps, so the next search reads them again and sees the change."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "db"
+    with memdb.open(path, clock=lambda: NOW) as db:
+        ana = db.owner("ana")
+        first = ana.record("debug", "deploy quota", outcome="failure", ts=NOW - dt.timedelta(hours=1))
+        assert ana.recall(text="deploy", now=NOW).total == 1  # the chunks are kept now
+        script = (
+            "import datetime as dt, memdb\n"
+            f"now = dt.datetime({NOW.year}, {NOW.month}, {NOW.day}, {NOW.hour}, tzinfo=dt.UTC)\n"
+            f"with memdb.open({str(path)!r}, clock=lambda: now) as db:\n"
+            "    ana = db.owner('ana')\n"
+            "    ana.record('debug', 'deploy rollback', outcome='success', ts=now - dt.timedelta(hours=2))\n"
+            f"    ana.erase([{first.id!r}], reason='test')\n"
+        )
+        subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+        again = ana.recall(text="deploy", now=NOW)
+        assert again.total == 1 and again.memories[0].episode.summary == "deploy rollback"
+        assert db.check().ok

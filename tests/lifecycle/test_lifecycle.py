@@ -22,6 +22,7 @@ from memdb.errors import LLMError, NotFoundError, ValidationError
 from memdb.lifecycle.summarize import ExtractiveSummarizer
 from memdb.llm.adapters import AnthropicSummarizer
 from memdb.memory.ids import episode_day
+from memdb.memory.postings import Column
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 1, 10, 0, tzinfo=UTC)
@@ -541,3 +542,33 @@ def test_settings_changed_by_another_handle_are_kept_and_used(tmp_path: Path, cl
         assert b.settings.retention_days == 30 and b.settings.access_flush_every == 64
         a.configure(retention_days=40)
         assert b.maintain(now=T0).purged == 1 and b.settings.retention_days == 40
+
+
+def test_erasing_one_episode_rewrites_the_blocks_it_shares(tmp_path: Path, clock: Clock) -> None:
+    """Erasure takes one episode out of blocks other episodes still fill: after compact(), no
+    byte of its own words remains (its id stays in the audit record, by design), its column
+    record is zeroed, and the others are found as before."""
+    path = tmp_path / "erase-one"
+    with memdb.open(path, clock=clock) as db:
+        mem = db.owner("ana")
+        others = []
+        for i in range(300):  # several blocks of the shared words
+            clock.now = T0 + dt.timedelta(minutes=i)
+            others.append(mem.record("exchange", f"deploy rollback number {i}", ts=clock.now).id)
+        clock.now = T0 + dt.timedelta(minutes=150, seconds=30)
+        gone = mem.record("exchange", "deploy rollback of the xylophonist wombatcake", ts=clock.now)
+        assert mem.recall(text="wombatcake").total == 1
+        doc = db.episodes.layout.text.number("ana", gone.id)
+        assert doc is not None
+        mem.erase([gone.id], reason="deletion request")
+        assert mem.recall(text="deploy").total == 300 and mem.recall(text="wombatcake").total == 0
+        assert db.episodes.layout.text.number("ana", gone.id) is None and db.episodes.layout.text.column("ana", doc) == Column(
+            0, 0, 0, 0, False
+        )
+        db.compact()
+        assert db.check().ok
+    raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+    for trace in (b"wombatcake", b"xylophon"):  # its words, stemmed or not
+        assert trace not in raw
+    with memdb.open(path, clock=clock) as db:
+        assert {m.episode.id for m in db.owner("ana").recall(text="rollback", limit=500)} == set(others)

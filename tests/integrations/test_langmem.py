@@ -64,7 +64,8 @@ def test_manage_and_search_tools_work_on_memdb(db: memdb.Database, store: MemdbS
     # in memdb, each memory is ana's fact, and its earlier value a version of it
     ana = db.owner("ana")
     fact = ana.fact(f"lg/memories/{memory_id}")
-    assert [v.decisions["value"]["content"] for v in ana.versions(fact.id)] == ["Prefers dark mode in every editor", "Prefers light mode now"]
+    values = [v.decisions["value"]["content"] for v in ana.versions(fact.id)]
+    assert values == ["Prefers dark mode in every editor", "Prefers light mode now"]
 
     assert manage.invoke({"action": "delete", "id": memory_id}, config=ANA).startswith("Deleted")
     assert [h["value"]["content"] for h in _found(search, "mode tuesdays", ANA)] == ["Deploys on Tuesdays only"]

@@ -60,7 +60,7 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from memdb import Database, Episode, Memory
+from memdb import Database, Episode, Memory, RegexSanitizer
 from memdb.errors import NotFoundError, ValidationError
 
 __all__ = ["MemdbStore"]
@@ -73,6 +73,12 @@ _KEPT = re.compile(r"[A-Za-z0-9_.:@-]")
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 _MISSING = object()
 _PAGE = 50
+_MESSAGES = RegexSanitizer()  # a caller's value in an error message, with personal data replaced
+
+
+def _shown(value: object) -> str:
+    text = _MESSAGES.sanitize({"v": repr(value)[:200]})["v"]
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _label(text: str) -> str:
@@ -172,16 +178,18 @@ class MemdbStore(BaseStore):
             if not op.namespace:
                 raise InvalidNamespaceError("Namespace cannot be empty.")
             if not isinstance(op.key, str):
-                raise ValidationError(f"store key {op.key!r}: keys are str")
+                raise ValidationError(f"store key {_shown(op.key)}: keys are str")
         if isinstance(op, PutOp) and op.value is not None and not isinstance(op.value, Mapping):
-            raise ValidationError(f"store value for key {op.key!r}: {type(op.value).__name__}, not a dict (LangGraph values are dicts)")
+            raise ValidationError(f"store value for key {_shown(op.key)}: {type(op.value).__name__}, not a dict (LangGraph values are)")
         if isinstance(op, SearchOp) and op.filter:
             for name, wanted in op.filter.items():
                 _check_filter(str(name), wanted)
 
     def _get(self, op: GetOp) -> Item | None:
         owner, stored = self._split(op.namespace)
-        mem = self._memory(owner)
+        mem = self._reader(owner)
+        if mem is None:
+            return None
         episode = _current(mem, fact_key(stored, op.key))
         if episode is None:
             return None
@@ -220,7 +228,7 @@ class MemdbStore(BaseStore):
         now: dt.datetime,
     ) -> Episode:
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < 10**9):
-            raise ValidationError(f"store ttl {ttl!r}: a positive number of minutes, or None")
+            raise ValidationError(f"store ttl {_shown(ttl)}: a positive number of minutes, or None")
         text = "\n".join(t for t in self._texts(value, index) if t.strip())
         decisions = {
             "namespace": list(stored), "key": item_key, "value": value, "created_at": created, "ttl": ttl, "index": index,
@@ -242,7 +250,9 @@ class MemdbStore(BaseStore):
         query = (op.query or "").strip()
         ranked: list[tuple[float, str, str, Episode]] = []  # (sort key, owner, id, episode)
         for owner in owners:
-            mem = self._memory(owner)
+            mem = self._reader(owner)
+            if mem is None:
+                continue
             found = self._recalled(mem, query, stored_prefix, op.filter, want) if query else self._listed(mem, stored_prefix, op.filter)
             ranked.extend(found if query else found[:want])
         ranked.sort(key=lambda r: (r[0], r[1], r[2]))
@@ -299,7 +309,9 @@ class MemdbStore(BaseStore):
         named = next((c.path[0] for c in conditions if c.match_type == "prefix" and c.path and c.path[0] != "*"), None)
         namespaces: set[tuple[str, ...]] = set()
         for owner in self._owners(None if self._owner else named):
-            mem = self._memory(owner)
+            mem = self._reader(owner)
+            if mem is None:
+                continue
             now = mem.now()
             for episode in self._scan(mem, ()):
                 if _expired(episode, now):
@@ -338,6 +350,14 @@ class MemdbStore(BaseStore):
         if mem is None:
             mem = self._handles[owner] = self._db.owner(owner)
         return mem
+
+    def _reader(self, owner: str) -> Memory | None:
+        """The handle to read ``owner`` through, or None for a label no owner can have (a
+        write under it is refused; a read finds nothing)."""
+        try:
+            return self._memory(owner)
+        except ValidationError:
+            return None
 
     def _namespace(self, owner: str, episode: Episode) -> tuple[str, ...]:
         stored = tuple(episode.decisions["namespace"])
@@ -424,7 +444,7 @@ def _namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) ->
         return False
     part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[len(namespace) - len(path) :]
     if condition.match_type not in ("prefix", "suffix"):
-        raise ValidationError(f"namespace match type {condition.match_type!r}: use prefix or suffix")
+        raise ValidationError(f"namespace match type {_shown(condition.match_type)}: use prefix or suffix")
     return all(want in ("*", have) for want, have in zip(path, part, strict=True))
 
 
@@ -436,7 +456,7 @@ def _check_filter(name: str, wanted: Any) -> None:
         for k, v in wanted.items():
             if str(k).startswith("$"):
                 if k not in _OPERATORS:
-                    raise ValidationError(f"store filter {name!r}: operator {k!r} is not one of {', '.join(_OPERATORS)}")
+                    raise ValidationError(f"store filter {_shown(name)}: operator {_shown(k)} is not one of {', '.join(_OPERATORS)}")
             else:
                 _check_filter(f"{name}.{k}", v)
 

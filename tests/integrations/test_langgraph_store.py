@@ -86,6 +86,11 @@ def test_personal_data_in_a_namespace_or_key_is_refused(db: memdb.Database) -> N
         store.put(("ana", long_label), EMAIL, {"v": 1})
     assert store.search(("ana",)) == [] and db.owner("ana").facts() == []
     assert db.owners() in ([], ["ana"])
+    # a first label no owner can have finds nothing to read
+    assert store.get((CARD, "memories"), "k") is None and store.get(("bad\nowner",), "k") is None
+    assert store.search((CARD,)) == [] and store.list_namespaces(prefix=("bad\nowner",)) == []
+    with pytest.raises(ValidationError):
+        store.put(("bad\nowner",), "k", {"v": 1})
 
 
 def test_long_namespaces_and_keys_get_a_digest_key(db: memdb.Database) -> None:
@@ -122,6 +127,9 @@ def test_a_bad_batch_fails_whole_before_it_writes(db: memdb.Database) -> None:
     store = MemdbStore(db)
     with pytest.raises(ValidationError, match="not a dict"):
         store.batch([PutOp(("ana", "x"), "ok", {"v": 1}), PutOp(("ana", "x"), "bad", ["not", "a", "dict"])])  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="not a dict") as bad:
+        store.put(("ana", "x"), EMAIL, "a str")  # type: ignore[arg-type]
+    assert EMAIL not in str(bad.value) and "<EMAIL_1>" in str(bad.value)  # errors never quote personal data
     with pytest.raises(ValidationError, match=r"operator '\$regex'"):
         store.search(("ana",), filter={"v": {"$regex": ".*"}})
     with pytest.raises(ValidationError, match="ttl"):

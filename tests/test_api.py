@@ -13,10 +13,12 @@ PACKAGE = Path(memdb.__file__).parent
 
 # Layer packages (and the top-level modules) by height: code may import memdb modules of its own
 # height or lower only. errors and native are the foundation every layer may use; cli and aio
-# (the public name of memdb.surfaces.aio) are surfaces.
+# (the public name of memdb.surfaces.aio) are surfaces; integrations (optional extras for agent
+# frameworks) sit above them and use the public API only.
 LAYERS = {
     "errors": 0, "native": 0, "_scorer": 0,
     "engine": 1, "memory": 2, "lifecycle": 3, "query": 4, "governance": 5, "llm": 6, "surfaces": 7, "cli": 7, "aio": 7,
+    "integrations": 8,
 }  # fmt: skip
 
 

@@ -121,8 +121,12 @@ class Database:
         skipped, both counted; running it again the same day adds nothing."""
         if isinstance(owners, str):  # one owner's name, not its letters
             owners = [owners]
-        with span("memdb.reflect", {}):
-            return self.reflection.run(now, owners=[check_owner(o) for o in owners] if owners is not None else None, reflector=reflector)
+        with span("memdb.reflect", {}) as s:
+            report = self.reflection.run(now, owners=[check_owner(o) for o in owners] if owners is not None else None, reflector=reflector)
+            s.set("memdb.reflect.owners", len(report.owners))
+            s.set("memdb.reflect.stored", report.stored)
+            s.set("memdb.reflect.discarded", report.discarded)
+        return report
 
     def review_queue(self, owner: str | None = None, limit: int | None = None) -> list[Entry]:
         """Pending entries awaiting a person, oldest first (one owner's, or everyone's)."""

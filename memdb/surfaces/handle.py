@@ -79,8 +79,9 @@ class Memory:
         every ``pattern_every``-th record of a typed kind triggers pattern extraction over that
         batch, once outside any transaction (imports do not: they are history, not events as
         they complete)."""
-        with span("memdb.record", {"memdb.owner": self.name, "memdb.kind": str(kind)}) as s:
+        with span("memdb.record", {"memdb.owner": self.name}) as s:
             episode = self._episodes.record(kind, summary, ts=ts, **fields)
+            s.set("memdb.kind", episode.kind)  # a kind as validated, never the argument as given
             s.set("memdb.episode.id", episode.id)
             self._patterns.run_due(self.name)
         return episode
@@ -89,17 +90,24 @@ class Memory:
         self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()
     ) -> Episode:
         """Capture one gateway exchange as bounded digests of both sides, never the raw payload."""
-        with span("memdb.record", {"memdb.owner": self.name, "memdb.kind": "exchange"}):
-            return self._episodes.record_exchange(session, user_message, response, ts=ts, tags=tags)
+        with span("memdb.record", {"memdb.owner": self.name, "memdb.kind": "exchange"}) as s:
+            episode = self._episodes.record_exchange(session, user_message, response, ts=ts, tags=tags)
+            s.set("memdb.episode.id", episode.id)
+        return episode
 
     def record_tool_call(self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()) -> Episode:
         """Capture a tool call as an execution event with a bounded input digest."""
-        with span("memdb.record", {"memdb.owner": self.name, "memdb.kind": "tool_call"}):
-            return self._episodes.record_tool_call(session, tool, input, ts=ts, tags=tags)
+        with span("memdb.record", {"memdb.owner": self.name, "memdb.kind": "tool_call"}) as s:
+            episode = self._episodes.record_tool_call(session, tool, input, ts=ts, tags=tags)
+            s.set("memdb.episode.id", episode.id)
+        return episode
 
     def record_tool_result(self, call_id: str, result: Any) -> Episode:
         """Attach a bounded, sanitized result to an earlier tool call of this owner."""
-        return self._episodes.record_tool_result(call_id, result)
+        with span("memdb.record_tool_result", {"memdb.owner": self.name}) as s:
+            episode = self._episodes.record_tool_result(call_id, result)
+            s.set("memdb.episode.id", episode.id)  # once known good: an argument is never an attribute unchecked
+        return episode
 
     def close_session(
         self, session: str, *, kind: str, outcome: str | None = None, now: dt.datetime | None = None, tags: Iterable[str] = ()

@@ -1,4 +1,4 @@
-"""OpenTelemetry spans for the surfaces: record, recall, ask, history, maintain, reflect, MCP tools.
+"""OpenTelemetry spans for the surfaces: record (and a tool call's result), recall, ask, history, maintain, reflect, MCP tools.
 
 Off and free unless an application configured OpenTelemetry: memdb never imports it (the API
 comes with ``anthropic``); a span is made only when ``opentelemetry.trace`` is already imported
@@ -6,9 +6,10 @@ and a real tracer provider is set (an SDK's), otherwise ``span`` costs one dict 
 
 Attributes follow the ``gen_ai`` semantic conventions where they apply (an MCP tool call is
 ``execute_tool {gen_ai.tool.name}`` with ``gen_ai.operation.name`` ``execute_tool``), else
-``memdb.*``: the owner, limits and counts. Never episode text, a question, tool arguments, or an
-exception's message (``error.type`` names its class only), as for the logs (memdb.engine.log;
-tests/surfaces/test_tracing.py).
+``memdb.*``: the owner, a kind and episode id once validated, limits and counts. Never episode
+text, a question, tool arguments, an argument as the caller gave it, or an exception's message
+(``error.type`` names its class only), as for the logs (memdb.engine.log;
+tests/surfaces/test_tracing.py, and tests/surfaces/test_tracing_sdk.py with the SDK's exporter).
 """
 
 from __future__ import annotations

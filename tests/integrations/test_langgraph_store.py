@@ -1,0 +1,183 @@
+"""``MemdbStore`` as memdb sees it: every item an owner's fact, sanitized, found by memdb's own
+queries, corrected as a version and erased whole; and the LangGraph tests' shapes ported in
+tests/integrations/test_langgraph_conformance.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from clocks import Clock
+from hypothesis import given
+from hypothesis import strategies as st
+from langgraph.store.base import PutOp
+
+import memdb
+from memdb.errors import NotFoundError, ValidationError
+from memdb.integrations.langgraph import MemdbStore, fact_key
+
+NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=dt.UTC)
+EMAIL = "ana.secret@example.com"
+CARD = "4111 1111 1111 1111"
+
+
+@pytest.fixture
+def db(backend: str, tmp_path: Path) -> Iterator[memdb.Database]:
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as database:
+        yield database
+
+
+def test_an_item_is_a_fact_of_the_owner_the_namespace_names(db: memdb.Database) -> None:
+    store = MemdbStore(db)
+    store.put(("ana", "memories"), "theme", {"content": "prefers dark mode"})
+    (fact,) = db.owner("ana").facts()
+    assert fact.kind == "fact" and fact.key == "lg/memories/theme" and "langgraph" in fact.tags
+    assert fact.decisions["value"] == {"content": "prefers dark mode"} and "dark mode" in fact.summary
+    assert db.owner("bob").facts() == [] and db.owners() == ["ana"]
+    # memdb's own queries find it: the item is indexed like any episode
+    assert [h.episode.id for h in db.owner("ana").recall(text="dark mode")] == [fact.id]
+    assert db.owner("bob").recall(text="dark mode").total == 0
+
+
+def test_a_store_with_an_owner_keeps_every_namespace_under_it(db: memdb.Database) -> None:
+    ana = MemdbStore(db, owner="ana")
+    ana.put(("bob", "memories"), "k", {"content": "ana's note under a namespace that names bob"})
+    assert db.owner("bob").facts() == [] and len(db.owner("ana").facts()) == 1
+    assert ana.get(("bob", "memories"), "k") is not None
+    assert MemdbStore(db, owner="bob").get(("bob", "memories"), "k") is None
+    assert MemdbStore(db, owner="bob").search(()) == [] and MemdbStore(db, owner="bob").list_namespaces() == []
+    assert ana.list_namespaces() == [("bob", "memories")]
+    # the store without an owner reads it as ana's, namespace ("ana", "bob", "memories")
+    assert MemdbStore(db).list_namespaces() == [("ana", "bob", "memories")]
+
+
+def test_values_are_sanitized_before_anything_is_written(db: memdb.Database, tmp_path: Path, backend: str) -> None:
+    store = MemdbStore(db)
+    store.put(("ana", "contacts"), "c1", {"note": f"write to {EMAIL}", "card": CARD, "password": "hunter2zz", "n": 3})
+    item = store.get(("ana", "contacts"), "c1")
+    assert item is not None
+    assert item.value == {"note": "write to <EMAIL_1>", "card": "<CARD_1>", "password": "<SECRET_1>", "n": 3}
+    found = store.search(("ana",), query="write")
+    assert [r.value for r in found] == [item.value]
+    fact = db.owner("ana").facts()[0]
+    for text in (fact.summary, fact.content, repr(fact.decisions)):
+        assert EMAIL not in text and "4111" not in text and "hunter2zz" not in text
+    if backend == "lmdb":
+        db.flush()
+        raw = b"".join(p.read_bytes() for p in sorted((tmp_path / "db").iterdir()) if p.is_file())
+        assert EMAIL.encode() not in raw and b"hunter2zz" not in raw and b"4111 1111" not in raw
+
+
+def test_personal_data_in_a_namespace_or_key_is_refused(db: memdb.Database) -> None:
+    store = MemdbStore(db)
+    with pytest.raises(ValidationError, match="personal data"):
+        store.put((CARD, "memories"), "k", {"v": 1})  # the owner label (labels hold no ".", so no email)
+    with pytest.raises(ValidationError, match="personal data"):
+        store.put(("ana", CARD), "k", {"v": 1})
+    with pytest.raises(ValidationError, match="personal data"):
+        store.put(("ana", "memories"), EMAIL, {"v": 1})
+    long_label = "x" * 150  # past a readable fact key: the labels live in decisions only, sanitized
+    with pytest.raises(ValidationError, match="personal data"):
+        store.put(("ana", long_label), EMAIL, {"v": 1})
+    assert store.search(("ana",)) == [] and db.owner("ana").facts() == []
+    assert db.owners() in ([], ["ana"])
+    # a first label no owner can have finds nothing to read
+    assert store.get((CARD, "memories"), "k") is None and store.get(("bad\nowner",), "k") is None
+    assert store.search((CARD,)) == [] and store.list_namespaces(prefix=("bad\nowner",)) == []
+    with pytest.raises(ValidationError):
+        store.put(("bad\nowner",), "k", {"v": 1})
+
+
+def test_long_namespaces_and_keys_get_a_digest_key(db: memdb.Database) -> None:
+    store = MemdbStore(db)
+    ns = ("ana", "projects", "n" * 120)
+    store.put(ns, "k" * 200, {"content": "the long one"})
+    store.put(("ana", "projects"), "short", {"content": "the short one"})
+    assert store.get(ns, "k" * 200).value == {"content": "the long one"}  # type: ignore[union-attr]
+    keys = sorted(str(f.key) for f in db.owner("ana").facts())
+    assert keys[0] == "lg/projects/short" and re.fullmatch(r"lg:[0-9a-f]{40}", keys[1])
+    assert {r.key for r in store.search(("ana", "projects"))} == {"k" * 200, "short"}
+    assert [r.key for r in store.search(("ana", "projects", "n" * 120), query="long")] == ["k" * 200]
+    assert sorted(store.list_namespaces(prefix=("ana",))) == [("ana", "projects"), ns]
+    store.delete(ns, "k" * 200)
+    assert store.get(ns, "k" * 200) is None and len(db.owner("ana").facts()) == 1
+
+
+def test_a_new_value_supersedes_and_a_delete_erases_every_version(db: memdb.Database) -> None:
+    store, ana = MemdbStore(db), db.owner("ana")
+    store.put(("ana", "prefs"), "editor", {"content": "vim"})
+    store.put(("ana", "prefs"), "editor", {"content": "emacs"})
+    store.put(("ana", "prefs"), "editor", {"content": "emacs"})  # the same value again writes nothing
+    current = ana.fact("lg/prefs/editor")
+    assert [v.decisions["value"]["content"] for v in ana.versions(current.id)] == ["vim", "emacs"]
+    assert ana.recall(text="vim").total == 0  # an old value is out of default answers
+    store.delete(("ana", "prefs"), "editor")
+    with pytest.raises(NotFoundError):
+        ana.versions(current.id)
+    assert ana.count() == 0
+    assert [a["action"] for a in ana.audit()][-1] == "delete"
+
+
+def test_a_bad_batch_fails_whole_before_it_writes(db: memdb.Database) -> None:
+    store = MemdbStore(db)
+    with pytest.raises(ValidationError, match="not a dict"):
+        store.batch([PutOp(("ana", "x"), "ok", {"v": 1}), PutOp(("ana", "x"), "bad", ["not", "a", "dict"])])  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="not a dict") as bad:
+        store.put(("ana", "x"), EMAIL, "a str")  # type: ignore[arg-type]
+    assert EMAIL not in str(bad.value) and "<EMAIL_1>" in str(bad.value)  # errors never quote personal data
+    with pytest.raises(ValidationError, match=r"operator '\$regex'"):
+        store.search(("ana",), filter={"v": {"$regex": ".*"}})
+    with pytest.raises(ValidationError, match="ttl"):
+        store.put(("ana", "x"), "k", {"v": 1}, ttl=-5)
+    assert db.owners() == []
+
+
+def test_ttl_config_gives_the_default_and_sweep_erases_what_expired(tmp_path: Path) -> None:
+    clock = Clock(NOW)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        store = MemdbStore(db, ttl={"default_ttl": 10, "refresh_on_read": False})
+        store.put(("ana", "cache"), "a", {"v": 1})
+        store.put(("ana", "cache"), "b", {"v": 2}, ttl=None)  # explicitly never expires
+        clock.advance(minutes=9)
+        assert store.get(("ana", "cache"), "a") is not None  # no refresh by default here
+        clock.advance(minutes=2)
+        assert store.sweep_ttl() == 1
+        assert [f.decisions["key"] for f in db.owner("ana").facts()] == ["b"]
+        assert store.sweep_ttl() == 0
+
+
+def test_store_search_goes_through_recall(db: memdb.Database) -> None:
+    """A query ranks with memdb's recall (its scores; what it returns counts as accessed), and
+    episodes that are not store items never appear."""
+    store, ana = MemdbStore(db), db.owner("ana")
+    ana.record("debug", "deploy of the dark theme failed", outcome="failure")
+    ana.record("fact", "dark", key="ui.theme")  # a fact of ana's own, not the store's
+    store.put(("ana", "notes"), "n1", {"content": "dark theme shipped"})
+    store.put(("ana", "notes"), "n2", {"content": "light theme planned"})
+    found = store.search(("ana",), query="dark theme")
+    assert [r.key for r in found] == ["n1", "n2"] and found[0].score is not None and found[0].score >= (found[1].score or 0)
+    db.flush()
+    assert ana.peek(ana.fact("lg/notes/n1").id).access_count >= 1
+
+
+def test_import_memdb_does_not_import_langgraph() -> None:
+    code = "import sys, memdb; print(any(m.split('.')[0] in ('langgraph', 'langchain_core') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+_label = st.text(st.characters(exclude_characters=".\x00", exclude_categories=("Cs",)), min_size=1, max_size=30)
+
+
+@given(st.lists(st.tuples(st.lists(_label, max_size=4).map(tuple), st.text(st.characters(exclude_categories=("Cs",)), max_size=40))))
+def test_fact_keys_are_valid_and_distinct(items: list[tuple[tuple[str, ...], str]]) -> None:
+    keys = {}
+    for stored, key in items:
+        fk = fact_key(stored, key)
+        assert re.fullmatch(r"[A-Za-z0-9_.:@/+-]{1,128}", fk), fk
+        assert keys.setdefault(fk, (stored, key)) == (stored, key)

@@ -28,6 +28,7 @@ import ipaddress
 import os
 import secrets
 import shutil
+import signal
 import socket
 import sys
 import tempfile
@@ -317,9 +318,16 @@ def run(
                 app, host=host, port=port, log_level="warning", lifespan="on", ssl_certfile=tls_cert, ssl_keyfile=tls_key,
                 proxy_headers=behind_proxy, forwarded_allow_ips="127.0.0.1" if behind_proxy else None,
             )  # fmt: skip
+            # uvicorn re-raises the signal that stopped it once it has shut down; handlers of our own
+            # receive it, so the scheduler stops and gives its lease up instead of the process dying first
+            stopped: list[int] = []
+            main = threading.current_thread() is threading.main_thread()  # signals reach the main thread only
+            previous = {sig: signal.signal(sig, lambda n, _f: stopped.append(n)) for sig in (signal.SIGINT, signal.SIGTERM) if main}
             try:
                 anyio.run(uvicorn.Server(uv).serve, [sock])
             finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
                 if ticker is not None:
                     ticker.stop()
                     ticker.join(timeout=60)

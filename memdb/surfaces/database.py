@@ -184,9 +184,10 @@ class Database:
         the ``session_idle_minutes`` setting, 60) into typed episodes, each of the kind the
         ``session_kinds`` rules give it (else ``session_default_kind``), at most ``limit`` per call.
 
-        The ``memdb serve`` scheduler calls this every ``idle_sessions`` minutes. Only a distiller that judges outcomes (``memdb.open(path, distiller=AnthropicDistiller())``)
-        closes anything here: the offline default never invents an outcome, so its idle sessions
-        are reported as waiting, nothing is written, and ``close_session(..., outcome=...)`` closes them.
+        The ``memdb serve`` scheduler calls this every ``idle_sessions`` minutes. Only a distiller
+        that judges outcomes (``memdb.open(path, distiller=AnthropicDistiller())``) closes anything
+        here: the offline default never invents an outcome, so its idle sessions are reported as
+        waiting, nothing is written, and ``close_session(..., outcome=...)`` closes them.
         """
         return self.sessions.close_idle(now, idle, limit=limit)
 

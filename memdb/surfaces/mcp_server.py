@@ -1210,7 +1210,8 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"config {where!r}: not valid TOML ({exc})") from None
     unknown = sorted(set(config) - {"tokens", *SERVE_TABLES})
     if unknown:
-        raise ConfigError(f"config {where!r}: unknown key {unknown[0]!r} (expected a [tokens] table; memdb serve also reads {', '.join(SERVE_TABLES)})")
+        also = ", ".join(SERVE_TABLES)
+        raise ConfigError(f"config {where!r}: unknown key {unknown[0]!r} (expected a [tokens] table; memdb serve also reads {also})")
     return config
 
 

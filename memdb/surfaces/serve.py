@@ -283,7 +283,10 @@ def run(
         if not allow_remote:
             raise ConfigError(f"--host {host}: not a loopback address; add --allow-remote (with TLS or --behind-proxy) to listen there")
         if tls_cert is None and not behind_proxy:
-            raise ConfigError(f"--host {host}: a non-loopback address needs --tls-cert/--tls-key or --behind-proxy (tokens would cross the network in clear)")
+            raise ConfigError(
+                f"--host {host}: a non-loopback address needs --tls-cert/--tls-key or --behind-proxy "
+                "(tokens would cross the network in clear)"
+            )
     if demo and (db_path is not None or config is not None):
         raise ConfigError("--demo: serves the embedded demo database; leave --db and --config out")
     if not demo and (db_path is None or config is None):

@@ -257,9 +257,8 @@ class Dashboard:
             raise WebError(403, "csrf token: missing or wrong (reload the page and try again; nothing was changed)")
         named = [k for k in NAMING_FIELDS if k in form]
         if named:
-            raise WebError(
-                400, f"{named[0]}: not a form field; actions are recorded as the signed-in owner {me.owner if me else ''!s} (nothing was changed)"
-            )
+            who = f" {me.owner}" if me is not None else ""
+            raise WebError(400, f"{named[0]}: not a form field; actions are recorded as the signed-in owner{who} (nothing was changed)")
         return form
 
 

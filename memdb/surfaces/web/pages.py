@@ -359,9 +359,9 @@ def signin(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
         owner = owner_of_token(token, dash.tokens) if token else None
         if owner is None:  # never echo the token
             value = secrets.token_urlsafe(24)
-            response = dash.render("signin.html", None, status=401, csrf=value, next=target, error="unknown token")
-            dash.cookie(response, SIGNIN_COOKIE, value, max_age=3600)
-            return response
+            refused = dash.render("signin.html", None, status=401, csrf=value, next=target, error="unknown token")
+            dash.cookie(refused, SIGNIN_COOKIE, value, max_age=3600)
+            return refused
         session = dash.sessions.new(owner)
         response = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
         dash.cookie(response, COOKIE, session.id)

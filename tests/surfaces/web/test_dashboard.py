@@ -193,7 +193,8 @@ def test_approve_and_reject_with_a_reason_recorded_as_the_signed_in_owner(new_pa
 def test_a_change_without_the_csrf_token_is_refused(new_page: Any, site: Site) -> None:
     page = new_page()
     sign_in(page, BO_TOKEN)
-    for form in ({"id": site.ids["bo_pending"], "action": "approve"}, {"id": site.ids["bo_pending"], "action": "approve", "csrf": "forged"}):
+    entry = site.ids["bo_pending"]
+    for form in ({"id": entry, "action": "approve"}, {"id": entry, "action": "approve", "csrf": "forged"}):
         response = page.request.post("/review", form=form)
         assert response.status == 403 and "csrf token: missing or wrong" in response.text()
     assert site.db.entry(site.ids["bo_pending"]).state == "pending"

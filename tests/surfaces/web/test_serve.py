@@ -232,7 +232,7 @@ def test_a_serve_process_applies_the_config_s_teams_and_records_its_scheduled_ru
         while True:  # the first tick runs every job whose period is due (catch-up); it records each run
             with memdb.open(path) as db:
                 runs = Scheduler(db.episodes, []).runs()
-            if len(runs) == 4 and all(r.status == "ok" for r in runs) or time.monotonic() > deadline:
+            if (len(runs) == 4 and all(r.status == "ok" for r in runs)) or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
     finally:

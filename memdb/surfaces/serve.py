@@ -204,9 +204,11 @@ def build_app(
     scheduler: Scheduler | None = None,
     secure_cookies: bool = False,
     host: str = HOST,
+    behind_proxy: bool = False,
 ) -> ASGIApp:
     """The one ASGI app of ``memdb serve``: the dashboard at ``/``, MCP (stateless streamable HTTP,
-    the tools of ``memdb mcp``, the same tokens) at ``/mcp``."""
+    the tools of ``memdb mcp``, the same tokens) at ``/mcp``. On loopback, a request naming another
+    host is refused, unless a reverse proxy in front forwards its public name (``behind_proxy``)."""
     _require_web()
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
@@ -214,9 +216,14 @@ def build_app(
     from memdb.surfaces.web.app import build_dashboard
 
     server = build_server(db, tokens=config.tokens)
-    mcp = BearerAuth(server.streamable_http_app(stateless_http=True, json_response=True, host=host), config.tokens)
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    # behind a proxy the Host is the public name; the proxy, not this check, decides what reaches us
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if behind_proxy else None
+    mcp_app = server.streamable_http_app(stateless_http=True, json_response=True, host=host, transport_security=security)
+    mcp = BearerAuth(mcp_app, config.tokens)
     web: ASGIApp = build_dashboard(db, config.tokens, reviewers=config.reviewers, scheduler=scheduler, secure_cookies=secure_cookies)
-    if _is_loopback(host):  # a page of another site resolving its name to 127.0.0.1 (DNS rebinding) gets 400
+    if _is_loopback(host) and not behind_proxy:  # a page of another site resolving its name to 127.0.0.1 (DNS rebinding) gets 400
         web = TrustedHostMiddleware(web, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])
     return _Dispatch(mcp, web)
 
@@ -306,7 +313,7 @@ def run(
                 db.configure(teams=settings.teams)  # the config is the one place teams are declared (audited)
             scheduler = Scheduler(db.episodes, jobs_for(db, settings.schedule)) if settings.schedule.enabled else None
             secure = tls_cert is not None or behind_proxy
-            app = build_app(db, settings, scheduler=scheduler, secure_cookies=secure, host=host)
+            app = build_app(db, settings, scheduler=scheduler, secure_cookies=secure, host=host, behind_proxy=behind_proxy)
             ticker = SchedulerThread(scheduler) if scheduler is not None else None
             if ticker is not None:
                 ticker.start()

@@ -243,3 +243,15 @@ def test_a_serve_process_applies_the_config_s_teams_and_records_its_scheduled_ru
     with memdb.open(path) as db:
         assert db.settings.teams == {"platform": ["ana", "bo"]}
         assert Scheduler(db.episodes, []).lock() is None  # given up on shutdown
+
+
+def test_behind_a_proxy_the_public_host_name_is_accepted(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from memdb.surfaces.serve import ServeConfig, build_app
+
+    with memdb.open(tmp_path / "db") as db:
+        config = ServeConfig({ANA_TOKEN: "ana"})
+        for behind_proxy, status in ((False, 400), (True, 200)):
+            with TestClient(build_app(db, config, behind_proxy=behind_proxy), base_url="https://memdb.example.org") as client:
+                assert client.get("/signin").status_code == status

@@ -14,6 +14,8 @@ Rules (tests/governance/test_schedule.py pins each):
   record written) in the transaction that checks the lock, before the job starts. A run that
   died midway stays claimed and is shown as interrupted; it is never run a second time.
 - After downtime only the latest due period runs; the periods missed are counted in its record.
+- A failed run keeps memdb's error message (sanitized by design) or, for any other exception,
+  only its type: the details go to stderr. The latest ``KEEP_RUNS`` runs of each job are kept.
 - One scheduler per database: a lease in the database (``^SCHED("lock")``), taken and renewed in
   a write transaction, which serializes processes. Another process takes over only once the
   holder's lease has run out.
@@ -30,19 +32,21 @@ import datetime as dt
 import os
 import secrets
 import socket
+import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from memdb.errors import ConfigError
+from memdb.errors import ConfigError, MemdbError
 from memdb.memory.episodes import Episodes
 
 __all__ = ["LEASE", "Job", "Run", "Scheduler", "due_period", "parse_time"]
 
 LEASE = dt.timedelta(minutes=10)  # a holder that stops ticking for this long loses the lock
 REPORT_CHARS = 4000  # a run's report is kept up to this many characters
+KEEP_RUNS = 500  # run records kept per job: about five days of a 15-minute job, ten years of a daily one
 Cadence = Literal["day", "week", "minutes"]
 
 
@@ -185,14 +189,29 @@ class Scheduler:
             period, record = claimed
             try:
                 report, status = job.run(at), "ok"
-            except Exception as exc:  # a job's bug must not stop the others, nor the server
-                report, status = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}", "failed"
+            except MemdbError as exc:  # memdb's messages show values only sanitized: kept
+                report, status = f"{type(exc).__name__}: {exc}", "failed"
+            except Exception as exc:  # a bug must not stop the other jobs, nor the server
+                # its message and traceback may hold data: the type is kept, the rest goes to stderr only
+                print(f"memdb scheduler: job {job.name}: unexpected {type(exc).__name__}", file=sys.stderr)
+                traceback.print_exception(exc, file=sys.stderr)
+                report, status = f"{type(exc).__name__} (unexpected; the server's log has the details)", "failed"
             finished = now or self.now()
             record = {**record, "status": status, "finished": finished, "report": report[:REPORT_CHARS]}
             with self.episodes.space.transaction():
                 self.g.set(("run", job.name, period), record)
+                self._prune(job.name)
             out.append(self._run(job.name, period, record))
         return out
+
+    def _prune(self, job: str) -> None:
+        """Keep the latest ``KEEP_RUNS`` records of a job (an interval job writes one every few minutes)."""
+        extra = self.g.count(("run", job)) - KEEP_RUNS
+        for _ in range(max(extra, 0)):
+            oldest = self.g.order(("run", job, ""))
+            if oldest is None:
+                break
+            self.g.kill(("run", job, oldest))
 
     def _claim(self, job: Job, at: dt.datetime) -> tuple[str, dict[str, Any]] | Literal[False] | None:
         """In one transaction: hold the lease and, if the due period has no run, write it as running

@@ -607,6 +607,17 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return run(args.db, owner=args.owner, transport=args.transport, port=args.port, config=args.config, now=_when(args.now, "--now"))
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The dashboard, MCP at /mcp and the scheduler in one process (loopback unless told otherwise)."""
+    from memdb.surfaces.serve import run
+
+    db = None if args.demo and args.db is None else args.db or os.environ.get("MEMDB_PATH", DEFAULT_DB)
+    return run(
+        db, config=args.config, host=args.host, port=args.port, allow_remote=args.allow_remote, tls_cert=args.tls_cert,
+        tls_key=args.tls_key, behind_proxy=args.behind_proxy, demo=args.demo, now=_when(args.now, "--now"),
+    )  # fmt: skip
+
+
 # --- governance: reflection, review, ceremony, decay, timelines ----------------------------------
 
 
@@ -900,6 +911,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8765, help="HTTP port on 127.0.0.1 (default 8765)")
     p.add_argument("--config", help='HTTP: TOML file mapping bearer tokens to owners ([tokens] "<token>" = "<owner>")')
     p.add_argument("--now", help=f"pin the clock to this time (demos, tests): {_TIME}")
+
+    p = sub.add_parser(
+        "serve", help="the dashboard, MCP at /mcp and the scheduler in one process (needs the 'web' extra)",
+        description="Serve the dashboard, MCP over streamable HTTP at /mcp and the scheduler (docs/dashboard.md).",
+    )  # fmt: skip
+    p.add_argument("--db", help="database directory or postgresql:// URL (default $MEMDB_PATH or ./memdb-data)")
+    p.add_argument("--config", help="TOML file: [tokens] as for memdb mcp, plus [reviewers], [teams], [schedule]")
+    p.add_argument("--demo", action="store_true", help="serve the embedded demo database (no config; tokens are printed)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; others need --allow-remote)")
+    p.add_argument("--port", type=int, default=8766, help="port (default 8766)")
+    p.add_argument("--allow-remote", action="store_true", help="allow a non-loopback --host (with TLS or --behind-proxy)")
+    p.add_argument("--tls-cert", help="TLS certificate (PEM) for HTTPS")
+    p.add_argument("--tls-key", help="TLS private key (PEM)")
+    p.add_argument("--behind-proxy", action="store_true", help="a reverse proxy terminates TLS in front (cookies marked Secure)")
+    p.add_argument("--now", help=f"pin the clock to this time (demos, tests): {_TIME}")
+    p.add_argument("--json", action="store_true", help='errors as JSON: {"error": {"type", "message"}} on stdout')
+    p.set_defaults(func=cmd_serve, json=False)
 
     by_help = "the person deciding (default $MEMDB_USER); kept in the audit trail"
     p = command("reflect", cmd_reflect, "daily reflection: propose cited lessons (pending review) from recent episodes", owner=False)

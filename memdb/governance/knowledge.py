@@ -573,8 +573,29 @@ class Knowledge:
                     items.append(AgendaItem(to_entry(rec), carried_over=int(rec.get("agendas", 0)) > 0))
                     self.entries.set((member, rec["id"]), {**rec, "agendas": int(rec.get("agendas", 0)) + 1})
             cid = new_id(at, f"ceremony {team or '*'}")
-            self.ceremonies.set((team or "*", cid), {"at": at, "items": [i.entry.id for i in items]})
+            carried = [i.entry.id for i in items if i.carried_over]
+            self.ceremonies.set((team or "*", cid), {"at": at, "items": [i.entry.id for i in items], "carried": carried})
         return Agenda(cid, team, at, items)
+
+    def latest_agenda(self, team: str | None = None) -> Agenda | None:
+        """The last agenda kept for ``team`` (every team: None), its items as they stand now
+        (decided ones show their ``ceremony`` ruling; erased ones are left out); None before the
+        first ceremony. Reads only: unlike ``ceremony`` it starts nothing and carries nothing over."""
+        if team is not None:
+            self._check_team(team)
+        key = team or "*"
+        cid = self.ceremonies.order((key, ""), reverse=True)
+        if cid is None:
+            return None
+        rec = self.ceremonies[(key, cid)]
+        carried = set(rec.get("carried") or ())  # agendas kept before this field say nothing was carried
+        items = []
+        for eid in rec["items"]:
+            owner = self.ids.get((eid,))
+            entry = self.entries.get((str(owner), eid)) if owner is not None else None
+            if entry is not None and entry.get("status") != "erased":
+                items.append(AgendaItem(to_entry(entry), carried_over=eid in carried))
+        return Agenda(str(cid), team, utc(rec["at"], "at"), items)
 
     def decide(self, decisions: Mapping[str, str], *, by: str, team: str | None = None, now: dt.datetime | None = None) -> list[Entry]:
         """Apply an owner's decisions (entry id -> share | private | archive), all or none.

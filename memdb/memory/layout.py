@@ -109,6 +109,7 @@ GLOBALS: Final[Mapping[str, str]] = {
     "PATN": "pattern counters", "PATQ": "pattern batches waiting", "PATB": "pattern batches", "PATP": "pattern batches undone",
     "PAT": "patterns", "PATK": "patterns by kind",
     "DIST": "sessions closed into typed episodes, sessions open, counters (memdb.governance.distill)",
+    "SCHED": "scheduler lock and runs (memdb.governance.schedule)",
 }  # fmt: skip
 """Every global memdb writes, with what it holds; a user's own globals must use other names."""
 

@@ -364,6 +364,10 @@ class AsyncDatabase:
         """``Database.ceremony`` in a worker thread."""
         return await _run(self.sync.ceremony, team, now=now)
 
+    async def latest_agenda(self, team: str | None = None) -> Agenda | None:
+        """``Database.latest_agenda`` in a worker thread."""
+        return await _run(self.sync.latest_agenda, team)
+
     async def decide(
         self, decisions: Mapping[str, str], *, by: str, team: str | None = None, now: dt.datetime | None = None
     ) -> list[Entry]:

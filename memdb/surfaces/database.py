@@ -151,6 +151,10 @@ class Database:
         Items nobody rules on carry over to the next ceremony; nothing expires."""
         return self.knowledge.ceremony(team, now=now)
 
+    def latest_agenda(self, team: str | None = None) -> Agenda | None:
+        """The last ceremony agenda kept for ``team`` as it stands now (None before the first); reads only."""
+        return self.knowledge.latest_agenda(team)
+
     def decide(self, decisions: Mapping[str, str], *, by: str, team: str | None = None, now: dt.datetime | None = None) -> list[Entry]:
         """An owner's ceremony decisions, entry id -> ``share`` | ``private`` | ``archive`` (all or none).
         Only an entry's owner may decide (PermissionDeniedError); shared entries keep their attribution."""
@@ -184,10 +188,10 @@ class Database:
         the ``session_idle_minutes`` setting, 60) into typed episodes, each of the kind the
         ``session_kinds`` rules give it (else ``session_default_kind``), at most ``limit`` per call.
 
-        The ``memdb serve`` scheduler (not built yet) is to call this; until then call it from
-        yours. Only a distiller that judges outcomes (``memdb.open(path, distiller=AnthropicDistiller())``)
-        closes anything here: the offline default never invents an outcome, so its idle sessions
-        are reported as waiting, nothing is written, and ``close_session(..., outcome=...)`` closes them.
+        The ``memdb serve`` scheduler calls this every ``idle_sessions`` minutes. Only a distiller
+        that judges outcomes (``memdb.open(path, distiller=AnthropicDistiller())``) closes anything
+        here: the offline default never invents an outcome, so its idle sessions are reported as
+        waiting, nothing is written, and ``close_session(..., outcome=...)`` closes them.
         """
         return self.sessions.close_idle(now, idle, limit=limit)
 

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MISSING_EXTRA",
+    "SERVE_TABLES",
     "ArgumentError",
     "BearerAuth",
     "McpExtraMissingError",
@@ -60,6 +61,7 @@ __all__ = [
     "bind_port",
     "build_server",
     "load_tokens",
+    "read_config",
     "run",
     "serve_http",
     "serve_stdio",
@@ -1181,12 +1183,15 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
 # --- configuration ---------------------------------------------------------------------------
 
 
-def load_tokens(path: str | os.PathLike[str]) -> dict[str, str]:
-    """Bearer token -> owner from a TOML file with a ``[tokens]`` table; ConfigError says what is wrong.
+SERVE_TABLES = ("reviewers", "teams", "schedule")
+"""Tables of the same config file that ``memdb serve`` reads (and checks); ``memdb mcp`` ignores them."""
 
-    The file must be its owner's alone (mode 0600 or stricter): one that group or others may
-    read or write is refused, saying how to fix it. Errors never echo a token: they point at
-    its position instead.
+
+def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The TOML config at ``path``, refused unless it is its owner's alone (it holds bearer tokens).
+
+    The file must have mode 0600 or stricter: one that group or others may read or write is
+    refused, saying how to fix it. Tables other than ``[tokens]`` and ``SERVE_TABLES`` are refused.
     """
     where = os.fspath(path)
     try:
@@ -1203,10 +1208,21 @@ def load_tokens(path: str | os.PathLike[str]) -> dict[str, str]:
         raise ConfigError(f"config {where!r}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {where!r}: not valid TOML ({exc})") from None
-    unknown = sorted(set(config) - {"tokens"})
+    unknown = sorted(set(config) - {"tokens", *SERVE_TABLES})
     if unknown:
-        raise ConfigError(f"config {where!r}: unknown key {unknown[0]!r} (expected a [tokens] table)")
-    tokens = config.get("tokens")
+        also = ", ".join(SERVE_TABLES)
+        raise ConfigError(f"config {where!r}: unknown key {unknown[0]!r} (expected a [tokens] table; memdb serve also reads {also})")
+    return config
+
+
+def load_tokens(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Bearer token -> owner from a TOML file with a ``[tokens]`` table; ConfigError says what is wrong.
+
+    The file is read as ``read_config`` reads it. Errors never echo a token: they point at its
+    position instead.
+    """
+    where = os.fspath(path)
+    tokens = read_config(path).get("tokens")
     if not isinstance(tokens, dict) or not tokens:
         raise ConfigError(f'config {where!r}: no [tokens] table (add e.g. [tokens] "<long random token>" = "ana")')
     out: dict[str, str] = {}

@@ -1,0 +1,348 @@
+"""``memdb serve``: one process serving the dashboard, MCP at ``/mcp`` and the scheduler.
+
+One config file, the one ``memdb mcp --transport http`` reads, extended (docs/dashboard.md)::
+
+    [tokens]                      # bearer token -> owner: MCP clients and dashboard sign-in alike
+    "<long random token>" = "ana"
+    [reviewers]                   # optional: who may approve or reject whose pending lessons (besides their own)
+    ana = ["bo"]
+    [teams]                       # optional: team -> members, applied to the database's teams setting at start
+    platform = ["ana", "bo"]
+    [schedule]                    # optional: local times in the database's timezone setting
+    maintain = "03:00"            # daily
+    reflect = "03:30"             # daily
+    decay = "04:00"               # weekly, on the database's week_starts_on day
+    idle_sessions = 15            # minutes between passes closing idle gateway sessions (0: never)
+    enabled = true
+
+It listens on loopback. Another address needs ``--allow-remote`` and either TLS (``--tls-cert``
+and ``--tls-key``) or ``--behind-proxy`` (a reverse proxy terminating TLS in front; cookies are
+then marked Secure). The scheduler is a thread ticking every ``TICK`` seconds; the lease in the
+database (``memdb.governance.schedule``) makes it one per database across processes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import os
+import secrets
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import memdb
+from memdb.errors import ConfigError, MemdbError, ValidationError
+from memdb.governance.schedule import Job, Scheduler, parse_time
+from memdb.memory.models import check_owner
+from memdb.surfaces.mcp_server import HOST, read_config
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+__all__ = [
+    "DEFAULT_PORT",
+    "MISSING_EXTRA",
+    "SchedulerThread",
+    "ServeConfig",
+    "WebExtraMissingError",
+    "build_app",
+    "jobs_for",
+    "load_config",
+    "run",
+]
+
+MISSING_EXTRA = "memdb serve needs the 'web' extra: pip install 'memdb-agent[web]'"
+DEFAULT_PORT = 8766
+TICK = 30.0  # seconds between scheduler ticks
+_SCHEDULE_KEYS = {"maintain", "reflect", "decay", "idle_sessions", "enabled"}
+
+
+class WebExtraMissingError(MemdbError, ImportError):
+    """The optional web dependencies (Starlette, uvicorn, Jinja2, the MCP SDK) are not installed."""
+
+
+def _require_web() -> None:
+    try:
+        import jinja2  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+
+        from memdb.surfaces.mcp_server import _require_sdk
+
+        _require_sdk()
+    except ImportError as exc:
+        if isinstance(exc, MemdbError):
+            raise WebExtraMissingError(f"{MISSING_EXTRA} ({exc})") from None
+        raise WebExtraMissingError(f"{MISSING_EXTRA} (missing {exc.name or exc})") from None
+
+
+@dataclass(frozen=True)
+class ScheduleConfig:
+    """When the scheduled jobs run (local times in the database's timezone)."""
+
+    maintain: dt.time = dt.time(3, 0)
+    reflect: dt.time = dt.time(3, 30)
+    decay: dt.time = dt.time(4, 0)
+    idle_sessions: int = 15
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What ``memdb serve`` reads from its config file (module docstring)."""
+
+    tokens: dict[str, str]
+    reviewers: dict[str, frozenset[str]] = field(default_factory=dict)
+    teams: dict[str, list[str]] | None = None
+    schedule: ScheduleConfig = ScheduleConfig()
+
+
+def load_config(path: str | os.PathLike[str]) -> ServeConfig:
+    """The config at ``path``: tokens as ``memdb mcp`` reads them, then reviewers, teams and the
+    schedule, each checked (ConfigError names the table and key; a token is never echoed)."""
+    from memdb.surfaces.mcp_server import load_tokens
+
+    where = os.fspath(path)
+    tokens = load_tokens(path)
+    raw = read_config(path)
+    owners = set(tokens.values())
+
+    def names(table: str, key: str, value: Any) -> list[str]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"config {where!r}: [{table}] {key} = {value!r}: expected a list of owner names")
+        try:
+            return [check_owner(v) for v in value]
+        except ValidationError as exc:
+            raise ConfigError(f"config {where!r}: [{table}] {key}: {exc}") from None
+
+    reviewers: dict[str, frozenset[str]] = {}
+    for who, whom in dict(raw.get("reviewers") or {}).items():
+        if who not in owners:
+            raise ConfigError(f"config {where!r}: [reviewers] {who!r}: no token maps to this owner, so they cannot sign in to review")
+        reviewers[who] = frozenset(names("reviewers", who, whom))
+    teams = None
+    if "teams" in raw:
+        teams = {str(team): names("teams", team, members) for team, members in dict(raw["teams"]).items()}
+    table = dict(raw.get("schedule") or {})
+    unknown = sorted(set(table) - _SCHEDULE_KEYS)
+    if unknown:
+        raise ConfigError(f"config {where!r}: [schedule] unknown key {unknown[0]!r} (expected {', '.join(sorted(_SCHEDULE_KEYS))})")
+    times = {k: parse_time(str(table[k]), f"config {where!r}: [schedule] {k}") for k in ("maintain", "reflect", "decay") if k in table}
+    idle = table.get("idle_sessions", 15)
+    if isinstance(idle, bool) or not isinstance(idle, int) or not 0 <= idle <= 1440:
+        raise ConfigError(f"config {where!r}: [schedule] idle_sessions = {idle!r}: minutes from 0 (never) to 1440")
+    enabled = table.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"config {where!r}: [schedule] enabled = {enabled!r}: true or false")
+    return ServeConfig(tokens, reviewers, teams, ScheduleConfig(**times, idle_sessions=idle, enabled=enabled))
+
+
+def jobs_for(db: memdb.Database, schedule: ScheduleConfig) -> list[Job]:
+    """The scheduled jobs of ``memdb serve`` over ``db``: maintain and reflect daily, decay weekly,
+    idle sessions closed every ``idle_sessions`` minutes; each returns its report as text."""
+    jobs = [
+        Job("maintain", "day", lambda now: str(db.maintain(now)), at=schedule.maintain),
+        Job("reflect", "day", lambda now: str(db.reflect(now)), at=schedule.reflect),
+        Job("decay", "week", lambda now: str(db.decay(now)), at=schedule.decay),
+    ]
+    if schedule.idle_sessions:
+        jobs.append(Job("close_idle_sessions", "minutes", lambda now: str(db.close_idle_sessions(now)), minutes=schedule.idle_sessions))
+    return jobs
+
+
+class SchedulerThread(threading.Thread):
+    """Ticks ``scheduler`` every ``interval`` seconds until ``stop()``; gives the lease up at the end."""
+
+    def __init__(self, scheduler: Scheduler, interval: float = TICK) -> None:
+        super().__init__(name="memdb-scheduler", daemon=True)
+        self.scheduler = scheduler
+        self.interval = interval
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            try:
+                self.scheduler.tick()
+            except Exception as exc:  # the store failed (disk full, server gone): try again next tick
+                print(f"memdb serve: scheduler tick failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            self._stop_event.wait(self.interval)
+        try:
+            self.scheduler.release()
+        except Exception as exc:
+            print(f"memdb serve: could not release the scheduler lock: {type(exc).__name__}", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+
+
+class _Dispatch:
+    """``/mcp`` to the MCP app behind bearer auth, everything else to the dashboard; lifespan to MCP
+    (its session manager needs it)."""
+
+    def __init__(self, mcp: ASGIApp, web: ASGIApp) -> None:
+        self.mcp = mcp
+        self.web = web
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.mcp(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        await (self.mcp if path == "/mcp" or path.startswith("/mcp/") else self.web)(scope, receive, send)
+
+
+def build_app(
+    db: memdb.Database,
+    config: ServeConfig,
+    *,
+    scheduler: Scheduler | None = None,
+    secure_cookies: bool = False,
+    host: str = HOST,
+    behind_proxy: bool = False,
+) -> ASGIApp:
+    """The one ASGI app of ``memdb serve``: the dashboard at ``/``, MCP (stateless streamable HTTP,
+    the tools of ``memdb mcp``, the same tokens) at ``/mcp``. On loopback, a request naming another
+    host is refused, unless a reverse proxy in front forwards its public name (``behind_proxy``)."""
+    _require_web()
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+    from memdb.surfaces.mcp_server import BearerAuth, build_server
+    from memdb.surfaces.web.app import build_dashboard
+
+    server = build_server(db, tokens=config.tokens)
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    # behind a proxy the Host is the public name; the proxy, not this check, decides what reaches us
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if behind_proxy else None
+    mcp_app = server.streamable_http_app(stateless_http=True, json_response=True, host=host, transport_security=security)
+    mcp = BearerAuth(mcp_app, config.tokens)
+    web: ASGIApp = build_dashboard(db, config.tokens, reviewers=config.reviewers, scheduler=scheduler, secure_cookies=secure_cookies)
+    if _is_loopback(host) and not behind_proxy:  # a page of another site resolving its name to 127.0.0.1 (DNS rebinding) gets 400
+        web = TrustedHostMiddleware(web, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])
+    return _Dispatch(mcp, web)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"--port {port}: cannot listen on {host}:{port}: {exc.strerror or exc} (pick another --port)") from None
+    return sock
+
+
+def _demo(out: Any) -> tuple[memdb.Database, ServeConfig, str]:
+    """The demo's sample memory in a new temporary directory, its clock standing at the demo's now,
+    and a fresh token per demo owner (printed, never stored)."""
+    from memdb.surfaces.demo import DemoClock, build_sample
+
+    path = tempfile.mkdtemp(prefix="memdb-serve-demo-")
+    clock = DemoClock()
+    db = memdb.open(path, clock=clock)
+    build_sample(db, clock)
+    tokens = {secrets.token_urlsafe(24): owner for owner in db.owners()}
+    for token, owner in tokens.items():
+        print(f"memdb serve --demo: sign in as {owner} with token {token}", file=out)
+    return db, ServeConfig(tokens, schedule=ScheduleConfig(idle_sessions=0)), path
+
+
+def run(
+    db_path: str | os.PathLike[str] | None,
+    *,
+    config: str | os.PathLike[str] | None = None,
+    host: str = HOST,
+    port: int = DEFAULT_PORT,
+    allow_remote: bool = False,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+    behind_proxy: bool = False,
+    demo: bool = False,
+    now: dt.datetime | None = None,
+) -> int:
+    """Entry point of ``memdb serve``: check the options, open the database, serve until stopped."""
+    _require_web()
+    import anyio
+    import uvicorn
+
+    if not 0 < port < 65536:
+        raise ConfigError(f"--port {port}: must be from 1 to 65535")
+    if (tls_cert is None) != (tls_key is None):
+        raise ConfigError("--tls-cert and --tls-key: give both or neither")
+    if not _is_loopback(host):
+        if not allow_remote:
+            raise ConfigError(f"--host {host}: not a loopback address; add --allow-remote (with TLS or --behind-proxy) to listen there")
+        if tls_cert is None and not behind_proxy:
+            raise ConfigError(
+                f"--host {host}: a non-loopback address needs --tls-cert/--tls-key or --behind-proxy "
+                "(tokens would cross the network in clear)"
+            )
+    if demo and (db_path is not None or config is not None):
+        raise ConfigError("--demo: serves the embedded demo database; leave --db and --config out")
+    if not demo and (db_path is None or config is None):
+        raise ConfigError("--db and --config: both required (or --demo for a first look)")
+    settings = load_config(config) if config is not None else None
+    sock = _bind(host, port)  # a busy port fails here, before the database opens
+    demo_path = None
+    try:
+        if demo:
+            db, settings, demo_path = _demo(sys.stderr)
+        else:
+            assert db_path is not None and settings is not None
+            fixed = now
+            db = memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None)
+        with db:
+            if settings.teams is not None and db.settings.teams != settings.teams:
+                db.configure(teams=settings.teams)  # the config is the one place teams are declared (audited)
+            scheduler = Scheduler(db.episodes, jobs_for(db, settings.schedule)) if settings.schedule.enabled else None
+            secure = tls_cert is not None or behind_proxy
+            app = build_app(db, settings, scheduler=scheduler, secure_cookies=secure, host=host, behind_proxy=behind_proxy)
+            ticker = SchedulerThread(scheduler) if scheduler is not None else None
+            if ticker is not None:
+                ticker.start()
+            scheme = "https" if tls_cert else "http"
+            shown = f"[{host}]" if ":" in host else host
+            print(
+                f"memdb serve: dashboard on {scheme}://{shown}:{port}/, MCP on {scheme}://{shown}:{port}/mcp, "
+                f"{len(set(settings.tokens.values()))} owner(s), scheduler {'on' if ticker else 'off'}",
+                file=sys.stderr, flush=True,
+            )  # fmt: skip
+            uv = uvicorn.Config(
+                app, host=host, port=port, log_level="warning", lifespan="on", ssl_certfile=tls_cert, ssl_keyfile=tls_key,
+                proxy_headers=behind_proxy, forwarded_allow_ips="127.0.0.1" if behind_proxy else None,
+            )  # fmt: skip
+            # uvicorn re-raises the signal that stopped it once it has shut down; handlers of our own
+            # receive it, so the scheduler stops and gives its lease up instead of the process dying first
+            stopped: list[int] = []
+            main = threading.current_thread() is threading.main_thread()  # signals reach the main thread only
+            previous = {sig: signal.signal(sig, lambda n, _f: stopped.append(n)) for sig in (signal.SIGINT, signal.SIGTERM) if main}
+            try:
+                anyio.run(uvicorn.Server(uv).serve, [sock])
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+                if ticker is not None:
+                    ticker.stop()
+                    ticker.join(timeout=60)
+    finally:
+        sock.close()
+        if demo_path is not None:
+            shutil.rmtree(demo_path, ignore_errors=True)
+    return 0

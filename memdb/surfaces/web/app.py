@@ -1,0 +1,285 @@
+"""The dashboard's plumbing: sign-in by token, the session cookie, CSRF, owner clamping, rendering.
+
+Identity comes from the server only. A person signs in with a bearer token of the config (the
+same ``[tokens]`` table as ``memdb mcp``); the server keeps the session (owner, CSRF token) in
+memory and the browser gets an opaque id in an HttpOnly, SameSite=Strict cookie. Every POST
+must carry the session's CSRF token in its form, and a form that names a person (``by``,
+``owner``) is refused: actions are recorded as the signed-in owner, never as a field says.
+Pages read through ``db.owner(signed-in owner)``, so another owner's episode id is a 404 worded
+as a missing one. Page handlers are plain functions run in a worker thread (the store's
+transactions open and end in one thread, as the MCP tools do).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+import secrets
+import threading
+import time
+import traceback
+import urllib.parse
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import anyio.to_thread
+import jinja2
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from memdb.errors import DuplicateError, MemdbError, NotFoundError, PermissionDeniedError, ValidationError
+
+if TYPE_CHECKING:
+    import memdb
+    from memdb.governance.schedule import Scheduler
+
+__all__ = ["COOKIE", "Dashboard", "Req", "WebError", "build_dashboard"]
+
+COOKIE = "memdb_session"
+SIGNIN_COOKIE = "memdb_signin"  # the sign-in form's own CSRF value (double submit), before any session exists
+SESSION_IDLE = dt.timedelta(hours=8)
+MAX_FORM_BYTES = 64 * 1024
+NAMING_FIELDS = ("by", "owner", "user", "as")  # who acts is the session's owner; a form never says
+SECURITY_HEADERS = {
+    # no script at all, nothing from outside the server, no framing
+    "content-security-policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+    "cache-control": "no-store",
+}
+
+
+class WebError(Exception):
+    """A refusal with its HTTP status; the message is shown to the signed-in person."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Session:
+    """A signed-in person: the owner the token maps to, the CSRF token, a message for the next page."""
+
+    id: str
+    owner: str
+    csrf: str
+    seen: float
+    flash: list[str] = field(default_factory=list)
+
+
+class Sessions:
+    """Sessions in memory (a restart signs everyone out), expiring after ``idle`` without a request."""
+
+    def __init__(self, idle: dt.timedelta = SESSION_IDLE) -> None:
+        self.idle = idle.total_seconds()
+        self._by_id: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def new(self, owner: str) -> Session:
+        s = Session(secrets.token_urlsafe(32), owner, secrets.token_urlsafe(32), time.monotonic())
+        with self._lock:
+            self._by_id[s.id] = s
+        return s
+
+    def get(self, sid: str | None) -> Session | None:
+        if not sid:
+            return None
+        now = time.monotonic()
+        with self._lock:
+            s = self._by_id.get(sid)
+            if s is None:
+                return None
+            if now - s.seen > self.idle:
+                del self._by_id[sid]
+                return None
+            s.seen = now
+            return s
+
+    def drop(self, sid: str) -> None:
+        with self._lock:
+            self._by_id.pop(sid, None)
+
+
+def owner_of_token(token: str, tokens: Mapping[str, str]) -> str | None:
+    """The owner of ``token``, comparing it with every configured token in constant time."""
+    given = token.strip().encode()
+    found = None
+    for known, owner in tokens.items():
+        if hmac.compare_digest(given, known.encode()):
+            found = owner
+    return found
+
+
+@dataclass
+class Req:
+    """What a page handler gets: the signed-in session, query and form fields, path parameters."""
+
+    me: Session
+    query: Mapping[str, str]
+    form: Mapping[str, list[str]]
+    path: Mapping[str, str]
+
+    @property
+    def owner(self) -> str:
+        return self.me.owner
+
+    def field(self, name: str, default: str = "") -> str:
+        values = self.form.get(name)
+        return values[0].strip() if values else default
+
+    def arg(self, name: str, default: str = "") -> str:
+        return self.query.get(name, default).strip()
+
+
+Handler = Callable[["Dashboard", Req], Response]
+
+
+class Dashboard:
+    """State shared by the pages: the database, who may sign in, reviewers, the scheduler, templates."""
+
+    def __init__(
+        self,
+        db: memdb.Database,
+        tokens: Mapping[str, str],
+        *,
+        reviewers: Mapping[str, frozenset[str]] | None = None,
+        scheduler: Scheduler | None = None,
+        secure_cookies: bool = False,
+    ) -> None:
+        self.db = db
+        self.tokens = dict(tokens)
+        self.reviewers = dict(reviewers or {})
+        self.scheduler = scheduler
+        self.secure = secure_cookies
+        self.sessions = Sessions()
+        loader = jinja2.PackageLoader("memdb.surfaces.web", "templates")
+        self.templates = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
+        self.css = resources.files("memdb.surfaces.web").joinpath("static/style.css").read_bytes()
+
+    def reviews(self, owner: str) -> list[str]:
+        """Owners whose pending lessons ``owner`` may approve or reject: their own, and those the config gives them."""
+        return sorted({owner, *self.reviewers.get(owner, frozenset())})
+
+    def render(self, name: str, req: Req | None, status: int = 200, **context: Any) -> HTMLResponse:
+        me = req.me if req is not None else None
+        flash = list(me.flash) if me is not None else []
+        if me is not None:
+            me.flash.clear()
+        html = self.templates.get_template(name).render(me=me, flash=flash, page=name.removesuffix(".html"), **context)
+        return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+
+    def done(self, req: Req, message: str, to: str) -> Response:
+        """After a change: the message on the next page, and a redirect so a reload repeats nothing."""
+        req.me.flash.append(message)
+        return RedirectResponse(to, status_code=303, headers=SECURITY_HEADERS)
+
+    # --- the ASGI side ------------------------------------------------------------------------
+
+    def cookie(self, response: Response, name: str, value: str, *, max_age: int | None = None) -> None:
+        response.set_cookie(name, value, max_age=max_age, path="/", secure=self.secure, httponly=True, samesite="strict")
+
+    def page(self, handler: Handler, *, post: bool = False) -> Callable[[Request], Awaitable[Response]]:
+        """An endpoint: the session checked (and the CSRF token of a POST), then ``handler`` in a worker thread."""
+
+        async def endpoint(request: Request) -> Response:
+            me = self.sessions.get(request.cookies.get(COOKIE))
+            try:
+                if me is None:
+                    if post:
+                        raise WebError(403, "no session: sign in first (nothing was changed)")
+                    target = urllib.parse.quote(request.url.path + (f"?{request.url.query}" if request.url.query else ""), safe="")
+                    return RedirectResponse(f"/signin?next={target}", status_code=303, headers=SECURITY_HEADERS)
+                form: dict[str, list[str]] = {}
+                if post:
+                    form = await self.posted(request, me)
+                req = Req(me, dict(request.query_params), form, dict(request.path_params))
+                return await anyio.to_thread.run_sync(lambda: self.run(handler, req))
+            except WebError as exc:
+                return self.refusal(exc, me)
+
+        return endpoint
+
+    def run(self, handler: Handler, req: Req) -> Response:
+        try:
+            return handler(self, req)
+        except WebError:
+            raise
+        except NotFoundError as exc:
+            raise WebError(404, str(exc)) from None
+        except PermissionDeniedError as exc:
+            raise WebError(403, str(exc)) from None
+        except DuplicateError as exc:
+            raise WebError(409, str(exc)) from None
+        except ValidationError as exc:
+            raise WebError(400, str(exc)) from None
+        except MemdbError as exc:
+            raise WebError(400, f"{type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # a bug: the page says so without details (they may hold personal data)
+            print(f"memdb serve: {type(exc).__name__} in a dashboard page", flush=True)
+            traceback.print_exc()
+            raise WebError(500, f"internal error ({type(exc).__name__}); the server's log has the details") from None
+
+    def refusal(self, exc: WebError, me: Session | None) -> Response:
+        req = Req(me, {}, {}, {}) if me is not None else None
+        return self.render("error.html", req, status=exc.status, status_code=exc.status, message=str(exc))
+
+    async def posted(self, request: Request, me: Session | None) -> dict[str, list[str]]:
+        """The form of a POST, after the checks every change passes: same origin, size, CSRF, no naming fields."""
+        origin = request.headers.get("origin")
+        if origin is not None and origin != "null" and urllib.parse.urlsplit(origin).netloc != request.headers.get("host"):
+            raise WebError(403, f"origin {origin!r}: not this server (nothing was changed)")
+        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype != "application/x-www-form-urlencoded":
+            raise WebError(415, f"content type {ctype or 'none'!r}: send a form (application/x-www-form-urlencoded)")
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_FORM_BYTES:
+                raise WebError(413, f"form: more than {MAX_FORM_BYTES} bytes (nothing was changed)")
+        try:
+            pairs = urllib.parse.parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=bool(body), max_num_fields=500)
+        except (UnicodeDecodeError, ValueError):
+            raise WebError(400, "form: not a valid url-encoded form (nothing was changed)") from None
+        form: dict[str, list[str]] = {}
+        for key, value in pairs:
+            form.setdefault(key, []).append(value)
+        expected = me.csrf if me is not None else request.cookies.get(SIGNIN_COOKIE)
+        given = (form.pop("csrf", None) or [""])[0]
+        if not expected or not given or not hmac.compare_digest(given.encode(), expected.encode()):
+            raise WebError(403, "csrf token: missing or wrong (reload the page and try again; nothing was changed)")
+        named = [k for k in NAMING_FIELDS if k in form]
+        if named:
+            who = f" {me.owner}" if me is not None else ""
+            raise WebError(400, f"{named[0]}: not a form field; actions are recorded as the signed-in owner{who} (nothing was changed)")
+        return form
+
+
+def build_dashboard(
+    db: memdb.Database,
+    tokens: Mapping[str, str],
+    *,
+    reviewers: Mapping[str, frozenset[str]] | None = None,
+    scheduler: Scheduler | None = None,
+    secure_cookies: bool = False,
+) -> Starlette:
+    """The dashboard as an ASGI app (``memdb serve`` mounts it beside MCP at ``/mcp``)."""
+    from memdb.surfaces.web import pages
+
+    dash = Dashboard(db, tokens, reviewers=reviewers, scheduler=scheduler, secure_cookies=secure_cookies)
+    routes = [Route(path, dash.page(handler, post=method == "POST"), methods=[method]) for method, path, handler in pages.ROUTES]
+    routes += [
+        Route("/signin", pages.signin_form(dash), methods=["GET"]),
+        Route("/signin", pages.signin(dash), methods=["POST"]),
+        Route("/static/style.css", pages.stylesheet(dash), methods=["GET"]),
+    ]
+    app = Starlette(routes=routes)
+    app.state.dashboard = dash
+    return app

@@ -1,0 +1,406 @@
+"""The dashboard's pages: each a function of the dashboard and a request, reading and acting
+only through the signed-in owner (``db.owner(req.owner)``) or, for knowledge, checking that the
+entry is theirs (or one they review) before acting, with ``by`` the signed-in owner."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import secrets
+import urllib.parse
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from memdb.errors import NotFoundError, ValidationError
+from memdb.governance.knowledge import Entry
+from memdb.memory.models import Episode
+from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
+from memdb.surfaces.web import chart
+from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, SIGNIN_COOKIE, Dashboard, Req, WebError, owner_of_token
+
+__all__ = ["ROUTES", "signin", "signin_form", "stylesheet"]
+
+SEARCH_LIMIT = 20
+SCAN = 5000  # most episodes a listing page reads (sessions, charts)
+AUDIT_SHOWN = 200
+CHART_DAYS = 14
+
+
+def _no_episode(eid: str) -> WebError:
+    # one wording for unknown ids, malformed ones and other owners' (tests/surfaces/web/test_dashboard.py)
+    return WebError(404, f"episode {eid!r}: no such episode")
+
+
+def _no_entry(eid: str) -> WebError:
+    return WebError(404, f"entry {eid!r}: no such knowledge entry")
+
+
+# --- overview -------------------------------------------------------------------------------------
+
+
+def overview(dash: Dashboard, req: Req) -> Response:
+    mem = dash.db.owner(req.owner)
+    zone = ZoneInfo(mem.settings.timezone)
+    today = mem.now().astimezone(zone).date()
+    days = [today - dt.timedelta(days=n) for n in range(CHART_DAYS - 1, -1, -1)]
+    first = dt.datetime.combine(days[0], dt.time(), tzinfo=zone).astimezone(dt.UTC)
+    per_day: dict[str, list[int]] = {}
+    for ep in mem.episodes(since=first):
+        row = per_day.setdefault(ep.kind, [0] * CHART_DAYS)
+        row[(ep.ts.astimezone(zone).date() - days[0]).days] += 1
+    bins = [0] * 10
+    for n, ep in enumerate(mem.episodes(reverse=True)):
+        if n >= SCAN:
+            break
+        bins[min(int(ep.relevance), 9)] += 1
+    entries = mem.entries()
+    counts = {
+        "episodes": mem.count(),
+        "pending lessons": sum(e.state == "pending" for e in entries),
+        "approved lessons": sum(e.state == "approved" and e.status == "active" for e in entries),
+        "quarantined": sum(e.status == "quarantined" for e in entries),
+        "decay flags": sum(e.owner == req.owner for e in dash.db.flagged()),
+    }
+    return dash.render(
+        "overview.html", req, counts=counts,
+        per_day=chart.stacked_bars([f"{d:%m-%d}" for d in days], per_day, "episodes per day by kind"),
+        relevance=chart.histogram([f"{i}-{i + 1}" for i in range(10)], bins, "relevance of the latest episodes"),
+        scanned=min(sum(bins), SCAN),
+    )  # fmt: skip
+
+
+# --- memories -------------------------------------------------------------------------------------
+
+
+def _day(text: str, what: str, zone: ZoneInfo, after: bool = False) -> dt.datetime | None:
+    if not text:
+        return None
+    try:
+        day = dt.date.fromisoformat(text)
+    except ValueError:
+        raise ValidationError(f"{what} {text!r}: expected a date YYYY-MM-DD") from None
+    return dt.datetime.combine(day + dt.timedelta(days=1 if after else 0), dt.time(), tzinfo=zone).astimezone(dt.UTC)
+
+
+def memories(dash: Dashboard, req: Req) -> Response:
+    mem = dash.db.owner(req.owner)
+    zone = ZoneInfo(mem.settings.timezone)
+    q = {k: req.arg(k) for k in ("q", "since", "until", "tags", "kind", "outcome", "session", "text")}
+    archived = req.arg("archived") == "1"
+    result = None
+    if q["q"]:
+        result = mem.ask(q["q"], limit=SEARCH_LIMIT, include_archived=archived)
+    elif any(q.values()) or archived:
+        tags = [t.strip() for t in q["tags"].split(",") if t.strip()]
+        result = mem.recall(
+            _day(q["since"], "since", zone), _day(q["until"], "until", zone, after=True), tags, text=q["text"] or None,
+            kind=q["kind"] or None, outcome=q["outcome"] or None, session=q["session"] or None, limit=SEARCH_LIMIT,
+            include_archived=archived,
+        )  # fmt: skip
+    if result is not None:
+        dash.db.flush()  # reading counts as access: durable, as the MCP tools make it
+    kinds = [*mem.settings.typed_kinds, *sorted(BUILTIN_KINDS)]
+    return dash.render("memories.html", req, q=q, archived=archived, result=result, kinds=kinds, outcomes=OUTCOMES)
+
+
+def _archived_view(dash: Dashboard, owner: str, eid: str) -> Episode:
+    """What stays hot of an archived episode (its one line, kind, outcome, tags, lesson)."""
+    mem = dash.db.owner(owner)
+    for version in mem.versions(eid):
+        if version.id == eid and version.status == "archived":
+            return version
+    raise NotFoundError(eid)
+
+
+def episode(dash: Dashboard, req: Req) -> Response:
+    mem = dash.db.owner(req.owner)
+    eid = req.path["id"]
+    try:
+        try:
+            ep, why = mem.get(eid), mem.explain(eid)
+        except NotFoundError:
+            ep, why = _archived_view(dash, req.owner, eid), None
+        versions = mem.versions(eid)
+    except (NotFoundError, ValidationError):
+        raise _no_episode(eid) from None
+    dash.db.flush()
+    decisions = json.dumps(ep.decisions, ensure_ascii=False, indent=1, default=str) if ep.decisions else ""
+    return dash.render("episode.html", req, ep=ep, why=why, versions=versions, decisions=decisions)
+
+
+def restore_episode(dash: Dashboard, req: Req) -> Response:
+    eid = req.path["id"]
+    try:
+        ep = dash.db.owner(req.owner).restore(eid)
+    except (NotFoundError, ValidationError):
+        raise _no_episode(eid) from None
+    return dash.done(req, f"restored {ep.id} from cold storage", f"/episodes/{ep.id}")
+
+
+def feedback(dash: Dashboard, req: Req) -> Response:
+    eid = req.path["id"]
+    try:
+        value = float(req.field("value"))
+    except ValueError:
+        raise WebError(400, f"feedback {req.field('value')!r}: a number from -1 to 1") from None
+    mem = dash.db.owner(req.owner)
+    if eid not in mem:
+        raise _no_episode(eid)
+    mem.feedback(eid, value)
+    return dash.done(req, f"feedback {value:+g} recorded", f"/episodes/{eid}")
+
+
+# --- review ---------------------------------------------------------------------------------------
+
+
+def _cited(dash: Dashboard, entry: Entry) -> list[tuple[str, Episode | None]]:
+    """The episodes an entry cites, read as its owner (never an access); None where one is gone."""
+    mem = dash.db.owner(entry.owner)
+    out: list[tuple[str, Episode | None]] = []
+    for cid in entry.cites:
+        try:
+            out.append((cid, mem.peek(cid)))
+        except NotFoundError:
+            try:
+                out.append((cid, _archived_view(dash, entry.owner, cid)))
+            except (NotFoundError, ValidationError):
+                out.append((cid, None))
+    return out
+
+
+def review(dash: Dashboard, req: Req) -> Response:
+    owners = dash.reviews(req.owner)
+    pending = [e for o in owners for e in dash.db.review_queue(o)]
+    decided = [e for e in dash.db.owner(req.owner).entries() if e.state != "pending"][-10:][::-1]
+    cited = {e.id: _cited(dash, e) for e in pending}
+    return dash.render("review.html", req, pending=pending, cited=cited, decided=decided, owners=owners)
+
+
+def decide_review(dash: Dashboard, req: Req) -> Response:
+    ids, action = req.form.get("id", []), req.field("action")
+    if action not in ("approve", "reject"):
+        raise WebError(400, f"action {action!r}: approve or reject")
+    if not ids:
+        raise WebError(400, "no entry chosen: tick at least one lesson (nothing was changed)")
+    allowed = set(dash.reviews(req.owner))
+    for eid in ids:
+        try:
+            entry = dash.db.entry(eid)
+        except NotFoundError:
+            raise _no_entry(eid) from None
+        if entry.owner not in allowed:  # another owner's entry reads as a missing one
+            raise _no_entry(eid)
+    if action == "approve":
+        done = dash.db.approve(ids, by=req.owner)
+    else:
+        done = dash.db.reject(ids, by=req.owner, reason=req.field("reason"))
+    verb = "approved" if action == "approve" else "rejected"
+    return dash.done(req, f"{verb} {len(done)} lesson{'s' if len(done) != 1 else ''}", "/review")
+
+
+# --- ceremony -------------------------------------------------------------------------------------
+
+
+def _team(dash: Dashboard, req: Req, given: str) -> tuple[str, list[str]]:
+    teams = dash.db.knowledge.teams_of(req.owner)
+    if not teams:
+        raise WebError(404, f"owner {req.owner!r}: in no team, so at no ceremony (configure teams)")
+    team = given or teams[0]
+    if team not in teams:
+        raise WebError(404, f"team {team!r}: not one of your teams ({', '.join(teams)})")
+    return team, teams
+
+
+def ceremony(dash: Dashboard, req: Req) -> Response:
+    team, teams = _team(dash, req, req.arg("team"))
+    agenda = dash.db.latest_agenda(team)
+    grouped = agenda.by_owner() if agenda is not None else {}
+    return dash.render("ceremony.html", req, team=team, teams=teams, agenda=agenda, grouped=grouped)
+
+
+def start_ceremony(dash: Dashboard, req: Req) -> Response:
+    team, _ = _team(dash, req, req.field("team"))
+    agenda = dash.db.ceremony(team)
+    return dash.done(req, f"agenda {agenda.id}: {len(agenda.items)} items", f"/ceremony?team={urllib.parse.quote(team)}")
+
+
+def decide_ceremony(dash: Dashboard, req: Req) -> Response:
+    team, _ = _team(dash, req, req.field("team"))
+    decisions = {k[2:]: v[0] for k, v in req.form.items() if k.startswith("d:") and v and v[0] in ("share", "private", "archive")}
+    if not decisions:
+        raise WebError(400, "no decision chosen (nothing was changed)")
+    for eid in decisions:
+        try:
+            dash.db.entry(eid)
+        except NotFoundError:
+            raise _no_entry(eid) from None
+    done = dash.db.decide(decisions, by=req.owner, team=team)  # PermissionDeniedError (403) for anyone else's entry
+    counts = Counter(e.ceremony for e in done)
+    said = ", ".join(f"{n} {what}" for what, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
+    return dash.done(req, f"decided: {said}", f"/ceremony?team={urllib.parse.quote(team)}")
+
+
+# --- decay ----------------------------------------------------------------------------------------
+
+
+def decay(dash: Dashboard, req: Req) -> Response:
+    flags = [e for e in dash.db.flagged() if e.owner == req.owner]
+    quarantined = [e for e in dash.db.owner(req.owner).entries("approved") if e.status == "quarantined"]
+    runs = dash.scheduler.runs("decay", limit=1) if dash.scheduler is not None else []
+    budget = dash.db.settings.decay_flags_per_week
+    return dash.render("decay.html", req, flags=flags, quarantined=quarantined, last=runs[0] if runs else None, budget=budget)
+
+
+def decide_decay(dash: Dashboard, req: Req) -> Response:
+    eid, action = req.field("entry"), req.field("action")
+    if action not in ("keep", "quarantine", "restore"):
+        raise WebError(400, f"action {action!r}: keep, quarantine or restore")
+    try:
+        entry = dash.db.entry(eid)
+    except NotFoundError:
+        raise _no_entry(eid) from None
+    if entry.owner != req.owner:  # owner-only: another owner's entry reads as a missing one
+        raise _no_entry(eid)
+    if action == "restore":
+        dash.db.restore_entry(eid, by=req.owner)
+    else:
+        dash.db.confirm_decay(eid, action, by=req.owner, reason=req.field("reason"))  # type: ignore[arg-type]
+    return dash.done(req, f"{action}: {eid}", "/decay")
+
+
+# --- timelines ------------------------------------------------------------------------------------
+
+
+def timelines(dash: Dashboard, req: Req) -> Response:
+    mem = dash.db.owner(req.owner)
+    sessions: dict[str, list[Any]] = {}
+    for n, ep in enumerate(mem.episodes(reverse=True)):
+        if n >= SCAN:
+            break
+        if ep.kind == "tool_call" and ep.session:
+            seen = sessions.setdefault(ep.session, [0, ep.ts])
+            seen[0] += 1
+    session = req.arg("session")
+    timeline = mem.timeline(session) if session else None
+    return dash.render("timelines.html", req, sessions=sessions, session=session, timeline=timeline)
+
+
+def export_timeline(dash: Dashboard, req: Req) -> Response:
+    session = req.arg("session")
+    if not session:
+        raise WebError(400, "session: say which session to export")
+    record = dash.db.owner(req.owner).export_timeline(session)
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", session)[:80]
+    body = json.dumps(record, ensure_ascii=False, indent=2, default=str).encode()
+    headers = {**SECURITY_HEADERS, "content-disposition": f'attachment; filename="timeline-{name}.json"'}
+    return Response(body, media_type="application/json", headers=headers)
+
+
+# --- audit and schedule ---------------------------------------------------------------------------
+
+_AUDIT_HEAD = ("owner", "id", "action", "at", "by")
+
+
+def audit(dash: Dashboard, req: Req) -> Response:
+    records = dash.db.owner(req.owner).audit()[-AUDIT_SHOWN:][::-1]
+    rows = [
+        (r.get("at"), r.get("action"), r.get("by", ""), "; ".join(f"{k}={_short(v)}" for k, v in r.items() if k not in _AUDIT_HEAD))
+        for r in records
+    ]
+    return dash.render("audit.html", req, rows=rows, shown=AUDIT_SHOWN)
+
+
+def _short(value: Any) -> str:
+    text = value.isoformat() if isinstance(value, dt.datetime) else json.dumps(value, ensure_ascii=False, default=str).strip('"')
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def schedule(dash: Dashboard, req: Req) -> Response:
+    if dash.scheduler is None:
+        return dash.render("schedule.html", req, runs=[], jobs=[], lock=None, enabled=False)
+    s = dash.scheduler
+    return dash.render("schedule.html", req, runs=s.runs(limit=10), jobs=s.jobs, lock=s.lock(), enabled=True, me_holder=s.holder)
+
+
+# --- signing in and out ---------------------------------------------------------------------------
+
+
+def _local(target: str) -> str:
+    """A redirect target on this server only (a path, never ``//host`` or a scheme)."""
+    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else "/"
+
+
+def signin_form(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        if dash.sessions.get(request.cookies.get(COOKIE)) is not None:
+            return RedirectResponse(_local(request.query_params.get("next", "/")), status_code=303, headers=SECURITY_HEADERS)
+        value = secrets.token_urlsafe(24)
+        response = dash.render("signin.html", None, csrf=value, next=_local(request.query_params.get("next", "/")), error="")
+        dash.cookie(response, SIGNIN_COOKIE, value, max_age=3600)
+        return response
+
+    return endpoint
+
+
+def signin(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            form = await dash.posted(request, None)
+        except WebError as exc:
+            return dash.refusal(exc, None)
+        token = (form.get("token") or [""])[0]
+        target = _local((form.get("next") or ["/"])[0])
+        owner = owner_of_token(token, dash.tokens) if token else None
+        if owner is None:  # never echo the token
+            value = secrets.token_urlsafe(24)
+            refused = dash.render("signin.html", None, status=401, csrf=value, next=target, error="unknown token")
+            dash.cookie(refused, SIGNIN_COOKIE, value, max_age=3600)
+            return refused
+        session = dash.sessions.new(owner)
+        response = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
+        dash.cookie(response, COOKIE, session.id)
+        response.delete_cookie(SIGNIN_COOKIE, path="/")
+        return response
+
+    return endpoint
+
+
+def signout(dash: Dashboard, req: Req) -> Response:
+    dash.sessions.drop(req.me.id)
+    response = RedirectResponse("/signin", status_code=303, headers=SECURITY_HEADERS)
+    response.delete_cookie(COOKIE, path="/", secure=dash.secure, httponly=True, samesite="strict")
+    return response
+
+
+def stylesheet(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        return Response(dash.css, media_type="text/css", headers={**SECURITY_HEADERS, "cache-control": "max-age=3600"})
+
+    return endpoint
+
+
+ROUTES: list[tuple[str, str, Callable[[Dashboard, Req], Response]]] = [
+    ("GET", "/", overview),
+    ("GET", "/memories", memories),
+    ("GET", "/episodes/{id}", episode),
+    ("POST", "/episodes/{id}/restore", restore_episode),
+    ("POST", "/episodes/{id}/feedback", feedback),
+    ("GET", "/review", review),
+    ("POST", "/review", decide_review),
+    ("GET", "/ceremony", ceremony),
+    ("POST", "/ceremony/start", start_ceremony),
+    ("POST", "/ceremony/decide", decide_ceremony),
+    ("GET", "/decay", decay),
+    ("POST", "/decay", decide_decay),
+    ("GET", "/timelines", timelines),
+    ("GET", "/timelines/export", export_timeline),
+    ("GET", "/audit", audit),
+    ("GET", "/schedule", schedule),
+    ("POST", "/signout", signout),
+]

@@ -1,0 +1,257 @@
+"""``memdb serve`` without a browser: the config (one file, the MCP one extended), MCP at ``/mcp``
+beside the dashboard with the same tokens, the options that keep it on loopback, ``--demo``, a real
+process whose scheduler records its runs in the database, and the library without the extra."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from conftest import ANA_TOKEN, BO_TOKEN, Site
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+import memdb
+from memdb.cli import main as cli_main
+from memdb.errors import ConfigError
+from memdb.governance.schedule import Scheduler
+from memdb.surfaces.mcp_server import load_tokens
+from memdb.surfaces.serve import ScheduleConfig, load_config
+
+REPO = Path(__file__).resolve().parents[3]
+TIMEOUT = 60.0
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
+FULL = f"""
+[tokens]
+"{ANA_TOKEN}" = "ana"
+"{BO_TOKEN}" = "bo"
+
+[reviewers]
+ana = ["bo"]
+
+[teams]
+platform = ["ana", "bo"]
+
+[schedule]
+maintain = "02:15"
+reflect = "02:45"
+decay = "05:00"
+idle_sessions = 0
+"""
+
+
+# --- the config ----------------------------------------------------------------------------------
+
+
+def test_one_config_file_serves_mcp_and_the_dashboard(tmp_path: Path) -> None:
+    path = write(tmp_path / "memdb.toml", FULL)
+    config = load_config(path)
+    assert config.tokens == {ANA_TOKEN: "ana", BO_TOKEN: "bo"} == load_tokens(path)  # memdb mcp reads the same file
+    assert config.reviewers == {"ana": frozenset({"bo"})} and config.teams == {"platform": ["ana", "bo"]}
+    assert config.schedule == ScheduleConfig(dt.time(2, 15), dt.time(2, 45), dt.time(5, 0), idle_sessions=0, enabled=True)
+    assert load_config(write(tmp_path / "min.toml", f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')).schedule == ScheduleConfig()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ('[reviewers]\ncarol = ["ana"]\n', "[reviewers] 'carol': no token maps to this owner"),
+        ('[reviewers]\nana = "bo"\n', "[reviewers] ana = 'bo': expected a list of owner names"),
+        ('[teams]\nplatform = ["ana@example.com"]\n', "[teams] platform:"),
+        ('[schedule]\nmaintain = "3am"\n', "[schedule] maintain '3am': expected a local time HH:MM"),
+        ('[schedule]\nweekly = "03:00"\n', "[schedule] unknown key 'weekly'"),
+        ("[schedule]\nidle_sessions = -5\n", "[schedule] idle_sessions = -5: minutes from 0 (never) to 1440"),
+        ("[schedule]\nenabled = 1\n", "[schedule] enabled = 1: true or false"),
+        ("[dashboard]\nport = 1\n", "unknown key 'dashboard'"),
+    ],
+)
+def test_config_errors_name_the_table_and_key_and_never_a_token(tmp_path: Path, extra: str, message: str) -> None:
+    path = write(tmp_path / "memdb.toml", f'[tokens]\n"{ANA_TOKEN}" = "ana"\n"{BO_TOKEN}" = "bo"\n{extra}')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert message in str(info.value) and ANA_TOKEN not in str(info.value)
+
+
+def test_a_config_others_may_read_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path / "memdb.toml", FULL)
+    path.chmod(0o644)
+    with pytest.raises(ConfigError, match="lets other users read or change its bearer tokens"):
+        load_config(path)
+
+
+# --- MCP beside the dashboard ----------------------------------------------------------------------
+
+
+def test_mcp_at_slash_mcp_uses_the_same_tokens(site: Site) -> None:
+    async def go(token: str) -> tuple[set[str], Any]:
+        with anyio.fail_after(TIMEOUT):
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=10) as http,
+                streamable_http_client(f"{site.url}/mcp", http_client=http) as (read, write),
+                ClientSession(read, write) as session,
+            ):
+                await session.initialize()
+                tools = {t.name for t in (await session.list_tools()).tools}
+                return tools, await session.call_tool("recall_episodes", {"text": "payroll"})
+
+    tools, result = anyio.run(go, BO_TOKEN)
+    assert {"ask", "recall_episodes", "record_episode"} <= tools
+    assert "Bo's private payroll incident" in result.content[0].text
+    _, result = anyio.run(go, ANA_TOKEN)  # the token picks the owner: ana sees none of bo's
+    assert "Bo's private payroll incident" not in result.content[0].text
+    request = urllib.request.Request(f"{site.url}/mcp", data=b"{}", headers={"content-type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request)
+    assert info.value.code == 401
+
+
+def test_a_host_header_of_another_name_is_refused_on_loopback(site: Site) -> None:
+    request = urllib.request.Request(f"{site.url}/signin", headers={"Host": "evil.example"})
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request)
+    assert info.value.code == 400
+
+
+# --- options ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--host", "0.0.0.0"], "--host 0.0.0.0: not a loopback address; add --allow-remote"),
+        (["--host", "0.0.0.0", "--allow-remote"], "a non-loopback address needs --tls-cert/--tls-key or --behind-proxy"),
+        (["--tls-cert", "c.pem"], "--tls-cert and --tls-key: give both or neither"),
+        (["--demo"], "--demo: serves the embedded demo database; leave --db and --config out"),
+        (["--port", "0"], "--port 0: must be from 1 to 65535"),
+    ],
+)
+def test_serve_options_keep_it_on_loopback(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    config = write(tmp_path / "memdb.toml", FULL)
+    assert cli_main(["serve", "--db", str(tmp_path / "db"), "--config", str(config), *args]) == 1
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "db").exists()  # refused before anything was opened
+
+
+def test_serve_needs_a_config_or_demo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["serve", "--db", str(tmp_path / "db")]) == 1
+    assert "--db and --config: both required (or --demo for a first look)" in capsys.readouterr().err
+
+
+def test_the_library_and_cli_import_without_the_web_extra(tmp_path: Path) -> None:
+    script = (
+        "import sys; sys.modules['jinja2'] = None; sys.modules['starlette'] = None\n"
+        "import memdb, memdb.cli, memdb.surfaces.serve\n"
+        "raise SystemExit(memdb.cli.main(['serve', '--demo']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], env=_env(), capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("memdb: memdb serve needs the 'web' extra: pip install 'memdb-agent[web]'")
+
+
+# --- real processes --------------------------------------------------------------------------------
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _serving(argv: list[str], port: int) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memdb.cli", "serve", "--port", str(port), *argv],
+        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"memdb serve exited {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return proc
+        except OSError:
+            if time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("memdb serve did not start listening in time")
+            time.sleep(0.1)
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    proc.terminate()
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate(timeout=30)
+    return err
+
+
+def test_serve_demo_is_a_first_look_without_config() -> None:
+    port = _free_port()
+    proc = _serving(["--demo"], port)
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/signin") as r:
+            assert r.status == 200 and "Sign in" in r.read().decode()
+    finally:
+        err = _stop(proc)
+    assert re.search(r"sign in as ops with token \S{20,}", err) and f"dashboard on http://127.0.0.1:{port}/" in err
+
+
+def test_a_serve_process_applies_the_config_s_teams_and_records_its_scheduled_runs(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    with memdb.open(path) as db:
+        db.owner("ana").record("debug", "Deploy failed", outcome="failure")
+    config = write(tmp_path / "memdb.toml", FULL.replace("idle_sessions = 0", "idle_sessions = 15"))
+    port = _free_port()
+    proc = _serving(["--db", str(path), "--config", str(config), "--now", "2026-07-01T09:00:00+00:00"], port)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while True:  # the first tick runs every job whose period is due (catch-up); it records each run
+            with memdb.open(path) as db:
+                runs = Scheduler(db.episodes, []).runs()
+            if (len(runs) == 4 and all(r.status == "ok" for r in runs)) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    finally:
+        _stop(proc)
+    assert sorted((r.job, r.period) for r in runs) == [
+        ("close_idle_sessions", "2026-07-01T09:00Z"), ("decay", "2026-06-29"), ("maintain", "2026-07-01"), ("reflect", "2026-07-01"),
+    ]  # fmt: skip
+    with memdb.open(path) as db:
+        assert db.settings.teams == {"platform": ["ana", "bo"]}
+        assert Scheduler(db.episodes, []).lock() is None  # given up on shutdown
+
+
+def test_behind_a_proxy_the_public_host_name_is_accepted(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from memdb.surfaces.serve import ServeConfig, build_app
+
+    with memdb.open(tmp_path / "db") as db:
+        config = ServeConfig({ANA_TOKEN: "ana"})
+        for behind_proxy, status in ((False, 400), (True, 200)):
+            with TestClient(build_app(db, config, behind_proxy=behind_proxy), base_url="https://memdb.example.org") as client:
+                assert client.get("/signin").status_code == status

@@ -404,7 +404,7 @@ class MemdbSystem:
             result = list(owner.recall(text=question, now=end, limit=k))
         else:
             result = text_and_time(owner, question, end, k)
-        return [self._dia[m.episode.id] for m in result]
+        return [self._dia[m.id] for m in result]
 
     def versions(self) -> dict[str, str]:
         return {"memdb": _version("memdb-agent"), "lmdb": _version("lmdb")}
@@ -428,8 +428,8 @@ def text_and_time(owner: Any, question: str, now: dt.datetime, k: int) -> list[A
     seen: set[str] = set()
     out = []
     for m in [*scoped, *plain]:
-        if m.episode.id not in seen:
-            seen.add(m.episode.id)
+        if m.id not in seen:
+            seen.add(m.id)
             out.append(m)
     return out[:k]
 

@@ -32,15 +32,16 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import wraps
+from functools import partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
+from memdb.engine.codec import encode_subscript, unpack_value
 from memdb.engine.globals import Global
 from memdb.engine.log import logger
 from memdb.errors import CorruptValueError, ValidationError
 from memdb.memory.episodes import Episodes, to_episode
-from memdb.memory.ids import from_micros, ts_micros
+from memdb.memory.ids import episode_day, from_micros, ts_micros
 from memdb.memory.layout import (
     CODE_OF_PACKED,
     ID_SLICE,
@@ -514,7 +515,7 @@ class OwnerQueries:
             else:
                 note = self._empty_note(interp, q) + self._archived_note(q)
         if memories:
-            self._layer.tracker.touch(self.name, [m.episode.id for m in memories], at)
+            self._layer.tracker.touch(self.name, [m.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
 
     def _empty_note(self, interp: Interpretation, q: _Query) -> str:
@@ -703,10 +704,8 @@ class OwnerQueries:
         small: tuple[str, list[tuple[bytes, bytes]]] | None = None
         large: tuple[str, list[tuple[bytes, bytes]], Iterator[tuple[bytes, bytes]]] | None = None
         sources = self._sources(q)
-        if sources[0][0] == "time" and q.lo is None and q.hi is None and text_size is not None:
-            # the whole time index: its size is known, no need to read it to compare
-            if text_size < int(st.stats.get((owner, "episodes"), 0)):
-                sources = []
+        if sources[0][0] == "time" and text_size is not None:
+            sources = []  # the kernel filters the text's matches by time itself: never scan the time index for it
         for name, stream in sources:
             head = list(itertools.islice(stream, limit))
             if len(head) < limit:
@@ -928,13 +927,14 @@ class OwnerQueries:
                 picked = _bounded_by_recency(hot, now_us, limit)
             picks = [(hot[i][0], hot[i][2], bm25[i] if q.terms else 0.0) for i in picked]
             hot_count = len(hot)
-        states = self._layout.states
+        # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
+        prefix = self._layout.parent_key(self._layout.states, (self.name,))
         chosen: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]], float]] = []
-        for tail, hits, text in picks:
-            eid = tail_id(tail)
-            h = states.get((self.name, eid))
-            if h is not None:
-                chosen.append((eid, h, hits, text))
+        with self._space.reader() as txn:
+            for tail, hits, text in picks:
+                raw = txn.get(prefix + tail[-ID_TAIL_BYTES:])
+                if raw is not None:
+                    chosen.append((tail_id(tail), unpack_value(raw), hits, text))
         chosen += [(eid, h, hits, bm25[hot_count + j] if q.terms else 0.0) for j, (eid, h, hits) in enumerate(archived)]
         scores = []
         for _, h, _, text in chosen:
@@ -1030,17 +1030,19 @@ class OwnerQueries:
 
     def _memories(self, ranked: Sequence[_Ranked]) -> list[Hit]:
         out = []
+        lay = self._layout
         for eid, header, score, why in ranked:
             if header.get("status") == "archived":
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
                 why = (*why, "archived: one-line summary (restore() brings back the full record)")
             else:
-                record = self._layout.record_of(self.name, eid)
+                raw = lay.mem.raw_get(lay.parent_key(lay.mem, (self.name, episode_day(eid))) + encode_subscript(eid))
+                record = unpack_value(raw) if raw is not None else None
                 if header.get("status") == SUPERSEDED:
                     why = (*why, f"superseded by {successor_of(header)} (an earlier version)")
             if record is None:
                 continue
-            out.append(Hit(to_episode(self.name, eid, record, header), round(score, 6), why))
+            out.append(Hit.deferred(eid, partial(to_episode, self.name, eid, record, header), round(score, 6), why))
         return out
 
 

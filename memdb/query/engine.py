@@ -1032,6 +1032,7 @@ class OwnerQueries:
         out = []
         lay = self._layout
         for eid, header, score, why in ranked:
+            record: dict[str, Any] | None
             if header.get("status") == "archived":
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
                 why = (*why, "archived: one-line summary (restore() brings back the full record)")

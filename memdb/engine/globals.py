@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Final
 
@@ -169,6 +169,7 @@ class Globals:
             yield
             return
         if outer is not None:
+            self.flush_staged()  # what was staged so far belongs to the enclosing level: written there
             pending: list[_Deferred] = self._local.pending
             pending.append(_new_level())
             try:
@@ -176,6 +177,7 @@ class Globals:
                     yield
             except BaseException:
                 pending.pop()  # the savepoint's deferred increments roll back with it
+                self._local.staged.clear()  # and so do the writes it staged
                 raise
             for mine, theirs in zip(pending.pop(), pending[-1], strict=True):
                 theirs.update(mine)
@@ -183,12 +185,39 @@ class Globals:
         with self.store.write() as txn:
             self._local.write = txn
             self._local.pending = [_new_level()]
+            self._local.staged = {}
             try:
                 yield
+                self.flush_staged()
                 self._apply_deferred(self._local.pending[0])
             finally:
                 self._local.write = None
                 self._local.pending = None
+                self._local.staged = None
+
+    def stage(self, key: Hashable, flush: Callable[[list[Any]], None], items: Iterable[Any]) -> None:
+        """Collect ``items`` to be written by ``flush(all items staged under key)`` later in this
+        transaction: before it commits, before a savepoint opens, or when ``flush_staged`` is
+        called (a layer calls it before it reads what it staged). Outside a transaction,
+        ``flush`` runs at once in one. Items staged inside a savepoint that rolls back are
+        dropped with it. For writes that many records of one transaction share (the last block
+        of a term's postings): staged, they are written once per transaction."""
+        staged: dict[Hashable, tuple[Callable[[list[Any]], None], list[Any]]] | None = getattr(self._local, "staged", None)
+        if staged is None or self._write_txn() is None:
+            with self.transaction():
+                flush(list(items))
+            return
+        entry = staged.get(key)
+        if entry is None:
+            entry = staged[key] = (flush, [])
+        entry[1].extend(items)
+
+    def flush_staged(self) -> None:
+        """Write everything ``stage`` collected in this thread's transaction, in staging order."""
+        staged = getattr(self._local, "staged", None)
+        while staged:
+            flush, items = staged.pop(next(iter(staged)))
+            flush(items)
 
     def defer_increment(self, g: Global, subs: Any, delta: int | float, drop_zero: bool = False) -> None:
         """Add ``delta`` to a counter when the outermost transaction commits (now, outside one).

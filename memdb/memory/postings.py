@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import heapq
 import math
+from functools import partial
 import os
 import struct
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -220,7 +221,18 @@ def _suffix(eid: str) -> int:
 
 
 _BIN_HEAD: Final = {0xC4: 2, 0xC5: 3, 0xC6: 5}
+_TAILS_KEPT: Final = 1 << 16  # terms whose last block a process remembers (a few hundred bytes each)
 _OWNERS_KEPT: Final = 64  # owners whose column chunks a process keeps (about 20 bytes a document)
+
+
+def _pack_bin(data: bytes) -> bytes:
+    """``data`` packed as msgpack bin (what ``codec.pack_value`` makes of bytes), without msgpack."""
+    n = len(data)
+    if n < 0x100:
+        return b"\xc4" + n.to_bytes(1, "big") + data
+    if n < 0x10000:
+        return b"\xc5" + n.to_bytes(2, "big") + data
+    return b"\xc6" + n.to_bytes(4, "big") + data
 
 
 def _payload(raw: bytes) -> memoryview:
@@ -544,6 +556,7 @@ class TextIndex:
         self.stamps = space["EPCV"]
         self.stats = space["EPN"]
         self._kept: dict[str, tuple[bytes, list[memoryview | None]]] = {}  # owner -> (stamps, chunks) last read
+        self._tails: dict[tuple[str, str], tuple[bytes, bytes, bytes, int]] = {}  # (owner, term) -> its last block, see _appended
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -554,23 +567,33 @@ class TextIndex:
             return []
         first = int(self.stats.get((owner, "next_doc"), 0))
         numbers = list(range(first, first + len(docs)))
+        sets: list[tuple[Global, Any, Any]] = [(self.stats, (owner, "next_doc"), first + len(docs))]
+        sets.extend((self.numbers, (owner, d.eid), doc) for doc, d in zip(numbers, docs, strict=True))
+        self.space.apply((), sets)
+        # blocks and columns are written once per transaction: a batch of records shares them
+        self.space.stage(("text", owner), partial(self._write_docs, owner), zip(numbers, docs, strict=True))
+        return numbers
+
+    def _write_docs(self, owner: str, numbered: list[tuple[int, Doc]]) -> None:
+        """Append numbered documents (ascending, after every one stored) to their terms' blocks
+        and the columns."""
         per_term: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
         records: dict[int, dict[int, bytes]] = defaultdict(dict)
-        sets: list[tuple[Global, Any, Any]] = [(self.stats, (owner, "next_doc"), first + len(docs))]
-        for doc, d in zip(numbers, docs, strict=True):
-            sets.append((self.numbers, (owner, d.eid), doc))
+        for doc, d in numbered:
             records[doc // CHUNK_DOCS][doc] = pack_record(d.ts_us, _suffix(d.eid), d.dl, d.code)
             for term, tf in d.tf.items():
                 per_term[term].append((doc, tf, d.dl))
-        for term, entries in per_term.items():
-            sets.extend(self._appended(owner, term, entries))
-        sets.extend(self._patched(owner, records))
-        self.space.apply((), sets)
-        return numbers
+        packed: list[tuple[bytes, bytes]] = []
+        with self.space.reader() as txn:
+            get = txn.get
+            for term, entries in per_term.items():
+                packed.extend(self._appended(owner, term, entries, get))
+        self.space.apply((), self._patched(owner, records), packed=packed)
 
     def remove(self, owner: str, items: Iterable[tuple[str, Mapping[str, int]]]) -> None:
         """Take episodes (id, terms) out: their postings, their number and their column record
         (zeroed); an episode with no number is skipped."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
         per_term: dict[str, set[int]] = defaultdict(set)
         records: dict[int, dict[int, bytes]] = defaultdict(dict)
         kills: list[tuple[Global, Any]] = []
@@ -593,6 +616,7 @@ class TextIndex:
 
     def set_codes(self, owner: str, codes: Iterable[tuple[str, int]]) -> None:
         """Rewrite the index code in the column records of these episodes (relevance changed)."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
         patches: dict[int, dict[int, int]] = defaultdict(dict)
         for eid, code in codes:
             doc = self.numbers.get((owner, eid))
@@ -615,32 +639,55 @@ class TextIndex:
 
     def drop_owner(self, owner: str) -> None:
         """Kill an owner's whole text index (a rebuild follows)."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
         kills: list[tuple[Global, Any]] = [(g, (owner,)) for g in (self.numbers, self.blocks, self.columns, self.stamps)]
         self.space.apply([*kills, (self.stats, (owner, "next_doc"))])
 
-    def _appended(self, owner: str, term: str, entries: list[tuple[int, int, int]]) -> list[tuple[Global, Any, Any]]:
-        """The block writes that append ``entries`` (doc, tf, dl; ascending, after every
-        document already there) to a term: the last block filled first, then new blocks."""
-        out: list[tuple[Global, Any, Any]] = []
-        keys, values = self.blocks.raw_columns((owner, term), reverse=True, limit=1)
+    def _appended(
+        self, owner: str, term: str, entries: list[tuple[int, int, int]], get: Callable[[bytes], bytes | None]
+    ) -> list[tuple[bytes, bytes]]:
+        """The block writes (encoded key, packed value) that append ``entries`` (doc, tf, dl;
+        ascending, after every document already there) to a term: the last block filled
+        first, then new blocks.
+
+        The term's last block is remembered as this process last wrote or read it. A block
+        that is not full and still holds exactly those bytes is the term's last: a writer
+        appends to the last block while it has room, so no later block can exist, and any
+        append or removal by anyone changes its bytes. Otherwise the last block is looked up."""
+        out: list[tuple[bytes, bytes]] = []
+        tail = self._tails.get((owner, term))  # (key, packed value, block, documents in it)
+        if tail is not None and (tail[3] >= BLOCK_DOCS or get(tail[0]) != tail[1]):
+            tail = None
+        if tail is None:
+            keys, values = self.blocks.raw_columns((owner, term), reverse=True, limit=1)
+            if keys:
+                block = bytes(_payload(values[0]))
+                tail = (keys[0], values[0], block, _HEADER.unpack_from(block)[0])
         i = 0
-        if keys:
-            first = codec.decode(keys[0], len(self.blocks.key()))[-1]
-            block: bytes | memoryview = _payload(values[0])
-            n = _HEADER.unpack_from(block)[0]
+        last = tail
+        if tail is not None and tail[3] < BLOCK_DOCS:
+            block, n = tail[2], tail[3]
             while i < len(entries) and n < BLOCK_DOCS:
                 doc, tf, dl = entries[i]
                 block = _append(block, doc, tf, dl)
                 n += 1
                 i += 1
             if i:
-                out.append((self.blocks, (owner, term, first), block))
+                last = (tail[0], _pack_bin(block), block, n)
+                out.append(last[:2])
+        prefix = None
         while i < len(entries):
+            if prefix is None:
+                prefix = self.blocks.key((owner, term))
             part = entries[i : i + BLOCK_DOCS]
-            out.append(
-                (self.blocks, (owner, term, part[0][0]), encode_block([e[0] for e in part], [e[1] for e in part], min(e[2] for e in part)))
-            )
+            block = encode_block([e[0] for e in part], [e[1] for e in part], min(e[2] for e in part))
+            last = (prefix + codec.encode_int(part[0][0]), _pack_bin(block), block, len(part))
+            out.append(last[:2])
             i += len(part)
+        if last is not None:
+            if len(self._tails) >= _TAILS_KEPT:
+                self._tails.clear()
+            self._tails[(owner, term)] = last
         return out
 
     def _without(self, owner: str, term: str, gone: set[int]) -> tuple[list[tuple[Global, Any]], list[tuple[Global, Any, Any]]]:
@@ -706,16 +753,19 @@ class TextIndex:
 
     def term_blocks(self, owner: str, term: str) -> list[memoryview]:
         """Every block of a term, in document order."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
         return [_payload(v) for v in self.blocks.raw_columns((owner, term))[1]]
 
     def block_of(self, owner: str, term: str, doc: int) -> memoryview | None:
         """The block of a term that would hold ``doc``, if any."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
         _, values = self.blocks.raw_columns((owner, term), stop=doc + 1, reverse=True, limit=1)
         return _payload(values[0]) if values else None
 
     def chunks(self, owner: str) -> list[memoryview | None]:
         """The owner's column chunks, indexed by chunk number (None where none was written):
         those kept from an earlier read whose stamp is unchanged, the others read now."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
         raw = self.stamps.get((owner,))
         stamps = bytes(raw) if raw is not None else b""
         kept_stamps, kept = self._kept.get(owner, (b"", []))
@@ -738,6 +788,7 @@ class TextIndex:
 
     def _read_chunks(self, owner: str) -> list[memoryview | None]:
         """Every column chunk of the owner as stored, indexed by chunk number."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
         keys, values = self.columns.raw_columns((owner,))
         base = len(self.columns.key((owner,)))
         out: list[memoryview | None] = []
@@ -751,6 +802,7 @@ class TextIndex:
 
     def column(self, owner: str, doc: int) -> Column | None:
         """The column record of one document."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
         raw = self.columns.get((owner, doc // CHUNK_DOCS))
         return unpack_record(raw, doc) if raw is not None else None
 

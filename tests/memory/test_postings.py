@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
 
 from memdb import native
+from memdb.engine import codec
 from memdb.engine.globals import Globals
 from memdb.engine.store import LMDBStore
 from memdb.errors import CorruptValueError
@@ -315,3 +316,8 @@ def test_looking_up_documents_equals_their_postings(corpus: list[Any], terms: li
     want = [[docs[d // 2].tf.get(t, 0) if d % 2 == 0 and d // 2 < len(docs) else 0 for t in terms] for d in asked]
     assert P.py_lookup_tfs(per_term, asked) == want
     assert P.lookup_tfs(per_term, asked) == want
+
+
+@given(st.binary(max_size=70_000))
+def test_packing_a_block_equals_msgpack(data: bytes) -> None:
+    assert P._pack_bin(data) == codec.pack_value(data)

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import heapq
 import math
-from functools import partial
 import os
 import struct
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
 from memdb import native

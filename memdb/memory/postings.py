@@ -69,6 +69,7 @@ CHUNK_DOCS: Final = 1024  # documents a column chunk holds (20 KB: few reads per
 RECORD_BYTES: Final = 20
 _HEADER = struct.Struct("<HHIII")
 _RECORD = struct.Struct("<qIIHBB")
+_DL = struct.Struct("<I")  # a record's length, at offset 12
 _MAX_TF: Final = 0xFFFF  # a tf is stored up to this (an episode's text is capped far below it)
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
 _MORE_ROOM, _BAD_BLOCK, _BAD_COLUMN, _NO_MEMORY = -1, -2, -3, -4  # memdb_text_search's return codes (search.h)
@@ -821,10 +822,11 @@ class TextIndex:
             if not tfs:
                 continue
             chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
-            col = unpack_record(chunk, doc) if chunk is not None else None
-            if col is None or not col.live:
+            off = doc % CHUNK_DOCS * RECORD_BYTES
+            if chunk is None or len(chunk) < off + RECORD_BYTES or chunk[off + 18] != 1:
                 raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
-            out[i] = {t: (tf, col.dl) for t, tf in tfs.items()}
+            dl = _DL.unpack_from(chunk, off + 12)[0]
+            out[i] = {t: (tf, dl) for t, tf in tfs.items()}
         return out
 
     def numbers_of(self, owner: str, keys: Sequence[bytes]) -> list[int | None]:

@@ -246,14 +246,14 @@ def normalize_tag(tag: str) -> str:
     out = _TAG_SEPARATORS.sub("-", _fold(tag).strip())
     out = "".join(c for c in out if c in "-:/" or unicodedata.category(c)[0] in "LNM")  # marks belong to letters
     out = _DASHES.sub("-", out).strip("-")
-    bad = shown(tag)
+    # the tag is shown (sanitized) only in an error: ask normalises every phrase of a question
     if not out:
-        raise ValidationError(f"tag {bad}: nothing is left after normalising (use letters or digits)")
+        raise ValidationError(f"tag {shown(tag)}: nothing is left after normalising (use letters or digits)")
     if len(out) > MAX_TAG_CHARS:
-        raise ValidationError(f"tag {bad}: {len(out)} characters after normalising, more than {MAX_TAG_CHARS} (shorten it)")
+        raise ValidationError(f"tag {shown(tag)}: {len(out)} characters after normalising, more than {MAX_TAG_CHARS} (shorten it)")
     size = len(out.encode("utf-8", "surrogatepass"))
     if size > MAX_TAG_BYTES:
-        raise ValidationError(f"tag {bad}: {size} bytes in UTF-8 after normalising, more than {MAX_TAG_BYTES} (shorten it)")
+        raise ValidationError(f"tag {shown(tag)}: {size} bytes in UTF-8 after normalising, more than {MAX_TAG_BYTES} (shorten it)")
     return out
 
 

@@ -219,6 +219,8 @@ class _Query:
     boost_tags: tuple[str, ...] = ()
     rank_terms: tuple[str, ...] = ()
     include_superseded: bool = False
+    # BM25's weights, read once per query (in its snapshot); ``replace`` makes a query without them
+    weights: tuple[dict[str, float], float] | None = field(default=None, init=False, compare=False, repr=False)
 
     @property
     def scored_terms(self) -> tuple[str, ...]:
@@ -1015,13 +1017,16 @@ class OwnerQueries:
 
     def _bm25_weights(self, q: _Query) -> tuple[dict[str, float], float]:
         """BM25's idf of each query term and the average document length, from the statistics."""
+        if q.weights is not None:
+            return q.weights
         n_docs = max(int(self._layout.stats.get((self.name, "docs"), 0)), 1)
         avgdl = max(int(self._layout.stats.get((self.name, "terms"), 0)), 1) / n_docs
         idf = {}
         for t in q.scored_terms:
             df = int(self._layout.doc_freq.get((self.name, t), 0))
             idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-        return idf, avgdl
+        q.weights = (idf, avgdl)
+        return q.weights
 
     def _bm25(self, q: _Query, hits_list: Sequence[dict[str, tuple[int, int]]]) -> list[float]:
         """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.scored_terms``."""

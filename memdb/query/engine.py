@@ -58,7 +58,7 @@ from memdb.memory.layout import (
     tail_ts,
     terms_of,
 )
-from memdb.memory.models import utc
+from memdb.memory.models import Episode, utc
 from memdb.memory.postings import CHUNK_DOCS, Column, SearchParams, id_of, unpack_record
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
@@ -1042,14 +1042,21 @@ class OwnerQueries:
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
                 why = (*why, "archived: one-line summary (restore() brings back the full record)")
             else:
+                # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
                 raw = lay.mem.raw_get(lay.parent_key(lay.mem, (self.name, episode_day(eid))) + encode_subscript(eid))
-                record = unpack_value(raw) if raw is not None else None
+                if raw is None:
+                    continue
                 if header.get("status") == SUPERSEDED:
                     why = (*why, f"superseded by {successor_of(header)} (an earlier version)")
-            if record is None:
+                out.append(Hit.deferred(eid, partial(_episode_of, self.name, eid, raw, header), round(score, 6), why))
                 continue
             out.append(Hit.deferred(eid, partial(to_episode, self.name, eid, record, header), round(score, 6), why))
         return out
+
+
+def _episode_of(owner: str, eid: str, raw: bytes, header: dict[str, Any]) -> Episode:
+    """The episode of a packed record and its header."""
+    return to_episode(owner, eid, unpack_value(raw), header)
 
 
 def _header_passes(q: _Query, h: dict[str, Any]) -> bool:

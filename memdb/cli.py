@@ -17,6 +17,7 @@ import argparse
 import dataclasses
 import datetime as dt
 import json
+import logging
 import os
 import re
 import stat
@@ -132,7 +133,20 @@ def _open(args: argparse.Namespace, *, create: bool = False) -> memdb.Database:
         raise NotFoundError(
             f"--db {args.db}: {what} (this command only reads or changes an existing database; record, fact KEY VALUE or import create one)"
         )
-    return memdb.open(args.db)
+    if not sys.stderr.isatty():
+        return memdb.open(args.db)
+    # on a terminal, an upgrade of an older database reports its progress (memdb.memory.migrate)
+    shown = logging.StreamHandler(sys.stderr)
+    shown.setFormatter(logging.Formatter("memdb: %(message)s"))
+    migrate_log = logging.getLogger("memdb.memory.migrate")
+    level = migrate_log.level
+    migrate_log.addHandler(shown)
+    migrate_log.setLevel(logging.INFO)
+    try:
+        return memdb.open(args.db)
+    finally:
+        migrate_log.removeHandler(shown)
+        migrate_log.setLevel(level)
 
 
 # --- commands ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -775,3 +776,18 @@ def test_a_damaged_stored_outcome_is_a_corruption_error(edb: memdb.Database) -> 
     records[key] = {**records[key], "outcome": "failurf"}  # one flipped byte
     with pytest.raises(CorruptionError, match="stored outcome is damaged"):
         edb.check()  # never a raw KeyError from the index code
+
+
+def test_an_upgrade_reports_its_progress(tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture) -> None:
+    """Opening a layout-7 database rebuilds its text index once, saying how far it has got."""
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        mem = db.owner("ana")
+        ids = [mem.record("debug", f"deploy step {i}", outcome="success").id for i in range(3)]
+        db.globals["META"].set(("layout",), 7)
+    with caplog.at_level(logging.INFO, logger="memdb.memory.migrate"), memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.check().ok and {m.id for m in db.owner("ana").recall(text="deploy")} == set(ids)
+    progress = [r.getMessage() for r in caplog.records if "rewritten (" in r.getMessage()]
+    assert progress and progress[-1].startswith("layout upgrade: 3 of 3 episodes rewritten")
+    with caplog.at_level(logging.INFO, logger="memdb.memory.migrate"), memdb.open(tmp_path / "old", clock=clock):
+        pass
+    assert len([r for r in caplog.records if "rewritten (" in r.getMessage()]) == len(progress)  # once

@@ -409,7 +409,7 @@ class _PgTxn:
         return bytes(rows[0][0]) if rows else None
 
     def get_many(self, keys: list[bytes]) -> dict[bytes, bytes]:
-        """Values of every key that exists, in one round trip (not yet in the Store protocol)."""
+        """Values of every key that exists, in one round trip."""
         found = {k: self._puts[k] for k in keys if k in self._puts}
         rest = [k for k in keys if k not in found]
         if rest:

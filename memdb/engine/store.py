@@ -40,6 +40,10 @@ class ReadTxn(Protocol):
     def get(self, key: bytes) -> bytes | None:
         """The value at ``key``, or None."""
 
+    def get_many(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        """The values of those of ``keys`` that exist: one call for a batch of point reads (one
+        round trip on a networked backend)."""
+
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         """Items with ``lo <= key < hi`` in key order (descending if ``reverse``)."""
 
@@ -297,6 +301,11 @@ def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, li
     return (keys, values) if keys else ([], [])
 
 
+def _get_many(txn: lmdb.Transaction, keys: list[bytes]) -> dict[bytes, bytes]:
+    get = txn.get
+    return {k: v for k in keys if (v := get(k)) is not None}
+
+
 def _first(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> tuple[bytes, bytes] | None:
     if lo >= hi:
         return None
@@ -355,6 +364,12 @@ class _LMDBRead:
         except lmdb.Error as exc:
             raise _translate(exc, "first", self._store) from None
 
+    def get_many(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        try:
+            return _get_many(self._txn, keys)
+        except lmdb.Error as exc:
+            raise _translate(exc, "get_many", self._store) from None
+
     def scan(self, lo: bytes, hi: bytes, reverse: bool = False) -> Iterator[tuple[bytes, bytes]]:
         return _scan(self._txn, lo, hi, reverse, self._store)
 
@@ -408,6 +423,12 @@ class _LMDBWrite:
             return _first(self._txns[-1], lo, hi, reverse)
         except lmdb.Error as exc:
             raise _translate(exc, "first", self._store) from None
+
+    def get_many(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        try:
+            return _get_many(self._txns[-1], keys)
+        except lmdb.Error as exc:
+            raise _translate(exc, "get_many", self._store) from None
 
     def put(self, key: bytes, value: bytes) -> None:
         self._log.append((0, key, value))

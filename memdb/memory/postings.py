@@ -835,7 +835,8 @@ class TextIndex:
         prefix = self.numbers.key((owner,))
         unpack = codec.unpack_value
         with self.space.reader() as txn:
-            raws = [txn.get(prefix + key) for key in keys]
+            found = txn.get_many([prefix + key for key in keys])  # one round trip on PostgreSQL
+        raws = [found.get(prefix + key) for key in keys]
         return [None if raw is None else int(unpack(raw)) for raw in raws]
 
     def tfs_of(self, owner: str, terms: Sequence[str], docs: Sequence[int]) -> list[dict[str, int]]:

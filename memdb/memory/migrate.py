@@ -28,7 +28,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     layout 3 holds ``index_code``; layout 4 adds the tag+outcome index; layout 5 stems to a
     fixpoint, so the text postings are rebuilt from the records; layout 6 keeps relevance
     to 1/25 of a point instead of a quarter; layout 7 keeps combining marks in words, so
-    the postings are rebuilt again; layout 8 keeps them in blocks under document numbers,
+    the postings are rebuilt again; layout 8 stems with Snowball, bigrams Chinese and Japanese
+    runs, and keeps the postings in blocks under document numbers,
     with per-document columns: ``memdb.memory.postings``).
     Returns how many episodes were rewritten; a current database costs one read. The
     layout is recorded last, so an interrupted upgrade runs again on the next open."""

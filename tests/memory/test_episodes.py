@@ -529,7 +529,7 @@ def test_indexes_written_with_record(edb: memdb.Database) -> None:
     chat = mem.record("exchange", "just talk", tags=["project-x"])
     assert chat.id not in {s[-1] for s, _ in g["EPGO"].items(("ana",))}  # no outcome, no tag+outcome entry
     assert [s[-1] for s, _ in g["EPS"].items(("ana", "s9"))] == [ep.id]
-    assert edb.episodes.layout.text.hits_of("ana", ["deploi"], [ep.id]) == [{"deploi": (1, 3)}]  # the stem of "deploy"
+    assert edb.episodes.layout.text.hits_of("ana", ["deploy"], [ep.id]) == [{"deploy": (1, 3)}]  # the stem of "deploy" (Snowball)
     assert edb.check().ok
 
 
@@ -663,24 +663,25 @@ def test_upgrade_layout_rewrites_a_layout_1_database(tmp_path: Path, clock: Cloc
 
 
 def test_upgrade_layout_rebuilds_postings_of_an_older_stemmer(tmp_path: Path, clock: Clock) -> None:
-    """Layout 5 stems to a fixpoint ("proceeding" -> "procee"); a layout-4 database indexed the
-    one-step stem ("proceed"), and opening it rebuilds the postings so the word is found again."""
+    """Layout 8 stems with Snowball ("deployment" -> "deploy"); a layout-7 database indexed Porter's
+    step 1 alone ("deploy" -> "deploi", "deployment" kept whole), and opening it rebuilds the
+    postings so "deploy" finds the deployment again."""
     with memdb.open(tmp_path / "old", clock=clock) as db:
         mem = db.owner("ana")
-        ep = mem.record("debug", "proceeding with the deploy", outcome="success")
-        mem.record("debug", "nothing relevant", outcome="failure")
+        ep = mem.record("debug", "the deployment failed", outcome="failure")
+        mem.record("debug", "nothing relevant", outcome="success")
         g = db.globals
         with db.transaction():
-            ((first, block),) = [(subs[-1], v) for subs, v in g["EPX"].items(("ana", "procee"))]
-            g["EPX"].set(("ana", "proceed", first), block)
-            g["EPX"].kill(("ana", "procee"))
-            g["EPDF"].set(("ana", "proceed"), 1)
-            g["EPDF"].kill(("ana", "procee"))
-            g["META"].set(("layout",), 4)
+            ((first, block),) = [(subs[-1], v) for subs, v in g["EPX"].items(("ana", "deploy"))]
+            g["EPX"].set(("ana", "deployment", first), block)
+            g["EPX"].kill(("ana", "deploy"))
+            g["EPDF"].set(("ana", "deployment"), 1)
+            g["EPDF"].kill(("ana", "deploy"))
+            g["META"].set(("layout",), 7)
         assert not db.check().ok
     with memdb.open(tmp_path / "old", clock=clock) as db:
-        assert db.check().ok
-        assert [m.episode.id for m in db.owner("ana").recall(text="proceeding")] == [ep.id]
+        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+        assert [m.episode.id for m in db.owner("ana").recall(text="deploy")] == [ep.id]
 
 
 def test_upgrade_layout_rebuilds_postings_split_at_combining_marks(tmp_path: Path, clock: Clock) -> None:

@@ -1,0 +1,38 @@
+"""How ``ask`` reads a question's words: a kind's name is a kind only where such memories exist,
+and question words ("show", "remember", "year") rank the matches of the other words without
+matching anything themselves."""
+
+from __future__ import annotations
+
+from query_times import at
+
+import memdb
+
+
+def _ids(result: memdb.RecallResult) -> list[str]:
+    return [m.episode.id for m in result]
+
+
+def test_a_kind_name_is_a_word_where_no_memory_has_that_kind(qdb: memdb.Database) -> None:
+    mem = qdb.owner("ana")
+    turn = mem.record("exchange", "Researching adoption agencies, it's been a dream", tags=["caroline"], ts=at(2))
+    mem.record("exchange", "We went camping in the mountains", tags=["melanie"], ts=at(3))
+    r = mem.ask("What did Caroline research?")
+    assert r.interpretation.kind is None and "research" in r.interpretation.terms
+    assert _ids(r) == [turn.id]
+    # once the owner records research episodes, the same word asks for them
+    study = mem.record("research", "Compared two adoption agencies", outcome="success", tags=["caroline"], ts=at(4))
+    r = mem.ask("What did Caroline research?")
+    assert r.interpretation.kind == "research" and _ids(r) == [study.id]
+
+
+def test_question_words_rank_the_matches_but_match_nothing(qdb: memdb.Database) -> None:
+    mem = qdb.owner("ana")
+    pasta = mem.record("exchange", "Cooking pasta with a friend tonight, cooking is fun", ts=at(2))
+    show = mem.record("exchange", "I taught vegan recipes on my own cooking show", ts=at(1))
+    mem.record("exchange", "The show last night was long", ts=at(3))  # a question word alone
+    r = mem.ask("When did I attend a cooking show?")
+    assert r.interpretation.terms == ("attend", "cook")  # "show" asks, it does not filter
+    assert _ids(r) == [show.id, pasta.id]  # the memory that holds "show" too ranks first
+    # without other words a question word is no search at all: everything, newest first
+    assert next(m.episode.summary for m in mem.ask("show me")) == "The show last night was long"

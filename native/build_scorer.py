@@ -56,6 +56,7 @@ typedef struct {
     const size_t *block_lens;
     const size_t *term_blocks;
     const double *idf;
+    const unsigned char *roles;
     size_t n_chunks;
     const unsigned char *const *chunks;
     const size_t *chunk_lens;

@@ -157,14 +157,16 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     const double avgdl = params[MEMDB_P_AVGDL], k1 = params[MEMDB_P_K1], b = params[MEMDB_P_B];
     const double week = params[MEMDB_P_WEEK_US], tl = params[MEMDB_P_TEXT_LEVEL];
     const double tw = params[MEMDB_P_TEXT_WEIGHT], rw = params[MEMDB_P_RECENCY_WEIGHT];
-    const double slack = params[MEMDB_P_SLACK], max_level = params[MEMDB_P_MAX_LEVEL];
+    const double slack = params[MEMDB_P_SLACK], max_level = params[MEMDB_P_MAX_LEVEL], boost = params[MEMDB_P_BOOST];
     const size_t nt = in->n_terms;
+    size_t n_require = 0;
     const int filtered = has_lo || has_hi || outcome >= 0;
     term_postings *tp = NULL;
     size_t *pos = NULL, n_union = 0, cap_union = 0, t, i, bi = 0, room = 0;
     uint32_t *u_doc = NULL, *u_tf = NULL;
     double *u_ub = NULL, *u_bm = NULL, *u_low = NULL, *heap = NULL;
     unsigned char *u_state = NULL; /* 0 unscored, 1 scored, 2 scored and a candidate */
+    unsigned char *u_boost = NULL;
     const unsigned char **u_rec = NULL;
     double top = 0.0;
     int rc = MEMDB_OK;
@@ -172,6 +174,11 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     *total = 0;
     *best = 0.0;
     *n_out = 0;
+    for (t = 0; t < nt; t++) {
+        if (in->roles && in->roles[t] == MEMDB_REQUIRE) {
+            n_require++;
+        }
+    }
     tp = calloc(nt ? nt : 1, sizeof *tp);
     pos = calloc(nt ? nt : 1, sizeof *pos);
     if (!tp || !pos) {
@@ -207,7 +214,9 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                 rc = MEMDB_BAD_BLOCK;
                 goto done;
             }
-            bound = bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), avgdl, k1, b);
+            bound = (in->roles && in->roles[t] > MEMDB_RANK)
+                        ? 0.0 /* tag lists are not scored */
+                        : bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), avgdl, k1, b);
             for (m = 0; m < (size_t)got; m++) {
                 tp[t].ub[tp[t].n + m] = bound;
             }
@@ -222,15 +231,17 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     u_low = calloc(cap_union ? cap_union : 1, sizeof(double));
     u_state = calloc(cap_union ? cap_union : 1, 1);
     u_rec = calloc(cap_union ? cap_union : 1, sizeof *u_rec);
+    u_boost = calloc(cap_union ? cap_union : 1, 1);
     heap = malloc((keep ? keep : 1) * sizeof(double));
-    if (!u_doc || !u_tf || !u_ub || !u_bm || !u_low || !u_state || !u_rec || !heap) {
+    if (!u_doc || !u_tf || !u_ub || !u_bm || !u_low || !u_state || !u_rec || !u_boost || !heap) {
         rc = MEMDB_NO_MEMORY;
         goto done;
     }
     /* pass 1: the union in document order, filtered; block bounds summed in term order */
     for (;;) {
         uint32_t doc = 0;
-        int any = 0;
+        int any = 0, matched = 0, boosted = 0;
+        size_t required = 0;
         double ub = 0.0;
         const unsigned char *rec = NULL;
         for (t = 0; t < nt; t++) {
@@ -244,10 +255,18 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         }
         for (t = 0; t < nt; t++) {
             if (pos[t] < tp[t].n && tp[t].docs[pos[t]] == doc) {
+                int role = in->roles ? in->roles[t] : MEMDB_MATCH;
                 u_tf[n_union * nt + t] = tp[t].tfs[pos[t]];
                 ub += tp[t].ub[pos[t]];
                 pos[t]++;
+                matched |= role == MEMDB_MATCH || role == MEMDB_BOOST;
+                boosted |= role == MEMDB_BOOST;
+                required += role == MEMDB_REQUIRE;
             }
+        }
+        if (!matched || required < n_require) {
+            memset(u_tf + n_union * nt, 0, nt * sizeof(uint32_t)); /* the row is the next document's */
+            continue;
         }
         if (filtered) {
             int64_t ts;
@@ -266,6 +285,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         u_doc[n_union] = doc;
         u_ub[n_union] = ub * (1 + 1e-12); /* rounding never lets a bound fall below its score */
         u_rec[n_union] = rec;
+        u_boost[n_union] = (unsigned char)boosted;
         n_union++;
     }
     *total = n_union;
@@ -283,7 +303,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             double s = 0.0, dl = (double)rd32(u_rec[i] + 12);
             for (t = 0; t < nt; t++) {
                 uint32_t tf = u_tf[i * nt + t];
-                if (tf) {
+                if (tf && !(in->roles && in->roles[t] > MEMDB_RANK)) {
                     s += bm25_part(in->idf[t], (double)tf, dl, avgdl, k1, b);
                 }
             }
@@ -302,7 +322,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         /* pass 3: lower bounds, skipping documents whose bound cannot reach the cut */
         for (i = 0; i < n_union; i++) {
             double low;
-            if (keep > 0 && heap_n == keep && tw * u_ub[i] / norm + tl * max_level + rw + slack < cut) {
+            if (keep > 0 && heap_n == keep && tw * u_ub[i] / norm + tl * max_level + rw + (u_boost[i] ? boost : 0.0) + slack < cut) {
                 continue;
             }
             if (u_rec[i] == NULL && (u_rec[i] = record_of(in, u_doc[i])) == NULL) {
@@ -314,7 +334,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                 double s = 0.0, dl = (double)rd32(u_rec[i] + 12);
                 for (t = 0; t < nt; t++) {
                     uint32_t tf = u_tf[i * nt + t];
-                    if (tf) {
+                    if (tf && !(in->roles && in->roles[t] > MEMDB_RANK)) {
                         s += bm25_part(in->idf[t], (double)tf, dl, avgdl, k1, b);
                     }
                 }
@@ -328,6 +348,9 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                 int64_t age = now_us - rd64(u_rec[i]);
                 low = tw * u_bm[i] / norm + tl * (double)(rd16(u_rec[i] + 16) >> 2) +
                       rw * pow(0.5, (double)(age > 0 ? age : 0) / week);
+                if (u_boost[i]) {
+                    low += boost;
+                }
             }
             u_low[i] = low;
             if (heap_n < keep) {
@@ -377,6 +400,7 @@ done:
     free(u_low);
     free(u_state);
     free(u_rec);
+    free(u_boost);
     free(heap);
     return rc;
 }

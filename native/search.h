@@ -37,7 +37,8 @@ enum {
     MEMDB_P_RECENCY_WEIGHT = 6, /* 0.05 */
     MEMDB_P_SLACK = 7,          /* 1e-9 */
     MEMDB_P_MAX_LEVEL = 8,      /* 250: the highest relevance level */
-    MEMDB_N_SEARCH_PARAMS = 9
+    MEMDB_P_BOOST = 9,          /* what a document in a BOOST list adds to its score (0.1) */
+    MEMDB_N_SEARCH_PARAMS = 10
 };
 
 /* Return codes. */
@@ -47,12 +48,21 @@ enum {
 #define MEMDB_BAD_COLUMN (-3)  /* a posting's document has no live column record: *n_out holds it */
 #define MEMDB_NO_MEMORY (-4)
 
+/* What each list of a search is (memdb_text_input.roles). */
+enum {
+    MEMDB_MATCH = 0,   /* a query word: its documents match, its tf is scored */
+    MEMDB_RANK = 1,    /* a word that only ranks: scored where a document matches otherwise */
+    MEMDB_BOOST = 2,   /* a boost tag's documents: they match, and score MEMDB_P_BOOST more */
+    MEMDB_REQUIRE = 3  /* a required tag's documents: a match must be in every such list */
+};
+
 typedef struct {
     size_t n_terms;
     const unsigned char *const *blocks; /* every term's blocks, term after term */
     const size_t *block_lens;
     const size_t *term_blocks;          /* how many blocks each term has */
     const double *idf;                  /* per term */
+    const unsigned char *roles;         /* per list (NULL: every list is MEMDB_MATCH) */
     size_t n_chunks;                    /* chunk table, indexed by chunk number (len 0: none) */
     const unsigned char *const *chunks;
     const size_t *chunk_lens;

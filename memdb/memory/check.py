@@ -112,7 +112,7 @@ def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
         for gname, subs_list in index_entries(owner, eid, value, state).items():
             expected[gname].update(dict.fromkeys(subs_list, code))
         tf, dl = terms_of(value)
-        expected_docs[eid] = Doc(eid, ts_micros(value["ts"]), code, tf, dl)
+        expected_docs[eid] = Doc(eid, ts_micros(value["ts"]), code, tf, dl, tuple(value.get("tags") or ()))
         if dl:
             docs += 1
             terms += dl

@@ -850,9 +850,9 @@ class OwnerEpisodes:
         tf, dl = terms_of(record)
         sign = 1 if code is not None else -1
         if code is None:
-            self._layout.text.remove(self.name, [(eid, tf)])
+            self._layout.text.remove(self.name, [(eid, tf, record.get("tags") or ())])
         else:
-            self._layout.text.add(self.name, [Doc(eid, ts_micros(record["ts"]), code, tf, dl)])
+            self._layout.text.add(self.name, [Doc(eid, ts_micros(record["ts"]), code, tf, dl, tuple(record.get("tags") or ()))])
         deltas = {"docs": sign if dl else 0, "terms": sign * dl}
         return entries, deltas, {term: sign for term in tf}
 
@@ -1029,7 +1029,7 @@ class OwnerEpisodes:
                     g = self._space[gname]
                     packed.extend((parent_key(g, e[:-2]) + tail, code) for e in entries)
                 tf, dl = terms_of(record)
-                text.append(Doc(eid, ts_micros(ts), index_code(score, record.get("outcome")), tf, dl))
+                text.append(Doc(eid, ts_micros(ts), index_code(score, record.get("outcome")), tf, dl, tuple(record.get("tags") or ())))
                 if dl:
                     docs += 1
                     terms += dl
@@ -1048,8 +1048,9 @@ class OwnerEpisodes:
         old_tf, old_dl = terms_of(old)
         new_tf, new_dl = terms_of(new)
         text = self._layout.text
-        text.remove(self.name, [(eid, old_tf)])
-        text.add(self.name, [Doc(eid, ts_micros(new["ts"]), index_code(state["relevance"], new.get("outcome")), new_tf, new_dl)])
+        text.remove(self.name, [(eid, old_tf, old.get("tags") or ())])
+        code = index_code(state["relevance"], new.get("outcome"))
+        text.add(self.name, [Doc(eid, ts_micros(new["ts"]), code, new_tf, new_dl, tuple(new.get("tags") or ()))])
         self._bump(docs=(1 if new_dl else 0) - (1 if old_dl else 0), terms=new_dl - old_dl)
         df: Counter[str] = Counter({t: 1 for t in new_tf if t not in old_tf})
         df.subtract({t: 1 for t in old_tf if t not in new_tf})

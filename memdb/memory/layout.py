@@ -15,8 +15,9 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^EPS(owner, session, ts_us, id) = code  session index
     ^EPB(owner, band, ts_us, id) = code relevance band (0-10) index
     ^EPDN(owner, id) = doc              the text index (``memdb.memory.postings``): a hot episode's
-    ^EPX(owner, term, first) = block    document number, the terms' posting blocks and the
-    ^EPC(owner, chunk) = records        per-document columns (time, id, length, index code)
+    ^EPX(owner, term, first) = block    document number, the terms' posting blocks, the tags'
+    ^EPXT(owner, tag, first) = block    lists of documents, and the per-document columns
+    ^EPC(owner, chunk) = records        (time, id, length, index code)
     ^EPDF(owner, term) = df             documents holding the term (BM25's idf without a scan)
     ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"dropped"|"next_doc")   per-owner statistics
     ^EPAR(owner, ts_us, id)             archived episodes (their one-line summary is in the header)
@@ -95,7 +96,7 @@ GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
     "MEM": "records", "EPST": "headers", "EPT": "time index", "EPG": "tag index", "EPGO": "tag+outcome index",
     "EPK": "kind+outcome index", "EPS": "session index", "EPB": "relevance band index", "EPX": "text posting blocks",
-    "EPDN": "text document numbers", "EPC": "text document columns", "EPCV": "text column chunk stamps",
+    "EPXT": "text index tag lists", "EPDN": "text document numbers", "EPC": "text document columns", "EPCV": "text column chunk stamps",
     "EPDF": "document frequencies", "EPN": "per-owner statistics", "EPAR": "archive index", "COLD": "cold records",
     "EPSU": "superseded versions", "EPFK": "current fact by key",
     "META": "settings, layout version, counters", "AUDIT": "audit log", "AUDITDB": "database-wide audit log",

@@ -69,7 +69,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
                         record = lay.mem.get((owner, episode_day(eid), eid))
                         if record is not None:
                             tf, dl = terms_of(record)
-                            docs.append(Doc(eid, ts_micros(record["ts"]), code, tf, dl))
+                            docs.append(Doc(eid, ts_micros(record["ts"]), code, tf, dl, tuple(record.get("tags") or ())))
                     rewritten += 1
                 layer.space.apply((), sets)
                 lay.text.add(owner, docs)  # in (ts, id) order, as capture numbers documents

@@ -48,11 +48,16 @@ from memdb.memory.ids import from_micros, time_prefix
 
 __all__ = [
     "BLOCK_DOCS",
+    "BOOST",
     "CHUNK_DOCS",
+    "MATCH",
+    "RANK",
     "RECORD_BYTES",
+    "REQUIRE",
     "Column",
     "Doc",
     "Found",
+    "SearchParams",
     "TextIndex",
     "decode_block",
     "encode_block",
@@ -73,6 +78,10 @@ _DL = struct.Struct("<I")  # a record's length, at offset 12
 _MAX_TF: Final = 0xFFFF  # a tf is stored up to this (an episode's text is capped far below it)
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
 _MORE_ROOM, _BAD_BLOCK, _BAD_COLUMN, _NO_MEMORY = -1, -2, -3, -4  # memdb_text_search's return codes (search.h)
+MATCH, RANK, BOOST, REQUIRE = 0, 1, 2, 3
+"""What a list of a search is: a query word's postings (its documents match, its tf is scored), a
+word that only ranks, a boost tag's documents (they match and score ``boost`` more), a required
+tag's documents (a match must be in every such list). Tag lists are not scored."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,7 @@ class Doc:
     code: int  # its index code (relevance level and outcome: ``memdb.memory.layout.index_code``)
     tf: Mapping[str, int]
     dl: int
+    tags: Sequence[str] = ()  # its tags, each a list of documents beside the terms' (^EPXT)
 
 
 @dataclass(frozen=True)
@@ -273,6 +283,7 @@ class SearchParams:
     recency_weight: float
     slack: float
     max_level: float
+    boost: float = 0.0  # what a document in a BOOST list adds
 
     def values(self) -> list[float]:
         return [
@@ -285,6 +296,7 @@ class SearchParams:
             self.recency_weight,
             self.slack,
             self.max_level,
+            self.boost,
         ]
 
 
@@ -302,9 +314,12 @@ def py_search(
     hi: int | None,
     outcome: int | None,
     keep: int,
+    roles: Sequence[int] | None = None,
 ) -> Found:
     """The twin of ``memdb_text_search``: the same passes, the same expressions in the same order."""
     nt = len(blocks)
+    role = list(roles) if roles is not None else [MATCH] * nt
+    n_require = role.count(REQUIRE)
     postings: list[dict[int, tuple[int, float]]] = []
     for t in range(nt):
         per: dict[int, tuple[int, float]] = {}
@@ -315,7 +330,7 @@ def py_search(
                 raise CorruptValueError(f"posting blocks are out of order ({CorruptValueError.HINT})")
             last = docs[-1]
             _, max_tf, min_dl, _, _ = _HEADER.unpack_from(blk)
-            bound = _bm25(idf[t], float(max_tf), float(min_dl), p.avgdl, p.k1, p.b)
+            bound = 0.0 if role[t] > RANK else _bm25(idf[t], float(max_tf), float(min_dl), p.avgdl, p.k1, p.b)
             for d, tf in zip(docs, tfs, strict=True):
                 per[d] = (tf, bound)
         postings.append(per)
@@ -332,14 +347,22 @@ def py_search(
     u_tf: list[list[int]] = []
     u_ub: list[float] = []
     u_rec: list[Column | None] = []
+    u_boost: list[bool] = []
     for doc in sorted(set().union(*postings)) if postings else []:
         row = [0] * nt
         ub = 0.0
+        matched = boosted = False
+        required = 0
         for t in range(nt):
             hit = postings[t].get(doc)
             if hit is not None:
                 row[t] = hit[0]
                 ub += hit[1]
+                matched = matched or role[t] in (MATCH, BOOST)
+                boosted = boosted or role[t] == BOOST
+                required += role[t] == REQUIRE
+        if not matched or required < n_require:
+            continue
         col = None
         if filtered:
             col = record(doc)
@@ -353,6 +376,7 @@ def py_search(
         u_tf.append(row)
         u_ub.append(ub * (1 + 1e-12))
         u_rec.append(col)
+        u_boost.append(boosted)
     n = len(u_doc)
     bm: list[float] = [0.0] * n
     state = [0] * n
@@ -364,7 +388,7 @@ def py_search(
         dl = float(col.dl)
         for t in range(nt):
             tf = u_tf[i][t]
-            if tf:
+            if tf and role[t] <= RANK:
                 s += _bm25(idf[t], float(tf), dl, p.avgdl, p.k1, p.b)
         return s
 
@@ -386,7 +410,8 @@ def py_search(
         if (
             keep > 0
             and len(heap) == keep
-            and p.text_weight * u_ub[i] / norm + p.text_level * p.max_level + p.recency_weight + p.slack < cut
+            and p.text_weight * u_ub[i] / norm + p.text_level * p.max_level + p.recency_weight + (p.boost if u_boost[i] else 0.0) + p.slack
+            < cut
         ):
             continue
         col = u_rec[i]
@@ -403,6 +428,8 @@ def py_search(
             + p.text_level * float(col.code >> 2)
             + p.recency_weight * math.pow(0.5, float(age if age > 0 else 0) / p.week_us)
         )
+        if u_boost[i]:
+            low += p.boost
         lows[i] = low
         if len(heap) < keep:
             heapq.heappush(heap, low)
@@ -429,6 +456,7 @@ def _c_search(
     hi: int | None,
     outcome: int | None,
     keep: int,
+    roles: Sequence[int] | None = None,
 ) -> Found:
     lib, ffi = native.search_lib()
     flat = [b for bs in blocks for b in bs]
@@ -444,6 +472,8 @@ def _c_search(
     c_chunk_lens = ffi.new("size_t[]", [len(c) if c else 0 for c in chunks] or [0])
     inp.n_terms, inp.blocks, inp.block_lens, inp.term_blocks, inp.idf = nt, c_blocks, c_lens, c_counts, c_idf
     inp.n_chunks, inp.chunks, inp.chunk_lens = len(chunks), c_chunks, c_chunk_lens
+    c_roles = ffi.new("unsigned char[]", list(roles) or [0]) if roles is not None else ffi.NULL
+    inp.roles = c_roles
     params = ffi.new("double[]", p.values())
     total, best, n_out = ffi.new("size_t *"), ffi.new("double *"), ffi.new("size_t *")
     # room: every posting takes at least 2 bytes, so this bounds the union; a top-k call
@@ -534,12 +564,14 @@ def search(
     hi: int | None = None,
     outcome: int | None = None,
     keep: int = 0,
+    roles: Sequence[int] | None = None,
 ) -> Found:
-    """Search the union of the terms' blocks (``memdb_text_search`` in native/search.h): the
-    C kernel when it is in use, else ``py_search``; both give the same ``Found``."""
+    """Search the union of the lists' blocks (``memdb_text_search`` in native/search.h): the
+    C kernel when it is in use, else ``py_search``; both give the same ``Found``. ``roles``
+    says what each list is (``MATCH`` by default; ``RANK``, ``BOOST``, ``REQUIRE``)."""
     if native.search_lib()[0] is None:
-        return py_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep)
-    return _c_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep)
+        return py_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles)
+    return _c_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles)
 
 
 # --- the index of one database --------------------------------------------------------------------
@@ -553,11 +585,12 @@ class TextIndex:
         self.space = space
         self.numbers = space["EPDN"]
         self.blocks = space["EPX"]
+        self.tag_blocks = space["EPXT"]
         self.columns = space["EPC"]
         self.stamps = space["EPCV"]
         self.stats = space["EPN"]
         self._kept: dict[str, tuple[bytes, list[memoryview | None]]] = {}  # owner -> (stamps, chunks) last read
-        self._tails: dict[tuple[str, str], tuple[bytes, bytes, bytes, int]] = {}  # (owner, term) -> its last block, see _appended
+        self._tails: dict[tuple[str, str, str], tuple[bytes, bytes, bytes, int]] = {}  # (owner, term) -> its last block, see _appended
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -579,26 +612,32 @@ class TextIndex:
         """Append numbered documents (ascending, after every one stored) to their terms' blocks
         and the columns."""
         per_term: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+        per_tag: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
         records: dict[int, dict[int, bytes]] = defaultdict(dict)
         for doc, d in numbered:
             records[doc // CHUNK_DOCS][doc] = pack_record(d.ts_us, _suffix(d.eid), d.dl, d.code)
             for term, tf in d.tf.items():
                 per_term[term].append((doc, tf, d.dl))
+            for tag in d.tags:
+                per_tag[tag].append((doc, 1, d.dl))
         packed: list[tuple[bytes, bytes]] = []
         with self.space.reader() as txn:
             get = txn.get
             for term, entries in per_term.items():
-                packed.extend(self._appended(owner, term, entries, get))
+                packed.extend(self._appended(self.blocks, owner, term, entries, get))
+            for tag, entries in per_tag.items():
+                packed.extend(self._appended(self.tag_blocks, owner, tag, entries, get))
         self.space.apply((), self._patched(owner, records), packed=packed)
 
-    def remove(self, owner: str, items: Iterable[tuple[str, Mapping[str, int]]]) -> None:
-        """Take episodes (id, terms) out: their postings, their number and their column record
-        (zeroed); an episode with no number is skipped."""
+    def remove(self, owner: str, items: Iterable[tuple[str, Mapping[str, int], Iterable[str]]]) -> None:
+        """Take episodes (id, terms, tags) out: their postings, their tag lists' entries, their
+        number and their column record (zeroed); an episode with no number is skipped."""
         self.space.flush_staged()  # what this transaction staged, so it is read too
         per_term: dict[str, set[int]] = defaultdict(set)
+        per_tag: dict[str, set[int]] = defaultdict(set)
         records: dict[int, dict[int, bytes]] = defaultdict(dict)
         kills: list[tuple[Global, Any]] = []
-        for eid, tf in items:
+        for eid, tf, tags in items:
             doc = self.numbers.get((owner, eid))
             if doc is None:
                 continue
@@ -607,11 +646,14 @@ class TextIndex:
             records[doc // CHUNK_DOCS][doc] = _ZERO_RECORD
             for term in tf:
                 per_term[term].add(doc)
+            for tag in tags:
+                per_tag[tag].add(doc)
         sets: list[tuple[Global, Any, Any]] = []
-        for term, gone in per_term.items():
-            k, s = self._without(owner, term, gone)
-            kills += k
-            sets += s
+        for g, lists in ((self.blocks, per_term), (self.tag_blocks, per_tag)):
+            for term, gone in lists.items():
+                k, s = self._without(g, owner, term, gone)
+                kills += k
+                sets += s
         sets.extend(self._patched(owner, records))
         self.space.apply(kills, sets)
 
@@ -641,11 +683,11 @@ class TextIndex:
     def drop_owner(self, owner: str) -> None:
         """Kill an owner's whole text index (a rebuild follows)."""
         self.space.flush_staged()  # what this transaction staged, so it is read too
-        kills: list[tuple[Global, Any]] = [(g, (owner,)) for g in (self.numbers, self.blocks, self.columns, self.stamps)]
+        kills: list[tuple[Global, Any]] = [(g, (owner,)) for g in (self.numbers, self.blocks, self.tag_blocks, self.columns, self.stamps)]
         self.space.apply([*kills, (self.stats, (owner, "next_doc"))])
 
     def _appended(
-        self, owner: str, term: str, entries: list[tuple[int, int, int]], get: Callable[[bytes], bytes | None]
+        self, g: Global, owner: str, term: str, entries: list[tuple[int, int, int]], get: Callable[[bytes], bytes | None]
     ) -> list[tuple[bytes, bytes]]:
         """The block writes (encoded key, packed value) that append ``entries`` (doc, tf, dl;
         ascending, after every document already there) to a term: the last block filled
@@ -656,11 +698,11 @@ class TextIndex:
         appends to the last block while it has room, so no later block can exist, and any
         append or removal by anyone changes its bytes. Otherwise the last block is looked up."""
         out: list[tuple[bytes, bytes]] = []
-        tail = self._tails.get((owner, term))  # (key, packed value, block, documents in it)
+        tail = self._tails.get((g.name, owner, term))  # (key, packed value, block, documents in it)
         if tail is not None and (tail[3] >= BLOCK_DOCS or get(tail[0]) != tail[1]):
             tail = None
         if tail is None:
-            keys, values = self.blocks.raw_columns((owner, term), reverse=True, limit=1)
+            keys, values = g.raw_columns((owner, term), reverse=True, limit=1)
             if keys:
                 block = bytes(_payload(values[0]))
                 tail = (keys[0], values[0], block, _HEADER.unpack_from(block)[0])
@@ -679,7 +721,7 @@ class TextIndex:
         prefix = None
         while i < len(entries):
             if prefix is None:
-                prefix = self.blocks.key((owner, term))
+                prefix = g.key((owner, term))
             part = entries[i : i + BLOCK_DOCS]
             block = encode_block([e[0] for e in part], [e[1] for e in part], min(e[2] for e in part))
             last = (prefix + codec.encode_int(part[0][0]), _pack_bin(block), block, len(part))
@@ -688,20 +730,20 @@ class TextIndex:
         if last is not None:
             if len(self._tails) >= _TAILS_KEPT:
                 self._tails.clear()
-            self._tails[(owner, term)] = last
+            self._tails[(g.name, owner, term)] = last
         return out
 
-    def _without(self, owner: str, term: str, gone: set[int]) -> tuple[list[tuple[Global, Any]], list[tuple[Global, Any, Any]]]:
+    def _without(self, g: Global, owner: str, term: str, gone: set[int]) -> tuple[list[tuple[Global, Any]], list[tuple[Global, Any, Any]]]:
         """The block rewrites that drop documents ``gone`` from a term (an emptied block is killed;
         the block keeps its key and its length bound, which stays a bound)."""
         kills: list[tuple[Global, Any]] = []
         sets: list[tuple[Global, Any, Any]] = []
         by_block: dict[Any, tuple[memoryview, set[int]]] = {}
         for doc in sorted(gone):
-            keys, values = self.blocks.raw_columns((owner, term), stop=doc + 1, reverse=True, limit=1)
+            keys, values = g.raw_columns((owner, term), stop=doc + 1, reverse=True, limit=1)
             if not keys:
                 continue
-            first = codec.decode(keys[0], len(self.blocks.key()))[-1]
+            first = codec.decode(keys[0], len(g.key()))[-1]
             if first not in by_block:
                 by_block[first] = (_payload(values[0]), set())
             by_block[first][1].add(doc)
@@ -711,10 +753,10 @@ class TextIndex:
             if len(kept) == len(docs):
                 continue
             if not kept:
-                kills.append((self.blocks, (owner, term, first)))
+                kills.append((g, (owner, term, first)))
             else:
                 min_dl = _HEADER.unpack_from(block)[2]
-                sets.append((self.blocks, (owner, term, first), encode_block([d for d, _ in kept], [tf for _, tf in kept], min_dl)))
+                sets.append((g, (owner, term, first), encode_block([d for d, _ in kept], [tf for _, tf in kept], min_dl)))
         return kills, sets
 
     def _patched(self, owner: str, records: Mapping[int, Mapping[int, bytes]]) -> list[tuple[Global, Any, Any]]:
@@ -756,6 +798,11 @@ class TextIndex:
         """Every block of a term, in document order."""
         self.space.flush_staged()  # what this transaction staged, so it is read too
         return [_payload(v) for v in self.blocks.raw_columns((owner, term))[1]]
+
+    def tag_list(self, owner: str, tag: str) -> list[memoryview]:
+        """Every block of a tag's list of documents, in document order."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
+        return [_payload(v) for v in self.tag_blocks.raw_columns((owner, tag))[1]]
 
     def block_of(self, owner: str, term: str, doc: int) -> memoryview | None:
         """The block of a term that would hold ``doc``, if any."""
@@ -866,6 +913,43 @@ class TextIndex:
 
     # --- checking ----------------------------------------------------------------------------
 
+    def _list_problems(
+        self, g: Global, owner: str, want: Mapping[tuple[str, int], int], dls: Mapping[int, int], by_doc: Mapping[int, str]
+    ) -> list[str]:
+        """What differs between an owner's lists in ``g`` (term or tag -> blocks) and ``want``
+        ((term, document) -> tf): damage, order, size, bounds, and missing or extra postings."""
+        out: list[str] = []
+        have: dict[tuple[str, int], int] = {}
+        prev_term, prev_last = None, -1
+        for key, raw in zip(*g.raw_columns((owner,)), strict=True):
+            subs = codec.decode(key, len(g.key()))
+            if len(subs) != 3 or not isinstance(subs[1], str) or not isinstance(subs[2], int):
+                out.append(f"^{g.name}{subs!r}: not a block key (owner, term or tag, first document)")
+                continue
+            term, first = str(subs[1]), int(subs[2])
+            if term != prev_term:
+                prev_term, prev_last = term, -1
+            try:
+                block = _payload(raw)
+                docs, tfs = py_decode_block(block)
+                _, max_tf, min_dl, _, _ = _HEADER.unpack_from(block)
+            except CorruptValueError:
+                out.append(f"^{g.name}{subs!r}: damaged block")
+                continue
+            if len(docs) > BLOCK_DOCS or docs[0] < first or docs[0] <= prev_last:
+                out.append(f"^{g.name}{subs!r}: block out of order or over {BLOCK_DOCS} documents")
+            prev_last = docs[-1]
+            for doc, tf in zip(docs, tfs, strict=True):
+                have[(term, doc)] = tf
+                dl = dls.get(doc)
+                if dl is not None and (tf > max_tf or dl < min_dl):
+                    out.append(f"^{g.name}{subs!r}: the block's bounds do not bound document {doc}")
+        for term, doc in sorted(want.keys() | have.keys()):
+            if want.get((term, doc)) != have.get((term, doc)):
+                got, wanted = have.get((term, doc)), want.get((term, doc))
+                out.append(f"^{g.name}({owner!r},{term!r},...): document {doc} ({by_doc.get(doc)}): tf {got}, expected {wanted}")
+        return out
+
     def problems(self, owner: str, expected: Mapping[str, Doc]) -> list[str]:
         """What differs between an owner's text index and ``expected`` (its hot episodes by id,
         from their records): numbers, column records, blocks, their order and their bounds."""
@@ -911,33 +995,8 @@ class TextIndex:
             elif (col.ts_us, id_of(col), col.dl, col.code) != (d.ts_us, eid, d.dl, d.code):
                 out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): record of document {doc} differs from episode {eid}")
             want.update({(term, doc): min(tf, _MAX_TF) for term, tf in d.tf.items()})
-        have: dict[tuple[str, int], int] = {}
-        prev_term, prev_last = None, -1
-        for key, raw in zip(*self.blocks.raw_columns((owner,)), strict=True):
-            subs = codec.decode(key, len(self.blocks.key()))
-            if len(subs) != 3 or not isinstance(subs[1], str) or not isinstance(subs[2], int):
-                out.append(f"^EPX{subs!r}: not a posting block key (owner, term, first document)")
-                continue
-            term, first = str(subs[1]), int(subs[2])
-            if term != prev_term:
-                prev_term, prev_last = term, -1
-            try:
-                block = _payload(raw)
-                docs, tfs = py_decode_block(block)
-                _, max_tf, min_dl, _, _ = _HEADER.unpack_from(block)
-            except CorruptValueError:
-                out.append(f"^EPX{subs!r}: damaged block")
-                continue
-            if len(docs) > BLOCK_DOCS or docs[0] < first or docs[0] <= prev_last:
-                out.append(f"^EPX{subs!r}: block out of order or over {BLOCK_DOCS} documents")
-            prev_last = docs[-1]
-            for doc, tf in zip(docs, tfs, strict=True):
-                have[(term, doc)] = tf
-                held = expected.get(by_doc.get(doc, ""))
-                if held is not None and (tf > max_tf or held.dl < min_dl):
-                    out.append(f"^EPX{subs!r}: the block's bounds do not bound document {doc}")
-        for term, doc in sorted(want.keys() | have.keys()):
-            if want.get((term, doc)) != have.get((term, doc)):
-                got, wanted = have.get((term, doc)), want.get((term, doc))
-                out.append(f"^EPX({owner!r},{term!r},...): document {doc} ({by_doc.get(doc)}): tf {got}, expected {wanted}")
+        want_tags = {(tag, numbers[eid]): 1 for eid, d in expected.items() if eid in numbers for tag in d.tags}
+        dls = {doc: expected[eid].dl for eid, doc in numbers.items() if eid in expected}
+        for g, wanted_lists in ((self.blocks, want), (self.tag_blocks, want_tags)):
+            out.extend(self._list_problems(g, owner, wanted_lists, dls, by_doc))
         return out

@@ -267,7 +267,7 @@ class TextIndexMachine(RuleBasedStateMachine):
         owner = data.draw(st.sampled_from([o for o, m in self.model.items() if m]))
         gone = data.draw(st.lists(st.sampled_from(sorted(self.model[owner])), min_size=1, max_size=40, unique=True))
         with self.space.transaction():
-            self.text.remove(owner, [(eid, self.model[owner][eid].tf) for eid in gone])
+            self.text.remove(owner, [(eid, self.model[owner][eid].tf, self.model[owner][eid].tags) for eid in gone])
         for eid in gone:
             del self.model[owner][eid]
 

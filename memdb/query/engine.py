@@ -59,7 +59,7 @@ from memdb.memory.layout import (
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import CHUNK_DOCS, Column, SearchParams, id_of, unpack_record
+from memdb.memory.postings import BOOST, CHUNK_DOCS, MATCH, RANK, REQUIRE, Column, SearchParams, id_of, unpack_record
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
@@ -654,11 +654,21 @@ class OwnerQueries:
         Every time-ordered index entry ends in the same encoded (ts, id) tail and carries the
         episode's relevance level and outcome (``index_code``), so the other filters are one
         lookup each: ``key(tag) + tail`` for a tag, ``key(kind, outcome) + tail`` for a kind,
-        a block lookup for a term. With ``keep`` (the result limit) and ``now_us``, a query with
-        nothing but text, a window and an outcome is answered by the search kernel
-        (``memdb.memory.postings.search``), which counts every match and returns only those whose
-        score can reach the top ``keep``.
+        a block lookup for a term. With ``keep`` (the result limit) and ``now_us``, a query of
+        required words with any window, outcome, tags, words that only rank and boost tags is
+        answered by the search kernel (``memdb.memory.postings.search``) over the words' postings
+        and the tags' lists, which counts every match and returns only those whose score can
+        reach the top ``keep``.
         """
+        if (
+            keep
+            and now_us is not None
+            and cap is None
+            and q.terms
+            and q.terms_required
+            and not (q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded)
+        ):
+            return self._kernel_matches(q, keep, now_us)
         if q.boost_tags and q.terms and q.terms_required and not q.any_tags:
             worded = self._matches_all(q, cap, keep)
             have = {m[0] for m in worded.hot}
@@ -735,20 +745,14 @@ class OwnerQueries:
         driver: Iterable[tuple[bytes, bytes]]
         if text_size is not None and (small is None or text_size < len(small[1]) * per_candidate):
             # the kernel applies the window and the outcome; the other filters look up its matches
-            columnar = not (
-                q.tags or q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded or q.boost_tags or q.rank_terms
-            )
-            top = keep if keep and columnar and now_us is not None and cap is None else 0
-            terms, found_text, columns = self._text_search(q, top, now_us or 0)
+            terms = tuple(dict.fromkeys(q.terms))
+            found_text, columns = self._text_search(q, [(t, MATCH) for t in terms], 0, 0)
             listed: list[tuple[bytes, bytes]] = []
             for doc, tfs, dl in zip(found_text.docs, found_text.tfs, found_text.dls, strict=True):
                 col = columns(doc)
                 idb = id_of(col).encode("ascii")
                 postings[idb] = {t: (tf, dl) for t, tf in zip(terms, tfs, strict=True) if tf}
                 listed.append((id_tail(idb), PACKED_OF_CODE[col.code]))
-            if top:  # every filter is applied and only the matches that can rank are listed
-                hot = [(tail, CODE_OF_PACKED[raw], postings[tail[ID_SLICE]]) for tail, raw in listed]
-                return _Found(listed=hot, total=found_text.total, best_text=found_text.best)
             driver = listed
         elif small is not None:
             driver_name, driver = small
@@ -763,17 +767,43 @@ class OwnerQueries:
         found.total = len(found.hot) + len(found.archived)
         return found
 
-    def _text_search(self, q: _Query, keep: int, now_us: int) -> tuple[tuple[str, ...], TextFound, Callable[[int], Column]]:
-        """The search kernel over ``q.terms`` (each once) with ``q``'s window and outcome: its
-        terms, what it found, and the column record of each document it returned."""
-        text, owner = self._layout.text, self.name
+    def _kernel_matches(self, q: _Query, keep: int, now_us: int) -> _Found:
+        """``_matches`` by the search kernel: the required words' postings, the words that only
+        rank, the boost tags' and the required tags' lists, with the window and the outcome,
+        merged in C; only the matches whose score can reach the top ``keep`` are listed."""
         terms = tuple(dict.fromkeys(q.terms))
+        ranked = tuple(t for t in dict.fromkeys(q.rank_terms) if t not in terms)
+        lists = [(t, MATCH) for t in terms] + [(t, RANK) for t in ranked]
+        lists += [(t, BOOST) for t in dict.fromkeys(q.boost_tags)] + [(t, REQUIRE) for t in dict.fromkeys(q.tags)]
+        found, columns = self._text_search(q, lists, keep, now_us)
+        scored = terms + ranked
+        hot: list[_Hot] = []
+        boosted: set[bytes] = set()
+        n_scored, first_boost, first_required = len(scored), len(scored), len(lists) - len(dict.fromkeys(q.tags))
+        for doc, tfs, dl in zip(found.docs, found.tfs, found.dls, strict=True):
+            col = columns(doc)
+            tail = id_tail(id_of(col).encode("ascii"))
+            hits = {t: (tf, dl) for t, tf in zip(scored, tfs[:n_scored], strict=True) if tf}
+            if any(tfs[first_boost:first_required]):
+                boosted.add(tail)
+            hot.append((tail, col.code, hits or _NO_HITS))
+        return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted)
+
+    def _text_search(
+        self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int
+    ) -> tuple[TextFound, Callable[[int], Column]]:
+        """The search kernel over ``lists`` (a word's postings or a tag's list, and its role)
+        with ``q``'s window and outcome: what it found, and the column record of each document
+        it returned."""
+        text, owner = self._layout.text, self.name
         idf, avgdl = self._bm25_weights(q)
         chunks = text.chunks(owner)
-        params = SearchParams(avgdl, K1, B, _WEEK_US, _TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT))
+        params = SearchParams(avgdl, K1, B, _WEEK_US, _TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT), 0.1)
         outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else None
-        blocks = [text.term_blocks(owner, t) for t in terms]
-        found = text_search(blocks, [idf[t] for t in terms], chunks, params, now_us, q.lo, q.hi, outcome, keep)
+        blocks = [text.term_blocks(owner, name) if role <= RANK else text.tag_list(owner, name) for name, role in lists]
+        weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
+        roles = [role for _, role in lists]
+        found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles)
 
         def column(doc: int) -> Column:
             chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
@@ -782,7 +812,7 @@ class OwnerQueries:
                 raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
             return col
 
-        return terms, found, column
+        return found, column
 
     def _filter(
         self,

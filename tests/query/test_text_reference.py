@@ -170,3 +170,69 @@ def test_kept_column_chunks_follow_another_process_s_writes(tmp_path: Any) -> No
         again = ana.recall(text="deploy", now=NOW)
         assert again.total == 1 and again.memories[0].episode.summary == "deploy rollback"
         assert db.check().ok
+
+
+def ask_reference(db: memdb.Database, owner: str, interp: Any, now: dt.datetime) -> list[tuple[str, float]]:
+    """``reference`` for what ``ask`` searched: its terms (any of them) or its boost tags match,
+    its rank terms add to BM25, a boost tag adds 0.1, its tags and window filter."""
+    lay = db.episodes.layout
+    terms, ranked = list(interp.terms), [t for t in interp.rank_terms if t not in interp.terms]
+    docs = []
+    with db.globals.snapshot():
+        for subs, state in lay.states.items((owner,)):
+            if state.get("status") in ("archived", SUPERSEDED):
+                continue
+            record = lay.record_of(owner, str(subs[1]))
+            tf, dl = terms_of(record)
+            docs.append((str(subs[1]), state, record, tf, dl))
+    with_text = [d for d in docs if d[4]]
+    n = max(len(with_text), 1)
+    avgdl = max(sum(d[4] for d in with_text), 1) / n
+    idf = {t: math.log(1 + (n - (df := sum(1 for d in docs if t in d[3])) + 0.5) / (df + 0.5)) for t in terms + ranked}
+    w = interp.window
+    matched = []
+    for eid, state, record, tf, dl in docs:
+        boosted = bool(set(interp.boost_tags) & set(record["tags"]))
+        if not (any(t in tf for t in terms) or boosted):
+            continue
+        if not set(interp.tags) <= set(record["tags"]) or (w and not w.start <= record["ts"] < w.end):
+            continue
+        bm25 = sum(idf[t] * tf[t] * (K1 + 1) / (tf[t] + K1 * (1 - B + B * dl / avgdl)) for t in terms + ranked if t in tf)
+        matched.append((eid, state, bm25, boosted))
+    best = max((m[2] for m in matched), default=0.0) or 1.0
+    scored = []
+    for eid, state, bm25, boosted in matched:
+        recency = 0.5 ** (max(ts_micros(now) - ts_micros(state["ts"]), 0) / (7 * 86_400_000_000))
+        score = 0.9 * bm25 / best + 0.05 * float(state["relevance"]) / 10 + 0.05 * recency + (0.1 if boosted else 0.0)
+        scored.append((eid, round(score, 6)))
+    return sorted(scored, key=lambda s: (-s[1], s[0]))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(
+    episodes,
+    changes,
+    st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(["x", "y"]), st.sampled_from([1, 3, 10])), min_size=1, max_size=3),
+)
+def test_ask_with_a_boost_tag_equals_the_reference(
+    tmp_path_factory: pytest.TempPathFactory, eps: list[Any], ops: list[Any], asked: list[Any]
+) -> None:
+    """A question naming a tag and a word: the word or the tag matches, the tag boosts (the
+    kernel's BOOST list), on the same corpora and changes as above."""
+    with memdb.open(tmp_path_factory.mktemp("askref"), clock=lambda: NOW) as db:
+        ids = []
+        for i, (owner, text, hours, (kind, outcome), tags) in enumerate(eps):
+            ep = db.owner(owner).record(kind, f"{text} n{i}", outcome=outcome, tags=tags, ts=NOW - dt.timedelta(hours=hours, minutes=i))
+            ids.append((owner, ep.id))
+        for what, i, text in ops:
+            change(db, ids, what, i, text)
+        assert db.check().ok
+        for word, tag, limit in asked:
+            for owner in ("ana", "bo"):
+                db.flush()
+                got = db.owner(owner).ask(f"{word} {tag}", limit=limit, now=NOW)
+                if not got.interpretation.terms or got.interpretation.missing_names:
+                    continue
+                want = ask_reference(db, owner, got.interpretation, NOW)
+                assert got.total == len(want), (got.interpretation, got.note)
+                assert [m.score for m in got.memories] == [s for _, s in want[:limit]]

@@ -1,0 +1,516 @@
+"""Text top-10 with the total: memdb ``recall(text=...)`` against tantivy, SQLite FTS5 and bm25s, same run.
+
+Data: the episodes of ``benchmarks.bench_query`` at each size of ``--sizes`` (default
+``100000,1000000``): ``benchmarks.agent_data`` episodes of the owner ``team`` (plus 500 of
+``solo``, so memdb must scope by owner), memdb built and cached by ``bench_query.load``
+(``MEMDB_BENCH_CACHE=/some/dir`` keeps and reuses it, with its build time as recorded then).
+The baselines index the same ``team`` episodes as memdb stored them (read back through
+``team.episodes()``: capture's sanitizer rewrites a few summaries, e.g. ``Project X Auth: Checked``
+becomes ``<SECRET_1>``, so the generated text is not quite what memdb holds), one document each
+holding exactly memdb's terms of the episode (``memdb.memory.text.tokenize`` of
+``agent_data.indexed_text``: text fields and tags, folded, stemmed, stopwords dropped), so every
+side matches the same episodes:
+
+- ``tantivy`` (tantivy-py): one text field analysed by a whitespace tokenizer and nothing else
+  (``index_option="freq"``: BM25 needs no positions), one writer thread; a ``BooleanQuery`` of
+  ``SHOULD`` term queries, ``searcher.search(query, 10, count=True)``: the top 10 and ``.count``;
+- ``sqlite-fts5``: a contentless FTS5 table (``unicode61``, as ``bench_query``), in a file of its
+  own; ``... MATCH 'a OR b' ORDER BY rank LIMIT 10`` (rank is ``bm25()``) plus
+  ``SELECT count(*) ... MATCH``;
+- ``bm25s`` (numpy backend): ``retrieve([terms], k=10)``; bm25s has no count, so the total is
+  the size of the union of the query terms' columns of its own sparse score matrix (the doc ids
+  under each term, ``np.union1d``): what it stores, no second scoring pass;
+- ``memdb``: the public API, ``team.recall(text=q, limit=10, now=END)``, taking ``.total``.
+
+The baselines' build times exclude reading the episodes back and running memdb's tokenizer (both
+shown apart); memdb's is ``import_episodes`` of whole episodes (every index, not only text), and
+its size is the whole database. Queries: ``bench_query``'s ``text`` draws, 200 seeded two-word
+queries ``"<noun> <verb|adjective>"`` of mid-frequency words, any term matching, plus 20 warm-up
+draws from another seed, run per side. The baselines get the query's terms already tokenized
+(their calls start from the term list); memdb gets the text. Latency is ``perf_counter_ns``
+around each call, p50/p95 nearest-rank over the draws. Every side's total must equal memdb's
+on every draw: the table counts agreement, and the run exits 1 if any side disagrees.
+
+Regenerate the committed table (``benchmarks/results/text.md``)::
+
+    cd /work/main && MEMDB_BENCH_CACHE=/tmp/memdb-bench .venv/bin/python -m benchmarks.bench_text --sizes 100000,1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import importlib.metadata
+import itertools
+import json
+import resource
+import shutil
+import sqlite3
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmarks import agent_data
+from benchmarks import bench_query as bq
+from benchmarks.bench_globals import _machine
+from memdb import Episode, native
+from memdb.memory import text as memdb_text
+from memdb.memory.text import tokenize
+
+SIZES = (100_000, 1_000_000)
+LIMIT = 10
+BASELINES = ("tantivy", "sqlite-fts5", "bm25s")
+SIDES = ("memdb", *BASELINES)
+TEXT_VERSION = 1  # bump when the baselines' layout here changes
+RESULTS_MD = Path(__file__).resolve().parent / "results" / "text.md"
+TANTIVY_ANALYZER = "memdb_terms"
+TANTIVY_HEAP = 256_000_000
+FTS_SCHEMA = "CREATE VIRTUAL TABLE docs USING fts5(body, content='', tokenize='unicode61')"
+TARGETS = {"tantivy": 10.0, "sqlite-fts5": 0.2}  # issue 20: memdb p50 at most 10x tantivy's, 0.2x SQLite FTS5's
+
+
+def _text_key() -> str:
+    """bench_query's key plus memdb's tokenizer and this layout: what decides the baselines' bytes."""
+    h = hashlib.sha1(f"{bq.CODE_KEY}-t{TEXT_VERSION}".encode())
+    h.update(Path(memdb_text.__file__).read_bytes())
+    return f"t{TEXT_VERSION}-{h.hexdigest()[:10]}"
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def have(side: str) -> bool:
+    """Whether a baseline's package imports (a missing one is skipped with a warning, never faked)."""
+    module = {"tantivy": "tantivy", "bm25s": "bm25s"}.get(side)
+    if module is None:
+        return True
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
+def terms_of(episode: Episode) -> list[str]:
+    """The terms memdb's inverted index holds for a stored episode, in order (repeats kept: they are
+    term frequencies). Read back, not generated: capture's sanitizer may have rewritten some text."""
+    fields: dict[str, Any] = {f: getattr(episode, f, None) for f in agent_data._INDEXED_FIELDS}
+    return tokenize(agent_data.indexed_text({**fields, "tags": episode.tags}))
+
+
+def query_terms(text: str) -> list[str]:
+    """memdb's terms of a query, each once."""
+    return list(dict.fromkeys(tokenize(text)))
+
+
+# --- the baselines' indexes ----------------------------------------------------------------------
+
+
+def _tantivy_schema() -> Any:
+    import tantivy
+
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("body", tokenizer_name=TANTIVY_ANALYZER, index_option="freq")
+    return sb.build()
+
+
+def _tantivy_open(path: Path, schema: Any) -> Any:
+    import tantivy
+
+    index = tantivy.Index(schema, path=str(path))
+    # not persisted by tantivy: registered again at every open; whitespace only, as memdb's terms are final
+    index.register_tokenizer(TANTIVY_ANALYZER, tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
+    return index
+
+
+def build_baselines(
+    where: Path, size: int, episodes: Iterable[Episode], sides: Sequence[str], log: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """Index ``episodes`` (the ``size`` stored episodes of ``team``) in each baseline under ``where``."""
+    seconds = dict.fromkeys(("read", "terms", *sides), 0.0)
+    con = bq.open_sqlite(where / "fts.db") if "sqlite-fts5" in sides else None
+    if con is not None:
+        con.execute(FTS_SCHEMA)
+    writer = None
+    if "tantivy" in sides:
+        import tantivy
+
+        (where / "tantivy").mkdir()
+        writer = _tantivy_open(where / "tantivy", _tantivy_schema()).writer(heap_size=TANTIVY_HEAP, num_threads=1)
+    vocab: dict[str, int] = {}
+    ids: list[list[int]] = []
+    postings = 0
+    stored = iter(episodes)
+    done = 0
+    while True:
+        t0 = time.perf_counter()
+        chunk = list(itertools.islice(stored, bq.BATCH))
+        t1 = time.perf_counter()
+        seconds["read"] += t1 - t0
+        if not chunk:
+            break
+        terms = [terms_of(ep) for ep in chunk]
+        bodies = [" ".join(t) for t in terms]
+        t2 = time.perf_counter()
+        seconds["terms"] += t2 - t1
+        postings += sum(len(set(t)) for t in terms)
+        if con is not None:
+            con.execute("BEGIN")
+            con.executemany("INSERT INTO docs (rowid, body) VALUES (?, ?)", enumerate(bodies, done + 1))
+            con.execute("COMMIT")
+            t3 = time.perf_counter()
+            seconds["sqlite-fts5"] += t3 - t2
+            t2 = t3
+        if writer is not None:
+            for body in bodies:
+                writer.add_document(tantivy.Document(body=body))
+            t3 = time.perf_counter()
+            seconds["tantivy"] += t3 - t2
+            t2 = t3
+        if "bm25s" in sides:
+            ids.extend([vocab.setdefault(w, len(vocab)) for w in t] for t in terms)
+            seconds["bm25s"] += time.perf_counter() - t2
+        done += len(chunk)
+        if done % 100_000 == 0:
+            log(f"  baselines {done:,}/{size:,}: " + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items()))
+    if done != size:
+        raise ValueError(f"{done:,} stored episodes of {bq.OWNER!r}: expected {size:,} (a stale cache? remove it)")
+    size_b: dict[str, int] = {}
+    if con is not None:
+        t0 = time.perf_counter()
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.close()
+        seconds["sqlite-fts5"] += time.perf_counter() - t0
+        size_b["sqlite-fts5"] = sum(f.stat().st_size for f in where.glob("fts.db*"))
+    segments = None
+    if writer is not None:
+        t0 = time.perf_counter()
+        writer.commit()
+        writer.wait_merging_threads()
+        seconds["tantivy"] += time.perf_counter() - t0
+        size_b["tantivy"] = bq._du(where / "tantivy")
+        index = _tantivy_open(where / "tantivy", _tantivy_schema())
+        segments = index.searcher().num_segments
+    if "bm25s" in sides:
+        import bm25s
+
+        t0 = time.perf_counter()
+        retriever = bm25s.BM25()
+        retriever.index((ids, vocab), show_progress=False)
+        seconds["bm25s"] += time.perf_counter() - t0
+        del ids
+        retriever.save(str(where / "bm25s"), show_progress=False)  # not timed: the index is built in memory
+        size_b["bm25s"] = bq._du(where / "bm25s")
+    return {
+        "size": size,
+        "seed": bq.SEED,
+        "sides": list(sides),
+        "seconds": seconds,
+        "bytes": size_b,
+        "postings": postings,
+        "tantivy_segments": segments,
+    }
+
+
+@dataclass
+class Baselines:
+    """The baselines' indexes of one size, open for queries."""
+
+    size: int
+    root: Path
+    info: dict[str, Any]
+    fts: sqlite3.Connection | None = None
+    tantivy: Any = None
+    tantivy_schema: Any = None
+    bm25s: Any = None
+
+    def close(self) -> None:
+        if self.fts is not None:
+            self.fts.close()
+
+
+def load_baselines(ds: bq.Dataset, sides: Sequence[str] = BASELINES, log: Callable[[str], None] = print) -> Baselines:
+    """Open (building them first, from what ``ds`` stores, unless cached beside it) the baselines' indexes."""
+    size = ds.size
+    where = ds.root.parent / f"text-{size}-{bq.SEED}-{_text_key()}"
+    meta = where / "build.json"
+    info = json.loads(meta.read_text()) if meta.exists() else None
+    if info is not None and set(sides) <= set(info["sides"]):
+        info["cached"] = True
+        log(f"reusing the {size:,}-episode text indexes in {where}")
+    else:
+        shutil.rmtree(where, ignore_errors=True)
+        where.mkdir(parents=True)
+        log(f"indexing {size:,} episodes' memdb terms in {', '.join(sides)} under {where} ...")
+        info = build_baselines(where, size, ds.team.episodes(), sides, log)
+        info["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # of the process so far (Linux: KiB)
+        meta.write_text(json.dumps(info))
+        info["cached"] = False
+        log(f"  baselines built; peak RSS of the process so far {info['peak_rss_mib']:,} MiB")
+    out = Baselines(size, where, info)
+    if "sqlite-fts5" in sides:
+        out.fts = bq.open_sqlite(where / "fts.db")
+    if "tantivy" in sides:
+        out.tantivy_schema = _tantivy_schema()
+        out.tantivy = _tantivy_open(where / "tantivy", out.tantivy_schema)
+    if "bm25s" in sides:
+        import bm25s
+
+        out.bm25s = bm25s.BM25.load(str(where / "bm25s"))
+    return out
+
+
+# --- the calls: each takes a draw and returns memdb's idea of the total ---------------------------
+
+
+def memdb_call(ds: bq.Dataset) -> Callable[[bq.Draw], int]:
+    team, now = ds.team, agent_data.END
+
+    def call(d: bq.Draw) -> int:
+        r = team.recall(text=d.text, limit=LIMIT, now=now)
+        assert len(r.memories) == min(LIMIT, r.total) and r.found == (r.total > 0), (len(r.memories), r.found, r.total)
+        return int(r.total)
+
+    return call
+
+
+def tantivy_call(b: Baselines, terms: dict[str, list[str]]) -> Callable[[bq.Draw], int]:
+    import tantivy
+
+    searcher, schema = b.tantivy.searcher(), b.tantivy_schema
+    should, term_query, boolean = tantivy.Occur.Should, tantivy.Query.term_query, tantivy.Query.boolean_query
+
+    def call(d: bq.Draw) -> int:
+        query = boolean([(should, term_query(schema, "body", t)) for t in terms[d.text or ""]])
+        r = searcher.search(query, LIMIT, count=True)
+        assert len(r.hits) == min(LIMIT, r.count), (len(r.hits), r.count)
+        return int(r.count)
+
+    return call
+
+
+def fts_call(b: Baselines, terms: dict[str, list[str]]) -> Callable[[bq.Draw], int]:
+    con = b.fts
+    assert con is not None
+    top = "SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY rank LIMIT 10"
+    count = "SELECT count(*) FROM docs WHERE docs MATCH ?"
+
+    def call(d: bq.Draw) -> int:
+        match = " OR ".join(f'"{t}"' for t in terms[d.text or ""])
+        hits = con.execute(top, (match,)).fetchall()
+        total = int(con.execute(count, (match,)).fetchone()[0])
+        assert len(hits) == min(LIMIT, total), (len(hits), total)
+        return total
+
+    return call
+
+
+def bm25s_call(b: Baselines, terms: dict[str, list[str]]) -> Callable[[bq.Draw], int]:
+    import numpy as np
+
+    retriever = b.bm25s
+    indices, indptr = retriever.scores["indices"], retriever.scores["indptr"]
+
+    def call(d: bq.Draw) -> int:
+        words = [t for t in terms[d.text or ""] if t in retriever.vocab_dict]
+        if not words:
+            return 0
+        res = retriever.retrieve([words], k=LIMIT, show_progress=False)
+        matched = np.asarray([], dtype=indices.dtype)
+        for t in retriever.get_tokens_ids(words):
+            matched = np.union1d(matched, indices[indptr[t] : indptr[t + 1]])
+        assert res.documents.shape == (1, LIMIT)
+        return int(matched.size)
+
+    return call
+
+
+# --- measuring -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """The results of one size: per side, and what the sides were built from."""
+
+    size: int
+    info: dict[str, Any]
+    baselines: dict[str, Any]
+    results: dict[str, bq.Result] = field(default_factory=dict)
+
+    def disagreements(self) -> dict[str, list[tuple[int, int, int]]]:
+        """Per baseline, the draws whose total differs from memdb's: (draw, memdb, side)."""
+        mem = self.results.get("memdb")
+        if mem is None:
+            return {}
+        return {
+            side: [(i, a, b) for i, (a, b) in enumerate(zip(mem.totals, r.totals, strict=True)) if a != b]
+            for side, r in self.results.items()
+            if side != "memdb"
+        }
+
+
+def measure(
+    ds: bq.Dataset,
+    b: Baselines | None,
+    sides: Sequence[str],
+    draws: Sequence[bq.Draw],
+    warmups: Sequence[bq.Draw],
+    log: Callable[[str], None] = print,
+) -> Run:
+    """Warm each side up on ``warmups``, then time it on ``draws``."""
+    terms = {d.text or "": query_terms(d.text or "") for d in (*draws, *warmups)}
+    run = Run(ds.size, ds.info, b.info if b is not None else {})
+    for side in sides:
+        if side == "memdb":
+            call = memdb_call(ds)
+        else:
+            assert b is not None
+            call = {"tantivy": tantivy_call, "sqlite-fts5": fts_call, "bm25s": bm25s_call}[side](b, terms)
+        for d in warmups:
+            call(d)
+        r = run.results[side] = bq.run_draws(call, draws)
+        log(f"  {ds.size:,} {side}: p50 {r.pct(0.5):.3f} ms, p95 {r.pct(0.95):.3f} ms, matches p50 {statistics.median(r.totals):,.0f}")
+    return run
+
+
+# --- the table -----------------------------------------------------------------------------------
+
+
+def _ms(ms: float) -> str:
+    return f"{ms:,.3f}" if ms < 1 else f"{ms:,.2f}" if ms < 100 else f"{ms:,.0f}"
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.1f}" if n < 10 * 2**20 else f"{n / 2**20:,.0f}"
+
+
+def _ratio(x: float) -> str:
+    return f"{x:,.2f}x" if x < 10 else f"{x:,.0f}x"
+
+
+def versions() -> str:
+    return (
+        f"memdb scorer {native.IMPLEMENTATION}, SQLite {sqlite3.sqlite_version}, tantivy {_version('tantivy')}, "
+        f"bm25s {_version('bm25s')}, numpy {_version('numpy')}"
+    )
+
+
+def format_table(runs: Sequence[Run], draws: int = bq.DRAWS) -> str:
+    """The markdown table of the runs, with the machine, commit and versions above it."""
+    out = [
+        f"machine: {_machine()}",
+        f"versions: {versions()}",
+        f"commit: {bq.COMMIT} at the start of the run; memdb + generator sources {bq.CODE_KEY}, baselines {_text_key()}",
+        f"{draws} draws per side after {bq.WARMUP} warm-up draws; top {LIMIT} with the total; ms per query",
+        "",
+        "| size | side | matches p50 | p50 ms | p95 ms | memdb/side p50 | build s | episodes/s | index MiB | totals = memdb |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for run in runs:
+        mem = run.results.get("memdb")
+        bad = run.disagreements()
+        for side in SIDES:
+            r = run.results.get(side)
+            if r is None:
+                continue
+            meta = run.info if side == "memdb" else run.baselines
+            sec = meta["seconds"].get(side)
+            size_b = meta["bytes"].get(side)
+            ratio = _ratio(mem.pct(0.5) / r.pct(0.5)) if mem and side != "memdb" else "-"
+            same = "-" if side == "memdb" or side not in bad else f"{len(r.totals) - len(bad[side])}/{len(r.totals)}"
+            out.append(
+                f"| {run.size:,} | {side} | {statistics.median(r.totals):,.0f} | {_ms(r.pct(0.5))} | {_ms(r.pct(0.95))} | {ratio} "
+                f"| {sec:,.1f} | {run.size / sec:,.0f} | {_mib(size_b)} | {same} |"
+                if sec and size_b is not None
+                else f"| {run.size:,} | {side} | {statistics.median(r.totals):,.0f} | {_ms(r.pct(0.5))} | {_ms(r.pct(0.95))} "
+                f"| {ratio} | - | - | - | {same} |"
+            )
+    out.append("")
+    for run in runs:
+        mem = run.results.get("memdb")
+        base = run.baselines
+        cached = {"memdb": run.info.get("cached"), "baselines": base.get("cached")}
+        if base:
+            sec = base["seconds"]
+            out.append(
+                f"- {run.size:,}: baselines built from memdb's terms of {base['postings']:,} (episode, term) pairs; "
+                f"reading the stored episodes back took {sec['read']:.1f} s and memdb's tokenizer {sec['terms']:.1f} s "
+                f"(in no side's build time); tantivy segments: {base.get('tantivy_segments')}"
+                + ("; built earlier and reused: " + ", ".join(k for k, v in cached.items() if v) if any(cached.values()) else "")
+            )
+        for side, target in TARGETS.items():
+            r = run.results.get(side)
+            if mem and r:
+                ratio = mem.pct(0.5) / r.pct(0.5)
+                verdict = "met" if ratio <= target else "not met"
+                out.append(f"- {run.size:,}: memdb/{side} at p50 = {ratio:,.2f}x (target at most {target:g}x: {verdict})")
+    return "\n".join(out)
+
+
+def write_md(table: str, sizes: Sequence[int], path: Path = RESULTS_MD) -> None:
+    command = f"python -m benchmarks.bench_text --sizes {','.join(map(str, sizes))}"
+    path.write_text(
+        "# Text top-10 with the total: memdb recall(text=...) vs tantivy, SQLite FTS5, bm25s, same data, same run\n\n"
+        f"```\n{command}\n```\n\n"
+        "Every side indexes memdb's own terms of the same episodes and returns the top 10 plus the number of matches; "
+        "data, indexes and calls are in the docstring of `benchmarks/bench_text.py`. memdb's build is the whole database "
+        "(`import_episodes`, every index), the baselines' only the text index of pre-tokenized terms.\n\n" + table + "\n"
+    )
+
+
+# --- script --------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_text", description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated numbers of episodes")
+    parser.add_argument("--sides", default=",".join(SIDES), help="comma-separated sides to run")
+    parser.add_argument("--md", type=Path, default=RESULTS_MD, help="where to write the markdown table ('-' for nowhere)")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    sides = [s for s in args.sides.split(",") if s.strip()]
+    unknown = sorted(set(sides) - set(SIDES))
+    if unknown:
+        parser.error(f"--sides: unknown {unknown} (choose among {', '.join(SIDES)})")
+    for side in [s for s in sides if not have(s)]:
+        print(f"WARNING: {side} skipped: it does not import (pip install the 'bench' extra)", file=sys.stderr)
+        sides.remove(side)
+
+    def log(s: str) -> None:
+        print(s, file=sys.stderr, flush=True)
+
+    sets = bq.Datasets()
+    runs = []
+    try:
+        for size in sizes:
+            ds = sets.get(size)
+            b = load_baselines(ds, [s for s in sides if s in BASELINES], log)
+            try:
+                runs.append(measure(ds, b, sides, ds.draws["text"], ds.warmups["text"], log))
+            finally:
+                b.close()
+        sets.close()
+    finally:
+        with contextlib.suppress(Exception):
+            sets.cleanup()
+    table = format_table(runs)
+    print(table)
+    if str(args.md) != "-":
+        write_md(table, sizes, args.md)
+    bad = {(run.size, side): d for run in runs for side, d in run.disagreements().items() if d}
+    for (size, side), d in bad.items():
+        print(f"{size:,} {side}: {len(d)} draws disagree with memdb's total, e.g. (draw, memdb, {side}) {d[:3]}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -23,8 +23,9 @@ side matches the same episodes:
 - ``memdb``: the public API, ``team.recall(text=q, limit=10, now=END)``, taking ``.total``.
 
 The baselines' build times exclude reading the episodes back and running memdb's tokenizer (both
-shown apart); memdb's is ``import_episodes`` of whole episodes (every index, not only text), and
-its size is the whole database. Queries: ``bench_query``'s ``text`` draws, 200 seeded two-word
+shown apart, done once for all), and each baseline indexes in a phase of its own (tantivy's
+threads never run inside another side's timing); memdb's build is ``import_episodes`` of whole
+episodes (every index, not only text), and its size is the whole database. Queries: ``bench_query``'s ``text`` draws, 200 seeded two-word
 queries ``"<noun> <verb|adjective>"`` of mid-frequency words, any term matching, plus 20 warm-up
 draws from another seed, run per side. The baselines get the query's terms already tokenized
 (their calls start from the term list); memdb gets the text. Latency is ``perf_counter_ns``
@@ -135,22 +136,16 @@ def _tantivy_open(path: Path, schema: Any) -> Any:
 def build_baselines(
     where: Path, size: int, episodes: Iterable[Episode], sides: Sequence[str], log: Callable[[str], None] = print
 ) -> dict[str, Any]:
-    """Index ``episodes`` (the ``size`` stored episodes of ``team``) in each baseline under ``where``."""
-    seconds = dict.fromkeys(("read", "terms", *sides), 0.0)
-    con = bq.open_sqlite(where / "fts.db") if "sqlite-fts5" in sides else None
-    if con is not None:
-        con.execute(FTS_SCHEMA)
-    writer = None
-    if "tantivy" in sides:
-        import tantivy
+    """Index ``episodes`` (the ``size`` stored episodes of ``team``) in each baseline under ``where``.
 
-        (where / "tantivy").mkdir()
-        writer = _tantivy_open(where / "tantivy", _tantivy_schema()).writer(heap_size=TANTIVY_HEAP, num_threads=1)
-    vocab: dict[str, int] = {}
-    ids: list[list[int]] = []
+    The episodes are read and tokenized once (untimed for the sides); then each side indexes all
+    of them in a phase of its own, so no side's background work (tantivy's indexing and merging
+    threads) runs inside another side's timing on a machine of two cores.
+    """
+    seconds = dict.fromkeys(("read", "terms", *sides), 0.0)
+    bodies: list[str] = []  # memdb's terms of each episode, joined by spaces
     postings = 0
     stored = iter(episodes)
-    done = 0
     while True:
         t0 = time.perf_counter()
         chunk = list(itertools.islice(stored, bq.BATCH))
@@ -158,58 +153,34 @@ def build_baselines(
         seconds["read"] += t1 - t0
         if not chunk:
             break
-        terms = [terms_of(ep) for ep in chunk]
-        bodies = [" ".join(t) for t in terms]
-        t2 = time.perf_counter()
-        seconds["terms"] += t2 - t1
+        terms = [terms_of(e) for e in chunk]
+        bodies += [" ".join(t) for t in terms]
         postings += sum(len(set(t)) for t in terms)
-        if con is not None:
-            con.execute("BEGIN")
-            con.executemany("INSERT INTO docs (rowid, body) VALUES (?, ?)", enumerate(bodies, done + 1))
-            con.execute("COMMIT")
-            t3 = time.perf_counter()
-            seconds["sqlite-fts5"] += t3 - t2
-            t2 = t3
-        if writer is not None:
-            for body in bodies:
-                writer.add_document(tantivy.Document(body=body))
-            t3 = time.perf_counter()
-            seconds["tantivy"] += t3 - t2
-            t2 = t3
-        if "bm25s" in sides:
-            ids.extend([vocab.setdefault(w, len(vocab)) for w in t] for t in terms)
-            seconds["bm25s"] += time.perf_counter() - t2
-        done += len(chunk)
-        if done % 100_000 == 0:
-            log(f"  baselines {done:,}/{size:,}: " + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items()))
-    if done != size:
-        raise ValueError(f"{done:,} stored episodes of {bq.OWNER!r}: expected {size:,} (a stale cache? remove it)")
+        seconds["terms"] += time.perf_counter() - t1
+        if len(bodies) % 100_000 == 0:
+            log(f"  read and tokenized {len(bodies):,}/{size:,}: {seconds['read']:.0f} + {seconds['terms']:.0f} s")
+    if len(bodies) != size:
+        raise ValueError(f"{len(bodies):,} stored episodes of {bq.OWNER!r}: expected {size:,} (a stale cache? remove it)")
     size_b: dict[str, int] = {}
-    if con is not None:
-        t0 = time.perf_counter()
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        con.close()
-        seconds["sqlite-fts5"] += time.perf_counter() - t0
-        size_b["sqlite-fts5"] = sum(f.stat().st_size for f in where.glob("fts.db*"))
     segments = None
-    if writer is not None:
+    for side in sides:
         t0 = time.perf_counter()
-        writer.commit()
-        writer.wait_merging_threads()
-        seconds["tantivy"] += time.perf_counter() - t0
-        size_b["tantivy"] = bq._du(where / "tantivy")
-        index = _tantivy_open(where / "tantivy", _tantivy_schema())
-        segments = index.searcher().num_segments
-    if "bm25s" in sides:
-        import bm25s
-
-        t0 = time.perf_counter()
-        retriever = bm25s.BM25()
-        retriever.index((ids, vocab), show_progress=False)
-        seconds["bm25s"] += time.perf_counter() - t0
-        del ids
-        retriever.save(str(where / "bm25s"), show_progress=False)  # not timed: the index is built in memory
-        size_b["bm25s"] = bq._du(where / "bm25s")
+        if side == "sqlite-fts5":
+            _build_fts(where / "fts.db", bodies)
+            seconds[side] = time.perf_counter() - t0
+            size_b[side] = sum(f.stat().st_size for f in where.glob("fts.db*"))
+        elif side == "tantivy":
+            _build_tantivy(where / "tantivy", bodies)
+            seconds[side] = time.perf_counter() - t0
+            size_b[side] = bq._du(where / "tantivy")
+            segments = _tantivy_open(where / "tantivy", _tantivy_schema()).searcher().num_segments
+        elif side == "bm25s":
+            retriever = _build_bm25s(bodies)
+            seconds[side] = time.perf_counter() - t0
+            retriever.save(str(where / "bm25s"), show_progress=False)  # not timed: the index is built in memory
+            size_b[side] = bq._du(where / "bm25s")
+            del retriever
+        log(f"  {side}: {size:,} episodes indexed in {seconds[side]:.1f} s")
     return {
         "size": size,
         "seed": bq.SEED,
@@ -219,6 +190,41 @@ def build_baselines(
         "postings": postings,
         "tantivy_segments": segments,
     }
+
+
+def _build_fts(path: Path, bodies: Sequence[str]) -> None:
+    con = bq.open_sqlite(path)
+    try:
+        con.execute(FTS_SCHEMA)
+        for start in range(0, len(bodies), bq.BATCH):  # transactions of 5,000, as bench_query's SQLite
+            con.execute("BEGIN")
+            con.executemany("INSERT INTO docs (rowid, body) VALUES (?, ?)", enumerate(bodies[start : start + bq.BATCH], start + 1))
+            con.execute("COMMIT")
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        con.close()
+
+
+def _build_tantivy(path: Path, bodies: Sequence[str]) -> None:
+    import tantivy
+
+    path.mkdir()
+    writer = _tantivy_open(path, _tantivy_schema()).writer(heap_size=TANTIVY_HEAP, num_threads=1)
+    for body in bodies:
+        writer.add_document(tantivy.Document(body=body))
+    writer.commit()
+    writer.wait_merging_threads()
+
+
+def _build_bm25s(bodies: Sequence[str]) -> Any:
+    """bm25s indexed from token ids (its own vocabulary step, done here on memdb's terms)."""
+    import bm25s
+
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(w, len(vocab)) for w in body.split()] for body in bodies]
+    retriever = bm25s.BM25()
+    retriever.index((ids, vocab), show_progress=False)
+    return retriever
 
 
 @dataclass
@@ -456,14 +462,17 @@ def format_table(runs: Sequence[Run], draws: int = bq.DRAWS) -> str:
     return "\n".join(out)
 
 
-def write_md(table: str, sizes: Sequence[int], path: Path = RESULTS_MD) -> None:
+def write_md(table: str, sizes: Sequence[int], path: Path = RESULTS_MD, note: str = "") -> None:
     command = f"python -m benchmarks.bench_text --sizes {','.join(map(str, sizes))}"
     path.write_text(
         "# Text top-10 with the total: memdb recall(text=...) vs tantivy, SQLite FTS5, bm25s, same data, same run\n\n"
         f"```\n{command}\n```\n\n"
         "Every side indexes memdb's own terms of the same episodes and returns the top 10 plus the number of matches; "
         "data, indexes and calls are in the docstring of `benchmarks/bench_text.py`. memdb's build is the whole database "
-        "(`import_episodes`, every index), the baselines' only the text index of pre-tokenized terms.\n\n" + table + "\n"
+        "(`import_episodes`, every index), the baselines' only the text index of pre-tokenized terms.\n\n"
+        + (note.strip() + "\n\n" if note.strip() else "")
+        + table
+        + "\n"
     )
 
 
@@ -475,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated numbers of episodes")
     parser.add_argument("--sides", default=",".join(SIDES), help="comma-separated sides to run")
     parser.add_argument("--md", type=Path, default=RESULTS_MD, help="where to write the markdown table ('-' for nowhere)")
+    parser.add_argument("--note", default="", help="a paragraph for the markdown file, above the table (what was run, and why)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     sides = [s for s in args.sides.split(",") if s.strip()]
@@ -505,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
     table = format_table(runs)
     print(table)
     if str(args.md) != "-":
-        write_md(table, sizes, args.md)
+        write_md(table, sizes, args.md, args.note)
     bad = {(run.size, side): d for run in runs for side, d in run.disagreements().items() if d}
     for (size, side), d in bad.items():
         print(f"{size:,} {side}: {len(d)} draws disagree with memdb's total, e.g. (draw, memdb, {side}) {d[:3]}", file=sys.stderr)

@@ -18,8 +18,9 @@ side matches the same episodes:
   own; ``... MATCH 'a OR b' ORDER BY rank LIMIT 10`` (rank is ``bm25()``) plus
   ``SELECT count(*) ... MATCH``;
 - ``bm25s`` (numpy backend): ``retrieve([terms], k=10)``; bm25s has no count, so the total is
-  the size of the union of the query terms' columns of its own sparse score matrix (the doc ids
-  under each term, ``np.union1d``): what it stores, no second scoring pass;
+  the number of documents under any query term in its own sparse score matrix (the doc ids of
+  each term's column set in a boolean mask, then ``np.count_nonzero``): what it stores, no second
+  scoring pass, about 0.04 ms at 100k;
 - ``memdb``: the public API, ``team.recall(text=q, limit=10, now=END)``, taking ``.total``.
 
 The baselines' build times exclude reading the episodes back and running memdb's tokenizer (both
@@ -324,18 +325,18 @@ def bm25s_call(b: Baselines, terms: dict[str, list[str]]) -> Callable[[bq.Draw],
     import numpy as np
 
     retriever = b.bm25s
-    indices, indptr = retriever.scores["indices"], retriever.scores["indptr"]
+    indices, indptr, n = retriever.scores["indices"], retriever.scores["indptr"], retriever.scores["num_docs"]
 
     def call(d: bq.Draw) -> int:
         words = [t for t in terms[d.text or ""] if t in retriever.vocab_dict]
         if not words:
             return 0
         res = retriever.retrieve([words], k=LIMIT, show_progress=False)
-        matched = np.asarray([], dtype=indices.dtype)
+        matched = np.zeros(n, dtype=bool)  # 20x cheaper than np.union1d of the columns at 100k (0.04 against 0.8 ms p50)
         for t in retriever.get_tokens_ids(words):
-            matched = np.union1d(matched, indices[indptr[t] : indptr[t + 1]])
+            matched[indices[indptr[t] : indptr[t + 1]]] = True
         assert res.documents.shape == (1, LIMIT)
-        return int(matched.size)
+        return int(np.count_nonzero(matched))
 
     return call
 

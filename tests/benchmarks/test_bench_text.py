@@ -52,6 +52,20 @@ def test_every_side_counts_the_matches_of_a_brute_force_scan(dataset: bench_quer
     assert all(not bad for bad in run.disagreements().values())
 
 
+def test_rounds_keep_each_sides_best_and_the_same_totals(dataset: bench_query.Dataset) -> None:
+    b = bench_text.load_baselines(dataset, ["sqlite-fts5"], log=_quiet)
+    logged: list[str] = []
+    try:
+        run = bench_text.measure(dataset, b, ["memdb", "sqlite-fts5"], dataset.draws["text"][:10], [], log=logged.append, rounds=3)
+    finally:
+        b.close()
+    assert len(logged) == 6 and run.rounds == 3
+    for side in ("memdb", "sqlite-fts5"):
+        p50s = [float(line.split("p50 ")[1].split(" ms")[0]) for line in logged if f" {side} round" in line]
+        assert run.results[side].pct(0.5) == pytest.approx(min(p50s), abs=5e-4)
+    assert "the best of 3 round(s) by p50" in bench_text.format_table([run], draws=10)
+
+
 def test_the_indexes_are_reused_and_answer_the_same(dataset: bench_query.Dataset) -> None:
     first = _run(dataset)
     logged: list[str] = []

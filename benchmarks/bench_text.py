@@ -473,9 +473,9 @@ def format_table(runs: Sequence[Run], draws: int = bq.DRAWS) -> str:
         for side, target in TARGETS.items():
             r = run.results.get(side)
             if mem and r:
-                ratio = mem.pct(0.5) / r.pct(0.5)
-                verdict = "met" if ratio <= target else "not met"
-                out.append(f"- {run.size:,}: memdb/{side} at p50 = {ratio:,.2f}x (target at most {target:g}x: {verdict})")
+                times = mem.pct(0.5) / r.pct(0.5)
+                verdict = "met" if times <= target else "not met"
+                out.append(f"- {run.size:,}: memdb/{side} at p50 = {times:,.2f}x (target at most {target:g}x: {verdict})")
     return "\n".join(out)
 
 

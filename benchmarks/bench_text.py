@@ -49,6 +49,7 @@ import hashlib
 import importlib.metadata
 import itertools
 import json
+import os
 import resource
 import shutil
 import sqlite3
@@ -356,6 +357,7 @@ class Run:
     baselines: dict[str, Any]
     results: dict[str, bq.Result] = field(default_factory=dict)
     rounds: int = 1
+    load: tuple[float, float] = (0.0, 0.0)  # the 1-minute load average when the queries began and ended
 
     def disagreements(self) -> dict[str, list[tuple[int, int, int]]]:
         """Per baseline, the draws whose total differs from memdb's: (draw, memdb, side)."""
@@ -384,6 +386,7 @@ def measure(
     terms = {d.text or "": query_terms(d.text or "") for d in (*draws, *warmups)}
     run = Run(ds.size, ds.info, b.info if b is not None else {}, rounds=rounds)
     calls: dict[str, Callable[[bq.Draw], int]] = {}
+    load = os.getloadavg()[0]
     for side in sides:
         if side == "memdb":
             calls[side] = memdb_call(ds)
@@ -400,6 +403,7 @@ def measure(
             if best is None or r.pct(0.5) < best.pct(0.5):
                 run.results[side] = r
             log(f"  {ds.size:,} {side} round {i + 1}/{rounds}: p50 {r.pct(0.5):.3f} ms, p95 {r.pct(0.95):.3f} ms")
+    run.load = (load, os.getloadavg()[0])
     return run
 
 
@@ -470,6 +474,10 @@ def format_table(runs: Sequence[Run], draws: int = bq.DRAWS) -> str:
                 f"(in no side's build time); tantivy segments: {base.get('tantivy_segments')}"
                 + ("; built earlier and reused: " + ", ".join(k for k, v in cached.items() if v) if any(cached.values()) else "")
             )
+        out.append(
+            f"- {run.size:,}: load average (1 min) {run.load[0]:.1f} when the queries began, {run.load[1]:.1f} when they ended "
+            f"({os.cpu_count()} cpus; above that, calls of milliseconds get preempted and slow down more than short ones)"
+        )
         for side, target in TARGETS.items():
             r = run.results.get(side)
             if mem and r:

@@ -84,7 +84,7 @@ def test_the_table_names_each_side_its_agreement_and_the_targets(dataset: bench_
         assert row.endswith(f"| {DRAWS}/{DRAWS} |"), row  # every baseline agrees with memdb on every draw
     assert "memdb/sqlite-fts5 at p50 = " in table and "target at most 0.2x" in table
     assert ("memdb/tantivy at p50 = " in table) == ("tantivy" in _sides())
-    assert "machine: " in table and "SQLite " in table and "commit: " in table
+    assert "machine: " in table and "SQLite " in table and "commit: " in table and "load average (1 min) " in table
     out = tmp_path / "text.md"
     bench_text.write_md(table, [SIZE], out)
     md = out.read_text()

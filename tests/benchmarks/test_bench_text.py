@@ -48,7 +48,8 @@ def test_every_side_counts_the_matches_of_a_brute_force_scan(dataset: bench_quer
     assert set(run.results) == set(_sides())
     for side, result in run.results.items():
         assert result.totals == truth, side
-        assert len(result.latencies_ns) == DRAWS and min(result.latencies_ns) > 0
+        assert len(result.latencies_ns) == len(result.cpu_ns) == DRAWS and min(result.latencies_ns) > 0
+        assert sum(result.cpu_ns) <= sum(result.latencies_ns) * 1.05, side  # one thread's CPU time fits in the wall time
     assert all(not bad for bad in run.disagreements().values())
 
 
@@ -84,6 +85,8 @@ def test_the_table_names_each_side_its_agreement_and_the_targets(dataset: bench_
         assert row.endswith(f"| {DRAWS}/{DRAWS} |"), row  # every baseline agrees with memdb on every draw
     assert "memdb/sqlite-fts5 at p50 = " in table and "target at most 0.2x" in table
     assert ("memdb/tantivy at p50 = " in table) == ("tantivy" in _sides())
+    cpu = {r.split(" | ")[1]: r.split(" | ")[6] for r in rows}  # the CPU time of each side, a number of ms
+    assert all(float(v) > 0 for v in cpu.values()), cpu
     assert "machine: " in table and "SQLite " in table and "commit: " in table and "load average (1 min) " in table
     out = tmp_path / "text.md"
     bench_text.write_md(table, [SIZE], out)
@@ -94,7 +97,7 @@ def test_the_table_names_each_side_its_agreement_and_the_targets(dataset: bench_
 def test_a_disagreement_is_reported_per_draw(dataset: bench_query.Dataset) -> None:
     run = _run(dataset)
     mem = run.results["memdb"]
-    run.results["sqlite-fts5"] = bench_query.Result(mem.latencies_ns, [mem.totals[0] + 1, *mem.totals[1:]])
+    run.results["sqlite-fts5"] = bench_text.Timed(mem.latencies_ns, [mem.totals[0] + 1, *mem.totals[1:]], mem.cpu_ns)
     assert run.disagreements()["sqlite-fts5"] == [(0, mem.totals[0], mem.totals[0] + 1)]
     row = next(r for r in bench_text.format_table([run], draws=DRAWS).splitlines() if "| sqlite-fts5 |" in r)
     assert row.endswith(f"| {DRAWS - 1}/{DRAWS} |")

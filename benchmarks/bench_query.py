@@ -111,7 +111,8 @@ WEEK_US = 7 * 86_400 * 1_000_000
 def _code_key() -> str:
     """A hash of what decides the databases' bytes: memdb's sources, the generator, DATA_VERSION."""
     h = hashlib.sha1(f"v{DATA_VERSION}".encode())
-    for path in [*sorted(Path(memdb.__file__).parent.glob("*.py")), Path(agent_data.__file__)]:
+    package = Path(memdb.__file__).parent
+    for path in [*sorted(package.rglob("*.py")), Path(agent_data.__file__)]:  # every layer: the index layouts live below memdb/
         h.update(path.name.encode() + path.read_bytes())
     return f"v{DATA_VERSION}-{h.hexdigest()[:10]}"
 

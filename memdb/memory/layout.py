@@ -90,7 +90,7 @@ __all__ = [
     "terms_of",
 ]
 
-LAYOUT: Final = 8  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 9  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)

@@ -28,9 +28,9 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     layout 3 holds ``index_code``; layout 4 adds the tag+outcome index; layout 5 stems to a
     fixpoint, so the text postings are rebuilt from the records; layout 6 keeps relevance
     to 1/25 of a point instead of a quarter; layout 7 keeps combining marks in words, so
-    the postings are rebuilt again; layout 8 stems with Snowball, bigrams Chinese and Japanese
-    runs, and keeps the postings in blocks under document numbers,
-    with per-document columns: ``memdb.memory.postings``).
+    the postings are rebuilt again; layout 8 stems with Snowball and bigrams Chinese and
+    Japanese runs; layout 9 keeps the postings in blocks under document numbers, with a list
+    of documents per tag and per-document columns: ``memdb.memory.postings``).
     Returns how many episodes were rewritten; a current database costs one read. The
     layout is recorded last, so an interrupted upgrade runs again on the next open."""
     lay = layer.layout
@@ -45,7 +45,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     owners = layer.owners()
     total = sum(int(lay.stats.get((o, "episodes"), 0)) for o in owners)
     for owner in owners:
-        rebuild = old is None or old < 8
+        rebuild = old is None or old < 9
         if rebuild:
             with layer.space.transaction():  # the text index and its statistics, rebuilt below
                 lay.text.drop_owner(owner)

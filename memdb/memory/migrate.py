@@ -42,6 +42,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     level = logging.DEBUG if old is None and not layer.owners() else logging.INFO
     _log.log(level, "layout upgrade from %s to %s begins", old if old is not None else "the first", LAYOUT)
     rewritten = 0
+    reported = started
     owners = layer.owners()
     total = sum(int(lay.stats.get((o, "episodes"), 0)) for o in owners)
     for owner in owners:
@@ -77,8 +78,10 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
                     layer.space.defer_counts(lay.doc_freq, (owner,), (t for d in docs for t in d.tf), drop_zero=True)
                     with_text = [d for d in docs if d.dl]
                     layer.space.defer_increments(lay.stats, (owner,), {"docs": len(with_text), "terms": sum(d.dl for d in with_text)})
-            if chunk:  # the progress report: the memdb command shows these lines on a terminal
-                _log.log(level, "layout upgrade: %d of %d episodes rewritten (%.0fs)", rewritten, total, time.perf_counter() - started)
+            if chunk and (len(chunk) < batch or time.perf_counter() - reported >= 2.0):
+                # the progress report (every 2 s at most): the memdb command shows these lines on a terminal
+                reported = time.perf_counter()
+                _log.log(level, "layout upgrade: %d of %d episodes rewritten (%.0fs)", rewritten, total, reported - started)
             if len(chunk) < batch:
                 break
             start = str(chunk[-1][0][1]) + "\x00"

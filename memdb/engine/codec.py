@@ -28,7 +28,9 @@ byte prefix: ``encode(("a",))`` is a prefix of its sibling ``encode(("a\\x00",))
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import math
+import operator
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -333,11 +335,32 @@ def decode_one(buf: bytes, pos: int = 0) -> tuple[Subscript, int]:
 
 def decode(buf: bytes, pos: int = 0) -> tuple[Subscript, ...]:
     """Decode an encoded subscript tuple (from ``pos`` to the end)."""
+    n = len(buf)
+    if 0 <= pos < n and buf[pos] == STR and buf[-1] == 0:
+        # The common case in C loops: strings only, none holding a NUL. Then the bytes are
+        # 60 s1 00 60 s2 00 ... 60 sk 00 with no NUL inside any s, so every NUL but the last is
+        # followed by 0x60; a NUL followed by anything else (a number, bytes, an escaped NUL:
+        # 00 FF is not UTF-8 anyway) sends the key to the general loop, as does a decoding
+        # error, which the loop reports at its own byte. UTF-8 resynchronises at ASCII, so
+        # decoding the run at once equals decoding each string.
+        try:
+            text = buf[pos + 1 : -1].decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            pass
+        else:
+            subs = text.split("\x00`")
+            if text.count("\x00") == len(subs) - 1:
+                return tuple(subs)
+    return _decode_loop(buf, pos)
+
+
+def _decode_loop(buf: bytes, pos: int) -> tuple[Subscript, ...]:
+    """``decode`` element by element: the specification its fast path must agree with."""
     out: list[Subscript] = []
     n = len(buf)
     find = buf.find
     while pos < n:
-        if buf[pos] == STR:  # the common case, inline: a string without escaped NULs
+        if buf[pos] == STR:  # a string without escaped NULs, inline
             end = find(b"\x00", pos)
             # The byte after a terminator is a type code or the end, never 0xFF (an escape).
             if end > 0 and (end + 1 == n or buf[end + 1] != 0xFF):
@@ -350,6 +373,55 @@ def decode(buf: bytes, pos: int = 0) -> tuple[Subscript, ...]:
         sub, pos = decode_one(buf, pos)
         out.append(sub)
     return tuple(out)
+
+
+_last_byte = operator.itemgetter(-1)
+
+
+def decode_many(keys: list[bytes], pos: int) -> list[tuple[Subscript, ...]] | None:
+    """``[decode(k, pos) for k in keys]`` in a few C loops when every key is strings only
+    (none holding a NUL), all with as many subscripts and the same first ``pos`` bytes; else
+    None, and the caller decodes one key at a time (so a damaged key raises where it stands
+    in a scan). The chunks of a scan over one layout take this path: about 0.2 µs a key
+    against 0.4 for ``decode``'s own fast path, called per key.
+    """
+    if not keys:
+        return []
+    head = keys[0][:pos]
+    if len(head) != pos or (pos and head[-1] != 0):
+        return None
+    try:
+        ends = bytes(map(_last_byte, keys))
+    except IndexError:  # an empty key: decode says ()
+        return None
+    counts = set(map(bytes.count, keys, itertools.repeat(0)))
+    if len(counts) != 1 or ends.strip(b"\x00"):
+        return None
+    # Each key ends with a NUL and holds as many NULs as every other.
+    per_key = counts.pop()
+    blob = b"".join(keys)
+    if blob[0] != STR:
+        return None
+    try:
+        text = blob[1:-1].decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None
+    flat = text.split("\x00`")
+    if text.count("\x00") != len(flat) - 1:
+        return None
+    # Every NUL ends a string, so each key is per_key whole strings, and flat holds them key
+    # after key. The first seps strings of keys[0] are its first pos bytes; a key whose first
+    # seps strings are the same ones (strings encode one way) has the same first pos bytes.
+    seps = head.count(0)
+    for i, shared in enumerate(flat[:seps]):
+        if flat[i::per_key].count(shared) != len(keys):
+            return None
+    for _ in range(seps):
+        del flat[::per_key]
+        per_key -= 1
+    if not per_key:
+        return [()] * len(keys)
+    return list(zip(*[iter(flat)] * per_key, strict=True))
 
 
 def collation_key(sub: Subscript) -> tuple[int, Any]:
@@ -424,16 +496,31 @@ def pack_value(value: Any) -> bytes:
         raise InvalidValueError(f"value {value!r:.80}: cannot be stored ({exc})") from None
 
 
+_unpackb: Final = msgpack.unpackb
+
+
 def unpack_value(data: bytes) -> Any:
     """Inverse of pack_value. Bytes it did not write (a damaged file) raise CorruptValueError,
     whatever msgpack or the datetime extension make of them (tests/engine/test_damaged_files.py)."""
     try:
-        return msgpack.unpackb(data, raw=False, ext_hook=_ext_hook, strict_map_key=False)
+        return _unpackb(data, raw=False, ext_hook=_ext_hook, strict_map_key=False)
     except (ValueError, TypeError, OverflowError) as exc:  # ExtraData, FormatError, StackError, UnicodeDecodeError, ...
         raise CorruptValueError(
             f"stored value {bytes(data[:16]).hex()}{'...' if len(data) > 16 else ''} ({len(data)} bytes): "
             f"damaged: cannot be decoded: {type(exc).__name__}: {exc} ({CorruptionError.HINT})"
         ) from None
+
+
+def unpack_many(values: list[bytes]) -> list[Any] | None:
+    """``[unpack_value(v) for v in values]`` without a Python call per value, or None if a
+    value cannot be decoded: the caller then unpacks one at a time, so the CorruptValueError
+    comes where the damaged value stands in a scan."""
+    unpackb, hook = _unpackb, _ext_hook
+    try:
+        # keywords spelled out: a functools.partial of unpackb costs twice as much per call
+        return [unpackb(v, raw=False, ext_hook=hook, strict_map_key=False) for v in values]
+    except (ValueError, TypeError, OverflowError):  # what unpack_value turns into CorruptValueError
+        return None
 
 
 def check_global_name(name: str) -> str:

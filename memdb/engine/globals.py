@@ -7,7 +7,6 @@ themselves, as in M. Transactions are per thread and nest through store savepoin
 
 from __future__ import annotations
 
-import itertools
 import operator
 import threading
 from collections import Counter
@@ -604,11 +603,11 @@ class Global:
                 yield child, unpack(raw)
 
     def _scan_raw(self, lo: bytes, hi: bytes) -> Iterator[tuple[bytes, bytes]]:
-        local = self._space._local
+        local = self._local
         txn = local.read
         if txn is not None and local.write is None:
             # inside a read-only snapshot nothing can write (or grow the map) under the cursor
-            return txn.scan(lo, hi)  # type: ignore[no-any-return]
+            return txn.scan(lo, hi)
         return self._scan_raw_chunked(lo, hi)
 
     def _scan_raw_chunked(self, lo: bytes, hi: bytes) -> Iterator[tuple[bytes, bytes]]:

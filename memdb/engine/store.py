@@ -280,7 +280,8 @@ def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, li
             if not (cur.prev() if cur.set_range(hi) else cur.last()):
                 return [], []
             start = cur.key()
-            keys = list(itertools.islice(itertools.takewhile(functools.partial(operator.le, lo), cur.iterprev(keys=True, values=False)), limit))
+            above_lo = functools.partial(operator.le, lo)
+            keys = list(itertools.islice(itertools.takewhile(above_lo, cur.iterprev(keys=True, values=False)), limit))
             if keys:
                 if keys[0] >= hi:
                     raise _disorder(keys[0], lo, hi)
@@ -290,7 +291,8 @@ def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, li
         else:
             if not cur.set_range(lo):
                 return [], []
-            keys = list(itertools.islice(itertools.takewhile(functools.partial(operator.gt, hi), cur.iternext(keys=True, values=False)), limit))
+            below_hi = functools.partial(operator.gt, hi)
+            keys = list(itertools.islice(itertools.takewhile(below_hi, cur.iternext(keys=True, values=False)), limit))
             if keys:
                 if keys[0] < lo:
                     raise _disorder(keys[0], lo, hi)

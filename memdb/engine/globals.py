@@ -7,6 +7,7 @@ themselves, as in M. Transactions are per thread and nest through store savepoin
 
 from __future__ import annotations
 
+import itertools
 import operator
 import threading
 from collections import Counter
@@ -117,6 +118,13 @@ def _check_puts(puts: list[tuple[bytes, bytes]]) -> None:
                 f"apply: packed value {codec.short_repr(value)} for {_show_key(key)} is {type(value).__name__}, not bytes "
                 "(pack it with codec.pack_value, or pass it in sets/encoded)"
             )
+
+
+def _decoded_one_by_one(keys: list[bytes], raws: list[bytes], n: int) -> Iterator[tuple[Subscripts, Any]]:
+    """(subscripts, value) of each item in turn, decoded from byte ``n`` of its key."""
+    decode, unpack = codec.decode, codec.unpack_value
+    for k, v in zip(keys, raws, strict=True):
+        yield decode(k, n), unpack(v)
 
 
 def _check_delta(g: Global, subs: Subscripts, delta: Any) -> None:
@@ -624,21 +632,23 @@ class Global:
             lo = chunk[-1][0] + b"\x00"
 
     def _scan_items(self, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[Subscripts, Any]]:
+        # Chained iterators of C (zip, map), so no Python frame runs per item: only per chunk.
+        return itertools.chain.from_iterable(self._item_chunks(lo, hi, reverse))
+
+    def _item_chunks(self, lo: bytes, hi: bytes, reverse: bool) -> Iterator[Iterator[tuple[Subscripts, Any]]]:
         # Chunks are read into lists and the cursor closed before anything is yielded, so the
-        # caller may write (even enough to grow the map) while iterating. Columns, not
-        # (key, value) pairs: bytes are not tracked by the garbage collector, 512 tuples a
-        # chunk are, and collecting them cost a fifth of a whole-global scan.
-        decode, unpack, n = codec.decode, codec.unpack_value, len(self._prefix)
+        # caller may write (even enough to grow the map) while iterating. Columns of bytes,
+        # not (key, value) tuples: bytes are not tracked by the garbage collector, and
+        # collections walking 512 tuples a chunk cost a fifth of a whole-global scan.
+        unpack, n = codec.unpack_value, len(self._prefix)
         while True:
             with self._space.reader() as txn:
                 keys, raws = txn.scan_columns(lo, hi, reverse, _CHUNK)
             subs = codec.decode_many(keys, n)
-            values = None if subs is None else codec.unpack_many(raws)
-            if subs is not None and values is not None:  # all decoded: no error can come mid-chunk
-                yield from zip(subs, values, strict=True)
-            else:  # one at a time, so a damaged key or value raises where it stands
-                for k, v in zip(keys, raws, strict=True):
-                    yield decode(k, n), unpack(v)
+            if subs is not None:  # every key valid; a damaged value still raises where it stands
+                yield zip(subs, map(unpack, raws), strict=True)
+            else:  # one at a time, so a damaged key raises where it stands
+                yield _decoded_one_by_one(keys, raws, n)
             if len(keys) < _CHUNK:
                 return
             if reverse:

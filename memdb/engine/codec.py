@@ -179,12 +179,13 @@ def encode_subscript(sub: Subscript) -> bytes:
     raise InvalidSubscriptError(f"subscript {sub!r}: {type(sub).__name__} is not a valid subscript (use str, int, float or bytes)")
 
 
-def encode(subs: Sequence[Subscript]) -> bytes:
-    """Encode a subscript tuple; byte order of results equals M collation of the tuples."""
+def encode(subs: Sequence[Subscript], prefix: bytes = b"") -> bytes:
+    """Encode a subscript tuple; byte order of results equals M collation of the tuples.
+    ``prefix`` (a global's encoded name) is put in front in the same join."""
     if type(subs) is not tuple:
         if isinstance(subs, (str, bytes)) or not isinstance(subs, Sequence):
             raise InvalidSubscriptError(f"subscripts {subs!r}: expected a tuple of subscripts")
-    parts = []
+    parts = [prefix]
     cache = _STR_CACHE
     for sub in subs:
         # Only str keys are cached, and no str equals a number, so any hashable may be looked up.

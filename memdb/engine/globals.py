@@ -35,6 +35,7 @@ _MISSING: Final = object()
 _CHUNK: Final = 512
 _MAX_KEY_BYTES: Final = codec.MAX_KEY_BYTES
 _unpack = codec.unpack_value
+_encode = codec.encode
 
 
 _key_of = operator.itemgetter(0)
@@ -390,7 +391,7 @@ class Global:
 
     def _key(self, subs: Subscripts) -> bytes:
         try:
-            key = self._prefix + codec.encode(subs)
+            key = _encode(subs, self._prefix)
         except InvalidSubscriptError as exc:
             raise InvalidSubscriptError(f"^{self.name}{self._show(subs)}: {exc}") from None
         except KeyTooLongError as exc:
@@ -436,8 +437,14 @@ class Global:
     def __getitem__(self, subs: Any) -> Any:
         if type(subs) is not tuple:
             subs = _as_subs(subs)
-        key = self._key(subs)
-        # _raw, inline: a call costs about a tenth of a read in a snapshot
+        # _key and _raw, inline: the calls cost about a sixth of a read in a snapshot. A bad or
+        # over-long key is encoded again by _key, which raises naming the global.
+        try:
+            key = _encode(subs, self._prefix)
+        except (InvalidSubscriptError, KeyTooLongError):
+            key = self._key(subs)
+        if len(key) > _MAX_KEY_BYTES:
+            key = self._key(subs)
         local = self._local
         txn: ReadTxn | None = local.write
         if txn is None:
@@ -453,7 +460,15 @@ class Global:
 
     def get(self, subs: Any, default: Any = None) -> Any:
         """The node's value, or ``default`` if it has none."""
-        raw = self._raw(self._key(subs if type(subs) is tuple else _as_subs(subs)))
+        if type(subs) is not tuple:
+            subs = _as_subs(subs)
+        try:  # _key, inline, as in __getitem__
+            key = _encode(subs, self._prefix)
+        except (InvalidSubscriptError, KeyTooLongError):
+            key = self._key(subs)
+        if len(key) > _MAX_KEY_BYTES:
+            key = self._key(subs)
+        raw = self._raw(key)
         return default if raw is None else _unpack(raw)
 
     def __contains__(self, subs: Any) -> bool:

@@ -407,8 +407,8 @@ def _c_str_layout(keys: list[bytes], blob: bytes) -> int:
 
 
 _CODEC_LIB, _CODEC_FFI = native.codec_lib()
-# the array typecode of C's size_t (8 bytes on the 64-bit platforms memdb builds for)
-_SIZE_T: Final = next((c for c in "QLI" if _CODEC_FFI is not None and array(c).itemsize == _CODEC_FFI.sizeof("size_t")), "Q")
+# the array typecode of C's size_t, whose buffer memdb_str_layout reads as its lens
+_SIZE_T: Final = "Q" if _CODEC_FFI is None else next(c for c in "QLI" if array(c).itemsize == _CODEC_FFI.sizeof("size_t"))
 _layout = _str_layout if _CODEC_LIB is None else _c_str_layout
 
 

@@ -55,6 +55,15 @@ def search_lib() -> tuple[Any, Any]:
 _SEARCH: Final[tuple[Any, Any]] = (_lib, _ffi) if _lib is not None and hasattr(_lib, "memdb_text_search") else (None, None)
 
 
+def codec_lib() -> tuple[Any, Any]:
+    """``(lib, ffi)`` of the C key-layout check (native/codec.c), or ``(None, None)`` when
+    the twin is in use (``memdb.engine.codec.decode_many`` chooses with it)."""
+    return _CODEC
+
+
+_CODEC: Final[tuple[Any, Any]] = (_lib, _ffi) if _lib is not None and hasattr(_lib, "memdb_str_layout") else (None, None)
+
+
 def require_native() -> None:
     """Raise NativeBuildError unless the C scorer is in use; for callers that must not run slow."""
     if not AVAILABLE:

@@ -1,4 +1,4 @@
-"""cffi out-of-line API-mode build of native/scorer.c into ``memdb._scorer``.
+"""cffi out-of-line API-mode build of native/scorer.c, search.c and codec.c into ``memdb._scorer``.
 
 ``setup.py`` names ``ffibuilder`` in ``cffi_modules``, so ``pip install .`` (editable or not)
 compiles the scorer; ``python native/build_scorer.py`` builds it in place for development.
@@ -24,8 +24,8 @@ from types import ModuleType
 from cffi import FFI, VerificationError
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ["native/scorer.c", "native/search.c"]
-HEADERS = ["native/scorer.h", "native/search.h"]
+SOURCES = ["native/scorer.c", "native/search.c", "native/codec.c"]
+HEADERS = ["native/scorer.h", "native/search.h", "native/codec.h"]
 
 
 def _load_errors() -> ModuleType:
@@ -42,7 +42,7 @@ NativeBuildError: type[Exception] = _load_errors().NativeBuildError
 
 _HINT = "install gcc / build-essential and python3-dev, or set MEMDB_PURE_PYTHON=1 to install the pure-Python scorer"
 
-# Mirrors native/scorer.h; cffi's parser takes no preprocessor includes.
+# Mirrors native/scorer.h, search.h and codec.h; cffi's parser takes no preprocessor includes.
 CDEF = """
 void memdb_score_batch(size_t n, const double *access_counts, const double *tag_weights,
                        const double *ages_days, const double *feedback,
@@ -67,6 +67,8 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                       uint32_t *out_tf, uint32_t *out_dl);
 long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, uint32_t *tfs);
 int memdb_lookup_tfs(const memdb_text_input *in, size_t n_docs, const uint32_t *docs, uint32_t *out_tf);
+
+long memdb_str_layout(const char *blob, const size_t *lens, size_t n);
 """
 
 
@@ -102,7 +104,7 @@ ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "memdb._scorer",
-    '#include "scorer.h"\n#include "search.h"',
+    '#include "scorer.h"\n#include "search.h"\n#include "codec.h"',
     sources=SOURCES,
     include_dirs=["native"],
     depends=HEADERS,
@@ -119,5 +121,5 @@ if __name__ == "__main__":
     except VerificationError as exc:  # cffi's wrapper around CompileError / LinkError
         raise NativeBuildError(f"memdb native scorer: compilation failed: {exc} ({_HINT})") from exc
     finally:
-        for stray in ("native/scorer.o", "native/search.o", "memdb/_scorer.o"):  # in-place builds leave objects behind
+        for stray in ("native/scorer.o", "native/search.o", "native/codec.o", "memdb/_scorer.o"):  # in-place builds leave objects behind
             Path(stray).unlink(missing_ok=True)

@@ -28,14 +28,18 @@ byte prefix: ``encode(("a",))`` is a prefix of its sibling ``encode(("a\\x00",))
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import math
+import operator
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final, TypeAlias
 
 import msgpack
 
+from memdb import native
 from memdb.errors import (
     CorruptionError,
     CorruptKeyError,
@@ -175,12 +179,13 @@ def encode_subscript(sub: Subscript) -> bytes:
     raise InvalidSubscriptError(f"subscript {sub!r}: {type(sub).__name__} is not a valid subscript (use str, int, float or bytes)")
 
 
-def encode(subs: Sequence[Subscript]) -> bytes:
-    """Encode a subscript tuple; byte order of results equals M collation of the tuples."""
+def encode(subs: Sequence[Subscript], prefix: bytes = b"") -> bytes:
+    """Encode a subscript tuple; byte order of results equals M collation of the tuples.
+    ``prefix`` (a global's encoded name) is put in front in the same join."""
     if type(subs) is not tuple:
         if isinstance(subs, (str, bytes)) or not isinstance(subs, Sequence):
             raise InvalidSubscriptError(f"subscripts {subs!r}: expected a tuple of subscripts")
-    parts = []
+    parts = [prefix]
     cache = _STR_CACHE
     for sub in subs:
         # Only str keys are cached, and no str equals a number, so any hashable may be looked up.
@@ -333,11 +338,32 @@ def decode_one(buf: bytes, pos: int = 0) -> tuple[Subscript, int]:
 
 def decode(buf: bytes, pos: int = 0) -> tuple[Subscript, ...]:
     """Decode an encoded subscript tuple (from ``pos`` to the end)."""
+    n = len(buf)
+    if 0 <= pos < n and buf[pos] == STR and buf[-1] == 0:
+        # The common case in C loops: strings only, none holding a NUL. Then the bytes are
+        # 60 s1 00 60 s2 00 ... 60 sk 00 with no NUL inside any s, so every NUL but the last is
+        # followed by 0x60; a NUL followed by anything else (a number, bytes, an escaped NUL:
+        # 00 FF is not UTF-8 anyway) sends the key to the general loop, as does a decoding
+        # error, which the loop reports at its own byte. UTF-8 resynchronises at ASCII, so
+        # decoding the run at once equals decoding each string.
+        try:
+            text = buf[pos + 1 : -1].decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            pass
+        else:
+            subs = text.split("\x00`")
+            if text.count("\x00") == len(subs) - 1:
+                return tuple(subs)
+    return _decode_loop(buf, pos)
+
+
+def _decode_loop(buf: bytes, pos: int) -> tuple[Subscript, ...]:
+    """``decode`` element by element: the specification its fast path must agree with."""
     out: list[Subscript] = []
     n = len(buf)
     find = buf.find
     while pos < n:
-        if buf[pos] == STR:  # the common case, inline: a string without escaped NULs
+        if buf[pos] == STR:  # a string without escaped NULs, inline
             end = find(b"\x00", pos)
             # The byte after a terminator is a type code or the end, never 0xFF (an escape).
             if end > 0 and (end + 1 == n or buf[end + 1] != 0xFF):
@@ -350,6 +376,78 @@ def decode(buf: bytes, pos: int = 0) -> tuple[Subscript, ...]:
         sub, pos = decode_one(buf, pos)
         out.append(sub)
     return tuple(out)
+
+
+_last_byte = operator.itemgetter(-1)
+
+
+def _str_layout(keys: list[bytes], blob: bytes) -> int:
+    """How many string subscripts each key holds if every key is a non-empty run of the same
+    number of them, none holding a NUL (so none escaped); else -1. ``blob`` is the keys
+    joined. The twin of ``memdb_str_layout`` (native/codec.c), which decode_many uses when
+    it is built; UTF-8 is left to the caller's decode."""
+    try:
+        ends = bytes(map(_last_byte, keys))
+    except IndexError:  # an empty key
+        return -1
+    counts = set(map(bytes.count, keys, itertools.repeat(0)))
+    # Each key ends with a NUL and holds as many as every other; every NUL but the blob's
+    # last is followed by 0x60, so every key starts with one and every NUL ends a string.
+    if len(counts) != 1 or ends.strip(b"\x00") or blob[0] != STR or blob.count(b"\x00") != blob.count(b"\x00\x60") + 1:
+        return -1
+    return counts.pop()
+
+
+def _c_str_layout(keys: list[bytes], blob: bytes) -> int:
+    """``_str_layout`` in C: one call per chunk, about 0.045 µs a key against 0.14 (the
+    lengths go in an array the call reads in place, cheaper than cffi's own conversion)."""
+    lens = _CODEC_FFI.from_buffer("size_t[]", array(_SIZE_T, map(len, keys)))
+    n: int = _CODEC_LIB.memdb_str_layout(blob, lens, len(keys))
+    return n
+
+
+_CODEC_LIB, _CODEC_FFI = native.codec_lib()
+# the array typecode of C's size_t, whose buffer memdb_str_layout reads as its lens
+_SIZE_T: Final = "Q" if _CODEC_FFI is None else next(c for c in "QLI" if array(c).itemsize == _CODEC_FFI.sizeof("size_t"))
+_layout = _str_layout if _CODEC_LIB is None else _c_str_layout
+
+
+def decode_many(keys: list[bytes], pos: int) -> Iterator[tuple[Subscript, ...]] | None:
+    """``decode(k, pos) for k in keys`` in a few C loops when every key is strings only (none
+    holding a NUL), all with as many subscripts and the same first ``pos`` bytes; else None,
+    and the caller decodes one key at a time (so a damaged key raises where it stands in a
+    scan). The chunks of a scan over one layout take this path: about 0.2 µs a key against
+    0.4 for ``decode``'s own fast path, called per key. The keys are all checked before it
+    returns; the tuples are made as the iterator is read, so a chunk's 512 of them are never
+    alive at once for the garbage collector to walk.
+    """
+    if not keys:
+        return iter(())
+    head = keys[0][:pos]
+    if len(head) != pos or (pos and head[-1] != 0):
+        return None
+    blob = b"".join(keys)
+    per_key = _layout(keys, blob)
+    if per_key < 0:
+        return None
+    try:
+        text = blob[1:-1].decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None
+    # Every NUL ends a string, so flat holds each key's per_key strings, key after key. The
+    # first seps strings of keys[0] are its first pos bytes; a key whose first seps strings
+    # are the same ones (strings encode one way) has the same first pos bytes.
+    flat = text.split("\x00`")
+    seps = head.count(0)
+    for i, shared in enumerate(flat[:seps]):
+        if flat[i::per_key].count(shared) != len(keys):
+            return None
+    for _ in range(seps):
+        del flat[::per_key]
+        per_key -= 1
+    if not per_key:
+        return itertools.repeat((), len(keys))
+    return zip(*[iter(flat)] * per_key, strict=True)
 
 
 def collation_key(sub: Subscript) -> tuple[int, Any]:
@@ -424,11 +522,14 @@ def pack_value(value: Any) -> bytes:
         raise InvalidValueError(f"value {value!r:.80}: cannot be stored ({exc})") from None
 
 
+_unpackb: Final = msgpack.unpackb
+
+
 def unpack_value(data: bytes) -> Any:
     """Inverse of pack_value. Bytes it did not write (a damaged file) raise CorruptValueError,
     whatever msgpack or the datetime extension make of them (tests/engine/test_damaged_files.py)."""
     try:
-        return msgpack.unpackb(data, raw=False, ext_hook=_ext_hook, strict_map_key=False)
+        return _unpackb(data, raw=False, ext_hook=_ext_hook, strict_map_key=False)
     except (ValueError, TypeError, OverflowError) as exc:  # ExtraData, FormatError, StackError, UnicodeDecodeError, ...
         raise CorruptValueError(
             f"stored value {bytes(data[:16]).hex()}{'...' if len(data) > 16 else ''} ({len(data)} bytes): "

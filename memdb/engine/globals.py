@@ -7,6 +7,7 @@ themselves, as in M. Transactions are per thread and nest through store savepoin
 
 from __future__ import annotations
 
+import itertools
 import operator
 import threading
 from collections import Counter
@@ -32,6 +33,9 @@ __all__ = ["Global", "Globals"]
 
 _MISSING: Final = object()
 _CHUNK: Final = 512
+_MAX_KEY_BYTES: Final = codec.MAX_KEY_BYTES
+_unpack = codec.unpack_value
+_encode = codec.encode
 
 
 _key_of = operator.itemgetter(0)
@@ -45,6 +49,16 @@ _Deferred = list[Counter[bytes]]
 """One transaction level's deferred deltas by encoded counter key: ``[plain, drop_zero]``.
 Keys are encoded (so checked) when deferred: a bad subscript raises at the call, inside the
 savepoint that made it, and equal numbers (1, 1.0) are one counter."""
+
+
+class _Local(threading.local):
+    """Per thread: the open write transaction and its deferred deltas, or the open snapshot.
+    Class defaults, so a read is one attribute lookup rather than ``getattr`` with a default."""
+
+    write: WriteTxn | None = None
+    read: ReadTxn | None = None
+    pending: list[_Deferred] | None = None
+    staged: dict[Hashable, tuple[Callable[[list[Any]], None], list[Any]]] | None = None  # Globals.stage
 
 
 def _new_level() -> _Deferred:
@@ -108,6 +122,13 @@ def _check_puts(puts: list[tuple[bytes, bytes]]) -> None:
             )
 
 
+def _decoded_one_by_one(keys: list[bytes], raws: list[bytes], n: int) -> Iterator[tuple[Subscripts, Any]]:
+    """(subscripts, value) of each item in turn, decoded from byte ``n`` of its key."""
+    decode, unpack = codec.decode, codec.unpack_value
+    for k, v in zip(keys, raws, strict=True):
+        yield decode(k, n), unpack(v)
+
+
 def _check_delta(g: Global, subs: Subscripts, delta: Any) -> None:
     if isinstance(delta, bool) or not isinstance(delta, (int, float)):
         raise NotANumberError(f"defer_increment ^{g.name}{g._show(subs)}: delta {delta!r} is not an int or float")
@@ -118,7 +139,7 @@ class Globals:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._local = threading.local()
+        self._local = _Local()
         self._cache: dict[str, Global] = {}
 
     def __getitem__(self, name: str) -> Global:
@@ -147,13 +168,12 @@ class Globals:
     # --- transactions -------------------------------------------------------------------------
 
     def _write_txn(self) -> WriteTxn | None:
-        return getattr(self._local, "write", None)
+        return self._local.write
 
     def _read_txn(self) -> ReadTxn | None:
-        txn: ReadTxn | None = getattr(self._local, "write", None)
-        if txn is None:
-            txn = getattr(self._local, "read", None)
-        return txn
+        local = self._local
+        txn: ReadTxn | None = local.write
+        return local.read if txn is None else txn
 
     @contextmanager
     def transaction(self, savepoint: bool = True) -> Iterator[None]:
@@ -162,7 +182,7 @@ class Globals:
         ``savepoint=False`` joins an enclosing transaction as it is: for blocks that check
         everything before their first write, where a nested transaction buys nothing.
         """
-        if getattr(self._local, "read", None) is not None:
+        if self._local.read is not None:
             raise ReadOnlyTransactionError("transaction: cannot write inside a read-only snapshot (leave the snapshot first)")
         outer = self._write_txn()
         if outer is not None and not savepoint:
@@ -170,26 +190,28 @@ class Globals:
             return
         if outer is not None:
             self.flush_staged()  # what was staged so far belongs to the enclosing level: written there
-            pending: list[_Deferred] = self._local.pending
+            pending = self._local.pending
+            assert pending is not None  # set with write, for the outermost transaction
             pending.append(_new_level())
             try:
                 with outer.savepoint():
                     yield
             except BaseException:
                 pending.pop()  # the savepoint's deferred increments roll back with it
-                self._local.staged.clear()  # and so do the writes it staged
+                if self._local.staged is not None:
+                    self._local.staged.clear()  # and so do the writes it staged
                 raise
             for mine, theirs in zip(pending.pop(), pending[-1], strict=True):
                 theirs.update(mine)
             return
         with self.store.write() as txn:
             self._local.write = txn
-            self._local.pending = [_new_level()]
+            self._local.pending = pending = [_new_level()]
             self._local.staged = {}
             try:
                 yield
                 self.flush_staged()
-                self._apply_deferred(self._local.pending[0])
+                self._apply_deferred(pending[0])
             finally:
                 self._local.write = None
                 self._local.pending = None
@@ -202,7 +224,7 @@ class Globals:
         ``flush`` runs at once in one. Items staged inside a savepoint that rolls back are
         dropped with it. For writes that many records of one transaction share (the last block
         of a term's postings): staged, they are written once per transaction."""
-        staged: dict[Hashable, tuple[Callable[[list[Any]], None], list[Any]]] | None = getattr(self._local, "staged", None)
+        staged = self._local.staged
         if staged is None or self._write_txn() is None:
             with self.transaction():
                 flush(list(items))
@@ -214,7 +236,7 @@ class Globals:
 
     def flush_staged(self) -> None:
         """Write everything ``stage`` collected in this thread's transaction, in staging order."""
-        staged = getattr(self._local, "staged", None)
+        staged = self._local.staged
         while staged:
             flush, items = staged.pop(next(iter(staged)))
             flush(items)
@@ -263,7 +285,8 @@ class Globals:
     def _level(self, keys: Iterable[bytes], drop_zero: bool) -> Counter[bytes]:
         """This transaction level's counter of deltas for ``drop_zero``, once no level of the
         transaction holds one of ``keys`` under the other setting."""
-        pending: list[_Deferred] = self._local.pending
+        pending = self._local.pending
+        assert pending is not None  # callers hold a transaction (_deferring)
         other = 0 if drop_zero else 1
         for level in pending:
             if level[other] and not level[other].keys().isdisjoint(keys):
@@ -330,7 +353,7 @@ class Globals:
         txn = self._write_txn()
         if txn is not None:
             return txn.savepoint() if atomic else nullcontext(txn)
-        if getattr(self._local, "read", None) is not None:
+        if self._local.read is not None:
             raise ReadOnlyTransactionError("write inside a read-only snapshot (leave the snapshot first)")
         return self.store.write()
 
@@ -382,11 +405,12 @@ class Globals:
 class Global:
     """One global, ``^NAME``: a sparse tree of typed values addressed by subscript tuples."""
 
-    __slots__ = ("_hi", "_last_query", "_prefix", "_space", "name")
+    __slots__ = ("_hi", "_last_query", "_local", "_prefix", "_space", "name")
 
     def __init__(self, space: Globals, name: str) -> None:
         self.name = codec.check_global_name(name)
         self._space = space
+        self._local = space._local  # one lookup less on every read
         self._prefix = codec.encode_global(name)
         self._hi = self._prefix + b"\xff"
         self._last_query: tuple[Subscripts, bytes] | None = None
@@ -398,12 +422,12 @@ class Global:
 
     def _key(self, subs: Subscripts) -> bytes:
         try:
-            key = self._prefix + codec.encode(subs)
+            key = _encode(subs, self._prefix)
         except InvalidSubscriptError as exc:
             raise InvalidSubscriptError(f"^{self.name}{self._show(subs)}: {exc}") from None
         except KeyTooLongError as exc:
             raise KeyTooLongError(f"key of ^{self.name}: {exc}") from None
-        if len(key) > codec.MAX_KEY_BYTES:
+        if len(key) > _MAX_KEY_BYTES:
             codec.check_key_length(key, self._prefix, subs, self.name)
         return key
 
@@ -432,23 +456,51 @@ class Global:
     # --- reads ---------------------------------------------------------------------------------
 
     def _raw(self, key: bytes) -> bytes | None:
-        txn = self._space._read_txn()
-        if txn is not None:
-            return txn.get(key)
-        with self._space.store.read() as t:
-            return t.get(key)
+        local = self._local  # Globals._read_txn, inline: this is every read's path
+        txn: ReadTxn | None = local.write
+        if txn is None:
+            txn = local.read
+            if txn is None:
+                with self._space.store.read() as t:
+                    return t.get(key)
+        return txn.get(key)
 
     def __getitem__(self, subs: Any) -> Any:
-        subs = subs if type(subs) is tuple else _as_subs(subs)
-        raw = self._raw(self._key(subs))
+        if type(subs) is not tuple:
+            subs = _as_subs(subs)
+        # _key and _raw, inline: the calls cost about a sixth of a read in a snapshot. A bad or
+        # over-long key is encoded again by _key, which raises naming the global.
+        try:
+            key = _encode(subs, self._prefix)
+        except (InvalidSubscriptError, KeyTooLongError):
+            key = self._key(subs)
+        if len(key) > _MAX_KEY_BYTES:
+            key = self._key(subs)
+        local = self._local
+        txn: ReadTxn | None = local.write
+        if txn is None:
+            txn = local.read
+        if txn is not None:
+            raw = txn.get(key)
+        else:
+            with self._space.store.read() as t:
+                raw = t.get(key)
         if raw is None:
             raise KeyError(subs)
-        return codec.unpack_value(raw)
+        return _unpack(raw)
 
     def get(self, subs: Any, default: Any = None) -> Any:
         """The node's value, or ``default`` if it has none."""
-        raw = self._raw(self._key(subs if type(subs) is tuple else _as_subs(subs)))
-        return default if raw is None else codec.unpack_value(raw)
+        if type(subs) is not tuple:
+            subs = _as_subs(subs)
+        try:  # _key, inline, as in __getitem__
+            key = _encode(subs, self._prefix)
+        except (InvalidSubscriptError, KeyTooLongError):
+            key = self._key(subs)
+        if len(key) > _MAX_KEY_BYTES:
+            key = self._key(subs)
+        raw = self._raw(key)
+        return default if raw is None else _unpack(raw)
 
     def __contains__(self, subs: Any) -> bool:
         return self.data(_as_subs(subs)) % 2 == 1
@@ -605,11 +657,11 @@ class Global:
                 yield child, unpack(raw)
 
     def _scan_raw(self, lo: bytes, hi: bytes) -> Iterator[tuple[bytes, bytes]]:
-        local = self._space._local
-        txn = getattr(local, "read", None)
-        if txn is not None and getattr(local, "write", None) is None:
+        local = self._local
+        txn = local.read
+        if txn is not None and local.write is None:
             # inside a read-only snapshot nothing can write (or grow the map) under the cursor
-            return txn.scan(lo, hi)  # type: ignore[no-any-return]
+            return txn.scan(lo, hi)
         return self._scan_raw_chunked(lo, hi)
 
     def _scan_raw_chunked(self, lo: bytes, hi: bytes) -> Iterator[tuple[bytes, bytes]]:
@@ -626,24 +678,29 @@ class Global:
             lo = chunk[-1][0] + b"\x00"
 
     def _scan_items(self, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[Subscripts, Any]]:
-        # Chunks are read into a list and the cursor closed before anything is yielded, so the
-        # caller may write (even enough to grow the map) while iterating.
-        decode, unpack, n = codec.decode, codec.unpack_value, len(self._prefix)
+        # Chained iterators of C (zip, map), so no Python frame runs per item: only per chunk.
+        return itertools.chain.from_iterable(self._item_chunks(lo, hi, reverse))
+
+    def _item_chunks(self, lo: bytes, hi: bytes, reverse: bool) -> Iterator[Iterator[tuple[Subscripts, Any]]]:
+        # Chunks are read into lists and the cursor closed before anything is yielded, so the
+        # caller may write (even enough to grow the map) while iterating. Columns of bytes,
+        # not (key, value) tuples: bytes are not tracked by the garbage collector, and
+        # collections walking 512 tuples a chunk cost a fifth of a whole-global scan.
+        unpack, n = codec.unpack_value, len(self._prefix)
         while True:
             with self._space.reader() as txn:
-                chunk = []
-                for item in txn.scan(lo, hi, reverse):
-                    chunk.append(item)
-                    if len(chunk) >= _CHUNK:
-                        break
-            for k, v in chunk:
-                yield decode(k, n), unpack(v)
-            if len(chunk) < _CHUNK:
+                keys, raws = txn.scan_columns(lo, hi, reverse, _CHUNK)
+            subs = codec.decode_many(keys, n)
+            if subs is not None:  # every key valid; a damaged value still raises where it stands
+                yield zip(subs, map(unpack, raws), strict=True)
+            else:  # one at a time, so a damaged key raises where it stands
+                yield _decoded_one_by_one(keys, raws, n)
+            if len(keys) < _CHUNK:
                 return
             if reverse:
-                hi = chunk[-1][0]
+                hi = keys[-1]
             else:
-                lo = chunk[-1][0] + b"\x00"
+                lo = keys[-1] + b"\x00"
 
     def keys(self, subs: Any = (), reverse: bool = False) -> Iterator[Subscripts]:
         """Subscript tuples of the nodes with values under ``subs``."""

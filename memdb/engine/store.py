@@ -7,6 +7,7 @@ LMDB errors are translated here into ``memdb.errors``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 import os
@@ -221,8 +222,41 @@ def _translate(exc: lmdb.Error, what: str, store: LMDBStore | None = None) -> St
 
 
 def _scan(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, store: LMDBStore) -> Iterator[tuple[bytes, bytes]]:
+    # One generator, not a translating one around the cursor loop: each item then passes
+    # one frame instead of two, about 40 ns of the 250 an item costs.
     try:
-        yield from _scan_lmdb(txn, lo, hi, reverse)
+        if lo >= hi:
+            return
+        cur: Any
+        with txn.cursor() as cur:
+            if not reverse:
+                if not cur.set_range(lo):
+                    return
+                if cur.key() < lo:
+                    raise _disorder(cur.key(), lo, hi)
+                last = b""  # below every key: keys are never empty
+                for key, value in cur:
+                    if key >= hi:
+                        return
+                    if key <= last:
+                        raise _disorder(key, lo, hi)
+                    last = key
+                    yield key, value
+            else:
+                if cur.set_range(hi):
+                    ok = cur.prev()
+                else:
+                    ok = cur.last()
+                ceiling = hi
+                while ok:
+                    key = cur.key()
+                    if key < lo:
+                        return
+                    if key >= ceiling:
+                        raise _disorder(key, lo, hi)
+                    ceiling = key
+                    yield key, cur.value()
+                    ok = cur.prev()
     except lmdb.Error as exc:
         raise _translate(exc, "scan", store) from None
 
@@ -236,45 +270,12 @@ def _disorder(key: bytes, lo: bytes, hi: bytes) -> CorruptionError:
     )
 
 
-def _scan_lmdb(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
-    if lo >= hi:
-        return
-    cur: Any
-    with txn.cursor() as cur:
-        if not reverse:
-            if not cur.set_range(lo):
-                return
-            if cur.key() < lo:
-                raise _disorder(cur.key(), lo, hi)
-            last = b""  # below every key: keys are never empty
-            for key, value in cur:
-                if key >= hi:
-                    return
-                if key <= last:
-                    raise _disorder(key, lo, hi)
-                last = key
-                yield key, value
-        else:
-            if cur.set_range(hi):
-                ok = cur.prev()
-            else:
-                ok = cur.last()
-            ceiling = hi
-            while ok:
-                key = cur.key()
-                if key < lo:
-                    return
-                if key >= ceiling:
-                    raise _disorder(key, lo, hi)
-                ceiling = key
-                yield key, cur.value()
-                ok = cur.prev()
-
-
 def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, limit: int | None) -> tuple[list[bytes], list[bytes]]:
-    # Keys, then values, each collected by C loops (py-lmdb's iterator, takewhile on bytes'
-    # own comparison, islice): about 0.17 µs per item (measured on 2,053 index entries)
-    # against about 0.5 µs for a Python loop over scan().
+    # Keys, then values, each collected by C loops (py-lmdb's iterator, takewhile, islice):
+    # about 0.17 µs per item (measured on 2,053 index entries) against about 0.5 µs for a
+    # Python loop over scan(). The bound is a partial of operator's comparison, not the
+    # method-wrapper hi.__gt__: 39 ns a key against 65 (and operator.lt checks the order in
+    # 21 ns a key, bytes.__lt__ in 110).
     if lo >= hi or (limit is not None and limit <= 0):
         return [], []
     cur: Any
@@ -283,19 +284,23 @@ def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, li
             if not (cur.prev() if cur.set_range(hi) else cur.last()):
                 return [], []
             start = cur.key()
-            keys = list(itertools.islice(itertools.takewhile(lo.__le__, cur.iterprev(keys=True, values=False)), limit))
+            above_lo = functools.partial(operator.le, lo)
+            keys = list(itertools.islice(itertools.takewhile(above_lo, cur.iterprev(keys=True, values=False)), limit))
             if keys:
                 if keys[0] >= hi:
                     raise _disorder(keys[0], lo, hi)
+                _check_order(keys, operator.gt, lo, hi)
                 cur.set_key(start)
                 values = list(itertools.islice(cur.iterprev(keys=False, values=True), len(keys)))
         else:
             if not cur.set_range(lo):
                 return [], []
-            keys = list(itertools.islice(itertools.takewhile(hi.__gt__, cur.iternext(keys=True, values=False)), limit))
+            below_hi = functools.partial(operator.gt, hi)
+            keys = list(itertools.islice(itertools.takewhile(below_hi, cur.iternext(keys=True, values=False)), limit))
             if keys:
                 if keys[0] < lo:
                     raise _disorder(keys[0], lo, hi)
+                _check_order(keys, operator.lt, lo, hi)
                 cur.set_range(lo)
                 values = list(itertools.islice(cur.iternext(keys=False, values=True), len(keys)))
     return (keys, values) if keys else ([], [])
@@ -304,6 +309,15 @@ def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, li
 def _get_many(txn: lmdb.Transaction, keys: list[bytes]) -> dict[bytes, bytes]:
     get = txn.get
     return {k: v for k in keys if (v := get(k)) is not None}
+
+
+def _check_order(keys: list[bytes], before: Any, lo: bytes, hi: bytes) -> None:
+    """Raise what ``scan`` raises if ``keys`` (in scan order) are not strictly ordered by
+    ``before``: the first key out of order, so both scans report one damage alike
+    (tests/engine/test_damaged_files.py). One C loop over adjacent pairs."""
+    if not all(map(before, keys, itertools.islice(keys, 1, None))):
+        bad = next(i for i in range(1, len(keys)) if not before(keys[i - 1], keys[i]))
+        raise _disorder(keys[bad], lo, hi)
 
 
 def _first(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool) -> tuple[bytes, bytes] | None:

@@ -231,17 +231,36 @@ def _first_leaf(data: bytearray, psize: int, pgno: int) -> int:
     return pgno
 
 
-def test_keys_out_of_order_end_a_scan_with_corruption_error_not_a_loop(pristine: Path, tmp_path: Path) -> None:
-    """A flipped key byte the page checks cannot see: a chunked scan seeking past the last key
-    it saw went round for ever; now the step backwards raises."""
+def _out_of_order(pristine: Path, tmp_path: Path) -> Path:
+    """A flipped key byte the page checks cannot see: the first leaf's last key now sorts
+    before every other."""
     data = bytearray((pristine / "data.mdb").read_bytes())
     psize = int.from_bytes(data[40:44], sys.byteorder)
     root = int.from_bytes(data[psize + 128 : psize + 136], sys.byteorder)
     leaf = _first_leaf(data, psize, root)
     lower = int.from_bytes(data[leaf * psize + 12 : leaf * psize + 14], sys.byteorder)
     last = leaf * psize + int.from_bytes(data[leaf * psize + lower - 2 : leaf * psize + lower], sys.byteorder)
-    data[last + 8] = 0x00  # the page's last key now sorts before every other
-    path = _copy(pristine, tmp_path / "order", bytes(data))
+    data[last + 8] = 0x00
+    return _copy(pristine, tmp_path / "order", bytes(data))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_keys_out_of_order_raise_in_scan_columns_as_in_scan(pristine: Path, tmp_path: Path, reverse: bool) -> None:
+    """scan_columns (which items() reads its chunks with) checks every key's order, not only
+    the first's, and names the key scan names."""
+    path = _out_of_order(pristine, tmp_path)
+    with LMDBStore(path) as store, store.read() as txn:
+        with pytest.raises(CorruptionError, match="out of order") as by_scan:
+            list(txn.scan(b"\x00", b"\xff", reverse))
+        with pytest.raises(CorruptionError, match="out of order") as by_columns:
+            txn.scan_columns(b"\x00", b"\xff", reverse)
+    assert str(by_columns.value) == str(by_scan.value)
+
+
+def test_keys_out_of_order_end_a_scan_with_corruption_error_not_a_loop(pristine: Path, tmp_path: Path) -> None:
+    """A chunked scan seeking past the last key it saw went round for ever; now the step
+    backwards raises."""
+    path = _out_of_order(pristine, tmp_path)
     with LMDBStore(path) as store:
         space = Globals(store)
         with pytest.raises(CorruptionError, match="out of order"):

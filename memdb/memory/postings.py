@@ -130,15 +130,24 @@ def encode_block(docs: Sequence[int], tfs: Sequence[int], min_dl: int) -> bytes:
     return bytes(body)
 
 
-def _append(block: bytes | memoryview, doc: int, tf: int, dl: int) -> bytes:
-    """``block`` with one more document after its last."""
-    n, max_tf, min_dl, first, last = _HEADER.unpack_from(block)
-    out = bytearray(block)
-    tf = min(tf, _MAX_TF)
-    _varint(doc - last, out)
-    _varint(tf, out)
-    _HEADER.pack_into(out, 0, n + 1, max(max_tf, tf), min(min_dl, dl), first, doc)
+def _varint_bytes(n: int) -> bytes:
+    if n < 0x80:
+        return _ONE_BYTE[n]
+    out = bytearray()
+    _varint(n, out)
     return bytes(out)
+
+
+_ONE_BYTE: Final = tuple(bytes((i,)) for i in range(0x80))
+
+
+def _append(block: bytes | memoryview, doc: int, tf: int, dl: int) -> bytes:
+    """``block`` with one more document after its last (capture's hot path: one concatenation)."""
+    n, max_tf, min_dl, first, last = _HEADER.unpack_from(block)
+    if tf > _MAX_TF:
+        tf = _MAX_TF
+    head = _HEADER.pack(n + 1, max_tf if max_tf > tf else tf, min_dl if min_dl < dl else dl, first, doc)
+    return head + block[_HEADER.size :] + _varint_bytes(doc - last) + _varint_bytes(tf)
 
 
 def block_header(block: bytes | memoryview) -> tuple[int, int, int, int, int]:

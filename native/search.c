@@ -105,6 +105,20 @@ static double bm25_part(double idf, double tf, double dl, double avgdl, double k
     return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
 }
 
+/* A document's BM25 over the lists that are scored (MATCH and RANK), in list order, as the
+ * twin sums it. */
+static double exact_bm25(const memdb_text_input *in, const uint32_t *tf_row, double dl, double avgdl, double k1, double b)
+{
+    double s = 0.0;
+    size_t t;
+    for (t = 0; t < in->n_terms; t++) {
+        if (tf_row[t] && !(in->roles && in->roles[t] > MEMDB_RANK)) {
+            s += bm25_part(in->idf[t], (double)tf_row[t], dl, avgdl, k1, b);
+        }
+    }
+    return s;
+}
+
 typedef struct {
     size_t n;       /* postings of one term */
     uint32_t *docs;
@@ -299,19 +313,10 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             rc = MEMDB_BAD_COLUMN;
             goto done;
         }
-        {
-            double s = 0.0, dl = (double)rd32(u_rec[i] + 12);
-            for (t = 0; t < nt; t++) {
-                uint32_t tf = u_tf[i * nt + t];
-                if (tf && !(in->roles && in->roles[t] > MEMDB_RANK)) {
-                    s += bm25_part(in->idf[t], (double)tf, dl, avgdl, k1, b);
-                }
-            }
-            u_bm[i] = s;
-            u_state[i] = 1;
-            if (i == 0 || s > top) {
-                top = s;
-            }
+        u_bm[i] = exact_bm25(in, u_tf + i * nt, (double)rd32(u_rec[i] + 12), avgdl, k1, b);
+        u_state[i] = 1;
+        if (i == 0 || u_bm[i] > top) {
+            top = u_bm[i];
         }
     }
     *best = top;
@@ -331,14 +336,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                 goto done;
             }
             if (u_state[i] == 0) {
-                double s = 0.0, dl = (double)rd32(u_rec[i] + 12);
-                for (t = 0; t < nt; t++) {
-                    uint32_t tf = u_tf[i * nt + t];
-                    if (tf && !(in->roles && in->roles[t] > MEMDB_RANK)) {
-                        s += bm25_part(in->idf[t], (double)tf, dl, avgdl, k1, b);
-                    }
-                }
-                u_bm[i] = s;
+                u_bm[i] = exact_bm25(in, u_tf + i * nt, (double)rd32(u_rec[i] + 12), avgdl, k1, b);
             }
             u_state[i] = 2;
             if (keep == 0) {

@@ -53,12 +53,10 @@ queries = st.lists(
 )
 
 
-def reference(db: memdb.Database, owner: str, words: list[str], filters: dict[str, Any], now: dt.datetime) -> list[tuple[str, float]]:
-    """Every hot match of the owner with its documented score, best first:
-    ``0.9 * bm25 / best + 0.05 * relevance / 10 + 0.05 * 0.5 ** (age_days / 7)``, BM25 over the
-    owner's hot episodes (k1 1.2, b 0.75), computed here from the records alone."""
+def hot_docs(db: memdb.Database, owner: str, terms: list[str]) -> tuple[list[Any], dict[str, float], float]:
+    """The owner's hot episodes as (id, header, record, tf, dl), and BM25's idf of ``terms`` and
+    average length over them, computed from the records alone."""
     lay = db.episodes.layout
-    terms = list(dict.fromkeys(t for w in words for t in tokenize(w)))
     docs = []
     with db.globals.snapshot():
         for subs, state in lay.states.items((owner,)):
@@ -71,6 +69,15 @@ def reference(db: memdb.Database, owner: str, words: list[str], filters: dict[st
     n = max(len(with_text), 1)
     avgdl = max(sum(d[4] for d in with_text), 1) / n
     idf = {t: math.log(1 + (n - (df := sum(1 for d in docs if t in d[3])) + 0.5) / (df + 0.5)) for t in terms}
+    return docs, idf, avgdl
+
+
+def reference(db: memdb.Database, owner: str, words: list[str], filters: dict[str, Any], now: dt.datetime) -> list[tuple[str, float]]:
+    """Every hot match of the owner with its documented score, best first:
+    ``0.9 * bm25 / best + 0.05 * relevance / 10 + 0.05 * 0.5 ** (age_days / 7)``, BM25 over the
+    owner's hot episodes (k1 1.2, b 0.75), computed here from the records alone."""
+    terms = list(dict.fromkeys(t for w in words for t in tokenize(w)))
+    docs, idf, avgdl = hot_docs(db, owner, terms)
     matched = []
     for eid, state, record, tf, dl in docs:
         if not any(t in tf for t in terms):
@@ -175,20 +182,8 @@ def test_kept_column_chunks_follow_another_process_s_writes(tmp_path: Any) -> No
 def ask_reference(db: memdb.Database, owner: str, interp: Any, now: dt.datetime) -> list[tuple[str, float]]:
     """``reference`` for what ``ask`` searched: its terms (any of them) or its boost tags match,
     its rank terms add to BM25, a boost tag adds 0.1, its tags and window filter."""
-    lay = db.episodes.layout
     terms, ranked = list(interp.terms), [t for t in interp.rank_terms if t not in interp.terms]
-    docs = []
-    with db.globals.snapshot():
-        for subs, state in lay.states.items((owner,)):
-            if state.get("status") in ("archived", SUPERSEDED):
-                continue
-            record = lay.record_of(owner, str(subs[1]))
-            tf, dl = terms_of(record)
-            docs.append((str(subs[1]), state, record, tf, dl))
-    with_text = [d for d in docs if d[4]]
-    n = max(len(with_text), 1)
-    avgdl = max(sum(d[4] for d in with_text), 1) / n
-    idf = {t: math.log(1 + (n - (df := sum(1 for d in docs if t in d[3])) + 0.5) / (df + 0.5)) for t in terms + ranked}
+    docs, idf, avgdl = hot_docs(db, owner, terms + ranked)
     w = interp.window
     matched = []
     for eid, state, record, tf, dl in docs:

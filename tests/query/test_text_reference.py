@@ -127,19 +127,24 @@ def change(db: memdb.Database, ids: list[tuple[str, str]], what: str, i: int, te
         ids.append((owner, call.id))
 
 
+def build(db: memdb.Database, eps: list[Any], ops: list[Any]) -> None:
+    """Record the episodes, then make the changes, checking every index after each."""
+    ids = []
+    for i, (owner, text, hours, (kind, outcome), tags) in enumerate(eps):
+        ep = db.owner(owner).record(kind, f"{text} n{i}", outcome=outcome, tags=tags, ts=NOW - dt.timedelta(hours=hours, minutes=i))
+        ids.append((owner, ep.id))
+    for what, i, text in ops:
+        change(db, ids, what, i, text)
+        assert db.check().ok, db.check().problems[:5]
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(episodes, changes, queries)
 def test_text_search_equals_the_reference(
     tmp_path_factory: pytest.TempPathFactory, eps: list[Any], ops: list[Any], asked: list[Any]
 ) -> None:
     with memdb.open(tmp_path_factory.mktemp("textref"), clock=lambda: NOW) as db:
-        ids = []
-        for i, (owner, text, hours, (kind, outcome), tags) in enumerate(eps):
-            ep = db.owner(owner).record(kind, f"{text} n{i}", outcome=outcome, tags=tags, ts=NOW - dt.timedelta(hours=hours, minutes=i))
-            ids.append((owner, ep.id))
-        for what, i, text in ops:
-            change(db, ids, what, i, text)
-            assert db.check().ok, db.check().problems[:5]
+        build(db, eps, ops)
         for words, filters, limit in asked:
             for owner in ("ana", "bo"):
                 db.flush()
@@ -215,13 +220,7 @@ def test_ask_with_a_boost_tag_equals_the_reference(
     """A question naming a tag and a word: the word or the tag matches, the tag boosts (the
     kernel's BOOST list), on the same corpora and changes as above."""
     with memdb.open(tmp_path_factory.mktemp("askref"), clock=lambda: NOW) as db:
-        ids = []
-        for i, (owner, text, hours, (kind, outcome), tags) in enumerate(eps):
-            ep = db.owner(owner).record(kind, f"{text} n{i}", outcome=outcome, tags=tags, ts=NOW - dt.timedelta(hours=hours, minutes=i))
-            ids.append((owner, ep.id))
-        for what, i, text in ops:
-            change(db, ids, what, i, text)
-        assert db.check().ok
+        build(db, eps, ops)
         for word, tag, limit in asked:
             for owner in ("ana", "bo"):
                 db.flush()

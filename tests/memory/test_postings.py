@@ -321,3 +321,83 @@ def test_looking_up_documents_equals_their_postings(corpus: list[Any], terms: li
 @given(st.binary(max_size=70_000))
 def test_packing_a_block_equals_msgpack(data: bytes) -> None:
     assert P._pack_bin(data) == codec.pack_value(data)
+
+
+ROLE_PARAMS = SearchParams(avgdl=7.5, k1=1.2, b=0.75, week_us=7 * 86_400e6, text_level=0.05 / 10 / 25, text_weight=0.9,
+                           recency_weight=0.05, slack=1e-9, max_level=250.0, boost=0.1)  # fmt: skip
+
+
+def role_reference(docs: list[Doc], terms: list[str], roles: list[int], idf: list[float]) -> list[tuple[int, float, float]]:
+    """(position, bm25, lower bound) of every match when each list has a role: a MATCH or BOOST
+    list's documents match, every REQUIRE list must hold a match, MATCH and RANK lists are
+    scored, a BOOST list's documents score 0.1 more. The same expressions as the kernel's."""
+    out = []
+    for i, d in enumerate(docs):
+        held = [t in d.tf for t in terms]
+        if not any(h for h, r in zip(held, roles, strict=True) if r in (P.MATCH, P.BOOST)):
+            continue
+        if not all(h for h, r in zip(held, roles, strict=True) if r == P.REQUIRE):
+            continue
+        bm = 0.0
+        for t, w, r in zip(terms, idf, roles, strict=True):
+            if t in d.tf and r in (P.MATCH, P.RANK):
+                bm += w * d.tf[t] * (1.2 + 1) / (d.tf[t] + 1.2 * (1 - 0.75 + 0.75 * d.dl / 7.5))
+        out.append((i, bm, any(h for h, r in zip(held, roles, strict=True) if r == P.BOOST)))
+    best = max((bm for _, bm, _ in out), default=0.0) or 1.0
+    lows = []
+    for i, bm, boosted in out:
+        low = 0.9 * bm / best + ROLE_PARAMS.text_level * float(docs[i].code >> 2)
+        low += 0.05 * math.pow(0.5, float(max(NOW - docs[i].ts_us, 0)) / ROLE_PARAMS.week_us)
+        lows.append((i, bm, low + 0.1 if boosted else low))
+    return lows
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    corpora,
+    st.lists(
+        st.tuples(st.sampled_from("abcdefz"), st.sampled_from([P.MATCH, P.RANK, P.BOOST, P.REQUIRE])),
+        min_size=1,
+        max_size=5,
+        unique_by=lambda x: x[0],
+    ),
+    st.sampled_from([0, 1, 3, 10]),
+)
+def test_the_kernel_with_list_roles_equals_the_reference_and_c_the_twin(corpus: list[Any], lists: list[tuple[str, int]], keep: int) -> None:
+    """Roles: totals, best BM25 and exactly the documents within one level of the k-th lower
+    bound, as the plain reference computes them; C and the twin bit for bit (when C is in use)."""
+    blocks, chunks, docs = build(corpus, 1)
+    terms, roles = [t for t, _ in lists], [r for _, r in lists]
+    idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
+    args = ([blocks.get(t, []) for t in terms], idf, chunks, ROLE_PARAMS, NOW, None, None, None, keep, roles)
+    found = P.py_search(*args)
+    want = role_reference(docs, terms, roles, idf)
+    assert found.total == len(want) and found.best == max((bm for _, bm, _ in want), default=0.0)
+    positions = [doc // 2 for doc in found.docs]
+    bm_of = {i: bm for i, bm, _ in want}
+    assert all(bm == bm_of[p] for p, bm in zip(positions, found.bm25, strict=True))
+    if keep == 0 or len(want) <= keep:
+        assert positions == [i for i, _, _ in want]
+    else:
+        cut = sorted((low for _, _, low in want), reverse=True)[keep - 1] - ROLE_PARAMS.text_level - 1e-9
+        assert positions == [i for i, _, low in want if low >= cut]  # no document that can rank is missing, and no other
+    if C:
+        c = P._c_search(*args)
+        assert (c.total, c.docs, c.tfs, c.dls) == (found.total, found.docs, found.tfs, found.dls)
+        assert [struct.pack("<d", x) for x in [c.best, *c.bm25]] == [struct.pack("<d", x) for x in [found.best, *found.bm25]]
+
+
+def test_a_boost_list_lifts_its_document_over_an_equal_match() -> None:
+    """Two documents match the word alike; the one in the BOOST list is the only candidate for
+    the top 1 (its bound is 0.1 higher), and without the boost the other, shorter one is."""
+    blocks, chunks, _ = build([({"a": 1}, 1, 400, 0), ({"a": 1, "b": 1}, 1, 400, 0)], 1)
+    lists, roles = [blocks["a"], blocks["b"]], [P.MATCH, P.BOOST]
+    for fn in (P.py_search, P._c_search) if C else (P.py_search,):
+        boosted = fn(lists, [0.3, 0.5], chunks, ROLE_PARAMS, NOW, None, None, None, 1, roles)
+        assert boosted.docs == [2] and boosted.total == 2
+        plain = fn(lists, [0.3, 0.5], chunks, SearchParams(**{**ROLE_PARAMS.__dict__, "boost": 0.0}), NOW, None, None, None, 1, roles)
+        assert plain.docs == [0]
+        required = fn(lists, [0.3, 0.5], chunks, ROLE_PARAMS, NOW, None, None, None, 0, [P.MATCH, P.REQUIRE])
+        assert required.docs == [2] and required.total == 1  # REQUIRE: only the document in both
+        ranked = fn(lists, [0.3, 0.5], chunks, ROLE_PARAMS, NOW, None, None, None, 0, [P.RANK, P.MATCH])
+        assert ranked.docs == [2] and ranked.tfs == [[1, 1]]  # RANK alone matches nothing; it scores

@@ -1,6 +1,10 @@
 """Structured retrieval without embeddings: recall, ask, history, and context blocks for prompts.
 
-The planner starts from the most selective index (a tag's time range, a kind+outcome time
+Required words, with any window, outcome, tags, boost tags and words that only rank, are one
+call of the search kernel (``memdb.memory.postings.search``, C in native/search.c): it merges
+the words' posting blocks with the tags' lists, counts every match and returns only those whose
+score can reach the top ``limit`` (``_kernel_matches``). For every other query the planner
+starts from the most selective index (a tag's time range, a kind+outcome time
 range, a session, the text postings, or the time index) and filters its entries from the
 indexes alone: every entry ends in the same encoded (ts, id) tail and carries the episode's
 relevance (to 1/25 of a point) and outcome, so each other filter is one key lookup and no

@@ -192,9 +192,10 @@ class Scheduler:
             except MemdbError as exc:  # memdb's messages show values only sanitized: kept
                 report, status = f"{type(exc).__name__}: {exc}", "failed"
             except Exception as exc:  # a bug must not stop the other jobs, nor the server
-                # its message and traceback may hold data: the type is kept, the rest goes to stderr only
+                # its message may hold data: the type is kept, and stderr gets where it was raised
+                # (the frames, never the message: a log line carries no episode text or PII)
                 print(f"memdb scheduler: job {job.name}: unexpected {type(exc).__name__}", file=sys.stderr)
-                traceback.print_exception(exc, file=sys.stderr)
+                sys.stderr.write("".join(traceback.format_tb(exc.__traceback__)))
                 report, status = f"{type(exc).__name__} (unexpected; the server's log has the details)", "failed"
             finished = now or self.now()
             record = {**record, "status": status, "finished": finished, "report": report[:REPORT_CHARS]}

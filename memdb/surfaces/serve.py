@@ -169,8 +169,10 @@ class SchedulerThread(threading.Thread):
         while not self._stop_event.is_set():
             try:
                 self.scheduler.tick()
-            except Exception as exc:  # the store failed (disk full, server gone): try again next tick
+            except MemdbError as exc:  # the store failed (disk full, server gone): try again next tick
                 print(f"memdb serve: scheduler tick failed: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            except Exception as exc:  # a bug: its message may hold data, so only its type is shown
+                print(f"memdb serve: scheduler tick failed: {type(exc).__name__}", file=sys.stderr, flush=True)
             self._stop_event.wait(self.interval)
         try:
             self.scheduler.release()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import hmac
 import secrets
+import sys
 import threading
 import time
 import traceback
@@ -224,7 +225,7 @@ class Dashboard:
             raise WebError(400, f"{type(exc).__name__}: {exc}") from None
         except Exception as exc:  # a bug: the page says so without details (they may hold personal data)
             print(f"memdb serve: {type(exc).__name__} in a dashboard page", flush=True)
-            traceback.print_exc()
+            sys.stderr.write("".join(traceback.format_tb(exc.__traceback__)))  # where, never the message
             raise WebError(500, f"internal error ({type(exc).__name__}); the server's log has the details") from None
 
     def refusal(self, exc: WebError, me: Session | None) -> Response:

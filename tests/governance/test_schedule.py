@@ -174,11 +174,12 @@ def test_one_scheduler_holds_the_lease_until_it_lapses_or_is_released(sdb: tuple
     assert len(a_calls.at) == 2 and len(b_calls.at) == 1
 
 
-def test_a_failing_job_is_recorded_and_the_others_still_run(sdb: tuple[memdb.Database, Clock]) -> None:
+def test_a_failing_job_is_recorded_and_the_others_still_run(sdb: tuple[memdb.Database, Clock], capsys: pytest.CaptureFixture[str]) -> None:
     db, _ = sdb
 
     def broken(now: dt.datetime) -> str:
-        raise RuntimeError("disk on fire")
+        told = " ".join(["disk", "on", "fire"])  # built at run time: the frames show source lines, not values
+        raise RuntimeError(told)
 
     good = Calls("reflect")
     s = Scheduler(db.episodes, [Job("maintain", "day", broken), Job("reflect", "day", good)])
@@ -187,6 +188,8 @@ def test_a_failing_job_is_recorded_and_the_others_still_run(sdb: tuple[memdb.Dat
     assert runs["maintain"].status == "failed" and runs["maintain"].report == "RuntimeError (unexpected; the server's log has the details)"
     assert runs["reflect"].status == "ok" and len(good.at) == 1
     assert s.tick() == []  # a failed period is not retried in a loop: it ran, and its record says how
+    err = capsys.readouterr().err
+    assert "RuntimeError" in err and "broken" in err and "disk on fire" not in err  # where it was raised, never what it said
 
 
 def test_a_memdb_error_keeps_its_message_and_old_runs_are_pruned(

@@ -62,6 +62,7 @@ __all__ = [
     "decode_block",
     "encode_block",
     "id_of",
+    "live_record",
     "pack_record",
     "py_decode_block",
     "py_search",
@@ -74,7 +75,6 @@ CHUNK_DOCS: Final = 1024  # documents a column chunk holds (20 KB: few reads per
 RECORD_BYTES: Final = 20
 _HEADER = struct.Struct("<HHIII")
 _RECORD = struct.Struct("<qIIHBB")
-_DL = struct.Struct("<I")  # a record's length, at offset 12
 _MAX_TF: Final = 0xFFFF  # a tf is stored up to this (an episode's text is capped far below it)
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
 _MORE_ROOM, _BAD_BLOCK, _BAD_COLUMN, _NO_MEMORY = -1, -2, -3, -4  # memdb_text_search's return codes (search.h)
@@ -231,6 +231,16 @@ def unpack_record(chunk: bytes | memoryview, doc: int) -> Column | None:
     return Column(ts, suffix, dl, code, live == 1)
 
 
+def live_record(chunks: Sequence[bytes | memoryview | None], doc: int) -> Column:
+    """The live column record of ``doc`` in an owner's chunks (``TextIndex.chunks``);
+    CorruptValueError when it has none: every document in a block has one."""
+    chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
+    col = unpack_record(chunk, doc) if chunk is not None else None
+    if col is None or not col.live:
+        raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
+    return col
+
+
 def id_of(column: Column) -> str:
     """The episode id of a document, from its time and suffix."""
     return f"{time_prefix(from_micros(column.ts_us))}-{column.suffix:06x}"
@@ -344,13 +354,7 @@ def py_search(
                 per[d] = (tf, bound)
         postings.append(per)
 
-    def record(doc: int) -> Column:
-        chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
-        col = unpack_record(chunk, doc) if chunk is not None else None
-        if col is None or not col.live:
-            raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
-        return col
-
+    record = partial(live_record, chunks)
     filtered = lo is not None or hi is not None or outcome is not None
     u_doc: list[int] = []
     u_tf: list[list[int]] = []
@@ -877,11 +881,7 @@ class TextIndex:
         for (i, doc), tfs in zip(present, self.tfs_of(owner, terms, [doc for _, doc in present]), strict=True):
             if not tfs:
                 continue
-            chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
-            off = doc % CHUNK_DOCS * RECORD_BYTES
-            if chunk is None or len(chunk) < off + RECORD_BYTES or chunk[off + 18] != 1:
-                raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
-            dl = _DL.unpack_from(chunk, off + 12)[0]
+            dl = live_record(chunks, doc).dl
             out[i] = {t: (tf, dl) for t, tf in tfs.items()}
         return out
 

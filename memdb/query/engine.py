@@ -43,7 +43,7 @@ from memdb import native
 from memdb.engine.codec import encode_subscript, unpack_value
 from memdb.engine.globals import Global
 from memdb.engine.log import logger
-from memdb.errors import CorruptValueError, ValidationError
+from memdb.errors import ValidationError
 from memdb.memory.episodes import Episodes, to_episode
 from memdb.memory.ids import episode_day, from_micros, ts_micros
 from memdb.memory.layout import (
@@ -63,7 +63,7 @@ from memdb.memory.layout import (
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import BOOST, CHUNK_DOCS, MATCH, RANK, REQUIRE, Column, SearchParams, id_of, unpack_record
+from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, Column, SearchParams, id_of, live_record
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
@@ -808,15 +808,7 @@ class OwnerQueries:
         weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
         found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles)
-
-        def column(doc: int) -> Column:
-            chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
-            col = unpack_record(chunk, doc) if chunk is not None else None
-            if col is None:
-                raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
-            return col
-
-        return found, column
+        return found, partial(live_record, chunks)
 
     def _filter(
         self,

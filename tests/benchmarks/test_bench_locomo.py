@@ -79,6 +79,30 @@ def test_scores_average_per_category_and_overall() -> None:
     assert out["questions_by_category"] == {"1": 2, "2": 0, "3": 0, "4": 1, "5": 0}
 
 
+def test_scores_report_both_halves_and_declined_questions() -> None:
+    s = locomo.Scores()
+    s.add("1", ["a"], ["a"], 1.0, "26")  # recall 1 on the first half
+    s.add("1", ["b"], ["a"], 1.0, "30")  # 0
+    s.add("5", [], ["a"], 1.0, "42", declined="a name no memory holds")  # 0 on the second half
+    out = s.summary()
+    assert out["halves"] == {
+        "26,30,41": {"recall@5": 0.5, "recall@10": 0.5, "recall@25": 0.5},
+        "42,43": {"recall@5": 0.0, "recall@10": 0.0, "recall@25": 0.0},
+    }
+    assert out["declined"] == {"a name no memory holds": {"5": 1}}
+    rep = {"ks": [5, 10, 25], "systems": {"memdb-ask": out}}
+    text = "\n".join(locomo._halves_table(rep) + locomo._declined_lines(rep))
+    assert "| memdb-ask | 0.500 | 0.500 | 0.500 | 0.000 | 0.000 | 0.000 |" in text
+    assert "- `memdb-ask`, a name no memory holds: 1 questions (1 adversarial)." in text
+
+
+def test_a_conversation_outside_the_split_is_in_no_half() -> None:
+    s = locomo.Scores()
+    s.add("1", ["a"], ["a"], 1.0, "tiny")
+    assert "halves" not in s.summary() and "declined" not in s.summary()
+    assert locomo._halves_table({"ks": [5], "systems": {"x": s.summary()}}) == []
+
+
 def test_percentile_interpolates() -> None:
     assert locomo.percentile([4.0, 1.0, 3.0, 2.0], 50) == 2.5
     assert locomo.percentile([1.0], 95) == 1.0
@@ -334,3 +358,17 @@ def test_end_to_end_real_slice_with_dense(tmp_path: Path) -> None:
     # every system finds something on real questions
     assert all(s["recall@25"]["overall"] > 0.2 for s in rep["systems"].values())
     assert rep["versions"]["torch"].startswith("2.")
+
+
+def test_memdb_ask_says_why_it_declined(tmp_path: Path) -> None:
+    (conv,) = locomo.load_data(_tiny_locomo10(tmp_path / "tiny.json"))
+    system = locomo.MemdbSystem(tmp_path / "db", locomo.MEMDB_VARIANTS["memdb-ask"])
+    try:
+        system.index(conv)
+        assert "D1:1" in system.search("What kind of dog did Ann adopt?", 5) and system.declined is None
+        assert system.search("What did Zoltan bake?", 5) == []  # a name no turn holds: ask answers nothing
+        assert system.declined == "a name no memory holds"
+        assert system.search("What did Bob bake in March 2023?", 5) == []  # a window before the conversation
+        assert system.declined == "nothing matched"
+    finally:
+        system.close()

@@ -29,7 +29,7 @@ no answer set is empty. A tag is written as people write it (``agent_data.tag_ph
 
 - ``last-week``: "What happened with <Tag> last week?", asked at a random moment of the week after
   the anchor's week; truth: the tag's episodes in the previous calendar week, Monday 00:00 UTC to
-  Monday 00:00 UTC (memdb's "last week", ``memdb/timephrase.py``);
+  Monday 00:00 UTC (memdb's "last week", ``memdb/memory/timephrase.py``);
 - ``past-failures``: "Past failures on <Tag>?", asked at ``END``; truth: the tag's episodes with
   outcome ``failure``, all time;
 - ``in-month``: "What did we try on <Tag> in <Month YYYY>?", the anchor's month, asked at ``END``;

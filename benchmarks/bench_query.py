@@ -91,8 +91,8 @@ import memdb
 from benchmarks import agent_data
 from benchmarks.bench_globals import _commit, _machine
 from memdb.memory.text import normalize_tag, tokenize
+from memdb.memory.timephrase import find_time_phrase
 from memdb.query.engine import _QUESTION_WORDS
-from memdb.query.timephrase import find_time_phrase
 
 SIZES = [int(s) for s in os.environ.get("MEMDB_BENCH_SIZES", "10000,100000,1000000").split(",") if s.strip()]
 DRAWS = int(os.environ.get("MEMDB_BENCH_DRAWS", "200"))

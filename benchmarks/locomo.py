@@ -44,7 +44,7 @@ raised the halves' recall@10 from 0.758 and 0.740 (the one turn answered) to 0.7
 memdb's questions go through ``Owner.recall`` and ``Owner.ask`` only (:class:`MemdbSystem`):
 
 - ``memdb`` and ``memdb-turn`` use ``text+time``: ``recall(text=question, now=end, limit=25)``;
-  when memdb's own time-phrase parser (``memdb.query.timephrase``) finds a window in the question
+  when memdb's own time-phrase parser (``memdb.memory.timephrase``) finds a window in the question
   ("in May 2023"), the rest of the question recalled inside that window goes first and the
   unwindowed answer fills the remaining places.
 - ``memdb-ask`` is ``ask(question, now=end, limit=25)`` as an agent would call it: memdb turns
@@ -467,13 +467,13 @@ def text_and_time(owner: Any, question: str, now: dt.datetime, k: int) -> list[A
     a window in the question ("in May 2023"), the rest of the question recalled inside that
     window goes first, and the unwindowed answer fills the remaining places."""
     from memdb.memory.text import tokenize
-    from memdb.query.timephrase import find_time_phrase
+    from memdb.memory.timephrase import find_time_phrase
 
     plain = list(owner.recall(text=question, now=now, limit=k))
     window, rest = find_time_phrase(question, now)
     if window is None or not tokenize(rest):  # recall refuses a text without searchable words
         return plain
-    scoped = list(owner.recall(text=rest, since=window.start, until=window.end, now=now, limit=k))
+    scoped = list(owner.recall(text=rest, since=window.start, until=window.end, now=now, limit=k, include_told=True))
     seen: set[str] = set()
     out = []
     for m in [*scoped, *plain]:

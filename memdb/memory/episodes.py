@@ -43,6 +43,7 @@ from memdb.memory.layout import (
     superseded_header,
     tail_of,
     terms_of,
+    told_of,
 )
 from memdb.memory.migrate import upgrade
 from memdb.memory.models import (
@@ -1014,9 +1015,14 @@ class OwnerEpisodes:
                     "status": "active", **header_of(record),
                 }  # fmt: skip
                 fresh.append((record, state))
+            week_start, zone = st.settings.week_starts_on, st.settings.timezone
             for (record, state), score in zip(fresh, st.scorer.score_many(fresh, now), strict=True):
                 state["relevance"] = score
                 ts: dt.datetime = record["ts"]
+                tf, dl = terms_of(record)
+                told = told_of(record, tf, week_start, zone)
+                if told:  # only where the text tells of an earlier time: most headers stay as they were
+                    state["told"] = told
                 eid = new_id(ts, owner)
                 day = episode_day(eid)
                 while mem.data((owner, day, eid)):  # another process took it
@@ -1028,7 +1034,6 @@ class OwnerEpisodes:
                 for gname, entries in index_entries(owner, eid, record, state).items():
                     g = self._space[gname]
                     packed.extend((parent_key(g, e[:-2]) + tail, code) for e in entries)
-                tf, dl = terms_of(record)
                 text.append(Doc(eid, ts_micros(ts), index_code(score, record.get("outcome")), tf, dl, tuple(record.get("tags") or ())))
                 if dl:
                     docs += 1

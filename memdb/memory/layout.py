@@ -14,6 +14,8 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^EPK(owner, kind, outcome, ts_us, id) = code  kind+outcome index ("-" for no outcome)
     ^EPS(owner, session, ts_us, id) = code  session index
     ^EPB(owner, band, ts_us, id) = code relevance band (0-10) index
+    ^EPTD(owner, start_us, end_us, ts_us, id) = code  the windows an episode's text tells of
+                                        ("yesterday", "last week": ``told_of``), by start
     ^EPDN(owner, id) = doc              the text index (``memdb.memory.postings``): a hot episode's
     ^EPX(owner, term, first) = block    document number, the terms' posting blocks, the tags'
     ^EPXT(owner, tag, first) = block    lists of documents, and the per-document columns
@@ -56,7 +58,8 @@ from memdb.errors import CorruptValueError
 from memdb.memory.ids import EPOCH_ORDINAL, episode_day, ts_micros
 from memdb.memory.postings import TextIndex
 from memdb.memory.relevance import band_of
-from memdb.memory.text import term_counts
+from memdb.memory.text import term_counts, tokenize
+from memdb.memory.timephrase import TOLD_HINTS, told_windows
 
 __all__ = [
     "CODE_OF_PACKED",
@@ -73,6 +76,7 @@ __all__ = [
     "RECORD_FIELDS",
     "SUPERSEDED",
     "TEXT_FIELDS",
+    "TOLD_FIELDS",
     "VERSION_FIELDS",
     "Layout",
     "fact_key_bounds",
@@ -88,14 +92,16 @@ __all__ = [
     "tail_of",
     "tail_ts",
     "terms_of",
+    "told_of",
 ]
 
-LAYOUT: Final = 9  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 10  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
     "MEM": "records", "EPST": "headers", "EPT": "time index", "EPG": "tag index", "EPGO": "tag+outcome index",
-    "EPK": "kind+outcome index", "EPS": "session index", "EPB": "relevance band index", "EPX": "text posting blocks",
+    "EPK": "kind+outcome index", "EPS": "session index", "EPB": "relevance band index", "EPTD": "told-of index",
+    "EPX": "text posting blocks",
     "EPXT": "text index tag lists", "EPDN": "text document numbers", "EPC": "text document columns", "EPCV": "text column chunk stamps",
     "EPDF": "document frequencies", "EPN": "per-owner statistics", "EPAR": "archive index", "COLD": "cold records",
     "EPSU": "superseded versions", "EPFK": "current fact by key",
@@ -114,7 +120,7 @@ GLOBALS: Final[Mapping[str, str]] = {
 }  # fmt: skip
 """Every global memdb writes, with what it holds; a user's own globals must use other names."""
 
-INDEXES: Final = ("EPT", "EPG", "EPGO", "EPK", "EPS", "EPB")
+INDEXES: Final = ("EPT", "EPG", "EPGO", "EPK", "EPS", "EPB", "EPTD")
 """The time-ordered indexes: every entry ends in the (ts_us, id) tail and holds ``index_code``."""
 
 NO_OUTCOME: Final = "-"  # the kind+outcome index's outcome subscript for episodes without one
@@ -209,6 +215,23 @@ def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
     return tf, sum(tf.values())
 
 
+TOLD_FIELDS: Final = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson")
+"""The fields whose words tell what happened, and when: ``told_of`` reads time phrases there (a
+tool's result, an artifact or a fact's key may hold dates that tell of nothing that happened)."""
+_TOLD_TERMS: Final = frozenset(t for w in TOLD_HINTS for t in tokenize(w))
+
+
+def told_of(record: Mapping[str, Any], tf: Mapping[str, int], week_start: int = 0, timezone: str = "UTC") -> list[list[int]]:
+    """The windows (start and end in microseconds) a record's text tells of, as of its ``ts``:
+    "Deploy failed yesterday", recorded on July 2, tells of July 1. Kept in the header as
+    ``told`` and indexed in ``^EPTD`` (``index_entries``). ``tf`` (the record's terms) rules
+    out most records before any phrase is read: a record holding no hint word names no time."""
+    if _TOLD_TERMS.isdisjoint(tf) and not any(len(t) == 4 and t.isdigit() for t in tf):
+        return []
+    text = "\n".join(str(record[f]) for f in TOLD_FIELDS if record.get(f))
+    return [[ts_micros(a), ts_micros(b)] for a, b in told_windows(text, record["ts"], week_start, timezone)]
+
+
 # --- headers and index entries -------------------------------------------------------------------
 
 
@@ -271,6 +294,9 @@ def index_entries(owner: str, eid: str, record: Mapping[str, Any], state: Mappin
         "EPK": [(owner, record["kind"], outcome or NO_OUTCOME, t, eid)],
         "EPS": [(owner, record["session"], t, eid)] if record.get("session") else [],
         "EPB": [(owner, band_of(state["relevance"]), t, eid)],
+        # the windows its text tells of (``told_of``), by start: a window query finds the
+        # episodes recorded later about a day in it ("yesterday the deploy failed")
+        "EPTD": [(owner, start, end, t, eid) for start, end in state.get("told", ())],
     }
 
 
@@ -288,6 +314,7 @@ class Layout:
         self.by_kind = space["EPK"]
         self.by_session = space["EPS"]
         self.by_band = space["EPB"]
+        self.by_told = space["EPTD"]
         self.text = TextIndex(space)
         self.doc_freq = space["EPDF"]
         self.stats = space["EPN"]

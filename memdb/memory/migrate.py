@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from memdb.engine.globals import Global
 from memdb.engine.log import logger
 from memdb.memory.ids import episode_day, ts_micros
-from memdb.memory.layout import LAYOUT, SUPERSEDED, index_code, index_entries, terms_of
+from memdb.memory.layout import LAYOUT, SUPERSEDED, index_code, index_entries, terms_of, told_of
 from memdb.memory.postings import Doc
 
 if TYPE_CHECKING:
@@ -30,7 +30,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     to 1/25 of a point instead of a quarter; layout 7 keeps combining marks in words, so
     the postings are rebuilt again; layout 8 stems with Snowball and bigrams Chinese and
     Japanese runs; layout 9 keeps the postings in blocks under document numbers, with a list
-    of documents per tag and per-document columns: ``memdb.memory.postings``).
+    of documents per tag and per-document columns: ``memdb.memory.postings``; layout 10 indexes
+    the windows each record's text tells of, ``told_of``, so each hot record is read once).
     Returns how many episodes were rewritten; a current database costs one read. The
     layout is recorded last, so an interrupted upgrade runs again on the next open."""
     lay = layer.layout
@@ -45,8 +46,10 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     reported = started
     owners = layer.owners()
     total = sum(int(lay.stats.get((o, "episodes"), 0)) for o in owners)
+    settings = layer.settings
     for owner in owners:
         rebuild = old is None or old < 9
+        tell = old is None or old < 10  # the windows each hot record's text tells of (``told_of``)
         if rebuild:
             with layer.space.transaction():  # the text index and its statistics, rebuilt below
                 lay.text.drop_owner(owner)
@@ -64,13 +67,18 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
                         continue
                     eid = str(subs[1])
                     code = index_code(state["relevance"], state.get("outcome"))
+                    record = lay.mem.get((owner, episode_day(eid), eid)) if rebuild or tell else None
+                    if record is not None:
+                        tf, dl = terms_of(record)
+                        if tell:
+                            told = told_of(record, tf, settings.week_starts_on, settings.timezone)
+                            if told or "told" in state:
+                                state = {**state, "told": told} if told else {k: v for k, v in state.items() if k != "told"}
+                                sets.append((lay.states, subs, state))
+                        if rebuild:
+                            docs.append(Doc(eid, ts_micros(record["ts"]), code, tf, dl, tuple(record.get("tags") or ())))
                     for gname, entries in index_entries(owner, eid, state, state).items():
                         sets.extend((lay.index(gname), e, code) for e in entries)
-                    if rebuild:
-                        record = lay.mem.get((owner, episode_day(eid), eid))
-                        if record is not None:
-                            tf, dl = terms_of(record)
-                            docs.append(Doc(eid, ts_micros(record["ts"]), code, tf, dl, tuple(record.get("tags") or ())))
                     rewritten += 1
                 layer.space.apply((), sets)
                 lay.text.add(owner, docs)  # in (ts, id) order, as capture numbers documents

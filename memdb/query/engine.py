@@ -69,8 +69,8 @@ from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
 from memdb.memory.text import normalize_tag, stem, terms_and_words, tokenize
+from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, read_time_phrases
 from memdb.query.results import History, Hit, Interpretation, RecallResult
-from memdb.query.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, read_time_phrases
 
 __all__ = ["OwnerQueries"]
 
@@ -223,6 +223,7 @@ class _Query:
     boost_tags: tuple[str, ...] = ()
     rank_terms: tuple[str, ...] = ()
     include_superseded: bool = False
+    told: bool = False  # the window also holds episodes whose text tells of a time in it
     # BM25's weights, read once per query (in its snapshot); ``replace`` makes a query without them
     weights: tuple[dict[str, float], float] | None = field(default=None, init=False, compare=False, repr=False)
 
@@ -285,6 +286,7 @@ class OwnerQueries:
         include_archived: bool = False,
         *,
         include_superseded: bool = False,
+        include_told: bool = False,
         offset: int = 0,
     ) -> RecallResult:
         """Episodes matching every filter given, best first (see the module docstring for ranking),
@@ -294,6 +296,9 @@ class OwnerQueries:
         of its terms; ``since`` is inclusive and ``until`` exclusive. Archived episodes match
         through their one-line summary only when ``include_archived`` (``restore`` brings
         back the full record); superseded versions, whole, only when ``include_superseded``.
+        With ``include_told`` (``ask`` always), the window also holds the episodes recorded
+        outside it whose text tells of a time within it: "the deploy failed yesterday",
+        recorded on July 2, is in July 1's window.
         """
         terms = _text_terms(text)
         interp = Interpretation(
@@ -307,6 +312,7 @@ class OwnerQueries:
             session=session,
             include_archived=include_archived,
             include_superseded=include_superseded,
+            told=include_told and (since is not None or until is not None),
         )
         return self._run(interp, limit, now, offset)
 
@@ -380,6 +386,7 @@ class OwnerQueries:
             unmatched=tuple(unmatched.values()),
             missing_names=missing,
             ignored=ignored,
+            told=window is not None,
         )
         return self._run(interp, limit, at)
 
@@ -502,6 +509,7 @@ class OwnerQueries:
             boost_tags=interp.boost_tags,
             rank_terms=interp.rank_terms,
             include_superseded=interp.include_superseded,
+            told=interp.told,
         )
 
     def _run(self, interp: Interpretation, limit: int, now: dt.datetime | None, offset: int = 0) -> RecallResult:
@@ -516,6 +524,8 @@ class OwnerQueries:
             if interp.missing_names:
                 return RecallResult(False, [], interp, 0, self._missing_note(interp, q))
             found = self._matches(q, keep=offset + limit, now_us=ts_micros(at))
+            if q.told:
+                found = self._with_told(q, found)
             ranked = self._rank(q, found, at, offset + limit)[offset:]
             memories = self._memories(ranked)
             # The note and ``found`` follow the match count, not what is shown: with ``limit=0``
@@ -883,6 +893,49 @@ class OwnerQueries:
                     return out
         return out
 
+    def _with_told(self, q: _Query, found: _Found) -> _Found:
+        """``found`` and the episodes recorded outside ``q``'s window whose text tells of a time
+        within it (``^EPTD``), ranked from their headers beside the others. Text scores stay
+        normalised by the best BM25 of all matches: when a told one beats every match the kernel
+        saw, the window's matches are listed whole again (the kernel's pruning assumed its best)."""
+        told = self._told_matches(q)
+        if not told:
+            return found
+        if q.terms and found.best_text is not None and max(self._bm25(q, [hits for _, _, hits in told])) > found.best_text:
+            found = self._matches(q)
+        found.archived.extend(told)
+        found.total += len(told)
+        return found
+
+    def _told_matches(self, q: _Query) -> list[_Archived]:
+        """Hot episodes outside ``q``'s window whose told windows lie within it and that pass
+        ``q``'s other filters, with their postings of ``q``'s terms."""
+        lo = q.lo if q.lo is not None else -(1 << 62)
+        hi = q.hi if q.hi is not None else 1 << 62
+        owner, lay = self.name, self._layout
+        ids: dict[str, None] = {}
+        for subs, _ in lay.by_told.range((owner,), q.lo, q.hi):
+            end, ts, eid = int(subs[2]), int(subs[3]), str(subs[4])
+            if end <= hi and not lo <= ts < hi:  # one in the window by its time is among the others
+                ids[eid] = None
+        if not ids:
+            return []
+        prefix = lay.parent_key(lay.states, (owner,))
+        keys = {eid: encode_subscript(eid) for eid in ids}
+        with self._space.reader() as txn:
+            raws = txn.get_many([prefix + k for k in keys.values()])
+        headers = {eid: unpack_value(raws[prefix + k]) for eid, k in keys.items() if prefix + k in raws}
+        passing = [eid for eid, h in headers.items() if _header_passes(q, h)]
+        found = lay.text.hits_of_keys(owner, q.scored_terms, [keys[eid] for eid in passing]) if q.scored_terms else [{} for _ in passing]
+        out: list[_Archived] = []
+        boost = set(q.boost_tags)
+        for eid, hits in zip(passing, found, strict=True):
+            h = headers[eid]
+            if q.terms and q.terms_required and not any(t in hits for t in q.terms) and boost.isdisjoint(h["tags"]):
+                continue
+            out.append((eid, h, hits))
+        return out
+
     def _archived_matches(self, q: _Query, cap: int | None) -> list[_Archived]:
         """Archived episodes in the window whose header and one-line summary match ``q``."""
         out: list[_Archived] = []
@@ -1109,7 +1162,12 @@ def _header_passes(q: _Query, h: dict[str, Any]) -> bool:
 def _why(q: _Query, h: dict[str, Any], hits: dict[str, tuple[int, int]], bm25: float) -> tuple[str, ...]:
     why = []
     if q.lo is not None or q.hi is not None:
-        why.append(f"in window ({h['ts']:%Y-%m-%d %H:%M})")
+        ts = ts_micros(h["ts"])
+        if (q.lo is None or q.lo <= ts) and (q.hi is None or ts < q.hi):
+            why.append(f"in window ({h['ts']:%Y-%m-%d %H:%M})")
+        else:  # a told match (_told_matches): its text tells of a time in the window
+            told = [w for w in h.get("told", ()) if (q.lo is None or q.lo <= w[0]) and (q.hi is None or w[1] <= q.hi)]
+            why.append(f"tells of {', '.join(_told_days(w) for w in told)} (recorded {h['ts']:%Y-%m-%d %H:%M})")
     why.extend(f"tag {t}" for t in q.tags)
     matched_any = [t for t in q.any_tags if t in h["tags"]]
     if matched_any:
@@ -1122,6 +1180,12 @@ def _why(q: _Query, h: dict[str, Any], hits: dict[str, tuple[int, int]], bm25: f
         why.append("text " + ", ".join(f"{t}×{tf}" for t, (tf, _) in hits.items()) + f" (bm25 {bm25:.2f})")
     why.append(f"relevance {float(h['relevance']):.1f}")
     return tuple(why)
+
+
+def _told_days(window: Sequence[int]) -> str:
+    """A told window as UTC days: ``2026-07-01`` or ``2026-06-22 to 2026-06-28``."""
+    first, last = (from_micros(us).date() for us in (window[0], window[1] - 1))
+    return f"{first:%Y-%m-%d}" if first == last else f"{first:%Y-%m-%d} to {last:%Y-%m-%d}"
 
 
 def _bm25_term(idf: float, tf: int, dl: int, avgdl: float) -> float:

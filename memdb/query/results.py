@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from memdb.errors import ValidationError
 from memdb.memory.models import Episode
-from memdb.query.timephrase import TimeWindow
+from memdb.memory.timephrase import TimeWindow
 
 __all__ = ["History", "Hit", "Interpretation", "RecallResult"]
 
@@ -35,11 +35,12 @@ class Interpretation:
     missing_names: tuple[str, ...] = ()  # of those, names the question asks about: nothing else may stand in for them
     ignored: tuple[str, ...] = ()  # ask: phrases that read as time but were not understood, so neither window nor words
     include_superseded: bool = False  # earlier versions of corrected episodes match too
+    told: bool = False  # the window also holds episodes recorded outside it whose text tells of a time in it
 
     def __str__(self) -> str:
         parts = []
         if self.window:
-            parts.append(f"window {self.window}")
+            parts.append(f"window {self.window}" + (", recorded or told of" if self.told else ""))
         if self.tags:
             parts.append("tags " + " and ".join(self.tags))
         if self.any_tags:

@@ -178,13 +178,14 @@ class AsyncMemory:
         include_archived: bool = False,
         *,
         include_superseded: bool = False,
+        include_told: bool = False,
         offset: int = 0,
     ) -> RecallResult:
         """``Memory.recall`` in a worker thread."""
         return await _run(
             self.sync.recall,
             since, until, tags, any_tags, text, kind, outcome, session, limit, now, include_archived,
-            include_superseded=include_superseded, offset=offset,
+            include_superseded=include_superseded, include_told=include_told, offset=offset,
         )  # fmt: skip
 
     async def ask(

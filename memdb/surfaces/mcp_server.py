@@ -38,8 +38,8 @@ from memdb.governance.knowledge import Entry
 from memdb.memory.models import Episode, bound_text, check_owner, truncation_marker
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
+from memdb.memory.timephrase import TimeWindow, find_time_phrase
 from memdb.query.results import History, RecallResult
-from memdb.query.timephrase import TimeWindow, find_time_phrase
 from memdb.surfaces.handle import Memory
 from memdb.surfaces.tracing import span
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from benchmarks import agent_data, agents
-from memdb.query.timephrase import find_time_phrase
+from memdb.memory.timephrase import find_time_phrase
 
 UTC = dt.UTC
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import memdb
 from memdb.errors import ConfigError, ValidationError
-from memdb.query import timephrase
-from memdb.query.timephrase import OPEN_END, OPEN_START, TimeWindow, find_time_phrase, read_time_phrases
+from memdb.memory import timephrase
+from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, find_time_phrase, read_time_phrases
 
 UTC = dt.UTC
 US = dt.timedelta(microseconds=1)

@@ -48,13 +48,25 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
 
 from memdb.errors import ValidationError
 
-__all__ = ["OPEN_END", "OPEN_START", "TimeReading", "TimeWindow", "day_of", "find_time_phrase", "read_time_phrases"]
+__all__ = [
+    "OPEN_END",
+    "OPEN_START",
+    "TOLD_HINTS",
+    "TOLD_MAX",
+    "TimeReading",
+    "TimeWindow",
+    "day_of",
+    "find_time_phrase",
+    "read_time_phrases",
+    "told_windows",
+]
 
 UTC = dt.UTC
 DAY = dt.timedelta(days=1)
@@ -236,6 +248,60 @@ def read_time_phrases(text: str, now: dt.datetime, week_start: int = 0, timezone
     return TimeReading(window, _cut(text, spans) if spans else text, tuple(text[s:e] for s, e in unclear))
 
 
+TOLD_MAX: Final = dt.timedelta(days=366)
+"""The longest window a record's text can tell of (``last year``): a longer one (``since 2020``,
+``before March``) says little about when a thing happened."""
+
+TOLD_HINTS: Final = frozenset(
+    """yesterday today tonight night morning afternoon evening ago back day days week weeks weekend weekends month
+    months year years hour hours minute minutes min mins""".split()
+).union(_WEEKDAYS, _MONTHS)
+"""Words one of which every phrase ``told_windows`` can place holds (besides a year or a date):
+a record holding none of them tells of no time (test_every_told_phrase_holds_a_hint)."""
+
+_TOLD_WORD = re.compile(r"[^\W\d_]+|\b(?:1[89]|2\d)\d\d\b")  # a word, or a year from 1800 to 2999
+_TOLD_REACH = 64  # characters on either side of a hint that a phrase holding it can span
+
+
+def told_windows(
+    text: str, at: dt.datetime, week_start: int = 0, timezone: str | dt.tzinfo = "UTC"
+) -> list[tuple[dt.datetime, dt.datetime]]:
+    """The windows ``text``, written at ``at``, tells of: every time phrase placed as of ``at``
+    that lies wholly before it ("yesterday", "last week", "on May 3", "two years ago"), at most
+    ``TOLD_MAX`` long, once each, in order. Phrases reaching ``at`` ("today", "this week") add
+    nothing that ``at`` does not say, and open ones ("since March") bound no event.
+
+    Only the text around hint words (``TOLD_HINTS``, years) is scanned: capture calls this for
+    every record, and most name no time at all."""
+    regions: list[list[int]] = []
+    for m in _TOLD_WORD.finditer(text):
+        word = m.group()
+        if word[0].isdigit() or word.lower() in TOLD_HINTS:
+            lo, hi = max(m.start() - _TOLD_REACH, 0), m.end() + _TOLD_REACH
+            if regions and lo <= regions[-1][1]:
+                regions[-1][1] = hi
+            else:
+                regions.append([lo, hi])
+    if not regions:
+        return []
+    cal = _Calendar(at, _zone(timezone), week_start)
+    out: list[tuple[dt.datetime, dt.datetime]] = []
+    for lo, hi in regions:
+        # widen to whole words, so no phrase is read from half a word
+        while lo > 0 and not text[lo - 1].isspace():
+            lo -= 1
+        while hi < len(text) and not text[hi].isspace():
+            hi += 1
+        for window, _ in _scan_windows(text[lo:hi], cal):
+            if window is None:  # (only with_unclear yields these)
+                continue
+            bounds = (window.start, window.end)
+            # a rolling window ("the past week") ends just after now, as it holds now
+            if window.start != OPEN_START and window.end <= cal.now + US and window.end - window.start <= TOLD_MAX and bounds not in out:
+                out.append(bounds)
+    return out
+
+
 # --- scanning ---------------------------------------------------------------------------------
 
 
@@ -291,6 +357,19 @@ def _scan(text: str, cal: _Calendar, first_only: bool) -> tuple[TimeWindow | Non
     window: TimeWindow | None = None
     span: tuple[int, int] | None = None
     unclear: list[tuple[int, int]] = []
+    for found, where in _scan_windows(text, cal, with_unclear=True):
+        if found is not None and window is None:
+            window, span = found, where
+            if first_only:
+                break
+        else:
+            unclear.append(where)
+    return window, span, unclear
+
+
+def _scan_windows(text: str, cal: _Calendar, with_unclear: bool = False) -> Iterator[tuple[TimeWindow | None, tuple[int, int]]]:
+    """Each phrase of ``text`` that reads as time, left to right, with its span: its window, or
+    None when it cannot be placed (only with ``with_unclear``)."""
     pos = 0
     tokens = list(_TOKEN.finditer(text))
     for i, token in enumerate(tokens):
@@ -306,14 +385,11 @@ def _scan(text: str, cal: _Calendar, first_only: bool) -> tuple[TimeWindow | Non
         if found is None:  # not a time phrase after all ("the march of time"): try the next word
             continue
         end, bounds = found
-        if bounds is not None and window is None:
-            window, span = TimeWindow(bounds[0], bounds[1], text[m.start() : end], cal.zone), (m.start(), end)
-            if first_only:
-                break
-        else:
-            unclear.append((m.start(), end))
+        if bounds is not None:
+            yield TimeWindow(bounds[0], bounds[1], text[m.start() : end], cal.zone), (m.start(), end)
+        elif with_unclear:
+            yield None, (m.start(), end)
         pos = end
-    return window, span, unclear
 
 
 def _may_start(tokens: list[re.Match[str]], i: int) -> bool:

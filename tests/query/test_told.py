@@ -1,0 +1,283 @@
+"""Told dates: an episode recorded on July 2 that says "the deploy failed yesterday" is in July 1's
+window for ``ask`` (and for ``recall(include_told=True)``), with a why that says so.
+
+The windows a record's text tells of are read at capture (``memdb.memory.layout.told_of``), kept in
+its header and indexed in ``^EPTD``; these tests pin what is read, how a window query uses it, that
+every lifecycle path keeps the index true (``check()``), the upgrade of an older database, the
+timezone, a year of daily use, and a brute-force reference for the matches of random windows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memdb
+from memdb.memory.layout import LAYOUT, TOLD_FIELDS, told_of
+from memdb.memory.text import term_counts
+from memdb.memory.timephrase import TOLD_HINTS, TOLD_MAX, told_windows
+
+UTC = dt.UTC
+NOW = dt.datetime(2026, 7, 20, 12, 0, tzinfo=UTC)
+JULY_2 = dt.datetime(2026, 7, 2, 9, 30, tzinfo=UTC)
+
+pytestmark = pytest.mark.usefixtures("backend")  # LMDB and PostgreSQL (tests/conftest.py)
+
+
+def day(d: int, month: int = 7) -> dt.datetime:
+    return dt.datetime(2026, month, d, tzinfo=UTC)
+
+
+# --- what a text tells of ---------------------------------------------------------------------
+
+
+def test_told_windows_reads_every_past_phrase_once() -> None:
+    text = "The deploy failed yesterday; last week the migration lock held. On 2026-06-03 we tried. Yesterday again."
+    assert told_windows(text, JULY_2) == [(day(1), day(2)), (day(22, 6), day(29, 6)), (day(3, 6), day(4, 6))]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Deploy is green today",  # reaches now: the episode's own time says it
+        "This week we ship",
+        "Since March the webhook has been slow",  # open: bounds no event
+        "Next week we deploy",  # ahead of now
+        "The release is tomorrow",
+        "Back in 2019 we ran on bare metal",  # a whole year is allowed...
+        "Nothing about time here",
+    ],
+)
+def test_told_windows_leaves_out_what_tells_of_no_earlier_time(text: str) -> None:
+    windows = told_windows(text, JULY_2)
+    assert all(end <= JULY_2 and end - start <= TOLD_MAX for start, end in windows)
+    if "2019" not in text:
+        assert windows == []
+
+
+def test_a_year_is_the_longest_told_window() -> None:
+    assert told_windows("in 2019 we ran on bare metal", JULY_2) == [
+        (dt.datetime(2019, 1, 1, tzinfo=UTC), dt.datetime(2020, 1, 1, tzinfo=UTC))
+    ]
+    assert told_windows("between 2019 and 2021 we ran on bare metal", JULY_2) == []  # three years say little of when
+
+
+def test_every_told_phrase_holds_a_hint() -> None:
+    """told_windows scans only around TOLD_HINTS words and years: each phrase form that places a
+    past window holds one (the same forms as test_timephrase's)."""
+    phrases = [
+        "yesterday", "the day before yesterday", "last night", "yesterday evening", "Monday morning", "last Tuesday",
+        "on Tuesday", "Tuesday last week", "last weekend", "this past weekend", "last week", "the week before last",
+        "last month", "in May", "last March", "March 2026", "May 3", "3 May", "the 3rd of May", "May 3rd, 2026",
+        "2026-05-03", "in 2025", "3 days ago", "two weeks ago", "a month ago", "2 years back", "the past week",
+        "past 3 days", "last 2 months", "between May 3 and May 5", "from May 3 to May 9",
+    ]  # fmt: skip
+    for phrase in phrases:
+        text = f"it broke {phrase} in the morning standup"
+        assert told_windows(text, JULY_2), phrase
+        words = {w.lower() for w in phrase.replace(",", " ").split()}
+        assert words & TOLD_HINTS or any(w[:4].isdigit() and len(w) >= 4 for w in words), phrase
+
+
+def test_told_of_reads_the_narrative_fields_only() -> None:
+    record = {"ts": JULY_2, "summary": "webhook retries", "result": "log of yesterday", "content": "it failed last week"}
+    text = " ".join(str(v) for k, v in record.items() if k != "ts")
+    assert told_of(record, term_counts(text)) == [[int(day(22, 6).timestamp() * 1e6), int(day(29, 6).timestamp() * 1e6)]]
+    assert "result" not in TOLD_FIELDS
+
+
+def test_a_phrase_far_from_the_start_of_a_long_text_is_read() -> None:
+    text = "word " * 400 + "and the deploy failed yesterday"
+    assert told_windows(text, JULY_2) == [(day(1), day(2))]
+
+
+# --- queries ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ops(tmp_path: Path) -> memdb.Memory:
+    db = memdb.open(tmp_path / "db", clock=lambda: NOW)
+    mem = db.owner("ops")
+    mem.record("debug", "Deploy failed yesterday: migration lock", outcome="failure", tags=["deploy"], ts=JULY_2)
+    mem.record("debug", "Deploy on the day itself went fine", outcome="success", tags=["deploy"], ts=day(1) + dt.timedelta(hours=15))
+    mem.record("exchange", "Lunch with Bob, unrelated", tags=["chat"], ts=day(1) + dt.timedelta(hours=12))
+    mem.record("debug", "Deploy failed last week: disk full", outcome="failure", tags=["deploy"], ts=day(8))  # tells of June 29 - July 5
+    db.owner("other").record("debug", "Their deploy failed yesterday", outcome="failure", tags=["deploy"], ts=JULY_2)
+    return mem
+
+
+def test_ask_finds_what_a_later_episode_tells_of_and_says_so(ops: memdb.Memory) -> None:
+    r = ops.ask("What happened with the deploy on July 1?", now=NOW, limit=10)
+    summaries = [m.episode.summary for m in r]
+    assert set(summaries) == {"Deploy failed yesterday: migration lock", "Deploy on the day itself went fine"}
+    assert r.total == 2 and "recorded or told of" in r.note
+    told = next(m for m in r if m.episode.summary.startswith("Deploy failed yesterday"))
+    assert "tells of 2026-07-01 (recorded 2026-07-02 09:30)" in told.why
+    on_the_day = next(m for m in r if m.episode.summary.startswith("Deploy on the day"))
+    assert on_the_day.why[0].startswith("in window (2026-07-01")
+
+
+def test_a_told_window_must_lie_within_the_asked_one(ops: memdb.Memory) -> None:
+    # "last week" (June 29 - July 5) told on July 8 is not within July 1 alone, but is within July
+    assert "Deploy failed last week: disk full" not in [m.episode.summary for m in ops.ask("deploy failures on July 1", now=NOW, limit=10)]
+    assert "Deploy failed last week: disk full" in [m.episode.summary for m in ops.ask("deploy failures in July", now=NOW, limit=10)]
+
+
+def test_recall_counts_told_episodes_only_when_asked(ops: memdb.Memory) -> None:
+    plain = ops.recall(since=day(1), until=day(2), tags=["deploy"], now=NOW, limit=10)
+    assert [m.episode.summary for m in plain] == ["Deploy on the day itself went fine"] and plain.total == 1
+    told = ops.recall(since=day(1), until=day(2), tags=["deploy"], now=NOW, limit=10, include_told=True)
+    assert told.total == 2 and {m.episode.summary for m in told} == {
+        "Deploy on the day itself went fine",
+        "Deploy failed yesterday: migration lock",
+    }
+
+
+def test_told_episodes_pass_every_other_filter(ops: memdb.Memory) -> None:
+    kw = {"since": day(1), "until": day(2), "now": NOW, "limit": 10, "include_told": True}
+    assert [m.episode.summary for m in ops.recall(outcome="success", **kw)] == ["Deploy on the day itself went fine"]
+    assert [m.episode.summary for m in ops.recall(tags=["chat"], **kw)] == ["Lunch with Bob, unrelated"]
+    assert [m.episode.summary for m in ops.recall(text="migration", **kw)] == ["Deploy failed yesterday: migration lock"]
+    assert ops.recall(text="disk", **kw).total == 0
+
+
+def test_another_owner_told_episodes_never_show(ops: memdb.Memory) -> None:
+    r = ops.ask("what failed on July 1?", now=NOW, limit=10)
+    assert all("Their" not in m.episode.summary for m in r)
+
+
+def test_an_empty_window_with_a_told_episode_is_not_empty(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
+        mem = db.owner("ana")
+        mem.record("exchange", "I had dinner with my mom yesterday", ts=dt.datetime(2023, 5, 4, 10, tzinfo=UTC))
+        r = mem.ask("Who did I have dinner with on May 3, 2023?", now=NOW)
+        assert r.found and [m.episode.summary for m in r] == ["I had dinner with my mom yesterday"]
+
+
+# --- the index stays true through the lifecycle -----------------------------------------------
+
+
+def _told_keys(db: memdb.Database, owner: str) -> list[tuple[object, ...]]:
+    return [subs for subs, _ in db.globals["EPTD"].items((owner,))]
+
+
+def test_erase_archive_restore_and_supersede_keep_the_told_index_true(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
+        mem = db.owner("ops")
+        a = mem.record("debug", "Deploy failed yesterday", outcome="failure", ts=JULY_2)
+        b = mem.record("debug", "Rollback went wrong yesterday", outcome="failure", ts=JULY_2 + dt.timedelta(hours=1))
+        assert len(_told_keys(db, "ops")) == 2 and db.check().ok
+        mem.archive(a.id)
+        assert [k[-1] for k in _told_keys(db, "ops")] == [b.id] and db.check().ok
+        assert mem.ask("what failed on July 1?", now=NOW, limit=10).total == 1
+        mem.restore(a.id)
+        assert len(_told_keys(db, "ops")) == 2 and db.check().ok
+        c = mem.supersede(b.id, reason="it was not yesterday", summary="Rollback went wrong")
+        assert c.id not in [k[-1] for k in _told_keys(db, "ops")] and b.id not in [k[-1] for k in _told_keys(db, "ops")]
+        assert db.check().ok
+        mem.erase(a.id, reason="test")
+        assert _told_keys(db, "ops") == [] and db.check().ok
+        assert mem.ask("what failed on July 1?", now=NOW, limit=10).total == 0
+
+
+def test_opening_a_layout_9_database_reads_told_dates(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+        mem = db.owner("ops")
+        told = mem.record("debug", "Deploy failed yesterday", outcome="failure", ts=JULY_2)
+        mem.record("debug", "Deploy went fine", outcome="success", ts=JULY_2)
+        g = db.globals
+        with db.transaction():  # what layout 9 wrote: no told windows in headers, no ^EPTD
+            g["EPTD"].kill()
+            state = g["EPST"][("ops", told.id)]
+            g["EPST"].set(("ops", told.id), {k: v for k, v in state.items() if k != "told"})
+            g["META"].set(("layout",), 9)
+        assert db.owner("ops").ask("what failed on July 1?", now=NOW).total == 0
+    with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+        assert db.globals["META"].get(("layout",)) == LAYOUT and db.check().ok
+        assert [m.episode.id for m in db.owner("ops").ask("what failed on July 1?", now=NOW)] == [told.id]
+
+
+def test_yesterday_is_read_in_the_database_timezone(tmp_path: Path) -> None:
+    # 23:30 UTC on July 1 is already July 2 in Berlin: "yesterday" there is July 1
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
+        db.configure(timezone="Europe/Berlin")
+        mem = db.owner("ana")
+        mem.record("debug", "Deploy failed yesterday", outcome="failure", ts=dt.datetime(2026, 7, 1, 23, 30, tzinfo=UTC))
+        state = db.globals["EPST"][("ana", next(iter(db.globals["EPST"].keys(("ana",))))[1])]
+        berlin = dt.timezone(dt.timedelta(hours=2))
+        start = dt.datetime(2026, 7, 1, tzinfo=berlin)
+        assert state["told"] == [[int(start.timestamp() * 1e6), int((start + dt.timedelta(days=1)).timestamp() * 1e6)]]
+
+
+# --- a year of use, and a brute-force reference -----------------------------------------------
+
+
+def test_a_year_of_daily_notes_about_yesterday(tmp_path: Path) -> None:
+    """Every morning for a year, a note about what broke yesterday: each day's window holds that
+    day's own notes (none: they are written the morning after) and exactly the next morning's."""
+    start = dt.datetime(2025, 7, 1, 8, tzinfo=UTC)
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
+        mem = db.owner("ops")
+        with db.transaction():
+            ids = [
+                mem.record("debug", f"Yesterday the cron job {i} broke", outcome="failure", ts=start + dt.timedelta(days=i)).id
+                for i in range(365)
+            ]
+        assert db.check().ok
+        for i in (0, 1, 59, 180, 363):
+            the_day = (start + dt.timedelta(days=i)).replace(hour=0)
+            r = mem.recall(since=the_day, until=the_day + dt.timedelta(days=1), now=NOW, limit=5, include_told=True)
+            # the note written that morning tells of the day before; the next morning's tells of this one
+            assert r.total == 2 and {m.episode.id for m in r} == {ids[i], ids[i + 1]}
+            told = next(m for m in r if m.episode.id == ids[i + 1])
+            assert any(w.startswith("tells of ") for w in told.why)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(
+    notes=st.lists(
+        st.tuples(st.integers(0, 60), st.sampled_from(["yesterday", "last week", "two days ago", "on May 3", "in May", "today", ""])),
+        min_size=1,
+        max_size=25,
+    ),
+    window=st.tuples(st.integers(-40, 70), st.integers(1, 45)),
+)
+def test_told_matches_equal_a_brute_force_scan(
+    tmp_path_factory: pytest.TempPathFactory, notes: list[tuple[int, str]], window: tuple[int, int]
+) -> None:
+    first = dt.datetime(2026, 5, 1, 10, tzinfo=UTC)
+    lo = dt.datetime(2026, 5, 1, tzinfo=UTC) + dt.timedelta(days=window[0])
+    hi = lo + dt.timedelta(days=window[1])
+    with memdb.open(tmp_path_factory.mktemp("told") / "db", clock=lambda: NOW) as db:
+        mem = db.owner("ops")
+        expected = set()
+        for offset, phrase in notes:
+            ts = first + dt.timedelta(days=offset)
+            ep = mem.record("debug", f"the deploy broke {phrase}".strip(), outcome="failure", ts=ts)
+            windows = told_windows(ep.summary, ts)
+            if lo <= ts < hi or any(lo <= a and b <= hi for a, b in windows):
+                expected.add(ep.id)
+        top = mem.recall(since=lo, until=hi, text="deploy", now=NOW, limit=3, include_told=True)
+        r = mem.recall(since=lo, until=hi, text="deploy", now=NOW, limit=100, include_told=True)
+        assert r.total == top.total == len(expected) and {m.episode.id for m in r} == expected
+        assert [m.id for m in top] == [m.id for m in r][:3]  # the kernel's pruning holds with told matches beside
+        assert db.check().ok
+
+
+def test_a_told_match_that_beats_every_match_in_the_window_ranks_first(tmp_path: Path) -> None:
+    """The kernel prunes relative to the best BM25 it saw; a told match scoring higher makes the
+    query list the window's matches whole, so the ranking is the one a full scan gives."""
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
+        mem = db.owner("ops")
+        wordy = " ".join(f"filler{i}" for i in range(60))
+        for h in range(30):
+            mem.record("debug", f"webhook {wordy} {h}", outcome="failure", ts=day(1) + dt.timedelta(hours=h % 24, minutes=h))
+        told = mem.record("debug", "webhook webhook broke yesterday", outcome="failure", ts=JULY_2)
+        top = mem.recall(since=day(1), until=day(2), text="webhook", now=NOW, limit=2, include_told=True)
+        assert top.total == 31 and top.memories[0].id == told.id
+        full = mem.recall(since=day(1), until=day(2), text="webhook", now=NOW, limit=40, include_told=True)
+        assert [m.id for m in top] == [m.id for m in full][:2]

@@ -205,7 +205,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         result = db.owner(args.owner).recall(
             since=since, until=until, tags=_tags(args.tags),
             any_tags=_tags(args.any_tags), text=args.text, kind=args.kind, outcome=args.outcome,
-            session=args.session, limit=args.limit, include_archived=args.include_archived,
+            session=args.session, limit=args.limit, include_archived=args.include_archived, include_told=args.include_told,
         )  # fmt: skip
         _print_result(result, args)
     return 0
@@ -849,6 +849,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=5, help=limit_help)
     p.add_argument("--max-chars", type=int, default=2000, help=chars_help)
     p.add_argument("--include-archived", action="store_true", help=archived_help)
+    p.add_argument(
+        "--include-told",
+        action="store_true",
+        help="with --since/--until: also episodes recorded outside the window whose text tells of a time in it (ask always does)",
+    )
 
     p = command("restore", cmd_restore, "bring an archived episode's full record back from cold storage, with its indexes")
     p.add_argument("id", help="the episode id (ask/recall --include-archived shows archived ids)")

@@ -476,7 +476,7 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     common = {
         "since": since, "until": until, "tags": args["tags"] or (), "any_tags": args["any_tags"] or (),
         "text": args["text"], "outcome": args["outcome"], "session": args["session"],
-        "include_archived": bool(args["include_archived"]),
+        "include_archived": bool(args["include_archived"]), "include_told": bool(args["include_told"]),
     }  # fmt: skip
     kinds: list[str] = list(dict.fromkeys(args["kinds"] or ()))
     if len(kinds) <= 1:
@@ -951,6 +951,9 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("limit", "integer", "Most episodes to return (a page; more pages through cursor).", minimum=1, maximum=50,
                       default=5),
                 _INCLUDE_ARCHIVED,
+                Param("include_told", "boolean", "With a window: also the episodes recorded outside it whose text tells of a "
+                      "time in it ('the deploy failed yesterday', recorded the day after). ask always includes them.",
+                      default=False),
                 Param("cursor", "string", "The cursor a previous page returned, to get the next page of the same query "
                       "(same arguments; limit may change).", max_length=200),
             ),

@@ -445,3 +445,15 @@ def test_import_progress_counts_episodes_and_maintain_reports_each_rule_on_a_ter
     rules = [line.split()[1] for line in tty.text.splitlines() if line.endswith("...")]
     assert rules == ["summaries...", "rescoring...", "archiving..."]
     assert all(f"maintain: {rule[:-3]} done in " in tty.text for rule in rules)
+
+
+def test_recall_include_told_adds_episodes_telling_of_the_window(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "db"
+    with memdb.open(path) as db:
+        db.owner("ops").record("debug", "Deploy failed yesterday", outcome="failure", ts=dt.datetime(2026, 7, 2, 9, tzinfo=dt.UTC))
+    window = ["recall", "--owner", "ops", "--since", "2026-07-01", "--until", "2026-07-02", "--db", str(path), "--json"]
+    assert main(window) == 0
+    assert json.loads(capsys.readouterr().out)["total"] == 0
+    assert main([*window, "--include-told"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["total"] == 1 and any("tells of 2026-07-01" in w for w in out["memories"][0]["why"])

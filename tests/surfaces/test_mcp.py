@@ -849,6 +849,24 @@ def test_recall_pages_with_a_cursor(tmp_path: Path) -> None:
     run_session(path, body)
 
 
+def test_recall_include_told_adds_episodes_telling_of_the_window(tmp_path: Path) -> None:
+    path = tmp_path / "told"
+    with memdb.open(path, clock=Clock(NOW)) as db:
+        db.owner("ana").record("debug", "Deploy failed yesterday", outcome="failure", ts=NOW - dt.timedelta(hours=1))
+    day_before = (NOW - dt.timedelta(days=1)).date().isoformat()
+    window = {"since": day_before, "until": NOW.date().isoformat()}
+
+    async def body(s: ClientSession) -> None:
+        _, plain = await ok(s, "recall_episodes", window)
+        assert plain["total"] == 0
+        _, told = await ok(s, "recall_episodes", {**window, "include_told": True})
+        assert told["total"] == 1 and any(w.startswith(f"tells of {day_before}") for w in told["memories"][0]["match_why"])
+        _, asked = await ok(s, "ask", {"question": "what failed yesterday?"})
+        assert asked["total"] == 1
+
+    run_session(path, body)
+
+
 def test_capture_tools_say_what_was_cut_and_by_how_much(fresh: tuple[Path, dict[str, str]]) -> None:
     path, _ = fresh
 

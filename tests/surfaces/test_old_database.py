@@ -94,6 +94,10 @@ CHANGED_ON_PURPOSE: dict[str, str] = {
     "ben.ask(failures on payments)": "issue 21: the payments review was read once more earlier in the replay (keys)",
     "ben.ask(Project X)": "issue 21: the payments review was read once more earlier in the replay (keys)",
     "ben.recall(failure, archived) again": "issue 21: the payments review was read once more earlier in the replay (keys)",
+    # ask's window also holds the episodes telling of a time in it, and its interpretation says so
+    "ana.ask(Project X last week)": "issue 21: the window reads 'recorded or told of'",
+    "ana.ask(caching yesterday)": "issue 21: the window reads 'recorded or told of'",
+    "ben.ask(Project Y last week)": "issue 21: the window reads 'recorded or told of'",
 }
 
 

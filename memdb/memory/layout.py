@@ -218,18 +218,25 @@ def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
 TOLD_FIELDS: Final = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson")
 """The fields whose words tell what happened, and when: ``told_of`` reads time phrases there (a
 tool's result, an artifact or a fact's key may hold dates that tell of nothing that happened)."""
-_TOLD_TERMS: Final = frozenset(t for w in TOLD_HINTS for t in tokenize(w))
+# each hint's term (a stem: "juli" of "july") -> the start of the word it came from, which
+# told_windows finds in the text ("jul"); several words of one term keep the shortest start
+_TOLD_TERMS: Final[dict[str, str]] = {}
+for _word in sorted(TOLD_HINTS, key=len):
+    for _term in tokenize(_word):
+        _same = next((i for i, (a, b) in enumerate(zip(_word, _term, strict=False)) if a != b), min(len(_word), len(_term)))
+        _TOLD_TERMS.setdefault(_term, _word[:_same])
 
 
 def told_of(record: Mapping[str, Any], tf: Mapping[str, int], week_start: int = 0, timezone: str = "UTC") -> list[list[int]]:
     """The windows (start and end in microseconds) a record's text tells of, as of its ``ts``:
     "Deploy failed yesterday", recorded on July 2, tells of July 1. Kept in the header as
     ``told`` and indexed in ``^EPTD`` (``index_entries``). ``tf`` (the record's terms) rules
-    out most records before any phrase is read: a record holding no hint word names no time."""
-    if _TOLD_TERMS.isdisjoint(tf) and not any(len(t) == 4 and t.isdigit() for t in tf):
+    out most records before any phrase is read, and points at the words to read around."""
+    hints = [_TOLD_TERMS.get(t, t) for t in tf if t in _TOLD_TERMS or (len(t) == 4 and t[:2] in ("19", "20") and t.isdigit())]
+    if not hints:
         return []
     text = "\n".join(str(record[f]) for f in TOLD_FIELDS if record.get(f))
-    return [[ts_micros(a), ts_micros(b)] for a, b in told_windows(text, record["ts"], week_start, timezone)]
+    return [[ts_micros(a), ts_micros(b)] for a, b in told_windows(text, record["ts"], week_start, timezone, hints)]
 
 
 # --- headers and index entries -------------------------------------------------------------------

@@ -698,7 +698,7 @@ def markdown(rep: dict[str, Any]) -> str:
             cells = [f"{r[c]:.3f}" if c in r else "-" for c in cats]
             p50 = f"{lat['p50']:.3f}" if lat["p50"] != "" else ""
             p95 = f"{lat['p95']:.3f}" if lat["p95"] != "" else ""
-            ratio = _ratio(r["overall"], best.get(f"recall@{k}")) if memdb else ""
+            ratio = _ratio(r["overall"], best_baseline(rep, name).get(f"recall@{k}")) if memdb else ""
             lat_ratio = _ratio(s["latency_ms"]["p50"], best.get("p50")) if memdb and first else ""
             lines.append(
                 f"| {name if first else ''} | {k} | **{r['overall']:.3f}** | {ratio} | "
@@ -710,7 +710,8 @@ def markdown(rep: dict[str, Any]) -> str:
         "Rows: `memdb` records each turn as an exchange episode with its neighbourhood in the session as context (the "
         "two turns before it and the one after) and asks "
         "`recall(text=question)` (plus a window when memdb's time-phrase parser finds one in the question); "
-        "`memdb-turn` records the turn alone (the baselines' documents); `memdb-ask` is `ask(question)` as an agent "
+        "`memdb-turn` records the turn alone (the baselines' documents: an ablation, held against the baselines "
+        "that index the turn alone too); `memdb-ask` is `ask(question)` as an agent "
         "would call it (a named speaker's turns rank higher: a tag boost). `bm25`, `dense`, `hybrid` index `Speaker: text` "
         "(+ photo caption), and so do the other baselines; their `+context` rows index the same text as memdb's "
         "episodes. `bm25` uses bm25s's tokenizer with its default 33 English stopwords and no stemming; `bm25-en-plus` "
@@ -719,10 +720,12 @@ def markdown(rep: dict[str, Any]) -> str:
         "(`memdb.memory.text.tokenize`, stemmed). `hybrid` fuses `bm25` and `dense` (RRF), "
         "`hybrid-en-plus-snowball` fuses `bm25-en-plus-snowball` and `dense`. "
         "`÷ best baseline`: a memdb row's overall recall over the best baseline row's at the same k (any of the "
-        "baseline rows above, `+context` ones included); `p50 ÷ fastest baseline`: its p50 over the lowest "
+        "baseline rows above, `+context` ones included; for `memdb-turn` the turn-alone ones); `p50 ÷ fastest "
+        "baseline`: its p50 over the lowest "
         "baseline p50. The script is a plain Python program (not pytest-benchmark). "
         "See the docstring of `benchmarks/locomo.py`.",
     ]
+    lines += _shortfall_lines(rep)
     lines += _halves_table(rep)
     lines += _declined_lines(rep)
     some = next(iter(rep["systems"].values()), None)
@@ -734,6 +737,36 @@ def markdown(rep: dict[str, Any]) -> str:
     lines += ["", "Evidence ids dropped (they name no turn):" if drop else "No evidence id was dropped."]
     lines += [f"- {x}" for x in drop]
     return "\n".join(lines) + "\n"
+
+
+def comparable_baselines(rep: dict[str, Any], name: str) -> list[str]:
+    """The baseline rows a memdb row is held against: every one, or for ``memdb-turn`` (the
+    ablation that records the turn alone) those indexing the turn alone too."""
+    base = [n for n in rep["systems"] if not n.startswith("memdb")]
+    return [n for n in base if not n.endswith("+context")] if name == "memdb-turn" else base
+
+
+def _shortfall_lines(rep: dict[str, Any]) -> list[str]:
+    """Every (k, category) where a memdb row is below the best comparable baseline, by how much."""
+    lines = []
+    for name, s in rep["systems"].items():
+        base = comparable_baselines(rep, name)
+        if not name.startswith("memdb") or not base:
+            continue
+        below = []
+        for k in rep["ks"]:
+            for c in ["overall", *CATEGORIES]:
+                mine = s[f"recall@{k}"].get(c)
+                best_name = max(base, key=lambda b, c=c, k=k: rep["systems"][b][f"recall@{k}"].get(c, -1.0))
+                best = rep["systems"][best_name][f"recall@{k}"].get(c)
+                if mine is not None and best is not None and mine < best:
+                    label = "overall" if c == "overall" else CATEGORIES[c]
+                    below.append(f"@{k} {label} {mine:.3f} < {best:.3f} ({best_name})")
+        scope = "the turn-alone baselines" if name == "memdb-turn" else "every baseline"
+        lines.append(f"- `{name}` against {scope}: " + ("; ".join(below) if below else "at or above the best everywhere") + ".")
+    if not lines:
+        return []
+    return ["", "Where a memdb row is below the best baseline, by k and category:", "", *lines]
 
 
 def _halves_table(rep: dict[str, Any]) -> list[str]:
@@ -772,14 +805,15 @@ def _declined_lines(rep: dict[str, Any]) -> list[str]:
     ]
 
 
-def best_baseline(rep: dict[str, Any]) -> dict[str, float]:
-    """The best baseline figures of a report: the highest overall recall@k of any non-memdb row
-    (``"recall@<k>"`` keys) and the lowest p50 (``"p50"``); empty when no baseline ran."""
-    base = [s for name, s in rep["systems"].items() if not name.startswith("memdb")]
+def best_baseline(rep: dict[str, Any], name: str = "memdb") -> dict[str, float]:
+    """The best baseline figures of a report for memdb row ``name``: the highest overall
+    recall@k of its comparable baselines (``"recall@<k>"`` keys, :func:`comparable_baselines`)
+    and the lowest p50 of any (``"p50"``); empty when no baseline ran."""
+    base = [rep["systems"][b] for b in comparable_baselines(rep, name)]
     if not base:
         return {}
     out = {f"recall@{k}": max(s[f"recall@{k}"]["overall"] for s in base) for k in rep["ks"]}
-    out["p50"] = min(s["latency_ms"]["p50"] for s in base)
+    out["p50"] = min(s["latency_ms"]["p50"] for n, s in rep["systems"].items() if not n.startswith("memdb"))
     return out
 
 

@@ -372,3 +372,18 @@ def test_memdb_ask_says_why_it_declined(tmp_path: Path) -> None:
         assert system.declined == "nothing matched"
     finally:
         system.close()
+
+
+def test_the_turn_ablation_is_held_against_the_turn_baselines_and_shortfalls_are_listed() -> None:
+    def row(overall: float, one: float) -> dict[str, Any]:
+        return {f"recall@{k}": {"overall": overall, "1": one} for k in (5,)} | {"latency_ms": {"p50": 1.0, "p95": 2.0}}
+
+    rep = {
+        "ks": [5],
+        "systems": {"memdb": row(0.8, 0.2), "memdb-turn": row(0.6, 0.5), "bm25": row(0.5, 0.4), "bm25+context": row(0.7, 0.3)},
+    }
+    assert locomo.comparable_baselines(rep, "memdb-turn") == ["bm25"]
+    assert locomo.best_baseline(rep, "memdb-turn")["recall@5"] == 0.5 and locomo.best_baseline(rep)["recall@5"] == 0.7
+    text = "\n".join(locomo._shortfall_lines(rep))
+    assert "- `memdb` against every baseline: @5 multi-hop 0.200 < 0.400 (bm25)." in text
+    assert "- `memdb-turn` against the turn-alone baselines: at or above the best everywhere." in text

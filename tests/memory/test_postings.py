@@ -47,13 +47,15 @@ def test_a_block_round_trips_in_c_and_in_the_twin(docs: list[int], data: st.Data
     assert (n, max_tf, min_dl, first, last) == (len(docs), min(max(tfs), 0xFFFF), 3, docs[0], docs[-1])
 
 
-@given(ascending, st.integers(1, 10), st.data())
+@given(ascending, st.one_of(st.integers(1, 10), st.integers(1, 70_000)), st.data())
 def test_appending_equals_encoding_at_once(docs: list[int], tf: int, data: st.DataObject) -> None:
     dls = data.draw(st.lists(st.integers(1, 50), min_size=len(docs), max_size=len(docs)))
     block = P.encode_block(docs[:1], [tf], dls[0])
+    one_by_one = block
     for d, dl in zip(docs[1:], dls[1:], strict=True):
-        block = P._append(block, d, tf, dl)
-    assert block == P.encode_block(docs, [tf] * len(docs), min(dls))
+        one_by_one = P._append(one_by_one, [(d, tf, dl)])
+    at_once = P._append(block, [(d, tf, dl) for d, dl in zip(docs[1:], dls[1:], strict=True)])
+    assert one_by_one == at_once == P.encode_block(docs, [tf] * len(docs), min(dls))
 
 
 @given(ascending, st.data())

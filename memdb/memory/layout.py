@@ -84,6 +84,7 @@ __all__ = [
     "relevance_level",
     "successor_of",
     "superseded_header",
+    "tail_at",
     "tail_id",
     "tail_of",
     "tail_ts",
@@ -180,9 +181,7 @@ ID_SLICE: Final = slice(-ID_TAIL_BYTES + 1, -1)
 
 def id_tail(idb: bytes) -> bytes:
     """The encoded ``(ts_us, id)`` tail of an episode's index entries, from its id alone (an
-    id starts with its timestamp), given as ASCII bytes as sliced out of a posting's key: a
-    text-driven query turns every matching posting into a tail, so this is its hot loop.
-    An id is ASCII without NUL, so its encoded subscript is the id between two fixed bytes."""
+    id starts with its timestamp), given as ASCII bytes as sliced out of a posting's key."""
     day = _DAY_MICROS.get(idb[:8])
     if day is None:
         if len(_DAY_MICROS) >= 1 << 16:
@@ -190,7 +189,14 @@ def id_tail(idb: bytes) -> bytes:
         days = dt.date(int(idb[0:4]), int(idb[4:6]), int(idb[6:8])).toordinal() - EPOCH_ORDINAL
         day = _DAY_MICROS[idb[:8]] = days * 86_400_000_000
     us = day + int(idb[9:11]) * 3_600_000_000 + int(idb[11:13]) * 60_000_000 + int(idb[13:15]) * 1_000_000 + int(idb[15:21])
-    return codec.encode_int(us) + _ID_OPEN + idb + _ID_CLOSE
+    return tail_at(us, idb)
+
+
+def tail_at(ts_us: int, idb: bytes) -> bytes:
+    """The encoded ``(ts_us, id)`` tail of an episode's index entries, from its time and its id
+    as ASCII bytes (a text match knows both from its column record: its hot loop). An id is
+    ASCII without NUL, so its encoded subscript is the id between two fixed bytes."""
+    return codec.encode_int(ts_us) + _ID_OPEN + idb + _ID_CLOSE
 
 
 def tail_of(ts: dt.datetime, eid: str) -> bytes:

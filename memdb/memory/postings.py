@@ -44,7 +44,7 @@ from memdb import native
 from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
 from memdb.errors import CorruptValueError
-from memdb.memory.ids import from_micros, time_prefix
+from memdb.memory.ids import time_prefix_at
 
 __all__ = [
     "BLOCK_DOCS",
@@ -243,7 +243,7 @@ def live_record(chunks: Sequence[bytes | memoryview | None], doc: int) -> Column
 
 def id_of(column: Column) -> str:
     """The episode id of a document, from its time and suffix."""
-    return f"{time_prefix(from_micros(column.ts_us))}-{column.suffix:06x}"
+    return f"{time_prefix_at(column.ts_us)}-{column.suffix:06x}"
 
 
 def _suffix(eid: str) -> int:

@@ -56,8 +56,8 @@ from memdb.memory.layout import (
     OUTCOME_OF_CODE,
     PACKED_OF_CODE,
     SUPERSEDED,
-    id_tail,
     successor_of,
+    tail_at,
     tail_id,
     tail_ts,
     terms_of,
@@ -756,7 +756,7 @@ class OwnerQueries:
                 col = columns(doc)
                 idb = id_of(col).encode("ascii")
                 postings[idb] = {t: (tf, dl) for t, tf in zip(terms, tfs, strict=True) if tf}
-                listed.append((id_tail(idb), PACKED_OF_CODE[col.code]))
+                listed.append((tail_at(col.ts_us, idb), PACKED_OF_CODE[col.code]))
             driver = listed
         elif small is not None:
             driver_name, driver = small
@@ -786,7 +786,7 @@ class OwnerQueries:
         n_scored, first_boost, first_required = len(scored), len(scored), len(lists) - len(dict.fromkeys(q.tags))
         for doc, tfs, dl in zip(found.docs, found.tfs, found.dls, strict=True):
             col = columns(doc)
-            tail = id_tail(id_of(col).encode("ascii"))
+            tail = tail_at(col.ts_us, id_of(col).encode("ascii"))
             hits = {t: (tf, dl) for t, tf in zip(scored, tfs[:n_scored], strict=True) if tf}
             if any(tfs[first_boost:first_required]):
                 boosted.add(tail)

@@ -62,6 +62,7 @@ __all__ = [
     "decode_block",
     "encode_block",
     "id_of",
+    "live_ids",
     "live_record",
     "pack_record",
     "py_decode_block",
@@ -237,8 +238,31 @@ def live_record(chunks: Sequence[bytes | memoryview | None], doc: int) -> Column
     chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
     col = unpack_record(chunk, doc) if chunk is not None else None
     if col is None or not col.live:
-        raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
+        raise _no_column(doc)
     return col
+
+
+def _no_column(doc: int) -> CorruptValueError:
+    return CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
+
+
+def live_ids(chunks: Sequence[bytes | memoryview | None], docs: Iterable[int]) -> list[tuple[int, bytes, int]]:
+    """``(time, id as ASCII bytes, index code)`` of each document's live column record, as
+    ``live_record`` and ``id_of`` give them, without a ``Column`` each: the query layer asks
+    this of every match the kernel returns. CorruptValueError when a document has none."""
+    out: list[tuple[int, bytes, int]] = []
+    unpack, n = _RECORD.unpack_from, len(chunks)
+    for doc in docs:
+        i = doc // CHUNK_DOCS
+        chunk = chunks[i] if i < n else None
+        off = doc % CHUNK_DOCS * RECORD_BYTES
+        if chunk is None or len(chunk) < off + RECORD_BYTES:
+            raise _no_column(doc)
+        ts, suffix, _, code, live, _ = unpack(chunk, off)
+        if live != 1:
+            raise _no_column(doc)
+        out.append((ts, f"{time_prefix_at(ts)}-{suffix:06x}".encode("ascii"), code))
+    return out
 
 
 def id_of(column: Column) -> str:

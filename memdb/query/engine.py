@@ -63,7 +63,7 @@ from memdb.memory.layout import (
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, Column, SearchParams, id_of, live_record
+from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, SearchParams, live_ids
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
@@ -108,8 +108,10 @@ _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and
 _Hot = tuple[bytes, int, dict[str, tuple[int, int]]]
 # An archived match: id, header, postings of its one-line summary.
 _Archived = tuple[str, dict[str, Any], dict[str, tuple[int, int]]]
+# Why a memory matched, or what makes it when first read (``Hit.why``): most callers never ask.
+_Why = tuple[str, ...] | Callable[[], tuple[str, ...]]
 # A ranked memory: id, header, score, why it matched.
-_Ranked = tuple[str, dict[str, Any], float, tuple[str, ...]]
+_Ranked = tuple[str, dict[str, Any], float, _Why]
 
 
 class _Column:
@@ -750,13 +752,11 @@ class OwnerQueries:
         if text_size is not None and (small is None or text_size < len(small[1]) * per_candidate):
             # the kernel applies the window and the outcome; the other filters look up its matches
             terms = tuple(dict.fromkeys(q.terms))
-            found_text, columns = self._text_search(q, [(t, MATCH) for t in terms], 0, 0)
+            found_text, ids = self._text_search(q, [(t, MATCH) for t in terms], 0, 0)
             listed: list[tuple[bytes, bytes]] = []
-            for doc, tfs, dl in zip(found_text.docs, found_text.tfs, found_text.dls, strict=True):
-                col = columns(doc)
-                idb = id_of(col).encode("ascii")
+            for (ts_us, idb, code), tfs, dl in zip(ids, found_text.tfs, found_text.dls, strict=True):
                 postings[idb] = {t: (tf, dl) for t, tf in zip(terms, tfs, strict=True) if tf}
-                listed.append((tail_at(col.ts_us, idb), PACKED_OF_CODE[col.code]))
+                listed.append((tail_at(ts_us, idb), PACKED_OF_CODE[code]))
             driver = listed
         elif small is not None:
             driver_name, driver = small
@@ -779,26 +779,25 @@ class OwnerQueries:
         ranked = tuple(t for t in dict.fromkeys(q.rank_terms) if t not in terms)
         lists = [(t, MATCH) for t in terms] + [(t, RANK) for t in ranked]
         lists += [(t, BOOST) for t in dict.fromkeys(q.boost_tags)] + [(t, REQUIRE) for t in dict.fromkeys(q.tags)]
-        found, columns = self._text_search(q, lists, keep, now_us)
+        found, ids = self._text_search(q, lists, keep, now_us)
         scored = terms + ranked
         hot: list[_Hot] = []
         boosted: set[bytes] = set()
         n_scored, first_boost, first_required = len(scored), len(scored), len(lists) - len(dict.fromkeys(q.tags))
-        for doc, tfs, dl in zip(found.docs, found.tfs, found.dls, strict=True):
-            col = columns(doc)
-            tail = tail_at(col.ts_us, id_of(col).encode("ascii"))
+        for (ts_us, idb, code), tfs, dl in zip(ids, found.tfs, found.dls, strict=True):
+            tail = tail_at(ts_us, idb)
             hits = {t: (tf, dl) for t, tf in zip(scored, tfs[:n_scored], strict=True) if tf}
             if any(tfs[first_boost:first_required]):
                 boosted.add(tail)
-            hot.append((tail, col.code, hits or _NO_HITS))
+            hot.append((tail, code, hits or _NO_HITS))
         return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted)
 
     def _text_search(
         self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int
-    ) -> tuple[TextFound, Callable[[int], Column]]:
+    ) -> tuple[TextFound, list[tuple[int, bytes, int]]]:
         """The search kernel over ``lists`` (a word's postings or a tag's list, and its role)
-        with ``q``'s window and outcome: what it found, and the column record of each document
-        it returned."""
+        with ``q``'s window and outcome: what it found, and the time, id (ASCII) and index code
+        of each document it returned."""
         text, owner = self._layout.text, self.name
         idf, avgdl = self._bm25_weights(q)
         chunks = text.chunks(owner)
@@ -808,7 +807,7 @@ class OwnerQueries:
         weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
         found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles)
-        return found, partial(live_record, chunks)
+        return found, live_ids(chunks, found.docs)
 
     def _filter(
         self,
@@ -980,10 +979,10 @@ class OwnerQueries:
             if q.boost_tags and set(q.boost_tags) & set(h["tags"]):
                 score += 0.1
             scores.append(score)
-        out = []
+        out: list[_Ranked] = []
         for i in native.top_k(scores, limit):
             eid, h, hits, text = chosen[i]
-            out.append((eid, h, scores[i], _why(q, h, hits, text)))
+            out.append((eid, h, scores[i], partial(_why, q, h, hits, text)))
         return out
 
     def _bounded_by_text(
@@ -1077,14 +1076,14 @@ class OwnerQueries:
             record: dict[str, Any] | None
             if header.get("status") == "archived":
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
-                why = (*why, "archived: one-line summary (restore() brings back the full record)")
+                why = partial(_noted, why, "archived: one-line summary (restore() brings back the full record)")
             else:
                 # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
                 raw = raws.get(keys[eid])
                 if raw is None:
                     continue
                 if header.get("status") == SUPERSEDED:
-                    why = (*why, f"superseded by {successor_of(header)} (an earlier version)")
+                    why = partial(_noted, why, f"superseded by {successor_of(header)} (an earlier version)")
                 out.append(Hit.deferred(eid, partial(_episode_of, self.name, eid, raw, header), round(score, 6), why))
                 continue
             out.append(Hit.deferred(eid, partial(to_episode, self.name, eid, record, header), round(score, 6), why))
@@ -1104,6 +1103,11 @@ def _header_passes(q: _Query, h: dict[str, Any]) -> bool:
     return not (
         (q.kind and h["kind"] != q.kind) or (q.outcome and h.get("outcome") != q.outcome) or (q.session and h.get("session") != q.session)
     )
+
+
+def _noted(why: _Why, note: str) -> tuple[str, ...]:
+    """``why`` (made now if it is made on demand) with ``note`` after it."""
+    return (*(why if isinstance(why, tuple) else why()), note)
 
 
 def _why(q: _Query, h: dict[str, Any], hits: dict[str, tuple[int, int]], bm25: float) -> tuple[str, ...]:

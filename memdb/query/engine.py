@@ -40,7 +40,7 @@ from functools import partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
-from memdb.engine.codec import encode_subscript, unpack_value
+from memdb.engine.codec import decode_one, encode_subscript, unpack_value
 from memdb.engine.globals import Global
 from memdb.engine.log import logger
 from memdb.errors import ValidationError
@@ -466,27 +466,58 @@ class OwnerQueries:
     def _known_tags_in(self, text: str) -> tuple[list[str], str]:
         """Phrases of ``text`` (up to 4 words) that name a known tag, longest first; and the rest.
 
-        Each phrase costs one seek in the tag index, so an owner with thousands of tags pays
-        for the question's length, not for listing them."""
+        An owner with no more tags than the question has words has them listed (a seek each);
+        otherwise each phrase costs one seek in the tag index, so an owner with thousands of
+        tags pays for the question's length, not for listing them. Only phrases whose first
+        word can begin a known tag are tried (``_tag_starts``)."""
         owner, by_tag = self.name, self._layout.by_tag
         words = re.findall(r"[\w#+./:-]+", text)
+        listed = [str(t) for t in itertools.islice(by_tag.children((owner,)), len(words) + 1)] if words else []
+        known = set(listed) if len(listed) <= len(words) else None  # every tag of the owner, if that few
+        starts = self._tag_starts(words, known)
         used = [False] * len(words)
         found: list[str] = []
         for size in (4, 3, 2, 1):
             for i in range(len(words) - size + 1):
-                if any(used[i : i + size]):
+                if not starts[i] or any(used[i : i + size]):
                     continue
                 phrase = " ".join(words[i : i + size])
                 try:
                     tag = normalize_tag(phrase)
                 except ValidationError:
                     continue
-                if tag in found or by_tag.data((owner, tag)):
+                if tag in found or (tag in known if known is not None else by_tag.data((owner, tag))):
                     found.append(tag)
                     for j in range(i, i + size):
                         used[j] = True
         rest = " ".join(w for w, u in zip(words, used, strict=True) if not u)
         return list(dict.fromkeys(found)), rest
+
+    def _tag_starts(self, words: Sequence[str], known: set[str] | None) -> list[bool]:
+        """For each word, whether a phrase starting with it may name a known tag: whether one
+        of ``known`` (every tag of the owner) or else the first tag at or after the word's own
+        tag form (one seek) begins with that form. A phrase's tag form begins with its first
+        word's (tests/memory/test_text.py::test_a_phrase_tag_begins_with_its_first_words), so
+        a word no known tag begins with starts no tag; a word with no tag form of its own
+        ("#") is always tried."""
+        owner, by_tag = self.name, self._layout.by_tag
+        n = len(by_tag.key((owner,)))
+        seen: dict[str, bool] = {}
+        for word in words:
+            if word in seen:
+                continue
+            try:
+                start = normalize_tag(word)
+            except ValidationError:
+                seen[word] = True
+                continue
+            if known is not None:
+                seen[word] = any(t.startswith(start) for t in known)
+                continue
+            keys, _ = by_tag.raw_columns((owner,), start=start, limit=1)
+            first = decode_one(keys[0], n)[0] if keys else None
+            seen[word] = isinstance(first, str) and first.startswith(start)
+        return [seen[w] for w in words]
 
     def _compile(self, interp: Interpretation) -> _Query:
         w = interp.window

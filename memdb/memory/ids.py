@@ -27,6 +27,7 @@ __all__ = [
     "check_id",
     "episode_day",
     "from_micros",
+    "id_at",
     "is_id",
     "new_id",
     "time_prefix",
@@ -100,6 +101,12 @@ def time_prefix_at(us: int) -> str:
     minutes, seconds = divmod(seconds, 60)
     hours, minutes = divmod(minutes, 60)
     return f"{day}T{hours:02d}{minutes:02d}{seconds:02d}{micros:06d}Z"
+
+
+def id_at(us: int, suffix: int) -> str:
+    """The id of an episode made at ``us`` microseconds with counter ``suffix`` (what ``new_id``
+    made), from the two numbers a text index column keeps of it."""
+    return f"{time_prefix_at(us)}-{suffix:06x}"
 
 
 def is_id(value: Any) -> TypeGuard[str]:

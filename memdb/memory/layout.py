@@ -53,7 +53,7 @@ from typing import Any, Final
 from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
 from memdb.errors import CorruptValueError
-from memdb.memory.ids import EPOCH_ORDINAL, episode_day, ts_micros
+from memdb.memory.ids import EPOCH_ORDINAL, episode_day, id_at, ts_micros
 from memdb.memory.postings import TextIndex
 from memdb.memory.relevance import band_of
 from memdb.memory.text import term_counts
@@ -75,6 +75,7 @@ __all__ = [
     "TEXT_FIELDS",
     "VERSION_FIELDS",
     "Layout",
+    "column_tail",
     "fact_key_bounds",
     "header_of",
     "id_tail",
@@ -194,9 +195,25 @@ def id_tail(idb: bytes) -> bytes:
 
 def tail_at(ts_us: int, idb: bytes) -> bytes:
     """The encoded ``(ts_us, id)`` tail of an episode's index entries, from its time and its id
-    as ASCII bytes (a text match knows both from its column record: its hot loop). An id is
-    ASCII without NUL, so its encoded subscript is the id between two fixed bytes."""
+    as ASCII bytes. An id is ASCII without NUL, so its encoded subscript is the id between two
+    fixed bytes."""
     return codec.encode_int(ts_us) + _ID_OPEN + idb + _ID_CLOSE
+
+
+_COLUMN_TAILS: dict[tuple[int, int], bytes] = {}  # (ts_us, suffix) -> tail; a pure function, never stale
+_COLUMN_TAILS_KEPT: Final = 1 << 17  # about 20 MB at most
+
+
+def column_tail(ts_us: int, suffix: int) -> bytes:
+    """The index tail of the episode a text index column describes (its time and id suffix,
+    ``memdb.memory.postings.live_columns``): every match of a text query needs it, so tails are
+    remembered rather than formatted again each query (``tail[ID_SLICE]`` is the id)."""
+    tail = _COLUMN_TAILS.get((ts_us, suffix))
+    if tail is None:
+        if len(_COLUMN_TAILS) >= _COLUMN_TAILS_KEPT:
+            _COLUMN_TAILS.clear()
+        tail = _COLUMN_TAILS[(ts_us, suffix)] = tail_at(ts_us, id_at(ts_us, suffix).encode("ascii"))
+    return tail
 
 
 def tail_of(ts: dt.datetime, eid: str) -> bytes:

@@ -44,7 +44,7 @@ from memdb import native
 from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
 from memdb.errors import CorruptValueError
-from memdb.memory.ids import time_prefix_at
+from memdb.memory.ids import id_at
 
 __all__ = [
     "BLOCK_DOCS",
@@ -62,7 +62,7 @@ __all__ = [
     "decode_block",
     "encode_block",
     "id_of",
-    "live_ids",
+    "live_columns",
     "live_record",
     "pack_record",
     "py_decode_block",
@@ -246,11 +246,11 @@ def _no_column(doc: int) -> CorruptValueError:
     return CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
 
 
-def live_ids(chunks: Sequence[bytes | memoryview | None], docs: Iterable[int]) -> list[tuple[int, bytes, int]]:
-    """``(time, id as ASCII bytes, index code)`` of each document's live column record, as
-    ``live_record`` and ``id_of`` give them, without a ``Column`` each: the query layer asks
-    this of every match the kernel returns. CorruptValueError when a document has none."""
-    out: list[tuple[int, bytes, int]] = []
+def live_columns(chunks: Sequence[bytes | memoryview | None], docs: Iterable[int]) -> list[tuple[int, int, int]]:
+    """``(time, id suffix, index code)`` of each document's live column record, as
+    ``live_record`` gives them, without a ``Column`` each: the query layer asks this of every
+    match the kernel returns. CorruptValueError when a document has none."""
+    out: list[tuple[int, int, int]] = []
     unpack, n = _RECORD.unpack_from, len(chunks)
     for doc in docs:
         i = doc // CHUNK_DOCS
@@ -261,13 +261,13 @@ def live_ids(chunks: Sequence[bytes | memoryview | None], docs: Iterable[int]) -
         ts, suffix, _, code, live, _ = unpack(chunk, off)
         if live != 1:
             raise _no_column(doc)
-        out.append((ts, f"{time_prefix_at(ts)}-{suffix:06x}".encode("ascii"), code))
+        out.append((ts, suffix, code))
     return out
 
 
 def id_of(column: Column) -> str:
     """The episode id of a document, from its time and suffix."""
-    return f"{time_prefix_at(column.ts_us)}-{column.suffix:06x}"
+    return id_at(column.ts_us, column.suffix)
 
 
 def _suffix(eid: str) -> int:

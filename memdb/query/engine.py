@@ -56,14 +56,14 @@ from memdb.memory.layout import (
     OUTCOME_OF_CODE,
     PACKED_OF_CODE,
     SUPERSEDED,
+    column_tail,
     successor_of,
-    tail_at,
     tail_id,
     tail_ts,
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, SearchParams, live_ids
+from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, SearchParams, live_columns
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
@@ -783,11 +783,12 @@ class OwnerQueries:
         if text_size is not None and (small is None or text_size < len(small[1]) * per_candidate):
             # the kernel applies the window and the outcome; the other filters look up its matches
             terms = tuple(dict.fromkeys(q.terms))
-            found_text, ids = self._text_search(q, [(t, MATCH) for t in terms], 0, 0)
+            found_text, columns = self._text_search(q, [(t, MATCH) for t in terms], 0, 0)
             listed: list[tuple[bytes, bytes]] = []
-            for (ts_us, idb, code), tfs, dl in zip(ids, found_text.tfs, found_text.dls, strict=True):
-                postings[idb] = {t: (tf, dl) for t, tf in zip(terms, tfs, strict=True) if tf}
-                listed.append((tail_at(ts_us, idb), PACKED_OF_CODE[code]))
+            for (ts_us, suffix, code), tfs, dl in zip(columns, found_text.tfs, found_text.dls, strict=True):
+                tail = column_tail(ts_us, suffix)
+                postings[tail[ID_SLICE]] = {t: (tf, dl) for t, tf in zip(terms, tfs, strict=True) if tf}
+                listed.append((tail, PACKED_OF_CODE[code]))
             driver = listed
         elif small is not None:
             driver_name, driver = small
@@ -810,13 +811,13 @@ class OwnerQueries:
         ranked = tuple(t for t in dict.fromkeys(q.rank_terms) if t not in terms)
         lists = [(t, MATCH) for t in terms] + [(t, RANK) for t in ranked]
         lists += [(t, BOOST) for t in dict.fromkeys(q.boost_tags)] + [(t, REQUIRE) for t in dict.fromkeys(q.tags)]
-        found, ids = self._text_search(q, lists, keep, now_us)
+        found, columns = self._text_search(q, lists, keep, now_us)
         scored = terms + ranked
         hot: list[_Hot] = []
         boosted: set[bytes] = set()
         n_scored, first_boost, first_required = len(scored), len(scored), len(lists) - len(dict.fromkeys(q.tags))
-        for (ts_us, idb, code), tfs, dl in zip(ids, found.tfs, found.dls, strict=True):
-            tail = tail_at(ts_us, idb)
+        for (ts_us, suffix, code), tfs, dl in zip(columns, found.tfs, found.dls, strict=True):
+            tail = column_tail(ts_us, suffix)
             hits = {t: (tf, dl) for t, tf in zip(scored, tfs[:n_scored], strict=True) if tf}
             if any(tfs[first_boost:first_required]):
                 boosted.add(tail)
@@ -825,10 +826,10 @@ class OwnerQueries:
 
     def _text_search(
         self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int
-    ) -> tuple[TextFound, list[tuple[int, bytes, int]]]:
+    ) -> tuple[TextFound, list[tuple[int, int, int]]]:
         """The search kernel over ``lists`` (a word's postings or a tag's list, and its role)
-        with ``q``'s window and outcome: what it found, and the time, id (ASCII) and index code
-        of each document it returned."""
+        with ``q``'s window and outcome: what it found, and the time, id suffix and index code
+        of each document it returned (``column_tail`` makes their index tails)."""
         text, owner = self._layout.text, self.name
         idf, avgdl = self._bm25_weights(q)
         chunks = text.chunks(owner)
@@ -838,7 +839,7 @@ class OwnerQueries:
         weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
         found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles)
-        return found, live_ids(chunks, found.docs)
+        return found, live_columns(chunks, found.docs)
 
     def _filter(
         self,
@@ -1030,6 +1031,8 @@ class OwnerQueries:
         """Positions in ``hot`` whose text score, exact recency and tag boost, with relevance at
         the bottom of its level, leave them within one level (``_TEXT_LEVEL``) of the top
         ``limit``. ``known`` holds those lower bounds for hot's first matches, if computed."""
+        if len(hot) <= limit:  # all of them (the kernel lists no more than can rank): no bound to compute
+            return list(range(len(hot)))
         lows = known + self._text_lows(q, hot[len(known) :], boosted, bm25[len(known) :], top_text, now_us)
         if len(lows) <= limit:
             return list(range(len(lows)))

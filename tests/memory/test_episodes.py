@@ -18,7 +18,17 @@ import memdb
 from memdb.engine import codec
 from memdb.errors import ConfigError, KeyTooLongError, NotFoundError, SanitizerError, ValidationError
 from memdb.memory.ids import episode_day, new_id, time_prefix, time_prefix_at, ts_micros
-from memdb.memory.layout import LAYOUT, LEVELS_PER_POINT, id_tail, index_code, relevance_level, tail_at, tail_id, tail_ts
+from memdb.memory.layout import (
+    LAYOUT,
+    LEVELS_PER_POINT,
+    column_tail,
+    id_tail,
+    index_code,
+    relevance_level,
+    tail_at,
+    tail_id,
+    tail_ts,
+)
 from memdb.memory.postings import encode_block
 from memdb.memory.sanitize import RegexSanitizer
 
@@ -616,6 +626,7 @@ def test_id_tail_is_the_encoded_time_and_id(ts: dt.datetime) -> None:
     eid = new_id(ts)
     tail = id_tail(eid.encode("ascii"))
     assert tail == codec.encode((ts_micros(ts), eid)) == tail_at(ts_micros(ts), eid.encode("ascii"))
+    assert column_tail(ts_micros(ts), int(eid[-6:], 16)) == tail  # what a text match's column makes
     assert tail_id(tail) == eid and tail_ts(tail) == ts_micros(ts)
 
 

@@ -498,11 +498,22 @@ def _to_micros(d: _dt.datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+# Decoded datetimes by their packed bytes: a header holds two and a query unpacks a header for
+# each memory it ranks, and datetimes are immutable, so one object serves every read of a moment.
+_DATETIMES: dict[bytes, _dt.datetime] = {}
+_DATETIMES_KEPT: Final = 1 << 16
+
+
 def _ext_hook(code: int, data: bytes) -> Any:
     if code == _DT_EXT:
-        if len(data) != 9:
-            raise ValueError(f"a datetime of {len(data)} bytes, not 9")
-        return EPOCH + _dt.timedelta(microseconds=int.from_bytes(data, "big", signed=True))
+        found = _DATETIMES.get(data)
+        if found is None:
+            if len(data) != 9:
+                raise ValueError(f"a datetime of {len(data)} bytes, not 9")
+            if len(_DATETIMES) >= _DATETIMES_KEPT:
+                _DATETIMES.clear()
+            found = _DATETIMES[data] = EPOCH + _dt.timedelta(microseconds=int.from_bytes(data, "big", signed=True))
+        return found
     return msgpack.ExtType(code, data)
 
 

@@ -195,6 +195,7 @@ class _Found:
     # up only those whose score bound can reach the top (their text is the tag's own words at most)
     pending: _Column | None = None
     best_text: float | None = None  # the best BM25 of every match, when ``listed`` holds only those that can rank
+    bm25: list[float] | None = None  # the BM25 of each listed match, when the kernel computed it
 
     @property
     def hot(self) -> list[_Hot]:
@@ -822,7 +823,8 @@ class OwnerQueries:
             if any(tfs[first_boost:first_required]):
                 boosted.add(tail)
             hot.append((tail, code, hits or _NO_HITS))
-        return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted)
+        # the kernel's BM25 is the twin's sum, term by term in list order: what ``_bm25`` computes
+        return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted, bm25=found.bm25)
 
     def _text_search(
         self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int
@@ -979,7 +981,7 @@ class OwnerQueries:
         else:
             hot = found.hot
             if q.terms:
-                bm25 = self._bm25(q, [hits for _, _, hits in hot])
+                bm25 = list(found.bm25) if found.bm25 is not None else self._bm25(q, [hits for _, _, hits in hot])
                 lows: list[float] = []  # of hot's first matches, when already known
                 if found.pending:  # (only with a boost tag, hence with terms)
                     extras, lows = self._reachable(q, hot, bm25, found.pending, found.boosted, now_us, limit)

@@ -36,7 +36,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial, wraps
+from functools import lru_cache, partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
@@ -332,16 +332,20 @@ class OwnerQueries:
         if len(question) > QUESTION_CHARS:  # before any work: a 5 MB question took 22 s
             raise ValidationError(f"question of {len(question):,} characters: at most {QUESTION_CHARS:,} (ask about one thing)")
         at = utc(now, "now") if now is not None else self._layer.now()
+        with self._space.snapshot():  # one view of the indexes the question is read against
+            interp = self._interpret(question, at, include_archived, include_superseded)
+        return self._run(interp, limit, at)
+
+    def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
+        """What ``ask`` makes of a question: its window, tags, kind, outcome and words."""
         window, rest, ignored = read_time_phrases(question, at, self._layer.settings.week_starts_on, self._layer.settings.timezone)
-        with self._space.snapshot():
-            tags, rest = self._known_tags_in(rest)
+        tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
         kinds = set(self._layer.settings.typed_kinds)
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
-        with self._space.snapshot():
-            kind = next((w for w in pairs.values() if w in kinds and self._layout.by_kind.data((self.name, w))), None)
+        kind = next((w for w in pairs.values() if w in kinds and self._layout.by_kind.data((self.name, w))), None)
         if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._layout.by_kind.data((self.name, FACT_KIND)):
             kind = FACT_KIND  # "what does Ana prefer?": the owner's facts, about whatever words remain
         dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
@@ -355,8 +359,7 @@ class OwnerQueries:
         boost = tuple(tags) if terms and tags and not (kind or outcome) else ()
         # No padding (DESIGN 6): a word no memory holds is named; a name no memory holds empties
         # the answer, since memories about other things would only stand in for it.
-        with self._space.snapshot():
-            unmatched = {t: w for t, w in kept.items() if not self._layout.doc_freq.get((self.name, t), 0)}
+        unmatched = {t: w for t, w in kept.items() if not self._layout.doc_freq.get((self.name, t), 0)}
         names = _name_terms(question)  # as written: sentence starts and capitals are in the question itself
         missing = tuple(names[t] for t in unmatched if t in names)
         # the tags' own words rank as text too (capture indexes tags with the text)
@@ -365,7 +368,7 @@ class OwnerQueries:
             # question words ("show", "remember", "year") match nothing, as they say how a thing is
             # asked more than what it is; where a memory holds one ("my cooking show"), it ranks
             rank_terms += tuple(t for t in pairs if t in _QUESTION_WORDS and t not in kept and t not in rank_terms)
-        interp = Interpretation(
+        return Interpretation(
             window=window,
             tags=() if boost else tuple(tags),
             boost_tags=boost,
@@ -384,7 +387,6 @@ class OwnerQueries:
             missing_names=missing,
             ignored=ignored,
         )
-        return self._run(interp, limit, at)
 
     @_timed
     def history(
@@ -482,10 +484,8 @@ class OwnerQueries:
             for i in range(len(words) - size + 1):
                 if not starts[i] or any(used[i : i + size]):
                     continue
-                phrase = " ".join(words[i : i + size])
-                try:
-                    tag = normalize_tag(phrase)
-                except ValidationError:
+                tag = _tag_form(" ".join(words[i : i + size]))
+                if tag is None:
                     continue
                 if tag in found or (tag in known if known is not None else by_tag.data((owner, tag))):
                     found.append(tag)
@@ -507,9 +507,8 @@ class OwnerQueries:
         for word in words:
             if word in seen:
                 continue
-            try:
-                start = normalize_tag(word)
-            except ValidationError:
+            start = _tag_form(word)
+            if start is None:
                 seen[word] = True
                 continue
             if known is not None:
@@ -1241,6 +1240,16 @@ def _text_terms(text: str | None) -> dict[str, str]:
             "use other words, or leave text out)"
         )
     return terms
+
+
+@lru_cache(maxsize=1 << 14)
+def _tag_form(phrase: str) -> str | None:
+    """``normalize_tag(phrase)``, or None where the phrase makes no tag; remembered, since
+    questions reuse their words and ask tries every word and most phrases of each."""
+    try:
+        return normalize_tag(phrase)
+    except ValidationError:
+        return None
 
 
 _NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")

@@ -815,11 +815,12 @@ class OwnerQueries:
         scored = terms + ranked
         hot: list[_Hot] = []
         boosted: set[bytes] = set()
-        n_scored, first_boost, first_required = len(scored), len(scored), len(lists) - len(dict.fromkeys(q.tags))
+        first_boost, first_required = len(scored), len(lists) - len(dict.fromkeys(q.tags))
+        boosting = first_boost < first_required
         for (ts_us, suffix, code), tfs, dl in zip(columns, found.tfs, found.dls, strict=True):
             tail = column_tail(ts_us, suffix)
-            hits = {t: (tf, dl) for t, tf in zip(scored, tfs[:n_scored], strict=True) if tf}
-            if any(tfs[first_boost:first_required]):
+            hits = {t: (tf, dl) for t, tf in zip(scored, tfs, strict=False) if tf}  # tfs: the scored lists first
+            if boosting and any(tfs[first_boost:first_required]):
                 boosted.add(tail)
             hot.append((tail, code, hits or _NO_HITS))
         # the kernel's BM25 is the twin's sum, term by term in list order: what ``_bm25`` computes
@@ -997,19 +998,21 @@ class OwnerQueries:
         # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
         prefix = self._layout.parent_key(self._layout.states, (self.name,))
         chosen: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]], float]] = []
+        keys = [prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]
         with self._space.reader() as txn:
-            raws = txn.get_many([prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks])  # one round trip on PostgreSQL
-        for tail, hits, text in picks:
-            raw = raws.get(prefix + tail[-ID_TAIL_BYTES:])
+            raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        for key, (tail, hits, text) in zip(keys, picks, strict=True):
+            raw = raws.get(key)
             if raw is not None:
                 chosen.append((tail_id(tail), unpack_value(raw), hits, text))
         chosen += [(eid, h, hits, bm25[hot_count + j] if q.terms else 0.0) for j, (eid, h, hits) in enumerate(archived)]
         scores = []
+        boost = frozenset(q.boost_tags)
         for _, h, _, text in chosen:
             recency = 0.5 ** (max(now_us - ts_micros(h["ts"]), 0) / _WEEK_US)
             rel = float(h["relevance"]) / 10.0
             score = 0.9 * text / top_text + 0.05 * rel + 0.05 * recency if q.terms else 0.6 * rel + 0.4 * recency
-            if q.boost_tags and set(q.boost_tags) & set(h["tags"]):
+            if boost and not boost.isdisjoint(h["tags"]):
                 score += 0.1
             scores.append(score)
         out: list[_Ranked] = []

@@ -1106,25 +1106,25 @@ class OwnerQueries:
 
     def _memories(self, ranked: Sequence[_Ranked]) -> list[Hit]:
         out = []
-        lay = self._layout
-        keys = {eid: lay.parent_key(lay.mem, (self.name, episode_day(eid))) + encode_subscript(eid) for eid, _, _, _ in ranked}
+        owner, lay = self.name, self._layout
+        mem, parent_key = lay.mem, lay.parent_key
+        keys = {eid: parent_key(mem, (owner, episode_day(eid))) + encode_subscript(eid) for eid, _, _, _ in ranked}
         with self._space.reader() as txn:
             raws = txn.get_many(list(keys.values()))  # one round trip on PostgreSQL
         for eid, header, score, why in ranked:
-            record: dict[str, Any] | None
-            if header.get("status") == "archived":
+            status = header.get("status")
+            if status == "archived":
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
                 why = partial(_noted, why, "archived: one-line summary (restore() brings back the full record)")
-            else:
-                # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
-                raw = raws.get(keys[eid])
-                if raw is None:
-                    continue
-                if header.get("status") == SUPERSEDED:
-                    why = partial(_noted, why, f"superseded by {successor_of(header)} (an earlier version)")
-                out.append(Hit.deferred(eid, partial(_episode_of, self.name, eid, raw, header), round(score, 6), why))
+                out.append(Hit.deferred(eid, partial(to_episode, owner, eid, record, header), round(score, 6), why))
                 continue
-            out.append(Hit.deferred(eid, partial(to_episode, self.name, eid, record, header), round(score, 6), why))
+            # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
+            raw = raws.get(keys[eid])
+            if raw is None:
+                continue
+            if status == SUPERSEDED:
+                why = partial(_noted, why, f"superseded by {successor_of(header)} (an earlier version)")
+            out.append(Hit.deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
         return out
 
 

@@ -34,7 +34,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -80,7 +80,7 @@ B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
 _WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
-_NO_HITS: dict[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
+_NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
 # What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
 _TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT
@@ -105,13 +105,41 @@ _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and
 
 
 # A hot match: its encoded (ts, id) tail, its index code (relevance level, outcome), its term postings.
-_Hot = tuple[bytes, int, dict[str, tuple[int, int]]]
+_Hits = Mapping[str, tuple[int, int]]  # term -> (tf, document length), the terms it holds
+_Hot = tuple[bytes, int, _Hits]
 # An archived match: id, header, postings of its one-line summary.
-_Archived = tuple[str, dict[str, Any], dict[str, tuple[int, int]]]
+_Archived = tuple[str, dict[str, Any], _Hits]
 # Why a memory matched, or what makes it when first read (``Hit.why``): most callers never ask.
 _Why = tuple[str, ...] | Callable[[], tuple[str, ...]]
 # A ranked memory: id, header, score, why it matched.
 _Ranked = tuple[str, dict[str, Any], float, _Why]
+
+
+class _KernelHits(Mapping[str, tuple[int, int]]):
+    """A kernel match's term postings (term -> (tf, document length)) for the scored terms it
+    holds, made into a dict only when read: ranking takes its BM25 from the kernel, so only
+    ``why`` (itself made on demand) reads them."""
+
+    __slots__ = ("_dict", "_dl", "_terms", "_tfs")
+
+    def __init__(self, terms: tuple[str, ...], tfs: Sequence[int], dl: int) -> None:
+        self._terms, self._tfs, self._dl = terms, tfs, dl  # tfs: the scored lists' first
+        self._dict: dict[str, tuple[int, int]] | None = None
+
+    def _made(self) -> dict[str, tuple[int, int]]:
+        if self._dict is None:
+            dl = self._dl
+            self._dict = {t: (tf, dl) for t, tf in zip(self._terms, self._tfs, strict=False) if tf}
+        return self._dict
+
+    def __getitem__(self, term: str) -> tuple[int, int]:
+        return self._made()[term]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._made())
+
+    def __len__(self) -> int:
+        return len(self._made())
 
 
 class _Column:
@@ -819,10 +847,9 @@ class OwnerQueries:
         boosting = first_boost < first_required
         for (ts_us, suffix, code), tfs, dl in zip(columns, found.tfs, found.dls, strict=True):
             tail = column_tail(ts_us, suffix)
-            hits = {t: (tf, dl) for t, tf in zip(scored, tfs, strict=False) if tf}  # tfs: the scored lists first
             if boosting and any(tfs[first_boost:first_required]):
                 boosted.add(tail)
-            hot.append((tail, code, hits or _NO_HITS))
+            hot.append((tail, code, _KernelHits(scored, tfs, dl)))
         # the kernel's BM25 is the twin's sum, term by term in list order: what ``_bm25`` computes
         return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted, bm25=found.bm25)
 
@@ -973,7 +1000,7 @@ class OwnerQueries:
         bm25: list[float] = []
         top_text = 1.0
         # (tail, term postings, bm25) of the hot matches that can reach the top ``limit``, in match order
-        picks: list[tuple[bytes, dict[str, tuple[int, int]], float]]
+        picks: list[tuple[bytes, _Hits, float]]
         if found.column is not None and not q.terms:
             column = found.column
             picks = [(column.tail(i), _NO_HITS, 0.0) for i in column.best(now_us, limit)]
@@ -997,7 +1024,7 @@ class OwnerQueries:
             hot_count = len(hot)
         # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
         prefix = self._layout.parent_key(self._layout.states, (self.name,))
-        chosen: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]], float]] = []
+        chosen: list[tuple[str, dict[str, Any], _Hits, float]] = []
         keys = [prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]
         with self._space.reader() as txn:
             raws = txn.get_many(keys)  # one round trip on PostgreSQL
@@ -1099,7 +1126,7 @@ class OwnerQueries:
         q.weights = (idf, avgdl)
         return q.weights
 
-    def _bm25(self, q: _Query, hits_list: Sequence[dict[str, tuple[int, int]]]) -> list[float]:
+    def _bm25(self, q: _Query, hits_list: Sequence[_Hits]) -> list[float]:
         """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.scored_terms``."""
         idf, avgdl = self._bm25_weights(q)
         return [sum(_bm25_term(idf[t], tf, dl, avgdl) for t, (tf, dl) in hits.items() if t in idf) for hits in hits_list]
@@ -1148,7 +1175,7 @@ def _noted(why: _Why, note: str) -> tuple[str, ...]:
     return (*(why if isinstance(why, tuple) else why()), note)
 
 
-def _why(q: _Query, h: dict[str, Any], hits: dict[str, tuple[int, int]], bm25: float) -> tuple[str, ...]:
+def _why(q: _Query, h: dict[str, Any], hits: _Hits, bm25: float) -> tuple[str, ...]:
     why = []
     if q.lo is not None or q.hi is not None:
         why.append(f"in window ({h['ts']:%Y-%m-%d %H:%M})")

@@ -1117,11 +1117,18 @@ class OwnerQueries:
         """BM25's idf of each query term and the average document length, from the statistics."""
         if q.weights is not None:
             return q.weights
-        n_docs = max(int(self._layout.stats.get((self.name, "docs"), 0)), 1)
-        avgdl = max(int(self._layout.stats.get((self.name, "terms"), 0)), 1) / n_docs
+        lay, owner = self._layout, self.name
+        # the two statistics and every term's document frequency in one batch of reads
+        stats, freqs = lay.parent_key(lay.stats, (owner,)), lay.parent_key(lay.doc_freq, (owner,))
+        terms = tuple(dict.fromkeys(q.scored_terms))
+        keys = [stats + encode_subscript("docs"), stats + encode_subscript("terms"), *(freqs + encode_subscript(t) for t in terms)]
+        with self._space.reader() as txn:
+            raws = txn.get_many(keys)
+        counts = [int(unpack_value(raws[k])) if k in raws else 0 for k in keys]
+        n_docs = max(counts[0], 1)
+        avgdl = max(counts[1], 1) / n_docs
         idf = {}
-        for t in q.scored_terms:
-            df = int(self._layout.doc_freq.get((self.name, t), 0))
+        for t, df in zip(terms, counts[2:], strict=True):
             idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
         q.weights = (idf, avgdl)
         return q.weights
@@ -1282,6 +1289,12 @@ def _tag_form(phrase: str) -> str | None:
         return None
 
 
+@lru_cache(maxsize=1 << 14)
+def _terms_of_word(word: str) -> tuple[str, ...]:
+    """The index terms of one word, remembered: the names of questions recur."""
+    return tuple(terms_and_words(word))
+
+
 _NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")
 _CALENDAR_WORDS = frozenset(
     "january february march april may june july august september october november december "
@@ -1303,7 +1316,7 @@ def _name_terms(text: str) -> dict[str, str]:
             or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
         )
         if named and word.casefold() not in _CALENDAR_WORDS:
-            out.update(dict.fromkeys(terms_and_words(word), word))
+            out.update(dict.fromkeys(_terms_of_word(word), word))
         start = text[m.end() : m.end() + 2].strip()[:1] in (".", "?", "!")
     return out
 

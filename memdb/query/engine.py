@@ -80,6 +80,7 @@ B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
 _WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
+_DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscripts of an owner's statistics
 _NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
 # What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
@@ -1121,10 +1122,11 @@ class OwnerQueries:
         # the two statistics and every term's document frequency in one batch of reads
         stats, freqs = lay.parent_key(lay.stats, (owner,)), lay.parent_key(lay.doc_freq, (owner,))
         terms = tuple(dict.fromkeys(q.scored_terms))
-        keys = [stats + encode_subscript("docs"), stats + encode_subscript("terms"), *(freqs + encode_subscript(t) for t in terms)]
+        keys = [stats + _DOCS, stats + _TERMS]
+        keys += [freqs + encode_subscript(t) for t in terms]
         with self._space.reader() as txn:
-            raws = txn.get_many(keys)
-        counts = [int(unpack_value(raws[k])) if k in raws else 0 for k in keys]
+            got = txn.get_many(keys).get
+        counts = [0 if (raw := got(k)) is None else int(unpack_value(raw)) for k in keys]
         n_docs = max(counts[0], 1)
         avgdl = max(counts[1], 1) / n_docs
         idf = {}

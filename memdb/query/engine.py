@@ -504,8 +504,7 @@ class OwnerQueries:
         word can begin a known tag are tried (``_tag_starts``)."""
         owner, by_tag = self.name, self._layout.by_tag
         words = re.findall(r"[\w#+./:-]+", text)
-        listed = [str(t) for t in itertools.islice(by_tag.children((owner,)), len(words) + 1)] if words else []
-        known = set(listed) if len(listed) <= len(words) else None  # every tag of the owner, if that few
+        known = self._few_tags(len(words)) if words else None  # every tag of the owner, if that few
         starts = self._tag_starts(words, known)
         used = [False] * len(words)
         found: list[str] = []
@@ -522,6 +521,19 @@ class OwnerQueries:
                         used[j] = True
         rest = " ".join(w for w, u in zip(words, used, strict=True) if not u)
         return list(dict.fromkeys(found)), rest
+
+    def _few_tags(self, most: int) -> set[str] | None:
+        """Every tag of the owner when there are at most ``most`` of them (one seek each, and
+        one more to see the end); None, having read ``most + 1``, when there are more."""
+        owner, by_tag = self.name, self._layout.by_tag
+        found: set[str] = set()
+        tag = by_tag.order((owner, ""))
+        while tag is not None:
+            if len(found) == most:
+                return None
+            found.add(str(tag))
+            tag = by_tag.order((owner, tag))
+        return found
 
     def _tag_starts(self, words: Sequence[str], known: set[str] | None) -> list[bool]:
         """For each word, whether a phrase starting with it may name a known tag: whether one

@@ -476,6 +476,15 @@ _DT_EXT: Final = 1
 
 
 def _default(obj: Any) -> Any:
+    if type(obj) is _dt.datetime and obj.tzinfo is _dt.UTC:
+        # memdb keeps UTC datetimes, and a UTC datetime's fields are its instant, so equal
+        # ones pack alike (in another zone, equal wall times can be two instants: not cached)
+        ext = _EXTS.get(obj)
+        if ext is None:
+            if len(_EXTS) >= _DATETIMES_KEPT:
+                _EXTS.clear()
+            ext = _EXTS[obj] = msgpack.ExtType(_DT_EXT, _to_micros(obj).to_bytes(9, "big", signed=True))
+        return ext
     if isinstance(obj, _dt.datetime):
         if obj.tzinfo is None:
             raise InvalidValueError(f"value {obj!r}: naive datetime; give a timezone-aware one (UTC is stored)")
@@ -498,11 +507,23 @@ def _to_micros(d: _dt.datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+_EXTS: dict[_dt.datetime, msgpack.ExtType] = {}  # packed UTC datetimes, for _default
+# Decoded datetimes by their packed bytes: a header holds two and a query unpacks a header for
+# each memory it ranks, and datetimes are immutable, so one object serves every read of a moment.
+_DATETIMES: dict[bytes, _dt.datetime] = {}
+_DATETIMES_KEPT: Final = 1 << 16
+
+
 def _ext_hook(code: int, data: bytes) -> Any:
     if code == _DT_EXT:
-        if len(data) != 9:
-            raise ValueError(f"a datetime of {len(data)} bytes, not 9")
-        return EPOCH + _dt.timedelta(microseconds=int.from_bytes(data, "big", signed=True))
+        found = _DATETIMES.get(data)
+        if found is None:
+            if len(data) != 9:
+                raise ValueError(f"a datetime of {len(data)} bytes, not 9")
+            if len(_DATETIMES) >= _DATETIMES_KEPT:
+                _DATETIMES.clear()
+            found = _DATETIMES[data] = EPOCH + _dt.timedelta(microseconds=int.from_bytes(data, "big", signed=True))
+        return found
     return msgpack.ExtType(code, data)
 
 

@@ -15,11 +15,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError as PydanticError
 
+from memdb.engine.codec import encode_subscript, unpack_value
 from memdb.engine.globals import Global, Globals
 from memdb.engine.log import logger
 from memdb.errors import NotFoundError, SanitizerError, ValidationError
@@ -160,54 +161,58 @@ class Episodes:
 
     def _flush_accesses(self, batch: dict[tuple[str, str], PendingAccess]) -> None:
         now = self.now()
+        lay = self.layout
         with self.space.transaction():
+            # the headers in one batch of reads (one round trip on PostgreSQL), in the write's snapshot
+            keys = [lay.parent_key(lay.states, (owner,)) + encode_subscript(eid) for owner, eid in batch]
+            with self.space.reader() as txn:
+                raws = txn.get_many(keys)
             loaded = []
-            for (owner, eid), pending in batch.items():
-                state = self.layout.states.get((owner, eid))
-                if state is not None:  # deleted since it was read: nothing to count
+            for ((owner, eid), pending), key in zip(batch.items(), keys, strict=True):
+                raw = raws.get(key)
+                if raw is not None:  # deleted since it was read: nothing to count
+                    state = unpack_value(raw)
                     new = {
                         **state,
                         "access_count": state["access_count"] + pending.count,
                         "last_access": _latest(state["last_access"], pending.last),
                     }
-                    loaded.append((owner, eid, state, new))
-            scores = self.scorer.score_many([(new, new) for _, _, _, new in loaded], now)
-            kills: list[tuple[Global, Any]] = []
-            sets: list[tuple[Global, Any, Any]] = []
-            codes: list[tuple[str, str, int]] = []
-            for (owner, eid, old, new), score in zip(loaded, scores, strict=True):
+                    loaded.append((owner, eid, key, state, new))
+            scores = self.scorer.score_many([(new, new) for *_, new in loaded], now)
+            writes = _StateWrites()
+            for (owner, eid, key, old, new), score in zip(loaded, scores, strict=True):
                 new["relevance"] = score
-                self._state_changes(owner, eid, old, new, kills, sets, codes)
-            self.space.apply(kills, sets)
-            self._apply_codes(codes)
+                self._state_changes(owner, eid, old, new, writes, key)
+            self._write_states(writes)
 
     def _state_changes(
-        self,
-        owner: str,
-        eid: str,
-        old: Mapping[str, Any],
-        new: dict[str, Any],
-        kills: list[tuple[Global, Any]],
-        sets: list[tuple[Global, Any, Any]],
-        codes: list[tuple[str, str, int]],
+        self, owner: str, eid: str, old: Mapping[str, Any], new: dict[str, Any], writes: _StateWrites, key: bytes | None = None
     ) -> None:
-        """Index changes for a new state: the state itself, a move between relevance bands, and
-        the new code of every index entry (and, in ``codes``, of its text column record, which
-        ``_apply_codes`` writes) when the relevance level changed."""
-        sets.append((self.layout.states, (owner, eid), new))
+        """Index changes for a new state: the state itself (under ``key``, its encoded key, when
+        known), a move between relevance bands, and the new code of every index entry (and of
+        its text column record) when the relevance level changed. Index keys are the cached
+        encoded parent plus the episode's (ts, id) tail, with the code packed once, as capture
+        writes them: a flush rewrites several keys for most of the episodes it counts."""
+        lay = self.layout
+        if key is None:
+            key = lay.parent_key(lay.states, (owner,)) + encode_subscript(eid)
+        writes.states.append((key, new))
         if old.get("status") not in ("archived", SUPERSEDED) and relevance_level(old["relevance"]) != relevance_level(new["relevance"]):
             if band_of(old["relevance"]) != band_of(new["relevance"]):
-                kills.append((self.layout.by_band, (owner, band_of(old["relevance"]), ts_micros(new["ts"]), eid)))
+                writes.kills.append((lay.by_band, (owner, band_of(old["relevance"]), ts_micros(new["ts"]), eid)))
             code = index_code(new["relevance"], new.get("outcome"))
+            packed, tail, parent_key = PACKED_OF_CODE[code], tail_of(new["ts"], eid), lay.parent_key
             for gname, entries in index_entries(owner, eid, new, new).items():
                 g = self.space[gname]
-                sets.extend((g, e, code) for e in entries)
-            codes.append((owner, eid, code))
+                writes.entries.extend((parent_key(g, e[:-2]) + tail, packed) for e in entries)
+            writes.codes.append((owner, eid, code))
 
-    def _apply_codes(self, codes: list[tuple[str, str, int]]) -> None:
-        """Write the text column codes ``_state_changes`` collected, one chunk write per chunk."""
+    def _write_states(self, writes: _StateWrites) -> None:
+        """Write what ``_state_changes`` collected: band moves, headers, index entries, and the
+        text column codes, one chunk write per chunk."""
+        self.space.apply(writes.kills, encoded=writes.states, packed=writes.entries)
         by_owner: dict[str, list[tuple[str, int]]] = {}
-        for owner, eid, code in codes:
+        for owner, eid, code in writes.codes:
             by_owner.setdefault(owner, []).append((eid, code))
         for owner, changed in by_owner.items():
             self.layout.text.set_codes(owner, changed)
@@ -228,16 +233,13 @@ class Episodes:
                         if len(chunk) >= batch:
                             break
                     scores = self.scorer.score_many([(st, st) for _, st in chunk], at)
-                    kills: list[tuple[Global, Any]] = []
-                    sets: list[tuple[Global, Any, Any]] = []
-                    codes: list[tuple[str, str, int]] = []
+                    writes = _StateWrites()
                     for (eid, state), score in zip(chunk, scores, strict=True):
                         report.scored += 1
                         if score != state["relevance"]:
                             report.changed += 1
-                            self._state_changes(owner, eid, state, {**state, "relevance": score}, kills, sets, codes)
-                    self.space.apply(kills, sets)
-                    self._apply_codes(codes)
+                            self._state_changes(owner, eid, state, {**state, "relevance": score}, writes)
+                    self._write_states(writes)
                 if len(chunk) < batch:
                     break
                 start = chunk[-1][0] + "\x00"
@@ -378,6 +380,18 @@ class Episodes:
         a failure counted for ``owner``) and cut to ``caps``: for text the layers above derive
         from episodes (an extractor's pattern). Raises SanitizerError, or ValidationError naming ``what``."""
         return self.owner(owner)._clean(fields, caps, what)
+
+
+@dataclass
+class _StateWrites:
+    """The writes of new episode states (``Episodes._state_changes``), applied together by
+    ``Episodes._write_states``: headers (encoded key, state), relevance band entries to kill,
+    index entries (encoded key, packed code) and text column codes (owner, id, code)."""
+
+    states: list[tuple[bytes, dict[str, Any]]] = field(default_factory=list)
+    kills: list[tuple[Global, Any]] = field(default_factory=list)
+    entries: list[tuple[bytes, bytes]] = field(default_factory=list)
+    codes: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 def _latest(a: dt.datetime | None, b: dt.datetime) -> dt.datetime:
@@ -793,12 +807,9 @@ class OwnerEpisodes:
             record, state = self._layer.load(self.name, episode_id)
             new = {**state, "feedback": float(value)}
             new["relevance"] = self._layer.relevance(record, new, self._layer.now())
-            kills: list[tuple[Global, Any]] = []
-            sets: list[tuple[Global, Any, Any]] = []
-            codes: list[tuple[str, str, int]] = []
-            self._layer._state_changes(self.name, episode_id, state, new, kills, sets, codes)
-            self._space.apply(kills, sets)
-            self._layer._apply_codes(codes)
+            writes = _StateWrites()
+            self._layer._state_changes(self.name, episode_id, state, new, writes)
+            self._layer._write_states(writes)
         # with accesses not yet flushed, as explain() shows it
         return to_episode(self.name, episode_id, record, self._live_state(episode_id, record, new, self._layer.now()))
 

@@ -27,9 +27,11 @@ __all__ = [
     "check_id",
     "episode_day",
     "from_micros",
+    "id_at",
     "is_id",
     "new_id",
     "time_prefix",
+    "time_prefix_at",
     "ts_micros",
     "utcnow",
 ]
@@ -79,6 +81,32 @@ def new_id(ts: dt.datetime, scope: str = "") -> str:
 def time_prefix(ts: dt.datetime) -> str:
     """The first 22 characters of every id made at ``ts``: a bound for ranges of ids by time."""
     return ts.strftime("%Y%m%dT%H%M%S%fZ")
+
+
+_DAY_US = 86_400_000_000
+_DAY_PREFIXES: dict[int, str] = {}  # days since the epoch -> "YYYYMMDD"
+
+
+def time_prefix_at(us: int) -> str:
+    """``time_prefix(from_micros(us))`` without a datetime: a text query turns each document's
+    time into its id, and ``strftime`` was most of that. The day comes from ``strftime`` once
+    per day (so it is the same string), the time of day from integer arithmetic."""
+    days, rest = divmod(us, _DAY_US)
+    day = _DAY_PREFIXES.get(days)
+    if day is None:
+        if len(_DAY_PREFIXES) >= 1 << 16:
+            _DAY_PREFIXES.clear()
+        day = _DAY_PREFIXES[days] = (EPOCH + dt.timedelta(days=days)).strftime("%Y%m%d")
+    seconds, micros = divmod(rest, 1_000_000)
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{day}T{hours:02d}{minutes:02d}{seconds:02d}{micros:06d}Z"
+
+
+def id_at(us: int, suffix: int) -> str:
+    """The id of an episode made at ``us`` microseconds with counter ``suffix`` (what ``new_id``
+    made), from the two numbers a text index column keeps of it."""
+    return f"{time_prefix_at(us)}-{suffix:06x}"
 
 
 def is_id(value: Any) -> TypeGuard[str]:

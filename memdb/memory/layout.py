@@ -55,7 +55,7 @@ from typing import Any, Final
 from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
 from memdb.errors import CorruptValueError
-from memdb.memory.ids import EPOCH_ORDINAL, episode_day, ts_micros
+from memdb.memory.ids import EPOCH_ORDINAL, episode_day, id_at, ts_micros
 from memdb.memory.postings import TextIndex
 from memdb.memory.relevance import band_of
 from memdb.memory.text import term_counts, tokenize
@@ -79,6 +79,7 @@ __all__ = [
     "TOLD_FIELDS",
     "VERSION_FIELDS",
     "Layout",
+    "column_tail",
     "fact_key_bounds",
     "header_of",
     "id_tail",
@@ -88,6 +89,7 @@ __all__ = [
     "relevance_level",
     "successor_of",
     "superseded_header",
+    "tail_at",
     "tail_id",
     "tail_of",
     "tail_ts",
@@ -186,9 +188,7 @@ ID_SLICE: Final = slice(-ID_TAIL_BYTES + 1, -1)
 
 def id_tail(idb: bytes) -> bytes:
     """The encoded ``(ts_us, id)`` tail of an episode's index entries, from its id alone (an
-    id starts with its timestamp), given as ASCII bytes as sliced out of a posting's key: a
-    text-driven query turns every matching posting into a tail, so this is its hot loop.
-    An id is ASCII without NUL, so its encoded subscript is the id between two fixed bytes."""
+    id starts with its timestamp), given as ASCII bytes as sliced out of a posting's key."""
     day = _DAY_MICROS.get(idb[:8])
     if day is None:
         if len(_DAY_MICROS) >= 1 << 16:
@@ -196,7 +196,30 @@ def id_tail(idb: bytes) -> bytes:
         days = dt.date(int(idb[0:4]), int(idb[4:6]), int(idb[6:8])).toordinal() - EPOCH_ORDINAL
         day = _DAY_MICROS[idb[:8]] = days * 86_400_000_000
     us = day + int(idb[9:11]) * 3_600_000_000 + int(idb[11:13]) * 60_000_000 + int(idb[13:15]) * 1_000_000 + int(idb[15:21])
-    return codec.encode_int(us) + _ID_OPEN + idb + _ID_CLOSE
+    return tail_at(us, idb)
+
+
+def tail_at(ts_us: int, idb: bytes) -> bytes:
+    """The encoded ``(ts_us, id)`` tail of an episode's index entries, from its time and its id
+    as ASCII bytes. An id is ASCII without NUL, so its encoded subscript is the id between two
+    fixed bytes."""
+    return codec.encode_int(ts_us) + _ID_OPEN + idb + _ID_CLOSE
+
+
+_COLUMN_TAILS: dict[tuple[int, int], bytes] = {}  # (ts_us, suffix) -> tail; a pure function, never stale
+_COLUMN_TAILS_KEPT: Final = 1 << 17  # about 20 MB at most
+
+
+def column_tail(ts_us: int, suffix: int) -> bytes:
+    """The index tail of the episode a text index column describes (its time and id suffix,
+    ``memdb.memory.postings.live_columns``): every match of a text query needs it, so tails are
+    remembered rather than formatted again each query (``tail[ID_SLICE]`` is the id)."""
+    tail = _COLUMN_TAILS.get((ts_us, suffix))
+    if tail is None:
+        if len(_COLUMN_TAILS) >= _COLUMN_TAILS_KEPT:
+            _COLUMN_TAILS.clear()
+        tail = _COLUMN_TAILS[(ts_us, suffix)] = tail_at(ts_us, id_at(ts_us, suffix).encode("ascii"))
+    return tail
 
 
 def tail_of(ts: dt.datetime, eid: str) -> bytes:

@@ -44,7 +44,7 @@ from memdb import native
 from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
 from memdb.errors import CorruptValueError
-from memdb.memory.ids import from_micros, time_prefix
+from memdb.memory.ids import id_at
 
 __all__ = [
     "BLOCK_DOCS",
@@ -62,6 +62,7 @@ __all__ = [
     "decode_block",
     "encode_block",
     "id_of",
+    "live_columns",
     "live_record",
     "pack_record",
     "py_decode_block",
@@ -243,13 +244,36 @@ def live_record(chunks: Sequence[bytes | memoryview | None], doc: int) -> Column
     chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
     col = unpack_record(chunk, doc) if chunk is not None else None
     if col is None or not col.live:
-        raise CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
+        raise _no_column(doc)
     return col
+
+
+def _no_column(doc: int) -> CorruptValueError:
+    return CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
+
+
+def live_columns(chunks: Sequence[bytes | memoryview | None], docs: Iterable[int]) -> list[tuple[int, int, int]]:
+    """``(time, id suffix, index code)`` of each document's live column record, as
+    ``live_record`` gives them, without a ``Column`` each: the query layer asks this of every
+    match the kernel returns. CorruptValueError when a document has none."""
+    out: list[tuple[int, int, int]] = []
+    unpack, n = _RECORD.unpack_from, len(chunks)
+    for doc in docs:
+        i = doc // CHUNK_DOCS
+        chunk = chunks[i] if i < n else None
+        off = doc % CHUNK_DOCS * RECORD_BYTES
+        if chunk is None or len(chunk) < off + RECORD_BYTES:
+            raise _no_column(doc)
+        ts, suffix, _, code, live, _ = unpack(chunk, off)
+        if live != 1:
+            raise _no_column(doc)
+        out.append((ts, suffix, code))
+    return out
 
 
 def id_of(column: Column) -> str:
     """The episode id of a document, from its time and suffix."""
-    return f"{time_prefix(from_micros(column.ts_us))}-{column.suffix:06x}"
+    return id_at(column.ts_us, column.suffix)
 
 
 def _suffix(eid: str) -> int:

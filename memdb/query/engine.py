@@ -34,13 +34,13 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial, wraps
+from functools import lru_cache, partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
-from memdb.engine.codec import encode_subscript, unpack_value
+from memdb.engine.codec import decode_one, encode_subscript, unpack_value
 from memdb.engine.globals import Global
 from memdb.engine.log import logger
 from memdb.errors import ValidationError
@@ -56,14 +56,14 @@ from memdb.memory.layout import (
     OUTCOME_OF_CODE,
     PACKED_OF_CODE,
     SUPERSEDED,
-    id_tail,
+    column_tail,
     successor_of,
     tail_id,
     tail_ts,
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, Column, SearchParams, id_of, live_record
+from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, SearchParams, live_columns
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
@@ -80,7 +80,8 @@ B = 0.75
 RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
 _WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
-_NO_HITS: dict[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
+_DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscripts of an owner's statistics
+_NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
 # What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
 _TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT
@@ -105,11 +106,41 @@ _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and
 
 
 # A hot match: its encoded (ts, id) tail, its index code (relevance level, outcome), its term postings.
-_Hot = tuple[bytes, int, dict[str, tuple[int, int]]]
+_Hits = Mapping[str, tuple[int, int]]  # term -> (tf, document length), the terms it holds
+_Hot = tuple[bytes, int, _Hits]
 # An archived match: id, header, postings of its one-line summary.
-_Archived = tuple[str, dict[str, Any], dict[str, tuple[int, int]]]
+_Archived = tuple[str, dict[str, Any], _Hits]
+# Why a memory matched, or what makes it when first read (``Hit.why``): most callers never ask.
+_Why = tuple[str, ...] | Callable[[], tuple[str, ...]]
 # A ranked memory: id, header, score, why it matched.
-_Ranked = tuple[str, dict[str, Any], float, tuple[str, ...]]
+_Ranked = tuple[str, dict[str, Any], float, _Why]
+
+
+class _KernelHits(Mapping[str, tuple[int, int]]):
+    """A kernel match's term postings (term -> (tf, document length)) for the scored terms it
+    holds, made into a dict only when read: ranking takes its BM25 from the kernel, so only
+    ``why`` (itself made on demand) reads them."""
+
+    __slots__ = ("_dict", "_dl", "_terms", "_tfs")
+
+    def __init__(self, terms: tuple[str, ...], tfs: Sequence[int], dl: int) -> None:
+        self._terms, self._tfs, self._dl = terms, tfs, dl  # tfs: the scored lists' first
+        self._dict: dict[str, tuple[int, int]] | None = None
+
+    def _made(self) -> dict[str, tuple[int, int]]:
+        if self._dict is None:
+            dl = self._dl
+            self._dict = {t: (tf, dl) for t, tf in zip(self._terms, self._tfs, strict=False) if tf}
+        return self._dict
+
+    def __getitem__(self, term: str) -> tuple[int, int]:
+        return self._made()[term]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._made())
+
+    def __len__(self) -> int:
+        return len(self._made())
 
 
 class _Column:
@@ -193,6 +224,7 @@ class _Found:
     # up only those whose score bound can reach the top (their text is the tag's own words at most)
     pending: _Column | None = None
     best_text: float | None = None  # the best BM25 of every match, when ``listed`` holds only those that can rank
+    bm25: list[float] | None = None  # the BM25 of each listed match, when the kernel computed it
 
     @property
     def hot(self) -> list[_Hot]:
@@ -335,16 +367,20 @@ class OwnerQueries:
         if len(question) > QUESTION_CHARS:  # before any work: a 5 MB question took 22 s
             raise ValidationError(f"question of {len(question):,} characters: at most {QUESTION_CHARS:,} (ask about one thing)")
         at = utc(now, "now") if now is not None else self._layer.now()
+        with self._space.snapshot():  # one view of the indexes the question is read against
+            interp = self._interpret(question, at, include_archived, include_superseded)
+        return self._run(interp, limit, at)
+
+    def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
+        """What ``ask`` makes of a question: its window, tags, kind, outcome and words."""
         window, rest, ignored = read_time_phrases(question, at, self._layer.settings.week_starts_on, self._layer.settings.timezone)
-        with self._space.snapshot():
-            tags, rest = self._known_tags_in(rest)
+        tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
         kinds = set(self._layer.settings.typed_kinds)
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
-        with self._space.snapshot():
-            kind = next((w for w in pairs.values() if w in kinds and self._layout.by_kind.data((self.name, w))), None)
+        kind = next((w for w in pairs.values() if w in kinds and self._layout.by_kind.data((self.name, w))), None)
         if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._layout.by_kind.data((self.name, FACT_KIND)):
             kind = FACT_KIND  # "what does Ana prefer?": the owner's facts, about whatever words remain
         dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
@@ -358,8 +394,7 @@ class OwnerQueries:
         boost = tuple(tags) if terms and tags and not (kind or outcome) else ()
         # No padding (DESIGN 6): a word no memory holds is named; a name no memory holds empties
         # the answer, since memories about other things would only stand in for it.
-        with self._space.snapshot():
-            unmatched = {t: w for t, w in kept.items() if not self._layout.doc_freq.get((self.name, t), 0)}
+        unmatched = {t: w for t, w in kept.items() if not self._layout.doc_freq.get((self.name, t), 0)}
         names = _name_terms(question)  # as written: sentence starts and capitals are in the question itself
         missing = tuple(names[t] for t in unmatched if t in names)
         # the tags' own words rank as text too (capture indexes tags with the text)
@@ -368,7 +403,7 @@ class OwnerQueries:
             # question words ("show", "remember", "year") match nothing, as they say how a thing is
             # asked more than what it is; where a memory holds one ("my cooking show"), it ranks
             rank_terms += tuple(t for t in pairs if t in _QUESTION_WORDS and t not in kept and t not in rank_terms)
-        interp = Interpretation(
+        return Interpretation(
             window=window,
             tags=() if boost else tuple(tags),
             boost_tags=boost,
@@ -388,7 +423,6 @@ class OwnerQueries:
             ignored=ignored,
             told=window is not None,
         )
-        return self._run(interp, limit, at)
 
     @_timed
     def history(
@@ -471,27 +505,67 @@ class OwnerQueries:
     def _known_tags_in(self, text: str) -> tuple[list[str], str]:
         """Phrases of ``text`` (up to 4 words) that name a known tag, longest first; and the rest.
 
-        Each phrase costs one seek in the tag index, so an owner with thousands of tags pays
-        for the question's length, not for listing them."""
+        An owner with no more tags than the question has words has them listed (a seek each);
+        otherwise each phrase costs one seek in the tag index, so an owner with thousands of
+        tags pays for the question's length, not for listing them. Only phrases whose first
+        word can begin a known tag are tried (``_tag_starts``)."""
         owner, by_tag = self.name, self._layout.by_tag
         words = re.findall(r"[\w#+./:-]+", text)
+        known = self._few_tags(len(words)) if words else None  # every tag of the owner, if that few
+        starts = self._tag_starts(words, known)
         used = [False] * len(words)
         found: list[str] = []
         for size in (4, 3, 2, 1):
             for i in range(len(words) - size + 1):
-                if any(used[i : i + size]):
+                if not starts[i] or any(used[i : i + size]):
                     continue
-                phrase = " ".join(words[i : i + size])
-                try:
-                    tag = normalize_tag(phrase)
-                except ValidationError:
+                tag = _tag_form(" ".join(words[i : i + size]))
+                if tag is None:
                     continue
-                if tag in found or by_tag.data((owner, tag)):
+                if tag in found or (tag in known if known is not None else by_tag.data((owner, tag))):
                     found.append(tag)
                     for j in range(i, i + size):
                         used[j] = True
         rest = " ".join(w for w, u in zip(words, used, strict=True) if not u)
         return list(dict.fromkeys(found)), rest
+
+    def _few_tags(self, most: int) -> set[str] | None:
+        """Every tag of the owner when there are at most ``most`` of them (one seek each, and
+        one more to see the end); None, having read ``most + 1``, when there are more."""
+        owner, by_tag = self.name, self._layout.by_tag
+        found: set[str] = set()
+        tag = by_tag.order((owner, ""))
+        while tag is not None:
+            if len(found) == most:
+                return None
+            found.add(str(tag))
+            tag = by_tag.order((owner, tag))
+        return found
+
+    def _tag_starts(self, words: Sequence[str], known: set[str] | None) -> list[bool]:
+        """For each word, whether a phrase starting with it may name a known tag: whether one
+        of ``known`` (every tag of the owner) or else the first tag at or after the word's own
+        tag form (one seek) begins with that form. A phrase's tag form begins with its first
+        word's (tests/memory/test_text.py::test_a_phrase_tag_begins_with_its_first_words), so
+        a word no known tag begins with starts no tag; a word with no tag form of its own
+        ("#") is always tried."""
+        owner, by_tag = self.name, self._layout.by_tag
+        n = len(by_tag.key((owner,)))
+        seen: dict[str, bool] = {}
+        for word in words:
+            if word in seen:
+                continue
+            start = _tag_form(word)
+            if start is None:
+                seen[word] = True
+                continue
+            if known is not None:
+                seen[word] = any(t.startswith(start) for t in known)
+                continue
+            keys, _ = by_tag.raw_columns((owner,), start=start, limit=1)
+            first = decode_one(keys[0], n)[0] if keys else None
+            seen[word] = isinstance(first, str) and first.startswith(start)
+        return [seen[w] for w in words]
 
     def _compile(self, interp: Interpretation) -> _Query:
         w = interp.window
@@ -762,11 +836,10 @@ class OwnerQueries:
             terms = tuple(dict.fromkeys(q.terms))
             found_text, columns = self._text_search(q, [(t, MATCH) for t in terms], 0, 0)
             listed: list[tuple[bytes, bytes]] = []
-            for doc, tfs, dl in zip(found_text.docs, found_text.tfs, found_text.dls, strict=True):
-                col = columns(doc)
-                idb = id_of(col).encode("ascii")
-                postings[idb] = {t: (tf, dl) for t, tf in zip(terms, tfs, strict=True) if tf}
-                listed.append((id_tail(idb), PACKED_OF_CODE[col.code]))
+            for (ts_us, suffix, code), tfs, dl in zip(columns, found_text.tfs, found_text.dls, strict=True):
+                tail = column_tail(ts_us, suffix)
+                postings[tail[ID_SLICE]] = {t: (tf, dl) for t, tf in zip(terms, tfs, strict=True) if tf}
+                listed.append((tail, PACKED_OF_CODE[code]))
             driver = listed
         elif small is not None:
             driver_name, driver = small
@@ -793,22 +866,22 @@ class OwnerQueries:
         scored = terms + ranked
         hot: list[_Hot] = []
         boosted: set[bytes] = set()
-        n_scored, first_boost, first_required = len(scored), len(scored), len(lists) - len(dict.fromkeys(q.tags))
-        for doc, tfs, dl in zip(found.docs, found.tfs, found.dls, strict=True):
-            col = columns(doc)
-            tail = id_tail(id_of(col).encode("ascii"))
-            hits = {t: (tf, dl) for t, tf in zip(scored, tfs[:n_scored], strict=True) if tf}
-            if any(tfs[first_boost:first_required]):
+        first_boost, first_required = len(scored), len(lists) - len(dict.fromkeys(q.tags))
+        boosting = first_boost < first_required
+        for (ts_us, suffix, code), tfs, dl in zip(columns, found.tfs, found.dls, strict=True):
+            tail = column_tail(ts_us, suffix)
+            if boosting and any(tfs[first_boost:first_required]):
                 boosted.add(tail)
-            hot.append((tail, col.code, hits or _NO_HITS))
-        return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted)
+            hot.append((tail, code, _KernelHits(scored, tfs, dl)))
+        # the kernel's BM25 is the twin's sum, term by term in list order: what ``_bm25`` computes
+        return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted, bm25=found.bm25)
 
     def _text_search(
         self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int
-    ) -> tuple[TextFound, Callable[[int], Column]]:
+    ) -> tuple[TextFound, list[tuple[int, int, int]]]:
         """The search kernel over ``lists`` (a word's postings or a tag's list, and its role)
-        with ``q``'s window and outcome: what it found, and the column record of each document
-        it returned."""
+        with ``q``'s window and outcome: what it found, and the time, id suffix and index code
+        of each document it returned (``column_tail`` makes their index tails)."""
         text, owner = self._layout.text, self.name
         idf, avgdl = self._bm25_weights(q)
         chunks = text.chunks(owner)
@@ -818,7 +891,7 @@ class OwnerQueries:
         weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
         found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles)
-        return found, partial(live_record, chunks)
+        return found, live_columns(chunks, found.docs)
 
     def _filter(
         self,
@@ -993,7 +1066,7 @@ class OwnerQueries:
         bm25: list[float] = []
         top_text = 1.0
         # (tail, term postings, bm25) of the hot matches that can reach the top ``limit``, in match order
-        picks: list[tuple[bytes, dict[str, tuple[int, int]], float]]
+        picks: list[tuple[bytes, _Hits, float]]
         if found.column is not None and not q.terms:
             column = found.column
             picks = [(column.tail(i), _NO_HITS, 0.0) for i in column.best(now_us, limit)]
@@ -1001,7 +1074,7 @@ class OwnerQueries:
         else:
             hot = found.hot
             if q.terms:
-                bm25 = self._bm25(q, [hits for _, _, hits in hot])
+                bm25 = list(found.bm25) if found.bm25 is not None else self._bm25(q, [hits for _, _, hits in hot])
                 lows: list[float] = []  # of hot's first matches, when already known
                 if found.pending:  # (only with a boost tag, hence with terms)
                     extras, lows = self._reachable(q, hot, bm25, found.pending, found.boosted, now_us, limit)
@@ -1017,26 +1090,28 @@ class OwnerQueries:
             hot_count = len(hot)
         # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
         prefix = self._layout.parent_key(self._layout.states, (self.name,))
-        chosen: list[tuple[str, dict[str, Any], dict[str, tuple[int, int]], float]] = []
+        chosen: list[tuple[str, dict[str, Any], _Hits, float]] = []
+        keys = [prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]
         with self._space.reader() as txn:
-            raws = txn.get_many([prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks])  # one round trip on PostgreSQL
-        for tail, hits, text in picks:
-            raw = raws.get(prefix + tail[-ID_TAIL_BYTES:])
+            raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        for key, (tail, hits, text) in zip(keys, picks, strict=True):
+            raw = raws.get(key)
             if raw is not None:
                 chosen.append((tail_id(tail), unpack_value(raw), hits, text))
         chosen += [(eid, h, hits, bm25[hot_count + j] if q.terms else 0.0) for j, (eid, h, hits) in enumerate(archived)]
         scores = []
+        boost = frozenset(q.boost_tags)
         for _, h, _, text in chosen:
             recency = 0.5 ** (max(now_us - ts_micros(h["ts"]), 0) / _WEEK_US)
             rel = float(h["relevance"]) / 10.0
             score = 0.9 * text / top_text + 0.05 * rel + 0.05 * recency if q.terms else 0.6 * rel + 0.4 * recency
-            if q.boost_tags and set(q.boost_tags) & set(h["tags"]):
+            if boost and not boost.isdisjoint(h["tags"]):
                 score += 0.1
             scores.append(score)
-        out = []
+        out: list[_Ranked] = []
         for i in native.top_k(scores, limit):
             eid, h, hits, text = chosen[i]
-            out.append((eid, h, scores[i], _why(q, h, hits, text)))
+            out.append((eid, h, scores[i], partial(_why, q, h, hits, text)))
         return out
 
     def _bounded_by_text(
@@ -1053,6 +1128,8 @@ class OwnerQueries:
         """Positions in ``hot`` whose text score, exact recency and tag boost, with relevance at
         the bottom of its level, leave them within one level (``_TEXT_LEVEL``) of the top
         ``limit``. ``known`` holds those lower bounds for hot's first matches, if computed."""
+        if len(hot) <= limit:  # all of them (the kernel lists no more than can rank): no bound to compute
+            return list(range(len(hot)))
         lows = known + self._text_lows(q, hot[len(known) :], boosted, bm25[len(known) :], top_text, now_us)
         if len(lows) <= limit:
             return list(range(len(lows)))
@@ -1106,41 +1183,49 @@ class OwnerQueries:
         """BM25's idf of each query term and the average document length, from the statistics."""
         if q.weights is not None:
             return q.weights
-        n_docs = max(int(self._layout.stats.get((self.name, "docs"), 0)), 1)
-        avgdl = max(int(self._layout.stats.get((self.name, "terms"), 0)), 1) / n_docs
+        lay, owner = self._layout, self.name
+        # the two statistics and every term's document frequency in one batch of reads
+        stats, freqs = lay.parent_key(lay.stats, (owner,)), lay.parent_key(lay.doc_freq, (owner,))
+        terms = tuple(dict.fromkeys(q.scored_terms))
+        keys = [stats + _DOCS, stats + _TERMS]
+        keys += [freqs + encode_subscript(t) for t in terms]
+        with self._space.reader() as txn:
+            got = txn.get_many(keys).get
+        counts = [0 if (raw := got(k)) is None else int(unpack_value(raw)) for k in keys]
+        n_docs = max(counts[0], 1)
+        avgdl = max(counts[1], 1) / n_docs
         idf = {}
-        for t in q.scored_terms:
-            df = int(self._layout.doc_freq.get((self.name, t), 0))
+        for t, df in zip(terms, counts[2:], strict=True):
             idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
         q.weights = (idf, avgdl)
         return q.weights
 
-    def _bm25(self, q: _Query, hits_list: Sequence[dict[str, tuple[int, int]]]) -> list[float]:
+    def _bm25(self, q: _Query, hits_list: Sequence[_Hits]) -> list[float]:
         """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.scored_terms``."""
         idf, avgdl = self._bm25_weights(q)
         return [sum(_bm25_term(idf[t], tf, dl, avgdl) for t, (tf, dl) in hits.items() if t in idf) for hits in hits_list]
 
     def _memories(self, ranked: Sequence[_Ranked]) -> list[Hit]:
         out = []
-        lay = self._layout
-        keys = {eid: lay.parent_key(lay.mem, (self.name, episode_day(eid))) + encode_subscript(eid) for eid, _, _, _ in ranked}
+        owner, lay = self.name, self._layout
+        mem, parent_key = lay.mem, lay.parent_key
+        keys = {eid: parent_key(mem, (owner, episode_day(eid))) + encode_subscript(eid) for eid, _, _, _ in ranked}
         with self._space.reader() as txn:
             raws = txn.get_many(list(keys.values()))  # one round trip on PostgreSQL
         for eid, header, score, why in ranked:
-            record: dict[str, Any] | None
-            if header.get("status") == "archived":
+            status = header.get("status")
+            if status == "archived":
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
-                why = (*why, "archived: one-line summary (restore() brings back the full record)")
-            else:
-                # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
-                raw = raws.get(keys[eid])
-                if raw is None:
-                    continue
-                if header.get("status") == SUPERSEDED:
-                    why = (*why, f"superseded by {successor_of(header)} (an earlier version)")
-                out.append(Hit.deferred(eid, partial(_episode_of, self.name, eid, raw, header), round(score, 6), why))
+                why = partial(_noted, why, "archived: one-line summary (restore() brings back the full record)")
+                out.append(Hit.deferred(eid, partial(to_episode, owner, eid, record, header), round(score, 6), why))
                 continue
-            out.append(Hit.deferred(eid, partial(to_episode, self.name, eid, record, header), round(score, 6), why))
+            # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
+            raw = raws.get(keys[eid])
+            if raw is None:
+                continue
+            if status == SUPERSEDED:
+                why = partial(_noted, why, f"superseded by {successor_of(header)} (an earlier version)")
+            out.append(Hit.deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
         return out
 
 
@@ -1159,7 +1244,12 @@ def _header_passes(q: _Query, h: dict[str, Any]) -> bool:
     )
 
 
-def _why(q: _Query, h: dict[str, Any], hits: dict[str, tuple[int, int]], bm25: float) -> tuple[str, ...]:
+def _noted(why: _Why, note: str) -> tuple[str, ...]:
+    """``why`` (made now if it is made on demand) with ``note`` after it."""
+    return (*(why if isinstance(why, tuple) else why()), note)
+
+
+def _why(q: _Query, h: dict[str, Any], hits: _Hits, bm25: float) -> tuple[str, ...]:
     why = []
     if q.lo is not None or q.hi is not None:
         ts = ts_micros(h["ts"])
@@ -1267,6 +1357,22 @@ def _text_terms(text: str | None) -> dict[str, str]:
     return terms
 
 
+@lru_cache(maxsize=1 << 14)
+def _tag_form(phrase: str) -> str | None:
+    """``normalize_tag(phrase)``, or None where the phrase makes no tag; remembered, since
+    questions reuse their words and ask tries every word and most phrases of each."""
+    try:
+        return normalize_tag(phrase)
+    except ValidationError:
+        return None
+
+
+@lru_cache(maxsize=1 << 14)
+def _terms_of_word(word: str) -> tuple[str, ...]:
+    """The index terms of one word, remembered: the names of questions recur."""
+    return tuple(terms_and_words(word))
+
+
 _NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")
 _CALENDAR_WORDS = frozenset(
     "january february march april may june july august september october november december "
@@ -1288,7 +1394,7 @@ def _name_terms(text: str) -> dict[str, str]:
             or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
         )
         if named and word.casefold() not in _CALENDAR_WORDS:
-            out.update(dict.fromkeys(terms_and_words(word), word))
+            out.update(dict.fromkeys(_terms_of_word(word), word))
         start = text[m.end() : m.end() + 2].strip()[:1] in (".", "?", "!")
     return out
 

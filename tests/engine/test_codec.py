@@ -170,6 +170,30 @@ def test_aware_non_utc_datetime_becomes_utc() -> None:
     assert back == d and back.hour == 10
 
 
+def test_equal_datetimes_that_are_two_instants_pack_apart() -> None:
+    """Packed UTC datetimes are remembered by value; in a zone with a repeated hour, two equal
+    wall times (fold 0 and 1) are an hour apart and must stay so, packed again and again."""
+    ambiguous = dt.datetime(2026, 10, 25, 2, 30, tzinfo=_FoldZone())
+    later = ambiguous.replace(fold=1)
+    assert ambiguous == later  # same tzinfo: Python compares the wall times
+    for _ in range(2):
+        assert codec.unpack_value(codec.pack_value(ambiguous)) == ambiguous.astimezone(dt.UTC)
+        assert codec.unpack_value(codec.pack_value(later)) == later.astimezone(dt.UTC)
+        assert codec.pack_value(ambiguous) != codec.pack_value(later)
+    utc = ambiguous.astimezone(dt.UTC)
+    assert codec.pack_value(utc) == codec.pack_value(ambiguous)
+
+
+class _FoldZone(dt.tzinfo):
+    """UTC+2 before the repeated hour's second pass (fold 0), UTC+1 in it (fold 1)."""
+
+    def utcoffset(self, d: dt.datetime | None) -> dt.timedelta:
+        return dt.timedelta(hours=1 if d is not None and d.fold else 2)
+
+    def dst(self, d: dt.datetime | None) -> dt.timedelta:
+        return dt.timedelta(0)
+
+
 def test_naive_datetime_and_unknown_types_rejected() -> None:
     with pytest.raises(InvalidValueError, match="naive"):
         codec.pack_value(dt.datetime(2026, 7, 1))

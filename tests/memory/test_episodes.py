@@ -17,8 +17,18 @@ from postgres_server import drop, unique_name
 import memdb
 from memdb.engine import codec
 from memdb.errors import ConfigError, KeyTooLongError, NotFoundError, SanitizerError, ValidationError
-from memdb.memory.ids import episode_day, new_id, ts_micros
-from memdb.memory.layout import LAYOUT, LEVELS_PER_POINT, id_tail, index_code, relevance_level, tail_id, tail_ts
+from memdb.memory.ids import episode_day, new_id, time_prefix, time_prefix_at, ts_micros
+from memdb.memory.layout import (
+    LAYOUT,
+    LEVELS_PER_POINT,
+    column_tail,
+    id_tail,
+    index_code,
+    relevance_level,
+    tail_at,
+    tail_id,
+    tail_ts,
+)
 from memdb.memory.postings import encode_block
 from memdb.memory.sanitize import RegexSanitizer
 
@@ -615,8 +625,16 @@ def test_id_tail_is_the_encoded_time_and_id(ts: dt.datetime) -> None:
     """The query layer rebuilds an index tail from an id alone; it must equal what capture wrote."""
     eid = new_id(ts)
     tail = id_tail(eid.encode("ascii"))
-    assert tail == codec.encode((ts_micros(ts), eid))
+    assert tail == codec.encode((ts_micros(ts), eid)) == tail_at(ts_micros(ts), eid.encode("ascii"))
+    assert column_tail(ts_micros(ts), int(eid[-6:], 16)) == tail  # what a text match's column makes
     assert tail_id(tail) == eid and tail_ts(tail) == ts_micros(ts)
+
+
+@given(st.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(9999, 12, 31), timezones=st.just(dt.UTC)))
+def test_time_prefix_at_is_the_time_prefix_of_the_moment(ts: dt.datetime) -> None:
+    """A text match's id is made from its column's microseconds without a datetime; it must be
+    the id capture made (before the epoch too, where the day and the time of day are floored)."""
+    assert time_prefix_at(ts_micros(ts)) == time_prefix(ts)
 
 
 def test_index_values_carry_band_and_outcome(edb: memdb.Database) -> None:

@@ -190,6 +190,27 @@ def test_terms_are_bounded_non_empty_and_not_stopwords(text: str) -> None:
     assert all(len(t) >= 2 or t.isdecimal() or _CJK.match(t) for t in terms)
 
 
+@given(st.text(), st.text())
+@example("Project", " X")
+@example("a.", " b")  # the separator run spans the words
+@example("\ufdfa", " x")  # a ligature NFKC spells with spaces
+@example("İ", "̇x")  # casefold adds a combining dot; the next word starts with one
+@example("ﬁ", " ǅ")
+@example("x" * MAX_TAG_CHARS, " y")  # the phrase's form is too long, the word's is not
+def test_a_phrase_tag_begins_with_its_first_words(first: str, rest: str) -> None:
+    """ask tries a phrase as a tag only if a known tag begins with its first word's tag form
+    (memdb.query.engine.OwnerQueries._tag_starts): that holds for every phrase of words as
+    ask splits them."""
+    words = re.findall(r"[\w#+./:-]+", first + " " + rest)
+    if not words:
+        return
+    try:
+        head, whole = normalize_tag(words[0]), normalize_tag(" ".join(words))
+    except ValidationError:
+        return
+    assert whole.startswith(head)
+
+
 @given(st.text())
 def test_tokenize_is_deterministic(text: str) -> None:
     assert tokenize(text) == tokenize(text)

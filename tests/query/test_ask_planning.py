@@ -4,6 +4,7 @@ matching anything themselves."""
 
 from __future__ import annotations
 
+import pytest
 from query_times import at
 
 import memdb
@@ -36,3 +37,21 @@ def test_question_words_rank_the_matches_but_match_nothing(qdb: memdb.Database) 
     assert _ids(r) == [show.id, pasta.id]  # the memory that holds "show" too ranks first
     # without other words a question word is no search at all: everything, newest first
     assert next(m.episode.summary for m in mem.ask("show me")) == "The show last night was long"
+
+
+@pytest.mark.parametrize("others", [0, 40])
+def test_phrases_name_tags_whether_the_owner_has_few_tags_or_many(qdb: memdb.Database, others: int) -> None:
+    """ask lists the tags of an owner with no more tags than the question has words, and seeks
+    each phrase's tag otherwise: both find the same tags, multi-word ones too."""
+    mem = qdb.owner("ana")
+    for i in range(others):
+        mem.record("exchange", f"note {i}", tags=[f"topic-{i}"], ts=at(5))
+    release = mem.record("exchange", "Rolled out the build", tags=["project-x", "release-train"], ts=at(2))
+    mem.record("exchange", "Rolled out another build", tags=["project-x"], ts=at(3))
+    r = mem.ask("What happened with Project X on the release train?")
+    assert r.interpretation.tags == ("project-x", "release-train") and _ids(r) == [release.id]
+    r = mem.ask("What about the Project?")  # a word that begins a tag but names none
+    assert r.interpretation.tags == () and r.interpretation.terms == ("project",)
+    if others:
+        r = mem.ask("Anything on topic 7?")
+        assert r.interpretation.tags == ("topic-7",) and [m.episode.summary for m in r] == ["note 7"]

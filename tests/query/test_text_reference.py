@@ -117,7 +117,9 @@ def change(db: memdb.Database, ids: list[tuple[str, str]], what: str, i: int, te
         mem.archive(eid)
     elif what == "restore" and status == "archived":
         mem.restore(eid)
-    elif what == "supersede" and status == "active" and state["kind"] != "exchange":
+    elif (
+        what == "supersede" and status == "active" and state["kind"] != "exchange" and db.episodes.record_of(owner, eid)["summary"] != text
+    ):
         ids.append((owner, mem.supersede(eid, reason="corrected", summary=text).id))
     elif what == "feedback" and status in ("active", "summarized"):
         mem.feedback(eid, 1.0 if i % 2 else -1.0)

@@ -465,7 +465,8 @@ def _memdb_side(size: int, workdir: Path, seed: int, say: Callable[[str], None])
     mem.generate_seconds = time.perf_counter() - t0 - mem.import_seconds
     mem.db.flush()
     mem.disk = _disk(mem.path)
-    say(f"  {size:,}: memdb imported in {mem.import_seconds:.1f} s ({size / mem.import_seconds:,.0f} eps/s), generation {mem.generate_seconds:.1f} s")
+    rate = size / mem.import_seconds
+    say(f"  {size:,}: memdb imported in {mem.import_seconds:.1f} s ({rate:,.0f} eps/s), generation {mem.generate_seconds:.1f} s")
     if kept is not None and meta is not None:
         shutil.rmtree(kept, ignore_errors=True)
         kept.mkdir(parents=True)

@@ -100,6 +100,31 @@ static const unsigned char *record_of(const memdb_text_input *in, uint32_t doc)
     return rec[18] == 1 ? rec : NULL;
 }
 
+void memdb_chunk_summary(const unsigned char *chunk, size_t len, int64_t *newest, uint32_t *level)
+{
+    size_t off;
+    int any = 0;
+    *newest = 0;
+    *level = 0;
+    for (off = 0; off + MEMDB_RECORD_BYTES <= len; off += MEMDB_RECORD_BYTES) {
+        const unsigned char *rec = chunk + off;
+        int64_t ts;
+        uint32_t lv;
+        if (rec[18] != 1) {
+            continue;
+        }
+        ts = rd64(rec);
+        lv = rd16(rec + 16) >> 2;
+        if (!any || ts > *newest) {
+            *newest = ts;
+        }
+        if (lv > *level) {
+            *level = lv;
+        }
+        any = 1;
+    }
+}
+
 static double bm25_part(double idf, double tf, double dl, double avgdl, double k1, double b)
 {
     return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
@@ -182,6 +207,8 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     unsigned char *u_state = NULL; /* 0 unscored, 1 scored, 2 scored and a candidate */
     unsigned char *u_boost = NULL;
     const unsigned char **u_rec = NULL;
+    double *c_extra = NULL;        /* per chunk: what its level and recency can add at most */
+    unsigned char *c_known = NULL; /* whether c_extra holds it yet */
     double top = 0.0;
     int rc = MEMDB_OK;
 
@@ -247,7 +274,9 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     u_rec = calloc(cap_union ? cap_union : 1, sizeof *u_rec);
     u_boost = calloc(cap_union ? cap_union : 1, 1);
     heap = malloc((keep ? keep : 1) * sizeof(double));
-    if (!u_doc || !u_tf || !u_ub || !u_bm || !u_low || !u_state || !u_rec || !u_boost || !heap) {
+    c_extra = malloc((in->n_chunks ? in->n_chunks : 1) * sizeof(double));
+    c_known = calloc(in->n_chunks ? in->n_chunks : 1, 1);
+    if (!u_doc || !u_tf || !u_ub || !u_bm || !u_low || !u_state || !u_rec || !u_boost || !heap || !c_extra || !c_known) {
         rc = MEMDB_NO_MEMORY;
         goto done;
     }
@@ -322,13 +351,28 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     *best = top;
     {
         const double norm = top > 0.0 ? top : 1.0;
+        const double any_extra = tl * max_level + rw; /* a chunk without a summary: any level, now */
+        const int summarised = in->chunk_newest != NULL && in->chunk_level != NULL;
         size_t heap_n = 0;
         double cut = -INFINITY;
-        /* pass 3: lower bounds, skipping documents whose bound cannot reach the cut */
-        for (i = 0; i < n_union; i++) {
+        /* pass 3: lower bounds, skipping documents whose bound cannot reach the cut; newest
+         * documents first (they have the best recency), so the heap fills with good ones early */
+        for (i = n_union; i-- > 0;) {
             double low;
-            if (keep > 0 && heap_n == keep && tw * u_ub[i] / norm + tl * max_level + rw + (u_boost[i] ? boost : 0.0) + slack < cut) {
-                continue;
+            if (keep > 0 && heap_n == keep) {
+                size_t c = u_doc[i] / MEMDB_CHUNK_DOCS;
+                double extra = any_extra;
+                if (summarised && c < in->n_chunks) {
+                    if (!c_known[c]) {
+                        int64_t age = now_us - in->chunk_newest[c];
+                        c_extra[c] = tl * (double)in->chunk_level[c] + rw * pow(0.5, (double)(age > 0 ? age : 0) / week);
+                        c_known[c] = 1;
+                    }
+                    extra = c_extra[c];
+                }
+                if (tw * u_ub[i] / norm + extra + (u_boost[i] ? boost : 0.0) + slack < cut) {
+                    continue;
+                }
             }
             if (u_rec[i] == NULL && (u_rec[i] = record_of(in, u_doc[i])) == NULL) {
                 *n_out = u_doc[i];
@@ -400,6 +444,8 @@ done:
     free(u_rec);
     free(u_boost);
     free(heap);
+    free(c_extra);
+    free(c_known);
     return rc;
 }
 

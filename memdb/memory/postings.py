@@ -43,7 +43,7 @@ from typing import Any, Final
 from memdb import native
 from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
-from memdb.errors import CorruptValueError
+from memdb.errors import CorruptValueError, ValidationError
 from memdb.memory.ids import from_micros, time_prefix
 
 __all__ = [
@@ -59,11 +59,13 @@ __all__ = [
     "Found",
     "SearchParams",
     "TextIndex",
+    "chunk_summary",
     "decode_block",
     "encode_block",
     "id_of",
     "live_record",
     "pack_record",
+    "py_chunk_summary",
     "py_decode_block",
     "py_search",
     "search",
@@ -241,6 +243,33 @@ def live_record(chunks: Sequence[bytes | memoryview | None], doc: int) -> Column
     return col
 
 
+def py_chunk_summary(chunk: bytes | memoryview | None) -> tuple[int, int]:
+    """``(newest ts_us, highest level)`` among a chunk's live records ((0, 0) when it has none):
+    what any of its documents can add to a lower bound at most (the twin of ``memdb_chunk_summary``)."""
+    newest = level = 0
+    found = False
+    if chunk is not None:
+        for ts, _, _, code, live, _ in _RECORD.iter_unpack(chunk[: len(chunk) // RECORD_BYTES * RECORD_BYTES]):
+            if live != 1:
+                continue
+            if not found or ts > newest:
+                newest = ts
+            if code >> 2 > level:
+                level = code >> 2
+            found = True
+    return newest, level
+
+
+def chunk_summary(chunk: bytes | memoryview | None) -> tuple[int, int]:
+    """``py_chunk_summary``, by the C kernel when it is in use."""
+    lib, ffi = native.search_lib()
+    if lib is None or chunk is None:
+        return py_chunk_summary(chunk)
+    newest, level = ffi.new("int64_t *"), ffi.new("uint32_t *")
+    lib.memdb_chunk_summary(ffi.from_buffer(chunk), len(chunk), newest, level)
+    return int(newest[0]), int(level[0])
+
+
 def id_of(column: Column) -> str:
     """The episode id of a document, from its time and suffix."""
     return f"{time_prefix(from_micros(column.ts_us))}-{column.suffix:06x}"
@@ -334,6 +363,7 @@ def py_search(
     outcome: int | None,
     keep: int,
     roles: Sequence[int] | None = None,
+    summaries: Sequence[tuple[int, int]] | None = None,
 ) -> Found:
     """The twin of ``memdb_text_search``: the same passes, the same expressions in the same order."""
     nt = len(blocks)
@@ -416,15 +446,28 @@ def py_search(
         if i == 0 or bm[i] > top:
             top = bm[i]
     norm = top if top > 0.0 else 1.0
+    any_extra = p.text_level * p.max_level + p.recency_weight  # a chunk without a summary: any level, now
+    extras: dict[int, float] = {}  # per chunk: what its level and recency can add at most
+
+    def extra_of(doc: int) -> float:
+        c = doc // CHUNK_DOCS
+        if summaries is None or c >= len(summaries):
+            return any_extra
+        got = extras.get(c)
+        if got is None:
+            newest, level = summaries[c]
+            age = now_us - newest
+            got = extras[c] = p.text_level * float(level) + p.recency_weight * math.pow(0.5, float(age if age > 0 else 0) / p.week_us)
+        return got
+
     heap: list[float] = []
     cut = -math.inf
     lows = [0.0] * n
-    for i in range(n):
+    for i in reversed(range(n)):  # newest first: the heap fills with good documents early
         if (
             keep > 0
             and len(heap) == keep
-            and p.text_weight * u_ub[i] / norm + p.text_level * p.max_level + p.recency_weight + (p.boost if u_boost[i] else 0.0) + p.slack
-            < cut
+            and p.text_weight * u_ub[i] / norm + extra_of(u_doc[i]) + (p.boost if u_boost[i] else 0.0) + p.slack < cut
         ):
             continue
         col = u_rec[i]
@@ -470,6 +513,7 @@ def _c_search(
     outcome: int | None,
     keep: int,
     roles: Sequence[int] | None = None,
+    summaries: Sequence[tuple[int, int]] | None = None,
 ) -> Found:
     lib, ffi = native.search_lib()
     flat = [b for bs in blocks for b in bs]
@@ -487,6 +531,10 @@ def _c_search(
     inp.n_chunks, inp.chunks, inp.chunk_lens = len(chunks), c_chunks, c_chunk_lens
     c_roles = ffi.new("unsigned char[]", list(roles) or [0]) if roles is not None else ffi.NULL
     inp.roles = c_roles
+    if summaries is not None and len(summaries) == len(chunks):
+        c_newest = ffi.new("int64_t[]", [t for t, _ in summaries] or [0])
+        c_level = ffi.new("uint32_t[]", [lv for _, lv in summaries] or [0])
+        inp.chunk_newest, inp.chunk_level = c_newest, c_level
     params = ffi.new("double[]", p.values())
     total, best, n_out = ffi.new("size_t *"), ffi.new("double *"), ffi.new("size_t *")
     # room: every posting takes at least 2 bytes, so this bounds the union; a top-k call
@@ -578,13 +626,19 @@ def search(
     outcome: int | None = None,
     keep: int = 0,
     roles: Sequence[int] | None = None,
+    summaries: Sequence[tuple[int, int]] | None = None,
 ) -> Found:
     """Search the union of the lists' blocks (``memdb_text_search`` in native/search.h): the
     C kernel when it is in use, else ``py_search``; both give the same ``Found``. ``roles``
-    says what each list is (``MATCH`` by default; ``RANK``, ``BOOST``, ``REQUIRE``)."""
+    says what each list is (``MATCH`` by default; ``RANK``, ``BOOST``, ``REQUIRE``).
+    ``summaries`` (``chunk_summary`` of each of ``chunks``, ``TextIndex.chunk_summaries``) let a
+    top-k search bound a document by its chunk's newest time and highest level: the answer is
+    the same, fewer documents are scored."""
+    if summaries is not None and len(summaries) != len(chunks):
+        raise ValidationError(f"summaries: {len(summaries)} for {len(chunks)} chunks (one per chunk, from chunk_summary)")
     if native.search_lib()[0] is None:
-        return py_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles)
-    return _c_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles)
+        return py_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles, summaries)
+    return _c_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles, summaries)
 
 
 # --- the index of one database --------------------------------------------------------------------
@@ -603,6 +657,9 @@ class TextIndex:
         self.stamps = space["EPCV"]
         self.stats = space["EPN"]
         self._kept: dict[str, tuple[bytes, list[memoryview | None]]] = {}  # owner -> (stamps, chunks) last read
+        # owner -> (the chunks summarised, their summaries): a chunk kept is the same object, so its
+        # summary is reused; a chunk read again (its stamp changed) is summarised again
+        self._summaries: dict[str, tuple[list[memoryview | None], list[tuple[int, int]]]] = {}
         self._tails: dict[tuple[str, str, str], tuple[bytes, bytes, bytes, int]] = {}  # (owner, term) -> its last block, see _appended
 
     # --- writing -----------------------------------------------------------------------------
@@ -845,6 +902,19 @@ class TextIndex:
         if len(self._kept) >= _OWNERS_KEPT and owner not in self._kept:
             self._kept.pop(next(iter(self._kept)))
         self._kept[owner] = (stamps, out)
+        return out
+
+    def chunk_summaries(self, owner: str) -> list[tuple[int, int]]:
+        """``chunk_summary`` of each of ``chunks(owner)`` (the same list a call of it returns now),
+        computed once per chunk read."""
+        chunks = self.chunks(owner)
+        seen, sums = self._summaries.get(owner, ([], []))
+        if seen is chunks:
+            return sums
+        out = [sums[c] if c < len(seen) and seen[c] is chunk else chunk_summary(chunk) for c, chunk in enumerate(chunks)]
+        if len(self._summaries) >= _OWNERS_KEPT and owner not in self._summaries:
+            self._summaries.pop(next(iter(self._summaries)))
+        self._summaries[owner] = (chunks, out)
         return out
 
     def _read_chunks(self, owner: str) -> list[memoryview | None]:

@@ -807,7 +807,8 @@ class OwnerQueries:
         blocks = [text.term_blocks(owner, name) if role <= RANK else text.tag_list(owner, name) for name, role in lists]
         weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
-        found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles)
+        summaries = text.chunk_summaries(owner) if keep else None  # top-k: bound documents by their chunk
+        found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles, summaries)
         return found, partial(live_record, chunks)
 
     def _filter(

@@ -21,7 +21,7 @@ from memdb import native
 from memdb.engine import codec
 from memdb.engine.globals import Globals
 from memdb.engine.store import LMDBStore
-from memdb.errors import CorruptValueError
+from memdb.errors import CorruptValueError, ValidationError
 from memdb.memory import postings as P
 from memdb.memory.ids import from_micros, time_prefix
 from memdb.memory.postings import BLOCK_DOCS, CHUNK_DOCS, Doc, SearchParams, TextIndex
@@ -158,8 +158,13 @@ queries = st.tuples(
     st.one_of(st.none(), st.integers(0, 60 * 86_400)),
     st.one_of(st.none(), st.integers(0, 3)),
     st.sampled_from([0, 1, 3, 10]),
-    st.integers(0, 3),
+    st.sampled_from([0, 1, 2, 3, 700]),  # gaps: 700 spreads a corpus over a few hundred chunks
+    st.booleans(),  # whether the chunks' summaries are given
 )
+
+
+def summaries_of(chunks: list[bytes | None], given: bool) -> list[tuple[int, int]] | None:
+    return [P.chunk_summary(c) for c in chunks] if given else None
 
 
 @settings(max_examples=150, deadline=None)
@@ -168,12 +173,13 @@ def test_the_kernel_equals_a_brute_force_reference(corpus: list[Any], query: Any
     """Totals and the best BM25 are exact; top mode returns every document whose lower bound is
     within one level of the k-th best (so ranking by exact scores finds the true top k), in
     document order, with exact BM25 and term frequencies; all mode returns every match."""
-    terms, lo_age, hi_age, outcome, keep, gaps = query
+    terms, lo_age, hi_age, outcome, keep, gaps, summarised = query
     blocks, chunks, docs = build(corpus, gaps)
     idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
     lo = NOW - lo_age * 1_000_000 if lo_age is not None else None
     hi = NOW - hi_age * 1_000_000 + 1 if hi_age is not None else None
-    found = P.search([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, lo, hi, outcome, keep)
+    summaries = summaries_of(chunks, summarised)
+    found = P.search([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, lo, hi, outcome, keep, None, summaries)
     want = reference(docs, terms, idf, lo, hi, outcome)
     assert found.total == len(want)
     assert found.best == max((bm for _, bm, _ in want), default=0.0)
@@ -195,12 +201,12 @@ def test_the_kernel_equals_a_brute_force_reference(corpus: list[Any], query: Any
 @settings(max_examples=150, deadline=None)
 @given(corpora, queries)
 def test_c_and_the_twin_agree_bit_for_bit(corpus: list[Any], query: Any) -> None:
-    terms, lo_age, hi_age, outcome, keep, gaps = query
+    terms, lo_age, hi_age, outcome, keep, gaps, summarised = query
     blocks, chunks, _ = build(corpus, gaps)
     idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
     lo = NOW - lo_age * 1_000_000 if lo_age is not None else None
     hi = NOW - hi_age * 1_000_000 + 1 if hi_age is not None else None
-    args = ([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, lo, hi, outcome, keep)
+    args = ([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, lo, hi, outcome, keep, None, summaries_of(chunks, summarised))
     c, twin = P._c_search(*args), P.py_search(*args)
     assert (c.total, c.docs, c.tfs, c.dls) == (twin.total, twin.docs, twin.tfs, twin.dls)
     assert [struct.pack("<d", x) for x in [c.best, *c.bm25]] == [struct.pack("<d", x) for x in [twin.best, *twin.bm25]]
@@ -224,6 +230,41 @@ def test_top_mode_asks_for_more_room_when_its_candidates_overflow() -> None:
     blocks, chunks, _ = build(corpus, 0)
     found = P.search([blocks["a"]], [1.0], chunks, PARAMS, NOW, None, None, None, 2)
     assert found.total == 500 and len(found.docs) == 500
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpora, queries, st.lists(st.sampled_from([P.MATCH, P.RANK, P.BOOST, P.REQUIRE]), min_size=4, max_size=4))
+def test_chunk_summaries_change_what_is_scored_never_the_answer(corpus: list[Any], query: Any, roles: list[int]) -> None:
+    """A top-k search bounding documents by their chunk's newest time and highest level returns
+    exactly what it returns without them (C and the twin)."""
+    terms, lo_age, hi_age, outcome, keep, gaps, _ = query
+    blocks, chunks, _ = build(corpus, gaps)
+    idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
+    lo = NOW - lo_age * 1_000_000 if lo_age is not None else None
+    hi = NOW - hi_age * 1_000_000 + 1 if hi_age is not None else None
+    for search in (P.py_search, P._c_search) if C else (P.py_search,):
+        args = ([blocks.get(t, []) for t in terms], idf, chunks, ROLE_PARAMS, NOW, lo, hi, outcome, keep, roles[: len(terms)])
+        assert search(*args, summaries_of(chunks, True)) == search(*args, None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-(2**62), 2**62), st.integers(0, 0xFFFF), st.booleans()), max_size=CHUNK_DOCS), st.integers(0, 19))
+def test_a_chunk_summary_is_its_newest_live_time_and_highest_level(records: list[tuple[int, int, bool]], cut: int) -> None:
+    """Dead (zeroed) records and a torn last record are left out; C and the twin agree."""
+    chunk = b"".join(P.pack_record(ts, 1, 1, code) if live else bytes(P.RECORD_BYTES) for ts, code, live in records)
+    chunk = chunk[: len(chunk) - cut] if cut and records else chunk
+    whole = records[: len(chunk) // P.RECORD_BYTES]
+    live = [(ts, code) for ts, code, alive in whole if alive]
+    want = (max(ts for ts, _ in live), max(code >> 2 for _, code in live)) if live else (0, 0)
+    assert P.py_chunk_summary(chunk) == want
+    assert P.chunk_summary(chunk) == want
+    assert P.py_chunk_summary(None) == (0, 0)
+
+
+def test_summaries_must_match_the_chunks() -> None:
+    blocks, chunks, _ = build([({"a": 1}, 1, 4, 0)], 0)
+    with pytest.raises(ValidationError, match="summaries: 2 for 1 chunks"):
+        P.search([blocks["a"]], [1.0], chunks, PARAMS, NOW, keep=1, summaries=[(0, 0), (0, 0)])
 
 
 # --- the writer: a model-based test on a real LMDB file ---------------------------------------------
@@ -287,6 +328,8 @@ class TextIndexMachine(RuleBasedStateMachine):
         with self.space.snapshot():
             for owner, docs in self.model.items():
                 assert self.text.problems(owner, docs) == []
+                fresh = TextIndex(self.space).chunks(owner)  # read now, nothing kept
+                assert self.text.chunk_summaries(owner) == [P.py_chunk_summary(c) for c in fresh]
                 for term in "ah":
                     blocks = self.text.term_blocks(owner, term)
                     assert all(P.block_header(b)[0] <= BLOCK_DOCS for b in blocks)
@@ -362,18 +405,23 @@ def role_reference(docs: list[Doc], terms: list[str], roles: list[int], idf: lis
         unique_by=lambda x: x[0],
     ),
     st.sampled_from([0, 1, 3, 10]),
+    st.sampled_from([1, 700]),
+    st.booleans(),
 )
-def test_the_kernel_with_list_roles_equals_the_reference_and_c_the_twin(corpus: list[Any], lists: list[tuple[str, int]], keep: int) -> None:
+def test_the_kernel_with_list_roles_equals_the_reference_and_c_the_twin(
+    corpus: list[Any], lists: list[tuple[str, int]], keep: int, gaps: int, summarised: bool
+) -> None:
     """Roles: totals, best BM25 and exactly the documents within one level of the k-th lower
-    bound, as the plain reference computes them; C and the twin bit for bit (when C is in use)."""
-    blocks, chunks, docs = build(corpus, 1)
+    bound, as the plain reference computes them, with or without the chunks' summaries; C and
+    the twin bit for bit (when C is in use)."""
+    blocks, chunks, docs = build(corpus, gaps)
     terms, roles = [t for t, _ in lists], [r for _, r in lists]
     idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
-    args = ([blocks.get(t, []) for t in terms], idf, chunks, ROLE_PARAMS, NOW, None, None, None, keep, roles)
+    args = ([blocks.get(t, []) for t in terms], idf, chunks, ROLE_PARAMS, NOW, None, None, None, keep, roles, summaries_of(chunks, summarised))
     found = P.py_search(*args)
     want = role_reference(docs, terms, roles, idf)
     assert found.total == len(want) and found.best == max((bm for _, bm, _ in want), default=0.0)
-    positions = [doc // 2 for doc in found.docs]
+    positions = [doc // (gaps + 1) for doc in found.docs]
     bm_of = {i: bm for i, bm, _ in want}
     assert all(bm == bm_of[p] for p, bm in zip(positions, found.bm25, strict=True))
     if keep == 0 or len(want) <= keep:

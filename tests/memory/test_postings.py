@@ -417,7 +417,8 @@ def test_the_kernel_with_list_roles_equals_the_reference_and_c_the_twin(
     blocks, chunks, docs = build(corpus, gaps)
     terms, roles = [t for t, _ in lists], [r for _, r in lists]
     idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
-    args = ([blocks.get(t, []) for t in terms], idf, chunks, ROLE_PARAMS, NOW, None, None, None, keep, roles, summaries_of(chunks, summarised))
+    summaries = summaries_of(chunks, summarised)
+    args = ([blocks.get(t, []) for t in terms], idf, chunks, ROLE_PARAMS, NOW, None, None, None, keep, roles, summaries)
     found = P.py_search(*args)
     want = role_reference(docs, terms, roles, idf)
     assert found.total == len(want) and found.best == max((bm for _, bm, _ in want), default=0.0)

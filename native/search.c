@@ -145,11 +145,21 @@ static double exact_bm25(const memdb_text_input *in, const uint32_t *tf_row, dou
 }
 
 typedef struct {
-    size_t n;       /* postings of one term */
+    size_t n;        /* postings decoded so far */
     uint32_t *docs;
     uint32_t *tfs;
-    double *ub;     /* the term's bound in each posting's block */
+    double *ub;      /* the term's bound in each posting's block (merged lists) */
+    /* a looked-up (long RANK) list: its blocks are found by their headers and decoded only when
+     * a document that may be in one is scored */
+    size_t nb, bi0;  /* its blocks, and the index of its first in in->blocks */
+    uint32_t *b_first, *b_last;
+    double *b_bound;
+    size_t *b_off;   /* where each block's postings go in docs/tfs */
+    unsigned char *b_done;
+    size_t cur;      /* pass 1's block cursor */
 } term_postings;
+
+#define NO_BLOCK 0xFFFFFFFFu
 
 /* min-heap of doubles */
 static void heap_push(double *h, size_t *n, double v)
@@ -188,6 +198,51 @@ static void heap_replace_min(double *h, size_t n, double v)
     h[i] = v;
 }
 
+/* The tf of doc in block j of a RANK list (0 when absent), decoding the block the first time;
+ * -1 when it is damaged. */
+static long rank_tf(const memdb_text_input *in, term_postings *tp, uint32_t j, uint32_t doc)
+{
+    size_t lo, hi, off = tp->b_off[j];
+    if (!tp->b_done[j]) {
+        long got = memdb_decode_block(in->blocks[tp->bi0 + j], in->block_lens[tp->bi0 + j], tp->docs + off, tp->tfs + off);
+        if (got < 0) {
+            return -1;
+        }
+        tp->b_done[j] = 1;
+    }
+    lo = off;
+    hi = tp->b_off[j + 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tp->docs[mid] < doc) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return (lo < tp->b_off[j + 1] && tp->docs[lo] == doc) ? (long)tp->tfs[lo] : 0;
+}
+
+/* A bound on a document's BM25 without decoding a looked-up list: its merged lists' exact parts
+ * and the looked-up lists' block bounds, in term order, raised by 1e-12 against rounding. */
+static double bm25_bound(const memdb_text_input *in, const term_postings *tp, const uint32_t *tf_row, const uint32_t *blk_row,
+                         const size_t *rank_of, double dl, double avgdl, double k1, double b)
+{
+    double s = 0.0;
+    size_t t;
+    for (t = 0; t < in->n_terms; t++) {
+        if (tp[t].b_first != NULL) {
+            uint32_t blk = blk_row[rank_of[t]];
+            if (blk != NO_BLOCK) {
+                s += tp[t].b_bound[blk];
+            }
+        } else if (tf_row[t] && !(in->roles && in->roles[t] > MEMDB_RANK)) {
+            s += bm25_part(in->idf[t], (double)tf_row[t], dl, avgdl, k1, b);
+        }
+    }
+    return s * (1 + 1e-12);
+}
+
 int memdb_text_search(const memdb_text_input *in, const double *params, int64_t now_us, int has_lo,
                       int64_t lo_us, int has_hi, int64_t hi_us, int outcome, size_t keep, size_t *total, double *best,
                       size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
@@ -198,11 +253,11 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     const double tw = params[MEMDB_P_TEXT_WEIGHT], rw = params[MEMDB_P_RECENCY_WEIGHT];
     const double slack = params[MEMDB_P_SLACK], max_level = params[MEMDB_P_MAX_LEVEL], boost = params[MEMDB_P_BOOST];
     const size_t nt = in->n_terms;
-    size_t n_require = 0;
+    size_t n_require = 0, n_rank = 0, merged = 0;
     const int filtered = has_lo || has_hi || outcome >= 0;
     term_postings *tp = NULL;
-    size_t *pos = NULL, n_union = 0, cap_union = 0, t, i, bi = 0, room = 0;
-    uint32_t *u_doc = NULL, *u_tf = NULL;
+    size_t *pos = NULL, *rank_of = NULL, n_union = 0, cap_union = 0, t, i, bi = 0, room = 0;
+    uint32_t *u_doc = NULL, *u_tf = NULL, *u_blk = NULL;
     double *u_ub = NULL, *u_bm = NULL, *u_low = NULL, *heap = NULL;
     unsigned char *u_state = NULL; /* 0 unscored, 1 scored, 2 scored and a candidate */
     unsigned char *u_boost = NULL;
@@ -215,33 +270,79 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     *total = 0;
     *best = 0.0;
     *n_out = 0;
-    for (t = 0; t < nt; t++) {
-        if (in->roles && in->roles[t] == MEMDB_REQUIRE) {
-            n_require++;
-        }
-    }
     tp = calloc(nt ? nt : 1, sizeof *tp);
     pos = calloc(nt ? nt : 1, sizeof *pos);
-    if (!tp || !pos) {
+    rank_of = calloc(nt ? nt : 1, sizeof *rank_of);
+    if (!tp || !pos || !rank_of) {
         rc = MEMDB_NO_MEMORY;
         goto done;
     }
-    /* decode every block of every term */
+    /* every list's postings, from its headers */
     for (t = 0; t < nt; t++) {
-        size_t nb = in->term_blocks[t], room_t = 0, j;
-        for (j = 0; j < nb; j++) {
-            size_t len = in->block_lens[bi + j];
-            if (len < MEMDB_BLOCK_HEADER) {
-                *n_out = bi + j;
+        size_t nb = in->term_blocks[t], j;
+        for (j = 0; j < nb; j++, bi++) {
+            if (in->block_lens[bi] < MEMDB_BLOCK_HEADER) {
+                *n_out = bi;
                 rc = MEMDB_BAD_BLOCK;
                 goto done;
             }
-            room_t += rd16(in->blocks[bi + j]);
+            pos[t] += rd16(in->blocks[bi]);
         }
+        if (!(in->roles && in->roles[t] == MEMDB_RANK)) {
+            merged += pos[t];
+        }
+    }
+    /* A RANK list longer than all the lists that match together is looked up, not merged: only
+     * the documents scored need its frequencies. */
+    for (t = 0; t < nt; t++) {
+        int role = in->roles ? in->roles[t] : MEMDB_MATCH;
+        n_require += role == MEMDB_REQUIRE;
+        if (role == MEMDB_RANK && pos[t] > merged) {
+            rank_of[t] = n_rank++;
+        }
+    }
+    /* decode every block of every merged list; a looked-up list's headers only */
+    bi = 0;
+    for (t = 0; t < nt; t++) {
+        size_t nb = in->term_blocks[t], room_t = pos[t], j;
+        const int rank = in->roles && in->roles[t] == MEMDB_RANK && room_t > merged;
+        pos[t] = 0;
         tp[t].docs = malloc((room_t ? room_t : 1) * sizeof(uint32_t));
         tp[t].tfs = malloc((room_t ? room_t : 1) * sizeof(uint32_t));
+        if (!tp[t].docs || !tp[t].tfs) {
+            rc = MEMDB_NO_MEMORY;
+            goto done;
+        }
+        if (rank) {
+            tp[t].nb = nb;
+            tp[t].bi0 = bi;
+            tp[t].b_first = malloc((nb ? nb : 1) * sizeof(uint32_t));
+            tp[t].b_last = malloc((nb ? nb : 1) * sizeof(uint32_t));
+            tp[t].b_bound = malloc((nb ? nb : 1) * sizeof(double));
+            tp[t].b_off = malloc((nb + 1) * sizeof(size_t));
+            tp[t].b_done = calloc(nb ? nb : 1, 1);
+            if (!tp[t].b_first || !tp[t].b_last || !tp[t].b_bound || !tp[t].b_off || !tp[t].b_done) {
+                rc = MEMDB_NO_MEMORY;
+                goto done;
+            }
+            tp[t].b_off[0] = 0;
+            for (j = 0; j < nb; j++, bi++) {
+                const unsigned char *blk = in->blocks[bi];
+                uint32_t n = rd16(blk), first = rd32(blk + 8), last = rd32(blk + 12);
+                if (n == 0 || first > last || (j > 0 && first <= tp[t].b_last[j - 1])) {
+                    *n_out = bi;
+                    rc = MEMDB_BAD_BLOCK;
+                    goto done;
+                }
+                tp[t].b_first[j] = first;
+                tp[t].b_last[j] = last;
+                tp[t].b_bound[j] = bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), avgdl, k1, b);
+                tp[t].b_off[j + 1] = tp[t].b_off[j] + n;
+            }
+            continue;
+        }
         tp[t].ub = malloc((room_t ? room_t : 1) * sizeof(double));
-        if (!tp[t].docs || !tp[t].tfs || !tp[t].ub) {
+        if (!tp[t].ub) {
             rc = MEMDB_NO_MEMORY;
             goto done;
         }
@@ -267,6 +368,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     }
     u_doc = malloc((cap_union ? cap_union : 1) * sizeof(uint32_t));
     u_tf = calloc((cap_union ? cap_union : 1) * (nt ? nt : 1), sizeof(uint32_t));
+    u_blk = malloc((cap_union ? cap_union : 1) * (n_rank ? n_rank : 1) * sizeof(uint32_t));
     u_ub = malloc((cap_union ? cap_union : 1) * sizeof(double));
     u_bm = calloc(cap_union ? cap_union : 1, sizeof(double));
     u_low = calloc(cap_union ? cap_union : 1, sizeof(double));
@@ -276,11 +378,12 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     heap = malloc((keep ? keep : 1) * sizeof(double));
     c_extra = malloc((in->n_chunks ? in->n_chunks : 1) * sizeof(double));
     c_known = calloc(in->n_chunks ? in->n_chunks : 1, 1);
-    if (!u_doc || !u_tf || !u_ub || !u_bm || !u_low || !u_state || !u_rec || !u_boost || !heap || !c_extra || !c_known) {
+    if (!u_doc || !u_tf || !u_blk || !u_ub || !u_bm || !u_low || !u_state || !u_rec || !u_boost || !heap || !c_extra || !c_known) {
         rc = MEMDB_NO_MEMORY;
         goto done;
     }
-    /* pass 1: the union in document order, filtered; block bounds summed in term order */
+    /* pass 1: the union of the merged lists in document order, filtered; block bounds summed in
+     * term order (a looked-up list's where the document falls in one of its blocks' ranges) */
     for (;;) {
         uint32_t doc = 0;
         int any = 0, matched = 0, boosted = 0;
@@ -297,6 +400,20 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             break;
         }
         for (t = 0; t < nt; t++) {
+            if (tp[t].b_first != NULL) {
+                size_t c = tp[t].cur;
+                uint32_t blk = NO_BLOCK;
+                while (c < tp[t].nb && tp[t].b_last[c] < doc) {
+                    c++;
+                }
+                tp[t].cur = c;
+                if (c < tp[t].nb && tp[t].b_first[c] <= doc) {
+                    ub += tp[t].b_bound[c];
+                    blk = (uint32_t)c;
+                }
+                u_blk[n_union * n_rank + rank_of[t]] = blk;
+                continue;
+            }
             if (pos[t] < tp[t].n && tp[t].docs[pos[t]] == doc) {
                 int role = in->roles ? in->roles[t] : MEMDB_MATCH;
                 u_tf[n_union * nt + t] = tp[t].tfs[pos[t]];
@@ -332,17 +449,45 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         n_union++;
     }
     *total = n_union;
-    /* pass 2: the best BM25, scoring only documents whose bound beats the best so far */
+    /* pass 2: the best BM25, scoring only documents whose bound beats the best so far; pass 3:
+     * lower bounds. A document is scored once: its record read, its RANK frequencies looked up */
+#define RECORD(i)                                                                                       \
+    do {                                                                                                \
+        if (u_rec[i] == NULL && (u_rec[i] = record_of(in, u_doc[i])) == NULL) {                         \
+            *n_out = u_doc[i];                                                                          \
+            rc = MEMDB_BAD_COLUMN;                                                                      \
+            goto done;                                                                                  \
+        }                                                                                               \
+    } while (0)
+#define BOUND(i) bm25_bound(in, tp, u_tf + (i) * nt, u_blk + (i) * n_rank, rank_of, (double)rd32(u_rec[i] + 12), avgdl, k1, b)
+#define SCORE(i)                                                                                        \
+    do {                                                                                                \
+        RECORD(i);                                                                                      \
+        for (t = 0; n_rank && t < nt; t++) {                                                            \
+            if (tp[t].b_first != NULL) {                                                                \
+                uint32_t blk = u_blk[(i) * n_rank + rank_of[t]];                                        \
+                long tf = blk == NO_BLOCK ? 0 : rank_tf(in, &tp[t], blk, u_doc[i]);                     \
+                if (tf < 0) {                                                                           \
+                    *n_out = tp[t].bi0 + blk;                                                           \
+                    rc = MEMDB_BAD_BLOCK;                                                               \
+                    goto done;                                                                          \
+                }                                                                                       \
+                u_tf[(i) * nt + t] = (uint32_t)tf;                                                      \
+            }                                                                                           \
+        }                                                                                               \
+        u_bm[i] = exact_bm25(in, u_tf + (i) * nt, (double)rd32(u_rec[i] + 12), avgdl, k1, b);           \
+    } while (0)
     for (i = 0; i < n_union; i++) {
         if (i > 0 && u_ub[i] <= top) {
             continue;
         }
-        if (u_rec[i] == NULL && (u_rec[i] = record_of(in, u_doc[i])) == NULL) {
-            *n_out = u_doc[i];
-            rc = MEMDB_BAD_COLUMN;
-            goto done;
+        if (i > 0 && n_rank) { /* a tighter bound first: a looked-up list's block is decoded only if needed */
+            RECORD(i);
+            if (BOUND(i) <= top) {
+                continue;
+            }
         }
-        u_bm[i] = exact_bm25(in, u_tf + i * nt, (double)rd32(u_rec[i] + 12), avgdl, k1, b);
+        SCORE(i);
         u_state[i] = 1;
         if (i == 0 || u_bm[i] > top) {
             top = u_bm[i];
@@ -374,13 +519,20 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                     continue;
                 }
             }
-            if (u_rec[i] == NULL && (u_rec[i] = record_of(in, u_doc[i])) == NULL) {
-                *n_out = u_doc[i];
-                rc = MEMDB_BAD_COLUMN;
-                goto done;
-            }
             if (u_state[i] == 0) {
-                u_bm[i] = exact_bm25(in, u_tf + i * nt, (double)rd32(u_rec[i] + 12), avgdl, k1, b);
+                if (keep > 0 && heap_n == keep && n_rank) {
+                    /* the document's own level and recency, and its merged lists' exact parts,
+                     * before a looked-up list's block is decoded */
+                    int64_t age;
+                    RECORD(i);
+                    age = now_us - rd64(u_rec[i]);
+                    if (tw * BOUND(i) / norm + tl * (double)(rd16(u_rec[i] + 16) >> 2) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week) +
+                            (u_boost[i] ? boost : 0.0) + slack <
+                        cut) {
+                        continue;
+                    }
+                }
+                SCORE(i);
             }
             u_state[i] = 2;
             if (keep == 0) {
@@ -404,6 +556,9 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                 cut = heap[0] - tl - slack;
             }
         }
+#undef SCORE
+#undef BOUND
+#undef RECORD
         for (i = 0; i < n_union; i++) {
             if (u_state[i] == 2 && (keep == 0 || heap_n < keep || u_low[i] >= cut)) {
                 room++;
@@ -431,12 +586,19 @@ done:
             free(tp[t].docs);
             free(tp[t].tfs);
             free(tp[t].ub);
+            free(tp[t].b_first);
+            free(tp[t].b_last);
+            free(tp[t].b_bound);
+            free(tp[t].b_off);
+            free(tp[t].b_done);
         }
     }
     free(tp);
     free(pos);
+    free(rank_of);
     free(u_doc);
     free(u_tf);
+    free(u_blk);
     free(u_ub);
     free(u_bm);
     free(u_low);

@@ -30,6 +30,7 @@ wrote it.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import os
@@ -352,6 +353,30 @@ def _bm25(idf: float, tf: float, dl: float, avgdl: float, k1: float, b: float) -
     return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
 
 
+@dataclass
+class _RankList:
+    """A looked-up RANK list in ``py_search``: its blocks' headers, and the blocks decoded so far."""
+
+    blocks: Sequence[bytes | memoryview]
+    firsts: list[int]
+    lasts: list[int]
+    bounds: list[float]
+    decoded: dict[int, dict[int, int]]
+
+    def block_of(self, doc: int) -> int | None:
+        """The block whose range holds ``doc``, if any (the first whose last document is not below it)."""
+        j = bisect.bisect_left(self.lasts, doc)
+        return j if j < len(self.lasts) and self.firsts[j] <= doc else None
+
+    def tf(self, doc: int) -> int:
+        j = self.block_of(doc)
+        if j is None:
+            return 0
+        if j not in self.decoded:
+            self.decoded[j] = dict(zip(*py_decode_block(self.blocks[j]), strict=True))
+        return self.decoded[j].get(doc, 0)
+
+
 def py_search(
     blocks: Sequence[Sequence[bytes | memoryview]],
     idf: Sequence[float],
@@ -369,20 +394,37 @@ def py_search(
     nt = len(blocks)
     role = list(roles) if roles is not None else [MATCH] * nt
     n_require = role.count(REQUIRE)
+    damaged = CorruptValueError(f"posting blocks are damaged or out of order ({CorruptValueError.HINT})")
+    sizes = [sum(block_header(blk)[0] for blk in blocks[t]) for t in range(nt)]  # every list's postings
+    merged = sum(n for n, r in zip(sizes, role, strict=True) if r != RANK)
+    # A RANK list longer than all the lists that match together is looked up, not merged: only the
+    # documents scored need its frequencies (found by its headers, its blocks decoded when needed).
     postings: list[dict[int, tuple[int, float]]] = []
+    ranked: dict[int, _RankList] = {}
     for t in range(nt):
         per: dict[int, tuple[int, float]] = {}
+        postings.append(per)
         last = -1
+        if role[t] == RANK and sizes[t] > merged:
+            rl = ranked[t] = _RankList(blocks[t], [], [], [], {})
+            for blk in blocks[t]:
+                n, max_tf, min_dl, first, last_doc = block_header(blk)
+                if n == 0 or first > last_doc or first <= last:
+                    raise damaged
+                last = last_doc
+                rl.firsts.append(first)
+                rl.lasts.append(last_doc)
+                rl.bounds.append(_bm25(idf[t], float(max_tf), float(min_dl), p.avgdl, p.k1, p.b))
+            continue
         for blk in blocks[t]:
             docs, tfs = py_decode_block(blk)
             if docs[0] <= last:
-                raise CorruptValueError(f"posting blocks are out of order ({CorruptValueError.HINT})")
+                raise damaged
             last = docs[-1]
             _, max_tf, min_dl, _, _ = _HEADER.unpack_from(blk)
             bound = 0.0 if role[t] > RANK else _bm25(idf[t], float(max_tf), float(min_dl), p.avgdl, p.k1, p.b)
             for d, tf in zip(docs, tfs, strict=True):
                 per[d] = (tf, bound)
-        postings.append(per)
 
     record = partial(live_record, chunks)
     filtered = lo is not None or hi is not None or outcome is not None
@@ -397,6 +439,12 @@ def py_search(
         matched = boosted = False
         required = 0
         for t in range(nt):
+            rl = ranked.get(t)
+            if rl is not None:
+                j = rl.block_of(doc)
+                if j is not None:
+                    ub += rl.bounds[j]
+                continue
             hit = postings[t].get(doc)
             if hit is not None:
                 row[t] = hit[0]
@@ -427,6 +475,8 @@ def py_search(
     def exact(i: int) -> float:
         col = u_rec[i]
         assert col is not None
+        for t, rl in ranked.items():  # the document's RANK frequencies, looked up once it is scored
+            u_tf[i][t] = rl.tf(u_doc[i])
         s = 0.0
         dl = float(col.dl)
         for t in range(nt):
@@ -435,12 +485,31 @@ def py_search(
                 s += _bm25(idf[t], float(tf), dl, p.avgdl, p.k1, p.b)
         return s
 
+    def bound(i: int) -> float:
+        """A bound on its BM25 without decoding a looked-up list: the merged lists' exact parts and
+        the looked-up lists' block bounds, in list order, raised by 1e-12 against rounding."""
+        col = u_rec[i]
+        assert col is not None
+        s = 0.0
+        dl = float(col.dl)
+        for t in range(nt):
+            rl = ranked.get(t)
+            if rl is not None:
+                j = rl.block_of(u_doc[i])
+                if j is not None:
+                    s += rl.bounds[j]
+            elif u_tf[i][t] and role[t] <= RANK:
+                s += _bm25(idf[t], float(u_tf[i][t]), dl, p.avgdl, p.k1, p.b)
+        return s * (1 + 1e-12)
+
     top = 0.0
     for i in range(n):
         if i > 0 and u_ub[i] <= top:
             continue
         if u_rec[i] is None:
             u_rec[i] = record(u_doc[i])
+        if i > 0 and ranked and bound(i) <= top:  # a tighter bound first: a looked-up block is decoded only if needed
+            continue
         bm[i] = exact(i)
         state[i] = 1
         if i == 0 or bm[i] > top:
@@ -474,6 +543,18 @@ def py_search(
         if col is None:
             col = u_rec[i] = record(u_doc[i])
         if state[i] == 0:
+            if keep > 0 and len(heap) == keep and ranked:
+                # its own level and recency, and its merged lists' exact parts, before a looked-up block is decoded
+                age = now_us - col.ts_us
+                if (
+                    p.text_weight * bound(i) / norm
+                    + p.text_level * float(col.code >> 2)
+                    + p.recency_weight * math.pow(0.5, float(age if age > 0 else 0) / p.week_us)
+                    + (p.boost if u_boost[i] else 0.0)
+                    + p.slack
+                    < cut
+                ):
+                    continue
             bm[i] = exact(i)
         state[i] = 2
         if keep == 0:

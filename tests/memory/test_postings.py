@@ -223,6 +223,27 @@ def test_a_posting_without_a_live_column_record_is_damage_in_both() -> None:
             fn([[b"\x01\x00" + blocks["a"][0][2:-1]]], [1.0], chunks, PARAMS, NOW, None, None, None, 1)
 
 
+def test_a_rank_list_is_decoded_only_where_a_scored_document_may_be() -> None:
+    """A RANK list is found by its block headers: damage to the body of a block no match falls in
+    is not read (the answer stands), damage where one does is refused, and headers out of order
+    are refused whatever is asked; alike in C and the twin."""
+    blocks, chunks, _ = build([({"a": 1, "b": 2}, 1, 4, 0), ({"a": 1}, 1, 8, 0)], 0)
+    held, beyond = P.encode_block([0], [2], 3), P.encode_block([10, 11], [1, 1], 1)
+    for fn in (P.py_search, P._c_search) if C else (P.py_search,):
+        for keep in (0, 1):
+
+            def run(rank: list[bytes], keep: int = keep, fn: Any = fn) -> Any:
+                return fn([blocks["a"], rank], [1.0, 0.5], chunks, ROLE_PARAMS, NOW, None, None, None, keep, [P.MATCH, P.RANK])
+
+            want = run([held, beyond])
+            assert want.total == 2 and [tfs for doc, tfs in zip(want.docs, want.tfs, strict=True) if doc == 0] == [[1, 2]]
+            assert run([held, beyond[:-1]]) == want
+            with pytest.raises(CorruptValueError, match="damaged"):
+                run([held[:-1], beyond])
+            with pytest.raises(CorruptValueError, match="damaged"):
+                run([beyond, held])
+
+
 def test_top_mode_asks_for_more_room_when_its_candidates_overflow() -> None:
     """Equal documents all tie with the k-th lower bound: the C call's first guess at the room
     it needs (4k + 64) overflows and it asks again, returning every tied document."""
@@ -434,6 +455,47 @@ def test_the_kernel_with_list_roles_equals_the_reference_and_c_the_twin(
         c = P._c_search(*args)
         assert (c.total, c.docs, c.tfs, c.dls) == (found.total, found.docs, found.tfs, found.dls)
         assert [struct.pack("<d", x) for x in [c.best, *c.bm25]] == [struct.pack("<d", x) for x in [found.best, *found.bm25]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.dictionaries(st.sampled_from("ab"), st.integers(1, 4), max_size=2).flatmap(
+                lambda tf: st.integers(1, 4).map(lambda r: {**tf, "r": r})  # "r" in every document
+            ),
+            st.integers(1, 30),
+            st.integers(0, 1000),
+            st.integers(0, 60 * 86_400),
+        ),
+        min_size=1,
+        max_size=300,
+    ),
+    st.booleans(),
+    st.sampled_from([1, 3, 10]),
+    st.sampled_from([1, 700]),
+)
+def test_a_long_rank_list_is_looked_up_with_the_same_answer(corpus: list[Any], boost: bool, keep: int, gaps: int) -> None:
+    """A RANK list longer than the matching lists is read by its headers and decoded only where a
+    scored document may be; the candidates are still exactly those within one level of the k-th
+    lower bound, and C equals the twin."""
+    blocks, chunks, docs = build(corpus, gaps)
+    lists = [("a", P.MATCH), ("r", P.RANK)] + ([("b", P.BOOST)] if boost else [])
+    terms, roles = [t for t, _ in lists], [r for _, r in lists]
+    idf = [1.1, 0.4, 0.7][: len(terms)]
+    args = ([blocks.get(t, []) for t in terms], idf, chunks, ROLE_PARAMS, NOW, None, None, None, keep, roles, summaries_of(chunks, True))
+    found = P.py_search(*args)
+    want = role_reference(docs, terms, roles, idf)
+    positions = [doc // (gaps + 1) for doc in found.docs]
+    assert found.total == len(want) and found.best == max((bm for _, bm, _ in want), default=0.0)
+    if len(want) <= keep:
+        assert positions == [i for i, _, _ in want]
+    else:
+        cut = sorted((low for _, _, low in want), reverse=True)[keep - 1] - ROLE_PARAMS.text_level - 1e-9
+        assert positions == [i for i, _, low in want if low >= cut]
+    assert [tfs for tfs in found.tfs] == [[docs[i].tf.get(t, 0) for t in terms] for i in positions]
+    if C:
+        assert P._c_search(*args) == found
 
 
 def test_a_boost_list_lifts_its_document_over_an_equal_match() -> None:

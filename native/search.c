@@ -87,6 +87,34 @@ long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, 
     return (long)n;
 }
 
+long memdb_split_stored(const unsigned char *buf, size_t len, const unsigned char **blocks, size_t *lens, size_t cap)
+{
+    size_t pos = 0, n = 0;
+    while (pos < len) {
+        size_t head, size;
+        if (buf[pos] == 0xC4 && len - pos >= 2) {
+            head = 2;
+            size = buf[pos + 1];
+        } else if (buf[pos] == 0xC5 && len - pos >= 3) {
+            head = 3;
+            size = (size_t)buf[pos + 1] << 8 | buf[pos + 2];
+        } else if (buf[pos] == 0xC6 && len - pos >= 5) {
+            head = 5;
+            size = (size_t)buf[pos + 1] << 24 | (size_t)buf[pos + 2] << 16 | (size_t)buf[pos + 3] << 8 | buf[pos + 4];
+        } else {
+            return -1;
+        }
+        if (size > len - pos - head || n == cap) {
+            return -1;
+        }
+        blocks[n] = buf + pos + head;
+        lens[n] = size;
+        n++;
+        pos += head + size;
+    }
+    return (long)n;
+}
+
 /* The column record of doc, or NULL when it has none or it is not live. */
 static const unsigned char *record_of(const memdb_text_input *in, uint32_t doc)
 {

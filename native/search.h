@@ -102,6 +102,12 @@ void memdb_chunk_summary(const unsigned char *chunk, size_t len, int64_t *newest
  * MEMDB_BAD_BLOCK. Chunks are not read. */
 int memdb_lookup_tfs(const memdb_text_input *in, size_t n_docs, const uint32_t *docs, uint32_t *out_tf);
 
+/* Split a list's values as stored, back to back (each block packed as msgpack bin, as memdb's
+ * codec stores bytes: 0xC4 u8 length, 0xC5 u16 or 0xC6 u32 big-endian length, then the block),
+ * into blocks/lens (room for cap); return how many, or -1 when damaged or more than cap. Lets the
+ * caller hand a whole list over without one object per block. */
+long memdb_split_stored(const unsigned char *buf, size_t len, const unsigned char **blocks, size_t *lens, size_t cap);
+
 /* Decode one block into docs/tfs (room for 65535 each); return n, or -1 if it is damaged. */
 long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, uint32_t *tfs);
 

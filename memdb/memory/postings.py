@@ -59,6 +59,7 @@ __all__ = [
     "Doc",
     "Found",
     "SearchParams",
+    "StoredList",
     "TextIndex",
     "chunk_summary",
     "decode_block",
@@ -303,6 +304,34 @@ def _payload(raw: bytes) -> memoryview:
     return memoryview(raw)[head:]
 
 
+@dataclass(frozen=True)
+class StoredList:
+    """A list's blocks as one read returns them: their stored values (each block packed as msgpack
+    bin) back to back. ``search`` splits it in C (``memdb_split_stored``), so a list of thousands of
+    blocks costs no Python object per block."""
+
+    data: bytes
+
+    def blocks(self) -> list[memoryview]:
+        """The blocks (the twin of ``memdb_split_stored``); CorruptValueError if a value is damaged."""
+        out: list[memoryview] = []
+        view, pos = memoryview(self.data), 0
+        while pos < len(view):
+            head = _BIN_HEAD.get(view[pos])
+            if head is None or pos + head > len(view):
+                raise CorruptValueError(f"a stored posting list is damaged at byte {pos} ({CorruptValueError.HINT})")
+            size = int.from_bytes(view[pos + 1 : pos + head], "big")
+            if size > len(view) - pos - head:
+                raise CorruptValueError(f"a stored posting list is damaged at byte {pos} ({CorruptValueError.HINT})")
+            out.append(view[pos + head : pos + head + size])
+            pos += head + size
+        return out
+
+
+Lists = Sequence[Sequence[bytes | memoryview] | StoredList]
+"""Each list's blocks: a sequence of blocks, or a ``StoredList``."""
+
+
 # --- search -------------------------------------------------------------------------------------
 
 
@@ -378,7 +407,7 @@ class _RankList:
 
 
 def py_search(
-    blocks: Sequence[Sequence[bytes | memoryview]],
+    lists: Lists,
     idf: Sequence[float],
     chunks: Sequence[bytes | memoryview | None],
     p: SearchParams,
@@ -391,6 +420,7 @@ def py_search(
     summaries: Sequence[tuple[int, int]] | None = None,
 ) -> Found:
     """The twin of ``memdb_text_search``: the same passes, the same expressions in the same order."""
+    blocks = [bs.blocks() if isinstance(bs, StoredList) else bs for bs in lists]
     nt = len(blocks)
     role = list(roles) if roles is not None else [MATCH] * nt
     n_require = role.count(REQUIRE)
@@ -584,7 +614,7 @@ def py_search(
 
 
 def _c_search(
-    blocks: Sequence[Sequence[bytes | memoryview]],
+    blocks: Lists,
     idf: Sequence[float],
     chunks: Sequence[bytes | memoryview | None],
     p: SearchParams,
@@ -597,14 +627,34 @@ def _c_search(
     summaries: Sequence[tuple[int, int]] | None = None,
 ) -> Found:
     lib, ffi = native.search_lib()
-    flat = [b for bs in blocks for b in bs]
     nt = len(blocks)
-    held = [ffi.from_buffer(b) for b in flat]  # kept alive for the call
+    # a stored list has at most one block per 2 + 16 bytes (bin header and block header)
+    caps = [len(bs.data) // (2 + _HEADER.size) + 1 if isinstance(bs, StoredList) else len(bs) for bs in blocks]
+    c_blocks = ffi.new("const unsigned char *[]", max(sum(caps), 1))
+    c_lens = ffi.new("size_t[]", max(sum(caps), 1))
+    counts: list[int] = []
+    held: list[Any] = []  # kept alive for the call
+    room_bytes = 0  # the blocks' bytes, bounding the union's size
+    for bs, cap in zip(blocks, caps, strict=True):
+        off = sum(counts)
+        if isinstance(bs, StoredList):
+            buf = ffi.from_buffer(bs.data)
+            held.append(buf)
+            n = lib.memdb_split_stored(buf, len(bs.data), c_blocks + off, c_lens + off, cap)
+            if n < 0:
+                raise CorruptValueError(f"a stored posting list is damaged ({CorruptValueError.HINT})")
+            room_bytes += len(bs.data)
+        else:
+            n = len(bs)
+            these = [ffi.from_buffer(b) for b in bs]
+            held.extend(these)
+            c_blocks[off : off + n] = these
+            c_lens[off : off + n] = [len(b) for b in bs]
+            room_bytes += sum(max(len(b) - _HEADER.size, 0) for b in bs)
+        counts.append(n)
     chunk_held = [ffi.from_buffer(c) if c else ffi.NULL for c in chunks]
     inp = ffi.new("memdb_text_input *")
-    c_blocks = ffi.new("const unsigned char *[]", held or [ffi.NULL])
-    c_lens = ffi.new("size_t[]", [len(b) for b in flat] or [0])
-    c_counts = ffi.new("size_t[]", [len(bs) for bs in blocks] or [0])
+    c_counts = ffi.new("size_t[]", counts or [0])
     c_idf = ffi.new("double[]", list(idf) or [0.0])
     c_chunks = ffi.new("const unsigned char *[]", chunk_held or [ffi.NULL])
     c_chunk_lens = ffi.new("size_t[]", [len(c) if c else 0 for c in chunks] or [0])
@@ -620,7 +670,7 @@ def _c_search(
     total, best, n_out = ffi.new("size_t *"), ffi.new("double *"), ffi.new("size_t *")
     # room: every posting takes at least 2 bytes, so this bounds the union; a top-k call
     # starts small and asks again in the rare case its candidates overflow
-    bound = sum(max(len(b) - _HEADER.size, 0) for b in flat) // 2 + 1
+    bound = room_bytes // 2 + 1
     cap = bound if keep == 0 else min(bound, 4 * keep + 64)
     while True:
         docs = ffi.new("uint32_t[]", cap)
@@ -697,7 +747,7 @@ def lookup_tfs(blocks: Sequence[Sequence[bytes | memoryview]], docs: Sequence[in
 
 
 def search(
-    blocks: Sequence[Sequence[bytes | memoryview]],
+    blocks: Lists,
     idf: Sequence[float],
     chunks: Sequence[bytes | memoryview | None],
     p: SearchParams,
@@ -711,7 +761,8 @@ def search(
 ) -> Found:
     """Search the union of the lists' blocks (``memdb_text_search`` in native/search.h): the
     C kernel when it is in use, else ``py_search``; both give the same ``Found``. ``roles``
-    says what each list is (``MATCH`` by default; ``RANK``, ``BOOST``, ``REQUIRE``).
+    says what each list is (``MATCH`` by default; ``RANK``, ``BOOST``, ``REQUIRE``); a list's
+    blocks may come as a ``StoredList`` (``TextIndex.stored_list``).
     ``summaries`` (``chunk_summary`` of each of ``chunks``, ``TextIndex.chunk_summaries``) let a
     top-k search bound a document by its chunk's newest time and highest level: the answer is
     the same, fewer documents are scored."""
@@ -954,6 +1005,12 @@ class TextIndex:
         """Every block of a tag's list of documents, in document order."""
         self.space.flush_staged()  # what this transaction staged, so it is read too
         return [_payload(v) for v in self.tag_blocks.raw_columns((owner, tag))[1]]
+
+    def stored_list(self, owner: str, name: str, tag: bool = False) -> StoredList:
+        """A term's blocks (or a tag's list, with ``tag``) as stored, in one read (for ``search``)."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
+        g = self.tag_blocks if tag else self.blocks
+        return StoredList(b"".join(g.raw_columns((owner, name))[1]))
 
     def block_of(self, owner: str, term: str, doc: int) -> memoryview | None:
         """The block of a term that would hold ``doc``, if any."""

@@ -244,6 +244,32 @@ def test_a_rank_list_is_decoded_only_where_a_scored_document_may_be() -> None:
                 run([beyond, held])
 
 
+@settings(max_examples=100, deadline=None)
+@given(corpora, st.lists(st.sampled_from("abcdefz"), min_size=1, max_size=4, unique=True), st.sampled_from([0, 3]), st.data())
+def test_a_stored_list_searches_like_its_blocks(corpus: list[Any], terms: list[str], keep: int, data: st.DataObject) -> None:
+    """Blocks handed over as stored (msgpack bin values back to back, as one read returns them)
+    give the same answer as the blocks themselves, in C and the twin; a damaged value is refused."""
+    blocks, chunks, _ = build(corpus, 1)
+    stored = [P.StoredList(b"".join(codec.pack_value(b) for b in blocks.get(t, []))) for t in terms]
+    assert [[bytes(b) for b in s.blocks()] for s in stored] == [blocks.get(t, []) for t in terms]
+    idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
+    for fn in (P.py_search, P._c_search) if C else (P.py_search,):
+        want = fn([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, None, None, None, keep)
+        assert fn(stored, idf, chunks, PARAMS, NOW, None, None, None, keep) == want
+    whole = stored[0].data
+    if whole:
+        cut = P.StoredList(whole[: data.draw(st.integers(1, len(whole) - 1))] if len(whole) > 1 else b"\xc4")
+        bad = P.StoredList(b"\x01" + whole[1:])
+        for fn in (P.py_search, P._c_search) if C else (P.py_search,):
+            for damaged in (cut, bad):
+                try:
+                    fn([damaged], [1.0], chunks, PARAMS, NOW, None, None, None, keep)
+                except CorruptValueError:
+                    continue
+                # a cut that falls between two values is a shorter list, not damage
+                assert damaged is cut and sum(len(codec.pack_value(b)) for b in damaged.blocks()) == len(damaged.data)
+
+
 def test_top_mode_asks_for_more_room_when_its_candidates_overflow() -> None:
     """Equal documents all tie with the k-th lower bound: the C call's first guess at the room
     it needs (4k + 64) overflows and it asks again, returning every tied document."""

@@ -158,36 +158,23 @@ static double bm25_part(double idf, double tf, double dl, double avgdl, double k
     return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
 }
 
-/* A document's BM25 over the lists that are scored (MATCH and RANK), in list order, as the
- * twin sums it. */
-static double exact_bm25(const memdb_text_input *in, const uint32_t *tf_row, double dl, double avgdl, double k1, double b)
-{
-    double s = 0.0;
-    size_t t;
-    for (t = 0; t < in->n_terms; t++) {
-        if (tf_row[t] && !(in->roles && in->roles[t] > MEMDB_RANK)) {
-            s += bm25_part(in->idf[t], (double)tf_row[t], dl, avgdl, k1, b);
-        }
-    }
-    return s;
-}
-
 typedef struct {
-    size_t n;        /* postings decoded so far */
+    size_t n;         /* postings decoded (a merged list: all of them) */
     uint32_t *docs;
     uint32_t *tfs;
-    double *ub;      /* the term's bound in each posting's block (merged lists) */
-    /* a looked-up (long RANK) list: its blocks are found by their headers and decoded only when
-     * a document that may be in one is scored */
-    size_t nb, bi0;  /* its blocks, and the index of its first in in->blocks */
+    size_t nb, bi0;   /* its blocks, and the index of its first in in->blocks */
+    double *b_bound;  /* each block's bound (0 for a tag list: tag lists are not scored) */
+    size_t *b_off;    /* where each block's postings start in docs/tfs (nb + 1 entries) */
+    size_t cur;       /* pass 1's block cursor */
+    /* a looked-up list (a RANK list longer than the matching lists): its blocks are found by
+     * their headers and decoded only when a document that may be in one is scored */
+    int lazy;
     uint32_t *b_first, *b_last;
-    double *b_bound;
-    size_t *b_off;   /* where each block's postings go in docs/tfs */
     unsigned char *b_done;
-    size_t cur;      /* pass 1's block cursor */
 } term_postings;
 
 #define NO_BLOCK 0xFFFFFFFFu
+#define NO_SLOT 0xFFFFFFFFu
 
 /* min-heap of doubles */
 static void heap_push(double *h, size_t *n, double v)
@@ -226,20 +213,44 @@ static void heap_replace_min(double *h, size_t n, double v)
     h[i] = v;
 }
 
-/* The tf of doc in block j of a RANK list (0 when absent), decoding the block the first time;
- * -1 when it is damaged. */
-static long rank_tf(const memdb_text_input *in, term_postings *tp, uint32_t j, uint32_t doc)
+/* The block of a looked-up list whose range holds doc (the first whose last document is not
+ * below it), or NO_BLOCK. */
+static uint32_t lazy_block(const term_postings *tp, uint32_t doc)
 {
-    size_t lo, hi, off = tp->b_off[j];
-    if (!tp->b_done[j]) {
-        long got = memdb_decode_block(in->blocks[tp->bi0 + j], in->block_lens[tp->bi0 + j], tp->docs + off, tp->tfs + off);
-        if (got < 0) {
-            return -1;
+    size_t lo = 0, hi = tp->nb;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tp->b_last[mid] < doc) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
         }
-        tp->b_done[j] = 1;
     }
-    lo = off;
-    hi = tp->b_off[j + 1];
+    return (lo < tp->nb && tp->b_first[lo] <= doc) ? (uint32_t)lo : NO_BLOCK;
+}
+
+/* The tf of doc in a list (0 when absent), decoding a looked-up list's block the first time;
+ * -1 when that block is damaged (*bad: its index in in->blocks). */
+static long tf_of(const memdb_text_input *in, term_postings *tp, uint32_t doc, size_t *bad)
+{
+    size_t lo = 0, hi = tp->n, end;
+    if (tp->lazy) {
+        uint32_t j = lazy_block(tp, doc);
+        if (j == NO_BLOCK) {
+            return 0;
+        }
+        if (!tp->b_done[j]) {
+            size_t off = tp->b_off[j];
+            if (memdb_decode_block(in->blocks[tp->bi0 + j], in->block_lens[tp->bi0 + j], tp->docs + off, tp->tfs + off) < 0) {
+                *bad = tp->bi0 + j;
+                return -1;
+            }
+            tp->b_done[j] = 1;
+        }
+        lo = tp->b_off[j];
+        hi = tp->b_off[j + 1];
+    }
+    end = hi;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (tp->docs[mid] < doc) {
@@ -248,24 +259,51 @@ static long rank_tf(const memdb_text_input *in, term_postings *tp, uint32_t j, u
             hi = mid;
         }
     }
-    return (lo < tp->b_off[j + 1] && tp->docs[lo] == doc) ? (long)tp->tfs[lo] : 0;
+    return (lo < end && tp->docs[lo] == doc) ? (long)tp->tfs[lo] : 0;
 }
 
-/* A bound on a document's BM25 without decoding a looked-up list: its merged lists' exact parts
- * and the looked-up lists' block bounds, in term order, raised by 1e-12 against rounding. */
-static double bm25_bound(const memdb_text_input *in, const term_postings *tp, const uint32_t *tf_row, const uint32_t *blk_row,
-                         const size_t *rank_of, double dl, double avgdl, double k1, double b)
+/* A document's BM25 over the lists that are scored (MATCH and RANK), in list order, as the
+ * twin sums it; -1 when a looked-up block is damaged. */
+static int exact_bm25(const memdb_text_input *in, term_postings *tp, uint32_t doc, double dl, double avgdl, double k1, double b,
+                      double *out, size_t *bad)
 {
     double s = 0.0;
     size_t t;
     for (t = 0; t < in->n_terms; t++) {
-        if (tp[t].b_first != NULL) {
-            uint32_t blk = blk_row[rank_of[t]];
-            if (blk != NO_BLOCK) {
-                s += tp[t].b_bound[blk];
+        if (!(in->roles && in->roles[t] > MEMDB_RANK)) {
+            long tf = tf_of(in, &tp[t], doc, bad);
+            if (tf < 0) {
+                return -1;
             }
-        } else if (tf_row[t] && !(in->roles && in->roles[t] > MEMDB_RANK)) {
-            s += bm25_part(in->idf[t], (double)tf_row[t], dl, avgdl, k1, b);
+            if (tf) {
+                s += bm25_part(in->idf[t], (double)tf, dl, avgdl, k1, b);
+            }
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+/* A bound on a document's BM25 without decoding a looked-up list: its merged lists' exact parts
+ * and the looked-up lists' block bounds, in list order, raised by 1e-12 against rounding. */
+static double bm25_bound(const memdb_text_input *in, term_postings *tp, uint32_t doc, double dl, double avgdl, double k1, double b)
+{
+    double s = 0.0;
+    size_t t, bad;
+    for (t = 0; t < in->n_terms; t++) {
+        if (in->roles && in->roles[t] > MEMDB_RANK) {
+            continue;
+        }
+        if (tp[t].lazy) {
+            uint32_t j = lazy_block(&tp[t], doc);
+            if (j != NO_BLOCK) {
+                s += tp[t].b_bound[j];
+            }
+        } else {
+            long tf = tf_of(in, &tp[t], doc, &bad); /* a merged list: never fails */
+            if (tf > 0) {
+                s += bm25_part(in->idf[t], (double)tf, dl, avgdl, k1, b);
+            }
         }
     }
     return s * (1 + 1e-12);
@@ -281,15 +319,16 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     const double tw = params[MEMDB_P_TEXT_WEIGHT], rw = params[MEMDB_P_RECENCY_WEIGHT];
     const double slack = params[MEMDB_P_SLACK], max_level = params[MEMDB_P_MAX_LEVEL], boost = params[MEMDB_P_BOOST];
     const size_t nt = in->n_terms;
-    size_t n_require = 0, n_rank = 0, merged = 0;
+    size_t n_require = 0, n_lazy = 0, merged = 0;
     const int filtered = has_lo || has_hi || outcome >= 0;
     term_postings *tp = NULL;
-    size_t *pos = NULL, *rank_of = NULL, n_union = 0, cap_union = 0, t, i, bi = 0, room = 0;
-    uint32_t *u_doc = NULL, *u_tf = NULL, *u_blk = NULL;
-    double *u_ub = NULL, *u_bm = NULL, *u_low = NULL, *heap = NULL;
+    size_t *pos = NULL, n_union = 0, cap_union = 0, t, i, bi = 0, room = 0, bad = 0;
+    uint32_t *u_doc = NULL, *u_slot = NULL; /* per document of the union: its number, its slot once scored */
+    double *u_ub = NULL, *heap = NULL;
     unsigned char *u_state = NULL; /* 0 unscored, 1 scored, 2 scored and a candidate */
     unsigned char *u_boost = NULL;
-    const unsigned char **u_rec = NULL;
+    double *s_bm = NULL, *s_low = NULL; /* per slot (a scored document): BM25 and lower bound */
+    size_t n_slots = 0, cap_slots = 0;
     double *c_extra = NULL;        /* per chunk: what its level and recency can add at most */
     unsigned char *c_known = NULL; /* whether c_extra holds it yet */
     double top = 0.0;
@@ -300,8 +339,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     *n_out = 0;
     tp = calloc(nt ? nt : 1, sizeof *tp);
     pos = calloc(nt ? nt : 1, sizeof *pos);
-    rank_of = calloc(nt ? nt : 1, sizeof *rank_of);
-    if (!tp || !pos || !rank_of) {
+    if (!tp || !pos) {
         rc = MEMDB_NO_MEMORY;
         goto done;
     }
@@ -325,35 +363,34 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     for (t = 0; t < nt; t++) {
         int role = in->roles ? in->roles[t] : MEMDB_MATCH;
         n_require += role == MEMDB_REQUIRE;
-        if (role == MEMDB_RANK && pos[t] > merged) {
-            rank_of[t] = n_rank++;
-        }
+        tp[t].lazy = role == MEMDB_RANK && pos[t] > merged;
+        n_lazy += (size_t)tp[t].lazy;
     }
     /* decode every block of every merged list; a looked-up list's headers only */
     bi = 0;
     for (t = 0; t < nt; t++) {
         size_t nb = in->term_blocks[t], room_t = pos[t], j;
-        const int rank = in->roles && in->roles[t] == MEMDB_RANK && room_t > merged;
+        const int scored = !(in->roles && in->roles[t] > MEMDB_RANK);
         pos[t] = 0;
+        tp[t].nb = nb;
+        tp[t].bi0 = bi;
         tp[t].docs = malloc((room_t ? room_t : 1) * sizeof(uint32_t));
         tp[t].tfs = malloc((room_t ? room_t : 1) * sizeof(uint32_t));
-        if (!tp[t].docs || !tp[t].tfs) {
+        tp[t].b_bound = malloc((nb ? nb : 1) * sizeof(double));
+        tp[t].b_off = malloc((nb + 1) * sizeof(size_t));
+        if (!tp[t].docs || !tp[t].tfs || !tp[t].b_bound || !tp[t].b_off) {
             rc = MEMDB_NO_MEMORY;
             goto done;
         }
-        if (rank) {
-            tp[t].nb = nb;
-            tp[t].bi0 = bi;
+        tp[t].b_off[0] = 0;
+        if (tp[t].lazy) {
             tp[t].b_first = malloc((nb ? nb : 1) * sizeof(uint32_t));
             tp[t].b_last = malloc((nb ? nb : 1) * sizeof(uint32_t));
-            tp[t].b_bound = malloc((nb ? nb : 1) * sizeof(double));
-            tp[t].b_off = malloc((nb + 1) * sizeof(size_t));
             tp[t].b_done = calloc(nb ? nb : 1, 1);
-            if (!tp[t].b_first || !tp[t].b_last || !tp[t].b_bound || !tp[t].b_off || !tp[t].b_done) {
+            if (!tp[t].b_first || !tp[t].b_last || !tp[t].b_done) {
                 rc = MEMDB_NO_MEMORY;
                 goto done;
             }
-            tp[t].b_off[0] = 0;
             for (j = 0; j < nb; j++, bi++) {
                 const unsigned char *blk = in->blocks[bi];
                 uint32_t n = rd16(blk), first = rd32(blk + 8), last = rd32(blk + 12);
@@ -369,44 +406,29 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             }
             continue;
         }
-        tp[t].ub = malloc((room_t ? room_t : 1) * sizeof(double));
-        if (!tp[t].ub) {
-            rc = MEMDB_NO_MEMORY;
-            goto done;
-        }
         for (j = 0; j < nb; j++, bi++) {
             const unsigned char *blk = in->blocks[bi];
             long got = memdb_decode_block(blk, in->block_lens[bi], tp[t].docs + tp[t].n, tp[t].tfs + tp[t].n);
-            double bound;
-            size_t m;
             if (got < 0 || (tp[t].n > 0 && tp[t].docs[tp[t].n] <= tp[t].docs[tp[t].n - 1])) {
                 *n_out = bi;
                 rc = MEMDB_BAD_BLOCK;
                 goto done;
             }
-            bound = (in->roles && in->roles[t] > MEMDB_RANK)
-                        ? 0.0 /* tag lists are not scored */
-                        : bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), avgdl, k1, b);
-            for (m = 0; m < (size_t)got; m++) {
-                tp[t].ub[tp[t].n + m] = bound;
-            }
+            tp[t].b_bound[j] = scored ? bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), avgdl, k1, b) : 0.0;
             tp[t].n += (size_t)got;
+            tp[t].b_off[j + 1] = tp[t].n;
         }
         cap_union += tp[t].n;
     }
     u_doc = malloc((cap_union ? cap_union : 1) * sizeof(uint32_t));
-    u_tf = calloc((cap_union ? cap_union : 1) * (nt ? nt : 1), sizeof(uint32_t));
-    u_blk = malloc((cap_union ? cap_union : 1) * (n_rank ? n_rank : 1) * sizeof(uint32_t));
+    u_slot = malloc((cap_union ? cap_union : 1) * sizeof(uint32_t));
     u_ub = malloc((cap_union ? cap_union : 1) * sizeof(double));
-    u_bm = calloc(cap_union ? cap_union : 1, sizeof(double));
-    u_low = calloc(cap_union ? cap_union : 1, sizeof(double));
     u_state = calloc(cap_union ? cap_union : 1, 1);
-    u_rec = calloc(cap_union ? cap_union : 1, sizeof *u_rec);
-    u_boost = calloc(cap_union ? cap_union : 1, 1);
+    u_boost = malloc(cap_union ? cap_union : 1);
     heap = malloc((keep ? keep : 1) * sizeof(double));
     c_extra = malloc((in->n_chunks ? in->n_chunks : 1) * sizeof(double));
     c_known = calloc(in->n_chunks ? in->n_chunks : 1, 1);
-    if (!u_doc || !u_tf || !u_blk || !u_ub || !u_bm || !u_low || !u_state || !u_rec || !u_boost || !heap || !c_extra || !c_known) {
+    if (!u_doc || !u_slot || !u_ub || !u_state || !u_boost || !heap || !c_extra || !c_known) {
         rc = MEMDB_NO_MEMORY;
         goto done;
     }
@@ -417,7 +439,6 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         int any = 0, matched = 0, boosted = 0;
         size_t required = 0;
         double ub = 0.0;
-        const unsigned char *rec = NULL;
         for (t = 0; t < nt; t++) {
             if (pos[t] < tp[t].n && (!any || tp[t].docs[pos[t]] < doc)) {
                 doc = tp[t].docs[pos[t]];
@@ -428,24 +449,24 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             break;
         }
         for (t = 0; t < nt; t++) {
-            if (tp[t].b_first != NULL) {
-                size_t c = tp[t].cur;
-                uint32_t blk = NO_BLOCK;
-                while (c < tp[t].nb && tp[t].b_last[c] < doc) {
+            term_postings *l = &tp[t];
+            if (l->lazy) {
+                size_t c = l->cur;
+                while (c < l->nb && l->b_last[c] < doc) {
                     c++;
                 }
-                tp[t].cur = c;
-                if (c < tp[t].nb && tp[t].b_first[c] <= doc) {
-                    ub += tp[t].b_bound[c];
-                    blk = (uint32_t)c;
+                l->cur = c;
+                if (c < l->nb && l->b_first[c] <= doc) {
+                    ub += l->b_bound[c];
                 }
-                u_blk[n_union * n_rank + rank_of[t]] = blk;
                 continue;
             }
-            if (pos[t] < tp[t].n && tp[t].docs[pos[t]] == doc) {
+            if (pos[t] < l->n && l->docs[pos[t]] == doc) {
                 int role = in->roles ? in->roles[t] : MEMDB_MATCH;
-                u_tf[n_union * nt + t] = tp[t].tfs[pos[t]];
-                ub += tp[t].ub[pos[t]];
+                while (pos[t] >= l->b_off[l->cur + 1]) {
+                    l->cur++;
+                }
+                ub += l->b_bound[l->cur];
                 pos[t]++;
                 matched |= role == MEMDB_MATCH || role == MEMDB_BOOST;
                 boosted |= role == MEMDB_BOOST;
@@ -453,12 +474,11 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             }
         }
         if (!matched || required < n_require) {
-            memset(u_tf + n_union * nt, 0, nt * sizeof(uint32_t)); /* the row is the next document's */
             continue;
         }
         if (filtered) {
+            const unsigned char *rec = record_of(in, doc);
             int64_t ts;
-            rec = record_of(in, doc);
             if (rec == NULL) {
                 *n_out = doc;
                 rc = MEMDB_BAD_COLUMN;
@@ -466,59 +486,69 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             }
             ts = rd64(rec);
             if ((has_lo && ts < lo_us) || (has_hi && ts >= hi_us) || (outcome >= 0 && (int)(rd16(rec + 16) & 3) != outcome)) {
-                memset(u_tf + n_union * nt, 0, nt * sizeof(uint32_t)); /* the row is the next document's */
                 continue;
             }
         }
         u_doc[n_union] = doc;
         u_ub[n_union] = ub * (1 + 1e-12); /* rounding never lets a bound fall below its score */
-        u_rec[n_union] = rec;
         u_boost[n_union] = (unsigned char)boosted;
+        u_slot[n_union] = NO_SLOT;
         n_union++;
     }
     *total = n_union;
     /* pass 2: the best BM25, scoring only documents whose bound beats the best so far; pass 3:
-     * lower bounds. A document is scored once: its record read, its RANK frequencies looked up */
-#define RECORD(i)                                                                                       \
+     * lower bounds. A document is scored once: its record read, its frequencies looked up. */
+#define RECORD(i, rec)                                                                                  \
     do {                                                                                                \
-        if (u_rec[i] == NULL && (u_rec[i] = record_of(in, u_doc[i])) == NULL) {                         \
+        if (((rec) = record_of(in, u_doc[i])) == NULL) {                                                \
             *n_out = u_doc[i];                                                                          \
             rc = MEMDB_BAD_COLUMN;                                                                      \
             goto done;                                                                                  \
         }                                                                                               \
     } while (0)
-#define BOUND(i) bm25_bound(in, tp, u_tf + (i) * nt, u_blk + (i) * n_rank, rank_of, (double)rd32(u_rec[i] + 12), avgdl, k1, b)
-#define SCORE(i)                                                                                        \
+#define SCORE(i, rec)                                                                                   \
     do {                                                                                                \
-        RECORD(i);                                                                                      \
-        for (t = 0; n_rank && t < nt; t++) {                                                            \
-            if (tp[t].b_first != NULL) {                                                                \
-                uint32_t blk = u_blk[(i) * n_rank + rank_of[t]];                                        \
-                long tf = blk == NO_BLOCK ? 0 : rank_tf(in, &tp[t], blk, u_doc[i]);                     \
-                if (tf < 0) {                                                                           \
-                    *n_out = tp[t].bi0 + blk;                                                           \
-                    rc = MEMDB_BAD_BLOCK;                                                               \
-                    goto done;                                                                          \
-                }                                                                                       \
-                u_tf[(i) * nt + t] = (uint32_t)tf;                                                      \
-            }                                                                                           \
+        double bm_;                                                                                     \
+        if (exact_bm25(in, tp, u_doc[i], (double)rd32((rec) + 12), avgdl, k1, b, &bm_, &bad) < 0) {     \
+            *n_out = bad;                                                                               \
+            rc = MEMDB_BAD_BLOCK;                                                                       \
+            goto done;                                                                                  \
         }                                                                                               \
-        u_bm[i] = exact_bm25(in, u_tf + (i) * nt, (double)rd32(u_rec[i] + 12), avgdl, k1, b);           \
+        if (n_slots == cap_slots) {                                                                     \
+            size_t grown = cap_slots ? 2 * cap_slots : 1024;                                            \
+            double *bm_grown = realloc(s_bm, grown * sizeof(double));                                   \
+            double *low_grown = bm_grown ? realloc(s_low, grown * sizeof(double)) : NULL;               \
+            if (bm_grown) {                                                                             \
+                s_bm = bm_grown;                                                                        \
+            }                                                                                           \
+            if (!bm_grown || !low_grown) {                                                              \
+                rc = MEMDB_NO_MEMORY;                                                                   \
+                goto done;                                                                              \
+            }                                                                                           \
+            s_low = low_grown;                                                                          \
+            cap_slots = grown;                                                                          \
+        }                                                                                               \
+        u_slot[i] = (uint32_t)n_slots;                                                                  \
+        s_bm[n_slots] = bm_;                                                                            \
+        s_low[n_slots] = 0.0;                                                                           \
+        n_slots++;                                                                                      \
     } while (0)
     for (i = 0; i < n_union; i++) {
+        const unsigned char *rec;
+        double bm;
         if (i > 0 && u_ub[i] <= top) {
             continue;
         }
-        if (i > 0 && n_rank) { /* a tighter bound first: a looked-up list's block is decoded only if needed */
-            RECORD(i);
-            if (BOUND(i) <= top) {
-                continue;
-            }
+        RECORD(i, rec);
+        /* a tighter bound first: a looked-up list's block is decoded only if needed */
+        if (i > 0 && n_lazy && bm25_bound(in, tp, u_doc[i], (double)rd32(rec + 12), avgdl, k1, b) <= top) {
+            continue;
         }
-        SCORE(i);
+        SCORE(i, rec);
         u_state[i] = 1;
-        if (i == 0 || u_bm[i] > top) {
-            top = u_bm[i];
+        bm = s_bm[u_slot[i]];
+        if (i == 0 || bm > top) {
+            top = bm;
         }
     }
     *best = top;
@@ -531,6 +561,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         /* pass 3: lower bounds, skipping documents whose bound cannot reach the cut; newest
          * documents first (they have the best recency), so the heap fills with good ones early */
         for (i = n_union; i-- > 0;) {
+            const unsigned char *rec;
             double low;
             if (keep > 0 && heap_n == keep) {
                 size_t c = u_doc[i] / MEMDB_CHUNK_DOCS;
@@ -547,34 +578,33 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                     continue;
                 }
             }
+            RECORD(i, rec);
             if (u_state[i] == 0) {
-                if (keep > 0 && heap_n == keep && n_rank) {
+                if (keep > 0 && heap_n == keep && n_lazy) {
                     /* the document's own level and recency, and its merged lists' exact parts,
                      * before a looked-up list's block is decoded */
-                    int64_t age;
-                    RECORD(i);
-                    age = now_us - rd64(u_rec[i]);
-                    if (tw * BOUND(i) / norm + tl * (double)(rd16(u_rec[i] + 16) >> 2) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week) +
+                    int64_t age = now_us - rd64(rec);
+                    if (tw * bm25_bound(in, tp, u_doc[i], (double)rd32(rec + 12), avgdl, k1, b) / norm +
+                            tl * (double)(rd16(rec + 16) >> 2) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week) +
                             (u_boost[i] ? boost : 0.0) + slack <
                         cut) {
                         continue;
                     }
                 }
-                SCORE(i);
+                SCORE(i, rec);
             }
             u_state[i] = 2;
             if (keep == 0) {
                 continue;
             }
             {
-                int64_t age = now_us - rd64(u_rec[i]);
-                low = tw * u_bm[i] / norm + tl * (double)(rd16(u_rec[i] + 16) >> 2) +
-                      rw * pow(0.5, (double)(age > 0 ? age : 0) / week);
+                int64_t age = now_us - rd64(rec);
+                low = tw * s_bm[u_slot[i]] / norm + tl * (double)(rd16(rec + 16) >> 2) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week);
                 if (u_boost[i]) {
                     low += boost;
                 }
             }
-            u_low[i] = low;
+            s_low[u_slot[i]] = low;
             if (heap_n < keep) {
                 heap_push(heap, &heap_n, low);
             } else if (low > heap[0]) {
@@ -585,10 +615,9 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             }
         }
 #undef SCORE
-#undef BOUND
 #undef RECORD
         for (i = 0; i < n_union; i++) {
-            if (u_state[i] == 2 && (keep == 0 || heap_n < keep || u_low[i] >= cut)) {
+            if (u_state[i] == 2 && (keep == 0 || heap_n < keep || s_low[u_slot[i]] >= cut)) {
                 room++;
             }
         }
@@ -599,11 +628,14 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         }
         room = 0;
         for (i = 0; i < n_union; i++) {
-            if (u_state[i] == 2 && (keep == 0 || heap_n < keep || u_low[i] >= cut)) {
+            if (u_state[i] == 2 && (keep == 0 || heap_n < keep || s_low[u_slot[i]] >= cut)) {
                 out_doc[room] = u_doc[i];
-                out_bm25[room] = u_bm[i];
-                out_dl[room] = rd32(u_rec[i] + 12);
-                memcpy(out_tf + room * nt, u_tf + i * nt, nt * sizeof(uint32_t));
+                out_bm25[room] = s_bm[u_slot[i]];
+                out_dl[room] = rd32(record_of(in, u_doc[i]) + 12); /* scored: it has a record */
+                for (t = 0; t < nt; t++) {
+                    long tf = tf_of(in, &tp[t], u_doc[i], &bad); /* a scored document's blocks are decoded */
+                    out_tf[room * nt + t] = tf > 0 ? (uint32_t)tf : 0;
+                }
                 room++;
             }
         }
@@ -613,26 +645,22 @@ done:
         for (t = 0; t < nt; t++) {
             free(tp[t].docs);
             free(tp[t].tfs);
-            free(tp[t].ub);
-            free(tp[t].b_first);
-            free(tp[t].b_last);
             free(tp[t].b_bound);
             free(tp[t].b_off);
+            free(tp[t].b_first);
+            free(tp[t].b_last);
             free(tp[t].b_done);
         }
     }
     free(tp);
     free(pos);
-    free(rank_of);
     free(u_doc);
-    free(u_tf);
-    free(u_blk);
+    free(u_slot);
     free(u_ub);
-    free(u_bm);
-    free(u_low);
     free(u_state);
-    free(u_rec);
     free(u_boost);
+    free(s_bm);
+    free(s_low);
     free(heap);
     free(c_extra);
     free(c_known);

@@ -452,9 +452,9 @@ def py_search(
                 raise damaged
             last = docs[-1]
             _, max_tf, min_dl, _, _ = _HEADER.unpack_from(blk)
-            bound = 0.0 if role[t] > RANK else _bm25(idf[t], float(max_tf), float(min_dl), p.avgdl, p.k1, p.b)
+            block_bound = 0.0 if role[t] > RANK else _bm25(idf[t], float(max_tf), float(min_dl), p.avgdl, p.k1, p.b)
             for d, tf in zip(docs, tfs, strict=True):
-                per[d] = (tf, bound)
+                per[d] = (tf, block_bound)
 
     record = partial(live_record, chunks)
     filtered = lo is not None or hi is not None or outcome is not None
@@ -469,11 +469,11 @@ def py_search(
         matched = boosted = False
         required = 0
         for t in range(nt):
-            rl = ranked.get(t)
-            if rl is not None:
-                j = rl.block_of(doc)
+            looked_up = ranked.get(t)
+            if looked_up is not None:
+                j = looked_up.block_of(doc)
                 if j is not None:
-                    ub += rl.bounds[j]
+                    ub += looked_up.bounds[j]
                 continue
             hit = postings[t].get(doc)
             if hit is not None:

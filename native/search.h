@@ -86,6 +86,9 @@ typedef struct {
  * what is returned does not depend on that order (a skipped document's bound is below the final
  * cut, and every document at or above it is scored whatever the order).
  * keep == 0 ("all" mode): every passing document.
+ * A RANK list with more postings than all the other lists but RANK ones together is looked up, not
+ * merged: its headers are checked, and a block is decoded (so found damaged) only when a document
+ * in its range is scored. Everything else is decoded and checked up front.
  * out_tf has n_terms entries per document (0 for an absent term); out_dl its length.
  */
 int memdb_text_search(const memdb_text_input *in, const double *params, int64_t now_us, int has_lo,

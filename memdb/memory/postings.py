@@ -868,6 +868,7 @@ class TextIndex:
             if doc is not None:
                 patches[int(doc) // CHUNK_DOCS][int(doc)] = code
         sets: list[tuple[Global, Any, Any]] = []
+        written: dict[int, bytes] = {}
         for chunk, by_doc in patches.items():
             raw = self.columns.get((owner, chunk))
             if raw is None:
@@ -877,10 +878,28 @@ class TextIndex:
                 off = doc % CHUNK_DOCS * RECORD_BYTES
                 if len(out) >= off + RECORD_BYTES and out[off + 18] == 1:
                     struct.pack_into("<H", out, off + 16, code)
-            sets.append((self.columns, (owner, chunk), bytes(out)))
+            written[chunk] = bytes(out)
+            sets.append((self.columns, (owner, chunk), written[chunk]))
         if sets:
-            sets.append(self._stamped(owner, patches))
-        self.space.apply((), sets)
+            stamped = self._stamped(owner, patches)
+            sets.append(stamped)
+            self.space.apply((), sets)
+            self._keep_written(owner, written, stamped[2])
+
+    def _keep_written(self, owner: str, written: Mapping[int, bytes], stamps: bytes) -> None:
+        """Keep the chunks this process just wrote with their new stamps, so the next query reads
+        none of them again (an access flush recodes a few hundred). Safe if the transaction is
+        rolled back: the stored stamps are then the old ones, unlike the kept, so they are read."""
+        kept_stamps, kept = self._kept.get(owner, (b"", []))
+        if not kept:
+            return  # nothing kept yet: the next read reads them all anyway
+        n = len(stamps) // 8
+        ks = bytearray(kept_stamps[: n * 8].ljust(n * 8, b"\0"))  # a chunk with no kept stamp is read
+        chunks: list[memoryview | None] = list(kept[:n]) + [None] * max(n - len(kept), 0)
+        for c, data in written.items():
+            ks[c * 8 : c * 8 + 8] = stamps[c * 8 : c * 8 + 8]
+            chunks[c] = memoryview(data)
+        self._kept[owner] = (bytes(ks), chunks)
 
     def drop_owner(self, owner: str) -> None:
         """Kill an owner's whole text index (a rebuild follows)."""

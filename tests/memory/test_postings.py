@@ -376,6 +376,9 @@ class TextIndexMachine(RuleBasedStateMachine):
             for owner, docs in self.model.items():
                 assert self.text.problems(owner, docs) == []
                 fresh = TextIndex(self.space).chunks(owner)  # read now, nothing kept
+                assert [None if c is None else bytes(c) for c in self.text.chunks(owner)] == [
+                    None if c is None else bytes(c) for c in fresh
+                ]  # kept, or written through by set_codes
                 assert self.text.chunk_summaries(owner) == [P.py_chunk_summary(c) for c in fresh]
                 for term in "ah":
                     blocks = self.text.term_blocks(owner, term)
@@ -389,6 +392,33 @@ class TextIndexMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         self.store.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def test_chunks_kept_from_a_rolled_back_recode_are_read_again(tmp_path: Path) -> None:
+    """set_codes keeps the chunks it writes with their new stamps; when its transaction rolls
+    back, the stored stamps are the old ones, so the next read returns the stored chunks."""
+    store = LMDBStore(tmp_path / "db", sync=False)
+    try:
+        space = Globals(store)
+        text = TextIndex(space)
+        docs = [Doc(f"{time_prefix(from_micros(NOW + i))}-{i:06x}", NOW + i, 4, {"a": 1}, 2) for i in range(3)]
+        with space.transaction():
+            text.add("ana", docs)
+        with space.snapshot():
+            before = [bytes(c) for c in text.chunks("ana") if c is not None]
+        with space.transaction():
+            text.set_codes("ana", [(docs[0].eid, 8)])
+        with space.snapshot():
+            recoded = [bytes(c) for c in text.chunks("ana") if c is not None]
+            assert recoded != before and recoded == [bytes(c) for c in TextIndex(space).chunks("ana") if c is not None]
+        with pytest.raises(RuntimeError), space.transaction():
+            text.set_codes("ana", [(docs[0].eid, 12)])
+            raise RuntimeError("roll back")
+        with space.snapshot():
+            assert [bytes(c) for c in text.chunks("ana") if c is not None] == recoded
+            assert text.chunk_summaries("ana") == [P.py_chunk_summary(c) for c in TextIndex(space).chunks("ana")]
+    finally:
+        store.close()
 
 
 TestTextIndexMachine = TextIndexMachine.TestCase

@@ -884,22 +884,33 @@ class TextIndex:
             stamped = self._stamped(owner, patches)
             sets.append(stamped)
             self.space.apply((), sets)
-            self._keep_written(owner, written, stamped[2])
+            levels = {c: max(code >> 2 for code in by_doc.values()) for c, by_doc in patches.items()}
+            self._keep_written(owner, written, stamped[2], levels)
 
-    def _keep_written(self, owner: str, written: Mapping[int, bytes], stamps: bytes) -> None:
+    def _keep_written(self, owner: str, written: Mapping[int, bytes], stamps: bytes, levels: Mapping[int, int]) -> None:
         """Keep the chunks this process just wrote with their new stamps, so the next query reads
         none of them again (an access flush recodes a few hundred). Safe if the transaction is
-        rolled back: the stored stamps are then the old ones, unlike the kept, so they are read."""
+        rolled back: the stored stamps are then the old ones, unlike the kept, so they are read.
+        A kept summary stays a bound without a scan: recoding moves no time, and its level is
+        raised to the highest written (``levels``, by chunk)."""
         kept_stamps, kept = self._kept.get(owner, (b"", []))
         if not kept:
             return  # nothing kept yet: the next read reads them all anyway
         n = len(stamps) // 8
         ks = bytearray(kept_stamps[: n * 8].ljust(n * 8, b"\0"))  # a chunk with no kept stamp is read
         chunks: list[memoryview | None] = list(kept[:n]) + [None] * max(n - len(kept), 0)
+        seen, sums = self._summaries.get(owner, ([], []))
+        seen_now = list(seen[:n]) + [None] * max(n - len(seen), 0)
+        sums_now = list(sums[:n]) + [(0, 0)] * max(n - len(sums), 0)
         for c, data in written.items():
             ks[c * 8 : c * 8 + 8] = stamps[c * 8 : c * 8 + 8]
-            chunks[c] = memoryview(data)
+            old = chunks[c]
+            chunks[c] = view = memoryview(data)
+            if c < len(seen) and old is not None and seen[c] is old:  # its summary, still a bound
+                seen_now[c] = view
+                sums_now[c] = (sums[c][0], max(sums[c][1], levels.get(c, 0)))
         self._kept[owner] = (bytes(ks), chunks)
+        self._summaries[owner] = (seen_now, sums_now)
 
     def drop_owner(self, owner: str) -> None:
         """Kill an owner's whole text index (a rebuild follows)."""
@@ -1064,8 +1075,9 @@ class TextIndex:
         return out
 
     def chunk_summaries(self, owner: str) -> list[tuple[int, int]]:
-        """``chunk_summary`` of each of ``chunks(owner)`` (the same list a call of it returns now),
-        computed once per chunk read."""
+        """A bound on ``chunk_summary`` of each of ``chunks(owner)`` (the same list a call of it
+        returns now): computed once per chunk read, raised in place when ``set_codes`` writes one
+        (its newest time exact, its level at least the highest)."""
         chunks = self.chunks(owner)
         seen, sums = self._summaries.get(owner, ([], []))
         if seen is chunks:

@@ -81,12 +81,21 @@ Dense stops where it no longer fits: above ``--dense-max`` episodes (default 100
 embedding time projected from the rate measured (first on 1,000 documents, then on the largest
 size embedded) exceeds ``--dense-budget-minutes`` (default 20). The hybrid runs where dense runs.
 Every skip is recorded with its reason, per size.
+
+Reuse. A million episodes take about five minutes to import; ``MEMDB_BENCH_CACHE=/some/dir`` keeps
+each size's memdb database there (with the ids in import order and the import time recorded when
+it was built) and reuses it on later runs: the key is the data seed, ``agent_data``'s source and
+memdb's index layout (``memdb.memory.layout.LAYOUT``), so code that reads the same format shares
+one build (before/after comparisons) and a new layout or generator gets a fresh one. Each run
+answers on a copy of the kept database, since every answer counts as an access and feeds the
+relevance scores: two runs on one cache see the same data. Delete the directory when done.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import os
 import platform
@@ -389,16 +398,18 @@ def recall_call(owner: Any, q: Question, k: int) -> Any:
 class MemdbSide:
     """One memdb database holding the episodes of one size, filled through ``import_episodes``."""
 
-    def __init__(self, path: Path, size: int) -> None:
+    def __init__(self, path: Path, size: int, fresh: bool = True) -> None:
         import memdb
 
-        if path.exists():
+        if fresh and path.exists():
             shutil.rmtree(path)
         self.path = path
         self.db = memdb.open(path, sync=False, map_size=max(1 << 30, size * 16_384))
         self.owner = self.db.owner(OWNER)
         self.position: dict[str, int] = {}
         self.import_seconds = 0.0
+        self.generate_seconds = 0.0
+        self.disk: dict[str, int] = {}
         self.interpretations: dict[str, Any] = {}  # question -> what ask understood
 
     def add(self, chunk: list[dict[str, Any]], first: int) -> None:
@@ -417,6 +428,63 @@ class MemdbSide:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _cache_key(seed: int) -> str:
+    """What decides a kept database's bytes: the seed, the generator and memdb's index layout."""
+    from memdb.memory.layout import LAYOUT
+
+    h = hashlib.sha1(f"{seed}-{LAYOUT}".encode() + Path(agent_data.__file__).read_bytes())
+    return f"layout{LAYOUT}-{h.hexdigest()[:10]}"
+
+
+def _memdb_side(size: int, workdir: Path, seed: int, say: Callable[[str], None]) -> tuple[MemdbSide, list[dict[str, Any]]]:
+    """memdb filled with ``size`` episodes, and the episodes: imported now, or a copy of the
+    database kept under ``MEMDB_BENCH_CACHE`` (see the docstring) with the episodes generated again."""
+    cache = os.environ.get("MEMDB_BENCH_CACHE")
+    kept = Path(cache) / f"agents-{size}-{_cache_key(seed)}" if cache else None
+    meta = kept / "build.json" if kept is not None else None
+    path = workdir / f"memdb-{size}"
+    if kept is not None and meta is not None and meta.exists():
+        info = json.loads(meta.read_text())
+        if path.exists():
+            shutil.rmtree(path)
+        shutil.copytree(kept / "memdb", path)
+        mem = MemdbSide(path, size, fresh=False)
+        eps = [ep for chunk in agent_data.batches(size, BATCH, seed) for ep in chunk]
+        mem.position = {eid: i for i, eid in enumerate(info["ids"])}
+        mem.import_seconds, mem.generate_seconds, mem.disk = info["import_seconds"], info["generate_seconds"], info["disk"]
+        say(f"  {size:,}: reusing the memdb database kept in {kept} (imported in {mem.import_seconds:.1f} s when built)")
+        return mem, eps
+    eps = []
+    mem = MemdbSide(path, size)
+    t0 = time.perf_counter()
+    for chunk in agent_data.batches(size, BATCH, seed):
+        mem.add(chunk, len(eps))
+        eps.extend(chunk)
+    mem.generate_seconds = time.perf_counter() - t0 - mem.import_seconds
+    mem.db.flush()
+    mem.disk = _disk(mem.path)
+    rate = size / mem.import_seconds
+    say(f"  {size:,}: memdb imported in {mem.import_seconds:.1f} s ({rate:,.0f} eps/s), generation {mem.generate_seconds:.1f} s")
+    if kept is not None and meta is not None:
+        shutil.rmtree(kept, ignore_errors=True)
+        kept.mkdir(parents=True)
+        mem.db.close()  # copied closed, so the kept copy is whole
+        shutil.copytree(path, kept / "memdb")
+        ids = sorted(mem.position, key=mem.position.__getitem__)
+        info = {"ids": ids, "import_seconds": mem.import_seconds, "generate_seconds": mem.generate_seconds, "disk": mem.disk}
+        meta.write_text(json.dumps(info))
+        mem = _reopened(mem)
+    return mem, eps
+
+
+def _reopened(mem: MemdbSide) -> MemdbSide:
+    """``mem`` opened again on its path (after it was closed to be copied), keeping what it measured."""
+    again = MemdbSide(mem.path, len(mem.position), fresh=False)
+    again.position, again.import_seconds = mem.position, mem.import_seconds
+    again.generate_seconds, again.disk = mem.generate_seconds, mem.disk
+    return again
 
 
 def _by_text(retriever: Any) -> Callable[[Question, int], list[int]]:
@@ -479,18 +547,10 @@ def run_size(
     from benchmarks.baselines import load_baselines
 
     out: dict[str, Any] = {"episodes": size, "skipped": {}, "ingest": {}, "memory": {}}
-    eps: list[dict[str, Any]] = []
-    mem = MemdbSide(workdir / f"memdb-{size}", size)
-    t0 = time.perf_counter()
-    for chunk in agent_data.batches(size, BATCH, seed):
-        mem.add(chunk, len(eps))
-        eps.extend(chunk)
-    generate = time.perf_counter() - t0 - mem.import_seconds
-    mem.db.flush()
-    out["generate_seconds"] = round(generate, 2)
+    mem, eps = _memdb_side(size, workdir, seed, say)
+    out["generate_seconds"] = round(mem.generate_seconds, 2)
     out["ingest"]["memdb"] = {"seconds": round(mem.import_seconds, 2), "eps_per_s": round(size / mem.import_seconds, 1)}
-    out["memory"]["memdb"] = _disk(mem.path)
-    say(f"  {size:,}: memdb imported in {mem.import_seconds:.1f} s ({size / mem.import_seconds:,.0f} eps/s), generation {generate:.1f} s")
+    out["memory"]["memdb"] = mem.disk
 
     warnings: list[str] = []
     want = ["bm25", MEMDB_TOKENS]

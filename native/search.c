@@ -87,6 +87,34 @@ long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, 
     return (long)n;
 }
 
+long memdb_split_stored(const unsigned char *buf, size_t len, const unsigned char **blocks, size_t *lens, size_t cap)
+{
+    size_t pos = 0, n = 0;
+    while (pos < len) {
+        size_t head, size;
+        if (buf[pos] == 0xC4 && len - pos >= 2) {
+            head = 2;
+            size = buf[pos + 1];
+        } else if (buf[pos] == 0xC5 && len - pos >= 3) {
+            head = 3;
+            size = (size_t)buf[pos + 1] << 8 | buf[pos + 2];
+        } else if (buf[pos] == 0xC6 && len - pos >= 5) {
+            head = 5;
+            size = (size_t)buf[pos + 1] << 24 | (size_t)buf[pos + 2] << 16 | (size_t)buf[pos + 3] << 8 | buf[pos + 4];
+        } else {
+            return -1;
+        }
+        if (size > len - pos - head || n == cap) {
+            return -1;
+        }
+        blocks[n] = buf + pos + head;
+        lens[n] = size;
+        n++;
+        pos += head + size;
+    }
+    return (long)n;
+}
+
 /* The column record of doc, or NULL when it has none or it is not live. */
 static const unsigned char *record_of(const memdb_text_input *in, uint32_t doc)
 {
@@ -100,31 +128,53 @@ static const unsigned char *record_of(const memdb_text_input *in, uint32_t doc)
     return rec[18] == 1 ? rec : NULL;
 }
 
+void memdb_chunk_summary(const unsigned char *chunk, size_t len, int64_t *newest, uint32_t *level)
+{
+    size_t off;
+    int any = 0;
+    *newest = 0;
+    *level = 0;
+    for (off = 0; off + MEMDB_RECORD_BYTES <= len; off += MEMDB_RECORD_BYTES) {
+        const unsigned char *rec = chunk + off;
+        int64_t ts;
+        uint32_t lv;
+        if (rec[18] != 1) {
+            continue;
+        }
+        ts = rd64(rec);
+        lv = rd16(rec + 16) >> 2;
+        if (!any || ts > *newest) {
+            *newest = ts;
+        }
+        if (lv > *level) {
+            *level = lv;
+        }
+        any = 1;
+    }
+}
+
 static double bm25_part(double idf, double tf, double dl, double avgdl, double k1, double b)
 {
     return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
 }
 
-/* A document's BM25 over the lists that are scored (MATCH and RANK), in list order, as the
- * twin sums it. */
-static double exact_bm25(const memdb_text_input *in, const uint32_t *tf_row, double dl, double avgdl, double k1, double b)
-{
-    double s = 0.0;
-    size_t t;
-    for (t = 0; t < in->n_terms; t++) {
-        if (tf_row[t] && !(in->roles && in->roles[t] > MEMDB_RANK)) {
-            s += bm25_part(in->idf[t], (double)tf_row[t], dl, avgdl, k1, b);
-        }
-    }
-    return s;
-}
-
 typedef struct {
-    size_t n;       /* postings of one term */
+    size_t n;         /* postings decoded (a merged list: all of them) */
     uint32_t *docs;
     uint32_t *tfs;
-    double *ub;     /* the term's bound in each posting's block */
+    size_t nb, bi0;   /* its blocks, and the index of its first in in->blocks */
+    double *b_bound;  /* each block's bound (0 for a tag list: tag lists are not scored) */
+    size_t *b_off;    /* where each block's postings start in docs/tfs (nb + 1 entries) */
+    size_t cur;       /* pass 1's block cursor */
+    /* a looked-up list (a RANK list longer than the matching lists): its blocks are found by
+     * their headers and decoded only when a document that may be in one is scored */
+    int lazy;
+    uint32_t *b_first, *b_last;
+    unsigned char *b_done;
 } term_postings;
+
+#define NO_BLOCK 0xFFFFFFFFu
+#define NO_SLOT 0xFFFFFFFFu
 
 /* min-heap of doubles */
 static void heap_push(double *h, size_t *n, double v)
@@ -163,6 +213,102 @@ static void heap_replace_min(double *h, size_t n, double v)
     h[i] = v;
 }
 
+/* The block of a looked-up list whose range holds doc (the first whose last document is not
+ * below it), or NO_BLOCK. */
+static uint32_t lazy_block(const term_postings *tp, uint32_t doc)
+{
+    size_t lo = 0, hi = tp->nb;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tp->b_last[mid] < doc) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return (lo < tp->nb && tp->b_first[lo] <= doc) ? (uint32_t)lo : NO_BLOCK;
+}
+
+/* The tf of doc in a list (0 when absent), decoding a looked-up list's block the first time;
+ * -1 when that block is damaged (*bad: its index in in->blocks). */
+static long tf_of(const memdb_text_input *in, term_postings *tp, uint32_t doc, size_t *bad)
+{
+    size_t lo = 0, hi = tp->n, end;
+    if (tp->lazy) {
+        uint32_t j = lazy_block(tp, doc);
+        if (j == NO_BLOCK) {
+            return 0;
+        }
+        if (!tp->b_done[j]) {
+            size_t off = tp->b_off[j];
+            if (memdb_decode_block(in->blocks[tp->bi0 + j], in->block_lens[tp->bi0 + j], tp->docs + off, tp->tfs + off) < 0) {
+                *bad = tp->bi0 + j;
+                return -1;
+            }
+            tp->b_done[j] = 1;
+        }
+        lo = tp->b_off[j];
+        hi = tp->b_off[j + 1];
+    }
+    end = hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (tp->docs[mid] < doc) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return (lo < end && tp->docs[lo] == doc) ? (long)tp->tfs[lo] : 0;
+}
+
+/* A document's BM25 over the lists that are scored (MATCH and RANK), in list order, as the
+ * twin sums it; -1 when a looked-up block is damaged. */
+static int exact_bm25(const memdb_text_input *in, term_postings *tp, uint32_t doc, double dl, double avgdl, double k1, double b,
+                      double *out, size_t *bad)
+{
+    double s = 0.0;
+    size_t t;
+    for (t = 0; t < in->n_terms; t++) {
+        if (!(in->roles && in->roles[t] > MEMDB_RANK)) {
+            long tf = tf_of(in, &tp[t], doc, bad);
+            if (tf < 0) {
+                return -1;
+            }
+            if (tf) {
+                s += bm25_part(in->idf[t], (double)tf, dl, avgdl, k1, b);
+            }
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+/* A bound on a document's BM25 without decoding a looked-up list: its merged lists' exact parts
+ * and the looked-up lists' block bounds, in list order, raised by 1e-12 against rounding. */
+static double bm25_bound(const memdb_text_input *in, term_postings *tp, uint32_t doc, double dl, double avgdl, double k1, double b)
+{
+    double s = 0.0;
+    size_t t, bad;
+    for (t = 0; t < in->n_terms; t++) {
+        if (in->roles && in->roles[t] > MEMDB_RANK) {
+            continue;
+        }
+        if (tp[t].lazy) {
+            uint32_t j = lazy_block(&tp[t], doc);
+            if (j != NO_BLOCK) {
+                s += tp[t].b_bound[j];
+            }
+        } else {
+            long tf = tf_of(in, &tp[t], doc, &bad); /* a merged list: never fails */
+            if (tf > 0) {
+                s += bm25_part(in->idf[t], (double)tf, dl, avgdl, k1, b);
+            }
+        }
+    }
+    return s * (1 + 1e-12);
+}
+
 int memdb_text_search(const memdb_text_input *in, const double *params, int64_t now_us, int has_lo,
                       int64_t lo_us, int has_hi, int64_t hi_us, int outcome, size_t keep, size_t *total, double *best,
                       size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
@@ -173,91 +319,126 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     const double tw = params[MEMDB_P_TEXT_WEIGHT], rw = params[MEMDB_P_RECENCY_WEIGHT];
     const double slack = params[MEMDB_P_SLACK], max_level = params[MEMDB_P_MAX_LEVEL], boost = params[MEMDB_P_BOOST];
     const size_t nt = in->n_terms;
-    size_t n_require = 0;
+    size_t n_require = 0, n_lazy = 0, merged = 0;
     const int filtered = has_lo || has_hi || outcome >= 0;
     term_postings *tp = NULL;
-    size_t *pos = NULL, n_union = 0, cap_union = 0, t, i, bi = 0, room = 0;
-    uint32_t *u_doc = NULL, *u_tf = NULL;
-    double *u_ub = NULL, *u_bm = NULL, *u_low = NULL, *heap = NULL;
+    size_t *pos = NULL, n_union = 0, cap_union = 0, t, i, bi = 0, room = 0, bad = 0;
+    uint32_t *u_doc = NULL, *u_slot = NULL; /* per document of the union: its number, its slot once scored */
+    double *u_ub = NULL, *heap = NULL;
     unsigned char *u_state = NULL; /* 0 unscored, 1 scored, 2 scored and a candidate */
     unsigned char *u_boost = NULL;
-    const unsigned char **u_rec = NULL;
+    double *s_bm = NULL, *s_low = NULL; /* per slot (a scored document): BM25 and lower bound */
+    size_t n_slots = 0, cap_slots = 0;
+    double *c_extra = NULL;        /* per chunk: what its level and recency can add at most */
+    unsigned char *c_known = NULL; /* whether c_extra holds it yet */
     double top = 0.0;
     int rc = MEMDB_OK;
 
     *total = 0;
     *best = 0.0;
     *n_out = 0;
-    for (t = 0; t < nt; t++) {
-        if (in->roles && in->roles[t] == MEMDB_REQUIRE) {
-            n_require++;
-        }
-    }
     tp = calloc(nt ? nt : 1, sizeof *tp);
     pos = calloc(nt ? nt : 1, sizeof *pos);
     if (!tp || !pos) {
         rc = MEMDB_NO_MEMORY;
         goto done;
     }
-    /* decode every block of every term */
+    /* every list's postings, from its headers */
     for (t = 0; t < nt; t++) {
-        size_t nb = in->term_blocks[t], room_t = 0, j;
-        for (j = 0; j < nb; j++) {
-            size_t len = in->block_lens[bi + j];
-            if (len < MEMDB_BLOCK_HEADER) {
-                *n_out = bi + j;
+        size_t nb = in->term_blocks[t], j;
+        for (j = 0; j < nb; j++, bi++) {
+            if (in->block_lens[bi] < MEMDB_BLOCK_HEADER) {
+                *n_out = bi;
                 rc = MEMDB_BAD_BLOCK;
                 goto done;
             }
-            room_t += rd16(in->blocks[bi + j]);
+            pos[t] += rd16(in->blocks[bi]);
         }
+        if (!(in->roles && in->roles[t] == MEMDB_RANK)) {
+            merged += pos[t];
+        }
+    }
+    /* A RANK list longer than all the lists that match together is looked up, not merged: only
+     * the documents scored need its frequencies. */
+    for (t = 0; t < nt; t++) {
+        int role = in->roles ? in->roles[t] : MEMDB_MATCH;
+        n_require += role == MEMDB_REQUIRE;
+        tp[t].lazy = role == MEMDB_RANK && pos[t] > merged;
+        n_lazy += (size_t)tp[t].lazy;
+    }
+    /* decode every block of every merged list; a looked-up list's headers only */
+    bi = 0;
+    for (t = 0; t < nt; t++) {
+        size_t nb = in->term_blocks[t], room_t = pos[t], j;
+        const int scored = !(in->roles && in->roles[t] > MEMDB_RANK);
+        pos[t] = 0;
+        tp[t].nb = nb;
+        tp[t].bi0 = bi;
         tp[t].docs = malloc((room_t ? room_t : 1) * sizeof(uint32_t));
         tp[t].tfs = malloc((room_t ? room_t : 1) * sizeof(uint32_t));
-        tp[t].ub = malloc((room_t ? room_t : 1) * sizeof(double));
-        if (!tp[t].docs || !tp[t].tfs || !tp[t].ub) {
+        tp[t].b_bound = malloc((nb ? nb : 1) * sizeof(double));
+        tp[t].b_off = malloc((nb + 1) * sizeof(size_t));
+        if (!tp[t].docs || !tp[t].tfs || !tp[t].b_bound || !tp[t].b_off) {
             rc = MEMDB_NO_MEMORY;
             goto done;
+        }
+        tp[t].b_off[0] = 0;
+        if (tp[t].lazy) {
+            tp[t].b_first = malloc((nb ? nb : 1) * sizeof(uint32_t));
+            tp[t].b_last = malloc((nb ? nb : 1) * sizeof(uint32_t));
+            tp[t].b_done = calloc(nb ? nb : 1, 1);
+            if (!tp[t].b_first || !tp[t].b_last || !tp[t].b_done) {
+                rc = MEMDB_NO_MEMORY;
+                goto done;
+            }
+            for (j = 0; j < nb; j++, bi++) {
+                const unsigned char *blk = in->blocks[bi];
+                uint32_t n = rd16(blk), first = rd32(blk + 8), last = rd32(blk + 12);
+                if (n == 0 || first > last || (j > 0 && first <= tp[t].b_last[j - 1])) {
+                    *n_out = bi;
+                    rc = MEMDB_BAD_BLOCK;
+                    goto done;
+                }
+                tp[t].b_first[j] = first;
+                tp[t].b_last[j] = last;
+                tp[t].b_bound[j] = bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), avgdl, k1, b);
+                tp[t].b_off[j + 1] = tp[t].b_off[j] + n;
+            }
+            continue;
         }
         for (j = 0; j < nb; j++, bi++) {
             const unsigned char *blk = in->blocks[bi];
             long got = memdb_decode_block(blk, in->block_lens[bi], tp[t].docs + tp[t].n, tp[t].tfs + tp[t].n);
-            double bound;
-            size_t m;
             if (got < 0 || (tp[t].n > 0 && tp[t].docs[tp[t].n] <= tp[t].docs[tp[t].n - 1])) {
                 *n_out = bi;
                 rc = MEMDB_BAD_BLOCK;
                 goto done;
             }
-            bound = (in->roles && in->roles[t] > MEMDB_RANK)
-                        ? 0.0 /* tag lists are not scored */
-                        : bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), avgdl, k1, b);
-            for (m = 0; m < (size_t)got; m++) {
-                tp[t].ub[tp[t].n + m] = bound;
-            }
+            tp[t].b_bound[j] = scored ? bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), avgdl, k1, b) : 0.0;
             tp[t].n += (size_t)got;
+            tp[t].b_off[j + 1] = tp[t].n;
         }
         cap_union += tp[t].n;
     }
     u_doc = malloc((cap_union ? cap_union : 1) * sizeof(uint32_t));
-    u_tf = calloc((cap_union ? cap_union : 1) * (nt ? nt : 1), sizeof(uint32_t));
+    u_slot = malloc((cap_union ? cap_union : 1) * sizeof(uint32_t));
     u_ub = malloc((cap_union ? cap_union : 1) * sizeof(double));
-    u_bm = calloc(cap_union ? cap_union : 1, sizeof(double));
-    u_low = calloc(cap_union ? cap_union : 1, sizeof(double));
     u_state = calloc(cap_union ? cap_union : 1, 1);
-    u_rec = calloc(cap_union ? cap_union : 1, sizeof *u_rec);
-    u_boost = calloc(cap_union ? cap_union : 1, 1);
+    u_boost = malloc(cap_union ? cap_union : 1);
     heap = malloc((keep ? keep : 1) * sizeof(double));
-    if (!u_doc || !u_tf || !u_ub || !u_bm || !u_low || !u_state || !u_rec || !u_boost || !heap) {
+    c_extra = malloc((in->n_chunks ? in->n_chunks : 1) * sizeof(double));
+    c_known = calloc(in->n_chunks ? in->n_chunks : 1, 1);
+    if (!u_doc || !u_slot || !u_ub || !u_state || !u_boost || !heap || !c_extra || !c_known) {
         rc = MEMDB_NO_MEMORY;
         goto done;
     }
-    /* pass 1: the union in document order, filtered; block bounds summed in term order */
+    /* pass 1: the union of the merged lists in document order, filtered; block bounds summed in
+     * term order (a looked-up list's where the document falls in one of its blocks' ranges) */
     for (;;) {
         uint32_t doc = 0;
         int any = 0, matched = 0, boosted = 0;
         size_t required = 0;
         double ub = 0.0;
-        const unsigned char *rec = NULL;
         for (t = 0; t < nt; t++) {
             if (pos[t] < tp[t].n && (!any || tp[t].docs[pos[t]] < doc)) {
                 doc = tp[t].docs[pos[t]];
@@ -268,10 +449,24 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             break;
         }
         for (t = 0; t < nt; t++) {
-            if (pos[t] < tp[t].n && tp[t].docs[pos[t]] == doc) {
+            term_postings *l = &tp[t];
+            if (l->lazy) {
+                size_t c = l->cur;
+                while (c < l->nb && l->b_last[c] < doc) {
+                    c++;
+                }
+                l->cur = c;
+                if (c < l->nb && l->b_first[c] <= doc) {
+                    ub += l->b_bound[c];
+                }
+                continue;
+            }
+            if (pos[t] < l->n && l->docs[pos[t]] == doc) {
                 int role = in->roles ? in->roles[t] : MEMDB_MATCH;
-                u_tf[n_union * nt + t] = tp[t].tfs[pos[t]];
-                ub += tp[t].ub[pos[t]];
+                while (pos[t] >= l->b_off[l->cur + 1]) {
+                    l->cur++;
+                }
+                ub += l->b_bound[l->cur];
                 pos[t]++;
                 matched |= role == MEMDB_MATCH || role == MEMDB_BOOST;
                 boosted |= role == MEMDB_BOOST;
@@ -279,12 +474,11 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             }
         }
         if (!matched || required < n_require) {
-            memset(u_tf + n_union * nt, 0, nt * sizeof(uint32_t)); /* the row is the next document's */
             continue;
         }
         if (filtered) {
+            const unsigned char *rec = record_of(in, doc);
             int64_t ts;
-            rec = record_of(in, doc);
             if (rec == NULL) {
                 *n_out = doc;
                 rc = MEMDB_BAD_COLUMN;
@@ -292,65 +486,125 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             }
             ts = rd64(rec);
             if ((has_lo && ts < lo_us) || (has_hi && ts >= hi_us) || (outcome >= 0 && (int)(rd16(rec + 16) & 3) != outcome)) {
-                memset(u_tf + n_union * nt, 0, nt * sizeof(uint32_t)); /* the row is the next document's */
                 continue;
             }
         }
         u_doc[n_union] = doc;
         u_ub[n_union] = ub * (1 + 1e-12); /* rounding never lets a bound fall below its score */
-        u_rec[n_union] = rec;
         u_boost[n_union] = (unsigned char)boosted;
+        u_slot[n_union] = NO_SLOT;
         n_union++;
     }
     *total = n_union;
-    /* pass 2: the best BM25, scoring only documents whose bound beats the best so far */
+    /* pass 2: the best BM25, scoring only documents whose bound beats the best so far; pass 3:
+     * lower bounds. A document is scored once: its record read, its frequencies looked up. */
+#define RECORD(i, rec)                                                                                  \
+    do {                                                                                                \
+        if (((rec) = record_of(in, u_doc[i])) == NULL) {                                                \
+            *n_out = u_doc[i];                                                                          \
+            rc = MEMDB_BAD_COLUMN;                                                                      \
+            goto done;                                                                                  \
+        }                                                                                               \
+    } while (0)
+#define SCORE(i, rec)                                                                                   \
+    do {                                                                                                \
+        double bm_;                                                                                     \
+        if (exact_bm25(in, tp, u_doc[i], (double)rd32((rec) + 12), avgdl, k1, b, &bm_, &bad) < 0) {     \
+            *n_out = bad;                                                                               \
+            rc = MEMDB_BAD_BLOCK;                                                                       \
+            goto done;                                                                                  \
+        }                                                                                               \
+        if (n_slots == cap_slots) {                                                                     \
+            size_t grown = cap_slots ? 2 * cap_slots : 1024;                                            \
+            double *bm_grown = realloc(s_bm, grown * sizeof(double));                                   \
+            double *low_grown = bm_grown ? realloc(s_low, grown * sizeof(double)) : NULL;               \
+            if (bm_grown) {                                                                             \
+                s_bm = bm_grown;                                                                        \
+            }                                                                                           \
+            if (!bm_grown || !low_grown) {                                                              \
+                rc = MEMDB_NO_MEMORY;                                                                   \
+                goto done;                                                                              \
+            }                                                                                           \
+            s_low = low_grown;                                                                          \
+            cap_slots = grown;                                                                          \
+        }                                                                                               \
+        u_slot[i] = (uint32_t)n_slots;                                                                  \
+        s_bm[n_slots] = bm_;                                                                            \
+        s_low[n_slots] = 0.0;                                                                           \
+        n_slots++;                                                                                      \
+    } while (0)
     for (i = 0; i < n_union; i++) {
+        const unsigned char *rec;
+        double bm;
         if (i > 0 && u_ub[i] <= top) {
             continue;
         }
-        if (u_rec[i] == NULL && (u_rec[i] = record_of(in, u_doc[i])) == NULL) {
-            *n_out = u_doc[i];
-            rc = MEMDB_BAD_COLUMN;
-            goto done;
+        RECORD(i, rec);
+        /* a tighter bound first: a looked-up list's block is decoded only if needed */
+        if (i > 0 && n_lazy && bm25_bound(in, tp, u_doc[i], (double)rd32(rec + 12), avgdl, k1, b) <= top) {
+            continue;
         }
-        u_bm[i] = exact_bm25(in, u_tf + i * nt, (double)rd32(u_rec[i] + 12), avgdl, k1, b);
+        SCORE(i, rec);
         u_state[i] = 1;
-        if (i == 0 || u_bm[i] > top) {
-            top = u_bm[i];
+        bm = s_bm[u_slot[i]];
+        if (i == 0 || bm > top) {
+            top = bm;
         }
     }
     *best = top;
     {
         const double norm = top > 0.0 ? top : 1.0;
+        const double any_extra = tl * max_level + rw; /* a chunk without a summary: any level, now */
+        const int summarised = in->chunk_newest != NULL && in->chunk_level != NULL;
         size_t heap_n = 0;
         double cut = -INFINITY;
-        /* pass 3: lower bounds, skipping documents whose bound cannot reach the cut */
-        for (i = 0; i < n_union; i++) {
+        /* pass 3: lower bounds, skipping documents whose bound cannot reach the cut; newest
+         * documents first (they have the best recency), so the heap fills with good ones early */
+        for (i = n_union; i-- > 0;) {
+            const unsigned char *rec;
             double low;
-            if (keep > 0 && heap_n == keep && tw * u_ub[i] / norm + tl * max_level + rw + (u_boost[i] ? boost : 0.0) + slack < cut) {
-                continue;
+            if (keep > 0 && heap_n == keep) {
+                size_t c = u_doc[i] / MEMDB_CHUNK_DOCS;
+                double extra = any_extra;
+                if (summarised && c < in->n_chunks) {
+                    if (!c_known[c]) {
+                        int64_t age = now_us - in->chunk_newest[c];
+                        c_extra[c] = tl * (double)in->chunk_level[c] + rw * pow(0.5, (double)(age > 0 ? age : 0) / week);
+                        c_known[c] = 1;
+                    }
+                    extra = c_extra[c];
+                }
+                if (tw * u_ub[i] / norm + extra + (u_boost[i] ? boost : 0.0) + slack < cut) {
+                    continue;
+                }
             }
-            if (u_rec[i] == NULL && (u_rec[i] = record_of(in, u_doc[i])) == NULL) {
-                *n_out = u_doc[i];
-                rc = MEMDB_BAD_COLUMN;
-                goto done;
-            }
+            RECORD(i, rec);
             if (u_state[i] == 0) {
-                u_bm[i] = exact_bm25(in, u_tf + i * nt, (double)rd32(u_rec[i] + 12), avgdl, k1, b);
+                if (keep > 0 && heap_n == keep && n_lazy) {
+                    /* the document's own level and recency, and its merged lists' exact parts,
+                     * before a looked-up list's block is decoded */
+                    int64_t age = now_us - rd64(rec);
+                    if (tw * bm25_bound(in, tp, u_doc[i], (double)rd32(rec + 12), avgdl, k1, b) / norm +
+                            tl * (double)(rd16(rec + 16) >> 2) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week) +
+                            (u_boost[i] ? boost : 0.0) + slack <
+                        cut) {
+                        continue;
+                    }
+                }
+                SCORE(i, rec);
             }
             u_state[i] = 2;
             if (keep == 0) {
                 continue;
             }
             {
-                int64_t age = now_us - rd64(u_rec[i]);
-                low = tw * u_bm[i] / norm + tl * (double)(rd16(u_rec[i] + 16) >> 2) +
-                      rw * pow(0.5, (double)(age > 0 ? age : 0) / week);
+                int64_t age = now_us - rd64(rec);
+                low = tw * s_bm[u_slot[i]] / norm + tl * (double)(rd16(rec + 16) >> 2) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week);
                 if (u_boost[i]) {
                     low += boost;
                 }
             }
-            u_low[i] = low;
+            s_low[u_slot[i]] = low;
             if (heap_n < keep) {
                 heap_push(heap, &heap_n, low);
             } else if (low > heap[0]) {
@@ -360,8 +614,10 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                 cut = heap[0] - tl - slack;
             }
         }
+#undef SCORE
+#undef RECORD
         for (i = 0; i < n_union; i++) {
-            if (u_state[i] == 2 && (keep == 0 || heap_n < keep || u_low[i] >= cut)) {
+            if (u_state[i] == 2 && (keep == 0 || heap_n < keep || s_low[u_slot[i]] >= cut)) {
                 room++;
             }
         }
@@ -372,11 +628,14 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         }
         room = 0;
         for (i = 0; i < n_union; i++) {
-            if (u_state[i] == 2 && (keep == 0 || heap_n < keep || u_low[i] >= cut)) {
+            if (u_state[i] == 2 && (keep == 0 || heap_n < keep || s_low[u_slot[i]] >= cut)) {
                 out_doc[room] = u_doc[i];
-                out_bm25[room] = u_bm[i];
-                out_dl[room] = rd32(u_rec[i] + 12);
-                memcpy(out_tf + room * nt, u_tf + i * nt, nt * sizeof(uint32_t));
+                out_bm25[room] = s_bm[u_slot[i]];
+                out_dl[room] = rd32(record_of(in, u_doc[i]) + 12); /* scored: it has a record */
+                for (t = 0; t < nt; t++) {
+                    long tf = tf_of(in, &tp[t], u_doc[i], &bad); /* a scored document's blocks are decoded */
+                    out_tf[room * nt + t] = tf > 0 ? (uint32_t)tf : 0;
+                }
                 room++;
             }
         }
@@ -386,20 +645,25 @@ done:
         for (t = 0; t < nt; t++) {
             free(tp[t].docs);
             free(tp[t].tfs);
-            free(tp[t].ub);
+            free(tp[t].b_bound);
+            free(tp[t].b_off);
+            free(tp[t].b_first);
+            free(tp[t].b_last);
+            free(tp[t].b_done);
         }
     }
     free(tp);
     free(pos);
     free(u_doc);
-    free(u_tf);
+    free(u_slot);
     free(u_ub);
-    free(u_bm);
-    free(u_low);
     free(u_state);
-    free(u_rec);
     free(u_boost);
+    free(s_bm);
+    free(s_low);
     free(heap);
+    free(c_extra);
+    free(c_known);
     return rc;
 }
 

@@ -66,6 +66,10 @@ typedef struct {
     size_t n_chunks;                    /* chunk table, indexed by chunk number (len 0: none) */
     const unsigned char *const *chunks;
     const size_t *chunk_lens;
+    /* per chunk (memdb_chunk_summary; NULL: not known, every chunk is assumed as new as now and
+     * as relevant as MEMDB_P_MAX_LEVEL): the newest ts_us and the highest level among its records */
+    const int64_t *chunk_newest;
+    const uint32_t *chunk_level;
 } memdb_text_input;
 
 /* Search the union of the terms' postings (now_us: the time recency is measured from).
@@ -76,9 +80,15 @@ typedef struct {
  *
  * keep > 0 ("top" mode): out_doc/out_bm25/out_tf receive, in document order, the passing
  * documents whose lower bound 0.9*bm25/best + text_level*(code>>2) + 0.05*recency is within
- * text_level (plus slack) of the keep-th best lower bound; a document whose block bound
- * (0.9*block_bm25/best + 0.1) cannot reach the cut is counted but never scored.
+ * text_level (plus slack) of the keep-th best lower bound; a document whose bound (0.9 *
+ * block_bm25 / best, plus its chunk's highest level and newest recency) cannot reach the cut is
+ * counted but never scored. Documents are visited newest chunk first, so the cut rises fast;
+ * what is returned does not depend on that order (a skipped document's bound is below the final
+ * cut, and every document at or above it is scored whatever the order).
  * keep == 0 ("all" mode): every passing document.
+ * A RANK list with more postings than all the other lists but RANK ones together is looked up, not
+ * merged: its headers are checked, and a block is decoded (so found damaged) only when a document
+ * in its range is scored. Everything else is decoded and checked up front.
  * out_tf has n_terms entries per document (0 for an absent term); out_dl its length.
  */
 int memdb_text_search(const memdb_text_input *in, const double *params, int64_t now_us, int has_lo,
@@ -86,10 +96,20 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                       size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
                       uint32_t *out_tf, uint32_t *out_dl);
 
+/* The newest ts_us and the highest level (code >> 2) among a chunk's live records (0 and 0 when
+ * it has none), for memdb_text_input.chunk_newest / chunk_level. */
+void memdb_chunk_summary(const unsigned char *chunk, size_t len, int64_t *newest, uint32_t *level);
+
 /* The frequency of each term in each of docs (ascending): out_tf[i * n_terms + t], 0 when
  * absent. Only blocks whose range holds an asked document are decoded. Returns MEMDB_OK or
  * MEMDB_BAD_BLOCK. Chunks are not read. */
 int memdb_lookup_tfs(const memdb_text_input *in, size_t n_docs, const uint32_t *docs, uint32_t *out_tf);
+
+/* Split a list's values as stored, back to back (each block packed as msgpack bin, as memdb's
+ * codec stores bytes: 0xC4 u8 length, 0xC5 u16 or 0xC6 u32 big-endian length, then the block),
+ * into blocks/lens (room for cap); return how many, or -1 when damaged or more than cap. Lets the
+ * caller hand a whole list over without one object per block. */
+long memdb_split_stored(const unsigned char *buf, size_t len, const unsigned char **blocks, size_t *lens, size_t cap);
 
 /* Decode one block into docs/tfs (room for 65535 each); return n, or -1 if it is damaged. */
 long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, uint32_t *tfs);

@@ -887,10 +887,11 @@ class OwnerQueries:
         chunks = text.chunks(owner)
         params = SearchParams(avgdl, K1, B, _WEEK_US, _TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT), 0.1)
         outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else None
-        blocks = [text.term_blocks(owner, name) if role <= RANK else text.tag_list(owner, name) for name, role in lists]
+        blocks = [text.stored_list(owner, name, tag=role > RANK) for name, role in lists]
         weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
-        found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles)
+        summaries = text.chunk_summaries(owner) if keep else None  # top-k: bound documents by their chunk
+        found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles, summaries)
         return found, live_columns(chunks, found.docs)
 
     def _filter(

@@ -21,7 +21,7 @@ from memdb import native
 from memdb.engine import codec
 from memdb.engine.globals import Globals
 from memdb.engine.store import LMDBStore
-from memdb.errors import CorruptValueError
+from memdb.errors import CorruptValueError, ValidationError
 from memdb.memory import postings as P
 from memdb.memory.ids import from_micros, time_prefix
 from memdb.memory.postings import BLOCK_DOCS, CHUNK_DOCS, Doc, SearchParams, TextIndex
@@ -160,8 +160,13 @@ queries = st.tuples(
     st.one_of(st.none(), st.integers(0, 60 * 86_400)),
     st.one_of(st.none(), st.integers(0, 3)),
     st.sampled_from([0, 1, 3, 10]),
-    st.integers(0, 3),
+    st.sampled_from([0, 1, 2, 3, 700]),  # gaps: 700 spreads a corpus over a few hundred chunks
+    st.booleans(),  # whether the chunks' summaries are given
 )
+
+
+def summaries_of(chunks: list[bytes | None], given: bool) -> list[tuple[int, int]] | None:
+    return [P.chunk_summary(c) for c in chunks] if given else None
 
 
 @settings(max_examples=150, deadline=None)
@@ -170,12 +175,13 @@ def test_the_kernel_equals_a_brute_force_reference(corpus: list[Any], query: Any
     """Totals and the best BM25 are exact; top mode returns every document whose lower bound is
     within one level of the k-th best (so ranking by exact scores finds the true top k), in
     document order, with exact BM25 and term frequencies; all mode returns every match."""
-    terms, lo_age, hi_age, outcome, keep, gaps = query
+    terms, lo_age, hi_age, outcome, keep, gaps, summarised = query
     blocks, chunks, docs = build(corpus, gaps)
     idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
     lo = NOW - lo_age * 1_000_000 if lo_age is not None else None
     hi = NOW - hi_age * 1_000_000 + 1 if hi_age is not None else None
-    found = P.search([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, lo, hi, outcome, keep)
+    summaries = summaries_of(chunks, summarised)
+    found = P.search([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, lo, hi, outcome, keep, None, summaries)
     want = reference(docs, terms, idf, lo, hi, outcome)
     assert found.total == len(want)
     assert found.best == max((bm for _, bm, _ in want), default=0.0)
@@ -197,12 +203,12 @@ def test_the_kernel_equals_a_brute_force_reference(corpus: list[Any], query: Any
 @settings(max_examples=150, deadline=None)
 @given(corpora, queries)
 def test_c_and_the_twin_agree_bit_for_bit(corpus: list[Any], query: Any) -> None:
-    terms, lo_age, hi_age, outcome, keep, gaps = query
+    terms, lo_age, hi_age, outcome, keep, gaps, summarised = query
     blocks, chunks, _ = build(corpus, gaps)
     idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
     lo = NOW - lo_age * 1_000_000 if lo_age is not None else None
     hi = NOW - hi_age * 1_000_000 + 1 if hi_age is not None else None
-    args = ([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, lo, hi, outcome, keep)
+    args = ([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, lo, hi, outcome, keep, None, summaries_of(chunks, summarised))
     c, twin = P._c_search(*args), P.py_search(*args)
     assert (c.total, c.docs, c.tfs, c.dls) == (twin.total, twin.docs, twin.tfs, twin.dls)
     assert [struct.pack("<d", x) for x in [c.best, *c.bm25]] == [struct.pack("<d", x) for x in [twin.best, *twin.bm25]]
@@ -219,6 +225,53 @@ def test_a_posting_without_a_live_column_record_is_damage_in_both() -> None:
             fn([[b"\x01\x00" + blocks["a"][0][2:-1]]], [1.0], chunks, PARAMS, NOW, None, None, None, 1)
 
 
+def test_a_rank_list_is_decoded_only_where_a_scored_document_may_be() -> None:
+    """A RANK list is found by its block headers: damage to the body of a block no match falls in
+    is not read (the answer stands), damage where one does is refused, and headers out of order
+    are refused whatever is asked; alike in C and the twin."""
+    blocks, chunks, _ = build([({"a": 1, "b": 2}, 1, 4, 0), ({"a": 1}, 1, 8, 0)], 0)
+    held, beyond = P.encode_block([0], [2], 3), P.encode_block([10, 11], [1, 1], 1)
+    for fn in (P.py_search, P._c_search) if C else (P.py_search,):
+        for keep in (0, 1):
+
+            def run(rank: list[bytes], keep: int = keep, fn: Any = fn) -> Any:
+                return fn([blocks["a"], rank], [1.0, 0.5], chunks, ROLE_PARAMS, NOW, None, None, None, keep, [P.MATCH, P.RANK])
+
+            want = run([held, beyond])
+            assert want.total == 2 and [tfs for doc, tfs in zip(want.docs, want.tfs, strict=True) if doc == 0] == [[1, 2]]
+            assert run([held, beyond[:-1]]) == want
+            with pytest.raises(CorruptValueError, match="damaged"):
+                run([held[:-1], beyond])
+            with pytest.raises(CorruptValueError, match="damaged"):
+                run([beyond, held])
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpora, st.lists(st.sampled_from("abcdefz"), min_size=1, max_size=4, unique=True), st.sampled_from([0, 3]), st.data())
+def test_a_stored_list_searches_like_its_blocks(corpus: list[Any], terms: list[str], keep: int, data: st.DataObject) -> None:
+    """Blocks handed over as stored (msgpack bin values back to back, as one read returns them)
+    give the same answer as the blocks themselves, in C and the twin; a damaged value is refused."""
+    blocks, chunks, _ = build(corpus, 1)
+    stored = [P.StoredList(b"".join(codec.pack_value(b) for b in blocks.get(t, []))) for t in terms]
+    assert [[bytes(b) for b in s.blocks()] for s in stored] == [blocks.get(t, []) for t in terms]
+    idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
+    for fn in (P.py_search, P._c_search) if C else (P.py_search,):
+        want = fn([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, None, None, None, keep)
+        assert fn(stored, idf, chunks, PARAMS, NOW, None, None, None, keep) == want
+    whole = stored[0].data
+    if whole:
+        cut = P.StoredList(whole[: data.draw(st.integers(1, len(whole) - 1))] if len(whole) > 1 else b"\xc4")
+        bad = P.StoredList(b"\x01" + whole[1:])
+        for fn in (P.py_search, P._c_search) if C else (P.py_search,):
+            for damaged in (cut, bad):
+                try:
+                    fn([damaged], [1.0], chunks, PARAMS, NOW, None, None, None, keep)
+                except CorruptValueError:
+                    continue
+                # a cut that falls between two values is a shorter list, not damage
+                assert damaged is cut and sum(len(codec.pack_value(b)) for b in damaged.blocks()) == len(damaged.data)
+
+
 def test_top_mode_asks_for_more_room_when_its_candidates_overflow() -> None:
     """Equal documents all tie with the k-th lower bound: the C call's first guess at the room
     it needs (4k + 64) overflows and it asks again, returning every tied document."""
@@ -226,6 +279,41 @@ def test_top_mode_asks_for_more_room_when_its_candidates_overflow() -> None:
     blocks, chunks, _ = build(corpus, 0)
     found = P.search([blocks["a"]], [1.0], chunks, PARAMS, NOW, None, None, None, 2)
     assert found.total == 500 and len(found.docs) == 500
+
+
+@settings(max_examples=100, deadline=None)
+@given(corpora, queries, st.lists(st.sampled_from([P.MATCH, P.RANK, P.BOOST, P.REQUIRE]), min_size=4, max_size=4))
+def test_chunk_summaries_change_what_is_scored_never_the_answer(corpus: list[Any], query: Any, roles: list[int]) -> None:
+    """A top-k search bounding documents by their chunk's newest time and highest level returns
+    exactly what it returns without them (C and the twin)."""
+    terms, lo_age, hi_age, outcome, keep, gaps, _ = query
+    blocks, chunks, _ = build(corpus, gaps)
+    idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
+    lo = NOW - lo_age * 1_000_000 if lo_age is not None else None
+    hi = NOW - hi_age * 1_000_000 + 1 if hi_age is not None else None
+    for search in (P.py_search, P._c_search) if C else (P.py_search,):
+        args = ([blocks.get(t, []) for t in terms], idf, chunks, ROLE_PARAMS, NOW, lo, hi, outcome, keep, roles[: len(terms)])
+        assert search(*args, summaries_of(chunks, True)) == search(*args, None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-(2**62), 2**62), st.integers(0, 0xFFFF), st.booleans()), max_size=CHUNK_DOCS), st.integers(0, 19))
+def test_a_chunk_summary_is_its_newest_live_time_and_highest_level(records: list[tuple[int, int, bool]], cut: int) -> None:
+    """Dead (zeroed) records and a torn last record are left out; C and the twin agree."""
+    chunk = b"".join(P.pack_record(ts, 1, 1, code) if live else bytes(P.RECORD_BYTES) for ts, code, live in records)
+    chunk = chunk[: len(chunk) - cut] if cut and records else chunk
+    whole = records[: len(chunk) // P.RECORD_BYTES]
+    live = [(ts, code) for ts, code, alive in whole if alive]
+    want = (max(ts for ts, _ in live), max(code >> 2 for _, code in live)) if live else (0, 0)
+    assert P.py_chunk_summary(chunk) == want
+    assert P.chunk_summary(chunk) == want
+    assert P.py_chunk_summary(None) == (0, 0)
+
+
+def test_summaries_must_match_the_chunks() -> None:
+    blocks, chunks, _ = build([({"a": 1}, 1, 4, 0)], 0)
+    with pytest.raises(ValidationError, match="summaries: 2 for 1 chunks"):
+        P.search([blocks["a"]], [1.0], chunks, PARAMS, NOW, keep=1, summaries=[(0, 0), (0, 0)])
 
 
 # --- the writer: a model-based test on a real LMDB file ---------------------------------------------
@@ -289,6 +377,14 @@ class TextIndexMachine(RuleBasedStateMachine):
         with self.space.snapshot():
             for owner, docs in self.model.items():
                 assert self.text.problems(owner, docs) == []
+                fresh = TextIndex(self.space).chunks(owner)  # read now, nothing kept
+                assert [None if c is None else bytes(c) for c in self.text.chunks(owner)] == [
+                    None if c is None else bytes(c) for c in fresh
+                ]  # kept, or written through by set_codes
+                kept = self.text.chunk_summaries(owner)
+                exact = [P.py_chunk_summary(c) for c in fresh]
+                assert len(kept) == len(exact)
+                assert all(k[0] == e[0] and e[1] <= k[1] <= 0x3FFF for k, e in zip(kept, exact, strict=True))  # a bound
                 for term in "ah":
                     blocks = self.text.term_blocks(owner, term)
                     assert all(P.block_header(b)[0] <= BLOCK_DOCS for b in blocks)
@@ -301,6 +397,33 @@ class TextIndexMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         self.store.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def test_chunks_kept_from_a_rolled_back_recode_are_read_again(tmp_path: Path) -> None:
+    """set_codes keeps the chunks it writes with their new stamps; when its transaction rolls
+    back, the stored stamps are the old ones, so the next read returns the stored chunks."""
+    store = LMDBStore(tmp_path / "db", sync=False)
+    try:
+        space = Globals(store)
+        text = TextIndex(space)
+        docs = [Doc(f"{time_prefix(from_micros(NOW + i))}-{i:06x}", NOW + i, 4, {"a": 1}, 2) for i in range(3)]
+        with space.transaction():
+            text.add("ana", docs)
+        with space.snapshot():
+            before = [bytes(c) for c in text.chunks("ana") if c is not None]
+        with space.transaction():
+            text.set_codes("ana", [(docs[0].eid, 8)])
+        with space.snapshot():
+            recoded = [bytes(c) for c in text.chunks("ana") if c is not None]
+            assert recoded != before and recoded == [bytes(c) for c in TextIndex(space).chunks("ana") if c is not None]
+        with pytest.raises(RuntimeError), space.transaction():
+            text.set_codes("ana", [(docs[0].eid, 12)])
+            raise RuntimeError("roll back")
+        with space.snapshot():
+            assert [bytes(c) for c in text.chunks("ana") if c is not None] == recoded
+            assert text.chunk_summaries("ana") == [P.py_chunk_summary(c) for c in TextIndex(space).chunks("ana")]
+    finally:
+        store.close()
 
 
 TestTextIndexMachine = TextIndexMachine.TestCase
@@ -364,18 +487,24 @@ def role_reference(docs: list[Doc], terms: list[str], roles: list[int], idf: lis
         unique_by=lambda x: x[0],
     ),
     st.sampled_from([0, 1, 3, 10]),
+    st.sampled_from([1, 700]),
+    st.booleans(),
 )
-def test_the_kernel_with_list_roles_equals_the_reference_and_c_the_twin(corpus: list[Any], lists: list[tuple[str, int]], keep: int) -> None:
+def test_the_kernel_with_list_roles_equals_the_reference_and_c_the_twin(
+    corpus: list[Any], lists: list[tuple[str, int]], keep: int, gaps: int, summarised: bool
+) -> None:
     """Roles: totals, best BM25 and exactly the documents within one level of the k-th lower
-    bound, as the plain reference computes them; C and the twin bit for bit (when C is in use)."""
-    blocks, chunks, docs = build(corpus, 1)
+    bound, as the plain reference computes them, with or without the chunks' summaries; C and
+    the twin bit for bit (when C is in use)."""
+    blocks, chunks, docs = build(corpus, gaps)
     terms, roles = [t for t, _ in lists], [r for _, r in lists]
     idf = [0.3 + 0.2 * "abcdefz".index(t) for t in terms]
-    args = ([blocks.get(t, []) for t in terms], idf, chunks, ROLE_PARAMS, NOW, None, None, None, keep, roles)
+    summaries = summaries_of(chunks, summarised)
+    args = ([blocks.get(t, []) for t in terms], idf, chunks, ROLE_PARAMS, NOW, None, None, None, keep, roles, summaries)
     found = P.py_search(*args)
     want = role_reference(docs, terms, roles, idf)
     assert found.total == len(want) and found.best == max((bm for _, bm, _ in want), default=0.0)
-    positions = [doc // 2 for doc in found.docs]
+    positions = [doc // (gaps + 1) for doc in found.docs]
     bm_of = {i: bm for i, bm, _ in want}
     assert all(bm == bm_of[p] for p, bm in zip(positions, found.bm25, strict=True))
     if keep == 0 or len(want) <= keep:
@@ -387,6 +516,47 @@ def test_the_kernel_with_list_roles_equals_the_reference_and_c_the_twin(corpus: 
         c = P._c_search(*args)
         assert (c.total, c.docs, c.tfs, c.dls) == (found.total, found.docs, found.tfs, found.dls)
         assert [struct.pack("<d", x) for x in [c.best, *c.bm25]] == [struct.pack("<d", x) for x in [found.best, *found.bm25]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.dictionaries(st.sampled_from("ab"), st.integers(1, 4), max_size=2).flatmap(
+                lambda tf: st.integers(1, 4).map(lambda r: {**tf, "r": r})  # "r" in every document
+            ),
+            st.integers(1, 30),
+            st.integers(0, 1000),
+            st.integers(0, 60 * 86_400),
+        ),
+        min_size=1,
+        max_size=300,
+    ),
+    st.booleans(),
+    st.sampled_from([1, 3, 10]),
+    st.sampled_from([1, 700]),
+)
+def test_a_long_rank_list_is_looked_up_with_the_same_answer(corpus: list[Any], boost: bool, keep: int, gaps: int) -> None:
+    """A RANK list longer than the matching lists is read by its headers and decoded only where a
+    scored document may be; the candidates are still exactly those within one level of the k-th
+    lower bound, and C equals the twin."""
+    blocks, chunks, docs = build(corpus, gaps)
+    lists = [("a", P.MATCH), ("r", P.RANK)] + ([("b", P.BOOST)] if boost else [])
+    terms, roles = [t for t, _ in lists], [r for _, r in lists]
+    idf = [1.1, 0.4, 0.7][: len(terms)]
+    args = ([blocks.get(t, []) for t in terms], idf, chunks, ROLE_PARAMS, NOW, None, None, None, keep, roles, summaries_of(chunks, True))
+    found = P.py_search(*args)
+    want = role_reference(docs, terms, roles, idf)
+    positions = [doc // (gaps + 1) for doc in found.docs]
+    assert found.total == len(want) and found.best == max((bm for _, bm, _ in want), default=0.0)
+    if len(want) <= keep:
+        assert positions == [i for i, _, _ in want]
+    else:
+        cut = sorted((low for _, _, low in want), reverse=True)[keep - 1] - ROLE_PARAMS.text_level - 1e-9
+        assert positions == [i for i, _, low in want if low >= cut]
+    assert [tfs for tfs in found.tfs] == [[docs[i].tf.get(t, 0) for t in terms] for i in positions]
+    if C:
+        assert P._c_search(*args) == found
 
 
 def test_a_boost_list_lifts_its_document_over_an_equal_match() -> None:

@@ -112,8 +112,8 @@ _Hot = tuple[bytes, int, _Hits]
 _Archived = tuple[str, dict[str, Any], _Hits]
 # Why a memory matched, or what makes it when first read (``Hit.why``): most callers never ask.
 _Why = tuple[str, ...] | Callable[[], tuple[str, ...]]
-# A ranked memory: id, header, score, why it matched.
-_Ranked = tuple[str, dict[str, Any], float, _Why]
+# A ranked memory: id, header, score, why it matched, and the id's encoded subscript if known.
+_Ranked = tuple[str, dict[str, Any], float, _Why, bytes | None]
 
 
 class _KernelHits(Mapping[str, tuple[int, int]]):
@@ -474,7 +474,7 @@ class OwnerQueries:
                 found += [(ts_micros(h["ts"]), eid, h) for eid, h, _ in superseded]
             found.sort(key=lambda f: (f[0], f[1]), reverse=True)
             chosen = [(eid, h if h is not None else self._layout.states.get((self.name, eid))) for _, eid, h in found[: max(limit, 0)]]
-            attempts = self._memories([(eid, h, 0.0, ("history",)) for eid, h in chosen if h is not None])
+            attempts = self._memories([(eid, h, 0.0, ("history",), None) for eid, h in chosen if h is not None])
         lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
         failures = [m for m in attempts if m.episode.outcome == "failure"]
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
@@ -997,7 +997,7 @@ class OwnerQueries:
         keys = {eid: encode_subscript(eid) for eid in ids}
         with self._space.reader() as txn:
             raws = txn.get_many([prefix + k for k in keys.values()])
-        headers = {eid: unpack_value(raws[prefix + k]) for eid, k in keys.items() if prefix + k in raws}
+        headers = {eid: _header(raws[prefix + k]) for eid, k in keys.items() if prefix + k in raws}
         passing = [eid for eid, h in headers.items() if _header_passes(q, h)]
         found = lay.text.hits_of_keys(owner, q.scored_terms, [keys[eid] for eid in passing]) if q.scored_terms else [{} for _ in passing]
         out: list[_Archived] = []
@@ -1090,18 +1090,19 @@ class OwnerQueries:
             hot_count = len(hot)
         # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
         prefix = self._layout.parent_key(self._layout.states, (self.name,))
-        chosen: list[tuple[str, dict[str, Any], _Hits, float]] = []
-        keys = [prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]
+        chosen: list[tuple[str, dict[str, Any], _Hits, float, bytes | None]] = []
+        encoded = [tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]  # each id's encoded subscript
+        keys = [prefix + e for e in encoded]
         with self._space.reader() as txn:
             raws = txn.get_many(keys)  # one round trip on PostgreSQL
-        for key, (tail, hits, text) in zip(keys, picks, strict=True):
+        for key, e, (tail, hits, text) in zip(keys, encoded, picks, strict=True):
             raw = raws.get(key)
             if raw is not None:
-                chosen.append((tail_id(tail), unpack_value(raw), hits, text))
-        chosen += [(eid, h, hits, bm25[hot_count + j] if q.terms else 0.0) for j, (eid, h, hits) in enumerate(archived)]
+                chosen.append((tail_id(tail), _header(raw), hits, text, e))
+        chosen += [(eid, h, hits, bm25[hot_count + j] if q.terms else 0.0, None) for j, (eid, h, hits) in enumerate(archived)]
         scores = []
         boost = frozenset(q.boost_tags)
-        for _, h, _, text in chosen:
+        for _, h, _, text, _ in chosen:
             recency = 0.5 ** (max(now_us - ts_micros(h["ts"]), 0) / _WEEK_US)
             rel = float(h["relevance"]) / 10.0
             score = 0.9 * text / top_text + 0.05 * rel + 0.05 * recency if q.terms else 0.6 * rel + 0.4 * recency
@@ -1110,8 +1111,8 @@ class OwnerQueries:
             scores.append(score)
         out: list[_Ranked] = []
         for i in native.top_k(scores, limit):
-            eid, h, hits, text = chosen[i]
-            out.append((eid, h, scores[i], partial(_why, q, h, hits, text)))
+            eid, h, hits, text, e = chosen[i]
+            out.append((eid, h, scores[i], partial(_why, q, h, hits, text), e))
         return out
 
     def _bounded_by_text(
@@ -1209,10 +1210,17 @@ class OwnerQueries:
         out = []
         owner, lay = self.name, self._layout
         mem, parent_key = lay.mem, lay.parent_key
-        keys = {eid: parent_key(mem, (owner, episode_day(eid))) + encode_subscript(eid) for eid, _, _, _ in ranked}
+        days: dict[str, bytes] = {}  # the records' parent key of each day (ids start with theirs)
+        keys = []
+        for eid, _, _, _, e in ranked:
+            day = eid[:8]
+            parent = days.get(day)
+            if parent is None:
+                parent = days[day] = parent_key(mem, (owner, episode_day(eid)))
+            keys.append(parent + (e if e is not None else encode_subscript(eid)))
         with self._space.reader() as txn:
-            raws = txn.get_many(list(keys.values()))  # one round trip on PostgreSQL
-        for eid, header, score, why in ranked:
+            raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        for key, (eid, header, score, why, _) in zip(keys, ranked, strict=True):
             status = header.get("status")
             if status == "archived":
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
@@ -1220,13 +1228,31 @@ class OwnerQueries:
                 out.append(Hit.deferred(eid, partial(to_episode, owner, eid, record, header), round(score, 6), why))
                 continue
             # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
-            raw = raws.get(keys[eid])
+            raw = raws.get(key)
             if raw is None:
                 continue
             if status == SUPERSEDED:
                 why = partial(_noted, why, f"superseded by {successor_of(header)} (an earlier version)")
             out.append(Hit.deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
         return out
+
+
+# Decoded headers by their packed bytes: ranking reads a header for each memory it may return,
+# and the same memories come back query after query. A header changes only by being written
+# again, as other bytes, so a kept one is never stale; the query code only reads them (an
+# archived hit's record is a copy), so one dict serves every read of the same bytes.
+_HEADERS: dict[bytes, dict[str, Any]] = {}
+_HEADERS_KEPT = 1 << 13
+
+
+def _header(raw: bytes) -> dict[str, Any]:
+    """``unpack_value(raw)`` of a header (^EPST), remembered by its bytes (never mutate it)."""
+    found = _HEADERS.get(raw)
+    if found is None:
+        if len(_HEADERS) >= _HEADERS_KEPT:
+            _HEADERS.clear()
+        found = _HEADERS[raw] = unpack_value(raw)
+    return found
 
 
 def _episode_of(owner: str, eid: str, raw: bytes, header: dict[str, Any]) -> Episode:

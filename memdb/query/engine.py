@@ -27,6 +27,7 @@ database.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import heapq
 import itertools
@@ -394,7 +395,7 @@ class OwnerQueries:
         boost = tuple(tags) if terms and tags and not (kind or outcome) else ()
         # No padding (DESIGN 6): a word no memory holds is named; a name no memory holds empties
         # the answer, since memories about other things would only stand in for it.
-        unmatched = {t: w for t, w in kept.items() if not self._layout.doc_freq.get((self.name, t), 0)}
+        unmatched = {t: kept[t] for t in self._unheld(kept)}
         names = _name_terms(question)  # as written: sentence starts and capitals are in the question itself
         missing = tuple(names[t] for t in unmatched if t in names)
         # the tags' own words rank as text too (capture indexes tags with the text)
@@ -552,6 +553,7 @@ class OwnerQueries:
         owner, by_tag = self.name, self._layout.by_tag
         n = len(by_tag.key((owner,)))
         seen: dict[str, bool] = {}
+        ordered = sorted(known) if known is not None else []  # the tags beginning with a form follow it
         for word in words:
             if word in seen:
                 continue
@@ -560,12 +562,22 @@ class OwnerQueries:
                 seen[word] = True
                 continue
             if known is not None:
-                seen[word] = any(t.startswith(start) for t in known)
+                at = bisect.bisect_left(ordered, start)
+                seen[word] = at < len(ordered) and ordered[at].startswith(start)
                 continue
             keys, _ = by_tag.raw_columns((owner,), start=start, limit=1)
             first = decode_one(keys[0], n)[0] if keys else None
             seen[word] = isinstance(first, str) and first.startswith(start)
         return [seen[w] for w in words]
+
+    def _unheld(self, terms: Iterable[str]) -> list[str]:
+        """The ``terms`` no memory of the owner holds (document frequency 0), in one batch of reads."""
+        lay = self._layout
+        freqs = lay.parent_key(lay.doc_freq, (self.name,))
+        keys = {t: freqs + encode_subscript(t) for t in terms}
+        with self._space.reader() as txn:
+            got = txn.get_many(list(keys.values())).get
+        return [t for t, k in keys.items() if (raw := got(k)) is None or not unpack_value(raw)]
 
     def _compile(self, interp: Interpretation) -> _Query:
         w = interp.window
@@ -1400,6 +1412,7 @@ def _terms_of_word(word: str) -> tuple[str, ...]:
 
 
 _NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")
+_SENTENCE_ENDS = frozenset(".?!")
 _CALENDAR_WORDS = frozenset(
     "january february march april may june july august september october november december "
     "monday tuesday wednesday thursday friday saturday sunday".split()
@@ -1417,11 +1430,12 @@ def _name_terms(text: str) -> dict[str, str]:
         named = (
             (word[0].isupper() and not start)
             or (len(word) > 1 and word.isupper())
-            or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
+            # a word of letters alone holds no digit (no character is both), so most skip the scans
+            or (not word.isalpha() and any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
         )
         if named and word.casefold() not in _CALENDAR_WORDS:
             out.update(dict.fromkeys(_terms_of_word(word), word))
-        start = text[m.end() : m.end() + 2].strip()[:1] in (".", "?", "!")
+        start = text[m.end() : m.end() + 2].strip()[:1] in _SENTENCE_ENDS
     return out
 
 

@@ -41,7 +41,7 @@ from functools import lru_cache, partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
-from memdb.engine.codec import decode_one, encode_subscript, unpack_value
+from memdb.engine.codec import children_range, decode_one, encode_subscript, unpack_value
 from memdb.engine.globals import Global
 from memdb.engine.log import logger
 from memdb.errors import ValidationError
@@ -533,14 +533,16 @@ class OwnerQueries:
     def _few_tags(self, most: int) -> set[str] | None:
         """Every tag of the owner when there are at most ``most`` of them (one seek each, and
         one more to see the end); None, having read ``most + 1``, when there are more."""
-        owner, by_tag = self.name, self._layout.by_tag
+        parent = self._layout.parent_key(self._layout.by_tag, (self.name,))
+        lo, hi = children_range(parent)
         found: set[str] = set()
-        tag = by_tag.order((owner, ""))
-        while tag is not None:
-            if len(found) == most:
-                return None
-            found.add(str(tag))
-            tag = by_tag.order((owner, tag))
+        with self._space.reader() as txn:  # repeated $ORDER in one read: each seek passes a tag's entries
+            while (item := txn.first(lo, hi)) is not None:
+                if len(found) == most:
+                    return None
+                tag, end = decode_one(item[0], len(parent))
+                found.add(str(tag))
+                lo = item[0][:end] + b"\xff"
         return found
 
     def _tag_starts(self, words: Sequence[str], known: set[str] | None) -> list[bool]:

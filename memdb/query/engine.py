@@ -1104,28 +1104,30 @@ class OwnerQueries:
             hot_count = len(hot)
         # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
         prefix = self._layout.parent_key(self._layout.states, (self.name,))
-        chosen: list[tuple[str, dict[str, Any], _Hits, float, bytes | None]] = []
         encoded = [tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]  # each id's encoded subscript
         keys = [prefix + e for e in encoded]
         with self._space.reader() as txn:
             raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        # (id, header with its time and relevance, term postings, bm25, the id's encoded subscript)
+        heads: list[tuple[str, _Head, _Hits, float, bytes | None]] = []
         for key, e, (tail, hits, text) in zip(keys, encoded, picks, strict=True):
             raw = raws.get(key)
             if raw is not None:
-                chosen.append((tail_id(tail), _header(raw), hits, text, e))
-        chosen += [(eid, h, hits, bm25[hot_count + j] if q.terms else 0.0, None) for j, (eid, h, hits) in enumerate(archived)]
-        scores = []
+                heads.append((tail_id(tail), _head(raw), hits, text, e))
+        for j, (eid, h, hits) in enumerate(archived):
+            heads.append((eid, (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0), hits, bm25[hot_count + j] if q.terms else 0.0, None))
         boost = frozenset(q.boost_tags)
-        for _, h, _, text, _ in chosen:
-            recency = 0.5 ** (max(now_us - ts_micros(h["ts"]), 0) / _WEEK_US)
-            rel = float(h["relevance"]) / 10.0
-            score = 0.9 * text / top_text + 0.05 * rel + 0.05 * recency if q.terms else 0.6 * rel + 0.4 * recency
+        with_text = bool(q.terms)
+        scores: list[float] = []
+        for _, (h, ts_us, rel), _, text, _ in heads:
+            recency = 0.5 ** (max(now_us - ts_us, 0) / _WEEK_US)
+            score = 0.9 * text / top_text + 0.05 * rel + 0.05 * recency if with_text else 0.6 * rel + 0.4 * recency
             if boost and not boost.isdisjoint(h["tags"]):
                 score += 0.1
             scores.append(score)
         out: list[_Ranked] = []
         for i in native.top_k(scores, limit):
-            eid, h, hits, text, e = chosen[i]
+            eid, (h, _, _), hits, text, e = heads[i]
             out.append((eid, h, scores[i], partial(_why, q, h, hits, text), e))
         return out
 
@@ -1255,18 +1257,27 @@ class OwnerQueries:
 # and the same memories come back query after query. A header changes only by being written
 # again, as other bytes, so a kept one is never stale; the query code only reads them (an
 # archived hit's record is a copy), so one dict serves every read of the same bytes.
-_HEADERS: dict[bytes, dict[str, Any]] = {}
-_HEADERS_KEPT = 1 << 13
+# A decoded header, its time in microseconds and its relevance over 10 (what ranking weighs).
+_Head = tuple[dict[str, Any], int, float]
+_HEADS: dict[bytes, _Head] = {}
+_HEADS_KEPT = 1 << 13
+
+
+def _head(raw: bytes) -> _Head:
+    """A header (^EPST) decoded from ``raw``, with its time and relevance as ranking weighs them,
+    remembered by its bytes (never mutate the header)."""
+    found = _HEADS.get(raw)
+    if found is None:
+        if len(_HEADS) >= _HEADS_KEPT:
+            _HEADS.clear()
+        h = unpack_value(raw)
+        found = _HEADS[raw] = (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0)
+    return found
 
 
 def _header(raw: bytes) -> dict[str, Any]:
     """``unpack_value(raw)`` of a header (^EPST), remembered by its bytes (never mutate it)."""
-    found = _HEADERS.get(raw)
-    if found is None:
-        if len(_HEADERS) >= _HEADERS_KEPT:
-            _HEADERS.clear()
-        found = _HEADERS[raw] = unpack_value(raw)
-    return found
+    return _head(raw)[0]
 
 
 def _episode_of(owner: str, eid: str, raw: bytes, header: dict[str, Any]) -> Episode:

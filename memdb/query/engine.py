@@ -576,7 +576,7 @@ class OwnerQueries:
         """The ``terms`` no memory of the owner holds (document frequency 0), in one batch of reads."""
         lay = self._layout
         freqs = lay.parent_key(lay.doc_freq, (self.name,))
-        keys = {t: freqs + encode_subscript(t) for t in terms}
+        keys = {t: freqs + _term_subscript(t) for t in terms}
         with self._space.reader() as txn:
             got = txn.get_many(list(keys.values())).get
         return [t for t, k in keys.items() if (raw := got(k)) is None or not unpack_value(raw)]
@@ -1205,7 +1205,7 @@ class OwnerQueries:
         stats, freqs = lay.parent_key(lay.stats, (owner,)), lay.parent_key(lay.doc_freq, (owner,))
         terms = tuple(dict.fromkeys(q.scored_terms))
         keys = [stats + _DOCS, stats + _TERMS]
-        keys += [freqs + encode_subscript(t) for t in terms]
+        keys += [freqs + _term_subscript(t) for t in terms]
         with self._space.reader() as txn:
             got = txn.get_many(keys).get
         counts = [0 if (raw := got(k)) is None else int(unpack_value(raw)) for k in keys]
@@ -1416,6 +1416,13 @@ def _tag_form(phrase: str) -> str | None:
         return normalize_tag(phrase)
     except ValidationError:
         return None
+
+
+@lru_cache(maxsize=1 << 14)
+def _term_subscript(term: str) -> bytes:
+    """A term's encoded subscript (a key is a pure function of its subscripts), remembered: a
+    query reads each of its terms' document frequency, and questions share their words."""
+    return encode_subscript(term)
 
 
 @lru_cache(maxsize=1 << 14)

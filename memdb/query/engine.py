@@ -513,12 +513,14 @@ class OwnerQueries:
         owner, by_tag = self.name, self._layout.by_tag
         words = re.findall(r"[\w#+./:-]+", text)
         known = self._few_tags(len(words)) if words else None  # every tag of the owner, if that few
-        starts = self._tag_starts(words, known)
+        starts = [i for i, may in enumerate(self._tag_starts(words, known)) if may]
+        if not starts:
+            return [], " ".join(words)
         used = [False] * len(words)
         found: list[str] = []
         for size in (4, 3, 2, 1):
-            for i in range(len(words) - size + 1):
-                if not starts[i] or any(used[i : i + size]):
+            for i in starts:
+                if i + size > len(words) or any(used[i : i + size]):
                     continue
                 tag = _tag_form(" ".join(words[i : i + size]))
                 if tag is None:
@@ -1236,6 +1238,7 @@ class OwnerQueries:
             keys.append(parent + (e if e is not None else encode_subscript(eid)))
         with self._space.reader() as txn:
             raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        deferred, got = Hit.deferred, raws.get
         for key, (eid, header, score, why, _) in zip(keys, ranked, strict=True):
             status = header.get("status")
             if status == "archived":
@@ -1244,12 +1247,12 @@ class OwnerQueries:
                 out.append(Hit.deferred(eid, partial(to_episode, owner, eid, record, header), round(score, 6), why))
                 continue
             # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
-            raw = raws.get(key)
+            raw = got(key)
             if raw is None:
                 continue
             if status == SUPERSEDED:
                 why = partial(_noted, why, f"superseded by {successor_of(header)} (an earlier version)")
-            out.append(Hit.deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
+            out.append(deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
         return out
 
 

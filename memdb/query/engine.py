@@ -1129,8 +1129,8 @@ class OwnerQueries:
             scores.append(score)
         out: list[_Ranked] = []
         for i in native.top_k(scores, limit):
-            eid, (h, _, _), hits, text, e = heads[i]
-            out.append((eid, h, scores[i], partial(_why, q, h, hits, text), e))
+            eid, (h, _, _), hits, text, subscript = heads[i]
+            out.append((eid, h, scores[i], partial(_why, q, h, hits, text), subscript))
         return out
 
     def _bounded_by_text(

@@ -368,9 +368,8 @@ class OwnerQueries:
         if len(question) > QUESTION_CHARS:  # before any work: a 5 MB question took 22 s
             raise ValidationError(f"question of {len(question):,} characters: at most {QUESTION_CHARS:,} (ask about one thing)")
         at = utc(now, "now") if now is not None else self._layer.now()
-        with self._space.snapshot():  # one view of the indexes the question is read against
-            interp = self._interpret(question, at, include_archived, include_superseded)
-        return self._run(interp, limit, at)
+        # the question is read against the snapshot it is answered in (one view, one read transaction)
+        return self._run(partial(self._interpret, question, at, include_archived, include_superseded), limit, at)
 
     def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
         """What ``ask`` makes of a question: its window, tags, kind, outcome and words."""
@@ -602,13 +601,18 @@ class OwnerQueries:
             told=interp.told,
         )
 
-    def _run(self, interp: Interpretation, limit: int, now: dt.datetime | None, offset: int = 0) -> RecallResult:
+    def _run(
+        self, interp: Interpretation | Callable[[], Interpretation], limit: int, now: dt.datetime | None, offset: int = 0
+    ) -> RecallResult:
+        """The answer to ``interp`` (or to what ``interp()`` makes of a question, in the same snapshot)."""
         _check_limit(limit)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValidationError(f"offset {offset!r}: must be a non-negative int")
         at = utc(now, "now") if now is not None else self._layer.now()
-        q = self._compile(interp)
         with self._space.snapshot():
+            if not isinstance(interp, Interpretation):
+                interp = interp()
+            q = self._compile(interp)
             if (q.include_archived or q.include_superseded) and interp.unmatched:
                 interp = self._matched_in_cold(interp, q)  # words only archived one-liners (or old versions) hold match here
             if interp.missing_names:

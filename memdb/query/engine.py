@@ -398,7 +398,7 @@ class OwnerQueries:
         names = _name_terms(question)  # as written: sentence starts and capitals are in the question itself
         missing = tuple(names[t] for t in unmatched if t in names)
         # the tags' own words rank as text too (capture indexes tags with the text)
-        rank_terms = tuple(dict.fromkeys(t for tag in boost for t in terms_and_words(tag) if t not in kept))
+        rank_terms = tuple(dict.fromkeys(t for tag in boost for t in _terms_of_word(tag) if t not in kept))
         if kept:
             # question words ("show", "remember", "year") match nothing, as they say how a thing is
             # asked more than what it is; where a memory holds one ("my cooking show"), it ranks
@@ -1434,7 +1434,7 @@ def _term_subscript(term: str) -> bytes:
 
 @lru_cache(maxsize=1 << 14)
 def _terms_of_word(word: str) -> tuple[str, ...]:
-    """The index terms of one word, remembered: the names of questions recur."""
+    """The index terms of one word (or tag), remembered: the names and tags of questions recur."""
     return tuple(terms_and_words(word))
 
 

@@ -385,9 +385,17 @@ def _scan_windows(text: str, cal: _Calendar, with_unclear: bool = False) -> Iter
     """Each phrase of ``text`` that reads as time, left to right, with its span: its window, or
     None when it cannot be placed (only with ``with_unclear``)."""
     pos = 0
-    tokens = list(_TOKEN.finditer(text))
-    for i, token in enumerate(tokens):
-        if token.start() < pos or not _may_start(tokens, i):
+    tokens: list[re.Match[str]] = []
+    if text.isascii():  # ASCII lowers letter for letter: the lowered text has the same words, lowered
+        starts = _starts(_TOKEN.findall(text.lower()))
+        if starts:  # (most questions name no time: their words are never matched as positions)
+            tokens = list(_TOKEN.finditer(text))
+    else:
+        tokens = list(_TOKEN.finditer(text))
+        starts = _starts([t.group().lower() for t in tokens])
+    for i in starts:
+        token = tokens[i]
+        if token.start() < pos:
             continue
         m = _PHRASE.match(text, token.start())  # IGNORECASE: no lower() of the text, which can change lengths ("İ")
         if m is None:
@@ -406,17 +414,20 @@ def _scan_windows(text: str, cal: _Calendar, with_unclear: bool = False) -> Iter
         pos = end
 
 
-def _may_start(tokens: list[re.Match[str]], i: int) -> bool:
-    """Whether a time phrase can begin at word ``i`` (a cheap test before the regex)."""
-    word = tokens[i].group().lower()
-    if word[0].isdigit() or word.startswith("fy"):
-        return True
-    if word not in _TRIGGERS:
-        return False
-    if word not in _WEAK_TRIGGERS:
-        return True
-    following = tokens[i + 1].group().lower() if i + 1 < len(tokens) else ""
-    return following[:1].isdigit() or following in _AFTER_WEAK or following.startswith("fy")
+def _starts(words: list[str]) -> list[int]:
+    """Where a time phrase can begin among ``words`` (lowered): a cheap test before the regex."""
+    out = []
+    for i, word in enumerate(words):
+        if word in _TRIGGERS:
+            if word not in _WEAK_TRIGGERS:
+                out.append(i)
+                continue
+            following = words[i + 1] if i + 1 < len(words) else ""
+            if following[:1].isdigit() or following in _AFTER_WEAK or following.startswith("fy"):
+                out.append(i)
+        elif word[0].isdigit() or word.startswith("fy"):
+            out.append(i)
+    return out
 
 
 def _phrase(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[dt.datetime, dt.datetime] | None] | None:

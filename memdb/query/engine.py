@@ -27,6 +27,7 @@ database.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import heapq
 import itertools
@@ -40,7 +41,7 @@ from functools import lru_cache, partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
-from memdb.engine.codec import decode_one, encode_subscript, unpack_value
+from memdb.engine.codec import children_range, decode_one, encode_subscript, unpack_value
 from memdb.engine.globals import Global
 from memdb.engine.log import logger
 from memdb.errors import ValidationError
@@ -112,8 +113,8 @@ _Hot = tuple[bytes, int, _Hits]
 _Archived = tuple[str, dict[str, Any], _Hits]
 # Why a memory matched, or what makes it when first read (``Hit.why``): most callers never ask.
 _Why = tuple[str, ...] | Callable[[], tuple[str, ...]]
-# A ranked memory: id, header, score, why it matched.
-_Ranked = tuple[str, dict[str, Any], float, _Why]
+# A ranked memory: id, header, score, why it matched, and the id's encoded subscript if known.
+_Ranked = tuple[str, dict[str, Any], float, _Why, bytes | None]
 
 
 class _KernelHits(Mapping[str, tuple[int, int]]):
@@ -367,9 +368,8 @@ class OwnerQueries:
         if len(question) > QUESTION_CHARS:  # before any work: a 5 MB question took 22 s
             raise ValidationError(f"question of {len(question):,} characters: at most {QUESTION_CHARS:,} (ask about one thing)")
         at = utc(now, "now") if now is not None else self._layer.now()
-        with self._space.snapshot():  # one view of the indexes the question is read against
-            interp = self._interpret(question, at, include_archived, include_superseded)
-        return self._run(interp, limit, at)
+        # the question is read against the snapshot it is answered in (one view, one read transaction)
+        return self._run(partial(self._interpret, question, at, include_archived, include_superseded), limit, at)
 
     def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
         """What ``ask`` makes of a question: its window, tags, kind, outcome and words."""
@@ -394,11 +394,11 @@ class OwnerQueries:
         boost = tuple(tags) if terms and tags and not (kind or outcome) else ()
         # No padding (DESIGN 6): a word no memory holds is named; a name no memory holds empties
         # the answer, since memories about other things would only stand in for it.
-        unmatched = {t: w for t, w in kept.items() if not self._layout.doc_freq.get((self.name, t), 0)}
+        unmatched = {t: kept[t] for t in self._unheld(kept)}
         names = _name_terms(question)  # as written: sentence starts and capitals are in the question itself
         missing = tuple(names[t] for t in unmatched if t in names)
         # the tags' own words rank as text too (capture indexes tags with the text)
-        rank_terms = tuple(dict.fromkeys(t for tag in boost for t in terms_and_words(tag) if t not in kept))
+        rank_terms = tuple(dict.fromkeys(t for tag in boost for t in _terms_of_word(tag) if t not in kept))
         if kept:
             # question words ("show", "remember", "year") match nothing, as they say how a thing is
             # asked more than what it is; where a memory holds one ("my cooking show"), it ranks
@@ -474,7 +474,7 @@ class OwnerQueries:
                 found += [(ts_micros(h["ts"]), eid, h) for eid, h, _ in superseded]
             found.sort(key=lambda f: (f[0], f[1]), reverse=True)
             chosen = [(eid, h if h is not None else self._layout.states.get((self.name, eid))) for _, eid, h in found[: max(limit, 0)]]
-            attempts = self._memories([(eid, h, 0.0, ("history",)) for eid, h in chosen if h is not None])
+            attempts = self._memories([(eid, h, 0.0, ("history",), None) for eid, h in chosen if h is not None])
         lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
         failures = [m for m in attempts if m.episode.outcome == "failure"]
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
@@ -512,12 +512,14 @@ class OwnerQueries:
         owner, by_tag = self.name, self._layout.by_tag
         words = re.findall(r"[\w#+./:-]+", text)
         known = self._few_tags(len(words)) if words else None  # every tag of the owner, if that few
-        starts = self._tag_starts(words, known)
+        starts = [i for i, may in enumerate(self._tag_starts(words, known)) if may]
+        if not starts:
+            return [], " ".join(words)
         used = [False] * len(words)
         found: list[str] = []
         for size in (4, 3, 2, 1):
-            for i in range(len(words) - size + 1):
-                if not starts[i] or any(used[i : i + size]):
+            for i in starts:
+                if i + size > len(words) or any(used[i : i + size]):
                     continue
                 tag = _tag_form(" ".join(words[i : i + size]))
                 if tag is None:
@@ -532,14 +534,16 @@ class OwnerQueries:
     def _few_tags(self, most: int) -> set[str] | None:
         """Every tag of the owner when there are at most ``most`` of them (one seek each, and
         one more to see the end); None, having read ``most + 1``, when there are more."""
-        owner, by_tag = self.name, self._layout.by_tag
+        parent = self._layout.parent_key(self._layout.by_tag, (self.name,))
+        lo, hi = children_range(parent)
         found: set[str] = set()
-        tag = by_tag.order((owner, ""))
-        while tag is not None:
-            if len(found) == most:
-                return None
-            found.add(str(tag))
-            tag = by_tag.order((owner, tag))
+        with self._space.reader() as txn:  # repeated $ORDER in one read: each seek passes a tag's entries
+            while (item := txn.first(lo, hi)) is not None:
+                if len(found) == most:
+                    return None
+                tag, end = decode_one(item[0], len(parent))
+                found.add(str(tag))
+                lo = item[0][:end] + b"\xff"
         return found
 
     def _tag_starts(self, words: Sequence[str], known: set[str] | None) -> list[bool]:
@@ -552,6 +556,7 @@ class OwnerQueries:
         owner, by_tag = self.name, self._layout.by_tag
         n = len(by_tag.key((owner,)))
         seen: dict[str, bool] = {}
+        ordered = sorted(known) if known is not None else []  # the tags beginning with a form follow it
         for word in words:
             if word in seen:
                 continue
@@ -560,12 +565,22 @@ class OwnerQueries:
                 seen[word] = True
                 continue
             if known is not None:
-                seen[word] = any(t.startswith(start) for t in known)
+                at = bisect.bisect_left(ordered, start)
+                seen[word] = at < len(ordered) and ordered[at].startswith(start)
                 continue
             keys, _ = by_tag.raw_columns((owner,), start=start, limit=1)
             first = decode_one(keys[0], n)[0] if keys else None
             seen[word] = isinstance(first, str) and first.startswith(start)
         return [seen[w] for w in words]
+
+    def _unheld(self, terms: Iterable[str]) -> list[str]:
+        """The ``terms`` no memory of the owner holds (document frequency 0), in one batch of reads."""
+        lay = self._layout
+        freqs = lay.parent_key(lay.doc_freq, (self.name,))
+        keys = {t: freqs + _term_subscript(t) for t in terms}
+        with self._space.reader() as txn:
+            got = txn.get_many(list(keys.values())).get
+        return [t for t, k in keys.items() if (raw := got(k)) is None or not unpack_value(raw)]
 
     def _compile(self, interp: Interpretation) -> _Query:
         w = interp.window
@@ -586,13 +601,18 @@ class OwnerQueries:
             told=interp.told,
         )
 
-    def _run(self, interp: Interpretation, limit: int, now: dt.datetime | None, offset: int = 0) -> RecallResult:
+    def _run(
+        self, interp: Interpretation | Callable[[], Interpretation], limit: int, now: dt.datetime | None, offset: int = 0
+    ) -> RecallResult:
+        """The answer to ``interp`` (or to what ``interp()`` makes of a question, in the same snapshot)."""
         _check_limit(limit)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValidationError(f"offset {offset!r}: must be a non-negative int")
         at = utc(now, "now") if now is not None else self._layer.now()
-        q = self._compile(interp)
         with self._space.snapshot():
+            if not isinstance(interp, Interpretation):
+                interp = interp()
+            q = self._compile(interp)
             if (q.include_archived or q.include_superseded) and interp.unmatched:
                 interp = self._matched_in_cold(interp, q)  # words only archived one-liners (or old versions) hold match here
             if interp.missing_names:
@@ -998,7 +1018,7 @@ class OwnerQueries:
         keys = {eid: encode_subscript(eid) for eid in ids}
         with self._space.reader() as txn:
             raws = txn.get_many([prefix + k for k in keys.values()])
-        headers = {eid: unpack_value(raws[prefix + k]) for eid, k in keys.items() if prefix + k in raws}
+        headers = {eid: _header(raws[prefix + k]) for eid, k in keys.items() if prefix + k in raws}
         passing = [eid for eid, h in headers.items() if _header_passes(q, h)]
         found = lay.text.hits_of_keys(owner, q.scored_terms, [keys[eid] for eid in passing]) if q.scored_terms else [{} for _ in passing]
         out: list[_Archived] = []
@@ -1091,28 +1111,31 @@ class OwnerQueries:
             hot_count = len(hot)
         # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
         prefix = self._layout.parent_key(self._layout.states, (self.name,))
-        chosen: list[tuple[str, dict[str, Any], _Hits, float]] = []
-        keys = [prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]
+        encoded = [tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]  # each id's encoded subscript
+        keys = [prefix + e for e in encoded]
         with self._space.reader() as txn:
             raws = txn.get_many(keys)  # one round trip on PostgreSQL
-        for key, (tail, hits, text) in zip(keys, picks, strict=True):
+        # (id, header with its time and relevance, term postings, bm25, the id's encoded subscript)
+        heads: list[tuple[str, _Head, _Hits, float, bytes | None]] = []
+        for key, e, (tail, hits, text) in zip(keys, encoded, picks, strict=True):
             raw = raws.get(key)
             if raw is not None:
-                chosen.append((tail_id(tail), unpack_value(raw), hits, text))
-        chosen += [(eid, h, hits, bm25[hot_count + j] if q.terms else 0.0) for j, (eid, h, hits) in enumerate(archived)]
-        scores = []
+                heads.append((tail_id(tail), _head(raw), hits, text, e))
+        for j, (eid, h, hits) in enumerate(archived):
+            heads.append((eid, (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0), hits, bm25[hot_count + j] if q.terms else 0.0, None))
         boost = frozenset(q.boost_tags)
-        for _, h, _, text in chosen:
-            recency = 0.5 ** (max(now_us - ts_micros(h["ts"]), 0) / _WEEK_US)
-            rel = float(h["relevance"]) / 10.0
-            score = 0.9 * text / top_text + 0.05 * rel + 0.05 * recency if q.terms else 0.6 * rel + 0.4 * recency
+        with_text = bool(q.terms)
+        scores: list[float] = []
+        for _, (h, ts_us, rel), _, text, _ in heads:
+            recency = 0.5 ** (max(now_us - ts_us, 0) / _WEEK_US)
+            score = 0.9 * text / top_text + 0.05 * rel + 0.05 * recency if with_text else 0.6 * rel + 0.4 * recency
             if boost and not boost.isdisjoint(h["tags"]):
                 score += 0.1
             scores.append(score)
         out: list[_Ranked] = []
         for i in native.top_k(scores, limit):
-            eid, h, hits, text = chosen[i]
-            out.append((eid, h, scores[i], partial(_why, q, h, hits, text)))
+            eid, (h, _, _), hits, text, subscript = heads[i]
+            out.append((eid, h, scores[i], partial(_why, q, h, hits, text), subscript))
         return out
 
     def _bounded_by_text(
@@ -1189,7 +1212,7 @@ class OwnerQueries:
         stats, freqs = lay.parent_key(lay.stats, (owner,)), lay.parent_key(lay.doc_freq, (owner,))
         terms = tuple(dict.fromkeys(q.scored_terms))
         keys = [stats + _DOCS, stats + _TERMS]
-        keys += [freqs + encode_subscript(t) for t in terms]
+        keys += [freqs + _term_subscript(t) for t in terms]
         with self._space.reader() as txn:
             got = txn.get_many(keys).get
         counts = [0 if (raw := got(k)) is None else int(unpack_value(raw)) for k in keys]
@@ -1210,10 +1233,18 @@ class OwnerQueries:
         out = []
         owner, lay = self.name, self._layout
         mem, parent_key = lay.mem, lay.parent_key
-        keys = {eid: parent_key(mem, (owner, episode_day(eid))) + encode_subscript(eid) for eid, _, _, _ in ranked}
+        days: dict[str, bytes] = {}  # the records' parent key of each day (ids start with theirs)
+        keys = []
+        for eid, _, _, _, e in ranked:
+            day = eid[:8]
+            parent = days.get(day)
+            if parent is None:
+                parent = days[day] = parent_key(mem, (owner, episode_day(eid)))
+            keys.append(parent + (e if e is not None else encode_subscript(eid)))
         with self._space.reader() as txn:
-            raws = txn.get_many(list(keys.values()))  # one round trip on PostgreSQL
-        for eid, header, score, why in ranked:
+            raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        deferred, got = Hit.deferred, raws.get
+        for key, (eid, header, score, why, _) in zip(keys, ranked, strict=True):
             status = header.get("status")
             if status == "archived":
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
@@ -1221,13 +1252,40 @@ class OwnerQueries:
                 out.append(Hit.deferred(eid, partial(to_episode, owner, eid, record, header), round(score, 6), why))
                 continue
             # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
-            raw = raws.get(keys[eid])
+            raw = got(key)
             if raw is None:
                 continue
             if status == SUPERSEDED:
                 why = partial(_noted, why, f"superseded by {successor_of(header)} (an earlier version)")
-            out.append(Hit.deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
+            out.append(deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
         return out
+
+
+# Decoded headers by their packed bytes: ranking reads a header for each memory it may return,
+# and the same memories come back query after query. A header changes only by being written
+# again, as other bytes, so a kept one is never stale; the query code only reads them (an
+# archived hit's record is a copy), so one dict serves every read of the same bytes.
+# A decoded header, its time in microseconds and its relevance over 10 (what ranking weighs).
+_Head = tuple[dict[str, Any], int, float]
+_HEADS: dict[bytes, _Head] = {}
+_HEADS_KEPT = 1 << 13
+
+
+def _head(raw: bytes) -> _Head:
+    """A header (^EPST) decoded from ``raw``, with its time and relevance as ranking weighs them,
+    remembered by its bytes (never mutate the header)."""
+    found = _HEADS.get(raw)
+    if found is None:
+        if len(_HEADS) >= _HEADS_KEPT:
+            _HEADS.clear()
+        h = unpack_value(raw)
+        found = _HEADS[raw] = (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0)
+    return found
+
+
+def _header(raw: bytes) -> dict[str, Any]:
+    """``unpack_value(raw)`` of a header (^EPST), remembered by its bytes (never mutate it)."""
+    return _head(raw)[0]
 
 
 def _episode_of(owner: str, eid: str, raw: bytes, header: dict[str, Any]) -> Episode:
@@ -1369,12 +1427,20 @@ def _tag_form(phrase: str) -> str | None:
 
 
 @lru_cache(maxsize=1 << 14)
+def _term_subscript(term: str) -> bytes:
+    """A term's encoded subscript (a key is a pure function of its subscripts), remembered: a
+    query reads each of its terms' document frequency, and questions share their words."""
+    return encode_subscript(term)
+
+
+@lru_cache(maxsize=1 << 14)
 def _terms_of_word(word: str) -> tuple[str, ...]:
-    """The index terms of one word, remembered: the names of questions recur."""
+    """The index terms of one word (or tag), remembered: the names and tags of questions recur."""
     return tuple(terms_and_words(word))
 
 
 _NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")
+_SENTENCE_ENDS = frozenset(".?!")
 _CALENDAR_WORDS = frozenset(
     "january february march april may june july august september october november december "
     "monday tuesday wednesday thursday friday saturday sunday".split()
@@ -1392,11 +1458,12 @@ def _name_terms(text: str) -> dict[str, str]:
         named = (
             (word[0].isupper() and not start)
             or (len(word) > 1 and word.isupper())
-            or (any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
+            # a word of letters alone holds no digit (no character is both), so most skip the scans
+            or (not word.isalpha() and any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
         )
         if named and word.casefold() not in _CALENDAR_WORDS:
             out.update(dict.fromkeys(_terms_of_word(word), word))
-        start = text[m.end() : m.end() + 2].strip()[:1] in (".", "?", "!")
+        start = text[m.end() : m.end() + 2].strip()[:1] in _SENTENCE_ENDS
     return out
 
 

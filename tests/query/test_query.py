@@ -67,6 +67,22 @@ def test_recall_counts_access(team: memdb.Memory, qdb: memdb.Database) -> None:
     assert team.peek(r.memories[0].episode.id).access_count == 1
 
 
+def test_a_rewritten_header_is_read_anew(team: memdb.Memory, qdb: memdb.Database) -> None:
+    """Ranking keeps decoded headers by their bytes: once feedback or a flush of accesses writes
+    a header again, the next query ranks and shows what was written, never what it kept."""
+    first = team.recall(text="deploy migration", limit=5, now=NOW)
+    top = first.memories[0]
+    qdb.flush()  # the reads of ``first`` are written into the headers
+    team.feedback(top.id, 1.0)
+    again = team.recall(text="deploy migration", limit=5, now=NOW)
+    hit = next(m for m in again.memories if m.id == top.id)
+    stored = team.peek(top.id)
+    assert hit.episode.relevance == stored.relevance > top.episode.relevance
+    assert hit.episode.access_count == stored.access_count == 1 and hit.episode.feedback == 1.0
+    assert hit.score > top.score  # the same text and time, a higher relevance
+    assert f"relevance {stored.relevance:.1f}" in hit.why
+
+
 def test_bad_filters_named(team: memdb.Memory) -> None:
     with pytest.raises(ValidationError, match="'meeting'"):
         team.recall(kind="meeting")

@@ -798,8 +798,8 @@ def _declined_lines(rep: dict[str, Any]) -> list[str]:
         "Questions answered with an honest nothing (ask's no-padding rules, DESIGN 6: a name of the question that no "
         "memory holds empties the answer, and so does a time phrase whose window holds nothing; the note says what "
         "was searched and what lies outside). They count as zero recall above. Some are adversarial questions, whose "
-        "premise is false; in others the question dates an event that a later session tells of ('yesterday'), which "
-        "memdb stamps with the session's date, or names a thing the conversation spells another way:",
+        "premise is false; others date an event the conversation does not date (an annotator's inference: 'on May 23' "
+        "for 'I just got accepted', said on May 27), or name a thing the conversation spells another way:",
         "",
         *lines,
     ]

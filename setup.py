@@ -1,4 +1,4 @@
-"""Build hook: cffi compiles native/scorer.c into memdb._scorer; MEMDB_PURE_PYTHON=1 skips it (no compiler needed)."""
+"""Build hook: cffi compiles native/scorer.c, search.c and codec.c into memdb._scorer; MEMDB_PURE_PYTHON=1 skips it (no compiler needed)."""
 
 import os
 

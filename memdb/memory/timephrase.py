@@ -276,13 +276,13 @@ def told_windows(
     (capture has its terms) passes them as ``hints``, lowercase prefixes of those words, and
     the words are found by ``str.find`` instead of a pass over every word."""
     spans: list[tuple[int, int]] = []
-    if hints is None:
+    folded = text.lower() if hints is not None else ""
+    if hints is None or len(folded) != len(text):  # lower() can change lengths ("İ"): positions would drift
         for m in _TOLD_WORD.finditer(text):
             word = m.group()
             if word[0].isdigit() or word.lower() in TOLD_HINTS:
                 spans.append(m.span())
     else:
-        folded = text.lower()
         for hint in hints:
             at_ = folded.find(hint)
             while at_ >= 0:

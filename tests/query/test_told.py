@@ -97,6 +97,12 @@ def test_told_of_reads_the_narrative_fields_only() -> None:
     assert "result" not in TOLD_FIELDS
 
 
+def test_a_text_whose_lower_case_is_longer_is_read_all_the_same() -> None:
+    # "İ".lower() is two characters: found positions in the lowered text would drift
+    text = "İİİİ " * 40 + "and the deploy failed yesterday"
+    assert told_windows(text, JULY_2, hints=["yesterday"]) == told_windows(text, JULY_2) == [(day(1), day(2))]
+
+
 def test_a_phrase_far_from_the_start_of_a_long_text_is_read() -> None:
     text = "word " * 400 + "and the deploy failed yesterday"
     assert told_windows(text, JULY_2) == [(day(1), day(2))]

@@ -213,27 +213,33 @@ static void heap_replace_min(double *h, size_t n, double v)
     h[i] = v;
 }
 
-/* The block of a looked-up list whose range holds doc (the first whose last document is not
- * below it), or NO_BLOCK. */
-static uint32_t lazy_block(const term_postings *tp, uint32_t doc)
+/* The first index in [lo, hi) of ascending a whose value is not below x (hi when none is). */
+static size_t lower_bound(const uint32_t *a, size_t lo, size_t hi, uint32_t x)
 {
-    size_t lo = 0, hi = tp->nb;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (tp->b_last[mid] < doc) {
+        if (a[mid] < x) {
             lo = mid + 1;
         } else {
             hi = mid;
         }
     }
-    return (lo < tp->nb && tp->b_first[lo] <= doc) ? (uint32_t)lo : NO_BLOCK;
+    return lo;
+}
+
+/* The block of a looked-up list whose range holds doc (the first whose last document is not
+ * below it), or NO_BLOCK. */
+static uint32_t lazy_block(const term_postings *tp, uint32_t doc)
+{
+    size_t j = lower_bound(tp->b_last, 0, tp->nb, doc);
+    return (j < tp->nb && tp->b_first[j] <= doc) ? (uint32_t)j : NO_BLOCK;
 }
 
 /* The tf of doc in a list (0 when absent), decoding a looked-up list's block the first time;
  * -1 when that block is damaged (*bad: its index in in->blocks). */
 static long tf_of(const memdb_text_input *in, term_postings *tp, uint32_t doc, size_t *bad)
 {
-    size_t lo = 0, hi = tp->n, end;
+    size_t lo = 0, hi = tp->n, at;
     if (tp->lazy) {
         uint32_t j = lazy_block(tp, doc);
         if (j == NO_BLOCK) {
@@ -250,16 +256,8 @@ static long tf_of(const memdb_text_input *in, term_postings *tp, uint32_t doc, s
         lo = tp->b_off[j];
         hi = tp->b_off[j + 1];
     }
-    end = hi;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (tp->docs[mid] < doc) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return (lo < end && tp->docs[lo] == doc) ? (long)tp->tfs[lo] : 0;
+    at = lower_bound(tp->docs, lo, hi, doc);
+    return (at < hi && tp->docs[at] == doc) ? (long)tp->tfs[at] : 0;
 }
 
 /* A document's BM25 over the lists that are scored (MATCH and RANK), in list order, as the

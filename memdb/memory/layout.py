@@ -241,13 +241,18 @@ def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
 TOLD_FIELDS: Final = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson")
 """The fields whose words tell what happened, and when: ``told_of`` reads time phrases there (a
 tool's result, an artifact or a fact's key may hold dates that tell of nothing that happened)."""
-# each hint's term (a stem: "juli" of "july") -> the start of the word it came from, which
-# told_windows finds in the text ("jul"); several words of one term keep the shortest start
-_TOLD_TERMS: Final[dict[str, str]] = {}
-for _word in sorted(TOLD_HINTS, key=len):
-    for _term in tokenize(_word):
-        _same = next((i for i, (a, b) in enumerate(zip(_word, _term, strict=False)) if a != b), min(len(_word), len(_term)))
-        _TOLD_TERMS.setdefault(_term, _word[:_same])
+def _told_starts() -> dict[str, str]:
+    """Each hint's term (a stem: "juli" of "july") -> the start it shares with the word it came
+    from, which told_windows finds in the text ("jul"); several words of one term keep the shortest."""
+    out: dict[str, str] = {}
+    for word in sorted(TOLD_HINTS, key=len):
+        for term in tokenize(word):
+            same = next((i for i, (a, b) in enumerate(zip(word, term, strict=False)) if a != b), min(len(word), len(term)))
+            out.setdefault(term, word[:same])
+    return out
+
+
+_TOLD_TERMS: Final = _told_starts()
 
 
 def told_of(record: Mapping[str, Any], tf: Mapping[str, int], week_start: int = 0, timezone: str = "UTC") -> list[list[int]]:

@@ -371,20 +371,32 @@ class OwnerQueries:
         # the question is read against the snapshot it is answered in (one view, one read transaction)
         return self._run(partial(self._interpret, question, at, include_archived, include_superseded), limit, at)
 
+    def _records_outcomes(self, kinds: Iterable[str]) -> bool:
+        """Whether the owner keeps memories with an outcome: hot ones of a typed kind, or any
+        archived memory (only its header says its kind; counting it keeps the filter)."""
+        lay, owner = self._layout, self.name
+        return any(lay.by_kind.data((owner, k)) for k in kinds) or bool(lay.stats.get((owner, "archived"), 0))
+
     def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
         """What ``ask`` makes of a question: its window, tags, kind, outcome and words."""
         window, rest, ignored = read_time_phrases(question, at, self._layer.settings.week_starts_on, self._layer.settings.timezone)
         tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
-        outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
         kinds = set(self._layer.settings.typed_kinds)
+        # an outcome word filters by outcome only where the owner keeps memories that carry one:
+        # of an owner who records conversations alone, "a successful business" is words
+        # (test_an_outcome_word_is_a_word_where_no_memory_has_an_outcome)
+        outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
+        if outcome is not None and not self._records_outcomes(kinds):
+            outcome = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
         kind = next((w for w in pairs.values() if w in kinds and self._layout.by_kind.data((self.name, w))), None)
         if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._layout.by_kind.data((self.name, FACT_KIND)):
             kind = FACT_KIND  # "what does Ana prefer?": the owner's facts, about whatever words remain
         dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
-        kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w not in _OUTCOME_WORDS and w != kind and w not in dropped}
+        dropped |= _OUTCOME_WORDS.keys() if outcome else frozenset()
+        kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w != kind and w not in dropped}
         terms = tuple(kept)
         # A named tag filters when nothing but structure is asked ("what happened with Project
         # X?", "debug failures on deploy"). With other words left, memories with the tag or with

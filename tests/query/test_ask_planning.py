@@ -27,6 +27,20 @@ def test_a_kind_name_is_a_word_where_no_memory_has_that_kind(qdb: memdb.Database
     assert r.interpretation.kind == "research" and _ids(r) == [study.id]
 
 
+def test_an_outcome_word_is_a_word_where_no_memory_has_an_outcome(qdb: memdb.Database) -> None:
+    mem = qdb.owner("ana")
+    advice = mem.record("exchange", "Build relationships with your customers: that makes a business last", tags=["jon"], ts=at(2))
+    mem.record("exchange", "We went camping in the mountains", tags=["gina"], ts=at(3))
+    r = mem.ask("What advice does Jon give about running a successful business?")
+    assert r.interpretation.outcome is None and "successful" in r.interpretation.words
+    assert _ids(r) == [advice.id]
+    # once the owner records episodes with outcomes, the same word asks for them
+    won = mem.record("review", "Business review: the launch went well", outcome="success", tags=["jon"], ts=at(4))
+    mem.record("review", "Business review: the pricing test flopped", outcome="failure", tags=["jon"], ts=at(5))
+    r = mem.ask("Which business reviews were successful?")
+    assert r.interpretation.outcome == "success" and _ids(r) == [won.id]
+
+
 def test_question_words_rank_the_matches_but_match_nothing(qdb: memdb.Database) -> None:
     mem = qdb.owner("ana")
     pasta = mem.record("exchange", "Cooking pasta with a friend tonight, cooking is fun", ts=at(2))

@@ -241,6 +241,8 @@ def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
 TOLD_FIELDS: Final = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson")
 """The fields whose words tell what happened, and when: ``told_of`` reads time phrases there (a
 tool's result, an artifact or a fact's key may hold dates that tell of nothing that happened)."""
+
+
 def _told_starts() -> dict[str, str]:
     """Each hint's term (a stem: "juli" of "july") -> the start it shares with the word it came
     from, which told_windows finds in the text ("jul"); several words of one term keep the shortest."""

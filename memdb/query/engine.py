@@ -64,7 +64,7 @@ from memdb.memory.layout import (
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, SearchParams, live_columns
+from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, SearchParams, StoredList, live_columns
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
@@ -82,6 +82,11 @@ RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
 _WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
 _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscripts of an owner's statistics
+# What a process keeps of an owner's documents while they stay as they are (TextIndex.memo):
+# entries (document frequencies, lists), and the bytes of posting lists
+_MEMO_ENTRIES = 1 << 14
+_MEMO_LIST_BYTES = 2 << 20
+_LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
 _NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
 # What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
@@ -574,13 +579,29 @@ class OwnerQueries:
         return [seen[w] for w in words]
 
     def _unheld(self, terms: Iterable[str]) -> list[str]:
-        """The ``terms`` no memory of the owner holds (document frequency 0), in one batch of reads."""
-        lay = self._layout
-        freqs = lay.parent_key(lay.doc_freq, (self.name,))
-        keys = {t: freqs + _term_subscript(t) for t in terms}
-        with self._space.reader() as txn:
-            got = txn.get_many(list(keys.values())).get
-        return [t for t, k in keys.items() if (raw := got(k)) is None or not unpack_value(raw)]
+        """The ``terms`` no memory of the owner holds (document frequency 0)."""
+        terms = tuple(terms)
+        return [t for t, df in zip(terms, self._counts(terms)[2:], strict=True) if not df]
+
+    def _counts(self, terms: Sequence[str]) -> list[int]:
+        """The owner's document count, total document length, and each term's document
+        frequency: those this process read while the owner's documents stayed as they are
+        (``TextIndex.memo``), the others in one batch of reads."""
+        memo = self._layout.text.memo(self.name)
+        wanted: list[bytes | str] = [_DOCS, _TERMS, *terms]  # the statistics' subscripts, then the terms
+        counts: list[int | None] = [memo.get(k) for k in wanted]
+        if None in counts:
+            lay = self._layout
+            stats, freqs = lay.parent_key(lay.stats, (self.name,)), lay.parent_key(lay.doc_freq, (self.name,))
+            missing = [i for i, c in enumerate(counts) if c is None]
+            keys = [stats + w if isinstance(w := wanted[i], bytes) else freqs + _term_subscript(w) for i in missing]
+            with self._space.reader() as txn:
+                got = txn.get_many(keys).get
+            if len(memo) >= _MEMO_ENTRIES:
+                memo.clear()
+            for i, k in zip(missing, keys, strict=True):
+                counts[i] = memo[wanted[i]] = 0 if (raw := got(k)) is None else int(unpack_value(raw))
+        return counts  # type: ignore[return-value]  # every None was read
 
     def _compile(self, interp: Interpretation) -> _Query:
         w = interp.window
@@ -905,14 +926,32 @@ class OwnerQueries:
         text, owner = self._layout.text, self.name
         idf, avgdl = self._bm25_weights(q)
         chunks = text.chunks(owner)
-        params = SearchParams(avgdl, K1, B, _WEEK_US, _TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT), 0.1)
+        memo = text.memo(owner)
+        params = memo.get(_PARAMS)
+        if params is None or params.avgdl != avgdl:
+            params = memo[_PARAMS] = SearchParams(avgdl, K1, B, _WEEK_US, _TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT), 0.1)
         outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else None
-        blocks = [text.stored_list(owner, name, tag=role > RANK) for name, role in lists]
+        blocks = [self._stored_list(memo, name, role > RANK) for name, role in lists]
         weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
         summaries = text.chunk_summaries(owner) if keep else None  # top-k: bound documents by their chunk
         found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles, summaries)
         return found, live_columns(chunks, found.docs)
+
+    def _stored_list(self, memo: dict[Any, Any], name: str, tag: bool) -> StoredList:
+        """A term's blocks (a tag's list, with ``tag``) as stored: as this process read them while
+        the owner's documents stayed as they are (``TextIndex.memo``), unless too large to keep."""
+        key = (*_LIST, name, tag)
+        found: StoredList | None = memo.get(key)
+        if found is None:
+            found = self._layout.text.stored_list(self.name, name, tag=tag)
+            held = memo.get(_LIST_BYTES, 0) + len(found.data)
+            if held <= _MEMO_LIST_BYTES:
+                if len(memo) >= _MEMO_ENTRIES:
+                    memo.clear()
+                    held = len(found.data)
+                memo[key], memo[_LIST_BYTES] = found, held
+        return found
 
     def _filter(
         self,
@@ -1207,15 +1246,8 @@ class OwnerQueries:
         """BM25's idf of each query term and the average document length, from the statistics."""
         if q.weights is not None:
             return q.weights
-        lay, owner = self._layout, self.name
-        # the two statistics and every term's document frequency in one batch of reads
-        stats, freqs = lay.parent_key(lay.stats, (owner,)), lay.parent_key(lay.doc_freq, (owner,))
         terms = tuple(dict.fromkeys(q.scored_terms))
-        keys = [stats + _DOCS, stats + _TERMS]
-        keys += [freqs + _term_subscript(t) for t in terms]
-        with self._space.reader() as txn:
-            got = txn.get_many(keys).get
-        counts = [0 if (raw := got(k)) is None else int(unpack_value(raw)) for k in keys]
+        counts = self._counts(terms)
         n_docs = max(counts[0], 1)
         avgdl = max(counts[1], 1) / n_docs
         idf = {}

@@ -87,6 +87,8 @@ _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscript
 _MEMO_ENTRIES = 1 << 14
 _MEMO_LIST_BYTES = 2 << 20
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
+_TAGS, _TAG_STARTS = ("tags",), ("tag starts",)
+_TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (else one seek per phrase)
 _NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
 # What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
@@ -513,11 +515,13 @@ class OwnerQueries:
         An owner with no more tags than the question has words has them listed (a seek each);
         otherwise each phrase costs one seek in the tag index, so an owner with thousands of
         tags pays for the question's length, not for listing them. Only phrases whose first
-        word can begin a known tag are tried (``_tag_starts``)."""
-        owner, by_tag = self.name, self._layout.by_tag
+        word can begin a known tag are tried (``_tag_starts``). What was read is kept while
+        the owner's documents stay as they are (``TextIndex.memo``): every episode written or
+        taken out changes them, and with them any tag."""
+        memo = self._layout.text.memo(self.name)
         words = re.findall(r"[\w#+./:-]+", text)
-        known = self._few_tags(len(words)) if words else None  # every tag of the owner, if that few
-        starts = [i for i, may in enumerate(self._tag_starts(words, known)) if may]
+        known = self._few_tags(memo, len(words)) if words else None  # every tag of the owner, if that few
+        starts = [i for i, may in enumerate(self._tag_starts(memo, words, known)) if may]
         if not starts:
             return [], " ".join(words)
         used = [False] * len(words)
@@ -529,54 +533,75 @@ class OwnerQueries:
                 tag = _tag_form(" ".join(words[i : i + size]))
                 if tag is None:
                     continue
-                if tag in found or (tag in known if known is not None else by_tag.data((owner, tag))):
+                if tag in found or (tag in known[0] if known is not None else self._has_tag(memo, tag)):
                     found.append(tag)
                     for j in range(i, i + size):
                         used[j] = True
         rest = " ".join(w for w, u in zip(words, used, strict=True) if not u)
         return list(dict.fromkeys(found)), rest
 
-    def _few_tags(self, most: int) -> set[str] | None:
-        """Every tag of the owner when there are at most ``most`` of them (one seek each, and
-        one more to see the end); None, having read ``most + 1``, when there are more."""
-        parent = self._layout.parent_key(self._layout.by_tag, (self.name,))
-        lo, hi = children_range(parent)
-        found: set[str] = set()
-        with self._space.reader() as txn:  # repeated $ORDER in one read: each seek passes a tag's entries
-            while (item := txn.first(lo, hi)) is not None:
-                if len(found) == most:
-                    return None
-                tag, end = decode_one(item[0], len(parent))
-                found.add(str(tag))
-                lo = item[0][:end] + b"\xff"
-        return found
+    def _few_tags(self, memo: dict[Any, Any], most: int) -> tuple[frozenset[str], tuple[str, ...]] | None:
+        """Every tag of the owner, as a set and in order, when there are at most ``most`` of
+        them (one seek each, and one more to see the end); None when there are more. Up to
+        ``_TAGS_LISTED`` are read at once and kept in ``memo``, so later questions read none."""
+        kept: tuple[int, tuple[frozenset[str], tuple[str, ...]] | None] | None = memo.get(_TAGS)
+        if kept is None or (kept[1] is None and kept[0] < most):
+            looked = max(most, _TAGS_LISTED)
+            parent = self._layout.parent_key(self._layout.by_tag, (self.name,))
+            lo, hi = children_range(parent)
+            found: list[str] = []
+            with self._space.reader() as txn:  # repeated $ORDER in one read: each seek passes a tag's entries
+                while (item := txn.first(lo, hi)) is not None:
+                    if len(found) == looked:
+                        break
+                    tag, end = decode_one(item[0], len(parent))
+                    found.append(str(tag))
+                    lo = item[0][:end] + b"\xff"
+                else:
+                    kept = memo[_TAGS] = (looked, (frozenset(found), tuple(found)))  # in key order, which is sorted
+            if item is not None:
+                kept = memo[_TAGS] = (looked, None)
+        assert kept is not None
+        tags = kept[1]
+        return tags if tags is not None and len(tags[1]) <= most else None
 
-    def _tag_starts(self, words: Sequence[str], known: set[str] | None) -> list[bool]:
+    def _has_tag(self, memo: dict[Any, Any], tag: str) -> bool:
+        """Whether the owner has used ``tag`` (one seek, kept in ``memo``)."""
+        key = (*_TAGS, tag)
+        has: bool | None = memo.get(key)
+        if has is None:
+            has = memo[key] = bool(self._layout.by_tag.data((self.name, tag)))
+        return has
+
+    def _tag_starts(self, memo: dict[Any, Any], words: Sequence[str], known: tuple[frozenset[str], tuple[str, ...]] | None) -> list[bool]:
         """For each word, whether a phrase starting with it may name a known tag: whether one
         of ``known`` (every tag of the owner) or else the first tag at or after the word's own
         tag form (one seek) begins with that form. A phrase's tag form begins with its first
         word's (tests/memory/test_text.py::test_a_phrase_tag_begins_with_its_first_words), so
         a word no known tag begins with starts no tag; a word with no tag form of its own
-        ("#") is always tried."""
+        ("#") is always tried. Each word's answer is kept in ``memo``."""
         owner, by_tag = self.name, self._layout.by_tag
-        n = len(by_tag.key((owner,)))
-        seen: dict[str, bool] = {}
-        ordered = sorted(known) if known is not None else []  # the tags beginning with a form follow it
+        out: list[bool] = []
         for word in words:
-            if word in seen:
-                continue
-            start = _tag_form(word)
-            if start is None:
-                seen[word] = True
-                continue
-            if known is not None:
-                at = bisect.bisect_left(ordered, start)
-                seen[word] = at < len(ordered) and ordered[at].startswith(start)
-                continue
-            keys, _ = by_tag.raw_columns((owner,), start=start, limit=1)
-            first = decode_one(keys[0], n)[0] if keys else None
-            seen[word] = isinstance(first, str) and first.startswith(start)
-        return [seen[w] for w in words]
+            key = (*_TAG_STARTS, word)
+            may: bool | None = memo.get(key)
+            if may is None:
+                start = _tag_form(word)
+                if start is None:
+                    may = True
+                elif known is not None:
+                    ordered = known[1]  # the tags beginning with a form follow it
+                    at = bisect.bisect_left(ordered, start)
+                    may = at < len(ordered) and ordered[at].startswith(start)
+                else:
+                    keys, _ = by_tag.raw_columns((owner,), start=start, limit=1)
+                    first = decode_one(keys[0], len(by_tag.key((owner,))))[0] if keys else None
+                    may = isinstance(first, str) and first.startswith(start)
+                if len(memo) >= _MEMO_ENTRIES:
+                    memo.clear()
+                memo[key] = may
+            out.append(may)
+        return out
 
     def _unheld(self, terms: Iterable[str]) -> list[str]:
         """The ``terms`` no memory of the owner holds (document frequency 0)."""

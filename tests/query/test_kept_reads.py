@@ -146,3 +146,18 @@ def test_a_transaction_that_searches_its_own_writes_keeps_nothing(tmp_path: Path
     db.close()
     both = [("gamma ray deploy", [], 20), ("gamma gamma burst", [], 21)]
     assert live == fresh(tmp_path / "fresh", both, "gamma burst deploy", asked=False)
+
+
+@pytest.mark.parametrize("others", [0, 80])  # tags listed at once, or looked up phrase by phrase
+def test_a_tag_used_after_a_question_is_known_to_the_next(tmp_path: Path, others: int) -> None:
+    db = memdb.open(tmp_path / "live", clock=lambda: NOW)
+    mem = db.owner("ana")
+    for i in range(0, others, 20):  # (at most 32 tags an episode)
+        mem.record("exchange", f"lunch {i}", tags=[f"t{j:03d}" for j in range(i, i + 20)], ts=at(19))
+    mem.record("exchange", "lunch with the team", ts=at(20))
+    assert mem.ask("what happened with project zeta?").interpretation.tags == ()
+    mem.record("exchange", "kickoff meeting", tags=["project-zeta"], ts=at(21))
+    again = mem.ask("what happened with project zeta?")
+    db.close()
+    assert again.interpretation.tags == ("project-zeta",)
+    assert [m.episode.summary for m in again] == ["kickoff meeting"]

@@ -823,7 +823,7 @@ class TextIndex:
         # summary is reused; a chunk read again (its stamp changed) is summarised again
         self._summaries: dict[str, tuple[list[memoryview | None], list[tuple[int, int]]]] = {}
         self._tails: dict[tuple[str, str, str], tuple[bytes, bytes, bytes, int]] = {}  # (owner, term) -> its last block, see _appended
-        self._memos: dict[str, tuple[bytes, dict[Any, Any]]] = {}  # owner -> (stamps, what readers derived then), see memo
+        self._memos: dict[str, tuple[bytes, dict[Any, Any], bytes]] = {}  # owner -> (stamps, what readers derived, their key): memo
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -1113,15 +1113,15 @@ class TextIndex:
         not yet applied, and it may roll back."""
         if self.space.in_transaction:
             return {}
-        raw = self.stamps.get((owner,))
-        stamps = bytes(raw) if raw is not None else b""
         kept = self._memos.get(owner)
+        key = self.stamps.key((owner,)) if kept is None else kept[2]
+        stamps = self.stamps.raw_get(key) or b""  # as packed: equal bytes, equal stamps
         if kept is not None and kept[0] == stamps:
             return kept[1]
         if len(self._memos) >= _OWNERS_KEPT and owner not in self._memos:
             self._memos.pop(next(iter(self._memos)))
         memo: dict[Any, Any] = {}
-        self._memos[owner] = (stamps, memo)
+        self._memos[owner] = (stamps, memo, key)
         return memo
 
     def chunk_summaries(self, owner: str) -> list[tuple[int, int]]:

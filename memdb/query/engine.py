@@ -87,7 +87,7 @@ _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscript
 _MEMO_ENTRIES = 1 << 14
 _MEMO_LIST_BYTES = 2 << 20
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
-_TAGS, _TAG_STARTS = ("tags",), ("tag starts",)
+_TAGS, _TAG_STARTS, _KINDS = ("tags",), ("tag starts",), ("kinds",)
 _TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (else one seek per phrase)
 _NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
 # What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
@@ -387,8 +387,8 @@ class OwnerQueries:
         kinds = set(self._layer.settings.typed_kinds)
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
-        kind = next((w for w in pairs.values() if w in kinds and self._layout.by_kind.data((self.name, w))), None)
-        if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._layout.by_kind.data((self.name, FACT_KIND)):
+        kind = next((w for w in pairs.values() if w in kinds and self._keeps_kind(w)), None)
+        if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._keeps_kind(FACT_KIND):
             kind = FACT_KIND  # "what does Ana prefer?": the owner's facts, about whatever words remain
         dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
         kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w not in _OUTCOME_WORDS and w != kind and w not in dropped}
@@ -564,6 +564,15 @@ class OwnerQueries:
         assert kept is not None
         tags = kept[1]
         return tags if tags is not None and len(tags[1]) <= most else None
+
+    def _keeps_kind(self, kind: str) -> bool:
+        """Whether the owner keeps hot memories of ``kind`` (one seek, kept in ``TextIndex.memo``)."""
+        memo = self._layout.text.memo(self.name)
+        key = (*_KINDS, kind)
+        keeps: bool | None = memo.get(key)
+        if keeps is None:
+            keeps = memo[key] = bool(self._layout.by_kind.data((self.name, kind)))
+        return keeps
 
     def _has_tag(self, memo: dict[Any, Any], tag: str) -> bool:
         """Whether the owner has used ``tag`` (one seek, kept in ``memo``)."""

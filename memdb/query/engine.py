@@ -87,6 +87,10 @@ _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscript
 _MEMO_ENTRIES = 1 << 14
 _MEMO_LIST_BYTES = 2 << 20
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
+# The kernel's score with recency alone (SearchParams; text, relevance and boost weigh nothing):
+# a half-life of 3 years keeps a microsecond's difference in age far above a double's rounding
+# for centuries, and the slack only lets ties within about a tenth of a second in beside the newest
+_BY_TIME: dict[str, float] = {"week_us": 1e14, "text_level": 0.0, "text_weight": 0.0, "recency_weight": 1.0, "slack": 1e-12, "boost": 0.0}
 _TAGS, _TAG_STARTS, _KINDS = ("tags",), ("tag starts",), ("kinds",)
 _TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (else one seek per phrase)
 _NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
@@ -761,6 +765,16 @@ class OwnerQueries:
             later = len(g.raw_columns(subs, q.hi, None, limit=cap + 1)[0]) if q.hi is not None else 0
             latest = tail_ts(earlier[0][len(g.key(subs)) :]) if earlier else None
             return min(len(earlier), cap), latest, min(later, cap), len(earlier) > cap, later > cap
+        if self._kernel_answers(q) and q.lo is not None:
+            # Two kernel calls count the matches before the window's start and from it on (none
+            # is in the window: the note's premise); the first ranks by recency alone from the
+            # start (_BY_TIME), so its top one is the latest before. Only at the cap are the
+            # first ``cap`` of the planner looked at instead, as below: "at least" stays as it was.
+            lists = self._kernel_lists(q)[0]
+            found_before, newest = self._text_search(replace(q, lo=None, hi=q.lo), lists, 1, q.lo, by_time=True)
+            n_after = self._text_search(replace(q, hi=None), lists, 1, q.lo)[0].total  # (the count is all it needs)
+            if found_before.total + n_after < cap:
+                return found_before.total, max((ts for ts, _, _ in newest), default=None), n_after, False, False
         outside = self._matches(replace(q, lo=None, hi=None), cap=cap)
         stamps = [tail_ts(tail) for tail, _, _ in outside.hot] + [ts_micros(h["ts"]) for _, h, _ in outside.archived]
         capped = len(outside.hot) >= cap
@@ -823,14 +837,7 @@ class OwnerQueries:
         and the tags' lists, which counts every match and returns only those whose score can
         reach the top ``keep``.
         """
-        if (
-            keep
-            and now_us is not None
-            and cap is None
-            and q.terms
-            and q.terms_required
-            and not (q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded)
-        ):
+        if keep and now_us is not None and cap is None and self._kernel_answers(q):
             return self._kernel_matches(q, keep, now_us)
         if q.boost_tags and q.terms and q.terms_required and not q.any_tags:
             worded = self._matches_all(q, cap, keep)
@@ -929,16 +936,27 @@ class OwnerQueries:
         found.total = len(found.hot) + len(found.archived)
         return found
 
-    def _kernel_matches(self, q: _Query, keep: int, now_us: int) -> _Found:
-        """``_matches`` by the search kernel: the required words' postings, the words that only
-        rank, the boost tags' and the required tags' lists, with the window and the outcome,
-        merged in C; only the matches whose score can reach the top ``keep`` are listed."""
+    @staticmethod
+    def _kernel_answers(q: _Query) -> bool:
+        """Whether the search kernel finds ``q``'s hot matches alone: required words, with any
+        window, outcome, required tags, words that only rank and boost tags."""
+        return bool(q.terms and q.terms_required) and not (q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded)
+
+    @staticmethod
+    def _kernel_lists(q: _Query) -> tuple[list[tuple[str, int]], tuple[str, ...]]:
+        """The kernel's lists for ``q`` (a name and its role each) and the terms it scores."""
         terms = tuple(dict.fromkeys(q.terms))
         ranked = tuple(t for t in dict.fromkeys(q.rank_terms) if t not in terms)
         lists = [(t, MATCH) for t in terms] + [(t, RANK) for t in ranked]
         lists += [(t, BOOST) for t in dict.fromkeys(q.boost_tags)] + [(t, REQUIRE) for t in dict.fromkeys(q.tags)]
+        return lists, terms + ranked
+
+    def _kernel_matches(self, q: _Query, keep: int, now_us: int) -> _Found:
+        """``_matches`` by the search kernel: the required words' postings, the words that only
+        rank, the boost tags' and the required tags' lists, with the window and the outcome,
+        merged in C; only the matches whose score can reach the top ``keep`` are listed."""
+        lists, scored = self._kernel_lists(q)
         found, columns = self._text_search(q, lists, keep, now_us)
-        scored = terms + ranked
         hot: list[_Hot] = []
         boosted: set[bytes] = set()
         first_boost, first_required = len(scored), len(lists) - len(dict.fromkeys(q.tags))
@@ -952,11 +970,12 @@ class OwnerQueries:
         return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted, bm25=found.bm25)
 
     def _text_search(
-        self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int
+        self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int, by_time: bool = False
     ) -> tuple[TextFound, list[tuple[int, int, int]]]:
         """The search kernel over ``lists`` (a word's postings or a tag's list, and its role)
         with ``q``'s window and outcome: what it found, and the time, id suffix and index code
-        of each document it returned (``column_tail`` makes their index tails)."""
+        of each document it returned (``column_tail`` makes their index tails). ``by_time``
+        ranks the top ``keep`` by recency alone (``_BY_TIME``), the newest first."""
         text, owner = self._layout.text, self.name
         idf, avgdl = self._bm25_weights(q)
         chunks = text.chunks(owner)
@@ -964,6 +983,8 @@ class OwnerQueries:
         params = memo.get(_PARAMS)
         if params is None or params.avgdl != avgdl:
             params = memo[_PARAMS] = SearchParams(avgdl, K1, B, _WEEK_US, _TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT), 0.1)
+        if by_time:
+            params = replace(params, **_BY_TIME)
         outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else None
         blocks = [self._stored_list(memo, name, role > RANK) for name, role in lists]
         weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]

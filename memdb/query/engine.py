@@ -23,6 +23,10 @@ where ``recency = 0.5 ** (age_days / 7)`` and BM25 uses k1 = 1.2, b = 0.75 over 
 owner's inverted index. Full records are read for the returned memories only, so the cost
 follows the size of the most selective index range (a few key reads per entry), not the
 database.
+
+What a question reads of the owner's documents and nothing else (posting lists, document
+frequencies, statistics, the tags and kinds indexed) is kept between calls in
+``TextIndex.memo``, while the owner's column stamps say the documents are unchanged.
 """
 
 from __future__ import annotations

@@ -823,6 +823,7 @@ class TextIndex:
         # summary is reused; a chunk read again (its stamp changed) is summarised again
         self._summaries: dict[str, tuple[list[memoryview | None], list[tuple[int, int]]]] = {}
         self._tails: dict[tuple[str, str, str], tuple[bytes, bytes, bytes, int]] = {}  # (owner, term) -> its last block, see _appended
+        self._memos: dict[str, tuple[bytes, dict[Any, Any], bytes]] = {}  # owner -> (stamps, what readers derived, their key): memo
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -1098,6 +1099,30 @@ class TextIndex:
             self._kept.pop(next(iter(self._kept)))
         self._kept[owner] = (stamps, out)
         return out
+
+    def memo(self, owner: str) -> dict[Any, Any]:
+        """A dict where readers keep what they derive from the owner's documents (posting lists,
+        document frequencies, statistics, the tags and kinds indexed), kept while the owner's
+        stamps (^EPCV) are unchanged, else a new one.
+
+        Every change to an owner's documents writes a column record (an append writes the new
+        ones, a removal zeroes the old), so it writes a fresh random stamp in the same
+        transaction as the postings and the counters capture keeps with them: equal stamps
+        in a snapshot mean the same documents, whichever process wrote them. Inside a write
+        transaction the answer is a new dict that is not kept: its deferred counters are
+        not yet applied, and it may roll back."""
+        if self.space.in_transaction:
+            return {}
+        kept = self._memos.get(owner)
+        key = self.stamps.key((owner,)) if kept is None else kept[2]
+        stamps = self.stamps.raw_get(key) or b""  # as packed: equal bytes, equal stamps
+        if kept is not None and kept[0] == stamps:
+            return kept[1]
+        if len(self._memos) >= _OWNERS_KEPT and owner not in self._memos:
+            self._memos.pop(next(iter(self._memos)))
+        memo: dict[Any, Any] = {}
+        self._memos[owner] = (stamps, memo, key)
+        return memo
 
     def chunk_summaries(self, owner: str) -> list[tuple[int, int]]:
         """A bound on ``chunk_summary`` of each of ``chunks(owner)`` (the same list a call of it

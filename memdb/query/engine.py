@@ -23,6 +23,10 @@ where ``recency = 0.5 ** (age_days / 7)`` and BM25 uses k1 = 1.2, b = 0.75 over 
 owner's inverted index. Full records are read for the returned memories only, so the cost
 follows the size of the most selective index range (a few key reads per entry), not the
 database.
+
+What a question reads of the owner's documents and nothing else (posting lists, document
+frequencies, statistics, the tags and kinds indexed) is kept between calls in
+``TextIndex.memo``, while the owner's column stamps say the documents are unchanged.
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ from memdb.memory.layout import (
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, SearchParams, live_columns
+from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, SearchParams, StoredList, live_columns
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
@@ -82,6 +86,17 @@ RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
 _WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
 _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscripts of an owner's statistics
+# What a process keeps of an owner's documents while they stay as they are (TextIndex.memo):
+# entries (document frequencies, lists), and the bytes of posting lists
+_MEMO_ENTRIES = 1 << 14
+_MEMO_LIST_BYTES = 2 << 20
+_LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
+# The kernel's score with recency alone (SearchParams; text, relevance and boost weigh nothing):
+# a half-life of 3 years keeps a microsecond's difference in age far above a double's rounding
+# for centuries, and the slack only lets ties within about a tenth of a second in beside the newest
+_BY_TIME: dict[str, float] = {"week_us": 1e14, "text_level": 0.0, "text_weight": 0.0, "recency_weight": 1.0, "slack": 1e-12, "boost": 0.0}
+_TAGS, _TAG_STARTS, _KINDS = ("tags",), ("tag starts",), ("kinds",)
+_TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (else one seek per phrase)
 _NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
 # What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
@@ -391,8 +406,8 @@ class OwnerQueries:
             outcome = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
-        kind = next((w for w in pairs.values() if w in kinds and self._layout.by_kind.data((self.name, w))), None)
-        if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._layout.by_kind.data((self.name, FACT_KIND)):
+        kind = next((w for w in pairs.values() if w in kinds and self._keeps_kind(w)), None)
+        if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._keeps_kind(FACT_KIND):
             kind = FACT_KIND  # "what does Ana prefer?": the owner's facts, about whatever words remain
         dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
         dropped |= _OUTCOME_WORDS.keys() if outcome else frozenset()
@@ -520,11 +535,13 @@ class OwnerQueries:
         An owner with no more tags than the question has words has them listed (a seek each);
         otherwise each phrase costs one seek in the tag index, so an owner with thousands of
         tags pays for the question's length, not for listing them. Only phrases whose first
-        word can begin a known tag are tried (``_tag_starts``)."""
-        owner, by_tag = self.name, self._layout.by_tag
+        word can begin a known tag are tried (``_tag_starts``). What was read is kept while
+        the owner's documents stay as they are (``TextIndex.memo``): every episode written or
+        taken out changes them, and with them any tag."""
+        memo = self._layout.text.memo(self.name)
         words = re.findall(r"[\w#+./:-]+", text)
-        known = self._few_tags(len(words)) if words else None  # every tag of the owner, if that few
-        starts = [i for i, may in enumerate(self._tag_starts(words, known)) if may]
+        known = self._few_tags(memo, len(words)) if words else None  # every tag of the owner, if that few
+        starts = [i for i, may in enumerate(self._tag_starts(memo, words, known)) if may]
         if not starts:
             return [], " ".join(words)
         used = [False] * len(words)
@@ -536,63 +553,109 @@ class OwnerQueries:
                 tag = _tag_form(" ".join(words[i : i + size]))
                 if tag is None:
                     continue
-                if tag in found or (tag in known if known is not None else by_tag.data((owner, tag))):
+                if tag in found or (tag in known[0] if known is not None else self._has_tag(memo, tag)):
                     found.append(tag)
                     for j in range(i, i + size):
                         used[j] = True
         rest = " ".join(w for w, u in zip(words, used, strict=True) if not u)
         return list(dict.fromkeys(found)), rest
 
-    def _few_tags(self, most: int) -> set[str] | None:
-        """Every tag of the owner when there are at most ``most`` of them (one seek each, and
-        one more to see the end); None, having read ``most + 1``, when there are more."""
-        parent = self._layout.parent_key(self._layout.by_tag, (self.name,))
-        lo, hi = children_range(parent)
-        found: set[str] = set()
-        with self._space.reader() as txn:  # repeated $ORDER in one read: each seek passes a tag's entries
-            while (item := txn.first(lo, hi)) is not None:
-                if len(found) == most:
-                    return None
-                tag, end = decode_one(item[0], len(parent))
-                found.add(str(tag))
-                lo = item[0][:end] + b"\xff"
-        return found
+    def _few_tags(self, memo: dict[Any, Any], most: int) -> tuple[frozenset[str], tuple[str, ...]] | None:
+        """Every tag of the owner, as a set and in order, when there are at most ``most`` of
+        them (one seek each, and one more to see the end); None when there are more. Up to
+        ``_TAGS_LISTED`` are read at once and kept in ``memo``, so later questions read none."""
+        kept: tuple[int, tuple[frozenset[str], tuple[str, ...]] | None] | None = memo.get(_TAGS)
+        if kept is None or (kept[1] is None and kept[0] < most):
+            looked = max(most, _TAGS_LISTED)
+            parent = self._layout.parent_key(self._layout.by_tag, (self.name,))
+            lo, hi = children_range(parent)
+            found: list[str] = []
+            with self._space.reader() as txn:  # repeated $ORDER in one read: each seek passes a tag's entries
+                while (item := txn.first(lo, hi)) is not None:
+                    if len(found) == looked:
+                        break
+                    tag, end = decode_one(item[0], len(parent))
+                    found.append(str(tag))
+                    lo = item[0][:end] + b"\xff"
+                else:
+                    kept = memo[_TAGS] = (looked, (frozenset(found), tuple(found)))  # in key order, which is sorted
+            if item is not None:
+                kept = memo[_TAGS] = (looked, None)
+        assert kept is not None
+        tags = kept[1]
+        return tags if tags is not None and len(tags[1]) <= most else None
 
-    def _tag_starts(self, words: Sequence[str], known: set[str] | None) -> list[bool]:
+    def _keeps_kind(self, kind: str) -> bool:
+        """Whether the owner keeps hot memories of ``kind`` (one seek, kept in ``TextIndex.memo``)."""
+        memo = self._layout.text.memo(self.name)
+        key = (*_KINDS, kind)
+        keeps: bool | None = memo.get(key)
+        if keeps is None:
+            keeps = memo[key] = bool(self._layout.by_kind.data((self.name, kind)))
+        return keeps
+
+    def _has_tag(self, memo: dict[Any, Any], tag: str) -> bool:
+        """Whether the owner has used ``tag`` (one seek, kept in ``memo``)."""
+        key = (*_TAGS, tag)
+        has: bool | None = memo.get(key)
+        if has is None:
+            has = memo[key] = bool(self._layout.by_tag.data((self.name, tag)))
+        return has
+
+    def _tag_starts(self, memo: dict[Any, Any], words: Sequence[str], known: tuple[frozenset[str], tuple[str, ...]] | None) -> list[bool]:
         """For each word, whether a phrase starting with it may name a known tag: whether one
         of ``known`` (every tag of the owner) or else the first tag at or after the word's own
         tag form (one seek) begins with that form. A phrase's tag form begins with its first
         word's (tests/memory/test_text.py::test_a_phrase_tag_begins_with_its_first_words), so
         a word no known tag begins with starts no tag; a word with no tag form of its own
-        ("#") is always tried."""
+        ("#") is always tried. Each word's answer is kept in ``memo``."""
         owner, by_tag = self.name, self._layout.by_tag
-        n = len(by_tag.key((owner,)))
-        seen: dict[str, bool] = {}
-        ordered = sorted(known) if known is not None else []  # the tags beginning with a form follow it
+        out: list[bool] = []
         for word in words:
-            if word in seen:
-                continue
-            start = _tag_form(word)
-            if start is None:
-                seen[word] = True
-                continue
-            if known is not None:
-                at = bisect.bisect_left(ordered, start)
-                seen[word] = at < len(ordered) and ordered[at].startswith(start)
-                continue
-            keys, _ = by_tag.raw_columns((owner,), start=start, limit=1)
-            first = decode_one(keys[0], n)[0] if keys else None
-            seen[word] = isinstance(first, str) and first.startswith(start)
-        return [seen[w] for w in words]
+            key = (*_TAG_STARTS, word)
+            may: bool | None = memo.get(key)
+            if may is None:
+                start = _tag_form(word)
+                if start is None:
+                    may = True
+                elif known is not None:
+                    ordered = known[1]  # the tags beginning with a form follow it
+                    at = bisect.bisect_left(ordered, start)
+                    may = at < len(ordered) and ordered[at].startswith(start)
+                else:
+                    keys, _ = by_tag.raw_columns((owner,), start=start, limit=1)
+                    first = decode_one(keys[0], len(by_tag.key((owner,))))[0] if keys else None
+                    may = isinstance(first, str) and first.startswith(start)
+                if len(memo) >= _MEMO_ENTRIES:
+                    memo.clear()
+                memo[key] = may
+            out.append(may)
+        return out
 
     def _unheld(self, terms: Iterable[str]) -> list[str]:
-        """The ``terms`` no memory of the owner holds (document frequency 0), in one batch of reads."""
-        lay = self._layout
-        freqs = lay.parent_key(lay.doc_freq, (self.name,))
-        keys = {t: freqs + _term_subscript(t) for t in terms}
-        with self._space.reader() as txn:
-            got = txn.get_many(list(keys.values())).get
-        return [t for t, k in keys.items() if (raw := got(k)) is None or not unpack_value(raw)]
+        """The ``terms`` no memory of the owner holds (document frequency 0)."""
+        terms = tuple(terms)
+        return [t for t, df in zip(terms, self._counts(terms)[2:], strict=True) if not df]
+
+    def _counts(self, terms: Sequence[str]) -> list[int]:
+        """The owner's document count, total document length, and each term's document
+        frequency: those this process read while the owner's documents stayed as they are
+        (``TextIndex.memo``), the others in one batch of reads."""
+        memo = self._layout.text.memo(self.name)
+        wanted: list[bytes | str] = [_DOCS, _TERMS, *terms]  # the statistics' subscripts, then the terms
+        counts: list[int | None] = [memo.get(k) for k in wanted]
+        if None in counts:
+            lay = self._layout
+            stats, freqs = lay.parent_key(lay.stats, (self.name,)), lay.parent_key(lay.doc_freq, (self.name,))
+            missing = [i for i, c in enumerate(counts) if c is None]
+            keys = [stats + w if isinstance(w := wanted[i], bytes) else freqs + _term_subscript(w) for i in missing]
+            with self._space.reader() as txn:
+                got = txn.get_many(keys).get
+            if len(memo) >= _MEMO_ENTRIES:
+                memo.clear()
+            for i, k in zip(missing, keys, strict=True):
+                counts[i] = memo[wanted[i]] = 0 if (raw := got(k)) is None else int(unpack_value(raw))
+        return counts  # type: ignore[return-value]  # every None was read
 
     def _compile(self, interp: Interpretation) -> _Query:
         w = interp.window
@@ -718,6 +781,16 @@ class OwnerQueries:
             later = len(g.raw_columns(subs, q.hi, None, limit=cap + 1)[0]) if q.hi is not None else 0
             latest = tail_ts(earlier[0][len(g.key(subs)) :]) if earlier else None
             return min(len(earlier), cap), latest, min(later, cap), len(earlier) > cap, later > cap
+        if self._kernel_answers(q) and q.lo is not None:
+            # Two kernel calls count the matches before the window's start and from it on (none
+            # is in the window: the note's premise); the first ranks by recency alone from the
+            # start (_BY_TIME), so its top one is the latest before. Only at the cap are the
+            # first ``cap`` of the planner looked at instead, as below: "at least" stays as it was.
+            lists = self._kernel_lists(q)[0]
+            found_before, newest = self._text_search(replace(q, lo=None, hi=q.lo), lists, 1, q.lo, by_time=True)
+            n_after = self._text_search(replace(q, hi=None), lists, 1, q.lo)[0].total  # (the count is all it needs)
+            if found_before.total + n_after < cap:
+                return found_before.total, max((ts for ts, _, _ in newest), default=None), n_after, False, False
         outside = self._matches(replace(q, lo=None, hi=None), cap=cap)
         stamps = [tail_ts(tail) for tail, _, _ in outside.hot] + [ts_micros(h["ts"]) for _, h, _ in outside.archived]
         capped = len(outside.hot) >= cap
@@ -780,14 +853,7 @@ class OwnerQueries:
         and the tags' lists, which counts every match and returns only those whose score can
         reach the top ``keep``.
         """
-        if (
-            keep
-            and now_us is not None
-            and cap is None
-            and q.terms
-            and q.terms_required
-            and not (q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded)
-        ):
+        if keep and now_us is not None and cap is None and self._kernel_answers(q):
             return self._kernel_matches(q, keep, now_us)
         if q.boost_tags and q.terms and q.terms_required and not q.any_tags:
             worded = self._matches_all(q, cap, keep)
@@ -886,16 +952,27 @@ class OwnerQueries:
         found.total = len(found.hot) + len(found.archived)
         return found
 
-    def _kernel_matches(self, q: _Query, keep: int, now_us: int) -> _Found:
-        """``_matches`` by the search kernel: the required words' postings, the words that only
-        rank, the boost tags' and the required tags' lists, with the window and the outcome,
-        merged in C; only the matches whose score can reach the top ``keep`` are listed."""
+    @staticmethod
+    def _kernel_answers(q: _Query) -> bool:
+        """Whether the search kernel finds ``q``'s hot matches alone: required words, with any
+        window, outcome, required tags, words that only rank and boost tags."""
+        return bool(q.terms and q.terms_required) and not (q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded)
+
+    @staticmethod
+    def _kernel_lists(q: _Query) -> tuple[list[tuple[str, int]], tuple[str, ...]]:
+        """The kernel's lists for ``q`` (a name and its role each) and the terms it scores."""
         terms = tuple(dict.fromkeys(q.terms))
         ranked = tuple(t for t in dict.fromkeys(q.rank_terms) if t not in terms)
         lists = [(t, MATCH) for t in terms] + [(t, RANK) for t in ranked]
         lists += [(t, BOOST) for t in dict.fromkeys(q.boost_tags)] + [(t, REQUIRE) for t in dict.fromkeys(q.tags)]
+        return lists, terms + ranked
+
+    def _kernel_matches(self, q: _Query, keep: int, now_us: int) -> _Found:
+        """``_matches`` by the search kernel: the required words' postings, the words that only
+        rank, the boost tags' and the required tags' lists, with the window and the outcome,
+        merged in C; only the matches whose score can reach the top ``keep`` are listed."""
+        lists, scored = self._kernel_lists(q)
         found, columns = self._text_search(q, lists, keep, now_us)
-        scored = terms + ranked
         hot: list[_Hot] = []
         boosted: set[bytes] = set()
         first_boost, first_required = len(scored), len(lists) - len(dict.fromkeys(q.tags))
@@ -909,22 +986,43 @@ class OwnerQueries:
         return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted, bm25=found.bm25)
 
     def _text_search(
-        self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int
+        self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int, by_time: bool = False
     ) -> tuple[TextFound, list[tuple[int, int, int]]]:
         """The search kernel over ``lists`` (a word's postings or a tag's list, and its role)
         with ``q``'s window and outcome: what it found, and the time, id suffix and index code
-        of each document it returned (``column_tail`` makes their index tails)."""
+        of each document it returned (``column_tail`` makes their index tails). ``by_time``
+        ranks the top ``keep`` by recency alone (``_BY_TIME``), the newest first."""
         text, owner = self._layout.text, self.name
         idf, avgdl = self._bm25_weights(q)
         chunks = text.chunks(owner)
-        params = SearchParams(avgdl, K1, B, _WEEK_US, _TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT), 0.1)
+        memo = text.memo(owner)
+        params = memo.get(_PARAMS)
+        if params is None or params.avgdl != avgdl:
+            params = memo[_PARAMS] = SearchParams(avgdl, K1, B, _WEEK_US, _TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT), 0.1)
+        if by_time:
+            params = replace(params, **_BY_TIME)
         outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else None
-        blocks = [text.stored_list(owner, name, tag=role > RANK) for name, role in lists]
+        blocks = [self._stored_list(memo, name, role > RANK) for name, role in lists]
         weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
         summaries = text.chunk_summaries(owner) if keep else None  # top-k: bound documents by their chunk
         found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles, summaries)
         return found, live_columns(chunks, found.docs)
+
+    def _stored_list(self, memo: dict[Any, Any], name: str, tag: bool) -> StoredList:
+        """A term's blocks (a tag's list, with ``tag``) as stored: as this process read them while
+        the owner's documents stayed as they are (``TextIndex.memo``), unless too large to keep."""
+        key = (*_LIST, name, tag)
+        found: StoredList | None = memo.get(key)
+        if found is None:
+            found = self._layout.text.stored_list(self.name, name, tag=tag)
+            held = memo.get(_LIST_BYTES, 0) + len(found.data)
+            if held <= _MEMO_LIST_BYTES:
+                if len(memo) >= _MEMO_ENTRIES:
+                    memo.clear()
+                    held = len(found.data)
+                memo[key], memo[_LIST_BYTES] = found, held
+        return found
 
     def _filter(
         self,
@@ -1219,15 +1317,8 @@ class OwnerQueries:
         """BM25's idf of each query term and the average document length, from the statistics."""
         if q.weights is not None:
             return q.weights
-        lay, owner = self._layout, self.name
-        # the two statistics and every term's document frequency in one batch of reads
-        stats, freqs = lay.parent_key(lay.stats, (owner,)), lay.parent_key(lay.doc_freq, (owner,))
         terms = tuple(dict.fromkeys(q.scored_terms))
-        keys = [stats + _DOCS, stats + _TERMS]
-        keys += [freqs + _term_subscript(t) for t in terms]
-        with self._space.reader() as txn:
-            got = txn.get_many(keys).get
-        counts = [0 if (raw := got(k)) is None else int(unpack_value(raw)) for k in keys]
+        counts = self._counts(terms)
         n_docs = max(counts[0], 1)
         avgdl = max(counts[1], 1) / n_docs
         idf = {}

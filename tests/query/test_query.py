@@ -191,6 +191,46 @@ def test_planner_equals_brute_force(
         assert r.total == len(expected) and r.found == bool(expected)
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    episodes_st,
+    st.sampled_from(["alpha", "gamma delta", "beta"]),
+    st.lists(tags_st, max_size=1),
+    st.sampled_from([None, None, "success", "failure"]),
+    st.integers(0, 45),
+    st.integers(1, 10),
+)
+def test_an_empty_windows_note_counts_every_match_outside_it(
+    tmp_path_factory: pytest.TempPathFactory,
+    eps: list[tuple[str, list[str], int, str]],
+    text: str,
+    tags: list[str],
+    outcome: str | None,
+    start: int,
+    days: int,
+) -> None:
+    """An empty window's note says how many matches lie before and after it, and the latest
+    before: what the matches of all time hold (the search kernel counts them in one call)."""
+    later = NOW + dt.timedelta(days=60)
+    since, until = at(1, 0) + dt.timedelta(days=start), at(1, 0) + dt.timedelta(days=start + days)
+    with memdb.open(tmp_path_factory.mktemp("note"), clock=lambda: later) as db:
+        mem = db.owner("x")
+        for i, (kind, ep_tags, day, words) in enumerate(eps):
+            result = None if kind == "exchange" else ("success" if i % 2 else "failure")
+            shifted = day if day < start else day + days  # no episode in the window
+            mem.record(kind, f"ep{i} {words}", outcome=result, tags=ep_tags, ts=at(1, 0) + dt.timedelta(days=shifted, hours=i % 24))
+        every = mem.recall(text=text, tags=tags, outcome=outcome, limit=100)
+        r = mem.recall(text=text, tags=tags, outcome=outcome, since=since, until=until, limit=100)
+    stamps = [m.episode.ts for m in every]
+    before, after = [t for t in stamps if t < since], [t for t in stamps if t >= until]
+    assert len(before) + len(after) == len(stamps) and r.total == 0 and not r.found
+    if not stamps:
+        assert r.note.endswith("Nothing matches at any time either."), r.note
+        return
+    bits = ([f"{len(before)} earlier (latest {max(before):%Y-%m-%d})"] if before else []) + ([f"{len(after)} later"] if after else [])
+    assert r.note.endswith("; " + " and ".join(bits) + "."), r.note
+
+
 def test_text_driven_window_bounds_far_from_now(team: memdb.Memory) -> None:
     """A text query driven by its postings prunes ids by the window's bounds as strings; bounds
     before year 1000 or at the end of time must still select exactly by time."""

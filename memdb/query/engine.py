@@ -389,8 +389,7 @@ class OwnerQueries:
     def _records_outcomes(self, kinds: Iterable[str]) -> bool:
         """Whether the owner keeps memories with an outcome: hot ones of a typed kind, or any
         archived memory (only its header says its kind; counting it keeps the filter)."""
-        lay, owner = self._layout, self.name
-        return any(lay.by_kind.data((owner, k)) for k in kinds) or bool(lay.stats.get((owner, "archived"), 0))
+        return any(self._keeps_kind(k) for k in kinds) or bool(self._layout.stats.get((self.name, "archived"), 0))
 
     def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
         """What ``ask`` makes of a question: its window, tags, kind, outcome and words."""

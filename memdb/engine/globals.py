@@ -36,6 +36,7 @@ _CHUNK: Final = 512
 _MAX_KEY_BYTES: Final = codec.MAX_KEY_BYTES
 _unpack = codec.unpack_value
 _encode = codec.encode
+_encode_strs = codec.encode_strs
 
 
 _key_of = operator.itemgetter(0)
@@ -405,13 +406,14 @@ class Globals:
 class Global:
     """One global, ``^NAME``: a sparse tree of typed values addressed by subscript tuples."""
 
-    __slots__ = ("_hi", "_last_query", "_local", "_prefix", "_space", "name")
+    __slots__ = ("_hi", "_last_query", "_local", "_prefix", "_space", "_text", "name")
 
     def __init__(self, space: Globals, name: str) -> None:
         self.name = codec.check_global_name(name)
         self._space = space
         self._local = space._local  # one lookup less on every read
         self._prefix = codec.encode_global(name)
+        self._text = codec.text_prefix(self._prefix)  # for codec.encode_strs
         self._hi = self._prefix + b"\xff"
         self._last_query: tuple[Subscripts, bytes] | None = None
 
@@ -421,6 +423,14 @@ class Global:
     # --- keys ----------------------------------------------------------------------------------
 
     def _key(self, subs: Subscripts) -> bytes:
+        key = _encode_strs(subs, self._text)
+        if key is not None and len(key) <= _MAX_KEY_BYTES:
+            return key
+        return self._encoded(subs)
+
+    def _encoded(self, subs: Subscripts) -> bytes:
+        """``_key`` for keys ``codec.encode_strs`` declines: numbers, bytes, and bad or
+        over-long keys, which raise naming the global."""
         try:
             key = _encode(subs, self._prefix)
         except InvalidSubscriptError as exc:
@@ -461,30 +471,23 @@ class Global:
         if txn is None:
             txn = local.read
             if txn is None:
-                with self._space.store.read() as t:
-                    return t.get(key)
+                return self._space.store.get(key)
         return txn.get(key)
+
+    # __getitem__ and get are _key, _raw and unpack_value inline: each call saved is a tenth of
+    # a point read (benchmarks/bench_globals.py, get-snapshot and get-single).
 
     def __getitem__(self, subs: Any) -> Any:
         if type(subs) is not tuple:
             subs = _as_subs(subs)
-        # _key and _raw, inline: the calls cost about a sixth of a read in a snapshot. A bad or
-        # over-long key is encoded again by _key, which raises naming the global.
-        try:
-            key = _encode(subs, self._prefix)
-        except (InvalidSubscriptError, KeyTooLongError):
-            key = self._key(subs)
-        if len(key) > _MAX_KEY_BYTES:
-            key = self._key(subs)
+        key = _encode_strs(subs, self._text)
+        if key is None or len(key) > _MAX_KEY_BYTES:
+            key = self._encoded(subs)
         local = self._local
         txn: ReadTxn | None = local.write
         if txn is None:
             txn = local.read
-        if txn is not None:
-            raw = txn.get(key)
-        else:
-            with self._space.store.read() as t:
-                raw = t.get(key)
+        raw = self._space.store.get(key) if txn is None else txn.get(key)
         if raw is None:
             raise KeyError(subs)
         return _unpack(raw)
@@ -493,14 +496,17 @@ class Global:
         """The node's value, or ``default`` if it has none."""
         if type(subs) is not tuple:
             subs = _as_subs(subs)
-        try:  # _key, inline, as in __getitem__
-            key = _encode(subs, self._prefix)
-        except (InvalidSubscriptError, KeyTooLongError):
-            key = self._key(subs)
-        if len(key) > _MAX_KEY_BYTES:
-            key = self._key(subs)
-        raw = self._raw(key)
-        return default if raw is None else _unpack(raw)
+        key = _encode_strs(subs, self._text)
+        if key is None or len(key) > _MAX_KEY_BYTES:
+            key = self._encoded(subs)
+        local = self._local
+        txn: ReadTxn | None = local.write
+        if txn is None:
+            txn = local.read
+        raw = self._space.store.get(key) if txn is None else txn.get(key)
+        if raw is None:
+            return default
+        return _unpack(raw)
 
     def __contains__(self, subs: Any) -> bool:
         return self.data(_as_subs(subs)) % 2 == 1

@@ -674,6 +674,10 @@ class PostgresStore:
             raise
         txn._commit()
 
+    def get(self, key: bytes) -> bytes | None:
+        with self.read() as txn:
+            return txn.get(key)
+
     @contextmanager
     def write(self) -> Iterator[_PgTxn]:
         txn = _PgTxn(self, write=True)

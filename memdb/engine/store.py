@@ -83,6 +83,10 @@ class Store(Protocol):
     def read(self) -> AbstractContextManager[ReadTxn]:
         """A read-only snapshot for the duration of the block."""
 
+    def get(self, key: bytes) -> bytes | None:
+        """The value at ``key`` in a snapshot of its own: ``read()`` and one ``get``, for a
+        point read outside any transaction (a backend can do it in one step)."""
+
     def write(self) -> AbstractContextManager[WriteTxn]:
         """A write transaction, committed when the block exits normally."""
 
@@ -811,6 +815,38 @@ class LMDBStore:
 
     def read(self) -> _LMDBRead:
         return _LMDBRead(self)
+
+    def get(self, key: bytes) -> bytes | None:
+        # read() and get() in one frame: a point read in its own snapshot is most of what
+        # Global.get costs outside a transaction, and the context manager's five Python calls
+        # cost as much as LMDB's lookup. Anything unusual (a resize under way, an error at
+        # begin) takes read(), which waits, adopts a new map size and translates.
+        if self._forks != _FORKS[0] or self._closed:
+            self._check_usable()
+        shared = self._shared
+        with shared.lock:  # shared.enter(), uncontended and not resizing
+            ready = not shared.resizing
+            if ready:
+                shared.active += 1
+        if ready:
+            try:
+                txn = shared.env.begin()
+            except lmdb.Error:
+                txn = None
+            if txn is not None:
+                try:
+                    try:
+                        value: bytes | None = txn.get(key)
+                    finally:
+                        txn.abort()  # a read-only transaction goes back to py-lmdb for reuse
+                except lmdb.Error as exc:
+                    raise _translate(exc, "get", self) from None
+                finally:
+                    shared.leave()
+                return value
+            shared.leave()
+        with self.read() as t:
+            return t.get(key)
 
     @contextmanager
     def write(self) -> Iterator[_LMDBWrite]:

@@ -169,11 +169,60 @@ def test_snapshot_isolation(store: Store) -> None:
         assert r.get(b"x") == b"new"
 
 
+def test_store_get_reads_the_last_commit_in_a_snapshot_of_its_own(store: Store) -> None:
+    """``Store.get`` is ``read()`` plus one ``get``: it sees every commit before it, and
+    neither an open snapshot nor an open transaction of the caller."""
+    assert store.get(b"x") is None
+    with store.write() as w:
+        w.put(b"x", b"1")
+    assert store.get(b"x") == b"1"
+    with store.read() as r:
+        with store.write() as w:
+            w.put(b"x", b"2")
+        assert r.get(b"x") == b"1" and store.get(b"x") == b"2"
+    with store.write() as w:
+        w.put(b"x", b"3")
+        w.put(b"y", b"new")
+        assert store.get(b"x") == b"2" and store.get(b"y") is None  # not committed yet
+    assert store.get(b"x") == b"3" and store.get(b"y") == b"new"
+
+
 def test_closed_store_raises(tmp_path: Path) -> None:
     s = LMDBStore(tmp_path / "c")
     s.close()
     with pytest.raises(StoreClosedError), s.read():
         pass
+    with pytest.raises(StoreClosedError):
+        s.get(b"k")
+
+
+def test_store_get_adopts_a_map_another_process_grew(tmp_path: Path) -> None:
+    """A map grown by another process makes LMDB's begin fail (MDB_MAP_RESIZED): ``get``
+    then takes ``read()``'s path, which adopts the new size, and reads what was written."""
+    path = tmp_path / "grown"
+    s = LMDBStore(path, map_size=1 << 20)
+    with s.write() as w:
+        w.put(b"a", b"0")
+    assert s.get(b"a") == b"0"  # this process's environment is now mapped at 1 MiB
+    child = _run(
+        f"""
+        from memdb.engine.store import LMDBStore
+        s = LMDBStore({str(path)!r}, map_size=1 << 20)
+        for i in range(40):
+            with s.write() as w:
+                for j in range(100):
+                    w.put(b"pad%04d" % (i * 100 + j), b"x" * 1000)
+        with s.write() as w:
+            w.put(b"a", b"1")
+        print(s.map_size)
+        """
+    )
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert int(out) > 1 << 20  # the child grew the map
+    assert s.get(b"a") == b"1" and s.get(b"pad3999") == b"x" * 1000
+    assert s.map_size == int(out)
+    s.close()
 
 
 # --- LMDB specifics ---------------------------------------------------------------------------

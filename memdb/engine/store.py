@@ -124,7 +124,13 @@ class _SharedEnv:
         self.refs = 0
         self.lock = threading.Lock()
         self.cond = threading.Condition(self.lock)
-        self.active = 0
+        # One item per open transaction of this process. list.append and list.pop are atomic,
+        # so opening and ending a transaction take no lock: an uncontended threading.Lock cost
+        # 0.2 µs a section on the benchmark machine, a fifth of a point read. A resize sets
+        # ``resizing`` and then waits for the list to empty; a transaction registers and then
+        # checks ``resizing``, so either the resize sees it or it sees the resize and steps back
+        # (tests/engine/test_store.py::test_transactions_and_resizes_in_many_threads_never_overlap).
+        self.active: list[None] = []
         self.resizing = False
         # Only one thread of this process waits for LMDB's writer mutex at a time, and it holds
         # no registered transaction while it waits, so a resize can never wait on a waiter.
@@ -143,21 +149,26 @@ class _SharedEnv:
         return False
 
     def enter(self) -> None:
-        with self.lock:  # the uncontended fast path: no Condition machinery
-            if not self.resizing:
-                self.active += 1
-                return
-        with self.cond:
-            # a thread that already holds a transaction need not wait: the resize cannot
-            # happen before that one ends anyway, and waiting for it would never end
-            while self.resizing and not self.this_thread_reads():
-                self.cond.wait()
-            self.active += 1
+        """Register a transaction about to begin; waits while a resize is under way."""
+        self.active.append(None)
+        if self.resizing:
+            self._wait_for_resize()
+
+    def _wait_for_resize(self) -> None:
+        # A thread that already holds a transaction need not wait: the resize cannot happen
+        # before that one ends anyway, and waiting for it would never end.
+        while self.resizing and not self.this_thread_reads():
+            self.leave()  # step back, so the resize can see the list empty
+            with self.cond:
+                while self.resizing:
+                    self.cond.wait()
+            self.active.append(None)
 
     def leave(self) -> None:
-        with self.lock:
-            self.active -= 1
-            if self.resizing and self.active == 0:
+        """Unregister a transaction that ended."""
+        self.active.pop()
+        if self.resizing:
+            with self.cond:
                 self.cond.notify_all()
 
     def grow(self, path: str, optional: bool = False) -> None:
@@ -824,11 +835,8 @@ class LMDBStore:
         if self._forks != _FORKS[0] or self._closed:
             self._check_usable()
         shared = self._shared
-        with shared.lock:  # shared.enter(), uncontended and not resizing
-            ready = not shared.resizing
-            if ready:
-                shared.active += 1
-        if ready:
+        shared.active.append(None)  # shared.enter(), not resizing
+        if not shared.resizing:
             try:
                 txn = shared.env.begin()
             except lmdb.Error:
@@ -842,9 +850,12 @@ class LMDBStore:
                 except lmdb.Error as exc:
                     raise _translate(exc, "get", self) from None
                 finally:
-                    shared.leave()
+                    shared.active.pop()  # shared.leave()
+                    if shared.resizing:
+                        with shared.cond:
+                            shared.cond.notify_all()
                 return value
-            shared.leave()
+        shared.leave()
         with self.read() as t:
             return t.get(key)
 

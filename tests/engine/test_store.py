@@ -196,6 +196,70 @@ def test_closed_store_raises(tmp_path: Path) -> None:
         s.get(b"k")
 
 
+class _WatchedEnv:
+    """An lmdb.Environment that records every resize made while a read transaction of this
+    process is open (LMDB's reader table says so): the overlap the store must never allow."""
+
+    def __init__(self, env: Any) -> None:
+        self._env = env
+        self.resizes = 0
+        self.overlaps: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+    def set_mapsize(self, size: int) -> None:
+        me = str(os.getpid())
+        live = [line for line in self._env.readers().splitlines()[1:] if line.split()[:1] == [me] and line.split()[2:] != ["-"]]
+        if live:
+            self.overlaps.append("; ".join(live))
+        self.resizes += 1
+        self._env.set_mapsize(size)
+
+
+def test_transactions_and_resizes_in_many_threads_never_overlap(tmp_path: Path) -> None:
+    """Transactions register without a lock (store._SharedEnv): readers in four threads, by
+    ``get`` and by ``read()``, while a writer grows the map again and again. No resize may
+    happen while a read transaction is open, and every read sees a committed value."""
+    s = LMDBStore(tmp_path / "threads", map_size=1 << 20)
+    with s.write() as w:
+        w.put(b"n", b"0")
+    watched = _WatchedEnv(s._shared.env)
+    s._shared.env = watched  # type: ignore[assignment]  # the proxy delegates everything else
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def reader(i: int) -> None:
+        try:
+            while not stop.is_set():
+                if i % 2:
+                    assert s.get(b"n") is not None
+                else:
+                    with s.read() as r:
+                        assert r.get(b"n") is not None and r.get(b"missing") is None
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader, args=(i,), daemon=True) for i in range(4)]
+    for th in threads:
+        th.start()
+    try:
+        for i in range(60):
+            with s.write() as w:
+                for j in range(50):
+                    w.put(b"pad%06d" % (i * 50 + j), b"x" * 2000)
+                w.put(b"n", str(i).encode())
+    finally:
+        stop.set()
+        for th in threads:
+            th.join(timeout=60)
+    assert not any(th.is_alive() for th in threads), "a reader hangs"
+    assert not errors, errors
+    assert watched.resizes >= 3 and not watched.overlaps, (watched.resizes, watched.overlaps)
+    assert not s._shared.active
+    s.close()
+
+
 def test_store_get_adopts_a_map_another_process_grew(tmp_path: Path) -> None:
     """A map grown by another process makes LMDB's begin fail (MDB_MAP_RESIZED): ``get``
     then takes ``read()``'s path, which adopts the new size, and reads what was written."""

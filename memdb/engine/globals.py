@@ -474,6 +474,16 @@ class Global:
                 return self._space.store.get(key)
         return txn.get(key)
 
+    def _first(self, lo: bytes, hi: bytes, reverse: bool) -> tuple[bytes, bytes] | None:
+        """``ReadTxn.first`` in the current transaction or snapshot, else in one of its own."""
+        local = self._local
+        txn: ReadTxn | None = local.write
+        if txn is None:
+            txn = local.read
+            if txn is None:
+                return self._space.store.first(lo, hi, reverse)
+        return txn.first(lo, hi, reverse)
+
     # __getitem__ and get are _key, _raw and unpack_value inline: each call saved is a tenth of
     # a point read (benchmarks/bench_globals.py, get-snapshot and get-single).
 
@@ -537,8 +547,7 @@ class Global:
                 hi = here
             else:
                 lo = here + b"\xff"
-        with self._space.reader() as txn:
-            item = txn.first(lo, hi, reverse)
+        item = self._first(lo, hi, reverse)
         if item is None:
             return None
         return codec.decode_one(item[0], len(parent))[0]
@@ -584,8 +593,7 @@ class Global:
             hi = key
         else:
             lo = key + b"\x00"
-        with self._space.reader() as txn:
-            item = txn.first(lo, hi, reverse)
+        item = self._first(lo, hi, reverse)
         if item is None:
             return None
         found = self._decode(item[0])

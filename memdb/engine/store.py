@@ -87,6 +87,9 @@ class Store(Protocol):
         """The value at ``key`` in a snapshot of its own: ``read()`` and one ``get``, for a
         point read outside any transaction (a backend can do it in one step)."""
 
+    def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
+        """``ReadTxn.first`` in a snapshot of its own, like ``get``."""
+
     def write(self) -> AbstractContextManager[WriteTxn]:
         """A write transaction, committed when the block exits normally."""
 
@@ -858,6 +861,39 @@ class LMDBStore:
         shared.leave()
         with self.read() as t:
             return t.get(key)
+
+    def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
+        # read() and first() in one call, like get: each step of an M $ORDER or $QUERY loop
+        # outside a snapshot is one of these
+        txn = self._begin_one()
+        if txn is None:
+            with self.read() as t:
+                return t.first(lo, hi, reverse)
+        try:
+            try:
+                return _first(txn, lo, hi, reverse)
+            finally:
+                txn.abort()
+        except lmdb.Error as exc:
+            raise _translate(exc, "first", self) from None
+        finally:
+            self._shared.leave()
+
+    def _begin_one(self) -> lmdb.Transaction | None:
+        """A registered read transaction for one call (``get`` does the same inline), or None
+        when anything is unusual: the caller then takes read(), which waits, adopts a new map
+        size and translates errors."""
+        if self._forks != _FORKS[0] or self._closed:
+            self._check_usable()
+        shared = self._shared
+        shared.enter()
+        if not shared.resizing:
+            try:
+                return shared.env.begin()
+            except lmdb.Error:
+                pass
+        shared.leave()
+        return None
 
     @contextmanager
     def write(self) -> Iterator[_LMDBWrite]:

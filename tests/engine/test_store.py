@@ -187,6 +187,21 @@ def test_store_get_reads_the_last_commit_in_a_snapshot_of_its_own(store: Store) 
     assert store.get(b"x") == b"3" and store.get(b"y") == b"new"
 
 
+@given(
+    keys=st.sets(st.binary(min_size=1, max_size=3), max_size=12), lo=st.binary(max_size=3), hi=st.binary(max_size=3), reverse=st.booleans()
+)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_store_first_is_first_in_a_snapshot_of_its_own(store: Store, keys: set[bytes], lo: bytes, hi: bytes, reverse: bool) -> None:
+    with store.write() as w:
+        w.delete_range(b"", b"\xff" * 4)
+        w.put_many([(k, k + b"!") for k in sorted(keys)])
+    with store.read() as r:
+        want = r.first(lo, hi, reverse)
+    assert store.first(lo, hi, reverse) == want
+    inside = sorted(k for k in keys if lo <= k < hi)
+    assert want == (None if not inside else ((k := inside[-1 if reverse else 0]), k + b"!"))
+
+
 def test_closed_store_raises(tmp_path: Path) -> None:
     s = LMDBStore(tmp_path / "c")
     s.close()
@@ -194,6 +209,8 @@ def test_closed_store_raises(tmp_path: Path) -> None:
         pass
     with pytest.raises(StoreClosedError):
         s.get(b"k")
+    with pytest.raises(StoreClosedError):
+        s.first(b"a", b"z")
 
 
 class _WatchedEnv:

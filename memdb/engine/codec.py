@@ -222,7 +222,7 @@ def encode_strs(subs: Subscripts, text: str) -> bytes | None:
     both checks are one C call each (tests/engine/test_codec.py::test_encode_strs_agrees_with_encode).
     """
     try:
-        key = text + _SEP.join(subs) + "\x00"
+        key = text + _SEP.join(subs) + "\x00"  # type: ignore[arg-type]  # a TypeError is the test
     except TypeError:  # a number, bytes, or not a subscript at all: encode() sorts it out
         return None
     if "\x00`\x00" in key or key.count("\x00") != len(subs) + 1:

@@ -213,8 +213,8 @@ def encode_strs(subs: Subscripts, text: str) -> bytes | None:
     usual key), else None and the caller takes ``encode``; ``text`` is ``text_prefix(prefix)``.
 
     One join and one UTF-8 encode of the whole key instead of a cache lookup per subscript:
-    about 0.3 µs for three strings, and no slower when a cache would hold hundreds of
-    thousands of ids and miss the CPU's caches (benchmarks/results/globals.md). ``str.join``
+    about 0.4 µs for three strings on the benchmark machine, and no slower when a cache would
+    hold hundreds of thousands of ids and miss the CPU's caches (benchmarks/results/globals.md). ``str.join``
     takes str subclasses by their string value, as ``encode_subscript`` does, and refuses
     anything else with TypeError. The joined key has one NUL per string plus the name's
     terminator when no string holds a NUL, and holds ``00 60 00`` exactly when one string is

@@ -406,7 +406,7 @@ class Globals:
 class Global:
     """One global, ``^NAME``: a sparse tree of typed values addressed by subscript tuples."""
 
-    __slots__ = ("_hi", "_last_query", "_local", "_prefix", "_space", "_text", "name")
+    __slots__ = ("_hi", "_last_query", "_local", "_mixed", "_prefix", "_space", "_text", "name")
 
     def __init__(self, space: Globals, name: str) -> None:
         self.name = codec.check_global_name(name)
@@ -414,6 +414,9 @@ class Global:
         self._local = space._local  # one lookup less on every read
         self._prefix = codec.encode_global(name)
         self._text = codec.text_prefix(self._prefix)  # for codec.encode_strs
+        # set by the first key with a subscript other than a str: from then on encode_strs
+        # checks types instead of paying a failed join's TypeError on every such key
+        self._mixed = False
         self._hi = self._prefix + b"\xff"
         self._last_query: tuple[Subscripts, bytes] | None = None
 
@@ -423,7 +426,7 @@ class Global:
     # --- keys ----------------------------------------------------------------------------------
 
     def _key(self, subs: Subscripts) -> bytes:
-        key = _encode_strs(subs, self._text)
+        key = _encode_strs(subs, self._text, self._mixed)
         if key is not None and len(key) <= _MAX_KEY_BYTES:
             return key
         return self._encoded(subs)
@@ -431,6 +434,8 @@ class Global:
     def _encoded(self, subs: Subscripts) -> bytes:
         """``_key`` for keys ``codec.encode_strs`` declines: numbers, bytes, and bad or
         over-long keys, which raise naming the global."""
+        if not self._mixed and not all(type(s) is str for s in subs):
+            self._mixed = True
         try:
             key = _encode(subs, self._prefix)
         except InvalidSubscriptError as exc:
@@ -490,7 +495,7 @@ class Global:
     def __getitem__(self, subs: Any) -> Any:
         if type(subs) is not tuple:
             subs = _as_subs(subs)
-        key = _encode_strs(subs, self._text)
+        key = _encode_strs(subs, self._text, self._mixed)
         if key is None or len(key) > _MAX_KEY_BYTES:
             key = self._encoded(subs)
         local = self._local
@@ -506,7 +511,7 @@ class Global:
         """The node's value, or ``default`` if it has none."""
         if type(subs) is not tuple:
             subs = _as_subs(subs)
-        key = _encode_strs(subs, self._text)
+        key = _encode_strs(subs, self._text, self._mixed)
         if key is None or len(key) > _MAX_KEY_BYTES:
             key = self._encoded(subs)
         local = self._local

@@ -239,17 +239,17 @@ plain_strings = st.text(min_size=1).filter(lambda s: "\x00" not in s)
 
 @given(
     st.lists(st.one_of(plain_strings, subscripts, st.just(""), st.builds(_Loud, st.text()), st.none()), max_size=6).map(tuple),
-    st.sampled_from(["MEM", "A", "X%", "z9"]),
+    st.sampled_from(["MEM", "A", "%X", "z9"]),
+    st.booleans(),
 )
-def test_encode_strs_agrees_with_encode(subs: tuple[Any, ...], name: str) -> None:
+def test_encode_strs_agrees_with_encode(subs: tuple[Any, ...], name: str, check_types: bool) -> None:
     """``encode_strs`` is ``encode`` for keys of non-empty NUL-free strings (str subclasses
-    by their value) and declines everything else, including the keys ``encode`` refuses."""
-    if name == "X%":
-        name = "%X"  # a name may start with %
+    by their value) and declines everything else, including the keys ``encode`` refuses;
+    with ``check_types`` it declines str subclasses too, never a key of plain strings."""
     prefix = codec.encode_global(name)
-    got = codec.encode_strs(subs, codec.text_prefix(prefix))
+    got = codec.encode_strs(subs, codec.text_prefix(prefix), check_types)
     plain = bool(subs) and all(isinstance(s, str) and s and "\x00" not in s for s in subs)
-    if not plain:
+    if not plain or (check_types and any(type(s) is not str for s in subs)):
         assert got is None
         return
     assert got == codec.encode(subs, prefix)

@@ -27,7 +27,8 @@ Operations (``nodes/call`` in the table):
 - ``items-all``: every node with its value, ``g.items(())`` vs one cursor with unpack.
 
 Both databases are written with ``sync=False`` (no fsync at commit), so the numbers measure
-CPU and page-cache work, not the disk.
+CPU and page-cache work, not the disk. Both are compacted after the build, before the reads
+(``Dataset``: memdb's in-order build leaves half-full pages, raw's does not).
 """
 
 from __future__ import annotations
@@ -180,6 +181,14 @@ def set_chunks() -> list[list[Node]]:
 # --- the read data set -----------------------------------------------------------------------
 
 
+def _compacted(env: lmdb.Environment, path: Path, nodes: int) -> lmdb.Environment:
+    """``env`` copied with LMDB's compaction to ``path`` and reopened there (``env`` closed)."""
+    path.mkdir()
+    env.copy(str(path), compact=True)
+    env.close()
+    return open_raw(path, nodes)
+
+
 class Dataset:
     """Both databases holding the same ``nodes`` nodes, plus the samples every read uses."""
 
@@ -195,6 +204,14 @@ class Dataset:
         write_raw(self.env, batches(iter_nodes(nodes)))
         t2 = time.perf_counter()
         self.build_seconds = {"memdb": t1 - t0, "raw": t2 - t1}
+        # Reads run over packed files on both sides. Built in key order, raw's file is packed
+        # already (LMDB fills a page to the brim when each key goes at its end), but memdb's is
+        # not: its ^META key sorts after ^MEM, so every split of the last leaf leaves a half
+        # page, and gets walk twice the pages (126 MB against 63 MB for 1M nodes). Compaction
+        # (db.compact(), which appends every item into a fresh file) packs it; raw gets LMDB's
+        # compacting copy, which changes nothing in its packed pages but treats both alike.
+        self.db.compact()
+        self.env = _compacted(self.env, root / "raw-packed", nodes)
         picks = random.Random(SEED).sample(range(nodes), min(GETS, nodes))  # same order for both sides
         self.sample: list[Address] = [address(k) for k in picks]
         self.day = address(nodes // 2)[0]

@@ -197,6 +197,47 @@ def encode(subs: Sequence[Subscript], prefix: bytes = b"") -> bytes:
     return b"".join(parts)
 
 
+_SEP: Final = "\x00`"  # a string's terminator, then the next string's type code (STR)
+
+
+def text_prefix(prefix: bytes) -> str:
+    """A global's encoded name (``encode_global``) as the str that ``encode_strs`` takes: the
+    name's bytes (ASCII) and the type code of a first string subscript."""
+    if not prefix.endswith(b"\x00") or not prefix.isascii():
+        raise ValueError(f"text_prefix: {prefix!r} is not an encoded global name")
+    return prefix.decode("ascii") + "`"
+
+
+def encode_strs(subs: Subscripts, text: str, check_types: bool = False) -> bytes | None:
+    """``encode(subs, prefix)`` when ``subs`` holds only non-empty strings without a NUL (the
+    usual key), else None and the caller takes ``encode``; ``text`` is ``text_prefix(prefix)``.
+
+    One join and one UTF-8 encode of the whole key instead of a cache lookup per subscript:
+    about 0.4 µs for three strings on the benchmark machine, and no slower when a cache would
+    hold hundreds of thousands of ids and miss the CPU's caches (benchmarks/results/globals.md).
+    ``str.join`` takes str subclasses by their string value, as ``encode_subscript`` does, and
+    refuses anything else with TypeError. The joined key has one NUL per string plus the name's
+    terminator when no string holds a NUL, and holds ``00 60 00`` exactly when one string is
+    empty (every other terminator is followed by a type code and a string's first byte), so
+    both checks are one C call each (tests/engine/test_codec.py::test_encode_strs_agrees_with_encode).
+
+    A join that fails costs ~0.45 µs (the TypeError), a type check per subscript ~0.06 µs
+    for three: ``check_types`` (for the keys of a global that has held a number) checks the
+    types first and declines str subclasses too.
+    """
+    if check_types:
+        for sub in subs:
+            if type(sub) is not str:
+                return None
+    try:
+        key = text + _SEP.join(subs) + "\x00"  # type: ignore[arg-type]  # a TypeError is the test
+    except TypeError:  # a number, bytes, or not a subscript at all: encode() sorts it out
+        return None
+    if "\x00`\x00" in key or key.count("\x00") != len(subs) + 1:
+        return None
+    return key.encode("utf-8", "surrogatepass")
+
+
 def encode_each(subs: Iterable[Subscript]) -> list[bytes]:
     """Encode each subscript on its own (``encode`` without the join): the tails of many
     children of one parent, e.g. the counters one write defers."""
@@ -550,7 +591,7 @@ def unpack_value(data: bytes) -> Any:
     """Inverse of pack_value. Bytes it did not write (a damaged file) raise CorruptValueError,
     whatever msgpack or the datetime extension make of them (tests/engine/test_damaged_files.py)."""
     try:
-        return _unpackb(data, raw=False, ext_hook=_ext_hook, strict_map_key=False)
+        return _unpackb(data, ext_hook=_ext_hook, strict_map_key=False)  # raw=False: msgpack's default since 1.0
     except (ValueError, TypeError, OverflowError) as exc:  # ExtraData, FormatError, StackError, UnicodeDecodeError, ...
         raise CorruptValueError(
             f"stored value {bytes(data[:16]).hex()}{'...' if len(data) > 16 else ''} ({len(data)} bytes): "

@@ -36,6 +36,7 @@ _CHUNK: Final = 512
 _MAX_KEY_BYTES: Final = codec.MAX_KEY_BYTES
 _unpack = codec.unpack_value
 _encode = codec.encode
+_encode_strs = codec.encode_strs
 
 
 _key_of = operator.itemgetter(0)
@@ -57,6 +58,9 @@ class _Local(threading.local):
 
     write: WriteTxn | None = None
     read: ReadTxn | None = None
+    # ``write`` if set, else ``read``: what a read goes through, in one lookup (an attribute of
+    # a threading.local costs ~40 ns, a tenth of what a point read adds to LMDB's own get)
+    current: ReadTxn | None = None
     pending: list[_Deferred] | None = None
     staged: dict[Hashable, tuple[Callable[[list[Any]], None], list[Any]]] | None = None  # Globals.stage
 
@@ -171,9 +175,7 @@ class Globals:
         return self._local.write
 
     def _read_txn(self) -> ReadTxn | None:
-        local = self._local
-        txn: ReadTxn | None = local.write
-        return local.read if txn is None else txn
+        return self._local.current
 
     @contextmanager
     def transaction(self, savepoint: bool = True) -> Iterator[None]:
@@ -205,7 +207,7 @@ class Globals:
                 theirs.update(mine)
             return
         with self.store.write() as txn:
-            self._local.write = txn
+            self._local.write = self._local.current = txn
             self._local.pending = pending = [_new_level()]
             self._local.staged = {}
             try:
@@ -213,7 +215,7 @@ class Globals:
                 self.flush_staged()
                 self._apply_deferred(pending[0])
             finally:
-                self._local.write = None
+                self._local.write = self._local.current = None
                 self._local.pending = None
                 self._local.staged = None
 
@@ -335,11 +337,11 @@ class Globals:
             yield
             return
         with self.store.read() as txn:
-            self._local.read = txn
+            self._local.read = self._local.current = txn
             try:
                 yield
             finally:
-                self._local.read = None
+                self._local.read = self._local.current = None
 
     def reader(self) -> AbstractContextManager[ReadTxn]:
         """The current transaction or snapshot if any, else a fresh short snapshot."""
@@ -405,13 +407,17 @@ class Globals:
 class Global:
     """One global, ``^NAME``: a sparse tree of typed values addressed by subscript tuples."""
 
-    __slots__ = ("_hi", "_last_query", "_local", "_prefix", "_space", "name")
+    __slots__ = ("_hi", "_last_query", "_local", "_mixed", "_prefix", "_space", "_text", "name")
 
     def __init__(self, space: Globals, name: str) -> None:
         self.name = codec.check_global_name(name)
         self._space = space
         self._local = space._local  # one lookup less on every read
         self._prefix = codec.encode_global(name)
+        self._text = codec.text_prefix(self._prefix)  # for codec.encode_strs
+        # set by the first key with a subscript other than a str: from then on encode_strs
+        # checks types instead of paying a failed join's TypeError on every such key
+        self._mixed = False
         self._hi = self._prefix + b"\xff"
         self._last_query: tuple[Subscripts, bytes] | None = None
 
@@ -421,6 +427,16 @@ class Global:
     # --- keys ----------------------------------------------------------------------------------
 
     def _key(self, subs: Subscripts) -> bytes:
+        key = _encode_strs(subs, self._text, self._mixed)
+        if key is not None and len(key) <= _MAX_KEY_BYTES:
+            return key
+        return self._encoded(subs)
+
+    def _encoded(self, subs: Subscripts) -> bytes:
+        """``_key`` for keys ``codec.encode_strs`` declines: numbers, bytes, and bad or
+        over-long keys, which raise naming the global."""
+        if not self._mixed and not all(type(s) is str for s in subs):
+            self._mixed = True
         try:
             key = _encode(subs, self._prefix)
         except InvalidSubscriptError as exc:
@@ -456,35 +472,29 @@ class Global:
     # --- reads ---------------------------------------------------------------------------------
 
     def _raw(self, key: bytes) -> bytes | None:
-        local = self._local  # Globals._read_txn, inline: this is every read's path
-        txn: ReadTxn | None = local.write
+        txn = self._local.current  # Globals._read_txn, inline: this is every read's path
         if txn is None:
-            txn = local.read
-            if txn is None:
-                with self._space.store.read() as t:
-                    return t.get(key)
+            return self._space.store.get(key)
         return txn.get(key)
+
+    def _first(self, lo: bytes, hi: bytes, reverse: bool) -> tuple[bytes, bytes] | None:
+        """``ReadTxn.first`` in the current transaction or snapshot, else in one of its own."""
+        txn = self._local.current
+        if txn is None:
+            return self._space.store.first(lo, hi, reverse)
+        return txn.first(lo, hi, reverse)
+
+    # __getitem__ and get are _key, _raw and unpack_value inline: each call saved is a tenth of
+    # a point read (benchmarks/bench_globals.py, get-snapshot and get-single).
 
     def __getitem__(self, subs: Any) -> Any:
         if type(subs) is not tuple:
             subs = _as_subs(subs)
-        # _key and _raw, inline: the calls cost about a sixth of a read in a snapshot. A bad or
-        # over-long key is encoded again by _key, which raises naming the global.
-        try:
-            key = _encode(subs, self._prefix)
-        except (InvalidSubscriptError, KeyTooLongError):
-            key = self._key(subs)
-        if len(key) > _MAX_KEY_BYTES:
-            key = self._key(subs)
-        local = self._local
-        txn: ReadTxn | None = local.write
-        if txn is None:
-            txn = local.read
-        if txn is not None:
-            raw = txn.get(key)
-        else:
-            with self._space.store.read() as t:
-                raw = t.get(key)
+        key = _encode_strs(subs, self._text, self._mixed)
+        if key is None or len(key) > _MAX_KEY_BYTES:
+            key = self._encoded(subs)
+        txn = self._local.current
+        raw = self._space.store.get(key) if txn is None else txn.get(key)
         if raw is None:
             raise KeyError(subs)
         return _unpack(raw)
@@ -493,14 +503,14 @@ class Global:
         """The node's value, or ``default`` if it has none."""
         if type(subs) is not tuple:
             subs = _as_subs(subs)
-        try:  # _key, inline, as in __getitem__
-            key = _encode(subs, self._prefix)
-        except (InvalidSubscriptError, KeyTooLongError):
-            key = self._key(subs)
-        if len(key) > _MAX_KEY_BYTES:
-            key = self._key(subs)
-        raw = self._raw(key)
-        return default if raw is None else _unpack(raw)
+        key = _encode_strs(subs, self._text, self._mixed)
+        if key is None or len(key) > _MAX_KEY_BYTES:
+            key = self._encoded(subs)
+        txn = self._local.current
+        raw = self._space.store.get(key) if txn is None else txn.get(key)
+        if raw is None:
+            return default
+        return _unpack(raw)
 
     def __contains__(self, subs: Any) -> bool:
         return self.data(_as_subs(subs)) % 2 == 1
@@ -531,8 +541,7 @@ class Global:
                 hi = here
             else:
                 lo = here + b"\xff"
-        with self._space.reader() as txn:
-            item = txn.first(lo, hi, reverse)
+        item = self._first(lo, hi, reverse)
         if item is None:
             return None
         return codec.decode_one(item[0], len(parent))[0]
@@ -578,8 +587,7 @@ class Global:
             hi = key
         else:
             lo = key + b"\x00"
-        with self._space.reader() as txn:
-            item = txn.first(lo, hi, reverse)
+        item = self._first(lo, hi, reverse)
         if item is None:
             return None
         found = self._decode(item[0])

@@ -674,6 +674,14 @@ class PostgresStore:
             raise
         txn._commit()
 
+    def get(self, key: bytes) -> bytes | None:
+        with self.read() as txn:
+            return txn.get(key)
+
+    def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
+        with self.read() as txn:
+            return txn.first(lo, hi, reverse)
+
     @contextmanager
     def write(self) -> Iterator[_PgTxn]:
         txn = _PgTxn(self, write=True)

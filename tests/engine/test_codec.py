@@ -234,6 +234,38 @@ def test_str_subclass_encodes_as_its_string_value(s: str, plain_first: bool) -> 
     assert codec.decode(codec.encode((sub,))) == (s,)
 
 
+plain_strings = st.text(min_size=1).filter(lambda s: "\x00" not in s)
+
+
+@given(
+    st.lists(st.one_of(plain_strings, subscripts, st.just(""), st.builds(_Loud, st.text()), st.none()), max_size=6).map(tuple),
+    st.sampled_from(["MEM", "A", "%X", "z9"]),
+    st.booleans(),
+)
+def test_encode_strs_agrees_with_encode(subs: tuple[Any, ...], name: str, check_types: bool) -> None:
+    """``encode_strs`` is ``encode`` for keys of non-empty NUL-free strings (str subclasses
+    by their value) and declines everything else, including the keys ``encode`` refuses;
+    with ``check_types`` it declines str subclasses too, never a key of plain strings."""
+    prefix = codec.encode_global(name)
+    got = codec.encode_strs(subs, codec.text_prefix(prefix), check_types)
+    plain = bool(subs) and all(isinstance(s, str) and s and "\x00" not in s for s in subs)
+    if not plain or (check_types and any(type(s) is not str for s in subs)):
+        assert got is None
+        return
+    assert got == codec.encode(subs, prefix)
+
+
+@given(st.lists(plain_strings, min_size=1, max_size=6).map(tuple))
+def test_encode_strs_takes_every_key_of_plain_strings(subs: tuple[str, ...]) -> None:
+    assert codec.encode_strs(subs, codec.text_prefix(codec.encode_global("MEM"))) == codec.encode(subs, codec.encode_global("MEM"))
+
+
+@pytest.mark.parametrize("subs", [("",), ("a", ""), ("", "a"), ("a", "", "b"), ("a\x00",), ("a", "\x00b"), ("a", "\x00`"), ("\x00`\x00",)])
+def test_encode_strs_declines_empty_strings_and_nuls(subs: tuple[str, ...]) -> None:
+    assert codec.encode_strs(subs, codec.text_prefix(codec.encode_global("MEM"))) is None
+    assert codec.encode_strs((), codec.text_prefix(codec.encode_global("MEM"))) is None
+
+
 @pytest.mark.parametrize("x", [2**2040, -(2**2040), 2**2048 + 1])
 def test_too_large_int_subscript_states_the_real_limit(x: Any) -> None:
     """Integer subscripts hold at most 255 bytes of magnitude (a one-byte length prefix that

@@ -169,11 +169,141 @@ def test_snapshot_isolation(store: Store) -> None:
         assert r.get(b"x") == b"new"
 
 
+def test_store_get_reads_the_last_commit_in_a_snapshot_of_its_own(store: Store) -> None:
+    """``Store.get`` is ``read()`` plus one ``get``: it sees every commit before it, and
+    neither an open snapshot nor an open transaction of the caller."""
+    assert store.get(b"x") is None
+    with store.write() as w:
+        w.put(b"x", b"1")
+    assert store.get(b"x") == b"1"
+    with store.read() as r:
+        with store.write() as w:
+            w.put(b"x", b"2")
+        assert r.get(b"x") == b"1" and store.get(b"x") == b"2"
+    with store.write() as w:
+        w.put(b"x", b"3")
+        w.put(b"y", b"new")
+        assert store.get(b"x") == b"2" and store.get(b"y") is None  # not committed yet
+    assert store.get(b"x") == b"3" and store.get(b"y") == b"new"
+
+
+@given(
+    keys=st.sets(st.binary(min_size=1, max_size=3), max_size=12), lo=st.binary(max_size=3), hi=st.binary(max_size=3), reverse=st.booleans()
+)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_store_first_is_first_in_a_snapshot_of_its_own(store: Store, keys: set[bytes], lo: bytes, hi: bytes, reverse: bool) -> None:
+    with store.write() as w:
+        w.delete_range(b"", b"\xff" * 4)
+        w.put_many([(k, k + b"!") for k in sorted(keys)])
+    with store.read() as r:
+        want = r.first(lo, hi, reverse)
+    assert store.first(lo, hi, reverse) == want
+    inside = sorted(k for k in keys if lo <= k < hi)
+    assert want == (None if not inside else ((k := inside[-1 if reverse else 0]), k + b"!"))
+
+
 def test_closed_store_raises(tmp_path: Path) -> None:
     s = LMDBStore(tmp_path / "c")
     s.close()
     with pytest.raises(StoreClosedError), s.read():
         pass
+    with pytest.raises(StoreClosedError):
+        s.get(b"k")
+    with pytest.raises(StoreClosedError):
+        s.first(b"a", b"z")
+
+
+class _WatchedEnv:
+    """An lmdb.Environment that records every resize made while a read transaction of this
+    process is open (LMDB's reader table says so): the overlap the store must never allow."""
+
+    def __init__(self, env: Any) -> None:
+        self._env = env
+        self.resizes = 0
+        self.overlaps: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+    def set_mapsize(self, size: int) -> None:
+        me = str(os.getpid())
+        live = [line for line in self._env.readers().splitlines()[1:] if line.split()[:1] == [me] and line.split()[2:] != ["-"]]
+        if live:
+            self.overlaps.append("; ".join(live))
+        self.resizes += 1
+        self._env.set_mapsize(size)
+
+
+def test_transactions_and_resizes_in_many_threads_never_overlap(tmp_path: Path) -> None:
+    """Transactions register without a lock (store._SharedEnv): readers in four threads, by
+    ``get`` and by ``read()``, while a writer grows the map again and again. No resize may
+    happen while a read transaction is open, and every read sees a committed value."""
+    s = LMDBStore(tmp_path / "threads", map_size=1 << 20)
+    with s.write() as w:
+        w.put(b"n", b"0")
+    watched = _WatchedEnv(s._shared.env)
+    s._shared.env = watched  # type: ignore[assignment]  # the proxy delegates everything else
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def reader(i: int) -> None:
+        try:
+            while not stop.is_set():
+                if i % 2:
+                    assert s.get(b"n") is not None
+                else:
+                    with s.read() as r:
+                        assert r.get(b"n") is not None and r.get(b"missing") is None
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader, args=(i,), daemon=True) for i in range(4)]
+    for th in threads:
+        th.start()
+    try:
+        for i in range(60):
+            with s.write() as w:
+                for j in range(50):
+                    w.put(b"pad%06d" % (i * 50 + j), b"x" * 2000)
+                w.put(b"n", str(i).encode())
+    finally:
+        stop.set()
+        for th in threads:
+            th.join(timeout=60)
+    assert not any(th.is_alive() for th in threads), "a reader hangs"
+    assert not errors, errors
+    assert watched.resizes >= 3 and not watched.overlaps, (watched.resizes, watched.overlaps)
+    assert not s._shared.active
+    s.close()
+
+
+def test_store_get_adopts_a_map_another_process_grew(tmp_path: Path) -> None:
+    """A map grown by another process makes LMDB's begin fail (MDB_MAP_RESIZED): ``get``
+    then takes ``read()``'s path, which adopts the new size, and reads what was written."""
+    path = tmp_path / "grown"
+    s = LMDBStore(path, map_size=1 << 20)
+    with s.write() as w:
+        w.put(b"a", b"0")
+    assert s.get(b"a") == b"0"  # this process's environment is now mapped at 1 MiB
+    child = _run(
+        f"""
+        from memdb.engine.store import LMDBStore
+        s = LMDBStore({str(path)!r}, map_size=1 << 20)
+        for i in range(40):
+            with s.write() as w:
+                for j in range(100):
+                    w.put(b"pad%04d" % (i * 100 + j), b"x" * 1000)
+        with s.write() as w:
+            w.put(b"a", b"1")
+        print(s.map_size)
+        """
+    )
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert int(out) > 1 << 20  # the child grew the map
+    assert s.get(b"a") == b"1" and s.get(b"pad3999") == b"x" * 1000
+    assert s.map_size == int(out)
+    s.close()
 
 
 # --- LMDB specifics ---------------------------------------------------------------------------

@@ -351,8 +351,8 @@ class OwnerQueries:
         terms = _text_terms(text)
         interp = Interpretation(
             window=_window(since, until),
-            tags=tuple(dict.fromkeys(normalize_tag(t) for t in _as_list(tags, "tags"))),
-            any_tags=tuple(dict.fromkeys(normalize_tag(t) for t in _as_list(any_tags, "any_tags"))),
+            tags=_tags_of(tags, "tags"),
+            any_tags=_tags_of(any_tags, "any_tags"),
             terms=tuple(terms),
             words=tuple(terms.values()),
             kind=self._check_kind(kind),
@@ -698,12 +698,10 @@ class OwnerQueries:
             memories = self._memories(ranked)
             # The note and ``found`` follow the match count, not what is shown: with ``limit=0``
             # matches still exist (test_limit_zero_reports_the_matches).
-            if found.total:
-                shown = len(memories) if limit else "none (limit 0)"
-                note = f"{found.total} match{'es' if found.total != 1 else ''} for {interp}; showing {shown}."
-                if interp.unmatched:
-                    note += f" Partial: no memory mentions {_quoted(interp.unmatched)}; these match the other words."
-            else:
+            note: str | Callable[[], str]
+            if found.total:  # formatted when first read: it reads nothing
+                note = partial(_found_note, interp, found.total, len(memories) if limit else "none (limit 0)")
+            else:  # what it counts is read in this snapshot
                 note = self._empty_note(interp, q) + self._archived_note(q)
         if memories:
             self._layer.tracker.touch(self.name, [m.id for m in memories], at)
@@ -1454,6 +1452,14 @@ def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
     return sorted(order[j] for j in column.best(now_us, limit))  # hot's order, so ties rank as in a full scan
 
 
+def _found_note(interp: Interpretation, total: int, shown: int | str) -> str:
+    """The note of an answer with matches: how many, for what, how many are shown."""
+    note = f"{total} match{'es' if total != 1 else ''} for {interp}; showing {shown}."
+    if interp.unmatched:
+        note += f" Partial: no memory mentions {_quoted(interp.unmatched)}; these match the other words."
+    return note
+
+
 def _without_window(interp: Interpretation) -> Interpretation:
     return replace(interp, window=None)
 
@@ -1526,6 +1532,20 @@ def _tag_form(phrase: str) -> str | None:
         return normalize_tag(phrase)
     except ValidationError:
         return None
+
+
+def _tags_of(values: Iterable[str], name: str) -> tuple[str, ...]:
+    """A tag filter's tags, normalised, each once, in the order given."""
+    if values == ():
+        return ()
+    return tuple(dict.fromkeys(_normal_tag(t) if isinstance(t, str) else normalize_tag(t) for t in _as_list(values, name)))
+
+
+@lru_cache(maxsize=1 << 14)
+def _normal_tag(tag: str) -> str:
+    """``normalize_tag(tag)``, remembered (a bad tag raises each time: errors are not kept),
+    since an agent's recalls reuse a few tags."""
+    return normalize_tag(tag)
 
 
 @lru_cache(maxsize=1 << 14)

@@ -102,6 +102,7 @@ _NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term p
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
 _TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT
 _LEVEL_OF_CODE = tuple(code >> 2 for code in range(MAX_CODE + 1))
+_FEW = 48  # up to this many matches, _Column.best bounds them all at once rather than walking the levels
 _QUESTION_WORDS = frozenset(
     stem(w)
     for w in """what happened happen happens did do does done tell show give list find get any anything everything
@@ -194,6 +195,15 @@ class _Column:
         if n <= limit:
             return list(range(n))
         levels, keys, prefix = self.levels, self.keys, self.prefix
+        if n <= _FEW:
+            # A few matches: every bound, then the same cut. The walk below leaves out only
+            # matches bounding below its cut so far, which only rises, so both keep the same ones.
+            lows = [
+                _RECENCY_LEVEL * level + 0.4 * math.pow(0.5, max(now_us - tail_ts(key[prefix:]), 0) / _WEEK_US)
+                for key, level in zip(keys, levels, strict=True)
+            ]
+            cut = heapq.nlargest(limit, lows)[-1] - _RECENCY_LEVEL - 1e-9 if limit else math.inf
+            return [i for i, low in enumerate(lows) if low >= cut]
         best: list[float] = []  # a min-heap of the ``limit`` best lower bounds so far
         seen: list[tuple[float, int]] = []
         cut = -math.inf

@@ -712,29 +712,19 @@ class OwnerQueries:
             if found.total:  # formatted when first read: it reads nothing
                 note = partial(_found_note, interp, found.total, len(memories) if limit else "none (limit 0)")
             else:  # what it counts is read in this snapshot
-                note = self._empty_note(interp, q) + self._archived_note(q)
+                note = self._empty_note(interp, q)
         if memories:
             self._layer.tracker.touch(self.name, [m.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
 
-    def _empty_note(self, interp: Interpretation, q: _Query) -> str:
-        """Say plainly that nothing matched, and whether something matched outside the window."""
-        note = f"Nothing found for {interp}."
-        if q.lo is None or not (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
-            return note
-        before, latest, after, more_before, more_after = self._outside(q)
-        if not (before or after):
-            return note + " Nothing matches at any time either."
-        bits = []
-        if before:
-            latest_day = f" (latest {from_micros(latest):%Y-%m-%d})" if latest is not None else ""
-            bits.append(f"{'at least ' if more_before else ''}{before} earlier{latest_day}")
-        if after:
-            bits.append(f"{'at least ' if more_after else ''}{after} later")
-        label = "in that window"
-        if interp.window:
-            label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
-        return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}."
+    def _empty_note(self, interp: Interpretation, q: _Query) -> Callable[[], str]:
+        """Say plainly that nothing matched, and whether something matched outside the window or
+        in cold storage: what it counts is read now (in the query's snapshot), the sentence is
+        formatted when first read (``_nothing_note``)."""
+        outside = None
+        if q.lo is not None and (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
+            outside = self._outside(q)
+        return partial(_nothing_note, interp, outside, self._archived_note(q))
 
     def _missing_terms(self, interp: Interpretation) -> tuple[str, ...]:
         """The terms of the names in ``interp.missing_names``."""
@@ -1468,6 +1458,27 @@ def _found_note(interp: Interpretation, total: int, shown: int | str) -> str:
     if interp.unmatched:
         note += f" Partial: no memory mentions {_quoted(interp.unmatched)}; these match the other words."
     return note
+
+
+def _nothing_note(interp: Interpretation, outside: tuple[int, int | None, int, bool, bool] | None, cold: str) -> str:
+    """The note of an empty answer: nothing found, and what matched outside its window
+    (``_outside``: counts before and after, the latest before, whether each count is capped)
+    when that was looked at; ``cold`` says what archived memories match."""
+    if outside is None:
+        return f"Nothing found for {interp}." + cold
+    before, latest, after, more_before, more_after = outside
+    if not (before or after):
+        return f"Nothing found for {interp}. Nothing matches at any time either." + cold
+    bits = []
+    if before:
+        latest_day = f" (latest {from_micros(latest):%Y-%m-%d})" if latest is not None else ""
+        bits.append(f"{'at least ' if more_before else ''}{before} earlier{latest_day}")
+    if after:
+        bits.append(f"{'at least ' if more_after else ''}{after} later")
+    label = "in that window"
+    if interp.window:
+        label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
+    return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}." + cold
 
 
 def _without_window(interp: Interpretation) -> Interpretation:

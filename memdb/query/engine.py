@@ -759,6 +759,8 @@ class OwnerQueries:
         what memdb has archived (DESIGN 6)."""
         if q.include_archived:
             return ""
+        if not self._layout.archived.raw_columns((self.name,), q.lo, q.hi, limit=1)[0]:
+            return ""  # nothing archived in the window: one seek, where walking the range cost a few
         cold = self._archived_matches(q, cap)
         if not cold:
             return ""

@@ -122,3 +122,15 @@ def test_a_window_of_a_few_tagged_matches_ranks_as_before(qdb: memdb.Database) -
     assert [m.id for m in r] == [m.id for m in everything][:5]
     assert [m.score for m in r] == sorted((m.score for m in everything), reverse=True)[:5]
     assert len({m.episode.relevance for m in everything}) > 2  # the relevances do differ
+
+
+def test_an_empty_window_points_to_what_is_archived_in_it_only(team: memdb.Memory) -> None:
+    old = team.record("debug", "Billing export timed out", outcome="failure", tags=["billing"], ts=at(10, 9))
+    team.archive(old.id)
+    inside = team.recall(since=at(10, 0), until=at(11, 0), tags=["billing"])
+    assert not inside.found
+    assert inside.note.endswith(
+        "for tags billing; 1 later. 1 archived match, latest 2026-06-10; include_archived=True to see them (restore() brings one back)."
+    ), inside.note
+    outside = team.recall(since=at(12, 0), until=at(13, 0), tags=["billing"])  # the archived one lies before it
+    assert outside.note.endswith("for tags billing; 1 later."), outside.note

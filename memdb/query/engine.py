@@ -102,6 +102,7 @@ _NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term p
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
 _TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT
 _LEVEL_OF_CODE = tuple(code >> 2 for code in range(MAX_CODE + 1))
+_FEW = 48  # up to this many matches, _Column.best bounds them all at once rather than walking the levels
 _QUESTION_WORDS = frozenset(
     stem(w)
     for w in """what happened happen happens did do does done tell show give list find get any anything everything
@@ -194,6 +195,15 @@ class _Column:
         if n <= limit:
             return list(range(n))
         levels, keys, prefix = self.levels, self.keys, self.prefix
+        if n <= _FEW:
+            # A few matches: every bound, then the same cut. The walk below leaves out only
+            # matches bounding below its cut so far, which only rises, so both keep the same ones.
+            lows = [
+                _RECENCY_LEVEL * level + 0.4 * math.pow(0.5, max(now_us - tail_ts(key[prefix:]), 0) / _WEEK_US)
+                for key, level in zip(keys, levels, strict=True)
+            ]
+            cut = heapq.nlargest(limit, lows)[-1] - _RECENCY_LEVEL - 1e-9 if limit else math.inf
+            return [i for i, low in enumerate(lows) if low >= cut]
         best: list[float] = []  # a min-heap of the ``limit`` best lower bounds so far
         seen: list[tuple[float, int]] = []
         cut = -math.inf
@@ -351,8 +361,8 @@ class OwnerQueries:
         terms = _text_terms(text)
         interp = Interpretation(
             window=_window(since, until),
-            tags=tuple(dict.fromkeys(normalize_tag(t) for t in _as_list(tags, "tags"))),
-            any_tags=tuple(dict.fromkeys(normalize_tag(t) for t in _as_list(any_tags, "any_tags"))),
+            tags=_tags_of(tags, "tags"),
+            any_tags=_tags_of(any_tags, "any_tags"),
             terms=tuple(terms),
             words=tuple(terms.values()),
             kind=self._check_kind(kind),
@@ -698,35 +708,23 @@ class OwnerQueries:
             memories = self._memories(ranked)
             # The note and ``found`` follow the match count, not what is shown: with ``limit=0``
             # matches still exist (test_limit_zero_reports_the_matches).
-            if found.total:
-                shown = len(memories) if limit else "none (limit 0)"
-                note = f"{found.total} match{'es' if found.total != 1 else ''} for {interp}; showing {shown}."
-                if interp.unmatched:
-                    note += f" Partial: no memory mentions {_quoted(interp.unmatched)}; these match the other words."
-            else:
-                note = self._empty_note(interp, q) + self._archived_note(q)
+            note: str | Callable[[], str]
+            if found.total:  # formatted when first read: it reads nothing
+                note = partial(_found_note, interp, found.total, len(memories) if limit else "none (limit 0)")
+            else:  # what it counts is read in this snapshot
+                note = self._empty_note(interp, q)
         if memories:
             self._layer.tracker.touch(self.name, [m.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
 
-    def _empty_note(self, interp: Interpretation, q: _Query) -> str:
-        """Say plainly that nothing matched, and whether something matched outside the window."""
-        note = f"Nothing found for {interp}."
-        if q.lo is None or not (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
-            return note
-        before, latest, after, more_before, more_after = self._outside(q)
-        if not (before or after):
-            return note + " Nothing matches at any time either."
-        bits = []
-        if before:
-            latest_day = f" (latest {from_micros(latest):%Y-%m-%d})" if latest is not None else ""
-            bits.append(f"{'at least ' if more_before else ''}{before} earlier{latest_day}")
-        if after:
-            bits.append(f"{'at least ' if more_after else ''}{after} later")
-        label = "in that window"
-        if interp.window:
-            label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
-        return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}."
+    def _empty_note(self, interp: Interpretation, q: _Query) -> Callable[[], str]:
+        """Say plainly that nothing matched, and whether something matched outside the window or
+        in cold storage: what it counts is read now (in the query's snapshot), the sentence is
+        formatted when first read (``_nothing_note``)."""
+        outside = None
+        if q.lo is not None and (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
+            outside = self._outside(q)
+        return partial(_nothing_note, interp, outside, self._archived_note(q))
 
     def _missing_terms(self, interp: Interpretation) -> tuple[str, ...]:
         """The terms of the names in ``interp.missing_names``."""
@@ -761,6 +759,8 @@ class OwnerQueries:
         what memdb has archived (DESIGN 6)."""
         if q.include_archived:
             return ""
+        if not self._layout.archived.raw_columns((self.name,), q.lo, q.hi, limit=1)[0]:
+            return ""  # nothing archived in the window: one seek, where walking the range cost a few
         cold = self._archived_matches(q, cap)
         if not cold:
             return ""
@@ -1454,6 +1454,35 @@ def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
     return sorted(order[j] for j in column.best(now_us, limit))  # hot's order, so ties rank as in a full scan
 
 
+def _found_note(interp: Interpretation, total: int, shown: int | str) -> str:
+    """The note of an answer with matches: how many, for what, how many are shown."""
+    note = f"{total} match{'es' if total != 1 else ''} for {interp}; showing {shown}."
+    if interp.unmatched:
+        note += f" Partial: no memory mentions {_quoted(interp.unmatched)}; these match the other words."
+    return note
+
+
+def _nothing_note(interp: Interpretation, outside: tuple[int, int | None, int, bool, bool] | None, cold: str) -> str:
+    """The note of an empty answer: nothing found, and what matched outside its window
+    (``_outside``: counts before and after, the latest before, whether each count is capped)
+    when that was looked at; ``cold`` says what archived memories match."""
+    if outside is None:
+        return f"Nothing found for {interp}." + cold
+    before, latest, after, more_before, more_after = outside
+    if not (before or after):
+        return f"Nothing found for {interp}. Nothing matches at any time either." + cold
+    bits = []
+    if before:
+        latest_day = f" (latest {from_micros(latest):%Y-%m-%d})" if latest is not None else ""
+        bits.append(f"{'at least ' if more_before else ''}{before} earlier{latest_day}")
+    if after:
+        bits.append(f"{'at least ' if more_after else ''}{after} later")
+    label = "in that window"
+    if interp.window:
+        label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
+    return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}." + cold
+
+
 def _without_window(interp: Interpretation) -> Interpretation:
     return replace(interp, window=None)
 
@@ -1526,6 +1555,20 @@ def _tag_form(phrase: str) -> str | None:
         return normalize_tag(phrase)
     except ValidationError:
         return None
+
+
+def _tags_of(values: Iterable[str], name: str) -> tuple[str, ...]:
+    """A tag filter's tags, normalised, each once, in the order given."""
+    if values == ():
+        return ()
+    return tuple(dict.fromkeys(_normal_tag(t) if isinstance(t, str) else normalize_tag(t) for t in _as_list(values, name)))
+
+
+@lru_cache(maxsize=1 << 14)
+def _normal_tag(tag: str) -> str:
+    """``normalize_tag(tag)``, remembered (a bad tag raises each time: errors are not kept),
+    since an agent's recalls reuse a few tags."""
+    return normalize_tag(tag)
 
 
 @lru_cache(maxsize=1 << 14)

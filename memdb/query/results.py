@@ -4,7 +4,7 @@ why it matched), and an honest note; ``History`` for past attempts."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 
 from memdb.errors import ValidationError
 from memdb.memory.models import Episode
@@ -139,19 +139,62 @@ class Hit:
         return f"- {head}: {text}"
 
 
-@dataclass(frozen=True)
 class RecallResult:
     """The answer to a query: memories (possibly none), what was searched, and an honest note.
 
     ``found`` and ``total`` count every match before the limit, so ``limit=0`` asks only how
-    many matched: no memories, yet ``found`` when something did.
+    many matched: no memories, yet ``found`` when something did. Immutable, like the frozen
+    dataclass it was; ``note`` may be given as a function of data already read, made into the
+    note when first read (most callers take the memories only: formatting it cost about a tenth
+    of a small recall).
     """
 
+    __slots__ = ("_note", "found", "interpretation", "memories", "total")
     found: bool
     memories: list[Hit]
     interpretation: Interpretation
     total: int
-    note: str
+    _note: str | Callable[[], str]
+
+    def __init__(self, found: bool, memories: list[Hit], interpretation: Interpretation, total: int, note: str | Callable[[], str]) -> None:
+        init = object.__setattr__
+        init(self, "found", found)
+        init(self, "memories", memories)
+        init(self, "interpretation", interpretation)
+        init(self, "total", total)
+        init(self, "_note", note)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    @property
+    def note(self) -> str:
+        """What the answer means in a sentence: how many matched and how many are shown, or why
+        nothing is (tests/query/test_query.py pins the wording)."""
+        note = self._note
+        if not isinstance(note, str):
+            note = note()
+            object.__setattr__(self, "_note", note)
+        return note
+
+    def _fields(self) -> tuple[bool, list[Hit], Interpretation, int, str]:
+        return (self.found, self.memories, self.interpretation, self.total, self.note)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RecallResult):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # holds a list, as the dataclass did
+
+    def __repr__(self) -> str:
+        return (
+            f"RecallResult(found={self.found!r}, memories={self.memories!r}, interpretation={self.interpretation!r}, "
+            f"total={self.total!r}, note={self.note!r})"
+        )
 
     @property
     def partial(self) -> bool:

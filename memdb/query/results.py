@@ -190,6 +190,11 @@ class RecallResult:
 
     __hash__ = None  # type: ignore[assignment]  # holds a list, as the dataclass did
 
+    def __reduce__(self) -> tuple[type[RecallResult], tuple[bool, list[Hit], Interpretation, int, str]]:
+        # copy and pickle rebuild it through __init__ (the default path assigns its slots, which
+        # __setattr__ refuses), with the note made
+        return (RecallResult, self._fields())
+
     def __repr__(self) -> str:
         return (
             f"RecallResult(found={self.found!r}, memories={self.memories!r}, interpretation={self.interpretation!r}, "

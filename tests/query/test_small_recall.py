@@ -5,8 +5,10 @@ matches at once instead of walking their levels; both must give what the eager f
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
+import pickle
 
 import pytest
 from hypothesis import given, settings
@@ -51,6 +53,12 @@ def test_a_result_stays_immutable() -> None:
     with pytest.raises(TypeError):
         hash(r)  # it holds a list, as the frozen dataclass did
     assert r.note == "Nothing found for everything."
+
+
+def test_a_result_copies_and_pickles_with_its_note_made() -> None:
+    lazy = RecallResult(True, [], Interpretation(tags=("billing",)), 2, lambda: "2 matches for tags billing; showing 2.")
+    for again in (copy.copy(lazy), pickle.loads(pickle.dumps(lazy))):
+        assert again == lazy and again is not lazy and again.note == "2 matches for tags billing; showing 2."
 
 
 def test_the_note_tells_of_the_answer_not_of_later_writes(team: memdb.Memory) -> None:

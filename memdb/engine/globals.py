@@ -651,6 +651,15 @@ class Global:
         with self._space.reader() as txn:
             return txn.scan_columns(lo, hi, reverse, limit)
 
+    def raw_keys(
+        self, subs: Any = (), start: Subscript | None = None, stop: Subscript | None = None, reverse: bool = False, limit: int | None = None
+    ) -> list[bytes]:
+        """The keys of ``raw_columns``, without reading the values: for counting an index's
+        entries or reading what its keys say."""
+        lo, hi = self._children_bounds(subs, start, stop)
+        with self._space.reader() as txn:
+            return txn.scan_keys(lo, hi, reverse, limit)
+
     def leaf_items(self, subs: Any = ()) -> Iterator[tuple[Subscript, Any]]:
         """(last subscript, value) of the nodes one level below ``subs`` that have values,
         decoding only that subscript: the fast path for posting lists and similar leaves.

@@ -152,6 +152,8 @@ class _Sql:
         self.get_many = f"SELECT k, v FROM {kv} WHERE k = ANY(%s)"
         self.scan = f"SELECT k, v FROM {kv} WHERE k >= %s AND k < %s ORDER BY k LIMIT %s"
         self.scan_reverse = f"SELECT k, v FROM {kv} WHERE k >= %s AND k < %s ORDER BY k DESC LIMIT %s"
+        self.scan_keys = f"SELECT k FROM {kv} WHERE k >= %s AND k < %s ORDER BY k LIMIT %s"
+        self.scan_keys_reverse = f"SELECT k FROM {kv} WHERE k >= %s AND k < %s ORDER BY k DESC LIMIT %s"
         self.delete = f"WITH d AS (DELETE FROM {kv} WHERE k = %s RETURNING k) SELECT count(*) FROM d"
         self.delete_range = f"WITH d AS (DELETE FROM {kv} WHERE k >= %s AND k < %s RETURNING k) SELECT count(*) FROM d"
         self.count = f"SELECT count(*) FROM {kv}"
@@ -430,6 +432,13 @@ class _PgTxn:
     def scan_columns(self, lo: bytes, hi: bytes, reverse: bool = False, limit: int | None = None) -> tuple[list[bytes], list[bytes]]:
         items = list(itertools.islice(self.scan(lo, hi, reverse), limit)) if limit is None or limit > 0 else []
         return [k for k, _ in items], [v for _, v in items]
+
+    def scan_keys(self, lo: bytes, hi: bytes, reverse: bool = False, limit: int | None = None) -> list[bytes]:
+        # one statement with the limit (or all of the range), keys only: the values stay on the server
+        if lo >= hi or (limit is not None and limit <= 0):
+            return []
+        sql = self._sql.scan_keys_reverse if reverse else self._sql.scan_keys
+        return [bytes(row[0]) for row in self._query(sql, (lo, hi, limit), lo, hi)]
 
     def _scan(self, lo: bytes, hi: bytes, reverse: bool) -> Iterator[tuple[bytes, bytes]]:
         # The first page matches the globals layer's chunk of 512; later pages grow, so a long scan costs few round trips.

@@ -56,6 +56,10 @@ class ReadTxn(Protocol):
         ``scan(lo, hi, reverse)`` as two lists, for callers that want a whole range: a backend
         can fill them without a Python step per item."""
 
+    def scan_keys(self, lo: bytes, hi: bytes, reverse: bool = False, limit: int | None = None) -> list[bytes]:
+        """The keys of ``scan_columns``, for a caller that counts or reads keys only (an index's
+        entries): no value is read or copied (on LMDB a third of the cost of both)."""
+
 
 @runtime_checkable
 class WriteTxn(ReadTxn, Protocol):
@@ -324,6 +328,33 @@ def _scan_columns(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, li
     return (keys, values) if keys else ([], [])
 
 
+def _scan_keys(txn: lmdb.Transaction, lo: bytes, hi: bytes, reverse: bool, limit: int | None) -> list[bytes]:
+    # the first pass of _scan_columns, without the second one for the values
+    if lo >= hi or (limit is not None and limit <= 0):
+        return []
+    cur: Any
+    with txn.cursor() as cur:
+        if reverse:
+            if not (cur.prev() if cur.set_range(hi) else cur.last()):
+                return []
+            above_lo = functools.partial(operator.le, lo)
+            keys = list(itertools.islice(itertools.takewhile(above_lo, cur.iterprev(keys=True, values=False)), limit))
+            if keys:
+                if keys[0] >= hi:
+                    raise _disorder(keys[0], lo, hi)
+                _check_order(keys, operator.gt, lo, hi)
+        else:
+            if not cur.set_range(lo):
+                return []
+            below_hi = functools.partial(operator.gt, hi)
+            keys = list(itertools.islice(itertools.takewhile(below_hi, cur.iternext(keys=True, values=False)), limit))
+            if keys:
+                if keys[0] < lo:
+                    raise _disorder(keys[0], lo, hi)
+                _check_order(keys, operator.lt, lo, hi)
+    return keys
+
+
 def _get_many(txn: lmdb.Transaction, keys: list[bytes]) -> dict[bytes, bytes]:
     get = txn.get
     return {k: v for k in keys if (v := get(k)) is not None}
@@ -411,6 +442,12 @@ class _LMDBRead:
         except lmdb.Error as exc:
             raise _translate(exc, "scan_columns", self._store) from None
 
+    def scan_keys(self, lo: bytes, hi: bytes, reverse: bool = False, limit: int | None = None) -> list[bytes]:
+        try:
+            return _scan_keys(self._txn, lo, hi, reverse, limit)
+        except lmdb.Error as exc:
+            raise _translate(exc, "scan_keys", self._store) from None
+
 
 class _LMDBWrite:
     """A write transaction that can be replayed into a larger map when LMDB reports MDB_MAP_FULL.
@@ -449,6 +486,12 @@ class _LMDBWrite:
             return _scan_columns(self._txns[-1], lo, hi, reverse, limit)
         except lmdb.Error as exc:
             raise _translate(exc, "scan_columns", self._store) from None
+
+    def scan_keys(self, lo: bytes, hi: bytes, reverse: bool = False, limit: int | None = None) -> list[bytes]:
+        try:
+            return _scan_keys(self._txns[-1], lo, hi, reverse, limit)
+        except lmdb.Error as exc:
+            raise _translate(exc, "scan_keys", self._store) from None
 
     def first(self, lo: bytes, hi: bytes, reverse: bool = False) -> tuple[bytes, bytes] | None:
         try:

@@ -759,7 +759,7 @@ class OwnerQueries:
         what memdb has archived (DESIGN 6)."""
         if q.include_archived:
             return ""
-        if not self._layout.archived.raw_columns((self.name,), q.lo, q.hi, limit=1)[0]:
+        if not self._layout.archived.raw_keys((self.name,), q.lo, q.hi, limit=1):
             return ""  # nothing archived in the window: one seek, where walking the range cost a few
         cold = self._archived_matches(q, cap)
         if not cold:
@@ -771,13 +771,14 @@ class OwnerQueries:
     def _outside(self, q: _Query, cap: int = 1_000) -> tuple[int, int | None, int, bool, bool]:
         """Matches of ``q`` before and after its window: (count before, time of the latest
         before if known, count after, whether each count stopped at ``cap``). One index range is
-        read as columns, from the window outwards; otherwise the first ``cap`` matches of all
+        read by its keys, from the window outwards; otherwise the first ``cap`` matches of all
         time are looked at."""
         whole = None if q.include_archived or q.include_superseded else self._single_range(q)
         if whole is not None:
             g, subs = whole
-            earlier, _ = g.raw_columns(subs, None, q.lo, reverse=True, limit=cap + 1)  # one more says "more"
-            later = len(g.raw_columns(subs, q.hi, None, limit=cap + 1)[0]) if q.hi is not None else 0
+            # keys only: what is counted is the entries, and the latest one's time is in its key
+            earlier = g.raw_keys(subs, None, q.lo, reverse=True, limit=cap + 1)  # one more says "more"
+            later = len(g.raw_keys(subs, q.hi, None, limit=cap + 1)) if q.hi is not None else 0
             latest = tail_ts(earlier[0][len(g.key(subs)) :]) if earlier else None
             return min(len(earlier), cap), latest, min(later, cap), len(earlier) > cap, later > cap
         if self._kernel_answers(q) and q.lo is not None:

@@ -1104,6 +1104,8 @@ def test_raw_range_is_range_encoded(db: memdb.Database, g: memdb.Global, many: l
             assert [codec.unpack_value(v) for _, v in raw] == [v for _, v in decoded]
             assert all(k.startswith(parent) and g.raw_get(k) == v for k, v in raw)
             assert g.raw_columns(("big",), start, stop) == ([k for k, _ in raw], [v for _, v in raw])
+            assert g.raw_keys(("big",), start, stop) == [k for k, _ in raw]
+            assert g.raw_keys(("big",), start, stop, reverse=True, limit=3) == [k for k, _ in raw][::-1][:3]
     assert len(list(g.raw_range(("big",)))) == len(many) - 1  # every node but ^T("big") itself
     assert g.raw_get(g.key(("nothing",))) is None
 

@@ -81,16 +81,18 @@ def test_scan_bounds_and_reverse(store: Store) -> None:
     limit=st.none() | st.integers(0, 45),
 )
 def test_scan_columns_is_scan_in_two_lists(store: Store, keys: set[bytes], lo: bytes, hi: bytes, reverse: bool, limit: int | None) -> None:
-    """The first ``limit`` items of ``scan`` in two lists, in a snapshot and inside a write
-    (which sees its own writes)."""
+    """The first ``limit`` items of ``scan`` in two lists (``scan_keys``: the first alone), in a
+    snapshot and inside a write (which sees its own writes)."""
     with store.write() as w:
         w.delete_range(b"", b"\xff" * 8)
         for k in keys:
             w.put(k, k[::-1] + b"v")
         expected = list(w.scan(lo, hi, reverse))[:limit]
         assert w.scan_columns(lo, hi, reverse, limit) == ([k for k, _ in expected], [v for _, v in expected])
+        assert w.scan_keys(lo, hi, reverse, limit) == [k for k, _ in expected]
     with store.read() as r:
         assert r.scan_columns(lo, hi, reverse, limit) == ([k for k, _ in expected], [v for _, v in expected])
+        assert r.scan_keys(lo, hi, reverse, limit) == [k for k, _ in expected]
     inside = sorted((k, k[::-1] + b"v") for k in keys if lo <= k < hi)
     assert expected == (inside[::-1] if reverse else inside)[:limit]
 
@@ -604,7 +606,7 @@ def test_nested_write_through_a_second_store_raises_instead_of_hanging(tmp_path:
     b.close()
 
 
-@pytest.mark.parametrize("op", ["get", "first", "scan", "scan_columns"])
+@pytest.mark.parametrize("op", ["get", "first", "scan", "scan_columns", "scan_keys"])
 @pytest.mark.parametrize("kind", ["read", "write"])
 def test_closing_during_a_transaction_raises_store_closed(tmp_path: Path, kind: str, op: str) -> None:
     """close() while a snapshot or transaction is open (a shutdown handler): the next call in
@@ -617,6 +619,7 @@ def test_closing_during_a_transaction_raises_store_closed(tmp_path: Path, kind: 
         "first": lambda t: t.first(b"a", b"z"),
         "scan": lambda t: list(t.scan(b"a", b"z")),
         "scan_columns": lambda t: t.scan_columns(b"a", b"z"),
+        "scan_keys": lambda t: t.scan_keys(b"a", b"z"),
     }
     with pytest.raises(StoreClosedError):
         with s.read() if kind == "read" else s.write() as t:

@@ -97,7 +97,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 10  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 11  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
@@ -105,6 +105,7 @@ GLOBALS: Final[Mapping[str, str]] = {
     "EPK": "kind+outcome index", "EPS": "session index", "EPB": "relevance band index", "EPTD": "told-of index",
     "EPX": "text posting blocks",
     "EPXT": "text index tag lists", "EPDN": "text document numbers", "EPC": "text document columns", "EPCV": "text column chunk stamps",
+    "EPL": "text document relevance levels", "EPLV": "text level chunk stamps",
     "EPDF": "document frequencies", "EPN": "per-owner statistics", "EPAR": "archive index", "COLD": "cold records",
     "EPSU": "superseded versions", "EPFK": "current fact by key",
     "META": "settings, layout version, counters", "AUDIT": "audit log", "AUDITDB": "database-wide audit log",
@@ -241,6 +242,8 @@ def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
 TOLD_FIELDS: Final = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson")
 """The fields whose words tell what happened, and when: ``told_of`` reads time phrases there (a
 tool's result, an artifact or a fact's key may hold dates that tell of nothing that happened)."""
+
+
 def _told_starts() -> dict[str, str]:
     """Each hint's term (a stem: "juli" of "july") -> the start it shares with the word it came
     from, which told_windows finds in the text ("jul"); several words of one term keep the shortest."""

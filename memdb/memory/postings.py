@@ -1116,11 +1116,13 @@ class TextIndex:
         self.space.flush_staged()  # what this transaction staged, so it is read too
         keys, values = self.columns.raw_columns((owner,), first, first + count)
         base = len(self.columns.key((owner,)))
+        level_base = len(self.levels.key((owner,)))
+        split = {int(codec.decode_one(key, level_base)[0]) for key in self.levels.raw_columns((owner,), first, first + count)[0]}
         done: list[int] = []
         sets: list[tuple[Global, Any, Any]] = []
         for key, value in zip(keys, values, strict=True):
             chunk = int(codec.decode_one(key, base)[0])
-            if self.levels.get((owner, chunk)) is not None:
+            if chunk in split:
                 continue
             records = bytearray(_payload(value))
             levels = bytearray(len(records) // RECORD_BYTES)

@@ -485,6 +485,40 @@ def test_an_access_flush_rewrites_only_level_chunks(tmp_path: Path) -> None:
         store.close()
 
 
+def test_splitting_levels_out_of_layout_10_records_restores_the_chunks(tmp_path: Path) -> None:
+    """Layout 11's upgrade (``split_levels``), a few chunks a call, turns layout-10 column chunks
+    (the whole index code in each record, no level chunks) into the ones the writer makes now;
+    a second pass changes nothing."""
+    store = LMDBStore(tmp_path / "db", sync=False)
+    try:
+        space = Globals(store)
+        text = TextIndex(space)
+        docs = [Doc(f"{time_prefix(from_micros(NOW + i))}-{i:06x}", NOW + i, i * 7 % 1004, {"a": 1}, 2) for i in range(5 * CHUNK_DOCS - 9)]
+        with space.transaction():
+            text.add("ana", docs)
+            text.remove("ana", [(d.eid, d.tf, d.tags) for d in docs[100:3000:7]])
+        want = as_bytes(TextIndex(space).chunks("ana"))
+        with space.transaction():
+            for c, (records, levels) in enumerate(zip(*want, strict=True)):
+                assert records is not None and levels is not None
+                old = bytearray(records)
+                for i, level in enumerate(levels):
+                    struct.pack_into("<H", old, i * P.RECORD_BYTES + 16, level << 2 | old[i * P.RECORD_BYTES + 16])
+                text.columns.set(("ana", c), bytes(old))
+            text.levels.kill(("ana",))
+            text.level_stamps.kill(("ana",))
+        for _ in range(2):
+            first: int | None = 0
+            while first is not None:
+                with space.transaction():
+                    first = text.split_levels("ana", first, 2)
+            assert as_bytes(TextIndex(space).chunks("ana")) == want
+        with space.snapshot():
+            assert text.problems("ana", {d.eid: d for i, d in enumerate(docs) if not (100 <= i < 3000 and (i - 100) % 7 == 0)}) == []
+    finally:
+        store.close()
+
+
 TestTextIndexMachine = TextIndexMachine.TestCase
 TestTextIndexMachine.settings = settings(max_examples=25, stateful_step_count=15, deadline=None)
 

@@ -60,6 +60,8 @@ typedef struct {
     size_t n_chunks;
     const unsigned char *const *chunks;
     const size_t *chunk_lens;
+    const unsigned char *const *levels;
+    const size_t *level_lens;
     const int64_t *chunk_newest;
     const uint32_t *chunk_level;
 } memdb_text_input;
@@ -69,7 +71,8 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                       uint32_t *out_tf, uint32_t *out_dl);
 long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, uint32_t *tfs);
 long memdb_split_stored(const unsigned char *buf, size_t len, const unsigned char **blocks, size_t *lens, size_t cap);
-void memdb_chunk_summary(const unsigned char *chunk, size_t len, int64_t *newest, uint32_t *level);
+void memdb_chunk_summary(const unsigned char *chunk, size_t len, const unsigned char *levels, size_t levels_len,
+                         int64_t *newest, uint32_t *level);
 int memdb_lookup_tfs(const memdb_text_input *in, size_t n_docs, const uint32_t *docs, uint32_t *out_tf);
 
 long memdb_str_layout(const char *blob, const size_t *lens, size_t n);

@@ -115,41 +115,50 @@ long memdb_split_stored(const unsigned char *buf, size_t len, const unsigned cha
     return (long)n;
 }
 
-/* The column record of doc, or NULL when it has none or it is not live. */
+/* The column record of doc, or NULL when it has none, it is not live or it has no level. */
 static const unsigned char *record_of(const memdb_text_input *in, uint32_t doc)
 {
     size_t chunk = doc / MEMDB_CHUNK_DOCS;
-    size_t off = (size_t)(doc % MEMDB_CHUNK_DOCS) * MEMDB_RECORD_BYTES;
+    size_t i = doc % MEMDB_CHUNK_DOCS;
+    size_t off = i * MEMDB_RECORD_BYTES;
     const unsigned char *rec;
-    if (chunk >= in->n_chunks || in->chunk_lens[chunk] < off + MEMDB_RECORD_BYTES) {
+    if (chunk >= in->n_chunks || in->chunk_lens[chunk] < off + MEMDB_RECORD_BYTES || in->levels == NULL || in->levels[chunk] == NULL ||
+        in->level_lens[chunk] <= i) {
         return NULL;
     }
     rec = in->chunks[chunk] + off;
     return rec[18] == 1 ? rec : NULL;
 }
 
-void memdb_chunk_summary(const unsigned char *chunk, size_t len, int64_t *newest, uint32_t *level)
+/* The level of doc, whose record record_of found. */
+static double level_of(const memdb_text_input *in, uint32_t doc)
 {
-    size_t off;
+    return (double)in->levels[doc / MEMDB_CHUNK_DOCS][doc % MEMDB_CHUNK_DOCS];
+}
+
+void memdb_chunk_summary(const unsigned char *chunk, size_t len, const unsigned char *levels, size_t levels_len,
+                         int64_t *newest, uint32_t *level)
+{
+    size_t off, i;
     int any = 0;
     *newest = 0;
     *level = 0;
     for (off = 0; off + MEMDB_RECORD_BYTES <= len; off += MEMDB_RECORD_BYTES) {
         const unsigned char *rec = chunk + off;
         int64_t ts;
-        uint32_t lv;
         if (rec[18] != 1) {
             continue;
         }
         ts = rd64(rec);
-        lv = rd16(rec + 16) >> 2;
         if (!any || ts > *newest) {
             *newest = ts;
         }
-        if (lv > *level) {
-            *level = lv;
-        }
         any = 1;
+    }
+    for (i = 0; i < levels_len; i++) {
+        if (levels[i] > *level) {
+            *level = levels[i];
+        }
     }
 }
 
@@ -583,7 +592,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                      * before a looked-up list's block is decoded */
                     int64_t age = now_us - rd64(rec);
                     if (tw * bm25_bound(in, tp, u_doc[i], (double)rd32(rec + 12), avgdl, k1, b) / norm +
-                            tl * (double)(rd16(rec + 16) >> 2) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week) +
+                            tl * level_of(in, u_doc[i]) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week) +
                             (u_boost[i] ? boost : 0.0) + slack <
                         cut) {
                         continue;
@@ -597,7 +606,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
             }
             {
                 int64_t age = now_us - rd64(rec);
-                low = tw * s_bm[u_slot[i]] / norm + tl * (double)(rd16(rec + 16) >> 2) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week);
+                low = tw * s_bm[u_slot[i]] / norm + tl * level_of(in, u_doc[i]) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week);
                 if (u_boost[i]) {
                     low += boost;
                 }

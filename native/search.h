@@ -12,9 +12,12 @@
  * blocks. max_tf and min_dl bound every posting of the block (BM25 grows with tf and
  * falls with dl), so a block's best possible BM25 is known without decoding it.
  *
- * A column record (20 bytes): i64 ts_us, u32 id suffix, u32 dl, u16 code, u8 live, u8 0.
+ * A column record (20 bytes): i64 ts_us, u32 id suffix, u32 dl, u16 outcome, u8 live, u8 0.
  * A chunk holds the records of documents chunk*1024 .. chunk*1024+1023 in order; a chunk
- * may stop short after its last written record.
+ * may stop short after its last written record. Beside each chunk, a level chunk holds one
+ * byte per record, in the same order: the document's relevance level (its index code is
+ * level << 2 | outcome). Levels change as episodes are read, records seldom, so they are
+ * stored apart and an access flush rewrites 1 KB a chunk instead of 20.
  */
 #ifndef MEMDB_SEARCH_H
 #define MEMDB_SEARCH_H
@@ -66,6 +69,8 @@ typedef struct {
     size_t n_chunks;                    /* chunk table, indexed by chunk number (len 0: none) */
     const unsigned char *const *chunks;
     const size_t *chunk_lens;
+    const unsigned char *const *levels; /* per chunk: its level chunk (one byte per record) */
+    const size_t *level_lens;
     /* per chunk (memdb_chunk_summary; NULL: not known, every chunk is assumed as new as now and
      * as relevant as MEMDB_P_MAX_LEVEL): the newest ts_us and the highest level among its records */
     const int64_t *chunk_newest;
@@ -75,11 +80,11 @@ typedef struct {
 /* Search the union of the terms' postings (now_us: the time recency is measured from).
  *
  * Filters: a document passes when lo_us <= ts < hi_us (has_lo / has_hi say whether each
- * bound applies) and, when outcome >= 0, (code & 3) == outcome. *total is the number of
+ * bound applies) and, when outcome >= 0, its record's outcome == outcome. *total is the number of
  * passing documents and *best the highest BM25 among them (0 when none).
  *
  * keep > 0 ("top" mode): out_doc/out_bm25/out_tf receive, in document order, the passing
- * documents whose lower bound 0.9*bm25/best + text_level*(code>>2) + 0.05*recency is within
+ * documents whose lower bound 0.9*bm25/best + text_level*level + 0.05*recency is within
  * text_level (plus slack) of the keep-th best lower bound; a document whose bound (0.9 *
  * block_bm25 / best, plus its chunk's highest level and newest recency) cannot reach the cut is
  * counted but never scored. Documents are visited newest chunk first, so the cut rises fast;
@@ -96,9 +101,11 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                       size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
                       uint32_t *out_tf, uint32_t *out_dl);
 
-/* The newest ts_us and the highest level (code >> 2) among a chunk's live records (0 and 0 when
- * it has none), for memdb_text_input.chunk_newest / chunk_level. */
-void memdb_chunk_summary(const unsigned char *chunk, size_t len, int64_t *newest, uint32_t *level);
+/* The newest ts_us among a chunk's live records (0 when it has none) and the highest of its
+ * levels (0 when none; a zeroed record's level is 0), for memdb_text_input.chunk_newest /
+ * chunk_level. Either buffer may be NULL with length 0. */
+void memdb_chunk_summary(const unsigned char *chunk, size_t len, const unsigned char *levels, size_t levels_len,
+                         int64_t *newest, uint32_t *level);
 
 /* The frequency of each term in each of docs (ascending): out_tf[i * n_terms + t], 0 when
  * absent. Only blocks whose range holds an asked document are decoded. Returns MEMDB_OK or

@@ -47,7 +47,7 @@ def check(layer: Episodes) -> CheckReport:
     lay = layer.layout
     with layer.space.snapshot():
         owners = set(layer.owners())
-        indexes = (*(lay.index(name) for name in INDEXES), lay.text.blocks, lay.text.numbers, lay.text.columns)
+        indexes = (*(lay.index(name) for name in INDEXES), lay.text.blocks, lay.text.numbers, lay.text.columns, lay.text.levels)
         for g in (lay.mem, lay.states, lay.doc_freq, lay.archived, lay.cold, lay.superseded, lay.fact_keys, *indexes):
             owners.update(str(o) for o in g.children())
         for owner in sorted(owners):

@@ -97,7 +97,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 10  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 11  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
@@ -105,6 +105,7 @@ GLOBALS: Final[Mapping[str, str]] = {
     "EPK": "kind+outcome index", "EPS": "session index", "EPB": "relevance band index", "EPTD": "told-of index",
     "EPX": "text posting blocks",
     "EPXT": "text index tag lists", "EPDN": "text document numbers", "EPC": "text document columns", "EPCV": "text column chunk stamps",
+    "EPL": "text document relevance levels", "EPLV": "text level chunk stamps",
     "EPDF": "document frequencies", "EPN": "per-owner statistics", "EPAR": "archive index", "COLD": "cold records",
     "EPSU": "superseded versions", "EPFK": "current fact by key",
     "META": "settings, layout version, counters", "AUDIT": "audit log", "AUDITDB": "database-wide audit log",

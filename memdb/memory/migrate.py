@@ -12,7 +12,7 @@ from memdb.engine.globals import Global
 from memdb.engine.log import logger
 from memdb.memory.ids import episode_day, ts_micros
 from memdb.memory.layout import LAYOUT, SUPERSEDED, index_code, index_entries, terms_of, told_of
-from memdb.memory.postings import Doc
+from memdb.memory.postings import CHUNK_DOCS, Doc
 
 if TYPE_CHECKING:
     from memdb.memory.episodes import Episodes
@@ -31,7 +31,9 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     the postings are rebuilt again; layout 8 stems with Snowball and bigrams Chinese and
     Japanese runs; layout 9 keeps the postings in blocks under document numbers, with a list
     of documents per tag and per-document columns: ``memdb.memory.postings``; layout 10 indexes
-    the windows each record's text tells of, ``told_of``, so each hot record is read once).
+    the windows each record's text tells of, ``told_of``, so each hot record is read once;
+    layout 11 keeps the relevance levels of the text columns in level chunks of their own, so an
+    access flush rewrites those and not the records: ``_split_levels``).
     Returns how many episodes were rewritten; a current database costs one read. The
     layout is recorded last, so an interrupted upgrade runs again on the next open."""
     lay = layer.layout
@@ -50,6 +52,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     for owner in owners:
         rebuild = old is None or old < 9
         tell = old is None or old < 10  # the windows each hot record's text tells of (``told_of``)
+        if not rebuild and old < 11:
+            _split_levels(layer, owner, level)
         if rebuild:
             with layer.space.transaction():  # the text index and its statistics, rebuilt below
                 lay.text.drop_owner(owner)
@@ -96,3 +100,17 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     lay.meta.set(("layout",), LAYOUT)
     _log.log(level, "layout upgraded to %s: %d episodes rewritten in %.2fs", LAYOUT, rewritten, time.perf_counter() - started)
     return rewritten
+
+
+def _split_levels(layer: Episodes, owner: str, level: int, batch: int = 256) -> None:
+    """Layout 11: move an owner's text column levels to level chunks of their own, ``batch``
+    chunks (of 1,024 documents) a transaction, reporting progress every 2 s at most."""
+    started = reported = time.perf_counter()
+    chunk: int | None = 0
+    while chunk is not None:
+        with layer.space.transaction():
+            chunk = layer.layout.text.split_levels(owner, chunk, batch)
+        if chunk is None or time.perf_counter() - reported >= 2.0:
+            reported = time.perf_counter()
+            done = f"{chunk * CHUNK_DOCS:,} documents" if chunk is not None else "done"
+            _log.log(level, "layout upgrade: text levels of %r split out: %s (%.0fs)", owner, done, reported - started)

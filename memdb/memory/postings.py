@@ -7,6 +7,8 @@ Layout (every key starts with the owner, so scoping stays structural)::
     ^EPX(owner, term, first) = block    the term's postings, ``BLOCK_DOCS`` documents a block
     ^EPC(owner, chunk) = records        columns of documents chunk * 1024 ... in order
     ^EPCV(owner) = stamps               a random u64 per chunk, new at each write of the chunk
+    ^EPL(owner, chunk) = levels         the same documents' relevance levels, a byte each
+    ^EPLV(owner) = stamps               a random u64 per level chunk, new at each write of it
     ^EPDF(owner, term) = df             documents holding the term
     ^EPN(owner, "next_doc")             the next document number (numbers are never reused)
 
@@ -18,14 +20,19 @@ new number, and the old one's postings are removed and its record zeroed (after
 A block: ``u16 n, u16 max_tf, u32 min_dl, u32 first, u32 last`` then ``n`` varint pairs
 ``(gap, tf)``; the first gap is 0. ``max_tf`` and ``min_dl`` bound every posting of the
 block, so its best BM25 is known from the header (block-max pruning). A record (20 bytes):
-``i64 ts_us, u32 id suffix, u32 dl, u16 index code, u8 live, u8 0``; the id is its time and
-suffix (``memdb.memory.ids``), so a document needs no reverse map.
+``i64 ts_us, u32 id suffix, u32 dl, u16 outcome, u8 live, u8 0``; the id is its time and
+suffix (``memdb.memory.ids``), so a document needs no reverse map. A level chunk holds one
+byte per record of its column chunk, in the same order: the document's relevance level (its
+index code is ``level << 2 | outcome``; 0 for a zeroed record). The level is the one part
+that changes as episodes are read, so an access flush rewrites level chunks (1 KB each) and
+their stamps, never the records (20 KB a chunk): ``tests/memory/test_postings.py::
+test_an_access_flush_rewrites_only_level_chunks``.
 
 Reading: a query needs every column chunk its matches fall in (at 100,000 documents, all of
-about a hundred). A process keeps the chunks it read with their stamps, and a query reads
-the one stamps value and fetches only the chunks whose stamp changed: the stamps are written
-in the chunks' own transaction, so a kept chunk is exactly the stored one, whichever process
-wrote it.
+about a hundred), records and levels. A process keeps the chunks it read with their stamps,
+and a query reads the two stamps values and fetches only the chunks whose stamp changed: the
+stamps are written in the chunks' own transaction, so a kept chunk is exactly the stored one,
+whichever process wrote it.
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ __all__ = [
     "RECORD_BYTES",
     "REQUIRE",
     "Column",
+    "ColumnChunks",
     "Doc",
     "Found",
     "SearchParams",
@@ -76,7 +84,7 @@ __all__ = [
 ]
 
 BLOCK_DOCS: Final = 128  # documents a block holds (as PISA and Lucene do; a block is a few hundred bytes)
-CHUNK_DOCS: Final = 1024  # documents a column chunk holds (20 KB: few reads per query, cheap to patch)
+CHUNK_DOCS: Final = 1024  # documents a column chunk holds (20 KB of records, 1 KB of levels)
 RECORD_BYTES: Final = 20
 _HEADER = struct.Struct("<HHIII")
 _RECORD = struct.Struct("<qIIHBB")
@@ -108,8 +116,17 @@ class Column:
     ts_us: int
     suffix: int
     dl: int
-    code: int
+    code: int  # its index code: the level from its level chunk, the outcome from its record
     live: bool
+
+
+@dataclass(frozen=True)
+class ColumnChunks:
+    """An owner's column chunks as a query reads them (``TextIndex.chunks``), by chunk number
+    (None where none was written): the records, and the level chunk beside each."""
+
+    records: Sequence[bytes | memoryview | None]
+    levels: Sequence[bytes | memoryview | None]
 
 
 # --- formats ------------------------------------------------------------------------------------
@@ -228,25 +245,32 @@ def decode_block(block: bytes | memoryview) -> tuple[list[int], list[int]]:
     return list(docs[0:n]), list(tfs[0:n])
 
 
-def pack_record(ts_us: int, suffix: int, dl: int, code: int) -> bytes:
-    """A live document's column record."""
-    return _RECORD.pack(ts_us, suffix, dl, code, 1, 0)
+def pack_record(ts_us: int, suffix: int, dl: int, outcome: int) -> bytes:
+    """A live document's column record (its level goes in the level chunk beside it)."""
+    return _RECORD.pack(ts_us, suffix, dl, outcome, 1, 0)
 
 
-def unpack_record(chunk: bytes | memoryview, doc: int) -> Column | None:
-    """The column record of ``doc`` in its chunk, or None if the chunk stops before it."""
+def unpack_record(chunk: bytes | memoryview, levels: bytes | memoryview | None, doc: int) -> Column | None:
+    """The column record of ``doc`` in its chunk with its level (0 when ``levels`` stops before
+    it), or None if the chunk stops before it."""
     off = doc % CHUNK_DOCS * RECORD_BYTES
     if len(chunk) < off + RECORD_BYTES:
         return None
-    ts, suffix, dl, code, live, _ = _RECORD.unpack_from(chunk, off)
-    return Column(ts, suffix, dl, code, live == 1)
+    ts, suffix, dl, outcome, live, _ = _RECORD.unpack_from(chunk, off)
+    i = doc % CHUNK_DOCS
+    level = levels[i] if levels is not None and i < len(levels) else 0
+    return Column(ts, suffix, dl, level << 2 | outcome & 3, live == 1)
 
 
-def live_record(chunks: Sequence[bytes | memoryview | None], doc: int) -> Column:
-    """The live column record of ``doc`` in an owner's chunks (``TextIndex.chunks``);
-    CorruptValueError when it has none: every document in a block has one."""
-    chunk = chunks[doc // CHUNK_DOCS] if doc // CHUNK_DOCS < len(chunks) else None
-    col = unpack_record(chunk, doc) if chunk is not None else None
+def live_record(chunks: ColumnChunks, doc: int) -> Column:
+    """The live column record of ``doc`` in an owner's chunks (``TextIndex.chunks``) with its
+    level; CorruptValueError when it has none, or no level: every document in a block has both."""
+    c, i = divmod(doc, CHUNK_DOCS)
+    chunk = chunks.records[c] if c < len(chunks.records) else None
+    levels = chunks.levels[c] if c < len(chunks.levels) else None
+    if chunk is None or levels is None or i >= len(levels):
+        raise _no_column(doc)
+    col = unpack_record(chunk, levels, doc)
     if col is None or not col.live:
         raise _no_column(doc)
     return col
@@ -256,49 +280,53 @@ def _no_column(doc: int) -> CorruptValueError:
     return CorruptValueError(f"text index document {doc} has no column record ({CorruptValueError.HINT})")
 
 
-def live_columns(chunks: Sequence[bytes | memoryview | None], docs: Iterable[int]) -> list[tuple[int, int, int]]:
+def live_columns(chunks: ColumnChunks, docs: Iterable[int]) -> list[tuple[int, int, int]]:
     """``(time, id suffix, index code)`` of each document's live column record, as
     ``live_record`` gives them, without a ``Column`` each: the query layer asks this of every
     match the kernel returns. CorruptValueError when a document has none."""
     out: list[tuple[int, int, int]] = []
-    unpack, n = _RECORD.unpack_from, len(chunks)
+    unpack, records, levels = _RECORD.unpack_from, chunks.records, chunks.levels
+    n = min(len(records), len(levels))
     for doc in docs:
-        i = doc // CHUNK_DOCS
-        chunk = chunks[i] if i < n else None
-        off = doc % CHUNK_DOCS * RECORD_BYTES
-        if chunk is None or len(chunk) < off + RECORD_BYTES:
+        c, i = divmod(doc, CHUNK_DOCS)
+        chunk = records[c] if c < n else None
+        level = levels[c] if c < n else None
+        off = i * RECORD_BYTES
+        if chunk is None or level is None or len(chunk) < off + RECORD_BYTES or i >= len(level):
             raise _no_column(doc)
-        ts, suffix, _, code, live, _ = unpack(chunk, off)
+        ts, suffix, _, outcome, live, _ = unpack(chunk, off)
         if live != 1:
             raise _no_column(doc)
-        out.append((ts, suffix, code))
+        out.append((ts, suffix, level[i] << 2 | outcome & 3))
     return out
 
 
-def py_chunk_summary(chunk: bytes | memoryview | None) -> tuple[int, int]:
-    """``(newest ts_us, highest level)`` among a chunk's live records ((0, 0) when it has none):
-    what any of its documents can add to a lower bound at most (the twin of ``memdb_chunk_summary``)."""
-    newest = level = 0
+def py_chunk_summary(records: bytes | memoryview | None, levels: bytes | memoryview | None) -> tuple[int, int]:
+    """``(newest ts_us among a chunk's live records, highest of its levels)`` ((0, 0) when it has
+    none): what any of its documents can add to a lower bound at most (the twin of
+    ``memdb_chunk_summary``). A zeroed record's level is 0, so the highest level is a live one's."""
+    newest = 0
     found = False
-    if chunk is not None:
-        for ts, _, _, code, live, _ in _RECORD.iter_unpack(chunk[: len(chunk) // RECORD_BYTES * RECORD_BYTES]):
+    if records is not None:
+        for ts, _, _, _, live, _ in _RECORD.iter_unpack(records[: len(records) // RECORD_BYTES * RECORD_BYTES]):
             if live != 1:
                 continue
             if not found or ts > newest:
                 newest = ts
-            if code >> 2 > level:
-                level = code >> 2
             found = True
-    return newest, level
+    return newest, max(levels) if levels else 0
 
 
-def chunk_summary(chunk: bytes | memoryview | None) -> tuple[int, int]:
+def chunk_summary(records: bytes | memoryview | None, levels: bytes | memoryview | None) -> tuple[int, int]:
     """``py_chunk_summary``, by the C kernel when it is in use."""
     lib, ffi = native.search_lib()
-    if lib is None or chunk is None:
-        return py_chunk_summary(chunk)
+    if lib is None:
+        return py_chunk_summary(records, levels)
     newest, level = ffi.new("int64_t *"), ffi.new("uint32_t *")
-    lib.memdb_chunk_summary(ffi.from_buffer(chunk), len(chunk), newest, level)
+    lib.memdb_chunk_summary(
+        ffi.from_buffer(records) if records else ffi.NULL, len(records) if records else 0,
+        ffi.from_buffer(levels) if levels else ffi.NULL, len(levels) if levels else 0, newest, level,
+    )  # fmt: skip
     return int(newest[0]), int(level[0])
 
 
@@ -439,7 +467,7 @@ class _RankList:
 def py_search(
     lists: Lists,
     idf: Sequence[float],
-    chunks: Sequence[bytes | memoryview | None],
+    chunks: ColumnChunks,
     p: SearchParams,
     now_us: int,
     lo: int | None,
@@ -646,7 +674,7 @@ def py_search(
 def _c_search(
     blocks: Lists,
     idf: Sequence[float],
-    chunks: Sequence[bytes | memoryview | None],
+    chunks: ColumnChunks,
     p: SearchParams,
     now_us: int,
     lo: int | None,
@@ -682,17 +710,23 @@ def _c_search(
             c_lens[off : off + n] = [len(b) for b in bs]
             room_bytes += sum(max(len(b) - _HEADER.size, 0) for b in bs)
         counts.append(n)
-    chunk_held = [ffi.from_buffer(c) if c else ffi.NULL for c in chunks]
+    records = chunks.records
+    levels = [chunks.levels[c] if c < len(chunks.levels) else None for c in range(len(records))]
+    chunk_held = [ffi.from_buffer(c) if c else ffi.NULL for c in records]
+    level_held = [ffi.from_buffer(c) if c else ffi.NULL for c in levels]
     inp = ffi.new("memdb_text_input *")
     c_counts = ffi.new("size_t[]", counts or [0])
     c_idf = ffi.new("double[]", list(idf) or [0.0])
     c_chunks = ffi.new("const unsigned char *[]", chunk_held or [ffi.NULL])
-    c_chunk_lens = ffi.new("size_t[]", [len(c) if c else 0 for c in chunks] or [0])
+    c_chunk_lens = ffi.new("size_t[]", [len(c) if c else 0 for c in records] or [0])
+    c_levels = ffi.new("const unsigned char *[]", level_held or [ffi.NULL])
+    c_level_lens = ffi.new("size_t[]", [len(c) if c else 0 for c in levels] or [0])
     inp.n_terms, inp.blocks, inp.block_lens, inp.term_blocks, inp.idf = nt, c_blocks, c_lens, c_counts, c_idf
-    inp.n_chunks, inp.chunks, inp.chunk_lens = len(chunks), c_chunks, c_chunk_lens
+    inp.n_chunks, inp.chunks, inp.chunk_lens = len(records), c_chunks, c_chunk_lens
+    inp.levels, inp.level_lens = c_levels, c_level_lens
     c_roles = ffi.new("unsigned char[]", list(roles) or [0]) if roles is not None else ffi.NULL
     inp.roles = c_roles
-    if summaries is not None and len(summaries) == len(chunks):
+    if summaries is not None and len(summaries) == len(records):
         c_newest = ffi.new("int64_t[]", [t for t, _ in summaries] or [0])
         c_level = ffi.new("uint32_t[]", [lv for _, lv in summaries] or [0])
         inp.chunk_newest, inp.chunk_level = c_newest, c_level
@@ -714,7 +748,7 @@ def _c_search(
         if rc != _MORE_ROOM:
             break
         cap = int(n_out[0])
-    del held, chunk_held
+    del held, chunk_held, level_held
     if rc == _BAD_BLOCK:
         raise CorruptValueError(f"a posting block is damaged ({CorruptValueError.HINT})")
     if rc == _BAD_COLUMN:
@@ -779,7 +813,7 @@ def lookup_tfs(blocks: Sequence[Sequence[bytes | memoryview]], docs: Sequence[in
 def search(
     blocks: Lists,
     idf: Sequence[float],
-    chunks: Sequence[bytes | memoryview | None],
+    chunks: ColumnChunks,
     p: SearchParams,
     now_us: int,
     lo: int | None = None,
@@ -796,8 +830,8 @@ def search(
     ``summaries`` (``chunk_summary`` of each of ``chunks``, ``TextIndex.chunk_summaries``) let a
     top-k search bound a document by its chunk's newest time and highest level: the answer is
     the same, fewer documents are scored."""
-    if summaries is not None and len(summaries) != len(chunks):
-        raise ValidationError(f"summaries: {len(summaries)} for {len(chunks)} chunks (one per chunk, from chunk_summary)")
+    if summaries is not None and len(summaries) != len(chunks.records):
+        raise ValidationError(f"summaries: {len(summaries)} for {len(chunks.records)} chunks (one per chunk, from chunk_summary)")
     if native.search_lib()[0] is None:
         return py_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles, summaries)
     return _c_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles, summaries)
@@ -817,11 +851,16 @@ class TextIndex:
         self.tag_blocks = space["EPXT"]
         self.columns = space["EPC"]
         self.stamps = space["EPCV"]
+        self.levels = space["EPL"]
+        self.level_stamps = space["EPLV"]
         self.stats = space["EPN"]
-        self._kept: dict[str, tuple[bytes, list[memoryview | None]]] = {}  # owner -> (stamps, chunks) last read
-        # owner -> (the chunks summarised, their summaries): a chunk kept is the same object, so its
-        # summary is reused; a chunk read again (its stamp changed) is summarised again
-        self._summaries: dict[str, tuple[list[memoryview | None], list[tuple[int, int]]]] = {}
+        # (global, owner) -> (stamps, chunks) last read, for the records and the levels apart
+        self._kept: dict[tuple[str, str], tuple[bytes, list[memoryview | None]]] = {}
+        self._both: dict[str, ColumnChunks] = {}  # owner -> the ColumnChunks last returned
+        # (global, owner) -> (the chunks summarised, their part of the summary: the newest time of
+        # a records chunk, the highest level of a level chunk): a chunk kept is the same object, so
+        # its part is reused; a chunk read again (its stamp changed) is summarised again
+        self._summaries: dict[tuple[str, str], tuple[Sequence[bytes | memoryview | None], list[int]]] = {}
         self._tails: dict[tuple[str, str, str], tuple[bytes, bytes, bytes, int]] = {}  # (owner, term) -> its last block, see _appended
         self._memos: dict[str, tuple[bytes, dict[Any, Any], bytes]] = {}  # owner -> (stamps, what readers derived, their key): memo
 
@@ -846,9 +885,9 @@ class TextIndex:
         and the columns."""
         per_term: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
         per_tag: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
-        records: dict[int, dict[int, bytes]] = defaultdict(dict)
+        records: dict[int, dict[int, tuple[bytes, int]]] = defaultdict(dict)
         for doc, d in numbered:
-            records[doc // CHUNK_DOCS][doc] = pack_record(d.ts_us, _suffix(d.eid), d.dl, d.code)
+            records[doc // CHUNK_DOCS][doc] = (pack_record(d.ts_us, _suffix(d.eid), d.dl, d.code & 3), d.code >> 2)
             for term, tf in d.tf.items():
                 per_term[term].append((doc, tf, d.dl))
             for tag in d.tags:
@@ -868,7 +907,7 @@ class TextIndex:
         self.space.flush_staged()  # what this transaction staged, so it is read too
         per_term: dict[str, set[int]] = defaultdict(set)
         per_tag: dict[str, set[int]] = defaultdict(set)
-        records: dict[int, dict[int, bytes]] = defaultdict(dict)
+        records: dict[int, dict[int, tuple[bytes, int]]] = defaultdict(dict)
         kills: list[tuple[Global, Any]] = []
         for eid, tf, tags in items:
             doc = self.numbers.get((owner, eid))
@@ -876,7 +915,7 @@ class TextIndex:
                 continue
             doc = int(doc)
             kills.append((self.numbers, (owner, eid)))
-            records[doc // CHUNK_DOCS][doc] = _ZERO_RECORD
+            records[doc // CHUNK_DOCS][doc] = (_ZERO_RECORD, 0)
             for term in tf:
                 per_term[term].add(doc)
             for tag in tags:
@@ -891,62 +930,80 @@ class TextIndex:
         self.space.apply(kills, sets)
 
     def set_codes(self, owner: str, codes: Iterable[tuple[str, int]]) -> None:
-        """Rewrite the index code in the column records of these episodes (relevance changed)."""
+        """Set the index code of these episodes' documents (relevance changed): their level
+        chunks are rewritten, and a record only where its outcome changed too."""
         self.space.flush_staged()  # what this transaction staged, so it is read too
-        patches: dict[int, dict[int, int]] = defaultdict(dict)
+        eids, wanted = [], []
         for eid, code in codes:
-            doc = self.numbers.get((owner, eid))
+            eids.append(eid)
+            wanted.append(code)
+        patches: dict[int, dict[int, int]] = defaultdict(dict)
+        for doc, code in zip(self.numbers_of(owner, [codec.encode_subscript(e) for e in eids]), wanted, strict=True):
             if doc is not None:
-                patches[int(doc) // CHUNK_DOCS][int(doc)] = code
-        sets: list[tuple[Global, Any, Any]] = []
-        written: dict[int, bytes] = {}
+                patches[doc // CHUNK_DOCS][doc] = code
+        if not patches:
+            return
+        level_keys = {c: self.levels.key((owner, c)) for c in patches}
+        record_keys = {c: self.columns.key((owner, c)) for c in patches}
+        with self.space.reader() as txn:
+            found = txn.get_many([*level_keys.values(), *record_keys.values()])  # one round trip on PostgreSQL
+        level_sets: dict[int, bytes] = {}
+        record_sets: dict[int, bytes] = {}
         for chunk, by_doc in patches.items():
-            raw = self.columns.get((owner, chunk))
-            if raw is None:
+            raw_levels, raw_records = found.get(level_keys[chunk]), found.get(record_keys[chunk])
+            if raw_levels is None or raw_records is None:
                 continue
-            out = bytearray(raw)
+            levels, records = bytearray(_payload(raw_levels)), _payload(raw_records)
+            patched: bytearray | None = None
             for doc, code in by_doc.items():
-                off = doc % CHUNK_DOCS * RECORD_BYTES
-                if len(out) >= off + RECORD_BYTES and out[off + 18] == 1:
-                    struct.pack_into("<H", out, off + 16, code)
-            written[chunk] = bytes(out)
-            sets.append((self.columns, (owner, chunk), written[chunk]))
+                i = doc % CHUNK_DOCS
+                off = i * RECORD_BYTES
+                if i >= len(levels) or len(records) < off + RECORD_BYTES or records[off + 18] != 1:
+                    continue
+                levels[i] = code >> 2
+                if records[off + 16] != code & 3:  # the outcome changed too (rare: feedback, a tool result)
+                    if patched is None:
+                        patched = bytearray(records)
+                    struct.pack_into("<H", patched, off + 16, code & 3)
+            if levels != _payload(raw_levels):
+                level_sets[chunk] = bytes(levels)
+            if patched is not None:
+                record_sets[chunk] = bytes(patched)
+        sets: list[tuple[Global, Any, Any]] = []
+        kept: list[tuple[Global, dict[int, bytes], bytes]] = []
+        for g, stamps_g, written in ((self.levels, self.level_stamps, level_sets), (self.columns, self.stamps, record_sets)):
+            if written:
+                stamped = self._stamped(stamps_g, owner, written)
+                sets.extend((g, (owner, c), v) for c, v in written.items())
+                sets.append(stamped)
+                kept.append((g, written, stamped[2]))
         if sets:
-            stamped = self._stamped(owner, patches)
-            sets.append(stamped)
             self.space.apply((), sets)
-            levels = {c: max(code >> 2 for code in by_doc.values()) for c, by_doc in patches.items()}
-            self._keep_written(owner, written, stamped[2], levels)
+        for g, written, stamps in kept:
+            self._keep_written(g, owner, written, stamps)
 
-    def _keep_written(self, owner: str, written: Mapping[int, bytes], stamps: bytes, levels: Mapping[int, int]) -> None:
-        """Keep the chunks this process just wrote with their new stamps, so the next query reads
-        none of them again (an access flush recodes a few hundred). Safe if the transaction is
-        rolled back: the stored stamps are then the old ones, unlike the kept, so they are read.
-        A kept summary stays a bound without a scan: recoding moves no time, and its level is
-        raised to the highest written (``levels``, by chunk)."""
-        kept_stamps, kept = self._kept.get(owner, (b"", []))
+    def _keep_written(self, g: Global, owner: str, written: Mapping[int, bytes], stamps: bytes) -> None:
+        """Keep the chunks of ``g`` (records or levels) this process just wrote with their new
+        stamps, so the next query reads none of them again (an access flush rewrites a few hundred
+        level chunks). Safe if the transaction is rolled back: the stored stamps are then the old
+        ones, unlike the kept, so they are read."""
+        kept_stamps, kept = self._kept.get((g.name, owner), (b"", []))
         if not kept:
             return  # nothing kept yet: the next read reads them all anyway
         n = len(stamps) // 8
         ks = bytearray(kept_stamps[: n * 8].ljust(n * 8, b"\0"))  # a chunk with no kept stamp is read
         chunks: list[memoryview | None] = list(kept[:n]) + [None] * max(n - len(kept), 0)
-        seen, sums = self._summaries.get(owner, ([], []))
-        seen_now = list(seen[:n]) + [None] * max(n - len(seen), 0)
-        sums_now = list(sums[:n]) + [(0, 0)] * max(n - len(sums), 0)
         for c, data in written.items():
             ks[c * 8 : c * 8 + 8] = stamps[c * 8 : c * 8 + 8]
-            old = chunks[c]
-            chunks[c] = view = memoryview(data)
-            if c < len(seen) and old is not None and seen[c] is old:  # its summary, still a bound
-                seen_now[c] = view
-                sums_now[c] = (sums[c][0], max(sums[c][1], levels.get(c, 0)))
-        self._kept[owner] = (bytes(ks), chunks)
-        self._summaries[owner] = (seen_now, sums_now)
+            chunks[c] = memoryview(data)
+        self._kept[(g.name, owner)] = (bytes(ks), chunks)
 
     def drop_owner(self, owner: str) -> None:
         """Kill an owner's whole text index (a rebuild follows)."""
         self.space.flush_staged()  # what this transaction staged, so it is read too
-        kills: list[tuple[Global, Any]] = [(g, (owner,)) for g in (self.numbers, self.blocks, self.tag_blocks, self.columns, self.stamps)]
+        kills: list[tuple[Global, Any]] = [
+            (g, (owner,)) for g in (self.numbers, self.blocks, self.tag_blocks, self.columns, self.stamps, self.levels, self.level_stamps)
+        ]
         self.space.apply([*kills, (self.stats, (owner, "next_doc"))])
 
     def _appended(
@@ -1017,33 +1074,72 @@ class TextIndex:
                 sets.append((g, (owner, term, first), encode_block([d for d, _ in kept], [tf for _, tf in kept], min_dl)))
         return kills, sets
 
-    def _patched(self, owner: str, records: Mapping[int, Mapping[int, bytes]]) -> list[tuple[Global, Any, Any]]:
-        """The column chunk writes that put ``records`` (by chunk, by document) in place."""
+    def _patched(self, owner: str, records: Mapping[int, Mapping[int, tuple[bytes, int]]]) -> list[tuple[Global, Any, Any]]:
+        """The column and level chunk writes that put ``records`` (by chunk, by document: the
+        record and its level) in place, with their stamps."""
         out: list[tuple[Global, Any, Any]] = []
         for chunk, by_doc in records.items():
-            raw = self.columns.get((owner, chunk))
-            data = bytearray(raw or b"")
-            end = (max(by_doc) % CHUNK_DOCS + 1) * RECORD_BYTES
-            if len(data) < end:
-                data.extend(bytes(end - len(data)))
-            for doc, rec in by_doc.items():
-                off = doc % CHUNK_DOCS * RECORD_BYTES
-                data[off : off + RECORD_BYTES] = rec
+            data = bytearray(self.columns.get((owner, chunk)) or b"")
+            levels = bytearray(self.levels.get((owner, chunk)) or b"")
+            end = max(by_doc) % CHUNK_DOCS + 1
+            if len(data) < end * RECORD_BYTES:
+                data.extend(bytes(end * RECORD_BYTES - len(data)))
+            if len(levels) < len(data) // RECORD_BYTES:
+                levels.extend(bytes(len(data) // RECORD_BYTES - len(levels)))
+            for doc, (rec, level) in by_doc.items():
+                i = doc % CHUNK_DOCS
+                data[i * RECORD_BYTES : (i + 1) * RECORD_BYTES] = rec
+                levels[i] = level
             out.append((self.columns, (owner, chunk), bytes(data)))
+            out.append((self.levels, (owner, chunk), bytes(levels)))
         if out:
-            out.append(self._stamped(owner, records))
+            out.append(self._stamped(self.stamps, owner, records))
+            out.append(self._stamped(self.level_stamps, owner, records))
         return out
 
-    def _stamped(self, owner: str, chunks: Iterable[int]) -> tuple[Global, Any, Any]:
-        """The stamps value with a fresh random stamp for each of ``chunks`` (written with them)."""
-        stamps = bytearray(self.stamps.get((owner,)) or b"")
+    def _stamped(self, g: Global, owner: str, chunks: Iterable[int]) -> tuple[Global, Any, Any]:
+        """The stamps value ``g`` (``^EPCV`` or ``^EPLV``) with a fresh random stamp for each of
+        ``chunks`` (written with them)."""
+        stamps = bytearray(g.get((owner,)) or b"")
         stamp = os.urandom(8)
         for chunk in chunks:
             end = (chunk + 1) * 8
             if len(stamps) < end:
                 stamps.extend(bytes(end - len(stamps)))
             stamps[end - 8 : end] = stamp
-        return (self.stamps, (owner,), bytes(stamps))
+        return (g, (owner,), bytes(stamps))
+
+    def split_levels(self, owner: str, first: int, count: int) -> int | None:
+        """Layout 11's upgrade of an owner's column chunks ``first`` .. ``first + count - 1``:
+        each record's level moves to a level chunk beside it (the record keeps its outcome). A
+        chunk that has its level chunk already is left alone, so an interrupted upgrade runs again
+        safely. Returns the next chunk to upgrade, or None after the last."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
+        keys, values = self.columns.raw_columns((owner,), first, first + count)
+        base = len(self.columns.key((owner,)))
+        level_base = len(self.levels.key((owner,)))
+        split = {int(codec.decode_one(key, level_base)[0]) for key in self.levels.raw_columns((owner,), first, first + count)[0]}
+        done: list[int] = []
+        sets: list[tuple[Global, Any, Any]] = []
+        for key, value in zip(keys, values, strict=True):
+            chunk = int(codec.decode_one(key, base)[0])
+            if chunk in split:
+                continue
+            records = bytearray(_payload(value))
+            levels = bytearray(len(records) // RECORD_BYTES)
+            for i in range(len(levels)):
+                off = i * RECORD_BYTES
+                code = struct.unpack_from("<H", records, off + 16)[0]
+                if records[off + 18] == 1:
+                    levels[i] = code >> 2
+                struct.pack_into("<H", records, off + 16, code & 3)
+            sets += [(self.columns, (owner, chunk), bytes(records)), (self.levels, (owner, chunk), bytes(levels))]
+            done.append(chunk)
+        if done:
+            sets += [self._stamped(self.stamps, owner, done), self._stamped(self.level_stamps, owner, done)]
+            self.space.apply((), sets)
+        more, _ = self.columns.raw_columns((owner,), first + count, limit=1)
+        return first + count if more else None
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -1074,30 +1170,43 @@ class TextIndex:
         _, values = self.blocks.raw_columns((owner, term), stop=doc + 1, reverse=True, limit=1)
         return _payload(values[0]) if values else None
 
-    def chunks(self, owner: str) -> list[memoryview | None]:
-        """The owner's column chunks, indexed by chunk number (None where none was written):
-        those kept from an earlier read whose stamp is unchanged, the others read now."""
+    def chunks(self, owner: str) -> ColumnChunks:
+        """The owner's column chunks, records and levels, indexed by chunk number (None where
+        none was written): those kept from an earlier read whose stamp is unchanged, the others
+        read now. The same object while neither changed."""
         self.space.flush_staged()  # what this transaction staged, so it is read too
-        raw = self.stamps.get((owner,))
+        records = self._fresh(self.columns, self.stamps, owner)
+        levels = self._fresh(self.levels, self.level_stamps, owner)
+        both = self._both.get(owner)
+        if both is None or both.records is not records or both.levels is not levels:
+            if len(self._both) >= _OWNERS_KEPT and owner not in self._both:
+                self._both.pop(next(iter(self._both)))
+            both = self._both[owner] = ColumnChunks(records, levels)
+        return both
+
+    def _fresh(self, g: Global, stamps_g: Global, owner: str) -> list[memoryview | None]:
+        """The owner's chunks of ``g`` (records or levels) as stored, by ``stamps_g``'s stamps:
+        those kept whose stamp is unchanged (the same list while none changed), the others read."""
+        raw = stamps_g.get((owner,))
         stamps = bytes(raw) if raw is not None else b""
-        kept_stamps, kept = self._kept.get(owner, (b"", []))
+        kept_stamps, kept = self._kept.get((g.name, owner), (b"", []))
         if stamps == kept_stamps:
             return kept
         n = len(stamps) // 8
         out: list[memoryview | None] = list(kept[:n]) + [None] * max(n - len(kept), 0)
         changed = [c for c in range(n) if stamps[c * 8 : c * 8 + 8] != kept_stamps[c * 8 : c * 8 + 8]]
         # most of them (a first read): one range read of them all; else one get each (about 5 µs
-        # a chunk against 7-20 for the range read of all: an access flush recodes a few hundred)
+        # a chunk against 7-20 for the range read of all: an access flush rewrites a few hundred)
         if len(changed) > 16 and len(changed) > n // 2:
-            out = self._read_chunks(owner)
+            out = self._read_chunks(g, owner)
             out = out[:n] + [None] * (n - len(out))
         else:
             for c in changed:
-                value = self.columns.raw_get(self.columns.key((owner, c)))
+                value = g.raw_get(g.key((owner, c)))
                 out[c] = _payload(value) if value is not None else None
-        if len(self._kept) >= _OWNERS_KEPT and owner not in self._kept:
+        if len(self._kept) >= 2 * _OWNERS_KEPT and (g.name, owner) not in self._kept:
             self._kept.pop(next(iter(self._kept)))
-        self._kept[owner] = (stamps, out)
+        self._kept[(g.name, owner)] = (stamps, out)
         return out
 
     def memo(self, owner: str) -> dict[Any, Any]:
@@ -1125,24 +1234,30 @@ class TextIndex:
         return memo
 
     def chunk_summaries(self, owner: str) -> list[tuple[int, int]]:
-        """A bound on ``chunk_summary`` of each of ``chunks(owner)`` (the same list a call of it
-        returns now): computed once per chunk read, raised in place when ``set_codes`` writes one
-        (its newest time exact, its level at least the highest)."""
+        """``chunk_summary`` of each chunk of ``chunks(owner)`` (the same list a call of it returns
+        now): each part computed once per chunk read, the newest time from the records, the
+        highest level from the levels (an access flush rewrites levels only)."""
         chunks = self.chunks(owner)
-        seen, sums = self._summaries.get(owner, ([], []))
+        newest = self._summary_part(self.columns, owner, chunks.records, lambda c: chunk_summary(c, None)[0])
+        levels = self._summary_part(self.levels, owner, chunks.levels, lambda c: chunk_summary(None, c)[1])
+        return list(zip(newest, levels[: len(newest)] + [0] * (len(newest) - len(levels)), strict=True))
+
+    def _summary_part(self, g: Global, owner: str, chunks: Sequence[bytes | memoryview | None], part: Callable[[Any], int]) -> list[int]:
+        """``part`` of each of ``chunks`` (of ``g``), reusing what was computed for a chunk kept."""
+        seen, parts = self._summaries.get((g.name, owner), ([], []))
         if seen is chunks:
-            return sums
-        out = [sums[c] if c < len(seen) and seen[c] is chunk else chunk_summary(chunk) for c, chunk in enumerate(chunks)]
-        if len(self._summaries) >= _OWNERS_KEPT and owner not in self._summaries:
+            return parts
+        out = [parts[c] if c < len(seen) and seen[c] is chunk else part(chunk) for c, chunk in enumerate(chunks)]
+        if len(self._summaries) >= 2 * _OWNERS_KEPT and (g.name, owner) not in self._summaries:
             self._summaries.pop(next(iter(self._summaries)))
-        self._summaries[owner] = (chunks, out)
+        self._summaries[(g.name, owner)] = (chunks, out)
         return out
 
-    def _read_chunks(self, owner: str) -> list[memoryview | None]:
-        """Every column chunk of the owner as stored, indexed by chunk number."""
+    def _read_chunks(self, g: Global, owner: str) -> list[memoryview | None]:
+        """Every chunk of ``g`` (records or levels) of the owner as stored, indexed by chunk number."""
         self.space.flush_staged()  # what this transaction staged, so it is read too
-        keys, values = self.columns.raw_columns((owner,))
-        base = len(self.columns.key((owner,)))
+        keys, values = g.raw_columns((owner,))
+        base = len(g.key((owner,)))
         out: list[memoryview | None] = []
         for key, value in zip(keys, values, strict=True):
             chunk = codec.int_at(key, base)
@@ -1153,10 +1268,10 @@ class TextIndex:
         return out
 
     def column(self, owner: str, doc: int) -> Column | None:
-        """The column record of one document."""
+        """The column record of one document, with its level."""
         self.space.flush_staged()  # what this transaction staged, so it is read too
         raw = self.columns.get((owner, doc // CHUNK_DOCS))
-        return unpack_record(raw, doc) if raw is not None else None
+        return unpack_record(raw, self.levels.get((owner, doc // CHUNK_DOCS)), doc) if raw is not None else None
 
     def hits_of(self, owner: str, terms: Sequence[str], eids: Sequence[str]) -> list[dict[str, tuple[int, int]]]:
         """Each episode's ``{term: (tf, dl)}`` for the terms it holds (in ``terms`` order); empty
@@ -1168,7 +1283,7 @@ class TextIndex:
         index key, so the query layer slices them out instead of encoding ids again)."""
         out: list[dict[str, tuple[int, int]]] = [{} for _ in keys]
         present = [(i, doc) for i, doc in enumerate(self.numbers_of(owner, keys)) if doc is not None]
-        chunks = self.chunks(owner) if present else []
+        chunks = self.chunks(owner) if present else ColumnChunks([], [])
         for (i, doc), tfs in zip(present, self.tfs_of(owner, terms, [doc for _, doc in present]), strict=True):
             if not tfs:
                 continue
@@ -1266,20 +1381,35 @@ class TextIndex:
             out.append(f"^EPN({owner!r},'next_doc'): {next_doc}, but document {max(numbers.values())} exists")
         live: dict[int, Column] = {}
         stamps = self.stamps.get((owner,)) or b""
-        for c, chunk in enumerate(self._read_chunks(owner)):
+        level_stamps = self.level_stamps.get((owner,)) or b""
+        all_levels = self._read_chunks(self.levels, owner)
+        records = self._read_chunks(self.columns, owner)
+        for c in range(len(records), len(all_levels)):
+            if all_levels[c] is not None:
+                out.append(f"^EPL({owner!r},{c}): levels of a chunk that has no records")
+        for c, chunk in enumerate(records):
             if chunk is None:
                 continue
             if stamps[c * 8 : c * 8 + 8] in (b"", bytes(8)):
                 out.append(f"^EPCV({owner!r}): no stamp for chunk {c}")
+            if level_stamps[c * 8 : c * 8 + 8] in (b"", bytes(8)):
+                out.append(f"^EPLV({owner!r}): no stamp for chunk {c}")
             if len(chunk) % RECORD_BYTES or len(chunk) > CHUNK_DOCS * RECORD_BYTES:
                 out.append(f"^EPC({owner!r},{c}): {len(chunk)} bytes, not whole records of one chunk")
                 continue
+            levels = all_levels[c] if c < len(all_levels) else None
+            if levels is None or len(levels) != len(chunk) // RECORD_BYTES:
+                got = "none" if levels is None else f"{len(levels)}"
+                out.append(f"^EPL({owner!r},{c}): {got} levels for {len(chunk) // RECORD_BYTES} records")
+                continue
             for i in range(len(chunk) // RECORD_BYTES):
-                col = unpack_record(chunk, c * CHUNK_DOCS + i)
-                if col is not None and col.live:
+                col = unpack_record(chunk, levels, c * CHUNK_DOCS + i)
+                if col is not None and col.live and struct.unpack_from("<H", chunk, i * RECORD_BYTES + 16)[0] <= 3:
                     live[c * CHUNK_DOCS + i] = col
-                elif chunk[i * RECORD_BYTES : (i + 1) * RECORD_BYTES] != _ZERO_RECORD:
-                    out.append(f"^EPC({owner!r},{c}): record {i} is neither live nor zeroed")
+                elif col is not None and col.live:
+                    out.append(f"^EPC({owner!r},{c}): record {i} holds an outcome above 3")
+                elif chunk[i * RECORD_BYTES : (i + 1) * RECORD_BYTES] != _ZERO_RECORD or levels[i]:
+                    out.append(f"^EPC({owner!r},{c}): record {i} is neither live nor zeroed with level 0")
         by_doc = {doc: eid for eid, doc in numbers.items()}
         for doc in sorted(live.keys() - by_doc.keys()):
             out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): live record of document {doc}, which no episode has")

@@ -744,6 +744,48 @@ def test_upgrade_layout_refines_quarter_point_codes(tmp_path: Path, clock: Clock
         assert {v for _, v in db.globals["EPG"].items(("ana",))} == {index_code(r, "failure") for r in headers.values()}
 
 
+def test_upgrade_layout_splits_the_text_levels_out_of_the_column_records(
+    tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Layout 11 keeps the text columns' relevance levels in level chunks of their own; a layout-10
+    database held the whole index code in each column record, and opening it moves the levels
+    out (reporting progress), finding the same. A rerun after an interruption (levels split,
+    layout not yet recorded) leaves the split chunks alone."""
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        mem = db.owner("ana")
+        eps = [mem.record("debug", f"deploy broke {i}", outcome=("failure", "success")[i % 2], tags=["project-x"]) for i in range(9)]
+        mem.feedback(eps[0].id, 1.0)
+        mem.feedback(eps[1].id, -1.0)
+        want = sorted(m.episode.id for m in mem.recall(text="deploy", outcome="failure"))
+        db.flush()  # the accesses counted, in the current layout
+        g = db.globals
+        new_chunks = dict(g["EPC"].items(("ana",)))
+        new_levels = dict(g["EPL"].items(("ana",)))
+        assert len(new_chunks) == 1 and new_levels.keys() == new_chunks.keys()
+        with db.transaction():
+            for subs, records in new_chunks.items():  # what layout 10 wrote: the code in the record
+                old = bytearray(records)
+                for i, level in enumerate(new_levels[subs]):
+                    old[i * 20 + 16] |= level << 2 & 0xFF
+                    old[i * 20 + 17] = level >> 6
+                g["EPC"].set(subs, bytes(old))
+            g["EPL"].kill()
+            g["EPLV"].kill()
+            g["META"].set(("layout",), 10)
+        assert not db.check().ok
+    with caplog.at_level(logging.INFO, logger="memdb"), memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+        assert dict(db.globals["EPC"].items(("ana",))) == new_chunks and dict(db.globals["EPL"].items(("ana",))) == new_levels
+        assert sorted(m.episode.id for m in db.owner("ana").recall(text="deploy", outcome="failure")) == want
+        db.flush()
+        split = dict(db.globals["EPL"].items(("ana",)))
+        db.globals["META"].set(("layout",), 10)
+    assert any("text levels of 'ana' split out" in r.getMessage() for r in caplog.records)
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+        assert dict(db.globals["EPL"].items(("ana",))) == split
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(["add", "add", "delete", "feedback", "result"]), owners, st.integers(0, 50)), max_size=25))
 def test_indexes_agree_after_random_writes_and_deletes(tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, int]]) -> None:

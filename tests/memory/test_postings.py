@@ -96,21 +96,26 @@ corpora = st.lists(
 )
 
 
-def build(corpus: list[tuple[dict[str, int], int, int, int]], gaps: int) -> tuple[dict[str, list[bytes]], list[bytes | None], list[Doc]]:
-    """Blocks and chunks of a corpus, documents numbered with ``gaps`` skipped numbers between."""
+def build(corpus: list[tuple[dict[str, int], int, int, int]], gaps: int) -> tuple[dict[str, list[bytes]], P.ColumnChunks, list[Doc]]:
+    """Blocks and chunks (records and levels) of a corpus, documents numbered with ``gaps``
+    skipped numbers between."""
     per_term: dict[str, list[tuple[int, int, int]]] = {}
     chunks: dict[int, bytearray] = {}
+    levels: dict[int, bytearray] = {}
     docs = []
     for i, (tf, extra, code, age) in enumerate(corpus):
         doc = i * (gaps + 1)
         dl = sum(tf.values()) + extra
         eid = f"20260101T000000000000Z-{i:06x}"
         docs.append(Doc(eid, NOW - age * 1_000_000, code, tf, dl))
-        rec = P.pack_record(NOW - age * 1_000_000, i, dl, code)
+        rec = P.pack_record(NOW - age * 1_000_000, i, dl, code & 3)
         chunk = chunks.setdefault(doc // CHUNK_DOCS, bytearray())
         off = doc % CHUNK_DOCS * P.RECORD_BYTES
         chunk.extend(bytes(max(off + P.RECORD_BYTES - len(chunk), 0)))
         chunk[off : off + P.RECORD_BYTES] = rec
+        level = levels.setdefault(doc // CHUNK_DOCS, bytearray())
+        level.extend(bytes(max(doc % CHUNK_DOCS + 1 - len(level), 0)))
+        level[doc % CHUNK_DOCS] = code >> 2
         for term, n in tf.items():
             per_term.setdefault(term, []).append((doc, n, dl))
     blocks = {}
@@ -123,9 +128,11 @@ def build(corpus: list[tuple[dict[str, int], int, int, int]], gaps: int) -> tupl
             for j in range(0, len(entries), size)
         ]
     table: list[bytes | None] = [None] * (max(chunks) + 1)
+    level_table: list[bytes | None] = [None] * (max(chunks) + 1)
     for c, data in chunks.items():
         table[c] = bytes(data)
-    return blocks, table, docs
+        level_table[c] = bytes(levels[c])
+    return blocks, P.ColumnChunks(table, level_table), docs
 
 
 def reference(
@@ -165,8 +172,8 @@ queries = st.tuples(
 )
 
 
-def summaries_of(chunks: list[bytes | None], given: bool) -> list[tuple[int, int]] | None:
-    return [P.chunk_summary(c) for c in chunks] if given else None
+def summaries_of(chunks: P.ColumnChunks, given: bool) -> list[tuple[int, int]] | None:
+    return [P.chunk_summary(r, lv) for r, lv in zip(chunks.records, chunks.levels, strict=True)] if given else None
 
 
 @settings(max_examples=150, deadline=None)
@@ -216,11 +223,18 @@ def test_c_and_the_twin_agree_bit_for_bit(corpus: list[Any], query: Any) -> None
 
 def test_a_posting_without_a_live_column_record_is_damage_in_both() -> None:
     blocks, chunks, _ = build([({"a": 1}, 1, 4, 0), ({"a": 2}, 1, 4, 0)], 0)
-    assert chunks[0] is not None
-    dead = chunks[0][: P.RECORD_BYTES] + bytes(P.RECORD_BYTES)  # the second document's record zeroed
+    records, levels = chunks.records[0], chunks.levels[0]
+    assert records is not None and levels is not None
+    dead = records[: P.RECORD_BYTES] + bytes(P.RECORD_BYTES)  # the second document's record zeroed
     for fn in (P.py_search, P._c_search) if C else (P.py_search,):
-        with pytest.raises(CorruptValueError, match="document 1 has no column record"):
-            fn([blocks["a"]], [1.0], [dead], PARAMS, NOW, None, None, None, 1)
+        # a zeroed record, a level chunk that stops short, none at all
+        for damaged, doc in (
+            (P.ColumnChunks([dead], [levels]), 1),
+            (P.ColumnChunks([records], [levels[:1]]), 1),
+            (P.ColumnChunks([records], [None]), 0),
+        ):
+            with pytest.raises(CorruptValueError, match=f"document {doc} has no column record"):
+                fn([blocks["a"]], [1.0], damaged, PARAMS, NOW, None, None, None, 1)
         with pytest.raises(CorruptValueError, match="damaged"):
             fn([[b"\x01\x00" + blocks["a"][0][2:-1]]], [1.0], chunks, PARAMS, NOW, None, None, None, 1)
 
@@ -297,17 +311,19 @@ def test_chunk_summaries_change_what_is_scored_never_the_answer(corpus: list[Any
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(-(2**62), 2**62), st.integers(0, 0xFFFF), st.booleans()), max_size=CHUNK_DOCS), st.integers(0, 19))
+@given(st.lists(st.tuples(st.integers(-(2**62), 2**62), st.integers(0, 1003), st.booleans()), max_size=CHUNK_DOCS), st.integers(0, 19))
 def test_a_chunk_summary_is_its_newest_live_time_and_highest_level(records: list[tuple[int, int, bool]], cut: int) -> None:
-    """Dead (zeroed) records and a torn last record are left out; C and the twin agree."""
-    chunk = b"".join(P.pack_record(ts, 1, 1, code) if live else bytes(P.RECORD_BYTES) for ts, code, live in records)
+    """Dead (zeroed, level 0) records and a torn last record are left out; C and the twin agree."""
+    chunk = b"".join(P.pack_record(ts, 1, 1, code & 3) if live else bytes(P.RECORD_BYTES) for ts, code, live in records)
+    levels = bytes(code >> 2 if live else 0 for _, code, live in records)
     chunk = chunk[: len(chunk) - cut] if cut and records else chunk
     whole = records[: len(chunk) // P.RECORD_BYTES]
-    live = [(ts, code) for ts, code, alive in whole if alive]
-    want = (max(ts for ts, _ in live), max(code >> 2 for _, code in live)) if live else (0, 0)
-    assert P.py_chunk_summary(chunk) == want
-    assert P.chunk_summary(chunk) == want
-    assert P.py_chunk_summary(None) == (0, 0)
+    live = [ts for ts, _, alive in whole if alive]
+    want = (max(live) if live else 0, max((code >> 2 for _, code, alive in records if alive), default=0))
+    assert P.py_chunk_summary(chunk, levels) == want
+    assert P.chunk_summary(chunk, levels) == want
+    assert P.py_chunk_summary(None, None) == P.chunk_summary(None, None) == (0, 0)
+    assert P.chunk_summary(chunk, None) == P.py_chunk_summary(chunk, None) == (want[0], 0)
 
 
 def test_summaries_must_match_the_chunks() -> None:
@@ -317,6 +333,10 @@ def test_summaries_must_match_the_chunks() -> None:
 
 
 # --- the writer: a model-based test on a real LMDB file ---------------------------------------------
+
+
+def as_bytes(chunks: P.ColumnChunks) -> tuple[list[bytes | None], list[bytes | None]]:
+    return [None if c is None else bytes(c) for c in chunks.records], [None if c is None else bytes(c) for c in chunks.levels]
 
 
 class TextIndexMachine(RuleBasedStateMachine):
@@ -378,13 +398,9 @@ class TextIndexMachine(RuleBasedStateMachine):
             for owner, docs in self.model.items():
                 assert self.text.problems(owner, docs) == []
                 fresh = TextIndex(self.space).chunks(owner)  # read now, nothing kept
-                assert [None if c is None else bytes(c) for c in self.text.chunks(owner)] == [
-                    None if c is None else bytes(c) for c in fresh
-                ]  # kept, or written through by set_codes
-                kept = self.text.chunk_summaries(owner)
-                exact = [P.py_chunk_summary(c) for c in fresh]
-                assert len(kept) == len(exact)
-                assert all(k[0] == e[0] and e[1] <= k[1] <= 0x3FFF for k, e in zip(kept, exact, strict=True))  # a bound
+                assert as_bytes(self.text.chunks(owner)) == as_bytes(fresh)  # kept, or written through by set_codes
+                exact = [P.py_chunk_summary(r, lv) for r, lv in zip(fresh.records, fresh.levels, strict=True)]
+                assert self.text.chunk_summaries(owner) == exact
                 for term in "ah":
                     blocks = self.text.term_blocks(owner, term)
                     assert all(P.block_header(b)[0] <= BLOCK_DOCS for b in blocks)
@@ -410,18 +426,95 @@ def test_chunks_kept_from_a_rolled_back_recode_are_read_again(tmp_path: Path) ->
         with space.transaction():
             text.add("ana", docs)
         with space.snapshot():
-            before = [bytes(c) for c in text.chunks("ana") if c is not None]
+            before = as_bytes(text.chunks("ana"))
         with space.transaction():
             text.set_codes("ana", [(docs[0].eid, 8)])
         with space.snapshot():
-            recoded = [bytes(c) for c in text.chunks("ana") if c is not None]
-            assert recoded != before and recoded == [bytes(c) for c in TextIndex(space).chunks("ana") if c is not None]
+            recoded = as_bytes(text.chunks("ana"))
+            assert recoded != before and recoded == as_bytes(TextIndex(space).chunks("ana"))
         with pytest.raises(RuntimeError), space.transaction():
             text.set_codes("ana", [(docs[0].eid, 12)])
             raise RuntimeError("roll back")
         with space.snapshot():
-            assert [bytes(c) for c in text.chunks("ana") if c is not None] == recoded
-            assert text.chunk_summaries("ana") == [P.py_chunk_summary(c) for c in TextIndex(space).chunks("ana")]
+            assert as_bytes(text.chunks("ana")) == recoded
+            fresh = TextIndex(space).chunks("ana")
+            assert text.chunk_summaries("ana") == [P.py_chunk_summary(r, lv) for r, lv in zip(fresh.records, fresh.levels, strict=True)]
+    finally:
+        store.close()
+
+
+def _stored(store: LMDBStore) -> dict[bytes, bytes]:
+    with store.read() as txn:
+        return dict(txn.scan(b"", b"\xff" * 8))
+
+
+def test_an_access_flush_rewrites_only_level_chunks(tmp_path: Path) -> None:
+    """A relevance change (what an access flush writes) rewrites the level chunks it falls in and
+    their stamps, about 1 KB a chunk: no column record, no record stamp. An outcome change also
+    rewrites the record."""
+    store = LMDBStore(tmp_path / "db", sync=False)
+    try:
+        space = Globals(store)
+        text = TextIndex(space)
+        docs = [Doc(f"{time_prefix(from_micros(NOW + i))}-{i:06x}", NOW + i, 4 * (i % 7), {"a": 1}, 2) for i in range(8 * CHUNK_DOCS)]
+        with space.transaction():
+            text.add("ana", docs)
+        before = _stored(store)
+        recoded = docs[:: CHUNK_DOCS // 2]  # two documents in each of the 8 chunks
+        with space.transaction():
+            text.set_codes("ana", [(d.eid, d.code + 40) for d in recoded])
+        after = _stored(store)
+        changed = {k: v for k, v in after.items() if before.get(k) != v}
+        assert before.keys() == after.keys()
+        level_chunks = {text.levels.key(("ana", c)) for c in range(8)}
+        assert changed.keys() == level_chunks | {text.level_stamps.key(("ana",))}
+        assert sum(len(v) for v in changed.values()) < 8 * (CHUNK_DOCS + 16) + 8 * 8 + 16  # a record chunk alone is 20 KB
+        with space.snapshot():
+            assert (
+                text.problems("ana", {d.eid: d for d in docs} | {d.eid: Doc(d.eid, d.ts_us, d.code + 40, d.tf, d.dl) for d in recoded})
+                == []
+            )
+        d = docs[1]
+        with space.transaction():
+            text.set_codes("ana", [(d.eid, d.code | 3)])  # the outcome too
+        changed = {k for k, v in _stored(store).items() if after.get(k) != v}
+        assert changed == {text.columns.key(("ana", 0)), text.stamps.key(("ana",))}  # the same level: its chunk is left alone
+        with space.snapshot():
+            assert text.column("ana", 1) == P.Column(d.ts_us, 1, d.dl, d.code | 3, True)
+    finally:
+        store.close()
+
+
+def test_splitting_levels_out_of_layout_10_records_restores_the_chunks(tmp_path: Path) -> None:
+    """Layout 11's upgrade (``split_levels``), a few chunks a call, turns layout-10 column chunks
+    (the whole index code in each record, no level chunks) into the ones the writer makes now;
+    a second pass changes nothing."""
+    store = LMDBStore(tmp_path / "db", sync=False)
+    try:
+        space = Globals(store)
+        text = TextIndex(space)
+        docs = [Doc(f"{time_prefix(from_micros(NOW + i))}-{i:06x}", NOW + i, i * 7 % 1004, {"a": 1}, 2) for i in range(5 * CHUNK_DOCS - 9)]
+        with space.transaction():
+            text.add("ana", docs)
+            text.remove("ana", [(d.eid, d.tf, d.tags) for d in docs[100:3000:7]])
+        want = as_bytes(TextIndex(space).chunks("ana"))
+        with space.transaction():
+            for c, (records, levels) in enumerate(zip(*want, strict=True)):
+                assert records is not None and levels is not None
+                old = bytearray(records)
+                for i, level in enumerate(levels):
+                    struct.pack_into("<H", old, i * P.RECORD_BYTES + 16, level << 2 | old[i * P.RECORD_BYTES + 16])
+                text.columns.set(("ana", c), bytes(old))
+            text.levels.kill(("ana",))
+            text.level_stamps.kill(("ana",))
+        for _ in range(2):
+            first: int | None = 0
+            while first is not None:
+                with space.transaction():
+                    first = text.split_levels("ana", first, 2)
+            assert as_bytes(TextIndex(space).chunks("ana")) == want
+        with space.snapshot():
+            assert text.problems("ana", {d.eid: d for i, d in enumerate(docs) if not (100 <= i < 3000 and (i - 100) % 7 == 0)}) == []
     finally:
         store.close()
 

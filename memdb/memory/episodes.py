@@ -100,13 +100,7 @@ class Episodes:
         self.audit = AuditLog(space, lambda texts: sanitize_fields(self.sanitizer, texts))  # reasons, sources: no raw PII
         self._settings: Settings | None = None
         self.scorer = RelevanceModel(lambda: self.settings)
-        self.tracker = AccessTracker(
-            self._flush_accesses,
-            lambda: self.settings.access_flush_every,
-            lambda: not space.in_block,
-            clock=self.now,
-            background=lambda: self.settings.access_flush_in_background,
-        )
+        self.tracker = AccessTracker(self._flush_accesses, lambda: self.settings.access_flush_every, lambda: not space.in_block)
         # What layers above count per typed record (patterns): hook(owner, episode), called in
         # the record's transaction; imports are history, not events as they complete, and skip them.
         self.record_hooks: list[Callable[[str, Episode], object]] = []
@@ -165,15 +159,8 @@ class Episodes:
         """Write buffered access counts now (also done every ``access_flush_every`` and on close)."""
         return self.tracker.flush()
 
-    def _flush_accesses(
-        self,
-        batch: dict[tuple[str, str], PendingAccess],
-        now: dt.datetime,
-        announce: Callable[[dict[tuple[str, str], int]], None] = lambda counts: None,
-    ) -> None:
-        """Apply a batch of accesses, scored at ``now`` (when the batch was taken, so an injected
-        clock decides it, not the writer thread's timing); ``announce`` is told, before the commit,
-        the access count each header will hold."""
+    def _flush_accesses(self, batch: dict[tuple[str, str], PendingAccess]) -> None:
+        now = self.now()
         lay = self.layout
         with self.space.transaction():
             # the headers in one batch of reads (one round trip on PostgreSQL), in the write's snapshot
@@ -197,7 +184,6 @@ class Episodes:
                 new["relevance"] = score
                 self._state_changes(owner, eid, old, new, writes, key)
             self._write_states(writes)
-            announce({(owner, eid): new["access_count"] for owner, eid, _, _, new in loaded})
 
     def _state_changes(
         self, owner: str, eid: str, old: Mapping[str, Any], new: dict[str, Any], writes: _StateWrites, key: bytes | None = None
@@ -703,7 +689,7 @@ class OwnerEpisodes:
         The new version keeps the old one's accesses, feedback and summarized status (it is the
         same memory, corrected), and counts as accessed now, so a correction of an old episode
         is not archived by the next maintain."""
-        pending, _ = self._layer.tracker.pending(self.name, old_id, old_state.get("access_count", 0))  # reads not written yet count too
+        pending, _ = self._layer.tracker.pending(self.name, old_id)  # reads not flushed yet count too
         prepared = {
             **prepared, "supersedes": old_id, "supersede_reason": reason, "_access_count": old_state.get("access_count", 0) + pending,
             "cites": list(dict.fromkeys([*prepared.get("cites", ()), old_id])),
@@ -782,7 +768,7 @@ class OwnerEpisodes:
         self, episode_id: str, record: Mapping[str, Any], state: dict[str, Any], now: dt.datetime, rescore: bool = True
     ) -> dict[str, Any]:
         """The stored state with accesses not yet flushed applied (and relevance recomputed)."""
-        count, last = self._layer.tracker.pending(self.name, episode_id, state["access_count"])
+        count, last = self._layer.tracker.pending(self.name, episode_id)
         if not count:
             return state
         live = {**state, "access_count": state["access_count"] + count, "last_access": _latest(state["last_access"], last)}  # type: ignore[arg-type]

@@ -1,9 +1,8 @@
 """Relevance: the 40/30/20/10 score, its explanation, buffered access tracking, batch rescoring.
 
-Reads must stay reads: an access is counted in memory and written in one write transaction
-for every ``access_flush_every`` accesses (by a thread of its own, so no read waits for the
-write unless writes fall behind), on ``flush()``, and on close. A crash loses at most the
-accesses of the last two batches; a clean close loses none.
+Reads must stay reads: an access is counted in memory and flushed in one write
+transaction every ``access_flush_every`` accesses, on ``flush()``, and on close. A crash
+loses at most the accesses since the last flush; a clean close loses none.
 """
 
 from __future__ import annotations
@@ -13,17 +12,14 @@ import threading
 import weakref
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memdb import native
-from memdb.engine.log import logger
 from memdb.engine.process import after_fork
 from memdb.memory.settings import Settings
 
 __all__ = ["AccessTracker", "Explanation", "PendingAccess", "RelevanceModel", "band_of"]
-
-_log = logger(__name__)
 
 
 def band_of(relevance: float) -> int:
@@ -133,60 +129,31 @@ class PendingAccess:
     last: dt.datetime
 
 
-@dataclass
-class _Batch:
-    """Accesses taken from the buffer to be written in one transaction, and the ``access_count``
-    each header holds once they are (announced by the writer, inside its transaction)."""
-
-    accesses: dict[tuple[str, str], PendingAccess]
-    taken: int
-    counts: dict[tuple[str, str], int] = field(default_factory=dict)
-
-
 class AccessTracker:
     """Counts accesses in memory and applies them in batched write transactions.
 
-    A batch is ``batch()`` accesses (not distinct episodes). When one is full, a thread of its
-    own writes it (``background()``), so the read that filled it does not wait for a write; the
-    next full batch waits for that write, so at most two batches are ever unwritten and a crash
-    loses at most that many accesses. ``flush()`` writes everything now.
-
-    A batch is written only by a thread outside a transaction or snapshot of its own
-    (``can_flush``): inside one the write would share its rollback, or be refused; the buffer then
-    waits for the next access outside. A forked child starts with an empty buffer: the parent's
-    accesses are the parent's.
-
-    ``pending(owner, id, applied)`` is what a header read in any snapshot lacks: the buffered
-    accesses, and those of a batch being written (or the last one written) unless the header
-    already holds them, which the count it shows tells (the writer announces the count it
-    writes before it commits). A snapshot older than the last two writes sees older counts, as a
-    snapshot should.
+    A batch is ``batch()`` accesses (not distinct episodes), so a crash loses at most that many.
+    It is written only outside the caller's transaction or snapshot (``can_flush``): inside one
+    the write would share its rollback, or be refused; the buffer then waits for the next access
+    outside. A forked child starts with an empty buffer: the parent's accesses are the parent's.
     """
 
     def __init__(
         self,
-        flush: Callable[[dict[tuple[str, str], PendingAccess], dt.datetime, Callable[[dict[tuple[str, str], int]], None]], None],
+        flush: Callable[[dict[tuple[str, str], PendingAccess]], None],
         batch: Callable[[], int],
         can_flush: Callable[[], bool] = lambda: True,
-        *,
-        clock: Callable[[], dt.datetime],
-        background: Callable[[], bool] = lambda: True,
     ) -> None:
         self._flush = flush
         self._batch = batch
         self._can_flush = can_flush
-        self._clock = clock
-        self._background = background
         self._pending: dict[tuple[str, str], PendingAccess] = {}
         self._accesses = 0  # in _pending, counting repeats
-        self._writing: list[_Batch] = []  # taken from _pending, not yet committed
-        self._written: _Batch | None = None  # the last batch committed
-        self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
         _TRACKERS.add(self)
 
     def touch(self, owner: str, episode_ids: Iterable[str], now: dt.datetime) -> None:
-        """Count one access of each id; a full batch is handed to a writer (or written here)."""
+        """Count one access of each id; flushes when the buffer holds a batch of accesses."""
         with self._lock:
             for eid in episode_ids:
                 self._accesses += 1
@@ -198,98 +165,36 @@ class AccessTracker:
                     p.last = max(p.last, now)
             full = self._accesses >= self._batch()
         if full and self._can_flush():
-            if self._background():
-                self._hand_off()
-            else:
-                self.flush()
+            self.flush()
 
-    def pending(self, owner: str, episode_id: str, applied: int | None = None) -> tuple[int, dt.datetime | None]:
-        """Accesses of one episode that a header showing ``access_count == applied`` lacks (count,
-        latest time); with ``applied`` None, those not yet committed."""
-        key = (owner, episode_id)
+    def pending(self, owner: str, episode_id: str) -> tuple[int, dt.datetime | None]:
+        """Accesses of one episode not yet flushed (count, latest time)."""
         with self._lock:
-            p = self._pending.get(key)
-            count, last = (p.count, p.last) if p else (0, None)
-            for b in (*self._writing, self._written) if self._written else self._writing:
-                q = b.accesses.get(key)
-                if q is None:
-                    continue
-                written = b.counts.get(key)  # None until announced, or if the episode was gone
-                held = b is self._written if applied is None or written is None else applied >= written
-                if not held:
-                    count += q.count
-                    last = q.last if last is None else max(last, q.last)
-            return count, last
+            p = self._pending.get((owner, episode_id))
+            return (p.count, p.last) if p else (0, None)
 
     def flush(self) -> int:
-        """Write every buffered access now; returns how many episodes were updated. Waits for a
-        batch a writer thread is writing, except inside a transaction or snapshot of this thread,
-        where that writer may be waiting for this thread's transaction to end."""
-        if self._can_flush():
-            self.wait()
-        b = self._take()
-        if b is None:
-            return 0
-        self._write(b, self._clock(), reraise=True)
-        return len(b.accesses)
-
-    def wait(self) -> None:
-        """Return once no writer thread is writing a batch."""
-        worker = self._worker
-        if worker is not None and worker is not threading.current_thread():
-            worker.join()
-
-    def _hand_off(self) -> None:
-        self.wait()  # one batch in writing at a time: a reader waits only when writes fall behind
+        """Write every buffered access now; returns how many episodes were updated."""
         with self._lock:
-            if self._accesses < self._batch():
-                return  # another thread handed it off meanwhile
-            b = self._take_locked()
-            worker = threading.Thread(target=self._write, args=(b, self._clock()), name="memdb-access-flush")
-            self._worker = worker
-            worker.start()
-
-    def _take(self) -> _Batch | None:
-        with self._lock:
-            return self._take_locked() if self._pending else None
-
-    def _take_locked(self) -> _Batch:
-        b = _Batch(self._pending, self._accesses)
-        self._pending, self._accesses = {}, 0
-        self._writing.append(b)
-        return b
-
-    def _write(self, b: _Batch, at: dt.datetime, reraise: bool = False) -> None:
-        def announce(counts: dict[tuple[str, str], int]) -> None:
-            with self._lock:
-                b.counts = counts
-
-        try:
-            self._flush(b.accesses, at, announce)
-        except BaseException as exc:
-            with self._lock:  # keep the counts for the next try
-                self._writing.remove(b)
-                for key, p in b.accesses.items():
-                    q = self._pending.setdefault(key, PendingAccess(0, p.last))
-                    q.count += p.count
-                    q.last = max(q.last, p.last)
-                self._accesses += b.taken
-            if reraise:
+            batch, self._pending = self._pending, {}
+            taken, self._accesses = self._accesses, 0
+        if batch:
+            try:
+                self._flush(batch)
+            except BaseException:
+                with self._lock:  # keep the counts for the next try
+                    for key, p in batch.items():
+                        q = self._pending.setdefault(key, PendingAccess(0, p.last))
+                        q.count += p.count
+                        q.last = max(q.last, p.last)
+                    self._accesses += taken
                 raise
-            # the message may quote a key; the type and the count say enough (memdb.engine.log)
-            _log.warning("access flush failed (%s): %d accesses kept for the next flush", type(exc).__name__, b.taken)
-            return
-        with self._lock:
-            self._writing.remove(b)
-            self._written = b
+        return len(batch)
 
     def _forget_after_fork(self) -> None:
         self._lock = threading.Lock()  # a lock held at the fork stays held in the child
         self._pending = {}
         self._accesses = 0
-        self._writing = []
-        self._written = None
-        self._worker = None  # threads do not survive a fork
 
     def discard(self, owner: str, episode_id: str) -> None:
         """Forget buffered accesses of an episode that no longer exists."""

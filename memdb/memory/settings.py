@@ -48,9 +48,6 @@ class Settings(BaseModel):
     frequency_saturation: float = Field(20.0, ge=1.0, le=1e9, description="accesses at which the frequency component reaches 10")
     age_half_life_days: float = Field(14.0, gt=0.0, le=_CENTURY, description="days since last access that halve the age component")
     access_flush_every: int = Field(256, ge=1, description="buffered accesses flushed in one write transaction")
-    access_flush_in_background: bool = Field(
-        True, description="write a full batch of accesses on a thread of its own, so the read that filled it does not wait"
-    )
     capture_tolerance_minutes: float = Field(
         5.0, ge=0.0, le=24 * 60, description="how far a live capture's ts may stray from the clock; older history goes through import"
     )

@@ -74,10 +74,9 @@ def test_access_counts_and_recomputes(rdb: memdb.Database, clock: Clock) -> None
     assert got.relevance == pytest.approx(0.4 * 10 + 0.2 * 10 + 0.1 * 5, abs=1e-3)
 
 
-@pytest.mark.parametrize("background", [True, False])
-def test_reads_are_buffered_and_flushed_in_batches(tmp_path: Path, clock: Clock, background: bool) -> None:
+def test_reads_are_buffered_and_flushed_in_batches(tmp_path: Path, clock: Clock) -> None:
     with memdb.open(tmp_path / "b", clock=clock) as db:
-        db.configure(access_flush_every=3, access_flush_in_background=background)
+        db.configure(access_flush_every=3)
         mem = db.owner("ana")
         ids = [mem.record("debug", f"e{i}", outcome="success").id for i in range(3)]
         mem.get(ids[0])
@@ -85,7 +84,6 @@ def test_reads_are_buffered_and_flushed_in_batches(tmp_path: Path, clock: Clock,
         states = db.globals["EPST"]
         assert states[("ana", ids[0])]["access_count"] == 0  # buffered, not yet written
         mem.get(ids[2])  # third distinct episode fills the buffer: one flush
-        db.episodes.tracker.wait()  # the writer thread's, in the background
         assert [states[("ana", i)]["access_count"] for i in ids] == [1, 1, 1]
         assert db.check().ok
 
@@ -102,15 +100,12 @@ def test_clean_close_keeps_every_access(tmp_path: Path, clock: Clock) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("background", [False, True])
-def test_crash_loses_at_most_the_unflushed_batch(tmp_path: Path, background: bool) -> None:
-    """Synchronous: two batches of 10 written, 5 lost. In the background the second batch may
-    still be in writing at the kill: 10 or 20 kept, never a part of a batch."""
+def test_crash_loses_at_most_the_unflushed_batch(tmp_path: Path) -> None:
     path = tmp_path / "crash"
     code = f"""
         import os, signal, datetime as dt, memdb
         db = memdb.open({str(path)!r})
-        db.configure(access_flush_every=10, access_flush_in_background={background!r})
+        db.configure(access_flush_every=10)
         mem = db.owner("ana")
         ids = [mem.record("debug", f"e{{i}}", outcome="success").id for i in range(25)]
         for i in ids:
@@ -129,8 +124,7 @@ def test_crash_loses_at_most_the_unflushed_batch(tmp_path: Path, background: boo
     ids = proc.stdout.strip().split(",")
     with memdb.open(path) as db:
         counts = [db.owner("ana").peek(i).access_count for i in ids]
-        kept = 10 if background and counts[10] == 0 else 20
-        assert sum(counts) == kept and counts[:kept] == [1] * kept
+        assert sum(counts) == 20 and counts[:20] == [1] * 20
         assert db.check().ok
 
 
@@ -220,7 +214,6 @@ def test_a_batch_is_so_many_accesses_not_so_many_episodes(rdb: memdb.Database) -
     ep = mem.record("debug", "x", outcome="success")
     for _ in range(10):
         mem.get(ep.id)
-    rdb.episodes.tracker.wait()
     assert rdb.globals["EPST"].get(("ana", ep.id))["access_count"] == 10  # on disk, without a flush
 
 

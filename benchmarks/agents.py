@@ -450,6 +450,7 @@ def _memdb_side(size: int, workdir: Path, seed: int, say: Callable[[str], None])
         if path.exists():
             shutil.rmtree(path)
         shutil.copytree(kept / "memdb", path)
+        _write_back(path)
         mem = MemdbSide(path, size, fresh=False)
         eps = [ep for chunk in agent_data.batches(size, BATCH, seed) for ep in chunk]
         mem.position = {eid: i for i, eid in enumerate(info["ids"])}
@@ -477,6 +478,19 @@ def _memdb_side(size: int, workdir: Path, seed: int, say: Callable[[str], None])
         meta.write_text(json.dumps(info))
         mem = _reopened(mem)
     return mem, eps
+
+
+def _write_back(directory: Path) -> None:
+    """fsync every file of a fresh copy: otherwise the kernel writes its gigabytes back while the
+    questions run, and the first access flush's fsync waits for all of them (two runs of the same
+    code measured word+tag p95 68 and 148 ms that way)."""
+    for f in directory.iterdir():
+        if f.is_file():
+            fd = os.open(f, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 def _reopened(mem: MemdbSide) -> MemdbSide:

@@ -38,6 +38,7 @@ from memdb.memory.layout import (
     header_of,
     index_code,
     index_entries,
+    packed_header,
     predecessor_of,
     relevance_level,
     successor_of,
@@ -209,8 +210,10 @@ class Episodes:
 
     def _write_states(self, writes: _StateWrites) -> None:
         """Write what ``_state_changes`` collected: band moves, headers, index entries, and the
-        text column codes, one chunk write per chunk."""
-        self.space.apply(writes.kills, encoded=writes.states, packed=writes.entries)
+        text column codes, one chunk write per chunk. The headers are kept decoded as written
+        (``packed_header``): the next questions rank most of them."""
+        writes.entries.extend((key, packed_header(state)) for key, state in writes.states)
+        self.space.apply(writes.kills, packed=writes.entries)
         by_owner: dict[str, list[tuple[str, int]]] = {}
         for owner, eid, code in writes.codes:
             by_owner.setdefault(owner, []).append((eid, code))

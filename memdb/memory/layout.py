@@ -78,13 +78,16 @@ __all__ = [
     "TEXT_FIELDS",
     "TOLD_FIELDS",
     "VERSION_FIELDS",
+    "Head",
     "Layout",
     "column_tail",
+    "decoded_header",
     "fact_key_bounds",
     "header_of",
     "id_tail",
     "index_code",
     "index_entries",
+    "packed_header",
     "predecessor_of",
     "relevance_level",
     "successor_of",
@@ -286,6 +289,42 @@ def header_of(record: Mapping[str, Any]) -> dict[str, Any]:
     if record.get("supersedes"):
         header["supersedes"] = record["supersedes"]
     return header
+
+
+# Decoded headers by their packed bytes: ranking reads a header for each memory it may return,
+# and the same memories come back query after query. A header changes only by being written
+# again, as other bytes, so a kept one is never stale; readers never mutate one (an archived
+# hit's record is a copy), so one dict serves every read of the same bytes. An access flush
+# packs the headers it writes here and keeps them (``kept_header``): the next questions show
+# most of them again, and would otherwise decode each anew.
+# A decoded header, its time in microseconds and its relevance over 10 (what ranking weighs).
+Head = tuple[dict[str, Any], int, float]
+_HEADS: dict[bytes, Head] = {}
+_HEADS_KEPT: Final = 1 << 13
+
+
+def decoded_header(raw: bytes) -> Head:
+    """A header (^EPST) decoded from ``raw``, with its time and relevance as ranking weighs them,
+    remembered by its bytes (never mutate the header)."""
+    found = _HEADS.get(raw)
+    if found is None:
+        if len(_HEADS) >= _HEADS_KEPT:
+            _HEADS.clear()
+        h = codec.unpack_value(raw)
+        found = _HEADS[raw] = (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0)
+    return found
+
+
+def packed_header(header: dict[str, Any]) -> bytes:
+    """``header`` packed, and kept decoded by its bytes. ``header`` must read back as it is:
+    built from a decoded header with numbers and UTC datetimes changed, nothing a round trip
+    would turn into another type (tests/memory/test_relevance.py::test_a_flush_keeps_the_headers_it_writes_as_decoded),
+    and never mutated afterwards."""
+    raw = codec.pack_value(header)
+    if len(_HEADS) >= _HEADS_KEPT:
+        _HEADS.clear()
+    _HEADS[raw] = (header, ts_micros(header["ts"]), float(header["relevance"]) / 10.0)
+    return raw
 
 
 def superseded_header(state: Mapping[str, Any], successor: str) -> dict[str, Any]:

@@ -61,7 +61,9 @@ from memdb.memory.layout import (
     OUTCOME_OF_CODE,
     PACKED_OF_CODE,
     SUPERSEDED,
+    Head,
     column_tail,
+    decoded_header,
     successor_of,
     tail_id,
     tail_ts,
@@ -1226,11 +1228,11 @@ class OwnerQueries:
         with self._space.reader() as txn:
             raws = txn.get_many(keys)  # one round trip on PostgreSQL
         # (id, header with its time and relevance, term postings, bm25, the id's encoded subscript)
-        heads: list[tuple[str, _Head, _Hits, float, bytes | None]] = []
+        heads: list[tuple[str, Head, _Hits, float, bytes | None]] = []
         for key, e, (tail, hits, text) in zip(keys, encoded, picks, strict=True):
             raw = raws.get(key)
             if raw is not None:
-                heads.append((tail_id(tail), _head(raw), hits, text, e))
+                heads.append((tail_id(tail), decoded_header(raw), hits, text, e))
         for j, (eid, h, hits) in enumerate(archived):
             heads.append((eid, (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0), hits, bm25[hot_count + j] if q.terms else 0.0, None))
         boost = frozenset(q.boost_tags)
@@ -1364,31 +1366,9 @@ class OwnerQueries:
         return out
 
 
-# Decoded headers by their packed bytes: ranking reads a header for each memory it may return,
-# and the same memories come back query after query. A header changes only by being written
-# again, as other bytes, so a kept one is never stale; the query code only reads them (an
-# archived hit's record is a copy), so one dict serves every read of the same bytes.
-# A decoded header, its time in microseconds and its relevance over 10 (what ranking weighs).
-_Head = tuple[dict[str, Any], int, float]
-_HEADS: dict[bytes, _Head] = {}
-_HEADS_KEPT = 1 << 13
-
-
-def _head(raw: bytes) -> _Head:
-    """A header (^EPST) decoded from ``raw``, with its time and relevance as ranking weighs them,
-    remembered by its bytes (never mutate the header)."""
-    found = _HEADS.get(raw)
-    if found is None:
-        if len(_HEADS) >= _HEADS_KEPT:
-            _HEADS.clear()
-        h = unpack_value(raw)
-        found = _HEADS[raw] = (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0)
-    return found
-
-
 def _header(raw: bytes) -> dict[str, Any]:
     """``unpack_value(raw)`` of a header (^EPST), remembered by its bytes (never mutate it)."""
-    return _head(raw)[0]
+    return decoded_header(raw)[0]
 
 
 def _episode_of(owner: str, eid: str, raw: bytes, header: dict[str, Any]) -> Episode:

@@ -249,3 +249,34 @@ def test_a_forked_child_counts_only_its_own_accesses(tmp_path: Path, clock: Cloc
         os.waitpid(pid, 0)
     with memdb.open(tmp_path / "f", clock=clock) as db:
         assert db.owner("ana").peek(ep.id).access_count == 4
+
+
+def test_a_flush_keeps_the_headers_it_writes_as_decoded(rdb: memdb.Database, clock: Clock) -> None:
+    """The headers an access flush writes are kept decoded by their bytes (``packed_header``),
+    so the next question does not decode them again: what is kept must be exactly what the bytes
+    decode to, type for type (a tuple for a list, another tzinfo, would change what readers see)."""
+    from memdb.engine.codec import unpack_value
+    from memdb.memory.layout import _HEADS, decoded_header
+
+    rdb.configure(access_flush_every=5)
+    mem = rdb.owner("ana")
+    ids = [mem.record("debug", f"deploy {i}", outcome="success", tags=["x", "y"], session="s").id for i in range(5)]
+    clock.now = T0.astimezone(dt.timezone(dt.timedelta(hours=2))) + dt.timedelta(hours=3)  # an offset clock
+    _HEADS.clear()
+    for eid in ids:
+        mem.get(eid)  # the fifth flushes
+    with rdb.globals.reader() as txn:
+        raws = [txn.get(rdb.globals["EPST"].key(("ana", eid))) for eid in ids]
+    assert all(raw in _HEADS for raw in raws)
+
+    def shape(v: object) -> object:
+        if isinstance(v, dict):
+            return {k: shape(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return (type(v), [shape(x) for x in v])
+        return (type(v), v, getattr(v, "tzinfo", None))
+
+    for raw in raws:
+        kept = decoded_header(raw)
+        assert shape(kept[0]) == shape(unpack_value(raw))
+        assert kept[0]["access_count"] == 1 and kept[0]["last_access"] == clock.now

@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 from clocks import Clock
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import memdb
 from memdb.errors import ConfigError
+from memdb.memory.ids import new_id
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
@@ -280,3 +283,38 @@ def test_a_flush_keeps_the_headers_it_writes_as_decoded(rdb: memdb.Database, clo
         kept = decoded_header(raw)
         assert shape(kept[0]) == shape(unpack_value(raw))
         assert kept[0]["access_count"] == 1 and kept[0]["last_access"] == clock.now
+
+
+_headers = st.fixed_dictionaries(
+    {
+        "ts": st.sampled_from([T0, T0 + dt.timedelta(seconds=1)]),
+        "tags": st.lists(st.sampled_from(["a", "b", "project-x"]), unique=True, max_size=3),
+        "kind": st.sampled_from(["debug", "review"]),
+        "outcome": st.sampled_from([None, "success", "failure"]),
+        "session": st.sampled_from([None, "s1", "s2"]),
+        "status": st.sampled_from(["active", "summarized"]),
+        "told": st.sampled_from([[], [[1, 2]], [[1, 3]], [[1, 2], [5, 6]]]),
+        "relevance": st.floats(0, 10),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_headers, min_size=1, max_size=8))
+def test_the_entry_keys_a_flush_remembers_are_the_ones_its_header_makes(rdb: memdb.Database, headers: list[dict[str, object]]) -> None:
+    """``Episodes._entry_keys`` remembers an episode's index keys between flushes; whatever its
+    header says next (tags, kind, outcome, session, status, told windows, time), the keys are
+    the ones ``index_entries`` makes from it, the band's aside."""
+    from memdb.memory.layout import index_entries, tail_of
+
+    episodes, eid = rdb.episodes, new_id(T0)
+    for header in headers:
+        tail, keys = episodes._entry_keys("ana", eid, header)
+        want = [
+            rdb.globals[name].key(e)
+            for name, entries in index_entries("ana", eid, header, header).items()
+            if name != "EPB"
+            for e in entries
+        ]
+        assert tail == tail_of(header["ts"], eid)  # type: ignore[arg-type]
+        assert keys == want

@@ -473,6 +473,7 @@ def _memdb_side(size: int, workdir: Path, seed: int, say: Callable[[str], None])
         kept.mkdir(parents=True)
         mem.db.close()  # copied closed, so the kept copy is whole
         shutil.copytree(path, kept / "memdb")
+        _write_back(kept / "memdb")  # its write-back would land in the questions' flushes too
         ids = sorted(mem.position, key=mem.position.__getitem__)
         info = {"ids": ids, "import_seconds": mem.import_seconds, "generate_seconds": mem.generate_seconds, "disk": mem.disk}
         meta.write_text(json.dumps(info))

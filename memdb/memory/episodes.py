@@ -105,7 +105,7 @@ class Episodes:
         # What layers above count per typed record (patterns): hook(owner, episode), called in
         # the record's transaction; imports are history, not events as they complete, and skip them.
         self.record_hooks: list[Callable[[str, Episode], object]] = []
-        self._entry_key_cache: dict[tuple[str, str], tuple[tuple[Any, ...], bytes, list[bytes]]] = {}
+        self._entry_key_cache: dict[tuple[str, str], tuple[tuple[Any, ...], bytes, tuple[bytes, ...]]] = {}
 
     # --- settings ------------------------------------------------------------------------------
 
@@ -185,7 +185,7 @@ class Episodes:
             for (owner, eid, key, old, new), score in zip(loaded, scores, strict=True):
                 new["relevance"] = score
                 self._state_changes(owner, eid, old, new, writes, key)
-            self._write_states(writes)
+            self._write_states(writes, keep_headers=True)
 
     def _state_changes(
         self, owner: str, eid: str, old: Mapping[str, Any], new: dict[str, Any], writes: _StateWrites, key: bytes | None = None
@@ -211,7 +211,13 @@ class Episodes:
             writes.entries.append((lay.parent_key(lay.by_band, (owner, band)) + tail, packed))
             writes.codes.append((owner, eid, code))
 
-    def _entry_keys(self, owner: str, eid: str, header: Mapping[str, Any]) -> tuple[bytes, list[bytes]]:
+    def left_hot(self, owner: str, eid: str) -> None:
+        """Forget what this process holds of an episode that left the hot indexes (deleted, erased,
+        archived, superseded): its buffered accesses and its remembered index keys."""
+        self.tracker.discard(owner, eid)
+        self._entry_key_cache.pop((owner, eid), None)
+
+    def _entry_keys(self, owner: str, eid: str, header: Mapping[str, Any]) -> tuple[bytes, tuple[bytes, ...]]:
         """The encoded (ts, id) tail of a hot episode and the keys of its index entries but the
         band's, from its header, remembered: an access flush rewrites the same episodes' entries
         flush after flush (a fifth of its time went to building them). Kept by what the keys are
@@ -219,30 +225,34 @@ class Episodes:
         them anew."""
         told = header.get("told")
         made_of = (
-            header["ts"], tuple(header["tags"]), header["kind"], header.get("outcome"), header.get("session"), header.get("status"),
-            tuple(map(tuple, told)) if told else None,
+            header["ts"], tuple(header.get("tags") or ()), header["kind"], header.get("outcome"), header.get("session"),
+            header.get("status"), tuple(map(tuple, told)) if told else None,
         )  # fmt: skip
         found = self._entry_key_cache.get((owner, eid))
         if found is not None and found[0] == made_of:
             return found[1], found[2]
         tail, parent_key = tail_of(header["ts"], eid), self.layout.parent_key
-        keys = [
+        keys = tuple(
             parent_key(self.space[gname], e[:-2]) + tail
             for gname, entries in index_entries(owner, eid, header, header).items()
             if gname != "EPB"
             for e in entries
-        ]
+        )
         if len(self._entry_key_cache) >= _ENTRY_KEYS_KEPT:
             self._entry_key_cache.clear()
         self._entry_key_cache[(owner, eid)] = (made_of, tail, keys)
         return tail, keys
 
-    def _write_states(self, writes: _StateWrites) -> None:
+    def _write_states(self, writes: _StateWrites, keep_headers: bool = False) -> None:
         """Write what ``_state_changes`` collected: band moves, headers, index entries, and the
-        text column codes, one chunk write per chunk. The headers are kept decoded as written
-        (``packed_header``): the next questions rank most of them."""
-        writes.entries.extend((key, packed_header(state)) for key, state in writes.states)
-        self.space.apply(writes.kills, packed=writes.entries)
+        text column codes, one chunk write per chunk. With ``keep_headers`` (an access flush, whose
+        episodes the next questions rank again) the headers are kept decoded as written
+        (``packed_header``); a rescore's would only crowd out the ones questions reuse."""
+        if keep_headers:
+            writes.entries.extend((key, packed_header(state)) for key, state in writes.states)
+            self.space.apply(writes.kills, packed=writes.entries)
+        else:
+            self.space.apply(writes.kills, encoded=writes.states, packed=writes.entries)
         by_owner: dict[str, list[tuple[str, int]]] = {}
         for owner, eid, code in writes.codes:
             by_owner.setdefault(owner, []).append((eid, code))
@@ -746,7 +756,7 @@ class OwnerEpisodes:
         self._space.apply(kills, sets)
         self._bump(**deltas)
         self._bump_df(df)
-        self._layer.tracker.discard(self.name, old_id)
+        self._layer.left_hot(self.name, old_id)
         return to_episode(self.name, eid, record, state)
 
     def _current(self, episode_id: str, what: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -879,7 +889,7 @@ class OwnerEpisodes:
             self._space.apply(kills + k)
             self._bump(episodes=-1, **deltas)
             self._bump_df(df)
-        self._layer.tracker.discard(self.name, episode_id)
+        self._layer.left_hot(self.name, episode_id)
         return digest
 
     def _hot_changes(
@@ -919,7 +929,7 @@ class OwnerEpisodes:
             self._space.apply(kills, sets)
             self._bump(archived=1, **deltas)
             self._bump_df(df)
-        self._layer.tracker.discard(self.name, episode_id)
+        self._layer.left_hot(self.name, episode_id)
 
     def _move_from_cold(self, episode_id: str, record: dict[str, Any], audit: Mapping[str, Any]) -> Episode:
         now = self._layer.now()
@@ -1111,7 +1121,9 @@ class OwnerEpisodes:
         self._space.defer_increments(self._layout.stats, (self.name,), deltas)
 
 
-_ENTRY_KEYS_KEPT = 1 << 16  # episodes whose index entry keys a flush remembers (about 1 KB each)
+# Episodes whose index entry keys a flush remembers, about 1 KB each: 16 MB at most, the episodes of
+# 64 flushes of distinct ones, while the episodes that questions keep finding are flushed far oftener.
+_ENTRY_KEYS_KEPT = 1 << 14
 _DIGEST_FIELDS = ("what_we_tried", "what_happened", "why", "lesson", "result", "artifact")  # bounded to the digest cap
 # what a new version starts from (a capture's input fields, which decide whether it differs); a
 # fact recorded again is new input, so its time and cites (its predecessors) never make it differ

@@ -78,7 +78,7 @@ __all__ = [
     "TEXT_FIELDS",
     "TOLD_FIELDS",
     "VERSION_FIELDS",
-    "Head",
+    "DecodedHeader",
     "Layout",
     "column_tail",
     "decoded_header",
@@ -295,15 +295,15 @@ def header_of(record: Mapping[str, Any]) -> dict[str, Any]:
 # and the same memories come back query after query. A header changes only by being written
 # again, as other bytes, so a kept one is never stale; readers never mutate one (an archived
 # hit's record is a copy), so one dict serves every read of the same bytes. An access flush
-# packs the headers it writes here and keeps them (``kept_header``): the next questions show
+# packs the headers it writes here and keeps them (``packed_header``): the next questions show
 # most of them again, and would otherwise decode each anew.
 # A decoded header, its time in microseconds and its relevance over 10 (what ranking weighs).
-Head = tuple[dict[str, Any], int, float]
-_HEADS: dict[bytes, Head] = {}
+DecodedHeader = tuple[dict[str, Any], int, float]
+_HEADS: dict[bytes, DecodedHeader] = {}
 _HEADS_KEPT: Final = 1 << 13
 
 
-def decoded_header(raw: bytes) -> Head:
+def decoded_header(raw: bytes) -> DecodedHeader:
     """A header (^EPST) decoded from ``raw``, with its time and relevance as ranking weighs them,
     remembered by its bytes (never mutate the header)."""
     found = _HEADS.get(raw)

@@ -61,7 +61,7 @@ from memdb.memory.layout import (
     OUTCOME_OF_CODE,
     PACKED_OF_CODE,
     SUPERSEDED,
-    Head,
+    DecodedHeader,
     column_tail,
     decoded_header,
     successor_of,
@@ -1228,7 +1228,7 @@ class OwnerQueries:
         with self._space.reader() as txn:
             raws = txn.get_many(keys)  # one round trip on PostgreSQL
         # (id, header with its time and relevance, term postings, bm25, the id's encoded subscript)
-        heads: list[tuple[str, Head, _Hits, float, bytes | None]] = []
+        heads: list[tuple[str, DecodedHeader, _Hits, float, bytes | None]] = []
         for key, e, (tail, hits, text) in zip(keys, encoded, picks, strict=True):
             raw = raws.get(key)
             if raw is not None:

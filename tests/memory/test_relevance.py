@@ -317,4 +317,49 @@ def test_the_entry_keys_a_flush_remembers_are_the_ones_its_header_makes(rdb: mem
             for e in entries
         ]
         assert tail == tail_of(header["ts"], eid)  # type: ignore[arg-type]
-        assert keys == want
+        assert keys == tuple(want)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"ts": T0 + dt.timedelta(seconds=1)},
+        {"tags": ["a", "c"]},
+        {"tags": ["a"]},
+        {"kind": "review"},
+        {"outcome": "failure"},
+        {"outcome": None},
+        {"session": "s2"},
+        {"session": None},
+        {"status": "summarized"},
+        {"told": [[1, 3]]},
+        {"told": []},
+    ],
+    ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()),
+)
+def test_a_remembered_episode_whose_header_changes_gets_its_keys_anew(rdb: memdb.Database, change: dict[str, object]) -> None:
+    """Each field the index keys are made of, changed alone on an id whose keys are remembered."""
+    from memdb.memory.layout import index_entries
+
+    header: dict[str, object] = {
+        "ts": T0, "tags": ["a", "b"], "kind": "debug", "outcome": "success", "session": "s1", "status": "active",
+        "told": [[1, 2]], "relevance": 5.0,
+    }  # fmt: skip
+    eid = new_id(T0)
+    rdb.episodes._entry_keys("ana", eid, header)
+    changed = {**header, **change}
+    _, keys = rdb.episodes._entry_keys("ana", eid, changed)
+    want = tuple(
+        rdb.globals[name].key(e) for name, entries in index_entries("ana", eid, changed, changed).items() if name != "EPB" for e in entries
+    )
+    assert keys == want
+
+
+def test_an_erased_episode_leaves_no_remembered_keys(rdb: memdb.Database) -> None:
+    rdb.configure(access_flush_every=1)
+    mem = rdb.owner("ana")
+    ep = mem.record("debug", "the deploy", outcome="success", tags=["project-x"], session="s")
+    mem.get(ep.id)  # flushed: its keys are remembered
+    assert ("ana", ep.id) in rdb.episodes._entry_key_cache
+    mem.erase([ep.id], reason="asked to")
+    assert ("ana", ep.id) not in rdb.episodes._entry_key_cache

@@ -599,19 +599,11 @@ class OwnerQueries:
     def _keeps_kind(self, kind: str) -> bool:
         """Whether the owner keeps hot memories of ``kind`` (one seek, kept in ``TextIndex.memo``)."""
         memo = self._layout.text.memo(self.name)
-        key = (*_KINDS, kind)
-        keeps: bool | None = memo.get(key)
-        if keeps is None:
-            keeps = memo[key] = bool(self._layout.by_kind.data((self.name, kind)))
-        return keeps
+        return _remembered(memo, (*_KINDS, kind), lambda: bool(self._layout.by_kind.data((self.name, kind))))
 
     def _has_tag(self, memo: dict[Any, Any], tag: str) -> bool:
         """Whether the owner has used ``tag`` (one seek, kept in ``memo``)."""
-        key = (*_TAGS, tag)
-        has: bool | None = memo.get(key)
-        if has is None:
-            has = memo[key] = bool(self._layout.by_tag.data((self.name, tag)))
-        return has
+        return _remembered(memo, (*_TAGS, tag), lambda: bool(self._layout.by_tag.data((self.name, tag))))
 
     def _tag_starts(self, memo: dict[Any, Any], words: Sequence[str], known: tuple[frozenset[str], tuple[str, ...]] | None) -> list[bool]:
         """For each word, whether a phrase starting with it may name a known tag: whether one
@@ -621,27 +613,20 @@ class OwnerQueries:
         a word no known tag begins with starts no tag; a word with no tag form of its own
         ("#") is always tried. Each word's answer is kept in ``memo``."""
         owner, by_tag = self.name, self._layout.by_tag
-        out: list[bool] = []
-        for word in words:
-            key = (*_TAG_STARTS, word)
-            may: bool | None = memo.get(key)
-            if may is None:
-                start = _tag_form(word)
-                if start is None:
-                    may = True
-                elif known is not None:
-                    ordered = known[1]  # the tags beginning with a form follow it
-                    at = bisect.bisect_left(ordered, start)
-                    may = at < len(ordered) and ordered[at].startswith(start)
-                else:
-                    keys, _ = by_tag.raw_columns((owner,), start=start, limit=1)
-                    first = decode_one(keys[0], len(by_tag.key((owner,))))[0] if keys else None
-                    may = isinstance(first, str) and first.startswith(start)
-                if len(memo) >= _MEMO_ENTRIES:
-                    memo.clear()
-                memo[key] = may
-            out.append(may)
-        return out
+
+        def may_start(word: str) -> bool:
+            start = _tag_form(word)
+            if start is None:
+                return True
+            if known is not None:
+                ordered = known[1]  # the tags beginning with a form follow it
+                at = bisect.bisect_left(ordered, start)
+                return at < len(ordered) and ordered[at].startswith(start)
+            keys, _ = by_tag.raw_columns((owner,), start=start, limit=1)
+            first = decode_one(keys[0], len(by_tag.key((owner,))))[0] if keys else None
+            return isinstance(first, str) and first.startswith(start)
+
+        return [_remembered(memo, (*_TAG_STARTS, word), partial(may_start, word)) for word in words]
 
     def _unheld(self, terms: Iterable[str]) -> list[str]:
         """The ``terms`` no memory of the owner holds (document frequency 0)."""
@@ -1550,6 +1535,17 @@ def _normal_tag(tag: str) -> str:
     """``normalize_tag(tag)``, remembered (a bad tag raises each time: errors are not kept),
     since an agent's recalls reuse a few tags."""
     return normalize_tag(tag)
+
+
+def _remembered(memo: dict[Any, Any], key: tuple[Any, ...], read: Callable[[], bool]) -> bool:
+    """``memo[key]``, read and kept first if missing (``TextIndex.memo``: what a question derived
+    from the owner's documents while they stay as they are), the memo bounded like every entry."""
+    found: bool | None = memo.get(key)
+    if found is None:
+        if len(memo) >= _MEMO_ENTRIES:
+            memo.clear()
+        found = memo[key] = read()
+    return found
 
 
 @lru_cache(maxsize=1 << 14)

@@ -183,6 +183,9 @@ typedef struct {
 } term_postings;
 
 #define NO_BLOCK 0xFFFFFFFFu
+/* At most this many (document, list) frequencies are kept from pass 1 (1 MB): past it, a
+ * document's frequencies are looked up in its lists again (tf_of) when it is scored. */
+#define TF_ROWS_MAX ((size_t)1 << 18)
 #define NO_SLOT 0xFFFFFFFFu
 
 /* min-heap of doubles */
@@ -269,16 +272,23 @@ static long tf_of(const memdb_text_input *in, term_postings *tp, uint32_t doc, s
     return (at < hi && tp->docs[at] == doc) ? (long)tp->tfs[at] : 0;
 }
 
+/* The tf of doc in list t: from the document's row of merged frequencies when pass 1 kept one
+ * (row != NULL, a merged list), else by tf_of. */
+static long row_tf(const memdb_text_input *in, term_postings *tp, size_t t, uint32_t doc, const uint32_t *row, size_t *bad)
+{
+    return (row != NULL && !tp[t].lazy) ? (long)row[t] : tf_of(in, &tp[t], doc, bad);
+}
+
 /* A document's BM25 over the lists that are scored (MATCH and RANK), in list order, as the
  * twin sums it; -1 when a looked-up block is damaged. */
-static int exact_bm25(const memdb_text_input *in, term_postings *tp, uint32_t doc, double dl, double avgdl, double k1, double b,
-                      double *out, size_t *bad)
+static int exact_bm25(const memdb_text_input *in, term_postings *tp, uint32_t doc, const uint32_t *row, double dl, double avgdl,
+                      double k1, double b, double *out, size_t *bad)
 {
     double s = 0.0;
     size_t t;
     for (t = 0; t < in->n_terms; t++) {
         if (!(in->roles && in->roles[t] > MEMDB_RANK)) {
-            long tf = tf_of(in, &tp[t], doc, bad);
+            long tf = row_tf(in, tp, t, doc, row, bad);
             if (tf < 0) {
                 return -1;
             }
@@ -293,7 +303,8 @@ static int exact_bm25(const memdb_text_input *in, term_postings *tp, uint32_t do
 
 /* A bound on a document's BM25 without decoding a looked-up list: its merged lists' exact parts
  * and the looked-up lists' block bounds, in list order, raised by 1e-12 against rounding. */
-static double bm25_bound(const memdb_text_input *in, term_postings *tp, uint32_t doc, double dl, double avgdl, double k1, double b)
+static double bm25_bound(const memdb_text_input *in, term_postings *tp, uint32_t doc, const uint32_t *row, double dl, double avgdl,
+                         double k1, double b)
 {
     double s = 0.0;
     size_t t, bad;
@@ -307,7 +318,7 @@ static double bm25_bound(const memdb_text_input *in, term_postings *tp, uint32_t
                 s += tp[t].b_bound[j];
             }
         } else {
-            long tf = tf_of(in, &tp[t], doc, &bad); /* a merged list: never fails */
+            long tf = row_tf(in, tp, t, doc, row, &bad); /* a merged list: never fails */
             if (tf > 0) {
                 s += bm25_part(in->idf[t], (double)tf, dl, avgdl, k1, b);
             }
@@ -334,6 +345,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     double *u_ub = NULL, *heap = NULL;
     unsigned char *u_state = NULL; /* 0 unscored, 1 scored, 2 scored and a candidate */
     unsigned char *u_boost = NULL;
+    uint32_t *u_tf = NULL; /* per document of the union: each merged list's tf (nt a row), when kept */
     double *s_bm = NULL, *s_low = NULL; /* per slot (a scored document): BM25 and lower bound */
     size_t n_slots = 0, cap_slots = 0;
     double *c_extra = NULL;        /* per chunk: what its level and recency can add at most */
@@ -435,6 +447,15 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     heap = malloc((keep ? keep : 1) * sizeof(double));
     c_extra = malloc((in->n_chunks ? in->n_chunks : 1) * sizeof(double));
     c_known = calloc(in->n_chunks ? in->n_chunks : 1, 1);
+    /* pass 1 meets every merged posting of a document: it keeps their tfs, so scoring it needs
+     * no search of its lists (the same sums, in the same order) */
+    if (nt > 0 && cap_union <= TF_ROWS_MAX / nt) {
+        u_tf = malloc((cap_union ? cap_union : 1) * nt * sizeof(uint32_t));
+        if (!u_tf) {
+            rc = MEMDB_NO_MEMORY;
+            goto done;
+        }
+    }
     if (!u_doc || !u_slot || !u_ub || !u_state || !u_boost || !heap || !c_extra || !c_known) {
         rc = MEMDB_NO_MEMORY;
         goto done;
@@ -442,7 +463,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     /* pass 1: the union of the merged lists in document order, filtered; block bounds summed in
      * term order (a looked-up list's where the document falls in one of its blocks' ranges) */
     for (;;) {
-        uint32_t doc = 0;
+        uint32_t doc = 0, *row;
         int any = 0, matched = 0, boosted = 0;
         size_t required = 0;
         double ub = 0.0;
@@ -454,6 +475,10 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         }
         if (!any) {
             break;
+        }
+        row = u_tf ? u_tf + n_union * nt : NULL; /* this document's, if it joins the union */
+        if (row) {
+            memset(row, 0, nt * sizeof *row);
         }
         for (t = 0; t < nt; t++) {
             term_postings *l = &tp[t];
@@ -474,6 +499,9 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                     l->cur++;
                 }
                 ub += l->b_bound[l->cur];
+                if (row) {
+                    row[t] = l->tfs[pos[t]];
+                }
                 pos[t]++;
                 matched |= role == MEMDB_MATCH || role == MEMDB_BOOST;
                 boosted |= role == MEMDB_BOOST;
@@ -505,6 +533,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     *total = n_union;
     /* pass 2: the best BM25, scoring only documents whose bound beats the best so far; pass 3:
      * lower bounds. A document is scored once: its record read, its frequencies looked up. */
+#define ROW(i) (u_tf ? u_tf + (size_t)(i) * nt : NULL)
 #define RECORD(i, rec)                                                                                  \
     do {                                                                                                \
         if (((rec) = record_of(in, u_doc[i])) == NULL) {                                                \
@@ -516,7 +545,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
 #define SCORE(i, rec)                                                                                   \
     do {                                                                                                \
         double bm_;                                                                                     \
-        if (exact_bm25(in, tp, u_doc[i], (double)rd32((rec) + 12), avgdl, k1, b, &bm_, &bad) < 0) {     \
+        if (exact_bm25(in, tp, u_doc[i], ROW(i), (double)rd32((rec) + 12), avgdl, k1, b, &bm_, &bad) < 0) { \
             *n_out = bad;                                                                               \
             rc = MEMDB_BAD_BLOCK;                                                                       \
             goto done;                                                                                  \
@@ -548,7 +577,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         }
         RECORD(i, rec);
         /* a tighter bound first: a looked-up list's block is decoded only if needed */
-        if (i > 0 && n_lazy && bm25_bound(in, tp, u_doc[i], (double)rd32(rec + 12), avgdl, k1, b) <= top) {
+        if (i > 0 && n_lazy && bm25_bound(in, tp, u_doc[i], ROW(i), (double)rd32(rec + 12), avgdl, k1, b) <= top) {
             continue;
         }
         SCORE(i, rec);
@@ -591,7 +620,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                     /* the document's own level and recency, and its merged lists' exact parts,
                      * before a looked-up list's block is decoded */
                     int64_t age = now_us - rd64(rec);
-                    if (tw * bm25_bound(in, tp, u_doc[i], (double)rd32(rec + 12), avgdl, k1, b) / norm +
+                    if (tw * bm25_bound(in, tp, u_doc[i], ROW(i), (double)rd32(rec + 12), avgdl, k1, b) / norm +
                             tl * level_of(in, u_doc[i]) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week) +
                             (u_boost[i] ? boost : 0.0) + slack <
                         cut) {
@@ -640,13 +669,14 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                 out_bm25[room] = s_bm[u_slot[i]];
                 out_dl[room] = rd32(record_of(in, u_doc[i]) + 12); /* scored: it has a record */
                 for (t = 0; t < nt; t++) {
-                    long tf = tf_of(in, &tp[t], u_doc[i], &bad); /* a scored document's blocks are decoded */
+                    long tf = row_tf(in, tp, t, u_doc[i], ROW(i), &bad); /* a scored document's blocks are decoded */
                     out_tf[room * nt + t] = tf > 0 ? (uint32_t)tf : 0;
                 }
                 room++;
             }
         }
     }
+#undef ROW
 done:
     if (tp) {
         for (t = 0; t < nt; t++) {
@@ -666,6 +696,7 @@ done:
     free(u_ub);
     free(u_state);
     free(u_boost);
+    free(u_tf);
     free(s_bm);
     free(s_low);
     free(heap);

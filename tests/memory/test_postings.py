@@ -221,6 +221,23 @@ def test_c_and_the_twin_agree_bit_for_bit(corpus: list[Any], query: Any) -> None
     assert [struct.pack("<d", x) for x in [c.best, *c.bm25]] == [struct.pack("<d", x) for x in [twin.best, *twin.bm25]]
 
 
+@needs_c
+@pytest.mark.parametrize("terms", ["abc", "abcd"])
+def test_c_keeps_frequencies_from_the_merge_or_looks_them_up_past_its_bound(terms: str) -> None:
+    """The kernel keeps each merged document's frequencies from pass 1 while the union holds at
+    most 2**18 (document, list) pairs, and looks them up in the lists past that: 17,000
+    documents of every term are 51,000 pairs over three lists (kept) and 68,000 over four,
+    past 65,536 a list (looked up). Both give the twin's answer, bit for bit."""
+    corpus = [({t: 1 + (i + j) % 3 for j, t in enumerate(terms)}, i % 7, (i % 250) << 2 | i % 4, i * 60) for i in range(17_000)]
+    blocks, chunks, _ = build(corpus, 0)
+    idf = [0.3 + 0.2 * i for i in range(len(terms))]
+    for keep in (0, 10):
+        args = ([blocks[t] for t in terms], idf, chunks, PARAMS, NOW, None, None, None, keep, None, summaries_of(chunks, True))
+        c, twin = P._c_search(*args), P.py_search(*args)
+        assert (c.total, c.docs, c.tfs, c.dls) == (twin.total, twin.docs, twin.tfs, twin.dls)
+        assert [struct.pack("<d", x) for x in [c.best, *c.bm25]] == [struct.pack("<d", x) for x in [twin.best, *twin.bm25]]
+
+
 def test_a_posting_without_a_live_column_record_is_damage_in_both() -> None:
     blocks, chunks, _ = build([({"a": 1}, 1, 4, 0), ({"a": 2}, 1, 4, 0)], 0)
     records, levels = chunks.records[0], chunks.levels[0]

@@ -330,7 +330,7 @@ static double bm25_bound(const memdb_text_input *in, term_postings *tp, uint32_t
 int memdb_text_search(const memdb_text_input *in, const double *params, int64_t now_us, int has_lo,
                       int64_t lo_us, int has_hi, int64_t hi_us, int outcome, size_t keep, size_t *total, double *best,
                       size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
-                      uint32_t *out_tf, uint32_t *out_dl)
+                      uint32_t *out_tf, uint32_t *out_dl, int64_t *out_ts, uint32_t *out_suffix, uint32_t *out_code)
 {
     const double avgdl = params[MEMDB_P_AVGDL], k1 = params[MEMDB_P_K1], b = params[MEMDB_P_B];
     const double week = params[MEMDB_P_WEEK_US], tl = params[MEMDB_P_TEXT_LEVEL];
@@ -665,9 +665,14 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         room = 0;
         for (i = 0; i < n_union; i++) {
             if (u_state[i] == 2 && (keep == 0 || heap_n < keep || s_low[u_slot[i]] >= cut)) {
-                out_doc[room] = u_doc[i];
+                const unsigned char *rec = record_of(in, u_doc[i]); /* scored: it has a record */
+                const uint32_t doc = u_doc[i];
+                out_doc[room] = doc;
                 out_bm25[room] = s_bm[u_slot[i]];
-                out_dl[room] = rd32(record_of(in, u_doc[i]) + 12); /* scored: it has a record */
+                out_dl[room] = rd32(rec + 12);
+                out_ts[room] = rd64(rec);
+                out_suffix[room] = rd32(rec + 8);
+                out_code[room] = (uint32_t)in->levels[doc / MEMDB_CHUNK_DOCS][doc % MEMDB_CHUNK_DOCS] << 2 | (rd16(rec + 16) & 3);
                 for (t = 0; t < nt; t++) {
                     long tf = row_tf(in, tp, t, u_doc[i], ROW(i), &bad); /* a scored document's blocks are decoded */
                     out_tf[room * nt + t] = tf > 0 ? (uint32_t)tf : 0;

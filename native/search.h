@@ -94,12 +94,14 @@ typedef struct {
  * A RANK list with more postings than all the other lists but RANK ones together is looked up, not
  * merged: its headers are checked, and a block is decoded (so found damaged) only when a document
  * in its range is scored. Everything else is decoded and checked up front.
- * out_tf has n_terms entries per document (0 for an absent term); out_dl its length.
+ * out_tf has n_terms entries per document (0 for an absent term); out_dl its length; out_ts,
+ * out_suffix and out_code its column record's time, id suffix and index code (level << 2 | outcome),
+ * what the query layer makes each match's index tail and bound of.
  */
 int memdb_text_search(const memdb_text_input *in, const double *params, int64_t now_us, int has_lo,
                       int64_t lo_us, int has_hi, int64_t hi_us, int outcome, size_t keep, size_t *total, double *best,
                       size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
-                      uint32_t *out_tf, uint32_t *out_dl);
+                      uint32_t *out_tf, uint32_t *out_dl, int64_t *out_ts, uint32_t *out_suffix, uint32_t *out_code);
 
 /* The newest ts_us among a chunk's live records (0 when it has none) and the highest of its
  * levels (0 when none; a zeroed record's level is 0), for memdb_text_input.chunk_newest /

@@ -396,7 +396,8 @@ Lists = Sequence[Sequence[bytes | memoryview] | StoredList]
 @dataclass
 class Found:
     """What ``search`` found: the number of passing documents, the best BM25 among them, and
-    the documents asked for (in document order) with their BM25, term frequencies and length."""
+    the documents asked for (in document order) with their BM25, term frequencies, length, and
+    column (``live_columns``: time, id suffix, index code)."""
 
     total: int
     best: float
@@ -404,6 +405,7 @@ class Found:
     bm25: list[float]
     tfs: list[list[int]]
     dls: list[int]
+    columns: list[tuple[int, int, int]]
 
 
 @dataclass(frozen=True)
@@ -668,7 +670,8 @@ def py_search(
         col = u_rec[i]
         assert col is not None
         dls.append(col.dl)
-    return Found(n, top, [u_doc[i] for i in out], [bm[i] for i in out], [u_tf[i] for i in out], dls)
+    docs = [u_doc[i] for i in out]
+    return Found(n, top, docs, [bm[i] for i in out], [u_tf[i] for i in out], dls, live_columns(chunks, docs))
 
 
 def _c_search(
@@ -741,9 +744,10 @@ def _c_search(
         bm = ffi.new("double[]", cap)
         tfs = ffi.new("uint32_t[]", cap * max(nt, 1))
         dls = ffi.new("uint32_t[]", cap)
+        ts, suffixes, codes = ffi.new("int64_t[]", cap), ffi.new("uint32_t[]", cap), ffi.new("uint32_t[]", cap)
         rc = lib.memdb_text_search(
             inp, params, now_us, lo is not None, lo if lo is not None else 0, hi is not None, hi if hi is not None else 0,
-            -1 if outcome is None else outcome, keep, total, best, cap, n_out, docs, bm, tfs, dls,
+            -1 if outcome is None else outcome, keep, total, best, cap, n_out, docs, bm, tfs, dls, ts, suffixes, codes,
         )  # fmt: skip
         if rc != _MORE_ROOM:
             break
@@ -760,6 +764,7 @@ def _c_search(
     return Found(
         int(total[0]), float(best[0]), ffi.unpack(docs, n), ffi.unpack(bm, n),
         [flat_tf[i * nt : (i + 1) * nt] for i in range(n)], ffi.unpack(dls, n),
+        list(zip(ffi.unpack(ts, n), ffi.unpack(suffixes, n), ffi.unpack(codes, n), strict=True)),
     )  # fmt: skip
 
 
@@ -1233,11 +1238,13 @@ class TextIndex:
         self._memos[owner] = (stamps, memo, key)
         return memo
 
-    def chunk_summaries(self, owner: str) -> list[tuple[int, int]]:
+    def chunk_summaries(self, owner: str, chunks: ColumnChunks | None = None) -> list[tuple[int, int]]:
         """``chunk_summary`` of each chunk of ``chunks(owner)`` (the same list a call of it returns
-        now): each part computed once per chunk read, the newest time from the records, the
-        highest level from the levels (an access flush rewrites levels only)."""
-        chunks = self.chunks(owner)
+        now; ``chunks``, when the caller holds it from this snapshot): each part computed once per
+        chunk read, the newest time from the records, the highest level from the levels (an access
+        flush rewrites levels only)."""
+        if chunks is None:
+            chunks = self.chunks(owner)
         newest = self._summary_part(self.columns, owner, chunks.records, lambda c: chunk_summary(c, None)[0])
         levels = self._summary_part(self.levels, owner, chunks.levels, lambda c: chunk_summary(None, c)[1])
         return list(zip(newest, levels[: len(newest)] + [0] * (len(newest) - len(levels)), strict=True))

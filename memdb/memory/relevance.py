@@ -123,7 +123,7 @@ class RelevanceModel:
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class PendingAccess:
     count: int
     last: dt.datetime
@@ -154,15 +154,18 @@ class AccessTracker:
 
     def touch(self, owner: str, episode_ids: Iterable[str], now: dt.datetime) -> None:
         """Count one access of each id; flushes when the buffer holds a batch of accesses."""
+        ids = list(episode_ids)
         with self._lock:
-            for eid in episode_ids:
-                self._accesses += 1
-                p = self._pending.get((owner, eid))
+            pending = self._pending  # (a flush swaps in a new buffer, under the lock)
+            for eid in ids:
+                p = pending.get((owner, eid))
                 if p is None:
-                    self._pending[(owner, eid)] = PendingAccess(1, now)
+                    pending[(owner, eid)] = PendingAccess(1, now)
                 else:
                     p.count += 1
-                    p.last = max(p.last, now)
+                    if now > p.last:
+                        p.last = now
+            self._accesses += len(ids)
             full = self._accesses >= self._batch()
         if full and self._can_flush():
             self.flush()

@@ -70,7 +70,7 @@ from memdb.memory.layout import (
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, SearchParams, StoredList, live_columns
+from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, SearchParams, StoredList
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
@@ -992,9 +992,9 @@ class OwnerQueries:
         blocks = [self._stored_list(memo, name, role > RANK) for name, role in lists]
         weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
-        summaries = text.chunk_summaries(owner) if keep else None  # top-k: bound documents by their chunk
+        summaries = text.chunk_summaries(owner, chunks) if keep else None  # top-k: bound documents by their chunk
         found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles, summaries)
-        return found, live_columns(chunks, found.docs)
+        return found, found.columns
 
     def _stored_list(self, memo: dict[Any, Any], name: str, tag: bool) -> StoredList:
         """A term's blocks (a tag's list, with ``tag``) as stored: as this process read them while

@@ -216,7 +216,7 @@ _COLUMN_TAILS_KEPT: Final = 1 << 17  # about 20 MB at most
 
 def column_tail(ts_us: int, suffix: int) -> bytes:
     """The index tail of the episode a text index column describes (its time and id suffix,
-    ``memdb.memory.postings.live_columns``): every match of a text query needs it, so tails are
+    ``memdb.memory.postings.Found.columns``): every match of a text query needs it, so tails are
     remembered rather than formatted again each query (``tail[ID_SLICE]`` is the id)."""
     tail = _COLUMN_TAILS.get((ts_us, suffix))
     if tail is None:

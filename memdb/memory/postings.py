@@ -282,8 +282,9 @@ def _no_column(doc: int) -> CorruptValueError:
 
 def live_columns(chunks: ColumnChunks, docs: Iterable[int]) -> list[tuple[int, int, int]]:
     """``(time, id suffix, index code)`` of each document's live column record, as
-    ``live_record`` gives them, without a ``Column`` each: the query layer asks this of every
-    match the kernel returns. CorruptValueError when a document has none."""
+    ``live_record`` gives them, without a ``Column`` each: what the twin returns of every match
+    (``Found.columns``; the C kernel reads them as it writes its output). CorruptValueError when a
+    document has none."""
     out: list[tuple[int, int, int]] = []
     unpack, records, levels = _RECORD.unpack_from, chunks.records, chunks.levels
     n = min(len(records), len(levels))

@@ -195,9 +195,10 @@ def test_the_kernel_equals_a_brute_force_reference(corpus: list[Any], query: Any
     positions = [doc // (gaps + 1) for doc in found.docs]
     assert positions == sorted(positions)
     by_pos = {i: (bm, low) for i, bm, low in want}
-    for pos, bm, tfs, dl in zip(positions, found.bm25, found.tfs, found.dls, strict=True):
+    for pos, bm, tfs, dl, column in zip(positions, found.bm25, found.tfs, found.dls, found.columns, strict=True):
         assert bm == by_pos[pos][0] and dl == docs[pos].dl
         assert tfs == [docs[pos].tf.get(t, 0) for t in terms]
+        assert column == (docs[pos].ts_us, pos, docs[pos].code)  # time, id suffix, index code
     if keep == 0 or len(want) <= keep:
         assert positions == [i for i, _, _ in want]
     else:
@@ -217,7 +218,7 @@ def test_c_and_the_twin_agree_bit_for_bit(corpus: list[Any], query: Any) -> None
     hi = NOW - hi_age * 1_000_000 + 1 if hi_age is not None else None
     args = ([blocks.get(t, []) for t in terms], idf, chunks, PARAMS, NOW, lo, hi, outcome, keep, None, summaries_of(chunks, summarised))
     c, twin = P._c_search(*args), P.py_search(*args)
-    assert (c.total, c.docs, c.tfs, c.dls) == (twin.total, twin.docs, twin.tfs, twin.dls)
+    assert (c.total, c.docs, c.tfs, c.dls, c.columns) == (twin.total, twin.docs, twin.tfs, twin.dls, twin.columns)
     assert [struct.pack("<d", x) for x in [c.best, *c.bm25]] == [struct.pack("<d", x) for x in [twin.best, *twin.bm25]]
 
 
@@ -234,7 +235,7 @@ def test_c_keeps_frequencies_from_the_merge_or_looks_them_up_past_its_bound(term
     for keep in (0, 10):
         args = ([blocks[t] for t in terms], idf, chunks, PARAMS, NOW, None, None, None, keep, None, summaries_of(chunks, True))
         c, twin = P._c_search(*args), P.py_search(*args)
-        assert (c.total, c.docs, c.tfs, c.dls) == (twin.total, twin.docs, twin.tfs, twin.dls)
+        assert (c.total, c.docs, c.tfs, c.dls, c.columns) == (twin.total, twin.docs, twin.tfs, twin.dls, twin.columns)
         assert [struct.pack("<d", x) for x in [c.best, *c.bm25]] == [struct.pack("<d", x) for x in [twin.best, *twin.bm25]]
 
 

@@ -433,7 +433,7 @@ class OwnerQueries:
         # No padding (DESIGN 6): a word no memory holds is named; a name no memory holds empties
         # the answer, since memories about other things would only stand in for it.
         unmatched = {t: kept[t] for t in self._unheld(kept)}
-        names = _name_terms(question)  # as written: sentence starts and capitals are in the question itself
+        names = _name_terms(question) if unmatched else {}  # as written: sentence starts and capitals are in the question itself
         missing = tuple(names[t] for t in unmatched if t in names)
         # the tags' own words rank as text too (capture indexes tags with the text)
         rank_terms = tuple(dict.fromkeys(t for tag in boost for t in _terms_of_word(tag) if t not in kept))

@@ -131,9 +131,14 @@ static const unsigned char *record_of(const memdb_text_input *in, uint32_t doc)
 }
 
 /* The level of doc, whose record record_of found. */
+static uint32_t level_byte(const memdb_text_input *in, uint32_t doc)
+{
+    return in->levels[doc / MEMDB_CHUNK_DOCS][doc % MEMDB_CHUNK_DOCS];
+}
+
 static double level_of(const memdb_text_input *in, uint32_t doc)
 {
-    return (double)in->levels[doc / MEMDB_CHUNK_DOCS][doc % MEMDB_CHUNK_DOCS];
+    return (double)level_byte(in, doc);
 }
 
 void memdb_chunk_summary(const unsigned char *chunk, size_t len, const unsigned char *levels, size_t levels_len,
@@ -532,7 +537,8 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     }
     *total = n_union;
     /* pass 2: the best BM25, scoring only documents whose bound beats the best so far; pass 3:
-     * lower bounds. A document is scored once: its record read, its frequencies looked up. */
+     * lower bounds. A document is scored once: its record read, its frequencies taken from its
+     * row (or looked up, past TF_ROWS_MAX). */
 #define ROW(i) (u_tf ? u_tf + (size_t)(i) * nt : NULL)
 #define RECORD(i, rec)                                                                                  \
     do {                                                                                                \
@@ -672,9 +678,9 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                 out_dl[room] = rd32(rec + 12);
                 out_ts[room] = rd64(rec);
                 out_suffix[room] = rd32(rec + 8);
-                out_code[room] = (uint32_t)in->levels[doc / MEMDB_CHUNK_DOCS][doc % MEMDB_CHUNK_DOCS] << 2 | (rd16(rec + 16) & 3);
+                out_code[room] = level_byte(in, doc) << 2 | (rd16(rec + 16) & 3);
                 for (t = 0; t < nt; t++) {
-                    long tf = row_tf(in, tp, t, u_doc[i], ROW(i), &bad); /* a scored document's blocks are decoded */
+                    long tf = row_tf(in, tp, t, doc, ROW(i), &bad); /* a scored document's blocks are decoded */
                     out_tf[room * nt + t] = tf > 0 ? (uint32_t)tf : 0;
                 }
                 room++;

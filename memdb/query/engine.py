@@ -774,10 +774,10 @@ class OwnerQueries:
             # start (_BY_TIME), so its top one is the latest before. Only at the cap are the
             # first ``cap`` of the planner looked at instead, as below: "at least" stays as it was.
             lists = self._kernel_lists(q)[0]
-            found_before, newest = self._text_search(replace(q, lo=None, hi=q.lo), lists, 1, q.lo, by_time=True)
-            n_after = self._text_search(replace(q, hi=None), lists, 1, q.lo)[0].total  # (the count is all it needs)
+            found_before = self._text_search(replace(q, lo=None, hi=q.lo), lists, 1, q.lo, by_time=True)
+            n_after = self._text_search(replace(q, hi=None), lists, 1, q.lo).total  # (the count is all it needs)
             if found_before.total + n_after < cap:
-                return found_before.total, max((ts for ts, _, _ in newest), default=None), n_after, False, False
+                return found_before.total, max((ts for ts, _, _ in found_before.columns), default=None), n_after, False, False
         outside = self._matches(replace(q, lo=None, hi=None), cap=cap)
         stamps = [tail_ts(tail) for tail, _, _ in outside.hot] + [ts_micros(h["ts"]) for _, h, _ in outside.archived]
         capped = len(outside.hot) >= cap
@@ -919,9 +919,9 @@ class OwnerQueries:
         if text_size is not None and (small is None or text_size < len(small[1]) * per_candidate):
             # the kernel applies the window and the outcome; the other filters look up its matches
             terms = tuple(dict.fromkeys(q.terms))
-            found_text, columns = self._text_search(q, [(t, MATCH) for t in terms], 0, 0)
+            found_text = self._text_search(q, [(t, MATCH) for t in terms], 0, 0)
             listed: list[tuple[bytes, bytes]] = []
-            for (ts_us, suffix, code), tfs, dl in zip(columns, found_text.tfs, found_text.dls, strict=True):
+            for (ts_us, suffix, code), tfs, dl in zip(found_text.columns, found_text.tfs, found_text.dls, strict=True):
                 tail = column_tail(ts_us, suffix)
                 postings[tail[ID_SLICE]] = {t: (tf, dl) for t, tf in zip(terms, tfs, strict=True) if tf}
                 listed.append((tail, PACKED_OF_CODE[code]))
@@ -959,12 +959,12 @@ class OwnerQueries:
         rank, the boost tags' and the required tags' lists, with the window and the outcome,
         merged in C; only the matches whose score can reach the top ``keep`` are listed."""
         lists, scored = self._kernel_lists(q)
-        found, columns = self._text_search(q, lists, keep, now_us)
+        found = self._text_search(q, lists, keep, now_us)
         hot: list[_Hot] = []
         boosted: set[bytes] = set()
         first_boost, first_required = len(scored), len(lists) - len(dict.fromkeys(q.tags))
         boosting = first_boost < first_required
-        for (ts_us, suffix, code), tfs, dl in zip(columns, found.tfs, found.dls, strict=True):
+        for (ts_us, suffix, code), tfs, dl in zip(found.columns, found.tfs, found.dls, strict=True):
             tail = column_tail(ts_us, suffix)
             if boosting and any(tfs[first_boost:first_required]):
                 boosted.add(tail)
@@ -972,12 +972,10 @@ class OwnerQueries:
         # the kernel's BM25 is the twin's sum, term by term in list order: what ``_bm25`` computes
         return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted, bm25=found.bm25)
 
-    def _text_search(
-        self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int, by_time: bool = False
-    ) -> tuple[TextFound, list[tuple[int, int, int]]]:
+    def _text_search(self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int, by_time: bool = False) -> TextFound:
         """The search kernel over ``lists`` (a word's postings or a tag's list, and its role)
-        with ``q``'s window and outcome: what it found, and the time, id suffix and index code
-        of each document it returned (``column_tail`` makes their index tails). ``by_time``
+        with ``q``'s window and outcome: what it found, with the time, id suffix and index code
+        of each document it returned (``columns``; ``column_tail`` makes their index tails). ``by_time``
         ranks the top ``keep`` by recency alone (``_BY_TIME``), the newest first."""
         text, owner = self._layout.text, self.name
         idf, avgdl = self._bm25_weights(q)
@@ -994,7 +992,7 @@ class OwnerQueries:
         roles = [role for _, role in lists]
         summaries = text.chunk_summaries(owner, chunks) if keep else None  # top-k: bound documents by their chunk
         found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles, summaries)
-        return found, found.columns
+        return found
 
     def _stored_list(self, memo: dict[Any, Any], name: str, tag: bool) -> StoredList:
         """A term's blocks (a tag's list, with ``tag``) as stored: as this process read them while

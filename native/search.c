@@ -769,3 +769,19 @@ done:
     free(tfs);
     return rc;
 }
+
+long memdb_entry_codes(const unsigned char *values, size_t n, const unsigned char *levels, size_t n_levels, uint32_t *codes) {
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *v = values + 5 * i;
+        if (v[0] != 0xCE) {
+            return (long)i;
+        }
+        uint32_t entry = (uint32_t)v[1] << 24 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 8 | (uint32_t)v[4];
+        uint32_t doc = entry >> 2;
+        if (doc >= n_levels) {
+            return (long)i;
+        }
+        codes[i] = (uint32_t)levels[doc] << 2 | (entry & 3);
+    }
+    return -1;
+}

@@ -120,6 +120,13 @@ int memdb_lookup_tfs(const memdb_text_input *in, size_t n_docs, const uint32_t *
  * caller hand a whole list over without one object per block. */
 long memdb_split_stored(const unsigned char *buf, size_t len, const unsigned char **blocks, size_t *lens, size_t cap);
 
+/* The index codes of n time-ordered index entries whose values lie back to back in values, each
+ * as memdb writes them (memdb.memory.layout.entry_value: 0xCE, then doc << 2 | outcome as a
+ * big-endian u32): codes[i] = levels[doc] << 2 | outcome, with levels the owner's relevance levels
+ * laid end to end, one byte a document. Returns -1, or the position of the first entry that is
+ * damaged or names a document past n_levels (codes before it are set). */
+long memdb_entry_codes(const unsigned char *values, size_t n, const unsigned char *levels, size_t n_levels, uint32_t *codes);
+
 /* Decode one block into docs/tfs (room for 65535 each); return n, or -1 if it is damaged. */
 long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, uint32_t *tfs);
 

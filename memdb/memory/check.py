@@ -12,6 +12,7 @@ from memdb.memory.layout import (
     INDEXES,
     SUPERSEDED,
     Layout,
+    entry_of,
     header_of,
     index_code,
     index_entries,
@@ -68,6 +69,7 @@ def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
         else:  # written into memdb's global by hand (README: write only globals of your own)
             report.problems.append(f"^MEM{subs!r}: not an episode record (^MEM holds (owner, day, id) = record)")
     cold = {str(subs[1]) for subs, _ in lay.cold.items((owner,)) if len(subs) == 2}
+    numbers = {str(subs[1]): doc for subs, doc in lay.text.numbers.items((owner,)) if len(subs) == 2}
     for subs, state in lay.states.items((owner,)):
         if len(subs) != 2 or not isinstance(state, dict):
             report.problems.append(f"^EPST{subs!r}: not an episode state (^EPST holds (owner, id) = state)")
@@ -109,8 +111,10 @@ def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
                 report.problems.append(f"^MEM({owner!r},...,{eid!r}): a second current version of fact {value.get('key')!r}")
             expected_keys[(owner, value.get("key"))] = eid
         code = index_code(state["relevance"], value.get("outcome"))
+        doc = numbers.get(eid)  # a hot episode without one: the text index's problems name it
+        entry = entry_of(doc, value.get("outcome")) if doc is not None else None
         for gname, subs_list in index_entries(owner, eid, value, state).items():
-            expected[gname].update(dict.fromkeys(subs_list, code))
+            expected[gname].update(dict.fromkeys(subs_list, entry))
         tf, dl = terms_of(value)
         expected_docs[eid] = Doc(eid, ts_micros(value["ts"]), code, tf, dl, tuple(value.get("tags") or ()))
         if dl:

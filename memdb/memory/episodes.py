@@ -29,11 +29,11 @@ from memdb.memory.check import CheckReport, check
 from memdb.memory.ids import Clock, check_id, episode_day, new_id, ts_micros, utcnow
 from memdb.memory.layout import (
     NO_OUTCOME,
-    PACKED_OF_CODE,
     RECORD_FIELDS,
     SUPERSEDED,
     VERSION_FIELDS,
     Layout,
+    entry_value,
     fact_key_bounds,
     header_of,
     index_code,
@@ -43,6 +43,7 @@ from memdb.memory.layout import (
     relevance_level,
     successor_of,
     superseded_header,
+    tail_at,
     tail_of,
     terms_of,
     told_of,
@@ -105,7 +106,6 @@ class Episodes:
         # What layers above count per typed record (patterns): hook(owner, episode), called in
         # the record's transaction; imports are history, not events as they complete, and skip them.
         self.record_hooks: list[Callable[[str, Episode], object]] = []
-        self._entry_key_cache: dict[tuple[str, str], tuple[tuple[Any, ...], bytes, tuple[bytes, ...]]] = {}
 
     # --- settings ------------------------------------------------------------------------------
 
@@ -190,74 +190,57 @@ class Episodes:
     def _state_changes(
         self, owner: str, eid: str, old: Mapping[str, Any], new: dict[str, Any], writes: _StateWrites, key: bytes | None = None
     ) -> None:
-        """Index changes for a new state: the state itself (under ``key``, its encoded key, when
-        known), a move between relevance bands, and the new code of every index entry (and of
-        its text column record) when the relevance level changed. Index keys are the cached
-        encoded parent plus the episode's (ts, id) tail, with the code packed once, as capture
-        writes them: a flush rewrites several keys for most of the episodes it counts."""
+        """The writes of a new state: the state itself (under ``key``, its encoded key, when
+        known) and, when the relevance level changed, the level of its text document and a move
+        between relevance bands. Index entries hold the document number, not the level, so none
+        is rewritten (``memdb.memory.layout.entry_value``): an access flush writes headers and
+        level chunks (``test_an_access_flush_rewrites_no_index_entry``)."""
         lay = self.layout
         if key is None:
             key = lay.parent_key(lay.states, (owner,)) + encode_subscript(eid)
         writes.states.append((key, new))
         old_rel, rel = old["relevance"], new["relevance"]
         if old.get("status") not in ("archived", SUPERSEDED) and relevance_level(old_rel) != relevance_level(rel):
-            band = band_of(rel)
-            if band_of(old_rel) != band:
-                writes.kills.append((lay.by_band, (owner, band_of(old_rel), ts_micros(new["ts"]), eid)))
-            code = index_code(rel, new.get("outcome"))
-            packed = PACKED_OF_CODE[code]
-            tail, keys = self._entry_keys(owner, eid, new)
-            writes.entries.extend([(k, packed) for k in keys])
-            writes.entries.append((lay.parent_key(lay.by_band, (owner, band)) + tail, packed))
-            writes.codes.append((owner, eid, code))
+            if band_of(old_rel) != band_of(rel):
+                writes.bands.append((owner, eid, ts_micros(new["ts"]), band_of(old_rel), band_of(rel)))
+            writes.levels.append((owner, eid, relevance_level(rel)))
 
     def left_hot(self, owner: str, eid: str) -> None:
         """Forget what this process holds of an episode that left the hot indexes (deleted, erased,
-        archived, superseded): its buffered accesses and its remembered index keys."""
+        archived, superseded): its buffered accesses."""
         self.tracker.discard(owner, eid)
-        self._entry_key_cache.pop((owner, eid), None)
-
-    def _entry_keys(self, owner: str, eid: str, header: Mapping[str, Any]) -> tuple[bytes, tuple[bytes, ...]]:
-        """The encoded (ts, id) tail of a hot episode and the keys of its index entries but the
-        band's, from its header, remembered: an access flush rewrites the same episodes' entries
-        flush after flush (a fifth of its time went to building them). Kept by what the keys are
-        made of, so a header whose tags, kind, outcome, session, status or told windows differ builds
-        them anew."""
-        told = header.get("told")
-        made_of = (
-            header["ts"], tuple(header.get("tags") or ()), header["kind"], header.get("outcome"), header.get("session"),
-            header.get("status"), tuple(map(tuple, told)) if told else None,
-        )  # fmt: skip
-        found = self._entry_key_cache.get((owner, eid))
-        if found is not None and found[0] == made_of:
-            return found[1], found[2]
-        tail, parent_key = tail_of(header["ts"], eid), self.layout.parent_key
-        keys = tuple(
-            parent_key(self.space[gname], e[:-2]) + tail
-            for gname, entries in index_entries(owner, eid, header, header).items()
-            if gname != "EPB"
-            for e in entries
-        )
-        if len(self._entry_key_cache) >= _ENTRY_KEYS_KEPT:
-            self._entry_key_cache.clear()
-        self._entry_key_cache[(owner, eid)] = (made_of, tail, keys)
-        return tail, keys
 
     def _write_states(self, writes: _StateWrites, keep_headers: bool = False) -> None:
-        """Write what ``_state_changes`` collected: band moves, headers, index entries, and the
-        text column codes, one chunk write per chunk. With ``keep_headers`` (an access flush, whose
+        """Write what ``_state_changes`` collected: band moves, headers and the text documents'
+        levels, one chunk write per chunk. With ``keep_headers`` (an access flush, whose
         episodes the next questions rank again) the headers are kept decoded as written
         (``packed_header``); a rescore's would only crowd out the ones questions reuse."""
+        lay = self.layout
+        kills: list[tuple[Global, Any]] = []
+        entries: list[tuple[bytes, bytes]] = []
+        if writes.bands:  # a band entry moves with its value (the document number and outcome)
+            parent = lay.parent_key
+            moves = []
+            for owner, eid, ts_us, old, new in writes.bands:
+                tail = tail_at(ts_us, eid.encode("ascii"))
+                moves.append((parent(lay.by_band, (owner, old)) + tail, parent(lay.by_band, (owner, new)) + tail))
+            with self.space.reader() as txn:
+                found = txn.get_many([old_key for old_key, _ in moves])  # one round trip on PostgreSQL
+            for (owner, eid, ts_us, old, _), (old_key, new_key) in zip(writes.bands, moves, strict=True):
+                raw = found.get(old_key)
+                if raw is not None:
+                    kills.append((lay.by_band, (owner, old, ts_us, eid)))
+                    entries.append((new_key, raw))
         if keep_headers:
-            writes.entries.extend((key, packed_header(state)) for key, state in writes.states)
-            self.space.apply(writes.kills, packed=writes.entries)
+            entries.extend((key, packed_header(state)) for key, state in writes.states)
+            self.space.apply(kills, packed=entries)
         else:
-            self.space.apply(writes.kills, encoded=writes.states, packed=writes.entries)
+            self.space.apply(kills, encoded=writes.states, packed=entries)
         by_owner: dict[str, list[tuple[str, int]]] = {}
-        for owner, eid, code in writes.codes:
-            by_owner.setdefault(owner, []).append((eid, code))
+        for owner, eid, level in writes.levels:
+            by_owner.setdefault(owner, []).append((eid, level))
         for owner, changed in by_owner.items():
-            self.layout.text.set_codes(owner, changed)
+            self.layout.text.set_levels(owner, changed)
 
     def rescore(self, now: dt.datetime | None = None, batch: int = 10_000) -> RescoreReport:
         """Recompute every episode's relevance at ``now`` (age changes with time), in native batches."""
@@ -427,13 +410,12 @@ class Episodes:
 @dataclass
 class _StateWrites:
     """The writes of new episode states (``Episodes._state_changes``), applied together by
-    ``Episodes._write_states``: headers (encoded key, state), relevance band entries to kill,
-    index entries (encoded key, packed code) and text column codes (owner, id, code)."""
+    ``Episodes._write_states``: headers (encoded key, state), relevance band moves (owner, id,
+    ts_us, old band, new band) and text document levels (owner, id, level)."""
 
     states: list[tuple[bytes, dict[str, Any]]] = field(default_factory=list)
-    kills: list[tuple[Global, Any]] = field(default_factory=list)
-    entries: list[tuple[bytes, bytes]] = field(default_factory=list)
-    codes: list[tuple[str, str, int]] = field(default_factory=list)
+    bands: list[tuple[str, str, int, int, int]] = field(default_factory=list)
+    levels: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 def _latest(a: dt.datetime | None, b: dt.datetime) -> dt.datetime:
@@ -742,7 +724,7 @@ class OwnerEpisodes:
         if old_state.get("status") == "summarized":  # its burst was summarized already: not an event to summarize again
             state = {**state, "status": "summarized"}
             self._layout.states.set((self.name, eid), state)
-        kills, deltas, df = self._hot_changes(old_id, old, old_state)
+        kills, _, deltas, df = self._hot_changes(old_id, old, old_state)
         audit: dict[str, Any] = {"episode": old_id, "successor": eid, "reason": reason, "fields": changed}
         if "outcome" in changed:
             audit["outcome"] = {"from": old.get("outcome"), "to": record.get("outcome")}
@@ -885,7 +867,7 @@ class OwnerEpisodes:
             record, _ = self._layer.load(self.name, episode_id)
             digest = content_hash(record)
             kills.append((self._layout.mem, (self.name, episode_day(episode_id), episode_id)))
-            k, deltas, df = self._hot_changes(episode_id, record, state)
+            k, _, deltas, df = self._hot_changes(episode_id, record, state)
             self._space.apply(kills + k)
             self._bump(episodes=-1, **deltas)
             self._bump_df(df)
@@ -894,26 +876,31 @@ class OwnerEpisodes:
 
     def _hot_changes(
         self, eid: str, record: Mapping[str, Any], state: Mapping[str, Any], code: int | None = None
-    ) -> tuple[list[tuple[Global, Any]], dict[str, int], dict[str, int]]:
-        """Hot index entries of an active episode (to kill, or with ``code`` the subscripts to
-        set), with the statistic and document-frequency deltas that go with them; its text
-        document is taken out of the text index now, or with ``code`` put in."""
+    ) -> tuple[list[tuple[Global, Any]], list[tuple[bytes, bytes]], dict[str, int], dict[str, int]]:
+        """Hot index entries of an active episode: to kill, or with ``code`` (its index code) to
+        set, packed with its new document number; with the statistic and document-frequency
+        deltas that go with them. Its text document is taken out of the text index now, or with
+        ``code`` put in."""
         entries: list[tuple[Global, Any]] = [
             (self._space[g], e) for g, es in index_entries(self.name, eid, record, {**state, "status": "active"}).items() for e in es
         ]
         tf, dl = terms_of(record)
         sign = 1 if code is not None else -1
+        packed: list[tuple[bytes, bytes]] = []
         if code is None:
             self._layout.text.remove(self.name, [(eid, tf, record.get("tags") or ())])
         else:
-            self._layout.text.add(self.name, [Doc(eid, ts_micros(record["ts"]), code, tf, dl, tuple(record.get("tags") or ()))])
+            (doc,) = self._layout.text.add(self.name, [Doc(eid, ts_micros(record["ts"]), code, tf, dl, tuple(record.get("tags") or ()))])
+            value = entry_value(doc, record.get("outcome"))
+            packed = [(g.key(e), value) for g, e in entries]
+            entries = []
         deltas = {"docs": sign if dl else 0, "terms": sign * dl}
-        return entries, deltas, {term: sign for term in tf}
+        return entries, packed, deltas, {term: sign for term in tf}
 
     def _move_to_cold(self, episode_id: str, cold: dict[str, Any], one_line: str, audit: Mapping[str, Any], at: dt.datetime) -> None:
         with self._space.transaction():
             record, state = self._layer.load(self.name, episode_id)
-            kills, deltas, df = self._hot_changes(episode_id, record, state)
+            kills, _, deltas, df = self._hot_changes(episode_id, record, state)
             kills.append((self._layout.mem, (self.name, episode_day(episode_id), episode_id)))
             # what experience needs stays hot (DESIGN 5): kind, outcome, tags and time are in the
             # header already; the one-liner and the lesson join them
@@ -941,9 +928,8 @@ class OwnerEpisodes:
             header.update(status=state.get("archived_from", "active"), access_count=state["access_count"] + 1, last_access=now)
             header["relevance"] = self._layer.relevance(record, header, now)
             code = index_code(header["relevance"], record.get("outcome"))
-            entries, deltas, df = self._hot_changes(episode_id, record, header, code)
-            sets: list[tuple[Global, Any, Any]] = [(g, e, code) for g, e in entries]
-            sets += [
+            _, packed, deltas, df = self._hot_changes(episode_id, record, header, code)
+            sets: list[tuple[Global, Any, Any]] = [
                 (self._layout.mem, (self.name, episode_day(episode_id), episode_id), record),
                 (self._layout.states, (self.name, episode_id), header),
                 self._layer.audit.change(self.name, "restore", now, **audit),
@@ -952,7 +938,7 @@ class OwnerEpisodes:
                 (self._layout.cold, (self.name, episode_id)),
                 (self._layout.archived, (self.name, ts_micros(record["ts"]), episode_id)),
             ]
-            self._space.apply(kills, sets)
+            self._space.apply(kills, sets, packed=packed)
             self._bump(archived=-1, **deltas)
             self._bump_df(df)
         return to_episode(self.name, episode_id, record, header)
@@ -1045,7 +1031,8 @@ class OwnerEpisodes:
         Every check comes before the first write, so the block joins a caller's transaction
         without a savepoint of its own (a nested LMDB transaction per record cost about 20 µs).
         Index keys are an encoded parent (cached by the store) plus the episode's encoded
-        (ts, id) tail, and their values are packed once per episode, not once per key.
+        (ts, id) tail, and their values (its document number and outcome) are packed once per
+        episode, not once per key.
         """
         out: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         st, lay = self._layer, self._layout
@@ -1056,6 +1043,7 @@ class OwnerEpisodes:
             packed: list[tuple[bytes, bytes]] = []
             docs = terms = 0
             text: list[Doc] = []
+            keyed: list[list[bytes]] = []  # each one's index entry keys
             counted: list[Iterable[str]] = []  # each document's terms, for their frequencies
             fresh: list[tuple[dict[str, Any], dict[str, Any]]] = []
             for rec in prepared:
@@ -1082,17 +1070,20 @@ class OwnerEpisodes:
                     eid = new_id(ts, owner)
                 sets.append((mem, (owner, day, eid), record))
                 sets.append((lay.states, (owner, eid), state))
-                code = PACKED_OF_CODE[index_code(score, record.get("outcome"))]
                 tail = tail_of(ts, eid)
-                for gname, entries in index_entries(owner, eid, record, state).items():
-                    g = self._space[gname]
-                    packed.extend((parent_key(g, e[:-2]) + tail, code) for e in entries)
+                entries = index_entries(owner, eid, record, state)
+                keyed.append([parent_key(self._space[gname], e[:-2]) + tail for gname, es in entries.items() for e in es])
                 text.append(Doc(eid, ts_micros(ts), index_code(score, record.get("outcome")), tf, dl, tuple(record.get("tags") or ())))
                 if dl:
                     docs += 1
                     terms += dl
                     counted.append(tf.keys())
                 out.append((eid, record, state))
+            # the entries hold each one's document number (``entry_value``), handed out below,
+            # after every key was checked: a refused key leaves nothing written
+            for keys, doc, (record, _) in zip(keyed, lay.text.next_numbers(owner, len(text)), fresh, strict=True):
+                value = entry_value(doc, record.get("outcome"))
+                packed.extend((key, value) for key in keys)
             self._space.apply((), sets, packed=packed)
             lay.text.add(owner, text)
             # deferred only once the write succeeded: a refused write inside a caller's transaction leaves no trace
@@ -1102,13 +1093,17 @@ class OwnerEpisodes:
 
     def _text_index_changes(self, eid: str, old: Mapping[str, Any], new: Mapping[str, Any], state: Mapping[str, Any]) -> None:
         """Re-index a hot episode whose text changed: it leaves the blocks under its old
-        document number and joins them under a new one (postings only ever append)."""
+        document number and joins them under a new one (postings only ever append), which its
+        index entries then hold."""
         old_tf, old_dl = terms_of(old)
         new_tf, new_dl = terms_of(new)
         text = self._layout.text
         text.remove(self.name, [(eid, old_tf, old.get("tags") or ())])
         code = index_code(state["relevance"], new.get("outcome"))
-        text.add(self.name, [Doc(eid, ts_micros(new["ts"]), code, new_tf, new_dl, tuple(new.get("tags") or ()))])
+        (doc,) = text.add(self.name, [Doc(eid, ts_micros(new["ts"]), code, new_tf, new_dl, tuple(new.get("tags") or ()))])
+        value = entry_value(doc, new.get("outcome"))  # the entries follow it to its new number
+        entries = index_entries(self.name, eid, new, state)
+        self._space.apply((), packed=[(self._space[g].key(e), value) for g, es in entries.items() for e in es])
         self._bump(docs=(1 if new_dl else 0) - (1 if old_dl else 0), terms=new_dl - old_dl)
         df: Counter[str] = Counter({t: 1 for t in new_tf if t not in old_tf})
         df.subtract({t: 1 for t in old_tf if t not in new_tf})
@@ -1121,9 +1116,6 @@ class OwnerEpisodes:
         self._space.defer_increments(self._layout.stats, (self.name,), deltas)
 
 
-# Episodes whose index entry keys a flush remembers, about 1 KB each: 16 MB at most, the episodes of
-# 64 flushes of distinct ones, while the episodes that questions keep finding are flushed far oftener.
-_ENTRY_KEYS_KEPT = 1 << 14
 _DIGEST_FIELDS = ("what_we_tried", "what_happened", "why", "lesson", "result", "artifact")  # bounded to the digest cap
 # what a new version starts from (a capture's input fields, which decide whether it differs); a
 # fact recorded again is new input, so its time and cites (its predecessors) never make it differ

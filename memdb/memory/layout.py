@@ -7,19 +7,19 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^EPST(owner, id)                    its header: relevance, access_count, last_access, feedback,
                                         status, plus ts, tags, kind, outcome and session, so that
                                         filtering, ranking and rescoring never read the full record
-    ^EPT(owner, ts_us, id) = code       time index
-    ^EPG(owner, tag, ts_us, id) = code  tag index
-    ^EPGO(owner, tag, outcome, ts_us, id) = code  tag+outcome index (episodes with an outcome),
+    ^EPT(owner, ts_us, id) = entry      time index
+    ^EPG(owner, tag, ts_us, id) = entry tag index
+    ^EPGO(owner, tag, outcome, ts_us, id) = entry  tag+outcome index (episodes with an outcome),
                                         for "past failures on X" without scanning all of X
-    ^EPK(owner, kind, outcome, ts_us, id) = code  kind+outcome index ("-" for no outcome)
-    ^EPS(owner, session, ts_us, id) = code  session index
-    ^EPB(owner, band, ts_us, id) = code relevance band (0-10) index
-    ^EPTD(owner, start_us, end_us, ts_us, id) = code  the windows an episode's text tells of
+    ^EPK(owner, kind, outcome, ts_us, id) = entry  kind+outcome index ("-" for no outcome)
+    ^EPS(owner, session, ts_us, id) = entry  session index
+    ^EPB(owner, band, ts_us, id) = entry relevance band (0-10) index
+    ^EPTD(owner, start_us, end_us, ts_us, id) = entry  the windows an episode's text tells of
                                         ("yesterday", "last week": ``told_of``), by start
     ^EPDN(owner, id) = doc              the text index (``memdb.memory.postings``): a hot episode's
     ^EPX(owner, term, first) = block    document number, the terms' posting blocks, the tags'
     ^EPXT(owner, tag, first) = block    lists of documents, and the per-document columns
-    ^EPC(owner, chunk) = records        (time, id, length, index code)
+    ^EPC(owner, chunk) = records        (time, id, length, outcome), and ^EPL their relevance levels
     ^EPDF(owner, term) = df             documents holding the term (BM25's idf without a scan)
     ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"dropped"|"next_doc")   per-owner statistics
     ^EPAR(owner, ts_us, id)             archived episodes (their one-line summary is in the header)
@@ -35,9 +35,12 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
 The time-ordered indexes share one layout, so the query layer works on encoded keys: every
 entry ends in the same encoded ``(ts_us, id)`` tail (ids have a fixed length, so the id is a
 slice of it), and ``key(prefix) + tail`` tests membership in another index with one lookup.
-Their value, ``code``, is the episode's relevance to 1/25 of a point and its outcome
-(``index_code``): filtering by outcome and bounding relevance need no header read; a change of
-level rewrites the entries.
+Their value, ``entry``, is the episode's document number and outcome (``entry_value``); with
+the relevance level of that document's level chunk it makes the episode's index code (relevance
+to 1/25 of a point and outcome, ``index_code``; ``entry_codes``), so filtering by outcome and
+bounding relevance need no header read. Reading moves only the level: an access flush (and a
+rescore) rewrites level chunks and headers, never an entry; an entry is rewritten only when its
+episode gets a new document number (its text changed, or it came back from cold storage).
 
 Versions: a record that replaces another holds ``supersedes`` (the old id) and
 ``supersede_reason``, and its header copies ``supersedes``, so a chain is walked on headers
@@ -49,12 +52,14 @@ written before versions existed hold none of these fields and read as unversione
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+import struct
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from memdb import native
 from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
-from memdb.errors import CorruptValueError
+from memdb.errors import CorruptValueError, StoreFullError
 from memdb.memory.ids import EPOCH_ORDINAL, episode_day, id_at, ts_micros
 from memdb.memory.postings import TextIndex
 from memdb.memory.relevance import band_of
@@ -62,7 +67,6 @@ from memdb.memory.text import term_counts, tokenize
 from memdb.memory.timephrase import TOLD_HINTS, told_windows
 
 __all__ = [
-    "CODE_OF_PACKED",
     "GLOBALS",
     "ID_SLICE",
     "ID_TAIL_BYTES",
@@ -70,9 +74,9 @@ __all__ = [
     "LAYOUT",
     "LEVELS_PER_POINT",
     "MAX_CODE",
+    "MAX_DOCS",
     "NO_OUTCOME",
     "OUTCOME_OF_CODE",
-    "PACKED_OF_CODE",
     "RECORD_FIELDS",
     "SUPERSEDED",
     "TEXT_FIELDS",
@@ -82,6 +86,10 @@ __all__ = [
     "Layout",
     "column_tail",
     "decoded_header",
+    "entry_code",
+    "entry_codes",
+    "entry_of",
+    "entry_value",
     "fact_key_bounds",
     "header_of",
     "id_tail",
@@ -100,7 +108,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 11  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 12  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
@@ -127,7 +135,7 @@ GLOBALS: Final[Mapping[str, str]] = {
 """Every global memdb writes, with what it holds; a user's own globals must use other names."""
 
 INDEXES: Final = ("EPT", "EPG", "EPGO", "EPK", "EPS", "EPB", "EPTD")
-"""The time-ordered indexes: every entry ends in the (ts_us, id) tail and holds ``index_code``."""
+"""The time-ordered indexes: every entry ends in the (ts_us, id) tail and holds ``entry_value``."""
 
 NO_OUTCOME: Final = "-"  # the kind+outcome index's outcome subscript for episodes without one
 # a fact's key is indexed with its text: "what does Ana prefer?" finds ``ana/ui.theme``
@@ -150,9 +158,6 @@ _PARENT_KEYS_KEPT = 1 << 16  # encoded index parents remembered (about 10 MB at 
 OUTCOME_OF_CODE: Final[tuple[str | None, ...]] = (None, "success", "partial", "failure")
 _CODE_OF_OUTCOME = {o: i for i, o in enumerate(OUTCOME_OF_CODE)}
 MAX_CODE: Final = 10 * LEVELS_PER_POINT << 2 | 3
-PACKED_OF_CODE: Final[tuple[bytes, ...]] = tuple(codec.pack_value(c) for c in range(MAX_CODE + 1))
-CODE_OF_PACKED: Final[dict[bytes, int]] = {packed: c for c, packed in enumerate(PACKED_OF_CODE)}
-"""Index codes by their packed value: decoding one is a dict lookup."""
 
 
 def relevance_level(relevance: float) -> int:
@@ -161,13 +166,68 @@ def relevance_level(relevance: float) -> int:
 
 
 def index_code(relevance: float, outcome: str | None) -> int:
-    """The value of an episode's time-ordered index entries: relevance level * 4 + outcome
-    (0 none, 1 success, 2 partial, 3 failure), at most ``MAX_CODE`` (``CODE_OF_PACKED`` reads it)."""
+    """An episode's index code: relevance level * 4 + outcome (0 none, 1 success, 2 partial,
+    3 failure), at most ``MAX_CODE``; the text columns and the query layer rank by it."""
+    return relevance_level(relevance) << 2 | _outcome_code(outcome)
+
+
+def _outcome_code(outcome: str | None) -> int:
     code = _CODE_OF_OUTCOME.get(outcome)
     if code is None:  # capture validates outcomes: any other value was damaged on disk
         known = ", ".join(o for o in OUTCOME_OF_CODE if o)
         raise CorruptValueError(f"a stored outcome is damaged: not one of {known} or none ({CorruptValueError.HINT})")
-    return relevance_level(relevance) << 2 | code
+    return code
+
+
+# --- the value of a time-ordered index entry ---------------------------------------------------
+
+
+def entry_of(doc: int, outcome: str | None) -> int:
+    """The value of a hot episode's index entries: its document number and outcome,
+    ``doc << 2 | outcome``. The level is not in it: ``entry_codes``."""
+    if not 0 <= doc < MAX_DOCS:
+        raise StoreFullError(f"document number {doc}: an owner holds at most {MAX_DOCS:,} documents (numbers are never reused)")
+    return doc << 2 | _outcome_code(outcome)
+
+
+MAX_DOCS: Final = 1 << 30
+"""Document numbers an owner can be given: an entry value keeps one in 30 bits."""
+_ENTRY: Final = struct.Struct(">BI")  # msgpack's uint32 (0xCE), always: entries have one width
+
+
+def entry_value(doc: int, outcome: str | None) -> bytes:
+    """``entry_of`` packed as written: msgpack's uint32 always (5 bytes, which any msgpack
+    reader decodes), so a range's values read back to back need no parsing (``entry_codes``)."""
+    return _ENTRY.pack(0xCE, entry_of(doc, outcome))
+
+
+def entry_code(raw: bytes, levels: bytes) -> int:
+    """The index code of one entry (``index_code``): its outcome, with the level its document
+    has in ``levels``, the owner's levels one byte a document (``TextIndex.levels_of``)."""
+    if len(raw) != _ENTRY.size or raw[0] != 0xCE:
+        raise CorruptValueError(f"index entry value {bytes(raw[:12]).hex()}: damaged: not a document number ({CorruptValueError.HINT})")
+    v = int.from_bytes(raw[1:], "big")
+    if v >> 2 >= len(levels):
+        raise CorruptValueError(f"index entry of document {v >> 2}: it has no relevance level ({CorruptValueError.HINT})")
+    return levels[v >> 2] << 2 | v & 3
+
+
+def entry_codes(values: Sequence[bytes], levels: bytes) -> list[int]:
+    """``entry_code`` of each of ``values`` (a range read as columns), in one C loop
+    (``memdb_entry_codes``) or its twin."""
+    joined = b"".join(values)
+    n = len(values)
+    if len(joined) != n * _ENTRY.size:
+        for raw in values:  # some value has another width: name it
+            entry_code(raw, levels)
+    if native.AVAILABLE and n > 8:
+        lib, ffi = native.search_lib()
+        codes = ffi.new("uint32_t[]", n)
+        bad = lib.memdb_entry_codes(ffi.from_buffer(joined), n, ffi.from_buffer(levels), len(levels), codes)
+        if bad >= 0:
+            entry_code(values[bad], levels)  # raises, naming it
+        return ffi.unpack(codes, n)  # type: ignore[no-any-return]
+    return [entry_code(raw, levels) for raw in values]
 
 
 # --- the (ts_us, id) tail of index keys --------------------------------------------------------

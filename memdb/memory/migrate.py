@@ -8,10 +8,11 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from memdb.engine.codec import encode_subscript
 from memdb.engine.globals import Global
 from memdb.engine.log import logger
 from memdb.memory.ids import episode_day, ts_micros
-from memdb.memory.layout import LAYOUT, SUPERSEDED, index_code, index_entries, terms_of, told_of
+from memdb.memory.layout import LAYOUT, SUPERSEDED, entry_value, index_code, index_entries, terms_of, told_of
 from memdb.memory.postings import CHUNK_DOCS, Doc
 
 if TYPE_CHECKING:
@@ -33,7 +34,9 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     of documents per tag and per-document columns: ``memdb.memory.postings``; layout 10 indexes
     the windows each record's text tells of, ``told_of``, so each hot record is read once;
     layout 11 keeps the relevance levels of the text columns in level chunks of their own, so an
-    access flush rewrites those and not the records: ``_split_levels``).
+    access flush rewrites those and not the records: ``_split_levels``; layout 12 puts each
+    index entry's document number in its value instead of its relevance level, so an access
+    flush rewrites no index entry: ``memdb.memory.layout.entry_value``).
     Returns how many episodes were rewritten; a current database costs one read. The
     layout is recorded last, so an interrupted upgrade runs again on the next open."""
     lay = layer.layout
@@ -66,6 +69,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
                 chunk = list(itertools.islice(lay.states.range((owner,), start), batch))
                 sets: list[tuple[Global, Any, Any]] = []
                 docs: list[Doc] = []
+                hot: list[tuple[str, str | None, list[tuple[Global, Any]]]] = []  # (id, outcome, index entries)
                 for subs, state in chunk:
                     if state.get("status") in ("archived", SUPERSEDED):  # in no hot index, with no postings
                         continue
@@ -81,11 +85,26 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
                                 sets.append((lay.states, subs, state))
                         if rebuild:
                             docs.append(Doc(eid, ts_micros(record["ts"]), code, tf, dl, tuple(record.get("tags") or ())))
-                    for gname, entries in index_entries(owner, eid, state, state).items():
-                        sets.extend((lay.index(gname), e, code) for e in entries)
+                    entries = [(lay.index(gname), e) for gname, es in index_entries(owner, eid, state, state).items() for e in es]
+                    hot.append((eid, state.get("outcome"), entries))
                     rewritten += 1
                 layer.space.apply((), sets)
-                lay.text.add(owner, docs)  # in (ts, id) order, as capture numbers documents
+                # layout 12: each entry holds its episode's document number (``entry_value``),
+                # handed out now when the text index is rebuilt, else read
+                if rebuild:
+                    # in (ts, id) order, as capture numbers documents
+                    numbered = dict(zip((d.eid for d in docs), lay.text.add(owner, docs), strict=True))
+                else:
+                    found = lay.text.numbers_of(owner, [encode_subscript(eid) for eid, _, _ in hot])
+                    numbered = {eid: doc for (eid, _, _), doc in zip(hot, found, strict=True) if doc is not None}
+                packed: list[tuple[bytes, bytes]] = []
+                for eid, outcome, entries in hot:
+                    doc = numbered.get(eid)
+                    if doc is None:  # a hot episode without a document (damaged): check() names its missing entries
+                        continue
+                    value = entry_value(doc, outcome)
+                    packed.extend((g.key(e), value) for g, e in entries)
+                layer.space.apply((), packed=packed)
                 if docs:
                     layer.space.defer_counts(lay.doc_freq, (owner,), (t for d in docs for t in d.tf), drop_zero=True)
                     with_text = [d for d in docs if d.dl]

@@ -25,7 +25,7 @@ suffix (``memdb.memory.ids``), so a document needs no reverse map. A level chunk
 byte per record of its column chunk, in the same order: the document's relevance level (its
 index code is ``level << 2 | outcome``; 0 for a zeroed record). The level is the one part
 that changes as episodes are read, so an access flush rewrites level chunks (1 KB each) and
-their stamps, never the records (20 KB a chunk): ``tests/memory/test_postings.py::
+their stamps, and reads no record (20 KB a chunk): ``tests/memory/test_postings.py::
 test_an_access_flush_rewrites_only_level_chunks``.
 
 Reading: a query needs every column chunk its matches fall in (at 100,000 documents, all of
@@ -863,6 +863,7 @@ class TextIndex:
         # (global, owner) -> (stamps, chunks) last read, for the records and the levels apart
         self._kept: dict[tuple[str, str], tuple[bytes, list[memoryview | None]]] = {}
         self._both: dict[str, ColumnChunks] = {}  # owner -> the ColumnChunks last returned
+        self._flat: dict[str, tuple[list[memoryview | None], bytes]] = {}  # owner -> (level chunks, levels_of)
         # (global, owner) -> (the chunks summarised, their part of the summary: the newest time of
         # a records chunk, the highest level of a level chunk): a chunk kept is the same object, so
         # its part is reused; a chunk read again (its stamp changed) is summarised again
@@ -872,13 +873,19 @@ class TextIndex:
 
     # --- writing -----------------------------------------------------------------------------
 
+    def next_numbers(self, owner: str, n: int) -> list[int]:
+        """The numbers ``add`` will give the owner's next ``n`` documents in this transaction, so
+        a writer can check every key it derives from them before writing any."""
+        first = int(self.stats.get((owner, "next_doc"), 0))
+        return list(range(first, first + n))
+
     def add(self, owner: str, docs: Sequence[Doc]) -> list[int]:
         """Give each episode the next document number and append it to its terms' blocks and
-        the columns; returns the numbers."""
+        the columns; returns the numbers (those ``next_numbers`` said)."""
         if not docs:
             return []
-        first = int(self.stats.get((owner, "next_doc"), 0))
-        numbers = list(range(first, first + len(docs)))
+        numbers = self.next_numbers(owner, len(docs))
+        first = numbers[0]
         sets: list[tuple[Global, Any, Any]] = [(self.stats, (owner, "next_doc"), first + len(docs))]
         sets.extend((self.numbers, (owner, d.eid), doc) for doc, d in zip(numbers, docs, strict=True))
         self.space.apply((), sets)
@@ -935,58 +942,41 @@ class TextIndex:
         sets.extend(self._patched(owner, records))
         self.space.apply(kills, sets)
 
-    def set_codes(self, owner: str, codes: Iterable[tuple[str, int]]) -> None:
-        """Set the index code of these episodes' documents (relevance changed): their level
-        chunks are rewritten, and a record only where its outcome changed too."""
+    def set_levels(self, owner: str, levels: Iterable[tuple[str, int]]) -> None:
+        """Set the relevance level (0-250) of these hot episodes' documents: their level chunks
+        are rewritten with their stamps, and nothing else (a document's outcome never changes:
+        a record that changes gets a new document). Only the level chunks are read."""
         self.space.flush_staged()  # what this transaction staged, so it is read too
         eids, wanted = [], []
-        for eid, code in codes:
+        for eid, level in levels:
             eids.append(eid)
-            wanted.append(code)
+            wanted.append(level)
         patches: dict[int, dict[int, int]] = defaultdict(dict)
-        for doc, code in zip(self.numbers_of(owner, [codec.encode_subscript(e) for e in eids]), wanted, strict=True):
+        for doc, level in zip(self.numbers_of(owner, [codec.encode_subscript(e) for e in eids]), wanted, strict=True):
             if doc is not None:
-                patches[doc // CHUNK_DOCS][doc] = code
+                patches[doc // CHUNK_DOCS][doc % CHUNK_DOCS] = level
         if not patches:
             return
-        level_keys = {c: self.levels.key((owner, c)) for c in patches}
-        record_keys = {c: self.columns.key((owner, c)) for c in patches}
+        keys = {c: self.levels.key((owner, c)) for c in patches}
         with self.space.reader() as txn:
-            found = txn.get_many([*level_keys.values(), *record_keys.values()])  # one round trip on PostgreSQL
-        level_sets: dict[int, bytes] = {}
-        record_sets: dict[int, bytes] = {}
-        for chunk, by_doc in patches.items():
-            raw_levels, raw_records = found.get(level_keys[chunk]), found.get(record_keys[chunk])
-            if raw_levels is None or raw_records is None:
+            found = txn.get_many(list(keys.values()))  # one round trip on PostgreSQL
+        written: dict[int, bytes] = {}
+        for chunk, by_slot in patches.items():
+            raw = found.get(keys[chunk])
+            if raw is None:
                 continue
-            levels, records = bytearray(_payload(raw_levels)), _payload(raw_records)
-            patched: bytearray | None = None
-            for doc, code in by_doc.items():
-                i = doc % CHUNK_DOCS
-                off = i * RECORD_BYTES
-                if i >= len(levels) or len(records) < off + RECORD_BYTES or records[off + 18] != 1:
-                    continue
-                levels[i] = code >> 2
-                if records[off + 16] != code & 3:  # the outcome changed too (rare: feedback, a tool result)
-                    if patched is None:
-                        patched = bytearray(records)
-                    struct.pack_into("<H", patched, off + 16, code & 3)
-            if levels != _payload(raw_levels):
-                level_sets[chunk] = bytes(levels)
-            if patched is not None:
-                record_sets[chunk] = bytes(patched)
-        sets: list[tuple[Global, Any, Any]] = []
-        kept: list[tuple[Global, dict[int, bytes], bytes]] = []
-        for g, stamps_g, written in ((self.levels, self.level_stamps, level_sets), (self.columns, self.stamps, record_sets)):
-            if written:
-                stamped = self._stamped(stamps_g, owner, written)
-                sets.extend((g, (owner, c), v) for c, v in written.items())
-                sets.append(stamped)
-                kept.append((g, written, stamped[2]))
-        if sets:
-            self.space.apply((), sets)
-        for g, written, stamps in kept:
-            self._keep_written(g, owner, written, stamps)
+            stored = _payload(raw)
+            chunk_levels = bytearray(stored)
+            for i, level in by_slot.items():
+                if i < len(chunk_levels):
+                    chunk_levels[i] = level
+            if chunk_levels != stored:
+                written[chunk] = bytes(chunk_levels)
+        if not written:
+            return
+        stamped = self._stamped(self.level_stamps, owner, written)
+        self.space.apply((), [*((self.levels, (owner, c), v) for c, v in written.items()), stamped])
+        self._keep_written(self.levels, owner, written, stamped[2])
 
     def _keep_written(self, g: Global, owner: str, written: Mapping[int, bytes], stamps: bytes) -> None:
         """Keep the chunks of ``g`` (records or levels) this process just wrote with their new
@@ -1189,6 +1179,22 @@ class TextIndex:
                 self._both.pop(next(iter(self._both)))
             both = self._both[owner] = ColumnChunks(records, levels)
         return both
+
+    def levels_of(self, owner: str) -> bytes:
+        """The owner's relevance levels, one byte a document laid end to end (0 past a chunk's
+        end and for a chunk never written): what an index entry's document number makes its code
+        of (``memdb.memory.layout.entry_codes``). Joined again only when a level chunk changed."""
+        self.space.flush_staged()  # what this transaction staged, so it is read too
+        chunks = self._fresh(self.levels, self.level_stamps, owner)
+        kept = self._flat.get(owner)
+        if kept is not None and kept[0] is chunks:
+            return kept[1]
+        pad = bytes(CHUNK_DOCS)
+        flat = b"".join(bytes(c).ljust(CHUNK_DOCS, b"\0") if c is not None else pad for c in chunks)
+        if len(self._flat) >= _OWNERS_KEPT and owner not in self._flat:
+            self._flat.pop(next(iter(self._flat)))
+        self._flat[owner] = (chunks, flat)
+        return flat
 
     def _fresh(self, g: Global, stamps_g: Global, owner: str) -> list[memoryview | None]:
         """The owner's chunks of ``g`` (records or levels) as stored, by ``stamps_g``'s stamps:

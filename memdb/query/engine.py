@@ -52,18 +52,18 @@ from memdb.errors import ValidationError
 from memdb.memory.episodes import Episodes, to_episode
 from memdb.memory.ids import episode_day, from_micros, ts_micros
 from memdb.memory.layout import (
-    CODE_OF_PACKED,
     ID_SLICE,
     ID_TAIL_BYTES,
     LEVELS_PER_POINT,
     MAX_CODE,
     NO_OUTCOME,
     OUTCOME_OF_CODE,
-    PACKED_OF_CODE,
     SUPERSEDED,
     DecodedHeader,
     column_tail,
     decoded_header,
+    entry_code,
+    entry_codes,
     successor_of,
     tail_id,
     tail_ts,
@@ -784,27 +784,28 @@ class OwnerQueries:
         before = [t for t in stamps if q.lo is None or t < q.lo]
         return len(before), None if capped else max(before, default=None), len(stamps) - len(before), capped, capped
 
-    def _sources(self, q: _Query) -> list[tuple[str, Iterator[tuple[bytes, bytes]]]]:
+    def _sources(self, q: _Query) -> list[tuple[str, Iterator[tuple[bytes, int]]]]:
         """Candidate streams, one per usable index, each yielding (encoded (ts, id) tail, code)
         of the entries in the window. The first word of a name says which filter it implies."""
         owner, lo, hi, st = self.name, q.lo, q.hi, self._layout
-        srcs: list[tuple[str, Iterator[tuple[bytes, bytes]]]] = []
+        levels = st.text.levels_of(owner)  # an entry's code is its outcome with its document's level
+        srcs: list[tuple[str, Iterator[tuple[bytes, int]]]] = []
         for tag in q.tags:
             if q.outcome:  # the name says which filter a source implies: the tag (and the outcome)
-                srcs.append((f"tag {tag}", _tails(st.by_tag_outcome, (owner, tag, q.outcome), lo, hi)))
+                srcs.append((f"tag {tag}", _tails(st.by_tag_outcome, (owner, tag, q.outcome), lo, hi, levels)))
             else:
-                srcs.append((f"tag {tag}", _tails(st.by_tag, (owner, tag), lo, hi)))
+                srcs.append((f"tag {tag}", _tails(st.by_tag, (owner, tag), lo, hi, levels)))
         if q.any_tags:
-            srcs.append(("any tag", _chain(_tails(st.by_tag, (owner, t), lo, hi) for t in q.any_tags)))
+            srcs.append(("any tag", _chain(_tails(st.by_tag, (owner, t), lo, hi, levels) for t in q.any_tags)))
         if q.kind or q.outcome:
             kinds = [q.kind] if q.kind else [*self._layer.settings.typed_kinds, *BUILTIN_KINDS]
             outcomes = [q.outcome] if q.outcome else [*OUTCOMES, NO_OUTCOME]
             label = f"kind {q.kind or '*'}/{q.outcome or '*'}"
-            srcs.append((label, _chain(_tails(st.by_kind, (owner, k, o), lo, hi) for k in kinds for o in outcomes)))
+            srcs.append((label, _chain(_tails(st.by_kind, (owner, k, o), lo, hi, levels) for k in kinds for o in outcomes)))
         if q.session:
-            srcs.append((f"session {q.session}", _tails(st.by_session, (owner, q.session), lo, hi)))
+            srcs.append((f"session {q.session}", _tails(st.by_session, (owner, q.session), lo, hi, levels)))
         if not srcs:  # every other range lies within the window too, so time never drives when one exists
-            srcs.append(("time", _tails(st.by_time, (owner,), lo, hi)))
+            srcs.append(("time", _tails(st.by_time, (owner,), lo, hi, levels)))
         return srcs
 
     def _single_range(self, q: _Query) -> tuple[Global, tuple[Any, ...]] | None:
@@ -855,7 +856,8 @@ class OwnerQueries:
                 keys, packed = g.raw_columns(subs, q.lo, q.hi)
                 n = len(g.key(subs))
                 tagged_tails = [k[n:] for k in keys]
-                alone = [(t, CODE_OF_PACKED[raw]) for t, raw in zip(tagged_tails, packed, strict=True) if t not in have]
+                codes = entry_codes(packed, self._layout.text.levels_of(self.name))
+                alone = [(t, c) for t, c in zip(tagged_tails, codes, strict=True) if t not in have]
                 worded.pending = _Column([t for t, _ in alone], [c for _, c in alone], 0)
             else:
                 # A tagged episode holding an asked term is among the worded ones (with its postings);
@@ -879,7 +881,7 @@ class OwnerQueries:
         if whole is not None:  # one range holds exactly the hot matches: read it as columns
             g, subs = whole
             keys, packed = g.raw_columns(subs, q.lo, q.hi)
-            found = _Found(column=_Column(keys, list(map(CODE_OF_PACKED.__getitem__, packed)), len(g.key(subs))))
+            found = _Found(column=_Column(keys, entry_codes(packed, self._layout.text.levels_of(owner)), len(g.key(subs))))
             if q.include_archived:
                 found.archived = self._archived_matches(q, cap=None)
             if q.include_superseded:
@@ -893,8 +895,8 @@ class OwnerQueries:
         # Probe each index range up to a limit that shrinks to the smallest exact size seen, so
         # choosing the driver costs at most a few small reads.
         limit = _PROBE if text_size is None else min(_PROBE, text_size + 1)
-        small: tuple[str, list[tuple[bytes, bytes]]] | None = None
-        large: tuple[str, list[tuple[bytes, bytes]], Iterator[tuple[bytes, bytes]]] | None = None
+        small: tuple[str, list[tuple[bytes, int]]] | None = None
+        large: tuple[str, list[tuple[bytes, int]], Iterator[tuple[bytes, int]]] | None = None
         sources = self._sources(q)
         if sources[0][0] == "time" and text_size is not None:
             sources = []  # the kernel filters the text's matches by time itself: never scan the time index for it
@@ -915,16 +917,16 @@ class OwnerQueries:
             else:
                 large = (large[0], large[1] + more, large[2])
         driver_name = "text"
-        driver: Iterable[tuple[bytes, bytes]]
+        driver: Iterable[tuple[bytes, int]]
         if text_size is not None and (small is None or text_size < len(small[1]) * per_candidate):
             # the kernel applies the window and the outcome; the other filters look up its matches
             terms = tuple(dict.fromkeys(q.terms))
             found_text = self._text_search(q, [(t, MATCH) for t in terms], 0, 0)
-            listed: list[tuple[bytes, bytes]] = []
+            listed: list[tuple[bytes, int]] = []
             for (ts_us, suffix, code), tfs, dl in zip(found_text.columns, found_text.tfs, found_text.dls, strict=True):
                 tail = column_tail(ts_us, suffix)
                 postings[tail[ID_SLICE]] = {t: (tf, dl) for t, tf in zip(terms, tfs, strict=True) if tf}
-                listed.append((tail, PACKED_OF_CODE[code]))
+                listed.append((tail, code))
             driver = listed
         elif small is not None:
             driver_name, driver = small
@@ -1012,7 +1014,7 @@ class OwnerQueries:
     def _filter(
         self,
         q: _Query,
-        driver: Iterable[tuple[bytes, bytes]],
+        driver: Iterable[tuple[bytes, int]],
         driver_name: str,
         postings: dict[bytes, dict[str, tuple[int, int]]],
         cap: int | None,
@@ -1032,12 +1034,11 @@ class OwnerQueries:
         looked_up = tuple(dict.fromkeys((q.terms if driver_name != "text" else ()) + q.rank_terms))  # the text driver brings its postings
         required = bool(q.terms and q.terms_required)
         match = set(q.terms)
-        code_of = CODE_OF_PACKED
         if not (tags or any_tags or kinds or session or window or looked_up or postings) and driver_name != "any tag":
             # nothing to look up and no repeats (only any_tags' ranges overlap): keep or drop by code
             if outcome is None:
-                return [(tail, code_of[raw], _NO_HITS) for tail, raw in itertools.islice(driver, cap)]
-            kept = [(tail, c, _NO_HITS) for tail, raw in driver if (c := code_of[raw]) & 3 == outcome]
+                return [(tail, code, _NO_HITS) for tail, code in itertools.islice(driver, cap)]
+            kept = [(tail, code, _NO_HITS) for tail, code in driver if code & 3 == outcome]
             return kept[:cap] if cap is not None else kept  # (only the empty-answer note caps)
         out: list[_Hot] = []
         seen: set[bytes] = set()
@@ -1046,8 +1047,7 @@ class OwnerQueries:
         def passing() -> Iterator[tuple[bytes, int]]:
             with self._space.reader() as txn:
                 get = txn.get
-                for tail, raw in driver:
-                    code = code_of[raw]
+                for tail, code in driver:
                     if outcome is not None and code & 3 != outcome:
                         continue
                     if window and not lo <= tail_ts(tail) < hi:
@@ -1451,14 +1451,15 @@ def _without_window(interp: Interpretation) -> Interpretation:
     return replace(interp, window=None)
 
 
-def _tails(g: Global, subs: tuple[Any, ...], lo: int | None, hi: int | None) -> Iterator[tuple[bytes, bytes]]:
-    """(encoded (ts, id) tail, packed code) of the entries of one time-ordered index range."""
+def _tails(g: Global, subs: tuple[Any, ...], lo: int | None, hi: int | None, levels: bytes) -> Iterator[tuple[bytes, int]]:
+    """(encoded (ts, id) tail, index code) of the entries of one time-ordered index range, with
+    the levels of the owner's documents (``TextIndex.levels_of``)."""
     n = len(g.key(subs))
     for key, raw in g.raw_range(subs, lo, hi):
-        yield key[n:], raw
+        yield key[n:], entry_code(raw, levels)
 
 
-def _chain(streams: Iterable[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[bytes, bytes]]:
+def _chain(streams: Iterable[Iterator[tuple[bytes, int]]]) -> Iterator[tuple[bytes, int]]:
     for s in streams:
         yield from s
 

@@ -16,12 +16,17 @@ from postgres_server import drop, unique_name
 
 import memdb
 from memdb.engine import codec
-from memdb.errors import ConfigError, KeyTooLongError, NotFoundError, SanitizerError, ValidationError
+from memdb.errors import ConfigError, CorruptValueError, KeyTooLongError, NotFoundError, SanitizerError, StoreFullError, ValidationError
 from memdb.memory.ids import episode_day, new_id, time_prefix, time_prefix_at, ts_micros
 from memdb.memory.layout import (
     LAYOUT,
     LEVELS_PER_POINT,
+    MAX_DOCS,
     column_tail,
+    entry_code,
+    entry_codes,
+    entry_of,
+    entry_value,
     id_tail,
     index_code,
     relevance_level,
@@ -637,25 +642,76 @@ def test_time_prefix_at_is_the_time_prefix_of_the_moment(ts: dt.datetime) -> Non
     assert time_prefix_at(ts_micros(ts)) == time_prefix(ts)
 
 
-def test_index_values_carry_band_and_outcome(edb: memdb.Database) -> None:
+def test_index_values_carry_the_document_number_and_outcome(edb: memdb.Database) -> None:
+    """An index entry holds its episode's document number and outcome; with the level of that
+    document's level chunk it makes the episode's index code, which check() verifies."""
     mem = edb.owner("ana")
+    mem.record("debug", "first", outcome="success")
     ep = mem.record("debug", "deploy broke", outcome="failure", tags=["project-x"])
     code = index_code(ep.relevance, "failure")
     assert code & 3 == 3 and code >> 2 == relevance_level(ep.relevance) == int(ep.relevance * LEVELS_PER_POINT)
-    assert [v for _, v in edb.globals["EPG"].items(("ana", "project-x"))] == [code]
-    assert [v for _, v in edb.globals["EPT"].items(("ana",))] == [code]
-    edb.globals["EPT"].set(next(iter(edb.globals["EPT"].keys(("ana",)))), code ^ 3)
-    assert any("EPT" in p and f"expected {code}" in p for p in edb.check().problems)
+    doc = edb.globals["EPDN"][("ana", ep.id)]
+    assert doc == 1
+    assert [v for _, v in edb.globals["EPG"].items(("ana", "project-x"))] == [entry_of(doc, "failure")] == [doc << 2 | 3]
+    levels = edb.episodes.layout.text.levels_of("ana")
+    assert entry_code(entry_value(doc, "failure"), levels) == code
+    key = next(iter(edb.globals["EPT"].keys(("ana",), reverse=True)))
+    edb.globals["EPT"].set(key, entry_of(doc, "failure") ^ 3)
+    assert any("EPT" in p and f"expected {entry_of(doc, 'failure')}" in p for p in edb.check().problems)
 
 
-def test_level_change_rewrites_index_values(edb: memdb.Database) -> None:
+@pytest.mark.parametrize("damaged", [b"\xa1x", b"\xcd\x01\x00", b"\xc0", b"\xcf\x00\x00\x00\x00", entry_value(5, None)])
+def test_a_damaged_index_value_raises_a_clear_error(damaged: bytes) -> None:
+    """A value that is no entry (a string, another width, nil), or one naming a document that
+    has no level, raises CorruptValueError, never a wrong code: alone, and in a range (C reads
+    ranges of more than a few, the twin the others)."""
+    with pytest.raises(CorruptValueError, match="index entry"):
+        entry_code(damaged, bytes(3))
+    for before in (1, 20):
+        with pytest.raises(CorruptValueError, match="index entry"):
+            entry_codes([entry_value(1, None)] * before + [damaged], bytes(3))
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 2_999), st.sampled_from([None, "success", "partial", "failure"])), max_size=40),
+    st.binary(min_size=3_000, max_size=3_000),
+)
+def test_entry_codes_are_each_entry_s_level_and_outcome(entries: list[tuple[int, str | None]], levels: bytes) -> None:
+    """C and the twin make the same codes: the document's level and the entry's outcome."""
+    values = [entry_value(doc, outcome) for doc, outcome in entries]
+    want = [levels[doc] << 2 | ("success", "partial", "failure").index(o) + 1 if o else levels[doc] << 2 for doc, o in entries]
+    assert entry_codes(values, levels) == [entry_code(v, levels) for v in values] == want
+    assert [codec.unpack_value(v) for v in values] == [entry_of(doc, o) for doc, o in entries]  # what any msgpack reader sees
+
+
+def test_document_numbers_stop_at_the_entry_format_s_limit() -> None:
+    with pytest.raises(StoreFullError, match="at most 1,073,741,824 documents"):
+        entry_value(MAX_DOCS, None)
+    assert codec.unpack_value(entry_value(MAX_DOCS - 1, "failure")) == (MAX_DOCS - 1) << 2 | 3
+
+
+def test_a_level_change_rewrites_no_index_entry(edb: memdb.Database) -> None:
+    """Relevance moves the level of the episode's text document and its band entry; every
+    other index entry holds the document number, so it stays as it was."""
     mem = edb.owner("ana")
     ep = mem.record("debug", "deploy broke", outcome="failure", tags=["project-x", "deploy"], session="s1")
-    before = int(ep.relevance)
-    after = mem.feedback(ep.id, -1.0 if before > 0 else 1.0)
-    assert int(after.relevance) != before  # the test needs a band move (hence a level move too)
+    g = edb.globals
+
+    def entries() -> dict[str, list[tuple[Any, Any]]]:
+        return {name: list(g[name].items(("ana",))) for name in ("EPT", "EPG", "EPGO", "EPK", "EPS", "EPTD")}
+
+    before = entries()
+    old_band = int(ep.relevance)
+    after = mem.feedback(ep.id, -1.0 if old_band > 0 else 1.0)
+    assert int(after.relevance) != old_band  # the test needs a band move (hence a level move too)
+    assert entries() == before
+    assert [s[1] for s, _ in g["EPB"].items(("ana",))] == [int(after.relevance)]
     assert edb.check().ok
-    assert {v for _, v in edb.globals["EPG"].items(("ana",))} == {index_code(after.relevance, "failure")}
+    levels = edb.episodes.layout.text.levels_of("ana")
+    assert {entry_code(entry_value(v >> 2, "failure"), levels) for _, v in g["EPG"].items(("ana",))} == {
+        index_code(after.relevance, "failure")
+    }
+    assert [m.id for m in mem.recall(tags=["deploy"], outcome="failure")] == [ep.id]
 
 
 def test_upgrade_layout_rewrites_a_layout_1_database(tmp_path: Path, clock: Clock) -> None:
@@ -741,7 +797,9 @@ def test_upgrade_layout_refines_quarter_point_codes(tmp_path: Path, clock: Clock
     with memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
         headers = {e.id: db.owner("ana").peek(e.id).relevance for e in eps}
-        assert {v for _, v in db.globals["EPG"].items(("ana",))} == {index_code(r, "failure") for r in headers.values()}
+        levels = db.episodes.layout.text.levels_of("ana")
+        codes = {levels[v >> 2] << 2 | v & 3 for _, v in db.globals["EPG"].items(("ana",))}
+        assert codes == {index_code(r, "failure") for r in headers.values()}
 
 
 def test_upgrade_layout_splits_the_text_levels_out_of_the_column_records(

@@ -400,15 +400,15 @@ class TextIndexMachine(RuleBasedStateMachine):
             del self.model[owner][eid]
 
     @precondition(lambda self: any(self.model.values()))
-    @rule(data=st.data(), code=st.integers(0, 1003))
-    def recode(self, data: st.DataObject, code: int) -> None:
+    @rule(data=st.data(), level=st.integers(0, 250))
+    def relevel(self, data: st.DataObject, level: int) -> None:
         owner = data.draw(st.sampled_from([o for o, m in self.model.items() if m]))
         eids = data.draw(st.lists(st.sampled_from(sorted(self.model[owner])), min_size=1, max_size=20, unique=True))
         with self.space.transaction():
-            self.text.set_codes(owner, [(e, code) for e in eids])
+            self.text.set_levels(owner, [(e, level) for e in eids])
         for e in eids:
             d = self.model[owner][e]
-            self.model[owner][e] = Doc(d.eid, d.ts_us, code, d.tf, d.dl)
+            self.model[owner][e] = Doc(d.eid, d.ts_us, level << 2 | d.code & 3, d.tf, d.dl)
 
     @invariant()
     def index_equals_model(self) -> None:
@@ -416,7 +416,7 @@ class TextIndexMachine(RuleBasedStateMachine):
             for owner, docs in self.model.items():
                 assert self.text.problems(owner, docs) == []
                 fresh = TextIndex(self.space).chunks(owner)  # read now, nothing kept
-                assert as_bytes(self.text.chunks(owner)) == as_bytes(fresh)  # kept, or written through by set_codes
+                assert as_bytes(self.text.chunks(owner)) == as_bytes(fresh)  # kept, or written through by set_levels
                 exact = [P.py_chunk_summary(r, lv) for r, lv in zip(fresh.records, fresh.levels, strict=True)]
                 assert self.text.chunk_summaries(owner) == exact
                 for term in "ah":
@@ -434,7 +434,7 @@ class TextIndexMachine(RuleBasedStateMachine):
 
 
 def test_chunks_kept_from_a_rolled_back_recode_are_read_again(tmp_path: Path) -> None:
-    """set_codes keeps the chunks it writes with their new stamps; when its transaction rolls
+    """set_levels keeps the chunks it writes with their new stamps; when its transaction rolls
     back, the stored stamps are the old ones, so the next read returns the stored chunks."""
     store = LMDBStore(tmp_path / "db", sync=False)
     try:
@@ -446,12 +446,12 @@ def test_chunks_kept_from_a_rolled_back_recode_are_read_again(tmp_path: Path) ->
         with space.snapshot():
             before = as_bytes(text.chunks("ana"))
         with space.transaction():
-            text.set_codes("ana", [(docs[0].eid, 8)])
+            text.set_levels("ana", [(docs[0].eid, 2)])
         with space.snapshot():
             recoded = as_bytes(text.chunks("ana"))
             assert recoded != before and recoded == as_bytes(TextIndex(space).chunks("ana"))
         with pytest.raises(RuntimeError), space.transaction():
-            text.set_codes("ana", [(docs[0].eid, 12)])
+            text.set_levels("ana", [(docs[0].eid, 3)])
             raise RuntimeError("roll back")
         with space.snapshot():
             assert as_bytes(text.chunks("ana")) == recoded
@@ -468,19 +468,21 @@ def _stored(store: LMDBStore) -> dict[bytes, bytes]:
 
 def test_an_access_flush_rewrites_only_level_chunks(tmp_path: Path) -> None:
     """A relevance change (what an access flush writes) rewrites the level chunks it falls in and
-    their stamps, about 1 KB a chunk: no column record, no record stamp. An outcome change also
-    rewrites the record."""
+    their stamps, about 1 KB a chunk: no column record, no record stamp; a level already held
+    writes nothing."""
     store = LMDBStore(tmp_path / "db", sync=False)
     try:
         space = Globals(store)
         text = TextIndex(space)
-        docs = [Doc(f"{time_prefix(from_micros(NOW + i))}-{i:06x}", NOW + i, 4 * (i % 7), {"a": 1}, 2) for i in range(8 * CHUNK_DOCS)]
+        docs = [
+            Doc(f"{time_prefix(from_micros(NOW + i))}-{i:06x}", NOW + i, 4 * (i % 7) | i % 4, {"a": 1}, 2) for i in range(8 * CHUNK_DOCS)
+        ]
         with space.transaction():
             text.add("ana", docs)
         before = _stored(store)
-        recoded = docs[:: CHUNK_DOCS // 2]  # two documents in each of the 8 chunks
+        releveled = docs[:: CHUNK_DOCS // 2]  # two documents in each of the 8 chunks
         with space.transaction():
-            text.set_codes("ana", [(d.eid, d.code + 40) for d in recoded])
+            text.set_levels("ana", [(d.eid, (d.code >> 2) + 10) for d in releveled])
         after = _stored(store)
         changed = {k: v for k, v in after.items() if before.get(k) != v}
         assert before.keys() == after.keys()
@@ -488,17 +490,14 @@ def test_an_access_flush_rewrites_only_level_chunks(tmp_path: Path) -> None:
         assert changed.keys() == level_chunks | {text.level_stamps.key(("ana",))}
         assert sum(len(v) for v in changed.values()) < 8 * (CHUNK_DOCS + 16) + 8 * 8 + 16  # a record chunk alone is 20 KB
         with space.snapshot():
-            assert (
-                text.problems("ana", {d.eid: d for d in docs} | {d.eid: Doc(d.eid, d.ts_us, d.code + 40, d.tf, d.dl) for d in recoded})
-                == []
+            want = {d.eid: d for d in docs} | {d.eid: Doc(d.eid, d.ts_us, d.code + 40, d.tf, d.dl) for d in releveled}
+            assert text.problems("ana", want) == []
+            assert text.column("ana", CHUNK_DOCS // 2) == P.Column(
+                NOW + CHUNK_DOCS // 2, CHUNK_DOCS // 2, 2, want[releveled[1].eid].code, True
             )
-        d = docs[1]
         with space.transaction():
-            text.set_codes("ana", [(d.eid, d.code | 3)])  # the outcome too
-        changed = {k for k, v in _stored(store).items() if after.get(k) != v}
-        assert changed == {text.columns.key(("ana", 0)), text.stamps.key(("ana",))}  # the same level: its chunk is left alone
-        with space.snapshot():
-            assert text.column("ana", 1) == P.Column(d.ts_us, 1, d.dl, d.code | 3, True)
+            text.set_levels("ana", [(d.eid, (d.code >> 2) + 10) for d in releveled[:3]])  # as they are
+        assert _stored(store) == after
     finally:
         store.close()
 

@@ -11,15 +11,13 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clocks import Clock
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 import memdb
 from memdb.errors import ConfigError
-from memdb.memory.ids import new_id
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
@@ -285,81 +283,33 @@ def test_a_flush_keeps_the_headers_it_writes_as_decoded(rdb: memdb.Database, clo
         assert kept[0]["access_count"] == 1 and kept[0]["last_access"] == clock.now
 
 
-_headers = st.fixed_dictionaries(
-    {
-        "ts": st.sampled_from([T0, T0 + dt.timedelta(seconds=1)]),
-        "tags": st.lists(st.sampled_from(["a", "b", "project-x"]), unique=True, max_size=3),
-        "kind": st.sampled_from(["debug", "review"]),
-        "outcome": st.sampled_from([None, "success", "failure"]),
-        "session": st.sampled_from([None, "s1", "s2"]),
-        "status": st.sampled_from(["active", "summarized"]),
-        "told": st.sampled_from([[], [[1, 2]], [[1, 3]], [[1, 2], [5, 6]]]),
-        "relevance": st.floats(0, 10),
-    }
-)
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(_headers, min_size=1, max_size=8))
-def test_the_entry_keys_a_flush_remembers_are_the_ones_its_header_makes(rdb: memdb.Database, headers: list[dict[str, object]]) -> None:
-    """``Episodes._entry_keys`` remembers an episode's index keys between flushes; whatever its
-    header says next (tags, kind, outcome, session, status, told windows, time), the keys are
-    the ones ``index_entries`` makes from it, the band's aside."""
-    from memdb.memory.layout import index_entries, tail_of
-
-    episodes, eid = rdb.episodes, new_id(T0)
-    for header in headers:
-        tail, keys = episodes._entry_keys("ana", eid, header)
-        want = [
-            rdb.globals[name].key(e)
-            for name, entries in index_entries("ana", eid, header, header).items()
-            if name != "EPB"
-            for e in entries
-        ]
-        assert tail == tail_of(header["ts"], eid)  # type: ignore[arg-type]
-        assert keys == tuple(want)
-
-
-@pytest.mark.parametrize(
-    "change",
-    [
-        {"ts": T0 + dt.timedelta(seconds=1)},
-        {"tags": ["a", "c"]},
-        {"tags": ["a"]},
-        {"kind": "review"},
-        {"outcome": "failure"},
-        {"outcome": None},
-        {"session": "s2"},
-        {"session": None},
-        {"status": "summarized"},
-        {"told": [[1, 3]]},
-        {"told": []},
-    ],
-    ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()),
-)
-def test_a_remembered_episode_whose_header_changes_gets_its_keys_anew(rdb: memdb.Database, change: dict[str, object]) -> None:
-    """Each field the index keys are made of, changed alone on an id whose keys are remembered."""
-    from memdb.memory.layout import index_entries
-
-    header: dict[str, object] = {
-        "ts": T0, "tags": ["a", "b"], "kind": "debug", "outcome": "success", "session": "s1", "status": "active",
-        "told": [[1, 2]], "relevance": 5.0,
-    }  # fmt: skip
-    eid = new_id(T0)
-    rdb.episodes._entry_keys("ana", eid, header)
-    changed = {**header, **change}
-    _, keys = rdb.episodes._entry_keys("ana", eid, changed)
-    want = tuple(
-        rdb.globals[name].key(e) for name, entries in index_entries("ana", eid, changed, changed).items() if name != "EPB" for e in entries
-    )
-    assert keys == want
-
-
-def test_an_erased_episode_leaves_no_remembered_keys(rdb: memdb.Database) -> None:
-    rdb.configure(access_flush_every=1)
+def test_an_access_flush_rewrites_no_index_entry(rdb: memdb.Database, clock: Clock) -> None:
+    """Reads move relevance levels: a flush rewrites the episodes' headers, their level chunks
+    (with the stamps) and the band entries that move, and no other index entry, since those
+    hold the document number (layout 12). What it wrote is what check() expects, and the
+    moved levels rank a recall at once."""
     mem = rdb.owner("ana")
-    ep = mem.record("debug", "the deploy", outcome="success", tags=["project-x"], session="s")
-    mem.get(ep.id)  # flushed: its keys are remembered
-    assert ("ana", ep.id) in rdb.episodes._entry_key_cache
-    mem.erase([ep.id], reason="asked to")
-    assert ("ana", ep.id) not in rdb.episodes._entry_key_cache
+    eps = [
+        mem.record("debug", f"deploy broke {i}", outcome=("failure", "success")[i % 2], tags=["project-x", f"t{i}"], session="s1")
+        for i in range(12)
+    ]
+    clock.advance(days=40)  # old enough that a read raises relevance by levels and bands
+    rdb.episodes.rescore()
+    names = {name: rdb.globals[name] for name in ("EPT", "EPG", "EPGO", "EPK", "EPS", "EPTD", "EPB", "EPST", "EPL", "EPLV", "EPC")}
+
+    def stored() -> dict[str, dict[Any, Any]]:
+        return {name: dict(g.items()) for name, g in names.items()}
+
+    before = stored()
+    for ep in eps[::2]:
+        mem.get(ep.id)
+    assert rdb.flush() == 6
+    after = stored()
+    changed = {name for name in names if before[name] != after[name]}
+    assert changed == {"EPST", "EPL", "EPLV", "EPB"}
+    moved = {s[-1] for s in before["EPB"].keys() ^ after["EPB"].keys()}
+    assert moved and moved <= {ep.id for ep in eps[::2]}
+    assert sorted(before["EPB"].values()) == sorted(after["EPB"].values())  # a band entry moves with its value
+    assert rdb.check().ok
+    top = mem.recall(tags=["project-x"], limit=6)
+    assert {m.id for m in top} == {ep.id for ep in eps[::2]}

@@ -833,7 +833,8 @@ class OwnerQueries:
         ``boost_tags`` and required terms, an episode matches through a boost tag or a term.
 
         Every time-ordered index entry ends in the same encoded (ts, id) tail and carries the
-        episode's relevance level and outcome (``index_code``), so the other filters are one
+        episode's document number and outcome, which with the document's level make its index
+        code (``memdb.memory.layout.entry_codes``), so the other filters are one
         lookup each: ``key(tag) + tail`` for a tag, ``key(kind, outcome) + tail`` for a kind,
         a block lookup for a term. With ``keep`` (the result limit) and ``now_us``, a query of
         required words with any window, outcome, tags, words that only rank and boost tags is

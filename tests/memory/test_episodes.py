@@ -844,6 +844,40 @@ def test_upgrade_layout_splits_the_text_levels_out_of_the_column_records(
         assert dict(db.globals["EPL"].items(("ana",))) == split
 
 
+def test_upgrade_layout_puts_document_numbers_in_the_index_entries(tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture) -> None:
+    """Layout 12's index entries hold the episode's document number and outcome; a layout-11
+    database held its index code (level and outcome) in each, and opening it rewrites every
+    entry once (reporting progress), to the values capture writes now (a tool call whose result
+    gave it a second document number among them), answering the same."""
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        mem = db.owner("ana")
+        eps = [
+            mem.record("debug", f"deploy broke {i}", outcome=("failure", "success")[i % 2], tags=["project-x"], session="s1")
+            for i in range(9)
+        ]
+        call = mem.record_tool_call(session="s1", tool="search", input={"q": "deploy"})
+        mem.record_tool_result(call.id, result={"hits": 3})  # its second document number
+        mem.feedback(eps[0].id, 1.0)
+        questions = [dict(tags=["project-x"], limit=20), dict(text="deploy", outcome="failure"), dict(session="s1", limit=20)]
+        want = [sorted(m.episode.id for m in mem.recall(**q)) for q in questions]  # type: ignore[arg-type]
+        db.flush()
+        g = db.globals
+        current = {name: dict(g[name].items(("ana",))) for name in ("EPT", "EPG", "EPGO", "EPK", "EPS", "EPB")}
+        levels = db.episodes.layout.text.levels_of("ana")
+        with db.transaction():  # what layout 11 wrote: the index code itself
+            for name, entries in current.items():
+                for subs, v in entries.items():
+                    g[name].set(subs, levels[v >> 2] << 2 | v & 3)
+            g["META"].set(("layout",), 11)
+        assert not db.check().ok
+    with caplog.at_level(logging.INFO, logger="memdb"), memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+        assert {name: dict(db.globals[name].items(("ana",))) for name in current} == current
+        mem = db.owner("ana")
+        assert [sorted(m.episode.id for m in mem.recall(**q)) for q in questions] == want  # type: ignore[arg-type]
+    assert any("layout upgrade" in r.getMessage() and "episodes rewritten" in r.getMessage() for r in caplog.records)
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(["add", "add", "delete", "feedback", "result"]), owners, st.integers(0, 50)), max_size=25))
 def test_indexes_agree_after_random_writes_and_deletes(tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, int]]) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError as PydanticError
 
-from memdb.engine.codec import encode_subscript, unpack_value
+from memdb.engine.codec import encode_subscript
 from memdb.engine.globals import Global, Globals
 from memdb.engine.log import logger
 from memdb.errors import NotFoundError, SanitizerError, ValidationError
@@ -33,6 +33,7 @@ from memdb.memory.layout import (
     SUPERSEDED,
     VERSION_FIELDS,
     Layout,
+    decoded_header,
     entry_value,
     fact_key_bounds,
     header_of,
@@ -173,7 +174,7 @@ class Episodes:
             for ((owner, eid), pending), key in zip(batch.items(), keys, strict=True):
                 raw = raws.get(key)
                 if raw is not None:  # deleted since it was read: nothing to count
-                    state = unpack_value(raw)
+                    state = decoded_header(raw)[0]  # the reads counted decoded most (copied below, never changed)
                     new = {
                         **state,
                         "access_count": state["access_count"] + pending.count,

@@ -201,10 +201,11 @@ class Episodes:
             key = lay.parent_key(lay.states, (owner,)) + encode_subscript(eid)
         writes.states.append((key, new))
         old_rel, rel = old["relevance"], new["relevance"]
-        if old.get("status") not in ("archived", SUPERSEDED) and relevance_level(old_rel) != relevance_level(rel):
+        level = relevance_level(rel)
+        if level != relevance_level(old_rel) and old.get("status") not in ("archived", SUPERSEDED):
             if band_of(old_rel) != band_of(rel):
                 writes.bands.append((owner, eid, ts_micros(new["ts"]), band_of(old_rel), band_of(rel)))
-            writes.levels.append((owner, eid, relevance_level(rel)))
+            writes.levels.append((owner, eid, level))
 
     def left_hot(self, owner: str, eid: str) -> None:
         """Forget what this process holds of an episode that left the hot indexes (deleted, erased,

@@ -5,17 +5,17 @@ Maintain. ``MEMDB_BENCH_LIFECYCLE_N`` (default 1,000,000) episodes of ``benchmar
 (seeded; realistic kinds, tags, sessions and 100-600 characters of text over about two years)
 for one owner, imported with ``mem.import_episodes(batch, source="bench")`` in batches of 5,000
 into ``memdb.open(path, sync=False, map_size=...)`` with an injected clock standing at the
-generator's ``END``. Then the clock moves one day on (the daily run: every age grows by a day, so
-rescoring changes scores, as it would in use) and ``db.maintain(now=END + 1 day)`` runs once,
-timed (wall and this process's CPU time). The data are shaped so that exactly every fifth episode
-is due (relevance < 3.0 and 30+ days without access; none is ever accessed, so idle = age):
+generator's ``END``. Imported history counts as accessed at the import (DESIGN 5: it is not idle
+from its dates), so the clock then moves 31 days on, past the 30 idle days of the archiving rule
+for every episode, and ``db.maintain(now=END + 31 days)`` runs once, timed (wall and this
+process's CPU time; rescoring changes every score, as the daily run does). The data are shaped so
+that exactly every fifth episode is due (relevance < 3.0 and 30+ days without access; none is
+accessed after the import):
 
-- due (episode i with i % 5 == 0): the generator's text and tags without ``urgent``; if it is
-  less than 31 days old it is moved 60 days back. With an ordinary tag (weight 0.5) its
-  relevance is at most 0.3*5 + 0.2*10*2^(-31/14) + 0.1*10 = 2.93 (frequency 0, no access);
-- the other 80%: younger than 30 days as generated (not idle, whatever their score; the
-  14-30-day-old ones score below 3.0 and sit in the bands the archiver scans), or else tagged
-  ``urgent`` (weight 1.0: 0.3*10 + 0.1*feedback component >= 3.0, kept whatever the age).
+- due (episode i with i % 5 == 0): the generator's text and tags without ``urgent``. With an
+  ordinary tag (weight 0.5) and 31 days idle its relevance is 0.3*5 + 0.2*10*2^(-31/14) + 0.1*5 =
+  2.43 (frequency 0, no feedback);
+- the other 80%: tagged ``urgent`` (weight 1.0: 0.3*10 + 0.1*5 = 3.5 >= 3.0 whatever the age), kept.
 
 The run must archive exactly the due episodes (asserted), then a second ``maintain`` at the same
 ``now`` must archive nothing (asserted; timed too). Burst summaries are switched off for this
@@ -94,9 +94,9 @@ IMPORT_BATCH = 5_000
 OWNER = "ana"
 SEED = agent_data.SEED
 IMPORTED_AT = agent_data.END  # the clock during the import; the generator's episodes all come before it
-NOW = IMPORTED_AT + dt.timedelta(days=1)  # the maintain: the next day's run
-DUE_EVERY = 5  # every fifth episode is due: 20%
 IDLE_DAYS = 30  # Settings.archive_after_days (default)
+NOW = IMPORTED_AT + dt.timedelta(days=IDLE_DAYS + 1)  # the maintain: every imported episode idle past the rule
+DUE_EVERY = 5  # every fifth episode is due: 20%
 NO_BURSTS = 1_000_000  # burst_events: no session of the generator (at most 40 events) is a burst
 
 
@@ -122,14 +122,10 @@ class Clock:
 
 
 def shape(ep: dict[str, Any], i: int) -> dict[str, Any]:
-    """Make episode ``i`` due (every ``DUE_EVERY``-th) or keep it above the archiving rule."""
+    """Make episode ``i`` due (every ``DUE_EVERY``-th: no ``urgent``) or keep it above the
+    archiving rule (``urgent``)."""
     tags = [t for t in ep["tags"] if t != "urgent"]
-    if i % DUE_EVERY == 0:
-        if NOW - ep["ts"] < dt.timedelta(days=IDLE_DAYS + 1):
-            ep["ts"] -= dt.timedelta(days=2 * IDLE_DAYS)
-        ep["tags"] = tags
-    elif NOW - ep["ts"] >= dt.timedelta(days=IDLE_DAYS):
-        ep["tags"] = [*tags[:3], "urgent"]
+    ep["tags"] = tags if i % DUE_EVERY == 0 else [*tags[:3], "urgent"]
     return ep
 
 
@@ -350,7 +346,8 @@ def format_tables(res: Results) -> str:
         n = res.built["n"]
         out += [
             "",
-            f"maintain over {n:,} episodes (one owner, agent_data, {due_count(n):,} = 20% due), sync=False, now = END + 1 day",
+            f"maintain over {n:,} episodes (one owner, agent_data, {due_count(n):,} = 20% due), sync=False, "
+            f"now = END + {(NOW - IMPORTED_AT).days} days",
             f"build (generate + import_episodes in batches of {IMPORT_BATCH:,}, not timed below): {res.built['build_s']:,.0f} s wall, "
             f"{res.built['build_cpu']:,.0f} s CPU = {res.built['build_s'] / n * 1e6:,.0f} µs/episode",
         ]

@@ -143,7 +143,8 @@ def main() -> dict[str, Any]:
     m, s = statistics.median(memdb_ms), statistics.median(sqlite_ms)
     lines = [
         f"access flush of {READS} random reads, {N:,} episodes, {ROUNDS} rounds, fsync at commit; ms",
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, Python {platform.python_version()}; commit {_commit()}",
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
+        f"Python {platform.python_version()}; commit {_commit()}",
         "side     p50      max      memdb/sqlite p50",
         f"memdb    {m:7.1f}  {max(memdb_ms):7.1f}  {m / s:.2f}x",
         f"sqlite   {s:7.1f}  {max(sqlite_ms):7.1f}",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from memdb.engine.codec import encode_subscript
 from memdb.engine.globals import Global
 from memdb.engine.log import logger
+from memdb.errors import ConfigError
 from memdb.memory.ids import episode_day, ts_micros
 from memdb.memory.layout import LAYOUT, SUPERSEDED, entry_value, index_code, index_entries, terms_of, told_of
 from memdb.memory.postings import CHUNK_DOCS, Doc
@@ -43,6 +44,11 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     old = lay.meta.get(("layout",))
     if old == LAYOUT:
         return 0
+    if isinstance(old, int) and old > LAYOUT:  # "upgrading" it would rewrite its indexes in a format it does not use
+        raise ConfigError(
+            f"database layout {old}: written by a newer memdb, and this one reads layouts up to {LAYOUT} "
+            "(install the newer memdb; nothing was changed)"
+        )
     started = time.perf_counter()
     # a new database records the layout here too: only a real upgrade is worth an INFO
     level = logging.DEBUG if old is None and not layer.owners() else logging.INFO

@@ -275,12 +275,16 @@ def open(
             f"distiller {distiller!r}: needs judges_outcome and a distill(capture, rejected) method (see memdb.governance.distill)"
         )
     store: Store = PostgresStore(str(path), **options) if kind is PostgresStore else LMDBStore(path, **options)
-    return Database(
-        store,
-        sanitizer=sanitizer,
-        clock=clock,
-        summarizer=summarizer,
-        reflector=reflector,
-        pattern_extractor=pattern_extractor,
-        distiller=distiller,
-    )
+    try:
+        return Database(
+            store,
+            sanitizer=sanitizer,
+            clock=clock,
+            summarizer=summarizer,
+            reflector=reflector,
+            pattern_extractor=pattern_extractor,
+            distiller=distiller,
+        )
+    except BaseException:  # a refused or failed upgrade: the store is closed, so the path can be opened again
+        store.close()
+        raise

@@ -16,6 +16,8 @@ from postgres_server import drop, unique_name
 
 import memdb
 from memdb.engine import codec
+from memdb.engine.globals import Globals
+from memdb.engine.store import LMDBStore
 from memdb.errors import ConfigError, CorruptValueError, KeyTooLongError, NotFoundError, SanitizerError, StoreFullError, ValidationError
 from memdb.memory.ids import episode_day, new_id, time_prefix, time_prefix_at, ts_micros
 from memdb.memory.layout import (
@@ -842,6 +844,30 @@ def test_upgrade_layout_splits_the_text_levels_out_of_the_column_records(
     with memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
         assert dict(db.globals["EPL"].items(("ana",))) == split
+
+
+@pytest.mark.lmdb_only(
+    reason="reads the refused database's bytes with a bare LMDB store; the refusal itself is backend-blind (migrate.upgrade)"
+)
+def test_a_database_of_a_newer_layout_is_refused_untouched(tmp_path: Path, clock: Clock) -> None:
+    """Opening a database that a newer memdb wrote raises ConfigError naming both layouts and
+    changes nothing (an "upgrade" would rewrite its indexes into this code's format); the store
+    is closed, so the path opens again once the layout fits."""
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        ep = db.owner("ana").record("debug", "deploy broke", outcome="failure", tags=["x"])
+        db.globals["META"].set(("layout",), LAYOUT + 1)
+        before = {name: dict(db.globals[name].items()) for name in ("EPT", "EPG", "EPST", "META")}
+    with pytest.raises(ConfigError, match=f"database layout {LAYOUT + 1}: written by a newer memdb.*up to {LAYOUT}"):
+        memdb.open(tmp_path / "db", clock=clock)
+    store = LMDBStore(tmp_path / "db")
+    try:
+        g = Globals(store)
+        assert {name: dict(g[name].items()) for name in before} == before
+        g["META"].set(("layout",), LAYOUT)
+    finally:
+        store.close()
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        assert db.check().ok and [e.id for e in db.owner("ana").episodes()] == [ep.id]
 
 
 def test_upgrade_layout_puts_document_numbers_in_the_index_entries(tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture) -> None:

@@ -41,7 +41,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache, partial, wraps
+from functools import cache, lru_cache, partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
@@ -804,7 +804,9 @@ class OwnerQueries:
         """Candidate streams, one per usable index, each yielding (encoded (ts, id) tail, code)
         of the entries in the window. The first word of a name says which filter it implies."""
         owner, lo, hi, st = self.name, q.lo, q.hi, self._layout
-        levels = st.text.levels_of(owner)  # an entry's code is its outcome with its document's level
+        # an entry's code is its outcome with its document's level: read once, when a stream is
+        # first read (a text query may drop every stream unread)
+        levels = cache(partial(st.text.levels_of, owner))
         srcs: list[tuple[str, Iterator[tuple[bytes, int]]]] = []
         for tag in q.tags:
             if q.outcome:  # the name says which filter a source implies: the tag (and the outcome)
@@ -1011,8 +1013,7 @@ class OwnerQueries:
         weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
         summaries = text.chunk_summaries(owner, chunks) if keep else None  # top-k: bound documents by their chunk
-        found = text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles, summaries)
-        return found
+        return text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles, summaries)
 
     def _stored_list(self, memo: dict[Any, Any], name: str, tag: bool) -> StoredList:
         """A term's blocks (a tag's list, with ``tag``) as stored: as this process read them while
@@ -1469,11 +1470,14 @@ def _without_window(interp: Interpretation) -> Interpretation:
     return replace(interp, window=None)
 
 
-def _tails(g: Global, subs: tuple[Any, ...], lo: int | None, hi: int | None, levels: bytes) -> Iterator[tuple[bytes, int]]:
+def _tails(g: Global, subs: tuple[Any, ...], lo: int | None, hi: int | None, levels_of: Callable[[], bytes]) -> Iterator[tuple[bytes, int]]:
     """(encoded (ts, id) tail, index code) of the entries of one time-ordered index range, with
-    the levels of the owner's documents (``TextIndex.levels_of``)."""
+    the levels of the owner's documents (``TextIndex.levels_of``), read at the first entry."""
     n = len(g.key(subs))
+    levels = None
     for key, raw in g.raw_range(subs, lo, hi):
+        if levels is None:
+            levels = levels_of()
         yield key[n:], entry_code(raw, levels)
 
 

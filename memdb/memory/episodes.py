@@ -103,7 +103,12 @@ class Episodes:
         self.audit = AuditLog(space, lambda texts: sanitize_fields(self.sanitizer, texts))  # reasons, sources: no raw PII
         self._settings: Settings | None = None
         self.scorer = RelevanceModel(lambda: self.settings)
-        self.tracker = AccessTracker(self._flush_accesses, lambda: self.settings.access_flush_every, lambda: not space.in_block)
+        self.tracker = AccessTracker(
+            self._flush_accesses,
+            lambda: self.settings.access_flush_every,
+            lambda: not space.in_block,
+            lambda: self.settings.access_flush_seconds,
+        )
         # What layers above count per typed record (patterns): hook(owner, episode), called in
         # the record's transaction; imports are history, not events as they complete, and skip them.
         self.record_hooks: list[Callable[[str, Episode], object]] = []
@@ -159,7 +164,8 @@ class Episodes:
         return self.scorer.score(record, state, now)
 
     def flush(self) -> int:
-        """Write buffered access counts now (also done every ``access_flush_every`` and on close)."""
+        """Write buffered access counts now (also done once ``access_flush_every`` wait, at most
+        every ``access_flush_seconds``, and on close)."""
         return self.tracker.flush()
 
     def _flush_accesses(self, batch: dict[tuple[str, str], PendingAccess]) -> None:

@@ -1,14 +1,16 @@
 """Relevance: the 40/30/20/10 score, its explanation, buffered access tracking, batch rescoring.
 
 Reads must stay reads: an access is counted in memory and flushed in one write
-transaction every ``access_flush_every`` accesses, on ``flush()``, and on close. A crash
-loses at most the accesses since the last flush; a clean close loses none.
+transaction once ``access_flush_every`` accesses wait and ``access_flush_seconds`` have passed
+since the last flush, on ``flush()``, and on close. A crash loses at most the accesses since
+the last flush; a clean close loses none.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
 import weakref
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -132,10 +134,18 @@ class PendingAccess:
 class AccessTracker:
     """Counts accesses in memory and applies them in batched write transactions.
 
-    A batch is ``batch()`` accesses (not distinct episodes), so a crash loses at most that many.
-    It is written only outside the caller's transaction or snapshot (``can_flush``): inside one
-    the write would share its rollback, or be refused; the buffer then waits for the next access
-    outside. A forked child starts with an empty buffer: the parent's accesses are the parent's.
+    A batch is ``batch()`` accesses (not distinct episodes). A full batch is written by the
+    access that fills it, unless the last flush was less than ``interval()`` seconds ago (a
+    monotonic clock): then by the first access after that. Access counts are soft state, and
+    each flush is a durable commit (an fsync): the interval keeps a busy reader at about one
+    fsync a second instead of one every ``batch()`` reads, and a repeated read merges into the
+    waiting batch. So a crash loses at most the accesses since the last flush: fewer than a
+    batch, or those of the last ``interval()`` seconds.
+
+    A batch is written only outside the caller's transaction or snapshot (``can_flush``):
+    inside one the write would share its rollback, or be refused; the buffer then waits for the
+    next access outside. A forked child starts with an empty buffer: the parent's accesses are
+    the parent's.
     """
 
     def __init__(
@@ -143,12 +153,17 @@ class AccessTracker:
         flush: Callable[[dict[tuple[str, str], PendingAccess]], None],
         batch: Callable[[], int],
         can_flush: Callable[[], bool] = lambda: True,
+        interval: Callable[[], float] = lambda: 0.0,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._flush = flush
         self._batch = batch
         self._can_flush = can_flush
+        self._interval = interval
+        self._monotonic = monotonic
         self._pending: dict[tuple[str, str], PendingAccess] = {}
         self._accesses = 0  # in _pending, counting repeats
+        self._flushed_at: float | None = None  # monotonic time of the last flush; None before the first
         self._lock = threading.Lock()
         _TRACKERS.add(self)
 
@@ -167,8 +182,16 @@ class AccessTracker:
                         p.last = now
             self._accesses += len(ids)
             full = self._accesses >= self._batch()
-        if full and self._can_flush():
+        if full and self._due() and self._can_flush():
             self.flush()
+
+    def _due(self) -> bool:
+        """Whether the interval since the last flush has passed (a clock that went back: yes)."""
+        last = self._flushed_at
+        if last is None:
+            return True
+        elapsed = self._monotonic() - last
+        return elapsed < 0 or elapsed >= self._interval()
 
     def pending(self, owner: str, episode_id: str) -> tuple[int, dt.datetime | None]:
         """Accesses of one episode not yet flushed (count, latest time)."""
@@ -181,6 +204,7 @@ class AccessTracker:
         with self._lock:
             batch, self._pending = self._pending, {}
             taken, self._accesses = self._accesses, 0
+            self._flushed_at = self._monotonic()
         if batch:
             try:
                 self._flush(batch)
@@ -198,6 +222,7 @@ class AccessTracker:
         self._lock = threading.Lock()  # a lock held at the fork stays held in the child
         self._pending = {}
         self._accesses = 0
+        self._flushed_at = None
 
     def discard(self, owner: str, episode_id: str) -> None:
         """Forget buffered accesses of an episode that no longer exists."""

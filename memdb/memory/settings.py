@@ -48,6 +48,9 @@ class Settings(BaseModel):
     frequency_saturation: float = Field(20.0, ge=1.0, le=1e9, description="accesses at which the frequency component reaches 10")
     age_half_life_days: float = Field(14.0, gt=0.0, le=_CENTURY, description="days since last access that halve the age component")
     access_flush_every: int = Field(256, ge=1, description="buffered accesses flushed in one write transaction")
+    access_flush_seconds: float = Field(
+        1.0, ge=0.0, le=3600.0, description="seconds a full batch of accesses waits after the last flush (one fsync a second, at most)"
+    )
     capture_tolerance_minutes: float = Field(
         5.0, ge=0.0, le=24 * 60, description="how far a live capture's ts may stray from the clock; older history goes through import"
     )

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 from clocks import Clock
+from hypothesis import given
+from hypothesis import strategies as st
 
 import memdb
 from memdb.errors import ConfigError
@@ -100,13 +102,79 @@ def test_clean_close_keeps_every_access(tmp_path: Path, clock: Clock) -> None:
         assert db.check().ok
 
 
+def test_a_full_batch_waits_for_the_flush_interval(tmp_path: Path, clock: Clock) -> None:
+    """A busy reader fsyncs about once per access_flush_seconds, not once a batch: the batch that
+    fills within the interval waits (and is read back from the buffer meanwhile), then goes
+    with the first access after it; flush() and close write it at once."""
+    with memdb.open(tmp_path / "i", clock=clock) as db:
+        db.configure(access_flush_every=3, access_flush_seconds=3600)
+        mem = db.owner("ana")
+        ids = [mem.record("debug", f"e{i}", outcome="success").id for i in range(3)]
+        states = db.globals["EPST"]
+        for eid in ids:
+            mem.get(eid)  # the first batch: nothing was flushed before, so it goes at once
+        assert [states[("ana", i)]["access_count"] for i in ids] == [1, 1, 1]
+        for eid in ids * 2:
+            mem.get(eid)  # two more batches within the hour: they wait
+        assert [states[("ana", i)]["access_count"] for i in ids] == [1, 1, 1]
+        assert mem.explain(ids[0]).frequency == pytest.approx(freq(3))  # relevance counts the waiting ones
+        assert db.flush() == 3
+        assert [states[("ana", i)]["access_count"] for i in ids] == [3, 3, 3]
+        mem.get(ids[0])
+    with memdb.open(tmp_path / "i", clock=clock) as db:
+        assert db.owner("ana").peek(ids[0]).access_count == 4  # close wrote the waiting one
+        assert db.check().ok
+
+
+@given(
+    batch=st.integers(1, 6),
+    interval=st.sampled_from([0.0, 0.5, 2.0]),
+    steps=st.lists(st.tuples(st.integers(0, 4), st.sampled_from([0.0, 0.1, 0.6, 3.0]), st.booleans()), max_size=40),
+)
+def test_the_tracker_flushes_exactly_when_a_batch_is_full_and_due(
+    batch: int, interval: float, steps: list[tuple[int, float, bool]]
+) -> None:
+    """Model-based: against a reference of the rule (flush when at least ``batch`` accesses wait
+    and no flush happened within ``interval`` seconds, or when asked), every flush happens on
+    exactly the access the reference says, with exactly the counts it holds, and no access is
+    lost or counted twice."""
+    from memdb.memory.relevance import AccessTracker, PendingAccess
+
+    now = [100.0]
+    written: list[dict[str, int]] = []
+
+    def write(b: dict[tuple[str, str], PendingAccess]) -> None:
+        written.append({eid: p.count for (_, eid), p in b.items()})
+
+    tracker = AccessTracker(write, lambda: batch, interval=lambda: interval, monotonic=lambda: now[0])
+    waiting: dict[str, int] = {}
+    last: float | None = None
+    expected: list[dict[str, int]] = []
+    for i, (n, advance, explicit) in enumerate(steps):
+        now[0] += advance
+        ids = [f"e{(i + j) % 3}" for j in range(n)]
+        tracker.touch("ana", ids, T0)
+        for eid in ids:
+            waiting[eid] = waiting.get(eid, 0) + 1
+        if sum(waiting.values()) >= batch and (last is None or now[0] - last >= interval):
+            expected.append(waiting)  # (batch >= 1, so a full one holds something)
+            waiting, last = {}, now[0]
+        if explicit:
+            tracker.flush()
+            if waiting:
+                expected.append(waiting)
+            waiting, last = {}, now[0]
+        assert written == expected
+        assert all(tracker.pending("ana", eid)[0] == waiting.get(eid, 0) for eid in ("e0", "e1", "e2"))
+
+
 @pytest.mark.slow
 def test_crash_loses_at_most_the_unflushed_batch(tmp_path: Path) -> None:
     path = tmp_path / "crash"
     code = f"""
         import os, signal, datetime as dt, memdb
         db = memdb.open({str(path)!r})
-        db.configure(access_flush_every=10)
+        db.configure(access_flush_every=10, access_flush_seconds=0)
         mem = db.owner("ana")
         ids = [mem.record("debug", f"e{{i}}", outcome="success").id for i in range(25)]
         for i in ids:

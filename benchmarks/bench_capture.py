@@ -619,55 +619,54 @@ def test_summary_table(benchmark: Any, capsys: pytest.CaptureFixture[str]) -> No
 # summed cumulative seconds. Within "by stage", rows at one indent under the same parent do not
 # overlap; "by operation" cuts across stages (a key is encoded for apply, increments and checks).
 PROFILE_STAGES: tuple[tuple[str, str, str], ...] = (
-    ("record, total", "memdb/episodes.py", "record"),
-    ("prepare (no I/O)", "memdb/episodes.py", "_prepare"),
-    ("  PII sanitizer (sanitize_fields)", "memdb/sanitize.py", "sanitize_fields"),
-    ("  flatten + rebuild text fields", "memdb/episodes.py", "_flatten_texts"),
-    ("  flatten + rebuild text fields", "memdb/episodes.py", "rebuild"),
+    ("record, total", "memdb/memory/episodes.py", "record"),
+    ("prepare (no I/O)", "memdb/memory/episodes.py", "_prepare"),
+    ("  PII sanitizer (sanitize_fields)", "memdb/memory/sanitize/detect.py", "sanitize_fields"),
+    ("  flatten + rebuild text fields", "memdb/memory/sanitize/fields.py", "flatten_texts"),
+    ("  flatten + rebuild text fields", "memdb/memory/sanitize/fields.py", "rebuild"),
     ("  pydantic EpisodeInput.model_validate", "pydantic/main.py", "model_validate"),
-    ("    tag normalising (validator)", "memdb/text.py", "normalize_tag"),
-    ("  pydantic model_dump", "pydantic/main.py", "model_dump"),
-    ("write (_write_new)", "memdb/episodes.py", "_write_new"),
-    ("  nested txn per record (begin+commit)", "~", "<method 'begin' of 'Environment' objects>"),
-    ("  nested txn per record (begin+commit)", "~", "<method 'commit' of 'Transaction' objects>"),
-    ("  id collision check (Global.data)", "memdb/globals.py", "data"),
-    ("  relevance scorer (RelevanceModel.score)", "memdb/relevance.py", "score"),
-    ("    ScoreParams built + validated per call", "memdb/relevance.py", "params"),
-    ("  tokenize (_terms_of)", "memdb/episodes.py", "_terms_of"),
-    ("  index subscripts (_index_entries)", "memdb/episodes.py", "_index_entries"),
-    ("  Globals.apply (record, header, indexes, postings)", "memdb/globals.py", "apply"),
-    ("  counters ^EPN (_bump)", "memdb/episodes.py", "_bump"),
-    ("  document frequencies ^EPDF (_bump_df)", "memdb/episodes.py", "_bump_df"),
-    ("  returned Episode (to_episode)", "memdb/episodes.py", "to_episode"),
-    ("  returned Episode (to_episode)", "memdb/episodes.py", "_episode"),
+    ("    tag normalising (validator)", "memdb/memory/text.py", "normalize_tag"),
+    ("write (_write_new)", "memdb/memory/episodes.py", "_write_new"),
+    ("  id collision check (Global.data)", "memdb/engine/globals.py", "data"),
+    ("  relevance scorer (RelevanceModel.score_many)", "memdb/memory/relevance.py", "score_many"),
+    ("  terms and their counts (layout.terms_of)", "memdb/memory/layout.py", "terms_of"),
+    ("  told dates (layout.told_of)", "memdb/memory/layout.py", "told_of"),
+    ("  Globals.apply (record, header, index entries)", "memdb/engine/globals.py", "apply"),
+    ("  counters staged (Globals.defer_counts)", "memdb/engine/globals.py", "defer_counts"),
+    ("  audit record (AuditLog.write)", "memdb/memory/audit.py", "write"),
+    ("  pattern counts (governance hook)", "memdb/governance/patterns.py", "on_record"),
+    ("  returned Episode (to_episode)", "memdb/memory/episodes.py", "to_episode"),
+    ("commit: staged postings and columns (flush_staged)", "memdb/engine/globals.py", "flush_staged"),
+    ("  posting blocks and columns (TextIndex._write_docs)", "memdb/memory/postings.py", "_write_docs"),
 )
 PROFILE_OPERATIONS: tuple[tuple[str, str, str], ...] = (
-    ("Global.increment (get, unpack, pack, put)", "memdb/globals.py", "increment"),
-    ("key encode (Global._key, codec)", "memdb/globals.py", "_key"),
-    ("value pack (codec.pack_value, msgpack)", "memdb/codec.py", "pack_value"),
-    ("value unpack (codec.unpack_value)", "memdb/codec.py", "unpack_value"),
-    ("store put (_LMDBWrite.put)", "memdb/store.py", "put"),
+    ("Global.increment (get, unpack, pack, put)", "memdb/engine/globals.py", "increment"),
+    ("key encode (Global._key, codec)", "memdb/engine/globals.py", "_key"),
+    ("value pack (codec.pack_value, msgpack)", "memdb/engine/codec.py", "pack_value"),
+    ("value unpack (codec.unpack_value)", "memdb/engine/codec.py", "unpack_value"),
+    ("store put (_LMDBWrite.put, put_many)", "memdb/engine/store.py", "put"),
+    ("store put (_LMDBWrite.put, put_many)", "memdb/engine/store.py", "put_many"),
     ("  of which LMDB Transaction.put (C)", "~", "<method 'put' of 'Transaction' objects>"),
-    ("store get (_LMDBWrite.get)", "memdb/store.py", "get"),
-    ("transaction machinery (Globals.writer)", "memdb/globals.py", "writer"),
+    ("  of which LMDB Cursor.putmulti (C)", "~", "<method 'putmulti' of 'Cursor' objects>"),
+    ("store get (_LMDBWrite.get)", "memdb/engine/store.py", "get"),
+    ("transaction machinery (Globals.transaction)", "memdb/engine/globals.py", "transaction"),
 )
 
 
-def _profile_rows(stats: dict[Any, Any], stages: tuple[tuple[str, str, str], ...], n: int, total: float) -> list[str]:
-    totals: dict[str, float] = {}
+def stage_seconds(stats: dict[Any, Any], stages: tuple[tuple[str, str, str], ...]) -> dict[str, float]:
+    """Cumulative seconds of each stage's label in cProfile's ``stats`` (0.0 for a label whose
+    function never ran: a name gone stale, which ``tests/benchmarks/test_bench_capture.py`` catches)."""
+    totals = dict.fromkeys((label for label, _, _ in stages), 0.0)  # in order, once each
     for (filename, _line, func), (_cc, _nc, _tt, ct, _callers) in stats.items():
         for label, suffix, name in stages:
             if func == name and (filename == suffix if suffix == "~" else filename.endswith(suffix)):
-                totals[label] = totals.get(label, 0.0) + ct
-    labels = dict.fromkeys(label for label, _, _ in stages)  # in order, once each
-    return [
-        f"{label:<54}{totals.get(label, 0.0):>8.2f}{totals.get(label, 0.0) / n * 1e6:>9.0f}{totals.get(label, 0.0) / total:>8.0%}"
-        for label in labels
-    ]
+                totals[label] += ct
+    return totals
 
 
-def profile(n: int) -> str:
-    """cProfile ``n`` episodes recorded in transactions of 1,000 (sync=False) and sum the time by stage."""
+def profiled(n: int) -> tuple[dict[Any, Any], float, float]:
+    """cProfile's stats of ``n`` episodes recorded in transactions of 1,000 (sync=False), with the
+    wall and CPU seconds of the profiled run."""
     eps = episodes(n)
     with tempfile.TemporaryDirectory(prefix="memdb-profile-") as tmp:
         warm = open_memdb(Path(tmp) / "warm", sync=False)  # regex compiling and pydantic set-up: not per episode
@@ -679,16 +678,25 @@ def profile(n: int) -> str:
         prof.runcall(record_memdb, db, eps, BATCH)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         db.close()
-    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    return pstats.Stats(prof).stats, wall, cpu  # type: ignore[attr-defined]
+
+
+def profile(n: int) -> str:
+    """Where a batched capture of ``n`` episodes spends its time, by stage and by operation."""
+    stats, wall, cpu = profiled(n)
     total = next((ct for (f, _, fn), (_, _, _, ct, _) in stats.items() if fn == "record_memdb" and f.endswith("bench_capture.py")), wall)
     head = f"{'':<54}{'cum s':>8}{'µs/ep':>9}{'share':>8}"
+
+    def rows(stages: tuple[tuple[str, str, str], ...]) -> list[str]:
+        return [f"{label:<54}{t:>8.2f}{t / n * 1e6:>9.0f}{t / total:>8.0%}" for label, t in stage_seconds(stats, stages).items()]
+
     return "\n".join([
         f"memdb batched capture under cProfile: {n:,} episodes, {BATCH:,}/txn, sync=False: {wall:.2f} s wall, {cpu:.2f} s CPU",
         "(cProfile adds a fixed cost per Python call, so call-heavy stages look bigger than they are)",
         f"{'by stage':<54}{head[54:]}",
-        *_profile_rows(stats, PROFILE_STAGES, n, total),
+        *rows(PROFILE_STAGES),
         f"{'by operation, all callers':<54}{head[54:]}",
-        *_profile_rows(stats, PROFILE_OPERATIONS, n, total),
+        *rows(PROFILE_OPERATIONS),
     ])  # fmt: skip
 
 

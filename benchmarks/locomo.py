@@ -52,7 +52,9 @@ memdb's questions go through ``Owner.recall`` and ``Owner.ask`` only (:class:`Me
 
 ``end`` is the day after the conversation's last session: the moment an agent would ask. memdb
 runs with its default settings, so recalls count as accesses and feed its relevance score as
-they would in use.
+they would in use. They are written at most once a second (``access_flush_seconds``), so which
+question first ranks on a flushed relevance depends on the machine's speed: memdb's recall can
+move in the third or fourth decimal between runs of the same code.
 
 Evidence ids. The data has a few malformed evidence ids: ``"D8:6; D9:17"`` (two ids in one
 string) is split, ``"D:11:26"`` and ``"D30:05"`` are rewritten to ``D11:26`` and ``D30:5``; an id

@@ -44,7 +44,7 @@ import os
 import struct
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
 
@@ -123,10 +123,16 @@ class Column:
 @dataclass(frozen=True)
 class ColumnChunks:
     """An owner's column chunks as a query reads them (``TextIndex.chunks``), by chunk number
-    (None where none was written): the records, and the level chunk beside each."""
+    (None where none was written): the records, and the level chunk beside each.
+
+    ``derived`` keeps what readers make of these chunks (their summaries, the kernel's arrays of
+    them) for as long as the object lives: ``TextIndex.chunks`` returns the same object while no
+    chunk changed, so a query of an owner with a million documents does not rebuild its two
+    thousand chunk pointers each time."""
 
     records: Sequence[bytes | memoryview | None]
     levels: Sequence[bytes | memoryview | None]
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 # --- formats ------------------------------------------------------------------------------------
@@ -715,25 +721,37 @@ def _c_search(
             room_bytes += sum(max(len(b) - _HEADER.size, 0) for b in bs)
         counts.append(n)
     records = chunks.records
-    levels = [chunks.levels[c] if c < len(chunks.levels) else None for c in range(len(records))]
-    chunk_held = [ffi.from_buffer(c) if c else ffi.NULL for c in records]
-    level_held = [ffi.from_buffer(c) if c else ffi.NULL for c in levels]
+    arrays = chunks.derived.get("kernel")
+    if arrays is None:  # once per chunks object: they hold the buffers, which hold the chunks
+        levels = [chunks.levels[c] if c < len(chunks.levels) else None for c in range(len(records))]
+        chunk_held = [ffi.from_buffer(c) if c else ffi.NULL for c in records]
+        level_held = [ffi.from_buffer(c) if c else ffi.NULL for c in levels]
+        arrays = chunks.derived["kernel"] = (
+            ffi.new("const unsigned char *[]", chunk_held or [ffi.NULL]),
+            ffi.new("size_t[]", [len(c) if c else 0 for c in records] or [0]),
+            ffi.new("const unsigned char *[]", level_held or [ffi.NULL]),
+            ffi.new("size_t[]", [len(c) if c else 0 for c in levels] or [0]),
+            chunk_held,
+            level_held,
+        )
+    c_chunks, c_chunk_lens, c_levels, c_level_lens, _, _ = arrays
     inp = ffi.new("memdb_text_input *")
     c_counts = ffi.new("size_t[]", counts or [0])
     c_idf = ffi.new("double[]", list(idf) or [0.0])
-    c_chunks = ffi.new("const unsigned char *[]", chunk_held or [ffi.NULL])
-    c_chunk_lens = ffi.new("size_t[]", [len(c) if c else 0 for c in records] or [0])
-    c_levels = ffi.new("const unsigned char *[]", level_held or [ffi.NULL])
-    c_level_lens = ffi.new("size_t[]", [len(c) if c else 0 for c in levels] or [0])
     inp.n_terms, inp.blocks, inp.block_lens, inp.term_blocks, inp.idf = nt, c_blocks, c_lens, c_counts, c_idf
     inp.n_chunks, inp.chunks, inp.chunk_lens = len(records), c_chunks, c_chunk_lens
     inp.levels, inp.level_lens = c_levels, c_level_lens
     c_roles = ffi.new("unsigned char[]", list(roles) or [0]) if roles is not None else ffi.NULL
     inp.roles = c_roles
     if summaries is not None and len(summaries) == len(records):
-        c_newest = ffi.new("int64_t[]", [t for t, _ in summaries] or [0])
-        c_level = ffi.new("uint32_t[]", [lv for _, lv in summaries] or [0])
-        inp.chunk_newest, inp.chunk_level = c_newest, c_level
+        bounds = chunks.derived.get("kernel summaries")
+        if bounds is None or bounds[0] is not summaries:  # the same list: chunk_summaries keeps it with the chunks
+            bounds = chunks.derived["kernel summaries"] = (
+                summaries,
+                ffi.new("int64_t[]", [t for t, _ in summaries] or [0]),
+                ffi.new("uint32_t[]", [lv for _, lv in summaries] or [0]),
+            )
+        inp.chunk_newest, inp.chunk_level = bounds[1], bounds[2]
     params = ffi.new("double[]", p.values())
     total, best, n_out = ffi.new("size_t *"), ffi.new("double *"), ffi.new("size_t *")
     # room: every posting takes at least 2 bytes, so this bounds the union; a top-k call
@@ -753,7 +771,7 @@ def _c_search(
         if rc != _MORE_ROOM:
             break
         cap = int(n_out[0])
-    del held, chunk_held, level_held
+    del held
     if rc == _BAD_BLOCK:
         raise CorruptValueError(f"a posting block is damaged ({CorruptValueError.HINT})")
     if rc == _BAD_COLUMN:
@@ -1252,9 +1270,13 @@ class TextIndex:
         flush rewrites levels only)."""
         if chunks is None:
             chunks = self.chunks(owner)
+        kept: list[tuple[int, int]] | None = chunks.derived.get("summaries")
+        if kept is not None:
+            return kept  # (never changed by its readers)
         newest = self._summary_part(self.columns, owner, chunks.records, lambda c: chunk_summary(c, None)[0])
         levels = self._summary_part(self.levels, owner, chunks.levels, lambda c: chunk_summary(None, c)[1])
-        return list(zip(newest, levels[: len(newest)] + [0] * (len(newest) - len(levels)), strict=True))
+        out = chunks.derived["summaries"] = list(zip(newest, levels[: len(newest)] + [0] * (len(newest) - len(levels)), strict=True))
+        return out
 
     def _summary_part(self, g: Global, owner: str, chunks: Sequence[bytes | memoryview | None], part: Callable[[Any], int]) -> list[int]:
         """``part`` of each of ``chunks`` (of ``g``), reusing what was computed for a chunk kept."""

@@ -461,6 +461,38 @@ def test_chunks_kept_from_a_rolled_back_recode_are_read_again(tmp_path: Path) ->
         store.close()
 
 
+def test_the_kernel_arrays_kept_with_the_chunks_follow_a_level_change(tmp_path: Path) -> None:
+    """The kernel's pointers to an owner's chunks are built once per chunks object and kept with
+    it; a level change makes a new chunks object, so the next search reads the new levels (in C
+    and in the twin alike)."""
+    store = LMDBStore(tmp_path / "db", sync=False)
+    try:
+        space = Globals(store)
+        text = TextIndex(space)
+        docs = [Doc(f"{time_prefix(from_micros(NOW + i))}-{i:06x}", NOW + i, 4 << 2, {"a": 1}, 2) for i in range(3)]
+        with space.transaction():
+            text.add("ana", docs)
+        with space.snapshot():
+            chunks = text.chunks("ana")
+            blocks = text.term_blocks("ana", "a")
+            first = P.search([blocks], [1.0], chunks, PARAMS, NOW, summaries=text.chunk_summaries("ana", chunks))
+            kept = chunks.derived.get("kernel")
+            again = P.search([blocks], [1.0], text.chunks("ana"), PARAMS, NOW, summaries=text.chunk_summaries("ana"))
+            assert (kept is not None) == (native.search_lib()[0] is not None)  # the twin keeps none
+            assert text.chunks("ana") is chunks and chunks.derived.get("kernel") is kept
+            assert again == first and [c[2] >> 2 for c in first.columns] == [4, 4, 4]
+        with space.transaction():
+            text.set_levels("ana", [(docs[1].eid, 9)])
+        with space.snapshot():
+            moved = text.chunks("ana")
+            assert moved is not chunks
+            found = P.search([blocks], [1.0], moved, PARAMS, NOW, summaries=text.chunk_summaries("ana", moved))
+            assert [c[2] >> 2 for c in found.columns] == [4, 9, 4]
+            assert text.chunk_summaries("ana", moved)[0][1] == 9
+    finally:
+        store.close()
+
+
 def _stored(store: LMDBStore) -> dict[bytes, bytes]:
     with store.read() as txn:
         return dict(txn.scan(b"", b"\xff" * 8))

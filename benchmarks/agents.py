@@ -465,6 +465,9 @@ def _memdb_side(size: int, workdir: Path, seed: int, say: Callable[[str], None])
         eps.extend(chunk)
     mem.generate_seconds = time.perf_counter() - t0 - mem.import_seconds
     mem.db.flush()
+    # the import ran with sync=False: write its gigabytes back now, as _write_back does for a kept
+    # copy, so the questions' reads and flushes do not queue behind the kernel's write-back
+    mem.db.store.sync()
     mem.disk = _disk(mem.path)
     rate = size / mem.import_seconds
     say(f"  {size:,}: memdb imported in {mem.import_seconds:.1f} s ({rate:,.0f} eps/s), generation {mem.generate_seconds:.1f} s")

@@ -140,7 +140,8 @@ class AccessTracker:
     each flush is a durable commit (an fsync): the interval keeps a busy reader at about one
     fsync a second instead of one every ``batch()`` reads, and a repeated read merges into the
     waiting batch. So a crash loses at most the accesses since the last flush: fewer than a
-    batch, or those of the last ``interval()`` seconds.
+    batch, plus those that came within ``interval()`` seconds of that flush (a burst of reads
+    followed by none waits for the next read, ``flush()`` or close).
 
     A batch is written only outside the caller's transaction or snapshot (``can_flush``):
     inside one the write would share its rollback, or be refused; the buffer then waits for the

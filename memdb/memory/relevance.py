@@ -187,12 +187,8 @@ class AccessTracker:
             self.flush()
 
     def _due(self) -> bool:
-        """Whether the interval since the last flush has passed (a clock that went back: yes)."""
-        last = self._flushed_at
-        if last is None:
-            return True
-        elapsed = self._monotonic() - last
-        return elapsed < 0 or elapsed >= self._interval()
+        """Whether ``interval()`` seconds have passed since the last flush (or none happened yet)."""
+        return self._flushed_at is None or self._monotonic() - self._flushed_at >= self._interval()
 
     def pending(self, owner: str, episode_id: str) -> tuple[int, dt.datetime | None]:
         """Accesses of one episode not yet flushed (count, latest time)."""

@@ -310,6 +310,7 @@ def test_end_to_end_tiny_memdb_and_bm25(tmp_path: Path, capsys: pytest.CaptureFi
             # six turns: everything is in the top 25, so recall@25 is 1 for every question
         assert s["recall@25"]["overall"] == 1.0, name
         assert s["latency_ms"]["p50"] > 0 and s["latency_ms"]["p95"] >= s["latency_ms"]["p50"]
+        assert s["latency_alone_ms"]["p50"] > 0 and s["latency_alone_ms"]["p95"] >= s["latency_alone_ms"]["p50"]
         assert s["questions"] == 4
     # the unique word finds its turn first
     assert saved["systems"]["memdb"]["recall@5"]["4"] == 1.0
@@ -319,6 +320,8 @@ def test_end_to_end_tiny_memdb_and_bm25(tmp_path: Path, capsys: pytest.CaptureFi
     best = max(saved["systems"][b]["recall@5"]["overall"] for b in systems.split(",") if not b.startswith("memdb"))
     mine = saved["systems"]["memdb"]["recall@5"]["overall"]
     assert f"| memdb | 5 | **{mine:.3f}** | {mine / best:.2f}x | " in text  # memdb ÷ the best baseline
+    alone = saved["systems"]["memdb"]["latency_alone_ms"]
+    assert f" | {alone['p50']:.3f} | {alone['p95']:.3f} |\n" in text  # the alone columns close the row
 
 
 def test_missing_baseline_is_skipped_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -387,3 +390,30 @@ def test_the_turn_ablation_is_held_against_the_turn_baselines_and_shortfalls_are
     text = "\n".join(locomo._shortfall_lines(rep))
     assert "- `memdb` against every baseline: @5 multi-hop 0.200 < 0.400 (bm25)." in text
     assert "- `memdb-turn` against the turn-alone baselines: at or above the best everywhere." in text
+
+
+def test_each_system_is_timed_again_alone_after_the_scored_pass() -> None:
+    """The scored pass asks each question of every system in turn; the second pass asks a
+    conversation's questions of one system at a time, and only its time is kept."""
+    calls: list[tuple[str, str]] = []
+
+    def system(name: str) -> locomo.System:
+        def search(question: str, k: int) -> list[str]:
+            calls.append((name, question))
+            return ["D1:1"] if name == "a" else []
+
+        return locomo.System(name, lambda conv: None, search, lambda: {})
+
+    qs = [locomo.Question(f"q{i}", "1", ("D1:1",)) for i in range(3)]
+    conv = locomo.Conversation("c", ("Ann", "Bob"), [], qs, dt.datetime(2023, 5, 8))
+    scores = locomo.run([conv], [system("a"), system("b")])
+    warm = [("a", "q0"), ("b", "q0")]
+    scored = [(s, f"q{i}") for i in range(3) for s in "ab"]
+    alone = [(s, f"q{i}") for s in "ab" for i in range(3)]
+    assert calls == warm + scored + alone
+    for name, want in (("a", 1.0), ("b", 0.0)):
+        out = scores[name].summary()
+        assert out["recall@5"]["overall"] == want and out["questions"] == 3
+        assert len(scores[name].alone_ms) == 3 and out["latency_alone_ms"]["p95"] >= out["latency_alone_ms"]["p50"] > 0
+    only = locomo.run([conv], [system("a")])["a"]  # one system: nothing else to time it apart from
+    assert only.alone_ms == [] and "latency_alone_ms" not in only.summary()

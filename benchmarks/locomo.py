@@ -9,7 +9,10 @@ question's evidence turns: evidence recall@k = the fraction of the evidence turn
 first k (k = 5, 10, 25), averaged per question category (1 multi-hop, 2 temporal,
 3 open-domain, 4 single-hop, 5 adversarial) and over all questions. Latency is the wall time
 of one search call (query embedding included for the dense baseline), p50 and p95 over every
-question.
+question, measured twice: in the scored pass, where each question is asked of every system in
+turn, and again with each conversation's questions asked of one system at a time (``alone``; only
+the time is kept), since a call right after a dense model's matrix products finds the CPU's
+caches cold and pays for them (memdb's p50 about 2.5x, bm25s's about 3-4x).
 
 Documents. A turn is ``"<speaker>: <text>"``, plus ``" [shares a photo: <caption>]"`` when the
 turn shares an image (the caption is the only text the data has about it); every baseline

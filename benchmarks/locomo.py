@@ -12,7 +12,8 @@ of one search call (query embedding included for the dense baseline), p50 and p9
 question, measured twice: in the scored pass, where each question is asked of every system in
 turn, and again with each conversation's questions asked of one system at a time (``alone``; only
 the time is kept), since a call right after a dense model's matrix products finds the CPU's
-caches cold and pays for them (memdb's p50 about 2.5x, bm25s's about 3-4x).
+caches cold and pays for them (in the committed run memdb's p50 is 2-3x its alone figure, bm25s's
+3-5x).
 
 Documents. A turn is ``"<speaker>: <text>"``, plus ``" [shares a photo: <caption>]"`` when the
 turn shares an image (the caption is the only text the data has about it); every baseline

@@ -167,9 +167,17 @@ void memdb_chunk_summary(const unsigned char *chunk, size_t len, const unsigned 
     }
 }
 
-static double bm25_part(double idf, double tf, double dl, double avgdl, double k1, double b)
+/* BM25's constants; a stored tf (and length) counts in units of an occurrence (TF_UNIT in
+ * memdb/memory/postings.py, passed as MEMDB_P_TF_UNIT). */
+typedef struct {
+    double avgdl, k1, b, unit;
+} bm25_consts;
+
+/* One term's Okapi BM25 from a stored tf: as _bm25 in postings.py, operation for operation. */
+static double bm25_part(double idf, double tf, double dl, const bm25_consts *c)
 {
-    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl));
+    tf = tf / c->unit;
+    return idf * tf * (c->k1 + 1) / (tf + c->k1 * (1 - c->b + c->b * dl / c->avgdl));
 }
 
 typedef struct {
@@ -286,8 +294,8 @@ static long row_tf(const memdb_text_input *in, term_postings *tp, size_t t, uint
 
 /* A document's BM25 over the lists that are scored (MATCH and RANK), in list order, as the
  * twin sums it; -1 when a looked-up block is damaged. */
-static int exact_bm25(const memdb_text_input *in, term_postings *tp, uint32_t doc, const uint32_t *row, double dl, double avgdl,
-                      double k1, double b, double *out, size_t *bad)
+static int exact_bm25(const memdb_text_input *in, term_postings *tp, uint32_t doc, const uint32_t *row, double dl,
+                      const bm25_consts *bk, double *out, size_t *bad)
 {
     double s = 0.0;
     size_t t;
@@ -298,7 +306,7 @@ static int exact_bm25(const memdb_text_input *in, term_postings *tp, uint32_t do
                 return -1;
             }
             if (tf) {
-                s += bm25_part(in->idf[t], (double)tf, dl, avgdl, k1, b);
+                s += bm25_part(in->idf[t], (double)tf, dl, bk);
             }
         }
     }
@@ -308,8 +316,8 @@ static int exact_bm25(const memdb_text_input *in, term_postings *tp, uint32_t do
 
 /* A bound on a document's BM25 without decoding a looked-up list: its merged lists' exact parts
  * and the looked-up lists' block bounds, in list order, raised by 1e-12 against rounding. */
-static double bm25_bound(const memdb_text_input *in, term_postings *tp, uint32_t doc, const uint32_t *row, double dl, double avgdl,
-                         double k1, double b)
+static double bm25_bound(const memdb_text_input *in, term_postings *tp, uint32_t doc, const uint32_t *row, double dl,
+                         const bm25_consts *bk)
 {
     double s = 0.0;
     size_t t, bad;
@@ -325,7 +333,7 @@ static double bm25_bound(const memdb_text_input *in, term_postings *tp, uint32_t
         } else {
             long tf = row_tf(in, tp, t, doc, row, &bad); /* a merged list: never fails */
             if (tf > 0) {
-                s += bm25_part(in->idf[t], (double)tf, dl, avgdl, k1, b);
+                s += bm25_part(in->idf[t], (double)tf, dl, bk);
             }
         }
     }
@@ -337,7 +345,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                       size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
                       uint32_t *out_tf, uint32_t *out_dl, int64_t *out_ts, uint32_t *out_suffix, uint32_t *out_code)
 {
-    const double avgdl = params[MEMDB_P_AVGDL], k1 = params[MEMDB_P_K1], b = params[MEMDB_P_B];
+    const bm25_consts bk = {params[MEMDB_P_AVGDL], params[MEMDB_P_K1], params[MEMDB_P_B], params[MEMDB_P_TF_UNIT]};
     const double week = params[MEMDB_P_WEEK_US], tl = params[MEMDB_P_TEXT_LEVEL];
     const double tw = params[MEMDB_P_TEXT_WEIGHT], rw = params[MEMDB_P_RECENCY_WEIGHT];
     const double slack = params[MEMDB_P_SLACK], max_level = params[MEMDB_P_MAX_LEVEL], boost = params[MEMDB_P_BOOST];
@@ -425,7 +433,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                 }
                 tp[t].b_first[j] = first;
                 tp[t].b_last[j] = last;
-                tp[t].b_bound[j] = bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), avgdl, k1, b);
+                tp[t].b_bound[j] = bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), &bk);
                 tp[t].b_off[j + 1] = tp[t].b_off[j] + n;
             }
             continue;
@@ -438,7 +446,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                 rc = MEMDB_BAD_BLOCK;
                 goto done;
             }
-            tp[t].b_bound[j] = scored ? bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), avgdl, k1, b) : 0.0;
+            tp[t].b_bound[j] = scored ? bm25_part(in->idf[t], (double)rd16(blk + 2), (double)rd32(blk + 4), &bk) : 0.0;
             tp[t].n += (size_t)got;
             tp[t].b_off[j + 1] = tp[t].n;
         }
@@ -551,7 +559,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
 #define SCORE(i, rec)                                                                                   \
     do {                                                                                                \
         double bm_;                                                                                     \
-        if (exact_bm25(in, tp, u_doc[i], ROW(i), (double)rd32((rec) + 12), avgdl, k1, b, &bm_, &bad) < 0) { \
+        if (exact_bm25(in, tp, u_doc[i], ROW(i), (double)rd32((rec) + 12), &bk, &bm_, &bad) < 0) { \
             *n_out = bad;                                                                               \
             rc = MEMDB_BAD_BLOCK;                                                                       \
             goto done;                                                                                  \
@@ -583,7 +591,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
         }
         RECORD(i, rec);
         /* a tighter bound first: a looked-up list's block is decoded only if needed */
-        if (i > 0 && n_lazy && bm25_bound(in, tp, u_doc[i], ROW(i), (double)rd32(rec + 12), avgdl, k1, b) <= top) {
+        if (i > 0 && n_lazy && bm25_bound(in, tp, u_doc[i], ROW(i), (double)rd32(rec + 12), &bk) <= top) {
             continue;
         }
         SCORE(i, rec);
@@ -626,7 +634,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                     /* the document's own level and recency, and its merged lists' exact parts,
                      * before a looked-up list's block is decoded */
                     int64_t age = now_us - rd64(rec);
-                    if (tw * bm25_bound(in, tp, u_doc[i], ROW(i), (double)rd32(rec + 12), avgdl, k1, b) / norm +
+                    if (tw * bm25_bound(in, tp, u_doc[i], ROW(i), (double)rd32(rec + 12), &bk) / norm +
                             tl * level_of(in, u_doc[i]) + rw * pow(0.5, (double)(age > 0 ? age : 0) / week) +
                             (u_boost[i] ? boost : 0.0) + slack <
                         cut) {

@@ -41,7 +41,8 @@ enum {
     MEMDB_P_SLACK = 7,          /* 1e-9 */
     MEMDB_P_MAX_LEVEL = 8,      /* 250: the highest relevance level */
     MEMDB_P_BOOST = 9,          /* what a document in a BOOST list adds to its score (0.1) */
-    MEMDB_N_SEARCH_PARAMS = 10
+    MEMDB_P_TF_UNIT = 10,       /* what one occurrence adds to a stored tf (3): BM25 reads tf / unit */
+    MEMDB_N_SEARCH_PARAMS = 11
 };
 
 /* Return codes. */

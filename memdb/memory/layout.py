@@ -61,12 +61,14 @@ from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
 from memdb.errors import CorruptValueError, StoreFullError
 from memdb.memory.ids import EPOCH_ORDINAL, episode_day, id_at, ts_micros
-from memdb.memory.postings import TextIndex
+from memdb.memory.postings import TF_UNIT, TextIndex
 from memdb.memory.relevance import band_of
 from memdb.memory.text import term_counts, tokenize
 from memdb.memory.timephrase import TOLD_HINTS, told_windows
 
 __all__ = [
+    "CONTEXT_FIELDS",
+    "CONTEXT_TF",
     "GLOBALS",
     "ID_SLICE",
     "ID_TAIL_BYTES",
@@ -108,7 +110,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 12  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 13  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
@@ -294,11 +296,32 @@ def tail_of(ts: dt.datetime, eid: str) -> bytes:
 # --- text ------------------------------------------------------------------------------------------
 
 
+CONTEXT_FIELDS: Final[Mapping[str, tuple[str, ...]]] = {"exchange": ("content",)}
+"""Per kind, the fields that hold the context of what an episode is about rather than the thing
+itself: an exchange's ``content`` holds the conversation around it (both sides of a gateway
+exchange; the turns before and after a conversation's turn), whose words also stand in the
+neighbouring episodes. A term there counts ``CONTEXT_TF`` / ``TF_UNIT`` of an occurrence."""
+
+CONTEXT_TF: Final = 2
+"""What one occurrence in a context field adds to a posting's tf, against ``TF_UNIT`` (3) for one
+in the episode's own text: context counts two thirds (BM25F field weighting). Chosen on one half
+of the LoCoMo conversations (26, 30, 41: recall@10 0.796 at equal weight, 0.785 / 0.802 / 0.807 /
+0.803 at 1/3, 1/2, 2/3, 3/4) and checked on the other (42, 43: 0.764 -> 0.767)."""
+
+
 def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
-    """A record's indexed terms with their frequencies, and its length in terms."""
-    text = "\n".join(str(record[f]) for f in TEXT_FIELDS if record.get(f))
-    text += "\n" + " ".join(record.get("tags", ()))
-    tf = term_counts(text)
+    """A record's indexed terms with their frequencies, and its length, in ``TF_UNIT``s: an
+    occurrence in the episode's own text (and its tags) counts ``TF_UNIT``, one in a context
+    field of its kind (``CONTEXT_FIELDS``) ``CONTEXT_TF``, so that a turn ranks above its
+    neighbours for words it says itself."""
+    context = CONTEXT_FIELDS.get(str(record.get("kind")), ())
+    own = "\n".join(str(record[f]) for f in TEXT_FIELDS if record.get(f) and f not in context)
+    own += "\n" + " ".join(record.get("tags", ()))
+    tf = {t: n * TF_UNIT for t, n in term_counts(own).items()}
+    for f in context:
+        if record.get(f):
+            for t, n in term_counts(str(record[f])).items():
+                tf[t] = tf.get(t, 0) + n * CONTEXT_TF
     return tf, sum(tf.values())
 
 

@@ -18,7 +18,9 @@ new number, and the old one's postings are removed and its record zeroed (after
 ``compact()`` no byte of an erased episode's terms, time or id remains).
 
 A block: ``u16 n, u16 max_tf, u32 min_dl, u32 first, u32 last`` then ``n`` varint pairs
-``(gap, tf)``; the first gap is 0. ``max_tf`` and ``min_dl`` bound every posting of the
+``(gap, tf)``; the first gap is 0. A tf (and a length) counts in ``TF_UNIT``s: an occurrence in
+an episode's own text is ``TF_UNIT``, one in its context less (``memdb.memory.layout.terms_of``),
+and BM25 reads ``tf / TF_UNIT``. ``max_tf`` and ``min_dl`` bound every posting of the
 block, so its best BM25 is known from the header (block-max pruning). A record (20 bytes):
 ``i64 ts_us, u32 id suffix, u32 dl, u16 outcome, u8 live, u8 0``; the id is its time and
 suffix (``memdb.memory.ids``), so a document needs no reverse map. A level chunk holds one
@@ -62,6 +64,7 @@ __all__ = [
     "RANK",
     "RECORD_BYTES",
     "REQUIRE",
+    "TF_UNIT",
     "Column",
     "ColumnChunks",
     "Doc",
@@ -88,6 +91,7 @@ CHUNK_DOCS: Final = 1024  # documents a column chunk holds (20 KB of records, 1 
 RECORD_BYTES: Final = 20
 _HEADER = struct.Struct("<HHIII")
 _RECORD = struct.Struct("<qIIHBB")
+TF_UNIT: Final = 3  # what one occurrence of a term in an episode's own text adds to its stored tf (layout 13)
 _MAX_TF: Final = 0xFFFF  # a tf is stored up to this (an episode's text is capped far below it)
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
 _MORE_ROOM, _BAD_BLOCK, _BAD_COLUMN, _NO_MEMORY = -1, -2, -3, -4  # memdb_text_search's return codes (search.h)
@@ -429,6 +433,7 @@ class SearchParams:
     slack: float
     max_level: float
     boost: float = 0.0  # what a document in a BOOST list adds
+    tf_unit: float = TF_UNIT  # BM25 reads a stored tf as tf / tf_unit occurrences
 
     def values(self) -> list[float]:
         return [
@@ -442,10 +447,14 @@ class SearchParams:
             self.slack,
             self.max_level,
             self.boost,
+            self.tf_unit,
         ]
 
 
-def _bm25(idf: float, tf: float, dl: float, avgdl: float, k1: float, b: float) -> float:
+def _bm25(idf: float, tf: float, dl: float, avgdl: float, k1: float, b: float, unit: float) -> float:
+    """One term's Okapi BM25 from a stored tf (in ``unit``s of an occurrence); ``dl / avgdl`` is
+    the same in any unit. As ``bm25_part`` in search.c, operation for operation."""
+    tf = tf / unit
     return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
 
 
@@ -511,7 +520,7 @@ def py_search(
                 last = last_doc
                 rl.firsts.append(first)
                 rl.lasts.append(last_doc)
-                rl.bounds.append(_bm25(idf[t], float(max_tf), float(min_dl), p.avgdl, p.k1, p.b))
+                rl.bounds.append(_bm25(idf[t], float(max_tf), float(min_dl), p.avgdl, p.k1, p.b, p.tf_unit))
             continue
         for blk in blocks[t]:
             docs, tfs = py_decode_block(blk)
@@ -519,7 +528,7 @@ def py_search(
                 raise damaged
             last = docs[-1]
             _, max_tf, min_dl, _, _ = _HEADER.unpack_from(blk)
-            block_bound = 0.0 if role[t] > RANK else _bm25(idf[t], float(max_tf), float(min_dl), p.avgdl, p.k1, p.b)
+            block_bound = 0.0 if role[t] > RANK else _bm25(idf[t], float(max_tf), float(min_dl), p.avgdl, p.k1, p.b, p.tf_unit)
             for d, tf in zip(docs, tfs, strict=True):
                 per[d] = (tf, block_bound)
 
@@ -579,7 +588,7 @@ def py_search(
         for t in range(nt):
             tf = u_tf[i][t]
             if tf and role[t] <= RANK:
-                s += _bm25(idf[t], float(tf), dl, p.avgdl, p.k1, p.b)
+                s += _bm25(idf[t], float(tf), dl, p.avgdl, p.k1, p.b, p.tf_unit)
         return s
 
     def bound(i: int) -> float:
@@ -596,7 +605,7 @@ def py_search(
                 if j is not None:
                     s += rl.bounds[j]
             elif u_tf[i][t] and role[t] <= RANK:
-                s += _bm25(idf[t], float(u_tf[i][t]), dl, p.avgdl, p.k1, p.b)
+                s += _bm25(idf[t], float(u_tf[i][t]), dl, p.avgdl, p.k1, p.b, p.tf_unit)
         return s * (1 + 1e-12)
 
     top = 0.0
@@ -1122,38 +1131,6 @@ class TextIndex:
                 stamps.extend(bytes(end - len(stamps)))
             stamps[end - 8 : end] = stamp
         return (g, (owner,), bytes(stamps))
-
-    def split_levels(self, owner: str, first: int, count: int) -> int | None:
-        """Layout 11's upgrade of an owner's column chunks ``first`` .. ``first + count - 1``:
-        each record's level moves to a level chunk beside it (the record keeps its outcome). A
-        chunk that has its level chunk already is left alone, so an interrupted upgrade runs again
-        safely. Returns the next chunk to upgrade, or None after the last."""
-        self.space.flush_staged()  # what this transaction staged, so it is read too
-        keys, values = self.columns.raw_columns((owner,), first, first + count)
-        base = len(self.columns.key((owner,)))
-        level_base = len(self.levels.key((owner,)))
-        split = {int(codec.decode_one(key, level_base)[0]) for key in self.levels.raw_columns((owner,), first, first + count)[0]}
-        done: list[int] = []
-        sets: list[tuple[Global, Any, Any]] = []
-        for key, value in zip(keys, values, strict=True):
-            chunk = int(codec.decode_one(key, base)[0])
-            if chunk in split:
-                continue
-            records = bytearray(_payload(value))
-            levels = bytearray(len(records) // RECORD_BYTES)
-            for i in range(len(levels)):
-                off = i * RECORD_BYTES
-                code = struct.unpack_from("<H", records, off + 16)[0]
-                if records[off + 18] == 1:
-                    levels[i] = code >> 2
-                struct.pack_into("<H", records, off + 16, code & 3)
-            sets += [(self.columns, (owner, chunk), bytes(records)), (self.levels, (owner, chunk), bytes(levels))]
-            done.append(chunk)
-        if done:
-            sets += [self._stamped(self.stamps, owner, done), self._stamped(self.level_stamps, owner, done)]
-            self.space.apply((), sets)
-        more, _ = self.columns.raw_columns((owner,), first + count, limit=1)
-        return first + count if more else None
 
     # --- reading -----------------------------------------------------------------------------
 

@@ -70,7 +70,7 @@ from memdb.memory.layout import (
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, SearchParams, StoredList
+from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, TF_UNIT, SearchParams, StoredList
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
@@ -1162,7 +1162,8 @@ class OwnerQueries:
             ):
                 continue
             words = Counter(tokenize(h.get("one_line", "")))  # the one-liner holds the lesson (ExtractiveSummarizer.one_line)
-            hits = {t: (words[t], sum(words.values())) for t in q.scored_terms if words[t]}
+            dl = sum(words.values()) * TF_UNIT  # its own text: every occurrence a whole one, as terms_of counts it
+            hits = {t: (words[t] * TF_UNIT, dl) for t in q.scored_terms if words[t]}
             if q.terms and q.terms_required and not any(t in hits for t in q.terms):
                 continue
             out.append((eid, h, hits))
@@ -1411,7 +1412,8 @@ def _why(q: _Query, h: dict[str, Any], hits: _Hits, bm25: float) -> tuple[str, .
     if q.session:
         why.append(f"session {q.session}")
     if hits:
-        why.append("text " + ", ".join(f"{t}×{tf}" for t, (tf, _) in hits.items()) + f" (bm25 {bm25:.2f})")
+        # occurrences as BM25 counts them: a word of an exchange's context counts two thirds
+        why.append("text " + ", ".join(f"{t}×{tf / TF_UNIT:.3g}" for t, (tf, _) in hits.items()) + f" (bm25 {bm25:.2f})")
     why.append(f"relevance {float(h['relevance']):.1f}")
     return tuple(why)
 
@@ -1423,8 +1425,10 @@ def _told_days(window: Sequence[int]) -> str:
 
 
 def _bm25_term(idf: float, tf: int, dl: int, avgdl: float) -> float:
-    """One term's Okapi BM25 contribution to one document (k1 = K1, b = B)."""
-    return idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
+    """One term's Okapi BM25 contribution to one document (k1 = K1, b = B), from its stored tf
+    (in ``TF_UNIT``s of an occurrence: a context's words count less, ``terms_of``)."""
+    occurrences = tf / TF_UNIT
+    return idf * occurrences * (K1 + 1) / (occurrences + K1 * (1 - B + B * dl / avgdl))
 
 
 def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:

@@ -546,7 +546,8 @@ def test_indexes_written_with_record(edb: memdb.Database) -> None:
     chat = mem.record("exchange", "just talk", tags=["project-x"])
     assert chat.id not in {s[-1] for s, _ in g["EPGO"].items(("ana",))}  # no outcome, no tag+outcome entry
     assert [s[-1] for s, _ in g["EPS"].items(("ana", "s9"))] == [ep.id]
-    assert edb.episodes.layout.text.hits_of("ana", ["deploy"], [ep.id]) == [{"deploy": (1, 3)}]  # the stem of "deploy" (Snowball)
+    # the stem of "deploy" (Snowball), once in three terms: tf and length in TF_UNITs (thirds)
+    assert edb.episodes.layout.text.hits_of("ana", ["deploy"], [ep.id]) == [{"deploy": (3, 9)}]
     assert edb.check().ok
 
 
@@ -808,9 +809,9 @@ def test_upgrade_layout_splits_the_text_levels_out_of_the_column_records(
     tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Layout 11 keeps the text columns' relevance levels in level chunks of their own; a layout-10
-    database held the whole index code in each column record, and opening it moves the levels
-    out (reporting progress), finding the same. A rerun after an interruption (levels split,
-    layout not yet recorded) leaves the split chunks alone."""
+    database held the whole index code in each column record, and opening it rebuilds the text
+    index (reporting progress) into the chunks capture writes now, finding the same. A rerun
+    after an interruption (layout not yet recorded) rebuilds them to the same bytes."""
     with memdb.open(tmp_path / "old", clock=clock) as db:
         mem = db.owner("ana")
         eps = [mem.record("debug", f"deploy broke {i}", outcome=("failure", "success")[i % 2], tags=["project-x"]) for i in range(9)]
@@ -840,7 +841,7 @@ def test_upgrade_layout_splits_the_text_levels_out_of_the_column_records(
         db.flush()
         split = dict(db.globals["EPL"].items(("ana",)))
         db.globals["META"].set(("layout",), 10)
-    assert any("text levels of 'ana' split out" in r.getMessage() for r in caplog.records)
+    assert any("layout upgrade" in r.getMessage() and "episodes rewritten" in r.getMessage() for r in caplog.records)
     with memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
         assert dict(db.globals["EPL"].items(("ana",))) == split
@@ -873,8 +874,9 @@ def test_a_database_of_a_newer_layout_is_refused_untouched(tmp_path: Path, clock
 def test_upgrade_layout_puts_document_numbers_in_the_index_entries(tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture) -> None:
     """Layout 12's index entries hold the episode's document number and outcome; a layout-11
     database held its index code (level and outcome) in each, and opening it rewrites every
-    entry once (reporting progress), to the values capture writes now (a tool call whose result
-    gave it a second document number among them), answering the same."""
+    entry once (reporting progress) to its episode's document number in the rebuilt text index
+    (``check()`` verifies each; a tool call whose result gave it a second document number among
+    them, numbered anew), answering the same."""
     with memdb.open(tmp_path / "old", clock=clock) as db:
         mem = db.owner("ana")
         eps = [
@@ -898,7 +900,10 @@ def test_upgrade_layout_puts_document_numbers_in_the_index_entries(tmp_path: Pat
         assert not db.check().ok
     with caplog.at_level(logging.INFO, logger="memdb"), memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
-        assert {name: dict(db.globals[name].items(("ana",))) for name in current} == current
+        numbers = {str(subs[1]): doc for subs, doc in db.globals["EPDN"].items(("ana",))}
+        assert sorted(numbers.values()) == list(range(len(eps) + 1))  # numbered anew, densely
+        for name, entries in current.items():
+            assert {subs: v >> 2 for subs, v in db.globals[name].items(("ana",))} == {subs: numbers[str(subs[-1])] for subs in entries}
         mem = db.owner("ana")
         assert [sorted(m.episode.id for m in mem.recall(**q)) for q in questions] == want  # type: ignore[arg-type]
     assert any("layout upgrade" in r.getMessage() and "episodes rewritten" in r.getMessage() for r in caplog.records)

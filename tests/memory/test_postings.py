@@ -135,6 +135,12 @@ def build(corpus: list[tuple[dict[str, int], int, int, int]], gaps: int) -> tupl
     return blocks, P.ColumnChunks(table, level_table), docs
 
 
+def bm25_of(idf: float, stored_tf: int, dl: int) -> float:
+    """One term's BM25 the plain way, from a tf as stored: in ``tf_unit``s of an occurrence."""
+    tf = stored_tf / PARAMS.tf_unit
+    return idf * tf * (PARAMS.k1 + 1) / (tf + PARAMS.k1 * (1 - PARAMS.b + PARAMS.b * dl / PARAMS.avgdl))
+
+
 def reference(
     docs: list[Doc], terms: list[str], idf: list[float], lo: int | None, hi: int | None, outcome: int | None
 ) -> list[tuple[int, float, float]]:
@@ -148,7 +154,7 @@ def reference(
         bm = 0.0
         for t, w in zip(terms, idf, strict=True):
             if t in d.tf:
-                bm += w * d.tf[t] * (PARAMS.k1 + 1) / (d.tf[t] + PARAMS.k1 * (1 - PARAMS.b + PARAMS.b * d.dl / PARAMS.avgdl))
+                bm += bm25_of(w, d.tf[t], d.dl)
         out.append((i, bm, 0.0))
     best = max((bm for _, bm, _ in out), default=0.0) or 1.0
     return [
@@ -534,40 +540,6 @@ def test_an_access_flush_rewrites_only_level_chunks(tmp_path: Path) -> None:
         store.close()
 
 
-def test_splitting_levels_out_of_layout_10_records_restores_the_chunks(tmp_path: Path) -> None:
-    """Layout 11's upgrade (``split_levels``), a few chunks a call, turns layout-10 column chunks
-    (the whole index code in each record, no level chunks) into the ones the writer makes now;
-    a second pass changes nothing."""
-    store = LMDBStore(tmp_path / "db", sync=False)
-    try:
-        space = Globals(store)
-        text = TextIndex(space)
-        docs = [Doc(f"{time_prefix(from_micros(NOW + i))}-{i:06x}", NOW + i, i * 7 % 1004, {"a": 1}, 2) for i in range(5 * CHUNK_DOCS - 9)]
-        with space.transaction():
-            text.add("ana", docs)
-            text.remove("ana", [(d.eid, d.tf, d.tags) for d in docs[100:3000:7]])
-        want = as_bytes(TextIndex(space).chunks("ana"))
-        with space.transaction():
-            for c, (records, levels) in enumerate(zip(*want, strict=True)):
-                assert records is not None and levels is not None
-                old = bytearray(records)
-                for i, level in enumerate(levels):
-                    struct.pack_into("<H", old, i * P.RECORD_BYTES + 16, level << 2 | old[i * P.RECORD_BYTES + 16])
-                text.columns.set(("ana", c), bytes(old))
-            text.levels.kill(("ana",))
-            text.level_stamps.kill(("ana",))
-        for _ in range(2):
-            first: int | None = 0
-            while first is not None:
-                with space.transaction():
-                    first = text.split_levels("ana", first, 2)
-            assert as_bytes(TextIndex(space).chunks("ana")) == want
-        with space.snapshot():
-            assert text.problems("ana", {d.eid: d for i, d in enumerate(docs) if not (100 <= i < 3000 and (i - 100) % 7 == 0)}) == []
-    finally:
-        store.close()
-
-
 TestTextIndexMachine = TextIndexMachine.TestCase
 TestTextIndexMachine.settings = settings(max_examples=25, stateful_step_count=15, deadline=None)
 
@@ -608,7 +580,7 @@ def role_reference(docs: list[Doc], terms: list[str], roles: list[int], idf: lis
         bm = 0.0
         for t, w, r in zip(terms, idf, roles, strict=True):
             if t in d.tf and r in (P.MATCH, P.RANK):
-                bm += w * d.tf[t] * (1.2 + 1) / (d.tf[t] + 1.2 * (1 - 0.75 + 0.75 * d.dl / 7.5))
+                bm += bm25_of(w, d.tf[t], d.dl)
         out.append((i, bm, any(h for h, r in zip(held, roles, strict=True) if r == P.BOOST)))
     best = max((bm for _, bm, _ in out), default=0.0) or 1.0
     lows = []
@@ -704,14 +676,16 @@ def test_a_long_rank_list_is_looked_up_with_the_same_answer(corpus: list[Any], b
 def test_a_boost_list_lifts_its_document_over_an_equal_match() -> None:
     """Two documents match the word alike; the one in the BOOST list is the only candidate for
     the top 1 (its bound is 0.1 higher), and without the boost the other, shorter one is."""
-    blocks, chunks, _ = build([({"a": 1}, 1, 400, 0), ({"a": 1, "b": 1}, 1, 400, 0)], 1)
+    one = P.TF_UNIT  # one occurrence each, as capture counts it
+    blocks, chunks, _ = build([({"a": one}, one, 400, 0), ({"a": one, "b": one}, one, 400, 0)], 1)
     lists, roles = [blocks["a"], blocks["b"]], [P.MATCH, P.BOOST]
+    params = SearchParams(**{**ROLE_PARAMS.__dict__, "avgdl": ROLE_PARAMS.avgdl * one})  # lengths in the same units
     for fn in (P.py_search, P._c_search) if C else (P.py_search,):
-        boosted = fn(lists, [0.3, 0.5], chunks, ROLE_PARAMS, NOW, None, None, None, 1, roles)
+        boosted = fn(lists, [0.3, 0.5], chunks, params, NOW, None, None, None, 1, roles)
         assert boosted.docs == [2] and boosted.total == 2
-        plain = fn(lists, [0.3, 0.5], chunks, SearchParams(**{**ROLE_PARAMS.__dict__, "boost": 0.0}), NOW, None, None, None, 1, roles)
+        plain = fn(lists, [0.3, 0.5], chunks, SearchParams(**{**params.__dict__, "boost": 0.0}), NOW, None, None, None, 1, roles)
         assert plain.docs == [0]
-        required = fn(lists, [0.3, 0.5], chunks, ROLE_PARAMS, NOW, None, None, None, 0, [P.MATCH, P.REQUIRE])
+        required = fn(lists, [0.3, 0.5], chunks, params, NOW, None, None, None, 0, [P.MATCH, P.REQUIRE])
         assert required.docs == [2] and required.total == 1  # REQUIRE: only the document in both
-        ranked = fn(lists, [0.3, 0.5], chunks, ROLE_PARAMS, NOW, None, None, None, 0, [P.RANK, P.MATCH])
-        assert ranked.docs == [2] and ranked.tfs == [[1, 1]]  # RANK alone matches nothing; it scores
+        ranked = fn(lists, [0.3, 0.5], chunks, params, NOW, None, None, None, 0, [P.RANK, P.MATCH])
+        assert ranked.docs == [2] and ranked.tfs == [[one, one]]  # RANK alone matches nothing; it scores

@@ -347,6 +347,22 @@ def test_ask_ranks_a_tagged_only_match_above_weak_word_matches(tmp_path: Path) -
         assert top.total == full.total == 4
 
 
+def test_an_exchange_ranks_above_a_neighbour_whose_context_holds_its_words(qdb: memdb.Database) -> None:
+    """An exchange's content is the conversation around it, and a word there counts two thirds
+    of one in its own text (BM25F, ``memdb.memory.layout.CONTEXT_TF``): the turn that says
+    "pottery" ranks above the newer turn that only quotes it, where with equal weights (the same
+    length, the same relevance) recency alone would put the newer one first."""
+    mem = qdb.owner("ana")
+    said = mem.record("exchange", "pottery class", content="> lovely week", ts=NOW - dt.timedelta(hours=2))
+    quoted = mem.record("exchange", "lovely week", content="> pottery class", ts=NOW - dt.timedelta(hours=1))
+    r = mem.recall(text="pottery", now=NOW, limit=2)
+    assert [m.episode.id for m in r] == [said.id, quoted.id]
+    said_why, quoted_why = (next(w for w in m.why if w.startswith("text ")) for m in r)
+    assert said_why.startswith("text potteri×1 (") and quoted_why.startswith("text potteri×0.667 (")  # occurrences as BM25 counts them
+    typed = mem.record("debug", "lovely week", content="pottery class", outcome="success", ts=NOW - dt.timedelta(hours=3))
+    assert next(m for m in mem.recall(text="pottery", now=NOW, limit=3) if m.episode.id == typed.id).why[0].startswith("text potteri×1 ")
+
+
 # --- ask ---------------------------------------------------------------------------------------
 
 

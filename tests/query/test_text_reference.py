@@ -3,7 +3,11 @@ erasures, deletes, archives, restores, corrected versions, tool results and feed
 every text query shape (words alone, with a window, an outcome, a tag or a kind) compared
 with the documented score computed the plain way from the records and headers: the same
 top k, the same scores and the same totals; ``check()`` verifies blocks and columns after
-every change. On both backends."""
+every change. On both backends.
+
+The reference counts terms from the records' text itself, not through the index's
+``terms_of``: a word in an exchange's context (its ``content``) counts two thirds of one in
+the episode's own text (BM25F field weighting, ``memdb.memory.layout.CONTEXT_TF``)."""
 
 from __future__ import annotations
 
@@ -17,20 +21,22 @@ from hypothesis import strategies as st
 
 import memdb
 from memdb.memory.ids import ts_micros
-from memdb.memory.layout import SUPERSEDED, terms_of
-from memdb.memory.text import tokenize
+from memdb.memory.layout import SUPERSEDED, TEXT_FIELDS
+from memdb.memory.text import term_counts, tokenize
 
 pytestmark = pytest.mark.usefixtures("backend")
 
 NOW = dt.datetime(2026, 7, 1, 12, tzinfo=dt.UTC)
 WORDS = ["deploy", "rollback", "quota", "parser", "billing", "cache", "timeout", "schema"]
 K1, B = 1.2, 0.75
+CONTEXT_WEIGHT = 2 / 3  # what a word of an exchange's context counts against one of its own text
 
 texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
 episodes = st.lists(
     st.tuples(
         st.sampled_from(["ana", "bo"]),
         texts,
+        st.one_of(st.just(""), texts),  # content: an exchange's context, a typed episode's details
         st.integers(0, 50 * 24),  # hours before NOW
         st.sampled_from([("debug", "failure"), ("debug", "success"), ("sprint", "partial"), ("exchange", None)]),
         st.lists(st.sampled_from(["x", "y"]), max_size=2, unique=True),
@@ -53,6 +59,18 @@ queries = st.lists(
 )
 
 
+def weighted_terms(record: dict[str, Any]) -> tuple[dict[str, float], float]:
+    """A record's term frequencies and length as BM25F counts them: one for each occurrence in
+    its text fields and tags, ``CONTEXT_WEIGHT`` for one in an exchange's content."""
+    tf: dict[str, float] = {}
+    for f in (*TEXT_FIELDS, "tags"):
+        value = " ".join(record.get("tags") or ()) if f == "tags" else record.get(f)
+        weight = CONTEXT_WEIGHT if f == "content" and record["kind"] == "exchange" else 1.0
+        for t, n in term_counts(str(value or "")).items():
+            tf[t] = tf.get(t, 0.0) + weight * n
+    return tf, sum(tf.values())
+
+
 def hot_docs(db: memdb.Database, owner: str, terms: list[str]) -> tuple[list[Any], dict[str, float], float]:
     """The owner's hot episodes as (id, header, record, tf, dl), and BM25's idf of ``terms`` and
     average length over them, computed from the records alone."""
@@ -63,7 +81,7 @@ def hot_docs(db: memdb.Database, owner: str, terms: list[str]) -> tuple[list[Any
             if state.get("status") in ("archived", SUPERSEDED):
                 continue
             record = lay.record_of(owner, str(subs[1]))
-            tf, dl = terms_of(record)
+            tf, dl = weighted_terms(record)
             docs.append((str(subs[1]), state, record, tf, dl))
     with_text = [d for d in docs if d[4]]
     n = max(len(with_text), 1)
@@ -132,8 +150,9 @@ def change(db: memdb.Database, ids: list[tuple[str, str]], what: str, i: int, te
 def build(db: memdb.Database, eps: list[Any], ops: list[Any]) -> None:
     """Record the episodes, then make the changes, checking every index after each."""
     ids = []
-    for i, (owner, text, hours, (kind, outcome), tags) in enumerate(eps):
-        ep = db.owner(owner).record(kind, f"{text} n{i}", outcome=outcome, tags=tags, ts=NOW - dt.timedelta(hours=hours, minutes=i))
+    for i, (owner, text, content, hours, (kind, outcome), tags) in enumerate(eps):
+        ts = NOW - dt.timedelta(hours=hours, minutes=i)
+        ep = db.owner(owner).record(kind, f"{text} n{i}", content=content, outcome=outcome, tags=tags, ts=ts)
         ids.append((owner, ep.id))
     for what, i, text in ops:
         change(db, ids, what, i, text)

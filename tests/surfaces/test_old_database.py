@@ -98,6 +98,9 @@ CHANGED_ON_PURPOSE: dict[str, str] = {
     "ana.ask(Project X last week)": "issue 21: the window reads 'recorded or told of'",
     "ana.ask(caching yesterday)": "issue 21: the window reads 'recorded or told of'",
     "ben.ask(Project Y last week)": "issue 21: the window reads 'recorded or told of'",
+    # layout 13: a word of an exchange's context (its content) counts two thirds of one in its own
+    # text (BM25F); the same order here, with the exchanges' scores and occurrences (queue×1.67)
+    "ana.recall(text=queue, archived)": "issue 21: an exchange's context counts two thirds (layout 13)",
 }
 
 

@@ -103,6 +103,9 @@ _NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term p
 # What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
 _TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT
+# the score without text (0.6 * relevance / 10 + 0.4 * recency) as the kernel bounds it: a level is
+# worth _RECENCY_LEVEL, and nothing is scored by text (the lists are tags')
+_BY_RELEVANCE: dict[str, float] = {"text_level": _RECENCY_LEVEL, "text_weight": 0.0, "recency_weight": 0.4, "boost": 0.0}
 _LEVEL_OF_CODE = tuple(code >> 2 for code in range(MAX_CODE + 1))
 _FEW = 48  # up to this many matches, _Column.best bounds them all at once rather than walking the levels
 _QUESTION_WORDS = frozenset(
@@ -860,8 +863,11 @@ class OwnerQueries:
         and the tags' lists, which counts every match and returns only those whose score can
         reach the top ``keep``.
         """
-        if keep and now_us is not None and cap is None and self._kernel_answers(q):
-            return self._kernel_matches(q, keep, now_us)
+        if keep and now_us is not None and cap is None:
+            if self._kernel_answers(q):
+                return self._kernel_matches(q, keep, now_us)
+            if self._kernel_answers_tags(q):
+                return self._kernel_tag_matches(q, keep, now_us)
         if q.boost_tags and q.terms and q.terms_required and not q.any_tags:
             worded = self._matches_all(q, cap, keep)
             have = {m[0] for m in worded.hot}
@@ -968,6 +974,31 @@ class OwnerQueries:
         return bool(q.terms and q.terms_required) and not (q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded)
 
     @staticmethod
+    def _kernel_answers_tags(q: _Query) -> bool:
+        """Whether ``q`` asks for the episodes of its tags at any time (with an outcome or not):
+        the search kernel counts and ranks them from the tags' lists in the text index, where the
+        tags' index ranges would be read whole (at a million episodes a common tag's range holds
+        300,000 entries, 50-200 ms; the kernel decodes the list's blocks in C, a few ms). A
+        window's range holds only its matches, so a windowed query reads that instead."""
+        return (
+            bool(q.tags)
+            and q.lo is None
+            and q.hi is None
+            and not (
+                q.terms or q.rank_terms or q.any_tags or q.boost_tags or q.kind or q.session or q.include_archived or q.include_superseded
+            )
+        )
+
+    def _kernel_tag_matches(self, q: _Query, keep: int, now_us: int) -> _Found:
+        """``_matches`` of a tags-only query by the search kernel: the first tag's list matches, the
+        others are required, nothing is scored but relevance and recency (``_BY_RELEVANCE``); only
+        the matches whose score can reach the top ``keep`` are listed, with the exact total."""
+        lists = [(q.tags[0], MATCH)] + [(t, REQUIRE) for t in q.tags[1:]]
+        found = self._text_search(q, lists, keep, now_us, tags_only=True)
+        hot: list[_Hot] = [(column_tail(ts_us, suffix), code, _NO_HITS) for ts_us, suffix, code in found.columns]
+        return _Found(listed=hot, total=found.total)
+
+    @staticmethod
     def _kernel_lists(q: _Query) -> tuple[list[tuple[str, int]], tuple[str, ...]]:
         """The kernel's lists for ``q`` (a name and its role each) and the terms it scores."""
         terms = tuple(dict.fromkeys(q.terms))
@@ -994,11 +1025,14 @@ class OwnerQueries:
         # the kernel's BM25 is the twin's sum, term by term in list order: what ``_bm25`` computes
         return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted, bm25=found.bm25)
 
-    def _text_search(self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int, by_time: bool = False) -> TextFound:
+    def _text_search(
+        self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int, by_time: bool = False, tags_only: bool = False
+    ) -> TextFound:
         """The search kernel over ``lists`` (a word's postings or a tag's list, and its role)
         with ``q``'s window and outcome: what it found, with the time, id suffix and index code
         of each document it returned (``columns``; ``column_tail`` makes their index tails). ``by_time``
-        ranks the top ``keep`` by recency alone (``_BY_TIME``), the newest first."""
+        ranks the top ``keep`` by recency alone (``_BY_TIME``), the newest first; with ``tags_only``
+        every list is a tag's, and the top ``keep`` rank by relevance and recency (``_BY_RELEVANCE``)."""
         text, owner = self._layout.text, self.name
         idf, avgdl = self._bm25_weights(q)
         chunks = text.chunks(owner)
@@ -1008,9 +1042,11 @@ class OwnerQueries:
             params = memo[_PARAMS] = SearchParams(avgdl, K1, B, _WEEK_US, _TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT), 0.1)
         if by_time:
             params = replace(params, **_BY_TIME)
+        elif tags_only:
+            params = replace(params, **_BY_RELEVANCE)
         outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else None
-        blocks = [self._stored_list(memo, name, role > RANK) for name, role in lists]
-        weights = [idf.get(name, 0.0) if role <= RANK else 0.0 for name, role in lists]
+        blocks = [self._stored_list(memo, name, tags_only or role > RANK) for name, role in lists]
+        weights = [idf.get(name, 0.0) if role <= RANK and not tags_only else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
         summaries = text.chunk_summaries(owner, chunks) if keep else None  # top-k: bound documents by their chunk
         return text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles, summaries)

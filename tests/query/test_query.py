@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from query_times import NOW, at
 
 import memdb
+from memdb.engine.globals import Global
 from memdb.errors import ValidationError
 from memdb.memory.ids import ts_micros
 from memdb.query.engine import OwnerQueries
@@ -263,6 +264,8 @@ ranking_st = st.lists(
         [
             {},
             {"tags": ["a"]},
+            {"tags": ["a", "b"]},  # at any time: the kernel over the tags' lists (the second one required)
+            {"tags": ["b"], "outcome": "failure"},
             {"tags": ["b"], "outcome": "failure", "since": NOW - dt.timedelta(days=9)},
             {"kind": "debug", "outcome": "failure"},
             {"any_tags": ["b", "c"]},  # a union of ranges: not in time order
@@ -345,6 +348,38 @@ def test_ask_ranks_a_tagged_only_match_above_weak_word_matches(tmp_path: Path) -
         top = mem.ask("zeta alpha", now=NOW, limit=2)
         assert [m.episode.id for m in top] == [m.episode.id for m in full][:2] == [strong.id, tagged.id]
         assert top.total == full.total == 4
+
+
+def test_a_tag_at_any_time_is_ranked_from_its_list_without_reading_its_range(qdb: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A question about a tag at any time (no window, no words) is counted and ranked by the search
+    kernel over the tag's list in the text index: its index range, which at a million episodes
+    holds hundreds of thousands of entries, is never read. The answer is the documented ranking
+    without text (0.6 * relevance / 10 + 0.4 * recency), the total exact."""
+    mem = qdb.owner("ana")
+    eps = [
+        mem.record("debug", f"step {i}", outcome=("failure", "success")[i % 2], tags=["deploy", *(["db"] if i % 3 else [])],
+                   ts=NOW - dt.timedelta(hours=7 * i))
+        for i in range(40)
+    ]  # fmt: skip
+    for e in eps[::5]:
+        mem.feedback(e.id, 1.0)
+    qdb.flush()
+    layout = qdb.episodes.layout
+    want = sorted(((0.6 * e.relevance / 10 + 0.4 * 0.5 ** ((NOW - e.ts).total_seconds() / 86400 / 7), e.id) for e in (
+        mem.peek(e.id) for e in eps if "db" in e.tags and e.outcome == "failure")), reverse=True)  # fmt: skip
+
+    def refusing(read: Any) -> Any:
+        def refused(g: Global, *args: Any, **kwargs: Any) -> Any:
+            assert g not in (layout.by_tag, layout.by_tag_outcome), "a tag's index range was read"
+            return read(g, *args, **kwargs)
+
+        return refused
+
+    for method in ("raw_columns", "raw_range", "raw_keys"):  # the ways an index range is read
+        monkeypatch.setattr(Global, method, refusing(getattr(Global, method)))
+    got = mem.recall(tags=["deploy", "db"], outcome="failure", now=NOW, limit=3)
+    assert got.total == len(want) == 13
+    assert [(round(m.score, 6), m.episode.id) for m in got] == [(round(s, 6), i) for s, i in want[:3]]
 
 
 def test_an_exchange_ranks_above_a_neighbour_whose_context_holds_its_words(qdb: memdb.Database) -> None:

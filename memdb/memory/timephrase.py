@@ -32,6 +32,12 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
 - ``past|last N units``, ``the past week``, ``the last week`` (not ``last week``): rolling,
   ending now; hours, days and weeks are exact durations, months and years go back on the local
   calendar.
+- Anchored to a day (``X`` a date, a weekday, yesterday...): ``the day before|after X`` and ``N days
+  before|after X``: that one day; ``the Sunday before|after X``: the latest Sunday before X's day
+  (the first after it); ``the week before|after X`` and ``N weeks before|after X``: the calendar
+  week holding X minus (plus) N weeks. A preposition applies to the whole ("since the day after
+  March 3" is from March 4 on); when what follows is no day ("the Monday before the release"),
+  the words are read as without the anchor (a Monday).
 - Open bounds: ``since X`` from X's start and ``after X`` from X's end, both to ``OPEN_END``;
   ``before X`` (X excluded) and ``until|till|through X`` (X included) from ``OPEN_START``.
   Ranges: ``between X and Y``, ``from X to Y``, ``since X until Y``; a weekday, day or month
@@ -174,6 +180,13 @@ _WORDS = re.compile(_WORD)
 _NEXT_WORD = re.compile(r"\s+(\w+)")
 _PREVIOUS_WORD = re.compile(r"(\w+)\s+$")
 _ATOM_KINDS = ("day", "pod", "earlier", "wbl", "rel", "wkend", "ago", "past", "past1", "mon", "year")
+# The head of a phrase anchored to a day: "the Sunday before", "two days after", "the week before"
+# (the day itself follows, read as an atom of kind "day"; "the day before yesterday" reads alike).
+_ANCHORED = re.compile(
+    rf"\b(?:(?P<pre>{_PRE})\s+)?(?:the\s+)?(?:(?P<n>{_NUM})\s+(?P<nu>days?|weeks?)|(?P<u>day|week)|(?P<wd>{_WD}))"
+    r"\s+(?P<dir>before|after)\s+",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -397,20 +410,24 @@ def _scan_windows(text: str, cal: _Calendar, with_unclear: bool = False) -> Iter
         token = tokens[i]
         if token.start() < pos:
             continue
-        m = _PHRASE.match(text, token.start())  # IGNORECASE: no lower() of the text, which can change lengths ("İ")
-        if m is None:
-            continue
-        try:
-            found = _phrase(m, text, cal)
-        except (_Unclear, ValueError, OverflowError):
-            found = m.end(), None
+        # IGNORECASE: no lower() of the text, which can change lengths ("İ")
+        m = _ANCHORED.match(text, token.start())  # "the Sunday before October 25", read whole
+        found = _anchored(m, text, cal) if m is not None else None
+        if found is None:
+            m = _PHRASE.match(text, token.start())
+            if m is None:
+                continue
+            try:
+                found = _phrase(m, text, cal)
+            except (_Unclear, ValueError, OverflowError):
+                found = m.end(), None
         if found is None:  # not a time phrase after all ("the march of time"): try the next word
             continue
-        end, bounds = found
+        start, (end, bounds) = token.start(), found  # every phrase begins where its token does
         if bounds is not None:
-            yield TimeWindow(bounds[0], bounds[1], text[m.start() : end], cal.zone), (m.start(), end)
+            yield TimeWindow(bounds[0], bounds[1], text[start:end], cal.zone), (start, end)
         elif with_unclear:
-            yield None, (m.start(), end)
+            yield None, (start, end)
         pos = end
 
 
@@ -449,6 +466,45 @@ def _phrase(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[dt.
         return _place(m, kind, text, cal, pre, tail)
     except (_Unclear, ValueError, OverflowError):  # the whole phrase, range and all, is ignored
         return (tail[1].end() if tail else m.end()), None
+
+
+def _anchored(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[dt.datetime, dt.datetime] | None] | None:
+    """(end, window or None when it cannot be placed) of a phrase anchored to a day ("the Sunday
+    before October 25, 2022", "two days after March 3"), or None when what follows the head is
+    no day: the text is then read as usual ("Sunday before we left" is a Sunday)."""
+    day_atom = _ATOM_ONLY.match(text, m.end())
+    if day_atom is None or day_atom.group("day") is None or day_atom.group("part"):
+        return None
+    try:
+        placed = _day(day_atom, text, cal, "on", None)
+        if placed is None:
+            return None
+        anchor, relative = placed
+        back = -1 if m.group("dir").lower() == "before" else 1
+        n = _count(m.group("n")) if m.group("n") else 1
+        unit = _unit(m.group("nu") or m.group("u") or "day")
+        if wd := m.group("wd"):
+            index = _WEEKDAYS[wd.lower()]
+            step = (anchor.weekday() - index - 1) % 7 + 1 if back < 0 else (index - anchor.weekday() - 1) % 7 + 1
+            a, b = cal.days(anchor + back * step * DAY)
+        elif unit == "day":
+            a, b = cal.days(anchor + back * n * DAY)
+        else:
+            a, b = cal.days(cal.week_of(anchor + back * 7 * n * DAY), 7)
+        pre = " ".join(m.group("pre").lower().split()) if m.group("pre") else None
+        if pre in ("from", "between", "at", "within"):
+            return None  # a range's first half, "at", "within": not read here
+        if relative and pre not in _UNTIL_PREFIXES and a > cal.now:
+            raise _Unclear("lies ahead")
+        if pre in ("since", "after"):
+            a, b = (a if pre == "since" else b), OPEN_END
+        elif pre in ("before", "prior to"):
+            a, b = OPEN_START, a
+        elif pre in _UNTIL_PREFIXES:
+            a = OPEN_START
+        return day_atom.end(), (a, b)
+    except (_Unclear, ValueError, OverflowError):
+        return day_atom.end(), None
 
 
 def _place(

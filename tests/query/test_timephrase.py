@@ -613,6 +613,56 @@ def test_everyday_phrases(text: str, expected: tuple[dt.datetime, dt.datetime]) 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        # one day: the day itself, N days from it, or the nearest such weekday strictly before/after
+        ("the day after March 3, 2026", (U(2026, 3, 4), U(2026, 3, 5))),  # not everything after March 3
+        ("the day before 2026-03-01", (U(2026, 2, 28), U(2026, 3, 1))),
+        ("two days before May 5", (U(2026, 5, 3), U(2026, 5, 4))),  # not "before May 5" and the words "two days"
+        ("3 days after May 30, 2026", (U(2026, 6, 2), U(2026, 6, 3))),
+        ("the Sunday before October 25, 2025", (U(2025, 10, 19), U(2025, 10, 20))),  # 2025-10-25 is a Saturday
+        ("the Saturday before October 25, 2025", (U(2025, 10, 18), U(2025, 10, 19))),  # strictly before
+        ("the Friday after March 3", (U(2026, 3, 6), U(2026, 3, 7))),  # 2026-03-03 is a Tuesday
+        ("Tuesday after March 3", (U(2026, 3, 10), U(2026, 3, 11))),  # strictly after
+        ("the day after last Tuesday", (U(2026, 6, 17), U(2026, 6, 18))),  # a relative anchor: today
+        ("the Monday before yesterday", (U(2026, 6, 15), U(2026, 6, 16))),
+        # a week: the calendar week holding the anchor moved by N weeks
+        ("the week before March 11, 2026", (U(2026, 3, 2), U(2026, 3, 9))),  # 2026-03-11 is a Wednesday
+        ("two weeks after March 11, 2026", (U(2026, 3, 23), U(2026, 3, 30))),
+        # a preposition applies to the whole
+        ("since the day after March 3", (U(2026, 3, 4), OPEN_END)),
+        ("after the day after March 3", (U(2026, 3, 5), OPEN_END)),
+        ("before the Sunday before June 1", (OPEN_START, U(2026, 5, 31))),
+        ("until the day before June 1", (OPEN_START, U(2026, 6, 1))),
+        ("on the Sunday before June 1", (U(2026, 5, 31), U(2026, 6, 1))),
+    ],
+)
+def test_phrases_anchored_to_a_day(text: str, expected: tuple[dt.datetime, dt.datetime]) -> None:
+    w, rest = find_time_phrase(f"what was shown {text}?", WED)
+    assert w is not None and (w.start, w.end) == expected and rest == "what was shown ?"
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "rest"),
+    [
+        ("Sunday before we left", "Sunday", "before we left"),  # no day follows: a Sunday, as before
+        ("the Monday before the release", "Monday", "the before the release"),
+        ("the day before yesterday", "the day before yesterday", ""),  # read alike either way
+        ("the week before last", "the week before last", ""),
+    ],
+)
+def test_an_anchor_that_is_no_day_reads_as_before(text: str, phrase: str, rest: str) -> None:
+    w, left = find_time_phrase(text, WED)
+    assert w is not None and w.phrase == phrase and left == rest
+
+
+@pytest.mark.parametrize("text", ["the Sunday after yesterday", "the day after today", "two weeks after June 10"])
+def test_an_anchored_phrase_ahead_of_now_is_ignored(text: str) -> None:
+    reading = read_time_phrases(f"what happened {text}", WED)
+    assert reading.window is None and reading.ignored == (text,) and reading.rest == "what happened"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("last week", (U(2026, 6, 8), U(2026, 6, 15))),  # the calendar week
         ("the last week", (WED - 7 * DAY, WED + US)),  # "in the last week": the past seven days
         ("in the last week", (WED - 7 * DAY, WED + US)),
@@ -1047,7 +1097,8 @@ _TABLES = [
     test_past_fixed_length, test_past_calendar_length, test_ago, test_in_month, test_on_date, test_between,
     test_phrase_removed_and_case_insensitive, test_non_phrases_are_not_matched, test_everyday_phrases,
     test_the_last_week_is_rolling_but_last_week_is_the_calendar_week, test_months_and_days, test_ranges, test_parts_of_days,
-    test_ignored_phrases, test_false_friends,
+    test_ignored_phrases, test_false_friends, test_phrases_anchored_to_a_day, test_an_anchor_that_is_no_day_reads_as_before,
+    test_an_anchored_phrase_ahead_of_now_is_ignored,
 ]  # fmt: skip
 
 

@@ -74,7 +74,8 @@ def test_every_told_phrase_holds_a_hint() -> None:
         "on Tuesday", "Tuesday last week", "last weekend", "this past weekend", "last week", "the week before last",
         "last month", "in May", "last March", "March 2026", "May 3", "3 May", "the 3rd of May", "May 3rd, 2026",
         "2026-05-03", "in 2025", "3 days ago", "two weeks ago", "a month ago", "2 years back", "the past week",
-        "past 3 days", "last 2 months", "between May 3 and May 5", "from May 3 to May 9",
+        "past 3 days", "last 2 months", "between May 3 and May 5", "from May 3 to May 9", "the day after May 3",
+        "two days before 2026-05-03", "the Sunday before May 3", "the week before May 3",
     ]  # fmt: skip
     for phrase in phrases:
         text = f"it broke {phrase} in the morning standup"

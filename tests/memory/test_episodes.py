@@ -36,7 +36,7 @@ from memdb.memory.layout import (
     tail_id,
     tail_ts,
 )
-from memdb.memory.postings import encode_block
+from memdb.memory.postings import decode_block, encode_block
 from memdb.memory.sanitize import RegexSanitizer
 
 UTC = dt.UTC
@@ -907,6 +907,29 @@ def test_upgrade_layout_puts_document_numbers_in_the_index_entries(tmp_path: Pat
         mem = db.owner("ana")
         assert [sorted(m.episode.id for m in mem.recall(**q)) for q in questions] == want  # type: ignore[arg-type]
     assert any("layout upgrade" in r.getMessage() and "episodes rewritten" in r.getMessage() for r in caplog.records)
+
+
+def test_upgrade_layout_weighs_the_fields_of_a_layout_12_database(tmp_path: Path, clock: Clock) -> None:
+    """Layout 13 counts a posting's tf in thirds of an occurrence, an exchange's context at two
+    thirds of one; a layout-12 database counted every occurrence as 1, and opening it rebuilds the
+    text index from the records, so the turn that says a word ranks above the one that quotes it."""
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        mem = db.owner("ana")
+        quoted = mem.record("exchange", "lovely week", content="> pottery class")
+        said = mem.record("exchange", "pottery class", content="> lovely week")
+        g = db.globals
+        with db.transaction():  # the blocks as layout 12 wrote them: each occurrence 1, in any field
+            for subs, block in list(g["EPX"].items(("ana",))):
+                docs, tfs = decode_block(block)
+                assert set(tfs) <= {3, 2}  # (each word stands once in one field here)
+                g["EPX"].set(subs, encode_block(docs, [1] * len(docs), 2))
+            g["META"].set(("layout",), 12)
+        assert not db.check().ok
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+        hits = db.episodes.layout.text.hits_of("ana", ["potteri"], [said.id, quoted.id])
+        assert [h["potteri"][0] for h in hits] == [3, 2]  # one occurrence in the turn, one in the context
+        assert [m.episode.id for m in db.owner("ana").recall(text="pottery")] == [said.id, quoted.id]
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

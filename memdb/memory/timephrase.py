@@ -494,15 +494,7 @@ def _anchored(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[d
         pre = " ".join(m.group("pre").lower().split()) if m.group("pre") else None
         if pre in ("from", "between", "at", "within"):
             return None  # a range's first half, "at", "within": not read here
-        if relative and pre not in _UNTIL_PREFIXES and a > cal.now:
-            raise _Unclear("lies ahead")
-        if pre in ("since", "after"):
-            a, b = (a if pre == "since" else b), OPEN_END
-        elif pre in ("before", "prior to"):
-            a, b = OPEN_START, a
-        elif pre in _UNTIL_PREFIXES:
-            a = OPEN_START
-        return day_atom.end(), (a, b)
+        return day_atom.end(), _bounded(a, b, relative, pre, cal)
     except (_Unclear, ValueError, OverflowError):
         return day_atom.end(), None
 
@@ -529,6 +521,12 @@ def _place(
             return other.end(), (lo, hi)
     if pre in ("from", "between"):
         return None  # "notes from last week": the phrase is "last week"
+    return m.end(), _bounded(a, b, relative, pre, cal)
+
+
+def _bounded(a: dt.datetime, b: dt.datetime, relative: bool, pre: str | None, cal: _Calendar) -> tuple[dt.datetime, dt.datetime]:
+    """The window of a placed phrase ``[a, b)`` under its preposition: open bounds for since,
+    after, before and until. Raises _Unclear for a relative phrase ahead of now or an empty window."""
     if relative and pre not in _UNTIL_PREFIXES and a > cal.now:
         raise _Unclear("lies ahead")  # "this Friday" on a Monday: memories are of the past
     if pre in ("since", "after"):
@@ -539,7 +537,7 @@ def _place(
         a = OPEN_START
     if b <= a:
         raise _Unclear("an empty window")  # "before 0001-01-01", a day its zone skipped
-    return m.end(), (a, b)
+    return a, b
 
 
 def _atom(

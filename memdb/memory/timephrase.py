@@ -476,7 +476,7 @@ def _anchored(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[d
     if day_atom is None or day_atom.group("day") is None or day_atom.group("part"):
         return None
     try:
-        placed = _day(day_atom, text, cal, "on", None)
+        placed = _day(day_atom, text, cal, "on", None)  # a day after "before|after": "May" there is the month
         if placed is None:
             return None
         anchor, relative = placed

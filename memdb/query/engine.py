@@ -1451,7 +1451,7 @@ def _why(q: _Query, h: dict[str, Any], hits: _Hits, bm25: float) -> tuple[str, .
         why.append(f"session {q.session}")
     if hits:
         # occurrences as BM25 counts them: a word of an exchange's context counts two thirds
-        why.append("text " + ", ".join(f"{t}×{tf / TF_UNIT:.3g}" for t, (tf, _) in hits.items()) + f" (bm25 {bm25:.2f})")
+        why.append("text " + ", ".join(f"{t}×{round(tf / TF_UNIT, 3):g}" for t, (tf, _) in hits.items()) + f" (bm25 {bm25:.2f})")
     why.append(f"relevance {float(h['relevance']):.1f}")
     return tuple(why)
 

@@ -805,7 +805,7 @@ def test_upgrade_layout_refines_quarter_point_codes(tmp_path: Path, clock: Clock
         assert codes == {index_code(r, "failure") for r in headers.values()}
 
 
-def test_upgrade_layout_splits_the_text_levels_out_of_the_column_records(
+def test_upgrade_layout_rebuilds_layout_10_columns_with_their_level_chunks(
     tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Layout 11 keeps the text columns' relevance levels in level chunks of their own; a layout-10

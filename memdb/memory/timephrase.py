@@ -38,6 +38,11 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   week holding X minus (plus) N weeks. A preposition applies to the whole ("since the day after
   March 3" is from March 4 on); when what follows is no day ("the Monday before the release"),
   the words are read as without the anchor (a Monday).
+- As of a day: a phrase placed from today (``yesterday``, ``last Friday``, ``last week``, ``last
+  weekend``, ``N days ago``) beside a calendar date not after today, after ``on`` or ``before``
+  (``last Friday on 23 January, 2022``, ``last week, as mentioned on November 6``),
+  is placed as of the end of that day: what someone said then, in that day's words. The date
+  is then part of the window, not a second phrase.
 - Open bounds: ``since X`` from X's start and ``after X`` from X's end, both to ``OPEN_END``;
   ``before X`` (X excluded) and ``until|till|through X`` (X included) from ``OPEN_START``.
   Ranges: ``between X and Y``, ``from X to Y``, ``since X until Y``; a weekday, day or month
@@ -66,12 +71,14 @@ __all__ = [
     "OPEN_START",
     "TOLD_HINTS",
     "TOLD_MAX",
+    "TOLD_PART_OF_DAY_US",
     "TimeReading",
     "TimeWindow",
     "day_of",
     "find_time_phrase",
     "read_time_phrases",
     "told_windows",
+    "told_within",
 ]
 
 UTC = dt.UTC
@@ -107,6 +114,7 @@ _FUNCTION_WORDS = frozenset(
 )  # a word that starts a clause ("since we moved", "since it is") rather than name an event
 _AUX = frozenset("is was were are am be been has have had do does did will would can could should shall may might must".split())
 _UNTIL_PREFIXES = frozenset({"before", "prior to", "until", "till", "through", "up to", "up until"})  # end at or before X
+_OPEN_PREFIXES = _UNTIL_PREFIXES | {"since", "after", "from", "between"}  # an open bound or a range's half
 
 _WD = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _MON = (
@@ -239,25 +247,27 @@ def day_of(at: dt.date) -> str:
 
 
 def find_time_phrase(text: str, now: dt.datetime, week_start: int = 0, timezone: str | dt.tzinfo = "UTC") -> tuple[TimeWindow | None, str]:
-    """The first time phrase in ``text`` as a window, and the text without it (else ``text`` as given).
+    """The first time phrase in ``text`` as a window (or a relative one placed as of a day the text
+    names), and the text without it (else ``text`` as given).
 
     ``timezone`` is an IANA name (or a tzinfo) deciding where days begin. Phrases naming dates
     outside what a datetime can hold (year 0, 9999 + 1) yield no window.
     """
-    window, span, _ = _scan(text, _Calendar(now, _zone(timezone), week_start), first_only=True)
-    if span is None:
+    window, used, _ = _scan(text, _Calendar(now, _zone(timezone), week_start))
+    if window is None:
         return None, text
-    return window, _cut(text, [span])
+    return window, _cut(text, used)
 
 
 def read_time_phrases(text: str, now: dt.datetime, week_start: int = 0, timezone: str | dt.tzinfo = "UTC") -> TimeReading:
-    """The first time phrase of ``text`` as a window, and every other phrase that reads as time
-    (not understood, or a second window) as ignored; ``rest`` is the text without any of them.
+    """The first time phrase of ``text`` as a window (or a relative one placed as of a day the
+    text names: "last Friday, on 23 January 2022"), and every other phrase that reads as time (not
+    understood, or a second window) as ignored; ``rest`` is the text without any of them.
 
     A query holds one window, so a second phrase is reported rather than searched as words.
     """
-    window, span, unclear = _scan(text, _Calendar(now, _zone(timezone), week_start), first_only=False)
-    spans = sorted([span, *unclear] if span else unclear)
+    window, used, unclear = _scan(text, _Calendar(now, _zone(timezone), week_start))
+    spans = sorted([*used, *unclear])
     return TimeReading(window, _cut(text, spans) if spans else text, tuple(text[s:e] for s, e in unclear))
 
 
@@ -271,6 +281,23 @@ TOLD_HINTS: Final = frozenset(
 ).union(_WEEKDAYS, _MONTHS)
 """Words one of which every phrase ``told_windows`` can place holds (besides a year or a date):
 a record holding none of them tells of no time (test_every_told_phrase_holds_a_hint)."""
+
+TOLD_PART_OF_DAY_US: Final = 12 * 3600 * 1_000_000
+"""A told window at most this long (in microseconds: "last night", "yesterday evening") is a part
+of one day, and belongs to the day it begins on (``told_within``)."""
+
+
+def told_within(start_us: int, end_us: int, lo_us: int | None, hi_us: int | None) -> bool:
+    """Whether a told window ``[start_us, end_us)`` falls in the asked window ``[lo_us, hi_us)``
+    (None: open): when it lies within it, or when it is a part of a day that begins in it. "I
+    watched it last night", said on May 2, tells of May 1: a night belongs to its evening's day
+    (test_a_night_told_of_belongs_to_its_evening)."""
+    if lo_us is not None and start_us < lo_us:
+        return False
+    if hi_us is None or end_us <= hi_us:
+        return True
+    return start_us < hi_us and end_us - start_us <= TOLD_PART_OF_DAY_US
+
 
 _TOLD_WORD = re.compile(r"[^\W\d_]+|\b(?:19|20)\d\d\b")  # a word, or a year from 1900 to 2099
 _TOLD_REACH = 48  # characters on either side of a hint that a phrase holding it can span
@@ -379,19 +406,57 @@ def _zone(timezone: str | dt.tzinfo) -> dt.tzinfo:
         raise ValidationError(f"timezone {timezone!r}: not an IANA time zone name (e.g. UTC, Europe/Berlin)") from None
 
 
-def _scan(text: str, cal: _Calendar, first_only: bool) -> tuple[TimeWindow | None, tuple[int, int] | None, list[tuple[int, int]]]:
-    """(the first window, its span, spans of the phrases that read as time but were not used)."""
-    window: TimeWindow | None = None
-    span: tuple[int, int] | None = None
+def _scan(text: str, cal: _Calendar) -> tuple[TimeWindow | None, list[tuple[int, int]], list[tuple[int, int]]]:
+    """(the window, the spans of the phrases it came from, spans of the phrases that read as time
+    but were not used): the first window, or a relative phrase placed as of a day (``_as_of``)."""
+    windows: list[tuple[TimeWindow, tuple[int, int]]] = []
     unclear: list[tuple[int, int]] = []
     for found, where in _scan_windows(text, cal, with_unclear=True):
-        if found is not None and window is None:
-            window, span = found, where
-            if first_only:
-                break
-        else:
+        if found is None:
             unclear.append(where)
-    return window, span, unclear
+        else:
+            windows.append((found, where))
+    if not windows:
+        return None, [], unclear
+    used: list[tuple[int, int]]
+    window, used = _as_of(text, windows, cal) if len(windows) > 1 else (None, [])
+    if window is None:
+        window, used = windows[0][0], [windows[0][1]]
+    unclear.extend(where for _, where in windows if where not in used)
+    return window, used, sorted(unclear)
+
+
+def _as_of(text: str, windows: list[tuple[TimeWindow, tuple[int, int]]], cal: _Calendar) -> tuple[TimeWindow | None, list[tuple[int, int]]]:
+    """A relative phrase placed as of a day the text names, with the spans of both ("last Friday
+    on 23 January, 2022" is the Friday before that day, "last week, as mentioned on November 6"
+    the week before that one): a question about what was said on a day uses the words said then.
+    (None, []) when the text holds no such pair: a calendar date after "on" or "before", not after
+    today ("decided yesterday about May 3" names no day it was said), and a phrase placed from today
+    (yesterday, a weekday, last week, N days ago)."""
+    day: dt.date | None = None
+    anchor: tuple[int, int] | None = None
+    relative: list[tuple[int, int]] = []
+    for _, (start, end) in windows:
+        m = _PHRASE.match(text, start)
+        if m is None or m.end() != end or any(m.group(k) for k in ("mon", "year", "earlier")):
+            continue  # an anchored phrase ("the Sunday before X") holds its own day
+        pre = " ".join(m.group("pre").lower().split()) if m.group("pre") else None
+        if m.group("iso") or m.group("m1") or m.group("m2"):
+            if anchor is None and pre in ("on", "before") and not m.group("part"):
+                placed = _day(m, text, cal, "on", None)
+                if placed is not None and placed[0] <= cal.today:
+                    day, anchor = placed[0], (start, end)
+        elif pre not in _OPEN_PREFIXES:  # "since last week, before May 3" is not read as of a day
+            relative.append((start, end))
+    if day is None or anchor is None or not relative:
+        return None, []
+    then = _Calendar(cal.at(day + DAY) - US, cal.zone, cal.week_start)
+    phrase = relative[0]
+    for found, where in _scan_windows(text, then):  # placed in its own context, as of the day's end
+        if where == phrase and found is not None:
+            shown = f"{text[where[0] : where[1]]} as of {day_of(day)}"
+            return TimeWindow(found.start, found.end, shown, cal.zone), sorted([phrase, anchor])
+    return None, []
 
 
 def _scan_windows(text: str, cal: _Calendar, with_unclear: bool = False) -> Iterator[tuple[TimeWindow | None, tuple[int, int]]]:

@@ -76,7 +76,7 @@ from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
 from memdb.memory.text import normalize_tag, stem, terms_and_words, tokenize
-from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, read_time_phrases
+from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, read_time_phrases, told_within
 from memdb.query.results import History, Hit, Interpretation, RecallResult
 
 __all__ = ["OwnerQueries"]
@@ -1154,15 +1154,15 @@ class OwnerQueries:
         return found
 
     def _told_matches(self, q: _Query) -> list[_Archived]:
-        """Hot episodes outside ``q``'s window whose told windows lie within it and that pass
-        ``q``'s other filters, with their postings of ``q``'s terms."""
+        """Hot episodes outside ``q``'s window whose told windows fall in it (``told_within``) and
+        that pass ``q``'s other filters, with their postings of ``q``'s terms."""
         lo = q.lo if q.lo is not None else -(1 << 62)
         hi = q.hi if q.hi is not None else 1 << 62
         owner, lay = self.name, self._layout
         ids: dict[str, None] = {}
         for subs, _ in lay.by_told.range((owner,), q.lo, q.hi):
-            end, ts, eid = int(subs[2]), int(subs[3]), str(subs[4])
-            if end <= hi and not lo <= ts < hi:  # one in the window by its time is among the others
+            start, end, ts, eid = int(subs[1]), int(subs[2]), int(subs[3]), str(subs[4])
+            if told_within(start, end, q.lo, q.hi) and not lo <= ts < hi:  # one in the window by its time is among the others
                 ids[eid] = None
         if not ids:
             return []
@@ -1439,7 +1439,7 @@ def _why(q: _Query, h: dict[str, Any], hits: _Hits, bm25: float) -> tuple[str, .
         if (q.lo is None or q.lo <= ts) and (q.hi is None or ts < q.hi):
             why.append(f"in window ({h['ts']:%Y-%m-%d %H:%M})")
         else:  # a told match (_told_matches): its text tells of a time in the window
-            told = [w for w in h.get("told", ()) if (q.lo is None or q.lo <= w[0]) and (q.hi is None or w[1] <= q.hi)]
+            told = [w for w in h.get("told", ()) if told_within(w[0], w[1], q.lo, q.hi)]
             why.append(f"tells of {', '.join(_told_days(w) for w in told)} (recorded {h['ts']:%Y-%m-%d %H:%M})")
     why.extend(f"tag {t}" for t in q.tags)
     matched_any = [t for t in q.any_tags if t in h["tags"]]

@@ -661,6 +661,66 @@ def test_an_anchored_phrase_ahead_of_now_is_ignored(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected", "phrase", "rest"),
+    [
+        # 2022-01-23 was a Sunday: the Friday before it, not the Friday before today
+        (
+            "What did Joanna finish last Friday on 23 January, 2022?",
+            (U(2022, 1, 21), U(2022, 1, 22)),
+            "last Friday as of 2022-01-23",
+            "What did Joanna finish ?",
+        ),
+        # 2023-04-10 was a Monday: the weekend just before it
+        (
+            "What did Maria join last weekend before April 10, 2023?",
+            (U(2023, 4, 8), U(2023, 4, 10)),
+            "last weekend as of 2023-04-10",
+            "What did Maria join ?",
+        ),
+        (
+            "Tim's writing issue last week, as mentioned on November 6, 2023",
+            (U(2023, 10, 30), U(2023, 11, 6)),
+            "last week as of 2023-11-06",
+            "Tim's writing issue , as mentioned",
+        ),
+        ("On 2026-05-03, what broke yesterday?", (U(2026, 5, 2), U(2026, 5, 3)), "yesterday as of 2026-05-03", ", what broke ?"),
+        ("what broke two days ago on May 3", (U(2026, 5, 1), U(2026, 5, 2)), "two days ago as of 2026-05-03", "what broke"),
+        ("what broke last night on May 3", (U(2026, 5, 2, 18), U(2026, 5, 3, 6)), "last night as of 2026-05-03", "what broke"),
+        (
+            "what broke on Friday on May 3, 2026",
+            (U(2026, 5, 1), U(2026, 5, 2)),
+            "on Friday as of 2026-05-03",
+            "what broke",
+        ),  # May 3 a Sunday
+    ],
+)
+def test_a_relative_phrase_is_placed_as_of_a_day_the_question_names(
+    text: str, expected: tuple[dt.datetime, dt.datetime], phrase: str, rest: str
+) -> None:
+    r = read_time_phrases(text, WED)
+    assert r.window is not None and (r.window.start, r.window.end) == expected
+    assert (r.window.phrase, r.rest, r.ignored) == (phrase, rest, ())
+    w, plain_rest = find_time_phrase(text, WED)
+    assert w == r.window and plain_rest == rest
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "ignored"),
+    [
+        ("what did we decide yesterday about May 3", "yesterday", ("May 3",)),  # a bare date names no day it was said on
+        ("what broke yesterday on 2027-01-01", "yesterday", ("on 2027-01-01",)),  # ahead of today: no anchor
+        ("what broke since last week, before May 3", "since last week", ("before May 3",)),  # an open bound
+        ("what broke on May 3 and on May 5", "on May 3", ("on May 5",)),  # two dates: nothing relative
+        ("what broke yesterday and last week", "yesterday", ("last week",)),  # two relative phrases: no day
+        ("what broke in May on May 3", "in May", ("on May 3",)),  # a month is not read as of a day
+    ],
+)
+def test_what_is_not_placed_as_of_a_day(text: str, phrase: str, ignored: tuple[str, ...]) -> None:
+    r = read_time_phrases(text, WED)
+    assert r.window is not None and (r.window.phrase, r.ignored) == (phrase, ignored)
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("last week", (U(2026, 6, 8), U(2026, 6, 15))),  # the calendar week

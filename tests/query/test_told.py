@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import memdb
 from memdb.memory.layout import LAYOUT, TOLD_FIELDS, told_of
 from memdb.memory.text import term_counts
-from memdb.memory.timephrase import TOLD_HINTS, TOLD_MAX, told_windows
+from memdb.memory.timephrase import TOLD_HINTS, TOLD_MAX, TOLD_PART_OF_DAY_US, told_windows, told_within
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 20, 12, 0, tzinfo=UTC)
@@ -141,6 +141,62 @@ def test_a_told_window_must_lie_within_the_asked_one(ops: memdb.Memory) -> None:
     assert "Deploy failed last week: disk full" in [m.episode.summary for m in ops.ask("deploy failures in July", now=NOW, limit=10)]
 
 
+def test_a_night_told_of_belongs_to_its_evening(tmp_path: Path) -> None:
+    """ "Watched it last night", said on July 2 at 11:54, tells of July 1 18:00 to July 2 06:00:
+    that night is July 1's, as its evening is, and never July 2's (recorded then anyway) nor
+    June 30's."""
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
+        mem = db.owner("ops")
+        night = mem.record("exchange", "Watched the launch replay last night", ts=day(2) + dt.timedelta(hours=11, minutes=54))
+        assert mem.get(night.id) is not None
+        july_1 = mem.ask("What did I watch on July 1?", now=NOW, limit=5)
+        assert [m.id for m in july_1] == [night.id]
+        assert any(w.startswith("tells of 2026-07-01") for w in july_1.memories[0].why)
+        evening = mem.ask("What did I watch on July 1 evening?", now=NOW, limit=5)
+        assert [m.id for m in evening] == [night.id]
+        assert not mem.ask("What did I watch on June 30?", now=NOW, limit=5).memories
+        july_2 = mem.ask("What did I watch on July 2?", now=NOW, limit=5)
+        assert [m.id for m in july_2] == [night.id] and july_2.memories[0].why[0].startswith("in window")
+
+
+def test_a_question_about_a_day_as_said_on_another_finds_what_was_said(tmp_path: Path) -> None:
+    """ "What did I finish last Friday, on 23 January 2022?" asks about what was said on January 23
+    of the Friday before it (January 21), long before now: not about the Friday before today."""
+    said = dt.datetime(2022, 1, 23, 15, tzinfo=UTC)
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
+        mem = db.owner("joanna")
+        told = mem.record("exchange", "I finally finished my screenplay last Friday!", ts=said)
+        mem.record("exchange", "I finished a screenplay draft on the train", ts=NOW - dt.timedelta(days=3))  # the Friday before now
+        mem.record("exchange", "Lunch plans with Nate", ts=said - dt.timedelta(days=2))
+        r = mem.ask("What did I finish last Friday on 23 January, 2022?", now=NOW, limit=5)
+        assert str(r.interpretation.window) == "last Friday as of 2022-01-23 (2022-01-21)" and r.interpretation.ignored == ()
+        assert [m.id for m in r] == [told.id]
+        assert any(w.startswith("tells of 2022-01-21") for w in r.memories[0].why)
+
+
+@pytest.mark.parametrize(
+    ("told", "asked", "within"),
+    [
+        ((day(1), day(2)), (day(1), day(2)), True),  # the day itself
+        ((day(1), day(8)), (day(1), day(2)), False),  # a week is not within one of its days
+        ((day(1, 6), day(1)), (day(1, 6), day(1)), True),
+        ((day(1) + dt.timedelta(hours=18), day(2) + dt.timedelta(hours=6)), (day(1), day(2)), True),  # a night: its evening's day
+        ((day(1) + dt.timedelta(hours=18), day(2) + dt.timedelta(hours=6)), (day(2), day(3)), False),
+        ((day(1) + dt.timedelta(hours=18), day(2) + dt.timedelta(hours=6)), (None, day(2)), True),
+        ((day(1) + dt.timedelta(hours=18), day(2) + dt.timedelta(hours=6)), (day(1), None), True),
+        ((day(1) + dt.timedelta(hours=18), day(2) + dt.timedelta(hours=6)), (day(1) + dt.timedelta(hours=19), day(3)), False),
+    ],
+)
+def test_told_within(told: tuple[dt.datetime, dt.datetime], asked: tuple[dt.datetime | None, dt.datetime | None], within: bool) -> None:
+    def us(at: dt.datetime | None) -> int | None:
+        return None if at is None else int(at.timestamp() * 1_000_000)
+
+    start, end = us(told[0]), us(told[1])
+    assert start is not None and end is not None
+    assert told_within(start, end, us(asked[0]), us(asked[1])) is within
+    assert TOLD_PART_OF_DAY_US == 12 * 3600 * 1_000_000
+
+
 def test_recall_counts_told_episodes_only_when_asked(ops: memdb.Memory) -> None:
     plain = ops.recall(since=day(1), until=day(2), tags=["deploy"], now=NOW, limit=10)
     assert [m.episode.summary for m in plain] == ["Deploy on the day itself went fine"] and plain.total == 1
@@ -254,7 +310,9 @@ def test_a_year_of_daily_notes_about_yesterday(tmp_path: Path) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     notes=st.lists(
-        st.tuples(st.integers(0, 60), st.sampled_from(["yesterday", "last week", "two days ago", "on May 3", "in May", "today", ""])),
+        st.tuples(
+            st.integers(0, 60), st.sampled_from(["yesterday", "last week", "two days ago", "on May 3", "in May", "today", "last night", ""])
+        ),
         min_size=1,
         max_size=25,
     ),
@@ -273,7 +331,7 @@ def test_told_matches_equal_a_brute_force_scan(
             ts = first + dt.timedelta(days=offset)
             ep = mem.record("debug", f"the deploy broke {phrase}".strip(), outcome="failure", ts=ts)
             windows = told_windows(ep.summary, ts)
-            if lo <= ts < hi or any(lo <= a and b <= hi for a, b in windows):
+            if lo <= ts < hi or any(lo <= a and (b <= hi or (a < hi and b - a <= dt.timedelta(hours=12))) for a, b in windows):
                 expected.add(ep.id)
         top = mem.recall(since=lo, until=hi, text="deploy", now=NOW, limit=3, include_told=True)
         r = mem.recall(since=lo, until=hi, text="deploy", now=NOW, limit=100, include_told=True)

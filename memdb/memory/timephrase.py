@@ -38,6 +38,17 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   week holding X minus (plus) N weeks. A preposition applies to the whole ("since the day after
   March 3" is from March 4 on); when what follows is no day ("the Monday before the release"),
   the words are read as without the anchor (a Monday).
+- Parts: ``the week of X`` is the calendar week holding day X, ``the weekend of X`` the Saturday
+  and Sunday nearest X; ``the first|second|third|fourth week of`` a month is its days 1-7 (8-14,
+  ...), ``the last week of`` a month its last seven days; ``early|mid|late`` (``the beginning|
+  middle|end of``) a week or month is its first half, middle half or second half in whole days,
+  of a year January-June, April-September or July-December (a fuzzy phrase is read as a window
+  that holds what it can mean, and the interpretation shows it); ``the Friday|weekend before
+  last`` is the one a week before last Friday (weekend).
+- A day of the month by its ordinal: ``on|since|before... the 5th``, ``Monday the 15th``, ``the
+  3rd of last month``: the latest such day not in the future (whose weekday is the one named), or
+  of the month named. Without a preposition, a weekday or a month, or with a word other than a
+  function or time word after it ("on the 5th attempt"), it is words.
 - As of a day: a phrase placed from today (``yesterday``, ``last Friday``, ``last week``, ``last
   weekend``, ``N days ago``) beside a calendar date not after today, after ``on`` or ``before``
   (``last Friday on 23 January, 2022``, ``last week, as mentioned on November 6``),
@@ -176,7 +187,8 @@ _PHRASE = re.compile(rf"\b(?:(?P<pre>{_PRE})\s+)?(?:{_ATOM}|{_UNCLEAR})\b", re.I
 _TRIGGERS = frozenset(
     """since after before prior until till through up on in during over within from between at the day yesterday today
     last this previous tonight earlier week month year past a an one two three four five six seven eight nine ten couple
-    few next coming upcoming tomorrow later by for of first second third fourth some ages around q1 q2 q3 q4""".split()
+    few next coming upcoming tomorrow later by for of first second third fourth some ages around q1 q2 q3 q4
+    early mid late beginning start middle end weekend""".split()
 ).union(_WEEKDAYS, _MONTHS)
 # A common word among them starts a phrase only before one of these ("the weekend", "in 2025").
 _WEAK_TRIGGERS = frozenset("the a an on in at for of by up over from some".split())
@@ -195,6 +207,34 @@ _ANCHORED = re.compile(
     r"\s+(?P<dir>before|after)\s+",
     re.IGNORECASE,
 )
+# The head of a part of a day's week, of a week, month or year, or of two back: "the week of
+# March 3", "the first week of June", "early May", "mid-2025", "the end of the month", "the
+# Friday before last" (what it is a part of follows: ``_part``).
+_PART = re.compile(
+    rf"\b(?:(?P<pre>{_PRE})\s+)?(?:the\s+)?(?:"
+    r"(?P<of>week|weekend)\s+of\s+"
+    r"|(?P<nth>first|second|third|fourth|last)\s+week\s+of\s+"
+    r"|(?P<edge>early|mid|late)(?:\s+|-)(?:in\s+)?"
+    r"|(?P<edge2>beginning|start|middle|end)\s+of\s+"
+    rf"|(?P<bl>{_WD}|weekend)\s+before\s+last\b"
+    r")",
+    re.IGNORECASE,
+)
+# What a part is of: a week, month or year before or of now, the current one, a month, a year.
+_WHOLE = re.compile(
+    rf"(?:(?P<q>{_Q})\s+(?P<qu>week|month|year)|the\s+(?P<tu>week|month|year)"
+    rf"|(?P<m>{_MON})\.?(?:,?\s+(?:of\s+)?(?P<my>\d{{4}}))?|(?P<y>\d{{4}}))\b",
+    re.IGNORECASE,
+)
+# A day of the month by its ordinal: "on the 5th", "Monday the 15th", "the 3rd of last month".
+_ORDINAL_DAY = re.compile(
+    rf"\b(?:(?P<pre>{_PRE})\s+)?(?:(?P<wd>{_WD}),?\s+)?the\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)\b"
+    rf"(?:\s+of\s+(?:(?P<q>{_Q})|(?P<cur>the))\s+month\b)?",
+    re.IGNORECASE,
+)
+_MONTH_AFTER = re.compile(rf"\s+(?:of\s+)?(?:{_MON})\b", re.IGNORECASE)  # "the 3rd of March": a date already
+_EDGES = {"early": "early", "beginning": "early", "start": "early", "mid": "mid", "middle": "mid", "late": "late", "end": "late"}
+_NTH = {"first": 0, "second": 1, "third": 2, "fourth": 3}
 
 
 @dataclass(frozen=True)
@@ -478,6 +518,10 @@ def _scan_windows(text: str, cal: _Calendar, with_unclear: bool = False) -> Iter
         # IGNORECASE: no lower() of the text, which can change lengths ("İ")
         m = _ANCHORED.match(text, token.start())  # "the Sunday before October 25", read whole
         found = _anchored(m, text, cal) if m is not None else None
+        if found is None and (m := _PART.match(text, token.start())) is not None:
+            found = _part(m, text, cal)  # "the week of March 3", "early May", "the Friday before last"
+        if found is None and (m := _ORDINAL_DAY.match(text, token.start())) is not None:
+            found = _ordinal_day(m, text, cal)  # "on the 5th", "Monday the 15th"
         if found is None:
             m = _PHRASE.match(text, token.start())
             if m is None:
@@ -562,6 +606,162 @@ def _anchored(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[d
         return day_atom.end(), _bounded(a, b, relative, pre, cal)
     except (_Unclear, ValueError, OverflowError):
         return day_atom.end(), None
+
+
+def _part(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[dt.datetime, dt.datetime] | None] | None:
+    """(end, window or None when it cannot be placed) of a part of a time (``_PART``), or None
+    when what follows the head is not what it can be a part of: the text is then read as usual.
+
+    - the week of X: the calendar week holding day X; the weekend of X: the Saturday and Sunday
+      nearest X (a Wednesday's is the next one);
+    - the first (second, third, fourth) week of a month: its days 1-7 (8-14, ...); its last week:
+      its last seven days;
+    - early, mid, late (the beginning, middle, end of): a week's, a month's first half, middle
+      half, second half in whole days; a year's January-June, April-September, July-December:
+      a fuzzy phrase is read as a window that holds what it can mean, and shown as placed;
+    - the Friday (weekend) before last: the one a week before last Friday (last weekend).
+    """
+    g = m.group
+    pre = " ".join(g("pre").lower().split()) if g("pre") else None
+    if pre in ("from", "between", "within"):
+        return None  # a range's first half: not read here
+    if pre == "at":
+        pre = None  # "at the end of May"
+    end = m.end()
+    try:
+        if bl := g("bl"):
+            today = cal.today
+            if bl.lower() == "weekend":
+                saturday = today - DAY * ((today.weekday() - 5) % 7) - 7 * DAY * (today.weekday() >= 5)
+                a, b = cal.days(saturday - 7 * DAY, 2)
+            else:
+                last = today - DAY * ((today.weekday() - _WEEKDAYS[bl.lower()] - 1) % 7 + 1)
+                a, b = cal.days(last - 7 * DAY)
+            return m.end(), _bounded(a, b, True, pre, cal)
+        if g("of"):
+            day_atom = _ATOM_ONLY.match(text, m.end())
+            if day_atom is None or day_atom.group("day") is None or day_atom.group("part"):
+                return None
+            end = day_atom.end()
+            placed = _day(day_atom, text, cal, "on", None)
+            if placed is None:
+                return None
+            day, relative = placed
+            if g("of").lower() == "week":
+                a, b = cal.days(cal.week_of(day), 7)
+            else:  # the nearest weekend: Monday and Tuesday the one before, Wednesday on the one after
+                back = (day.weekday() - 6) % 7  # days since the last Sunday (0 on a Sunday)
+                ahead = (5 - day.weekday()) % 7  # days to the next Saturday (0 on a Saturday)
+                saturday = day - DAY * (back + 1) if back < ahead and day.weekday() != 5 else day + DAY * ahead
+                a, b = cal.days(saturday, 2)
+            return end, _bounded(a, b, relative, pre, cal)
+        whole = _WHOLE.match(text, m.end())
+        if whole is None:
+            return None
+        end = whole.end()  # what is ignored if it cannot be placed ("late this year" in June: ahead)
+        placed_whole = _whole(whole, text, cal)
+        if placed_whole is None:
+            return None
+        unit, first, days, relative = placed_whole
+        if nth := g("nth"):
+            if unit != "month":
+                return None  # "the first week of 2025" is not read
+            n = _NTH.get(nth.lower())
+            start = first + DAY * (7 * n) if n is not None else first + DAY * (days - 7)
+            a, b = cal.days(start, 7)
+        else:
+            edge = _EDGES[(g("edge") or g("edge2")).lower()]
+            if unit == "year":
+                lo_month = {"early": 1, "mid": 4, "late": 7}[edge]
+                a, b = cal.months(first.year, lo_month, 6)
+            else:
+                half, quarter = -(-days // 2), days // 4
+                lo_day, count = {"early": (0, half), "mid": (quarter, days - 2 * quarter), "late": (days - half, half)}[edge]
+                a, b = cal.days(first + DAY * lo_day, count)
+        return end, _bounded(a, b, relative, pre, cal)
+    except (_Unclear, ValueError, OverflowError):
+        return end, None
+
+
+def _whole(m: re.Match[str], text: str, cal: _Calendar) -> tuple[str, dt.date, int, bool] | None:
+    """(unit, first day, days, relative) of what a part is of (``_WHOLE``), or None when it is
+    not a time here ("late May" yes, "the end of may" no: a month that is a common word)."""
+    g, today = m.group, cal.today
+    unit = (g("qu") or g("tu") or "").lower()
+    if unit:
+        back = 0 if g("tu") or g("q").lower() == "this" else 1
+        if unit == "week":
+            return "week", cal.week_of(today) - 7 * DAY * back, 7, True
+        if unit == "month":
+            first = _month(today.year, today.month - back)
+        else:
+            first = dt.date(today.year - back, 1, 1)
+    elif name := g("m"):
+        if not _month_word_ok(text, m.start("m"), name, None, "year" if g("my") else ""):
+            return None
+        month = _MONTHS[name.lower()]
+        if g("my"):
+            first = dt.date(int(g("my")), month, 1)
+        else:  # the latest such month that has begun
+            first = dt.date(today.year if month <= today.month else today.year - 1, month, 1)
+        unit = "month"
+    else:
+        year = int(g("y"))
+        if not 1900 <= year <= today.year:
+            return None  # "mid 3000 requests"
+        return "year", dt.date(year, 1, 1), 365, False
+    if unit == "month":
+        return "month", first, (_month(first.year, first.month + 1) - first).days, not g("my")
+    return "year", first, 365, True
+
+
+def _ordinal_day(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[dt.datetime, dt.datetime] | None] | None:
+    """(end, window or None when it cannot be placed) of a day of the month by its ordinal, or
+    None when it may not be a day. "the 5th" is a day after a preposition ("on the 5th"), a
+    weekday ("Monday the 15th") or with its month ("the 3rd of last month"), and where no word
+    but a function or time word follows ("on the 5th attempt" is no day): the latest such day
+    not in the future, of the month named, or the latest whose weekday is the one named."""
+    g = m.group
+    pre = " ".join(g("pre").lower().split()) if g("pre") else None
+    if pre in ("from", "between", "within", "in", "during", "over"):
+        return None
+    of_month = g("q") or g("cur")
+    if not of_month and _MONTH_AFTER.match(text, m.end()) is not None:
+        return None  # "the 3rd of March": a date, read by _PHRASE
+    if not (pre or g("wd") or of_month):
+        return None
+    following_word = _NEXT_WORD.match(text, m.end())
+    if following_word is not None:
+        word = following_word.group(1).lower()
+        if word not in _FUNCTION_WORDS and word not in _TRIGGERS and word not in _PARTS:
+            return None  # "on the 5th attempt"
+    today, n = cal.today, int(g("d"))
+    try:
+        if of_month:
+            back = 0 if g("cur") or g("q").lower() == "this" else 1
+            first = _month(today.year, today.month - back)
+            day = dt.date(first.year, first.month, n)  # ValueError: the month has no such day
+        else:
+            wanted = _WEEKDAYS[g("wd").lower()] if g("wd") else None
+            day = _latest_day_of_month(today, n, wanted)
+        a, b = cal.days(day)
+        return m.end(), _bounded(a, b, True, pre, cal)
+    except (_Unclear, ValueError, OverflowError):
+        return m.end(), None
+
+
+def _latest_day_of_month(today: dt.date, n: int, weekday: int | None) -> dt.date:
+    """The latest day ``n`` of a month not after ``today`` (that falls on ``weekday``, if given),
+    within 28 months (a weekday and a day of the month meet at least every 14); else _Unclear."""
+    for back in range(28):
+        first = _month(today.year, today.month - back)
+        try:
+            day = dt.date(first.year, first.month, n)
+        except ValueError:
+            continue  # "the 31st" of a month with 30 days
+        if day <= today and (weekday is None or day.weekday() == weekday):
+            return day
+    raise _Unclear(f"no day {n} of a month within 28 months")
 
 
 def _place(

@@ -722,6 +722,74 @@ def test_what_is_not_placed_as_of_a_day(text: str, phrase: str, ignored: tuple[s
 
 @pytest.mark.parametrize(
     ("text", "expected"),
+    [  # seen from Wednesday 2026-06-17
+        # the week (weekend) of a day: the calendar week holding it, the weekend nearest it
+        ("the week of March 3, 2026", (U(2026, 3, 2), U(2026, 3, 9))),  # not March 3 alone
+        ("the week of yesterday", (U(2026, 6, 15), U(2026, 6, 22))),
+        ("the weekend of May 10, 2026", (U(2026, 5, 9), U(2026, 5, 11))),  # a Sunday: its own weekend
+        ("the weekend of May 9, 2026", (U(2026, 5, 9), U(2026, 5, 11))),  # a Saturday
+        ("the weekend of May 12, 2026", (U(2026, 5, 9), U(2026, 5, 11))),  # a Tuesday: the one before
+        ("the weekend of May 14, 2026", (U(2026, 5, 16), U(2026, 5, 18))),  # a Thursday: the one after
+        # the nth week of a month: days 1-7, 8-14, ...; its last week: its last seven days
+        ("the first week of June", (U(2026, 6, 1), U(2026, 6, 8))),
+        ("the second week of May 2026", (U(2026, 5, 8), U(2026, 5, 15))),
+        ("the last week of February", (U(2026, 2, 22), U(2026, 3, 1))),
+        ("during the fourth week of last month", (U(2026, 5, 22), U(2026, 5, 29))),
+        # early, mid, late: the first half, the middle half, the second half (a year: in months)
+        ("early May", (U(2026, 5, 1), U(2026, 5, 17))),
+        ("in early May", (U(2026, 5, 1), U(2026, 5, 17))),
+        ("mid-May", (U(2026, 5, 8), U(2026, 5, 25))),
+        ("late May 2025", (U(2025, 5, 16), U(2025, 6, 1))),
+        ("at the end of May", (U(2026, 5, 16), U(2026, 6, 1))),
+        ("at the beginning of the month", (U(2026, 6, 1), U(2026, 6, 16))),
+        ("the middle of last month", (U(2026, 5, 8), U(2026, 5, 25))),
+        ("early last week", (U(2026, 6, 8), U(2026, 6, 12))),
+        ("late last week", (U(2026, 6, 11), U(2026, 6, 15))),
+        ("late last year", (U(2025, 7, 1), U(2026, 1, 1))),
+        ("in mid-2025", (U(2025, 4, 1), U(2025, 10, 1))),
+        ("early 2026", (U(2026, 1, 1), U(2026, 7, 1))),
+        ("since early May", (U(2026, 5, 1), OPEN_END)),
+        ("before the end of May", (OPEN_START, U(2026, 5, 16))),
+        # two back
+        ("the Friday before last", (U(2026, 6, 5), U(2026, 6, 6))),
+        ("the Wednesday before last", (U(2026, 6, 3), U(2026, 6, 4))),  # last Wednesday is June 10
+        ("the weekend before last", (U(2026, 6, 6), U(2026, 6, 8))),
+        # a day of the month by its ordinal: the latest not in the future, or of the month named
+        ("on the 5th", (U(2026, 6, 5), U(2026, 6, 6))),
+        ("on the 18th", (U(2026, 5, 18), U(2026, 5, 19))),  # June 18 lies ahead
+        ("on the 31st", (U(2026, 5, 31), U(2026, 6, 1))),
+        ("since the 10th", (U(2026, 6, 10), OPEN_END)),
+        ("on Monday the 15th", (U(2026, 6, 15), U(2026, 6, 16))),
+        ("Friday the 13th", (U(2026, 3, 13), U(2026, 3, 14))),  # the latest Friday that was a 13th
+        ("the 3rd of last month", (U(2026, 5, 3), U(2026, 5, 4))),
+        ("on the 3rd of March", (U(2026, 3, 3), U(2026, 3, 4))),  # a date, as before
+    ],
+)
+def test_parts_and_days_of_the_month(text: str, expected: tuple[dt.datetime, dt.datetime]) -> None:
+    w, rest = find_time_phrase(f"what broke {text}?", WED)
+    assert w is not None and (w.start, w.end) == expected and rest == "what broke ?"
+
+
+@pytest.mark.parametrize(
+    ("text", "rest", "ignored"),
+    [
+        ("on the 5th attempt we fixed it", "on the 5th attempt we fixed it", ()),  # a noun follows: no day
+        ("the 5th deploy failed", "the 5th deploy failed", ()),
+        ("the end of the day", "the end of the day", ()),  # not a part of anything placed
+        ("the week of may", "the week of may", ()),  # "may": a common word after "of"
+        ("mid 3000 requests", "mid 3000 requests", ()),  # no year
+        ("late this year", "", ("late this year",)),  # July to December lies ahead: ignored whole
+        ("on the 31st of last month", "", ()),  # May has a 31st
+        ("on the 31st of this month", "", ("on the 31st of this month",)),  # June has none
+    ],
+)
+def test_what_is_no_part_or_day_of_the_month(text: str, rest: str, ignored: tuple[str, ...]) -> None:
+    r = read_time_phrases(text, WED)
+    assert (r.rest, r.ignored) == (rest, ignored)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
     [
         ("last week", (U(2026, 6, 8), U(2026, 6, 15))),  # the calendar week
         ("the last week", (WED - 7 * DAY, WED + US)),  # "in the last week": the past seven days
@@ -737,8 +805,9 @@ def test_the_last_week_is_rolling_but_last_week_is_the_calendar_week(text: str, 
 
 
 def test_the_last_week_of_a_month_is_not_rolling() -> None:
+    # nor the calendar week before this one, as it was read before: the month's last seven days
     w, rest = find_time_phrase("the last week of March", WED)
-    assert w is not None and w.phrase == "last week" and rest == "the of March"
+    assert w is not None and (w.start, w.end) == (U(2026, 3, 25), U(2026, 4, 1)) and w.phrase == "the last week of March" and rest == ""
 
 
 # --- weekdays: bare and "on" = latest not in the future; "last" = before today; "this" = this week
@@ -1129,6 +1198,17 @@ def test_ask_reports_an_ignored_phrase_instead_of_searching_its_words(team: memd
     assert str(team.ask("since the offsite").interpretation) == "everything; ignored: 'since the offsite'"
 
 
+def test_ask_places_a_day_of_the_month_and_a_part_of_a_month(team: memdb.Memory) -> None:
+    # before, "on the 29th" was left as words ("29th" matched nothing: a partial answer about
+    # every deploy) and "the last week of June" read as the calendar week before this one
+    r = team.ask("How did the deploy go on the 29th?")
+    assert str(r.interpretation.window) == "on the 29th (2026-06-29)"
+    assert [m.episode.summary for m in r] == ["Deploy failed again: migration lock"] and not r.partial
+    r = team.ask("deploy failures in the last week of June")
+    assert str(r.interpretation.window) == "in the last week of June (2026-06-24 to 2026-06-30)"
+    assert [m.episode.summary for m in r] == ["Deploy failed again: migration lock"]
+
+
 @pytest.mark.parametrize("zone", ["Mars/Olympus", "Europe", "europe/berlin", "", "localtime"])
 def test_bad_timezone_setting_is_a_config_error(qdb: memdb.Database, zone: str) -> None:
     with pytest.raises(ConfigError, match=f"timezone={zone!r}"):
@@ -1158,7 +1238,8 @@ _TABLES = [
     test_phrase_removed_and_case_insensitive, test_non_phrases_are_not_matched, test_everyday_phrases,
     test_the_last_week_is_rolling_but_last_week_is_the_calendar_week, test_months_and_days, test_ranges, test_parts_of_days,
     test_ignored_phrases, test_false_friends, test_phrases_anchored_to_a_day, test_an_anchor_that_is_no_day_reads_as_before,
-    test_an_anchored_phrase_ahead_of_now_is_ignored,
+    test_an_anchored_phrase_ahead_of_now_is_ignored, test_parts_and_days_of_the_month, test_what_is_no_part_or_day_of_the_month,
+    test_a_relative_phrase_is_placed_as_of_a_day_the_question_names, test_what_is_not_placed_as_of_a_day,
 ]  # fmt: skip
 
 

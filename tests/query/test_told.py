@@ -75,12 +75,14 @@ def test_every_told_phrase_holds_a_hint() -> None:
         "last month", "in May", "last March", "March 2026", "May 3", "3 May", "the 3rd of May", "May 3rd, 2026",
         "2026-05-03", "in 2025", "3 days ago", "two weeks ago", "a month ago", "2 years back", "the past week",
         "past 3 days", "last 2 months", "between May 3 and May 5", "from May 3 to May 9", "the day after May 3",
-        "two days before 2026-05-03", "the Sunday before May 3", "the week before May 3",
+        "two days before 2026-05-03", "the Sunday before May 3", "the week before May 3", "the week of May 3",
+        "the weekend of May 3", "the first week of May", "the last week of May", "early May", "mid-May", "late last year",
+        "mid-2025", "the end of May", "the beginning of last month", "the Friday before last", "the weekend before last",
     ]  # fmt: skip
     for phrase in phrases:
         text = f"it broke {phrase} in the morning standup"
         assert told_windows(text, JULY_2), phrase
-        words = {w.lower() for w in phrase.replace(",", " ").split()}
+        words = {w.lower() for w in phrase.replace(",", " ").replace("-", " ").split()}
         assert words & TOLD_HINTS or any(w[:4].isdigit() and len(w) >= 4 for w in words), phrase
 
 

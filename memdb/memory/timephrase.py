@@ -39,12 +39,16 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   March 3" is from March 4 on); when what follows is no day ("the Monday before the release"),
   the words are read as without the anchor (a Monday).
 - Parts: ``the week of X`` is the calendar week holding day X, ``the weekend of X`` the Saturday
-  and Sunday nearest X; ``the first|second|third|fourth week of`` a month is its days 1-7 (8-14,
+  and Sunday nearest X, ``the morning|afternoon|evening|night of X`` that part of X; ``the first|second|third|fourth week of`` a month is its days 1-7 (8-14,
   ...), ``the last week of`` a month its last seven days; ``early|mid|late`` (``the beginning|
   middle|end of``) a week or month is its first half, middle half or second half in whole days,
   of a year January-June, April-September or July-December (a fuzzy phrase is read as a window
   that holds what it can mean, and the interpretation shows it); ``the Friday|weekend before
   last`` is the one a week before last Friday (weekend).
+- A weekday beside a phrase placed as one calendar week, with nothing but a comma between
+  (``on Friday 2 weeks ago``, ``last week on Friday``): that weekday of that week.
+- ``June 1-5`` (``May 3rd - 5th, 2025``): those days of one month; ``2026/06/03``: as
+  ``2026-06-03``.
 - A day of the month by its ordinal: ``on|since|before... the 5th``, ``Monday the 15th``, ``the
   3rd of last month``: the latest such day not in the future (whose weekday is the one named), or
   of the month named. Without a preposition, a weekday or a month, or with a word other than a
@@ -144,10 +148,10 @@ _PRE = r"since|after|before|prior\s+to|until|till|through|up\s+(?:to|until)|on|i
 # match is then checked in _atom, which can still refuse it (a bare month name, "may").
 _ATOM = "|".join(
     [
-        r"(?P<day>(?:(?P<iso>\d{4}-\d{2}-\d{2})"
+        r"(?P<day>(?:(?P<iso>\d{4}(?P<isep>[-/])\d{2}(?P=isep)\d{2})"
         r"|(?P<dby>(?:the\s+)?day\s+before\s+yesterday)|(?P<yday>yesterday)|(?P<tday>today)"
         rf"|(?:(?P<wdq>{_Q})\s+)?(?P<wd>{_WD})(?:\s+(?:of\s+)?(?P<wdw>{_Q})\s+week)?"
-        rf"|(?P<m1>{_MON})\.?\s+(?P<d1>\d{{1,2}}){_ORD}(?:,?\s+(?P<y1>\d{{4}}))?"
+        rf"|(?P<m1>{_MON})\.?\s+(?P<d1>\d{{1,2}}){_ORD}(?:\s*[-–]\s*(?P<d1e>\d{{1,2}}){_ORD})?(?:,?\s+(?P<y1>\d{{4}}))?"
         rf"|(?:the\s+)?(?P<d2>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<m2>{_MON})\.?(?:,?\s+(?P<y2>\d{{4}}))?"
         r"))(?:\s+(?P<part>morning|afternoon|evening|night))?",
         r"(?P<pod>this\s+(?P<podp>morning|afternoon|evening)|tonight|last\s+night)",
@@ -192,7 +196,9 @@ _TRIGGERS = frozenset(
 ).union(_WEEKDAYS, _MONTHS)
 # A common word among them starts a phrase only before one of these ("the weekend", "in 2025").
 _WEAK_TRIGGERS = frozenset("the a an on in at for of by up over from some".split())
-_AFTER_WEAK = _TRIGGERS | frozenset("other while long little time to hour hours minute minutes min mins days weeks months years".split())
+_AFTER_WEAK = _TRIGGERS | frozenset(
+    "other while long little time to hour hours minute minutes min mins days weeks months years morning afternoon evening night".split()
+)
 _TOKEN = re.compile(r"\w+")
 _ATOM_ONLY = re.compile(rf"(?:{_ATOM})\b", re.IGNORECASE)
 _CONNECTOR = re.compile(r"\s+(?P<conn>and|to|until|till|through|before|-|–)\s+", re.IGNORECASE)
@@ -212,7 +218,7 @@ _ANCHORED = re.compile(
 # Friday before last" (what it is a part of follows: ``_part``).
 _PART = re.compile(
     rf"\b(?:(?P<pre>{_PRE})\s+)?(?:the\s+)?(?:"
-    r"(?P<of>week|weekend)\s+of\s+"
+    r"(?P<of>week|weekend|morning|afternoon|evening|night)\s+of\s+"
     r"|(?P<nth>first|second|third|fourth|last)\s+week\s+of\s+"
     r"|(?P<edge>early|mid|late)(?:\s+|-)(?:in\s+)?"
     r"|(?P<edge2>beginning|start|middle|end)\s+of\s+"
@@ -460,6 +466,8 @@ def _scan(text: str, cal: _Calendar) -> tuple[TimeWindow | None, list[tuple[int,
         return None, [], unclear
     used: list[tuple[int, int]]
     window, used = _as_of(text, windows, cal) if len(windows) > 1 else (None, [])
+    if window is None and len(windows) > 1:
+        window, used = _weekday_of_week(text, windows, cal)
     if window is None:
         window, used = windows[0][0], [windows[0][1]]
     unclear.extend(where for _, where in windows if where not in used)
@@ -497,6 +505,38 @@ def _as_of(text: str, windows: list[tuple[TimeWindow, tuple[int, int]]], cal: _C
             shown = f"{text[where[0] : where[1]]} as of {day_of(day)}"
             return TimeWindow(found.start, found.end, shown, cal.zone), sorted([phrase, anchor])
     return None, []
+
+
+def _weekday_of_week(
+    text: str, windows: list[tuple[TimeWindow, tuple[int, int]]], cal: _Calendar
+) -> tuple[TimeWindow | None, list[tuple[int, int]]]:
+    """A bare weekday beside a phrase placed as one calendar week: that weekday of the week ("on
+    Friday 2 weeks ago", "last week on Friday"), with the spans of both; else (None, [])."""
+    weekday: tuple[int, tuple[int, int]] | None = None
+    week: tuple[TimeWindow, tuple[int, int]] | None = None
+    for found, (start, end) in windows:
+        m = _PHRASE.match(text, start)
+        if m is not None and m.end() == end and m.group("wd") and not (m.group("wdq") or m.group("wdw") or m.group("part")):
+            if weekday is None and m.group("pre") in (None, "on", "On", "ON"):
+                weekday = _WEEKDAYS[m.group("wd").lower()], (start, end)
+            continue
+        if week is not None or not 6 * DAY < found.end - found.start < 8 * DAY:  # (an open window is longer)
+            continue
+        local = found.start.astimezone(cal.zone).date()
+        if cal.at(local) == found.start and found.end == cal.at(local + 7 * DAY) and cal.week_of(local) == local:
+            week = found, (start, end)
+    if weekday is None or week is None:
+        return None, []
+    (s1, e1), (s2, e2) = sorted([weekday[1], week[1]])
+    if text[e1:s2].strip(" ,"):
+        return None, []  # "on Friday and last week": two times, not one
+    first = week[0].start.astimezone(cal.zone).date()
+    day = first + DAY * ((weekday[0] - first.weekday()) % 7)
+    try:
+        a, b = _bounded(*cal.days(day), True, None, cal)
+    except _Unclear:
+        return None, []  # this week's Friday, on a Wednesday: lies ahead
+    return TimeWindow(a, b, f"{text[s1:e1]} {text[s2:e2]}", cal.zone), sorted([weekday[1], week[1]])
 
 
 def _scan_windows(text: str, cal: _Calendar, with_unclear: bool = False) -> Iterator[tuple[TimeWindow | None, tuple[int, int]]]:
@@ -647,7 +687,11 @@ def _part(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[dt.da
             if placed is None:
                 return None
             day, relative = placed
-            if g("of").lower() == "week":
+            of = g("of").lower()
+            if of in _PARTS:  # "the morning of June 3"
+                lo, hi = _PARTS[of]
+                a, b = cal.at(day, lo), cal.at(day, hi)
+            elif of == "week":
                 a, b = cal.days(cal.week_of(day), 7)
             else:  # the nearest weekend: Monday and Tuesday the one before, Wednesday on the one after
                 back = (day.weekday() - 6) % 7  # days since the last Sunday (0 on a Sunday)
@@ -822,6 +866,11 @@ def _atom(
         if part := g("part"):
             lo, hi = _PARTS[part.lower()]
             return cal.at(day, lo), cal.at(day, hi), relative
+        if last := g("d1e"):  # "June 1-5": the days of a range in one month
+            days = int(last) - day.day + 1
+            if days < 2 or day.replace(day=int(last)) is None:
+                raise _Unclear("a range of days that ends before it starts")
+            return (*cal.days(day, days), relative)
         return (*cal.days(day), relative)
     if kind == "pod":
         word = " ".join(g("pod").lower().split())
@@ -868,7 +917,7 @@ def _day(m: re.Match[str], text: str, cal: _Calendar, pre: str | None, after: dt
     """The local day an atom of kind "day" names, and whether it is relative to today."""
     today, g = cal.today, m.group
     if iso := g("iso"):
-        return dt.date.fromisoformat(iso), False  # ValueError for 2026-02-30: unclear
+        return dt.date.fromisoformat(iso.replace("/", "-")), False  # ValueError for 2026-02-30: unclear
     if g("dby"):
         return today - 2 * DAY, True
     if g("yday"):

@@ -763,6 +763,18 @@ def test_what_is_not_placed_as_of_a_day(text: str, phrase: str, ignored: tuple[s
         ("Friday the 13th", (U(2026, 3, 13), U(2026, 3, 14))),  # the latest Friday that was a 13th
         ("the 3rd of last month", (U(2026, 5, 3), U(2026, 5, 4))),
         ("on the 3rd of March", (U(2026, 3, 3), U(2026, 3, 4))),  # a date, as before
+        # a part of a day of a date
+        ("on the morning of June 3", (U(2026, 6, 3), U(2026, 6, 3, 12))),
+        ("the night of June 3", (U(2026, 6, 3, 18), U(2026, 6, 4, 6))),
+        # a weekday of a week placed beside it (nothing but a comma between)
+        ("on Friday 2 weeks ago", (U(2026, 6, 5), U(2026, 6, 6))),
+        ("2 weeks ago on Friday", (U(2026, 6, 5), U(2026, 6, 6))),
+        ("last week on Friday", (U(2026, 6, 12), U(2026, 6, 13))),
+        ("Friday the week of June 1", (U(2026, 6, 5), U(2026, 6, 6))),
+        # days of one month, and dates written year first with slashes
+        ("June 1-5", (U(2026, 6, 1), U(2026, 6, 6))),
+        ("May 3rd - 5th, 2025", (U(2025, 5, 3), U(2025, 5, 6))),
+        ("on 2026/06/03", (U(2026, 6, 3), U(2026, 6, 4))),
     ],
 )
 def test_parts_and_days_of_the_month(text: str, expected: tuple[dt.datetime, dt.datetime]) -> None:
@@ -781,6 +793,10 @@ def test_parts_and_days_of_the_month(text: str, expected: tuple[dt.datetime, dt.
         ("late this year", "", ("late this year",)),  # July to December lies ahead: ignored whole
         ("on the 31st of last month", "", ()),  # May has a 31st
         ("on the 31st of this month", "", ("on the 31st of this month",)),  # June has none
+        ("on Friday and last week", "and", ("last week",)),  # two times: the first window, as before
+        ("June 5-1", "", ("June 5-1",)),  # a range that ends before it starts
+        ("June 1-31", "", ("June 1-31",)),  # June has no 31st
+        ("2026/13/01", "", ("2026/13/01",)),
     ],
 )
 def test_what_is_no_part_or_day_of_the_month(text: str, rest: str, ignored: tuple[str, ...]) -> None:

@@ -5,7 +5,8 @@ and case folding, so "Café", "CAFÉ" and "ｃａｆé" are one term and a Devan
 vowel signs; optional marks (Arabic harakat, Hebrew points, the dot of "İ") are dropped, so
 "كَتَبَ" is "كتب" and "İstanbul" is "istanbul". Hyphens, underscores and other punctuation split words
 ("project-x" -> "project", "max_tokens" -> "max", "token"); terms shorter than two characters
-are dropped unless they are numbers, and so are English stopwords. English words are stemmed
+are dropped unless they are numbers, and so are English stopwords and negated auxiliaries whole
+("won't", "ain't", "needn’t": split at the apostrophe, "won't" would be the word "won"). English words are stemmed
 by Snowball's English stemmer (Porter2, from PyStemmer): "deploy", "deployed" and "deployment"
 are one term, "deploy", and so are "migrate" and "migration"; other scripts are left as they are.
 Chinese and Japanese, written without spaces between words, are indexed as overlapping character
@@ -58,6 +59,9 @@ _TAG_SEPARATORS: Final = re.compile(r"[\s_.]+")
 _CJK_CHARS: Final = r"\u3005\u3007\u3021-\u3029\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _CJK: Final = re.compile(f"[{_CJK_CHARS}]+")
 _DASHES: Final = re.compile(r"-{2,}")
+# A negated auxiliary ("won't", "don't", "ain't", "needn’t") is a function word whole; split at its
+# apostrophe it would leave "won" (a word of its own) or "ain" as a term.
+_NEGATION: Final = re.compile(r"\b[^\W_]+n['\u2019]t\b")
 
 STOPWORDS: Final[frozenset[str]] = frozenset(
     """
@@ -156,8 +160,11 @@ def _words(text: str) -> list[str]:
     if "<" in text:
         text = PLACEHOLDER.sub(" ", text)
     if text.isascii():  # NFKC leaves ASCII as it is, and casefold is lower there
-        return _ASCII_WORD.findall(text.lower())
+        lowered = text.lower()
+        return _ASCII_WORD.findall(_NEGATION.sub(" ", lowered) if "n't" in lowered else lowered)
     folded = _fold(text)
+    if "n't" in folded or "n\u2019t" in folded:
+        folded = _NEGATION.sub(" ", folded)
     any_mark, marked_word = _marked()
     if any_mark.search(folded) is None:  # most text: NFKC composed its accents into letters
         words = _WORD.findall(folded)

@@ -39,9 +39,10 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   March 3" is from March 4 on); when what follows is no day ("the Monday before the release"),
   the words are read as without the anchor (a Monday).
 - Parts: ``the week of X`` is the calendar week holding day X, ``the weekend of X`` the Saturday
-  and Sunday nearest X, ``the morning|afternoon|evening|night of X`` that part of X; ``the first|second|third|fourth week of`` a month is its days 1-7 (8-14,
-  ...), ``the last week of`` a month its last seven days; ``early|mid|late`` (``the beginning|
-  middle|end of``) a week or month is its first half, middle half or second half in whole days,
+  and Sunday nearest X, ``the morning|afternoon|evening|night of X`` that part of X; ``the
+  first|second|third|fourth week of`` a month is its days 1-7 (8-14, ...), ``the last week of``
+  a month its last seven days; ``early|mid|late`` (``the beginning|middle|end of``) a week or
+  month is its first half, middle half or second half in whole days,
   of a year January-June, April-September or July-December (a fuzzy phrase is read as a window
   that holds what it can mean, and the interpretation shows it); ``the Friday|weekend before
   last`` is the one a week before last Friday (weekend).

@@ -932,6 +932,25 @@ def test_upgrade_layout_weighs_the_fields_of_a_layout_12_database(tmp_path: Path
         assert [m.episode.id for m in db.owner("ana").recall(text="pottery")] == [said.id, quoted.id]
 
 
+def test_upgrade_layout_drops_the_won_of_a_layout_13_wont(tmp_path: Path, clock: Clock) -> None:
+    """Layout 14 drops a negated auxiliary whole; layout 13 split "won't" at its apostrophe into
+    the term "won", so a search for what was won found what won't be. Opening such a database
+    rebuilds its text index from the records."""
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        mem = db.owner("ana")
+        wont = mem.record("debug", "The build won't start", outcome="failure")
+        won = mem.record("review", "We won the Acme deal", outcome="success")
+        g = db.globals
+        with db.transaction():  # "won" as layout 13 indexed it: in both
+            doc = int(g["EPDN"][("ana", wont.id)])
+            g["EPX"].set(("ana", "won", doc), encode_block([doc], [3], 9))
+            g["META"].set(("layout",), 13)
+        assert not db.check().ok
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+        assert [m.episode.id for m in db.owner("ana").recall(text="won")] == [won.id]
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(["add", "add", "delete", "feedback", "result"]), owners, st.integers(0, 50)), max_size=25))
 def test_indexes_agree_after_random_writes_and_deletes(tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, int]]) -> None:

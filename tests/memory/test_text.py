@@ -43,6 +43,9 @@ from memdb.memory.text import (
         ("Deployment of the API failed", ["deploy", "api", "fail"]),  # and for derived words: deploy finds it
         ("migrate migration migrations", ["migrat", "migrat", "migrat"]),
         ("paintings parties hopping agreed", ["paint", "parti", "hop", "agr"]),
+        ("The build won't start; we won", ["build", "start", "won"]),  # "won't" is no "won"
+        ("ain't needn’t DON'T can't isn't", []),  # negated auxiliaries, whole, with either apostrophe
+        ("shan't, mustn't", []),
         ("", []),
         ("   \n\t ", []),
         ("!!! ??? ...", []),
@@ -222,7 +225,8 @@ def _reference_terms(text: str) -> list[str]:
     """The module docstring's rules written plainly, one word at a time: the fast paths of
     ``tokenize`` (ASCII, cached per word, map/filter) must give exactly this."""
     folded = unicodedata.normalize("NFKC", PLACEHOLDER.sub(" ", text)).casefold()
-    folded = unicodedata.normalize("NFKC", folded).replace("i\u0307", "i")
+    folded = re.sub(r"\b[^\W_]+n['\u2019]t\b", " ", unicodedata.normalize("NFKC", folded))  # a negated auxiliary, whole
+    folded = folded.replace("i\u0307", "i")
     optional = {*range(0x64B, 0x660), 0x670, 0x640, *range(0x591, 0x5C8)} - {0x5BE, 0x5C0, 0x5C3, 0x5C6}
     folded = "".join(c for c in folded if ord(c) not in optional)
     in_word = [c.isalnum() or (unicodedata.category(c)[0] == "M" and ord(c) < 0x10000) for c in folded]

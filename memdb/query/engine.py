@@ -432,7 +432,10 @@ class OwnerQueries:
         # of an owner who records conversations alone, "a successful business" is words
         # (test_an_outcome_word_is_a_word_where_no_memory_has_an_outcome)
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
-        if outcome is not None and not self._records_outcomes(kinds):
+        # nor in a yes-or-no question: "Did the deploy fail?" is answered by every attempt, the
+        # one that worked after the failures too; its outcome word ranks as a word
+        # (test_a_yes_or_no_question_about_an_outcome_shows_every_outcome)
+        if outcome is not None and (not self._records_outcomes(kinds) or _asks_yes_or_no(question)):
             outcome = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
@@ -1630,6 +1633,14 @@ _CALENDAR_WORDS = frozenset(
     "january february march april may june july august september october november december "
     "monday tuesday wednesday thursday friday saturday sunday".split()
 )  # capitalised by convention, never the name a question asks about
+
+
+_YES_OR_NO = re.compile(r"\s*(?:did|does|do|has|have|had|was|were|is|are)\b", re.IGNORECASE)
+
+
+def _asks_yes_or_no(question: str) -> bool:
+    """Whether ``question`` opens with an auxiliary ("Did ...?", "Has ... ever ...?")."""
+    return _YES_OR_NO.match(question) is not None
 
 
 def _name_terms(text: str) -> dict[str, str]:

@@ -571,6 +571,21 @@ def test_work_is_no_outcome_word(qdb: memdb.Database, question: str) -> None:
     assert mem.ask("what worked on the webhook?").interpretation.outcome == "success"
 
 
+@pytest.mark.parametrize("question", ["Did the deploy fail?", "Has the deploy ever failed?", "was the deploy broken"])
+def test_a_yes_or_no_question_about_an_outcome_shows_every_outcome(team: memdb.Memory, question: str) -> None:
+    """ "Did the deploy fail?" is answered by every deploy: the failures rank first (their words
+    match), and the attempt that worked after them is not hidden; "deploy failures" still
+    filters."""
+    worked = team.record("debug", "Deploy worked with the lock timeout", outcome="success", tags=["deploy"], ts=at(30, 9))
+    r = team.ask(question)
+    assert r.interpretation.outcome is None
+    assert sorted(m.episode.outcome for m in r) == ["failure", "failure", "success"] and worked.id in [m.id for m in r]
+    if "fail" in question:  # the word matches the failures' summaries ("broken" none: by recency)
+        assert r.memories[-1].id == worked.id
+    assert team.ask("deploy failures").interpretation.outcome == "failure"
+    assert [m.episode.outcome for m in team.ask("deploy failures")] == ["failure", "failure"]
+
+
 def test_words_beside_an_outcome_or_kind_still_filter(qdb: memdb.Database) -> None:
     """ "Any billing failures?" asks for failures about billing: where none mention billing the
     answer is an honest empty one, not the failures that happen to exist (DESIGN: never pads)."""

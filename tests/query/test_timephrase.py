@@ -1384,6 +1384,55 @@ def test_day_of_month_phrases(moment: tuple[dt.datetime, dt.tzinfo], month: int,
     assert zw(f"{day} {MONTH_NAMES[month - 1]}", now, zone) == (start, end)
 
 
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+@given(moments(), st.integers(0, 6), st.integers(1, 12), st.integers(1, 28), st.integers(2000, 2098))
+def test_parts_of_weeks_and_months(moment: tuple[dt.datetime, dt.tzinfo], week_start: int, month: int, n: int, year: int) -> None:
+    """The week of a date, the nth and last week of a month, early/mid/late a month, in every zone
+    and on the days DST changes: whole local days, as the module docstring defines them."""
+    now, zone = moment
+    name, first = MONTH_NAMES[month - 1], dt.date(year, month, 1)
+    days = ((first + 32 * DAY).replace(day=1) - first).days
+    day = dt.date(year, month, n)
+    a, b = zw(f"the week of {name} {n}, {year}", now, zone, week_start)
+    monday = day - DAY * ((day.weekday() - week_start) % 7)
+    assert starts(a, monday, zone) and starts(b, monday + 7 * DAY, zone)
+    for i, nth in enumerate(["first", "second", "third", "fourth"]):
+        a, b = zw(f"the {nth} week of {name} {year}", now, zone)
+        assert starts(a, first + 7 * i * DAY, zone) and starts(b, first + 7 * (i + 1) * DAY, zone)
+    a, b = zw(f"the last week of {name} {year}", now, zone)
+    assert starts(a, first + (days - 7) * DAY, zone) and starts(b, first + days * DAY, zone)
+    half, quarter = (days + 1) // 2, days // 4
+    for edge, lo, count in (("early", 0, half), ("mid", quarter, days - 2 * quarter), ("late", days - half, half)):
+        a, b = zw(f"{edge} {name} {year}", now, zone)
+        assert starts(a, first + lo * DAY, zone) and starts(b, first + (lo + count) * DAY, zone), edge
+        assert zw(f"{edge} {name} {year}", now, zone) == zw(
+            f"the {dict(early='beginning', mid='middle', late='end')[edge]} of {name} {year}", now, zone
+        )
+
+
+@given(moments(), st.integers(1, 31), st.sampled_from([None, *WEEKDAYS]))
+def test_a_day_of_the_month_by_its_ordinal(moment: tuple[dt.datetime, dt.tzinfo], n: int, weekday: str | None) -> None:
+    """ "on the 5th" is the latest 5th not after today; "Monday the 15th" the latest 15th that was
+    a Monday; "the 3rd of last month" that day of last month, ignored where it has none."""
+    now, zone = moment
+    today = now.astimezone(zone).date()
+    text = f"on {weekday + ' ' if weekday else ''}the {_ordinal(n)}"
+    months = [(today.year * 12 + today.month - 1 - back) for back in range(28)]
+    candidates = [dt.date(m // 12, m % 12 + 1, n) for m in months if _exists(m // 12, m % 12 + 1, n)]
+    wanted = [d for d in candidates if d <= today and (weekday is None or WEEKDAYS[d.weekday()] == weekday)]
+    a, b = zw(text, now, zone)
+    assert starts(a, wanted[0], zone) and starts(b, wanted[0] + DAY, zone)
+    last = today.year * 12 + today.month - 2
+    if _exists(last // 12, last % 12 + 1, n):
+        a, b = zw(f"the {_ordinal(n)} of last month", now, zone)
+        assert starts(a, dt.date(last // 12, last % 12 + 1, n), zone)
+    else:
+        assert read_time_phrases(f"the {_ordinal(n)} of last month", now, 0, zone).ignored == (f"the {_ordinal(n)} of last month",)
+
+
 @given(moments(), st.sampled_from(["yesterday", "last week", "Monday", "March 3", "last weekend", "3 days ago", "this month"]))
 def test_open_bound_properties(moment: tuple[dt.datetime, dt.tzinfo], phrase: str) -> None:
     now, zone = moment

@@ -39,7 +39,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     flush rewrites no index entry: ``memdb.memory.layout.entry_value``; layout 13 counts a
     posting's tf in thirds of an occurrence, and an exchange's context two thirds of one
     (``memdb.memory.layout.terms_of``), so the postings are rebuilt from the records; layout 14
-    drops negated auxiliaries whole, where "won't" made the term "won": ``memdb.memory.text``).
+    drops negated auxiliaries whole, where "won't" made the term "won", and makes the past forms
+    of common irregular verbs their verb's term, "bought" "buy": ``memdb.memory.text``).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs

@@ -8,7 +8,9 @@ vowel signs; optional marks (Arabic harakat, Hebrew points, the dot of "İ") are
 are dropped unless they are numbers, and so are English stopwords and negated auxiliaries whole
 ("won't", "ain't", "needn’t": split at the apostrophe, "won't" would be the word "won"). English words are stemmed
 by Snowball's English stemmer (Porter2, from PyStemmer): "deploy", "deployed" and "deployment"
-are one term, "deploy", and so are "migrate" and "migration"; other scripts are left as they are.
+are one term, "deploy", and so are "migrate" and "migration"; the past forms of common irregular
+verbs are their verb's term ("bought" is "buy", ``IRREGULAR_VERBS``); other scripts are left as
+they are.
 Chinese and Japanese, written without spaces between words, are indexed as overlapping character
 bigrams ("数据库迁移" -> "数据", "据库", "库迁", "迁移"; a lone character is a term of its own), as
 Lucene's CJK analyzer does: a search for "数据库" finds a text that holds "数据库" anywhere.
@@ -34,6 +36,7 @@ from memdb.memory.sanitize.detect import PLACEHOLDER
 from memdb.memory.sanitize.messages import shown
 
 __all__ = [
+    "IRREGULAR_VERBS",
     "MAX_TAG_BYTES",
     "MAX_TAG_CHARS",
     "MAX_TERM_CHARS",
@@ -80,6 +83,29 @@ STOPWORDS: Final[frozenset[str]] = frozenset(
 )
 """English function words (about 160): frequent everywhere, so they carry no BM25 signal."""
 
+IRREGULAR_VERBS: Final[dict[str, str]] = dict(
+    pair.split(":")
+    for pair in """
+    said:say went:go gone:go bought:buy brought:bring thought:think taught:teach caught:catch sought:seek fought:fight
+    told:tell sold:sell took:take taken:take gave:give given:give made:make came:come became:become began:begin
+    begun:begin knew:know known:know grew:grow grown:grow threw:throw thrown:throw drew:draw drawn:draw flew:fly
+    flown:fly wrote:write written:write drove:drive driven:drive rode:ride ridden:ride spoke:speak spoken:speak
+    broke:break broken:break chose:choose chosen:choose froze:freeze frozen:freeze stole:steal stolen:steal woke:wake
+    woken:wake wore:wear worn:wear tore:tear torn:tear sang:sing sung:sing rang:ring drank:drink swam:swim ran:run
+    sat:sit met:meet fed:feed led:lead fled:flee slept:sleep kept:keep swept:sweep wept:weep dealt:deal meant:mean
+    built:build sent:send spent:spend lent:lend paid:pay stood:stand understood:understand found:find held:hold
+    heard:hear lost:lose shot:shoot got:get gotten:get forgot:forget forgotten:forget won:win hung:hang dug:dig
+    stuck:stick struck:strike saw:see seen:see ate:eat eaten:eat fell:fall fallen:fall felt:feel hid:hide hidden:hide
+    shook:shake shaken:shake forgave:forgive forgiven:forgive beaten:beat mistook:mistake mistaken:mistake
+    overcame:overcome withdrew:withdraw
+    """.split()
+)
+"""Past forms of common irregular English verbs and their verb: "I bought a car" is found by "what
+did she buy?", as "painted" is by "paint" through the stemmer, which leaves irregular forms alone
+(it raised LoCoMo's evidence recall@10 by 0.004 for ``recall`` and 0.002 for ``ask``, both halves
+of the split up). Forms that are more often other words stay out ("left", "rose", "bit", "lay",
+"ground", "bound", "wound"), as do the auxiliaries' (stopwords)."""
+
 
 _SNOWBALL: Final = threading.local()  # a PyStemmer stemmer keeps state: one per thread
 
@@ -120,6 +146,11 @@ def _shorten(term: str) -> str:
     return f"{term[:_TERM_HEAD]}~{digest}"
 
 
+# keyed and valued by stems, so that a term is its own term ("bought" -> "buy", "buy" -> "buy"):
+# a plural the stemmer makes a past form of ("shots" -> "shot") reaches the verb as that form does
+_IRREGULAR_STEMS: Final = {stem(past): stem(verb) for past, verb in IRREGULAR_VERBS.items()}
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _term(word: str) -> str:
     """The term of a folded word, or "" for a word that makes none (a stopword, a lone letter).
@@ -129,7 +160,8 @@ def _term(word: str) -> str:
     """
     if (len(word) < 2 and not word.isdecimal() and not _CJK.match(word)) or word in STOPWORDS:
         return ""
-    return _shorten(stem(word))
+    term = stem(word)
+    return _shorten(_IRREGULAR_STEMS.get(term, term))
 
 
 @functools.cache

@@ -14,6 +14,7 @@ from memdb.errors import ValidationError
 from memdb.memory.sanitize import PLACEHOLDER
 from memdb.memory.text import (
     _CJK,
+    IRREGULAR_VERBS,
     MAX_TAG_CHARS,
     MAX_TERM_CHARS,
     STOPWORDS,
@@ -43,7 +44,10 @@ from memdb.memory.text import (
         ("Deployment of the API failed", ["deploy", "api", "fail"]),  # and for derived words: deploy finds it
         ("migrate migration migrations", ["migrat", "migrat", "migrat"]),
         ("paintings parties hopping agreed", ["paint", "parti", "hop", "agr"]),
-        ("The build won't start; we won", ["build", "start", "won"]),  # "won't" is no "won"
+        ("The build won't start; we won", ["build", "start", "win"]),  # "won't" is no "won"
+        ("she bought it, went home and said so", ["buy", "go", "home", "say"]),  # irregular verbs: their verb
+        ("buy go say became become", ["buy", "go", "say", "becom", "becom"]),
+        ("left rose bit", ["left", "rose", "bit"]),  # more often other words: as written
         ("ain't needn’t DON'T can't isn't", []),  # negated auxiliaries, whole, with either apostrophe
         ("shan't, mustn't", []),
         ("", []),
@@ -238,7 +242,12 @@ def _reference_terms(text: str) -> list[str]:
                 split += [part] if len(part) == 1 else [part[i : i + 2] for i in range(len(part) - 1)]
             elif part:
                 split.append(part)
-    return [_shorten(stem(w)) for w in split if (len(w) >= 2 or w.isdecimal() or _CJK.fullmatch(w)) and w not in STOPWORDS]
+    irregular = {stem(past): stem(verb) for past, verb in IRREGULAR_VERBS.items()}
+    return [
+        _shorten(irregular.get(stem(w), stem(w)))
+        for w in split
+        if (len(w) >= 2 or w.isdecimal() or _CJK.fullmatch(w)) and w not in STOPWORDS
+    ]
 
 
 @given(

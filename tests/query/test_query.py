@@ -571,6 +571,16 @@ def test_work_is_no_outcome_word(qdb: memdb.Database, question: str) -> None:
     assert mem.ask("what worked on the webhook?").interpretation.outcome == "success"
 
 
+def test_how_many_asks_how_many(qdb: memdb.Database) -> None:
+    """ "How many deploys failed?" asks about deploys: "many" is how it asks, and a failure that
+    says "many users" is no deploy, nor is the answer partial for want of "many"."""
+    mem = qdb.owner("ana")
+    deploy = mem.record("debug", "Deploy failed: migration lock", outcome="failure", ts=at(29))
+    mem.record("debug", "Login timeouts for many users", outcome="failure", ts=at(28))
+    r = mem.ask("How many deploys failed?")
+    assert r.interpretation.words == ("deploys",) and not r.partial and [m.id for m in r] == [deploy.id]
+
+
 @pytest.mark.parametrize("question", ["Did the deploy fail?", "Has the deploy ever failed?", "was the deploy broken"])
 def test_a_yes_or_no_question_about_an_outcome_shows_every_outcome(team: memdb.Memory, question: str) -> None:
     """ "Did the deploy fail?" is answered by every deploy: the failures rank first (their words

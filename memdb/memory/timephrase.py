@@ -518,7 +518,7 @@ def _weekday_of_week(
     for found, (start, end) in windows:
         m = _PHRASE.match(text, start)
         if m is not None and m.end() == end and m.group("wd") and not (m.group("wdq") or m.group("wdw") or m.group("part")):
-            if weekday is None and m.group("pre") in (None, "on", "On", "ON"):
+            if weekday is None and (m.group("pre") or "on").lower() == "on":
                 weekday = _WEEKDAYS[m.group("wd").lower()], (start, end)
             continue
         if week is not None or not 6 * DAY < found.end - found.start < 8 * DAY:  # (an open window is longer)
@@ -868,10 +868,10 @@ def _atom(
             lo, hi = _PARTS[part.lower()]
             return cal.at(day, lo), cal.at(day, hi), relative
         if last := g("d1e"):  # "June 1-5": the days of a range in one month
-            days = int(last) - day.day + 1
-            if days < 2 or day.replace(day=int(last)) is None:
+            day.replace(day=int(last))  # ValueError (ignored) when the month has no such day: "June 1-31"
+            if int(last) <= day.day:
                 raise _Unclear("a range of days that ends before it starts")
-            return (*cal.days(day, days), relative)
+            return (*cal.days(day, int(last) - day.day + 1), relative)
         return (*cal.days(day), relative)
     if kind == "pod":
         word = " ".join(g("pod").lower().split())

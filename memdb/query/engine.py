@@ -114,14 +114,14 @@ _QUESTION_WORDS = frozenset(
     something stuff things thing know remember recall recent recently lately please about regarding re went go
     going status update updates news summary summarize memories memory episodes episode record records
     time times ever last week weeks day days month months year years ago past previous prior earlier before
-    try tried tries trying attempt attempts attempted many much""".split()
+    try tried tries trying attempt attempts attempted many much new latest mention mentioned mentions""".split()
 )
 # Words asking for the owner's facts and preferences (as written, folded): with any fact recorded,
 # they choose kind "fact" and leave the search, so "what does Ana prefer?" asks the facts about Ana.
 _FACT_WORDS = frozenset("prefer prefers preferred preference preferences favorite favourite favorites favourites fact facts".split())
 _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and "working" say no outcome
     "failure": "failure", "failures": "failure", "failed": "failure", "fail": "failure", "fails": "failure",
-    "broke": "failure", "broken": "failure",
+    "broke": "failure", "broken": "failure", "wrong": "failure",  # "what went wrong?"
     "success": "success", "successes": "success", "succeeded": "success", "successful": "success", "worked": "success",
     "partial": "partial", "partially": "partial",
 }  # fmt: skip
@@ -415,7 +415,7 @@ class OwnerQueries:
             raise ValidationError(f"question of {len(question):,} characters: at most {QUESTION_CHARS:,} (ask about one thing)")
         at = utc(now, "now") if now is not None else self._layer.now()
         # the question is read against the snapshot it is answered in (one view, one read transaction)
-        return self._run(partial(self._interpret, question, at, include_archived, include_superseded), limit, at)
+        return self._run(partial(self._interpret, question, at, include_archived, include_superseded), limit, at, widen_tags=True)
 
     def _records_outcomes(self, kinds: Iterable[str]) -> bool:
         """Whether the owner keeps memories with an outcome: hot ones of a typed kind, or any
@@ -695,9 +695,19 @@ class OwnerQueries:
         )
 
     def _run(
-        self, interp: Interpretation | Callable[[], Interpretation], limit: int, now: dt.datetime | None, offset: int = 0
+        self,
+        interp: Interpretation | Callable[[], Interpretation],
+        limit: int,
+        now: dt.datetime | None,
+        offset: int = 0,
+        *,
+        widen_tags: bool = False,
     ) -> RecallResult:
-        """The answer to ``interp`` (or to what ``interp()`` makes of a question, in the same snapshot)."""
+        """The answer to ``interp`` (or to what ``interp()`` makes of a question, in the same snapshot).
+
+        ``widen_tags`` (``ask``): where no memory has all of several tags the question names, the
+        memories with any of them answer, and the note says so. "Tell me about the deploy failures
+        and the billing issue" asks about both, not about what is both."""
         _check_limit(limit)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValidationError(f"offset {offset!r}: must be a non-negative int")
@@ -713,13 +723,20 @@ class OwnerQueries:
             found = self._matches(q, keep=offset + limit, now_us=ts_micros(at))
             if q.told:
                 found = self._with_told(q, found)
+            together: tuple[str, ...] = ()
+            if widen_tags and not found.total and len(interp.tags) > 1:
+                together, interp = interp.tags, replace(interp, tags=(), any_tags=interp.tags)
+                q = self._compile(interp)
+                found = self._matches(q, keep=offset + limit, now_us=ts_micros(at))
+                if q.told:
+                    found = self._with_told(q, found)
             ranked = self._rank(q, found, at, offset + limit)[offset:]
             memories = self._memories(ranked)
             # The note and ``found`` follow the match count, not what is shown: with ``limit=0``
             # matches still exist (test_limit_zero_reports_the_matches).
             note: str | Callable[[], str]
             if found.total:  # formatted when first read: it reads nothing
-                note = partial(_found_note, interp, found.total, len(memories) if limit else "none (limit 0)")
+                note = partial(_found_note, interp, found.total, len(memories) if limit else "none (limit 0)", together)
             else:  # what it counts is read in this snapshot
                 note = self._empty_note(interp, q)
         if memories:
@@ -1482,9 +1499,11 @@ def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
     return sorted(order[j] for j in column.best(now_us, limit))  # hot's order, so ties rank as in a full scan
 
 
-def _found_note(interp: Interpretation, total: int, shown: int | str) -> str:
-    """The note of an answer with matches: how many, for what, how many are shown."""
-    note = f"{total} match{'es' if total != 1 else ''} for {interp}; showing {shown}."
+def _found_note(interp: Interpretation, total: int, shown: int | str, together: tuple[str, ...] = ()) -> str:
+    """The note of an answer with matches: how many, for what, how many are shown (and, when the
+    question's tags were widened, that no memory has them all)."""
+    note = f"No memory has all of tags {', '.join(together)}; these have one of them. " if together else ""
+    note += f"{total} match{'es' if total != 1 else ''} for {interp}; showing {shown}."
     if interp.unmatched:
         note += f" Partial: no memory mentions {_quoted(interp.unmatched)}; these match the other words."
     return note

@@ -571,6 +571,37 @@ def test_work_is_no_outcome_word(qdb: memdb.Database, question: str) -> None:
     assert mem.ask("what worked on the webhook?").interpretation.outcome == "success"
 
 
+def test_tags_no_memory_has_together_are_asked_about_one_by_one(team: memdb.Memory) -> None:
+    """ "Tell me about the deploy failures and the twilio issue" asks about both: no memory has
+    both tags, so the ones with either answer, and the note says so; where memories have them
+    together, those answer (and ``recall(tags=...)`` always wants every tag)."""
+    r = team.ask("deploy failures and twilio")
+    assert r.interpretation.any_tags == ("deploy", "twilio") and r.interpretation.tags == ()
+    assert r.note.startswith("No memory has all of tags deploy, twilio; these have one of them. 2 matches")
+    assert sorted(m.episode.summary for m in r) == [
+        "Deploy failed again: migration lock",
+        "Deploy of Project X failed: migration locked the users table",
+    ]
+    r = team.ask("billing and twilio")  # one memory has both: it alone answers
+    assert r.interpretation.tags == ("billing", "twilio") and [m.episode.summary for m in r] == ["Billing webhook retries time out"]
+    assert not team.recall(tags=["deploy", "twilio"]).memories  # the structured call means every tag
+    r = team.ask("deploy and twilio in the past 3 days")  # within the window too
+    assert [m.episode.summary for m in r] == ["User asked about the twilio quota", "Deploy failed again: migration lock"]
+
+
+@pytest.mark.parametrize(
+    ("question", "outcome", "words"),
+    [
+        ("What went wrong with the deploy?", "failure", ()),  # "wrong" asks for failures
+        ("What's new with billing?", None, ()),
+        ("Who mentioned the webhook?", None, ("webhook",)),
+    ],
+)
+def test_words_that_say_how_a_question_asks(team: memdb.Memory, question: str, outcome: str | None, words: tuple[str, ...]) -> None:
+    r = team.ask(question)
+    assert (r.interpretation.outcome, r.interpretation.words) == (outcome, words) and r.found and not r.partial
+
+
 def test_how_many_asks_how_many(qdb: memdb.Database) -> None:
     """ "How many deploys failed?" asks about deploys: "many" is how it asks, and a failure that
     says "many users" is no deploy, nor is the answer partial for want of "many"."""

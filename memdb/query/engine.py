@@ -122,7 +122,8 @@ _FACT_WORDS = frozenset("prefer prefers preferred preference preferences favorit
 _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and "working" say no outcome
     "failure": "failure", "failures": "failure", "failed": "failure", "fail": "failure", "fails": "failure",
     "broke": "failure", "broken": "failure", "wrong": "failure",  # "what went wrong?"
-    "success": "success", "successes": "success", "succeeded": "success", "successful": "success", "worked": "success",
+    "success": "success", "successes": "success", "succeeded": "success", "succeed": "success", "successful": "success",
+    "worked": "success",
     "partial": "partial", "partially": "partial",
 }  # fmt: skip
 
@@ -432,10 +433,7 @@ class OwnerQueries:
         # of an owner who records conversations alone, "a successful business" is words
         # (test_an_outcome_word_is_a_word_where_no_memory_has_an_outcome)
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
-        # nor in a yes-or-no question: "Did the deploy fail?" is answered by every attempt, the
-        # one that worked after the failures too; its outcome word ranks as a word
-        # (test_a_yes_or_no_question_about_an_outcome_shows_every_outcome)
-        if outcome is not None and (not self._records_outcomes(kinds) or _asks_yes_or_no(question)):
+        if outcome is not None and not self._records_outcomes(kinds):
             outcome = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
@@ -730,18 +728,38 @@ class OwnerQueries:
                 found = self._matches(q, keep=offset + limit, now_us=ts_micros(at))
                 if q.told:
                     found = self._with_told(q, found)
+            # "Did the deploy fail?": the failures answer, and the note tells of the attempts that
+            # went otherwise, so one that worked after them is never hidden (_other_outcomes)
+            otherwise = self._other_outcomes(q) if widen_tags and q.outcome and _asks_yes_or_no(interp.question or "") else ""
             ranked = self._rank(q, found, at, offset + limit)[offset:]
             memories = self._memories(ranked)
             # The note and ``found`` follow the match count, not what is shown: with ``limit=0``
             # matches still exist (test_limit_zero_reports_the_matches).
             note: str | Callable[[], str]
             if found.total:  # formatted when first read: it reads nothing
-                note = partial(_found_note, interp, found.total, len(memories) if limit else "none (limit 0)", together)
+                note = partial(_found_note, interp, found.total, len(memories) if limit else "none (limit 0)", together, otherwise)
             else:  # what it counts is read in this snapshot
                 note = self._empty_note(interp, q)
+                if otherwise:
+                    note = partial(_then, note, otherwise)
         if memories:
             self._layer.tracker.touch(self.name, [m.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
+
+    def _other_outcomes(self, q: _Query, cap: int = 1_000) -> str:
+        """What the note of a yes-or-no question about an outcome adds: how many attempts
+        matching the rest of the question went otherwise (another outcome; memories without one
+        are no attempts), and the newest of them. Read in the query's snapshot."""
+        found = self._matches(replace(q, outcome=None), cap=cap)
+        others = [(tail_ts(tail), OUTCOME_OF_CODE[code & 3]) for tail, code, _ in found.hot]
+        others += [(ts_micros(h["ts"]), h.get("outcome")) for _, h, _ in found.archived]
+        others = [(ts, o) for ts, o in others if o is not None and o != q.outcome]
+        if not others:
+            return f"No attempt it matches went otherwise than {q.outcome}."
+        ts, outcome = max(others, key=lambda other: other[0])
+        more = "at least " if len(found.hot) >= cap else ""
+        n = len(others)
+        return f"{more}{n} attempt{'s' if n != 1 else ''} went otherwise, the newest {from_micros(ts):%Y-%m-%d}: {outcome}."
 
     def _empty_note(self, interp: Interpretation, q: _Query) -> Callable[[], str]:
         """Say plainly that nothing matched, and whether something matched outside the window or
@@ -1499,11 +1517,14 @@ def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
     return sorted(order[j] for j in column.best(now_us, limit))  # hot's order, so ties rank as in a full scan
 
 
-def _found_note(interp: Interpretation, total: int, shown: int | str, together: tuple[str, ...] = ()) -> str:
+def _found_note(interp: Interpretation, total: int, shown: int | str, together: tuple[str, ...] = (), otherwise: str = "") -> str:
     """The note of an answer with matches: how many, for what, how many are shown (and, when the
-    question's tags were widened, that no memory has them all)."""
+    question's tags were widened, that no memory has them all; ``otherwise``: what went otherwise
+    than the outcome a yes-or-no question asks about)."""
     note = f"No memory has all of tags {', '.join(together)}; these have one of them. " if together else ""
     note += f"{total} match{'es' if total != 1 else ''} for {interp}; showing {shown}."
+    if otherwise:
+        note += " " + otherwise
     if interp.unmatched:
         note += f" Partial: no memory mentions {_quoted(interp.unmatched)}; these match the other words."
     return note
@@ -1528,6 +1549,10 @@ def _nothing_note(interp: Interpretation, outside: tuple[int, int | None, int, b
     if interp.window:
         label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
     return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}." + cold
+
+
+def _then(note: Callable[[], str], more: str) -> str:
+    return f"{note()} {more}"
 
 
 def _without_window(interp: Interpretation) -> Interpretation:

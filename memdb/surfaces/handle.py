@@ -239,8 +239,8 @@ class Memory:
         include_superseded: bool = False,
     ) -> RecallResult:
         """Answer a plain-language question: time phrases become a window, known tags become
-        tag filters, outcome words an outcome filter (not in a yes-or-no question: "Did the deploy
-        fail?" shows every deploy), preference words the owner's facts, and
+        tag filters, outcome words an outcome filter (in a yes-or-no question, "Did the deploy
+        fail?", the note tells of the attempts that went otherwise), preference words the owner's facts, and
         the rest ranks by text (archived episodes too, through what stays hot of them, with
         ``include_archived``; earlier versions of corrected ones with ``include_superseded``)."""
         with span("memdb.ask", {"memdb.owner": self.name, "memdb.limit": limit}) as s:

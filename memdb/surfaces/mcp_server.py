@@ -963,7 +963,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             "ask", "Ask the memory",
             "Ask a plain-language question, e.g. 'What happened with Project X last week?' or 'Any billing failures "
             "in the past 10 days?'. Time phrases become a window, known tags become tag filters, outcome words an outcome "
-            "filter (not in a yes-or-no question: 'Did the deploy fail?' shows every deploy), preference words "
+            "filter (for 'Did the deploy fail?' the note also tells of the attempts that went otherwise), preference words "
             "('prefer', 'facts') the owner's facts, and the rest ranks by text. The answer says "
             "what it searched; when nothing matches it says so.",
             (

@@ -613,18 +613,20 @@ def test_how_many_asks_how_many(qdb: memdb.Database) -> None:
 
 
 @pytest.mark.parametrize("question", ["Did the deploy fail?", "Has the deploy ever failed?", "was the deploy broken"])
-def test_a_yes_or_no_question_about_an_outcome_shows_every_outcome(team: memdb.Memory, question: str) -> None:
-    """ "Did the deploy fail?" is answered by every deploy: the failures rank first (their words
-    match), and the attempt that worked after them is not hidden; "deploy failures" still
-    filters."""
-    worked = team.record("debug", "Deploy worked with the lock timeout", outcome="success", tags=["deploy"], ts=at(30, 9))
+def test_a_yes_or_no_question_about_an_outcome_tells_what_went_otherwise(team: memdb.Memory, question: str) -> None:
+    """ "Did the deploy fail?" is answered by the failures, and its note tells of the attempts
+    that went otherwise and the newest of them: the deploy that worked after them is not hidden.
+    A question that lists ("deploy failures") says nothing of the others."""
+    team.record("debug", "Deploy worked with the lock timeout", outcome="success", tags=["deploy"], ts=at(30, 9))
     r = team.ask(question)
-    assert r.interpretation.outcome is None
-    assert sorted(m.episode.outcome for m in r) == ["failure", "failure", "success"] and worked.id in [m.id for m in r]
-    if "fail" in question:  # the word matches the failures' summaries ("broken" none: by recency)
-        assert r.memories[-1].id == worked.id
-    assert team.ask("deploy failures").interpretation.outcome == "failure"
-    assert [m.episode.outcome for m in team.ask("deploy failures")] == ["failure", "failure"]
+    assert r.interpretation.outcome == "failure" and [m.episode.outcome for m in r] == ["failure", "failure"]
+    assert r.note.endswith("showing 2. 1 attempt went otherwise, the newest 2026-06-30: success.")
+    assert team.ask("deploy failures").note == "2 matches for tags deploy; outcome failure; showing 2."
+    assert team.ask("Did the deploy succeed?").note.endswith("2 attempts went otherwise, the newest 2026-06-29: failure.")
+    nothing = team.ask("Did billing fail?")  # no failure: the note says what there was
+    assert not nothing.found and nothing.note.endswith("1 attempt went otherwise, the newest 2026-06-24: partial.")
+    assert team.ask("Did the twilio quota fail?").note.endswith("1 attempt went otherwise, the newest 2026-06-24: partial.")
+    assert team.ask("Did the users table fail?").note.endswith("No attempt it matches went otherwise than failure.")
 
 
 def test_words_beside_an_outcome_or_kind_still_filter(qdb: memdb.Database) -> None:

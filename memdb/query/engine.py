@@ -741,7 +741,7 @@ class OwnerQueries:
             else:  # what it counts is read in this snapshot
                 note = self._empty_note(interp, q)
                 if otherwise:
-                    note = partial(_then, note, otherwise)
+                    note = partial(_note_and, note, otherwise)
         if memories:
             self._layer.tracker.touch(self.name, [m.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
@@ -1551,7 +1551,8 @@ def _nothing_note(interp: Interpretation, outside: tuple[int, int | None, int, b
     return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}." + cold
 
 
-def _then(note: Callable[[], str], more: str) -> str:
+def _note_and(note: Callable[[], str], more: str) -> str:
+    """A note formatted when first read (``_nothing_note``'s partial), and a sentence after it."""
     return f"{note()} {more}"
 
 

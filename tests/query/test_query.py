@@ -595,6 +595,8 @@ def test_tags_no_memory_has_together_are_asked_about_one_by_one(team: memdb.Memo
         ("What went wrong with the deploy?", "failure", ()),  # "wrong" asks for failures
         ("What's new with billing?", None, ()),
         ("Who mentioned the webhook?", None, ("webhook",)),
+        ("What did we decide about billing?", None, ()),  # "decide" matched any decision about anything
+        ("What did we work on last week?", None, ()),  # "work" filtered the week to what says "work"
     ],
 )
 def test_words_that_say_how_a_question_asks(team: memdb.Memory, question: str, outcome: str | None, words: tuple[str, ...]) -> None:

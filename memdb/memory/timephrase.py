@@ -671,13 +671,10 @@ def _part(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[dt.da
     end = m.end()
     try:
         if bl := g("bl"):
-            today = cal.today
-            if bl.lower() == "weekend":
-                saturday = today - DAY * ((today.weekday() - 5) % 7) - 7 * DAY * (today.weekday() >= 5)
-                a, b = cal.days(saturday - 7 * DAY, 2)
-            else:
-                last = today - DAY * ((today.weekday() - _WEEKDAYS[bl.lower()] - 1) % 7 + 1)
-                a, b = cal.days(last - 7 * DAY)
+            if bl.lower() == "weekend":  # the weekend before "last weekend"
+                a, b = cal.days(_last_saturday(cal.today) - 7 * DAY, 2)
+            else:  # the one before "last Friday"
+                a, b = cal.days(_last_weekday(cal.today, _WEEKDAYS[bl.lower()]) - 7 * DAY)
             return m.end(), _bounded(a, b, True, pre, cal)
         if g("of"):
             day_atom = _ATOM_ONLY.match(text, m.end())
@@ -892,8 +889,8 @@ def _atom(
             return None  # "plans for the weekend" may mean the coming one
         saturday = today - DAY * ((today.weekday() - 5) % 7)  # the latest Saturday, today included
         weekend_now = today.weekday() >= 5
-        if word in ("last", "previous") and weekend_now:
-            saturday -= 7 * DAY
+        if word in ("last", "previous"):
+            saturday = _last_saturday(today)
         elif word == "this" and not weekend_now:
             saturday += 7 * DAY  # the coming one: lies ahead
         return (*cal.days(saturday, 2), True)
@@ -934,7 +931,7 @@ def _day(m: re.Match[str], text: str, cal: _Calendar, pre: str | None, after: dt
             monday = cal.week_of(today) - (7 * DAY if week in ("last", "previous") else dt.timedelta(0))
             return monday + DAY * ((index - monday.weekday()) % 7), True
         if qualifier:  # last/previous Tuesday: before today
-            return today - DAY * ((today.weekday() - index - 1) % 7 + 1), True
+            return _last_weekday(today, index), True
         if after is not None:
             return after + DAY * ((index - after.weekday()) % 7), True
         return today - DAY * ((today.weekday() - index) % 7), True
@@ -1009,6 +1006,16 @@ def _unclear(m: re.Match[str], text: str, pre: str | None) -> tuple[int, None] |
 
 
 # --- small pieces -----------------------------------------------------------------------------
+
+
+def _last_weekday(today: dt.date, index: int) -> dt.date:
+    """ "last Tuesday": the latest such weekday before ``today`` (on a Tuesday, a week ago)."""
+    return today - DAY * ((today.weekday() - index - 1) % 7 + 1)
+
+
+def _last_saturday(today: dt.date) -> dt.date:
+    """The Saturday of "last weekend": the latest one, or on a weekend day the one before."""
+    return today - DAY * ((today.weekday() - 5) % 7) - 7 * DAY * (today.weekday() >= 5)
 
 
 def _month(year: int, month: int) -> dt.date:

@@ -719,16 +719,12 @@ class OwnerQueries:
                 interp = self._matched_in_cold(interp, q)  # words only archived one-liners (or old versions) hold match here
             if interp.missing_names:
                 return RecallResult(False, [], interp, 0, self._missing_note(interp, q))
-            found = self._matches(q, keep=offset + limit, now_us=ts_micros(at))
-            if q.told:
-                found = self._with_told(q, found)
+            found = self._found(q, offset + limit, at)
             together: tuple[str, ...] = ()
             if widen_tags and not found.total and len(interp.tags) > 1:
                 together, interp = interp.tags, replace(interp, tags=(), any_tags=interp.tags)
                 q = self._compile(interp)
-                found = self._matches(q, keep=offset + limit, now_us=ts_micros(at))
-                if q.told:
-                    found = self._with_told(q, found)
+                found = self._found(q, offset + limit, at)
             # "Did the deploy fail?": the failures answer, and the note tells of the attempts that
             # went otherwise, so one that worked after them is never hidden (_other_outcomes)
             otherwise = self._other_outcomes(q) if widen_tags and q.outcome and _asks_yes_or_no(interp.question or "") else ""
@@ -747,6 +743,11 @@ class OwnerQueries:
             self._layer.tracker.touch(self.name, [m.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
 
+    def _found(self, q: _Query, keep: int, at: dt.datetime) -> _Found:
+        """The matches of ``q`` that can reach the top ``keep``, with the told ones when asked."""
+        found = self._matches(q, keep=keep, now_us=ts_micros(at))
+        return self._with_told(q, found) if q.told else found
+
     def _other_outcomes(self, q: _Query, cap: int = 1_000) -> str:
         """What the note of a yes-or-no question about an outcome adds: how many attempts
         matching the rest of the question went otherwise (another outcome; memories without one
@@ -757,7 +758,7 @@ class OwnerQueries:
         others = [(ts, o) for ts, o in others if o is not None and o != q.outcome]
         if not others:
             return f"No attempt it matches went otherwise than {q.outcome}."
-        ts, outcome = max(others, key=lambda other: other[0])
+        ts, outcome = max(others)  # the newest (a tie goes by outcome name)
         more = "at least " if len(found.hot) >= cap else ""
         n = len(others)
         return f"{more}{n} attempt{'s' if n != 1 else ''} went otherwise, the newest {from_micros(ts):%Y-%m-%d}: {outcome}."

@@ -597,6 +597,11 @@ def test_tags_no_memory_has_together_are_asked_about_one_by_one(team: memdb.Memo
         ("Who mentioned the webhook?", None, ("webhook",)),
         ("What did we decide about billing?", None, ()),  # "decide" matched any decision about anything
         ("What did we work on last week?", None, ()),  # "work" filtered the week to what says "work"
+        # a lesson is a field, not a word: "lessons" asked for failures whose text says "lessons"
+        ("What were the lessons from the deploy failures?", "failure", ()),
+        ("What did we learn about the migration?", None, ("migration",)),
+        ("What did they say about billing?", None, ()),
+        ("What did the user ask about twilio?", None, ("user",)),
     ],
 )
 def test_words_that_say_how_a_question_asks(team: memdb.Memory, question: str, outcome: str | None, words: tuple[str, ...]) -> None:

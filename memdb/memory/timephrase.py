@@ -348,6 +348,20 @@ def told_within(start_us: int, end_us: int, lo_us: int | None, hi_us: int | None
 
 _TOLD_WORD = re.compile(r"[^\W\d_]+|\b(?:19|20)\d\d\b")  # a word, or a year from 1900 to 2099
 _TOLD_REACH = 48  # characters on either side of a hint that a phrase holding it can span
+# A deadline ("deliver it by September", "due Friday") bounds when a thing happens; it tells of no day.
+_DEADLINE = re.compile(r"\b(?:by|due)\s+$", re.IGNORECASE)
+# Where a clause speaks of what is ahead: "we will ship in September", "I'm going to Paris on
+# Friday", "we'll meet Monday". Past forms ("was going to", "wanted to") speak of the past.
+_FUTURE = re.compile(
+    r"(?:\b(?:will|shall|gonna|wanna)\b|['’]ll\b|(?<!\bwas )(?<!\bwere )\bgoing\s+to\b"
+    r"|\b(?:plan|plans|planning|intend|intends|intending|hope|hopes|hoping|want|wants|about)\s+to\b)",
+    re.IGNORECASE,
+)
+_CLAUSE_END = re.compile(r"[.!?;\n]")
+# What places a phrase in the past whatever the clause's tense: "we will revisit what happened
+# last week" tells of last week, where "we will meet on Friday" tells of a Friday ahead.
+_PAST_WORD = re.compile(r"\b(?:last|yesterday|ago|back|past|previous|earlier|(?:19|20)\d\d)\b", re.IGNORECASE)
+_CLAUSE_REACH = 160  # characters before a phrase searched for the start of its clause
 
 
 def told_windows(
@@ -356,7 +370,9 @@ def told_windows(
     """The windows ``text``, written at ``at``, tells of: every time phrase placed as of ``at``
     that lies wholly before it ("yesterday", "last week", "on May 3", "two years ago"), at most
     ``TOLD_MAX`` long, once each, in order. Phrases reaching ``at`` ("today", "this week") add
-    nothing that ``at`` does not say, and open ones ("since March") bound no event.
+    nothing that ``at`` does not say, open ones ("since March") and deadlines ("by May 3") bound
+    no event, and a day or month placed as the latest such lies ahead in a clause about the
+    future ("we'll meet on Friday"; ``_tells_a_past_time``).
 
     Only the text around hint words (``TOLD_HINTS``, years) is scanned: capture calls this for
     every record, and most name no time at all. A caller that knows which hints the text holds
@@ -393,14 +409,29 @@ def told_windows(
             lo -= 1
         while hi < len(text) and not text[hi].isspace():
             hi += 1
-        for window, _ in _scan_windows(text[lo:hi], cal):
-            if window is None:  # (only with_unclear yields these)
+        for window, (start, _) in _scan_windows(text[lo:hi], cal):
+            if window is None or not _tells_a_past_time(text, lo + start, window.phrase):  # (None: only with_unclear)
                 continue
             bounds = (window.start, window.end)
             # a rolling window ("the past week") ends just after now, as it holds now
             if window.start != OPEN_START and window.end <= cal.now + US and window.end - window.start <= TOLD_MAX and bounds not in out:
                 out.append(bounds)
     return out
+
+
+def _tells_a_past_time(text: str, start: int, phrase: str) -> bool:
+    """Whether the phrase at ``start`` tells when a thing happened: not a deadline ("by
+    September"), and not a day or month placed as the latest such ("on Friday", "in July") in a
+    clause that speaks of the future ("we'll meet on Friday", said on a Thursday, is tomorrow's
+    Friday, not last week's; test_a_told_phrase_ahead_or_a_deadline_tells_of_no_past_day)."""
+    before = text[max(start - _CLAUSE_REACH, 0) : start]
+    if _DEADLINE.search(before):
+        return False
+    if _PAST_WORD.search(phrase):
+        return True
+    ends = list(_CLAUSE_END.finditer(before))
+    clause = before[ends[-1].end() :] if ends else before
+    return _FUTURE.search(clause) is None
 
 
 # --- scanning ---------------------------------------------------------------------------------

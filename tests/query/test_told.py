@@ -59,6 +59,29 @@ def test_told_windows_leaves_out_what_tells_of_no_earlier_time(text: str) -> Non
         assert windows == []
 
 
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [
+        # said on Thursday July 2: a weekday or month placed as the latest such, in a clause about
+        # what is ahead, is ahead (it read as June 26, and "in September" as September 2025)
+        ("We'll meet on Friday", []),
+        ("I will call you on Monday about it", []),
+        ("We are going to ship it in September.", []),
+        ("we plan to launch in May", []),
+        ("Deliver SSO by September, the audit export due Friday", []),  # deadlines tell of no day
+        ("It was due by June 30", []),
+        # the past stays told: a past clause, a past word, a year, another sentence
+        ("I was going to the gym on Monday", [(day(29, 6), day(30, 6))]),
+        ("We will revisit what happened last week", [(day(22, 6), day(29, 6))]),
+        ("I will never forget the trip in 2024", [(dt.datetime(2024, 1, 1, tzinfo=UTC), dt.datetime(2025, 1, 1, tzinfo=UTC))]),
+        ("I'll tell you. We met on Monday", [(day(29, 6), day(30, 6))]),
+        ("We shipped it in May", [(day(1, 5), day(1, 6))]),
+    ],
+)
+def test_a_told_phrase_ahead_or_a_deadline_tells_of_no_past_day(text: str, told: list[tuple[dt.datetime, dt.datetime]]) -> None:
+    assert told_windows(text, JULY_2) == told
+
+
 def test_a_year_is_the_longest_told_window() -> None:
     assert told_windows("in 2019 we ran on bare metal", JULY_2) == [
         (dt.datetime(2019, 1, 1, tzinfo=UTC), dt.datetime(2020, 1, 1, tzinfo=UTC))

@@ -40,7 +40,9 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     posting's tf in thirds of an occurrence, and an exchange's context two thirds of one
     (``memdb.memory.layout.terms_of``), so the postings are rebuilt from the records; layout 14
     drops negated auxiliaries whole, where "won't" made the term "won", and makes the past forms
-    of common irregular verbs their verb's term, "bought" "buy": ``memdb.memory.text``).
+    of common irregular verbs their verb's term, "bought" "buy": ``memdb.memory.text``; layout 15
+    reads the told windows again, as a deadline, "by September", and a day ahead in a clause
+    about the future, "we'll meet on Friday", tell of no past day: ``timephrase.told_windows``).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs
@@ -63,9 +65,11 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     owners = layer.owners()
     total = sum(int(lay.stats.get((o, "episodes"), 0)) for o in owners)
     settings = layer.settings
-    tell = old is None or old < 10  # the windows each hot record's text tells of (``told_of``)
+    tell = old is None or old < 15  # the windows each hot record's text tells of (``told_of``)
     for owner in owners:
         with layer.space.transaction():  # the text index and its statistics, rebuilt below
+            if tell:  # and the told index: a window read before may be read no more
+                lay.by_told.kill((owner,))
             lay.text.drop_owner(owner)
             lay.doc_freq.kill((owner,))
             lay.stats.set((owner, "docs"), 0)

@@ -296,6 +296,27 @@ def test_opening_a_layout_9_database_reads_told_dates(tmp_path: Path) -> None:
         assert [m.episode.id for m in db.owner("ops").ask("what failed on July 1?", now=NOW)] == [told.id]
 
 
+def test_opening_a_layout_14_database_reads_told_dates_again(tmp_path: Path) -> None:
+    """Layout 14 read "we'll meet on Friday", said on Thursday July 2, as the Friday before;
+    opening such a database reads every hot record's told windows again."""
+    with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+        mem = db.owner("ops")
+        ahead = mem.record("routine", "We'll meet on Friday about the deploy", outcome="success", ts=JULY_2)
+        told = mem.record("debug", "Deploy failed yesterday", outcome="failure", ts=JULY_2)
+        g = db.globals
+        friday = [int(day(26, 6).timestamp() * 1e6), int(day(27, 6).timestamp() * 1e6)]
+        with db.transaction():  # what layout 14 wrote for it
+            state = g["EPST"][("ops", ahead.id)]
+            g["EPST"].set(("ops", ahead.id), {**state, "told": [friday]})
+            g["EPTD"].set(("ops", friday[0], friday[1], int(JULY_2.timestamp() * 1e6), ahead.id), b"")
+            g["META"].set(("layout",), 14)
+        assert [m.episode.id for m in db.owner("ops").ask("what happened on June 26?", now=NOW)] == [ahead.id]
+    with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+        assert db.globals["META"].get(("layout",)) == LAYOUT and db.check().ok
+        assert not db.owner("ops").ask("what happened on June 26?", now=NOW).found
+        assert [m.episode.id for m in db.owner("ops").ask("what failed on July 1?", now=NOW)] == [told.id]
+
+
 def test_yesterday_is_read_in_the_database_timezone(tmp_path: Path) -> None:
     # 23:30 UTC on July 1 is already July 2 in Berlin: "yesterday" there is July 1
     with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:

@@ -20,10 +20,12 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   lies ahead, so it is ignored).
 - ``this morning|afternoon|evening``, ``tonight``, ``last night``, ``yesterday evening``,
   ``Monday morning``: local hours 0-12, 12-18, 18-24 of that day; night is 18 h to 6 h.
-- ``in|since|... March``, ``last March``, ``March 2025``: the calendar month; without a year
-  the latest such month that has begun (``last March``: before the current month). A month
-  name alone is a word ("June said", "the march of time"), and "may"/"march" written in lower
-  case or opening a sentence need a preposition ("may we deploy?", "May 3 people join?").
+- ``in|since|... March``, ``last March``, ``March 2025``, ``the March migration``: the calendar
+  month; without a year the latest such month that has begun (``last March``: before the current
+  month). A month name alone is a word ("June said", "the march of time") unless it stands
+  capitalised and whole between a determiner and a noun ("our June release"), and "may"/"march"
+  written in lower case or opening a sentence need a preposition ("may we deploy?", "May 3
+  people join?").
 - ``March 3``, ``3 March``, ``the 3rd of March``, ``March 3rd, 2025``, ``2026-03-03``: that day;
   without a year the latest such day not in the future.
 - ``in|during|since|before|after|until 2025`` (1900 to this year; a bare number is no year).
@@ -122,6 +124,7 @@ _PARTS = {"morning": (0, 12), "afternoon": (12, 18), "evening": (18, 24), "night
 _FALSE_FRIEND_MONTHS = frozenset({"may", "march", "mar"})  # "may we deploy?", "march on", "mar the release"
 _HOLIDAYS = frozenset("black good cyber easter palm ash holy super ruby blue fat maundy shrove giving".split())  # "Black Friday"
 _DETERMINERS = frozenset("the a an our my your their his her its that this last".split())
+_MODIFIED_BY = frozenset("the our my your their his her its that".split())  # "the March migration"
 _FUNCTION_WORDS = frozenset(
     """i me we us you they them he him she her it there here when what which who whom whose how why where whether
     and or but nor so if as than because though is was were are am be been being has have had do does did will would
@@ -999,7 +1002,7 @@ def _month_atom(
     month = _MONTHS[name.lower()]
     if g("y3"):
         return (*cal.months(int(g("y3")), month), False)
-    if not (pre or qualifier):
+    if not (pre or qualifier or _names_a_month_of(text, m.start("m3"), m.end("m3"), name)):
         return None  # a month name alone is a word: "June said", "the march of time"
     if after is not None and not qualifier:
         year = after.year if month >= after.month else after.year + 1
@@ -1010,6 +1013,15 @@ def _month_atom(
     else:  # the latest such month that has begun
         year = today.year if month <= today.month else today.year - 1
     return (*cal.months(year, month), True)
+
+
+def _names_a_month_of(text: str, start: int, end: int, name: str) -> bool:
+    """Whether a month's full name, capitalised between a determiner and a noun, says when the
+    noun was: "the March migration", "our June release" (not "the march of time", "June said")."""
+    if not name[0].isupper() or (len(name) <= 3 and name.lower() != "may") or _previous_word(text, start) not in _MODIFIED_BY:
+        return False
+    following = _NEXT_WORD.match(text, end)
+    return following is not None and not _function_word(following.group(1)) and following.group(1).lower() not in _TRIGGERS
 
 
 def _unclear(m: re.Match[str], text: str, pre: str | None) -> tuple[int, None] | None:

@@ -1091,6 +1091,33 @@ def test_false_friend_months_after_a_preposition_or_capitalised_mid_sentence() -
     assert window("last March", WED) == (U(2026, 3, 1), U(2026, 4, 1))
 
 
+@pytest.mark.parametrize(
+    ("text", "rest", "month"),
+    [
+        ("Why did the March migration fail?", "Why did the migration fail?", (2026, 3)),
+        ("What came of our June release?", "What came of our release?", (2026, 6)),
+        ("the May incident", "the incident", (2026, 5)),
+        ("Their December plans slipped", "Their plans slipped", (2025, 12)),  # the latest December begun
+        # a month alone stays a word: no determiner, lower case, an abbreviation, no noun after it
+        ("June said the webhook was flaky", None, None),
+        ("the march of time", None, None),
+        ("the March of Dimes", None, None),
+        ("Tell me about the March.", None, None),
+        ("the Mar migration", None, None),
+        ("the May we met last", None, None),
+    ],
+)
+def test_a_capitalised_month_between_a_determiner_and_a_noun_is_the_month(text: str, rest: str | None, month: tuple[int, int] | None) -> None:
+    """ "the March migration" asks about March: read as words it made the answer partial for
+    want of "march" (DESIGN 6: a time phrase is never a text filter)."""
+    w, left = find_time_phrase(text, WED)
+    if month is None:
+        assert (w, left) == (None, text)
+    else:
+        assert w is not None and (w.start, w.end) == (U(*month, 1), U(month[0] + month[1] // 12, month[1] % 12 + 1, 1))
+        assert left == rest
+
+
 def test_phrase_inside_a_rejected_one_is_still_found() -> None:
     w, rest = find_time_phrase("at yesterday's standup", WED)  # "at" only bounds "the weekend"
     assert w is not None and w.phrase == "yesterday" and rest == "at 's standup"

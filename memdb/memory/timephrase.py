@@ -29,6 +29,11 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
 - ``March 3``, ``3 March``, ``the 3rd of March``, ``March 3rd, 2025``, ``2026-03-03``: that day;
   without a year the latest such day not in the future.
 - ``in|during|since|before|after|until 2025`` (1900 to this year; a bare number is no year).
+- Calendar quarters and half years: ``in Q1``, ``Q3 2025``, ``the first quarter (of 2025|of last
+  year)``, ``in H2``: without a year the latest such that has begun; ``this|last quarter`` and
+  ``the quarter before last`` as the other calendar units. "Q3" or "H2" alone may be a name ("the
+  Q3 roadmap"): words; "first quarter" alone, "for Q3", "next quarter" and fiscal years are
+  ignored.
 - ``N days|weeks|months|years ago`` (or ``back``): the calendar unit that far back, e.g. the week
   holding now - N weeks; ``N hours|minutes ago``: the hour (minute) before that moment.
 - ``past|last N units``, ``the past week``, ``the last week`` (not ``last week``): rolling,
@@ -67,7 +72,7 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   of Y without a year is the first one from X on.
 
 A phrase that reads as time but names nothing memdb can place ("since the offsite", "last
-sprint", "in Q3", "next week", "at 3pm", "on 3/4", "2026-02-30") is *ignored*:
+sprint", "for FY25", "next week", "at 3pm", "on 3/4", "2026-02-30") is *ignored*:
 ``read_time_phrases`` reports it and leaves it out of the rest of the text, so that ``ask``
 neither filters by its words nor claims a window. Relative phrases that lie wholly ahead of
 now ("this Friday" on a Monday) are ignored too; explicit dates are taken as written.
@@ -160,13 +165,16 @@ _ATOM = "|".join(
         r"))(?:\s+(?P<part>morning|afternoon|evening|night))?",
         r"(?P<pod>this\s+(?P<podp>morning|afternoon|evening)|tonight|last\s+night)",
         r"(?P<earlier>earlier\s+(?:today|this\s+(?P<eu>week|month|year)))",
-        r"(?P<wbl>(?:the\s+)?(?P<wblu>week|month|year)\s+before\s+last)",
-        rf"(?P<rel>(?P<relq>{_Q})\s+(?P<relu>week|month|year))",
+        r"(?P<wbl>(?:the\s+)?(?P<wblu>week|month|quarter|year)\s+before\s+last)",
+        rf"(?P<rel>(?P<relq>{_Q})\s+(?P<relu>week|month|quarter|year))",
         r"(?P<wkend>(?P<weq>last|previous|this\s+past|this|past|the\s+past|the)\s+weekend)",
         rf"(?P<ago>(?P<an>{_NUM})\s+(?P<au>{_UNITS})\s+(?:ago|back))",
         rf"(?P<past>(?:the\s+)?(?:past|last|previous)\s+(?P<pn>{_NUM})\s+(?P<pu>{_UNITS}))",
         r"(?P<past1>(?:(?:the|this)\s+)?past\s+(?P<pu1>minute|hour|day|week|month|year)"
         r"|the\s+(?:last|previous)\s+(?P<pu2>hour|day|week|month|year)(?!\s+of\b))",  # "the last week of March" is not rolling
+        r"(?P<qtr>(?P<qthe>the\s+)?(?P<qn>first|second|third|fourth)\s+quarter"
+        r"(?:\s+of\s+(?:(?P<qyq>last|this)\s+year|the\s+year|(?P<qy1>\d{4})))?"
+        r"|(?P<qh>[qh])(?P<qd>[1-4])(?:,?\s+(?:of\s+)?(?P<qy2>\d{4}))?)",
         rf"(?P<mon>(?:(?P<mq>{_Q})\s+)?(?P<m3>{_MON})\.?(?:,?\s+(?:of\s+)?(?P<y3>\d{{4}}))?)",
         r"(?P<year>\d{4})",
     ]
@@ -178,10 +186,11 @@ _UNCLEAR = "|".join(
         r"|(?:at|since|before|after|until|around|by)\s+(?:\d{1,2}:\d{2}|noon|midnight))",
         rf"(?P<u_since>since(?P<u_obj>(?:\s+{_WORD}){{1,3}}))",
         r"(?P<u_period>(?:last|this|next|previous|past|coming|upcoming)\s+(?:\d{1,3}\s+|few\s+|couple\s+of\s+)?"
-        r"(?:sprint|quarter|fortnight|iteration|semester|decade)s?)",
+        r"(?:sprint|quarter|fortnight|iteration|semester|decade)s?)",  # "last|this quarter" are placed (atom "rel")
         rf"(?P<u_future>tomorrow|(?:the\s+)?day\s+after\s+tomorrow|next\s+(?:week|month|year|weekend|{_WD}|(?P<u_fm>{_MON}))"
         rf"|later\s+(?:today|this\s+(?:week|month|year))|(?:the\s+)?(?:coming|upcoming)\s+(?:week|month|year|weekend)"
         rf"|in\s+(?:{_NUM})\s+(?:{_UNITS}))",
+        # a quarter after a word that does not place it ("for Q3", "next Q1"), and fiscal years
         r"(?P<u_quarter>(?:(?P<u_qp>in|during|since|before|after|until|by|for|last|this|next|of)\s+(?:the\s+)?)?"
         r"(?:q[1-4]|fy\s?\d{2,4})(?:\s+(?:of\s+)?(?P<u_qy>\d{4}))?|(?:first|second|third|fourth)\s+quarter)",
         r"(?P<u_vague>the\s+other\s+day|a\s+(?:little\s+)?while\s+(?:ago|back)|some\s+time\s+ago|ages\s+ago|a\s+long\s+time\s+ago)",
@@ -195,8 +204,8 @@ _PHRASE = re.compile(rf"\b(?:(?P<pre>{_PRE})\s+)?(?:{_ATOM}|{_UNCLEAR})\b", re.I
 _TRIGGERS = frozenset(
     """since after before prior until till through up on in during over within from between at the day yesterday today
     last this previous tonight earlier week month year past a an one two three four five six seven eight nine ten couple
-    few next coming upcoming tomorrow later by for of first second third fourth some ages around q1 q2 q3 q4
-    early mid late beginning start middle end weekend""".split()
+    few next coming upcoming tomorrow later by for of first second third fourth some ages around q1 q2 q3 q4 h1 h2
+    early mid late beginning start middle end weekend quarter""".split()
 ).union(_WEEKDAYS, _MONTHS)
 # A common word among them starts a phrase only before one of these ("the weekend", "in 2025").
 _WEAK_TRIGGERS = frozenset("the a an on in at for of by up over from some".split())
@@ -209,7 +218,7 @@ _CONNECTOR = re.compile(r"\s+(?P<conn>and|to|until|till|through|before|-|–)\s+
 _WORDS = re.compile(_WORD)
 _NEXT_WORD = re.compile(r"\s+(\w+)")
 _PREVIOUS_WORD = re.compile(r"(\w+)\s+$")
-_ATOM_KINDS = ("day", "pod", "earlier", "wbl", "rel", "wkend", "ago", "past", "past1", "mon", "year")
+_ATOM_KINDS = ("day", "pod", "earlier", "wbl", "rel", "wkend", "ago", "past", "past1", "qtr", "mon", "year")
 # The head of a phrase anchored to a day: "the Sunday before", "two days after", "the week before"
 # (the day itself follows, read as an atom of kind "day"; "the day before yesterday" reads alike).
 _ANCHORED = re.compile(
@@ -327,7 +336,7 @@ TOLD_MAX: Final = dt.timedelta(days=366)
 
 TOLD_HINTS: Final = frozenset(
     """yesterday today tonight night morning afternoon evening ago back day days week weeks weekend weekends month
-    months year years hour hours minute minutes min mins""".split()
+    months year years hour hours minute minutes min mins quarter quarters q1 q2 q3 q4 h1 h2""".split()
 ).union(_WEEKDAYS, _MONTHS)
 """Words one of which every phrase ``told_windows`` can place holds (besides a year or a date):
 a record holding none of them tells of no time (test_every_told_phrase_holds_a_hint)."""
@@ -349,7 +358,7 @@ def told_within(start_us: int, end_us: int, lo_us: int | None, hi_us: int | None
     return start_us < hi_us and end_us - start_us <= TOLD_PART_OF_DAY_US
 
 
-_TOLD_WORD = re.compile(r"[^\W\d_]+|\b(?:19|20)\d\d\b")  # a word, or a year from 1900 to 2099
+_TOLD_WORD = re.compile(r"\b[qh][1-4]\b|[^\W\d_]+|\b(?:19|20)\d\d\b", re.IGNORECASE)  # "Q1", a word, or a year 1900-2099
 _TOLD_REACH = 48  # characters on either side of a hint that a phrase holding it can span
 # A deadline ("deliver it by September", "due Friday") bounds when a thing happens; it tells of no day.
 _DEADLINE = re.compile(r"\b(?:by|due)\s+$", re.IGNORECASE)
@@ -937,6 +946,8 @@ def _atom(
     if kind in ("past", "past1"):
         n, unit = (_count(g("pn")), _unit(g("pu"))) if kind == "past" else (1, _unit(g("pu1") or g("pu2")))
         return _rolling(cal, n, unit), cal.now + US, True
+    if kind == "qtr":
+        return _quarter(m, cal, pre)
     if kind == "mon":
         return _month_atom(m, text, cal, pre, after)
     year = int(g("year"))  # kind == "year"
@@ -1015,6 +1026,31 @@ def _month_atom(
     return (*cal.months(year, month), True)
 
 
+def _quarter(m: re.Match[str], cal: _Calendar, pre: str | None) -> tuple[dt.datetime, dt.datetime, bool] | None:
+    """A calendar quarter ("Q3 2025", "in Q1", "the first quarter of last year") or half year
+    ("in H2"); without a year the latest such that has begun. "Q3" or "H2" alone may be a name
+    ("the Q3 roadmap"): words; "first quarter" alone is time that cannot be placed (a fiscal one?)."""
+    g, today = m.group, cal.today
+    half = (g("qh") or "q").lower() == "h"
+    n = int(g("qd")) if g("qd") else _NTH[g("qn").lower()] + 1
+    months = 6 if half else 3
+    if n * months > 12:
+        return None  # "H3": no half year
+    year_word, this_or_last = g("qy1") or g("qy2"), (g("qyq") or "").lower()
+    if not (pre or year_word or this_or_last or g("qthe") or m.group(0).lower().endswith("the year")):
+        if g("qd"):
+            return None
+        raise _Unclear("a quarter with nothing to place it by")
+    first = (n - 1) * months + 1
+    if year_word:
+        return (*cal.months(int(year_word), first, months), False)
+    if this_or_last or m.group(0).lower().endswith("the year"):
+        year = today.year - (this_or_last == "last")
+    else:  # the latest such that has begun
+        year = today.year if first <= today.month else today.year - 1
+    return (*cal.months(year, first, months), True)
+
+
 def _names_a_month_of(text: str, start: int, end: int, name: str) -> bool:
     """Whether a month's full name, capitalised between a determiner and a noun, says when the
     noun was: "the March migration", "our June release" (not "the march of time", "June said")."""
@@ -1076,6 +1112,8 @@ def _calendar_unit(cal: _Calendar, unit: str, back: int) -> tuple[dt.datetime, d
         return cal.days(cal.week_of(today) - 7 * DAY * back, 7)
     if unit == "month":
         return cal.months(today.year, today.month - back)
+    if unit == "quarter":
+        return cal.months(today.year, (today.month - 1) // 3 * 3 + 1 - 3 * back, 3)
     return cal.months(today.year - back, 1, 12)
 
 

@@ -101,12 +101,20 @@ def test_every_told_phrase_holds_a_hint() -> None:
         "two days before 2026-05-03", "the Sunday before May 3", "the week before May 3", "the week of May 3",
         "the weekend of May 3", "the first week of May", "the last week of May", "early May", "mid-May", "late last year",
         "mid-2025", "the end of May", "the beginning of last month", "the Friday before last", "the weekend before last",
+        "in Q1", "last quarter", "the first quarter of last year", "in H1", "the quarter before last", "the March migration",
     ]  # fmt: skip
     for phrase in phrases:
         text = f"it broke {phrase} in the morning standup"
         assert told_windows(text, JULY_2), phrase
         words = {w.lower() for w in phrase.replace(",", " ").replace("-", " ").split()}
         assert words & TOLD_HINTS or any(w[:4].isdigit() and len(w) >= 4 for w in words), phrase
+
+
+@pytest.mark.parametrize("text", ["In Q1 we moved to Postgres", "The migration of last quarter broke it"])
+def test_capture_finds_a_quarter_by_its_terms(text: str) -> None:
+    # capture looks for hints by the record's terms ("q1"), told_windows alone by its words
+    record = {"ts": JULY_2, "summary": text}
+    assert told_of(record, term_counts(text)) and told_windows(text, JULY_2)
 
 
 @pytest.mark.parametrize("month", ["January", "February", "July", "March"])

@@ -84,3 +84,16 @@ def test_a_name_only_cold_storage_holds_is_pointed_to(tmp_path: Path) -> None:
         r = mem.ask("What happened with Zeta?")
         assert not r.found and "no active memory mentions 'Zeta'" in r.note and "1 archived match" in r.note
         assert mem.ask("What happened with Zeta?", include_archived=True).found
+
+
+def test_an_archived_memory_matches_by_its_tags_words_as_a_hot_one_does(tmp_path: Path) -> None:
+    """Capture indexes a record's tags with its text, so "releases" finds a deploy tagged
+    "release"; once archived, only its one-liner was searched and the same question lost it."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "Deploy of v2.6 failed: the parser crashed", outcome="failure", tags=["release", "parser"])
+        assert [m.id for m in mem.ask("Which releases failed?")] == [ep.id]
+        mem.archive(ep.id)
+        r = mem.ask("Which releases failed?")
+        assert not r.found and "1 archived match" in r.note
+        assert [m.id for m in mem.ask("Which releases failed?", include_archived=True)] == [ep.id]

@@ -71,6 +71,12 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   Ranges: ``between X and Y``, ``from X to Y``, ``since X until Y``; a weekday, day or month
   of Y without a year is the first one from X on.
 
+By an event: ``before|after|since|until the|our... <up to four words>``, with or without a head
+(``the day|week|month before|after``, ``N days|weeks before|after``, ``the Tuesday before``):
+``find_event_anchor`` reads the words, the query layer finds the event, and ``place_after_event``
+places the window from its time (before it, the event excluded; until it, included; after it;
+since it, included; a head as from a day, in the event's local day).
+
 A phrase that reads as time but names nothing memdb can place ("since the offsite", "last
 sprint", "for FY25", "next week", "at 3pm", "on 3/4", "2026-02-30") is *ignored*:
 ``read_time_phrases`` reports it and leaves it out of the rest of the text, so that ``ask``
@@ -95,10 +101,13 @@ __all__ = [
     "TOLD_HINTS",
     "TOLD_MAX",
     "TOLD_PART_OF_DAY_US",
+    "EventAnchor",
     "TimeReading",
     "TimeWindow",
     "day_of",
+    "find_event_anchor",
     "find_time_phrase",
+    "place_after_event",
     "read_time_phrases",
     "told_windows",
     "told_within",
@@ -328,6 +337,82 @@ def read_time_phrases(text: str, now: dt.datetime, week_start: int = 0, timezone
     window, used, unclear = _scan(text, _Calendar(now, _zone(timezone), week_start))
     spans = sorted([*used, *unclear])
     return TimeReading(window, _cut(text, spans) if spans else text, tuple(text[s:e] for s, e in unclear))
+
+
+class EventAnchor(NamedTuple):
+    """A time a question gives by an event ("after the outage", "the day before the v2.4
+    release"): ``find_event_anchor`` reads the words, the query layer finds the event among the
+    owner's memories, and ``place_after_event`` places the window from its time."""
+
+    span: tuple[int, int]  # of the whole phrase in the text
+    phrase: str  # "the day before the v2.4 release"
+    event: str  # "the v2.4 release": what to find the event by
+    direction: str  # before, after, since or until
+    head: _Head | None  # "the day", "two weeks", "the Tuesday"; None for an open bound
+
+
+_EVENT_WORD = r"\w(?:[\w'’.-]*\w)?"
+_EVENT_STOP = (
+    "and|or|but|nor|when|where|while|with|without|to|for|in|on|at|of|from|by|as|if|so|because|than|that|which|who|whom|what|"
+    "how|why|did|do|does|was|were|is|are|am|be|been|has|have|had|will|would|can|could|should|before|after|since|until|till|"
+    "we|i|you|he|she|they|it|me|us|them|him|her|went|happened|happen"
+)
+_EVENT = re.compile(
+    rf"\b(?:(?:on|in|during)\s+)?(?:(?:the\s+)?(?:(?P<n>{_NUM})\s+(?P<nu>days?|weeks?|months?)|(?P<u>day|week|month)|(?P<wd>{_WD}))\s+)?"
+    r"(?P<dir>before|after|since|until|till|prior\s+to)\s+(?P<det>the|my|our|your|his|her|their)\s+"
+    rf"(?P<event>{_EVENT_WORD}(?:\s+(?!(?:{_EVENT_STOP})\b){_EVENT_WORD}){{0,3}})",
+    re.IGNORECASE,
+)
+_EVENT_TIME_WORDS = frozenset(
+    "day days week weeks weekend month months year years morning afternoon evening night time times moment hour hours".split()
+)
+_QUALIFIERS = frozenset("last this next previous past coming".split())
+_EVENT_HINT = re.compile(r"\b(?:before|after|since|until|till|prior\s+to)\s", re.IGNORECASE)
+
+
+def find_event_anchor(text: str, now: dt.datetime, week_start: int = 0, timezone: str | dt.tzinfo = "UTC") -> EventAnchor | None:
+    """The first phrase of ``text`` that gives a time by an event: before, after, since or until
+    "the|my|our..." and up to four words ("after the outage", "since our last deploy"),
+    optionally after a head ("the day|week|month before", "two days after", "the Tuesday
+    before"). None when there is none, or when what follows is itself a time ("after the
+    weekend", "before the end of May": ``read_time_phrases`` reads those)."""
+    if _EVENT_HINT.search(text) is None:  # most questions: one search, no scan
+        return None
+    cal = _Calendar(now, _zone(timezone), week_start)
+    times = [span for _, span in _scan_windows(text, cal)]  # (not what is unclear: "since the offsite" is an event)
+    for m in _EVENT.finditer(text):
+        direction = " ".join(m.group("dir").lower().split())
+        # "last week after the outage": "last week" is a time of its own, not a head
+        has_head = bool(m.group("n") or m.group("u") or m.group("wd")) and _previous_word(text, m.start()) not in _QUALIFIERS
+        if has_head and direction not in ("before", "after"):
+            continue  # "the day since": no such phrase
+        start, end = m.start("event"), m.end("event")
+        if any(lo < end and start < hi for lo, hi in times) or not _EVENT_TIME_WORDS.isdisjoint(m.group("event").lower().split()):
+            continue  # "after the weekend", "before the 5th", "after the other day": a time, not an event
+        head = _head(m) if has_head else None
+        phrase_start = m.start() if has_head else m.start("dir")  # an open bound starts at its word
+        direction = "before" if direction == "prior to" else direction
+        return EventAnchor((phrase_start, end), text[phrase_start:end], text[m.start("det") : end], direction, head)
+    return None
+
+
+def place_after_event(
+    anchor: EventAnchor, event_at: dt.datetime, now: dt.datetime, week_start: int = 0, timezone: str | dt.tzinfo = "UTC"
+) -> TimeWindow:
+    """The window ``anchor`` gives once its event is placed at ``event_at``: before it (the event
+    excluded), until it (included), after it, since it (included); with a head, the day, week or
+    month it names from the event's local day ("the day after the outage")."""
+    cal = _Calendar(now, _zone(timezone), week_start)
+    at = event_at.astimezone(UTC)
+    if anchor.head is not None:
+        start, end = _from_day(at.astimezone(cal.zone).date(), anchor.head, cal)
+    elif anchor.direction == "before":
+        start, end = OPEN_START, at
+    elif anchor.direction in ("until", "till"):
+        start, end = OPEN_START, at + US
+    else:
+        start, end = (at if anchor.direction == "since" else at + US), OPEN_END
+    return TimeWindow(start, end, anchor.phrase, cal.zone)
 
 
 TOLD_MAX: Final = dt.timedelta(days=366)
@@ -673,23 +758,43 @@ def _anchored(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[d
         if placed is None:
             return None
         anchor, relative = placed
-        back = -1 if m.group("dir").lower() == "before" else 1
-        n = _count(m.group("n")) if m.group("n") else 1
-        unit = _unit(m.group("nu") or m.group("u") or "day")
-        if wd := m.group("wd"):
-            index = _WEEKDAYS[wd.lower()]
-            step = (anchor.weekday() - index - 1) % 7 + 1 if back < 0 else (index - anchor.weekday() - 1) % 7 + 1
-            a, b = cal.days(anchor + back * step * DAY)
-        elif unit == "day":
-            a, b = cal.days(anchor + back * n * DAY)
-        else:
-            a, b = cal.days(cal.week_of(anchor + back * 7 * n * DAY), 7)
+        a, b = _from_day(anchor, _head(m), cal)
         pre = " ".join(m.group("pre").lower().split()) if m.group("pre") else None
         if pre in ("from", "between", "at", "within"):
             return None  # a range's first half, "at", "within": not read here
         return day_atom.end(), _bounded(a, b, relative, pre, cal)
     except (_Unclear, ValueError, OverflowError):
         return day_atom.end(), None
+
+
+class _Head(NamedTuple):
+    """The head of a phrase anchored to a day or an event: "the Sunday before", "two weeks after"."""
+
+    back: int  # -1 before, 1 after
+    n: int
+    unit: str  # day, week or month
+    weekday: int | None
+
+
+def _head(m: re.Match[str]) -> _Head:
+    n = _count(m.group("n")) if m.group("n") else 1
+    wd, unit = m.group("wd"), _unit(m.group("nu") or m.group("u") or "day")
+    return _Head(-1 if m.group("dir").lower() == "before" else 1, n, unit, _WEEKDAYS[wd.lower()] if wd else None)
+
+
+def _from_day(anchor: dt.date, head: _Head, cal: _Calendar) -> tuple[dt.datetime, dt.datetime]:
+    """The window a head places from a day: the latest such weekday before it (the first after),
+    the day N days away, the calendar week (month) holding the day N weeks (months) away."""
+    back, n = head.back, head.n
+    if head.weekday is not None:
+        index = head.weekday
+        step = (anchor.weekday() - index - 1) % 7 + 1 if back < 0 else (index - anchor.weekday() - 1) % 7 + 1
+        return cal.days(anchor + back * step * DAY)
+    if head.unit == "day":
+        return cal.days(anchor + back * n * DAY)
+    if head.unit == "month":
+        return cal.months(anchor.year, anchor.month + back * n)
+    return cal.days(cal.week_of(anchor + back * 7 * n * DAY), 7)
 
 
 def _part(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[dt.datetime, dt.datetime] | None] | None:

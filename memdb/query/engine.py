@@ -76,7 +76,16 @@ from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
 from memdb.memory.text import normalize_tag, stem, terms_and_words, tokenize
-from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of, read_time_phrases, told_within
+from memdb.memory.timephrase import (
+    OPEN_END,
+    OPEN_START,
+    TimeWindow,
+    day_of,
+    find_event_anchor,
+    place_after_event,
+    read_time_phrases,
+    told_within,
+)
 from memdb.query.results import History, Hit, Interpretation, RecallResult
 
 __all__ = ["OwnerQueries"]
@@ -108,6 +117,7 @@ _TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT
 _BY_RELEVANCE: dict[str, float] = {"text_level": _RECENCY_LEVEL, "text_weight": 0.0, "recency_weight": 0.4, "boost": 0.0}
 _LEVEL_OF_CODE = tuple(code >> 2 for code in range(MAX_CODE + 1))
 _FEW = 48  # up to this many matches, _Column.best bounds them all at once rather than walking the levels
+_EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("after the deploy")
 _QUESTION_WORDS = frozenset(
     stem(w)
     for w in """what happened happen happens did do does done tell show give list find get any anything everything
@@ -426,7 +436,15 @@ class OwnerQueries:
 
     def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
         """What ``ask`` makes of a question: its window, tags, kind, outcome and words."""
-        window, rest, ignored = read_time_phrases(question, at, self._layer.settings.week_starts_on, self._layer.settings.timezone)
+        settings = self._layer.settings
+        anchored = self._event_window(question, at, include_archived, include_superseded)
+        if anchored is None:
+            window, rest, ignored = read_time_phrases(question, at, settings.week_starts_on, settings.timezone)
+            anchor = ""
+        else:  # "what happened after the outage?": a query holds one window, so another phrase is ignored
+            window, rest, anchor = anchored
+            second, rest, ignored = read_time_phrases(rest, at, settings.week_starts_on, settings.timezone)
+            ignored = (second.phrase, *ignored) if second is not None else ignored
         tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
         kinds = set(self._layer.settings.typed_kinds)
@@ -481,7 +499,46 @@ class OwnerQueries:
             missing_names=missing,
             ignored=ignored,
             told=window is not None,
+            anchor=anchor,
         )
+
+    def _event_window(
+        self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool
+    ) -> tuple[TimeWindow, str, str] | None:
+        """The window a question gives by an event ("after the outage", "the day before the v2.4
+        release"), placed at the newest memory with an outcome holding everything the event's
+        words ask (its tags, words, kind, outcome); with the rest of the question and what the
+        window was anchored to. None without such a phrase, or where no such memory matches the
+        event: the words are then read as usual, so a missing event is named like any missing word."""
+        settings = self._layer.settings
+        anchor = find_event_anchor(question, at, settings.week_starts_on, settings.timezone)
+        if anchor is None:
+            return None
+        event = self._interpret(anchor.event, at, include_archived, include_superseded)
+        if event.window or event.unmatched or not (event.tags or event.boost_tags or event.terms or event.kind or event.outcome):
+            return None
+        q = self._compile(replace(event, tags=event.tags + event.boost_tags, boost_tags=(), rank_terms=(), terms_required=True))
+        found = self._matches(q, cap=_EVENTS_READ)
+        # Every word ("the v2.4 release" is no release of v2.6, as history counts attempts), and
+        # only memories with an outcome: a typed episode is recorded as the thing happens, while
+        # an exchange is talk, recorded when it was said (about a race run last week, or a plan)
+        every = q.terms
+        moments = [(tail_ts(t), tail_id(t)) for t, code, hits in found.hot if OUTCOME_OF_CODE[code & 3] and all(w in hits for w in every)]
+        moments += [(ts_micros(h["ts"]), eid) for eid, h, hits in found.archived if h.get("outcome") and all(w in hits for w in every)]
+        if not moments:
+            return None
+        ts_us, eid = max(moments)  # the newest: "the outage" of several is the latest one
+        header = self._layout.states.get((self.name, eid)) or {}
+        record = self._layout.record_of(self.name, eid) if header.get("status") != "archived" else None
+        summary = str((record or {}).get("summary") or header.get("one_line") or eid)
+        window = place_after_event(anchor, from_micros(ts_us), at, settings.week_starts_on, settings.timezone)
+        local = from_micros(ts_us).astimezone(window.zone)
+        shown_summary = summary if len(summary) <= 60 else summary[:59].rstrip() + "…"
+        n = len(moments)
+        among = f", the newest of {'at least ' if len(found.hot) >= _EVENTS_READ else ''}{n} matching" if n > 1 else ""
+        told = f"{anchor.event} = {shown_summary!r} of {day_of(local)} {local:%H:%M}{among}"
+        start, end = anchor.span
+        return window, question[:start] + question[end:], told
 
     @_timed
     def history(

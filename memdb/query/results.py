@@ -36,11 +36,14 @@ class Interpretation:
     ignored: tuple[str, ...] = ()  # ask: phrases that read as time but were not understood, so neither window nor words
     include_superseded: bool = False  # earlier versions of corrected episodes match too
     told: bool = False  # the window also holds episodes recorded outside it whose text tells of a time in it
+    anchor: str = ""  # ask: the memory a window given by an event ("after the outage") was placed at
 
     def __str__(self) -> str:
         parts = []
         if self.window:
             parts.append(f"window {self.window}" + (", recorded or told of" if self.told else ""))
+            if self.anchor:
+                parts.append(self.anchor)
         if self.tags:
             parts.append("tags " + " and ".join(self.tags))
         if self.any_tags:

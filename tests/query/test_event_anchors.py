@@ -1,0 +1,185 @@
+"""A time given by an event: "what happened after the outage?", "the day before the v2.4 release".
+
+``find_event_anchor`` reads the phrase (``memdb.memory.timephrase``), ``ask`` finds the event among
+the owner's memories with an outcome (the newest that holds every word of it) and
+``place_after_event`` places the window from its time; the interpretation names the memory it
+was anchored to. Where no such memory exists the words read as they always did.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from query_times import NOW, at
+
+import memdb
+from memdb.memory.timephrase import OPEN_END, OPEN_START, find_event_anchor, place_after_event
+
+UTC = dt.UTC
+US = dt.timedelta(microseconds=1)
+
+
+# --- reading the phrase -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "event", "direction"),
+    [
+        ("What happened after the outage?", "after the outage", "the outage", "after"),
+        ("What failed since our last deploy?", "since our last deploy", "our last deploy", "since"),
+        ("What happened before the outage, and why?", "before the outage", "the outage", "before"),
+        ("anything until the SSO launch", "until the SSO launch", "the SSO launch", "until"),
+        ("prior to the SSO launch", "prior to the SSO launch", "the SSO launch", "before"),
+        ("What did we do the day after the v2.4 release?", "the day after the v2.4 release", "the v2.4 release", "after"),
+        ("What happened on the Tuesday before the outage?", "on the Tuesday before the outage", "the outage", "before"),
+        ("two weeks after our launch party", "two weeks after our launch party", "our launch party", "after"),
+        ("the month before the audit", "the month before the audit", "the audit", "before"),
+        ("Did anything fail after the migration to Postgres 16?", "after the migration", "the migration", "after"),  # "to" ends it
+    ],
+)
+def test_an_event_phrase_is_read(text: str, phrase: str, event: str, direction: str) -> None:
+    anchor = find_event_anchor(text, NOW)
+    assert anchor is not None and (anchor.phrase, anchor.event, anchor.direction) == (phrase, event, direction)
+    assert text[anchor.span[0] : anchor.span[1]] == phrase
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "What happened after the weekend?",  # times, which read_time_phrases places
+        "before the end of May",
+        "after the 5th",
+        "after the other day",
+        "since we moved to postgres",  # a clause, not an event
+        "what happened after lunch",  # no determiner: too loose to be an event
+        "the day since the outage",  # a head only before or after
+        "What happened last week?",
+    ],
+)
+def test_what_is_no_event_phrase(text: str) -> None:
+    assert find_event_anchor(text, NOW) is None
+
+
+EVENT = dt.datetime(2026, 6, 10, 22, 30, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("after the outage", EVENT + US, OPEN_END),  # the event itself excluded
+        ("since the outage", EVENT, OPEN_END),  # and included
+        ("before the outage", OPEN_START, EVENT),
+        ("until the outage", OPEN_START, EVENT + US),
+        ("the day after the outage", dt.datetime(2026, 6, 11, tzinfo=UTC), dt.datetime(2026, 6, 12, tzinfo=UTC)),
+        ("two days before the outage", dt.datetime(2026, 6, 8, tzinfo=UTC), dt.datetime(2026, 6, 9, tzinfo=UTC)),
+        ("the Tuesday before the outage", dt.datetime(2026, 6, 9, tzinfo=UTC), dt.datetime(2026, 6, 10, tzinfo=UTC)),
+        ("the Wednesday after the outage", dt.datetime(2026, 6, 17, tzinfo=UTC), dt.datetime(2026, 6, 18, tzinfo=UTC)),
+        ("the week after the outage", dt.datetime(2026, 6, 15, tzinfo=UTC), dt.datetime(2026, 6, 22, tzinfo=UTC)),
+        ("the month before the outage", dt.datetime(2026, 5, 1, tzinfo=UTC), dt.datetime(2026, 6, 1, tzinfo=UTC)),
+    ],
+)
+def test_place_after_event(text: str, start: dt.datetime, end: dt.datetime) -> None:
+    anchor = find_event_anchor(text, NOW)
+    assert anchor is not None
+    w = place_after_event(anchor, EVENT, NOW)
+    assert (w.start, w.end, w.phrase) == (start, end, text)
+
+
+@given(
+    st.datetimes(dt.datetime(2020, 1, 1), dt.datetime(2030, 12, 31), timezones=st.just(UTC)),
+    st.sampled_from([UTC, ZoneInfo("Europe/Berlin"), ZoneInfo("America/Santiago"), ZoneInfo("Asia/Kathmandu")]),
+    st.integers(1, 10),
+)
+def test_days_from_an_event_are_local_calendar_days(event: dt.datetime, zone: dt.tzinfo, n: int) -> None:
+    """ "N days after X" is the whole local day N days after X's local day, in the database's zone,
+    DST days included (23 or 25 hours long)."""
+    for direction, sign in (("after", 1), ("before", -1)):
+        anchor = find_event_anchor(f"{n} days {direction} the outage", NOW)
+        assert anchor is not None
+        w = place_after_event(anchor, event, NOW, timezone=zone)
+        day = event.astimezone(zone).date() + dt.timedelta(days=sign * n)
+        first = dt.datetime(day.year, day.month, day.day, tzinfo=zone)
+        after = first.date() + dt.timedelta(days=1)
+        assert w.start == first.astimezone(UTC)
+        assert w.end == dt.datetime(after.year, after.month, after.day, tzinfo=zone).astimezone(UTC)
+
+
+# --- ask ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ops(qdb: memdb.Database) -> dict[str, str]:
+    """Owner "ana": an outage on June 10 with what came before and after it, a chat about it
+    later, and another owner's newer outage."""
+    mem = qdb.owner("ana")
+    ids = {
+        "before": mem.record("routine", "Rotated the DNS keys", outcome="success", tags=["dns"], ts=at(9, 15)).id,
+        "outage": mem.record("debug", "Outage: API down after a DNS change", outcome="failure", tags=["outage", "dns"], ts=at(10)).id,
+        "after": mem.record("sprint", "Lowered the DNS TTLs", outcome="success", tags=["dns"], ts=at(11)).id,
+        "deploy1": mem.record("sprint", "Deploy of the billing service", outcome="success", tags=["deploy"], ts=at(15)).id,
+        "deploy2": mem.record("sprint", "Deploy of the search service", outcome="success", tags=["deploy"], ts=at(20)).id,
+        "fix": mem.record("debug", "Search index rebuilt after the deploy", outcome="success", tags=["search"], ts=at(21)).id,
+        # talk about the outage, newer than it: no event, as it was said, not done, then
+        "chat": mem.record("exchange", "We talked about the outage and the offsite chat again", ts=at(25)).id,
+    }
+    qdb.owner("bo").record("debug", "Outage of the login service", outcome="failure", tags=["outage"], ts=at(28))
+    return ids
+
+
+def _ids(r: memdb.RecallResult) -> set[str]:
+    return {m.id for m in r}
+
+
+def test_after_an_event_is_what_came_after_it(qdb: memdb.Database, ops: dict[str, str]) -> None:
+    mem = qdb.owner("ana")
+    r = mem.ask("What happened after the outage?", limit=10)
+    assert r.interpretation.window is not None and r.interpretation.window.start == at(10) + US
+    assert _ids(r) == {ops[k] for k in ("after", "deploy1", "deploy2", "fix", "chat")}
+    assert r.interpretation.anchor == "the outage = 'Outage: API down after a DNS change' of 2026-06-10 12:00"
+    assert "the outage = 'Outage: API down" in str(r.interpretation)
+    since = mem.ask("What happened since the outage?", limit=10)
+    assert _ids(since) == _ids(r) | {ops["outage"]}
+    assert _ids(mem.ask("What happened before the outage?", limit=10)) == {ops["before"]}
+
+
+def test_a_day_from_an_event(qdb: memdb.Database, ops: dict[str, str]) -> None:
+    mem = qdb.owner("ana")
+    assert _ids(mem.ask("What happened the day before the outage?")) == {ops["before"]}
+    assert _ids(mem.ask("What happened the day after the outage?")) == {ops["after"]}
+    r = mem.ask("What happened on the Sunday after the outage?")  # June 14: nothing, said plainly
+    assert not r.found and r.note.startswith("Nothing found for window on the Sunday after the outage (2026-06-14)")
+
+
+def test_the_event_is_the_newest_memory_with_an_outcome_holding_every_word(qdb: memdb.Database, ops: dict[str, str]) -> None:
+    mem = qdb.owner("ana")
+    r = mem.ask("What happened the day after the deploy?")
+    assert r.interpretation.anchor.endswith("of 2026-06-20 12:00, the newest of 2 matching")
+    assert _ids(r) == {ops["fix"]}
+    billing = mem.ask("What happened after the billing deploy?", limit=10)  # every word: the first deploy
+    assert billing.interpretation.anchor.startswith("the billing deploy = 'Deploy of the billing service' of 2026-06-15")
+    # an exchange is talk, recorded when said: "the offsite chat" only it holds anchors nothing
+    chat = mem.ask("What happened after the offsite chat?")
+    assert chat.interpretation.anchor == "" and chat.interpretation.window is None
+
+
+def test_another_owner_event_never_anchors(qdb: memdb.Database, ops: dict[str, str]) -> None:
+    bo = qdb.owner("bo")
+    r = bo.ask("What happened before the outage?")
+    assert "Outage of the login service" in r.interpretation.anchor and "API down" not in r.interpretation.anchor
+    assert not r.found  # ana's memories before bo's outage are not bo's
+
+
+def test_an_event_no_memory_holds_reads_as_words(qdb: memdb.Database, ops: dict[str, str]) -> None:
+    r = qdb.owner("ana").ask("What happened after the kubernetes upgrade?")
+    assert r.interpretation.anchor == "" and r.interpretation.window is None and not r.found
+    assert "kubernetes" in r.interpretation.unmatched
+
+
+def test_a_second_time_phrase_beside_an_event_is_ignored(qdb: memdb.Database, ops: dict[str, str]) -> None:
+    r = qdb.owner("ana").ask("What happened last week after the outage?", limit=10)
+    assert r.interpretation.ignored == ("last week",) and r.interpretation.window is not None
+    assert r.interpretation.window.phrase == "after the outage"

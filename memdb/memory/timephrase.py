@@ -41,10 +41,11 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   calendar.
 - Anchored to a day (``X`` a date, a weekday, yesterday...): ``the day before|after X`` and ``N days
   before|after X``: that one day; ``the Sunday before|after X``: the latest Sunday before X's day
-  (the first after it); ``the week before|after X`` and ``N weeks before|after X``: the calendar
+  (the first after it); ``the N days|weeks before|after X``: the N days or weeks between, X's
+  day excluded; ``the week before|after X`` and ``N weeks before|after X``: the calendar
   week holding X minus (plus) N weeks. A preposition applies to the whole ("since the day after
   March 3" is from March 4 on); when what follows is no day ("the Monday before the release"),
-  the words are read as without the anchor (a Monday).
+  it may be an event (below); else the words are read as without the anchor (a Monday).
 - Parts: ``the week of X`` is the calendar week holding day X, ``the weekend of X`` the Saturday
   and Sunday nearest X, ``the morning|afternoon|evening|night of X`` that part of X; ``the
   first|second|third|fourth week of`` a month is its days 1-7 (8-14, ...), ``the last week of``
@@ -86,6 +87,7 @@ now ("this Friday" on a Monday) are ignored too; explicit dates are taken as wri
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import re
 from collections.abc import Iterable, Iterator
@@ -231,7 +233,7 @@ _ATOM_KINDS = ("day", "pod", "earlier", "wbl", "rel", "wkend", "ago", "past", "p
 # The head of a phrase anchored to a day: "the Sunday before", "two days after", "the week before"
 # (the day itself follows, read as an atom of kind "day"; "the day before yesterday" reads alike).
 _ANCHORED = re.compile(
-    rf"\b(?:(?P<pre>{_PRE})\s+)?(?:the\s+)?(?:(?P<n>{_NUM})\s+(?P<nu>days?|weeks?)|(?P<u>day|week)|(?P<wd>{_WD}))"
+    rf"\b(?:(?P<pre>{_PRE})\s+)?(?P<the>the\s+)?(?:(?P<n>{_NUM})\s+(?P<nu>days?|weeks?)|(?P<u>day|week)|(?P<wd>{_WD}))"
     r"\s+(?P<dir>before|after)\s+",
     re.IGNORECASE,
 )
@@ -358,7 +360,7 @@ _EVENT_STOP = (
     "we|i|you|he|she|they|it|me|us|them|him|her|went|happened|happen"
 )
 _EVENT = re.compile(
-    rf"\b(?:(?:on|in|during)\s+)?(?:(?:the\s+)?(?:(?P<n>{_NUM})\s+(?P<nu>days?|weeks?|months?)|(?P<u>day|week|month)|(?P<wd>{_WD}))\s+)?"
+    rf"\b(?:(?:on|in|during)\s+)?(?:(?P<the>the\s+)?(?:(?P<n>{_NUM})\s+(?P<nu>days?|weeks?|months?)|(?P<u>day|week|month)|(?P<wd>{_WD}))\s+)?"
     r"(?P<dir>before|after|since|until|till|prior\s+to)\s+(?P<det>the|my|our|your|his|her|their)\s+"
     rf"(?P<event>{_EVENT_WORD}(?:\s+(?!(?:{_EVENT_STOP})\b){_EVENT_WORD}){{0,3}})",
     re.IGNORECASE,
@@ -774,18 +776,27 @@ class _Head(NamedTuple):
     n: int
     unit: str  # day, week or month
     weekday: int | None
+    span: bool = False  # "the two weeks after": the days between, not the week two weeks on
 
 
 def _head(m: re.Match[str]) -> _Head:
     n = _count(m.group("n")) if m.group("n") else 1
     wd, unit = m.group("wd"), _unit(m.group("nu") or m.group("u") or "day")
-    return _Head(-1 if m.group("dir").lower() == "before" else 1, n, unit, _WEEKDAYS[wd.lower()] if wd else None)
+    span = bool(m.group("the")) and n > 1  # "the 3 days before X", where "3 days before X" is one day
+    return _Head(-1 if m.group("dir").lower() == "before" else 1, n, unit, _WEEKDAYS[wd.lower()] if wd else None, span)
 
 
 def _from_day(anchor: dt.date, head: _Head, cal: _Calendar) -> tuple[dt.datetime, dt.datetime]:
     """The window a head places from a day: the latest such weekday before it (the first after),
     the day N days away, the calendar week (month) holding the day N weeks (months) away."""
     back, n = head.back, head.n
+    if head.span:  # the whole days between the day and N units from it, the day itself excluded
+        if head.unit == "month":
+            far = _month(anchor.year, anchor.month + back * n)
+            far = far.replace(day=min(anchor.day, calendar.monthrange(far.year, far.month)[1]))
+        else:
+            far = anchor + back * n * (7 if head.unit == "week" else 1) * DAY
+        return (cal.at(anchor + DAY), cal.at(far + DAY)) if back > 0 else (cal.at(far), cal.at(anchor))
     if head.weekday is not None:
         index = head.weekday
         step = (anchor.weekday() - index - 1) % 7 + 1 if back < 0 else (index - anchor.weekday() - 1) % 7 + 1

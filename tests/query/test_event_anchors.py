@@ -80,6 +80,9 @@ EVENT = dt.datetime(2026, 6, 10, 22, 30, tzinfo=UTC)
         ("the Wednesday after the outage", dt.datetime(2026, 6, 17, tzinfo=UTC), dt.datetime(2026, 6, 18, tzinfo=UTC)),
         ("the week after the outage", dt.datetime(2026, 6, 15, tzinfo=UTC), dt.datetime(2026, 6, 22, tzinfo=UTC)),
         ("the month before the outage", dt.datetime(2026, 5, 1, tzinfo=UTC), dt.datetime(2026, 6, 1, tzinfo=UTC)),
+        ("in the two weeks after the outage", dt.datetime(2026, 6, 11, tzinfo=UTC), dt.datetime(2026, 6, 25, tzinfo=UTC)),
+        ("the 3 days before the outage", dt.datetime(2026, 6, 7, tzinfo=UTC), dt.datetime(2026, 6, 10, tzinfo=UTC)),
+        ("the two months after the outage", dt.datetime(2026, 6, 11, tzinfo=UTC), dt.datetime(2026, 8, 11, tzinfo=UTC)),
     ],
 )
 def test_place_after_event(text: str, start: dt.datetime, end: dt.datetime) -> None:

@@ -627,6 +627,10 @@ def test_everyday_phrases(text: str, expected: tuple[dt.datetime, dt.datetime]) 
         # a week: the calendar week holding the anchor moved by N weeks
         ("the week before March 11, 2026", (U(2026, 3, 2), U(2026, 3, 9))),  # 2026-03-11 is a Wednesday
         ("two weeks after March 11, 2026", (U(2026, 3, 23), U(2026, 3, 30))),
+        # "the" N units: the days between, the anchor's day excluded
+        ("in the two weeks after March 11, 2026", (U(2026, 3, 12), U(2026, 3, 26))),
+        ("the 3 days before May 5", (U(2026, 5, 2), U(2026, 5, 5))),
+        ("the day before May 5", (U(2026, 5, 4), U(2026, 5, 5))),  # one: a day, as without "the"
         # a preposition applies to the whole
         ("since the day after March 3", (U(2026, 3, 4), OPEN_END)),
         ("after the day after March 3", (U(2026, 3, 5), OPEN_END)),

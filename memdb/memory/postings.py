@@ -690,6 +690,25 @@ def py_search(
     return Found(n, top, docs, [bm[i] for i in out], [u_tf[i] for i in out], dls, live_columns(chunks, docs))
 
 
+def _held_pointer(ffi: Any, view: bytes | memoryview) -> tuple[Any, Any]:
+    """(what to keep alive, a pointer to ``view``'s first byte) for a buffer kept between calls:
+    the buffer is taken of the ``bytes`` a memoryview shows, never of the memoryview itself. A
+    memoryview with a buffer held on it refuses the garbage collector's clear ("BufferError:
+    memoryview has 1 exported buffer"), and collecting a cache of such pairs, once its database
+    was dropped in a reference cycle, crashed the process
+    (test_a_dropped_database_with_kernel_buffers_is_collected_cleanly)."""
+    under = view.obj if isinstance(view, memoryview) else view
+    if not isinstance(under, bytes):  # a view of something else: a copy of its bytes
+        under, view = bytes(view), b""
+    base = ffi.from_buffer(under)
+    start = ffi.cast("const unsigned char *", base)
+    if isinstance(view, memoryview):  # its place in the bytes: a pointer taken and given back at once
+        probe = ffi.from_buffer(view)
+        start += int(ffi.cast("uintptr_t", probe)) - int(ffi.cast("uintptr_t", base))
+        ffi.release(probe)
+    return base, start
+
+
 def _c_search(
     blocks: Lists,
     idf: Sequence[float],
@@ -733,12 +752,12 @@ def _c_search(
     arrays = chunks.derived.get("kernel")
     if arrays is None:  # once per chunks object: they hold the buffers, which hold the chunks
         levels = [chunks.levels[c] if c < len(chunks.levels) else None for c in range(len(records))]
-        chunk_held = [ffi.from_buffer(c) if c else ffi.NULL for c in records]
-        level_held = [ffi.from_buffer(c) if c else ffi.NULL for c in levels]
+        chunk_held = [_held_pointer(ffi, c) if c else (None, ffi.NULL) for c in records]
+        level_held = [_held_pointer(ffi, c) if c else (None, ffi.NULL) for c in levels]
         arrays = chunks.derived["kernel"] = (
-            ffi.new("const unsigned char *[]", chunk_held or [ffi.NULL]),
+            ffi.new("const unsigned char *[]", [p for _, p in chunk_held] or [ffi.NULL]),
             ffi.new("size_t[]", [len(c) if c else 0 for c in records] or [0]),
-            ffi.new("const unsigned char *[]", level_held or [ffi.NULL]),
+            ffi.new("const unsigned char *[]", [p for _, p in level_held] or [ffi.NULL]),
             ffi.new("size_t[]", [len(c) if c else 0 for c in levels] or [0]),
             chunk_held,
             level_held,

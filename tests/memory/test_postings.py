@@ -689,3 +689,31 @@ def test_a_boost_list_lifts_its_document_over_an_equal_match() -> None:
         assert required.docs == [2] and required.total == 1  # REQUIRE: only the document in both
         ranked = fn(lists, [0.3, 0.5], chunks, params, NOW, None, None, None, 0, [P.RANK, P.MATCH])
         assert ranked.docs == [2] and ranked.tfs == [[one, one]]  # RANK alone matches nothing; it scores
+
+
+@needs_c
+def test_a_dropped_database_with_kernel_buffers_is_collected_cleanly(tmp_path: Path) -> None:
+    """The kernel keeps pointers to the owner's column chunks between calls. They were buffers
+    held over memoryviews, which refuse the garbage collector's clear ("BufferError: memoryview
+    has 1 exported buffer"): a process that upgraded a database and then asked it a question
+    died of a segmentation fault as it exited (``memdb ask`` returned -11). Run in a process of
+    its own, as such a crash would take the test run with it."""
+    import subprocess
+    import sys
+
+    import memdb
+
+    path = tmp_path / "db"
+    with memdb.open(path) as db:
+        mem = db.owner("ana")
+        for i in range(3):
+            mem.record("debug", f"Deploy {i} failed on the billing service", outcome="failure", tags=["deploy", "billing"])
+        db.globals["META"].set(("layout",), 14)  # an older layout: the next open upgrades it
+    done = subprocess.run(
+        [sys.executable, "-m", "memdb.cli", "ask", "--db", str(path), "--owner", "ana", "What happened with billing deploys?"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "BufferError" not in done.stderr, done.stderr[-500:]
+    assert "Deploy 2 failed" in done.stdout

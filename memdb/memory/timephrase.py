@@ -70,7 +70,8 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
 - Open bounds: ``since X`` from X's start and ``after X`` from X's end, both to ``OPEN_END``;
   ``before X`` (X excluded) and ``until|till|through X`` (X included) from ``OPEN_START``.
   Ranges: ``between X and Y``, ``from X to Y``, ``since X until Y``; a weekday, day or month
-  of Y without a year is the first one from X on.
+  of Y without a year is the first one from X on. ``from X`` alone is X ("everything from
+  November").
 
 By an event: ``before|after|since|until the|our... <up to four words>``, with or without a head
 (``the day|week|month before|after``, ``N days|weeks before|after``, ``the Tuesday before``):
@@ -985,8 +986,10 @@ def _place(
             if hi <= lo:
                 raise _Unclear("the range ends before it starts")
             return other.end(), (lo, hi)
-    if pre in ("from", "between"):
+    if pre == "between" or (pre == "from" and _atom(m, kind, text, cal, None) is not None):
         return None  # "notes from last week": the phrase is "last week"
+    if pre == "from":  # "everything from November", "from 2025": what needs a preposition has one
+        pre = None
     return m.end(), _bounded(a, b, relative, pre, cal)
 
 

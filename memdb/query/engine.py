@@ -138,6 +138,10 @@ _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and
     "partial": "partial", "partially": "partial",
 }  # fmt: skip
 
+# "What went well?", "what went badly?": how a thing went, said in two words, is its outcome
+_WENT_WELL = frozenset("well smoothly fine great".split())
+_HOW_IT_WENT = re.compile(r"\b(?:went|go|goes|gone|going)\s+(?P<how>well|smoothly|fine|great|badly|poorly|south|sideways)\b", re.IGNORECASE)
+
 
 # A hot match: its encoded (ts, id) tail, its index code (relevance level, outcome), its term postings.
 _Hits = Mapping[str, tuple[int, int]]  # term -> (tf, document length), the terms it holds
@@ -452,8 +456,11 @@ class OwnerQueries:
         # of an owner who records conversations alone, "a successful business" is words
         # (test_an_outcome_word_is_a_word_where_no_memory_has_an_outcome)
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
+        how = _HOW_IT_WENT.search(rest) if outcome is None else None  # "what went well?"
+        if how is not None:
+            outcome = "success" if how.group("how").lower() in _WENT_WELL else "failure"
         if outcome is not None and not self._records_outcomes(kinds):
-            outcome = None
+            outcome = how = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
         kind = next((w for w in pairs.values() if w in kinds and self._keeps_kind(w)), None)
@@ -461,6 +468,7 @@ class OwnerQueries:
             kind = FACT_KIND  # "what does Ana prefer?": the owner's facts, about whatever words remain
         dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
         dropped |= _OUTCOME_WORDS.keys() if outcome else frozenset()
+        dropped |= {how.group("how").lower()} if how is not None else frozenset()
         kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w != kind and w not in dropped}
         terms = tuple(kept)
         # A named tag filters when nothing but structure is asked ("what happened with Project

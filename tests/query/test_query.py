@@ -602,6 +602,8 @@ def test_tags_no_memory_has_together_are_asked_about_one_by_one(team: memdb.Memo
         ("What did we learn about the migration?", None, ("migration",)),
         ("What did they say about billing?", None, ()),
         ("What did the user ask about twilio?", None, ("user",)),
+        ("What went well with Project X?", "success", ()),  # how it went, in two words: its outcome
+        ("What went badly with the deploy?", "failure", ()),
     ],
 )
 def test_words_that_say_how_a_question_asks(team: memdb.Memory, question: str, outcome: str | None, words: tuple[str, ...]) -> None:

@@ -974,6 +974,19 @@ def test_ranges(text: str, expected: tuple[dt.datetime, dt.datetime]) -> None:
     assert rest == "notes please"
 
 
+@pytest.mark.parametrize(
+    ("text", "expected", "rest"),
+    [  # "from X" alone is X: it was a range's first half with no second, and "November" a word
+        ("everything from November", (U(2025, 11, 1), U(2025, 12, 1)), "everything"),
+        ("notes from 2025", (U(2025, 1, 1), U(2026, 1, 1)), "notes"),
+        ("notes from last week", (U(2026, 6, 8), U(2026, 6, 15)), "notes from"),  # read as ever: "last week" alone
+    ],
+)
+def test_from_alone_is_the_time_itself(text: str, expected: tuple[dt.datetime, dt.datetime], rest: str) -> None:
+    w, left = find_time_phrase(text, WED)
+    assert w is not None and (w.start, w.end) == expected and left == rest
+
+
 def test_from_without_an_end_is_not_a_bound() -> None:
     w, rest = find_time_phrase("notes from yesterday", WED)  # "from" names where the notes come from
     assert w is not None and w.phrase == "yesterday" and rest == "notes from"
@@ -1319,7 +1332,7 @@ _TABLES = [
     test_ignored_phrases, test_false_friends, test_phrases_anchored_to_a_day, test_an_anchor_that_is_no_day_reads_as_before,
     test_an_anchored_phrase_ahead_of_now_is_ignored, test_parts_and_days_of_the_month, test_what_is_no_part_or_day_of_the_month,
     test_a_relative_phrase_is_placed_as_of_a_day_the_question_names, test_what_is_not_placed_as_of_a_day,
-    test_quarters_and_half_years, test_what_is_no_quarter,
+    test_quarters_and_half_years, test_what_is_no_quarter, test_from_alone_is_the_time_itself,
 ]  # fmt: skip
 
 

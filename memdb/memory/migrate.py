@@ -42,7 +42,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     drops negated auxiliaries whole, where "won't" made the term "won", and makes the past forms
     of common irregular verbs their verb's term, "bought" "buy": ``memdb.memory.text``; layout 15
     reads the told windows again, as a deadline, "by September", and a day ahead in a clause
-    about the future, "we'll meet on Friday", tell of no past day: ``timephrase.told_windows``).
+    about the future, "we'll meet on Friday", tell of no past day: ``timephrase.told_windows``,
+    and stems three-letter words ending in "y", where "fly" missed "flying": ``text.stem``).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs

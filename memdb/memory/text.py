@@ -115,11 +115,13 @@ def stem(word: str) -> str:
     "migration" -> "migrat", "parties" -> "parti". It joins the forms a question and a memory
     use differently ("migrate" and "migration"); on LoCoMo it raised memdb's evidence recall@10
     by about 0.01 over Porter's step 1 alone. Other scripts, words with digits and words of three
-    letters or fewer ("aws", "ios") pass unchanged.
+    letters or fewer ("aws", "ios") pass unchanged, but for a three-letter word ending in "y"
+    ("fly", "try"), whose longer forms Snowball makes "fli" and "tri" ("flying", "tries"):
+    unstemmed, "when did I fly?" missed "I'm flying".
 
     Applied until nothing changes, so a stem is its own stem ("universe" -> "univers" ->
     "univer" both ways): the index terms of a text are stable when the text is its terms."""
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+    if (len(word) <= 3 and not (len(word) == 3 and word[2] == "y")) or not word.isascii() or not word.isalpha():
         return word
     stemmer = getattr(_SNOWBALL, "stemmer", None)
     if stemmer is None:

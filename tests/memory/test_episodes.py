@@ -951,6 +951,23 @@ def test_upgrade_layout_drops_the_won_of_a_layout_13_wont(tmp_path: Path, clock:
         assert [m.episode.id for m in db.owner("ana").recall(text="won")] == [won.id]
 
 
+def test_upgrade_layout_stems_a_layout_14_fly(tmp_path: Path, clock: Clock) -> None:
+    """Layout 15 stems three-letter words ending in "y": layout 14 kept "fly" whole, where
+    "flying" was "fli", so "when did I fly?" missed "I'm flying". The upgrade rebuilds the terms."""
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        mem = db.owner("ana")
+        flew = mem.record("routine", "We fly to Lisbon on the red-eye", outcome="success")
+        g = db.globals
+        with db.transaction():  # "fly" as layout 14 indexed it
+            doc = int(g["EPDN"][("ana", flew.id)])
+            g["EPX"].set(("ana", "fly", doc), encode_block([doc], [3], 15))
+            g["META"].set(("layout",), 14)
+        assert not db.check().ok
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+        assert [m.episode.id for m in db.owner("ana").recall(text="flying")] == [flew.id]
+
+
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(["add", "add", "delete", "feedback", "result"]), owners, st.integers(0, 50)), max_size=25))
 def test_indexes_agree_after_random_writes_and_deletes(tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, str, int]]) -> None:

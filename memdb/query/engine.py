@@ -75,7 +75,7 @@ from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
-from memdb.memory.text import normalize_tag, stem, terms_and_words, tokenize
+from memdb.memory.text import STOPWORDS, normalize_tag, stem, terms_and_words, tokenize
 from memdb.memory.timephrase import (
     OPEN_END,
     OPEN_START,
@@ -118,6 +118,17 @@ _BY_RELEVANCE: dict[str, float] = {"text_level": _RECENCY_LEVEL, "text_weight": 
 _LEVEL_OF_CODE = tuple(code >> 2 for code in range(MAX_CODE + 1))
 _FEW = 48  # up to this many matches, _Column.best bounds them all at once rather than walking the levels
 _EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("after the deploy")
+_ORDERED_READ = 10_000  # matches put in time order at most ("the last three deploys"); past it, ranked as usual
+# "the last three deploys", "the first failure", "the last time we deployed": the newest (oldest)
+# matches in time order, as many as said, one for a singular noun
+_ORDER_ASKED = re.compile(
+    r"\b(?:the|my|our|your|his|her|their)\s+(?P<which>last|latest|most\s+recent|newest|first|earliest|oldest)"
+    r"(?:\s+(?P<n>\d{1,2}|two|three|four|five|six|seven|eight|nine|ten))?\s+(?=(?P<noun>[^\W\d_]+))",
+    re.IGNORECASE,
+)
+_OLDEST = frozenset("first earliest oldest".split())
+_NOT_ORDERED = frozenset("half part one ones".split())  # "the first half of September": a time, not an order
+_COUNTS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten".split(), 1)}
 _QUESTION_WORDS = frozenset(
     stem(w)
     for w in """what happened happen happens did do does done tell show give list find get any anything everything
@@ -449,6 +460,7 @@ class OwnerQueries:
             window, rest, anchor = anchored
             second, rest, ignored = read_time_phrases(rest, at, settings.week_starts_on, settings.timezone)
             ignored = (second.phrase, *ignored) if second is not None else ignored
+        order, count, rest = _order_asked(rest)
         tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
         kinds = set(self._layer.settings.typed_kinds)
@@ -508,6 +520,8 @@ class OwnerQueries:
             ignored=ignored,
             told=window is not None,
             anchor=anchor,
+            order=order,
+            count=count,
         )
 
     def _event_window(
@@ -793,7 +807,11 @@ class OwnerQueries:
             # "Did the deploy fail?": the failures answer, and the note tells of the attempts that
             # went otherwise, so one that worked after them is never hidden (_other_outcomes)
             otherwise = self._other_outcomes(q) if widen_tags and q.outcome and _asks_yes_or_no(interp.question or "") else ""
-            ranked = self._rank(q, found, at, offset + limit)[offset:]
+            shown = min(limit, interp.count) if interp.count else limit
+            ordered = self._in_time_order(q, interp.order, offset + shown) if interp.order and found.total else None
+            if interp.order and found.total and ordered is None:  # too many, or none holds every word: ranked, and said so
+                interp = replace(interp, order="", count=None, ignored=(*interp.ignored, f"{interp.order} first"))
+            ranked = ordered[offset:] if ordered is not None else self._rank(q, found, at, offset + limit)[offset:]
             memories = self._memories(ranked)
             # The note and ``found`` follow the match count, not what is shown: with ``limit=0``
             # matches still exist (test_limit_zero_reports_the_matches).
@@ -807,6 +825,36 @@ class OwnerQueries:
         if memories:
             self._layer.tracker.touch(self.name, [m.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
+
+    def _in_time_order(self, q: _Query, order: str, keep: int) -> list[_Ranked] | None:
+        """The ``keep`` newest (oldest) matches of ``q`` with an outcome and every word of it, in
+        that order ("the last three deploys"), or None when more than ``_ORDERED_READ`` match or
+        none is such a memory. Read in the query's snapshot."""
+        found = self._matches(q, cap=_ORDERED_READ + 1)
+        if q.told:
+            found = self._with_told(q, found)
+        if len(found.hot) + len(found.archived) > _ORDERED_READ:
+            return None
+        # Memories with an outcome, as an event is found (_event_window): a typed episode is
+        # recorded as the thing happens, where an exchange is talk, and the first turn to mention
+        # a tournament is no first tournament. Of words, those holding every one: the first
+        # memory to say "video" is not the first video game tournament.
+        every = set(q.terms)
+        when: list[tuple[int, str, bytes | None, dict[str, Any] | None, _Hits]] = [
+            (tail_ts(tail), tail_id(tail), tail[-ID_TAIL_BYTES:], None, hits)
+            for tail, code, hits in found.hot
+            if OUTCOME_OF_CODE[code & 3] and every <= hits.keys()
+        ]
+        when += [(ts_micros(h["ts"]), eid, None, h, hits) for eid, h, hits in found.archived if h.get("outcome") and every <= hits.keys()]
+        if not when:
+            return None
+        when.sort(key=lambda w: (w[0], w[1]), reverse=order == "newest")
+        out: list[_Ranked] = []
+        for _, eid, subscript, header, hits in when[:keep]:
+            h = header if header is not None else self._layout.states.get((self.name, eid))
+            if h is not None:
+                out.append((eid, h, 0.0, partial(_why, q, h, hits, 0.0), subscript))
+        return out
 
     def _found(self, q: _Query, keep: int, at: dt.datetime) -> _Found:
         """The matches of ``q`` that can reach the top ``keep``, with the told ones when asked."""
@@ -1584,6 +1632,21 @@ def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
     order = sorted(range(len(hot)), key=lambda i: hot[i][0])  # tails sort by (ts, id)
     column = _Column([hot[i][0] for i in order], [hot[i][1] for i in order], 0)
     return sorted(order[j] for j in column.best(now_us, limit))  # hot's order, so ties rank as in a full scan
+
+
+def _order_asked(text: str) -> tuple[str, int | None, str]:
+    """Whether ``text`` asks for the newest or oldest matches ("the last three deploys", "the
+    first failure"): ("newest" | "oldest" | "", how many or None, the text without those words)."""
+    asked = _ORDER_ASKED.search(text)
+    if asked is None or asked.group("noun").lower() in STOPWORDS or asked.group("noun").lower() in _NOT_ORDERED:
+        return "", None, text
+    order = "oldest" if asked.group("which").lower() in _OLDEST else "newest"
+    noun, n = asked.group("noun").lower(), asked.group("n")
+    if n:
+        count: int | None = int(n) if n.isdigit() else _COUNTS[n.lower()]
+    else:  # "the last deploy" is one; "the last deploys" are as many as the limit
+        count = None if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else 1
+    return order, count or None, text[: asked.start("which")] + text[asked.end() :]
 
 
 def _found_note(interp: Interpretation, total: int, shown: int | str, together: tuple[str, ...] = (), otherwise: str = "") -> str:

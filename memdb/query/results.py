@@ -37,6 +37,8 @@ class Interpretation:
     include_superseded: bool = False  # earlier versions of corrected episodes match too
     told: bool = False  # the window also holds episodes recorded outside it whose text tells of a time in it
     anchor: str = ""  # ask: the memory a window given by an event ("after the outage") was placed at
+    order: str = ""  # ask: "newest" or "oldest" when the question asks for the last or first matches
+    count: int | None = None  # ask: how many of them ("the last three deploys"), else the limit
 
     def __str__(self) -> str:
         parts = []
@@ -60,6 +62,8 @@ class Interpretation:
             if self.boost_tags:
                 text += " or tags " + ", ".join(self.boost_tags)
             parts.append(text)
+        if self.order:
+            parts.append(f"{self.order} first" + (f", {self.count}" if self.count else ""))
         if self.include_archived:
             parts.append("including archived")
         if self.include_superseded:

@@ -239,7 +239,8 @@ class Memory:
         include_superseded: bool = False,
     ) -> RecallResult:
         """Answer a plain-language question: time phrases become a window (also one given by an
-        event, "after the outage", placed at the newest memory of it), known tags become
+        event, "after the outage", placed at the newest memory of it; "the last three deploys"
+        asks for the newest, in time order), known tags become
         tag filters, outcome words an outcome filter (in a yes-or-no question, "Did the deploy
         fail?", the note tells of the attempts that went otherwise), preference words the owner's facts, and
         the rest ranks by text (archived episodes too, through what stays hot of them, with

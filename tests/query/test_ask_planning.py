@@ -69,3 +69,38 @@ def test_phrases_name_tags_whether_the_owner_has_few_tags_or_many(qdb: memdb.Dat
     if others:
         r = mem.ask("Anything on topic 7?")
         assert r.interpretation.tags == ("topic-7",) and [m.episode.summary for m in r] == ["note 7"]
+
+
+# --- "the last three deploys": the newest (oldest) memories, in time order -----------------------
+
+
+def test_the_last_and_the_first_are_the_newest_and_the_oldest(team: memdb.Memory) -> None:
+    last = team.ask("What was the last deploy failure?")
+    assert (last.interpretation.order, last.interpretation.count) == ("newest", 1)
+    assert [m.episode.summary for m in last] == ["Deploy failed again: migration lock"]
+    first = team.ask("What was the first deploy failure?")
+    assert [m.episode.summary for m in first] == ["Deploy of Project X failed: migration locked the users table"]
+    two = team.ask("How did the last two Project X memories go?")  # two: as many as said, newest first
+    assert [m.episode.ts for m in two] == [at(29, 8), at(25, 16)] and "newest first, 2" in str(two.interpretation)
+    several = team.ask("What were the latest deploys?")  # a plural without a number: as many as the limit
+    assert several.interpretation.count is None and [m.episode.ts for m in several] == [at(29, 8), at(23, 10)]
+    assert "three" not in str(team.ask("How did the last three deploys go?").interpretation)  # a count, not a word
+
+
+def test_talk_is_not_put_in_time_order(qdb: memdb.Database) -> None:
+    """As for an event (test_event_anchors): an exchange is recorded when something is said,
+    so the first turn to mention a tournament is no first tournament; ranked as usual, and said."""
+    mem = qdb.owner("ana")
+    mem.record("exchange", "Nate said the video game tournament is next week", ts=at(2))
+    won = mem.record("exchange", "Nate: I won my first video game tournament!", ts=at(9))
+    r = mem.ask("When did Nate win his first video game tournament?")
+    assert r.interpretation.order == "" and r.interpretation.ignored == ("oldest first",)
+    assert r.memories[0].id == won.id
+
+
+def test_too_many_to_order_are_ranked_and_said(team: memdb.Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memdb.query import engine
+
+    monkeypatch.setattr(engine, "_ORDERED_READ", 1)
+    r = team.ask("What was the last deploy failure?")
+    assert r.interpretation.ignored == ("newest first",) and r.found and len(r.memories) == 2

@@ -74,7 +74,9 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   November").
 
 By an event: ``before|after|since|until the|our... <up to four words>``, with or without a head
-(``the day|week|month before|after``, ``N days|weeks before|after``, ``the Tuesday before``):
+(``the day|week|month before|after``, ``N days|weeks before|after``, ``the Tuesday before``), or
+a range of two (``between the X and the Y``, ``since the X until the Y``; not after a word of
+comparison, "the difference between the client and the server"):
 ``find_event_anchor`` reads the words, the query layer finds the event, and ``place_after_event``
 places the window from its time (before it, the event excluded; until it, included; after it;
 since it, included; a head as from a day, in the event's local day).
@@ -350,8 +352,10 @@ class EventAnchor(NamedTuple):
     span: tuple[int, int]  # of the whole phrase in the text
     phrase: str  # "the day before the v2.4 release"
     event: str  # "the v2.4 release": what to find the event by
-    direction: str  # before, after, since or until
+    direction: str  # before, after, since or until; between when a second event ends a range
     head: _Head | None  # "the day", "two weeks", "the Tuesday"; None for an open bound
+    end_event: str | None = None  # a range's second event: "between the outage and the SSO launch"
+    end_direction: str = "until"  # until (the second event included) or before (excluded)
 
 
 _EVENT_WORD = r"\w(?:[\w'’.-]*\w)?"
@@ -362,7 +366,13 @@ _EVENT_STOP = (
 )
 _EVENT = re.compile(
     rf"\b(?:(?:on|in|during)\s+)?(?:(?P<the>the\s+)?(?:(?P<n>{_NUM})\s+(?P<nu>days?|weeks?|months?)|(?P<u>day|week|month)|(?P<wd>{_WD}))\s+)?"
-    r"(?P<dir>before|after|since|until|till|prior\s+to)\s+(?P<det>the|my|our|your|his|her|their)\s+"
+    r"(?P<dir>before|after|since|until|till|prior\s+to|between)\s+(?P<det>the|my|our|your|his|her|their)\s+"
+    rf"(?P<event>{_EVENT_WORD}(?:\s+(?!(?:{_EVENT_STOP})\b){_EVENT_WORD}){{0,3}})",
+    re.IGNORECASE,
+)
+# The second half of a range of events: "... and the SSO launch", "... until the outage"
+_EVENT_END = re.compile(
+    r",?\s+(?:(?P<conn>and|to|until|till|through|before)\s+)(?:(?P<dir2>before|until|till)\s+)?(?P<det>the|my|our|your|his|her|their)\s+"
     rf"(?P<event>{_EVENT_WORD}(?:\s+(?!(?:{_EVENT_STOP})\b){_EVENT_WORD}){{0,3}})",
     re.IGNORECASE,
 )
@@ -370,15 +380,23 @@ _EVENT_TIME_WORDS = frozenset(
     "day days week weeks weekend month months year years morning afternoon evening night time times moment hour hours".split()
 )
 _QUALIFIERS = frozenset("last this next previous past coming".split())
-_EVENT_HINT = re.compile(r"\b(?:before|after|since|until|till|prior\s+to)\s", re.IGNORECASE)
+_EVENT_HINT = re.compile(r"\b(?:before|after|since|until|till|prior\s+to|between)\s", re.IGNORECASE)
+# "the difference between the client and the server": a comparison, not a time between two events
+_COMPARED = frozenset(
+    """difference differences compare compared comparing comparison choose chose choosing choice decide decided deciding
+    relationship link links connection connections gap distance split agreement contract tradeoff tradeoffs conflict
+    conflicts balance pick picked""".split()
+)
 
 
 def find_event_anchor(text: str, now: dt.datetime, week_start: int = 0, timezone: str | dt.tzinfo = "UTC") -> EventAnchor | None:
     """The first phrase of ``text`` that gives a time by an event: before, after, since or until
     "the|my|our..." and up to four words ("after the outage", "since our last deploy"),
     optionally after a head ("the day|week|month before", "two days after", "the Tuesday
-    before"). None when there is none, or when what follows is itself a time ("after the
-    weekend", "before the end of May": ``read_time_phrases`` reads those)."""
+    before"), or a range of two ("between the outage and the SSO launch", "since the v2.4
+    release until the outage"; not after a word of comparison: "the difference between the
+    client and the server"). None when there is none, or when what follows is itself a time
+    ("after the weekend", "before the end of May": ``read_time_phrases`` reads those)."""
     if _EVENT_HINT.search(text) is None:  # most questions: one search, no scan
         return None
     cal = _Calendar(now, _zone(timezone), week_start)
@@ -390,23 +408,59 @@ def find_event_anchor(text: str, now: dt.datetime, week_start: int = 0, timezone
         if has_head and direction not in ("before", "after"):
             continue  # "the day since": no such phrase
         start, end = m.start("event"), m.end("event")
-        if any(lo < end and start < hi for lo, hi in times) or not _EVENT_TIME_WORDS.isdisjoint(m.group("event").lower().split()):
+        if not _an_event(text, start, end, times):
             continue  # "after the weekend", "before the 5th", "after the other day": a time, not an event
+        second = _EVENT_END.match(text, end) if not has_head and direction in ("between", "since", "after") else None
+        if second is not None and not _an_event(text, second.start("event"), second.end("event"), times):
+            second = None
+        if direction == "between" and (second is None or second.group("conn").lower() != "and" or _compares(text, m.start("dir"))):
+            continue  # "between the outage" alone is no phrase, nor "the difference between X and Y"
         head = _head(m) if has_head else None
         phrase_start = m.start() if has_head else m.start("dir")  # an open bound starts at its word
         direction = "before" if direction == "prior to" else direction
+        if second is not None:
+            end = second.end("event")
+            closing = "before" if "before" in (second.group("conn").lower(), (second.group("dir2") or "").lower()) else "until"
+            return EventAnchor(
+                (phrase_start, end), text[phrase_start:end], text[m.start("det") : m.end("event")], direction, None,
+                text[second.start("det") : end], closing,
+            )  # fmt: skip
         return EventAnchor((phrase_start, end), text[phrase_start:end], text[m.start("det") : end], direction, head)
     return None
 
 
+def _compares(text: str, at: int) -> bool:
+    """Whether "between" at ``at`` follows a word of comparison within the three words before it."""
+    return not _COMPARED.isdisjoint(w.lower() for w in _WORDS.findall(text, max(at - 40, 0), at)[-3:])
+
+
+def _an_event(text: str, start: int, end: int, times: list[tuple[int, int]]) -> bool:
+    """Whether the words at ``start:end`` can name an event: no time phrase overlaps them and
+    they hold no word of time ("the weekend", "the 5th", "the other day")."""
+    return not any(lo < end and start < hi for lo, hi in times) and _EVENT_TIME_WORDS.isdisjoint(text[start:end].lower().split())
+
+
 def place_after_event(
-    anchor: EventAnchor, event_at: dt.datetime, now: dt.datetime, week_start: int = 0, timezone: str | dt.tzinfo = "UTC"
-) -> TimeWindow:
-    """The window ``anchor`` gives once its event is placed at ``event_at``: before it (the event
-    excluded), until it (included), after it, since it (included); with a head, the day, week or
-    month it names from the event's local day ("the day after the outage")."""
+    anchor: EventAnchor,
+    event_at: dt.datetime,
+    now: dt.datetime,
+    week_start: int = 0,
+    timezone: str | dt.tzinfo = "UTC",
+    end_at: dt.datetime | None = None,
+) -> TimeWindow | None:
+    """The window ``anchor`` gives once its event is placed at ``event_at`` (and a range's second
+    at ``end_at``): before it (the event excluded), until it (included), after it, since it
+    (included), between or from one to the other (the first included, the second as its word
+    says); with a head, the day, week or month it names from the event's local day ("the day
+    after the outage"). None for a range that ends before it starts."""
     cal = _Calendar(now, _zone(timezone), week_start)
     at = event_at.astimezone(UTC)
+    if anchor.end_event is not None:
+        if end_at is None:
+            raise ValidationError(f"{anchor.phrase!r}: a range of events needs the time of its second, {anchor.end_event!r}")
+        start = at + US if anchor.direction == "after" else at
+        end = end_at.astimezone(UTC) + (US if anchor.end_direction == "until" else dt.timedelta(0))
+        return TimeWindow(start, end, anchor.phrase, cal.zone) if start < end else None
     if anchor.head is not None:
         start, end = _from_day(at.astimezone(cal.zone).date(), anchor.head, cal)
     elif anchor.direction == "before":

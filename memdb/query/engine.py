@@ -458,8 +458,11 @@ class OwnerQueries:
             anchor = ""
         else:  # "what happened after the outage?": a query holds one window, so another phrase is ignored
             window, rest, anchor = anchored
+            other = find_event_anchor(rest, at, settings.week_starts_on, settings.timezone)
+            if other is not None:
+                rest = rest[: other.span[0]] + rest[other.span[1] :]
             second, rest, ignored = read_time_phrases(rest, at, settings.week_starts_on, settings.timezone)
-            ignored = (second.phrase, *ignored) if second is not None else ignored
+            ignored = (*((other.phrase,) if other else ()), *((second.phrase,) if second else ()), *ignored)
         order, count, rest = _order_asked(rest)
         tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
@@ -536,7 +539,33 @@ class OwnerQueries:
         anchor = find_event_anchor(question, at, settings.week_starts_on, settings.timezone)
         if anchor is None:
             return None
-        event = self._interpret(anchor.event, at, include_archived, include_superseded)
+        first = self._event_moment(anchor.event, at, include_archived, include_superseded)
+        last = self._event_moment(anchor.end_event, at, include_archived, include_superseded) if anchor.end_event else None
+        if first is None or (anchor.end_event and last is None):
+            return None
+        window = place_after_event(
+            anchor, from_micros(first[0]), at, settings.week_starts_on, settings.timezone, from_micros(last[0]) if last else None
+        )
+        if window is None:
+            return None  # a range that ends before it starts: the words are read as words
+        told = "; ".join(self._event_told(moment, window.zone) for moment in (first, last) if moment is not None)
+        start, end = anchor.span
+        return window, question[:start] + question[end:], told
+
+    def _event_told(self, moment: tuple[int, str, str, int, bool], zone: dt.tzinfo) -> str:
+        """What the interpretation says of an event: its words, its memory's summary, its time."""
+        ts_us, words, summary, n, capped = moment
+        local = from_micros(ts_us).astimezone(zone)
+        shown_summary = summary if len(summary) <= 60 else summary[:59].rstrip() + "…"
+        among = f", the newest of {'at least ' if capped else ''}{n} matching" if n > 1 else ""
+        return f"{words} = {shown_summary!r} of {day_of(local)} {local:%H:%M}{among}"
+
+    def _event_moment(
+        self, words: str, at: dt.datetime, include_archived: bool, include_superseded: bool
+    ) -> tuple[int, str, str, int, bool] | None:
+        """The newest memory with an outcome holding everything ``words`` ask: (its time, the
+        words, its summary, how many such memories, whether that count stopped at the cap)."""
+        event = self._interpret(words, at, include_archived, include_superseded)
         if event.window or event.unmatched or not (event.tags or event.boost_tags or event.terms or event.kind or event.outcome):
             return None
         q = self._compile(replace(event, tags=event.tags + event.boost_tags, boost_tags=(), rank_terms=(), terms_required=True))
@@ -553,14 +582,7 @@ class OwnerQueries:
         header = self._layout.states.get((self.name, eid)) or {}
         record = self._layout.record_of(self.name, eid) if header.get("status") != "archived" else None
         summary = str((record or {}).get("summary") or header.get("one_line") or eid)
-        window = place_after_event(anchor, from_micros(ts_us), at, settings.week_starts_on, settings.timezone)
-        local = from_micros(ts_us).astimezone(window.zone)
-        shown_summary = summary if len(summary) <= 60 else summary[:59].rstrip() + "…"
-        n = len(moments)
-        among = f", the newest of {'at least ' if len(found.hot) >= _EVENTS_READ else ''}{n} matching" if n > 1 else ""
-        told = f"{anchor.event} = {shown_summary!r} of {day_of(local)} {local:%H:%M}{among}"
-        start, end = anchor.span
-        return window, question[:start] + question[end:], told
+        return ts_us, words, summary, len(moments), len(found.hot) >= _EVENTS_READ
 
     @_timed
     def history(

@@ -39,6 +39,7 @@ US = dt.timedelta(microseconds=1)
         ("two weeks after our launch party", "two weeks after our launch party", "our launch party", "after"),
         ("the month before the audit", "the month before the audit", "the audit", "before"),
         ("Did anything fail after the migration to Postgres 16?", "after the migration", "the migration", "after"),  # "to" ends it
+        ("between the outage and the SSO launch", "between the outage and the SSO launch", "the outage", "between"),
     ],
 )
 def test_an_event_phrase_is_read(text: str, phrase: str, event: str, direction: str) -> None:
@@ -58,6 +59,11 @@ def test_an_event_phrase_is_read(text: str, phrase: str, event: str, direction: 
         "what happened after lunch",  # no determiner: too loose to be an event
         "the day since the outage",  # a head only before or after
         "What happened last week?",
+        "from the start",  # a range's first half alone
+        "between the outage",
+        "from the outage to the launch",  # "from the client to the server" is no time
+        "What is the difference between the client and the server?",  # a comparison
+        "Why did we choose between the old cluster and the new one?",
     ],
 )
 def test_what_is_no_event_phrase(text: str) -> None:
@@ -90,6 +96,22 @@ def test_place_after_event(text: str, start: dt.datetime, end: dt.datetime) -> N
     assert anchor is not None
     w = place_after_event(anchor, EVENT, NOW)
     assert (w.start, w.end, w.phrase) == (start, end, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "closing"),
+    [
+        ("between the outage and the launch", EVENT, EVENT + dt.timedelta(days=2) + US, "until"),  # both included
+        ("since the outage until the launch", EVENT, EVENT + dt.timedelta(days=2) + US, "until"),
+        ("after the outage and before the launch", EVENT + US, EVENT + dt.timedelta(days=2), "before"),  # neither
+    ],
+)
+def test_a_range_of_two_events(text: str, start: dt.datetime, end: dt.datetime, closing: str) -> None:
+    anchor = find_event_anchor(text, NOW)
+    assert anchor is not None and (anchor.event, anchor.end_event, anchor.end_direction) == ("the outage", "the launch", closing)
+    w = place_after_event(anchor, EVENT, NOW, end_at=EVENT + dt.timedelta(days=2))
+    assert w is not None and (w.start, w.end) == (start, end)
+    assert place_after_event(anchor, EVENT, NOW, end_at=EVENT - dt.timedelta(days=2)) is None  # it ends before it starts
 
 
 @given(
@@ -180,6 +202,17 @@ def test_an_event_no_memory_holds_reads_as_words(qdb: memdb.Database, ops: dict[
     r = qdb.owner("ana").ask("What happened after the kubernetes upgrade?")
     assert r.interpretation.anchor == "" and r.interpretation.window is None and not r.found
     assert "kubernetes" in r.interpretation.unmatched
+
+
+def test_between_two_events(qdb: memdb.Database, ops: dict[str, str]) -> None:
+    mem = qdb.owner("ana")
+    r = mem.ask("What happened between the outage and the billing deploy?", limit=10)
+    assert _ids(r) == {ops[k] for k in ("outage", "after", "deploy1")}
+    assert "the billing deploy = 'Deploy of the billing service' of 2026-06-15 12:00" in r.interpretation.anchor
+    backwards = mem.ask("What happened between the billing deploy and the outage?")  # ends before it starts: words
+    assert backwards.interpretation.anchor == ""
+    second = mem.ask("What happened before the outage after the billing deploy?")
+    assert second.interpretation.ignored == ("after the billing deploy",) and _ids(second) == {ops["before"]}
 
 
 def test_a_second_time_phrase_beside_an_event_is_ignored(qdb: memdb.Database, ops: dict[str, str]) -> None:

@@ -118,6 +118,9 @@ _BY_RELEVANCE: dict[str, float] = {"text_level": _RECENCY_LEVEL, "text_weight": 
 _LEVEL_OF_CODE = tuple(code >> 2 for code in range(MAX_CODE + 1))
 _FEW = 48  # up to this many matches, _Column.best bounds them all at once rather than walking the levels
 _EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("after the deploy")
+_DAY_US = 86_400 * 1_000_000
+_EVENT_SPANS = (_DAY_US, 7 * _DAY_US, 31 * _DAY_US, 366 * _DAY_US, 3653 * _DAY_US, None)  # back from now
+_EARLIEST_US, _LATEST_US = -(2**62), 2**62  # bounds of a halving over all time (times are int64 microseconds)
 _ORDERED_READ = 10_000  # matches put in time order at most ("the last three deploys"); past it, ranked as usual
 # "the last three deploys", "the first failure", "the last time we deployed": the newest (oldest)
 # matches in time order, as many as said, one for a singular noun
@@ -563,26 +566,63 @@ class OwnerQueries:
     def _event_moment(
         self, words: str, at: dt.datetime, include_archived: bool, include_superseded: bool
     ) -> tuple[int, str, str, int, bool] | None:
-        """The newest memory with an outcome holding everything ``words`` ask: (its time, the
-        words, its summary, how many such memories, whether that count stopped at the cap)."""
+        """The newest memory with an outcome holding everything ``words`` ask (``_newest_event``):
+        (its time, the words, its summary, how many such memories were read, whether more may be)."""
         event = self._interpret(words, at, include_archived, include_superseded)
         if event.window or event.unmatched or not (event.tags or event.boost_tags or event.terms or event.kind or event.outcome):
             return None
         q = self._compile(replace(event, tags=event.tags + event.boost_tags, boost_tags=(), rank_terms=(), terms_required=True))
-        found = self._matches(q, cap=_EVENTS_READ)
-        # Every word ("the v2.4 release" is no release of v2.6, as history counts attempts), and
-        # only memories with an outcome: a typed episode is recorded as the thing happens, while
-        # an exchange is talk, recorded when it was said (about a race run last week, or a plan)
-        every = q.terms
-        moments = [(tail_ts(t), tail_id(t)) for t, code, hits in found.hot if OUTCOME_OF_CODE[code & 3] and all(w in hits for w in every)]
-        moments += [(ts_micros(h["ts"]), eid) for eid, h, hits in found.archived if h.get("outcome") and all(w in hits for w in every)]
-        if not moments:
+        newest = self._newest_event(q, ts_micros(at))
+        if newest is None:
             return None
-        ts_us, eid = max(moments)  # the newest: "the outage" of several is the latest one
+        (ts_us, eid), n, capped = newest
         header = self._layout.states.get((self.name, eid)) or {}
         record = self._layout.record_of(self.name, eid) if header.get("status") != "archived" else None
         summary = str((record or {}).get("summary") or header.get("one_line") or eid)
-        return ts_us, words, summary, len(moments), len(found.hot) >= _EVENTS_READ
+        return ts_us, words, summary, n, capped
+
+    def _newest_event(self, q: _Query, now_us: int) -> tuple[tuple[int, str], int, bool] | None:
+        """The newest match of ``q`` with an outcome and every word of it, as (ts, id), with how
+        many such matches the read that found it held and whether there may be more.
+
+        Matches are read back from now a span at a time (the last day, week, month, year, decade,
+        then all time), each read whole if it holds at most ``_EVENTS_READ``: the first span
+        holding one holds the newest. A span holding more is halved, its later half read first,
+        until a part is read whole, so the newest of any number is found (reads grow with the
+        matches newer than it that are no such memory, over ``_EVENTS_READ``).
+
+        Every word: "the v2.4 release" is no release of v2.6, as history counts attempts. Only
+        memories with an outcome: a typed episode is recorded as the thing happens, an exchange
+        is talk, recorded when it was said (of a race run last week, or of a plan)."""
+        every = set(q.terms)
+
+        def read(lo: int | None, hi: int | None) -> tuple[list[tuple[int, str]], bool]:
+            found = self._matches(replace(q, lo=lo, hi=hi), cap=_EVENTS_READ)
+            moments = [(tail_ts(t), tail_id(t)) for t, code, hits in found.hot if OUTCOME_OF_CODE[code & 3] and every <= hits.keys()]
+            moments += [(ts_micros(h["ts"]), eid) for eid, h, hits in found.archived if h.get("outcome") and every <= hits.keys()]
+            return moments, len(found.hot) >= _EVENTS_READ
+
+        def newest_in(lo: int, hi: int) -> tuple[tuple[int, str], int] | None:
+            moments, more = read(lo, hi)
+            if not more or hi - lo <= 1:  # (more than a read within a microsecond: the newest of those read)
+                return (max(moments), len(moments)) if moments else None
+            mid = (lo + hi) // 2
+            return newest_in(mid, hi) or newest_in(lo, mid)
+
+        hi: int | None = None  # nothing such lies at or after it
+        for span in _EVENT_SPANS:
+            lo = now_us - span if span is not None else None
+            moments, more = read(lo, hi)
+            if more:
+                found = newest_in(lo if lo is not None else _EARLIEST_US, hi if hi is not None else _LATEST_US)
+                if found is not None:
+                    return found[0], found[1], True
+            elif moments:
+                return max(moments), len(moments), lo is not None or hi is not None
+            if lo is None:
+                return None
+            hi = lo
+        return None
 
     @_timed
     def history(

@@ -182,13 +182,47 @@ def test_a_day_from_an_event(qdb: memdb.Database, ops: dict[str, str]) -> None:
 def test_the_event_is_the_newest_memory_with_an_outcome_holding_every_word(qdb: memdb.Database, ops: dict[str, str]) -> None:
     mem = qdb.owner("ana")
     r = mem.ask("What happened the day after the deploy?")
-    assert r.interpretation.anchor.endswith("of 2026-06-20 12:00, the newest of 2 matching")
+    assert r.interpretation.anchor.endswith("of 2026-06-20 12:00, the newest of at least 2 matching")  # of the last month read
     assert _ids(r) == {ops["fix"]}
     billing = mem.ask("What happened after the billing deploy?", limit=10)  # every word: the first deploy
     assert billing.interpretation.anchor.startswith("the billing deploy = 'Deploy of the billing service' of 2026-06-15")
     # an exchange is talk, recorded when said: "the offsite chat" only it holds anchors nothing
     chat = mem.ask("What happened after the offsite chat?")
     assert chat.interpretation.anchor == "" and chat.interpretation.window is None
+
+
+def test_the_newest_of_more_events_than_one_read_holds(qdb: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Matches are read a span at a time back from now (a day, a week, a month...), so the newest
+    of many is found however many there are: with reads of two, five deploys over five months."""
+    from memdb.query import engine
+
+    monkeypatch.setattr(engine, "_EVENTS_READ", 2)
+    mem = qdb.owner("ana")
+    for month in (1, 2, 3, 4, 5):
+        mem.record("sprint", f"Deploy {month} of the API", outcome="success", tags=["deploy"], ts=at(3, month=month))
+    r = mem.ask("What happened after the deploy?")
+    assert r.interpretation.window is not None and r.interpretation.window.start == at(3, month=5) + US
+    assert "'Deploy 5 of the API'" in r.interpretation.anchor
+
+
+@pytest.mark.parametrize("read", [1, 2, 3, 1_000])
+def test_the_newest_event_equals_a_brute_force_scan(qdb: memdb.Database, monkeypatch: pytest.MonkeyPatch, read: int) -> None:
+    """Seeded times over three years, talk about deploys newer than any deploy (never an event),
+    reads of one to a thousand matches: the anchor is the newest deploy a scan finds."""
+    import random
+
+    from memdb.query import engine
+
+    monkeypatch.setattr(engine, "_EVENTS_READ", read)
+    rng = random.Random(read)
+    mem = qdb.owner("ana")
+    times = [NOW - dt.timedelta(seconds=rng.randrange(1, 3 * 365 * 86_400)) for _ in range(12)]
+    for i, ts in enumerate(times):
+        mem.record("sprint", f"Deploy number {i}", outcome=rng.choice(["success", "failure"]), tags=["deploy"], ts=ts)
+    for h in range(5):  # talk after the newest deploy: matches that are no event
+        mem.record("exchange", "We talked about the deploy again", tags=["deploy"], ts=max(times) + dt.timedelta(hours=h + 1))
+    r = mem.ask("What happened after the deploy?")
+    assert r.interpretation.window is not None and r.interpretation.window.start == max(times) + US
 
 
 def test_another_owner_event_never_anchors(qdb: memdb.Database, ops: dict[str, str]) -> None:

@@ -380,6 +380,7 @@ _EVENT_TIME_WORDS = frozenset(
     "day days week weeks weekend month months year years morning afternoon evening night time times moment hour hours".split()
 )
 _QUALIFIERS = frozenset("last this next previous past coming".split())
+_EVENT_WORDS = ("before", "after", "since", "until", "till", "prior", "between")
 _EVENT_HINT = re.compile(r"\b(?:before|after|since|until|till|prior\s+to|between)\s", re.IGNORECASE)
 # "the difference between the client and the server": a comparison, not a time between two events
 _COMPARED = frozenset(
@@ -397,11 +398,13 @@ def find_event_anchor(text: str, now: dt.datetime, week_start: int = 0, timezone
     release until the outage"; not after a word of comparison: "the difference between the
     client and the server"). None when there is none, or when what follows is itself a time
     ("after the weekend", "before the end of May": ``read_time_phrases`` reads those)."""
-    if _EVENT_HINT.search(text) is None:  # most questions: one search, no scan
+    folded = text.lower()
+    if not any(w in folded for w in _EVENT_WORDS) or _EVENT_HINT.search(text) is None:  # most questions: substring tests
         return None
-    cal = _Calendar(now, _zone(timezone), week_start)
-    times = [span for _, span in _scan_windows(text, cal)]  # (not what is unclear: "since the offsite" is an event)
+    times: list[tuple[int, int]] | None = None  # the time phrases' spans, read when a phrase is first found
     for m in _EVENT.finditer(text):
+        if times is None:  # (not what is unclear: "since the offsite" is an event)
+            times = [span for _, span in _scan_windows(text, _Calendar(now, _zone(timezone), week_start))]
         direction = " ".join(m.group("dir").lower().split())
         # "last week after the outage": "last week" is a time of its own, not a head
         has_head = bool(m.group("n") or m.group("u") or m.group("wd")) and _previous_word(text, m.start()) not in _QUALIFIERS

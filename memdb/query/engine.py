@@ -130,6 +130,7 @@ _ORDER_ASKED = re.compile(
     re.IGNORECASE,
 )
 _OLDEST = frozenset("first earliest oldest".split())
+_ORDER_WORDS = ("last", "latest", "recent", "newest", "first", "earliest", "oldest")
 _NOT_ORDERED = frozenset("half part one ones".split())  # "the first half of September": a time, not an order
 _COUNTS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten".split(), 1)}
 _QUESTION_WORDS = frozenset(
@@ -449,8 +450,15 @@ class OwnerQueries:
 
     def _records_outcomes(self, kinds: Iterable[str]) -> bool:
         """Whether the owner keeps memories with an outcome: hot ones of a typed kind, or any
-        archived memory (only its header says its kind; counting it keeps the filter)."""
-        return any(self._keeps_kind(k) for k in kinds) or bool(self._layout.stats.get((self.name, "archived"), 0))
+        archived memory (only its header says its kind; counting it keeps the filter). Kept in
+        ``TextIndex.memo`` (archiving rewrites a column, so a new stamp drops it)."""
+        kinds = tuple(kinds)
+        memo = self._layout.text.memo(self.name)
+        return _remembered(
+            memo,
+            ("records outcomes", *kinds),
+            lambda: any(self._keeps_kind(k) for k in kinds) or bool(self._layout.stats.get((self.name, "archived"), 0)),
+        )
 
     def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
         """What ``ask`` makes of a question: its window, tags, kind, outcome and words."""
@@ -474,7 +482,7 @@ class OwnerQueries:
         # of an owner who records conversations alone, "a successful business" is words
         # (test_an_outcome_word_is_a_word_where_no_memory_has_an_outcome)
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
-        how = _HOW_IT_WENT.search(rest) if outcome is None else None  # "what went well?"
+        how = _HOW_IT_WENT.search(rest) if outcome is None and "go" in rest.lower().replace("went", "go") else None  # "what went well?"
         if how is not None:
             outcome = "success" if how.group("how").lower() in _WENT_WELL else "failure"
         if outcome is not None and not self._records_outcomes(kinds):
@@ -540,8 +548,8 @@ class OwnerQueries:
         event: the words are then read as usual, so a missing event is named like any missing word."""
         settings = self._layer.settings
         anchor = find_event_anchor(question, at, settings.week_starts_on, settings.timezone)
-        if anchor is None:
-            return None
+        if anchor is None or not self._records_outcomes(settings.typed_kinds):
+            return None  # (an owner who keeps conversations alone has no events to place a time by)
         first = self._event_moment(anchor.event, at, include_archived, include_superseded)
         last = self._event_moment(anchor.end_event, at, include_archived, include_superseded) if anchor.end_event else None
         if first is None or (anchor.end_event and last is None):
@@ -870,7 +878,9 @@ class OwnerQueries:
             # went otherwise, so one that worked after them is never hidden (_other_outcomes)
             otherwise = self._other_outcomes(q) if widen_tags and q.outcome and _asks_yes_or_no(interp.question or "") else ""
             shown = min(limit, interp.count) if interp.count else limit
-            ordered = self._in_time_order(q, interp.order, offset + shown) if interp.order and found.total else None
+            ordered = None
+            if interp.order and found.total and self._records_outcomes(self._layer.settings.typed_kinds):
+                ordered = self._in_time_order(q, interp.order, offset + shown)
             if interp.order and found.total and ordered is None:  # too many, or none holds every word: ranked, and said so
                 interp = replace(interp, order="", count=None, ignored=(*interp.ignored, f"{interp.order} first"))
             ranked = ordered[offset:] if ordered is not None else self._rank(q, found, at, offset + limit)[offset:]
@@ -1699,6 +1709,9 @@ def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
 def _order_asked(text: str) -> tuple[str, int | None, str]:
     """Whether ``text`` asks for the newest or oldest matches ("the last three deploys", "the
     first failure"): ("newest" | "oldest" | "", how many or None, the text without those words)."""
+    folded = text.lower()
+    if not any(w in folded for w in _ORDER_WORDS):  # most questions: a few substring tests, no regex search
+        return "", None, text
     asked = _ORDER_ASKED.search(text)
     if asked is None or asked.group("noun").lower() in STOPWORDS or asked.group("noun").lower() in _NOT_ORDERED:
         return "", None, text

@@ -374,6 +374,7 @@ class OwnerQueries:
         self._layout = layer.layout
         self._space = layer.space
         self.name = owner
+        self._own_terms = frozenset(tokenize(owner.replace("-", " ").replace("_", " ")))  # owner "kim": "kim"
 
     def __repr__(self) -> str:
         return f"<OwnerQueries {self.name!r}>"
@@ -496,6 +497,8 @@ class OwnerQueries:
         dropped |= _OUTCOME_WORDS.keys() if outcome else frozenset()
         dropped |= {how.group("how").lower()} if how is not None else frozenset()
         kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w != kind and w not in dropped}
+        if not self._own_terms.isdisjoint(kept):
+            kept = self._without_own_name(kept, question)
         terms = tuple(kept)
         # A named tag filters when nothing but structure is asked ("what happened with Project
         # X?", "debug failures on deploy"). With other words left, memories with the tag or with
@@ -537,6 +540,14 @@ class OwnerQueries:
             order=order,
             count=count,
         )
+
+    def _without_own_name(self, kept: dict[str, str], question: str) -> dict[str, str]:
+        """``kept`` without the owner's own name where the question writes it as a name and no
+        memory holds it: it asks about the owner, whose every memory this is ("What does Kim
+        prefer?" of owner "kim" found nothing, for want of a memory saying "Kim")."""
+        own = {t: kept[t] for t in kept if t in self._own_terms}
+        gone = set(self._unheld(own)) & _name_terms(question).keys()
+        return {t: w for t, w in kept.items() if t not in gone}
 
     def _event_window(
         self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool

@@ -104,3 +104,16 @@ def test_too_many_to_order_are_ranked_and_said(team: memdb.Memory, monkeypatch: 
     monkeypatch.setattr(engine, "_ORDERED_READ", 1)
     r = team.ask("What was the last deploy failure?")
     assert r.interpretation.ignored == ("newest first",) and r.found and len(r.memories) == 2
+
+
+def test_the_owners_own_name_asks_about_the_owner(qdb: memdb.Database) -> None:
+    """ "What does Kim prefer?" asked of owner "kim": no memory says "Kim", as every one is hers;
+    the name was a missing name and emptied the answer. Where memories do say it, it filters as
+    any word; and the word written in lower case ("the default timeout") is a word as ever."""
+    kim = qdb.owner("kim")
+    editor = kim.record("fact", "Editor: Neovim", key="editor")
+    r = kim.ask("What does Kim prefer?")
+    assert r.interpretation.missing_names == () and [m.id for m in r] == [editor.id]
+    default = qdb.owner("default")
+    default.record("debug", "Raised the request timeout to 30 s", outcome="success", ts=at(3))
+    assert default.ask("What is the default timeout?").interpretation.unmatched == ("default",)  # a word, named as missing

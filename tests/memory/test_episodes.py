@@ -932,6 +932,16 @@ def test_upgrade_layout_weighs_the_fields_of_a_layout_12_database(tmp_path: Path
         assert [m.episode.id for m in db.owner("ana").recall(text="pottery")] == [said.id, quoted.id]
 
 
+def _index_as_an_older_layout(db: memdb.Database, eid: str, term: str, dl: int, layout: int) -> None:
+    """Give owner "ana"'s episode ``eid`` the posting of ``term`` an older layout wrote, and mark
+    the database as of that layout: opening it again must upgrade it."""
+    g = db.globals
+    with db.transaction():
+        doc = int(g["EPDN"][("ana", eid)])
+        g["EPX"].set(("ana", term, doc), encode_block([doc], [3], dl))
+        g["META"].set(("layout",), layout)
+
+
 def test_upgrade_layout_drops_the_won_of_a_layout_13_wont(tmp_path: Path, clock: Clock) -> None:
     """Layout 14 drops a negated auxiliary whole; layout 13 split "won't" at its apostrophe into
     the term "won", so a search for what was won found what won't be. Opening such a database
@@ -940,11 +950,7 @@ def test_upgrade_layout_drops_the_won_of_a_layout_13_wont(tmp_path: Path, clock:
         mem = db.owner("ana")
         wont = mem.record("debug", "The build won't start", outcome="failure")
         won = mem.record("review", "We won the Acme deal", outcome="success")
-        g = db.globals
-        with db.transaction():  # "won" as layout 13 indexed it: in both
-            doc = int(g["EPDN"][("ana", wont.id)])
-            g["EPX"].set(("ana", "won", doc), encode_block([doc], [3], 9))
-            g["META"].set(("layout",), 13)
+        _index_as_an_older_layout(db, wont.id, "won", 9, 13)  # "won" as layout 13 indexed it: in both
         assert not db.check().ok
     with memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
@@ -957,11 +963,7 @@ def test_upgrade_layout_stems_a_layout_14_fly(tmp_path: Path, clock: Clock) -> N
     with memdb.open(tmp_path / "old", clock=clock) as db:
         mem = db.owner("ana")
         flew = mem.record("routine", "We fly to Lisbon on the red-eye", outcome="success")
-        g = db.globals
-        with db.transaction():  # "fly" as layout 14 indexed it
-            doc = int(g["EPDN"][("ana", flew.id)])
-            g["EPX"].set(("ana", "fly", doc), encode_block([doc], [3], 15))
-            g["META"].set(("layout",), 14)
+        _index_as_an_older_layout(db, flew.id, "fly", 15, 14)  # "fly" as layout 14 indexed it
         assert not db.check().ok
     with memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT

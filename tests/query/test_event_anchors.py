@@ -21,6 +21,7 @@ from memdb.memory.timephrase import OPEN_END, OPEN_START, find_event_anchor, pla
 
 UTC = dt.UTC
 US = dt.timedelta(microseconds=1)
+on_both = pytest.mark.usefixtures("backend")  # the tests that ask a database: on LMDB and PostgreSQL (tests/conftest.py)
 
 
 # --- reading the phrase -------------------------------------------------------------------------
@@ -159,6 +160,7 @@ def _ids(r: memdb.RecallResult) -> set[str]:
     return {m.id for m in r}
 
 
+@on_both
 def test_after_an_event_is_what_came_after_it(qdb: memdb.Database, ops: dict[str, str]) -> None:
     mem = qdb.owner("ana")
     r = mem.ask("What happened after the outage?", limit=10)
@@ -171,6 +173,7 @@ def test_after_an_event_is_what_came_after_it(qdb: memdb.Database, ops: dict[str
     assert _ids(mem.ask("What happened before the outage?", limit=10)) == {ops["before"]}
 
 
+@on_both
 def test_a_day_from_an_event(qdb: memdb.Database, ops: dict[str, str]) -> None:
     mem = qdb.owner("ana")
     assert _ids(mem.ask("What happened the day before the outage?")) == {ops["before"]}
@@ -179,6 +182,7 @@ def test_a_day_from_an_event(qdb: memdb.Database, ops: dict[str, str]) -> None:
     assert not r.found and r.note.startswith("Nothing found for window on the Sunday after the outage (2026-06-14)")
 
 
+@on_both
 def test_the_event_is_the_newest_memory_with_an_outcome_holding_every_word(qdb: memdb.Database, ops: dict[str, str]) -> None:
     mem = qdb.owner("ana")
     r = mem.ask("What happened the day after the deploy?")
@@ -191,6 +195,7 @@ def test_the_event_is_the_newest_memory_with_an_outcome_holding_every_word(qdb: 
     assert chat.interpretation.anchor == "" and chat.interpretation.window is None
 
 
+@on_both
 def test_the_newest_of_more_events_than_one_read_holds(qdb: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """Matches are read a span at a time back from now (a day, a week, a month...), so the newest
     of many is found however many there are: with reads of two, five deploys over five months."""
@@ -206,6 +211,7 @@ def test_the_newest_of_more_events_than_one_read_holds(qdb: memdb.Database, monk
 
 
 @pytest.mark.parametrize("read", [1, 2, 3, 1_000])
+@on_both
 def test_the_newest_event_equals_a_brute_force_scan(qdb: memdb.Database, monkeypatch: pytest.MonkeyPatch, read: int) -> None:
     """Seeded times over three years, talk about deploys newer than any deploy (never an event),
     reads of one to a thousand matches: the anchor is the newest deploy a scan finds."""
@@ -225,6 +231,7 @@ def test_the_newest_event_equals_a_brute_force_scan(qdb: memdb.Database, monkeyp
     assert r.interpretation.window is not None and r.interpretation.window.start == max(times) + US
 
 
+@on_both
 def test_another_owner_event_never_anchors(qdb: memdb.Database, ops: dict[str, str]) -> None:
     bo = qdb.owner("bo")
     r = bo.ask("What happened before the outage?")
@@ -232,12 +239,14 @@ def test_another_owner_event_never_anchors(qdb: memdb.Database, ops: dict[str, s
     assert not r.found  # ana's memories before bo's outage are not bo's
 
 
+@on_both
 def test_an_event_no_memory_holds_reads_as_words(qdb: memdb.Database, ops: dict[str, str]) -> None:
     r = qdb.owner("ana").ask("What happened after the kubernetes upgrade?")
     assert r.interpretation.anchor == "" and r.interpretation.window is None and not r.found
     assert "kubernetes" in r.interpretation.unmatched
 
 
+@on_both
 def test_between_two_events(qdb: memdb.Database, ops: dict[str, str]) -> None:
     mem = qdb.owner("ana")
     r = mem.ask("What happened between the outage and the billing deploy?", limit=10)
@@ -249,6 +258,7 @@ def test_between_two_events(qdb: memdb.Database, ops: dict[str, str]) -> None:
     assert second.interpretation.ignored == ("after the billing deploy",) and _ids(second) == {ops["before"]}
 
 
+@on_both
 def test_a_second_time_phrase_beside_an_event_is_ignored(qdb: memdb.Database, ops: dict[str, str]) -> None:
     r = qdb.owner("ana").ask("What happened last week after the outage?", limit=10)
     assert r.interpretation.ignored == ("last week",) and r.interpretation.window is not None

@@ -966,7 +966,7 @@ class OwnerQueries:
         outside = None
         if q.lo is not None and (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
             outside = self._outside(q)
-        return partial(_nothing_note, interp, outside, self._archived_note(q))
+        return partial(_nothing_note, interp, outside, self._archived_note(q) + self._superseded_note(q))
 
     def _missing_terms(self, interp: Interpretation) -> tuple[str, ...]:
         """The terms of the names in ``interp.missing_names``."""
@@ -990,10 +990,12 @@ class OwnerQueries:
         """The answer for a question about a name no memory holds: nothing, said plainly, and
         whether archived one-liners mention it."""
         missing = self._missing_terms(interp)
-        cold = self._archived_note(replace(q, terms=missing, terms_required=True, tags=(), any_tags=(), boost_tags=()))
+        only = replace(q, terms=missing, terms_required=True, tags=(), any_tags=(), boost_tags=())
+        cold, old = self._archived_note(only), self._superseded_note(only)
+        which = "active " if cold else "current " if old else ""
         return (
-            f"Nothing found: no {'active ' if cold else ''}memory mentions {_quoted(interp.missing_names)}, "
-            f"so nothing about other things is offered in its place ({interp}).{cold}"
+            f"Nothing found: no {which}memory mentions {_quoted(interp.missing_names)}, "
+            f"so nothing about other things is offered in its place ({interp}).{cold}{old}"
         )
 
     def _archived_note(self, q: _Query, cap: int = 1_000) -> str:
@@ -1009,6 +1011,19 @@ class OwnerQueries:
         latest = max(h["ts"] for _, h, _ in cold)
         count = f"{'at least ' if len(cold) >= cap else ''}{len(cold)} archived match{'es' if len(cold) != 1 else ''}"
         return f" {count}, latest {day_of(latest)}; include_archived=True to see them (restore() brings one back)."
+
+    def _superseded_note(self, q: _Query, cap: int = 1_000) -> str:
+        """When nothing current matches, whether earlier versions of corrected memories do: an
+        answer never hides them ("vim" of an owner whose editor fact now says "Neovim")."""
+        if q.include_superseded or not self._layout.superseded.raw_keys((self.name,), q.lo, q.hi, limit=1):
+            return ""  # (nothing superseded in the window: one seek)
+        old = self._superseded_matches(q, cap)
+        if not old:
+            return ""
+        n, latest = len(old), max(h["ts"] for _, h, _ in old)
+        what = "1 earlier version of a corrected memory matches" if n == 1 else f"{n} earlier versions of corrected memories match"
+        more, them = ("at least " if n >= cap else ""), ("it" if n == 1 else "them")
+        return f" {more}{what}, latest {day_of(latest)}; include_superseded=True to see {them}."
 
     def _outside(self, q: _Query, cap: int = 1_000) -> tuple[int, int | None, int, bool, bool]:
         """Matches of ``q`` before and after its window: (count before, time of the latest

@@ -97,3 +97,20 @@ def test_an_archived_memory_matches_by_its_tags_words_as_a_hot_one_does(tmp_path
         r = mem.ask("Which releases failed?")
         assert not r.found and "1 archived match" in r.note
         assert [m.id for m in mem.ask("Which releases failed?", include_archived=True)] == [ep.id]
+
+
+def test_an_earlier_version_that_alone_matches_is_pointed_to(tmp_path: Path) -> None:
+    """ "vim", asked of an owner whose editor fact now says "Neovim": nothing current matches,
+    and the answer says an earlier version does, as it says what archived memories match
+    (DESIGN 6: it never hides what it holds)."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("ana")
+        mem.record("fact", "Editor: Vim", key="editor")
+        mem.record("fact", "Editor: Neovim", key="editor")
+        r = mem.ask("vim")
+        pointer = "1 earlier version of a corrected memory matches, latest 2026-07-01; include_superseded=True to see it."
+        assert not r.found and r.note.endswith(pointer)
+        named = mem.ask("Is Vim my editor?")  # a name: "no current memory", and where the earlier one is
+        assert named.note.startswith("Nothing found: no current memory mentions 'Vim'") and "1 earlier version" in named.note
+        assert [m.episode.summary for m in mem.ask("vim", include_superseded=True)] == ["Editor: Vim"]
+        assert mem.ask("emacs").note == "Nothing found for text emacs."

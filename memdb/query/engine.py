@@ -157,6 +157,14 @@ _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and
 _WENT_WELL = frozenset("well smoothly fine great".split())
 _HOW_IT_WENT = re.compile(r"\b(?:went|go|goes|gone|going)\s+(?P<how>well|smoothly|fine|great|badly|poorly|south|sideways)\b", re.IGNORECASE)
 
+# "Which deploys didn't fail?", "what never worked?", "what did not work?": a negated outcome word
+# asks for the other outcome (failure for success, success for failure; partial is neither)
+_NEGATIONS = re.compile(r"\b(?:not|never|no\s+longer)\b|n['’]t\b", re.IGNORECASE)
+_NEGATED_OUTCOME = re.compile(
+    r"(?:\b(?:not|never|no\s+longer)|n['’]t)\s+(?:\w+\s+)?"
+    r"(?P<said>fail|fails|failed|succeed|succeeded|successful|work|works|worked|broke|broken)\b",
+    re.IGNORECASE,
+)
 
 # A hot match: its encoded (ts, id) tail, its index code (relevance level, outcome), its term postings.
 _Hits = Mapping[str, tuple[int, int]]  # term -> (tf, document length), the terms it holds
@@ -476,6 +484,7 @@ class OwnerQueries:
             second, rest, ignored = read_time_phrases(rest, at, settings.week_starts_on, settings.timezone)
             ignored = (*((other.phrase,) if other else ()), *((second.phrase,) if second else ()), *ignored)
         order, count, rest = _order_asked(rest)
+        said = rest  # as written: the tags' lookup gives the rest back as words
         tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
         kinds = set(self._layer.settings.typed_kinds)
@@ -483,11 +492,14 @@ class OwnerQueries:
         # of an owner who records conversations alone, "a successful business" is words
         # (test_an_outcome_word_is_a_word_where_no_memory_has_an_outcome)
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
-        how = _HOW_IT_WENT.search(rest) if outcome is None and "go" in rest.lower().replace("went", "go") else None  # "what went well?"
+        how = _HOW_IT_WENT.search(said) if outcome is None and "go" in said.lower().replace("went", "go") else None  # "what went well?"
         if how is not None:
             outcome = "success" if how.group("how").lower() in _WENT_WELL else "failure"
+        negated = _NEGATED_OUTCOME.search(said) if _NEGATIONS.search(said) else None
+        if negated is not None:  # "which deploys didn't fail?", "what never worked?": the other outcome
+            outcome = "failure" if _OUTCOME_WORDS.get(negated.group("said").lower(), "success") == "success" else "success"
         if outcome is not None and not self._records_outcomes(kinds):
-            outcome = how = None
+            outcome = how = negated = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
         kind = next((w for w in pairs.values() if w in kinds and self._keeps_kind(w)), None)
@@ -496,6 +508,7 @@ class OwnerQueries:
         dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
         dropped |= _OUTCOME_WORDS.keys() if outcome else frozenset()
         dropped |= {how.group("how").lower()} if how is not None else frozenset()
+        dropped |= {negated.group("said").lower(), "never", "not"} if negated is not None and outcome else frozenset()
         kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w != kind and w not in dropped}
         if not self._own_terms.isdisjoint(kept):
             kept = self._without_own_name(kept, question)

@@ -147,6 +147,7 @@ _QUESTION_WORDS = frozenset(
 _FACT_WORDS = frozenset("prefer prefers preferred preference preferences favorite favourite favorites favourites fact facts".split())
 _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and "working" say no outcome
     "failure": "failure", "failures": "failure", "failed": "failure", "fail": "failure", "fails": "failure",
+    "failing": "failure",  # "what's been failing lately?"
     "broke": "failure", "broken": "failure", "wrong": "failure",  # "what went wrong?"
     "success": "success", "successes": "success", "succeeded": "success", "succeed": "success", "successful": "success",
     "worked": "success",
@@ -159,10 +160,11 @@ _HOW_IT_WENT = re.compile(r"\b(?:went|go|goes|gone|going)\s+(?P<how>well|smoothl
 
 # "Which deploys didn't fail?", "what never worked?", "what did not work?": a negated outcome word
 # asks for the other outcome (failure for success, success for failure; partial is neither)
+_FAILING = frozenset("fail fails failed failing break breaks broke broken".split())  # the rest say success
 _NEGATIONS = re.compile(r"\b(?:not|never|no\s+longer)\b|n['’]t\b", re.IGNORECASE)
 _NEGATED_OUTCOME = re.compile(
     r"(?:\b(?:not|never|no\s+longer)|n['’]t)\s+(?:\w+\s+)?"
-    r"(?P<said>fail|fails|failed|succeed|succeeded|successful|work|works|worked|broke|broken)\b",
+    r"(?P<said>fail|fails|failed|failing|succeed|succeeded|successful|work|works|worked|break|breaks|broke|broken)\b",
     re.IGNORECASE,
 )
 
@@ -497,7 +499,7 @@ class OwnerQueries:
             outcome = "success" if how.group("how").lower() in _WENT_WELL else "failure"
         negated = _NEGATED_OUTCOME.search(said) if _NEGATIONS.search(said) else None
         if negated is not None:  # "which deploys didn't fail?", "what never worked?": the other outcome
-            outcome = "failure" if _OUTCOME_WORDS.get(negated.group("said").lower(), "success") == "success" else "success"
+            outcome = "success" if negated.group("said").lower() in _FAILING else "failure"
         if outcome is not None and not self._records_outcomes(kinds):
             outcome = how = negated = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere

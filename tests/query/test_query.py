@@ -608,6 +608,8 @@ def test_tags_no_memory_has_together_are_asked_about_one_by_one(team: memdb.Memo
         ("Which Project X memories didn't fail?", "success", ()),
         ("What did not work on the deploy?", "failure", ()),
         ("What never worked with Project X?", "failure", ()),
+        ("Which Project X memories did not break?", "success", ()),
+        ("What has been failing with the deploy?", "failure", ()),
     ],
 )
 def test_words_that_say_how_a_question_asks(team: memdb.Memory, question: str, outcome: str | None, words: tuple[str, ...]) -> None:

@@ -108,7 +108,13 @@ class OfflineExtractor:
         text = f"In {len(group)} of the last {len(episodes)} {kind} records{f' tagged {tag}' if best else ''}: {spread}."
         lessons = Counter(e.lesson for e in group if e.lesson)
         if lessons:
-            text += f" Recurring lesson for {where}: {lessons.most_common(1)[0][0]}"
+            lesson, n = lessons.most_common(1)[0]
+            # "recurring" only where records share it: a lesson one record holds was called
+            # recurring "from 5 records" (test_a_lesson_one_record_holds_is_not_called_recurring)
+            if n > 1:
+                text += f" Recurring lesson for {where} ({n} records): {lesson}"
+            else:
+                text += f" A lesson from one of them: {max((e for e in group if e.lesson), key=lambda e: e.ts).lesson}"
         return [PatternProposal(bound_text(text, PATTERN_CHARS), tuple(e.id for e in group), tags)]
 
 

@@ -60,6 +60,19 @@ def test_every_fifth_typed_record_triggers_extraction(pdb: memdb.Database, recor
         assert "run migrations first" in first.text and first.outcomes == {"failure": 3, "success": 1}
 
 
+def test_a_lesson_one_record_holds_is_not_called_recurring(pdb: memdb.Database) -> None:
+    """A pattern said "Recurring lesson for debug: check extension versions (from 5 records)" of a
+    lesson one record held; it says so only where records share it."""
+    mem = pdb.owner("ana")
+    for i, lesson in enumerate(["check extension versions", None, None, "pause batch jobs", None]):
+        mem.record("debug", f"upgrade attempt {i}", outcome="failure", lesson=lesson, ts=T0 - dt.timedelta(days=1) + i * MIN)
+    (pattern,) = mem.patterns()
+    assert "Recurring" not in pattern.text and pattern.text.endswith("A lesson from one of them: pause batch jobs")
+    shared = pdb.owner("bo")
+    deploys(shared, 5)  # two of the five share "run migrations first"
+    assert "Recurring lesson for debug on deploy (2 records): run migrations first" in shared.patterns()[0].text
+
+
 def test_counts_are_per_owner_and_kind_and_skip_capture_kinds(pdb: memdb.Database) -> None:
     ana, bo = pdb.owner("ana"), pdb.owner("bo")
     deploys(ana, 3)

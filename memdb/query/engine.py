@@ -164,7 +164,7 @@ _FAILING = frozenset("fail fails failed failing break breaks broke broken".split
 _NEGATIONS = re.compile(r"\b(?:not|never|no\s+longer)\b|n['’]t\b", re.IGNORECASE)
 _NEGATED_OUTCOME = re.compile(
     r"(?:\b(?:not|never|no\s+longer)|n['’]t)\s+(?:\w+\s+)?"
-    r"(?P<said>fail|fails|failed|failing|succeed|succeeded|successful|work|works|worked|break|breaks|broke|broken)\b",
+    r"(?P<word>fail|fails|failed|failing|succeed|succeeded|successful|work|works|worked|break|breaks|broke|broken)\b",
     re.IGNORECASE,
 )
 
@@ -486,7 +486,7 @@ class OwnerQueries:
             second, rest, ignored = read_time_phrases(rest, at, settings.week_starts_on, settings.timezone)
             ignored = (*((other.phrase,) if other else ()), *((second.phrase,) if second else ()), *ignored)
         order, count, rest = _order_asked(rest)
-        said = rest  # as written: the tags' lookup gives the rest back as words
+        written = rest  # as written: the tags' lookup gives the rest back as words ("didn t")
         tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
         kinds = set(self._layer.settings.typed_kinds)
@@ -494,12 +494,12 @@ class OwnerQueries:
         # of an owner who records conversations alone, "a successful business" is words
         # (test_an_outcome_word_is_a_word_where_no_memory_has_an_outcome)
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
-        how = _HOW_IT_WENT.search(said) if outcome is None and "go" in said.lower().replace("went", "go") else None  # "what went well?"
+        how = _HOW_IT_WENT.search(written) if outcome is None and "go" in written.lower().replace("went", "go") else None  # "went well"
         if how is not None:
             outcome = "success" if how.group("how").lower() in _WENT_WELL else "failure"
-        negated = _NEGATED_OUTCOME.search(said) if _NEGATIONS.search(said) else None
+        negated = _NEGATED_OUTCOME.search(written) if _NEGATIONS.search(written) else None
         if negated is not None:  # "which deploys didn't fail?", "what never worked?": the other outcome
-            outcome = "success" if negated.group("said").lower() in _FAILING else "failure"
+            outcome = "success" if negated.group("word").lower() in _FAILING else "failure"
         if outcome is not None and not self._records_outcomes(kinds):
             outcome = how = negated = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
@@ -510,7 +510,7 @@ class OwnerQueries:
         dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
         dropped |= _OUTCOME_WORDS.keys() if outcome else frozenset()
         dropped |= {how.group("how").lower()} if how is not None else frozenset()
-        dropped |= {negated.group("said").lower(), "never", "not"} if negated is not None and outcome else frozenset()
+        dropped |= {negated.group("word").lower(), "never", "not"} if negated is not None and outcome else frozenset()
         kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w != kind and w not in dropped}
         if not self._own_terms.isdisjoint(kept):
             kept = self._without_own_name(kept, question)

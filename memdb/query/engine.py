@@ -474,7 +474,7 @@ class OwnerQueries:
     def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
         """What ``ask`` makes of a question: its window, tags, kind, outcome and words."""
         settings = self._layer.settings
-        anchored = self._event_window(question, at, include_archived, include_superseded)
+        anchored = self._event_window(question, at, include_superseded)
         if anchored is None:
             window, rest, ignored = read_time_phrases(question, at, settings.week_starts_on, settings.timezone)
             anchor = ""
@@ -564,9 +564,7 @@ class OwnerQueries:
         gone = set(self._unheld(own)) & _name_terms(question).keys()
         return {t: w for t, w in kept.items() if t not in gone}
 
-    def _event_window(
-        self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool
-    ) -> tuple[TimeWindow, str, str] | None:
+    def _event_window(self, question: str, at: dt.datetime, include_superseded: bool) -> tuple[TimeWindow, str, str] | None:
         """The window a question gives by an event ("after the outage", "the day before the v2.4
         release"), placed at the newest memory with an outcome holding everything the event's
         words ask (its tags, words, kind, outcome); with the rest of the question and what the
@@ -576,8 +574,8 @@ class OwnerQueries:
         anchor = find_event_anchor(question, at, settings.week_starts_on, settings.timezone)
         if anchor is None or not self._records_outcomes(settings.typed_kinds):
             return None  # (an owner who keeps conversations alone has no events to place a time by)
-        first = self._event_moment(anchor.event, at, include_archived, include_superseded)
-        last = self._event_moment(anchor.end_event, at, include_archived, include_superseded) if anchor.end_event else None
+        first = self._event_moment(anchor.event, at, include_superseded)
+        last = self._event_moment(anchor.end_event, at, include_superseded) if anchor.end_event else None
         if first is None or (anchor.end_event and last is None):
             return None
         window = place_after_event(
@@ -597,15 +595,18 @@ class OwnerQueries:
         among = f", the newest of {'at least ' if capped else ''}{n} matching" if n > 1 else ""
         return f"{words} = {shown_summary!r} of {day_of(local)} {local:%H:%M}{among}"
 
-    def _event_moment(
-        self, words: str, at: dt.datetime, include_archived: bool, include_superseded: bool
-    ) -> tuple[int, str, str, int, bool] | None:
+    def _event_moment(self, words: str, at: dt.datetime, include_superseded: bool) -> tuple[int, str, str, int, bool] | None:
         """The newest memory with an outcome holding everything ``words`` ask (``_newest_event``):
-        (its time, the words, its summary, how many such memories were read, whether more may be)."""
-        event = self._interpret(words, at, include_archived, include_superseded)
-        if event.window or event.unmatched or not (event.tags or event.boost_tags or event.terms or event.kind or event.outcome):
+        (its time, the words, its summary, how many such memories were read, whether more may be).
+        Archived memories count: archiving keeps an episode's time, kind, outcome, tags and
+        one-liner hot, and last March's outage is still the newest outage once it is forgotten."""
+        event = self._interpret(words, at, True, include_superseded)
+        every = replace(event, tags=event.tags + event.boost_tags, boost_tags=(), rank_terms=(), terms_required=True)
+        q = self._compile(every)
+        if every.unmatched:  # words only archived one-liners hold match them
+            every = self._matched_in_cold(every, q)
+        if every.window or every.unmatched or not (every.tags or every.terms or every.kind or every.outcome):
             return None
-        q = self._compile(replace(event, tags=event.tags + event.boost_tags, boost_tags=(), rank_terms=(), terms_required=True))
         newest = self._newest_event(q, ts_micros(at))
         if newest is None:
             return None

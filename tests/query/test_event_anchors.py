@@ -232,6 +232,24 @@ def test_the_newest_event_equals_a_brute_force_scan(qdb: memdb.Database, monkeyp
 
 
 @on_both
+def test_an_archived_event_still_anchors(qdb: memdb.Database) -> None:
+    """Forgetting keeps an episode's time, kind, outcome, tags and one-liner hot: the newest
+    outage is the newest whether or not it has been archived, and one whose tag and words only
+    archived memories hold is found too."""
+    mem = qdb.owner("ana")
+    mem.record("debug", "Outage of the API after a DNS change", outcome="failure", tags=["outage"], ts=at(2))
+    newer = mem.record("debug", "Outage of the API after a bad deploy", outcome="failure", tags=["outage"], ts=at(12))
+    mem.archive(newer.id)
+    r = mem.ask("What happened after the outage?")
+    assert r.interpretation.window is not None and r.interpretation.window.start == at(12) + US
+    assert "2026-06-12" in r.interpretation.anchor
+    lonely = mem.record("review", "Tabletop drill of the failover", outcome="success", tags=["drill"], ts=at(20))
+    mem.archive(lonely.id)
+    drill = mem.ask("What happened before the failover drill?", limit=10)
+    assert drill.interpretation.window is not None and drill.interpretation.window.end == at(20)
+
+
+@on_both
 def test_another_owner_event_never_anchors(qdb: memdb.Database, ops: dict[str, str]) -> None:
     bo = qdb.owner("bo")
     r = bo.ask("What happened before the outage?")

@@ -364,24 +364,22 @@ _EVENT_STOP = (
     "how|why|did|do|does|was|were|is|are|am|be|been|has|have|had|will|would|can|could|should|before|after|since|until|till|"
     "we|i|you|he|she|they|it|me|us|them|him|her|went|happened|happen"
 )
+# what names an event: a determiner and up to four words, none of them a function word
+_EVENT_NOUN = rf"(?P<det>the|my|our|your|his|her|their)\s+(?P<event>{_EVENT_WORD}(?:\s+(?!(?:{_EVENT_STOP})\b){_EVENT_WORD}){{0,3}})"
 _EVENT = re.compile(
     rf"\b(?:(?:on|in|during)\s+)?(?:(?P<the>the\s+)?(?:(?P<n>{_NUM})\s+(?P<nu>days?|weeks?|months?)|(?P<u>day|week|month)|(?P<wd>{_WD}))\s+)?"
-    r"(?P<dir>before|after|since|until|till|prior\s+to|between)\s+(?P<det>the|my|our|your|his|her|their)\s+"
-    rf"(?P<event>{_EVENT_WORD}(?:\s+(?!(?:{_EVENT_STOP})\b){_EVENT_WORD}){{0,3}})",
+    rf"(?P<dir>before|after|since|until|till|prior\s+to|between)\s+{_EVENT_NOUN}",
     re.IGNORECASE,
 )
 # The second half of a range of events: "... and the SSO launch", "... until the outage"
 _EVENT_END = re.compile(
-    r",?\s+(?:(?P<conn>and|to|until|till|through|before)\s+)(?:(?P<dir2>before|until|till)\s+)?(?P<det>the|my|our|your|his|her|their)\s+"
-    rf"(?P<event>{_EVENT_WORD}(?:\s+(?!(?:{_EVENT_STOP})\b){_EVENT_WORD}){{0,3}})",
-    re.IGNORECASE,
+    rf",?\s+(?:(?P<conn>and|to|until|till|through|before)\s+)(?:(?P<dir2>before|until|till)\s+)?{_EVENT_NOUN}", re.IGNORECASE
 )
 _EVENT_TIME_WORDS = frozenset(
     "day days week weeks weekend month months year years morning afternoon evening night time times moment hour hours".split()
 )
 _QUALIFIERS = frozenset("last this next previous past coming".split())
-_EVENT_WORDS = ("before", "after", "since", "until", "till", "prior", "between")
-_EVENT_HINT = re.compile(r"\b(?:before|after|since|until|till|prior\s+to|between)\s", re.IGNORECASE)
+_EVENT_WORDS = ("before", "after", "since", "until", "till", "prior", "between")  # one of which every phrase holds
 # "the difference between the client and the server": a comparison, not a time between two events
 _COMPARED = frozenset(
     """difference differences compare compared comparing comparison choose chose choosing choice decide decided deciding
@@ -399,7 +397,7 @@ def find_event_anchor(text: str, now: dt.datetime, week_start: int = 0, timezone
     client and the server"). None when there is none, or when what follows is itself a time
     ("after the weekend", "before the end of May": ``read_time_phrases`` reads those)."""
     folded = text.lower()
-    if not any(w in folded for w in _EVENT_WORDS) or _EVENT_HINT.search(text) is None:  # most questions: substring tests
+    if not any(w in folded for w in _EVENT_WORDS):  # most questions: a few substring tests, no regex search
         return None
     times: list[tuple[int, int]] | None = None  # the time phrases' spans, read when a phrase is first found
     for m in _EVENT.finditer(text):

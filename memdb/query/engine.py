@@ -161,7 +161,6 @@ _HOW_IT_WENT = re.compile(r"\b(?:went|go|goes|gone|going)\s+(?P<how>well|smoothl
 # "Which deploys didn't fail?", "what never worked?", "what did not work?": a negated outcome word
 # asks for the other outcome (failure for success, success for failure; partial is neither)
 _FAILING = frozenset("fail fails failed failing break breaks broke broken".split())  # the rest say success
-_NEGATIONS = re.compile(r"\b(?:not|never|no\s+longer)\b|n['’]t\b", re.IGNORECASE)
 _NEGATED_OUTCOME = re.compile(
     r"(?:\b(?:not|never|no\s+longer)|n['’]t)\s+(?:\w+\s+)?"
     r"(?P<word>fail|fails|failed|failing|succeed|succeeded|successful|work|works|worked|break|breaks|broke|broken)\b",
@@ -494,10 +493,11 @@ class OwnerQueries:
         # of an owner who records conversations alone, "a successful business" is words
         # (test_an_outcome_word_is_a_word_where_no_memory_has_an_outcome)
         outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
-        how = _HOW_IT_WENT.search(written) if outcome is None and "go" in written.lower().replace("went", "go") else None  # "went well"
+        folded = written.lower()
+        how = _HOW_IT_WENT.search(written) if outcome is None and ("go" in folded or "went" in folded) else None  # "went well"
         if how is not None:
             outcome = "success" if how.group("how").lower() in _WENT_WELL else "failure"
-        negated = _NEGATED_OUTCOME.search(written) if _NEGATIONS.search(written) else None
+        negated = _NEGATED_OUTCOME.search(written)
         if negated is not None:  # "which deploys didn't fail?", "what never worked?": the other outcome
             outcome = "success" if negated.group("word").lower() in _FAILING else "failure"
         if outcome is not None and not self._records_outcomes(kinds):
@@ -583,11 +583,11 @@ class OwnerQueries:
         )
         if window is None:
             return None  # a range that ends before it starts: the words are read as words
-        told = "; ".join(self._event_told(moment, window.zone) for moment in (first, last) if moment is not None)
+        named = "; ".join(self._event_named(moment, window.zone) for moment in (first, last) if moment is not None)
         start, end = anchor.span
-        return window, question[:start] + question[end:], told
+        return window, question[:start] + question[end:], named
 
-    def _event_told(self, moment: tuple[int, str, str, int, bool], zone: dt.tzinfo) -> str:
+    def _event_named(self, moment: tuple[int, str, str, int, bool], zone: dt.tzinfo) -> str:
         """What the interpretation says of an event: its words, its memory's summary, its time."""
         ts_us, words, summary, n, capped = moment
         local = from_micros(ts_us).astimezone(zone)
@@ -628,14 +628,11 @@ class OwnerQueries:
 
         Every word: "the v2.4 release" is no release of v2.6, as history counts attempts. Only
         memories with an outcome: a typed episode is recorded as the thing happens, an exchange
-        is talk, recorded when it was said (of a race run last week, or of a plan)."""
-        every = set(q.terms)
+        is talk, recorded when it was said (of a race run last week, or of a plan): ``_events_of``."""
 
         def read(lo: int | None, hi: int | None) -> tuple[list[tuple[int, str]], bool]:
             found = self._matches(replace(q, lo=lo, hi=hi), cap=_EVENTS_READ)
-            moments = [(tail_ts(t), tail_id(t)) for t, code, hits in found.hot if OUTCOME_OF_CODE[code & 3] and every <= hits.keys()]
-            moments += [(ts_micros(h["ts"]), eid) for eid, h, hits in found.archived if h.get("outcome") and every <= hits.keys()]
-            return moments, len(found.hot) >= _EVENTS_READ
+            return [(ts, eid) for ts, eid, *_ in _events_of(q, found)], len(found.hot) >= _EVENTS_READ
 
         def newest_in(lo: int, hi: int) -> tuple[tuple[int, str], int] | None:
             moments, more = read(lo, hi)
@@ -934,17 +931,9 @@ class OwnerQueries:
             found = self._with_told(q, found)
         if len(found.hot) + len(found.archived) > _ORDERED_READ:
             return None
-        # Memories with an outcome, as an event is found (_event_window): a typed episode is
-        # recorded as the thing happens, where an exchange is talk, and the first turn to mention
-        # a tournament is no first tournament. Of words, those holding every one: the first
-        # memory to say "video" is not the first video game tournament.
-        every = set(q.terms)
-        when: list[tuple[int, str, bytes | None, dict[str, Any] | None, _Hits]] = [
-            (tail_ts(tail), tail_id(tail), tail[-ID_TAIL_BYTES:], None, hits)
-            for tail, code, hits in found.hot
-            if OUTCOME_OF_CODE[code & 3] and every <= hits.keys()
-        ]
-        when += [(ts_micros(h["ts"]), eid, None, h, hits) for eid, h, hits in found.archived if h.get("outcome") and every <= hits.keys()]
+        # as an event is found (_newest_event): the first turn to mention a tournament is no first
+        # tournament, nor is the first memory to say "video" the first video game tournament
+        when = _events_of(q, found)
         if not when:
             return None
         when.sort(key=lambda w: (w[0], w[1]), reverse=order == "newest")
@@ -1748,6 +1737,21 @@ def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
     return sorted(order[j] for j in column.best(now_us, limit))  # hot's order, so ties rank as in a full scan
 
 
+def _events_of(q: _Query, found: _Found) -> list[tuple[int, str, bytes | None, dict[str, Any] | None, _Hits]]:
+    """The matches in ``found`` that are events of ``q``: memories with an outcome (a typed
+    episode is recorded as the thing happens; an exchange is talk, recorded when it was said)
+    holding every word of ``q``, as (ts, id, the id's encoded subscript if hot, header if
+    archived, term postings)."""
+    every = set(q.terms)
+    out: list[tuple[int, str, bytes | None, dict[str, Any] | None, _Hits]] = [
+        (tail_ts(tail), tail_id(tail), tail[-ID_TAIL_BYTES:], None, hits)
+        for tail, code, hits in found.hot
+        if OUTCOME_OF_CODE[code & 3] and every <= hits.keys()
+    ]
+    out += [(ts_micros(h["ts"]), eid, None, h, hits) for eid, h, hits in found.archived if h.get("outcome") and every <= hits.keys()]
+    return out
+
+
 def _order_asked(text: str) -> tuple[str, int | None, str]:
     """Whether ``text`` asks for the newest or oldest matches ("the last three deploys", "the
     first failure"): ("newest" | "oldest" | "", how many or None, the text without those words)."""
@@ -1755,10 +1759,11 @@ def _order_asked(text: str) -> tuple[str, int | None, str]:
     if not any(w in folded for w in _ORDER_WORDS):  # most questions: a few substring tests, no regex search
         return "", None, text
     asked = _ORDER_ASKED.search(text)
-    if asked is None or asked.group("noun").lower() in STOPWORDS or asked.group("noun").lower() in _NOT_ORDERED:
+    noun = asked.group("noun").lower() if asked is not None else ""
+    if asked is None or noun in STOPWORDS or noun in _NOT_ORDERED:
         return "", None, text
     order = "oldest" if asked.group("which").lower() in _OLDEST else "newest"
-    noun, n = asked.group("noun").lower(), asked.group("n")
+    n = asked.group("n")
     if n:
         count: int | None = int(n) if n.isdigit() else _COUNTS[n.lower()]
     else:  # "the last deploy" is one; "the last deploys" are as many as the limit

@@ -457,6 +457,11 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     u_ub = malloc((cap_union ? cap_union : 1) * sizeof(double));
     u_state = calloc(cap_union ? cap_union : 1, 1);
     u_boost = malloc(cap_union ? cap_union : 1);
+    /* a top k beyond the union keeps every candidate, as keep == cap_union does; clamping it here
+     * keeps the heap's size from overflowing (recall(limit=2**62) corrupted the heap) */
+    if (keep > cap_union) {
+        keep = cap_union ? cap_union : 1;
+    }
     heap = malloc((keep ? keep : 1) * sizeof(double));
     c_extra = malloc((in->n_chunks ? in->n_chunks : 1) * sizeof(double));
     c_known = calloc(in->n_chunks ? in->n_chunks : 1, 1);

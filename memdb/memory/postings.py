@@ -785,6 +785,7 @@ def _c_search(
     # room: every posting takes at least 2 bytes, so this bounds the union; a top-k call
     # starts small and asks again in the rare case its candidates overflow
     bound = room_bytes // 2 + 1
+    keep = min(keep, bound)  # no more can be kept; a size_t holds it (recall(limit=2**70))
     cap = bound if keep == 0 else min(bound, 4 * keep + 64)
     while True:
         docs = ffi.new("uint32_t[]", cap)

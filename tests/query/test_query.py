@@ -108,6 +108,17 @@ def test_limit_zero_reports_the_matches(team: memdb.Memory) -> None:
     assert not none.found and none.total == 0 and none.note.startswith("Nothing found")
 
 
+@pytest.mark.parametrize("limit", [10**9, 2**62, 2**70])
+def test_a_huge_limit_or_offset_answers_everything(team: memdb.Memory, limit: int) -> None:
+    """A limit (or offset) far beyond the matches asks for all of them: the kernel's heap was
+    sized by it, and ``recall(text=..., limit=2**62)`` corrupted the process's heap."""
+    for query in (lambda **kw: team.recall(text="twilio quota", **kw), lambda **kw: team.ask("twilio quota", **kw)):
+        everything = query(limit=limit)
+        assert everything.total == len(everything.memories) == query(limit=100).total > 0
+    assert team.recall(text="twilio quota", limit=5, offset=limit).memories == []
+    assert len(team.recall(limit=limit).memories) == team.recall(limit=1000).total
+
+
 @pytest.mark.parametrize("text", ["the", "x", "<EMAIL_1>", "what is it"])
 def test_text_without_searchable_words_is_refused(team: memdb.Memory, text: str) -> None:
     """A text filter that makes no index term would filter nothing: recall and history refuse

@@ -34,6 +34,16 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   ``the quarter before last`` as the other calendar units. "Q3" or "H2" alone may be a name ("the
   Q3 roadmap"): words; "first quarter" alone, "for Q3", "next quarter" and fiscal years are
   ignored.
+- Seasons, of the hemisphere of the database's timezone (``SOUTHERN_ZONES``; else the northern):
+  ``last|this past summer`` the latest that has ended, ``this summer`` the current one, else this
+  year's (in April it lies ahead, and is ignored), ``in|during|over|since... (the)
+  summer`` the latest that has begun, ``summer 2025`` (``the summer of 2025``) that year's; each
+  three whole months (northern spring March-May, summer June-August, autumn or fall
+  September-November, winter December-February; southern the other way round), and a winter (a
+  southern summer) belongs to the year of its January. A season word alone, after ``the`` or
+  before a name is a word ("Summer said", "the spring release", "in Spring Boot", "the fall of
+  the API"); "fall" needs a qualifier, a year or in|during|over. Seasons place questions only:
+  a record's text telling of one is no told date.
 - ``N days|weeks|months|years ago`` (or ``back``): the calendar unit that far back, e.g. the week
   holding now - N weeks; ``N hours|minutes ago``: the hour (minute) before that moment.
 - ``past|last N units``, ``the past week``, ``the last week`` (not ``last week``): rolling,
@@ -103,6 +113,7 @@ from memdb.errors import ValidationError
 __all__ = [
     "OPEN_END",
     "OPEN_START",
+    "SOUTHERN_ZONES",
     "TOLD_HINTS",
     "TOLD_MAX",
     "TOLD_PART_OF_DAY_US",
@@ -189,6 +200,8 @@ _ATOM = "|".join(
         r"(?P<qtr>(?P<qthe>the\s+)?(?P<qn>first|second|third|fourth)\s+quarter"
         r"(?:\s+of\s+(?:(?P<qyq>last|this)\s+year|the\s+year|(?P<qy1>\d{4})))?"
         r"|(?P<qh>[qh])(?P<qd>[1-4])(?:,?\s+(?:of\s+)?(?P<qy2>\d{4}))?)",
+        r"(?P<sea>(?:(?P<sq>last|this\s+past|this|past|previous)\s+|(?P<sthe>the\s+))?(?P<sn>summer|winter|spring|autumn|fall)"
+        r"(?:,?\s+(?:of\s+)?(?P<sy>\d{4}))?)",
         rf"(?P<mon>(?:(?P<mq>{_Q})\s+)?(?P<m3>{_MON})\.?(?:,?\s+(?:of\s+)?(?P<y3>\d{{4}}))?)",
         r"(?P<year>\d{4})",
     ]
@@ -219,7 +232,7 @@ _TRIGGERS = frozenset(
     """since after before prior until till through up on in during over within from between at the day yesterday today
     last this previous tonight earlier week month year past a an one two three four five six seven eight nine ten couple
     few next coming upcoming tomorrow later by for of first second third fourth some ages around q1 q2 q3 q4 h1 h2
-    early mid late beginning start middle end weekend quarter""".split()
+    early mid late beginning start middle end weekend quarter summer winter spring autumn fall""".split()
 ).union(_WEEKDAYS, _MONTHS)
 # A common word among them starts a phrase only before one of these ("the weekend", "in 2025").
 _WEAK_TRIGGERS = frozenset("the a an on in at for of by up over from some".split())
@@ -232,7 +245,7 @@ _CONNECTOR = re.compile(r"\s+(?P<conn>and|to|until|till|through|before|-|–)\s+
 _WORDS = re.compile(_WORD)
 _NEXT_WORD = re.compile(r"\s+(\w+)")
 _PREVIOUS_WORD = re.compile(r"(\w+)\s+$")
-_ATOM_KINDS = ("day", "pod", "earlier", "wbl", "rel", "wkend", "ago", "past", "past1", "qtr", "mon", "year")
+_ATOM_KINDS = ("day", "pod", "earlier", "wbl", "rel", "wkend", "ago", "past", "past1", "qtr", "sea", "mon", "year")
 # The head of a phrase anchored to a day: "the Sunday before", "two days after", "the week before"
 # (the day itself follows, read as an atom of kind "day"; "the day before yesterday" reads alike).
 _ANCHORED = re.compile(
@@ -566,6 +579,8 @@ def told_windows(
             hi += 1
         for window, (start, _) in _scan_windows(text[lo:hi], cal):
             if window is None or not _tells_a_past_time(text, lo + start, window.phrase):  # (None: only with_unclear)
+                continue
+            if _SEASON_WORD.search(window.phrase):  # questions only: no told hint holds a season
                 continue
             bounds = (window.start, window.end)
             # a rolling window ("the past week") ends just after now, as it holds now
@@ -1122,6 +1137,8 @@ def _atom(
         return _rolling(cal, n, unit), cal.now + US, True
     if kind == "qtr":
         return _quarter(m, cal, pre)
+    if kind == "sea":
+        return _season(m, text, cal, pre)
     if kind == "mon":
         return _month_atom(m, text, cal, pre, after)
     year = int(g("year"))  # kind == "year"
@@ -1223,6 +1240,88 @@ def _quarter(m: re.Match[str], cal: _Calendar, pre: str | None) -> tuple[dt.date
     else:  # the latest such that has begun
         year = today.year if first <= today.month else today.year - 1
     return (*cal.months(year, first, months), True)
+
+
+SOUTHERN_ZONES: Final = (
+    "Australia/",
+    "Antarctica/",
+    "Pacific/Auckland",
+    "Pacific/Chatham",
+    "Pacific/Fiji",
+    "Pacific/Tongatapu",
+    "Pacific/Apia",
+    "Pacific/Noumea",
+    "Pacific/Efate",
+    "Pacific/Port_Moresby",
+    "Pacific/Easter",
+    "Pacific/Tahiti",
+    "America/Argentina/",
+    "America/Buenos_Aires",
+    "America/Santiago",
+    "America/Punta_Arenas",
+    "America/Sao_Paulo",
+    "America/Montevideo",
+    "America/Asuncion",
+    "America/La_Paz",
+    "America/Lima",
+    "Africa/Johannesburg",
+    "Africa/Maputo",
+    "Africa/Harare",
+    "Africa/Windhoek",
+    "Africa/Gaborone",
+    "Africa/Lusaka",
+    "Africa/Maseru",
+    "Africa/Mbabane",
+    "Africa/Luanda",
+    "Africa/Lubumbashi",
+    "Africa/Blantyre",
+    "Africa/Dar_es_Salaam",
+    "Indian/Mauritius",
+    "Indian/Reunion",
+    "Indian/Antananarivo",
+    "Atlantic/Stanley",
+    "Brazil/",
+    "Chile/",
+    "NZ",
+)
+"""Time zones of the southern hemisphere (IANA names or their starts), where summer is December
+to February: the seasons a question names follow the database's timezone."""
+_SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}  # northern; southern: +6 months
+_SEASON_PRE = frozenset("in during over since before after until till through from between".split())
+_SEASON_WORD = re.compile(r"\b(?:summer|winter|spring|autumn|fall)\b", re.IGNORECASE)
+
+
+def _season(m: re.Match[str], text: str, cal: _Calendar, pre: str | None) -> tuple[dt.datetime, dt.datetime, bool] | None:
+    """A season's three months (see the module docstring), or None when the word is a word."""
+    g = m.group
+    name, qualifier, year = g("sn").lower(), " ".join((g("sq") or "").lower().split()), g("sy")
+    following = _NEXT_WORD.match(text, m.end())
+    nxt = following.group(1) if following else ""
+    if not (qualifier or year):
+        if pre not in _SEASON_PRE or (name == "fall" and pre not in ("in", "during", "over")):
+            return None  # "summer" alone, "the summer intern", "since the fall" (an event?)
+        if (nxt and not (_function_word(nxt) or nxt.lower() in _TRIGGERS)) or nxt.lower() == "of":
+            return None  # "in Spring Boot", "during the summer release", "in the fall of the API"
+    if text[m.end() : m.end() + 1] in ("'", "’") and g("sn")[0].isupper() and not qualifier:
+        return None  # "in Summer's notes": a name
+    key = getattr(cal.zone, "key", "") or ""
+    south = any(key == z or (z.endswith("/") and key.startswith(z)) for z in SOUTHERN_ZONES)
+    first = (_SEASON_START[name] + (6 if south else 0) - 1) % 12 + 1
+
+    def of_year(y: int) -> tuple[dt.datetime, dt.datetime]:  # the one of year y: a December start belongs to the next year
+        return cal.months(y - 1 if first == 12 else y, first, 3)
+
+    if year:
+        return (*of_year(int(year)), False)
+    y = cal.today.year + 1
+    while of_year(y)[0] > cal.now:  # the latest that has begun
+        y -= 1
+    if qualifier in ("last", "this past", "past", "previous"):
+        while of_year(y)[1] > cal.now:  # the latest that has ended
+            y -= 1
+    elif qualifier == "this" and of_year(y)[1] <= cal.now:  # not the current one: this year's, maybe ahead (refused)
+        y = cal.today.year
+    return (*of_year(y), True)
 
 
 def _names_a_month_of(text: str, start: int, end: int, name: str) -> bool:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import memdb
 from memdb.errors import ConfigError, ValidationError
 from memdb.memory import timephrase
-from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, find_time_phrase, read_time_phrases
+from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, find_time_phrase, read_time_phrases, told_windows
 
 UTC = dt.UTC
 US = dt.timedelta(microseconds=1)
@@ -1167,6 +1167,64 @@ def test_what_is_no_quarter(text: str) -> None:
     assert read_time_phrases(text, WED) == (None, text, ())
 
 
+@pytest.mark.parametrize(
+    ("text", "rest", "start", "end"),
+    [  # seasons (northern: the database's zone is UTC); on Wednesday June 17, 2026, in summer
+        ("what happened last summer", "what happened", (2025, 6), (2025, 9)),  # the current one has not ended
+        ("deploys this summer", "deploys", (2026, 6), (2026, 9)),  # the current one
+        ("What broke over the winter?", "What broke ?", (2025, 12), (2026, 3)),  # of the year of its January
+        ("last winter", "", (2025, 12), (2026, 3)),
+        ("in the spring", "", (2026, 3), (2026, 6)),
+        ("this past spring", "", (2026, 3), (2026, 6)),
+        ("the outage last fall", "the outage", (2025, 9), (2025, 12)),
+        ("in autumn", "", (2025, 9), (2025, 12)),  # the latest that has begun
+        ("winter 2025", "", (2024, 12), (2025, 3)),
+        ("during the summer of 2024", "", (2024, 6), (2024, 9)),
+        ("since last spring", "", (2026, 3), None),  # "last": the latest that has ended
+        ("between last fall and this spring", "", (2025, 9), (2026, 6)),
+    ],
+)
+def test_seasons(text: str, rest: str, start: tuple[int, int], end: tuple[int, int] | None) -> None:
+    """ "What happened last summer?" searched the word "summer"; a season is three whole months,
+    and the interpretation shows them."""
+    r = read_time_phrases(text, WED)
+    assert r.window is not None and r.rest == rest and r.ignored == ()
+    assert (r.window.start, r.window.end) == (U(*start, 1), U(*end, 1) if end else OPEN_END)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Summer said the build is green", "the summer intern", "bugs in Spring Boot", "during the spring release",
+        "notes from Summer's review", "since the fall of the API", "after the fall", "fall back to the cache",
+        "the spring in the valve", "spring cleaning",
+    ],
+)  # fmt: skip
+def test_what_is_no_season(text: str) -> None:
+    assert read_time_phrases(text, WED) == (None, text, ())
+
+
+def test_a_season_ahead_is_ignored_and_seasons_follow_the_hemisphere() -> None:
+    """In winter, "this summer" lies ahead (ignored, never searched as words); in Sydney summer is
+    December to February, at local midnight."""
+    january = U(2026, 1, 20)
+    assert read_time_phrases("deploys this summer", january) == (None, "deploys", ("this summer",))
+    sydney = ZoneInfo("Australia/Sydney")
+    for zone in ("Australia/Sydney", sydney):
+        w = read_time_phrases("last summer", january, timezone=zone).window
+        assert w is not None and (w.start, w.end) == (dt.datetime(2024, 12, 1, tzinfo=sydney), dt.datetime(2025, 3, 1, tzinfo=sydney))
+    w = read_time_phrases("in winter", january, timezone="America/Santiago").window
+    assert w is not None and w.start == dt.datetime(2025, 6, 1, tzinfo=ZoneInfo("America/Santiago"))
+    w = read_time_phrases("in winter", january, timezone="Europe/Berlin").window
+    assert w is not None and w.start == dt.datetime(2025, 12, 1, tzinfo=ZoneInfo("Europe/Berlin"))
+
+
+def test_a_season_is_no_told_date() -> None:
+    """A record telling of a season is no told date (no told hint holds one, so a record would tell
+    it only beside another hint): seasons place questions only."""
+    assert told_windows("last summer, two weeks ago, we migrated", WED) == told_windows("two weeks ago, we migrated", WED)
+
+
 def test_phrase_inside_a_rejected_one_is_still_found() -> None:
     w, rest = find_time_phrase("at yesterday's standup", WED)  # "at" only bounds "the weekend"
     assert w is not None and w.phrase == "yesterday" and rest == "at 's standup"
@@ -1332,7 +1390,8 @@ _TABLES = [
     test_ignored_phrases, test_false_friends, test_phrases_anchored_to_a_day, test_an_anchor_that_is_no_day_reads_as_before,
     test_an_anchored_phrase_ahead_of_now_is_ignored, test_parts_and_days_of_the_month, test_what_is_no_part_or_day_of_the_month,
     test_a_relative_phrase_is_placed_as_of_a_day_the_question_names, test_what_is_not_placed_as_of_a_day,
-    test_quarters_and_half_years, test_what_is_no_quarter, test_from_alone_is_the_time_itself,
+    test_quarters_and_half_years, test_what_is_no_quarter, test_from_alone_is_the_time_itself, test_seasons,
+    test_what_is_no_season,
 ]  # fmt: skip
 
 

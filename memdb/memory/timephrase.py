@@ -42,8 +42,7 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   September-November, winter December-February; southern the other way round), and a winter (a
   southern summer) belongs to the year of its January. A season word alone, after ``the`` or
   before a name is a word ("Summer said", "the spring release", "in Spring Boot", "the fall of
-  the API"); "fall" needs a qualifier, a year or in|during|over. Seasons place questions only:
-  a record's text telling of one is no told date.
+  the API"); "fall" needs a qualifier, a year or in|during|over.
 - ``N days|weeks|months|years ago`` (or ``back``): the calendar unit that far back, e.g. the week
   holding now - N weeks; ``N hours|minutes ago``: the hour (minute) before that moment.
 - ``past|last N units``, ``the past week``, ``the last week`` (not ``last week``): rolling,
@@ -492,7 +491,8 @@ TOLD_MAX: Final = dt.timedelta(days=366)
 
 TOLD_HINTS: Final = frozenset(
     """yesterday today tonight night morning afternoon evening ago back day days week weeks weekend weekends month
-    months year years hour hours minute minutes min mins quarter quarters q1 q2 q3 q4 h1 h2""".split()
+    months year years hour hours minute minutes min mins quarter quarters q1 q2 q3 q4 h1 h2 summer winter spring autumn
+    fall""".split()
 ).union(_WEEKDAYS, _MONTHS)
 """Words one of which every phrase ``told_windows`` can place holds (besides a year or a date):
 a record holding none of them tells of no time (test_every_told_phrase_holds_a_hint)."""
@@ -579,8 +579,6 @@ def told_windows(
             hi += 1
         for window, (start, _) in _scan_windows(text[lo:hi], cal):
             if window is None or not _tells_a_past_time(text, lo + start, window.phrase):  # (None: only with_unclear)
-                continue
-            if _SEASON_WORD.search(window.phrase):  # questions only: no told hint holds a season
                 continue
             bounds = (window.start, window.end)
             # a rolling window ("the past week") ends just after now, as it holds now
@@ -1288,7 +1286,6 @@ SOUTHERN_ZONES: Final = (
 to February: the seasons a question names follow the database's timezone."""
 _SEASON_START = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}  # northern; southern: +6 months
 _SEASON_PRE = frozenset("in during over since before after until till through from between".split())
-_SEASON_WORD = re.compile(r"\b(?:summer|winter|spring|autumn|fall)\b", re.IGNORECASE)
 
 
 def _season(m: re.Match[str], text: str, cal: _Calendar, pre: str | None) -> tuple[dt.datetime, dt.datetime, bool] | None:

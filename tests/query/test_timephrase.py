@@ -1219,10 +1219,12 @@ def test_a_season_ahead_is_ignored_and_seasons_follow_the_hemisphere() -> None:
     assert w is not None and w.start == dt.datetime(2025, 12, 1, tzinfo=ZoneInfo("Europe/Berlin"))
 
 
-def test_a_season_is_no_told_date() -> None:
-    """A record telling of a season is no told date (no told hint holds one, so a record would tell
-    it only beside another hint): seasons place questions only."""
-    assert told_windows("last summer, two weeks ago, we migrated", WED) == told_windows("two weeks ago, we migrated", WED)
+def test_a_season_is_told() -> None:
+    """ "Last summer we went camping", recorded in December, tells of June to August: "What did we
+    do last summer?" finds it (a window in the question and none in the records missed them)."""
+    december = U(2026, 12, 6)
+    assert told_windows("Last summer we went camping", december) == [(U(2026, 6, 1), U(2026, 9, 1))]
+    assert told_windows("we'll go camping this summer", U(2026, 4, 1)) == []  # ahead
 
 
 def test_phrase_inside_a_rejected_one_is_still_found() -> None:

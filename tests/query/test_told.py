@@ -102,6 +102,7 @@ def test_every_told_phrase_holds_a_hint() -> None:
         "the weekend of May 3", "the first week of May", "the last week of May", "early May", "mid-May", "late last year",
         "mid-2025", "the end of May", "the beginning of last month", "the Friday before last", "the weekend before last",
         "in Q1", "last quarter", "the first quarter of last year", "in H1", "the quarter before last", "the March migration",
+        "last summer", "over the winter", "in the fall", "spring 2025", "the autumn of 2025",
     ]  # fmt: skip
     for phrase in phrases:
         text = f"it broke {phrase} in the morning standup"
@@ -110,7 +111,7 @@ def test_every_told_phrase_holds_a_hint() -> None:
         assert words & TOLD_HINTS or any(w[:4].isdigit() and len(w) >= 4 for w in words), phrase
 
 
-@pytest.mark.parametrize("text", ["In Q1 we moved to Postgres", "The migration of last quarter broke it"])
+@pytest.mark.parametrize("text", ["In Q1 we moved to Postgres", "The migration of last quarter broke it", "Last summer we moved"])
 def test_capture_finds_a_quarter_by_its_terms(text: str) -> None:
     # capture looks for hints by the record's terms ("q1"), told_windows alone by its words
     record = {"ts": JULY_2, "summary": text}

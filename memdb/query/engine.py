@@ -140,7 +140,8 @@ _QUESTION_WORDS = frozenset(
     going status update updates news summary summarize memories memory episodes episode record records
     time times ever last week weeks day days month months year years ago past previous prior earlier before
     try tried tries trying attempt attempts attempted many much new latest mention mentioned mentions decide decided
-    work lesson lessons learn learned learnt takeaway takeaways say said says tell told ask asked asks""".split()
+    work lesson lessons learn learned learnt takeaway takeaways say said says tell told ask asked asks decision decisions
+    deciding make made choose chose chosen""".split()
 )
 # Words asking for the owner's facts and preferences (as written, folded): with any fact recorded,
 # they choose kind "fact" and leave the search, so "what does Ana prefer?" asks the facts about Ana.

@@ -607,6 +607,9 @@ def test_tags_no_memory_has_together_are_asked_about_one_by_one(team: memdb.Memo
         ("What's new with billing?", None, ()),
         ("Who mentioned the webhook?", None, ("webhook",)),
         ("What did we decide about billing?", None, ()),  # "decide" matched any decision about anything
+        # "decisions" and "make" were searched: "Which decisions did we make this month?" found nothing
+        ("Which decisions did we make about billing?", None, ()),
+        ("What did we choose for the webhook?", None, ("webhook",)),
         ("What did we work on last week?", None, ()),  # "work" filtered the week to what says "work"
         # a lesson is a field, not a word: "lessons" asked for failures whose text says "lessons"
         ("What were the lessons from the deploy failures?", "failure", ()),

@@ -143,6 +143,9 @@ _QUESTION_WORDS = frozenset(
     work lesson lessons learn learned learnt takeaway takeaways say said says tell told ask asked asks decision decisions
     deciding make made choose chose chosen""".split()
 )
+# A question word that is a noun names a thing before another noun: "the memory leak", "the status
+# page", "the summary table" ask about those, where "what memories about X" asks about X
+_NOUN_BEFORE_NOUN = re.compile(r"\b(?P<noun>memory|status|summary|record|episode|news)\s+(?P<next>[^\W\d_]+)", re.IGNORECASE)
 # Words asking for the owner's facts and preferences (as written, folded): with any fact recorded,
 # they choose kind "fact" and leave the search, so "what does Ana prefer?" asks the facts about Ana.
 _FACT_WORDS = frozenset("prefer prefers preferred preference preferences favorite favourite favorites favourites fact facts".split())
@@ -512,7 +515,8 @@ class OwnerQueries:
         dropped |= _OUTCOME_WORDS.keys() if outcome else frozenset()
         dropped |= {how.group("how").lower()} if how is not None else frozenset()
         dropped |= {negated.group("word").lower(), "never", "not"} if negated is not None and outcome else frozenset()
-        kept = {t: w for t, w in pairs.items() if t not in _QUESTION_WORDS and w != kind and w not in dropped}
+        compound = _compound_heads(written) if _NOUN_BEFORE_NOUN.search(written) else frozenset()
+        kept = {t: w for t, w in pairs.items() if (t not in _QUESTION_WORDS or t in compound) and w != kind and w not in dropped}
         if not self._own_terms.isdisjoint(kept):
             kept = self._without_own_name(kept, question)
         terms = tuple(kept)
@@ -913,8 +917,10 @@ class OwnerQueries:
             # The note and ``found`` follow the match count, not what is shown: with ``limit=0``
             # matches still exist (test_limit_zero_reports_the_matches).
             note: str | Callable[[], str]
-            if found.total:  # formatted when first read: it reads nothing
-                note = partial(_found_note, interp, found.total, len(memories) if limit else "none (limit 0)", together, otherwise)
+            if found.total:  # formatted when first read: it reads nothing (but what the unmatched words are held by)
+                elsewhere = self._elsewhere(q, self._terms_of_words(interp, interp.unmatched)) if interp.unmatched else ("", "")
+                shown_n = len(memories) if limit else "none (limit 0)"
+                note = partial(_found_note, interp, found.total, shown_n, together, otherwise, elsewhere)
             else:  # what it counts is read in this snapshot
                 note = self._empty_note(interp, q)
                 if otherwise:
@@ -974,10 +980,20 @@ class OwnerQueries:
             outside = self._outside(q)
         return partial(_nothing_note, interp, outside, self._archived_note(q) + self._superseded_note(q))
 
-    def _missing_terms(self, interp: Interpretation) -> tuple[str, ...]:
-        """The terms of the names in ``interp.missing_names``."""
-        folded = {w.casefold() for w in interp.missing_names}
+    @staticmethod
+    def _terms_of_words(interp: Interpretation, words: Iterable[str]) -> tuple[str, ...]:
+        """The terms of some of ``interp``'s words (its missing names, its unmatched words)."""
+        folded = {w.casefold() for w in words}
         return tuple(t for t, w in zip(interp.terms, interp.words, strict=False) if w.casefold() in folded)
+
+    def _elsewhere(self, q: _Query, terms: tuple[str, ...]) -> tuple[str, str]:
+        """Where words no hot memory holds are held all the same: which memories do not hold them
+        ("active " when archived one-liners do, "current " when earlier versions do) and the
+        notes saying how many do and how to see them. "No memory mentions 'flaky'" was false of
+        an owner whose archived memories did (test_an_unmatched_word_held_in_cold_storage_is_said)."""
+        only = replace(q, terms=terms, terms_required=True, tags=(), any_tags=(), boost_tags=())
+        cold, old = self._archived_note(only), self._superseded_note(only)
+        return ("active " if cold else "current " if old else ""), cold + old
 
     def _matched_in_cold(self, interp: Interpretation, q: _Query) -> Interpretation:
         """``interp`` without the unmatched words (and missing names) that an archived one-liner
@@ -995,13 +1011,10 @@ class OwnerQueries:
     def _missing_note(self, interp: Interpretation, q: _Query) -> str:
         """The answer for a question about a name no memory holds: nothing, said plainly, and
         whether archived one-liners mention it."""
-        missing = self._missing_terms(interp)
-        only = replace(q, terms=missing, terms_required=True, tags=(), any_tags=(), boost_tags=())
-        cold, old = self._archived_note(only), self._superseded_note(only)
-        which = "active " if cold else "current " if old else ""
+        which, notes = self._elsewhere(q, self._terms_of_words(interp, interp.missing_names))
         return (
             f"Nothing found: no {which}memory mentions {_quoted(interp.missing_names)}, "
-            f"so nothing about other things is offered in its place ({interp}).{cold}{old}"
+            f"so nothing about other things is offered in its place ({interp}).{notes}"
         )
 
     def _archived_note(self, q: _Query, cap: int = 1_000) -> str:
@@ -1772,16 +1785,25 @@ def _order_asked(text: str) -> tuple[str, int | None, str]:
     return order, count or None, text[: asked.start("which")] + text[asked.end() :]
 
 
-def _found_note(interp: Interpretation, total: int, shown: int | str, together: tuple[str, ...] = (), otherwise: str = "") -> str:
+def _found_note(
+    interp: Interpretation,
+    total: int,
+    shown: int | str,
+    together: tuple[str, ...] = (),
+    otherwise: str = "",
+    elsewhere: tuple[str, str] = ("", ""),
+) -> str:
     """The note of an answer with matches: how many, for what, how many are shown (and, when the
     question's tags were widened, that no memory has them all; ``otherwise``: what went otherwise
-    than the outcome a yes-or-no question asks about)."""
+    than the outcome a yes-or-no question asks about; ``elsewhere``: ``_elsewhere`` of the
+    unmatched words)."""
     note = f"No memory has all of tags {', '.join(together)}; these have one of them. " if together else ""
     note += f"{total} match{'es' if total != 1 else ''} for {interp}; showing {shown}."
     if otherwise:
         note += " " + otherwise
     if interp.unmatched:
-        note += f" Partial: no memory mentions {_quoted(interp.unmatched)}; these match the other words."
+        which, notes = elsewhere
+        note += f" Partial: no {which}memory mentions {_quoted(interp.unmatched)}; these match the other words.{notes}"
     return note
 
 
@@ -1936,6 +1958,18 @@ _CALENDAR_WORDS = frozenset(
 
 
 _YES_OR_NO = re.compile(r"\s*(?:did|does|do|has|have|had|was|were|is|are)\b", re.IGNORECASE)
+
+
+def _compound_heads(written: str) -> frozenset[str]:
+    """The terms of the question words that stand before another noun (``_NOUN_BEFORE_NOUN``):
+    "What did we try for the memory leak?" searched "leak" alone, and so also found leaks of
+    credentials."""
+    heads = set()
+    for m in _NOUN_BEFORE_NOUN.finditer(written):
+        following = m.group("next")
+        if following.lower() not in STOPWORDS and stem(following.lower()) not in _QUESTION_WORDS:
+            heads.add(stem(m.group("noun").lower()))
+    return frozenset(heads)
 
 
 def _asks_yes_or_no(question: str) -> bool:

@@ -86,6 +86,24 @@ def test_a_name_only_cold_storage_holds_is_pointed_to(tmp_path: Path) -> None:
         assert mem.ask("What happened with Zeta?", include_archived=True).found
 
 
+def test_an_unmatched_word_held_in_cold_storage_is_said(tmp_path: Path) -> None:
+    """A partial answer said "no memory mentions 'flaky'" of an owner whose archived memory of
+    the flaky test did: it says no *active* memory does, and how many archived ones do."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("ana")
+        flaky = mem.record("debug", "Flaky checkout test fixed: it read the wall clock", outcome="success")
+        mem.record("debug", "Fixed the auth token expiry", outcome="success")
+        mem.archive(flaky.id)
+        r = mem.ask("What was the fix for the flaky test?")
+        assert r.found and r.partial and set(r.interpretation.unmatched) == {"flaky", "test"}
+        assert "Partial: no active memory mentions 'flaky', 'test'; these match the other words. 1 archived match" in r.note
+        assert "include_archived=True" in r.note
+        with_cold = mem.ask("What was the fix for the flaky test?", include_archived=True)
+        assert flaky.id in [m.id for m in with_cold] and not with_cold.partial
+        r = mem.ask("What was the fix for the rollback?")  # held nowhere: no memory, as before
+        assert "Partial: no memory mentions 'rollback'; these match the other words." in r.note and "archived" not in r.note
+
+
 def test_an_archived_memory_matches_by_its_tags_words_as_a_hot_one_does(tmp_path: Path) -> None:
     """Capture indexes a record's tags with its text, so "releases" finds a deploy tagged
     "release"; once archived, only its one-liner was searched and the same question lost it."""

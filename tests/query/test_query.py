@@ -631,6 +631,18 @@ def test_words_that_say_how_a_question_asks(team: memdb.Memory, question: str, o
     assert (r.interpretation.outcome, r.interpretation.words) == (outcome, words) and r.found and not r.partial
 
 
+def test_a_question_word_before_a_noun_is_searched(qdb: memdb.Database) -> None:
+    """ "memory" asks for memories ("what memories about billing?"), but "the memory leak" names a
+    leak: searching "leak" alone found the leaked credentials too, and ranked them first."""
+    mem = qdb.owner("ana")
+    leak = mem.record("debug", "Memory leak in the ingest worker: an unbounded cache", outcome="success", ts=at(28))
+    mem.record("debug", "Credentials leak in a public gist: rotated the keys", outcome="success", ts=at(29))
+    r = mem.ask("What did we try for the memory leak?")
+    assert r.interpretation.words == ("memory", "leak") and r.memories[0].id == leak.id
+    assert mem.ask("What memories do you have about leaks?").interpretation.words == ("leaks",)
+    assert mem.ask("What's the status of the ingest worker?").interpretation.words == ("ingest", "worker")
+
+
 def test_how_many_asks_how_many(qdb: memdb.Database) -> None:
     """ "How many deploys failed?" asks about deploys: "many" is how it asks, and a failure that
     says "many users" is no deploy, nor is the answer partial for want of "many"."""

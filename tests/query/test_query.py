@@ -643,6 +643,24 @@ def test_a_question_word_before_a_noun_is_searched(qdb: memdb.Database) -> None:
     assert mem.ask("What's the status of the ingest worker?").interpretation.words == ("ingest", "worker")
 
 
+def test_participants_and_decisions_are_searched(qdb: memdb.Database) -> None:
+    """ "What did Bob review?" found nothing where Bob took part in a review, and "kubernetes"
+    nothing where a decision rejected it: who took part and what was decided are what a memory
+    is about. A participant that is also a tag counts once; a decision's keys and numbers are no
+    words."""
+    from memdb.memory.layout import terms_of  # what capture indexes
+
+    mem = qdb.owner("ana")
+    review = mem.record("review", "Code review of the retry logic", outcome="success", participants=["Bob", "Ana Lee"], ts=at(28))
+    choice = mem.record("roundtable", "Chose the orders platform", outcome="success", ts=at(27),
+                        decisions={"action": "stay on ECS", "rejected": ["kubernetes"], "confidence": 7})  # fmt: skip
+    assert [m.id for m in mem.ask("What did Bob review?")] == [review.id]
+    assert [m.id for m in mem.recall(text="kubernetes")] == [choice.id] and not mem.recall(text="confidence").found
+    tf, _ = terms_of({"kind": "review", "summary": "retry", "tags": ["bob"], "participants": ["Bob", "Eve"]})
+    assert tf["bob"] == tf["eve"] == tf["retri"]
+    assert qdb.check().ok
+
+
 def test_how_many_asks_how_many(qdb: memdb.Database) -> None:
     """ "How many deploys failed?" asks about deploys: "many" is how it asks, and a failure that
     says "many users" is no deploy, nor is the answer partial for want of "many"."""

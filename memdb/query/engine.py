@@ -141,8 +141,11 @@ _QUESTION_WORDS = frozenset(
     time times ever last week weeks day days month months year years ago past previous prior earlier before
     try tried tries trying attempt attempts attempted many much new latest mention mentioned mentions decide decided
     work lesson lessons learn learned learnt takeaway takeaways say said says tell told ask asked asks decision decisions
-    deciding make made choose chose chosen""".split()
+    deciding make made choose chose chosen discuss discussed discusses discussing discussion discussions""".split()
 )
+# "What did we talk about last week?": talking about a thing asks about it (the verb alone may be
+# a word: "my talk at the summit")
+_TALKED_ABOUT = re.compile(r"\b(?:talk|talked|talking|chat|chatted|chatting|speak|spoke|spoken)\s+(?P<about>about|of)\b", re.IGNORECASE)
 # A question word that is a noun names a thing before another noun: "the memory leak", "the status
 # page", "the summary table" ask about those, where "what memories about X" asks about X
 _NOUN_BEFORE_NOUN = re.compile(r"\b(?P<noun>memory|status|summary|record|episode|news)\s+(?P<next>[^\W\d_]+)", re.IGNORECASE)
@@ -489,6 +492,7 @@ class OwnerQueries:
             second, rest, ignored = read_time_phrases(rest, at, settings.week_starts_on, settings.timezone)
             ignored = (*((other.phrase,) if other else ()), *((second.phrase,) if second else ()), *ignored)
         order, count, rest = _order_asked(rest)
+        rest = _TALKED_ABOUT.sub(r"\g<about>", rest) if "about" in rest or " of " in rest else rest
         written = rest  # as written: the tags' lookup gives the rest back as words ("didn t")
         tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)

@@ -683,7 +683,9 @@ class OwnerQueries:
         the one-liner and the lesson), and are marked as archived: forgetting never erases
         experience (DESIGN 5), so "the third time you tried this" stays true. An attempt
         counts once, as its current version; ``include_superseded`` lists the versions it
-        replaced among the attempts too (``History.superseded`` says how many), uncounted."""
+        replaced among the attempts too (``History.superseded`` says how many), uncounted. Without
+        a ``kind``, the attempts are the memories that carry an outcome: a chat message that
+        mentions the deploy is no attempt at it (``kind="exchange"`` counts those)."""
         _check_limit(limit)
         terms = _text_terms(text)
         with self._space.snapshot():
@@ -702,8 +704,9 @@ class OwnerQueries:
         with self._space.snapshot():
             # an attempt at "twilio webhook retry" holds all three words: counting one that holds
             # only "retry" would pad the count with unrelated work
-            hot = [m for m in self._matches(q).hot if all(t in m[2] for t in q.terms)]
-            archived = [a for a in self._archived_matches(q, None) if all(t in a[2] for t in q.terms)]
+            attempt = q.kind is not None  # else: a memory with an outcome (its code's low bits)
+            hot = [m for m in self._matches(q).hot if all(t in m[2] for t in q.terms) and (attempt or m[1] & 3)]
+            archived = [a for a in self._archived_matches(q, None) if all(t in a[2] for t in q.terms) and (attempt or a[1].get("outcome"))]
             counts = Counter(OUTCOME_OF_CODE[code & 3] or "none" for _, code, _ in hot)
             counts.update(h.get("outcome") or "none" for _, h, _ in archived)
             # newest first, hot and archived together: (ts_us, id) orders both
@@ -711,7 +714,9 @@ class OwnerQueries:
             found += [(ts_micros(h["ts"]), eid, h) for eid, h, _ in archived]
             superseded = []
             if q.include_superseded:  # listed beside the attempts, never counted as attempts again
-                superseded = [a for a in self._superseded_matches(q, None) if all(t in a[2] for t in q.terms)]
+                superseded = [
+                    a for a in self._superseded_matches(q, None) if all(t in a[2] for t in q.terms) and (attempt or a[1].get("outcome"))
+                ]
                 found += [(ts_micros(h["ts"]), eid, h) for eid, h, _ in superseded]
             found.sort(key=lambda f: (f[0], f[1]), reverse=True)
             chosen = [(eid, h if h is not None else self._layout.states.get((self.name, eid))) for _, eid, h in found[: max(limit, 0)]]

@@ -664,6 +664,18 @@ def test_participants_and_decisions_are_searched(qdb: memdb.Database) -> None:
     assert qdb.check().ok
 
 
+def test_history_without_a_kind_counts_attempts_not_chat(qdb: memdb.Database) -> None:
+    """ "14 past attempts (1 success, 2 failure, 11 none)": chat messages mentioning the deploy
+    were counted as attempts at it, and listed before them. Without a kind the attempts are the
+    memories with an outcome; asking for exchanges by kind still lists those."""
+    mem = qdb.owner("ana")
+    failed = mem.record("debug", "Deploy failed: image tag not pushed", outcome="failure", lesson="push first", ts=at(28))
+    mem.record_exchange(session="chat-1", user_message="how is the deploy going?", response="still running")
+    h = mem.history(text="deploy")
+    assert (h.total, h.counts, [m.id for m in h.attempts]) == (1, {"success": 0, "partial": 0, "failure": 1}, [failed.id])
+    assert mem.history(kind="exchange", text="deploy").total == 1
+
+
 def test_how_many_asks_how_many(qdb: memdb.Database) -> None:
     """ "How many deploys failed?" asks about deploys: "many" is how it asks, and a failure that
     says "many users" is no deploy, nor is the answer partial for want of "many"."""

@@ -929,7 +929,8 @@ class OwnerQueries:
             if found.total:  # formatted when first read: it reads nothing (but what the unmatched words are held by)
                 elsewhere = self._elsewhere(q, self._terms_of_words(interp, interp.unmatched)) if interp.unmatched else ("", "")
                 shown_n = len(memories) if limit else "none (limit 0)"
-                note = partial(_found_note, interp, found.total, shown_n, together, otherwise, elsewhere)
+                corrected = 0 if q.include_superseded else sum(1 for m in memories if m.episode.supersedes)
+                note = partial(_found_note, interp, found.total, shown_n, together, otherwise, elsewhere, corrected)
             else:  # what it counts is read in this snapshot
                 note = self._empty_note(interp, q)
                 if otherwise:
@@ -1801,15 +1802,21 @@ def _found_note(
     together: tuple[str, ...] = (),
     otherwise: str = "",
     elsewhere: tuple[str, str] = ("", ""),
+    corrected: int = 0,
 ) -> str:
     """The note of an answer with matches: how many, for what, how many are shown (and, when the
     question's tags were widened, that no memory has them all; ``otherwise``: what went otherwise
     than the outcome a yes-or-no question asks about; ``elsewhere``: ``_elsewhere`` of the
-    unmatched words)."""
+    unmatched words; ``corrected``: how many shown memories correct an earlier version, which
+    "What editor did I use before?" asks for and the answer did not point to)."""
     note = f"No memory has all of tags {', '.join(together)}; these have one of them. " if together else ""
     note += f"{total} match{'es' if total != 1 else ''} for {interp}; showing {shown}."
     if otherwise:
         note += " " + otherwise
+    if corrected == 1:
+        note += " 1 shown memory corrects an earlier version; include_superseded=True to see it."
+    elif corrected:
+        note += f" {corrected} shown memories correct earlier versions; include_superseded=True to see them."
     if interp.unmatched:
         which, notes = elsewhere
         note += f" Partial: no {which}memory mentions {_quoted(interp.unmatched)}; these match the other words.{notes}"

@@ -132,3 +132,9 @@ def test_an_earlier_version_that_alone_matches_is_pointed_to(tmp_path: Path) -> 
         assert named.note.startswith("Nothing found: no current memory mentions 'Vim'") and "1 earlier version" in named.note
         assert [m.episode.summary for m in mem.ask("vim", include_superseded=True)] == ["Editor: Vim"]
         assert mem.ask("emacs").note == "Nothing found for text emacs."
+        # "What editor did I use before?" answers with the current value: the note says it
+        # corrects an earlier one, and how to see it
+        before = mem.ask("What editor did I use before?")
+        assert [m.episode.summary for m in before] == ["Editor: Neovim"]
+        assert "1 shown memory corrects an earlier version; include_superseded=True to see it." in before.note
+        assert "corrects" not in mem.ask("editor", include_superseded=True).note

@@ -187,15 +187,20 @@ def _print_result(result: Any, args: argparse.Namespace) -> None:
             }
         )
         return
-    print(f"searched: {result.interpretation}")
-    print(result.as_context(max_chars=args.max_chars))
+    # the note first: how many matched, what was searched, and what the answer lacks (a partial
+    # answer's words that only archived memories hold, the earlier versions it corrects)
+    print(result.note)
+    if result.memories:
+        print(result.as_context(max_chars=args.max_chars))
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
     now = _when(args.now, "--now")  # bad input is named before the database is looked at
     with _open(args) as db:
         mem = db.owner(args.owner)
-        _print_result(mem.ask(args.question, now=now, limit=args.limit, include_archived=args.include_archived), args)
+        asked = mem.ask(args.question, now=now, limit=args.limit, include_archived=args.include_archived,
+                        include_superseded=args.include_superseded)  # fmt: skip
+        _print_result(asked, args)
     return 0
 
 
@@ -206,6 +211,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
             since=since, until=until, tags=_tags(args.tags),
             any_tags=_tags(args.any_tags), text=args.text, kind=args.kind, outcome=args.outcome,
             session=args.session, limit=args.limit, include_archived=args.include_archived, include_told=args.include_told,
+            include_superseded=args.include_superseded,
         )  # fmt: skip
         _print_result(result, args)
     return 0
@@ -830,12 +836,14 @@ def build_parser() -> argparse.ArgumentParser:
     limit_help = "at most this many memories (default %(default)s)"
     chars_help = "cut the printed context to this many characters (default %(default)s)"
     archived_help = "match archived episodes too, through what stays hot of them"
+    superseded_help = "match the earlier versions of corrected memories too (`memdb get ID` lists one's versions)"
     p = command("ask", cmd_ask, "ask a plain-language question")
     p.add_argument("question", help="e.g. 'what happened with Project X last week?' (time phrases, tags, outcome words, text)")
     p.add_argument("--now", help=f"the time 'last week', 'yesterday' etc. are read against: {_TIME}; default now")
     p.add_argument("--limit", type=int, default=5, help=limit_help)
     p.add_argument("--max-chars", type=int, default=2000, help=chars_help)
     p.add_argument("--include-archived", action="store_true", help=archived_help)
+    p.add_argument("--include-superseded", action="store_true", help=superseded_help)
 
     p = command("recall", cmd_recall, "structured retrieval by window, tags, text, kind, outcome")
     p.add_argument("--since", help=f"from this time, inclusive: {_TIME}")
@@ -849,6 +857,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=5, help=limit_help)
     p.add_argument("--max-chars", type=int, default=2000, help=chars_help)
     p.add_argument("--include-archived", action="store_true", help=archived_help)
+    p.add_argument("--include-superseded", action="store_true", help=superseded_help)
     p.add_argument(
         "--include-told",
         action="store_true",

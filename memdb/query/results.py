@@ -231,7 +231,11 @@ class RecallResult:
         if not self.memories:
             return _fit(self.note, max_chars)
         ordered = sorted(self.memories, key=lambda m: m.episode.kind != "summary")
-        out = _fit(f"Recent memories ({self.interpretation}):", max_chars)
+        # a partial answer says so where a prompt reads it: the memories about "the fix" are not
+        # about "the flaky test" (test_a_partial_answer_is_labelled_in_the_prompt_block)
+        unmatched = self.interpretation.unmatched
+        said = f"; partial: these do not mention {', '.join(repr(w) for w in unmatched)}" if unmatched else ""
+        out = _fit(f"Recent memories ({self.interpretation}{said}):", max_chars)
         for i, memory in enumerate(ordered):
             line = "\n" + memory.line()
             rest = len(ordered) - i

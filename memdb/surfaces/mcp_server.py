@@ -477,6 +477,7 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         "since": since, "until": until, "tags": args["tags"] or (), "any_tags": args["any_tags"] or (),
         "text": args["text"], "outcome": args["outcome"], "session": args["session"],
         "include_archived": bool(args["include_archived"]), "include_told": bool(args["include_told"]),
+        "include_superseded": bool(args["include_superseded"]),
     }  # fmt: skip
     kinds: list[str] = list(dict.fromkeys(args["kinds"] or ()))
     if len(kinds) <= 1:
@@ -509,7 +510,10 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
 
 
 def _ask(mem: Memory, args: dict[str, Any]) -> ToolOutput:
-    result = mem.ask(args["question"], limit=args["limit"], include_archived=bool(args["include_archived"]))
+    result = mem.ask(
+        args["question"], limit=args["limit"], include_archived=bool(args["include_archived"]),
+        include_superseded=bool(args["include_superseded"]),
+    )  # fmt: skip
     return _recall_output(result, str(result.interpretation))
 
 
@@ -767,6 +771,11 @@ _INCLUDE_ARCHIVED = Param(
     "Match archived episodes too, through what stays hot of them (kind, outcome, tags, time, one line, lesson).",
     default=False,
 )  # fmt: skip
+_INCLUDE_SUPERSEDED = Param(
+    "include_superseded", "boolean",
+    "Match the earlier versions of corrected episodes too (an answer's note says when they match).",
+    default=False,
+)  # fmt: skip
 _RECALL_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -951,6 +960,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("limit", "integer", "Most episodes to return (a page; more pages through cursor).", minimum=1, maximum=50,
                       default=5),
                 _INCLUDE_ARCHIVED,
+                _INCLUDE_SUPERSEDED,
                 Param("include_told", "boolean", "With a window: also the episodes recorded outside it whose text tells of a "
                       "time in it ('the deploy failed yesterday', recorded the day after). ask always includes them.",
                       default=False),
@@ -972,6 +982,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("question", "string", "The question, in plain language.", required=True, max_length=1000),
                 Param("limit", "integer", "Most episodes to return.", minimum=1, maximum=50, default=5),
                 _INCLUDE_ARCHIVED,
+                _INCLUDE_SUPERSEDED,
             ),
             _RECALL_OUTPUT, _ask, counts_access=True,
         ),

@@ -67,6 +67,15 @@ def test_a_plain_word_no_memory_holds_labels_the_answer_partial(team: memdb.Memo
     assert all("deploy" in m.episode.summary.lower() for m in r.memories)
 
 
+def test_a_partial_answer_is_labelled_in_the_prompt_block(team: memdb.Memory) -> None:
+    """The note said "Partial", but the block a prompt reads (and the ``memdb ask`` command
+    prints) did not: an agent read the deploy memories as the rollback problems it asked about."""
+    r = team.ask("any rollback problems with the deploy?", now=NOW)
+    first = r.as_context(2000).splitlines()[0]
+    assert first.endswith("; partial: these do not mention 'rollback', 'problems'):")
+    assert "partial" not in team.ask("deploy", now=NOW).as_context(2000).splitlines()[0]
+
+
 def test_history_counts_only_attempts_holding_every_word(team: memdb.Memory) -> None:
     h = team.history(text="twilio webhook retry")
     assert h.total == 1 and h.attempts[0].episode.summary.startswith("Twilio webhook retry")

@@ -287,6 +287,26 @@ def test_fact_and_facts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         assert copy.owner("ana").count() == 2  # current versions only: "light" was superseded
 
 
+def test_ask_prints_the_note_and_reaches_earlier_versions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``memdb ask`` printed what was searched and the memories, never the note: a partial answer
+    read as a whole one, and the earlier versions it pointed to could not be asked for."""
+    common = ["--db", str(tmp_path / "db"), "--owner", "ana"]
+    for value in ("light", "dark"):
+        assert main(["fact", "ana/ui.theme", f"{value} theme", *common]) == 0
+    capsys.readouterr()
+    assert main(["ask", "theme colours", *common]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("1 match for text theme colours; showing 1.") and "Partial: no memory mentions 'colours'" in out[0]
+    assert "1 shown memory corrects an earlier version" in out[0]
+    assert out[1] == "Recent memories (text theme colours; partial: these do not mention 'colours'):"
+    assert main(["ask", "light", *common]) == 0
+    assert capsys.readouterr().out.startswith("Nothing found for text light. 1 earlier version")
+    assert main(["ask", "light", "--include-superseded", *common]) == 0
+    assert "fact ana/ui.theme (superseded by" in capsys.readouterr().out
+    assert main(["recall", "--text", "light", "--include-superseded", *common, "--json"]) == 0
+    assert [m["episode"]["summary"] for m in json.loads(capsys.readouterr().out)["memories"]] == ["light theme"]
+
+
 # --- help, refusals of a missing database, JSON errors (issue 23) ----------------------------------
 
 

@@ -311,18 +311,17 @@ of the LoCoMo conversations (26, 30, 41: recall@10 0.796 at equal weight, 0.785 
 
 def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
     """A record's indexed terms with their frequencies, and its length, in ``TF_UNIT``s: an
-    occurrence in the episode's own text (its tags, the participants that are not among them
-    and the words of its decisions too, layout 16) counts ``TF_UNIT``, one in a context field
-    of its kind (``CONTEXT_FIELDS``) ``CONTEXT_TF``, so that a turn ranks above its neighbours
-    for words it says itself."""
+    occurrence in the episode's own text (its tags, and the participants that are not among
+    them, layout 16) counts ``TF_UNIT``, one in a context field of its kind (``CONTEXT_FIELDS``)
+    ``CONTEXT_TF``, so that a turn ranks above its neighbours for words it says itself. A
+    record's ``decisions`` are data, not words: the LangGraph store keeps its items' values
+    there, searchable only by the paths it indexes."""
     context = CONTEXT_FIELDS.get(str(record.get("kind")), ())
     own = "\n".join(str(record[f]) for f in TEXT_FIELDS if record.get(f) and f not in context)
     tags = record.get("tags") or ()
     own += "\n" + " ".join(tags)
-    # "What did Bob review?": who took part is what a memory is about (a participant that is also
-    # a tag counts once), and so are a decision's words: {"action": "stay on ECS"}
+    # "What did Bob review?": who took part is what a memory is about (one that is also a tag counts once)
     own += "\n" + " ".join(p for p in record.get("participants") or () if normalize_tag(p) not in tags)
-    own += "\n" + " ".join(_decision_words(record.get("decisions")))
     tf = {t: n * TF_UNIT for t, n in term_counts(own).items()}
     for f in context:
         if record.get(f):
@@ -334,17 +333,6 @@ def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
 TOLD_FIELDS: Final = ("summary", "content", "what_we_tried", "what_happened", "why", "lesson")
 """The fields whose words tell what happened, and when: ``told_of`` reads time phrases there (a
 tool's result, an artifact or a fact's key may hold dates that tell of nothing that happened)."""
-
-
-def _decision_words(value: Any) -> list[str]:
-    """The strings among a decision's values (not its keys or numbers), depth first."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping):
-        return [w for v in value.values() for w in _decision_words(v)]
-    if isinstance(value, list | tuple):
-        return [w for v in value for w in _decision_words(v)]
-    return []
 
 
 def _told_starts() -> dict[str, str]:

@@ -929,7 +929,8 @@ class OwnerQueries:
             if found.total:  # formatted when first read: it reads nothing (but what the unmatched words are held by)
                 elsewhere = self._elsewhere(q, self._terms_of_words(interp, interp.unmatched)) if interp.unmatched else ("", "")
                 shown_n = len(memories) if limit else "none (limit 0)"
-                corrected = 0 if q.include_superseded else sum(1 for m in memories if m.episode.supersedes)
+                # counted when the note is read: it builds the episodes, which most callers never do
+                corrected = () if q.include_superseded else memories
                 note = partial(_found_note, interp, found.total, shown_n, together, otherwise, elsewhere, corrected)
             else:  # what it counts is read in this snapshot
                 note = self._empty_note(interp, q)
@@ -1802,17 +1803,18 @@ def _found_note(
     together: tuple[str, ...] = (),
     otherwise: str = "",
     elsewhere: tuple[str, str] = ("", ""),
-    corrected: int = 0,
+    shown_memories: Sequence[Hit] = (),
 ) -> str:
     """The note of an answer with matches: how many, for what, how many are shown (and, when the
     question's tags were widened, that no memory has them all; ``otherwise``: what went otherwise
     than the outcome a yes-or-no question asks about; ``elsewhere``: ``_elsewhere`` of the
-    unmatched words; ``corrected``: how many shown memories correct an earlier version, which
-    "What editor did I use before?" asks for and the answer did not point to)."""
+    unmatched words; ``shown_memories``: those whose correcting an earlier version is said, as
+    "What editor did I use before?" asks for it and the answer did not point to it)."""
     note = f"No memory has all of tags {', '.join(together)}; these have one of them. " if together else ""
     note += f"{total} match{'es' if total != 1 else ''} for {interp}; showing {shown}."
     if otherwise:
         note += " " + otherwise
+    corrected = sum(1 for m in shown_memories if m.episode.supersedes)
     if corrected == 1:
         note += " 1 shown memory corrects an earlier version; include_superseded=True to see it."
     elif corrected:

@@ -662,6 +662,27 @@ def test_participants_are_searched(qdb: memdb.Database) -> None:
     assert qdb.check().ok
 
 
+def test_an_answer_builds_no_episode_until_one_is_read(qdb: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building a hit's episode (a pydantic model) is a third of a small query: an answer builds
+    none until a caller reads one. Counting the corrected memories for the note built them all,
+    and LoCoMo's recall took twice as long; the note now counts them when it is read."""
+    from memdb.query import engine
+
+    mem = qdb.owner("ana")
+    for i in range(3):
+        mem.record("debug", f"Deploy {i} failed on the lock", outcome="failure", ts=at(20 + i))
+    mem.record("fact", "Editor: Vim", key="editor")
+    mem.record("fact", "Editor: Neovim", key="editor")
+    built: list[str] = []
+    made = engine._episode_of
+    monkeypatch.setattr(engine, "_episode_of", lambda *a: built.append(a[1]) or made(*a))
+    for r in (mem.recall(text="deploy lock"), mem.ask("Which deploys failed?"), mem.ask("editor")):
+        assert r.memories and built == []
+        r.note  # noqa: B018 - reading the note may build them
+        built.clear()
+    assert "corrects an earlier version" in mem.ask("editor").note
+
+
 def test_how_many_asks_how_many(qdb: memdb.Database) -> None:
     """ "How many deploys failed?" asks about deploys: "many" is how it asks, and a failure that
     says "many users" is no deploy, nor is the answer partial for want of "many"."""

@@ -94,6 +94,9 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
     for err in exc.errors():
         loc = ".".join(str(x) for x in err.get("loc", ())) or "value"
         msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        if err.get("type") == "extra_forbidden":  # "Extra inputs are not permitted" named no way out
+            settable = ", ".join(n for n in EpisodeInput.model_fields if n not in ("kind", "summary"))
+            msg = f"not a field a capture sets (memdb computes relevance, status and access counts; fields: {settable})"
         parts.append(f"{redacted(loc)}={shown(err.get('input'))}: {msg}")
     return ValidationError(f"{what}: " + "; ".join(parts))
 

@@ -105,6 +105,8 @@ def test_naive_datetime_rejected_naming_field(edb: memdb.Database) -> None:
         ({"feedback": 3}, "feedback=3"),
         ({"decisions": "not a dict"}, "decisions='not a dict'"),
         ({"colour": "blue"}, "colour"),
+        # "Extra inputs are not permitted" said nothing of why, or of what can be set
+        ({"relevance": 9.0}, "relevance=9.0: not a field a capture sets (memdb computes relevance, status and access counts; fields: ts,"),
         ({"session": "has space"}, "session='has space'"),
         ({"cites": ["nope"]}, "nope"),
     ],

@@ -47,7 +47,7 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
   holding now - N weeks; ``N hours|minutes ago``: the hour (minute) before that moment.
 - ``past|last N units``, ``the past week``, ``the last week`` (not ``last week``): rolling,
   ending now; hours, days and weeks are exact durations, months and years go back on the local
-  calendar.
+  calendar; one reaching back before the calendar ("the last 3000 years") starts at its start.
 - Anchored to a day (``X`` a date, a weekday, yesterday...): ``the day before|after X`` and ``N days
   before|after X``: that one day; ``the Sunday before|after X``: the latest Sunday before X's day
   (the first after it); ``the N days|weeks before|after X``: the N days or weeks between, X's
@@ -1132,7 +1132,11 @@ def _atom(
         return (*_calendar_unit(cal, unit, n), True)
     if kind in ("past", "past1"):
         n, unit = (_count(g("pn")), _unit(g("pu"))) if kind == "past" else (1, _unit(g("pu1") or g("pu2")))
-        return _rolling(cal, n, unit), cal.now + US, True
+        try:
+            start = _rolling(cal, n, unit)
+        except (ValueError, OverflowError):  # "the last 3000 years": back past the calendar, so all of it
+            start = OPEN_START
+        return start, cal.now + US, True
     if kind == "qtr":
         return _quarter(m, cal, pre)
     if kind == "sea":

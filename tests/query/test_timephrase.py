@@ -1227,6 +1227,14 @@ def test_a_season_is_told() -> None:
     assert told_windows("we'll go camping this summer", U(2026, 4, 1)) == []  # ahead
 
 
+@pytest.mark.parametrize("text", ["deploys in the last 3000 years", "the past 9999 years"])
+def test_a_rolling_window_back_past_the_calendar_is_all_of_it(text: str) -> None:
+    """ "In the last 3000 years" was ignored (its start is before year 1): it asks for everything
+    up to now, as a window from the calendar's start."""
+    r = read_time_phrases(text, WED)
+    assert r.window is not None and r.ignored == () and (r.window.start, r.window.end) == (OPEN_START, WED + US)
+
+
 def test_phrase_inside_a_rejected_one_is_still_found() -> None:
     w, rest = find_time_phrase("at yesterday's standup", WED)  # "at" only bounds "the weekend"
     assert w is not None and w.phrase == "yesterday" and rest == "at 's standup"

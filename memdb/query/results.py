@@ -286,7 +286,9 @@ class History:
             text += f" {self.superseded} superseded version{'s' if self.superseded != 1 else ''} listed too (not counted)."
         if self.last_failures:
             f = self.last_failures[0].episode
-            text += f" Last failure {f.ts:%Y-%m-%d}: {f.summary.rstrip('.')}."
-            if f.lesson:
+            day, summary = f"{f.ts:%Y-%m-%d}", f.summary.rstrip(".")
+            # an archived attempt's summary is its one-liner, which may carry its day and lesson already
+            text += f" Last failure: {summary}." if summary.startswith(day) else f" Last failure {day}: {summary}."
+            if f.lesson and f.lesson not in summary:
                 text += f" Lesson: {f.lesson}"
         return text

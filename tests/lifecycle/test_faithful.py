@@ -47,7 +47,12 @@ def test_failures_survive_archiving_in_history_and_prepare(tmp_path: Path) -> No
         assert not mem.recall(tags=["twilio"]).found  # out of the hot indexes ...
         h = mem.history(kind="debug", tags=["twilio"])
         assert h.total == 3 and h.archived == 3 and h.counts["failure"] == 3  # ... never out of experience
-        assert str(h).startswith("3 past attempts (3 failure; 3 archived). Last failure 2026-03-04")
+        # the one-liner carries the day and the lesson: said once each ("Last failure 2026-03-04:
+        # 2026-03-04 debug/failure: ... (lesson: X). Lesson: X" before)
+        assert str(h) == (
+            "3 past attempts (3 failure; 3 archived). Last failure: 2026-03-04 debug/failure: "
+            "Twilio webhook failed at the signature check (lesson: verify the signature check first)."
+        )
         assert [a.episode.id for a in h.attempts] == ids[::-1]
         assert all(a.episode.status == "archived" and any("archived" in w for w in a.why) for a in h.attempts)
         assert h.lessons == ["verify the signature check first", "verify the retry budget first", "verify the signature check first"]

@@ -911,10 +911,13 @@ class OwnerEpisodes:
             kills, _, deltas, df = self._hot_changes(episode_id, record, state)
             kills.append((self._layout.mem, (self.name, episode_day(episode_id), episode_id)))
             # what experience needs stays hot (DESIGN 5): kind, outcome, tags and time are in the
-            # header already; the one-liner and the lesson join them
+            # header already; the one-liner and the lesson join them, and who took part ("What did
+            # Bob review?" finds it archived as it did hot)
             header = {
                 **state, "status": "archived", "one_line": one_line, "archived_from": state["status"], "lesson": record.get("lesson"),
             }  # fmt: skip
+            if record.get("participants"):
+                header["participants"] = list(record["participants"])
             sets: list[tuple[Global, Any, Any]] = [
                 (self._layout.states, (self.name, episode_id), header),
                 (self._layout.cold, (self.name, episode_id), cold),
@@ -932,7 +935,7 @@ class OwnerEpisodes:
             state = self._layout.states.get((self.name, check_id(episode_id)))
             if state is None or state.get("status") != "archived":
                 raise NotFoundError(f"episode {episode_id!r}: no archived episode with this id for owner {self.name!r}")
-            header = {k: v for k, v in state.items() if k not in ("one_line", "archived_from", "lesson")}
+            header = {k: v for k, v in state.items() if k not in ("one_line", "archived_from", "lesson", "participants")}
             header.update(status=state.get("archived_from", "active"), access_count=state["access_count"] + 1, last_access=now)
             header["relevance"] = self._layer.relevance(record, header, now)
             code = index_code(header["relevance"], record.get("outcome"))

@@ -1480,9 +1480,10 @@ class OwnerQueries:
                 or (q.session and h.get("session") != q.session)
             ):
                 continue
-            # the one-liner holds the lesson (ExtractiveSummarizer.one_line); the tags count as
-            # words, as capture indexes a hot record's tags with its text (``terms_of``)
-            words = Counter(tokenize(h.get("one_line", "") + "\n" + " ".join(h["tags"])))
+            # the one-liner holds the lesson (ExtractiveSummarizer.one_line); the tags and the
+            # participants count as words, as capture indexes a hot record's with its text (``terms_of``)
+            people = " ".join(p for p in h.get("participants") or () if normalize_tag(p) not in tags)  # once, as terms_of
+            words = Counter(tokenize(h.get("one_line", "") + "\n" + " ".join(h["tags"]) + "\n" + people))
             dl = sum(words.values()) * TF_UNIT  # its own text: every occurrence a whole one, as terms_of counts it
             hits = {t: (words[t] * TF_UNIT, dl) for t in q.scored_terms if words[t]}
             if q.terms and q.terms_required and not any(t in hits for t in q.terms):

@@ -126,6 +126,22 @@ def test_an_archived_memory_matches_by_its_tags_words_as_a_hot_one_does(tmp_path
         assert [m.id for m in mem.ask("Which releases failed?", include_archived=True)] == [ep.id]
 
 
+def test_an_archived_memory_matches_by_its_participants_as_a_hot_one_does(tmp_path: Path) -> None:
+    """Capture indexes who took part; archiving kept only the one-liner and tags hot, so "What did
+    Bob review?" lost Bob's review once it was archived. The header keeps the participants, and
+    restoring gives the record back whole."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("ana")
+        ep = mem.record("review", "Code review of the retry logic", outcome="success", participants=["Bob"])
+        mem.archive(ep.id)
+        assert "1 archived match" in mem.ask("What did Bob review?").note
+        found = mem.ask("What did Bob review?", include_archived=True)
+        assert [m.id for m in found] == [ep.id] and found.memories[0].episode.participants == ("Bob",)
+        restored = mem.restore(ep.id)
+        assert restored.participants == ("Bob",) and [m.id for m in mem.ask("What did Bob review?")] == [ep.id]
+        assert db.check().ok
+
+
 def test_an_earlier_version_that_alone_matches_is_pointed_to(tmp_path: Path) -> None:
     """ "vim", asked of an owner whose editor fact now says "Neovim": nothing current matches,
     and the answer says an earlier version does, as it says what archived memories match

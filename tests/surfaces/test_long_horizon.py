@@ -101,7 +101,7 @@ def test_a_year_later_every_answer_is_exact(tmp_path: Path) -> None:
         assert h.total == 4 and h.counts == {"success": 1, "partial": 1, "failure": 2}
         assert [(a.episode.id, a.episode.outcome) for a in h.attempts] == [(ids[f"twilio {d}"], o) for d, o, _, _ in reversed(TWILIO)]
         assert h.lessons == [lesson for _, _, _, lesson in reversed(TWILIO)]
-        assert str(h).startswith("4 past attempts (1 success, 1 partial, 2 failure") and "Last failure 2026-04-03" in str(h)
+        assert str(h).startswith("4 past attempts (1 success, 1 partial, 2 failure") and "Last failure: 2026-04-03 debug/failure" in str(h)
 
         # "what did we agree with Contoso in March?": hot or, once archived, pointed to and reachable
         r = ben.ask("What did we agree with Contoso in March?", now=clock.now)

@@ -141,7 +141,8 @@ _QUESTION_WORDS = frozenset(
     time times ever last week weeks day days month months year years ago past previous prior earlier before
     try tried tries trying attempt attempts attempted many much new latest mention mentioned mentions decide decided
     work lesson lessons learn learned learnt takeaway takeaways say said says tell told ask asked asks decision decisions
-    deciding make made choose chose chosen discuss discussed discusses discussing discussion discussions""".split()
+    deciding make made choose chose chosen discuss discussed discusses discussing discussion discussions use used uses
+    using""".split()
 )
 # "What did we talk about last week?": talking about a thing asks about it (the verb alone may be
 # a word: "my talk at the summit")
@@ -149,6 +150,11 @@ _TALKED_ABOUT = re.compile(r"\b(?:talk|talked|talking|chat|chatted|chatting|spea
 # A question word that is a noun names a thing before another noun: "the memory leak", "the status
 # page", "the summary table" ask about those, where "what memories about X" asks about X
 _NOUN_BEFORE_NOUN = re.compile(r"\b(?P<noun>memory|status|summary|record|episode|news)\s+(?P<next>[^\W\d_]+)", re.IGNORECASE)
+# Words naming a built-in kind: "what tools did I use?" asks for the tool calls, "which
+# conversations..." for the exchanges (where the owner keeps them, and not before a noun: "the tools
+# directory", "the conversation history" are words)
+_KIND_WORDS = {"tool": "tool_call", "tools": "tool_call", "conversation": "exchange", "conversations": "exchange"}
+_KIND_WORD = re.compile(r"\b(?P<word>tools?|conversations?)\b(?:\s+(?P<next>[^\W\d_]+))?", re.IGNORECASE)
 # Words asking for the owner's facts and preferences (as written, folded): with any fact recorded,
 # they choose kind "fact" and leave the search, so "what does Ana prefer?" asks the facts about Ana.
 _FACT_WORDS = frozenset("prefer prefers preferred preference preferences favorite favourite favorites favourites fact facts".split())
@@ -513,6 +519,8 @@ class OwnerQueries:
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
         kind = next((w for w in pairs.values() if w in kinds and self._keeps_kind(w)), None)
+        if kind is None and not _KIND_WORDS.keys().isdisjoint(pairs.values()):
+            kind = _kind_asked(written, self._keeps_kind)  # "what tools did I use yesterday?"
         if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._keeps_kind(FACT_KIND):
             kind = FACT_KIND  # "what does Ana prefer?": the owner's facts, about whatever words remain
         dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
@@ -520,6 +528,8 @@ class OwnerQueries:
         dropped |= {how.group("how").lower()} if how is not None else frozenset()
         dropped |= {negated.group("word").lower(), "never", "not"} if negated is not None and outcome else frozenset()
         compound = _compound_heads(written) if _NOUN_BEFORE_NOUN.search(written) else frozenset()
+        if kind in _KIND_WORDS.values():  # the words that named it, and "calls" of "tool calls"
+            dropped |= {w for w, k in _KIND_WORDS.items() if k == kind} | {"call", "calls"}
         kept = {t: w for t, w in pairs.items() if (t not in _QUESTION_WORDS or t in compound) and w != kind and w not in dropped}
         if not self._own_terms.isdisjoint(kept):
             kept = self._without_own_name(kept, question)
@@ -1977,6 +1987,18 @@ _CALENDAR_WORDS = frozenset(
 
 
 _YES_OR_NO = re.compile(r"\s*(?:did|does|do|has|have|had|was|were|is|are)\b", re.IGNORECASE)
+
+
+def _kind_asked(written: str, keeps: Callable[[str], bool]) -> str | None:
+    """The built-in kind a word of the question names (``_KIND_WORDS``), where the owner keeps it."""
+    for m in _KIND_WORD.finditer(written):
+        following = (m.group("next") or "").lower()
+        if following and following not in STOPWORDS and following not in ("call", "calls") and stem(following) not in _QUESTION_WORDS:
+            continue  # "the tools directory"
+        kind = _KIND_WORDS[m.group("word").lower()]
+        if keeps(kind):
+            return kind
+    return None
 
 
 def _compound_heads(written: str) -> frozenset[str]:

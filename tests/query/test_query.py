@@ -683,6 +683,23 @@ def test_an_answer_builds_no_episode_until_one_is_read(qdb: memdb.Database, monk
     assert "corrects an earlier version" in mem.ask("editor").note
 
 
+def test_a_built_in_kind_named_by_a_word(qdb: memdb.Database) -> None:
+    """ "What tools did I use yesterday?" searched "tools" and "use" and found nothing among
+    yesterday's tool calls: "tool(s)", "tool calls" and "conversation(s)" name the built-in kinds
+    where the owner keeps them, and not before a noun ("the tools directory")."""
+    mem = qdb.owner("ana")
+    call = mem.record_tool_call(session="s1", tool="web_search", input={"q": "lmdb map size"})
+    mem.record_tool_result(call.id, result={"hits": 3})
+    mem.record("debug", "Cleaned up the tools directory", outcome="success", ts=at(29))
+    for question in ("What tools did I use today?", "list my tool calls"):
+        r = mem.ask(question)
+        assert r.interpretation.kind == "tool_call" and r.interpretation.words == () and [m.id for m in r] == [call.id]
+    r = mem.ask("what's in the tools directory?")
+    assert r.interpretation.kind is None and r.interpretation.words == ("tools", "directory")
+    conversations = mem.ask("Which conversations mention lmdb?")  # no exchange is kept: a word, held by none
+    assert conversations.interpretation.kind is None and "conversations" in conversations.interpretation.words
+
+
 def test_how_many_asks_how_many(qdb: memdb.Database) -> None:
     """ "How many deploys failed?" asks about deploys: "many" is how it asks, and a failure that
     says "many users" is no deploy, nor is the answer partial for want of "many"."""

@@ -77,6 +77,9 @@ def test_ask_finds_the_owner_s_memories_and_an_empty_answer_says_what_was_search
     assert hits.count() == 2 and "Deploy of Project X" in hits.first.inner_text()
     assert "project-x" in page.inner_text("#searched")
     shot(page, site, "memories")
+    page.fill("input[name=q]", "What happened with the Project X deploy zebracorn?")  # a partial answer says so, and why
+    page.click("form.search button")
+    assert "Partial: no memory mentions 'zebracorn'" in page.inner_text("#searched")
     page.fill("input[name=q]", "What did we decide about zebracorn last week?")
     page.click("form.search button")
     assert page.locator("ol.hits li").count() == 0

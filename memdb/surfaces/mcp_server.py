@@ -314,9 +314,11 @@ def _what(ep: Episode) -> str:
         result = _one_line(ep.result, 80) if ep.result else "no result yet"
         return f"{ep.tool} {_one_line(ep.content, 80)} -> {result}"
     text = _one_line(ep.summary, 200)
+    if ep.status == "archived":  # its summary is the one-liner, which may open with the day and kind shown already
+        text = text.removeprefix(f"{ep.ts:%Y-%m-%d} {ep.kind}" + (f"/{ep.outcome}" if ep.outcome else "") + ": ")
     if ep.key:
         text = f"{ep.key} = {text}"
-    if ep.lesson:
+    if ep.lesson and ep.lesson not in text:  # (an archived one-liner may hold it)
         text += ("" if text.endswith((".", "!", "?", ":")) else ".") + f" Lesson: {_one_line(ep.lesson, 200)}"
     return text
 

@@ -65,6 +65,11 @@ def test_the_mcp_tools_show_archived_matches_and_restore_them(archived_db: tuple
         assert found["found"] and found["memories"][0]["status"] == "archived"
         history = call("history", tags=["alpha"])
         assert history["total"] == 1 and history["archived"] == 1 and history["lessons"] == ["take the lock first"]
+        # the one-liner's day, kind and lesson are said once ("2026-03-05 debug/failure (archived):
+        # 2026-03-05 debug/failure: ... (lesson: X). Lesson: X" before)
+        line = specs["history"].run(mem, specs["history"].check_arguments({"tags": ["alpha"]})).text.splitlines()[-1]
+        said = "- 2026-03-05 debug/failure (archived) [alpha]: Alpha deploy failed on the lock (lesson: take the lock first) (id "
+        assert line.startswith(said)
         back = call("restore_episode", episode_id=eid)
         assert back["episode"]["status"] == "active"
         assert call("recall_episodes", tags=["alpha"])["total"] == 1

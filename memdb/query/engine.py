@@ -529,7 +529,7 @@ class OwnerQueries:
         dropped |= {negated.group("word").lower(), "never", "not"} if negated is not None and outcome else frozenset()
         compound = _compound_heads(written) if _NOUN_BEFORE_NOUN.search(written) else frozenset()
         if kind in _KIND_WORDS.values():  # the words that named it, and "calls" of "tool calls"
-            dropped |= {w for w, k in _KIND_WORDS.items() if k == kind} | {"call", "calls"}
+            dropped |= {w for w, k in _KIND_WORDS.items() if k == kind} | ({"call", "calls"} if kind == "tool_call" else set())
         kept = {t: w for t, w in pairs.items() if (t not in _QUESTION_WORDS or t in compound) and w != kind and w not in dropped}
         if not self._own_terms.isdisjoint(kept):
             kept = self._without_own_name(kept, question)
@@ -940,8 +940,8 @@ class OwnerQueries:
                 elsewhere = self._elsewhere(q, self._terms_of_words(interp, interp.unmatched)) if interp.unmatched else ("", "")
                 shown_n = len(memories) if limit else "none (limit 0)"
                 # counted when the note is read: it builds the episodes, which most callers never do
-                corrected = () if q.include_superseded else memories
-                note = partial(_found_note, interp, found.total, shown_n, together, otherwise, elsewhere, corrected)
+                may_correct = () if q.include_superseded else memories
+                note = partial(_found_note, interp, found.total, shown_n, together, otherwise, elsewhere, may_correct)
             else:  # what it counts is read in this snapshot
                 note = self._empty_note(interp, q)
                 if otherwise:
@@ -1992,8 +1992,8 @@ _YES_OR_NO = re.compile(r"\s*(?:did|does|do|has|have|had|was|were|is|are)\b", re
 def _kind_asked(written: str, keeps: Callable[[str], bool]) -> str | None:
     """The built-in kind a word of the question names (``_KIND_WORDS``), where the owner keeps it."""
     for m in _KIND_WORD.finditer(written):
-        following = (m.group("next") or "").lower()
-        if following and following not in STOPWORDS and following not in ("call", "calls") and stem(following) not in _QUESTION_WORDS:
+        following = m.group("next") or ""
+        if following and following.lower() not in ("call", "calls") and _names_a_thing(following):
             continue  # "the tools directory"
         kind = _KIND_WORDS[m.group("word").lower()]
         if keeps(kind):
@@ -2005,12 +2005,14 @@ def _compound_heads(written: str) -> frozenset[str]:
     """The terms of the question words that stand before another noun (``_NOUN_BEFORE_NOUN``):
     "What did we try for the memory leak?" searched "leak" alone, and so also found leaks of
     credentials."""
-    heads = set()
-    for m in _NOUN_BEFORE_NOUN.finditer(written):
-        following = m.group("next")
-        if following.lower() not in STOPWORDS and stem(following.lower()) not in _QUESTION_WORDS:
-            heads.add(stem(m.group("noun").lower()))
-    return frozenset(heads)
+    return frozenset(stem(m.group("noun").lower()) for m in _NOUN_BEFORE_NOUN.finditer(written) if _names_a_thing(m.group("next")))
+
+
+def _names_a_thing(word: str) -> bool:
+    """Whether a word after a question noun makes the two one thing ("memory leak", "tools
+    directory"): a word that is neither a stopword nor a way of asking."""
+    folded = word.lower()
+    return folded not in STOPWORDS and stem(folded) not in _QUESTION_WORDS
 
 
 def _asks_yes_or_no(question: str) -> bool:

@@ -698,6 +698,9 @@ def test_a_built_in_kind_named_by_a_word(qdb: memdb.Database) -> None:
     assert r.interpretation.kind is None and r.interpretation.words == ("tools", "directory")
     conversations = mem.ask("Which conversations mention lmdb?")  # no exchange is kept: a word, held by none
     assert conversations.interpretation.kind is None and "conversations" in conversations.interpretation.words
+    chat = mem.record_exchange(session="c1", user_message="notes from the sales call?", response="sent them")
+    r = mem.ask("Which conversations were about the sales call?")  # "call" is dropped only after "tool"
+    assert r.interpretation.kind == "exchange" and r.interpretation.words == ("sales", "call") and [m.id for m in r] == [chat.id]
 
 
 def test_how_many_asks_how_many(qdb: memdb.Database) -> None:

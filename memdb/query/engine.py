@@ -130,7 +130,14 @@ _ORDER_ASKED = re.compile(
     re.IGNORECASE,
 )
 _OLDEST = frozenset("first earliest oldest".split())
-_ORDER_WORDS = ("last", "latest", "recent", "newest", "first", "earliest", "oldest")
+_ORDER_WORDS = ("last", "latest", "recent", "newest", "first", "earliest", "oldest", "order")
+# "in chronological order", "oldest first": every match in time order ("reverse chronological
+# order", "newest first": the newest first), as many as the limit
+_IN_ORDER = re.compile(
+    r"\b(?:in\s+)?(?P<rev>reverse\s+)?(?:chronological|time)\s+order\b"
+    r"|\b(?:(?P<old>oldest|earliest)|newest|latest|most\s+recent)\s+first\b",
+    re.IGNORECASE,
+)
 _NOT_ORDERED = frozenset("half part one ones".split())  # "the first half of September": a time, not an order
 _COUNTS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten".split(), 1)}
 _QUESTION_WORDS = frozenset(
@@ -142,7 +149,7 @@ _QUESTION_WORDS = frozenset(
     try tried tries trying attempt attempts attempted many much new latest mention mentioned mentions decide decided
     work lesson lessons learn learned learnt takeaway takeaways say said says tell told ask asked asks decision decisions
     deciding make made choose chose chosen discuss discussed discusses discussing discussion discussions use used uses
-    using""".split()
+    using take takes took taken taking""".split()
 )
 # "What did we talk about last week?": talking about a thing asks about it (the verb alone may be
 # a word: "my talk at the summit")
@@ -1794,6 +1801,9 @@ def _order_asked(text: str) -> tuple[str, int | None, str]:
     folded = text.lower()
     if not any(w in folded for w in _ORDER_WORDS):  # most questions: a few substring tests, no regex search
         return "", None, text
+    if (whole := _IN_ORDER.search(text)) is not None:
+        order = "newest" if whole.group("rev") or (whole.group(0).lower().endswith("first") and not whole.group("old")) else "oldest"
+        return order, None, text[: whole.start()] + text[whole.end() :]
     asked = _ORDER_ASKED.search(text)
     noun = asked.group("noun").lower() if asked is not None else ""
     if asked is None or noun in STOPWORDS or noun in _NOT_ORDERED:

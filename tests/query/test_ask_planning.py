@@ -87,6 +87,21 @@ def test_the_last_and_the_first_are_the_newest_and_the_oldest(team: memdb.Memory
     assert "three" not in str(team.ask("How did the last three deploys go?").interpretation)  # a count, not a word
 
 
+def test_in_chronological_order_puts_every_match_in_time_order(team: memdb.Memory) -> None:
+    """ "Everything about the deploys in chronological order" searched "chronological" (a partial
+    answer, ranked); "oldest first", "newest first" and "reverse chronological order" alike."""
+    asked = {
+        q: team.ask(q)
+        for q in ("Show me the deploy failures in chronological order", "deploy failures, oldest first",
+                  "deploy failures, newest first", "the deploy failures in reverse chronological order")
+    }  # fmt: skip
+    orders = [r.interpretation.order for r in asked.values()]
+    assert orders == ["oldest", "oldest", "newest", "newest"] and all(r.interpretation.count is None for r in asked.values())
+    oldest = [m.episode.ts for m in asked["deploy failures, oldest first"]]
+    assert oldest == sorted(oldest) and len(oldest) == 2 and not any(r.partial for r in asked.values())
+    assert [m.episode.ts for m in asked["deploy failures, newest first"]] == oldest[::-1]
+
+
 def test_talk_is_not_put_in_time_order(qdb: memdb.Database) -> None:
     """As for an event (test_event_anchors): an exchange is recorded when something is said,
     so the first turn to mention a tournament is no first tournament; ranked as usual, and said."""

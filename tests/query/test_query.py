@@ -613,6 +613,7 @@ def test_tags_no_memory_has_together_are_asked_about_one_by_one(team: memdb.Memo
         # "talk" was searched: "What did we talk about last week?" found nothing in a week of chats
         ("What did we talk about regarding billing?", None, ()),
         ("What did we discuss about the webhook?", None, ("webhook",)),
+        ("How many attempts did the webhook take?", None, ("webhook",)),  # "take" was searched
         ("What did we work on last week?", None, ()),  # "work" filtered the week to what says "work"
         # a lesson is a field, not a word: "lessons" asked for failures whose text says "lessons"
         ("What were the lessons from the deploy failures?", "failure", ()),

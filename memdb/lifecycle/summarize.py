@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 from memdb.memory.models import Episode
 from memdb.memory.text import clip
 
-__all__ = ["ExtractiveSummarizer", "Summarizer"]
+__all__ = ["ExtractiveSummarizer", "Summarizer", "one_line_head"]
 
 ONE_LINE_CHARS = 160
 LINE_CHARS = 200
@@ -63,8 +63,14 @@ class ExtractiveSummarizer:
         return "\n".join(lines[: max(max_lines, 1)])
 
     def one_line(self, episode: Episode) -> str:
-        head = f"{episode.ts:%Y-%m-%d} {episode.kind}" + (f"/{episode.outcome}" if episode.outcome else "")
         body = episode.summary.splitlines()[0] if episode.summary else ""
         if episode.lesson:
             body += f" (lesson: {episode.lesson})"
-        return clip(f"{head}: {body}", ONE_LINE_CHARS)
+        return clip(one_line_head(episode) + body, ONE_LINE_CHARS)
+
+
+def one_line_head(episode: Episode) -> str:
+    """What an extractive one-liner opens with, ``"2026-03-04 debug/failure: "``: a reader that
+    shows an archived episode's day and kind itself strips it (another summarizer's one-liner
+    may not hold it)."""
+    return f"{episode.ts:%Y-%m-%d} {episode.kind}" + (f"/{episode.outcome}" if episode.outcome else "") + ": "

@@ -199,7 +199,7 @@ _ATOM = "|".join(
         r"(?P<qtr>(?P<qthe>the\s+)?(?P<qn>first|second|third|fourth)\s+quarter"
         r"(?:\s+of\s+(?:(?P<qyq>last|this)\s+year|the\s+year|(?P<qy1>\d{4})))?"
         r"|(?P<qh>[qh])(?P<qd>[1-4])(?:,?\s+(?:of\s+)?(?P<qy2>\d{4}))?)",
-        r"(?P<sea>(?:(?P<sq>last|this\s+past|this|past|previous)\s+|(?P<sthe>the\s+))?(?P<sn>summer|winter|spring|autumn|fall)"
+        r"(?P<sea>(?:(?P<sq>last|this\s+past|this|past|previous)\s+|the\s+)?(?P<sn>summer|winter|spring|autumn|fall)"
         r"(?:,?\s+(?:of\s+)?(?P<sy>\d{4}))?)",
         rf"(?P<mon>(?:(?P<mq>{_Q})\s+)?(?P<m3>{_MON})\.?(?:,?\s+(?:of\s+)?(?P<y3>\d{{4}}))?)",
         r"(?P<year>\d{4})",
@@ -1296,9 +1296,9 @@ def _season(m: re.Match[str], text: str, cal: _Calendar, pre: str | None) -> tup
     """A season's three months (see the module docstring), or None when the word is a word."""
     g = m.group
     name, qualifier, year = g("sn").lower(), " ".join((g("sq") or "").lower().split()), g("sy")
-    following = _NEXT_WORD.match(text, m.end())
-    nxt = following.group(1) if following else ""
     if not (qualifier or year):
+        following = _NEXT_WORD.match(text, m.end())
+        nxt = following.group(1) if following else ""
         if pre not in _SEASON_PRE or (name == "fall" and pre not in ("in", "during", "over")):
             return None  # "summer" alone, "the summer intern", "since the fall" (an event?)
         if (nxt and not (_function_word(nxt) or nxt.lower() in _TRIGGERS)) or nxt.lower() == "of":

@@ -534,7 +534,7 @@ class OwnerQueries:
         dropped |= _OUTCOME_WORDS.keys() if outcome else frozenset()
         dropped |= {how.group("how").lower()} if how is not None else frozenset()
         dropped |= {negated.group("word").lower(), "never", "not"} if negated is not None and outcome else frozenset()
-        compound = _compound_heads(written) if _NOUN_BEFORE_NOUN.search(written) else frozenset()
+        compound = _compound_heads(written)
         if kind in _KIND_WORDS.values():  # the words that named it, and "calls" of "tool calls"
             dropped |= {w for w, k in _KIND_WORDS.items() if k == kind} | ({"call", "calls"} if kind == "tool_call" else set())
         kept = {t: w for t, w in pairs.items() if (t not in _QUESTION_WORDS or t in compound) and w != kind and w not in dropped}

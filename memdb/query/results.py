@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import FrozenInstanceError, dataclass, field
 
 from memdb.errors import ValidationError
+from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.models import Episode
 from memdb.memory.timephrase import TimeWindow
 
@@ -288,7 +289,7 @@ class History:
             f = self.last_failures[0].episode
             day, summary = f"{f.ts:%Y-%m-%d}", f.summary.rstrip(".")
             # an archived attempt's summary is its one-liner, which may carry its day and lesson already
-            text += f" Last failure: {summary}." if summary.startswith(day) else f" Last failure {day}: {summary}."
+            text += f" Last failure: {summary}." if summary.startswith(one_line_head(f)) else f" Last failure {day}: {summary}."
             if f.lesson and f.lesson not in summary:
                 text += f" Lesson: {f.lesson}"
         return text

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import memdb
 from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
 from memdb.governance.knowledge import Entry
+from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.models import Episode, bound_text, check_owner, truncation_marker
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
@@ -315,7 +316,7 @@ def _what(ep: Episode) -> str:
         return f"{ep.tool} {_one_line(ep.content, 80)} -> {result}"
     text = _one_line(ep.summary, 200)
     if ep.status == "archived":  # its summary is the one-liner, which may open with the day and kind shown already
-        text = text.removeprefix(f"{ep.ts:%Y-%m-%d} {ep.kind}" + (f"/{ep.outcome}" if ep.outcome else "") + ": ")
+        text = text.removeprefix(one_line_head(ep))
     if ep.key:
         text = f"{ep.key} = {text}"
     if ep.lesson and ep.lesson not in text:  # (an archived one-liner may hold it)

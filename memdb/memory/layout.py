@@ -110,7 +110,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 16  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 17  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)

@@ -44,7 +44,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     reads the told windows again, as a deadline, "by September", and a day ahead in a clause
     about the future, "we'll meet on Friday", tell of no past day: ``timephrase.told_windows``,
     and stems three-letter words ending in "y", where "fly" missed "flying": ``text.stem``; layout
-    16 reads them again, as a season, "last summer", is a told window).
+    16 reads them again, as a season, "last summer", is a told window; layout 17 reads them
+    again, as a record tells of what is ahead too, "my flight leaves on March 10").
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs
@@ -67,7 +68,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     owners = layer.owners()
     total = sum(int(lay.stats.get((o, "episodes"), 0)) for o in owners)
     settings = layer.settings
-    tell = old is None or old < 16  # the windows each hot record's text tells of (``told_of``)
+    tell = old is None or old < 17  # the windows each hot record's text tells of (``told_of``)
     for owner in owners:
         with layer.space.transaction():  # the text index and its statistics, rebuilt below
             if tell:  # and the told index: a window read before may be read no more

@@ -95,6 +95,13 @@ sprint", "for FY25", "next week", "at 3pm", "on 3/4", "2026-02-30") is *ignored*
 ``read_time_phrases`` reports it and leaves it out of the rest of the text, so that ``ask``
 neither filters by its words nor claims a window. Relative phrases that lie wholly ahead of
 now ("this Friday" on a Monday) are ignored too; explicit dates are taken as written.
+
+What a record tells of (``told_windows``) is read both ways: a phrase told of the past as above,
+and one told of what is to come ("we'll meet on Friday", "my flight leaves on March 10", "next
+week", "in 3 days") placed ahead: a day, month or season without a year the first such from
+then on, ``tomorrow`` the next day, ``next|the coming week|month|year`` the calendar unit after
+the current one, ``next Friday`` the Friday of next week, ``next weekend`` the first to begin,
+``in N days|weeks|months|years`` the day N days on (the calendar unit holding that time).
 """
 
 from __future__ import annotations
@@ -108,6 +115,7 @@ from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
 
 from memdb.errors import ValidationError
+from memdb.memory.text import IRREGULAR_VERBS
 
 __all__ = [
     "OPEN_END",
@@ -492,7 +500,7 @@ TOLD_MAX: Final = dt.timedelta(days=366)
 TOLD_HINTS: Final = frozenset(
     """yesterday today tonight night morning afternoon evening ago back day days week weeks weekend weekends month
     months year years hour hours minute minutes min mins quarter quarters q1 q2 q3 q4 h1 h2 summer winter spring autumn
-    fall""".split()
+    fall tomorrow""".split()
 ).union(_WEEKDAYS, _MONTHS)
 """Words one of which every phrase ``told_windows`` can place holds (besides a year or a date):
 a record holding none of them tells of no time (test_every_told_phrase_holds_a_hint)."""
@@ -530,17 +538,29 @@ _CLAUSE_END = re.compile(r"[.!?;\n]")
 # last week" tells of last week, where "we will meet on Friday" tells of a Friday ahead.
 _PAST_WORD = re.compile(r"\b(?:last|yesterday|ago|back|past|previous|earlier|(?:19|20)\d\d)\b", re.IGNORECASE)
 _CLAUSE_REACH = 160  # characters before a phrase searched for the start of its clause
+# A present tense that schedules, just before the phrase: "my flight leaves on March 10", "the
+# review is on Monday", "our sprint starts Monday" tell of a day ahead
+_SCHEDULED = re.compile(
+    r"(?:\b(?:is|are|am|starts?|begins?|leaves?|departs?|arrives?|lands?|opens?|closes?|ends?|launch(?:es)?|ships?"
+    r"|happens?|returns?|flies|fly|moves?|goes\s+live|takes?\s+place|kicks?\s+off|comes?\s+out)|['’](?:s|re|m))\s*$",
+    re.IGNORECASE,
+)
+_PAST_VERB = re.compile(rf"\b(?:was|were|did|had|[a-z]{{2,}}ed|{'|'.join(sorted(IRREGULAR_VERBS))})\b", re.IGNORECASE)
+_CLAUSE_OPENER = re.compile(r"\W*(?:(?:and|but|so|then|ok|okay|well|also|oh|yes|no|hey|hi)\W+)*", re.IGNORECASE)
 
 
 def told_windows(
     text: str, at: dt.datetime, week_start: int = 0, timezone: str | dt.tzinfo = "UTC", hints: Iterable[str] | None = None
 ) -> list[tuple[dt.datetime, dt.datetime]]:
     """The windows ``text``, written at ``at``, tells of: every time phrase placed as of ``at``
-    that lies wholly before it ("yesterday", "last week", "on May 3", "two years ago"), at most
-    ``TOLD_MAX`` long, once each, in order. Phrases reaching ``at`` ("today", "this week") add
-    nothing that ``at`` does not say, open ones ("since March") and deadlines ("by May 3") bound
-    no event, and a day or month placed as the latest such lies ahead in a clause about the
-    future ("we'll meet on Friday"; ``_tells_a_past_time``).
+    that lies wholly before it ("yesterday", "last week", "on May 3", "two years ago") or, told
+    of what is to come, wholly after it ("tomorrow", "next week", "my flight leaves on March 10",
+    "we'll meet on Friday": the first such day from ``at`` on; ``_told_direction``), at most
+    ``TOLD_MAX`` long and beginning within ``TOLD_MAX`` of ``at``, once each, in order. A plan
+    told of is found by the day it was for: "what happened on March 10?" asked on March 12
+    finds "my flight leaves on March 10" said in February. Phrases reaching ``at`` ("today",
+    "this week") add nothing that ``at`` does not say, and open ones ("since March") and
+    deadlines ("by May 3") bound no event.
 
     Only the text around hint words (``TOLD_HINTS``, years) is scanned: capture calls this for
     every record, and most name no time at all. A caller that knows which hints the text holds
@@ -569,7 +589,8 @@ def told_windows(
             regions.append([lo, hi])
     if not regions:
         return []
-    cal = _Calendar(at, _zone(timezone), week_start)
+    zone = _zone(timezone)
+    cal = _Calendar(at, zone, week_start)
     out: list[tuple[dt.datetime, dt.datetime]] = []
     for lo, hi in regions:
         # widen to whole words, so no phrase is read from half a word
@@ -577,29 +598,58 @@ def told_windows(
             lo -= 1
         while hi < len(text) and not text[hi].isspace():
             hi += 1
-        for window, (start, _) in _scan_windows(text[lo:hi], cal):
-            if window is None or not _tells_a_past_time(text, lo + start, window.phrase):  # (None: only with_unclear)
+        region = text[lo:hi]
+        ahead: dict[tuple[int, int], TimeWindow] | None = None  # the phrases placed ahead, read when one is asked for
+        for window, (start, end) in _scan_windows(region, cal, with_unclear=True):
+            direction = _told_direction(text, lo + start, lo + end, window is not None)
+            if direction == "past" and window is not None:
+                # a rolling window ("the past week") ends just after now, as it holds now
+                if window.start == OPEN_START or window.end > cal.now + US:
+                    continue
+            elif direction == "ahead":
+                if ahead is None:
+                    ahead = {span: w for w, span in _scan_windows(region, _Calendar(at, zone, week_start, ahead=True)) if w is not None}
+                window = ahead.get((start, end))
+                if window is None or window.start <= cal.now or window.end == OPEN_END or window.start - cal.now > TOLD_MAX:
+                    continue
+            else:
                 continue
             bounds = (window.start, window.end)
-            # a rolling window ("the past week") ends just after now, as it holds now
-            if window.start != OPEN_START and window.end <= cal.now + US and window.end - window.start <= TOLD_MAX and bounds not in out:
+            if window.end - window.start <= TOLD_MAX and bounds not in out:
                 out.append(bounds)
     return out
 
 
-def _tells_a_past_time(text: str, start: int, phrase: str) -> bool:
-    """Whether the phrase at ``start`` tells when a thing happened: not a deadline ("by
-    September"), and not a day or month placed as the latest such ("on Friday", "in July") in a
-    clause that speaks of the future ("we'll meet on Friday", said on a Thursday, is tomorrow's
-    Friday, not last week's; test_a_told_phrase_ahead_or_a_deadline_tells_of_no_past_day)."""
+def _told_direction(text: str, start: int, end: int, placed: bool) -> str:
+    """How the phrase at ``text[start:end]`` tells when a thing happens: "past" (as placed, the
+    latest such), "ahead" (the first such from now on), or "" for a deadline ("by September",
+    "due Friday"), which bounds when a thing happens and tells of no day.
+
+    A phrase with a past word ("last week", "in 2024") is past whatever the clause's tense ("we
+    will revisit what happened last week"); one in a clause that speaks of the future ("we'll meet
+    on Friday", "on Friday we're going to ship"), one after a present that schedules with no past
+    verb in its clause ("my flight leaves on March 10", "the review is on Monday"), and one the
+    past cannot place ("tomorrow", "next week") are ahead; else past
+    (test_a_told_phrase_ahead_is_placed_ahead)."""
     before = text[max(start - _CLAUSE_REACH, 0) : start]
     if _DEADLINE.search(before):
-        return False
-    if _PAST_WORD.search(phrase):
-        return True
+        return ""
+    if _PAST_WORD.search(text, start, end):
+        return "past"
     ends = list(_CLAUSE_END.finditer(before))
     clause = before[ends[-1].end() :] if ends else before
-    return _FUTURE.search(clause) is None
+    if _FUTURE.search(clause) is not None or not placed:
+        return "ahead"
+    if _SCHEDULED.search(clause) is not None:  # a present that schedules, in a clause with no past verb
+        part = clause[clause.rfind(",") + 1 :]
+        after = _CLAUSE_END.search(text, end, end + _CLAUSE_REACH)
+        rest = text[end : after.start() if after else end + _CLAUSE_REACH]
+        if not _PAST_VERB.search(part) and not _PAST_VERB.search(rest.split(",")[0]):
+            return "ahead"
+    if not _CLAUSE_OPENER.fullmatch(clause):  # the phrase opens its clause: its verb follows it
+        return "past"
+    after = _CLAUSE_END.search(text, end, end + _CLAUSE_REACH)
+    return "ahead" if _FUTURE.search(text, end, after.start() if after else end + _CLAUSE_REACH) else "past"
 
 
 # --- scanning ---------------------------------------------------------------------------------
@@ -612,9 +662,13 @@ class _Unclear(Exception):
 class _Calendar:
     """``now`` and the local calendar of one call: local days as aware UTC boundaries."""
 
-    __slots__ = ("local", "now", "today", "week_start", "zone")
+    __slots__ = ("ahead", "local", "now", "today", "week_start", "zone")
 
-    def __init__(self, now: dt.datetime, zone: dt.tzinfo, week_start: int) -> None:
+    def __init__(self, now: dt.datetime, zone: dt.tzinfo, week_start: int, ahead: bool = False) -> None:
+        # ``ahead``: a phrase a record tells of in a clause about what is to come; an unqualified
+        # day, month or season is the first such from today on ("leaves on March 10"), and the
+        # phrases of the future ("tomorrow", "next week") are placed (``told_windows``)
+        self.ahead = ahead
         self.zone = zone
         self.now = now.astimezone(UTC)
         self.local = self.now.astimezone(zone)
@@ -803,6 +857,8 @@ def _phrase(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[dt.
     pre = " ".join(pre.lower().split()) if pre else None
     kind = next((k for k in _ATOM_KINDS if m.group(k) is not None), None)
     if kind is None:
+        if cal.ahead and m.group("u_future") is not None and pre in (None, "on", "in", "during", "over"):
+            return m.end(), _ahead(m.group("u_future"), cal)
         return _unclear(m, text, pre)
     if (pre == "at" and kind != "wkend") or (pre == "within" and kind not in ("past", "past1")):
         return None  # "at 2025 numbers"; "within" only says "inside the past N units"
@@ -1064,7 +1120,7 @@ def _place(
 def _bounded(a: dt.datetime, b: dt.datetime, relative: bool, pre: str | None, cal: _Calendar) -> tuple[dt.datetime, dt.datetime]:
     """The window of a placed phrase ``[a, b)`` under its preposition: open bounds for since,
     after, before and until. Raises _Unclear for a relative phrase ahead of now or an empty window."""
-    if relative and pre not in _UNTIL_PREFIXES and a > cal.now:
+    if relative and pre not in _UNTIL_PREFIXES and a > cal.now and not cal.ahead:
         raise _Unclear("lies ahead")  # "this Friday" on a Monday: memories are of the past
     if pre in ("since", "after"):
         a, b = (a if pre == "since" else b), OPEN_END
@@ -1170,7 +1226,8 @@ def _day(m: re.Match[str], text: str, cal: _Calendar, pre: str | None, after: dt
             return monday + DAY * ((index - monday.weekday()) % 7), True
         if qualifier:  # last/previous Tuesday: before today
             return _last_weekday(today, index), True
-        if after is not None:
+        if after is not None or cal.ahead:
+            after = after or today
             return after + DAY * ((index - after.weekday()) % 7), True
         return today - DAY * ((today.weekday() - index) % 7), True
     name_group = "m1" if g("m1") else "m2"
@@ -1181,7 +1238,7 @@ def _day(m: re.Match[str], text: str, cal: _Calendar, pre: str | None, after: dt
     if year:
         return dt.date(int(year), month, day), False
     dt.date(2000, month, day)  # a leap year: ValueError only for a day no year has (June 31)
-    ref, step = (after, 1) if after is not None else (today, -1)
+    ref, step = (after, 1) if after is not None else (today, 1) if cal.ahead else (today, -1)
     year_n = ref.year
     while True:  # the latest such day not after today (the first from ``after`` on); Feb 29 skips years
         placed: dt.date | None
@@ -1208,7 +1265,8 @@ def _month_atom(
         return (*cal.months(int(g("y3")), month), False)
     if not (pre or qualifier or _names_a_month_of(text, m.start("m3"), m.end("m3"), name)):
         return None  # a month name alone is a word: "June said", "the march of time"
-    if after is not None and not qualifier:
+    if (after is not None or cal.ahead) and not qualifier:
+        after = after or today
         year = after.year if month >= after.month else after.year + 1
     elif qualifier == "this":
         year = today.year
@@ -1314,6 +1372,11 @@ def _season(m: re.Match[str], text: str, cal: _Calendar, pre: str | None) -> tup
 
     if year:
         return (*of_year(int(year)), False)
+    if cal.ahead and qualifier in ("", "this"):  # the current one, or the next to begin
+        y = cal.today.year - 1
+        while of_year(y)[1] <= cal.now:
+            y += 1
+        return (*of_year(y), True)
     y = cal.today.year + 1
     while of_year(y)[0] > cal.now:  # the latest that has begun
         y -= 1
@@ -1332,6 +1395,38 @@ def _names_a_month_of(text: str, start: int, end: int, name: str) -> bool:
         return False
     following = _NEXT_WORD.match(text, end)
     return following is not None and not _function_word(following.group(1)) and following.group(1).lower() not in _TRIGGERS
+
+
+_AHEAD = re.compile(
+    rf"(?P<tom>(?:the\s+)?(?P<dat>day\s+after\s+)?tomorrow)|(?:next|coming|upcoming)\s+(?P<nu>week|month|year|weekend|{_WD})"
+    rf"|the\s+(?:coming|upcoming)\s+(?P<tu>week|month|year|weekend)|in\s+(?P<n>{_NUM})\s+(?P<u>{_UNITS})",
+    re.IGNORECASE,
+)
+
+
+def _ahead(phrase: str, cal: _Calendar) -> tuple[dt.datetime, dt.datetime] | None:
+    """The window of a phrase of the future (``u_future``) as a record tells of it: tomorrow,
+    the day after; the calendar week, month or year after the current one ("next week", "the
+    coming month"); the next weekend to begin; "next Friday" the Friday of next week; "in 3 days"
+    the day 3 days on, "in two weeks" the calendar week holding that day. None for what is no
+    day ahead: "next May" (this May or the next?), "in 2 hours", "later today"."""
+    m = _AHEAD.fullmatch(" ".join(phrase.split()))
+    if m is None:
+        return None
+    today = cal.today
+    if m.group("tom"):
+        return cal.days(today + DAY * (2 if m.group("dat") else 1))
+    unit = (m.group("nu") or m.group("tu") or "").lower()
+    if unit == "weekend":  # the first Saturday after today
+        return cal.days(today + DAY * ((5 - today.weekday() - 1) % 7 + 1), 2)
+    if unit in _WEEKDAYS:
+        return cal.days(cal.week_of(today) + DAY * (7 + (_WEEKDAYS[unit] - cal.week_start) % 7))
+    if unit:
+        return _calendar_unit(cal, unit, -1)
+    n, unit = _count(m.group("n")), _unit(m.group("u"))
+    if unit in ("minute", "hour"):
+        return None
+    return _calendar_unit(cal, unit, -n)
 
 
 def _unclear(m: re.Match[str], text: str, pre: str | None) -> tuple[int, None] | None:

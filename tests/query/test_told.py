@@ -46,40 +46,77 @@ def test_told_windows_reads_every_past_phrase_once() -> None:
         "Deploy is green today",  # reaches now: the episode's own time says it
         "This week we ship",
         "Since March the webhook has been slow",  # open: bounds no event
-        "Next week we deploy",  # ahead of now
-        "The release is tomorrow",
+        "We ship later this week",  # reaches now
+        "We'll go camping this summer",  # the current season: reaches now
+        "Next May we move",  # this May or the next: not placed
+        "The backup runs in 2 hours",  # no day
         "Back in 2019 we ran on bare metal",  # a whole year is allowed...
         "Nothing about time here",
     ],
 )
-def test_told_windows_leaves_out_what_tells_of_no_earlier_time(text: str) -> None:
+def test_told_windows_leaves_out_what_tells_of_no_other_time(text: str) -> None:
     windows = told_windows(text, JULY_2)
     assert all(end <= JULY_2 and end - start <= TOLD_MAX for start, end in windows)
     if "2019" not in text:
         assert windows == []
 
 
+def ahead(d: int, month: int = 7, year: int = 2026, days: int = 1) -> tuple[dt.datetime, dt.datetime]:
+    first = dt.datetime(year, month, d, tzinfo=UTC)
+    return first, first + dt.timedelta(days=days)
+
+
 @pytest.mark.parametrize(
     ("text", "told"),
     [
-        # said on Thursday July 2: a weekday or month placed as the latest such, in a clause about
-        # what is ahead, is ahead (it read as June 26, and "in September" as September 2025)
-        ("We'll meet on Friday", []),
-        ("I will call you on Monday about it", []),
-        ("We are going to ship it in September.", []),
-        ("we plan to launch in May", []),
-        ("Deliver SSO by September, the audit export due Friday", []),  # deadlines tell of no day
+        # said on Thursday July 2, 2026: in a clause about what is ahead, a weekday, day or month
+        # is the first such from then on (layout 15-16 told of none; layout 14 of June 26, and
+        # of "in September" as September 2025)
+        ("We'll meet on Friday", [ahead(3)]),
+        ("On Friday we're going to ship", [ahead(3)]),
+        ("I will call you on Monday about it", [ahead(6)]),
+        ("We are going to ship it in September.", [(day(1, 9), day(1, 10))]),
+        ("we plan to launch in May", [(dt.datetime(2027, 5, 1, tzinfo=UTC), dt.datetime(2027, 6, 1, tzinfo=UTC))]),
+        # a present that schedules, with no past verb in its clause
+        ("My flight leaves on March 10", [ahead(10, 3, 2027)]),
+        ("I'm excited, my flight to Lisbon leaves on March 10", [ahead(10, 3, 2027)]),
+        ("The review is on Monday", [ahead(6)]),
+        ("Our sprint starts Monday", [ahead(6)]),
+        # what the past cannot place
+        ("The release is tomorrow", [ahead(3)]),
+        ("The day after tomorrow we freeze the branch", [ahead(4)]),
+        ("Next week we deploy", [ahead(6, days=7)]),
+        ("the coming month is busy", [(day(1, 8), day(1, 9))]),
+        ("The demo is next Friday", [ahead(10)]),  # the Friday of next week
+        ("the demo is this Friday", [ahead(3)]),
+        ("See you next weekend", [ahead(4, days=2)]),  # the first to begin
+        ("we fly out in 3 days", [ahead(5)]),
+        ("in two weeks we launch", [ahead(13, days=7)]),  # the calendar week holding July 16
+        # deadlines tell of no day
+        ("Deliver SSO by September, the audit export due Friday", []),
         ("It was due by June 30", []),
         # the past stays told: a past clause, a past word, a year, another sentence
         ("I was going to the gym on Monday", [(day(29, 6), day(30, 6))]),
         ("We will revisit what happened last week", [(day(22, 6), day(29, 6))]),
         ("I will never forget the trip in 2024", [(dt.datetime(2024, 1, 1, tzinfo=UTC), dt.datetime(2025, 1, 1, tzinfo=UTC))]),
         ("I'll tell you. We met on Monday", [(day(29, 6), day(30, 6))]),
+        ("On Friday we met", [(day(26, 6), day(27, 6))]),
         ("We shipped it in May", [(day(1, 5), day(1, 6))]),
+        ("The tickets on March 10 sold out", [(day(10, 3), day(11, 3))]),
+        ("The review was on Monday", [(day(29, 6), day(30, 6))]),
+        ("The outage on Monday cost us", [(day(29, 6), day(30, 6))]),
     ],
 )
-def test_a_told_phrase_ahead_or_a_deadline_tells_of_no_past_day(text: str, told: list[tuple[dt.datetime, dt.datetime]]) -> None:
+def test_a_told_phrase_ahead_is_placed_ahead(text: str, told: list[tuple[dt.datetime, dt.datetime]]) -> None:
     assert told_windows(text, JULY_2) == told
+
+
+@given(st.datetimes(min_value=dt.datetime(1990, 1, 1), max_value=dt.datetime(2090, 1, 1), timezones=st.just(UTC)))
+def test_a_plan_is_told_of_within_a_year_ahead(at: dt.datetime) -> None:
+    plans = ("We'll meet on Friday", "my flight leaves on March 10", "next week we deploy", "the demo is tomorrow", "in 3 months we move")
+    for text in plans:
+        for start, end in told_windows(text, at):
+            assert at < start <= at + TOLD_MAX and end - start <= TOLD_MAX, (text, at)
 
 
 def test_a_year_is_the_longest_told_window() -> None:
@@ -324,6 +361,41 @@ def test_opening_a_layout_14_database_reads_told_dates_again(tmp_path: Path) -> 
         assert db.globals["META"].get(("layout",)) == LAYOUT and db.check().ok
         assert not db.owner("ops").ask("what happened on June 26?", now=NOW).found
         assert [m.episode.id for m in db.owner("ops").ask("what failed on July 1?", now=NOW)] == [told.id]
+
+
+def test_opening_a_layout_16_database_reads_plans_ahead(tmp_path: Path) -> None:
+    """Layout 16 read no window of "my flight leaves on Friday", said on Thursday July 2: opening
+    such a database reads every hot record's told windows again, and the plan is found by its day."""
+    with memdb.open(tmp_path / "old", clock=lambda: JULY_2) as db:
+        mem = db.owner("ops")
+        plan = mem.record("routine", "My flight to Lisbon leaves on Friday", outcome="success", ts=JULY_2)
+        g = db.globals
+        with db.transaction():  # what layout 16 wrote for it
+            state = g["EPST"][("ops", plan.id)]
+            g["EPST"].set(("ops", plan.id), {k: v for k, v in state.items() if k != "told"})
+            g["EPTD"].kill(("ops",))
+            g["META"].set(("layout",), 16)
+        assert not db.owner("ops").ask("what happened on July 3?", now=NOW).found
+    with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+        assert db.globals["META"].get(("layout",)) == LAYOUT and db.check().ok
+        found = db.owner("ops").ask("what happened on July 3?", now=NOW)
+        assert [m.episode.id for m in found] == [plan.id] and "tells of 2026-07-03" in found.memories[0].why[0]
+
+
+def test_a_plan_is_found_by_its_day_once_it_has_come(tmp_path: Path) -> None:
+    """Said on February 1: the flight on March 10 is found by that day, by its month, and
+    not before it was said; a past event said the same day stays where it was."""
+    clock = [dt.datetime(2026, 2, 1, 10, tzinfo=UTC)]
+    with memdb.open(tmp_path / "db", clock=lambda: clock[0]) as db:
+        mem = db.owner("ana")
+        plan = mem.record_exchange(session="s1", user_message="My flight to Lisbon leaves on March 10, so excited", response="Enjoy!")
+        past = mem.record_exchange(session="s1", user_message="I moved to Berlin on January 5", response="Welcome!")
+        later = dt.datetime(2026, 3, 12, tzinfo=UTC)
+        assert [m.episode.id for m in mem.ask("What happened on March 10?", now=later)] == [plan.id]
+        assert [m.episode.id for m in mem.ask("What about Lisbon in March?", now=later)] == [plan.id]
+        assert [m.episode.id for m in mem.ask("What happened on January 5?", now=later)] == [past.id]
+        assert not mem.ask("What happened on March 10, 2025?", now=later).found  # as layout 16 read it
+        assert db.check().ok
 
 
 def test_yesterday_is_read_in_the_database_timezone(tmp_path: Path) -> None:

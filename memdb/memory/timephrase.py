@@ -542,7 +542,8 @@ _CLAUSE_REACH = 160  # characters before a phrase searched for the start of its 
 # review is on Monday", "our sprint starts Monday" tell of a day ahead
 _SCHEDULED = re.compile(
     r"(?:\b(?:is|are|am|starts?|begins?|leaves?|departs?|arrives?|lands?|opens?|closes?|ends?|launch(?:es)?|ships?"
-    r"|happens?|returns?|flies|fly|moves?|goes\s+live|takes?\s+place|kicks?\s+off|comes?\s+out)|['’](?:s|re|m))\s*$",
+    r"|happens?|returns?|flies|fly|moves?|goes\s+live|takes?\s+place|kicks?|comes?)(?:\s+(?:out|off|back|home|away))?"
+    r"|['’](?:s|re|m))\s*$",
     re.IGNORECASE,
 )
 _PAST_VERB = re.compile(rf"\b(?:was|were|did|had|[a-z]{{2,}}ed|{'|'.join(sorted(IRREGULAR_VERBS))})\b", re.IGNORECASE)
@@ -638,18 +639,19 @@ def _told_direction(text: str, start: int, end: int, placed: bool) -> str:
         return "past"
     ends = list(_CLAUSE_END.finditer(before))
     clause = before[ends[-1].end() :] if ends else before
-    if _FUTURE.search(clause) is not None or not placed:
+    stop = _CLAUSE_END.search(text, end, end + _CLAUSE_REACH)
+    rest = text[end : stop.start() if stop else end + _CLAUSE_REACH]  # the clause after the phrase
+    # a phrase opening its clause has its verb after it: "On Friday we'll meet"
+    if _FUTURE.search(clause) is not None or (_CLAUSE_OPENER.fullmatch(clause) and _FUTURE.search(rest) is not None):
         return "ahead"
-    if _SCHEDULED.search(clause) is not None:  # a present that schedules, in a clause with no past verb
-        part = clause[clause.rfind(",") + 1 :]
-        after = _CLAUSE_END.search(text, end, end + _CLAUSE_REACH)
-        rest = text[end : after.start() if after else end + _CLAUSE_REACH]
-        if not _PAST_VERB.search(part) and not _PAST_VERB.search(rest.split(",")[0]):
-            return "ahead"
-    if not _CLAUSE_OPENER.fullmatch(clause):  # the phrase opens its clause: its verb follows it
-        return "past"
-    after = _CLAUSE_END.search(text, end, end + _CLAUSE_REACH)
-    return "ahead" if _FUTURE.search(text, end, after.start() if after else end + _CLAUSE_REACH) else "past"
+    scheduled = (  # a present that schedules, in a clause with no past verb
+        _SCHEDULED.search(clause) is not None
+        and not _PAST_VERB.search(clause[clause.rfind(",") + 1 :])
+        and not _PAST_VERB.search(rest.split(",")[0])
+    )
+    if not placed:  # "in 3 days" is ahead only where the clause speaks of what is to come: "we haven't talked in a few days" is a span
+        return "" if text[start : start + 3].lower() == "in " and not scheduled else "ahead"
+    return "ahead" if scheduled else "past"
 
 
 # --- scanning ---------------------------------------------------------------------------------

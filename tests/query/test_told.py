@@ -91,7 +91,9 @@ def ahead(d: int, month: int = 7, year: int = 2026, days: int = 1) -> tuple[dt.d
         ("the demo is this Friday", [ahead(3)]),
         ("See you next weekend", [ahead(4, days=2)]),  # the first to begin
         ("we fly out in 3 days", [ahead(5)]),
-        ("in two weeks we launch", [ahead(13, days=7)]),  # the calendar week holding July 16
+        ("in two weeks we'll launch", [ahead(13, days=7)]),  # the calendar week holding July 16
+        ("Hey! We haven't talked in a few days", []),  # a span, not a day ahead
+        ("It broke twice in 3 days", []),
         # deadlines tell of no day
         ("Deliver SSO by September, the audit export due Friday", []),
         ("It was due by June 30", []),

@@ -93,8 +93,13 @@ since it, included; a head as from a day, in the event's local day).
 A phrase that reads as time but names nothing memdb can place ("since the offsite", "last
 sprint", "for FY25", "next week", "at 3pm", "on 3/4", "2026-02-30") is *ignored*:
 ``read_time_phrases`` reports it and leaves it out of the rest of the text, so that ``ask``
-neither filters by its words nor claims a window. Relative phrases that lie wholly ahead of
-now ("this Friday" on a Monday) are ignored too; explicit dates are taken as written.
+neither filters by its words nor claims a window ("next May": this May or the next?; "in 2
+weeks", ahead or a span?). Phrases of the future are placed ahead, so that what a record told of
+ahead answers them (below): ``tomorrow``, ``the day after tomorrow``, ``this Friday`` on a
+Monday, ``this weekend`` on a weekday, ``this summer`` in winter, ``next|the coming
+week|month|year``, ``next Friday`` (the Friday of next week), ``next weekend`` (the first to
+begin). A bare day or month in a question is the latest such, as above: "what broke on Friday?"
+asks of the past. Explicit dates are taken as written.
 
 What a record tells of (``told_windows``) is read both ways: a phrase told of the past as above,
 and one told of what is to come ("we'll meet on Friday", "my flight leaves on March 10", "next
@@ -346,7 +351,7 @@ def find_time_phrase(text: str, now: dt.datetime, week_start: int = 0, timezone:
     ``timezone`` is an IANA name (or a tzinfo) deciding where days begin. Phrases naming dates
     outside what a datetime can hold (year 0, 9999 + 1) yield no window.
     """
-    window, used, _ = _scan(text, _Calendar(now, _zone(timezone), week_start))
+    window, used, _ = _scan(text, _Calendar(now, _zone(timezone), week_start, future=True))
     if window is None:
         return None, text
     return window, _cut(text, used)
@@ -359,7 +364,7 @@ def read_time_phrases(text: str, now: dt.datetime, week_start: int = 0, timezone
 
     A query holds one window, so a second phrase is reported rather than searched as words.
     """
-    window, used, unclear = _scan(text, _Calendar(now, _zone(timezone), week_start))
+    window, used, unclear = _scan(text, _Calendar(now, _zone(timezone), week_start, future=True))
     spans = sorted([*used, *unclear])
     return TimeReading(window, _cut(text, spans) if spans else text, tuple(text[s:e] for s, e in unclear))
 
@@ -664,13 +669,15 @@ class _Unclear(Exception):
 class _Calendar:
     """``now`` and the local calendar of one call: local days as aware UTC boundaries."""
 
-    __slots__ = ("ahead", "local", "now", "today", "week_start", "zone")
+    __slots__ = ("ahead", "future", "local", "now", "today", "week_start", "zone")
 
-    def __init__(self, now: dt.datetime, zone: dt.tzinfo, week_start: int, ahead: bool = False) -> None:
-        # ``ahead``: a phrase a record tells of in a clause about what is to come; an unqualified
-        # day, month or season is the first such from today on ("leaves on March 10"), and the
-        # phrases of the future ("tomorrow", "next week") are placed (``told_windows``)
+    def __init__(self, now: dt.datetime, zone: dt.tzinfo, week_start: int, ahead: bool = False, future: bool = False) -> None:
+        # ``future``: the phrases of the future ("tomorrow", "next week", "this Friday" on a
+        # Monday) are placed; ``ahead``: and, as a record tells of what is to come, an unqualified
+        # day, month or season is the first such from today on ("leaves on March 10";
+        # ``told_windows``), where a question means the latest such ("what broke on Friday?")
         self.ahead = ahead
+        self.future = future or ahead
         self.zone = zone
         self.now = now.astimezone(UTC)
         self.local = self.now.astimezone(zone)
@@ -859,7 +866,7 @@ def _phrase(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[dt.
     pre = " ".join(pre.lower().split()) if pre else None
     kind = next((k for k in _ATOM_KINDS if m.group(k) is not None), None)
     if kind is None:
-        if cal.ahead and m.group("u_future") is not None and pre in (None, "on", "in", "during", "over"):
+        if cal.future and m.group("u_future") is not None and pre in (None, "on", "in", "during", "over"):
             return m.end(), _ahead(m.group("u_future"), cal)
         return _unclear(m, text, pre)
     if (pre == "at" and kind != "wkend") or (pre == "within" and kind not in ("past", "past1")):
@@ -1122,7 +1129,7 @@ def _place(
 def _bounded(a: dt.datetime, b: dt.datetime, relative: bool, pre: str | None, cal: _Calendar) -> tuple[dt.datetime, dt.datetime]:
     """The window of a placed phrase ``[a, b)`` under its preposition: open bounds for since,
     after, before and until. Raises _Unclear for a relative phrase ahead of now or an empty window."""
-    if relative and pre not in _UNTIL_PREFIXES and a > cal.now and not cal.ahead:
+    if relative and pre not in _UNTIL_PREFIXES and a > cal.now and not cal.future:
         raise _Unclear("lies ahead")  # "this Friday" on a Monday: memories are of the past
     if pre in ("since", "after"):
         a, b = (a if pre == "since" else b), OPEN_END
@@ -1426,7 +1433,7 @@ def _ahead(phrase: str, cal: _Calendar) -> tuple[dt.datetime, dt.datetime] | Non
     if unit:
         return _calendar_unit(cal, unit, -1)
     n, unit = _count(m.group("n")), _unit(m.group("u"))
-    if unit in ("minute", "hour"):
+    if unit in ("minute", "hour") or not cal.ahead:  # in a question, "what changed in 3 days?" asks of a span
         return None
     return _calendar_unit(cal, unit, -n)
 

@@ -149,7 +149,7 @@ _QUESTION_WORDS = frozenset(
     try tried tries trying attempt attempts attempted many much new latest mention mentioned mentions decide decided
     work lesson lessons learn learned learnt takeaway takeaways say said says tell told ask asked asks decision decisions
     deciding make made choose chose chosen discuss discussed discusses discussing discussion discussions use used uses
-    using take takes took taken taking""".split()
+    using take takes took taken taking plan plans planned planning schedule scheduled upcoming coming happening""".split()
 )
 # "What did we talk about last week?": talking about a thing asks about it (the verb alone may be
 # a word: "my talk at the summit")

@@ -478,7 +478,6 @@ def test_no_phrase_returns_text_untouched() -> None:
         "in mayday",
         "todays notes",
         "yesterdays",
-        "this weekend",  # on a Monday it lies ahead: ignored (test_ignored_phrases)
         "last weeks",
         "a couple days",
         "mondays since",
@@ -658,10 +657,15 @@ def test_an_anchor_that_is_no_day_reads_as_before(text: str, phrase: str, rest: 
     assert w is not None and w.phrase == phrase and left == rest
 
 
-@pytest.mark.parametrize("text", ["the Sunday after yesterday", "the day after today", "two weeks after June 10"])
-def test_an_anchored_phrase_ahead_of_now_is_ignored(text: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "first", "days"),
+    [("the Sunday after yesterday", 21, 1), ("the day after today", 18, 1), ("two weeks after June 10", 22, 7)],
+)
+def test_an_anchored_phrase_ahead_of_now_is_placed(text: str, first: int, days: int) -> None:
+    # what a record told of ahead answers it (test_told.test_ask_finds_a_plan_told_of_ahead)
     reading = read_time_phrases(f"what happened {text}", WED)
-    assert reading.window is None and reading.ignored == (text,) and reading.rest == "what happened"
+    assert reading.window is not None and (reading.window.start, reading.window.end) == (U(2026, 6, first), U(2026, 6, first) + days * DAY)
+    assert reading.ignored == () and reading.rest == "what happened"
 
 
 @pytest.mark.parametrize(
@@ -787,6 +791,29 @@ def test_parts_and_days_of_the_month(text: str, expected: tuple[dt.datetime, dt.
 
 
 @pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [  # asked on Wednesday June 17, 2026 at 10:30
+        ("what is planned for next week?", U(2026, 6, 22), U(2026, 6, 29)),
+        ("tomorrow's plan", U(2026, 6, 18), U(2026, 6, 19)),
+        ("the day after tomorrow", U(2026, 6, 19), U(2026, 6, 20)),
+        ("this Friday", U(2026, 6, 19), U(2026, 6, 20)),
+        ("next Friday", U(2026, 6, 26), U(2026, 6, 27)),  # the Friday of next week
+        ("this evening", U(2026, 6, 17, 18), U(2026, 6, 18)),
+        ("this weekend", U(2026, 6, 20), U(2026, 6, 22)),
+        ("next weekend", U(2026, 6, 20), U(2026, 6, 22)),  # the first to begin
+        ("the coming month", U(2026, 7, 1), U(2026, 8, 1)),
+        ("next year", U(2027, 1, 1), U(2028, 1, 1)),
+        ("late this year", U(2026, 7, 1), U(2027, 1, 1)),
+    ],
+)
+def test_phrases_of_the_future_are_placed(text: str, start: dt.datetime, end: dt.datetime) -> None:
+    """A question about what is ahead has a window there: only what a record told of ahead
+    ("my flight leaves on Friday") can be in it, and an empty answer says what matches elsewhere."""
+    reading = read_time_phrases(text, WED)
+    assert reading.window is not None and (reading.window.start, reading.window.end) == (start, end) and reading.ignored == ()
+
+
+@pytest.mark.parametrize(
     ("text", "rest", "ignored"),
     [
         ("on the 5th attempt we fixed it", "on the 5th attempt we fixed it", ()),  # a noun follows: no day
@@ -794,7 +821,7 @@ def test_parts_and_days_of_the_month(text: str, expected: tuple[dt.datetime, dt.
         ("the end of the day", "the end of the day", ()),  # not a part of anything placed
         ("the week of may", "the week of may", ()),  # "may": a common word after "of"
         ("mid 3000 requests", "mid 3000 requests", ()),  # no year
-        ("late this year", "", ("late this year",)),  # July to December lies ahead: ignored whole
+        ("late this year", "", ()),  # July to December, ahead: placed (test_phrases_of_the_future_are_placed)
         ("on the 31st of last month", "", ()),  # May has a 31st
         ("on the 31st of this month", "", ("on the 31st of this month",)),  # June has none
         ("on Friday and last week", "and", ("last week",)),  # two times: the first window, as before
@@ -835,17 +862,17 @@ def test_the_last_week_of_a_month_is_not_rolling() -> None:
 
 @pytest.mark.parametrize(
     ("day", "bare", "last", "of_last_week", "this"),
-    [  # days of June 2026 seen from Wednesday the 17th; None: lies ahead, ignored
+    [  # days of June 2026 seen from Wednesday the 17th; "this Thursday" lies ahead, and is placed there
         ("Monday", 15, 15, 8, 15),
         ("Tuesday", 16, 16, 9, 16),
         ("Wednesday", 17, 10, 10, 17),
-        ("Thursday", 11, 11, 11, None),
-        ("Friday", 12, 12, 12, None),
-        ("Saturday", 13, 13, 13, None),
-        ("Sunday", 14, 14, 14, None),
+        ("Thursday", 11, 11, 11, 18),
+        ("Friday", 12, 12, 12, 19),
+        ("Saturday", 13, 13, 13, 20),
+        ("Sunday", 14, 14, 14, 21),
     ],
 )
-def test_weekdays(day: str, bare: int, last: int, of_last_week: int, this: int | None) -> None:
+def test_weekdays(day: str, bare: int, last: int, of_last_week: int, this: int) -> None:
     def day_window(d: int) -> tuple[dt.datetime, dt.datetime]:
         return U(2026, 6, d), U(2026, 6, d) + DAY
 
@@ -854,10 +881,7 @@ def test_weekdays(day: str, bare: int, last: int, of_last_week: int, this: int |
     assert window(f"last {day}", WED) == window(f"previous {day}", WED) == day_window(last)
     assert window(f"{day} last week", WED) == window(f"{day} of last week", WED) == window(f"on {day} last week", WED)
     assert window(f"{day} last week", WED) == day_window(of_last_week)
-    if this is None:
-        assert read_time_phrases(f"this {day}", WED) == (None, "", (f"this {day}",))
-    else:
-        assert window(f"this {day}", WED) == window(f"{day} this week", WED) == day_window(this)
+    assert window(f"this {day}", WED) == window(f"{day} this week", WED) == day_window(this)
 
 
 @pytest.mark.parametrize("offset", range(7))
@@ -871,23 +895,20 @@ def test_last_weekday_is_never_today_and_at_most_a_week_back(offset: int) -> Non
 
 @pytest.mark.parametrize(
     ("day", "over", "last", "this"),
-    [  # (day of June 2026 at noon, "over the weekend" Saturday, "last weekend" Saturday, "this weekend" Saturday or None)
-        (15, 13, 13, None),
-        (17, 13, 13, None),
-        (19, 13, 13, None),
+    [  # (day of June 2026 at noon, "over the weekend" Saturday, "last weekend" Saturday, "this weekend" Saturday)
+        (15, 13, 13, 20),  # on a weekday, the coming one: ahead
+        (17, 13, 13, 20),
+        (19, 13, 13, 20),
         (20, 20, 13, 20),  # a Saturday: the current weekend
         (21, 20, 13, 20),  # a Sunday
     ],
 )
-def test_weekends(day: int, over: int, last: int, this: int | None) -> None:
+def test_weekends(day: int, over: int, last: int, this: int) -> None:
     now = U(2026, 6, day, 12)
     for text in ("over the weekend", "on the weekend", "at the weekend", "during the weekend", "the past weekend"):
         assert window(text, now) == (U(2026, 6, over), U(2026, 6, over + 2)), text
     assert window("last weekend", now) == (U(2026, 6, last), U(2026, 6, last + 2))
-    if this is None:
-        assert read_time_phrases("this weekend", now).ignored == ("this weekend",)
-    else:
-        assert window("this weekend", now) == (U(2026, 6, this), U(2026, 6, this + 2))
+    assert window("this weekend", now) == (U(2026, 6, this), U(2026, 6, this + 2))
 
 
 def test_the_weekend_alone_may_be_the_coming_one() -> None:
@@ -1028,9 +1049,8 @@ def test_parts_of_days(text: str, now: dt.datetime, expected: tuple[dt.datetime,
         ("what did we ship next quarter", None, "what did we ship", ("next quarter",)),
         ("budget for FY25", None, "budget", ("for FY25",)),  # fiscal years differ from company to company
         ("first quarter results", None, "results", ("first quarter",)),
-        ("what is planned for next week?", None, "what is planned for ?", ("next week",)),
-        ("tomorrow's plan", None, "'s plan", ("tomorrow",)),
-        ("the deploy in 2 weeks", None, "the deploy", ("in 2 weeks",)),
+        ("the deploy in 2 weeks", None, "the deploy", ("in 2 weeks",)),  # ahead, or a span ("what broke in 2 weeks?")
+        ("what ships next May", None, "what ships", ("next May",)),  # this May or the next?
         ("what happened the other day", None, "what happened", ("the other day",)),
         ("we fixed it a while ago", None, "we fixed it", ("a while ago",)),
         ("notes on 3/4", None, "notes", ("on 3/4",)),
@@ -1038,8 +1058,6 @@ def test_parts_of_days(text: str, now: dt.datetime, expected: tuple[dt.datetime,
         ("logs of 2026-02-30", None, "logs of", ("2026-02-30",)),
         ("logs of June 31", None, "logs of", ("June 31",)),
         ("between 2026-02-30 and 2026-03-01", None, "", ("between 2026-02-30 and 2026-03-01",)),
-        ("this Friday", None, "", ("this Friday",)),  # lies ahead of a Wednesday
-        ("this evening", None, "", ("this evening",)),  # at 10:30
         ("what broke yesterday at 3pm", "yesterday", "what broke", ("at 3pm",)),
         ("what broke since 9:30", None, "what broke", ("since 9:30",)),
         ("standup notes around noon", None, "standup notes", ("around noon",)),
@@ -1204,11 +1222,12 @@ def test_what_is_no_season(text: str) -> None:
     assert read_time_phrases(text, WED) == (None, text, ())
 
 
-def test_a_season_ahead_is_ignored_and_seasons_follow_the_hemisphere() -> None:
-    """In winter, "this summer" lies ahead (ignored, never searched as words); in Sydney summer is
-    December to February, at local midnight."""
+def test_a_season_ahead_is_placed_and_seasons_follow_the_hemisphere() -> None:
+    """In winter, "this summer" lies ahead (placed there: what was told of it answers); in Sydney
+    summer is December to February, at local midnight."""
     january = U(2026, 1, 20)
-    assert read_time_phrases("deploys this summer", january) == (None, "deploys", ("this summer",))
+    summer = TimeWindow(U(2026, 6, 1), U(2026, 9, 1), "this summer", dt.UTC)
+    assert read_time_phrases("deploys this summer", january) == (summer, "deploys", ())
     sydney = ZoneInfo("Australia/Sydney")
     for zone in ("Australia/Sydney", sydney):
         w = read_time_phrases("last summer", january, timezone=zone).window
@@ -1398,10 +1417,10 @@ _TABLES = [
     test_phrase_removed_and_case_insensitive, test_non_phrases_are_not_matched, test_everyday_phrases,
     test_the_last_week_is_rolling_but_last_week_is_the_calendar_week, test_months_and_days, test_ranges, test_parts_of_days,
     test_ignored_phrases, test_false_friends, test_phrases_anchored_to_a_day, test_an_anchor_that_is_no_day_reads_as_before,
-    test_an_anchored_phrase_ahead_of_now_is_ignored, test_parts_and_days_of_the_month, test_what_is_no_part_or_day_of_the_month,
+    test_an_anchored_phrase_ahead_of_now_is_placed, test_parts_and_days_of_the_month, test_what_is_no_part_or_day_of_the_month,
     test_a_relative_phrase_is_placed_as_of_a_day_the_question_names, test_what_is_not_placed_as_of_a_day,
     test_quarters_and_half_years, test_what_is_no_quarter, test_from_alone_is_the_time_itself, test_seasons,
-    test_what_is_no_season,
+    test_what_is_no_season, test_phrases_of_the_future_are_placed,
 ]  # fmt: skip
 
 

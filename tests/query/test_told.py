@@ -400,6 +400,23 @@ def test_a_plan_is_found_by_its_day_once_it_has_come(tmp_path: Path) -> None:
         assert db.check().ok
 
 
+def test_ask_finds_a_plan_told_of_ahead(tmp_path: Path) -> None:
+    """A question about what is ahead ("what is planned for next week?") has its window there:
+    the plans told of it answer, and an empty answer says what matches at other times."""
+    thursday = dt.datetime(2026, 7, 2, 9, 30, tzinfo=UTC)
+    with memdb.open(tmp_path / "db", clock=lambda: thursday) as db:
+        mem = db.owner("ops")
+        plan = mem.record("routine", "Next week we migrate the billing DB", outcome="success", tags=["billing"])
+        review = mem.record("review", "The security review is on Monday", outcome="success")
+        mem.record("debug", "Billing DB migration failed", outcome="failure", tags=["billing"], ts=day(1))
+        answer = mem.ask("What is planned for next week?")
+        assert {m.episode.id for m in answer} == {plan.id, review.id}
+        assert "next week (2026-07-06 to 2026-07-12), recorded or told of" in str(answer.interpretation)
+        assert [m.episode.id for m in mem.ask("What happens next Monday?")] == [review.id]
+        empty = mem.ask("Any billing failures tomorrow?")
+        assert not empty.found and "1 earlier" in empty.note
+
+
 def test_yesterday_is_read_in_the_database_timezone(tmp_path: Path) -> None:
     # 23:30 UTC on July 1 is already July 2 in Berlin: "yesterday" there is July 1
     with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:

@@ -52,6 +52,7 @@ written before versions existed hold none of these fields and read as unversione
 from __future__ import annotations
 
 import datetime as dt
+import re
 import struct
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -309,6 +310,19 @@ of the LoCoMo conversations (26, 30, 41: recall@10 0.796 at equal weight, 0.785 
 0.803 at 1/3, 1/2, 2/3, 3/4) and checked on the other (42, 43: 0.764 -> 0.767)."""
 
 
+# A member of a tool's JSON input or result whose value is empty says nothing happened: the words
+# of {"failed": 0, "error": null} made every clean test run a match for "what failed?"
+_EMPTY_MEMBER = re.compile(r'"(?:[^"\\]|\\.)*"\s*:\s*(?:null|false|-?0(?:\.0+)?|""|\[\s*\]|\{\s*\})\s*(?=[,}\]]|$)')
+_JSON_FIELDS: Final = frozenset({"content", "result"})  # a tool call's input (as canonical JSON) and result
+
+
+def _words_of(record: Mapping[str, Any], field: str, kind: str) -> str:
+    """The text of a record's field as indexed: a tool call's JSON without its empty members
+    (``_EMPTY_MEMBER``; test_an_empty_json_member_is_no_word); the field as stored otherwise."""
+    text = str(record[field])
+    return _EMPTY_MEMBER.sub("", text) if kind == "tool_call" and field in _JSON_FIELDS and '":' in text else text
+
+
 def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
     """A record's indexed terms with their frequencies, and its length, in ``TF_UNIT``s: an
     occurrence in the episode's own text (its tags, and the participants that are not among
@@ -316,8 +330,9 @@ def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
     ``CONTEXT_TF``, so that a turn ranks above its neighbours for words it says itself. A
     record's ``decisions`` are data, not words: the LangGraph store keeps its items' values
     there, searchable only by the paths it indexes."""
-    context = CONTEXT_FIELDS.get(str(record.get("kind")), ())
-    own = "\n".join(str(record[f]) for f in TEXT_FIELDS if record.get(f) and f not in context)
+    kind = str(record.get("kind"))
+    context = CONTEXT_FIELDS.get(kind, ())
+    own = "\n".join(_words_of(record, f, kind) for f in TEXT_FIELDS if record.get(f) and f not in context)
     tags = record.get("tags") or ()
     own += "\n" + " ".join(tags)
     # "What did Bob review?": who took part is what a memory is about (one that is also a tag counts once)

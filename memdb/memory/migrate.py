@@ -45,7 +45,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     about the future, "we'll meet on Friday", tell of no past day: ``timephrase.told_windows``,
     and stems three-letter words ending in "y", where "fly" missed "flying": ``text.stem``; layout
     16 reads them again, as a season, "last summer", is a told window; layout 17 reads them
-    again, as a record tells of what is ahead too, "my flight leaves on March 10").
+    again, as a record tells of what is ahead too, "my flight leaves on March 10", and a tool
+    call's JSON members whose value is empty, {"failed": 0}, index no words: ``layout.terms_of``).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs

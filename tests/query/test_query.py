@@ -663,6 +663,30 @@ def test_participants_are_searched(qdb: memdb.Database) -> None:
     assert qdb.check().ok
 
 
+def test_an_empty_json_member_is_no_word(tmp_path: Path) -> None:
+    """A tool's result {"failed": 0, "error": null} says nothing failed: those keys are no words,
+    so "what errors did the tests report?" finds the run that had one, not every clean run."""
+    from memdb.memory.layout import terms_of
+
+    clock = [dt.datetime(2026, 7, 1, 9, tzinfo=UTC)]
+    with memdb.open(tmp_path / "db", clock=lambda: clock[0]) as db:
+        mem = db.owner("agent")
+        runs = []
+        for failed, error in [(0, None), (2, "AssertionError in test_billing"), (0, None)]:
+            clock[0] += dt.timedelta(hours=1)
+            call = mem.record_tool_call(session="s1", tool="pytest", input={"args": ["-q"], "env": {}, "retries": 0})
+            runs.append(mem.record_tool_result(call.id, {"passed": 40 - failed, "failed": failed, "error": error}).id)
+        assert [m.id for m in mem.ask("Which errors were reported?")] == [runs[1]]
+        assert [m.id for m in mem.recall(text="failed")] == [runs[1]]
+        assert not mem.recall(text="retries").found and not mem.recall(text="env").found
+        assert db.check().ok
+    result = '{"empty": [], "blank": {}, "none": "", "off": false, "zero": 0.0, "word": "value", "count": 10, "text": "0", "gone": null}'
+    terms = terms_of({"kind": "tool_call", "result": result})[0]
+    assert {"word", "valu", "count", "text"} <= terms.keys() and not {"empti", "blank", "none", "off", "zero", "gone"} & terms.keys()
+    prose = {"kind": "exchange", "summary": 'the "error": null case'}  # other kinds' text is words as written
+    assert "error" in terms_of(prose)[0]
+
+
 def test_an_answer_builds_no_episode_until_one_is_read(qdb: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """Building a hit's episode (a pydantic model) is a third of a small query: an answer builds
     none until a caller reads one. Counting the corrected memories for the note built them all,

@@ -1034,7 +1034,9 @@ class OwnerQueries:
             found += self._superseded_matches(only, None)
         held = {t for _, _, hits in found for t in hits}
         keep = tuple(w for w in interp.unmatched if terms.get(w.casefold()) not in held)
-        return replace(interp, unmatched=keep, missing_names=tuple(w for w in interp.missing_names if w in keep))
+        # unmatched words are as the question's words were folded ("bob"), names as written ("Bob")
+        folded = {w.casefold() for w in keep}
+        return replace(interp, unmatched=keep, missing_names=tuple(w for w in interp.missing_names if w.casefold() in folded))
 
     def _missing_note(self, interp: Interpretation, q: _Query) -> str:
         """The answer for a question about a name no memory holds: nothing, said plainly, and

@@ -48,10 +48,13 @@ def team(tmp_path: Path) -> memdb.Memory:
     ],
 )
 def test_a_name_no_memory_holds_empties_the_answer(team: memdb.Memory, question: str, name: str) -> None:
-    r = team.ask(question, now=NOW)
-    assert not r.found and r.memories == [] and r.total == 0
-    assert r.interpretation.missing_names == (name,)
-    assert f"no memory mentions '{name}'" in r.note and "nothing about other things is offered" in r.note
+    # with the archived memories searched too: the name, as written, was compared with the
+    # question's folded words, and the answer became a partial one about the other words
+    for include_archived in (False, True):
+        r = team.ask(question, now=NOW, include_archived=include_archived)
+        assert not r.found and r.memories == [] and r.total == 0
+        assert r.interpretation.missing_names == (name,)
+        assert f"no memory mentions '{name}'" in r.note and "nothing about other things is offered" in r.note
 
 
 def test_a_known_name_still_answers(team: memdb.Memory) -> None:

@@ -57,6 +57,11 @@ class MaintenanceReport:
         )
 
 
+# What an archived header keeps hot beside its one-liner that older archives lacked, and the mark
+# saying the backfill from their cold records ran (``Lifecycle.keep_archived_fields``)
+_KEPT_HOT: tuple[tuple[str, str], ...] = (("lesson", "archived lessons kept"), ("participants", "archived participants kept"))
+
+
 class Lifecycle:
     """The lifecycle rules of one database."""
 
@@ -67,21 +72,33 @@ class Lifecycle:
         self.erasure = Erasure(episodes, self.cold)
         self.marks = episodes.space["LIFE"]
 
-    def keep_archived_lessons(self) -> int:
-        """Archives made before the header kept the lesson get it back from their cold record,
-        once per database (``^LIFE("archived lessons kept")``); returns headers completed."""
-        if self.marks.get(("archived lessons kept",)):
+    def keep_archived_fields(self) -> int:
+        """Archives made before the header kept a field get it back from their cold record, once
+        per field and database (``^LIFE("archived lessons kept")``, ``^LIFE("archived
+        participants kept")``): the lesson, then who took part (layout 16), so "What did Bob
+        review?" finds an archived review of any age. Returns the headers completed."""
+        wanted = [field for field, mark in _KEPT_HOT if not self.marks.get((mark,))]
+        if not wanted:
             return 0
         done = 0
         with self.episodes.space.transaction():
             for owner in self.episodes.owners():
                 for eid in self.episodes.archived_ids(owner):
-                    header, blob = self.episodes.header(owner, eid), self.episodes.cold_blob(owner, eid)
-                    if header is not None and blob is not None and "lesson" not in header:
-                        lesson = self.cold.unpack(owner, blob).get("lesson")
-                        self.episodes.keep_in_header(owner, eid, lesson=lesson)
+                    header = self.episodes.header(owner, eid)
+                    missing = [f for f in wanted if header is not None and f not in header]
+                    blob = self.episodes.cold_blob(owner, eid) if missing else None
+                    if blob is None:
+                        continue
+                    record = self.cold.unpack(owner, blob)
+                    kept = {"lesson": record.get("lesson")} if "lesson" in missing else {}
+                    if "participants" in missing and record.get("participants"):  # kept only where someone took part
+                        kept["participants"] = list(record["participants"])
+                    if kept:
+                        self.episodes.keep_in_header(owner, eid, **kept)
                         done += 1
-            self.marks.set(("archived lessons kept",), True)
+            for field, mark in _KEPT_HOT:
+                if field in wanted:
+                    self.marks.set((mark,), True)
         return done
 
     # --- the whole run --------------------------------------------------------------------------

@@ -56,7 +56,7 @@ class Database:
         self.episodes = Episodes(self.globals, sanitizer=sanitizer, clock=clock)
         self.episodes.upgrade_layout()
         self.lifecycle = Lifecycle(self.episodes, summarizer)
-        self.lifecycle.keep_archived_lessons()  # once: archives made before headers kept the lesson
+        self.lifecycle.keep_archived_fields()  # once: archives made before headers kept the lesson, or who took part
         self.knowledge = Knowledge(self.episodes)
         self.patterns = Patterns(self.episodes, pattern_extractor)
         # every erasure (erase, delete, retention) takes the entries and patterns citing what it erased

@@ -61,6 +61,34 @@ def test_failures_survive_archiving_in_history_and_prepare(tmp_path: Path) -> No
         assert db.check().ok
 
 
+def test_archives_made_before_headers_kept_a_lesson_or_who_took_part_get_them_back(tmp_path: Path) -> None:
+    """An archive made before its header kept the lesson or the participants gets them back from
+    its cold record when the database is next opened, once: "What did Bob review?" finds it."""
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        review = mem.record("review", "Code review of the retry logic", outcome="partial", participants=["Bob"], lesson="test the backoff")
+        other = mem.record("debug", "Cache warmed", outcome="success")
+        clock.now = T0 + 60 * DAY
+        assert db.maintain().archived == 2
+        states, marks = db.globals["EPST"], db.globals["LIFE"]
+        with db.transaction():  # what an older memdb wrote
+            for eid in (review.id, other.id):
+                header = states[("ana", eid)]
+                states.set(("ana", eid), {k: v for k, v in header.items() if k not in ("lesson", "participants")})
+            marks.kill_value(("archived lessons kept",))
+            marks.kill_value(("archived participants kept",))
+        before = mem.ask("What did Bob review?", include_archived=True)
+        assert not before.found and "no memory mentions 'Bob'" in before.note
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        found = mem.ask("What did Bob review?", include_archived=True)
+        assert [m.episode.id for m in found] == [review.id] and not found.interpretation.unmatched
+        assert mem.history(kind="review").lessons == ["test the backoff"]
+        assert "participants" not in db.globals["EPST"][("ana", other.id)]  # nobody took part: nothing to keep
+        assert db.lifecycle.keep_archived_fields() == 0 and db.check().ok  # once
+
+
 def test_an_empty_answer_says_what_cold_storage_holds(tmp_path: Path) -> None:
     clock = Clock(T0)
     with memdb.open(tmp_path / "db", clock=clock) as db:

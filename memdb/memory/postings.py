@@ -1175,12 +1175,6 @@ class TextIndex:
         g = self.tag_blocks if tag else self.blocks
         return StoredList(b"".join(g.raw_columns((owner, name))[1]))
 
-    def block_of(self, owner: str, term: str, doc: int) -> memoryview | None:
-        """The block of a term that would hold ``doc``, if any."""
-        self.space.flush_staged()  # what this transaction staged, so it is read too
-        _, values = self.blocks.raw_columns((owner, term), stop=doc + 1, reverse=True, limit=1)
-        return _payload(values[0]) if values else None
-
     def chunks(self, owner: str) -> ColumnChunks:
         """The owner's column chunks, records and levels, indexed by chunk number (None where
         none was written): those kept from an earlier read whose stamp is unchanged, the others
@@ -1344,19 +1338,24 @@ class TextIndex:
             for i, row in zip(order, rows, strict=True):
                 out[i] = {t: tf for t, tf in zip(terms, row, strict=True) if tf}
             return out
-        for term in terms:
-            first, last, by_doc = 1, 0, {}  # the block read last: its documents' range and tfs
-            for i in order:
-                doc = docs[i]
-                if not first <= doc <= last:
-                    found = self.block_of(owner, term, doc)
-                    if found is None:
-                        continue
-                    ds, tfs = decode_block(found)
-                    first, last, by_doc = ds[0], ds[-1], dict(zip(ds, tfs, strict=True))
-                tf = by_doc.get(doc)
-                if tf:
-                    out[i][term] = tf
+        self.space.flush_staged()  # what this transaction staged, so it is read too
+        encode = codec.encode_subscript
+        with self.space.reader() as txn:  # the block that would hold each document: the last starting at or before it
+            for term in terms:
+                base = self.blocks.key((owner, term))
+                lo = codec.children_range(base)[0]
+                first, last, by_doc = 1, 0, {}  # the block read last: its documents' range and tfs
+                for i in order:
+                    doc = docs[i]
+                    if not first <= doc <= last:
+                        values = txn.scan_columns(lo, base + encode(doc + 1), True, 1)[1]
+                        if not values:
+                            continue
+                        ds, tfs = decode_block(_payload(values[0]))
+                        first, last, by_doc = ds[0], ds[-1], dict(zip(ds, tfs, strict=True))
+                    tf = by_doc.get(doc)
+                    if tf:
+                        out[i][term] = tf
         return out
 
     # --- checking ----------------------------------------------------------------------------

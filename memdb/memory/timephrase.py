@@ -91,7 +91,7 @@ places the window from its time (before it, the event excluded; until it, includ
 since it, included; a head as from a day, in the event's local day).
 
 A phrase that reads as time but names nothing memdb can place ("since the offsite", "last
-sprint", "for FY25", "next week", "at 3pm", "on 3/4", "2026-02-30") is *ignored*:
+sprint", "for FY25", "next quarter", "at 3pm", "on 3/4", "2026-02-30") is *ignored*:
 ``read_time_phrases`` reports it and leaves it out of the rest of the text, so that ``ask``
 neither filters by its words nor claims a window ("next May": this May or the next?; "in 2
 weeks", ahead or a span?). Phrases of the future are placed ahead, so that what a record told of
@@ -551,7 +551,8 @@ _SCHEDULED = re.compile(
     r"|['’](?:s|re|m))\s*$",
     re.IGNORECASE,
 )
-_PAST_VERB = re.compile(rf"\b(?:was|were|did|had|[a-z]{{2,}}ed|{'|'.join(sorted(IRREGULAR_VERBS))})\b", re.IGNORECASE)
+# (not "-eed": "I need to pack" is no past)
+_PAST_VERB = re.compile(rf"\b(?:was|were|did|had|[a-z]{{2,}}(?<!e)ed|{'|'.join(sorted(IRREGULAR_VERBS))})\b", re.IGNORECASE)
 _CLAUSE_OPENER = re.compile(r"\W*(?:(?:and|but|so|then|ok|okay|well|also|oh|yes|no|hey|hi)\W+)*", re.IGNORECASE)
 
 

@@ -81,6 +81,7 @@ def ahead(d: int, month: int = 7, year: int = 2026, days: int = 1) -> tuple[dt.d
         ("My flight leaves on March 10", [ahead(10, 3, 2027)]),
         ("I'm excited, my flight to Lisbon leaves on March 10", [ahead(10, 3, 2027)]),
         ("The review is on Monday", [ahead(6)]),
+        ("The exam is on Friday and I need sleep", [ahead(3)]),
         ("Our sprint starts Monday", [ahead(6)]),
         # what the past cannot place
         ("The release is tomorrow", [ahead(3)]),

@@ -98,8 +98,11 @@ weeks", ahead or a span?). Phrases of the future are placed ahead, so that what 
 ahead answers them (below): ``tomorrow``, ``the day after tomorrow``, ``this Friday`` on a
 Monday, ``this weekend`` on a weekday, ``this summer`` in winter, ``next|the coming
 week|month|year``, ``next Friday`` (the Friday of next week), ``next weekend`` (the first to
-begin). A bare day or month in a question is the latest such, as above: "what broke on Friday?"
-asks of the past. Explicit dates are taken as written.
+begin). A bare day or month in a question is the latest such, as above ("what broke on
+Friday?"), unless the question speaks of what is to come as a record would (``_told_direction``:
+"what will we ship in March?", "what is on Friday?", "who is presenting on Monday?"; and "when
+is my appointment in March?"): then the first such from now on. Explicit dates are taken as
+written.
 
 What a record tells of (``told_windows``) is read both ways: a phrase told of the past as above,
 and one told of what is to come ("we'll meet on Friday", "my flight leaves on March 10", "next
@@ -364,7 +367,20 @@ def read_time_phrases(text: str, now: dt.datetime, week_start: int = 0, timezone
 
     A query holds one window, so a second phrase is reported rather than searched as words.
     """
-    window, used, unclear = _scan(text, _Calendar(now, _zone(timezone), week_start, future=True))
+    zone = _zone(timezone)
+    window, used, unclear = _scan(text, _Calendar(now, zone, week_start, future=True))
+    if (
+        window is not None
+        and len(used) == 1
+        and window.end <= now
+        and (_told_direction(text, *used[0], True) == "ahead" or (_WHEN_IS.match(text) and not _PAST_VERB.search(text)))
+    ):
+        # a question about what is to come ("what will we ship in March?", "what is on Friday?"):
+        # the first such from now on, as a record that says so is read
+        for ahead, span in _scan_windows(text, _Calendar(now, zone, week_start, ahead=True)):
+            if span == used[0] and ahead is not None and ahead.start > now:
+                window = ahead
+                break
     spans = sorted([*used, *unclear])
     return TimeReading(window, _cut(text, spans) if spans else text, tuple(text[s:e] for s, e in unclear))
 
@@ -535,9 +551,15 @@ _DEADLINE = re.compile(r"\b(?:by|due)\s+$", re.IGNORECASE)
 # Friday", "we'll meet Monday". Past forms ("was going to", "wanted to") speak of the past.
 _FUTURE = re.compile(
     r"(?:\b(?:will|shall|gonna|wanna)\b|['’]ll\b|(?<!\bwas )(?<!\bwere )\bgoing\s+to\b"
-    r"|\b(?:plan|plans|planning|intend|intends|intending|hope|hopes|hoping|want|wants|about)\s+to\b)",
+    r"|\b(?:plan|plans|planning|intend|intends|intending|hope|hopes|hoping|want|wants|about)\s+to\b|\bplans?\s+for\s*$)",
     re.IGNORECASE,
 )
+# A present progressive speaks of what is arranged: "we're meeting on Friday", "what are we doing
+# on Friday?" (in a clause with no past verb)
+_PROGRESSIVE = re.compile(r"(?:\b(?:am|is|are)|['’](?:m|re|s))\s+(?:\w+\s+)?[a-z]{2,}ing\b", re.IGNORECASE)
+_PROGRESSIVE_BEFORE = re.compile(_PROGRESSIVE.pattern + r"\s*$", re.IGNORECASE)  # just before the phrase: "meeting on Friday"
+# A question asking when a thing is: "When is my dentist appointment in March?"
+_WHEN_IS = re.compile(r"\W*when\s+(?:is|are)\b|\W*when['’]s\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[.!?;\n]")
 # What places a phrase in the past whatever the clause's tense: "we will revisit what happened
 # last week" tells of last week, where "we will meet on Friday" tells of a Friday ahead.
@@ -634,9 +656,10 @@ def _told_direction(text: str, start: int, end: int, placed: bool) -> str:
 
     A phrase with a past word ("last week", "in 2024") is past whatever the clause's tense ("we
     will revisit what happened last week"); one in a clause that speaks of the future ("we'll meet
-    on Friday", "on Friday we're going to ship"), one after a present that schedules with no past
-    verb in its clause ("my flight leaves on March 10", "the review is on Monday"), and one the
-    past cannot place ("tomorrow", "next week") are ahead; else past
+    on Friday", "on Friday we're going to ship", "our plans for July 4"), one after a present that
+    schedules or a progressive, with no past verb in its clause ("my flight leaves on March 10",
+    "the review is on Monday", "we're meeting on Friday"), and one the past cannot place
+    ("tomorrow", "next week") are ahead; else past
     (test_a_told_phrase_ahead_is_placed_ahead)."""
     before = text[max(start - _CLAUSE_REACH, 0) : start]
     if _DEADLINE.search(before):
@@ -650,8 +673,12 @@ def _told_direction(text: str, start: int, end: int, placed: bool) -> str:
     # a phrase opening its clause has its verb after it: "On Friday we'll meet"
     if _FUTURE.search(clause) is not None or (_CLAUSE_OPENER.fullmatch(clause) and _FUTURE.search(rest) is not None):
         return "ahead"
-    scheduled = (  # a present that schedules, in a clause with no past verb
-        _SCHEDULED.search(clause) is not None
+    scheduled = (  # a present that schedules or a progressive, in a clause with no past verb
+        (
+            _SCHEDULED.search(clause) is not None
+            or _PROGRESSIVE_BEFORE.search(clause) is not None
+            or (_CLAUSE_OPENER.fullmatch(clause) is not None and _PROGRESSIVE.search(rest.split(",")[0]) is not None)
+        )
         and not _PAST_VERB.search(clause[clause.rfind(",") + 1 :])
         and not _PAST_VERB.search(rest.split(",")[0])
     )

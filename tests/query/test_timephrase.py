@@ -814,6 +814,30 @@ def test_phrases_of_the_future_are_placed(text: str, start: dt.datetime, end: dt
 
 
 @pytest.mark.parametrize(
+    ("text", "start"),
+    [  # asked on Wednesday June 17, 2026: a question about what is to come is read as a record saying so
+        ("What is on Friday?", U(2026, 6, 19)),
+        ("What are we doing on Friday?", U(2026, 6, 19)),
+        ("Who is presenting on Monday?", U(2026, 6, 22)),
+        ("What will we ship in March?", U(2027, 3, 1)),
+        ("When is my dentist appointment in March?", U(2027, 3, 1)),
+        ("What are the plans for July 4?", U(2026, 7, 4)),
+        # the past, and a present about the past, stay the latest such
+        ("What happened on Friday?", U(2026, 6, 12)),
+        ("What did we ship in March?", U(2026, 3, 1)),
+        ("When was the outage in March?", U(2026, 3, 1)),
+        ("What is the status of the deploy from Friday?", U(2026, 6, 12)),
+        ("Any updates on Friday's incident?", U(2026, 6, 12)),
+        ("What was I doing on Friday?", U(2026, 6, 12)),
+        ("What is failing since Friday?", U(2026, 6, 12)),
+    ],
+)
+def test_a_question_about_what_is_to_come_places_a_day_ahead(text: str, start: dt.datetime) -> None:
+    reading = read_time_phrases(text, WED)
+    assert reading.window is not None and reading.window.start == start and reading.ignored == ()
+
+
+@pytest.mark.parametrize(
     ("text", "rest", "ignored"),
     [
         ("on the 5th attempt we fixed it", "on the 5th attempt we fixed it", ()),  # a noun follows: no day
@@ -1420,7 +1444,7 @@ _TABLES = [
     test_an_anchored_phrase_ahead_of_now_is_placed, test_parts_and_days_of_the_month, test_what_is_no_part_or_day_of_the_month,
     test_a_relative_phrase_is_placed_as_of_a_day_the_question_names, test_what_is_not_placed_as_of_a_day,
     test_quarters_and_half_years, test_what_is_no_quarter, test_from_alone_is_the_time_itself, test_seasons,
-    test_what_is_no_season, test_phrases_of_the_future_are_placed,
+    test_what_is_no_season, test_phrases_of_the_future_are_placed, test_a_question_about_what_is_to_come_places_a_day_ahead,
 ]  # fmt: skip
 
 

@@ -83,6 +83,9 @@ def ahead(d: int, month: int = 7, year: int = 2026, days: int = 1) -> tuple[dt.d
         ("The review is on Monday", [ahead(6)]),
         ("The exam is on Friday and I need sleep", [ahead(3)]),
         ("Our sprint starts Monday", [ahead(6)]),
+        ("We're meeting on Friday", [ahead(3)]),  # a progressive just before the phrase
+        ("On Friday we're meeting Bob", [ahead(3)]),
+        ("Our plans for July 4 are set", [ahead(4)]),
         # what the past cannot place
         ("The release is tomorrow", [ahead(3)]),
         ("The day after tomorrow we freeze the branch", [ahead(4)]),
@@ -108,6 +111,8 @@ def ahead(d: int, month: int = 7, year: int = 2026, days: int = 1) -> tuple[dt.d
         ("The tickets on March 10 sold out", [(day(10, 3), day(11, 3))]),
         ("The review was on Monday", [(day(29, 6), day(30, 6))]),
         ("The outage on Monday cost us", [(day(29, 6), day(30, 6))]),
+        ("We were meeting on Friday", [(day(26, 6), day(27, 6))]),
+        ("I'm fixing the bug from Friday", [(day(26, 6), day(27, 6))]),
     ],
 )
 def test_a_told_phrase_ahead_is_placed_ahead(text: str, told: list[tuple[dt.datetime, dt.datetime]]) -> None:
@@ -414,6 +419,7 @@ def test_ask_finds_a_plan_told_of_ahead(tmp_path: Path) -> None:
         assert {m.episode.id for m in answer} == {plan.id, review.id}
         assert "next week (2026-07-06 to 2026-07-12), recorded or told of" in str(answer.interpretation)
         assert [m.episode.id for m in mem.ask("What happens next Monday?")] == [review.id]
+        assert [m.episode.id for m in mem.ask("What is on Monday?")] == [review.id]  # a present: the Monday ahead
         empty = mem.ask("Any billing failures tomorrow?")
         assert not empty.found and "1 earlier" in empty.note
 

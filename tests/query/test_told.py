@@ -460,6 +460,33 @@ def test_a_year_of_daily_notes_about_yesterday(tmp_path: Path) -> None:
             assert any(w.startswith("tells of ") for w in told.why)
 
 
+def test_a_year_of_plans_for_tomorrow_in_berlin(tmp_path: Path) -> None:
+    """Every morning for a year (across both DST changes), in Berlin, a plan for tomorrow: asked
+    each morning after, "what is planned for today?" holds exactly yesterday's plan and today's
+    own, and "what is planned for tomorrow?" exactly today's."""
+    from zoneinfo import ZoneInfo
+
+    berlin = ZoneInfo("Europe/Berlin")
+    first = dt.date(2025, 7, 1)
+    clock = [dt.datetime(2025, 7, 1, 9, tzinfo=berlin).astimezone(UTC)]
+    with memdb.open(tmp_path / "db", clock=lambda: clock[0]) as db:
+        db.configure(timezone="Europe/Berlin")
+        mem = db.owner("ops")
+        ids = []
+        for i in range(366):
+            clock[0] = dt.datetime.combine(first + dt.timedelta(days=i), dt.time(9), berlin).astimezone(UTC)
+            ids.append(mem.record("routine", f"Tomorrow we demo feature {i}", outcome="success").id)
+            if i:
+                today = mem.ask("What is planned for today?", limit=5)
+                assert {m.episode.id for m in today} == {ids[i - 1], ids[i]}, i
+                ahead = mem.ask("What is planned for tomorrow?", limit=5)
+                assert [m.episode.id for m in ahead] == [ids[i]], i
+                assert any(w.startswith("tells of ") for w in ahead.memories[0].why)
+            if i % 30 == 29:
+                db.maintain()  # nothing idle for 30 days is asked for here
+        assert db.check().ok
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(
     notes=st.lists(

@@ -621,6 +621,7 @@ def told_windows(
     zone = _zone(timezone)
     cal = _Calendar(at, zone, week_start)
     out: list[tuple[dt.datetime, dt.datetime]] = []
+    ahead_cal: _Calendar | None = None
     for lo, hi in regions:
         # widen to whole words, so no phrase is read from half a word
         while lo > 0 and not text[lo - 1].isspace():
@@ -636,9 +637,15 @@ def told_windows(
                 if window.start == OPEN_START or window.end > cal.now + US:
                     continue
             elif direction == "ahead":
-                if ahead is None:
-                    ahead = {span: w for w, span in _scan_windows(region, _Calendar(at, zone, week_start, ahead=True)) if w is not None}
-                window = ahead.get((start, end))
+                ahead_cal = ahead_cal or _Calendar(at, zone, week_start, ahead=True)
+                # the phrase alone, read ahead; the whole region where the phrase alone reads otherwise
+                alone = [w for w, span in _scan_windows(region[start:end], ahead_cal) if span == (0, end - start)]
+                if alone:
+                    window = alone[0]
+                else:
+                    if ahead is None:
+                        ahead = {span: w for w, span in _scan_windows(region, ahead_cal) if w is not None}
+                    window = ahead.get((start, end))
                 if window is None or window.start <= cal.now or window.end == OPEN_END or window.start - cal.now > TOLD_MAX:
                     continue
             else:

@@ -373,7 +373,11 @@ def read_time_phrases(text: str, now: dt.datetime, week_start: int = 0, timezone
         window is not None
         and len(used) == 1
         and window.end <= now
-        and (_told_direction(text, *used[0], True) == "ahead" or (_WHEN_IS.match(text) and not _PAST_VERB.search(text)))
+        and (
+            _told_direction(text, *used[0], True) == "ahead"
+            # "when is my appointment in March?", "what is due Friday?" (a deadline asked of is ahead)
+            or ((_WHEN_IS.match(text) or _told_direction(text, *used[0], True) == "") and not _PAST_VERB.search(text))
+        )
     ):
         # a question about what is to come ("what will we ship in March?", "what is on Friday?"):
         # the first such from now on, as a record that says so is read
@@ -568,7 +572,7 @@ _CLAUSE_REACH = 160  # characters before a phrase searched for the start of its 
 # A present tense that schedules, just before the phrase: "my flight leaves on March 10", "the
 # review is on Monday", "our sprint starts Monday" tell of a day ahead
 _SCHEDULED = re.compile(
-    r"(?:\b(?:is|are|am|starts?|begins?|leaves?|departs?|arrives?|lands?|opens?|closes?|ends?|launch(?:es)?|ships?"
+    r"(?:\b(?:is|are|am|have|has|starts?|begins?|leaves?|departs?|arrives?|lands?|opens?|closes?|ends?|launch(?:es)?|ships?"
     r"|happens?|returns?|flies|fly|moves?|goes\s+live|takes?\s+place|kicks?|comes?)(?:\s+(?:out|off|back|home|away))?"
     r"|['’](?:s|re|m))\s*$",
     re.IGNORECASE,

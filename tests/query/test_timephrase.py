@@ -822,6 +822,9 @@ def test_phrases_of_the_future_are_placed(text: str, start: dt.datetime, end: dt
         ("What will we ship in March?", U(2027, 3, 1)),
         ("When is my dentist appointment in March?", U(2027, 3, 1)),
         ("What are the plans for July 4?", U(2026, 7, 4)),
+        ("What do I have on Monday?", U(2026, 6, 22)),
+        ("What is due by Friday?", U(2026, 6, 19)),
+        ("What was due by Friday?", U(2026, 6, 12)),
         # the past, and a present about the past, stay the latest such
         ("What happened on Friday?", U(2026, 6, 12)),
         ("What did we ship in March?", U(2026, 3, 1)),

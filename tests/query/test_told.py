@@ -86,6 +86,7 @@ def ahead(d: int, month: int = 7, year: int = 2026, days: int = 1) -> tuple[dt.d
         ("We're meeting on Friday", [ahead(3)]),  # a progressive just before the phrase
         ("On Friday we're meeting Bob", [ahead(3)]),
         ("Our plans for July 4 are set", [ahead(4)]),
+        ("I have on Monday a call with Bob", [ahead(6)]),
         # what the past cannot place
         ("The release is tomorrow", [ahead(3)]),
         ("The day after tomorrow we freeze the branch", [ahead(4)]),

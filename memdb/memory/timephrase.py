@@ -369,18 +369,13 @@ def read_time_phrases(text: str, now: dt.datetime, week_start: int = 0, timezone
     """
     zone = _zone(timezone)
     window, used, unclear = _scan(text, _Calendar(now, zone, week_start, future=True))
-    if (
-        window is not None
-        and len(used) == 1
-        and window.end <= now
-        and (
-            _told_direction(text, *used[0], True) == "ahead"
-            # "when is my appointment in March?", "what is due Friday?" (a deadline asked of is ahead)
-            or ((_WHEN_IS.match(text) or _told_direction(text, *used[0], True) == "") and not _PAST_VERB.search(text))
-        )
-    ):
-        # a question about what is to come ("what will we ship in March?", "what is on Friday?"):
-        # the first such from now on, as a record that says so is read
+    # a question about what is to come ("what will we ship in March?", "what is on Friday?"), as a
+    # record that says so is read, asks of the first such from now on; and so do "when is my
+    # appointment in March?" and a deadline asked of ("what is due by Friday?")
+    direction = _told_direction(text, *used[0], True) if window is not None and len(used) == 1 and window.end <= now else "past"
+    if direction == "" or (direction == "past" and window is not None and len(used) == 1 and _WHEN_IS.match(text)):
+        direction = "past" if _PAST_VERB.search(text) else "ahead"
+    if direction == "ahead":
         for ahead, span in _scan_windows(text, _Calendar(now, zone, week_start, ahead=True)):
             if span == used[0] and ahead is not None and ahead.start > now:
                 window = ahead

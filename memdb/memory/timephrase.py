@@ -557,6 +557,15 @@ _FUTURE = re.compile(
 # on Friday?" (in a clause with no past verb)
 _PROGRESSIVE = re.compile(r"(?:\b(?:am|is|are)|['’](?:m|re|s))\s+(?:\w+\s+)?[a-z]{2,}ing\b", re.IGNORECASE)
 _PROGRESSIVE_BEFORE = re.compile(_PROGRESSIVE.pattern + r"\s*$", re.IGNORECASE)  # just before the phrase: "meeting on Friday"
+# An arranged event held in the present, just before the phrase: "I have a dentist appointment
+# on Monday", "we've got the demo on Friday" (in a clause with no past verb)
+_HELD_EVENT = re.compile(
+    r"\b(?:have|has|['’]ve(?:\s+got)?|['’]s\s+got)\s+(?:(?!(?:from|of|about|after|before|since|for|with)\b)\w+\s+){0,3}(?:appointments?|meetings?|calls?|interviews?|exams?|tests?|flights?"
+    r"|trips?|deadlines?|demos?|releases?|launch(?:es)?|reviews?|part(?:y|ies)|weddings?|games?|concerts?|class(?:es)?"
+    r"|sessions?|matche?s?|dates?|surgery|visits?|conferences?|events?|presentations?|talks?|dinners?|lunch(?:es)?|shifts?)\s*$",
+    re.IGNORECASE,
+)
+_HAVE_GOT = re.compile(r"\b(?:have|has|['’]ve|['’]s)\s+got\b", re.IGNORECASE)  # a present: "we've got the demo"
 # A question asking when a thing is: "When is my dentist appointment in March?"
 _WHEN_IS = re.compile(r"\W*when\s+(?:is|are)\b|\W*when['’]s\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[.!?;\n]")
@@ -663,8 +672,9 @@ def _told_direction(text: str, start: int, end: int, placed: bool) -> str:
     A phrase with a past word ("last week", "in 2024") is past whatever the clause's tense ("we
     will revisit what happened last week"); one in a clause that speaks of the future ("we'll meet
     on Friday", "on Friday we're going to ship", "our plans for July 4"), one after a present that
-    schedules or a progressive, with no past verb in its clause ("my flight leaves on March 10",
-    "the review is on Monday", "we're meeting on Friday"), and one the past cannot place
+    schedules, a progressive or an arranged event held now, with no past verb in its clause ("my
+    flight leaves on March 10", "the review is on Monday", "we're meeting on Friday", "I have a
+    dentist appointment on Monday"), and one the past cannot place
     ("tomorrow", "next week") are ahead; else past
     (test_a_told_phrase_ahead_is_placed_ahead)."""
     before = text[max(start - _CLAUSE_REACH, 0) : start]
@@ -683,9 +693,10 @@ def _told_direction(text: str, start: int, end: int, placed: bool) -> str:
         (
             _SCHEDULED.search(clause) is not None
             or _PROGRESSIVE_BEFORE.search(clause) is not None
+            or _HELD_EVENT.search(clause) is not None
             or (_CLAUSE_OPENER.fullmatch(clause) is not None and _PROGRESSIVE.search(rest.split(",")[0]) is not None)
         )
-        and not _PAST_VERB.search(clause[clause.rfind(",") + 1 :])
+        and not _PAST_VERB.search(_HAVE_GOT.sub("", clause[clause.rfind(",") + 1 :]))
         and not _PAST_VERB.search(rest.split(",")[0])
     )
     if not placed:  # "in 3 days" is ahead only where the clause speaks of what is to come: "we haven't talked in a few days" is a span

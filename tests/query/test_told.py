@@ -87,6 +87,9 @@ def ahead(d: int, month: int = 7, year: int = 2026, days: int = 1) -> tuple[dt.d
         ("On Friday we're meeting Bob", [ahead(3)]),
         ("Our plans for July 4 are set", [ahead(4)]),
         ("I have on Monday a call with Bob", [ahead(6)]),
+        ("I have a dentist appointment on Monday", [ahead(6)]),  # an arranged event held now
+        ("We've got the demo on Friday", [ahead(3)]),
+        ("She has an exam on Friday and is nervous", [ahead(3)]),
         # what the past cannot place
         ("The release is tomorrow", [ahead(3)]),
         ("The day after tomorrow we freeze the branch", [ahead(4)]),
@@ -114,6 +117,9 @@ def ahead(d: int, month: int = 7, year: int = 2026, days: int = 1) -> tuple[dt.d
         ("The outage on Monday cost us", [(day(29, 6), day(30, 6))]),
         ("We were meeting on Friday", [(day(26, 6), day(27, 6))]),
         ("I'm fixing the bug from Friday", [(day(26, 6), day(27, 6))]),
+        ("I had a dentist appointment on Monday", [(day(29, 6), day(30, 6))]),
+        ("I have notes from the meeting on Monday", [(day(29, 6), day(30, 6))]),
+        ("I have a meeting on Monday that went badly", [(day(29, 6), day(30, 6))]),
     ],
 )
 def test_a_told_phrase_ahead_is_placed_ahead(text: str, told: list[tuple[dt.datetime, dt.datetime]]) -> None:

@@ -151,6 +151,12 @@ _QUESTION_WORDS = frozenset(
     deciding make made choose chose chosen discuss discussed discusses discussing discussion discussions use used uses
     using take takes took taken taking plan plans planned planning schedule scheduled upcoming coming happening""".split()
 )
+# Question words naming what a memory may say it did ("decided", "chose", "planned"): with
+# nothing else asked, the memories holding them answer ("what did we decide?")
+_ACT_TERMS = frozenset(
+    stem(w)
+    for w in "decide decided decision decisions choose chose chosen plan plans planned discuss discussed learn learned learnt".split()
+)
 # "What did we talk about last week?": talking about a thing asks about it (the verb alone may be
 # a word: "my talk at the summit")
 _TALKED_ABOUT = re.compile(r"\b(?:talk|talked|talking|chat|chatted|chatting|speak|spoke|spoken)\s+(?P<about>about|of)\b", re.IGNORECASE)
@@ -540,6 +546,11 @@ class OwnerQueries:
         kept = {t: w for t, w in pairs.items() if (t not in _QUESTION_WORDS or t in compound) and w != kind and w not in dropped}
         if not self._own_terms.isdisjoint(kept):
             kept = self._without_own_name(kept, question)
+        if not kept and not (window or tags or kind or outcome or anchor or order):
+            # "What did we decide?" asks of the memories that say they decided, where some do (a
+            # question word alone asks of everything: "which decisions did we make this month?")
+            acts = [t for t, w in pairs.items() if t in _ACT_TERMS and w.lower() not in dropped]
+            kept = {t: pairs[t] for t in acts if t not in self._unheld(acts)}
         terms = tuple(kept)
         # A named tag filters when nothing but structure is asked ("what happened with Project
         # X?", "debug failures on deploy"). With other words left, memories with the tag or with

@@ -635,6 +635,25 @@ def test_words_that_say_how_a_question_asks(team: memdb.Memory, question: str, o
     assert (r.interpretation.outcome, r.interpretation.words) == (outcome, words) and r.found and not r.partial
 
 
+def test_what_did_we_decide_asks_of_the_memories_that_say_so(qdb: memdb.Database) -> None:
+    """ "What did we decide not to do?" answered every memory by recency: all its words say how it
+    asks. With nothing else asked, the memories that say they decided (chose, planned...) answer,
+    where some do; elsewhere, and with a window, the question asks of everything, as before."""
+    mem = qdb.owner("ana")
+    decided = mem.record("roundtable", "We decided not to migrate the billing DB this quarter", outcome="success", ts=at(27))
+    chose = mem.record("roundtable", "We chose Postgres over MySQL", outcome="success", ts=at(28))
+    mem.record("routine", "Standup notes", outcome="success", ts=at(29))
+    for question in ("What did we decide not to do?", "What did we decide?"):
+        r = mem.ask(question)
+        assert [m.id for m in r] == [decided.id] and r.interpretation.words == ("decide",)
+    assert [m.id for m in mem.ask("What did we choose?")] == [chose.id]
+    assert mem.ask("Which decisions did we make?").total == 3  # no memory says "decisions": everything
+    assert mem.ask("What did we decide this month?", now=NOW).interpretation.words == ()  # a window: everything in it
+    other = qdb.owner("bob")
+    other.record("routine", "Standup notes", outcome="success", ts=at(29))
+    assert other.ask("What did we decide?").total == 1  # nothing says so: everything
+
+
 def test_a_question_word_before_a_noun_is_searched(qdb: memdb.Database) -> None:
     """ "memory" asks for memories ("what memories about billing?"), but "the memory leak" names a
     leak: searching "leak" alone found the leaked credentials too, and ranked them first."""

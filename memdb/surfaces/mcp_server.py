@@ -976,7 +976,8 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             "ask", "Ask the memory",
             "Ask a plain-language question, e.g. 'What happened with Project X last week?' or 'Any billing failures "
             "in the past 10 days?'. Time phrases become a window (also one given by an event, 'after the outage', placed "
-            "at the newest memory of it; 'the last three deploys' asks for the newest, in time order), known tags become "
+            "at the newest memory of it; 'the last three deploys' asks for the newest, in time order; one of the future, "
+            "'next week', 'tomorrow', 'what is on Friday?', a window ahead, holding the plans memories told of it), known tags become "
             "tag filters, outcome words an outcome "
             "filter (for 'Did the deploy fail?' the note also tells of the attempts that went otherwise), preference words "
             "('prefer', 'facts') the owner's facts, and the rest ranks by text. The answer says "

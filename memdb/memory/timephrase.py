@@ -229,9 +229,11 @@ _UNCLEAR = "|".join(
         rf"(?P<u_since>since(?P<u_obj>(?:\s+{_WORD}){{1,3}}))",
         r"(?P<u_period>(?:last|this|next|previous|past|coming|upcoming)\s+(?:\d{1,3}\s+|few\s+|couple\s+of\s+)?"
         r"(?:sprint|quarter|fortnight|iteration|semester|decade)s?)",  # "last|this quarter" are placed (atom "rel")
-        rf"(?P<u_future>tomorrow|(?:the\s+)?day\s+after\s+tomorrow|next\s+(?:week|month|year|weekend|{_WD}|(?P<u_fm>{_MON}))"
-        rf"|later\s+(?:today|this\s+(?:week|month|year))|(?:the\s+)?(?:coming|upcoming)\s+(?:week|month|year|weekend)"
-        rf"|in\s+(?:{_NUM})\s+(?:{_UNITS}))",
+        # (the named parts place a phrase of the future where it is told of or asked about: ``_ahead``)
+        rf"(?P<u_future>(?P<u_tom>tomorrow|(?:the\s+)?(?P<u_dat>day\s+after\s+)tomorrow)"
+        rf"|next\s+(?:(?P<u_nu>week|month|year|weekend|{_WD})|(?P<u_fm>{_MON}))"
+        rf"|later\s+(?:today|this\s+(?:week|month|year))|(?:the\s+)?(?:coming|upcoming)\s+(?P<u_cu>week|month|year|weekend)"
+        rf"|in\s+(?P<u_n>{_NUM})\s+(?P<u_u>{_UNITS}))",
         # a quarter after a word that does not place it ("for Q3", "next Q1"), and fiscal years
         r"(?P<u_quarter>(?:(?P<u_qp>in|during|since|before|after|until|by|for|last|this|next|of)\s+(?:the\s+)?)?"
         r"(?:q[1-4]|fy\s?\d{2,4})(?:\s+(?:of\s+)?(?P<u_qy>\d{4}))?|(?:first|second|third|fourth)\s+quarter)",
@@ -912,7 +914,7 @@ def _phrase(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tuple[dt.
     kind = next((k for k in _ATOM_KINDS if m.group(k) is not None), None)
     if kind is None:
         if cal.future and m.group("u_future") is not None and pre in (None, "on", "in", "during", "over"):
-            return m.end(), _ahead(m.group("u_future"), cal)
+            return m.end(), _ahead(m, cal)
         return _unclear(m, text, pre)
     if (pre == "at" and kind != "wkend") or (pre == "within" and kind not in ("past", "past1")):
         return None  # "at 2025 numbers"; "within" only says "inside the past N units"
@@ -1451,33 +1453,25 @@ def _names_a_month_of(text: str, start: int, end: int, name: str) -> bool:
     return following is not None and not _function_word(following.group(1)) and following.group(1).lower() not in _TRIGGERS
 
 
-_AHEAD = re.compile(
-    rf"(?P<tom>(?:the\s+)?(?P<dat>day\s+after\s+)?tomorrow)|(?:next|coming|upcoming)\s+(?P<nu>week|month|year|weekend|{_WD})"
-    rf"|the\s+(?:coming|upcoming)\s+(?P<tu>week|month|year|weekend)|in\s+(?P<n>{_NUM})\s+(?P<u>{_UNITS})",
-    re.IGNORECASE,
-)
-
-
-def _ahead(phrase: str, cal: _Calendar) -> tuple[dt.datetime, dt.datetime] | None:
+def _ahead(m: re.Match[str], cal: _Calendar) -> tuple[dt.datetime, dt.datetime] | None:
     """The window of a phrase of the future (``u_future``) as a record tells of it: tomorrow,
     the day after; the calendar week, month or year after the current one ("next week", "the
     coming month"); the next weekend to begin; "next Friday" the Friday of next week; "in 3 days"
     the day 3 days on, "in two weeks" the calendar week holding that day. None for what is no
     day ahead: "next May" (this May or the next?), "in 2 hours", "later today"."""
-    m = _AHEAD.fullmatch(" ".join(phrase.split()))
-    if m is None:
-        return None
-    today = cal.today
-    if m.group("tom"):
-        return cal.days(today + DAY * (2 if m.group("dat") else 1))
-    unit = (m.group("nu") or m.group("tu") or "").lower()
+    today, g = cal.today, m.group
+    if g("u_tom"):
+        return cal.days(today + DAY * (2 if g("u_dat") else 1))
+    unit = (g("u_nu") or g("u_cu") or "").lower()
     if unit == "weekend":  # the first Saturday after today
         return cal.days(today + DAY * ((5 - today.weekday() - 1) % 7 + 1), 2)
     if unit in _WEEKDAYS:
         return cal.days(cal.week_of(today) + DAY * (7 + (_WEEKDAYS[unit] - cal.week_start) % 7))
     if unit:
         return _calendar_unit(cal, unit, -1)
-    n, unit = _count(m.group("n")), _unit(m.group("u"))
+    if not g("u_n"):  # "next May", "later today"
+        return None
+    n, unit = _count(g("u_n")), _unit(g("u_u"))
     if unit in ("minute", "hour") or not cal.ahead:  # in a question, "what changed in 3 days?" asks of a span
         return None
     return _calendar_unit(cal, unit, -n)

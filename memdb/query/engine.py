@@ -531,7 +531,8 @@ class OwnerQueries:
             outcome = how = negated = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
-        kind = next((w for w in pairs.values() if w in kinds and self._keeps_kind(w)), None)
+        named = {w: k for w in pairs.values() if (k := _kind_named(w, kinds)) is not None and self._keeps_kind(k)}
+        kind = next(iter(named.values()), None)  # "any escalations this week?" of kind "escalation"
         if kind is None and not _KIND_WORDS.keys().isdisjoint(pairs.values()):
             kind = _kind_asked(written, self._keeps_kind)  # "what tools did I use yesterday?"
         if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._keeps_kind(FACT_KIND):
@@ -543,7 +544,8 @@ class OwnerQueries:
         compound = _compound_heads(written)
         if kind in _KIND_WORDS.values():  # the words that named it, and "calls" of "tool calls"
             dropped |= {w for w, k in _KIND_WORDS.items() if k == kind} | ({"call", "calls"} if kind == "tool_call" else set())
-        kept = {t: w for t, w in pairs.items() if (t not in _QUESTION_WORDS or t in compound) and w != kind and w not in dropped}
+        dropped |= {w for w, k in named.items() if k == kind}
+        kept = {t: w for t, w in pairs.items() if (t not in _QUESTION_WORDS or t in compound) and w not in dropped}
         if not self._own_terms.isdisjoint(kept):
             kept = self._without_own_name(kept, question)
         if not kept and not (window or tags or kind or outcome or anchor or order):
@@ -942,7 +944,11 @@ class OwnerQueries:
                 found = self._found(q, offset + limit, at)
             # "Did the deploy fail?": the failures answer, and the note tells of the attempts that
             # went otherwise, so one that worked after them is never hidden (_other_outcomes)
-            otherwise = self._other_outcomes(q) if widen_tags and q.outcome and _asks_yes_or_no(interp.question or "") else ""
+            otherwise = ""
+            if widen_tags and q.outcome and _asks_yes_or_no(interp.question or ""):
+                otherwise = self._other_outcomes(q)
+            elif widen_tags and q.outcome and not found.total:  # "what went wrong with the export?": it went partly
+                otherwise = self._other_outcomes(q, say_none=False)
             shown = min(limit, interp.count) if interp.count else limit
             ordered = None
             if interp.order and found.total and self._records_outcomes(self._layer.settings.typed_kinds):
@@ -995,16 +1001,17 @@ class OwnerQueries:
         found = self._matches(q, keep=keep, now_us=ts_micros(at))
         return self._with_told(q, found) if q.told else found
 
-    def _other_outcomes(self, q: _Query, cap: int = 1_000) -> str:
-        """What the note of a yes-or-no question about an outcome adds: how many attempts
-        matching the rest of the question went otherwise (another outcome; memories without one
-        are no attempts), and the newest of them. Read in the query's snapshot."""
+    def _other_outcomes(self, q: _Query, cap: int = 1_000, say_none: bool = True) -> str:
+        """What the note of a yes-or-no question about an outcome, or of an empty answer with one,
+        adds: how many attempts matching the rest of the question went otherwise (another
+        outcome; memories without one are no attempts), and the newest of them; that none did
+        only with ``say_none``. Read in the query's snapshot."""
         found = self._matches(replace(q, outcome=None), cap=cap)
         others = [(tail_ts(tail), OUTCOME_OF_CODE[code & 3]) for tail, code, _ in found.hot]
         others += [(ts_micros(h["ts"]), h.get("outcome")) for _, h, _ in found.archived]
         others = [(ts, o) for ts, o in others if o is not None and o != q.outcome]
         if not others:
-            return f"No attempt it matches went otherwise than {q.outcome}."
+            return f"No attempt it matches went otherwise than {q.outcome}." if say_none else ""
         ts, outcome = max(others)  # the newest (a tie goes by outcome name)
         more = "at least " if len(found.hot) >= cap else ""
         n = len(others)
@@ -1017,7 +1024,28 @@ class OwnerQueries:
         outside = None
         if q.lo is not None and (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
             outside = self._outside(q)
-        return partial(_nothing_note, interp, outside, self._archived_note(q) + self._superseded_note(q))
+        return partial(_nothing_note, interp, outside, self._archived_note(q) + self._superseded_note(q) + self._rest_note(interp, q))
+
+    def _rest_note(self, interp: Interpretation, q: _Query, cap: int = 1_000) -> str:
+        """When no memory holds any of the question's words but the rest of it (a window, tags, a
+        kind, an outcome) matches memories, how many: "Any partial fixes last quarter?" of an owner
+        whose memories never say "fix" is an empty answer, and the partial outcomes of last quarter
+        are said to exist, not hidden nor offered in its place. Read in the query's snapshot."""
+        if not (q.terms and interp.unmatched) or not (q.lo is not None or q.tags or q.any_tags or q.kind or q.outcome or q.session):
+            return ""
+        if not set(q.terms) <= set(self._terms_of_words(interp, interp.unmatched)):
+            return ""  # a word some memory holds: the other filters emptied the answer
+        rest = replace(q, terms=(), rank_terms=(), boost_tags=(), terms_required=False)
+        found = self._matches(rest, cap=cap)
+        if q.told:
+            found = self._with_told(rest, found)
+        n = len(found.hot) + len(found.archived)
+        if not n:
+            return ""
+        more = "at least " if len(found.hot) >= cap else ""
+        held = f"{more}{n} memor{'ies match' if n != 1 else 'y matches'}"
+        asked = replace(interp, terms=(), words=(), unmatched=())
+        return f" No memory mentions {_quoted(interp.unmatched)}; {held} the rest of the question ({asked})."
 
     @staticmethod
     def _terms_of_words(interp: Interpretation, words: Iterable[str]) -> tuple[str, ...]:
@@ -2010,6 +2038,16 @@ _CALENDAR_WORDS = frozenset(
 
 
 _YES_OR_NO = re.compile(r"\s*(?:did|does|do|has|have|had|was|were|is|are)\b", re.IGNORECASE)
+
+
+def _kind_named(word: str, kinds: Iterable[str]) -> str | None:
+    """The typed kind a folded word names, as written or as its plural ("tickets", "escalations",
+    "retries" of kinds "ticket", "escalation", "retry"), or None. A plural only: "reviewed" or
+    "debugging" may be what a memory says, not which kind it is."""
+    for kind in kinds:
+        if word == kind or word in (kind + "s", kind + "es") or (kind.endswith("y") and word == kind[:-1] + "ies"):
+            return kind
+    return None
 
 
 def _kind_asked(written: str, keeps: Callable[[str], bool]) -> str | None:

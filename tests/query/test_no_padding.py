@@ -70,6 +70,22 @@ def test_a_plain_word_no_memory_holds_labels_the_answer_partial(team: memdb.Memo
     assert all("deploy" in m.episode.summary.lower() for m in r.memories)
 
 
+def test_words_no_memory_holds_beside_other_filters_say_what_the_rest_matches(team: memdb.Memory) -> None:
+    """ "Any failed fixes in the past week?" of an owner whose memories never say "fix" is empty
+    (the word is asked for, and the failures would only stand in for it) and says how many
+    memories match the rest of the question, so an agent can ask again without the word. A
+    word some memory holds says nothing of the rest: the other filters emptied the answer."""
+    r = team.ask("Any failed fixes in the past week?")
+    assert not r.found and r.memories == []
+    assert r.note.endswith(
+        " No memory mentions 'fixes'; 2 memories match the rest of the question"
+        " (window in the past week (2026-06-24 09:00 to 2026-07-01 09:00 UTC), recorded or told of; outcome failure)."
+    )
+    assert team.ask("debug hotfix").note.endswith(" No memory mentions 'hotfix'; 2 memories match the rest of the question (kind debug).")
+    assert "the rest" not in team.ask("Any successful deploys?").note  # "deploys" is held, by failures
+    assert "the rest" not in team.ask("Any news on hotfixes?").note  # nothing but the word is asked
+
+
 def test_a_partial_answer_is_labelled_in_the_prompt_block(team: memdb.Memory) -> None:
     """The note said "Partial", but the block a prompt reads (and the ``memdb ask`` command
     prints) did not: an agent read the deploy memories as the rollback problems it asked about."""

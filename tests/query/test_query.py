@@ -747,6 +747,43 @@ def test_a_built_in_kind_named_by_a_word(qdb: memdb.Database) -> None:
     assert r.interpretation.kind == "exchange" and r.interpretation.words == ("sales", "call") and [m.id for m in r] == [chat.id]
 
 
+def test_a_typed_kind_named_in_the_plural(qdb: memdb.Database) -> None:
+    """ "Any escalations this week?" of a support agent whose kinds are "ticket" and "escalation"
+    searched the word "escalations", which no memory says (a kind is no word of the text), and
+    answered that nothing matched at any time. A kind's plural names it as its name does; other
+    forms of the word ("escalated") stay words, as a memory may say them."""
+    qdb.configure(typed_kinds=("ticket", "escalation", "retry"))
+    mem = qdb.owner("support")
+    mem.record("ticket", "Acme: login fails with SSO", outcome="success", tags=["acme"], ts=at(29))
+    esc = mem.record("escalation", "Globex: webhook deliveries dropped", outcome="failure", tags=["globex"], ts=at(30))
+    retry = mem.record("retry", "Globex webhooks sent again", outcome="success", tags=["globex"], ts=at(30, 9))
+    for question, kind, ids in (
+        ("Any escalations this week?", "escalation", [esc.id]),
+        ("escalation", "escalation", [esc.id]),
+        ("Which retries worked for Globex?", "retry", [retry.id]),
+        ("How many tickets did Acme open?", "ticket", None),
+    ):
+        r = mem.ask(question)
+        assert r.interpretation.kind == kind, question
+        assert kind not in r.interpretation.words and kind + "s" not in r.interpretation.words
+        if ids is not None:
+            assert [m.id for m in r] == ids, question
+    assert mem.ask("What was escalated?").interpretation.kind is None  # a word a memory may hold
+
+
+def test_an_empty_answer_with_an_outcome_tells_what_went_otherwise(team: memdb.Memory) -> None:
+    """ "What went wrong with the billing webhooks?" found no failure and said only that: the
+    attempt went partly. An empty answer asked of one outcome tells how many matching attempts
+    went otherwise, as a yes-or-no question's does; where none did it says nothing more."""
+    r = team.ask("What went wrong with the billing webhooks?")
+    assert not r.found and r.interpretation.outcome == "failure"
+    assert r.note == (
+        "Nothing found for tags billing; outcome failure; ranked by text webhooks."
+        " 1 attempt went otherwise, the newest 2026-06-24: partial."
+    )
+    assert team.ask("What went wrong with the quota?").note == "Nothing found for outcome failure; text quota."  # an exchange
+
+
 def test_how_many_asks_how_many(qdb: memdb.Database) -> None:
     """ "How many deploys failed?" asks about deploys: "many" is how it asks, and a failure that
     says "many users" is no deploy, nor is the answer partial for want of "many"."""

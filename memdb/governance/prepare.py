@@ -17,7 +17,7 @@ from memdb.memory.models import bound_text, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.text import normalize_tag, tokenize
 from memdb.query.engine import OwnerQueries
-from memdb.query.results import Hit
+from memdb.query.results import Hit, alike_lines
 
 __all__ = ["Preparation", "prepare"]
 
@@ -48,7 +48,9 @@ class _Block:
         self.size = 0
         self.left_out = 0
 
-    def add(self, line: str, reserve: bool = True) -> bool:
+    def add(self, line: str, reserve: bool = True, count: int = 1) -> bool:
+        """Add ``line`` (standing for ``count`` items) if it fits, cut visibly if most of it does;
+        else count its items as left out."""
         room = self.max_chars - self.size - (1 if self.lines else 0) - (self.NOTE_ROOM if reserve else 0)
         if len(line) <= room:
             self._push(line)
@@ -56,7 +58,7 @@ class _Block:
         if line.startswith("- ") and room >= 60:  # a long item is cut visibly, not silently
             self._push(line[: room - 7] + " …[cut]")
             return True
-        self.left_out += 1
+        self.left_out += count
         return False
 
     def room_for(self, title: str, first: str) -> bool:
@@ -150,17 +152,17 @@ def prepare(
     block.add(bound_text(f"Context for: {task.strip()}".replace("\n", " "), 160), reserve=False)
     shown_entries: list[Entry] = []
     for title, items in (
-        ("Patterns:", [(p, p.line()) for p in chosen_patterns]),
-        ("Knowledge:", [(e, e.line()) for e in entries]),
-        ("Past records (with outcomes):", [(m, m.line()) for m in records]),
+        ("Patterns:", [(p, p.line(), 1) for p in chosen_patterns]),
+        ("Knowledge:", [(e, e.line(), 1) for e in entries]),
+        ("Past records (with outcomes):", [(None, line, n) for line, n in alike_lines(records)]),  # a recurring one once
     ):
         if not items:
             continue
         if not block.room_for(title, items[0][1]) or not block.add(title):
-            block.left_out += len(items)  # a heading without one item under it says nothing
+            block.left_out += sum(n for _, _, n in items)  # a heading without one item under it says nothing
             continue
-        for obj, line in items:
-            if block.add(line) and isinstance(obj, Entry):
+        for obj, line, n in items:
+            if block.add(line, count=n) and isinstance(obj, Entry):
                 shown_entries.append(obj)
     if not (chosen_patterns or entries or records):
         block.add("Nothing relevant found: no patterns, knowledge or past records match this task.", reserve=False)

@@ -3,8 +3,10 @@ why it matched), and an honest note; ``History`` for past attempts."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import FrozenInstanceError, dataclass, field
+from typing import Final
 
 from memdb.errors import ValidationError
 from memdb.lifecycle.summarize import one_line_head
@@ -237,24 +239,44 @@ class RecallResult:
         unmatched = self.interpretation.unmatched
         said = f"; partial: these do not mention {', '.join(repr(w) for w in unmatched)}" if unmatched else ""
         out = _fit(f"Recent memories ({self.interpretation}{said}):", max_chars)
-        for i, memory in enumerate(ordered):
-            line = "\n" + memory.line()
-            rest = len(ordered) - i
+        groups = alike_lines(ordered)
+        for i, (text, n) in enumerate(groups):
+            line = "\n" + text
+            rest = sum(m for _, m in groups[i:])  # memories, not lines, are counted
             more = f"\n(+{rest} more not shown)"
             if len(out) + len(line) <= max_chars and (
-                rest == 1 or len(out) + len(line) + len(f"\n(+{rest - 1} more not shown)") <= max_chars
+                rest == n or len(out) + len(line) + len(f"\n(+{rest - n} more not shown)") <= max_chars
             ):
                 out += line
                 continue
             room = max_chars - len(out)
             marker = " …[cut]"
-            tail = f"\n(+{rest - 1} more not shown)" if rest > 1 else ""
+            tail = f"\n(+{rest - n} more not shown)" if rest > n else ""
             if room - len(tail) >= 40 + len(marker):
                 out += line[: room - len(tail) - len(marker)] + marker + tail
             elif len(more) <= room:
                 out += more
             break
         return out
+
+
+def alike_lines(hits: Sequence[Hit]) -> list[tuple[str, int]]:
+    """The prompt lines of ``hits`` (``Hit.line``), one for the memories whose lines differ only
+    in their date, at the first one's place: "... Lesson: ask for the HAR file first (also on
+    2026-07-01, 2026-06-22)", with how many memories each line stands for. A daily routine or a
+    failure that recurs filled a prompt's budget with one line again and again; said once, with
+    every date, it tells the same and leaves room for the rest."""
+    lines: dict[str, list[Hit]] = {}
+    for hit in hits:
+        lines.setdefault(_DATE.sub("", hit.line(), count=1), []).append(hit)
+    out: list[tuple[str, int]] = []
+    for same in lines.values():
+        also = ", ".join(f"{h.episode.ts:%Y-%m-%d}" for h in same[1:])
+        out.append((same[0].line() + (f" (also on {also})" if also else ""), len(same)))
+    return out
+
+
+_DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _fit(text: str, max_chars: int) -> str:

@@ -280,6 +280,22 @@ def test_prepare_stays_within_its_budget_and_says_what_it_left_out(pdb: memdb.Da
     assert not prep.text.splitlines()[-2].endswith(":")  # no heading without an item under it
 
 
+def test_prepare_says_a_recurring_record_once(pdb: memdb.Database) -> None:
+    """Five failures with one summary and lesson were five lines of the block; they are one, with
+    the other dates, and the records are all still in ``prepare().records``."""
+    mem = pdb.owner("ana")
+    for i in range(5):
+        mem.record("debug", "Webhook deliveries dropped", outcome="failure", tags=["webhooks"],
+                   lesson="ask for the HAR file first", ts=T0 - dt.timedelta(days=5 - i))  # fmt: skip
+    prep = mem.prepare("webhook deliveries dropped again", tags=["webhooks"])
+    assert len(prep.records) == 5
+    (line,) = [x for x in prep.text.splitlines() if x.startswith("- 2026-05-31 debug/failure")]
+    assert line.endswith("Lesson: ask for the HAR file first (also on 2026-05-30, 2026-05-29, 2026-05-28, 2026-05-27)")
+    assert prep.text.count("Webhook deliveries dropped") == 1  # the pattern does not quote the summary
+    tight = mem.prepare("webhook deliveries dropped again", tags=["webhooks"], max_chars=120)
+    assert tight.text.endswith(f"(+{tight.left_out} more not shown)") and len(tight.text) <= 120
+
+
 def test_prepare_says_plainly_when_nothing_is_relevant(pdb: memdb.Database) -> None:
     prep = pdb.owner("ana").prepare("write a haiku about lighthouses")
     assert "Nothing relevant found" in prep.text and not (prep.patterns or prep.knowledge or prep.records)

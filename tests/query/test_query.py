@@ -524,6 +524,30 @@ def test_as_context_puts_summaries_first(team: memdb.Memory) -> None:
     assert "Lesson: run migrations before the deploy window" in "\n".join(lines)
 
 
+def test_as_context_says_a_recurring_memory_once_with_every_date(qdb: memdb.Database) -> None:
+    """A support agent's prompt block held "Globex: webhook deliveries dropped. Lesson: ask for the
+    HAR file first" five times, one line a day, and no room for anything else. Memories whose
+    lines differ only in their date are one line at the best one's place, with the other dates;
+    what is left out is still counted in memories. Budgets hold as before."""
+    mem = qdb.owner("support")
+    for day in (18, 20, 22, 24):
+        mem.record("debug", "Globex: webhook deliveries dropped", outcome="failure", tags=["globex"],
+                   lesson="ask for the HAR file first", ts=at(day, 10))  # fmt: skip
+    mem.record("debug", "Globex: webhook signature fixed", outcome="success", tags=["globex"], ts=at(25, 10))
+    mem.record("debug", "Globex: webhook deliveries dropped", outcome="success", tags=["globex"], ts=at(26, 10))  # another outcome
+    r = mem.recall(tags=["globex"], limit=10)
+    lines = r.as_context(2000).splitlines()
+    assert lines[1:] == [
+        "- 2026-06-26 debug/success [globex]: Globex: webhook deliveries dropped",
+        "- 2026-06-25 debug/success [globex]: Globex: webhook signature fixed",
+        "- 2026-06-24 debug/failure [globex]: Globex: webhook deliveries dropped. Lesson: ask for the HAR file first"
+        " (also on 2026-06-22, 2026-06-20, 2026-06-18)",
+    ]
+    short = r.as_context(200).splitlines()
+    assert short[-1] == "(+4 more not shown)"  # the four failures the last line stands for
+    assert len(r.as_context(200)) <= 200
+
+
 # --- history --------------------------------------------------------------------------------
 
 

@@ -9,11 +9,19 @@ Extraction runs right after the record that completes a batch, outside any trans
 batch completed inside a caller's transaction, or whose extraction failed, waits for the next
 record or ``Database.extract_patterns()``.
 
+The patterns are a library, not a log: a batch that finds a pattern the owner already has (of
+its kind and tags, ``same_pattern``) states it again in place, keeping its id and when it was
+first found, counting the batches that found it, and citing the new batch (the text rests on
+those records). Writing each finding anew filled a support agent's library with ninety copies of
+"In 5 of the last 5 escalation records tagged support: 5 failure" in six months, and ``prepare``
+read them all to show the oldest.
+
 Layout::
 
     ^PATN(owner, kind, "records"|"batches") = n     counters
     ^PATQ(owner, kind, n) = episode id              counted records not yet in a batch
-    ^PATB(owner, kind, batch) = {...}                batch: ids, status pending|done|failed, patterns, error
+    ^PATB(owner, kind, batch) = {...}                batch: ids, status pending|done|failed, patterns (written or
+                                                     stated again), error
     ^PATP(owner, kind, batch)                        batches not done yet (pending or failed), so a run
                                                      reads only those, never the whole history
     ^PAT(owner, id) = {...}                          patterns, with cites
@@ -31,6 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from memdb.errors import LLMError, NotFoundError, SanitizerError, ValidationError
+from memdb.governance.knowledge import jaccard
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import new_id
 from memdb.memory.models import Episode, bound_text, utc
@@ -43,14 +52,25 @@ __all__ = [
     "PatternExtractor",
     "PatternProposal",
     "Patterns",
+    "same_pattern",
 ]
 
 PATTERN_CHARS = 600
 _MIN_SUPPORT = 3  # of 5: a majority, so one or two coincidences are not a pattern
+SAME_PATTERN = 0.8  # the Jaccard similarity of two statements' terms at which they say one thing
+
+
+def same_pattern(a: str, b: str) -> bool:
+    """Whether two pattern texts say the same thing: their terms overlap by ``SAME_PATTERN``
+    (Jaccard), so "3 failure, 1 success" found again is the same pattern, and "5 success" where
+    it said "5 failure" is another."""
+    return jaccard(tokenize(a), tokenize(b)) >= SAME_PATTERN
 
 
 class Pattern(BaseModel):
-    """A generalisation over a batch of one owner's records of one kind, citing them."""
+    """A generalisation over one owner's records of one kind, citing the batch it was last
+    found in; ``created`` is when it was first found, ``confirmed`` when a later batch found it
+    again (None if none has), ``seen`` how many batches found it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -63,10 +83,18 @@ class Pattern(BaseModel):
     outcomes: dict[str, int] = Field(default_factory=dict)
     created: dt.datetime
     batch: int
+    confirmed: dt.datetime | None = None
+    seen: int = 1
+
+    @property
+    def latest(self) -> dt.datetime:
+        """When a batch last found it."""
+        return self.confirmed or self.created
 
     def line(self) -> str:
-        head = f"{self.created:%Y-%m-%d} {self.kind}" + (f" [{', '.join(self.tags)}]" if self.tags else "")
-        return f"- {head}: {self.text} (from {len(self.cites)} records)".replace("\n", " ")
+        head = f"{self.latest:%Y-%m-%d} {self.kind}" + (f" [{', '.join(self.tags)}]" if self.tags else "")
+        found = f"; found in {self.seen} batches since {self.created:%Y-%m-%d}" if self.seen > 1 else ""
+        return f"- {head}: {self.text} (from {len(self.cites)} records{found})".replace("\n", " ")
 
 
 @dataclass(frozen=True)
@@ -222,19 +250,41 @@ class Patterns:
                 if any(self.episodes.header(owner, eid) is None for eid in cites):
                     discarded += 1  # erased while the extractor ran
                     continue
-                pid = new_id(at, owner)
                 cited = [e for e in episodes if e.id in cites]
-                record = {
-                    "id": pid, "owner": owner, "kind": kind, "text": text, "cites": list(cites),
+                record: dict[str, Any] = {
+                    "id": new_id(at, owner), "owner": owner, "kind": kind, "text": text, "cites": list(cites),
                     "tags": tags, "outcomes": dict(Counter(e.outcome for e in cited if e.outcome)),
-                    "created": at, "batch": number,
+                    "created": at, "batch": number, "confirmed": None, "seen": 1,
                 }  # fmt: skip
-                self.patterns.set((owner, pid), record)
-                self.by_kind.set((owner, kind, pid), "")
-                ids.append(pid)
+                record = self._held_again(owner, record)
+                self.patterns.set((owner, record["id"]), record)
+                self.by_kind.set((owner, kind, record["id"]), "")
+                ids.append(record["id"])
             self.batches.set((owner, kind, number), {**batch, "status": "done", "patterns": ids, "discarded": discarded, "error": None})
             self.undone.kill((owner, kind, number))
         return len(ids)
+
+    def _held_again(self, owner: str, record: dict[str, Any]) -> dict[str, Any]:
+        """``record`` as the statement of a pattern the owner already has, where it has one of
+        the same kind and tags that says the same thing (``same_pattern``): its id and first
+        finding kept, its batches counted, the rest the new statement's. Copies written before
+        patterns were a library are folded into it (the oldest id stays). In the caller's
+        transaction."""
+        same = [
+            old
+            for subs, _ in self.by_kind.items((owner, record["kind"]))
+            if (old := self.patterns.get((owner, subs[2]))) is not None
+            and sorted(old.get("tags") or ()) == sorted(record["tags"])
+            and same_pattern(old["text"], record["text"])
+        ]
+        if not same:
+            return record
+        for old in same:
+            self.patterns.kill((owner, old["id"]))
+            self.by_kind.kill((owner, record["kind"], old["id"]))
+        first = min(same, key=lambda old: old["id"])
+        seen = sum(int(old.get("seen") or 1) for old in same) + 1
+        return {**record, "id": first["id"], "created": first["created"], "confirmed": record["created"], "seen": seen}
 
     def _clean(self, owner: str, proposal: PatternProposal, where: str) -> tuple[str, list[str]]:
         """A proposal's text and tags sanitized as a capture's are (tags in both the given and the
@@ -255,13 +305,13 @@ class Patterns:
         return gone
 
     def of(self, owner: str, kind: str | None = None) -> list[Pattern]:
-        """An owner's patterns (of one kind), newest first."""
+        """An owner's patterns (of one kind), the latest found first."""
         if kind is not None:
             ids = [str(subs[2]) for subs, _ in self.by_kind.items((owner, kind))]
             records = [self.patterns[(owner, pid)] for pid in ids]
         else:
             records = [rec for _, rec in self.patterns.items((owner,))]
-        return sorted((Pattern.model_validate(r) for r in records), key=lambda p: p.id, reverse=True)
+        return sorted((Pattern.model_validate(r) for r in records), key=lambda p: (p.latest, p.id), reverse=True)
 
     def batch_status(self, owner: str, kind: str) -> list[dict[str, Any]]:
         """The batches of one owner's kind, oldest first (for tests and audits)."""

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from memdb.errors import ValidationError
-from memdb.governance.knowledge import Entry, Knowledge, entry_score, jaccard
-from memdb.governance.patterns import Pattern, Patterns
+from memdb.governance.knowledge import Entry, Knowledge, entry_score
+from memdb.governance.patterns import Pattern, Patterns, same_pattern
 from memdb.memory.episodes import Episodes
 from memdb.memory.models import bound_text, utc
 from memdb.memory.sanitize import shown
@@ -118,8 +118,8 @@ def prepare(
         if score > 0:
             scored.append((score, p))
     chosen_patterns: list[Pattern] = []
-    for _, p in sorted(scored, key=lambda sp: (-sp[0], sp[1].id)):
-        if all(jaccard(tokenize(p.text), tokenize(q.text)) < 0.8 for q in chosen_patterns):  # the same pattern, found again
+    for _, p in sorted(scored, key=lambda sp: (-sp[0], -sp[1].latest.timestamp(), sp[1].id)):  # the latest found first
+        if not any(same_pattern(p.text, q.text) for q in chosen_patterns):  # the same pattern under other tags
             chosen_patterns.append(p)
         if len(chosen_patterns) >= limit:
             break

@@ -46,18 +46,57 @@ def deploys(mem: memdb.Memory, n: int, start: int = 0, kind: str = "debug") -> l
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("records", "patterns"), [(4, 0), (5, 1), (6, 1), (9, 1), (10, 2)])
-def test_every_fifth_typed_record_triggers_extraction(pdb: memdb.Database, records: int, patterns: int) -> None:
+@pytest.mark.parametrize(("records", "batches"), [(4, 0), (5, 1), (6, 1), (9, 1), (10, 2), (15, 3)])
+def test_every_fifth_typed_record_triggers_extraction(pdb: memdb.Database, records: int, batches: int) -> None:
+    """Each fifth record completes a batch; a batch that finds the pattern already held states
+    it again in place (one pattern, ``seen`` counting the batches, citing the latest one)."""
     mem = pdb.owner("ana")
     ids = deploys(mem, records)
     found = mem.patterns()
-    assert len(found) == patterns
-    if patterns:
-        first = found[-1]
-        assert first.kind == "debug" and first.tags == ("deploy",)
-        assert set(first.cites) == {i for n, i in enumerate(ids[:5]) if n % 5 != 4}  # the 4 tagged deploy
-        assert first.text.startswith("In 4 of the last 5 debug records tagged deploy: 3 failure, 1 success.")
-        assert "run migrations first" in first.text and first.outcomes == {"failure": 3, "success": 1}
+    assert len(found) == min(batches, 1)
+    if batches:
+        (pattern,) = found
+        assert pattern.kind == "debug" and pattern.tags == ("deploy",) and pattern.seen == batches
+        last = ids[(batches - 1) * 5 : batches * 5]
+        assert set(pattern.cites) == {i for n, i in enumerate(last) if n % 5 != 4}  # the 4 tagged deploy
+        assert pattern.text.startswith("In 4 of the last 5 debug records tagged deploy: 3 failure, 1 success.")
+        assert "run migrations first" in pattern.text and pattern.outcomes == {"failure": 3, "success": 1}
+        assert pattern.batch == batches and (pattern.confirmed is None) == (batches == 1)
+        assert [b["patterns"] for b in pdb.patterns.batch_status("ana", "debug")] == [[pattern.id]] * batches
+
+
+def test_the_pattern_library_holds_each_pattern_once_over_a_year(tmp_path: Path) -> None:
+    """A support agent's year: escalations that fail daily and tickets whose outcomes vary. Written
+    anew at each batch, the library held one copy per batch (seventy-odd of one failure pattern);
+    it holds each statement once, found again, latest first, and ``prepare`` shows the latest
+    finding. A pattern that stops holding ("5 success" where it said "5 failure") is another one.
+    An erasure of a record the pattern rests on still takes it."""
+    clock = Clock(dt.datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
+    db = memdb.open(tmp_path / "y", clock=clock)
+    db.configure(typed_kinds=("ticket", "escalation"))
+    mem = db.owner("support")
+    escalations = []
+    for day in range(365):
+        clock.now = dt.datetime(2026, 1, 5, 9, 0, tzinfo=UTC) + dt.timedelta(days=day)
+        outcome = "failure" if day < 300 else "success"  # the webhook fix lands in November
+        escalations.append(mem.record("escalation", "Webhook deliveries dropped", outcome=outcome, tags=["support"],
+                                      lesson="ask for the HAR file first" if outcome == "failure" else None).id)  # fmt: skip
+        mem.record("ticket", "Login fails with SSO", outcome=("success", "partial")[day % 3 == 0], tags=["support"])
+        if day % 30 == 29:
+            db.maintain()
+    failing, fixed = mem.patterns("escalation")[::-1]
+    assert failing.text.startswith("In 5 of the last 5 escalation records tagged support: 5 failure.")
+    assert fixed.text == "In 5 of the last 5 escalation records tagged support: 5 success."
+    assert (failing.seen, fixed.seen) == (60, 13) and failing.created < failing.latest < fixed.created
+    assert len(mem.patterns("ticket")) <= 6  # one per spread of outcomes: 3 success 2 partial, ...
+    assert sum(p.seen for p in mem.patterns("ticket")) == 73
+    assert failing.line().endswith("(from 5 records; found in 60 batches since 2026-01-09)")
+    text = mem.prepare("escalation: webhooks dropped again", kind="escalation").text
+    assert text.index("5 success.") < text.index("5 failure.")  # the latest finding first
+    mem.erase([fixed.cites[0]], reason="customer request")
+    assert [p.id for p in mem.patterns("escalation")] == [failing.id]
+    assert db.check().ok
+    db.close()
 
 
 def test_a_lesson_one_record_holds_is_not_called_recurring(pdb: memdb.Database) -> None:

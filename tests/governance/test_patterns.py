@@ -65,6 +65,22 @@ def test_every_fifth_typed_record_triggers_extraction(pdb: memdb.Database, recor
         assert [b["patterns"] for b in pdb.patterns.batch_status("ana", "debug")] == [[pattern.id]] * batches
 
 
+def test_copies_written_before_the_library_are_folded_when_found_again(pdb: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A database whose patterns were written anew at each batch holds copies; the next batch
+    that finds the pattern folds them into one, with the oldest id and every batch counted."""
+    mem = pdb.owner("ana")
+    with monkeypatch.context() as old_code:  # as memdb wrote them before
+        old_code.setattr(type(pdb.patterns), "_held_again", lambda self, owner, record: record)
+        deploys(mem, 10)
+    copies = mem.patterns()
+    assert len(copies) == 2 and copies[0].text == copies[1].text
+    deploys(mem, 5, start=10)
+    (pattern,) = mem.patterns()
+    assert pattern.id == min(c.id for c in copies) and pattern.seen == 3 and pattern.batch == 3
+    assert pattern.created == copies[-1].created and pattern.confirmed is not None
+    assert pdb.check().ok
+
+
 def test_the_pattern_library_holds_each_pattern_once_over_a_year(tmp_path: Path) -> None:
     """A support agent's year: escalations that fail daily and tickets whose outcomes vary. Written
     anew at each batch, the library held one copy per batch (seventy-odd of one failure pattern);

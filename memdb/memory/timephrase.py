@@ -7,7 +7,9 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
 ``OPEN_START`` and ``OPEN_END``. The rules (tests/query/test_timephrase.py pins each):
 
 - ``today``, ``yesterday``, ``the day before yesterday``: that whole local day.
-- ``earlier today`` / ``earlier this week|month|year``: from the start of the unit to now.
+- ``earlier today`` / ``earlier this week|month|year``, ``week|month|quarter|year to date`` (and
+  ``WTD``, ``MTD``, ``QTD``, ``YTD``): from the start of the unit to now. (In questions only: a
+  record's "revenue year to date" gives figures so far, not when a thing happened.)
 - ``this|last week|month|year``: the calendar unit (``last`` = the one before the current one);
   ``the week|month|year before last``: two back.
 - ``Tuesday``, ``on Tuesday``: the latest Tuesday not in the future, today included;
@@ -48,6 +50,9 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
 - ``past|last N units``, ``the past week``, ``the last week`` (not ``last week``): rolling,
   ending now; hours, days and weeks are exact durations, months and years go back on the local
   calendar; one reaching back before the calendar ("the last 3000 years") starts at its start.
+  A fortnight is fourteen days: ``the past|last fortnight`` rolls back 14 days, ``a fortnight
+  ago`` is the week two weeks ago (in questions only: records keep the windows they were read
+  with, as a fortnight holds no told hint).
 - Anchored to a day (``X`` a date, a weekday, yesterday...): ``the day before|after X`` and ``N days
   before|after X``: that one day; ``the Sunday before|after X``: the latest Sunday before X's day
   (the first after it); ``the N days|weeks before|after X``: the N days or weeks between, X's
@@ -187,7 +192,7 @@ _MON = (
 )
 # longer alternatives first: "a couple of" must not match as "a"
 _NUM = r"\d{1,4}|a\s+couple\s+of|couple\s+of|a\s+few|few|an|a|one|two|three|four|five|six|seven|eight|nine|ten"
-_UNITS = r"minutes?|mins?|hours?|days?|weeks?|months?|years?"
+_UNITS = r"minutes?|mins?|hours?|days?|weeks?|fortnights?|months?|years?"
 _Q = r"last|this|previous"
 _ORD = r"(?:st|nd|rd|th)?"
 _WORD = r"\w+(?:['’.-]\w+)*"
@@ -204,14 +209,16 @@ _ATOM = "|".join(
         rf"|(?:the\s+)?(?P<d2>\d{{1,2}}){_ORD}\s+(?:of\s+)?(?P<m2>{_MON})\.?(?:,?\s+(?P<y2>\d{{4}}))?"
         r"))(?:\s+(?P<part>morning|afternoon|evening|night))?",
         r"(?P<pod>this\s+(?P<podp>morning|afternoon|evening)|tonight|last\s+night)",
-        r"(?P<earlier>earlier\s+(?:today|this\s+(?P<eu>week|month|year)))",
+        r"(?P<earlier>earlier\s+(?:today|this\s+(?P<eu>week|month|year))"
+        r"|(?P<tdu>week|month|quarter|year)(?:\s+|-)to(?:\s+|-)date|(?P<tda>[wmqy])td)",  # "year to date", "YTD"
         r"(?P<wbl>(?:the\s+)?(?P<wblu>week|month|quarter|year)\s+before\s+last)",
         rf"(?P<rel>(?P<relq>{_Q})\s+(?P<relu>week|month|quarter|year))",
         r"(?P<wkend>(?P<weq>last|previous|this\s+past|this|past|the\s+past|the)\s+weekend)",
         rf"(?P<ago>(?P<an>{_NUM})\s+(?P<au>{_UNITS})\s+(?:ago|back))",
         rf"(?P<past>(?:the\s+)?(?:past|last|previous)\s+(?P<pn>{_NUM})\s+(?P<pu>{_UNITS}))",
-        r"(?P<past1>(?:(?:the|this)\s+)?past\s+(?P<pu1>minute|hour|day|week|month|year)"
-        r"|the\s+(?:last|previous)\s+(?P<pu2>hour|day|week|month|year)(?!\s+of\b))",  # "the last week of March" is not rolling
+        r"(?P<past1>(?:(?:the|this)\s+)?past\s+(?P<pu1>minute|hour|day|week|fortnight|month|year)"
+        r"|the\s+(?:last|previous)\s+(?P<pu2>hour|day|week|fortnight|month|year)(?!\s+of\b)"  # "the last week of March" is not rolling
+        r"|(?:last|previous)\s+(?P<pu3>fortnight))",  # no calendar has fortnights: the past 14 days
         r"(?P<qtr>(?P<qthe>the\s+)?(?P<qn>first|second|third|fourth)\s+quarter"
         r"(?:\s+of\s+(?:(?P<qyq>last|this)\s+year|the\s+year|(?P<qy1>\d{4})))?"
         r"|(?P<qh>[qh])(?P<qd>[1-4])(?:,?\s+(?:of\s+)?(?P<qy2>\d{4}))?)",
@@ -249,12 +256,13 @@ _TRIGGERS = frozenset(
     """since after before prior until till through up on in during over within from between at the day yesterday today
     last this previous tonight earlier week month year past a an one two three four five six seven eight nine ten couple
     few next coming upcoming tomorrow later by for of first second third fourth some ages around q1 q2 q3 q4 h1 h2
-    early mid late beginning start middle end weekend quarter summer winter spring autumn fall""".split()
+    early mid late beginning start middle end weekend quarter summer winter spring autumn fall wtd mtd qtd ytd""".split()
 ).union(_WEEKDAYS, _MONTHS)
 # A common word among them starts a phrase only before one of these ("the weekend", "in 2025").
 _WEAK_TRIGGERS = frozenset("the a an on in at for of by up over from some".split())
 _AFTER_WEAK = _TRIGGERS | frozenset(
-    "other while long little time to hour hours minute minutes min mins days weeks months years morning afternoon evening night".split()
+    "other while long little time to hour hours minute minutes min mins days weeks fortnight fortnights months years morning afternoon"
+    " evening night".split()
 )
 _TOKEN = re.compile(r"\w+")
 _ATOM_ONLY = re.compile(rf"(?:{_ATOM})\b", re.IGNORECASE)
@@ -262,6 +270,12 @@ _CONNECTOR = re.compile(r"\s+(?P<conn>and|to|until|till|through|before|-|–)\s+
 _WORDS = re.compile(_WORD)
 _NEXT_WORD = re.compile(r"\s+(\w+)")
 _PREVIOUS_WORD = re.compile(r"(\w+)\s+$")
+_TO_DATE_UNITS = {"w": "week", "m": "month", "q": "quarter", "y": "year"}  # "YTD": the year to date
+# Phrases read in questions only. "Year to date" gives a period's figures so far ("revenue year to
+# date is up"), not when a thing happened; a fortnight holds no told hint (TOLD_HINTS), so a record
+# told of one only beside another phrase: read there, records captured before would differ from
+# those captured after without an index upgrade.
+_QUESTION_ONLY = re.compile(r"\b(?:(?:week|month|quarter|year)(?:\s+|-)to(?:\s+|-)date|[wmqy]td|fortnights?)\b", re.IGNORECASE)
 _ATOM_KINDS = ("day", "pod", "earlier", "wbl", "rel", "wkend", "ago", "past", "past1", "qtr", "sea", "mon", "year")
 # The head of a phrase anchored to a day: "the Sunday before", "two days after", "the week before"
 # (the day itself follows, read as an atom of kind "day"; "the day before yesterday" reads alike).
@@ -642,6 +656,8 @@ def told_windows(
         ahead: dict[tuple[int, int], TimeWindow] | None = None  # the phrases placed ahead, read when one is asked for
         for window, (start, end) in _scan_windows(region, cal, with_unclear=True):
             direction = _told_direction(text, lo + start, lo + end, window is not None)
+            if window is not None and _QUESTION_ONLY.search(region, start, end):
+                continue
             if direction == "past" and window is not None:
                 # a rolling window ("the past week") ends just after now, as it holds now
                 if window.start == OPEN_START or window.end > cal.now + US:
@@ -1217,9 +1233,12 @@ def _atom(
         day = today - DAY if word == "last night" else today
         lo, hi = _PARTS["night" if word in ("tonight", "last night") else g("podp").lower()]
         return cal.at(day, lo), cal.at(day, hi), True
-    if kind == "earlier":
-        unit = (g("eu") or "day").lower()
-        start = {"day": today, "week": cal.week_of(today), "month": today.replace(day=1), "year": dt.date(today.year, 1, 1)}[unit]
+    if kind == "earlier":  # "earlier this week", "month to date", "YTD": from the unit's start to now
+        unit = (g("eu") or g("tdu") or _TO_DATE_UNITS.get((g("tda") or "").lower(), "day")).lower()
+        start = {
+            "day": today, "week": cal.week_of(today), "month": today.replace(day=1),
+            "quarter": today.replace(month=(today.month - 1) // 3 * 3 + 1, day=1), "year": dt.date(today.year, 1, 1),
+        }[unit]  # fmt: skip
         return cal.at(start), cal.now + US, True
     if kind in ("rel", "wbl"):
         unit = (g("relu") or g("wblu")).lower()
@@ -1238,12 +1257,14 @@ def _atom(
         return (*cal.days(saturday, 2), True)
     if kind == "ago":
         n, unit = _count(g("an")), _unit(g("au"))
+        if unit == "fortnight":  # "a fortnight ago" is the week two weeks ago
+            n, unit = 2 * n, "week"
         if unit in ("minute", "hour"):
             point = cal.now - _duration(n, unit)
             return point - _duration(1, unit), point + US, True
         return (*_calendar_unit(cal, unit, n), True)
     if kind in ("past", "past1"):
-        n, unit = (_count(g("pn")), _unit(g("pu"))) if kind == "past" else (1, _unit(g("pu1") or g("pu2")))
+        n, unit = (_count(g("pn")), _unit(g("pu"))) if kind == "past" else (1, _unit(g("pu1") or g("pu2") or g("pu3")))
         try:
             start = _rolling(cal, n, unit)
         except (ValueError, OverflowError):  # "the last 3000 years": back past the calendar, so all of it
@@ -1552,7 +1573,8 @@ def _rolling(cal: _Calendar, n: int, unit: str) -> dt.datetime:
 
 
 def _duration(n: int, unit: str) -> dt.timedelta:
-    return {"minute": dt.timedelta(minutes=n), "hour": dt.timedelta(hours=n), "day": DAY * n, "week": 7 * DAY * n}[unit]
+    days = {"day": 1, "week": 7, "fortnight": 14}
+    return dt.timedelta(minutes=n) if unit == "minute" else dt.timedelta(hours=n) if unit == "hour" else DAY * n * days[unit]
 
 
 def _count(word: str) -> int:

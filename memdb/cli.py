@@ -160,11 +160,27 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _decisions(text: str | None) -> dict[str, Any]:
+    """``--decisions``: a JSON object, e.g. '{"action": "rollback", "confidence": 8}'."""
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"--decisions {shown(text)}: not JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(value, dict):
+        raise ValidationError(f'--decisions {shown(text)}: expected a JSON object, e.g. \'{{"action": "rollback"}}\'')
+    return value
+
+
 def cmd_record(args: argparse.Namespace) -> int:
+    ts, decisions = _when(args.ts, "--ts"), _decisions(args.decisions)  # bad input is named before the database is opened
     with _open(args, create=True) as db:
         ep = db.owner(args.owner).record(
             args.kind, args.summary, outcome=args.outcome, tags=_tags(args.tags), lesson=args.lesson,
-            session=args.session, content=args.content or "", ts=_when(args.ts, "--ts"),
+            session=args.session, content=args.content or "", ts=ts, what_we_tried=args.what_we_tried,
+            what_happened=args.what_happened, why=args.why, decisions=decisions,
+            participants=_tags(args.participants), artifact=args.artifact,
         )  # fmt: skip
         if args.json:
             _print_json(ep)
@@ -828,7 +844,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("summary", help="one line saying what happened (sanitized; cut to the database's summary cap)")
     p.add_argument("--outcome", choices=["success", "partial", "failure"], help=outcome_help)
     p.add_argument("--tags", help="comma-separated, e.g. 'Project X,deploy' (normalised: Project X -> project-x)")
+    p.add_argument("--what-we-tried", help="what was tried")
+    p.add_argument("--what-happened", help="what happened when it was tried")
+    p.add_argument("--why", help="why it turned out as it did")
     p.add_argument("--lesson", help="what to do differently next time")
+    p.add_argument("--decisions", help='what was decided, as a JSON object, e.g. \'{"action": "rollback", "confidence": 8}\'')
+    p.add_argument("--participants", help="comma-separated: who took part, e.g. 'Ana,Bo' (found by their names)")
+    p.add_argument("--artifact", help="what it produced or touched: a path, a URL, a ticket")
     p.add_argument("--session", help="the session or conversation id it belongs to")
     p.add_argument("--content", help="the details (kept as a bounded digest, with a marker where it was cut)")
     p.add_argument("--ts", help=f"when it happened: {_TIME}; default now (an earlier time writes a backfill audit record)")

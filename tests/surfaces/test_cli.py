@@ -256,6 +256,31 @@ def test_get_supersede_and_erase(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["get", ep.id, *common]) == 1 and "no such episode" in one_error_line(capsys)
 
 
+def test_record_takes_every_field_of_an_episode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`memdb record` took a summary, an outcome, tags, a lesson and content, but not what was
+    tried, what happened, why, what was decided, who took part or what it touched: the episode's
+    honest account could not be written from a shell. Bad --decisions is a one-line error naming
+    it (sanitized) before the database is opened."""
+    db = str(tmp_path / "db")
+    argv = ["record", "--db", db, "--owner", "ana", "--json", "debug", "Deploy 42 failed: migration lock", "--outcome", "failure",
+            "--what-we-tried", "ran the migration in the deploy", "--what-happened", "users locked for 4 minutes",
+            "--why", "the migration took an exclusive lock", "--decisions", '{"action": "rollback", "token": "hunter2hunter2"}',
+            "--participants", "Ana, Bo", "--artifact", "PRJ-123"]  # fmt: skip
+    assert main(argv) == 0
+    ep = json.loads(capsys.readouterr().out)
+    assert (ep["what_we_tried"], ep["what_happened"], ep["why"], ep["artifact"]) == (
+        "ran the migration in the deploy", "users locked for 4 minutes", "the migration took an exclusive lock", "PRJ-123",
+    )  # fmt: skip
+    assert ep["decisions"] == {"action": "rollback", "token": "<SECRET_1>"} and ep["participants"] == ["Ana", "Bo"]
+    assert main(["ask", "--db", db, "--owner", "ana", "What did Bo work on?"]) == 0
+    assert "Deploy 42 failed" in capsys.readouterr().out
+    for bad, said in (('{"token": "hunter2hunter2"', "not JSON"), ("[1, 2]", "expected a JSON object")):
+        assert main(["record", "--db", str(tmp_path / "new"), "debug", "x", "--outcome", "failure", "--decisions", bad]) == 1
+        line = one_error_line(capsys)
+        assert line.startswith("memdb: --decisions '") and said in line and "hunter2" not in line
+    assert not (tmp_path / "new").exists()
+
+
 def test_fact_and_facts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "db")
     common = ["--db", db, "--owner", "ana"]

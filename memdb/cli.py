@@ -349,19 +349,23 @@ def cmd_facts(args: argparse.Namespace) -> int:
 
 def cmd_erase(args: argparse.Namespace) -> int:
     """Erase episodes for good, with their versions and what derives from them; asks first on a terminal."""
-    ids = list(dict.fromkeys(args.ids))
+    ids, tags = list(dict.fromkeys(args.ids)), _tags(args.tags)
+    if not (ids or tags):
+        raise ValidationError("erase: give episode ids or --tags (nothing erased)")
     if not args.yes:
         if not sys.stdin.isatty():
             raise ValidationError("erase: --yes is required when not on a terminal (nothing erased)")
+        what = [f"{len(ids)} episode{'s' if len(ids) != 1 else ''}"] if ids else []
+        what += [f"every episode tagged {' or '.join(map(repr, tags))}"] if tags else []
         sys.stderr.write(
-            f"erase {len(ids)} episode{'s' if len(ids) != 1 else ''} of owner {args.owner!r} for good, with every version "
+            f"erase {' and '.join(what)} of owner {args.owner!r} for good, with every version "
             "and the summaries, knowledge and patterns derived from them? [y/N] "
         )
         sys.stderr.flush()
         if sys.stdin.readline().strip().lower() not in ("y", "yes"):
             raise ValidationError("erase: not confirmed (nothing erased)")
     with _open(args) as db:
-        report = db.owner(args.owner).erase(ids, reason=args.reason)
+        report = db.owner(args.owner).erase(ids or None, tags=tags, reason=args.reason)
         if args.json:
             _print_json(report)
         else:
@@ -914,7 +918,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix", help="only keys starting with this, e.g. ana/")
 
     p = command("erase", cmd_erase, "erase episodes for good, every version and what derives from them (audited: ids and hashes)")
-    p.add_argument("ids", nargs="+", help="episode ids")
+    p.add_argument("ids", nargs="*", help="episode ids")
+    p.add_argument("--tags", help="comma-separated: erase every episode carrying any of them, archived ones and earlier versions too")
     p.add_argument("--reason", required=True, help="why (kept in the audit trail)")
     p.add_argument("--yes", action="store_true", help="do not ask (required when not on a terminal)")
 

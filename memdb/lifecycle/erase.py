@@ -12,7 +12,7 @@ current versions, so a chain is pruned when its current version is old enough, n
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from memdb.errors import NotFoundError, ValidationError
@@ -21,6 +21,7 @@ from memdb.memory.episodes import Episodes
 from memdb.memory.ids import check_id, ts_micros
 from memdb.memory.models import utc
 from memdb.memory.sanitize import shown
+from memdb.memory.text import normalize_tag
 
 __all__ = ["Erasure", "ErasureReport"]
 
@@ -67,10 +68,13 @@ class Erasure:
         everything: bool = False,
         reason: str = "",
         action: str = "erase",
+        tags: Iterable[str] = (),
     ) -> ErasureReport:
-        """Delete an owner's episodes (by id, by time range, or all) from hot and cold storage and
-        every index, with summaries derived from them (archived ones too) and, through
+        """Delete an owner's episodes (by id, by time range, by tag, or all) from hot and cold
+        storage and every index, with summaries derived from them (archived ones too) and, through
         ``hooks``, what the layers above derived; one audit record with ids and hashes only.
+        ``tags`` erases the episodes carrying any of them, hot, archived or superseded ("forget
+        everything about customer Acme"), within ``since``/``until`` when given.
 
         The owner's cold-storage dictionaries were trained on its records, erased ones included,
         so when anything is erased they are dropped and the remaining archived records re-packed
@@ -81,14 +85,17 @@ class Erasure:
             raise ValidationError(f"erase reason {shown(reason)}: say why (it is kept in the audit trail)")
         if ids is not None and (isinstance(ids, (bytes, Mapping)) or not isinstance(ids, Iterable | str)):
             raise ValidationError(f"erase ids {shown(ids)}: give an episode id or a list of them")
-        if ids is None and since is None and until is None and not everything:
-            raise ValidationError("erase: give ids, a time range, or everything=True")
+        wanted = _tag_list(tags)
+        if wanted and everything:
+            raise ValidationError(f"erase: tags {shown(wanted)} and everything=True: give one (everything erases every tag)")
+        if ids is None and since is None and until is None and not everything and not wanted:
+            raise ValidationError("erase: give ids, a time range, tags, or everything=True")
         now = self.episodes.now()
         hashes: dict[str, str] = {}
         audit_id = None
         # targets are found inside the write, so one erased meanwhile by another process is not missed or missing
         with self.episodes.space.transaction():
-            targets = self._targets(owner, ids, since, until, everything, superseded=action != "retention")
+            targets = self._targets(owner, ids, since, until, everything, superseded=action != "retention", tags=wanted)
             for eid in list(targets):  # a version goes with its whole chain (module docstring)
                 targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
             for finder in self.derived:  # what layers above derived (a distilled session); then their chains too
@@ -135,6 +142,7 @@ class Erasure:
         until: dt.datetime | None,
         everything: bool,
         superseded: bool = True,
+        tags: Sequence[str] = (),
     ) -> dict[str, None]:
         targets: dict[str, None] = {}
         if ids is not None:
@@ -144,9 +152,18 @@ class Erasure:
                 if self.episodes.header(owner, check_id(eid)) is None:
                     raise NotFoundError(f"episode {eid!r}: no such episode for owner {owner!r}")
                 targets[eid] = None
-        if since is not None or until is not None or everything:
-            lo = ts_micros(utc(since, "since")) if since is not None else None
-            hi = ts_micros(utc(until, "until")) if until is not None else None
+        lo = ts_micros(utc(since, "since")) if since is not None else None
+        hi = ts_micros(utc(until, "until")) if until is not None else None
+        if tags:  # a time range narrows the tagged ones down
+            for tag in tags:
+                targets.update(dict.fromkeys(self.episodes.ids_tagged(owner, tag, lo, hi)))
+            # archived and superseded episodes are in no tag index: their headers keep the tags
+            elsewhere = [*self.episodes.archived_ids(owner, lo, hi), *(self.episodes.superseded_ids(owner, lo, hi) if superseded else ())]
+            for eid in elsewhere:
+                header = self.episodes.header(owner, eid)
+                if header is not None and not set(tags).isdisjoint(header.get("tags") or ()):
+                    targets[eid] = None
+        elif since is not None or until is not None or everything:
             targets.update(dict.fromkeys(self.episodes.ids_in_time(owner, lo, hi)))
             targets.update(dict.fromkeys(self.episodes.archived_ids(owner, lo, hi)))
             if superseded:
@@ -171,3 +188,12 @@ class Erasure:
             if cold is not None and any(c in targets for c in self.cold.unpack(owner, cold).get("cites") or ()):
                 found.append(sid)
         return found
+
+
+def _tag_list(tags: Iterable[str]) -> list[str]:
+    """``erase``'s tags, normalised ("Acme Corp" is "acme-corp"); ValidationError naming a bad one."""
+    if isinstance(tags, str):
+        tags = [tags]
+    if isinstance(tags, (bytes, Mapping)) or not isinstance(tags, Iterable):
+        raise ValidationError(f"erase tags {shown(tags)}: give a tag or a list of them")
+    return list(dict.fromkeys(normalize_tag(t) for t in tags))

@@ -326,6 +326,11 @@ class Episodes:
         for subs, _ in self.layout.by_time.range((owner,), lo, hi, reverse=reverse):
             yield str(subs[2])
 
+    def ids_tagged(self, owner: str, tag: str, lo: int | None = None, hi: int | None = None) -> Iterator[str]:
+        """Ids of an owner's hot episodes with a (normalised) tag and ``lo <= ts_us < hi``, in time order."""
+        for subs, _ in self.layout.by_tag.range((owner, tag), lo, hi):
+            yield str(subs[3])
+
     def ids_in_band(self, owner: str, band: int) -> Iterator[str]:
         """Ids of an owner's hot episodes in one relevance band (0-10), oldest first."""
         for subs, _ in self.layout.by_band.range((owner, band)):

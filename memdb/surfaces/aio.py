@@ -235,10 +235,11 @@ class AsyncMemory:
         since: dt.datetime | None = None,
         until: dt.datetime | None = None,
         everything: bool = False,
+        tags: Iterable[str] = (),
         reason: str,
     ) -> ErasureReport:
         """``Memory.erase`` in a worker thread."""
-        return await _run(self.sync.erase, ids, since=since, until=until, everything=everything, reason=reason)
+        return await _run(self.sync.erase, ids, since=since, until=until, everything=everything, tags=tags, reason=reason)
 
     async def delete(self, episode_id: str, *, reason: str) -> str:
         """``Memory.delete`` in a worker thread."""

@@ -287,14 +287,18 @@ class Memory:
         since: dt.datetime | None = None,
         until: dt.datetime | None = None,
         everything: bool = False,
+        tags: Iterable[str] = (),
         reason: str,
     ) -> ErasureReport:
-        """Delete episodes (by id, time range, or all) from hot and cold storage and every index,
-        with every version of each (``supersede``) and the summaries derived from them. The audit
+        """Delete episodes (by id, time range, tag, or all) from hot and cold storage and every
+        index, with every version of each (``supersede``) and the summaries derived from them.
+        ``tags``: the episodes carrying any of them, archived and earlier versions included, within
+        ``since``/``until`` if given ("forget customer Acme": ``erase(tags=["acme"], reason=...)``;
+        memories that name Acme in their text alone are not tagged, ``ask`` finds them). The audit
         record keeps ids and hashes, no content.
         Knowledge entries and patterns citing an erased episode go too (the entry keeps only its
         hash). Freed pages may still hold old bytes until ``db.compact()``."""
-        return self._lifecycle.erasure.erase(self.name, ids, since, until, everything, reason, "erase")
+        return self._lifecycle.erasure.erase(self.name, ids, since, until, everything, reason, "erase", tags)
 
     def delete(self, episode_id: str, *, reason: str) -> str:
         """Erase one episode as ``erase([episode_id])`` does, its other versions, derived summaries,

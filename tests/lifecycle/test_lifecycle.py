@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -357,6 +358,41 @@ def test_erase_by_id_range_and_everything(ldb: memdb.Database) -> None:
         mem.erase(reason="nothing given")
     with pytest.raises(NotFoundError):
         mem.erase([other.id], reason="not mine")
+
+
+def test_erase_by_tag_takes_hot_archived_and_earlier_versions(tmp_path: Path, clock: Clock) -> None:
+    """ "Forget everything about customer Acme": a support agent had to list the ids itself, and
+    archived memories and earlier versions are in no index it can read. ``erase(tags=...)``
+    takes every episode carrying a tag ("Acme Corp" as "acme-corp"), hot, archived or corrected,
+    narrowed by ``since``/``until``, and nothing else; after compact() no byte of them is left."""
+    path = tmp_path / "tags"
+    with memdb.open(path, clock=clock) as db:
+        mem = db.owner("support")
+        hot = mem.record("debug", "Acme: SSO login fails for Quokkabank users", outcome="failure", tags=["Acme Corp"], ts=T0)
+        old = mem.record("debug", "Acme: invoice VAT wrong Quokkabank", outcome="success", tags=["acme-corp", "billing"],
+                         ts=T0 - dt.timedelta(days=90))  # fmt: skip
+        mem.archive(old.id)
+        corrected = mem.supersede(hot.id, reason="typo", summary="Acme: SSO login fails for Quokkabank staff")
+        earlier = mem.record("debug", "Acme: export slow for Quokkabank", outcome="partial", tags=["acme corp"],
+                             ts=T0 - dt.timedelta(days=400))  # fmt: skip
+        globex = mem.record("debug", "Globex: webhooks dropped", outcome="failure", tags=["globex", "billing"], ts=T0)
+        other = db.owner("bo").record("debug", "Acme at bo's", outcome="success", tags=["acme-corp"], ts=T0)
+        within = mem.erase(tags=["ACME corp"], since=T0 - dt.timedelta(days=100), reason="Acme asked to be forgotten")
+        assert set(within.ids) == {hot.id, corrected.id, old.id} and earlier.id in mem
+        assert set(mem.erase(tags="acme-corp", reason="the rest").ids) == {earlier.id}
+        assert [e.id for e in mem.episodes(include_archived=True)] == [globex.id] and other.id in db.owner("bo")
+        assert not mem.ask("Quokkabank", include_archived=True, include_superseded=True).found
+        assert mem.erase(tags=["acme-corp"], reason="again").count == 0  # nothing left: an audited no-op
+        for bad, said in ((["!!!"], "tag '!!!'"), (b"acme", "erase tags b'acme'")):
+            with pytest.raises(ValidationError, match=re.escape(said)):
+                mem.erase(tags=bad, reason="x")  # type: ignore[arg-type]
+        with pytest.raises(ValidationError, match="everything=True: give one"):
+            mem.erase(tags=["globex"], everything=True, reason="x")
+        assert globex.id in mem
+        db.compact()
+        assert db.check().ok
+    raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+    assert b"Quokkabank" not in raw and b"quokkabank" not in raw
 
 
 def summarized_burst(db: memdb.Database, mem: memdb.Memory, n: int) -> tuple[list[str], Any]:

@@ -256,6 +256,26 @@ def test_get_supersede_and_erase(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["get", ep.id, *common]) == 1 and "no such episode" in one_error_line(capsys)
 
 
+def test_erase_by_tags_asks_what_it_erases(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`memdb erase --tags acme` takes every episode tagged so; on a terminal it asks first, naming
+    the tags; with neither ids nor tags it erases nothing and says why."""
+    db = str(tmp_path / "db")
+    with memdb.open(db) as opened:
+        mem = opened.owner("ana")
+        acme = [mem.record("debug", f"Acme ticket {i}", outcome="success", tags=["Acme"]).id for i in range(3)]
+        keep = mem.record("debug", "Globex ticket", outcome="success", tags=["globex"]).id
+    common = ["--db", db, "--owner", "ana"]
+    assert main(["erase", "--reason", "x", "--yes", *common]) == 1
+    assert "give episode ids or --tags (nothing erased)" in one_error_line(capsys)
+    monkeypatch.setattr("sys.stdin", _Terminal("y\n"))
+    assert main(["erase", "--tags", "acme", "--reason", "customer request", *common, "--json"]) == 0
+    out = capsys.readouterr()
+    assert "erase every episode tagged 'acme' of owner 'ana' for good" in out.err
+    assert sorted(json.loads(out.out)["ids"]) == sorted(acme)
+    with memdb.open(db) as opened:
+        assert [e.id for e in opened.owner("ana").episodes()] == [keep]
+
+
 def test_record_takes_every_field_of_an_episode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`memdb record` took a summary, an outcome, tags, a lesson and content, but not what was
     tried, what happened, why, what was decided, who took part or what it touched: the episode's

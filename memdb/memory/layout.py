@@ -54,7 +54,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from memdb import native
@@ -64,6 +64,7 @@ from memdb.errors import CorruptValueError, StoreFullError
 from memdb.memory.ids import EPOCH_ORDINAL, episode_day, id_at, ts_micros
 from memdb.memory.postings import TF_UNIT, TextIndex
 from memdb.memory.relevance import band_of
+from memdb.memory.settings import FACT_KIND
 from memdb.memory.text import normalize_tag, term_counts, tokenize
 from memdb.memory.timephrase import TOLD_HINTS, told_windows
 
@@ -111,7 +112,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 17  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 18  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
@@ -323,16 +324,33 @@ def _words_of(record: Mapping[str, Any], field: str, kind: str) -> str:
     return _EMPTY_MEMBER.sub("", text) if kind == "tool_call" and field in _JSON_FIELDS and '":' in text else text
 
 
+def _decision_words(value: Any) -> Iterator[str]:
+    """The words of a record's ``decisions``: every key and every string value, at any depth
+    ({"database": "postgres", "rejected": ["mysql"]}); numbers, booleans and nulls say nothing
+    a question asks by word."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from _decision_words(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _decision_words(item)
+    elif isinstance(value, str):
+        yield value
+
+
 def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
     """A record's indexed terms with their frequencies, and its length, in ``TF_UNIT``s: an
-    occurrence in the episode's own text (its tags, and the participants that are not among
-    them, layout 16) counts ``TF_UNIT``, one in a context field of its kind (``CONTEXT_FIELDS``)
-    ``CONTEXT_TF``, so that a turn ranks above its neighbours for words it says itself. A
-    record's ``decisions`` are data, not words: the LangGraph store keeps its items' values
-    there, searchable only by the paths it indexes."""
+    occurrence in the episode's own text (its tags, the participants that are not among them,
+    layout 16, and its decisions' keys and string values, layout 18) counts ``TF_UNIT``, one in a
+    context field of its kind (``CONTEXT_FIELDS``) ``CONTEXT_TF``, so that a turn ranks above its
+    neighbours for words it says itself. A fact's ``decisions`` are data, not words: the
+    LangGraph store keeps its items' values there, searchable only by the paths it indexes."""
     kind = str(record.get("kind"))
     context = CONTEXT_FIELDS.get(kind, ())
     own = "\n".join(_words_of(record, f, kind) for f in TEXT_FIELDS if record.get(f) and f not in context)
+    if record.get("decisions") and kind != FACT_KIND:  # "what did we decide about the database?"
+        own += "\n" + " ".join(_decision_words(record["decisions"]))
     tags = record.get("tags") or ()
     own += "\n" + " ".join(tags)
     # "What did Bob review?": who took part is what a memory is about (one that is also a tag counts once)

@@ -808,6 +808,38 @@ def test_an_empty_answer_with_an_outcome_tells_what_went_otherwise(team: memdb.M
     assert team.ask("What went wrong with the quota?").note == "Nothing found for outcome failure; text quota."  # an exchange
 
 
+def test_a_decision_is_found_by_its_words(qdb: memdb.Database) -> None:
+    """ "What did we decide about the database?" found nothing of an episode whose decisions said
+    {"database": "postgres"} when its text did not say so: a record's decisions are indexed by
+    their keys and string values (layout 18), never a fact's (the LangGraph store's values,
+    searchable only by the paths it indexes), and numbers say nothing."""
+    mem = qdb.owner("ana")
+    chose = mem.record("research", "Storage for the new ledger service", outcome="success", ts=at(29),
+                       decisions={"database": "postgres", "rejected": ["mysql", {"why": "licensing"}], "confidence": 8.5})  # fmt: skip
+    mem.record("debug", "Ledger migration dry run", outcome="partial", ts=at(30))
+    mem.record("fact", "dark mode", key="ana/ui.theme", decisions={"value": "solarized"}, ts=at(28))
+    for question in ("What did we decide about the database?", "Why did we reject MySQL?", "postgres", "licensing"):
+        assert [m.id for m in mem.ask(question)] == [chose.id], question
+    assert not mem.ask("solarized").found and not mem.recall(text="8.5").found
+    assert qdb.check().ok
+
+
+def test_opening_a_layout_17_database_indexes_decisions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Layout 17 indexed no decision: opening such a database rebuilds the text index from the
+    records, and the decision is found by its words."""
+    from memdb.memory import layout
+
+    with monkeypatch.context() as old_code:
+        old_code.setattr(layout, "_decision_words", lambda value: iter(()))  # as layout 17 read a record
+        with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+            chose = db.owner("ana").record("research", "Storage for the ledger", outcome="success", decisions={"database": "postgres"})
+            db.globals["META"].set(("layout",), 17)
+            assert not db.owner("ana").ask("postgres").found
+    with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+        assert db.globals["META"].get(("layout",)) == layout.LAYOUT == 18 and db.check().ok
+        assert [m.id for m in db.owner("ana").ask("What did we decide about the database?")] == [chose.id]
+
+
 def test_how_many_asks_how_many(qdb: memdb.Database) -> None:
     """ "How many deploys failed?" asks about deploys: "many" is how it asks, and a failure that
     says "many users" is no deploy, nor is the answer partial for want of "many"."""

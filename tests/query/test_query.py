@@ -692,15 +692,17 @@ def test_a_question_word_before_a_noun_is_searched(qdb: memdb.Database) -> None:
 
 def test_participants_are_searched(qdb: memdb.Database) -> None:
     """ "What did Bob review?" found nothing where Bob took part in a review: who took part is
-    what a memory is about. A participant that is also a tag counts once; a decision's values
-    are data, not words (the LangGraph store keeps unindexed values there)."""
+    what a memory is about. A participant that is also a tag counts once; a fact's decisions are
+    data, not words (the LangGraph store keeps unindexed values there), another record's are words
+    (test_a_decision_is_found_by_its_words)."""
     from memdb.memory.layout import terms_of  # what capture indexes
 
     mem = qdb.owner("ana")
     review = mem.record("review", "Code review of the retry logic", outcome="success", participants=["Bob", "Ana Lee"], ts=at(28))
-    mem.record("roundtable", "Chose the orders platform", outcome="success", ts=at(27), decisions={"rejected": ["kubernetes"]})
+    chose = mem.record("roundtable", "Chose the orders platform", outcome="success", ts=at(27), decisions={"rejected": ["kubernetes"]})
+    mem.record("fact", "the platform", key="ana/platform", decisions={"value": "nomad"}, ts=at(27))
     assert [m.id for m in mem.ask("What did Bob review?")] == [review.id]
-    assert not mem.recall(text="kubernetes").found
+    assert [m.id for m in mem.recall(text="kubernetes")] == [chose.id] and not mem.recall(text="nomad").found
     tf, _ = terms_of({"kind": "review", "summary": "retry", "tags": ["bob"], "participants": ["Bob", "Eve"]})
     assert tf["bob"] == tf["eve"] == tf["retri"]
     assert qdb.check().ok

@@ -274,6 +274,19 @@ def decide_decay(dash: Dashboard, req: Req) -> Response:
     return dash.done(req, f"{action}: {eid}", "/decay")
 
 
+# --- patterns -------------------------------------------------------------------------------------
+
+
+def patterns(dash: Dashboard, req: Req) -> Response:
+    """The owner's pattern library, the latest found first, with the records each rests on."""
+    mem = dash.db.owner(req.owner)
+    kinds = mem.settings.typed_kinds
+    kind = req.arg("kind")
+    if kind and kind not in kinds:
+        raise WebError(400, f"kind {kind!r}: one of the typed kinds ({', '.join(kinds)})")
+    return dash.render("patterns.html", req, patterns=mem.patterns(kind or None), kind=kind, kinds=kinds)
+
+
 # --- timelines ------------------------------------------------------------------------------------
 
 
@@ -398,6 +411,7 @@ ROUTES: list[tuple[str, str, Callable[[Dashboard, Req], Response]]] = [
     ("POST", "/ceremony/decide", decide_ceremony),
     ("GET", "/decay", decay),
     ("POST", "/decay", decide_decay),
+    ("GET", "/patterns", patterns),
     ("GET", "/timelines", timelines),
     ("GET", "/timelines/export", export_timeline),
     ("GET", "/audit", audit),

@@ -84,6 +84,11 @@ def _plant(db: memdb.Database, clock: Clock) -> dict[str, str]:
         ids["archived"] = old.id
         ids["bo_episode"] = bo.record("debug", "Bo's private payroll incident", outcome="failure", ts=NOW - dt.timedelta(days=1)).id
     ana.archive(ids["archived"])
+    # pattern batches, long before the charts' days: ana's sprint pattern found twice, bo's once
+    for owner, n in ((ana, 10), (bo, 5)):
+        for i in range(n):
+            owner.record("sprint", f"Sprint {i} on the billing exports", outcome=("success", "failure")[i % 5 == 4],
+                         tags=["exports"], ts=NOW - dt.timedelta(days=60 - i))  # fmt: skip
     for minutes, tool, result in ((30, "check_webhooks", {"failed": 12}), (20, "rotate_secret", {"rotated": True})):
         clock.now = NOW - dt.timedelta(minutes=minutes)
         ana.record_tool_result(ana.record_tool_call("ops-0701", tool, {"provider": "twilio"}).id, result)

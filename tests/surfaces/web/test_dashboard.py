@@ -328,6 +328,29 @@ def test_audit_and_overview_pages(new_page: Any, site: Site) -> None:
     shot(page, site, "overview")
 
 
+def test_the_pattern_library_shows_the_owner_s_patterns(new_page: Any, site: Site) -> None:
+    """Patterns, the latest found first: ana's sprint pattern, found by two batches, with the
+    records of the latest one; bo's is bo's alone; a kind the database has not is refused."""
+    page = new_page()
+    sign_in(page, ANA_TOKEN)
+    page.goto("/patterns")
+    (article,) = page.locator("article.entry").all()
+    text = article.inner_text()
+    assert "In 5 of the last 5 sprint records tagged exports: 4 success, 1 failure." in text
+    assert "found in 2 batches" in text and "(4 success, 1 failure)" in text
+    shot(page, site, "patterns")
+    article.locator("a").first.click()
+    assert "Sprint 5 on the billing exports" in page.inner_text("main")
+    page.goto("/patterns?kind=debug")
+    assert page.locator("article.entry").count() == 0 and "of kind debug" in page.inner_text("#no-patterns")
+    assert page.goto("/patterns?kind=nonsense").status == 400
+    bo = new_page()
+    sign_in(bo, BO_TOKEN)
+    bo.goto("/patterns")
+    assert bo.locator("article.entry").count() == 1 and "found 2026-07-01" in bo.inner_text("article.entry")
+    assert "batches" not in bo.inner_text("article.entry")  # bo's was found once
+
+
 def test_scheduled_runs_are_shown_with_their_reports(new_page: Any, site: Site) -> None:
     runs = site.scheduler.tick()
     assert sorted(r.job for r in runs) == ["close_idle_sessions", "decay", "maintain", "reflect"]

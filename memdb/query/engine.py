@@ -1045,7 +1045,8 @@ class OwnerQueries:
         more = "at least " if len(found.hot) >= cap else ""
         held = f"{more}{n} memor{'ies match' if n != 1 else 'y matches'}"
         asked = replace(interp, terms=(), words=(), unmatched=())
-        return f" No memory mentions {_quoted(interp.unmatched)}; {held} the rest of the question ({asked})."
+        which = self._elsewhere(q, q.terms)[0]  # "no active memory" where archived one-liners hold a word (their note follows)
+        return f" No {which}memory mentions {_quoted(interp.unmatched)}; {held} the rest of the question ({asked})."
 
     @staticmethod
     def _terms_of_words(interp: Interpretation, words: Iterable[str]) -> tuple[str, ...]:

@@ -130,6 +130,9 @@ def test_an_unmatched_word_held_in_cold_storage_is_said(tmp_path: Path) -> None:
         assert flaky.id in [m.id for m in with_cold] and not with_cold.partial
         r = mem.ask("What was the fix for the rollback?")  # held nowhere: no memory, as before
         assert "Partial: no memory mentions 'rollback'; these match the other words." in r.note and "archived" not in r.note
+        r = mem.ask("Any successful flaky tests?")  # no active memory holds the words; the rest matches one
+        assert not r.found and "No active memory mentions 'flaky', 'tests'; 1 memory matches the rest of the question" in r.note
+        assert "1 archived match" in r.note
 
 
 def test_an_archived_memory_matches_by_its_tags_words_as_a_hot_one_does(tmp_path: Path) -> None:

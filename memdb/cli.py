@@ -424,7 +424,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(data)
         else:
-            print(f"{data['path']}: {data['episodes']} episodes, {len(owners)} owners, {store.get('used_bytes', 0) / 1e6:.1f} MB used")
+            n, k = data["episodes"], len(owners)
+            print(f"{data['path']}: {n} episode{'s' if n != 1 else ''}, {k} owner{'s' if k != 1 else ''}, "
+                  f"{store.get('used_bytes', 0) / 1e6:.1f} MB used; typed kinds {', '.join(data['typed_kinds'])}")  # fmt: skip
             for owner, count in sorted(owners.items()):
                 print(f"  {owner}: {count}")
             print(f"dropped captures (sanitizer failures): {data['dropped_captures']}; scorer: {data['native_scorer']}")

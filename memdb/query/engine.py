@@ -2036,6 +2036,13 @@ _CALENDAR_WORDS = frozenset(
     "january february march april may june july august september october november december "
     "monday tuesday wednesday thursday friday saturday sunday".split()
 )  # capitalised by convention, never the name a question asks about
+# Written in capitals, but kinds of things rather than one thing: "the payments API" asks about
+# the payments, and a memory that says "endpoint" rather than "API" is no padding for it. (Proper
+# acronyms, "AWS", "NASA", "OKR2", stay names: a question about one no memory holds is empty.)
+_COMMON_ACRONYMS = frozenset(
+    """api apis url urls uri http https json xml yaml html css sql db dbs cpu gpu ram ssd os ui ux ci cd pr prs qa sdk
+    cli dns ssl tls vpn id ids faq pdf csv eta asap fyi ai ml llm llms tv usb sms ok""".split()
+)
 
 
 _YES_OR_NO = re.compile(r"\s*(?:did|does|do|has|have|had|was|were|is|are)\b", re.IGNORECASE)
@@ -2096,7 +2103,7 @@ def _name_terms(text: str) -> dict[str, str]:
             # a word of letters alone holds no digit (no character is both), so most skip the scans
             or (not word.isalpha() and any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
         )
-        if named and word.casefold() not in _CALENDAR_WORDS:
+        if named and word.casefold() not in _CALENDAR_WORDS and word.casefold() not in _COMMON_ACRONYMS:
             out.update(dict.fromkeys(_terms_of_word(word), word))
         start = text[m.end() : m.end() + 2].strip()[:1] in _SENTENCE_ENDS
     return out

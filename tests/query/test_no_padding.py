@@ -45,6 +45,7 @@ def team(tmp_path: Path) -> memdb.Memory:
         ("What did Priya say about the deploy?", "Priya"),
         ("Did the Kubernetes migration fail?", "Kubernetes"),
         ("Any news on OKR2 for the deploy?", "OKR2"),
+        ("Did the AWS deploy fail?", "AWS"),
     ],
 )
 def test_a_name_no_memory_holds_empties_the_answer(team: memdb.Memory, question: str, name: str) -> None:
@@ -55,6 +56,16 @@ def test_a_name_no_memory_holds_empties_the_answer(team: memdb.Memory, question:
         assert not r.found and r.memories == [] and r.total == 0
         assert r.interpretation.missing_names == (name,)
         assert f"no memory mentions '{name}'" in r.note and "nothing about other things is offered" in r.note
+
+
+@pytest.mark.parametrize("question", ["Did the deploy API fail?", "any deploy failures in CI?", "What broke the deploy URL?"])
+def test_a_common_acronym_is_a_word_not_a_name(team: memdb.Memory, question: str) -> None:
+    """ "What was the last error from the payments API?" was empty: "API", in capitals, was taken
+    for a name no memory holds. A common acronym ("API", "CI", "URL") names a kind of thing: the
+    answer is labelled partial for it, as for any word no memory holds."""
+    r = team.ask(question, now=NOW)
+    assert r.found and r.partial and r.interpretation.missing_names == ()
+    assert r.memories[0].episode.summary == "Deploy of Project X failed: migration lock"
 
 
 def test_a_known_name_still_answers(team: memdb.Memory) -> None:

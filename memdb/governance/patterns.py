@@ -12,9 +12,9 @@ record or ``Database.extract_patterns()``.
 The patterns are a library, not a log: a batch that finds a pattern the owner already has (of
 its kind and tags, ``same_pattern``) states it again in place, keeping its id and when it was
 first found, counting the batches that found it, and citing the new batch (the text rests on
-those records). Writing each finding anew filled a support agent's library with ninety copies of
-"In 5 of the last 5 escalation records tagged support: 5 failure" in six months, and ``prepare``
-read them all to show the oldest.
+those records). Writing each finding anew filled a support agent's library with a copy of "In 5
+of the last 5 escalation records tagged support: 5 failure" for every fifth escalation (sixty in a
+year of daily ones), and ``prepare`` read them all to show the oldest.
 
 Layout::
 
@@ -237,6 +237,7 @@ class Patterns:
             return 0
         known = {e.id for e in episodes}
         ids: list[str] = []
+        written: list[tuple[list[str], str]] = []  # (tags, text) of this batch's patterns
         discarded = 0
         with self.space.transaction():
             current = self.batches.get((owner, kind, number))
@@ -256,6 +257,10 @@ class Patterns:
                     "tags": tags, "outcomes": dict(Counter(e.outcome for e in cited if e.outcome)),
                     "created": at, "batch": number, "confirmed": None, "seen": 1,
                 }  # fmt: skip
+                if any(sorted(t) == sorted(tags) and same_pattern(text, said) for t, said in written):
+                    discarded += 1  # one batch finds a pattern once (an extractor may say it twice)
+                    continue
+                written.append((tags, text))
                 record = self._held_again(owner, record)
                 self.patterns.set((owner, record["id"]), record)
                 self.by_kind.set((owner, kind, record["id"]), "")

@@ -81,6 +81,24 @@ def test_copies_written_before_the_library_are_folded_when_found_again(pdb: memd
     assert pdb.check().ok
 
 
+def test_an_extractor_that_says_a_pattern_twice_writes_it_once(tmp_path: Path, clock: Clock) -> None:
+    """A model may propose one pattern twice in a batch: it is written (or found again) once, the
+    copy counted as discarded; the same text under other tags is another pattern."""
+
+    class Twice:
+        def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
+            cites = tuple(e.id for e in episodes)
+            return [PatternProposal("Deploys fail when migrations run late", cites, ("deploy",)),
+                    PatternProposal("Deploys fail when migrations run late.", cites[:3], ("deploy",)),
+                    PatternProposal("Deploys fail when migrations run late", cites, ("billing",))]  # fmt: skip
+
+    with memdb.open(tmp_path / "twice", clock=clock, pattern_extractor=Twice()) as db:
+        mem = db.owner("ana")
+        deploys(mem, 10)
+        assert sorted((p.tags, p.seen) for p in mem.patterns()) == [(("billing",), 2), (("deploy",), 2)]
+        assert [b["discarded"] for b in db.patterns.batch_status("ana", "debug")] == [1, 1]
+
+
 def test_the_pattern_library_holds_each_pattern_once_over_a_year(tmp_path: Path) -> None:
     """A support agent's year: escalations that fail daily and tickets whose outcomes vary. Written
     anew at each batch, the library held one copy per batch (seventy-odd of one failure pattern);

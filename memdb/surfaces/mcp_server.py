@@ -1075,7 +1075,8 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("why", "string", f"Why it ended this way. {kept}", max_length=4000),
                 Param("content", "string", f"Longer detail. {kept}", max_length=100_000),
                 Param("decisions", "object", "Decisions as a JSON object, e.g. {\"action\": \"rollback\", \"confidence\": 8}; "
-                      f"at most {DECISIONS_CHARS:,} characters as JSON.", max_length=DECISIONS_CHARS),
+                      "its keys and string values are found by their words, as the text is ('what did we decide about "
+                      f"the rollback?'); at most {DECISIONS_CHARS:,} characters as JSON.", max_length=DECISIONS_CHARS),
                 Param("session", "string", "Session id this belongs to (letters, digits, _.:@/+-).", max_length=128),
                 Param("artifact", "string", "A link or path to what was produced.", max_length=2000),
                 Param("participants", "array", "Who took part.", max_length=64),

@@ -553,6 +553,7 @@ class OwnerQueries:
             # question word alone asks of everything: "which decisions did we make this month?")
             acts = [t for t, w in pairs.items() if t in _ACT_TERMS and w.lower() not in dropped]
             kept = {t: pairs[t] for t in acts if t not in self._unheld(acts)}
+        kept = self._singular_where_held(kept, question)  # "Any SEV1s last week?" of memories tagged "sev1"
         terms = tuple(kept)
         # A named tag filters when nothing but structure is asked ("what happened with Project
         # X?", "debug failures on deploy"). With other words left, memories with the tag or with
@@ -594,6 +595,23 @@ class OwnerQueries:
             order=order,
             count=count,
         )
+
+    def _singular_where_held(self, kept: dict[str, str], question: str) -> dict[str, str]:
+        """``kept`` with each plural term no memory holds made singular where a memory holds the
+        singular: an identifier's ("SEV1s", "P0s") or an acronym's ("PRs", "SLOs"), which the
+        stemmer leaves alone. "SEV1s" was the term "sev1s", taken for a name no memory holds, and
+        the question about the owner's SEV1 incidents was answered with nothing. The word stays as
+        written; other words are the stemmer's ("des", a typo of "does", is not "de")."""
+        acronyms = {m.group().lower() for m in _ACRONYM_PLURAL.finditer(question)} if "s" in question else set()
+        plural = [
+            t for t, w in kept.items()
+            if len(t) > 2 and t[-1] == "s" and t[-2] != "s" and (any(c.isdigit() for c in t) or w in acronyms)
+        ]  # fmt: skip
+        unheld = set(self._unheld(plural)) if plural else set()
+        if not unheld:
+            return kept
+        held = {t[:-1] for t in unheld} - set(self._unheld([t[:-1] for t in unheld]))
+        return {(t[:-1] if t in unheld and t[:-1] in held else t): w for t, w in kept.items()}
 
     def _without_own_name(self, kept: dict[str, str], question: str) -> dict[str, str]:
         """``kept`` without the owner's own name where the question writes it as a name and no
@@ -2045,6 +2063,7 @@ _COMMON_ACRONYMS = frozenset(
 )
 
 
+_ACRONYM_PLURAL = re.compile(r"\b[A-Z][A-Z0-9]+s\b")  # "PRs", "SLOs", "SEV1s": an acronym's plural, as written
 _YES_OR_NO = re.compile(r"\s*(?:did|does|do|has|have|had|was|were|is|are)\b", re.IGNORECASE)
 
 

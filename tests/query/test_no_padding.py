@@ -68,6 +68,23 @@ def test_a_common_acronym_is_a_word_not_a_name(team: memdb.Memory, question: str
     assert r.memories[0].episode.summary == "Deploy of Project X failed: migration lock"
 
 
+def test_an_identifier_s_plural_is_its_singular_where_a_memory_holds_that(tmp_path: Path) -> None:
+    """ "Any SEV1s last week?" was empty, "no memory mentions 'SEV1s'": the stemmer leaves words
+    with digits (and short acronyms) alone, so the plural was a name no memory holds. Where a
+    memory holds the singular, the question asks of it; the word is shown as written."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("oncall")
+        sev1 = mem.record("debug", "SEV1: checkout down for 12 minutes", outcome="failure", tags=["sev1"], ts=NOW - dt.timedelta(days=9))
+        pr = mem.record("review", "Reviewed the PR for the pool size", outcome="success", ts=NOW - dt.timedelta(days=2))
+        r = mem.ask("Any SEV1s this week?", now=NOW)
+        assert not r.found and r.interpretation.missing_names == () and r.interpretation.words == ("sev1s",)
+        assert "1 earlier (latest 2026-06-22)" in r.note
+        assert [m.id for m in mem.ask("Any SEV1s?", now=NOW)] == [sev1.id]
+        assert [m.id for m in mem.ask("Which PRs did we review?", now=NOW)] == [pr.id]
+        assert not mem.ask("Any SEV2s?", now=NOW).found  # no memory holds "sev2": a name, as before
+        assert mem.ask("Any SEV2s?", now=NOW).interpretation.missing_names == ("SEV2s",)
+
+
 def test_a_known_name_still_answers(team: memdb.Memory) -> None:
     r = team.ask("What did Dana ask about?", now=NOW)
     assert r.found and not r.partial and r.memories[0].episode.summary.startswith("Dana asked")

@@ -1040,7 +1040,7 @@ class OwnerQueries:
         in cold storage: what it counts is read now (in the query's snapshot), the sentence is
         formatted when first read (``_nothing_note``)."""
         outside = None
-        if q.lo is not None and (q.tags or q.any_tags or q.kind or q.outcome or q.session or q.terms):
+        if q.lo is not None:  # "what did we talk about last week?": where the nearest memories are
             outside = self._outside(q)
         return partial(_nothing_note, interp, outside, self._archived_note(q) + self._superseded_note(q) + self._rest_note(interp, q))
 
@@ -1924,6 +1924,8 @@ def _nothing_note(interp: Interpretation, outside: tuple[int, int | None, int, b
     label = "in that window"
     if interp.window:
         label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
+    if str(_without_window(interp)).startswith("everything"):  # the window is all that was asked: say it whole
+        return f"Nothing found for {interp}; {' and '.join(bits)}." + cold
     return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}." + cold
 
 

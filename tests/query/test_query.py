@@ -581,15 +581,29 @@ def test_a_window_open_on_one_side_is_named_by_its_bound(team: memdb.Memory) -> 
     since = team.recall(since=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
     assert str(since.interpretation).startswith("window since 2026-01-01")
     before = team.recall(until=dt.datetime(2020, 1, 1, 12, 30, tzinfo=dt.UTC))
-    assert before.note == "Nothing found for window before 2020-01-01 12:30 UTC."
+    assert before.note == "Nothing found for window before 2020-01-01 12:30 UTC; 6 later."  # where the memories are
+
+
+def test_an_empty_window_says_where_the_nearest_memories_are(qdb: memdb.Database) -> None:
+    """ "What did we talk about last week?" of a chat owner who was away that week said only
+    "Nothing found": an empty window with nothing else asked says, as a filtered one does, how
+    many memories lie before and after it and when the latest before was."""
+    mem = qdb.owner("sam")
+    for day in (10, 12, 29):
+        mem.record("exchange", f"chat on June {day}", ts=at(day, 20))
+    r = mem.ask("What did we talk about last week?", now=at(30, 9))  # June 22-28
+    assert r.note == (
+        "Nothing found for window last week (2026-06-22 to 2026-06-28), recorded or told of; 2 earlier (latest 2026-06-12) and 1 later."
+    )
 
 
 def test_windows_at_the_edges_of_the_calendar(team: memdb.Memory) -> None:
     far = dt.timezone(dt.timedelta(hours=14))
     assert (
-        team.recall(since=dt.datetime(9999, 12, 31, 23, 59, tzinfo=dt.UTC)).note == "Nothing found for window since 9999-12-31 23:59 UTC."
+        team.recall(since=dt.datetime(9999, 12, 31, 23, 59, tzinfo=dt.UTC)).note
+        == "Nothing found for window since 9999-12-31 23:59 UTC; 6 earlier (latest 2026-06-30)."
     )
-    assert team.recall(until=dt.datetime(1, 1, 2, tzinfo=dt.UTC)).note == "Nothing found for window before 0001-01-02."
+    assert team.recall(until=dt.datetime(1, 1, 2, tzinfo=dt.UTC)).note == "Nothing found for window before 0001-01-02; 6 later."
     with pytest.raises(ValidationError, match="since '0001-01-01T00:00:00\\+14:00': outside the years 1-9999 once in UTC"):
         team.recall(since=dt.datetime(1, 1, 1, tzinfo=far))
 

@@ -20,6 +20,7 @@ from starlette.responses import RedirectResponse, Response
 from memdb.errors import NotFoundError, ValidationError
 from memdb.governance.knowledge import Entry
 from memdb.memory.models import Episode
+from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.surfaces.web import chart
 from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, SIGNIN_COOKIE, Dashboard, Req, WebError, owner_of_token
@@ -34,11 +35,11 @@ CHART_DAYS = 14
 
 def _no_episode(eid: str) -> WebError:
     # one wording for unknown ids, malformed ones and other owners' (tests/surfaces/web/test_dashboard.py)
-    return WebError(404, f"episode {eid!r}: no such episode")
+    return WebError(404, f"episode {shown(eid)}: no such episode")
 
 
 def _no_entry(eid: str) -> WebError:
-    return WebError(404, f"entry {eid!r}: no such knowledge entry")
+    return WebError(404, f"entry {shown(eid)}: no such knowledge entry")
 
 
 # --- overview -------------------------------------------------------------------------------------
@@ -148,7 +149,7 @@ def feedback(dash: Dashboard, req: Req) -> Response:
     try:
         value = float(req.field("value"))
     except ValueError:
-        raise WebError(400, f"feedback {req.field('value')!r}: a number from -1 to 1") from None
+        raise WebError(400, f"feedback {shown(req.field('value'))}: a number from -1 to 1") from None
     mem = dash.db.owner(req.owner)
     if eid not in mem:
         raise _no_episode(eid)
@@ -185,7 +186,7 @@ def review(dash: Dashboard, req: Req) -> Response:
 def decide_review(dash: Dashboard, req: Req) -> Response:
     ids, action = req.form.get("id", []), req.field("action")
     if action not in ("approve", "reject"):
-        raise WebError(400, f"action {action!r}: approve or reject")
+        raise WebError(400, f"action {shown(action)}: approve or reject")
     if not ids:
         raise WebError(400, "no entry chosen: tick at least one lesson (nothing was changed)")
     allowed = set(dash.reviews(req.owner))
@@ -213,7 +214,7 @@ def _team(dash: Dashboard, req: Req, given: str) -> tuple[str, list[str]]:
         raise WebError(404, f"owner {req.owner!r}: in no team, so at no ceremony (configure teams)")
     team = given or teams[0]
     if team not in teams:
-        raise WebError(404, f"team {team!r}: not one of your teams ({', '.join(teams)})")
+        raise WebError(404, f"team {shown(team)}: not one of your teams ({', '.join(teams)})")
     return team, teams
 
 
@@ -260,7 +261,7 @@ def decay(dash: Dashboard, req: Req) -> Response:
 def decide_decay(dash: Dashboard, req: Req) -> Response:
     eid, action = req.field("entry"), req.field("action")
     if action not in ("keep", "quarantine", "restore"):
-        raise WebError(400, f"action {action!r}: keep, quarantine or restore")
+        raise WebError(400, f"action {shown(action)}: keep, quarantine or restore")
     try:
         entry = dash.db.entry(eid)
     except NotFoundError:
@@ -283,7 +284,7 @@ def patterns(dash: Dashboard, req: Req) -> Response:
     kinds = mem.settings.typed_kinds
     kind = req.arg("kind")
     if kind and kind not in kinds:
-        raise WebError(400, f"kind {kind!r}: one of the typed kinds ({', '.join(kinds)})")
+        raise WebError(400, f"kind {shown(kind)}: one of the typed kinds ({', '.join(kinds)})")
     return dash.render("patterns.html", req, patterns=mem.patterns(kind or None), kind=kind, kinds=kinds)
 
 

@@ -344,6 +344,8 @@ def test_the_pattern_library_shows_the_owner_s_patterns(new_page: Any, site: Sit
     page.goto("/patterns?kind=debug")
     assert page.locator("article.entry").count() == 0 and "of kind debug" in page.inner_text("#no-patterns")
     assert page.goto("/patterns?kind=nonsense").status == 400
+    refused = page.goto("/patterns?kind=ana%40example.com")  # a refusal names the value sanitized
+    assert refused.status == 400 and "kind '<EMAIL_1>'" in page.inner_text("main") and "ana@example.com" not in page.content()
     bo = new_page()
     sign_in(bo, BO_TOKEN)
     bo.goto("/patterns")

@@ -21,7 +21,7 @@ from memdb.memory.episodes import Episodes
 from memdb.memory.ids import check_id, ts_micros
 from memdb.memory.models import utc
 from memdb.memory.sanitize import shown
-from memdb.memory.text import normalize_tag
+from memdb.memory.text import normalize_tags
 
 __all__ = ["Erasure", "ErasureReport"]
 
@@ -85,7 +85,7 @@ class Erasure:
             raise ValidationError(f"erase reason {shown(reason)}: say why (it is kept in the audit trail)")
         if ids is not None and (isinstance(ids, (bytes, Mapping)) or not isinstance(ids, Iterable | str)):
             raise ValidationError(f"erase ids {shown(ids)}: give an episode id or a list of them")
-        wanted = _tag_list(tags)
+        wanted = list(normalize_tags(tags, "erase tags"))
         if wanted and everything:
             raise ValidationError(f"erase: tags {shown(wanted)} and everything=True: give one (everything erases every tag)")
         if ids is None and since is None and until is None and not everything and not wanted:
@@ -188,12 +188,3 @@ class Erasure:
             if cold is not None and any(c in targets for c in self.cold.unpack(owner, cold).get("cites") or ()):
                 found.append(sid)
         return found
-
-
-def _tag_list(tags: Iterable[str]) -> list[str]:
-    """``erase``'s tags, normalised ("Acme Corp" is "acme-corp"); ValidationError naming a bad one."""
-    if isinstance(tags, str):
-        tags = [tags]
-    if isinstance(tags, (bytes, Mapping)) or not isinstance(tags, Iterable):
-        raise ValidationError(f"erase tags {shown(tags)}: give a tag or a list of them")
-    return list(dict.fromkeys(normalize_tag(t) for t in tags))

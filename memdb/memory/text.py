@@ -27,6 +27,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 import Stemmer
@@ -42,6 +43,7 @@ __all__ = [
     "MAX_TERM_CHARS",
     "STOPWORDS",
     "normalize_tag",
+    "normalize_tags",
     "stem",
     "term_counts",
     "terms_and_words",
@@ -245,6 +247,17 @@ def term_counts(text: str) -> dict[str, int]:
     return Counter(filter(None, map(_term, _words(text))))
 
 
+def normalize_tags(values: Iterable[str], what: str = "tags") -> tuple[str, ...]:
+    """A list of tags normalised (``normalize_tag``), each once, in the order given; one string
+    is one tag. ValidationError names ``what`` when it is no list of strings (bytes, a mapping, a
+    number) and names a bad tag as ``normalize_tag`` does."""
+    if isinstance(values, str):
+        values = [values]
+    elif isinstance(values, (bytes, Mapping)) or not isinstance(values, Iterable):
+        raise ValidationError(f"{what} {shown(values)}: expected a list of strings")
+    return tuple(dict.fromkeys(_normal_tag(t) if isinstance(t, str) else normalize_tag(t) for t in values))
+
+
 def normalize_tag(tag: str) -> str:
     """The canonical form of a tag, so "Project X", "project_x" and "PROJECT.X" are one tag.
 
@@ -273,3 +286,10 @@ def clip(text: str, limit: int) -> str:
     """``text`` on one line (white space folded), cut to ``limit`` characters with an ellipsis."""
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _normal_tag(tag: str) -> str:
+    """``normalize_tag(tag)``, remembered (a bad tag raises each time: errors are not kept), since
+    an agent's queries reuse a few tags."""
+    return normalize_tag(tag)

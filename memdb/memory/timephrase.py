@@ -655,9 +655,9 @@ def told_windows(
         region = text[lo:hi]
         ahead: dict[tuple[int, int], TimeWindow] | None = None  # the phrases placed ahead, read when one is asked for
         for window, (start, end) in _scan_windows(region, cal, with_unclear=True):
-            direction = _told_direction(text, lo + start, lo + end, window is not None)
-            if window is not None and _QUESTION_ONLY.search(region, start, end):
+            if _QUESTION_ONLY.search(region, start, end):
                 continue
+            direction = _told_direction(text, lo + start, lo + end, window is not None)
             if direction == "past" and window is not None:
                 # a rolling window ("the past week") ends just after now, as it holds now
                 if window.start == OPEN_START or window.end > cal.now + US:
@@ -1495,6 +1495,8 @@ def _ahead(m: re.Match[str], cal: _Calendar) -> tuple[dt.datetime, dt.datetime] 
     n, unit = _count(g("u_n")), _unit(g("u_u"))
     if unit in ("minute", "hour") or not cal.ahead:  # in a question, "what changed in 3 days?" asks of a span
         return None
+    if unit == "fortnight":  # no calendar has fortnights: the week two weeks on
+        n, unit = 2 * n, "week"
     return _calendar_unit(cal, unit, -n)
 
 

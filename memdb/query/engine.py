@@ -75,7 +75,7 @@ from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
-from memdb.memory.text import STOPWORDS, normalize_tag, stem, terms_and_words, tokenize
+from memdb.memory.text import STOPWORDS, normalize_tag, normalize_tags, stem, terms_and_words, tokenize
 from memdb.memory.timephrase import (
     OPEN_END,
     OPEN_START,
@@ -740,7 +740,7 @@ class OwnerQueries:
             unmatched = tuple(w for t, w in terms.items() if not self._layout.doc_freq.get((self.name, t), 0))
         interp = Interpretation(
             window=_window(since, until),
-            tags=tuple(normalize_tag(t) for t in _as_list(tags, "tags")),
+            tags=_tags_of(tags, "tags"),
             terms=tuple(terms),
             words=tuple(terms.values()),
             kind=self._check_kind(kind),
@@ -1924,9 +1924,10 @@ def _nothing_note(interp: Interpretation, outside: tuple[int, int | None, int, b
     label = "in that window"
     if interp.window:
         label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
-    if str(_without_window(interp)).startswith("everything"):  # the window is all that was asked: say it whole
+    rest = str(_without_window(interp))
+    if rest.startswith("everything"):  # the window is all that was asked: say it whole
         return f"Nothing found for {interp}; {' and '.join(bits)}." + cold
-    return f"Nothing {label} for {_without_window(interp)}; {' and '.join(bits)}." + cold
+    return f"Nothing {label} for {rest}; {' and '.join(bits)}." + cold
 
 
 def _note_and(note: Callable[[], str], more: str) -> str:
@@ -2014,16 +2015,7 @@ def _tag_form(phrase: str) -> str | None:
 
 def _tags_of(values: Iterable[str], name: str) -> tuple[str, ...]:
     """A tag filter's tags, normalised, each once, in the order given."""
-    if values == ():
-        return ()
-    return tuple(dict.fromkeys(_normal_tag(t) if isinstance(t, str) else normalize_tag(t) for t in _as_list(values, name)))
-
-
-@lru_cache(maxsize=1 << 14)
-def _normal_tag(tag: str) -> str:
-    """``normalize_tag(tag)``, remembered (a bad tag raises each time: errors are not kept),
-    since an agent's recalls reuse a few tags."""
-    return normalize_tag(tag)
+    return () if values == () else normalize_tags(values, name)
 
 
 def _remembered(memo: dict[Any, Any], key: tuple[Any, ...], read: Callable[[], bool]) -> bool:
@@ -2052,15 +2044,15 @@ def _terms_of_word(word: str) -> tuple[str, ...]:
 
 _NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")
 _SENTENCE_ENDS = frozenset(".?!")
-_CALENDAR_WORDS = frozenset(
-    "january february march april may june july august september october november december "
-    "monday tuesday wednesday thursday friday saturday sunday".split()
-)  # capitalised by convention, never the name a question asks about
-# Written in capitals, but kinds of things rather than one thing: "the payments API" asks about
-# the payments, and a memory that says "endpoint" rather than "API" is no padding for it. (Proper
-# acronyms, "AWS", "NASA", "OKR2", stay names: a question about one no memory holds is empty.)
-_COMMON_ACRONYMS = frozenset(
-    """api apis url urls uri http https json xml yaml html css sql db dbs cpu gpu ram ssd os ui ux ci cd pr prs qa sdk
+# Words written capitalised that are never the name a question asks about: the months and days,
+# capitalised by convention, and acronyms that name kinds of things rather than one thing ("the
+# payments API" asks about the payments, and a memory that says "endpoint" rather than "API" is
+# no padding for it; proper acronyms, "AWS", "NASA", "OKR2", stay names: a question about one no
+# memory holds is empty)
+_NO_NAMES = frozenset(
+    """january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday
+    api apis url urls uri http https json xml yaml html css sql db dbs cpu gpu ram ssd os ui ux ci cd pr prs qa sdk
     cli dns ssl tls vpn id ids faq pdf csv eta asap fyi ai ml llm llms tv usb sms ok""".split()
 )
 
@@ -2124,7 +2116,7 @@ def _name_terms(text: str) -> dict[str, str]:
             # a word of letters alone holds no digit (no character is both), so most skip the scans
             or (not word.isalpha() and any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
         )
-        if named and word.casefold() not in _CALENDAR_WORDS and word.casefold() not in _COMMON_ACRONYMS:
+        if named and word.casefold() not in _NO_NAMES:
             out.update(dict.fromkeys(_terms_of_word(word), word))
         start = text[m.end() : m.end() + 2].strip()[:1] in _SENTENCE_ENDS
     return out
@@ -2132,12 +2124,3 @@ def _name_terms(text: str) -> dict[str, str]:
 
 def _quoted(words: Iterable[str]) -> str:
     return ", ".join(f"'{w}'" for w in words)
-
-
-def _as_list(values: Iterable[str], name: str) -> list[str]:
-    if isinstance(values, str):
-        return [values]
-    try:
-        return list(values)
-    except TypeError:
-        raise ValidationError(f"{name} {shown(values)}: expected a list of strings") from None

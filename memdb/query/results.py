@@ -239,15 +239,15 @@ class RecallResult:
         unmatched = self.interpretation.unmatched
         said = f"; partial: these do not mention {', '.join(repr(w) for w in unmatched)}" if unmatched else ""
         out = _fit(f"Recent memories ({self.interpretation}{said}):", max_chars)
-        groups = alike_lines(ordered)
-        for i, (text, n) in enumerate(groups):
+        rest = len(ordered)  # memories, not lines, are counted
+        for text, n in alike_lines(ordered):
             line = "\n" + text
-            rest = sum(m for _, m in groups[i:])  # memories, not lines, are counted
             more = f"\n(+{rest} more not shown)"
             if len(out) + len(line) <= max_chars and (
                 rest == n or len(out) + len(line) + len(f"\n(+{rest - n} more not shown)") <= max_chars
             ):
                 out += line
+                rest -= n
                 continue
             room = max_chars - len(out)
             marker = " …[cut]"
@@ -266,13 +266,14 @@ def alike_lines(hits: Sequence[Hit]) -> list[tuple[str, int]]:
     2026-07-01, 2026-06-22)", with how many memories each line stands for. A daily routine or a
     failure that recurs filled a prompt's budget with one line again and again; said once, with
     every date, it tells the same and leaves room for the rest."""
-    lines: dict[str, list[Hit]] = {}
+    lines: dict[str, tuple[str, list[Hit]]] = {}  # the line without its date -> (the first line, its hits)
     for hit in hits:
-        lines.setdefault(_DATE.sub("", hit.line(), count=1), []).append(hit)
+        line = hit.line()
+        lines.setdefault(_DATE.sub("", line, count=1), (line, []))[1].append(hit)
     out: list[tuple[str, int]] = []
-    for same in lines.values():
+    for line, same in lines.values():
         also = ", ".join(f"{h.episode.ts:%Y-%m-%d}" for h in same[1:])
-        out.append((same[0].line() + (f" (also on {also})" if also else ""), len(same)))
+        out.append((line + (f" (also on {also})" if also else ""), len(same)))
     return out
 
 

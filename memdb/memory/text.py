@@ -44,6 +44,7 @@ __all__ = [
     "STOPWORDS",
     "normalize_tag",
     "normalize_tags",
+    "split_words",
     "stem",
     "term_counts",
     "terms_and_words",
@@ -192,7 +193,8 @@ _OPTIONAL_MARKS: Final = {
 }
 
 
-def _words(text: str) -> list[str]:
+def split_words(text: str) -> list[str]:
+    """The folded words of ``text`` in order, stopwords kept: what its terms are made of."""
     if "<" in text:
         text = PLACEHOLDER.sub(" ", text)
     if text.isascii():  # NFKC leaves ASCII as it is, and casefold is lower there
@@ -228,14 +230,14 @@ def _bigrams(words: list[str]) -> list[str]:
 
 def tokenize(text: str) -> list[str]:
     """The index terms of ``text`` in order, with repeats (see the module docstring for the rules)."""
-    return list(filter(None, map(_term, _words(text))))
+    return list(filter(None, map(_term, split_words(text))))
 
 
 def terms_and_words(text: str) -> dict[str, str]:
     """Each distinct term of ``text`` with the first word it came from (to show people words,
     not stems)."""
     out: dict[str, str] = {}
-    for word in _words(text):
+    for word in split_words(text):
         term = _term(word)
         if term:
             out.setdefault(term, word)
@@ -244,7 +246,7 @@ def terms_and_words(text: str) -> dict[str, str]:
 
 def term_counts(text: str) -> dict[str, int]:
     """Term frequencies of ``text`` (the tf of BM25), in order of first appearance."""
-    return Counter(filter(None, map(_term, _words(text))))
+    return Counter(filter(None, map(_term, split_words(text))))
 
 
 def normalize_tags(values: Iterable[str], what: str = "tags") -> tuple[str, ...]:

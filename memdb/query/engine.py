@@ -75,7 +75,7 @@ from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
-from memdb.memory.text import STOPWORDS, normalize_tag, normalize_tags, stem, terms_and_words, tokenize
+from memdb.memory.text import STOPWORDS, normalize_tag, normalize_tags, split_words, stem, terms_and_words, tokenize
 from memdb.memory.timephrase import (
     OPEN_END,
     OPEN_START,
@@ -531,7 +531,7 @@ class OwnerQueries:
             outcome = how = negated = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
-        named = {w: k for w in pairs.values() if (k := _kind_named(w, kinds)) is not None and self._keeps_kind(k)}
+        named = {w: k for w, k in _kinds_named(rest, kinds).items() if self._keeps_kind(k)}
         kind = next(iter(named.values()), None)  # "any escalations this week?" of kind "escalation"
         if kind is None and not _KIND_WORDS.keys().isdisjoint(pairs.values()):
             kind = _kind_asked(written, self._keeps_kind)  # "what tools did I use yesterday?"
@@ -2061,12 +2061,31 @@ _ACRONYM_PLURAL = re.compile(r"\b[A-Z][A-Z0-9]+s\b")  # "PRs", "SLOs", "SEV1s": 
 _YES_OR_NO = re.compile(r"\s*(?:did|does|do|has|have|had|was|were|is|are)\b", re.IGNORECASE)
 
 
-def _kind_named(word: str, kinds: Iterable[str]) -> str | None:
-    """The typed kind a folded word names, as written or as its plural ("tickets", "escalations",
-    "retries" of kinds "ticket", "escalation", "retry"), or None. A plural only: "reviewed" or
+def _kinds_named(text: str, kinds: Iterable[str]) -> dict[str, str]:
+    """Each folded word of ``text`` that names a typed kind -> the kind: a word, or two words
+    side by side, written as the kind or its plural ("tickets", "retries"; "code reviews" and
+    "code-review" of kind ``code_review``, "follow-ups" of ``followup``: the tokenizer splits
+    on "_" and "-", so a kind of two words was never named). A plural only: "reviewed" or
     "debugging" may be what a memory says, not which kind it is."""
-    for kind in kinds:
-        if word == kind or word in (kind + "s", kind + "es") or (kind.endswith("y") and word == kind[:-1] + "ies"):
+    by_name = {kind.replace("_", ""): kind for kind in kinds}
+    words = split_words(text)
+    out: dict[str, str] = {}
+    for i, word in enumerate(words):
+        kind = _kind_named(word, by_name)
+        if kind is None and i + 1 < len(words):
+            kind = _kind_named(word + words[i + 1], by_name)
+            if kind is not None:
+                out[words[i + 1]] = kind
+        if kind is not None:
+            out[word] = kind
+    return out
+
+
+def _kind_named(word: str, by_name: Mapping[str, str]) -> str | None:
+    """The kind a folded word names, as written or as its plural, from kinds by their names
+    without "_"; or None."""
+    for name, kind in by_name.items():
+        if word == name or word in (name + "s", name + "es") or (name.endswith("y") and word == name[:-1] + "ies"):
             return kind
     return None
 

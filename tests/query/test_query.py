@@ -811,6 +811,27 @@ def test_a_typed_kind_named_in_the_plural(qdb: memdb.Database) -> None:
     assert mem.ask("What was escalated?").interpretation.kind is None  # a word a memory may hold
 
 
+def test_a_typed_kind_of_two_words_is_named(qdb: memdb.Database) -> None:
+    """ "follow-ups about SSO" of a sales agent with kind "followup" searched "follow", "ups" and
+    "sso", and said no memory mentions "ups"; a kind "code_review" could never be named at all,
+    as the tokenizer splits on "_". Two words side by side, written as a kind with or without a
+    separator, or as its plural, name it as one word does."""
+    qdb.configure(typed_kinds=("followup", "code_review"))
+    mem = qdb.owner("sdr")
+    follow = mem.record("followup", "Sent a follow-up to Globex about SSO", outcome="success", ts=at(29))
+    review = mem.record("code_review", "Reviewed the SSO patch", outcome="partial", ts=at(30))
+    for question, kind, words, ids in (
+        ("follow-ups about SSO", "followup", ("sso",), [follow.id]),
+        ("Any follow ups this week?", "followup", (), [follow.id]),
+        ("code reviews about SSO", "code_review", ("sso",), [review.id]),
+        ("partial code_review this week", "code_review", (), [review.id]),
+    ):
+        r = mem.ask(question)
+        assert (r.interpretation.kind, r.interpretation.words, [m.id for m in r]) == (kind, words, ids), question
+    r = mem.ask("review the code of the SSO patch")  # not side by side: words
+    assert r.interpretation.kind is None and "code" in r.interpretation.words
+
+
 def test_an_empty_answer_with_an_outcome_tells_what_went_otherwise(team: memdb.Memory) -> None:
     """ "What went wrong with the billing webhooks?" found no failure and said only that: the
     attempt went partly. An empty answer asked of one outcome tells how many matching attempts

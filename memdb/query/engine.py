@@ -129,6 +129,14 @@ _ORDER_ASKED = re.compile(
     r"(?:\s+(?P<n>\d{1,2}|two|three|four|five|six|seven|eight|nine|ten))?\s+(?=(?P<noun>[^\W\d_]+))",
     re.IGNORECASE,
 )
+# "When did we last deploy?", "what version did Ana Lee first ship?": the newest (oldest) one;
+# the subject, a pronoun or a name, stays (the answer may be about it). A question word first
+# ("did the call last long?" asks of lasting), and no other subject: "what did John volunteer at
+# last weekend?" is a time phrase
+_DONE_WHEN = re.compile(
+    r"\b(?i:when|what|where|which|who|how)(?:\s+[\w'-]+)??\s+(?i:did|do|does|have|has|had)\s+"
+    r"(?:[Ii]|we|you|he|she|they|[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})\s+(?P<which>last|first)\s+(?=[^\W\d_]{2,})"
+)
 _OLDEST = frozenset("first earliest oldest".split())
 _ORDER_WORDS = ("last", "latest", "recent", "newest", "first", "earliest", "oldest", "order")
 # "in chronological order", "oldest first": every match in time order ("reverse chronological
@@ -996,6 +1004,9 @@ class OwnerQueries:
         """The ``keep`` newest (oldest) matches of ``q`` with an outcome and every word of it, in
         that order ("the last three deploys"), or None when more than ``_ORDERED_READ`` match or
         none is such a memory. Read in the query's snapshot."""
+        if q.boost_tags:  # "the last time we called Globex" is a memory of Globex's, never another's call
+            held = tuple(t for t in q.terms if t not in self._unheld(q.terms))  # "talk to Initech": Initech's
+            q = replace(q, any_tags=q.boost_tags, boost_tags=(), rank_terms=(), terms=held, terms_required=bool(held))
         found = self._matches(q, cap=_ORDERED_READ + 1)
         if q.told:
             found = self._with_told(q, found)
@@ -1865,6 +1876,9 @@ def _order_asked(text: str) -> tuple[str, int | None, str]:
         order = "newest" if whole.group("rev") or (whole.group(0).lower().endswith("first") and not whole.group("old")) else "oldest"
         return order, None, text[: whole.start()] + text[whole.end() :]
     asked = _ORDER_ASKED.search(text)
+    if asked is None and (done := _DONE_WHEN.search(text)) is not None:
+        order = "oldest" if done.group("which").lower() in _OLDEST else "newest"
+        return order, 1, text[: done.start("which")] + text[done.end("which") :]
     noun = asked.group("noun").lower() if asked is not None else ""
     if asked is None or noun in STOPWORDS or noun in _NOT_ORDERED:
         return "", None, text

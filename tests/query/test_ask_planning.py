@@ -87,6 +87,36 @@ def test_the_last_and_the_first_are_the_newest_and_the_oldest(team: memdb.Memory
     assert "three" not in str(team.ask("How did the last three deploys go?").interpretation)  # a count, not a word
 
 
+def test_when_did_we_last_asks_for_the_newest_of_what_the_question_names(qdb: memdb.Database) -> None:
+    """ "When did we last call Acme?" ranked every call with Acme's by score, the newest third;
+    "did we last/first <verb>" asks for the newest (oldest) one, as "the last call" does. And a
+    named tag beside the words (memories with the tag or the words match, the tag ranks) holds
+    for the order too: "the last time we called Globex" was the newest call of anyone's, and
+    "when did we last talk to Initech?" (no memory says "talk") is Initech's newest memory."""
+    qdb.configure(typed_kinds=("call", "demo"))
+    mem = qdb.owner("sdr")
+    first = mem.record("call", "Call with Sarah at Acme", outcome="success", tags=["acme"], ts=at(2))
+    mem.record("call", "Call with Sarah at Acme: pricing", outcome="failure", tags=["acme"], ts=at(9))
+    newest = mem.record("call", "Call with Sarah at Acme", outcome="partial", tags=["acme"], ts=at(12))
+    mem.record("demo", "Demo for Acme: pricing questions, the call went long", outcome="success", tags=["acme"], ts=at(20))
+    globex = mem.record("call", "Called Hank at Globex", outcome="success", tags=["globex"], ts=at(14))
+    mem.record("call", "Called Bill at Initech", outcome="success", tags=["initech"], ts=at(18))
+    initech = mem.record("demo", "Demo for Initech", outcome="success", tags=["initech"], ts=at(19))
+    for question, order, ids in (
+        ("When did we last call Acme?", "newest", [newest.id]),
+        ("When did we first call Acme?", "oldest", [first.id]),
+        ("When did Sarah last mention pricing?", "newest", None),  # a name of more words than one: below
+        ("When was the last time we called Globex?", "newest", [globex.id]),
+        ("When did we last talk to Initech?", "newest", [initech.id]),
+    ):
+        r = mem.ask(question)
+        assert (r.interpretation.order, r.interpretation.count) == (order, 1), question
+        assert ids is None or [m.id for m in r] == ids, question
+    assert "last" not in mem.ask("When did Sarah Jane Smith last call?").interpretation.words
+    assert mem.ask("Did the call last long?").interpretation.order == ""  # a verb: a question word comes first
+    assert mem.ask("What version did we first ship?").interpretation.order == "oldest"
+
+
 def test_in_chronological_order_puts_every_match_in_time_order(team: memdb.Memory) -> None:
     """ "Everything about the deploys in chronological order" searched "chronological" (a partial
     answer, ranked); "oldest first", "newest first" and "reverse chronological order" alike."""

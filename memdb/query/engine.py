@@ -561,6 +561,11 @@ class OwnerQueries:
             # question word alone asks of everything: "which decisions did we make this month?")
             acts = [t for t, w in pairs.items() if t in _ACT_TERMS and w.lower() not in dropped]
             kept = {t: pairs[t] for t in acts if t not in self._unheld(acts)}
+        elif not kept and len(tags) == 1 and not (window or kind or outcome or anchor or order) and len(split_words(tags[0])) == 1:
+            # "What did we learn about pgbouncer?" asks of the memories that name it, tagged or not
+            # (the tagged rank first); a tag of several words ("project-x") filters, as memories
+            # saying "project" are not about Project X
+            kept = dict.fromkeys(_terms_of_word(tags[0]), tags[0])
         kept = self._singular_where_held(kept, question)  # "Any SEV1s last week?" of memories tagged "sev1"
         terms = tuple(kept)
         # A named tag filters when nothing but structure is asked ("what happened with Project

@@ -642,21 +642,22 @@ def test_tags_no_memory_has_together_are_asked_about_one_by_one(team: memdb.Memo
     ("question", "outcome", "words"),
     [
         ("What went wrong with the deploy?", "failure", ()),  # "wrong" asks for failures
-        ("What's new with billing?", None, ()),
+        # "billing" is a tag: asked alone, memories naming it match too (the tagged rank first)
+        ("What's new with billing?", None, ("billing",)),
         ("Who mentioned the webhook?", None, ("webhook",)),
-        ("What did we decide about billing?", None, ()),  # "decide" matched any decision about anything
+        ("What did we decide about billing?", None, ("billing",)),  # "decide" matched any decision about anything
         # "decisions" and "make" were searched: "Which decisions did we make this month?" found nothing
-        ("Which decisions did we make about billing?", None, ()),
+        ("Which decisions did we make about billing?", None, ("billing",)),
         ("What did we choose for the webhook?", None, ("webhook",)),
         # "talk" was searched: "What did we talk about last week?" found nothing in a week of chats
-        ("What did we talk about regarding billing?", None, ()),
+        ("What did we talk about regarding billing?", None, ("billing",)),
         ("What did we discuss about the webhook?", None, ("webhook",)),
         ("How many attempts did the webhook take?", None, ("webhook",)),  # "take" was searched
         ("What did we work on last week?", None, ()),  # "work" filtered the week to what says "work"
         # a lesson is a field, not a word: "lessons" asked for failures whose text says "lessons"
         ("What were the lessons from the deploy failures?", "failure", ()),
         ("What did we learn about the migration?", None, ("migration",)),
-        ("What did they say about billing?", None, ()),
+        ("What did they say about billing?", None, ("billing",)),
         ("What did the user ask about twilio?", None, ("user",)),
         ("What went well with Project X?", "success", ()),  # how it went, in two words: its outcome
         ("What went badly with the deploy?", "failure", ()),
@@ -809,6 +810,25 @@ def test_a_typed_kind_named_in_the_plural(qdb: memdb.Database) -> None:
         if ids is not None:
             assert [m.id for m in r] == ids, question
     assert mem.ask("What was escalated?").interpretation.kind is None  # a word a memory may hold
+
+
+def test_a_one_word_tag_asked_alone_finds_the_memories_naming_it(qdb: memdb.Database) -> None:
+    """ "What did we learn about pgbouncer?" of an on-call agent found the change tagged
+    "pgbouncer" and not the incident whose lesson says "load-test pgbouncer limits" (tagged
+    "checkout"): a tag asked about with nothing else filtered. A one-word tag asked alone also
+    matches the memories that name it, the tagged ranking first; a tag of several words
+    ("project-x") still filters, as memories saying "project" are not about Project X, and so
+    does a tag beside a window, kind or outcome."""
+    mem = qdb.owner("oncall")
+    change = mem.record("routine", "Raised the pool size", outcome="success", tags=["pgbouncer"], ts=at(20))
+    sev1 = mem.record("debug", "SEV1: checkout down", outcome="failure", tags=["checkout"], lesson="load-test pgbouncer limits", ts=at(10))
+    mem.record("debug", "Project planning slipped", outcome="partial", tags=["planning"], ts=at(12))
+    project = mem.record("sprint", "Shipped offline mode", outcome="success", tags=["project-x"], ts=at(15))
+    r = mem.ask("What did we learn about pgbouncer?")
+    assert r.interpretation.boost_tags == ("pgbouncer",) and [m.id for m in r] == [change.id, sev1.id]
+    assert [m.id for m in mem.ask("What happened with Project X?")] == [project.id]
+    assert [m.id for m in mem.ask("pgbouncer failures")] == []  # a tag beside an outcome: the tagged failures
+    assert [m.id for m in mem.ask("What happened with pgbouncer last month?")] == [change.id]  # July 1: June
 
 
 def test_a_typed_kind_of_two_words_is_named(qdb: memdb.Database) -> None:

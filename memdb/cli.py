@@ -6,8 +6,9 @@ Every command prints readable text, or JSON with ``--json``; an error prints one
 JSON on stdout instead, ``{"error": {"type": ..., "message": ...}}``, with the same exit codes, so
 a script reads one JSON document from stdout whatever happens.
 
-Only the commands that record memory (``record``, ``fact KEY VALUE``, ``import``, ``mcp``) create
-a database at a path that holds none; every other command refuses such a path in one line, so a
+Only the commands that record memory (``record``, ``fact KEY VALUE``, ``import``, ``mcp``) and
+``config SETTING=VALUE`` (a new database's kinds are set before its first record) create a
+database at a path that holds none; every other command refuses such a path in one line, so a
 typo in ``--db`` never answers "nothing found" from a database it just created.
 """
 
@@ -127,11 +128,12 @@ def _holds_database(path: str) -> bool:
 
 
 def _open(args: argparse.Namespace, *, create: bool = False) -> memdb.Database:
-    """The database at ``--db``; only commands that record memory pass ``create`` (module docstring)."""
+    """The database at ``--db``; only commands that record memory or settings pass ``create`` (module docstring)."""
     if not create and not _holds_database(args.db):
         what = "no such directory" if not os.path.exists(args.db) else "no memdb database there"
         raise NotFoundError(
-            f"--db {args.db}: {what} (this command only reads or changes an existing database; record, fact KEY VALUE or import create one)"
+            f"--db {args.db}: {what} (this command only reads or changes an existing database; "
+            "record, fact KEY VALUE, config SETTING=VALUE or import create one)"
         )
     if not sys.stderr.isatty():
         return memdb.open(args.db)
@@ -430,6 +432,53 @@ def cmd_stats(args: argparse.Namespace) -> int:
             for owner, count in sorted(owners.items()):
                 print(f"  {owner}: {count}")
             print(f"dropped captures (sanitizer failures): {data['dropped_captures']}; scorer: {data['native_scorer']}")
+    return 0
+
+
+def _setting_value(name: str, text: str) -> Any:
+    """A setting's value as typed on the command line: JSON where it parses (numbers, true,
+    null, lists, objects), a comma-separated list for a list setting, a plain string otherwise."""
+    from memdb.memory.settings import Settings
+
+    field = Settings.model_fields.get(name)
+    if field is None:
+        known = ", ".join(Settings.model_fields)
+        raise ValidationError(f"setting {shown(name)}: no such setting (settings: {known})")
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = text
+    listed = getattr(field.annotation, "__origin__", None) in (tuple, list)
+    if listed and not isinstance(value, list):
+        value = [part.strip() for part in text.split(",") if part.strip()]
+    return value
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    """Show the database's settings, or change some (validated as a whole, saved, audited)."""
+    changes: dict[str, Any] = {}
+    for item in args.changes:
+        name, eq, text = item.partition("=")
+        if not eq or not name.strip():
+            raise ValidationError(f"config: {shown(item)} is not SETTING=VALUE (e.g. typed_kinds=call,demo,deal)")
+        changes[name.strip()] = _setting_value(name.strip(), text)
+    with _open(args, create=bool(changes)) as db:
+        before = db.settings.model_dump(mode="json")
+        after = db.configure(**changes).model_dump(mode="json") if changes else before
+        changed = {k: {"from": before[k], "to": v} for k, v in after.items() if before[k] != v}
+        if args.json:
+            _print_json({"settings": after, "changed": changed} if changes else {"settings": after})
+        elif changes:
+            for name, change in changed.items():
+                print(f"{name}: {json.dumps(change['from'])} -> {json.dumps(change['to'])}")
+            if not changed:
+                print("no change: the settings already had those values")
+        else:
+            from memdb.memory.settings import Settings
+
+            for name, value in after.items():
+                about = Settings.model_fields[name].description
+                print(f"{name} = {json.dumps(value)}" + (f"  # {about}" if about else ""))
     return 0
 
 
@@ -808,8 +857,8 @@ class _RefuseJson(argparse.Action):
 _TIME = "ISO 8601 date or datetime, e.g. 2026-07-01 or 2026-07-01T09:00+02:00 (no zone means UTC)"
 _EPILOG = (
     "Every command takes --db DIR and, except dump, --json (errors too are JSON then: "
-    '{"error": {"type", "message"}} on stdout, same exit codes). Only record, fact KEY VALUE, import '
-    "and mcp create a database; the others refuse a path that holds none. Exit 0 ok, 1 error, 2 usage."
+    '{"error": {"type", "message"}} on stdout, same exit codes). Only record, fact KEY VALUE, import, '
+    "mcp and config SETTING=VALUE create a database; the others refuse a path that holds none. Exit 0 ok, 1 error, 2 usage."
 )
 
 
@@ -943,6 +992,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--now", help=f"the time of the close: {_TIME}; default now")
 
     command("stats", cmd_stats, "episodes per owner, size on disk, counters", owner=False)
+    p = command(
+        "config", cmd_config,
+        "show the database's settings, or change them: typed kinds, caps, relevance weights, lifecycle rules, time zone "
+        "(saved in the database; creates one when changing)",
+        owner=False,
+    )  # fmt: skip
+    p.add_argument(
+        "changes", nargs="*", metavar="SETTING=VALUE",
+        help="e.g. typed_kinds=call,demo,deal timezone=Europe/Berlin archive_after_days=60 (JSON values: numbers, lists, "
+        'objects such as tag_weights=\'{"urgent": 1.0}\'); none: list every setting',
+    )  # fmt: skip
     p = command(
         "maintain", cmd_maintain, "run summaries, rescoring, archiving and retention (each rule reported on a terminal)", owner=False
     )

@@ -64,7 +64,7 @@ from memdb.memory.postings import Doc
 from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
 from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, shown
 from memdb.memory.sanitize.fields import as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in
-from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES, Settings
+from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, MAX_TYPED_KINDS, OUTCOMES, Settings
 
 __all__ = ["Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
 
@@ -1014,7 +1014,7 @@ class OwnerEpisodes:
         else:
             raise ValidationError(
                 f"{where}: kind {shown(kind)} is not configured; typed kinds are {', '.join(settings.typed_kinds)} "
-                f"and built-in kinds {', '.join(BUILTIN_KINDS)}"
+                f"and built-in kinds {', '.join(BUILTIN_KINDS)} (configure typed_kinds to add one: at most {MAX_TYPED_KINDS})"
             )
         if kind == FACT_KIND and item.key is None:
             raise ValidationError(f"{where}: kind {FACT_KIND!r} needs a key naming what it is about, e.g. key='ana/ui.theme'")

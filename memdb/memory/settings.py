@@ -18,7 +18,7 @@ from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tag
 
-__all__ = ["BUILTIN_KINDS", "DEFAULT_TYPED_KINDS", "FACT_KIND", "OUTCOMES", "Settings"]
+__all__ = ["BUILTIN_KINDS", "DEFAULT_TYPED_KINDS", "FACT_KIND", "MAX_TYPED_KINDS", "OUTCOMES", "Settings"]
 
 DEFAULT_TYPED_KINDS: tuple[str, ...] = ("sprint", "routine", "roundtable", "research", "debug", "review")
 FACT_KIND = "fact"  # a durable fact or preference under a key; recording the key again supersedes it

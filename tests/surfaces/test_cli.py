@@ -118,6 +118,8 @@ def test_every_json_output_parses(tmp_path: Path, capsys: pytest.CaptureFixture[
         ["recall", "--owner", "coder", "--tags", "deploy"],
         ["history", "--owner", "coder"],
         ["stats"],
+        ["config"],
+        ["config", "lessons_per_day=4"],
         ["maintain", "--now", "2026-07-02T00:00Z"],
         ["reflect", "--now", "2026-07-01T10:00Z"],
         ["review", "list"],
@@ -371,7 +373,7 @@ def test_every_argument_says_what_it_takes() -> None:
 
 READS = [
     ["ask", "anything"], ["recall"], ["history"], ["get", "20260701T090000000000Z-000001"],
-    ["explain", "20260701T090000000000Z-000001"], ["facts"], ["fact", "ana/ui.theme"], ["stats"], ["dump"],
+    ["explain", "20260701T090000000000Z-000001"], ["facts"], ["fact", "ana/ui.theme"], ["stats"], ["config"], ["dump"],
     ["export"], ["timeline", "s1"], ["maintain"], ["review"], ["restore", "20260701T090000000000Z-000001"],
 ]  # fmt: skip
 
@@ -399,6 +401,40 @@ def test_commands_that_record_create_the_database(tmp_path: Path, capsys: pytest
     for name in "abc":
         assert main(["stats", "--db", str(tmp_path / name), "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["episodes"] == 1
+
+
+def test_config_sets_a_new_database_s_kinds_before_its_first_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A sales agent's kinds (call, demo, deal) could be set from Python only: `memdb record call`
+    said the kind was not configured and no command could configure it. `memdb config` lists
+    every setting and changes some (validated as a whole, audited), creating the database."""
+    db = str(tmp_path / "sales")
+    assert main(["record", "call", "Call with Acme", "--outcome", "success", "--db", db]) == 1
+    refused = one_error_line(capsys)
+    assert "kind 'call' is not configured" in refused and "(configure typed_kinds to add one: at most 6)" in refused
+    assert main(["config", "typed_kinds=call,demo,deal", "timezone=Europe/Berlin", "archive_after_days=60", "--db", db]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        'typed_kinds: ["sprint", "routine", "roundtable", "research", "debug", "review"] -> ["call", "demo", "deal"]',
+        "archive_after_days: 30.0 -> 60.0",
+        'timezone: "UTC" -> "Europe/Berlin"',
+    ]
+    assert main(["record", "call", "Call with Acme", "--outcome", "success", "--db", db]) == 0
+    assert main(["config", "--db", db]) == 0
+    listing = capsys.readouterr().out
+    assert 'typed_kinds = ["call", "demo", "deal"]  # at most six kinds' in listing and 'timezone = "Europe/Berlin"' in listing
+    assert main(["config", 'tag_weights={"vip": 1.0}', "typed_kinds=call,demo,deal", "--db", db, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["changed"] == {"tag_weights": {"from": {"urgent": 1.0}, "to": {"vip": 1.0}}}
+    for argv, message in (
+        (["bogus=1"], "setting 'bogus': no such setting (settings: typed_kinds, "),
+        (["archive_after_days=-3"], "archive_after_days=-3: Input should be greater than 0"),
+        (["typed_kinds=a,b,c,d,e,f,g"], "7 typed kinds: at most 6 are allowed"),
+        (["typed_kinds"], "'typed_kinds' is not SETTING=VALUE"),
+    ):
+        assert main(["config", *argv, "--db", db]) == 1
+        assert message in one_error_line(capsys), argv
+    with memdb.open(db) as opened:  # nothing half-changed by the refusals; the changes audited
+        assert opened.settings.typed_kinds == ("call", "demo", "deal") and opened.settings.archive_after_days == 60
+        assert [a["action"] for a in opened.audit()].count("configure") == 2
 
 
 def test_json_errors_are_json_on_stdout_with_the_same_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -262,7 +262,7 @@ _TRIGGERS = frozenset(
 _WEAK_TRIGGERS = frozenset("the a an on in at for of by up over from some".split())
 _AFTER_WEAK = _TRIGGERS | frozenset(
     "other while long little time to hour hours minute minutes min mins days weeks fortnight fortnights months years morning afternoon"
-    " evening night".split()
+    " evening night noon midnight".split()  # "at noon": a clock time, ignored (it emptied answers as a word)
 )
 _TOKEN = re.compile(r"\w+")
 _ATOM_ONLY = re.compile(rf"(?:{_ATOM})\b", re.IGNORECASE)

@@ -1132,6 +1132,9 @@ def test_parts_of_days(text: str, now: dt.datetime, expected: tuple[dt.datetime,
         ("what broke yesterday at 3pm", "yesterday", "what broke", ("at 3pm",)),
         ("what broke since 9:30", None, "what broke", ("since 9:30",)),
         ("standup notes around noon", None, "standup notes", ("around noon",)),
+        # "at" starts a phrase only before a time word: "what happened at midnight?" searched "midnight"
+        ("what happened at midnight?", None, "what happened ?", ("at midnight",)),
+        ("what did I do yesterday at noon", "yesterday", "what did I do", ("at noon",)),
         ("what happened yesterday and last week", "yesterday", "what happened and", ("last week",)),  # one window a query
         ("since the offsite last week", "last week", "", ("since the offsite",)),
         ("deploys since we moved to postgres", None, "deploys since we moved to postgres", ()),  # a clause: kept

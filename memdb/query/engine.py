@@ -157,7 +157,8 @@ _QUESTION_WORDS = frozenset(
     try tried tries trying attempt attempts attempted many much new latest mention mentioned mentions decide decided
     work lesson lessons learn learned learnt takeaway takeaways say said says tell told ask asked asks decision decisions
     deciding make made choose chose chosen discuss discussed discusses discussing discussion discussions use used uses
-    using take takes took taken taking plan plans planned planning schedule scheduled upcoming coming happening""".split()
+    using take takes took taken taking plan plans planned planning schedule scheduled upcoming coming happening
+    issue issues problem problems see seen saw""".split()
 )
 # Question words naming what a memory may say it did ("decided", "chose", "planned"): with
 # nothing else asked, the memories holding them answer ("what did we decide?")
@@ -170,7 +171,7 @@ _ACT_TERMS = frozenset(
 _TALKED_ABOUT = re.compile(r"\b(?:talk|talked|talking|chat|chatted|chatting|speak|spoke|spoken)\s+(?P<about>about|of)\b", re.IGNORECASE)
 # A question word that is a noun names a thing before another noun: "the memory leak", "the status
 # page", "the summary table" ask about those, where "what memories about X" asks about X
-_NOUN_BEFORE_NOUN = re.compile(r"\b(?P<noun>memory|status|summary|record|episode|news)\s+(?P<next>[^\W\d_]+)", re.IGNORECASE)
+_NOUN_BEFORE_NOUN = re.compile(r"\b(?P<noun>memory|status|summary|record|episode|news|issue|problem)\s+(?P<next>[^\W\d_]+)", re.IGNORECASE)
 # Words naming a built-in kind: "what tools did I use?" asks for the tool calls, "which
 # conversations..." for the exchanges (where the owner keeps them, and not before a noun: "the tools
 # directory", "the conversation history" are words)

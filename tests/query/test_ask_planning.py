@@ -53,6 +53,24 @@ def test_question_words_rank_the_matches_but_match_nothing(qdb: memdb.Database) 
     assert next(m.episode.summary for m in mem.ask("show me")) == "The show last night was long"
 
 
+def test_an_issue_or_a_problem_says_how_a_thing_is_asked(qdb: memdb.Database) -> None:
+    """ "Did we ever fix the webhook issue?" of a support agent ranked every VAT ticket that
+    "issued a corrected invoice" above the webhook escalations: the stemmer makes "issu" of both,
+    and "issued" was rarer than "webhook". "The webhook issue", "VAT problems" and "have we seen"
+    ask about the webhook and the VAT: the words rank where a memory holds them and match nothing
+    themselves; before another noun they name a thing ("the issue tracker")."""
+    mem = qdb.owner("support")
+    for day in range(2, 6):
+        mem.record("exchange", f"Invoice {day} shows wrong VAT; issued a corrected invoice", ts=at(day))
+    hook = mem.record("exchange", "Webhook deliveries dropped for Globex", ts=at(1))
+    tracker = mem.record("exchange", "Moved the issue tracker to Linear", ts=at(1, 9))
+    r = mem.ask("Did we ever fix the webhook issue?")
+    assert r.interpretation.terms == ("fix", "webhook") and _ids(r) == [hook.id]
+    r = mem.ask("Have we seen VAT problems before?")
+    assert r.interpretation.terms == ("vat",) and len(_ids(r)) == 4 and not r.partial
+    assert _ids(mem.ask("Where is the issue tracker?"))[0] == tracker.id  # "issue" matches "issued" too: ranked below
+
+
 @pytest.mark.parametrize("others", [0, 40])
 def test_phrases_name_tags_whether_the_owner_has_few_tags_or_many(qdb: memdb.Database, others: int) -> None:
     """ask lists the tags of an owner with no more tags than the question has words, and seeks

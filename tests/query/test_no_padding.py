@@ -91,10 +91,10 @@ def test_a_known_name_still_answers(team: memdb.Memory) -> None:
 
 
 def test_a_plain_word_no_memory_holds_labels_the_answer_partial(team: memdb.Memory) -> None:
-    r = team.ask("any rollback problems with the deploy?", now=NOW)
+    r = team.ask("any rollback glitches with the deploy?", now=NOW)
     assert r.found and r.partial
-    assert set(r.interpretation.unmatched) == {"rollback", "problems"}
-    assert "Partial: no memory mentions 'rollback', 'problems'" in r.note
+    assert set(r.interpretation.unmatched) == {"rollback", "glitches"}
+    assert "Partial: no memory mentions 'rollback', 'glitches'" in r.note
     assert all("deploy" in m.episode.summary.lower() for m in r.memories)
 
 
@@ -116,10 +116,10 @@ def test_words_no_memory_holds_beside_other_filters_say_what_the_rest_matches(te
 
 def test_a_partial_answer_is_labelled_in_the_prompt_block(team: memdb.Memory) -> None:
     """The note said "Partial", but the block a prompt reads (and the ``memdb ask`` command
-    prints) did not: an agent read the deploy memories as the rollback problems it asked about."""
-    r = team.ask("any rollback problems with the deploy?", now=NOW)
+    prints) did not: an agent read the deploy memories as the rollback glitches it asked about."""
+    r = team.ask("any rollback glitches with the deploy?", now=NOW)
     first = r.as_context(2000).splitlines()[0]
-    assert first.endswith("; partial: these do not mention 'rollback', 'problems'):")
+    assert first.endswith("; partial: these do not mention 'rollback', 'glitches'):")
     assert "partial" not in team.ask("deploy", now=NOW).as_context(2000).splitlines()[0]
 
 

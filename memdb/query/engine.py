@@ -129,13 +129,16 @@ _ORDER_ASKED = re.compile(
     r"(?:\s+(?P<n>\d{1,2}|two|three|four|five|six|seven|eight|nine|ten))?\s+(?=(?P<noun>[^\W\d_]+))",
     re.IGNORECASE,
 )
-# "When did we last deploy?", "what version did Ana Lee first ship?": the newest (oldest) one;
-# the subject, a pronoun or a name, stays (the answer may be about it). A question word first
-# ("did the call last long?" asks of lasting), and no other subject: "what did John volunteer at
-# last weekend?" is a time phrase
+# "When did we last deploy?", "what version did Ana Lee first ship?", "when did checkout last go
+# down?": the newest (oldest) one; the subject, a pronoun, a name or one word (after "the", "our"...),
+# stays (the answer may be about it). A question word first ("did the call last long?" asks of
+# lasting), "last" right after the subject ("what did John volunteer at last weekend?" is a time
+# phrase), and no time unit after it ("when did we last week..." is no order)
 _DONE_WHEN = re.compile(
     r"\b(?i:when|what|where|which|who|how)(?:\s+[\w'-]+)??\s+(?i:did|do|does|have|has|had)\s+"
-    r"(?:[Ii]|we|you|he|she|they|[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2})\s+(?P<which>last|first)\s+(?=[^\W\d_]{2,})"
+    r"(?:[Ii]|we|you|he|she|they|[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}|(?:(?i:the|our|my|your|his|her|their)\s+)?[a-z][\w-]*)"
+    r"\s+(?P<which>last|first)\s+(?!(?i:week|weekend|month|year|night|time|day|quarter|summer|winter|spring|fall|autumn)s?\b)"
+    r"(?=[^\W\d_]{2,})"
 )
 _OLDEST = frozenset("first earliest oldest".split())
 _ORDER_WORDS = ("last", "latest", "recent", "newest", "first", "earliest", "oldest", "order")
@@ -191,7 +194,10 @@ _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and
 
 # "What went well?", "what went badly?": how a thing went, said in two words, is its outcome
 _WENT_WELL = frozenset("well smoothly fine great".split())
-_HOW_IT_WENT = re.compile(r"\b(?:went|go|goes|gone|going)\s+(?P<how>well|smoothly|fine|great|badly|poorly|south|sideways)\b", re.IGNORECASE)
+# "how did the launch go?" ... "went well", "went south"; "when did checkout last go down?" is an outage
+_HOW_IT_WENT = re.compile(
+    r"\b(?:went|go|goes|gone|going)\s+(?P<how>well|smoothly|fine|great|badly|poorly|south|sideways|down)\b", re.IGNORECASE
+)
 
 # "Which deploys didn't fail?", "what never worked?", "what did not work?": a negated outcome word
 # asks for the other outcome (failure for success, success for failure; partial is neither)

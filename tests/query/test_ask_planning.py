@@ -114,7 +114,7 @@ def test_when_did_we_last_asks_for_the_newest_of_what_the_question_names(qdb: me
     qdb.configure(typed_kinds=("call", "demo"))
     mem = qdb.owner("sdr")
     first = mem.record("call", "Call with Sarah at Acme", outcome="success", tags=["acme"], ts=at(2))
-    mem.record("call", "Call with Sarah at Acme: pricing", outcome="failure", tags=["acme"], ts=at(9))
+    failed = mem.record("call", "Call with Sarah at Acme: pricing", outcome="failure", tags=["acme"], ts=at(9))
     newest = mem.record("call", "Call with Sarah at Acme", outcome="partial", tags=["acme"], ts=at(12))
     mem.record("demo", "Demo for Acme: pricing questions, the call went long", outcome="success", tags=["acme"], ts=at(20))
     globex = mem.record("call", "Called Hank at Globex", outcome="success", tags=["globex"], ts=at(14))
@@ -131,6 +131,9 @@ def test_when_did_we_last_asks_for_the_newest_of_what_the_question_names(qdb: me
         assert (r.interpretation.order, r.interpretation.count) == (order, 1), question
         assert ids is None or [m.id for m in r] == ids, question
     assert "last" not in mem.ask("When did Sarah Jane Smith last call?").interpretation.words
+    r = mem.ask("When did acme last go down?")  # a subject of one word; going down is failing
+    assert (r.interpretation.order, r.interpretation.outcome, [m.id for m in r]) == ("newest", "failure", [failed.id])
+    assert mem.ask("What did we do last week?").interpretation.order == ""  # a time phrase
     assert mem.ask("Did the call last long?").interpretation.order == ""  # a verb: a question word comes first
     assert mem.ask("What version did we first ship?").interpretation.order == "oldest"
 

@@ -661,6 +661,7 @@ def test_tags_no_memory_has_together_are_asked_about_one_by_one(team: memdb.Memo
         ("What did the user ask about twilio?", None, ("user",)),
         ("What went well with Project X?", "success", ()),  # how it went, in two words: its outcome
         ("What went badly with the deploy?", "failure", ()),
+        ("Why did the deploy go down?", "failure", ()),  # an outage
         # a negated outcome word asks for the other outcome: "didn't fail" asked for the failures
         ("Which Project X memories didn't fail?", "success", ()),
         ("What did not work on the deploy?", "failure", ()),

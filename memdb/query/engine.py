@@ -161,7 +161,7 @@ _QUESTION_WORDS = frozenset(
     work lesson lessons learn learned learnt takeaway takeaways say said says tell told ask asked asks decision decisions
     deciding make made choose chose chosen discuss discussed discusses discussing discussion discussions use used uses
     using take takes took taken taking plan plans planned planning schedule scheduled upcoming coming happening
-    issue issues problem problems see seen saw""".split()
+    issue issues problem problems see seen saw involve involves involved involving concerning related relating""".split()
 )
 # Question words naming what a memory may say it did ("decided", "chose", "planned"): with
 # nothing else asked, the memories holding them answer ("what did we decide?")
@@ -561,6 +561,7 @@ class OwnerQueries:
             dropped |= {w for w, k in _KIND_WORDS.items() if k == kind} | ({"call", "calls"} if kind == "tool_call" else set())
         dropped |= {w for w, k in named.items() if k == kind}
         kept = {t: w for t, w in pairs.items() if (t not in _QUESTION_WORDS or t in compound) and w not in dropped}
+        tag_as_word = False
         if not self._own_terms.isdisjoint(kept):
             kept = self._without_own_name(kept, question)
         if not kept and not (window or tags or kind or outcome or anchor or order):
@@ -568,11 +569,12 @@ class OwnerQueries:
             # question word alone asks of everything: "which decisions did we make this month?")
             acts = [t for t, w in pairs.items() if t in _ACT_TERMS and w.lower() not in dropped]
             kept = {t: pairs[t] for t in acts if t not in self._unheld(acts)}
-        elif not kept and len(tags) == 1 and not (window or kind or outcome or anchor or order) and len(split_words(tags[0])) == 1:
-            # "What did we learn about pgbouncer?" asks of the memories that name it, tagged or not
-            # (the tagged rank first); a tag of several words ("project-x") filters, as memories
-            # saying "project" are not about Project X
+        elif not kept and len(tags) == 1 and not (window or outcome or anchor or order) and len(split_words(tags[0])) == 1:
+            # "What did we learn about pgbouncer?", "any incidents involving postgres?" ask of the
+            # memories (of the kind) that name it, tagged or not (the tagged rank first); a tag of
+            # several words ("project-x") filters, as memories saying "project" are not about Project X
             kept = dict.fromkeys(_terms_of_word(tags[0]), tags[0])
+            tag_as_word = True
         kept = self._singular_where_held(kept, question)  # "Any SEV1s last week?" of memories tagged "sev1"
         terms = tuple(kept)
         # A named tag filters when nothing but structure is asked ("what happened with Project
@@ -580,7 +582,7 @@ class OwnerQueries:
         # the words both match and the tag ranks: a tag the question merely mentions (a person's
         # name, say) cannot hide the memory the words point to, and words no memory holds
         # ("what did we try on X") cannot hide the tagged ones.
-        boost = tuple(tags) if terms and tags and not (kind or outcome) else ()
+        boost = tuple(tags) if terms and tags and (tag_as_word or not (kind or outcome)) else ()
         # No padding (DESIGN 6): a word no memory holds is named; a name no memory holds empties
         # the answer, since memories about other things would only stand in for it.
         unmatched = {t: kept[t] for t in self._unheld(kept)}

@@ -817,9 +817,9 @@ def test_a_one_word_tag_asked_alone_finds_the_memories_naming_it(qdb: memdb.Data
     """ "What did we learn about pgbouncer?" of an on-call agent found the change tagged
     "pgbouncer" and not the incident whose lesson says "load-test pgbouncer limits" (tagged
     "checkout"): a tag asked about with nothing else filtered. A one-word tag asked alone also
-    matches the memories that name it, the tagged ranking first; a tag of several words
-    ("project-x") still filters, as memories saying "project" are not about Project X, and so
-    does a tag beside a window, kind or outcome."""
+    matches the memories that name it (of the kind asked, if one is), the tagged ranking first; a
+    tag of several words ("project-x") still filters, as memories saying "project" are not about
+    Project X, and so does a tag beside a window or an outcome."""
     mem = qdb.owner("oncall")
     change = mem.record("routine", "Raised the pool size", outcome="success", tags=["pgbouncer"], ts=at(20))
     sev1 = mem.record("debug", "SEV1: checkout down", outcome="failure", tags=["checkout"], lesson="load-test pgbouncer limits", ts=at(10))
@@ -828,6 +828,8 @@ def test_a_one_word_tag_asked_alone_finds_the_memories_naming_it(qdb: memdb.Data
     r = mem.ask("What did we learn about pgbouncer?")
     assert r.interpretation.boost_tags == ("pgbouncer",) and [m.id for m in r] == [change.id, sev1.id]
     assert [m.id for m in mem.ask("What happened with Project X?")] == [project.id]
+    r = mem.ask("Any debug memories involving pgbouncer?")  # beside a kind too: of that kind
+    assert (r.interpretation.kind, [m.id for m in r]) == ("debug", [sev1.id])
     assert [m.id for m in mem.ask("pgbouncer failures")] == []  # a tag beside an outcome: the tagged failures
     assert [m.id for m in mem.ask("What happened with pgbouncer last month?")] == [change.id]  # July 1: June
 

@@ -73,7 +73,7 @@ CHANGED_ON_PURPOSE: dict[str, str] = {
     "ana.recall(tags=chore)": "issue 19: an empty answer says how many archived matches there are and how to see them",
     "ana.ask(unknown name)": "issue 19: a name no memory holds empties the answer instead of padding it",
     "ben.ask(unknown name)": "issue 19: the empty answer names the unknown name",
-    "ana.ask(deploy in January)": "issue 19: a word no memory holds labels the answer partial",
+    "ana.ask(deploy in January)": "issue 21: 'problems' says how a thing is asked (the tag filters; the window reads 'told of')",
     "ana.ask(lessons about retries)": "issue 19: a word no memory holds labels the answer partial",
     # reads count as accesses: the unknown-name question no longer reads six memories, so the
     # relevance of those (and the ranking and access counts shown later) differ from then on

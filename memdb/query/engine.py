@@ -991,7 +991,7 @@ class OwnerQueries:
                 otherwise = self._other_outcomes(q, say_none=False)
             shown = min(limit, interp.count) if interp.count else limit
             ordered = None
-            if interp.order and found.total and self._records_outcomes(self._layer.settings.typed_kinds):
+            if interp.order and found.total and (self._records_outcomes(self._layer.settings.typed_kinds) or self._keeps_kind("tool_call")):
                 ordered = self._in_time_order(q, interp.order, offset + shown)
             if interp.order and found.total and ordered is None:  # too many, or none holds every word: ranked, and said so
                 interp = replace(interp, order="", count=None, ignored=(*interp.ignored, f"{interp.order} first"))
@@ -1018,17 +1018,28 @@ class OwnerQueries:
         """The ``keep`` newest (oldest) matches of ``q`` with an outcome and every word of it, in
         that order ("the last three deploys"), or None when more than ``_ORDERED_READ`` match or
         none is such a memory. Read in the query's snapshot."""
+        # words no memory holds make the answer partial and are said; the order is of the rest
+        # ("when did we last talk to Initech?", "the last error from the payments API")
+        unheld = self._unheld(q.terms)
+        held = tuple(t for t in q.terms if t not in unheld)
         if q.boost_tags:  # "the last time we called Globex" is a memory of Globex's, never another's call
-            held = tuple(t for t in q.terms if t not in self._unheld(q.terms))  # "talk to Initech": Initech's
             q = replace(q, any_tags=q.boost_tags, boost_tags=(), rank_terms=(), terms=held, terms_required=bool(held))
+        elif unheld:
+            q = replace(q, terms=held, terms_required=bool(held) and q.terms_required)
         found = self._matches(q, cap=_ORDERED_READ + 1)
         if q.told:
             found = self._with_told(q, found)
         if len(found.hot) + len(found.archived) > _ORDERED_READ:
             return None
         # as an event is found (_newest_event): the first turn to mention a tournament is no first
-        # tournament, nor is the first memory to say "video" the first video game tournament
-        when = _events_of(q, found)
+        # tournament, nor is the first memory to say "video" the first video game tournament; a
+        # tool call is recorded as it runs ("what was the last error from the payments API?")
+        when = _events_of(q, found, without_outcome=q.kind == "tool_call")
+        if q.kind is None and self._keeps_kind("tool_call"):
+            calls = self._matches(replace(q, kind="tool_call"), cap=_ORDERED_READ + 1)
+            if len(calls.hot) + len(calls.archived) > _ORDERED_READ:
+                return None
+            when += _events_of(q, calls, without_outcome=True)
         if not when:
             return None
         when.sort(key=lambda w: (w[0], w[1]), reverse=order == "newest")
@@ -1865,18 +1876,24 @@ def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
     return sorted(order[j] for j in column.best(now_us, limit))  # hot's order, so ties rank as in a full scan
 
 
-def _events_of(q: _Query, found: _Found) -> list[tuple[int, str, bytes | None, dict[str, Any] | None, _Hits]]:
+def _events_of(
+    q: _Query, found: _Found, without_outcome: bool = False
+) -> list[tuple[int, str, bytes | None, dict[str, Any] | None, _Hits]]:
     """The matches in ``found`` that are events of ``q``: memories with an outcome (a typed
-    episode is recorded as the thing happens; an exchange is talk, recorded when it was said)
-    holding every word of ``q``, as (ts, id, the id's encoded subscript if hot, header if
-    archived, term postings)."""
+    episode is recorded as the thing happens; an exchange is talk, recorded when it was said),
+    or any (``without_outcome``: ``found`` holds tool calls), holding every word of ``q``, as
+    (ts, id, the id's encoded subscript if hot, header if archived, term postings)."""
     every = set(q.terms)
     out: list[tuple[int, str, bytes | None, dict[str, Any] | None, _Hits]] = [
         (tail_ts(tail), tail_id(tail), tail[-ID_TAIL_BYTES:], None, hits)
         for tail, code, hits in found.hot
-        if OUTCOME_OF_CODE[code & 3] and every <= hits.keys()
+        if (without_outcome or OUTCOME_OF_CODE[code & 3]) and every <= hits.keys()
     ]
-    out += [(ts_micros(h["ts"]), eid, None, h, hits) for eid, h, hits in found.archived if h.get("outcome") and every <= hits.keys()]
+    out += [
+        (ts_micros(h["ts"]), eid, None, h, hits)
+        for eid, h, hits in found.archived
+        if (without_outcome or h.get("outcome")) and every <= hits.keys()
+    ]
     return out
 
 

@@ -4,6 +4,8 @@ matching anything themselves."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from query_times import at
 
@@ -136,6 +138,31 @@ def test_when_did_we_last_asks_for_the_newest_of_what_the_question_names(qdb: me
     assert mem.ask("What did we do last week?").interpretation.order == ""  # a time phrase
     assert mem.ask("Did the call last long?").interpretation.order == ""  # a verb: a question word comes first
     assert mem.ask("What version did we first ship?").interpretation.order == "oldest"
+
+
+def test_tool_calls_are_events_put_in_time_order(tmp_path: Path) -> None:
+    """ "What was the last error from the payments API?" of a coding agent ranked its tool calls
+    by score and said it ignored "newest first": only memories with an outcome were events, and
+    a word no memory holds ("API") left no memory holding every word. A tool call is recorded as
+    it runs, so it is an event; the order is of the words some memory holds, and the answer is
+    labelled partial for the others."""
+    now = [at(10)]
+    db = memdb.open(tmp_path / "coder", clock=lambda: now[0])  # gateway capture is live: the clock moves
+    mem = db.owner("coder")
+    ids = []
+    calls = [("payments", "ECONNRESET"), ("users", "E11000 duplicate key"), ("payments", "upstream timeout")]
+    for day, (service, error) in enumerate(calls):
+        now[0] = at(10 + day)
+        call = mem.record_tool_call(f"s{day}", "http_request", {"service": service})
+        mem.record_tool_result(call.id, {"error": error})
+        ids.append(call.id)
+    now[0] = at(20)
+    mem.record_exchange(session="c1", user_message="why do payments errors keep coming?", response="looking")
+    r = mem.ask("What was the last error from the payments API?")
+    assert (r.interpretation.order, [m.id for m in r]) == ("newest", [ids[2]]) and r.partial
+    r = mem.ask("What was my first tool call?")
+    assert (r.interpretation.kind, [m.id for m in r]) == ("tool_call", [ids[0]])
+    db.close()
 
 
 def test_in_chronological_order_puts_every_match_in_time_order(team: memdb.Memory) -> None:

@@ -456,7 +456,7 @@ class OwnerEpisodes:
         a typed record runs ``Episodes.record_hooks`` in its own transaction."""
         # validated and sanitized first, outside the transaction, so that a dropped capture's
         # counters are not rolled back with it (test_sanitizer_failure_drops_capture_fail_closed)
-        backfill = self._check_live(ts, f"record({shown(kind)})", live_only=False)
+        backfill = self._check_live(ts, lambda: f"record({shown(kind)})", live_only=False)  # named only if refused
         prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
         unknown = [c for c in prepared.get("cites") or () if self._layer.header(self.name, c) is None]
         if unknown:  # the same answer for another owner's id as for a missing one
@@ -484,7 +484,7 @@ class OwnerEpisodes:
         prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
         return self._episode(self._write_new([prepared], accessed_at=accessed_at)[0])
 
-    def _check_live(self, ts: dt.datetime | None, what: str, *, live_only: bool) -> bool:
+    def _check_live(self, ts: dt.datetime | None, named: str | Callable[[], str], *, live_only: bool) -> bool:
         """No silent backfill (issue: faithful over time). A ``ts`` beyond the tolerance ahead of
         the clock is refused; one beyond it in the past is refused for gateway capture (live
         only) and returns True for a typed record (it writes an audit record, as an import does)."""
@@ -497,12 +497,14 @@ class OwnerEpisodes:
         now = self._layer.now()
         tolerance = dt.timedelta(minutes=self._layer.settings.capture_tolerance_minutes)
         if at > now + tolerance:
+            what = named if isinstance(named, str) else named()
             raise ValidationError(
                 f"{what}: ts {at.isoformat()} is {_span(at - now)} after the clock: memdb records what has happened "
                 f"(capture_tolerance_minutes={self._layer.settings.capture_tolerance_minutes:g})"
             )
         if at < now - tolerance:
             if live_only:
+                what = named if isinstance(named, str) else named()
                 raise ValidationError(
                     f"{what}: ts {at.isoformat()} is {_span(now - at)} before the clock: gateway capture is live only; "
                     "bring past history in with import_episodes (audited)"

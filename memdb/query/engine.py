@@ -1015,9 +1015,10 @@ class OwnerQueries:
         return RecallResult(found.total > 0, memories, interp, found.total, note)
 
     def _in_time_order(self, q: _Query, order: str, keep: int) -> list[_Ranked] | None:
-        """The ``keep`` newest (oldest) matches of ``q`` with an outcome and every word of it, in
-        that order ("the last three deploys"), or None when more than ``_ORDERED_READ`` match or
-        none is such a memory. Read in the query's snapshot."""
+        """The ``keep`` newest (oldest) events among the matches of ``q`` (memories with an
+        outcome, and tool calls) holding every word of it some memory holds, in that order ("the
+        last three deploys"), or None when more than ``_ORDERED_READ`` match or none is such a
+        memory. Read in the query's snapshot."""
         # words no memory holds make the answer partial and are said; the order is of the rest
         # ("when did we last talk to Initech?", "the last error from the payments API")
         unheld = self._unheld(q.terms)

@@ -112,7 +112,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 18  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 19  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
@@ -339,18 +339,26 @@ def _decision_words(value: Any) -> Iterator[str]:
         yield value
 
 
+_DECIDED: Final = "decided decision"
+"""What a record with decisions says besides their words (layout 19): "What did we decide?" and
+"which decisions did we make this month?" ask of the memories holding a decision, whether their
+text says so or only their ``decisions`` do."""
+
+
 def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
     """A record's indexed terms with their frequencies, and its length, in ``TF_UNIT``s: an
     occurrence in the episode's own text (its tags, the participants that are not among them,
-    layout 16, and its decisions' keys and string values, layout 18) counts ``TF_UNIT``, one in a
-    context field of its kind (``CONTEXT_FIELDS``) ``CONTEXT_TF``, so that a turn ranks above its
-    neighbours for words it says itself. A fact's ``decisions`` are data, not words: the
+    layout 16, its decisions' keys and string values, layout 18, and ``_DECIDED`` where it has
+    decisions, layout 19) counts ``TF_UNIT``, one in a context field of its kind
+    (``CONTEXT_FIELDS``) ``CONTEXT_TF``, so that a turn ranks above its neighbours for words it
+    says itself. A fact's ``decisions`` are data, not words: the
     LangGraph store keeps its items' values there, searchable only by the paths it indexes."""
     kind = str(record.get("kind"))
     context = CONTEXT_FIELDS.get(kind, ())
     own = "\n".join(_words_of(record, f, kind) for f in TEXT_FIELDS if record.get(f) and f not in context)
     if record.get("decisions") and kind != FACT_KIND:  # "what did we decide about the database?"
-        own += "\n" + " ".join(_decision_words(record["decisions"]))
+        # and a record with decisions says it decided (layout 19): "What did we decide?" finds it
+        own += "\n" + " ".join(_decision_words(record["decisions"])) + f" {_DECIDED}"
     tags = record.get("tags") or ()
     own += "\n" + " ".join(tags)
     # "What did Bob review?": who took part is what a memory is about (one that is also a tag counts once)

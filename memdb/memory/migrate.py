@@ -47,7 +47,9 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     16 reads them again, as a season, "last summer", is a told window; layout 17 reads them
     again, as a record tells of what is ahead too, "my flight leaves on March 10", and a tool
     call's JSON members whose value is empty, {"failed": 0}, index no words; layout 18 indexes the
-    words of a record's decisions, its keys and string values, but a fact's: ``layout.terms_of``).
+    words of a record's decisions, its keys and string values, but a fact's; layout 19 has a
+    record with decisions say "decided decision" too, so "what did we decide?" finds it:
+    ``layout.terms_of``).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs

@@ -164,11 +164,19 @@ _QUESTION_WORDS = frozenset(
     issue issues problem problems see seen saw involve involves involved involving concerning related relating""".split()
 )
 # Question words naming what a memory may say it did ("decided", "chose", "planned"): with
-# nothing else asked, the memories holding them answer ("what did we decide?")
-_ACT_TERMS = frozenset(
-    stem(w)
-    for w in "decide decided decision decisions choose chose chosen plan plans planned discuss discussed learn learned learnt".split()
+# nothing else asked, the memories holding any term of the act answer ("what did we decide?"
+# finds "we decided" and "the decision", and every record with decisions: layout 19)
+_ACT_FAMILIES: tuple[dict[str, str], ...] = tuple(
+    {**{stem(w): w for w in reversed(words.split())}, **terms_and_words(words)}
+    for words in (
+        "decide decided decision decisions",
+        "choose chose chosen",
+        "plan plans planned",
+        "discuss discussed",
+        "learn learned learnt",
+    )
 )
+_ACT_TERMS = frozenset(t for family in _ACT_FAMILIES for t in family)
 # "What did we talk about last week?": talking about a thing asks about it (the verb alone may be
 # a word: "my talk at the summit")
 _TALKED_ABOUT = re.compile(r"\b(?:talk|talked|talking|chat|chatted|chatting|speak|spoke|spoken)\s+(?P<about>about|of)\b", re.IGNORECASE)
@@ -567,8 +575,9 @@ class OwnerQueries:
         if not kept and not (window or tags or kind or outcome or anchor or order):
             # "What did we decide?" asks of the memories that say they decided, where some do (a
             # question word alone asks of everything: "which decisions did we make this month?")
-            acts = [t for t, w in pairs.items() if t in _ACT_TERMS and w.lower() not in dropped]
-            kept = {t: pairs[t] for t in acts if t not in self._unheld(acts)}
+            acts = {t: w for t, w in pairs.items() if t in _ACT_TERMS and w.lower() not in dropped}
+            acts |= {t: w for family in _ACT_FAMILIES if not family.keys().isdisjoint(acts) for t, w in family.items() if t not in acts}
+            kept = {t: acts[t] for t in acts if t not in self._unheld(acts)}
         elif not kept and len(tags) == 1 and not (window or outcome or anchor or order) and len(split_words(tags[0])) == 1:
             # "What did we learn about pgbouncer?", "any incidents involving postgres?" ask of the
             # memories (of the kind) that name it, tagged or not (the tagged rank first); a tag of

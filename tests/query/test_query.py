@@ -687,7 +687,8 @@ def test_what_did_we_decide_asks_of_the_memories_that_say_so(qdb: memdb.Database
         r = mem.ask(question)
         assert [m.id for m in r] == [decided.id] and r.interpretation.words == ("decide",)
     assert [m.id for m in mem.ask("What did we choose?")] == [chose.id]
-    assert mem.ask("Which decisions did we make?").total == 3  # no memory says "decisions": everything
+    # "decisions" asks of the act, as "decide" does: no memory says "decisions", one says it decided
+    assert [m.id for m in mem.ask("Which decisions did we make?")] == [decided.id]
     assert mem.ask("What did we decide this month?", now=NOW).interpretation.words == ()  # a window: everything in it
     other = qdb.owner("bob")
     other.record("routine", "Standup notes", outcome="success", ts=at(29))
@@ -896,8 +897,41 @@ def test_opening_a_layout_17_database_indexes_decisions(tmp_path: Path, monkeypa
             db.globals["META"].set(("layout",), 17)
             assert not db.owner("ana").ask("postgres").found
     with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
-        assert db.globals["META"].get(("layout",)) == layout.LAYOUT == 18 and db.check().ok
+        assert db.globals["META"].get(("layout",)) == layout.LAYOUT == 19 and db.check().ok
         assert [m.id for m in db.owner("ana").ask("What did we decide about the database?")] == [chose.id]
+
+
+def test_a_record_with_decisions_says_it_decided(qdb: memdb.Database) -> None:
+    """ "What did we decide?" with nothing else asked found the memories whose text says they
+    decided, and not one whose decisions hold {"retriever": "hybrid"} when its text does not say
+    so: what was decided is half of what memdb keeps. A record with decisions says "decided
+    decision" too (layout 19); a fact's decisions are data, and an empty {} decided nothing."""
+    mem = qdb.owner("ana")
+    chose = mem.record("research", "Benchmarked BM25 against dense retrieval", outcome="partial", ts=at(27),
+                       decisions={"retriever": "hybrid"})  # fmt: skip
+    said = mem.record("review", "We decided to ship on Friday", outcome="success", ts=at(28))
+    mem.record("debug", "Flaky test in the ledger", outcome="failure", ts=at(29), decisions={})
+    mem.record("fact", "dark mode", key="ana/ui.theme", decisions={"value": "solarized"}, ts=at(26))
+    for question in ("What did we decide?", "Which decisions did we make?"):
+        assert sorted(m.id for m in mem.ask(question)) == sorted([chose.id, said.id]), question
+    assert mem.ask("Which decisions did we make in June?").total == 4  # a window: every memory of it, as before
+
+
+def test_opening_a_layout_18_database_finds_what_was_decided(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Layout 18 had a record with decisions say nothing of deciding: opening such a database
+    rebuilds the text index, and "What did we decide?" finds it."""
+    from memdb.memory import layout
+
+    with monkeypatch.context() as old_code:
+        old_code.setattr(layout, "_DECIDED", "")  # as layout 18 read a record
+        with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+            chose = db.owner("ana").record("research", "Storage for the ledger", outcome="success", decisions={"database": "postgres"})
+            db.owner("ana").record("debug", "Ledger dry run", outcome="partial")
+            db.globals["META"].set(("layout",), 18)
+            assert db.owner("ana").ask("What did we decide?").interpretation.terms == ()  # no memory says so: everything
+    with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+        assert db.globals["META"].get(("layout",)) == layout.LAYOUT and db.check().ok
+        assert [m.id for m in db.owner("ana").ask("What did we decide?")] == [chose.id]
 
 
 def test_how_many_asks_how_many(qdb: memdb.Database) -> None:

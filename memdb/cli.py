@@ -437,31 +437,44 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def _setting_value(name: str, text: str) -> Any:
     """A setting's value as typed on the command line: JSON where it parses (numbers, true,
-    null, lists, objects), a comma-separated list for a list setting, a plain string otherwise."""
+    null, lists, objects), a comma-separated list for a list setting, a plain string otherwise.
+    An empty value is refused (an unset shell variable would empty the kinds: give [] for an
+    empty list), and so is true/false for a setting that is a number."""
     from memdb.memory.settings import Settings
 
     field = Settings.model_fields.get(name)
     if field is None:
         known = ", ".join(Settings.model_fields)
         raise ValidationError(f"setting {shown(name)}: no such setting (settings: {known})")
+    if not text.strip():
+        raise ValidationError(f"setting {name}: empty value (give [] for an empty list, null for none)")
     try:
         value = json.loads(text)
     except ValueError:
         value = text
     listed = getattr(field.annotation, "__origin__", None) in (tuple, list)
-    if listed and not isinstance(value, list):
-        value = [part.strip() for part in text.split(",") if part.strip()]
+    if listed and isinstance(value, str):  # call,demo,deal (or "call", quoted): the list of them
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    elif isinstance(value, bool) and field.annotation is not bool:  # pydantic would take true as 1
+        raise ValidationError(f"setting {name}={shown(text)}: a number, not true or false")
     return value
 
 
 def cmd_config(args: argparse.Namespace) -> int:
     """Show the database's settings, or change some (validated as a whole, saved, audited)."""
+    from memdb.memory.settings import Settings
+
     changes: dict[str, Any] = {}
     for item in args.changes:
         name, eq, text = item.partition("=")
-        if not eq or not name.strip():
+        name = name.strip()
+        if not eq or not name:
             raise ValidationError(f"config: {shown(item)} is not SETTING=VALUE (e.g. typed_kinds=call,demo,deal)")
-        changes[name.strip()] = _setting_value(name.strip(), text)
+        if name in changes:
+            raise ValidationError(f"config: setting {shown(name)} given twice (nothing was changed)")
+        changes[name] = _setting_value(name, text)
+    if changes and not _holds_database(args.db):
+        Settings().updated(**changes)  # refused before a database is made for them (ConfigError names the value)
     with _open(args, create=bool(changes)) as db:
         before = db.settings.model_dump(mode="json")
         after = db.configure(**changes).model_dump(mode="json") if changes else before
@@ -474,8 +487,6 @@ def cmd_config(args: argparse.Namespace) -> int:
             if not changed:
                 print("no change: the settings already had those values")
         else:
-            from memdb.memory.settings import Settings
-
             for name, value in after.items():
                 about = Settings.model_fields[name].description
                 print(f"{name} = {json.dumps(value)}" + (f"  # {about}" if about else ""))

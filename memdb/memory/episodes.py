@@ -135,8 +135,9 @@ class Episodes:
             new = old.updated(**changes)
             dumped, before = new.model_dump(mode="json"), old.model_dump(mode="json")
             changed = {k: {"from": before[k], "to": v} for k, v in dumped.items() if before[k] != v}
-            self.layout.meta.set(("settings",), dumped)
-            self.audit.write(None, "configure", now, changes=changed)
+            if changed:  # a change to what the settings already are is no change to audit
+                self.layout.meta.set(("settings",), dumped)
+                self.audit.write(None, "configure", now, changes=changed)
         self._settings = new
         return new
 

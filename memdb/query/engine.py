@@ -129,15 +129,20 @@ _ORDER_ASKED = re.compile(
     r"(?:\s+(?P<n>\d{1,2}|two|three|four|five|six|seven|eight|nine|ten))?\s+(?=(?P<noun>[^\W\d_]+))",
     re.IGNORECASE,
 )
-# "When did we last deploy?", "what version did Ana Lee first ship?", "when did checkout last go
-# down?": the newest (oldest) one; the subject, a pronoun, a name or one word (after "the", "our"...),
-# stays (the answer may be about it). A question word first ("did the call last long?" asks of
-# lasting), "last" right after the subject ("what did John volunteer at last weekend?" is a time
-# phrase), and no time unit after it ("when did we last week..." is no order)
+# "When did we last deploy?", "what version did Ana Lee first ship?", "when did checkout last
+# fail?", "what did our CEO last say?": the newest (oldest) one; the subject, a pronoun, a name,
+# or one word or two after "the", "our"... stays (the answer may be about it). A question word
+# first ("did the call last long?" asks of lasting), "last" right after the subject ("what did
+# John volunteer at last weekend?" is a time phrase), and before no time unit ("when did we last
+# week...") nor a span ("how did the meeting last so long?"); "which PRs did we last merge?" are
+# as many as the limit
 _DONE_WHEN = re.compile(
-    r"\b(?i:when|what|where|which|who|how)(?:\s+[\w'-]+)??\s+(?i:did|do|does|have|has|had)\s+"
-    r"(?:[Ii]|we|you|he|she|they|[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}|(?:(?i:the|our|my|your|his|her|their)\s+)?[a-z][\w-]*)"
-    r"\s+(?P<which>last|first)\s+(?!(?i:week|weekend|month|year|night|time|day|quarter|summer|winter|spring|fall|autumn)s?\b)"
+    r"\b(?i:when|what|where|which|who|how)(?:\s+(?P<noun>[\w'-]+))??\s+(?i:did|do|does|have|has|had)\s+"
+    r"(?:[Ii]|we|you|he|she|they|[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}"
+    r"|(?i:the|our|my|your|his|her|their)\s+[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?|[a-z][\w-]*)"
+    r"\s+(?P<which>last|first)\s+"
+    r"(?!(?i:week|weekend|month|year|night|time|day|quarter|summer|winter|spring|fall|autumn)s?\b)"
+    r"(?!(?i:so|long|longer|more|less|for|over|until|till|through|about|around|beyond|into|past|only|just|forever|all|as|an?|the|several)\b)"
     r"(?=[^\W\d_]{2,})"
 )
 _OLDEST = frozenset("first earliest oldest".split())
@@ -161,8 +166,9 @@ _QUESTION_WORDS = frozenset(
     work lesson lessons learn learned learnt takeaway takeaways say said says tell told ask asked asks decision decisions
     deciding make made choose chose chosen discuss discussed discusses discussing discussion discussions use used uses
     using take takes took taken taking plan plans planned planning schedule scheduled upcoming coming happening
-    issue issues problem problems see seen saw involve involves involved involving concerning related relating""".split()
+    issue issues problem problems see seen saw involve involves involved involving""".split()
 )
+# (not "related" or "concerning": their stems are "relational" databases and security "concerns")
 # Question words naming what a memory may say it did ("decided", "chose", "planned"): with
 # nothing else asked, the memories holding any term of the act answer ("what did we decide?"
 # finds "we decided" and "the decision", and every record with decisions: layout 19)
@@ -202,10 +208,11 @@ _OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and
 
 # "What went well?", "what went badly?": how a thing went, said in two words, is its outcome
 _WENT_WELL = frozenset("well smoothly fine great".split())
-# "how did the launch go?" ... "went well", "went south"; "when did checkout last go down?" is an outage
-_HOW_IT_WENT = re.compile(
-    r"\b(?:went|go|goes|gone|going)\s+(?P<how>well|smoothly|fine|great|badly|poorly|south|sideways|down)\b", re.IGNORECASE
-)
+# A question about what was said ("when did I first talk about payments?"): tool calls answer no
+# such question in time order
+_TALK = re.compile(r"\b(?:talk|talked|chat|chatted|say|said|ask|asked|mention|mentioned|discuss|discussed|tell|told)\b", re.IGNORECASE)
+# (not "went down": latency and costs go down when a fix works)
+_HOW_IT_WENT = re.compile(r"\b(?:went|go|goes|gone|going)\s+(?P<how>well|smoothly|fine|great|badly|poorly|south|sideways)\b", re.IGNORECASE)
 
 # "Which deploys didn't fail?", "what never worked?", "what did not work?": a negated outcome word
 # asks for the other outcome (failure for success, success for failure; partial is neither)
@@ -578,9 +585,9 @@ class OwnerQueries:
             acts = {t: w for t, w in pairs.items() if t in _ACT_TERMS and w.lower() not in dropped}
             acts |= {t: w for family in _ACT_FAMILIES if not family.keys().isdisjoint(acts) for t, w in family.items() if t not in acts}
             kept = {t: acts[t] for t in acts if t not in self._unheld(acts)}
-        elif not kept and len(tags) == 1 and not (window or outcome or anchor or order) and len(split_words(tags[0])) == 1:
+        elif not kept and len(tags) == 1 and not (window or outcome or anchor) and len(split_words(tags[0])) == 1:
             # "What did we learn about pgbouncer?", "any incidents involving postgres?" ask of the
-            # memories (of the kind) that name it, tagged or not (the tagged rank first); a tag of
+            # memories (of the kind) that name it, tagged or not (the tag adds 0.1 to the score); a tag of
             # several words ("project-x") filters, as memories saying "project" are not about Project X
             kept = dict.fromkeys(_terms_of_word(tags[0]), tags[0])
             tag_as_word = True
@@ -1000,8 +1007,14 @@ class OwnerQueries:
                 otherwise = self._other_outcomes(q, say_none=False)
             shown = min(limit, interp.count) if interp.count else limit
             ordered = None
-            if interp.order and found.total and (self._records_outcomes(self._layer.settings.typed_kinds) or self._keeps_kind("tool_call")):
-                ordered = self._in_time_order(q, interp.order, offset + shown)
+            # widened to any of the tags, the newest of either is no answer ("when did Ana last deploy?")
+            if (
+                interp.order
+                and found.total
+                and not together
+                and (self._records_outcomes(self._layer.settings.typed_kinds) or self._keeps_kind("tool_call"))
+            ):
+                ordered = self._in_time_order(q, interp.order, offset + shown, _TALK.search(interp.question or "") is not None)
             if interp.order and found.total and ordered is None:  # too many, or none holds every word: ranked, and said so
                 interp = replace(interp, order="", count=None, ignored=(*interp.ignored, f"{interp.order} first"))
             ranked = ordered[offset:] if ordered is not None else self._rank(q, found, at, offset + limit)[offset:]
@@ -1023,16 +1036,19 @@ class OwnerQueries:
             self._layer.tracker.touch(self.name, [m.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
 
-    def _in_time_order(self, q: _Query, order: str, keep: int) -> list[_Ranked] | None:
+    def _in_time_order(self, q: _Query, order: str, keep: int, talk: bool = False) -> list[_Ranked] | None:
         """The ``keep`` newest (oldest) events among the matches of ``q`` (memories with an
-        outcome, and tool calls) holding every word of it some memory holds, in that order ("the
-        last three deploys"), or None when more than ``_ORDERED_READ`` match or none is such a
-        memory. Read in the query's snapshot."""
+        outcome, and tool calls unless the question asks of ``talk``) holding every word of it
+        some memory holds, in that order ("the last three deploys"), or None when more than
+        ``_ORDERED_READ`` match or none is such a memory. Read in the query's snapshot."""
         # words no memory holds make the answer partial and are said; the order is of the rest
         # ("when did we last talk to Initech?", "the last error from the payments API")
         unheld = self._unheld(q.terms)
         held = tuple(t for t in q.terms if t not in unheld)
-        if q.boost_tags:  # "the last time we called Globex" is a memory of Globex's, never another's call
+        named = {t for tag in q.boost_tags for t in _terms_of_word(tag)} if all(len(split_words(t)) == 1 for t in q.boost_tags) else None
+        if named:  # "the last time we called Globex": a memory naming Globex (its tag is a word of it), never another's call
+            q = replace(q, boost_tags=(), rank_terms=(), terms=tuple(dict.fromkeys((*held, *named))), terms_required=True)
+        elif q.boost_tags:  # of a tag of several words ("Project X"), a memory with the tag
             q = replace(q, any_tags=q.boost_tags, boost_tags=(), rank_terms=(), terms=held, terms_required=bool(held))
         elif unheld:
             q = replace(q, terms=held, terms_required=bool(held) and q.terms_required)
@@ -1047,9 +1063,11 @@ class OwnerQueries:
         when = _events_of(q, found, without_outcome=q.kind == "tool_call")
         if q.kind is None and self._keeps_kind("tool_call"):
             calls = self._matches(replace(q, kind="tool_call"), cap=_ORDERED_READ + 1)
-            if len(calls.hot) + len(calls.archived) > _ORDERED_READ:
+            n_calls = len(calls.hot) + len(calls.archived)
+            if n_calls > _ORDERED_READ:
                 return None
-            when += _events_of(q, calls, without_outcome=True)
+            if not talk:  # "when did I first talk about payments?" asks of talk: a tool call is no answer
+                when += _events_of(q, calls, without_outcome=True)
         if not when:
             return None
         when.sort(key=lambda w: (w[0], w[1]), reverse=order == "newest")
@@ -1919,7 +1937,9 @@ def _order_asked(text: str) -> tuple[str, int | None, str]:
     asked = _ORDER_ASKED.search(text)
     if asked is None and (done := _DONE_WHEN.search(text)) is not None:
         order = "oldest" if done.group("which").lower() in _OLDEST else "newest"
-        return order, 1, text[: done.start("which")] + text[done.end("which") :]
+        noun = (done.group("noun") or "").lower()
+        many = noun.endswith("s") and not noun.endswith(("ss", "us", "is")) and noun not in STOPWORDS  # "which PRs"
+        return order, None if many else 1, text[: done.start("which")] + text[done.end("which") :]
     noun = asked.group("noun").lower() if asked is not None else ""
     if asked is None or noun in STOPWORDS or noun in _NOT_ORDERED:
         return "", None, text
@@ -2125,14 +2145,20 @@ def _kinds_named(text: str, kinds: Iterable[str]) -> dict[str, str]:
     by_name = {kind.replace("_", ""): kind for kind in kinds}
     words = split_words(text)
     out: dict[str, str] = {}
-    for i, word in enumerate(words):
-        kind = _kind_named(word, by_name)
-        if kind is None and i + 1 < len(words):
-            kind = _kind_named(word + words[i + 1], by_name)
-            if kind is not None:
-                out[words[i + 1]] = kind
+    i = 0
+    while i < len(words):
+        # the pair first, and its second word is taken: "code reviews" of kinds "review" and
+        # "code_review" is a code review (test_a_typed_kind_of_two_words_is_named)
+        pair = _kind_named(words[i] + words[i + 1], by_name) if i + 1 < len(words) else None
+        if pair is not None:
+            out.setdefault(words[i], pair)
+            out.setdefault(words[i + 1], pair)
+            i += 2
+            continue
+        kind = _kind_named(words[i], by_name)
         if kind is not None:
-            out[word] = kind
+            out.setdefault(words[i], kind)
+        i += 1
     return out
 
 

@@ -71,6 +71,8 @@ def test_an_issue_or_a_problem_says_how_a_thing_is_asked(qdb: memdb.Database) ->
     r = mem.ask("Have we seen VAT problems before?")
     assert r.interpretation.terms == ("vat",) and len(_ids(r)) == 4 and not r.partial
     assert _ids(mem.ask("Where is the issue tracker?"))[0] == tracker.id  # "issue" matches "issued" too: ranked below
+    # "related" and "concerning" are no such words: their stems are "relational" and "concerns"
+    assert mem.ask("Any relational database concerns?").interpretation.words == ("relational", "database", "concerns")
 
 
 @pytest.mark.parametrize("others", [0, 40])
@@ -132,12 +134,33 @@ def test_when_did_we_last_asks_for_the_newest_of_what_the_question_names(qdb: me
         r = mem.ask(question)
         assert (r.interpretation.order, r.interpretation.count) == (order, 1), question
         assert ids is None or [m.id for m in r] == ids, question
+    # a one-word tag is a word of the memories naming it: the call that names Globex untagged is
+    # the last time we called Globex (a tag of several words, "Project X", would be required)
+    again = mem.record("call", "Called Globex again about the renewal", outcome="partial", ts=at(16))
+    for question, order, ids in (
+        ("When was the last time we called Globex?", "newest", [again.id]),
+        ("When did we last call Globex?", "newest", [again.id]),
+        ("When did we first call Globex?", "oldest", [globex.id]),
+    ):
+        r = mem.ask(question)
+        assert (r.interpretation.order, r.interpretation.count) == (order, 1), question
+        assert ids is None or [m.id for m in r] == ids, question
     assert "last" not in mem.ask("When did Sarah Jane Smith last call?").interpretation.words
-    r = mem.ask("When did acme last go down?")  # a subject of one word; going down is failing
+    r = mem.ask("When did acme last fail?")  # a subject of one word
     assert (r.interpretation.order, r.interpretation.outcome, [m.id for m in r]) == ("newest", "failure", [failed.id])
+    r = mem.ask("When did latency last go down?")  # a metric goes down when a fix works: no outcome
+    assert r.interpretation.outcome is None
     assert mem.ask("What did we do last week?").interpretation.order == ""  # a time phrase
     assert mem.ask("Did the call last long?").interpretation.order == ""  # a verb: a question word comes first
+    assert mem.ask("How did the demo last so long?").interpretation.order == ""  # lasting a span
+    r = mem.ask("When did the Acme account last fail?")  # two words after "the"
+    assert (r.interpretation.order, r.interpretation.count) == ("newest", 1)
+    r = mem.ask("Which calls did we last make?")  # as many as the limit
+    assert (r.interpretation.order, r.interpretation.count) == ("newest", None)
     assert mem.ask("What version did we first ship?").interpretation.order == "oldest"
+    # no memory has both tags, so either answers: the newest of either is no answer, ranked and said
+    r = mem.ask("When did Initech last demo for Acme?")
+    assert r.interpretation.order == "" and "newest first" in r.interpretation.ignored
 
 
 def test_tool_calls_are_events_put_in_time_order(tmp_path: Path) -> None:
@@ -162,6 +185,9 @@ def test_tool_calls_are_events_put_in_time_order(tmp_path: Path) -> None:
     assert (r.interpretation.order, [m.id for m in r]) == ("newest", [ids[2]]) and r.partial
     r = mem.ask("What was my first tool call?")
     assert (r.interpretation.kind, [m.id for m in r]) == ("tool_call", [ids[0]])
+    # where talk matches too, a tool call is no answer to when one talked: ranked, and said
+    r = mem.ask("When did I first ask about payments errors?")
+    assert r.interpretation.order == "" and r.interpretation.ignored == ("oldest first",)
     db.close()
 
 

@@ -429,9 +429,17 @@ def test_config_sets_a_new_database_s_kinds_before_its_first_record(tmp_path: Pa
         (["archive_after_days=-3"], "archive_after_days=-3: Input should be greater than 0"),
         (["typed_kinds=a,b,c,d,e,f,g"], "7 typed kinds: at most 6 are allowed"),
         (["typed_kinds"], "'typed_kinds' is not SETTING=VALUE"),
+        (["typed_kinds="], "setting typed_kinds: empty value (give [] for an empty list"),  # an unset $KINDS
+        (["typed_kinds=null"], "typed_kinds=None: Input should be a valid tuple"),
+        (["week_starts_on=true"], "week_starts_on='true': a number, not true or false"),
+        (["lessons_per_day=3", "lessons_per_day=4"], "setting 'lessons_per_day' given twice"),
     ):
         assert main(["config", *argv, "--db", db]) == 1
         assert message in one_error_line(capsys), argv
+    assert main(["config", "archive_after_days=-3", "--db", str(tmp_path / "typo")]) == 1  # refused before it is made
+    assert "Input should be greater than 0" in one_error_line(capsys) and not (tmp_path / "typo").exists()
+    assert main(["config", "typed_kinds=call,demo,deal", "--db", db]) == 0  # no change: said, and not audited
+    assert capsys.readouterr().out == "no change: the settings already had those values\n"
     with memdb.open(db) as opened:  # nothing half-changed by the refusals; the changes audited
         assert opened.settings.typed_kinds == ("call", "demo", "deal") and opened.settings.archive_after_days == 60
         assert [a["action"] for a in opened.audit()].count("configure") == 2

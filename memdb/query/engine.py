@@ -1061,13 +1061,12 @@ class OwnerQueries:
         # tournament, nor is the first memory to say "video" the first video game tournament; a
         # tool call is recorded as it runs ("what was the last error from the payments API?")
         when = _events_of(q, found, without_outcome=q.kind == "tool_call")
-        if q.kind is None and self._keeps_kind("tool_call"):
+        # "when did I first talk about payments?" asks of talk: a tool call is no answer to it
+        if q.kind is None and not talk and self._keeps_kind("tool_call"):
             calls = self._matches(replace(q, kind="tool_call"), cap=_ORDERED_READ + 1)
-            n_calls = len(calls.hot) + len(calls.archived)
-            if n_calls > _ORDERED_READ:
+            if len(calls.hot) + len(calls.archived) > _ORDERED_READ:
                 return None
-            if not talk:  # "when did I first talk about payments?" asks of talk: a tool call is no answer
-                when += _events_of(q, calls, without_outcome=True)
+            when += _events_of(q, calls, without_outcome=True)
         if not when:
             return None
         when.sort(key=lambda w: (w[0], w[1]), reverse=order == "newest")

@@ -623,7 +623,9 @@ class OwnerQueries:
             kind=kind,
             outcome=outcome,
             question=question,
-            include_archived=include_archived,
+            # "when did Leo first take a quiz?": forgetting never erases experience, and the first
+            # quiz is as likely archived as not (its time, kind, outcome and one-liner stay hot)
+            include_archived=include_archived or bool(order),
             include_superseded=include_superseded,
             unmatched=tuple(unmatched.values()),
             missing_names=missing,

@@ -4,6 +4,7 @@ matching anything themselves."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -161,6 +162,28 @@ def test_when_did_we_last_asks_for_the_newest_of_what_the_question_names(qdb: me
     # no memory has both tags, so either answers: the newest of either is no answer, ranked and said
     r = mem.ask("When did Initech last demo for Acme?")
     assert r.interpretation.order == "" and "newest first" in r.interpretation.ignored
+
+
+def test_an_ordered_answer_holds_the_archived_memories(tmp_path: Path) -> None:
+    """ "When did Leo first take a quiz?" of a tutor three months on answered with the oldest quiz
+    still hot, in November, though Leo's first quiz, in September, was archived: forgetting never
+    erases experience, and what an archived memory keeps hot (its time, kind, outcome, one-liner)
+    answers it. A question asking for the first or last searches the archived memories too, and
+    its interpretation says so."""
+    now = [dt.datetime(2026, 9, 1, 15, tzinfo=dt.UTC)]
+    db = memdb.open(tmp_path / "tutor", clock=lambda: now[0])
+    db.configure(typed_kinds=("quiz", "lesson"))
+    mem = db.owner("tutor")
+    first = mem.record("quiz", "Leo: quiz on fractions", outcome="failure", tags=["leo"])
+    now[0] += dt.timedelta(days=70)
+    assert db.maintain().archived == 1
+    latest = mem.record("quiz", "Leo: quiz on decimals", outcome="success", tags=["leo"])
+    now[0] += dt.timedelta(days=1)
+    r = mem.ask("When did Leo first take a quiz?")
+    assert r.interpretation.include_archived and [(m.id, m.episode.status) for m in r] == [(first.id, "archived")]
+    assert [m.id for m in mem.ask("How did Leo do on the last quiz?")] == [latest.id]
+    assert [m.id for m in mem.ask("Leo's quizzes")] == [latest.id]  # unordered: the hot ones, as before
+    db.close()
 
 
 def test_tool_calls_are_events_put_in_time_order(tmp_path: Path) -> None:

@@ -159,7 +159,7 @@ _COUNTS = {w: i for i, w in enumerate("one two three four five six seven eight n
 _QUESTION_WORDS = frozenset(
     stem(w)
     for w in """what happened happen happens did do does done tell show give list find get any anything everything
-    something stuff things thing know remember recall recent recently lately please about regarding re went go
+    something stuff things thing know remember recall recent recently please about regarding re went go
     going status update updates news summary summarize memories memory episodes episode record records
     time times ever last week weeks day days month months year years ago past previous prior earlier before
     try tried tries trying attempt attempts attempted many much new latest mention mentioned mentions decide decided
@@ -169,6 +169,9 @@ _QUESTION_WORDS = frozenset(
     issue issues problem problems see seen saw involve involves involved involving""".split()
 )
 # (not "related" or "concerning": their stems are "relational" databases and security "concerns")
+# Question words dropped as written, not by their stem: "lately" is "late" to the stemmer, and
+# "which homework was late?" asks of lateness
+_QUESTION_FORMS = frozenset({"lately"})
 # Question words naming what a memory may say it did ("decided", "chose", "planned"): with
 # nothing else asked, the memories holding any term of the act answer ("what did we decide?"
 # finds "we decided" and "the decision", and every record with decisions: layout 19)
@@ -575,7 +578,9 @@ class OwnerQueries:
         if kind in _KIND_WORDS.values():  # the words that named it, and "calls" of "tool calls"
             dropped |= {w for w, k in _KIND_WORDS.items() if k == kind} | ({"call", "calls"} if kind == "tool_call" else set())
         dropped |= {w for w, k in named.items() if k == kind}
-        kept = {t: w for t, w in pairs.items() if (t not in _QUESTION_WORDS or t in compound) and w not in dropped}
+        kept = {
+            t: w for t, w in pairs.items() if (t not in _QUESTION_WORDS or t in compound) and w not in dropped and w not in _QUESTION_FORMS
+        }
         tag_as_word = False
         if not self._own_terms.isdisjoint(kept):
             kept = self._without_own_name(kept, question)

@@ -76,6 +76,17 @@ def test_an_issue_or_a_problem_says_how_a_thing_is_asked(qdb: memdb.Database) ->
     assert mem.ask("Any relational database concerns?").interpretation.words == ("relational", "database", "concerns")
 
 
+def test_lately_asks_how_and_late_asks_what(qdb: memdb.Database) -> None:
+    """ "Which homework was late?" of a tutor answered every homework: "lately" is a question word,
+    and the stemmer makes "late" of it, so "late" was dropped too. "lately" is dropped as written."""
+    mem = qdb.owner("tutor")
+    late = mem.record("exchange", "Leo turned in the decimals homework late", ts=at(20))
+    mem.record("exchange", "Sam's fractions homework was done on time", ts=at(21))
+    r = mem.ask("Which homework was late?")
+    assert r.interpretation.words == ("homework", "late") and _ids(r)[0] == late.id
+    assert mem.ask("What homework came in lately?").interpretation.words == ("homework",)
+
+
 @pytest.mark.parametrize("others", [0, 40])
 def test_phrases_name_tags_whether_the_owner_has_few_tags_or_many(qdb: memdb.Database, others: int) -> None:
     """ask lists the tags of an owner with no more tags than the question has words, and seeks

@@ -2169,10 +2169,12 @@ def _kinds_named(text: str, kinds: Iterable[str]) -> dict[str, str]:
 
 
 def _kind_named(word: str, by_name: Mapping[str, str]) -> str | None:
-    """The kind a folded word names, as written or as its plural, from kinds by their names
-    without "_"; or None."""
+    """The kind a folded word names, as written or as its plural ("quizzes" of "quiz"), from
+    kinds by their names without "_"; or None."""
     for name, kind in by_name.items():
         if word == name or word in (name + "s", name + "es") or (name.endswith("y") and word == name[:-1] + "ies"):
+            return kind
+        if name.endswith("z") and word == name + "zes":
             return kind
     return None
 

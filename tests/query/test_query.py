@@ -794,16 +794,18 @@ def test_a_typed_kind_named_in_the_plural(qdb: memdb.Database) -> None:
     searched the word "escalations", which no memory says (a kind is no word of the text), and
     answered that nothing matched at any time. A kind's plural names it as its name does; other
     forms of the word ("escalated") stay words, as a memory may say them."""
-    qdb.configure(typed_kinds=("ticket", "escalation", "retry"))
+    qdb.configure(typed_kinds=("ticket", "escalation", "retry", "quiz"))
     mem = qdb.owner("support")
     mem.record("ticket", "Acme: login fails with SSO", outcome="success", tags=["acme"], ts=at(29))
     esc = mem.record("escalation", "Globex: webhook deliveries dropped", outcome="failure", tags=["globex"], ts=at(30))
     retry = mem.record("retry", "Globex webhooks sent again", outcome="success", tags=["globex"], ts=at(30, 9))
+    quiz = mem.record("quiz", "Onboarding quiz for Acme's admins", outcome="partial", tags=["acme"], ts=at(30, 10))
     for question, kind, ids in (
         ("Any escalations this week?", "escalation", [esc.id]),
         ("escalation", "escalation", [esc.id]),
         ("Which retries worked for Globex?", "retry", [retry.id]),
         ("How many tickets did Acme open?", "ticket", None),
+        ("Any quizzes this week?", "quiz", [quiz.id]),  # "quiz" doubles its "z"
     ):
         r = mem.ask(question)
         assert r.interpretation.kind == kind, question

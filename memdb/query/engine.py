@@ -1109,10 +1109,24 @@ class OwnerQueries:
         """Say plainly that nothing matched, and whether something matched outside the window or
         in cold storage: what it counts is read now (in the query's snapshot), the sentence is
         formatted when first read (``_nothing_note``)."""
-        outside = None
+        outside, elsewhen = None, ""
+        cold = self._archived_note(q)
         if q.lo is not None:  # "what did we talk about last week?": where the nearest memories are
             outside = self._outside(q)
-        return partial(_nothing_note, interp, outside, self._archived_note(q) + self._superseded_note(q) + self._rest_note(interp, q))
+            if not (cold or outside[0] or outside[2]):  # "nothing at any time" is said of the archived too
+                elsewhen = self._archived_elsewhen(replace(q, lo=None, hi=None, told=False))
+        return partial(_nothing_note, interp, outside, cold + self._superseded_note(q) + self._rest_note(interp, q), elsewhen)
+
+    def _archived_elsewhen(self, q: _Query, cap: int = 1_000) -> str:
+        """For an empty window with no hot match at any time: the archived matches at any time
+        ("Any failed quizzes this week?" of a tutor whose failed quizzes are all archived said
+        that nothing matched at any time). Read in the query's snapshot."""
+        cold = self._archived_matches(q, cap)
+        if not cold:
+            return ""
+        n, latest = len(cold), max(h["ts"] for _, h, _ in cold)
+        count = f"{'at least ' if n >= cap else ''}{n} archived match{'es' if n != 1 else ''}"
+        return f" {count} at other times, latest {day_of(latest)}; ask without the window and with include_archived=True to see them."
 
     def _rest_note(self, interp: Interpretation, q: _Query, cap: int = 1_000) -> str:
         """When no memory holds any of the question's words but the rest of it (a window, tags, a
@@ -1987,14 +2001,17 @@ def _found_note(
     return note
 
 
-def _nothing_note(interp: Interpretation, outside: tuple[int, int | None, int, bool, bool] | None, cold: str) -> str:
+def _nothing_note(interp: Interpretation, outside: tuple[int, int | None, int, bool, bool] | None, cold: str, elsewhen: str = "") -> str:
     """The note of an empty answer: nothing found, and what matched outside its window
     (``_outside``: counts before and after, the latest before, whether each count is capped)
-    when that was looked at; ``cold`` says what archived memories match."""
+    when that was looked at; ``cold`` says what archived memories match, ``elsewhen`` what
+    archived ones match outside the window when no active one does (``_archived_elsewhen``)."""
     if outside is None:
         return f"Nothing found for {interp}." + cold
     before, latest, after, more_before, more_after = outside
     if not (before or after):
+        if elsewhen:
+            return f"Nothing found for {interp}. No active memory matches at any time either;{elsewhen}" + cold
         return f"Nothing found for {interp}. Nothing matches at any time either." + cold
     bits = []
     if before:

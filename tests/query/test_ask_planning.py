@@ -194,6 +194,13 @@ def test_an_ordered_answer_holds_the_archived_memories(tmp_path: Path) -> None:
     assert r.interpretation.include_archived and [(m.id, m.episode.status) for m in r] == [(first.id, "archived")]
     assert [m.id for m in mem.ask("How did Leo do on the last quiz?")] == [latest.id]
     assert [m.id for m in mem.ask("Leo's quizzes")] == [latest.id]  # unordered: the hot ones, as before
+    # an empty window said "Nothing matches at any time either" of the failed quiz, archived
+    r = mem.ask("Any failed quizzes this week?")
+    assert not r.found and r.note == (
+        "Nothing found for window this week (2026-11-09 to 2026-11-15), recorded or told of; kind quiz; outcome failure."
+        " No active memory matches at any time either; 1 archived match at other times, latest 2026-09-01;"
+        " ask without the window and with include_archived=True to see them. 1 attempt went otherwise, the newest 2026-11-10: success."
+    )
     db.close()
 
 

@@ -564,7 +564,7 @@ class OwnerQueries:
             outcome = how = negated = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
-        named = {w: k for w, k in _kinds_named(rest, kinds).items() if self._keeps_kind(k)}
+        named = {w: k for w, k in _kinds_named(rest, self._layer.settings.typed_kinds).items() if self._keeps_kind(k)}
         kind = next(iter(named.values()), None)  # "any escalations this week?" of kind "escalation"
         if kind is None and not _KIND_WORDS.keys().isdisjoint(pairs.values()):
             kind = _kind_asked(written, self._keeps_kind)  # "what tools did I use yesterday?"
@@ -2161,39 +2161,43 @@ _YES_OR_NO = re.compile(r"\s*(?:did|does|do|has|have|had|was|were|is|are)\b", re
 
 def _kinds_named(text: str, kinds: Iterable[str]) -> dict[str, str]:
     """Each folded word of ``text`` that names a typed kind -> the kind: a word, or two words
-    side by side, written as the kind or its plural ("tickets", "retries"; "code reviews" and
-    "code-review" of kind ``code_review``, "follow-ups" of ``followup``: the tokenizer splits
-    on "_" and "-", so a kind of two words was never named). A plural only: "reviewed" or
-    "debugging" may be what a memory says, not which kind it is."""
-    by_name = {kind.replace("_", ""): kind for kind in kinds}
+    side by side, written as the kind or its plural ("tickets", "retries", "quizzes"; "code
+    reviews" and "code-review" of kind ``code_review``, "follow-ups" of ``followup``: the
+    tokenizer splits on "_" and "-", so a kind of two words was never named). A plural only:
+    "reviewed" or "debugging" may be what a memory says, not which kind it is."""
+    forms = _kind_forms(tuple(kinds))
     words = split_words(text)
     out: dict[str, str] = {}
     i = 0
     while i < len(words):
         # the pair first, and its second word is taken: "code reviews" of kinds "review" and
         # "code_review" is a code review (test_a_typed_kind_of_two_words_is_named)
-        pair = _kind_named(words[i] + words[i + 1], by_name) if i + 1 < len(words) else None
+        pair = forms.get(words[i] + words[i + 1]) if i + 1 < len(words) else None
         if pair is not None:
             out.setdefault(words[i], pair)
             out.setdefault(words[i + 1], pair)
             i += 2
             continue
-        kind = _kind_named(words[i], by_name)
+        kind = forms.get(words[i])
         if kind is not None:
             out.setdefault(words[i], kind)
         i += 1
     return out
 
 
-def _kind_named(word: str, by_name: Mapping[str, str]) -> str | None:
-    """The kind a folded word names, as written or as its plural ("quizzes" of "quiz"), from
-    kinds by their names without "_"; or None."""
-    for name, kind in by_name.items():
-        if word == name or word in (name + "s", name + "es") or (name.endswith("y") and word == name[:-1] + "ies"):
-            return kind
-        if name.endswith("z") and word == name + "zes":
-            return kind
-    return None
+@lru_cache(maxsize=64)
+def _kind_forms(kinds: tuple[str, ...]) -> dict[str, str]:
+    """Every way a question writes one of ``kinds`` -> the kind: its name without "_", and its
+    plurals (+s, +es, y -> ies, z -> zzes). Kept: asked of every question."""
+    out: dict[str, str] = {}
+    for kind in kinds:
+        name = kind.replace("_", "")
+        plurals = [name + "s", name + "es"]
+        plurals += [name[:-1] + "ies"] if name.endswith("y") else []
+        plurals += [name + "zes"] if name.endswith("z") else []
+        for form in (name, *plurals):
+            out.setdefault(form, kind)
+    return out
 
 
 def _kind_asked(written: str, keeps: Callable[[str], bool]) -> str | None:

@@ -107,9 +107,13 @@ def prepare(
     want = list(dict.fromkeys(normalize_tag(t) for t in ([tags] if isinstance(tags, str) else tags)))
     terms = set(tokenize(task))
 
-    # 1. patterns: same kind (when given), sharing tags or words with the task
+    # 1. patterns: same kind (when given), sharing tags or words with the task; given tags scope
+    # it: a pattern of other tags is about something else (a tutor's "lesson [sam]" is no context
+    # for teaching Maya), where one without tags is about the kind
     scored = []
     for p in patterns.of(queries.name, kind):
+        if want and p.tags and set(want).isdisjoint(p.tags):
+            continue
         score = (
             (1.0 if kind else 0.0)
             + 0.5 * len(set(want) & set(p.tags))

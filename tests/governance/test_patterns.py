@@ -369,6 +369,22 @@ def test_prepare_says_a_recurring_record_once(pdb: memdb.Database) -> None:
     assert tight.text.endswith(f"(+{tight.left_out} more not shown)") and len(tight.text) <= 120
 
 
+def test_prepare_keeps_to_the_tags_given(pdb: memdb.Database) -> None:
+    """A tutor's "Teach Maya fractions" (kind lesson, tags maya and fractions) showed the patterns
+    of Sam's lessons and of word problems: with the kind given, every pattern of the kind scored.
+    Given tags scope the patterns: one of other tags is about something else; one without tags
+    is about the kind, and one sharing a tag is about the task."""
+    mem = pdb.owner("tutor")
+    deploys(mem, 5)  # debug records tagged deploy: a pattern tagged deploy
+    for i in range(5):  # and one of the kind with no tags
+        mem.record("debug", f"Flaky run {i}", outcome="failure", ts=T0 - dt.timedelta(hours=i))
+    every = mem.prepare("fix the flaky test", kind="debug")
+    assert {p.tags for p in every.patterns} == {("deploy",), ()}
+    scoped = mem.prepare("fix the flaky test", kind="debug", tags=["ci"])
+    assert [p.tags for p in scoped.patterns] == [()]
+    assert {p.tags for p in mem.prepare("fix the deploy", kind="debug", tags=["deploy"]).patterns} == {("deploy",), ()}
+
+
 def test_prepare_says_plainly_when_nothing_is_relevant(pdb: memdb.Database) -> None:
     prep = pdb.owner("ana").prepare("write a haiku about lighthouses")
     assert "Nothing relevant found" in prep.text and not (prep.patterns or prep.knowledge or prep.records)

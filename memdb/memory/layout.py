@@ -341,8 +341,8 @@ def _decision_words(value: Any) -> Iterator[str]:
 
 _DECIDED: Final = "decided decision"
 """What a record with decisions says besides their words (layout 19): "What did we decide?" and
-"which decisions did we make this month?" ask of the memories holding a decision, whether their
-text says so or only their ``decisions`` do."""
+"which decisions did we make?" ask of the memories holding a decision, whether their text says
+so or only their ``decisions`` do (with a window, such a question asks of everything in it)."""
 
 
 def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
@@ -351,8 +351,8 @@ def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
     layout 16, its decisions' keys and string values, layout 18, and ``_DECIDED`` where it has
     decisions, layout 19) counts ``TF_UNIT``, one in a context field of its kind
     (``CONTEXT_FIELDS``) ``CONTEXT_TF``, so that a turn ranks above its neighbours for words it
-    says itself. A fact's ``decisions`` are data, not words: the
-    LangGraph store keeps its items' values there, searchable only by the paths it indexes."""
+    says itself. A fact's ``decisions`` are data, not words: the LangGraph store keeps its items'
+    values there, searchable only by the paths it indexes."""
     kind = str(record.get("kind"))
     context = CONTEXT_FIELDS.get(kind, ())
     own = "\n".join(_words_of(record, f, kind) for f in TEXT_FIELDS if record.get(f) and f not in context)

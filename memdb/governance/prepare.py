@@ -15,7 +15,7 @@ from memdb.governance.patterns import Pattern, Patterns, same_pattern
 from memdb.memory.episodes import Episodes
 from memdb.memory.models import bound_text, utc
 from memdb.memory.sanitize import shown
-from memdb.memory.text import normalize_tag, tokenize
+from memdb.memory.text import normalize_tags, tokenize
 from memdb.query.engine import OwnerQueries
 from memdb.query.results import Hit, alike_lines
 
@@ -104,7 +104,7 @@ def prepare(
     if kind is not None and kind not in typed:
         raise ValidationError(f"kind {shown(kind)}: not a typed kind ({', '.join(typed)})")
     at = utc(now, "now") if now is not None else episodes.now()
-    want = list(dict.fromkeys(normalize_tag(t) for t in ([tags] if isinstance(tags, str) else tags)))
+    want = list(normalize_tags(tags))
     terms = set(tokenize(task))
 
     # 1. patterns: same kind (when given), sharing tags or words with the task; given tags scope

@@ -590,7 +590,7 @@ class OwnerQueries:
             acts = {t: w for t, w in pairs.items() if t in _ACT_TERMS and w.lower() not in dropped}
             acts |= {t: w for family in _ACT_FAMILIES if not family.keys().isdisjoint(acts) for t, w in family.items() if t not in acts}
             kept = {t: acts[t] for t in acts if t not in self._unheld(acts)}
-        elif not kept and len(tags) == 1 and not (window or outcome or anchor) and len(split_words(tags[0])) == 1:
+        elif not kept and len(tags) == 1 and not (window or outcome or anchor) and _one_word(tags[0]):
             # "What did we learn about pgbouncer?", "any incidents involving postgres?" ask of the
             # memories (of the kind) that name it, tagged or not (the tag adds 0.1 to the score); a tag of
             # several words ("project-x") filters, as memories saying "project" are not about Project X
@@ -1052,7 +1052,7 @@ class OwnerQueries:
         # ("when did we last talk to Initech?", "the last error from the payments API")
         unheld = self._unheld(q.terms)
         held = tuple(t for t in q.terms if t not in unheld)
-        named = {t for tag in q.boost_tags for t in _terms_of_word(tag)} if all(len(split_words(t)) == 1 for t in q.boost_tags) else None
+        named = {t for tag in q.boost_tags for t in _terms_of_word(tag)} if all(map(_one_word, q.boost_tags)) else None
         if named:  # "the last time we called Globex": a memory naming Globex (its tag is a word of it), never another's call
             q = replace(q, boost_tags=(), rank_terms=(), terms=tuple(dict.fromkeys((*held, *named))), terms_required=True)
         elif q.boost_tags:  # of a tag of several words ("Project X"), a memory with the tag
@@ -1121,12 +1121,11 @@ class OwnerQueries:
         """For an empty window with no hot match at any time: the archived matches at any time
         ("Any failed quizzes this week?" of a tutor whose failed quizzes are all archived said
         that nothing matched at any time). Read in the query's snapshot."""
-        cold = self._archived_matches(q, cap)
-        if not cold:
+        counted = self._archived_count(q, cap)
+        if counted is None:
             return ""
-        n, latest = len(cold), max(h["ts"] for _, h, _ in cold)
-        count = f"{'at least ' if n >= cap else ''}{n} archived match{'es' if n != 1 else ''}"
-        return f" {count} at other times, latest {day_of(latest)}; ask without the window and with include_archived=True to see them."
+        what, latest = counted
+        return f" {what} at other times, latest {latest}; ask without the window and with include_archived=True to see them."
 
     def _rest_note(self, interp: Interpretation, q: _Query, cap: int = 1_000) -> str:
         """When no memory holds any of the question's words but the rest of it (a window, tags, a
@@ -1194,14 +1193,21 @@ class OwnerQueries:
         what memdb has archived (DESIGN 6)."""
         if q.include_archived:
             return ""
+        counted = self._archived_count(q, cap)
+        if counted is None:
+            return ""
+        return f" {counted[0]}, latest {counted[1]}; include_archived=True to see them (restore() brings one back)."
+
+    def _archived_count(self, q: _Query, cap: int) -> tuple[str, str] | None:
+        """("N archived matches", the latest one's day) of ``q``, at most ``cap`` counted, or None
+        when none matches. Read in the query's snapshot."""
         if not self._layout.archived.raw_keys((self.name,), q.lo, q.hi, limit=1):
-            return ""  # nothing archived in the window: one seek, where walking the range cost a few
+            return None  # nothing archived in the window: one seek, where walking the range cost a few
         cold = self._archived_matches(q, cap)
         if not cold:
-            return ""
-        latest = max(h["ts"] for _, h, _ in cold)
-        count = f"{'at least ' if len(cold) >= cap else ''}{len(cold)} archived match{'es' if len(cold) != 1 else ''}"
-        return f" {count}, latest {day_of(latest)}; include_archived=True to see them (restore() brings one back)."
+            return None
+        n = len(cold)
+        return f"{'at least ' if n >= cap else ''}{n} archived match{'es' if n != 1 else ''}", day_of(max(h["ts"] for _, h, _ in cold))
 
     def _superseded_note(self, q: _Query, cap: int = 1_000) -> str:
         """When nothing current matches, whether earlier versions of corrected memories do: an
@@ -2135,6 +2141,12 @@ def _term_subscript(term: str) -> bytes:
 
 
 @lru_cache(maxsize=1 << 14)
+def _one_word(tag: str) -> bool:
+    """Whether a tag is one word, and so a word of the memories that name it ("pgbouncer"), where
+    one of several ("project-x") is no word of them: memories saying "project" are not about it."""
+    return len(split_words(tag)) == 1
+
+
 def _terms_of_word(word: str) -> tuple[str, ...]:
     """The index terms of one word (or tag), remembered: the names and tags of questions recur."""
     return tuple(terms_and_words(word))

@@ -92,7 +92,7 @@ from benchmarks import agent_data
 from benchmarks.bench_globals import _commit, _machine
 from memdb.memory.text import normalize_tag, tokenize
 from memdb.memory.timephrase import find_time_phrase
-from memdb.query.engine import _QUESTION_WORDS
+from memdb.query.question import QUESTION_WORDS
 
 SIZES = [int(s) for s in os.environ.get("MEMDB_BENCH_SIZES", "10000,100000,1000000").split(",") if s.strip()]
 DRAWS = int(os.environ.get("MEMDB_BENCH_DRAWS", "200"))
@@ -451,7 +451,7 @@ def sqlite_call(shape: str, ds: Dataset, top5: bool) -> Callable[[Draw], int]:
             window, rest = find_time_phrase(d.question or "", d.now, 0)
             known = {r[0] for r in con.execute(KNOWN_TAGS_SQL, {"owner": OWNER})}
             tags, rest = _tags_in(rest, known)
-            terms = [w for w in tokenize(rest) if w not in _QUESTION_WORDS]
+            terms = [w for w in tokenize(rest) if w not in QUESTION_WORDS]
             assert window is not None and tags and not terms, (window, tags, terms)  # the question is time + tags only
             sql = sqlite_sql(tags, True, False, False, top5)
             rows = con.execute(sql, _params(d, tags, window.start, window.end)).fetchall()

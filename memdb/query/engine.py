@@ -11,18 +11,13 @@ relevance (to 1/25 of a point) and outcome, so each other filter is one key look
 header is read to filter. When one index range holds exactly the matches (one tag, say, and
 a window), it is read as columns by C loops. The survivors are ranked by reading headers
 (``^EPST``) only for those whose score, bounded through their level, can still reach the top
-``limit``:
+``limit`` (the scores and bounds: ``memdb.query.rank``). Full records are read for the returned
+memories only, so the cost follows the size of the most selective index range (a few key reads
+per entry), not the database.
 
-    with text:    score = 0.9 * bm25 / max_bm25 + 0.05 * relevance / 10 + 0.05 * recency (+ 0.1 if a boost tag)
-    without text: score = 0.6 * relevance / 10 + 0.4 * recency
-
-(text-first weights: on LoCoMo, 0.6/0.25/0.15 let recency and earlier reads reorder good
-text matches, costing about 0.02 of recall@10).
-
-where ``recency = 0.5 ** (age_days / 7)`` and BM25 uses k1 = 1.2, b = 0.75 over the
-owner's inverted index. Full records are read for the returned memories only, so the cost
-follows the size of the most selective index range (a few key reads per entry), not the
-database.
+Beside this module: ``question`` reads a question's text (order, kinds, outcome words, names),
+``plan`` holds a query once read and its matches, ``rank`` the scoring, ``notes`` what an
+answer says beside its memories, ``results`` what callers get.
 
 What a question reads of the owner's documents and nothing else (posting lists, document
 frequencies, statistics, the tags and kinds indexed) is kept between calls in
@@ -39,8 +34,8 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from functools import cache, lru_cache, partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -55,7 +50,6 @@ from memdb.memory.layout import (
     ID_SLICE,
     ID_TAIL_BYTES,
     LEVELS_PER_POINT,
-    MAX_CODE,
     NO_OUTCOME,
     OUTCOME_OF_CODE,
     SUPERSEDED,
@@ -75,10 +69,8 @@ from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
-from memdb.memory.text import STOPWORDS, normalize_tag, normalize_tags, split_words, stem, terms_and_words, tokenize
+from memdb.memory.text import normalize_tag, terms_and_words, tokenize
 from memdb.memory.timephrase import (
-    OPEN_END,
-    OPEN_START,
     TimeWindow,
     day_of,
     find_event_anchor,
@@ -86,329 +78,78 @@ from memdb.memory.timephrase import (
     read_time_phrases,
     told_within,
 )
+from memdb.query.notes import found_note, note_and, noted, nothing_note, quoted, why_matched
+from memdb.query.plan import (
+    QUESTION_CHARS,
+    Archived,
+    Matches,
+    Query,
+    Ranked,
+    check_limit,
+    events_of,
+    header_passes,
+    recall_window,
+    tags_of,
+    text_terms,
+)
+from memdb.query.question import (
+    ACRONYM_PLURAL,
+    ACT_FAMILIES,
+    ACT_TERMS,
+    FACT_WORDS,
+    FAILING,
+    HOW_IT_WENT,
+    KIND_WORDS,
+    NEGATED_OUTCOME,
+    OUTCOME_WORDS,
+    QUESTION_FORMS,
+    QUESTION_WORDS,
+    TALK,
+    TALKED_ABOUT,
+    WENT_WELL,
+    asks_yes_or_no,
+    compound_heads,
+    kind_asked,
+    kinds_named,
+    name_terms,
+    one_word,
+    order_asked,
+    tag_form,
+    terms_of_word,
+)
+from memdb.query.rank import (
+    BY_RELEVANCE,
+    BY_TIME,
+    K1,
+    NO_HITS,
+    TEXT_LEVEL,
+    WEEK_US,
+    B,
+    Hits,
+    Hot,
+    KernelHits,
+    RangeColumn,
+    bm25_term,
+    bounded_by_recency,
+)
 from memdb.query.results import History, Hit, Interpretation, RecallResult
 
 __all__ = ["OwnerQueries"]
 
-QUESTION_CHARS = 10_000  # the cap on a question or a text filter, checked before any work
-K1 = 1.2
-B = 0.75
-RECENCY_HALF_LIFE_DAYS = 7.0
 _PROBE = 1024
-_WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
 _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscripts of an owner's statistics
 # What a process keeps of an owner's documents while they stay as they are (TextIndex.memo):
 # entries (document frequencies, lists), and the bytes of posting lists
 _MEMO_ENTRIES = 1 << 14
 _MEMO_LIST_BYTES = 2 << 20
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
-# The kernel's score with recency alone (SearchParams; text, relevance and boost weigh nothing):
-# a half-life of 3 years keeps a microsecond's difference in age far above a double's rounding
-# for centuries, and the slack only lets ties within about a tenth of a second in beside the newest
-_BY_TIME: dict[str, float] = {"week_us": 1e14, "text_level": 0.0, "text_weight": 0.0, "recency_weight": 1.0, "slack": 1e-12, "boost": 0.0}
 _TAGS, _TAG_STARTS, _KINDS = ("tags",), ("tag starts",), ("kinds",)
 _TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (else one seek per phrase)
-_NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
-# What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
-_RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT
-_TEXT_LEVEL = 0.05 / 10 / LEVELS_PER_POINT
-# the score without text (0.6 * relevance / 10 + 0.4 * recency) as the kernel bounds it: a level is
-# worth _RECENCY_LEVEL, and nothing is scored by text (the lists are tags')
-_BY_RELEVANCE: dict[str, float] = {"text_level": _RECENCY_LEVEL, "text_weight": 0.0, "recency_weight": 0.4, "boost": 0.0}
-_LEVEL_OF_CODE = tuple(code >> 2 for code in range(MAX_CODE + 1))
-_FEW = 48  # up to this many matches, _Column.best bounds them all at once rather than walking the levels
 _EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("after the deploy")
 _DAY_US = 86_400 * 1_000_000
 _EVENT_SPANS = (_DAY_US, 7 * _DAY_US, 31 * _DAY_US, 366 * _DAY_US, 3653 * _DAY_US, None)  # back from now
 _EARLIEST_US, _LATEST_US = -(2**62), 2**62  # bounds of a halving over all time (times are int64 microseconds)
 _ORDERED_READ = 10_000  # matches put in time order at most ("the last three deploys"); past it, ranked as usual
-# "the last three deploys", "the first failure", "the last time we deployed": the newest (oldest)
-# matches in time order, as many as said, one for a singular noun
-_ORDER_ASKED = re.compile(
-    r"\b(?:the|my|our|your|his|her|their)\s+(?P<which>last|latest|most\s+recent|newest|first|earliest|oldest)"
-    r"(?:\s+(?P<n>\d{1,2}|two|three|four|five|six|seven|eight|nine|ten))?\s+(?=(?P<noun>[^\W\d_]+))",
-    re.IGNORECASE,
-)
-# "When did we last deploy?", "what version did Ana Lee first ship?", "when did checkout last
-# fail?", "what did our CEO last say?": the newest (oldest) one; the subject, a pronoun, a name,
-# or one word or two after "the", "our"... stays (the answer may be about it). A question word
-# first ("did the call last long?" asks of lasting), "last" right after the subject ("what did
-# John volunteer at last weekend?" is a time phrase), and before no time unit ("when did we last
-# week...") nor a span ("how did the meeting last so long?"); "which PRs did we last merge?" are
-# as many as the limit
-_DONE_WHEN = re.compile(
-    r"\b(?i:when|what|where|which|who|how)(?:\s+(?P<noun>[\w'-]+))??\s+(?i:did|do|does|have|has|had)\s+"
-    r"(?:[Ii]|we|you|he|she|they|[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*){0,2}"
-    r"|(?i:the|our|my|your|his|her|their)\s+[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?|[a-z][\w-]*)"
-    r"\s+(?P<which>last|first)\s+"
-    r"(?!(?i:week|weekend|month|year|night|time|day|quarter|summer|winter|spring|fall|autumn)s?\b)"
-    r"(?!(?i:so|long|longer|more|less|for|over|until|till|through|about|around|beyond|into|past|only|just|forever|all|as|an?|the|several)\b)"
-    r"(?=[^\W\d_]{2,})"
-)
-_OLDEST = frozenset("first earliest oldest".split())
-_ORDER_WORDS = ("last", "latest", "recent", "newest", "first", "earliest", "oldest", "order")
-# "in chronological order", "oldest first": every match in time order ("reverse chronological
-# order", "newest first": the newest first), as many as the limit
-_IN_ORDER = re.compile(
-    r"\b(?:in\s+)?(?P<rev>reverse\s+)?(?:chronological|time)\s+order\b"
-    r"|\b(?:(?P<old>oldest|earliest)|newest|latest|most\s+recent)\s+first\b",
-    re.IGNORECASE,
-)
-_NOT_ORDERED = frozenset("half part one ones".split())  # "the first half of September": a time, not an order
-_COUNTS = {w: i for i, w in enumerate("one two three four five six seven eight nine ten".split(), 1)}
-_QUESTION_WORDS = frozenset(
-    stem(w)
-    for w in """what happened happen happens did do does done tell show give list find get any anything everything
-    something stuff things thing know remember recall recent recently please about regarding re went go
-    going status update updates news summary summarize memories memory episodes episode record records
-    time times ever last week weeks day days month months year years ago past previous prior earlier before
-    try tried tries trying attempt attempts attempted many much new latest mention mentioned mentions decide decided
-    work lesson lessons learn learned learnt takeaway takeaways say said says tell told ask asked asks decision decisions
-    deciding make made choose chose chosen discuss discussed discusses discussing discussion discussions use used uses
-    using take takes took taken taking plan plans planned planning schedule scheduled upcoming coming happening
-    issue issues problem problems see seen saw involve involves involved involving""".split()
-)
-# (not "related" or "concerning": their stems are "relational" databases and security "concerns")
-# Question words dropped as written, not by their stem: "lately" is "late" to the stemmer, and
-# "which homework was late?" asks of lateness
-_QUESTION_FORMS = frozenset({"lately"})
-# Question words naming what a memory may say it did ("decided", "chose", "planned"): with
-# nothing else asked, the memories holding any term of the act answer ("what did we decide?"
-# finds "we decided" and "the decision", and every record with decisions: layout 19)
-_ACT_FAMILIES: tuple[dict[str, str], ...] = tuple(
-    {**{stem(w): w for w in reversed(words.split())}, **terms_and_words(words)}
-    for words in (
-        "decide decided decision decisions",
-        "choose chose chosen",
-        "plan plans planned",
-        "discuss discussed",
-        "learn learned learnt",
-    )
-)
-_ACT_TERMS = frozenset(t for family in _ACT_FAMILIES for t in family)
-# "What did we talk about last week?": talking about a thing asks about it (the verb alone may be
-# a word: "my talk at the summit")
-_TALKED_ABOUT = re.compile(r"\b(?:talk|talked|talking|chat|chatted|chatting|speak|spoke|spoken)\s+(?P<about>about|of)\b", re.IGNORECASE)
-# A question word that is a noun names a thing before another noun: "the memory leak", "the status
-# page", "the summary table" ask about those, where "what memories about X" asks about X
-_NOUN_BEFORE_NOUN = re.compile(r"\b(?P<noun>memory|status|summary|record|episode|news|issue|problem)\s+(?P<next>[^\W\d_]+)", re.IGNORECASE)
-# Words naming a built-in kind: "what tools did I use?" asks for the tool calls, "which
-# conversations..." for the exchanges (where the owner keeps them, and not before a noun: "the tools
-# directory", "the conversation history" are words)
-_KIND_WORDS = {"tool": "tool_call", "tools": "tool_call", "conversation": "exchange", "conversations": "exchange"}
-_KIND_WORD = re.compile(r"\b(?P<word>tools?|conversations?)\b(?:\s+(?P<next>[^\W\d_]+))?", re.IGNORECASE)
-# Words asking for the owner's facts and preferences (as written, folded): with any fact recorded,
-# they choose kind "fact" and leave the search, so "what does Ana prefer?" asks the facts about Ana.
-_FACT_WORDS = frozenset("prefer prefers preferred preference preferences favorite favourite favorites favourites fact facts".split())
-_OUTCOME_WORDS = {  # the words as written (folded), not their stems: "work" and "working" say no outcome
-    "failure": "failure", "failures": "failure", "failed": "failure", "fail": "failure", "fails": "failure",
-    "failing": "failure",  # "what's been failing lately?"
-    "broke": "failure", "broken": "failure", "wrong": "failure",  # "what went wrong?"
-    "success": "success", "successes": "success", "succeeded": "success", "succeed": "success", "successful": "success",
-    "worked": "success",
-    "partial": "partial", "partially": "partial",
-}  # fmt: skip
-
-# "What went well?", "what went badly?": how a thing went, said in two words, is its outcome
-_WENT_WELL = frozenset("well smoothly fine great".split())
-# A question about what was said ("when did I first talk about payments?"): tool calls answer no
-# such question in time order
-_TALK = re.compile(r"\b(?:talk|talked|chat|chatted|say|said|ask|asked|mention|mentioned|discuss|discussed|tell|told)\b", re.IGNORECASE)
-# (not "went down": latency and costs go down when a fix works)
-_HOW_IT_WENT = re.compile(r"\b(?:went|go|goes|gone|going)\s+(?P<how>well|smoothly|fine|great|badly|poorly|south|sideways)\b", re.IGNORECASE)
-
-# "Which deploys didn't fail?", "what never worked?", "what did not work?": a negated outcome word
-# asks for the other outcome (failure for success, success for failure; partial is neither)
-_FAILING = frozenset("fail fails failed failing break breaks broke broken".split())  # the rest say success
-_NEGATED_OUTCOME = re.compile(
-    r"(?:\b(?:not|never|no\s+longer)|n['’]t)\s+(?:\w+\s+)?"
-    r"(?P<word>fail|fails|failed|failing|succeed|succeeded|successful|work|works|worked|break|breaks|broke|broken)\b",
-    re.IGNORECASE,
-)
-
-# A hot match: its encoded (ts, id) tail, its index code (relevance level, outcome), its term postings.
-_Hits = Mapping[str, tuple[int, int]]  # term -> (tf, document length), the terms it holds
-_Hot = tuple[bytes, int, _Hits]
-# An archived match: id, header, postings of its one-line summary.
-_Archived = tuple[str, dict[str, Any], _Hits]
-# Why a memory matched, or what makes it when first read (``Hit.why``): most callers never ask.
-_Why = tuple[str, ...] | Callable[[], tuple[str, ...]]
-# A ranked memory: id, header, score, why it matched, and the id's encoded subscript if known.
-_Ranked = tuple[str, dict[str, Any], float, _Why, bytes | None]
-
-
-class _KernelHits(Mapping[str, tuple[int, int]]):
-    """A kernel match's term postings (term -> (tf, document length)) for the scored terms it
-    holds, made into a dict only when read: ranking takes its BM25 from the kernel, so only
-    ``why`` (itself made on demand) reads them."""
-
-    __slots__ = ("_dict", "_dl", "_terms", "_tfs")
-
-    def __init__(self, terms: tuple[str, ...], tfs: Sequence[int], dl: int) -> None:
-        self._terms, self._tfs, self._dl = terms, tfs, dl  # tfs: the scored lists' first
-        self._dict: dict[str, tuple[int, int]] | None = None
-
-    def _made(self) -> dict[str, tuple[int, int]]:
-        if self._dict is None:
-            dl = self._dl
-            self._dict = {t: (tf, dl) for t, tf in zip(self._terms, self._tfs, strict=False) if tf}
-        return self._dict
-
-    def __getitem__(self, term: str) -> tuple[int, int]:
-        return self._made()[term]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._made())
-
-    def __len__(self) -> int:
-        return len(self._made())
-
-
-class _Column:
-    """The hot matches of one index range as columns, in the range's (ts, id) order: encoded
-    keys and index codes. Filled by C loops, so a large answer costs no Python step per match
-    until ranking, which looks only at the newest few of each relevance level. The codes may
-    come as a function of the query's snapshot, called when first needed: a range of no more
-    matches than the answer shows never needs them, so its documents' levels are not read
-    (one round trip fewer on PostgreSQL)."""
-
-    __slots__ = ("_codes", "_levels", "keys", "prefix")
-
-    def __init__(self, keys: list[bytes], codes: list[int] | Callable[[], list[int]], prefix: int) -> None:
-        self.keys = keys  # in (ts, id) order
-        self._codes = codes  # the index code of each key, or what makes them
-        self._levels: bytes | None = None
-        self.prefix = prefix  # key[prefix:] is the encoded (ts, id) tail
-
-    @property
-    def codes(self) -> list[int]:
-        if callable(self._codes):
-            self._codes = self._codes()
-        return self._codes
-
-    @property
-    def levels(self) -> bytes:
-        """The matches' relevance levels, one byte each."""
-        if self._levels is None:
-            self._levels = bytes(map(_LEVEL_OF_CODE.__getitem__, self.codes))
-        return self._levels
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def tail(self, i: int) -> bytes:
-        return self.keys[i][self.prefix :]
-
-    def hot(self) -> list[_Hot]:
-        p = self.prefix
-        return [(k[p:], c, _NO_HITS) for k, c in zip(self.keys, self.codes, strict=True)]
-
-    def best(self, now_us: int, limit: int) -> list[int]:
-        """Positions of the matches whose score ``0.6 relevance/10 + 0.4 recency`` can reach the
-        top ``limit``, knowing each one's relevance level (1/25 of a point) and time.
-
-        Within one level a newer match bounds higher, so each level is walked newest first
-        (``rfind`` over the levels) and left as soon as a match falls below the cut so far,
-        one relevance level under the ``limit``-th best lower bound seen; the cut only rises.
-        """
-        n = len(self.keys)
-        if n <= limit:
-            return list(range(n))
-        levels, keys, prefix = self.levels, self.keys, self.prefix
-        if n <= _FEW:
-            # A few matches: every bound, then the same cut. The walk below leaves out only
-            # matches bounding below its cut so far, which only rises, so both keep the same ones.
-            lows = [
-                _RECENCY_LEVEL * level + 0.4 * math.pow(0.5, max(now_us - tail_ts(key[prefix:]), 0) / _WEEK_US)
-                for key, level in zip(keys, levels, strict=True)
-            ]
-            cut = heapq.nlargest(limit, lows)[-1] - _RECENCY_LEVEL - 1e-9 if limit else math.inf
-            return [i for i, low in enumerate(lows) if low >= cut]
-        best: list[float] = []  # a min-heap of the ``limit`` best lower bounds so far
-        seen: list[tuple[float, int]] = []
-        cut = -math.inf
-        for level in sorted(set(levels), reverse=True):
-            i = n
-            while (i := levels.rfind(level, 0, i)) != -1:
-                low = _RECENCY_LEVEL * level + 0.4 * math.pow(0.5, max(now_us - tail_ts(keys[i][prefix:]), 0) / _WEEK_US)
-                if low < cut:
-                    break  # older matches of this level bound lower still
-                seen.append((low, i))
-                if len(best) < limit:
-                    heapq.heappush(best, low)
-                elif low > best[0]:
-                    heapq.heapreplace(best, low)
-                if len(best) == limit:
-                    cut = best[0] - _RECENCY_LEVEL - 1e-9
-        return sorted(i for low, i in seen if low >= cut)
-
-    def reaching(self, floor: float, base: float, level_weight: float, recency_weight: float, now_us: int) -> list[int]:
-        """Positions whose score bound ``base + level_weight * (level + 1) + recency_weight *
-        recency`` is at least ``floor``: each level walked newest first, left at the first
-        match below it (older ones bound lower)."""
-        levels, keys, prefix = self.levels, self.keys, self.prefix
-        out: list[int] = []
-        for level in set(levels):
-            top = base + level_weight * (level + 1)
-            i = len(keys)
-            while (i := levels.rfind(level, 0, i)) != -1:
-                if top + recency_weight * math.pow(0.5, max(now_us - tail_ts(keys[i][prefix:]), 0) / _WEEK_US) + 1e-9 < floor:
-                    break
-                out.append(i)
-        return sorted(out)
-
-
-@dataclass
-class _Found:
-    listed: list[_Hot] | None = None
-    archived: list[_Archived] = field(default_factory=list)
-    total: int = 0
-    counted: set[bytes] | None = None  # ids of every hot match when ``hot`` holds only the best
-    column: _Column | None = None  # the hot matches as columns, when one index range holds them all
-    boosted: set[bytes] | None = None  # tails of the hot matches holding a boost tag, when all are known
-    # matches through a boost tag alone, not yet looked up (tails, in time order): ranking looks
-    # up only those whose score bound can reach the top (their text is the tag's own words at most)
-    pending: _Column | None = None
-    best_text: float | None = None  # the best BM25 of every match, when ``listed`` holds only those that can rank
-    bm25: list[float] | None = None  # the BM25 of each listed match, when the kernel computed it
-
-    @property
-    def hot(self) -> list[_Hot]:
-        """The hot matches as a list (built from the columns the first time it is asked for)."""
-        if self.listed is None:
-            self.listed = self.column.hot() if self.column is not None else []
-        return self.listed
-
-    @property
-    def hot_count(self) -> int:
-        """How many hot matches there are, without building the list or looking anything up."""
-        listed = len(self.column) if self.column is not None and self.listed is None else len(self.hot)
-        return listed + len(self.pending or ())
-
-
-@dataclass
-class _Query:
-    lo: int | None
-    hi: int | None
-    tags: tuple[str, ...]
-    any_tags: tuple[str, ...]
-    terms: tuple[str, ...]
-    terms_required: bool
-    kind: str | None
-    outcome: str | None
-    session: str | None
-    include_archived: bool = False
-    boost_tags: tuple[str, ...] = ()
-    rank_terms: tuple[str, ...] = ()
-    include_superseded: bool = False
-    told: bool = False  # the window also holds episodes whose text tells of a time in it
-    # BM25's weights, read once per query (in its snapshot); ``replace`` makes a query without them
-    weights: tuple[dict[str, float], float] | None = field(default=None, init=False, compare=False, repr=False)
-
-    @property
-    def scored_terms(self) -> tuple[str, ...]:
-        """Every term BM25 scores: the ones that match and the ones that only rank."""
-        return self.terms + self.rank_terms
 
 
 _log = logger(__name__)
@@ -479,11 +220,11 @@ class OwnerQueries:
         outside it whose text tells of a time within it: "the deploy failed yesterday",
         recorded on July 2, is in July 1's window.
         """
-        terms = _text_terms(text)
+        terms = text_terms(text)
         interp = Interpretation(
-            window=_window(since, until),
-            tags=_tags_of(tags, "tags"),
-            any_tags=_tags_of(any_tags, "any_tags"),
+            window=recall_window(since, until),
+            tags=tags_of(tags, "tags"),
+            any_tags=tags_of(any_tags, "any_tags"),
             terms=tuple(terms),
             words=tuple(terms.values()),
             kind=self._check_kind(kind),
@@ -543,8 +284,8 @@ class OwnerQueries:
                 rest = rest[: other.span[0]] + rest[other.span[1] :]
             second, rest, ignored = read_time_phrases(rest, at, settings.week_starts_on, settings.timezone)
             ignored = (*((other.phrase,) if other else ()), *((second.phrase,) if second else ()), *ignored)
-        order, count, rest = _order_asked(rest)
-        rest = _TALKED_ABOUT.sub(r"\g<about>", rest) if "about" in rest or " of " in rest else rest
+        order, count, rest = order_asked(rest)
+        rest = TALKED_ABOUT.sub(r"\g<about>", rest) if "about" in rest or " of " in rest else rest
         written = rest  # as written: the tags' lookup gives the rest back as words ("didn t")
         tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
@@ -552,34 +293,34 @@ class OwnerQueries:
         # an outcome word filters by outcome only where the owner keeps memories that carry one:
         # of an owner who records conversations alone, "a successful business" is words
         # (test_an_outcome_word_is_a_word_where_no_memory_has_an_outcome)
-        outcome = next((_OUTCOME_WORDS[w] for w in pairs.values() if w in _OUTCOME_WORDS), None)
+        outcome = next((OUTCOME_WORDS[w] for w in pairs.values() if w in OUTCOME_WORDS), None)
         folded = written.lower()
-        how = _HOW_IT_WENT.search(written) if outcome is None and ("go" in folded or "went" in folded) else None  # "went well"
+        how = HOW_IT_WENT.search(written) if outcome is None and ("go" in folded or "went" in folded) else None  # "went well"
         if how is not None:
-            outcome = "success" if how.group("how").lower() in _WENT_WELL else "failure"
-        negated = _NEGATED_OUTCOME.search(written)
+            outcome = "success" if how.group("how").lower() in WENT_WELL else "failure"
+        negated = NEGATED_OUTCOME.search(written)
         if negated is not None:  # "which deploys didn't fail?", "what never worked?": the other outcome
-            outcome = "success" if negated.group("word").lower() in _FAILING else "failure"
+            outcome = "success" if negated.group("word").lower() in FAILING else "failure"
         if outcome is not None and not self._records_outcomes(kinds):
             outcome = how = negated = None
         # a kind's name filters by kind only where the owner keeps memories of that kind: elsewhere
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
-        named = {w: k for w, k in _kinds_named(rest, self._layer.settings.typed_kinds).items() if self._keeps_kind(k)}
+        named = {w: k for w, k in kinds_named(rest, self._layer.settings.typed_kinds).items() if self._keeps_kind(k)}
         kind = next(iter(named.values()), None)  # "any escalations this week?" of kind "escalation"
-        if kind is None and not _KIND_WORDS.keys().isdisjoint(pairs.values()):
-            kind = _kind_asked(written, self._keeps_kind)  # "what tools did I use yesterday?"
-        if kind is None and not _FACT_WORDS.isdisjoint(pairs.values()) and self._keeps_kind(FACT_KIND):
+        if kind is None and not KIND_WORDS.keys().isdisjoint(pairs.values()):
+            kind = kind_asked(written, self._keeps_kind)  # "what tools did I use yesterday?"
+        if kind is None and not FACT_WORDS.isdisjoint(pairs.values()) and self._keeps_kind(FACT_KIND):
             kind = FACT_KIND  # "what does Ana prefer?": the owner's facts, about whatever words remain
-        dropped = _FACT_WORDS if kind == FACT_KIND else frozenset()
-        dropped |= _OUTCOME_WORDS.keys() if outcome else frozenset()
+        dropped = FACT_WORDS if kind == FACT_KIND else frozenset()
+        dropped |= OUTCOME_WORDS.keys() if outcome else frozenset()
         dropped |= {how.group("how").lower()} if how is not None else frozenset()
         dropped |= {negated.group("word").lower(), "never", "not"} if negated is not None and outcome else frozenset()
-        compound = _compound_heads(written)
-        if kind in _KIND_WORDS.values():  # the words that named it, and "calls" of "tool calls"
-            dropped |= {w for w, k in _KIND_WORDS.items() if k == kind} | ({"call", "calls"} if kind == "tool_call" else set())
+        compound = compound_heads(written)
+        if kind in KIND_WORDS.values():  # the words that named it, and "calls" of "tool calls"
+            dropped |= {w for w, k in KIND_WORDS.items() if k == kind} | ({"call", "calls"} if kind == "tool_call" else set())
         dropped |= {w for w, k in named.items() if k == kind}
         kept = {
-            t: w for t, w in pairs.items() if (t not in _QUESTION_WORDS or t in compound) and w not in dropped and w not in _QUESTION_FORMS
+            t: w for t, w in pairs.items() if (t not in QUESTION_WORDS or t in compound) and w not in dropped and w not in QUESTION_FORMS
         }
         tag_as_word = False
         if not self._own_terms.isdisjoint(kept):
@@ -587,14 +328,14 @@ class OwnerQueries:
         if not kept and not (window or tags or kind or outcome or anchor or order):
             # "What did we decide?" asks of the memories that say they decided, where some do (a
             # question word alone asks of everything: "which decisions did we make this month?")
-            acts = {t: w for t, w in pairs.items() if t in _ACT_TERMS and w.lower() not in dropped}
-            acts |= {t: w for family in _ACT_FAMILIES if not family.keys().isdisjoint(acts) for t, w in family.items() if t not in acts}
+            acts = {t: w for t, w in pairs.items() if t in ACT_TERMS and w.lower() not in dropped}
+            acts |= {t: w for family in ACT_FAMILIES if not family.keys().isdisjoint(acts) for t, w in family.items() if t not in acts}
             kept = {t: acts[t] for t in acts if t not in self._unheld(acts)}
-        elif not kept and len(tags) == 1 and not (window or outcome or anchor) and _one_word(tags[0]):
+        elif not kept and len(tags) == 1 and not (window or outcome or anchor) and one_word(tags[0]):
             # "What did we learn about pgbouncer?", "any incidents involving postgres?" ask of the
             # memories (of the kind) that name it, tagged or not (the tag adds 0.1 to the score); a tag of
             # several words ("project-x") filters, as memories saying "project" are not about Project X
-            kept = dict.fromkeys(_terms_of_word(tags[0]), tags[0])
+            kept = dict.fromkeys(terms_of_word(tags[0]), tags[0])
             tag_as_word = True
         kept = self._singular_where_held(kept, question)  # "Any SEV1s last week?" of memories tagged "sev1"
         terms = tuple(kept)
@@ -607,14 +348,14 @@ class OwnerQueries:
         # No padding (DESIGN 6): a word no memory holds is named; a name no memory holds empties
         # the answer, since memories about other things would only stand in for it.
         unmatched = {t: kept[t] for t in self._unheld(kept)}
-        names = _name_terms(question) if unmatched else {}  # as written: sentence starts and capitals are in the question itself
+        names = name_terms(question) if unmatched else {}  # as written: sentence starts and capitals are in the question itself
         missing = tuple(names[t] for t in unmatched if t in names)
         # the tags' own words rank as text too (capture indexes tags with the text)
-        rank_terms = tuple(dict.fromkeys(t for tag in boost for t in _terms_of_word(tag) if t not in kept))
+        rank_terms = tuple(dict.fromkeys(t for tag in boost for t in terms_of_word(tag) if t not in kept))
         if kept:
             # question words ("show", "remember", "year") match nothing, as they say how a thing is
             # asked more than what it is; where a memory holds one ("my cooking show"), it ranks
-            rank_terms += tuple(t for t in pairs if t in _QUESTION_WORDS and t not in kept and t not in rank_terms)
+            rank_terms += tuple(t for t in pairs if t in QUESTION_WORDS and t not in kept and t not in rank_terms)
         return Interpretation(
             window=window,
             tags=() if boost else tuple(tags),
@@ -647,7 +388,7 @@ class OwnerQueries:
         stemmer leaves alone. "SEV1s" was the term "sev1s", taken for a name no memory holds, and
         the question about the owner's SEV1 incidents was answered with nothing. The word stays as
         written; other words are the stemmer's ("des", a typo of "does", is not "de")."""
-        acronyms = {m.group().lower() for m in _ACRONYM_PLURAL.finditer(question)} if "s" in question else set()
+        acronyms = {m.group().lower() for m in ACRONYM_PLURAL.finditer(question)} if "s" in question else set()
         plural = [
             t for t, w in kept.items()
             if len(t) > 2 and t[-1] == "s" and t[-2] != "s" and (any(c.isdigit() for c in t) or w in acronyms)
@@ -663,7 +404,7 @@ class OwnerQueries:
         memory holds it: it asks about the owner, whose every memory this is ("What does Kim
         prefer?" of owner "kim" found nothing, for want of a memory saying "Kim")."""
         own = {t: kept[t] for t in kept if t in self._own_terms}
-        gone = set(self._unheld(own)) & _name_terms(question).keys()
+        gone = set(self._unheld(own)) & name_terms(question).keys()
         return {t: w for t, w in kept.items() if t not in gone}
 
     def _event_window(self, question: str, at: dt.datetime, include_superseded: bool) -> tuple[TimeWindow, str, str] | None:
@@ -718,7 +459,7 @@ class OwnerQueries:
         summary = str((record or {}).get("summary") or header.get("one_line") or eid)
         return ts_us, words, summary, n, capped
 
-    def _newest_event(self, q: _Query, now_us: int) -> tuple[tuple[int, str], int, bool] | None:
+    def _newest_event(self, q: Query, now_us: int) -> tuple[tuple[int, str], int, bool] | None:
         """The newest match of ``q`` with an outcome and every word of it, as (ts, id), with how
         many such matches the read that found it held and whether there may be more.
 
@@ -730,11 +471,11 @@ class OwnerQueries:
 
         Every word: "the v2.4 release" is no release of v2.6, as history counts attempts. Only
         memories with an outcome: a typed episode is recorded as the thing happens, an exchange
-        is talk, recorded when it was said (of a race run last week, or of a plan): ``_events_of``."""
+        is talk, recorded when it was said (of a race run last week, or of a plan): ``events_of``."""
 
         def read(lo: int | None, hi: int | None) -> tuple[list[tuple[int, str]], bool]:
             found = self._matches(replace(q, lo=lo, hi=hi), cap=_EVENTS_READ)
-            return [(ts, eid) for ts, eid, *_ in _events_of(q, found)], len(found.hot) >= _EVENTS_READ
+            return [(ts, eid) for ts, eid, *_ in events_of(q, found)], len(found.hot) >= _EVENTS_READ
 
         def newest_in(lo: int, hi: int) -> tuple[tuple[int, str], int] | None:
             moments, more = read(lo, hi)
@@ -779,13 +520,13 @@ class OwnerQueries:
         replaced among the attempts too (``History.superseded`` says how many), uncounted. Without
         a ``kind``, the attempts are the memories that carry an outcome: a chat message that
         mentions the deploy is no attempt at it (``kind="exchange"`` counts those)."""
-        _check_limit(limit)
-        terms = _text_terms(text)
+        check_limit(limit)
+        terms = text_terms(text)
         with self._space.snapshot():
             unmatched = tuple(w for t, w in terms.items() if not self._layout.doc_freq.get((self.name, t), 0))
         interp = Interpretation(
-            window=_window(since, until),
-            tags=_tags_of(tags, "tags"),
+            window=recall_window(since, until),
+            tags=tags_of(tags, "tags"),
             terms=tuple(terms),
             words=tuple(terms.values()),
             kind=self._check_kind(kind),
@@ -862,7 +603,7 @@ class OwnerQueries:
             for i in starts:
                 if i + size > len(words) or any(used[i : i + size]):
                     continue
-                tag = _tag_form(" ".join(words[i : i + size]))
+                tag = tag_form(" ".join(words[i : i + size]))
                 if tag is None:
                     continue
                 if tag in found or (tag in known[0] if known is not None else self._has_tag(memo, tag)):
@@ -916,7 +657,7 @@ class OwnerQueries:
         owner, by_tag = self.name, self._layout.by_tag
 
         def may_start(word: str) -> bool:
-            start = _tag_form(word)
+            start = tag_form(word)
             if start is None:
                 return True
             if known is not None:
@@ -954,9 +695,9 @@ class OwnerQueries:
                 counts[i] = memo[wanted[i]] = 0 if (raw := got(k)) is None else int(unpack_value(raw))
         return counts  # type: ignore[return-value]  # every None was read
 
-    def _compile(self, interp: Interpretation) -> _Query:
+    def _compile(self, interp: Interpretation) -> Query:
         w = interp.window
-        return _Query(
+        return Query(
             lo=ts_micros(w.start) if w else None,
             hi=ts_micros(w.end) if w else None,
             tags=interp.tags,
@@ -987,7 +728,7 @@ class OwnerQueries:
         ``widen_tags`` (``ask``): where no memory has all of several tags the question names, the
         memories with any of them answer, and the note says so. "Tell me about the deploy failures
         and the billing issue" asks about both, not about what is both."""
-        _check_limit(limit)
+        check_limit(limit)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValidationError(f"offset {offset!r}: must be a non-negative int")
         at = utc(now, "now") if now is not None else self._layer.now()
@@ -1008,7 +749,7 @@ class OwnerQueries:
             # "Did the deploy fail?": the failures answer, and the note tells of the attempts that
             # went otherwise, so one that worked after them is never hidden (_other_outcomes)
             otherwise = ""
-            if widen_tags and q.outcome and _asks_yes_or_no(interp.question or ""):
+            if widen_tags and q.outcome and asks_yes_or_no(interp.question or ""):
                 otherwise = self._other_outcomes(q)
             elif widen_tags and q.outcome and not found.total:  # "what went wrong with the export?": it went partly
                 otherwise = self._other_outcomes(q, say_none=False)
@@ -1021,7 +762,7 @@ class OwnerQueries:
                 and not together
                 and (self._records_outcomes(self._layer.settings.typed_kinds) or self._keeps_kind("tool_call"))
             ):
-                ordered = self._in_time_order(q, interp.order, offset + shown, _TALK.search(interp.question or "") is not None)
+                ordered = self._in_time_order(q, interp.order, offset + shown, TALK.search(interp.question or "") is not None)
             if interp.order and found.total and ordered is None:  # too many, or none holds every word: ranked, and said so
                 interp = replace(interp, order="", count=None, ignored=(*interp.ignored, f"{interp.order} first"))
             ranked = ordered[offset:] if ordered is not None else self._rank(q, found, at, offset + limit)[offset:]
@@ -1034,16 +775,16 @@ class OwnerQueries:
                 shown_n = len(memories) if limit else "none (limit 0)"
                 # counted when the note is read: it builds the episodes, which most callers never do
                 may_correct = () if q.include_superseded else memories
-                note = partial(_found_note, interp, found.total, shown_n, together, otherwise, elsewhere, may_correct)
+                note = partial(found_note, interp, found.total, shown_n, together, otherwise, elsewhere, may_correct)
             else:  # what it counts is read in this snapshot
                 note = self._empty_note(interp, q)
                 if otherwise:
-                    note = partial(_note_and, note, otherwise)
+                    note = partial(note_and, note, otherwise)
         if memories:
             self._layer.tracker.touch(self.name, [m.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
 
-    def _in_time_order(self, q: _Query, order: str, keep: int, talk: bool = False) -> list[_Ranked] | None:
+    def _in_time_order(self, q: Query, order: str, keep: int, talk: bool = False) -> list[Ranked] | None:
         """The ``keep`` newest (oldest) events among the matches of ``q`` (memories with an
         outcome, and tool calls unless the question asks of ``talk``) holding every word of it
         some memory holds, in that order ("the last three deploys"), or None when more than
@@ -1052,7 +793,7 @@ class OwnerQueries:
         # ("when did we last talk to Initech?", "the last error from the payments API")
         unheld = self._unheld(q.terms)
         held = tuple(t for t in q.terms if t not in unheld)
-        named = {t for tag in q.boost_tags for t in _terms_of_word(tag)} if all(map(_one_word, q.boost_tags)) else None
+        named = {t for tag in q.boost_tags for t in terms_of_word(tag)} if all(map(one_word, q.boost_tags)) else None
         if named:  # "the last time we called Globex": a memory naming Globex (its tag is a word of it), never another's call
             q = replace(q, boost_tags=(), rank_terms=(), terms=tuple(dict.fromkeys((*held, *named))), terms_required=True)
         elif q.boost_tags:  # of a tag of several words ("Project X"), a memory with the tag
@@ -1067,29 +808,29 @@ class OwnerQueries:
         # as an event is found (_newest_event): the first turn to mention a tournament is no first
         # tournament, nor is the first memory to say "video" the first video game tournament; a
         # tool call is recorded as it runs ("what was the last error from the payments API?")
-        when = _events_of(q, found, without_outcome=q.kind == "tool_call")
+        when = events_of(q, found, without_outcome=q.kind == "tool_call")
         # "when did I first talk about payments?" asks of talk: a tool call is no answer to it
         if q.kind is None and not talk and self._keeps_kind("tool_call"):
             calls = self._matches(replace(q, kind="tool_call"), cap=_ORDERED_READ + 1)
             if len(calls.hot) + len(calls.archived) > _ORDERED_READ:
                 return None
-            when += _events_of(q, calls, without_outcome=True)
+            when += events_of(q, calls, without_outcome=True)
         if not when:
             return None
         when.sort(key=lambda w: (w[0], w[1]), reverse=order == "newest")
-        out: list[_Ranked] = []
+        out: list[Ranked] = []
         for _, eid, subscript, header, hits in when[:keep]:
             h = header if header is not None else self._layout.states.get((self.name, eid))
             if h is not None:
-                out.append((eid, h, 0.0, partial(_why, q, h, hits, 0.0), subscript))
+                out.append((eid, h, 0.0, partial(why_matched, q, h, hits, 0.0), subscript))
         return out
 
-    def _found(self, q: _Query, keep: int, at: dt.datetime) -> _Found:
+    def _found(self, q: Query, keep: int, at: dt.datetime) -> Matches:
         """The matches of ``q`` that can reach the top ``keep``, with the told ones when asked."""
         found = self._matches(q, keep=keep, now_us=ts_micros(at))
         return self._with_told(q, found) if q.told else found
 
-    def _other_outcomes(self, q: _Query, cap: int = 1_000, say_none: bool = True) -> str:
+    def _other_outcomes(self, q: Query, cap: int = 1_000, say_none: bool = True) -> str:
         """What the note of a yes-or-no question about an outcome, or of an empty answer with one,
         adds: how many attempts matching the rest of the question went otherwise (another
         outcome; memories without one are no attempts), and the newest of them; that none did
@@ -1105,19 +846,19 @@ class OwnerQueries:
         n = len(others)
         return f"{more}{n} attempt{'s' if n != 1 else ''} went otherwise, the newest {from_micros(ts):%Y-%m-%d}: {outcome}."
 
-    def _empty_note(self, interp: Interpretation, q: _Query) -> Callable[[], str]:
+    def _empty_note(self, interp: Interpretation, q: Query) -> Callable[[], str]:
         """Say plainly that nothing matched, and whether something matched outside the window or
         in cold storage: what it counts is read now (in the query's snapshot), the sentence is
-        formatted when first read (``_nothing_note``)."""
+        formatted when first read (``nothing_note``)."""
         outside, elsewhen = None, ""
         cold = self._archived_note(q)
         if q.lo is not None:  # "what did we talk about last week?": where the nearest memories are
             outside = self._outside(q)
             if not (cold or outside[0] or outside[2]):  # "nothing at any time" is said of the archived too
                 elsewhen = self._archived_elsewhen(replace(q, lo=None, hi=None, told=False))
-        return partial(_nothing_note, interp, outside, cold + self._superseded_note(q) + self._rest_note(interp, q), elsewhen)
+        return partial(nothing_note, interp, outside, cold + self._superseded_note(q) + self._rest_note(interp, q), elsewhen)
 
-    def _archived_elsewhen(self, q: _Query, cap: int = 1_000) -> str:
+    def _archived_elsewhen(self, q: Query, cap: int = 1_000) -> str:
         """For an empty window with no hot match at any time: the archived matches at any time
         ("Any failed quizzes this week?" of a tutor whose failed quizzes are all archived said
         that nothing matched at any time). Read in the query's snapshot."""
@@ -1127,7 +868,7 @@ class OwnerQueries:
         what, latest = counted
         return f" {what} at other times, latest {latest}; ask without the window and with include_archived=True to see them."
 
-    def _rest_note(self, interp: Interpretation, q: _Query, cap: int = 1_000) -> str:
+    def _rest_note(self, interp: Interpretation, q: Query, cap: int = 1_000) -> str:
         """When no memory holds any of the question's words but the rest of it (a window, tags, a
         kind, an outcome) matches memories, how many: "Any partial fixes last quarter?" of an owner
         whose memories never say "fix" is an empty answer, and the partial outcomes of last quarter
@@ -1147,7 +888,7 @@ class OwnerQueries:
         held = f"{more}{n} memor{'ies match' if n != 1 else 'y matches'}"
         asked = replace(interp, terms=(), words=(), unmatched=())
         which = self._elsewhere(q, q.terms)[0]  # "no active memory" where archived one-liners hold a word (their note follows)
-        return f" No {which}memory mentions {_quoted(interp.unmatched)}; {held} the rest of the question ({asked})."
+        return f" No {which}memory mentions {quoted(interp.unmatched)}; {held} the rest of the question ({asked})."
 
     @staticmethod
     def _terms_of_words(interp: Interpretation, words: Iterable[str]) -> tuple[str, ...]:
@@ -1155,7 +896,7 @@ class OwnerQueries:
         folded = {w.casefold() for w in words}
         return tuple(t for t, w in zip(interp.terms, interp.words, strict=False) if w.casefold() in folded)
 
-    def _elsewhere(self, q: _Query, terms: tuple[str, ...]) -> tuple[str, str]:
+    def _elsewhere(self, q: Query, terms: tuple[str, ...]) -> tuple[str, str]:
         """Where words no hot memory holds are held all the same: which memories do not hold them
         ("active " when archived one-liners do, "current " when earlier versions do) and the
         notes saying how many do and how to see them. "No memory mentions 'flaky'" was false of
@@ -1164,7 +905,7 @@ class OwnerQueries:
         cold, old = self._archived_note(only), self._superseded_note(only)
         return ("active " if cold else "current " if old else ""), cold + old
 
-    def _matched_in_cold(self, interp: Interpretation, q: _Query) -> Interpretation:
+    def _matched_in_cold(self, interp: Interpretation, q: Query) -> Interpretation:
         """``interp`` without the unmatched words (and missing names) that an archived one-liner
         of the window holds: with ``include_archived`` those match, so they are no padding."""
         terms = {w.casefold(): t for t, w in zip(interp.terms, interp.words, strict=False)}
@@ -1179,16 +920,16 @@ class OwnerQueries:
         folded = {w.casefold() for w in keep}
         return replace(interp, unmatched=keep, missing_names=tuple(w for w in interp.missing_names if w.casefold() in folded))
 
-    def _missing_note(self, interp: Interpretation, q: _Query) -> str:
+    def _missing_note(self, interp: Interpretation, q: Query) -> str:
         """The answer for a question about a name no memory holds: nothing, said plainly, and
         whether archived one-liners mention it."""
         which, notes = self._elsewhere(q, self._terms_of_words(interp, interp.missing_names))
         return (
-            f"Nothing found: no {which}memory mentions {_quoted(interp.missing_names)}, "
+            f"Nothing found: no {which}memory mentions {quoted(interp.missing_names)}, "
             f"so nothing about other things is offered in its place ({interp}).{notes}"
         )
 
-    def _archived_note(self, q: _Query, cap: int = 1_000) -> str:
+    def _archived_note(self, q: Query, cap: int = 1_000) -> str:
         """When nothing hot matches, whether cold storage holds matches: an answer never hides
         what memdb has archived (DESIGN 6)."""
         if q.include_archived:
@@ -1198,7 +939,7 @@ class OwnerQueries:
             return ""
         return f" {counted[0]}, latest {counted[1]}; include_archived=True to see them (restore() brings one back)."
 
-    def _archived_count(self, q: _Query, cap: int) -> tuple[str, str] | None:
+    def _archived_count(self, q: Query, cap: int) -> tuple[str, str] | None:
         """("N archived matches", the latest one's day) of ``q``, at most ``cap`` counted, or None
         when none matches. Read in the query's snapshot."""
         if not self._layout.archived.raw_keys((self.name,), q.lo, q.hi, limit=1):
@@ -1209,7 +950,7 @@ class OwnerQueries:
         n = len(cold)
         return f"{'at least ' if n >= cap else ''}{n} archived match{'es' if n != 1 else ''}", day_of(max(h["ts"] for _, h, _ in cold))
 
-    def _superseded_note(self, q: _Query, cap: int = 1_000) -> str:
+    def _superseded_note(self, q: Query, cap: int = 1_000) -> str:
         """When nothing current matches, whether earlier versions of corrected memories do: an
         answer never hides them ("vim" of an owner whose editor fact now says "Neovim")."""
         if q.include_superseded or not self._layout.superseded.raw_keys((self.name,), q.lo, q.hi, limit=1):
@@ -1222,7 +963,7 @@ class OwnerQueries:
         more, them = ("at least " if n >= cap else ""), ("it" if n == 1 else "them")
         return f" {more}{what}, latest {day_of(latest)}; include_superseded=True to see {them}."
 
-    def _outside(self, q: _Query, cap: int = 1_000) -> tuple[int, int | None, int, bool, bool]:
+    def _outside(self, q: Query, cap: int = 1_000) -> tuple[int, int | None, int, bool, bool]:
         """Matches of ``q`` before and after its window: (count before, time of the latest
         before if known, count after, whether each count stopped at ``cap``). One index range is
         read by its keys, from the window outwards; otherwise the first ``cap`` matches of all
@@ -1238,7 +979,7 @@ class OwnerQueries:
         if self._kernel_answers(q) and q.lo is not None:
             # Two kernel calls count the matches before the window's start and from it on (none
             # is in the window: the note's premise); the first ranks by recency alone from the
-            # start (_BY_TIME), so its top one is the latest before. Only at the cap are the
+            # start (BY_TIME), so its top one is the latest before. Only at the cap are the
             # first ``cap`` of the planner looked at instead, as below: "at least" stays as it was.
             lists = self._kernel_lists(q)[0]
             found_before = self._text_search(replace(q, lo=None, hi=q.lo), lists, 1, q.lo, by_time=True)
@@ -1251,7 +992,7 @@ class OwnerQueries:
         before = [t for t in stamps if q.lo is None or t < q.lo]
         return len(before), None if capped else max(before, default=None), len(stamps) - len(before), capped, capped
 
-    def _sources(self, q: _Query) -> list[tuple[str, Iterator[tuple[bytes, int]]]]:
+    def _sources(self, q: Query) -> list[tuple[str, Iterator[tuple[bytes, int]]]]:
         """Candidate streams, one per usable index, each yielding (encoded (ts, id) tail, code)
         of the entries in the window. The first word of a name says which filter it implies."""
         owner, lo, hi, st = self.name, q.lo, q.hi, self._layout
@@ -1277,7 +1018,7 @@ class OwnerQueries:
             srcs.append(("time", _tails(st.by_time, (owner,), lo, hi, levels)))
         return srcs
 
-    def _single_range(self, q: _Query) -> tuple[Global, tuple[Any, ...]] | None:
+    def _single_range(self, q: Query) -> tuple[Global, tuple[Any, ...]] | None:
         """The one index range whose entries in the window are exactly the hot matches of a
         query without text, if there is one (one tag, with or without an outcome; one session;
         one kind and outcome; or nothing but the window)."""
@@ -1296,7 +1037,7 @@ class OwnerQueries:
             return (st.by_kind, (owner, q.kind, q.outcome)) if q.kind and q.outcome else None
         return st.by_time, (owner,)
 
-    def _matches(self, q: _Query, cap: int | None = None, keep: int | None = None, now_us: int | None = None) -> _Found:
+    def _matches(self, q: Query, cap: int | None = None, keep: int | None = None, now_us: int | None = None) -> Matches:
         """Hot episodes matching ``q``, found from the indexes alone (no header or record is read),
         driven by the smallest index; archived ones (from their headers) when asked for. With
         ``boost_tags`` and required terms, an episode matches through a boost tag or a term.
@@ -1331,7 +1072,7 @@ class OwnerQueries:
                 tagged_tails = [k[n:] for k in keys]
                 codes = entry_codes(packed, self._layout.text.levels_of(self.name))
                 alone = [(t, c) for t, c in zip(tagged_tails, codes, strict=True) if t not in have]
-                worded.pending = _Column([t for t, _ in alone], [c for _, c in alone], 0)
+                worded.pending = RangeColumn([t for t, _ in alone], [c for _, c in alone], 0)
             else:
                 # A tagged episode holding an asked term is among the worded ones (with its postings);
                 # the others hold none, so only the tags' own words are looked up for them.
@@ -1348,14 +1089,14 @@ class OwnerQueries:
             return worded
         return self._matches_all(q, cap, keep, now_us)
 
-    def _matches_all(self, q: _Query, cap: int | None, keep: int | None, now_us: int | None = None) -> _Found:
+    def _matches_all(self, q: Query, cap: int | None, keep: int | None, now_us: int | None = None) -> Matches:
         owner, st = self.name, self._layout
         whole = self._single_range(q) if cap is None else None
         if whole is not None:  # one range holds exactly the hot matches: read it as columns
             g, subs = whole
             keys, packed = g.raw_columns(subs, q.lo, q.hi)
             text = self._layout.text
-            found = _Found(column=_Column(keys, lambda: entry_codes(packed, text.levels_of(owner)), len(g.key(subs))))
+            found = Matches(column=RangeColumn(keys, lambda: entry_codes(packed, text.levels_of(owner)), len(g.key(subs))))
             if q.include_archived:
                 found.archived = self._archived_matches(q, cap=None)
             if q.include_superseded:
@@ -1407,7 +1148,7 @@ class OwnerQueries:
         else:
             assert large is not None  # the time source always yields something when nothing is small
             driver_name, driver = large[0], itertools.chain(large[1], large[2])
-        found = _Found(self._filter(q, driver, driver_name, postings, cap))
+        found = Matches(self._filter(q, driver, driver_name, postings, cap))
         if q.include_archived:
             found.archived = self._archived_matches(q, cap=None if cap is None else cap - len(found.hot))
         if q.include_superseded:
@@ -1416,13 +1157,13 @@ class OwnerQueries:
         return found
 
     @staticmethod
-    def _kernel_answers(q: _Query) -> bool:
+    def _kernel_answers(q: Query) -> bool:
         """Whether the search kernel finds ``q``'s hot matches alone: required words, with any
         window, outcome, required tags, words that only rank and boost tags."""
         return bool(q.terms and q.terms_required) and not (q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded)
 
     @staticmethod
-    def _kernel_answers_tags(q: _Query) -> bool:
+    def _kernel_answers_tags(q: Query) -> bool:
         """Whether ``q`` asks for the episodes of its tags at any time: the search kernel counts and
         ranks them from the tags' lists in the text index, where the tags' index ranges would be
         read whole (at a million episodes a common tag's range holds 300,000 entries: 7.5 ms p50
@@ -1439,17 +1180,17 @@ class OwnerQueries:
             )
         )
 
-    def _kernel_tag_matches(self, q: _Query, keep: int, now_us: int) -> _Found:
+    def _kernel_tag_matches(self, q: Query, keep: int, now_us: int) -> Matches:
         """``_matches`` of a tags-only query by the search kernel: the first tag's list matches, the
-        others are required, nothing is scored but relevance and recency (``_BY_RELEVANCE``); only
+        others are required, nothing is scored but relevance and recency (``BY_RELEVANCE``); only
         the matches whose score can reach the top ``keep`` are listed, with the exact total."""
         lists = [(q.tags[0], MATCH)] + [(t, REQUIRE) for t in q.tags[1:]]
         found = self._text_search(q, lists, keep, now_us, tags_only=True)
-        hot: list[_Hot] = [(column_tail(ts_us, suffix), code, _NO_HITS) for ts_us, suffix, code in found.columns]
-        return _Found(listed=hot, total=found.total)
+        hot: list[Hot] = [(column_tail(ts_us, suffix), code, NO_HITS) for ts_us, suffix, code in found.columns]
+        return Matches(listed=hot, total=found.total)
 
     @staticmethod
-    def _kernel_lists(q: _Query) -> tuple[list[tuple[str, int]], tuple[str, ...]]:
+    def _kernel_lists(q: Query) -> tuple[list[tuple[str, int]], tuple[str, ...]]:
         """The kernel's lists for ``q`` (a name and its role each) and the terms it scores."""
         terms = tuple(dict.fromkeys(q.terms))
         ranked = tuple(t for t in dict.fromkeys(q.rank_terms) if t not in terms)
@@ -1457,13 +1198,13 @@ class OwnerQueries:
         lists += [(t, BOOST) for t in dict.fromkeys(q.boost_tags)] + [(t, REQUIRE) for t in dict.fromkeys(q.tags)]
         return lists, terms + ranked
 
-    def _kernel_matches(self, q: _Query, keep: int, now_us: int) -> _Found:
+    def _kernel_matches(self, q: Query, keep: int, now_us: int) -> Matches:
         """``_matches`` by the search kernel: the required words' postings, the words that only
         rank, the boost tags' and the required tags' lists, with the window and the outcome,
         merged in C; only the matches whose score can reach the top ``keep`` are listed."""
         lists, scored = self._kernel_lists(q)
         found = self._text_search(q, lists, keep, now_us)
-        hot: list[_Hot] = []
+        hot: list[Hot] = []
         boosted: set[bytes] = set()
         first_boost, first_required = len(scored), len(lists) - len(dict.fromkeys(q.tags))
         boosting = first_boost < first_required
@@ -1471,29 +1212,29 @@ class OwnerQueries:
             tail = column_tail(ts_us, suffix)
             if boosting and any(tfs[first_boost:first_required]):
                 boosted.add(tail)
-            hot.append((tail, code, _KernelHits(scored, tfs, dl)))
+            hot.append((tail, code, KernelHits(scored, tfs, dl)))
         # the kernel's BM25 is the twin's sum, term by term in list order: what ``_bm25`` computes
-        return _Found(listed=hot, total=found.total, best_text=found.best, boosted=boosted, bm25=found.bm25)
+        return Matches(listed=hot, total=found.total, best_text=found.best, boosted=boosted, bm25=found.bm25)
 
     def _text_search(
-        self, q: _Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int, by_time: bool = False, tags_only: bool = False
+        self, q: Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int, by_time: bool = False, tags_only: bool = False
     ) -> TextFound:
         """The search kernel over ``lists`` (a word's postings or a tag's list, and its role)
         with ``q``'s window and outcome: what it found, with the time, id suffix and index code
         of each document it returned (``columns``; ``column_tail`` makes their index tails). ``by_time``
-        ranks the top ``keep`` by recency alone (``_BY_TIME``), the newest first; with ``tags_only``
-        every list is a tag's, and the top ``keep`` rank by relevance and recency (``_BY_RELEVANCE``)."""
+        ranks the top ``keep`` by recency alone (``BY_TIME``), the newest first; with ``tags_only``
+        every list is a tag's, and the top ``keep`` rank by relevance and recency (``BY_RELEVANCE``)."""
         text, owner = self._layout.text, self.name
         idf, avgdl = self._bm25_weights(q)
         chunks = text.chunks(owner)
         memo = text.memo(owner)
         params = memo.get(_PARAMS)
         if params is None or params.avgdl != avgdl:
-            params = memo[_PARAMS] = SearchParams(avgdl, K1, B, _WEEK_US, _TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT), 0.1)
+            params = memo[_PARAMS] = SearchParams(avgdl, K1, B, WEEK_US, TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT), 0.1)
         if by_time:
-            params = replace(params, **_BY_TIME)
+            params = replace(params, **BY_TIME)
         elif tags_only:
-            params = replace(params, **_BY_RELEVANCE)
+            params = replace(params, **BY_RELEVANCE)
         outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else None
         blocks = [self._stored_list(memo, name, tags_only or role > RANK) for name, role in lists]
         weights = [idf.get(name, 0.0) if role <= RANK and not tags_only else 0.0 for name, role in lists]
@@ -1518,12 +1259,12 @@ class OwnerQueries:
 
     def _filter(
         self,
-        q: _Query,
+        q: Query,
         driver: Iterable[tuple[bytes, int]],
         driver_name: str,
         postings: dict[bytes, dict[str, tuple[int, int]]],
         cap: int | None,
-    ) -> list[_Hot]:
+    ) -> list[Hot]:
         """The driver's entries that pass every other filter, by index lookups on their tails."""
         owner, st = self.name, self._layout
         tags = [st.by_tag.key((owner, t)) for t in q.tags if driver_name != f"tag {t}"]
@@ -1542,10 +1283,10 @@ class OwnerQueries:
         if not (tags or any_tags or kinds or session or window or looked_up or postings) and driver_name != "any tag":
             # nothing to look up and no repeats (only any_tags' ranges overlap): keep or drop by code
             if outcome is None:
-                return [(tail, code, _NO_HITS) for tail, code in itertools.islice(driver, cap)]
-            kept = [(tail, code, _NO_HITS) for tail, code in driver if code & 3 == outcome]
+                return [(tail, code, NO_HITS) for tail, code in itertools.islice(driver, cap)]
+            kept = [(tail, code, NO_HITS) for tail, code in driver if code & 3 == outcome]
             return kept[:cap] if cap is not None else kept  # (only the empty-answer note caps)
-        out: list[_Hot] = []
+        out: list[Hot] = []
         seen: set[bytes] = set()
         text = self._layout.text
 
@@ -1577,7 +1318,7 @@ class OwnerQueries:
         while chunk := list(itertools.islice(entries, batch)):
             found = text.hits_of_keys(owner, looked_up, [t[-ID_TAIL_BYTES:] for t, _ in chunk]) if looked_up else None
             for i, (tail, code) in enumerate(chunk):
-                hits = postings.get(tail[ID_SLICE], _NO_HITS) if postings else _NO_HITS
+                hits = postings.get(tail[ID_SLICE], NO_HITS) if postings else NO_HITS
                 if found is not None and found[i]:
                     hits = {**hits, **found[i]}
                 if required and match.isdisjoint(hits):
@@ -1587,7 +1328,7 @@ class OwnerQueries:
                     return out
         return out
 
-    def _with_told(self, q: _Query, found: _Found) -> _Found:
+    def _with_told(self, q: Query, found: Matches) -> Matches:
         """``found`` and the episodes recorded outside ``q``'s window whose text tells of a time
         within it (``^EPTD``), ranked from their headers beside the others. Text scores stay
         normalised by the best BM25 of all matches: when a told one beats every match the kernel
@@ -1601,7 +1342,7 @@ class OwnerQueries:
         found.total += len(told)
         return found
 
-    def _told_matches(self, q: _Query) -> list[_Archived]:
+    def _told_matches(self, q: Query) -> list[Archived]:
         """Hot episodes outside ``q``'s window whose told windows fall in it (``told_within``) and
         that pass ``q``'s other filters, with their postings of ``q``'s terms."""
         lo = q.lo if q.lo is not None else -(1 << 62)
@@ -1619,9 +1360,9 @@ class OwnerQueries:
         with self._space.reader() as txn:
             raws = txn.get_many([prefix + k for k in keys.values()])
         headers = {eid: _header(raws[prefix + k]) for eid, k in keys.items() if prefix + k in raws}
-        passing = [eid for eid, h in headers.items() if _header_passes(q, h)]
+        passing = [eid for eid, h in headers.items() if header_passes(q, h)]
         found = lay.text.hits_of_keys(owner, q.scored_terms, [keys[eid] for eid in passing]) if q.scored_terms else [{} for _ in passing]
-        out: list[_Archived] = []
+        out: list[Archived] = []
         boost = set(q.boost_tags)
         for eid, hits in zip(passing, found, strict=True):
             h = headers[eid]
@@ -1630,9 +1371,9 @@ class OwnerQueries:
             out.append((eid, h, hits))
         return out
 
-    def _archived_matches(self, q: _Query, cap: int | None) -> list[_Archived]:
+    def _archived_matches(self, q: Query, cap: int | None) -> list[Archived]:
         """Archived episodes in the window whose header and one-line summary match ``q``."""
-        out: list[_Archived] = []
+        out: list[Archived] = []
         for subs, _ in self._layout.archived.range((self.name,), q.lo, q.hi):
             eid = str(subs[2])
             h = self._layout.states.get((self.name, eid))
@@ -1660,17 +1401,17 @@ class OwnerQueries:
                 break
         return out
 
-    def _superseded_matches(self, q: _Query, cap: int | None) -> list[_Archived]:
+    def _superseded_matches(self, q: Query, cap: int | None) -> list[Archived]:
         """Superseded versions in the window whose header and record match ``q`` (their records
         stay hot, so their text is matched whole); ranked beside the others from their headers."""
-        out: list[_Archived] = []
+        out: list[Archived] = []
         if cap is not None and cap <= 0:
             return out
         for subs, _ in self._layout.superseded.range((self.name,), q.lo, q.hi):
             eid = str(subs[2])
             h = self._layout.states.get((self.name, eid))
             record = self._layout.record_of(self.name, eid)
-            if h is None or record is None or not _header_passes(q, h):
+            if h is None or record is None or not header_passes(q, h):
                 continue
             tf, dl = terms_of(record)
             hits = {t: (tf[t], dl) for t in q.scored_terms if tf.get(t)}
@@ -1681,7 +1422,7 @@ class OwnerQueries:
                 break
         return out
 
-    def _rank(self, q: _Query, found: _Found, now: dt.datetime, limit: int) -> list[_Ranked]:
+    def _rank(self, q: Query, found: Matches, now: dt.datetime, limit: int) -> list[Ranked]:
         """The ``limit`` best matches by the documented score, reading headers only for the few
         whose score bound (from the relevance level in their index code) can reach the top."""
         archived = found.archived
@@ -1691,10 +1432,10 @@ class OwnerQueries:
         bm25: list[float] = []
         top_text = 1.0
         # (tail, term postings, bm25) of the hot matches that can reach the top ``limit``, in match order
-        picks: list[tuple[bytes, _Hits, float]]
+        picks: list[tuple[bytes, Hits, float]]
         if found.column is not None and not q.terms:
             column = found.column
-            picks = [(column.tail(i), _NO_HITS, 0.0) for i in column.best(now_us, limit)]
+            picks = [(column.tail(i), NO_HITS, 0.0) for i in column.best(now_us, limit)]
             hot_count = len(column)
         else:
             hot = found.hot
@@ -1710,7 +1451,7 @@ class OwnerQueries:
                 top_text = (found.best_text if found.best_text is not None else max(bm25, default=0.0)) or 1.0
                 picked = self._bounded_by_text(q, hot, found.boosted, bm25, top_text, now_us, limit, lows)
             else:
-                picked = _bounded_by_recency(hot, now_us, limit)
+                picked = bounded_by_recency(hot, now_us, limit)
             picks = [(hot[i][0], hot[i][2], bm25[i] if q.terms else 0.0) for i in picked]
             hot_count = len(hot)
         # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
@@ -1720,7 +1461,7 @@ class OwnerQueries:
         with self._space.reader() as txn:
             raws = txn.get_many(keys)  # one round trip on PostgreSQL
         # (id, header with its time and relevance, term postings, bm25, the id's encoded subscript)
-        heads: list[tuple[str, DecodedHeader, _Hits, float, bytes | None]] = []
+        heads: list[tuple[str, DecodedHeader, Hits, float, bytes | None]] = []
         for key, e, (tail, hits, text) in zip(keys, encoded, picks, strict=True):
             raw = raws.get(key)
             if raw is not None:
@@ -1731,21 +1472,21 @@ class OwnerQueries:
         with_text = bool(q.terms)
         scores: list[float] = []
         for _, (h, ts_us, rel), _, text, _ in heads:
-            recency = 0.5 ** (max(now_us - ts_us, 0) / _WEEK_US)
+            recency = 0.5 ** (max(now_us - ts_us, 0) / WEEK_US)
             score = 0.9 * text / top_text + 0.05 * rel + 0.05 * recency if with_text else 0.6 * rel + 0.4 * recency
             if boost and not boost.isdisjoint(h["tags"]):
                 score += 0.1
             scores.append(score)
-        out: list[_Ranked] = []
+        out: list[Ranked] = []
         for i in native.top_k(scores, limit):
             eid, (h, _, _), hits, text, subscript = heads[i]
-            out.append((eid, h, scores[i], partial(_why, q, h, hits, text), subscript))
+            out.append((eid, h, scores[i], partial(why_matched, q, h, hits, text), subscript))
         return out
 
     def _bounded_by_text(
         self,
-        q: _Query,
-        hot: list[_Hot],
+        q: Query,
+        hot: list[Hot],
         boosted: set[bytes] | None,
         bm25: list[float],
         top_text: float,
@@ -1754,18 +1495,18 @@ class OwnerQueries:
         known: list[float],
     ) -> list[int]:
         """Positions in ``hot`` whose text score, exact recency and tag boost, with relevance at
-        the bottom of its level, leave them within one level (``_TEXT_LEVEL``) of the top
+        the bottom of its level, leave them within one level (``TEXT_LEVEL``) of the top
         ``limit``. ``known`` holds those lower bounds for hot's first matches, if computed."""
         if len(hot) <= limit:  # all of them (the kernel lists no more than can rank): no bound to compute
             return list(range(len(hot)))
         lows = known + self._text_lows(q, hot[len(known) :], boosted, bm25[len(known) :], top_text, now_us)
         if len(lows) <= limit:
             return list(range(len(lows)))
-        cut = heapq.nlargest(limit, lows)[-1] - _TEXT_LEVEL - 1e-9
+        cut = heapq.nlargest(limit, lows)[-1] - TEXT_LEVEL - 1e-9
         return [i for i, low in enumerate(lows) if low >= cut]
 
     def _text_lows(
-        self, q: _Query, hot: list[_Hot], boosted: set[bytes] | None, bm25: list[float], top_text: float, now_us: int
+        self, q: Query, hot: list[Hot], boosted: set[bytes] | None, bm25: list[float], top_text: float, now_us: int
     ) -> list[float]:
         """Each match's score with its relevance at the bottom of its level. The boost is looked
         up unless ``boosted`` holds every boosted tail."""
@@ -1774,15 +1515,15 @@ class OwnerQueries:
         with self._space.reader() as txn:
             get = txn.get
             for i, (tail, code, _) in enumerate(hot):
-                low = 0.9 * bm25[i] / top_text + _TEXT_LEVEL * (code >> 2) + 0.05 * 0.5 ** (max(now_us - tail_ts(tail), 0) / _WEEK_US)
+                low = 0.9 * bm25[i] / top_text + TEXT_LEVEL * (code >> 2) + 0.05 * 0.5 ** (max(now_us - tail_ts(tail), 0) / WEEK_US)
                 if (boosted is not None and tail in boosted) or (boost and any(get(p + tail) is not None for p in boost)):
                     low += 0.1
                 lows.append(low)
         return lows
 
     def _reachable(
-        self, q: _Query, worded: list[_Hot], bm25: list[float], pending: _Column, boosted: set[bytes] | None, now_us: int, limit: int
-    ) -> tuple[list[_Hot], list[float]]:
+        self, q: Query, worded: list[Hot], bm25: list[float], pending: RangeColumn, boosted: set[bytes] | None, now_us: int, limit: int
+    ) -> tuple[list[Hot], list[float]]:
         """The matches through a boost tag alone that can still reach the top ``limit``, with
         the postings of the tag's own words looked up; and the worded matches' lower bounds
         when they were computed (they then stay valid: the best BM25 is a worded one).
@@ -1800,14 +1541,14 @@ class OwnerQueries:
         if len(worded) >= limit and top > 0 and ceiling <= top:
             lows = self._text_lows(q, worded, boosted, bm25, top, now_us)
             floor = heapq.nlargest(limit, lows)[-1] if limit else math.inf
-            chosen = pending.reaching(floor, 0.9 * ceiling / top + 0.1, _TEXT_LEVEL, 0.05, now_us)
+            chosen = pending.reaching(floor, 0.9 * ceiling / top + 0.1, TEXT_LEVEL, 0.05, now_us)
         picked = list(chosen)
         tails = [pending.tail(i) for i in picked]
         found = self._layout.text.hits_of_keys(self.name, tuple(dict.fromkeys(q.rank_terms)), [t[-ID_TAIL_BYTES:] for t in tails])
-        out: list[_Hot] = [(tail, pending.codes[i], hits or _NO_HITS) for i, tail, hits in zip(picked, tails, found, strict=True)]
+        out: list[Hot] = [(tail, pending.codes[i], hits or NO_HITS) for i, tail, hits in zip(picked, tails, found, strict=True)]
         return out, lows
 
-    def _bm25_weights(self, q: _Query) -> tuple[dict[str, float], float]:
+    def _bm25_weights(self, q: Query) -> tuple[dict[str, float], float]:
         """BM25's idf of each query term and the average document length, from the statistics."""
         if q.weights is not None:
             return q.weights
@@ -1821,12 +1562,12 @@ class OwnerQueries:
         q.weights = (idf, avgdl)
         return q.weights
 
-    def _bm25(self, q: _Query, hits_list: Sequence[_Hits]) -> list[float]:
+    def _bm25(self, q: Query, hits_list: Sequence[Hits]) -> list[float]:
         """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.scored_terms``."""
         idf, avgdl = self._bm25_weights(q)
-        return [sum(_bm25_term(idf[t], tf, dl, avgdl) for t, (tf, dl) in hits.items() if t in idf) for hits in hits_list]
+        return [sum(bm25_term(idf[t], tf, dl, avgdl) for t, (tf, dl) in hits.items() if t in idf) for hits in hits_list]
 
-    def _memories(self, ranked: Sequence[_Ranked]) -> list[Hit]:
+    def _memories(self, ranked: Sequence[Ranked]) -> list[Hit]:
         out = []
         owner, lay = self.name, self._layout
         mem, parent_key = lay.mem, lay.parent_key
@@ -1845,7 +1586,7 @@ class OwnerQueries:
             status = header.get("status")
             if status == "archived":
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
-                why = partial(_noted, why, "archived: one-line summary (restore() brings back the full record)")
+                why = partial(noted, why, "archived: one-line summary (restore() brings back the full record)")
                 out.append(Hit.deferred(eid, partial(to_episode, owner, eid, record, header), round(score, 6), why))
                 continue
             # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
@@ -1853,7 +1594,7 @@ class OwnerQueries:
             if raw is None:
                 continue
             if status == SUPERSEDED:
-                why = partial(_noted, why, f"superseded by {successor_of(header)} (an earlier version)")
+                why = partial(noted, why, f"superseded by {successor_of(header)} (an earlier version)")
             out.append(deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
         return out
 
@@ -1866,181 +1607,6 @@ def _header(raw: bytes) -> dict[str, Any]:
 def _episode_of(owner: str, eid: str, raw: bytes, header: dict[str, Any]) -> Episode:
     """The episode of a packed record and its header."""
     return to_episode(owner, eid, unpack_value(raw), header)
-
-
-def _header_passes(q: _Query, h: dict[str, Any]) -> bool:
-    """Whether a header (of an episode in no hot index) passes ``q``'s tag, kind, outcome and session filters."""
-    tags = set(h["tags"])
-    if not set(q.tags) <= tags or (q.any_tags and not set(q.any_tags) & tags):
-        return False
-    return not (
-        (q.kind and h["kind"] != q.kind) or (q.outcome and h.get("outcome") != q.outcome) or (q.session and h.get("session") != q.session)
-    )
-
-
-def _noted(why: _Why, note: str) -> tuple[str, ...]:
-    """``why`` (made now if it is made on demand) with ``note`` after it."""
-    return (*(why if isinstance(why, tuple) else why()), note)
-
-
-def _why(q: _Query, h: dict[str, Any], hits: _Hits, bm25: float) -> tuple[str, ...]:
-    why = []
-    if q.lo is not None or q.hi is not None:
-        ts = ts_micros(h["ts"])
-        if (q.lo is None or q.lo <= ts) and (q.hi is None or ts < q.hi):
-            why.append(f"in window ({h['ts']:%Y-%m-%d %H:%M})")
-        else:  # a told match (_told_matches): its text tells of a time in the window
-            told = [w for w in h.get("told", ()) if told_within(w[0], w[1], q.lo, q.hi)]
-            why.append(f"tells of {', '.join(_told_days(w) for w in told)} (recorded {h['ts']:%Y-%m-%d %H:%M})")
-    why.extend(f"tag {t}" for t in q.tags)
-    matched_any = [t for t in q.any_tags if t in h["tags"]]
-    if matched_any:
-        why.append("tag " + ", ".join(matched_any))
-    if q.kind or q.outcome:
-        why.append(f"{h['kind']}/{h.get('outcome') or 'no outcome'}")
-    if q.session:
-        why.append(f"session {q.session}")
-    if hits:
-        # occurrences as BM25 counts them: a word of an exchange's context counts two thirds
-        why.append("text " + ", ".join(f"{t}×{round(tf / TF_UNIT, 3):g}" for t, (tf, _) in hits.items()) + f" (bm25 {bm25:.2f})")
-    why.append(f"relevance {float(h['relevance']):.1f}")
-    return tuple(why)
-
-
-def _told_days(window: Sequence[int]) -> str:
-    """A told window as UTC days: ``2026-07-01`` or ``2026-06-22 to 2026-06-28``."""
-    first, last = (from_micros(us).date() for us in (window[0], window[1] - 1))
-    return f"{first:%Y-%m-%d}" if first == last else f"{first:%Y-%m-%d} to {last:%Y-%m-%d}"
-
-
-def _bm25_term(idf: float, tf: int, dl: int, avgdl: float) -> float:
-    """One term's Okapi BM25 contribution to one document (k1 = K1, b = B), from its stored tf
-    (in ``TF_UNIT``s of an occurrence: a context's words count less, ``terms_of``)."""
-    occurrences = tf / TF_UNIT
-    return idf * occurrences * (K1 + 1) / (occurrences + K1 * (1 - B + B * dl / avgdl))
-
-
-def _bounded_by_recency(hot: list[_Hot], now_us: int, limit: int) -> list[int]:
-    """Positions in ``hot`` (in any order, e.g. a union of ranges) whose score can reach the
-    top ``limit``: ``_Column.best`` over the matches put in time order, in hot's order."""
-    if len(hot) <= limit:
-        return list(range(len(hot)))
-    order = sorted(range(len(hot)), key=lambda i: hot[i][0])  # tails sort by (ts, id)
-    column = _Column([hot[i][0] for i in order], [hot[i][1] for i in order], 0)
-    return sorted(order[j] for j in column.best(now_us, limit))  # hot's order, so ties rank as in a full scan
-
-
-def _events_of(
-    q: _Query, found: _Found, without_outcome: bool = False
-) -> list[tuple[int, str, bytes | None, dict[str, Any] | None, _Hits]]:
-    """The matches in ``found`` that are events of ``q``: memories with an outcome (a typed
-    episode is recorded as the thing happens; an exchange is talk, recorded when it was said),
-    or any (``without_outcome``: ``found`` holds tool calls), holding every word of ``q``, as
-    (ts, id, the id's encoded subscript if hot, header if archived, term postings)."""
-    every = set(q.terms)
-    out: list[tuple[int, str, bytes | None, dict[str, Any] | None, _Hits]] = [
-        (tail_ts(tail), tail_id(tail), tail[-ID_TAIL_BYTES:], None, hits)
-        for tail, code, hits in found.hot
-        if (without_outcome or OUTCOME_OF_CODE[code & 3]) and every <= hits.keys()
-    ]
-    out += [
-        (ts_micros(h["ts"]), eid, None, h, hits)
-        for eid, h, hits in found.archived
-        if (without_outcome or h.get("outcome")) and every <= hits.keys()
-    ]
-    return out
-
-
-def _order_asked(text: str) -> tuple[str, int | None, str]:
-    """Whether ``text`` asks for the newest or oldest matches ("the last three deploys", "the
-    first failure"): ("newest" | "oldest" | "", how many or None, the text without those words)."""
-    folded = text.lower()
-    if not any(w in folded for w in _ORDER_WORDS):  # most questions: a few substring tests, no regex search
-        return "", None, text
-    if (whole := _IN_ORDER.search(text)) is not None:
-        order = "newest" if whole.group("rev") or (whole.group(0).lower().endswith("first") and not whole.group("old")) else "oldest"
-        return order, None, text[: whole.start()] + text[whole.end() :]
-    asked = _ORDER_ASKED.search(text)
-    if asked is None and (done := _DONE_WHEN.search(text)) is not None:
-        order = "oldest" if done.group("which").lower() in _OLDEST else "newest"
-        noun = (done.group("noun") or "").lower()
-        many = noun.endswith("s") and not noun.endswith(("ss", "us", "is")) and noun not in STOPWORDS  # "which PRs"
-        return order, None if many else 1, text[: done.start("which")] + text[done.end("which") :]
-    noun = asked.group("noun").lower() if asked is not None else ""
-    if asked is None or noun in STOPWORDS or noun in _NOT_ORDERED:
-        return "", None, text
-    order = "oldest" if asked.group("which").lower() in _OLDEST else "newest"
-    n = asked.group("n")
-    if n:
-        count: int | None = int(n) if n.isdigit() else _COUNTS[n.lower()]
-    else:  # "the last deploy" is one; "the last deploys" are as many as the limit
-        count = None if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else 1
-    return order, count or None, text[: asked.start("which")] + text[asked.end() :]
-
-
-def _found_note(
-    interp: Interpretation,
-    total: int,
-    shown: int | str,
-    together: tuple[str, ...] = (),
-    otherwise: str = "",
-    elsewhere: tuple[str, str] = ("", ""),
-    shown_memories: Sequence[Hit] = (),
-) -> str:
-    """The note of an answer with matches: how many, for what, how many are shown (and, when the
-    question's tags were widened, that no memory has them all; ``otherwise``: what went otherwise
-    than the outcome a yes-or-no question asks about; ``elsewhere``: ``_elsewhere`` of the
-    unmatched words; ``shown_memories``: those whose correcting an earlier version is said, as
-    "What editor did I use before?" asks for it and the answer did not point to it)."""
-    note = f"No memory has all of tags {', '.join(together)}; these have one of them. " if together else ""
-    note += f"{total} match{'es' if total != 1 else ''} for {interp}; showing {shown}."
-    if otherwise:
-        note += " " + otherwise
-    corrected = sum(1 for m in shown_memories if m.episode.supersedes)
-    if corrected == 1:
-        note += " 1 shown memory corrects an earlier version; include_superseded=True to see it."
-    elif corrected:
-        note += f" {corrected} shown memories correct earlier versions; include_superseded=True to see them."
-    if interp.unmatched:
-        which, notes = elsewhere
-        note += f" Partial: no {which}memory mentions {_quoted(interp.unmatched)}; these match the other words.{notes}"
-    return note
-
-
-def _nothing_note(interp: Interpretation, outside: tuple[int, int | None, int, bool, bool] | None, cold: str, elsewhen: str = "") -> str:
-    """The note of an empty answer: nothing found, and what matched outside its window
-    (``_outside``: counts before and after, the latest before, whether each count is capped)
-    when that was looked at; ``cold`` says what archived memories match, ``elsewhen`` what
-    archived ones match outside the window when no active one does (``_archived_elsewhen``)."""
-    if outside is None:
-        return f"Nothing found for {interp}." + cold
-    before, latest, after, more_before, more_after = outside
-    if not (before or after):
-        if elsewhen:
-            return f"Nothing found for {interp}. No active memory matches at any time either;{elsewhen}" + cold
-        return f"Nothing found for {interp}. Nothing matches at any time either." + cold
-    bits = []
-    if before:
-        latest_day = f" (latest {from_micros(latest):%Y-%m-%d})" if latest is not None else ""
-        bits.append(f"{'at least ' if more_before else ''}{before} earlier{latest_day}")
-    if after:
-        bits.append(f"{'at least ' if more_after else ''}{after} later")
-    label = "in that window"
-    if interp.window:
-        label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
-    rest = str(_without_window(interp))
-    if rest.startswith("everything"):  # the window is all that was asked: say it whole
-        return f"Nothing found for {interp}; {' and '.join(bits)}." + cold
-    return f"Nothing {label} for {rest}; {' and '.join(bits)}." + cold
-
-
-def _note_and(note: Callable[[], str], more: str) -> str:
-    """A note formatted when first read (``_nothing_note``'s partial), and a sentence after it."""
-    return f"{note()} {more}"
-
-
-def _without_window(interp: Interpretation) -> Interpretation:
-    return replace(interp, window=None)
 
 
 def _tails(g: Global, subs: tuple[Any, ...], lo: int | None, hi: int | None, levels_of: Callable[[], bytes]) -> Iterator[tuple[bytes, int]]:
@@ -2059,69 +1625,6 @@ def _chain(streams: Iterable[Iterator[tuple[bytes, int]]]) -> Iterator[tuple[byt
         yield from s
 
 
-def _window(since: dt.datetime | None, until: dt.datetime | None) -> TimeWindow | None:
-    """The ``[since, until)`` window of recall and history, or None when neither is given.
-
-    Raises ValidationError naming both bounds when ``until`` is not after ``since``.
-    """
-    if since is None and until is None:
-        return None
-    start = utc(since, "since") if since is not None else OPEN_START
-    end = utc(until, "until") if until is not None else OPEN_END
-    if end <= start:
-        raise ValidationError(f"window since={start.isoformat()} until={end.isoformat()}: until must be after since")
-    if since is None:
-        return TimeWindow(start, end, f"before {_moment(end)}")
-    if until is None:
-        return TimeWindow(start, end, f"since {_moment(start)}")
-    return TimeWindow(start, end, "in the window")
-
-
-def _check_limit(limit: int) -> None:
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-        raise ValidationError(f"limit {shown(limit)}: must be a non-negative int")
-
-
-def _moment(at: dt.datetime) -> str:
-    return day_of(at) if at.time() == dt.time(0) else f"{day_of(at)} {at:%H:%M} UTC"
-
-
-def _text_terms(text: str | None) -> dict[str, str]:
-    """The index terms of a ``text`` filter with the words they came from ({} for no filter).
-
-    A text that makes no term would filter nothing, so it is refused rather than dropped
-    (an answer for "everything" to ``text="the"`` would pass for a match).
-    """
-    if text is None or (isinstance(text, str) and not text.strip()):
-        return {}  # an empty field (JSON clients send "" for one left out) filters nothing
-    if not isinstance(text, str):
-        raise ValidationError(f"text {shown(text)}: expected str, got {type(text).__name__}")
-    if len(text) > QUESTION_CHARS:
-        raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,} (search for a few words)")
-    terms = terms_and_words(text)
-    if not terms:
-        raise ValidationError(
-            f"text {shown(text)}: no searchable words (stopwords, one-letter words and placeholders are not indexed; "
-            "use other words, or leave text out)"
-        )
-    return terms
-
-
-@lru_cache(maxsize=1 << 14)
-def _tag_form(phrase: str) -> str | None:
-    """``normalize_tag(phrase)``, or None where the phrase makes no tag; remembered, since
-    questions reuse their words and ask tries every word and most phrases of each."""
-    try:
-        return normalize_tag(phrase)
-    except ValidationError:
-        return None
-
-
-def _tags_of(values: Iterable[str], name: str) -> tuple[str, ...]:
-    """A tag filter's tags, normalised, each once, in the order given."""
-    return () if values == () else normalize_tags(values, name)
-
-
 def _remembered(memo: dict[Any, Any], key: tuple[Any, ...], read: Callable[[], bool]) -> bool:
     """``memo[key]``, read and kept first if missing (``TextIndex.memo``: what a question derived
     from the owner's documents while they stay as they are), the memo bounded like every entry."""
@@ -2138,130 +1641,3 @@ def _term_subscript(term: str) -> bytes:
     """A term's encoded subscript (a key is a pure function of its subscripts), remembered: a
     query reads each of its terms' document frequency, and questions share their words."""
     return encode_subscript(term)
-
-
-@lru_cache(maxsize=1 << 14)
-def _one_word(tag: str) -> bool:
-    """Whether a tag is one word, and so a word of the memories that name it ("pgbouncer"), where
-    one of several ("project-x") is no word of them: memories saying "project" are not about it."""
-    return len(split_words(tag)) == 1
-
-
-def _terms_of_word(word: str) -> tuple[str, ...]:
-    """The index terms of one word (or tag), remembered: the names and tags of questions recur."""
-    return tuple(terms_and_words(word))
-
-
-_NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")
-_SENTENCE_ENDS = frozenset(".?!")
-# Words written capitalised that are never the name a question asks about: the months and days,
-# capitalised by convention, and acronyms that name kinds of things rather than one thing ("the
-# payments API" asks about the payments, and a memory that says "endpoint" rather than "API" is
-# no padding for it; proper acronyms, "AWS", "NASA", "OKR2", stay names: a question about one no
-# memory holds is empty)
-_NO_NAMES = frozenset(
-    """january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday
-    api apis url urls uri http https json xml yaml html css sql db dbs cpu gpu ram ssd os ui ux ci cd pr prs qa sdk
-    cli dns ssl tls vpn id ids faq pdf csv eta asap fyi ai ml llm llms tv usb sms ok""".split()
-)
-
-
-_ACRONYM_PLURAL = re.compile(r"\b[A-Z][A-Z0-9]+s\b")  # "PRs", "SLOs", "SEV1s": an acronym's plural, as written
-_YES_OR_NO = re.compile(r"\s*(?:did|does|do|has|have|had|was|were|is|are)\b", re.IGNORECASE)
-
-
-def _kinds_named(text: str, kinds: Iterable[str]) -> dict[str, str]:
-    """Each folded word of ``text`` that names a typed kind -> the kind: a word, or two words
-    side by side, written as the kind or its plural ("tickets", "retries", "quizzes"; "code
-    reviews" and "code-review" of kind ``code_review``, "follow-ups" of ``followup``: the
-    tokenizer splits on "_" and "-", so a kind of two words was never named). A plural only:
-    "reviewed" or "debugging" may be what a memory says, not which kind it is."""
-    forms = _kind_forms(tuple(kinds))
-    words = split_words(text)
-    out: dict[str, str] = {}
-    i = 0
-    while i < len(words):
-        # the pair first, and its second word is taken: "code reviews" of kinds "review" and
-        # "code_review" is a code review (test_a_typed_kind_of_two_words_is_named)
-        pair = forms.get(words[i] + words[i + 1]) if i + 1 < len(words) else None
-        if pair is not None:
-            out.setdefault(words[i], pair)
-            out.setdefault(words[i + 1], pair)
-            i += 2
-            continue
-        kind = forms.get(words[i])
-        if kind is not None:
-            out.setdefault(words[i], kind)
-        i += 1
-    return out
-
-
-@lru_cache(maxsize=64)
-def _kind_forms(kinds: tuple[str, ...]) -> dict[str, str]:
-    """Every way a question writes one of ``kinds`` -> the kind: its name without "_", and its
-    plurals (+s, +es, y -> ies, z -> zzes). Kept: asked of every question."""
-    out: dict[str, str] = {}
-    for kind in kinds:
-        name = kind.replace("_", "")
-        plurals = [name + "s", name + "es"]
-        plurals += [name[:-1] + "ies"] if name.endswith("y") else []
-        plurals += [name + "zes"] if name.endswith("z") else []
-        for form in (name, *plurals):
-            out.setdefault(form, kind)
-    return out
-
-
-def _kind_asked(written: str, keeps: Callable[[str], bool]) -> str | None:
-    """The built-in kind a word of the question names (``_KIND_WORDS``), where the owner keeps it."""
-    for m in _KIND_WORD.finditer(written):
-        following = m.group("next") or ""
-        if following and following.lower() not in ("call", "calls") and _names_a_thing(following):
-            continue  # "the tools directory"
-        kind = _KIND_WORDS[m.group("word").lower()]
-        if keeps(kind):
-            return kind
-    return None
-
-
-def _compound_heads(written: str) -> frozenset[str]:
-    """The terms of the question words that stand before another noun (``_NOUN_BEFORE_NOUN``):
-    "What did we try for the memory leak?" searched "leak" alone, and so also found leaks of
-    credentials."""
-    return frozenset(stem(m.group("noun").lower()) for m in _NOUN_BEFORE_NOUN.finditer(written) if _names_a_thing(m.group("next")))
-
-
-def _names_a_thing(word: str) -> bool:
-    """Whether a word after a question noun makes the two one thing ("memory leak", "tools
-    directory"): a word that is neither a stopword nor a way of asking."""
-    folded = word.lower()
-    return folded not in STOPWORDS and stem(folded) not in _QUESTION_WORDS
-
-
-def _asks_yes_or_no(question: str) -> bool:
-    """Whether ``question`` opens with an auxiliary ("Did ...?", "Has ... ever ...?")."""
-    return _YES_OR_NO.match(question) is not None
-
-
-def _name_terms(text: str) -> dict[str, str]:
-    """Terms of the words of ``text`` written as names, with the word as written: capitalised
-    past the start of a sentence, all capitals, or letters with digits ("Zeta", "OKR", "v2").
-    A question asks about such a word; a lower-case word only describes what is asked."""
-    out: dict[str, str] = {}
-    start = True
-    for m in _NAME_WORD.finditer(text):
-        word = m.group()
-        named = (
-            (word[0].isupper() and not start)
-            or (len(word) > 1 and word.isupper())
-            # a word of letters alone holds no digit (no character is both), so most skip the scans
-            or (not word.isalpha() and any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
-        )
-        if named and word.casefold() not in _NO_NAMES:
-            out.update(dict.fromkeys(_terms_of_word(word), word))
-        start = text[m.end() : m.end() + 2].strip()[:1] in _SENTENCE_ENDS
-    return out
-
-
-def _quoted(words: Iterable[str]) -> str:
-    return ", ".join(f"'{w}'" for w in words)

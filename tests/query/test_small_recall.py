@@ -1,6 +1,6 @@
 """The fixed cost of a small structured recall: what is skipped or deferred changes no answer.
 
-The note is formatted when first read (``RecallResult.note``), and ``_Column.best`` bounds a few
+The note is formatted when first read (``RecallResult.note``), and ``RangeColumn.best`` bounds a few
 matches at once instead of walking their levels; both must give what the eager forms gave."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import memdb
 from memdb.errors import ValidationError
 from memdb.memory.ids import ts_micros
 from memdb.memory.layout import MAX_CODE, column_tail
-from memdb.query import engine
+from memdb.query import rank
 from memdb.query.results import Interpretation, RecallResult
 
 pytestmark = pytest.mark.usefixtures("backend")  # the recall tests run on LMDB and on PostgreSQL (tests/conftest.py)
@@ -94,7 +94,7 @@ _DAY_US = 86_400_000_000
     st.lists(
         st.tuples(st.integers(-60 * _DAY_US, 2 * _DAY_US), st.integers(0, 2**20), st.integers(0, MAX_CODE)),
         min_size=1,
-        max_size=engine._FEW,
+        max_size=rank._FEW,
         unique_by=lambda m: (m[0], m[1]),
     ),
     st.integers(1, 12),
@@ -102,14 +102,14 @@ _DAY_US = 86_400_000_000
 def test_bounding_a_few_matches_at_once_keeps_what_the_walk_keeps(matches: list[tuple[int, int, int]], limit: int) -> None:
     # ages from two months before NOW to two days after it (a ``now`` before some matches)
     ordered = sorted((column_tail(_NOW_US + age, suffix), code) for age, suffix, code in matches)
-    column = engine._Column([t for t, _ in ordered], [c for _, c in ordered], 0)
+    column = rank.RangeColumn([t for t, _ in ordered], [c for _, c in ordered], 0)
     at_once = column.best(_NOW_US, limit)
-    few = engine._FEW
-    engine._FEW = 0  # the walk over the levels, newest first
+    few = rank._FEW
+    rank._FEW = 0  # the walk over the levels, newest first
     try:
         walked = column.best(_NOW_US, limit)
     finally:
-        engine._FEW = few
+        rank._FEW = few
     assert at_once == walked
     assert len(at_once) >= min(limit, len(ordered))
 

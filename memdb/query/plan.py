@@ -1,0 +1,184 @@
+"""What a query is once read (``Query``: window, tags, kind, outcome, words) and what matched it
+before ranking (``Matches``), with the checks of recall's and history's arguments."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memdb.errors import ValidationError
+from memdb.memory.ids import ts_micros
+from memdb.memory.layout import ID_TAIL_BYTES, OUTCOME_OF_CODE, tail_id, tail_ts
+from memdb.memory.models import utc
+from memdb.memory.sanitize import shown
+from memdb.memory.text import normalize_tags, terms_and_words
+from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of
+from memdb.query.rank import Hits, Hot, RangeColumn
+
+__all__ = [
+    "QUESTION_CHARS",
+    "Archived",
+    "Matches",
+    "Query",
+    "Ranked",
+    "Why",
+    "check_limit",
+    "events_of",
+    "header_passes",
+    "recall_window",
+    "tags_of",
+    "text_terms",
+]
+
+QUESTION_CHARS = 10_000  # the cap on a question or a text filter, checked before any work
+
+
+# An archived match: id, header, postings of its one-line summary.
+Archived = tuple[str, dict[str, Any], Hits]
+# Why a memory matched, or what makes it when first read (``Hit.why``): most callers never ask.
+Why = tuple[str, ...] | Callable[[], tuple[str, ...]]
+# A ranked memory: id, header, score, why it matched, and the id's encoded subscript if known.
+Ranked = tuple[str, dict[str, Any], float, Why, bytes | None]
+
+
+@dataclass
+class Matches:
+    """What matched a query before ranking: the hot matches (a list, or one index range's
+    columns), the archived ones, and how many there are."""
+
+    listed: list[Hot] | None = None
+    archived: list[Archived] = field(default_factory=list)
+    total: int = 0
+    counted: set[bytes] | None = None  # ids of every hot match when ``hot`` holds only the best
+    column: RangeColumn | None = None  # the hot matches as columns, when one index range holds them all
+    boosted: set[bytes] | None = None  # tails of the hot matches holding a boost tag, when all are known
+    # matches through a boost tag alone, not yet looked up (tails, in time order): ranking looks
+    # up only those whose score bound can reach the top (their text is the tag's own words at most)
+    pending: RangeColumn | None = None
+    best_text: float | None = None  # the best BM25 of every match, when ``listed`` holds only those that can rank
+    bm25: list[float] | None = None  # the BM25 of each listed match, when the kernel computed it
+
+    @property
+    def hot(self) -> list[Hot]:
+        """The hot matches as a list (built from the columns the first time it is asked for)."""
+        if self.listed is None:
+            self.listed = self.column.hot() if self.column is not None else []
+        return self.listed
+
+    @property
+    def hot_count(self) -> int:
+        """How many hot matches there are, without building the list or looking anything up."""
+        listed = len(self.column) if self.column is not None and self.listed is None else len(self.hot)
+        return listed + len(self.pending or ())
+
+
+@dataclass
+class Query:
+    """A recall, a history or a question once read: its window ``[lo, hi)`` in microseconds,
+    tags, words and filters."""
+
+    lo: int | None
+    hi: int | None
+    tags: tuple[str, ...]
+    any_tags: tuple[str, ...]
+    terms: tuple[str, ...]
+    terms_required: bool
+    kind: str | None
+    outcome: str | None
+    session: str | None
+    include_archived: bool = False
+    boost_tags: tuple[str, ...] = ()
+    rank_terms: tuple[str, ...] = ()
+    include_superseded: bool = False
+    told: bool = False  # the window also holds episodes whose text tells of a time in it
+    # BM25's weights, read once per query (in its snapshot); ``replace`` makes a query without them
+    weights: tuple[dict[str, float], float] | None = field(default=None, init=False, compare=False, repr=False)
+
+    @property
+    def scored_terms(self) -> tuple[str, ...]:
+        """Every term BM25 scores: the ones that match and the ones that only rank."""
+        return self.terms + self.rank_terms
+
+
+def header_passes(q: Query, h: dict[str, Any]) -> bool:
+    """Whether a header (of an episode in no hot index) passes ``q``'s tag, kind, outcome and session filters."""
+    tags = set(h["tags"])
+    if not set(q.tags) <= tags or (q.any_tags and not set(q.any_tags) & tags):
+        return False
+    return not (
+        (q.kind and h["kind"] != q.kind) or (q.outcome and h.get("outcome") != q.outcome) or (q.session and h.get("session") != q.session)
+    )
+
+
+def events_of(q: Query, found: Matches, without_outcome: bool = False) -> list[tuple[int, str, bytes | None, dict[str, Any] | None, Hits]]:
+    """The matches in ``found`` that are events of ``q``: memories with an outcome (a typed
+    episode is recorded as the thing happens; an exchange is talk, recorded when it was said),
+    or any (``without_outcome``: ``found`` holds tool calls), holding every word of ``q``, as
+    (ts, id, the id's encoded subscript if hot, header if archived, term postings)."""
+    every = set(q.terms)
+    out: list[tuple[int, str, bytes | None, dict[str, Any] | None, Hits]] = [
+        (tail_ts(tail), tail_id(tail), tail[-ID_TAIL_BYTES:], None, hits)
+        for tail, code, hits in found.hot
+        if (without_outcome or OUTCOME_OF_CODE[code & 3]) and every <= hits.keys()
+    ]
+    out += [
+        (ts_micros(h["ts"]), eid, None, h, hits)
+        for eid, h, hits in found.archived
+        if (without_outcome or h.get("outcome")) and every <= hits.keys()
+    ]
+    return out
+
+
+def recall_window(since: dt.datetime | None, until: dt.datetime | None) -> TimeWindow | None:
+    """The ``[since, until)`` window of recall and history, or None when neither is given.
+
+    Raises ValidationError naming both bounds when ``until`` is not after ``since``.
+    """
+    if since is None and until is None:
+        return None
+    start = utc(since, "since") if since is not None else OPEN_START
+    end = utc(until, "until") if until is not None else OPEN_END
+    if end <= start:
+        raise ValidationError(f"window since={start.isoformat()} until={end.isoformat()}: until must be after since")
+    if since is None:
+        return TimeWindow(start, end, f"before {_moment(end)}")
+    if until is None:
+        return TimeWindow(start, end, f"since {_moment(start)}")
+    return TimeWindow(start, end, "in the window")
+
+
+def check_limit(limit: int) -> None:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ValidationError(f"limit {shown(limit)}: must be a non-negative int")
+
+
+def _moment(at: dt.datetime) -> str:
+    return day_of(at) if at.time() == dt.time(0) else f"{day_of(at)} {at:%H:%M} UTC"
+
+
+def text_terms(text: str | None) -> dict[str, str]:
+    """The index terms of a ``text`` filter with the words they came from ({} for no filter).
+
+    A text that makes no term would filter nothing, so it is refused rather than dropped
+    (an answer for "everything" to ``text="the"`` would pass for a match).
+    """
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return {}  # an empty field (JSON clients send "" for one left out) filters nothing
+    if not isinstance(text, str):
+        raise ValidationError(f"text {shown(text)}: expected str, got {type(text).__name__}")
+    if len(text) > QUESTION_CHARS:
+        raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,} (search for a few words)")
+    terms = terms_and_words(text)
+    if not terms:
+        raise ValidationError(
+            f"text {shown(text)}: no searchable words (stopwords, one-letter words and placeholders are not indexed; "
+            "use other words, or leave text out)"
+        )
+    return terms
+
+
+def tags_of(values: Iterable[str], name: str) -> tuple[str, ...]:
+    """A tag filter's tags, normalised, each once, in the order given."""
+    return () if values == () else normalize_tags(values, name)

@@ -63,7 +63,7 @@ from memdb.memory.models import (
 from memdb.memory.postings import Doc
 from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
 from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, shown
-from memdb.memory.sanitize.fields import as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in
+from memdb.memory.sanitize.fields import as_plain, as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, MAX_TYPED_KINDS, OUTCOMES, Settings
 
 __all__ = ["Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
@@ -546,10 +546,10 @@ class OwnerEpisodes:
             "tool": tool,
             "ts": ts,
             "summary": f"{tool} call",
-            "content": as_text(input),  # bounded to the cap once sanitized
+            "content": as_plain(input),  # each string sanitized as written, then JSON, bounded to the cap
             "tags": list(tags),
         }
-        return self._episode(self._write_new([self._prepare(fields, content_cap=cap)])[0])
+        return self._episode(self._write_new([self._prepare(fields, content_cap=cap, json_fields=("content",))])[0])
 
     def record_tool_result(self, call_id: str, result: Any) -> Episode:
         """Attach a bounded, sanitized result to an earlier tool call of this owner."""
@@ -558,8 +558,9 @@ class OwnerEpisodes:
         # Numbered after the call's own placeholders, so a new value never reuses one of them;
         # sanitized outside the write, so a dropped capture's counters are not rolled back.
         context = placeholders_in(strings_in(self._layer.load(self.name, call_id)[0]))
-        sanitized = self._sanitize({"result": as_text(result), "~placeholders": context}, what=what)
-        bounded = {"result": sanitized["result"]}
+        flat, rebuild = flatten_texts({"result": as_plain(result)}, what)  # each string as written (as_plain)
+        sanitized = self._sanitize({**flat, "~placeholders": context}, what=what)
+        bounded = {"result": as_text(rebuild(sanitized)["result"])}
         self._bound(bounded, {"result": self._layer.settings.digest_chars}, sanitized, what)
         clean = bounded["result"]
         with self._space.transaction():
@@ -985,8 +986,11 @@ class OwnerEpisodes:
         _log.warning("capture dropped for owner %r: the sanitizer failed on %s; nothing written", self.name, what)
         raise failure
 
-    def _prepare(self, raw: dict[str, Any], where: str = "episode", content_cap: int | None = None) -> dict[str, Any]:
-        """Sanitize, validate and bound one episode; returns the record to store (no I/O but counters)."""
+    def _prepare(
+        self, raw: dict[str, Any], where: str = "episode", content_cap: int | None = None, json_fields: tuple[str, ...] = ()
+    ) -> dict[str, Any]:
+        """Sanitize, validate and bound one episode; returns the record to store (no I/O but counters).
+        ``json_fields`` hold plain JSON values (``as_plain``), stored as their JSON text once sanitized."""
         settings = self._layer.settings
         flat, rebuild = flatten_texts(raw, where)
         ident_before = {k: raw[k] for k in ("session", "tool", "key") if isinstance(raw.get(k), str)}
@@ -996,6 +1000,8 @@ class OwnerEpisodes:
             if clean[f"@{k}"] != v:
                 raise ValidationError(f"{where}: {k} looks like personal data; use an opaque id")
         raw = rebuild(clean)
+        for f in json_fields:
+            raw[f] = as_text(raw[f])
         try:
             item = EpisodeInput.model_validate(raw)
         except PydanticError as exc:

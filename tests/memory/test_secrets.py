@@ -451,3 +451,42 @@ def test_a_team_member_is_an_owner_name_checked_as_owners_are(tmp_path: Path) ->
             db.configure(teams={"core": ["ana", "ana.lopez@example.com"]})
         assert "ana.lopez" not in str(info.value)
         assert db.configure(teams={"core": ["ana", "bob"]}).teams == {"core": ["ana", "bob"]}
+
+
+# --- tool payloads and error paths (a helper's audit of the bytes on disk, 2026-12-06) -----------------
+
+
+def _disk(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.iterdir() if p.is_file())
+
+
+def test_a_tool_payload_s_strings_are_sanitized_as_written_not_as_json_text(tmp_path: Path) -> None:
+    """Sanitized as one JSON text, a line break was the two characters ``\\n``, and an address, a
+    phone number or a token right after one ("n10.20.30.40") reached disk raw."""
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        call = mem.record_tool_call(
+            "s1", "http", {"body": "host list:\n10.20.30.40", "to": "call\n+44 20 7946 0958", "nan": float("nan"), "big": 2**70}
+        )
+        mem.record_tool_result(call.id, {"out": "key\r\nsk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv", "rows": [["ok", "ana@example.com"]]})
+        text = mem.record_tool_call("s1", "shell", "ssh\n10.1.2.3")
+        stored = mem.get(call.id)
+        assert json.loads(stored.content) == {"big": str(2**70), "body": "host list:\n<IP_1>", "nan": "nan", "to": "call\n<PHONE_1>"}
+        assert json.loads(stored.result or "") == {"out": "key\r\n<SECRET_1>", "rows": [["ok", "<EMAIL_1>"]]}
+        assert text.content == "ssh\n<IP_1>"
+    raw = _disk(tmp_path / "db")
+    for secret in (b"10.20.30.40", b"7946", b"Ab3dEf6h", b"ana@example", b"10.1.2.3"):
+        assert secret not in raw
+
+
+def test_a_tool_input_of_one_number_is_read_as_text(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db") as db:
+        assert db.owner("ana").record_tool_call("s1", "calc", 5).content == "5"
+
+
+@pytest.mark.parametrize("key", ["192.168.1.10", "2001:db8::8a2e:370:7334", "(415) 555-0132", "020 7946 0958"])
+def test_an_error_naming_a_decisions_path_sanitizes_each_key(tmp_path: Path, key: str) -> None:
+    """A path joined with dots (``decisions.192.168.1.10``) hid the address from the sanitizer."""
+    with memdb.open(tmp_path / "db") as db, pytest.raises(memdb.errors.ValidationError) as caught:
+        db.owner("ana").record("debug", "x", outcome="failure", decisions={"ok": {key: float("nan")}})
+    assert key not in str(caught.value) and "decisions.ok.<" in str(caught.value)

@@ -26,7 +26,7 @@ from memdb.memory.sanitize.detect import PLACEHOLDER, SECRET_FIELD, is_secret_ke
 from memdb.memory.sanitize.messages import redacted, shown
 from memdb.memory.text import normalize_tag
 
-__all__ = ["as_text", "bound_sanitized", "flatten_texts", "placeholders_in", "strings_in"]
+__all__ = ["as_plain", "as_text", "bound_sanitized", "flatten_texts", "placeholders_in", "strings_in"]
 
 
 MAX_DEPTH = 32  # levels of dicts and lists in a stored value: deeper is refused, never a RecursionError
@@ -40,6 +40,30 @@ def as_text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def as_plain(value: Any, depth: int = 0) -> Any:
+    """A tool's input or result as plain JSON values (str-keyed dicts, lists, str, finite floats,
+    ints within 64 bits, bool, None), so ``flatten_texts`` walks it and the sanitizer reads each
+    string as written: sanitized as one JSON text, a line break was the two characters ``\\n``,
+    and ``n10.20.30.40`` hid the address. What JSON cannot hold becomes its text, as ``as_text``
+    wrote it (another type, a non-finite float, an int beyond 64 bits, nesting past ``MAX_DEPTH``),
+    and so does a value that is no dict or list: a number alone is read as text too."""
+    if depth == 0 and not isinstance(value, (str, Mapping, list, tuple)):
+        return as_text(value)
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int):
+        return value if -(1 << 63) <= value < 1 << 64 else str(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if depth >= MAX_DEPTH:
+        return as_text(value)
+    if isinstance(value, Mapping):
+        return {k if isinstance(k, str) else str(k): as_plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [as_plain(v, depth + 1) for v in value]
+    return str(value)
 
 
 def strings_in(value: Any) -> Iterator[str]:
@@ -77,7 +101,7 @@ class _Dict:
 
     __slots__ = ("items", "path")
 
-    def __init__(self, items: list[tuple[_Slot, Any]], path: str) -> None:
+    def __init__(self, items: list[tuple[_Slot, Any]], path: tuple[str | int, ...]) -> None:
         self.items = items
         self.path = path
 
@@ -94,42 +118,43 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
         flat[name] = text
         return _Slot(name, as_int)
 
-    def walk(value: Any, path: str, name: str, secret: bool = False, depth: int = 0) -> Any:
-        """``path`` names the value for errors (``decisions.when``); ``name`` is its key in the
+    def walk(value: Any, path: tuple[str | int, ...], name: str, secret: bool = False, depth: int = 0) -> Any:
+        """``path`` names the value for errors (``decisions.when``, ``_path_text``); ``name`` is its key in the
         flat texts, by position below the top level so no key's text reaches a sanitizer's
         field names (they may be shown in its errors). ``secret``: under a secret-looking key."""
         if isinstance(value, str):
             return slot(value, SECRET_FIELD + name if secret else name)
         if depth > MAX_DEPTH:  # nested past reason (or holding itself)
-            raise ValidationError(f"{where}: {redacted(path.split('.')[0].split('[')[0])} is nested more than {MAX_DEPTH} levels deep")
+            raise ValidationError(f"{where}: {path[0]} is nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, Mapping):
             items = []
             for i, (k, v) in enumerate(value.items()):
                 if not isinstance(k, str):
-                    raise ValidationError(f"{where}: {redacted(path)} key {shown(k)}: keys must be str")
+                    raise ValidationError(f"{where}: {_path_text(path)} key {shown(k)}: keys must be str")
                 key = slot(k, f"{name}.{i}:key")  # a key is text of its own, never a secret whole
-                items.append((key, walk(v, f"{path}.{k}", f"{name}.{i}", secret or is_secret_key(k), depth + 1)))
+                items.append((key, walk(v, (*path, k), f"{name}.{i}", secret or is_secret_key(k), depth + 1)))
             return _Dict(items, path)
         if isinstance(value, (list, tuple)):
-            return [walk(v, f"{path}[{i}]", f"{name}[{i}]", secret, depth + 1) for i, v in enumerate(value)]
+            return [walk(v, (*path, i), f"{name}[{i}]", secret, depth + 1) for i, v in enumerate(value)]
         if value is None or isinstance(value, bool):
             return value
         if secret and isinstance(value, (int, float)):
             return slot(repr(value), SECRET_FIELD + name)  # a PIN or password of digits: kept as its placeholder
         if isinstance(value, int):
             if not -(1 << 63) <= value < 1 << 64:
-                raise ValidationError(f"{where}: {redacted(path)}={shown(value)}: an integer beyond 64 bits is not stored (give it as str)")
+                at = _path_text(path)
+                raise ValidationError(f"{where}: {at}={shown(value)}: an integer beyond 64 bits is not stored (give it as str)")
             return slot(str(value), name, as_int=True) if abs(value) >= _INT_AS_TEXT else value
         if isinstance(value, float):
             if not math.isfinite(value):
-                raise ValidationError(f"{where}: {redacted(path)}={value!r}: not a finite number")
+                raise ValidationError(f"{where}: {_path_text(path)}={value!r}: not a finite number")
             return value
         if isinstance(value, dt.datetime):
             if value.tzinfo is None or value.utcoffset() is None:
-                raise ValidationError(f"{where}: {redacted(path)}={value.isoformat()!r}: naive datetime (give a timezone, e.g. UTC)")
+                raise ValidationError(f"{where}: {_path_text(path)}={value.isoformat()!r}: naive datetime (give a timezone, e.g. UTC)")
             return value
         raise ValidationError(
-            f"{where}: {redacted(path)}: {type(value).__name__} is not stored "
+            f"{where}: {_path_text(path)}: {type(value).__name__} is not stored "
             "(use str, numbers, bool, None, lists, dicts or aware datetimes)"
         )
 
@@ -138,7 +163,7 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
         if k in _NOT_WALKED or not isinstance(v, (str, Mapping, list, tuple)):
             skeleton[k] = v  # identifiers, timestamps, numbers: the model checks them
         else:
-            skeleton[k] = walk(v, k, k)
+            skeleton[k] = walk(v, (k,), k)
     tags = skeleton.get("tags")
     if isinstance(tags, list):
         for tag in tags:
@@ -164,7 +189,7 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
             for key, v in value.items:
                 name = fill(key, clean)
                 if name in out:
-                    raise ValidationError(f"{where}: {redacted(value.path)}: two keys read {name!r} once sanitized (merge them)")
+                    raise ValidationError(f"{where}: {_path_text(value.path)}: two keys read {name!r} once sanitized (merge them)")
                 out[name] = fill(v, clean)
             return out
         if type(value) is list:
@@ -176,6 +201,13 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
         return {k: fill(v, clean) for k, v in skeleton.items()}
 
     return flat, rebuild
+
+
+def _path_text(path: tuple[str | int, ...]) -> str:
+    """Where a value is, for a message (``decisions.when``, ``input[2]``): each key sanitized on its
+    own, since a dot joining two hid an IP address or a phone number from the sanitizer
+    (``decisions.192.168.1.10``); the first part is a field's name."""
+    return str(path[0]) + "".join(f"[{part}]" if isinstance(part, int) else "." + redacted(part) for part in path[1:])
 
 
 def _secrets_whole(flat: Mapping[str, str], clean: dict[str, str]) -> dict[str, str]:

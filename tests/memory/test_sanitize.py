@@ -597,3 +597,41 @@ def test_the_uuids_once_read_as_a_card_or_a_phone(text: str) -> None:
     assert s.sanitize({"t": f"item {text}"})["t"] == f"item {text}"
     near = s.sanitize({"t": f"card 4111 1111 1111 1111 for item {text}, call +1 415 555 0100"})["t"]
     assert near == f"card <CARD_1> for item {text}, call <PHONE_1>"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("call 030/12345678 now", "call <PHONE_1> now"),
+        ("0049/30/12345678", "<PHONE_1>"),
+        ("tel 01.23.45.67.89", "tel <PHONE_1>"),
+        ("mobile 98765 43210", "mobile <PHONE_1>"),
+        ("098765 43210", "<PHONE_1>"),
+        ("IBAN DE89-3704-0044-0532-0130-00", "IBAN <IBAN_1>"),
+        ("SSN 219 09 9999", "SSN <SSN_1>"),
+        ("NI AB 12 34 56 C and QQ123456C", "NI <GOV_ID_1> and <GOV_ID_2>"),
+        ("PAN ABCPE1234F", "PAN <GOV_ID_1>"),
+        ("Aadhaar 2345 6789 0124", "Aadhaar <GOV_ID_1>"),  # Verhoeff-valid
+        ("SIN 130 692 544", "SIN <GOV_ID_1>"),  # Luhn-valid
+        ("ip 192.168.001.010", "ip <IP_1>"),
+        ("host ip-10-20-30-40.ec2.internal", "host ip-<IP_1>.ec2.internal"),
+        ("mailto:ana.lopez%40example.com", "mailto:<EMAIL_1>"),
+    ],
+)
+def test_national_forms_the_audit_found(text: str, expected: str) -> None:
+    assert clean(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "on 01/02/2026 and 05.12.2026",  # dates: eight digits
+        "v 1.2.3 build 2026/12/05",
+        "Aadhaar-like 2345 6789 0123",  # fails Verhoeff
+        "SIN-like 130 692 545",  # fails Luhn
+        "page 123 of 456",
+        "ISO 27001 A",
+    ],
+)
+def test_look_alikes_of_the_national_forms_stay(text: str) -> None:
+    assert clean(text) == text

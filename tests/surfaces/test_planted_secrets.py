@@ -72,6 +72,31 @@ FORMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "jwt": (JWT, ("c2lnbmF0dXJlcGxhbnRlZDAxMjM0NTY3ODk",)),
     "pem": (PEM, ("MIIEowIBAAKCAQEAplantedPEMbody0123",)),
     "bearer": ("Authorization: Bearer planted.bearer.token-0123456789", ("planted.bearer.token-0123456789",)),
+    # a helper's audit of the bytes on disk (2026-12-06)
+    "go-assign": ('password := "GoAssign7pw"', ("GoAssign7pw",)),
+    "ruby-hash": (":password => 'RubyHash7pw'", ("RubyHash7pw",)),
+    "amp-value": ("DB_PASSWORD=Tr0ub4dor&3xKq9Zw", ("Tr0ub4dor", "3xKq9Zw")),
+    "short-key": ("SMTP_PASS=SmtpPass7pw", ("SmtpPass7pw",)),
+    "xml": ("<password>XmlPass7pw</password>", ("XmlPass7pw",)),
+    "config-pair": ('<add key="ApiKey" value="CfgPair7key"/>', ("CfgPair7key",)),
+    "env-pair": ('{"name": "DB_PASSWORD", "value": "EnvPair7pw"}', ("EnvPair7pw",)),
+    "curl-u": ("curl -u admin:CurlUser7pw https://api.example.com", ("CurlUser7pw",)),
+    "flag": ("deploy --password Flag7pwd --verbose", ("Flag7pwd",)),
+    "whsec": ("whsec_Planted7WebhookSecretAbcdefghij", ("Planted7WebhookSecretAbcdefghij",)),
+    "aws-pair": ("AKIAIOSFODNN7PAIRED1,wJalrXUtnFEMI/K7MDENG/bPxRfiCYPAIRED0001", ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYPAIRED0001",)),
+    "url-query": ("mysql://root:Xq7?kd93Lz@localhost/app", ("Xq7?kd93Lz", "kd93Lz")),
+    "phone-slash": ("030/12345678", ("030/12345678", "03012345678")),
+    "phone-dots": ("01.23.45.67.89", ("01.23.45.67.89",)),
+    "phone-in": ("98765 43210", ("98765 43210", "9876543210")),
+    "iban-dashes": ("DE89-3704-0044-0532-0130-00", ("DE89-3704-0044-0532-0130-00", "DE89370400440532013000")),
+    "ssn-spaced": ("219 09 9999", ("219 09 9999", "219099999")),
+    "uk-ni": ("AB 12 34 56 C", ("AB 12 34 56 C", "AB123456C")),
+    "pan": ("ABCPE1234F", ("ABCPE1234F",)),
+    "aadhaar": ("2345 6789 0124", ("2345 6789 0124", "234567890124")),
+    "sin": ("130 692 544", ("130 692 544", "130692544")),
+    "ip-padded": ("192.168.001.010", ("192.168.001.010",)),
+    "aws-host": ("ip-10-20-30-41.ec2.internal", ("10-20-30-41",)),
+    "email-url": ("mailto:ana.url%40example.com", ("ana.url%40example.com", "ana.url")),
 }
 # secrets split across a decisions key and its value: the value alone is ordinary text
 SPLIT = {
@@ -82,6 +107,7 @@ OWNER_EMAIL = "ana.secret1@example.com"
 NESTED = ("dnest-Qw3rty", "djson-p4ss", "hk-7f7f7f7f", "tk-4242abcd", "tk-pw-9999", "tk-cs-8888", "tr-tok-7777")  # under secret keys below
 NEEDLES = sorted({n for _, needles in FORMS.values() for n in needles} | {*SPLIT.values(), *NESTED, OWNER_EMAIL, "ana.secret1"})
 ALL = " ; ".join(text for text, _ in FORMS.values())  # every form in one text
+LINES = "\n".join(text for text, _ in FORMS.values())  # each at the start of a line: JSON writes "\\n" before it
 SHORT = [text for text, _ in FORMS.values() if len(text) <= 60 and "\n" not in text]  # as tags, participants, MCP summaries
 
 
@@ -151,9 +177,11 @@ def test_planted_secrets_reach_neither_disk_nor_an_error_message(
             "s1", "http",
             {"url": FORMS["url-dotless"][0], "headers": {"Authorization": FORMS["basic"][0].split(": ", 1)[1], "X-Api-Key": "hk-7f7f7f7f"},
              "body": json.dumps({"api_key": "tk-4242abcd", "inner": json.dumps({"password": "tk-pw-9999", "text": ALL})}),
-             "items": [ALL, {"client_secret": "tk-cs-8888"}]},
+             "items": [ALL, {"client_secret": "tk-cs-8888"}], "lines": LINES, "escaped": json.dumps({"log": LINES})},
         )  # fmt: skip
-        result = mem.record_tool_result(call.id, {"status": 200, "body": json.dumps({"token": "tr-tok-7777", "echo": ALL}), "text": ALL})
+        result = mem.record_tool_result(
+            call.id, {"status": 200, "body": json.dumps({"token": "tr-tok-7777", "echo": ALL}), "text": ALL, "lines": [LINES]}
+        )
         for episode in (exchange, call, result):
             assert not leaks(as_json(mem.get(episode.id)))
         report = mem.import_episodes(
@@ -258,7 +286,7 @@ def test_planted_secrets_reach_neither_disk_nor_an_error_message(
     # the commands
     monkeypatch.setenv("MEMDB_PATH", str(path))
     assert main(["record", "--owner", "ana", "debug", ALL, "--outcome", "failure", "--content", ALL, "--lesson", ALL,
-                 "--tags", ",".join(t for t in SHORT if "," not in t)[:2000], "--session", "cli1"]) == 0  # fmt: skip
+                 "--tags", ",".join(t for t in SHORT[:30] if "," not in t)[:2000], "--session", "cli1"]) == 0  # fmt: skip
     line = {"kind": "debug", "summary": ALL, "outcome": "success", "content": ALL, "decisions": decisions(), "ts": "2026-06-01T10:00:00Z"}
     jsonl = tmp_path / f"export-{FORMS['email'][0]}-password={SPLIT['password']}.jsonl"  # the source names the file
     jsonl.write_text(json.dumps(line) + "\n", encoding="utf-8")

@@ -10,22 +10,32 @@ detector never touches a span an earlier one claimed:
     SECRET   PEM private-key blocks; token shapes ``sk-``, ``ghp_``/``gho_``/``github_pat_``,
              ``xox[bpars]-``/``xapp-``, ``AKIA``/``ASIA``, ``AIza``, JWTs, Stripe ``sk_live_``/
              ``rk_live_``, GitLab ``glpat-`` and its kin, npm ``npm_``, PyPI ``pypi-``, Hugging
-             Face ``hf_``/``api_org_``, Twilio ``AC``/``SK`` + 32 hex, Slack webhook paths (after
-             gitleaks' and detect-secrets' rules, named where they are ported); ``Bearer <token>``
-             and ``Basic <base64>``; the password of ``scheme://user:password@host`` for any host;
-             the value of ``password=``/``api_key:``/``"secret": "..."`` style assignments under
-             any key :func:`is_secret_key` accepts, JSON escaped inside JSON too (the key is kept);
-             and the whole of a field named with :data:`SECRET_FIELD` (a dict value under such a key)
-    EMAIL    ``local@domain.tld``
-    IBAN     ISO 13616 in either case, mod-97 checked
+             Face ``hf_``/``api_org_``, Twilio ``AC``/``SK`` + 32 hex, Stripe ``whsec_``, Slack webhook
+             paths (after gitleaks' and detect-secrets' rules, named where they are ported), an AWS
+             secret key beside its key id; ``Bearer <token>`` and ``Basic <base64>``; the password of
+             ``scheme://user:password@host`` for any host (unescaped "/" and "?" in it too); the
+             value of ``password=``/``api_key:``/``:=``/``=>``/``"secret": "..."`` style
+             assignments under any key :func:`is_secret_key` accepts, JSON escaped inside JSON too
+             (the key is kept; a prose word after a label, "Token: see", is no value); a value a
+             secret key names beside it (``<password>...</password>``, ``key="ApiKey"
+             value="..."``, ``{"name": "DB_PASSWORD", "value": ...}``); a command line's
+             ``--password x``, ``-pw x``, ``curl -u user:x``, ``mysql -px``; and the whole of a
+             field named with :data:`SECRET_FIELD` (a dict value under such a key)
+    EMAIL    ``local@domain.tld``, and ``local%40domain.tld`` as a URL writes it
+    IBAN     ISO 13616 in either case, grouped by spaces or dashes, mod-97 checked
     CARD     13-19 digits, optional single spaces/dashes (or dots between groups of four), first
              digit 2-6 (payment cards), Luhn checked
-    SSN      US ``ddd-dd-dddd`` without the never-issued areas 000/666/9xx, group 00, serial 0000
-    IP       IPv6 (with at least one decimal digit) and IPv4, validated with :mod:`ipaddress`
-    PHONE    ``+`` international forms (8-15 digits), NANP ``(415) 555-0132``/``415-555-0132``, and
-             trunk-prefix national forms ``020 7946 0958`` (10-13 digits, one separator) or ``00``
-             international ones ``0044 20 7946 0958``; national forms need separators, so bare
-             numbers, dates, times, versions and timestamps stay
+    SSN      US ``ddd-dd-dddd`` or ``ddd dd dddd`` without the never-issued areas 000/666/9xx,
+             group 00, serial 0000
+    GOV_ID   the UK's National Insurance number, India's PAN and Aadhaar (``dddd dddd dddd``,
+             Verhoeff checked), Canada's SIN (``ddd ddd ddd``, Luhn checked)
+    IP       IPv6 (with at least one decimal digit) and IPv4 (zero-padded parts too), validated with
+             :mod:`ipaddress`, and the address an EC2 host name spells (``ip-10-20-30-40``)
+    PHONE    ``+`` international forms (8-15 digits), NANP ``(415) 555-0132``/``415-555-0132``,
+             trunk-prefix national forms ``020 7946 0958``, ``030/12345678``, ``01.23.45.67.89``
+             (10-13 digits, one separator) or ``00`` international ones ``0044 20 7946 0958``, and
+             Indian mobiles ``98765 43210``; national forms need separators, so bare numbers,
+             dates, times, versions and timestamps stay
 
 then the caller's ``extra`` patterns. Text already shaped like a placeholder is never touched,
 and detection repeats until a pass finds nothing, so ``sanitize`` is idempotent by construction
@@ -104,7 +114,7 @@ class SanitizeResult:
 Span: TypeAlias = tuple[int, int, str]
 """(start, end, key): the key is the normalised value, so "Bob@X.com" and "bob@x.com" share a number."""
 
-_CLUSTER: Final = re.compile(r"[0-9A-Z(+][0-9A-Z ().+-]{6,}")
+_CLUSTER: Final = re.compile(r"[0-9A-Z(+][0-9A-Z ().+/-]{6,}")
 
 
 # The non-ASCII characters that can stand in a value for an ASCII one: the decimal digits of
@@ -150,6 +160,9 @@ def _fold(m: re.Match[str]) -> str:
     return _FOLD[m.group()]
 
 
+_ESCAPED_BREAK: Final = re.compile(r"\\[nrt]")  # two characters, replaced by two spaces: spans stay where they are
+
+
 def detection_text(text: str) -> str:
     """What the detectors read: ``text`` with each character that can stand for an ASCII one in
     PII folded to it (``４``, ``٤`` -> ``4``; a non-breaking hyphen -> ``-``; ``＠`` -> ``@``; a line
@@ -157,6 +170,8 @@ def detection_text(text: str) -> str:
     same span of the original, which is what is replaced: the text around it is kept as written."""
     if "\n" in text:
         text = text.replace("\n", " ")  # a value wrapped onto the next line
+    if "\\" in text:  # JSON's escapes in a string holding JSON: "key\\n10.20.30.40" starts a line too
+        text = _ESCAPED_BREAK.sub("  ", text)
     return text if text.isascii() else _FOLDABLE.sub(_fold, text)
 
 
@@ -309,6 +324,7 @@ _TOKEN_SHAPES: Final = (  # (head, its length, the rest of the prefix, the token
     # feature-flag tokens (gitleaks gitlab.go; detect-secrets gitlab_token.py)
     ("gl", 2, "(?:pat|dt|ft|rt|soat|cbt|imt|ptt|agent|oas|ffct)-", "[0-9A-Za-z_-]{20,}", _GITLAB_HINT),
     ("npm_", 4, "", "[A-Za-z0-9]{36}(?![A-Za-z0-9])", "_(?<=npm_)"),  # npm access token (gitleaks npm.go)
+    ("whsec_", 6, "", "[A-Za-z0-9+/=]{24,}", "_(?<=whsec_)"),  # Stripe webhook signing secret (gitleaks stripe.go)
     ("pypi-", 5, "", "AgE[A-Za-z0-9_-]{50,}", "-(?<=pypi-)"),  # PyPI upload token (detect-secrets pypi_token.py)
     # Hugging Face user and organisation tokens: 34 letters (gitleaks huggingface.go), mixed case (_mixed)
     ("hf_", 3, "", "[A-Za-z]{34}(?![A-Za-z0-9_-])", "_(?<=hf_)"),
@@ -355,10 +371,15 @@ def _secret_key_forms(*words: str) -> tuple[str, ...]:
 # aws_secret_access_key; the list follows gitleaks' generic-api-key rule, without its bare "key"
 # and "access" (primary_key, access_level) since memdb has no entropy test to weed those out.
 _SECRET_KEYS: Final = _secret_key_forms(
-    "password", "passwd", "passphrase", "passcode", "pwd", "secret", "secret_key", "token", "api_key", "access_key",
-    "private_key", "auth", "authorization", "credential", "credentials", "cookie",
+    "password", "passwords", "passwd", "passphrase", "passcode", "pwd", "secret", "secrets", "secret_key", "secret_key_base",
+    "token", "api_key", "api_keys", "access_key", "private_key", "encryption_key", "signing_key", "master_key", "account_key",
+    "shared_key", "access_tokens", "api_tokens", "auth_tokens", "refresh_tokens", "auth", "authorization", "credential",
+    "credentials", "cookie",
 )  # fmt: skip
-_KEY_LAST: Final = frozenset({*(k[-1] for k in _SECRET_KEYS), *(k[-1].upper() for k in _SECRET_KEYS), " ", "\t", '"', "'"})
+# Short words naming a secret only as a word of their own in a key (SMTP_PASS, db-pw, smtpPass,
+# creds, a SAS URL's sig), never as the end of another word ("bypass", "compass")
+_SHORT_SECRET_KEYS: Final = ("pass", "pw", "creds", "sig")
+_KEY_LAST: Final = frozenset({*(c for k in (*_SECRET_KEYS, *_SHORT_SECRET_KEYS) for c in (k[-1], k[-1].upper())), " ", "\t", '"', "'"})
 _KEY_REACH: Final = 40  # characters before a separator read for the key (aws_secret_access_key is 21)
 
 
@@ -366,11 +387,38 @@ def is_secret_key(key: str) -> bool:
     """Whether a value under ``key`` (a dict key, a header, an assignment's name) is a secret:
     ``password``, ``DB_PASSWORD``, ``X-Api-Key``, ``client_secret``, ``aws_secret_access_key``...
     A key that merely contains a word stays ordinary (``max_tokens``, ``tokenizer``, ``password_hint``)."""
-    return key.strip().strip("\"'").lower().endswith(_SECRET_KEYS)
+    return _names_secret(key.strip().strip("\"'"))
+
+
+def _names_secret(key: str) -> bool:
+    """Whether ``key`` (as written) ends with a secret word: one of ``_SECRET_KEYS``, or one of
+    ``_SHORT_SECRET_KEYS`` standing as a word of its own (after a non-letter, or a capital after a
+    small letter: ``smtpPass``)."""
+    folded = key.lower()
+    if folded.endswith(_SECRET_KEYS):
+        return True
+    for word in _SHORT_SECRET_KEYS:
+        if folded.endswith(word):
+            at = len(key) - len(word)
+            if at == 0 or not key[at - 1].isalpha() or (key[at].isupper() and key[at - 1].islower()):
+                return True
+    return False
 
 
 # A value of spaced digit groups ("pin: 4111 1111 ...") is taken whole, not just its first group.
-_BARE_VALUE: Final = re.compile(r"[0-9]+(?:[ -][0-9]+)+(?![^\s\"',;&\]}])|[^\s\"',;&\]}]+")
+# A bare value runs to a space or a quote, "&", ";" and "," inside it ("Tr0ub4dor&3x": cut there,
+# the rest of a password stayed), not at its end ("password=x, then")
+# ("token=abc&page=2": the next parameter is not the secret)
+_BARE_VALUE: Final = re.compile(
+    r"[0-9]+(?:[ -][0-9]+)+(?![^\s\"',;&\]}])"
+    r"|(?:[^\s\"'\]}&;,]|[&;,](?![A-Za-z_][\w.\[\]-]{0,40}=))*[^\s\"',;&.\]}]"
+)
+# Words a label is followed by in prose, never the secret ("Token: see the runbook", "auth: enabled")
+_PROSE_VALUES: Final = frozenset(
+    """see the a an it its is was are be to in on of for and or not no yes none null nil true false enabled disabled
+    required optional set unset missing empty expired invalid revoked rotated redacted hidden changed reset updated
+    here below above later tbd n/a""".split()
+)
 _AUTH_SCHEME: Final = re.compile(r"(?i:basic|bearer|digest|token|negotiate|ntlm)[ \t]+(?=[^\s\"'])")
 _QUOTE_REACH: Final = 2048  # the longest quoted value looked for; an unterminated one is taken as a bare token
 _BRACKET_REACH: Final = 4096  # the longest [list] or {object} value taken whole
@@ -427,6 +475,10 @@ def _assigned(text: str, pos: int) -> tuple[int, int] | None:
     size = len(text)
     while pos < size and text[pos] in " \t":
         pos += 1
+    if pos < size and text[pos] in "=>":  # the rest of ":=", "=>" or "==" (Go, Ruby, PHP)
+        pos += 1
+        while pos < size and text[pos] in " \t":
+            pos += 1
     if (scheme := _AUTH_SCHEME.match(text, pos)) is not None:
         pos = scheme.end()
     quote = pos
@@ -440,7 +492,9 @@ def _assigned(text: str, pos: int) -> tuple[int, int] | None:
     elif pos < size and text[pos] in _CLOSING:
         return pos, _closing_bracket(text, pos)
     m = _BARE_VALUE.match(text, pos)
-    return (pos, m.end()) if m is not None else None
+    if m is None or m.group().lower() in _PROSE_VALUES:
+        return None
+    return pos, m.end()
 
 
 def _bearer(m: re.Match[str]) -> Span | None:
@@ -477,6 +531,7 @@ def _detect_tokens(p: _Pass) -> None:
 
 
 _AUTHORITY: Final = re.compile(r"[^\s/?#\"'`\\]{0,512}")  # user:password@host:port
+_USERINFO: Final = re.compile(r"[^\s\"'`\\@]{1,256}@")  # up to an "@", over "/" and "?" too
 
 
 def _detect_url_credentials(p: _Pass) -> None:
@@ -491,10 +546,23 @@ def _detect_url_credentials(p: _Pass) -> None:
         m = _AUTHORITY.match(text, start)
         end = m.end() if m is not None else start
         amp = text.rfind("@", start, end)
+        if amp == -1 and (userinfo := _USERINFO.match(text, start)) is not None:
+            amp = _unescaped_userinfo(text, start, userinfo.end() - 1)
         colon = text.find(":", start, amp) if amp != -1 else -1
         if colon != -1 and colon + 1 < amp:
             p.claim(colon + 1, amp, "SECRET", text[colon + 1 : amp])
         at = text.find("://", max(end, start))
+
+
+def _unescaped_userinfo(text: str, start: int, amp: int) -> int:
+    """``amp`` if ``text[start:amp]`` is a user and a password written unescaped (``root:Xq7?kd9``,
+    ``:p/ss99``), so the "/" or "?" in it cut the authority short; -1 for a host, a port and a
+    path before an "@" (``host:8080/users/@ana``, ``example.com/a:b@c``)."""
+    colon = text.find(":", start, amp)
+    if colon == -1 or "/" in text[start:colon]:
+        return -1
+    port = re.split(r"[/?#]", text[colon + 1 : amp], maxsplit=1)[0]
+    return -1 if port.isdigit() else amp
 
 
 def _detect_assignments(p: _Pass) -> None:
@@ -515,32 +583,109 @@ def _detect_assignments(p: _Pass) -> None:
             head = text[max(0, at - _KEY_REACH) : at].rstrip(" \t")
             if head[-1:] in ("'", '"'):
                 head = head[:-1].rstrip("\\")
-            if head.lower().endswith(_SECRET_KEYS) and (span := _assigned(text, at + 1)) is not None:
+            if _names_secret(head) and (span := _assigned(text, at + 1)) is not None:
                 p.claim(span[0], span[1], "SECRET", text[span[0] : span[1]])
                 at = text.find(sep, span[1])  # separators inside the value are part of it ("password=a=b")
             else:
                 at = text.find(sep, at + 1)
 
 
+# A command line's secret: "--password Hunt3r", "-pw x" (PuTTY), "--api-key=..." is an assignment
+_FLAG: Final = re.compile(r"-(?<![\w-]-)-?(?P<key>[A-Za-z][\w-]{1,40})[ \t]+(?P<v>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'-][^\s\"']*)")
+_USER_FLAG: Final = re.compile(r"-(?<![\w-]-)(?:u|-user)[ \t]+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)")  # curl -u admin:password
+_MYSQL_FLAG: Final = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?(?<![\w-])-p(?P<v>[^\s\"'-][^\s\"']*)")
+# <password>...</password>; key="ApiKey" value="..." (.NET config); {"name": "DB_PASSWORD", "value": "..."}
+_XML_ELEMENT: Final = re.compile(r"<(?P<key>[A-Za-z_][\w:.-]{0,40})>(?P<v>[^<\n]{1,512})</(?P=key)>")
+_NAMED_VALUE: Final = re.compile(
+    r"(?i:\b(?:key|name)\s*=\s*)(?P<q>[\"'])(?P<key>[^\"'\n]{1,64})(?P=q)\s+(?i:value)\s*=\s*(?P<q2>[\"'])(?P<v>[^\"'\n]{1,512})(?P=q2)"
+    r"|\"(?i:name|key)\"\s*:\s*\"(?P<jkey>[^\"\n]{1,64})\"\s*,\s*\"(?i:value)\"\s*:\s*\"(?P<jv>[^\"\n]{1,512})\""
+)
+# An AWS secret access key (40 characters of base64) beside its key id, outside any assignment
+_AWS_KEY_ID: Final = re.compile(r"A(?:KIA|SIA)[0-9A-Z]{16}(?![0-9A-Za-z])")
+_AWS_SECRET: Final = re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_REACH: Final = 120
+
+
+def _detect_command_lines(p: _Pass) -> None:
+    """Secrets given to a command: a secret-named option's value, curl's ``-u user:password``,
+    mysql's ``-pPASSWORD``."""
+    text = p.text
+    if " -" not in text and not text.startswith("-"):  # an option starts a word
+        return
+    for m in _FLAG.finditer(text):
+        if is_secret_key(m.group("key")):
+            start, end = m.span("v")
+            if text[start] in "\"'":
+                start, end = start + 1, end - 1
+            p.claim(start, end, "SECRET", text[start:end])
+    if "-u" in text:
+        for m in _USER_FLAG.finditer(text):
+            p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+    if "mysql" in text or "mariadb" in text:
+        for m in _MYSQL_FLAG.finditer(text):
+            p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+
+
+def _detect_named_values(p: _Pass) -> None:
+    """A value named by a secret key beside it rather than before a separator: an XML element,
+    a key/value attribute pair, a JSON {"name": ..., "value": ...} object."""
+    text = p.text
+    if "</" in text:
+        for m in _XML_ELEMENT.finditer(text):
+            if is_secret_key(m.group("key")) and m.group("v").strip():
+                p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+    if "alue" in text or "ALUE" in text:  # both forms name a "value"
+        for m in _NAMED_VALUE.finditer(text):
+            key, v = ("key", "v") if m.group("key") is not None else ("jkey", "jv")
+            if is_secret_key(m.group(key)):
+                p.claim(m.start(v), m.end(v), "SECRET", m.group(v))
+
+
+def _detect_aws_secrets(p: _Pass) -> None:
+    """A 40-character secret access key near an access key id (gitleaks' aws rule reads it from
+    its assignment; a CSV row or a pasted pair has none)."""
+    text = p.text
+    if "KIA" not in text and "SIA" not in text:
+        return
+    for key_id in _AWS_KEY_ID.finditer(text):
+        lo, hi = max(0, key_id.start() - _AWS_REACH), min(len(text), key_id.end() + _AWS_REACH)
+        for m in _AWS_SECRET.finditer(text, lo, hi):
+            value = m.group()
+            if not value.isalpha() and not value.isdigit() and not value.islower() and not value.isupper():
+                p.claim(m.start(), m.end(), "SECRET", value)
+
+
+def _detect_beside(p: _Pass) -> None:
+    """The secrets named beside them rather than assigned: command lines, named values, an AWS
+    secret by its key id (one detector: each gates itself on a substring)."""
+    _detect_command_lines(p)
+    _detect_named_values(p)
+    _detect_aws_secrets(p)
+
+
 # --- EMAIL -----------------------------------------------------------------------------------------
 
+_LOCAL_REACH: Final = 64  # RFC 5321's longest local part; bounded, so "%40%40..." stays linear
 _LOCAL_PUNCT: Final = frozenset("_.!#$%&'*+/=?^`{|}~-")
 _DOMAIN: Final = re.compile(r"(?:[\w-]+\.)+[\w-]*[^\W\d_][\w-]*")  # Unicode labels too: jörg@bücher.de
 
 
 def _detect_emails(p: _Pass) -> None:
-    """Anchored on each ``@``: extend left over local-part characters, match a domain to the right."""
+    """Anchored on each ``@`` (or ``%40``, as a URL writes it): extend left over local-part
+    characters, match a domain to the right."""
     text = p.text
-    at = text.find("@")
-    while at != -1:
-        start = at
-        while start and (text[start - 1].isalnum() or text[start - 1] in _LOCAL_PUNCT):
-            start -= 1
-        m = _DOMAIN.match(text, at + 1)
-        if m is not None and start < at and p.claim(start, m.end(), "EMAIL", text[start : m.end()].casefold()):
-            at = text.find("@", m.end())
-        else:
-            at = text.find("@", at + 1)
+    for sign in ("@", "%40"):
+        at = text.find(sign)
+        while at != -1:
+            start = at
+            while start and at - start < _LOCAL_REACH and (text[start - 1].isalnum() or text[start - 1] in _LOCAL_PUNCT):
+                start -= 1
+            m = _DOMAIN.match(text, at + len(sign))
+            key = f"{text[start:at]}@{text[at + len(sign) : m.end()]}".casefold() if m is not None else ""
+            if m is not None and start < at and p.claim(start, m.end(), "EMAIL", key):
+                at = text.find(sign, m.end())
+            else:
+                at = text.find(sign, at + 1)
 
 
 # --- IBAN ------------------------------------------------------------------------------------------
@@ -548,10 +693,10 @@ def _detect_emails(p: _Pass) -> None:
 # Either case: people type "gb82 west 1234 ...". Lower-case letters are outside the numeric
 # clusters, so the search runs in a window reaching an IBAN's length either side of a cluster.
 _IBAN: Final = re.compile(
-    r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[A-Za-z0-9]{11,30}|(?: [A-Za-z0-9]{4}){2,7}(?: [A-Za-z0-9]{1,4})?)(?![A-Za-z0-9])"
+    r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}(?:[A-Za-z0-9]{11,30}|(?:[ -][A-Za-z0-9]{4}){2,7}(?:[ -][A-Za-z0-9]{1,4})?)(?![A-Za-z0-9])"
 )
 _IBAN_REACH: Final = 34  # the longest IBAN, compact
-_NOT_DIGITS: Final = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ ().+-")  # the rest of a cluster
+_NOT_DIGITS: Final = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ ().+/-")  # the rest of a cluster
 
 
 def _iban_ok(compact: str) -> bool:
@@ -586,7 +731,7 @@ _CLUSTERED.add(_detect_ibans)
 def _iban(m: re.Match[str]) -> Span | None:
     # Printed IBANs come in groups of four and the regex may have swallowed a following
     # upper-case word, so try shorter prefixes at group boundaries, longest first.
-    parts = m.group().split(" ")
+    parts = re.split("[ -]", m.group())  # one character between groups: a prefix's length is its parts'
     for n in range(len(parts), 0, -1):
         compact = "".join(parts[:n]).upper()
         if _iban_ok(compact):
@@ -642,7 +787,64 @@ def _card(m: re.Match[str]) -> Span | None:
 
 # --- SSN, IP, PHONE --------------------------------------------------------------------------------
 
-_SSN: Final = re.compile(r"(?<![0-9])(?<![0-9]-)(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![0-9]|-[0-9])")
+_SSN: Final = re.compile(
+    r"(?<![0-9])(?<![0-9]-)(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![0-9]|-[0-9])"
+    r"|(?<![0-9])(?<![0-9] )(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9])"  # spaced: 219 09 9999
+)
+# Government ids of other countries: the UK's National Insurance number (two letters, six digits, a
+# letter A-D), India's PAN (five letters, four digits, a letter; the fourth says who holds it) and
+# Aadhaar (12 digits in groups of four, Verhoeff-checked), Canada's SIN (nine digits in groups of
+# three, Luhn-checked). Grouped as they are printed: a bare run of digits is anything.
+_UK_NI: Final = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D](?![A-Za-z0-9])")
+_PAN: Final = re.compile(r"(?<![A-Za-z0-9])[A-Z]{3}[ABCFGHJLPT][A-Z][0-9]{4}[A-Z](?![A-Za-z0-9])")
+_AADHAAR: Final = re.compile(r"(?<![0-9])(?<![0-9][ -])[2-9][0-9]{3}(?P<sep>[ -])[0-9]{4}(?P=sep)[0-9]{4}(?![0-9]|[ -][0-9])")
+_SIN: Final = re.compile(r"(?<![0-9])(?<![0-9][ -])[1-79][0-9]{2}(?P<sep>[ -])[0-9]{3}(?P=sep)[0-9]{3}(?![0-9]|[ -][0-9])")
+_VERHOEFF_D: Final = tuple(
+    tuple(int(c) for c in row)
+    for row in "0123456789 1234067895 2340178956 3401289567 4012395678 5987604321 6598710432 7659821043 8765932104 9876543210".split()
+)
+_VERHOEFF_P: Final = tuple(
+    tuple(int(c) for c in row) for row in "0123456789 1576283094 5803796142 8916043527 9453126870 4286573901 2793806415 7046913258".split()
+)
+
+
+def _verhoeff_ok(digits: str) -> bool:
+    check = 0
+    for i, c in enumerate(reversed(digits)):
+        check = _VERHOEFF_D[check][_VERHOEFF_P[i % 8][ord(c) - 48]]
+    return check == 0
+
+
+def _checked_digits(ok: Callable[[str], bool]) -> Callable[[str], str | None]:
+    def key(value: str) -> str | None:
+        d = _digits(value)
+        return d if ok(d) else None
+
+    return key
+
+
+_GOV_IDS: Final = (  # (pattern, check, the shortest cluster holding one)
+    (_AADHAAR, _outside_uuids(_entire(_checked_digits(_verhoeff_ok))), 14),
+    (_SIN, _outside_uuids(_entire(_checked_digits(_luhn_ok))), 11),
+    (_UK_NI, _WHOLE, 9),
+    (_PAN, _WHOLE, 10),
+)
+
+
+def _detect_gov_ids(p: _Pass) -> None:
+    """The national ids, in one walk over the clusters (four detectors cost a quarter of the
+    sanitizer's time on ordinary text)."""
+    size = len(p.text)
+    for start, end, cluster in p.clusters:
+        if len(cluster) >= 9:
+            for pattern, check, shortest in _GOV_IDS:
+                if len(cluster) >= shortest:
+                    _search(p, "GOV_ID", pattern, check, start, min(size, end + 2))
+
+
+_CLUSTERED.add(_detect_gov_ids)
+
+
 _IPV4: Final = re.compile(r"(?<![\w.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?!\w|\.[0-9])")
 _IPV6: Final = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f]{1,4})?(?![\w:]|\.[0-9])")
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
@@ -654,19 +856,33 @@ _PHONE_NANP: Final = re.compile(
     r"(?<![\w+.])(?<![0-9][.-])(?:1[ .-]?)?(?:\([2-9][0-9]{2}\)[ ]?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}(?!\w|[.-][0-9])"
 )
 # One separator throughout, so a date followed by a number ("01-02-2026 07") is not a phone.
-_PHONE_TRUNK: Final = re.compile(r"(?<![\w+.])(?<![0-9][.-])0[0-9]{1,4}(?P<sep>[ -])[0-9]{2,8}(?>(?P=sep)[0-9]{2,8}){0,3}+(?!\w|[.-][0-9])")
+# "/" as Germans write it (030/12345678, 0049/30/12345678), "." as the French do (01.23.45.67.89)
+_PHONE_TRUNK: Final = re.compile(
+    r"(?<![\w+./])(?<![0-9][./-])0[0-9]{1,5}(?P<sep>[ ./-])[0-9]{2,8}(?>(?P=sep)[0-9]{2,8}){0,3}+(?!\w|[./-][0-9])"
+)
+_PHONE_INDIA: Final = re.compile(r"(?<![\w+./])(?<![0-9][ ./-])[6-9][0-9]{4} [0-9]{5}(?![\w.-]|[ ][0-9])")  # a mobile: 98765 43210
 
 
 def _trunk_fits(cluster: str) -> bool:
-    # the leading 0 must start a number: at the cluster start or after a space or parenthesis
-    return len(cluster) >= 11 and (cluster[0] == "0" or " 0" in cluster or "(0" in cluster or ")0" in cluster)
+    # the leading 0 must start a number: at the cluster start or after a space, a slash or parenthesis
+    return len(cluster) >= 11 and (cluster[0] == "0" or " 0" in cluster or "(0" in cluster or ")0" in cluster or "/0" in cluster)
 
 
 def _ipv4_key(value: str) -> str | None:
+    """The address, its parts without leading zeros (``192.168.001.010`` is ``192.168.1.10``)."""
     try:
-        return str(ipaddress.IPv4Address(value))
-    except ValueError:  # 256.1.1.1, leading zeros
+        return str(ipaddress.IPv4Address(".".join(part.lstrip("0") or "0" for part in value.split("."))))
+    except ValueError:  # 256.1.1.1
         return None
+
+
+# An AWS EC2 host name spells its private address: ip-10-20-30-40.ec2.internal
+_AWS_HOST: Final = re.compile(r"(?<![\w-])ip-(?P<v>[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3})(?![\w-])")
+
+
+def _aws_host(m: re.Match[str]) -> Span | None:
+    key = _ipv4_key(m.group("v").replace("-", "."))
+    return None if key is None else (m.start("v"), m.end("v"), key)
 
 
 def _ipv6_key(value: str) -> str | None:
@@ -722,7 +938,9 @@ def _digit_count(lo: int, hi: int) -> Callable[[str], str | None]:
 # Every built-in detector needs one of these to match anything (a digit for the numeric kinds,
 # the anchors and literal prefixes for the rest), so most prose skips them all after one search.
 # Literals only, so the search skips in C every character that starts none of them (see _TOKEN_SHAPES).
-_MAYBE_PII: Final = re.compile("|".join((*"0123456789@:=", _TOKEN_HINT.pattern, "Bearer|bearer|BEARER|Basic|basic|BASIC|-----BEGIN")))
+_MAYBE_PII: Final = re.compile(
+    "|".join((*"0123456789@:=", _TOKEN_HINT.pattern, "Bearer|bearer|BEARER|Basic|basic|BASIC|-----BEGIN|</|--|-pw|mysql|mariadb"))
+)
 
 _DETECTORS: Final[tuple[Detector, ...]] = (
     _whole("SECRET", _PEM, _WHOLE, lambda t: "-----BEGIN" in t),
@@ -732,15 +950,19 @@ _DETECTORS: Final[tuple[Detector, ...]] = (
     _whole("SECRET", _BASIC, _basic, lambda t: "asic" in t or "ASIC" in t),
     _detect_url_credentials,
     _detect_assignments,
+    _detect_beside,
     _detect_emails,
     _detect_ibans,
     _clustered("CARD", _CARD, _card, lambda c: len(c) >= 13),
-    _clustered("SSN", _SSN, _entire(_digits), lambda c: len(c) >= 11 and "-" in c),
+    _clustered("SSN", _SSN, _entire(_digits), lambda c: len(c) >= 11 and ("-" in c or " " in c)),
+    _detect_gov_ids,
     _detect_ipv6,
     _clustered("IP", _IPV4, _entire(_ipv4_key), lambda c: c.count(".") >= 3),
+    _whole("IP", _AWS_HOST, _aws_host, lambda t: "ip-" in t),
     _clustered("PHONE", _PHONE_INTL, _entire(_digit_count(8, 15)), lambda c: "+" in c),
     _clustered("PHONE", _PHONE_NANP, _entire(_digit_count(10, 11)), lambda c: len(c) >= 12),
     _clustered("PHONE", _PHONE_TRUNK, _entire(_trunk_key), _trunk_fits),
+    _clustered("PHONE", _PHONE_INDIA, _entire(_digits), lambda c: len(c) >= 11),
 )
 
 

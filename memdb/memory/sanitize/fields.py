@@ -128,14 +128,18 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
             raise ValidationError(f"{where}: {path[0]} is nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, Mapping):
             items = []
+            named = _names_a_secret(value)
             for i, (k, v) in enumerate(value.items()):
                 if not isinstance(k, str):
                     raise ValidationError(f"{where}: {_path_text(path)} key {shown(k)}: keys must be str")
                 key = slot(k, f"{name}.{i}:key")  # a key is text of its own, never a secret whole
-                items.append((key, walk(v, (*path, k), f"{name}.{i}", secret or is_secret_key(k), depth + 1)))
+                hidden = secret or is_secret_key(k) or (named and k.lower() in _VALUE_KEYS)
+                items.append((key, walk(v, (*path, k), f"{name}.{i}", hidden, depth + 1)))
             return _Dict(items, path)
         if isinstance(value, (list, tuple)):
-            return [walk(v, (*path, i), f"{name}[{i}]", secret, depth + 1) for i, v in enumerate(value)]
+            # ["X-Api-Key", "..."]: a pair whose first item names a secret holds one (headers as pairs)
+            pair = len(value) == 2 and isinstance(value[0], str) and is_secret_key(value[0])
+            return [walk(v, (*path, i), f"{name}[{i}]", secret or (pair and i == 1), depth + 1) for i, v in enumerate(value)]
         if value is None or isinstance(value, bool):
             return value
         if secret and isinstance(value, (int, float)):
@@ -201,6 +205,16 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
         return {k: fill(v, clean) for k, v in skeleton.items()}
 
     return flat, rebuild
+
+
+_NAME_KEYS = frozenset({"name", "key"})
+_VALUE_KEYS = frozenset({"value", "val"})
+
+
+def _names_a_secret(mapping: Mapping[Any, Any]) -> bool:
+    """Whether a mapping is a named value whose name is secret-looking: {"name": "DB_PASSWORD",
+    "value": ...} (a Kubernetes env entry, a HAR header): its value is a secret whole."""
+    return any(isinstance(k, str) and k.lower() in _NAME_KEYS and isinstance(v, str) and is_secret_key(v) for k, v in mapping.items())
 
 
 def _path_text(path: tuple[str | int, ...]) -> str:

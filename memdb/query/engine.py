@@ -37,6 +37,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import cache, lru_cache, partial, wraps
+from operator import itemgetter
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
@@ -149,6 +150,10 @@ _EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("af
 _DAY_US = 86_400 * 1_000_000
 _EVENT_SPANS = (_DAY_US, 7 * _DAY_US, 31 * _DAY_US, 366 * _DAY_US, 3653 * _DAY_US, None)  # back from now
 _EARLIEST_US, _LATEST_US = -(2**62), 2**62  # bounds of a halving over all time (times are int64 microseconds)
+_DIGESTED = 50_000  # archived memories an owner may have for their digest to be kept (a few MB)
+_ARCHIVED_DIGEST = ("archived digest",)  # its memo key
+# an archived memory as counted: ts, kind, outcome, session, tags, terms
+_Digested = tuple[int, str, str | None, str | None, frozenset[str], frozenset[str]]
 _ORDERED_READ = 10_000  # matches put in time order at most ("the last three deploys"); past it, ranked as usual
 
 
@@ -775,7 +780,7 @@ class OwnerQueries:
                 shown_n = len(memories) if limit else "none (limit 0)"
                 # counted when the note is read: it builds the episodes, which most callers never do
                 may_correct = () if q.include_superseded else memories
-                note = partial(found_note, interp, found.total, shown_n, together, otherwise, elsewhere, may_correct)
+                note = partial(found_note, interp, found.total, shown_n, together, otherwise, elsewhere, may_correct, self._archived_too(q))
             else:  # what it counts is read in this snapshot
                 note = self._empty_note(interp, q)
                 if otherwise:
@@ -792,6 +797,9 @@ class OwnerQueries:
         # words no memory holds make the answer partial and are said; the order is of the rest
         # ("when did we last talk to Initech?", "the last error from the payments API")
         unheld = self._unheld(q.terms)
+        if unheld and q.include_archived:  # a word only archived memories hold is asked all the same
+            cold = self._archived_matches(replace(q, terms=tuple(unheld), terms_required=True, tags=(), any_tags=(), boost_tags=()), None)
+            unheld = [t for t in unheld if not any(t in hits for _, _, hits in cold)]
         held = tuple(t for t in q.terms if t not in unheld)
         named = {t for tag in q.boost_tags for t in terms_of_word(tag)} if all(map(one_word, q.boost_tags)) else None
         if named:  # "the last time we called Globex": a memory naming Globex (its tag is a word of it), never another's call
@@ -929,6 +937,17 @@ class OwnerQueries:
             f"so nothing about other things is offered in its place ({interp}).{notes}"
         )
 
+    def _archived_too(self, q: Query, cap: int = 1_000) -> str:
+        """Beside hot matches, whether archived memories match too: "Which offers were declined?"
+        said "1 match" of an owner with three more declined offers archived, and an answer never
+        hides what memdb has archived. Read in the query's snapshot."""
+        if q.include_archived:
+            return ""
+        counted = self._archived_count(q, cap)
+        if counted is None:
+            return ""
+        return f" Also {counted[0]} (latest {counted[1]}); include_archived=True to see them."
+
     def _archived_note(self, q: Query, cap: int = 1_000) -> str:
         """When nothing hot matches, whether cold storage holds matches: an answer never hides
         what memdb has archived (DESIGN 6)."""
@@ -941,14 +960,70 @@ class OwnerQueries:
 
     def _archived_count(self, q: Query, cap: int) -> tuple[str, str] | None:
         """("N archived matches", the latest one's day) of ``q``, at most ``cap`` counted, or None
-        when none matches. Read in the query's snapshot."""
+        when none matches. Read in the query's snapshot, from ``_archived_digest`` where the owner
+        has no more than ``_DIGESTED`` archived memories (a few µs a hundred), else by reading
+        their headers."""
         if not self._layout.archived.raw_keys((self.name,), q.lo, q.hi, limit=1):
             return None  # nothing archived in the window: one seek, where walking the range cost a few
-        cold = self._archived_matches(q, cap)
-        if not cold:
+        digest = self._archived_digest()
+        if digest is not None:
+            times = [ts for ts, *_ in self._digest_matches(digest, q, cap)]
+        else:
+            times = [ts_micros(h["ts"]) for _, h, _ in self._archived_matches(q, cap)]
+        if not times:
             return None
-        n = len(cold)
-        return f"{'at least ' if n >= cap else ''}{n} archived match{'es' if n != 1 else ''}", day_of(max(h["ts"] for _, h, _ in cold))
+        n = len(times)
+        return f"{'at least ' if n >= cap else ''}{n} archived match{'es' if n != 1 else ''}", day_of(from_micros(max(times)))
+
+    def _archived_digest(self) -> list[_Digested] | None:
+        """What archived matching reads of each of the owner's archived memories, in time order:
+        (ts, kind, outcome, session, tags, terms of its one-liner, tags and participants), made
+        once while the owner's documents stay as they are (archiving and restoring change them:
+        ``TextIndex.memo``) and so does the number archived (erasing an archived memory changes no
+        document); None past ``_DIGESTED`` archived memories."""
+        archived = self._layout.stats.get((self.name, "archived"), 0)
+        if archived > _DIGESTED:
+            return None
+        memo = self._layout.text.memo(self.name)
+        kept: tuple[int, list[_Digested]] | None = memo.get(_ARCHIVED_DIGEST)
+        digest = kept[1] if kept is not None and kept[0] == archived else None
+        if digest is None:
+            digest = []
+            for subs, _ in self._layout.archived.range((self.name,), None, None):
+                h = self._layout.states.get((self.name, str(subs[2])))
+                if h is not None:
+                    tags = frozenset(h["tags"])
+                    people = " ".join(p for p in h.get("participants") or () if normalize_tag(p) not in tags)  # as _archived_matches
+                    terms = frozenset(tokenize(h.get("one_line", "") + "\n" + " ".join(h["tags"]) + "\n" + people))
+                    digest.append((ts_micros(h["ts"]), h["kind"], h.get("outcome"), h.get("session"), tags, terms))
+            if len(memo) >= _MEMO_ENTRIES:
+                memo.clear()
+            memo[_ARCHIVED_DIGEST] = (archived, digest)
+        return digest
+
+    @staticmethod
+    def _digest_matches(digest: list[_Digested], q: Query, cap: int) -> list[_Digested]:
+        """The digested archived memories matching ``q`` as ``_archived_matches`` matches them,
+        at most ``cap``, in time order."""
+        lo = bisect.bisect_left(digest, q.lo, key=itemgetter(0)) if q.lo is not None else 0
+        hi = bisect.bisect_left(digest, q.hi, key=itemgetter(0)) if q.hi is not None else len(digest)
+        want, any_tags, terms = frozenset(q.tags), frozenset(q.any_tags), frozenset(q.terms) if q.terms_required else frozenset()
+        out = []
+        for entry in itertools.islice(digest, lo, hi):
+            _, kind, outcome, session, tags, held = entry
+            if (
+                (want and not want <= tags)
+                or (any_tags and not any_tags & tags)
+                or (q.kind and kind != q.kind)
+                or (q.outcome and outcome != q.outcome)
+                or (q.session and session != q.session)
+                or (terms and not terms & held)
+            ):
+                continue
+            out.append(entry)
+            if len(out) >= cap:
+                break
+        return out
 
     def _superseded_note(self, q: Query, cap: int = 1_000) -> str:
         """When nothing current matches, whether earlier versions of corrected memories do: an

@@ -62,14 +62,16 @@ def found_note(
     otherwise: str = "",
     elsewhere: tuple[str, str] = ("", ""),
     shown_memories: Sequence[Hit] = (),
+    archived: str = "",
 ) -> str:
     """The note of an answer with matches: how many, for what, how many are shown (and, when the
     question's tags were widened, that no memory has them all; ``otherwise``: what went otherwise
     than the outcome a yes-or-no question asks about; ``elsewhere``: ``_elsewhere`` of the
     unmatched words; ``shown_memories``: those whose correcting an earlier version is said, as
-    "What editor did I use before?" asks for it and the answer did not point to it)."""
+    "What editor did I use before?" asks for it and the answer did not point to it; ``archived``:
+    what archived memories match too)."""
     note = f"No memory has all of tags {', '.join(together)}; these have one of them. " if together else ""
-    note += f"{total} match{'es' if total != 1 else ''} for {interp}; showing {shown}."
+    note += f"{total} match{'es' if total != 1 else ''} for {interp}; showing {shown}.{archived}"
     if otherwise:
         note += " " + otherwise
     corrected = sum(1 for m in shown_memories if m.episode.supersedes)

@@ -193,7 +193,11 @@ def test_an_ordered_answer_holds_the_archived_memories(tmp_path: Path) -> None:
     r = mem.ask("When did Leo first take a quiz?")
     assert r.interpretation.include_archived and [(m.id, m.episode.status) for m in r] == [(first.id, "archived")]
     assert [m.id for m in mem.ask("How did Leo do on the last quiz?")] == [latest.id]
-    assert [m.id for m in mem.ask("Leo's quizzes")] == [latest.id]  # unordered: the hot ones, as before
+    assert [m.id for m in mem.ask("Leo's quizzes")] == [latest.id]  # unordered: the hot ones, and the archived one counted
+    assert "Also 1 archived match (latest 2026-09-01)" in mem.ask("Leo's quizzes").note
+    # a word only the archived quiz holds is asked all the same: the newest quiz on fractions is
+    # the archived one, not the newest quiz (a recruiter's "data engineer" answered with a backend one)
+    assert [m.id for m in mem.ask("When did Leo last take a quiz on fractions?")] == [first.id]
     # an empty window said "Nothing matches at any time either" of the failed quiz, archived
     r = mem.ask("Any failed quizzes this week?")
     assert not r.found and r.note == (

@@ -8,12 +8,15 @@ labelled partial; history counts only attempts holding every word of the task.
 from __future__ import annotations
 
 import datetime as dt
+import random
 from pathlib import Path
 
 import pytest
 from clocks import Clock
 
 import memdb
+from memdb.query.engine import OwnerQueries
+from memdb.query.plan import Query
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)
@@ -157,7 +160,8 @@ def test_an_unmatched_word_held_in_cold_storage_is_said(tmp_path: Path) -> None:
         with_cold = mem.ask("What was the fix for the flaky test?", include_archived=True)
         assert flaky.id in [m.id for m in with_cold] and not with_cold.partial
         r = mem.ask("What was the fix for the rollback?")  # held nowhere: no memory, as before
-        assert "Partial: no memory mentions 'rollback'; these match the other words." in r.note and "archived" not in r.note
+        assert "Partial: no memory mentions 'rollback'; these match the other words." in r.note
+        assert "Also 1 archived match" in r.note  # the flaky test's fix matches "fix" as the active one does
         r = mem.ask("Any successful flaky tests?")  # no active memory holds the words; the rest matches one
         assert not r.found and "No active memory mentions 'flaky', 'tests'; 1 memory matches the rest of the question" in r.note
         assert "1 archived match" in r.note
@@ -213,3 +217,72 @@ def test_an_earlier_version_that_alone_matches_is_pointed_to(tmp_path: Path) -> 
         assert [m.episode.summary for m in before] == ["Editor: Neovim"]
         assert "1 shown memory corrects an earlier version; include_superseded=True to see it." in before.note
         assert "corrects" not in mem.ask("editor", include_superseded=True).note
+
+
+def test_an_answer_with_matches_says_what_archived_memories_match_too(tmp_path: Path) -> None:
+    """A recruiter's "Which offers were declined?" said "1 match" with three more declined offers
+    archived: a count that reads as complete hid what memdb had forgotten."""
+    clock = Clock(NOW)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        db.configure(typed_kinds=["offer", "screen"])
+        mem = db.owner("recruiter")
+        old = [
+            mem.record("offer", f"{name} declined our offer", outcome="failure", ts=NOW - dt.timedelta(days=90 - i))
+            for i, name in enumerate(("Tom", "Ingrid", "Raj"))
+        ]
+        mem.record("offer", "Ana declined our offer: equity", outcome="failure", ts=NOW - dt.timedelta(days=2))
+        mem.record("screen", "Screened Lee, who declined to relocate", outcome="success", ts=NOW - dt.timedelta(days=1))
+        for e in old:
+            mem.archive(e.id)
+        r = mem.ask("Which offers were declined?", now=NOW)
+        assert r.total == 1
+        assert r.note.endswith("showing 1. Also 3 archived matches (latest 2026-04-04); include_archived=True to see them.")
+        assert "Also" not in mem.ask("Which offers were declined?", now=NOW, include_archived=True).note
+        assert "Also" not in mem.ask("Which screens?", now=NOW).note  # no archived screen
+        mem.erase(ids=[old[2].id], reason="asked to")  # an archived memory erased changes no document: still counted right
+        assert "Also 2 archived matches (latest 2026-04-03)" in mem.ask("Which offers were declined?", now=NOW).note
+        mem.restore(old[0].id)
+        r = mem.ask("Which offers were declined?", now=NOW)
+        assert r.total == 2 and "Also 1 archived match (latest 2026-04-03)" in r.note
+        window = mem.ask("Which offers were declined in the last month?", now=NOW)
+        assert window.total == 1 and "archived" not in window.note  # none archived in the window
+
+
+def test_the_archived_count_reads_what_the_archived_headers_say(tmp_path: Path) -> None:
+    """The count of archived matches comes from a digest kept between questions; it matches what a
+    walk of the archived headers matches, for every filter a question can carry (brute force)."""
+    rng = random.Random(7)
+    words = "deploy checkout billing webhook retry lock canary invoice".split()
+    archived = 0
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("ana")
+        for i in range(120):
+            ep = mem.record(
+                rng.choice(["debug", "review"]),
+                " ".join(rng.sample(words, 3)),
+                outcome=rng.choice(["success", "failure", "partial"]),
+                tags=rng.sample(["alpha", "beta", "gamma"], rng.randint(0, 2)),
+                participants=rng.sample(["Dana", "Lee"], rng.randint(0, 1)),
+                ts=NOW - dt.timedelta(days=200 - i),
+            )
+            if rng.random() < 0.7:
+                mem.archive(ep.id)
+                archived += 1
+        queries: OwnerQueries = mem._queries
+        digest = queries._archived_digest()
+        assert digest is not None and len(digest) == archived
+        for _ in range(200):
+            lo = ms(NOW - dt.timedelta(days=rng.randint(0, 220))) if rng.random() < 0.5 else None
+            q = Query(
+                lo=lo, hi=lo + 40 * 86_400_000_000 if lo is not None and rng.random() < 0.7 else None,
+                tags=tuple(rng.sample(["alpha", "beta"], rng.randint(0, 1))),
+                any_tags=tuple(rng.sample(["beta", "gamma"], rng.randint(0, 2))),
+                terms=tuple(rng.sample(["deploy", "lock", "dana", "alpha", "nothing"], rng.randint(0, 2))),
+                terms_required=rng.random() < 0.8, kind=rng.choice([None, "debug"]), outcome=rng.choice([None, "failure"]), session=None,
+            )  # fmt: skip
+            walked = [ms(h["ts"]) for _, h, _ in queries._archived_matches(q, None)]
+            assert [ts for ts, *_ in queries._digest_matches(digest, q, 10_000)] == walked
+
+
+def ms(at: dt.datetime) -> int:
+    return int(at.timestamp() * 1_000_000)

@@ -33,6 +33,7 @@ from memdb.memory.layout import (
     SUPERSEDED,
     VERSION_FIELDS,
     Layout,
+    decided_words,
     decoded_header,
     entry_value,
     fact_key_bounds,
@@ -927,6 +928,8 @@ class OwnerEpisodes:
             }  # fmt: skip
             if record.get("participants"):
                 header["participants"] = list(record["participants"])
+            if decided := decided_words(record):  # "which candidates did we reject?" of {"next": "reject"}
+                header["decided"] = decided
             sets: list[tuple[Global, Any, Any]] = [
                 (self._layout.states, (self.name, episode_id), header),
                 (self._layout.cold, (self.name, episode_id), cold),

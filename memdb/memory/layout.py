@@ -88,7 +88,9 @@ __all__ = [
     "VERSION_FIELDS",
     "DecodedHeader",
     "Layout",
+    "archived_words",
     "column_tail",
+    "decided_words",
     "decoded_header",
     "entry_code",
     "entry_codes",
@@ -345,6 +347,23 @@ _DECIDED: Final = "decided decision"
 so or only their ``decisions`` do (with a window, such a question asks of everything in it)."""
 
 
+def decided_words(record: Mapping[str, Any]) -> str:
+    """What a record's ``decisions`` say as words (their keys and string values, and ``_DECIDED``),
+    or "" where it has none; a fact's decisions are data, not words (``terms_of``)."""
+    if not record.get("decisions") or record.get("kind") == FACT_KIND:
+        return ""
+    return " ".join(_decision_words(record["decisions"])) + f" {_DECIDED}"
+
+
+def archived_words(header: Mapping[str, Any]) -> str:
+    """The text an archived memory still answers by, from its header: its one-liner (which holds
+    the lesson), what it decided (``decided_words``, kept at archiving since 2026-12-06), its tags
+    and who took part, as ``terms_of`` reads them of a hot record."""
+    tags = header["tags"]
+    people = " ".join(p for p in header.get("participants") or () if normalize_tag(p) not in tags)  # once, as terms_of
+    return "\n".join((header.get("one_line", ""), header.get("decided", ""), " ".join(tags), people))
+
+
 def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
     """A record's indexed terms with their frequencies, and its length, in ``TF_UNIT``s: an
     occurrence in the episode's own text (its tags, the participants that are not among them,
@@ -356,9 +375,9 @@ def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
     kind = str(record.get("kind"))
     context = CONTEXT_FIELDS.get(kind, ())
     own = "\n".join(_words_of(record, f, kind) for f in TEXT_FIELDS if record.get(f) and f not in context)
-    if record.get("decisions") and kind != FACT_KIND:  # "what did we decide about the database?"
+    if decided := decided_words(record):  # "what did we decide about the database?"
         # and a record with decisions says it decided (layout 19): "What did we decide?" finds it
-        own += "\n" + " ".join(_decision_words(record["decisions"])) + f" {_DECIDED}"
+        own += "\n" + decided
     tags = record.get("tags") or ()
     own += "\n" + " ".join(tags)
     # "What did Bob review?": who took part is what a memory is about (one that is also a tag counts once)

@@ -55,6 +55,7 @@ from memdb.memory.layout import (
     OUTCOME_OF_CODE,
     SUPERSEDED,
     DecodedHeader,
+    archived_words,
     column_tail,
     decoded_header,
     entry_code,
@@ -70,7 +71,7 @@ from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
-from memdb.memory.text import normalize_tag, terms_and_words, tokenize
+from memdb.memory.text import terms_and_words, tokenize
 from memdb.memory.timephrase import (
     TimeWindow,
     day_of,
@@ -992,10 +993,8 @@ class OwnerQueries:
             for subs, _ in self._layout.archived.range((self.name,), None, None):
                 h = self._layout.states.get((self.name, str(subs[2])))
                 if h is not None:
-                    tags = frozenset(h["tags"])
-                    people = " ".join(p for p in h.get("participants") or () if normalize_tag(p) not in tags)  # as _archived_matches
-                    terms = frozenset(tokenize(h.get("one_line", "") + "\n" + " ".join(h["tags"]) + "\n" + people))
-                    digest.append((ts_micros(h["ts"]), h["kind"], h.get("outcome"), h.get("session"), tags, terms))
+                    terms = frozenset(tokenize(archived_words(h)))
+                    digest.append((ts_micros(h["ts"]), h["kind"], h.get("outcome"), h.get("session"), frozenset(h["tags"]), terms))
             if len(memo) >= _MEMO_ENTRIES:
                 memo.clear()
             memo[_ARCHIVED_DIGEST] = (archived, digest)
@@ -1463,10 +1462,7 @@ class OwnerQueries:
                 or (q.session and h.get("session") != q.session)
             ):
                 continue
-            # the one-liner holds the lesson (ExtractiveSummarizer.one_line); the tags and the
-            # participants count as words, as capture indexes a hot record's with its text (``terms_of``)
-            people = " ".join(p for p in h.get("participants") or () if normalize_tag(p) not in tags)  # once, as terms_of
-            words = Counter(tokenize(h.get("one_line", "") + "\n" + " ".join(h["tags"]) + "\n" + people))
+            words = Counter(tokenize(archived_words(h)))
             dl = sum(words.values()) * TF_UNIT  # its own text: every occurrence a whole one, as terms_of counts it
             hits = {t: (words[t] * TF_UNIT, dl) for t in q.scored_terms if words[t]}
             if q.terms and q.terms_required and not any(t in hits for t in q.terms):

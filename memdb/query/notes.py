@@ -96,7 +96,8 @@ def nothing_note(interp: Interpretation, outside: tuple[int, int | None, int, bo
     if not (before or after):
         if elsewhen:
             return f"Nothing found for {interp}. No active memory matches at any time either;{elsewhen}" + cold
-        return f"Nothing found for {interp}. Nothing matches at any time either." + cold
+        either = "No active memory matches" if cold else "Nothing matches"  # the archived ones are counted next
+        return f"Nothing found for {interp}. {either} at any time either." + cold
     bits = []
     if before:
         latest_day = f" (latest {from_micros(latest):%Y-%m-%d})" if latest is not None else ""

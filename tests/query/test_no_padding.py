@@ -286,3 +286,21 @@ def test_the_archived_count_reads_what_the_archived_headers_say(tmp_path: Path) 
 
 def ms(at: dt.datetime) -> int:
     return int(at.timestamp() * 1_000_000)
+
+
+def test_an_archived_memory_keeps_the_words_of_its_decisions(tmp_path: Path) -> None:
+    """A recruiter's "Which candidates did we reject in October?" found the debrief whose decisions
+    say {"next": "reject"} until it was archived; then nothing matched "at any time", since the
+    one-liner kept hot holds no decision. Archiving keeps the decisions' words in the header."""
+    clock = Clock(NOW)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        db.configure(typed_kinds=["debrief"])
+        mem = db.owner("recruiter")
+        ep = mem.record("debrief", "Debrief for Maya (backend): panel split", outcome="failure", decisions={"next": "reject"})
+        mem.archive(ep.id)
+        r = mem.ask("Which candidates did we reject?", now=NOW)
+        assert not r.found and "1 archived match" in r.note
+        r = mem.ask("Which candidates did we reject this month?", now=NOW)
+        assert "No active memory matches at any time either. 1 archived match" in r.note  # no more "nothing matches"
+        assert [m.id for m in mem.ask("Which candidates did we reject?", now=NOW, include_archived=True)] == [ep.id]
+        assert [m.id for m in mem.ask("What did we decide?", now=NOW, include_archived=True)] == [ep.id]

@@ -101,6 +101,7 @@ __all__ = [
     "id_tail",
     "index_code",
     "index_entries",
+    "indexed_text",
     "packed_header",
     "predecessor_of",
     "relevance_level",
@@ -362,6 +363,13 @@ def archived_words(header: Mapping[str, Any]) -> str:
     tags = header["tags"]
     people = " ".join(p for p in header.get("participants") or () if normalize_tag(p) not in tags)  # once, as terms_of
     return "\n".join((header.get("one_line", ""), header.get("decided", ""), " ".join(tags), people))
+
+
+def indexed_text(record: Mapping[str, Any]) -> str:
+    """The text ``terms_of`` reads of a hot record, as one string (to check a word as written)."""
+    kind = str(record.get("kind"))
+    fields = [_words_of(record, f, kind) for f in TEXT_FIELDS if record.get(f)]
+    return "\n".join((*fields, decided_words(record), " ".join(record.get("tags") or ()), " ".join(record.get("participants") or ())))
 
 
 def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:

@@ -34,7 +34,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import cache, lru_cache, partial, wraps
 from operator import itemgetter
@@ -60,6 +60,7 @@ from memdb.memory.layout import (
     decoded_header,
     entry_code,
     entry_codes,
+    indexed_text,
     successor_of,
     tail_id,
     tail_ts,
@@ -71,7 +72,7 @@ from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
-from memdb.memory.text import terms_and_words, tokenize
+from memdb.memory.text import split_words, terms_and_words, tokenize
 from memdb.memory.timephrase import (
     TimeWindow,
     day_of,
@@ -118,6 +119,7 @@ from memdb.query.question import (
     order_asked,
     tag_form,
     terms_of_word,
+    word_forms,
 )
 from memdb.query.rank import (
     BY_RELEVANCE,
@@ -803,6 +805,9 @@ class OwnerQueries:
             unheld = [t for t in unheld if not any(t in hits for _, _, hits in cold)]
         held = tuple(t for t in q.terms if t not in unheld)
         named = {t for tag in q.boost_tags for t in terms_of_word(tag)} if all(map(one_word, q.boost_tags)) else None
+        # a tag the stemmer shortens names a memory only as written: "designer" is "design" to
+        # the index, and "strong system design" is no designer's interview (test_an_ordered_tag_word_is_named_as_written)
+        shortened = {tag: word_forms(tag) for tag in q.boost_tags if terms_of_word(tag) != (tag,)} if named else {}
         if named:  # "the last time we called Globex": a memory naming Globex (its tag is a word of it), never another's call
             q = replace(q, boost_tags=(), rank_terms=(), terms=tuple(dict.fromkeys((*held, *named))), terms_required=True)
         elif q.boost_tags:  # of a tag of several words ("Project X"), a memory with the tag
@@ -828,11 +833,22 @@ class OwnerQueries:
             return None
         when.sort(key=lambda w: (w[0], w[1]), reverse=order == "newest")
         out: list[Ranked] = []
-        for _, eid, subscript, header, hits in when[:keep]:
+        for _, eid, subscript, header, hits in when:
             h = header if header is not None else self._layout.states.get((self.name, eid))
-            if h is not None:
+            if h is not None and (not shortened or self._names_tags(eid, h, shortened)):
                 out.append((eid, h, 0.0, partial(why_matched, q, h, hits, 0.0), subscript))
-        return out
+                if len(out) >= keep:
+                    break
+        return out or None
+
+    def _names_tags(self, eid: str, h: Mapping[str, Any], forms: Mapping[str, frozenset[str]]) -> bool:
+        """Whether a memory carries each tag of ``forms`` or writes it (one of its forms, as a word)."""
+        missing = [f for tag, f in forms.items() if tag not in h["tags"]]
+        if not missing:
+            return True
+        record = self._layout.record_of(self.name, eid) if h.get("status") != "archived" else None
+        words = set(split_words(archived_words(h) if record is None else indexed_text(record)))
+        return all(words & f for f in missing)
 
     def _found(self, q: Query, keep: int, at: dt.datetime) -> Matches:
         """The matches of ``q`` that can reach the top ``keep``, with the told ones when asked."""

@@ -36,6 +36,7 @@ __all__ = [
     "order_asked",
     "tag_form",
     "terms_of_word",
+    "word_forms",
 ]
 
 # "the last three deploys", "the first failure", "the last time we deployed": the newest (oldest)
@@ -187,6 +188,13 @@ def one_word(tag: str) -> bool:
     """Whether a tag is one word, and so a word of the memories that name it ("pgbouncer"), where
     one of several ("project-x") is no word of them: memories saying "project" are not about it."""
     return len(split_words(tag)) == 1
+
+
+@lru_cache(maxsize=1 << 12)
+def word_forms(word: str) -> frozenset[str]:
+    """A word (a one-word tag) as a memory may write it: itself and its plural, folded."""
+    word = word.casefold()
+    return frozenset({word, word + "s", word + "es", *((word[:-1] + "ies",) if word.endswith("y") else ())})
 
 
 def terms_of_word(word: str) -> tuple[str, ...]:

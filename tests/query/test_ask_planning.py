@@ -281,3 +281,22 @@ def test_the_owners_own_name_asks_about_the_owner(qdb: memdb.Database) -> None:
     default = qdb.owner("default")
     default.record("debug", "Raised the request timeout to 30 s", outcome="success", ts=at(3))
     assert default.ask("What is the default timeout?").interpretation.unmatched == ("default",)  # a word, named as missing
+
+
+def test_an_ordered_tag_word_is_named_as_written(tmp_path: Path) -> None:
+    """ "When did we last interview a designer?" answered with a backend onsite whose text says
+    "strong system design": to the index "designer" is "design". A one-word tag the stemmer
+    shortens names an untagged memory only where it writes the tag (or its plural) as a word."""
+    now = [dt.datetime(2026, 11, 2, 13, tzinfo=dt.UTC)]
+    db = memdb.open(tmp_path / "hiring", clock=lambda: now[0])
+    db.configure(typed_kinds=("interview",))
+    mem = db.owner("recruiter")
+    zoe = mem.record("interview", "Portfolio review with Zoe for the designer role", outcome="success", tags=["zoe", "designer"])
+    now[0] += dt.timedelta(days=10)
+    kim = mem.record("interview", "Kim, one of two designers we met: good critique", outcome="success", tags=["kim"])
+    now[0] += dt.timedelta(days=12)
+    mem.record("interview", "Onsite with Priya for backend: strong system design", outcome="success", tags=["priya", "backend"])
+    now[0] += dt.timedelta(days=1)
+    assert [m.id for m in mem.ask("When did we last interview a designer?")] == [kim.id]  # untagged, writes "designers"
+    assert [m.id for m in mem.ask("When did we first interview a designer?")] == [zoe.id]
+    db.close()

@@ -298,6 +298,13 @@ class Episodes:
         with self.space.snapshot():
             record = self.layout.mem.get((owner, day, episode_id))
             state = self.layout.states.get((owner, episode_id))
+        if record is None and state is not None and state.get("status") == "archived":
+            # the owner's own archived episode: say where it is ("no such episode" of an id an
+            # answer with include_archived=True had just shown misled)
+            raise NotFoundError(
+                f"episode {episode_id!r}: archived, so its full record is in cold storage "
+                f"(restore({episode_id!r}) brings it back; ask or recall with include_archived=True show what stays hot)"
+            )
         if record is None or state is None:
             raise NotFoundError(f"episode {episode_id!r}: no such episode for owner {owner!r}")
         return record, state

@@ -881,7 +881,7 @@ class OwnerQueries:
             outside = self._outside(q)
             if not (cold or outside[0] or outside[2]):  # "nothing at any time" is said of the archived too
                 elsewhen = self._archived_elsewhen(replace(q, lo=None, hi=None, told=False))
-        return partial(nothing_note, interp, outside, cold + self._superseded_note(q) + self._rest_note(interp, q), elsewhen)
+        return partial(nothing_note, interp, outside, cold + self._superseded_note(q) + self._rest_note(interp, q), elsewhen, bool(cold))
 
     def _archived_elsewhen(self, q: Query, cap: int = 1_000) -> str:
         """For an empty window with no hot match at any time: the archived matches at any time

@@ -85,18 +85,25 @@ def found_note(
     return note
 
 
-def nothing_note(interp: Interpretation, outside: tuple[int, int | None, int, bool, bool] | None, cold: str, elsewhen: str = "") -> str:
+def nothing_note(
+    interp: Interpretation,
+    outside: tuple[int, int | None, int, bool, bool] | None,
+    cold: str,
+    elsewhen: str = "",
+    archived: bool = False,
+) -> str:
     """The note of an empty answer: nothing found, and what matched outside its window
     (``_outside``: counts before and after, the latest before, whether each count is capped)
     when that was looked at; ``cold`` says what archived memories match, ``elsewhen`` what
-    archived ones match outside the window when no active one does (``_archived_elsewhen``)."""
+    archived ones match outside the window when no active one does (``_archived_elsewhen``);
+    ``archived``: whether ``cold`` counts archived matches in the window."""
     if outside is None:
         return f"Nothing found for {interp}." + cold
     before, latest, after, more_before, more_after = outside
     if not (before or after):
         if elsewhen:
             return f"Nothing found for {interp}. No active memory matches at any time either;{elsewhen}" + cold
-        either = "No active memory matches" if cold else "Nothing matches"  # the archived ones are counted next
+        either = "No active memory matches" if archived else "Nothing matches"  # the archived ones are counted next
         return f"Nothing found for {interp}. {either} at any time either." + cold
     bits = []
     if before:

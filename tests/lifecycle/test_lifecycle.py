@@ -608,3 +608,15 @@ def test_erasing_one_episode_rewrites_the_blocks_it_shares(tmp_path: Path, clock
         assert trace not in raw
     with memdb.open(path, clock=clock) as db:
         assert {m.episode.id for m in db.owner("ana").recall(text="rollback", limit=500)} == set(others)
+
+
+def test_reading_an_archived_episode_says_it_is_archived(ldb: memdb.Database) -> None:
+    """``get`` of an id an answer with include_archived=True had just shown said "no such episode"."""
+    mem = ldb.owner("ana")
+    ep = mem.record("debug", "Twilio webhook retries", outcome="failure")
+    mem.archive(ep.id)
+    with pytest.raises(NotFoundError, match=r"archived, so its full record is in cold storage \(restore\("):
+        mem.get(ep.id)
+    with pytest.raises(NotFoundError, match="no such episode"):  # another owner's archived episode is unknown to this one
+        ldb.owner("bo").get(ep.id)
+    assert mem.restore(ep.id).summary == "Twilio webhook retries" and mem.get(ep.id).status == "active"

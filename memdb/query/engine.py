@@ -315,6 +315,13 @@ class OwnerQueries:
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
         named = {w: k for w, k in kinds_named(rest, self._layer.settings.typed_kinds).items() if self._keeps_kind(k)}
         kind = next(iter(named.values()), None)  # "any escalations this week?" of kind "escalation"
+        if kind is None and order:
+            # "When did we first source from LinkedIn?": the act an ordered question asks the time
+            # of is the kind it shares a term with (kind "sourcing"; "debugging" names "debug" here,
+            # where elsewhere it may be what a memory says)
+            acts = {t: k for k in self._layer.settings.typed_kinds if k.isalpha() for t in terms_of_word(k)}
+            named = {w: acts[t] for t, w in pairs.items() if t in acts and self._keeps_kind(acts[t])}
+            kind = next(iter(named.values()), None)
         if kind is None and not KIND_WORDS.keys().isdisjoint(pairs.values()):
             kind = kind_asked(written, self._keeps_kind)  # "what tools did I use yesterday?"
         if kind is None and not FACT_WORDS.isdisjoint(pairs.values()) and self._keeps_kind(FACT_KIND):

@@ -300,3 +300,23 @@ def test_an_ordered_tag_word_is_named_as_written(tmp_path: Path) -> None:
     assert [m.id for m in mem.ask("When did we last interview a designer?")] == [kim.id]  # untagged, writes "designers"
     assert [m.id for m in mem.ask("When did we first interview a designer?")] == [zoe.id]
     db.close()
+
+
+def test_the_act_an_ordered_question_asks_the_time_of_names_its_kind(tmp_path: Path) -> None:
+    """ "When did we first source from LinkedIn?" asked the word "source" beside the LinkedIn tag;
+    no memory held both, so either answered, ranked, with a GitHub sourcing first. The verb of an
+    ordered question names the kind it shares a term with (kind "sourcing")."""
+    now = [dt.datetime(2026, 1, 5, 10, tzinfo=dt.UTC)]
+    db = memdb.open(tmp_path / "hiring", clock=lambda: now[0])
+    db.configure(typed_kinds=("sourcing", "screen"))
+    mem = db.owner("recruiter")
+    mem.record("sourcing", "Sourced Kenji from GitHub for backend", outcome="success", tags=["kenji", "github"])
+    now[0] += dt.timedelta(days=1)
+    outreach = mem.record("sourcing", "LinkedIn outreach campaign for SRE: 2 replies", outcome="partial", tags=["linkedin"])
+    now[0] += dt.timedelta(days=3)
+    mem.record("screen", "Screened Nina (came in from LinkedIn)", outcome="success", tags=["nina", "linkedin"])
+    now[0] += dt.timedelta(days=1)
+    r = mem.ask("When did we first source from LinkedIn?")
+    assert r.interpretation.kind == "sourcing" and r.interpretation.order == "oldest" and [m.id for m in r] == [outreach.id]
+    assert mem.ask("What did we source from LinkedIn?").interpretation.kind is None  # unordered: a word, as before
+    db.close()

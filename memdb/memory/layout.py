@@ -365,11 +365,13 @@ def archived_words(header: Mapping[str, Any]) -> str:
     return "\n".join((header.get("one_line", ""), header.get("decided", ""), " ".join(tags), people))
 
 
-def indexed_text(record: Mapping[str, Any]) -> str:
-    """The text ``terms_of`` reads of a hot record, as one string (to check a word as written)."""
+def indexed_text(record: Mapping[str, Any], decisions: bool = True) -> str:
+    """The text ``terms_of`` reads of a hot record, as one string (to check a word as written),
+    without its decisions' words if not ``decisions``."""
     kind = str(record.get("kind"))
     fields = [_words_of(record, f, kind) for f in TEXT_FIELDS if record.get(f)]
-    return "\n".join((*fields, decided_words(record), " ".join(record.get("tags") or ()), " ".join(record.get("participants") or ())))
+    decided = decided_words(record) if decisions else ""
+    return "\n".join((*fields, decided, " ".join(record.get("tags") or ()), " ".join(record.get("participants") or ())))
 
 
 def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:

@@ -490,7 +490,11 @@ class OwnerQueries:
 
         def read(lo: int | None, hi: int | None) -> tuple[list[tuple[int, str]], bool]:
             found = self._matches(replace(q, lo=lo, hi=hi), cap=_EVENTS_READ)
-            return [(ts, eid) for ts, eid, *_ in events_of(q, found)], len(found.hot) >= _EVENTS_READ
+            moments = sorted(((ts, eid) for ts, eid, *_ in events_of(q, found)), reverse=True)
+            # newest first, from the first that says the words itself: a plan in its decisions
+            # ({"next": "onsite"}) is no onsite (test_an_event_is_what_a_memory_says_happened)
+            first = next((i for i, (_, eid) in enumerate(moments) if self._says(eid, q.terms)), len(moments))
+            return moments[first:], len(found.hot) >= _EVENTS_READ
 
         def newest_in(lo: int, hi: int) -> tuple[tuple[int, str], int] | None:
             moments, more = read(lo, hi)
@@ -513,6 +517,17 @@ class OwnerQueries:
                 return None
             hi = lo
         return None
+
+    def _says(self, eid: str, terms: Sequence[str]) -> bool:
+        """Whether a memory holds ``terms`` in what it says happened, its decisions aside."""
+        if not terms:
+            return True
+        h = self._layout.states.get((self.name, eid)) or {}
+        record = self._layout.record_of(self.name, eid) if h.get("status") != "archived" else None
+        if record is None and not h:
+            return False
+        text = indexed_text(record, decisions=False) if record is not None else archived_words({**h, "decided": ""})
+        return set(terms) <= set(tokenize(text))
 
     @_timed
     def history(

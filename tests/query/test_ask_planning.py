@@ -320,3 +320,22 @@ def test_the_act_an_ordered_question_asks_the_time_of_names_its_kind(tmp_path: P
     assert r.interpretation.kind == "sourcing" and r.interpretation.order == "oldest" and [m.id for m in r] == [outreach.id]
     assert mem.ask("What did we source from LinkedIn?").interpretation.kind is None  # unordered: a word, as before
     db.close()
+
+
+def test_an_event_is_what_a_memory_says_happened(tmp_path: Path) -> None:
+    """ "Which candidates did we reject after the onsite?" took as "the onsite" a screen whose
+    decisions said {"next": "onsite"}: a plan is no onsite. The event a question is anchored on
+    says the words itself (its text, tags, participants), not only in its decisions."""
+    now = [dt.datetime(2026, 11, 30, 13, tzinfo=dt.UTC)]
+    db = memdb.open(tmp_path / "hiring", clock=lambda: now[0])
+    db.configure(typed_kinds=("interview", "debrief", "screen"))
+    mem = db.owner("recruiter")
+    onsite = mem.record("interview", "Onsite with Grace for the SRE role: stalled", outcome="failure", tags=["grace"])
+    now[0] += dt.timedelta(days=1)
+    rejected = mem.record("debrief", "Debrief for Grace: no hire", outcome="failure", tags=["grace"], decisions={"next": "reject"})
+    now[0] += dt.timedelta(days=1)
+    mem.record("screen", "Recruiter screen, Priya: good energy", outcome="success", tags=["priya"], decisions={"next": "onsite"})
+    now[0] += dt.timedelta(hours=2)
+    r = mem.ask("Which candidates did we reject after the onsite?")
+    assert onsite.summary[:20] in r.interpretation.anchor and [m.id for m in r] == [rejected.id]
+    db.close()

@@ -153,6 +153,7 @@ _EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("af
 _DAY_US = 86_400 * 1_000_000
 _EVENT_SPANS = (_DAY_US, 7 * _DAY_US, 31 * _DAY_US, 366 * _DAY_US, 3653 * _DAY_US, None)  # back from now
 _EARLIEST_US, _LATEST_US = -(2**62), 2**62  # bounds of a halving over all time (times are int64 microseconds)
+_EVER = re.compile(r"\bever\b", re.IGNORECASE)  # "did we ever...", "have we ever...": at any time, the archived too
 _DIGESTED = 50_000  # archived memories an owner may have for their digest to be kept (a few MB)
 _ARCHIVED_DIGEST = ("archived digest",)  # its memo key
 # an archived memory as counted: ts, kind, outcome, session, tags, terms
@@ -385,8 +386,9 @@ class OwnerQueries:
             outcome=outcome,
             question=question,
             # "when did Leo first take a quiz?": forgetting never erases experience, and the first
-            # quiz is as likely archived as not (its time, kind, outcome and one-liner stay hot)
-            include_archived=include_archived or bool(order),
+            # quiz is as likely archived as not (its time, kind, outcome and one-liner stay hot);
+            # "did we ever interview Kenji?" asks of any time, the forgotten too
+            include_archived=include_archived or bool(order) or _EVER.search(question) is not None,
             include_superseded=include_superseded,
             unmatched=tuple(unmatched.values()),
             missing_names=missing,
@@ -585,7 +587,7 @@ class OwnerQueries:
             found.sort(key=lambda f: (f[0], f[1]), reverse=True)
             chosen = [(eid, h if h is not None else self._layout.states.get((self.name, eid))) for _, eid, h in found[: max(limit, 0)]]
             attempts = self._memories([(eid, h, 0.0, ("history",), None) for eid, h in chosen if h is not None])
-        lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
+        lessons = list(dict.fromkeys(m.episode.lesson for m in attempts if m.episode.lesson))  # each once, newest first
         failures = [m for m in attempts if m.episode.outcome == "failure"]
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
         return History(

@@ -304,3 +304,20 @@ def test_an_archived_memory_keeps_the_words_of_its_decisions(tmp_path: Path) -> 
         assert "No active memory matches at any time either. 1 archived match" in r.note  # no more "nothing matches"
         assert [m.id for m in mem.ask("Which candidates did we reject?", now=NOW, include_archived=True)] == [ep.id]
         assert [m.id for m in mem.ask("What did we decide?", now=NOW, include_archived=True)] == [ep.id]
+
+
+def test_ever_asks_of_any_time_the_archived_too(tmp_path: Path) -> None:
+    """ "Did we ever interview Kenji?" of a recruiter whose Kenji memories were all archived was an
+    empty answer (its note counted them): "ever" asks of any time, and forgetting erases no
+    experience, so the archived memories answer it as they do an ordered question."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        db.configure(typed_kinds=["interview"])
+        mem = db.owner("recruiter")
+        ep = mem.record("interview", "Onsite with Kenji for backend", outcome="success", tags=["kenji"], lesson="send the take-home first")
+        again = mem.record("interview", "Second onsite with Kenji", outcome="failure", tags=["kenji"], lesson="send the take-home first")
+        mem.archive(ep.id)
+        mem.archive(again.id)
+        assert not mem.ask("Did we interview Kenji?", now=NOW).found
+        r = mem.ask("Did we ever interview Kenji?", now=NOW)
+        assert r.interpretation.include_archived and {m.id for m in r} == {ep.id, again.id}
+        assert mem.history(kind="interview").lessons == ["send the take-home first"]  # each lesson once

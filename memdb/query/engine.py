@@ -154,6 +154,7 @@ _DAY_US = 86_400 * 1_000_000
 _EVENT_SPANS = (_DAY_US, 7 * _DAY_US, 31 * _DAY_US, 366 * _DAY_US, 3653 * _DAY_US, None)  # back from now
 _EARLIEST_US, _LATEST_US = -(2**62), 2**62  # bounds of a halving over all time (times are int64 microseconds)
 _EVER = re.compile(r"\bever\b", re.IGNORECASE)  # "did we ever...", "have we ever...": at any time, the archived too
+_ARCHIVED_DL = 0  # an archived match's document length: unknown, so BM25 takes the average (``_bm25``)
 _DIGESTED = 50_000  # archived memories an owner may have for their digest to be kept (a few MB)
 _ARCHIVED_DIGEST = ("archived digest",)  # its memo key
 # an archived memory as counted: ts, kind, outcome, session, tags, terms
@@ -1503,8 +1504,10 @@ class OwnerQueries:
             ):
                 continue
             words = Counter(tokenize(archived_words(h)))
-            dl = sum(words.values()) * TF_UNIT  # its own text: every occurrence a whole one, as terms_of counts it
-            hits = {t: (words[t] * TF_UNIT, dl) for t in q.scored_terms if words[t]}
+            # every occurrence a whole one, as terms_of counts it; its length is unknown
+            # (``_ARCHIVED_DL``): scored as a document of its one-liner's few words, an archived
+            # memory took the BM25 of a very short one (10.4 where the average length gives 8.1)
+            hits = {t: (words[t] * TF_UNIT, _ARCHIVED_DL) for t in q.scored_terms if words[t]}
             if q.terms and q.terms_required and not any(t in hits for t in q.terms):
                 continue
             out.append((eid, h, hits))
@@ -1676,7 +1679,7 @@ class OwnerQueries:
     def _bm25(self, q: Query, hits_list: Sequence[Hits]) -> list[float]:
         """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.scored_terms``."""
         idf, avgdl = self._bm25_weights(q)
-        return [sum(bm25_term(idf[t], tf, dl, avgdl) for t, (tf, dl) in hits.items() if t in idf) for hits in hits_list]
+        return [sum(bm25_term(idf[t], tf, dl or avgdl, avgdl) for t, (tf, dl) in hits.items() if t in idf) for hits in hits_list]
 
     def _memories(self, ranked: Sequence[Ranked]) -> list[Hit]:
         out = []

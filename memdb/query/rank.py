@@ -184,7 +184,7 @@ class RangeColumn:
         return sorted(out)
 
 
-def bm25_term(idf: float, tf: int, dl: int, avgdl: float) -> float:
+def bm25_term(idf: float, tf: int, dl: float, avgdl: float) -> float:
     """One term's Okapi BM25 contribution to one document (k1 = K1, b = B), from its stored tf
     (in ``TF_UNIT``s of an occurrence: a context's words count less, ``terms_of``)."""
     occurrences = tf / TF_UNIT

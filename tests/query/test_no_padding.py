@@ -321,3 +321,19 @@ def test_ever_asks_of_any_time_the_archived_too(tmp_path: Path) -> None:
         r = mem.ask("Did we ever interview Kenji?", now=NOW)
         assert r.interpretation.include_archived and {m.id for m in r} == {ep.id, again.id}
         assert mem.history(kind="interview").lessons == ["send the take-home first"]  # each lesson once
+
+
+def test_an_archived_match_is_scored_at_the_average_length(tmp_path: Path) -> None:
+    """An archived memory's one-liner is no document of its own length: BM25 takes the average
+    length for it, not the few words of its one-liner (which scored it as a very short document)."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("ana")
+        old = mem.record("debug", "Webhook retry storm on checkout", outcome="failure", content="long " * 40)
+        for i in range(10):
+            mem.record("debug", f"other thing {i}", outcome="success", content="filler " * (i * 10))
+        mem.archive(old.id)
+        r = mem.recall(text="webhook retry storm", include_archived=True, now=NOW)
+        (hit,) = r.memories
+        queries: OwnerQueries = mem._queries
+        idf, _ = queries._bm25_weights(queries._compile(r.interpretation))
+        assert f"(bm25 {sum(idf.values()):.2f})" in hit.why[0]  # tf 1 at the average length: each term's idf

@@ -295,7 +295,7 @@ class OwnerQueries:
             second, rest, ignored = read_time_phrases(rest, at, settings.week_starts_on, settings.timezone)
             ignored = (*((other.phrase,) if other else ()), *((second.phrase,) if second else ()), *ignored)
         order, count, rest = order_asked(rest)
-        rest = TALKED_ABOUT.sub(r"\g<about>", rest) if "about" in rest or " of " in rest else rest
+        rest = TALKED_ABOUT.sub(r"\g<about>", rest) if any(w in rest for w in ("about", " of ", " to ", " with ")) else rest
         written = rest  # as written: the tags' lookup gives the rest back as words ("didn t")
         tags, rest = self._known_tags_in(rest)
         pairs = terms_and_words(rest)
@@ -336,8 +336,13 @@ class OwnerQueries:
         if kind in KIND_WORDS.values():  # the words that named it, and "calls" of "tool calls"
             dropped |= {w for w, k in KIND_WORDS.items() if k == kind} | ({"call", "calls"} if kind == "tool_call" else set())
         dropped |= {w for w, k in named.items() if k == kind}
+        # a name is never a way of asking: "Have we talked to Jane Doe?" is about Doe, though "does"
+        # makes the term "doe" (test_a_name_is_no_question_word)
+        named_words = name_terms(question) if not QUESTION_WORDS.isdisjoint(pairs) else {}
         kept = {
-            t: w for t, w in pairs.items() if (t not in QUESTION_WORDS or t in compound) and w not in dropped and w not in QUESTION_FORMS
+            t: w
+            for t, w in pairs.items()
+            if (t not in QUESTION_WORDS or t in compound or t in named_words) and w not in dropped and w not in QUESTION_FORMS
         }
         tag_as_word = False
         if not self._own_terms.isdisjoint(kept):

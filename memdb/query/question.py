@@ -103,9 +103,11 @@ ACT_FAMILIES: tuple[dict[str, str], ...] = tuple(
     )
 )
 ACT_TERMS = frozenset(t for family in ACT_FAMILIES for t in family)
-# "What did we talk about last week?": talking about a thing asks about it (the verb alone may be
-# a word: "my talk at the summit")
-TALKED_ABOUT = re.compile(r"\b(?:talk|talked|talking|chat|chatted|chatting|speak|spoke|spoken)\s+(?P<about>about|of)\b", re.IGNORECASE)
+# "What did we talk about last week?", "have we talked to Jane?": talking about (of, to, with) a
+# thing asks about it (the verb alone may be a word: "my talk at the summit")
+TALKED_ABOUT = re.compile(
+    r"\b(?:talk|talked|talking|chat|chatted|chatting|speak|spoke|spoken)\s+(?P<about>about|of|to|with)\b", re.IGNORECASE
+)
 # A question word that is a noun names a thing before another noun: "the memory leak", "the status
 # page", "the summary table" ask about those, where "what memories about X" asks about X
 _NOUN_BEFORE_NOUN = re.compile(r"\b(?P<noun>memory|status|summary|record|episode|news|issue|problem)\s+(?P<next>[^\W\d_]+)", re.IGNORECASE)

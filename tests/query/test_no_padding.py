@@ -337,3 +337,15 @@ def test_an_archived_match_is_scored_at_the_average_length(tmp_path: Path) -> No
         queries: OwnerQueries = mem._queries
         idf, _ = queries._bm25_weights(queries._compile(r.interpretation))
         assert f"(bm25 {sum(idf.values()):.2f})" in hit.why[0]  # tf 1 at the average length: each term's idf
+
+
+def test_a_name_is_no_question_word(tmp_path: Path) -> None:
+    """ "Have we talked to Jane Doe?" asked of "talked" and "jane": "does" makes the question word
+    "doe", so the name was dropped, and the verb was a word no memory held."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("ana")
+        doe = mem.record("exchange", "Call with Jane Doe about the renewal", tags=["renewal"])
+        mem.record("exchange", "Call with Jane Smith about hiring")
+        r = mem.ask("Have we talked to Jane Doe?", now=NOW)
+        assert r.interpretation.words == ("jane", "doe") and r.memories[0].id == doe.id and not r.partial
+        assert mem.ask("What does Jane want?", now=NOW).interpretation.words == ("jane", "want")  # "does" still asks

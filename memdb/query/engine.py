@@ -153,6 +153,10 @@ _EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("af
 _DAY_US = 86_400 * 1_000_000
 _EVENT_SPANS = (_DAY_US, 7 * _DAY_US, 31 * _DAY_US, 366 * _DAY_US, 3653 * _DAY_US, None)  # back from now
 _EARLIEST_US, _LATEST_US = -(2**62), 2**62  # bounds of a halving over all time (times are int64 microseconds)
+# a word said not to have happened: "no hire", "did not deploy", "never shipped", "wasn't merged"
+_NEGATED = re.compile(
+    r"\b(?:no|not|never|without|cannot|[a-z]+n['’]t)\s+(?:(?:been|be|yet|a|an|the)\s+)?(?P<word>[^\W\d_][\w'’-]*)", re.IGNORECASE
+)
 _EVER = re.compile(r"\bever\b", re.IGNORECASE)  # "did we ever...", "have we ever...": at any time, the archived too
 _ARCHIVED_DL = 0  # an archived match's document length: unknown, so BM25 takes the average (``_bm25``)
 _DIGESTED = 50_000  # archived memories an owner may have for their digest to be kept (a few MB)
@@ -865,11 +869,24 @@ class OwnerQueries:
         out: list[Ranked] = []
         for _, eid, subscript, header, hits in when:
             h = header if header is not None else self._layout.states.get((self.name, eid))
-            if h is not None and (not shortened or self._names_tags(eid, h, shortened)):
+            if h is not None and (not shortened or self._names_tags(eid, h, shortened)) and self._affirms(eid, h, held):
                 out.append((eid, h, 0.0, partial(why_matched, q, h, hits, 0.0), subscript))
                 if len(out) >= keep:
                     break
         return out or None
+
+    def _affirms(self, eid: str, h: Mapping[str, Any], terms: Sequence[str]) -> bool:
+        """Whether a memory says each of ``terms`` other than negated: "When did we last hire an
+        SRE?" is not answered by "Debrief for Grace (sre): no hire" (test_a_negated_act_is_no_event)."""
+        record = self._layout.record_of(self.name, eid) if terms and h.get("status") != "archived" else None
+        text = (indexed_text(record) if record is not None else archived_words(h)) if terms else ""
+        negated: Counter[str] = Counter()
+        for m in _NEGATED.finditer(text) if "no" in text.lower() or "'t" in text or "’t" in text else ():
+            negated.update(t for t in terms_of_word(m.group("word")) if t in terms)
+        if not negated:
+            return True
+        said = Counter(t for t in tokenize(text) if t in negated)
+        return all(said[t] > n for t, n in negated.items())
 
     def _names_tags(self, eid: str, h: Mapping[str, Any], forms: Mapping[str, frozenset[str]]) -> bool:
         """Whether a memory carries each tag of ``forms`` or writes it (one of its forms, as a word)."""

@@ -339,3 +339,23 @@ def test_an_event_is_what_a_memory_says_happened(tmp_path: Path) -> None:
     r = mem.ask("Which candidates did we reject after the onsite?")
     assert onsite.summary[:20] in r.interpretation.anchor and [m.id for m in r] == [rejected.id]
     db.close()
+
+
+def test_a_negated_act_is_no_event(tmp_path: Path) -> None:
+    """ "When did we last hire an SRE?" answered with "Debrief for Grace (sre): no hire": a memory
+    saying an act did not happen is no time it happened."""
+    now = [dt.datetime(2026, 11, 20, 10, tzinfo=dt.UTC)]
+    db = memdb.open(tmp_path / "hiring", clock=lambda: now[0])
+    db.configure(typed_kinds=("debrief",))
+    mem = db.owner("recruiter")
+    hired = mem.record("debrief", "Debrief for Felix (sre): hire at L5", outcome="success", tags=["felix", "sre"])
+    now[0] += dt.timedelta(days=5)
+    mem.record("debrief", "Debrief for Grace (sre): no hire, panel 1 of 4", outcome="failure", tags=["grace", "sre"])
+    now[0] += dt.timedelta(days=1)
+    mem.record("debrief", "Debrief for Omar (sre): we did not hire him, then we did hire Ana", outcome="success", tags=["sre"])
+    now[0] += dt.timedelta(days=1)
+    r = mem.ask("When did we last hire an SRE?")
+    assert r.interpretation.order == "newest" and [m.episode.summary[:18] for m in r] == ["Debrief for Omar ("]  # one hire said
+    r = mem.ask("When did we first hire an SRE?")
+    assert [m.id for m in r] == [hired.id]
+    db.close()

@@ -975,7 +975,12 @@ class OwnerQueries:
         an owner whose archived memories did (test_an_unmatched_word_held_in_cold_storage_is_said)."""
         only = replace(q, terms=terms, terms_required=True, tags=(), any_tags=(), boost_tags=())
         cold, old = self._archived_note(only), self._superseded_note(only)
-        return ("active " if cold else "current " if old else ""), cold + old
+        which = "active " if cold else "current " if old else ""
+        if not cold and self._layout.stats.get((self.name, "archived"), 0):
+            # archived memories are searched by what stays hot of them: a full record in cold
+            # storage may hold the word (a VAT id in an archived invoice's content)
+            old += " Archived memories are searched by their one-line summaries, tags and decisions, not their full records."
+        return which, cold + old
 
     def _matched_in_cold(self, interp: Interpretation, q: Query) -> Interpretation:
         """``interp`` without the unmatched words (and missing names) that an archived one-liner
@@ -1070,6 +1075,7 @@ class OwnerQueries:
         lo = bisect.bisect_left(digest, q.lo, key=itemgetter(0)) if q.lo is not None else 0
         hi = bisect.bisect_left(digest, q.hi, key=itemgetter(0)) if q.hi is not None else len(digest)
         want, any_tags, terms = frozenset(q.tags), frozenset(q.any_tags), frozenset(q.terms) if q.terms_required else frozenset()
+        boost = frozenset(q.boost_tags)
         out = []
         for entry in itertools.islice(digest, lo, hi):
             _, kind, outcome, session, tags, held = entry
@@ -1079,7 +1085,7 @@ class OwnerQueries:
                 or (q.kind and kind != q.kind)
                 or (q.outcome and outcome != q.outcome)
                 or (q.session and session != q.session)
-                or (terms and not terms & held)
+                or (terms and not terms & held and not boost & tags)
             ):
                 continue
             out.append(entry)
@@ -1530,7 +1536,8 @@ class OwnerQueries:
             # (``_ARCHIVED_DL``): scored as a document of its one-liner's few words, an archived
             # memory took the BM25 of a very short one (10.4 where the average length gives 8.1)
             hits = {t: (words[t] * TF_UNIT, _ARCHIVED_DL) for t in q.scored_terms if words[t]}
-            if q.terms and q.terms_required and not any(t in hits for t in q.terms):
+            # "text spend or tags travel": a memory with a boost tag matches as one with the words does
+            if q.terms and q.terms_required and not any(t in hits for t in q.terms) and tags.isdisjoint(q.boost_tags):
                 continue
             out.append((eid, h, hits))
             if cap is not None and len(out) >= cap:

@@ -239,6 +239,11 @@ def test_an_answer_with_matches_says_what_archived_memories_match_too(tmp_path: 
         assert r.note.endswith("showing 1. Also 3 archived matches (latest 2026-04-04); include_archived=True to see them.")
         assert "Also" not in mem.ask("Which offers were declined?", now=NOW, include_archived=True).note
         assert "Also" not in mem.ask("Which screens?", now=NOW).note  # no archived screen
+        # a tag beside a word no memory holds ("text spend or tags ..."): the archived with the tag count too
+        mem.record("offer", "Ana's offer, for the record", outcome="success", tags=["ana"], ts=NOW - dt.timedelta(days=1))
+        old_ana = mem.record("offer", "Ana's first offer", outcome="failure", tags=["ana"], ts=NOW - dt.timedelta(days=60))
+        mem.archive(old_ana.id)
+        assert "Also 1 archived match" in mem.ask("How much did we spend on Ana?", now=NOW).note
         mem.erase(ids=[old[2].id], reason="asked to")  # an archived memory erased changes no document: still counted right
         assert "Also 2 archived matches (latest 2026-04-03)" in mem.ask("Which offers were declined?", now=NOW).note
         mem.restore(old[0].id)
@@ -279,6 +284,7 @@ def test_the_archived_count_reads_what_the_archived_headers_say(tmp_path: Path) 
                 any_tags=tuple(rng.sample(["beta", "gamma"], rng.randint(0, 2))),
                 terms=tuple(rng.sample(["deploy", "lock", "dana", "alpha", "nothing"], rng.randint(0, 2))),
                 terms_required=rng.random() < 0.8, kind=rng.choice([None, "debug"]), outcome=rng.choice([None, "failure"]), session=None,
+                boost_tags=tuple(rng.sample(["alpha", "gamma"], rng.randint(0, 1))),
             )  # fmt: skip
             walked = [ms(h["ts"]) for _, h, _ in queries._archived_matches(q, None)]
             assert [ts for ts, *_ in queries._digest_matches(digest, q, 10_000)] == walked
@@ -349,3 +355,20 @@ def test_a_name_is_no_question_word(tmp_path: Path) -> None:
         r = mem.ask("Have we talked to Jane Doe?", now=NOW)
         assert r.interpretation.words == ("jane", "doe") and r.memories[0].id == doe.id and not r.partial
         assert mem.ask("What does Jane want?", now=NOW).interpretation.words == ("jane", "want")  # "does" still asks
+
+
+def test_an_unmatched_word_says_archived_full_records_are_not_searched(tmp_path: Path) -> None:
+    """A bookkeeper's "DE287451369" (a VAT id in an archived invoice's content) said "no memory
+    mentions" it, with include_archived=True too: the archived are searched by what stays hot of
+    them, and the note says so where the owner has archived memories."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("books")
+        r = mem.ask("DE287451369", now=NOW)
+        assert "Archived memories" not in r.note  # nothing archived: nothing unsearched
+        ep = mem.record("review", "Invoice to Globex checked", outcome="success", tags=["globex"], content="VAT id DE287451369")
+        mem.archive(ep.id)
+        for archived in (False, True):
+            r = mem.ask("DE287451369", now=NOW, include_archived=archived)
+            assert not r.found and r.note.endswith(
+                "Archived memories are searched by their one-line summaries, tags and decisions, not their full records."
+            )

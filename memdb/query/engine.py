@@ -110,6 +110,7 @@ from memdb.query.question import (
     TALK,
     TALKED_ABOUT,
     WENT_WELL,
+    act_kinds,
     asks_yes_or_no,
     compound_heads,
     kind_asked,
@@ -298,7 +299,7 @@ class OwnerQueries:
                 rest = rest[: other.span[0]] + rest[other.span[1] :]
             second, rest, ignored = read_time_phrases(rest, at, settings.week_starts_on, settings.timezone)
             ignored = (*((other.phrase,) if other else ()), *((second.phrase,) if second else ()), *ignored)
-        order, count, rest = order_asked(rest)
+        order, count, rest, verb = order_asked(rest)
         rest = TALKED_ABOUT.sub(r"\g<about>", rest) if any(w in rest for w in ("about", " of ", " to ", " with ")) else rest
         written = rest  # as written: the tags' lookup gives the rest back as words ("didn t")
         tags, rest = self._known_tags_in(rest)
@@ -321,13 +322,20 @@ class OwnerQueries:
         # it is a word ("what did Ana research?" of an owner who records no research episodes)
         named = {w: k for w, k in kinds_named(rest, self._layer.settings.typed_kinds).items() if self._keeps_kind(k)}
         kind = next(iter(named.values()), None)  # "any escalations this week?" of kind "escalation"
-        if kind is None and order:
+        acted = ""
+        if order:
             # "When did we first source from LinkedIn?": the act an ordered question asks the time
             # of is the kind it shares a term with (kind "sourcing"; "debugging" names "debug" here,
-            # where elsewhere it may be what a memory says)
-            acts = {t: k for k in self._layer.settings.typed_kinds if k.isalpha() for t in terms_of_word(k)}
-            named = {w: acts[t] for t, w in pairs.items() if t in acts and self._keeps_kind(acts[t])}
-            kind = next(iter(named.values()), None)
+            # where elsewhere it may be what a memory says; "pay", kind "payment"). The verb after
+            # "last" wins over a kind its object names: "when did Acme last pay an invoice?" asks
+            # for a payment, and "invoice" only says what was paid
+            acts = act_kinds(tuple(k for k in self._layer.settings.typed_kinds if self._keeps_kind(k)))
+            verb_term = terms_of_word(verb)[:1] if verb else ()
+            if verb_term and verb_term[0] in acts:
+                acted, kind = verb.lower(), acts[verb_term[0]]
+            elif kind is None:
+                named = {w: acts[t] for t, w in pairs.items() if t in acts}
+                kind = next(iter(named.values()), None)
         if kind is None and not KIND_WORDS.keys().isdisjoint(pairs.values()):
             kind = kind_asked(written, self._keeps_kind)  # "what tools did I use yesterday?"
         if kind is None and not FACT_WORDS.isdisjoint(pairs.values()) and self._keeps_kind(FACT_KIND):
@@ -339,7 +347,7 @@ class OwnerQueries:
         compound = compound_heads(written)
         if kind in KIND_WORDS.values():  # the words that named it, and "calls" of "tool calls"
             dropped |= {w for w, k in KIND_WORDS.items() if k == kind} | ({"call", "calls"} if kind == "tool_call" else set())
-        dropped |= {w for w, k in named.items() if k == kind}
+        dropped |= {w for w, k in named.items() if k == kind or acted} | ({acted} if acted else set())
         # a name is never a way of asking: "Have we talked to Jane Doe?" is about Doe, though "does"
         # makes the term "doe" (test_a_name_is_no_question_word)
         named_words = name_terms(question) if not QUESTION_WORDS.isdisjoint(pairs) else {}

@@ -27,6 +27,7 @@ __all__ = [
     "TALK",
     "TALKED_ABOUT",
     "WENT_WELL",
+    "act_kinds",
     "asks_yes_or_no",
     "compound_heads",
     "kind_asked",
@@ -62,6 +63,7 @@ _DONE_WHEN = re.compile(
     r"(?!(?i:so|long|longer|more|less|for|over|until|till|through|about|around|beyond|into|past|only|just|forever|all|as|an?|the|several)\b)"
     r"(?=[^\W\d_]{2,})"
 )
+_VERB = re.compile(r"\s*(?P<verb>[^\W\d_]+)")
 _OLDEST = frozenset("first earliest oldest".split())
 _ORDER_WORDS = ("last", "latest", "recent", "newest", "first", "earliest", "oldest", "order")
 # "in chronological order", "oldest first": every match in time order ("reverse chronological
@@ -148,31 +150,33 @@ NEGATED_OUTCOME = re.compile(
 )
 
 
-def order_asked(text: str) -> tuple[str, int | None, str]:
+def order_asked(text: str) -> tuple[str, int | None, str, str]:
     """Whether ``text`` asks for the newest or oldest matches ("the last three deploys", "the
-    first failure"): ("newest" | "oldest" | "", how many or None, the text without those words)."""
+    first failure"): ("newest" | "oldest" | "", how many or None, the text without those words,
+    and the verb whose time is asked, "pay" of "when did Acme last pay?", or "")."""
     folded = text.lower()
     if not any(w in folded for w in _ORDER_WORDS):  # most questions: a few substring tests, no regex search
-        return "", None, text
+        return "", None, text, ""
     if (whole := _IN_ORDER.search(text)) is not None:
         order = "newest" if whole.group("rev") or (whole.group(0).lower().endswith("first") and not whole.group("old")) else "oldest"
-        return order, None, text[: whole.start()] + text[whole.end() :]
+        return order, None, text[: whole.start()] + text[whole.end() :], ""
     asked = _ORDER_ASKED.search(text)
     if asked is None and (done := _DONE_WHEN.search(text)) is not None:
         order = "oldest" if done.group("which").lower() in _OLDEST else "newest"
         noun = (done.group("noun") or "").lower()
         many = noun.endswith("s") and not noun.endswith(("ss", "us", "is")) and noun not in STOPWORDS  # "which PRs"
-        return order, None if many else 1, text[: done.start("which")] + text[done.end("which") :]
+        verb = _VERB.match(text, done.end("which"))
+        return order, None if many else 1, text[: done.start("which")] + text[done.end("which") :], verb.group("verb") if verb else ""
     noun = asked.group("noun").lower() if asked is not None else ""
     if asked is None or noun in STOPWORDS or noun in _NOT_ORDERED:
-        return "", None, text
+        return "", None, text, ""
     order = "oldest" if asked.group("which").lower() in _OLDEST else "newest"
     n = asked.group("n")
     if n:
         count: int | None = int(n) if n.isdigit() else _COUNTS[n.lower()]
     else:  # "the last deploy" is one; "the last deploys" are as many as the limit
         count = None if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else 1
-    return order, count or None, text[: asked.start("which")] + text[asked.end() :]
+    return order, count or None, text[: asked.start("which")] + text[asked.end() :], ""
 
 
 @lru_cache(maxsize=1 << 14)
@@ -261,6 +265,20 @@ def _kind_forms(kinds: tuple[str, ...]) -> dict[str, str]:
         plurals += [name + "zes"] if name.endswith("z") else []
         for form in (name, *plurals):
             out.setdefault(form, kind)
+    return out
+
+
+@lru_cache(maxsize=64)
+def act_kinds(kinds: tuple[str, ...]) -> dict[str, str]:
+    """The term of each act a kind of one word names -> the kind: its own ("sourcing": "sourc",
+    which "source" shares), and for a noun made with "-ment" its verb's ("payment": "pay")."""
+    out: dict[str, str] = {}
+    for kind in kinds:
+        if kind.isalpha():
+            for term in terms_of_word(kind):
+                out.setdefault(term, kind)
+                if term.endswith("ment") and len(term) > 6:
+                    out.setdefault(stem(term[:-4]), kind)
     return out
 
 

@@ -359,3 +359,31 @@ def test_a_negated_act_is_no_event(tmp_path: Path) -> None:
     r = mem.ask("When did we first hire an SRE?")
     assert [m.id for m in r] == [hired.id]
     db.close()
+
+
+def test_the_verb_an_ordered_question_times_wins_over_the_kind_its_object_names(tmp_path: Path) -> None:
+    """A bookkeeper's "When did Acme last pay?" answered a payment of early June, the last memory
+    saying "paid", where "Payment received from Acme" came later; "When did Acme last pay an
+    invoice?" listed invoices ("invoice" named the kind) and ignored "newest first". "pay" names
+    kind "payment" (a "-ment" noun's verb), and the verb after "last" wins over its object's kind."""
+    now = [dt.datetime(2026, 6, 5, 10, tzinfo=dt.UTC)]
+    db = memdb.open(tmp_path / "books", clock=lambda: now[0])
+    db.configure(typed_kinds=("invoice", "payment"))
+    mem = db.owner("books")
+    mem.record("invoice", "Issued INV-2026-0047 to Acme", outcome="success", tags=["acme"])
+    now[0] += dt.timedelta(days=2)
+    first = mem.record("payment", "Acme paid INV-2026-0047 in full", outcome="success", tags=["acme"])
+    now[0] += dt.timedelta(days=13)
+    issued = mem.record("invoice", "Issued INV-2026-0056 to Acme", outcome="success", tags=["acme"])
+    now[0] += dt.timedelta(days=6)
+    last = mem.record("payment", "Payment received from Acme Corp for INV-2026-0056", outcome="success", tags=["acme"])
+    now[0] += dt.timedelta(days=4)
+    for question, want in (
+        ("When did Acme last pay?", last),
+        ("When did Acme last pay an invoice?", last),
+        ("When did Acme first pay?", first),
+        ("When did we last invoice Acme?", issued),
+    ):
+        r = mem.ask(question)
+        assert r.interpretation.order and [m.id for m in r] == [want.id], question
+    db.close()

@@ -115,7 +115,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 19  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 20  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)

@@ -49,7 +49,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     call's JSON members whose value is empty, {"failed": 0}, index no words; layout 18 indexes the
     words of a record's decisions, its keys and string values, but a fact's; layout 19 has a
     record with decisions say "decided decision" too, so "what did we decide?" finds it:
-    ``layout.terms_of``).
+    ``layout.terms_of``; layout 20 reads the told windows again, as a date written day first with
+    dots, "sent on 15.03.2026", is a day).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs
@@ -72,7 +73,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     owners = layer.owners()
     total = sum(int(lay.stats.get((o, "episodes"), 0)) for o in owners)
     settings = layer.settings
-    tell = old is None or old < 17  # the windows each hot record's text tells of (``told_of``)
+    tell = old is None or old < 20  # the windows each hot record's text tells of (``told_of``)
     for owner in owners:
         with layer.space.transaction():  # the text index and its statistics, rebuilt below
             if tell:  # and the told index: a window read before may be read no more

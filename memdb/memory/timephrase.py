@@ -202,7 +202,7 @@ _PRE = r"since|after|before|prior\s+to|until|till|through|up\s+(?:to|until)|on|i
 # match is then checked in _atom, which can still refuse it (a bare month name, "may").
 _ATOM = "|".join(
     [
-        r"(?P<day>(?:(?P<iso>\d{4}(?P<isep>[-/])\d{2}(?P=isep)\d{2})"
+        r"(?P<day>(?:(?P<iso>\d{4}(?P<isep>[-/])\d{2}(?P=isep)\d{2})|(?P<dmy>\d{1,2}\.\d{1,2}\.\d{4})"
         r"|(?P<dby>(?:the\s+)?day\s+before\s+yesterday)|(?P<yday>yesterday)|(?P<tday>today)"
         rf"|(?:(?P<wdq>{_Q})\s+)?(?P<wd>{_WD})(?:\s+(?:of\s+)?(?P<wdw>{_Q})\s+week)?"
         rf"|(?P<m1>{_MON})\.?\s+(?P<d1>\d{{1,2}}){_ORD}(?:\s*[-–]\s*(?P<d1e>\d{{1,2}}){_ORD})?(?:,?\s+(?P<y1>\d{{4}}))?"
@@ -815,7 +815,7 @@ def _as_of(text: str, windows: list[tuple[TimeWindow, tuple[int, int]]], cal: _C
         if m is None or m.end() != end or any(m.group(k) for k in ("mon", "year", "earlier")):
             continue  # an anchored phrase ("the Sunday before X") holds its own day
         pre = " ".join(m.group("pre").lower().split()) if m.group("pre") else None
-        if m.group("iso") or m.group("m1") or m.group("m2"):
+        if m.group("iso") or m.group("dmy") or m.group("m1") or m.group("m2"):
             if anchor is None and pre in ("on", "before") and not m.group("part"):
                 placed = _day(m, text, cal, "on", None)
                 if placed is not None and placed[0] <= cal.today:
@@ -1287,6 +1287,9 @@ def _day(m: re.Match[str], text: str, cal: _Calendar, pre: str | None, after: dt
     today, g = cal.today, m.group
     if iso := g("iso"):
         return dt.date.fromisoformat(iso.replace("/", "-")), False  # ValueError for 2026-02-30: unclear
+    if dmy := g("dmy"):  # 10.03.2026, day first as written with dots (German, French, Russian...)
+        d, mo, y = map(int, dmy.split("."))
+        return dt.date(y, mo, d), False
     if g("dby"):
         return today - 2 * DAY, True
     if g("yday"):

@@ -540,3 +540,28 @@ def test_a_told_match_that_beats_every_match_in_the_window_ranks_first(tmp_path:
         assert top.total == 31 and top.memories[0].id == told.id
         full = mem.recall(since=day(1), until=day(2), text="webhook", now=NOW, limit=40, include_told=True)
         assert [m.id for m in top] == [m.id for m in full][:2]
+
+
+def test_a_date_written_day_first_with_dots_is_a_day(tmp_path: Path) -> None:
+    """A bookkeeper's "What happened on 10.03.2026?" searched the words "10 03 2026" (every
+    memory holds "2026") and said nothing of a time; a memory saying "sent on 15.03.2026" told of no
+    day. Day first with dots is how Germans, the French and others write a date: a day, asked or
+    told of; an impossible one is said to be ignored. Opening a layout 19 database reads the told
+    windows again."""
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
+        mem = db.owner("books")
+        due = mem.record("routine", "Globex invoice INV-2026-0042 sent on 15.03.2026", outcome="success", ts=JULY_2)
+        mem.record("routine", "Paid the 2026 rent", outcome="success", ts=JULY_2)
+        r = mem.ask("What happened on 15.03.2026?", now=NOW)
+        assert str(r.interpretation.window).startswith("on 15.03.2026 (2026-03-15)") and [m.id for m in r] == [due.id]
+        assert "on 31.02.2026" in mem.ask("What happened on 31.02.2026?", now=NOW).interpretation.ignored
+        g = db.globals
+        with db.transaction():  # what layout 19 wrote for it: no told window
+            state = g["EPST"][("books", due.id)]
+            g["EPST"].set(("books", due.id), {k: v for k, v in state.items() if k != "told"})
+            g["EPTD"].kill(("books",))
+            g["META"].set(("layout",), 19)
+        assert not db.owner("books").ask("What happened on 15.03.2026?", now=NOW).found
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
+        assert db.globals["META"].get(("layout",)) == LAYOUT and db.check().ok
+        assert [m.id for m in db.owner("books").ask("What happened on 15.03.2026?", now=NOW)] == [due.id]

@@ -23,7 +23,7 @@ from memdb.lifecycle.summarize import ExtractiveSummarizer, Summarizer
 from memdb.memory.audit import content_hash
 from memdb.memory.episodes import Episodes, to_episode
 from memdb.memory.ids import ts_micros
-from memdb.memory.layout import SUPERSEDED, successor_of
+from memdb.memory.layout import SUPERSEDED, decided_words, successor_of
 from memdb.memory.models import Episode, utc
 from memdb.memory.settings import FACT_KIND
 
@@ -59,7 +59,11 @@ class MaintenanceReport:
 
 # What an archived header keeps hot beside its one-liner that older archives lacked, and the mark
 # saying the backfill from their cold records ran (``Lifecycle.keep_archived_fields``)
-_KEPT_HOT: tuple[tuple[str, str], ...] = (("lesson", "archived lessons kept"), ("participants", "archived participants kept"))
+_KEPT_HOT: tuple[tuple[str, str], ...] = (
+    ("lesson", "archived lessons kept"),
+    ("participants", "archived participants kept"),
+    ("decided", "archived decisions kept"),
+)
 
 
 class Lifecycle:
@@ -76,7 +80,9 @@ class Lifecycle:
         """Archives made before the header kept a field get it back from their cold record, once
         per field and database (``^LIFE("archived lessons kept")``, ``^LIFE("archived
         participants kept")``): the lesson, then who took part (layout 16), so "What did Bob
-        review?" finds an archived review of any age. Returns the headers completed."""
+        review?" finds an archived review of any age, then the words of its decisions
+        (``"archived decisions kept"``), so "which candidates did we reject?" finds an archived
+        {"next": "reject"}. Returns the headers completed."""
         wanted = [field for field, mark in _KEPT_HOT if not self.marks.get((mark,))]
         if not wanted:
             return 0
@@ -93,6 +99,8 @@ class Lifecycle:
                     kept = {"lesson": record.get("lesson")} if "lesson" in missing else {}
                     if "participants" in missing and record.get("participants"):  # kept only where someone took part
                         kept["participants"] = list(record["participants"])
+                    if "decided" in missing and (decided := decided_words(record)):  # kept only where it decided
+                        kept["decided"] = decided
                     if kept:
                         self.episodes.keep_in_header(owner, eid, **kept)
                         done += 1

@@ -28,6 +28,7 @@ from memdb.memory.audit import AuditLog, content_hash
 from memdb.memory.check import CheckReport, check
 from memdb.memory.ids import Clock, check_id, episode_day, new_id, ts_micros, utcnow
 from memdb.memory.layout import (
+    ARCHIVED_FIELDS,
     NO_OUTCOME,
     RECORD_FIELDS,
     SUPERSEDED,
@@ -954,7 +955,7 @@ class OwnerEpisodes:
             state = self._layout.states.get((self.name, check_id(episode_id)))
             if state is None or state.get("status") != "archived":
                 raise NotFoundError(f"episode {episode_id!r}: no archived episode with this id for owner {self.name!r}")
-            header = {k: v for k, v in state.items() if k not in ("one_line", "archived_from", "lesson", "participants")}
+            header = {k: v for k, v in state.items() if k not in ARCHIVED_FIELDS}
             header.update(status=state.get("archived_from", "active"), access_count=state["access_count"] + 1, last_access=now)
             header["relevance"] = self._layer.relevance(record, header, now)
             code = index_code(header["relevance"], record.get("outcome"))

@@ -69,6 +69,7 @@ from memdb.memory.text import normalize_tag, term_counts, tokenize
 from memdb.memory.timephrase import TOLD_HINTS, told_windows
 
 __all__ = [
+    "ARCHIVED_FIELDS",
     "CONTEXT_FIELDS",
     "CONTEXT_TF",
     "GLOBALS",
@@ -346,6 +347,10 @@ _DECIDED: Final = "decided decision"
 """What a record with decisions says besides their words (layout 19): "What did we decide?" and
 "which decisions did we make?" ask of the memories holding a decision, whether their text says
 so or only their ``decisions`` do (with a window, such a question asks of everything in it)."""
+
+
+ARCHIVED_FIELDS: Final = ("one_line", "archived_from", "lesson", "participants", "decided")
+"""What archiving adds to a header (``archived_words`` reads them); restoring takes them out."""
 
 
 def decided_words(record: Mapping[str, Any]) -> str:

@@ -331,11 +331,8 @@ class OwnerQueries:
             # for a payment, and "invoice" only says what was paid
             acts = act_kinds(tuple(k for k in self._layer.settings.typed_kinds if self._keeps_kind(k)))
             verb_term = terms_of_word(verb)[:1] if verb else ()
-            if verb_term and verb_term[0] in acts:
+            if verb_term and verb_term[0] in acts:  # (only the verb: "get the design reviewed" is no review)
                 acted, kind = verb.lower(), acts[verb_term[0]]
-            elif kind is None:
-                named = {w: acts[t] for t, w in pairs.items() if t in acts}
-                kind = next(iter(named.values()), None)
         if kind is None and not KIND_WORDS.keys().isdisjoint(pairs.values()):
             kind = kind_asked(written, self._keeps_kind)  # "what tools did I use yesterday?"
         if kind is None and not FACT_WORDS.isdisjoint(pairs.values()) and self._keeps_kind(FACT_KIND):

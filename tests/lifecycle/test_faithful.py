@@ -55,7 +55,7 @@ def test_failures_survive_archiving_in_history_and_prepare(tmp_path: Path) -> No
         )
         assert [a.episode.id for a in h.attempts] == ids[::-1]
         assert all(a.episode.status == "archived" and any("archived" in w for w in a.why) for a in h.attempts)
-        assert h.lessons == ["verify the signature check first", "verify the retry budget first", "verify the signature check first"]
+        assert h.lessons == ["verify the signature check first", "verify the retry budget first"]  # each once, newest first
         prep = mem.prepare("fix the twilio webhook", kind="debug", tags=["twilio"])
         assert "(archived)" in prep.text and "verify the signature check first" in prep.text
         assert db.check().ok

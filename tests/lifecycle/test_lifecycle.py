@@ -620,3 +620,29 @@ def test_reading_an_archived_episode_says_it_is_archived(ldb: memdb.Database) ->
     with pytest.raises(NotFoundError, match="no such episode"):  # another owner's archived episode is unknown to this one
         ldb.owner("bo").get(ep.id)
     assert mem.restore(ep.id).summary == "Twilio webhook retries" and mem.get(ep.id).status == "active"
+
+
+def test_archiving_keeps_decisions_words_and_restoring_takes_them_out(ldb: memdb.Database) -> None:
+    mem = ldb.owner("ana")
+    ep = mem.record("debug", "Chose the store", outcome="success", decisions={"database": "postgres"})
+    mem.archive(ep.id)
+    assert "postgres" in ldb.globals["EPST"][("ana", ep.id)]["decided"]
+    mem.restore(ep.id)
+    assert "decided" not in ldb.globals["EPST"][("ana", ep.id)] and ldb.check().ok
+
+
+def test_older_archives_get_their_decisions_words_back_once(tmp_path: Path) -> None:
+    """Archives made before the header kept decisions' words get them from their cold record on
+    open, once (``^LIFE("archived decisions kept")``)."""
+    clock = [dt.datetime(2026, 3, 1, 9, tzinfo=dt.UTC)]
+    with memdb.open(tmp_path / "db", clock=lambda: clock[0]) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "Debrief for Maya", outcome="failure", decisions={"next": "reject"})
+        mem.archive(ep.id)
+        with db.transaction():  # as an archive made before 2026-12-06 left it
+            state = db.globals["EPST"][("ana", ep.id)]
+            db.globals["EPST"].set(("ana", ep.id), {k: v for k, v in state.items() if k != "decided"})
+            db.globals["LIFE"].kill(("archived decisions kept",))
+        assert not mem.ask("Which did we reject?", include_archived=True).found
+    with memdb.open(tmp_path / "db", clock=lambda: clock[0]) as db:
+        assert [m.id for m in db.owner("ana").ask("Which did we reject?", include_archived=True)] == [ep.id]

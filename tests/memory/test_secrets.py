@@ -559,3 +559,19 @@ def test_pairs_naming_a_secret_hold_one() -> None:
 )
 def test_the_audit_s_shapes_stay_linear_on_repetitive_input(text: str) -> None:
     clean(text)  # "%40" * 10000 took 8 s before the local part was bounded
+
+
+@pytest.mark.parametrize("key", ["bob.smith@example.com", "192.168.10.20", "+44 20 7946 0958"])
+def test_an_error_naming_a_top_level_key_sanitizes_it(tmp_path: Path, key: str) -> None:
+    """The first part of a path is a field's name, or any key an import item gave: sanitized too."""
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        with pytest.raises(memdb.errors.ValidationError) as caught:
+            mem.import_episodes([{"kind": "debug", "summary": "x", "outcome": "failure", key: {"a": float("nan")}}], source="t")
+        assert key not in str(caught.value)
+        deep: dict[str, object] = {}
+        for _ in range(40):
+            deep = {"d": deep}
+        with pytest.raises(memdb.errors.ValidationError) as caught:
+            mem.import_episodes([{"kind": "debug", "summary": "x", "outcome": "failure", key: deep}], source="t")
+        assert key not in str(caught.value)

@@ -387,3 +387,16 @@ def test_the_verb_an_ordered_question_times_wins_over_the_kind_its_object_names(
         r = mem.ask(question)
         assert r.interpretation.order and [m.id for m in r] == [want.id], question
     db.close()
+
+
+def test_only_the_verb_an_ordered_question_times_names_a_kind(tmp_path: Path) -> None:
+    """ "When did we last get the onboarding design reviewed?" took "reviewed" as kind review and
+    missed the sprint memory saying it: only the verb after "last" names a kind by its act."""
+    now = [dt.datetime(2026, 6, 5, 10, tzinfo=dt.UTC)]
+    db = memdb.open(tmp_path / "team", clock=lambda: now[0])
+    mem = db.owner("team")
+    said = mem.record("sprint", "Ana reviewed the onboarding design", outcome="success")
+    now[0] += dt.timedelta(days=1)
+    r = mem.ask("When did we last get the onboarding design reviewed?")
+    assert r.interpretation.kind is None and [m.id for m in r] == [said.id]
+    db.close()

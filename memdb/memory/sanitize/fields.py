@@ -47,7 +47,8 @@ def as_plain(value: Any, depth: int = 0) -> Any:
     ints within 64 bits, bool, None), so ``flatten_texts`` walks it and the sanitizer reads each
     string as written: sanitized as one JSON text, a line break was the two characters ``\\n``,
     and ``n10.20.30.40`` hid the address. What JSON cannot hold becomes its text, as ``as_text``
-    wrote it (another type, a non-finite float, an int beyond 64 bits, nesting past ``MAX_DEPTH``),
+    wrote it, but a non-finite float, which is its repr ("nan": another type, an int beyond 64
+    bits, nesting past ``MAX_DEPTH``),
     and so does a value that is no dict or list: a number alone is read as text too."""
     if depth == 0 and not isinstance(value, (str, Mapping, list, tuple)):
         return as_text(value)
@@ -125,7 +126,7 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
         if isinstance(value, str):
             return slot(value, SECRET_FIELD + name if secret else name)
         if depth > MAX_DEPTH:  # nested past reason (or holding itself)
-            raise ValidationError(f"{where}: {path[0]} is nested more than {MAX_DEPTH} levels deep")
+            raise ValidationError(f"{where}: {redacted(str(path[0]))} is nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, Mapping):
             items = []
             named = _names_a_secret(value)
@@ -220,8 +221,8 @@ def _names_a_secret(mapping: Mapping[Any, Any]) -> bool:
 def _path_text(path: tuple[str | int, ...]) -> str:
     """Where a value is, for a message (``decisions.when``, ``input[2]``): each key sanitized on its
     own, since a dot joining two hid an IP address or a phone number from the sanitizer
-    (``decisions.192.168.1.10``); the first part is a field's name."""
-    return str(path[0]) + "".join(f"[{part}]" if isinstance(part, int) else "." + redacted(part) for part in path[1:])
+    (``decisions.192.168.1.10``); the first part is a field's name, or any key an import gave."""
+    return redacted(str(path[0])) + "".join(f"[{part}]" if isinstance(part, int) else "." + redacted(part) for part in path[1:])
 
 
 def _secrets_whole(flat: Mapping[str, str], clean: dict[str, str]) -> dict[str, str]:

@@ -605,14 +605,20 @@ def test_the_uuids_once_read_as_a_card_or_a_phone(text: str) -> None:
         ("call 030/12345678 now", "call <PHONE_1> now"),
         ("0049/30/12345678", "<PHONE_1>"),
         ("tel 01.23.45.67.89", "tel <PHONE_1>"),
-        ("mobile 98765 43210", "mobile <PHONE_1>"),
+        ("mobile 98765 43210", "mobile <PHONE_1>"),  # labelled: unlabelled, "ports 65000 65535" are numbers
         ("098765 43210", "<PHONE_1>"),
         ("IBAN DE89-3704-0044-0532-0130-00", "IBAN <IBAN_1>"),
         ("SSN 219 09 9999", "SSN <SSN_1>"),
         ("NI AB 12 34 56 C and QQ123456C", "NI <GOV_ID_1> and <GOV_ID_2>"),
         ("PAN ABCPE1234F", "PAN <GOV_ID_1>"),
-        ("Aadhaar 2345 6789 0124", "Aadhaar <GOV_ID_1>"),  # Verhoeff-valid
-        ("SIN 130 692 544", "SIN <GOV_ID_1>"),  # Luhn-valid
+        ("Aadhaar 2345 6789 0124", "Aadhaar <GOV_ID_1>"),
+        ("Steuer-ID 65929970489, SV-Nr 65 170839 J 003 on file", "Steuer-ID <GOV_ID_1>, SV-Nr <GOV_ID_2> on file"),
+        ("Kontonummer 532013000 BLZ 37040044", "Kontonummer <ACCOUNT_1> BLZ <ACCOUNT_2>"),
+        ("Tel. 089/123456-0 or Tel.: 089 / 1234 5678", "Tel. <PHONE_1> or Tel.: <PHONE_2>"),
+        ("Visa CVC 123, PIN: 4821", "Visa CVC <SECRET_1>, PIN: <SECRET_2>"),
+        ("the DATEV password is Winter2026!", "the DATEV password is <SECRET_1>!"),
+        ("SIN 130-692-544", "SIN <GOV_ID_1>"),
+        ("SIN 130 692 544", "SIN <GOV_ID_1>"),  # by its label
         ("ip 192.168.001.010", "ip <IP_1>"),
         ("host ip-10-20-30-40.ec2.internal", "host ip-<IP_1>.ec2.internal"),
         ("mailto:ana.lopez%40example.com", "mailto:<EMAIL_1>"),
@@ -627,8 +633,12 @@ def test_national_forms_the_audit_found(text: str, expected: str) -> None:
     [
         "on 01/02/2026 and 05.12.2026",  # dates: eight digits
         "v 1.2.3 build 2026/12/05",
-        "Aadhaar-like 2345 6789 0123",  # fails Verhoeff
-        "SIN-like 130 692 545",  # fails Luhn
+        "invoice 2024 0115 0001",  # spaced digit groups, unlabelled, are numbers
+        "le budget est de 130 692 544 euros",
+        "ports 65000 65535 and zips 94105 94107",
+        "the mobile app 2.0 release; pin 3.11 in requirements; cell 4 of 12",
+        "password is in the vault",
+        "0001/0002/0003.log",
         "page 123 of 456",
         "ISO 27001 A",
     ],

@@ -511,6 +511,9 @@ def test_an_error_naming_a_decisions_path_sanitizes_each_key(tmp_path: Path, key
         ('{"name":"DB_PASSWORD","value":"Hunt3rQx77"}', '{"name":"DB_PASSWORD","value":"<SECRET_1>"}'),
         ("curl -u admin:Hunt3rQx77 https://x", "curl -u admin:<SECRET_1> https://x"),
         ("mysql -uroot -pHunt3rQx77 db", "mysql -uroot -p<SECRET_1> db"),
+        ("mysql -u root -pMyToken prod_db", "mysql -u root -p<SECRET_1> prod_db"),  # the database stays
+        ("https://example.com/search?q=foo%40bar.com&x=1", "https://example.com/search?q=<EMAIL_1>&x=1"),
+        ("http://[::1]:8080/users/@me", "http://[<IP_1>]:8080/users/@me"),
         ("app --password Hunt3rQx77 --verbose", "app --password <SECRET_1> --verbose"),
         ("plink -pw Hunt3rQx77 host", "plink -pw <SECRET_1> host"),
         ("whsec_Hunt3rQx77abcdefghijklmnopqrstu", "<SECRET_1>"),
@@ -531,7 +534,13 @@ def test_secrets_the_audit_found(text: str, expected: str) -> None:
         "the password: it is in the vault",
         "auth: enabled",
         "authorization: required",
-        "bypass: true",
+        "bypass: hunter2",  # "pass" ends another word
+        "Tests pass: 120",  # a word of its own after a space: prose
+        '{"sig": "(text: str) -> Tree"}',  # "sig" is a secret only as a URL's parameter
+        "pg_dump --no-password appdb",
+        "ansible --ask-pass site.yml",
+        "docker run -u 1000:1000 img",
+        "https://example.com?next=mailto:x",
         "compass=north",
         "max_tokens: 1024",
         "https://host:8080/users/@ana",  # a port and a path before an "@"
@@ -575,3 +584,28 @@ def test_an_error_naming_a_top_level_key_sanitizes_it(tmp_path: Path, key: str) 
         with pytest.raises(memdb.errors.ValidationError) as caught:
             mem.import_episodes([{"kind": "debug", "summary": "x", "outcome": "failure", key: deep}], source="t")
         assert key not in str(caught.value)
+
+
+def test_a_command_line_given_as_a_list_keeps_its_secrets_out(tmp_path: Path) -> None:
+    """A tool's argv is sanitized string by string: the argument after --password, curl's -u and
+    mysql's -pPASSWORD are secrets by their place in the list; a list of two words is no pair."""
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        call = mem.record_tool_call(
+            "s1",
+            "shell",
+            {
+                "a": ["mysql", "-u", "root", "-phunter2XY", "prod"],
+                "b": ["deploy", "--password", "Flag7pwd", "--verbose"],
+                "c": ["curl", "-u", "admin:Curl7pw", "https://x"],
+                "d": ["pg_dump", "--no-password", "appdb"],
+                "scopes": ["auth", "profile"],
+            },
+        )
+        stored = json.loads(mem.get(call.id).content)
+    assert stored["a"][3].startswith("<SECRET_") and stored["a"][4] == "prod"
+    assert stored["b"][2].startswith("<SECRET_") and stored["b"][3] == "--verbose"
+    assert stored["c"][2].startswith("<SECRET_") and stored["d"] == ["pg_dump", "--no-password", "appdb"]
+    assert stored["scopes"] == ["auth", "profile"]
+    raw = _disk(tmp_path / "db")
+    assert all(s not in raw for s in (b"hunter2XY", b"Flag7pwd", b"Curl7pw"))

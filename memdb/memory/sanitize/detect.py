@@ -70,13 +70,22 @@ import bisect
 import ipaddress
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias, runtime_checkable
 
 from memdb.errors import ConfigError, SanitizerError, ValidationError
 
-__all__ = ["PLACEHOLDER", "SECRET_FIELD", "RegexSanitizer", "SanitizeResult", "Sanitizer", "is_secret_key", "sanitize_fields"]
+__all__ = [
+    "PLACEHOLDER",
+    "SECRET_FIELD",
+    "RegexSanitizer",
+    "SanitizeResult",
+    "Sanitizer",
+    "argv_secrets",
+    "is_secret_key",
+    "sanitize_fields",
+]
 
 PLACEHOLDER: Final = re.compile(r"<([A-Z][A-Z0-9_]*)_([0-9]+)>")
 """A placeholder ``<KIND_n>``; text of this shape passes through every sanitizer unchanged."""
@@ -376,9 +385,12 @@ _SECRET_KEYS: Final = _secret_key_forms(
     "shared_key", "access_tokens", "api_tokens", "auth_tokens", "refresh_tokens", "auth", "authorization", "credential",
     "credentials", "cookie",
 )  # fmt: skip
-# Short words naming a secret only as a word of their own in a key (SMTP_PASS, db-pw, smtpPass,
-# creds, a SAS URL's sig), never as the end of another word ("bypass", "compass")
+# Short words naming a secret only as a word of their own in a key: "pw" and "creds" whole or
+# after a separator; "pass" only as the last part of a name (SMTP_PASS, db-pass, smtpPass: "Tests
+# pass: 120" and "bypass" stay); "sig" only as a URL's parameter (a SAS token's "&sig=": a
+# function's {"sig": ...} stays)
 _SHORT_SECRET_KEYS: Final = ("pass", "pw", "creds", "sig")
+_SHORT_AFTER: Final = {"pass": "_-.", "pw": "_-. \t\"'", "creds": "_-. \t\"'", "sig": "&?"}
 _KEY_LAST: Final = frozenset({*(c for k in (*_SECRET_KEYS, *_SHORT_SECRET_KEYS) for c in (k[-1], k[-1].upper())), " ", "\t", '"', "'"})
 _KEY_REACH: Final = 40  # characters before a separator read for the key (aws_secret_access_key is 21)
 
@@ -400,7 +412,10 @@ def _names_secret(key: str) -> bool:
     for word in _SHORT_SECRET_KEYS:
         if folded.endswith(word):
             at = len(key) - len(word)
-            if at == 0 or not key[at - 1].isalpha() or (key[at].isupper() and key[at - 1].islower()):
+            before = key[at - 1] if at else ""
+            if (not before and word in ("pw", "creds")) or (before and before in _SHORT_AFTER[word]):
+                return True
+            if word == "pass" and before.islower() and key[at].isupper():  # smtpPass
                 return True
     return False
 
@@ -559,7 +574,7 @@ def _unescaped_userinfo(text: str, start: int, amp: int) -> int:
     ``:p/ss99``), so the "/" or "?" in it cut the authority short; -1 for a host, a port and a
     path before an "@" (``host:8080/users/@ana``, ``example.com/a:b@c``)."""
     colon = text.find(":", start, amp)
-    if colon == -1 or "/" in text[start:colon]:
+    if colon == -1 or any(c in text[start:colon] for c in "/?#["):  # a path, a query, an IPv6 host before it
         return -1
     port = re.split(r"[/?#]", text[colon + 1 : amp], maxsplit=1)[0]
     return -1 if port.isdigit() else amp
@@ -591,8 +606,15 @@ def _detect_assignments(p: _Pass) -> None:
 
 
 # A command line's secret: "--password Hunt3r", "-pw x" (PuTTY), "--api-key=..." is an assignment
-_FLAG: Final = re.compile(r"-(?<![\w-]-)-?(?P<key>[A-Za-z][\w-]{1,40})[ \t]+(?P<v>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'-][^\s\"']*)")
-_USER_FLAG: Final = re.compile(r"-(?<![\w-]-)(?:u|-user)[ \t]+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)")  # curl -u admin:password
+# a long option (or PuTTY's -pw) and the argument after it
+_FLAG: Final = re.compile(
+    r"-(?<![\w-]-)(?:-(?P<key>[A-Za-z][\w-]{1,40})|(?P<pw>pw))[ \t]+(?P<v>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'-][^\s\"']*)"
+)
+# an option that takes no secret though its name ends with one: --no-password, --ask-pass, --skip-auth
+_FLAG_SWITCH: Final = re.compile(r"(?:no|skip|ask|prompt|with|without|use|enable|disable|require|allow|show|print|check|verify)-", re.I)
+_USER_FLAG: Final = re.compile(  # curl -u admin:password (docker run -u 1000:1000 is a uid)
+    r"\b(?:curl|wget|http|https)\b[^\n|;&]{0,200}?-(?<![\w-]-)(?:u|-user)[ \t]+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)"
+)
 _MYSQL_FLAG: Final = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?(?<![\w-])-p(?P<v>[^\s\"'-][^\s\"']*)")
 # <password>...</password>; key="ApiKey" value="..." (.NET config); {"name": "DB_PASSWORD", "value": "..."}
 _XML_ELEMENT: Final = re.compile(r"<(?P<key>[A-Za-z_][\w:.-]{0,40})>(?P<v>[^<\n]{1,512})</(?P=key)>")
@@ -613,17 +635,37 @@ def _detect_command_lines(p: _Pass) -> None:
     if " -" not in text and not text.startswith("-"):  # an option starts a word
         return
     for m in _FLAG.finditer(text):
-        if is_secret_key(m.group("key")):
+        key = m.group("key")
+        if m.group("pw") or (is_secret_key(key) and not _FLAG_SWITCH.match(key)):
             start, end = m.span("v")
             if text[start] in "\"'":
                 start, end = start + 1, end - 1
             p.claim(start, end, "SECRET", text[start:end])
-    if "-u" in text:
+    if "-u" in text and ("curl" in text or "wget" in text or "http" in text):
         for m in _USER_FLAG.finditer(text):
             p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
     if "mysql" in text or "mariadb" in text:
         for m in _MYSQL_FLAG.finditer(text):
             p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+
+
+def argv_secrets(items: Sequence[object]) -> set[int]:
+    """The positions of secrets in a command line given as a list (a tool's argv), as
+    ``_detect_command_lines`` finds them in one: the argument after ``--password`` or ``-pw``,
+    after curl's ``-u``, and mysql's ``-pPASSWORD`` whole."""
+    words = [w if isinstance(w, str) else "" for w in items]
+    curl = any(w in ("curl", "wget") for w in words)
+    mysql = any(w.rsplit("/", 1)[-1] in ("mysql", "mysqldump", "mysqladmin", "mariadb") for w in words)
+    out: set[int] = set()
+    for i, word in enumerate(words):
+        flag = word[2:] if word.startswith("--") else ""
+        if i + 1 < len(words) and (
+            word == "-pw" or (flag and is_secret_key(flag) and not _FLAG_SWITCH.match(flag)) or (curl and word in ("-u", "--user"))
+        ):
+            out.add(i + 1)
+        elif mysql and len(word) > 2 and word.startswith("-p"):
+            out.add(i)
+    return out
 
 
 def _detect_named_values(p: _Pass) -> None:
@@ -663,8 +705,95 @@ def _detect_beside(p: _Pass) -> None:
     _detect_aws_secrets(p)
 
 
+# A number named by its label: "Tel. 089/123456-0", "Steuer-ID 65929970489", "SV-Nr 65 170839 J
+# 003", "Kontonummer 532013000", "CVC 123", "PIN 4821": the label says what a number of any shape
+# is; unlabelled, most of these are any number. Found from each number back to the word before it
+# (a regex over every position for thirty labels cost more than all the other detectors together).
+_LABELS: Final[dict[str, str]] = {
+    **dict.fromkeys("tel telefon telephone phone fax mobile mobil handy cell".split(), "PHONE"),
+    **dict.fromkeys(
+        """steuer-id steuerid steuer-idnr idnr tin sv-nr svnr sv-nummer sozialversicherungsnummer ssn nino aadhaar sin
+        personalausweis personalausweisnummer passport social-security national-insurance""".split(),
+        "GOV_ID",
+    ),
+    **dict.fromkeys("kontonummer konto-nr acct blz bankleitzahl bsb account routing sort-code".split(), "ACCOUNT"),
+    **dict.fromkeys("cvc cvc2 cvv cvv2 csc security-code pin tan".split(), "SECRET"),
+}
+_AFTER_LABEL: Final = frozenset(" \t:#=.")  # what stands between a label and its value (never "")
+_NUMBER_WORDS: Final = frozenset({"no", "nr", "number", "num"})  # "account number", "passport no."
+_DIGITS_RUN: Final = re.compile(r"[0-9]+")  # numbers, found in C; each checked for a label before it in Python
+_LABEL_VALUE: Final = re.compile(
+    r"\+?\(?[0-9][0-9 ()/.-]{1,28}[0-9](?![0-9A-Za-z])"  # digits and their separators, to a digit
+)
+_ID_VALUE: Final = re.compile(r"[A-Z]{0,2}[0-9][0-9A-Z -]{3,20}[0-9A-Z](?![0-9A-Za-z])")  # letters among its digits, in capitals
+_LABEL_DIGITS: Final = {"PHONE": 6, "GOV_ID": 5, "ACCOUNT": 5}  # the fewest digits a labelled value holds
+# "the DATEV password is Winter2026!": a secret said in prose (a known limit for other phrasings)
+_SAID_SECRET: Final = re.compile(  # a literal first letter, its word start checked after it (see _TOKEN_SHAPES)
+    r"[Pp](?<![A-Za-z].)(?:ass(?:word|wort|code|phrase)|ASS(?:WORD|WORT|CODE)|in|IN)"
+    r"\s+(?i:is|was|ist|lautet|war)\s+(?P<v>[^\s\"',;]*[^\s\"',;.!?])"
+)
+
+
+def _word_before(text: str, end: int) -> tuple[str, int]:
+    """The word (letters and "-") ending at ``end`` after any ":", "=", "#", "." and spaces, folded,
+    and where it starts."""
+    i = end
+    while i > 0 and end - i < 8 and text[i - 1] in " \t:=#.":
+        i -= 1
+    j = i
+    while j > 0 and i - j < 32 and (text[j - 1].isalpha() or text[j - 1] == "-"):
+        j -= 1
+    return text[j:i].lower(), j
+
+
+def _label_of(text: str, start: int) -> str | None:
+    """The kind the label before the number at ``start`` names, or None."""
+    word, at = _word_before(text, start)
+    if word in _NUMBER_WORDS:  # "account number", "passport no.", "Steuer-ID Nr."
+        word, at = _word_before(text, at)
+    if word in ("security", "insurance", "code"):  # "social security", "national insurance", "sort code", "security code"
+        before, _ = _word_before(text, at)
+        return _LABELS.get(f"{before}-{word}")
+    return _LABELS.get(word)
+
+
+def _detect_labeled(p: _Pass) -> None:
+    """Values named by their label (``_LABELS``), and passwords said in prose (``_SAID_SECRET``)."""
+    text = p.text
+    for number in _DIGITS_RUN.finditer(text):
+        start = number.start()
+        before = text[start - 1 : start]
+        if before in "+(" and before:
+            start -= 1
+            before = text[start - 1 : start]
+        elif start >= 2 and text[start - 2 : start].isupper() and text[start - 2 : start].isalpha():
+            start -= 2  # an id's letters before its digits: "QQ123456C"
+            before = text[start - 1 : start]
+        if before not in _AFTER_LABEL:  # a number inside a word or a number ("v2", "3.11"), or at the start
+            continue
+        kind = _label_of(text, start)
+        if kind is None:
+            continue
+        value = _LABEL_VALUE.match(text, start)
+        end = value.end() if value is not None else start
+        if kind == "GOV_ID" and (whole := _ID_VALUE.match(text, start)) is not None:  # "65 170839 J 003"
+            end = max(end, whole.end())
+        found = text[start:end]
+        digits = _digits(found)
+        if kind == "SECRET":
+            if 3 <= len(digits) <= 8 and found.replace(" ", "").isdigit():
+                p.claim(start, end, "SECRET", digits)
+        elif len(digits) >= _LABEL_DIGITS[kind]:
+            p.claim(start, end, kind, found.upper())
+    if "ass" in text or "ASS" in text or "in " in text or "IN " in text:  # "password ...", "PIN ..."
+        for m in _SAID_SECRET.finditer(text):  # (searched over its first letter in C)
+            if m.group("v").lower() not in _PROSE_VALUES:
+                p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+
+
 # --- EMAIL -----------------------------------------------------------------------------------------
 
+_ENCODED_LOCAL_PUNCT: Final = frozenset("_.+-")
 _LOCAL_REACH: Final = 64  # RFC 5321's longest local part; bounded, so "%40%40..." stays linear
 _LOCAL_PUNCT: Final = frozenset("_.!#$%&'*+/=?^`{|}~-")
 _DOMAIN: Final = re.compile(r"(?:[\w-]+\.)+[\w-]*[^\W\d_][\w-]*")  # Unicode labels too: jörg@bücher.de
@@ -678,7 +807,8 @@ def _detect_emails(p: _Pass) -> None:
         at = text.find(sign)
         while at != -1:
             start = at
-            while start and at - start < _LOCAL_REACH and (text[start - 1].isalnum() or text[start - 1] in _LOCAL_PUNCT):
+            punct = _LOCAL_PUNCT if sign == "@" else _ENCODED_LOCAL_PUNCT  # in a URL, "/", "?", "=" end the address
+            while start and at - start < _LOCAL_REACH and (text[start - 1].isalnum() or text[start - 1] in punct):
                 start -= 1
             m = _DOMAIN.match(text, at + len(sign))
             key = f"{text[start:at]}@{text[at + len(sign) : m.end()]}".casefold() if m is not None else ""
@@ -792,27 +922,12 @@ _SSN: Final = re.compile(
     r"|(?<![0-9])(?<![0-9] )(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9])"  # spaced: 219 09 9999
 )
 # Government ids of other countries: the UK's National Insurance number (two letters, six digits, a
-# letter A-D), India's PAN (five letters, four digits, a letter; the fourth says who holds it) and
-# Aadhaar (12 digits in groups of four, Verhoeff-checked), Canada's SIN (nine digits in groups of
-# three, Luhn-checked). Grouped as they are printed: a bare run of digits is anything.
+# letter A-D), India's PAN (five letters, four digits, a letter; the fourth says who holds it),
+# Canada's SIN (nine digits in dashed groups of three, Luhn-checked). Spaced digit groups ("130 692
+# 544 euros") are any number: an Aadhaar or a SIN written so is found by its label (``_LABELED``).
 _UK_NI: Final = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D](?![A-Za-z0-9])")
 _PAN: Final = re.compile(r"(?<![A-Za-z0-9])[A-Z]{3}[ABCFGHJLPT][A-Z][0-9]{4}[A-Z](?![A-Za-z0-9])")
-_AADHAAR: Final = re.compile(r"(?<![0-9])(?<![0-9][ -])[2-9][0-9]{3}(?P<sep>[ -])[0-9]{4}(?P=sep)[0-9]{4}(?![0-9]|[ -][0-9])")
-_SIN: Final = re.compile(r"(?<![0-9])(?<![0-9][ -])[1-79][0-9]{2}(?P<sep>[ -])[0-9]{3}(?P=sep)[0-9]{3}(?![0-9]|[ -][0-9])")
-_VERHOEFF_D: Final = tuple(
-    tuple(int(c) for c in row)
-    for row in "0123456789 1234067895 2340178956 3401289567 4012395678 5987604321 6598710432 7659821043 8765932104 9876543210".split()
-)
-_VERHOEFF_P: Final = tuple(
-    tuple(int(c) for c in row) for row in "0123456789 1576283094 5803796142 8916043527 9453126870 4286573901 2793806415 7046913258".split()
-)
-
-
-def _verhoeff_ok(digits: str) -> bool:
-    check = 0
-    for i, c in enumerate(reversed(digits)):
-        check = _VERHOEFF_D[check][_VERHOEFF_P[i % 8][ord(c) - 48]]
-    return check == 0
+_SIN: Final = re.compile(r"(?<![0-9])(?<![0-9]-)[1-79][0-9]{2}-[0-9]{3}-[0-9]{3}(?![0-9]|-[0-9])")  # spaced, it is any number
 
 
 def _checked_digits(ok: Callable[[str], bool]) -> Callable[[str], str | None]:
@@ -824,7 +939,6 @@ def _checked_digits(ok: Callable[[str], bool]) -> Callable[[str], str | None]:
 
 
 _GOV_IDS: Final = (  # (pattern, check, the shortest cluster holding one)
-    (_AADHAAR, _outside_uuids(_entire(_checked_digits(_verhoeff_ok))), 14),
     (_SIN, _outside_uuids(_entire(_checked_digits(_luhn_ok))), 11),
     (_UK_NI, _WHOLE, 9),
     (_PAN, _WHOLE, 10),
@@ -858,9 +972,8 @@ _PHONE_NANP: Final = re.compile(
 # One separator throughout, so a date followed by a number ("01-02-2026 07") is not a phone.
 # "/" as Germans write it (030/12345678, 0049/30/12345678), "." as the French do (01.23.45.67.89)
 _PHONE_TRUNK: Final = re.compile(
-    r"(?<![\w+./])(?<![0-9][./-])0[0-9]{1,5}(?P<sep>[ ./-])[0-9]{2,8}(?>(?P=sep)[0-9]{2,8}){0,3}+(?!\w|[./-][0-9])"
+    r"(?<![\w+./])(?<![0-9][./-])0[0-9]{1,5}(?P<sep>[ ./-])[0-9]{2,8}(?>(?P=sep)[0-9]{2,8}){0,3}+(?!\w|[./-]\w)"
 )
-_PHONE_INDIA: Final = re.compile(r"(?<![\w+./])(?<![0-9][ ./-])[6-9][0-9]{4} [0-9]{5}(?![\w.-]|[ ][0-9])")  # a mobile: 98765 43210
 
 
 def _trunk_fits(cluster: str) -> bool:
@@ -939,7 +1052,7 @@ def _digit_count(lo: int, hi: int) -> Callable[[str], str | None]:
 # the anchors and literal prefixes for the rest), so most prose skips them all after one search.
 # Literals only, so the search skips in C every character that starts none of them (see _TOKEN_SHAPES).
 _MAYBE_PII: Final = re.compile(
-    "|".join((*"0123456789@:=", _TOKEN_HINT.pattern, "Bearer|bearer|BEARER|Basic|basic|BASIC|-----BEGIN|</|--|-pw|mysql|mariadb"))
+    "|".join((*"0123456789@:=", _TOKEN_HINT.pattern, "Bearer|bearer|BEARER|Basic|basic|BASIC|-----BEGIN|</|--|-pw|mysql|mariadb|assw|ASSW"))
 )
 
 _DETECTORS: Final[tuple[Detector, ...]] = (
@@ -962,7 +1075,7 @@ _DETECTORS: Final[tuple[Detector, ...]] = (
     _clustered("PHONE", _PHONE_INTL, _entire(_digit_count(8, 15)), lambda c: "+" in c),
     _clustered("PHONE", _PHONE_NANP, _entire(_digit_count(10, 11)), lambda c: len(c) >= 12),
     _clustered("PHONE", _PHONE_TRUNK, _entire(_trunk_key), _trunk_fits),
-    _clustered("PHONE", _PHONE_INDIA, _entire(_digits), lambda c: len(c) >= 11),
+    _detect_labeled,  # last: a value of a shape detected above keeps its own kind (an SSN labelled "SSN")
 )
 
 

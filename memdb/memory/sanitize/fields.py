@@ -22,7 +22,7 @@ from typing import Any
 
 from memdb.errors import ValidationError
 from memdb.memory.models import truncation_marker
-from memdb.memory.sanitize.detect import PLACEHOLDER, SECRET_FIELD, is_secret_key
+from memdb.memory.sanitize.detect import PLACEHOLDER, SECRET_FIELD, argv_secrets, is_secret_key
 from memdb.memory.sanitize.messages import redacted, shown
 from memdb.memory.text import normalize_tag
 
@@ -139,8 +139,9 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
             return _Dict(items, path)
         if isinstance(value, (list, tuple)):
             # ["X-Api-Key", "..."]: a pair whose first item names a secret holds one (headers as pairs)
-            pair = len(value) == 2 and isinstance(value[0], str) and is_secret_key(value[0])
-            return [walk(v, (*path, i), f"{name}[{i}]", secret or (pair and i == 1), depth + 1) for i, v in enumerate(value)]
+            pair = len(value) == 2 and isinstance(value[0], str) and _names_a_header_secret(value[0])
+            argv = argv_secrets(value) if any(isinstance(v, str) and v.startswith("-") for v in value) else set()  # a tool's argv
+            return [walk(v, (*path, i), f"{name}[{i}]", secret or (pair and i == 1) or i in argv, depth + 1) for i, v in enumerate(value)]
         if value is None or isinstance(value, bool):
             return value
         if secret and isinstance(value, (int, float)):
@@ -216,6 +217,16 @@ def _names_a_secret(mapping: Mapping[Any, Any]) -> bool:
     """Whether a mapping is a named value whose name is secret-looking: {"name": "DB_PASSWORD",
     "value": ...} (a Kubernetes env entry, a HAR header): its value is a secret whole."""
     return any(isinstance(k, str) and k.lower() in _NAME_KEYS and isinstance(v, str) and is_secret_key(v) for k, v in mapping.items())
+
+
+def _names_a_header_secret(name: str) -> bool:
+    """Whether the first of a [name, value] pair names a secret as a header or an environment
+    variable does ("Authorization", "X-Api-Key", "DB_PASSWORD"): a list of two words, ["auth",
+    "profile"], is no pair."""
+    return is_secret_key(name) and ("-" in name or "_" in name or name.lower() in _HEADER_SECRETS)
+
+
+_HEADER_SECRETS = frozenset({"authorization", "cookie", "password", "passwd", "secret", "token", "apikey"})
 
 
 def _path_text(path: tuple[str | int, ...]) -> str:

@@ -567,7 +567,7 @@ class OwnerEpisodes:
         # Numbered after the call's own placeholders, so a new value never reuses one of them;
         # sanitized outside the write, so a dropped capture's counters are not rolled back.
         context = placeholders_in(strings_in(self._layer.load(self.name, call_id)[0]))
-        flat, rebuild = flatten_texts({"result": as_plain(result)}, what)  # each string as written (as_plain)
+        flat, rebuild = flatten_texts({"result": as_plain(result)}, what, payloads=("result",))  # each string as written
         sanitized = self._sanitize({**flat, "~placeholders": context}, what=what)
         bounded = {"result": as_text(rebuild(sanitized)["result"])}
         self._bound(bounded, {"result": self._layer.settings.digest_chars}, sanitized, what)
@@ -1003,7 +1003,7 @@ class OwnerEpisodes:
         """Sanitize, validate and bound one episode; returns the record to store (no I/O but counters).
         ``json_fields`` hold plain JSON values (``as_plain``), stored as their JSON text once sanitized."""
         settings = self._layer.settings
-        flat, rebuild = flatten_texts(raw, where)
+        flat, rebuild = flatten_texts(raw, where, payloads=json_fields)
         ident_before = {k: raw[k] for k in ("session", "tool", "key") if isinstance(raw.get(k), str)}
         flat.update({f"@{k}": v for k, v in ident_before.items()})
         clean = self._sanitize(flat, what=where)

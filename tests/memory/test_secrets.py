@@ -609,3 +609,18 @@ def test_a_command_line_given_as_a_list_keeps_its_secrets_out(tmp_path: Path) ->
     assert stored["scopes"] == ["auth", "profile"]
     raw = _disk(tmp_path / "db")
     assert all(s not in raw for s in (b"hunter2XY", b"Flag7pwd", b"Curl7pw"))
+
+
+def test_a_tool_payload_keeps_two_keys_that_read_the_same_once_sanitized(tmp_path: Path) -> None:
+    """A tool result keyed by two spellings of one address was refused ("merge them"), and the
+    capture lost; a payload is data: the second key is numbered. Decisions still refuse it."""
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        call = mem.record_tool_call("s1", "crm", {"Bob@Example.com": 1, "bob@example.com": 2})
+        mem.record_tool_result(call.id, {"Bob@Example.com": "a", "bob@example.com": "b"})
+        got = mem.get(call.id)
+        assert json.loads(got.content) == {"<EMAIL_1>": 1, "<EMAIL_1>#2": 2} and json.loads(got.result or "") == {
+            "<EMAIL_2>": "a", "<EMAIL_2>#2": "b"  # numbered after the call's placeholders
+        }  # fmt: skip
+        with pytest.raises(memdb.errors.ValidationError, match="merge them"):
+            mem.record("debug", "x", outcome="failure", decisions={"Bob@Example.com": 1, "bob@example.com": 2})

@@ -14,6 +14,7 @@ patterns) use these, so every path to disk sanitizes the same way.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import math
 import re
@@ -107,12 +108,17 @@ class _Dict:
         self.path = path
 
 
-def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[str, str], Callable[[dict[str, str]], dict[str, Any]]]:
+def flatten_texts(
+    raw: Mapping[str, Any], where: str = "episode", payloads: Iterable[str] = ()
+) -> tuple[dict[str, str], Callable[[dict[str, str]], dict[str, Any]]]:
     """Every string of an input, keyed by a unique name, and the inverse that puts the
     sanitized strings back. Nested strings in decisions and lists count, and so do dict keys
     and ints of seven digits or more; a value the store cannot keep as given (bytes, NaN, a
-    naive datetime, an int beyond 64 bits, another type) is refused naming its path."""
+    naive datetime, an int beyond 64 bits, another type) is refused naming its path; so are two
+    keys of one dict that read the same once sanitized, but in ``payloads`` (a tool's data, where
+    the second is numbered: ``<EMAIL_1>#2``)."""
     flat: dict[str, str] = {}
+    data = frozenset(payloads)  # fields holding a tool's payload (``as_plain``), kept whole
 
     def slot(text: str, name: str, as_int: bool = False) -> _Slot:
         name = name if name not in flat else f"{name}#{len(flat)}"
@@ -194,7 +200,9 @@ def flatten_texts(raw: Mapping[str, Any], where: str = "episode") -> tuple[dict[
             out: dict[str, Any] = {}
             for key, v in value.items:
                 name = fill(key, clean)
-                if name in out:
+                if name in out and value.path[0] in data:  # a tool's payload is data: keep both, numbered
+                    name = next(f"{name}#{n}" for n in itertools.count(2) if f"{name}#{n}" not in out)
+                elif name in out:
                     raise ValidationError(f"{where}: {_path_text(value.path)}: two keys read {name!r} once sanitized (merge them)")
                 out[name] = fill(v, clean)
             return out

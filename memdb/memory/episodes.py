@@ -330,6 +330,7 @@ class Episodes:
         """Add what an archived episode keeps hot to its header (the lifecycle's backfill of lessons)."""
         header = self.layout.states[(owner, episode_id)]
         self.layout.states.set((owner, episode_id), {**header, **fields})
+        self.space.defer_increments(self.layout.stats, (owner,), {"archive_changes": 1})  # what archived headers say changed
 
     def ids_in_time(self, owner: str, lo: int | None = None, hi: int | None = None, reverse: bool = False) -> Iterator[str]:
         """Ids of an owner's hot episodes with ``lo <= ts_us < hi``, in time order."""
@@ -888,7 +889,7 @@ class OwnerEpisodes:
             kills.append((self._layout.cold, (self.name, episode_id)))
             kills.extend((self._space[g], e) for g, es in index_entries(self.name, episode_id, state, state).items() for e in es)
             self._space.apply(kills)
-            self._bump(episodes=-1, archived=-1)
+            self._bump(episodes=-1, archived=-1, archive_changes=1)
         else:
             record, _ = self._layer.load(self.name, episode_id)
             digest = content_hash(record)
@@ -945,7 +946,7 @@ class OwnerEpisodes:
                 self._layer.audit.change(self.name, "archive", at, written=self._layer.now(), **audit),
             ]
             self._space.apply(kills, sets)
-            self._bump(archived=1, **deltas)
+            self._bump(archived=1, archive_changes=1, **deltas)
             self._bump_df(df)
         self._layer.left_hot(self.name, episode_id)
 
@@ -970,7 +971,7 @@ class OwnerEpisodes:
                 (self._layout.archived, (self.name, ts_micros(record["ts"]), episode_id)),
             ]
             self._space.apply(kills, sets, packed=packed)
-            self._bump(archived=-1, **deltas)
+            self._bump(archived=-1, archive_changes=1, **deltas)
             self._bump_df(df)
         return to_episode(self.name, episode_id, record, header)
 

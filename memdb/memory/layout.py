@@ -21,7 +21,8 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^EPXT(owner, tag, first) = block    lists of documents, and the per-document columns
     ^EPC(owner, chunk) = records        (time, id, length, outcome), and ^EPL their relevance levels
     ^EPDF(owner, term) = df             documents holding the term (BM25's idf without a scan)
-    ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"dropped"|"next_doc")   per-owner statistics
+    ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"archive_changes"|"dropped"|"next_doc")   per-owner statistics
+                                        ("archive_changes" counts every change to what archived headers say)
     ^EPAR(owner, ts_us, id)             archived episodes (their one-line summary is in the header)
     ^EPSU(owner, ts_us, id)             superseded versions: the record stays in ^MEM, the header says
                                         ``status: "superseded"`` and names its successor; out of every
@@ -545,6 +546,9 @@ class Layout:
 
     def __init__(self, space: Globals) -> None:
         self.space = space
+        # what readers derive of an owner's archived memories, kept by this process while the
+        # owner's archive stays as it is (``memdb.query.archived``): owner -> (version, digest)
+        self.digests: dict[str, tuple[tuple[int, int], Any]] = {}
         self.meta = space["META"]
         self.mem = space["MEM"]
         self.states = space["EPST"]

@@ -37,7 +37,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import cache, lru_cache, partial, wraps
-from operator import itemgetter
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
@@ -81,6 +80,7 @@ from memdb.memory.timephrase import (
     read_time_phrases,
     told_within,
 )
+from memdb.query.archived import ArchivedDigest
 from memdb.query.notes import found_note, note_and, noted, nothing_note, quoted, why_matched
 from memdb.query.plan import (
     QUESTION_CHARS,
@@ -160,10 +160,8 @@ _NEGATED = re.compile(
 )
 _EVER = re.compile(r"\bever\b", re.IGNORECASE)  # "did we ever...", "have we ever...": at any time, the archived too
 _ARCHIVED_DL = 0  # an archived match's document length: unknown, so BM25 takes the average (``_bm25``)
-_DIGESTED = 50_000  # archived memories an owner may have for their digest to be kept (a few MB)
-_ARCHIVED_DIGEST = ("archived digest",)  # its memo key
-# an archived memory as counted: ts, kind, outcome, session, tags, terms
-_Digested = tuple[int, str, str | None, str | None, frozenset[str], frozenset[str]]
+_DIGESTED = 20_000  # archived memories an owner may have for their digest to be kept (about 0.5 KB each)
+_DIGESTS_KEPT = 16  # owners whose digests a process keeps (``Layout.digests``)
 _ORDERED_READ = 10_000  # matches put in time order at most ("the last three deploys"); past it, ranked as usual
 
 
@@ -1017,10 +1015,15 @@ class OwnerQueries:
         hides what memdb has archived. Read in the query's snapshot."""
         if q.include_archived:
             return ""
+        if self._archived_digest() is None and not self._space.in_transaction:  # past _DIGESTED: no walk on every answer
+            if not self._layout.archived.raw_keys((self.name,), q.lo, q.hi, limit=1):
+                return ""
+            return f" Archived memories (more than {_DIGESTED:,}) are not counted here; include_archived=True searches them too."
         counted = self._archived_count(q, cap)
         if counted is None:
             return ""
-        return f" Also {counted[0]} (latest {counted[1]}); include_archived=True to see them."
+        them = "them" if counted[0] != "1 archived match" else "it"
+        return f" Also {counted[0]} (latest {counted[1]}); include_archived=True to see {them}."
 
     def _archived_note(self, q: Query, cap: int = 1_000) -> str:
         """When nothing hot matches, whether cold storage holds matches: an answer never hides
@@ -1034,14 +1037,12 @@ class OwnerQueries:
 
     def _archived_count(self, q: Query, cap: int) -> tuple[str, str] | None:
         """("N archived matches", the latest one's day) of ``q``, at most ``cap`` counted, or None
-        when none matches. Read in the query's snapshot, from ``_archived_digest`` where the owner
-        has no more than ``_DIGESTED`` archived memories (a few µs a hundred), else by reading
-        their headers."""
+        when none matches. Read in the query's snapshot."""
         if not self._layout.archived.raw_keys((self.name,), q.lo, q.hi, limit=1):
             return None  # nothing archived in the window: one seek, where walking the range cost a few
         digest = self._archived_digest()
-        if digest is not None:
-            times = [ts for ts, *_ in self._digest_matches(digest, q, cap)]
+        if digest is not None:  # every match counted: the digest reads no header
+            times, cap = [digest.times[i] for i in digest.matches(q)], len(digest) + 1
         else:
             times = [ts_micros(h["ts"]) for _, h, _ in self._archived_matches(q, cap)]
         if not times:
@@ -1049,54 +1050,26 @@ class OwnerQueries:
         n = len(times)
         return f"{'at least ' if n >= cap else ''}{n} archived match{'es' if n != 1 else ''}", day_of(from_micros(max(times)))
 
-    def _archived_digest(self) -> list[_Digested] | None:
-        """What archived matching reads of each of the owner's archived memories, in time order:
-        (ts, kind, outcome, session, tags, terms of its one-liner, tags and participants), made
-        once while the owner's documents stay as they are (archiving and restoring change them:
-        ``TextIndex.memo``) and so does the number archived (erasing an archived memory changes no
-        document); None past ``_DIGESTED`` archived memories."""
-        archived = self._layout.stats.get((self.name, "archived"), 0)
-        if archived > _DIGESTED:
+    def _archived_digest(self) -> ArchivedDigest | None:
+        """The owner's ``ArchivedDigest``, made once while the archived memories stay as they are
+        (their count and ``archive_changes``: capture keeps it); None past ``_DIGESTED`` archived
+        memories, and inside a write transaction (its counters are not applied yet)."""
+        stats = self._layout.stats
+        archived = int(stats.get((self.name, "archived"), 0))
+        if archived > _DIGESTED or self._space.in_transaction:
             return None
-        memo = self._layout.text.memo(self.name)
-        kept: tuple[int, list[_Digested]] | None = memo.get(_ARCHIVED_DIGEST)
-        digest = kept[1] if kept is not None and kept[0] == archived else None
-        if digest is None:
-            digest = []
-            for subs, _ in self._layout.archived.range((self.name,), None, None):
-                h = self._layout.states.get((self.name, str(subs[2])))
-                if h is not None:
-                    terms = frozenset(tokenize(archived_words(h)))
-                    digest.append((ts_micros(h["ts"]), h["kind"], h.get("outcome"), h.get("session"), frozenset(h["tags"]), terms))
-            if len(memo) >= _MEMO_ENTRIES:
-                memo.clear()
-            memo[_ARCHIVED_DIGEST] = (archived, digest)
+        version = (archived, int(stats.get((self.name, "archive_changes"), 0)))
+        kept = self._layout.digests.get(self.name)
+        if kept is not None and kept[0] == version:
+            held: ArchivedDigest = kept[1]
+            return held
+        states = self._layout.states
+        eids = (str(subs[2]) for subs, _ in self._layout.archived.range((self.name,), None, None))
+        digest = ArchivedDigest.of((eid, h) for eid in eids if (h := states.get((self.name, eid))) is not None)
+        if len(self._layout.digests) >= _DIGESTS_KEPT:
+            self._layout.digests.pop(next(iter(self._layout.digests)))
+        self._layout.digests[self.name] = (version, digest)
         return digest
-
-    @staticmethod
-    def _digest_matches(digest: list[_Digested], q: Query, cap: int) -> list[_Digested]:
-        """The digested archived memories matching ``q`` as ``_archived_matches`` matches them,
-        at most ``cap``, in time order."""
-        lo = bisect.bisect_left(digest, q.lo, key=itemgetter(0)) if q.lo is not None else 0
-        hi = bisect.bisect_left(digest, q.hi, key=itemgetter(0)) if q.hi is not None else len(digest)
-        want, any_tags, terms = frozenset(q.tags), frozenset(q.any_tags), frozenset(q.terms) if q.terms_required else frozenset()
-        boost = frozenset(q.boost_tags)
-        out = []
-        for entry in itertools.islice(digest, lo, hi):
-            _, kind, outcome, session, tags, held = entry
-            if (
-                (want and not want <= tags)
-                or (any_tags and not any_tags & tags)
-                or (q.kind and kind != q.kind)
-                or (q.outcome and outcome != q.outcome)
-                or (q.session and session != q.session)
-                or (terms and not terms & held and not boost & tags)
-            ):
-                continue
-            out.append(entry)
-            if len(out) >= cap:
-                break
-        return out
 
     def _superseded_note(self, q: Query, cap: int = 1_000) -> str:
         """When nothing current matches, whether earlier versions of corrected memories do: an
@@ -1520,10 +1493,16 @@ class OwnerQueries:
         return out
 
     def _archived_matches(self, q: Query, cap: int | None) -> list[Archived]:
-        """Archived episodes in the window whose header and one-line summary match ``q``."""
+        """Archived episodes in the window whose header and one-line summary match ``q``: the
+        headers of the digest's matches (``ArchivedDigest.matches``), or of every archived memory
+        in the window past ``_DIGESTED``."""
+        digest = self._archived_digest()
+        if digest is not None:
+            eids: Iterable[str] = [digest.ids[i] for i in digest.matches(q, cap)]
+        else:
+            eids = (str(subs[2]) for subs, _ in self._layout.archived.range((self.name,), q.lo, q.hi))
         out: list[Archived] = []
-        for subs, _ in self._layout.archived.range((self.name,), q.lo, q.hi):
-            eid = str(subs[2])
+        for eid in eids:
             h = self._layout.states.get((self.name, eid))
             if h is None:
                 continue

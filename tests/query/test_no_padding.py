@@ -15,6 +15,8 @@ import pytest
 from clocks import Clock
 
 import memdb
+from memdb.memory.layout import archived_words
+from memdb.memory.text import tokenize
 from memdb.query.engine import OwnerQueries
 from memdb.query.plan import Query
 
@@ -276,6 +278,23 @@ def test_the_archived_count_reads_what_the_archived_headers_say(tmp_path: Path) 
         queries: OwnerQueries = mem._queries
         digest = queries._archived_digest()
         assert digest is not None and len(digest) == archived
+        headers = [(str(s[2]), db.globals["EPST"][("ana", str(s[2]))]) for s, _ in db.globals["EPAR"].items(("ana",))]
+
+        def walked(q: Query) -> list[str]:  # the reference: every archived header, read and matched
+            out = []
+            for eid, h in headers:
+                ts, tags, words = ms(h["ts"]), set(h["tags"]), set(tokenize(archived_words(h)))
+                if (q.lo is not None and ts < q.lo) or (q.hi is not None and ts >= q.hi) or not set(q.tags) <= tags:
+                    continue
+                if (q.any_tags and not set(q.any_tags) & tags) or (q.kind and h["kind"] != q.kind):
+                    continue
+                if (q.outcome and h.get("outcome") != q.outcome) or (q.session and h.get("session") != q.session):
+                    continue
+                if q.terms and q.terms_required and not set(q.terms) & words and not set(q.boost_tags) & tags:
+                    continue
+                out.append(eid)
+            return out
+
         for _ in range(200):
             lo = ms(NOW - dt.timedelta(days=rng.randint(0, 220))) if rng.random() < 0.5 else None
             q = Query(
@@ -286,8 +305,9 @@ def test_the_archived_count_reads_what_the_archived_headers_say(tmp_path: Path) 
                 terms_required=rng.random() < 0.8, kind=rng.choice([None, "debug"]), outcome=rng.choice([None, "failure"]), session=None,
                 boost_tags=tuple(rng.sample(["alpha", "gamma"], rng.randint(0, 1))),
             )  # fmt: skip
-            walked = [ms(h["ts"]) for _, h, _ in queries._archived_matches(q, None)]
-            assert [ts for ts, *_ in queries._digest_matches(digest, q, 10_000)] == walked
+            want = walked(q)
+            assert [digest.ids[i] for i in digest.matches(q)] == want
+            assert [eid for eid, _, _ in queries._archived_matches(q, None)] == want
 
 
 def ms(at: dt.datetime) -> int:
@@ -372,3 +392,26 @@ def test_an_unmatched_word_says_archived_full_records_are_not_searched(tmp_path:
             assert not r.found and r.note.endswith(
                 "Archived memories are searched by their one-line summaries, tags and decisions, not their full records."
             )
+
+
+def test_the_archived_digest_outlives_capture_and_follows_the_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counting archived matches beside every answer reads a digest of the archive, made once: a
+    capture (which changes the hot documents only) keeps it, an archive or a restore remakes it.
+    Past ``_DIGESTED`` archived memories the note says they were not counted, walking nothing."""
+    from memdb.query import engine
+
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("ana")
+        old = [mem.record("debug", f"deploy {i} failed", outcome="failure", ts=NOW - dt.timedelta(days=40 + i)) for i in range(3)]
+        for e in old[:2]:
+            mem.archive(e.id)
+        queries: OwnerQueries = mem._queries
+        first = queries._archived_digest()
+        mem.record("debug", "deploy went fine", outcome="success")
+        assert queries._archived_digest() is first and "Also 2 archived matches" in mem.ask("deploy", now=NOW).note
+        mem.archive(old[2].id)
+        assert queries._archived_digest() is not first and "Also 3 archived matches" in mem.ask("deploy", now=NOW).note
+        monkeypatch.setattr(engine, "_DIGESTED", 2)
+        note = mem.ask("deploy", now=NOW).note
+        assert note.endswith("Archived memories (more than 2) are not counted here; include_archived=True searches them too.")
+        assert len(mem.ask("deploy", now=NOW, include_archived=True)) == 4  # the walk of the headers, as before

@@ -583,7 +583,7 @@ def _history(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         "total": h.total,
         "archived": h.archived,
         "counts": dict(h.counts),
-        "lessons": list(dict.fromkeys(h.lessons)),
+        "lessons": h.lessons,  # each once (History.lessons)
         "attempts": [_episode_data(m.episode, _LIST_CONTENT_CHARS) for m in h.attempts],
     }
     return ToolOutput("\n".join(lines), data)

@@ -634,6 +634,7 @@ def test_national_forms_the_audit_found(text: str, expected: str) -> None:
         "on 01/02/2026 and 05.12.2026",  # dates: eight digits
         "v 1.2.3 build 2026/12/05",
         "invoice 2024 0115 0001",  # spaced digit groups, unlabelled, are numbers
+        "Reference RF18539007547034",  # an ISO 11649 creditor reference, checked as an IBAN is
         "le budget est de 130 692 544 euros",
         "ports 65000 65535 and zips 94105 94107",
         "the mobile app 2.0 release; pin 3.11 in requirements; cell 4 of 12",

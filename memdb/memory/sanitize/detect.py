@@ -830,8 +830,9 @@ _NOT_DIGITS: Final = str.maketrans("", "", "ABCDEFGHIJKLMNOPQRSTUVWXYZ ().+/-") 
 
 
 def _iban_ok(compact: str) -> bool:
-    """ISO 13616: move the first four characters to the end, letters to 10..35, mod 97 must be 1."""
-    if not 15 <= len(compact) <= 34:
+    """ISO 13616: move the first four characters to the end, letters to 10..35, mod 97 must be 1.
+    "RF" is no country: an ISO 11649 creditor reference (on invoices) has the same check digits."""
+    if not 15 <= len(compact) <= 34 or compact.startswith("RF"):
         return False
     rotated = compact[4:] + compact[:4]
     return int("".join(str(int(c, 36)) for c in rotated)) % 97 == 1

@@ -931,7 +931,31 @@ class OwnerQueries:
             outside = self._outside(q)
             if not (cold or outside[0] or outside[2]):  # "nothing at any time" is said of the archived too
                 elsewhen = self._archived_elsewhen(replace(q, lo=None, hi=None, told=False))
-        return partial(nothing_note, interp, outside, cold + self._superseded_note(q) + self._rest_note(interp, q), elsewhen, bool(cold))
+        notes = cold + self._superseded_note(q) + self._rest_note(interp, q) + self._other_kinds(q)
+        return partial(nothing_note, interp, outside, notes, elsewhen, bool(cold))
+
+    def _other_kinds(self, q: Query, cap: int = 1_000) -> str:
+        """When a kind emptied the answer, how many memories of other kinds match the rest, and
+        which kinds: "Any failed card payments this month?" of a bookkeeper whose declined card
+        was recorded as an expense said nothing matched. Read in the query's snapshot."""
+        if not q.kind or q.kind == "tool_call" or not (q.terms or q.tags or q.any_tags or q.outcome):
+            return ""
+        found = self._matches(replace(q, kind=None), cap=cap)
+        if q.told:
+            found = self._with_told(replace(q, kind=None), found)
+        kinds = Counter(
+            [h["kind"] for _, h, _ in found.archived]
+            + [h["kind"] for tail, _, _ in found.hot if (h := self._layout.states.get((self.name, tail_id(tail)))) is not None]
+        )
+        kinds.pop(q.kind, None)
+        if not kinds:
+            return ""
+        n = sum(kinds.values())
+        more = "at least " if len(found.hot) >= cap else ""
+        which = ", ".join(f"{k} {c}" if len(kinds) > 1 else k for k, c in kinds.most_common(3))
+        if n == 1:
+            return f" 1 memory of another kind matches the rest ({which}); ask without the kind to see it."
+        return f" {more}{n} memories of other kinds match the rest ({which}); ask without the kind to see them."
 
     def _archived_elsewhen(self, q: Query, cap: int = 1_000) -> str:
         """For an empty window with no hot match at any time: the archived matches at any time

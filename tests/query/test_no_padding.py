@@ -415,3 +415,17 @@ def test_the_archived_digest_outlives_capture_and_follows_the_archive(tmp_path: 
         note = mem.ask("deploy", now=NOW).note
         assert note.endswith("Archived memories (more than 2) are not counted here; include_archived=True searches them too.")
         assert len(mem.ask("deploy", now=NOW, include_archived=True)) == 4  # the walk of the headers, as before
+
+
+def test_an_empty_answer_says_what_other_kinds_match(tmp_path: Path) -> None:
+    """ "Any failed card payments this month?" of a bookkeeper whose declined card was recorded as
+    an expense said nothing matched: where a kind emptied the answer, the note counts the
+    memories of other kinds matching the rest."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        db.configure(typed_kinds=["expense", "payment"])
+        mem = db.owner("books")
+        mem.record("expense", "Workspace renewal failed: card declined", outcome="failure", tags=["card"], ts=NOW - dt.timedelta(hours=2))
+        mem.record("payment", "Paid Hetzner by transfer", outcome="success", tags=["hetzner"], ts=NOW - dt.timedelta(hours=2))
+        r = mem.ask("Any failed card payments this month?", now=NOW)
+        assert not r.found and r.note.endswith("1 memory of another kind matches the rest (expense); ask without the kind to see it.")
+        assert "another kind" not in mem.ask("Any payments to Hetzner this month?", now=NOW).note  # found: nothing to add

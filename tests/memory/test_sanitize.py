@@ -646,3 +646,14 @@ def test_national_forms_the_audit_found(text: str, expected: str) -> None:
 )
 def test_look_alikes_of_the_national_forms_stay(text: str) -> None:
     assert clean(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Ruf 030 12345678-Zentrale", "Ruf <PHONE_1>-Zentrale"),  # a separator and a word after a number
+        ("0171 2345678/Privat", "<PHONE_1>/Privat"),
+    ],
+)
+def test_a_trunk_number_before_a_separator_and_a_word(text: str, expected: str) -> None:
+    assert clean(text) == expected

@@ -624,3 +624,48 @@ def test_a_tool_payload_keeps_two_keys_that_read_the_same_once_sanitized(tmp_pat
         }  # fmt: skip
         with pytest.raises(memdb.errors.ValidationError, match="merge them"):
             mem.record("debug", "x", outcome="failure", decisions={"Bob@Example.com": 1, "bob@example.com": 2})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"user":"bob","pass":"Hunt3rPass"}', '{"user":"bob","pass":"<SECRET_1>"}'),  # "pass" as the whole key
+        ("user=bob&pass=x1x", "user=bob&pass=<SECRET_1>"),
+        ("export PASS=Hunt3r", "export PASS=<SECRET_1>"),
+        ("tool --pass Hunt3r9", "tool --pass <SECRET_1>"),
+        ("java -jar app.jar -token Tok3n99", "java -jar app.jar -token <SECRET_1>"),  # a single-dash secret option
+        ("?e=john.doe%2Bnews%40example.com", "?e=<EMAIL_1>"),
+        ("the door passcode is bluefalcon", "the door passcode is <SECRET_1>"),  # no digit, no other hint
+        ("the wifi passphrase is correct-horse-battery-staple", "the wifi passphrase is <SECRET_1>"),
+        ("CVC2: 1234, PIN code: 4321", "CVC2: <SECRET_1>, PIN code: <SECRET_2>"),
+        ("passport C01X00T47, Account-No. 12345678", "passport <GOV_ID_1>, Account-No. <ACCOUNT_1>"),
+    ],
+)
+def test_what_the_second_review_found(text: str, expected: str) -> None:
+    assert clean(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password is incorrect",
+        "Password is case-sensitive",
+        "The PIN is 4 digits long",
+        "phone 10.03.2026, account 2026-03-10, fax 2026/03/10, passport 12.05.2030 expiry",
+        "account 1.234.567,89 EUR; account 150000 euros; Account: 100203 records migrated",
+        "Routing 1000000 requests; Pin 2048 of the connector; Use PIN 8080 port; compute sin 3.14159; TIN 2024/2025 filing",
+        "0001/0002/0003.log",
+    ],
+)
+def test_numbers_after_label_words_that_are_not_labelled_values_stay(text: str) -> None:
+    assert clean(text) == text
+
+
+def test_header_pairs_in_camel_case_and_curl_by_its_path(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        call = mem.record_tool_call(
+            "s1", "http", {"h": [["authToken", "Tok7en"], ["clientSecret", "Sec7ret"]], "argv": ["/usr/bin/curl", "-u", "admin:Cu7pw"]}
+        )
+        stored = json.loads(mem.get(call.id).content)
+    assert all(v.startswith("<SECRET_") for v in (stored["h"][0][1], stored["h"][1][1], stored["argv"][2]))

@@ -274,7 +274,7 @@ def _clustered(kind: str, pattern: re.Pattern[str], check: _Check, fits: Callabl
         size = len(p.text)
         for start, end, cluster in p.clusters:
             if fits(cluster):
-                _search(p, kind, pattern, check, start, min(size, end + 2))  # +2: room for the lookaheads
+                _search(p, kind, pattern, check, start, min(size, end + 6))  # +6: room for the lookaheads (".log")
 
     _CLUSTERED.add(detect)
     return detect
@@ -390,7 +390,7 @@ _SECRET_KEYS: Final = _secret_key_forms(
 # pass: 120" and "bypass" stay); "sig" only as a URL's parameter (a SAS token's "&sig=": a
 # function's {"sig": ...} stays)
 _SHORT_SECRET_KEYS: Final = ("pass", "pw", "creds", "sig")
-_SHORT_AFTER: Final = {"pass": "_-.", "pw": "_-. \t\"'", "creds": "_-. \t\"'", "sig": "&?"}
+_SHORT_AFTER: Final = {"pass": "_-.&?\"'", "pw": "_-. \t\"'&?", "creds": "_-. \t\"'&?", "sig": "&?"}
 _KEY_LAST: Final = frozenset({*(c for k in (*_SECRET_KEYS, *_SHORT_SECRET_KEYS) for c in (k[-1], k[-1].upper())), " ", "\t", '"', "'"})
 _KEY_REACH: Final = 40  # characters before a separator read for the key (aws_secret_access_key is 21)
 
@@ -413,7 +413,11 @@ def _names_secret(key: str) -> bool:
         if folded.endswith(word):
             at = len(key) - len(word)
             before = key[at - 1] if at else ""
-            if (not before and word in ("pw", "creds")) or (before and before in _SHORT_AFTER[word]):
+            if not before and word != "sig":  # the whole key: {"pass": ...}, PASS=, pw:
+                return True
+            if before and before in _SHORT_AFTER[word]:
+                return True
+            if word == "pass" and before in " \t" and key[at:] == "PASS":  # "export PASS=": a variable, not "Tests pass:"
                 return True
             if word == "pass" and before.islower() and key[at].isupper():  # smtpPass
                 return True
@@ -432,7 +436,9 @@ _BARE_VALUE: Final = re.compile(
 _PROSE_VALUES: Final = frozenset(
     """see the a an it its is was are be to in on of for and or not no yes none null nil true false enabled disabled
     required optional set unset missing empty expired invalid revoked rotated redacted hidden changed reset updated
-    here below above later tbd n/a""".split()
+    here below above later tbd n/a incorrect wrong correct right too hashed encrypted salted case-sensitive weak strong
+    long short stored saved blank known unknown different same stale secure insecure visible shown used needed
+    mandatory shared leaked compromised""".split()
 )
 _AUTH_SCHEME: Final = re.compile(r"(?i:basic|bearer|digest|token|negotiate|ntlm)[ \t]+(?=[^\s\"'])")
 _QUOTE_REACH: Final = 2048  # the longest quoted value looked for; an unterminated one is taken as a bare token
@@ -608,7 +614,8 @@ def _detect_assignments(p: _Pass) -> None:
 # A command line's secret: "--password Hunt3r", "-pw x" (PuTTY), "--api-key=..." is an assignment
 # a long option (or PuTTY's -pw) and the argument after it
 _FLAG: Final = re.compile(
-    r"-(?<![\w-]-)(?:-(?P<key>[A-Za-z][\w-]{1,40})|(?P<pw>pw))[ \t]+(?P<v>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'-][^\s\"']*)"
+    r"-(?<![\w-]-)(?:-(?P<key>[A-Za-z][\w-]{1,40})|(?P<pw>pw|(?i:password|passwd|pass|token|secret|apikey|api-key|passphrase)))"
+    r"[ \t]+(?P<v>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'-][^\s\"']*)"
 )
 # an option that takes no secret though its name ends with one: --no-password, --ask-pass, --skip-auth
 _FLAG_SWITCH: Final = re.compile(r"(?:no|skip|ask|prompt|with|without|use|enable|disable|require|allow|show|print|check|verify)-", re.I)
@@ -654,7 +661,7 @@ def argv_secrets(items: Sequence[object]) -> set[int]:
     ``_detect_command_lines`` finds them in one: the argument after ``--password`` or ``-pw``,
     after curl's ``-u``, and mysql's ``-pPASSWORD`` whole."""
     words = [w if isinstance(w, str) else "" for w in items]
-    curl = any(w in ("curl", "wget") for w in words)
+    curl = any(w.rsplit("/", 1)[-1] in ("curl", "wget") for w in words)
     mysql = any(w.rsplit("/", 1)[-1] in ("mysql", "mysqldump", "mysqladmin", "mariadb") for w in words)
     out: set[int] = set()
     for i, word in enumerate(words):
@@ -717,7 +724,7 @@ _LABELS: Final[dict[str, str]] = {
         "GOV_ID",
     ),
     **dict.fromkeys("kontonummer konto-nr acct blz bankleitzahl bsb account routing sort-code".split(), "ACCOUNT"),
-    **dict.fromkeys("cvc cvc2 cvv cvv2 csc security-code pin tan".split(), "SECRET"),
+    **dict.fromkeys("cvc cvc2 cvv cvv2 csc security-code pin pin-code tan".split(), "SECRET"),
 }
 _AFTER_LABEL: Final = frozenset(" \t:#=.")  # what stands between a label and its value (never "")
 _NUMBER_WORDS: Final = frozenset({"no", "nr", "number", "num"})  # "account number", "passport no."
@@ -726,10 +733,19 @@ _LABEL_VALUE: Final = re.compile(
     r"\+?\(?[0-9][0-9 ()/.-]{1,28}[0-9](?![0-9A-Za-z])"  # digits and their separators, to a digit
 )
 _ID_VALUE: Final = re.compile(r"[A-Z]{0,2}[0-9][0-9A-Z -]{3,20}[0-9A-Z](?![0-9A-Za-z])")  # letters among its digits, in capitals
+# what a number after a label word is not: a date, a decimal ("sin 3.14159"), a range of years,
+# money written with thousands ("1.234.567,89"), a quantity ("150000 euros", "2048 of", "8080 port")
+_NOT_LABELLED: Final = re.compile(
+    r"\d{1,2}[./]\d{1,2}[./]\d{4}|\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d+[.,]\d{1,5}|\d{4}/\d{4}|\d{1,3}(?:\.\d{3})+"
+)
+_UNIT_AFTER: Final = re.compile(
+    r",\d|\s*(?:%|€|\$|(?i:eur|euros?|usd|dollars?|gbp|chf|records?|rows?|requests?|items?|entries|users?|ms|sec|seconds?|"
+    r"minutes?|hours?|days?|kb|mb|gb|percent|ports?|of|times|digits|characters|chars|bytes|expiry|expires)\b)"
+)
 _LABEL_DIGITS: Final = {"PHONE": 6, "GOV_ID": 5, "ACCOUNT": 5}  # the fewest digits a labelled value holds
 # "the DATEV password is Winter2026!": a secret said in prose (a known limit for other phrasings)
 _SAID_SECRET: Final = re.compile(  # a literal first letter, its word start checked after it (see _TOKEN_SHAPES)
-    r"[Pp](?<![A-Za-z].)(?:ass(?:word|wort|code|phrase)|ASS(?:WORD|WORT|CODE)|in|IN)"
+    r"[Pp](?<![A-Za-z].)(?:ass(?:word|wort|code|phrase)|ASS(?:WORD|WORT|CODE|PHRASE)|in|IN)"
     r"\s+(?i:is|was|ist|lautet|war)\s+(?P<v>[^\s\"',;]*[^\s\"',;.!?])"
 )
 
@@ -741,7 +757,7 @@ def _word_before(text: str, end: int) -> tuple[str, int]:
     while i > 0 and end - i < 8 and text[i - 1] in " \t:=#.":
         i -= 1
     j = i
-    while j > 0 and i - j < 32 and (text[j - 1].isalpha() or text[j - 1] == "-"):
+    while j > 0 and i - j < 32 and (text[j - 1].isalnum() or text[j - 1] == "-"):  # "CVC2", "Steuer-ID"
         j -= 1
     return text[j:i].lower(), j
 
@@ -749,9 +765,12 @@ def _word_before(text: str, end: int) -> tuple[str, int]:
 def _label_of(text: str, start: int) -> str | None:
     """The kind the label before the number at ``start`` names, or None."""
     word, at = _word_before(text, start)
-    if word in _NUMBER_WORDS:  # "account number", "passport no.", "Steuer-ID Nr."
+    head, _, tail = word.rpartition("-")
+    if head and tail in _NUMBER_WORDS and word not in _LABELS:  # "Account-No." (but "SV-Nr" is a label)
+        word = head
+    elif word in _NUMBER_WORDS:  # "account number", "passport no.", "Steuer-ID Nr."
         word, at = _word_before(text, at)
-    if word in ("security", "insurance", "code"):  # "social security", "national insurance", "sort code", "security code"
+    if word in ("security", "insurance", "code"):  # "social security", "national insurance", "sort code", "PIN code"
         before, _ = _word_before(text, at)
         return _LABELS.get(f"{before}-{word}")
     return _LABELS.get(word)
@@ -765,10 +784,10 @@ def _detect_labeled(p: _Pass) -> None:
         before = text[start - 1 : start]
         if before in "+(" and before:
             start -= 1
-            before = text[start - 1 : start]
-        elif start >= 2 and text[start - 2 : start].isupper() and text[start - 2 : start].isalpha():
-            start -= 2  # an id's letters before its digits: "QQ123456C"
-            before = text[start - 1 : start]
+        else:  # an id's capitals before its digits: "QQ123456C", "C01X00T47"
+            while start > number.start() - 2 and start and text[start - 1].isupper() and text[start - 1].isalpha():
+                start -= 1
+        before = text[start - 1 : start]
         if before not in _AFTER_LABEL:  # a number inside a word or a number ("v2", "3.11"), or at the start
             continue
         kind = _label_of(text, start)
@@ -779,6 +798,8 @@ def _detect_labeled(p: _Pass) -> None:
         if kind == "GOV_ID" and (whole := _ID_VALUE.match(text, start)) is not None:  # "65 170839 J 003"
             end = max(end, whole.end())
         found = text[start:end]
+        if _NOT_LABELLED.fullmatch(found) or _UNIT_AFTER.match(text, end):  # a date, a decimal, a quantity
+            continue
         digits = _digits(found)
         if kind == "SECRET":
             if 3 <= len(digits) <= 8 and found.replace(" ", "").isdigit():
@@ -787,13 +808,13 @@ def _detect_labeled(p: _Pass) -> None:
             p.claim(start, end, kind, found.upper())
     if "ass" in text or "ASS" in text or "in " in text or "IN " in text:  # "password ...", "PIN ..."
         for m in _SAID_SECRET.finditer(text):  # (searched over its first letter in C)
-            if m.group("v").lower() not in _PROSE_VALUES:
+            if m.group("v").lower() not in _PROSE_VALUES and not _UNIT_AFTER.match(text, m.end("v")):  # "4 digits long"
                 p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
 
 
 # --- EMAIL -----------------------------------------------------------------------------------------
 
-_ENCODED_LOCAL_PUNCT: Final = frozenset("_.+-")
+_ENCODED_LOCAL_PUNCT: Final = frozenset("_.+-%")  # "%2B" is an encoded "+"; "/", "?", "=" end the address
 _LOCAL_REACH: Final = 64  # RFC 5321's longest local part; bounded, so "%40%40..." stays linear
 _LOCAL_PUNCT: Final = frozenset("_.!#$%&'*+/=?^`{|}~-")
 _DOMAIN: Final = re.compile(r"(?:[\w-]+\.)+[\w-]*[^\W\d_][\w-]*")  # Unicode labels too: jörg@bücher.de
@@ -973,7 +994,8 @@ _PHONE_NANP: Final = re.compile(
 # One separator throughout, so a date followed by a number ("01-02-2026 07") is not a phone.
 # "/" as Germans write it (030/12345678, 0049/30/12345678), "." as the French do (01.23.45.67.89)
 _PHONE_TRUNK: Final = re.compile(
-    r"(?<![\w+./])(?<![0-9][./-])0[0-9]{1,5}(?P<sep>[ ./-])[0-9]{2,8}(?>(?P=sep)[0-9]{2,8}){0,3}+(?!\w|[./-]\w)"
+    r"(?<![\w+./])(?<![0-9][./-])0[0-9]{1,5}(?P<sep>[ ./-])[0-9]{2,8}(?>(?P=sep)[0-9]{2,8}){0,3}+"
+    r"(?!\w|[./-][0-9]|\.(?:log|txt|csv|json|jsonl|gz|zip|tar|py|md|pdf|png|jpe?g|bin|dat)\b)"  # not a file's name
 )
 
 
@@ -1053,7 +1075,13 @@ def _digit_count(lo: int, hi: int) -> Callable[[str], str | None]:
 # the anchors and literal prefixes for the rest), so most prose skips them all after one search.
 # Literals only, so the search skips in C every character that starts none of them (see _TOKEN_SHAPES).
 _MAYBE_PII: Final = re.compile(
-    "|".join((*"0123456789@:=", _TOKEN_HINT.pattern, "Bearer|bearer|BEARER|Basic|basic|BASIC|-----BEGIN|</|--|-pw|mysql|mariadb|assw|ASSW"))
+    "|".join(
+        (
+            *"0123456789@:=",
+            _TOKEN_HINT.pattern,
+            "Bearer|bearer|BEARER|Basic|basic|BASIC|-----BEGIN|</|--|-pw|mysql|mariadb|assw|ASSW|assc|ASSC|assp|ASSP",
+        )
+    )
 )
 
 _DETECTORS: Final[tuple[Detector, ...]] = (

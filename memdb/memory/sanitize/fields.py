@@ -227,14 +227,15 @@ def _names_a_secret(mapping: Mapping[Any, Any]) -> bool:
     return any(isinstance(k, str) and k.lower() in _NAME_KEYS and isinstance(v, str) and is_secret_key(v) for k, v in mapping.items())
 
 
+_HEADER_SECRETS = frozenset({"authorization", "cookie", "password", "passwd", "secret", "token", "apikey"})
+
+
 def _names_a_header_secret(name: str) -> bool:
     """Whether the first of a [name, value] pair names a secret as a header or an environment
     variable does ("Authorization", "X-Api-Key", "DB_PASSWORD"): a list of two words, ["auth",
     "profile"], is no pair."""
-    return is_secret_key(name) and ("-" in name or "_" in name or name.lower() in _HEADER_SECRETS)
-
-
-_HEADER_SECRETS = frozenset({"authorization", "cookie", "password", "passwd", "secret", "token", "apikey"})
+    camel = any(a.islower() and b.isupper() for a, b in itertools.pairwise(name))  # "authToken", "clientSecret"
+    return is_secret_key(name) and ("-" in name or "_" in name or camel or name.lower() in _HEADER_SECRETS)
 
 
 def _path_text(path: tuple[str | int, ...]) -> str:

@@ -956,7 +956,11 @@ class OwnerEpisodes:
             state = self._layout.states.get((self.name, check_id(episode_id)))
             if state is None or state.get("status") != "archived":
                 raise NotFoundError(f"episode {episode_id!r}: no archived episode with this id for owner {self.name!r}")
-            header = {k: v for k, v in state.items() if k not in ARCHIVED_FIELDS}
+            # the told windows read again, as this code reads them: one archived under an older
+            # layout was left out of the upgrade's reading (only hot records are read)
+            settings = self._layer.settings
+            told = told_of(record, terms_of(record)[0], settings.week_starts_on, settings.timezone)
+            header = {k: v for k, v in state.items() if k not in ARCHIVED_FIELDS and k != "told"} | ({"told": told} if told else {})
             header.update(status=state.get("archived_from", "active"), access_count=state["access_count"] + 1, last_access=now)
             header["relevance"] = self._layer.relevance(record, header, now)
             code = index_code(header["relevance"], record.get("outcome"))

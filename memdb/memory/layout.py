@@ -55,6 +55,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import struct
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -549,6 +550,7 @@ class Layout:
         # what readers derive of an owner's archived memories, kept by this process while the
         # owner's archive stays as it is (``memdb.query.archived``): owner -> (version, digest)
         self.digests: dict[str, tuple[tuple[int, int], Any]] = {}
+        self.digests_lock = threading.Lock()  # threads share a database: the dict is read and trimmed under it
         self.meta = space["META"]
         self.mem = space["MEM"]
         self.states = space["EPST"]

@@ -202,7 +202,7 @@ _PRE = r"since|after|before|prior\s+to|until|till|through|up\s+(?:to|until)|on|i
 # match is then checked in _atom, which can still refuse it (a bare month name, "may").
 _ATOM = "|".join(
     [
-        r"(?P<day>(?:(?P<iso>\d{4}(?P<isep>[-/])\d{2}(?P=isep)\d{2})|(?P<dmy>\d{1,2}\.\d{1,2}\.\d{4})"
+        r"(?P<day>(?:(?P<iso>\d{4}(?P<isep>[-/])\d{2}(?P=isep)\d{2})|(?P<dmy>(?<![\d.])\d{1,2}\.\d{1,2}\.\d{4}(?!\.?\d))"
         r"|(?P<dby>(?:the\s+)?day\s+before\s+yesterday)|(?P<yday>yesterday)|(?P<tday>today)"
         rf"|(?:(?P<wdq>{_Q})\s+)?(?P<wd>{_WD})(?:\s+(?:of\s+)?(?P<wdw>{_Q})\s+week)?"
         rf"|(?P<m1>{_MON})\.?\s+(?P<d1>\d{{1,2}}){_ORD}(?:\s*[-–]\s*(?P<d1e>\d{{1,2}}){_ORD})?(?:,?\s+(?P<y1>\d{{4}}))?"

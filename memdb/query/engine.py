@@ -161,7 +161,7 @@ _NEGATED = re.compile(
 _EVER = re.compile(r"\bever\b", re.IGNORECASE)  # "did we ever...", "have we ever...": at any time, the archived too
 _ARCHIVED_DL = 0  # an archived match's document length: unknown, so BM25 takes the average (``_bm25``)
 _DIGESTED = 20_000  # archived memories an owner may have for their digest to be kept (about 0.5 KB each)
-_DIGESTS_KEPT = 16  # owners whose digests a process keeps (``Layout.digests``)
+_DIGESTS_KEPT = 200_000  # archived memories a process keeps digests of, over all owners (``Layout.digests``)
 _ORDERED_READ = 10_000  # matches put in time order at most ("the last three deploys"); past it, ranked as usual
 
 
@@ -1083,16 +1083,20 @@ class OwnerQueries:
         if archived > _DIGESTED or self._space.in_transaction:
             return None
         version = (archived, int(stats.get((self.name, "archive_changes"), 0)))
-        kept = self._layout.digests.get(self.name)
-        if kept is not None and kept[0] == version:
-            held: ArchivedDigest = kept[1]
-            return held
+        digests, lock = self._layout.digests, self._layout.digests_lock
+        with lock:
+            kept = digests.pop(self.name, None)
+            if kept is not None and kept[0] == version:
+                digests[self.name] = kept  # the most recently used last
+                held: ArchivedDigest = kept[1]
+                return held
         states = self._layout.states
         eids = (str(subs[2]) for subs, _ in self._layout.archived.range((self.name,), None, None))
         digest = ArchivedDigest.of((eid, h) for eid in eids if (h := states.get((self.name, eid))) is not None)
-        if len(self._layout.digests) >= _DIGESTS_KEPT:
-            self._layout.digests.pop(next(iter(self._layout.digests)))
-        self._layout.digests[self.name] = (version, digest)
+        with lock:  # least recently used out, while the digests kept hold more memories than _DIGESTS_KEPT
+            digests[self.name] = (version, digest)
+            while len(digests) > 1 and sum(len(d) for _, d in digests.values()) > _DIGESTS_KEPT:
+                digests.pop(next(iter(digests)))
         return digest
 
     def _superseded_note(self, q: Query, cap: int = 1_000) -> str:

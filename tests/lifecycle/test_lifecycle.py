@@ -646,3 +646,18 @@ def test_older_archives_get_their_decisions_words_back_once(tmp_path: Path) -> N
         assert not mem.ask("Which did we reject?", include_archived=True).found
     with memdb.open(tmp_path / "db", clock=lambda: clock[0]) as db:
         assert [m.id for m in db.owner("ana").ask("Which did we reject?", include_archived=True)] == [ep.id]
+
+
+def test_restoring_reads_the_told_windows_again(tmp_path: Path) -> None:
+    """An episode archived under layout 19 kept no told window for "on 15.03.2026" (the upgrade
+    reads only hot records): restoring reads its told windows as this code does."""
+    clock = [dt.datetime(2026, 3, 20, 9, tzinfo=dt.UTC)]
+    with memdb.open(tmp_path / "db", clock=lambda: clock[0]) as db:
+        mem = db.owner("books")
+        ep = mem.record("debug", "The transfer bounced on 15.03.2026", outcome="failure")
+        mem.archive(ep.id)
+        with db.transaction():  # as layout 19 left it: no told window
+            state = db.globals["EPST"][("books", ep.id)]
+            db.globals["EPST"].set(("books", ep.id), {k: v for k, v in state.items() if k != "told"})
+        mem.restore(ep.id)
+        assert [m.id for m in mem.ask("What bounced on 15.03.2026?")] == [ep.id] and db.check().ok

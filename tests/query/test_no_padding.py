@@ -429,3 +429,23 @@ def test_an_empty_answer_says_what_other_kinds_match(tmp_path: Path) -> None:
         r = mem.ask("Any failed card payments this month?", now=NOW)
         assert not r.found and r.note.endswith("1 memory of another kind matches the rest (expense); ask without the kind to see it.")
         assert "another kind" not in mem.ask("Any payments to Hetzner this month?", now=NOW).note  # found: nothing to add
+
+
+def test_the_digests_kept_are_the_most_recently_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server answering many owners in turn rebuilt a digest on every question when the first
+    made was the first evicted: the least recently used goes, while the digests kept hold more
+    archived memories than ``_DIGESTS_KEPT``."""
+    from memdb.query import engine
+
+    monkeypatch.setattr(engine, "_DIGESTS_KEPT", 4)
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        handles = {}
+        for name in ("a", "b", "c"):
+            mem = handles[name] = db.owner(name)
+            for i in range(2):
+                mem.archive(mem.record("debug", f"deploy {i}", outcome="failure", ts=NOW - dt.timedelta(days=40 + i)).id)
+        digest = {name: h._queries._archived_digest() for name, h in handles.items() if name != "c"}  # a, b kept (4)
+        assert handles["a"]._queries._archived_digest() is digest["a"]  # a used: b is the least recent
+        handles["c"]._queries._archived_digest()  # c in, b out
+        assert handles["a"]._queries._archived_digest() is digest["a"]
+        assert handles["b"]._queries._archived_digest() is not digest["b"]

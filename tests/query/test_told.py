@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import memdb
 from memdb.memory.layout import LAYOUT, TOLD_FIELDS, told_of
 from memdb.memory.text import term_counts
-from memdb.memory.timephrase import TOLD_HINTS, TOLD_MAX, TOLD_PART_OF_DAY_US, told_windows, told_within
+from memdb.memory.timephrase import TOLD_HINTS, TOLD_MAX, TOLD_PART_OF_DAY_US, read_time_phrases, told_windows, told_within
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 20, 12, 0, tzinfo=UTC)
@@ -565,3 +565,11 @@ def test_a_date_written_day_first_with_dots_is_a_day(tmp_path: Path) -> None:
     with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
         assert db.globals["META"].get(("layout",)) == LAYOUT and db.check().ok
         assert [m.id for m in db.owner("books").ask("What happened on 15.03.2026?", now=NOW)] == [due.id]
+
+
+def test_a_dotted_date_inside_a_longer_number_is_no_date() -> None:
+    """ "firmware 1.2.2026.4" told of February 1; "server 10.10.10.2026" was a window."""
+    at = dt.datetime(2026, 12, 4, 12, tzinfo=dt.UTC)
+    for text in ("firmware 1.2.2026.4", "server 10.10.10.2026 down?"):
+        assert read_time_phrases(text, at).window is None and told_windows(text, at) == []
+    assert read_time_phrases("sent on 15.03.2026.", at).window is not None  # a sentence's full stop after it

@@ -27,15 +27,21 @@ detector never touches a span an earlier one claimed:
              digit 2-6 (payment cards), Luhn checked
     SSN      US ``ddd-dd-dddd`` or ``ddd dd dddd`` without the never-issued areas 000/666/9xx,
              group 00, serial 0000
-    GOV_ID   the UK's National Insurance number, India's PAN and Aadhaar (``dddd dddd dddd``,
-             Verhoeff checked), Canada's SIN (``ddd ddd ddd``, Luhn checked)
+    GOV_ID   the UK's National Insurance number, India's PAN, Canada's SIN (``ddd-ddd-ddd``, Luhn
+             checked)
     IP       IPv6 (with at least one decimal digit) and IPv4 (zero-padded parts too), validated with
              :mod:`ipaddress`, and the address an EC2 host name spells (``ip-10-20-30-40``)
     PHONE    ``+`` international forms (8-15 digits), NANP ``(415) 555-0132``/``415-555-0132``,
              trunk-prefix national forms ``020 7946 0958``, ``030/12345678``, ``01.23.45.67.89``
-             (10-13 digits, one separator) or ``00`` international ones ``0044 20 7946 0958``, and
-             Indian mobiles ``98765 43210``; national forms need separators, so bare numbers,
-             dates, times, versions and timestamps stay
+             (10-13 digits, one separator) or ``00`` international ones ``0044 20 7946 0958``;
+             national forms need separators, so bare numbers, dates, times, versions and
+             timestamps stay
+    (label)  a number its label names, whatever its shape (``_LABELS``, found from each number
+             back to the word before it): ``Tel. 089/123456-0`` a PHONE; ``Steuer-ID``, ``SV-Nr``,
+             ``SSN``, ``NINO``, passport, Aadhaar and ``SIN`` numbers a GOV_ID; ``Kontonummer``,
+             ``BLZ``, account, routing and sort code numbers an ACCOUNT; ``CVC``, ``CVV``, ``PIN``,
+             ``TAN`` a SECRET; not a date, a decimal, money or a quantity after the label word
+             ("account 150000 euros"); and "the password is X" said in prose
 
 then the caller's ``extra`` patterns. Text already shaped like a placeholder is never touched,
 and detection repeats until a pass finds nothing, so ``sanitize`` is idempotent by construction
@@ -57,9 +63,11 @@ dash of any script, and the full-width forms, are folded to ASCII one character 
 ``４１１１ １１１１ …``, ``١٢٣-٤٥-٦٧٨٩``, a card wrapped onto the next line, ``jörg@bücher.de``
 and a lower-case IBAN are replaced like their plain forms.
 
-Known limits: secrets written as prose ("my password is hunter2"), names and street addresses
-are not detected; a 4-part version such as ``1.2.3.4`` is a valid IPv4 address and is replaced;
-digits outside the Basic Multilingual Plane (mathematical bold digits) are not folded.
+Known limits: secrets written as prose other than "the password (passcode, PIN) is X", numbers
+in spaced groups without a label (an Aadhaar number, a SIN), lower-case PAN and NI numbers, names
+and street addresses are not detected; a 4-part version such as ``1.2.3.4`` is a valid IPv4
+address and is replaced; digits outside the Basic Multilingual Plane (mathematical bold digits)
+are not folded.
 """
 
 from __future__ import annotations

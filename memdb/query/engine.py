@@ -345,7 +345,10 @@ class OwnerQueries:
         dropped |= {w for w, k in named.items() if k == kind or acted} | ({acted} if acted else set())
         # a name is never a way of asking: "Have we talked to Jane Doe?" is about Doe, though "does"
         # makes the term "doe" (test_a_name_is_no_question_word)
-        named_words = name_terms(question) if not QUESTION_WORDS.isdisjoint(pairs) else {}
+        asking = [w for t, w in pairs.items() if t in QUESTION_WORDS]
+        # (a question word written capitalised past the start, or in capitals, may be a name)
+        capitalised = any(w[:1].upper() + w[1:] in question[1:] or w.upper() in question for w in asking)
+        named_words = name_terms(question) if capitalised else {}
         kept = {
             t: w
             for t, w in pairs.items()
@@ -1037,17 +1040,24 @@ class OwnerQueries:
         """Beside hot matches, whether archived memories match too: "Which offers were declined?"
         said "1 match" of an owner with three more declined offers archived, and an answer never
         hides what memdb has archived. Read in the query's snapshot."""
-        if q.include_archived:
+        if q.include_archived or not self._has_archived():
             return ""
+        if not self._layout.archived.raw_keys((self.name,), q.lo, q.hi, limit=1):
+            return ""  # one seek: nothing archived in the window
         if self._archived_digest() is None and not self._space.in_transaction:  # past _DIGESTED: no walk on every answer
-            if not self._layout.archived.raw_keys((self.name,), q.lo, q.hi, limit=1):
-                return ""
             return f" Archived memories (more than {_DIGESTED:,}) are not counted here; include_archived=True searches them too."
-        counted = self._archived_count(q, cap)
+        counted = self._archived_count(q, cap, sought=True)
         if counted is None:
             return ""
         them = "them" if counted[0] != "1 archived match" else "it"
         return f" Also {counted[0]} (latest {counted[1]}); include_archived=True to see {them}."
+
+    def _has_archived(self) -> bool:
+        """Whether the owner has archived memories, kept in ``TextIndex.memo`` (archiving changes a
+        column, so a new stamp drops it; one erased since only costs a seek): most owners have none,
+        and an answer then reads nothing to say so."""
+        memo = self._layout.text.memo(self.name)
+        return _remembered(memo, ("has archived",), lambda: bool(self._layout.stats.get((self.name, "archived"), 0)))
 
     def _archived_note(self, q: Query, cap: int = 1_000) -> str:
         """When nothing hot matches, whether cold storage holds matches: an answer never hides
@@ -1059,10 +1069,11 @@ class OwnerQueries:
             return ""
         return f" {counted[0]}, latest {counted[1]}; include_archived=True to see them (restore() brings one back)."
 
-    def _archived_count(self, q: Query, cap: int) -> tuple[str, str] | None:
+    def _archived_count(self, q: Query, cap: int, sought: bool = False) -> tuple[str, str] | None:
         """("N archived matches", the latest one's day) of ``q``, at most ``cap`` counted, or None
-        when none matches. Read in the query's snapshot."""
-        if not self._layout.archived.raw_keys((self.name,), q.lo, q.hi, limit=1):
+        when none matches (``sought``: the window is known to hold an archived memory). Read in
+        the query's snapshot."""
+        if not sought and not self._layout.archived.raw_keys((self.name,), q.lo, q.hi, limit=1):
             return None  # nothing archived in the window: one seek, where walking the range cost a few
         digest = self._archived_digest()
         if digest is not None:  # every match counted: the digest reads no header

@@ -1067,7 +1067,8 @@ class OwnerQueries:
         counted = self._archived_count(q, cap)
         if counted is None:
             return ""
-        return f" {counted[0]}, latest {counted[1]}; include_archived=True to see them (restore() brings one back)."
+        them, one = ("it", "it") if counted[0] == "1 archived match" else ("them", "one")
+        return f" {counted[0]}, latest {counted[1]}; include_archived=True to see {them} (restore() brings {one} back)."
 
     def _archived_count(self, q: Query, cap: int, sought: bool = False) -> tuple[str, str] | None:
         """("N archived matches", the latest one's day) of ``q``, at most ``cap`` counted, or None

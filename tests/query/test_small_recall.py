@@ -138,7 +138,7 @@ def test_an_empty_window_points_to_what_is_archived_in_it_only(team: memdb.Memor
     inside = team.recall(since=at(10, 0), until=at(11, 0), tags=["billing"])
     assert not inside.found
     assert inside.note.endswith(
-        "for tags billing; 1 later. 1 archived match, latest 2026-06-10; include_archived=True to see them (restore() brings one back)."
+        "for tags billing; 1 later. 1 archived match, latest 2026-06-10; include_archived=True to see it (restore() brings it back)."
     ), inside.note
     outside = team.recall(since=at(12, 0), until=at(13, 0), tags=["billing"])  # the archived one lies before it
     assert outside.note.endswith("for tags billing; 1 later."), outside.note

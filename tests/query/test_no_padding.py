@@ -449,3 +449,15 @@ def test_the_digests_kept_are_the_most_recently_used(tmp_path: Path, monkeypatch
         handles["c"]._queries._archived_digest()  # c in, b out
         assert handles["a"]._queries._archived_digest() is digest["a"]
         assert handles["b"]._queries._archived_digest() is not digest["b"]
+
+
+def test_an_answer_before_any_archive_does_not_hide_a_later_one(tmp_path: Path) -> None:
+    """Whether an owner has archived memories is remembered between answers (most have none):
+    archiving forgets it, so the next answer counts the archived match."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("ana")
+        failed = mem.record("debug", "deploy failed", outcome="failure", ts=NOW - dt.timedelta(hours=2))
+        mem.record("debug", "deploy ok", outcome="success", ts=NOW - dt.timedelta(hours=1))
+        assert "archived" not in mem.ask("deploy", now=NOW).note
+        mem.archive(failed.id)
+        assert mem.ask("deploy", now=NOW).note.endswith("Also 1 archived match (latest 2026-07-01); include_archived=True to see it.")

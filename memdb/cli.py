@@ -32,6 +32,7 @@ from memdb.engine.postgres import is_postgres_url
 from memdb.errors import MemdbError, NotFoundError, ValidationError
 from memdb.memory.models import check_owner
 from memdb.memory.sanitize import shown
+from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import DEFAULT_TYPED_KINDS
 
 T = TypeVar("T")
@@ -1109,7 +1110,8 @@ class _UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse's NoReturn; main turns it into exit 2
-        raise _UsageError(self, message)
+        # argparse quotes the bad value ("invalid choice: 'ana@example.com'"): sanitized, as every error is
+        raise _UsageError(self, redacted(message))
 
 
 def _fail(kind: str, message: str, as_json: bool) -> None:

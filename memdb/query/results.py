@@ -11,6 +11,7 @@ from typing import Final
 from memdb.errors import ValidationError
 from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.models import Episode
+from memdb.memory.sanitize.messages import redacted
 from memdb.memory.timephrase import TimeWindow
 
 __all__ = ["History", "Hit", "Interpretation", "RecallResult"]
@@ -72,7 +73,9 @@ class Interpretation:
         if self.include_superseded:
             parts.append("including superseded versions")
         ignored = "; ignored: " + ", ".join(repr(p) for p in self.ignored) if self.ignored else ""
-        return ("; ".join(parts) or "everything") + ignored
+        # what was asked, echoed in notes that reach logs and clients: a session, a tag or a word
+        # given as an address or a phone number is shown sanitized, as in an error
+        return redacted(("; ".join(parts) or "everything") + ignored)
 
 
 class Hit:

@@ -566,3 +566,18 @@ def test_recall_include_told_adds_episodes_telling_of_the_window(tmp_path: Path,
     assert main([*window, "--include-told"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["total"] == 1 and any("tells of 2026-07-01" in w for w in out["memories"][0]["why"])
+
+
+def test_usage_errors_and_interpretations_show_personal_data_sanitized(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse's own errors quoted the bad value raw ("invalid choice: 'ana@example.com'"), and a
+    session or a phone number asked about was echoed in the interpretation."""
+    db = str(tmp_path / "db")
+    assert main(["record", "debug", "deploy failed", "--db", db, "--owner", "ana", "--outcome", "failure"]) == 0
+    capsys.readouterr()
+    assert main(["ask", "hi", "--db", db, "--limit", "+1 (415) 555-0132", "--json"]) == 2
+    assert main(["record", "debug", "x", "--db", db, "--outcome", "ana.sre@example.com"]) == 2
+    assert main(["recall", "--db", db, "--owner", "ana", "--session", "ana.sre@example.com"]) == 0
+    assert main(["ask", "call +1 (415) 555-0132", "--db", db, "--owner", "ana"]) == 0
+    out = capsys.readouterr()
+    for raw in ("555-0132", "555 0132", "ana.sre@example.com", "example.com"):
+        assert raw not in out.out and raw not in out.err

@@ -85,6 +85,11 @@ class Erasure:
             raise ValidationError(f"erase reason {shown(reason)}: say why (it is kept in the audit trail)")
         if ids is not None and (isinstance(ids, (bytes, Mapping)) or not isinstance(ids, Iterable | str)):
             raise ValidationError(f"erase ids {shown(ids)}: give an episode id or a list of them")
+        if ids is not None and not isinstance(ids, str):
+            ids = list(ids)
+            if not ids and since is None and until is None and not everything and not tags:
+                # an empty list erases nothing: an audit record of it would say a request was met
+                raise ValidationError("erase: the list of ids is empty (give at least one episode id)")
         wanted = list(normalize_tags(tags, "erase tags"))
         if wanted and everything:
             raise ValidationError(f"erase: tags {shown(wanted)} and everything=True: give one (everything erases every tag)")

@@ -603,8 +603,14 @@ class OwnerQueries:
             found.sort(key=lambda f: (f[0], f[1]), reverse=True)
             chosen = [(eid, h if h is not None else self._layout.states.get((self.name, eid))) for _, eid, h in found[: max(limit, 0)]]
             attempts = self._memories([(eid, h, 0.0, ("history",), None) for eid, h in chosen if h is not None])
+            failures = [m for m in attempts if m.episode.outcome == "failure"]
+            if not failures and counts.get("failure"):  # the last failure is older than the attempts listed: it is said all the same
+                failed = {tail_id(tail) for tail, code, _ in hot if OUTCOME_OF_CODE[code & 3] == "failure"}
+                failed |= {eid for eid, h, _ in archived if h.get("outcome") == "failure"}
+                last = next(((eid, h) for _, eid, h in found if eid in failed), None)
+                if last is not None and (header := last[1] or self._layout.states.get((self.name, last[0]))) is not None:
+                    failures = self._memories([(last[0], header, 0.0, ("history",), None)])
         lessons = list(dict.fromkeys(m.episode.lesson for m in attempts if m.episode.lesson))  # each once, newest first
-        failures = [m for m in attempts if m.episode.outcome == "failure"]
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
         return History(
             ordered, attempts, lessons, interp, len(hot) + len(archived), failures, archived=len(archived), superseded=len(superseded)

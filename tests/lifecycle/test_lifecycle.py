@@ -661,3 +661,12 @@ def test_restoring_reads_the_told_windows_again(tmp_path: Path) -> None:
             db.globals["EPST"].set(("books", ep.id), {k: v for k, v in state.items() if k != "told"})
         mem.restore(ep.id)
         assert [m.id for m in mem.ask("What bounced on 15.03.2026?")] == [ep.id] and db.check().ok
+
+
+def test_erasing_an_empty_list_of_ids_is_refused(ldb: memdb.Database) -> None:
+    """MCP forget_episodes with no ids said "erased 0 episodes for good" and wrote an audit record."""
+    mem = ldb.owner("ana")
+    before = len(mem.audit())
+    with pytest.raises(ValidationError, match="the list of ids is empty"):
+        mem.erase([], reason="asked to")
+    assert len(mem.audit()) == before

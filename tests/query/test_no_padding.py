@@ -461,3 +461,15 @@ def test_an_answer_before_any_archive_does_not_hide_a_later_one(tmp_path: Path) 
         assert "archived" not in mem.ask("deploy", now=NOW).note
         mem.archive(failed.id)
         assert mem.ask("deploy", now=NOW).note.endswith("Also 1 archived match (latest 2026-07-01); include_archived=True to see it.")
+
+
+def test_history_names_the_last_failure_older_than_the_attempts_listed(tmp_path: Path) -> None:
+    """ "12 past attempts (11 success, 1 failure)." named no last failure where the failure was
+    older than the attempts listed: it is named all the same."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        mem = db.owner("ana")
+        mem.record("debug", "checkout deploy broke", outcome="failure", tags=["checkout"], ts=NOW - dt.timedelta(days=30))
+        for i in range(4):
+            mem.record("debug", f"checkout deploy {i}", outcome="success", tags=["checkout"], ts=NOW - dt.timedelta(days=10 - i))
+        h = mem.history(kind="debug", tags=["checkout"], limit=3)
+        assert h.total == 5 and len(h.attempts) == 3 and "Last failure 2026-06-01: checkout deploy broke." in str(h)

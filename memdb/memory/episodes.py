@@ -23,7 +23,7 @@ from pydantic import ValidationError as PydanticError
 from memdb.engine.codec import encode_subscript
 from memdb.engine.globals import Global, Globals
 from memdb.engine.log import logger
-from memdb.errors import NotFoundError, SanitizerError, ValidationError
+from memdb.errors import ConfigError, NotFoundError, SanitizerError, ValidationError
 from memdb.memory.audit import AuditLog, content_hash
 from memdb.memory.check import CheckReport, check
 from memdb.memory.ids import Clock, check_id, episode_day, new_id, ts_micros, utcnow
@@ -135,6 +135,7 @@ class Episodes:
             self._settings = None
             old = self.settings
             new = old.updated(**changes)
+            self._check_kinds_kept(old.typed_kinds, new.typed_kinds)
             dumped, before = new.model_dump(mode="json"), old.model_dump(mode="json")
             changed = {k: {"from": before[k], "to": v} for k, v in dumped.items() if before[k] != v}
             if changed:  # a change to what the settings already are is no change to audit
@@ -142,6 +143,22 @@ class Episodes:
                 self.audit.write(None, "configure", now, changes=changed)
         self._settings = new
         return new
+
+    def _check_kinds_kept(self, old: Iterable[str], new: Iterable[str]) -> None:
+        """A typed kind with episodes stays typed: dropped, its episodes dropped out of answers
+        asking for a kind, and history and supersede refused them ('not a configured kind').
+        Raises ConfigError naming the kind and an owner holding episodes of it."""
+        for kind in sorted(set(old) - set(new)):
+            for owner in self.owners():
+                held = bool(self.layout.by_kind.raw_keys((owner, kind), limit=1)) or any(
+                    (h := self.layout.states.get((owner, str(subs[2])))) is not None and h.get("kind") == kind
+                    for subs, _ in self.layout.archived.range((owner,), None, None)
+                )
+                if held:
+                    raise ConfigError(
+                        f"typed_kinds: {kind!r} still has episodes (owner {owner!r} has some): a kind with "
+                        "episodes stays typed (keep it in typed_kinds, or erase its episodes first)"
+                    )
 
     def reload_settings(self) -> Settings:
         """Read the settings again (another process may have changed them): every rule run

@@ -581,3 +581,19 @@ def test_usage_errors_and_interpretations_show_personal_data_sanitized(tmp_path:
     out = capsys.readouterr()
     for raw in ("555-0132", "555 0132", "ana.sre@example.com", "example.com"):
         assert raw not in out.out and raw not in out.err
+
+
+def test_config_refuses_to_drop_a_kind_that_has_episodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'memdb config typed_kinds=debug,routine' on a database holding review episodes succeeded;
+    answers asking a kind then left them out, and history refused them: refused, naming the kind."""
+    db = str(tmp_path / "db")
+    assert main(["record", "review", "Reviewed the failover drill", "--db", db, "--owner", "ana", "--outcome", "failure"]) == 0
+    assert main(["config", "typed_kinds=debug,routine", "--db", db]) == 1
+    assert "typed_kinds: 'review' still has episodes (owner 'ana' has some)" in capsys.readouterr().err
+    assert main(["config", "typed_kinds=debug,routine,review,research", "--db", db]) == 0  # adding one is fine
+    with memdb.open(db) as opened:
+        mem = opened.owner("ana")
+        mem.archive(mem.recall(kind="review").memories[0].id)
+        with pytest.raises(memdb.errors.ConfigError, match="'review' still has episodes"):
+            opened.configure(typed_kinds=["debug", "routine"])  # archived ones count
+        opened.configure(typed_kinds=["debug", "routine", "review"])  # research had none

@@ -192,12 +192,17 @@ def cmd_record(args: argparse.Namespace) -> int:
     return 0
 
 
+def _for_the_command(note: str) -> str:
+    """A note as the command says it: its flags, where the API's notes name keyword arguments."""
+    return note.replace("include_archived=True", "--include-archived").replace("include_superseded=True", "--include-superseded")
+
+
 def _print_result(result: Any, args: argparse.Namespace) -> None:
     if args.json:
         _print_json(
             {
                 "found": result.found,
-                "note": result.note,
+                "note": _for_the_command(result.note),
                 "interpretation": str(result.interpretation),
                 "total": result.total,
                 "partial": result.partial,
@@ -208,7 +213,7 @@ def _print_result(result: Any, args: argparse.Namespace) -> None:
         return
     # the note first: how many matched, what was searched, and what the answer lacks (a partial
     # answer's words that only archived memories hold, the earlier versions it corrects)
-    print(result.note)
+    print(_for_the_command(result.note))
     if result.memories:
         print(result.as_context(max_chars=args.max_chars))
 

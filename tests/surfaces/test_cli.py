@@ -597,3 +597,16 @@ def test_config_refuses_to_drop_a_kind_that_has_episodes(tmp_path: Path, capsys:
         with pytest.raises(memdb.errors.ConfigError, match="'review' still has episodes"):
             opened.configure(typed_kinds=["debug", "routine"])  # archived ones count
         opened.configure(typed_kinds=["debug", "routine", "review"])  # research had none
+
+
+def test_the_command_s_notes_name_its_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'include_archived=True to see it' is the API's argument; the command says its flag."""
+    db = str(tmp_path / "db")
+    assert main(["record", "debug", "deploy failed", "--db", db, "--owner", "ana", "--outcome", "failure"]) == 0
+    with memdb.open(db) as opened:
+        mem = opened.owner("ana")
+        mem.archive(mem.recall(text="deploy").memories[0].id)
+    capsys.readouterr()
+    assert main(["ask", "deploy", "--db", db, "--owner", "ana"]) == 0
+    out = capsys.readouterr().out
+    assert "--include-archived to see it" in out and "include_archived=True" not in out

@@ -40,7 +40,7 @@ def test_the_command_shows_archived_matches_and_restores_them(archived_db: tuple
     path, eid = archived_db
     common = ("--db", str(path), "--owner", "ana")
     hot = _cli_json(capsys, "recall", *common, "--tags", "alpha")
-    assert not hot["found"] and "1 archived match, latest" in hot["note"] and "include_archived=True" in hot["note"]
+    assert not hot["found"] and "1 archived match, latest" in hot["note"] and "--include-archived to see it" in hot["note"]  # the flag
     cold = _cli_json(capsys, "ask", "failures on alpha", *common, "--include-archived")
     assert cold["found"] and cold["memories"][0]["episode"]["status"] == "archived"
     assert cold["memories"][0]["episode"]["id"] == eid

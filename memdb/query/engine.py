@@ -540,12 +540,16 @@ class OwnerQueries:
         """Whether a memory holds ``terms`` in what it says happened, its decisions aside."""
         if not terms:
             return True
-        h = self._layout.states.get((self.name, eid)) or {}
+        h = self._layout.states.get((self.name, eid))
+        return h is not None and set(terms) <= set(tokenize(self._text_of(eid, h, decisions=False)))
+
+    def _text_of(self, eid: str, h: Mapping[str, Any], decisions: bool = True) -> str:
+        """What a memory's words are read from: a hot record's indexed text, an archived one's
+        header (``archived_words``); without its decisions' words if not ``decisions``."""
         record = self._layout.record_of(self.name, eid) if h.get("status") != "archived" else None
-        if record is None and not h:
-            return False
-        text = indexed_text(record, decisions=False) if record is not None else archived_words({**h, "decided": ""})
-        return set(terms) <= set(tokenize(text))
+        if record is not None:
+            return indexed_text(record, decisions=decisions)
+        return archived_words(h if decisions else {**h, "decided": ""})
 
     @_timed
     def history(
@@ -881,33 +885,14 @@ class OwnerQueries:
         out: list[Ranked] = []
         for _, eid, subscript, header, hits in when:
             h = header if header is not None else self._layout.states.get((self.name, eid))
-            if h is not None and (not shortened or self._names_tags(eid, h, shortened)) and self._affirms(eid, h, held):
+            if h is None:
+                continue
+            text = self._text_of(eid, h) if shortened or held else ""  # read once, for both checks
+            if (not shortened or _names_tags(h, text, shortened)) and _affirms(text, held):
                 out.append((eid, h, 0.0, partial(why_matched, q, h, hits, 0.0), subscript))
                 if len(out) >= keep:
                     break
         return out or None
-
-    def _affirms(self, eid: str, h: Mapping[str, Any], terms: Sequence[str]) -> bool:
-        """Whether a memory says each of ``terms`` other than negated: "When did we last hire an
-        SRE?" is not answered by "Debrief for Grace (sre): no hire" (test_a_negated_act_is_no_event)."""
-        record = self._layout.record_of(self.name, eid) if terms and h.get("status") != "archived" else None
-        text = (indexed_text(record) if record is not None else archived_words(h)) if terms else ""
-        negated: Counter[str] = Counter()
-        for m in _NEGATED.finditer(text) if "no" in text.lower() or "'t" in text or "’t" in text else ():
-            negated.update(t for t in terms_of_word(m.group("word")) if t in terms)
-        if not negated:
-            return True
-        said = Counter(t for t in tokenize(text) if t in negated)
-        return all(said[t] > n for t, n in negated.items())
-
-    def _names_tags(self, eid: str, h: Mapping[str, Any], forms: Mapping[str, frozenset[str]]) -> bool:
-        """Whether a memory carries each tag of ``forms`` or writes it (one of its forms, as a word)."""
-        missing = [f for tag, f in forms.items() if tag not in h["tags"]]
-        if not missing:
-            return True
-        record = self._layout.record_of(self.name, eid) if h.get("status") != "archived" else None
-        words = set(split_words(archived_words(h) if record is None else indexed_text(record)))
-        return all(words & f for f in missing)
 
     def _found(self, q: Query, keep: int, at: dt.datetime) -> Matches:
         """The matches of ``q`` that can reach the top ``keep``, with the told ones when asked."""
@@ -1012,7 +997,7 @@ class OwnerQueries:
         only = replace(q, terms=terms, terms_required=True, tags=(), any_tags=(), boost_tags=())
         cold, old = self._archived_note(only), self._superseded_note(only)
         which = "active " if cold else "current " if old else ""
-        if not cold and self._layout.stats.get((self.name, "archived"), 0):
+        if not cold and self._has_archived():
             # archived memories are searched by what stays hot of them: a full record in cold
             # storage may hold the word (a VAT id in an archived invoice's content)
             old += " Archived memories are searched by their one-line summaries, tags and decisions, not their full records."
@@ -1770,6 +1755,24 @@ class OwnerQueries:
                 why = partial(noted, why, f"superseded by {successor_of(header)} (an earlier version)")
             out.append(deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
         return out
+
+
+def _affirms(text: str, terms: Sequence[str]) -> bool:
+    """Whether ``text`` says each of ``terms`` other than negated: "When did we last hire an SRE?"
+    is not answered by "Debrief for Grace (sre): no hire" (test_a_negated_act_is_no_event)."""
+    negated: Counter[str] = Counter()
+    for m in _NEGATED.finditer(text) if "no" in text.lower() or "'t" in text or "’t" in text else ():
+        negated.update(t for t in terms_of_word(m.group("word")) if t in terms)
+    if not negated:
+        return True
+    said = Counter(t for t in tokenize(text) if t in negated)
+    return all(said[t] > n for t, n in negated.items())
+
+
+def _names_tags(h: Mapping[str, Any], text: str, forms: Mapping[str, frozenset[str]]) -> bool:
+    """Whether a memory (its header and text) carries each tag of ``forms`` or writes it (one of its forms, as a word)."""
+    missing = [f for tag, f in forms.items() if tag not in h["tags"]]
+    return not missing or all(set(split_words(text)) & f for f in missing)
 
 
 def _header(raw: bytes) -> dict[str, Any]:

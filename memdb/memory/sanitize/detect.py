@@ -622,11 +622,22 @@ def _detect_assignments(p: _Pass) -> None:
 # A command line's secret: "--password Hunt3r", "-pw x" (PuTTY), "--api-key=..." is an assignment
 # a long option (or PuTTY's -pw) and the argument after it
 _FLAG: Final = re.compile(
-    r"-(?<![\w-]-)(?:-(?P<key>[A-Za-z][\w-]{1,40})|(?P<pw>pw|(?i:password|passwd|pass|token|secret|apikey|api-key|passphrase)))"
-    r"[ \t]+(?P<v>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'-][^\s\"']*)"
+    r"-(?<![\w-]-)(?P<option>-?[A-Za-z][\w-]{1,40})[ \t]+(?P<v>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'-][^\s\"']*)"
 )
 # an option that takes no secret though its name ends with one: --no-password, --ask-pass, --skip-auth
 _FLAG_SWITCH: Final = re.compile(r"(?:no|skip|ask|prompt|with|without|use|enable|disable|require|allow|show|print|check|verify)-", re.I)
+# single-dash options naming a secret whole (PuTTY's -pw, java's -token): "-pMyToken" is mysql's -p
+_SHORT_OPTIONS: Final = frozenset("pw password passwd pass token secret apikey api-key passphrase".split())
+
+
+def _secret_option(option: str) -> bool:
+    """Whether a command-line option (without its first "-") takes a secret: ``-password``,
+    ``--db-password``, ``-pw``; not a switch (``--no-password``) nor mysql's ``-pSECRET``."""
+    if option.startswith("-"):
+        return is_secret_key(option[1:]) and not _FLAG_SWITCH.match(option[1:])
+    return option.lower() in _SHORT_OPTIONS
+
+
 _USER_FLAG: Final = re.compile(  # curl -u admin:password (docker run -u 1000:1000 is a uid)
     r"\b(?:curl|wget|http|https)\b[^\n|;&]{0,200}?-(?<![\w-]-)(?:u|-user)[ \t]+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)"
 )
@@ -650,8 +661,7 @@ def _detect_command_lines(p: _Pass) -> None:
     if " -" not in text and not text.startswith("-"):  # an option starts a word
         return
     for m in _FLAG.finditer(text):
-        key = m.group("key")
-        if m.group("pw") or (is_secret_key(key) and not _FLAG_SWITCH.match(key)):
+        if _secret_option(m.group("option")):
             start, end = m.span("v")
             if text[start] in "\"'":
                 start, end = start + 1, end - 1
@@ -673,10 +683,7 @@ def argv_secrets(items: Sequence[object]) -> set[int]:
     mysql = any(w.rsplit("/", 1)[-1] in ("mysql", "mysqldump", "mysqladmin", "mariadb") for w in words)
     out: set[int] = set()
     for i, word in enumerate(words):
-        flag = word[2:] if word.startswith("--") else ""
-        if i + 1 < len(words) and (
-            word == "-pw" or (flag and is_secret_key(flag) and not _FLAG_SWITCH.match(flag)) or (curl and word in ("-u", "--user"))
-        ):
+        if i + 1 < len(words) and ((word.startswith("-") and _secret_option(word[1:])) or (curl and word in ("-u", "--user"))):
             out.add(i + 1)
         elif mysql and len(word) > 2 and word.startswith("-p"):
             out.add(i)

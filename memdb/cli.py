@@ -30,6 +30,7 @@ from typing import Any, TextIO, TypeVar
 import memdb
 from memdb.engine.postgres import is_postgres_url
 from memdb.errors import MemdbError, NotFoundError, ValidationError
+from memdb.memory.episodes import IMPORTED_FIELDS
 from memdb.memory.models import check_owner
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
@@ -558,8 +559,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-_IMPORT_FIELDS = ("id", "kind", "summary", "ts", "content", "decisions", "tags", "outcome", "what_we_tried", "what_happened", "why",
-                  "lesson", "participants", "artifact", "session", "tool", "result", "feedback", "key")  # fmt: skip
 _DATETIME = "$datetime"  # {"$datetime": ISO}: how export writes a datetime inside decisions (JSON has none)
 
 
@@ -618,7 +617,7 @@ def _import_lines(path: str, forced_owner: str | None) -> dict[str, list[tuple[i
                 owner = check_owner(owner)
             except ValidationError as exc:
                 raise ValidationError(f"{where}: {exc}") from None
-            item = {k: row[k] for k in _IMPORT_FIELDS if row.get(k) is not None}
+            item = {k: row[k] for k in IMPORTED_FIELDS if row.get(k) is not None}
             if "decisions" in item:
                 item["decisions"] = _untagged(item["decisions"], where)
             if "ts" in item:
@@ -635,7 +634,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     """
     by_owner = _import_lines(args.file, args.owner)
     with _open(args, create=True) as db:
-        counts, skipped = {}, {}
+        counts, skipped, dropped = {}, {}, {}
         bar = Progress(sum(len(lines) for lines in by_owner.values()), "import")  # episodes, not owners
         with db.transaction():
             for owner, lines in by_owner.items():
@@ -649,6 +648,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                     raise ValidationError(f"{args.file}:{lineno}{str(exc)[found.end() :]}") from None
                 counts[owner] = report.count
                 skipped[owner] = report.skipped
+                dropped[owner] = report.dropped_cites
                 bar.advance(len(lines))
         bar.done()
         if args.json:
@@ -657,6 +657,14 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(", ".join(f"{o}: {n} imported" for o, n in counts.items()) or "nothing to import")
         if any(skipped.values()) and not args.json:
             print(", ".join(f"{o}: {n} already imported (skipped by id)" for o, n in skipped.items() if n))
+        if any(dropped.values()) and not args.json:
+            print(
+                ", ".join(
+                    f"{o}: {n} cites of episodes not in the file dropped (export writes current versions only)"
+                    for o, n in dropped.items()
+                    if n
+                )
+            )
     return 0
 
 

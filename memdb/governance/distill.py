@@ -516,6 +516,42 @@ class Sessions:
                     self.marks.set((owner, "open", session), {**entry, "last": last})
             self.marks.set((owner, "seen"), ts_micros(clock))
 
+    def adopt_imported(self, owner: str, episode_ids: Iterable[str], at: dt.datetime) -> int:
+        """In the caller's transaction: close the sessions that imported episodes had closed. A
+        typed episode of a session citing that session's captured events is what a close wrote
+        (an export carries it, not ``^DIST``'s mark): without the mark, the idle rule would read
+        the imported captures as an open session and a model distiller would close it a second
+        time. Returns the sessions marked (tests/surfaces/test_import_fidelity.py)."""
+        typed = set(self.episodes.settings.typed_kinds)
+        marked = 0
+        for eid in episode_ids:
+            header = self.episodes.header(owner, eid) or {}
+            session = header.get("session")
+            if not session or header.get("kind") not in typed or self.marks.data((owner, "closed", session)):
+                continue
+            record = self.episodes.record_of(owner, eid) or {}
+            events = sorted(
+                c for c in record.get("cites") or ()
+                if (cited := self.episodes.header(owner, c)) is not None and cited.get("session") == session
+                and cited.get("kind") in CAPTURE_KINDS
+            )  # fmt: skip
+            if not events:
+                continue
+            mark = {
+                "episode": eid,
+                "at": at,
+                "by": "import",
+                "kind": header["kind"],
+                "events": len(events),
+                "first": events[0],
+                "last": events[-1],
+            }
+            self.marks.set((owner, "closed", session), mark)
+            self.marks.kill((owner, "open", session))
+            self.marks.increment((owner, "n", "closed"))
+            marked += 1
+        return marked
+
     # --- erasure takes what was distilled from what it erases ----------------------------------------
 
     def derived_from(self, owner: str, targets: Collection[str], action: str) -> list[str]:

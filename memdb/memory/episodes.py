@@ -68,7 +68,11 @@ from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, sh
 from memdb.memory.sanitize.fields import as_plain, as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, MAX_TYPED_KINDS, OUTCOMES, Settings
 
-__all__ = ["Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
+__all__ = ["IMPORTED_FIELDS", "Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
+
+# what an import takes of an episode (an export's line, or an Episode of another database): its
+# input and the id it had; memdb computes the rest (relevance, status, accesses) here again
+IMPORTED_FIELDS = ("id", *EpisodeInput.model_fields)
 
 _log = logger(__name__)
 
@@ -81,6 +85,8 @@ class ImportReport:
     ids: list[str]
     audit_id: str
     skipped: int = 0  # items whose source id was imported before (or is already this owner's): an import is idempotent by id
+    dropped_cites: int = 0  # cites naming no episode here (e.g. an earlier version, which export leaves out)
+    citing: list[str] = field(default_factory=list)  # the ids written that cite others (summaries, closed sessions)
 
 
 @dataclass
@@ -602,45 +608,58 @@ class OwnerEpisodes:
             self._layout.mem.set((self.name, day, call_id), record)
         return to_episode(self.name, call_id, record, state)
 
-    def import_episodes(self, episodes: Iterable[Mapping[str, Any] | EpisodeInput], *, source: str) -> ImportReport:
+    def import_episodes(
+        self,
+        episodes: Iterable[Mapping[str, Any] | EpisodeInput | Episode],
+        *,
+        source: str,
+        then: Callable[[ImportReport], object] | None = None,
+    ) -> ImportReport:
         """Import past episodes (migrations, benchmarks) keeping their timestamps; one audit record.
+        An ``Episode`` (another database's) gives what an export writes of it (``IMPORTED_FIELDS``).
 
         Every item is validated and sanitized before anything is written; then all are
         written in one transaction with the audit record, so an import lands whole or not at all.
+        An item's ``cites`` may name the ids an export gave (this batch's or an earlier
+        import's): they become the new ids, and a cite of nothing here is dropped and counted.
+        The sources a ``summary`` cites are ``summarized`` again, so maintain does not write
+        the same burst's summary twice (tests/surfaces/test_import_fidelity.py). ``then`` runs
+        in the same transaction with the report: what layers above keep of the imported
+        episodes lands with them or not at all.
         """
         if isinstance(episodes, (str, bytes, Mapping)) or not isinstance(episodes, Iterable):
             raise ValidationError(f"import_episodes: give an iterable of episodes (mappings), got {type(episodes).__name__}")
         items, sources, skipped = [], [], 0
+        given: set[str] = set()
         seen = self._layout.imported
         for i, e in enumerate(episodes):
-            if not isinstance(e, (EpisodeInput, Mapping)):
-                raise ValidationError(f"import item {i}: expected a mapping of episode fields, got {type(e).__name__}")
-            item = e.model_dump(exclude_none=True) if isinstance(e, EpisodeInput) else dict(e)
+            if isinstance(e, Episode):  # another database's (a migration in Python): what an export writes of it
+                item = {k: v for k in IMPORTED_FIELDS if (v := getattr(e, k)) is not None}
+            elif isinstance(e, EpisodeInput):
+                item = e.model_dump(exclude_none=True)
+            elif isinstance(e, Mapping):
+                item = dict(e)
+            else:
+                raise ValidationError(f"import item {i}: expected a mapping of episode fields or an Episode, got {type(e).__name__}")
             source_id = item.pop("id", None)  # the id an export gave it: importing the same file twice adds nothing
             if source_id is not None:
                 check_id(source_id, f"import item {i}: episode")
-                if seen.get((self.name, source_id)) is not None or self._layer.header(self.name, source_id) is not None:
+                if (
+                    source_id in given
+                    or seen.get((self.name, source_id)) is not None
+                    or self._layer.header(self.name, source_id) is not None
+                ):
                     skipped += 1
                     continue
-            items.append(item)
+                given.add(source_id)
+            items.append((i, item))  # its place in what was given, which an error names
             sources.append(source_id)
-        prepared = [self._prepare(item, where=f"import item {i}") for i, item in enumerate(items)]
+        prepared = [self._prepare(item, where=f"import item {i}") for i, item in items]
         now = self._layer.now()
         with self._space.transaction():
-            plain = [p for p in prepared if p["kind"] != FACT_KIND]
-            written = iter(self._write_new(plain, accessed_at=now))  # imported history is not idle from its dates
-            # facts one by one, in the order given: one recorded again supersedes the value before it
-            facts = iter([self._record_fact(p, False, accessed_at=now) for p in prepared if p["kind"] == FACT_KIND])
-            ids, stamps = [], []
-            for p in prepared:
-                if p["kind"] == FACT_KIND:
-                    fact = next(facts)
-                    ids.append(fact.id)
-                    stamps.append(fact.ts)
-                else:
-                    eid, record, _ = next(written)
-                    ids.append(eid)
-                    stamps.append(record["ts"])
+            new_ids, dropped = self._write_imported(prepared, sources, now)
+            ids = [new_ids[i] for i in range(len(prepared))]
+            stamps = [p["ts"] for p in prepared]
             for source_id, eid in zip(sources, ids, strict=True):
                 if source_id is not None:
                     seen.set((self.name, source_id), eid)
@@ -651,10 +670,60 @@ class OwnerEpisodes:
                 source=str(source),
                 count=len(ids),
                 skipped=skipped,
+                dropped_cites=dropped,
                 first_ts=min(stamps) if stamps else None,
                 last_ts=max(stamps) if stamps else None,
             )
-        return ImportReport(len(ids), ids, audit_id, skipped)
+            citing = [eid for p, eid in zip(prepared, ids, strict=True) if p["cites"]]
+            report = ImportReport(len(ids), ids, audit_id, skipped, dropped, citing)
+            if then is not None:
+                then(report)
+        return report
+
+    def _write_imported(self, prepared: list[dict[str, Any]], sources: list[str | None], now: dt.datetime) -> tuple[dict[int, str], int]:
+        """In the caller's transaction: write the prepared imports, each after the ones it cites
+        (so a cite can name the new id), facts one by one in the order given (one recorded again
+        supersedes the value before it). Returns each item's new id by position and the number
+        of cites dropped because they name no episode here."""
+        batch = {s: i for i, s in enumerate(sources) if s is not None}
+        new_ids: dict[int, str] = {}
+        dropped = 0
+        pending = list(range(len(prepared)))
+        while pending:
+            ready = [i for i in pending if all(batch.get(c) is None or batch[c] in new_ids or batch[c] == i for c in prepared[i]["cites"])]
+            if not ready:  # cites that go round in a circle: write the rest as they come; their cites to one another drop
+                ready = pending
+            for i in ready:
+                kept = []
+                for cited in prepared[i]["cites"]:
+                    j = batch.get(cited)
+                    found = new_ids.get(j) if j is not None else None
+                    if found is None and j is None:
+                        earlier = self._layout.imported.get((self.name, cited))
+                        found = (
+                            str(earlier) if earlier is not None else (cited if self._layer.header(self.name, cited) is not None else None)
+                        )
+                    if found is None:
+                        dropped += 1
+                    elif found not in kept:
+                        kept.append(found)
+                prepared[i]["cites"] = kept
+            plain = [i for i in ready if prepared[i]["kind"] != FACT_KIND]
+            written = self._write_new([prepared[i] for i in plain], accessed_at=now)  # imported history is not idle from its dates
+            for i, (eid, record, _) in zip(plain, written, strict=True):
+                new_ids[i] = eid
+                prepared[i]["ts"] = record["ts"]
+            for i in ready:
+                if prepared[i]["kind"] == FACT_KIND:
+                    fact = self._record_fact(prepared[i], False, accessed_at=now)
+                    new_ids[i] = fact.id
+                    prepared[i]["ts"] = fact.ts
+            done = set(ready)
+            pending = [i for i in pending if i not in done]
+        summarized = [c for p in prepared if p["kind"] == "summary" for c in p["cites"]]
+        active = [c for c in dict.fromkeys(summarized) if (self._layer.header(self.name, c) or {}).get("status") == "active"]
+        self._layer.set_status(self.name, active, "summarized")
+        return new_ids, dropped
 
     # --- versions: supersede, facts --------------------------------------------------------------
 

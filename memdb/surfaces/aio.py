@@ -104,7 +104,7 @@ class AsyncMemory:
         """``Memory.close_session`` in a worker thread."""
         return await _run(self.sync.close_session, session, kind=kind, outcome=outcome, now=now, tags=tags)
 
-    async def import_episodes(self, episodes: Iterable[Mapping[str, Any] | EpisodeInput], *, source: str) -> ImportReport:
+    async def import_episodes(self, episodes: Iterable[Mapping[str, Any] | EpisodeInput | Episode], *, source: str) -> ImportReport:
         """``Memory.import_episodes`` in a worker thread (a lazy iterable is consumed there)."""
         return await _run(self.sync.import_episodes, episodes, source=source)
 

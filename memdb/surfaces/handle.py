@@ -124,10 +124,17 @@ class Memory:
         nothing is written. ValidationError names a bad argument."""
         return self._sessions.close(self.name, session, kind, outcome, now, tags)
 
-    def import_episodes(self, episodes: Iterable[Mapping[str, Any] | EpisodeInput], *, source: str) -> ImportReport:
+    def import_episodes(self, episodes: Iterable[Mapping[str, Any] | EpisodeInput | Episode], *, source: str) -> ImportReport:
         """Import past episodes keeping their timestamps: validated and sanitized first, then
-        written whole with one audit record, or not at all."""
-        return self._episodes.import_episodes(episodes, source=source)
+        written whole with one audit record, or not at all. Cites of the ids an export gave
+        follow them to the new ids; a summary's sources stay summarized and a session an
+        imported typed episode closed stays closed, so maintain and the idle rule do not
+        write them again."""
+
+        def adopt(report: ImportReport) -> None:
+            self._sessions.adopt_imported(self.name, report.citing, self._layer.now())
+
+        return self._episodes.import_episodes(episodes, source=source, then=adopt)
 
     # --- versions and facts ------------------------------------------------------------------------
 

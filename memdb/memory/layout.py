@@ -118,7 +118,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 20  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 21  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)

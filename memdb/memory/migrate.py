@@ -50,7 +50,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     words of a record's decisions, its keys and string values, but a fact's; layout 19 has a
     record with decisions say "decided decision" too, so "what did we decide?" finds it:
     ``layout.terms_of``; layout 20 reads the told windows again, as a date written day first with
-    dots, "sent on 15.03.2026", is a day).
+    dots, "sent on 15.03.2026", is a day; layout 21 indexes an identifier that joins letters and
+    digits, "INV-2026-0042", whole beside its parts: ``memdb.memory.text``).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs

@@ -16,6 +16,15 @@ bigrams ("数据库迁移" -> "数据", "据库", "库迁", "迁移"; a lone cha
 Lucene's CJK analyzer does: a search for "数据库" finds a text that holds "数据库" anywhere.
 Queries go through the same ``tokenize``.
 
+An identifier that joins letters and digits with hyphens, underscores or dots ("INV-2026-0042",
+"JIRA-1234", "CVE-2024-3094", "gpt-4", "v2.3.1") is an index term of its own too
+(``term_counts``), its parts joined by "-" ("inv-2026-0042"), beside the terms of its parts: a
+text holding it is found by its parts ("invoice 0042") and by the whole. A query names it whole
+(``terms_and_words``), so "What happened with INV-2026-0042?" is not answered by every text
+that says "2026" or "inv" (layout 21), and ``ask`` names one no memory holds, as it does a name
+(``compound_parts`` tells an identifier's term). ``tokenize`` gives the words' terms only: what
+the governance layer compares lessons by stays as it was.
+
 Sanitizer placeholders such as ``<EMAIL_1>`` are removed first, so they never become terms.
 """
 
@@ -23,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import re
 import threading
 import unicodedata
@@ -42,6 +52,7 @@ __all__ = [
     "MAX_TAG_CHARS",
     "MAX_TERM_CHARS",
     "STOPWORDS",
+    "compound_parts",
     "normalize_tag",
     "normalize_tags",
     "split_words",
@@ -65,6 +76,13 @@ _TAG_SEPARATORS: Final = re.compile(r"[\s_.]+")
 _CJK_CHARS: Final = r"\u3005\u3007\u3021-\u3029\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _CJK: Final = re.compile(f"[{_CJK_CHARS}]+")
 _DASHES: Final = re.compile(r"-{2,}")
+# an identifier: letters and digits joined by hyphens, underscores or dots (kept a term if it
+# holds a letter and a digit: "project-x", "3.5" and "e.g" are words and numbers, not names)
+_COMPOUND: Final = re.compile(r"(?<![^\W_])[a-z0-9]++(?:[-_.][a-z0-9]++)+(?![^\W_])")  # not inside a word of any script
+_ASCII_RUN: Final = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")  # _ASCII_WORD's words, an identifier's joined
+_JOINERS: Final = re.compile(r"[-_.]")
+_HAS_LETTER: Final = re.compile(r"[a-z]")
+_HAS_DIGIT: Final = re.compile(r"[0-9]")
 # A negated auxiliary ("won't", "don't", "ain't", "needn’t") is a function word whole; split at its
 # apostrophe it would leave "won" (a word of its own) or "ain" as a term.
 _NEGATION: Final = re.compile(r"\b[^\W_]+n['\u2019]t\b")
@@ -170,11 +188,9 @@ def _term(word: str) -> str:
 
 
 @functools.cache
-def _marked() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """A search for any combining mark (of the Basic Multilingual Plane) or tatweel, and words
-    whose letters may carry marks: Devanagari's
-    vowel signs, the dot lower-casing leaves on "İ". Built on first use (the table of marks
-    takes a few ms), for text that is not ASCII."""
+def _marks() -> str:
+    """The combining marks of the Basic Multilingual Plane as a character class's ranges, built
+    on first use (the table takes a few ms), for text that is not ASCII."""
     codes = [c for c in range(0x300, 0x10000) if unicodedata.category(chr(c)).startswith("M")]
     ranges: list[list[int]] = []
     for c in codes:
@@ -182,8 +198,23 @@ def _marked() -> tuple[re.Pattern[str], re.Pattern[str]]:
             ranges[-1][1] = c
         else:
             ranges.append([c, c])
-    marks = "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ranges)
+    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ranges)
+
+
+@functools.cache
+def _marked() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A search for any combining mark or tatweel, and words whose letters may carry marks:
+    Devanagari's vowel signs, the dot lower-casing leaves on "İ"."""
+    marks = _marks()
     return re.compile(f"[{marks}\u0640]"), re.compile(f"(?:[^\\W_]|[{marks}])+")  # U+0640: tatweel, dropped too
+
+
+@functools.cache
+def _compound_unmarked() -> re.Pattern[str]:
+    """``_COMPOUND`` for text that is not ASCII: a combining mark beside a letter joins it into
+    a word (``split_words``), so an identifier ends before one."""
+    marks = _marks()
+    return re.compile(f"(?<![^\\W_]|[{marks}])[a-z0-9]++(?:[-_.][a-z0-9]++)+(?![^\\W_]|[{marks}])")
 
 
 # Optional marks, dropped so a word matches with or without them: Arabic harakat and tatweel,
@@ -193,22 +224,34 @@ _OPTIONAL_MARKS: Final = {
 }
 
 
-def split_words(text: str) -> list[str]:
-    """The folded words of ``text`` in order, stopwords kept: what its terms are made of."""
+def _folded(text: str) -> tuple[str, bool]:
+    """``text`` as words are read from it: placeholders out, folded, negated auxiliaries out;
+    and whether it is ASCII (the fast path)."""
     if "<" in text:
         text = PLACEHOLDER.sub(" ", text)
     if text.isascii():  # NFKC leaves ASCII as it is, and casefold is lower there
         lowered = text.lower()
-        return _ASCII_WORD.findall(_NEGATION.sub(" ", lowered) if "n't" in lowered else lowered)
+        return (_NEGATION.sub(" ", lowered) if "n't" in lowered else lowered), True
     folded = _fold(text)
     if "n't" in folded or "n\u2019t" in folded:
         folded = _NEGATION.sub(" ", folded)
+    return folded, False
+
+
+def _words(folded: str, plain: bool) -> list[str]:
+    if plain:
+        return _ASCII_WORD.findall(folded)
     any_mark, marked_word = _marked()
     if any_mark.search(folded) is None:  # most text: NFKC composed its accents into letters
         words = _WORD.findall(folded)
     else:
         words = marked_word.findall(folded.replace("i\u0307", "i").translate(_OPTIONAL_MARKS))
     return _bigrams(words) if _CJK.search(folded) else words
+
+
+def split_words(text: str) -> list[str]:
+    """The folded words of ``text`` in order, stopwords kept: what its terms are made of."""
+    return _words(*_folded(text))
 
 
 def _bigrams(words: list[str]) -> list[str]:
@@ -228,25 +271,87 @@ def _bigrams(words: list[str]) -> list[str]:
     return out
 
 
+def _identifiers(folded: str) -> list[tuple[int, int, str, str]]:
+    """The identifiers of a ``_folded`` text that is not ASCII (see the module docstring):
+    (start, end, term, as folded) in order. ASCII text reads them with its words (``_run_terms``)."""
+    out: list[tuple[int, int, str, str]] = []
+    if "-" not in folded and "_" not in folded and "." not in folded:
+        return out
+    for m in _compound_unmarked().finditer(folded):
+        word = m.group()
+        if _HAS_LETTER.search(word) and _HAS_DIGIT.search(word):
+            out.append((m.start(), m.end(), _shorten(_JOINERS.sub("-", word)), word))
+    return out
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _run_terms(run: str) -> tuple[str, ...]:
+    """The index terms of a run of ASCII words joined by ``-``, ``_`` or ``.`` (most runs are one
+    word): its words' terms, then the identifier whole when it joins a letter and a digit.
+    Remembered, as ``_term`` is: capture reads each distinct run about once."""
+    if run.isalnum():
+        term = _term(run)
+        return (term,) if term else ()
+    parts = _JOINERS.split(run)
+    terms = tuple(t for p in parts if (t := _term(p)))
+    if _HAS_LETTER.search(run) and _HAS_DIGIT.search(run):
+        terms += (_shorten("-".join(parts)),)
+    return terms
+
+
+def compound_parts(term: str) -> tuple[str, ...]:
+    """The terms of an identifier's parts ("inv-2026-0042" -> "inv", "2026", "0042"), or () for
+    a term that is no identifier (or one longer than ``MAX_TERM_CHARS``, kept shortened)."""
+    if "-" not in term or "~" in term:
+        return ()
+    return tuple(dict.fromkeys(t for part in term.split("-") if (t := _term(part))))
+
+
 def tokenize(text: str) -> list[str]:
-    """The index terms of ``text`` in order, with repeats (see the module docstring for the rules)."""
+    """The terms of the words of ``text`` in order, with repeats (see the module docstring for the
+    rules; identifiers whole are the index's, ``term_counts``): what similarity compares."""
     return list(filter(None, map(_term, split_words(text))))
 
 
 def terms_and_words(text: str) -> dict[str, str]:
-    """Each distinct term of ``text`` with the first word it came from (to show people words,
-    not stems)."""
+    """Each distinct term a query of ``text`` searches, with the first word it came from (to show
+    people words, not stems): an identifier whole, not its parts."""
+    folded, plain = _folded(text)
     out: dict[str, str] = {}
-    for word in split_words(text):
-        term = _term(word)
+    if plain:
+        for run in _ASCII_RUN.findall(folded):
+            if not run.isalnum() and _HAS_LETTER.search(run) and _HAS_DIGIT.search(run):  # an identifier: searched whole
+                out.setdefault(_run_terms(run)[-1], run)
+                continue
+            for word in _JOINERS.split(run) if not run.isalnum() else (run,):
+                term = _term(word)
+                if term:
+                    out.setdefault(term, word)
+        return out
+    at = 0
+    for start, end, term, word in [*_identifiers(folded), (len(folded), len(folded), "", "")]:
+        for w in _words(folded[at:start], plain):
+            t = _term(w)
+            if t:
+                out.setdefault(t, w)
         if term:
             out.setdefault(term, word)
+        at = end
     return out
 
 
 def term_counts(text: str) -> dict[str, int]:
-    """Term frequencies of ``text`` (the tf of BM25), in order of first appearance."""
-    return Counter(filter(None, map(_term, split_words(text))))
+    """The index's term frequencies of ``text`` (the tf of BM25), in order of first appearance:
+    the terms of its words, and each identifier whole (after its parts in ASCII text, after
+    every word in other text)."""
+    folded, plain = _folded(text)
+    if plain:
+        return Counter(itertools.chain.from_iterable(map(_run_terms, _ASCII_RUN.findall(folded))))
+    counts = Counter(filter(None, map(_term, _words(folded, plain))))
+    found = _identifiers(folded)
+    if found:
+        counts.update(term for _, _, term, _ in found)
+    return counts
 
 
 def normalize_tags(values: Iterable[str], what: str = "tags") -> tuple[str, ...]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from memdb.memory.ids import ts_micros
 from memdb.memory.layout import archived_words
-from memdb.memory.text import tokenize
+from memdb.memory.text import term_counts
 from memdb.query.plan import Query
 
 __all__ = ["ArchivedDigest"]
@@ -49,7 +49,7 @@ class ArchivedDigest:
             d.sessions.append(h.get("session"))
             tags = frozenset(h["tags"])
             d.tags.append(tags)
-            for term in set(tokenize(archived_words(h))):
+            for term in term_counts(archived_words(h)):
                 d.by_term.setdefault(term, []).append(i)
             for tag in tags:
                 d.by_tag.setdefault(tag, []).append(i)

@@ -71,7 +71,7 @@ from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
-from memdb.memory.text import split_words, terms_and_words, tokenize
+from memdb.memory.text import compound_parts, split_words, term_counts, terms_and_words, tokenize
 from memdb.memory.timephrase import (
     TimeWindow,
     day_of,
@@ -381,7 +381,9 @@ class OwnerQueries:
         # the answer, since memories about other things would only stand in for it.
         unmatched = {t: kept[t] for t in self._unheld(kept)}
         names = name_terms(question) if unmatched else {}  # as written: sentence starts and capitals are in the question itself
-        missing = tuple(names[t] for t in unmatched if t in names)
+        # an identifier is a name whatever its case ("what happened with inv-2026-0099?"): one no
+        # memory holds whole is named, not stood in for by the memories that share a part of it
+        missing = tuple(names[t] if t in names else w for t, w in unmatched.items() if t in names or compound_parts(t))
         # the tags' own words rank as text too (capture indexes tags with the text)
         rank_terms = tuple(dict.fromkeys(t for tag in boost for t in terms_of_word(tag) if t not in kept))
         if kept:
@@ -541,7 +543,7 @@ class OwnerQueries:
         if not terms:
             return True
         h = self._layout.states.get((self.name, eid))
-        return h is not None and set(terms) <= set(tokenize(self._text_of(eid, h, decisions=False)))
+        return h is not None and set(terms) <= term_counts(self._text_of(eid, h, decisions=False)).keys()
 
     def _text_of(self, eid: str, h: Mapping[str, Any], decisions: bool = True) -> str:
         """What a memory's words are read from: a hot record's indexed text, an archived one's
@@ -1546,7 +1548,7 @@ class OwnerQueries:
                 or (q.session and h.get("session") != q.session)
             ):
                 continue
-            words = Counter(tokenize(archived_words(h)))
+            words = Counter(term_counts(archived_words(h)))
             # every occurrence a whole one, as terms_of counts it; its length is unknown
             # (``_ARCHIVED_DL``): scored as a document of its one-liner's few words, an archived
             # memory took the BM25 of a very short one (10.4 where the average length gives 8.1)

@@ -19,6 +19,7 @@ from memdb.memory.text import (
     MAX_TERM_CHARS,
     STOPWORDS,
     _shorten,
+    compound_parts,
     normalize_tag,
     stem,
     term_counts,
@@ -253,10 +254,47 @@ def _reference_terms(text: str) -> list[str]:
     ]
 
 
+def _reference_identifiers(text: str) -> list[str]:
+    """Identifiers by the module docstring, plainly: in each run of word characters, dots and
+    hyphens, the longest sequences of ASCII letter-and-digit parts joined by one ``-``, ``_``
+    or ``.``, holding a letter and a digit, as one term with its parts joined by "-"."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", PLACEHOLDER.sub(" ", text)).casefold())
+    folded = re.sub(r"\b[^\W_]+n['\u2019]t\b", " ", folded)  # a negated auxiliary is no word, whole
+    out = []
+    for found in re.finditer(r"[\w.\-]+", folded):
+        run, seq = found.group(), []
+        parts = re.split(r"[-_.]", run)
+        # a combining mark joins the letters beside it into a word: those parts are no identifier's
+        before, after = folded[found.start() - 1 : found.start()], folded[found.end() : found.end() + 1]
+        if before and unicodedata.category(before)[0] == "M" and ord(before) < 0x10000:
+            parts[0] = "\u0301"
+        if after and unicodedata.category(after)[0] == "M" and ord(after) < 0x10000:
+            parts[-1] = "\u0301"
+        for part in [*parts, ""]:
+            if part and part.isascii() and part.isalnum():
+                seq.append(part)
+                continue
+            joined = "".join(seq)
+            if len(seq) > 1 and any(c.isalpha() for c in joined) and any(c.isdigit() for c in joined):
+                out.append(_shorten("-".join(seq)))
+            seq = []
+    return out
+
+
+IDENTIFIER_TEXTS = st.lists(
+    st.one_of(
+        st.sampled_from(["INV", "2026", "0042", "gpt", "4", "v2", "é", "x", "数据", "<EMAIL_1>", "can't", "\u0301"]),
+        st.sampled_from(["-", "_", ".", "--", " ", "/", "é"]),
+    ),
+    max_size=12,
+).map("".join)
+
+
 @given(
     st.one_of(
         st.text(),
         st.text(alphabet=string.printable),
+        IDENTIFIER_TEXTS,
         st.text(alphabet="aAeEdDsS _-<>19\xe9\u0130"),
         st.text(alphabet="\u0915\u093f\u0924\u093e\u092c\u093c \u0643\u064e\u062a\u0628\u0640\u05e9\u05b8\u0130I\u0301e"),
         st.text(alphabet="数据库迁移东京タワーのに行った 2a-\u3005\u30fc\uff80\U00020000"),
@@ -265,11 +303,40 @@ def _reference_terms(text: str) -> list[str]:
 @example("Ünïcode and ASCII_mixed İstanbul <EMAIL_1> x 7")
 @example("2024年の数据库migration 猫 ｶﾀｶﾅ")
 def test_tokenize_matches_the_plain_rules(text: str) -> None:
-    terms = _reference_terms(text)
-    assert tokenize(text) == terms
+    identifiers = _reference_identifiers(text)
+    assert tokenize(text) == _reference_terms(text)  # the words' terms: what similarity compares
+    terms = _reference_terms(text) + identifiers  # the index's: the words' terms and each identifier whole
     assert term_counts(text) == {t: terms.count(t) for t in dict.fromkeys(terms)}
-    assert list(term_counts(text)) == list(dict.fromkeys(terms))  # first-appearance order
-    assert list(terms_and_words(text)) == list(dict.fromkeys(terms))
+    # in first-appearance order (an identifier's own place is after its parts or after every word)
+    assert [t for t in term_counts(text) if t not in identifiers] == [t for t in dict.fromkeys(terms) if t not in identifiers]
+    assert [t for t in term_counts(text) if t in identifiers] == list(dict.fromkeys(identifiers))
+    searched = terms_and_words(text)
+    if not identifiers:
+        assert list(searched) == list(dict.fromkeys(terms))
+    # a query names each identifier whole, and searches only terms the same text is indexed by:
+    # a memory is found by its own words
+    assert set(identifiers) <= set(searched) <= set(terms)
+    assert all(compound_parts(t) for t in identifiers if "~" not in t)  # a shortened one keeps no parts
+
+
+@pytest.mark.parametrize(
+    ("text", "indexed", "searched"),
+    [
+        ("Sent INV-2026-0042 to Initech", ["send", "inv", "2026", "0042", "inv-2026-0042", "initech"],
+         ["send", "inv-2026-0042", "initech"]),
+        ("CVE-2024-3094, gpt-4 and v2.3.1", ["cve", "2024", "3094", "cve-2024-3094", "gpt", "4", "gpt-4", "v2", "3", "1", "v2-3-1"],
+         ["cve-2024-3094", "gpt-4", "v2-3-1"]),
+        ("数据 INV-2026-0042", ["数据", "inv", "2026", "0042", "inv-2026-0042"], ["数据", "inv-2026-0042"]),  # not ASCII: after every word
+        ("project-x on 2026-03-04, e.g. node.js 3.5", ["project", "2026", "03", "04", "node", "js", "3", "5"],
+         ["project", "2026", "03", "04", "node", "js", "3", "5"]),  # no letter joined to a digit: words and numbers
+        ("ticket PR_1234 merged", ["ticket", "pr", "1234", "pr-1234", "merg"], ["ticket", "pr-1234", "merg"]),
+    ],
+)  # fmt: skip
+def test_an_identifier_is_a_term_whole_beside_its_parts(text: str, indexed: list[str], searched: list[str]) -> None:
+    assert list(term_counts(text)) == indexed
+    assert tokenize(text) == [t for t in indexed if "-" not in t]
+    assert list(terms_and_words(text)) == searched
+    assert compound_parts("inv-2026-0042") == ("inv", "2026", "0042") and compound_parts("deploy") == ()
 
 
 @given(st.text(max_size=60))

@@ -901,8 +901,50 @@ def test_opening_a_layout_17_database_indexes_decisions(tmp_path: Path, monkeypa
             db.globals["META"].set(("layout",), 17)
             assert not db.owner("ana").ask("postgres").found
     with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
-        assert db.globals["META"].get(("layout",)) == layout.LAYOUT == 20 and db.check().ok
+        assert db.globals["META"].get(("layout",)) == layout.LAYOUT == 21 and db.check().ok
         assert [m.id for m in db.owner("ana").ask("What did we decide about the database?")] == [chose.id]
+
+
+def test_an_identifier_is_asked_whole(qdb: memdb.Database) -> None:
+    """ "What happened with INV-2026-0042?" answered with every memory saying "2026" or "inv"
+    (an invoice of another number, a bank import of 2026): an identifier is a term whole
+    (layout 21), asked whole, and one no memory holds is named, as a name is; its parts still
+    find it ("invoice 0042"), and so does recall's text, archived ones too."""
+    mem = qdb.owner("ana")
+    sent = mem.record("routine", "Sent invoice INV-2026-0042 to Initech", outcome="success", tags=["invoicing"], ts=at(20))
+    other = mem.record("routine", "Sent invoice INV-2026-0043 to Globex", outcome="success", tags=["invoicing"], ts=at(21))
+    mem.record("debug", "Bank feed import failed for 2026 statements, 42 rows skipped", outcome="failure", ts=at(22))
+    patched = mem.record("debug", "Patched CVE-2024-3094 on the build hosts", outcome="success", ts=at(23))
+    for question in ("What happened with INV-2026-0042?", "inv-2026-0042", "Did the INV_2026_0042 go out?"):
+        r = mem.ask(question)
+        assert ([m.id for m in r], r.total) == ([sent.id], 1), question
+    assert [m.id for m in mem.recall(text="INV-2026-0042")] == [sent.id]
+    assert mem.ask("invoice 0042").memories[0].id == sent.id  # its parts find it, ranked first
+    missing = mem.ask("What happened with INV-2026-0099?")
+    assert not missing.found and missing.memories == [] and "no memory mentions 'INV-2026-0099'" in missing.note
+    assert other.id in {m.id for m in mem.ask("invoice 0043")}
+    qdb.lifecycle.archive("ana", patched.id, NOW)  # what stays hot of it holds the identifier too
+    assert not mem.ask("CVE-2024-3094").found
+    assert [m.id for m in mem.ask("CVE-2024-3094", include_archived=True)] == [patched.id]
+    assert qdb.check().ok
+
+
+def test_opening_a_layout_20_database_indexes_identifiers_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Layout 20 indexed an identifier's parts only: opening such a database rebuilds the text
+    index, and the identifier is found whole."""
+    from collections import Counter
+
+    from memdb.memory import layout, text
+
+    with monkeypatch.context() as old_code:
+        old_code.setattr(layout, "term_counts", lambda value: Counter(text.tokenize(value)))  # as layout 20 read a text
+        with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+            sent = db.owner("ana").record("routine", "Sent invoice INV-2026-0042", outcome="success")
+            db.globals["META"].set(("layout",), 20)
+            assert not db.owner("ana").recall(text="INV-2026-0042").found  # its parts only were indexed
+    with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+        assert db.check().ok
+        assert [m.id for m in db.owner("ana").ask("What happened with INV-2026-0042?")] == [sent.id]
 
 
 def test_a_record_with_decisions_says_it_decided(qdb: memdb.Database) -> None:

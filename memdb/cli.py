@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO, TypeVar
 
 import memdb
-from memdb.engine.postgres import is_postgres_url
+from memdb.engine.postgres import is_postgres_url, redact_url
 from memdb.errors import MemdbError, NotFoundError, ValidationError
 from memdb.memory.episodes import IMPORTED_FIELDS
 from memdb.memory.models import check_owner
@@ -129,16 +129,32 @@ def _holds_database(path: str) -> bool:
     return is_postgres_url(path) or os.path.isfile(os.path.join(path, "data.mdb"))
 
 
+_CREATES = "this command only reads or changes an existing database; record, fact KEY VALUE, config SETTING=VALUE or import create one"
+
+
+def _shown_db(db: str) -> str:
+    """``--db`` as output and messages show it: a PostgreSQL URL without its password."""
+    return redact_url(db) if is_postgres_url(db) else db
+
+
 def _open(args: argparse.Namespace, *, create: bool = False) -> memdb.Database:
     """The database at ``--db``; only commands that record memory or settings pass ``create`` (module docstring)."""
     if not create and not _holds_database(args.db):
         what = "no such directory" if not os.path.exists(args.db) else "no memdb database there"
-        raise NotFoundError(
-            f"--db {args.db}: {what} (this command only reads or changes an existing database; "
-            "record, fact KEY VALUE, config SETTING=VALUE or import create one)"
-        )
+        raise NotFoundError(f"--db {args.db}: {what} ({_CREATES})")
+    try:
+        return _open_logged(args.db, create)
+    except NotFoundError:
+        if create or not is_postgres_url(args.db):
+            raise
+        # a mistyped memdb_name: the server holds no such database, and none was made
+        raise NotFoundError(f"--db {_shown_db(args.db)}: no memdb database of that name on the server ({_CREATES})") from None
+
+
+def _open_logged(path: str, create: bool) -> memdb.Database:
+    """``memdb.open``, reporting a layout upgrade's progress on a terminal."""
     if not sys.stderr.isatty():
-        return memdb.open(args.db)
+        return memdb.open(path, create=create)
     # on a terminal, an upgrade of an older database reports its progress (memdb.memory.migrate)
     shown = logging.StreamHandler(sys.stderr)
     shown.setFormatter(logging.Formatter("memdb: %(message)s"))
@@ -147,7 +163,7 @@ def _open(args: argparse.Namespace, *, create: bool = False) -> memdb.Database:
     migrate_log.addHandler(shown)
     migrate_log.setLevel(logging.INFO)
     try:
-        return memdb.open(args.db)
+        return memdb.open(path, create=create)
     finally:
         migrate_log.removeHandler(shown)
         migrate_log.setLevel(level)
@@ -422,7 +438,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         owners = {o: db.owner(o).count() for o in db.owners()}
         store = db.store.stat() if hasattr(db.store, "stat") else {}
         data = {
-            "path": os.path.abspath(args.db),
+            "path": _shown_db(args.db) if is_postgres_url(args.db) else os.path.abspath(args.db),  # never a password
             "owners": owners,
             "episodes": sum(owners.values()),
             "dropped_captures": db.globals["META"].get(("dropped_captures",), 0),

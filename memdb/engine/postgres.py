@@ -38,12 +38,12 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from memdb.engine.process import after_fork
-from memdb.errors import StoreClosedError, StoreError, TransactionConflictError
+from memdb.errors import NotFoundError, StoreClosedError, StoreError, TransactionConflictError
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PostgresStore", "is_postgres_url"]
+__all__ = ["PostgresStore", "is_postgres_url", "redact_url"]
 
 _SCHEMES: Final = ("postgresql://", "postgres://")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
@@ -80,11 +80,11 @@ def _split_url(url: str) -> tuple[str, str | None]:
 # and whatever a caller put there) is masked, as is the password of the user part.
 _SHOWN_PARAMS: Final = frozenset({
     "host", "hostaddr", "port", "dbname", "user", "sslmode", "connect_timeout", "application_name",
-    "target_session_attrs", "load_balance_hosts", "gssencmode", "channel_binding",
+    "target_session_attrs", "load_balance_hosts", "gssencmode", "channel_binding", _NAME_PARAM,
 })  # fmt: skip
 
 
-def _redact(url: str) -> str:
+def redact_url(url: str) -> str:
     """The URL as messages show it: scheme, user, hosts, database and harmless parameters;
     the password and every other parameter's value as ``***`` (a URL that does not parse, whole)."""
     try:
@@ -507,7 +507,8 @@ class PostgresStore:
     YugabyteDB by design, unverified).
 
     ``url`` is a libpq URL; ``name`` (or the URL parameter ``memdb_name``) picks the memdb
-    database on that server: tables ``<name>_kv`` and ``<name>_lock``, created if missing.
+    database on that server: tables ``<name>_kv`` and ``<name>_lock``, created if missing
+    (``create=False``: NotFoundError instead, so a mistyped name makes no database).
     ``isolation`` is the writers' level: ``"read committed"`` (default; writers still run one
     at a time behind the lock row) or ``"serializable"``. ``retries`` bounds the replays after
     serialization failures. ``page_size`` is the first page of a scan (pages then grow).
@@ -526,6 +527,7 @@ class PostgresStore:
         pool_size: int = 8,
         batch: bool = True,
         connect_timeout: float = 10.0,
+        create: bool = True,
     ) -> None:
         conninfo, url_name = _split_url(url)
         if name is not None and url_name is not None and name != url_name:
@@ -541,7 +543,7 @@ class PostgresStore:
                 f"postgres store: retries {retries}, page_size {page_size}, pool_size {pool_size} must be non-negative (page_size >= 1)"
             )
         self._pg: Any = _driver()
-        self.url = _redact(conninfo)
+        self.url = redact_url(conninfo)
         self._secrets = _secrets_of(conninfo)
         self.name = name
         self._conninfo = conninfo
@@ -563,7 +565,14 @@ class PostgresStore:
             version = str(conn.execute("SELECT version()").fetchall()[0][0])
             self.engine = "cockroachdb" if "CockroachDB" in version else "yugabytedb" if "-YB-" in version else "postgresql"
             self._end_reads_unanswered = self._end_reads_unanswered and self.engine == "postgresql"
-            self._create_tables(conn)
+            if create is not True:  # an existing database only: a mistyped name must not make one
+                found = conn.execute("SELECT to_regclass(%s), to_regclass(%s)", (self._sql.kv, self._sql.lock)).fetchall()[0]
+                if None in found:
+                    raise NotFoundError(
+                        f"postgres store {self.url}: no memdb database named {name!r} there (create=False opens an existing one only)"
+                    )
+            else:
+                self._create_tables(conn)
         except BaseException:
             self._discard(conn)
             raise

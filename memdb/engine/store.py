@@ -25,6 +25,7 @@ from memdb.engine.process import after_fork
 from memdb.errors import (
     ConfigError,
     CorruptionError,
+    NotFoundError,
     StoreClosedError,
     StoreError,
     StoreFullError,
@@ -674,6 +675,9 @@ class LMDBStore:
     this process owns them; the directory gets it with search bits (0o700), when memdb
     creates it or it holds nothing but the database. None leaves modes to the umask.
 
+    ``create=False`` opens an existing database only (NotFoundError where there is none): a
+    reader that mistypes a path must not find "nothing" in a database it just made.
+
     ``verify``: with True, the first process to open the directory (nobody else has it open)
     checks every page of ``data.mdb`` before LMDB maps it, so a damaged file raises
     CorruptionError instead of killing the process with SIGBUS or SIGSEGV; it costs about
@@ -697,6 +701,7 @@ class LMDBStore:
         max_readers: int = 126,
         mode: int | None = DEFAULT_MODE,
         verify: bool | None = None,
+        create: bool = True,
     ) -> None:
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise ConfigError(f"path {path!r}: give the directory of the database (a non-empty str or path)")
@@ -710,6 +715,9 @@ class LMDBStore:
                 raise ConfigError(f"{name} {flag!r}: True or False (a truthy string would not say which)")
         self._mode = check_mode(mode)
         self.path = os.path.realpath(os.fspath(path))
+        if create is not True and not os.path.isfile(os.path.join(self.path, "data.mdb")):
+            what = "no such directory" if not os.path.exists(self.path) else "no database there"
+            raise NotFoundError(f"path {os.fspath(path)}: {what} (create=False opens an existing database only)")
         self._closed = False
         self._sync = sync
         self._verify = verify

@@ -23,9 +23,10 @@ import pytest
 from postgres_server import drop, unique_name
 
 import memdb
+from memdb.cli import main
 from memdb.engine.postgres import PostgresStore
 from memdb.engine.store import LMDBStore
-from memdb.errors import StoreClosedError, StoreError, TransactionConflictError
+from memdb.errors import NotFoundError, StoreClosedError, StoreError, TransactionConflictError
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/engine/)
 
@@ -80,6 +81,35 @@ def test_names_keep_databases_apart(pg_url: str) -> None:
             assert r.get(b"k") is None
     drop(pg_url, a)
     drop(pg_url, b)
+
+
+def test_create_false_opens_an_existing_database_only(pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A reader that mistypes a name must not find "nothing" in a database it just made: with
+    ``create=False`` (every command that only reads) the store refuses, and makes no table; the
+    command names the database by its URL without the password."""
+    name = unique_name()
+    with pytest.raises(NotFoundError, match=f"no memdb database named '{name}'"):
+        memdb.open(pg_url, name=name, create=False)
+    with pytest.raises(NotFoundError, match="no such directory"):
+        memdb.open(tmp_path / "typo", create=False)
+    assert not (tmp_path / "typo").exists()
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT to_regclass(%s)", (f"{name}_kv",)).fetchall() == [(None,)]
+    user, _, rest = pg_url.partition("@")
+    login = user.partition("://")[2]
+    password = login.partition(":")[2] or "hunter2secret"  # the throwaway server trusts its user: any password
+    secret = pg_url if ":" in login else f"{user}:{password}@{rest}"
+    assert main(["ask", "--db", f"{secret}?memdb_name={name}", "anything"]) == 1
+    err = capsys.readouterr().err
+    assert f"memdb_name={name}: no memdb database of that name" in err and password not in err
+    with memdb.open(pg_url, name=name) as db:  # created where asked to: and then opened as it is
+        db.globals["T"]["x"] = 1
+    with memdb.open(pg_url, name=name, create=False) as db:
+        assert db.globals["T"]["x"] == 1
+    assert main(["stats", "--json", "--db", f"{secret}?memdb_name={name}"]) == 0
+    out = capsys.readouterr().out
+    assert f"memdb_name={name}" in out and password not in out
+    drop(pg_url, name)
 
 
 @pytest.mark.parametrize(

@@ -427,9 +427,9 @@ def test_an_audit_field_the_sanitizer_cannot_take_refuses_the_operation(tmp_path
     ],
 )
 def test_postgres_urls_are_masked_for_messages(url: str, expected: str) -> None:
-    from memdb.engine.postgres import _redact
+    from memdb.engine.postgres import redact_url
 
-    assert _redact(url) == expected
+    assert redact_url(url) == expected
 
 
 def test_a_postgres_store_error_never_shows_the_password() -> None:

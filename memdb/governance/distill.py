@@ -39,7 +39,8 @@ from memdb.errors import LLMError, NotFoundError, SanitizerError, ValidationErro
 from memdb.governance.patterns import Patterns
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import ts_micros
-from memdb.memory.models import Episode, check_ident, utc
+from memdb.memory.models import Episode, check_ident, personal_data_in, utc
+from memdb.memory.sanitize import shown
 from memdb.memory.settings import OUTCOMES, Settings
 from memdb.memory.text import clip, normalize_tag
 
@@ -285,17 +286,19 @@ class Sessions:
         """Close ``owner``'s ``session`` into one episode of typed ``kind``; see ``Memory.close_session``."""
         settings = self.episodes.settings
         check_ident("session", session)
+        if personal_data_in(session):  # capture refuses such a session: none was captured, and its name is not echoed
+            raise ValidationError("session: looks like personal data; use an opaque id")
         if not isinstance(kind, str) or kind not in settings.typed_kinds:
-            raise ValidationError(f"kind {kind!r}: a session closes into a typed kind: one of {', '.join(settings.typed_kinds)}")
+            raise ValidationError(f"kind {shown(kind)}: a session closes into a typed kind: one of {', '.join(settings.typed_kinds)}")
         if outcome is not None and outcome not in OUTCOMES:
-            raise ValidationError(f"outcome {outcome!r}: must be one of {', '.join(OUTCOMES)} (no hedging: pick the closest)")
+            raise ValidationError(f"outcome {shown(outcome)}: must be one of {', '.join(OUTCOMES)} (no hedging: pick the closest)")
         if outcome is None and not self.distiller.judges_outcome:
             raise ValidationError(
                 f"outcome: required with {type(self.distiller).__name__}, which never guesses one "
                 f"(give one of {', '.join(OUTCOMES)}, or open the database with a model distiller)"
             )
         if isinstance(tags, str):
-            raise ValidationError(f"tags {tags!r}: give a list of tags, not one string")
+            raise ValidationError(f"tags {shown(tags)}: give a list of tags, not one string")
         extra = [normalize_tag(t) for t in tags]
         at = utc(now, "now") if now is not None else self.episodes.now()
         return self._close(owner, session, kind, outcome, at, extra)

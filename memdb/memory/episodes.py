@@ -778,7 +778,7 @@ class OwnerEpisodes:
         check_ident("key", key)
         eid = self._layout.fact_keys.get((self.name, key))
         if eid is None:
-            raise NotFoundError(f"fact {key!r}: no such fact for owner {self.name!r} (facts() lists the keys)")
+            raise NotFoundError(f"fact {shown(key)}: no such fact for owner {self.name!r} (facts() lists the keys)")
         return self.get(str(eid))
 
     def facts(self, prefix: str | None = None) -> list[Episode]:

@@ -58,14 +58,15 @@ def check_owner(owner: str) -> str:
         raise ValidationError(f"owner {shown(owner)}: not valid Unicode (a lone surrogate); give a proper string") from None
     if size > OWNER_BYTES:
         raise ValidationError(f"owner {shown(owner)}: {size} bytes in UTF-8, more than {OWNER_BYTES}")
-    if kinds := _personal_data(owner):
+    if kinds := personal_data_in(owner):
         raise ValidationError(f"owner {shown(owner)}: looks like personal data ({', '.join(kinds)}); use an opaque id")
     return owner
 
 
 @functools.lru_cache(maxsize=1024)
-def _personal_data(name: str) -> tuple[str, ...]:
-    """The placeholder kinds the built-in sanitizer would put in ``name`` (none for a good name)."""
+def personal_data_in(name: str) -> tuple[str, ...]:
+    """The placeholder kinds the built-in sanitizer would put in ``name`` (none for a good name):
+    an id given to look something up must not be echoed by the error that says it is unknown."""
     return tuple(sorted(_SANITIZER.scan({"name": name}).counts))
 
 

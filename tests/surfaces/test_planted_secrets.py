@@ -283,6 +283,10 @@ def test_planted_secrets_reach_neither_disk_nor_an_error_message(
             ("owner control", lambda p: db.owner(p + "\n")),
             ("audit owner", lambda p: db.audit(owner=p)),
             ("prepare kind", lambda p: mem.prepare("fix the deploy", kind=p)),
+            ("fact key", lambda p: mem.fact(p.replace(" ", "")[:120] or "x y")),  # an ident: no spaces
+            ("close session", lambda p: mem.close_session(p.replace(" ", "")[:120] or "x y", kind="debug", outcome="success")),
+            ("close kind", lambda p: mem.close_session("s1", kind=p, outcome="success")),
+            ("close outcome", lambda p: mem.close_session("s1", kind="debug", outcome=p)),
         ]
         calls: list[tuple[str, Callable[[], object]]] = [("owner email", partial(db.owner, OWNER_EMAIL))]
         calls += [(f"{name} {i}", partial(template, p)) for i, p in enumerate(bad) for name, template in templates]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -265,9 +265,18 @@ class IdleReport:
 class Sessions:
     """Closing gateway sessions into typed episodes, for one database (module docstring)."""
 
-    def __init__(self, episodes: Episodes, patterns: Patterns, distiller: Distiller | None = None) -> None:
+    def __init__(
+        self,
+        episodes: Episodes,
+        patterns: Patterns,
+        distiller: Distiller | None = None,
+        read_archived: Callable[[str, Sequence[str]], list[Episode]] | None = None,
+    ) -> None:
         self.episodes = episodes
         self.patterns = patterns
+        # the full records of archived captures (``Lifecycle.read_archived``): a session left open
+        # until maintain archived its events still closes from them
+        self.read_archived = read_archived
         self.space = episodes.space
         self.distiller: Distiller = distiller or OfflineDistiller()
         self.marks = self.space["DIST"]
@@ -356,16 +365,17 @@ class Sessions:
         return Distillation(session, "already_closed", reason, episode, int(mark.get("events", 0)))
 
     def _captured(self, owner: str, session: str) -> tuple[list[Episode], int]:
-        """The owner's hot exchanges and tool calls of ``session``, oldest first (the first and
-        the newest when there are more than MAX_EVENTS), and how many there are."""
+        """The owner's exchanges and tool calls of ``session``, hot and archived, oldest first
+        (the first and the newest when there are more than MAX_EVENTS), and how many there are."""
         mem = self.episodes.owner(owner)
         with self.space.snapshot():
-            ids = [
-                eid for eid in self.episodes.ids_in_session(owner, session)
-                if (self.episodes.header(owner, eid) or {}).get("kind") in CAPTURE_KINDS
-            ]  # fmt: skip
+            hot = list(self.episodes.ids_in_session(owner, session))
+            archived = list(self.episodes.archived_ids_in_session(owner, session)) if self.read_archived is not None else []
+            ids = sorted(eid for eid in (*hot, *archived) if (self.episodes.header(owner, eid) or {}).get("kind") in CAPTURE_KINDS)
             kept = ids if len(ids) <= MAX_EVENTS else [ids[0], *ids[-(MAX_EVENTS - 1) :]]
-            return [mem.peek(eid) for eid in kept], len(ids)
+            cold = set(archived) & set(kept)
+            read = {e.id: e for e in self.read_archived(owner, [eid for eid in kept if eid in cold])} if cold and self.read_archived else {}
+            return [read[eid] if eid in cold else mem.peek(eid) for eid in kept if eid in read or eid not in cold], len(ids)
 
     def _write(
         self, capture: SessionCapture, draft: Draft, extra: list[str], at: dt.datetime, by: str, rejected: list[str]

@@ -16,13 +16,14 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memdb.errors import ValidationError
 from memdb.memory.episodes import Episodes
-from memdb.memory.models import check_ident, utc
+from memdb.memory.models import Episode, check_ident, utc
 
 __all__ = ["FORMAT", "VERSION", "Step", "Timeline", "build", "export"]
 
@@ -88,13 +89,18 @@ class Timeline:
         return "\n".join(lines)
 
 
-def build(layer: Episodes, owner: str, session: str) -> Timeline:
-    """Reconstruct ``session``'s tool calls for ``owner`` (reads only; no access counted)."""
+def build(
+    layer: Episodes, owner: str, session: str, read_archived: Callable[[str, Sequence[str]], list[Episode]] | None = None
+) -> Timeline:
+    """Reconstruct ``session``'s tool calls for ``owner`` (reads only; no access counted), the
+    archived ones too when ``read_archived`` (``Lifecycle.read_archived``) reads them back."""
     check_ident("session", session)
     steps: list[Step] = []
     mem = layer.owner(owner)
     with layer.space.snapshot():
         episodes = [mem.peek(eid) for eid in layer.ids_in_session(owner, session)]
+        if read_archived is not None:
+            episodes += read_archived(owner, list(layer.archived_ids_in_session(owner, session)))
     calls = sorted((e for e in episodes if e.kind == "tool_call"), key=lambda e: (e.ts, e.id))
     first = calls[0].ts if calls else None
     previous: dt.datetime | None = None
@@ -119,8 +125,10 @@ def export(
     *,
     now: dt.datetime | None = None,
     overwrite: bool = False,
+    read_archived: Callable[[str, Sequence[str]], list[Episode]] | None = None,
 ) -> dict[str, Any]:
-    """The timeline as a versioned, non-executable JSON record; written to ``path`` when given
+    """The timeline as a versioned, non-executable JSON record (``build``'s, archived calls too
+    with ``read_archived``); written to ``path`` when given
     (mode 0600: its owner's alone, never executable), and noted in the owner's audit trail.
 
     Raises ValidationError naming the path when it is not a writable file path (a directory,
@@ -129,7 +137,7 @@ def export(
     if path is not None and not isinstance(path, (str, os.PathLike)):
         raise ValidationError(f"export path {path!r}: give a file path (str or os.PathLike)")
     at = utc(now, "now") if now is not None else layer.now()
-    timeline = build(layer, owner, session)
+    timeline = build(layer, owner, session, read_archived)
     steps = [s.to_dict() for s in timeline.steps]
     digest = hashlib.sha256(json.dumps(steps, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
     doc: dict[str, Any] = {

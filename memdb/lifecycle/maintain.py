@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,6 +269,17 @@ class Lifecycle:
             raise NotFoundError(f"episode {episode_id!r}: no archived episode with this id for owner {owner!r}")
         record = self.cold.unpack(owner, cold)
         return self.episodes.move_from_cold(owner, episode_id, record, {"episode": episode_id, "content_hash": cold["hash"]})
+
+    def read_archived(self, owner: str, episode_ids: Iterable[str]) -> list[Episode]:
+        """Archived episodes' full records read back from cold storage without restoring them
+        (a session closed from its archived captures, a timeline; not an access), in the order
+        given; an id no longer archived is left out."""
+        out = []
+        for eid in episode_ids:
+            cold, state = self.episodes.cold_blob(owner, eid), self.episodes.header(owner, eid)
+            if cold is not None and state is not None:
+                out.append(to_episode(owner, eid, self.cold.unpack(owner, cold), state))
+        return out
 
     def archived_episodes(
         self, owner: str, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False

@@ -49,7 +49,8 @@ def check(layer: Episodes) -> CheckReport:
     with layer.space.snapshot():
         owners = set(layer.owners())
         indexes = (*(lay.index(name) for name in INDEXES), lay.text.blocks, lay.text.numbers, lay.text.columns, lay.text.levels)
-        for g in (lay.mem, lay.states, lay.doc_freq, lay.archived, lay.cold, lay.superseded, lay.fact_keys, *indexes):
+        kept = (lay.mem, lay.states, lay.doc_freq, lay.archived, lay.archived_sessions, lay.cold, lay.superseded, lay.fact_keys)
+        for g in (*kept, *indexes):
             owners.update(str(o) for o in g.children())
         for owner in sorted(owners):
             _check_owner(lay, owner, report)
@@ -57,7 +58,7 @@ def check(layer: Episodes) -> CheckReport:
 
 
 def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
-    expected: dict[str, dict[tuple[Any, ...], Any]] = {name: {} for name in (*INDEXES, "EPAR", "EPSU")}
+    expected: dict[str, dict[tuple[Any, ...], Any]] = {name: {} for name in (*INDEXES, "EPAR", "EPSA", "EPSU")}
     expected_keys: dict[tuple[Any, ...], Any] = {}  # ^EPFK: the current version of each fact
     links: dict[str, tuple[str | None, str | None]] = {}  # id -> (the version it supersedes, its successor)
     expected_docs: dict[str, Doc] = {}  # the hot episodes' text documents, from their records

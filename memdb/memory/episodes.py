@@ -404,6 +404,11 @@ class Episodes:
                     out.append(nxt)
         return [*reversed(older), episode_id, *newer]
 
+    def archived_ids_in_session(self, owner: str, session: str) -> Iterator[str]:
+        """Ids of an owner's archived episodes of one session, in time order."""
+        for subs, _ in self.layout.archived_sessions.range((owner, session)):
+            yield str(subs[-1])
+
     def archived_ids(self, owner: str, lo: int | None = None, hi: int | None = None, reverse: bool = False) -> Iterator[str]:
         """Ids of an owner's archived episodes with ``lo <= ts_us < hi``, in time order."""
         for subs, _ in self.layout.archived.range((owner,), lo, hi, reverse=reverse):
@@ -1028,7 +1033,7 @@ class OwnerEpisodes:
             sets: list[tuple[Global, Any, Any]] = [
                 (self._layout.states, (self.name, episode_id), header),
                 (self._layout.cold, (self.name, episode_id), cold),
-                (self._layout.archived, (self.name, ts_micros(record["ts"]), episode_id), ""),
+                *((self._space[g], e, "") for g, es in index_entries(self.name, episode_id, header, header).items() for e in es),
                 self._layer.audit.change(self.name, "archive", at, written=self._layer.now(), **audit),
             ]
             self._space.apply(kills, sets)
@@ -1058,7 +1063,7 @@ class OwnerEpisodes:
             ]
             kills: list[tuple[Global, Any]] = [
                 (self._layout.cold, (self.name, episode_id)),
-                (self._layout.archived, (self.name, ts_micros(record["ts"]), episode_id)),
+                *((self._space[g], e) for g, es in index_entries(self.name, episode_id, state, state).items() for e in es),
             ]
             self._space.apply(kills, sets, packed=packed)
             self._bump(archived=-1, archive_changes=1, **deltas)

@@ -24,6 +24,8 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"archive_changes"|"dropped"|"next_doc")   per-owner statistics
                                         ("archive_changes" counts every change to what archived headers say)
     ^EPAR(owner, ts_us, id)             archived episodes (their one-line summary is in the header)
+    ^EPSA(owner, session, ts_us, id)    archived episodes of a session (layout 22): a session whose
+                                        captures were archived is still closed from them
     ^EPSU(owner, ts_us, id)             superseded versions: the record stays in ^MEM, the header says
                                         ``status: "superseded"`` and names its successor; out of every
                                         hot index and the text postings (``superseded_header``)
@@ -118,7 +120,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 21  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 22  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
@@ -128,7 +130,7 @@ GLOBALS: Final[Mapping[str, str]] = {
     "EPXT": "text index tag lists", "EPDN": "text document numbers", "EPC": "text document columns", "EPCV": "text column chunk stamps",
     "EPL": "text document relevance levels", "EPLV": "text level chunk stamps",
     "EPDF": "document frequencies", "EPN": "per-owner statistics", "EPAR": "archive index", "COLD": "cold records",
-    "EPSU": "superseded versions", "EPFK": "current fact by key",
+    "EPSA": "archived by session", "EPSU": "superseded versions", "EPFK": "current fact by key",
     "META": "settings, layout version, counters", "AUDIT": "audit log", "AUDITDB": "database-wide audit log",
     "EPIM": "imported source ids -> new ids (imports idempotent by id)",
     # the lifecycle's own
@@ -521,11 +523,11 @@ def fact_key_bounds(prefix: str | None) -> tuple[str | None, str | None]:
 
 def index_entries(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
     """The index subscripts one episode should have, by global name (an archived one has only
-    its archive entry: it is out of the hot indexes, and its one-liner stays findable; a
-    superseded one has only its ``^EPSU`` entry)."""
+    its archive entries, by time and by session: it is out of the hot indexes, and its one-liner
+    stays findable; a superseded one has only its ``^EPSU`` entry)."""
     t = ts_micros(record["ts"])
     if state.get("status") == "archived":
-        return {"EPAR": [(owner, t, eid)]}
+        return {"EPAR": [(owner, t, eid)], "EPSA": [(owner, record["session"], t, eid)] if record.get("session") else []}
     if state.get("status") == SUPERSEDED:
         return {"EPSU": [(owner, t, eid)]}
     outcome = record.get("outcome")
@@ -565,6 +567,7 @@ class Layout:
         self.doc_freq = space["EPDF"]
         self.stats = space["EPN"]
         self.archived = space["EPAR"]
+        self.archived_sessions = space["EPSA"]
         self.cold = space["COLD"]
         self.imported = space["EPIM"]
         self.superseded = space["EPSU"]

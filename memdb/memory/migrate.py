@@ -51,7 +51,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     record with decisions say "decided decision" too, so "what did we decide?" finds it:
     ``layout.terms_of``; layout 20 reads the told windows again, as a date written day first with
     dots, "sent on 15.03.2026", is a day; layout 21 indexes an identifier that joins letters and
-    digits, "INV-2026-0042", whole beside its parts: ``memdb.memory.text``).
+    digits, "INV-2026-0042", whole beside its parts: ``memdb.memory.text``; layout 22 indexes
+    archived episodes by session, ``^EPSA``, so a session whose captures were archived closes).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs
@@ -75,10 +76,13 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     total = sum(int(lay.stats.get((o, "episodes"), 0)) for o in owners)
     settings = layer.settings
     tell = old is None or old < 20  # the windows each hot record's text tells of (``told_of``)
+    by_session = old is None or old < 22  # the archived episodes of each session (``^EPSA``)
     for owner in owners:
         with layer.space.transaction():  # the text index and its statistics, rebuilt below
             if tell:  # and the told index: a window read before may be read no more
                 lay.by_told.kill((owner,))
+            if by_session:
+                lay.archived_sessions.kill((owner,))
             lay.text.drop_owner(owner)
             lay.doc_freq.kill((owner,))
             lay.stats.set((owner, "docs"), 0)
@@ -91,6 +95,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
                 docs: list[Doc] = []
                 hot: list[tuple[str, str | None, list[tuple[Global, Any]]]] = []  # (id, outcome, index entries)
                 for subs, state in chunk:
+                    if by_session and state.get("status") == "archived" and state.get("session"):
+                        sets.append((lay.archived_sessions, (owner, state["session"], ts_micros(state["ts"]), str(subs[1])), ""))
                     if state.get("status") in ("archived", SUPERSEDED):  # in no hot index, with no postings
                         continue
                     eid = str(subs[1])

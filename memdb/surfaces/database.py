@@ -65,7 +65,7 @@ class Database:
         self.episodes.record_hooks.append(self.patterns.on_record)
         self.reflection = Reflection(self.episodes, self.knowledge, reflector)
         # sessions closed into typed episodes; erasing a session's events takes what was distilled from them
-        self.sessions = Sessions(self.episodes, self.patterns, distiller)
+        self.sessions = Sessions(self.episodes, self.patterns, distiller, read_archived=self.lifecycle.read_archived)
         self.lifecycle.erasure.derived.append(self.sessions.derived_from)
 
     def _erase_patterns(self, owner: str, ids: set[str], _at: dt.datetime, action: str) -> None:

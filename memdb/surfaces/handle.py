@@ -57,7 +57,7 @@ class Memory:
         self._lifecycle = lifecycle
         self._knowledge = knowledge
         self._patterns = patterns
-        self._sessions = sessions or Sessions(episodes, patterns)
+        self._sessions = sessions or Sessions(episodes, patterns, read_archived=lifecycle.read_archived)
 
     def __repr__(self) -> str:
         return f"<memdb.Memory {self.name!r}>"
@@ -361,11 +361,13 @@ class Memory:
 
     def timeline(self, session: str) -> Timeline:
         """A session's tool calls step by step (order, tool, input, result, times); reads only."""
-        return build_timeline(self._layer, self.name, session)
+        return build_timeline(self._layer, self.name, session, self._lifecycle.read_archived)
 
     def export_timeline(
         self, session: str, path: str | os.PathLike[str] | None = None, *, now: dt.datetime | None = None, overwrite: bool = False
     ) -> dict[str, Any]:
         """The timeline as a versioned, explicitly non-executable JSON record for audit (written to
         ``path`` when given). Nothing re-runs a tool or replays a request."""
-        return export_timeline(self._layer, self.name, session, path, now=now, overwrite=overwrite)
+        return export_timeline(
+            self._layer, self.name, session, path, now=now, overwrite=overwrite, read_archived=self._lifecycle.read_archived
+        )

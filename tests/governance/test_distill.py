@@ -402,6 +402,43 @@ def test_a_session_refused_again_and_again_is_left_to_an_explicit_close(tmp_path
         assert db.owner("ana").close_session("s1", kind="debug").status == "closed"  # an explicit close still can
 
 
+def test_a_session_whose_captures_were_archived_still_closes_from_them(tmp_path: Path) -> None:
+    """A session left open (the offline distiller waits for an outcome) whose captures maintain
+    archived 30 days later said "nothing captured" when closed, and its timeline showed no
+    call: its experience could never be recorded. The archived captures are read back from
+    cold storage (not restored), found by the archived-by-session index (layout 22)."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        ids = capture(db, clock)
+        clock.advance(days=40)
+        db.maintain()
+        mem = db.owner("ana")
+        assert {mem.versions(eid)[-1].status for eid in ids} == {"archived"}
+        assert [s.id for s in mem.timeline("s1").steps] == ids[1:]  # the three tool calls, archived
+        done = mem.close_session("s1", kind="debug", outcome="failure")
+        assert done.status == "closed" and done.episode is not None and list(done.episode.cites) == ids
+        assert "migration lock timeout" in (done.episode.what_happened or "")
+        assert {mem.versions(eid)[-1].status for eid in ids} == {"archived"}  # read, not restored
+        assert db.close_idle_sessions().owners == {}  # closed: no longer waiting
+        erased = mem.erase([ids[0]], reason="the user asked")  # an archived capture takes what was distilled
+        assert done.episode.id in erased.ids
+        assert db.check().ok
+
+
+def test_opening_a_layout_21_database_indexes_archived_captures_by_session(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        ids = capture(db, clock)
+        clock.advance(days=40)
+        db.maintain()
+        db.globals["EPSA"].kill(("ana",))  # as layout 21 left it: no archived-by-session index
+        db.globals["META"].set(("layout",), 21)
+        assert not db.check().ok
+    with open_db(tmp_path, clock) as db:
+        assert db.check().ok
+        assert list(db.owner("ana").close_session("s1", kind="debug", outcome="failure").episode.cites) == ids  # type: ignore[union-attr]
+
+
 def test_a_draft_that_does_not_validate_costs_the_try_and_keeps_its_text_off_disk(tmp_path: Path) -> None:
     class Sloppy(Judge):
         def distill(self, capture: SessionCapture, rejected: Sequence[str] = ()) -> Draft:

@@ -977,13 +977,17 @@ class OwnerQueries:
         if q.told:
             found = self._with_told(rest, found)
         n = len(found.hot) + len(found.archived)
+        see = ""
+        if not n and not q.include_archived:  # the rest matches archived memories only: said, with how to see them
+            n = len(self._archived_matches(rest, cap))
+            see = "; include_archived=True to see them" if n else ""
         if not n:
             return ""
         more = "at least " if len(found.hot) >= cap else ""
-        held = f"{more}{n} memor{'ies match' if n != 1 else 'y matches'}"
+        held = f"{more}{n} {'archived ' if see else ''}memor{'ies match' if n != 1 else 'y matches'}"
         asked = replace(interp, terms=(), words=(), unmatched=())
         which = self._elsewhere(q, q.terms)[0]  # "no active memory" where archived one-liners hold a word (their note follows)
-        return f" No {which}memory mentions {quoted(interp.unmatched)}; {held} the rest of the question ({asked})."
+        return f" No {which}memory mentions {quoted(interp.unmatched)}; {held} the rest of the question ({asked}){see}."
 
     @staticmethod
     def _terms_of_words(interp: Interpretation, words: Iterable[str]) -> tuple[str, ...]:

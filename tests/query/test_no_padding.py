@@ -119,6 +119,28 @@ def test_words_no_memory_holds_beside_other_filters_say_what_the_rest_matches(te
     assert "the rest" not in team.ask("Any news on hotfixes?").note  # nothing but the word is asked
 
 
+def test_the_rest_of_the_question_matching_archived_memories_only_is_said(tmp_path: Path) -> None:
+    """ "Partial results in January?" of an owner whose January partials are all archived said
+    only "Nothing matches at any time either": the rest of the question matches archived
+    memories, which the note now counts, with how to see them."""
+    clock = Clock(dt.datetime(2026, 1, 5, 9, tzinfo=dt.UTC))
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        for i in range(3):
+            mem.record("debug", f"ledger item {i}", outcome="partial", tags=["ledger"])
+            clock.advance(days=1)
+        clock.now = dt.datetime(2026, 4, 1, 9, tzinfo=dt.UTC)
+        assert db.maintain().archived == 3
+        r = mem.ask("partial results in January")
+        assert not r.found and r.interpretation.unmatched == ("results",)
+        assert r.note.endswith(
+            " No memory mentions 'results'; 3 archived memories match the rest of the question (window in January"
+            " (2026-01-01 to 2026-01-31), recorded or told of; outcome partial); include_archived=True to see them."
+        )
+        r = mem.ask("partial results in January", include_archived=True)  # the word is still asked for
+        assert not r.found and "; 3 memories match the rest of the question" in r.note
+
+
 def test_a_partial_answer_is_labelled_in_the_prompt_block(team: memdb.Memory) -> None:
     """The note said "Partial", but the block a prompt reads (and the ``memdb ask`` command
     prints) did not: an agent read the deploy memories as the rollback glitches it asked about."""

@@ -288,7 +288,16 @@ class OwnerQueries:
         settings = self._layer.settings
         anchored = self._event_window(question, at, include_superseded)
         if anchored is None:
-            window, rest, ignored = read_time_phrases(question, at, settings.week_starts_on, settings.timezone)
+            # an event no memory places ("since the outage" of an owner with no outage) is its
+            # words, as "after the outage" is: read as a time phrase, it was ignored, and the
+            # answer was everything (test_an_event_no_memory_holds_reads_as_words)
+            text = question
+            unplaced = find_event_anchor(question, at, settings.week_starts_on, settings.timezone)
+            if unplaced is not None:
+                start, end = unplaced.span
+                words = " ".join(filter(None, (unplaced.event, unplaced.end_event)))
+                text = f"{question[:start]} {words} {question[end:]}"
+            window, rest, ignored = read_time_phrases(text, at, settings.week_starts_on, settings.timezone)
             anchor = ""
         else:  # "what happened after the outage?": a query holds one window, so another phrase is ignored
             window, rest, anchor = anchored

@@ -258,10 +258,14 @@ def test_another_owner_event_never_anchors(qdb: memdb.Database, ops: dict[str, s
 
 
 @on_both
-def test_an_event_no_memory_holds_reads_as_words(qdb: memdb.Database, ops: dict[str, str]) -> None:
-    r = qdb.owner("ana").ask("What happened after the kubernetes upgrade?")
+@pytest.mark.parametrize("preposition", ["after", "since", "before", "until"])
+def test_an_event_no_memory_holds_reads_as_words(qdb: memdb.Database, ops: dict[str, str], preposition: str) -> None:
+    """Whatever its preposition: "since the kubernetes upgrade" was read as a time phrase no
+    calendar places, ignored, and the answer was every memory ("2 matches for everything")."""
+    r = qdb.owner("ana").ask(f"What happened {preposition} the kubernetes upgrade?")
     assert r.interpretation.anchor == "" and r.interpretation.window is None and not r.found
-    assert "kubernetes" in r.interpretation.unmatched
+    assert "kubernetes" in r.interpretation.unmatched and not r.interpretation.ignored
+    assert r.interpretation.question == f"What happened {preposition} the kubernetes upgrade?"
 
 
 @on_both

@@ -1442,13 +1442,19 @@ def test_ask_days_begin_in_the_database_timezone(qdb: memdb.Database) -> None:
     assert qdb.settings.timezone == "Europe/Berlin"
 
 
-def test_ask_reports_an_ignored_phrase_instead_of_searching_its_words(team: memdb.Memory) -> None:
+def test_ask_reads_an_unplaced_event_as_its_words_and_a_phrase_no_calendar_reads_as_ignored(team: memdb.Memory) -> None:
+    """ "Since the offsite" gives a time by an event: where no memory places one, its words are
+    asked like any word, as "after the offsite" is (test_an_event_no_memory_holds_reads_as_words),
+    so the answer is labelled partial, naming the word, instead of answering "everything since"
+    an unknown time; a phrase that is a time but no calendar's is ignored, and said."""
     r = team.ask("deploy failures since the offsite")
-    assert r.interpretation.ignored == ("since the offsite",) and r.interpretation.window is None
-    assert r.found and "offsite" not in r.interpretation.words  # not a filter that empties the answer
-    assert str(r.interpretation).endswith("; ignored: 'since the offsite'")
-    assert "ignored: 'since the offsite'" in r.note
-    assert str(team.ask("since the offsite").interpretation) == "everything; ignored: 'since the offsite'"
+    assert r.interpretation.window is None and not r.interpretation.ignored
+    assert r.found and r.partial and r.interpretation.unmatched == ("offsite",)  # the failures, labelled
+    assert "Partial: no memory mentions 'offsite'" in r.note
+    assert not team.ask("since the offsite").found  # nothing mentions it: no "everything" in its place
+    r = team.ask("deploy failures since February 30")
+    assert r.interpretation.ignored == ("since February 30",) and r.found and "30" not in r.interpretation.words
+    assert "ignored: 'since February 30'" in r.note
 
 
 def test_ask_places_a_day_of_the_month_and_a_part_of_a_month(team: memdb.Memory) -> None:

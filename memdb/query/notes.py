@@ -115,7 +115,8 @@ def nothing_note(
     if interp.window:
         label = str(interp.window) if interp.window.phrase == "in the window" else interp.window.phrase
     rest = str(_without_window(interp))
-    if rest.startswith("everything"):  # the window is all that was asked: say it whole
+    asked = str(replace(_without_window(interp), include_archived=False, include_superseded=False))
+    if asked.startswith("everything"):  # the window is all that was asked (archived too, or not): say it whole
         return f"Nothing found for {interp}; {' and '.join(bits)}." + cold
     return f"Nothing {label} for {rest}; {' and '.join(bits)}." + cold
 

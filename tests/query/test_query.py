@@ -465,6 +465,13 @@ def test_ask_honest_empty_with_earlier_matches(team: memdb.Memory) -> None:
     assert not r.found and r.memories == []
     assert r.note == "Nothing yesterday for tags project-x; 4 earlier (latest 2026-06-29)."
     assert "Nothing" in r.as_context(500)
+    # with archived memories asked for too, the window is still said ("Nothing yesterday for
+    # including archived" named no window and no question)
+    r = team.ask("What happened on June 20?", include_archived=True)
+    assert r.note.startswith("Nothing found for window on June 20 (2026-06-20), recorded or told of; including archived; "), r.note
+    assert team.ask("What happened with Project X yesterday?", include_archived=True).note.startswith(
+        "Nothing yesterday for tags project-x; including archived; 4 earlier"
+    )
 
 
 def test_honest_empty_counts_both_sides_exactly(team: memdb.Memory, qdb: memdb.Database) -> None:

@@ -49,6 +49,8 @@ _SCHEMES: Final = ("postgresql://", "postgres://")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
 _NAME_PARAM: Final = "memdb_name"
 _RETRYABLE: Final = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
+# a connection the server ended (admin_shutdown, crash_shutdown: a restart) or that just closed (None)
+_LOST: Final = frozenset({None, "57P01", "57P02"})
 _ISOLATIONS: Final = {"read committed": "READ COMMITTED", "serializable": "SERIALIZABLE"}
 _PUT_ROWS: Final = 500  # rows per multi-row upsert (two parameters each; Postgres allows 65,535)
 _MAX_PAGE_GROWTH: Final = 16  # the largest page: 16x the first
@@ -306,9 +308,27 @@ class _PgTxn:
         if _sqlstate(exc) in _RETRYABLE:
             self._restart(exc)
             return
+        lost = isinstance(exc, pg.OperationalError) and _sqlstate(exc) in _LOST and self._conn is not None and self._conn.closed
+        if lost and what != "commit":
+            # the connection was lost before anything was committed (a server restart leaves
+            # every pooled connection dead): the server rolled the transaction back, so it is
+            # replayed on a fresh connection, as a serialization failure is; a commit whose
+            # answer was lost may have happened, and is never replayed
+            self._lost()
+            self._restart(exc)
+            return
         self._broken = f"{what} failed"
         self._finish(ok=False)
         raise self._store._translate(exc, what) from None
+
+    def _lost(self) -> None:
+        """Drop this transaction's connection, which the server ended, and the pool's idle ones
+        (a restart ends them all): the replay checks out a fresh one."""
+        if self._conn is not None:
+            self._store._discard(self._conn)
+            self._conn = None
+        self._started = False
+        self._store._drop_idle()
 
     def _restart(self, cause: Exception) -> None:
         pg = self._store._pg
@@ -385,6 +405,12 @@ class _PgTxn:
             return
         elif self._started or self._pending:
             while True:
+                if self._conn is not None and not self._store._quiet(self._conn):
+                    # the server ended the connection while this transaction ran (a restart): the
+                    # COMMIT was never sent, so nothing was committed and the replay is safe
+                    self._lost()
+                    self._restart(self._store._pg.OperationalError("the server ended the connection before the commit was sent"))
+                    continue
                 try:
                     self._send("COMMIT", None)
                     break
@@ -605,10 +631,21 @@ class PostgresStore:
                 if not self._pool:
                     break
                 conn, commit_sent = self._pool.pop()
-            if not commit_sent or self._collect(conn):
+            if self._collect(conn) if commit_sent else self._quiet(conn):
                 return conn
             self._discard(conn)
         return self._connect()
+
+    @staticmethod
+    def _quiet(conn: psycopg.Connection[Any]) -> bool:
+        """Whether an idle pooled connection has nothing to read: the server says nothing to an
+        idle client but that it is ending the connection (a restart's FATAL 57P01, or the close
+        itself). One that has is dropped before a write's whole batch is sent on it, where the
+        loss would read as a commit that may or may not have happened."""
+        try:
+            return not conn.closed and not select.select([conn.pgconn.socket], [], [], 0)[0]
+        except (OSError, ValueError):
+            return False
 
     def _send_commit(self, conn: psycopg.Connection[Any]) -> bool:
         """Send COMMIT without waiting for its answer; False if even that failed."""
@@ -644,6 +681,14 @@ class PostgresStore:
                 self._pool.append((conn, bool(commit_sent)))
                 return
         self._discard(conn)
+
+    def _drop_idle(self) -> None:
+        """Close every pooled connection: after one was found lost, the others (a server restart)
+        are likely lost too, and each would cost a failed try."""
+        with self._lock:
+            idle, self._pool = self._pool, []
+        for conn, _ in idle:
+            self._discard(conn)
 
     def _discard(self, conn: psycopg.Connection[Any]) -> None:
         try:

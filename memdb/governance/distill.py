@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -318,6 +318,14 @@ class Sessions:
         done = self._already(owner, session)
         if done is not None:
             return done
+        previous = self.marks.get((owner, "closed", session))  # a session continued after its close: closed again
+        if previous is not None:
+            if kind is not None and kind != previous["kind"]:
+                raise ValidationError(
+                    f"kind {shown(kind)}: session {session} was closed as {previous['kind']} and continued since; "
+                    f"it closes again as {previous['kind']} (a new version of episode {previous['episode']})"
+                )
+            kind = str(previous["kind"])
         events, total = self._captured(owner, session)
         if not events:
             if self.marks.data((owner, "open", session)):
@@ -349,11 +357,15 @@ class Sessions:
         if draft is None:
             reason = f"session {session}: not closed, nothing written: asked twice, the answer was not honest ({rejected[-1]})"
             return self._not_closed(owner, capture, "refused", reason, rejected, at)
-        return self._write(capture, draft, extra, at, type(use).__name__, rejected)
+        return self._write(capture, draft, extra, at, type(use).__name__, rejected, previous)
 
-    def _already(self, owner: str, session: str) -> Distillation | None:
+    def _already(self, owner: str, session: str, seen: Mapping[str, Any] | None = None) -> Distillation | None:
+        """The answer for a session closed already, or None where there is something to close:
+        a session never closed, or one continued after its close (events captured after the
+        last one its episode cites). With ``seen`` (the mark a close began from), a mark another
+        process wrote since is closed already, continued or not."""
         mark = self.marks.get((owner, "closed", session))
-        if mark is None:
+        if mark is None or (mark == seen if seen is not None else self._continued(owner, session, mark)):
             return None
         eid = str(mark["episode"])
         try:
@@ -363,6 +375,15 @@ class Sessions:
         gone = "" if episode is not None else " (no longer in hot storage)"
         reason = f"session {session}: already closed on {mark['at']:%Y-%m-%d %H:%M} UTC as episode {eid}{gone}; nothing written"
         return Distillation(session, "already_closed", reason, episode, int(mark.get("events", 0)))
+
+    def _continued(self, owner: str, session: str, mark: Mapping[str, Any]) -> bool:
+        """Whether ``session`` captured an event after the last one its close cited (an agent
+        went on after closing it): the newest hot capture of the session, by id (ids are in time order)."""
+        last = str(mark["last"])
+        for eid in self.episodes.ids_in_session(owner, session, reverse=True):
+            if (self.episodes.header(owner, eid) or {}).get("kind") in CAPTURE_KINDS:
+                return eid > last
+        return False
 
     def _captured(self, owner: str, session: str) -> tuple[list[Episode], int]:
         """The owner's exchanges and tool calls of ``session``, hot and archived, oldest first
@@ -378,8 +399,19 @@ class Sessions:
             return [read[eid] if eid in cold else mem.peek(eid) for eid in kept if eid in read or eid not in cold], len(ids)
 
     def _write(
-        self, capture: SessionCapture, draft: Draft, extra: list[str], at: dt.datetime, by: str, rejected: list[str]
+        self,
+        capture: SessionCapture,
+        draft: Draft,
+        extra: list[str],
+        at: dt.datetime,
+        by: str,
+        rejected: list[str],
+        previous: Mapping[str, Any] | None = None,
     ) -> Distillation:
+        """Write the distilled episode, its mark, counter and audit record in one transaction. A
+        session closed before (``previous``: it continued since) gets a new version of the
+        episode its close wrote (``supersede``: one memory of the work, its outcome the latest),
+        or, where that one is no longer current and hot, a new episode the mark names instead."""
         owner, session, events = capture.owner, capture.session, capture.events
         outcome = capture.outcome or str(draft.outcome).strip().lower()
         tags = list(dict.fromkeys([*extra, *(t for e in events for t in e.tags)]))[:_TAGS_KEPT]
@@ -391,16 +423,26 @@ class Sessions:
         episode: Episode | None = None
         failed = ""
         with self.space.transaction():
-            done = self._already(owner, session)  # closed by another process while the distiller ran
+            done = self._already(owner, session, previous or {})  # closed by another process while the distiller ran
             if done is not None:
                 return done
+            mem = self.episodes.owner(owner)
+            older = str(previous["episode"]) if previous is not None else None
+            if older is not None and (self.episodes.header(owner, older) or {}).get("status") not in ("active", "summarized"):
+                older = None  # archived, superseded or erased since: the new close stands alone
             try:
                 # dated when the work ended: the last captured event (a typed record dated before the
                 # clock writes its backfill audit record, as any does); hooks count it for patterns
-                episode = self.episodes.owner(owner).record(
-                    capture.kind, draft.summary.strip(), ts=events[-1].ts, session=session, tags=tags,
-                    cites=[e.id for e in events], **fields,
-                )  # fmt: skip
+                if older is not None:
+                    episode = mem.supersede(
+                        older, "the session continued after its close",
+                        {"summary": draft.summary.strip(), "ts": events[-1].ts, "tags": tags, "cites": [e.id for e in events], **fields},
+                    )  # fmt: skip
+                else:
+                    episode = mem.record(
+                        capture.kind, draft.summary.strip(), ts=events[-1].ts, session=session, tags=tags,
+                        cites=[e.id for e in events], **fields,
+                    )  # fmt: skip
             except SanitizerError as exc:  # the capture is dropped and counted, as any: keep the counter, write nothing
                 dropped = exc
             except ValidationError as exc:  # what a distiller wrote does not validate: its answer costs the try
@@ -412,7 +454,8 @@ class Sessions:
                 }  # fmt: skip
                 self.marks.set((owner, "closed", session), mark)
                 self.marks.kill((owner, "open", session))
-                self.marks.increment((owner, "n", "closed"))
+                if previous is None:  # closed again: still one closed session
+                    self.marks.increment((owner, "n", "closed"))
                 self.episodes.audit.write(
                     owner, "distill", at, session=session, episode=episode.id, kind=capture.kind, outcome=outcome,
                     distiller=by, events=capture.total, rejected=len(rejected),
@@ -522,8 +565,9 @@ class Sessions:
                     latest[session] = max(latest.get(session, 0), ts_micros(header["ts"]))
         with self.space.transaction():
             for session, last in latest.items():
-                if self.marks.data((owner, "closed", session)):
-                    continue
+                closed = self.marks.get((owner, "closed", session))
+                if closed is not None and not self._continued(owner, session, closed):
+                    continue  # (continued after its close: open again, for the idle rule to close again)
                 entry = self.marks.get((owner, "open", session)) or {"last": 0, "tries": 0}
                 if last > int(entry["last"]):
                     self.marks.set((owner, "open", session), {**entry, "last": last})

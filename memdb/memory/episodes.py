@@ -375,9 +375,9 @@ class Episodes:
         for subs, _ in self.layout.by_kind.range((owner, kind, outcome or NO_OUTCOME)):
             yield str(subs[-1])
 
-    def ids_in_session(self, owner: str, session: str) -> Iterator[str]:
-        """Ids of an owner's hot episodes of one session, in time order."""
-        for subs, _ in self.layout.by_session.range((owner, session)):
+    def ids_in_session(self, owner: str, session: str, reverse: bool = False) -> Iterator[str]:
+        """Ids of an owner's hot episodes of one session, in time order (newest first with ``reverse``)."""
+        for subs, _ in self.layout.by_session.range((owner, session), reverse=reverse):
             yield str(subs[-1])
 
     def superseded_ids(self, owner: str, lo: int | None = None, hi: int | None = None) -> Iterator[str]:

@@ -108,10 +108,43 @@ def test_a_session_closes_once(tmp_path: Path) -> None:
         again = mem.close_session("s1", kind="routine", outcome="success")  # other arguments change nothing
         assert again.status == "already_closed" and again.closed and again.episode == first.episode
         assert first.episode is not None and first.episode.id in again.reason and "nothing written" in again.reason
-        clock.advance(minutes=1)
-        mem.record_exchange("s1", "one more thing", "sure")  # captured after the close: the session stays closed
+        assert mem.count() == count and db.sessions.counts("ana")["closed"] == 1
+
+
+def test_a_session_continued_after_its_close_closes_again_as_a_new_version(tmp_path: Path) -> None:
+    """An agent went on after closing a session (the deploy failed, then a retry worked): the
+    events were captured, but a second close said "already closed" and history kept the first
+    outcome for good. Closing again now writes a new version of the episode the close wrote
+    (one memory of the work, citing every event, the latest outcome); the idle rule opens such
+    a session again; with nothing new, a close still writes nothing."""
+    clock = Clock(T0)
+    judge = Judge("success")
+    with open_db(tmp_path, clock, distiller=judge) as db:
+        ids = capture(db, clock, last={"error": "timeout"})
+        mem = db.owner("ana")
+        first = mem.close_session("s1", kind="debug", outcome="failure")
+        assert first.episode is not None
+        clock.advance(minutes=5)
+        retry = mem.record_tool_call("s1", "deploy_api", {"env": "prod", "retry": True})
+        mem.record_tool_result(retry.id, {"deployed": True})
+        with pytest.raises(ValidationError, match="closed as debug"):
+            mem.close_session("s1", kind="routine", outcome="success")
+        again = mem.close_session("s1", kind="debug", outcome="success")
+        assert again.status == "closed" and again.episode is not None and again.episode.supersedes == first.episode.id
+        assert list(again.episode.cites) == [*ids, retry.id, first.episode.id]  # every event, and the version before
+        assert again.episode.outcome == "success"
+        h = mem.history(kind="debug")
+        assert h.total == 1 and h.counts["success"] == 1  # one attempt, as it ended
+        assert db.sessions.counts("ana")["closed"] == 1
         assert mem.close_session("s1", kind="debug", outcome="failure").status == "already_closed"
-        assert mem.count() == count + 1 and db.sessions.counts("ana")["closed"] == 1
+        # the idle rule: a closed session that goes on is open again, and closes again when idle
+        clock.advance(minutes=5)
+        late = mem.record_exchange("s1", "and the smoke test?", "green")
+        clock.advance(hours=2)
+        idle = db.close_idle_sessions()
+        assert [d.session for d in idle.closed] == ["s1"] and idle.closed[0].episode is not None
+        assert late.id in idle.closed[0].episode.cites and idle.closed[0].episode.supersedes == again.episode.id
+        assert db.check().ok
 
 
 def test_a_later_close_is_dated_when_the_work_ended_and_says_so_in_the_audit(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ they are.
 Chinese and Japanese, written without spaces between words, are indexed as overlapping character
 bigrams ("数据库迁移" -> "数据", "据库", "库迁", "迁移"; a lone character is a term of its own), as
 Lucene's CJK analyzer does: a search for "数据库" finds a text that holds "数据库" anywhere.
-Queries go through the same ``tokenize``.
+Queries are read by the same rules (``terms_and_words``).
 
 An identifier that joins letters and digits with hyphens, underscores or dots ("INV-2026-0042",
 "JIRA-1234", "CVE-2024-3094", "gpt-4", "v2.3.1") is an index term of its own too
@@ -78,7 +78,6 @@ _CJK: Final = re.compile(f"[{_CJK_CHARS}]+")
 _DASHES: Final = re.compile(r"-{2,}")
 # an identifier: letters and digits joined by hyphens, underscores or dots (kept a term if it
 # holds a letter and a digit: "project-x", "3.5" and "e.g" are words and numbers, not names)
-_COMPOUND: Final = re.compile(r"(?<![^\W_])[a-z0-9]++(?:[-_.][a-z0-9]++)+(?![^\W_])")  # not inside a word of any script
 _ASCII_RUN: Final = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")  # _ASCII_WORD's words, an identifier's joined
 _JOINERS: Final = re.compile(r"[-_.]")
 _HAS_LETTER: Final = re.compile(r"[a-z]")
@@ -211,8 +210,9 @@ def _marked() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 @functools.cache
 def _compound_unmarked() -> re.Pattern[str]:
-    """``_COMPOUND`` for text that is not ASCII: a combining mark beside a letter joins it into
-    a word (``split_words``), so an identifier ends before one."""
+    """Runs of ASCII letters and digits joined by ``-``, ``_`` or ``.`` in text that is not ASCII,
+    not inside a word of any script: a combining mark beside a letter joins it into a word
+    (``split_words``), so a run ends before one. (ASCII text reads its runs with ``_ASCII_RUN``.)"""
     marks = _marks()
     return re.compile(f"(?<![^\\W_]|[{marks}])[a-z0-9]++(?:[-_.][a-z0-9]++)+(?![^\\W_]|[{marks}])")
 
@@ -271,6 +271,22 @@ def _bigrams(words: list[str]) -> list[str]:
     return out
 
 
+def _identifier(run: str) -> tuple[str, int] | None:
+    """The identifier term of a run of words joined by ``-``, ``_`` or ``.`` and how much of the
+    run it spans, or None where no letter is joined to a digit. A file extension is no part of
+    it: "inv-2026-0042.pdf" is the identifier "inv-2026-0042" and the word "pdf", so a question
+    naming the invoice finds the text that names its file."""
+    parts = _JOINERS.split(run)
+    end = len(run)
+    if len(parts) > 2 and run[end - len(parts[-1]) - 1] == "." and parts[-1].isalpha():
+        end -= len(parts[-1]) + 1
+        parts.pop()
+    used = run[:end]
+    if len(parts) < 2 or not (_HAS_LETTER.search(used) and _HAS_DIGIT.search(used)):
+        return None
+    return _shorten("-".join(parts)), end
+
+
 def _identifiers(folded: str) -> list[tuple[int, int, str, str]]:
     """The identifiers of a ``_folded`` text that is not ASCII (see the module docstring):
     (start, end, term, as folded) in order. ASCII text reads them with its words (``_run_terms``)."""
@@ -278,25 +294,24 @@ def _identifiers(folded: str) -> list[tuple[int, int, str, str]]:
     if "-" not in folded and "_" not in folded and "." not in folded:
         return out
     for m in _compound_unmarked().finditer(folded):
-        word = m.group()
-        if _HAS_LETTER.search(word) and _HAS_DIGIT.search(word):
-            out.append((m.start(), m.end(), _shorten(_JOINERS.sub("-", word)), word))
+        found = _identifier(m.group())
+        if found is not None:
+            term, end = found
+            out.append((m.start(), m.start() + end, term, m.group()[:end]))
     return out
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _run_terms(run: str) -> tuple[str, ...]:
     """The index terms of a run of ASCII words joined by ``-``, ``_`` or ``.`` (most runs are one
-    word): its words' terms, then the identifier whole when it joins a letter and a digit.
-    Remembered, as ``_term`` is: capture reads each distinct run about once."""
+    word): its words' terms, then the identifier whole (``_identifier``). Remembered, as
+    ``_term`` is: capture reads each distinct run about once."""
     if run.isalnum():
         term = _term(run)
         return (term,) if term else ()
-    parts = _JOINERS.split(run)
-    terms = tuple(t for p in parts if (t := _term(p)))
-    if _HAS_LETTER.search(run) and _HAS_DIGIT.search(run):
-        terms += (_shorten("-".join(parts)),)
-    return terms
+    terms = tuple(t for p in _JOINERS.split(run) if (t := _term(p)))
+    found = _identifier(run)
+    return (*terms, found[0]) if found is not None else terms
 
 
 def compound_parts(term: str) -> tuple[str, ...]:
@@ -320,9 +335,10 @@ def terms_and_words(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     if plain:
         for run in _ASCII_RUN.findall(folded):
-            if not run.isalnum() and _HAS_LETTER.search(run) and _HAS_DIGIT.search(run):  # an identifier: searched whole
-                out.setdefault(_run_terms(run)[-1], run)
-                continue
+            found = None if run.isalnum() else _identifier(run)
+            if found is not None:  # an identifier: searched whole (and the words after it, a file extension)
+                out.setdefault(found[0], run[: found[1]])
+                run = run[found[1] + 1 :]
             for word in _JOINERS.split(run) if not run.isalnum() else (run,):
                 term = _term(word)
                 if term:

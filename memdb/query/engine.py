@@ -196,7 +196,8 @@ class OwnerQueries:
         self._layout = layer.layout
         self._space = layer.space
         self.name = owner
-        self._own_terms = frozenset(tokenize(owner.replace("-", " ").replace("_", " ")))  # owner "kim": "kim"
+        # owner "kim": "kim"; owner "bot-7": "bot", "7" and the identifier "bot-7", as a question names it
+        self._own_terms = frozenset(tokenize(owner.replace("-", " ").replace("_", " "))) | frozenset(term_counts(owner))
 
     def __repr__(self) -> str:
         return f"<OwnerQueries {self.name!r}>"
@@ -233,7 +234,7 @@ class OwnerQueries:
         outside it whose text tells of a time within it: "the deploy failed yesterday",
         recorded on July 2, is in July 1's window.
         """
-        terms = text_terms(text)
+        terms = self._identifiers_asked(text_terms(text), include_archived, text or "")
         interp = Interpretation(
             window=recall_window(since, until),
             tags=tags_of(tags, "tags"),
@@ -310,7 +311,7 @@ class OwnerQueries:
         rest = TALKED_ABOUT.sub(r"\g<about>", rest) if any(w in rest for w in ("about", " of ", " to ", " with ")) else rest
         written = rest  # as written: the tags' lookup gives the rest back as words ("didn t")
         tags, rest = self._known_tags_in(rest)
-        pairs = terms_and_words(rest)
+        pairs = self._identifiers_asked(terms_and_words(rest), include_archived, rest)
         kinds = set(self._layer.settings.typed_kinds)
         # an outcome word filters by outcome only where the owner keeps memories that carry one:
         # of an owner who records conversations alone, "a successful business" is words
@@ -584,7 +585,7 @@ class OwnerQueries:
         a ``kind``, the attempts are the memories that carry an outcome: a chat message that
         mentions the deploy is no attempt at it (``kind="exchange"`` counts those)."""
         check_limit(limit)
-        terms = text_terms(text)
+        terms = self._identifiers_asked(text_terms(text), True, text or "")  # an archived attempt counts too
         with self._space.snapshot():
             unmatched = tuple(w for t, w in terms.items() if not self._layout.doc_freq.get((self.name, t), 0))
         interp = Interpretation(
@@ -738,6 +739,31 @@ class OwnerQueries:
             return isinstance(first, str) and first.startswith(start)
 
         return [_remembered(memo, (*_TAG_STARTS, word), partial(may_start, word)) for word in words]
+
+    def _identifiers_asked(self, pairs: dict[str, str], include_archived: bool, written: str) -> dict[str, str]:
+        """``pairs`` (terms and their words) with each identifier no memory holds whole asked by
+        its parts where that is no stand-in: where every part is held ("INV-2026-0042_final"
+        holds "INV-2026-0042"'s), or the identifier is a phrase ("3-day", "24-hour": one group
+        of digits, no capital) whose parts a missing word names as any word. One that reads as
+        a name (a capital, or two groups of digits: "INV-2026-0099", "cve-2024-3094") with a
+        part no memory holds stays whole, and ask names it, nothing standing in for it."""
+        whole = [t for t in pairs if compound_parts(t)]
+        if not whole:
+            return pairs
+        unheld = set(self._unheld(whole))
+        if unheld and include_archived and (digest := self._archived_digest()) is not None:
+            unheld = {t for t in unheld if t not in digest.by_term}
+        if not unheld:
+            return pairs
+        out: dict[str, str] = {}
+        for term, word in pairs.items():
+            if term in unheld and (not _reads_as_name(word, written) or not self._unheld(compound_parts(term))):
+                for part in re.split(r"[-_.]", word):
+                    for part_term, part_word in terms_and_words(part).items():
+                        out.setdefault(part_term, part_word)
+            else:
+                out.setdefault(term, word)
+        return out
 
     def _unheld(self, terms: Iterable[str]) -> list[str]:
         """The ``terms`` no memory of the owner holds (document frequency 0)."""
@@ -987,12 +1013,13 @@ class OwnerQueries:
             found = self._with_told(rest, found)
         n = len(found.hot) + len(found.archived)
         see = ""
+        capped = len(found.hot) >= cap
         if not n and not q.include_archived:  # the rest matches archived memories only: said, with how to see them
             n = len(self._archived_matches(rest, cap))
-            see = "; include_archived=True to see them" if n else ""
+            see, capped = ("; include_archived=True to see them" if n else ""), n >= cap
         if not n:
             return ""
-        more = "at least " if len(found.hot) >= cap else ""
+        more = "at least " if capped else ""
         held = f"{more}{n} {'archived ' if see else ''}memor{'ies match' if n != 1 else 'y matches'}"
         asked = replace(interp, terms=(), words=(), unmatched=())
         which = self._elsewhere(q, q.terms)[0]  # "no active memory" where archived one-liners hold a word (their note follows)
@@ -1780,7 +1807,7 @@ def _affirms(text: str, terms: Sequence[str]) -> bool:
         negated.update(t for t in terms_of_word(m.group("word")) if t in terms)
     if not negated:
         return True
-    said = Counter(t for t in tokenize(text) if t in negated)
+    said = Counter({t: n for t, n in term_counts(text).items() if t in negated})  # identifiers whole too, as negated
     return all(said[t] > n for t, n in negated.items())
 
 
@@ -1814,6 +1841,16 @@ def _tails(g: Global, subs: tuple[Any, ...], lo: int | None, hi: int | None, lev
 def _chain(streams: Iterable[Iterator[tuple[bytes, int]]]) -> Iterator[tuple[bytes, int]]:
     for s in streams:
         yield from s
+
+
+def _reads_as_name(word: str, written: str) -> bool:
+    """Whether an identifier (folded, as ``terms_and_words`` gives it) names one thing where
+    ``written``: two groups of digits ("cve-2024-3094"), or a capital as written there
+    ("INV-2026-0099", "Bot-7"); "3-day" and "24-hour" describe."""
+    if len(re.findall(r"[0-9]+", word)) >= 2:
+        return True
+    at = written.casefold().find(word)
+    return at >= 0 and any(c.isupper() for c in written[at : at + len(word)])
 
 
 def _remembered(memo: dict[Any, Any], key: tuple[Any, ...], read: Callable[[], bool]) -> bool:

@@ -320,7 +320,7 @@ def name_terms(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     start = True
     for m in _NAME_WORD.finditer(text):
-        word = m.group()
+        word = m.group().rstrip(".")  # "...with INV-2026-0099." names the invoice, not its full stop
         named = (
             (word[0].isupper() and not start)
             or (len(word) > 1 and word.isupper())
@@ -329,5 +329,6 @@ def name_terms(text: str) -> dict[str, str]:
         )
         if named and word.casefold() not in _NO_NAMES:
             out.update(dict.fromkeys(terms_of_word(word), word))
-        start = text[m.end() : m.end() + 2].strip()[:1] in _SENTENCE_ENDS
+        end = m.start() + len(word)
+        start = text[end : end + 2].strip()[:1] in _SENTENCE_ENDS
     return out

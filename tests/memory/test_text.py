@@ -257,33 +257,37 @@ def _reference_terms(text: str) -> list[str]:
 def _reference_identifiers(text: str) -> list[str]:
     """Identifiers by the module docstring, plainly: in each run of word characters, dots and
     hyphens, the longest sequences of ASCII letter-and-digit parts joined by one ``-``, ``_``
-    or ``.``, holding a letter and a digit, as one term with its parts joined by "-"."""
+    or ``.``, without a last part of letters after a dot (a file extension) when more than two
+    parts are joined, holding a letter and a digit, as one term with its parts joined by "-"."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", PLACEHOLDER.sub(" ", text)).casefold())
     folded = re.sub(r"\b[^\W_]+n['\u2019]t\b", " ", folded)  # a negated auxiliary is no word, whole
     out = []
     for found in re.finditer(r"[\w.\-]+", folded):
-        run, seq = found.group(), []
-        parts = re.split(r"[-_.]", run)
+        pieces = re.split(r"([-_.])", found.group())  # parts, with the joiner before each
+        parts, joiners = pieces[0::2], ["", *pieces[1::2]]
         # a combining mark joins the letters beside it into a word: those parts are no identifier's
         before, after = folded[found.start() - 1 : found.start()], folded[found.end() : found.end() + 1]
         if before and unicodedata.category(before)[0] == "M" and ord(before) < 0x10000:
             parts[0] = "\u0301"
         if after and unicodedata.category(after)[0] == "M" and ord(after) < 0x10000:
             parts[-1] = "\u0301"
-        for part in [*parts, ""]:
+        seq: list[tuple[str, str]] = []
+        for part, joiner in [*zip(parts, joiners, strict=True), ("", "")]:
             if part and part.isascii() and part.isalnum():
-                seq.append(part)
+                seq.append((part, joiner))
                 continue
-            joined = "".join(seq)
+            if len(seq) > 2 and seq[-1][1] == "." and seq[-1][0].isalpha():
+                seq.pop()
+            joined = "".join(p for p, _ in seq)
             if len(seq) > 1 and any(c.isalpha() for c in joined) and any(c.isdigit() for c in joined):
-                out.append(_shorten("-".join(seq)))
+                out.append(_shorten("-".join(p for p, _ in seq)))
             seq = []
     return out
 
 
 IDENTIFIER_TEXTS = st.lists(
     st.one_of(
-        st.sampled_from(["INV", "2026", "0042", "gpt", "4", "v2", "é", "x", "数据", "<EMAIL_1>", "can't", "\u0301"]),
+        st.sampled_from(["INV", "2026", "0042", "gpt", "4", "v2", "é", "x", "pdf", "数据", "<EMAIL_1>", "can't", "\u0301"]),
         st.sampled_from(["-", "_", ".", "--", " ", "/", "é"]),
     ),
     max_size=12,

@@ -936,6 +936,27 @@ def test_an_identifier_is_asked_whole(qdb: memdb.Database) -> None:
     assert qdb.check().ok
 
 
+def test_an_identifier_in_a_longer_run_or_a_phrase_is_not_named_missing(tmp_path: Path) -> None:
+    """The review of layout 21: "3-day" and "24-hour" (phrases, not names) emptied answers that
+    their parts had found; "INV-2026-0050.pdf" and "CVE-2024-3094_xz" were said to hold no
+    "INV-2026-0050" and "CVE-2024-3094"; an owner named "bot-7" was a name no memory held; and a
+    memory saying an identifier and once "no" before it was not the newest event about it."""
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
+        mem = db.owner("bot-7")
+        offsite = mem.record("routine", "Planned the 3 day offsite agenda", outcome="success", ts=at(20))
+        soak = mem.record("debug", "Soak test over 24 hours found a leak", outcome="failure", ts=at(21))
+        pdf = mem.record("routine", "Attached INV-2026-0050.pdf for Globex", outcome="success", ts=at(22))
+        xz = mem.record("debug", "Patched CVE-2024-3094_xz on the db hosts", outcome="success", ts=at(23))
+        newest = mem.record("debug", "Patched CVE-2024-3094 on the build hosts; rescan shows no CVE-2024-3094 left",
+                            outcome="success", ts=at(29))  # fmt: skip
+        assert mem.ask("What did we plan for the 3-day offsite?").memories[0].id == offsite.id
+        assert mem.ask("What did the 24-hour soak test find?").memories[0].id == soak.id
+        assert [m.id for m in mem.ask("What happened with INV-2026-0050?")] == [pdf.id]
+        assert xz.id in {m.id for m in mem.ask("Did we patch CVE-2024-3094_xz?")}
+        assert [m.id for m in mem.ask("When did we last patch CVE-2024-3094?")] == [newest.id]
+        assert mem.ask("What did Bot-7 patch?").found  # the owner's own name is no missing name
+
+
 def test_opening_a_layout_20_database_indexes_identifiers_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Layout 20 indexed an identifier's parts only: opening such a database rebuilds the text
     index, and the identifier is found whole."""
@@ -948,9 +969,11 @@ def test_opening_a_layout_20_database_indexes_identifiers_whole(tmp_path: Path, 
         with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
             sent = db.owner("ana").record("routine", "Sent invoice INV-2026-0042", outcome="success")
             db.globals["META"].set(("layout",), 20)
-            assert not db.owner("ana").recall(text="INV-2026-0042").found  # its parts only were indexed
+            # its parts only were indexed: asked by its parts (each held by the memory)
+            assert db.owner("ana").recall(text="INV-2026-0042").interpretation.terms == ("inv", "2026", "0042")
     with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
         assert db.check().ok
+        assert db.owner("ana").recall(text="INV-2026-0042").interpretation.terms == ("inv-2026-0042",)  # held whole now
         assert [m.id for m in db.owner("ana").ask("What happened with INV-2026-0042?")] == [sent.id]
 
 

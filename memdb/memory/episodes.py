@@ -687,48 +687,69 @@ class OwnerEpisodes:
 
     def _write_imported(self, prepared: list[dict[str, Any]], sources: list[str | None], now: dt.datetime) -> tuple[dict[int, str], int]:
         """In the caller's transaction: write the prepared imports, each after the ones it cites
-        (so a cite can name the new id), facts one by one in the order given (one recorded again
-        supersedes the value before it). Returns each item's new id by position and the number
-        of cites dropped because they name no episode here."""
+        (so a cite can name the new id: a topological order, one batch per level), facts in the
+        order given (one recorded again supersedes the value before it). Where cites go round
+        in a circle, the first item given among the rest is written first and its cites of the
+        unwritten are dropped. Returns each item's new id by position and the number of cites
+        dropped because they name no episode here."""
+        n = len(prepared)
         batch = {s: i for i, s in enumerate(sources) if s is not None}
+        needs: list[set[int]] = [{batch[c] for c in p["cites"] if c in batch} - {i} for i, p in enumerate(prepared)]
+        facts = [i for i, p in enumerate(prepared) if p["kind"] == FACT_KIND]
+        for before, after in itertools.pairwise(facts):
+            needs[after].add(before)
+        dependents: list[list[int]] = [[] for _ in range(n)]
+        for i, wanted in enumerate(needs):
+            for j in wanted:
+                dependents[j].append(i)
+        waiting = [len(wanted) for wanted in needs]
+        ready = [i for i in range(n) if not waiting[i]]
+        pending = set(range(n))
         new_ids: dict[int, str] = {}
         dropped = 0
-        pending = list(range(len(prepared)))
         while pending:
-            ready = [i for i in pending if all(batch.get(c) is None or batch[c] in new_ids or batch[c] == i for c in prepared[i]["cites"])]
-            if not ready:  # cites that go round in a circle: write the rest as they come; their cites to one another drop
-                ready = pending
-            for i in ready:
-                kept = []
+            level = sorted(ready) if ready else [min(pending)]
+            ready = []
+            for i in level:
+                kept: list[str] = []
                 for cited in prepared[i]["cites"]:
-                    j = batch.get(cited)
-                    found = new_ids.get(j) if j is not None else None
-                    if found is None and j is None:
-                        earlier = self._layout.imported.get((self.name, cited))
-                        found = (
-                            str(earlier) if earlier is not None else (cited if self._layer.header(self.name, cited) is not None else None)
-                        )
+                    found = self._cited_import(cited, batch, new_ids)
                     if found is None:
                         dropped += 1
                     elif found not in kept:
                         kept.append(found)
                 prepared[i]["cites"] = kept
-            plain = [i for i in ready if prepared[i]["kind"] != FACT_KIND]
+            plain = [i for i in level if prepared[i]["kind"] != FACT_KIND]
             written = self._write_new([prepared[i] for i in plain], accessed_at=now)  # imported history is not idle from its dates
             for i, (eid, record, _) in zip(plain, written, strict=True):
                 new_ids[i] = eid
                 prepared[i]["ts"] = record["ts"]
-            for i in ready:
+            for i in level:
                 if prepared[i]["kind"] == FACT_KIND:
                     fact = self._record_fact(prepared[i], False, accessed_at=now)
                     new_ids[i] = fact.id
                     prepared[i]["ts"] = fact.ts
-            done = set(ready)
-            pending = [i for i in pending if i not in done]
+            for i in level:
+                pending.discard(i)
+                for j in dependents[i]:
+                    waiting[j] -= 1
+                    if not waiting[j] and j in pending:
+                        ready.append(j)
         summarized = [c for p in prepared if p["kind"] == "summary" for c in p["cites"]]
         active = [c for c in dict.fromkeys(summarized) if (self._layer.header(self.name, c) or {}).get("status") == "active"]
         self._layer.set_status(self.name, active, "summarized")
         return new_ids, dropped
+
+    def _cited_import(self, cited: str, batch: Mapping[str, int], new_ids: Mapping[int, str]) -> str | None:
+        """The id a cite of an import names here: the new id of an item of this batch (written
+        already), of an earlier import's item (still here), or one of this owner's episodes."""
+        j = batch.get(cited)
+        if j is not None:
+            return new_ids.get(j)
+        earlier = self._layout.imported.get((self.name, cited))
+        if earlier is not None:
+            return str(earlier) if self._layer.header(self.name, str(earlier)) is not None else None
+        return cited if self._layer.header(self.name, cited) is not None else None
 
     # --- versions: supersede, facts --------------------------------------------------------------
 
@@ -742,7 +763,7 @@ class OwnerEpisodes:
         Raises NotFoundError for an unknown id, and ValidationError (writing nothing) for an
         empty reason, no or unchanged fields, ``kind``/``key``/``feedback`` among the changes, and
         an episode that is superseded already, archived (restore it first) or a summary."""
-        what = f"supersede({episode_id!r})"
+        what = f"supersede({shown(episode_id)})"  # not an id yet: shown sanitized
         fixed = sorted(set(changes) & set(_FIXED_IN_VERSIONS))
         if fixed:
             raise ValidationError(f"{what}: {fixed[0]} does not change in a new version ({_FIXED_IN_VERSIONS[fixed[0]]})")

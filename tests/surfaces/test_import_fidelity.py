@@ -136,6 +136,59 @@ def test_an_id_given_twice_is_imported_once(tmp_path: Path) -> None:
         assert db.owner("ana").count() == 1
 
 
+def ids(n: int) -> str:
+    """A source id an export could have given (distinct for each ``n`` below 3,600)."""
+    return f"20260301T09{n // 60:02d}{n % 60:02d}000000Z-{n:06x}"
+
+
+def test_the_order_of_writing_follows_the_cites_and_keeps_the_facts_order(tmp_path: Path) -> None:
+    """Items are written after the ones they cite (a topological order: a chain of thousands
+    writes in linear time), facts in the order given (the last value given is the current one),
+    a circle of cites loses only the cites it must, and a cite of an earlier import since
+    erased is dropped, never written dangling."""
+    clock = Clock(T0)
+    day = dt.timedelta(days=1)
+    with memdb.open(tmp_path / "b", clock=clock) as db:
+        mem = db.owner("ana")
+        report = mem.import_episodes(
+            [
+                {"id": ids(1), "kind": "exchange", "summary": "asked about plans", "ts": T0 - 3 * day},
+                {"id": ids(2), "kind": "fact", "key": "plan", "summary": "plan is free", "cites": [ids(1)], "ts": T0 - 2 * day},
+                {"id": ids(3), "kind": "fact", "key": "plan", "summary": "plan is pro", "ts": T0 - day},
+            ],
+            source="test",
+        )
+        assert mem.fact("plan").summary == "plan is pro" and report.dropped_cites == 0
+
+        # a circle (4 and 5 cite each other) and one outside it citing into it (6 cites 4)
+        circle = [
+            {"id": ids(4), "kind": "exchange", "summary": "a", "cites": [ids(5)], "ts": T0 - 3 * day},
+            {"id": ids(5), "kind": "exchange", "summary": "b", "cites": [ids(4)], "ts": T0 - 2 * day},
+            {"id": ids(6), "kind": "exchange", "summary": "c", "cites": [ids(4)], "ts": T0 - day},
+        ]
+        report = mem.import_episodes(circle, source="test")
+        a, b, c = (mem.peek(i) for i in report.ids)
+        assert report.dropped_cites == 1 and a.cites == () and b.cites == (a.id,) and c.cites == (a.id,)
+
+        # an earlier import, erased since: a cite of it names nothing here
+        first = mem.import_episodes([{"id": ids(7), "kind": "exchange", "summary": "source", "ts": T0 - 3 * day}], source="test")
+        mem.erase(first.ids, reason="the user asked")
+        later = mem.import_episodes([{"id": ids(8), "kind": "summary", "summary": "sum", "cites": [ids(7)], "ts": T0 - day}], source="test")
+        assert later.dropped_cites == 1 and mem.peek(later.ids[0]).cites == ()
+
+        # a chain given newest first: each written after the one it cites
+        chain = [
+            {"id": ids(100 + k), "kind": "exchange", "summary": f"step {k}", "ts": T0 - day,
+             **({"cites": [ids(100 + k - 1)]} if k else {})}
+            for k in range(300)
+        ][::-1]  # fmt: skip
+        report = mem.import_episodes(chain, source="test")
+        by_source = dict(zip([r["id"] for r in chain], report.ids, strict=True))
+        assert report.dropped_cites == 0
+        assert all(mem.peek(by_source[ids(100 + k)]).cites == (by_source[ids(99 + k)],) for k in range(1, 300))
+        assert db.check().ok
+
+
 @pytest.mark.lmdb_only(reason="the command takes a directory for --db; the API tests above run on both")
 def test_the_command_round_trip_keeps_cites_and_names_the_bad_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     clock = Clock(T0)

@@ -564,6 +564,8 @@ class PostgresStore:
         level = _ISOLATIONS.get(isolation.lower().replace("_", " "))
         if level is None:
             raise StoreError(f"postgres store: isolation {isolation!r} is not one of {', '.join(_ISOLATIONS)}")
+        if not isinstance(create, bool):
+            raise StoreError(f"postgres store: create {create!r}: True or False (a truthy string would not say which)")
         if retries < 0 or page_size < 1 or pool_size < 0:
             raise StoreError(
                 f"postgres store: retries {retries}, page_size {page_size}, pool_size {pool_size} must be non-negative (page_size >= 1)"
@@ -591,7 +593,7 @@ class PostgresStore:
             version = str(conn.execute("SELECT version()").fetchall()[0][0])
             self.engine = "cockroachdb" if "CockroachDB" in version else "yugabytedb" if "-YB-" in version else "postgresql"
             self._end_reads_unanswered = self._end_reads_unanswered and self.engine == "postgresql"
-            if create is not True:  # an existing database only: a mistyped name must not make one
+            if not create:  # an existing database only: a mistyped name must not make one
                 found = conn.execute("SELECT to_regclass(%s), to_regclass(%s)", (self._sql.kv, self._sql.lock)).fetchall()[0]
                 if None in found:
                     raise NotFoundError(

@@ -710,12 +710,12 @@ class LMDBStore:
         for name, value, top in (("map_size", map_size, _MAX_MAP), ("max_readers", max_readers, 1 << 20)):
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
                 raise ConfigError(f"{name} {value!r}: a positive int, at most {top:,}")
-        for name, flag in (("sync", sync), ("verify", verify)):
+        for name, flag in (("sync", sync), ("verify", verify), ("create", create)):
             if not isinstance(flag, bool) and not (name == "verify" and flag is None):
                 raise ConfigError(f"{name} {flag!r}: True or False (a truthy string would not say which)")
         self._mode = check_mode(mode)
         self.path = os.path.realpath(os.fspath(path))
-        if create is not True and not os.path.isfile(os.path.join(self.path, "data.mdb")):
+        if not create and not os.path.isfile(os.path.join(self.path, "data.mdb")):
             what = "no such directory" if not os.path.exists(self.path) else "no database there"
             raise NotFoundError(f"path {os.fspath(path)}: {what} (create=False opens an existing database only)")
         self._closed = False

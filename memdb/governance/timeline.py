@@ -99,8 +99,11 @@ def build(
     mem = layer.owner(owner)
     with layer.space.snapshot():
         episodes = [mem.peek(eid) for eid in layer.ids_in_session(owner, session)]
-        if read_archived is not None:
-            episodes += read_archived(owner, list(layer.archived_ids_in_session(owner, session)))
+        if read_archived is not None:  # only the archived tool calls are read back from cold storage
+            cold = [
+                eid for eid in layer.archived_ids_in_session(owner, session) if (layer.header(owner, eid) or {}).get("kind") == "tool_call"
+            ]
+            episodes += read_archived(owner, cold)
     calls = sorted((e for e in episodes if e.kind == "tool_call"), key=lambda e: (e.ts, e.id))
     first = calls[0].ts if calls else None
     previous: dt.datetime | None = None

@@ -95,8 +95,8 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
                 docs: list[Doc] = []
                 hot: list[tuple[str, str | None, list[tuple[Global, Any]]]] = []  # (id, outcome, index entries)
                 for subs, state in chunk:
-                    if by_session and state.get("status") == "archived" and state.get("session"):
-                        sets.append((lay.archived_sessions, (owner, state["session"], ts_micros(state["ts"]), str(subs[1])), ""))
+                    if by_session and state.get("status") == "archived":  # its archive entries, as index_entries gives them
+                        sets.extend((lay.archived_sessions, e, "") for e in index_entries(owner, str(subs[1]), state, state)["EPSA"])
                     if state.get("status") in ("archived", SUPERSEDED):  # in no hot index, with no postings
                         continue
                     eid = str(subs[1])

@@ -250,7 +250,9 @@ def open(
     **options: Any,
 ) -> Database:
     """Open (creating if missing) the memdb database in directory ``path`` on LMDB, or on a
-    PostgreSQL-wire server when ``path`` is a ``postgresql://`` (or ``postgres://``) URL.
+    PostgreSQL-wire server when ``path`` is a ``postgresql://`` (or ``postgres://``) URL;
+    ``create=False`` opens an existing one only (NotFoundError where there is none, and nothing
+    is made: a reader with a mistyped path must not find "nothing" in a database it just made).
 
     ``sanitizer`` replaces the default PII sanitizer; ``clock`` (returning aware UTC
     datetimes) makes every time rule testable; ``summarizer`` replaces the extractive one

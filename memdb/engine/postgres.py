@@ -69,6 +69,14 @@ def _driver() -> Any:
     return psycopg
 
 
+def _ready(fd: int, events: int, timeout_ms: int) -> bool:
+    """Whether socket ``fd`` is ready for ``events`` within ``timeout_ms``: poll, not select,
+    which refuses a descriptor of 1024 or more (a busy server holds that many)."""
+    poller = select.poll()
+    poller.register(fd, events)
+    return bool(poller.poll(timeout_ms))
+
+
 def _split_url(url: str) -> tuple[str, str | None]:
     """The libpq URL without memdb's own ``memdb_name`` parameter, and that parameter."""
     parts = urlsplit(url)
@@ -645,7 +653,7 @@ class PostgresStore:
         itself). One that has is dropped before a write's whole batch is sent on it, where the
         loss would read as a commit that may or may not have happened."""
         try:
-            return not conn.closed and not select.select([conn.pgconn.socket], [], [], 0)[0]
+            return not conn.closed and not _ready(conn.pgconn.socket, select.POLLIN, 0)
         except (OSError, ValueError):
             return False
 
@@ -655,7 +663,7 @@ class PostgresStore:
             pgconn = conn.pgconn
             pgconn.send_query(b"COMMIT")
             while pgconn.flush():  # a few bytes: the socket takes them at once in practice
-                select.select([], [pgconn.socket], [], 1.0)
+                _ready(pgconn.socket, select.POLLOUT, 1000)
         except Exception:
             return False
         return True

@@ -9,6 +9,7 @@ throwaway cluster of ``tests/postgres_server.py``.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -159,6 +160,30 @@ def test_connections_lost_before_anything_was_committed_are_replaced(pg_url: str
             db.globals["T"]["w"] = 4
         assert [db.globals["T"][k] for k in ("x", "y", "z", "w")] == [1, 2, 3, 4]
     drop(pg_url, name)
+
+
+def test_a_process_holding_over_1024_descriptors_still_writes(pg_url: str) -> None:
+    """The pool's liveness check used select(), which refuses a descriptor of 1024 or more: in
+    a process holding that many files (a busy server), every connection read as lost and every
+    write failed after its retries. It polls."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1200:
+        if hard != resource.RLIM_INFINITY and hard < 1200:
+            pytest.skip(f"the hard limit of open files is {hard}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1200, hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    name = unique_name()
+    try:
+        with memdb.open(pg_url, name=name) as db:
+            db.globals["T"]["x"] = 1
+            with db.transaction():
+                db.globals["T"]["y"] = db.globals["T"]["x"] + 1
+            assert db.globals["T"]["y"] == 2
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        drop(pg_url, name)
 
 
 def test_unreachable_server_is_a_store_error() -> None:

@@ -98,6 +98,19 @@ class RescoreReport:
     seconds: float = 0.0
 
 
+def _first_on_a_circle(start: int, needs: list[set[int]], pending: set[int]) -> int:
+    """The first item given of a circle of cites among ``pending``, found from ``start`` (whose
+    cites lead into one): breaking it there drops only cites that go round the circle."""
+    path: list[int] = []
+    seen: dict[int, int] = {}
+    at = start
+    while at not in seen:
+        seen[at] = len(path)
+        path.append(at)
+        at = min(j for j in needs[at] if j in pending)  # every item left waits for one still pending
+    return min(path[seen[at] :])
+
+
 class Episodes:
     """The episodic layer of one database: settings, sanitizer, clock, scoring and access
     tracking, the owner handles, and the operations the lifecycle runs on an owner's episodes
@@ -688,16 +701,20 @@ class OwnerEpisodes:
     def _write_imported(self, prepared: list[dict[str, Any]], sources: list[str | None], now: dt.datetime) -> tuple[dict[int, str], int]:
         """In the caller's transaction: write the prepared imports, each after the ones it cites
         (so a cite can name the new id: a topological order, one batch per level), facts in the
-        order given (one recorded again supersedes the value before it). Where cites go round
-        in a circle, the first item given among the rest is written first and its cites of the
+        order given for each key (one recorded again supersedes the value before it). Where cites
+        go round in a circle, the circle's first item given is written first and its cites of the
         unwritten are dropped. Returns each item's new id by position and the number of cites
         dropped because they name no episode here."""
         n = len(prepared)
         batch = {s: i for i, s in enumerate(sources) if s is not None}
         needs: list[set[int]] = [{batch[c] for c in p["cites"] if c in batch} - {i} for i, p in enumerate(prepared)]
-        facts = [i for i, p in enumerate(prepared) if p["kind"] == FACT_KIND]
-        for before, after in itertools.pairwise(facts):
-            needs[after].add(before)
+        facts: dict[str, list[int]] = {}  # each key's values, in the order given
+        for i, p in enumerate(prepared):
+            if p["kind"] == FACT_KIND:
+                facts.setdefault(p["key"], []).append(i)
+        for values in facts.values():
+            for before, after in itertools.pairwise(values):
+                needs[after].add(before)
         dependents: list[list[int]] = [[] for _ in range(n)]
         for i, wanted in enumerate(needs):
             for j in wanted:
@@ -708,7 +725,7 @@ class OwnerEpisodes:
         new_ids: dict[int, str] = {}
         dropped = 0
         while pending:
-            level = sorted(ready) if ready else [min(pending)]
+            level = sorted(ready) if ready else [_first_on_a_circle(min(pending), needs, pending)]
             ready = []
             for i in level:
                 kept: list[str] = []

@@ -160,15 +160,27 @@ def test_the_order_of_writing_follows_the_cites_and_keeps_the_facts_order(tmp_pa
         )
         assert mem.fact("plan").summary == "plan is pro" and report.dropped_cites == 0
 
-        # a circle (4 and 5 cite each other) and one outside it citing into it (6 cites 4)
+        # one given first citing into a circle (10 cites 4; 4 and 5 cite each other): only a
+        # cite that goes round the circle is dropped
         circle = [
+            {"id": ids(10), "kind": "exchange", "summary": "x", "cites": [ids(4)], "ts": T0 - 4 * day},
             {"id": ids(4), "kind": "exchange", "summary": "a", "cites": [ids(5)], "ts": T0 - 3 * day},
             {"id": ids(5), "kind": "exchange", "summary": "b", "cites": [ids(4)], "ts": T0 - 2 * day},
-            {"id": ids(6), "kind": "exchange", "summary": "c", "cites": [ids(4)], "ts": T0 - day},
         ]
         report = mem.import_episodes(circle, source="test")
-        a, b, c = (mem.peek(i) for i in report.ids)
-        assert report.dropped_cites == 1 and a.cites == () and b.cites == (a.id,) and c.cites == (a.id,)
+        x, a, b = (mem.peek(i) for i in report.ids)
+        assert report.dropped_cites == 1 and a.cites == () and b.cites == (a.id,) and x.cites == (a.id,)
+
+        # facts of two keys keep their own orders, and make no circle of cites between them
+        report = mem.import_episodes(
+            [
+                {"id": ids(20), "kind": "fact", "key": "plan2", "summary": "plan is team", "cites": [ids(21)], "ts": T0 - 2 * day},
+                {"id": ids(21), "kind": "exchange", "summary": "asked", "cites": [ids(22)], "ts": T0 - 2 * day},
+                {"id": ids(22), "kind": "fact", "key": "seats", "summary": "seats are 5", "ts": T0 - day},
+            ],
+            source="test",
+        )
+        assert report.dropped_cites == 0 and mem.fact("plan2").cites == (report.ids[1],)
 
         # an earlier import, erased since: a cite of it names nothing here
         first = mem.import_episodes([{"id": ids(7), "kind": "exchange", "summary": "source", "ts": T0 - 3 * day}], source="test")

@@ -317,6 +317,9 @@ class Sessions:
         any transaction, and the episode, its mark and its counter are written in one."""
         done = self._already(owner, session)
         if done is not None:
+            if self.marks.data((owner, "open", session)):  # (the idle rule had seen it go on, and that was erased since)
+                with self.space.transaction():
+                    self.marks.kill((owner, "open", session))
             return done
         previous = self.marks.get((owner, "closed", session))  # a session continued after its close: closed again
         if previous is not None:
@@ -326,6 +329,13 @@ class Sessions:
                     f"it closes again as {previous['kind']} (a new version of episode {previous['episode']})"
                 )
             kind = str(previous["kind"])
+            current = self._current_version(owner, str(previous["episode"]))
+            if current is not None and (self.episodes.header(owner, current) or {}).get("status") == "archived":
+                return Distillation(
+                    session, "already_closed",
+                    f"session {session}: went on after its close, but the episode it closed as ({current}) is archived; "
+                    "restore it, then close the session again; nothing written", None, int(previous.get("events", 0)),
+                )  # fmt: skip
         events, total = self._captured(owner, session)
         if not events:
             if self.marks.data((owner, "open", session)):
@@ -376,6 +386,13 @@ class Sessions:
         reason = f"session {session}: already closed on {mark['at']:%Y-%m-%d %H:%M} UTC as episode {eid}{gone}; nothing written"
         return Distillation(session, "already_closed", reason, episode, int(mark.get("events", 0)))
 
+    def _current_version(self, owner: str, episode_id: str) -> str | None:
+        """The current version of an episode (itself, or what corrected it), or None if erased."""
+        try:
+            return self.episodes.chain(owner, episode_id)[-1]
+        except NotFoundError:
+            return None
+
     def _continued(self, owner: str, session: str, mark: Mapping[str, Any]) -> bool:
         """Whether ``session`` captured an event after the last one its close cited (an agent
         went on after closing it): the newest hot capture of the session, by id (ids are in time order)."""
@@ -410,8 +427,8 @@ class Sessions:
     ) -> Distillation:
         """Write the distilled episode, its mark, counter and audit record in one transaction. A
         session closed before (``previous``: it continued since) gets a new version of the
-        episode its close wrote (``supersede``: one memory of the work, its outcome the latest),
-        or, where that one is no longer current and hot, a new episode the mark names instead."""
+        current version of the episode its close wrote (``supersede``: one memory of the work,
+        its outcome the latest), or, where that was erased, a new episode the mark names."""
         owner, session, events = capture.owner, capture.session, capture.events
         outcome = capture.outcome or str(draft.outcome).strip().lower()
         tags = list(dict.fromkeys([*extra, *(t for e in events for t in e.tags)]))[:_TAGS_KEPT]
@@ -427,9 +444,13 @@ class Sessions:
             if done is not None:
                 return done
             mem = self.episodes.owner(owner)
-            older = str(previous["episode"]) if previous is not None else None
+            # the current version of what the session's last close wrote (a user may have corrected it since)
+            older = self._current_version(owner, str(previous["episode"])) if previous is not None else None
             if older is not None and (self.episodes.header(owner, older) or {}).get("status") not in ("active", "summarized"):
-                older = None  # archived, superseded or erased since: the new close stands alone
+                return Distillation(
+                    session, "already_closed", f"session {session}: its episode {older} was archived meanwhile; nothing written"
+                )
+            # (erased since: the new close stands alone, and the mark names it)
             try:
                 # dated when the work ended: the last captured event (a typed record dated before the
                 # clock writes its backfill audit record, as any does); hooks count it for patterns

@@ -147,6 +147,36 @@ def test_a_session_continued_after_its_close_closes_again_as_a_new_version(tmp_p
         assert db.check().ok
 
 
+def test_a_close_again_supersedes_what_the_user_corrected_and_waits_for_an_archived_one(tmp_path: Path) -> None:
+    """The second review: closing again after the user had corrected the episode wrote an
+    unrelated one (two attempts for one session), and erasing the session's events then left
+    the corrected one; one archived meanwhile was forked the same way."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        ids = capture(db, clock)
+        mem = db.owner("ana")
+        first = mem.close_session("s1", kind="debug", outcome="failure")
+        assert first.episode is not None
+        corrected = mem.supersede(first.episode.id, reason="it half worked", outcome="partial")
+        clock.advance(minutes=5)
+        mem.record_exchange("s1", "retried, and it worked", "great")
+        again = mem.close_session("s1", kind="debug", outcome="success")
+        assert again.status == "closed" and again.episode is not None and again.episode.supersedes == corrected.id
+        assert mem.history(kind="debug").total == 1
+        erased = mem.erase([ids[0]], reason="the user asked")  # every version goes with the events
+        assert {first.episode.id, corrected.id, again.episode.id} <= set(erased.ids)
+    with open_db(tmp_path / "b", clock) as db:
+        capture(db, clock)
+        mem = db.owner("ana")
+        first = mem.close_session("s1", kind="debug", outcome="failure")
+        assert first.episode is not None
+        mem.archive(first.episode.id)
+        mem.record_exchange("s1", "one more thing", "sure")
+        waiting = mem.close_session("s1", kind="debug", outcome="success")
+        assert waiting.status == "already_closed" and "archived" in waiting.reason and "restore" in waiting.reason
+        assert mem.history(kind="debug").total == 1 and db.check().ok
+
+
 def test_a_later_close_is_dated_when_the_work_ended_and_says_so_in_the_audit(tmp_path: Path) -> None:
     clock = Clock(T0)
     with open_db(tmp_path, clock) as db:

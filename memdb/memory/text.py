@@ -18,8 +18,9 @@ Queries are read by the same rules (``terms_and_words``).
 
 An identifier that joins letters and digits with hyphens, underscores or dots ("INV-2026-0042",
 "JIRA-1234", "CVE-2024-3094", "gpt-4", "v2.3.1") is an index term of its own too
-(``term_counts``), its parts joined by "-" ("inv-2026-0042"), beside the terms of its parts: a
-text holding it is found by its parts ("invoice 0042") and by the whole. A query names it whole
+(``term_counts``), its parts joined by "-" ("inv-2026-0042"), beside the terms of its parts,
+and so is it without a last word of letters ("INV-2026-0042.pdf" holds "inv-2026-0042"): a text
+holding it is found by its parts ("invoice 0042") and by the whole. A query names it whole
 (``terms_and_words``), so "What happened with INV-2026-0042?" is not answered by every text
 that says "2026" or "inv" (layout 21), and ``ask`` names one no memory holds, as it does a name
 (``compound_parts`` tells an identifier's term). ``tokenize`` gives the words' terms only: what
@@ -271,47 +272,46 @@ def _bigrams(words: list[str]) -> list[str]:
     return out
 
 
-def _identifier(run: str) -> tuple[str, int] | None:
-    """The identifier term of a run of words joined by ``-``, ``_`` or ``.`` and how much of the
-    run it spans, or None where no letter is joined to a digit. A file extension is no part of
-    it: "inv-2026-0042.pdf" is the identifier "inv-2026-0042" and the word "pdf", so a question
-    naming the invoice finds the text that names its file."""
+def _identifiers_of(run: str) -> tuple[str, ...]:
+    """The identifier terms of a run of words joined by ``-``, ``_`` or ``.``: the run whole where
+    it joins a letter and a digit, and, where more than two parts end in a word of letters (a
+    file extension, "_final", "-turbo"), the run without it too: "INV-2026-0042.pdf" holds
+    "INV-2026-0042", and "gpt-4-turbo" holds "gpt-4"."""
     parts = _JOINERS.split(run)
-    end = len(run)
-    if len(parts) > 2 and run[end - len(parts[-1]) - 1] == "." and parts[-1].isalpha():
-        end -= len(parts[-1]) + 1
-        parts.pop()
-    used = run[:end]
-    if len(parts) < 2 or not (_HAS_LETTER.search(used) and _HAS_DIGIT.search(used)):
-        return None
-    return _shorten("-".join(parts)), end
+    if len(parts) < 2 or not (_HAS_LETTER.search(run) and _HAS_DIGIT.search(run)):
+        return ()
+    whole = _shorten("-".join(parts))
+    if len(parts) > 2 and parts[-1].isalpha():
+        head = parts[:-1]
+        joined = "".join(head)
+        if _HAS_LETTER.search(joined) and _HAS_DIGIT.search(joined):
+            return whole, _shorten("-".join(head))
+    return (whole,)
 
 
-def _identifiers(folded: str) -> list[tuple[int, int, str, str]]:
-    """The identifiers of a ``_folded`` text that is not ASCII (see the module docstring):
-    (start, end, term, as folded) in order. ASCII text reads them with its words (``_run_terms``)."""
-    out: list[tuple[int, int, str, str]] = []
+def _identifiers(folded: str) -> list[tuple[int, int, tuple[str, ...], str]]:
+    """The identifier runs of a ``_folded`` text that is not ASCII (see the module docstring):
+    (start, end, their terms, as folded) in order. ASCII text reads them with its words
+    (``_run_terms``)."""
+    out: list[tuple[int, int, tuple[str, ...], str]] = []
     if "-" not in folded and "_" not in folded and "." not in folded:
         return out
     for m in _compound_unmarked().finditer(folded):
-        found = _identifier(m.group())
-        if found is not None:
-            term, end = found
-            out.append((m.start(), m.start() + end, term, m.group()[:end]))
+        terms = _identifiers_of(m.group())
+        if terms:
+            out.append((m.start(), m.end(), terms, m.group()))
     return out
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _run_terms(run: str) -> tuple[str, ...]:
     """The index terms of a run of ASCII words joined by ``-``, ``_`` or ``.`` (most runs are one
-    word): its words' terms, then the identifier whole (``_identifier``). Remembered, as
+    word): its words' terms, then its identifiers (``_identifiers_of``). Remembered, as
     ``_term`` is: capture reads each distinct run about once."""
     if run.isalnum():
         term = _term(run)
         return (term,) if term else ()
-    terms = tuple(t for p in _JOINERS.split(run) if (t := _term(p)))
-    found = _identifier(run)
-    return (*terms, found[0]) if found is not None else terms
+    return (*(t for p in _JOINERS.split(run) if (t := _term(p))), *_identifiers_of(run))
 
 
 def compound_parts(term: str) -> tuple[str, ...]:
@@ -335,23 +335,23 @@ def terms_and_words(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     if plain:
         for run in _ASCII_RUN.findall(folded):
-            found = None if run.isalnum() else _identifier(run)
-            if found is not None:  # an identifier: searched whole (and the words after it, a file extension)
-                out.setdefault(found[0], run[: found[1]])
-                run = run[found[1] + 1 :]
+            found = () if run.isalnum() else _identifiers_of(run)
+            if found:  # an identifier: searched whole
+                out.setdefault(found[0], run)
+                continue
             for word in _JOINERS.split(run) if not run.isalnum() else (run,):
                 term = _term(word)
                 if term:
                     out.setdefault(term, word)
         return out
     at = 0
-    for start, end, term, word in [*_identifiers(folded), (len(folded), len(folded), "", "")]:
+    for start, end, terms, word in [*_identifiers(folded), (len(folded), len(folded), (), "")]:
         for w in _words(folded[at:start], plain):
             t = _term(w)
             if t:
                 out.setdefault(t, w)
-        if term:
-            out.setdefault(term, word)
+        if terms:
+            out.setdefault(terms[0], word)
         at = end
     return out
 
@@ -366,7 +366,7 @@ def term_counts(text: str) -> dict[str, int]:
     counts = Counter(filter(None, map(_term, _words(folded, plain))))
     found = _identifiers(folded)
     if found:
-        counts.update(term for _, _, term, _ in found)
+        counts.update(term for _, _, terms, _ in found for term in terms)
     return counts
 
 

@@ -234,7 +234,7 @@ class OwnerQueries:
         outside it whose text tells of a time within it: "the deploy failed yesterday",
         recorded on July 2, is in July 1's window.
         """
-        terms = self._identifiers_asked(text_terms(text), include_archived, text or "")
+        terms = self._identifiers_asked(text_terms(text), include_archived)
         interp = Interpretation(
             window=recall_window(since, until),
             tags=tags_of(tags, "tags"),
@@ -311,7 +311,7 @@ class OwnerQueries:
         rest = TALKED_ABOUT.sub(r"\g<about>", rest) if any(w in rest for w in ("about", " of ", " to ", " with ")) else rest
         written = rest  # as written: the tags' lookup gives the rest back as words ("didn t")
         tags, rest = self._known_tags_in(rest)
-        pairs = self._identifiers_asked(terms_and_words(rest), include_archived, rest)
+        pairs = self._identifiers_asked(terms_and_words(rest), include_archived)
         kinds = set(self._layer.settings.typed_kinds)
         # an outcome word filters by outcome only where the owner keeps memories that carry one:
         # of an owner who records conversations alone, "a successful business" is words
@@ -585,7 +585,7 @@ class OwnerQueries:
         a ``kind``, the attempts are the memories that carry an outcome: a chat message that
         mentions the deploy is no attempt at it (``kind="exchange"`` counts those)."""
         check_limit(limit)
-        terms = self._identifiers_asked(text_terms(text), True, text or "")  # an archived attempt counts too
+        terms = self._identifiers_asked(text_terms(text), True)  # an archived attempt counts too
         with self._space.snapshot():
             unmatched = tuple(w for t, w in terms.items() if not self._layout.doc_freq.get((self.name, t), 0))
         interp = Interpretation(
@@ -740,13 +740,12 @@ class OwnerQueries:
 
         return [_remembered(memo, (*_TAG_STARTS, word), partial(may_start, word)) for word in words]
 
-    def _identifiers_asked(self, pairs: dict[str, str], include_archived: bool, written: str) -> dict[str, str]:
-        """``pairs`` (terms and their words) with each identifier no memory holds whole asked by
-        its parts where that is no stand-in: where every part is held ("INV-2026-0042_final"
-        holds "INV-2026-0042"'s), or the identifier is a phrase ("3-day", "24-hour": one group
-        of digits, no capital) whose parts a missing word names as any word. One that reads as
-        a name (a capital, or two groups of digits: "INV-2026-0099", "cve-2024-3094") with a
-        part no memory holds stays whole, and ask names it, nothing standing in for it."""
+    def _identifiers_asked(self, pairs: dict[str, str], include_archived: bool) -> dict[str, str]:
+        """``pairs`` (terms and their words) with each identifier no memory holds whole that
+        reads as a phrase ("3-day", "24-hour", "1-on-1": it starts with a number and holds a
+        word) asked by its parts, as words are. Any other identifier no memory holds
+        ("INV-2026-0099", "web-01", "gpt-5") stays whole, and ask names it: memories holding
+        its parts are about other invoices, hosts or models, not stand-ins for it."""
         whole = [t for t in pairs if compound_parts(t)]
         if not whole:
             return pairs
@@ -757,7 +756,7 @@ class OwnerQueries:
             return pairs
         out: dict[str, str] = {}
         for term, word in pairs.items():
-            if term in unheld and (not _reads_as_name(word, written) or not self._unheld(compound_parts(term))):
+            if term in unheld and _reads_as_a_phrase(word):
                 for part in re.split(r"[-_.]", word):
                     for part_term, part_word in terms_and_words(part).items():
                         out.setdefault(part_term, part_word)
@@ -1843,14 +1842,11 @@ def _chain(streams: Iterable[Iterator[tuple[bytes, int]]]) -> Iterator[tuple[byt
         yield from s
 
 
-def _reads_as_name(word: str, written: str) -> bool:
-    """Whether an identifier (folded, as ``terms_and_words`` gives it) names one thing where
-    ``written``: two groups of digits ("cve-2024-3094"), or a capital as written there
-    ("INV-2026-0099", "Bot-7"); "3-day" and "24-hour" describe."""
-    if len(re.findall(r"[0-9]+", word)) >= 2:
-        return True
-    at = written.casefold().find(word)
-    return at >= 0 and any(c.isupper() for c in written[at : at + len(word)])
+def _reads_as_a_phrase(word: str) -> bool:
+    """Whether a joined run reads as a phrase rather than a name: a number first and a word of
+    letters in it ("3-day", "24-hour", "1-on-1"), where "web-01", "gpt-5" and "INV-2026-0099" name one thing."""
+    parts = re.split(r"[-_.]", word)
+    return parts[0].isdigit() and any(p.isalpha() for p in parts[1:])
 
 
 def _remembered(memo: dict[Any, Any], key: tuple[Any, ...], read: Callable[[], bool]) -> bool:

@@ -654,7 +654,7 @@ class PostgresStore:
         loss would read as a commit that may or may not have happened."""
         try:
             return not conn.closed and not _ready(conn.pgconn.socket, select.POLLIN, 0)
-        except (OSError, ValueError):
+        except Exception:  # (OSError, ValueError, or the driver's own "connection is lost"): not usable
             return False
 
     def _send_commit(self, conn: psycopg.Connection[Any]) -> bool:

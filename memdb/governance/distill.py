@@ -330,7 +330,10 @@ class Sessions:
                 )
             kind = str(previous["kind"])
             current = self._current_version(owner, str(previous["episode"]))
-            if current is not None and (self.episodes.header(owner, current) or {}).get("status") == "archived":
+            if self._archived_close(owner, previous):
+                if self.marks.data((owner, "open", session)):  # the idle rule waits for a restore, not for each run
+                    with self.space.transaction():
+                        self.marks.kill((owner, "open", session))
                 return Distillation(
                     session, "already_closed",
                     f"session {session}: went on after its close, but the episode it closed as ({current}) is archived; "
@@ -385,6 +388,12 @@ class Sessions:
         gone = "" if episode is not None else " (no longer in hot storage)"
         reason = f"session {session}: already closed on {mark['at']:%Y-%m-%d %H:%M} UTC as episode {eid}{gone}; nothing written"
         return Distillation(session, "already_closed", reason, episode, int(mark.get("events", 0)))
+
+    def _archived_close(self, owner: str, mark: Mapping[str, Any]) -> bool:
+        """Whether the current version of what a session's close wrote is archived: closing it
+        again waits for a restore."""
+        current = self._current_version(owner, str(mark["episode"]))
+        return current is not None and (self.episodes.header(owner, current) or {}).get("status") == "archived"
 
     def _current_version(self, owner: str, episode_id: str) -> str | None:
         """The current version of an episode (itself, or what corrected it), or None if erased."""
@@ -587,8 +596,8 @@ class Sessions:
         with self.space.transaction():
             for session, last in latest.items():
                 closed = self.marks.get((owner, "closed", session))
-                if closed is not None and not self._continued(owner, session, closed):
-                    continue  # (continued after its close: open again, for the idle rule to close again)
+                if closed is not None and (not self._continued(owner, session, closed) or self._archived_close(owner, closed)):
+                    continue  # (continued after its close: open again, for the idle rule to close again, unless archived)
                 entry = self.marks.get((owner, "open", session)) or {"last": 0, "tries": 0}
                 if last > int(entry["last"]):
                     self.marks.set((owner, "open", session), {**entry, "last": last})

@@ -52,7 +52,9 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     ``layout.terms_of``; layout 20 reads the told windows again, as a date written day first with
     dots, "sent on 15.03.2026", is a day; layout 21 indexes an identifier that joins letters and
     digits, "INV-2026-0042", whole beside its parts: ``memdb.memory.text``; layout 22 indexes
-    archived episodes by session, ``^EPSA``, so a session whose captures were archived closes).
+    archived episodes by session, ``^EPSA``, so a session whose captures were archived closes;
+    layout 23 indexes an identifier without its last words of letters too, "web-01.prod.internal"
+    holding "web-01").
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs

@@ -19,7 +19,8 @@ Queries are read by the same rules (``terms_and_words``).
 An identifier that joins letters and digits with hyphens, underscores or dots ("INV-2026-0042",
 "JIRA-1234", "CVE-2024-3094", "gpt-4", "v2.3.1") is an index term of its own too
 (``term_counts``), its parts joined by "-" ("inv-2026-0042"), beside the terms of its parts,
-and so is it without a last word of letters ("INV-2026-0042.pdf" holds "inv-2026-0042"): a text
+and so is it without its last words of letters ("INV-2026-0042.pdf" holds "inv-2026-0042",
+"web-01.prod.internal" holds "web-01"): a text
 holding it is found by its parts ("invoice 0042") and by the whole. A query names it whole
 (``terms_and_words``), so "What happened with INV-2026-0042?" is not answered by every text
 that says "2026" or "inv" (layout 21), and ``ask`` names one no memory holds, as it does a name,
@@ -55,6 +56,7 @@ __all__ = [
     "MAX_TERM_CHARS",
     "STOPWORDS",
     "compound_parts",
+    "identifier_heads",
     "normalize_tag",
     "normalize_tags",
     "split_words",
@@ -275,19 +277,20 @@ def _bigrams(words: list[str]) -> list[str]:
 
 def _identifiers_of(run: str) -> tuple[str, ...]:
     """The identifier terms of a run of words joined by ``-``, ``_`` or ``.``: the run whole where
-    it joins a letter and a digit, and, where more than two parts end in a word of letters (a
-    file extension, "_final", "-turbo"), the run without it too: "INV-2026-0042.pdf" holds
-    "INV-2026-0042", and "gpt-4-turbo" holds "gpt-4"."""
+    it joins a letter and a digit, and the run without each last word of letters in turn while
+    it still does ("web-01.prod.internal" holds "web-01-prod" and "web-01"; "INV-2026-0042.pdf"
+    holds "INV-2026-0042"; "gpt-4-turbo" holds "gpt-4")."""
     parts = _JOINERS.split(run)
     if len(parts) < 2 or not (_HAS_LETTER.search(run) and _HAS_DIGIT.search(run)):
         return ()
-    whole = _shorten("-".join(parts))
-    if len(parts) > 2 and parts[-1].isalpha():
-        head = parts[:-1]
-        joined = "".join(head)
-        if _HAS_LETTER.search(joined) and _HAS_DIGIT.search(joined):
-            return whole, _shorten("-".join(head))
-    return (whole,)
+    out = [_shorten("-".join(parts))]
+    while len(parts) > 2 and parts[-1].isalpha():
+        parts = parts[:-1]
+        joined = "".join(parts)
+        if not (_HAS_LETTER.search(joined) and _HAS_DIGIT.search(joined)):
+            break
+        out.append(_shorten("-".join(parts)))
+    return tuple(out)
 
 
 def _identifiers(folded: str) -> list[tuple[int, int, tuple[str, ...], str]]:
@@ -313,6 +316,12 @@ def _run_terms(run: str) -> tuple[str, ...]:
         term = _term(run)
         return (term,) if term else ()
     return (*(t for p in _JOINERS.split(run) if (t := _term(p))), *_identifiers_of(run))
+
+
+def identifier_heads(term: str) -> tuple[str, ...]:
+    """The identifiers an identifier term holds without its last words of letters, longest
+    first ("inv-2026-0042-pdf" -> "inv-2026-0042"), as ``term_counts`` indexes them."""
+    return _identifiers_of(term)[1:] if "-" in term and "~" not in term else ()
 
 
 def compound_parts(term: str) -> tuple[str, ...]:

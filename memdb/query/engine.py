@@ -71,7 +71,7 @@ from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
-from memdb.memory.text import compound_parts, split_words, term_counts, terms_and_words, tokenize
+from memdb.memory.text import compound_parts, identifier_heads, split_words, term_counts, terms_and_words, tokenize
 from memdb.memory.timephrase import (
     TimeWindow,
     day_of,
@@ -741,28 +741,52 @@ class OwnerQueries:
         return [_remembered(memo, (*_TAG_STARTS, word), partial(may_start, word)) for word in words]
 
     def _identifiers_asked(self, pairs: dict[str, str], include_archived: bool) -> dict[str, str]:
-        """``pairs`` (terms and their words) with each identifier no memory holds whole that
-        reads as a phrase ("3-day", "24-hour", "1-on-1": it starts with a number and holds a
-        word) asked by its parts, as words are. Any other identifier no memory holds
-        ("INV-2026-0099", "web-01", "gpt-5") stays whole, and ask names it: memories holding
-        its parts are about other invoices, hosts or models, not stand-ins for it."""
+        """``pairs`` (terms and their words) with each identifier no memory holds whole asked as
+        a memory may write it: by the longest identifier it holds that some memory does
+        ("INV-2026-0042.pdf" of a memory saying "INV-2026-0042"), or by its words where it reads
+        as a phrase ("3-day", "24-hour") or where one memory holds every part ("ISO 8601",
+        "COVID 19"). Any other ("INV-2026-0099", "web-01" beside web-02) stays whole, and ask
+        names it: memories holding some of its parts are about other things."""
         whole = [t for t in pairs if compound_parts(t)]
         if not whole:
             return pairs
-        unheld = set(self._unheld(whole))
-        if unheld and include_archived and (digest := self._archived_digest()) is not None:
-            unheld = {t for t in unheld if t not in digest.by_term}
+        digest = self._archived_digest() if include_archived else None
+        unheld = {t for t in self._unheld(whole) if digest is None or t not in digest.by_term}
         if not unheld:
             return pairs
         out: dict[str, str] = {}
         for term, word in pairs.items():
-            if term in unheld and _reads_as_a_phrase(word):
+            if term not in unheld:
+                out.setdefault(term, word)
+                continue
+            heads = [h for h in identifier_heads(term) if h not in self._unheld([h])]
+            if heads:
+                out.setdefault(heads[0], word)
+            elif _reads_as_a_phrase(word) or self._written_apart(word, compound_parts(term)):
                 for part in re.split(r"[-_.]", word):
                     for part_term, part_word in terms_and_words(part).items():
                         out.setdefault(part_term, part_word)
             else:
                 out.setdefault(term, word)
         return out
+
+    def _written_apart(self, word: str, terms: tuple[str, ...], cap: int = _EVENTS_READ) -> bool:
+        """Whether a hot memory writes the identifier ``word`` with spaces or other marks between
+        its parts ("ISO 8601" for "ISO-8601", "Python 3.12" for "python-3.12"): one holding every
+        part, among the first ``cap`` matches, whose text has them in order with nothing but
+        punctuation or space between ("v2.3.1" and a "gpt-4" do not write "v2.4.1")."""
+        if not terms or self._unheld(terms):
+            return False
+        parts = [p for p in re.split(r"[-_.]", word) if p]
+        written = re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, parts)) + r"(?![^\W_])", re.IGNORECASE)
+        q = self._compile(Interpretation(terms=terms, words=terms))
+        for tail, _, hits in self._matches(q, cap=cap).hot:
+            if all(t in hits for t in terms):
+                eid = tail_id(tail)
+                h = self._layout.states.get((self.name, eid))
+                if h is not None and written.search(self._text_of(eid, h)):
+                    return True
+        return False
 
     def _unheld(self, terms: Iterable[str]) -> list[str]:
         """The ``terms`` no memory of the owner holds (document frequency 0)."""
@@ -1843,10 +1867,11 @@ def _chain(streams: Iterable[Iterator[tuple[bytes, int]]]) -> Iterator[tuple[byt
 
 
 def _reads_as_a_phrase(word: str) -> bool:
-    """Whether a joined run reads as a phrase rather than a name: a number first and a word of
-    letters in it ("3-day", "24-hour", "1-on-1"), where "web-01", "gpt-5" and "INV-2026-0099" name one thing."""
+    """Whether a joined run reads as a phrase rather than a name: a number (or an ordinal, "3rd")
+    first and a word of letters in it ("3-day", "24-hour", "1-on-1", "3rd-party"), where
+    "web-01", "gpt-5" and "INV-2026-0099" name one thing."""
     parts = re.split(r"[-_.]", word)
-    return parts[0].isdigit() and any(p.isalpha() for p in parts[1:])
+    return re.fullmatch(r"[0-9]+(?:st|nd|rd|th)?", parts[0]) is not None and any(p.isalpha() for p in parts[1:])
 
 
 def _remembered(memo: dict[Any, Any], key: tuple[Any, ...], read: Callable[[], bool]) -> bool:

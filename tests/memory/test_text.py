@@ -258,7 +258,7 @@ def _reference_identifiers(text: str) -> list[str]:
     """Identifiers by the module docstring, plainly: in each run of word characters, dots and
     hyphens, the longest sequences of ASCII letter-and-digit parts joined by one ``-``, ``_``
     or ``.``, holding a letter and a digit, as one term with its parts joined by "-", and the
-    same without a last part of letters where more than two parts are joined."""
+    same without each last part of letters in turn while more than two parts are joined."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", PLACEHOLDER.sub(" ", text)).casefold())
     folded = re.sub(r"\b[^\W_]+n['\u2019]t\b", " ", folded)  # a negated auxiliary is no word, whole
     out = []
@@ -275,21 +275,24 @@ def _reference_identifiers(text: str) -> list[str]:
             if part and part.isascii() and part.isalnum():
                 seq.append(part)
                 continue
-            for run in (seq, seq[:-1] if len(seq) > 2 and seq[-1].isalpha() else []):
+            run = seq
+            while len(run) > 1:
                 joined = "".join(run)
-                if len(run) > 1 and any(c.isalpha() for c in joined) and any(c.isdigit() for c in joined):
-                    out.append(_shorten("-".join(run)))
-                elif run is seq:
-                    break  # no identifier whole: none without its last word either
+                if not (any(c.isalpha() for c in joined) and any(c.isdigit() for c in joined)):
+                    break  # none whole: none without its last words either
+                out.append(_shorten("-".join(run)))
+                if len(run) < 3 or not run[-1].isalpha():
+                    break
+                run = run[:-1]
             seq = []
     return out
 
 
 def _reference_wholes(text: str) -> list[str]:
     """The identifiers a query of ``text`` names: each run's whole (the first of its terms)."""
-    wholes = []
+    wholes: list[str] = []
     for term in _reference_identifiers(text):
-        if not any(w.startswith(term + "-") for w in wholes[-1:]):
+        if not (wholes and wholes[-1].startswith(term + "-")):
             wholes.append(term)
     return wholes
 
@@ -343,6 +346,8 @@ def test_tokenize_matches_the_plain_rules(text: str) -> None:
         ("project-x on 2026-03-04, e.g. node.js 3.5", ["project", "2026", "03", "04", "node", "js", "3", "5"],
          ["project", "2026", "03", "04", "node", "js", "3", "5"]),  # no letter joined to a digit: words and numbers
         ("ticket PR_1234 merged", ["ticket", "pr", "1234", "pr-1234", "merg"], ["ticket", "pr-1234", "merg"]),
+        ("on web-01.prod.internal", ["web", "01", "prod", "internal", "web-01-prod-internal", "web-01-prod", "web-01"],
+         ["web-01-prod-internal"]),
     ],
 )  # fmt: skip
 def test_an_identifier_is_a_term_whole_beside_its_parts(text: str, indexed: list[str], searched: list[str]) -> None:

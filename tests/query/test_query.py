@@ -908,7 +908,7 @@ def test_opening_a_layout_17_database_indexes_decisions(tmp_path: Path, monkeypa
             db.globals["META"].set(("layout",), 17)
             assert not db.owner("ana").ask("postgres").found
     with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
-        assert db.globals["META"].get(("layout",)) == layout.LAYOUT == 22 and db.check().ok
+        assert db.globals["META"].get(("layout",)) == layout.LAYOUT == 23 and db.check().ok
         assert [m.id for m in db.owner("ana").ask("What did we decide about the database?")] == [chose.id]
 
 
@@ -961,6 +961,14 @@ def test_an_identifier_in_a_longer_run_or_a_phrase_is_not_named_missing(tmp_path
         for question, name in (("Is web-01 healthy?", "web-01"), ("How did gpt-5 do?", "gpt-5"), ("What was in v2.4.1?", "v2.4.1")):
             r = mem.ask(question)
             assert not r.found and f"no memory mentions '{name}'" in r.note, question
+        # the third review: a name written otherwise by the memory that holds it ("ISO 8601", a
+        # host's full name, an invoice without its file's extension) is found, not named missing
+        iso = mem.record("research", "Validated timestamps against ISO 8601", outcome="success", ts=at(25))
+        host = mem.record("debug", "Deployed the hotfix to web-01.prod.internal", outcome="success", ts=at(26))
+        mem.record("routine", "Bank import: row 8601 of the statements skipped", outcome="partial", ts=at(27))
+        assert mem.ask("What about ISO-8601?").memories[0].id == iso.id
+        assert [m.id for m in mem.ask("What did we do on web-01?")] == [host.id]
+        assert [m.id for m in mem.ask("Where is INV-2026-0050.docx?")] == [pdf.id]  # its invoice, by the name it holds
 
 
 def test_opening_a_layout_20_database_indexes_identifiers_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -975,9 +983,11 @@ def test_opening_a_layout_20_database_indexes_identifiers_whole(tmp_path: Path, 
         with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
             sent = db.owner("ana").record("routine", "Sent invoice INV-2026-0042", outcome="success")
             db.globals["META"].set(("layout",), 20)
-            assert not db.owner("ana").recall(text="INV-2026-0042").found  # its parts only were indexed
+            # its parts only were indexed: the memory that writes it is found by them
+            assert db.owner("ana").recall(text="INV-2026-0042").interpretation.terms == ("inv", "2026", "0042")
     with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
         assert db.check().ok
+        assert db.owner("ana").recall(text="INV-2026-0042").interpretation.terms == ("inv-2026-0042",)  # held whole now
         assert [m.id for m in db.owner("ana").ask("What happened with INV-2026-0042?")] == [sent.id]
 
 

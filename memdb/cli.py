@@ -438,7 +438,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         owners = {o: db.owner(o).count() for o in db.owners()}
         store = db.store.stat() if hasattr(db.store, "stat") else {}
         data = {
-            "path": _shown_db(args.db) if is_postgres_url(args.db) else os.path.abspath(args.db),  # never a password
+            "path": redact_url(args.db) if is_postgres_url(args.db) else os.path.abspath(args.db),  # never a password
             "owners": owners,
             "episodes": sum(owners.values()),
             "dropped_captures": db.globals["META"].get(("dropped_captures",), 0),

@@ -329,8 +329,8 @@ class Sessions:
                     f"it closes again as {previous['kind']} (a new version of episode {previous['episode']})"
                 )
             kind = str(previous["kind"])
-            current = self._current_version(owner, str(previous["episode"]))
-            if self._archived_close(owner, previous):
+            current = self._archived_version(owner, previous)
+            if current is not None:
                 if self.marks.data((owner, "open", session)):  # the idle rule waits for a restore, not for each run
                     with self.space.transaction():
                         self.marks.kill((owner, "open", session))
@@ -389,11 +389,11 @@ class Sessions:
         reason = f"session {session}: already closed on {mark['at']:%Y-%m-%d %H:%M} UTC as episode {eid}{gone}; nothing written"
         return Distillation(session, "already_closed", reason, episode, int(mark.get("events", 0)))
 
-    def _archived_close(self, owner: str, mark: Mapping[str, Any]) -> bool:
-        """Whether the current version of what a session's close wrote is archived: closing it
-        again waits for a restore."""
+    def _archived_version(self, owner: str, mark: Mapping[str, Any]) -> str | None:
+        """The current version of what a session's close wrote, where it is archived (closing the
+        session again waits for a restore); else None."""
         current = self._current_version(owner, str(mark["episode"]))
-        return current is not None and (self.episodes.header(owner, current) or {}).get("status") == "archived"
+        return current if current is not None and (self.episodes.header(owner, current) or {}).get("status") == "archived" else None
 
     def _current_version(self, owner: str, episode_id: str) -> str | None:
         """The current version of an episode (itself, or what corrected it), or None if erased."""
@@ -420,9 +420,11 @@ class Sessions:
             archived = list(self.episodes.archived_ids_in_session(owner, session)) if self.read_archived is not None else []
             ids = sorted(eid for eid in (*hot, *archived) if (self.episodes.header(owner, eid) or {}).get("kind") in CAPTURE_KINDS)
             kept = ids if len(ids) <= MAX_EVENTS else [ids[0], *ids[-(MAX_EVENTS - 1) :]]
-            cold = set(archived) & set(kept)
-            read = {e.id: e for e in self.read_archived(owner, [eid for eid in kept if eid in cold])} if cold and self.read_archived else {}
-            return [read[eid] if eid in cold else mem.peek(eid) for eid in kept if eid in read or eid not in cold], len(ids)
+            archived_set = set(archived)
+            cold = [eid for eid in kept if eid in archived_set]
+            read = {e.id: e for e in self.read_archived(owner, cold)} if cold and self.read_archived is not None else {}
+            events = [read.get(eid) if eid in archived_set else mem.peek(eid) for eid in kept]
+            return [e for e in events if e is not None], len(ids)
 
     def _write(
         self,
@@ -596,7 +598,7 @@ class Sessions:
         with self.space.transaction():
             for session, last in latest.items():
                 closed = self.marks.get((owner, "closed", session))
-                if closed is not None and (not self._continued(owner, session, closed) or self._archived_close(owner, closed)):
+                if closed is not None and (not self._continued(owner, session, closed) or self._archived_version(owner, closed)):
                     continue  # (continued after its close: open again, for the idle rule to close again, unless archived)
                 entry = self.marks.get((owner, "open", session)) or {"last": 0, "tries": 0}
                 if last > int(entry["last"]):

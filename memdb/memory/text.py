@@ -20,13 +20,12 @@ An identifier that joins letters and digits with hyphens, underscores or dots ("
 "JIRA-1234", "CVE-2024-3094", "gpt-4", "v2.3.1") is an index term of its own too
 (``term_counts``), its parts joined by "-" ("inv-2026-0042"), beside the terms of its parts,
 and so is it without its last words of letters ("INV-2026-0042.pdf" holds "inv-2026-0042",
-"web-01.prod.internal" holds "web-01"): a text
-holding it is found by its parts ("invoice 0042") and by the whole. A query names it whole
-(``terms_and_words``), so "What happened with INV-2026-0042?" is not answered by every text
-that says "2026" or "inv" (layout 21), and ``ask`` names one no memory holds, as it does a name,
-but for a phrase ("3-day" is asked by its words: ``memdb.query.engine``; ``compound_parts``
-tells an identifier's term). ``tokenize`` gives the words' terms only: what
-the governance layer compares lessons by stays as it was.
+"web-01.prod.internal" holds "web-01"): a text holding it is found by its parts ("invoice
+0042") and by the whole. A query names it whole (``terms_and_words``), so "What happened with
+INV-2026-0042?" is not answered by every text that says "2026" or "inv" (layouts 21 and 23),
+and ``ask`` names one no memory holds, as it does a name, but for a phrase ("3-day" is asked by
+its words: ``memdb.query.engine``; ``compound_parts`` tells an identifier's term). ``tokenize``
+gives the words' terms only: what the governance layer compares lessons by stays as it was.
 
 Sanitizer placeholders such as ``<EMAIL_1>`` are removed first, so they never become terms.
 """

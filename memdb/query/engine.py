@@ -71,7 +71,7 @@ from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
-from memdb.memory.text import compound_parts, identifier_heads, split_words, term_counts, terms_and_words, tokenize
+from memdb.memory.text import compound_parts, identifier_heads, split_words, term_counts, terms_and_words
 from memdb.memory.timephrase import (
     TimeWindow,
     day_of,
@@ -162,6 +162,7 @@ _EVER = re.compile(r"\bever\b", re.IGNORECASE)  # "did we ever...", "have we eve
 _ARCHIVED_DL = 0  # an archived match's document length: unknown, so BM25 takes the average (``_bm25``)
 _DIGESTED = 20_000  # archived memories an owner may have for their digest to be kept (about 0.5 KB each)
 _DIGESTS_KEPT = 200_000  # archived memories a process keeps digests of, over all owners (``Layout.digests``)
+_JOINED = re.compile(r"[-_.]")  # what joins an identifier's parts (``memdb.memory.text``)
 _ORDERED_READ = 10_000  # matches put in time order at most ("the last three deploys"); past it, ranked as usual
 
 
@@ -197,7 +198,7 @@ class OwnerQueries:
         self._space = layer.space
         self.name = owner
         # owner "kim": "kim"; owner "bot-7": "bot", "7" and the identifier "bot-7", as a question names it
-        self._own_terms = frozenset(tokenize(owner.replace("-", " ").replace("_", " "))) | frozenset(term_counts(owner))
+        self._own_terms = frozenset(term_counts(owner))
 
     def __repr__(self) -> str:
         return f"<OwnerQueries {self.name!r}>"
@@ -744,9 +745,9 @@ class OwnerQueries:
         """``pairs`` (terms and their words) with each identifier no memory holds whole asked as
         a memory may write it: by the longest identifier it holds that some memory does
         ("INV-2026-0042.pdf" of a memory saying "INV-2026-0042"), or by its words where it reads
-        as a phrase ("3-day", "24-hour") or where one memory holds every part ("ISO 8601",
-        "COVID 19"). Any other ("INV-2026-0099", "web-01" beside web-02) stays whole, and ask
-        names it: memories holding some of its parts are about other things."""
+        as a phrase ("3-day", "24-hour") or where a memory writes its parts apart ("ISO 8601",
+        ``_written_apart``). Any other ("INV-2026-0099", "web-01" beside web-02) stays whole, and
+        ask names it: memories holding some of its parts are about other things."""
         whole = [t for t in pairs if compound_parts(t)]
         if not whole:
             return pairs
@@ -759,11 +760,13 @@ class OwnerQueries:
             if term not in unheld:
                 out.setdefault(term, word)
                 continue
-            heads = [h for h in identifier_heads(term) if h not in self._unheld([h])]
-            if heads:
-                out.setdefault(heads[0], word)
+            heads = identifier_heads(term)
+            missing = set(self._unheld(heads)) if heads else set()
+            held = [h for h in heads if h not in missing]
+            if held:
+                out.setdefault(held[0], word)
             elif _reads_as_a_phrase(word) or self._written_apart(word, compound_parts(term)):
-                for part in re.split(r"[-_.]", word):
+                for part in _JOINED.split(word):
                     for part_term, part_word in terms_and_words(part).items():
                         out.setdefault(part_term, part_word)
             else:
@@ -777,7 +780,7 @@ class OwnerQueries:
         punctuation or space between ("v2.3.1" and a "gpt-4" do not write "v2.4.1")."""
         if not terms or self._unheld(terms):
             return False
-        parts = [p for p in re.split(r"[-_.]", word) if p]
+        parts = [p for p in _JOINED.split(word) if p]
         written = re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, parts)) + r"(?![^\W_])", re.IGNORECASE)
         q = self._compile(Interpretation(terms=terms, words=terms))
         for tail, _, hits in self._matches(q, cap=cap).hot:
@@ -1870,7 +1873,7 @@ def _reads_as_a_phrase(word: str) -> bool:
     """Whether a joined run reads as a phrase rather than a name: a number (or an ordinal, "3rd")
     first and a word of letters in it ("3-day", "24-hour", "1-on-1", "3rd-party"), where
     "web-01", "gpt-5" and "INV-2026-0099" name one thing."""
-    parts = re.split(r"[-_.]", word)
+    parts = _JOINED.split(word)
     return re.fullmatch(r"[0-9]+(?:st|nd|rd|th)?", parts[0]) is not None and any(p.isalpha() for p in parts[1:])
 
 

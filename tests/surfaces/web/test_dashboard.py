@@ -67,21 +67,26 @@ def test_sign_in_sets_a_strict_httponly_session_cookie_and_returns_to_the_page_a
 # --- memories ----------------------------------------------------------------------------------
 
 
+def search(page: Any, question: str) -> None:
+    """Ask on the memories page and wait for the answer's page: a click only starts the form's
+    navigation, and reading the hits at once could read the page before it (a cold CI run did)."""
+    page.fill("input[name=q]", question)
+    with page.expect_navigation():
+        page.click("form.search button")
+
+
 def test_ask_finds_the_owner_s_memories_and_an_empty_answer_says_what_was_searched(new_page: Any, site: Site) -> None:
     page = new_page()
     sign_in(page, ANA_TOKEN)
     page.goto("/memories")
-    page.fill("input[name=q]", "What happened with the Project X deploy?")
-    page.click("form.search button")
+    search(page, "What happened with the Project X deploy?")
     hits = page.locator("ol.hits li")
     assert hits.count() == 2 and "Deploy of Project X" in hits.first.inner_text()
     assert "project-x" in page.inner_text("#searched")
     shot(page, site, "memories")
-    page.fill("input[name=q]", "What happened with the Project X deploy zebracorn?")  # a partial answer says so, and why
-    page.click("form.search button")
+    search(page, "What happened with the Project X deploy zebracorn?")  # a partial answer says so, and why
     assert "Partial: no memory mentions 'zebracorn'" in page.inner_text("#searched")
-    page.fill("input[name=q]", "What did we decide about zebracorn last week?")
-    page.click("form.search button")
+    search(page, "What did we decide about zebracorn last week?")
     assert page.locator("ol.hits li").count() == 0
     assert "Nothing" in page.inner_text("#empty") and "zebracorn" in page.inner_text("#empty")
     assert "last week" in page.inner_text("#searched") or "window" in page.inner_text("#searched")

@@ -27,6 +27,14 @@ def csrf_of(page: Any) -> str:
     return str(page.locator("input[name=csrf]").first.get_attribute("value"))
 
 
+def follow(page: Any, selector: str) -> None:
+    """Click a link or a form's button and wait for the page it leads to: a click only starts the
+    navigation, and a read that does not wait (``is_visible``, ``count``, the database) could read
+    the page before it (a cold CI run did, on the ask page)."""
+    with page.expect_navigation():
+        page.click(selector)
+
+
 # --- sign-in and sessions ----------------------------------------------------------------------
 
 
@@ -44,7 +52,7 @@ def test_a_wrong_token_is_refused_without_echoing_it(new_page: Any) -> None:
     page = new_page()
     page.goto("/signin")
     page.fill("input[name=token]", "not-a-token-of-anyone-123")
-    page.click("form[action='/signin'] button")
+    follow(page, "form[action='/signin'] button")
     assert page.inner_text("#signin-error") == "unknown token"
     assert "not-a-token-of-anyone" not in page.content()
 
@@ -53,13 +61,13 @@ def test_sign_in_sets_a_strict_httponly_session_cookie_and_returns_to_the_page_a
     page = new_page()
     page.goto("/decay")
     page.fill("input[name=token]", ANA_TOKEN)
-    page.click("form[action='/signin'] button")
+    follow(page, "form[action='/signin'] button")
     page.wait_for_selector("#whoami")
     assert page.url == f"{site.url}/decay" and page.inner_text("#whoami") == "ana"
     [cookie] = [c for c in page.context.cookies() if c["name"] == "memdb_session"]
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     assert ANA_TOKEN not in cookie["value"]
-    page.click("header .signout button")
+    follow(page, "header .signout button")
     page.goto("/")
     assert "/signin" in page.url
 
@@ -68,11 +76,9 @@ def test_sign_in_sets_a_strict_httponly_session_cookie_and_returns_to_the_page_a
 
 
 def search(page: Any, question: str) -> None:
-    """Ask on the memories page and wait for the answer's page: a click only starts the form's
-    navigation, and reading the hits at once could read the page before it (a cold CI run did)."""
+    """Ask on the memories page and wait for the answer's page."""
     page.fill("input[name=q]", question)
-    with page.expect_navigation():
-        page.click("form.search button")
+    follow(page, "form.search button")
 
 
 def test_ask_finds_the_owner_s_memories_and_an_empty_answer_says_what_was_searched(new_page: Any, site: Site) -> None:
@@ -107,12 +113,12 @@ def test_an_episode_shows_its_record_and_explain_and_takes_feedback(new_page: An
     page = new_page()
     sign_in(page, ANA_TOKEN)
     page.goto("/memories?q=deploy")
-    page.click(f"a[href='/episodes/{site.ids['deploy']}']")
+    follow(page, f"a[href='/episodes/{site.ids['deploy']}']")
     assert page.inner_text("#summary") == "Deploy of Project X failed: migration held a lock"
     assert page.inner_text("#f-lesson") == "run migrations before the deploy window"
     assert page.inner_text("#explain").startswith("relevance ")
     shot(page, site, "episode")
-    page.click("#helped")
+    follow(page, "#helped")
     assert page.inner_text(".flash") == "feedback +1 recorded"
     assert site.db.owner("ana").peek(site.ids["deploy"]).feedback == 1.0
 
@@ -153,10 +159,10 @@ def test_an_archived_episode_can_be_restored(new_page: Any, site: Site) -> None:
     page = new_page()
     sign_in(page, ANA_TOKEN)
     page.goto("/memories?text=certificates&archived=1")
-    page.click(f"a[href='/episodes/{site.ids['archived']}']")
+    follow(page, f"a[href='/episodes/{site.ids['archived']}']")
     assert page.is_visible("#archived")
     shot(page, site, "episode-archived")
-    page.click("#restore")
+    follow(page, "#restore")
     assert page.inner_text(".flash").startswith("restored ")
     assert not page.is_visible("#archived") and site.db.owner("ana").peek(site.ids["archived"]).status == "active"
 
@@ -172,11 +178,11 @@ def test_approve_and_reject_with_a_reason_recorded_as_the_signed_in_owner(new_pa
     assert "Deploy of Project X failed" in page.inner_text(f"#entry-{site.ids['lesson_ok']} .cited")  # the cited episode beside it
     shot(page, site, "review")
     page.check(f"input[value='{site.ids['lesson_ok']}']")
-    page.click("#approve")
+    follow(page, "#approve")
     assert page.inner_text(".flash") == "approved 1 lesson"
     page.check(f"input[value='{site.ids['lesson_bad']}']")
     page.fill("input[name=reason]", "Fridays are for fixing, not deploying")
-    page.click("#reject")
+    follow(page, "#reject")
     assert page.inner_text(".flash") == "rejected 1 lesson"
     ok, bad = site.db.entry(site.ids["lesson_ok"]), site.db.entry(site.ids["lesson_bad"])
     assert (ok.state, ok.decided_by) == ("approved", "ana")
@@ -235,13 +241,13 @@ def test_a_ceremony_with_two_owners_each_deciding_only_their_own(new_page: Any, 
     ana = new_page()
     sign_in(ana, ANA_TOKEN)
     ana.goto("/ceremony")
-    ana.click("#start")
+    follow(ana, "#start")
     assert ana.inner_text(".flash").startswith("agenda ")
     assert ana.is_visible(f"#owner-ana #item-{ids['ana_share']}") and ana.is_visible(f"#owner-bo #item-{ids['bo_share']}")
     assert ana.locator(f"input[name='d:{ids['bo_share']}']").count() == 0  # bo's lesson is bo's to decide
     shot(ana, site, "ceremony")
     ana.check(f"input[name='d:{ids['ana_share']}'][value=share]")
-    ana.click("#decide")
+    follow(ana, "#decide")
     assert ana.inner_text(".flash") == "decided: 1 shared"
     assert ana.inner_text(f"#item-{ids['ana_share']} .decided") == "shared"
     # a decision about bo's entry, forged into ana's form, is refused whole
@@ -254,14 +260,14 @@ def test_a_ceremony_with_two_owners_each_deciding_only_their_own(new_page: Any, 
     bo.goto("/ceremony")
     assert bo.inner_text(f"#item-{ids['ana_share']} .decided") == "shared"
     bo.check(f"input[name='d:{ids['bo_share']}'][value=private]")
-    bo.click("#decide")
+    follow(bo, "#decide")
     assert bo.inner_text(".flash") == "decided: 1 kept"
     shared, kept = site.db.entry(ids["ana_share"]), site.db.entry(ids["bo_share"])
     assert (shared.visibility, shared.shared_with) == ("shared", ("platform",)) and kept.ceremony == "kept"
     assert any(r["action"] == "share" and r["by"] == "ana" for r in site.db.audit("ana"))
     assert any(r["action"] == "keep_private" and r["by"] == "bo" for r in site.db.audit("bo"))
     # the next agenda carries over what nobody ruled on, marked
-    bo.click("#start")
+    follow(bo, "#start")
     assert bo.inner_text(f"#item-{ids['ana_keep']} .carried") == "carried over"
     assert bo.locator(f"#item-{ids['ana_share']}").count() == 0  # decided: off the agenda
     shot(bo, site, "ceremony-carried")
@@ -280,12 +286,12 @@ def test_decay_flags_keep_quarantine_and_restore(new_page: Any, site: Site) -> N
     assert page.is_visible(f"#flag-{ids['idle_1']}") and page.is_visible(f"#flag-{ids['idle_2']}")
     shot(page, site, "decay")
     page.fill(f"#flag-{ids['idle_1']} input[name=reason]", "the queue worker was replaced")
-    page.click(f"#flag-{ids['idle_1']} button[value=quarantine]")
+    follow(page, f"#flag-{ids['idle_1']} button[value=quarantine]")
     assert page.is_visible(f"#quarantined-{ids['idle_1']}")
-    page.click(f"#flag-{ids['idle_2']} button[value=keep]")
+    follow(page, f"#flag-{ids['idle_2']} button[value=keep]")
     assert page.locator("#no-flags").count() == 1
     assert site.db.entry(ids["idle_1"]).status == "quarantined" and site.db.entry(ids["idle_2"]).kept_at is not None
-    page.click(f"#quarantined-{ids['idle_1']} button[value=restore]")
+    follow(page, f"#quarantined-{ids['idle_1']} button[value=restore]")
     assert site.db.entry(ids["idle_1"]).status == "active"
     actions = [(r["action"], r["by"]) for r in site.db.audit("ana") if r.get("entry") in (ids["idle_1"], ids["idle_2"])]
     assert {("quarantine", "ana"), ("decay_keep", "ana"), ("restore_entry", "ana")} <= set(actions)
@@ -304,7 +310,7 @@ def test_a_session_timeline_and_its_export_download(new_page: Any, site: Site, t
     page = new_page()
     sign_in(page, ANA_TOKEN)
     page.goto("/timelines")
-    page.click("a[href='/timelines?session=ops-0701']")
+    follow(page, "a[href='/timelines?session=ops-0701']")
     rows = page.locator("#steps tr").all_inner_texts()[1:]
     assert [r.split("\t")[3] for r in rows] == ["check_webhooks", "rotate_secret"]
     shot(page, site, "timeline")
@@ -344,7 +350,8 @@ def test_the_pattern_library_shows_the_owner_s_patterns(new_page: Any, site: Sit
     assert "In 5 of the last 5 sprint records tagged exports: 4 success, 1 failure." in text
     assert "found in 2 batches" in text and "(4 success, 1 failure)" in text
     shot(page, site, "patterns")
-    article.locator("a").first.click()
+    with page.expect_navigation():
+        article.locator("a").first.click()
     assert "Sprint 5 on the billing exports" in page.inner_text("main")
     page.goto("/patterns?kind=debug")
     assert page.locator("article.entry").count() == 0 and "of kind debug" in page.inner_text("#no-patterns")

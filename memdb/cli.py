@@ -667,8 +667,8 @@ def cmd_import(args: argparse.Namespace) -> int:
                 dropped[owner] = report.dropped_cites
                 bar.advance(len(lines))
         bar.done()
-        if args.json:
-            _print_json(counts)
+        if args.json:  # per owner, as the lines below say it
+            _print_json({"imported": counts, "skipped": skipped, "dropped_cites": dropped})
         else:
             print(", ".join(f"{o}: {n} imported" for o, n in counts.items()) or "nothing to import")
         if any(skipped.values()) and not args.json:

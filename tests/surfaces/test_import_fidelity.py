@@ -125,6 +125,25 @@ def test_cites_of_episodes_not_in_the_file_are_dropped_and_counted(tmp_path: Pat
         assert audit[-1]["dropped_cites"] == 1
 
 
+
+@pytest.mark.lmdb_only(reason="the command takes a directory for --db; the API tests above run on both")
+def test_the_command_s_json_counts_what_was_imported_skipped_and_dropped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "a", clock=clock) as db:
+        first = db.owner("ana").record("debug", "twilio webhook failed", outcome="failure", tags=["twilio"])
+        clock.advance(minutes=1)
+        db.owner("ana").supersede(first.id, reason="it was partial", outcome="partial")
+        db.owner("bo").record("exchange", "payroll runs on Friday")
+    out = tmp_path / "x.jsonl"
+    assert main(["export", "--db", str(tmp_path / "a"), "--file", str(out)]) == 0
+    capsys.readouterr()
+    for expected in (
+        {"imported": {"ana": 1, "bo": 1}, "skipped": {"ana": 0, "bo": 0}, "dropped_cites": {"ana": 1, "bo": 0}},
+        {"imported": {"ana": 0, "bo": 0}, "skipped": {"ana": 1, "bo": 1}, "dropped_cites": {"ana": 0, "bo": 0}},
+    ):
+        assert main(["import", "--db", str(tmp_path / "b"), str(out), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == expected
+
 def test_an_id_given_twice_is_imported_once(tmp_path: Path) -> None:
     clock = Clock(T0)
     with memdb.open(tmp_path / "a", clock=clock) as db:

@@ -125,7 +125,6 @@ def test_cites_of_episodes_not_in_the_file_are_dropped_and_counted(tmp_path: Pat
         assert audit[-1]["dropped_cites"] == 1
 
 
-
 @pytest.mark.lmdb_only(reason="the command takes a directory for --db; the API tests above run on both")
 def test_the_command_s_json_counts_what_was_imported_skipped_and_dropped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     clock = Clock(T0)
@@ -143,6 +142,7 @@ def test_the_command_s_json_counts_what_was_imported_skipped_and_dropped(tmp_pat
     ):
         assert main(["import", "--db", str(tmp_path / "b"), str(out), "--json"]) == 0
         assert json.loads(capsys.readouterr().out) == expected
+
 
 def test_an_id_given_twice_is_imported_once(tmp_path: Path) -> None:
     clock = Clock(T0)

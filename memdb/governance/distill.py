@@ -471,8 +471,8 @@ class Sessions:
                         {"summary": draft.summary.strip(), "ts": events[-1].ts, "tags": tags, "cites": [e.id for e in events], **fields},
                     )  # fmt: skip
                 else:
-                    episode = mem.record(
-                        capture.kind, draft.summary.strip(), ts=events[-1].ts, session=session, tags=tags,
+                    episode = mem.record_distilled(
+                        capture.kind, draft.summary.strip(), ts=events[-1].ts, accessed_at=at, session=session, tags=tags,
                         cites=[e.id for e in events], **fields,
                     )  # fmt: skip
             except SanitizerError as exc:  # the capture is dropped and counted, as any: keep the counter, write nothing

@@ -506,6 +506,17 @@ class OwnerEpisodes:
     def record(self, kind: str, summary: str, *, ts: dt.datetime | None = None, **fields: Any) -> Episode:
         """Record one episode. Typed kinds need an honest ``outcome`` (success | partial | failure);
         a typed record runs ``Episodes.record_hooks`` in its own transaction."""
+        return self._record(kind, summary, ts, fields)
+
+    def record_distilled(self, kind: str, summary: str, *, ts: dt.datetime, accessed_at: dt.datetime, **fields: Any) -> Episode:
+        """Record what a session's close distilled, as ``record`` does, counted as accessed when
+        written: dated when the work ended, a session closed a month late would otherwise be
+        archived by the next maintain (test_a_session_closed_late_is_not_archived_by_the_next_maintain)."""
+        return self._record(kind, summary, ts, fields, accessed_at)
+
+    def _record(
+        self, kind: str, summary: str, ts: dt.datetime | None, fields: Mapping[str, Any], accessed_at: dt.datetime | None = None
+    ) -> Episode:
         # validated and sanitized first, outside the transaction, so that a dropped capture's
         # counters are not rolled back with it (test_sanitizer_failure_drops_capture_fail_closed)
         backfill = self._check_live(ts, lambda: f"record({shown(kind)})", live_only=False)  # named only if refused
@@ -514,14 +525,14 @@ class OwnerEpisodes:
         if unknown:  # the same answer for another owner's id as for a missing one
             raise ValidationError(f"record({kind!r}): cites {unknown[0]!r}, which is not one of this owner's episodes")
         if kind == FACT_KIND:
-            return self._record_fact(prepared, backfill)
+            return self._record_fact(prepared, backfill, accessed_at)
         hooks = self._layer.record_hooks if kind in self._layer.settings.typed_kinds else ()
         if not hooks and not backfill:
-            return self._episode(self._write_new([prepared])[0])
+            return self._episode(self._write_new([prepared], accessed_at)[0])
         # the hooks' writes and the backfill's audit record move with the record, or none does
         # (a caller's transaction already ensures it)
         with nullcontext() if self._space.in_transaction else self._space.transaction():
-            episode = self._episode(self._write_new([prepared])[0])
+            episode = self._episode(self._write_new([prepared], accessed_at)[0])
             if backfill:
                 assert episode.recorded is not None
                 self._layer.audit.write(self.name, "backfill", episode.recorded, episode=episode.id, kind=kind, ts=episode.ts)

@@ -490,6 +490,25 @@ def test_a_session_whose_captures_were_archived_still_closes_from_them(tmp_path:
         assert db.check().ok
 
 
+def test_a_session_closed_late_is_not_archived_by_the_next_maintain(tmp_path: Path) -> None:
+    """The episode a close writes is dated when the work ended; closed 40 days later, it was
+    idle for the archiving rule from that date, so the next maintain archived it the day it was
+    written. It counts as accessed when written, as a burst summary or an import does (DESIGN 5)."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        capture(db, clock)
+        clock.advance(days=40)
+        done = db.owner("ana").close_session("s1", kind="debug", outcome="failure")
+        assert done.episode is not None and done.episode.ts < T0 + dt.timedelta(days=1)
+        eid = done.episode.id
+        clock.advance(days=1)
+        db.maintain()
+        assert db.owner("ana").peek(eid).status == "active"
+        clock.advance(days=30)
+        db.maintain()
+        assert db.owner("ana").versions(eid)[-1].status == "archived"  # idle 30 days from its writing
+
+
 def test_opening_a_layout_21_database_indexes_archived_captures_by_session(tmp_path: Path) -> None:
     clock = Clock(T0)
     with open_db(tmp_path, clock) as db:

@@ -405,6 +405,8 @@ def cmd_history(args: argparse.Namespace) -> int:
             _print_json({"total": h.total, "counts": h.counts, "lessons": h.lessons, "attempts": [m.episode for m in h.attempts]})
         else:
             print(h)
+            if h.lessons:  # every lesson of the attempts, those older than the ones listed too
+                print("Lessons: " + " | ".join(h.lessons))
             for m in h.attempts:
                 print(m.line())
     return 0

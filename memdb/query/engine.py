@@ -621,17 +621,30 @@ class OwnerQueries:
             chosen = [(eid, h if h is not None else self._layout.states.get((self.name, eid))) for _, eid, h in found[: max(limit, 0)]]
             attempts = self._memories([(eid, h, 0.0, ("history",), None) for eid, h in chosen if h is not None])
             failures = [m for m in attempts if m.episode.outcome == "failure"]
-            if not failures and counts.get("failure"):  # the last failure is older than the attempts listed: it is said all the same
-                failed = {tail_id(tail) for tail, code, _ in hot if OUTCOME_OF_CODE[code & 3] == "failure"}
-                failed |= {eid for eid, h, _ in archived if h.get("outcome") == "failure"}
-                last = next(((eid, h) for _, eid, h in found if eid in failed), None)
-                if last is not None and (header := last[1] or self._layout.states.get((self.name, last[0]))) is not None:
-                    failures = self._memories([(last[0], header, 0.0, ("history",), None)])
-        lessons = list(dict.fromkeys(m.episode.lesson for m in attempts if m.episode.lesson))  # each once, newest first
+            failed = {tail_id(tail) for tail, code, _ in hot if OUTCOME_OF_CODE[code & 3] == "failure"}
+            failed |= {eid for eid, h, _ in archived if h.get("outcome") == "failure"}
+            listed = {m.episode.id for m in attempts}
+            older = [(eid, h) for _, eid, h in found if eid in failed and eid not in listed]  # newest first
+            if not failures and older:  # the last failure is older than the attempts listed: it is said all the same
+                eid, h = older[0]
+                if (header := h or self._layout.states.get((self.name, eid))) is not None:
+                    failures = self._memories([(eid, header, 0.0, ("history",), None)])
+            # every failure's lesson, not only the listed attempts': a lesson is never forgotten
+            # because routine work followed it (test_history_keeps_the_lessons_of_failures_before_the_attempts_listed)
+            lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
+            lessons += [lesson for eid, h in older if (lesson := self._lesson_of(eid, h))]
+        lessons = list(dict.fromkeys(lessons))  # each once, newest first
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
         return History(
             ordered, attempts, lessons, interp, len(hot) + len(archived), failures, archived=len(archived), superseded=len(superseded)
         )
+
+    def _lesson_of(self, eid: str, header: Mapping[str, Any] | None) -> str | None:
+        """An attempt's lesson: in the header an archived one keeps hot, else in its record."""
+        if header is not None and header.get("status") == "archived":
+            return header.get("lesson") or None
+        record = self._layout.record_of(self.name, eid)
+        return (record or {}).get("lesson") or None
 
     # --- planning and execution -----------------------------------------------------------------
 

@@ -566,6 +566,23 @@ def test_history_counts_outcomes_and_lessons(team: memdb.Memory) -> None:
     assert team.history(kind="research").total == 0
 
 
+def test_history_keeps_the_lessons_of_failures_before_the_attempts_listed(team: memdb.Memory) -> None:
+    """Lessons came only from the ``limit`` newest attempts: two failures followed by routine
+    successes lost both lessons from ``History.lessons``. Every failure's lesson is kept, newest
+    first, hot or archived."""
+    h = team.history(kind="debug", tags=["deploy"], limit=1)
+    assert [a.episode.summary for a in h.attempts] == ["Deploy failed again: migration lock"]
+    assert h.lessons == ["take the lock with a timeout", "run migrations before the deploy window"]
+    for day in range(1, 6):
+        team.record("debug", f"Deploy {day} went fine", outcome="success", tags=["deploy"], ts=at(29, 9 + day))
+    after = team.history(tags=["deploy"], limit=3)
+    assert after.counts["success"] == 5 and after.lessons == h.lessons
+    assert "Last failure 2026-06-29: Deploy failed again" in str(after)
+    (older,) = [e for e in team.episodes() if e.lesson == "run migrations before the deploy window"]
+    team.archive(older.id)
+    assert team.history(tags=["deploy"], limit=3).lessons == h.lessons  # from what archiving keeps hot
+
+
 def test_history_rejects_an_inverted_window(team: memdb.Memory) -> None:
     """history checks its window as recall does: same error, both bounds named."""
     with pytest.raises(ValidationError, match="until must be after since") as from_history:

@@ -102,6 +102,10 @@ def test_demo_leaves_the_database_its_questions_saw(tmp_path: Path, capsys: pyte
             episodes = list(db.owner(owner).episodes(include_archived=True))
             assert episodes and all(e.status == "active" for e in episodes)
         assert db.owner("coder").history(kind="debug", tags=["deploy"]).total == 22
+    # the command names the lessons on a line of their own
+    assert main(["history", "--db", str(path), "--owner", "coder", "--kind", "debug", "--tags", "deploy", "--limit", "2"]) == 0
+    lessons = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Lessons: ")]
+    assert lessons == ["Lessons: Run schema migrations before the deploy window | Rebuild the index as a deploy step, not by hand"]
 
 
 # --- --json prints JSON --------------------------------------------------------------------------

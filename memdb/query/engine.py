@@ -876,7 +876,10 @@ class OwnerQueries:
                 return RecallResult(False, [], interp, 0, self._missing_note(interp, q))
             found = self._found(q, offset + limit, at)
             together: tuple[str, ...] = ()
-            if widen_tags and not found.total and len(interp.tags) > 1:
+            # only where no memory has them all, at any time and of any outcome, as the note says:
+            # "did the mobile app deploy fail?" of deploys that all worked is no question of any
+            # mobile-app failure (test_a_yes_or_no_question_widens_tags_only_where_none_has_them_all)
+            if widen_tags and not found.total and len(interp.tags) > 1 and not self._has_all_tags(q):
                 together, interp = interp.tags, replace(interp, tags=(), any_tags=interp.tags)
                 q = self._compile(interp)
                 found = self._found(q, offset + limit, at)
@@ -917,6 +920,11 @@ class OwnerQueries:
         if memories:
             self._layer.tracker.touch(self.name, [m.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
+
+    def _has_all_tags(self, q: Query) -> bool:
+        """Whether any memory (archived ones too, where ``q`` includes them) has every tag of ``q``."""
+        only = Query(None, None, q.tags, (), (), False, None, None, None, include_archived=q.include_archived)
+        return bool(self._matches(only, cap=1).total)
 
     def _in_time_order(self, q: Query, order: str, keep: int, talk: bool = False) -> list[Ranked] | None:
         """The ``keep`` newest (oldest) events among the matches of ``q`` (memories with an

@@ -658,6 +658,17 @@ def test_tags_no_memory_has_together_are_asked_about_one_by_one(team: memdb.Memo
     r = team.ask("billing and twilio")  # one memory has both: it alone answers
     assert r.interpretation.tags == ("billing", "twilio") and [m.episode.summary for m in r] == ["Billing webhook retries time out"]
     assert not team.recall(tags=["deploy", "twilio"]).memories  # the structured call means every tag
+
+
+def test_a_yes_or_no_question_widens_tags_only_where_none_has_them_all(team: memdb.Memory) -> None:
+    """ "Did the billing twilio retries fail?" of retries that went partly: a memory has both tags,
+    so the answer is that none failed and how the attempts went, never "no memory has all of
+    tags billing, twilio" and another twilio memory (an MCP probe's find)."""
+    team.record("debug", "Twilio quota failure", outcome="failure", tags=["twilio"], ts=at(26))
+    r = team.ask("did the billing twilio retries fail?")
+    assert r.interpretation.tags == ("billing", "twilio") and r.interpretation.any_tags == ()
+    assert not r.memories and "No memory has all" not in r.note
+    assert "1 attempt went otherwise" in r.note and "partial" in r.note
     r = team.ask("deploy and twilio in the past 3 days")  # within the window too
     assert [m.episode.summary for m in r] == ["User asked about the twilio quota", "Deploy failed again: migration lock"]
 

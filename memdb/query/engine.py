@@ -115,6 +115,7 @@ from memdb.query.question import (
     compound_heads,
     kind_asked,
     kinds_named,
+    letter_names,
     name_terms,
     one_word,
     order_asked,
@@ -395,6 +396,7 @@ class OwnerQueries:
         # an identifier is a name whatever its case ("what happened with inv-2026-0099?"): one no
         # memory holds whole is named, not stood in for by the memories that share a part of it
         missing = tuple(names[t] if t in names else w for t, w in unmatched.items() if t in names or compound_parts(t))
+        missing += self._letter_names_missing(question, kept, tags)
         # the tags' own words rank as text too (capture indexes tags with the text)
         rank_terms = tuple(dict.fromkeys(t for tag in boost for t in terms_of_word(tag) if t not in kept))
         if kept:
@@ -786,6 +788,29 @@ class OwnerQueries:
                 out.setdefault(term, word)
         return out
 
+    def _letter_names_missing(self, question: str, kept: Mapping[str, str], tags: Sequence[str]) -> tuple[str, ...]:
+        """The names of a capitalised word and a letter ("Project Y") that no memory holds, where
+        the owner tags others of the family ("project-x"): the letter is no index term, so the
+        question would ask of "project" and Project X's memories would stand in for Project Y (an
+        MCP probe's find). One is held where it is a tag or a memory writes it ("Project Y" in
+        the text of one of the first ``_EVENTS_READ`` memories holding the word); with more
+        memories holding the word than that, it is not named missing."""
+        missing: list[str] = []
+        for phrase, head in letter_names(question):
+            form, terms = tag_form(phrase), terms_of_word(head)
+            if form is None or form in tags or len(terms) != 1 or terms[0] not in kept or not self._tag_family(form.rsplit("-", 1)[0]):
+                continue
+            if self._counts(terms)[2] <= _EVENTS_READ and not self._written_apart(form, terms):  # project-y: Project Y, Project-Y
+                missing.append(phrase)
+        return tuple(missing)
+
+    def _tag_family(self, head: str) -> bool:
+        """Whether the owner has a tag beginning ``head-`` ("project-x" for "project"): one seek."""
+        start = head + "-"
+        keys, _ = self._layout.by_tag.raw_columns((self.name,), start=start, limit=1)
+        first = decode_one(keys[0], len(self._layout.by_tag.key((self.name,))))[0] if keys else None
+        return isinstance(first, str) and first.startswith(start)
+
     def _written_apart(self, word: str, terms: tuple[str, ...], cap: int = _EVENTS_READ) -> bool:
         """Whether a hot memory writes the identifier ``word`` with spaces or other marks between
         its parts ("ISO 8601" for "ISO-8601", "Python 3.12" for "python-3.12"): one holding every
@@ -1110,7 +1135,9 @@ class OwnerQueries:
     def _missing_note(self, interp: Interpretation, q: Query) -> str:
         """The answer for a question about a name no memory holds: nothing, said plainly, and
         whether archived one-liners mention it."""
-        which, notes = self._elsewhere(q, self._terms_of_words(interp, interp.missing_names))
+        terms = self._terms_of_words(interp, interp.missing_names)
+        # ("Project Y" has no term of its own: where nothing is looked up, nothing is said of cold storage)
+        which, notes = self._elsewhere(q, terms) if terms else ("", "")
         return (
             f"Nothing found: no {which}memory mentions {quoted(interp.missing_names)}, "
             f"so nothing about other things is offered in its place ({interp}).{notes}"

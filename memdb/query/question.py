@@ -32,6 +32,7 @@ __all__ = [
     "compound_heads",
     "kind_asked",
     "kinds_named",
+    "letter_names",
     "name_terms",
     "one_word",
     "order_asked",
@@ -221,6 +222,17 @@ _NO_NAMES = frozenset(
     api apis url urls uri http https json xml yaml html css sql db dbs cpu gpu ram ssd os ui ux ci cd pr prs qa sdk
     cli dns ssl tls vpn id ids faq pdf csv eta asap fyi ai ml llm llms tv usb sms ok""".split()
 )
+
+
+# "Project Y", "Plan B", "Building 7"... a capitalised word and one letter after it: a name whose
+# letter the index does not hold (one letter is no term), so "Project Y" would ask of "project"
+_LETTER_NAME = re.compile(r"\b(?P<head>[A-Z][a-z]+)[ -](?P<letter>[A-HJ-Z])\b(?![\w'’-])")
+
+
+def letter_names(text: str) -> list[tuple[str, str]]:
+    """Each capitalised word of ``text`` followed by one capital letter ("Project Y"), as (the
+    phrase as written, its first word): the letter ("I" aside) names which of a family it is."""
+    return [(m.group(), m.group("head")) for m in _LETTER_NAME.finditer(text) if m.group("head").casefold() not in _NO_NAMES]
 
 
 ACRONYM_PLURAL = re.compile(r"\b[A-Z][A-Z0-9]+s\b")  # "PRs", "SLOs", "SEV1s": an acronym's plural, as written

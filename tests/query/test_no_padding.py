@@ -63,6 +63,20 @@ def test_a_name_no_memory_holds_empties_the_answer(team: memdb.Memory, question:
         assert f"no memory mentions '{name}'" in r.note and "nothing about other things is offered" in r.note
 
 
+def test_a_name_of_a_word_and_a_letter_no_memory_holds_empties_the_answer(team: memdb.Memory) -> None:
+    """ "What happened with Project Y?" asked of "project" (one letter is no index term), and
+    Project X's memories answered, unlabelled. Beside a tag of the family ("project-x"), a
+    "Project Y" that is no tag and that no memory writes is a name no memory holds."""
+    for include_archived in (False, True):
+        r = team.ask("What happened with Project Y?", now=NOW, include_archived=include_archived)
+        assert not r.found and r.interpretation.missing_names == ("Project Y",)
+        assert "no memory mentions 'Project Y'" in r.note
+    assert team.ask("What happened with Project X?", now=NOW).total == 1
+    team.record("debug", "Project-Y blocked the deploy", outcome="failure", tags=["deploy"], ts=NOW - dt.timedelta(hours=1))
+    r = team.ask("What happened with Project Y?", now=NOW)  # a memory writes it: no missing name
+    assert r.found and r.interpretation.missing_names == () and "Project-Y blocked the deploy" in [m.episode.summary for m in r]
+
+
 @pytest.mark.parametrize("question", ["Did the deploy API fail?", "any deploy failures in CI?", "What broke the deploy URL?"])
 def test_a_common_acronym_is_a_word_not_a_name(team: memdb.Memory, question: str) -> None:
     """ "What was the last error from the payments API?" was empty: "API", in capitals, was taken

@@ -791,13 +791,45 @@ def _scan(text: str, cal: _Calendar) -> tuple[TimeWindow | None, list[tuple[int,
     if not windows:
         return None, [], unclear
     used: list[tuple[int, int]]
-    window, used = _as_of(text, windows, cal) if len(windows) > 1 else (None, [])
+    window, used, wrong_day = _weekday_of_date(text, windows, cal)
+    if window is None and len(windows) > 1:
+        window, used = _as_of(text, windows, cal)
     if window is None and len(windows) > 1:
         window, used = _weekday_of_week(text, windows, cal)
     if window is None:
         window, used = windows[0][0], [windows[0][1]]
-    unclear.extend(where for _, where in windows if where not in used)
+    unclear.extend(wrong_day)
+    unclear.extend(where for _, where in windows if not any(s < where[1] and where[0] < e for s, e in (*used, *wrong_day)))
     return window, used, sorted(unclear)
+
+
+_WEEKDAY_SHORT = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5, "sun": 6}
+# a weekday written before a date: "Tuesday, December 29", "Tue 2026-12-29", "on Sat, Dec 26"
+_WEEKDAY_BEFORE = re.compile(rf"\b(?:on\s+)?(?P<wd>{_WD}|{'|'.join(_WEEKDAY_SHORT)})\.?,?\s+\Z", re.IGNORECASE)
+_QUALIFIED = re.compile(r"\b(?:last|next|this|previous|past|coming)\s+\Z", re.IGNORECASE)
+
+
+def _weekday_of_date(
+    text: str, windows: list[tuple[TimeWindow, tuple[int, int]]], cal: _Calendar
+) -> tuple[TimeWindow | None, list[tuple[int, int]], list[tuple[int, int]]]:
+    """A calendar date with its weekday written before it ("Tuesday, December 29", "Tue, Dec
+    29"): the date, with the spans of both, and the weekday's as ignored where the date falls on
+    another day. The date was a second window, ignored, and "Tue" a word no memory holds
+    (test_a_weekday_written_before_a_date_is_the_date_s). A qualified weekday ("last Friday, on
+    23 January") is a phrase of its own (``_as_of``). (None, [], []) where there is no such date."""
+    for found, (start, end) in windows:
+        m = _PHRASE.match(text, start)
+        if m is None or m.end() != end or m.group("pre") or not any(m.group(k) for k in ("iso", "dmy", "m1", "m2")):
+            continue
+        w = _WEEKDAY_BEFORE.search(text, 0, start)
+        if w is None or _QUALIFIED.search(text, 0, w.start()):
+            continue
+        name = w.group("wd").lower()
+        named = _WEEKDAYS[name] if name in _WEEKDAYS else _WEEKDAY_SHORT[name]
+        if found.start.astimezone(cal.zone).weekday() != named:  # "Monday, December 29": the date says which day
+            return found, [(start, end)], [(w.start(), w.end("wd"))]
+        return TimeWindow(found.start, found.end, text[w.start() : end], found.zone), [(w.start(), start), (start, end)], []
+    return None, [], []
 
 
 def _as_of(text: str, windows: list[tuple[TimeWindow, tuple[int, int]]], cal: _Calendar) -> tuple[TimeWindow | None, list[tuple[int, int]]]:

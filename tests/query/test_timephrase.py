@@ -759,6 +759,25 @@ def test_a_relative_phrase_is_placed_as_of_a_day_the_question_names(
 @pytest.mark.parametrize(
     ("text", "phrase", "ignored"),
     [
+        ("what happened on Tuesday, June 9?", "on Tuesday, June 9", ()),
+        ("what happened on Tuesday 9 June 2026?", "on Tuesday 9 June 2026", ()),
+        ("what happened on Tue, Jun 9?", "on Tue, Jun 9", ()),
+        ("what happened Tues. 2026-06-09?", "Tues. 2026-06-09", ()),
+        ("what happened on Friday, June 9?", "June 9", ("on Friday",)),  # the date says which day
+    ],
+)
+def test_a_weekday_written_before_a_date_is_the_date_s(text: str, phrase: str, ignored: tuple[str, ...]) -> None:
+    """ "Tuesday, December 29" asked of the latest Tuesday and ignored the date; "Tue, Dec 29"
+    searched the word "tue" too, which no memory holds (a year-of-use probe's find)."""
+    r = read_time_phrases(text, WED)
+    assert r.window is not None and (r.window.start, r.window.end) == (U(2026, 6, 9), U(2026, 6, 10))
+    assert (r.window.phrase, r.ignored) == (phrase, ignored) and r.rest.startswith("what happened")
+    assert not any(c.isalnum() for c in r.rest.removeprefix("what happened"))
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase", "ignored"),
+    [
         ("what did we decide yesterday about May 3", "yesterday", ("May 3",)),  # a bare date names no day it was said on
         ("what broke yesterday on 2027-01-01", "yesterday", ("on 2027-01-01",)),  # ahead of today: no anchor
         ("what broke since last week, before May 3", "since last week", ("before May 3",)),  # an open bound

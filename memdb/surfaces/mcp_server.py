@@ -38,6 +38,7 @@ from memdb.governance.knowledge import Entry
 from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.models import Episode, bound_text, check_owner, truncation_marker
 from memdb.memory.sanitize import shown
+from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.memory.timephrase import TimeWindow, find_time_phrase
 from memdb.query.results import History, RecallResult
@@ -171,7 +172,7 @@ class Param:
                 raise bad(f"more than {self.max_length} items")
             wrong = [v for v in value if self.enum and v not in self.enum]
             if wrong:
-                raise bad(f"{wrong[0]!r} is not one of {', '.join(self.enum)}")
+                raise bad(f"{_shown(wrong[0])} is not one of {', '.join(self.enum)}")
             return [v.strip() for v in value]
         if self.type == "boolean":
             if not isinstance(value, bool):
@@ -251,8 +252,9 @@ class ToolSpec:
                 raise ArgumentError(
                     "owner", "owner: not a tool argument; this server serves only the owner set by its configuration or your token"
                 )
-            if name not in known:
-                raise ArgumentError(name, f"{name}: unknown argument for {self.name} (expected {', '.join(known)})")
+            if name not in known:  # a name is the caller's text too: shown sanitized (an email as a name)
+                named = redacted(name)
+                raise ArgumentError(named, f"{named}: unknown argument for {self.name} (expected {', '.join(known)})")
         out: dict[str, Any] = {}
         for p in self.params:
             value = arguments.get(p.name)
@@ -311,7 +313,7 @@ def _head(ep: Episode) -> str:
 
 def _what(ep: Episode) -> str:
     """The gist of an episode in one line: a tool run shows its input and result."""
-    if ep.kind == "tool_call":
+    if ep.kind == "tool_call" and ep.status != "archived":  # an archived one keeps its one-liner hot, not its run
         result = _one_line(ep.result, 80) if ep.result else "no result yet"
         return f"{ep.tool} {_one_line(ep.content, 80)} -> {result}"
     text = _one_line(ep.summary, 200)
@@ -333,8 +335,20 @@ def _event_line(ep: Episode) -> str:
     return f"- {ep.ts:%Y-%m-%d %H:%M} {_head(ep)}: {_what(ep)} (id {ep.id})"
 
 
+# The query layer's notes name the Python API's arguments and calls; a tool's caller knows them by
+# their names here (test_notes_name_the_tools_arguments)
+_IN_TOOL_TERMS = (("include_archived=True", "include_archived: true"), ("include_superseded=True", "include_superseded: true"),
+                  ("restore()", "restore_episode"))  # fmt: skip
+
+
+def _in_tool_terms(text: str) -> str:
+    for python, tool in _IN_TOOL_TERMS:
+        text = text.replace(python, tool)
+    return text
+
+
 def _recall_output(result: RecallResult, searched: str, relabel: Callable[[str], str] = str) -> ToolOutput:
-    searched, note = relabel(searched), relabel(result.note)
+    searched, note = relabel(searched), _in_tool_terms(relabel(result.note))
     lines = [f"searched: {searched}", note]
     lines.extend(_memory_line(m.episode) for m in result.memories)
     data = {
@@ -346,7 +360,8 @@ def _recall_output(result: RecallResult, searched: str, relabel: Callable[[str],
         "unmatched": list(result.interpretation.unmatched),
         # the episode's own ``why`` stays; why it matched this query is ``match_why``
         "memories": [
-            {**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in result.memories
+            {**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": [_in_tool_terms(w) for w in m.why]}
+            for m in result.memories
         ],
     }
     return ToolOutput("\n".join(lines), data)
@@ -691,14 +706,15 @@ def _timeline(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     events: list[Episode]
     if session is not None:
         # The session index finds the events directly; recall ranks them, so re-sort by time.
-        found = mem.recall(session=session, since=since, until=until, limit=_SESSION_SCAN)
+        # archived events too (their one-liners): a session's history never hides what was archived
+        found = mem.recall(session=session, since=since, until=until, limit=_SESSION_SCAN, include_archived=True)
         events = sorted((m.episode for m in found.memories if not kinds or m.episode.kind in kinds), key=lambda e: (e.ts, e.id))
         total, cut = len(events), found.total > len(found.memories)
         scope = f"session {session}{_span(since, until)}"
     else:
         # A window alone is a bulk scan of the time index (in order, not counted as access).
         events = []
-        for ep in mem.episodes(since, until):
+        for ep in mem.episodes(since, until, include_archived=True):
             if not kinds or ep.kind in kinds:
                 events.append(ep)
                 if len(events) > limit:
@@ -1393,7 +1409,7 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
         spec = specs.get(params.name)
         if spec is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"tool {params.name!r}: no such tool (tools: {', '.join(specs)})")
+            raise MCPError(code=types.INVALID_PARAMS, message=f"tool {_shown(params.name)}: no such tool (tools: {', '.join(specs)})")
         mem = db.owner(owner_of(ctx))
 
         def execute() -> ToolOutput:

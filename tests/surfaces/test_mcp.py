@@ -849,6 +849,47 @@ def test_recall_pages_with_a_cursor(tmp_path: Path) -> None:
     run_session(path, body)
 
 
+def test_a_timeline_shows_archived_events_and_notes_name_the_tools_arguments(tmp_path: Path) -> None:
+    """A session whose events were archived answered "No events session fix-0310", and an archived
+    tool call read "None -> no result yet"; the notes said ``include_archived=True`` and
+    ``restore()``, which a tool's caller knows as ``include_archived: true`` and ``restore_episode``."""
+    path = tmp_path / "archived"
+    clock = Clock(NOW - dt.timedelta(days=90))
+    with memdb.open(path, clock=clock) as db:
+        ana = db.owner("ana")
+        ana.record_exchange("fix-0310", "The search cache is stampeding", "Looking at the logs")
+        ana.record_tool_call("fix-0310", "grep_logs", {"pattern": "stampede"})
+        clock.now = NOW
+        assert db.maintain().archived == 2
+
+    async def body(s: ClientSession) -> None:
+        out, data = await ok(s, "timeline", {"session": "fix-0310"})
+        assert data["shown"] == 2 and [e["status"] for e in data["events"]] == ["archived", "archived"]
+        assert "None" not in out and "grep_logs" in out
+        window = {"since": (NOW - dt.timedelta(days=91)).date().isoformat(), "until": (NOW - dt.timedelta(days=89)).date().isoformat()}
+        _, data = await ok(s, "timeline", window)
+        assert data["shown"] == 2
+        out, data = await ok(s, "recall_episodes", {"session": "fix-0310"})
+        assert data["total"] == 0 and "include_archived: true" in data["note"] and "restore_episode" in data["note"]
+        assert "=True" not in out and "restore()" not in out
+
+    run_session(path, body)
+
+
+def test_argument_errors_show_the_caller_s_values_sanitized(team: tuple[Path, dict[str, str]]) -> None:
+    path, _ = team
+
+    async def body(s: ClientSession) -> None:
+        for args in ({"kinds": ["ana@example.com"]}, {"ana@example.com": 1}):
+            out, _ = await error(s, "recall_episodes", args)
+            assert "ana@example.com" not in out and "<EMAIL_1>" in out
+        with pytest.raises(MCPError) as unknown:  # a protocol error, as the SDK raises it
+            await s.call_tool("ana@example.com", {})
+        assert "ana@example.com" not in str(unknown.value) and "<EMAIL_1>" in str(unknown.value)
+
+    run_session(path, body)
+
+
 def test_recall_include_told_adds_episodes_telling_of_the_window(tmp_path: Path) -> None:
     path = tmp_path / "told"
     with memdb.open(path, clock=Clock(NOW)) as db:

@@ -58,6 +58,14 @@ class ArchivedDigest:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def tag_begins(self, start: str) -> bool:
+        """Whether an archived memory's tag begins with ``start`` (a bisect of the sorted tags)."""
+        ordered = self.__dict__.get("_sorted_tags")
+        if ordered is None:
+            ordered = self.__dict__["_sorted_tags"] = sorted(self.by_tag)
+        at = bisect.bisect_left(ordered, start)
+        return at < len(ordered) and ordered[at].startswith(start)
+
     def matches(self, q: Query, cap: int | None = None) -> list[int]:
         """Positions of the archived memories matching ``q``'s window, tags, kind, outcome,
         session and words (any of its words, or a boost tag, when they are required: as

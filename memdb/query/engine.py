@@ -676,13 +676,20 @@ class OwnerQueries:
         tags pays for the question's length, not for listing them. Only phrases whose first
         word can begin a known tag are tried (``_tag_starts``). What was read is kept while
         the owner's documents stay as they are (``TextIndex.memo``): every episode written or
-        taken out changes them, and with them any tag."""
+        taken out changes them, and with them any tag. A tag only archived memories carry is
+        known too, from the archived digest (a year of maintain archives most tags), and a word
+        names a tag by its singular or stem where its own form is none ("deploys", "deployments"
+        of tag "deploy": test_a_tag_is_named_by_its_plural_and_while_only_archived_memories_carry_it)."""
         memo = self._layout.text.memo(self.name)
         words = re.findall(r"[\w#+./:-]+", text)
         known = self._few_tags(memo, len(words)) if words else None  # every tag of the owner, if that few
-        starts = [i for i, may in enumerate(self._tag_starts(memo, words, known)) if may]
-        if not starts:
-            return [], " ".join(words)
+        digest = self._archived_digest() if words and self._has_archived() else None
+
+        def is_tag(tag: str) -> bool:
+            return (tag in known[0] if known is not None else self._has_tag(memo, tag)) or (digest is not None and tag in digest.by_tag)
+
+        begins = self._tag_starts(memo, words, known)
+        starts = [i for i, may in enumerate(begins) if may or (digest is not None and (f := tag_form(words[i])) and digest.tag_begins(f))]
         used = [False] * len(words)
         found: list[str] = []
         for size in (4, 3, 2, 1):
@@ -692,10 +699,14 @@ class OwnerQueries:
                 tag = tag_form(" ".join(words[i : i + size]))
                 if tag is None:
                     continue
-                if tag in found or (tag in known[0] if known is not None else self._has_tag(memo, tag)):
+                if tag in found or is_tag(tag):
                     found.append(tag)
                     for j in range(i, i + size):
                         used[j] = True
+        for i, word in enumerate(words):
+            if not used[i] and (alt := next((t for t in _singulars(word) if t in found or is_tag(t)), None)) is not None:
+                found.append(alt)
+                used[i] = True
         rest = " ".join(w for w, u in zip(words, used, strict=True) if not u)
         return list(dict.fromkeys(found)), rest
 
@@ -947,8 +958,9 @@ class OwnerQueries:
         return RecallResult(found.total > 0, memories, interp, found.total, note)
 
     def _has_all_tags(self, q: Query) -> bool:
-        """Whether any memory (archived ones too, where ``q`` includes them) has every tag of ``q``."""
-        only = Query(None, None, q.tags, (), (), False, None, None, None, include_archived=q.include_archived)
+        """Whether any memory, archived ones too, has every tag of ``q`` (what "no memory has all
+        of tags" would say otherwise)."""
+        only = Query(None, None, q.tags, (), (), False, None, None, None, include_archived=True)
         return bool(self._matches(only, cap=1).total)
 
     def _in_time_order(self, q: Query, order: str, keep: int, talk: bool = False) -> list[Ranked] | None:
@@ -1923,6 +1935,21 @@ def _reads_as_a_phrase(word: str) -> bool:
     "web-01", "gpt-5" and "INV-2026-0099" name one thing."""
     parts = _JOINED.split(word)
     return re.fullmatch(r"[0-9]+(?:st|nd|rd|th)?", parts[0]) is not None and any(p.isalpha() for p in parts[1:])
+
+
+def _singulars(word: str) -> tuple[str, ...]:
+    """The tags a plural or inflected word of letters may name: its singular ("deploys",
+    "fixes") and its stem's form ("deployments" -> "deploy"); none for a word of other marks."""
+    form = tag_form(word)
+    if form is None or not form.isalpha() or len(form) < 4:
+        return ()
+    stem = terms_of_word(form)
+    if len(stem) != 1 or stem[0] in QUESTION_WORDS:  # "does", "news", "plans": how a thing is asked, never a tag
+        return ()
+    out = [form[:-2]] if form.endswith("es") else []
+    out += [form[:-1]] if form.endswith("s") and not form.endswith("ss") else []
+    out += [stem[0]] if stem[0] != form else []
+    return tuple(dict.fromkeys(t for t in out if len(t) >= 3))
 
 
 def _remembered(memo: dict[Any, Any], key: tuple[Any, ...], read: Callable[[], bool]) -> bool:

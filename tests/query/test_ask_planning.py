@@ -105,6 +105,30 @@ def test_phrases_name_tags_whether_the_owner_has_few_tags_or_many(qdb: memdb.Dat
         assert r.interpretation.tags == ("topic-7",) and [m.episode.summary for m in r] == ["note 7"]
 
 
+@pytest.mark.parametrize("others", [0, 40])
+def test_a_tag_is_named_by_its_plural_and_while_only_archived_memories_carry_it(qdb: memdb.Database, others: int) -> None:
+    """ "billing-api deploys" was the word "deploys" or tag billing-api (every billing-api memory
+    and other projects' deploys answered), and "web-02 incident" the same once maintain had
+    archived every incident: a year-of-use probe's finds. The plural, and a word whose stem is a
+    tag, name the tag; a tag only archived memories carry is a tag still."""
+    mem = qdb.owner("ana")
+    for i in range(others):
+        mem.record("exchange", f"note {i}", tags=[f"topic-{i}"], ts=at(5))
+    deploy = mem.record("debug", "Deploy billing-api v1.2", outcome="success", tags=["billing-api", "deploy"], ts=at(3))
+    mem.record("debug", "Billing-api invoice job crashed", outcome="failure", tags=["billing-api"], ts=at(3))
+    mem.record("debug", "Deploy web-02 config", outcome="success", tags=["web-02", "deploy"], ts=at(3))
+    outage = mem.record("debug", "Outage: web-02 disk full", outcome="failure", tags=["web-02", "incident"], ts=at(2))
+    for question in ("billing-api deploy", "billing-api deploys", "billing-api deployments"):
+        r = mem.ask(question)
+        assert r.interpretation.tags == ("billing-api", "deploy") and _ids(r) == [deploy.id], question
+    mem.archive(outage.id)
+    for include_archived in (False, True):
+        r = mem.ask("web-02 incidents", include_archived=include_archived)
+        assert r.interpretation.tags == ("web-02", "incident")
+        assert _ids(r) == ([outage.id] if include_archived else []) and ("1 archived match" in r.note) != include_archived
+    assert mem.ask("what does the news say?").interpretation.tags == ()  # how a thing is asked is no tag
+
+
 # --- "the last three deploys": the newest (oldest) memories, in time order -----------------------
 
 

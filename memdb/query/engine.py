@@ -369,9 +369,10 @@ class OwnerQueries:
         tag_as_word = False
         if not self._own_terms.isdisjoint(kept):
             kept = self._without_own_name(kept, question)
-        if not kept and not (window or tags or kind or outcome or anchor or order):
-            # "What did we decide?" asks of the memories that say they decided, where some do (a
-            # question word alone asks of everything: "which decisions did we make this month?")
+        if not kept and not (tags or kind or outcome or anchor or order):
+            # "What did we decide?" asks of the memories that say they decided, where some do, in a
+            # window too ("what did we decide in February?" answered all of February: a year-of-use
+            # probe's find); a question word alone asks of everything ("what did we do this month?")
             acts = {t: w for t, w in pairs.items() if t in ACT_TERMS and w.lower() not in dropped}
             acts |= {t: w for family in ACT_FAMILIES if not family.keys().isdisjoint(acts) for t, w in family.items() if t not in acts}
             kept = {t: acts[t] for t in acts if t not in self._unheld(acts)}

@@ -712,7 +712,7 @@ def test_words_that_say_how_a_question_asks(team: memdb.Memory, question: str, o
 def test_what_did_we_decide_asks_of_the_memories_that_say_so(qdb: memdb.Database) -> None:
     """ "What did we decide not to do?" answered every memory by recency: all its words say how it
     asks. With nothing else asked, the memories that say they decided (chose, planned...) answer,
-    where some do; elsewhere, and with a window, the question asks of everything, as before."""
+    where some do, in a window too; elsewhere the question asks of everything, as before."""
     mem = qdb.owner("ana")
     decided = mem.record("roundtable", "We decided not to migrate the billing DB this quarter", outcome="success", ts=at(27))
     chose = mem.record("roundtable", "We chose Postgres over MySQL", outcome="success", ts=at(28))
@@ -723,7 +723,11 @@ def test_what_did_we_decide_asks_of_the_memories_that_say_so(qdb: memdb.Database
     assert [m.id for m in mem.ask("What did we choose?")] == [chose.id]
     # "decisions" asks of the act, as "decide" does: no memory says "decisions", one says it decided
     assert [m.id for m in mem.ask("Which decisions did we make?")] == [decided.id]
-    assert mem.ask("What did we decide this month?", now=NOW).interpretation.words == ()  # a window: everything in it
+    # with a window, the memories in it that say so ("what did we decide in February?" was all of February)
+    r = mem.ask("What did we decide in June?", now=NOW)
+    assert r.interpretation.words == ("decide",) and [m.id for m in r] == [decided.id]
+    assert mem.ask("Which decisions did we make in June?", now=NOW).total == 1
+    assert mem.ask("What did we do in June?", now=NOW).total == 3  # no act word: everything in it
     other = qdb.owner("bob")
     other.record("routine", "Standup notes", outcome="success", ts=at(29))
     assert other.ask("What did we decide?").total == 1  # nothing says so: everything
@@ -1032,7 +1036,7 @@ def test_a_record_with_decisions_says_it_decided(qdb: memdb.Database) -> None:
     mem.record("fact", "dark mode", key="ana/ui.theme", decisions={"value": "solarized"}, ts=at(26))
     for question in ("What did we decide?", "Which decisions did we make?"):
         assert sorted(m.id for m in mem.ask(question)) == sorted([chose.id, said.id]), question
-    assert mem.ask("Which decisions did we make in June?").total == 4  # a window: every memory of it, as before
+    assert mem.ask("Which decisions did we make in June?").total == 2  # in a window too
 
 
 def test_opening_a_layout_18_database_finds_what_was_decided(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

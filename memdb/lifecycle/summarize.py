@@ -42,7 +42,8 @@ class ExtractiveSummarizer:
         first, last = episodes[0].ts, episodes[-1].ts
         kinds = Counter(e.kind + (f"/{e.outcome}" if e.outcome else "") for e in episodes)
         where = f"session {episodes[0].session}" if episodes[0].session else f"{first:%Y-%m-%d}"
-        line1 = f"{len(episodes)} events in {where}, {first:%Y-%m-%d %H:%M} to {last:%H:%M} UTC: " + ", ".join(
+        until = f"{last:%H:%M}" if last.date() == first.date() else f"{last:%Y-%m-%d %H:%M}"  # past midnight: the day too
+        line1 = f"{len(episodes)} events in {where}, {first:%Y-%m-%d %H:%M} to {until} UTC: " + ", ".join(
             f"{n} {k}" for k, n in kinds.most_common()
         )
         # the events that say most: outcomes first (failures, then partials), then the latest

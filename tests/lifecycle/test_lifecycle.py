@@ -244,6 +244,17 @@ def test_extractive_summary_is_deterministic_and_short() -> None:
     assert "lock first" in text and len(s.one_line(eps[3])) <= 160
 
 
+def test_an_extractive_summary_past_midnight_names_both_days() -> None:
+    """ "2026-06-02 13:20 to 06:50 UTC" read as ending before it began."""
+    start = dt.datetime(2026, 6, 2, 23, 20, tzinfo=dt.UTC)
+    eps = [memdb.memory.models.Episode(id=str(i), owner="a", ts=start + dt.timedelta(hours=i), kind="tool_call", summary="check_pool call")
+           for i in range(3)]  # fmt: skip
+    assert "2026-06-02 23:20 to 2026-06-03 01:20 UTC" in ExtractiveSummarizer().summarize(eps)
+    assert "2026-06-02 23:20 to 23:40 UTC" in ExtractiveSummarizer().summarize(
+        [eps[0], eps[0].model_copy(update={"ts": start + dt.timedelta(minutes=20)})]
+    )
+
+
 # --- archiving, cold storage, restore -------------------------------------------------------------
 
 

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict
 from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, SanitizerError, ValidationError
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import is_id, new_id
-from memdb.memory.models import check_owner, utc
+from memdb.memory.models import check_owner, personal_data_in, utc
 from memdb.memory.sanitize import sanitize_fields, shown
 from memdb.memory.sanitize.fields import bound_sanitized
 from memdb.memory.text import normalize_tag, tokenize
@@ -244,7 +244,7 @@ class Knowledge:
     def _check_team(self, team: str) -> list[str]:
         teams = self.teams()
         if team not in teams:
-            raise ValidationError(f"team {team!r}: not configured (teams: {', '.join(teams) or 'none'})")
+            raise ValidationError(f"team {shown(team)}: not configured (teams: {', '.join(teams) or 'none'})")
         return teams[team]
 
     # --- similarity ------------------------------------------------------------------------------
@@ -275,7 +275,7 @@ class Knowledge:
             raise SanitizerError(f"{what}: dropped, nothing written ({exc})") from None
         clean: str = out["text"]
         if not tokenize(clean):
-            raise ValidationError(f"{what} text {_shown(text)}: has no words to index (only stopwords or placeholders)")
+            raise ValidationError(f"{what} text {shown(text)}: has no words to index (only stopwords or placeholders)")
         return clean
 
     def duplicate(self, owner: str, clean_text: str) -> Duplicate | None:
@@ -382,7 +382,7 @@ class Knowledge:
     def pending(self, owner: str | None = None, limit: int | None = None) -> list[Entry]:
         """The review queue, oldest first (one owner's, or everyone's)."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-            raise ValidationError(f"limit {limit!r}: must be a non-negative int, or None for the whole queue")
+            raise ValidationError(f"limit {shown(limit)}: must be a non-negative int, or None for the whole queue")
         owners = [check_owner(owner)] if owner is not None else [str(o) for o in self.queue.children()]
         out = [to_entry(self.entries[(o, str(subs[1]))]) for o in owners for subs, _ in self.queue.items((o,))]
         out.sort(key=lambda e: e.id)
@@ -524,9 +524,9 @@ class Knowledge:
         """Readable entries, best match first when ``text`` or ``tags`` are given (then only those
         sharing a term or a tag), newest first otherwise. Counts as a retrieval (for decay)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise ValidationError(f"limit {limit!r}: must be a non-negative int")
+            raise ValidationError(f"limit {shown(limit)}: must be a non-negative int")
         if text is not None and not isinstance(text, str):
-            raise ValidationError(f"text {text!r}: must be a str to search for, or None for the newest entries")
+            raise ValidationError(f"text {shown(text)}: must be a str to search for, or None for the newest entries")
         want = {normalize_tag(t) for t in _strings("tags", tags, "tag")}
         entries = self.readable(owner)
         terms = set(tokenize(text)) if text else set()
@@ -605,17 +605,17 @@ class Knowledge:
         """
         at, who = self._when(now), _person(by)
         if not isinstance(decisions, Mapping) or not decisions:
-            raise ValidationError(f"decisions {decisions!r}: give a mapping of entry id -> share | private | archive")
+            raise ValidationError(f"decisions {shown(decisions)}: give a mapping of entry id -> share | private | archive")
         plan: list[tuple[dict[str, Any], str, list[str]]] = []
         with self.space.transaction():
             for eid, raw in decisions.items():
                 action = _DECISIONS.get(str(raw).strip().lower())
                 if action is None:
-                    raise ValidationError(f"decision {raw!r} for entry {eid!r}: one of share, private, archive")
+                    raise ValidationError(f"decision {shown(raw)} for entry {shown(eid)}: one of share, private, archive")
                 rec = self._require(eid)
                 if rec["owner"] != who:
                     raise PermissionDeniedError(
-                        f"entry {eid!r}: owned by {rec['owner']!r}; only its owner can decide about it (asked by {who!r})"
+                        f"entry {eid!r}: owned by {rec['owner']!r}; only its owner can decide about it (asked by {shown(who)})"
                     )
                 if rec["state"] != "approved" or rec["status"] != "active":
                     raise ValidationError(
@@ -625,12 +625,12 @@ class Knowledge:
                 if action == "share":
                     if team is not None:
                         if who not in self._check_team(team):
-                            raise PermissionDeniedError(f"team {team!r}: {who!r} is not a member, so cannot share with it")
+                            raise PermissionDeniedError(f"team {shown(team)}: {shown(who)} is not a member, so cannot share with it")
                         targets = [team]
                     else:
                         targets = self.teams_of(who)
                     if not targets:
-                        raise ValidationError(f"entry {eid!r}: owner {who!r} is in no team to share with (configure teams)")
+                        raise ValidationError(f"entry {eid!r}: owner {shown(who)} is in no team to share with (configure teams)")
                 plan.append((rec, action, targets))
             out = []
             for rec, action, targets in plan:
@@ -716,7 +716,7 @@ class Knowledge:
         ``quarantine`` takes the entry out of active use, reversibly."""
         at, who = self._when(now), _person(by)
         if action not in ("keep", "quarantine"):
-            raise ValidationError(f"decay action {action!r}: keep or quarantine")
+            raise ValidationError(f"decay action {shown(action)}: keep or quarantine")
         with self.space.transaction():
             rec = self._require(entry_id)
             if self.flags.get((rec["owner"], rec["id"])) is None:
@@ -735,7 +735,7 @@ class Knowledge:
         """Take an approved entry out of active use (no reads, no prompts), reversibly."""
         at, who = self._when(now), _person(by)
         if not isinstance(reason, str) or not reason.strip():
-            raise ValidationError(f"quarantine reason {reason!r}: say why (it is kept in the audit trail)")
+            raise ValidationError(f"quarantine reason {shown(reason)}: say why (it is kept in the audit trail)")
         with self.space.transaction():
             rec = self._require(entry_id)
             self.flags.kill((rec["owner"], rec["id"]))
@@ -783,7 +783,8 @@ class Knowledge:
         if rec is None:
             raise NotFoundError(f"entry {entry_id!r}: no such knowledge entry")
         if state is not None and rec["state"] != state:
-            raise ValidationError(f"entry {entry_id!r}: is {rec['state']}, not {state} (decided by {rec.get('decided_by')!r})")
+            # shown sanitized: entries decided before reviewers were checked may name one raw
+            raise ValidationError(f"entry {entry_id!r}: is {rec['state']}, not {state} (decided by {shown(rec.get('decided_by'))})")
         return dict(rec)
 
     def _audit(self, owner: str, at: dt.datetime, action: str, rec: Mapping[str, Any], *, by: str, **extra: Any) -> None:
@@ -804,9 +805,13 @@ def entry_score(entry: Entry, terms: set[str], tags: set[str]) -> float:
 
 
 def _person(by: str) -> str:
-    """Who decided: a person's name, kept in the audit trail."""
+    """Who decided: a person's name, kept in the entry (``decided_by``) and the audit trail, so
+    held to what an owner name is: nothing the sanitizer would replace, as an email or a phone
+    number (test_a_reviewer_that_looks_like_personal_data_is_refused)."""
     if not isinstance(by, str) or not by.strip() or len(by) > 64 or by.strip() != by:
         raise ValidationError(f"by {shown(by)}: name the person deciding (1-64 characters, no surrounding spaces)")
+    if kinds := personal_data_in(by):
+        raise ValidationError(f"by {shown(by)}: looks like personal data ({', '.join(kinds)}); name the person by a handle or an opaque id")
     return by
 
 

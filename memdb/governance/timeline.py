@@ -24,6 +24,7 @@ from typing import Any
 from memdb.errors import ValidationError
 from memdb.memory.episodes import Episodes
 from memdb.memory.models import Episode, check_ident, utc
+from memdb.memory.sanitize import shown
 
 __all__ = ["FORMAT", "VERSION", "Step", "Timeline", "build", "export"]
 
@@ -138,7 +139,7 @@ def export(
     a missing parent, no permission); nothing is audited then.
     """
     if path is not None and not isinstance(path, (str, os.PathLike)):
-        raise ValidationError(f"export path {path!r}: give a file path (str or os.PathLike)")
+        raise ValidationError(f"export path {shown(path)}: give a file path (str or os.PathLike)")
     at = utc(now, "now") if now is not None else layer.now()
     timeline = build(layer, owner, session, read_archived)
     steps = [s.to_dict() for s in timeline.steps]
@@ -153,14 +154,14 @@ def export(
     if path is not None:
         target = Path(path)
         if target.is_dir():
-            raise ValidationError(f"export path {str(target)!r}: is a directory (give a file path inside it)")
+            raise ValidationError(f"export path {shown(str(target))}: is a directory (give a file path inside it)")
         if target.exists() and not overwrite:
-            raise ValidationError(f"export path {str(target)!r}: exists (pass overwrite=True to replace it)")
+            raise ValidationError(f"export path {shown(str(target))}: exists (pass overwrite=True to replace it)")
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         try:
             fd = os.open(target, flags, 0o600)
         except OSError as exc:
-            raise ValidationError(f"export path {str(target)!r}: cannot be written ({exc.strerror or type(exc).__name__})") from None
+            raise ValidationError(f"export path {shown(str(target))}: cannot be written ({exc.strerror or type(exc).__name__})") from None
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             if stat.S_ISREG(os.fstat(fd).st_mode):
                 # the owner's alone, and data, not a program: even a file that existed with other bits

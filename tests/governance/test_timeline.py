@@ -95,6 +95,9 @@ def test_export_to_an_unwritable_path_is_a_validation_error(tdb: memdb.Database,
         mem.export_timeline("conv_1", missing, overwrite=overwrite)
     with pytest.raises(ValidationError, match="export path 5"):
         mem.export_timeline("conv_1", 5, overwrite=overwrite)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="cannot be written") as info:  # a path may name a person: shown sanitized
+        mem.export_timeline("conv_1", tmp_path / "jane.doe@example.com" / "t.json", overwrite=overwrite)
+    assert "jane.doe" not in str(info.value) and "<EMAIL_1>" in str(info.value)
     assert [a for a in mem.audit() if a["action"] == "export_timeline"] == []  # nothing written, nothing audited
 
 

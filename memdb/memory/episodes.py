@@ -150,6 +150,7 @@ class Episodes:
         The changes apply to the settings as saved now, read inside the write: another process
         may have changed others since this one loaded them, and those stay."""
         now = self.now()
+        changes = self._settings_tags(changes)
         with self.space.transaction():
             self._settings = None
             old = self.settings
@@ -162,6 +163,36 @@ class Episodes:
                 self.audit.write(None, "configure", now, changes=changed)
         self._settings = new
         return new
+
+    def _settings_tags(self, changes: dict[str, Any]) -> dict[str, Any]:
+        """``changes`` with the tags they name (``tag_weights`` keys, ``session_kinds`` "tag:" rules)
+        sanitized as capture sanitizes an episode's one tag, before ``Settings`` normalises them: a
+        card number as a tag is stored as "card-1", so its weight must be too, or it would put the
+        number on disk and never apply (test_settings_tags_are_sanitized_as_episode_tags)."""
+
+        def tag(text: str) -> str:
+            try:
+                return str(sanitize_fields(self.sanitizer, {"tags[0]": text})["tags[0]"])
+            except SanitizerError as exc:
+                raise SanitizerError(f"configure: tag {shown(text)}: nothing written ({exc})") from None
+
+        def rule(text: str) -> str:
+            what, _, name = text.partition(":")
+            return f"tag:{tag(name)}" if what == "tag" and name else text  # a tool's name is refused, not replaced
+
+        out = dict(changes)
+        for name, rename in (("tag_weights", tag), ("session_kinds", rule)):
+            given = changes.get(name)
+            if not isinstance(given, Mapping):
+                continue  # not a mapping: Settings says what is wrong with it
+            renamed: dict[Any, Any] = {}
+            for key, value in given.items():
+                new = rename(key) if isinstance(key, str) else key
+                if new in renamed:
+                    raise ConfigError(f"settings: {name}: {shown(key)} and another key are both {shown(new)} once sanitized")
+                renamed[new] = value
+            out[name] = renamed
+        return out
 
     def _check_kinds_kept(self, old: Iterable[str], new: Iterable[str]) -> None:
         """A typed kind with episodes stays typed: dropped, its episodes dropped out of answers

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memdb.errors import ConfigError, ValidationError
-from memdb.memory.models import check_ident, check_owner
+from memdb.memory.models import check_ident, check_owner, personal_data_in
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tag
@@ -118,17 +118,20 @@ class Settings(BaseModel):
         out: dict[str, str] = {}
         for rule, kind in rules.items():
             what, _, name = rule.partition(":")
+            # every value shown sanitized: a rule is a caller's text (test_session_rules_are_checked_and_shown_sanitized)
             if what not in ("tool", "tag") or not name:
-                raise ValueError(f"session rule {rule!r}: write 'tool:NAME' or 'tag:TAG'")
+                raise ValueError(f"session rule {shown(rule)}: write 'tool:NAME' or 'tag:TAG'")
             try:
                 # tags as episodes' tags are, or "tag:Chore" would never match
                 key = f"tool:{check_ident('tool', name)}" if what == "tool" else f"tag:{normalize_tag(name)}"
             except ValidationError as exc:
-                raise ValueError(f"session rule {rule!r}: {exc}") from None
+                raise ValueError(f"session rule {shown(rule)}: {exc}") from None
+            if what == "tool" and (kinds := personal_data_in(name)):  # capture refuses such a tool name: no rule can match it
+                raise ValueError(f"session rule {shown(rule)}: the tool name looks like personal data ({', '.join(kinds)})")
             if key in out:
-                raise ValueError(f"session rules {rule!r} and another key are both {key!r} once normalised")
+                raise ValueError(f"session rules {shown(rule)} and another key are both {shown(key)} once normalised")
             if not _KIND.match(kind):
-                raise ValueError(f"session rule {rule!r} -> {kind!r}: not a kind name")
+                raise ValueError(f"session rule {shown(rule)} -> {shown(kind)}: not a kind name")
             out[key] = kind
         return out
 
@@ -172,6 +175,8 @@ class Settings(BaseModel):
         for team, members in teams.items():
             if not _TEAM.match(team):
                 raise ValueError(f"team {shown(team)}: use 1-64 letters, digits or _.:@/+- (no spaces)")
+            if kinds := personal_data_in(team):  # a team name is kept as a key (^KNS, ^KNC): held to what its members are
+                raise ValueError(f"team {shown(team)}: looks like personal data ({', '.join(kinds)}); use an opaque name")
             if len(set(members)) != len(members):
                 raise ValueError(f"team {shown(team)} members {shown(members)}: duplicates")
             for m in members:
@@ -188,7 +193,7 @@ class Settings(BaseModel):
         wrong = {rule: kind for rule, kind in self.session_kinds.items() if kind not in self.typed_kinds}
         if wrong:
             rule, kind = next(iter(wrong.items()))
-            raise ValueError(f"session_kinds {rule!r} -> {kind!r}: not one of the typed kinds {list(self.typed_kinds)}")
+            raise ValueError(f"session_kinds {shown(rule)} -> {kind!r}: not one of the typed kinds {list(self.typed_kinds)}")
         return self
 
     @model_validator(mode="after")

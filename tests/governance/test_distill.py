@@ -380,6 +380,22 @@ def test_session_settings_are_validated(tmp_path: Path, changes: dict[str, Any])
         assert (db.settings.session_idle_minutes, db.settings.session_kinds) == (15, {"tool:deploy_api": "debug"})
 
 
+def test_session_rules_are_checked_and_shown_sanitized(tmp_path: Path) -> None:
+    """A rule is a caller's text: its errors showed it raw, and a tool name that is an address
+    (which capture refuses, so no rule could match it) was saved raw."""
+    email = "jane.doe@example.com"
+    with memdb.open(tmp_path / "db") as db:
+        for rules, needle in (
+            ({email: "debug"}, "write 'tool:NAME'"),
+            ({f"tool:{email}": "debug"}, "looks like personal data"),
+            ({"tag:x": f"not {email}"}, "not a kind name"),
+        ):
+            with pytest.raises(ConfigError, match=needle) as info:
+                db.configure(session_kinds=rules)
+            assert email not in str(info.value) and "<EMAIL_1>" in str(info.value)
+        assert db.settings.session_kinds == {}
+
+
 # --- the idle rule -----------------------------------------------------------------------------------
 
 

@@ -453,6 +453,23 @@ def test_a_team_member_is_an_owner_name_checked_as_owners_are(tmp_path: Path) ->
         assert db.configure(teams={"core": ["ana", "bob"]}).teams == {"core": ["ana", "bob"]}
 
 
+def test_a_team_name_that_looks_like_personal_data_is_refused(tmp_path: Path) -> None:
+    """A team name is a key of the shared entries and the agendas (``^KNS``, ``^KNC``): checked
+    as its members are, or an address as a team name was stored raw and survived compact()."""
+    from memdb.errors import ConfigError
+
+    path = tmp_path / "t"
+    with memdb.open(path) as db:
+        for team, placeholder in (("team.lead@example.com", "<EMAIL_1>"), ("+442079460958", "<PHONE_1>")):
+            with pytest.raises(ConfigError, match=f"team '{placeholder}': looks like personal data") as info:
+                db.configure(teams={team: ["ana"]})
+            assert team not in str(info.value)
+        assert db.settings.teams == {}  # nothing saved
+        assert db.configure(teams={"platform": ["ana"]}).teams == {"platform": ["ana"]}
+        db.compact()
+    assert b"team.lead" not in _disk(path) and b"2079460958" not in _disk(path)
+
+
 # --- tool payloads and error paths (a helper's audit of the bytes on disk, 2026-12-06) -----------------
 
 

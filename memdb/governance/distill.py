@@ -643,6 +643,13 @@ class Sessions:
 
     # --- erasure takes what was distilled from what it erases ----------------------------------------
 
+    def forget(self, owner: str, sessions: Collection[str]) -> None:
+        """``Erasure.forget``: a session none of whose episodes is left loses its marks (closed
+        and open), which name it; the counters stay, as counts."""
+        for session in sessions:
+            self.marks.kill((owner, "closed", session))
+            self.marks.kill((owner, "open", session))
+
     def derived_from(self, owner: str, targets: Collection[str], action: str) -> list[str]:
         """``Erasure.derived``: the distilled episodes citing captured events about to be erased
         (an event in a closed session's cited range; one archived before the close was not read,

@@ -50,6 +50,9 @@ class Erasure:
         # finder(owner, target ids, action) -> ids, asked before anything is removed, so they are
         # erased, audited and handed to ``hooks`` like the targets themselves.
         self.derived: list[Callable[[str, Collection[str], str], Iterable[str]]] = []
+        # Marks above this layer that name a session (distill's closed and open marks): called as
+        # forget(owner, session ids) inside the erasure's transaction once none of a session's episodes is left.
+        self.forget: list[Callable[[str, set[str]], object]] = []
 
     def apply_retention(self, owner: str, now: dt.datetime) -> int:
         """Opt-in retention: erase episodes older than ``retention_days`` (audited)."""
@@ -113,31 +116,38 @@ class Erasure:
             sessions = {h["session"] for eid in targets if (h := self.episodes.header(owner, eid)) and h.get("session")}
             for eid in targets:
                 hashes[eid] = self.episodes.remove(owner, eid)
-            self._forget_sessions(owner, sessions)
+            forgotten = self._forget_sessions(owner, sessions)
             if hashes:
                 self.cold.retrain(owner)
                 for hook in self.hooks:
                     hook(owner, set(hashes), now, action)
-            self.episodes.audit.redact_one_lines(owner, set(hashes), now)
+            self.episodes.audit.redact_erased(owner, set(hashes), forgotten, now)
             if hashes or action == "erase":
                 audit_id = self.episodes.audit.write(
                     owner, action, now, reason=reason, count=len(hashes), episodes=list(hashes), hashes=list(hashes.values())
                 )
         return ErasureReport(len(hashes), list(hashes), audit_id)
 
-    def _forget_sessions(self, owner: str, sessions: set[str]) -> None:
-        """A session id is capture too: the lifecycle's burst marks that name a session none of
-        whose episodes is left go with the last of them (nothing of it survives compact())."""
+    def _forget_sessions(self, owner: str, sessions: set[str]) -> set[str]:
+        """A session id is capture too: the marks that name a session none of whose episodes is
+        left go with the last of them, the lifecycle's burst marks and, through ``forget``, the
+        layers' above (nothing of it survives compact(): test_erasing_a_session_forgets_its_id).
+        Returns those sessions."""
         if not sessions:
-            return
+            return set()
         left = {sid for sid in sessions if next(self.episodes.ids_in_session(owner, sid), None) is not None}
         if left != sessions:  # archived episodes are in no session index: their headers say
             for eid in self.episodes.archived_ids(owner):
                 header = self.episodes.header(owner, eid)
                 if header is not None and header.get("session") in sessions:
                     left.add(header["session"])
-        for sid in sessions - left:
+        gone = sessions - left
+        for sid in gone:
             self.marks.kill((owner, "burst", f"session:{sid}"))
+        if gone:
+            for forget in self.forget:
+                forget(owner, gone)
+        return gone
 
     def _targets(
         self,

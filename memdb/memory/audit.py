@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, Final
 
@@ -28,6 +29,10 @@ _EXACT: Final = frozenset({"action", "episode", "episodes", "entry", "hashes", "
 """Fields holding ids, hashes and names memdb made or checked: kept as they are (a hash's digits
 can read as a card). ``kind`` is one of the configured kinds by the time a record is written
 (every backfill of a historic record writes one: sanitizing it cost a tenth of such a capture)."""
+
+
+_CONTENT: Final = ("one_line", "reason", "key")
+"""What a record about an episode may keep of its content: redacted when the episode is erased."""
 
 
 def content_hash(record: Mapping[str, Any]) -> str:
@@ -97,15 +102,26 @@ class AuditLog:
             out.extend({"owner": None, "id": subs[0], **v} for subs, v in self._database.range((), lo, hi))
         return sorted(out, key=lambda a: str(a["id"]))
 
-    def redact_one_lines(self, owner: str, erased: Collection[str], now: dt.datetime) -> None:
-        """Erasure beats append-only: an archive record's one-line summary is the erased
-        episode's content, so it is replaced by a marker; the record, its hash and its
-        reasons stay. No other field of any audit record is ever changed."""
-        if not erased:
+    def redact_erased(self, owner: str, erased: Collection[str], sessions: Collection[str], now: dt.datetime) -> None:
+        """Erasure beats append-only: what a record about an erased episode (``episode`` or
+        ``successor``) keeps of its content is replaced by a marker: an archive's one-line
+        summary, a version's reason (a caller's words, or a fact's key) and a fact's key; so is
+        every mention of a session none of whose episodes is left (``sessions``: a session id is
+        capture too), in a distill or export record. Ids, hashes, actions, rules, scores and
+        counts stay; no other field of any record is ever changed (test_erasure_redacts_what_audit_records_keep)."""
+        if not erased and not sessions:
             return
+        marker = f"[erased {now:%Y-%m-%d}]"
         for subs, entry in self._owned.items((owner,)):
-            if entry.get("episode") in erased and entry.get("one_line"):
-                self._owned.set(subs, {**entry, "one_line": f"[erased {now:%Y-%m-%d}]"})
+            new = dict(entry)
+            if entry.get("episode") in erased or entry.get("successor") in erased:
+                new.update((f, marker) for f in _CONTENT if entry.get(f))
+            session = entry.get("session")
+            if isinstance(session, str) and session in sessions:
+                named = re.compile(rf"(?<![^\W_]){re.escape(session)}(?![^\W_])")  # whole: a session "a" is not in "failed"
+                new = {k: v if k in _EXACT or not isinstance(v, str) else named.sub(marker, v) for k, v in new.items()}
+            if new != entry:
+                self._owned.set(subs, new)
 
     def owners(self) -> list[str]:
         """Owners with audit records."""

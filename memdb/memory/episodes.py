@@ -887,7 +887,7 @@ class OwnerEpisodes:
                 if not changed:
                     return to_episode(self.name, str(current), record, state)
                 now = self._layer.now()
-                episode = self._write_successor(str(current), record, state, prepared, f"new value for fact {key}", changed, now)
+                episode = self._write_successor(str(current), record, state, prepared, "new value for fact", changed, now)
             else:
                 episode = self._episode(self._write_new([prepared], accessed_at=accessed_at)[0])
                 self._layout.fact_keys.set((self.name, key), episode.id)
@@ -926,6 +926,8 @@ class OwnerEpisodes:
         audit: dict[str, Any] = {"episode": old_id, "successor": eid, "reason": reason, "fields": changed}
         if "outcome" in changed:
             audit["outcome"] = {"from": old.get("outcome"), "to": record.get("outcome")}
+        if record["kind"] == FACT_KIND:  # a field of its own, not in the reason: erasure redacts it (AuditLog.redact_erased)
+            audit["key"] = record["key"]
         sets: list[tuple[Global, Any, Any]] = [
             (self._layout.states, (self.name, old_id), superseded_header(old_state, eid)),
             (self._layout.superseded, (self.name, ts_micros(old["ts"]), old_id), ""),

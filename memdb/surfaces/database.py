@@ -67,6 +67,7 @@ class Database:
         # sessions closed into typed episodes; erasing a session's events takes what was distilled from them
         self.sessions = Sessions(self.episodes, self.patterns, distiller, read_archived=self.lifecycle.read_archived)
         self.lifecycle.erasure.derived.append(self.sessions.derived_from)
+        self.lifecycle.erasure.forget.append(self.sessions.forget)  # and a session's marks go with its last episode
 
     def _erase_patterns(self, owner: str, ids: set[str], _at: dt.datetime, action: str) -> None:
         """Patterns derived from erased episodes go with them; retention's routine pruning keeps them."""

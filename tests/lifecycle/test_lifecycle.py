@@ -621,6 +621,72 @@ def test_erasing_one_episode_rewrites_the_blocks_it_shares(tmp_path: Path, clock
         assert {m.episode.id for m in db.owner("ana").recall(text="rollback", limit=500)} == set(others)
 
 
+def stored(db: memdb.Database) -> str:
+    """Every node of every global as text: what is left, on either backend."""
+    with db.snapshot():
+        return json.dumps({name: list(db.globals[name].items()) for name in db.globals.names()}, default=str)
+
+
+def test_erasing_a_session_forgets_its_id(tmp_path: Path, clock: Clock) -> None:
+    """A session id is capture too: once its last episode is erased, distill's closed mark and
+    the distill and export_timeline audit records no longer name it (they kept it, on disk
+    after compact()); a session with episodes left keeps its marks."""
+    path = tmp_path / "sessions"
+    gone, kept = "acmecorp-escalation-0701", "globex-rollout-0702"
+    with memdb.open(path, clock=clock) as db:
+        mem = db.owner("ana")
+        events: dict[str, list[str]] = {}
+        for session in (gone, kept):
+            asked = mem.record_exchange(session, "the webhooks fail", "Checking.")
+            call = mem.record_tool_call(session, "check_webhooks", {"provider": "x"})
+            mem.record_tool_result(call.id, {"failed": 3})
+            events[session] = [asked.id, call.id]
+            assert mem.close_session(session, kind="debug", outcome="success").status == "closed"
+            mem.export_timeline(session, tmp_path / f"timeline-{session}.json")
+        erased = mem.erase(events[gone], reason="customer asked to be forgotten")
+        assert erased.count == 3  # with the episode distilled from them, the session's last
+        assert gone not in stored(db) and kept in stored(db)
+        assert [s for s, _ in db.globals["DIST"].items(("ana", "closed"))] == [("ana", "closed", kept)]
+        records = [a for a in mem.audit() if a["action"] in ("distill", "export_timeline")]
+        assert [a.get("session") for a in records] == ["[erased 2026-06-01]", "[erased 2026-06-01]", kept, kept]
+        assert all(a["steps_sha256"] for a in records if a["action"] == "export_timeline")  # hashes stay
+        assert mem.close_session(kept, kind="debug", outcome="success").status == "already_closed"
+        db.compact()
+        assert db.check().ok
+    raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+    assert gone.encode() not in raw
+
+
+def test_erasure_redacts_what_audit_records_keep(tmp_path: Path, clock: Clock) -> None:
+    """Audit records about an erased episode keep its id and hashes, not its content: a fact's
+    key (recording it again wrote "new value for fact <key>"), a supersede reason in the
+    caller's words, an archive's one line all survived erase() and compact() before."""
+    path = tmp_path / "audit"
+    with memdb.open(path, clock=clock) as db:
+        mem, bo = db.owner("ana"), db.owner("bo")
+        first = mem.record("fact", "first value", key="ana/diagnosis.zebrakey")
+        second = mem.record("fact", "second value", key="ana/diagnosis.zebrakey")
+        ep = mem.record("debug", "deploy broke", outcome="failure", ts=T0 - dt.timedelta(days=90))
+        fixed = mem.supersede(ep.id, reason="zebrareason: it was the migration", outcome="partial")
+        mem.archive(fixed.id)
+        other = bo.record("fact", "kept", key="bo/zebrakeeps")
+        bo.record("fact", "kept again", key="bo/zebrakeeps")
+        mem.erase(everything=True, reason="deletion request")
+        ana = mem.audit()
+        assert "zebra" not in json.dumps(ana, default=str)
+        versions = [a for a in ana if a["action"] == "supersede"]
+        assert [(a["episode"], a["successor"]) for a in versions] == [(first.id, second.id), (ep.id, fixed.id)]
+        assert {a["reason"] for a in versions} == {"[erased 2026-06-01]"} and versions[0]["key"] == "[erased 2026-06-01]"
+        (archive,) = [a for a in ana if a["action"] == "archive"]
+        assert archive["content_hash"] and archive["rule"] and archive["one_line"] == "[erased 2026-06-01]"
+        assert [a["key"] for a in bo.audit() if a["action"] == "supersede"] == ["bo/zebrakeeps"] and other.id in bo.versions(other.id)[0].id
+        db.compact()
+        text = stored(db)
+        assert "zebrakey" not in text and "zebrareason" not in text and "zebrakeeps" in text
+    raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+    assert b"zebrakey" not in raw and b"zebrareason" not in raw
+
+
 def test_reading_an_archived_episode_says_it_is_archived(ldb: memdb.Database) -> None:
     """``get`` of an id an answer with include_archived=True had just shown said "no such episode"."""
     mem = ldb.owner("ana")

@@ -374,7 +374,7 @@ def test_recording_a_key_again_supersedes_its_value(edb: memdb.Database) -> None
     assert mem.peek(light.id).status == "superseded" and [v.summary for v in mem.versions(dark.id)] == ["light", "dark"]
     entry = mem.audit()[-1]
     assert entry["action"] == "supersede" and (entry["episode"], entry["successor"]) == (light.id, dark.id)
-    assert entry["reason"] == "new value for fact ana/ui.theme" and entry["fields"] == ["summary"]
+    assert (entry["reason"], entry["key"], entry["fields"]) == ("new value for fact", "ana/ui.theme", ["summary"])
     # the same value again writes nothing
     before = everything(edb)
     assert mem.record("fact", "dark", key="ana/ui.theme").id == dark.id

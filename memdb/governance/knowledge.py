@@ -30,7 +30,7 @@ import datetime as dt
 import hashlib
 import itertools
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -474,16 +474,40 @@ class Knowledge:
                 self.entries.set((owner, eid), {**rec, "expired_cites": expired})
                 self._audit(owner, at, "sources_expired", rec, by="retention", episodes=sorted(gone))
                 continue
-            new = {k: v for k, v in rec.items() if k != "sh"}
-            new.update(text="", state="rejected", status="erased", decided_by="erasure", decided_at=at, reason="cited an erased episode")
-            self.entries.set((owner, eid), new)
-            for g in (self.queue, self.active, self.flags):
-                g.kill((owner, eid))
-            for team in list(self.shared.children()):
-                self.shared.kill((team, eid))
-            self._audit(owner, at, "erase", rec, by="erasure", reason="cited an erased episode")
+            self._erase(rec, at, "cited an erased episode")
             erased.append(eid)
         return erased
+
+    def erase_requested(
+        self, owner: str, at: dt.datetime, tags: Collection[str], since: dt.datetime | None, until: dt.datetime | None
+    ) -> list[str]:
+        """``Erasure.requests``: an erasure of everything (no ``tags``) takes every entry the owner
+        wrote, in any state, cited or not (a saved lesson cites nothing, and was served to the
+        owner's teams); one by tags takes the entries carrying any of them, created within
+        ``since``/``until`` when given. Each keeps only its hash, as ``erase_citing`` leaves it;
+        audit records about it lose their reasons (test_an_owner_s_erasure_takes_their_lessons)."""
+        erased = []
+        for _, rec in list(self.entries.items((owner,))):
+            if rec.get("status") == "erased" or (tags and not set(tags) & set(rec.get("tags") or ())):
+                continue
+            if (since is not None and rec["created"] < since) or (until is not None and rec["created"] >= until):
+                continue
+            self._erase(rec, at, "erased on request" if not tags else "carried an erased tag")
+            erased.append(rec["id"])
+        self.audit.redact_erased(owner, erased, (), at)
+        return erased
+
+    def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str) -> None:
+        """Empty an entry (text, tags, shingles) and take it out of every queue, index and team."""
+        owner, eid = rec["owner"], rec["id"]
+        new = {k: v for k, v in rec.items() if k != "sh"}
+        new.update(text="", tags=[], state="rejected", status="erased", decided_by="erasure", decided_at=at, reason=reason)
+        self.entries.set((owner, eid), new)
+        for g in (self.queue, self.active, self.flags):
+            g.kill((owner, eid))
+        for team in list(self.shared.children()):
+            self.shared.kill((team, eid))
+        self._audit(owner, at, "erase", rec, by="erasure", reason=reason)
 
     # --- reads -----------------------------------------------------------------------------------
 

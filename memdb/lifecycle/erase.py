@@ -53,6 +53,10 @@ class Erasure:
         # Marks above this layer that name a session (distill's closed and open marks): called as
         # forget(owner, session ids) inside the erasure's transaction once none of a session's episodes is left.
         self.forget: list[Callable[[str, set[str]], object]] = []
+        # What an owner wrote above this layer that cites no episode (a saved lesson) goes with a
+        # request for everything or for tags: hook(owner, now, tags (none: everything), since, until),
+        # in the erasure's transaction, even when no episode is left to erase.
+        self.requests: list[Callable[[str, dt.datetime, Sequence[str], dt.datetime | None, dt.datetime | None], object]] = []
 
     def apply_retention(self, owner: str, now: dt.datetime) -> int:
         """Opt-in retention: erase episodes older than ``retention_days`` (audited)."""
@@ -121,6 +125,9 @@ class Erasure:
                 self.cold.retrain(owner)
                 for hook in self.hooks:
                     hook(owner, set(hashes), now, action)
+            if action == "erase" and (everything or wanted):  # a request, not pruning (DESIGN 5: it takes everything derived)
+                for request in self.requests:
+                    request(owner, now, wanted, since, until)
             self.episodes.audit.redact_erased(owner, set(hashes), forgotten, now)
             if hashes or action == "erase":
                 audit_id = self.episodes.audit.write(

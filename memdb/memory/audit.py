@@ -104,7 +104,7 @@ class AuditLog:
 
     def redact_erased(self, owner: str, erased: Collection[str], sessions: Collection[str], now: dt.datetime) -> None:
         """Erasure beats append-only: what a record about an erased episode (``episode`` or
-        ``successor``) keeps of its content is replaced by a marker: an archive's one-line
+        ``successor``) or knowledge entry (``entry``) keeps of its content is replaced by a marker: an archive's one-line
         summary, a version's reason (a caller's words, or a fact's key) and a fact's key; so is
         every mention of a session none of whose episodes is left (``sessions``: a session id is
         capture too), in a distill or export record. Ids, hashes, actions, rules, scores and
@@ -114,7 +114,7 @@ class AuditLog:
         marker = f"[erased {now:%Y-%m-%d}]"
         for subs, entry in self._owned.items((owner,)):
             new = dict(entry)
-            if entry.get("episode") in erased or entry.get("successor") in erased:
+            if entry.get("episode") in erased or entry.get("successor") in erased or entry.get("entry") in erased:
                 new.update((f, marker) for f in _CONTENT if entry.get(f))
             session = entry.get("session")
             if isinstance(session, str) and session in sessions:

@@ -61,6 +61,8 @@ class Database:
         self.patterns = Patterns(self.episodes, pattern_extractor)
         # every erasure (erase, delete, retention) takes the entries and patterns citing what it erased
         self.lifecycle.erasure.hooks += [self.knowledge.erase_citing, self._erase_patterns]
+        # a request for everything, or for tags, takes the owner's entries that cite nothing too
+        self.lifecycle.erasure.requests.append(self.knowledge.erase_requested)
         # every typed record is counted for pattern extraction in its own transaction
         self.episodes.record_hooks.append(self.patterns.on_record)
         self.reflection = Reflection(self.episodes, self.knowledge, reflector)

@@ -29,6 +29,7 @@ from memdb.memory.episodes import Episodes, ImportReport
 from memdb.memory.ids import check_id, ts_micros
 from memdb.memory.models import Episode, EpisodeInput
 from memdb.memory.relevance import Explanation
+from memdb.memory.sanitize import shown
 from memdb.memory.settings import Settings
 from memdb.query.engine import OwnerQueries
 from memdb.query.results import History, RecallResult
@@ -304,14 +305,17 @@ class Memory:
         memories that name Acme in their text alone are not tagged, ``ask`` finds them). The audit
         record keeps ids and hashes, no content.
         Knowledge entries and patterns citing an erased episode go too (the entry keeps only its
-        hash). Freed pages may still hold old bytes until ``db.compact()``."""
+        hash); so do, being what the owner wrote, every entry of theirs (``everything=True``: saved
+        lessons citing nothing, pending, approved or shared ones) or every entry carrying one of
+        ``tags`` (created within ``since``/``until`` if given). Freed pages may still hold old
+        bytes until ``db.compact()``."""
         return self._lifecycle.erasure.erase(self.name, ids, since, until, everything, reason, "erase", tags)
 
     def delete(self, episode_id: str, *, reason: str) -> str:
         """Erase one episode as ``erase([episode_id])`` does, its other versions, derived summaries,
         knowledge entries and patterns included; the audit record says "delete". Returns that record's id."""
         if not isinstance(reason, str) or not reason.strip():
-            raise ValidationError(f"delete reason {reason!r}: say why (it is kept in the audit trail)")
+            raise ValidationError(f"delete reason {shown(reason)}: say why (it is kept in the audit trail)")
         report = self._lifecycle.erasure.erase(self.name, [check_id(episode_id)], None, None, False, reason, "delete")
         assert report.audit_id is not None  # one episode was erased, so one record was written
         return report.audit_id

@@ -154,6 +154,43 @@ def test_rejection_tombstones_content_for_every_owner_without_keeping_text(tmp_p
     assert b"zebrafinch" not in raw  # the text is gone from disk; the tombstone works on hashes
 
 
+def test_an_owner_s_erasure_takes_their_lessons(tmp_path: Path, clock: Clock) -> None:
+    """Erasure is a request and takes everything derived (DESIGN 5): a saved lesson cites no
+    episode, so erase(everything=True) left it, served to teammates and on disk after compact().
+    By tags it takes the entries carrying them; everything takes every entry the owner wrote."""
+    path = tmp_path / "erase"
+    with memdb.open(path, clock=clock) as db:
+        db.configure(teams={"platform": ["ana", "bo"]})
+        ana, bo = db.owner("ana"), db.owner("bo")
+        ana.record("debug", "Acme deploy failed", outcome="failure", tags=["acme"])
+        shared = ana.save_lesson("Call Walrusco's on-call before their deploys", tags=["acme"])
+        pending = ana.save_lesson("Walrusco pays late; invoice them early", tags=["Acme"])
+        untagged = approved(db, "ana", "Zebracorp rotates its keys on Fridays")
+        quarantined = approved(db, "ana", "Quokkaline drops webhooks under load")
+        db.quarantine(quarantined.id, by="rev", reason="Quokkaline disputes it")
+        bo_own = approved(db, "bo", LESSONS[0])
+        db.approve(shared.id, by="rev")
+        db.decide({shared.id: "share"}, by="ana", team="platform")
+        assert [e.id for e in bo.knowledge("walrusco")] == [shared.id]
+
+        assert ana.erase(tags=["ACME"], reason="forget customer Acme").count == 1
+        assert bo.knowledge("walrusco") == [] and db.review_queue() == []
+        assert {e.id: (e.state, e.status, e.text, e.tags) for e in ana.entries() if e.id in (shared.id, pending.id)} == {
+            shared.id: ("rejected", "erased", "", ()),
+            pending.id: ("rejected", "erased", "", ()),
+        }
+        assert db.entry(untagged.id).text  # untagged: not asked for
+
+        assert ana.erase(everything=True, reason="ana's deletion request").count == 0  # no episode left, lessons still go
+        assert {(e.status, e.text) for e in ana.entries()} == {("erased", "")}
+        assert [e.id for e in bo.knowledge()] == [bo_own.id]  # another owner's entries stay
+        assert "Quokkaline" not in json.dumps(db.audit("ana"), default=str)  # a quarantine reason names what it judged
+        db.compact()
+    raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+    for word in (b"Walrusco", b"Zebracorp", b"Quokkaline"):
+        assert word not in raw
+
+
 def test_rejection_reaches_other_owners_pending_copies(kdb: memdb.Database, clock: Clock) -> None:
     text = "Skip code review for urgent fixes and push straight to prod"
     ana_copy = kdb.owner("ana").save_lesson(text)

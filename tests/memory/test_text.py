@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from collections import Counter
 
 import pytest
 from hypothesis import example, given
@@ -223,10 +224,13 @@ def test_a_phrase_tag_begins_with_its_first_words(first: str, rest: str) -> None
 
 
 @given(st.text())
+@example("0.A")  # an identifier whole is a term tokenize does not give (it failed the old count)
 def test_tokenize_is_deterministic(text: str) -> None:
     assert tokenize(text) == tokenize(text)
     assert term_counts(text) == term_counts(text)
-    assert sum(term_counts(text).values()) == len(tokenize(text))
+    # the index's terms are tokenize's, and each identifier whole beside its parts (layout 21)
+    counts, tokens = Counter(term_counts(text)), Counter(tokenize(text))
+    assert counts - tokens == Counter({t: n for t, n in counts.items() if "-" in t}) and not tokens - counts
 
 
 def _reference_terms(text: str) -> list[str]:

@@ -191,7 +191,7 @@ _MON = (
     r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
 )
 # longer alternatives first: "a couple of" must not match as "a"
-_NUM = r"\d{1,4}|a\s+couple\s+of|couple\s+of|a\s+few|few|an|a|one|two|three|four|five|six|seven|eight|nine|ten"
+_NUM = r"\d{1,7}|a\s+couple\s+of|couple\s+of|a\s+few|few|an|a|one|two|three|four|five|six|seven|eight|nine|ten"
 _UNITS = r"minutes?|mins?|hours?|days?|weeks?|fortnights?|months?|years?"
 _Q = r"last|this|previous"
 _ORD = r"(?:st|nd|rd|th)?"

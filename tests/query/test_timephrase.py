@@ -1339,12 +1339,21 @@ def test_a_season_is_told() -> None:
     assert told_windows("we'll go camping this summer", U(2026, 4, 1)) == [(U(2026, 6, 1), U(2026, 9, 1))]  # ahead
 
 
-@pytest.mark.parametrize("text", ["deploys in the last 3000 years", "the past 9999 years"])
+@pytest.mark.parametrize("text", ["deploys in the last 3000 years", "the past 9999 years", "the past 9999999 days"])
 def test_a_rolling_window_back_past_the_calendar_is_all_of_it(text: str) -> None:
     """ "In the last 3000 years" was ignored (its start is before year 1): it asks for everything
     up to now, as a window from the calendar's start."""
     r = read_time_phrases(text, WED)
     assert r.window is not None and r.ignored == () and (r.window.start, r.window.end) == (OPEN_START, WED + US)
+
+
+def test_a_count_of_five_digits_or_more_is_placed() -> None:
+    """ "in the past 10000 days" was the word "10000" (a count had at most four digits), which no
+    memory holds: the answer was empty."""
+    r = read_time_phrases("What failed in the past 10000 days?", WED)
+    assert r.window is not None and r.window.start == WED - dt.timedelta(days=10000) and r.rest == "What failed ?"
+    r = read_time_phrases("what broke in the last 50000 hours", WED)
+    assert r.window is not None and r.window.start == WED - dt.timedelta(hours=50000)
 
 
 def test_phrase_inside_a_rejected_one_is_still_found() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from collections.abc import Mapping
@@ -657,3 +658,56 @@ def test_look_alikes_of_the_national_forms_stay(text: str) -> None:
 )
 def test_a_trunk_number_before_a_separator_and_a_word(text: str, expected: str) -> None:
     assert clean(text) == expected
+
+
+# --- a key labels its value as a word before it does ---------------------------------------------
+
+LABELLED = {
+    "cvc": "947", "pin": "4821", "ssn": "219099999", "passport": "X1234567", "account_number": "532013001",
+    "routing_number": "021000021",
+}  # fmt: skip
+PROSE = "cvc 947, pin 4821, ssn 219099999, passport X1234567, account number 532013001, routing number 021000021"
+AS_PROSE = "cvc <SECRET_1>, pin <SECRET_2>, ssn <GOV_ID_1>, passport <GOV_ID_2>, account number <ACCOUNT_1>, routing number <ACCOUNT_2>"
+AS_KEYS = {
+    "cvc": "<SECRET_1>", "pin": "<SECRET_2>", "ssn": "<GOV_ID_1>", "passport": "<GOV_ID_2>", "account_number": "<ACCOUNT_1>",
+    "routing_number": "<ACCOUNT_2>",
+}  # fmt: skip
+
+
+def test_a_dict_key_labels_its_value_as_the_prose_label_does() -> None:
+    """``{"cvc": "947"}`` in decisions or a tool's input was kept raw where "cvc 947" was replaced:
+    the key is the label (``_LABELS``), with the same placeholders, ints included."""
+    from memdb.memory.sanitize.fields import as_plain, flatten_texts
+
+    assert clean(PROSE) == AS_PROSE
+    for raw in ({"decisions": {"form": LABELLED}}, {"content": as_plain({"form": LABELLED})}):
+        flat, rebuild = flatten_texts(raw, payloads=("content",))
+        assert next(iter(rebuild(sanitize_fields(S, flat)).values())) == {"form": AS_KEYS}
+    keyed = {"accountNumber": 532013001, "card-pin": 4821, "Tel": "+1 415 555 0132", "social_security_number": "219 09 9999"}
+    flat, rebuild = flatten_texts({"decisions": keyed})
+    assert rebuild(sanitize_fields(S, flat))["decisions"] == {
+        "accountNumber": "<ACCOUNT_1>", "card-pin": "<SECRET_1>", "Tel": "<PHONE_1>", "social_security_number": "<SSN_1>"
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (json.dumps({"form": LABELLED}), json.dumps({"form": AS_KEYS})),
+        (json.dumps({"body": json.dumps(LABELLED)}), json.dumps({"body": json.dumps(AS_KEYS)})),  # escaped, JSON in JSON
+        ("cvc=947&pin=4821&account_number=532013001", "cvc=<SECRET_1>&pin=<SECRET_2>&account_number=<ACCOUNT_1>"),
+        ("{'accountNumber': '532013001', 'cardCvc': 947}", "{'accountNumber': '<ACCOUNT_1>', 'cardCvc': <SECRET_1>}"),
+        ('<input name="pin" value="4821">', '<input name="pin" value="4821">'),  # "value" names no kind
+    ],
+)
+def test_a_key_in_text_labels_its_value(text: str, expected: str) -> None:
+    assert clean(text) == expected
+
+
+def test_keys_the_label_table_does_not_name_keep_their_numbers() -> None:
+    from memdb.memory.sanitize.fields import flatten_texts
+
+    kept = {"pin_hint": "4821", "count": 4821, "code": "947", "pin": "3.11", "account": "acme-42", "phone": "v2", "tan": 0.5, "cell": 4}
+    flat, rebuild = flatten_texts({"decisions": kept})
+    assert rebuild(sanitize_fields(S, flat))["decisions"] == kept
+    assert clean(json.dumps(kept)) == json.dumps(kept)

@@ -185,7 +185,8 @@ def test_decisions_key_and_value_split_across_a_dict() -> None:
     flat, rebuild = flatten_texts(raw)
     out = rebuild(sanitize_fields(S, flat))["decisions"]
     assert out == {
-        "password": "<SECRET_1>", "DB_PASSWORD": "<SECRET_2>", "X-Api-Key": "<SECRET_3>", "api_key": "<SECRET_4>", "pin": 1234,
+        "password": "<SECRET_1>", "DB_PASSWORD": "<SECRET_2>", "X-Api-Key": "<SECRET_3>", "api_key": "<SECRET_4>",
+        "pin": "<SECRET_4>",  # a label, as in "pin 1234"; the same 1234 as api_key's, the same number
         "client_secret": {"old": "<SECRET_5>", "<EMAIL_1>": ["<SECRET_6>", "<SECRET_7>"]}, "token": None, "secret": True,
         "ok": "fine",
     }  # fmt: skip

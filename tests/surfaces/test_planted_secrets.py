@@ -103,6 +103,8 @@ FORMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "ip-padded": ("192.168.001.010", ("192.168.001.010",)),
     "aws-host": ("ip-10-20-30-41.ec2.internal", ("10-20-30-41",)),
     "email-url": ("mailto:ana.url%40example.com", ("ana.url%40example.com", "ana.url")),
+    # a second audit (2026-12-08): a key labels its value as a word before it does
+    "json-labels": ('{"pin": "48213579", "passport": "P7Q41K209", "routing_number": "021000021"}', ("48213579", "P7Q41K209", "021000021")),
 }
 # secrets split across a decisions key and its value: the value alone is ordinary text
 SPLIT = {
@@ -111,7 +113,13 @@ SPLIT = {
 }  # fmt: skip
 OWNER_EMAIL = "ana.secret1@example.com"
 NESTED = ("dnest-Qw3rty", "djson-p4ss", "hk-7f7f7f7f", "tk-4242abcd", "tk-pw-9999", "tk-cs-8888", "tr-tok-7777")  # under secret keys below
-NEEDLES = sorted({n for _, needles in FORMS.values() for n in needles} | {*SPLIT.values(), *NESTED, OWNER_EMAIL, "ana.secret1"})
+# under keys that are labels ("cvc2 73914" in prose)
+LABELLED = {"cvc2": 73914, "pin": "57139246", "passport_no": "K3Z88Q417", "accountNumber": 50013002, "sort-code": "20-00-09"}
+NEEDLES = sorted(
+    {n for _, needles in FORMS.values() for n in needles}
+    | {*SPLIT.values(), *NESTED, OWNER_EMAIL, "ana.secret1"}
+    | {str(v) for v in LABELLED.values()}
+)
 ALL = " ; ".join(text for text, _ in FORMS.values())  # every form in one text
 LINES = "\n".join(text for text, _ in FORMS.values())  # each at the start of a line: JSON writes "\\n" before it
 SHORT = [text for text, _ in FORMS.values() if len(text) <= 60 and "\n" not in text]  # as tags, participants, MCP summaries
@@ -139,6 +147,7 @@ def decisions() -> dict[str, Any]:
         "nested": {"credentials": {"user": "svc", "pw": "dnest-Qw3rty"}, "notes": [ALL]},
         "request": json.dumps({"headers": {"Authorization": FORMS["basic"][0].split(": ", 1)[1]}, "password": "djson-p4ss"}),
         "contact": FORMS["email"][0],
+        "form": LABELLED,
     }
 
 
@@ -183,7 +192,7 @@ def test_planted_secrets_reach_neither_disk_nor_an_error_message(
             "s1", "http",
             {"url": FORMS["url-dotless"][0], "headers": {"Authorization": FORMS["basic"][0].split(": ", 1)[1], "X-Api-Key": "hk-7f7f7f7f"},
              "body": json.dumps({"api_key": "tk-4242abcd", "inner": json.dumps({"password": "tk-pw-9999", "text": ALL})}),
-             "items": [ALL, {"client_secret": "tk-cs-8888"}], "lines": LINES, "escaped": json.dumps({"log": LINES})},
+             "items": [ALL, {"client_secret": "tk-cs-8888"}], "lines": LINES, "escaped": json.dumps({"log": LINES}), "form": LABELLED},
         )  # fmt: skip
         result = mem.record_tool_result(
             call.id, {"status": 200, "body": json.dumps({"token": "tr-tok-7777", "echo": ALL}), "text": ALL, "lines": [LINES]}

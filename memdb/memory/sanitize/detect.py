@@ -41,7 +41,9 @@ detector never touches a span an earlier one claimed:
              ``SSN``, ``NINO``, passport, Aadhaar and ``SIN`` numbers a GOV_ID; ``Kontonummer``,
              ``BLZ``, account, routing and sort code numbers an ACCOUNT; ``CVC``, ``CVV``, ``PIN``,
              ``TAN`` a SECRET; not a date, a decimal, money or a quantity after the label word
-             ("account 150000 euros"); and "the password is X" said in prose
+             ("account 150000 euros"); a key labels its value the same way (``"cvc": "947"``,
+             ``routing_number=...``, and a dict key: :data:`LABEL_FIELD`); and "the password is X"
+             said in prose
 
 then the caller's ``extra`` patterns. Text already shaped like a placeholder is never touched,
 and detection repeats until a pass finds nothing, so ``sanitize`` is idempotent by construction
@@ -85,6 +87,7 @@ from typing import Final, Protocol, TypeAlias, runtime_checkable
 from memdb.errors import ConfigError, SanitizerError, ValidationError
 
 __all__ = [
+    "LABEL_FIELD",
     "PLACEHOLDER",
     "SECRET_FIELD",
     "RegexSanitizer",
@@ -92,6 +95,7 @@ __all__ = [
     "Sanitizer",
     "argv_secrets",
     "is_secret_key",
+    "label_of_key",
     "sanitize_fields",
 ]
 
@@ -101,6 +105,11 @@ PLACEHOLDER: Final = re.compile(r"<([A-Z][A-Z0-9_]*)_([0-9]+)>")
 SECRET_FIELD: Final = "~secret:"
 """A field whose name starts with this holds a value found under a secret-looking key (``{"password":
 ...}``, see :func:`is_secret_key`): the sanitizer replaces all of it with one ``<SECRET_n>``."""
+
+LABEL_FIELD: Final = "~label:"
+"""A field whose name starts with this, then a kind and ":" (``~label:SECRET:decisions.0.1``), holds
+the value of a dict key that is a label (``{"cvc": "947"}``, see :func:`label_of_key`): the sanitizer
+reads it as if the label were written before it. A hint: a sanitizer may ignore it."""
 
 _KIND_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _MAX_PASSES: Final = 8  # a second pass finds nothing in practice; the bound only guards against a bad extra pattern
@@ -197,10 +206,11 @@ class _Pass:
 
     Detectors read ``text`` (the :func:`detection_text`); spans are replaced in ``source``."""
 
-    __slots__ = ("_clusters", "source", "spans", "starts", "text")
+    __slots__ = ("_clusters", "label", "source", "spans", "starts", "text")
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, label: str | None = None) -> None:
         self.source = source
+        self.label = label  # the kind a dict key names for the value at the start (``LABEL_FIELD``)
         self.text = text = detection_text(source)
         self.starts: list[int] = []
         self.spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, key); kind "" = placeholder already there
@@ -741,7 +751,8 @@ _LABELS: Final[dict[str, str]] = {
     **dict.fromkeys("kontonummer konto-nr acct blz bankleitzahl bsb account routing sort-code".split(), "ACCOUNT"),
     **dict.fromkeys("cvc cvc2 cvv cvv2 csc security-code pin pin-code tan".split(), "SECRET"),
 }
-_AFTER_LABEL: Final = frozenset(" \t:#=.")  # what stands between a label and its value (never "")
+_AFTER_LABEL: Final = frozenset(" \t:#=.\"'\\")  # what stands between a label and its value (never "")
+_BETWEEN_LABEL: Final = " \t:#=.\"'\\"  # the same, read back from the value: '"cvc": "947"' and '\\"cvc\\": \\"947\\"' too
 _NUMBER_WORDS: Final = frozenset({"no", "nr", "number", "num"})  # "account number", "passport no."
 _DIGITS_RUN: Final = re.compile(r"[0-9]+")  # numbers, found in C; each checked for a label before it in Python
 _LABEL_VALUE: Final = re.compile(
@@ -766,29 +777,53 @@ _SAID_SECRET: Final = re.compile(  # a literal first letter, its word start chec
 
 
 def _word_before(text: str, end: int) -> tuple[str, int]:
-    """The word (letters and "-") ending at ``end`` after any ":", "=", "#", "." and spaces, folded,
-    and where it starts."""
+    """The word (letters, digits, "-" and "_") ending at ``end`` after any ":", "=", "#", ".", quotes
+    and spaces (``"cvc": "947"``, escaped as JSON in JSON too), and where it starts."""
     i = end
-    while i > 0 and end - i < 8 and text[i - 1] in " \t:=#.":
+    while i > 0 and end - i < 12 and text[i - 1] in _BETWEEN_LABEL:
         i -= 1
     j = i
-    while j > 0 and i - j < 32 and (text[j - 1].isalnum() or text[j - 1] == "-"):  # "CVC2", "Steuer-ID"
+    while j > 0 and i - j < 32 and (text[j - 1].isalnum() or text[j - 1] in "-_"):  # "CVC2", "Steuer-ID", "account_number"
         j -= 1
-    return text[j:i].lower(), j
+    return text[j:i], j
+
+
+_CAMEL: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def _label_kind(word: str) -> str | None:
+    """The kind a label word names, written as a word or as a key: "PIN", "Steuer-ID", "Account-No",
+    "account_number", "accountNumber", "card-cvc", "social_security_number"."""
+    if not word.islower():
+        word = _CAMEL.sub("-", word).lower()  # "SteuerID" reads "steuer-id", "cardCvc" "card-cvc"
+    word = word.replace("_", "-")
+    if word in _LABELS:  # "sv-nr" is a label, number word and all
+        return _LABELS[word]
+    parts = word.split("-")
+    while len(parts) > 1 and parts[-1] in _NUMBER_WORDS:  # "account-no", "passport-number"
+        parts.pop()
+    for n in (2, 1):  # "social-security", "sort-code", then the last part: "cvc" of "card-cvc"
+        if len(parts) >= n and (kind := _LABELS.get("-".join(parts[-n:]))) is not None:
+            return kind
+    return None
 
 
 def _label_of(text: str, start: int) -> str | None:
     """The kind the label before the number at ``start`` names, or None."""
     word, at = _word_before(text, start)
-    head, _, tail = word.rpartition("-")
-    if head and tail in _NUMBER_WORDS and word not in _LABELS:  # "Account-No." (but "SV-Nr" is a label)
-        word = head
-    elif word in _NUMBER_WORDS:  # "account number", "passport no.", "Steuer-ID Nr."
+    if word.lower() in _NUMBER_WORDS:  # "account number", "passport no.", "Steuer-ID Nr."
         word, at = _word_before(text, at)
-    if word in ("security", "insurance", "code"):  # "social security", "national insurance", "sort code", "PIN code"
+    if word.lower() in ("security", "insurance", "code"):  # "social security", "national insurance", "sort code", "PIN code"
         before, _ = _word_before(text, at)
-        return _LABELS.get(f"{before}-{word}")
-    return _LABELS.get(word)
+        return _LABELS.get(f"{before.lower()}-{word.lower()}")
+    return _label_kind(word) if word else None
+
+
+def label_of_key(key: str) -> str | None:
+    """The kind a dict key names as a label does in prose (``_LABELS``): under ``{"cvc": ...}``,
+    ``{"routing_number": ...}``, ``{"accountNumber": ...}`` a number is what "cvc 947" makes it.
+    Carried to the sanitizer by naming the value's field with :data:`LABEL_FIELD`."""
+    return _label_kind(key.strip().strip("\"'").replace(" ", "_").replace(".", "_"))
 
 
 def _detect_labeled(p: _Pass) -> None:
@@ -803,9 +838,12 @@ def _detect_labeled(p: _Pass) -> None:
             while start > number.start() - 2 and start and text[start - 1].isupper() and text[start - 1].isalpha():
                 start -= 1
         before = text[start - 1 : start]
-        if before not in _AFTER_LABEL:  # a number inside a word or a number ("v2", "3.11"), or at the start
+        if p.label is not None and not text[:start].strip():  # the value of a dict key that is a label: {"pin": "4821"}
+            kind: str | None = p.label
+        elif before not in _AFTER_LABEL:  # a number inside a word or a number ("v2", "3.11"), or at the start
             continue
-        kind = _label_of(text, start)
+        else:
+            kind = _label_of(text, start)
         if kind is None:
             continue
         value = _LABEL_VALUE.match(text, start)
@@ -1166,6 +1204,15 @@ class _Numbering:
 
 
 _SPACE: Final = re.compile(r"\s")
+_LABEL_KINDS: Final = frozenset(_LABELS.values())
+
+
+def _field_label(name: str) -> str | None:
+    """The kind a field named with :data:`LABEL_FIELD` says its dict key labels, or None."""
+    if not name.startswith(LABEL_FIELD):
+        return None
+    kind = name[len(LABEL_FIELD) :].partition(":")[0]
+    return kind if kind in _LABEL_KINDS else None
 
 
 def _spreads(secret: str) -> bool:
@@ -1231,9 +1278,10 @@ class RegexSanitizer:
             if name.startswith(SECRET_FIELD) and text.strip() and PLACEHOLDER.fullmatch(text) is None:
                 out[name] = numbering.placeholder("SECRET", text)  # the value of a secret key, whole
                 continue
+            label = _field_label(name)
             # Repeat until a pass finds nothing: the result is then a fixpoint, hence idempotent.
             for _ in range(_MAX_PASSES):
-                p = _Pass(text)
+                p = _Pass(text, label)
                 claimed = len(p.spans)
                 if _MAYBE_PII.search(p.text) is None:
                     detectors = self._extra

@@ -5,7 +5,9 @@ A value under a secret-looking key (``{"password": "xkcd936q"}``, ``DB_PASSWORD`
 ``memdb.memory.sanitize.detect.is_secret_key``) is a secret whatever it looks like: its slot is
 named with ``SECRET_FIELD``, so the sanitizer sees the key's verdict with the value and replaces
 it whole, numbers and nested values included; whatever a sanitizer returns for it, what is kept
-is one ``<SECRET_n>`` (fail closed).
+is one ``<SECRET_n>`` (fail closed). A key that is a label (``{"cvc": "947"}``, ``{"routing_number":
+...}``; ``memdb.memory.sanitize.detect.label_of_key``) names its value's slot with ``LABEL_FIELD`` and
+the kind, so the value is read as "cvc 947" is; short ints under it are carried as text too.
 
 Capture (``memdb.memory.episodes``) and the layers that derive text from episodes (knowledge,
 patterns) use these, so every path to disk sanitizes the same way.
@@ -23,7 +25,7 @@ from typing import Any
 
 from memdb.errors import ValidationError
 from memdb.memory.models import truncation_marker
-from memdb.memory.sanitize.detect import PLACEHOLDER, SECRET_FIELD, argv_secrets, is_secret_key
+from memdb.memory.sanitize.detect import LABEL_FIELD, PLACEHOLDER, SECRET_FIELD, argv_secrets, is_secret_key, label_of_key
 from memdb.memory.sanitize.messages import redacted, shown
 from memdb.memory.text import normalize_tag
 
@@ -125,12 +127,13 @@ def flatten_texts(
         flat[name] = text
         return _Slot(name, as_int)
 
-    def walk(value: Any, path: tuple[str | int, ...], name: str, secret: bool = False, depth: int = 0) -> Any:
+    def walk(value: Any, path: tuple[str | int, ...], name: str, secret: bool = False, depth: int = 0, label: str | None = None) -> Any:
         """``path`` names the value for errors (``decisions.when``, ``_path_text``); ``name`` is its key in the
         flat texts, by position below the top level so no key's text reaches a sanitizer's
-        field names (they may be shown in its errors). ``secret``: under a secret-looking key."""
+        field names (they may be shown in its errors). ``secret``: under a secret-looking key;
+        ``label``: the kind a key that is a label names (``{"pin": ...}``), for it and a list's items."""
         if isinstance(value, str):
-            return slot(value, SECRET_FIELD + name if secret else name)
+            return slot(value, SECRET_FIELD + name if secret else f"{LABEL_FIELD}{label}:{name}" if label else name)
         if depth > MAX_DEPTH:  # nested past reason (or holding itself)
             raise ValidationError(f"{where}: {redacted(str(path[0]))} is nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, Mapping):
@@ -141,13 +144,16 @@ def flatten_texts(
                     raise ValidationError(f"{where}: {_path_text(path)} key {shown(k)}: keys must be str")
                 key = slot(k, f"{name}.{i}:key")  # a key is text of its own, never a secret whole
                 hidden = secret or is_secret_key(k) or (named and k.lower() in _VALUE_KEYS)
-                items.append((key, walk(v, (*path, k), f"{name}.{i}", hidden, depth + 1)))
+                kind = None if hidden or isinstance(v, Mapping) else label_of_key(k)
+                items.append((key, walk(v, (*path, k), f"{name}.{i}", hidden, depth + 1, kind)))
             return _Dict(items, path)
         if isinstance(value, (list, tuple)):
             # ["X-Api-Key", "..."]: a pair whose first item names a secret holds one (headers as pairs)
             pair = len(value) == 2 and isinstance(value[0], str) and _names_a_header_secret(value[0])
             argv = argv_secrets(value) if any(isinstance(v, str) and v.startswith("-") for v in value) else set()  # a tool's argv
-            return [walk(v, (*path, i), f"{name}[{i}]", secret or (pair and i == 1) or i in argv, depth + 1) for i, v in enumerate(value)]
+            return [
+                walk(v, (*path, i), f"{name}[{i}]", secret or (pair and i == 1) or i in argv, depth + 1, label) for i, v in enumerate(value)
+            ]
         if value is None or isinstance(value, bool):
             return value
         if secret and isinstance(value, (int, float)):
@@ -155,7 +161,10 @@ def flatten_texts(
         if isinstance(value, int):
             if not -(1 << 63) <= value < 1 << 64:
                 at = _path_text(path)
-                raise ValidationError(f"{where}: {at}={shown(value)}: an integer beyond 64 bits is not stored (give it as str)")
+                shown_value = shown(value) if label is None else "<int>"  # the label would name what the digits are
+                raise ValidationError(f"{where}: {at}={shown_value}: an integer beyond 64 bits is not stored (give it as str)")
+            if label is not None:  # {"pin": 4821}: a number of any size, read as its label makes it
+                return slot(str(value), f"{LABEL_FIELD}{label}:{name}", as_int=True)
             return slot(str(value), name, as_int=True) if abs(value) >= _INT_AS_TEXT else value
         if isinstance(value, float):
             if not math.isfinite(value):

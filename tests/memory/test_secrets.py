@@ -687,3 +687,16 @@ def test_header_pairs_in_camel_case_and_curl_by_its_path(tmp_path: Path) -> None
         )
         stored = json.loads(mem.get(call.id).content)
     assert all(v.startswith("<SECRET_") for v in (stored["h"][0][1], stored["h"][1][1], stored["argv"][2]))
+
+
+def test_a_long_integral_float_is_read_as_its_digits_as_an_int_is(tmp_path: Path) -> None:
+    """A card read from a float64 column (4539148803436467.0) was kept raw where the int was
+    replaced; a float is given back as a float when its digits hold nothing."""
+    card = 4539148803436467
+    flat, rebuild = flatten_texts({"decisions": {"i": card, "f": float(card), "big": 1.5e6, "ratio": 2.5, "pin": 4821.0}})
+    out = rebuild(sanitize_fields(S, flat))["decisions"]
+    assert out == {"i": "<CARD_1>", "f": "<CARD_1>", "big": 1.5e6, "ratio": 2.5, "pin": "<SECRET_1>"}
+    with memdb.open(tmp_path / "db") as db:
+        call = db.owner("ana").record_tool_call("s1", "crm", {"row": {"card": float(card), "n": 1e7}})
+        assert json.loads(call.content) == {"row": {"card": "<CARD_1>", "n": 1e7}}
+    assert str(card).encode() not in _disk(tmp_path / "db")

@@ -83,20 +83,21 @@ def strings_in(value: Any) -> Iterator[str]:
             yield from strings_in(v)
 
 
-_INT_AS_TEXT = 10**6  # an int this large may be a card, phone or account number: it is sanitized as its digits
+_INT_AS_TEXT = 10**6  # a number this large may be a card, phone or account number: it is sanitized as its digits
 _NOT_WALKED = frozenset({"kind", "session", "tool", "cites"})  # checked as identifiers, never rewritten
 _HAS_DIGIT = re.compile(r"\d")
 
 
 class _Slot:
     """Where a sanitized string goes back. ``alt`` names a tag's normalised form, sanitized
-    too: normalising makes ``4111_1111_1111_1111`` a card (``4111-1111-1111-1111``)."""
+    too: normalising makes ``4111_1111_1111_1111`` a card (``4111-1111-1111-1111``). ``number``
+    is the int or float read as its digits, given back if they held nothing."""
 
-    __slots__ = ("alt", "as_int", "name")
+    __slots__ = ("alt", "name", "number")
 
-    def __init__(self, name: str, as_int: bool = False) -> None:
+    def __init__(self, name: str, number: float | None = None) -> None:
         self.name = name
-        self.as_int = as_int
+        self.number = number
         self.alt: str | None = None
 
 
@@ -115,17 +116,17 @@ def flatten_texts(
 ) -> tuple[dict[str, str], Callable[[dict[str, str]], dict[str, Any]]]:
     """Every string of an input, keyed by a unique name, and the inverse that puts the
     sanitized strings back. Nested strings in decisions and lists count, and so do dict keys
-    and ints of seven digits or more; a value the store cannot keep as given (bytes, NaN, a
+    and ints (and integral floats) of seven digits or more; a value the store cannot keep as given (bytes, NaN, a
     naive datetime, an int beyond 64 bits, another type) is refused naming its path; so are two
     keys of one dict that read the same once sanitized, but in ``payloads`` (a tool's data, where
     the second is numbered: ``<EMAIL_1>#2``)."""
     flat: dict[str, str] = {}
     data = frozenset(payloads)  # fields holding a tool's payload (``as_plain``), kept whole
 
-    def slot(text: str, name: str, as_int: bool = False) -> _Slot:
+    def slot(text: str, name: str, number: float | None = None) -> _Slot:
         name = name if name not in flat else f"{name}#{len(flat)}"
         flat[name] = text
-        return _Slot(name, as_int)
+        return _Slot(name, number)
 
     def walk(value: Any, path: tuple[str | int, ...], name: str, secret: bool = False, depth: int = 0, label: str | None = None) -> Any:
         """``path`` names the value for errors (``decisions.when``, ``_path_text``); ``name`` is its key in the
@@ -164,11 +165,13 @@ def flatten_texts(
                 shown_value = shown(value) if label is None else "<int>"  # the label would name what the digits are
                 raise ValidationError(f"{where}: {at}={shown_value}: an integer beyond 64 bits is not stored (give it as str)")
             if label is not None:  # {"pin": 4821}: a number of any size, read as its label makes it
-                return slot(str(value), f"{LABEL_FIELD}{label}:{name}", as_int=True)
-            return slot(str(value), name, as_int=True) if abs(value) >= _INT_AS_TEXT else value
+                return slot(str(value), f"{LABEL_FIELD}{label}:{name}", value)
+            return slot(str(value), name, value) if abs(value) >= _INT_AS_TEXT else value
         if isinstance(value, float):
             if not math.isfinite(value):
                 raise ValidationError(f"{where}: {_path_text(path)}={value!r}: not a finite number")
+            if value.is_integer() and (label is not None or abs(value) >= _INT_AS_TEXT):  # a card from a float64 column
+                return slot(str(int(value)), f"{LABEL_FIELD}{label}:{name}" if label else name, value)
             return value
         if isinstance(value, dt.datetime):
             if value.tzinfo is None or value.utcoffset() is None:
@@ -202,8 +205,8 @@ def flatten_texts(
             unchanged = text == flat[value.name]
             if value.alt is not None and unchanged and clean[value.alt] != flat[value.alt]:
                 return clean[value.alt]  # only the tag's normalised form held a value
-            if value.as_int and unchanged:
-                return int(text)
+            if value.number is not None and unchanged:
+                return value.number
             return text
         if type(value) is _Dict:
             out: dict[str, Any] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import string
+import unicodedata
 from collections.abc import Mapping
 
 import pytest
@@ -558,15 +559,16 @@ def test_cards_in_any_digit_script_and_separator_never_survive(body: str, zero: 
 
 
 @given(st.text())
-def test_detection_reads_one_character_for_one(text: str) -> None:
-    """Spans found in the folded text are replaced in the original, so the fold must keep
-    every position; ASCII text without line breaks is read as it is."""
-    from memdb.memory.sanitize.detect import detection_text
+def test_detection_maps_every_position_back(text: str) -> None:
+    """Spans found in the text the detectors read are replaced in the original, so every
+    position maps back, in order; ASCII text with nothing to fold, drop or decode is read as it is."""
+    from memdb.memory.sanitize.detect import _Pass, detection_text
 
-    folded = detection_text(text)
-    assert len(folded) == len(text)
-    if text.isascii() and "\n" not in text:
-        assert folded is text
+    p = _Pass(text)
+    origins = [p.origin(i) for i in range(len(p.text) + 1)]
+    assert origins == sorted(set(origins)) and origins[-1] == len(text) and len(p.text) <= len(text)
+    if text.isascii() and not any(c in text for c in "\n\r\t\\%+\x00"):
+        assert detection_text(text) is text
 
 
 def test_the_folded_digits_and_spaces_are_every_non_ascii_one_in_the_bmp() -> None:
@@ -711,3 +713,74 @@ def test_keys_the_label_table_does_not_name_keep_their_numbers() -> None:
     flat, rebuild = flatten_texts({"decisions": kept})
     assert rebuild(sanitize_fields(S, flat))["decisions"] == kept
     assert clean(json.dumps(kept)) == json.dumps(kept)
+
+
+# --- hidden characters, line breaks and URL escapes inside a value ----------------------------------
+
+_CF = [chr(c) for c in range(0x80, 0x110000) if unicodedata.category(chr(c)) == "Cf"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "value"),
+    [
+        ("CARD", "4539\u200b1488\u200b0343\u200b6467"),  # zero-width spaces
+        ("CARD", "4539\u00ad1488\u00ad0343\u00ad6467"),  # soft hyphens
+        ("CARD", "4539 1488\r\n0343 6467"),  # wrapped by Windows
+        ("CARD", "4539\t1488\t0343\t6467"),
+        ("CARD", "4539 1488 \n  0343 6467"),  # a space before the break, an indent after it
+        ("CARD", "4\ufe0f\u20e35\ufe0f\u20e339 1488 0343 6467"),  # keycaps
+        ("IBAN", "DE89\u200b3704\u200b0044\u200b0532\u200b0130\u200b00"),
+        ("PHONE", "+1 415\u200b555 0132"),
+        ("SSN", "123\u200b-45-6789"),
+        ("SECRET", "ghp_\u200bZwspAbcdefghijklmnopqrstuvwxyz0123"),
+        ("EMAIL", "ana.lopez\u200b@\u200bexample.com"),
+        ("EMAIL", "jose\u0301.garcia@example.com"),  # NFD
+        ("EMAIL", "ana@bu\u0308cher.de"),
+        ("IP", "10.\u206020.30.40"),
+    ],
+)
+def test_hidden_characters_inside_a_value(kind: str, value: str) -> None:
+    """A character that shows nothing hid the value around it; the span replaced is the whole
+    value as written, hidden characters included."""
+    assert clean(f"customer gave {value} today") == f"customer gave <{kind}_1> today"
+
+
+@given(card=cards(), hidden=st.lists(st.tuples(st.integers(min_value=1), st.sampled_from(_CF)), min_size=1, max_size=4))
+def test_any_format_character_inside_a_card_still_finds_it(card: str, hidden: list[tuple[int, str]]) -> None:
+    for at, c in hidden:
+        i = 1 + at % (len(card) - 1)  # inside: after the first character, before the last
+        card = card[:i] + c + card[i:]
+    out = clean(f"paid with {card} yesterday")
+    assert out == "paid with <CARD_1> yesterday"
+
+
+def test_the_hidden_characters_are_every_format_character_and_combining_marks_only() -> None:
+    from memdb.memory.sanitize.detect import _HIDDEN_CHARS
+
+    hidden = re.compile(f"[{_HIDDEN_CHARS}]")
+    assert all(hidden.match(c) for c in _CF)
+    assert all(hidden.match(c) for c in "\u0301\u0308\u20e3\ufe0f")
+    inside = [chr(c) for c in range(0x80, 0x110000) if hidden.match(chr(c))]
+    assert all(unicodedata.category(c) in ("Cf", "Mn", "Me", "Cn") for c in inside)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("/lookup?phone=%2B14155550132", "/lookup?phone=<PHONE_1>"),
+        ("/lookup?phone=+44+20+7946+0958", "/lookup?phone=<PHONE_1>"),  # "+" unescaped: a plus, then spaces
+        ("/charge?card=4539%201488%200343%206467&x=1", "/charge?card=<CARD_1>&x=1"),
+        ("card=4539+1488+0343+6467&cvc=947", "card=<CARD_1>&cvc=<SECRET_1>"),  # a form's body
+        ("/sepa?iban=DE89%203704%200044%200532%200130%2000", "/sepa?iban=<IBAN_1>"),
+        ("/emp?ssn=219%2D09%2D9999", "/emp?ssn=<SSN_1>"),
+        ("/x?e=ana.lopez%40example.com", "/x?e=<EMAIL_1>"),
+        ('{"log": "card 4539 1488\\r\\n0343 6467"}', '{"log": "card <CARD_1>"}'),  # escaped in JSON
+    ],
+)
+def test_url_escapes_are_read_decoded(text: str, expected: str) -> None:
+    assert clean(text) == expected
+
+
+@pytest.mark.parametrize("text", ["50%25 off, 100%2 done", "1+1=2 and 2020+2021", "x=12+34", "a%zz b%4", "C++ 17+ build"])
+def test_look_alikes_of_escapes_stay(text: str) -> None:
+    assert clean(text) == text

@@ -60,10 +60,12 @@ is linear in the text length even for hostile input: repeats are bounded, and wo
 tests sit where they fail at once (``tests/memory/test_sanitize.py::test_repetitive_input``).
 
 Values are found however they are typed: detectors read a copy in which every digit, space and
-dash of any script, and the full-width forms, are folded to ASCII one character for one
-(:func:`detection_text`), and what they find is replaced in the text as written. So
-``４１１１ １１１１ …``, ``١٢٣-٤٥-٦٧٨٩``, a card wrapped onto the next line, ``jörg@bücher.de``
-and a lower-case IBAN are replaced like their plain forms.
+dash of any script, and the full-width forms, are folded to ASCII, characters that show nothing
+(zero-width spaces, soft hyphens, combining accents) are dropped, a line break with the spaces
+around it is one space and a URL's percent-escapes are decoded (:func:`_read`); what they find
+is replaced in the text as written, its span mapped back (``_Pass.origin``). So ``４１１１ １１１１
+…``, ``١٢٣-٤٥-٦٧٨٩``, ``4539\u200b1488…``, a card wrapped onto the next line (``\r\n`` too),
+``?phone=%2B1415…``, ``jörg@bücher.de`` and a lower-case IBAN are replaced like their plain forms.
 
 Known limits: secrets written as prose other than "the password (passcode, PIN) is X", numbers
 in spaced groups without a label (an Aadhaar number, a SIN), lower-case PAN and NI numbers, names
@@ -157,13 +159,24 @@ _NON_ASCII_DIGITS: Final = (  # tests/memory/test_sanitize.py checks these again
     "\uff10-\uff19"
 )
 _NON_ASCII_SPACES: Final = "\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-_FOLDABLE: Final = re.compile(
-    f"[{_NON_ASCII_DIGITS}{_NON_ASCII_SPACES}\u058a\u05be\u2010-\u2015\u2212\ufe58\ufe63\uff08\uff09\uff0b\uff0d\uff0e\uff20-\uff3a\uff41-\uff5a]"
+_FOLDABLE_CHARS: Final = f"{_NON_ASCII_DIGITS}{_NON_ASCII_SPACES}\u058a\u05be\u2010-\u2015\u2212\ufe58\ufe63\uff08\uff09\uff0b\uff0d\uff0e\uff20-\uff3a\uff41-\uff5a"
+_FOLDABLE: Final = re.compile(f"[{_FOLDABLE_CHARS}]")
+# Characters that show nothing of their own, so one inside a value hid it ("4539\u200b1488...", a
+# soft hyphen, a BOM; "jose\u0301.garcia@..." as NFD writes it): every format character (Cf) of
+# every plane, tags included, and the combining marks of Latin and of symbols (the keycap of
+# "4\ufe0f\u20e3") with the variation selectors. Dropped from what the detectors read; a value's
+# span still covers them in the original. Marks of other scripts' own blocks are read as written.
+_HIDDEN_CHARS: Final = (  # tests/memory/test_sanitize.py checks these against unicodedata
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+    "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+    "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe00-\ufe0f\ufe20-\ufe2f\U000e0100-\U000e01ef"
 )
+_TO_FOLD: Final = re.compile(f"[{_FOLDABLE_CHARS}{_HIDDEN_CHARS}]")  # one scan of non-ASCII text for both
 
 
 class _Fold(dict[str, str]):
-    """The ASCII character each :data:`_FOLDABLE` one stands for, worked out on first use."""
+    """The ASCII character each :data:`_TO_FOLD` one stands for, worked out on first use; a hidden
+    one reads as NUL, which :func:`_read` then drops (with NULs of the text: they show nothing either)."""
 
     def __missing__(self, c: str) -> str:
         digit = unicodedata.decimal(c, None)
@@ -173,9 +186,11 @@ class _Fold(dict[str, str]):
             folded = " "
         elif unicodedata.category(c) == "Pd" or c == "\u2212":
             folded = "-"
-        else:  # a full-width form
+        elif "\uff08" <= c <= "\uff5a":  # a full-width form
             folded = unicodedata.normalize("NFKC", c)
-        self[c] = folded  # bounded: only _FOLDABLE characters come here
+        else:  # _HIDDEN_CHARS
+            folded = "\x00"
+        self[c] = folded  # bounded: only _TO_FOLD characters come here
         return folded
 
 
@@ -186,38 +201,105 @@ def _fold(m: re.Match[str]) -> str:
     return _FOLD[m.group()]
 
 
-_ESCAPED_BREAK: Final = re.compile(r"\\[nrt]")  # two characters, replaced by two spaces: spans stay where they are
+# What the detectors read other than as written, found by one scan anchored on literals: hidden
+# characters (NUL once folded), a line break (or JSON's escaped "\\n", "\\r", "\\t") with the
+# whitespace after it, a percent-escape, and a "+" between digits (a space in a query string)
+_EDITED: Final = re.compile(r"\x00+|(?:\r\n?|\n|\\[nrt])(?:[ \r\n\x00]|\\[nrt])*|%[0-9A-Fa-f]{2}|\+(?<=[0-9]\+)(?=[0-9])")
+_QUERY_REACH: Final = 64  # a "+" is a space in a query value: an "=" this close before it, no space between
+_NO_CUTS: Final[tuple[list[int], list[int]]] = ([], [])
+
+
+def _read(text: str) -> tuple[str, tuple[list[int], list[int]]]:
+    """What the detectors read, and where its characters were in ``text``: each character that can
+    stand for an ASCII one in PII folded to it (``４``, ``٤`` -> ``4``; a non-breaking hyphen ->
+    ``-``; ``＠`` -> ``@``; a tab or a no-break space -> a space); hidden characters dropped; a line
+    break and the whitespace around it one space ("4539 1488 \\r\\n0343 6467" is a card wrapped onto
+    the next line); a percent-escape decoded ("%2B1415...", "4539%201488...", but ``%40``, which
+    ``_detect_emails`` reads in place) and a "+" between digits in a query value a space.
+
+    The cuts are two lists: the positions of the read text after which characters of ``text``
+    were dropped, and how many in all up to each (``_Pass.origin``); spans are replaced in ``text``,
+    so what is around a value is kept as written, and a value's span covers what was dropped in it."""
+    if "\t" in text:
+        text = text.replace("\t", " ")
+    if not text.isascii():
+        text = _TO_FOLD.sub(_fold, text)
+    if "\x00" not in text and "\r" not in text and "\\" not in text and "%" not in text and "+" not in text:
+        if "\n" not in text:
+            return text, _NO_CUTS
+        if " \n" not in text and "\n " not in text and "\n\n" not in text:
+            return text.replace("\n", " "), _NO_CUTS  # one for one: a value wrapped onto the next line
+    pieces: list[str] = []
+    at: list[int] = []
+    dropped: list[int] = []
+    pos = size = 0  # in text; in the text read so far
+    for m in _EDITED.finditer(text):
+        start, end = m.span()
+        c = text[start]
+        if c == "\x00":
+            new = ""
+        elif c == "%":
+            code = int(text[start + 1 : end], 16)
+            if code in (0x09, 0x0A, 0x0D):
+                new = " "
+            elif 0x20 <= code < 0x7F and code != 0x40:
+                new = chr(code)
+            else:
+                continue
+        elif c == "+":
+            eq = text.rfind("=", max(0, start - _QUERY_REACH), start)
+            if eq == -1 or _SPACE.search(text, eq, start) is not None:
+                continue
+            new = " "
+        else:  # a line break: spaces before it too ("1488 \n0343")
+            while start > pos and text[start - 1] == " ":
+                start -= 1
+            new = " "
+        pieces += (text[pos:start], new)
+        size += start - pos + len(new)
+        if end - start > len(new):
+            at.append(size)
+            dropped.append((dropped[-1] if dropped else 0) + end - start - len(new))
+        pos = end
+    if not pieces:
+        return text, _NO_CUTS
+    pieces.append(text[pos:])
+    return "".join(pieces), (at, dropped)
 
 
 def detection_text(text: str) -> str:
-    """What the detectors read: ``text`` with each character that can stand for an ASCII one in
-    PII folded to it (``４``, ``٤`` -> ``4``; a non-breaking hyphen -> ``-``; ``＠`` -> ``@``; a line
-    break or no-break space -> a space). One character for one, so a span found here is the
-    same span of the original, which is what is replaced: the text around it is kept as written."""
-    if "\n" in text:
-        text = text.replace("\n", " ")  # a value wrapped onto the next line
-    if "\\" in text:  # JSON's escapes in a string holding JSON: "key\\n10.20.30.40" starts a line too
-        text = _ESCAPED_BREAK.sub("  ", text)
-    return text if text.isascii() else _FOLDABLE.sub(_fold, text)
+    """What the detectors read of ``text`` (:func:`_read`)."""
+    return _read(text)[0]
 
 
 class _Pass:
     """One pass over one text: the spans claimed so far and, computed once, the numeric clusters.
 
-    Detectors read ``text`` (the :func:`detection_text`); spans are replaced in ``source``."""
+    Detectors read ``text`` (:func:`_read`); spans are claimed there and replaced in ``source``
+    where ``origin`` maps them."""
 
-    __slots__ = ("_clusters", "label", "source", "spans", "starts", "text")
+    __slots__ = ("_at", "_clusters", "_dropped", "label", "source", "spans", "starts", "text")
 
     def __init__(self, source: str, label: str | None = None) -> None:
         self.source = source
         self.label = label  # the kind a dict key names for the value at the start (``LABEL_FIELD``)
-        self.text = text = detection_text(source)
+        text, (self._at, self._dropped) = _read(source)
+        self.text = text
         self.starts: list[int] = []
         self.spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, key); kind "" = placeholder already there
         self._clusters: list[tuple[int, int, str]] | None = None
         if "<" in text:
             for m in PLACEHOLDER.finditer(text):
                 self.claim(m.start(), m.end(), "", "")
+
+    def origin(self, pos: int) -> int:
+        """Where position ``pos`` of ``text`` is in ``source``: after what was dropped before it. An
+        end maps past what was dropped at it, so a span covers a value's hidden characters and
+        the rest of its last percent-escape (``tests/memory/test_sanitize.py::test_hidden_characters_inside_a_value``)."""
+        if not self._at:
+            return pos
+        i = bisect.bisect_right(self._at, pos)
+        return pos + self._dropped[i - 1] if i else pos
 
     def claim(self, start: int, end: int, kind: str, key: str) -> bool:
         """Claim ``text[start:end]`` for ``kind`` unless it is empty or overlaps an earlier claim."""
@@ -794,6 +876,8 @@ _CAMEL: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
 def _label_kind(word: str) -> str | None:
     """The kind a label word names, written as a word or as a key: "PIN", "Steuer-ID", "Account-No",
     "account_number", "accountNumber", "card-cvc", "social_security_number"."""
+    if word.isalnum() and (word.islower() or word.isupper() or word.istitle()):  # one plain word: most are
+        return _LABELS.get(word.lower())
     if not word.islower():
         word = _CAMEL.sub("-", word).lower()  # "SteuerID" reads "steuer-id", "cardCvc" "card-cvc"
     word = word.replace("_", "-")
@@ -811,18 +895,26 @@ def _label_kind(word: str) -> str | None:
 def _label_of(text: str, start: int) -> str | None:
     """The kind the label before the number at ``start`` names, or None."""
     word, at = _word_before(text, start)
-    if word.lower() in _NUMBER_WORDS:  # "account number", "passport no.", "Steuer-ID Nr."
+    folded = word.lower()
+    if folded in _NUMBER_WORDS:  # "account number", "passport no.", "Steuer-ID Nr."
         word, at = _word_before(text, at)
-    if word.lower() in ("security", "insurance", "code"):  # "social security", "national insurance", "sort code", "PIN code"
+        folded = word.lower()
+    if folded in ("security", "insurance", "code"):  # "social security", "national insurance", "sort code", "PIN code"
         before, _ = _word_before(text, at)
-        return _LABELS.get(f"{before.lower()}-{word.lower()}")
-    return _label_kind(word) if word else None
+        return _LABELS.get(f"{before.lower()}-{folded}")
+    if word.islower() or word.isupper() or word.istitle():  # no camel case: most words after a number's label place
+        kind = _LABELS.get(folded)
+        if kind is not None or ("-" not in word and "_" not in word):
+            return kind
+    return _label_kind(word)
 
 
 def label_of_key(key: str) -> str | None:
     """The kind a dict key names as a label does in prose (``_LABELS``): under ``{"cvc": ...}``,
     ``{"routing_number": ...}``, ``{"accountNumber": ...}`` a number is what "cvc 947" makes it.
     Carried to the sanitizer by naming the value's field with :data:`LABEL_FIELD`."""
+    if key.isalnum():  # most keys: no quotes, spaces or dots to read past
+        return _label_kind(key)
     return _label_kind(key.strip().strip("\"'").replace(" ", "_").replace(".", "_"))
 
 
@@ -1197,6 +1289,7 @@ class _Numbering:
         for start, end, kind, key in p.spans:
             if not kind:
                 continue  # a placeholder that was already there
+            start, end = p.origin(start), p.origin(end)
             parts += (p.source[pos:start], self.placeholder(kind, key))
             pos = end
         parts.append(p.source[pos:])

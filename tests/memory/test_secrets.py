@@ -581,6 +581,48 @@ def test_pairs_naming_a_secret_hold_one() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("docker login -u ci -p Dk3rPass99 registry.example.com", "docker login -u ci -p <SECRET_1> registry.example.com"),
+        ("sudo podman login -p hunter quay.io", "sudo podman login -p <SECRET_1> quay.io"),
+        ("sshpass -p Ssh9Pass77 ssh root@host", "sshpass -p <SECRET_1> ssh root@host"),
+        ("sshpass -phunter ssh host", "sshpass -p<SECRET_1> ssh host"),
+        ("redis-cli -h cache -a Red1sPass5 ping", "redis-cli -h cache -a <SECRET_1> ping"),
+        ("ldapsearch -x -w hunter -b dc=x", "ldapsearch -x -w <SECRET_1> -b dc=x"),
+        ("mongo -u admin -p hunter", "mongo -u admin -p <SECRET_1>"),
+        (
+            "https://b.s3.amazonaws.com/r.pdf?X-Amz-Signature=9f86d0818&X-Amz-Date=2026",
+            "https://b.s3.amazonaws.com/r.pdf?X-Amz-Signature=<SECRET_1>&X-Amz-Date=2026",
+        ),
+        # and where "-p" is a port, a mapping or a patch, it stays
+        ("ssh -p 22 host; psql -p 5432 -U me; docker run -p 8080:80 img; git log -p", None),
+    ],
+)
+def test_a_command_s_own_password_option_is_a_secret(text: str, expected: str | None) -> None:
+    """ "docker login -p", "sshpass -p", "redis-cli -a" kept the password (only --password, -pw,
+    curl -u and mysql -p were known): a privacy audit's find. Each command's own option, in a
+    command string and in a tool's argv alike."""
+    assert clean(text) == (expected or text)
+
+
+@pytest.mark.parametrize(
+    ("argv", "secret"),
+    [
+        (["docker", "login", "-u", "ci", "-p", "Dk3rPass99", "registry.example.com"], 5),
+        (["/usr/bin/sshpass", "-p", "Ssh9Pass77", "ssh", "root@host"], 2),
+        (["sshpass", "-pSsh9Pass77", "ssh", "host"], 1),
+        (["redis-cli", "-h", "cache", "-a", "Red1sPass5", "ping"], 4),
+        (["docker", "run", "-p", "8080:80", "img"], None),  # a port mapping
+        (["ssh", "-p", "2222", "host"], None),
+    ],
+)
+def test_a_command_s_own_password_option_in_an_argv_is_a_secret(argv: list[str], secret: int | None) -> None:
+    flat, rebuild = flatten_texts({"content": {"argv": argv}})
+    kept = rebuild(sanitize_fields(S, flat))["content"]["argv"]
+    assert [i for i, (a, k) in enumerate(zip(argv, kept, strict=True)) if a != k] == ([] if secret is None else [secret])
+
+
+@pytest.mark.parametrize(
     "text",
     ["%40" * 10000, "a%40" * 5000, "password=a&" * 3000, "-u a:" * 5000, "mysql " * 5000 + "-p", 'key="pw" value="' * 3000, "01." * 9000],
 )

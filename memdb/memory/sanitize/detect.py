@@ -159,7 +159,10 @@ _NON_ASCII_DIGITS: Final = (  # tests/memory/test_sanitize.py checks these again
     "\uff10-\uff19"
 )
 _NON_ASCII_SPACES: Final = "\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-_FOLDABLE_CHARS: Final = f"{_NON_ASCII_DIGITS}{_NON_ASCII_SPACES}\u058a\u05be\u2010-\u2015\u2212\ufe58\ufe63\uff08\uff09\uff0b\uff0d\uff0e\uff20-\uff3a\uff41-\uff5a"
+_FOLDABLE_CHARS: Final = (
+    f"{_NON_ASCII_DIGITS}{_NON_ASCII_SPACES}\u058a\u05be\u2010-\u2015\u2212\ufe58\ufe63"
+    "\uff08\uff09\uff0b\uff0d\uff0e\uff20-\uff3a\uff41-\uff5a"
+)
 _FOLDABLE: Final = re.compile(f"[{_FOLDABLE_CHARS}]")
 # Characters that show nothing of their own, so one inside a value hid it ("4539\u200b1488...", a
 # soft hyphen, a BOM; "jose\u0301.garcia@..." as NFD writes it): every format character (Cf) of
@@ -483,7 +486,7 @@ _SECRET_KEYS: Final = _secret_key_forms(
     "password", "passwords", "passwd", "passphrase", "passcode", "pwd", "secret", "secrets", "secret_key", "secret_key_base",
     "token", "api_key", "api_keys", "access_key", "private_key", "encryption_key", "signing_key", "master_key", "account_key",
     "shared_key", "access_tokens", "api_tokens", "auth_tokens", "refresh_tokens", "auth", "authorization", "credential",
-    "credentials", "cookie",
+    "credentials", "cookie", "amz_signature", "goog_signature",  # a presigned URL's X-Amz-Signature
 )  # fmt: skip
 # Short words naming a secret only as a word of their own in a key: "pw" and "creds" whole or
 # after a separator; "pass" only as the last part of a name (SMTP_PASS, db-pass, smtpPass: "Tests
@@ -733,6 +736,19 @@ def _secret_option(option: str) -> bool:
 _USER_FLAG: Final = re.compile(  # curl -u admin:password (docker run -u 1000:1000 is a uid)
     r"\b(?:curl|wget|http|https)\b[^\n|;&]{0,200}?-(?<![\w-]-)(?:u|-user)[ \t]+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)"
 )
+# Commands whose short option takes a password ("-p" is a port to ssh and psql, a port mapping to
+# docker run): sshpass -p, redis-cli -a, docker login -p, ldapsearch -w, sqlcmd -P, zip -P, mongo -p.
+# A command listed with a verb takes it only after that verb (test_a_command_s_own_password_option_is_a_secret)
+_PASSWORD_OPTIONS: Final = {
+    "sshpass": ("", "-p"), "redis-cli": ("", "-a"), "ldapsearch": ("", "-w"), "ldapmodify": ("", "-w"), "ldapadd": ("", "-w"),
+    "ldapdelete": ("", "-w"), "sqlcmd": ("", "-P"), "bcp": ("", "-P"), "zip": ("", "-P"), "unzip": ("", "-P"), "7z": ("", "-p"),
+    "mongo": ("", "-p"), "mongosh": ("", "-p"), "mongodump": ("", "-p"), "mongorestore": ("", "-p"),
+    **{c: ("login", "-p") for c in ("docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras")},
+}  # fmt: skip
+_COMMAND_PASSWORD: Final = re.compile(
+    r"(?<![\w./-])(?P<cmd>" + "|".join(re.escape(c) for c in _PASSWORD_OPTIONS) + r")(?![\w.-])(?P<rest>[^\n|;&]{0,200})"
+)
+_OPTION_VALUE: Final = re.compile(r"(?<![\w-])(?P<opt>-[A-Za-z])(?:[ \t]+|(?=[^\s\"'-]))(?P<v>[^\s\"'-][^\s\"']*)")
 _MYSQL_FLAG: Final = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?(?<![\w-])-p(?P<v>[^\s\"'-][^\s\"']*)")
 # <password>...</password>; key="ApiKey" value="..." (.NET config); {"name": "DB_PASSWORD", "value": "..."}
 _XML_ELEMENT: Final = re.compile(r"<(?P<key>[A-Za-z_][\w:.-]{0,40})>(?P<v>[^<\n]{1,512})</(?P=key)>")
@@ -764,6 +780,17 @@ def _detect_command_lines(p: _Pass) -> None:
     if "mysql" in text or "mariadb" in text:
         for m in _MYSQL_FLAG.finditer(text):
             p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+    for m in _COMMAND_PASSWORD.finditer(text):
+        verb, option = _PASSWORD_OPTIONS[m.group("cmd")]
+        rest, at = m.group("rest"), m.start("rest")
+        if verb:  # "docker login -p x", not "docker run -p 8080:80"
+            found = re.match(rf"\s+(?:\S+\s+)?{verb}\b", rest)
+            if found is None:
+                continue
+            rest, at = rest[found.end() :], at + found.end()
+        for o in _OPTION_VALUE.finditer(rest):
+            if o.group("opt") == option:
+                p.claim(at + o.start("v"), at + o.end("v"), "SECRET", o.group("v"))
 
 
 def argv_secrets(items: Sequence[object]) -> set[int]:
@@ -771,15 +798,35 @@ def argv_secrets(items: Sequence[object]) -> set[int]:
     ``_detect_command_lines`` finds them in one: the argument after ``--password`` or ``-pw``,
     after curl's ``-u``, and mysql's ``-pPASSWORD`` whole."""
     words = [w if isinstance(w, str) else "" for w in items]
-    curl = any(w.rsplit("/", 1)[-1] in ("curl", "wget") for w in words)
-    mysql = any(w.rsplit("/", 1)[-1] in ("mysql", "mysqldump", "mysqladmin", "mariadb") for w in words)
+    names = [w.rsplit("/", 1)[-1] for w in words]
+    curl = any(n in ("curl", "wget") for n in names)
+    mysql = any(n in ("mysql", "mysqldump", "mysqladmin", "mariadb") for n in names)
+    own = _own_password_option(names)  # "-p" of sshpass, "-a" of redis-cli, "-p" after docker login
     out: set[int] = set()
     for i, word in enumerate(words):
         if i + 1 < len(words) and ((word.startswith("-") and _secret_option(word[1:])) or (curl and word in ("-u", "--user"))):
             out.add(i + 1)
         elif mysql and len(word) > 2 and word.startswith("-p"):
             out.add(i)
+        elif own is not None and i > own[0] and word.startswith(own[1]):
+            if word == own[1] and i + 1 < len(words):
+                out.add(i + 1)
+            elif len(word) > 2:  # "-pSECRET"
+                out.add(i)
     return out
+
+
+def _own_password_option(names: Sequence[str]) -> tuple[int, str] | None:
+    """Where a command with a password option of its own (``_PASSWORD_OPTIONS``) starts, after
+    its verb where it has one, and that option; None for any other command line."""
+    for i, name in enumerate(names):
+        if name in _PASSWORD_OPTIONS:
+            verb, option = _PASSWORD_OPTIONS[name]
+            if not verb:
+                return i, option
+            if verb in names[i + 1 : i + 3]:
+                return names.index(verb, i + 1), option
+    return None
 
 
 def _detect_named_values(p: _Pass) -> None:
@@ -1225,6 +1272,7 @@ _MAYBE_PII: Final = re.compile(
             *"0123456789@:=",
             _TOKEN_HINT.pattern,
             "Bearer|bearer|BEARER|Basic|basic|BASIC|-----BEGIN|</|--|-pw|mysql|mariadb|assw|ASSW|assc|ASSC|assp|ASSP",
+            " -p| -a| -w| -P",  # a command's own password option (_PASSWORD_OPTIONS)
         )
     )
 )

@@ -114,12 +114,17 @@ class Erasure:
                 targets.update(dict.fromkeys(finder(owner, set(targets), action)))
             for eid in list(targets):
                 targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
-            # summaries are derived content: erasing a source erases the summaries citing it
-            for summary_id in self._citing_summaries(owner, targets):
+            # summaries are derived content: erasing a source erases the summaries citing it, and
+            # the sources left are events again, for the next maintain to summarize without it
+            # (they stayed "summarized" by no summary: test_erasing_a_source_frees_the_rest_of_its_burst)
+            freed: set[str] = set()
+            for summary_id, cites in self._citing_summaries(owner, targets):
                 targets.setdefault(summary_id, None)
+                freed.update(cites)
             sessions = {h["session"] for eid in targets if (h := self.episodes.header(owner, eid)) and h.get("session")}
             for eid in targets:
                 hashes[eid] = self.episodes.remove(owner, eid)
+            self._unsummarize(owner, freed - set(targets))
             forgotten = self._forget_sessions(owner, sessions)
             if hashes:
                 self.cold.retrain(owner)
@@ -192,21 +197,37 @@ class Erasure:
                 targets.update(dict.fromkeys(self.episodes.superseded_ids(owner, lo, hi)))
         return targets
 
-    def _citing_summaries(self, owner: str, targets: dict[str, None]) -> list[str]:
-        """Summaries citing any target: hot ones through the kind index, archived ones through
-        the archive index and their headers' kind (their cites are only in the cold record)."""
+    def _citing_summaries(self, owner: str, targets: dict[str, None]) -> list[tuple[str, list[str]]]:
+        """Summaries citing any target, with what they cite: hot ones through the kind index,
+        archived ones through the archive index and their headers' kind (their cites are only in
+        the cold record)."""
         if not targets:
             return []
         found = []
         for sid in self.episodes.ids_of_kind(owner, "summary"):
             record = self.episodes.record_of(owner, sid)
             if record and sid not in targets and any(c in targets for c in record.get("cites") or ()):
-                found.append(sid)
+                found.append((sid, list(record["cites"])))
         for sid in self.episodes.archived_ids(owner):
             header = self.episodes.header(owner, sid)
             if sid in targets or header is None or header.get("kind") != "summary":
                 continue
             cold = self.episodes.cold_blob(owner, sid)
-            if cold is not None and any(c in targets for c in self.cold.unpack(owner, cold).get("cites") or ()):
-                found.append(sid)
+            cites = list(self.cold.unpack(owner, cold).get("cites") or ()) if cold is not None else []
+            if any(c in targets for c in cites):
+                found.append((sid, cites))
         return found
+
+    def _unsummarize(self, owner: str, ids: set[str]) -> None:
+        """Mark the ``summarized`` sources of an erased summary active again (an archived one
+        comes back active when restored)."""
+        hot = []
+        for eid in ids:
+            header = self.episodes.header(owner, eid)
+            if header is None:
+                continue
+            if header.get("status") == "summarized":
+                hot.append(eid)
+            elif header.get("status") == "archived" and header.get("archived_from") == "summarized":
+                self.episodes.keep_in_header(owner, eid, archived_from="active")
+        self.episodes.set_status(owner, hot, "active")

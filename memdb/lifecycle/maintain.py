@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from memdb.engine.log import logger
 from memdb.errors import LLMError, NotFoundError, ValidationError
@@ -144,7 +145,8 @@ class Lifecycle:
     def summarize_bursts(self, owner: str, now: dt.datetime, report: MaintenanceReport) -> None:
         """Summarize every closed 24 h window with more than ``burst_events`` events.
 
-        Events of one session are grouped (without a session: one UTC day). A window opens
+        Events of one session are grouped (without a session: one day in the database's
+        ``timezone``, so an afternoon in Los Angeles is not split at UTC midnight). A window opens
         at an unsummarized event and closes 24 h later; it is summarized once closed
         (``now >= start + 24h``). Sources become ``summarized`` in the same transaction as
         the summary, so a second run finds nothing to do.
@@ -152,6 +154,7 @@ class Lifecycle:
         settings = self.episodes.settings
         window = dt.timedelta(hours=settings.burst_window_hours)
         groups: dict[str, list[tuple[dt.datetime, str, dict[str, Any]]]] = defaultdict(list)
+        zone = dt.UTC if settings.timezone == "UTC" else ZoneInfo(settings.timezone)
         mark = self.marks.get((owner, "burst_scanned_until"))
         # a window still open at the last run started at most one window (or, for an owner's
         # day, 24 h) before its mark: look back over the longer of the two
@@ -160,11 +163,11 @@ class Lifecycle:
             header = self.episodes.header(owner, eid)
             if header is None or header["status"] != "active" or header["kind"] in ("summary", FACT_KIND):  # facts are no events
                 continue
-            key = f"session:{header['session']}" if header.get("session") else f"day:{header['ts']:%Y-%m-%d}"
+            key = f"session:{header['session']}" if header.get("session") else f"day:{header['ts'].astimezone(zone):%Y-%m-%d}"
             groups[key].append((header["ts"], eid, header))
         scanned_until = now
         for key, events in groups.items():
-            for start, chosen in _closed_bursts(key, events, window, settings.burst_events, now):
+            for start, chosen in _closed_bursts(key, events, window, settings.burst_events, now, zone):
                 if self._summarize(owner, key, start, chosen, report):
                     report.summaries += 1
                     report.summarized_sources += len(chosen)
@@ -295,7 +298,12 @@ class Lifecycle:
 
 
 def _closed_bursts(
-    key: str, events: Sequence[tuple[dt.datetime, str, dict[str, Any]]], window: dt.timedelta, limit: int, now: dt.datetime
+    key: str,
+    events: Sequence[tuple[dt.datetime, str, dict[str, Any]]],
+    window: dt.timedelta,
+    limit: int,
+    now: dt.datetime,
+    zone: dt.tzinfo = dt.UTC,
 ) -> list[tuple[dt.datetime, list[str]]]:
     """Greedy burst windows: from each unsummarized event, the events within ``window``; a
     closed window with more than ``limit`` events is a burst and its events are consumed."""
@@ -303,9 +311,10 @@ def _closed_bursts(
     out = []
     i = 0
     while i < len(events):
-        if key.startswith("day:"):  # without a session: the owner's UTC day is the window
-            start = dt.datetime.combine(events[i][0].date(), dt.time(0), tzinfo=dt.UTC)
-            end = start + dt.timedelta(days=1)
+        if key.startswith("day:"):  # without a session: the owner's day, in the database's zone, is the window
+            day = events[i][0].astimezone(zone).date()
+            start = dt.datetime.combine(day, dt.time(0), tzinfo=zone).astimezone(dt.UTC)
+            end = dt.datetime.combine(day + dt.timedelta(days=1), dt.time(0), tzinfo=zone).astimezone(dt.UTC)  # 23 or 25 h at DST
         else:
             start = events[i][0]
             end = start + window

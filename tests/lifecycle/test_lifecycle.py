@@ -118,6 +118,28 @@ def test_sessionless_events_group_by_owner_day(ldb: memdb.Database) -> None:
     assert report.summaries == 1  # day 1 holds 6 + 2 = 8 events; day 2 holds 4
 
 
+def test_sessionless_events_group_by_the_database_s_day(ldb: memdb.Database) -> None:
+    """An afternoon in Los Angeles (12:00-19:00, 20:00-03:00 UTC) was split at UTC midnight, 4 + 4,
+    and no burst was summarized: the owner's day is the database's ``timezone`` day."""
+    ldb.configure(timezone="America/Los_Angeles")
+    start = dt.datetime(2026, 6, 1, 19, 0, tzinfo=UTC)  # 12:00 in Los Angeles (PDT)
+    ids = burst(ldb.owner("ana"), 8, start=start, session=None)
+    report = ldb.maintain(now=start + dt.timedelta(days=2))
+    assert report.summaries == 1 and report.summarized_sources == 8
+    assert {ldb.owner("ana").peek(i).status for i in ids} == {"summarized"}
+
+
+def test_erasing_a_source_frees_the_rest_of_its_burst(ldb: memdb.Database) -> None:
+    """Erasing one source erased the summary (derived content), and the 7 others stayed
+    "summarized" by no summary: they are events again."""
+    mem = ldb.owner("ana")
+    ids = burst(mem, 8)
+    assert ldb.maintain(now=T0 + dt.timedelta(days=2)).summaries == 1
+    mem.erase([ids[0]], reason="the user asked")
+    assert summaries_of(mem) == [] and {mem.peek(i).status for i in ids[1:]} == {"active"}
+    assert ldb.check().ok
+
+
 def test_burst_windows_per_owner_are_private(ldb: memdb.Database) -> None:
     burst(ldb.owner("ana"), 3)
     burst(ldb.owner("bo"), 3)

@@ -79,7 +79,7 @@ def test_the_mcp_tools_show_archived_matches_and_restore_them(archived_db: tuple
 
 
 def test_the_mcp_tools_reach_earlier_versions(tmp_path: Path) -> None:
-    """An answer's note pointed to earlier versions ("include_superseded=True to see it") that no
+    """An answer's note pointed to earlier versions ("include_superseded=True to see it", in the MCP tools' terms now) that no
     MCP tool could ask for."""
     with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
         mem = db.owner("ana")
@@ -92,7 +92,7 @@ def test_the_mcp_tools_reach_earlier_versions(tmp_path: Path) -> None:
             out: dict = spec.run(mem, spec.check_arguments(args)).data  # type: ignore[type-arg]
             return out
 
-        assert "include_superseded=True to see it" in call("ask", question="vim")["note"]
+        assert "include_superseded: true to see it" in call("ask", question="vim")["note"]
         for name, args in (("ask", {"question": "vim"}), ("recall_episodes", {"text": "vim"})):
             old = call(name, include_superseded=True, **args)
             assert [m["summary"] for m in old["memories"]] == ["Editor: Vim"] and old["memories"][0]["status"] == "superseded"

@@ -202,6 +202,10 @@ _PRE = r"since|after|before|prior\s+to|until|till|through|up\s+(?:to|until)|on|i
 # match is then checked in _atom, which can still refuse it (a bare month name, "may").
 _ATOM = "|".join(
     [
+        # "the last day of February", "the first day of last month": one day (before "past1",
+        # which leaves "the last day of" alone, and before "mon")
+        rf"(?P<edge>(?:the\s+)?(?P<edw>first|last)\s+day\s+of\s+(?:the\s+)?(?:(?P<edq>last|this|previous)\s+month"
+        rf"|(?P<m4>{_MON})\.?(?:,?\s+(?P<y4>\d{{4}}))?))",
         r"(?P<day>(?:(?P<iso>\d{4}(?P<isep>[-/])\d{2}(?P=isep)\d{2})|(?P<dmy>(?<![\d.])\d{1,2}\.\d{1,2}\.\d{4}(?!\.?\d))"
         r"|(?P<dby>(?:the\s+)?day\s+before\s+yesterday)|(?P<yday>yesterday)|(?P<tday>today)"
         rf"|(?:(?P<wdq>{_Q})\s+)?(?P<wd>{_WD})(?:\s+(?:of\s+)?(?P<wdw>{_Q})\s+week)?"
@@ -276,7 +280,7 @@ _TO_DATE_UNITS = {"w": "week", "m": "month", "q": "quarter", "y": "year"}  # "YT
 # told of one only beside another phrase: read there, records captured before would differ from
 # those captured after without an index upgrade.
 _QUESTION_ONLY = re.compile(r"\b(?:(?:week|month|quarter|year)(?:\s+|-)to(?:\s+|-)date|[wmqy]td|fortnights?)\b", re.IGNORECASE)
-_ATOM_KINDS = ("day", "pod", "earlier", "wbl", "rel", "wkend", "ago", "past", "past1", "qtr", "sea", "mon", "year")
+_ATOM_KINDS = ("edge", "day", "pod", "earlier", "wbl", "rel", "wkend", "ago", "past", "past1", "qtr", "sea", "mon", "year")
 # The head of a phrase anchored to a day: "the Sunday before", "two days after", "the week before"
 # (the day itself follows, read as an atom of kind "day"; "the day before yesterday" reads alike).
 _ANCHORED = re.compile(
@@ -1246,6 +1250,15 @@ def _atom(
     year is the first one from then on. ``relative`` is false for dates written out in full.
     """
     today, g = cal.today, m.group
+    if kind == "edge":  # the first or last day of a month: of the latest such month begun, unless a year is given
+        if q := g("edq"):
+            first = _calendar_unit(cal, "month", 0 if q.lower() == "this" else 1)[0].astimezone(cal.zone).date()
+        else:
+            month = _MONTHS[g("m4").lower()]
+            year = int(g("y4")) if g("y4") else today.year if month <= today.month else today.year - 1
+            first = dt.date(year, month, 1)
+        last = (first.replace(day=28) + 4 * DAY).replace(day=1) - DAY
+        return (*cal.days(first if g("edw").lower() == "first" else last), not g("y4"))
     if kind == "day":
         placed = _day(m, text, cal, pre, after)
         if placed is None:

@@ -1347,6 +1347,28 @@ def test_a_rolling_window_back_past_the_calendar_is_all_of_it(text: str) -> None
     assert r.window is not None and r.ignored == () and (r.window.start, r.window.end) == (OPEN_START, WED + US)
 
 
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("what happened on the last day of May?", dt.date(2026, 5, 31)),
+        ("the first day of June", dt.date(2026, 6, 1)),
+        ("on the last day of February 2024", dt.date(2024, 2, 29)),
+        ("the last day of last month", dt.date(2026, 5, 31)),
+        ("the first day of this month", dt.date(2026, 6, 1)),
+        ("the last day of July", dt.date(2025, 7, 31)),  # the latest July begun
+    ],
+)
+def test_the_first_or_last_day_of_a_month_is_that_day(text: str, day: dt.date) -> None:
+    """ "On the last day of February" was "newest first" over the word February (a year-of-use
+    probe's find): it is the day."""
+    r = read_time_phrases(text, WED)
+    assert r.window is not None and (r.window.start, r.window.end) == (
+        U(day.year, day.month, day.day),
+        U(day.year, day.month, day.day) + DAY,
+    )
+    assert r.ignored == () and not any(c.isalpha() for c in r.rest.replace("what happened", ""))
+
+
 def test_a_count_of_five_digits_or_more_is_placed() -> None:
     """ "in the past 10000 days" was the word "10000" (a count had at most four digits), which no
     memory holds: the answer was empty."""

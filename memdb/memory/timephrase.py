@@ -1257,8 +1257,8 @@ def _atom(
             month = _MONTHS[g("m4").lower()]
             year = int(g("y4")) if g("y4") else today.year if month <= today.month else today.year - 1
             first = dt.date(year, month, 1)
-        last = (first.replace(day=28) + 4 * DAY).replace(day=1) - DAY
-        return (*cal.days(first if g("edw").lower() == "first" else last), not g("y4"))
+        month_end = (first.replace(day=28) + 4 * DAY).replace(day=1) - DAY
+        return (*cal.days(first if g("edw").lower() == "first" else month_end), not g("y4"))
     if kind == "day":
         placed = _day(m, text, cal, pre, after)
         if placed is None:

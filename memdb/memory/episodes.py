@@ -141,7 +141,7 @@ class Episodes:
         """The database's settings, loaded from ``^META("settings")`` (defaults if never saved)."""
         if self._settings is None:
             saved = self.layout.meta.get(("settings",))
-            self._settings = Settings.parse(saved) if saved else Settings()
+            self._settings = Settings.parse(saved, changed=()) if saved else Settings()  # as saved, whatever checks came since
         return self._settings
 
     def configure(self, **changes: Any) -> Settings:

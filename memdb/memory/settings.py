@@ -7,10 +7,11 @@ weights and lifecycle thresholds travel with the data, not with the process.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from memdb.errors import ConfigError, ValidationError
 from memdb.memory.models import check_ident, check_owner, personal_data_in
@@ -114,7 +115,7 @@ class Settings(BaseModel):
 
     @field_validator("session_kinds")
     @classmethod
-    def _check_session_kinds(cls, rules: dict[str, str]) -> dict[str, str]:
+    def _check_session_kinds(cls, rules: dict[str, str], info: ValidationInfo) -> dict[str, str]:
         out: dict[str, str] = {}
         for rule, kind in rules.items():
             what, _, name = rule.partition(":")
@@ -126,7 +127,8 @@ class Settings(BaseModel):
                 key = f"tool:{check_ident('tool', name)}" if what == "tool" else f"tag:{normalize_tag(name)}"
             except ValidationError as exc:
                 raise ValueError(f"session rule {shown(rule)}: {exc}") from None
-            if what == "tool" and (kinds := personal_data_in(name)):  # capture refuses such a tool name: no rule can match it
+            # capture refuses such a tool name: no rule can match it
+            if what == "tool" and _held_to_capture(info, "session_kinds") and (kinds := personal_data_in(name)):
                 raise ValueError(f"session rule {shown(rule)}: the tool name looks like personal data ({', '.join(kinds)})")
             if key in out:
                 raise ValueError(f"session rules {shown(rule)} and another key are both {shown(key)} once normalised")
@@ -171,11 +173,12 @@ class Settings(BaseModel):
 
     @field_validator("teams")
     @classmethod
-    def _check_teams(cls, teams: dict[str, list[str]]) -> dict[str, list[str]]:
+    def _check_teams(cls, teams: dict[str, list[str]], info: ValidationInfo) -> dict[str, list[str]]:
         for team, members in teams.items():
             if not _TEAM.match(team):
                 raise ValueError(f"team {shown(team)}: use 1-64 letters, digits or _.:@/+- (no spaces)")
-            if kinds := personal_data_in(team):  # a team name is kept as a key (^KNS, ^KNC): held to what its members are
+            # a team name is kept as a key (^KNS, ^KNC): held to what its members are
+            if _held_to_capture(info, "teams") and (kinds := personal_data_in(team)):
                 raise ValueError(f"team {shown(team)}: looks like personal data ({', '.join(kinds)}); use an opaque name")
             if len(set(members)) != len(members):
                 raise ValueError(f"team {shown(team)} members {shown(members)}: duplicates")
@@ -207,24 +210,33 @@ class Settings(BaseModel):
         return self
 
     @classmethod
-    def parse(cls, data: dict[str, Any]) -> Settings:
-        """Validate a settings dict, raising ConfigError that names the field and value."""
+    def parse(cls, data: dict[str, Any], *, changed: Iterable[str] | None = None) -> Settings:
+        """Validate a settings dict, raising ConfigError that names the field and value. Only the
+        ``changed`` fields (all, by default) are held to the personal-data checks of names:
+        settings saved before a check existed still load, and the next change of another field
+        still saves (test_settings_saved_before_a_check_still_load)."""
         from pydantic import ValidationError as PydanticError
 
         try:
-            return cls.model_validate(data)
+            return cls.model_validate(data, context={"changed": None if changed is None else frozenset(changed)})
         except PydanticError as exc:
             raise ConfigError(f"settings: {_describe(exc)}") from None
 
     def updated(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied and validated as a whole."""
-        return Settings.parse({**self.model_dump(), **changes})
+        return Settings.parse({**self.model_dump(), **changes}, changed=changes)
 
     def tag_weight(self, tags: list[str] | tuple[str, ...]) -> float:
         """The highest configured weight among ``tags`` (0 for no tags)."""
         if not tags:
             return 0.0
         return max(self.tag_weights.get(t, self.default_tag_weight) for t in tags)
+
+
+def _held_to_capture(info: ValidationInfo, field: str) -> bool:
+    """Whether ``field`` is being set now, so held to the personal-data checks capture applies."""
+    changed = (info.context or {}).get("changed")
+    return changed is None or field in changed
 
 
 def _describe(exc: Any) -> str:

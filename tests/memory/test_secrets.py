@@ -471,6 +471,22 @@ def test_a_team_name_that_looks_like_personal_data_is_refused(tmp_path: Path) ->
     assert b"team.lead" not in _disk(path) and b"2079460958" not in _disk(path)
 
 
+def test_settings_saved_before_a_check_still_load(tmp_path: Path) -> None:
+    """A team named after its mailing list, saved before team names were checked, made every
+    read of the settings refuse the database, configure() included: a check holds what is set
+    now, never what was saved (a review's find)."""
+    path = tmp_path / "old"
+    with memdb.open(path) as db:
+        db.owner("ana").record("debug", "deploy failed", outcome="failure")
+        saved = {**db.settings.model_dump(mode="json"), "teams": {"platform-team@acme.com": ["ana"]},
+                 "session_kinds": {"tool:support@acme.com": "debug"}}  # fmt: skip
+        db.globals["META"].set(("settings",), saved)  # as an older memdb saved it
+    with memdb.open(path) as db:
+        assert db.settings.teams == {"platform-team@acme.com": ["ana"]} and db.owner("ana").recall().total == 1
+        assert db.configure(lessons_per_day=4).lessons_per_day == 4  # another field changes
+        assert db.configure(teams={"platform": ["ana"]}).teams == {"platform": ["ana"]}  # and the name is replaced
+
+
 # --- tool payloads and error paths (a helper's audit of the bytes on disk, 2026-12-06) -----------------
 
 

@@ -486,15 +486,17 @@ class Knowledge:
         owner's teams); one by tags takes the entries carrying any of them, created within
         ``since``/``until`` when given. Each keeps only its hash, as ``erase_citing`` leaves it;
         audit records about it lose their reasons (test_an_owner_s_erasure_takes_their_lessons)."""
-        erased = []
+        chosen = []
         for _, rec in list(self.entries.items((owner,))):
             if rec.get("status") == "erased" or (tags and not set(tags) & set(rec.get("tags") or ())):
                 continue
             if (since is not None and rec["created"] < since) or (until is not None and rec["created"] >= until):
                 continue
+            chosen.append(rec)
+        erased = [rec["id"] for rec in chosen]
+        self.audit.redact_erased(owner, erased, (), at)  # before the erase records, which say why
+        for rec in chosen:
             self._erase(rec, at, "erased on request" if not tags else "carried an erased tag")
-            erased.append(rec["id"])
-        self.audit.redact_erased(owner, erased, (), at)
         return erased
 
     def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str) -> None:

@@ -33,6 +33,9 @@ can read as a card). ``kind`` is one of the configured kinds by the time a recor
 
 _CONTENT: Final = ("one_line", "reason", "key")
 """What a record about an episode may keep of its content: redacted when the episode is erased."""
+_SESSION_NAMED: Final = ("session", "path", "error", "reason")
+"""Where a record may name a session (a distill, a timeline's export path): redacted when the
+session is forgotten; never its outcome or status, which a session named "success" would hit."""
 
 
 def content_hash(record: Mapping[str, Any]) -> str:
@@ -119,7 +122,7 @@ class AuditLog:
             session = entry.get("session")
             if isinstance(session, str) and session in sessions:
                 named = re.compile(rf"(?<![^\W_]){re.escape(session)}(?![^\W_])")  # whole: a session "a" is not in "failed"
-                new = {k: v if k in _EXACT or not isinstance(v, str) else named.sub(marker, v) for k, v in new.items()}
+                new = {k: named.sub(marker, v) if k in _SESSION_NAMED and isinstance(v, str) else v for k, v in new.items()}
             if new != entry:
                 self._owned.set(subs, new)
 

@@ -709,6 +709,22 @@ def test_erasure_redacts_what_audit_records_keep(tmp_path: Path, clock: Clock) -
     assert b"zebrakey" not in raw and b"zebrareason" not in raw
 
 
+def test_erasure_redacts_a_session_s_name_and_keeps_why_an_entry_went(ldb: memdb.Database) -> None:
+    """A session named like a word ("success") had its distill record's outcome redacted too, and
+    an entry erased on request had its own erase record's reason redacted, so the trail no longer
+    said why it went (a review's finds)."""
+    mem = ldb.owner("ana")
+    mem.record_exchange("success", "the deploy of the billing job", "done")
+    closed = mem.close_session("success", kind="debug", outcome="success")
+    assert closed.episode is not None
+    mem.save_lesson("Run migrations first")
+    mem.erase(everything=True, reason="deletion request")
+    audit = mem.audit()
+    (distill,) = [a for a in audit if a["action"] == "distill"]
+    assert distill["session"] == "[erased 2026-06-01]" and distill["outcome"] == "success"
+    assert [a["reason"] for a in audit if a["action"] == "erase" and a.get("entry")] == ["erased on request"]
+
+
 def test_reading_an_archived_episode_says_it_is_archived(ldb: memdb.Database) -> None:
     """``get`` of an id an answer with include_archived=True had just shown said "no such episode"."""
     mem = ldb.owner("ana")

@@ -54,7 +54,9 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     digits, "INV-2026-0042", whole beside its parts: ``memdb.memory.text``; layout 22 indexes
     archived episodes by session, ``^EPSA``, so a session whose captures were archived closes;
     layout 23 indexes an identifier without its last words of letters too, "web-01.prod.internal"
-    holding "web-01").
+    holding "web-01"; layout 24 reads the told windows again, as a plan, "scheduled for March 10",
+    tells of the day ahead, a weekday written before a date, "Tuesday, December 29", is the date's,
+    and "the last day of February" is a day).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs
@@ -77,7 +79,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     owners = layer.owners()
     total = sum(int(lay.stats.get((o, "episodes"), 0)) for o in owners)
     settings = layer.settings
-    tell = old is None or old < 20  # the windows each hot record's text tells of (``told_of``)
+    tell = old is None or old < 24  # the windows each hot record's text tells of (``told_of``)
     by_session = old is None or old < 22  # the archived episodes of each session (``^EPSA``)
     for owner in owners:
         with layer.space.transaction():  # the text index and its statistics, rebuilt below

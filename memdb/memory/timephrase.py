@@ -601,6 +601,11 @@ _SCHEDULED = re.compile(
     r"|['’](?:s|re|m))\s*$",
     re.IGNORECASE,
 )
+# A plan, just before the phrase: "the key rotation is scheduled for March 10", "what is planned
+# for Tuesday?" tell (and ask) of a day ahead; "was scheduled for" looks back from then
+_PLANNED = re.compile(
+    r"(?:\b(?P<aux>is|are|was|were|been)\s+|['’]s\s+)?\b(?:scheduled|planned|slated|booked|set)\s+(?:for|on)\s*$", re.IGNORECASE
+)
 # (not "-eed": "I need to pack" is no past)
 _PAST_VERB = re.compile(rf"\b(?:was|were|did|had|[a-z]{{2,}}(?<!e)ed|{'|'.join(sorted(IRREGULAR_VERBS))})\b", re.IGNORECASE)
 _CLAUSE_OPENER = re.compile(r"\W*(?:(?:and|but|so|then|ok|okay|well|also|oh|yes|no|hey|hi)\W+)*", re.IGNORECASE)
@@ -706,6 +711,8 @@ def _told_direction(text: str, start: int, end: int, placed: bool) -> str:
         return "past"
     ends = list(_CLAUSE_END.finditer(before))
     clause = before[ends[-1].end() :] if ends else before
+    if (plan := _PLANNED.search(clause)) is not None and (plan.group("aux") or "").lower() not in ("was", "were", "been"):
+        return "ahead"  # (test_a_plan_is_told_and_asked_of_ahead)
     stop = _CLAUSE_END.search(text, end, end + _CLAUSE_REACH)
     rest = text[end : stop.start() if stop else end + _CLAUSE_REACH]  # the clause after the phrase
     # a phrase opening its clause has its verb after it: "On Friday we'll meet"

@@ -397,6 +397,36 @@ def test_opening_a_layout_16_database_reads_plans_ahead(tmp_path: Path) -> None:
         assert [m.episode.id for m in found] == [plan.id] and "tells of 2026-07-03" in found.memories[0].why[0]
 
 
+def test_a_plan_is_told_and_asked_of_ahead(tmp_path: Path) -> None:
+    """ "Key rotation is scheduled for March 10", said on March 2, told of the March 10 before, a
+    year back, and "what is planned for Tuesday?" asked of the Tuesday past (a year-of-use
+    probe's find). A plan tells and asks of the day ahead; "was scheduled for" looks back."""
+    assert told_windows("Key rotation is scheduled for July 10", JULY_2) == [(day(10), day(11))]
+    assert told_windows("The upgrade is planned for Friday", JULY_2) == [(day(3), day(4))]
+    assert told_windows("The review was scheduled for July 1 but slipped", JULY_2) == [(day(1), day(2))]
+    with memdb.open(tmp_path / "db", clock=lambda: JULY_2) as db:
+        plan = db.owner("ops").record("routine", "Key rotation is scheduled for July 10", outcome="success")
+        r = db.owner("ops").ask("what is planned for July 10?", now=JULY_2)
+        assert [m.id for m in r] == [plan.id] and r.interpretation.window is not None
+        assert r.interpretation.window.start == day(10)
+
+
+def test_opening_a_layout_23_database_reads_plans_ahead_again(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "old", clock=lambda: JULY_2) as db:
+        mem = db.owner("ops")
+        plan = mem.record("routine", "Key rotation is scheduled for July 10", outcome="success", ts=JULY_2)
+        g = db.globals
+        with db.transaction():  # layout 23 read the July 10 a year back: here its window is dropped
+            state = g["EPST"][("ops", plan.id)]
+            g["EPST"].set(("ops", plan.id), {k: v for k, v in state.items() if k != "told"})
+            g["EPTD"].kill(("ops",))
+            g["META"].set(("layout",), 23)
+    with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+        assert db.globals["META"].get(("layout",)) == LAYOUT and db.check().ok
+        found = db.owner("ops").ask("what happened on July 10?", now=day(12))
+        assert [m.episode.id for m in found] == [plan.id]
+
+
 def test_a_plan_is_found_by_its_day_once_it_has_come(tmp_path: Path) -> None:
     """Said on February 1: the flight on March 10 is found by that day, by its month, and
     not before it was said; a past event said the same day stays where it was."""

@@ -1029,6 +1029,8 @@ class OwnerEpisodes:
             raise ValidationError(f"feedback {shown(value)}: must be a number in [-1, 1]")
         with self._space.transaction():
             record, state = self._layer.load(self.name, episode_id)
+            if state.get("status") == SUPERSEDED:  # an earlier version is kept as it was: the memory is its current version
+                raise ValidationError(f"feedback {episode_id!r}: superseded by {successor_of(state)}; give feedback on that version")
             new = {**state, "feedback": float(value)}
             new["relevance"] = self._layer.relevance(record, new, self._layer.now())
             writes = _StateWrites()

@@ -269,6 +269,20 @@ def test_an_earlier_version_takes_no_tool_result(edb: memdb.Database) -> None:
     clean(edb)
 
 
+def test_an_earlier_version_takes_no_feedback(edb: memdb.Database) -> None:
+    """Feedback on an earlier version was accepted and raised that version's relevance, which no
+    answer shows (an MCP probe's find): it names the current version and writes nothing."""
+    mem = edb.owner("ana")
+    old = mem.record("debug", "Deploy failed", outcome="failure")
+    new = mem.supersede(old.id, reason="it was partial", outcome="partial")
+    before = everything(edb)
+    with pytest.raises(ValidationError, match=f"superseded by {new.id}; give feedback on that version"):
+        mem.feedback(old.id, 1.0)
+    assert everything(edb) == before
+    assert mem.feedback(new.id, 1.0).feedback == 1.0
+    clean(edb)
+
+
 def test_superseding_twice_names_the_current_version(edb: memdb.Database) -> None:
     mem = edb.owner("ana")
     old = deploy(mem)

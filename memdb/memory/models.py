@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
+import unicodedata
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -126,6 +127,14 @@ class EpisodeInput(BaseModel):
     feedback: float | None = Field(None, ge=-1.0, le=1.0)
     cites: list[str] = Field(default_factory=list)
     key: str | None = None  # kind "fact" only: what the fact is about, e.g. "ana/ui.theme"
+
+    @field_validator("summary")
+    @classmethod
+    def _visible(cls, value: str) -> str:
+        # a zero-width space passed as a summary (an MCP probe's find) says nothing any answer could show
+        if not any(unicodedata.category(c)[0] not in "CZM" or unicodedata.category(c) == "Co" for c in value):
+            raise ValueError("holds no visible character (say what happened)")
+        return value
 
     @field_validator("ts")
     @classmethod

@@ -101,6 +101,7 @@ def test_naive_datetime_rejected_naming_field(edb: memdb.Database) -> None:
     ("fields", "needle"),
     [
         ({"summary": ""}, "summary"),
+        ({"summary": "\u200b"}, "summary='\\u200b': holds no visible character"),  # a zero-width space says nothing
         ({"tags": ["ok", ""]}, "''"),
         ({"feedback": 3}, "feedback=3"),
         ({"decisions": "not a dict"}, "decisions='not a dict'"),

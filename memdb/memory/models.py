@@ -99,7 +99,10 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
         if err.get("type") == "extra_forbidden":  # "Extra inputs are not permitted" named no way out
             settable = ", ".join(n for n in EpisodeInput.model_fields if n not in ("kind", "summary"))
             msg = f"not a field a capture sets (memdb computes relevance, status and access counts; fields: {settable})"
-        parts.append(f"{redacted(loc)}={shown(err.get('input'))}: {msg}")
+        given = err.get("input")
+        # a time as a caller writes one: "ts=0500-01-01T00:00:00+00:00", not Python's repr of it
+        value = given.isoformat() if isinstance(given, (dt.datetime, dt.date)) else shown(given)
+        parts.append(f"{redacted(loc)}={value}: {msg}")
     return ValidationError(f"{what}: " + "; ".join(parts))
 
 

@@ -612,6 +612,12 @@ def _record_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     return _written(ep, text)
 
 
+def _record_fact(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    ep = mem.record("fact", args["value"], key=args["key"], tags=args["tags"] or ())
+    text = f"recorded fact {ep.key} = {_one_line(ep.summary, 200)} ({ep.id})"
+    return _written(ep, text + (f"; it replaces the value of {ep.supersedes}, kept as an earlier version" if ep.supersedes else ""))
+
+
 def _record_exchange(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.record_exchange(args["session"], args["user_message"], args["response"], tags=args["tags"] or ())
     return _written(ep, f"recorded exchange {ep.id} in session {ep.session} at {ep.ts:%Y-%m-%d %H:%M} UTC")
@@ -1099,6 +1105,19 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("ts", "string", "When it happened, ISO datetime (UTC if no zone); default now.", max_length=40),
             ),
             _WRITE_OUTPUT, _record_episode, read_only=False,
+        ),
+        ToolSpec(
+            "record_fact", "Record a fact",
+            "Keep a durable fact or preference under a key, e.g. 'ana/ui.theme' = 'dark mode'. Recording a key again replaces "
+            "its value (the earlier one is kept as a version); the same value and tags again change nothing. ask answers from "
+            "facts ('what does Ana prefer?'). Personal data is replaced by placeholders before anything is written.",
+            (
+                Param("key", "string", "What the fact is about, e.g. 'ana/ui.theme' (letters, digits, _.:@/+-).",
+                      required=True, max_length=128),
+                Param("value", "string", "The fact itself, e.g. 'dark mode'.", required=True, max_length=500),
+                Param("tags", "array", "Topics, e.g. ['ui'].", max_length=32),
+            ),
+            _WRITE_OUTPUT, _record_fact, read_only=False, idempotent=True,
         ),
         ToolSpec(
             "end_session", "End a session",

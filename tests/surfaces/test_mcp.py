@@ -40,12 +40,14 @@ NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=UTC)  # a Wednesday; the server's clo
 REPO = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/surfaces/)
 TIMEOUT = 30.0  # seconds for one whole client session, start-up included
 TOOLS = {
-    "recall_episodes", "ask", "history", "record_episode", "record_feedback", "save_lesson", "timeline", "restore_episode", "end_session",
+    "recall_episodes", "ask", "history", "record_episode", "record_fact", "record_feedback", "save_lesson", "timeline", "restore_episode",
+    "end_session",
     "get_episode", "supersede_episode", "forget_episodes", "record_exchange", "record_tool_call", "record_tool_result", "knowledge",
     "prepare",
 }  # fmt: skip
 WRITES = {
-    "record_episode", "record_feedback", "save_lesson", "restore_episode", "end_session", "supersede_episode", "forget_episodes",
+    "record_episode", "record_fact", "record_feedback", "save_lesson", "restore_episode", "end_session", "supersede_episode",
+    "forget_episodes",
     "record_exchange", "record_tool_call", "record_tool_result",
 }  # fmt: skip
 COUNTS_ACCESS = {"recall_episodes", "ask", "history", "get_episode", "timeline", "knowledge", "prepare"}  # change later rankings
@@ -173,7 +175,7 @@ def test_lists_the_tools_with_schemas_and_descriptions(team: tuple[Path, dict[st
         assert t.output_schema and t.output_schema["type"] == "object"
         assert t.annotations is not None and t.annotations.read_only_hint is False  # every tool writes or counts accesses
         assert t.annotations.destructive_hint is (t.name == "forget_episodes")
-        assert t.annotations.idempotent_hint is (t.name == "end_session")
+        assert t.annotations.idempotent_hint is (t.name in ("end_session", "record_fact"))
     record = tools["record_episode"].input_schema
     assert set(record["required"]) == {"kind", "summary", "outcome"}
     assert record["properties"]["outcome"]["enum"] == ["success", "partial", "failure"]
@@ -365,6 +367,27 @@ def test_record_episode_and_feedback(fresh: tuple[Path, dict[str, str]]) -> None
         assert stored.outcome == "partial" and stored.lesson == "Keep the rollback script tested"
         assert "dana@example.com" not in stored.summary  # sanitized before it was written
         assert ana.peek(ids["deploy_fail"]).feedback == 1.0
+
+
+def test_record_fact_keeps_a_preference_that_ask_answers_from(fresh: tuple[Path, dict[str, str]]) -> None:
+    """The tools' help named facts, which ask answers from, but no tool could record one (an MCP
+    probe's find)."""
+    path, _ = fresh
+
+    async def body(s: ClientSession) -> None:
+        out, data = await ok(s, "record_fact", {"key": "ana/ui.theme", "value": "dark mode", "tags": ["ui"]})
+        first = data["episode"]
+        assert out.startswith("recorded fact ana/ui.theme = dark mode") and first["kind"] == "fact"
+        _, again = await ok(s, "record_fact", {"key": "ana/ui.theme", "value": "dark mode", "tags": ["ui"]})
+        assert again["episode"]["id"] == first["id"]  # the same value: nothing new
+        out, data = await ok(s, "record_fact", {"key": "ana/ui.theme", "value": "solarized"})
+        assert f"replaces the value of {first['id']}" in out
+        _, answer = await ok(s, "ask", {"question": "what does Ana prefer for the ui theme?"})
+        assert [m["summary"] for m in answer["memories"]][:1] == ["solarized"]
+        _, err = await error(s, "record_fact", {"key": "ana@example.com", "value": "x"})
+        assert "ana@example.com" not in json.dumps(err)
+
+    run_session(path, body)
 
 
 @pytest.mark.parametrize(

@@ -726,8 +726,7 @@ _CF = [chr(c) for c in range(0x80, 0x110000) if unicodedata.category(chr(c)) == 
         ("CARD", "4539\u200b1488\u200b0343\u200b6467"),  # zero-width spaces
         ("CARD", "4539\u00ad1488\u00ad0343\u00ad6467"),  # soft hyphens
         ("CARD", "4539 1488\r\n0343 6467"),  # wrapped by Windows
-        ("CARD", "4539\t1488\t0343\t6467"),
-        ("CARD", "4539 1488 \n  0343 6467"),  # a space before the break, an indent after it
+        ("CARD", "4539 1488\n0343 6467"),  # wrapped
         ("CARD", "4\ufe0f\u20e35\ufe0f\u20e339 1488 0343 6467"),  # keycaps
         ("IBAN", "DE89\u200b3704\u200b0044\u200b0532\u200b0130\u200b00"),
         ("PHONE", "+1 415\u200b555 0132"),
@@ -765,6 +764,49 @@ def test_the_hidden_characters_are_every_format_character_and_combining_marks_on
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "lines per file:\n     415\n     555\n    2671\n",  # printf("%8d")
+        "Results\n\n415\n\n555\n\n2671\n",  # blank lines between
+        "ids:\n\n  4539\n\n  1488\n\n  0343\n\n  6467",
+        "x\ty\tz\n0\t212\t555\n0134\t7\t9\n",  # TSV
+        "col1\tcol2\n4539\t1488\n0343\t6467",
+        "  4111\t1111\t1111\t1111",
+        "rows\n  212 \n  555 \n  0134",  # a space before each break
+        "415 \n555 \n2671",
+        "415\r\n\r\n555\r\n\r\n2671",
+        "     a    b\n0  415  555\n1  2671   3\n",
+        "echo $((512+256+1024))\nsize=512+256+1024",
+        "int off=256+555+1234;",
+        "total=212+555+0123",
+        "n=4539+1488+0343+6467",
+        "t=10:00:00+0200",
+        "call me\n at 415\n 555 2671",
+    ],
+)
+def test_columns_and_arithmetic_stay(text: str) -> None:
+    """Numbers a blank line, an indent, a tab or a "+" outside a query string part are separate
+    numbers: read as one space they made phones and cards of ordinary tool output."""
+    assert clean(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\u200fטלפון: +972 50 123 4567\u200f שלום", "\u200fטלפון: <PHONE_1>\u200f שלום"),  # the mark closing the run
+        ("card 4539 1488 0343 6467\u200b|next", "card <CARD_1>\u200b|next"),
+        ("mail jose@example.com\u2060, thanks", "mail <EMAIL_1>\u2060, thanks"),
+        ("IBAN DE89370400440532013000\ufe0f\u20e3 done", "IBAN <IBAN_1>\ufe0f\u20e3 done"),
+        ("/x?phone=%2B14155550132%31\u200b&y", "/x?phone=<PHONE_1>\u200b&y"),  # the last escape is the value's
+    ],
+)
+def test_hidden_characters_after_a_value_are_kept(text: str, expected: str) -> None:
+    """A replacement ends just after the value's last character: an invisible one after it
+    belongs to the text that follows."""
+    assert clean(text) == expected
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("/lookup?phone=%2B14155550132", "/lookup?phone=<PHONE_1>"),
@@ -775,6 +817,8 @@ def test_the_hidden_characters_are_every_format_character_and_combining_marks_on
         ("/emp?ssn=219%2D09%2D9999", "/emp?ssn=<SSN_1>"),
         ("/x?e=ana.lopez%40example.com", "/x?e=<EMAIL_1>"),
         ('{"log": "card 4539 1488\\r\\n0343 6467"}', '{"log": "card <CARD_1>"}'),  # escaped in JSON
+        ("card 4539 1488\r\n0343 6467 ok", "card <CARD_1> ok"),  # wrapped by Windows, as "\n" is
+        ("/pay?amount=5&card=4539+1488+0343+6467", "/pay?amount=5&card=<CARD_1>"),
     ],
 )
 def test_url_escapes_are_read_decoded(text: str, expected: str) -> None:

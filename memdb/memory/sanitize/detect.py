@@ -61,11 +61,13 @@ tests sit where they fail at once (``tests/memory/test_sanitize.py::test_repetit
 
 Values are found however they are typed: detectors read a copy in which every digit, space and
 dash of any script, and the full-width forms, are folded to ASCII, characters that show nothing
-(zero-width spaces, soft hyphens, combining accents) are dropped, a line break with the spaces
-around it is one space and a URL's percent-escapes are decoded (:func:`_read`); what they find
-is replaced in the text as written, its span mapped back (``_Pass.origin``). So ``４１１１ １１１１
-…``, ``١٢٣-٤٥-٦٧٨٩``, ``4539\u200b1488…``, a card wrapped onto the next line (``\r\n`` too),
+(zero-width spaces, soft hyphens, combining accents) are dropped, a line break is one space
+and a URL's percent-escapes are decoded (:func:`_read`); what they find is replaced in the text
+as written, its span mapped back (``_Pass.origin``, ``_Pass.end``). So ``４１１１ １１１１ …``,
+``١٢٣-٤٥-٦٧٨٩``, ``4539\u200b1488…``, a card wrapped onto the next line (``\r\n`` too),
 ``?phone=%2B1415…``, ``jörg@bücher.de`` and a lower-case IBAN are replaced like their plain forms.
+A blank line, an indent, a tab or a "+" outside a query value still parts two numbers: a column
+of counts or ``size=512+256+1024`` is no phone.
 
 Known limits: secrets written as prose other than "the password (passcode, PIN) is X", numbers
 in spaced groups without a label (an Aadhaar number, a SIN), lower-case PAN and NI numbers, names
@@ -205,36 +207,64 @@ def _fold(m: re.Match[str]) -> str:
 
 
 # What the detectors read other than as written, found by one scan anchored on literals: hidden
-# characters (NUL once folded), a line break (or JSON's escaped "\\n", "\\r", "\\t") with the
-# whitespace after it, a percent-escape, and a "+" between digits (a space in a query string)
-_EDITED: Final = re.compile(r"\x00+|(?:\r\n?|\n|\\[nrt])(?:[ \r\n\x00]|\\[nrt])*|%[0-9A-Fa-f]{2}|\+(?<=[0-9]\+)(?=[0-9])")
+# characters (NUL once folded), a Windows line break (raw or escaped in JSON: one space, as "\n"
+# is), a percent-escape, and a "+" between digits (a space in a query value, see _in_query).
+# A lone line break, "\r" or JSON's "\\n", "\\r", "\\t" is a space one for one, so a value wrapped
+# onto the next line is read whole while a blank line, an indent or a tab still part two numbers:
+# "415\n\n555\n\n2671" and a column of counts are no phone (tests/memory/test_sanitize.py::
+# test_columns_and_arithmetic_stay).
+_EDITED: Final = re.compile(r"\x00+|\r\n|\\r\\n|%[0-9A-Fa-f]{2}|\+(?<=[0-9]\+)(?=[0-9])")
+_ESCAPED_BREAK: Final = re.compile(r"\\[nrt]")  # two characters, two spaces: positions stay
 _QUERY_REACH: Final = 64  # a "+" is a space in a query value: an "=" this close before it, no space between
-_NO_CUTS: Final[tuple[list[int], list[int]]] = ([], [])
+_QUERY_END: Final = re.compile(r"[^\s&\"'<>]*&")  # the rest of a query value, to the "&" of the next
+_NO_CUTS: Final[tuple[list[int], list[int], list[int]]] = ([], [], [])
 
 
-def _read(text: str) -> tuple[str, tuple[list[int], list[int]]]:
+def _in_query(text: str, plus: int) -> bool:
+    """Whether the "+" at ``plus`` is in a query value (a space there): after an "=" with no space
+    between, that pair being one of a query string, a "?" or "&" before its name or a "&" after its
+    value ("?phone=+44+20...", "card=4539+1488+...&cvc=..."); "size=512+256" is arithmetic."""
+    eq = text.rfind("=", max(0, plus - _QUERY_REACH), plus)
+    if eq == -1 or _SPACE.search(text, eq, plus) is not None:
+        return False
+    name = max(text.rfind("?", max(0, eq - _QUERY_REACH), eq), text.rfind("&", max(0, eq - _QUERY_REACH), eq))
+    if name != -1 and _SPACE.search(text, name, eq) is None:
+        return True
+    return _QUERY_END.match(text, plus, plus + _QUERY_REACH) is not None
+
+
+def _read(text: str) -> tuple[str, tuple[list[int], list[int], list[int]]]:
     """What the detectors read, and where its characters were in ``text``: each character that can
     stand for an ASCII one in PII folded to it (``４``, ``٤`` -> ``4``; a non-breaking hyphen ->
-    ``-``; ``＠`` -> ``@``; a tab or a no-break space -> a space); hidden characters dropped; a line
-    break and the whitespace around it one space ("4539 1488 \\r\\n0343 6467" is a card wrapped onto
-    the next line); a percent-escape decoded ("%2B1415...", "4539%201488...", but ``%40``, which
-    ``_detect_emails`` reads in place) and a "+" between digits in a query value a space.
+    ``-``; ``＠`` -> ``@``; a no-break space -> a space); hidden characters dropped; a line break
+    a space ("4539 1488\\r\\n0343 6467" is a card wrapped onto the next line); a percent-escape
+    decoded ("%2B1415...", "4539%201488...", but ``%40``, which ``_detect_emails`` reads in place)
+    and a "+" between digits in a query value a space.
 
-    The cuts are two lists: the positions of the read text after which characters of ``text``
-    were dropped, and how many in all up to each (``_Pass.origin``); spans are replaced in ``text``,
-    so what is around a value is kept as written, and a value's span covers what was dropped in it."""
-    if "\t" in text:
-        text = text.replace("\t", " ")
+    The cuts are three lists: the positions of the read text after which characters of ``text``
+    were dropped, how many in all up to each, and how many of those at each were hidden characters
+    (which belong to no value: ``_Pass.end``); spans are replaced in ``text``, so what is around a
+    value is kept as written, and a value's span covers what was dropped in it."""
     if not text.isascii():
         text = _TO_FOLD.sub(_fold, text)
-    if "\x00" not in text and "\r" not in text and "\\" not in text and "%" not in text and "+" not in text:
-        if "\n" not in text:
-            return text, _NO_CUTS
-        if " \n" not in text and "\n " not in text and "\n\n" not in text:
-            return text.replace("\n", " "), _NO_CUTS  # one for one: a value wrapped onto the next line
+    cuts = _NO_CUTS
+    if "\x00" in text or "\r\n" in text or "%" in text or "+" in text or "\\r\\n" in text:
+        text, cuts = _edited(text)
+    if "\n" in text:
+        text = text.replace("\n", " ")  # a value wrapped onto the next line
+    if "\r" in text:
+        text = text.replace("\r", " ")
+    if "\\" in text:  # JSON's escapes in a string holding JSON: "key\\n10.20.30.40" starts a line too
+        text = _ESCAPED_BREAK.sub("  ", text)
+    return text, cuts
+
+
+def _edited(text: str) -> tuple[str, tuple[list[int], list[int], list[int]]]:
+    """``text`` with each :data:`_EDITED` match read as it stands for, and the cuts (:func:`_read`)."""
     pieces: list[str] = []
     at: list[int] = []
     dropped: list[int] = []
+    hidden: list[int] = []
     pos = size = 0  # in text; in the text read so far
     for m in _EDITED.finditer(text):
         start, end = m.span()
@@ -250,24 +280,21 @@ def _read(text: str) -> tuple[str, tuple[list[int], list[int]]]:
             else:
                 continue
         elif c == "+":
-            eq = text.rfind("=", max(0, start - _QUERY_REACH), start)
-            if eq == -1 or _SPACE.search(text, eq, start) is not None:
+            if not _in_query(text, start):
                 continue
             new = " "
-        else:  # a line break: spaces before it too ("1488 \n0343")
-            while start > pos and text[start - 1] == " ":
-                start -= 1
+        else:  # a Windows line break
             new = " "
         pieces += (text[pos:start], new)
         size += start - pos + len(new)
-        if end - start > len(new):
-            at.append(size)
-            dropped.append((dropped[-1] if dropped else 0) + end - start - len(new))
+        at.append(size)
+        dropped.append((dropped[-1] if dropped else 0) + end - start - len(new))
+        hidden.append(0 if new else end - start)
         pos = end
     if not pieces:
         return text, _NO_CUTS
     pieces.append(text[pos:])
-    return "".join(pieces), (at, dropped)
+    return "".join(pieces), (at, dropped, hidden)
 
 
 def detection_text(text: str) -> str:
@@ -281,12 +308,12 @@ class _Pass:
     Detectors read ``text`` (:func:`_read`); spans are claimed there and replaced in ``source``
     where ``origin`` maps them."""
 
-    __slots__ = ("_at", "_clusters", "_dropped", "label", "source", "spans", "starts", "text")
+    __slots__ = ("_at", "_clusters", "_dropped", "_hidden", "label", "source", "spans", "starts", "text")
 
     def __init__(self, source: str, label: str | None = None) -> None:
         self.source = source
         self.label = label  # the kind a dict key names for the value at the start (``LABEL_FIELD``)
-        text, (self._at, self._dropped) = _read(source)
+        text, (self._at, self._dropped, self._hidden) = _read(source)
         self.text = text
         self.starts: list[int] = []
         self.spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, key); kind "" = placeholder already there
@@ -296,13 +323,28 @@ class _Pass:
                 self.claim(m.start(), m.end(), "", "")
 
     def origin(self, pos: int) -> int:
-        """Where position ``pos`` of ``text`` is in ``source``: after what was dropped before it. An
-        end maps past what was dropped at it, so a span covers a value's hidden characters and
-        the rest of its last percent-escape (``tests/memory/test_sanitize.py::test_hidden_characters_inside_a_value``)."""
+        """Where the character at ``pos`` of ``text`` is in ``source`` (a span's start): after what
+        was dropped before it, hidden characters included."""
         if not self._at:
             return pos
         i = bisect.bisect_right(self._at, pos)
         return pos + self._dropped[i - 1] if i else pos
+
+    def end(self, pos: int) -> int:
+        """Where a span ending at ``pos`` of ``text`` ends in ``source``: just after its last
+        character, the rest of a percent-escape or "\\r\\n" included, but not the hidden characters
+        after it, which belong to the text that follows (a right-to-left mark closing a run:
+        ``tests/memory/test_sanitize.py::test_hidden_characters_after_a_value_are_kept``)."""
+        if not self._at:
+            return pos
+        i = bisect.bisect_right(self._at, pos)
+        if not i:
+            return pos
+        end = pos + self._dropped[i - 1]
+        while i and self._at[i - 1] == pos:  # dropped right after the value: only hidden ones stay
+            end -= self._hidden[i - 1]
+            i -= 1
+        return end
 
     def claim(self, start: int, end: int, kind: str, key: str) -> bool:
         """Claim ``text[start:end]`` for ``kind`` unless it is empty or overlaps an earlier claim."""
@@ -1337,7 +1379,7 @@ class _Numbering:
         for start, end, kind, key in p.spans:
             if not kind:
                 continue  # a placeholder that was already there
-            start, end = p.origin(start), p.origin(end)
+            start, end = p.origin(start), p.end(end)
             parts += (p.source[pos:start], self.placeholder(kind, key))
             pos = end
         parts.append(p.source[pos:])

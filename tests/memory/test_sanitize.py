@@ -715,6 +715,34 @@ def test_keys_the_label_table_does_not_name_keep_their_numbers() -> None:
     assert clean(json.dumps(kept)) == json.dumps(kept)
 
 
+class _ByFieldName:
+    """A custom sanitizer that scrubs the digits of the fields it knows hold user text, routing
+    by the top-level field a name starts with, and passes "~" names through as context."""
+
+    def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:
+        def scrub(name: str, text: str) -> str:
+            user = not name.startswith("~") and re.split(r"[.\[:~#]", name)[0] in {"decisions", "input", "summary"}
+            return re.sub(r"\d(?:[\d -]*\d)?", "<NUM_1>", text) if user else text
+
+        return {name: scrub(name, text) for name, text in texts.items()}
+
+
+def test_a_custom_sanitizer_routing_by_field_name_scrubs_a_labelled_value() -> None:
+    """A label key's value was sent as "~label:KIND:decisions.0": a sanitizer that routes by the
+    field a name starts with (or passes "~" names through) stored ssn, phone and cvc raw. The name
+    starts with its field's, the label after the path."""
+    from memdb.memory.sanitize.fields import flatten_texts
+
+    raw = {"decisions": {"ssn": "219-09-9999", "phone": "+1 415 555 2671", "cvc": "947", "pin": [4821, "5839"]}}
+    flat, rebuild = flatten_texts(raw)
+    assert all(name.startswith("decisions.") for name in flat)
+    out = rebuild(sanitize_fields(_ByFieldName(), flat))["decisions"]
+    assert out == {"ssn": "<NUM_1>", "phone": "+<NUM_1>", "cvc": "<NUM_1>", "pin": ["<NUM_1>", "<NUM_1>"]}
+    assert rebuild(sanitize_fields(S, flat))["decisions"] == {
+        "ssn": "<SSN_1>", "phone": "<PHONE_1>", "cvc": "<SECRET_1>", "pin": ["<SECRET_2>", "<SECRET_3>"]
+    }  # fmt: skip
+
+
 # --- hidden characters, line breaks and URL escapes inside a value ----------------------------------
 
 _CF = [chr(c) for c in range(0x80, 0x110000) if unicodedata.category(chr(c)) == "Cf"]

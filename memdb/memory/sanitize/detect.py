@@ -111,9 +111,10 @@ SECRET_FIELD: Final = "~secret:"
 ...}``, see :func:`is_secret_key`): the sanitizer replaces all of it with one ``<SECRET_n>``."""
 
 LABEL_FIELD: Final = "~label:"
-"""A field whose name starts with this, then a kind and ":" (``~label:SECRET:decisions.0.1``), holds
+"""A field whose name holds this after its path, then a kind (``decisions.0.1~label:SECRET``), holds
 the value of a dict key that is a label (``{"cvc": "947"}``, see :func:`label_of_key`): the sanitizer
-reads it as if the label were written before it. A hint: a sanitizer may ignore it."""
+reads it as if the label were written before it. A hint only: the name still starts with the
+record's field and path, so a sanitizer that ignores the hint sees the value where it is."""
 
 _KIND_NAME: Final = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 _MAX_PASSES: Final = 8  # a second pass finds nothing in practice; the bound only guards against a bad extra pattern
@@ -126,8 +127,14 @@ class Sanitizer(Protocol):
     def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:
         """Return the same keys with sanitized text; placeholders are consistent across fields.
 
-        A field whose name starts with :data:`SECRET_FIELD` is a secret whole: capture replaces
-        it with a ``<SECRET_n>`` itself if the result is anything else (fail closed)."""
+        A name is the record's field, then the path of a nested value (``decisions.0[1]``, a dict
+        key's own text ``decisions.0:key``), so a sanitizer may route by the name's start: every
+        field holding user text starts with that field's name. Two forms carry a key's verdict:
+        a name starting with :data:`SECRET_FIELD` is a secret whole (capture replaces it with a
+        ``<SECRET_n>`` itself if the result is anything else: fail closed); a name ending in
+        :data:`LABEL_FIELD` and a kind (``decisions.0~label:GOV_ID``) is the value of a label key
+        (``{"ssn": ...}``), user text like its field, which the built-in sanitizer reads as the
+        label makes it. Other names starting with "~" (``~placeholders``) are context, not stored."""
         ...
 
 
@@ -1392,9 +1399,10 @@ _LABEL_KINDS: Final = frozenset(_LABELS.values())
 
 def _field_label(name: str) -> str | None:
     """The kind a field named with :data:`LABEL_FIELD` says its dict key labels, or None."""
-    if not name.startswith(LABEL_FIELD):
+    at = name.rfind(LABEL_FIELD)
+    if at == -1:
         return None
-    kind = name[len(LABEL_FIELD) :].partition(":")[0]
+    kind = name[at + len(LABEL_FIELD) :].partition("#")[0]  # "#n": a name made unique (``flatten_texts``)
     return kind if kind in _LABEL_KINDS else None
 
 

@@ -6,8 +6,9 @@ A value under a secret-looking key (``{"password": "xkcd936q"}``, ``DB_PASSWORD`
 named with ``SECRET_FIELD``, so the sanitizer sees the key's verdict with the value and replaces
 it whole, numbers and nested values included; whatever a sanitizer returns for it, what is kept
 is one ``<SECRET_n>`` (fail closed). A key that is a label (``{"cvc": "947"}``, ``{"routing_number":
-...}``; ``memdb.memory.sanitize.detect.label_of_key``) names its value's slot with ``LABEL_FIELD`` and
-the kind, so the value is read as "cvc 947" is; short ints under it are carried as text too.
+...}``; ``memdb.memory.sanitize.detect.label_of_key``) ends its value's slot name with ``LABEL_FIELD``
+and the kind, so the value is read as "cvc 947" is (short ints under it are carried as text too);
+the name still starts with the field's, so a sanitizer routing by field name scrubs it as before.
 
 Capture (``memdb.memory.episodes``) and the layers that derive text from episodes (knowledge,
 patterns) use these, so every path to disk sanitizes the same way.
@@ -134,7 +135,7 @@ def flatten_texts(
         field names (they may be shown in its errors). ``secret``: under a secret-looking key;
         ``label``: the kind a key that is a label names (``{"pin": ...}``), for it and a list's items."""
         if isinstance(value, str):
-            return slot(value, SECRET_FIELD + name if secret else f"{LABEL_FIELD}{label}:{name}" if label else name)
+            return slot(value, SECRET_FIELD + name if secret else f"{name}{LABEL_FIELD}{label}" if label else name)
         if depth > MAX_DEPTH:  # nested past reason (or holding itself)
             raise ValidationError(f"{where}: {redacted(str(path[0]))} is nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, Mapping):
@@ -165,13 +166,13 @@ def flatten_texts(
                 shown_value = shown(value) if label is None else "<int>"  # the label would name what the digits are
                 raise ValidationError(f"{where}: {at}={shown_value}: an integer beyond 64 bits is not stored (give it as str)")
             if label is not None:  # {"pin": 4821}: a number of any size, read as its label makes it
-                return slot(str(value), f"{LABEL_FIELD}{label}:{name}", value)
+                return slot(str(value), f"{name}{LABEL_FIELD}{label}", value)
             return slot(str(value), name, value) if abs(value) >= _INT_AS_TEXT else value
         if isinstance(value, float):
             if not math.isfinite(value):
                 raise ValidationError(f"{where}: {_path_text(path)}={value!r}: not a finite number")
             if value.is_integer() and (label is not None or abs(value) >= _INT_AS_TEXT):  # a card from a float64 column
-                return slot(str(int(value)), f"{LABEL_FIELD}{label}:{name}" if label else name, value)
+                return slot(str(int(value)), f"{name}{LABEL_FIELD}{label}" if label else name, value)
             return value
         if isinstance(value, dt.datetime):
             if value.tzinfo is None or value.utcoffset() is None:

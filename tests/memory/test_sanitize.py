@@ -715,6 +715,49 @@ def test_keys_the_label_table_does_not_name_keep_their_numbers() -> None:
     assert clean(json.dumps(kept)) == json.dumps(kept)
 
 
+@pytest.mark.parametrize(
+    "kept",
+    [
+        {"traffic_by_platform": {"mobile": 1520000, "desktop": 980000, "tablet": 120000}},  # analytics
+        {"sessions": {"mobile": 254310.0, "desktop": 198200.0}},  # a float64 column
+        {"trig": {"sin": 0.5, "tan": 100.0, "angle_tan": 1234, "angleTan": 123456, "sin_x": 12345}},
+        {"sheet": {"cell": "B7", "value": 1}, "excel_cell": 2500000, "cell": 42},
+        {"ledger": {"account": 150000, "currency": "EUR"}},  # a balance
+        {"tan": 1000000, "sin": 12345, "mobile": "1520000"},
+    ],
+)
+def test_numbers_under_look_alike_keys_stay(kept: dict[str, object]) -> None:
+    """A key that ends in a label word with other meanings (angle_tan, excel_cell) labels nothing,
+    and under the bare word only a value of the kind's shape is read: a count under "mobile" is
+    traffic, not a phone."""
+    from memdb.memory.sanitize.fields import flatten_texts
+
+    flat, rebuild = flatten_texts({"decisions": kept})
+    assert rebuild(sanitize_fields(S, flat))["decisions"] == kept
+
+
+def test_values_of_their_shape_under_look_alike_keys_are_read() -> None:
+    from memdb.memory.sanitize.fields import flatten_texts
+
+    keyed = {"mobile": 4915123456789, "cell": "0151 2345678", "tan": 482913, "sin": "046 454 286", "account": "12345678"}
+    flat, rebuild = flatten_texts({"decisions": keyed})
+    assert rebuild(sanitize_fields(S, flat))["decisions"] == {
+        "mobile": "<PHONE_1>", "cell": "<PHONE_2>", "tan": "<SECRET_1>", "sin": "<GOV_ID_1>", "account": "<ACCOUNT_1>"
+    }  # fmt: skip
+
+
+def test_a_label_keys_short_value_is_not_replaced_in_other_fields() -> None:
+    """A number under {"pin": ...} is at most 8 digits: replaced in every field of the episode as a
+    known secret, it blanked "Loaded 1000000 rows"; a secret key's value still is."""
+    from memdb.memory.sanitize.fields import flatten_texts
+
+    raw = {"decisions": {"pin": 1000000, "password": "xkcd936q"}, "summary": "Loaded 1000000 rows, then tried xkcd936q"}
+    flat, rebuild = flatten_texts(raw)
+    out = rebuild(sanitize_fields(S, flat))
+    assert out["decisions"] == {"pin": "<SECRET_1>", "password": "<SECRET_2>"}
+    assert out["summary"] == "Loaded 1000000 rows, then tried <SECRET_2>"
+
+
 class _ByFieldName:
     """A custom sanitizer that scrubs the digits of the fields it knows hold user text, routing
     by the top-level field a name starts with, and passes "~" names through as context."""

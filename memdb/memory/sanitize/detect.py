@@ -315,11 +315,12 @@ class _Pass:
     Detectors read ``text`` (:func:`_read`); spans are claimed there and replaced in ``source``
     where ``origin`` maps them."""
 
-    __slots__ = ("_at", "_clusters", "_dropped", "_hidden", "label", "source", "spans", "starts", "text")
+    __slots__ = ("_at", "_clusters", "_dropped", "_hidden", "label", "quiet", "source", "spans", "starts", "text")
 
     def __init__(self, source: str, label: str | None = None) -> None:
         self.source = source
         self.label = label  # the kind a dict key names for the value at the start (``LABEL_FIELD``)
+        self.quiet: set[str] = set()  # secrets claimed that are not replaced in other fields (``_replace_known_secrets``)
         text, (self._at, self._dropped, self._hidden) = _read(source)
         self.text = text
         self.starts: list[int] = []
@@ -929,6 +930,26 @@ _LABELS: Final[dict[str, str]] = {
     **dict.fromkeys("kontonummer konto-nr acct blz bankleitzahl bsb account routing sort-code".split(), "ACCOUNT"),
     **dict.fromkeys("cvc cvc2 cvv cvv2 csc security-code pin pin-code tan".split(), "SECRET"),
 }
+# Label words that are also ordinary words or names of other things ("tan" of an angle, a
+# spreadsheet's "cell", "mobile" traffic, "sin", a ledger's "account" balance): a key ending in one
+# (angle_tan, excel_cell) labels nothing, and under the bare word as a key, only a value of the
+# kind's shape is read (``label_of_key``; tests/memory/test_sanitize.py::test_numbers_under_look_alike_keys_stay)
+_AMBIGUOUS_TAILS: Final = frozenset({"tan", "cell", "mobile", "handy", "sin"})
+
+
+def _phone_shape(value: str) -> bool:
+    """Digits of a phone: 7 to 15 written with separators or a "+" or trunk "0", 10 to 15 bare."""
+    n = len(_digits(value))
+    bare = value.isdigit() and not value.startswith("0")
+    return 10 <= n <= 15 if bare else 7 <= n <= 15
+
+
+_KEY_SHAPES: Final[dict[str, Callable[[str], bool]]] = {
+    **dict.fromkeys(("mobile", "cell", "handy"), _phone_shape),
+    "tan": lambda v: v.isdigit() and len(v) == 6,  # a transaction number
+    "sin": lambda v: len(_digits(v)) == 9,  # Canada's social insurance number
+    "account": lambda v: 8 <= len(_digits(v)) <= 18,  # a number, not a balance or a count
+}
 _AFTER_LABEL: Final = frozenset(" \t:#=.\"'\\")  # what stands between a label and its value (never "")
 _BETWEEN_LABEL: Final = " \t:#=.\"'\\"  # the same, read back from the value: '"cvc": "947"' and '\\"cvc\\": \\"947\\"' too
 _NUMBER_WORDS: Final = frozenset({"no", "nr", "number", "num"})  # "account number", "passport no."
@@ -984,7 +1005,7 @@ def _label_kind(word: str) -> str | None:
         parts.pop()
     for n in (2, 1):  # "social-security", "sort-code", then the last part: "cvc" of "card-cvc"
         if len(parts) >= n and (kind := _LABELS.get("-".join(parts[-n:]))) is not None:
-            return kind
+            return None if n == 1 and len(parts) > 1 and parts[-1] in _AMBIGUOUS_TAILS else kind  # not "angle-tan"
     return None
 
 
@@ -1005,13 +1026,19 @@ def _label_of(text: str, start: int) -> str | None:
     return _label_kind(word)
 
 
-def label_of_key(key: str) -> str | None:
+def label_of_key(key: str, value: str | None = None) -> str | None:
     """The kind a dict key names as a label does in prose (``_LABELS``): under ``{"cvc": ...}``,
     ``{"routing_number": ...}``, ``{"accountNumber": ...}`` a number is what "cvc 947" makes it.
-    Carried to the sanitizer by naming the value's field with :data:`LABEL_FIELD`."""
-    if key.isalnum():  # most keys: no quotes, spaces or dots to read past
-        return _label_kind(key)
-    return _label_kind(key.strip().strip("\"'").replace(" ", "_").replace(".", "_"))
+    Given the ``value`` (as text), None unless it has the shape of the kind where the key is a
+    word with other meanings (``_KEY_SHAPES``: ``{"mobile": 1520000}`` is traffic, ``{"tan": 100.0}``
+    a tangent). Carried to the sanitizer by naming the value's field with :data:`LABEL_FIELD`."""
+    if not key.isalnum():  # most keys are: no quotes, spaces or dots to read past
+        key = key.strip().strip("\"'").replace(" ", "_").replace(".", "_")
+    kind = _label_kind(key)
+    if kind is None or value is None:
+        return kind
+    fits = _KEY_SHAPES.get(key.lower())
+    return kind if fits is None or fits(value.strip()) else None
 
 
 def _detect_labeled(p: _Pass) -> None:
@@ -1026,7 +1053,8 @@ def _detect_labeled(p: _Pass) -> None:
             while start > number.start() - 2 and start and text[start - 1].isupper() and text[start - 1].isalpha():
                 start -= 1
         before = text[start - 1 : start]
-        if p.label is not None and not text[:start].strip():  # the value of a dict key that is a label: {"pin": "4821"}
+        keyed = p.label is not None and not text[:start].strip()
+        if keyed:  # the value of a dict key that is a label: {"pin": "4821"}
             kind: str | None = p.label
         elif before not in _AFTER_LABEL:  # a number inside a word or a number ("v2", "3.11"), or at the start
             continue
@@ -1043,8 +1071,8 @@ def _detect_labeled(p: _Pass) -> None:
             continue
         digits = _digits(found)
         if kind == "SECRET":
-            if 3 <= len(digits) <= 8 and found.replace(" ", "").isdigit():
-                p.claim(start, end, "SECRET", digits)
+            if 3 <= len(digits) <= 8 and found.replace(" ", "").isdigit() and p.claim(start, end, "SECRET", digits) and keyed:
+                p.quiet.add(digits)  # {"pin": 1000000}: too short and too common to blank "1000000 rows" elsewhere
         elif len(digits) >= _LABEL_DIGITS[kind]:
             p.claim(start, end, kind, found.upper())
     if "ass" in text or "ASS" in text or "in " in text or "IN " in text:  # "password ...", "PIN ..."
@@ -1369,6 +1397,7 @@ class _Numbering:
                     self.last[kind] = n
         self.assigned: dict[tuple[str, str], str] = {}
         self.counts: dict[str, int] = {}
+        self.spread: set[str] = set()  # the secrets replaced in every field (``_replace_known_secrets``)
 
     def placeholder(self, kind: str, key: str) -> str:
         """The placeholder of one value, counted as one replacement."""
@@ -1386,6 +1415,8 @@ class _Numbering:
         for start, end, kind, key in p.spans:
             if not kind:
                 continue  # a placeholder that was already there
+            if kind == "SECRET" and key not in p.quiet:
+                self.spread.add(key)
             start, end = p.origin(start), p.end(end)
             parts += (p.source[pos:start], self.placeholder(kind, key))
             pos = end
@@ -1415,10 +1446,15 @@ def _spreads(secret: str) -> bool:
 
 def _replace_known_secrets(out: dict[str, str], numbering: _Numbering) -> None:
     """A secret known from its key (``{"password": "xkcd936q"}``, ``token=...``, a URL's password)
-    is a secret in every field of the episode: "retry with xkcd936q" loses it too."""
+    is a secret in every field of the episode: "retry with xkcd936q" loses it too. Not a label key's
+    number (``{"pin": 1000000}``, ``_Pass.quiet``): too short and common to blank "1000000 rows"."""
     if "SECRET" not in numbering.counts:
         return
-    known = [(key, placeholder) for (kind, key), placeholder in numbering.assigned.items() if kind == "SECRET" and _spreads(key)]
+    known = [
+        (key, placeholder)
+        for (kind, key), placeholder in numbering.assigned.items()
+        if kind == "SECRET" and key in numbering.spread and _spreads(key)
+    ]
     for name, text in out.items():
         for key, placeholder in known:
             if key in text:
@@ -1468,6 +1504,7 @@ class RegexSanitizer:
         for name, text in texts.items():
             if name.startswith(SECRET_FIELD) and text.strip() and PLACEHOLDER.fullmatch(text) is None:
                 out[name] = numbering.placeholder("SECRET", text)  # the value of a secret key, whole
+                numbering.spread.add(text)
                 continue
             label = _field_label(name)
             # Repeat until a pass finds nothing: the result is then a fixpoint, hence idempotent.

@@ -133,9 +133,11 @@ def flatten_texts(
         """``path`` names the value for errors (``decisions.when``, ``_path_text``); ``name`` is its key in the
         flat texts, by position below the top level so no key's text reaches a sanitizer's
         field names (they may be shown in its errors). ``secret``: under a secret-looking key;
-        ``label``: the kind a key that is a label names (``{"pin": ...}``), for it and a list's items."""
+        ``label``: a key that is a label (``{"pin": ...}``), for it and a list's items: the kind it
+        names for each value (``label_of_key``) ends the value's name."""
         if isinstance(value, str):
-            return slot(value, SECRET_FIELD + name if secret else f"{name}{LABEL_FIELD}{label}" if label else name)
+            kind = label_of_key(label, value) if label is not None and not secret else None
+            return slot(value, SECRET_FIELD + name if secret else f"{name}{LABEL_FIELD}{kind}" if kind else name)
         if depth > MAX_DEPTH:  # nested past reason (or holding itself)
             raise ValidationError(f"{where}: {redacted(str(path[0]))} is nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, Mapping):
@@ -146,8 +148,8 @@ def flatten_texts(
                     raise ValidationError(f"{where}: {_path_text(path)} key {shown(k)}: keys must be str")
                 key = slot(k, f"{name}.{i}:key")  # a key is text of its own, never a secret whole
                 hidden = secret or is_secret_key(k) or (named and k.lower() in _VALUE_KEYS)
-                kind = None if hidden or isinstance(v, Mapping) else label_of_key(k)
-                items.append((key, walk(v, (*path, k), f"{name}.{i}", hidden, depth + 1, kind)))
+                labels = not hidden and not isinstance(v, Mapping) and label_of_key(k) is not None
+                items.append((key, walk(v, (*path, k), f"{name}.{i}", hidden, depth + 1, k if labels else None)))
             return _Dict(items, path)
         if isinstance(value, (list, tuple)):
             # ["X-Api-Key", "..."]: a pair whose first item names a secret holds one (headers as pairs)
@@ -165,14 +167,18 @@ def flatten_texts(
                 at = _path_text(path)
                 shown_value = shown(value) if label is None else "<int>"  # the label would name what the digits are
                 raise ValidationError(f"{where}: {at}={shown_value}: an integer beyond 64 bits is not stored (give it as str)")
-            if label is not None:  # {"pin": 4821}: a number of any size, read as its label makes it
-                return slot(str(value), f"{name}{LABEL_FIELD}{label}", value)
+            if label is not None and (kind := label_of_key(label, str(value))) is not None:  # {"pin": 4821}: any size
+                return slot(str(value), f"{name}{LABEL_FIELD}{kind}", value)
             return slot(str(value), name, value) if abs(value) >= _INT_AS_TEXT else value
         if isinstance(value, float):
             if not math.isfinite(value):
                 raise ValidationError(f"{where}: {_path_text(path)}={value!r}: not a finite number")
-            if value.is_integer() and (label is not None or abs(value) >= _INT_AS_TEXT):  # a card from a float64 column
-                return slot(str(int(value)), f"{name}{LABEL_FIELD}{label}" if label else name, value)
+            if value.is_integer():
+                digits = str(int(value))
+                if label is not None and (kind := label_of_key(label, digits)) is not None:  # {"pin": 4821.0}
+                    return slot(digits, f"{name}{LABEL_FIELD}{kind}", value)
+                if abs(value) >= _INT_AS_TEXT:  # a card from a float64 column
+                    return slot(digits, name, value)
             return value
         if isinstance(value, dt.datetime):
             if value.tzinfo is None or value.utcoffset() is None:

@@ -466,12 +466,7 @@ class OwnerQueries:
         anchor = find_event_anchor(question, at, settings.week_starts_on, settings.timezone)
         if anchor is None or not self._records_outcomes(settings.typed_kinds):
             return None  # (an owner who keeps conversations alone has no events to place a time by)
-        # the event of what the question is about, where there is one: "anything about web-02 since
-        # the outage?" is since web-02's outage, not billing-api's later one (test_an_event_of_the_question_s_tags_anchors_it)
-        start, end = anchor.span
-        about, _ = self._known_tags_in(question[:start] + question[end:])
-        first = self._event_moment(anchor.event, at, include_superseded, about) if about else None
-        first = first or self._event_moment(anchor.event, at, include_superseded)
+        first = self._event_moment(anchor.event, at, include_superseded)
         last = self._event_moment(anchor.end_event, at, include_superseded) if anchor.end_event else None
         if first is None or (anchor.end_event and last is None):
             return None
@@ -492,18 +487,13 @@ class OwnerQueries:
         among = f", the newest of {'at least ' if capped else ''}{n} matching" if n > 1 else ""
         return f"{words} = {shown_summary!r} of {day_of(local)} {local:%H:%M}{among}"
 
-    def _event_moment(
-        self, words: str, at: dt.datetime, include_superseded: bool, tags: Sequence[str] = ()
-    ) -> tuple[int, str, str, int, bool] | None:
-        """The newest memory with an outcome holding everything ``words`` ask (``_newest_event``),
-        and ``tags`` too: (its time, the words, its summary, how many such memories were read,
-        whether more may be). Archived memories count: archiving keeps an episode's time, kind,
-        outcome, tags and one-liner hot, and last March's outage is still the newest outage once
-        it is forgotten."""
+    def _event_moment(self, words: str, at: dt.datetime, include_superseded: bool) -> tuple[int, str, str, int, bool] | None:
+        """The newest memory with an outcome holding everything ``words`` ask (``_newest_event``):
+        (its time, the words, its summary, how many such memories were read, whether more may be).
+        Archived memories count: archiving keeps an episode's time, kind, outcome, tags and
+        one-liner hot, and last March's outage is still the newest outage once it is forgotten."""
         event = self._interpret(words, at, True, include_superseded)
-        every = replace(
-            event, tags=tuple(dict.fromkeys((*event.tags, *event.boost_tags, *tags))), boost_tags=(), rank_terms=(), terms_required=True
-        )
+        every = replace(event, tags=event.tags + event.boost_tags, boost_tags=(), rank_terms=(), terms_required=True)
         q = self._compile(every)
         if every.unmatched:  # words only archived one-liners hold match them
             every = self._matched_in_cold(every, q)

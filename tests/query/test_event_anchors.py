@@ -174,22 +174,6 @@ def test_after_an_event_is_what_came_after_it(qdb: memdb.Database, ops: dict[str
 
 
 @on_both
-def test_an_event_of_the_question_s_tags_anchors_it(qdb: memdb.Database) -> None:
-    """ "Anything about web-02 since the outage?" anchored at billing-api's later outage and cut
-    web-02's memories since its own (a year-of-use probe's find): the event of the tags the
-    question names anchors it, where there is one; else the newest of any."""
-    mem = qdb.owner("ana")
-    outage = mem.record("debug", "Outage: web-02 went down, disk full", outcome="failure", tags=["web-02", "incident"], ts=at(3))
-    fix = mem.record("debug", "Added logrotate on web-02", outcome="success", tags=["web-02"], ts=at(5))
-    mem.record("debug", "Outage: billing-api pool exhausted", outcome="failure", tags=["billing-api", "incident"], ts=at(20))
-    tls = mem.record("routine", "Deploy web-02 TLS config", outcome="success", tags=["web-02"], ts=at(25))
-    r = mem.ask("anything about web-02 since the outage?", now=NOW, limit=10)
-    assert _ids(r) == {outage.id, fix.id, tls.id} and "web-02 went down" in str(r.interpretation)
-    r = mem.ask("anything about web-03 since the outage?", now=NOW)  # no tag: the newest outage of any
-    assert "billing-api pool exhausted" in str(r.interpretation)
-
-
-@on_both
 def test_a_day_from_an_event(qdb: memdb.Database, ops: dict[str, str]) -> None:
     mem = qdb.owner("ana")
     assert _ids(mem.ask("What happened the day before the outage?")) == {ops["before"]}

@@ -157,8 +157,8 @@ class Lifecycle:
         zone = dt.UTC if settings.timezone == "UTC" else ZoneInfo(settings.timezone)
         mark = self.marks.get((owner, "burst_scanned_until"))
         # a window still open at the last run started at most one window (or, for an owner's
-        # day, 24 h) before its mark: look back over the longer of the two
-        since = ts_micros(mark - max(window, dt.timedelta(days=1))) if mark else None
+        # day, 25 h when the clocks go back) before its mark: look back over the longer of the two
+        since = ts_micros(mark - max(window, dt.timedelta(hours=25))) if mark else None
         for eid in self.episodes.ids_in_time(owner, since, ts_micros(now)):
             header = self.episodes.header(owner, eid)
             if header is None or header["status"] != "active" or header["kind"] in ("summary", FACT_KIND):  # facts are no events

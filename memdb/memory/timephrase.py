@@ -711,10 +711,19 @@ def _told_direction(text: str, start: int, end: int, placed: bool) -> str:
         return "past"
     ends = list(_CLAUSE_END.finditer(before))
     clause = before[ends[-1].end() :] if ends else before
-    if (plan := _PLANNED.search(clause)) is not None and (plan.group("aux") or "").lower() not in ("was", "were", "been"):
-        return "ahead"  # (test_a_plan_is_told_and_asked_of_ahead)
     stop = _CLAUSE_END.search(text, end, end + _CLAUSE_REACH)
     rest = text[end : stop.start() if stop else end + _CLAUSE_REACH]  # the clause after the phrase
+    plan = _PLANNED.search(clause)
+    if (
+        plan is not None
+        and (plan.group("aux") or "").lower() not in ("was", "were", "been")
+        and not (
+            # a plan told in the past: "the review scheduled for March 3 was cancelled", "the deploy we
+            # had planned for Monday failed", "what did we have planned for Tuesday?" (a review's finds)
+            _PAST_VERB.search(clause, 0, plan.start()) or _PAST_VERB.search(rest.split(",")[0])
+        )
+    ):
+        return "ahead"  # (test_a_plan_is_told_and_asked_of_ahead)
     # a phrase opening its clause has its verb after it: "On Friday we'll meet"
     if _FUTURE.search(clause) is not None or (_CLAUSE_OPENER.fullmatch(clause) and _FUTURE.search(rest) is not None):
         return "ahead"
@@ -818,6 +827,7 @@ _WEEKDAY_SHORT = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, 
 # a weekday written before a date: "Tuesday, December 29", "Tue 2026-12-29", "on Sat, Dec 26"
 _WEEKDAY_BEFORE = re.compile(rf"\b(?:on\s+)?(?P<wd>{_WD}|{'|'.join(_WEEKDAY_SHORT)})\.?,?\s+\Z", re.IGNORECASE)
 _QUALIFIED = re.compile(r"\b(?:last|next|this|previous|past|coming)\s+\Z", re.IGNORECASE)
+_BOUND_BEFORE = re.compile(r"\b(?:before|until|till|since|after|from|by|through|between|prior\s+to|up\s+to)\s+\Z", re.IGNORECASE)
 
 
 def _weekday_of_date(
@@ -833,8 +843,8 @@ def _weekday_of_date(
         if m is None or m.end() != end or m.group("pre") or not any(m.group(k) for k in ("iso", "dmy", "m1", "m2")):
             continue
         w = _WEEKDAY_BEFORE.search(text, 0, start)
-        if w is None or _QUALIFIED.search(text, 0, w.start()):
-            continue
+        if w is None or _QUALIFIED.search(text, 0, w.start()) or _BOUND_BEFORE.search(text, 0, w.start()):
+            continue  # "before Friday, June 26" is a bound, read as the date's phrase reads it
         name = w.group("wd").lower()
         named = _WEEKDAYS[name] if name in _WEEKDAYS else _WEEKDAY_SHORT[name]
         if found.start.astimezone(cal.zone).weekday() != named:  # "Monday, December 29": the date says which day

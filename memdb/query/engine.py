@@ -151,6 +151,7 @@ _MEMO_LIST_BYTES = 2 << 20
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
 _TAGS, _TAG_STARTS, _KINDS = ("tags",), ("tag starts",), ("kinds",)
 _TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (else one seek per phrase)
+_LESSONS_KEPT = 50  # distinct lessons a history keeps, newest first: 1,500 made an MCP answer of 68,000 characters
 _EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("after the deploy")
 _DAY_US = 86_400 * 1_000_000
 _EVENT_SPANS = (_DAY_US, 7 * _DAY_US, 31 * _DAY_US, 366 * _DAY_US, 3653 * _DAY_US, None)  # back from now
@@ -312,7 +313,7 @@ class OwnerQueries:
         order, count, rest, verb = order_asked(rest)
         rest = TALKED_ABOUT.sub(r"\g<about>", rest) if any(w in rest for w in ("about", " of ", " to ", " with ")) else rest
         written = rest  # as written: the tags' lookup gives the rest back as words ("didn t")
-        tags, rest = self._known_tags_in(rest)
+        tags, rest = self._known_tags_in(rest, include_archived)
         pairs = self._identifiers_asked(terms_and_words(rest), include_archived)
         kinds = set(self._layer.settings.typed_kinds)
         # an outcome word filters by outcome only where the owner keeps memories that carry one:
@@ -371,11 +372,13 @@ class OwnerQueries:
             kept = self._without_own_name(kept, question)
         if not kept and not (tags or kind or outcome or anchor or order):
             # "What did we decide?" asks of the memories that say they decided, where some do, in a
-            # window too ("what did we decide in February?" answered all of February: a year-of-use
-            # probe's find); a question word alone asks of everything ("what did we do this month?")
+            # window too where some of it do ("what did we decide in February?" answered all of
+            # February: a year-of-use probe's find); a question word alone asks of everything
             acts = {t: w for t, w in pairs.items() if t in ACT_TERMS and w.lower() not in dropped}
             acts |= {t: w for family in ACT_FAMILIES if not family.keys().isdisjoint(acts) for t, w in family.items() if t not in acts}
             kept = {t: acts[t] for t in acts if t not in self._unheld(acts)}
+            if kept and window is not None and not self._held_in(window, tuple(kept)):
+                kept = {}  # "what did we discuss last week?" of a week whose memories say no such thing: all of them
         elif not kept and len(tags) == 1 and not (window or outcome or anchor) and one_word(tags[0]):
             # "What did we learn about pgbouncer?", "any incidents involving postgres?" ask of the
             # memories (of the kind) that name it, tagged or not (the tag adds 0.1 to the score); a tag of
@@ -636,7 +639,7 @@ class OwnerQueries:
             # because routine work followed it (test_history_keeps_the_lessons_of_failures_before_the_attempts_listed)
             lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
             lessons += [lesson for eid, h in older if (lesson := self._lesson_of(eid, h))]
-        lessons = list(dict.fromkeys(lessons))  # each once, newest first
+        lessons = list(dict.fromkeys(lessons))[:_LESSONS_KEPT]  # each once, newest first
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
         return History(
             ordered, attempts, lessons, interp, len(hot) + len(archived), failures, archived=len(archived), superseded=len(superseded)
@@ -669,7 +672,7 @@ class OwnerQueries:
         """Every tag this owner has used."""
         return [str(t) for t in self._layout.by_tag.children((self.name,))]
 
-    def _known_tags_in(self, text: str) -> tuple[list[str], str]:
+    def _known_tags_in(self, text: str, include_archived: bool = False) -> tuple[list[str], str]:
         """Phrases of ``text`` (up to 4 words) that name a known tag, longest first; and the rest.
 
         An owner with no more tags than the question has words has them listed (a seek each);
@@ -677,14 +680,17 @@ class OwnerQueries:
         tags pays for the question's length, not for listing them. Only phrases whose first
         word can begin a known tag are tried (``_tag_starts``). What was read is kept while
         the owner's documents stay as they are (``TextIndex.memo``): every episode written or
-        taken out changes them, and with them any tag. A tag only archived memories carry is
-        known too, from the archived digest (a year of maintain archives most tags), and a word
-        names a tag by its singular or stem where its own form is none ("deploys", "deployments"
-        of tag "deploy": test_a_tag_is_named_by_its_plural_and_while_only_archived_memories_carry_it)."""
+        taken out changes them, and with them any tag. With ``include_archived``, a tag only
+        archived memories carry is known too, from the archived digest (a year of maintain
+        archives most tags); without, it would hide the hot memories saying the word. Beside
+        another tag, a word names a tag by its singular or stem where its own form is none and
+        some memory has both ("billing-api deploys" of tags billing-api and deploy), unless it
+        names an outcome or a kind ("billing-api failures"); alone it stays a word ("what tests failed?" of memories
+        saying "tests" untagged: test_a_tag_is_named_by_its_plural_and_while_only_archived_memories_carry_it)."""
         memo = self._layout.text.memo(self.name)
         words = re.findall(r"[\w#+./:-]+", text)
         known = self._few_tags(memo, len(words)) if words else None  # every tag of the owner, if that few
-        digest = self._archived_digest() if words and self._has_archived() else None
+        digest = self._archived_digest() if words and include_archived and self._has_archived() else None
 
         def is_tag(tag: str) -> bool:
             return (tag in known[0] if known is not None else self._has_tag(memo, tag)) or (digest is not None and tag in digest.by_tag)
@@ -704,8 +710,13 @@ class OwnerQueries:
                     found.append(tag)
                     for j in range(i, i + size):
                         used[j] = True
-        for i, word in enumerate(words):
-            if not used[i] and (alt := next((t for t in _singulars(word) if t in found or is_tag(t)), None)) is not None:
+        typed = self._layer.settings.typed_kinds
+        for i, word in enumerate(words if found else ()):
+            if used[i] or word.lower() in OUTCOME_WORDS or kinds_named(word, typed):
+                continue
+            alt = next((t for t in _singulars(word) if t in found or is_tag(t)), None)
+            # only where memories have it with the others: "deploy logs" of no memory tagged both is words
+            if alt is not None and (alt in found or self._tags_together([*found, alt])):
                 found.append(alt)
                 used[i] = True
         rest = " ".join(w for w, u in zip(words, used, strict=True) if not u)
@@ -812,9 +823,30 @@ class OwnerQueries:
             form, terms = tag_form(phrase), terms_of_word(head)
             if form is None or form in tags or len(terms) != 1 or terms[0] not in kept or not self._tag_family(form.rsplit("-", 1)[0]):
                 continue
-            if self._counts(terms)[2] <= _EVENTS_READ and not self._written_apart(form, terms):  # project-y: Project Y, Project-Y
-                missing.append(phrase)
+            if self._counts(terms)[2] <= _EVENTS_READ and not self._written_apart(form, terms) and not self._archived_write(form, terms[0]):
+                missing.append(phrase)  # (project-y: "Project Y", "Project-Y")
         return tuple(missing)
+
+    def _archived_write(self, form: str, term: str) -> bool:
+        """Whether an archived memory may hold the name ``form`` ("project-y"): as a tag, or in
+        what stays hot of it (its one-liner, tags, decisions), among the first ``_EVENTS_READ``
+        holding ``term``; True where that cannot be read (past ``_DIGESTED`` archived memories),
+        so the name is not said missing (a review's find: "no memory mentions 'Project Y'" of an
+        owner whose Project Y memory was archived)."""
+        if not self._has_archived():
+            return False
+        digest = self._archived_digest()
+        if digest is None:
+            return True
+        positions = digest.by_term.get(term, [])
+        if form in digest.by_tag or len(positions) > _EVENTS_READ:
+            return True
+        written = re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, form.split("-"))) + r"(?![^\W_])", re.IGNORECASE)
+        for i in positions:
+            h = self._layout.states.get((self.name, digest.ids[i]))
+            if h is not None and written.search(archived_words(h)):
+                return True
+        return False
 
     def _tag_family(self, head: str) -> bool:
         """Whether the owner has a tag beginning ``head-`` ("project-x" for "project"): one seek."""
@@ -961,7 +993,16 @@ class OwnerQueries:
     def _has_all_tags(self, q: Query) -> bool:
         """Whether any memory, archived ones too, has every tag of ``q`` (what "no memory has all
         of tags" would say otherwise)."""
-        only = Query(None, None, q.tags, (), (), False, None, None, None, include_archived=True)
+        return self._tags_together(q.tags)
+
+    def _held_in(self, window: TimeWindow, terms: tuple[str, ...]) -> bool:
+        """Whether a memory of ``window`` (hot, recorded in it) holds any of ``terms``."""
+        q = Query(ts_micros(window.start), ts_micros(window.end), (), (), terms, True, None, None, None)
+        return bool(self._matches(q, cap=1).total)
+
+    def _tags_together(self, tags: Sequence[str]) -> bool:
+        """Whether any memory, archived ones too, has every one of ``tags``."""
+        only = Query(None, None, tuple(tags), (), (), False, None, None, None, include_archived=True)
         return bool(self._matches(only, cap=1).total)
 
     def _in_time_order(self, q: Query, order: str, keep: int, talk: bool = False) -> list[Ranked] | None:

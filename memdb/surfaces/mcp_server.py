@@ -590,7 +590,9 @@ def _history(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     summary = relabel(str(h))
     lines = [summary]
     if h.lessons:
-        lines.append("Lessons: " + " | ".join(dict.fromkeys(_one_line(lesson, 200) for lesson in h.lessons)))
+        shown_lessons = list(dict.fromkeys(_one_line(lesson, 200) for lesson in h.lessons))
+        more = f" | and {len(shown_lessons) - 10} more (the lessons field)" if len(shown_lessons) > 10 else ""
+        lines.append("Lessons: " + " | ".join(shown_lessons[:10]) + more)
     lines.extend(_memory_line(m.episode) for m in h.attempts)
     data = {
         "summary": summary,

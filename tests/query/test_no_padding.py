@@ -72,9 +72,12 @@ def test_a_name_of_a_word_and_a_letter_no_memory_holds_empties_the_answer(team: 
         assert not r.found and r.interpretation.missing_names == ("Project Y",)
         assert "no memory mentions 'Project Y'" in r.note
     assert team.ask("What happened with Project X?", now=NOW).total == 1
-    team.record("debug", "Project-Y blocked the deploy", outcome="failure", tags=["deploy"], ts=NOW - dt.timedelta(hours=1))
+    y = team.record("debug", "Project-Y blocked the deploy", outcome="failure", tags=["deploy"], ts=NOW - dt.timedelta(hours=1))
     r = team.ask("What happened with Project Y?", now=NOW)  # a memory writes it: no missing name
     assert r.found and r.interpretation.missing_names == () and "Project-Y blocked the deploy" in [m.episode.summary for m in r]
+    team.archive(y.id)  # archived, it is still written ("no memory mentions" was false: a review's find)
+    r = team.ask("What happened with Project Y?", now=NOW, include_archived=True)
+    assert r.interpretation.missing_names == () and y.id in [m.id for m in r]
 
 
 @pytest.mark.parametrize("question", ["Did the deploy API fail?", "any deploy failures in CI?", "What broke the deploy URL?"])

@@ -728,6 +728,9 @@ def test_what_did_we_decide_asks_of_the_memories_that_say_so(qdb: memdb.Database
     assert r.interpretation.words == ("decide",) and [m.id for m in r] == [decided.id]
     assert mem.ask("Which decisions did we make in June?", now=NOW).total == 1
     assert mem.ask("What did we do in June?", now=NOW).total == 3  # no act word: everything in it
+    # where no memory of the window says it, the window's memories answer, as before (a review's find)
+    mem.record("roundtable", "We discussed the roadmap", outcome="success", ts=at(20, month=5))
+    assert mem.ask("What did we discuss in June?", now=NOW).total == 3
     other = qdb.owner("bob")
     other.record("routine", "Standup notes", outcome="success", ts=at(29))
     assert other.ask("What did we decide?").total == 1  # nothing says so: everything

@@ -1347,6 +1347,13 @@ def test_a_rolling_window_back_past_the_calendar_is_all_of_it(text: str) -> None
     assert r.window is not None and r.ignored == () and (r.window.start, r.window.end) == (OPEN_START, WED + US)
 
 
+def test_a_bound_before_a_weekday_and_date_stays_a_bound() -> None:
+    """ "before Friday, June 26" became the one day June 26 (a review's find): a bound's weekday
+    is read as the bound reads it."""
+    r = read_time_phrases("what happened before Tuesday, June 9?", WED)
+    assert r.window is not None and r.window.end != r.window.start + DAY
+
+
 @pytest.mark.parametrize(
     ("text", "day"),
     [

@@ -404,6 +404,9 @@ def test_a_plan_is_told_and_asked_of_ahead(tmp_path: Path) -> None:
     assert told_windows("Key rotation is scheduled for July 10", JULY_2) == [(day(10), day(11))]
     assert told_windows("The upgrade is planned for Friday", JULY_2) == [(day(3), day(4))]
     assert told_windows("The review was scheduled for July 1 but slipped", JULY_2) == [(day(1), day(2))]
+    # told in the past, it looks back (a review's finds)
+    assert told_windows("The security review scheduled for July 1 was cancelled", JULY_2) == [(day(1), day(2))]
+    assert told_windows("The deploy we had planned for Monday failed", JULY_2) == [(day(29, 6), day(30, 6))]
     with memdb.open(tmp_path / "db", clock=lambda: JULY_2) as db:
         plan = db.owner("ops").record("routine", "Key rotation is scheduled for July 10", outcome="success")
         r = db.owner("ops").ask("what is planned for July 10?", now=JULY_2)

@@ -129,6 +129,18 @@ def test_sessionless_events_group_by_the_database_s_day(ldb: memdb.Database) -> 
     assert {ldb.owner("ana").peek(i).status for i in ids} == {"summarized"}
 
 
+def test_a_burst_on_the_day_the_clocks_go_back_is_summarized_across_runs(ldb: memdb.Database) -> None:
+    """Los Angeles' November 1 2026 is 25 hours long: a run at 23:30 that day looked back 24 hours
+    at the next, and the day's first events were never grouped (a review's find)."""
+    ldb.configure(timezone="America/Los_Angeles")
+    first = burst(ldb.owner("ana"), 4, start=dt.datetime(2026, 11, 1, 7, 5, tzinfo=UTC), session=None, spacing=dt.timedelta(minutes=5))
+    last = burst(ldb.owner("ana"), 3, start=dt.datetime(2026, 11, 2, 2, 0, tzinfo=UTC), session=None, spacing=dt.timedelta(minutes=1))
+    assert ldb.maintain(now=dt.datetime(2026, 11, 2, 7, 30, tzinfo=UTC)).summaries == 0  # 23:30 PST: the day is open
+    report = ldb.maintain(now=dt.datetime(2026, 11, 3, 12, 0, tzinfo=UTC))
+    assert (report.summaries, report.summarized_sources) == (1, 7)
+    assert {ldb.owner("ana").peek(i).status for i in first + last} == {"summarized"}
+
+
 def test_erasing_a_source_frees_the_rest_of_its_burst(ldb: memdb.Database) -> None:
     """Erasing one source erased the summary (derived content), and the 7 others stayed
     "summarized" by no summary: they are events again."""

@@ -581,6 +581,11 @@ def test_history_keeps_the_lessons_of_failures_before_the_attempts_listed(team: 
     (older,) = [e for e in team.episodes() if e.lesson == "run migrations before the deploy window"]
     team.archive(older.id)
     assert team.history(tags=["deploy"], limit=3).lessons == h.lessons  # from what archiving keeps hot
+    for n in range(60):  # the 50 newest distinct, so an answer stays readable
+        team.record(
+            "debug", f"Cron {n} failed", outcome="failure", tags=["cron"], lesson=f"lesson {n}", ts=at(1, 0) + dt.timedelta(minutes=n)
+        )
+    assert team.history(tags=["cron"], limit=1).lessons == [f"lesson {n}" for n in range(59, 9, -1)]
 
 
 def test_history_rejects_an_inverted_window(team: memdb.Memory) -> None:

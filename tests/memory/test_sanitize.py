@@ -746,6 +746,33 @@ def test_values_of_their_shape_under_look_alike_keys_are_read() -> None:
     }  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("host\u200b203.0.113.77\u200bdown", "host\u200b<IP_1>\u200bdown"),
+        ("call\u200b+1 415 555 0132\u200bnow", "call\u200b<PHONE_1>\u200bnow"),
+        ("ssn\u200b219-09-9999\u200bok", "ssn\u200b<SSN_1>\u200bok"),
+        ("ana\u200b@example.com", "<EMAIL_1>"),  # inside the address
+        ("4539\u200b1488\u200b0343\u200b6467", "<CARD_1>"),
+    ],
+)
+def test_a_hidden_character_between_words_parts_them(text: str, expected: str) -> None:
+    """Dropping every hidden character glued a number to the word before it, and the phone and
+    the address were missed (a review's finds): one between a word and a number parts them."""
+    assert clean(text) == expected
+
+
+@pytest.mark.parametrize("text", ['{"mobile": 1520000}', '{"account": 150000}', '{"cell": 2500000}', '{"sin": 12345}'])
+def test_look_alike_keys_in_json_text_keep_their_numbers(text: str) -> None:
+    """As a dict's keys do: the same object as JSON text, a tool's result, was read as prose labels."""
+    assert clean(text) == text
+
+
+def test_a_json_key_s_short_value_is_not_replaced_in_other_fields() -> None:
+    out = sanitize_fields(S, {"a": '{"pin": 1000000}', "summary": "Loaded 1000000 rows"})
+    assert out == {"a": '{"pin": <SECRET_1>}', "summary": "Loaded 1000000 rows"}
+
+
 def test_a_label_keys_short_value_is_not_replaced_in_other_fields() -> None:
     """A number under {"pin": ...} is at most 8 digits: replaced in every field of the episode as a
     known secret, it blanked "Loaded 1000000 rows"; a secret key's value still is."""

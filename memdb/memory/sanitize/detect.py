@@ -298,7 +298,14 @@ def _edited(text: str, edits: list[re.Match[str]]) -> tuple[str, tuple[list[int]
         start, end = m.span()
         c = text[start]
         if c == "\x00":
-            new = ""
+            # hidden characters join what is on both sides ("4539\u200b1488", "ghp_\u200bAbc...",
+            # "123\u200b-45-6789"), but a word and a number they part, as a space does: joined,
+            # "host\u200b203.0.113.77" and "call\u200b+1 415 555 0132" hid the address and the
+            # phone (a review's finds). Where they join two words of letters the value may take the
+            # word with it ("Email\u200bana@..."): more is replaced, nothing leaks
+            left, right = text[start - 1 : start], text[end : end + 1]
+            parts = (left.isalpha() and (right.isdigit() or right in "+(")) or (right.isalpha() and left.isdigit())
+            new = " " if parts else ""
         elif c == "%":
             code = int(text[start + 1 : end], 16)
             if code in (0x09, 0x0A, 0x0D):
@@ -1079,12 +1086,18 @@ def _detect_labeled(p: _Pass) -> None:
                 start -= 1
         before = text[start - 1 : start]
         keyed = p.label is not None and not text[:start].strip()
+        shape: Callable[[str], bool] | None = None
+        as_key = False
         if keyed:  # the value of a dict key that is a label: {"pin": "4821"}
             kind: str | None = p.label
         elif before not in _AFTER_LABEL:  # a number inside a word or a number ("v2", "3.11"), or at the start
             continue
         else:
             kind = _label_of(text, start)
+            if kind is not None:  # a label written as a JSON key is read as a dict's key is ('"mobile": 1520000')
+                word, at = _word_before(text, start)
+                as_key = text[at + len(word) : at + len(word) + 1] in ('"', "'", "\\")
+                shape = _KEY_SHAPES.get(word.lower()) if as_key else None
         if kind is None:
             continue
         value = _LABEL_VALUE.match(text, start)
@@ -1092,11 +1105,11 @@ def _detect_labeled(p: _Pass) -> None:
         if kind == "GOV_ID" and (whole := _ID_VALUE.match(text, start)) is not None:  # "65 170839 J 003"
             end = max(end, whole.end())
         found = text[start:end]
-        if _NOT_LABELLED.fullmatch(found) or _UNIT_AFTER.match(text, end):  # a date, a decimal, a quantity
-            continue
+        if _NOT_LABELLED.fullmatch(found) or _UNIT_AFTER.match(text, end) or (shape is not None and not shape(found.strip())):
+            continue  # a date, a decimal, a quantity; a key's number of another shape than its kind's
         digits = _digits(found)
         if kind == "SECRET":
-            if 3 <= len(digits) <= 8 and found.replace(" ", "").isdigit() and p.claim(start, end, "SECRET", digits) and keyed:
+            if 3 <= len(digits) <= 8 and found.replace(" ", "").isdigit() and p.claim(start, end, "SECRET", digits) and (keyed or as_key):
                 p.quiet.add(digits)  # {"pin": 1000000}: too short and too common to blank "1000000 rows" elsewhere
         elif len(digits) >= _LABEL_DIGITS[kind]:
             p.claim(start, end, kind, found.upper())

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import functools
 import heapq
 import itertools
 import math
@@ -712,11 +713,13 @@ class OwnerQueries:
                         used[j] = True
         typed = self._layer.settings.typed_kinds
         for i, word in enumerate(words if found else ()):
-            if used[i] or word.lower() in OUTCOME_WORDS or kinds_named(word, typed):
+            if used[i] or not (forms := _singulars(word)):
                 continue
-            alt = next((t for t in _singulars(word) if t in found or is_tag(t)), None)
+            alt = next((t for t in forms if t in found or is_tag(t)), None)
+            if alt is None or word.lower() in OUTCOME_WORDS or kinds_named(word, typed):
+                continue
             # only where memories have it with the others: "deploy logs" of no memory tagged both is words
-            if alt is not None and (alt in found or self._tags_together([*found, alt])):
+            if alt in found or self._tags_together([*found, alt]):
                 found.append(alt)
                 used[i] = True
         rest = " ".join(w for w, u in zip(words, used, strict=True) if not u)
@@ -1979,6 +1982,7 @@ def _reads_as_a_phrase(word: str) -> bool:
     return re.fullmatch(r"[0-9]+(?:st|nd|rd|th)?", parts[0]) is not None and any(p.isalpha() for p in parts[1:])
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def _singulars(word: str) -> tuple[str, ...]:
     """The tags a plural or inflected word of letters may name: its singular ("deploys",
     "fixes") and its stem's form ("deployments" -> "deploy"); none for a word of other marks."""

@@ -394,7 +394,9 @@ def cmd_erase(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(report)
         else:
-            print(f"erased {report.count} episode{'s' if report.count != 1 else ''}: {', '.join(report.ids)} (audit {report.audit_id})")
+            entries = f" and {len(report.entries)} knowledge entr{'ies' if len(report.entries) != 1 else 'y'}" if report.entries else ""
+            episodes = f"{report.count} episode{'s' if report.count != 1 else ''}"
+            print(f"erased {episodes}{entries}: {', '.join(report.ids)} (audit {report.audit_id})")
     return 0
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memdb.errors import NotFoundError, ValidationError
 from memdb.lifecycle.cold import ColdCodec
@@ -28,11 +28,13 @@ __all__ = ["Erasure", "ErasureReport"]
 
 @dataclass(frozen=True)
 class ErasureReport:
-    """What an erasure removed: how many episodes, and their ids (content is gone)."""
+    """What an erasure removed: how many episodes, and their ids (content is gone), and the
+    knowledge entries that went with them or with the request."""
 
     count: int
     ids: list[str]
     audit_id: str | None = None  # the audit record written, if any
+    entries: list[str] = field(default_factory=list)  # knowledge entries erased (a request for everything took an owner's lessons)
 
 
 class Erasure:
@@ -45,7 +47,8 @@ class Erasure:
         # What layers above derive from episodes (knowledge entries, patterns) goes with them:
         # called as hook(owner, erased ids, now, action) inside every erasure's transaction, retention's
         # too; action is "erase", "delete" or "retention" (routine pruning keeps approved knowledge).
-        self.hooks: list[Callable[[str, set[str], dt.datetime, str], object]] = []
+        # A hook that erases knowledge entries returns their ids (ErasureReport.entries), else None.
+        self.hooks: list[Callable[[str, set[str], dt.datetime, str], list[str] | None]] = []
         # Episodes derived from the targets that go with them, as summaries do (distilled sessions):
         # finder(owner, target ids, action) -> ids, asked before anything is removed, so they are
         # erased, audited and handed to ``hooks`` like the targets themselves.
@@ -56,7 +59,7 @@ class Erasure:
         # What an owner wrote above this layer that cites no episode (a saved lesson) goes with a
         # request for everything or for tags: hook(owner, now, tags (none: everything), since, until),
         # in the erasure's transaction, even when no episode is left to erase.
-        self.requests: list[Callable[[str, dt.datetime, Sequence[str], dt.datetime | None, dt.datetime | None], object]] = []
+        self.requests: list[Callable[[str, dt.datetime, Sequence[str], dt.datetime | None, dt.datetime | None], list[str]]] = []
 
     def apply_retention(self, owner: str, now: dt.datetime) -> int:
         """Opt-in retention: erase episodes older than ``retention_days`` (audited)."""
@@ -104,6 +107,7 @@ class Erasure:
             raise ValidationError("erase: give ids, a time range, tags, or everything=True")
         now = self.episodes.now()
         hashes: dict[str, str] = {}
+        entries: list[str] = []
         audit_id = None
         # targets are found inside the write, so one erased meanwhile by another process is not missed or missing
         with self.episodes.space.transaction():
@@ -129,16 +133,16 @@ class Erasure:
             if hashes:
                 self.cold.retrain(owner)
                 for hook in self.hooks:
-                    hook(owner, set(hashes), now, action)
+                    entries += hook(owner, set(hashes), now, action) or ()
             if action == "erase" and (everything or wanted):  # a request, not pruning (DESIGN 5: it takes everything derived)
                 for request in self.requests:
-                    request(owner, now, wanted, since, until)
+                    entries += request(owner, now, wanted, since, until)
             self.episodes.audit.redact_erased(owner, set(hashes), forgotten, now)
             if hashes or action == "erase":
                 audit_id = self.episodes.audit.write(
                     owner, action, now, reason=reason, count=len(hashes), episodes=list(hashes), hashes=list(hashes.values())
                 )
-        return ErasureReport(len(hashes), list(hashes), audit_id)
+        return ErasureReport(len(hashes), list(hashes), audit_id, list(dict.fromkeys(entries)))
 
     def _forget_sessions(self, owner: str, sessions: set[str]) -> set[str]:
         """A session id is capture too: the marks that name a session none of whose episodes is

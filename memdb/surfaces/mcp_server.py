@@ -581,7 +581,10 @@ def _forget_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         f"erased {report.count} episode{'s' if report.count != 1 else ''} for good ({', '.join(report.ids)}), every version "
         f"of each and the summaries derived from them included; audit record {report.audit_id} keeps ids and hashes, no content"
     )
-    return ToolOutput(text, {"erased": list(report.ids), "count": report.count, "audit_id": report.audit_id})
+    if report.entries:  # lessons citing them went too: said, never hidden
+        text += f"; {len(report.entries)} knowledge entr{'ies' if len(report.entries) != 1 else 'y'} citing them erased too"
+    data = {"erased": list(report.ids), "count": report.count, "audit_id": report.audit_id, "entries": list(report.entries)}
+    return ToolOutput(text, data)
 
 
 def _history(mem: Memory, args: dict[str, Any]) -> ToolOutput:
@@ -867,6 +870,7 @@ _FORGET_OUTPUT: dict[str, Any] = {
         },
         "count": {"type": "integer"},
         "audit_id": {"type": "string", "description": "the audit record of the erasure (ids and hashes, no content)"},
+        "entries": {"type": "array", "items": {"type": "string"}, "description": "knowledge entries citing them, erased too"},
     },
     "required": ["erased", "count", "audit_id"],
 }

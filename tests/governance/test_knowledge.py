@@ -173,7 +173,8 @@ def test_an_owner_s_erasure_takes_their_lessons(tmp_path: Path, clock: Clock) ->
         db.decide({shared.id: "share"}, by="ana", team="platform")
         assert [e.id for e in bo.knowledge("walrusco")] == [shared.id]
 
-        assert ana.erase(tags=["ACME"], reason="forget customer Acme").count == 1
+        report = ana.erase(tags=["ACME"], reason="forget customer Acme")
+        assert report.count == 1 and sorted(report.entries) == sorted([shared.id, pending.id])  # said, not only done
         assert bo.knowledge("walrusco") == [] and db.review_queue() == []
         assert {e.id: (e.state, e.status, e.text, e.tags) for e in ana.entries() if e.id in (shared.id, pending.id)} == {
             shared.id: ("rejected", "erased", "", ()),
@@ -181,7 +182,8 @@ def test_an_owner_s_erasure_takes_their_lessons(tmp_path: Path, clock: Clock) ->
         }
         assert db.entry(untagged.id).text  # untagged: not asked for
 
-        assert ana.erase(everything=True, reason="ana's deletion request").count == 0  # no episode left, lessons still go
+        report = ana.erase(everything=True, reason="ana's deletion request")
+        assert report.count == 0 and sorted(report.entries) == sorted([untagged.id, quarantined.id])  # no episode left, lessons still go
         assert {(e.status, e.text) for e in ana.entries()} == {("erased", "")}
         assert [e.id for e in bo.knowledge()] == [bo_own.id]  # another owner's entries stay
         assert "Quokkaline" not in json.dumps(db.audit("ana"), default=str)  # a quarantine reason names what it judged

@@ -270,6 +270,7 @@ def test_erase_by_tags_asks_what_it_erases(tmp_path: Path, capsys: pytest.Captur
         mem = opened.owner("ana")
         acme = [mem.record("debug", f"Acme ticket {i}", outcome="success", tags=["Acme"]).id for i in range(3)]
         keep = mem.record("debug", "Globex ticket", outcome="success", tags=["globex"]).id
+        lesson = mem.save_lesson("Acme's API rate-limits at 10 requests a second", tags=["acme"]).id
     common = ["--db", db, "--owner", "ana"]
     assert main(["erase", "--reason", "x", "--yes", *common]) == 1
     assert "give episode ids or --tags (nothing erased)" in one_error_line(capsys)
@@ -277,9 +278,13 @@ def test_erase_by_tags_asks_what_it_erases(tmp_path: Path, capsys: pytest.Captur
     assert main(["erase", "--tags", "acme", "--reason", "customer request", *common, "--json"]) == 0
     out = capsys.readouterr()
     assert "erase every episode tagged 'acme' of owner 'ana' for good" in out.err
-    assert sorted(json.loads(out.out)["ids"]) == sorted(acme)
+    assert sorted(json.loads(out.out)["ids"]) == sorted(acme) and json.loads(out.out)["entries"] == [lesson]
     with memdb.open(db) as opened:
         assert [e.id for e in opened.owner("ana").episodes()] == [keep]
+        opened.owner("ana").save_lesson("Globex answers within a day", tags=["globex"])
+    monkeypatch.setattr("sys.stdin", _Terminal("y\n"))
+    assert main(["erase", "--tags", "globex", "--reason", "customer request", *common]) == 0
+    assert "erased 1 episode and 1 knowledge entry: " in capsys.readouterr().out  # the lesson that went is said
 
 
 def test_record_takes_every_field_of_an_episode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -129,6 +129,17 @@ def flatten_texts(
         flat[name] = text
         return _Slot(name, number)
 
+    def digits(value: int | float, name: str, label: str | None) -> Any:
+        """A whole number read as its digits where a label key names it ({"pin": 4821}: any
+        size) or where it is long enough to be a card, a phone or an account number; else as is."""
+        long = abs(value) >= _INT_AS_TEXT
+        if label is None and not long:  # most numbers
+            return value
+        text = str(int(value))
+        if label is not None and (kind := label_of_key(label, text)) is not None:
+            return slot(text, f"{name}{LABEL_FIELD}{kind}", value)
+        return slot(text, name, value) if long else value
+
     def walk(value: Any, path: tuple[str | int, ...], name: str, secret: bool = False, depth: int = 0, label: str | None = None) -> Any:
         """``path`` names the value for errors (``decisions.when``, ``_path_text``); ``name`` is its key in the
         flat texts, by position below the top level so no key's text reaches a sanitizer's
@@ -167,19 +178,11 @@ def flatten_texts(
                 at = _path_text(path)
                 shown_value = shown(value) if label is None else "<int>"  # the label would name what the digits are
                 raise ValidationError(f"{where}: {at}={shown_value}: an integer beyond 64 bits is not stored (give it as str)")
-            if label is not None and (kind := label_of_key(label, str(value))) is not None:  # {"pin": 4821}: any size
-                return slot(str(value), f"{name}{LABEL_FIELD}{kind}", value)
-            return slot(str(value), name, value) if abs(value) >= _INT_AS_TEXT else value
+            return digits(value, name, label)
         if isinstance(value, float):
             if not math.isfinite(value):
                 raise ValidationError(f"{where}: {_path_text(path)}={value!r}: not a finite number")
-            if value.is_integer():
-                digits = str(int(value))
-                if label is not None and (kind := label_of_key(label, digits)) is not None:  # {"pin": 4821.0}
-                    return slot(digits, f"{name}{LABEL_FIELD}{kind}", value)
-                if abs(value) >= _INT_AS_TEXT:  # a card from a float64 column
-                    return slot(digits, name, value)
-            return value
+            return digits(value, name, label) if value.is_integer() else value  # a card from a float64 column
         if isinstance(value, dt.datetime):
             if value.tzinfo is None or value.utcoffset() is None:
                 raise ValidationError(f"{where}: {_path_text(path)}={value.isoformat()!r}: naive datetime (give a timezone, e.g. UTC)")

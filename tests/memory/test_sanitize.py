@@ -923,6 +923,31 @@ def test_url_escapes_are_read_decoded(text: str, expected: str) -> None:
     assert clean(text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mail ana&#64;example.com now", "mail <EMAIL_1> now"),  # as a page obfuscates it
+        ("mail ana&commat;example.com", "mail <EMAIL_1>"),
+        ("<a href='mailto:ana&#x40;example.com'>", "<a href='mailto:<EMAIL_1>'>"),
+        ("call +1&nbsp;415&nbsp;555&nbsp;0132 now", "call <PHONE_1> now"),
+        ("call &#43;44 20 7946 0958", "call <PHONE_1>"),
+        ("card 4539&#32;1488&#32;0343&#32;6467 ok", "card <CARD_1> ok"),
+        ("token ghp_abcdefghij&shy;klmnopqrstuvwxyz0123456789", "token <SECRET_1>"),  # a soft hyphen: hidden
+        ("ssn 219&#8209;09&#8209;9999", "ssn <SSN_1>"),  # a non-breaking hyphen, folded
+        ("ana&#64;example.com&gt; wrote", "<EMAIL_1>&gt; wrote"),  # the reference after it is kept
+    ],
+)
+def test_html_character_references_are_read_decoded(text: str, expected: str) -> None:
+    """Text a tool fetched from a web page writes characters as references; read as written they
+    hid an address, a phone or a card."""
+    assert clean(text) == expected
+
+
+@pytest.mark.parametrize("text", ["R&D &amp; Q&A &copy; 2024", "AT&T; x&lt;y", "&bogus; &#0; &#99999999;", "a&#8203;b", "5&#37; off"])
+def test_look_alikes_of_character_references_stay(text: str) -> None:
+    assert clean(text) == text
+
+
 @pytest.mark.parametrize("text", ["50%25 off, 100%2 done", "1+1=2 and 2020+2021", "x=12+34", "a%zz b%4", "C++ 17+ build"])
 def test_look_alikes_of_escapes_stay(text: str) -> None:
     assert clean(text) == text

@@ -81,6 +81,8 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import functools
+import html
 import ipaddress
 import re
 import unicodedata
@@ -223,18 +225,28 @@ def _fold(m: re.Match[str]) -> str:
 
 # What the detectors read other than as written, found by scans anchored on literals: hidden
 # characters (NUL once folded), a Windows line break (raw or escaped in JSON: one space, as "\n"
-# is), a percent-escape, and a "+" between digits (a space in a query value, see _in_query).
+# is), a percent-escape, an HTML character reference (a page a tool fetched writes
+# "ana&#64;example.com" and "+1&nbsp;415&nbsp;555&nbsp;0132") and a "+" between digits (a space in
+# a query value, see _in_query).
 # A lone line break, "\r" or JSON's "\\n", "\\r", "\\t" is a space one for one, so a value wrapped
 # onto the next line is read whole while a blank line, an indent or a tab still part two numbers:
 # "415\n\n555\n\n2671" and a column of counts are no phone (tests/memory/test_sanitize.py::
 # test_columns_and_arithmetic_stay).
 # Each a pattern of its own starting with a literal, which the regex engine finds at memchr's
 # speed (an alternation of them is tested at every position: 40x slower); no two can overlap.
+# The named references that stand for a character a value can hold or be parted by (numeric ones
+# can stand for any): "&amp;", "&lt;" or "&copy;" in a page are not read through (they hide no
+# value, and a page is full of them).
+_PII_REFERENCES: Final = (
+    "commat", "plus", "period", "colon", "sol", "equals", "lpar", "rpar", "num", "hyphen", "dash", "minus",
+    "ndash", "nbsp", "ensp", "emsp", "thinsp", "Tab", "NewLine", "shy", "zwnj", "zwj", "lrm", "rlm",
+)  # fmt: skip
 _EDITS: Final = (
     ("\x00", re.compile(r"\x00+")),
     ("\r\n", re.compile(r"\r\n")),
     ("\\r\\n", re.compile(r"\\r\\n")),
     ("%", re.compile(r"%[0-9A-Fa-f]{2}")),
+    ("&", re.compile(rf"&(?:#[0-9]{{1,7}}|#[xX][0-9A-Fa-f]{{1,6}}|{'|'.join(_PII_REFERENCES)});")),
     ("+", re.compile(r"\+(?<=[0-9]\+)(?=[0-9])")),
 )
 _ESCAPED_BREAK: Final = re.compile(r"\\[nrt]")  # two characters, two spaces: positions stay
@@ -273,7 +285,7 @@ def _read(text: str) -> tuple[str, tuple[list[int], list[int], list[int]]]:
         if _ASTRAL.search(text) is not None:
             text = _TO_FOLD_ASTRAL.sub(_fold, text)
     cuts = _NO_CUTS
-    if "%" in text or "+" in text or "\x00" in text or "\r" in text or "\\" in text:  # most short texts have none
+    if "%" in text or "+" in text or "\x00" in text or "\r" in text or "\\" in text or "&" in text:  # most short texts have none
         edits = [m for c, pattern in _EDITS if c in text for m in pattern.finditer(text)]
         if edits:
             text, cuts = _edited(text, sorted(edits, key=re.Match.start) if len(edits) > 1 else edits)
@@ -314,6 +326,11 @@ def _edited(text: str, edits: list[re.Match[str]]) -> tuple[str, tuple[list[int]
                 new = chr(code)
             else:
                 continue
+        elif c == "&":
+            char = _character_reference(m.group())
+            if char is None:
+                continue
+            new = char
         elif c == "+":
             if not _in_query(text, start):
                 continue
@@ -330,6 +347,21 @@ def _edited(text: str, edits: list[re.Match[str]]) -> tuple[str, tuple[list[int]
         return text, _NO_CUTS
     pieces.append(text[pos:])
     return "".join(pieces), (at, dropped, hidden)
+
+
+@functools.lru_cache(maxsize=1024)
+def _character_reference(ref: str) -> str | None:
+    """What an HTML character reference stands for as the detectors read it ("&#64;" -> "@",
+    "&nbsp;" -> " ", "&#8203;" -> "", hidden), or None for a name HTML does not define or one
+    that stands for more than one character (read as written)."""
+    char = html.unescape(ref)
+    if char == ref or len(char) != 1:
+        return None
+    if char in "\t\n\r":
+        return " "
+    if not char.isascii() and (_TO_FOLD.fullmatch(char) or _TO_FOLD_ASTRAL.fullmatch(char)):
+        char = _FOLD[char]
+    return "" if char == "\x00" else char
 
 
 def detection_text(text: str) -> str:

@@ -431,6 +431,14 @@ _EVENT = re.compile(
     rf"(?P<dir>before|after|since|until|till|prior\s+to|between)\s+{_EVENT_NOUN}",
     re.IGNORECASE,
 )
+# An event named by a word and its number, no determiner needed: "since sprint 42", "after release
+# 2.4", "before PR 118" (a bare word alone is too loose: "after lunch"; a month's or a weekday's
+# number is a date, "since February 30" one no calendar places)
+_NUMBERED_EVENT = re.compile(
+    rf"\b(?P<dir>before|after|since|until|till)\s+"
+    rf"(?P<event>(?!(?:{_EVENT_STOP}|the|a|an|my|our|your|their|{_MON}|{_WD})\b)[^\W\d_][\w'’-]*\s+v?\d+(?:\.\d+)*)(?![\w-])",
+    re.IGNORECASE,
+)
 # The second half of a range of events: "... and the SSO launch", "... until the outage"
 _EVENT_END = re.compile(
     rf",?\s+(?:(?P<conn>and|to|until|till|through|before)\s+)(?:(?P<dir2>before|until|till)\s+)?{_EVENT_NOUN}", re.IGNORECASE
@@ -450,7 +458,8 @@ _COMPARED = frozenset(
 
 def find_event_anchor(text: str, now: dt.datetime, week_start: int = 0, timezone: str | dt.tzinfo = "UTC") -> EventAnchor | None:
     """The first phrase of ``text`` that gives a time by an event: before, after, since or until
-    "the|my|our..." and up to four words ("after the outage", "since our last deploy"),
+    "the|my|our..." and up to four words ("after the outage", "since our last deploy") or a word
+    and its number ("since sprint 42", "after release 2.4"),
     optionally after a head ("the day|week|month before", "two days after", "the Tuesday
     before"), or a range of two ("between the outage and the SSO launch", "since the v2.4
     release until the outage"; not after a word of comparison: "the difference between the
@@ -487,6 +496,13 @@ def find_event_anchor(text: str, now: dt.datetime, week_start: int = 0, timezone
                 text[second.start("det") : end], closing,
             )  # fmt: skip
         return EventAnchor((phrase_start, end), text[phrase_start:end], text[m.start("det") : end], direction, head)
+    for m in _NUMBERED_EVENT.finditer(text):
+        if times is None:
+            times = [span for _, span in _scan_windows(text, _Calendar(now, _zone(timezone), week_start))]
+        start, end = m.span("event")
+        if _an_event(text, start, end, times):  # "since May 5", "after week 3": times
+            direction = m.group("dir").lower()
+            return EventAnchor((m.start(), end), text[m.start() : end], text[start:end], direction, None)
     return None
 
 

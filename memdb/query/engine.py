@@ -155,6 +155,8 @@ _TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (els
 _LESSONS_KEPT = 50  # distinct lessons a history keeps, newest first: 1,500 made an MCP answer of 68,000 characters
 _EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("after the deploy")
 _DAY_US = 86_400 * 1_000_000
+_NEWEST = re.compile(r"^((?:the|my|our|your|his|her|their)\s+)(?:very\s+)?(?:last|latest|most\s+recent)\s+(?=\S)", re.IGNORECASE)
+"""A word after an event's determiner that says what finding it does anyway: the newest."""
 _EVENT_SPANS = (_DAY_US, 7 * _DAY_US, 31 * _DAY_US, 366 * _DAY_US, 3653 * _DAY_US, None)  # back from now
 _EARLIEST_US, _LATEST_US = -(2**62), 2**62  # bounds of a halving over all time (times are int64 microseconds)
 # a word said not to have happened: "no hire", "did not deploy", "never shipped", "wasn't merged"
@@ -496,7 +498,9 @@ class OwnerQueries:
         (its time, the words, its summary, how many such memories were read, whether more may be).
         Archived memories count: archiving keeps an episode's time, kind, outcome, tags and
         one-liner hot, and last March's outage is still the newest outage once it is forgotten."""
-        event = self._interpret(words, at, True, include_superseded)
+        # "the last sprint" is the newest sprint, as "the sprint" is ("last sprint" alone is a
+        # period no calendar places: read as such it anchored nothing)
+        event = self._interpret(_NEWEST.sub(r"\1", words, 1), at, True, include_superseded)
         every = replace(event, tags=event.tags + event.boost_tags, boost_tags=(), rank_terms=(), terms_required=True)
         q = self._compile(every)
         if every.unmatched:  # words only archived one-liners hold match them

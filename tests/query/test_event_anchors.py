@@ -41,6 +41,9 @@ on_both = pytest.mark.usefixtures("backend")  # the tests that ask a database: o
         ("the month before the audit", "the month before the audit", "the audit", "before"),
         ("Did anything fail after the migration to Postgres 16?", "after the migration", "the migration", "after"),  # "to" ends it
         ("between the outage and the SSO launch", "between the outage and the SSO launch", "the outage", "between"),
+        ("What happened since sprint 42?", "since sprint 42", "sprint 42", "since"),  # a word and its number
+        ("anything broken after release 2.4.1?", "after release 2.4.1", "release 2.4.1", "after"),
+        ("before PR 118 landed", "before PR 118", "PR 118", "before"),
     ],
 )
 def test_an_event_phrase_is_read(text: str, phrase: str, event: str, direction: str) -> None:
@@ -65,6 +68,9 @@ def test_an_event_phrase_is_read(text: str, phrase: str, event: str, direction: 
         "from the outage to the launch",  # "from the client to the server" is no time
         "What is the difference between the client and the server?",  # a comparison
         "Why did we choose between the old cluster and the new one?",
+        "since May 5",  # a word and a number that are a time, not an event
+        "after week 3",
+        "what failed after 3 retries",
     ],
 )
 def test_what_is_no_event_phrase(text: str) -> None:
@@ -278,6 +284,32 @@ def test_between_two_events(qdb: memdb.Database, ops: dict[str, str]) -> None:
     assert backwards.interpretation.anchor == ""
     second = mem.ask("What happened before the outage after the billing deploy?")
     assert second.interpretation.ignored == ("after the billing deploy",) and _ids(second) == {ops["before"]}
+
+
+@on_both
+def test_the_last_event_is_the_newest(qdb: memdb.Database, ops: dict[str, str]) -> None:
+    """ "Since the last sprint" read "last sprint" as a period no calendar places: ignored, and the
+    answer was every memory. The newest is what finding an event gives anyway."""
+    mem = qdb.owner("ana")
+    r = mem.ask("What happened since the last deploy?", limit=10)
+    assert r.interpretation.anchor.startswith("the last deploy = 'Deploy of the search service' of 2026-06-20")
+    assert _ids(r) == {ops[k] for k in ("deploy2", "fix", "chat")} and not r.interpretation.ignored
+    sprint = mem.ask("What happened after the most recent sprint?", limit=10)
+    assert sprint.interpretation.anchor.startswith("the most recent sprint = 'Deploy of the search service'")
+    assert _ids(sprint) == {ops[k] for k in ("fix", "chat")}
+
+
+@on_both
+def test_an_event_named_by_its_number(qdb: memdb.Database) -> None:
+    mem = qdb.owner("ana")
+    mem.record("sprint", "Sprint 41 closed: billing v2 shipped", outcome="success", ts=at(10))
+    s42 = mem.record("sprint", "Sprint 42 closed: search half done", outcome="partial", ts=at(20))
+    later = mem.record("debug", "Disk full on web-02", outcome="failure", ts=at(22))
+    r = mem.ask("What failed since sprint 42?")
+    assert r.interpretation.anchor.startswith("sprint 42 = 'Sprint 42 closed") and _ids(r) == {later.id}
+    assert _ids(mem.ask("What happened after sprint 41?", limit=10)) == {s42.id, later.id}
+    none = mem.ask("What happened since sprint 99?")  # no such sprint: its words, and no memory holds 99
+    assert not none.found and none.interpretation.anchor == "" and "99" in none.interpretation.unmatched
 
 
 @on_both

@@ -168,6 +168,18 @@ _ARCHIVED_DL = 0  # an archived match's document length: unknown, so BM25 takes 
 _DIGESTED = 20_000  # archived memories an owner may have for their digest to be kept (about 0.5 KB each)
 _DIGESTS_KEPT = 200_000  # archived memories a process keeps digests of, over all owners (``Layout.digests``)
 _JOINED = re.compile(r"[-_.]")  # what joins an identifier's parts (``memdb.memory.text``)
+_LETTERS_DIGITS = re.compile(r"([^\W\d_]+)-?(\d+)")  # "sha256", "sha-256": a name and its number
+
+
+def _other_spelling(term: str) -> str | None:
+    """A name and its number written the other way, joined or apart ("sha256" <-> "sha-256",
+    "web-02" <-> "web02"), or None for a term of another shape."""
+    m = _LETTERS_DIGITS.fullmatch(term)
+    if m is None:
+        return None
+    return f"{m[1]}{m[2]}" if "-" in term else f"{m[1]}-{m[2]}"
+
+
 _ORDERED_READ = 10_000  # matches put in time order at most ("the last three deploys"); past it, ranked as usual
 
 
@@ -793,7 +805,7 @@ class OwnerQueries:
         as a phrase ("3-day", "24-hour") or where a memory writes its parts apart ("ISO 8601",
         ``_written_apart``). Any other ("INV-2026-0099", "web-01" beside web-02) stays whole, and
         ask names it: memories holding some of its parts are about other things."""
-        whole = [t for t in pairs if compound_parts(t)]
+        whole = [t for t in pairs if compound_parts(t) or _LETTERS_DIGITS.fullmatch(t)]
         if not whole:
             return pairs
         digest = self._archived_digest() if include_archived else None
@@ -803,6 +815,14 @@ class OwnerQueries:
         out: dict[str, str] = {}
         for term, word in pairs.items():
             if term not in unheld:
+                out.setdefault(term, word)
+                continue
+            # "SHA-256" of a memory writing "SHA256", "web02" of one writing "web-02": one name
+            other = _other_spelling(term)
+            if other is not None and (not self._unheld([other]) or (digest is not None and other in digest.by_term)):
+                out.setdefault(other, word)
+                continue
+            if not compound_parts(term):  # a word of letters and digits no memory holds either way
                 out.setdefault(term, word)
                 continue
             heads = identifier_heads(term)

@@ -1011,6 +1011,23 @@ def test_an_identifier_in_a_longer_run_or_a_phrase_is_not_named_missing(tmp_path
         assert [m.id for m in mem.ask("Where is INV-2026-0050.docx?")] == [pdf.id]  # its invoice, by the name it holds
 
 
+@pytest.mark.usefixtures("backend")
+def test_a_name_and_its_number_are_one_name_joined_or_apart(qdb: memdb.Database) -> None:
+    """ "Did we switch to SHA-256?" of a memory writing "SHA256" said no memory mentions it, and
+    "web02" missed "web-02": a name and its number are one name however they are joined."""
+    mem = qdb.owner("ana")
+    sha = mem.record("research", "Checksums switched to SHA256 after the audit", outcome="success", ts=at(20))
+    web = mem.record("debug", "Disk full on web-02 again", outcome="failure", ts=at(21))
+    gpt = mem.record("research", "GPT-4 eval regressed on long inputs", outcome="failure", ts=at(22))
+    assert [m.id for m in mem.ask("Did we switch to sha-256?")] == [sha.id]
+    assert [m.id for m in mem.ask("What happened on web02?")] == [web.id]
+    assert [m.id for m in mem.ask("How did the gpt4 eval go?")] == [gpt.id]
+    assert mem.recall(text="sha-256").total == mem.recall(text="SHA256").total == 1
+    for question, name in (("Is web-03 full?", "web-03"), ("How did gpt5 do?", "gpt5")):  # other names stay missing
+        r = mem.ask(question)
+        assert not r.found and f"no memory mentions '{name}'" in r.note, question
+
+
 def test_opening_a_layout_20_database_indexes_identifiers_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Layout 20 indexed an identifier's parts only: opening such a database rebuilds the text
     index, and the identifier is found whole."""

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
+import secrets
+import socket
 import time
 from typing import TYPE_CHECKING, Any
 
 from memdb.engine.globals import Global
 from memdb.engine.log import logger
-from memdb.errors import ConfigError
+from memdb.errors import ConfigError, StoreBusyError
 from memdb.memory.ids import episode_day, ts_micros
 from memdb.memory.layout import LAYOUT, SUPERSEDED, entry_value, index_code, index_entries, terms_of, told_of
 from memdb.memory.postings import Doc
@@ -21,6 +24,56 @@ if TYPE_CHECKING:
 __all__ = ["upgrade"]
 
 _log = logger(__name__)
+_CLAIM = ("upgrading",)  # ^META("upgrading") = {"holder", "until"}: who is upgrading, and till when unless renewed
+CLAIM_SECONDS = 120.0
+"""How long an upgrade's claim holds without a renewal (each of its transactions renews it): a
+process that died upgrading holds up the others' opens this long, then one of them starts over."""
+_WAIT_SECONDS = 0.2  # between looks at another process's claim
+
+
+def _claim(layer: Episodes, holder: str) -> tuple[bool, Any]:
+    """In one write transaction: whether ``holder`` may upgrade (the layout is old and no other
+    process holds a live claim: then the claim is its), and the layout the database holds."""
+    meta = layer.layout.meta
+    with layer.space.transaction():
+        old = meta.get(("layout",))
+        if old == LAYOUT:
+            return False, old
+        claim = meta.get(_CLAIM)
+        now = time.time()
+        if claim is not None and claim["holder"] != holder and claim["until"] > now:
+            return False, old
+        meta.set(_CLAIM, {"holder": holder, "until": now + CLAIM_SECONDS})
+        return True, old
+
+
+def _renew(layer: Episodes, holder: str) -> None:
+    """In the caller's write transaction: renew ``holder``'s claim, or raise StoreBusyError where
+    it lapsed and another process took it (this transaction then writes nothing)."""
+    meta = layer.layout.meta
+    claim = meta.get(_CLAIM)
+    if claim is None or claim["holder"] != holder:
+        taken = f"{claim['holder']} took it over" if claim is not None else "it was given up"
+        raise StoreBusyError(f"layout upgrade: this process's claim lapsed and {taken} (open the database again)")
+    meta.set(_CLAIM, {"holder": holder, "until": time.time() + CLAIM_SECONDS})
+
+
+def _claimed(layer: Episodes) -> tuple[str | None, Any]:
+    """Claim the upgrade for this process: the holder name and the layout to upgrade from, or
+    (None, the layout) where the database is current, once another process finished it. While
+    another process upgrades this one waits (its claim holds ``CLAIM_SECONDS`` past its last
+    transaction): two upgrades at once each dropped and rebuilt the other's postings, and every
+    document was indexed twice (a probe's find, on both backends)."""
+    holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+    waited = False
+    while True:
+        mine, old = _claim(layer, holder)
+        if mine or old == LAYOUT:
+            return (holder if mine else None), old
+        if not waited:
+            _log.info("layout upgrade: waiting for another process's upgrade to finish")
+            waited = True
+        time.sleep(_WAIT_SECONDS)
 
 
 def upgrade(layer: Episodes, batch: int = 5_000) -> int:
@@ -70,6 +123,9 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
             f"database layout {old}: written by a newer memdb, and this one reads layouts up to {LAYOUT} "
             "(install the newer memdb; nothing was changed)"
         )
+    holder, old = _claimed(layer)
+    if holder is None:
+        return 0
     started = time.perf_counter()
     # a new database records the layout here too: only a real upgrade is worth an INFO
     level = logging.DEBUG if old is None and not layer.owners() else logging.INFO
@@ -83,6 +139,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     by_session = old is None or old < 22  # the archived episodes of each session (``^EPSA``)
     for owner in owners:
         with layer.space.transaction():  # the text index and its statistics, rebuilt below
+            _renew(layer, holder)
             if tell:  # and the told index: a window read before may be read no more
                 lay.by_told.kill((owner,))
             if by_session:
@@ -94,6 +151,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
         start: Any = None
         while True:
             with layer.space.transaction():
+                _renew(layer, holder)
                 chunk = list(itertools.islice(lay.states.range((owner,), start), batch))
                 sets: list[tuple[Global, Any, Any]] = []
                 docs: list[Doc] = []
@@ -139,6 +197,9 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
             if len(chunk) < batch:
                 break
             start = str(chunk[-1][0][1]) + "\x00"
-    lay.meta.set(("layout",), LAYOUT)
+    with layer.space.transaction():
+        _renew(layer, holder)
+        lay.meta.set(("layout",), LAYOUT)
+        lay.meta.kill(_CLAIM)
     _log.log(level, "layout upgraded to %s: %d episodes rewritten in %.2fs", LAYOUT, rewritten, time.perf_counter() - started)
     return rewritten

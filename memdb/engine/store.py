@@ -179,6 +179,42 @@ class _SharedEnv:
             with self.cond:
                 self.cond.notify_all()
 
+    def close(self, path: str) -> None:
+        """Close the environment once no other thread of this process has a transaction open.
+
+        LMDB begins, ends and commits transactions without the GIL, and closing the environment
+        under one killed the process (an asyncio database closed while its calls ran in worker
+        threads). New transactions wait, then find the store closed (StoreClosedError); the
+        open ones are waited for, up to ``_CLOSE_WAIT`` seconds (a snapshot another thread left
+        open would otherwise hold the close for ever), then left to raise StoreClosedError at
+        their next step. The calling thread's own transactions are not waited for.
+        """
+        me = threading.get_ident()
+        own_write = self.writer_thread == me
+        if not own_write:
+            self.write_lock.acquire()  # no write of another thread is under way
+        try:
+            with self.cond:
+                self.resizing = True
+                own = self._own_reads(me) + own_write
+                if not self.cond.wait_for(lambda: len(self.active) <= own, timeout=_CLOSE_WAIT):
+                    _log.warning("store %s closed with %d transaction(s) of other threads still open", path, len(self.active) - own)
+                try:
+                    self.env.close()
+                finally:
+                    self.resizing = False
+                    self.cond.notify_all()
+        finally:
+            if not own_write:
+                self.write_lock.release()
+
+    def _own_reads(self, thread: int) -> int:
+        """How many read transactions the thread ``thread`` has open (LMDB's reader table)."""
+        pid, tid = str(os.getpid()), format(thread, "x")
+        return sum(
+            1 for line in self.env.readers().splitlines()[1:] if (f := line.split()) and len(f) == 3 and f[:2] == [pid, tid] and f[2] != "-"
+        )
+
     def grow(self, path: str, optional: bool = False) -> None:
         """Double the map once no transaction of this process is open (the caller holds none).
 
@@ -212,6 +248,7 @@ class _SharedEnv:
                 self.cond.notify_all()
 
 
+_CLOSE_WAIT = 10.0  # seconds ``close`` waits for other threads' transactions to end
 _MAX_MAP = 1 << 46  # 64 TiB: a larger map cannot be mapped on today's 64-bit machines
 
 _ENVS: dict[str, _SharedEnv] = {}
@@ -388,11 +425,19 @@ class _LMDBRead:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        store = self._store
         txn, self._txn = self._txn, None
         try:
-            self._store._end(txn)
+            if txn is not None:
+                txn.abort()
         except lmdb.Error as err:
-            raise _translate(err, "end of snapshot", self._store) from None
+            raise _translate(err, "end of snapshot", store) from None
+        finally:
+            # py-lmdb ends a read transaction it reset at abort when the object is freed: the
+            # last reference goes while the snapshot is still registered, so a close() waiting
+            # for it can never free the environment under that (it killed the process)
+            del txn
+            store._shared.leave()
 
     # Every call translates LMDB errors: the store may be closed (another thread shutting
     # down) while the snapshot is open (tests/engine/test_store.py::test_closing_during_a_transaction_raises_store_closed).
@@ -882,6 +927,7 @@ class LMDBStore:
                         value: bytes | None = txn.get(key)
                     finally:
                         txn.abort()  # a read-only transaction goes back to py-lmdb for reuse
+                        del txn  # freed while registered (_LMDBRead.__exit__)
                 except lmdb.Error as exc:
                     raise _translate(exc, "get", self) from None
                 finally:
@@ -906,6 +952,7 @@ class LMDBStore:
                 return _first(txn, lo, hi, reverse)
             finally:
                 txn.abort()
+                del txn  # freed while registered (_LMDBRead.__exit__)
         except lmdb.Error as exc:
             raise _translate(exc, "first", self) from None
         finally:
@@ -1065,7 +1112,7 @@ class LMDBStore:
             if shared.refs <= 0 and _ENVS.get(self.path) is shared:
                 del _ENVS[self.path]
                 if shared.pid == os.getpid():
-                    shared.env.close()
+                    shared.close(self.path)
                     shared.directory.close()  # after LMDB's close: see memdb/engine/lmdbdir.py
 
     def __enter__(self) -> LMDBStore:

@@ -15,6 +15,7 @@ typo in ``--db`` never answers "nothing found" from a database it just created.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime as dt
 import json
@@ -23,6 +24,7 @@ import os
 import re
 import stat
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO, TypeVar
@@ -397,6 +399,48 @@ def cmd_erase(args: argparse.Namespace) -> int:
             entries = f" and {len(report.entries)} knowledge entr{'ies' if len(report.entries) != 1 else 'y'}" if report.entries else ""
             episodes = f"{report.count} episode{'s' if report.count != 1 else ''}"
             print(f"erased {episodes}{entries}: {', '.join(report.ids)} (audit {report.audit_id})")
+            if report.count or report.entries:
+                print("their bytes leave the files at the next `memdb compact`")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Verify every index against the records; exit 1 when anything disagrees."""
+    with _open(args) as db:
+        report = db.check()
+    if args.json:
+        _print_json({"ok": report.ok, "episodes": report.episodes, "problems": report.problems})
+    elif report.ok:
+        print(f"ok: {report.episodes} episodes, every index agrees with the records")
+    else:
+        print(f"{len(report.problems)} problems in {report.episodes} episodes:")
+        for problem in report.problems:
+            print(f"  {problem}")
+    return 0 if report.ok else 1
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    """A consistent copy of the whole database in a new directory, while it stays in use."""
+    with _open(args) as db:
+        db.backup(args.dest)
+    size = os.path.getsize(os.path.join(args.dest, "data.mdb"))
+    if args.json:
+        _print_json({"backup": args.dest, "bytes": size})
+    else:
+        print(f"backed up to {args.dest} ({size:,} bytes); memdb --db {args.dest} ... reads the copy")
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    """Rewrite the store without free space, so erased bytes leave the files; needs exclusive use."""
+    with _open(args) as db:
+        before = db.store.stat()["used_bytes"]
+        db.compact()
+        after = db.store.stat()["used_bytes"]
+    if args.json:
+        _print_json({"bytes_before": before, "bytes_after": after})
+    else:
+        print(f"compacted: {before:,} bytes before, {after:,} after" if before >= 0 else "compacted")
     return 0
 
 
@@ -562,21 +606,53 @@ def _rule_progress(stream: TextIO) -> Callable[[str], None]:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Write every episode as JSONL, archived ones too (their full record, status "archived")."""
+    """Write every episode as JSONL, archived ones too (their full record, status "archived").
+
+    A ``--file`` is written whole or not at all: into a private file beside it, renamed over it
+    once complete, so a failed export (or one of an owner the database lacks, refused first)
+    leaves an earlier backup there as it was. With ``--json`` and ``--file`` a summary is
+    printed; without ``--file`` the JSONL on stdout is the output (one JSON document a line)."""
     with _open(args) as db:
-        owners = [args.owner] if args.owner else db.owners()
-        out: TextIO = _private_file(args.file) if args.file else sys.stdout
-        try:
-            total = sum(db.owner(o).count() for o in owners)  # count() includes archived episodes
-            episodes = (ep for o in owners for ep in db.owner(o).episodes(include_archived=True))
-            for ep in progress(episodes, total, "export"):
-                row = ep.model_dump(mode="json")
-                row["decisions"] = _tagged(ep.decisions)  # a datetime inside decisions comes back a datetime
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        finally:
-            if out is not sys.stdout:
-                out.close()
+        owners = db.owners()
+        if args.owner:
+            if check_owner(args.owner) not in owners:
+                raise NotFoundError(f"--owner {shown(args.owner)}: no such owner in this database (without it, every owner is exported)")
+            owners = [args.owner]
+        total = sum(db.owner(o).count() for o in owners)  # count() includes archived episodes
+        if not args.file:
+            _write_export(db, owners, total, sys.stdout)
+            return 0
+        if os.path.exists(args.file) and not stat.S_ISREG(os.stat(args.file).st_mode):  # a pipe, a terminal
+            with _private_file(args.file) as out:
+                written = _write_export(db, owners, total, out)
+        else:
+            folder, name = os.path.split(os.path.abspath(args.file))
+            fd, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial", dir=folder)  # 0600
+            try:
+                with open(fd, "w", encoding="utf-8") as out:
+                    written = _write_export(db, owners, total, out)
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(partial, args.file)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(partial)
+                raise
+    if args.json:
+        _print_json({"exported": written, "owners": owners, "file": args.file})
     return 0
+
+
+def _write_export(db: memdb.Database, owners: Sequence[str], total: int, out: TextIO) -> int:
+    """Write the owners' episodes to ``out`` as JSONL; how many."""
+    written = 0
+    episodes = (ep for o in owners for ep in db.owner(o).episodes(include_archived=True))
+    for ep in progress(episodes, total, "export"):
+        row = ep.model_dump(mode="json")
+        row["decisions"] = _tagged(ep.decisions)  # a datetime inside decisions comes back a datetime
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        written += 1
+    return written
 
 
 _DATETIME = "$datetime"  # {"$datetime": ISO}: how export writes a datetime inside decisions (JSON has none)
@@ -1054,10 +1130,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--now", help=f"the time the rules run at: {_TIME}; default now")
 
     p = command(
+        "backup", cmd_backup,
+        "write a consistent copy of the whole database (settings, knowledge, audit included) to a new directory, "
+        "while it stays in use (LMDB; PostgreSQL: pg_dump)", owner=False,
+    )  # fmt: skip
+    p.add_argument("dest", help="a new or empty directory")
+    command("check", cmd_check, "verify every index against the records (exit 1 when anything disagrees)", owner=False)
+    command(
+        "compact", cmd_compact,
+        "rewrite the store without free space, so erased bytes leave the files (no other process may have it open)", owner=False,
+    )  # fmt: skip
+    p = command(
         "export", cmd_export, 'write every episode as JSONL, archived ones too (with status "archived"); current versions only', owner=False
     )
     p.add_argument("--owner", help="only this owner (default all)")
-    p.add_argument("--file", help="output file (default stdout)")
+    p.add_argument("--file", help="output file, replaced only once the export is whole (default stdout); with --json a summary is printed")
     p = command(
         "import", cmd_import,
         "import JSONL episodes, all or nothing (keeps their timestamps; one audit record per owner). Status is not "

@@ -64,8 +64,8 @@ class CorruptionError(StoreError):
     value cannot be decoded. Nothing is repaired in place; ``HINT`` says how to recover."""
 
     HINT = (
-        "the database cannot be read safely: restore its directory from a backup, or `memdb import` "
-        "an earlier `memdb export` file into a new directory"
+        "the database cannot be read safely: restore its directory from a `memdb backup` copy, or `memdb import` "
+        "an earlier `memdb export` file into a new directory (episodes only)"
     )
 
 

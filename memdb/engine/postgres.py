@@ -765,6 +765,13 @@ class PostgresStore:
             raise
         txn._commit()
 
+    def backup(self, dest: str) -> None:
+        """Not offered: the server's own tools back up its databases whole and consistently."""
+        raise StoreError(
+            f"postgres store {self.url}: backup to {dest!r}: back up the server's database with pg_dump "
+            f"(memdb's tables are {self._sql.kv} and {self._sql.lock}; nothing was written)"
+        )
+
     def compact(self) -> None:
         """Rewrite the table so deleted rows leave its files (VACUUM FULL; takes an exclusive lock).
 

@@ -104,6 +104,12 @@ class Store(Protocol):
     def compact(self) -> None:
         """Reclaim space and scrub deleted bytes from disk (may need exclusive use)."""
 
+    def stat(self) -> dict[str, int]:
+        """At least ``entries`` and ``used_bytes`` (-1 where the backend cannot tell), for reports."""
+
+    def backup(self, dest: str) -> None:
+        """Write a consistent copy of the whole store to ``dest`` while it stays in use."""
+
 
 # --- LMDB ------------------------------------------------------------------------------------
 
@@ -996,6 +1002,29 @@ class LMDBStore:
                 w._commit()
             finally:
                 shared.writer_thread = 0
+
+    def backup(self, dest: str) -> None:
+        """Copy the environment into ``dest``, a new or empty directory made private (0700, the
+        file 0600), as of one snapshot while writers go on: LMDB's own copy, without free pages.
+        StoreError names a ``dest`` that holds anything already."""
+        dest = os.fspath(dest)
+        try:
+            os.makedirs(dest, mode=0o700, exist_ok=True)
+            if os.listdir(dest):
+                raise StoreError(f"backup to {dest!r}: the directory is not empty (give a new one; nothing was written)")
+            os.chmod(dest, 0o700)
+        except OSError as exc:
+            raise StoreError(f"backup to {dest!r}: {exc.strerror or exc}") from None
+        env = self._env
+        shared = self._shared
+        shared.enter()  # the copy reads in a transaction of its own: no resize may run under it
+        try:
+            env.copy(dest, compact=True)
+        except lmdb.Error as exc:
+            raise _translate(exc, f"backup to {dest!r}", self) from None
+        finally:
+            shared.leave()
+        os.chmod(os.path.join(dest, DATA), 0o600)
 
     def compact(self) -> None:
         """Rewrite the environment into fresh pages, so deleted bytes leave the file.

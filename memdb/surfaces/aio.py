@@ -417,6 +417,10 @@ class AsyncDatabase:
         """``Database.extract_patterns`` in a worker thread."""
         return await _run(self.sync.extract_patterns, now, retry_failed=retry_failed)
 
+    async def backup(self, dest: str | os.PathLike[str]) -> None:
+        """``Database.backup`` in a worker thread."""
+        await _run(self.sync.backup, dest)
+
     async def compact(self) -> None:
         """``Database.compact`` in a worker thread (it waits for every other call to end)."""
         await _run(self.sync.compact)

@@ -203,6 +203,13 @@ class Database:
         failed); returns patterns written."""
         return self.patterns.run_pending(retry_failed=retry_failed, now=now)
 
+    def backup(self, dest: str | os.PathLike[str]) -> None:
+        """Write a consistent copy of the whole database (every owner, the settings, knowledge,
+        patterns and audit log) to ``dest``, a new or empty directory, while it stays in use;
+        ``memdb.open(dest)`` opens the copy. LMDB only: on PostgreSQL StoreError says to use pg_dump."""
+        self.flush()
+        self.store.backup(os.fspath(dest))
+
     def compact(self) -> None:
         """Rewrite the store without free pages, so erased bytes are gone from disk too.
 

@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import os
 import re
+import stat
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,36 @@ def test_export_keeps_archived_episodes_and_round_trips(tmp_path: Path, capsys: 
     with memdb.open(copy) as db:
         assert {o: db.owner(o).count() for o in db.owners()} == {"ana": 3, "bob": 1}
         assert "episode 0 about deploys" in {e.summary for e in db.owner("ana").episodes()}  # back, and active
+
+
+def test_a_failed_export_leaves_the_earlier_file_as_it_was(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An export of an owner the database lacks (a typo) emptied the backup it was pointed at, and
+    one that failed on a damaged value cut it short: the file is replaced only once whole."""
+    src, file = tmp_path / "db", tmp_path / "backup.jsonl"
+    with memdb.open(src) as db:
+        for i in range(3):
+            db.owner("ana").record("debug", f"episode {i}", outcome="success")
+    assert main(["export", "--db", str(src), "--file", str(file)]) == 0
+    backup = file.read_bytes()
+    assert main(["export", "--db", str(src), "--owner", "Ana", "--file", str(file)]) == 1
+    assert "--owner 'Ana': no such owner in this database" in one_error_line(capsys)
+    with memdb.open(src) as db:  # a value that cannot be decoded, half way through the export
+        eid = [e.id for e in db.owner("ana").episodes()][1]
+        key = db.globals["MEM"].key(("ana", f"{eid[:4]}-{eid[4:6]}-{eid[6:8]}", eid))
+        with db.store.write() as w:
+            w.put(key, b"\xc1")  # no msgpack value
+    assert main(["export", "--db", str(src), "--file", str(file)]) == 1
+    capsys.readouterr()
+    assert file.read_bytes() == backup and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert stat.S_IMODE(file.stat().st_mode) == 0o600
+
+
+def test_export_json_to_a_file_prints_a_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src, file = tmp_path / "db", tmp_path / "x.jsonl"
+    with memdb.open(src) as db:
+        db.owner("ana").record("debug", "one", outcome="success")
+    assert main(["export", "--db", str(src), "--file", str(file), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"exported": 1, "owners": ["ana"], "file": str(file)}
 
 
 GOOD = {"owner": "ana", "kind": "debug", "summary": "fine", "outcome": "success", "ts": "2026-06-01T10:00:00Z"}
@@ -619,3 +650,63 @@ def test_the_command_s_notes_name_its_flags(tmp_path: Path, capsys: pytest.Captu
     assert main(["ask", "deploy", "--db", db, "--owner", "ana"]) == 0
     out = capsys.readouterr().out
     assert "--include-archived to see it" in out and "include_archived=True" not in out
+
+
+def test_check_and_compact_finish_an_erasure_from_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command could erase but neither compact nor check: the erased text stayed in data.mdb
+    with no way to finish the job from a shell (a DBA probe's find)."""
+    db = tmp_path / "db"
+    with memdb.open(db) as opened:
+        opened.owner("ana").record("debug", "Acme contract renewal stalled", outcome="failure", tags=["acme"])
+        opened.owner("ana").record("debug", "Unrelated deploy", outcome="success")
+    assert main(["erase", "--db", str(db), "--owner", "ana", "--tags", "acme", "--reason", "request", "--yes"]) == 0
+    assert "at the next `memdb compact`" in capsys.readouterr().out
+    assert main(["compact", "--db", str(db), "--json"]) == 0
+    sizes = json.loads(capsys.readouterr().out)
+    assert sizes["bytes_after"] <= sizes["bytes_before"]
+    assert b"contract renewal" not in (db / "data.mdb").read_bytes()
+    assert main(["check", "--db", str(db)]) == 0
+    assert capsys.readouterr().out.startswith("ok: 1 episodes")
+    with memdb.open(db) as opened:  # an index entry lost
+        ((subs, _),) = list(opened.globals["EPK"].items(("ana",)))[:1]
+        opened.globals["EPK"].kill(subs)
+    assert main(["check", "--db", str(db), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert not report["ok"] and report["episodes"] == 1 and report["problems"]
+
+
+def test_backup_copies_the_whole_database_while_it_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``memdb export`` carries episodes only (no settings, knowledge or audit), so a restore
+    from it lost the configured kinds and the approved knowledge: ``backup`` copies everything,
+    as of one snapshot, while a writer goes on."""
+    import threading
+
+    db_path, dest = tmp_path / "db", tmp_path / "copy"
+    with memdb.open(db_path) as db:
+        db.configure(typed_kinds=["call", "deal"], retention_days=90)
+        mem = db.owner("ana")
+        first = mem.record("call", "Acme call went badly", outcome="failure", lesson="send the agenda first")
+        stop = threading.Event()
+
+        def write() -> None:
+            i = 0
+            while not stop.is_set():
+                mem.record("deal", f"deal {i} closed", outcome="success")
+                i += 1
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            db.backup(dest)
+        finally:
+            stop.set()
+            writer.join()
+        written = mem.count()
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o700 and stat.S_IMODE((dest / "data.mdb").stat().st_mode) == 0o600
+    with memdb.open(dest) as copy:
+        assert copy.check().ok and copy.settings.typed_kinds == ("call", "deal") and copy.settings.retention_days == 90
+        assert 1 <= copy.owner("ana").count() <= written and copy.owner("ana").get(first.id).lesson == "send the agenda first"
+    assert main(["backup", "--db", str(db_path), str(dest)]) == 1  # not empty: refused, the copy stays
+    assert "is not empty" in one_error_line(capsys)
+    assert main(["backup", "--db", str(db_path), str(tmp_path / "second"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["bytes"] > 0

@@ -181,3 +181,14 @@ def test_fact_keys_are_valid_and_distinct(items: list[tuple[tuple[str, ...], str
         fk = fact_key(stored, key)
         assert re.fullmatch(r"[A-Za-z0-9_.:@/+-]{1,128}", fk), fk
         assert keys.setdefault(fk, (stored, key)) == (stored, key)
+
+
+@pytest.mark.parametrize(("old", "new"), [(0, False), (True, 1), (1, 1.0)])
+def test_a_put_of_an_equal_value_of_another_type_is_kept(db: memdb.Database, old: object, new: object) -> None:
+    """``{"done": False}`` after ``{"done": 0}`` is a new value (as in InMemoryStore), not the
+    same one again: memdb compared facts with ``==`` and dropped the put."""
+    store = MemdbStore(db, fields=["content"])
+    for value in ("no", old, new):
+        store.put(("ana", "tasks"), "t", {"content": "write report", "done": value})
+    item = store.get(("ana", "tasks"), "t")
+    assert item is not None and repr(item.value["done"]) == repr(new)

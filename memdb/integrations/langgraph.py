@@ -14,7 +14,9 @@ episode layer. The mapping:
   creation time and the expiry; the value's text (each string and number with its field name, or the
   ``fields`` paths, or the ``index`` paths of a put) is the fact's summary and content, which
   memdb indexes, so ``search(query=...)`` is ``Memory.recall(text=query)`` over the store's
-  facts (tag ``langgraph``), best first, each with memdb's rank score;
+  facts (tag ``langgraph``), best first, each with memdb's rank score; a query that holds no
+  word memdb indexes ("what is it?", "?", "<EMAIL_1>": stopwords, one-letter words and
+  placeholders) shares a word with no item and finds none (``[]``, where recall refuses it);
 - ``updated_at`` is the current version's time; a put of a new value supersedes the fact
   (earlier values stay as versions, as for any fact), a delete erases every version with an
   audit record.
@@ -61,7 +63,7 @@ from langgraph.store.base import (
 )
 
 from memdb import Database, Episode, Memory, RegexSanitizer
-from memdb.errors import NotFoundError, ValidationError
+from memdb.errors import NoSearchableWordsError, NotFoundError, ValidationError
 
 __all__ = ["MemdbStore"]
 
@@ -276,7 +278,10 @@ class MemdbStore(BaseStore):
         now = mem.now()
         offset = 0
         while len(found) < want:
-            result = mem.recall(text=query, kind="fact", tags=[TAG], limit=max(_PAGE, 2 * want), offset=offset)
+            try:
+                result = mem.recall(text=query, kind="fact", tags=[TAG], limit=max(_PAGE, 2 * want), offset=offset)
+            except NoSearchableWordsError:  # "what is it?": no word to share with an item, so no item matches
+                return []
             for hit in result.memories:
                 episode = hit.episode
                 if not _ours(episode):

@@ -192,3 +192,15 @@ def test_a_put_of_an_equal_value_of_another_type_is_kept(db: memdb.Database, old
         store.put(("ana", "tasks"), "t", {"content": "write report", "done": value})
     item = store.get(("ana", "tasks"), "t")
     assert item is not None and repr(item.value["done"]) == repr(new)
+
+
+@pytest.mark.parametrize("query", ["what is it?", "?", "I", "who am I", "<EMAIL_1>"])
+def test_a_query_without_searchable_words_finds_nothing(db: memdb.Database, query: str) -> None:
+    """A query of stopwords, one-letter words or placeholders shares no word with any item:
+    ``[]``, as BaseStore.search returns a list (memdb's recall refuses such a text, and the
+    store let its ValidationError out, crashing LangMem's search tool on "what is it?")."""
+    store = MemdbStore(db)
+    store.put(("ana", "memories"), "theme", {"content": "Prefers dark mode"})
+    assert store.search(("ana",), query=query) == []
+    assert store.search((), query=query, filter={"content": "Prefers dark mode"}) == []
+    assert [r.key for r in store.search(("ana",), query=f"{query} dark")] == ["theme"]

@@ -17,6 +17,9 @@ episode layer. The mapping:
   facts (tag ``langgraph``), best first, each with memdb's rank score; a query that holds no
   word memdb indexes ("what is it?", "?", "<EMAIL_1>": stopwords, one-letter words and
   placeholders) shares a word with no item and finds none (``[]``, where recall refuses it);
+  an item put with ``index=False`` (or whose indexed paths hold no text) is never found by a
+  query, only by filters and listings; an indexed one also matches the words of its fact key
+  (its namespace after the owner, and its key), which memdb indexes for every fact;
 - ``updated_at`` is the current version's time; a put of a new value supersedes the fact
   (earlier values stay as versions, as for any fact), a delete erases every version with an
   audit record.
@@ -234,6 +237,7 @@ class MemdbStore(BaseStore):
         text = "\n".join(t for t in self._texts(value, index) if t.strip())
         decisions = {
             "namespace": list(stored), "key": item_key, "value": value, "created_at": created, "ttl": ttl, "index": index,
+            "indexed": bool(text),
             "expires_at": now + dt.timedelta(minutes=ttl) if ttl is not None else None,
         }  # fmt: skip
         episode = mem.record(
@@ -284,7 +288,7 @@ class MemdbStore(BaseStore):
                 return []
             for hit in result.memories:
                 episode = hit.episode
-                if not _ours(episode):
+                if not _ours(episode) or not _indexed(episode):
                     continue
                 if _expired(episode, now):
                     expired.append(episode)
@@ -419,6 +423,14 @@ def _current(mem: Memory, key: str) -> Episode | None:
 def _ours(episode: Episode) -> bool:
     d = episode.decisions
     return bool(episode.key) and str(episode.key).startswith((READABLE, HASHED)) and isinstance(d.get("namespace"), list) and "value" in d
+
+
+def _indexed(episode: Episode) -> bool:
+    """Whether a query may find an item: it has indexed text (not ``put(index=False)``, nor
+    indexed paths holding no text). One without is still a fact whose key memdb indexes, and
+    the words of its labels and key would match (test_an_item_put_with_index_false_is_never_found_by_a_query)."""
+    d = episode.decisions
+    return d.get("indexed", d.get("index") is not False) is True  # items written before "indexed": by "index"
 
 
 def _within(episode: Episode, prefix: tuple[str, ...]) -> bool:

@@ -204,3 +204,23 @@ def test_a_query_without_searchable_words_finds_nothing(db: memdb.Database, quer
     assert store.search(("ana",), query=query) == []
     assert store.search((), query=query, filter={"content": "Prefers dark mode"}) == []
     assert [r.key for r in store.search(("ana",), query=f"{query} dark")] == ["theme"]
+
+
+def test_an_item_put_with_index_false_is_never_found_by_a_query(db: memdb.Database) -> None:
+    """``index=False`` keeps an item out of query results, also for the words of its
+    namespace and key: its fact's summary was its key, and memdb indexes every fact's key."""
+    store = MemdbStore(db)
+    store.put(("ana", "recipes"), "lasagna", {"content": "layers of pasta"}, index=False)
+    store.put(("ana", "recipes"), "soup", {"content": "lasagna soup is great"})
+    for query in ("lasagna", "recipes", "layers of pasta"):
+        assert [r.key for r in store.search(("ana",), query=query)] in ([], ["soup"])
+    assert [r.key for r in store.search(("ana",), query="lasagna")] == ["soup"]
+    # filters and listings still find it, and a later indexed put makes it searchable
+    assert [r.key for r in store.search(("ana",), filter={"content": "layers of pasta"})] == ["lasagna"]
+    assert {r.key for r in store.search(("ana", "recipes"))} == {"lasagna", "soup"}
+    store.put(("ana", "recipes"), "lasagna", {"content": "layers of pasta"})
+    assert [r.key for r in store.search(("ana",), query="pasta")] == ["lasagna"]
+    # so is one whose indexed paths hold no text
+    store.put(("ana", "recipes"), "pie", {"content": "apple pie"}, index=[])
+    store.put(("ana", "recipes"), "tart", {"done": True, "n": None})
+    assert store.search(("ana",), query="pie") == [] and store.search(("ana",), query="tart") == []

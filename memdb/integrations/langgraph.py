@@ -202,23 +202,30 @@ class MemdbStore(BaseStore):
             self._expire(mem, episode)
             return None
         if op.refresh_ttl:
-            episode = self._refresh(mem, mem.get(episode.id))
+            try:
+                episode = mem.get(episode.id)  # an access
+            except NotFoundError:  # deleted since it was read: a read of a missing item
+                return None
+            episode = self._refresh(mem, episode)
         return self._item(owner, episode)
 
     def _put(self, op: PutOp) -> None:
         owner, stored = self._split(op.namespace)
         mem = self._memory(owner)
         key = fact_key(stored, op.key)
-        prior = _current(mem, key)
-        if op.value is None:
-            if prior is not None:
-                mem.delete(prior.id, reason="langgraph store: item deleted")
-            return
-        now = mem.now()
-        # a first version's creation is its own time (None here); later ones keep the first's
-        created = (prior.decisions.get("created_at") or prior.ts) if prior is not None and not _expired(prior, now) else None
-        ttl = op.ttl
-        self._write(mem, key, stored, op.key, dict(op.value), op.index, created, ttl, now)
+        # the current version is read in the write's transaction: read before it, another
+        # writer's delete in between made this delete raise NotFoundError, or this put follow a
+        # version no longer there (test_concurrent_deletes_and_puts_of_one_item)
+        with self._db.transaction():
+            prior = _current(mem, key)
+            if op.value is None:
+                if prior is not None:
+                    mem.delete(prior.id, reason="langgraph store: item deleted")
+                return
+            now = mem.now()
+            # a first version's creation is its own time (None here); later ones keep the first's
+            created = (prior.decisions.get("created_at") or prior.ts) if prior is not None and not _expired(prior, now) else None
+            self._write(mem, key, stored, op.key, dict(op.value), op.index, created, op.ttl, now)
 
     def _write(
         self,
@@ -394,21 +401,24 @@ class MemdbStore(BaseStore):
 
     def _refresh(self, mem: Memory, episode: Episode) -> Episode:
         """Push a TTL item's expiry out again once less than half its TTL is left (a new version)."""
-        d = episode.decisions
-        ttl, expires = d.get("ttl"), d.get("expires_at")
-        if ttl is None or expires is None:
+        if not _refresh_due(episode, mem.now()):
             return episode
-        now = mem.now()
-        if expires - now >= dt.timedelta(minutes=ttl / 2):
-            return episode
-        stored = tuple(d["namespace"])
-        return self._write(mem, str(episode.key), stored, d["key"], d["value"], d.get("index"), d.get("created_at") or episode.ts, ttl, now)
+        with self._db.transaction():  # read again in the write's: deleted or written meanwhile, it is not written over
+            current = _current(mem, str(episode.key))
+            if current is None or current.id != episode.id:
+                return episode  # erased or written again since the read (a put sets its own expiry)
+            d, now = episode.decisions, mem.now()
+            created = d.get("created_at") or episode.ts
+            return self._write(mem, str(episode.key), tuple(d["namespace"]), d["key"], d["value"], d.get("index"), created, d["ttl"], now)
 
     def _expire(self, mem: Memory, episode: Episode) -> int:
-        try:
-            mem.delete(episode.id, reason="langgraph store: ttl expired")
-        except NotFoundError:  # another reader erased it first
-            return 0
+        """Erase an expired item; 0 if it was erased or written again since it was read (a delete
+        of the version read would erase the new one with it: a delete takes every version)."""
+        with self._db.transaction():
+            current = _current(mem, str(episode.key))
+            if current is None or not _expired(current, mem.now()):
+                return 0
+            mem.delete(current.id, reason="langgraph store: ttl expired")
         return 1
 
 
@@ -435,6 +445,12 @@ def _indexed(episode: Episode) -> bool:
 
 def _within(episode: Episode, prefix: tuple[str, ...]) -> bool:
     return tuple(episode.decisions["namespace"][: len(prefix)]) == prefix
+
+
+def _refresh_due(episode: Episode, now: dt.datetime) -> bool:
+    """Whether a read should push a TTL item's expiry out: once less than half its TTL is left."""
+    ttl, expires = episode.decisions.get("ttl"), episode.decisions.get("expires_at")
+    return ttl is not None and isinstance(expires, dt.datetime) and expires - now < dt.timedelta(minutes=ttl / 2)
 
 
 def _expired(episode: Episode, now: dt.datetime) -> bool:

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,44 @@ def test_an_item_put_with_index_false_is_never_found_by_a_query(db: memdb.Databa
     store.put(("ana", "recipes"), "pie", {"content": "apple pie"}, index=[])
     store.put(("ana", "recipes"), "tart", {"done": True, "n": None})
     assert store.search(("ana",), query="pie") == [] and store.search(("ana",), query="tart") == []
+
+
+def test_concurrent_deletes_and_puts_of_one_item(db: memdb.Database) -> None:
+    """Deleting a missing item is a no-op (LangGraph's), also when another writer deleted it
+    between this delete's read and its write: the read and the write are one transaction (two
+    graph branches deleting one item made one raise NotFoundError)."""
+    store = MemdbStore(db)
+    with ThreadPoolExecutor(4) as pool:
+        for i in range(15):
+            store.put(("ana", "m"), f"k{i}", {"content": f"item {i}"})
+            deletes = [pool.submit(store.delete, ("ana", "m"), f"k{i}") for _ in range(3)]
+            assert [f.result() for f in deletes] == [None] * 3
+            assert store.get(("ana", "m"), f"k{i}") is None
+        # puts racing deletes: the item ends deleted or with the value put, never an error
+        store.put(("ana", "m"), "k", {"content": "first"})
+        racing = [pool.submit(store.put, ("ana", "m"), "k", {"content": f"v{j}"} if j % 2 else None) for j in range(8)]
+        assert [f.result() for f in racing] == [None] * 8
+    item = store.get(("ana", "m"), "k")
+    assert item is None or item.value["content"] in {f"v{j}" for j in range(1, 8, 2)}
+    assert [a["action"] for a in db.owner("ana").audit()].count("delete") >= 15
+    assert db.check().ok
+
+
+def test_an_expiring_read_never_erases_a_value_put_meanwhile(backend: str, tmp_path: Path) -> None:
+    """A read that meets an expired item erases it in a transaction that reads it again: it
+    deleted the version it had read, and a delete takes every version of a fact, so a value
+    put between the read and the delete went with it."""
+    clock = Clock(NOW)
+    with memdb.open(tmp_path / "db", clock=clock) as db, ThreadPoolExecutor(2) as pool:
+        store = MemdbStore(db)
+        for i in range(20):
+            store.put(("ana", "cache"), "k", {"v": f"old {i}"}, ttl=1)
+            clock.advance(minutes=2)
+            read = pool.submit(store.get, ("ana", "cache"), "k")
+            put = pool.submit(store.put, ("ana", "cache"), "k", {"v": f"new {i}"})
+            assert put.result() is None
+            got = read.result()
+            assert got is None or got.value == {"v": f"new {i}"}
+            item = store.get(("ana", "cache"), "k")
+            assert item is not None and item.value == {"v": f"new {i}"}
+            store.delete(("ana", "cache"), "k")

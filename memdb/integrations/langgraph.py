@@ -239,6 +239,8 @@ class MemdbStore(BaseStore):
         ttl: float | None,
         now: dt.datetime,
     ) -> Episode:
+        """Record an item's value as the fact's new version; in the caller's transaction, which
+        a refusal rolls back."""
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < 10**9):
             raise ValidationError(f"store ttl {_shown(ttl)}: a positive number of minutes, or None")
         text = "\n".join(t for t in self._texts(value, index) if t.strip())
@@ -252,8 +254,9 @@ class MemdbStore(BaseStore):
         )  # fmt: skip
         kept = episode.decisions
         if kept.get("namespace") != list(stored) or kept.get("key") != item_key:
-            # the sanitizer replaced part of a label: keep no item under a name it cannot be found by
-            mem.delete(episode.id, reason="langgraph store: a namespace label or key held personal data")
+            # the sanitizer replaced part of a label: keep no item under a name it cannot be found
+            # by. Raised in the caller's transaction, which rolls the record back: nothing is
+            # written, not even a delete's audit record (test_personal_data_in_a_label_writes_nothing)
             raise ValidationError("store namespace or key: looks like personal data; use an opaque id")
         return episode
 

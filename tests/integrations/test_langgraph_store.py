@@ -266,3 +266,23 @@ def test_an_expiring_read_never_erases_a_value_put_meanwhile(backend: str, tmp_p
             item = store.get(("ana", "cache"), "k")
             assert item is not None and item.value == {"v": f"new {i}"}
             store.delete(("ana", "cache"), "k")
+
+
+def _every_node(db: memdb.Database) -> dict[str, list[object]]:
+    with db.snapshot():
+        return {name: list(db.globals[name].items()) for name in db.globals.names()}
+
+
+@pytest.mark.parametrize(
+    ("namespace", "key"), [(("ana", "+14155550132"), "k"), (("ana", CARD), "k"), (("ana", "notes"), EMAIL), (("ana", "x" * 150), EMAIL)]
+)
+def test_personal_data_in_a_label_writes_nothing(db: memdb.Database, namespace: tuple[str, ...], key: str) -> None:
+    """A put refused for personal data in a namespace label or key writes nothing: it recorded
+    the fact, then deleted it, leaving a "delete" audit record of a call that failed."""
+    store = MemdbStore(db)
+    store.put(("ana", "notes"), "k", {"content": "hello"})
+    before = _every_node(db)
+    with pytest.raises(ValidationError, match="personal data"):
+        store.put(namespace, key, {"content": "hi"})
+    assert _every_node(db) == before
+    assert [a["action"] for a in db.owner("ana").audit()] == []

@@ -46,6 +46,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any, Literal
 
 from langgraph.store.base import (
@@ -139,23 +140,27 @@ class MemdbStore(BaseStore):
     # --- BaseStore -------------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run the operations in order (each sees the writes before it); every operation is
-        checked before the first runs, so a bad one fails the batch with nothing done."""
+        """Run the operations in order (each sees the writes before it), all or nothing: every
+        operation is checked before the first runs, and a batch that puts runs in one
+        transaction, so a put memdb refuses (personal data in a key, a value it cannot keep)
+        rolls back the puts before it (test_a_batch_refused_by_memdb_writes_nothing)."""
         ops = list(ops)
         for op in ops:
             self._check(op)
         results: list[Result] = []
-        for op in ops:
-            if isinstance(op, GetOp):
-                results.append(self._get(op))
-            elif isinstance(op, SearchOp):
-                results.append(self._search(op))
-            elif isinstance(op, ListNamespacesOp):
-                results.append(self._list(op))
-            else:
-                assert isinstance(op, PutOp)
-                self._put(op)
-                results.append(None)
+        # only a batch that puts holds the write lock: reads stay concurrent
+        with self._db.transaction() if any(isinstance(op, PutOp) for op in ops) else nullcontext():
+            for op in ops:
+                if isinstance(op, GetOp):
+                    results.append(self._get(op))
+                elif isinstance(op, SearchOp):
+                    results.append(self._search(op))
+                elif isinstance(op, ListNamespacesOp):
+                    results.append(self._list(op))
+                else:
+                    assert isinstance(op, PutOp)
+                    self._put(op)
+                    results.append(None)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:

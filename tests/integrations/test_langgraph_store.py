@@ -16,7 +16,7 @@ import pytest
 from clocks import Clock
 from hypothesis import given
 from hypothesis import strategies as st
-from langgraph.store.base import PutOp
+from langgraph.store.base import GetOp, PutOp, SearchOp
 
 import memdb
 from memdb.errors import NotFoundError, ValidationError
@@ -286,3 +286,29 @@ def test_personal_data_in_a_label_writes_nothing(db: memdb.Database, namespace: 
         store.put(namespace, key, {"content": "hi"})
     assert _every_node(db) == before
     assert [a["action"] for a in db.owner("ana").audit()] == []
+
+
+@pytest.mark.parametrize(
+    "refused",
+    [
+        PutOp(("ana", "m"), "4111111111111111", {"v": "x"}),
+        PutOp(("ana", "m"), "nan", {"v": float("nan")}),
+        PutOp(("ana", "m"), "raw", {"v": b"raw"}),
+    ],
+    ids=["card-number-key", "nan", "bytes"],
+)
+def test_a_batch_refused_by_memdb_writes_nothing(db: memdb.Database, refused: PutOp) -> None:
+    """A put memdb refuses only when it records it (personal data in a key, a value it cannot
+    keep) fails the whole batch: the puts before it were committed, though batch promised
+    nothing done."""
+    store = MemdbStore(db)
+    store.put(("ana", "m"), "kept", {"content": "before the batch"})
+    before = _every_node(db)
+    ops = [PutOp(("ana", "m"), "new", {"content": "xylophone"}), PutOp(("ana", "m"), "kept", None), GetOp(("ana", "m"), "new"), refused]
+    with pytest.raises(ValidationError):
+        store.batch(ops)
+    assert _every_node(db) == before
+    assert store.get(("ana", "m"), "new") is None and store.get(("ana", "m"), "kept") is not None
+    # a good batch's reads see its own puts
+    got, found = store.batch([*ops[:3], SearchOp(("ana",), query="xylophone")])[2:]
+    assert got == store.get(("ana", "m"), "new") and [r.key for r in found] == ["new"]  # type: ignore[union-attr]

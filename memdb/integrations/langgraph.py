@@ -20,9 +20,10 @@ episode layer. The mapping:
   an item put with ``index=False`` (or whose indexed paths hold no text) is never found by a
   query, only by filters and listings; an indexed one also matches the words of its fact key
   (its namespace after the owner, and its key), which memdb indexes for every fact;
-- ``updated_at`` is the current version's time; a put of a new value supersedes the fact
-  (earlier values stay as versions, as for any fact), a delete erases every version with an
-  audit record.
+- ``updated_at`` is the time of the item's latest put (kept in the fact's decisions): every
+  put supersedes the fact, the same value again too (earlier values stay as versions, as for
+  any fact), and a refreshing read's new version moves only the expiry; a delete erases every
+  version with an audit record.
 
 Filters apply to value fields (dotted paths reach nested ones) with ``$eq``, ``$ne``, ``$gt``,
 ``$gte``, ``$lt``, ``$lte``; ``limit``/``offset`` count items after filtering. TTL follows
@@ -228,9 +229,9 @@ class MemdbStore(BaseStore):
                     mem.delete(prior.id, reason="langgraph store: item deleted")
                 return
             now = mem.now()
-            # a first version's creation is its own time (None here); later ones keep the first's
-            created = (prior.decisions.get("created_at") or prior.ts) if prior is not None and not _expired(prior, now) else None
-            self._write(mem, key, stored, op.key, dict(op.value), op.index, created, op.ttl, now)
+            # a first version's creation is the put's time; later ones keep the first's
+            created = (prior.decisions.get("created_at") or prior.ts) if prior is not None and not _expired(prior, now) else now
+            self._write(mem, key, stored, op.key, dict(op.value), op.index, created, now, op.ttl, now)
 
     def _write(
         self,
@@ -240,17 +241,21 @@ class MemdbStore(BaseStore):
         item_key: str,
         value: dict[str, Any],
         index: Literal[False] | list[str] | None,
-        created: dt.datetime | None,
+        created: dt.datetime,
+        updated: dt.datetime,
         ttl: float | None,
         now: dt.datetime,
     ) -> Episode:
         """Record an item's value as the fact's new version; in the caller's transaction, which
-        a refusal rolls back."""
+        a refusal rolls back. ``updated`` is the time of the put that gave the value: a new
+        version whose decisions hold it even when the value is the same again, as a put is a
+        write (test_updated_at_is_the_latest_put)."""
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < 10**9):
             raise ValidationError(f"store ttl {_shown(ttl)}: a positive number of minutes, or None")
         text = "\n".join(t for t in self._texts(value, index) if t.strip())
         decisions = {
-            "namespace": list(stored), "key": item_key, "value": value, "created_at": created, "ttl": ttl, "index": index,
+            "namespace": list(stored), "key": item_key, "value": value, "created_at": created, "updated_at": updated,
+            "ttl": ttl, "index": index,
             "indexed": bool(text),
             "expires_at": now + dt.timedelta(minutes=ttl) if ttl is not None else None,
         }  # fmt: skip
@@ -324,7 +329,7 @@ class MemdbStore(BaseStore):
             if _expired(episode, now):
                 self._expire(mem, episode)
             elif _matches(episode, flt):
-                found.append((-episode.ts.timestamp(), mem.name, episode.id, episode))
+                found.append((-_updated(episode).timestamp(), mem.name, episode.id, episode))
         found.sort(key=lambda r: (r[0], r[1], r[2]))
         return found
 
@@ -390,7 +395,9 @@ class MemdbStore(BaseStore):
     def _item(self, owner: str, episode: Episode) -> Item:
         d = episode.decisions
         created = d.get("created_at") or episode.ts
-        return Item(value=d["value"], key=d["key"], namespace=self._namespace(owner, episode), created_at=created, updated_at=episode.ts)
+        return Item(
+            value=d["value"], key=d["key"], namespace=self._namespace(owner, episode), created_at=created, updated_at=_updated(episode)
+        )
 
     def _scan(self, mem: Memory, prefix: tuple[str, ...]) -> Iterator[Episode]:
         """The store's current facts of ``mem`` under ``prefix`` (not an access)."""
@@ -416,8 +423,10 @@ class MemdbStore(BaseStore):
             if current is None or current.id != episode.id:
                 return episode  # erased or written again since the read (a put sets its own expiry)
             d, now = episode.decisions, mem.now()
-            created = d.get("created_at") or episode.ts
-            return self._write(mem, str(episode.key), tuple(d["namespace"]), d["key"], d["value"], d.get("index"), created, d["ttl"], now)
+            created, updated = d.get("created_at") or episode.ts, _updated(episode)  # only the expiry moves
+            return self._write(
+                mem, str(episode.key), tuple(d["namespace"]), d["key"], d["value"], d.get("index"), created, updated, d["ttl"], now
+            )
 
     def _expire(self, mem: Memory, episode: Episode) -> int:
         """Erase an expired item; 0 if it was erased or written again since it was read (a delete
@@ -453,6 +462,12 @@ def _indexed(episode: Episode) -> bool:
 
 def _within(episode: Episode, prefix: tuple[str, ...]) -> bool:
     return tuple(episode.decisions["namespace"][: len(prefix)]) == prefix
+
+
+def _updated(episode: Episode) -> dt.datetime:
+    """An item's ``updated_at``: its latest put's time (items written before it was kept: the version's)."""
+    updated = episode.decisions.get("updated_at")
+    return updated if isinstance(updated, dt.datetime) else episode.ts
 
 
 def _refresh_due(episode: Episode, now: dt.datetime) -> bool:

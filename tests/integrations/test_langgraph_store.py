@@ -113,7 +113,7 @@ def test_a_new_value_supersedes_and_a_delete_erases_every_version(db: memdb.Data
     store, ana = MemdbStore(db), db.owner("ana")
     store.put(("ana", "prefs"), "editor", {"content": "vim"})
     store.put(("ana", "prefs"), "editor", {"content": "emacs"})
-    store.put(("ana", "prefs"), "editor", {"content": "emacs"})  # the same value again writes nothing
+    store.put(("ana", "prefs"), "editor", {"content": "emacs"})  # the same value at the same time: nothing new
     current = ana.fact("lg/prefs/editor")
     assert [v.decisions["value"]["content"] for v in ana.versions(current.id)] == ["vim", "emacs"]
     assert ana.recall(text="vim").total == 0  # an old value is out of default answers
@@ -312,3 +312,38 @@ def test_a_batch_refused_by_memdb_writes_nothing(db: memdb.Database, refused: Pu
     # a good batch's reads see its own puts
     got, found = store.batch([*ops[:3], SearchOp(("ana",), query="xylophone")])[2:]
     assert got == store.get(("ana", "m"), "new") and [r.key for r in found] == ["new"]  # type: ignore[union-attr]
+
+
+def test_updated_at_is_the_latest_put(tmp_path: Path, backend: str) -> None:
+    """``updated_at`` is the time of the latest put, the same value again too (LangGraph's
+    stores write the row): memdb's version time stood for it, and a fact's same value again
+    writes nothing, so a heartbeat put kept the old time and listed the item last."""
+    clock = Clock(NOW)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        store = MemdbStore(db)
+        for key in ("a", "a", "b", "a"):  # heartbeats: the same value again
+            store.put(("ana", "m"), key, {"status": "ok"})
+            clock.advance(minutes=1)
+        item = store.get(("ana", "m"), "a")
+        assert item is not None and (item.created_at, item.updated_at) == (NOW, NOW + dt.timedelta(minutes=3))
+        assert [r.key for r in store.search(("ana",))] == ["a", "b"]
+
+
+def test_a_ttl_refresh_moves_only_the_expiry(tmp_path: Path, backend: str) -> None:
+    """A TTL-refreshing read writes a new expiry (a new version) but keeps ``updated_at``, as
+    PostgresStore's ``UPDATE ... SET expires_at``: it became the read's time, and the item the
+    most recently updated."""
+    clock = Clock(NOW)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        store = MemdbStore(db, ttl={"default_ttl": 60, "refresh_on_read": True})
+        store.put(("ana", "m"), "old", {"content": "written first"})
+        clock.advance(minutes=10)
+        store.put(("ana", "m"), "new", {"content": "written second"})
+        clock.advance(minutes=30)  # old has 20 of its 60 minutes left: a read refreshes it
+        assert store.get(("ana", "m"), "old") is not None
+        old = store.get(("ana", "m"), "old", refresh_ttl=False)
+        assert old is not None and (old.created_at, old.updated_at) == (NOW, NOW)
+        assert len(db.owner("ana").versions(db.owner("ana").fact("lg/m/old").id)) == 2  # the new expiry
+        assert [r.key for r in store.search(("ana",), refresh_ttl=False)] == ["new", "old"]
+        clock.advance(minutes=45)  # past old's first expiry, within the one the read gave it
+        assert store.get(("ana", "m"), "old") is not None and store.get(("ana", "m"), "new") is None

@@ -14,12 +14,16 @@ episode layer. The mapping:
   creation time and the expiry; the value's text (each string and number with its field name, or the
   ``fields`` paths, or the ``index`` paths of a put) is the fact's summary and content, which
   memdb indexes, so ``search(query=...)`` is ``Memory.recall(text=query)`` over the store's
-  facts (tag ``langgraph``), best first, each with memdb's rank score; a query that holds no
-  word memdb indexes ("what is it?", "?", "<EMAIL_1>": stopwords, one-letter words and
-  placeholders) shares a word with no item and finds none (``[]``, where recall refuses it);
-  an item put with ``index=False`` (or whose indexed paths hold no text) is never found by a
-  query, only by filters and listings; an indexed one also matches the words of its fact key
-  (its namespace after the owner, and its key), which memdb indexes for every fact;
+  facts (tag ``langgraph``), best first, each with memdb's rank score. The text is at most the
+  database's ``digest_chars`` characters (2,000 unless configured, up to 100,000): a longer
+  one keeps an equal share of that from the start of each indexed field (short fields whole),
+  so a long field's tail is not searchable, and a WARNING on this module's logger names the
+  item's fact id and the characters left out. A query that holds no word memdb indexes
+  ("what is it?", "?", "<EMAIL_1>": stopwords, one-letter words and placeholders) shares a
+  word with no item and finds none (``[]``, where recall refuses it). An item put with
+  ``index=False`` (or whose indexed paths hold no text) is never found by a query, only by
+  filters and listings; an indexed one also matches the words of its fact key (its namespace
+  after the owner, and its key), which memdb indexes for every fact;
 - ``updated_at`` is the time of the item's latest put (kept in the fact's decisions): every
   put supersedes the fact, the same value again too (earlier values stay as versions, as for
   any fact), and a refreshing read's new version moves only the expiry; a delete erases every
@@ -45,6 +49,7 @@ import asyncio
 import datetime as dt
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
@@ -80,6 +85,7 @@ _KEPT = re.compile(r"[A-Za-z0-9_.:@-]")
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 _MISSING = object()
 _PAGE = 50
+_log = logging.getLogger(__name__)  # under memdb's logger (memdb.engine.log), whose NullHandler keeps it quiet
 _MESSAGES = RegexSanitizer()  # a caller's value in an error message, with personal data replaced
 
 
@@ -252,7 +258,7 @@ class MemdbStore(BaseStore):
         write (test_updated_at_is_the_latest_put)."""
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < 10**9):
             raise ValidationError(f"store ttl {_shown(ttl)}: a positive number of minutes, or None")
-        text = "\n".join(t for t in self._texts(value, index) if t.strip())
+        text, left_out = _fitted([t for t in self._texts(value, index) if t.strip()], mem.settings.digest_chars)
         decisions = {
             "namespace": list(stored), "key": item_key, "value": value, "created_at": created, "updated_at": updated,
             "ttl": ttl, "index": index,
@@ -268,6 +274,12 @@ class MemdbStore(BaseStore):
             # by. Raised in the caller's transaction, which rolls the record back: nothing is
             # written, not even a delete's audit record (test_personal_data_in_a_label_writes_nothing)
             raise ValidationError("store namespace or key: looks like personal data; use an opaque id")
+        if left_out:
+            _log.warning(
+                "langgraph store: item %s of owner %r: %d characters of its indexed text are not searchable "
+                "(the text is cut to digest_chars=%d; db.configure(digest_chars=...) raises it)",
+                episode.id, mem.name, left_out, mem.settings.digest_chars,
+            )  # fmt: skip
         return episode
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -479,6 +491,34 @@ def _refresh_due(episode: Episode, now: dt.datetime) -> bool:
 def _expired(episode: Episode, now: dt.datetime) -> bool:
     expires = episode.decisions.get("expires_at")
     return isinstance(expires, dt.datetime) and expires <= now
+
+
+def _fitted(lines: list[str], budget: int) -> tuple[str, int]:
+    """The indexed lines as one text of at most ``budget`` characters (memdb's cap on a fact's
+    content), and how many characters were left out. Where they are longer, each line keeps an
+    equal share of the room from its start (a short one whole; the longest give up their
+    tails), shortest first, so every indexed field stays searchable by its beginning: cut at
+    the cap as one text, a long field hid every field after it whole
+    (test_every_field_of_a_long_value_is_searchable)."""
+    text = "\n".join(lines)
+    if len(text) <= budget:
+        return text, 0
+    room = budget - (len(lines) - 1)  # the newlines between them
+    kept = list(lines)
+    for n, i in enumerate(sorted(range(len(lines)), key=lambda i: len(lines[i]))):
+        kept[i] = _head(lines[i], max(room, 0) // (len(lines) - n))
+        room -= len(kept[i])
+    # the longest last: what the sanitizer's placeholders add past the cap, memdb cuts from its end
+    fitted = "\n".join(sorted((line for line in kept if line), key=len))
+    return fitted, len(text) - len(fitted)
+
+
+def _head(text: str, size: int) -> str:
+    """``text`` cut to at most ``size`` characters at the end of a word (a cut word is another word)."""
+    if len(text) <= size:
+        return text
+    end = max(text.rfind(" ", 0, size + 1), text.rfind("\n", 0, size + 1))
+    return text[:end].rstrip() if end > 0 else text[:size]
 
 
 def _leaves(value: Any, path: str = "") -> Iterator[str]:

@@ -347,3 +347,25 @@ def test_a_ttl_refresh_moves_only_the_expiry(tmp_path: Path, backend: str) -> No
         assert [r.key for r in store.search(("ana",), refresh_ttl=False)] == ["new", "old"]
         clock.advance(minutes=45)  # past old's first expiry, within the one the read gave it
         assert store.get(("ana", "m"), "old") is not None and store.get(("ana", "m"), "new") is None
+
+
+def test_every_field_of_a_long_value_is_searchable(db: memdb.Database, caplog: pytest.LogCaptureFixture) -> None:
+    """A value's text longer than ``digest_chars`` keeps the start of every indexed field:
+    cut at the cap as one text, a field after a long one was never found by a query. What is
+    left out is said on the module's logger (ids and counts, no text)."""
+    store = MemdbStore(db)
+    store.put(("ana", "notes"), "long", {"content": "meeting notes " * 200, "topic": "axolotl"})
+    store.put(("ana", "notes"), "many", {f"f{i}": f"word{i}x " + "filler " * 100 for i in range(12)})
+    assert [r.key for r in store.search(("ana",), query="axolotl")] == ["long"]
+    for i in range(12):
+        assert [r.key for r in store.search(("ana",), query=f"word{i}x")] == ["many"]
+    assert store.get(("ana", "notes"), "long").value["content"] == "meeting notes " * 200  # type: ignore[union-attr]
+    fact = db.owner("ana").fact("lg/notes/many")
+    assert len(fact.content) <= db.settings.digest_chars and "truncated" not in fact.content
+    warnings = [r.getMessage() for r in caplog.records if r.name == "memdb.integrations.langgraph"]
+    assert len(warnings) == 2 and fact.id in warnings[1] and "filler" not in warnings[1] and "not searchable" in warnings[1]
+    # the cap is the database's: raised, the whole text is searchable and nothing is said
+    db.configure(digest_chars=20_000)
+    caplog.clear()
+    store.put(("ana", "notes"), "many", {"f0": "filler " * 100 + "tailword"})
+    assert [r.key for r in store.search(("ana",), query="tailword")] == ["many"] and not caplog.records

@@ -103,6 +103,12 @@ class ValidationError(MemdbError, ValueError):
     """Input to the episodic API is invalid; the message names the field and the value."""
 
 
+class NoSearchableWordsError(ValidationError):
+    """A text filter holds no word the index keeps (stopwords, one-letter words, placeholders):
+    it would match nothing or, dropped, everything. A caller for whom such a text simply finds
+    nothing (the LangGraph store's ``search(query=...)``) catches this one."""
+
+
 class ConfigError(MemdbError, ValueError):
     """A configuration value is invalid."""
 

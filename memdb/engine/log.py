@@ -12,7 +12,9 @@ tool inputs or results, nor an exception's message, which may quote them
 Events: ``memdb.memory.episodes`` WARNING when a capture is dropped because the sanitizer failed;
 ``memdb.lifecycle.maintain`` INFO for each maintain run and its report; ``memdb.engine.store`` INFO
 when the LMDB map grows; ``memdb.memory.migrate`` INFO for a layout upgrade; ``memdb.query.engine``
-WARNING for a recall, ask or history slower than the ``slow_query_ms`` setting.
+WARNING for a recall, ask or history slower than the ``slow_query_ms`` setting;
+``memdb.integrations.langgraph`` WARNING when a store item's indexed text passes ``digest_chars``
+and part of it is not searchable (the item's fact id and the characters left out).
 """
 
 from __future__ import annotations

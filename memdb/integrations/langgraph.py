@@ -14,10 +14,20 @@ episode layer. The mapping:
   creation time and the expiry; the value's text (each string and number with its field name, or the
   ``fields`` paths, or the ``index`` paths of a put) is the fact's summary and content, which
   memdb indexes, so ``search(query=...)`` is ``Memory.recall(text=query)`` over the store's
-  facts (tag ``langgraph``), best first, each with memdb's rank score;
-- ``updated_at`` is the current version's time; a put of a new value supersedes the fact
-  (earlier values stay as versions, as for any fact), a delete erases every version with an
-  audit record.
+  facts (tag ``langgraph``), best first, each with memdb's rank score. The text is at most the
+  database's ``digest_chars`` characters (2,000 unless configured, up to 100,000): a longer
+  one keeps an equal share of that from the start of each indexed field (short fields whole),
+  so a long field's tail is not searchable, and a WARNING on this module's logger names the
+  item's fact id and the characters left out. A query that holds no word memdb indexes
+  ("what is it?", "?", "<EMAIL_1>": stopwords, one-letter words and placeholders) shares a
+  word with no item and finds none (``[]``, where recall refuses it). An item put with
+  ``index=False`` (or whose indexed paths hold no text) is never found by a query, only by
+  filters and listings; an indexed one also matches the words of its fact key (its namespace
+  after the owner, and its key), which memdb indexes for every fact;
+- ``updated_at`` is the time of the item's latest put (kept in the fact's decisions): every
+  put supersedes the fact, the same value again too (earlier values stay as versions, as for
+  any fact), and a refreshing read's new version moves only the expiry; a delete erases every
+  version with an audit record.
 
 Filters apply to value fields (dotted paths reach nested ones) with ``$eq``, ``$ne``, ``$gt``,
 ``$gte``, ``$lt``, ``$lte``; ``limit``/``offset`` count items after filtering. TTL follows
@@ -39,8 +49,10 @@ import asyncio
 import datetime as dt
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any, Literal
 
 from langgraph.store.base import (
@@ -61,7 +73,7 @@ from langgraph.store.base import (
 )
 
 from memdb import Database, Episode, Memory, RegexSanitizer
-from memdb.errors import NotFoundError, ValidationError
+from memdb.errors import NoSearchableWordsError, NotFoundError, ValidationError
 
 __all__ = ["MemdbStore"]
 
@@ -73,6 +85,7 @@ _KEPT = re.compile(r"[A-Za-z0-9_.:@-]")
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 _MISSING = object()
 _PAGE = 50
+_log = logging.getLogger(__name__)  # under memdb's logger (memdb.engine.log), whose NullHandler keeps it quiet
 _MESSAGES = RegexSanitizer()  # a caller's value in an error message, with personal data replaced
 
 
@@ -134,23 +147,27 @@ class MemdbStore(BaseStore):
     # --- BaseStore -------------------------------------------------------------------------------
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run the operations in order (each sees the writes before it); every operation is
-        checked before the first runs, so a bad one fails the batch with nothing done."""
+        """Run the operations in order (each sees the writes before it), all or nothing: every
+        operation is checked before the first runs, and a batch that puts runs in one
+        transaction, so a put memdb refuses (personal data in a key, a value it cannot keep)
+        rolls back the puts before it (test_a_batch_refused_by_memdb_writes_nothing)."""
         ops = list(ops)
         for op in ops:
             self._check(op)
         results: list[Result] = []
-        for op in ops:
-            if isinstance(op, GetOp):
-                results.append(self._get(op))
-            elif isinstance(op, SearchOp):
-                results.append(self._search(op))
-            elif isinstance(op, ListNamespacesOp):
-                results.append(self._list(op))
-            else:
-                assert isinstance(op, PutOp)
-                self._put(op)
-                results.append(None)
+        # only a batch that puts holds the write lock: reads stay concurrent
+        with self._db.transaction() if any(isinstance(op, PutOp) for op in ops) else nullcontext():
+            for op in ops:
+                if isinstance(op, GetOp):
+                    results.append(self._get(op))
+                elif isinstance(op, SearchOp):
+                    results.append(self._search(op))
+                elif isinstance(op, ListNamespacesOp):
+                    results.append(self._list(op))
+                else:
+                    assert isinstance(op, PutOp)
+                    self._put(op)
+                    results.append(None)
         return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -197,23 +214,30 @@ class MemdbStore(BaseStore):
             self._expire(mem, episode)
             return None
         if op.refresh_ttl:
-            episode = self._refresh(mem, mem.get(episode.id))
+            try:
+                episode = mem.get(episode.id)  # an access
+            except NotFoundError:  # deleted since it was read: a read of a missing item
+                return None
+            episode = self._refresh(mem, episode)
         return self._item(owner, episode)
 
     def _put(self, op: PutOp) -> None:
         owner, stored = self._split(op.namespace)
         mem = self._memory(owner)
         key = fact_key(stored, op.key)
-        prior = _current(mem, key)
-        if op.value is None:
-            if prior is not None:
-                mem.delete(prior.id, reason="langgraph store: item deleted")
-            return
-        now = mem.now()
-        # a first version's creation is its own time (None here); later ones keep the first's
-        created = (prior.decisions.get("created_at") or prior.ts) if prior is not None and not _expired(prior, now) else None
-        ttl = op.ttl
-        self._write(mem, key, stored, op.key, dict(op.value), op.index, created, ttl, now)
+        # the current version is read in the write's transaction: read before it, another
+        # writer's delete in between made this delete raise NotFoundError, or this put follow a
+        # version no longer there (test_concurrent_deletes_and_puts_of_one_item)
+        with self._db.transaction():
+            prior = _current(mem, key)
+            if op.value is None:
+                if prior is not None:
+                    mem.delete(prior.id, reason="langgraph store: item deleted")
+                return
+            now = mem.now()
+            # a first version's creation is the put's time; later ones keep the first's
+            created = (prior.decisions.get("created_at") or prior.ts) if prior is not None and not _expired(prior, now) else now
+            self._write(mem, key, stored, op.key, dict(op.value), op.index, created, now, op.ttl, now)
 
     def _write(
         self,
@@ -223,15 +247,22 @@ class MemdbStore(BaseStore):
         item_key: str,
         value: dict[str, Any],
         index: Literal[False] | list[str] | None,
-        created: dt.datetime | None,
+        created: dt.datetime,
+        updated: dt.datetime,
         ttl: float | None,
         now: dt.datetime,
     ) -> Episode:
+        """Record an item's value as the fact's new version; in the caller's transaction, which
+        a refusal rolls back. ``updated`` is the time of the put that gave the value: a new
+        version whose decisions hold it even when the value is the same again, as a put is a
+        write (test_updated_at_is_the_latest_put)."""
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < 10**9):
             raise ValidationError(f"store ttl {_shown(ttl)}: a positive number of minutes, or None")
-        text = "\n".join(t for t in self._texts(value, index) if t.strip())
+        text, left_out = _fitted([t for t in self._texts(value, index) if t.strip()], mem.settings.digest_chars)
         decisions = {
-            "namespace": list(stored), "key": item_key, "value": value, "created_at": created, "ttl": ttl, "index": index,
+            "namespace": list(stored), "key": item_key, "value": value, "created_at": created, "updated_at": updated,
+            "ttl": ttl, "index": index,
+            "indexed": bool(text),
             "expires_at": now + dt.timedelta(minutes=ttl) if ttl is not None else None,
         }  # fmt: skip
         episode = mem.record(
@@ -239,9 +270,16 @@ class MemdbStore(BaseStore):
         )  # fmt: skip
         kept = episode.decisions
         if kept.get("namespace") != list(stored) or kept.get("key") != item_key:
-            # the sanitizer replaced part of a label: keep no item under a name it cannot be found by
-            mem.delete(episode.id, reason="langgraph store: a namespace label or key held personal data")
+            # the sanitizer replaced part of a label: keep no item under a name it cannot be found
+            # by. Raised in the caller's transaction, which rolls the record back: nothing is
+            # written, not even a delete's audit record (test_personal_data_in_a_label_writes_nothing)
             raise ValidationError("store namespace or key: looks like personal data; use an opaque id")
+        if left_out:
+            _log.warning(
+                "langgraph store: item %s of owner %r: %d characters of its indexed text are not searchable "
+                "(the text is cut to digest_chars=%d; db.configure(digest_chars=...) raises it)",
+                episode.id, mem.name, left_out, mem.settings.digest_chars,
+            )  # fmt: skip
         return episode
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -276,10 +314,13 @@ class MemdbStore(BaseStore):
         now = mem.now()
         offset = 0
         while len(found) < want:
-            result = mem.recall(text=query, kind="fact", tags=[TAG], limit=max(_PAGE, 2 * want), offset=offset)
+            try:
+                result = mem.recall(text=query, kind="fact", tags=[TAG], limit=max(_PAGE, 2 * want), offset=offset)
+            except NoSearchableWordsError:  # "what is it?": no word to share with an item, so no item matches
+                return []
             for hit in result.memories:
                 episode = hit.episode
-                if not _ours(episode):
+                if not _ours(episode) or not _indexed(episode):
                     continue
                 if _expired(episode, now):
                     expired.append(episode)
@@ -300,7 +341,7 @@ class MemdbStore(BaseStore):
             if _expired(episode, now):
                 self._expire(mem, episode)
             elif _matches(episode, flt):
-                found.append((-episode.ts.timestamp(), mem.name, episode.id, episode))
+                found.append((-_updated(episode).timestamp(), mem.name, episode.id, episode))
         found.sort(key=lambda r: (r[0], r[1], r[2]))
         return found
 
@@ -366,7 +407,9 @@ class MemdbStore(BaseStore):
     def _item(self, owner: str, episode: Episode) -> Item:
         d = episode.decisions
         created = d.get("created_at") or episode.ts
-        return Item(value=d["value"], key=d["key"], namespace=self._namespace(owner, episode), created_at=created, updated_at=episode.ts)
+        return Item(
+            value=d["value"], key=d["key"], namespace=self._namespace(owner, episode), created_at=created, updated_at=_updated(episode)
+        )
 
     def _scan(self, mem: Memory, prefix: tuple[str, ...]) -> Iterator[Episode]:
         """The store's current facts of ``mem`` under ``prefix`` (not an access)."""
@@ -385,21 +428,26 @@ class MemdbStore(BaseStore):
 
     def _refresh(self, mem: Memory, episode: Episode) -> Episode:
         """Push a TTL item's expiry out again once less than half its TTL is left (a new version)."""
-        d = episode.decisions
-        ttl, expires = d.get("ttl"), d.get("expires_at")
-        if ttl is None or expires is None:
+        if not _refresh_due(episode, mem.now()):
             return episode
-        now = mem.now()
-        if expires - now >= dt.timedelta(minutes=ttl / 2):
-            return episode
-        stored = tuple(d["namespace"])
-        return self._write(mem, str(episode.key), stored, d["key"], d["value"], d.get("index"), d.get("created_at") or episode.ts, ttl, now)
+        with self._db.transaction():  # read again in the write's: deleted or written meanwhile, it is not written over
+            current = _current(mem, str(episode.key))
+            if current is None or current.id != episode.id:
+                return episode  # erased or written again since the read (a put sets its own expiry)
+            d, now = episode.decisions, mem.now()
+            created, updated = d.get("created_at") or episode.ts, _updated(episode)  # only the expiry moves
+            return self._write(
+                mem, str(episode.key), tuple(d["namespace"]), d["key"], d["value"], d.get("index"), created, updated, d["ttl"], now
+            )
 
     def _expire(self, mem: Memory, episode: Episode) -> int:
-        try:
-            mem.delete(episode.id, reason="langgraph store: ttl expired")
-        except NotFoundError:  # another reader erased it first
-            return 0
+        """Erase an expired item; 0 if it was erased or written again since it was read (a delete
+        of the version read would erase the new one with it: a delete takes every version)."""
+        with self._db.transaction():
+            current = _current(mem, str(episode.key))
+            if current is None or not _expired(current, mem.now()):
+                return 0
+            mem.delete(current.id, reason="langgraph store: ttl expired")
         return 1
 
 
@@ -416,13 +464,61 @@ def _ours(episode: Episode) -> bool:
     return bool(episode.key) and str(episode.key).startswith((READABLE, HASHED)) and isinstance(d.get("namespace"), list) and "value" in d
 
 
+def _indexed(episode: Episode) -> bool:
+    """Whether a query may find an item: it has indexed text (not ``put(index=False)``, nor
+    indexed paths holding no text). One without is still a fact whose key memdb indexes, and
+    the words of its labels and key would match (test_an_item_put_with_index_false_is_never_found_by_a_query)."""
+    d = episode.decisions
+    return d.get("indexed", d.get("index") is not False) is True  # items written before "indexed": by "index"
+
+
 def _within(episode: Episode, prefix: tuple[str, ...]) -> bool:
     return tuple(episode.decisions["namespace"][: len(prefix)]) == prefix
+
+
+def _updated(episode: Episode) -> dt.datetime:
+    """An item's ``updated_at``: its latest put's time (items written before it was kept: the version's)."""
+    updated = episode.decisions.get("updated_at")
+    return updated if isinstance(updated, dt.datetime) else episode.ts
+
+
+def _refresh_due(episode: Episode, now: dt.datetime) -> bool:
+    """Whether a read should push a TTL item's expiry out: once less than half its TTL is left."""
+    ttl, expires = episode.decisions.get("ttl"), episode.decisions.get("expires_at")
+    return ttl is not None and isinstance(expires, dt.datetime) and expires - now < dt.timedelta(minutes=ttl / 2)
 
 
 def _expired(episode: Episode, now: dt.datetime) -> bool:
     expires = episode.decisions.get("expires_at")
     return isinstance(expires, dt.datetime) and expires <= now
+
+
+def _fitted(lines: list[str], budget: int) -> tuple[str, int]:
+    """The indexed lines as one text of at most ``budget`` characters (memdb's cap on a fact's
+    content), and how many characters were left out. Where they are longer, each line keeps an
+    equal share of the room from its start (a short one whole; the longest give up their
+    tails), shortest first, so every indexed field stays searchable by its beginning: cut at
+    the cap as one text, a long field hid every field after it whole
+    (test_every_field_of_a_long_value_is_searchable)."""
+    text = "\n".join(lines)
+    if len(text) <= budget:
+        return text, 0
+    room = budget - (len(lines) - 1)  # the newlines between them
+    kept = list(lines)
+    for n, i in enumerate(sorted(range(len(lines)), key=lambda i: len(lines[i]))):
+        kept[i] = _head(lines[i], max(room, 0) // (len(lines) - n))
+        room -= len(kept[i])
+    # the longest last: what the sanitizer's placeholders add past the cap, memdb cuts from its end
+    fitted = "\n".join(sorted((line for line in kept if line), key=len))
+    return fitted, len(text) - len(fitted)
+
+
+def _head(text: str, size: int) -> str:
+    """``text`` cut to at most ``size`` characters at the end of a word (a cut word is another word)."""
+    if len(text) <= size:
+        return text
+    end = max(text.rfind(" ", 0, size + 1), text.rfind("\n", 0, size + 1))
+    return text[:end].rstrip() if end > 0 else text[:size]
 
 
 def _leaves(value: Any, path: str = "") -> Iterator[str]:

@@ -1347,7 +1347,19 @@ _FIXED_IN_VERSIONS = {
 def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any], fields: Iterable[str]) -> list[str]:
     """The fields whose values differ between a stored record and a prepared one (an empty
     string, list or mapping is the same as none)."""
-    return [f for f in fields if (old.get(f) or None) != (new.get(f) or None)]
+    return [f for f in fields if not _same_value(old.get(f) or None, new.get(f) or None)]
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """``a == b`` that also tells types apart, at any depth: ``False`` is not ``0``, nor ``1``
+    ``1.0``, so a fact whose decisions hold one of them and are recorded with the other is a
+    new value, not the same one again (test_a_value_of_another_type_is_a_new_value). A list
+    and a tuple are one sequence (stored records come back with lists)."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_same_value(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and bool(a == b)
 
 
 def _span(delta: dt.timedelta) -> str:

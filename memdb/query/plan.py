@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdb.errors import ValidationError
+from memdb.errors import NoSearchableWordsError, ValidationError
 from memdb.memory.ids import ts_micros
 from memdb.memory.layout import ID_TAIL_BYTES, OUTCOME_OF_CODE, tail_id, tail_ts
 from memdb.memory.models import utc
@@ -161,8 +161,8 @@ def _moment(at: dt.datetime) -> str:
 def text_terms(text: str | None) -> dict[str, str]:
     """The index terms of a ``text`` filter with the words they came from ({} for no filter).
 
-    A text that makes no term would filter nothing, so it is refused rather than dropped
-    (an answer for "everything" to ``text="the"`` would pass for a match).
+    A text that makes no term would filter nothing, so it is refused (``NoSearchableWordsError``)
+    rather than dropped (an answer for "everything" to ``text="the"`` would pass for a match).
     """
     if text is None or (isinstance(text, str) and not text.strip()):
         return {}  # an empty field (JSON clients send "" for one left out) filters nothing
@@ -172,7 +172,7 @@ def text_terms(text: str | None) -> dict[str, str]:
         raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,} (search for a few words)")
     terms = terms_and_words(text)
     if not terms:
-        raise ValidationError(
+        raise NoSearchableWordsError(
             f"text {shown(text)}: no searchable words (stopwords, one-letter words and placeholders are not indexed; "
             "use other words, or leave text out)"
         )

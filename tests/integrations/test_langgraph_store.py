@@ -9,13 +9,14 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from clocks import Clock
 from hypothesis import given
 from hypothesis import strategies as st
-from langgraph.store.base import PutOp
+from langgraph.store.base import GetOp, PutOp, SearchOp
 
 import memdb
 from memdb.errors import NotFoundError, ValidationError
@@ -112,7 +113,7 @@ def test_a_new_value_supersedes_and_a_delete_erases_every_version(db: memdb.Data
     store, ana = MemdbStore(db), db.owner("ana")
     store.put(("ana", "prefs"), "editor", {"content": "vim"})
     store.put(("ana", "prefs"), "editor", {"content": "emacs"})
-    store.put(("ana", "prefs"), "editor", {"content": "emacs"})  # the same value again writes nothing
+    store.put(("ana", "prefs"), "editor", {"content": "emacs"})  # the same value at the same time: nothing new
     current = ana.fact("lg/prefs/editor")
     assert [v.decisions["value"]["content"] for v in ana.versions(current.id)] == ["vim", "emacs"]
     assert ana.recall(text="vim").total == 0  # an old value is out of default answers
@@ -181,3 +182,190 @@ def test_fact_keys_are_valid_and_distinct(items: list[tuple[tuple[str, ...], str
         fk = fact_key(stored, key)
         assert re.fullmatch(r"[A-Za-z0-9_.:@/+-]{1,128}", fk), fk
         assert keys.setdefault(fk, (stored, key)) == (stored, key)
+
+
+@pytest.mark.parametrize(("old", "new"), [(0, False), (True, 1), (1, 1.0)])
+def test_a_put_of_an_equal_value_of_another_type_is_kept(db: memdb.Database, old: object, new: object) -> None:
+    """``{"done": False}`` after ``{"done": 0}`` is a new value (as in InMemoryStore), not the
+    same one again: memdb compared facts with ``==`` and dropped the put."""
+    store = MemdbStore(db, fields=["content"])
+    for value in ("no", old, new):
+        store.put(("ana", "tasks"), "t", {"content": "write report", "done": value})
+    item = store.get(("ana", "tasks"), "t")
+    assert item is not None and repr(item.value["done"]) == repr(new)
+
+
+@pytest.mark.parametrize("query", ["what is it?", "?", "I", "who am I", "<EMAIL_1>"])
+def test_a_query_without_searchable_words_finds_nothing(db: memdb.Database, query: str) -> None:
+    """A query of stopwords, one-letter words or placeholders shares no word with any item:
+    ``[]``, as BaseStore.search returns a list (memdb's recall refuses such a text, and the
+    store let its ValidationError out, crashing LangMem's search tool on "what is it?")."""
+    store = MemdbStore(db)
+    store.put(("ana", "memories"), "theme", {"content": "Prefers dark mode"})
+    assert store.search(("ana",), query=query) == []
+    assert store.search((), query=query, filter={"content": "Prefers dark mode"}) == []
+    assert [r.key for r in store.search(("ana",), query=f"{query} dark")] == ["theme"]
+
+
+def test_an_item_put_with_index_false_is_never_found_by_a_query(db: memdb.Database) -> None:
+    """``index=False`` keeps an item out of query results, also for the words of its
+    namespace and key: its fact's summary was its key, and memdb indexes every fact's key."""
+    store = MemdbStore(db)
+    store.put(("ana", "recipes"), "lasagna", {"content": "layers of pasta"}, index=False)
+    store.put(("ana", "recipes"), "soup", {"content": "lasagna soup is great"})
+    for query in ("lasagna", "recipes", "layers of pasta"):
+        assert [r.key for r in store.search(("ana",), query=query)] in ([], ["soup"])
+    assert [r.key for r in store.search(("ana",), query="lasagna")] == ["soup"]
+    # filters and listings still find it, and a later indexed put makes it searchable
+    assert [r.key for r in store.search(("ana",), filter={"content": "layers of pasta"})] == ["lasagna"]
+    assert {r.key for r in store.search(("ana", "recipes"))} == {"lasagna", "soup"}
+    store.put(("ana", "recipes"), "lasagna", {"content": "layers of pasta"})
+    assert [r.key for r in store.search(("ana",), query="pasta")] == ["lasagna"]
+    # so is one whose indexed paths hold no text
+    store.put(("ana", "recipes"), "pie", {"content": "apple pie"}, index=[])
+    store.put(("ana", "recipes"), "tart", {"done": True, "n": None})
+    assert store.search(("ana",), query="pie") == [] and store.search(("ana",), query="tart") == []
+
+
+def test_concurrent_deletes_and_puts_of_one_item(db: memdb.Database) -> None:
+    """Deleting a missing item is a no-op (LangGraph's), also when another writer deleted it
+    between this delete's read and its write: the read and the write are one transaction (two
+    graph branches deleting one item made one raise NotFoundError)."""
+    store = MemdbStore(db)
+    with ThreadPoolExecutor(4) as pool:
+        for i in range(15):
+            store.put(("ana", "m"), f"k{i}", {"content": f"item {i}"})
+            deletes = [pool.submit(store.delete, ("ana", "m"), f"k{i}") for _ in range(3)]
+            assert [f.result() for f in deletes] == [None] * 3
+            assert store.get(("ana", "m"), f"k{i}") is None
+        # puts racing deletes: the item ends deleted or with the value put, never an error
+        store.put(("ana", "m"), "k", {"content": "first"})
+        racing = [pool.submit(store.put, ("ana", "m"), "k", {"content": f"v{j}"} if j % 2 else None) for j in range(8)]
+        assert [f.result() for f in racing] == [None] * 8
+    item = store.get(("ana", "m"), "k")
+    assert item is None or item.value["content"] in {f"v{j}" for j in range(1, 8, 2)}
+    assert [a["action"] for a in db.owner("ana").audit()].count("delete") >= 15
+    assert db.check().ok
+
+
+def test_an_expiring_read_never_erases_a_value_put_meanwhile(backend: str, tmp_path: Path) -> None:
+    """A read that meets an expired item erases it in a transaction that reads it again: it
+    deleted the version it had read, and a delete takes every version of a fact, so a value
+    put between the read and the delete went with it."""
+    clock = Clock(NOW)
+    with memdb.open(tmp_path / "db", clock=clock) as db, ThreadPoolExecutor(2) as pool:
+        store = MemdbStore(db)
+        for i in range(20):
+            store.put(("ana", "cache"), "k", {"v": f"old {i}"}, ttl=1)
+            clock.advance(minutes=2)
+            read = pool.submit(store.get, ("ana", "cache"), "k")
+            put = pool.submit(store.put, ("ana", "cache"), "k", {"v": f"new {i}"})
+            assert put.result() is None
+            got = read.result()
+            assert got is None or got.value == {"v": f"new {i}"}
+            item = store.get(("ana", "cache"), "k")
+            assert item is not None and item.value == {"v": f"new {i}"}
+            store.delete(("ana", "cache"), "k")
+
+
+def _every_node(db: memdb.Database) -> dict[str, list[object]]:
+    with db.snapshot():
+        return {name: list(db.globals[name].items()) for name in db.globals.names()}
+
+
+@pytest.mark.parametrize(
+    ("namespace", "key"), [(("ana", "+14155550132"), "k"), (("ana", CARD), "k"), (("ana", "notes"), EMAIL), (("ana", "x" * 150), EMAIL)]
+)
+def test_personal_data_in_a_label_writes_nothing(db: memdb.Database, namespace: tuple[str, ...], key: str) -> None:
+    """A put refused for personal data in a namespace label or key writes nothing: it recorded
+    the fact, then deleted it, leaving a "delete" audit record of a call that failed."""
+    store = MemdbStore(db)
+    store.put(("ana", "notes"), "k", {"content": "hello"})
+    before = _every_node(db)
+    with pytest.raises(ValidationError, match="personal data"):
+        store.put(namespace, key, {"content": "hi"})
+    assert _every_node(db) == before
+    assert [a["action"] for a in db.owner("ana").audit()] == []
+
+
+@pytest.mark.parametrize(
+    "refused",
+    [
+        PutOp(("ana", "m"), "4111111111111111", {"v": "x"}),
+        PutOp(("ana", "m"), "nan", {"v": float("nan")}),
+        PutOp(("ana", "m"), "raw", {"v": b"raw"}),
+    ],
+    ids=["card-number-key", "nan", "bytes"],
+)
+def test_a_batch_refused_by_memdb_writes_nothing(db: memdb.Database, refused: PutOp) -> None:
+    """A put memdb refuses only when it records it (personal data in a key, a value it cannot
+    keep) fails the whole batch: the puts before it were committed, though batch promised
+    nothing done."""
+    store = MemdbStore(db)
+    store.put(("ana", "m"), "kept", {"content": "before the batch"})
+    before = _every_node(db)
+    ops = [PutOp(("ana", "m"), "new", {"content": "xylophone"}), PutOp(("ana", "m"), "kept", None), GetOp(("ana", "m"), "new"), refused]
+    with pytest.raises(ValidationError):
+        store.batch(ops)
+    assert _every_node(db) == before
+    assert store.get(("ana", "m"), "new") is None and store.get(("ana", "m"), "kept") is not None
+    # a good batch's reads see its own puts
+    got, found = store.batch([*ops[:3], SearchOp(("ana",), query="xylophone")])[2:]
+    assert got == store.get(("ana", "m"), "new") and [r.key for r in found] == ["new"]  # type: ignore[union-attr]
+
+
+def test_updated_at_is_the_latest_put(tmp_path: Path, backend: str) -> None:
+    """``updated_at`` is the time of the latest put, the same value again too (LangGraph's
+    stores write the row): memdb's version time stood for it, and a fact's same value again
+    writes nothing, so a heartbeat put kept the old time and listed the item last."""
+    clock = Clock(NOW)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        store = MemdbStore(db)
+        for key in ("a", "a", "b", "a"):  # heartbeats: the same value again
+            store.put(("ana", "m"), key, {"status": "ok"})
+            clock.advance(minutes=1)
+        item = store.get(("ana", "m"), "a")
+        assert item is not None and (item.created_at, item.updated_at) == (NOW, NOW + dt.timedelta(minutes=3))
+        assert [r.key for r in store.search(("ana",))] == ["a", "b"]
+
+
+def test_a_ttl_refresh_moves_only_the_expiry(tmp_path: Path, backend: str) -> None:
+    """A TTL-refreshing read writes a new expiry (a new version) but keeps ``updated_at``, as
+    PostgresStore's ``UPDATE ... SET expires_at``: it became the read's time, and the item the
+    most recently updated."""
+    clock = Clock(NOW)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        store = MemdbStore(db, ttl={"default_ttl": 60, "refresh_on_read": True})
+        store.put(("ana", "m"), "old", {"content": "written first"})
+        clock.advance(minutes=10)
+        store.put(("ana", "m"), "new", {"content": "written second"})
+        clock.advance(minutes=30)  # old has 20 of its 60 minutes left: a read refreshes it
+        assert store.get(("ana", "m"), "old") is not None
+        old = store.get(("ana", "m"), "old", refresh_ttl=False)
+        assert old is not None and (old.created_at, old.updated_at) == (NOW, NOW)
+        assert len(db.owner("ana").versions(db.owner("ana").fact("lg/m/old").id)) == 2  # the new expiry
+        assert [r.key for r in store.search(("ana",), refresh_ttl=False)] == ["new", "old"]
+        clock.advance(minutes=45)  # past old's first expiry, within the one the read gave it
+        assert store.get(("ana", "m"), "old") is not None and store.get(("ana", "m"), "new") is None
+
+
+def test_every_field_of_a_long_value_is_searchable(db: memdb.Database, caplog: pytest.LogCaptureFixture) -> None:
+    """A value's text longer than ``digest_chars`` keeps the start of every indexed field:
+    cut at the cap as one text, a field after a long one was never found by a query. What is
+    left out is said on the module's logger (ids and counts, no text)."""
+    store = MemdbStore(db)
+    store.put(("ana", "notes"), "long", {"content": "meeting notes " * 200, "topic": "axolotl"})
+    store.put(("ana", "notes"), "many", {f"f{i}": f"word{i}x " + "filler " * 100 for i in range(12)})
+    assert [r.key for r in store.search(("ana",), query="axolotl")] == ["long"]
+    for i in range(12):
+        assert [r.key for r in store.search(("ana",), query=f"word{i}x")] == ["many"]
+    assert store.get(("ana", "notes"), "long").value["content"] == "meeting notes " * 200  # type: ignore[union-attr]
+    fact = db.owner("ana").fact("lg/notes/many")
+    assert len(fact.content) <= db.settings.digest_chars and "truncated" not in fact.content
+    warnings = [r.getMessage() for r in caplog.records if r.name == "memdb.integrations.langgraph"]
+    assert len(warnings) == 2 and fact.id in warnings[1] and "filler" not in warnings[1] and "not searchable" in warnings[1]
+    # the cap is the database's: raised, the whole text is searchable and nothing is said
+    db.configure(digest_chars=20_000)
+    caplog.clear()
+    store.put(("ana", "notes"), "many", {"f0": "filler " * 100 + "tailword"})
+    assert [r.key for r in store.search(("ana",), query="tailword")] == ["many"] and not caplog.records

@@ -400,6 +400,24 @@ def test_recording_a_key_again_supersedes_its_value(edb: memdb.Database) -> None
     clean(edb)
 
 
+@pytest.mark.parametrize(("old", "new"), [(0, False), (True, 1), (1, 1.0), ([0], [False]), ({"n": {"m": 1}}, {"n": {"m": True}})])
+def test_a_value_of_another_type_is_a_new_value(edb: memdb.Database, old: Any, new: Any) -> None:
+    """Decisions equal under ``==`` but of another type (``0 == False``, ``1 == 1.0``) are a
+    new value: compared with ``==``, the second record was dropped as the same value again and
+    the fact kept answering the old one (the LangGraph store lost such puts)."""
+    mem = edb.owner("ana")
+    first = mem.record("fact", "task done", key="ana/task", decisions={"done": old})
+    second = mem.record("fact", "task done", key="ana/task", decisions={"done": new})
+    assert second.id != first.id and second.supersedes == first.id
+    stored = mem.fact("ana/task").decisions["done"]
+    assert stored == new and repr(stored) == repr(new)
+    assert mem.audit()[-1]["fields"] == ["decisions"]
+    # the same value of the same type again still writes nothing
+    before = everything(edb)
+    assert mem.record("fact", "task done", key="ana/task", decisions={"done": new}).id == second.id
+    assert everything(edb) == before
+
+
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [

@@ -13,7 +13,7 @@ from query_times import NOW, at
 
 import memdb
 from memdb.engine.globals import Global
-from memdb.errors import ValidationError
+from memdb.errors import NoSearchableWordsError, ValidationError
 from memdb.memory.ids import ts_micros
 from memdb.query.engine import OwnerQueries
 
@@ -124,7 +124,7 @@ def test_text_without_searchable_words_is_refused(team: memdb.Memory, text: str)
     """A text filter that makes no index term would filter nothing: recall and history refuse
     it, naming it, rather than answer for everything."""
     for query in (team.recall, team.history):
-        with pytest.raises(ValidationError, match="not indexed") as caught:
+        with pytest.raises(NoSearchableWordsError, match="not indexed") as caught:  # a ValidationError
             query(text=text)
         assert str(caught.value).startswith(f"text {text!r}: no searchable words")
     assert team.recall(text="the 7 users").found  # a digit and one real word are enough

@@ -169,7 +169,10 @@ class LmdbDirectory:
             # Only a directory that holds nothing but the database: never a caller's project
             # directory or /tmp (tests/engine/test_permissions.py).
             if set(os.listdir(self.path)) <= {DATA, LOCK, COMPACT}:
-                os.chmod(self.path, want)
+                try:
+                    os.chmod(self.path, want)
+                except OSError as exc:  # a read-only file system: LMDB's own open says the rest
+                    raise StoreError(f"open {self.path!r}: cannot make the directory private: {exc.strerror or exc}") from None
 
     def _set_mode(self, fd: int) -> None:
         if self.mode is not None:

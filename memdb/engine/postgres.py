@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from memdb.engine.process import after_fork
-from memdb.errors import NotFoundError, StoreClosedError, StoreError, TransactionConflictError
+from memdb.errors import NotFoundError, StoreBusyError, StoreClosedError, StoreError, TransactionConflictError
 
 if TYPE_CHECKING:
     import psycopg
@@ -47,6 +47,7 @@ __all__ = ["PostgresStore", "is_postgres_url", "redact_url"]
 
 _SCHEMES: Final = ("postgresql://", "postgres://")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
+_SNAPSHOT_WAIT = 10.0  # seconds compact() waits for other sessions' snapshots to end
 _NAME_PARAM: Final = "memdb_name"
 _RETRYABLE: Final = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
 # a connection the server ended (admin_shutdown, crash_shutdown: a restart) or that just closed (None)
@@ -783,11 +784,38 @@ class PostgresStore:
         pg = self._pg
         conn = self._checkout()
         try:
+            self._wait_for_snapshots(conn)
             conn.execute(f"VACUUM FULL {self._sql.kv}")
         except pg.Error as exc:
             self._discard(conn)
             raise self._translate(exc, "compact") from None
+        except StoreBusyError:
+            self._checkin(conn)
+            raise
         self._checkin(conn)
+
+    def _wait_for_snapshots(self, conn: psycopg.Connection[Any]) -> None:
+        """Wait, up to ``_SNAPSHOT_WAIT`` seconds, until no other session of the database holds
+        a snapshot: VACUUM FULL keeps every row an open snapshot may still see, so an erasure
+        compacted under another process's long read left its rows in the files while compact()
+        reported success (a probe's find); StoreBusyError names the sessions still holding one."""
+        deadline = time.monotonic() + _SNAPSHOT_WAIT
+        while True:
+            holders = [
+                int(row[0])
+                for row in conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                    "AND backend_type = 'client backend' AND backend_xmin IS NOT NULL"
+                ).fetchall()
+            ]
+            if not holders:
+                return
+            if time.monotonic() >= deadline:
+                raise StoreBusyError(
+                    f"postgres store {self.url}: compact: session(s) {', '.join(map(str, holders))} hold a snapshot that may still "
+                    "see erased rows, which the rewrite would keep (retry once their transactions end; nothing was changed)"
+                )
+            time.sleep(0.1)
 
     def stat(self) -> dict[str, int]:
         """Entries, and the table's size on the server in bytes (-1 where the engine cannot tell)."""

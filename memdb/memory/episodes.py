@@ -704,9 +704,11 @@ class OwnerEpisodes:
             source_id = item.pop("id", None)  # the id an export gave it: importing the same file twice adds nothing
             if source_id is not None:
                 check_id(source_id, f"import item {i}: episode")
+                imported = seen.get((self.name, source_id))
                 if (
                     source_id in given
-                    or seen.get((self.name, source_id)) is not None
+                    # what it became is still here: an erased one comes back, and is counted imported
+                    or (imported is not None and self._layer.header(self.name, imported) is not None)
                     or self._layer.header(self.name, source_id) is not None
                 ):
                     skipped += 1

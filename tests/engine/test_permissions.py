@@ -87,3 +87,23 @@ def test_a_mode_memdb_cannot_use_is_named(tmp_path: Path, mode: object, shown: s
     with pytest.raises(ConfigError, match=f"mode {shown}: a file mode without execute bits that lets the owner read and write"):
         LMDBStore(tmp_path / "db", mode=mode)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []  # nothing created
+
+
+def test_a_directory_that_cannot_be_made_private_is_a_store_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a read-only file system (a mounted backup) the chmod that makes the directory private
+    raised a raw OSError out of memdb.open; the probe's repro mounted one (unshare -m), here the
+    file system's answer is given to the one call that meets it."""
+    import errno
+
+    from memdb.errors import StoreError
+
+    with memdb.open(tmp_path / "db") as db:
+        db.owner("ana").record("debug", "x", outcome="success")
+    os.chmod(tmp_path / "db", 0o755)
+
+    def read_only(path: object, mode: int) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(os, "chmod", read_only)
+    with pytest.raises(StoreError, match="cannot make the directory private: Read-only file system"):
+        memdb.open(tmp_path / "db")

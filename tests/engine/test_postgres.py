@@ -491,6 +491,39 @@ def test_compact_keeps_the_data(store: PostgresStore) -> None:
     assert store.stat()["entries"] == 100
 
 
+def test_compact_waits_for_other_sessions_snapshots(store: PostgresStore, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """VACUUM FULL keeps every row an open snapshot may still see: run under another process's
+    long read, compact() reported success and the erased rows stayed in the table's files. It
+    waits for such snapshots to end, and names the sessions that outlast the wait."""
+    import threading
+
+    from memdb.engine import postgres
+    from memdb.errors import StoreBusyError
+
+    with store.write() as w:
+        w.put(b"k", b"erased text")
+    with store.write() as w:
+        w.delete(b"k")
+    other = _raw(pg_url.split("?")[0] if "?" in pg_url else pg_url)
+    try:
+        other.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        other.execute("SELECT 1")  # a snapshot is taken: the session now holds back the horizon
+        pid = other.info.backend_pid
+        monkeypatch.setattr(postgres, "_SNAPSHOT_WAIT", 0.3)
+        with pytest.raises(StoreBusyError, match=rf"session\(s\) {pid} hold a snapshot"):
+            store.compact()
+        monkeypatch.setattr(postgres, "_SNAPSHOT_WAIT", 30.0)
+        done = threading.Event()
+        compacting = threading.Thread(target=lambda: (store.compact(), done.set()))
+        compacting.start()
+        assert not done.wait(0.5)  # waiting for the snapshot
+        other.execute("COMMIT")
+        compacting.join(30)
+        assert done.is_set()
+    finally:
+        other.close()
+
+
 def test_buffered_puts_are_seen_by_every_read(store: PostgresStore) -> None:
     """Puts wait in the transaction until a statement touches their keys; every read still sees them."""
     with store.write() as w:

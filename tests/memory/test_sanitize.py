@@ -422,6 +422,15 @@ def test_emails_never_survive(before: str, email: str, after: str) -> None:
     assert email not in clean(f"{before} {email} {after}")
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("say 'ana@example.com' now", "say '<EMAIL_1>' now"), ("`ana@example.com`", "`<EMAIL_1>`"), ("o'brien@example.com", "<EMAIL_1>")],
+)
+def test_a_quote_around_an_address_stays(text: str, expected: str) -> None:
+    """The opening quote was taken into the address, so the text around it came out unbalanced."""
+    assert clean(text) == expected
+
+
 @given(before=noise, card=cards(), after=noise)
 def test_luhn_valid_cards_never_survive(before: str, card: str, after: str) -> None:
     out = clean(f"{before} {card} {after}")

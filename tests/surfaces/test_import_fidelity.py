@@ -155,6 +155,26 @@ def test_an_id_given_twice_is_imported_once(tmp_path: Path) -> None:
         assert db.owner("ana").count() == 1
 
 
+@pytest.mark.usefixtures("backend")
+def test_an_erased_import_comes_back_when_imported_again(tmp_path: Path) -> None:
+    """An accidental erase of imported episodes could not be undone from the export: importing
+    it again said every line was "already imported" and wrote nothing (a DBA probe's find). The
+    map of what was imported is followed only to episodes still here; one still here is skipped."""
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "a", clock=clock) as db:
+        for i in range(3):
+            db.owner("ana").record("debug", f"deploy {i} failed", outcome="failure", tags=["acme" if i else "web"])
+        rows = exported(db)
+    with memdb.open(tmp_path / "b", clock=Clock(T0 + dt.timedelta(days=1))) as db:
+        ana = db.owner("ana")
+        assert ana.import_episodes(rows, source="backup").count == 3
+        assert ana.erase(None, tags=["acme"], reason="by mistake").count == 2
+        again = ana.import_episodes(rows, source="backup")
+        assert (again.count, again.skipped) == (2, 1) and ana.count() == 3
+        assert sorted(e.summary for e in ana.episodes()) == ["deploy 0 failed", "deploy 1 failed", "deploy 2 failed"]
+        assert (ana.import_episodes(rows, source="backup").count, db.check().ok) == (0, True)
+
+
 def ids(n: int) -> str:
     """A source id an export could have given (distinct for each ``n`` below 3,600)."""
     return f"20260301T09{n // 60:02d}{n % 60:02d}000000Z-{n:06x}"

@@ -1170,6 +1170,8 @@ def _detect_emails(p: _Pass) -> None:
             punct = _LOCAL_PUNCT if sign == "@" else _ENCODED_LOCAL_PUNCT  # in a URL, "/", "?", "=" end the address
             while start and at - start < _LOCAL_REACH and (text[start - 1].isalnum() or text[start - 1] in punct):
                 start -= 1
+            while start < at and text[start] in "'`.":  # a quote opening the address ("say 'ana@...'"), not its start
+                start += 1
             m = _DOMAIN.match(text, at + len(sign))
             key = f"{text[start:at]}@{text[at + len(sign) : m.end()]}".casefold() if m is not None else ""
             if m is not None and start < at and p.claim(start, m.end(), "EMAIL", key):

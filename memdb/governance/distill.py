@@ -710,21 +710,47 @@ class Sessions:
 
     def derived_from(self, owner: str, targets: Collection[str], action: str) -> list[str]:
         """``Erasure.derived``: the distilled episodes citing captured events about to be erased
-        (an event in a closed session's cited range; one archived before the close was not read,
-        and takes the episode too). Retention's routine pruning keeps them: experience is dated
-        like its sources and ages out by its own date."""
+        (any version of a closed session's episode: a later one cites every event the earlier
+        did). An event it does not cite, captured after the close or cut by MAX_EVENTS, leaves it
+        (test_erasing_an_event_the_episode_does_not_cite_leaves_it). Retention's routine pruning
+        keeps them: experience is dated like its sources and ages out by its own date."""
         if action == "retention":
             return []
         found: list[str] = []
+        cited: dict[str, tuple[str, set[str], tuple[str, str] | None]] = {}  # per session: its episode, what it cites
         for eid in targets:
             header = self.episodes.header(owner, eid) or {}
             session = header.get("session")
             if not session or header.get("kind") not in CAPTURE_KINDS:
                 continue
-            mark = self.marks.get((owner, "closed", session))
-            if mark is None or not str(mark["first"]) <= eid <= str(mark["last"]):
+            if session not in cited:
+                mark = self.marks.get((owner, "closed", session))
+                if mark is None:
+                    continue
+                cited[session] = (str(mark["episode"]), *self._cited(owner, mark))
+            derived, cites, span = cited[session]
+            if eid not in cites and not (span is not None and span[0] <= eid <= span[1]):
                 continue
-            derived = str(mark["episode"])
             if derived not in targets and derived not in found and self.episodes.header(owner, derived) is not None:
                 found.append(derived)
         return found
+
+    def _cited(self, owner: str, mark: Mapping[str, Any]) -> tuple[set[str], tuple[str, str] | None]:
+        """What the versions of a session's episode cite, and, where a version's cites cannot be
+        read (archived, without cold storage to read), the mark's cited range standing in for them."""
+        try:
+            chain = self.episodes.chain(owner, str(mark["episode"]))
+        except NotFoundError:  # erased since
+            return set(), None
+        out: set[str] = set()
+        span: tuple[str, str] | None = None
+        for version in chain:
+            record = self.episodes.record_of(owner, version)
+            if record is None and self.read_archived is not None:
+                archived = self.read_archived(owner, [version])
+                record = {"cites": list(archived[0].cites)} if archived else None
+            if record is None:
+                span = (str(mark["first"]), str(mark["last"]))
+            else:
+                out.update(record.get("cites") or ())
+        return out, span

@@ -395,6 +395,36 @@ def test_an_erased_late_event_is_no_news(tmp_path: Path) -> None:
         assert db.check().ok
 
 
+def test_erasing_an_event_the_episode_does_not_cite_leaves_it(tmp_path: Path) -> None:
+    """Erasure took the distilled episode for any event in the first..last range of its cites,
+    cited or not; it takes what cites the erased event. An erased late event is no news: the
+    session is closed as it was, and its id leaves the marks."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        mem = db.owner("ana")
+        mem.record_exchange("s1", "Rotate the webhook secret", "on it")
+        clock.advance(minutes=3)
+        mem.record_tool_call("s1", "rotate_secret", {"provider": "twilio"})
+        clock.advance(minutes=1)
+        done = mem.close_session("s1", kind="debug", outcome="failure")
+        assert done.episode is not None
+        late = mem.record_exchange("s1", "Retry with the backup key worked", "great", ts=T0 + MINUTE)
+        assert late.id not in done.episode.cites
+        assert mem.erase([late.id], reason="the user asked").ids == [late.id]
+        assert done.episode.id in mem and late.id not in str(marks(db))
+        assert mem.close_session("s1", kind="debug", outcome="success").status == "already_closed"
+        assert db.check().ok
+        # archived, the episode's cites are read from cold storage
+        ids = capture(db, clock, session="s2")
+        kept = mem.close_session("s2", kind="debug", outcome="success")
+        assert kept.episode is not None
+        mem.archive(kept.episode.id)
+        other = mem.record_exchange("s2", "and the docs?", "updated")
+        assert mem.erase([other.id], reason="the user asked").ids == [other.id]
+        assert set(mem.erase([ids[1]], reason="the user asked").ids) == {ids[1], kept.episode.id}
+        assert db.check().ok
+
+
 # --- the honesty check -------------------------------------------------------------------------------
 
 

@@ -21,6 +21,10 @@ Layout (``^DIST``, this module's alone)::
     ^DIST(owner, "closed", session) = {episode, at, by, kind, events, first, last}
                                       the mark: written in the episode's transaction, so a
                                       session closes once; first/last are the cited ids' range
+    ^DIST(owner, "continued", session, id) = µs   a closed session went on: the event (or the call
+                                      whose result came) captured after its close read the
+                                      session, whatever its ts, and when; the next close clears
+                                      them, and one erased since is no news
     ^DIST(owner, "open", session) = {last, tries}   sessions the idle rule has seen and not
                                       closed: their last capture (µs) and failed idle tries
     ^DIST(owner, "seen") = µs         how far the idle rule has read the owner's time index
@@ -339,7 +343,7 @@ class Sessions:
                     f"session {session}: went on after its close, but the episode it closed as ({current}) is archived; "
                     "restore it, then close the session again; nothing written", None, int(previous.get("events", 0)),
                 )  # fmt: skip
-        events, total = self._captured(owner, session)
+        events, total, read = self._captured(owner, session)
         if not events:
             if self.marks.data((owner, "open", session)):
                 self.marks.kill((owner, "open", session))  # erased since the idle rule saw it: nothing left to close
@@ -370,12 +374,12 @@ class Sessions:
         if draft is None:
             reason = f"session {session}: not closed, nothing written: asked twice, the answer was not honest ({rejected[-1]})"
             return self._not_closed(owner, capture, "refused", reason, rejected, at)
-        return self._write(capture, draft, extra, at, type(use).__name__, rejected, previous)
+        return self._write(capture, draft, extra, at, type(use).__name__, rejected, read, previous)
 
     def _already(self, owner: str, session: str, seen: Mapping[str, Any] | None = None) -> Distillation | None:
         """The answer for a session closed already, or None where there is something to close:
-        a session never closed, or one continued after its close (events captured after the
-        last one its episode cites). With ``seen`` (the mark a close began from), a mark another
+        a session never closed, or one continued after its close (an event or a tool result
+        captured after the close read the session). With ``seen`` (the mark a close began from), a mark another
         process wrote since is closed already, continued or not."""
         mark = self.marks.get((owner, "closed", session))
         if mark is None or (mark == seen if seen is not None else self._continued(owner, session, mark)):
@@ -403,28 +407,69 @@ class Sessions:
             return None
 
     def _continued(self, owner: str, session: str, mark: Mapping[str, Any]) -> bool:
-        """Whether ``session`` captured an event after the last one its close cited (an agent
-        went on after closing it): the newest hot capture of the session, by id (ids are in time order)."""
+        """Whether ``session`` went on after its close: an event or a tool result captured since
+        (``on_capture``'s mark: an event dated before the close's last one, as live capture allows
+        within the tolerance, or a result that came late, are news too), or, as marks written
+        before there was one tell, an event after the last one the close cited, by id (ids are in
+        time order; test_an_event_dated_before_the_close_continues_the_session)."""
+        for subs, _ in self.marks.items((owner, "continued", session)):
+            if self.episodes.header(owner, str(subs[3])) is not None:
+                return True
         last = str(mark["last"])
         for eid in self.episodes.ids_in_session(owner, session, reverse=True):
             if (self.episodes.header(owner, eid) or {}).get("kind") in CAPTURE_KINDS:
                 return eid > last
         return False
 
-    def _captured(self, owner: str, session: str) -> tuple[list[Episode], int]:
+    def _captured(self, owner: str, session: str) -> tuple[list[Episode], int, frozenset[str]]:
         """The owner's exchanges and tool calls of ``session``, hot and archived, oldest first
-        (the first and the newest when there are more than MAX_EVENTS), and how many there are."""
+        (the first and the newest when there are more than MAX_EVENTS), how many there are, and
+        the ids of all of them (what the close read, ``_went_on``)."""
         mem = self.episodes.owner(owner)
         with self.space.snapshot():
-            hot = list(self.episodes.ids_in_session(owner, session))
-            archived = list(self.episodes.archived_ids_in_session(owner, session)) if self.read_archived is not None else []
-            ids = sorted(eid for eid in (*hot, *archived) if (self.episodes.header(owner, eid) or {}).get("kind") in CAPTURE_KINDS)
+            ids, archived_set = self._capture_ids(owner, session)
             kept = ids if len(ids) <= MAX_EVENTS else [ids[0], *ids[-(MAX_EVENTS - 1) :]]
-            archived_set = set(archived)
             cold = [eid for eid in kept if eid in archived_set]
             read = {e.id: e for e in self.read_archived(owner, cold)} if cold and self.read_archived is not None else {}
             events = [read.get(eid) if eid in archived_set else mem.peek(eid) for eid in kept]
-            return [e for e in events if e is not None], len(ids)
+            return [e for e in events if e is not None], len(ids), frozenset(ids)
+
+    def _capture_ids(self, owner: str, session: str) -> tuple[list[str], set[str]]:
+        """The ids of ``session``'s captured events, hot and archived, in time order, and the archived ones."""
+        hot = list(self.episodes.ids_in_session(owner, session))
+        archived = list(self.episodes.archived_ids_in_session(owner, session)) if self.read_archived is not None else []
+        ids = sorted(eid for eid in (*hot, *archived) if (self.episodes.header(owner, eid) or {}).get("kind") in CAPTURE_KINDS)
+        return ids, set(archived)
+
+    def _went_on(self, owner: str, capture: SessionCapture, read: frozenset[str]) -> list[str]:
+        """In the close's transaction: what ``capture``'s session captured while the distiller
+        ran, after the close read it: the events it did not read, and the calls it read without
+        a result that have one now (``on_capture`` marks only sessions closed already)."""
+        ids, _ = self._capture_ids(owner, capture.session)
+        waiting = [e.id for e in capture.events if e.kind == "tool_call" and e.result is None]
+        answered = [eid for eid in waiting if (self.episodes.record_of(owner, eid) or {}).get("result") is not None]
+        return [*(eid for eid in ids if eid not in read), *answered]
+
+    def on_capture(self, owner: str, episode: Episode) -> None:
+        """``Episodes.capture_hooks``, in the capture's transaction: an exchange, a tool call or a
+        tool result captured for a session closed already is news its episode does not hold, so
+        the session continues (closed again as a new version of its episode, by the caller or
+        the idle rule, which counts its idle time from now). Whatever the event's ts: live
+        capture may date an event before the close's last one, and a result comes when it
+        comes (test_a_late_error_result_continues_a_closed_session)."""
+        session = episode.session
+        if session and episode.kind in CAPTURE_KINDS and self.marks.data((owner, "closed", session)):
+            self._continue(owner, session, [episode.id])
+
+    def _continue(self, owner: str, session: str, news: Sequence[str]) -> None:
+        """Mark a closed session as gone on since its close by the captures ``news`` (events, or
+        calls whose result came), and open for the idle rule from now."""
+        now = ts_micros(self.episodes.now())
+        for eid in news:
+            self.marks.set((owner, "continued", session, eid), now)
+        entry = self.marks.get((owner, "open", session)) or {"last": 0, "tries": 0}
+        if now > int(entry["last"]):
+            self.marks.set((owner, "open", session), {**entry, "last": now})
 
     def _write(
         self,
@@ -434,6 +479,7 @@ class Sessions:
         at: dt.datetime,
         by: str,
         rejected: list[str],
+        read: frozenset[str],
         previous: Mapping[str, Any] | None = None,
     ) -> Distillation:
         """Write the distilled episode, its mark, counter and audit record in one transaction. A
@@ -486,6 +532,10 @@ class Sessions:
                 }  # fmt: skip
                 self.marks.set((owner, "closed", session), mark)
                 self.marks.kill((owner, "open", session))
+                self.marks.kill((owner, "continued", session))
+                news = self._went_on(owner, capture, read)
+                if news:  # captured while the distiller ran: the close is behind already
+                    self._continue(owner, session, news)
                 if previous is None:  # closed again: still one closed session
                     self.marks.increment((owner, "n", "closed"))
                 self.episodes.audit.write(
@@ -649,24 +699,58 @@ class Sessions:
         for session in sessions:
             self.marks.kill((owner, "closed", session))
             self.marks.kill((owner, "open", session))
+            self.marks.kill((owner, "continued", session))
+
+    def erase_news(self, owner: str, erased: set[str], _at: dt.datetime, _action: str) -> None:
+        """``Erasure.hooks``: an erased capture is no longer news of the session it continued,
+        and its id leaves the marks (test_an_erased_late_event_is_no_news)."""
+        for subs, _ in list(self.marks.items((owner, "continued"))):
+            if str(subs[3]) in erased:
+                self.marks.kill(subs)
 
     def derived_from(self, owner: str, targets: Collection[str], action: str) -> list[str]:
         """``Erasure.derived``: the distilled episodes citing captured events about to be erased
-        (an event in a closed session's cited range; one archived before the close was not read,
-        and takes the episode too). Retention's routine pruning keeps them: experience is dated
-        like its sources and ages out by its own date."""
+        (any version of a closed session's episode: a later one cites every event the earlier
+        did). An event it does not cite, captured after the close or cut by MAX_EVENTS, leaves it
+        (test_erasing_an_event_the_episode_does_not_cite_leaves_it). Retention's routine pruning
+        keeps them: experience is dated like its sources and ages out by its own date."""
         if action == "retention":
             return []
         found: list[str] = []
+        cited: dict[str, tuple[str, set[str], tuple[str, str] | None]] = {}  # per session: its episode, what it cites
         for eid in targets:
             header = self.episodes.header(owner, eid) or {}
             session = header.get("session")
             if not session or header.get("kind") not in CAPTURE_KINDS:
                 continue
-            mark = self.marks.get((owner, "closed", session))
-            if mark is None or not str(mark["first"]) <= eid <= str(mark["last"]):
+            if session not in cited:
+                mark = self.marks.get((owner, "closed", session))
+                if mark is None:
+                    continue
+                cited[session] = (str(mark["episode"]), *self._cited(owner, mark))
+            derived, cites, span = cited[session]
+            if eid not in cites and not (span is not None and span[0] <= eid <= span[1]):
                 continue
-            derived = str(mark["episode"])
             if derived not in targets and derived not in found and self.episodes.header(owner, derived) is not None:
                 found.append(derived)
         return found
+
+    def _cited(self, owner: str, mark: Mapping[str, Any]) -> tuple[set[str], tuple[str, str] | None]:
+        """What the versions of a session's episode cite, and, where a version's cites cannot be
+        read (archived, without cold storage to read), the mark's cited range standing in for them."""
+        try:
+            chain = self.episodes.chain(owner, str(mark["episode"]))
+        except NotFoundError:  # erased since
+            return set(), None
+        out: set[str] = set()
+        span: tuple[str, str] | None = None
+        for version in chain:
+            record = self.episodes.record_of(owner, version)
+            if record is None and self.read_archived is not None:
+                archived = self.read_archived(owner, [version])
+                record = {"cites": list(archived[0].cites)} if archived else None
+            if record is None:
+                span = (str(mark["first"]), str(mark["last"]))
+            else:
+                out.update(record.get("cites") or ())
+        return out, span

@@ -19,7 +19,8 @@ year of daily ones), and ``prepare`` read them all to show the oldest.
 Layout::
 
     ^PATN(owner, kind, "records"|"batches") = n     counters
-    ^PATQ(owner, kind, n) = episode id              counted records not yet in a batch
+    ^PATQ(owner, kind, n) = episode id              counted records not yet in a batch (the id counted: a
+                                                     batch reads each as its current version)
     ^PATB(owner, kind, batch) = {...}                batch: ids, status pending|done|failed, patterns (written or
                                                      stated again), error
     ^PATP(owner, kind, batch)                        batches not done yet (pending or failed), so a run
@@ -42,6 +43,7 @@ from memdb.errors import LLMError, NotFoundError, SanitizerError, ValidationErro
 from memdb.governance.knowledge import jaccard
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import new_id
+from memdb.memory.layout import SUPERSEDED
 from memdb.memory.models import Episode, bound_text, utc
 from memdb.memory.settings import OUTCOMES
 from memdb.memory.text import normalize_tag, tokenize
@@ -219,7 +221,9 @@ class Patterns:
     def _extract(self, owner: str, kind: str, number: int, batch: dict[str, Any], at: dt.datetime) -> int:
         mem = self.episodes.owner(owner)
         episodes = []
-        for eid in batch["ids"]:
+        for eid in dict.fromkeys(self._current(owner, eid) for eid in batch["ids"]):
+            if eid is None:
+                continue
             try:
                 episodes.append(mem.peek(eid))
             except NotFoundError:  # erased or archived since: the batch is what is left
@@ -243,6 +247,8 @@ class Patterns:
             current = self.batches.get((owner, kind, number))
             if current is None or current["status"] == "done":  # another process got there first
                 return 0
+            if any((self.episodes.header(owner, e.id) or {}).get("status") == SUPERSEDED for e in episodes):
+                return 0  # corrected while the extractor ran: the batch stays pending, read again as corrected
             for p, (text, tags) in proposals:
                 cites = tuple(dict.fromkeys(p.cites))
                 if not cites or not set(cites) <= known or not tokenize(text):
@@ -268,6 +274,15 @@ class Patterns:
             self.batches.set((owner, kind, number), {**batch, "status": "done", "patterns": ids, "discarded": discarded, "error": None})
             self.undone.kill((owner, kind, number))
         return len(ids)
+
+    def _current(self, owner: str, episode_id: str) -> str | None:
+        """The current version of a counted record, or None if erased: a record corrected after it
+        was counted (``^PATQ`` and a batch hold the id counted) is read as corrected, and a pattern
+        counts and cites what the owner holds true now (test_a_record_corrected_before_its_batch_is_read_as_corrected)."""
+        try:
+            return self.episodes.chain(owner, episode_id)[-1]
+        except NotFoundError:
+            return None
 
     def _held_again(self, owner: str, record: dict[str, Any]) -> dict[str, Any]:
         """``record`` as the statement of a pattern the owner already has, where it has one of

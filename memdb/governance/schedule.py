@@ -97,9 +97,26 @@ class Run:
 
 
 def _local_due(day: dt.date, at: dt.time, zone: ZoneInfo) -> dt.datetime:
-    """The UTC instant of local ``day`` at ``at``: fold 0, so a repeated time is its first
-    occurrence and a skipped one maps to the jump (the offset before the change)."""
-    return dt.datetime.combine(day, at, tzinfo=zone).astimezone(dt.UTC)
+    """The UTC instant of local ``day`` at ``at``: a repeated time is its first occurrence (fold 0),
+    a skipped one the instant the clocks jump over it (fold 0 alone would read it with the offset
+    from before the change: 02:30 skipped in Berlin would be 01:30 UTC, half an hour after the
+    jump at 01:00; test_a_skipped_or_repeated_local_time_is_due_once)."""
+    wall = dt.datetime.combine(day, at)
+    first = wall.replace(tzinfo=zone).astimezone(dt.UTC)
+    if first.astimezone(zone).replace(tzinfo=None) == wall:
+        return first  # the time exists (once, or twice: fold 0 is its first occurrence)
+    # skipped: the clocks jump somewhere between reading the time with the later offset (fold 1)
+    # and with the earlier one (fold 0); tz transitions fall on whole seconds, so search by seconds
+    lo = wall.replace(tzinfo=zone, fold=1).astimezone(dt.UTC)
+    hi = first
+    before = lo.astimezone(zone).utcoffset()
+    while hi - lo > dt.timedelta(seconds=1):
+        mid = lo + dt.timedelta(seconds=(hi - lo).total_seconds() // 2)
+        if mid.astimezone(zone).utcoffset() == before:
+            lo = mid
+        else:
+            hi = mid
+    return hi  # the first instant with the offset after the change
 
 
 def due_period(job: Job, now: dt.datetime, zone: ZoneInfo, week_starts_on: int = 0) -> tuple[str, dt.datetime, int]:

@@ -133,6 +133,10 @@ class Episodes:
         # What layers above count per typed record (patterns): hook(owner, episode), called in
         # the record's transaction; imports are history, not events as they complete, and skip them.
         self.record_hooks: list[Callable[[str, Episode], object]] = []
+        # What layers above note per gateway capture (a closed session going on): hook(owner,
+        # episode), called in the capture's transaction with the exchange or tool call written, or
+        # the tool call with the result just attached; imports are history and skip them.
+        self.capture_hooks: list[Callable[[str, Episode], object]] = []
 
     # --- settings ------------------------------------------------------------------------------
 
@@ -626,7 +630,18 @@ class OwnerEpisodes:
             "content": f"user: {bound_text(user_message, cap)}\nassistant: {bound_text(response, cap)}",
             "tags": list(tags),
         }
-        return self._episode(self._write_new([self._prepare(fields, content_cap=2 * cap + 32)])[0])
+        return self._capture(self._prepare(fields, content_cap=2 * cap + 32))
+
+    def _capture(self, prepared: dict[str, Any]) -> Episode:
+        """Write one prepared gateway capture, with ``Episodes.capture_hooks`` in its transaction."""
+        hooks = self._layer.capture_hooks
+        if not hooks:
+            return self._episode(self._write_new([prepared])[0])
+        with nullcontext() if self._space.in_transaction else self._space.transaction():
+            episode = self._episode(self._write_new([prepared])[0])
+            for hook in hooks:
+                hook(self.name, episode)
+        return episode
 
     def record_tool_call(self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()) -> Episode:
         """Capture a tool call as an execution event with a bounded input digest."""
@@ -642,15 +657,23 @@ class OwnerEpisodes:
             "content": as_plain(input),  # each string sanitized as written, then JSON, bounded to the cap
             "tags": list(tags),
         }
-        return self._episode(self._write_new([self._prepare(fields, content_cap=cap, json_fields=("content",))])[0])
+        return self._capture(self._prepare(fields, content_cap=cap, json_fields=("content",)))
 
     def record_tool_result(self, call_id: str, result: Any) -> Episode:
-        """Attach a bounded, sanitized result to an earlier tool call of this owner."""
+        """Attach a bounded, sanitized result to an earlier tool call of this owner, once.
+
+        A call has one result: the same one again (a gateway delivering twice) writes nothing and
+        returns the call; another is refused with ValidationError naming the call, as capture
+        never overwrites what was recorded (a retry is a new call; a result recorded wrongly is
+        corrected with ``supersede``, which keeps the earlier version and an audit record;
+        test_a_second_result_for_a_call_is_refused). ``Episodes.capture_hooks`` run in the
+        result's transaction (a session closed before its result came goes on)."""
         day = episode_day(check_id(call_id))
         what = f"tool result for {call_id}"
         # Numbered after the call's own placeholders, so a new value never reuses one of them;
         # sanitized outside the write, so a dropped capture's counters are not rolled back.
-        context = placeholders_in(strings_in(self._layer.load(self.name, call_id)[0]))
+        # The call's own, not a result's recorded before: delivered again, it sanitizes the same.
+        context = placeholders_in(strings_in({k: v for k, v in self._layer.load(self.name, call_id)[0].items() if k != "result"}))
         flat, rebuild = flatten_texts({"result": as_plain(result)}, what, payloads=("result",))  # each string as written
         sanitized = self._sanitize({**flat, "~placeholders": context}, what=what)
         bounded = {"result": as_text(rebuild(sanitized)["result"])}
@@ -662,11 +685,22 @@ class OwnerEpisodes:
                 raise ValidationError(f"episode {call_id!r}: is a {record['kind']!r}, not a tool_call")
             if state.get("status") == SUPERSEDED:  # an earlier version stays as it was
                 raise ValidationError(f"episode {call_id!r}: superseded by {successor_of(state)}; attach the result to that version")
+            earlier = record.get("result")
+            if earlier == clean:  # delivered again: what was recorded stands, and nothing happened
+                return to_episode(self.name, call_id, record, state)
+            if earlier is not None:
+                raise ValidationError(
+                    f"{what}: the call has a result already, recorded as it was and never overwritten "
+                    f"(a retry is a new tool call; to correct a result recorded wrongly, supersede({call_id!r}, reason=..., result=...))"
+                )
             old = dict(record)
             record = {**record, "result": clean}
             self._text_index_changes(call_id, old, record, state)
             self._layout.mem.set((self.name, day, call_id), record)
-        return to_episode(self.name, call_id, record, state)
+            episode = to_episode(self.name, call_id, record, state)
+            for hook in self._layer.capture_hooks:
+                hook(self.name, episode)
+        return episode
 
     def import_episodes(
         self,

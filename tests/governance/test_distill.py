@@ -290,6 +290,141 @@ def test_erasing_a_cited_event_takes_the_episode_distilled_from_it(tmp_path: Pat
         assert db.sessions.derived_from("ana", [ids[1]], "retention") == []  # routine pruning keeps experience
 
 
+class ByLastResult:
+    """A model without the network that judges honestly: failure when the last tool result reads
+    as an error, else success. ``during`` runs once inside the first ``distill`` (another
+    process capturing while the model is asked)."""
+
+    judges_outcome = True
+
+    def __init__(self, during: Any = None) -> None:
+        self.during = during
+
+    def distill(self, capture: SessionCapture, rejected: Sequence[str] = ()) -> Draft:
+        if self.during is not None:
+            self.during, during = None, self.during
+            during()
+        calls = [e for e in capture.events if e.kind == "tool_call" and e.result]
+        failed = bool(calls) and reads_as_error(calls[-1].result)
+        happened = "; ".join(f"{e.tool} -> {e.result or 'no result recorded'}" for e in capture.events if e.kind == "tool_call")
+        return Draft(f"Session {capture.session}", outcome="failure" if failed else "success", what_happened=happened)
+
+
+def test_a_late_error_result_continues_a_closed_session(tmp_path: Path) -> None:
+    """A call still running when the idle rule closed its session as success: its result came
+    later and read as an error, and nothing reopened the session (the close had cited the call
+    without a result, and only new events counted), so the episode said success for good. A
+    result after the close makes the session go on, idle from when the result came."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock, distiller=ByLastResult()) as db:
+        mem = db.owner("ana")
+        mem.record_exchange("ops", "Deploy the billing api", "Starting.")
+        build = mem.record_tool_call("ops", "build", {"v": "2.4"})
+        mem.record_tool_result(build.id, {"status": "built"})
+        clock.advance(minutes=1)
+        deploy = mem.record_tool_call("ops", "deploy", {"v": "2.4"})  # long-running: no result yet
+        clock.advance(hours=1)  # idle exactly since the deploy call
+        (first,) = db.close_idle_sessions().closed
+        assert first.episode is not None and first.episode.outcome == "success"
+        clock.advance(minutes=30)
+        mem.record_tool_result(deploy.id, {"error": "rollout failed: 3/3 pods crashed"})
+        arrived = clock.now
+        assert db.close_idle_sessions(now=arrived + 59 * MINUTE).owners == {}  # idle from the result on, not before
+        (again,) = db.close_idle_sessions(now=arrived + HOUR).closed
+        assert again.episode is not None and again.episode.supersedes == first.episode.id
+        assert again.episode.outcome == "failure" and "rollout failed" in (again.episode.what_happened or "")
+        assert mem.history(kind="routine").total == 1 and mem.history(kind="routine").counts["failure"] == 1
+        assert not [k for k in marks(db) if k[1] == "continued"]  # the news is in the episode now
+        assert mem.close_session("ops", kind="routine").status == "already_closed"
+        assert db.check().ok
+
+
+def test_a_capture_while_the_distiller_runs_continues_the_session(tmp_path: Path) -> None:
+    """The result came while the model was asked to close the session: the close wrote what it
+    had read, and the session goes on, to be closed again with the result."""
+    clock = Clock(T0)
+    late: list[str] = []
+    with open_db(tmp_path, clock, distiller=ByLastResult()) as db:
+        mem = db.owner("ana")
+        call = mem.record_tool_call("ops", "deploy", {"v": "2.4"})
+        assert isinstance(db.sessions.distiller, ByLastResult)
+        db.sessions.distiller.during = lambda: late.append(mem.record_tool_result(call.id, {"error": "timeout"}).id)
+        first = mem.close_session("ops", kind="debug")
+        assert first.status == "closed" and first.episode is not None and first.episode.outcome == "success" and late == [call.id]
+        again = mem.close_session("ops", kind="debug")
+        assert again.status == "closed" and again.episode is not None and again.episode.outcome == "failure"
+        assert mem.close_session("ops", kind="debug").status == "already_closed"
+
+
+def test_an_event_dated_before_the_close_continues_the_session(tmp_path: Path) -> None:
+    """Live capture may date an event up to capture_tolerance_minutes before the clock: one
+    captured after the close but dated before the close's last event was never distilled (the
+    close compared ids, which sort by time) and close_session said already_closed."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        mem = db.owner("ana")
+        asked = mem.record_exchange("s1", "Rotate the webhook secret", "on it")
+        clock.advance(minutes=3)
+        call = mem.record_tool_call("s1", "rotate_secret", {"provider": "twilio"})
+        clock.advance(minutes=1)
+        first = mem.close_session("s1", kind="debug", outcome="failure")
+        assert first.episode is not None
+        late = mem.record_exchange("s1", "Retry with the backup key worked", "great", ts=T0 + MINUTE)  # 3 minutes before the clock
+        assert late.id < call.id
+        again = mem.close_session("s1", kind="debug", outcome="success")
+        assert again.status == "closed" and again.episode is not None and again.episode.supersedes == first.episode.id
+        assert list(again.episode.cites) == [asked.id, late.id, call.id, first.episode.id]
+        assert again.episode.ts == call.ts  # still dated when the work ended
+        assert mem.close_session("s1", kind="debug", outcome="success").status == "already_closed"
+
+
+def test_an_erased_late_event_is_no_news(tmp_path: Path) -> None:
+    """An event captured after the close, then erased, leaves the session closed as it was, and
+    its id leaves the marks that said the session went on."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        capture(db, clock)
+        mem = db.owner("ana")
+        done = mem.close_session("s1", kind="debug", outcome="failure")
+        assert done.episode is not None
+        late = mem.record_exchange("s1", "one more thing", "sure")
+        assert [k for k in marks(db) if k[1] == "continued"] == [("ana", "continued", "s1", late.id)]
+        assert mem.erase([late.id], reason="the user asked").ids == [late.id]
+        assert late.id not in str(marks(db)) and done.episode.id in mem
+        assert mem.close_session("s1", kind="debug", outcome="success").status == "already_closed"
+        assert db.check().ok
+
+
+def test_erasing_an_event_the_episode_does_not_cite_leaves_it(tmp_path: Path) -> None:
+    """Erasure took the distilled episode for any event in the first..last range of its cites,
+    cited or not; it takes what cites the erased event. An erased late event is no news: the
+    session is closed as it was, and its id leaves the marks."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        mem = db.owner("ana")
+        mem.record_exchange("s1", "Rotate the webhook secret", "on it")
+        clock.advance(minutes=3)
+        mem.record_tool_call("s1", "rotate_secret", {"provider": "twilio"})
+        clock.advance(minutes=1)
+        done = mem.close_session("s1", kind="debug", outcome="failure")
+        assert done.episode is not None
+        late = mem.record_exchange("s1", "Retry with the backup key worked", "great", ts=T0 + MINUTE)
+        assert late.id not in done.episode.cites
+        assert mem.erase([late.id], reason="the user asked").ids == [late.id]
+        assert done.episode.id in mem and late.id not in str(marks(db))
+        assert mem.close_session("s1", kind="debug", outcome="success").status == "already_closed"
+        assert db.check().ok
+        # archived, the episode's cites are read from cold storage
+        ids = capture(db, clock, session="s2")
+        kept = mem.close_session("s2", kind="debug", outcome="success")
+        assert kept.episode is not None
+        mem.archive(kept.episode.id)
+        other = mem.record_exchange("s2", "and the docs?", "updated")
+        assert mem.erase([other.id], reason="the user asked").ids == [other.id]
+        assert set(mem.erase([ids[1]], reason="the user asked").ids) == {ids[1], kept.episode.id}
+        assert db.check().ok
+
+
 # --- the honesty check -------------------------------------------------------------------------------
 
 

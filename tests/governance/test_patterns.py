@@ -286,6 +286,53 @@ def test_a_pattern_citing_a_record_erased_during_extraction_is_discarded(tmp_pat
         assert db.patterns.batch_status("ana", "debug")[0]["discarded"] == 1
 
 
+def test_a_record_corrected_before_its_batch_is_read_as_corrected(pdb: memdb.Database) -> None:
+    """A pattern counts and cites the current version of each record: one corrected while it
+    waited for its batch (``^PATQ`` holds the id counted), or in a batch not extracted yet, is
+    read as corrected, never as the version the owner said was wrong."""
+    mem = pdb.owner("ana")
+    ids = deploys(mem, 4)  # failure, failure, success, failure: all tagged deploy
+    fixed = mem.supersede(ids[0], reason="the alert was stale: it worked", outcome="success")
+    deploys(mem, 1, start=4)  # completes the batch
+    (pattern,) = mem.patterns()
+    assert set(pattern.cites) == {fixed.id, *ids[1:4]} and pattern.outcomes == {"success": 2, "failure": 2}
+    bo = pdb.owner("bo")
+    with pdb.transaction():  # the batch is completed, and waits for extract_patterns
+        waiting = deploys(bo, 5)
+    again = bo.supersede(waiting[1], reason="it did work", outcome="success")
+    assert pdb.extract_patterns() == 1
+    (pattern,) = bo.patterns()
+    assert set(pattern.cites) == {waiting[0], again.id, *waiting[2:4]} and pattern.outcomes == {"success": 2, "failure": 2}
+
+
+class Correcting:
+    """Corrects the batch's first record while it extracts (another process, in life)."""
+
+    def __init__(self) -> None:
+        self.db: memdb.Database | None = None
+        self.corrected = False
+
+    def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
+        assert self.db is not None
+        if not self.corrected:
+            self.corrected = True
+            self.db.owner(owner).supersede(episodes[0].id, reason="it did work", outcome="success")
+        return [PatternProposal(f"{sum(e.outcome == 'failure' for e in episodes)} deploys failed", tuple(e.id for e in episodes))]
+
+
+def test_a_record_corrected_during_extraction_leaves_its_batch_pending(tmp_path: Path, clock: Clock) -> None:
+    correcting = Correcting()
+    with memdb.open(tmp_path / "race", clock=clock, pattern_extractor=correcting) as db:
+        correcting.db = db
+        ids = deploys(db.owner("ana"), 5)
+        assert db.owner("ana").patterns() == []
+        assert db.patterns.batch_status("ana", "debug")[0]["status"] == "pending"
+        assert db.extract_patterns() == 1  # read again, as corrected
+        (pattern,) = db.owner("ana").patterns()
+        current = db.owner("ana").versions(ids[0])[-1].id
+        assert pattern.text == "2 deploys failed" and set(pattern.cites) == {current, *ids[1:]}
+
+
 class Buggy:
     def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
         raise KeyError("a bug in someone's extractor")

@@ -84,12 +84,21 @@ def test_the_first_tick_runs_the_period_already_due(sdb: tuple[memdb.Database, C
 
 def test_a_skipped_or_repeated_local_time_is_due_once() -> None:
     job = Job("j", "day", Calls("j"), at=dt.time(2, 30))
-    # spring forward: 02:30 does not exist on 2026-03-29 in Berlin; it is due when the clocks jump (01:30 UTC)
-    assert due_period(job, dt.datetime(2026, 3, 29, 1, 29, tzinfo=UTC), BERLIN)[0] == "2026-03-28"
-    assert due_period(job, dt.datetime(2026, 3, 29, 1, 30, tzinfo=UTC), BERLIN)[:2] == (
-        "2026-03-29", dt.datetime(2026, 3, 29, 1, 30, tzinfo=UTC),
+    # spring forward: 02:30 does not exist on 2026-03-29 in Berlin (02:00 CET becomes 03:00 CEST); it is
+    # due when the clocks jump, 01:00 UTC (read with the winter offset it would be 01:30 UTC, 03:30 CEST)
+    assert due_period(job, dt.datetime(2026, 3, 29, 0, 59, 59, tzinfo=UTC), BERLIN)[0] == "2026-03-28"
+    assert due_period(job, dt.datetime(2026, 3, 29, 1, 0, tzinfo=UTC), BERLIN)[:2] == (
+        "2026-03-29", dt.datetime(2026, 3, 29, 1, 0, tzinfo=UTC),
+    )  # fmt: skip
+    # a zone that jumps half an hour (Lord Howe: 02:00 +10:30 becomes 02:30 +11) at 15:30 UTC the day before
+    lord_howe = ZoneInfo("Australia/Lord_Howe")
+    at_215 = Job("j", "day", Calls("j"), at=dt.time(2, 15))
+    assert due_period(at_215, dt.datetime(2026, 10, 3, 15, 29, 59, tzinfo=UTC), lord_howe)[0] == "2026-10-03"
+    assert due_period(at_215, dt.datetime(2026, 10, 3, 15, 30, tzinfo=UTC), lord_howe)[:2] == (
+        "2026-10-04", dt.datetime(2026, 10, 3, 15, 30, tzinfo=UTC),
     )  # fmt: skip
     # fall back: 02:30 happens twice on 2026-10-25; the first (summer time, 00:30 UTC) counts, the second is the same day
+    assert due_period(job, dt.datetime(2026, 10, 25, 0, 29, 59, tzinfo=UTC), BERLIN)[0] == "2026-10-24"
     assert due_period(job, dt.datetime(2026, 10, 25, 0, 30, tzinfo=UTC), BERLIN)[:2] == (
         "2026-10-25", dt.datetime(2026, 10, 25, 0, 30, tzinfo=UTC),
     )  # fmt: skip

@@ -258,6 +258,27 @@ def test_tool_call_and_result(edb: memdb.Database) -> None:
     assert edb.check().ok
 
 
+def test_a_second_result_for_a_call_is_refused(edb: memdb.Database) -> None:
+    """A second result silently replaced the first: no version, no audit record, and a session
+    closed as success kept saying so while its timeline showed the later error. Capture never
+    overwrites: the same result again (delivered twice) writes nothing, another is refused naming
+    the call, and a result recorded wrongly is corrected as any memory is, by a new version."""
+    mem = edb.owner("ana")
+    call = mem.record_tool_call("ops-1", "deploy", {"service": "billing", "notify": "ops@example.com"})
+    done = mem.record_tool_result(call.id, {"status": "deployed", "by": "jane.doe@example.com"})
+    audit = len(mem.audit())
+    assert mem.record_tool_result(call.id, {"status": "deployed", "by": "jane.doe@example.com"}) == done  # its placeholder too
+    with pytest.raises(ValidationError, match=rf"^tool result for {call.id}: the call has a result already") as refused:
+        mem.record_tool_result(call.id, {"error": "rolled back: migration held a lock"})
+    assert f"supersede({call.id!r}" in str(refused.value)
+    assert mem.peek(call.id).result == done.result and len(mem.audit()) == audit  # nothing written
+    assert mem.recall(text="rolled back").found is False
+    fixed = mem.supersede(call.id, reason="the gateway logged the wrong run", result='{"error": "rolled back"}')
+    assert [v.result for v in mem.versions(call.id)] == [done.result, fixed.result]
+    assert mem.audit()[-1]["action"] == "supersede" and mem.audit()[-1]["fields"] == ["result"]
+    assert edb.check().ok
+
+
 def test_import_keeps_timestamps_and_writes_one_audit(edb: memdb.Database) -> None:
     mem = edb.owner("ana")
     items = [{"kind": "exchange", "summary": f"turn {i}", "ts": T0 - dt.timedelta(days=30 - i), "session": "old"} for i in range(10)]
@@ -1059,7 +1080,11 @@ def test_indexes_agree_after_random_writes_and_deletes(tmp_path_factory: pytest.
             elif op == "feedback" and ids[owner]:
                 mem.feedback(ids[owner][n % len(ids[owner])], (n % 3) - 1.0)
             elif op == "result" and calls[owner]:
-                mem.record_tool_result(calls[owner][n % len(calls[owner])], f"found result{n}")
+                call = calls[owner][n % len(calls[owner])]
+                try:
+                    mem.record_tool_result(call, f"found result{n}")
+                except ValidationError as exc:  # a call has one result: another is refused, writing nothing
+                    assert "has a result already" in str(exc) and mem.peek(call).result is not None
         report = db.check()
         assert report.ok, report.problems
         assert report.episodes == sum(len(v) for v in ids.values())

@@ -393,11 +393,19 @@ class Knowledge:
 
         DuplicateError (nothing approved) when an entry repeats rejected content: a copy queued
         by another owner before the rejection must not bring it back (test_approve_refuses_tombstoned_content).
+        ValidationError (nothing approved) when none of the episodes an entry cites is left: no
+        evidence backs it (test_approve_refuses_a_lesson_no_episode_backs_any_more).
         """
         at, who = self._when(now), _person(by)
         with self.space.transaction():
             records = [self._require(eid, state="pending") for eid in _id_list(ids)]
             for rec in records:
+                cites = rec.get("cites") or ()
+                if cites and len(self.uncited(rec["owner"], cites)) == len(cites):
+                    raise ValidationError(
+                        f"entry {rec['id']!r}: none of the {len(cites)} episodes it cites is left (purged by retention or erased); "
+                        "no evidence backs it, so it cannot be approved (reject it, or save the lesson again citing live episodes)"
+                    )
                 stone = self.tombstone_of(rec["hash"], rec.get("sh") or ())
                 if stone is not None:
                     raise DuplicateError(
@@ -462,15 +470,22 @@ class Knowledge:
         its text and leaves every queue, index and team; the record keeps its hash for the audit.
 
         Retention is routine pruning, not a request (DESIGN 5): an entry citing episodes purged
-        by it keeps its text and state, and records which sources expired."""
+        by it keeps its text and state, and records which sources expired; but a pending one
+        whose every cited episode it purged is no candidate any more (a reviewer would approve a
+        claim nothing backs), and goes as an erased one does
+        (test_a_pending_lesson_whose_evidence_expired_leaves_the_queue)."""
         erased = []
-        for subs, rec in self.entries.items((owner,)):
+        for subs, rec in list(self.entries.items((owner,))):
             gone = set(rec.get("cites") or ()) & episode_ids
             if not gone:
                 continue
             eid = str(subs[1])
             if action == "retention":
                 expired = sorted({*rec.get("expired_cites", ()), *gone})
+                if rec["state"] == "pending" and set(rec["cites"]) <= set(expired):
+                    self._erase({**rec, "expired_cites": expired}, at, "every episode it cites expired before review", by="retention")
+                    erased.append(eid)
+                    continue
                 self.entries.set((owner, eid), {**rec, "expired_cites": expired})
                 self._audit(owner, at, "sources_expired", rec, by="retention", episodes=sorted(gone))
                 continue
@@ -499,17 +514,17 @@ class Knowledge:
             self._erase(rec, at, "erased on request" if not tags else "carried an erased tag")
         return erased
 
-    def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str) -> None:
+    def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str, by: str = "erasure") -> None:
         """Empty an entry (text, tags, shingles) and take it out of every queue, index and team."""
         owner, eid = rec["owner"], rec["id"]
         new = {k: v for k, v in rec.items() if k != "sh"}
-        new.update(text="", tags=[], state="rejected", status="erased", decided_by="erasure", decided_at=at, reason=reason)
+        new.update(text="", tags=[], state="rejected", status="erased", decided_by=by, decided_at=at, reason=reason)
         self.entries.set((owner, eid), new)
         for g in (self.queue, self.active, self.flags):
             g.kill((owner, eid))
         for team in list(self.shared.children()):
             self.shared.kill((team, eid))
-        self._audit(owner, at, "erase", rec, by="erasure", reason=reason)
+        self._audit(owner, at, "erase", rec, by=by, reason=reason)
 
     # --- reads -----------------------------------------------------------------------------------
 

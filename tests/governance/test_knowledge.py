@@ -226,6 +226,47 @@ def test_approve_refuses_tombstoned_content(kdb: memdb.Database) -> None:
     assert [e.id for e in kdb.approve(fine.id, by="sam")] == [fine.id]
 
 
+def test_a_pending_lesson_whose_evidence_expired_leaves_the_queue(kdb: memdb.Database, clock: Clock) -> None:
+    """Retention keeps approved knowledge whose sources it purged (DESIGN 5), and it kept a
+    pending lesson whose every cited episode it purged too: a reviewer could approve a claim
+    nothing backs any more. It goes as an erased one does (text dropped, no tombstone: the same
+    lesson may come back on new evidence); one with a live source left stays pending."""
+    kdb.configure(retention_days=30)
+    mem = kdb.owner("ana")
+    old = [mem.record("debug", f"Deploy failed, try {i}", outcome="failure", ts=T0 - (40 - i) * DAY).id for i in range(2)]
+    recent = mem.record("debug", "Deploy failed again", outcome="failure", ts=T0 - DAY).id
+    orphan = mem.save_lesson("Run database migrations before deploying the API", cites=old)
+    backed = mem.save_lesson("Warm the cache after a cold start before routing traffic", cites=[old[0], recent])
+    kept = mem.save_lesson("Check the queue depth before scaling the workers", cites=old)
+    kdb.approve(kept.id, by="rita")
+    report = kdb.maintain(now=T0)
+    assert report.purged == 2
+    assert [e.id for e in kdb.review_queue()] == [backed.id] and kdb.entry(backed.id).expired_cites == (old[0],)
+    gone = kdb.entry(orphan.id)
+    assert (gone.state, gone.status, gone.text, gone.decided_by, gone.expired_cites) == ("rejected", "erased", "", "retention", tuple(old))
+    assert kdb.entry(kept.id).state == "approved" and kdb.entry(kept.id).text  # approved knowledge stays
+    (audit,) = [a for a in kdb.audit("ana") if a["action"] == "erase" and a.get("entry") == orphan.id]
+    assert audit["by"] == "retention" and "expired" in audit["reason"]
+    assert mem.save_lesson("Run database migrations before deploying the API", cites=[recent]).state == "pending"  # no tombstone
+
+
+def test_approve_refuses_a_lesson_no_episode_backs_any_more(kdb: memdb.Database) -> None:
+    """A database whose retention ran before pending lessons were dropped with their evidence
+    still holds such a lesson: approving it is refused, naming why, and nothing is approved."""
+    mem = kdb.owner("ana")
+    ep = mem.record("debug", "Deploy failed", outcome="failure", ts=T0 - 40 * DAY)
+    orphan = mem.save_lesson("Run database migrations before deploying the API", cites=[ep.id])
+    fine = mem.save_lesson(LESSONS[1])
+    hooks = kdb.lifecycle.erasure.hooks
+    hooks[hooks.index(kdb.knowledge.erase_citing)] = lambda *_: []  # retention as it ran before, leaving the entry pending
+    kdb.configure(retention_days=30)
+    assert kdb.maintain(now=T0).purged == 1 and kdb.entry(orphan.id).state == "pending"
+    with pytest.raises(ValidationError, match=f"entry '{orphan.id}': none of the 1 episodes it cites is left"):
+        kdb.approve([fine.id, orphan.id], by="rita")
+    assert {e.id for e in kdb.review_queue()} == {fine.id, orphan.id}  # all or nothing
+    kdb.reject(orphan.id, by="rita")
+
+
 def test_bad_arguments_are_validation_errors_naming_them(kdb: memdb.Database) -> None:
     ana = kdb.owner("ana")
     ep = ana.record("debug", "webhook signature check failed", outcome="failure")

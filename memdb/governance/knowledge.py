@@ -17,7 +17,7 @@ Layout (owner first wherever the data is an owner's)::
     ^KNF(owner, id) = {...}   entries flagged by decay, awaiting a person
     ^KNID(id) = owner         id -> owner, for the administrative calls that take bare ids
     ^KNT(sha256) = {...}      tombstones of rejected content, database-wide, without text
-    ^KNW(week) = n            entries flagged by decay in the week starting that day (the budget)
+    ^KNW(week) = n            entries flagged by decay in the local week starting that day (the budget)
     ^KNC(team, id) = {...}    ceremony agendas ("*" when every team met at once)
     ^KNM("salt")              the key of the shingle hashes (random per database)
     ^KNN(owner, "entries")    entries written per owner (also: which owners have knowledge)
@@ -33,6 +33,7 @@ import secrets
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict
 
@@ -707,9 +708,13 @@ class Knowledge:
     # --- bounded decay --------------------------------------------------------------------------
 
     def week_of(self, now: dt.datetime) -> str:
-        """The first day of ``now``'s week (weeks start on ``settings.week_starts_on``)."""
-        day = now.date()
-        return (day - dt.timedelta(days=(day.weekday() - self.episodes.settings.week_starts_on) % 7)).isoformat()
+        """The first day of ``now``'s local week: the database's ``timezone``, weeks starting on
+        ``week_starts_on``, as the scheduler counts them. By the UTC date, the weekly run due
+        Monday 04:00 in Tokyo (Sunday 19:00 UTC) was booked to the week before, sharing its budget
+        (test_decay_weeks_are_local_weeks)."""
+        settings = self.episodes.settings
+        day = now.astimezone(dt.UTC if settings.timezone == "UTC" else ZoneInfo(settings.timezone)).date()
+        return (day - dt.timedelta(days=(day.weekday() - settings.week_starts_on) % 7)).isoformat()
 
     def decay(self, now: dt.datetime | None = None) -> DecayReport:
         """Flag the most idle approved entries (never injected, not retrieved for ``decay_idle_days``),

@@ -485,3 +485,18 @@ def test_decay_budget_renews_exactly_when_the_week_starts(kdb: memdb.Database, s
     monday = dt.datetime(2026, 9, 7, tzinfo=UTC)
     assert len(kdb.decay(now=monday - dt.timedelta(days=6)).flagged) == 1  # Tuesday
     assert len(kdb.decay(now=monday + second_run).flagged) == flagged  # Sunday 23:59:59.999999 vs Monday 00:00
+
+
+def test_decay_weeks_are_local_weeks(kdb: memdb.Database) -> None:
+    """The scheduler runs decay on the first day of the database's local week; decay booked its
+    flags to the week of the UTC date, so in Tokyo the run due Monday 04:00 (Sunday 19:00 UTC)
+    shared the budget of the week before, and its report named that week."""
+    kdb.configure(timezone="Asia/Tokyo", decay_flags_per_week=1, week_starts_on=0)
+    for text in LESSONS[:3]:
+        approved(kdb, "ana", text)
+    first = kdb.decay(now=dt.datetime(2026, 12, 9, 3, 0, tzinfo=UTC))  # Wednesday, 12:00 in Tokyo
+    assert first.week == "2026-12-07" and len(first.flagged) == 1
+    monday_local = dt.datetime(2026, 12, 13, 19, 1, tzinfo=UTC)  # Monday 2026-12-14 04:01 in Tokyo, Sunday in UTC
+    second = kdb.decay(now=monday_local)
+    assert second.week == "2026-12-14" and len(second.flagged) == 1 and "week of 2026-12-14" in str(second)
+    assert len(kdb.decay(now=monday_local + dt.timedelta(hours=1)).flagged) == 0  # that week's budget is spent

@@ -540,7 +540,11 @@ class Knowledge:
         return [to_entry(rec) for _, rec in self.entries.items((owner,)) if state is None or rec["state"] == state]
 
     def readable(self, owner: str) -> list[Entry]:
-        """Approved entries in active use that ``owner`` may read: their own, and those shared with their teams."""
+        """Approved entries in active use that ``owner`` may read: their own, and those shared with their teams.
+
+        Another owner's entry comes without the ids of the episodes it cites (``cites``,
+        ``expired_cites``): an episode id is its time, so a shared lesson handed teammates the
+        exact times of its owner's private episodes (test_a_shared_lesson_names_none_of_its_owner_s_episodes)."""
         out: dict[str, Entry] = {}
         for subs, _ in self.active.items((owner,)):
             rec = self.entries.get((owner, str(subs[1])))
@@ -551,7 +555,7 @@ class Knowledge:
                 eid = str(subs[1])
                 rec = self.entries.get((str(other), eid))
                 if eid not in out and rec is not None and rec["state"] == "approved" and rec["status"] == "active":
-                    out[eid] = to_entry(rec)
+                    out[eid] = to_entry({**rec, "cites": (), "expired_cites": ()})
         return sorted(out.values(), key=lambda e: e.id)
 
     def search(

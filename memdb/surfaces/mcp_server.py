@@ -924,7 +924,11 @@ _ENTRY_SCHEMA: dict[str, Any] = {
         "owner": {"type": "string", "description": "whose lesson it is (another owner's when shared with your team)"},
         "text": {"type": "string"},
         "tags": {"type": "array", "items": {"type": "string"}},
-        "cites": {"type": "array", "items": {"type": "string"}, "description": "the episodes it derives from"},
+        "cites": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "the episodes it derives from (yours only: another owner's lesson names none of its owner's episodes)",
+        },
         "visibility": {"type": "string"},
         "shared_with": {"type": "array", "items": {"type": "string"}},
     },

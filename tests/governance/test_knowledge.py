@@ -397,6 +397,25 @@ def test_teams_scope_shared_reads(kdb: memdb.Database) -> None:
     assert kdb.owner("bo").knowledge() == []
 
 
+def test_a_shared_lesson_names_none_of_its_owner_s_episodes(kdb: memdb.Database) -> None:
+    """An episode id is its time to the microsecond: a shared lesson listing its cites told
+    teammates when its owner's private episodes happened (README: ids tell nothing of other
+    owners' activity). The owner still sees its own; no other way to the entry shows them."""
+    ana, bo = kdb.owner("ana"), kdb.owner("bo")
+    cited = [ana.record("debug", f"Deploy failed: migration lock {i}", outcome="failure", ts=T0 - (3 - i) * DAY).id for i in range(2)]
+    entry = ana.save_lesson("Run database migrations before deploying the API", cites=cited, tags=["deploy"])
+    kdb.approve(entry.id, by="rita")
+    kdb.decide({entry.id: "share"}, by="ana")
+    (seen,) = bo.knowledge("migrations")
+    assert (seen.id, seen.owner, seen.text, seen.cites, seen.expired_cites) == (entry.id, "ana", entry.text, (), ())
+    (own,) = ana.knowledge("migrations")
+    assert own.cites == tuple(cited)
+    (injected,) = bo.prepare("deploying the API: database migrations").knowledge
+    assert injected.cites == ()
+    shown = json.dumps([e.model_dump(mode="json") for e in bo.knowledge()])
+    assert not any(c in shown for c in cited) and not any(c[:15] in shown for c in cited)
+
+
 def test_knowledge_search_ranks_and_counts_retrieval(kdb: memdb.Database, clock: Clock) -> None:
     for t in LESSONS[:3]:
         approved(kdb, "ana", t)

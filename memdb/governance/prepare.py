@@ -133,20 +133,24 @@ def prepare(
     entries.sort(key=lambda e: (-entry_score(e, terms, set(want)), e.id))
     entries = entries[:limit]
 
-    # 3. similar past records with outcomes: text and tags, then tags, then text alone
+    # 3. similar past records with outcomes: text and tags, then tags, then text alone. Records
+    # with an outcome are searched for, not filtered out of the best matches of any kind: 25 chat
+    # messages about a deploy took every slot from its failure (test_prepare_finds_a_failure_past_chat_about_the_task).
+    # Given tags scope the text as they scope patterns: a record of other tags is about something
+    # else, one without tags stays (test_prepare_keeps_the_records_to_the_tags_given).
     records: list[Hit] = []
     seen: set[str] = set()
     worded = bool(terms)  # a task of stopwords only has no text to match (recall refuses it)
     attempts: list[dict[str, Any]] = [{"text": task, "any_tags": want}] if want and worded else []
     attempts += [{"any_tags": want}] if want else []
-    attempts += [{"text": task}] if worded else []
+    attempts += [{"text": task, "scope_tags": want}] if worded else []
     for query in attempts:
         if len(records) >= limit:
             break
         # archived records count: their outcome and lesson stay hot (forgetting never erases experience)
-        result = queries.recall(kind=kind, limit=limit * 4 if kind is None else limit, now=at, include_archived=True, **query)
+        result = queries.recall(kind=kind, limit=limit + len(seen), now=at, include_archived=True, with_outcome=True, **query)
         for m in result.memories:
-            if m.episode.id not in seen and m.episode.outcome is not None and m.episode.kind != "summary":
+            if m.episode.id not in seen and m.episode.kind != "summary":
                 seen.add(m.episode.id)
                 records.append(m)
             if len(records) >= limit:

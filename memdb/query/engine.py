@@ -92,6 +92,7 @@ from memdb.query.plan import (
     check_limit,
     events_of,
     header_passes,
+    in_scope,
     recall_window,
     tags_of,
     text_terms,
@@ -240,6 +241,8 @@ class OwnerQueries:
         include_superseded: bool = False,
         include_told: bool = False,
         offset: int = 0,
+        with_outcome: bool = False,
+        scope_tags: Iterable[str] = (),
     ) -> RecallResult:
         """Episodes matching every filter given, best first (see the module docstring for ranking),
         after the ``offset`` best (a page: only the episodes returned count as accessed).
@@ -251,6 +254,11 @@ class OwnerQueries:
         With ``include_told`` (``ask`` always), the window also holds the episodes recorded
         outside it whose text tells of a time within it: "the deploy failed yesterday",
         recorded on July 2, is in July 1's window.
+
+        ``with_outcome`` keeps the memories that carry an outcome (attempts; ``prepare`` asks for
+        these, where the best matches of any kind were chat about the task); ``scope_tags`` leaves
+        out a memory whose tags are all others (one without tags stays), as ``prepare`` scopes
+        a task given tags. Both filter before the limit, so no match of theirs is crowded out.
         """
         terms = self._identifiers_asked(text_terms(text), include_archived)
         interp = Interpretation(
@@ -265,6 +273,8 @@ class OwnerQueries:
             include_archived=include_archived,
             include_superseded=include_superseded,
             told=include_told and (since is not None or until is not None),
+            with_outcome=bool(with_outcome),
+            scope_tags=tags_of(scope_tags, "scope_tags"),
         )
         return self._run(interp, limit, now, offset)
 
@@ -942,6 +952,8 @@ class OwnerQueries:
             rank_terms=interp.rank_terms,
             include_superseded=interp.include_superseded,
             told=interp.told,
+            with_outcome=interp.with_outcome,
+            scope_tags=interp.scope_tags,
         )
 
     def _run(
@@ -1372,7 +1384,7 @@ class OwnerQueries:
         query without text, if there is one (one tag, with or without an outcome; one session;
         one kind and outcome; or nothing but the window)."""
         owner, st = self.name, self._layout
-        if q.any_tags or q.scored_terms:
+        if q.any_tags or q.scored_terms or q.with_outcome or q.scope_tags:
             return None
         if q.tags:
             if len(q.tags) > 1 or q.kind or q.session:
@@ -1509,7 +1521,9 @@ class OwnerQueries:
     def _kernel_answers(q: Query) -> bool:
         """Whether the search kernel finds ``q``'s hot matches alone: required words, with any
         window, outcome, required tags, words that only rank and boost tags."""
-        return bool(q.terms and q.terms_required) and not (q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded)
+        return bool(q.terms and q.terms_required) and not (
+            q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded or q.with_outcome or q.scope_tags
+        )
 
     @staticmethod
     def _kernel_answers_tags(q: Query) -> bool:
@@ -1527,6 +1541,7 @@ class OwnerQueries:
             and not (
                 q.terms or q.rank_terms or q.any_tags or q.boost_tags or q.kind or q.session or q.include_archived or q.include_superseded
             )
+            and not (q.with_outcome or q.scope_tags)
         )
 
     def _kernel_tag_matches(self, q: Query, keep: int, now_us: int) -> Matches:
@@ -1629,7 +1644,16 @@ class OwnerQueries:
         looked_up = tuple(dict.fromkeys((q.terms if driver_name != "text" else ()) + q.rank_terms))  # the text driver brings its postings
         required = bool(q.terms and q.terms_required)
         match = set(q.terms)
-        if not (tags or any_tags or kinds or session or window or looked_up or postings) and driver_name != "any tag":
+        with_outcome = q.with_outcome and outcome is None
+        # the scope reads each candidate's header (its tags), one lookup as for any other filter,
+        # unless the tags required already hold it in scope
+        scoped = set(q.scope_tags)
+        held = bool(scoped & set(q.tags)) or bool(q.any_tags and set(q.any_tags) <= scoped)
+        scope = st.parent_key(st.states, (owner,)) if scoped and not held else None
+        if (
+            not (tags or any_tags or kinds or session or window or looked_up or postings or with_outcome or scope)
+            and driver_name != "any tag"
+        ):
             # nothing to look up and no repeats (only any_tags' ranges overlap): keep or drop by code
             if outcome is None:
                 return [(tail, code, NO_HITS) for tail, code in itertools.islice(driver, cap)]
@@ -1645,6 +1669,8 @@ class OwnerQueries:
                 for tail, code in driver:
                     if outcome is not None and code & 3 != outcome:
                         continue
+                    if with_outcome and not code & 3:
+                        continue
                     if window and not lo <= tail_ts(tail) < hi:
                         continue
                     if tags and any(get(p + tail) is None for p in tags):
@@ -1655,6 +1681,10 @@ class OwnerQueries:
                         continue
                     if session is not None and get(session + tail) is None:
                         continue
+                    if scope is not None:
+                        raw = get(scope + tail[-ID_TAIL_BYTES:])
+                        if raw is None or not in_scope(q, decoded_header(raw)[0]["tags"]):
+                            continue
                     if tail in seen:  # a union of ranges (any_tags, kinds) can repeat an entry
                         continue
                     seen.add(tail)
@@ -1735,11 +1765,12 @@ class OwnerQueries:
             if h is None:
                 continue
             tags = set(h["tags"])
-            if not set(q.tags) <= tags or (q.any_tags and not set(q.any_tags) & tags):
+            if not set(q.tags) <= tags or (q.any_tags and not set(q.any_tags) & tags) or not in_scope(q, h["tags"]):
                 continue
             if (
                 (q.kind and h["kind"] != q.kind)
                 or (q.outcome and h.get("outcome") != q.outcome)
+                or (q.with_outcome and not h.get("outcome"))
                 or (q.session and h.get("session") != q.session)
             ):
                 continue

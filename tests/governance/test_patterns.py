@@ -329,7 +329,8 @@ def test_prepare_refuses_a_budget_that_is_not_an_int(pdb: memdb.Database) -> Non
 
 def test_prepare_puts_patterns_first_then_knowledge_then_records(pdb: memdb.Database) -> None:
     mem = pdb.owner("ana")
-    deploys(mem, 5)
+    misc = deploys(mem, 5)[4]  # tagged misc
+    untagged = mem.record("debug", "deploy attempt without tags", outcome="success", ts=T0 - dt.timedelta(days=2)).id
     lesson = mem.save_lesson("Run database migrations before every deploy", tags=["deploy"])
     pdb.approve(lesson.id, by="rita")
     pdb.owner("bo").record("debug", "bo deploy attempt secret-ish", outcome="failure", tags=["deploy"])
@@ -339,6 +340,8 @@ def test_prepare_puts_patterns_first_then_knowledge_then_records(pdb: memdb.Data
     assert len(prep.patterns) == 1 and [e.id for e in prep.knowledge] == [lesson.id]
     assert all(m.episode.owner == "ana" and m.episode.outcome for m in prep.records) and len(prep.records) == 5
     assert [("deploy" in m.episode.tags) for m in prep.records] == [True] * 4 + [False]  # text and tags first, then text alone
+    # the text alone within the tags given: the record without tags, never the one of other tags
+    assert prep.records[-1].episode.id == untagged and misc not in {m.episode.id for m in prep.records}
     assert "debug/failure [deploy]" in text and "bo deploy" not in text
     assert pdb.entry(lesson.id).injected == 1 and pdb.entry(lesson.id).last_injected == T0
 
@@ -383,6 +386,39 @@ def test_prepare_keeps_to_the_tags_given(pdb: memdb.Database) -> None:
     scoped = mem.prepare("fix the flaky test", kind="debug", tags=["ci"])
     assert [p.tags for p in scoped.patterns] == [()]
     assert {p.tags for p in mem.prepare("fix the deploy", kind="debug", tags=["deploy"]).patterns} == {("deploy",), ()}
+
+
+def test_prepare_finds_a_failure_past_chat_about_the_task(pdb: memdb.Database, clock: Clock) -> None:
+    """Without a kind, prepare read the best text matches of any kind and kept those with an
+    outcome: 25 chat exchanges about the deploy took every slot, and the block said "Nothing
+    relevant found" beside a failure and its lesson that history finds. Records with an outcome
+    are searched for, archived ones too."""
+    mem = pdb.owner("ana")
+    failed = mem.record("debug", "Deploy of the billing api failed", outcome="failure", tags=["billing"],
+                        lesson="run the billing migrations before the deploy window")  # fmt: skip
+    for i in range(25):
+        clock.advance(minutes=1)
+        mem.record_exchange(f"chat{i}", "Can you deploy the billing api now?", "Deploying the billing api.")
+    prep = mem.prepare("deploy the billing api")
+    assert [m.episode.id for m in prep.records] == [failed.id]
+    assert "run the billing migrations before the deploy window" in prep.text and "Nothing relevant" not in prep.text
+
+
+def test_prepare_keeps_the_records_to_the_tags_given(pdb: memdb.Database, clock: Clock) -> None:
+    """Given tags scope the past records as they scope patterns: with no record of Maya, the
+    text fallback filled the block with Sam's records (and lessons) as context for Maya. A
+    record of other tags is left out; one without tags stays."""
+    mem = pdb.owner("tutor")
+    for i in range(5):
+        mem.record("routine", f"Fractions lesson with Sam went badly {i}", outcome="failure", tags=["sam"],
+                   lesson="Sam needs visual aids for fractions")  # fmt: skip
+        clock.advance(days=1)
+    prep = mem.prepare("fractions lesson", tags=["maya"])
+    assert prep.records == [] and "Sam" not in prep.text and "Nothing relevant found" in prep.text
+    general = mem.record("routine", "Fractions lesson plan reviewed", outcome="success").id
+    (shown,) = mem.prepare("fractions lesson", tags=["maya"]).records
+    assert shown.episode.id == general
+    assert len(mem.prepare("fractions lesson").records) == 5  # without tags, every record of the task
 
 
 def test_prepare_says_plainly_when_nothing_is_relevant(pdb: memdb.Database) -> None:

@@ -1,12 +1,12 @@
 """The retrieval rule for a new task: relevant patterns first, then approved knowledge the
-owner may read, then the most similar past records with their outcomes, as one context block
-within a character budget."""
+owner may read, then the most similar past records with their outcomes and the lessons of
+earlier failures, as one context block within a character budget."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memdb.errors import ValidationError
@@ -24,7 +24,8 @@ __all__ = ["Preparation", "prepare"]
 
 @dataclass(frozen=True)
 class Preparation:
-    """The context for a new task: patterns, readable knowledge, similar past records, and the block."""
+    """The context for a new task: patterns, readable knowledge, similar past records, earlier
+    failures holding a lesson the records do not, and the block."""
 
     task: str
     patterns: list[Pattern]
@@ -32,6 +33,7 @@ class Preparation:
     records: list[Hit]
     text: str
     left_out: int
+    lessons: list[Hit] = field(default_factory=list)
 
     def as_context(self) -> str:
         return self.text
@@ -156,6 +158,19 @@ def prepare(
             if len(records) >= limit:
                 break
 
+    # 4. the lessons of earlier failures the records do not state: a failure's lesson is never
+    # forgotten because newer failures without one came after it, as history keeps every
+    # failure's lesson (test_prepare_keeps_a_failure_s_lesson_past_newer_failures)
+    stated: set[str] = {lesson for m in records if (lesson := m.episode.lesson)}
+    lessons: list[Hit] = []
+    if want or worded:  # the task's words or the tags given
+        for m in queries.failure_lessons(task if worded else None, want, kind, limit=limit + len(stated), skip=seen, now=at):
+            if (lesson := m.episode.lesson) and lesson not in stated:
+                stated.add(lesson)
+                lessons.append(m)
+            if len(lessons) >= limit:
+                break
+
     block = _Block(max_chars)
     block.add(bound_text(f"Context for: {task.strip()}".replace("\n", " "), 160), reserve=False)
     shown_entries: list[Entry] = []
@@ -163,6 +178,7 @@ def prepare(
         ("Patterns:", [(p, p.line(), 1) for p in chosen_patterns]),
         ("Knowledge:", [(e, e.line(), 1) for e in entries]),
         ("Past records (with outcomes):", [(None, line, n) for line, n in alike_lines(records)]),  # a recurring one once
+        ("Lessons of earlier failures:", [(None, line, n) for line, n in alike_lines(lessons)]),
     ):
         if not items:
             continue
@@ -172,8 +188,8 @@ def prepare(
         for obj, line, n in items:
             if block.add(line, count=n) and isinstance(obj, Entry):
                 shown_entries.append(obj)
-    if not (chosen_patterns or entries or records):
+    if not (chosen_patterns or entries or records or lessons):
         block.add("Nothing relevant found: no patterns, knowledge or past records match this task.", reserve=False)
     if shown_entries:
         knowledge.touch(shown_entries, "injected", at)
-    return Preparation(task, chosen_patterns, entries, records, block.render(), block.left_out)
+    return Preparation(task, chosen_patterns, entries, records, block.render(), block.left_out, lessons)

@@ -35,7 +35,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import cache, lru_cache, partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -153,6 +153,7 @@ _MEMO_LIST_BYTES = 2 << 20
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
 _TAGS, _TAG_STARTS, _KINDS = ("tags",), ("tag starts",), ("kinds",)
 _TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (else one seek per phrase)
+_LESSONS_READ = 256  # records ``failure_lessons`` reads a round trip, looking for lessons past those without one
 _LESSONS_KEPT = 50  # distinct lessons a history keeps, newest first: 1,500 made an MCP answer of 68,000 characters
 _EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("after the deploy")
 _DAY_US = 86_400 * 1_000_000
@@ -671,6 +672,67 @@ class OwnerQueries:
         return History(
             ordered, attempts, lessons, interp, len(hot) + len(archived), failures, archived=len(archived), superseded=len(superseded)
         )
+
+    @_timed
+    def failure_lessons(
+        self,
+        text: str | None = None,
+        tags: Iterable[str] = (),
+        kind: str | None = None,
+        *,
+        limit: int = 5,
+        skip: Collection[str] = (),
+        now: dt.datetime | None = None,
+    ) -> list[Hit]:
+        """Failures holding any word of ``text`` or any of ``tags`` (one of other tags only is
+        about something else), best first, each holding a lesson no better one holds; archived
+        ones too (their lesson stays hot). Read past the failures without a lesson, not from a
+        capped list of the best ones: five newer failures without one hid the only lesson of a
+        task from ``prepare`` (test_prepare_keeps_a_failure_s_lesson_past_newer_failures).
+        ``skip``: ids a caller shows already. The failures returned count as accessed."""
+        check_limit(limit)
+        at = utc(now, "now") if now is not None else self._layer.now()
+        terms = self._identifiers_asked(text_terms(text), True)
+        scope = tags_of(tags, "tags")
+        interp = Interpretation(
+            any_tags=() if terms else scope,
+            boost_tags=scope if terms else (),  # with words: a tag or a word matches (the tag ranks too)
+            terms=tuple(terms),
+            words=tuple(terms.values()),
+            kind=self._check_kind(kind),
+            outcome="failure",
+            include_archived=True,
+            scope_tags=scope,
+        )
+        q = self._compile(interp)
+        said: set[str] = set()
+        kept: list[Ranked] = []
+        with self._space.snapshot():
+            found = self._matches(q)
+            ranked = [r for r in self._rank(q, found, at, found.total if limit else 0) if r[0] not in skip]
+            for start in range(0, len(ranked), _LESSONS_READ):
+                chunk = ranked[start : start + _LESSONS_READ]
+                keys = self._record_keys(chunk)
+                with self._space.reader() as txn:
+                    raws = txn.get_many(keys)  # a batch of records a round trip (PostgreSQL)
+                for key, r in zip(keys, chunk, strict=True):
+                    header = r[1]
+                    if header.get("status") == "archived":
+                        lesson = header.get("lesson")  # kept hot with it
+                    else:
+                        raw = raws.get(key)
+                        lesson = unpack_value(raw).get("lesson") if raw is not None else None
+                    if lesson and lesson not in said:
+                        said.add(lesson)
+                        kept.append(r)
+                        if len(kept) >= limit:
+                            break
+                if len(kept) >= limit:
+                    break
+            out = self._memories(kept)
+        if out:
+            self._layer.tracker.touch(self.name, [h.id for h in out], at)
+        return out
 
     def _lesson_of(self, eid: str, header: Mapping[str, Any] | None) -> str | None:
         """An attempt's lesson: in the header an archived one keeps hot, else in its record."""
@@ -1953,8 +2015,8 @@ class OwnerQueries:
         idf, avgdl = self._bm25_weights(q)
         return [sum(bm25_term(idf[t], tf, dl or avgdl, avgdl) for t, (tf, dl) in hits.items() if t in idf) for hits in hits_list]
 
-    def _memories(self, ranked: Sequence[Ranked]) -> list[Hit]:
-        out = []
+    def _record_keys(self, ranked: Sequence[Ranked]) -> list[bytes]:
+        """The keys of the ranked memories' records (``^MEM``), in order."""
         owner, lay = self.name, self._layout
         mem, parent_key = lay.mem, lay.parent_key
         days: dict[str, bytes] = {}  # the records' parent key of each day (ids start with theirs)
@@ -1965,6 +2027,12 @@ class OwnerQueries:
             if parent is None:
                 parent = days[day] = parent_key(mem, (owner, episode_day(eid)))
             keys.append(parent + (e if e is not None else encode_subscript(eid)))
+        return keys
+
+    def _memories(self, ranked: Sequence[Ranked]) -> list[Hit]:
+        out = []
+        owner = self.name
+        keys = self._record_keys(ranked)
         with self._space.reader() as txn:
             raws = txn.get_many(keys)  # one round trip on PostgreSQL
         deferred, got = Hit.deferred, raws.get

@@ -668,6 +668,7 @@ def _prepare(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         "patterns": len(p.patterns),
         "knowledge": [e.id for e in p.knowledge],
         "records": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in p.records],
+        "lessons": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in p.lessons],
         "left_out": p.left_out,
     }
     return ToolOutput(p.text, data)
@@ -947,9 +948,10 @@ _PREPARE_OUTPUT: dict[str, Any] = {
         "patterns": {"type": "integer", "description": "patterns included"},
         "knowledge": {"type": "array", "items": {"type": "string"}, "description": "ids of the knowledge entries included"},
         "records": {"type": "array", "items": _MEMORY_SCHEMA},
+        "lessons": {"type": "array", "items": _MEMORY_SCHEMA, "description": "earlier failures holding a lesson the records do not state"},
         "left_out": {"type": "integer", "description": "items that did not fit in max_chars"},
     },
-    "required": ["task", "context", "patterns", "knowledge", "records", "left_out"],
+    "required": ["task", "context", "patterns", "knowledge", "records", "lessons", "left_out"],
 }
 
 _WINDOW = Param(

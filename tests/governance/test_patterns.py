@@ -404,6 +404,27 @@ def test_prepare_finds_a_failure_past_chat_about_the_task(pdb: memdb.Database, c
     assert "run the billing migrations before the deploy window" in prep.text and "Nothing relevant" not in prep.text
 
 
+def test_prepare_keeps_a_failure_s_lesson_past_newer_failures(pdb: memdb.Database, clock: Clock) -> None:
+    """The only lesson of a task lost its slot to five newer failures without one (387 of 2,000
+    characters used). As history keeps every failure's lesson, prepare states the lessons of
+    earlier failures the records do not, each once, read past the failures without one."""
+    pdb.configure(pattern_every=1000)  # no pattern to carry the lesson
+    mem = pdb.owner("ana")
+    ids = []
+    for i in range(12):
+        lesson = "prune the tmp dir before the nightly run" if i in (1, 2) else "free the swap first" if i == 3 else None
+        ids.append(mem.record("debug", f"cron job {i} failed on disk full", outcome="failure", tags=["cron"], lesson=lesson).id)
+        clock.advance(hours=5)
+    prep = mem.prepare("cron disk full", kind="debug")
+    assert len(prep.records) == 5 and not any(m.episode.lesson for m in prep.records)
+    assert [m.episode.id for m in prep.lessons] == [ids[3], ids[2]]  # best first, a lesson once
+    assert prep.text.count("prune the tmp dir before the nightly run") == 1 and "free the swap first" in prep.text
+    assert prep.text.index("Past records (with outcomes):") < prep.text.index("Lessons of earlier failures:")
+    assert set(mem.history(kind="debug", tags=["cron"]).lessons) == {"prune the tmp dir before the nightly run", "free the swap first"}
+    tagged = mem.prepare("disk full", tags=["cron"])  # by the tags given too
+    assert {m.episode.lesson for m in tagged.lessons} == {"prune the tmp dir before the nightly run", "free the swap first"}
+
+
 def test_prepare_keeps_the_records_to_the_tags_given(pdb: memdb.Database, clock: Clock) -> None:
     """Given tags scope the past records as they scope patterns: with no record of Maya, the
     text fallback filled the block with Sam's records (and lessons) as context for Maya. A
@@ -414,7 +435,7 @@ def test_prepare_keeps_the_records_to_the_tags_given(pdb: memdb.Database, clock:
                    lesson="Sam needs visual aids for fractions")  # fmt: skip
         clock.advance(days=1)
     prep = mem.prepare("fractions lesson", tags=["maya"])
-    assert prep.records == [] and "Sam" not in prep.text and "Nothing relevant found" in prep.text
+    assert prep.records == [] and prep.lessons == [] and "Sam" not in prep.text and "Nothing relevant found" in prep.text
     general = mem.record("routine", "Fractions lesson plan reviewed", outcome="success").id
     (shown,) = mem.prepare("fractions lesson", tags=["maya"]).records
     assert shown.episode.id == general

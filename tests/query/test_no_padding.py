@@ -538,3 +538,20 @@ def test_attempts_and_a_tag_scope_filter_before_the_limit(team: memdb.Memory) ->
     assert [m.episode.status for m in found.memories] == ["archived"] and found.total == 1
     scoped = queries.recall(text="retry", limit=5, now=NOW, include_archived=True, scope_tags=["billing"])
     assert {m.episode.tags for m in scoped.memories} == {(), ("billing",)} and scoped.total == 2
+
+
+def test_the_lessons_of_failures_are_read_past_those_without_one(team: memdb.Memory) -> None:
+    """What ``prepare`` asks of the query layer beside recall: the lessons of the failures
+    matching a task, best first, read past those without one, within the tags given."""
+    queries: OwnerQueries = team._queries
+    lesson = team.record("debug", "Deploy failed on the lock", outcome="failure", lesson="take the lock with a timeout",
+                         ts=NOW - dt.timedelta(days=9)).id  # fmt: skip
+    for i in range(6):
+        team.record("debug", f"Deploy failed {i}", outcome="failure", ts=NOW - dt.timedelta(hours=i + 1))
+    (hit,) = queries.failure_lessons(text="deploy", limit=3, now=NOW)
+    assert hit.episode.id == lesson and queries.failure_lessons(text="deploy", skip={lesson}, now=NOW) == []
+    assert queries.failure_lessons(tags=["project-x"], now=NOW) == []  # Project X's failure holds none; this one has no tags
+    (either,) = queries.failure_lessons(text="lock", tags=["project-x"], now=NOW)  # a tag or a word, within the tags or untagged
+    assert either.episode.id == lesson
+    team.record("debug", "Lock on billing failed", outcome="failure", tags=["billing"], lesson="ask billing", ts=NOW - dt.timedelta(days=1))
+    assert [h.episode.id for h in queries.failure_lessons(text="lock", tags=["project-x"], now=NOW)] == [lesson]  # not billing's

@@ -734,6 +734,21 @@ class OwnerQueries:
             self._layer.tracker.touch(self.name, [h.id for h in out], at)
         return out
 
+    def missing_names(self, text: str, now: dt.datetime | None = None) -> tuple[str, ...]:
+        """The names ``text`` asks about that no memory holds, archived ones included, as ``ask``
+        reads them ("Deploy Project Zeta" of an owner whose memories know Project X): ask answers
+        those with nothing, since memories about other things would only stand in for them."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValidationError(f"text {shown(text)}: give the words to read")
+        if len(text) > QUESTION_CHARS:
+            raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,}")
+        at = utc(now, "now") if now is not None else self._layer.now()
+        with self._space.snapshot():
+            interp = self._interpret(text, at, True, False)
+            if interp.missing_names and interp.unmatched:
+                interp = self._matched_in_cold(interp, self._compile(interp))
+        return interp.missing_names
+
     def _lesson_of(self, eid: str, header: Mapping[str, Any] | None) -> str | None:
         """An attempt's lesson: in the header an archived one keeps hot, else in its record."""
         if header is not None and header.get("status") == "archived":

@@ -669,6 +669,7 @@ def _prepare(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         "knowledge": [e.id for e in p.knowledge],
         "records": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in p.records],
         "lessons": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in p.lessons],
+        "missing_names": list(p.missing_names),
         "left_out": p.left_out,
     }
     return ToolOutput(p.text, data)
@@ -949,9 +950,14 @@ _PREPARE_OUTPUT: dict[str, Any] = {
         "knowledge": {"type": "array", "items": {"type": "string"}, "description": "ids of the knowledge entries included"},
         "records": {"type": "array", "items": _MEMORY_SCHEMA},
         "lessons": {"type": "array", "items": _MEMORY_SCHEMA, "description": "earlier failures holding a lesson the records do not state"},
+        "missing_names": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "names in the task no memory holds: no record about other names stands in for them",
+        },
         "left_out": {"type": "integer", "description": "items that did not fit in max_chars"},
     },
-    "required": ["task", "context", "patterns", "knowledge", "records", "lessons", "left_out"],
+    "required": ["task", "context", "patterns", "knowledge", "records", "lessons", "missing_names", "left_out"],
 }
 
 _WINDOW = Param(

@@ -442,6 +442,24 @@ def test_prepare_keeps_the_records_to_the_tags_given(pdb: memdb.Database, clock:
     assert len(mem.prepare("fractions lesson").records) == 5  # without tags, every record of the task
 
 
+def test_prepare_pads_no_name_it_holds_no_record_of(pdb: memdb.Database, clock: Clock) -> None:
+    """ "Deploy Project Zeta" got Project X's records, where ask answers with nothing, naming
+    Zeta: prepare reads the task's names as ask does, and says which it holds no record of;
+    tags given still bring their own records."""
+    mem = pdb.owner("ana")
+    for i in range(3):
+        mem.record("debug", f"Deploy of Project X failed {i}", outcome="failure", tags=["project-x", "deploy"], lesson="warm the cache")
+        clock.advance(hours=1)
+    assert not mem.ask("Deploy Project Zeta").found
+    prep = mem.prepare("Deploy Project Zeta")
+    assert prep.records == [] and prep.lessons == [] and prep.missing_names == ("Zeta",) and "Project X" not in prep.text
+    assert prep.text.splitlines()[1] == "No past record mentions 'Zeta': none about other names is offered in its place."
+    tagged = mem.prepare("Deploy Project Zeta", tags=["deploy"])
+    assert len(tagged.records) == 3 and "those tagged deploy" in tagged.text
+    held = mem.prepare("Deploy Project X")
+    assert held.missing_names == () and len(held.records) == 3
+
+
 def test_prepare_says_plainly_when_nothing_is_relevant(pdb: memdb.Database) -> None:
     prep = pdb.owner("ana").prepare("write a haiku about lighthouses")
     assert "Nothing relevant found" in prep.text and not (prep.patterns or prep.knowledge or prep.records)

@@ -555,3 +555,16 @@ def test_the_lessons_of_failures_are_read_past_those_without_one(team: memdb.Mem
     assert either.episode.id == lesson
     team.record("debug", "Lock on billing failed", outcome="failure", tags=["billing"], lesson="ask billing", ts=NOW - dt.timedelta(days=1))
     assert [h.episode.id for h in queries.failure_lessons(text="lock", tags=["project-x"], now=NOW)] == [lesson]  # not billing's
+
+
+def test_a_task_s_missing_names_are_read_as_ask_reads_them(team: memdb.Memory) -> None:
+    """``prepare`` asks the query layer which names of a task no memory holds (archived ones
+    count), where ask answers with nothing: re-read there, "Deploy Project Zeta" got Project X's records."""
+    queries: OwnerQueries = team._queries
+    assert queries.missing_names("Deploy Project Zeta", NOW) == ("Zeta",) and not team.ask("Deploy Project Zeta", now=NOW).found
+    assert queries.missing_names("Deploy Project X", NOW) == () and queries.missing_names("deploy project zeta", NOW) == ()
+    (old,) = team.recall(text="migration lock", limit=1, now=NOW).memories
+    zeta = team.supersede(old.episode.id, reason="named", summary="Deploy of Project Zeta failed: migration lock")
+    assert queries.missing_names("Deploy Project Zeta", NOW) == ()
+    team.archive(zeta.id)  # its one-liner stays hot, and names it
+    assert queries.missing_names("Deploy Project Zeta", NOW) == ()

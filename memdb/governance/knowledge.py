@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, SanitizerError, ValidationError
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import is_id, new_id
-from memdb.memory.models import check_owner, personal_data_in, utc
+from memdb.memory.models import Episode, check_owner, personal_data_in, utc
 from memdb.memory.sanitize import sanitize_fields, shown
 from memdb.memory.sanitize.fields import bound_sanitized
 from memdb.memory.text import normalize_tag, tokenize
@@ -88,6 +88,7 @@ class Entry(BaseModel):
     ceremony: Literal["kept", "shared", "archived"] | None = None
     agendas: int = 0
     flagged_at: dt.datetime | None = None
+    flag_reason: str | None = None  # why a flag other than decay's asks a person to look (a corrected source)
     kept_at: dt.datetime | None = None
     injected: int = 0
     last_injected: dt.datetime | None = None
@@ -96,9 +97,11 @@ class Entry(BaseModel):
     hash: str
 
     def line(self) -> str:
-        """One line for a prompt or a listing, with the owner's attribution."""
+        """One line for a prompt or a listing, with the owner's attribution (and, while a person
+        has not looked, why it is under review)."""
         where = ", ".join(self.shared_with) if self.visibility == "shared" else "private"
-        return f"- [{self.owner}; {where}] {self.text}".replace("\n", " ")
+        review = f" (under review: {self.flag_reason})" if self.flag_reason else ""
+        return f"- [{self.owner}; {where}] {self.text}{review}".replace("\n", " ")
 
 
 _ENTRY_FIELDS = tuple(Entry.model_fields)
@@ -527,6 +530,32 @@ class Knowledge:
             self.shared.kill((team, eid))
         self._audit(owner, at, "erase", rec, by=by, reason=reason)
 
+    def source_corrected(self, owner: str, old_id: str, old: Mapping[str, Any], new: Episode, changed: list[str], at: dt.datetime) -> None:
+        """A cited episode was corrected (``supersede``, in its transaction): every live entry of
+        ``owner`` citing it cites the new version instead (which cites the old one), and an
+        approved entry in active use is flagged for a person when the correction changed its
+        outcome or its lesson: "Recurring failure ..." resting on a failure corrected to a
+        success was kept, cited and injected as it was (test_a_lesson_on_a_corrected_episode_is_recited_and_flagged).
+        The flag asks, as decay's does: keep, or quarantine (``confirm_decay``); the entry stays
+        approved meanwhile, its line saying it is under review. Decay's weekly budget is not spent."""
+        if not int(self.stats.get((owner, "entries"), 0)):
+            return  # (most owners, most corrections: a fact's new value supersedes the old one)
+        moved = [f for f in ("outcome", "lesson") if f in changed]
+        what = f"outcome {old.get('outcome')} -> {new.outcome}" if "outcome" in moved else "lesson changed"
+        why = f"a record it cites was corrected ({what})"
+        for _, rec in list(self.entries.items((owner,))):
+            cites = rec.get("cites") or ()
+            if old_id not in cites or rec["state"] == "rejected":
+                continue
+            eid = rec["id"]
+            new_rec = {**rec, "cites": list(dict.fromkeys(new.id if c == old_id else c for c in cites))}
+            flag = bool(moved) and rec["state"] == "approved" and rec["status"] == "active"
+            if flag:
+                new_rec.update(flagged_at=at, flag_reason=why)
+                self.flags.set((owner, eid), {"at": at, "why": why})
+            self.entries.set((owner, eid), new_rec)
+            self._audit(owner, at, "source_corrected", rec, by="supersede", episode=old_id, successor=new.id, flagged=flag or None)
+
     # --- reads -----------------------------------------------------------------------------------
 
     def get(self, entry_id: str) -> Entry:
@@ -702,6 +731,7 @@ class Knowledge:
                         "status": "archived",
                         "ceremony": "archived",
                         "flagged_at": None,
+                        "flag_reason": None,
                     }
                 self.entries.set((owner, eid), new)
                 name = {"share": "share", "private": "keep_private", "archive": "archive"}[action]
@@ -755,7 +785,8 @@ class Knowledge:
         return report
 
     def flagged(self) -> list[Entry]:
-        """Entries the decay pass flagged that no person has decided on yet, oldest flag first."""
+        """Entries flagged (by the decay pass, or for a corrected source: ``flag_reason``) that no
+        person has decided on yet, oldest flag first."""
         out = [to_entry(self.entries[(str(o), str(subs[1]))]) for o in self.flags.children() for subs, _ in self.flags.items((o,))]
         return sorted(out, key=lambda e: (e.flagged_at or e.created, e.id))
 
@@ -773,11 +804,11 @@ class Knowledge:
                 raise ValidationError(f"entry {entry_id!r}: is not flagged by decay (nothing to confirm)")
             self.flags.kill((rec["owner"], rec["id"]))
             if action == "keep":
-                new = {**rec, "flagged_at": None, "kept_at": at}
+                new = {**rec, "flagged_at": None, "flag_reason": None, "kept_at": at}
                 self.entries.set((rec["owner"], rec["id"]), new)
                 self._audit(rec["owner"], at, "decay_keep", rec, by=who)
                 return to_entry(new)
-            rec = {**rec, "flagged_at": None}
+            rec = {**rec, "flagged_at": None, "flag_reason": None}
             self.entries.set((rec["owner"], rec["id"]), rec)
             return self._quarantine(rec, who, reason or "idle: confirmed by decay review", at)
 
@@ -789,7 +820,7 @@ class Knowledge:
         with self.space.transaction():
             rec = self._require(entry_id)
             self.flags.kill((rec["owner"], rec["id"]))
-            return self._quarantine({**rec, "flagged_at": None}, who, reason, at)
+            return self._quarantine({**rec, "flagged_at": None, "flag_reason": None}, who, reason, at)
 
     def _quarantine(self, rec: dict[str, Any], who: str, reason: str, at: dt.datetime) -> Entry:
         if rec["state"] != "approved" or rec["status"] != "active":

@@ -416,6 +416,37 @@ def test_a_shared_lesson_names_none_of_its_owner_s_episodes(kdb: memdb.Database)
     assert not any(c in shown for c in cited) and not any(c[:15] in shown for c in cited)
 
 
+def test_a_lesson_on_a_corrected_episode_is_recited_and_flagged(kdb: memdb.Database, clock: Clock) -> None:
+    """An approved "recurring failure" lesson kept citing a failure its owner then corrected to a
+    success (supersede), and prepare kept injecting it as it was. A correction moves every live
+    entry's cite to the new version (which cites the old one); one that changes the outcome or
+    the lesson flags an approved entry in use for a person (keep or quarantine, as a decay flag),
+    its line saying so meanwhile. Decay's weekly budget is not spent; nothing is unapproved."""
+    mem = kdb.owner("ana")
+    a, b = (mem.record("debug", f"Deploy failed: migration lock {i}", outcome="failure", tags=["deploy"], ts=T0 - (2 - i) * DAY)
+            for i in range(2))  # fmt: skip
+    lesson = mem.save_lesson("Recurring failure on deploys: run database migrations first", cites=[a.id, b.id])
+    kdb.approve(lesson.id, by="rita")
+    pending = mem.save_lesson("Check the migration lock before deploying the API", cites=[b.id])
+    clock.advance(hours=1)
+    fixed = mem.supersede(b.id, reason="the alert was stale; it worked", outcome="success")
+    entry = kdb.entry(lesson.id)
+    assert entry.cites == (a.id, fixed.id) and entry.state == "approved" and entry.status == "active"
+    assert (entry.flagged_at, entry.flag_reason) == (clock.now, "a record it cites was corrected (outcome failure -> success)")
+    assert [e.id for e in kdb.flagged()] == [lesson.id] and "(under review: a record it cites was corrected" in entry.line()
+    assert "(under review" in mem.prepare("deploy: run database migrations", max_chars=4000).text
+    assert kdb.entry(pending.id).cites == (fixed.id,) and kdb.entry(pending.id).flagged_at is None  # a reviewer sees it anyway
+    assert kdb.decay(now=clock.now).budget_left == kdb.settings.decay_flags_per_week  # this week's decay budget is untouched
+    kept = kdb.confirm_decay(lesson.id, "keep", by="rita")
+    assert (kept.flagged_at, kept.flag_reason) == (None, None) and "(under review" not in kept.line()
+    again = mem.supersede(a.id, reason="typo", summary="Deploy failed: migration lock held")  # not the outcome or the lesson
+    assert kdb.entry(lesson.id).cites == (again.id, fixed.id) and kdb.entry(lesson.id).flagged_at is None
+    moved = [(r["episode"], r["successor"], r.get("flagged")) for r in kdb.audit("ana") if r["action"] == "source_corrected"]
+    assert moved == [(b.id, fixed.id, True), (b.id, fixed.id, None), (a.id, again.id, None)]
+    mem.erase([a.id], reason="forget it")  # any version erases the chain, and what cites it
+    assert kdb.entry(lesson.id).status == "erased"
+
+
 def test_knowledge_search_ranks_and_counts_retrieval(kdb: memdb.Database, clock: Clock) -> None:
     for t in LESSONS[:3]:
         approved(kdb, "ana", t)

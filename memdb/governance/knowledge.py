@@ -17,7 +17,7 @@ Layout (owner first wherever the data is an owner's)::
     ^KNF(owner, id) = {...}   entries flagged by decay, awaiting a person
     ^KNID(id) = owner         id -> owner, for the administrative calls that take bare ids
     ^KNT(sha256) = {...}      tombstones of rejected content, database-wide, without text
-    ^KNW(week) = n            entries flagged by decay in the week starting that day (the budget)
+    ^KNW(week) = n            entries flagged by decay in the local week starting that day (the budget)
     ^KNC(team, id) = {...}    ceremony agendas ("*" when every team met at once)
     ^KNM("salt")              the key of the shingle hashes (random per database)
     ^KNN(owner, "entries")    entries written per owner (also: which owners have knowledge)
@@ -33,13 +33,14 @@ import secrets
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict
 
 from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, SanitizerError, ValidationError
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import is_id, new_id
-from memdb.memory.models import check_owner, personal_data_in, utc
+from memdb.memory.models import Episode, check_owner, personal_data_in, utc
 from memdb.memory.sanitize import sanitize_fields, shown
 from memdb.memory.sanitize.fields import bound_sanitized
 from memdb.memory.text import normalize_tag, tokenize
@@ -87,6 +88,7 @@ class Entry(BaseModel):
     ceremony: Literal["kept", "shared", "archived"] | None = None
     agendas: int = 0
     flagged_at: dt.datetime | None = None
+    flag_reason: str | None = None  # why a flag other than decay's asks a person to look (a corrected source)
     kept_at: dt.datetime | None = None
     injected: int = 0
     last_injected: dt.datetime | None = None
@@ -95,9 +97,11 @@ class Entry(BaseModel):
     hash: str
 
     def line(self) -> str:
-        """One line for a prompt or a listing, with the owner's attribution."""
+        """One line for a prompt or a listing, with the owner's attribution (and, while a person
+        has not looked, why it is under review)."""
         where = ", ".join(self.shared_with) if self.visibility == "shared" else "private"
-        return f"- [{self.owner}; {where}] {self.text}".replace("\n", " ")
+        review = f" (under review: {self.flag_reason})" if self.flag_reason else ""
+        return f"- [{self.owner}; {where}] {self.text}{review}".replace("\n", " ")
 
 
 _ENTRY_FIELDS = tuple(Entry.model_fields)
@@ -393,11 +397,19 @@ class Knowledge:
 
         DuplicateError (nothing approved) when an entry repeats rejected content: a copy queued
         by another owner before the rejection must not bring it back (test_approve_refuses_tombstoned_content).
+        ValidationError (nothing approved) when none of the episodes an entry cites is left: no
+        evidence backs it (test_approve_refuses_a_lesson_no_episode_backs_any_more).
         """
         at, who = self._when(now), _person(by)
         with self.space.transaction():
             records = [self._require(eid, state="pending") for eid in _id_list(ids)]
             for rec in records:
+                cites = rec.get("cites") or ()
+                if cites and len(self.uncited(rec["owner"], cites)) == len(cites):
+                    raise ValidationError(
+                        f"entry {rec['id']!r}: none of the {len(cites)} episodes it cites is left (purged by retention or erased); "
+                        "no evidence backs it, so it cannot be approved (reject it, or save the lesson again citing live episodes)"
+                    )
                 stone = self.tombstone_of(rec["hash"], rec.get("sh") or ())
                 if stone is not None:
                     raise DuplicateError(
@@ -462,15 +474,22 @@ class Knowledge:
         its text and leaves every queue, index and team; the record keeps its hash for the audit.
 
         Retention is routine pruning, not a request (DESIGN 5): an entry citing episodes purged
-        by it keeps its text and state, and records which sources expired."""
+        by it keeps its text and state, and records which sources expired; but a pending one
+        whose every cited episode it purged is no candidate any more (a reviewer would approve a
+        claim nothing backs), and goes as an erased one does
+        (test_a_pending_lesson_whose_evidence_expired_leaves_the_queue)."""
         erased = []
-        for subs, rec in self.entries.items((owner,)):
+        for subs, rec in list(self.entries.items((owner,))):
             gone = set(rec.get("cites") or ()) & episode_ids
             if not gone:
                 continue
             eid = str(subs[1])
             if action == "retention":
                 expired = sorted({*rec.get("expired_cites", ()), *gone})
+                if rec["state"] == "pending" and set(rec["cites"]) <= set(expired):
+                    self._erase({**rec, "expired_cites": expired}, at, "every episode it cites expired before review", by="retention")
+                    erased.append(eid)
+                    continue
                 self.entries.set((owner, eid), {**rec, "expired_cites": expired})
                 self._audit(owner, at, "sources_expired", rec, by="retention", episodes=sorted(gone))
                 continue
@@ -499,17 +518,43 @@ class Knowledge:
             self._erase(rec, at, "erased on request" if not tags else "carried an erased tag")
         return erased
 
-    def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str) -> None:
+    def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str, by: str = "erasure") -> None:
         """Empty an entry (text, tags, shingles) and take it out of every queue, index and team."""
         owner, eid = rec["owner"], rec["id"]
         new = {k: v for k, v in rec.items() if k != "sh"}
-        new.update(text="", tags=[], state="rejected", status="erased", decided_by="erasure", decided_at=at, reason=reason)
+        new.update(text="", tags=[], state="rejected", status="erased", decided_by=by, decided_at=at, reason=reason)
         self.entries.set((owner, eid), new)
         for g in (self.queue, self.active, self.flags):
             g.kill((owner, eid))
         for team in list(self.shared.children()):
             self.shared.kill((team, eid))
-        self._audit(owner, at, "erase", rec, by="erasure", reason=reason)
+        self._audit(owner, at, "erase", rec, by=by, reason=reason)
+
+    def source_corrected(self, owner: str, old_id: str, old: Mapping[str, Any], new: Episode, changed: list[str], at: dt.datetime) -> None:
+        """A cited episode was corrected (``supersede``, in its transaction): every live entry of
+        ``owner`` citing it cites the new version instead (which cites the old one), and an
+        approved entry in active use is flagged for a person when the correction changed its
+        outcome or its lesson: "Recurring failure ..." resting on a failure corrected to a
+        success was kept, cited and injected as it was (test_a_lesson_on_a_corrected_episode_is_recited_and_flagged).
+        The flag asks, as decay's does: keep, or quarantine (``confirm_decay``); the entry stays
+        approved meanwhile, its line saying it is under review. Decay's weekly budget is not spent."""
+        if not int(self.stats.get((owner, "entries"), 0)):
+            return  # (most owners, most corrections: a fact's new value supersedes the old one)
+        moved = [f for f in ("outcome", "lesson") if f in changed]
+        what = f"outcome {old.get('outcome')} -> {new.outcome}" if "outcome" in moved else "lesson changed"
+        why = f"a record it cites was corrected ({what})"
+        for _, rec in list(self.entries.items((owner,))):
+            cites = rec.get("cites") or ()
+            if old_id not in cites or rec["state"] == "rejected":
+                continue
+            eid = rec["id"]
+            new_rec = {**rec, "cites": list(dict.fromkeys(new.id if c == old_id else c for c in cites))}
+            flag = bool(moved) and rec["state"] == "approved" and rec["status"] == "active"
+            if flag:
+                new_rec.update(flagged_at=at, flag_reason=why)
+                self.flags.set((owner, eid), {"at": at, "why": why})
+            self.entries.set((owner, eid), new_rec)
+            self._audit(owner, at, "source_corrected", rec, by="supersede", episode=old_id, successor=new.id, flagged=flag or None)
 
     # --- reads -----------------------------------------------------------------------------------
 
@@ -524,7 +569,11 @@ class Knowledge:
         return [to_entry(rec) for _, rec in self.entries.items((owner,)) if state is None or rec["state"] == state]
 
     def readable(self, owner: str) -> list[Entry]:
-        """Approved entries in active use that ``owner`` may read: their own, and those shared with their teams."""
+        """Approved entries in active use that ``owner`` may read: their own, and those shared with their teams.
+
+        Another owner's entry comes without the ids of the episodes it cites (``cites``,
+        ``expired_cites``): an episode id is its time, so a shared lesson handed teammates the
+        exact times of its owner's private episodes (test_a_shared_lesson_names_none_of_its_owner_s_episodes)."""
         out: dict[str, Entry] = {}
         for subs, _ in self.active.items((owner,)):
             rec = self.entries.get((owner, str(subs[1])))
@@ -535,7 +584,7 @@ class Knowledge:
                 eid = str(subs[1])
                 rec = self.entries.get((str(other), eid))
                 if eid not in out and rec is not None and rec["state"] == "approved" and rec["status"] == "active":
-                    out[eid] = to_entry(rec)
+                    out[eid] = to_entry({**rec, "cites": (), "expired_cites": ()})
         return sorted(out.values(), key=lambda e: e.id)
 
     def search(
@@ -682,6 +731,7 @@ class Knowledge:
                         "status": "archived",
                         "ceremony": "archived",
                         "flagged_at": None,
+                        "flag_reason": None,
                     }
                 self.entries.set((owner, eid), new)
                 name = {"share": "share", "private": "keep_private", "archive": "archive"}[action]
@@ -692,9 +742,13 @@ class Knowledge:
     # --- bounded decay --------------------------------------------------------------------------
 
     def week_of(self, now: dt.datetime) -> str:
-        """The first day of ``now``'s week (weeks start on ``settings.week_starts_on``)."""
-        day = now.date()
-        return (day - dt.timedelta(days=(day.weekday() - self.episodes.settings.week_starts_on) % 7)).isoformat()
+        """The first day of ``now``'s local week: the database's ``timezone``, weeks starting on
+        ``week_starts_on``, as the scheduler counts them. By the UTC date, the weekly run due
+        Monday 04:00 in Tokyo (Sunday 19:00 UTC) was booked to the week before, sharing its budget
+        (test_decay_weeks_are_local_weeks)."""
+        settings = self.episodes.settings
+        day = now.astimezone(dt.UTC if settings.timezone == "UTC" else ZoneInfo(settings.timezone)).date()
+        return (day - dt.timedelta(days=(day.weekday() - settings.week_starts_on) % 7)).isoformat()
 
     def decay(self, now: dt.datetime | None = None) -> DecayReport:
         """Flag the most idle approved entries (never injected, not retrieved for ``decay_idle_days``),
@@ -731,7 +785,8 @@ class Knowledge:
         return report
 
     def flagged(self) -> list[Entry]:
-        """Entries the decay pass flagged that no person has decided on yet, oldest flag first."""
+        """Entries flagged (by the decay pass, or for a corrected source: ``flag_reason``) that no
+        person has decided on yet, oldest flag first."""
         out = [to_entry(self.entries[(str(o), str(subs[1]))]) for o in self.flags.children() for subs, _ in self.flags.items((o,))]
         return sorted(out, key=lambda e: (e.flagged_at or e.created, e.id))
 
@@ -749,11 +804,11 @@ class Knowledge:
                 raise ValidationError(f"entry {entry_id!r}: is not flagged by decay (nothing to confirm)")
             self.flags.kill((rec["owner"], rec["id"]))
             if action == "keep":
-                new = {**rec, "flagged_at": None, "kept_at": at}
+                new = {**rec, "flagged_at": None, "flag_reason": None, "kept_at": at}
                 self.entries.set((rec["owner"], rec["id"]), new)
                 self._audit(rec["owner"], at, "decay_keep", rec, by=who)
                 return to_entry(new)
-            rec = {**rec, "flagged_at": None}
+            rec = {**rec, "flagged_at": None, "flag_reason": None}
             self.entries.set((rec["owner"], rec["id"]), rec)
             return self._quarantine(rec, who, reason or "idle: confirmed by decay review", at)
 
@@ -765,7 +820,7 @@ class Knowledge:
         with self.space.transaction():
             rec = self._require(entry_id)
             self.flags.kill((rec["owner"], rec["id"]))
-            return self._quarantine({**rec, "flagged_at": None}, who, reason, at)
+            return self._quarantine({**rec, "flagged_at": None, "flag_reason": None}, who, reason, at)
 
     def _quarantine(self, rec: dict[str, Any], who: str, reason: str, at: dt.datetime) -> Entry:
         if rec["state"] != "approved" or rec["status"] != "active":

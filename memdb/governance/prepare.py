@@ -1,12 +1,12 @@
 """The retrieval rule for a new task: relevant patterns first, then approved knowledge the
-owner may read, then the most similar past records with their outcomes, as one context block
-within a character budget."""
+owner may read, then the most similar past records with their outcomes and the lessons of
+earlier failures, as one context block within a character budget."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memdb.errors import ValidationError
@@ -17,6 +17,7 @@ from memdb.memory.models import bound_text, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.text import normalize_tags, tokenize
 from memdb.query.engine import OwnerQueries
+from memdb.query.notes import quoted
 from memdb.query.results import Hit, alike_lines
 
 __all__ = ["Preparation", "prepare"]
@@ -24,7 +25,9 @@ __all__ = ["Preparation", "prepare"]
 
 @dataclass(frozen=True)
 class Preparation:
-    """The context for a new task: patterns, readable knowledge, similar past records, and the block."""
+    """The context for a new task: patterns, readable knowledge, similar past records, earlier
+    failures holding a lesson the records do not, and the block; ``missing_names`` are the
+    names of the task no memory holds (no record about other things stands in for them)."""
 
     task: str
     patterns: list[Pattern]
@@ -32,6 +35,8 @@ class Preparation:
     records: list[Hit]
     text: str
     left_out: int
+    lessons: list[Hit] = field(default_factory=list)
+    missing_names: tuple[str, ...] = ()
 
     def as_context(self) -> str:
         return self.text
@@ -133,32 +138,59 @@ def prepare(
     entries.sort(key=lambda e: (-entry_score(e, terms, set(want)), e.id))
     entries = entries[:limit]
 
-    # 3. similar past records with outcomes: text and tags, then tags, then text alone
+    # 3. similar past records with outcomes: text and tags, then tags, then text alone. Records
+    # with an outcome are searched for, not filtered out of the best matches of any kind: 25 chat
+    # messages about a deploy took every slot from its failure (test_prepare_finds_a_failure_past_chat_about_the_task).
+    # Given tags scope the text as they scope patterns: a record of other tags is about something
+    # else, one without tags stays (test_prepare_keeps_the_records_to_the_tags_given). A name no
+    # memory holds, as ask reads it, is never stood in for by records about other names
+    # (test_prepare_pads_no_name_it_holds_no_record_of); tags given still find their records.
     records: list[Hit] = []
     seen: set[str] = set()
     worded = bool(terms)  # a task of stopwords only has no text to match (recall refuses it)
+    missing = queries.missing_names(task, at) if worded else ()
     attempts: list[dict[str, Any]] = [{"text": task, "any_tags": want}] if want and worded else []
     attempts += [{"any_tags": want}] if want else []
-    attempts += [{"text": task}] if worded else []
+    attempts += [{"text": task, "scope_tags": want}] if worded and not missing else []
     for query in attempts:
         if len(records) >= limit:
             break
         # archived records count: their outcome and lesson stay hot (forgetting never erases experience)
-        result = queries.recall(kind=kind, limit=limit * 4 if kind is None else limit, now=at, include_archived=True, **query)
+        result = queries.recall(kind=kind, limit=limit + len(seen), now=at, include_archived=True, with_outcome=True, **query)
         for m in result.memories:
-            if m.episode.id not in seen and m.episode.outcome is not None and m.episode.kind != "summary":
+            if m.episode.id not in seen and m.episode.kind != "summary":
                 seen.add(m.episode.id)
                 records.append(m)
             if len(records) >= limit:
                 break
 
+    # 4. the lessons of earlier failures the records do not state: a failure's lesson is never
+    # forgotten because newer failures without one came after it, as history keeps every
+    # failure's lesson (test_prepare_keeps_a_failure_s_lesson_past_newer_failures)
+    stated: set[str] = {lesson for m in records if (lesson := m.episode.lesson)}
+    lessons: list[Hit] = []
+    if want or (worded and not missing):  # the task's words or the tags given: a name no memory holds is no word to match
+        text = task if worded and not missing else None
+        for m in queries.failure_lessons(text, want, kind, limit=limit + len(stated), skip=seen, now=at):
+            if (lesson := m.episode.lesson) and lesson not in stated:
+                stated.add(lesson)
+                lessons.append(m)
+            if len(lessons) >= limit:
+                break
+
     block = _Block(max_chars)
     block.add(bound_text(f"Context for: {task.strip()}".replace("\n", " "), 160), reserve=False)
+    if missing:  # said first: what the block holds is read knowing it
+        instead = (
+            f"the past records below are those tagged {' or '.join(want)}" if records else "none about other names is offered in its place"
+        )
+        block.add(bound_text(f"No past record mentions {quoted(missing)}: {instead}.", 300), reserve=False)
     shown_entries: list[Entry] = []
     for title, items in (
         ("Patterns:", [(p, p.line(), 1) for p in chosen_patterns]),
         ("Knowledge:", [(e, e.line(), 1) for e in entries]),
         ("Past records (with outcomes):", [(None, line, n) for line, n in alike_lines(records)]),  # a recurring one once
+        ("Lessons of earlier failures:", [(None, line, n) for line, n in alike_lines(lessons)]),
     ):
         if not items:
             continue
@@ -168,8 +200,8 @@ def prepare(
         for obj, line, n in items:
             if block.add(line, count=n) and isinstance(obj, Entry):
                 shown_entries.append(obj)
-    if not (chosen_patterns or entries or records):
+    if not (chosen_patterns or entries or records or lessons):
         block.add("Nothing relevant found: no patterns, knowledge or past records match this task.", reserve=False)
     if shown_entries:
         knowledge.touch(shown_entries, "injected", at)
-    return Preparation(task, chosen_patterns, entries, records, block.render(), block.left_out)
+    return Preparation(task, chosen_patterns, entries, records, block.render(), block.left_out, lessons, missing)

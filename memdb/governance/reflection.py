@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 MAX_CITES = 50
+MAX_ROOM = 50  # proposals asked for beyond the budget, at most (room for the duplicates skipped)
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -258,11 +259,14 @@ class Reflection:
         if not episodes or out.budget_left == 0:
             return out
         try:
-            # Asked for room beyond the budget by as many entries as the owner already has pending or
-            # approved: a deterministic reflector proposes yesterday's lessons first, and those are
-            # skipped as duplicates, so without the room new lessons would never reach the queue.
-            entries = sum(1 for e in self.knowledge.own(mem.name) if e.state != "rejected")
-            proposals = reflector.reflect(mem.name, episodes, out.budget_left + min(entries, 50))
+            # Asked for room beyond the budget by as many entries as the owner already has pending,
+            # approved or rejected by a reviewer: a deterministic reflector proposes yesterday's
+            # lessons first, and those are skipped as duplicates (a rejected one by its tombstone), so
+            # without the room new lessons would never reach the queue; counting only pending and
+            # approved ones, a day whose lessons were all rejected starved it for good
+            # (test_rejected_lessons_leave_room_for_the_others). An erased entry is no duplicate.
+            entries = sum(1 for e in self.knowledge.own(mem.name) if e.status != "erased")
+            proposals = reflector.reflect(mem.name, episodes, out.budget_left + min(entries, MAX_ROOM))
         except LLMError as exc:
             out.error = str(exc)
             self._audit(mem.name, at, out, reflector)

@@ -137,6 +137,9 @@ class Episodes:
         # episode), called in the capture's transaction with the exchange or tool call written, or
         # the tool call with the result just attached; imports are history and skip them.
         self.capture_hooks: list[Callable[[str, Episode], object]] = []
+        # What layers above derived from an episode that is corrected (knowledge citing it):
+        # hook(owner, old id, old record, new version, fields changed, now), in the supersede's transaction.
+        self.supersede_hooks: list[Callable[[str, str, Mapping[str, Any], Episode, list[str], dt.datetime], object]] = []
 
     # --- settings ------------------------------------------------------------------------------
 
@@ -975,7 +978,10 @@ class OwnerEpisodes:
         self._bump(**deltas)
         self._bump_df(df)
         self._layer.left_hot(self.name, old_id)
-        return to_episode(self.name, eid, record, state)
+        episode = to_episode(self.name, eid, record, state)
+        for hook in self._layer.supersede_hooks:
+            hook(self.name, old_id, old, episode, changed, now)
+        return episode
 
     def _current(self, episode_id: str, what: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """The record and header of a current, hot, non-summary episode, or the error saying why not."""

@@ -35,7 +35,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import cache, lru_cache, partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
@@ -92,6 +92,7 @@ from memdb.query.plan import (
     check_limit,
     events_of,
     header_passes,
+    in_scope,
     recall_window,
     tags_of,
     text_terms,
@@ -152,6 +153,7 @@ _MEMO_LIST_BYTES = 2 << 20
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
 _TAGS, _TAG_STARTS, _KINDS = ("tags",), ("tag starts",), ("kinds",)
 _TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (else one seek per phrase)
+_LESSONS_READ = 256  # records ``failure_lessons`` reads a round trip, looking for lessons past those without one
 _LESSONS_KEPT = 50  # distinct lessons a history keeps, newest first: 1,500 made an MCP answer of 68,000 characters
 _EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("after the deploy")
 _DAY_US = 86_400 * 1_000_000
@@ -240,6 +242,8 @@ class OwnerQueries:
         include_superseded: bool = False,
         include_told: bool = False,
         offset: int = 0,
+        with_outcome: bool = False,
+        scope_tags: Iterable[str] = (),
     ) -> RecallResult:
         """Episodes matching every filter given, best first (see the module docstring for ranking),
         after the ``offset`` best (a page: only the episodes returned count as accessed).
@@ -251,6 +255,11 @@ class OwnerQueries:
         With ``include_told`` (``ask`` always), the window also holds the episodes recorded
         outside it whose text tells of a time within it: "the deploy failed yesterday",
         recorded on July 2, is in July 1's window.
+
+        ``with_outcome`` keeps the memories that carry an outcome (attempts; ``prepare`` asks for
+        these, where the best matches of any kind were chat about the task); ``scope_tags`` leaves
+        out a memory whose tags are all others (one without tags stays), as ``prepare`` scopes
+        a task given tags. Both filter before the limit, so no match of theirs is crowded out.
         """
         terms = self._identifiers_asked(text_terms(text), include_archived)
         interp = Interpretation(
@@ -265,6 +274,8 @@ class OwnerQueries:
             include_archived=include_archived,
             include_superseded=include_superseded,
             told=include_told and (since is not None or until is not None),
+            with_outcome=bool(with_outcome),
+            scope_tags=tags_of(scope_tags, "scope_tags"),
         )
         return self._run(interp, limit, now, offset)
 
@@ -662,6 +673,82 @@ class OwnerQueries:
             ordered, attempts, lessons, interp, len(hot) + len(archived), failures, archived=len(archived), superseded=len(superseded)
         )
 
+    @_timed
+    def failure_lessons(
+        self,
+        text: str | None = None,
+        tags: Iterable[str] = (),
+        kind: str | None = None,
+        *,
+        limit: int = 5,
+        skip: Collection[str] = (),
+        now: dt.datetime | None = None,
+    ) -> list[Hit]:
+        """Failures holding any word of ``text`` or any of ``tags`` (one of other tags only is
+        about something else), best first, each holding a lesson no better one holds; archived
+        ones too (their lesson stays hot). Read past the failures without a lesson, not from a
+        capped list of the best ones: five newer failures without one hid the only lesson of a
+        task from ``prepare`` (test_prepare_keeps_a_failure_s_lesson_past_newer_failures).
+        ``skip``: ids a caller shows already. The failures returned count as accessed."""
+        check_limit(limit)
+        at = utc(now, "now") if now is not None else self._layer.now()
+        terms = self._identifiers_asked(text_terms(text), True)
+        scope = tags_of(tags, "tags")
+        interp = Interpretation(
+            any_tags=() if terms else scope,
+            boost_tags=scope if terms else (),  # with words: a tag or a word matches (the tag ranks too)
+            terms=tuple(terms),
+            words=tuple(terms.values()),
+            kind=self._check_kind(kind),
+            outcome="failure",
+            include_archived=True,
+            scope_tags=scope,
+        )
+        q = self._compile(interp)
+        said: set[str] = set()
+        kept: list[Ranked] = []
+        with self._space.snapshot():
+            found = self._matches(q)
+            ranked = [r for r in self._rank(q, found, at, found.total if limit else 0) if r[0] not in skip]
+            for start in range(0, len(ranked), _LESSONS_READ):
+                chunk = ranked[start : start + _LESSONS_READ]
+                keys = self._record_keys(chunk)
+                with self._space.reader() as txn:
+                    raws = txn.get_many(keys)  # a batch of records a round trip (PostgreSQL)
+                for key, r in zip(keys, chunk, strict=True):
+                    header = r[1]
+                    if header.get("status") == "archived":
+                        lesson = header.get("lesson")  # kept hot with it
+                    else:
+                        raw = raws.get(key)
+                        lesson = unpack_value(raw).get("lesson") if raw is not None else None
+                    if lesson and lesson not in said:
+                        said.add(lesson)
+                        kept.append(r)
+                        if len(kept) >= limit:
+                            break
+                if len(kept) >= limit:
+                    break
+            out = self._memories(kept)
+        if out:
+            self._layer.tracker.touch(self.name, [h.id for h in out], at)
+        return out
+
+    def missing_names(self, text: str, now: dt.datetime | None = None) -> tuple[str, ...]:
+        """The names ``text`` asks about that no memory holds, archived ones included, as ``ask``
+        reads them ("Deploy Project Zeta" of an owner whose memories know Project X): ask answers
+        those with nothing, since memories about other things would only stand in for them."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValidationError(f"text {shown(text)}: give the words to read")
+        if len(text) > QUESTION_CHARS:
+            raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,}")
+        at = utc(now, "now") if now is not None else self._layer.now()
+        with self._space.snapshot():
+            interp = self._interpret(text, at, True, False)
+            if interp.missing_names and interp.unmatched:
+                interp = self._matched_in_cold(interp, self._compile(interp))
+        return interp.missing_names
+
     def _lesson_of(self, eid: str, header: Mapping[str, Any] | None) -> str | None:
         """An attempt's lesson: in the header an archived one keeps hot, else in its record."""
         if header is not None and header.get("status") == "archived":
@@ -942,6 +1029,8 @@ class OwnerQueries:
             rank_terms=interp.rank_terms,
             include_superseded=interp.include_superseded,
             told=interp.told,
+            with_outcome=interp.with_outcome,
+            scope_tags=interp.scope_tags,
         )
 
     def _run(
@@ -1372,7 +1461,7 @@ class OwnerQueries:
         query without text, if there is one (one tag, with or without an outcome; one session;
         one kind and outcome; or nothing but the window)."""
         owner, st = self.name, self._layout
-        if q.any_tags or q.scored_terms:
+        if q.any_tags or q.scored_terms or q.with_outcome or q.scope_tags:
             return None
         if q.tags:
             if len(q.tags) > 1 or q.kind or q.session:
@@ -1509,7 +1598,9 @@ class OwnerQueries:
     def _kernel_answers(q: Query) -> bool:
         """Whether the search kernel finds ``q``'s hot matches alone: required words, with any
         window, outcome, required tags, words that only rank and boost tags."""
-        return bool(q.terms and q.terms_required) and not (q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded)
+        return bool(q.terms and q.terms_required) and not (
+            q.any_tags or q.kind or q.session or q.include_archived or q.include_superseded or q.with_outcome or q.scope_tags
+        )
 
     @staticmethod
     def _kernel_answers_tags(q: Query) -> bool:
@@ -1527,6 +1618,7 @@ class OwnerQueries:
             and not (
                 q.terms or q.rank_terms or q.any_tags or q.boost_tags or q.kind or q.session or q.include_archived or q.include_superseded
             )
+            and not (q.with_outcome or q.scope_tags)
         )
 
     def _kernel_tag_matches(self, q: Query, keep: int, now_us: int) -> Matches:
@@ -1629,7 +1721,16 @@ class OwnerQueries:
         looked_up = tuple(dict.fromkeys((q.terms if driver_name != "text" else ()) + q.rank_terms))  # the text driver brings its postings
         required = bool(q.terms and q.terms_required)
         match = set(q.terms)
-        if not (tags or any_tags or kinds or session or window or looked_up or postings) and driver_name != "any tag":
+        with_outcome = q.with_outcome and outcome is None
+        # the scope reads each candidate's header (its tags), one lookup as for any other filter,
+        # unless the tags required already hold it in scope
+        scoped = set(q.scope_tags)
+        held = bool(scoped & set(q.tags)) or bool(q.any_tags and set(q.any_tags) <= scoped)
+        scope = st.parent_key(st.states, (owner,)) if scoped and not held else None
+        if (
+            not (tags or any_tags or kinds or session or window or looked_up or postings or with_outcome or scope)
+            and driver_name != "any tag"
+        ):
             # nothing to look up and no repeats (only any_tags' ranges overlap): keep or drop by code
             if outcome is None:
                 return [(tail, code, NO_HITS) for tail, code in itertools.islice(driver, cap)]
@@ -1645,6 +1746,8 @@ class OwnerQueries:
                 for tail, code in driver:
                     if outcome is not None and code & 3 != outcome:
                         continue
+                    if with_outcome and not code & 3:
+                        continue
                     if window and not lo <= tail_ts(tail) < hi:
                         continue
                     if tags and any(get(p + tail) is None for p in tags):
@@ -1655,6 +1758,10 @@ class OwnerQueries:
                         continue
                     if session is not None and get(session + tail) is None:
                         continue
+                    if scope is not None:
+                        raw = get(scope + tail[-ID_TAIL_BYTES:])
+                        if raw is None or not in_scope(q, decoded_header(raw)[0]["tags"]):
+                            continue
                     if tail in seen:  # a union of ranges (any_tags, kinds) can repeat an entry
                         continue
                     seen.add(tail)
@@ -1735,11 +1842,12 @@ class OwnerQueries:
             if h is None:
                 continue
             tags = set(h["tags"])
-            if not set(q.tags) <= tags or (q.any_tags and not set(q.any_tags) & tags):
+            if not set(q.tags) <= tags or (q.any_tags and not set(q.any_tags) & tags) or not in_scope(q, h["tags"]):
                 continue
             if (
                 (q.kind and h["kind"] != q.kind)
                 or (q.outcome and h.get("outcome") != q.outcome)
+                or (q.with_outcome and not h.get("outcome"))
                 or (q.session and h.get("session") != q.session)
             ):
                 continue
@@ -1922,8 +2030,8 @@ class OwnerQueries:
         idf, avgdl = self._bm25_weights(q)
         return [sum(bm25_term(idf[t], tf, dl or avgdl, avgdl) for t, (tf, dl) in hits.items() if t in idf) for hits in hits_list]
 
-    def _memories(self, ranked: Sequence[Ranked]) -> list[Hit]:
-        out = []
+    def _record_keys(self, ranked: Sequence[Ranked]) -> list[bytes]:
+        """The keys of the ranked memories' records (``^MEM``), in order."""
         owner, lay = self.name, self._layout
         mem, parent_key = lay.mem, lay.parent_key
         days: dict[str, bytes] = {}  # the records' parent key of each day (ids start with theirs)
@@ -1934,6 +2042,12 @@ class OwnerQueries:
             if parent is None:
                 parent = days[day] = parent_key(mem, (owner, episode_day(eid)))
             keys.append(parent + (e if e is not None else encode_subscript(eid)))
+        return keys
+
+    def _memories(self, ranked: Sequence[Ranked]) -> list[Hit]:
+        out = []
+        owner = self.name
+        keys = self._record_keys(ranked)
         with self._space.reader() as txn:
             raws = txn.get_many(keys)  # one round trip on PostgreSQL
         deferred, got = Hit.deferred, raws.get

@@ -27,6 +27,7 @@ __all__ = [
     "check_limit",
     "events_of",
     "header_passes",
+    "in_scope",
     "recall_window",
     "tags_of",
     "text_terms",
@@ -93,6 +94,8 @@ class Query:
     rank_terms: tuple[str, ...] = ()
     include_superseded: bool = False
     told: bool = False  # the window also holds episodes whose text tells of a time in it
+    with_outcome: bool = False  # only memories with an outcome (an index code's low bits)
+    scope_tags: tuple[str, ...] = ()  # a memory with tags, none of them these, is left out (from its header)
     # BM25's weights, read once per query (in its snapshot); ``replace`` makes a query without them
     weights: tuple[dict[str, float], float] | None = field(default=None, init=False, compare=False, repr=False)
 
@@ -105,11 +108,23 @@ class Query:
 def header_passes(q: Query, h: dict[str, Any]) -> bool:
     """Whether a header (of an episode in no hot index) passes ``q``'s tag, kind, outcome and session filters."""
     tags = set(h["tags"])
-    if not set(q.tags) <= tags or (q.any_tags and not set(q.any_tags) & tags):
+    if not set(q.tags) <= tags or (q.any_tags and not set(q.any_tags) & tags) or not in_scope(q, h["tags"]):
         return False
     return not (
-        (q.kind and h["kind"] != q.kind) or (q.outcome and h.get("outcome") != q.outcome) or (q.session and h.get("session") != q.session)
+        (q.kind and h["kind"] != q.kind)
+        or (q.outcome and h.get("outcome") != q.outcome)
+        or (q.with_outcome and not h.get("outcome"))
+        or (q.session and h.get("session") != q.session)
     )
+
+
+def in_scope(q: Query, tags: Iterable[str]) -> bool:
+    """Whether a memory with ``tags`` is within ``q.scope_tags``: it carries one of them, or no tag
+    at all (a memory of other tags is about something else; one without tags, about the kind)."""
+    if not q.scope_tags:
+        return True
+    tags = tuple(tags)
+    return not tags or not set(q.scope_tags).isdisjoint(tags)
 
 
 def events_of(q: Query, found: Matches, without_outcome: bool = False) -> list[tuple[int, str, bytes | None, dict[str, Any] | None, Hits]]:

@@ -43,6 +43,8 @@ class Interpretation:
     anchor: str = ""  # ask: the memory a window given by an event ("after the outage") was placed at
     order: str = ""  # ask: "newest" or "oldest" when the question asks for the last or first matches
     count: int | None = None  # ask: how many of them ("the last three deploys"), else the limit
+    with_outcome: bool = False  # only memories that carry an outcome (attempts: a chat message about the task is none)
+    scope_tags: tuple[str, ...] = ()  # a memory whose tags are all others is left out (one without tags stays)
 
     def __str__(self) -> str:
         parts = []
@@ -60,6 +62,10 @@ class Interpretation:
             parts.append(f"outcome {self.outcome}")
         if self.session:
             parts.append(f"session {self.session}")
+        if self.with_outcome and not self.outcome:
+            parts.append("with an outcome")
+        if self.scope_tags:
+            parts.append("tagged " + " or ".join(self.scope_tags) + " or untagged")
         if self.terms:
             joined = (" and " if self.all_terms else " ").join(self.words or self.terms)
             text = ("text " if self.terms_required else "ranked by text ") + joined

@@ -63,6 +63,8 @@ class Database:
         self.lifecycle.erasure.hooks += [self.knowledge.erase_citing, self._erase_patterns]
         # a request for everything, or for tags, takes the owner's entries that cite nothing too
         self.lifecycle.erasure.requests.append(self.knowledge.erase_requested)
+        # a corrected episode is cited as its new version, and an approved entry resting on it is flagged for review
+        self.episodes.supersede_hooks.append(self.knowledge.source_corrected)
         # every typed record is counted for pattern extraction in its own transaction
         self.episodes.record_hooks.append(self.patterns.on_record)
         self.reflection = Reflection(self.episodes, self.knowledge, reflector)

@@ -668,6 +668,8 @@ def _prepare(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         "patterns": len(p.patterns),
         "knowledge": [e.id for e in p.knowledge],
         "records": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in p.records],
+        "lessons": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in p.lessons],
+        "missing_names": list(p.missing_names),
         "left_out": p.left_out,
     }
     return ToolOutput(p.text, data)
@@ -924,7 +926,11 @@ _ENTRY_SCHEMA: dict[str, Any] = {
         "owner": {"type": "string", "description": "whose lesson it is (another owner's when shared with your team)"},
         "text": {"type": "string"},
         "tags": {"type": "array", "items": {"type": "string"}},
-        "cites": {"type": "array", "items": {"type": "string"}, "description": "the episodes it derives from"},
+        "cites": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "the episodes it derives from (yours only: another owner's lesson names none of its owner's episodes)",
+        },
         "visibility": {"type": "string"},
         "shared_with": {"type": "array", "items": {"type": "string"}},
     },
@@ -943,9 +949,15 @@ _PREPARE_OUTPUT: dict[str, Any] = {
         "patterns": {"type": "integer", "description": "patterns included"},
         "knowledge": {"type": "array", "items": {"type": "string"}, "description": "ids of the knowledge entries included"},
         "records": {"type": "array", "items": _MEMORY_SCHEMA},
+        "lessons": {"type": "array", "items": _MEMORY_SCHEMA, "description": "earlier failures holding a lesson the records do not state"},
+        "missing_names": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "names in the task no memory holds: no record about other names stands in for them",
+        },
         "left_out": {"type": "integer", "description": "items that did not fit in max_chars"},
     },
-    "required": ["task", "context", "patterns", "knowledge", "records", "left_out"],
+    "required": ["task", "context", "patterns", "knowledge", "records", "lessons", "missing_names", "left_out"],
 }
 
 _WINDOW = Param(

@@ -226,6 +226,47 @@ def test_approve_refuses_tombstoned_content(kdb: memdb.Database) -> None:
     assert [e.id for e in kdb.approve(fine.id, by="sam")] == [fine.id]
 
 
+def test_a_pending_lesson_whose_evidence_expired_leaves_the_queue(kdb: memdb.Database, clock: Clock) -> None:
+    """Retention keeps approved knowledge whose sources it purged (DESIGN 5), and it kept a
+    pending lesson whose every cited episode it purged too: a reviewer could approve a claim
+    nothing backs any more. It goes as an erased one does (text dropped, no tombstone: the same
+    lesson may come back on new evidence); one with a live source left stays pending."""
+    kdb.configure(retention_days=30)
+    mem = kdb.owner("ana")
+    old = [mem.record("debug", f"Deploy failed, try {i}", outcome="failure", ts=T0 - (40 - i) * DAY).id for i in range(2)]
+    recent = mem.record("debug", "Deploy failed again", outcome="failure", ts=T0 - DAY).id
+    orphan = mem.save_lesson("Run database migrations before deploying the API", cites=old)
+    backed = mem.save_lesson("Warm the cache after a cold start before routing traffic", cites=[old[0], recent])
+    kept = mem.save_lesson("Check the queue depth before scaling the workers", cites=old)
+    kdb.approve(kept.id, by="rita")
+    report = kdb.maintain(now=T0)
+    assert report.purged == 2
+    assert [e.id for e in kdb.review_queue()] == [backed.id] and kdb.entry(backed.id).expired_cites == (old[0],)
+    gone = kdb.entry(orphan.id)
+    assert (gone.state, gone.status, gone.text, gone.decided_by, gone.expired_cites) == ("rejected", "erased", "", "retention", tuple(old))
+    assert kdb.entry(kept.id).state == "approved" and kdb.entry(kept.id).text  # approved knowledge stays
+    (audit,) = [a for a in kdb.audit("ana") if a["action"] == "erase" and a.get("entry") == orphan.id]
+    assert audit["by"] == "retention" and "expired" in audit["reason"]
+    assert mem.save_lesson("Run database migrations before deploying the API", cites=[recent]).state == "pending"  # no tombstone
+
+
+def test_approve_refuses_a_lesson_no_episode_backs_any_more(kdb: memdb.Database) -> None:
+    """A database whose retention ran before pending lessons were dropped with their evidence
+    still holds such a lesson: approving it is refused, naming why, and nothing is approved."""
+    mem = kdb.owner("ana")
+    ep = mem.record("debug", "Deploy failed", outcome="failure", ts=T0 - 40 * DAY)
+    orphan = mem.save_lesson("Run database migrations before deploying the API", cites=[ep.id])
+    fine = mem.save_lesson(LESSONS[1])
+    hooks = kdb.lifecycle.erasure.hooks
+    hooks[hooks.index(kdb.knowledge.erase_citing)] = lambda *_: []  # retention as it ran before, leaving the entry pending
+    kdb.configure(retention_days=30)
+    assert kdb.maintain(now=T0).purged == 1 and kdb.entry(orphan.id).state == "pending"
+    with pytest.raises(ValidationError, match=f"entry '{orphan.id}': none of the 1 episodes it cites is left"):
+        kdb.approve([fine.id, orphan.id], by="rita")
+    assert {e.id for e in kdb.review_queue()} == {fine.id, orphan.id}  # all or nothing
+    kdb.reject(orphan.id, by="rita")
+
+
 def test_bad_arguments_are_validation_errors_naming_them(kdb: memdb.Database) -> None:
     ana = kdb.owner("ana")
     ep = ana.record("debug", "webhook signature check failed", outcome="failure")
@@ -356,6 +397,56 @@ def test_teams_scope_shared_reads(kdb: memdb.Database) -> None:
     assert kdb.owner("bo").knowledge() == []
 
 
+def test_a_shared_lesson_names_none_of_its_owner_s_episodes(kdb: memdb.Database) -> None:
+    """An episode id is its time to the microsecond: a shared lesson listing its cites told
+    teammates when its owner's private episodes happened (README: ids tell nothing of other
+    owners' activity). The owner still sees its own; no other way to the entry shows them."""
+    ana, bo = kdb.owner("ana"), kdb.owner("bo")
+    cited = [ana.record("debug", f"Deploy failed: migration lock {i}", outcome="failure", ts=T0 - (3 - i) * DAY).id for i in range(2)]
+    entry = ana.save_lesson("Run database migrations before deploying the API", cites=cited, tags=["deploy"])
+    kdb.approve(entry.id, by="rita")
+    kdb.decide({entry.id: "share"}, by="ana")
+    (seen,) = bo.knowledge("migrations")
+    assert (seen.id, seen.owner, seen.text, seen.cites, seen.expired_cites) == (entry.id, "ana", entry.text, (), ())
+    (own,) = ana.knowledge("migrations")
+    assert own.cites == tuple(cited)
+    (injected,) = bo.prepare("deploying the API: database migrations").knowledge
+    assert injected.cites == ()
+    shown = json.dumps([e.model_dump(mode="json") for e in bo.knowledge()])
+    assert not any(c in shown for c in cited) and not any(c[:15] in shown for c in cited)
+
+
+def test_a_lesson_on_a_corrected_episode_is_recited_and_flagged(kdb: memdb.Database, clock: Clock) -> None:
+    """An approved "recurring failure" lesson kept citing a failure its owner then corrected to a
+    success (supersede), and prepare kept injecting it as it was. A correction moves every live
+    entry's cite to the new version (which cites the old one); one that changes the outcome or
+    the lesson flags an approved entry in use for a person (keep or quarantine, as a decay flag),
+    its line saying so meanwhile. Decay's weekly budget is not spent; nothing is unapproved."""
+    mem = kdb.owner("ana")
+    a, b = (mem.record("debug", f"Deploy failed: migration lock {i}", outcome="failure", tags=["deploy"], ts=T0 - (2 - i) * DAY)
+            for i in range(2))  # fmt: skip
+    lesson = mem.save_lesson("Recurring failure on deploys: run database migrations first", cites=[a.id, b.id])
+    kdb.approve(lesson.id, by="rita")
+    pending = mem.save_lesson("Check the migration lock before deploying the API", cites=[b.id])
+    clock.advance(hours=1)
+    fixed = mem.supersede(b.id, reason="the alert was stale; it worked", outcome="success")
+    entry = kdb.entry(lesson.id)
+    assert entry.cites == (a.id, fixed.id) and entry.state == "approved" and entry.status == "active"
+    assert (entry.flagged_at, entry.flag_reason) == (clock.now, "a record it cites was corrected (outcome failure -> success)")
+    assert [e.id for e in kdb.flagged()] == [lesson.id] and "(under review: a record it cites was corrected" in entry.line()
+    assert "(under review" in mem.prepare("deploy: run database migrations", max_chars=4000).text
+    assert kdb.entry(pending.id).cites == (fixed.id,) and kdb.entry(pending.id).flagged_at is None  # a reviewer sees it anyway
+    assert kdb.decay(now=clock.now).budget_left == kdb.settings.decay_flags_per_week  # this week's decay budget is untouched
+    kept = kdb.confirm_decay(lesson.id, "keep", by="rita")
+    assert (kept.flagged_at, kept.flag_reason) == (None, None) and "(under review" not in kept.line()
+    again = mem.supersede(a.id, reason="typo", summary="Deploy failed: migration lock held")  # not the outcome or the lesson
+    assert kdb.entry(lesson.id).cites == (again.id, fixed.id) and kdb.entry(lesson.id).flagged_at is None
+    moved = [(r["episode"], r["successor"], r.get("flagged")) for r in kdb.audit("ana") if r["action"] == "source_corrected"]
+    assert moved == [(b.id, fixed.id, True), (b.id, fixed.id, None), (a.id, again.id, None)]
+    mem.erase([a.id], reason="forget it")  # any version erases the chain, and what cites it
+    assert kdb.entry(lesson.id).status == "erased"
+
+
 def test_knowledge_search_ranks_and_counts_retrieval(kdb: memdb.Database, clock: Clock) -> None:
     for t in LESSONS[:3]:
         approved(kdb, "ana", t)
@@ -444,3 +535,18 @@ def test_decay_budget_renews_exactly_when_the_week_starts(kdb: memdb.Database, s
     monday = dt.datetime(2026, 9, 7, tzinfo=UTC)
     assert len(kdb.decay(now=monday - dt.timedelta(days=6)).flagged) == 1  # Tuesday
     assert len(kdb.decay(now=monday + second_run).flagged) == flagged  # Sunday 23:59:59.999999 vs Monday 00:00
+
+
+def test_decay_weeks_are_local_weeks(kdb: memdb.Database) -> None:
+    """The scheduler runs decay on the first day of the database's local week; decay booked its
+    flags to the week of the UTC date, so in Tokyo the run due Monday 04:00 (Sunday 19:00 UTC)
+    shared the budget of the week before, and its report named that week."""
+    kdb.configure(timezone="Asia/Tokyo", decay_flags_per_week=1, week_starts_on=0)
+    for text in LESSONS[:3]:
+        approved(kdb, "ana", text)
+    first = kdb.decay(now=dt.datetime(2026, 12, 9, 3, 0, tzinfo=UTC))  # Wednesday, 12:00 in Tokyo
+    assert first.week == "2026-12-07" and len(first.flagged) == 1
+    monday_local = dt.datetime(2026, 12, 13, 19, 1, tzinfo=UTC)  # Monday 2026-12-14 04:01 in Tokyo, Sunday in UTC
+    second = kdb.decay(now=monday_local)
+    assert second.week == "2026-12-14" and len(second.flagged) == 1 and "week of 2026-12-14" in str(second)
+    assert len(kdb.decay(now=monday_local + dt.timedelta(hours=1)).flagged) == 0  # that week's budget is spent

@@ -376,7 +376,8 @@ def test_prepare_refuses_a_budget_that_is_not_an_int(pdb: memdb.Database) -> Non
 
 def test_prepare_puts_patterns_first_then_knowledge_then_records(pdb: memdb.Database) -> None:
     mem = pdb.owner("ana")
-    deploys(mem, 5)
+    misc = deploys(mem, 5)[4]  # tagged misc
+    untagged = mem.record("debug", "deploy attempt without tags", outcome="success", ts=T0 - dt.timedelta(days=2)).id
     lesson = mem.save_lesson("Run database migrations before every deploy", tags=["deploy"])
     pdb.approve(lesson.id, by="rita")
     pdb.owner("bo").record("debug", "bo deploy attempt secret-ish", outcome="failure", tags=["deploy"])
@@ -386,6 +387,8 @@ def test_prepare_puts_patterns_first_then_knowledge_then_records(pdb: memdb.Data
     assert len(prep.patterns) == 1 and [e.id for e in prep.knowledge] == [lesson.id]
     assert all(m.episode.owner == "ana" and m.episode.outcome for m in prep.records) and len(prep.records) == 5
     assert [("deploy" in m.episode.tags) for m in prep.records] == [True] * 4 + [False]  # text and tags first, then text alone
+    # the text alone within the tags given: the record without tags, never the one of other tags
+    assert prep.records[-1].episode.id == untagged and misc not in {m.episode.id for m in prep.records}
     assert "debug/failure [deploy]" in text and "bo deploy" not in text
     assert pdb.entry(lesson.id).injected == 1 and pdb.entry(lesson.id).last_injected == T0
 
@@ -430,6 +433,78 @@ def test_prepare_keeps_to_the_tags_given(pdb: memdb.Database) -> None:
     scoped = mem.prepare("fix the flaky test", kind="debug", tags=["ci"])
     assert [p.tags for p in scoped.patterns] == [()]
     assert {p.tags for p in mem.prepare("fix the deploy", kind="debug", tags=["deploy"]).patterns} == {("deploy",), ()}
+
+
+def test_prepare_finds_a_failure_past_chat_about_the_task(pdb: memdb.Database, clock: Clock) -> None:
+    """Without a kind, prepare read the best text matches of any kind and kept those with an
+    outcome: 25 chat exchanges about the deploy took every slot, and the block said "Nothing
+    relevant found" beside a failure and its lesson that history finds. Records with an outcome
+    are searched for, archived ones too."""
+    mem = pdb.owner("ana")
+    failed = mem.record("debug", "Deploy of the billing api failed", outcome="failure", tags=["billing"],
+                        lesson="run the billing migrations before the deploy window")  # fmt: skip
+    for i in range(25):
+        clock.advance(minutes=1)
+        mem.record_exchange(f"chat{i}", "Can you deploy the billing api now?", "Deploying the billing api.")
+    prep = mem.prepare("deploy the billing api")
+    assert [m.episode.id for m in prep.records] == [failed.id]
+    assert "run the billing migrations before the deploy window" in prep.text and "Nothing relevant" not in prep.text
+
+
+def test_prepare_keeps_a_failure_s_lesson_past_newer_failures(pdb: memdb.Database, clock: Clock) -> None:
+    """The only lesson of a task lost its slot to five newer failures without one (387 of 2,000
+    characters used). As history keeps every failure's lesson, prepare states the lessons of
+    earlier failures the records do not, each once, read past the failures without one."""
+    pdb.configure(pattern_every=1000)  # no pattern to carry the lesson
+    mem = pdb.owner("ana")
+    ids = []
+    for i in range(12):
+        lesson = "prune the tmp dir before the nightly run" if i in (1, 2) else "free the swap first" if i == 3 else None
+        ids.append(mem.record("debug", f"cron job {i} failed on disk full", outcome="failure", tags=["cron"], lesson=lesson).id)
+        clock.advance(hours=5)
+    prep = mem.prepare("cron disk full", kind="debug")
+    assert len(prep.records) == 5 and not any(m.episode.lesson for m in prep.records)
+    assert [m.episode.id for m in prep.lessons] == [ids[3], ids[2]]  # best first, a lesson once
+    assert prep.text.count("prune the tmp dir before the nightly run") == 1 and "free the swap first" in prep.text
+    assert prep.text.index("Past records (with outcomes):") < prep.text.index("Lessons of earlier failures:")
+    assert set(mem.history(kind="debug", tags=["cron"]).lessons) == {"prune the tmp dir before the nightly run", "free the swap first"}
+    tagged = mem.prepare("disk full", tags=["cron"])  # by the tags given too
+    assert {m.episode.lesson for m in tagged.lessons} == {"prune the tmp dir before the nightly run", "free the swap first"}
+
+
+def test_prepare_keeps_the_records_to_the_tags_given(pdb: memdb.Database, clock: Clock) -> None:
+    """Given tags scope the past records as they scope patterns: with no record of Maya, the
+    text fallback filled the block with Sam's records (and lessons) as context for Maya. A
+    record of other tags is left out; one without tags stays."""
+    mem = pdb.owner("tutor")
+    for i in range(5):
+        mem.record("routine", f"Fractions lesson with Sam went badly {i}", outcome="failure", tags=["sam"],
+                   lesson="Sam needs visual aids for fractions")  # fmt: skip
+        clock.advance(days=1)
+    prep = mem.prepare("fractions lesson", tags=["maya"])
+    assert prep.records == [] and prep.lessons == [] and "Sam" not in prep.text and "Nothing relevant found" in prep.text
+    general = mem.record("routine", "Fractions lesson plan reviewed", outcome="success").id
+    (shown,) = mem.prepare("fractions lesson", tags=["maya"]).records
+    assert shown.episode.id == general
+    assert len(mem.prepare("fractions lesson").records) == 5  # without tags, every record of the task
+
+
+def test_prepare_pads_no_name_it_holds_no_record_of(pdb: memdb.Database, clock: Clock) -> None:
+    """ "Deploy Project Zeta" got Project X's records, where ask answers with nothing, naming
+    Zeta: prepare reads the task's names as ask does, and says which it holds no record of;
+    tags given still bring their own records."""
+    mem = pdb.owner("ana")
+    for i in range(3):
+        mem.record("debug", f"Deploy of Project X failed {i}", outcome="failure", tags=["project-x", "deploy"], lesson="warm the cache")
+        clock.advance(hours=1)
+    assert not mem.ask("Deploy Project Zeta").found
+    prep = mem.prepare("Deploy Project Zeta")
+    assert prep.records == [] and prep.lessons == [] and prep.missing_names == ("Zeta",) and "Project X" not in prep.text
+    assert prep.text.splitlines()[1] == "No past record mentions 'Zeta': none about other names is offered in its place."
+    tagged = mem.prepare("Deploy Project Zeta", tags=["deploy"])
+    assert len(tagged.records) == 3 and "those tagged deploy" in tagged.text
+    held = mem.prepare("Deploy Project X")
+    assert held.missing_names == () and len(held.records) == 3
 
 
 def test_prepare_says_plainly_when_nothing_is_relevant(pdb: memdb.Database) -> None:

@@ -175,6 +175,31 @@ def test_second_run_is_a_no_op_and_rejected_content_stays_out(rdb: memdb.Databas
     assert rdb.review_queue() == []
 
 
+def test_rejected_lessons_leave_room_for_the_others(rdb: memdb.Database) -> None:
+    """Ten recurring failures make ten lessons, eight a day. A reviewer rejected the first
+    day's eight; the offline reflector proposes them first again every day, each skipped by its
+    tombstone, and the room it was asked for counted only pending and approved entries: the
+    other two never reached the queue while the work recurred."""
+    fixes = {
+        "billing": "rotate the stripe webhook secret", "search": "rebuild the elastic index", "auth": "renew the saml certificate",
+        "mailer": "raise the smtp rate limit", "cache": "flush redis before the warmup", "queue": "drain the kafka consumer group",
+        "reports": "vacuum the analytics warehouse", "uploads": "extend the presigned url lifetime",
+        "payroll": "lock the ledger period", "metrics": "compact the prometheus blocks",
+    }  # fmt: skip
+    mem = rdb.owner("ana")
+    for i, (service, fix) in enumerate(fixes.items()):
+        for k in range(2):
+            mem.record("debug", f"{service} restart failed", outcome="failure", tags=[service], lesson=fix,
+                       ts=T0 - DAY + (2 * i + k) * dt.timedelta(minutes=3))  # fmt: skip
+    first = rdb.reflect(now=T0)
+    assert first.stored == 8
+    rdb.reject([e.id for e in rdb.review_queue("ana")], by="rita", reason="not useful")
+    later = rdb.reflect(now=T0 + DAY)
+    assert later.owners["ana"].duplicates["rejected"] == 8 and len(later.owners["ana"].stored) == 2
+    rejected = {e.cites for e in mem.entries("rejected")}
+    assert len(rejected) == 8 and not rejected & {e.cites for e in rdb.review_queue("ana")}
+
+
 def test_offline_reflector_is_deterministic() -> None:
     eps = [
         Episode(id=f"20260601T0{i}0000000000Z-00000{i}", owner="a", ts=T0 + i * HOUR, kind="debug", outcome="failure",

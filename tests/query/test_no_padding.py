@@ -512,3 +512,59 @@ def test_history_names_the_last_failure_older_than_the_attempts_listed(tmp_path:
             mem.record("debug", f"checkout deploy {i}", outcome="success", tags=["checkout"], ts=NOW - dt.timedelta(days=10 - i))
         h = mem.history(kind="debug", tags=["checkout"], limit=3)
         assert h.total == 5 and len(h.attempts) == 3 and "Last failure 2026-06-01: checkout deploy broke." in str(h)
+
+
+def test_attempts_and_a_tag_scope_filter_before_the_limit(team: memdb.Memory) -> None:
+    """``prepare``'s filters (``recall(with_outcome=..., scope_tags=...)``): chat about a task
+    took every slot of its best text matches, and records of other tags every slot of a scoped
+    one; filtered before the limit, hot and archived alike, none of theirs is crowded out."""
+    queries: OwnerQueries = team._queries
+    for i in range(12):
+        team.record_exchange(f"c{i}", "When is the deploy window for Project X?", "Soon.", tags=["chat"])
+    assert all(m.episode.kind == "exchange" for m in queries.recall(text="deploy window", limit=3, now=NOW).memories)
+    for include_archived in (False, True):
+        found = queries.recall(text="deploy window", limit=3, now=NOW, include_archived=include_archived, with_outcome=True)
+        assert [m.episode.summary for m in found.memories] == ["Deploy of Project X failed: migration lock"] and found.total == 1
+    assert "with an outcome" in str(found.interpretation)
+    scoped = queries.recall(text="retry", limit=5, now=NOW, include_archived=True, scope_tags=["billing"])
+    assert [m.episode.summary for m in scoped.memories] == ["Billing review: retry the invoice export"]  # not Twilio's
+    team.record("debug", "Retry the nightly export", outcome="partial", ts=NOW - dt.timedelta(hours=1))  # no tags: in any scope
+    scoped = queries.recall(text="retry", limit=5, now=NOW, scope_tags=["billing"], with_outcome=True)
+    assert {m.episode.summary for m in scoped.memories} == {"Retry the nightly export", "Billing review: retry the invoice export"}
+    assert queries.recall(tags=["chat"], limit=5, now=NOW, with_outcome=True).total == 0  # one tag's range, read as columns otherwise
+    for m in queries.recall(text="retry deploy window", limit=50, now=NOW).memories:
+        team.archive(m.episode.id)  # from what stays hot of them
+    found = queries.recall(text="deploy window", limit=3, now=NOW, include_archived=True, with_outcome=True)
+    assert [m.episode.status for m in found.memories] == ["archived"] and found.total == 1
+    scoped = queries.recall(text="retry", limit=5, now=NOW, include_archived=True, scope_tags=["billing"])
+    assert {m.episode.tags for m in scoped.memories} == {(), ("billing",)} and scoped.total == 2
+
+
+def test_the_lessons_of_failures_are_read_past_those_without_one(team: memdb.Memory) -> None:
+    """What ``prepare`` asks of the query layer beside recall: the lessons of the failures
+    matching a task, best first, read past those without one, within the tags given."""
+    queries: OwnerQueries = team._queries
+    lesson = team.record("debug", "Deploy failed on the lock", outcome="failure", lesson="take the lock with a timeout",
+                         ts=NOW - dt.timedelta(days=9)).id  # fmt: skip
+    for i in range(6):
+        team.record("debug", f"Deploy failed {i}", outcome="failure", ts=NOW - dt.timedelta(hours=i + 1))
+    (hit,) = queries.failure_lessons(text="deploy", limit=3, now=NOW)
+    assert hit.episode.id == lesson and queries.failure_lessons(text="deploy", skip={lesson}, now=NOW) == []
+    assert queries.failure_lessons(tags=["project-x"], now=NOW) == []  # Project X's failure holds none; this one has no tags
+    (either,) = queries.failure_lessons(text="lock", tags=["project-x"], now=NOW)  # a tag or a word, within the tags or untagged
+    assert either.episode.id == lesson
+    team.record("debug", "Lock on billing failed", outcome="failure", tags=["billing"], lesson="ask billing", ts=NOW - dt.timedelta(days=1))
+    assert [h.episode.id for h in queries.failure_lessons(text="lock", tags=["project-x"], now=NOW)] == [lesson]  # not billing's
+
+
+def test_a_task_s_missing_names_are_read_as_ask_reads_them(team: memdb.Memory) -> None:
+    """``prepare`` asks the query layer which names of a task no memory holds (archived ones
+    count), where ask answers with nothing: re-read there, "Deploy Project Zeta" got Project X's records."""
+    queries: OwnerQueries = team._queries
+    assert queries.missing_names("Deploy Project Zeta", NOW) == ("Zeta",) and not team.ask("Deploy Project Zeta", now=NOW).found
+    assert queries.missing_names("Deploy Project X", NOW) == () and queries.missing_names("deploy project zeta", NOW) == ()
+    (old,) = team.recall(text="migration lock", limit=1, now=NOW).memories
+    zeta = team.supersede(old.episode.id, reason="named", summary="Deploy of Project Zeta failed: migration lock")
+    assert queries.missing_names("Deploy Project Zeta", NOW) == ()
+    team.archive(zeta.id)  # its one-liner stays hot, and names it
+    assert queries.missing_names("Deploy Project Zeta", NOW) == ()

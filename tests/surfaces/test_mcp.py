@@ -992,6 +992,15 @@ def test_knowledge_and_prepare(fresh: tuple[Path, dict[str, str]]) -> None:
         assert data["entries"] == []  # ana's approved lesson is private until a ceremony shares it
 
     run_session(path, bob, owner="bob")
+    with memdb.open(path) as db:
+        db.decide({entry.id: "share"}, by="ana")
+
+    async def shared(s: ClientSession) -> None:
+        _, data = await ok(s, "knowledge", {})
+        # shared, it names none of ana's episodes: their ids are their times
+        assert [(e["id"], e["owner"], e["cites"]) for e in data["entries"]] == [(entry.id, "ana", [])]
+
+    run_session(path, shared, owner="bob")
 
 
 # --- docs/mcp.md --------------------------------------------------------------------------------

@@ -626,14 +626,17 @@ def cmd_export(args: argparse.Namespace) -> int:
             with _private_file(args.file) as out:
                 written = _write_export(db, owners, total, out)
         else:
-            folder, name = os.path.split(os.path.abspath(args.file))
-            fd, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial", dir=folder)  # 0600
+            folder, name = os.path.split(os.path.realpath(args.file))  # a link's target is what is replaced
+            try:
+                fd, partial = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial", dir=folder)  # 0600
+            except OSError as exc:
+                raise ValidationError(f"--file {args.file}: {exc.strerror or exc} (nothing was written)") from None
             try:
                 with open(fd, "w", encoding="utf-8") as out:
                     written = _write_export(db, owners, total, out)
                     out.flush()
                     os.fsync(out.fileno())
-                os.replace(partial, args.file)
+                os.replace(partial, os.path.join(folder, name))
             except BaseException:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(partial)

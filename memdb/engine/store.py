@@ -13,6 +13,7 @@ import operator
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol, runtime_checkable
@@ -150,6 +151,8 @@ class _SharedEnv:
         # no registered transaction while it waits, so a resize can never wait on a waiter.
         self.write_lock = threading.Lock()
         self.writer_thread = 0  # get_ident() of the thread holding write_lock, 0 if none
+        self.closing = False  # the last store of the path is closing it: openers wait (LMDBStore.close)
+        self.closed = False  # the environment is closed: a thread that waited on a resize finds it so
 
     def this_thread_reads(self) -> bool:
         """Whether the calling thread has a read transaction of this env open (through any
@@ -196,22 +199,32 @@ class _SharedEnv:
         their next step. The calling thread's own transactions are not waited for.
         """
         me = threading.get_ident()
-        own_write = self.writer_thread == me
-        if not own_write:
-            self.write_lock.acquire()  # no write of another thread is under way
+        deadline = time.monotonic() + _CLOSE_WAIT
+        # no write of another thread under way (bounded: a writer may wait on this thread, for
+        # a snapshot it holds to end before the map grows, or for the path it is closing)
+        if self.writer_thread == me:
+            locked = True
+        elif self.resizing and self._own_reads(me):  # a grow waits, holding the lock, for this thread's snapshot
+            locked = False
+        else:
+            locked = self.write_lock.acquire(timeout=_CLOSE_WAIT)
+            if not locked:
+                _log.warning("store %s closed while another thread's write transaction was still open", path)
         try:
             with self.cond:
                 self.resizing = True
-                own = self._own_reads(me) + own_write
-                if not self.cond.wait_for(lambda: len(self.active) <= own, timeout=_CLOSE_WAIT):
+                own = self._own_reads(me) + (self.writer_thread == me)
+                left = max(0.0, deadline - time.monotonic())
+                if not self.cond.wait_for(lambda: len(self.active) <= own, timeout=left):
                     _log.warning("store %s closed with %d transaction(s) of other threads still open", path, len(self.active) - own)
                 try:
                     self.env.close()
                 finally:
+                    self.closed = True
                     self.resizing = False
                     self.cond.notify_all()
         finally:
-            if not own_write:
+            if locked and self.writer_thread != me:
                 self.write_lock.release()
 
     def _own_reads(self, thread: int) -> int:
@@ -231,6 +244,8 @@ class _SharedEnv:
         with self.cond:
             while self.resizing:
                 self.cond.wait()
+            if self.closed:
+                raise StoreClosedError(f"grow map of {path!r}: the store was closed")
             if self.active and self.this_thread_reads():
                 if optional:
                     return
@@ -240,8 +255,10 @@ class _SharedEnv:
                 )
             self.resizing = True
             try:
-                while self.active:
+                while self.active and not self.closed:
                     self.cond.wait()
+                if self.closed:  # closed while this waited for the snapshots to end
+                    raise StoreClosedError(f"grow map of {path!r}: the store was closed")
                 size = int(self.env.info()["map_size"]) * 2
                 try:
                     self.env.set_mapsize(size)
@@ -259,14 +276,16 @@ _MAX_MAP = 1 << 46  # 64 TiB: a larger map cannot be mapped on today's 64-bit ma
 
 _ENVS: dict[str, _SharedEnv] = {}
 _ENVS_LOCK = threading.Lock()
+_ENVS_CLOSED = threading.Condition(_ENVS_LOCK)  # notified when a closing env leaves _ENVS
 _FORKS = [0]  # bumped in a forked child, so stores notice without calling getpid per transaction
 
 
 @after_fork
 def _after_fork_in_child() -> None:
     _FORKS[0] += 1
-    global _ENVS_LOCK
+    global _ENVS_LOCK, _ENVS_CLOSED
     _ENVS_LOCK = threading.Lock()
+    _ENVS_CLOSED = threading.Condition(_ENVS_LOCK)
 
 
 # LMDB's own findings of a damaged file (the checks before mapping catch most, not key order)
@@ -779,8 +798,13 @@ class LMDBStore:
 
     def _acquire(self) -> _SharedEnv:
         pid = os.getpid()
-        with _ENVS_LOCK:
+        with _ENVS_CLOSED:
             shared = _ENVS.get(self.path)
+            while shared is not None and shared.closing and shared.pid == pid:
+                if shared.writer_thread == threading.get_ident():  # it waits for this thread: never for it
+                    raise StoreClosedError(f"open {self.path!r}: the store is closing while this thread writes to it")
+                _ENVS_CLOSED.wait()
+                shared = _ENVS.get(self.path)
             if shared is None or shared.pid != pid:
                 # A child after fork must not touch the parent's environment: open its own.
                 env, directory = self._open_env(self._verify)
@@ -1138,11 +1162,21 @@ class LMDBStore:
         with _ENVS_LOCK:
             shared = self._shared
             shared.refs -= 1
-            if shared.refs <= 0 and _ENVS.get(self.path) is shared:
-                del _ENVS[self.path]
-                if shared.pid == os.getpid():
-                    shared.close(self.path)
-                    shared.directory.close()  # after LMDB's close: see memdb/engine/lmdbdir.py
+            last = shared.refs <= 0 and _ENVS.get(self.path) is shared
+            if last:
+                shared.closing = True  # an open of this path waits for the close (one env per path)
+        if not last:
+            return
+        try:
+            if shared.pid == os.getpid():
+                # without _ENVS_LOCK: the close may wait for other threads, which may open other paths meanwhile
+                shared.close(self.path)
+                shared.directory.close()  # after LMDB's close: see memdb/engine/lmdbdir.py
+        finally:
+            with _ENVS_CLOSED:
+                if _ENVS.get(self.path) is shared:
+                    del _ENVS[self.path]
+                _ENVS_CLOSED.notify_all()
 
     def __enter__(self) -> LMDBStore:
         return self

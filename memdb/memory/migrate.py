@@ -41,10 +41,38 @@ def _claim(layer: Episodes, holder: str) -> tuple[bool, Any]:
             return False, old
         claim = meta.get(_CLAIM)
         now = time.time()
-        if claim is not None and claim["holder"] != holder and claim["until"] > now:
+        if claim is not None and claim["holder"] != holder and claim["until"] > now and _alive(claim["holder"]):
             return False, old
         meta.set(_CLAIM, {"holder": holder, "until": now + CLAIM_SECONDS})
         return True, old
+
+
+def _alive(holder: str) -> bool:
+    """Whether the process named by a claim's ``holder`` ("host:pid:token") may still be
+    upgrading: one of another host, or one of this host that exists (a killed one holds no claim)."""
+    host, _, rest = holder.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it exists
+        return True
+    return True
+
+
+def _release(layer: Episodes, holder: str) -> None:
+    """Give up ``holder``'s claim (an upgrade that failed), so the next open need not wait for it to lapse."""
+    meta = layer.layout.meta
+    try:
+        with layer.space.transaction():
+            claim = meta.get(_CLAIM)
+            if claim is not None and claim["holder"] == holder:
+                meta.kill(_CLAIM)
+    except Exception:  # the store itself failed: the claim lapses on its own
+        _log.debug("layout upgrade: the claim could not be given up", exc_info=True)
 
 
 def _renew(layer: Episodes, holder: str) -> None:
@@ -71,7 +99,11 @@ def _claimed(layer: Episodes) -> tuple[str | None, Any]:
         if mine or old == LAYOUT:
             return (holder if mine else None), old
         if not waited:
-            _log.info("layout upgrade: waiting for another process's upgrade to finish")
+            claim = layer.layout.meta.get(_CLAIM) or {}
+            _log.warning(
+                "layout upgrade: waiting for the upgrade by %s to finish (its claim lapses %.0f s after its last write)",
+                claim.get("holder", "another process"), CLAIM_SECONDS,
+            )  # fmt: skip
             waited = True
         time.sleep(_WAIT_SECONDS)
 
@@ -126,6 +158,16 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     holder, old = _claimed(layer)
     if holder is None:
         return 0
+    try:
+        return _upgrade(layer, holder, old, batch)
+    except BaseException:
+        _release(layer, holder)
+        raise
+
+
+def _upgrade(layer: Episodes, holder: str, old: Any, batch: int) -> int:
+    """The upgrade from layout ``old``, ``holder``'s claim held (``upgrade``)."""
+    lay = layer.layout
     started = time.perf_counter()
     # a new database records the layout here too: only a real upgrade is worth an INFO
     level = logging.DEBUG if old is None and not layer.owners() else logging.INFO

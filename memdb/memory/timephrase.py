@@ -128,7 +128,7 @@ from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
 
 from memdb.errors import ValidationError
-from memdb.memory.text import IRREGULAR_VERBS
+from memdb.memory.text import IRREGULAR_VERBS, tokenize
 
 __all__ = [
     "OPEN_END",
@@ -434,9 +434,13 @@ _EVENT = re.compile(
 # An event named by a word and its number, no determiner needed: "since sprint 42", "after release
 # 2.4", "before PR 118" (a bare word alone is too loose: "after lunch"; a month's or a weekday's
 # number is a date, "since February 30" one no calendar places)
+_QUANTITY = (
+    "only|about|over|under|every|each|last|first|next|past|just|nearly|around|exactly|approximately|roughly|almost|"
+    "some|all|least|most|than|another|per|top|up|down|within|more|less|fewer|few|several|many|those|these|another"
+)
 _NUMBERED_EVENT = re.compile(
-    rf"\b(?P<dir>before|after|since|until|till)\s+"
-    rf"(?P<event>(?!(?:{_EVENT_STOP}|the|a|an|my|our|your|their|{_MON}|{_WD})\b)[^\W\d_][\w'’-]*\s+v?\d+(?:\.\d+)*)(?![\w-])",
+    rf"\b(?P<dir>before|after|since|until|till)\s+(?P<event>(?!(?:{_EVENT_STOP}|{_QUANTITY}|the|a|an|my|our|your|their|{_MON}|{_WD})\b)"
+    r"[^\W\d_][\w'’-]*\s+(?>v?\d(?:[\w-]|\.(?=\w))*))",  # the number whole: "release 2.4-rc1", never "release 2"
     re.IGNORECASE,
 )
 # The second half of a range of events: "... and the SSO launch", "... until the outage"
@@ -500,6 +504,8 @@ def find_event_anchor(text: str, now: dt.datetime, week_start: int = 0, timezone
         if times is None:
             times = [span for _, span in _scan_windows(text, _Calendar(now, _zone(timezone), week_start))]
         start, end = m.span("event")
+        if not tokenize(text[start:end].split()[0]):  # a word no index holds, "after only 2 retries": no name
+            continue
         if _an_event(text, start, end, times):  # "since May 5", "after week 3": times
             direction = m.group("dir").lower()
             return EventAnchor((m.start(), end), text[m.start() : end], text[start:end], direction, None)

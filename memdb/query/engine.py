@@ -157,7 +157,8 @@ _LESSONS_READ = 256  # records ``failure_lessons`` reads a round trip, looking f
 _LESSONS_KEPT = 50  # distinct lessons a history keeps, newest first: 1,500 made an MCP answer of 68,000 characters
 _EVENTS_READ = 1_000  # matches of an event's words read to find the newest ("after the deploy")
 _DAY_US = 86_400 * 1_000_000
-_NEWEST = re.compile(r"^((?:the|my|our|your|his|her|their)\s+)(?:very\s+)?(?:last|latest|most\s+recent)\s+(?=\S)", re.IGNORECASE)
+_EVENT_NUMBER = re.compile(r"v?\d[\w.-]*", re.IGNORECASE)  # "42", "2.4", "2.4-rc1", "v2": a number in an event's words
+_NEWEST = re.compile(r"^((?:the|my|our|your|his|her|their)\s+)(?:very\s+)?(?:last|latest|most\s+recent)\s+(?=[^\W\d_])", re.IGNORECASE)
 """A word after an event's determiner that says what finding it does anyway: the newest."""
 _EVENT_SPANS = (_DAY_US, 7 * _DAY_US, 31 * _DAY_US, 366 * _DAY_US, 3653 * _DAY_US, None)  # back from now
 _EARLIEST_US, _LATEST_US = -(2**62), 2**62  # bounds of a halving over all time (times are int64 microseconds)
@@ -530,7 +531,9 @@ class OwnerQueries:
             every = self._matched_in_cold(every, q)
         if every.window or every.unmatched or not (every.tags or every.terms or every.kind or every.outcome):
             return None
-        newest = self._newest_event(q, ts_micros(at))
+        # a number names the event whole: "release 2" is no "release 2.4-rc1", "v2.4" no "v2.4.1"
+        numbers = tuple(w for w in words.split() if _EVENT_NUMBER.fullmatch(w))
+        newest = self._newest_event(q, ts_micros(at), numbers)
         if newest is None:
             return None
         (ts_us, eid), n, capped = newest
@@ -539,7 +542,7 @@ class OwnerQueries:
         summary = str((record or {}).get("summary") or header.get("one_line") or eid)
         return ts_us, words, summary, n, capped
 
-    def _newest_event(self, q: Query, now_us: int) -> tuple[tuple[int, str], int, bool] | None:
+    def _newest_event(self, q: Query, now_us: int, numbers: Sequence[str] = ()) -> tuple[tuple[int, str], int, bool] | None:
         """The newest match of ``q`` with an outcome and every word of it, as (ts, id), with how
         many such matches the read that found it held and whether there may be more.
 
@@ -558,7 +561,7 @@ class OwnerQueries:
             moments = sorted(((ts, eid) for ts, eid, *_ in events_of(q, found)), reverse=True)
             # newest first, from the first that says the words itself: a plan in its decisions
             # ({"next": "onsite"}) is no onsite (test_an_event_is_what_a_memory_says_happened)
-            first = next((i for i, (_, eid) in enumerate(moments) if self._says(eid, q.terms)), len(moments))
+            first = next((i for i, (_, eid) in enumerate(moments) if self._says(eid, q.terms, numbers)), len(moments))
             return moments[first:], len(found.hot) >= _EVENTS_READ
 
         def newest_in(lo: int, hi: int) -> tuple[tuple[int, str], int] | None:
@@ -583,12 +586,18 @@ class OwnerQueries:
             hi = lo
         return None
 
-    def _says(self, eid: str, terms: Sequence[str]) -> bool:
-        """Whether a memory holds ``terms`` in what it says happened, its decisions aside."""
-        if not terms:
+    def _says(self, eid: str, terms: Sequence[str], numbers: Sequence[str] = ()) -> bool:
+        """Whether a memory holds ``terms`` in what it says happened, its decisions aside, and
+        writes each of ``numbers`` whole (not as the start of a longer version)."""
+        if not terms and not numbers:
             return True
         h = self._layout.states.get((self.name, eid))
-        return h is not None and set(terms) <= term_counts(self._text_of(eid, h, decisions=False)).keys()
+        if h is None:
+            return False
+        text = self._text_of(eid, h, decisions=False)
+        if not set(terms) <= term_counts(text).keys():
+            return False
+        return all(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-]|\.\w)", text, re.IGNORECASE) for n in numbers)
 
     def _text_of(self, eid: str, h: Mapping[str, Any], decisions: bool = True) -> str:
         """What a memory's words are read from: a hot record's indexed text, an archived one's
@@ -904,10 +913,16 @@ class OwnerQueries:
             if term not in unheld:
                 out.setdefault(term, word)
                 continue
-            # "SHA-256" of a memory writing "SHA256", "web02" of one writing "web-02": one name
+            # "SHA-256" of a memory writing "SHA256", "web02" of one writing "web-02": one name,
+            # asked as every memory writes it (joined, or apart: "SHA 256" beside "SHA256")
             other = _other_spelling(term)
             if other is not None and (not self._unheld([other]) or (digest is not None and other in digest.by_term)):
                 out.setdefault(other, word)
+                apart = term if compound_parts(term) else other
+                if self._written_apart(apart, compound_parts(apart)):
+                    for part in _JOINED.split(word if apart == term else apart):
+                        for part_term, part_word in terms_and_words(part).items():
+                            out.setdefault(part_term, part_word)
                 continue
             if not compound_parts(term):  # a word of letters and digits no memory holds either way
                 out.setdefault(term, word)

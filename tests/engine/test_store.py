@@ -689,3 +689,90 @@ def test_get_many_reads_what_exists_in_the_snapshot_and_the_transaction(store: S
         w.put(b"b", b"2")  # its own write, not yet committed
         w.delete(b"a")
         assert w.get_many([b"a", b"b", b"c"]) == {b"b": b"2", b"c": b"3"}
+
+
+# --- closing while other threads work (LMDBStore.close waits for them, bounded) ----------------
+
+
+def test_a_close_waiting_for_a_thread_blocks_no_other_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A close waits for another thread's open snapshot (py-lmdb frees under it otherwise), but
+    not while holding the registry of paths: opening another database went on waiting with it."""
+    import time
+
+    from memdb.engine import store as store_module
+
+    monkeypatch.setattr(store_module, "_CLOSE_WAIT", 2.0)
+    s = LMDBStore(tmp_path / "a")
+    held, release = threading.Event(), threading.Event()
+
+    def reader() -> None:
+        with s.read():
+            held.set()
+            release.wait(10)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    held.wait(10)
+    closing = threading.Thread(target=s.close)
+    closing.start()
+    time.sleep(0.2)  # the close now waits for the reader
+    other = LMDBStore(tmp_path / "b")  # at once: no wait for the close of "a"
+    assert closing.is_alive()
+    other.close()
+    release.set()
+    t.join(10)
+    closing.join(10)
+    assert not closing.is_alive()
+
+
+def test_a_writer_opening_another_path_during_a_close_does_not_deadlock(tmp_path: Path) -> None:
+    """The close waited for the writer's lock while holding the path registry, and the writer
+    waited for the registry to open another database inside its transaction: both hung."""
+    s = LMDBStore(tmp_path / "a")
+    started, opened = threading.Event(), threading.Event()
+    outcome: list[str] = []
+
+    def writer() -> None:
+        try:
+            with s.write() as w:
+                w.put(b"k", b"v")
+                started.set()
+                threading.Event().wait(0.3)  # the close begins meanwhile
+                LMDBStore(tmp_path / "b").close()
+                opened.set()
+        except StoreError as exc:
+            outcome.append(type(exc).__name__)
+        else:
+            outcome.append("committed")
+
+    t = threading.Thread(target=writer)
+    t.start()
+    started.wait(10)
+    s.close()
+    t.join(15)
+    assert not t.is_alive() and opened.is_set() and outcome in (["committed"], ["StoreClosedError"])
+
+
+def test_a_close_inside_a_snapshot_ends_a_grow_waiting_for_it(tmp_path: Path) -> None:
+    """A writer waiting to grow the map (for this thread's snapshot to end) held the write lock
+    the close waited for: the close now sees it waits on this thread, and the writer is told
+    the store closed (StoreClosedError, not a raw lmdb.Error)."""
+    s = LMDBStore(tmp_path / "db", map_size=1 << 20)
+    errors: list[BaseException] = []
+
+    def writer() -> None:
+        try:
+            for i in range(10_000):
+                with s.write() as w:
+                    w.put(b"k%06d" % i, b"x" * 2000)
+        except BaseException as exc:  # the test reads what ended it
+            errors.append(exc)
+
+    with s.read():
+        t = threading.Thread(target=writer)
+        t.start()
+        t.join(2)  # the map filled: the writer waits in grow for this snapshot
+        assert t.is_alive()
+        s.close()
+    t.join(10)
+    assert not t.is_alive() and len(errors) == 1 and isinstance(errors[0], StoreClosedError), errors

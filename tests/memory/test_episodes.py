@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import socket
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -919,7 +922,32 @@ def test_one_process_upgrades_while_the_others_wait(tmp_path: Path, clock: Clock
             migrate._renew(layer, "a")
         assert db.globals["X"].get(("written",)) is None  # a's transaction wrote nothing
         monkeypatch.undo()
+        # a holder on this host whose process is gone (killed while upgrading) is waited for by no one
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+        db.globals["META"].set(("upgrading",), {"holder": f"{socket.gethostname()}:{dead.stdout.strip()}:x", "until": 1e12})
+        assert migrate._claim(layer, "c") == (True, LAYOUT - 1)
         db.globals["META"].kill(("upgrading",))
+
+
+def test_an_upgrade_that_fails_gives_its_claim_up(tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upgrade interrupted (an exception, ^C) held its claim until it lapsed: the next open,
+    even in the same process, waited two minutes."""
+    from memdb.memory import migrate
+
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        db.owner("ana").record("debug", "deploy broke", outcome="failure")
+        db.globals["META"].set(("layout",), LAYOUT - 1)
+
+    def interrupted(*args: object) -> int:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(migrate, "_upgrade", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            memdb.open(tmp_path / "db", clock=clock)
+    with memdb.open(tmp_path / "db", clock=clock) as db:  # at once: no claim to wait for
+        assert db.globals["META"].get(("layout",)) == LAYOUT and db.globals["META"].get(("upgrading",)) is None
+        assert db.check().ok
 
 
 @pytest.mark.slow

@@ -71,6 +71,9 @@ def test_an_event_phrase_is_read(text: str, phrase: str, event: str, direction: 
         "since May 5",  # a word and a number that are a time, not an event
         "after week 3",
         "what failed after 3 retries",
+        "What broke after only 2 retries?",  # a word no index holds before the number: no name
+        "Did the job stop after just 2 runs?",
+        "until around 5 replicas",
     ],
 )
 def test_what_is_no_event_phrase(text: str) -> None:
@@ -308,6 +311,14 @@ def test_an_event_named_by_its_number(qdb: memdb.Database) -> None:
     r = mem.ask("What failed since sprint 42?")
     assert r.interpretation.anchor.startswith("sprint 42 = 'Sprint 42 closed") and _ids(r) == {later.id}
     assert _ids(mem.ask("What happened after sprint 41?", limit=10)) == {s42.id, later.id}
+    # the number whole: "release 2" is no "release 2.4-rc1", and "release 2.4-rc1" no "release 2"
+    mem.record("sprint", "Release 2 shipped to staging", outcome="success", ts=at(11))
+    rc1 = mem.record("sprint", "Release 2.4-rc1 cut", outcome="success", ts=at(23))
+    hotfix = mem.record("debug", "Hotfix for the login page failed", outcome="failure", ts=at(24))
+    assert mem.ask("Which hotfix failed after release 2.4-rc1?").interpretation.anchor.startswith("release 2.4-rc1 = 'Release 2.4-rc1")
+    since2 = mem.ask("What failed since release 2?", limit=10)
+    assert since2.interpretation.anchor.startswith("release 2 = 'Release 2 shipped") and hotfix.id in {m.id for m in since2}
+    assert rc1.id not in {m.id for m in mem.ask("What failed since release 2?", limit=10)}  # (not a failure)
     none = mem.ask("What happened since sprint 99?")  # no such sprint: its words, and no memory holds 99
     assert not none.found and none.interpretation.anchor == "" and "99" in none.interpretation.unmatched
 

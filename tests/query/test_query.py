@@ -1023,6 +1023,8 @@ def test_a_name_and_its_number_are_one_name_joined_or_apart(qdb: memdb.Database)
     assert [m.id for m in mem.ask("What happened on web02?")] == [web.id]
     assert [m.id for m in mem.ask("How did the gpt4 eval go?")] == [gpt.id]
     assert mem.recall(text="sha-256").total == mem.recall(text="SHA256").total == 1
+    apart = mem.record("research", "Signed the build with SHA 256 and RSA", outcome="success", ts=at(23))
+    assert {m.id for m in mem.recall(text="SHA-256")} == {sha.id, apart.id}  # written either way, both found
     for question, name in (("Is web-03 full?", "web-03"), ("How did gpt5 do?", "gpt5")):  # other names stay missing
         r = mem.ask(question)
         assert not r.found and f"no memory mentions '{name}'" in r.note, question

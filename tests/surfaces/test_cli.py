@@ -188,6 +188,18 @@ def test_a_failed_export_leaves_the_earlier_file_as_it_was(tmp_path: Path, capsy
     assert stat.S_IMODE(file.stat().st_mode) == 0o600
 
 
+def test_export_to_a_link_rewrites_what_it_points_to(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src, real, link = tmp_path / "db", tmp_path / "real.jsonl", tmp_path / "link.jsonl"
+    with memdb.open(src) as db:
+        db.owner("ana").record("debug", "one", outcome="success")
+    real.write_text("old\n")
+    link.symlink_to(real)
+    assert main(["export", "--db", str(src), "--file", str(link)]) == 0
+    assert link.is_symlink() and json.loads(real.read_text())["summary"] == "one"
+    assert main(["export", "--db", str(src), "--file", str(tmp_path / "no" / "x.jsonl")]) == 1
+    assert f"--file {tmp_path / 'no' / 'x.jsonl'}: No such file or directory" in one_error_line(capsys)
+
+
 def test_export_json_to_a_file_prints_a_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     src, file = tmp_path / "db", tmp_path / "x.jsonl"
     with memdb.open(src) as db:

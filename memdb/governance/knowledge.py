@@ -602,6 +602,8 @@ class Knowledge:
             raise ValidationError(f"limit {shown(limit)}: must be a non-negative int")
         if text is not None and not isinstance(text, str):
             raise ValidationError(f"text {shown(text)}: must be a str to search for, or None for the newest entries")
+        if now is not None:
+            now = utc(now, "now")  # checked up front, whatever matches (a naive one passed when nothing did)
         want = {normalize_tag(t) for t in _strings("tags", tags, "tag")}
         entries = self.readable(owner)
         terms = set(tokenize(text)) if text else set()

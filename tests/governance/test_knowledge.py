@@ -550,3 +550,12 @@ def test_decay_weeks_are_local_weeks(kdb: memdb.Database) -> None:
     second = kdb.decay(now=monday_local)
     assert second.week == "2026-12-14" and len(second.flagged) == 1 and "week of 2026-12-14" in str(second)
     assert len(kdb.decay(now=monday_local + dt.timedelta(hours=1)).flagged) == 0  # that week's budget is spent
+
+
+def test_a_naive_now_is_refused_whatever_matches(tmp_path: Path) -> None:
+    """``knowledge(now=<naive>)`` returned [] when nothing matched (and raised only after the
+    search when something did), where every other ``now=`` refuses one up front."""
+    with memdb.open(tmp_path / "db") as db:
+        for text in (None, "nothing holds this"):
+            with pytest.raises(ValidationError, match="now"):
+                db.owner("ana").knowledge(text, now=dt.datetime(2026, 7, 1, 9))

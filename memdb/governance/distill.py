@@ -703,10 +703,23 @@ class Sessions:
 
     def erase_news(self, owner: str, erased: set[str], _at: dt.datetime, _action: str) -> None:
         """``Erasure.hooks``: an erased capture is no longer news of the session it continued,
-        and its id leaves the marks (test_an_erased_late_event_is_no_news)."""
+        and its id leaves the marks (test_an_erased_late_event_is_no_news); a closed session
+        left with no news is no longer open for the idle rule (it reported such a session as
+        waiting for an outcome)."""
+        touched: set[str] = set()
         for subs, _ in list(self.marks.items((owner, "continued"))):
             if str(subs[3]) in erased:
                 self.marks.kill(subs)
+                touched.add(str(subs[2]))
+        for session in touched:
+            if self.marks.data((owner, "closed", session)) and not self.marks.data((owner, "continued", session)):
+                self.marks.kill((owner, "open", session))
+
+    def on_corrected(self, owner: str, _old_id: str, _old: Mapping[str, Any], new: Episode, _changed: list[str], _at: dt.datetime) -> None:
+        """``Episodes.supersede_hooks``: a capture of a closed session corrected (a tool result
+        corrected to the error it was, as the refusal of a second result says to do) is news its
+        episode does not hold, as a late capture is: the session goes on (on_capture)."""
+        self.on_capture(owner, new)
 
     def derived_from(self, owner: str, targets: Collection[str], action: str) -> list[str]:
         """``Erasure.derived``: the distilled episodes citing captured events about to be erased

@@ -573,7 +573,8 @@ class Knowledge:
 
         Another owner's entry comes without the ids of the episodes it cites (``cites``,
         ``expired_cites``): an episode id is its time, so a shared lesson handed teammates the
-        exact times of its owner's private episodes (test_a_shared_lesson_names_none_of_its_owner_s_episodes)."""
+        exact times of its owner's private episodes (test_a_shared_lesson_names_none_of_its_owner_s_episodes),
+        and without when and why it was flagged for review (a corrected outcome of a private episode)."""
         out: dict[str, Entry] = {}
         for subs, _ in self.active.items((owner,)):
             rec = self.entries.get((owner, str(subs[1])))
@@ -584,7 +585,9 @@ class Knowledge:
                 eid = str(subs[1])
                 rec = self.entries.get((str(other), eid))
                 if eid not in out and rec is not None and rec["state"] == "approved" and rec["status"] == "active":
-                    out[eid] = to_entry({**rec, "cites": (), "expired_cites": ()})
+                    # nor when or how its owner corrected them: a flag for review says only that
+                    flag = "its owner is reviewing it" if rec.get("flag_reason") else None
+                    out[eid] = to_entry({**rec, "cites": (), "expired_cites": (), "flagged_at": None, "flag_reason": flag})
         return sorted(out.values(), key=lambda e: e.id)
 
     def search(

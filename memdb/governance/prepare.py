@@ -5,6 +5,7 @@ earlier failures, as one context block within a character budget."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,14 @@ class _Block:
         return "\n".join(self.lines)
 
 
+def _without(task: str, names: Iterable[str]) -> str:
+    """``task`` without the words of ``names`` (whole words, any case)."""
+    for name in names:
+        for word in name.split():
+            task = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", " ", task, flags=re.IGNORECASE)
+    return " ".join(task.split())
+
+
 def prepare(
     episodes: Episodes,
     queries: OwnerQueries,
@@ -133,6 +142,16 @@ def prepare(
         if len(chosen_patterns) >= limit:
             break
 
+    # A name of the task no memory holds, as ask reads it ("Deploy Project Zeta" of an owner who
+    # knows Project X), is said first, and what follows matches the rest of the task: never
+    # offered as if about it (test_prepare_pads_no_name_it_holds_no_record_of), never hiding
+    # what the rest matches ("on Kubernetes" hid a billing api deploy's failure and lesson)
+    worded = bool(terms)  # a task of stopwords only has no text to match (recall refuses it)
+    missing, named = queries.read_task(task, at) if worded else ((), ())
+    text = _without(task, missing) if missing else task
+    terms = set(tokenize(text))
+    worded = bool(terms)
+
     # 2. knowledge the owner may read, by words and tags
     entries = [e for e in knowledge.readable(queries.name) if entry_score(e, terms, set(want)) > 0]
     entries.sort(key=lambda e: (-entry_score(e, terms, set(want)), e.id))
@@ -142,16 +161,15 @@ def prepare(
     # with an outcome are searched for, not filtered out of the best matches of any kind: 25 chat
     # messages about a deploy took every slot from its failure (test_prepare_finds_a_failure_past_chat_about_the_task).
     # Given tags scope the text as they scope patterns: a record of other tags is about something
-    # else, one without tags stays (test_prepare_keeps_the_records_to_the_tags_given). A name no
-    # memory holds, as ask reads it, is never stood in for by records about other names
-    # (test_prepare_pads_no_name_it_holds_no_record_of); tags given still find their records.
+    # else, one without tags stays (test_prepare_keeps_the_records_to_the_tags_given), and so
+    # does one of a tag the task's words name ("deploy the billing api", tags=["deploy"], keeps
+    # the failure tagged billing).
     records: list[Hit] = []
     seen: set[str] = set()
-    worded = bool(terms)  # a task of stopwords only has no text to match (recall refuses it)
-    missing = queries.missing_names(task, at) if worded else ()
-    attempts: list[dict[str, Any]] = [{"text": task, "any_tags": want}] if want and worded else []
+    scope = list(dict.fromkeys((*want, *named))) if want else []
+    attempts: list[dict[str, Any]] = [{"text": text, "any_tags": want}] if want and worded else []
     attempts += [{"any_tags": want}] if want else []
-    attempts += [{"text": task, "scope_tags": want}] if worded and not missing else []
+    attempts += [{"text": text, "scope_tags": scope}] if worded else []
     for query in attempts:
         if len(records) >= limit:
             break
@@ -169,9 +187,8 @@ def prepare(
     # failure's lesson (test_prepare_keeps_a_failure_s_lesson_past_newer_failures)
     stated: set[str] = {lesson for m in records if (lesson := m.episode.lesson)}
     lessons: list[Hit] = []
-    if want or (worded and not missing):  # the task's words or the tags given: a name no memory holds is no word to match
-        text = task if worded and not missing else None
-        for m in queries.failure_lessons(text, want, kind, limit=limit + len(stated), skip=seen, now=at):
+    if want or worded:  # the task's words (a name no memory holds aside) or the tags given
+        for m in queries.failure_lessons(text if worded else None, want, kind, limit=limit + len(stated), skip=seen, now=at):
             if (lesson := m.episode.lesson) and lesson not in stated:
                 stated.add(lesson)
                 lessons.append(m)
@@ -181,9 +198,9 @@ def prepare(
     block = _Block(max_chars)
     block.add(bound_text(f"Context for: {task.strip()}".replace("\n", " "), 160), reserve=False)
     if missing:  # said first: what the block holds is read knowing it
-        instead = (
-            f"the past records below are those tagged {' or '.join(want)}" if records else "none about other names is offered in its place"
-        )
+        rest = f"the rest of the task ({bound_text(text.strip(), 80)})" if worded else ""
+        by = " or ".join(x for x in (rest, f"the tags {', '.join(want)}" if want else "") if x)
+        instead = f"what follows matches {by}, not it" if by else "nothing else is offered in its place"
         block.add(bound_text(f"No past record mentions {quoted(missing)}: {instead}.", 300), reserve=False)
     shown_entries: list[Entry] = []
     for title, items in (

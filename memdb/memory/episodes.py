@@ -869,6 +869,9 @@ class OwnerEpisodes:
             raise ValidationError(f"{what}: no changes given (name the fields to correct, e.g. outcome='failure')")
         record, _ = self._current(episode_id, what)
         reason = self._reason(reason, what)
+        if record["kind"] == "tool_call" and changes.get("result") is not None and not isinstance(changes["result"], str):
+            # a result as record_tool_result takes it (a dict, a list): stored as its JSON text
+            changes = {**changes, "result": as_text(as_plain(changes["result"]))}
         if "ts" in changes:
             self._check_live(changes["ts"], what, live_only=False)  # never after the clock; the past is the point
         raw = {k: record[k] for k in _INPUT_FIELDS if record.get(k) is not None}

@@ -747,6 +747,12 @@ class OwnerQueries:
         """The names ``text`` asks about that no memory holds, archived ones included, as ``ask``
         reads them ("Deploy Project Zeta" of an owner whose memories know Project X): ask answers
         those with nothing, since memories about other things would only stand in for them."""
+        return self.read_task(text, now)[0]
+
+    def read_task(self, text: str, now: dt.datetime | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """How ``ask`` reads ``text``: the names no memory holds (``missing_names``) and the
+        owner's tags its words name ("the billing api" of an owner tagging billing), for
+        ``prepare``, which scopes records by those and the tags given."""
         if not isinstance(text, str) or not text.strip():
             raise ValidationError(f"text {shown(text)}: give the words to read")
         if len(text) > QUESTION_CHARS:
@@ -756,7 +762,7 @@ class OwnerQueries:
             interp = self._interpret(text, at, True, False)
             if interp.missing_names and interp.unmatched:
                 interp = self._matched_in_cold(interp, self._compile(interp))
-        return interp.missing_names
+        return interp.missing_names, tuple(dict.fromkeys((*interp.tags, *interp.any_tags, *interp.boost_tags)))
 
     def _lesson_of(self, eid: str, header: Mapping[str, Any] | None) -> str | None:
         """An attempt's lesson: in the header an archived one keeps hot, else in its record."""

@@ -75,6 +75,7 @@ class Database:
         self.lifecycle.erasure.hooks.append(self.sessions.erase_news)  # an erased capture is no news of its session
         # a capture for a session closed already (an event, a late tool result) makes it go on, in its transaction
         self.episodes.capture_hooks.append(self.sessions.on_capture)
+        self.episodes.supersede_hooks.append(self.sessions.on_corrected)  # a corrected capture goes on too
 
     def _erase_patterns(self, owner: str, ids: set[str], _at: dt.datetime, action: str) -> None:
         """Patterns derived from erased episodes go with them; retention's routine pruning keeps them."""

@@ -338,7 +338,7 @@ def _event_line(ep: Episode) -> str:
 # The query layer's notes name the Python API's arguments and calls; a tool's caller knows them by
 # their names here (test_notes_name_the_tools_arguments)
 _IN_TOOL_TERMS = (("include_archived=True", "include_archived: true"), ("include_superseded=True", "include_superseded: true"),
-                  ("restore()", "restore_episode"))  # fmt: skip
+                  ("restore()", "restore_episode"), ("supersede(", "supersede_episode("))  # fmt: skip
 
 
 def _in_tool_terms(text: str) -> str:
@@ -637,8 +637,13 @@ def _record_tool_call(mem: Memory, args: dict[str, Any]) -> ToolOutput:
 
 
 def _record_tool_result(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    try:  # a result again: refused, or the same one, which writes nothing
+        had = mem.peek(args["call_id"]).result is not None
+    except MemdbError:  # record_tool_result names what is wrong with the id
+        had = False
     ep = mem.record_tool_result(args["call_id"], args["result"])
-    return _written(ep, f"recorded the result of tool call {ep.id} ({ep.tool})")
+    said = "was recorded already: nothing changed" if had else "is recorded"
+    return _written(ep, f"the result of tool call {ep.id} ({ep.tool}) {said}")
 
 
 def _entry_data(entry: Entry) -> dict[str, Any]:
@@ -877,7 +882,7 @@ _FORGET_OUTPUT: dict[str, Any] = {
     "required": ["erased", "count", "audit_id"],
 }
 _SUPERSEDE_FIELDS = ("summary", "outcome", "tags", "lesson", "what_we_tried", "what_happened", "why", "content", "decisions",
-                     "artifact", "participants")  # fmt: skip
+                     "artifact", "participants", "result")  # fmt: skip
 _ENTRY_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -1074,6 +1079,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                       max_length=DECISIONS_CHARS),
                 Param("artifact", "string", "The corrected link or path.", max_length=2000),
                 Param("participants", "array", "The corrected participants.", max_length=64),
+                Param("result", "string", f"A tool call's corrected result (at most {cap:,} characters kept).", max_length=100_000),
             ),
             _SUPERSEDE_OUTPUT, _supersede_episode, read_only=False,
         ),
@@ -1195,7 +1201,8 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
         ),
         ToolSpec(
             "record_tool_result", "Record a tool call's result",
-            "Attach the result to one of your earlier tool calls (record_tool_call gave its id); the latest result counts. "
+            "Attach the result to one of your earlier tool calls (record_tool_call gave its id), once: the same result "
+            "again changes nothing, another is refused (correct a wrong one with supersede_episode and its result). "
             f"Kept as a bounded digest of at most {cap:,} characters.",
             (
                 Param("call_id", "string", "The tool call's id.", required=True, max_length=64),
@@ -1373,12 +1380,12 @@ def _require_sdk() -> None:
 def _error_result(tool: ToolSpec, exc: MemdbError) -> CallToolResult:
     from mcp import types
 
-    error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    error: dict[str, Any] = {"type": type(exc).__name__, "message": _in_tool_terms(str(exc))}
     if isinstance(exc, ArgumentError):
         error["argument"] = exc.argument
         text = f"{tool.name}: invalid argument: {exc}"
     elif isinstance(exc, ValidationError):
-        text = f"{tool.name}: invalid arguments: {exc}"
+        text = f"{tool.name}: invalid arguments: {_in_tool_terms(str(exc))}"
     elif isinstance(exc, NotFoundError):
         text = f"{tool.name}: not found: {exc}"
     else:

@@ -392,7 +392,31 @@ def test_an_erased_late_event_is_no_news(tmp_path: Path) -> None:
         assert mem.erase([late.id], reason="the user asked").ids == [late.id]
         assert late.id not in str(marks(db)) and done.episode.id in mem
         assert mem.close_session("s1", kind="debug", outcome="success").status == "already_closed"
+        assert ("ana", "open", "s1") not in marks(db)  # no news: the idle rule has nothing to report of it
+        assert db.close_idle_sessions(now=clock.now + 2 * HOUR).owners == {}
         assert db.check().ok
+
+
+def test_a_corrected_result_continues_a_closed_session(tmp_path: Path) -> None:
+    """A second result is refused, pointing to ``supersede`` for a correction: that correction
+    of a call in a closed session left it closed as success while its timeline showed the error
+    (a review's find), unless the call happened to be the session's last event."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock, distiller=ByLastResult()) as db:
+        mem = db.owner("ana")
+        mem.record_exchange("ops", "Deploy the billing api", "Starting.")
+        deploy = mem.record_tool_call("ops", "deploy", {"v": "2.4"})
+        mem.record_tool_result(deploy.id, {"status": "ok"})
+        clock.advance(minutes=1)
+        mem.record_exchange("ops", "Looks done", "Yes.")
+        clock.advance(hours=1)
+        (first,) = db.close_idle_sessions().closed
+        assert first.episode is not None and first.episode.outcome == "success"
+        clock.advance(minutes=10)
+        mem.supersede(deploy.id, reason="the rollout had failed", result={"error": "rollout failed"})
+        (again,) = db.close_idle_sessions(now=clock.now + HOUR).closed
+        assert again.episode is not None and again.episode.outcome == "failure"
+        assert mem.history(kind="routine").counts["failure"] == 1 and db.check().ok
 
 
 def test_erasing_an_event_the_episode_does_not_cite_leaves_it(tmp_path: Path) -> None:

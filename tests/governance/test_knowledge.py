@@ -414,6 +414,11 @@ def test_a_shared_lesson_names_none_of_its_owner_s_episodes(kdb: memdb.Database)
     assert injected.cites == ()
     shown = json.dumps([e.model_dump(mode="json") for e in bo.knowledge()])
     assert not any(c in shown for c in cited) and not any(c[:15] in shown for c in cited)
+    # nor when or how its owner corrected one (a review's find): the flag says only that it is reviewed
+    fixed = ana.supersede(cited[1], reason="stale alert", outcome="success")
+    (seen,) = bo.knowledge("migrations")
+    assert (seen.flagged_at, seen.flag_reason) == (None, "its owner is reviewing it") and "success" not in seen.line()
+    assert kdb.entry(entry.id).flag_reason == "a record it cites was corrected (outcome failure -> success)" and fixed.id
 
 
 def test_a_lesson_on_a_corrected_episode_is_recited_and_flagged(kdb: memdb.Database, clock: Clock) -> None:

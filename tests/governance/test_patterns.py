@@ -490,21 +490,38 @@ def test_prepare_keeps_the_records_to_the_tags_given(pdb: memdb.Database, clock:
 
 
 def test_prepare_pads_no_name_it_holds_no_record_of(pdb: memdb.Database, clock: Clock) -> None:
-    """ "Deploy Project Zeta" got Project X's records, where ask answers with nothing, naming
-    Zeta: prepare reads the task's names as ask does, and says which it holds no record of;
-    tags given still bring their own records."""
+    """ "Deploy Project Zeta" got Project X's records as if about Zeta, where ask answers with
+    nothing, naming Zeta: prepare reads the task's names as ask does, says first which it holds
+    no record of, and offers what matches the rest of the task as that, not as about the name."""
     mem = pdb.owner("ana")
     for i in range(3):
         mem.record("debug", f"Deploy of Project X failed {i}", outcome="failure", tags=["project-x", "deploy"], lesson="warm the cache")
         clock.advance(hours=1)
     assert not mem.ask("Deploy Project Zeta").found
     prep = mem.prepare("Deploy Project Zeta")
-    assert prep.records == [] and prep.lessons == [] and prep.missing_names == ("Zeta",) and "Project X" not in prep.text
-    assert prep.text.splitlines()[1] == "No past record mentions 'Zeta': none about other names is offered in its place."
+    assert prep.missing_names == ("Zeta",) and len(prep.records) == 3
+    note = "No past record mentions 'Zeta': what follows matches the rest of the task (Deploy Project), not it."
+    assert prep.text.splitlines()[1] == note
     tagged = mem.prepare("Deploy Project Zeta", tags=["deploy"])
-    assert len(tagged.records) == 3 and "those tagged deploy" in tagged.text
+    assert len(tagged.records) == 3 and "the rest of the task (Deploy Project) or the tags deploy, not it" in tagged.text
+    assert "mentions 'Zeta': what follows matches the rest of the task (Project), not it." in mem.prepare("Project Zeta").text
     held = mem.prepare("Deploy Project X")
     assert held.missing_names == () and len(held.records) == 3
+
+
+def test_a_new_word_of_a_task_hides_nothing_the_rest_matches(pdb: memdb.Database, clock: Clock) -> None:
+    """A review's find: "Deploy the billing api on Kubernetes" (a name no memory holds) dropped
+    the billing api's only failure and its lesson, and tags=["deploy"] scoped out that failure,
+    tagged billing, though the task names the billing api."""
+    mem = pdb.owner("ana")
+    failed = mem.record("debug", "Deploy of the billing api failed: migration held a lock", outcome="failure",
+                        tags=["billing"], lesson="run migrations before the deploy window").id  # fmt: skip
+    clock.advance(minutes=5)
+    for task, tags in (("Deploy the billing api on Kubernetes", ()), ("deploy the billing api", ("deploy",))):
+        prep = mem.prepare(task, tags=tags, kind="debug")
+        assert [m.episode.id for m in prep.records] == [failed], task
+        assert "run migrations before the deploy window" in prep.text
+    assert "No past record mentions 'Kubernetes'" in mem.prepare("Deploy the billing api on Kubernetes").text
 
 
 def test_prepare_says_plainly_when_nothing_is_relevant(pdb: memdb.Database) -> None:

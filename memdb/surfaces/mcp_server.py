@@ -1293,7 +1293,14 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     unknown = sorted(set(config) - {"tokens", *SERVE_TABLES})
     if unknown:
         also = ", ".join(SERVE_TABLES)
-        raise ConfigError(f"config {where!r}: unknown key {unknown[0]!r} (expected a [tokens] table; memdb serve also reads {also})")
+        tables = [k for k in unknown if isinstance(config[k], dict)]  # a misspelled table ("[token]") is named
+        if tables:
+            raise ConfigError(f"config {where!r}: unknown key {tables[0]!r} (expected a [tokens] table; memdb serve also reads {also})")
+        # a key of a value is never echoed: a token written before its [tokens] header is one (a token is a password)
+        raise ConfigError(
+            f"config {where!r}: {len(unknown)} key(s) outside any table, not shown as they may be tokens "
+            f"(tokens go in a [tokens] table; memdb serve also reads {also})"
+        )
     return config
 
 

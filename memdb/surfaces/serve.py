@@ -113,18 +113,32 @@ def load_config(path: str | os.PathLike[str]) -> ServeConfig:
     raw = read_config(path)
     owners = set(tokens.values())
 
+    def said(value: Any, quoted: bool = True) -> str:
+        """``value`` for an error, unless it is one of the tokens (misplaced: a token is a password)."""
+        if isinstance(value, str) and value in tokens:
+            return "a value not shown (it is one of the tokens)"
+        return repr(value) if quoted else str(value)
+
     def names(table: str, key: str, value: Any) -> list[str]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"config {where!r}: [{table}] {key} = {value!r}: expected a list of owner names")
+            shown_value = (
+                "a value not shown (it holds a token)"
+                if isinstance(value, list) and any(v in tokens for v in value if isinstance(v, str))
+                else said(value)
+            )
+            raise ConfigError(f"config {where!r}: [{table}] {said(key, False)} = {shown_value}: expected a list of owner names")
+        for v in value:
+            if v in tokens:
+                raise ConfigError(f"config {where!r}: [{table}] {said(key, False)}: holds one of the tokens (not shown), not an owner name")
         try:
             return [check_owner(v) for v in value]
         except ValidationError as exc:
-            raise ConfigError(f"config {where!r}: [{table}] {key}: {exc}") from None
+            raise ConfigError(f"config {where!r}: [{table}] {said(key, False)}: {exc}") from None
 
     reviewers: dict[str, frozenset[str]] = {}
     for who, whom in dict(raw.get("reviewers") or {}).items():
         if who not in owners:
-            raise ConfigError(f"config {where!r}: [reviewers] {who!r}: no token maps to this owner, so they cannot sign in to review")
+            raise ConfigError(f"config {where!r}: [reviewers] {said(who)}: no token maps to this owner, so they cannot sign in to review")
         reviewers[who] = frozenset(names("reviewers", who, whom))
     teams = None
     if "teams" in raw:
@@ -215,18 +229,30 @@ def build_app(
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     from memdb.surfaces.mcp_server import BearerAuth, build_server
-    from memdb.surfaces.web.app import build_dashboard
+    from memdb.surfaces.web.app import SecurityHeaders, build_dashboard
 
     server = build_server(db, tokens=config.tokens)
     from mcp.server.transport_security import TransportSecuritySettings
 
-    # behind a proxy the Host is the public name; the proxy, not this check, decides what reaches us
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=False) if behind_proxy else None
+    # behind a proxy the Host is the public name; the proxy, not this check, decides what reaches us.
+    # On loopback, the names of this machine only, the address listened on included ("127.0.0.2":
+    # the SDK checked only its three default names, and the dashboard refused its own address)
+    names = ["127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host]
+    names = list(dict.fromkeys(names))
+    security: TransportSecuritySettings | None = None  # a public name over TLS: the SDK's own rule
+    if behind_proxy:
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    elif _is_loopback(host):
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[f"{n}:*" for n in names] + names,
+            allowed_origins=[f"{scheme}://{n}:*" for n in names for scheme in ("http", "https")],
+        )
     mcp_app = server.streamable_http_app(stateless_http=True, json_response=True, host=host, transport_security=security)
     mcp = BearerAuth(mcp_app, config.tokens)
     web: ASGIApp = build_dashboard(db, config.tokens, reviewers=config.reviewers, scheduler=scheduler, secure_cookies=secure_cookies)
     if _is_loopback(host) and not behind_proxy:  # a page of another site resolving its name to 127.0.0.1 (DNS rebinding) gets 400
-        web = TrustedHostMiddleware(web, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])
+        web = SecurityHeaders(TrustedHostMiddleware(web, allowed_hosts=names))
     return _Dispatch(mcp, web)
 
 
@@ -290,11 +316,11 @@ def run(
         raise ConfigError("--tls-cert and --tls-key: give both or neither")
     if not _is_loopback(host):
         if not allow_remote:
-            raise ConfigError(f"--host {host}: not a loopback address; add --allow-remote (with TLS or --behind-proxy) to listen there")
-        if tls_cert is None and not behind_proxy:
+            raise ConfigError(f"--host {host}: not a loopback address; add --allow-remote (with --tls-cert/--tls-key) to listen there")
+        if tls_cert is None:  # a proxy in front listens on loopback itself (--behind-proxy there)
             raise ConfigError(
-                f"--host {host}: a non-loopback address needs --tls-cert/--tls-key or --behind-proxy "
-                "(tokens would cross the network in clear)"
+                f"--host {host}: a non-loopback address needs --tls-cert/--tls-key (tokens would cross the network in clear; "
+                "a reverse proxy that terminates TLS forwards to memdb on loopback, with --behind-proxy)"
             )
     if demo and (db_path is not None or config is not None):
         raise ConfigError("--demo: serves the embedded demo database; leave --db and --config out")

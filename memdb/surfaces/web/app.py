@@ -51,7 +51,9 @@ SECURITY_HEADERS = {
         "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # nothing to other sites; the server's own forms send their Origin ("no-referrer" made a
+    # browser send "Origin: null", which the origin check then had to let through)
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
@@ -235,7 +237,8 @@ class Dashboard:
     async def posted(self, request: Request, me: Session | None) -> dict[str, list[str]]:
         """The form of a POST, after the checks every change passes: same origin, size, CSRF, no naming fields."""
         origin = request.headers.get("origin")
-        if origin is not None and origin != "null" and urllib.parse.urlsplit(origin).netloc != request.headers.get("host"):
+        # "null" is an opaque origin (a sandboxed frame, a data: page, a redirect chain): no page of this server
+        if origin is not None and (origin == "null" or urllib.parse.urlsplit(origin).netloc != request.headers.get("host")):
             raise WebError(403, f"origin {origin!r}: not this server (nothing was changed)")
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype != "application/x-www-form-urlencoded":
@@ -270,7 +273,7 @@ def build_dashboard(
     reviewers: Mapping[str, frozenset[str]] | None = None,
     scheduler: Scheduler | None = None,
     secure_cookies: bool = False,
-) -> Starlette:
+) -> SecurityHeaders:
     """The dashboard as an ASGI app (``memdb serve`` mounts it beside MCP at ``/mcp``)."""
     from memdb.surfaces.web import pages
 
@@ -283,4 +286,26 @@ def build_dashboard(
     ]
     app = Starlette(routes=routes)
     app.state.dashboard = dash
-    return app
+    return SecurityHeaders(app)
+
+
+class SecurityHeaders:
+    """Every response carries ``SECURITY_HEADERS``, Starlette's own too (its 404 for an unknown
+    path, its 405 for a wrong method, a refused Host), which the pages set one by one."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in SECURITY_HEADERS.items()]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                present = {k.lower() for k, _ in message.get("headers", [])}
+                message = {**message, "headers": [*message.get("headers", []), *(h for h in self._headers if h[0] not in present)]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

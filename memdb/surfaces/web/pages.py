@@ -86,7 +86,10 @@ def _day(text: str, what: str, zone: ZoneInfo, after: bool = False) -> dt.dateti
         day = dt.date.fromisoformat(text)
     except ValueError:
         raise ValidationError(f"{what} {text!r}: expected a date YYYY-MM-DD") from None
-    return dt.datetime.combine(day + dt.timedelta(days=1 if after else 0), dt.time(), tzinfo=zone).astimezone(dt.UTC)
+    try:
+        return dt.datetime.combine(day + dt.timedelta(days=1 if after else 0), dt.time(), tzinfo=zone).astimezone(dt.UTC)
+    except OverflowError:
+        raise ValidationError(f"{what} {text!r}: out of range (days from 0001-01-02 to 9999-12-30)") from None
 
 
 def memories(dash: Dashboard, req: Req) -> Response:

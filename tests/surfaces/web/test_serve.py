@@ -82,6 +82,8 @@ def test_one_config_file_serves_mcp_and_the_dashboard(tmp_path: Path) -> None:
         ("[schedule]\nidle_sessions = -5\n", "[schedule] idle_sessions = -5: minutes from 0 (never) to 1440"),
         ("[schedule]\nenabled = 1\n", "[schedule] enabled = 1: true or false"),
         ("[dashboard]\nport = 1\n", "unknown key 'dashboard'"),
+        (f'[teams]\nplatform = ["{ANA_TOKEN}"]\n', "[teams] platform: holds one of the tokens (not shown)"),
+        (f'[reviewers]\n"{ANA_TOKEN}" = ["bo"]\n', "[reviewers] a value not shown (it is one of the tokens)"),
     ],
 )
 def test_config_errors_name_the_table_and_key_and_never_a_token(tmp_path: Path, extra: str, message: str) -> None:
@@ -138,7 +140,9 @@ def test_a_host_header_of_another_name_is_refused_on_loopback(site: Site) -> Non
     ("args", "message"),
     [
         (["--host", "0.0.0.0"], "--host 0.0.0.0: not a loopback address; add --allow-remote"),
-        (["--host", "0.0.0.0", "--allow-remote"], "a non-loopback address needs --tls-cert/--tls-key or --behind-proxy"),
+        (["--host", "0.0.0.0", "--allow-remote"], "a non-loopback address needs --tls-cert/--tls-key (tokens would cross"),
+        # a proxy in front forwards to memdb on loopback: plain HTTP on the network was allowed, checks off (a probe's find)
+        (["--host", "0.0.0.0", "--allow-remote", "--behind-proxy"], "a non-loopback address needs --tls-cert/--tls-key"),
         (["--tls-cert", "c.pem"], "--tls-cert and --tls-key: give both or neither"),
         (["--demo"], "--demo: serves the embedded demo database; leave --db and --config out"),
         (["--port", "0"], "--port 0: must be from 1 to 65535"),
@@ -255,3 +259,46 @@ def test_behind_a_proxy_the_public_host_name_is_accepted(tmp_path: Path) -> None
         for behind_proxy, status in ((False, 400), (True, 200)):
             with TestClient(build_app(db, config, behind_proxy=behind_proxy), base_url="https://memdb.example.org") as client:
                 assert client.get("/signin").status_code == status
+
+
+def test_a_token_before_its_table_is_never_echoed(tmp_path: Path) -> None:
+    """Tokens written without the [tokens] header (an easy slip) were echoed as an unknown key."""
+    path = write(tmp_path / "memdb.toml", f'"{ANA_TOKEN}" = "ana"\n')
+    for load in (load_tokens, load_config):
+        with pytest.raises(ConfigError) as info:
+            load(path)
+        assert "key(s) outside any table, not shown" in str(info.value) and ANA_TOKEN not in str(info.value)
+
+
+def test_the_dashboard_s_hardening_holds_on_every_response(tmp_path: Path) -> None:
+    """A probe's finds: a POST with Origin "null" (a sandboxed or data: page) passed the origin
+    check; Starlette's own 404, 405 and host refusals came without the security headers; a day
+    out of range was a 500; on 127.0.0.2 /mcp took any Host and the dashboard refused its own."""
+    from starlette.testclient import TestClient
+
+    from memdb.surfaces.serve import ServeConfig, build_app
+
+    with memdb.open(tmp_path / "db") as db:
+        config = ServeConfig({ANA_TOKEN: "ana"})
+        with TestClient(build_app(db, config), base_url="http://127.0.0.1:8766") as client:
+            for response in (client.get("/nope"), client.put("/review"), client.get("/", headers={"Host": "evil.example"})):
+                assert response.headers["x-frame-options"] == "DENY" and "default-src 'none'" in response.headers["content-security-policy"]
+            signin = client.post("/signin", data={"token": ANA_TOKEN}, headers={"Origin": "null"})
+            assert signin.status_code == 403 and "null&#39;: not this server" in signin.text
+        with TestClient(build_app(db, config, host="127.0.0.2"), base_url="http://127.0.0.2:8766") as client:
+            assert client.get("/signin").status_code == 200
+            foreign = client.post("/mcp", json={}, headers={"Host": "evil.example", "Authorization": f"Bearer {ANA_TOKEN}"})
+            assert foreign.status_code in (400, 421)
+
+
+def test_a_day_out_of_range_is_a_bad_request() -> None:
+    """``/memories?until=9999-12-31`` was a 500 (the day after it overflows), as MCP says 400."""
+    from zoneinfo import ZoneInfo
+
+    from memdb.errors import ValidationError
+    from memdb.surfaces.web.pages import _day
+
+    with pytest.raises(ValidationError, match="until '9999-12-31': out of range"):
+        _day("9999-12-31", "until", ZoneInfo("UTC"), after=True)
+    with pytest.raises(ValidationError, match="since '0001-01-01': out of range"):
+        _day("0001-01-01", "since", ZoneInfo("Asia/Tokyo"))

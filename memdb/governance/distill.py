@@ -266,6 +266,10 @@ class IdleReport:
         )
 
 
+_NEWS_FIELDS = frozenset({"summary", "content", "result", "input", "tool", "what_happened", "why", "lesson", "decisions", "outcome"})
+"""What a correction of a capture may say anew of its session (``Sessions.on_corrected``)."""
+
+
 class Sessions:
     """Closing gateway sessions into typed episodes, for one database (module docstring)."""
 
@@ -715,11 +719,13 @@ class Sessions:
             if self.marks.data((owner, "closed", session)) and not self.marks.data((owner, "continued", session)):
                 self.marks.kill((owner, "open", session))
 
-    def on_corrected(self, owner: str, _old_id: str, _old: Mapping[str, Any], new: Episode, _changed: list[str], _at: dt.datetime) -> None:
-        """``Episodes.supersede_hooks``: a capture of a closed session corrected (a tool result
-        corrected to the error it was, as the refusal of a second result says to do) is news its
-        episode does not hold, as a late capture is: the session goes on (on_capture)."""
-        self.on_capture(owner, new)
+    def on_corrected(self, owner: str, _old_id: str, _old: Mapping[str, Any], new: Episode, changed: list[str], _at: dt.datetime) -> None:
+        """``Episodes.supersede_hooks``: a capture of a closed session corrected in what it says
+        happened (a tool result corrected to the error it was, as the refusal of a second result
+        says to do) is news its episode does not hold, as a late capture is: the session goes on
+        (on_capture). Its tags or participants corrected are not."""
+        if _NEWS_FIELDS.intersection(changed):
+            self.on_capture(owner, new)
 
     def derived_from(self, owner: str, targets: Collection[str], action: str) -> list[str]:
         """``Erasure.derived``: the distilled episodes citing captured events about to be erased

@@ -85,10 +85,11 @@ class _Block:
 
 
 def _without(task: str, names: Iterable[str]) -> str:
-    """``task`` without the words of ``names`` (whole words, any case)."""
+    """``task`` without ``names``, each as a phrase (whole words, any case): "Project Q" leaves
+    the "Project X" beside it."""
     for name in names:
-        for word in name.split():
-            task = re.sub(rf"(?<![\w-]){re.escape(word)}(?![\w-])", " ", task, flags=re.IGNORECASE)
+        phrase = r"\s+".join(map(re.escape, name.split()))
+        task = re.sub(rf"(?<![\w-]){phrase}(?![\w-])", " ", task, flags=re.IGNORECASE)
     return " ".join(task.split())
 
 
@@ -149,13 +150,14 @@ def prepare(
     worded = bool(terms)  # a task of stopwords only has no text to match (recall refuses it)
     missing, named = queries.read_task(task, at) if worded else ((), ())
     text = _without(task, missing) if missing else task
-    terms = set(tokenize(text))
-    worded = bool(terms)
 
-    # 2. knowledge the owner may read, by words and tags
+    # 2. knowledge the owner may read, by words and tags: by every word of the task, a name no
+    # record holds too (a teammate's lesson about Zeta is about Zeta)
     entries = [e for e in knowledge.readable(queries.name) if entry_score(e, terms, set(want)) > 0]
     entries.sort(key=lambda e: (-entry_score(e, terms, set(want)), e.id))
     entries = entries[:limit]
+    terms = set(tokenize(text))
+    worded = bool(terms)
 
     # 3. similar past records with outcomes: text and tags, then tags, then text alone. Records
     # with an outcome are searched for, not filtered out of the best matches of any kind: 25 chat
@@ -167,6 +169,13 @@ def prepare(
     records: list[Hit] = []
     seen: set[str] = set()
     scope = list(dict.fromkeys((*want, *named))) if want else []
+
+    def in_scope(m: Hit) -> bool:
+        """A record of a given tag, of none, or of tags the task names only ("the billing api"):
+        a topic the task names admits no other person's record (Sam's [sam, fractions] for Maya)."""
+        tags = set(m.episode.tags)
+        return not want or not tags or bool(tags & set(want)) or tags <= set(named)
+
     attempts: list[dict[str, Any]] = [{"text": text, "any_tags": want}] if want and worded else []
     attempts += [{"any_tags": want}] if want else []
     attempts += [{"text": text, "scope_tags": scope}] if worded else []
@@ -176,7 +185,7 @@ def prepare(
         # archived records count: their outcome and lesson stay hot (forgetting never erases experience)
         result = queries.recall(kind=kind, limit=limit + len(seen), now=at, include_archived=True, with_outcome=True, **query)
         for m in result.memories:
-            if m.episode.id not in seen and m.episode.kind != "summary":
+            if m.episode.id not in seen and m.episode.kind != "summary" and in_scope(m):
                 seen.add(m.episode.id)
                 records.append(m)
             if len(records) >= limit:

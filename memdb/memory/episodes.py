@@ -694,7 +694,7 @@ class OwnerEpisodes:
             if earlier is not None:
                 raise ValidationError(
                     f"{what}: the call has a result already, recorded as it was and never overwritten "
-                    f"(a retry is a new tool call; to correct a result recorded wrongly, supersede({call_id!r}, reason=..., result=...))"
+                    "(a retry is a new tool call; a result recorded wrongly is corrected by superseding the call with its result)"
                 )
             old = dict(record)
             record = {**record, "result": clean}

@@ -338,7 +338,7 @@ def _event_line(ep: Episode) -> str:
 # The query layer's notes name the Python API's arguments and calls; a tool's caller knows them by
 # their names here (test_notes_name_the_tools_arguments)
 _IN_TOOL_TERMS = (("include_archived=True", "include_archived: true"), ("include_superseded=True", "include_superseded: true"),
-                  ("restore()", "restore_episode"), ("supersede(", "supersede_episode("))  # fmt: skip
+                  ("restore()", "restore_episode"))  # fmt: skip
 
 
 def _in_tool_terms(text: str) -> str:
@@ -1387,12 +1387,12 @@ def _require_sdk() -> None:
 def _error_result(tool: ToolSpec, exc: MemdbError) -> CallToolResult:
     from mcp import types
 
-    error: dict[str, Any] = {"type": type(exc).__name__, "message": _in_tool_terms(str(exc))}
+    error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
     if isinstance(exc, ArgumentError):
         error["argument"] = exc.argument
         text = f"{tool.name}: invalid argument: {exc}"
     elif isinstance(exc, ValidationError):
-        text = f"{tool.name}: invalid arguments: {_in_tool_terms(str(exc))}"
+        text = f"{tool.name}: invalid arguments: {exc}"
     elif isinstance(exc, NotFoundError):
         text = f"{tool.name}: not found: {exc}"
     else:

@@ -106,30 +106,37 @@ class ServeConfig:
 def load_config(path: str | os.PathLike[str]) -> ServeConfig:
     """The config at ``path``: tokens as ``memdb mcp`` reads them, then reviewers, teams and the
     schedule, each checked (ConfigError names the table and key; a token is never echoed)."""
-    from memdb.surfaces.mcp_server import load_tokens
+    from memdb.surfaces.mcp_server import MIN_TOKEN_CHARS, load_tokens
 
     where = os.fspath(path)
     tokens = load_tokens(path)
     raw = read_config(path)
     owners = set(tokens.values())
 
+    def token_like(value: Any) -> bool:
+        """Whether ``value`` is, or holds, a string that may be a token: one of them, or any as long
+        (a token typed under the wrong table is in no [tokens] table)."""
+        if isinstance(value, str):
+            return value in tokens or len(value) >= MIN_TOKEN_CHARS
+        if isinstance(value, (list, tuple)):
+            return any(token_like(v) for v in value)
+        if isinstance(value, dict):
+            return any(token_like(k) or token_like(v) for k, v in value.items())
+        return False
+
     def said(value: Any, quoted: bool = True) -> str:
-        """``value`` for an error, unless it is one of the tokens (misplaced: a token is a password)."""
-        if isinstance(value, str) and value in tokens:
-            return "a value not shown (it is one of the tokens)"
+        """``value`` for an error, unless it may be a token (a token is a password)."""
+        if token_like(value):
+            return "a value not shown (it may be a token)"
         return repr(value) if quoted else str(value)
 
     def names(table: str, key: str, value: Any) -> list[str]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            shown_value = (
-                "a value not shown (it holds a token)"
-                if isinstance(value, list) and any(v in tokens for v in value if isinstance(v, str))
-                else said(value)
-            )
+            shown_value = said(value)
             raise ConfigError(f"config {where!r}: [{table}] {said(key, False)} = {shown_value}: expected a list of owner names")
         for v in value:
-            if v in tokens:
-                raise ConfigError(f"config {where!r}: [{table}] {said(key, False)}: holds one of the tokens (not shown), not an owner name")
+            if token_like(v):
+                raise ConfigError(f"config {where!r}: [{table}] {said(key, False)}: a value not shown (may be a token), not an owner name")
         try:
             return [check_owner(v) for v in value]
         except ValidationError as exc:
@@ -146,7 +153,10 @@ def load_config(path: str | os.PathLike[str]) -> ServeConfig:
     table = dict(raw.get("schedule") or {})
     unknown = sorted(set(table) - _SCHEDULE_KEYS)
     if unknown:
-        raise ConfigError(f"config {where!r}: [schedule] unknown key {unknown[0]!r} (expected {', '.join(sorted(_SCHEDULE_KEYS))})")
+        raise ConfigError(f"config {where!r}: [schedule] unknown key {said(unknown[0])} (expected {', '.join(sorted(_SCHEDULE_KEYS))})")
+    for k, v in table.items():
+        if token_like(v):
+            raise ConfigError(f"config {where!r}: [schedule] {k} = {said(v)}: not a setting of the schedule")
     times = {k: parse_time(str(table[k]), f"config {where!r}: [schedule] {k}") for k in ("maintain", "reflect", "decay") if k in table}
     idle = table.get("idle_sessions", 15)
     if isinstance(idle, bool) or not isinstance(idle, int) or not 0 <= idle <= 1440:
@@ -253,7 +263,7 @@ def build_app(
     web: ASGIApp = build_dashboard(db, config.tokens, reviewers=config.reviewers, scheduler=scheduler, secure_cookies=secure_cookies)
     if _is_loopback(host) and not behind_proxy:  # a page of another site resolving its name to 127.0.0.1 (DNS rebinding) gets 400
         web = SecurityHeaders(TrustedHostMiddleware(web, allowed_hosts=names))
-    return _Dispatch(mcp, web)
+    return _Dispatch(SecurityHeaders(mcp), web)
 
 
 def _is_loopback(host: str) -> bool:

@@ -417,6 +417,10 @@ def test_a_corrected_result_continues_a_closed_session(tmp_path: Path) -> None:
         (again,) = db.close_idle_sessions(now=clock.now + HOUR).closed
         assert again.episode is not None and again.episode.outcome == "failure"
         assert mem.history(kind="routine").counts["failure"] == 1 and db.check().ok
+        # a correction of what it is filed under (tags) is no news of the session (a review's find)
+        clock.advance(days=30)
+        mem.supersede(mem.versions(deploy.id)[-1].id, reason="filed", tags=["http"])
+        assert db.close_idle_sessions(now=clock.now + 2 * HOUR).owners == {}
 
 
 def test_erasing_an_event_the_episode_does_not_cite_leaves_it(tmp_path: Path) -> None:

@@ -524,6 +524,36 @@ def test_a_new_word_of_a_task_hides_nothing_the_rest_matches(pdb: memdb.Database
     assert "No past record mentions 'Kubernetes'" in mem.prepare("Deploy the billing api on Kubernetes").text
 
 
+def test_a_topic_the_task_names_admits_no_other_person_s_records(pdb: memdb.Database, clock: Clock) -> None:
+    """A review's find: a tag the task's words name ("fractions") widened the given tags' scope to
+    Sam's [sam, fractions] records as context for Maya; a record of the named tags only stays."""
+    mem = pdb.owner("tutor")
+    for i in range(3):
+        mem.record("routine", f"Fractions lesson with Sam went badly {i}", outcome="failure", tags=["sam", "fractions"],
+                   lesson="Sam needs visual aids")  # fmt: skip
+        clock.advance(days=1)
+    prep = mem.prepare("fractions lesson", tags=["maya"])
+    assert prep.records == [] and "Sam" not in prep.text
+    plain = mem.record("routine", "Fractions lesson plan reviewed", outcome="success", tags=["fractions"]).id
+    assert [m.episode.id for m in mem.prepare("fractions lesson", tags=["maya"]).records] == [plain]
+
+
+def test_knowledge_about_a_name_no_record_holds_is_still_offered(pdb: memdb.Database) -> None:
+    """A review's find: the name removed from the task's words hid the knowledge about it too (an
+    approved lesson on Zeta, of an owner with no episode of Zeta): knowledge is read by every word."""
+    mem = pdb.owner("ana")
+    mem.record("debug", "Deploy of Project X failed", outcome="failure", tags=["project-x"])
+    lesson = mem.save_lesson("Zeta needs the VPN up first", tags=["zeta"])
+    pdb.approve(lesson.id, by="rita")
+    prep = mem.prepare("Configure the Zeta cluster")
+    assert [e.id for e in prep.knowledge] == [lesson.id]
+
+    from memdb.governance.prepare import _without
+
+    assert _without("Project X and Project Q rollout", ["Project Q"]) == "Project X and rollout"  # a phrase, not its words
+    assert _without("Zeta's zeta-prod and Zetaprod", ["Zeta"]) == "'s zeta-prod and Zetaprod"
+
+
 def test_prepare_says_plainly_when_nothing_is_relevant(pdb: memdb.Database) -> None:
     prep = pdb.owner("ana").prepare("write a haiku about lighthouses")
     assert "Nothing relevant found" in prep.text and not (prep.patterns or prep.knowledge or prep.records)

@@ -273,7 +273,7 @@ def test_a_second_result_for_a_call_is_refused(edb: memdb.Database) -> None:
     assert mem.record_tool_result(call.id, {"status": "deployed", "by": "jane.doe@example.com"}) == done  # its placeholder too
     with pytest.raises(ValidationError, match=rf"^tool result for {call.id}: the call has a result already") as refused:
         mem.record_tool_result(call.id, {"error": "rolled back: migration held a lock"})
-    assert f"supersede({call.id!r}" in str(refused.value)
+    assert "corrected by superseding the call with its result" in str(refused.value)
     assert mem.peek(call.id).result == done.result and len(mem.audit()) == audit  # nothing written
     assert mem.recall(text="rolled back").found is False
     fixed = mem.supersede(call.id, reason="the gateway logged the wrong run", result='{"error": "rolled back"}')

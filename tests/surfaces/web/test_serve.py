@@ -82,8 +82,8 @@ def test_one_config_file_serves_mcp_and_the_dashboard(tmp_path: Path) -> None:
         ("[schedule]\nidle_sessions = -5\n", "[schedule] idle_sessions = -5: minutes from 0 (never) to 1440"),
         ("[schedule]\nenabled = 1\n", "[schedule] enabled = 1: true or false"),
         ("[dashboard]\nport = 1\n", "unknown key 'dashboard'"),
-        (f'[teams]\nplatform = ["{ANA_TOKEN}"]\n', "[teams] platform: holds one of the tokens (not shown)"),
-        (f'[reviewers]\n"{ANA_TOKEN}" = ["bo"]\n', "[reviewers] a value not shown (it is one of the tokens)"),
+        (f'[teams]\nplatform = ["{ANA_TOKEN}"]\n', "[teams] platform: a value not shown (may be a token)"),
+        (f'[reviewers]\n"{ANA_TOKEN}" = ["bo"]\n', "[reviewers] a value not shown (it may be a token)"),
     ],
 )
 def test_config_errors_name_the_table_and_key_and_never_a_token(tmp_path: Path, extra: str, message: str) -> None:
@@ -262,12 +262,23 @@ def test_behind_a_proxy_the_public_host_name_is_accepted(tmp_path: Path) -> None
 
 
 def test_a_token_before_its_table_is_never_echoed(tmp_path: Path) -> None:
-    """Tokens written without the [tokens] header (an easy slip) were echoed as an unknown key."""
+    """Tokens written without the [tokens] header (an easy slip) were echoed as an unknown key,
+    and a new one appended under another table was echoed as its key or value."""
     path = write(tmp_path / "memdb.toml", f'"{ANA_TOKEN}" = "ana"\n')
     for load in (load_tokens, load_config):
         with pytest.raises(ConfigError) as info:
             load(path)
         assert "key(s) outside any table, not shown" in str(info.value) and ANA_TOKEN not in str(info.value)
+    new = "newtoken-9f8e7d6c5b4a3210"
+    for table in ("reviewers", "teams", "schedule"):
+        path = write(tmp_path / "memdb.toml", f'[tokens]\n"{ANA_TOKEN}" = "ana"\n[{table}]\n"{new}" = "bo"\n')
+        with pytest.raises(ConfigError) as info:
+            load_config(path)
+        assert new not in str(info.value) and ANA_TOKEN not in str(info.value), table
+    path = write(tmp_path / "memdb.toml", f'[tokens]\n"{ANA_TOKEN}" = "ana"\n[schedule]\nmaintain = "{ANA_TOKEN}"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert ANA_TOKEN not in str(info.value)
 
 
 def test_the_dashboard_s_hardening_holds_on_every_response(tmp_path: Path) -> None:

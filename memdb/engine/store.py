@@ -158,12 +158,7 @@ class _SharedEnv:
         """Whether the calling thread has a read transaction of this env open (through any
         LMDBStore on the path): the map cannot grow under it, so waiting would never end.
         Read from LMDB's reader table, so the per-transaction fast path pays nothing."""
-        pid, tid = str(os.getpid()), format(threading.get_ident(), "x")
-        for line in self.env.readers().splitlines()[1:]:
-            fields = line.split()
-            if len(fields) == 3 and fields[0] == pid and fields[1] == tid and fields[2] != "-":
-                return True
-        return False
+        return self._own_reads(threading.get_ident()) > 0
 
     def enter(self) -> None:
         """Register a transaction about to begin; waits while a resize is under way."""

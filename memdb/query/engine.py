@@ -725,12 +725,8 @@ class OwnerQueries:
                 with self._space.reader() as txn:
                     raws = txn.get_many(keys)  # a batch of records a round trip (PostgreSQL)
                 for key, r in zip(keys, chunk, strict=True):
-                    header = r[1]
-                    if header.get("status") == "archived":
-                        lesson = header.get("lesson")  # kept hot with it
-                    else:
-                        raw = raws.get(key)
-                        lesson = unpack_value(raw).get("lesson") if raw is not None else None
+                    raw = raws.get(key)
+                    lesson = self._lesson_of(r[0], r[1], unpack_value(raw) if raw is not None else {})
                     if lesson and lesson not in said:
                         said.add(lesson)
                         kept.append(r)
@@ -764,11 +760,13 @@ class OwnerQueries:
                 interp = self._matched_in_cold(interp, self._compile(interp))
         return interp.missing_names, tuple(dict.fromkeys((*interp.tags, *interp.any_tags, *interp.boost_tags)))
 
-    def _lesson_of(self, eid: str, header: Mapping[str, Any] | None) -> str | None:
-        """An attempt's lesson: in the header an archived one keeps hot, else in its record."""
+    def _lesson_of(self, eid: str, header: Mapping[str, Any] | None, record: Mapping[str, Any] | None = None) -> str | None:
+        """An attempt's lesson: in the header an archived one keeps hot, else in its record
+        (``record`` where the caller read it already, in a batch)."""
         if header is not None and header.get("status") == "archived":
             return header.get("lesson") or None
-        record = self._layout.record_of(self.name, eid)
+        if record is None:
+            record = self._layout.record_of(self.name, eid)
         return (record or {}).get("lesson") or None
 
     # --- planning and execution -----------------------------------------------------------------

@@ -418,7 +418,8 @@ def test_a_shared_lesson_names_none_of_its_owner_s_episodes(kdb: memdb.Database)
     fixed = ana.supersede(cited[1], reason="stale alert", outcome="success")
     (seen,) = bo.knowledge("migrations")
     assert (seen.flagged_at, seen.flag_reason) == (None, "its owner is reviewing it") and "success" not in seen.line()
-    assert kdb.entry(entry.id).flag_reason == "a record it cites was corrected (outcome failure -> success)" and fixed.id
+    assert fixed.supersedes == cited[1]
+    assert kdb.entry(entry.id).flag_reason == "a record it cites was corrected (outcome failure -> success)"
 
 
 def test_a_lesson_on_a_corrected_episode_is_recited_and_flagged(kdb: memdb.Database, clock: Clock) -> None:

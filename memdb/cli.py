@@ -615,9 +615,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     with _open(args) as db:
         owners = db.owners()
         if args.owner:
-            if check_owner(args.owner) not in owners:
+            name = db.owner(args.owner).name
+            if name not in owners:
                 raise NotFoundError(f"--owner {shown(args.owner)}: no such owner in this database (without it, every owner is exported)")
-            owners = [args.owner]
+            owners = [name]
         total = sum(db.owner(o).count() for o in owners)  # count() includes archived episodes
         if not args.file:
             _write_export(db, owners, total, sys.stdout)

@@ -23,7 +23,7 @@ from pydantic import ValidationError as PydanticError
 from memdb.engine.codec import encode_subscript
 from memdb.engine.globals import Global, Globals
 from memdb.engine.log import logger
-from memdb.errors import ConfigError, NotFoundError, SanitizerError, ValidationError
+from memdb.errors import ConfigError, MemdbError, NotFoundError, SanitizerError, ValidationError
 from memdb.memory.audit import AuditLog, content_hash
 from memdb.memory.check import CheckReport, check
 from memdb.memory.ids import Clock, check_id, episode_day, new_id, ts_micros, utcnow
@@ -228,7 +228,25 @@ class Episodes:
 
     def owner(self, name: str) -> OwnerEpisodes:
         """What one owner may do with their own episodes."""
-        return OwnerEpisodes(self, check_owner(name))
+        return OwnerEpisodes(self, self.owner_name(name))
+
+    def owner_name(self, name: str) -> str:
+        """``name`` as ``check_owner`` gives it, or as given where this database already holds an
+        owner of exactly that name, one written before names were put in NFC and refused
+        invisible characters: what is stored stays reachable."""
+        try:
+            checked = check_owner(name)
+        except ValidationError:
+            if isinstance(name, str) and name and self._held(name):
+                return name
+            raise
+        return name if checked != name and self._held(name) else checked
+
+    def _held(self, name: str) -> bool:
+        try:
+            return bool(self.layout.stats.data((name,)))
+        except MemdbError:  # no subscript at all (a lone surrogate, a key too long)
+            return False
 
     def owners(self) -> list[str]:
         """Owners that have recorded anything (an administrative view; handles stay private)."""

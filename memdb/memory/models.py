@@ -10,7 +10,7 @@ import datetime as dt
 import functools
 import re
 import unicodedata
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticError
@@ -46,17 +46,29 @@ def bound_text(text: str, cap: int) -> str:
     return text[: max(cap - len(marker), 0)] + marker
 
 
+_INVISIBLE: Final = frozenset(("Cc", "Cf", "Zl", "Zp"))
+"""Unicode categories an owner name refuses: controls and format characters (a zero-width space,
+a right-to-left override) make two names look alike, or one look like another."""
+
+
 def check_owner(owner: str) -> str:
-    """Validate an owner name: 1-64 printable characters, valid Unicode (no lone surrogate), at most
-    128 bytes in UTF-8, and nothing the built-in sanitizer would replace: it is the first subscript
-    of every key, so a name that is an email or a phone number would put one on disk (as a
-    session's would). Messages show the name sanitized."""
+    """Validate an owner name and return it in NFC: 1-64 printable characters, valid Unicode (no
+    lone surrogate), at most 128 bytes in UTF-8, no invisible format character, and nothing the
+    built-in sanitizer would replace: it is the first subscript of every key, so a name that is an
+    email or a phone number would put one on disk (as a session's would). NFC, since one name
+    typed on two systems ("José" composed or with a combining accent) is one owner. Messages show
+    the name sanitized."""
     if not isinstance(owner, str) or not _OWNER.match(owner) or owner.strip() != owner:
         raise ValidationError(f"owner {shown(owner)}: must be 1-64 printable characters without surrounding spaces")
     try:
         size = len(owner.encode("utf-8"))
     except UnicodeEncodeError:
         raise ValidationError(f"owner {shown(owner)}: not valid Unicode (a lone surrogate); give a proper string") from None
+    if any(unicodedata.category(c) in _INVISIBLE or (c.isspace() and c != " ") for c in owner):
+        raise ValidationError(f"owner {shown(owner)}: holds an invisible or control character; use letters, digits and plain spaces")
+    if not unicodedata.is_normalized("NFC", owner):
+        owner = unicodedata.normalize("NFC", owner)
+        size = len(owner.encode("utf-8"))
     if size > OWNER_BYTES:
         raise ValidationError(f"owner {shown(owner)}: {size} bytes in UTF-8, more than {OWNER_BYTES}")
     if kinds := personal_data_in(owner):

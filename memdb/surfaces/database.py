@@ -28,7 +28,6 @@ from memdb.lifecycle.summarize import Summarizer
 from memdb.memory.check import CheckReport
 from memdb.memory.episodes import Episodes, RescoreReport
 from memdb.memory.ids import Clock
-from memdb.memory.models import check_owner
 from memdb.memory.sanitize import Sanitizer
 from memdb.memory.settings import Settings
 from memdb.surfaces.handle import Memory
@@ -84,7 +83,7 @@ class Database:
 
     def owner(self, name: str) -> Memory:
         """The handle for one owner's memory; every episode operation and query goes through it."""
-        return Memory(self.episodes, check_owner(name), self.lifecycle, self.knowledge, self.patterns, self.sessions)
+        return Memory(self.episodes, self.episodes.owner_name(name), self.lifecycle, self.knowledge, self.patterns, self.sessions)
 
     def owners(self) -> list[str]:
         """Owners with recorded episodes (administrative)."""
@@ -118,7 +117,7 @@ class Database:
 
     def audit(self, owner: str | None = None, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
         """The append-only audit log, oldest first: one owner's, or everyone's with database-wide records."""
-        return self.episodes.audit.entries(check_owner(owner) if owner is not None else None, since, until)
+        return self.episodes.audit.entries(self.episodes.owner_name(owner) if owner is not None else None, since, until)
 
     # --- governance: reflection, review, ceremony, decay -------------------------------------------
 
@@ -130,8 +129,9 @@ class Database:
         skipped, both counted; running it again the same day adds nothing."""
         if isinstance(owners, str):  # one owner's name, not its letters
             owners = [owners]
+        names = [self.episodes.owner_name(o) for o in owners] if owners is not None else None
         with span("memdb.reflect", {}) as s:
-            report = self.reflection.run(now, owners=[check_owner(o) for o in owners] if owners is not None else None, reflector=reflector)
+            report = self.reflection.run(now, owners=names, reflector=reflector)
             s.set("memdb.reflect.owners", len(report.owners))
             s.set("memdb.reflect.stored", report.stored)
             s.set("memdb.reflect.discarded", report.discarded)

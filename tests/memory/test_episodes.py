@@ -546,6 +546,31 @@ def test_owner_and_tag_sizes_keep_every_index_key_within_lmdb(edb: memdb.Databas
     assert edb.check().ok
 
 
+def test_one_owner_name_typed_composed_or_decomposed_is_one_owner(edb: memdb.Database) -> None:
+    composed, decomposed = "Jos\u00e9", "Jose\u0301"
+    ep = edb.owner(decomposed).record("debug", "s", outcome="failure")
+    assert edb.owner(composed).get(ep.id).owner == composed
+    assert edb.owners() == [composed]
+
+
+@pytest.mark.parametrize("name", ["ana\u200b", "ana\u202egnp.exe", "ana\u2028x", "ana\x85x", "ana\tb", "ana\u00a0b"])
+def test_an_owner_name_with_an_invisible_character_is_refused(edb: memdb.Database, name: str) -> None:
+    with pytest.raises(ValidationError, match=r"invisible or control character|printable"):
+        edb.owner(name)
+
+
+def test_an_owner_stored_before_names_were_normalised_stays_reachable(edb: memdb.Database) -> None:
+    from memdb.memory.episodes import OwnerEpisodes
+
+    for legacy in ("Jose\u0301", "ana\u200b"):  # as a database written before the rule holds them
+        OwnerEpisodes(edb.episodes, legacy).record("debug", f"kept by {legacy!r}", outcome="failure")
+        assert edb.owner(legacy).name == legacy
+        assert edb.owner(legacy).count() == 1
+    assert edb.owner("Jos\u00e9").count() == 0  # a new name in NFC is another owner
+    with pytest.raises(ValidationError):
+        edb.owner("bob\u200b")
+
+
 @pytest.mark.parametrize("outcome", [" success ", "success\n", "Success"])
 def test_an_outcome_is_exact_not_trimmed(edb: memdb.Database, outcome: str) -> None:
     with pytest.raises(ValidationError, match="outcome="):

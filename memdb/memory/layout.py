@@ -120,7 +120,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 24  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 25  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)

@@ -70,7 +70,7 @@ from memdb.memory.postings import TF_UNIT, TextIndex
 from memdb.memory.relevance import band_of
 from memdb.memory.settings import FACT_KIND
 from memdb.memory.text import normalize_tag, term_counts, tokenize
-from memdb.memory.timephrase import TOLD_HINTS, told_windows
+from memdb.memory.timephrase import TOLD_HINTS, told_hint_in, told_windows
 
 __all__ = [
     "ARCHIVED_FIELDS",
@@ -120,7 +120,7 @@ __all__ = [
     "told_of",
 ]
 
-LAYOUT: Final = 24  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 25  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
@@ -434,6 +434,8 @@ def told_of(record: Mapping[str, Any], tf: Mapping[str, int], week_start: int = 
     ``told`` and indexed in ``^EPTD`` (``index_entries``). ``tf`` (the record's terms) rules
     out most records before any phrase is read, and points at the words to read around."""
     hints = [_TOLD_TERMS.get(t, t) for t in tf if t in _TOLD_TERMS or (len(t) == 4 and t[:2] in ("19", "20") and t.isdigit())]
+    if not all(map(str.isascii, tf)):  # "昨天", "月", "7월": Chinese, Japanese and Korean hints
+        hints += filter(None, map(told_hint_in, tf))
     if not hints:
         return []
     text = "\n".join(str(record[f]) for f in TOLD_FIELDS if record.get(f))

@@ -141,7 +141,11 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     layout 23 indexes an identifier without its last words of letters too, "web-01.prod.internal"
     holding "web-01"; layout 24 reads the told windows again, as a plan, "scheduled for March 10",
     tells of the day ahead, a weekday written before a date, "Tuesday, December 29", is the date's,
-    and "the last day of February" is a day).
+    and "the last day of February" is a day; layout 25 indexes Han characters beside their
+    bigrams, one-syllable Korean words, Thai, Lao, Myanmar and Khmer as bigrams, and an identifier
+    written against Chinese or Japanese whole, ``memdb.memory.text``, and reads the told windows
+    again, as Chinese, Japanese and Korean dates and relative words, "2026年7月14日", "昨天", tell
+    of days; a tag stored before it keeps its form, ``normalize_tag`` drops optional marks since).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs
@@ -177,7 +181,7 @@ def _upgrade(layer: Episodes, holder: str, old: Any, batch: int) -> int:
     owners = layer.owners()
     total = sum(int(lay.stats.get((o, "episodes"), 0)) for o in owners)
     settings = layer.settings
-    tell = old is None or old < 24  # the windows each hot record's text tells of (``told_of``)
+    tell = old is None or old < 25  # the windows each hot record's text tells of (``told_of``)
     by_session = old is None or old < 22  # the archived episodes of each session (``^EPSA``)
     for owner in owners:
         with layer.space.transaction():  # the text index and its statistics, rebuilt below

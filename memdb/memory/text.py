@@ -13,14 +13,23 @@ verbs are their verb's term ("bought" is "buy", ``IRREGULAR_VERBS``); other scri
 they are.
 Chinese and Japanese, written without spaces between words, are indexed as overlapping character
 bigrams ("数据库迁移" -> "数据", "据库", "库迁", "迁移"; a lone character is a term of its own), as
-Lucene's CJK analyzer does: a search for "数据库" finds a text that holds "数据库" anywhere.
-Queries are read by the same rules (``terms_and_words``).
+Lucene's CJK analyzer does: a search for "数据库" finds a text that holds "数据库" anywhere; and
+the index holds each Han character of a run too (Lucene's ``outputUnigrams``), so a word of one
+character, "锁", "車", is found where it stands (layout 25). Thai, Lao, Myanmar and Khmer, also
+written without spaces, are read as bigrams of their letters each with its marks ("ฐานข้อมูล" ->
+"ฐา", "าน", "นข้", "ข้อ", "อมู", "มูล": a tone mark never splits from its letter). A Korean word of
+one syllable ("돈", "책") is a term, where a lone Latin letter is none, and Hangul beside other
+letters is a word of its own ("AWS에서" is "aws", "에서"). Queries are read by the same rules
+(``terms_and_words``), a run by its bigrams alone (a text holding "数", "据" and "库" apart does
+not answer "数据库"). ``tokenize`` reads Chinese and Japanese bigrams alone and other scripts as
+words, as before layout 25: knowledge digests and tombstones were stored by its terms.
 
 An identifier that joins letters and digits with hyphens, underscores or dots ("INV-2026-0042",
 "JIRA-1234", "CVE-2024-3094", "gpt-4", "v2.3.1") is an index term of its own too
 (``term_counts``), its parts joined by "-" ("inv-2026-0042"), beside the terms of its parts,
 and so is it without its last words of letters ("INV-2026-0042.pdf" holds "inv-2026-0042",
-"web-01.prod.internal" holds "web-01"): a text holding it is found by its parts ("invoice
+"web-01.prod.internal" holds "web-01"), also written against Chinese, Japanese or Korean
+("发票INV-2026-0042逾期"): a text holding it is found by its parts ("invoice
 0042") and by the whole. A query names it whole (``terms_and_words``), so "What happened with
 INV-2026-0042?" is not answered by every text that says "2026" or "inv" (layouts 21 and 23),
 and ``ask`` names one no memory holds, as it does a name, but for a phrase ("3-day" is asked by
@@ -75,9 +84,50 @@ _TERM_HEAD: Final = MAX_TERM_CHARS - 8  # room for "~" and 7 hex digits
 _WORD: Final = re.compile(r"[^\W_]+")  # \w without the underscore: snake_case splits like kebab-case
 _ASCII_WORD: Final = re.compile(r"[a-z0-9]+")  # _WORD on folded ASCII text, at two thirds of the cost
 _TAG_SEPARATORS: Final = re.compile(r"[\s_.]+")
-# Han (with 々, 〇 and the Hangzhou numerals), hiragana and katakana: scripts written without spaces
-_CJK_CHARS: Final = r"\u3005\u3007\u3021-\u3029\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+
+
+def _char_class(codes: Iterable[int]) -> str:
+    """Code points (ascending) as the body of a regex character class, consecutive ones as ranges."""
+    ranges: list[list[int]] = []
+    for c in codes:
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+
+
+MARKS: Final = _char_class(c for c in range(0x300, 0x10000) if unicodedata.category(chr(c))[0] == "M")
+"""The combining marks of the Basic Multilingual Plane as the body of a regex character class:
+``[\\w{MARKS}]`` is a word's characters, where ``\\w`` alone cuts "सर्वर" or a decomposed "café" at
+its marks (about 10 ms to build, at import: the query layer's patterns are compiled with it)."""
+# Han (with 々, 〇 and the Hangzhou numerals), whose single characters are words too ("锁", "車")
+_HAN_CHARS: Final = r"\u3005\u3007\u3021-\u3029\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+# Han, hiragana and katakana: scripts written without spaces, read as character bigrams
+_CJK_CHARS: Final = _HAN_CHARS + r"\u3040-\u30ff\u31f0-\u31ff"
 _CJK: Final = re.compile(f"[{_CJK_CHARS}]+")
+_HAN: Final = re.compile(f"[{_HAN_CHARS}]")
+# Thai, Lao, Myanmar and Khmer (their letters and marks; digits are numbers): written without
+# spaces between words too, read as bigrams of letters each with its marks (``_units``)
+_SEA_CHARS: Final = _char_class(
+    c
+    for lo, hi in ((0xE00, 0xEFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x19E0, 0x19FF), (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F))
+    for c in range(lo, hi + 1)
+    if unicodedata.category(chr(c))[0] in "LM"
+)
+UNSPACED_CHARS: Final = _CJK_CHARS + _SEA_CHARS
+"""Scripts written without spaces between words (Han, kana, Thai, Lao, Myanmar, Khmer), as the body
+of a regex character class: a run of them is read as overlapping bigrams, never as one word."""
+HANGUL_CHARS: Final = r"\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"
+"""Hangul (jamo and syllables) as the body of a regex character class: Korean is written with
+spaces, and a particle or a counter follows a word or a number without one ("14일에", "7월")."""
+_RUNS: Final = re.compile(f"[{UNSPACED_CHARS}{HANGUL_CHARS}]")
+_RUN: Final = re.compile(f"(?P<cjk>[{_CJK_CHARS}]+)|(?P<sea>[{_SEA_CHARS}]+)|(?P<hangul>[{HANGUL_CHARS}]+)")
+_UNIT: Final = re.compile(f"[^{MARKS}][{MARKS}]*|[{MARKS}]+")  # a letter and the marks on it
+# One-syllable Korean words that are function words (thing, can, etc., more, not...) and the
+# particles after a word of other letters ("API가", "0042를"): frequent everywhere, as English
+# stopwords are, so they make no term
+_HANGUL_FUNCTION: Final = frozenset("것 수 등 및 그 저 더 또 좀 안 못 뭐 왜 때 중 을 를 은 는 의 에 와 과 가 로 도 만".split())
 _DASHES: Final = re.compile(r"-{2,}")
 # an identifier: letters and digits joined by hyphens, underscores or dots (kept a term if it
 # holds a letter and a digit: "project-x", "3.5" and "e.g" are words and numbers, not names)
@@ -190,34 +240,22 @@ def _term(word: str) -> str:
 
 
 @functools.cache
-def _marks() -> str:
-    """The combining marks of the Basic Multilingual Plane as a character class's ranges, built
-    on first use (the table takes a few ms), for text that is not ASCII."""
-    codes = [c for c in range(0x300, 0x10000) if unicodedata.category(chr(c)).startswith("M")]
-    ranges: list[list[int]] = []
-    for c in codes:
-        if ranges and ranges[-1][1] == c - 1:
-            ranges[-1][1] = c
-        else:
-            ranges.append([c, c])
-    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ranges)
-
-
-@functools.cache
 def _marked() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A search for any combining mark or tatweel, and words whose letters may carry marks:
     Devanagari's vowel signs, the dot lower-casing leaves on "İ"."""
-    marks = _marks()
-    return re.compile(f"[{marks}\u0640]"), re.compile(f"(?:[^\\W_]|[{marks}])+")  # U+0640: tatweel, dropped too
+    return re.compile(f"[{MARKS}\u0640]"), re.compile(f"(?:[^\\W_]|[{MARKS}])+")  # U+0640: tatweel, dropped too
 
 
 @functools.cache
 def _compound_unmarked() -> re.Pattern[str]:
     """Runs of ASCII letters and digits joined by ``-``, ``_`` or ``.`` in text that is not ASCII,
-    not inside a word of any script: a combining mark beside a letter joins it into a word
-    (``split_words``), so a run ends before one. (ASCII text reads its runs with ``_ASCII_RUN``.)"""
-    marks = _marks()
-    return re.compile(f"(?<![^\\W_]|[{marks}])[a-z0-9]++(?:[-_.][a-z0-9]++)+(?![^\\W_]|[{marks}])")
+    not inside a word of a script written with spaces: a letter or a combining mark beside a run
+    joins it into a word (``split_words``), so a run ends before one. A script written without
+    spaces (Han, kana, Thai...) or Hangul, whose particles follow a word without one, is no part
+    of it: "发票INV-2026-0042逾期" and "CVE-2024-3094の対応" hold the identifiers whole. (ASCII text
+    reads its runs with ``_ASCII_RUN``.)"""
+    word = f"[^\\W_{UNSPACED_CHARS}{HANGUL_CHARS}]|[{MARKS}]"
+    return re.compile(f"(?<!{word})[a-z0-9]++(?:[-_.][a-z0-9]++)+(?!{word})")
 
 
 # Optional marks, dropped so a word matches with or without them: Arabic harakat and tatweel,
@@ -241,7 +279,12 @@ def _folded(text: str) -> tuple[str, bool]:
     return folded, False
 
 
-def _words(folded: str, plain: bool) -> list[str]:
+def _words(folded: str, plain: bool, runs: bool = False, unigrams: bool = False) -> list[str]:
+    """The words of a ``_folded`` text. With ``runs``, a run of a script written without spaces
+    is its bigrams (``_runs``), with the Han characters in it too where ``unigrams`` (the index
+    holds them, a query asks for them alone); without, only Chinese and Japanese runs are, as
+    bigrams alone: the words ``tokenize`` has always made, which knowledge digests and
+    tombstones were stored by."""
     if plain:
         return _ASCII_WORD.findall(folded)
     any_mark, marked_word = _marked()
@@ -249,11 +292,14 @@ def _words(folded: str, plain: bool) -> list[str]:
         words = _WORD.findall(folded)
     else:
         words = marked_word.findall(folded.replace("i\u0307", "i").translate(_OPTIONAL_MARKS))
+    if runs:
+        return _runs(words, unigrams) if _RUNS.search(folded) else words
     return _bigrams(words) if _CJK.search(folded) else words
 
 
 def split_words(text: str) -> list[str]:
-    """The folded words of ``text`` in order, stopwords kept: what its terms are made of."""
+    """The folded words of ``text`` in order, stopwords kept, Chinese and Japanese runs as bigrams:
+    what ``tokenize`` makes its terms of (the index reads more scripts by runs: ``term_counts``)."""
     return _words(*_folded(text))
 
 
@@ -272,6 +318,45 @@ def _bigrams(words: list[str]) -> list[str]:
         if at < len(word):
             out.append(word[at:])
     return out
+
+
+def _runs(words: list[str], unigrams: bool) -> list[str]:
+    """``words`` with each run of a script written without spaces as its overlapping bigrams (a
+    lone character as itself), the letters around a run as words of their own, and so a run of
+    Hangul beside other letters (a particle after a name: "AWS에서" is "aws", "에서"). A Chinese or
+    Japanese run is read by characters, its Han characters each a term too with ``unigrams``
+    (as Lucene's CJKBigramFilter outputs unigrams: "锁" and "車" are words); a Thai, Lao,
+    Myanmar or Khmer run by letters with their marks (``_UNIT``), so a vowel sign or a tone mark
+    stays on its letter: "ฐานข้อมูล" -> "ฐา", "าน", "นข้", "ข้อ", "อมู", "มูล"."""
+    out: list[str] = []
+    for word in words:
+        at = 0
+        for run in _RUN.finditer(word):
+            if run.start() > at:
+                out.append(word[at : run.start()])
+            chars = run.group()
+            if run.lastgroup == "hangul":
+                out.append(chars)
+                at = run.end()
+                continue
+            units: list[str] = list(chars) if run.lastgroup == "cjk" else _UNIT.findall(chars)
+            out.extend(units if len(units) == 1 else [units[i] + units[i + 1] for i in range(len(units) - 1)])
+            if unigrams and len(units) > 1 and run.lastgroup == "cjk":
+                out.extend(c for c in chars if _HAN.match(c))
+            at = run.end()
+        if at < len(word):
+            out.append(word[at:])
+    return out
+
+
+def _index_term(word: str) -> str:
+    """``_term`` of a word of the index or a query (``term_counts``, ``terms_and_words``), where a
+    lone Hangul syllable is a term too ("돈", "책": Korean writes a word of one syllable apart,
+    where a lone Latin letter is no word), but for a function word (``_HANGUL_FUNCTION``)."""
+    term = _term(word)
+    if term or len(word) != 1 or not "\uac00" <= word <= "\ud7a3" or word in _HANGUL_FUNCTION:
+        return term
+    return word
 
 
 def _identifiers_of(run: str) -> tuple[str, ...]:
@@ -355,8 +440,8 @@ def terms_and_words(text: str) -> dict[str, str]:
         return out
     at = 0
     for start, end, terms, word in [*_identifiers(folded), (len(folded), len(folded), (), "")]:
-        for w in _words(folded[at:start], plain):
-            t = _term(w)
+        for w in _words(folded[at:start], plain, runs=True):
+            t = _index_term(w)
             if t:
                 out.setdefault(t, w)
         if terms:
@@ -372,7 +457,7 @@ def term_counts(text: str) -> dict[str, int]:
     folded, plain = _folded(text)
     if plain:
         return Counter(itertools.chain.from_iterable(map(_run_terms, _ASCII_RUN.findall(folded))))
-    counts = Counter(filter(None, map(_term, _words(folded, plain))))
+    counts = Counter(filter(None, map(_index_term, _words(folded, plain, runs=True, unigrams=True))))
     found = _identifiers(folded)
     if found:
         counts.update(term for _, _, terms, _ in found for term in terms)
@@ -393,14 +478,16 @@ def normalize_tags(values: Iterable[str], what: str = "tags") -> tuple[str, ...]
 def normalize_tag(tag: str) -> str:
     """The canonical form of a tag, so "Project X", "project_x" and "PROJECT.X" are one tag.
 
-    NFKC, case folding, trimming; runs of spaces, underscores and dots become "-"; anything
-    but letters, digits, "-", ":" and "/" is dropped; repeated "-" collapse; edge "-" go.
+    NFKC, case folding, trimming; the optional marks words drop go (the dot case folding leaves
+    on "İ", Arabic harakat and tatweel, Hebrew points: "İzmir" is "izmir", as in text; layout 25);
+    runs of spaces, underscores and dots become "-"; anything but letters, digits, "-", ":" and
+    "/" is dropped; repeated "-" collapse; edge "-" go.
     Raises ValidationError naming the tag if nothing is left or the result exceeds 64 characters
     or 128 bytes in UTF-8.
     """
     if not isinstance(tag, str):
         raise ValidationError(f"tag {shown(tag)}: expected str, got {type(tag).__name__}")
-    out = _TAG_SEPARATORS.sub("-", _fold(tag).strip())
+    out = _TAG_SEPARATORS.sub("-", _fold(tag).replace("i\u0307", "i").translate(_OPTIONAL_MARKS).strip())
     out = "".join(c for c in out if c in "-:/" or unicodedata.category(c)[0] in "LNM")  # marks belong to letters
     out = _DASHES.sub("-", out).strip("-")
     # the tag is shown (sanitized) only in an error: ask normalises every phrase of a question

@@ -31,6 +31,13 @@ weeks (starting on ``week_start``, 0 = Monday) and months begin at local midnigh
 - ``March 3``, ``3 March``, ``the 3rd of March``, ``March 3rd, 2025``, ``2026-03-03``: that day;
   without a year the latest such day not in the future.
 - ``in|during|since|before|after|until 2025`` (1900 to this year; a bare number is no year).
+- Chinese, Japanese and Korean dates written with their signs of year, month and day
+  (``2026年7月14日``, ``7月14日``, ``6月1号``, ``2026년 7월 14일``, ``2026年7月``, ``7月份``, ``2026年``: not
+  ``1990年代``, a decade, nor ``2026年度``, a fiscal year): that day, month or year, without a
+  year the latest such, with no preposition needed; and their words of a relative day, week,
+  month or year (``今天``, ``昨天``, ``先週``, ``上个月``, ``去年``, ``어제``, ``지난주``; ``明天``,
+  ``来週``, ``내년`` ahead), as their English forms. A phrase begins and ends inside a run of a
+  script written without spaces, or before a Korean particle ("在2026年7月14日", "14일에").
 - Calendar quarters and half years: ``in Q1``, ``Q3 2025``, ``the first quarter (of 2025|of last
   year)``, ``in H2``: without a year the latest such that has begun; ``this|last quarter`` and
   ``the quarter before last`` as the other calendar units. "Q3" or "H2" alone may be a name ("the
@@ -128,7 +135,7 @@ from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
 
 from memdb.errors import ValidationError
-from memdb.memory.text import IRREGULAR_VERBS, tokenize
+from memdb.memory.text import HANGUL_CHARS, IRREGULAR_VERBS, MARKS, UNSPACED_CHARS, tokenize
 
 __all__ = [
     "OPEN_END",
@@ -145,6 +152,7 @@ __all__ = [
     "find_time_phrase",
     "place_after_event",
     "read_time_phrases",
+    "told_hint_in",
     "told_windows",
     "told_within",
 ]
@@ -195,7 +203,29 @@ _NUM = r"\d{1,7}|a\s+couple\s+of|couple\s+of|a\s+few|few|an|a|one|two|three|four
 _UNITS = r"minutes?|mins?|hours?|days?|weeks?|fortnights?|months?|years?"
 _Q = r"last|this|previous"
 _ORD = r"(?:st|nd|rd|th)?"
-_WORD = r"\w+(?:['’.-]\w+)*"
+_W = f"[\\w{MARKS}]"  # a word's character: a letter's marks stay on it ("since सर्वर" is no "since सर")
+_WORD = rf"{_W}+(?:['’.-]{_W}+)*"
+# Chinese, Japanese and Korean words of a relative day, week, month or year -> (unit, how many
+# back: -1 is the next); Korean writes a space in some ("지난 주", or "지난주")
+_CJK_RELATIVE = {
+    word: (unit, back)
+    for unit, back, words in [
+        ("day", 0, "今天 今日 오늘"), ("day", 1, "昨天 昨日 어제"), ("day", 2, "前天 一昨日 그저께 그제"),
+        ("day", -1, "明天 明日 내일"),
+        ("week", 0, "本周 这周 这个星期 今週 이번주"), ("week", 1, "上周 上个星期 上星期 先週 지난주"),
+        ("week", -1, "下周 下个星期 下星期 来週 다음주"),
+        ("month", 0, "本月 这个月 今月 이번달"), ("month", 1, "上个月 上月 先月 지난달"), ("month", -1, "下个月 下月 来月 다음달"),
+        ("year", 0, "今年 올해 금년"), ("year", 1, "去年 昨年 작년 지난해"), ("year", -1, "明年 来年 내년"),
+    ]
+    for word in words.split()
+}  # fmt: skip
+_CJK_RELATIVE_WORDS = "|".join(
+    re.escape(w) if w[0] not in "이지다" else re.escape(w[:2]) + r"\s*" + re.escape(w[2:])  # 이번주, 지난주, 다음달...
+    for w in sorted(_CJK_RELATIVE, key=len, reverse=True)
+)
+# Scripts whose words are written without a space before or after a time phrase: "在2026年7月14日",
+# "2026-07-14の対応", "14일에" (``_PHRASE`` ends a phrase there, where ``\b`` would not)
+_EDGE = f"[{UNSPACED_CHARS}{HANGUL_CHARS}]"
 _PRE = r"since|after|before|prior\s+to|until|till|through|up\s+(?:to|until)|on|in|during|over|within|from|between|at"
 
 # What can be placed in time. Alternatives sharing a start are ordered longest first; every
@@ -204,6 +234,12 @@ _ATOM = "|".join(
     [
         # "the last day of February", "the first day of last month": one day (before "past1",
         # which leaves "the last day of" alone, and before "mon")
+        # Chinese, Japanese and Korean dates written with their signs of year, month and day
+        # ("2026年7月14日", "7月14日", "2026년 7월 14일", "2026年7月", "7月份", "2026年": not "1990年代"
+        # nor the fiscal "2026年度"), and their words of a relative day, week, month or year
+        r"(?P<cjd>(?P<cjy>\d{4})\s*[年년](?![代度])(?:\s*(?P<cjm>\d{1,2})\s*[月월](?:\s*(?P<cjdd>\d{1,2})\s*[日일号號]|份)?)?"
+        r"|(?P<cjm2>\d{1,2})\s*[月월](?:\s*(?P<cjd2>\d{1,2})\s*[日일号號]|份)?)",
+        rf"(?P<cjr>{_CJK_RELATIVE_WORDS})",
         rf"(?P<edge>(?:the\s+)?(?P<edw>first|last)\s+day\s+of\s+(?:the\s+)?(?:(?P<edq>last|this|previous)\s+month"
         rf"|(?P<m4>{_MON})\.?(?:,?\s+(?P<y4>\d{{4}}))?))",
         r"(?P<day>(?:(?P<iso>\d{4}(?P<isep>[-/])\d{2}(?P=isep)\d{2})|(?P<dmy>(?<![\d.])\d{1,2}\.\d{1,2}\.\d{4}(?!\.?\d))"
@@ -252,7 +288,7 @@ _UNCLEAR = "|".join(
         r"(?P<u_slash>\d{1,2}/\d{1,2}(?:/(?P<u_sy>\d{4}|\d{2}))?)",  # day/month or month/day: never guessed
     ]
 )
-_PHRASE = re.compile(rf"\b(?:(?P<pre>{_PRE})\s+)?(?:{_ATOM}|{_UNCLEAR})\b", re.IGNORECASE)
+_PHRASE = re.compile(rf"(?:\b|(?<={_EDGE}))(?:(?P<pre>{_PRE})\s+)?(?:{_ATOM}|{_UNCLEAR})(?:\b|(?<={_EDGE})|(?={_EDGE}))", re.IGNORECASE)
 # Every word a phrase of _PHRASE can begin with (besides numbers and "fy..."): matching only where
 # one stands is 4-5 times faster than searching, and runs on every ``ask``
 # (test_every_phrase_starts_at_a_trigger_word keeps the two in step).
@@ -261,26 +297,30 @@ _TRIGGERS = frozenset(
     last this previous tonight earlier week month year past a an one two three four five six seven eight nine ten couple
     few next coming upcoming tomorrow later by for of first second third fourth some ages around q1 q2 q3 q4 h1 h2
     early mid late beginning start middle end weekend quarter summer winter spring autumn fall wtd mtd qtd ytd""".split()
-).union(_WEEKDAYS, _MONTHS)
+).union(_WEEKDAYS, _MONTHS, _CJK_RELATIVE)
 # A common word among them starts a phrase only before one of these ("the weekend", "in 2025").
 _WEAK_TRIGGERS = frozenset("the a an on in at for of by up over from some".split())
 _AFTER_WEAK = _TRIGGERS | frozenset(
     "other while long little time to hour hours minute minutes min mins days weeks fortnight fortnights months years morning afternoon"
     " evening night noon midnight".split()  # "at noon": a clock time, ignored (it emptied answers as a word)
 )
-_TOKEN = re.compile(r"\w+")
+_TOKEN = re.compile(rf"{_W}+")
+# The words of text that is not ASCII: as _TOKEN, but each character of a script written without
+# spaces apart, and a relative time word of Chinese, Japanese or Korean whole ("昨天", "지난주에"):
+# a phrase may begin inside a run ("在2026年7月14日", "数据库昨天")
+_INTL_TOKEN = re.compile(rf"{_CJK_RELATIVE_WORDS}|[{UNSPACED_CHARS}]|(?:(?![{UNSPACED_CHARS}]){_W})+")
 _ATOM_ONLY = re.compile(rf"(?:{_ATOM})\b", re.IGNORECASE)
 _CONNECTOR = re.compile(r"\s+(?P<conn>and|to|until|till|through|before|-|–)\s+", re.IGNORECASE)
 _WORDS = re.compile(_WORD)
-_NEXT_WORD = re.compile(r"\s+(\w+)")
-_PREVIOUS_WORD = re.compile(r"(\w+)\s+$")
+_NEXT_WORD = re.compile(rf"\s+({_W}+)")
+_PREVIOUS_WORD = re.compile(rf"({_W}+)\s+$")
 _TO_DATE_UNITS = {"w": "week", "m": "month", "q": "quarter", "y": "year"}  # "YTD": the year to date
 # Phrases read in questions only. "Year to date" gives a period's figures so far ("revenue year to
 # date is up"), not when a thing happened; a fortnight holds no told hint (TOLD_HINTS), so a record
 # told of one only beside another phrase: read there, records captured before would differ from
 # those captured after without an index upgrade.
 _QUESTION_ONLY = re.compile(r"\b(?:(?:week|month|quarter|year)(?:\s+|-)to(?:\s+|-)date|[wmqy]td|fortnights?)\b", re.IGNORECASE)
-_ATOM_KINDS = ("edge", "day", "pod", "earlier", "wbl", "rel", "wkend", "ago", "past", "past1", "qtr", "sea", "mon", "year")
+_ATOM_KINDS = ("cjd", "cjr", "edge", "day", "pod", "earlier", "wbl", "rel", "wkend", "ago", "past", "past1", "qtr", "sea", "mon", "year")
 # The head of a phrase anchored to a day: "the Sunday before", "two days after", "the week before"
 # (the day itself follows, read as an atom of kind "day"; "the day before yesterday" reads alike).
 _ANCHORED = re.compile(
@@ -418,7 +458,7 @@ class EventAnchor(NamedTuple):
     end_direction: str = "until"  # until (the second event included) or before (excluded)
 
 
-_EVENT_WORD = r"\w(?:[\w'’.-]*\w)?"
+_EVENT_WORD = rf"{_W}(?:(?:[\w'’.-]|[{MARKS}])*{_W})?"
 _EVENT_STOP = (
     "and|or|but|nor|when|where|while|with|without|to|for|in|on|at|of|from|by|as|if|so|because|than|that|which|who|whom|what|"
     "how|why|did|do|does|was|were|is|are|am|be|been|has|have|had|will|would|can|could|should|before|after|since|until|till|"
@@ -564,8 +604,19 @@ TOLD_HINTS: Final = frozenset(
     months year years hour hours minute minutes min mins quarter quarters q1 q2 q3 q4 h1 h2 summer winter spring autumn
     fall tomorrow""".split()
 ).union(_WEEKDAYS, _MONTHS)
-"""Words one of which every phrase ``told_windows`` can place holds (besides a year or a date):
-a record holding none of them tells of no time (test_every_told_phrase_holds_a_hint)."""
+"""Words one of which every phrase ``told_windows`` can place holds (besides a year or a date, or
+a Chinese, Japanese or Korean sign of one, ``told_hint_in``): a record holding none of them tells
+of no time (test_every_told_phrase_holds_a_hint)."""
+# what every Chinese, Japanese and Korean phrase holds: a relative word, or a sign of year or month
+_CJK_HINT = re.compile(rf"{_CJK_RELATIVE_WORDS}|[年月년월]")
+
+
+def told_hint_in(word: str) -> str | None:
+    """The Chinese, Japanese or Korean time word or sign of year or month in ``word`` (a term of
+    the index: "昨天", "月", "7월", "지난주에"), as ``told_windows`` takes hints, or None."""
+    found = _CJK_HINT.search(word) if not word.isascii() else None
+    return found.group() if found is not None else None
+
 
 TOLD_PART_OF_DAY_US: Final = 12 * 3600 * 1_000_000
 """A told window at most this long (in microseconds: "last night", "yesterday evening") is a part
@@ -657,6 +708,9 @@ def told_windows(
             word = m.group()
             if word[0].isdigit() or word.lower() in TOLD_HINTS:
                 spans.append(m.span())
+        if not text.isascii():  # a hint inside a run of Chinese or Korean: "昨天数据库迁移失败"
+            spans.extend(m.span() for m in _CJK_HINT.finditer(text))
+        spans.sort()
     else:
         for hint in hints:
             at_ = folded.find(hint)
@@ -950,8 +1004,8 @@ def _scan_windows(text: str, cal: _Calendar, with_unclear: bool = False) -> Iter
         if starts:  # (most questions name no time: their words are never matched as positions)
             tokens = list(_TOKEN.finditer(text))
     else:
-        tokens = list(_TOKEN.finditer(text))
-        starts = _starts([t.group().lower() for t in tokens])
+        tokens = list(_INTL_TOKEN.finditer(text))
+        starts = _starts(["".join(t.group().lower().split()) for t in tokens])  # "지난 주" is "지난주"
     for i in starts:
         token = tokens[i]
         if token.start() < pos:
@@ -1289,6 +1343,11 @@ def _atom(
     year is the first one from then on. ``relative`` is false for dates written out in full.
     """
     today, g = cal.today, m.group
+    if kind == "cjd":
+        return _cjk_date(m, cal, after)
+    if kind == "cjr":
+        unit, back = _CJK_RELATIVE["".join(g("cjr").split())]
+        return (*_calendar_unit(cal, unit, back), True)
     if kind == "edge":  # the first or last day of a month: of the latest such month begun, unless a year is given
         if q := g("edq"):
             first = _calendar_unit(cal, "month", 0 if q.lower() == "this" else 1)[0].astimezone(cal.zone).date()
@@ -1369,8 +1428,9 @@ def _atom(
 def _day(m: re.Match[str], text: str, cal: _Calendar, pre: str | None, after: dt.date | None) -> tuple[dt.date, bool] | None:
     """The local day an atom of kind "day" names, and whether it is relative to today."""
     today, g = cal.today, m.group
-    if iso := g("iso"):
-        return dt.date.fromisoformat(iso.replace("/", "-")), False  # ValueError for 2026-02-30: unclear
+    if iso := g("iso"):  # (in any decimal digits: "٢٠٢٦-٠٧-١٤" too)
+        y, mo, d = map(int, re.split("[-/]", iso))
+        return dt.date(y, mo, d), False  # ValueError for 2026-02-30: unclear
     if dmy := g("dmy"):  # 10.03.2026, day first as written with dots (German, French, Russian...)
         d, mo, y = map(int, dmy.split("."))
         return dt.date(y, mo, d), False
@@ -1401,20 +1461,55 @@ def _day(m: re.Match[str], text: str, cal: _Calendar, pre: str | None, after: dt
     month, day = _MONTHS[g(name_group).lower()], int(g("d1") or g("d2"))
     if year:
         return dt.date(int(year), month, day), False
+    return _day_of_month(month, day, cal, after), True
+
+
+def _day_of_month(month: int, day: int, cal: _Calendar, after: dt.date | None) -> dt.date:
+    """The day ``month``/``day`` written without a year: the latest such not after today (the
+    first from ``after`` on, or from today on where ``cal.ahead``)."""
     dt.date(2000, month, day)  # a leap year: ValueError only for a day no year has (June 31)
+    today = cal.today
     ref, step = (after, 1) if after is not None else (today, 1) if cal.ahead else (today, -1)
     year_n = ref.year
-    while True:  # the latest such day not after today (the first from ``after`` on); Feb 29 skips years
+    while True:  # Feb 29 skips years
         placed: dt.date | None
         try:
             placed = dt.date(year_n, month, day)
         except ValueError:
             placed = None
         if placed is not None and (placed <= ref if step < 0 else placed >= ref):
-            return placed, True
+            return placed
         year_n += step
         if not 1 <= year_n <= 9999:
             raise _Unclear("no such day within datetime's years")
+
+
+def _cjk_date(m: re.Match[str], cal: _Calendar, after: dt.date | None) -> tuple[dt.datetime, dt.datetime, bool]:
+    """A date written with the signs of year, month and day ("2026年7月14日", "7月14日", "2026년 7월
+    14일", "2026年7月", "2026年"): that day, month or year; without a year the latest such that has
+    begun, or the first from ``after`` on, as "July 14" and "in July" are read (the signs say it
+    is a date: no preposition is needed). ValueError for a day no month has."""
+    g = m.group
+    year = int(g("cjy")) if g("cjy") else None
+    month, day = g("cjm") or g("cjm2"), g("cjdd") or g("cjd2")
+    if month is None:  # "2026年"
+        return (*cal.months(year or 0, 1, 12), False)
+    n = int(month)
+    if not 1 <= n <= 12:
+        raise _Unclear("no such month")
+    if day is not None:
+        if year is not None:
+            return (*cal.days(dt.date(year, n, int(day))), False)
+        return (*cal.days(_day_of_month(n, int(day), cal, after)), True)
+    if year is not None:
+        return (*cal.months(year, n), False)
+    today = cal.today
+    if after is not None or cal.ahead:
+        after = after or today
+        year = after.year if n >= after.month else after.year + 1
+    else:
+        year = today.year if n <= today.month else today.year - 1
+    return (*cal.months(year, n), True)
 
 
 def _month_atom(

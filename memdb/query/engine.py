@@ -72,7 +72,7 @@ from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
-from memdb.memory.text import compound_parts, identifier_heads, split_words, term_counts, terms_and_words
+from memdb.memory.text import MARKS, compound_parts, identifier_heads, split_words, term_counts, terms_and_words
 from memdb.memory.timephrase import (
     TimeWindow,
     day_of,
@@ -121,6 +121,7 @@ from memdb.query.question import (
     name_terms,
     one_word,
     order_asked,
+    readable_question,
     tag_form,
     terms_of_word,
     word_forms,
@@ -164,13 +165,18 @@ _EVENT_SPANS = (_DAY_US, 7 * _DAY_US, 31 * _DAY_US, 366 * _DAY_US, 3653 * _DAY_U
 _EARLIEST_US, _LATEST_US = -(2**62), 2**62  # bounds of a halving over all time (times are int64 microseconds)
 # a word said not to have happened: "no hire", "did not deploy", "never shipped", "wasn't merged"
 _NEGATED = re.compile(
-    r"\b(?:no|not|never|without|cannot|[a-z]+n['’]t)\s+(?:(?:been|be|yet|a|an|the)\s+)?(?P<word>[^\W\d_][\w'’-]*)", re.IGNORECASE
+    rf"\b(?:no|not|never|without|cannot|[a-z]+n['’]t)\s+(?:(?:been|be|yet|a|an|the)\s+)?(?P<word>[^\W\d_](?:[\w'’-]|[{MARKS}])*)",
+    re.IGNORECASE,
 )
 _EVER = re.compile(r"\bever\b", re.IGNORECASE)  # "did we ever...", "have we ever...": at any time, the archived too
 _ARCHIVED_DL = 0  # an archived match's document length: unknown, so BM25 takes the average (``_bm25``)
 _DIGESTED = 20_000  # archived memories an owner may have for their digest to be kept (about 0.5 KB each)
 _DIGESTS_KEPT = 200_000  # archived memories a process keeps digests of, over all owners (``Layout.digests``)
 _JOINED = re.compile(r"[-_.]")  # what joins an identifier's parts (``memdb.memory.text``)
+# a question's words and the marks that join a tag's (a letter's combining marks stay on it: split
+# at them, "सर्वर", "ฐานข้อมูล" and a decomposed "café" were searched as pieces and answered nothing)
+_QUESTION_WORD = re.compile(f"(?:[\\w#+./:-]|[{MARKS}])+")
+_LETTER = f"[^\\W_]|[{MARKS}]"  # a letter of a word, or a mark on one: where a name written in a text does not end
 _LETTERS_DIGITS = re.compile(r"([^\W\d_]+)-?(\d+)")  # "sha256", "sha-256": a name and its number
 
 
@@ -316,6 +322,7 @@ class OwnerQueries:
 
     def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
         """What ``ask`` makes of a question: its window, tags, kind, outcome and words."""
+        question = readable_question(question)  # "ｌａｓｔ ｗｅｅｋ" is "last week"; "怎么样了" asks
         settings = self._layer.settings
         anchored = self._event_window(question, at, include_superseded)
         if anchored is None:
@@ -426,7 +433,7 @@ class OwnerQueries:
         names = name_terms(question) if unmatched else {}  # as written: sentence starts and capitals are in the question itself
         # an identifier is a name whatever its case ("what happened with inv-2026-0099?"): one no
         # memory holds whole is named, not stood in for by the memories that share a part of it
-        missing = tuple(names[t] if t in names else w for t, w in unmatched.items() if t in names or compound_parts(t))
+        missing = tuple(dict.fromkeys(names[t] if t in names else w for t, w in unmatched.items() if t in names or compound_parts(t)))
         missing += self._letter_names_missing(question, kept, tags)
         # the tags' own words rank as text too (capture indexes tags with the text)
         rank_terms = tuple(dict.fromkeys(t for tag in boost for t in terms_of_word(tag) if t not in kept))
@@ -805,7 +812,7 @@ class OwnerQueries:
         names an outcome or a kind ("billing-api failures"); alone it stays a word ("what tests failed?" of memories
         saying "tests" untagged: test_a_tag_is_named_by_its_plural_and_while_only_archived_memories_carry_it)."""
         memo = self._layout.text.memo(self.name)
-        words = re.findall(r"[\w#+./:-]+", text)
+        words = _QUESTION_WORD.findall(text)
         known = self._few_tags(memo, len(words)) if words else None  # every tag of the owner, if that few
         digest = self._archived_digest() if words and include_archived and self._has_archived() else None
 
@@ -974,7 +981,7 @@ class OwnerQueries:
         positions = digest.by_term.get(term, [])
         if form in digest.by_tag or len(positions) > _EVENTS_READ:
             return True
-        written = re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, form.split("-"))) + r"(?![^\W_])", re.IGNORECASE)
+        written = re.compile(f"(?<!{_LETTER})" + r"[\W_]+".join(map(re.escape, form.split("-"))) + f"(?!{_LETTER})", re.IGNORECASE)
         for i in positions:
             h = self._layout.states.get((self.name, digest.ids[i]))
             if h is not None and written.search(archived_words(h)):
@@ -996,7 +1003,7 @@ class OwnerQueries:
         if not terms or self._unheld(terms):
             return False
         parts = [p for p in _JOINED.split(word) if p]
-        written = re.compile(r"(?<![^\W_])" + r"[\W_]+".join(map(re.escape, parts)) + r"(?![^\W_])", re.IGNORECASE)
+        written = re.compile(f"(?<!{_LETTER})" + r"[\W_]+".join(map(re.escape, parts)) + f"(?!{_LETTER})", re.IGNORECASE)
         q = self._compile(Interpretation(terms=terms, words=terms))
         for tail, _, hits in self._matches(q, cap=cap).hot:
             if all(t in hits for t in terms):

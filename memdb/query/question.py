@@ -6,11 +6,12 @@ applies them to the owner's tags and indexes."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from memdb.errors import ValidationError
-from memdb.memory.text import STOPWORDS, normalize_tag, split_words, stem, terms_and_words
+from memdb.memory.text import HANGUL_CHARS, MARKS, STOPWORDS, UNSPACED_CHARS, normalize_tag, split_words, stem, terms_and_words
 
 __all__ = [
     "ACRONYM_PLURAL",
@@ -36,6 +37,7 @@ __all__ = [
     "name_terms",
     "one_word",
     "order_asked",
+    "readable_question",
     "tag_form",
     "terms_of_word",
     "word_forms",
@@ -87,6 +89,12 @@ QUESTION_WORDS = frozenset(
     deciding make made choose chose chosen discuss discussed discusses discussing discussion discussions use used uses
     using take takes took taken taking plan plans planned planning schedule scheduled upcoming coming happening
     issue issues problem problems see seen saw involve involves involved involving""".split()
+    # Chinese, Japanese and Korean problems, situations and matters (bigrams: terms whole), and
+    # Korean's question words, written with spaces: what, when, how, why, thing, was there, became,
+    # did, tell me, about
+    + """问题 情况 事情 問題 状況 문제 상황
+    무슨 무엇 무엇이 뭐가 뭐야 뭐였어 언제 어떻게 어땠어 어땠나요 왜 일이 일 있었어 있었어요 있었나요 있었니 있었지
+    있었는지 됐어 됐나요 되었나요 되었어요 했어 했나요 했어요 알려줘 알려주세요 관련 대해 대해서""".split()
 )
 # (not "related" or "concerning": their stems are "relational" databases and security "concerns")
 # Question words dropped as written, not by their stem: "lately" is "late" to the stemmer, and
@@ -151,6 +159,41 @@ NEGATED_OUTCOME = re.compile(
 )
 
 
+# Chinese and Japanese ask inside the run of the question ("数据库迁移怎么样了？", "2026年7月14日に何があ
+# った？"): the asking phrases are cut out before the run is read as bigrams, as English question
+# words are dropped, so neither they nor the bigrams across them ("移怎", "么样") empty the answer
+# or mark it partial; so are Chinese "的" (of) and the pronouns "我们"... (the
+# rare word holding "的", "目的", is asked by its other character), and in Japanese a particle of
+# one or two kana after a word of Han or katakana ("車は", "障害の"), which no memory's bigram
+# across it holds
+_CJK_ASKING = re.compile(
+    "|".join(
+        sorted(
+            """发生了什么事情 发生了什么事 发生了什么 发生什么 出了什么事 出什么事 什么时候 什么 怎么样了 怎么样 怎么了 怎么回事 怎么
+            为什么 如何 哪些 哪个 哪里 有没有 是不是 是否 谁 吗 呢 请问 告诉我 最近 的 我们 你们 他们 她们 咱们
+            に何があった 何があった 何が起きた 何が起こった どうなりましたか どうなった どうでしたか どうだった どうですか どうして
+            なぜ いつ 何が 何を 何の ですか ましたか でしたか について 教えて ください""".split(),
+            key=len,
+            reverse=True,
+        )
+    )
+)
+_KANA_PARTICLE = re.compile(r"(?<=[\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30a1-\u30ff])[\u3041-\u3096]{1,2}(?![\u3041-\u309f])")
+
+
+def readable_question(question: str) -> str:
+    """``question`` as ``ask`` reads it: NFKC, so letters and digits typed full width by an input
+    method and accents sent decomposed are read as the tokenizer folds them ("ＬＡＳＴ ＷＥＥＫ" is
+    "LAST WEEK", "ＹＥＳＴＥＲＤＡＹ" a time and no name), and the asking phrases and particles of
+    Chinese and Japanese cut out (``_CJK_ASKING``)."""
+    if question.isascii():
+        return question
+    question = unicodedata.normalize("NFKC", question)
+    if _UNSPACED.search(question) is None:
+        return question
+    return _KANA_PARTICLE.sub(" ", _CJK_ASKING.sub(" ", question))
+
+
 def order_asked(text: str) -> tuple[str, int | None, str, str]:
     """Whether ``text`` asks for the newest or oldest matches ("the last three deploys", "the
     first failure"): ("newest" | "oldest" | "", how many or None, the text without those words,
@@ -209,18 +252,47 @@ def terms_of_word(word: str) -> tuple[str, ...]:
     return tuple(terms_and_words(word))
 
 
-_NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")
-_SENTENCE_ENDS = frozenset(".?!")
+# a word (its letters may carry combining marks: "Zoë" decomposed, "सर्वर"), with what joins a name's parts
+_NAME_WORD = re.compile(f"(?:[^\\W_]|[{MARKS}])(?:[\\w'’.-]|[{MARKS}])*")
+# where a word's script changes to or from one written without spaces: "AWS数据库迁移" is "AWS" and
+# a run of Chinese, only the first of which can be a name
+_SCRIPT_CHANGE = re.compile(f"[{UNSPACED_CHARS}]+|[^{UNSPACED_CHARS}]+")
+_UNSPACED = re.compile(f"[{UNSPACED_CHARS}]")
+_UNCASED_DIGITS = re.compile(f"[\\d{HANGUL_CHARS}]+")  # "7월", "2026년": a number and a Korean counter
+_LETTERS = re.compile(r"[^\W\d_]+")
+_SENTENCE_ENDS = frozenset(".?!。")
 # Words written capitalised that are never the name a question asks about: the months and days,
-# capitalised by convention, and acronyms that name kinds of things rather than one thing ("the
-# payments API" asks about the payments, and a memory that says "endpoint" rather than "API" is
-# no padding for it; proper acronyms, "AWS", "NASA", "OKR2", stay names: a question about one no
-# memory holds is empty)
+# capitalised by convention, of English and of German, French, Spanish, Italian, Portuguese and
+# Dutch, German's words of time (every German noun is capitalised), and acronyms that name kinds
+# of things rather than one thing ("the payments API" asks about the payments, and a memory that
+# says "endpoint" rather than "API" is no padding for it; proper acronyms, "AWS", "NASA", "OKR2",
+# stay names: a question about one no memory holds is empty). Not the calendar words that are as
+# often names in an English question: Mars, Mai, Mei, Mayo, Domingo (a German question reads
+# capitals as grammar anyway: ``_GERMAN_FUNCTION_WORDS``)
 _NO_NAMES = frozenset(
     """january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday
+    januar februar märz juni juli oktober dezember montag dienstag mittwoch donnerstag freitag samstag sonntag sonnabend
+    woche wochen wochenende monat monate monats jahr jahre jahres tag tage tages heute gestern vorgestern morgen
+    janvier février avril juin juillet août septembre octobre novembre décembre
+    lundi mardi mercredi jeudi vendredi samedi dimanche
+    enero febrero marzo abril junio julio agosto septiembre setiembre octubre noviembre diciembre
+    lunes martes miércoles jueves viernes sábado
+    gennaio febbraio aprile maggio giugno luglio settembre ottobre dicembre
+    lunedì martedì mercoledì giovedì venerdì sabato domenica
+    janeiro fevereiro março maio junho julho setembro outubro dezembro
+    segunda-feira terça-feira quarta-feira quinta-feira sexta-feira domingo-feira
+    januari februari maart augustus maandag dinsdag woensdag donderdag vrijdag zaterdag zondag
     api apis url urls uri http https json xml yaml html css sql db dbs cpu gpu ram ssd os ui ux ci cd pr prs qa sdk
     cli dns ssl tls vpn id ids faq pdf csv eta asap fyi ai ml llm llms tv usb sms ok""".split()
+)
+# German capitalises every noun, so in a German question a capital says grammar, not a name
+# ("Was ist letzte Woche mit dem Deploy passiert?"): a question holding two of these words is
+# read as German (none is an English word, nor a common French, Spanish or Portuguese one)
+_GERMAN_FUNCTION_WORDS = frozenset(
+    """der dem ein eine einer einem einen eines ist sind mit und oder nicht im vom zum zur auf für von bei nach aus über
+    wie wer wann warum wieso welche welcher welches ich wir sie es hat haben wurde wurden gibt gab letzte letzten
+    letzter diese dieser diesem dieses noch schon auch seit""".split()
 )
 
 
@@ -328,19 +400,40 @@ def asks_yes_or_no(question: str) -> bool:
 def name_terms(text: str) -> dict[str, str]:
     """Terms of the words of ``text`` written as names, with the word as written: capitalised
     past the start of a sentence, all capitals, or letters with digits ("Zeta", "OKR", "v2").
-    A question asks about such a word; a lower-case word only describes what is asked."""
+    A question asks about such a word; a lower-case word only describes what is asked.
+
+    A run of a script written without spaces is never a name (it has no capitals, and its
+    bigrams are no word), so a word is read apart from one: in "AWS数据库迁移怎么样了？" the name is
+    "AWS", in "v2版本" "v2". Digits with Hangul are a number and its counter ("7월", "2026년"),
+    not an identifier; and in a German question, whose nouns are all capitalised, a capital
+    names nothing (``_GERMAN_FUNCTION_WORDS``)."""
     out: dict[str, str] = {}
     start = True
+    german = _reads_as_german(text)
     for m in _NAME_WORD.finditer(text):
-        word = m.group().rstrip(".")  # "...with INV-2026-0099." names the invoice, not its full stop
-        named = (
-            (word[0].isupper() and not start)
-            or (len(word) > 1 and word.isupper())
-            # a word of letters alone holds no digit (no character is both), so most skip the scans
-            or (not word.isalpha() and any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
-        )
-        if named and word.casefold() not in _NO_NAMES:
-            out.update(dict.fromkeys(terms_of_word(word), word))
-        end = m.start() + len(word)
+        written = m.group().rstrip(".")  # "...with INV-2026-0099." names the invoice, not its full stop
+        parts = [p.group() for p in _SCRIPT_CHANGE.finditer(written)] if _UNSPACED.search(written) else [written]
+        for i, word in enumerate(parts):
+            if _UNSPACED.match(word):
+                continue
+            named = (
+                (word[0].isupper() and not (start and i == 0) and not german)
+                or (len(word) > 1 and word.isupper())
+                # a word of letters alone holds no digit (no character is both), so most skip the scans
+                or (
+                    not word.isalpha()
+                    and any(c.isdigit() for c in word)
+                    and any(c.isalpha() for c in word)
+                    and not _UNCASED_DIGITS.fullmatch(word)
+                )
+            )
+            if named and word.casefold() not in _NO_NAMES:
+                out.update(dict.fromkeys(terms_of_word(word), word))
+        end = m.start() + len(written)
         start = text[end : end + 2].strip()[:1] in _SENTENCE_ENDS
     return out
+
+
+def _reads_as_german(text: str) -> bool:
+    """Whether ``text`` holds two German function words (``_GERMAN_FUNCTION_WORDS``)."""
+    return sum(w in _GERMAN_FUNCTION_WORDS for w in _LETTERS.findall(text.casefold())) >= 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import re
 import socket
 import subprocess
 import sys
@@ -834,6 +835,34 @@ def test_upgrade_layout_rebuilds_postings_split_at_combining_marks(tmp_path: Pat
     with memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
         assert [m.episode.id for m in db.owner("ana").recall(text="किताब")] == [ep.id]
+
+
+def test_upgrade_layout_indexes_han_characters_thai_and_korean_words(tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Layout 25 indexes a run's Han characters beside its bigrams, Thai by bigrams, one-syllable
+    Korean words, and reads the told windows of Chinese dates; a layout-24 database held none of
+    them, and opening it rebuilds the index and the told windows from the records."""
+    from memdb.memory import text as text_module
+    from memdb.memory import timephrase
+
+    with monkeypatch.context() as old_code:  # as layout 24 read a record
+        old_code.setattr(text_module, "_runs", lambda words, unigrams: text_module._bigrams(words))
+        old_code.setattr(text_module, "_index_term", text_module._term)
+        old_code.setattr(timephrase, "_CJK_HINT", re.compile("(?!)"))
+        with memdb.open(tmp_path / "old", clock=clock) as db:
+            mem = db.owner("ana")
+            lock = mem.record("debug", "昨天数据库被锁了", outcome="failure")
+            thai = mem.record("debug", "เซิร์ฟเวอร์ล่มเพราะฐานข้อมูลเต็ม", outcome="failure")
+            money = mem.record("debug", "고객이 돈 환불 요청", outcome="partial")
+            assert not mem.recall(text="锁").found and not mem.recall(text="ล่ม").found
+            db.globals["META"].set(("layout",), 24)
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+        mem = db.owner("ana")
+        assert [m.episode.id for m in mem.recall(text="锁")] == [lock.id]
+        assert [m.episode.id for m in mem.recall(text="ล่ม")] == [thai.id]
+        assert [m.episode.id for m in mem.recall(text="돈")] == [money.id]
+        yesterday = lock.ts - dt.timedelta(days=1)
+        assert [m.id for m in mem.ask(f"{yesterday.month}月{yesterday.day}日发生了什么？", now=lock.ts)] == [lock.id]
 
 
 def test_upgrade_layout_refines_quarter_point_codes(tmp_path: Path, clock: Clock) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import string
 import unicodedata
@@ -15,7 +16,9 @@ from memdb.errors import ValidationError
 from memdb.memory.sanitize import PLACEHOLDER
 from memdb.memory.text import (
     _CJK,
+    _HANGUL_FUNCTION,
     IRREGULAR_VERBS,
+    MARKS,
     MAX_TAG_CHARS,
     MAX_TERM_CHARS,
     STOPWORDS,
@@ -74,6 +77,44 @@ def test_a_chinese_word_finds_the_text_that_holds_it() -> None:
     assert set(tokenize("数据库")) <= set(tokenize(text))
     assert set(tokenize("迁移")) <= set(tokenize(text)) and not set(tokenize("迁徙")) & set(tokenize(text))
     assert set(tokenize("データベース")) <= set(tokenize("本番のデータベースを移行した"))
+
+
+def test_the_index_holds_the_han_characters_of_a_run_and_a_query_its_bigrams() -> None:
+    """A word of one Han character inside a run ("锁" lock, "車" car) was no term of the index,
+    which held the run's bigrams alone: it holds its Han characters too (layout 25; not kana, whose
+    lone characters are particles). A query of one character asks for it, a longer one for its
+    bigrams alone: "数据库" is not answered by a text holding 数, 据 and 库 apart."""
+    assert {"锁", "数", "据", "库"} <= set(term_counts("数据库被锁了")) and "の" not in term_counts("車の鍵")
+    assert list(terms_and_words("锁")) == ["锁"] and list(terms_and_words("数据库")) == ["数据", "据库"]
+    assert not set(terms_and_words("数据库")) <= set(term_counts("数字据说库存"))
+    assert tokenize("数据库被锁了") == ["数据", "据库", "库被", "被锁", "锁了"]  # what similarity compares, as before
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("เซิร์ฟเวอร์ล่มเพราะฐานข้อมูลเต็ม", ["ฐานข้อมูล", "เซิร์ฟเวอร์", "ล่ม", "เต็ม"]),  # Thai: the server went down, the database full
+        ("ເຊີບເວີລົ້ມ", ["ເຊີບເວີ"]),  # Lao
+        ("ម៉ាស៊ីនមេគាំង", ["ម៉ាស៊ីនមេ"]),  # Khmer
+        ("ဆာဗာပျက်သွားသည်", ["ဆာဗာ"]),  # Myanmar
+    ],
+)
+def test_thai_lao_khmer_and_myanmar_runs_are_bigrams_of_letters_with_their_marks(text: str, words: list[str]) -> None:
+    """A sentence of these scripts, written without spaces, was one term (cut to 24 characters and
+    a hash): no word of it was found. It is read as bigrams of letters each with its marks, and a
+    word's bigrams are among those of any text holding it."""
+    assert list(terms_and_words("ฐานข้อมูล")) == ["ฐา", "าน", "นข้", "ข้อ", "อมู", "มูล"]  # tone marks stay on their letters
+    for word in words:
+        assert set(terms_and_words(word)) <= set(term_counts(text)), word
+    assert tokenize(text) == [_shorten(unicodedata.normalize("NFKC", text))]  # what similarity compares, as before
+
+
+def test_a_korean_word_of_one_syllable_is_a_term() -> None:
+    """ "돈" (money), "책" (book) made no term (a lone letter is none), and ask("돈") answered with
+    every memory; a particle written apart and one-syllable function words still make none."""
+    assert list(term_counts("고객이 돈 을 환불 요청, 책 것")) == ["고객이", "돈", "환불", "요청", "책"]
+    assert list(terms_and_words("돈")) == ["돈"] and list(terms_and_words("AWS에서 장애")) == ["aws", "에서", "장애"]
+    assert tokenize("고객이 돈") == ["고객이"]  # what similarity compares, as before
 
 
 def test_stems_join_derived_words() -> None:
@@ -152,6 +193,12 @@ def test_long_numbers_are_shortened_too() -> None:
         ("Straße", "strasse"),
         ("हिन्दी टैग", "हिन्दी-टैग"),  # combining vowel signs belong to the letters
         ("東京", "東京"),
+        # the optional marks words drop (layout 25): the dot folding leaves on "İ", tatweel, harakat, points
+        ("İzmir Ofisi", "izmir-ofisi"),
+        ("İZMİR", "izmir"),
+        ("مـشـروع", "مشروع"),
+        ("كَتَبَ", "كتب"),
+        ("שָׁלוֹם", "שלום"),
         ("x" * MAX_TAG_CHARS, "x" * MAX_TAG_CHARS),
     ],
 )
@@ -213,7 +260,7 @@ def test_a_phrase_tag_begins_with_its_first_words(first: str, rest: str) -> None
     """ask tries a phrase as a tag only if a known tag begins with its first word's tag form
     (memdb.query.engine.OwnerQueries._tag_starts): that holds for every phrase of words as
     ask splits them."""
-    words = re.findall(r"[\w#+./:-]+", first + " " + rest)
+    words = re.findall(f"(?:[\\w#+./:-]|[{MARKS}])+", first + " " + rest)  # as ask splits them
     if not words:
         return
     try:
@@ -228,14 +275,31 @@ def test_a_phrase_tag_begins_with_its_first_words(first: str, rest: str) -> None
 def test_tokenize_is_deterministic(text: str) -> None:
     assert tokenize(text) == tokenize(text)
     assert term_counts(text) == term_counts(text)
-    # the index's terms are tokenize's, and each identifier whole beside its parts (layout 21)
-    counts, tokens = Counter(term_counts(text)), Counter(tokenize(text))
-    assert counts - tokens == Counter({t: n for t, n in counts.items() if "-" in t}) and not tokens - counts
+    # the index's terms are its words' read by runs, and each identifier whole beside its parts (layout 21)
+    counts, words = Counter(term_counts(text)), Counter(_reference_terms(text, runs=True, unigrams=True))
+    assert counts - words == Counter({t: n for t, n in counts.items() if "-" in t}) and not words - counts
+    if not any(_unspaced(c) or _hangul(c) for c in text):  # and so are tokenize's, where no run differs
+        assert not Counter(tokenize(text)) - counts
 
 
-def _reference_terms(text: str) -> list[str]:
+def _unspaced(c: str) -> bool:
+    """Whether ``c`` is of a script written without spaces: Chinese, Japanese (``_CJK``), or a
+    letter or mark of Thai, Lao, Myanmar or Khmer."""
+    return bool(_CJK.fullmatch(c)) or _south_east_asian(c)
+
+
+def _south_east_asian(c: str) -> bool:
+    return unicodedata.category(c)[0] in "LM" and unicodedata.name(c, "").startswith(("THAI", "LAO", "MYANMAR", "KHMER"))
+
+
+def _hangul(c: str) -> bool:
+    return unicodedata.name(c, "").startswith("HANGUL")
+
+
+def _reference_terms(text: str, runs: bool = False, unigrams: bool = False) -> list[str]:
     """The module docstring's rules written plainly, one word at a time: the fast paths of
-    ``tokenize`` (ASCII, cached per word, map/filter) must give exactly this."""
+    ``tokenize`` (ASCII, cached per word, map/filter) must give exactly this; with ``runs``, of
+    a query (``terms_and_words``) and with ``unigrams`` too of the index (``term_counts``)."""
     folded = unicodedata.normalize("NFKC", PLACEHOLDER.sub(" ", text)).casefold()
     folded = re.sub(r"\b[^\W_]+n['\u2019]t\b", " ", unicodedata.normalize("NFKC", folded))  # a negated auxiliary, whole
     folded = folded.replace("i\u0307", "i")
@@ -245,16 +309,40 @@ def _reference_terms(text: str) -> list[str]:
     words = "".join(c if inside else " " for c, inside in zip(folded, in_word, strict=True)).split()
     split: list[str] = []  # a run of Chinese or Japanese characters: its bigrams, or the lone character
     for w in words:
-        for part in re.split(f"({_CJK.pattern})", w):
-            if part and _CJK.fullmatch(part):
-                split += [part] if len(part) == 1 else [part[i : i + 2] for i in range(len(part) - 1)]
-            elif part:
+        if not runs:
+            for part in re.split(f"({_CJK.pattern})", w):
+                if part and _CJK.fullmatch(part):
+                    split += [part] if len(part) == 1 else [part[i : i + 2] for i in range(len(part) - 1)]
+                elif part:
+                    split.append(part)
+            continue
+        # read by runs: Chinese and Japanese by characters, the Han ones each a term too in the
+        # index; Thai, Lao, Myanmar and Khmer by letters each with the marks after it
+        # (and Hangul beside other letters is a word of its own: "AWS에서" is "aws", "에서")
+        kinds = ["cjk" if _CJK.fullmatch(c) else "sea" if _south_east_asian(c) else "hangul" if _hangul(c) else "" for c in w]
+        for kind, group in itertools.groupby(zip(w, kinds, strict=True), key=lambda pair: pair[1]):
+            part = "".join(c for c, _ in group)
+            if kind in ("", "hangul"):
                 split.append(part)
+                continue
+            units: list[str] = []
+            for c in part:
+                if kind == "sea" and units and unicodedata.category(c)[0] == "M":
+                    units[-1] += c
+                else:
+                    units.append(c)
+            split += units if len(units) == 1 else [units[i] + units[i + 1] for i in range(len(units) - 1)]
+            if kind == "cjk" and unigrams and len(units) > 1:
+                split += [c for c in part if not unicodedata.name(c, "").startswith(("HIRAGANA", "KATAKANA"))]
     irregular = {stem(past): stem(verb) for past, verb in IRREGULAR_VERBS.items()}
     return [
         _shorten(irregular.get(stem(w), stem(w)))
         for w in split
-        if (len(w) >= 2 or w.isdecimal() or _CJK.fullmatch(w)) and w not in STOPWORDS
+        if (
+            (len(w) >= 2 or w.isdecimal() or _CJK.fullmatch(w))
+            or (runs and _hangul(w) and unicodedata.name(w).startswith("HANGUL SYLLABLE") and w not in _HANGUL_FUNCTION)
+        )
+        and w not in STOPWORDS
     ]
 
 
@@ -265,6 +353,8 @@ def _reference_identifiers(text: str) -> list[str]:
     same without each last part of letters in turn while more than two parts are joined."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", PLACEHOLDER.sub(" ", text)).casefold())
     folded = re.sub(r"\b[^\W_]+n['\u2019]t\b", " ", folded)  # a negated auxiliary is no word, whole
+    # a script written without spaces, or Hangul, is no part of an identifier beside it ("发票INV-2026-0042")
+    folded = "".join(" " if _unspaced(c) or _hangul(c) else c for c in folded)
     out = []
     for found in re.finditer(r"[\w.\-]+", folded):
         parts = re.split(r"[-_.]", found.group())
@@ -318,21 +408,24 @@ IDENTIFIER_TEXTS = st.lists(
         st.text(alphabet="aAeEdDsS _-<>19\xe9\u0130"),
         st.text(alphabet="\u0915\u093f\u0924\u093e\u092c\u093c \u0643\u064e\u062a\u0628\u0640\u05e9\u05b8\u0130I\u0301e"),
         st.text(alphabet="数据库迁移东京タワーのに行った 2a-\u3005\u30fc\uff80\U00020000"),
+        st.text(alphabet="เซิร์ฟเวอร์ล่มฐานข้อมูล ລາວ ကြ ខ្មែរ ๒ 돈책차 을 INV-2026-0042 数据 é\u0301"),
     )
 )
 @example("Ünïcode and ASCII_mixed İstanbul <EMAIL_1> x 7")
 @example("2024年の数据库migration 猫 ｶﾀｶﾅ")
+@example("发票INV-2026-0042逾期未付 CVE-2024-3094の対応 돈 을 ฐานข้อมูล")
 def test_tokenize_matches_the_plain_rules(text: str) -> None:
     identifiers = _reference_identifiers(text)
-    assert tokenize(text) == _reference_terms(text)  # the words' terms: what similarity compares
-    terms = _reference_terms(text) + identifiers  # the index's: the words' terms and each identifier whole
+    assert tokenize(text) == _reference_terms(text)  # the words' terms: what similarity compares, as before layout 25
+    # the index's: the words' terms read by runs, Han characters too, and each identifier whole
+    terms = _reference_terms(text, runs=True, unigrams=True) + identifiers
     assert term_counts(text) == {t: terms.count(t) for t in dict.fromkeys(terms)}
     # in first-appearance order (an identifier's own place is after its parts or after every word)
     assert [t for t in term_counts(text) if t not in identifiers] == [t for t in dict.fromkeys(terms) if t not in identifiers]
     assert [t for t in term_counts(text) if t in identifiers] == list(dict.fromkeys(identifiers))
     searched = terms_and_words(text)
-    if not identifiers:
-        assert list(searched) == list(dict.fromkeys(terms))
+    if not identifiers:  # a query's: read by runs, without the characters of a longer run
+        assert list(searched) == list(dict.fromkeys(_reference_terms(text, runs=True)))
     # a query names each identifier whole, and searches only terms the same text is indexed by:
     # a memory is found by its own words
     assert set(_reference_wholes(text)) <= set(searched) <= set(terms)
@@ -346,7 +439,13 @@ def test_tokenize_matches_the_plain_rules(text: str) -> None:
          ["send", "inv-2026-0042-pdf", "initech"]),
         ("CVE-2024-3094, gpt-4 and v2.3.1", ["cve", "2024", "3094", "cve-2024-3094", "gpt", "4", "gpt-4", "v2", "3", "1", "v2-3-1"],
          ["cve-2024-3094", "gpt-4", "v2-3-1"]),
-        ("数据 INV-2026-0042", ["数据", "inv", "2026", "0042", "inv-2026-0042"], ["数据", "inv-2026-0042"]),  # not ASCII: after every word
+        # not ASCII: after every word
+        ("数据 INV-2026-0042", ["数据", "数", "据", "inv", "2026", "0042", "inv-2026-0042"], ["数据", "inv-2026-0042"]),
+        # written against Chinese, Japanese or Korean, whole too (layout 25)
+        ("发票INV-2026-0042逾期", ["发票", "发", "票", "inv", "2026", "0042", "逾期", "逾", "期", "inv-2026-0042"],
+         ["发票", "inv-2026-0042", "逾期"]),
+        ("CVE-2024-3094の対応", ["cve", "2024", "3094", "の対", "対応", "対", "応", "cve-2024-3094"], ["cve-2024-3094", "の対", "対応"]),
+        ("송장INV-2026-0042가 연체", ["송장", "inv", "2026", "0042", "연체", "inv-2026-0042"], ["송장", "inv-2026-0042", "연체"]),
         ("project-x on 2026-03-04, e.g. node.js 3.5", ["project", "2026", "03", "04", "node", "js", "3", "5"],
          ["project", "2026", "03", "04", "node", "js", "3", "5"]),  # no letter joined to a digit: words and numbers
         ("ticket PR_1234 merged", ["ticket", "pr", "1234", "pr-1234", "merg"], ["ticket", "pr-1234", "merg"]),
@@ -356,7 +455,8 @@ def test_tokenize_matches_the_plain_rules(text: str) -> None:
 )  # fmt: skip
 def test_an_identifier_is_a_term_whole_beside_its_parts(text: str, indexed: list[str], searched: list[str]) -> None:
     assert list(term_counts(text)) == indexed
-    assert tokenize(text) == [t for t in indexed if "-" not in t]
+    if not any(map(_hangul, text)):  # (tokenize reads words as before: "송장inv" is one)
+        assert tokenize(text) == [t for t in indexed if "-" not in t and not (len(t) == 1 and _CJK.match(t))]
     assert list(terms_and_words(text)) == searched
     assert compound_parts("inv-2026-0042") == ("inv", "2026", "0042") and compound_parts("deploy") == ()
 

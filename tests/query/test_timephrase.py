@@ -427,6 +427,72 @@ def test_invalid_dates_yield_no_window(text: str) -> None:
     assert find_time_phrase(text, MON) == (None, text)
 
 
+# --- Chinese, Japanese and Korean dates and relative words ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "phrase", "rest"),
+    [
+        ("2026年7月14日发生了什么？", (U(2026, 7, 14), U(2026, 7, 15)), "2026年7月14日", "发生了什么？"),
+        ("在2026年7月14日", (U(2026, 7, 14), U(2026, 7, 15)), "2026年7月14日", "在"),  # inside a run
+        ("2026年7月14日に何があった？", (U(2026, 7, 14), U(2026, 7, 15)), "2026年7月14日", "に何があった？"),
+        ("2026년 7월 14일에 무슨 일이 있었어?", (U(2026, 7, 14), U(2026, 7, 15)), "2026년 7월 14일", "에 무슨 일이 있었어?"),
+        ("7月14日数据库怎么样了？", (U(2025, 7, 14), U(2025, 7, 15)), "7月14日", "数据库怎么样了？"),  # no year: the latest
+        ("6月1号的会议", (U(2026, 6, 1), U(2026, 6, 2)), "6月1号", "的会议"),
+        ("2026年3月的数据库", (U(2026, 3, 1), U(2026, 4, 1)), "2026年3月", "的数据库"),
+        ("3月份", (U(2026, 3, 1), U(2026, 4, 1)), "3月份", ""),
+        ("7월 배포", (U(2025, 7, 1), U(2025, 8, 1)), "7월", "배포"),  # July has not begun on June 15: last year's
+        ("2025年", (U(2025, 1, 1), U(2026, 1, 1)), "2025年", ""),
+        ("昨天数据库怎么了", (U(2026, 6, 14), U(2026, 6, 15)), "昨天", "数据库怎么了"),
+        ("今日の障害", (U(2026, 6, 15), U(2026, 6, 16)), "今日", "の障害"),
+        ("一昨日", (U(2026, 6, 13), U(2026, 6, 14)), "一昨日", ""),
+        ("上周的部署", (U(2026, 6, 8), U(2026, 6, 15)), "上周", "的部署"),
+        ("先週の障害", (U(2026, 6, 8), U(2026, 6, 15)), "先週", "の障害"),
+        ("지난주에 배포", (U(2026, 6, 8), U(2026, 6, 15)), "지난주", "에 배포"),
+        ("지난 주 배포", (U(2026, 6, 8), U(2026, 6, 15)), "지난 주", "배포"),
+        ("上个月", (U(2026, 5, 1), U(2026, 6, 1)), "上个月", ""),
+        ("去年", (U(2025, 1, 1), U(2026, 1, 1)), "去年", ""),
+        ("since 7月1日", (U(2025, 7, 1), OPEN_END), "since 7月1日", ""),
+        ("deploy on 2026-06-03の対応", (U(2026, 6, 3), U(2026, 6, 4)), "on 2026-06-03", "deploy の対応"),  # a run after it
+    ],
+)
+def test_chinese_japanese_and_korean_dates(text: str, expected: tuple[dt.datetime, dt.datetime], phrase: str, rest: str) -> None:
+    """A date written with the signs of year, month and day ("2026年7月14日", "2026년 7월 14일"),
+    and a relative word ("昨天", "先週", "지난주") are read as their English forms are; a
+    phrase begins and ends inside a run of Chinese, where no space stands. Unread, "2026年7月14日"
+    was taken for a name no memory holds and emptied the answer (a probe's find)."""
+    reading = read_time_phrases(text, MON)
+    assert reading.window is not None, text
+    assert (reading.window.start, reading.window.end, reading.window.phrase) == (*expected, phrase)
+    assert reading.rest.strip() == rest and reading.ignored == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "ignored"),
+    [("13月5日", ("13月5日",)), ("2月30日", ("2月30日",)), ("1990年代", ()), ("2026年度", ()), ("3年", ()), ("14日", ())],
+)
+def test_what_is_no_chinese_japanese_or_korean_date(text: str, ignored: tuple[str, ...]) -> None:
+    """A month or day no calendar has is ignored, as "June 31" is; a decade ("1990年代"), a
+    fiscal year ("2026年度"), a count of years and a day alone (which may be a count of days) are
+    no date."""
+    reading = read_time_phrases(text, MON)
+    assert reading.window is None and reading.ignored == ignored
+
+
+def test_a_date_in_other_decimal_digits_is_read() -> None:
+    """NFKC leaves Arabic-Indic digits as they are, and the date was ignored: any decimal digits
+    make a date ("in ٢٠٢٦" was read already)."""
+    reading = read_time_phrases("deploy on ٢٠٢٦-٠٦-٠٣", MON)
+    assert reading.window is not None and (reading.window.start, reading.window.end) == (U(2026, 6, 3), U(2026, 6, 4))
+
+
+def test_a_phrase_after_a_word_with_combining_marks_keeps_the_word_whole() -> None:
+    """ "since सर्वर" cut the word at its first mark: the ignored phrase was "since सर", and the
+    rest searched the piece "्वर"."""
+    reading = read_time_phrases("since सर्वर गिरा", MON)
+    assert reading.ignored == ("since सर्वर",) and reading.rest == "गिरा"
+
+
 def test_invalid_date_is_skipped_for_a_later_phrase() -> None:
     w, rest = find_time_phrase("on 2026-02-30 then yesterday", MON)
     assert w is not None and (w.start, w.end, w.phrase) == (U(2026, 6, 14), U(2026, 6, 15), "yesterday")

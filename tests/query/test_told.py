@@ -177,6 +177,27 @@ def test_a_month_whose_stem_is_not_its_start_is_found(month: str) -> None:
     assert told_of(record, term_counts(record["summary"])), month
 
 
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [
+        ("昨天数据库迁移失败", (day(1), day(2))),  # inside a run: "yesterday"
+        ("2026年6月30日数据库迁移失败", (day(30, 6), day(1))),
+        ("6月30日の障害", (day(30, 6), day(1))),  # no year: the latest such day
+        ("先週の障害", (day(22, 6), day(29, 6))),
+        ("어제 배포 실패", (day(1), day(2))),
+        ("지난주에 배포 실패", (day(22, 6), day(29, 6))),  # a particle after the word
+        ("2026년 6월 30일 배포 실패", (day(30, 6), day(1))),
+    ],
+)
+def test_chinese_japanese_and_korean_texts_tell_of_days(text: str, told: tuple[dt.datetime, dt.datetime]) -> None:
+    """A record's Chinese, Japanese or Korean date or relative word tells of its day, as English
+    does: capture finds the hint by the record's terms (the unigram "月", "7월", a bigram "昨天";
+    ``told_hint_in``), told_windows alone by its words (layout 25)."""
+    record = {"ts": JULY_2, "summary": text}
+    assert told_windows(text, JULY_2) == [told], text
+    assert told_of(record, term_counts(text)) == [[int(told[0].timestamp() * 1e6), int(told[1].timestamp() * 1e6)]], text
+
+
 def test_told_of_reads_the_narrative_fields_only() -> None:
     record = {"ts": JULY_2, "summary": "webhook retries", "result": "log of yesterday", "content": "it failed last week"}
     text = " ".join(str(v) for k, v in record.items() if k != "ts")

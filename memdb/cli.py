@@ -225,7 +225,7 @@ def _print_result(result: Any, args: argparse.Namespace) -> None:
                 "interpretation": str(result.interpretation),
                 "total": result.total,
                 "partial": result.partial,
-                "unmatched": list(result.interpretation.unmatched),
+                "unmatched": [redacted(w) for w in result.interpretation.unmatched],
                 "memories": [{"score": m.score, "why": list(m.why), "episode": m.episode} for m in result.memories],
             }
         )

@@ -1208,8 +1208,10 @@ class OwnerQueries:
         """What the note of a yes-or-no question about an outcome, or of an empty answer with one,
         adds: how many attempts matching the rest of the question went otherwise (another
         outcome; memories without one are no attempts), and the newest of them; that none did
-        only with ``say_none``. Read in the query's snapshot."""
-        found = self._matches(replace(q, outcome=None), cap=cap)
+        only with ``say_none``. Archived attempts count (their outcome stays hot): three archived
+        deploys that worked were "no attempt went otherwise" beside a recent failure. Read in the
+        query's snapshot."""
+        found = self._matches(replace(q, outcome=None, include_archived=True), cap=cap)
         others = [(tail_ts(tail), OUTCOME_OF_CODE[code & 3]) for tail, code, _ in found.hot]
         others += [(ts_micros(h["ts"]), h.get("outcome")) for _, h, _ in found.archived]
         others = [(ts, o) for ts, o in others if o is not None and o != q.outcome]

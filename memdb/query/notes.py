@@ -3,7 +3,7 @@ outside the window, and why each memory matched (``Hit.why``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -12,7 +12,7 @@ from memdb.memory.postings import TF_UNIT
 from memdb.memory.timephrase import told_within
 from memdb.query.plan import Query, Why
 from memdb.query.rank import Hits
-from memdb.query.results import Hit, Interpretation
+from memdb.query.results import Hit, Interpretation, quoted
 
 __all__ = ["found_note", "note_and", "noted", "nothing_note", "quoted", "why_matched"]
 
@@ -128,7 +128,3 @@ def note_and(note: Callable[[], str], more: str) -> str:
 
 def _without_window(interp: Interpretation) -> Interpretation:
     return replace(interp, window=None)
-
-
-def quoted(words: Iterable[str]) -> str:
-    return ", ".join(f"'{w}'" for w in words)

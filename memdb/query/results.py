@@ -4,7 +4,7 @@ why it matched), and an honest note; ``History`` for past attempts."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Final
 
@@ -82,6 +82,12 @@ class Interpretation:
         # what was asked, echoed in notes that reach logs and clients: a session, a tag or a word
         # given as an address or a phone number is shown sanitized, as in an error
         return redacted(("; ".join(parts) or "everything") + ignored)
+
+
+def quoted(words: Iterable[str]) -> str:
+    """Words of a question, quoted for a note: sanitized, as a note reaches prompts, logs and
+    clients (a token asked about was echoed raw beside its placeholder in the question)."""
+    return ", ".join(f"'{redacted(w)}'" for w in words)
 
 
 class Hit:
@@ -246,7 +252,7 @@ class RecallResult:
         # a partial answer says so where a prompt reads it: the memories about "the fix" are not
         # about "the flaky test" (test_a_partial_answer_is_labelled_in_the_prompt_block)
         unmatched = self.interpretation.unmatched
-        said = f"; partial: these do not mention {', '.join(repr(w) for w in unmatched)}" if unmatched else ""
+        said = f"; partial: these do not mention {quoted(unmatched)}" if unmatched else ""
         out = _fit(f"Recent memories ({self.interpretation}{said}):", max_chars)
         rest = len(ordered)  # memories, not lines, are counted
         for text, n in alike_lines(ordered):
@@ -309,7 +315,7 @@ class History:
     def __str__(self) -> str:
         if not self.total:
             unmatched = self.interpretation.unmatched
-            said = f"; no memory mentions {', '.join(repr(w) for w in unmatched)}" if unmatched else ""
+            said = f"; no memory mentions {quoted(unmatched)}" if unmatched else ""
             return f"No past attempts found ({self.interpretation}{said})."
         counts = ", ".join(f"{n} {o}" for o, n in self.counts.items() if n)
         if self.archived:

@@ -1110,6 +1110,35 @@ def test_a_yes_or_no_question_about_an_outcome_tells_what_went_otherwise(team: m
     assert team.ask("Did the users table fail?").note.endswith("No attempt it matches went otherwise than failure.")
 
 
+def test_a_yes_or_no_question_counts_archived_attempts_that_went_otherwise(team: memdb.Memory) -> None:
+    """Archived attempts keep their outcome hot, so "Did the deploy fail?" tells of the archived
+    deploy that worked: the note said no attempt went otherwise."""
+    worked = team.record("debug", "Deploy worked with the lock timeout", outcome="success", tags=["deploy"], ts=at(30, 9))
+    team.archive(worked.id)
+    r = team.ask("Did the deploy fail?")
+    assert r.interpretation.outcome == "failure" and [m.episode.outcome for m in r] == ["failure", "failure"]
+    assert "1 attempt went otherwise, the newest 2026-06-30: success." in r.note
+
+
+def test_a_note_names_a_word_of_the_question_sanitized(qdb: memdb.Database) -> None:
+    """A token or an address asked about is never echoed raw by a note, which reaches prompts,
+    logs and MCP clients: the question's reading showed a placeholder while the note beside it
+    named the raw token (a data-protection probe's find)."""
+    mem = qdb.owner("ana")
+    mem.record("debug", "Deploy of project alpha failed", outcome="failure", tags=["project-alpha"], ts=at(29))
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    said = [
+        mem.ask(f"What happened with Project {token} last week?").note,
+        mem.ask(f"deploy {token}").note,
+        mem.ask("deploy ana.lopez@example.com").note,
+        str(mem.history(text=f"deploy {token}")),
+        str(mem.history(text="deploy ana.lopez@example.com")),
+    ]
+    for note in said:
+        assert token not in note and "ana.lopez" not in note, note
+    assert any("<SECRET_1>" in n or "<EMAIL_1>" in n for n in said)
+
+
 def test_words_beside_an_outcome_or_kind_still_filter(qdb: memdb.Database) -> None:
     """ "Any billing failures?" asks for failures about billing: where none mention billing the
     answer is an honest empty one, not the failures that happen to exist (DESIGN: never pads)."""

@@ -150,6 +150,8 @@ __all__ = [
     "day_of",
     "find_event_anchor",
     "find_time_phrase",
+    "local_day",
+    "local_minute",
     "place_after_event",
     "read_time_phrases",
     "told_hint_in",
@@ -405,6 +407,19 @@ class TimeReading(NamedTuple):
 def day_of(at: dt.date) -> str:
     """``YYYY-MM-DD`` with four digits of year also before year 1000 (``%Y`` gives ``1-01-01``)."""
     return f"{at.year:04d}-{at.month:02d}-{at.day:02d}"
+
+
+def local_day(at: dt.datetime, timezone: str | dt.tzinfo = "UTC") -> str:
+    """The day ``at`` falls on where days begin in ``timezone`` (the database's), as windows read
+    days: a Tokyo morning is no day earlier for being shown in UTC."""
+    return day_of(at.astimezone(_zone(timezone)))
+
+
+def local_minute(at: dt.datetime, timezone: str | dt.tzinfo = "UTC") -> str:
+    """``YYYY-MM-DD HH:MM`` of ``at`` in ``timezone``, the zone's abbreviation after it unless UTC."""
+    local = at.astimezone(_zone(timezone))
+    shown = f"{day_of(local)} {local:%H:%M}"
+    return shown if timezone in ("UTC", UTC) else f"{shown} {local.tzname()}"
 
 
 def find_time_phrase(text: str, now: dt.datetime, week_start: int = 0, timezone: str | dt.tzinfo = "UTC") -> tuple[TimeWindow | None, str]:

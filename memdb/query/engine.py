@@ -77,6 +77,7 @@ from memdb.memory.timephrase import (
     TimeWindow,
     day_of,
     find_event_anchor,
+    local_day,
     place_after_event,
     read_time_phrases,
     told_within,
@@ -648,6 +649,7 @@ class OwnerQueries:
             all_terms=True,
             unmatched=unmatched,
             include_superseded=include_superseded,
+            zone=self._layer.settings.timezone,
         )
         q = self._compile(interp)
         with self._space.snapshot():
@@ -1057,6 +1059,7 @@ class OwnerQueries:
             told=interp.told,
             with_outcome=interp.with_outcome,
             scope_tags=interp.scope_tags,
+            zone=self._layer.settings.timezone,
         )
 
     def _run(
@@ -1081,6 +1084,8 @@ class OwnerQueries:
             if not isinstance(interp, Interpretation):
                 interp = interp()
             q = self._compile(interp)
+            if interp.zone != q.zone:  # the answer shows its days as the database's zone reads them
+                interp = replace(interp, zone=q.zone)
             if (q.include_archived or q.include_superseded) and interp.unmatched:
                 interp = self._matched_in_cold(interp, q)  # words only archived one-liners (or old versions) hold match here
             if interp.missing_names:
@@ -1220,7 +1225,7 @@ class OwnerQueries:
         ts, outcome = max(others)  # the newest (a tie goes by outcome name)
         more = "at least " if len(found.hot) >= cap else ""
         n = len(others)
-        return f"{more}{n} attempt{'s' if n != 1 else ''} went otherwise, the newest {from_micros(ts):%Y-%m-%d}: {outcome}."
+        return f"{more}{n} attempt{'s' if n != 1 else ''} went otherwise, the newest {local_day(from_micros(ts), q.zone)}: {outcome}."
 
     def _empty_note(self, interp: Interpretation, q: Query) -> Callable[[], str]:
         """Say plainly that nothing matched, and whether something matched outside the window or
@@ -1389,7 +1394,7 @@ class OwnerQueries:
         if not times:
             return None
         n = len(times)
-        return f"{'at least ' if n >= cap else ''}{n} archived match{'es' if n != 1 else ''}", day_of(from_micros(max(times)))
+        return f"{'at least ' if n >= cap else ''}{n} archived match{'es' if n != 1 else ''}", local_day(from_micros(max(times)), q.zone)
 
     def _archived_digest(self) -> ArchivedDigest | None:
         """The owner's ``ArchivedDigest``, made once while the archived memories stay as they are
@@ -1427,7 +1432,7 @@ class OwnerQueries:
         n, latest = len(old), max(h["ts"] for _, h, _ in old)
         what = "1 earlier version of a corrected memory matches" if n == 1 else f"{n} earlier versions of corrected memories match"
         more, them = ("at least " if n >= cap else ""), ("it" if n == 1 else "them")
-        return f" {more}{what}, latest {day_of(latest)}; include_superseded=True to see {them}."
+        return f" {more}{what}, latest {local_day(latest, q.zone)}; include_superseded=True to see {them}."
 
     def _outside(self, q: Query, cap: int = 1_000) -> tuple[int, int | None, int, bool, bool]:
         """Matches of ``q`` before and after its window: (count before, time of the latest

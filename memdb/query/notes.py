@@ -9,7 +9,7 @@ from typing import Any
 
 from memdb.memory.ids import from_micros, ts_micros
 from memdb.memory.postings import TF_UNIT
-from memdb.memory.timephrase import told_within
+from memdb.memory.timephrase import local_day, local_minute, told_within
 from memdb.query.plan import Query, Why
 from memdb.query.rank import Hits
 from memdb.query.results import Hit, Interpretation, quoted
@@ -29,10 +29,10 @@ def why_matched(q: Query, h: dict[str, Any], hits: Hits, bm25: float) -> tuple[s
     if q.lo is not None or q.hi is not None:
         ts = ts_micros(h["ts"])
         if (q.lo is None or q.lo <= ts) and (q.hi is None or ts < q.hi):
-            why.append(f"in window ({h['ts']:%Y-%m-%d %H:%M})")
+            why.append(f"in window ({local_minute(h['ts'], q.zone)})")
         else:  # a told match (_told_matches): its text tells of a time in the window
             told = [w for w in h.get("told", ()) if told_within(w[0], w[1], q.lo, q.hi)]
-            why.append(f"tells of {', '.join(_told_days(w) for w in told)} (recorded {h['ts']:%Y-%m-%d %H:%M})")
+            why.append(f"tells of {', '.join(_told_days(w, q.zone) for w in told)} (recorded {local_minute(h['ts'], q.zone)})")
     why.extend(f"tag {t}" for t in q.tags)
     matched_any = [t for t in q.any_tags if t in h["tags"]]
     if matched_any:
@@ -48,10 +48,11 @@ def why_matched(q: Query, h: dict[str, Any], hits: Hits, bm25: float) -> tuple[s
     return tuple(why)
 
 
-def _told_days(window: Sequence[int]) -> str:
-    """A told window as UTC days: ``2026-07-01`` or ``2026-06-22 to 2026-06-28``."""
-    first, last = (from_micros(us).date() for us in (window[0], window[1] - 1))
-    return f"{first:%Y-%m-%d}" if first == last else f"{first:%Y-%m-%d} to {last:%Y-%m-%d}"
+def _told_days(window: Sequence[int], zone: str) -> str:
+    """A told window as days of ``zone`` (the database's, where its days begin): ``2026-07-01``
+    or ``2026-06-22 to 2026-06-28``."""
+    first, last = (local_day(from_micros(us), zone) for us in (window[0], window[1] - 1))
+    return first if first == last else f"{first} to {last}"
 
 
 def found_note(
@@ -107,7 +108,7 @@ def nothing_note(
         return f"Nothing found for {interp}. {either} at any time either." + cold
     bits = []
     if before:
-        latest_day = f" (latest {from_micros(latest):%Y-%m-%d})" if latest is not None else ""
+        latest_day = f" (latest {local_day(from_micros(latest), interp.zone)})" if latest is not None else ""
         bits.append(f"{'at least ' if more_before else ''}{before} earlier{latest_day}")
     if after:
         bits.append(f"{'at least ' if more_after else ''}{after} later")

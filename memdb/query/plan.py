@@ -96,6 +96,7 @@ class Query:
     told: bool = False  # the window also holds episodes whose text tells of a time in it
     with_outcome: bool = False  # only memories with an outcome (an index code's low bits)
     scope_tags: tuple[str, ...] = ()  # a memory with tags, none of them these, is left out (from its header)
+    zone: str = field(default="UTC", compare=False)  # the database's time zone: notes show times as its days read
     # BM25's weights, read once per query (in its snapshot); ``replace`` makes a query without them
     weights: tuple[dict[str, float], float] | None = field(default=None, init=False, compare=False, repr=False)
 

@@ -12,7 +12,7 @@ from memdb.errors import ValidationError
 from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.models import Episode
 from memdb.memory.sanitize.messages import redacted
-from memdb.memory.timephrase import TimeWindow
+from memdb.memory.timephrase import TimeWindow, local_day
 
 __all__ = ["History", "Hit", "Interpretation", "RecallResult"]
 
@@ -45,6 +45,7 @@ class Interpretation:
     count: int | None = None  # ask: how many of them ("the last three deploys"), else the limit
     with_outcome: bool = False  # only memories that carry an outcome (attempts: a chat message about the task is none)
     scope_tags: tuple[str, ...] = ()  # a memory whose tags are all others is left out (one without tags stays)
+    zone: str = field(default="UTC", compare=False)  # the database's time zone, in which answers show their days
 
     def __str__(self) -> str:
         parts = []
@@ -143,12 +144,13 @@ class Hit:
     def __repr__(self) -> str:
         return f"Hit(episode={self.episode!r}, score={self.score!r}, why={self.why!r})"
 
-    def line(self) -> str:
-        """One line for a prompt: date, kind/outcome, tags, summary, lesson."""
+    def line(self, zone: str = "UTC") -> str:
+        """One line for a prompt: date (its day in ``zone``, the database's), kind/outcome, tags,
+        summary, lesson."""
         e = self.episode
         if e.status == "archived":  # the one-liner already carries date, kind and outcome
             return f"- (archived) {e.summary}"
-        head = f"{e.ts:%Y-%m-%d} {e.kind}" + (f"/{e.outcome}" if e.outcome else "") + (f" {e.key}" if e.key else "")
+        head = f"{local_day(e.ts, zone)} {e.kind}" + (f"/{e.outcome}" if e.outcome else "") + (f" {e.key}" if e.key else "")
         if e.tags:
             head += " [" + ", ".join(e.tags) + "]"
         text = e.summary.replace("\n", " ")
@@ -255,7 +257,7 @@ class RecallResult:
         said = f"; partial: these do not mention {quoted(unmatched)}" if unmatched else ""
         out = _fit(f"Recent memories ({self.interpretation}{said}):", max_chars)
         rest = len(ordered)  # memories, not lines, are counted
-        for text, n in alike_lines(ordered):
+        for text, n in alike_lines(ordered, self.interpretation.zone):
             line = "\n" + text
             more = f"\n(+{rest} more not shown)"
             if len(out) + len(line) <= max_chars and (
@@ -275,7 +277,7 @@ class RecallResult:
         return out
 
 
-def alike_lines(hits: Sequence[Hit]) -> list[tuple[str, int]]:
+def alike_lines(hits: Sequence[Hit], zone: str = "UTC") -> list[tuple[str, int]]:
     """The prompt lines of ``hits`` (``Hit.line``), one for the memories whose lines differ only
     in their date, at the first one's place: "... Lesson: ask for the HAR file first (also on
     2026-07-01, 2026-06-22)", with how many memories each line stands for. A daily routine or a
@@ -283,11 +285,11 @@ def alike_lines(hits: Sequence[Hit]) -> list[tuple[str, int]]:
     every date, it tells the same and leaves room for the rest."""
     lines: dict[str, tuple[str, list[Hit]]] = {}  # the line without its date -> (the first line, its hits)
     for hit in hits:
-        line = hit.line()
+        line = hit.line(zone)
         lines.setdefault(_DATE.sub("", line, count=1), (line, []))[1].append(hit)
     out: list[tuple[str, int]] = []
     for line, same in lines.values():
-        also = ", ".join(f"{h.episode.ts:%Y-%m-%d}" for h in same[1:])
+        also = ", ".join(local_day(h.episode.ts, zone) for h in same[1:])
         out.append((line + (f" (also on {also})" if also else ""), len(same)))
     return out
 
@@ -325,7 +327,7 @@ class History:
             text += f" {self.superseded} superseded version{'s' if self.superseded != 1 else ''} listed too (not counted)."
         if self.last_failures:
             f = self.last_failures[0].episode
-            day, summary = f"{f.ts:%Y-%m-%d}", f.summary.rstrip(".")
+            day, summary = local_day(f.ts, self.interpretation.zone), f.summary.rstrip(".")
             # an archived attempt's summary is its one-liner, which may carry its day and lesson already
             text += f" Last failure: {summary}." if summary.startswith(one_line_head(f)) else f" Last failure {day}: {summary}."
             if f.lesson and f.lesson not in summary:

@@ -1139,6 +1139,24 @@ def test_a_note_names_a_word_of_the_question_sanitized(qdb: memdb.Database) -> N
     assert any("<SECRET_1>" in n or "<EMAIL_1>" in n for n in said)
 
 
+def test_an_answer_shows_its_days_as_the_database_s_zone_reads_them(qdb: memdb.Database) -> None:
+    """Days are read in the database's zone, so an answer shows them so: in Tokyo, "on July 19"
+    answered with a memory shown at 2026-07-18 20:00 (UTC), a told July 14 was "2026-07-13 to
+    2026-07-14", and a note's latest day and a history's last failure were a day early."""
+    qdb.configure(timezone="Asia/Tokyo")
+    mem = qdb.owner("ana")
+    mem.record("debug", "On 2026-06-14 the deploy failed on a lock", outcome="failure", ts=dt.datetime(2026, 6, 16, 20, tzinfo=UTC))
+    mem.record("debug", "late deploy fix", outcome="success", ts=dt.datetime(2026, 6, 18, 20, tzinfo=UTC))
+    told = mem.ask("What happened on June 14?")
+    assert [m.why[0] for m in told] == ["tells of 2026-06-14 (recorded 2026-06-17 05:00 JST)"]
+    day = mem.ask("What happened on June 19?")
+    assert [m.why[0] for m in day] == ["in window (2026-06-19 05:00 JST)"]
+    assert "- 2026-06-19 debug/success: late deploy fix" in day.as_context()
+    note = mem.ask("Did the deploy fail on June 19?").note
+    assert note.endswith("(latest 2026-06-17). 1 attempt went otherwise, the newest 2026-06-19: success.")
+    assert "Last failure 2026-06-17:" in str(mem.history(kind="debug"))
+
+
 def test_words_beside_an_outcome_or_kind_still_filter(qdb: memdb.Database) -> None:
     """ "Any billing failures?" asks for failures about billing: where none mention billing the
     answer is an honest empty one, not the failures that happen to exist (DESIGN: never pads)."""

@@ -504,7 +504,8 @@ class Knowledge:
         wrote, in any state, cited or not (a saved lesson cites nothing, and was served to the
         owner's teams); one by tags takes the entries carrying any of them, created within
         ``since``/``until`` when given. Each keeps only its hash, as ``erase_citing`` leaves it;
-        audit records about it lose their reasons (test_an_owner_s_erasure_takes_their_lessons)."""
+        the erasure redacts the audit records about it, given the ids returned
+        (test_an_owner_s_erasure_takes_their_lessons)."""
         chosen = []
         for _, rec in list(self.entries.items((owner,))):
             if rec.get("status") == "erased" or (tags and not set(tags) & set(rec.get("tags") or ())):
@@ -512,11 +513,9 @@ class Knowledge:
             if (since is not None and rec["created"] < since) or (until is not None and rec["created"] >= until):
                 continue
             chosen.append(rec)
-        erased = [rec["id"] for rec in chosen]
-        self.audit.redact_erased(owner, erased, (), at)  # before the erase records, which say why
         for rec in chosen:
             self._erase(rec, at, "erased on request" if not tags else "carried an erased tag")
-        return erased
+        return [rec["id"] for rec in chosen]
 
     def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str, by: str = "erasure") -> None:
         """Empty an entry (text, tags, shingles) and take it out of every queue, index and team."""

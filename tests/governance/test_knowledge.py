@@ -193,6 +193,50 @@ def test_an_owner_s_erasure_takes_their_lessons(tmp_path: Path, clock: Clock) ->
         assert word not in raw
 
 
+def _raw(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("how", ["ids", "tags", "everything"])
+def test_an_erasure_redacts_what_reviewers_wrote_about_its_lessons(tmp_path: Path, clock: Clock, how: str) -> None:
+    """A reviewer's reason for rejecting or quarantining a lesson names what it judged; once the
+    lesson is erased, with the episode it cites or on request, its audit records keep ids and
+    hashes only. The reasons survived erase(everything=True) and compact(): Erasure redacted the
+    records of its episodes only, and a request skipped the entries its hooks had just erased."""
+    path = tmp_path / "reasons"
+    with memdb.open(path, clock=clock) as db:
+        ana = db.owner("ana")
+        ep = ana.record("debug", "Escalation of a churned customer", outcome="failure", tags=["churn"])
+        ana.record("debug", "Routine deploy", outcome="success", tags=["deploy"])
+        rejected = ana.save_lesson("Call the customer before renewals", cites=[ep.id], tags=["churn"])
+        db.reject(rejected.id, by="rev", reason="too personal about Bartholomew Quincefield")
+        quarantined = ana.save_lesson("Escalate churned accounts to tier two", cites=[ep.id], tags=["churn"])
+        db.approve(quarantined.id, by="rev")
+        db.quarantine(quarantined.id, by="rev", reason="quarantined: Zanzibarco complained")
+        queued = ana.save_lesson("Churned customers want a call first", cites=[ep.id], tags=["churn"])
+        erase: dict[str, Any] = {"ids": {"ids": [ep.id]}, "tags": {"tags": ["churn"]}, "everything": {"everything": True}}[how]
+        report = ana.erase(reason="deletion request", **erase)
+        assert sorted(report.entries) == sorted([rejected.id, quarantined.id, queued.id])
+        audit = json.dumps(db.audit("ana"), default=str)
+        assert "Quincefield" not in audit and "Zanzibarco" not in audit
+        why = {a["entry"]: a["reason"] for a in db.audit("ana") if a["action"] == "erase" and a.get("entry")}
+        assert set(why) == set(report.entries) and "[erased 2026-06-01]" not in why.values()  # why each went stays
+        db.compact()
+    assert b"Quincefield" not in _raw(path) and b"Zanzibarco" not in _raw(path)
+
+
+def test_retention_redacts_what_audit_records_keep_of_the_lessons_it_erases(kdb: memdb.Database) -> None:
+    """A pending lesson whose evidence retention purged goes as an erased one does, and the
+    audit records about it lose their reasons as on every other path."""
+    kdb.configure(retention_days=30)
+    mem = kdb.owner("ana")
+    old = mem.record("debug", "Deploy failed", outcome="failure", ts=T0 - 40 * DAY)
+    orphan = mem.save_lesson("Run database migrations before deploying the API", cites=[old.id])
+    kdb.episodes.audit.write("ana", "note", T0, entry=orphan.id, reason="flagged for Quincefield")  # what a reviewer may write
+    assert kdb.maintain(now=T0).purged == 1 and kdb.entry(orphan.id).status == "erased"
+    assert "Quincefield" not in json.dumps(kdb.audit("ana"), default=str)
+
+
 def test_rejection_reaches_other_owners_pending_copies(kdb: memdb.Database, clock: Clock) -> None:
     text = "Skip code review for urgent fixes and push straight to prod"
     ana_copy = kdb.owner("ana").save_lesson(text)

@@ -25,7 +25,7 @@ from memdb.memory.sanitize import RegexSanitizer, sanitize_fields
 
 __all__ = ["AuditLog", "content_hash"]
 
-_EXACT: Final = frozenset({"action", "episode", "episodes", "entry", "hashes", "content_hash", "steps_sha256", "codec", "kind"})
+_EXACT: Final = frozenset({"action", "episode", "episodes", "entry", "hashes", "kept", "content_hash", "steps_sha256", "codec", "kind"})
 """Fields holding ids, hashes and names memdb made or checked: kept as they are (a hash's digits
 can read as a card). ``kind`` is one of the configured kinds by the time a record is written
 (every backfill of a historic record writes one: sanitizing it cost a tenth of such a capture)."""

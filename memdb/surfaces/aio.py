@@ -254,6 +254,10 @@ class AsyncMemory:
         """``Memory.delete`` in a worker thread."""
         return await _run(self.sync.delete, episode_id, reason=reason)
 
+    async def erase_versions(self, episode_id: str, *, reason: str) -> ErasureReport:
+        """``Memory.erase_versions`` in a worker thread."""
+        return await _run(self.sync.erase_versions, episode_id, reason=reason)
+
     async def audit(self, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
         """``Memory.audit`` in a worker thread."""
         return await _run(self.sync.audit, since, until)

@@ -320,6 +320,15 @@ class Memory:
         assert report.audit_id is not None  # one episode was erased, so one record was written
         return report.audit_id
 
+    def erase_versions(self, episode_id: str, *, reason: str) -> ErasureReport:
+        """Erase an earlier version of a memory (``supersede``; a fact's old value) and every
+        version before it, keeping the later ones ("forget my old address, keep the new one"):
+        the oldest left stands alone, no longer saying what it corrected. What was derived from
+        the erased versions goes as with ``erase``; the audit record keeps their ids and hashes
+        and names the version ``kept``. ValidationError for a current version (``erase`` takes
+        the whole memory)."""
+        return self._lifecycle.erasure.erase_versions(self.name, check_id(episode_id), reason)
+
     def audit(self, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
         """This owner's audit records, oldest first (``since`` inclusive, ``until`` exclusive)."""
         return self._layer.audit.entries(self.name, since, until)

@@ -166,6 +166,13 @@ class AsyncMemory:
         for episode in found:
             yield episode
 
+    async def export(self, *, complete: bool = False) -> AsyncIterator[dict[str, Any]]:
+        """``Memory.export`` as an async iterator, read in one worker thread before the first
+        line is yielded (as ``episodes``)."""
+        found = await _run(lambda: list(self.sync.export(complete=complete)))
+        for row in found:
+            yield row
+
     async def feedback(self, episode_id: str, value: float) -> Episode:
         """``Memory.feedback`` in a worker thread."""
         return await _run(self.sync.feedback, episode_id, value)

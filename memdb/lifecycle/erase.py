@@ -160,7 +160,8 @@ class Erasure:
             targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
         cut = {eid: None for eid in cut if eid not in targets}
         # the oldest version left of each cut chain, to stand alone once the ones before it are gone
-        heads = {s for eid in cut if (s := self.episodes.successor(owner, eid)) is not None and s not in cut and s not in targets}
+        head_of = {eid: self._head(owner, eid, cut) for eid in cut}
+        heads = {h for h in head_of.values() if h is not None and h not in targets}
         # summaries are derived content: erasing a source erases the summaries citing it, and
         # the sources left are events again, for the next maintain to summarize without it
         # (they stayed "summarized" by no summary: test_erasing_a_source_frees_the_rest_of_its_burst)
@@ -168,6 +169,7 @@ class Erasure:
         for summary_id, cites in self._citing_summaries(owner, {**targets, **cut}):
             targets.setdefault(summary_id, None)
             freed.update(cites)
+        freed.update(head for c in freed & set(cut) if (head := head_of[c]) is not None)  # summarized as its earlier version was
         gone = {**targets, **cut}
         sessions = {h["session"] for eid in gone if (h := self.episodes.header(owner, eid)) and h.get("session")}
         for eid in gone:
@@ -196,6 +198,13 @@ class Erasure:
                 owner, action, now, reason=reason, count=len(hashes), episodes=list(hashes), hashes=list(hashes.values()), **kept
             )
         return ErasureReport(len(hashes), list(hashes), audit_id, list(dict.fromkeys(entries)))
+
+    def _head(self, owner: str, eid: str, cut: Collection[str]) -> str | None:
+        """The first version after ``eid`` that is not cut (None if there is none)."""
+        nxt = self.episodes.successor(owner, eid)
+        while nxt is not None and nxt in cut:
+            nxt = self.episodes.successor(owner, nxt)
+        return nxt
 
     def _old_versions(self, owner: str, cutoff: int, targets: dict[str, None]) -> dict[str, None]:
         """Retention's cut: the superseded versions dated before ``cutoff`` (microseconds) of

@@ -215,6 +215,24 @@ def test_summarized_sources_keep_their_summary_across_versions(edb: memdb.Databa
     clean(edb)
 
 
+def test_erasing_a_summarized_earlier_version_frees_its_burst_and_the_version_kept(edb: memdb.Database, clock: Clock) -> None:
+    """The summary citing an erased earlier version goes with it, and the sources left are events
+    again, the version kept too: it was summarized only as its earlier version was."""
+    mem = edb.owner("ana")
+    ids = []
+    for i in range(6):
+        clock.now = T0 + i * dt.timedelta(hours=1)
+        ids.append(mem.record_exchange("s7", f"question {i} about the deploy", "answer").id)
+    clock.now = T0 + 2 * DAY
+    assert edb.maintain().summaries == 1
+    (summary,) = mem.recall(kind="summary").memories
+    new = mem.supersede(ids[0], reason="misheard", summary="question 0 about the rollback")
+    report = mem.erase_versions(ids[0], reason="the misheard question")
+    assert set(report.ids) == {ids[0], summary.episode.id}
+    assert {mem.peek(eid).status for eid in [new.id, *ids[1:]]} == {"active"}
+    clean(edb)
+
+
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [

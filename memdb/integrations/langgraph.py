@@ -465,13 +465,18 @@ class MemdbStore(BaseStore):
         """Erase a live item's earlier values up to the newest whose own expiry passed, with every
         version before it (``Memory.erase_versions``: a chain is never holed); how many went, 0
         if none expired or the item was written again since it was read."""
+        try:
+            versions = mem.versions(episode.id)
+        except NotFoundError:  # deleted since it was listed
+            return 0
+        if not any(_expired(v, mem.now()) for v in versions[:-1]):
+            return 0  # read first: a sweep opens no write for the items with nothing to erase
         with self._db.transaction():
             current = _current(mem, str(episode.key))
             if current is None or current.id != episode.id:
                 return 0
             now = mem.now()
-            earlier = mem.versions(current.id)[:-1]
-            expired = [v for v in earlier if _expired(v, now)]
+            expired = [v for v in mem.versions(current.id)[:-1] if _expired(v, now)]
             if not expired:
                 return 0
             return mem.erase_versions(expired[-1].id, reason="langgraph store: ttl expired").count

@@ -131,7 +131,9 @@ class Memory:
         written whole with one audit record, or not at all. Cites of the ids an export gave
         follow them to the new ids; a summary's sources stay summarized and a session an
         imported typed episode closed stays closed, so maintain and the idle rule do not
-        write them again."""
+        write them again. A complete export's episode lines are taken without their ``type``;
+        its other records are refused (ValidationError naming the item): import brings back
+        episodes only."""
 
         def adopt(report: ImportReport) -> None:
             self._sessions.adopt_imported(self.name, report.citing, self._layer.now())

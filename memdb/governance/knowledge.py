@@ -7,8 +7,8 @@ can be quarantined (reversibly) or archived. A rejection keeps only a tombstone,
 the normalised text and keyed hashes of its word shingles, so the same content cannot come
 back through the queue from any owner; an erasure request that takes the rejected lesson takes
 its tombstone too (the hashes, with their key beside them, confirm a guessed word), unless
-another owner's rejection of the same content still holds it. The weekly decay pass flags a few idle entries; a
-person keeps or quarantines each. Nothing here deletes an approved entry.
+another owner's rejection of the same content still holds it. The weekly decay pass flags a
+few idle entries; a person keeps or quarantines each. Nothing here deletes an approved entry.
 
 Layout (owner first wherever the data is an owner's)::
 

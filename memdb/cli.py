@@ -26,6 +26,7 @@ import stat
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO, TypeVar
 
@@ -37,6 +38,7 @@ from memdb.memory.models import check_owner
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import DEFAULT_TYPED_KINDS
+from memdb.surfaces import export
 
 T = TypeVar("T")
 DEFAULT_DB = "memdb-data"
@@ -606,7 +608,9 @@ def _rule_progress(stream: TextIO) -> Callable[[str], None]:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Write every episode as JSONL, archived ones too (their full record, status "archived").
+    """Write every episode as JSONL, archived ones too (their full record, status "archived");
+    with ``--complete`` every line typed, and after the episodes every earlier version, knowledge
+    entry, pattern and audit record of each owner (``memdb.surfaces.export``).
 
     A ``--file`` is written whole or not at all: into a private file beside it, renamed over it
     once complete, so a failed export (or one of an owner the database lacks, refused first)
@@ -620,12 +624,13 @@ def cmd_export(args: argparse.Namespace) -> int:
                 raise NotFoundError(f"--owner {shown(args.owner)}: no such owner in this database (without it, every owner is exported)")
             owners = [name]
         total = sum(db.owner(o).count() for o in owners)  # count() includes archived episodes
+        written: Counter[str] = Counter()
         if not args.file:
-            _write_export(db, owners, total, sys.stdout)
+            _write_export(db, owners, total, sys.stdout, args.complete)
             return 0
         if os.path.exists(args.file) and not stat.S_ISREG(os.stat(args.file).st_mode):  # a pipe, a terminal
             with _private_file(args.file) as out:
-                written = _write_export(db, owners, total, out)
+                written = _write_export(db, owners, total, out, args.complete)
         else:
             folder, name = os.path.split(os.path.realpath(args.file))  # a link's target is what is replaced
             try:
@@ -634,7 +639,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                 raise ValidationError(f"--file {args.file}: {exc.strerror or exc} (nothing was written)") from None
             try:
                 with open(fd, "w", encoding="utf-8") as out:
-                    written = _write_export(db, owners, total, out)
+                    written = _write_export(db, owners, total, out, args.complete)
                     out.flush()
                     os.fsync(out.fileno())
                 os.replace(partial, os.path.join(folder, name))
@@ -643,53 +648,32 @@ def cmd_export(args: argparse.Namespace) -> int:
                     os.unlink(partial)
                 raise
     if args.json:
-        _print_json({"exported": written, "owners": owners, "file": args.file})
+        summary: dict[str, Any] = {"exported": written[export.EPISODE], "owners": owners, "file": args.file}
+        if args.complete:
+            summary["records"] = {kind: written[kind] for kind in export.NOT_IMPORTED}
+        _print_json(summary)
     return 0
 
 
-def _write_export(db: memdb.Database, owners: Sequence[str], total: int, out: TextIO) -> int:
-    """Write the owners' episodes to ``out`` as JSONL; how many."""
-    written = 0
-    episodes = (ep for o in owners for ep in db.owner(o).episodes(include_archived=True))
-    for ep in progress(episodes, total, "export"):
-        row = ep.model_dump(mode="json")
-        row["decisions"] = _tagged(ep.decisions)  # a datetime inside decisions comes back a datetime
+def _write_export(db: memdb.Database, owners: Sequence[str], total: int, out: TextIO, complete: bool) -> Counter[str]:
+    """Write the owners' export lines to ``out`` as JSONL; how many of each record type
+    (episodes only unless ``complete``)."""
+    written: Counter[str] = Counter()
+    rows = (row for o in owners for row in db.owner(o).export(complete=complete))
+    for row in progress(rows, None if complete else total, "export"):
         out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        written += 1
+        written[row.get(export.TYPE, export.EPISODE)] += 1
     return written
-
-
-_DATETIME = "$datetime"  # {"$datetime": ISO}: how export writes a datetime inside decisions (JSON has none)
-
-
-def _tagged(value: Any) -> Any:
-    """``value`` with every datetime as ``{"$datetime": ISO}``, for export."""
-    if isinstance(value, dt.datetime):
-        return {_DATETIME: value.isoformat()}
-    if isinstance(value, Mapping):
-        return {k: _tagged(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_tagged(v) for v in value]
-    return value
-
-
-def _untagged(value: Any, where: str) -> Any:
-    """The inverse of ``_tagged``, for import; a bad ISO time is a ValidationError naming ``where``."""
-    if isinstance(value, dict):
-        if set(value) == {_DATETIME} and isinstance(value[_DATETIME], str):
-            return _when(value[_DATETIME], f"{where}: decisions datetime")
-        return {k: _untagged(v, where) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_untagged(v, where) for v in value]
-    return value
 
 
 _IMPORT_ITEM = re.compile(r"^import item (\d+)")  # how import_episodes names an item it refuses
 
 
-def _import_lines(path: str, forced_owner: str | None) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+def _import_lines(path: str, forced_owner: str | None, skipped: Counter[str]) -> dict[str, list[tuple[int, dict[str, Any]]]]:
     """The episodes of a JSONL file by owner, each with its line number; the first bad line
-    raises ValidationError naming the line and what is wrong with it."""
+    raises ValidationError naming the line and what is wrong with it. A complete export's
+    records that import cannot bring back (earlier versions, knowledge, patterns, audit) are
+    counted in ``skipped`` by type, never read as episodes."""
     by_owner: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     with open(path, "rb") as f:  # bytes, so a line that is not UTF-8 is reported with its number
         for lineno, raw in enumerate(f, 1):
@@ -708,6 +692,10 @@ def _import_lines(path: str, forced_owner: str | None) -> dict[str, list[tuple[i
                 raise ValidationError(f"{where}: JSON nested too deeply") from None
             if not isinstance(row, dict):
                 raise ValidationError(f"{where}: expected a JSON object (an episode, as export writes), got {type(row).__name__}")
+            kind = export.record_type(row, where)
+            if kind != export.EPISODE:
+                skipped[kind] += 1
+                continue
             owner = forced_owner or row.get("owner")
             if not owner:
                 raise ValidationError(f"{where}: no owner in the line; pass --owner")
@@ -719,7 +707,7 @@ def _import_lines(path: str, forced_owner: str | None) -> dict[str, list[tuple[i
                 raise ValidationError(f"{where}: {exc}") from None
             item = {k: row[k] for k in IMPORTED_FIELDS if row.get(k) is not None}
             if "decisions" in item:
-                item["decisions"] = _untagged(item["decisions"], where)
+                item["decisions"] = export.untagged(item["decisions"], where)
             if "ts" in item:
                 item["ts"] = _when(item["ts"], f"{where}: ts")
             by_owner.setdefault(owner, []).append((lineno, item))
@@ -732,7 +720,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     All or nothing: every line is read and checked first, and every owner's episodes are
     written in one transaction, so a bad line leaves the database as it was.
     """
-    by_owner = _import_lines(args.file, args.owner)
+    not_imported: Counter[str] = Counter()
+    by_owner = _import_lines(args.file, args.owner, not_imported)
     with _open(args, create=True) as db:
         counts, skipped, dropped = {}, {}, {}
         bar = Progress(sum(len(lines) for lines in by_owner.values()), "import")  # episodes, not owners
@@ -752,9 +741,17 @@ def cmd_import(args: argparse.Namespace) -> int:
                 bar.advance(len(lines))
         bar.done()
         if args.json:  # per owner, as the lines below say it
-            _print_json({"imported": counts, "skipped": skipped, "dropped_cites": dropped})
+            out: dict[str, Any] = {"imported": counts, "skipped": skipped, "dropped_cites": dropped}
+            if not_imported:
+                out["not_imported"] = dict(not_imported)
+            _print_json(out)
         else:
             print(", ".join(f"{o}: {n} imported" for o, n in counts.items()) or "nothing to import")
+        if not_imported and not args.json:
+            print(
+                "not imported (a complete export's records import cannot bring back; only episodes are imported): "
+                + ", ".join(f"{n} {kind}" for kind, n in not_imported.items())
+            )
         if any(skipped.values()) and not args.json:
             print(", ".join(f"{o}: {n} already imported (skipped by id)" for o, n in skipped.items() if n))
         if any(dropped.values()) and not args.json:
@@ -1145,9 +1142,17 @@ def build_parser() -> argparse.ArgumentParser:
         "rewrite the store without free space, so erased bytes leave the files (no other process may have it open)", owner=False,
     )  # fmt: skip
     p = command(
-        "export", cmd_export, 'write every episode as JSONL, archived ones too (with status "archived"); current versions only', owner=False
-    )
+        "export", cmd_export,
+        'write every episode as JSONL, archived ones too (with status "archived"); current versions only, unless --complete',
+        owner=False,
+    )  # fmt: skip
     p.add_argument("--owner", help="only this owner (default all)")
+    p.add_argument(
+        "--complete", action="store_true",
+        help='an owner\'s whole copy (right of access): every line typed ("type": episode, version, knowledge, pattern, audit), '
+        "adding every earlier version, the knowledge entries they wrote, their patterns and audit records; import brings back "
+        "the episodes and skips the rest, saying how many",
+    )  # fmt: skip
     p.add_argument("--file", help="output file, replaced only once the export is whole (default stdout); with --json a summary is printed")
     p = command(
         "import", cmd_import,
@@ -1155,7 +1160,9 @@ def build_parser() -> argparse.ArgumentParser:
         "imported: archived episodes come back active, and the next maintain archives those still due",
         owner=False,
     )  # fmt: skip
-    p.add_argument("file", help="a JSONL file, one episode per line, as export writes")
+    p.add_argument(
+        "file", help="a JSONL file, one episode per line, as export writes (a --complete export's other records are skipped and counted)"
+    )
     p.add_argument("--owner", help="import everything for this owner (default: each line's owner)")
 
     p = command("mcp", cmd_mcp, "serve the memory to agents over MCP (needs the 'mcp' extra)", owner=False)

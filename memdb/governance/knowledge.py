@@ -5,8 +5,10 @@ review queue, whatever wrote it; a person approves or rejects it, and there is n
 to ``approved``. An approved entry stays private until its owner shares it at a ceremony, and
 can be quarantined (reversibly) or archived. A rejection keeps only a tombstone, a SHA-256 of
 the normalised text and keyed hashes of its word shingles, so the same content cannot come
-back through the queue from any owner. The weekly decay pass flags a few idle entries; a
-person keeps or quarantines each. Nothing here deletes an approved entry.
+back through the queue from any owner; an erasure request that takes the rejected lesson takes
+its tombstone too (the hashes, with their key beside them, confirm a guessed word), unless
+another owner's rejection of the same content still holds it. The weekly decay pass flags a
+few idle entries; a person keeps or quarantines each. Nothing here deletes an approved entry.
 
 Layout (owner first wherever the data is an owner's)::
 
@@ -427,7 +429,8 @@ class Knowledge:
         return out
 
     def reject(self, ids: str | Iterable[str], *, by: str, reason: str = "", now: dt.datetime | None = None) -> list[Entry]:
-        """Reject pending entries (all or none): the text goes, a tombstone of hashes stays for good.
+        """Reject pending entries (all or none): the text goes, a tombstone of hashes stays (until
+        an erasure request takes the entry: ``_unbury``).
 
         Other owners' pending copies of the content (queued before the rejection, when their
         private entries were not compared) are rejected with it, by the same person: they could
@@ -479,6 +482,7 @@ class Knowledge:
         claim nothing backs), and goes as an erased one does
         (test_a_pending_lesson_whose_evidence_expired_leaves_the_queue)."""
         erased = []
+        taken: list[Mapping[str, Any]] = []
         for subs, rec in list(self.entries.items((owner,))):
             gone = set(rec.get("cites") or ()) & episode_ids
             if not gone:
@@ -495,6 +499,8 @@ class Knowledge:
                 continue
             self._erase(rec, at, "cited an erased episode")
             erased.append(eid)
+            taken.append(rec)
+        self._unbury(taken)
         return erased
 
     def erase_requested(
@@ -504,7 +510,8 @@ class Knowledge:
         wrote, in any state, cited or not (a saved lesson cites nothing, and was served to the
         owner's teams); one by tags takes the entries carrying any of them, created within
         ``since``/``until`` when given. Each keeps only its hash, as ``erase_citing`` leaves it;
-        audit records about it lose their reasons (test_an_owner_s_erasure_takes_their_lessons)."""
+        the erasure redacts the audit records about it, given the ids returned
+        (test_an_owner_s_erasure_takes_their_lessons)."""
         chosen = []
         for _, rec in list(self.entries.items((owner,))):
             if rec.get("status") == "erased" or (tags and not set(tags) & set(rec.get("tags") or ())):
@@ -512,11 +519,37 @@ class Knowledge:
             if (since is not None and rec["created"] < since) or (until is not None and rec["created"] >= until):
                 continue
             chosen.append(rec)
-        erased = [rec["id"] for rec in chosen]
-        self.audit.redact_erased(owner, erased, (), at)  # before the erase records, which say why
         for rec in chosen:
             self._erase(rec, at, "erased on request" if not tags else "carried an erased tag")
-        return erased
+        self._unbury(chosen)
+        return [rec["id"] for rec in chosen]
+
+    def _unbury(self, erased: Iterable[Mapping[str, Any]]) -> None:
+        """An erasure request takes the tombstones of the rejected lessons it erased (as they were
+        before it): a tombstone's keyed shingle hashes, with their key in ``^KNM``, confirm a
+        guessed word of the lesson offline (test_an_erasure_request_takes_the_tombstones_of_the_lessons_it_erases).
+        A tombstone another rejected entry still shares (another owner's copy) stays, counting one
+        rejection less. The content may be queued again, for a reviewer to judge anew; retention
+        never comes here (routine pruning keeps tombstones)."""
+        digests: dict[str, int] = {}
+        for rec in erased:
+            if rec.get("state") == "rejected" and rec.get("status") != "erased":
+                digests[rec["hash"]] = digests.get(rec["hash"], 0) + 1
+        if not digests:
+            return
+        left = {
+            rec["hash"]
+            for _, rec in self.entries.items()
+            if rec.get("hash") in digests and rec.get("state") == "rejected" and rec.get("status") != "erased"
+        }
+        for digest, n in digests.items():
+            stone = self.tombstones.get((digest,))
+            if stone is None:
+                continue
+            if digest in left:
+                self.tombstones.set((digest,), {**stone, "count": max(int(stone.get("count", 1)) - n, 1)})
+            else:
+                self.tombstones.kill((digest,))
 
     def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str, by: str = "erasure") -> None:
         """Empty an entry (text, tags, shingles) and take it out of every queue, index and team."""

@@ -26,14 +26,16 @@ episode layer. The mapping:
   after the owner, and its key), which memdb indexes for every fact;
 - ``updated_at`` is the time of the item's latest put (kept in the fact's decisions): every
   put supersedes the fact, the same value again too (earlier values stay as versions, as for
-  any fact), and a refreshing read's new version moves only the expiry; a delete erases every
-  version with an audit record.
+  any fact, until their own expiry), and a refreshing read's new version moves only the
+  expiry; a delete erases every version with an audit record, and so does a put over an
+  expired item before it writes a fresh one.
 
 Filters apply to value fields (dotted paths reach nested ones) with ``$eq``, ``$ne``, ``$gt``,
 ``$gte``, ``$lt``, ``$lte``; ``limit``/``offset`` count items after filtering. TTL follows
 LangGraph's ``TTLConfig`` (minutes): an item expires ``ttl`` minutes after its last write or
-refreshing read; expired items are never returned or listed, and are erased when a read
-meets them or ``sweep_ttl()`` runs. A refreshing read writes a new expiry only once less than
+refreshing read; expired items are never returned or listed, and are erased when a read or a
+put meets them or ``sweep_ttl()`` runs, which also erases an earlier value (a version) whose
+own expiry passed, with the versions before it. A refreshing read writes a new expiry only once less than
 half the TTL is left, so reading does not add a version each time. ``search(query=...)``
 counts as an access of what it returns (memdb's recall does), whatever ``refresh_ttl`` says.
 
@@ -175,7 +177,9 @@ class MemdbStore(BaseStore):
         return await asyncio.to_thread(self.batch, list(ops))
 
     def sweep_ttl(self) -> int:
-        """Erase every expired item now (reads already omit them); returns how many went."""
+        """Erase every expired item now (reads already omit them), and every earlier value of a
+        live item whose own expiry passed (a value replaced before it expired stayed as a version
+        past it); returns how many items and earlier versions went."""
         gone = 0
         for owner in self._owners(None):
             mem = self._memory(owner)
@@ -183,6 +187,8 @@ class MemdbStore(BaseStore):
             for episode in list(self._scan(mem, ())):
                 if _expired(episode, now):
                     gone += self._expire(mem, episode)
+                elif episode.supersedes is not None:
+                    gone += self._expire_versions(mem, episode)
         return gone
 
     # --- operations --------------------------------------------------------------------------------
@@ -235,8 +241,13 @@ class MemdbStore(BaseStore):
                     mem.delete(prior.id, reason="langgraph store: item deleted")
                 return
             now = mem.now()
+            if prior is not None and _expired(prior, now):
+                # erased as met, then written afresh: superseded, the expired value stayed for good
+                # as an earlier version (test_a_put_over_an_expired_item_erases_it_and_writes_a_fresh_one)
+                mem.delete(prior.id, reason="langgraph store: ttl expired")
+                prior = None
             # a first version's creation is the put's time; later ones keep the first's
-            created = (prior.decisions.get("created_at") or prior.ts) if prior is not None and not _expired(prior, now) else now
+            created = (prior.decisions.get("created_at") or prior.ts) if prior is not None else now
             self._write(mem, key, stored, op.key, dict(op.value), op.index, created, now, op.ttl, now)
 
     def _write(
@@ -449,6 +460,26 @@ class MemdbStore(BaseStore):
                 return 0
             mem.delete(current.id, reason="langgraph store: ttl expired")
         return 1
+
+    def _expire_versions(self, mem: Memory, episode: Episode) -> int:
+        """Erase a live item's earlier values up to the newest whose own expiry passed, with every
+        version before it (``Memory.erase_versions``: a chain is never holed); how many went, 0
+        if none expired or the item was written again since it was read."""
+        try:
+            versions = mem.versions(episode.id)
+        except NotFoundError:  # deleted since it was listed
+            return 0
+        if not any(_expired(v, mem.now()) for v in versions[:-1]):
+            return 0  # read first: a sweep opens no write for the items with nothing to erase
+        with self._db.transaction():
+            current = _current(mem, str(episode.key))
+            if current is None or current.id != episode.id:
+                return 0
+            now = mem.now()
+            expired = [v for v in mem.versions(current.id)[:-1] if _expired(v, now)]
+            if not expired:
+                return 0
+            return mem.erase_versions(expired[-1].id, reason="langgraph store: ttl expired").count
 
 
 def _current(mem: Memory, key: str) -> Episode | None:

@@ -5,8 +5,12 @@ same erasure by age. Each leaves one audit record with ids and hashes, never con
 Versions (``Memory.supersede``, facts recorded again) are one memory: erasing any version
 erases every version of its chain, older and newer, since a newer one copies the older's
 content and an older one must never come back as current. A time range selects the versions
-whose time falls in it (superseded ones included); retention, routine pruning, selects only
-current versions, so a chain is pruned when its current version is old enough, never under it.
+whose time falls in it (superseded ones included). ``erase_versions`` is the one way to keep a
+memory while its earlier versions go: a superseded version goes with every version before it
+(a chain is never holed), and the oldest left stands alone, no longer linked to what it
+corrected. Retention, routine pruning, erases a chain whose current version is old enough, and
+from the others the superseded versions old enough, that way (storage limitation: a key
+updated every month kept every value it ever had).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from memdb.errors import NotFoundError, ValidationError
 from memdb.lifecycle.cold import ColdCodec
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import check_id, ts_micros
+from memdb.memory.layout import unlinked
 from memdb.memory.models import utc
 from memdb.memory.sanitize import shown
 from memdb.memory.text import normalize_tags
@@ -47,7 +52,8 @@ class Erasure:
         # What layers above derive from episodes (knowledge entries, patterns) goes with them:
         # called as hook(owner, erased ids, now, action) inside every erasure's transaction, retention's
         # too; action is "erase", "delete" or "retention" (routine pruning keeps approved knowledge).
-        # A hook that erases knowledge entries returns their ids (ErasureReport.entries), else None.
+        # A hook that erases knowledge entries returns their ids (ErasureReport.entries, and the
+        # audit records about them are redacted with the episodes'), else None.
         self.hooks: list[Callable[[str, set[str], dt.datetime, str], list[str] | None]] = []
         # Episodes derived from the targets that go with them, as summaries do (distilled sessions):
         # finder(owner, target ids, action) -> ids, asked before anything is removed, so they are
@@ -58,11 +64,12 @@ class Erasure:
         self.forget: list[Callable[[str, set[str]], object]] = []
         # What an owner wrote above this layer that cites no episode (a saved lesson) goes with a
         # request for everything or for tags: hook(owner, now, tags (none: everything), since, until),
-        # in the erasure's transaction, even when no episode is left to erase.
+        # in the erasure's transaction, even when no episode is left to erase; returns the entries it erased.
         self.requests: list[Callable[[str, dt.datetime, Sequence[str], dt.datetime | None, dt.datetime | None], list[str]]] = []
 
     def apply_retention(self, owner: str, now: dt.datetime) -> int:
-        """Opt-in retention: erase episodes older than ``retention_days`` (audited)."""
+        """Opt-in retention: erase episodes older than ``retention_days``, and the superseded
+        versions older than that of memories kept current (audited)."""
         days = self.episodes.settings.retention_days
         if days is None:
             return 0
@@ -105,44 +112,111 @@ class Erasure:
             raise ValidationError(f"erase: tags {shown(wanted)} and everything=True: give one (everything erases every tag)")
         if ids is None and since is None and until is None and not everything and not wanted:
             raise ValidationError("erase: give ids, a time range, tags, or everything=True")
-        now = self.episodes.now()
-        hashes: dict[str, str] = {}
-        entries: list[str] = []
-        audit_id = None
         # targets are found inside the write, so one erased meanwhile by another process is not missed or missing
         with self.episodes.space.transaction():
             targets = self._targets(owner, ids, since, until, everything, superseded=action != "retention", tags=wanted)
             for eid in list(targets):  # a version goes with its whole chain (module docstring)
                 targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
-            for finder in self.derived:  # what layers above derived (a distilled session); then their chains too
-                targets.update(dict.fromkeys(finder(owner, set(targets), action)))
-            for eid in list(targets):
-                targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
-            # summaries are derived content: erasing a source erases the summaries citing it, and
-            # the sources left are events again, for the next maintain to summarize without it
-            # (they stayed "summarized" by no summary: test_erasing_a_source_frees_the_rest_of_its_burst)
-            freed: set[str] = set()
-            for summary_id, cites in self._citing_summaries(owner, targets):
-                targets.setdefault(summary_id, None)
-                freed.update(cites)
-            sessions = {h["session"] for eid in targets if (h := self.episodes.header(owner, eid)) and h.get("session")}
-            for eid in targets:
-                hashes[eid] = self.episodes.remove(owner, eid)
-            self._unsummarize(owner, freed - set(targets))
-            forgotten = self._forget_sessions(owner, sessions)
-            if hashes:
-                self.cold.retrain(owner)
-                for hook in self.hooks:
-                    entries += hook(owner, set(hashes), now, action) or ()
-            if action == "erase" and (everything or wanted):  # a request, not pruning (DESIGN 5: it takes everything derived)
-                for request in self.requests:
-                    entries += request(owner, now, wanted, since, until)
-            self.episodes.audit.redact_erased(owner, set(hashes), forgotten, now)
-            if hashes or action == "erase":
-                audit_id = self.episodes.audit.write(
-                    owner, action, now, reason=reason, count=len(hashes), episodes=list(hashes), hashes=list(hashes.values())
+            cut = self._old_versions(owner, ts_micros(utc(until, "until")), targets) if action == "retention" and until else {}
+            request = (wanted, since, until) if action == "erase" and (everything or wanted) else None
+            return self._take(owner, targets, cut, reason, action, request)
+
+    def erase_versions(self, owner: str, episode_id: str, reason: str, action: str = "erase") -> ErasureReport:
+        """Erase a superseded version and every version before it, keeping the later ones: the
+        oldest left stands alone (``Episodes.unlink``: no link to, reason for or cite of what it
+        corrected). What was derived from the erased versions goes as with ``erase``; one audit
+        record with their ids and hashes and the version ``kept``. ValidationError (nothing
+        written) for a current version, which ``erase`` takes with its whole memory."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValidationError(f"erase_versions reason {shown(reason)}: say why (it is kept in the audit trail)")
+        with self.episodes.space.transaction():
+            chain = self.episodes.chain(owner, check_id(episode_id))  # NotFoundError for another owner's id
+            if chain[-1] == episode_id:
+                raise ValidationError(
+                    f"erase_versions({episode_id!r}): the current version of its memory; give an earlier one "
+                    "(versions() lists them), or erase() the whole memory"
                 )
+            return self._take(owner, {}, dict.fromkeys(chain[: chain.index(episode_id) + 1]), reason, action, None)
+
+    def _take(
+        self,
+        owner: str,
+        targets: dict[str, None],
+        cut: dict[str, None],
+        reason: str,
+        action: str,
+        request: tuple[Sequence[str], dt.datetime | None, dt.datetime | None] | None,
+    ) -> ErasureReport:
+        """In the caller's transaction: erase ``targets`` (whole chains) and ``cut`` (the earlier
+        versions of chains whose later ones stay), with what was derived from them; ``request``
+        (tags, since, until) when it is a request for everything or for tags, which also takes
+        what the owner wrote (``requests``). One audit record."""
+        now = self.episodes.now()
+        hashes: dict[str, str] = {}
+        entries: list[str] = []
+        for finder in self.derived:  # what layers above derived (a distilled session); then their chains too
+            targets.update(dict.fromkeys(finder(owner, {*targets, *cut}, action)))
+        for eid in list(targets):
+            targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
+        cut = {eid: None for eid in cut if eid not in targets}
+        # the oldest version left of each cut chain, to stand alone once the ones before it are gone
+        head_of = {eid: self._head(owner, eid, cut) for eid in cut}
+        heads = {h for h in head_of.values() if h is not None and h not in targets}
+        # summaries are derived content: erasing a source erases the summaries citing it, and
+        # the sources left are events again, for the next maintain to summarize without it
+        # (they stayed "summarized" by no summary: test_erasing_a_source_frees_the_rest_of_its_burst)
+        freed: set[str] = set()
+        for summary_id, cites in self._citing_summaries(owner, {**targets, **cut}):
+            targets.setdefault(summary_id, None)
+            freed.update(cites)
+        freed.update(head for c in freed & set(cut) if (head := head_of[c]) is not None)  # summarized as its earlier version was
+        gone = {**targets, **cut}
+        sessions = {h["session"] for eid in gone if (h := self.episodes.header(owner, eid)) and h.get("session")}
+        for eid in gone:
+            hashes[eid] = self.episodes.remove(owner, eid)
+        for head in sorted(heads):
+            if self.episodes.unlink(owner, head, cut):  # archived: its cold record names them too
+                blob = self.episodes.cold_blob(owner, head)
+                assert blob is not None  # an archived header always has its cold record (db.check() says so)
+                self.episodes.set_cold_blob(owner, head, self.cold.pack(owner, unlinked(self.cold.unpack(owner, blob), cut), blob["hash"]))
+        self._unsummarize(owner, freed - set(gone))
+        forgotten = self._forget_sessions(owner, sessions)
+        if hashes:
+            self.cold.retrain(owner)
+            for hook in self.hooks:
+                entries += hook(owner, set(hashes), now, action) or ()
+        if request is not None:  # a request, not pruning (DESIGN 5: it takes everything derived)
+            for ask in self.requests:
+                entries += ask(owner, now, *request)
+        # every record about what went: its episodes and the entries the hooks and requests took
+        # (a reviewer's reason names what it judged: test_an_erasure_redacts_what_reviewers_wrote_about_its_lessons)
+        self.episodes.audit.redact_erased(owner, {*hashes, *entries}, forgotten, now)
+        audit_id = None
+        if hashes or action == "erase":
+            kept = {"kept": sorted(heads)} if heads else {}
+            audit_id = self.episodes.audit.write(
+                owner, action, now, reason=reason, count=len(hashes), episodes=list(hashes), hashes=list(hashes.values()), **kept
+            )
         return ErasureReport(len(hashes), list(hashes), audit_id, list(dict.fromkeys(entries)))
+
+    def _head(self, owner: str, eid: str, cut: Collection[str]) -> str | None:
+        """The first version after ``eid`` that is not cut (None if there is none)."""
+        nxt = self.episodes.successor(owner, eid)
+        while nxt is not None and nxt in cut:
+            nxt = self.episodes.successor(owner, nxt)
+        return nxt
+
+    def _old_versions(self, owner: str, cutoff: int, targets: dict[str, None]) -> dict[str, None]:
+        """Retention's cut: the superseded versions dated before ``cutoff`` (microseconds) of
+        chains that stay (their current version is not among ``targets``), each with every
+        version before it."""
+        cut: dict[str, None] = {}
+        for eid in self.episodes.superseded_ids(owner, None, cutoff):
+            if eid in targets or eid in cut:
+                continue
+            chain = self.episodes.chain(owner, eid)
+            cut.update(dict.fromkeys(chain[: chain.index(eid) + 1]))
+        return cut
 
     def _forget_sessions(self, owner: str, sessions: set[str]) -> set[str]:
         """A session id is capture too: the marks that name a session none of whose episodes is

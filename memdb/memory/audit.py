@@ -25,7 +25,7 @@ from memdb.memory.sanitize import RegexSanitizer, sanitize_fields
 
 __all__ = ["AuditLog", "content_hash"]
 
-_EXACT: Final = frozenset({"action", "episode", "episodes", "entry", "hashes", "content_hash", "steps_sha256", "codec", "kind"})
+_EXACT: Final = frozenset({"action", "episode", "episodes", "entry", "hashes", "kept", "content_hash", "steps_sha256", "codec", "kind"})
 """Fields holding ids, hashes and names memdb made or checked: kept as they are (a hash's digits
 can read as a card). ``kind`` is one of the configured kinds by the time a record is written
 (every backfill of a historic record writes one: sanitizing it cost a tenth of such a capture)."""
@@ -107,17 +107,22 @@ class AuditLog:
 
     def redact_erased(self, owner: str, erased: Collection[str], sessions: Collection[str], now: dt.datetime) -> None:
         """Erasure beats append-only: what a record about an erased episode (``episode`` or
-        ``successor``) or knowledge entry (``entry``) keeps of its content is replaced by a marker: an archive's one-line
-        summary, a version's reason (a caller's words, or a fact's key) and a fact's key; so is
-        every mention of a session none of whose episodes is left (``sessions``: a session id is
-        capture too), in a distill or export record. Ids, hashes, actions, rules, scores and
-        counts stay; no other field of any record is ever changed (test_erasure_redacts_what_audit_records_keep)."""
+        ``successor``) or knowledge entry (``entry``; ``erased`` holds both kinds of id) keeps of
+        its content is replaced by a marker: an archive's one-line summary, a version's reason (a
+        caller's words, or a fact's key), a fact's key, and a reviewer's reason for rejecting or
+        quarantining a lesson; so is every mention of a session none of whose episodes is left
+        (``sessions``: a session id is capture too), in a distill or export record. Ids, hashes,
+        actions, rules, scores and counts stay, and so do the ``erase`` records themselves, whose
+        reasons are memdb's words for why an entry went; no other field of any record is ever
+        changed (test_erasure_redacts_what_audit_records_keep,
+        test_an_erasure_redacts_what_reviewers_wrote_about_its_lessons)."""
         if not erased and not sessions:
             return
         marker = f"[erased {now:%Y-%m-%d}]"
         for subs, entry in self._owned.items((owner,)):
             new = dict(entry)
-            if entry.get("episode") in erased or entry.get("successor") in erased or entry.get("entry") in erased:
+            about = entry.get("episode") in erased or entry.get("successor") in erased or entry.get("entry") in erased
+            if about and entry.get("action") != "erase":
                 new.update((f, marker) for f in _CONTENT if entry.get(f))
             session = entry.get("session")
             if isinstance(session, str) and session in sessions:

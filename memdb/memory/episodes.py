@@ -13,7 +13,7 @@ import datetime as dt
 import itertools
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +50,7 @@ from memdb.memory.layout import (
     tail_of,
     terms_of,
     told_of,
+    unlinked,
 )
 from memdb.memory.migrate import upgrade
 from memdb.memory.models import (
@@ -473,6 +474,11 @@ class Episodes:
                     out.append(nxt)
         return [*reversed(older), episode_id, *newer]
 
+    def successor(self, owner: str, episode_id: str) -> str | None:
+        """The version that replaced this one (None for a current version or an unknown id)."""
+        state = self.layout.states.get((owner, episode_id))
+        return successor_of(state) if state is not None else None
+
     def archived_ids_in_session(self, owner: str, session: str) -> Iterator[str]:
         """Ids of an owner's archived episodes of one session, in time order."""
         for subs, _ in self.layout.archived_sessions.range((owner, session)):
@@ -501,6 +507,20 @@ class Episodes:
         """Every hot record of an owner, in day order (cold storage trains its dictionaries on them)."""
         for _, record in self.layout.mem.items((owner,)):
             yield record
+
+    def unlink(self, owner: str, episode_id: str, gone: Collection[str]) -> bool:
+        """In the current transaction: the oldest version left of a chain whose earlier versions
+        ``gone`` were erased stands alone (``unlinked``): its header, and its record when hot.
+        Returns True when it is archived: then its cold record holds the link too, for the
+        caller, which owns the cold codec, to re-pack (``memdb.lifecycle.erase`` does)."""
+        header = self.layout.states[(owner, episode_id)]
+        self.layout.states.set((owner, episode_id), unlinked(header, gone))
+        if header.get("status") == "archived":
+            self.space.defer_increments(self.layout.stats, (owner,), {"archive_changes": 1})  # what archived headers say changed
+            return True
+        subs = self.layout.record_subs(owner, episode_id)
+        self.layout.mem.set(subs, unlinked(self.layout.mem[subs], gone))
+        return False
 
     def remove(self, owner: str, episode_id: str) -> str:
         """Remove an episode from hot storage, cold storage and every index, in the current

@@ -58,7 +58,7 @@ import datetime as dt
 import re
 import struct
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from memdb import native
@@ -118,6 +118,7 @@ __all__ = [
     "tail_ts",
     "terms_of",
     "told_of",
+    "unlinked",
 ]
 
 LAYOUT: Final = 25  # the index layout this code writes (see memdb.memory.migrate)
@@ -512,6 +513,20 @@ def predecessor_of(state: Mapping[str, Any]) -> str | None:
     """The id of the version this one replaced (None for an original, or an older record)."""
     found = state.get("supersedes")
     return str(found) if found else None
+
+
+def unlinked(record: Mapping[str, Any], gone: Collection[str]) -> dict[str, Any]:
+    """A record or header (hot, or an archived one's cold record) of the oldest version left of a
+    chain whose earlier versions in ``gone`` were erased: without the link to them and the reason
+    that told what it corrected, and without its cites of them, so it stands alone as an original
+    (``Erasure.erase_versions``; the version fields are written only when set)."""
+    out = dict(record)
+    if out.get("supersedes") in gone:
+        out.pop("supersedes", None)
+        out.pop("supersede_reason", None)
+    if out.get("cites"):
+        out["cites"] = [c for c in out["cites"] if c not in gone]
+    return out
 
 
 def fact_key_bounds(prefix: str | None) -> tuple[str | None, str | None]:

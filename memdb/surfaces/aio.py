@@ -166,6 +166,13 @@ class AsyncMemory:
         for episode in found:
             yield episode
 
+    async def export(self, *, complete: bool = False) -> AsyncIterator[dict[str, Any]]:
+        """``Memory.export`` as an async iterator, read in one worker thread before the first
+        line is yielded (as ``episodes``)."""
+        found = await _run(lambda: list(self.sync.export(complete=complete)))
+        for row in found:
+            yield row
+
     async def feedback(self, episode_id: str, value: float) -> Episode:
         """``Memory.feedback`` in a worker thread."""
         return await _run(self.sync.feedback, episode_id, value)
@@ -253,6 +260,10 @@ class AsyncMemory:
     async def delete(self, episode_id: str, *, reason: str) -> str:
         """``Memory.delete`` in a worker thread."""
         return await _run(self.sync.delete, episode_id, reason=reason)
+
+    async def erase_versions(self, episode_id: str, *, reason: str) -> ErasureReport:
+        """``Memory.erase_versions`` in a worker thread."""
+        return await _run(self.sync.erase_versions, episode_id, reason=reason)
 
     async def audit(self, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
         """``Memory.audit`` in a worker thread."""

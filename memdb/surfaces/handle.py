@@ -33,6 +33,7 @@ from memdb.memory.sanitize import shown
 from memdb.memory.settings import Settings
 from memdb.query.engine import OwnerQueries
 from memdb.query.results import History, RecallResult
+from memdb.surfaces.export import EPISODE, NOT_IMPORTED, TYPE, audit_row, episode_row, typed
 from memdb.surfaces.tracing import span
 
 __all__ = ["Memory"]
@@ -130,12 +131,14 @@ class Memory:
         written whole with one audit record, or not at all. Cites of the ids an export gave
         follow them to the new ids; a summary's sources stay summarized and a session an
         imported typed episode closed stays closed, so maintain and the idle rule do not
-        write them again."""
+        write them again. A complete export's episode lines are taken without their ``type``;
+        its other records are refused (ValidationError naming the item): import brings back
+        episodes only."""
 
         def adopt(report: ImportReport) -> None:
             self._sessions.adopt_imported(self.name, report.citing, self._layer.now())
 
-        return self._episodes.import_episodes(episodes, source=source, then=adopt)
+        return self._episodes.import_episodes(_episodes_only(episodes), source=source, then=adopt)
 
     # --- versions and facts ------------------------------------------------------------------------
 
@@ -199,6 +202,27 @@ class Memory:
         keyed = (((ts_micros(e.ts), e.id), e) for e in hot), (((ts_micros(e.ts), e.id), e) for e in cold)
         for _, episode in heapq.merge(*keyed, key=lambda pair: pair[0], reverse=reverse):
             yield episode
+
+    def export(self, *, complete: bool = False) -> Iterator[dict[str, Any]]:
+        """This owner's memory as export lines, JSON-ready (``memdb export`` writes one a line;
+        the format is ``memdb.surfaces.export``'s): every episode, archived ones included, current
+        versions only, which ``import_episodes`` brings back. ``complete``: the owner's copy of
+        everything memdb holds of them (a right of access), every line typed: the episodes, then
+        every earlier version, the knowledge entries they wrote, their patterns and their audit
+        records, which import skips. A bulk read, not an access."""
+        for episode in self.episodes(include_archived=True):
+            yield typed(EPISODE, episode_row(episode)) if complete else episode_row(episode)
+        if not complete:
+            return
+        versions, entries, patterns, audit = NOT_IMPORTED
+        for eid in self._layer.superseded_ids(self.name):
+            yield typed(versions, episode_row(self._episodes.peek(eid)))
+        for entry in self.entries():
+            yield typed(entries, entry.model_dump(mode="json"))
+        for pattern in self.patterns():
+            yield typed(patterns, pattern.model_dump(mode="json"))
+        for record in self.audit():
+            yield typed(audit, audit_row(record))
 
     def feedback(self, episode_id: str, value: float) -> Episode:
         """Record agent feedback in [-1, 1] (the latest counts) and rescore the episode."""
@@ -320,6 +344,15 @@ class Memory:
         assert report.audit_id is not None  # one episode was erased, so one record was written
         return report.audit_id
 
+    def erase_versions(self, episode_id: str, *, reason: str) -> ErasureReport:
+        """Erase an earlier version of a memory (``supersede``; a fact's old value) and every
+        version before it, keeping the later ones ("forget my old address, keep the new one"):
+        the oldest left stands alone, no longer saying what it corrected. What was derived from
+        the erased versions goes as with ``erase``; the audit record keeps their ids and hashes
+        and names the version ``kept``. ValidationError for a current version (``erase`` takes
+        the whole memory)."""
+        return self._lifecycle.erasure.erase_versions(self.name, check_id(episode_id), reason)
+
     def audit(self, since: dt.datetime | None = None, until: dt.datetime | None = None) -> list[dict[str, Any]]:
         """This owner's audit records, oldest first (``since`` inclusive, ``until`` exclusive)."""
         return self._layer.audit.entries(self.name, since, until)
@@ -375,3 +408,24 @@ class Memory:
         return export_timeline(
             self._layer, self.name, session, path, now=now, overwrite=overwrite, read_archived=self._lifecycle.read_archived
         )
+
+
+def _episodes_only(items: Iterable[Mapping[str, Any] | EpisodeInput | Episode]) -> Iterable[Mapping[str, Any] | EpisodeInput | Episode]:
+    """A complete export's lines as ``import_episodes`` takes them: an episode's without its
+    ``type``; any other record is refused, naming it, rather than read as an episode (an earlier
+    version would come back current: test_a_complete_export_is_typed_and_import_skips_what_it_cannot_bring_back)."""
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        return items  # refused by import_episodes, naming what was given
+    return _untyped(items)
+
+
+def _untyped(items: Iterable[Mapping[str, Any] | EpisodeInput | Episode]) -> Iterator[Mapping[str, Any] | EpisodeInput | Episode]:
+    for i, item in enumerate(items):
+        if isinstance(item, Mapping) and TYPE in item:
+            if item[TYPE] != EPISODE:
+                raise ValidationError(
+                    f"import item {i}: a {shown(item[TYPE])} record of a complete export; only episodes are imported "
+                    "(memdb import skips the others)"
+                )
+            item = {k: v for k, v in item.items() if k != TYPE}
+        yield item

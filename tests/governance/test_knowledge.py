@@ -13,7 +13,7 @@ from clocks import Clock
 
 import memdb
 from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, ValidationError
-from memdb.governance.knowledge import content_digest, jaccard, shingles
+from memdb.governance.knowledge import content_digest, hashed_shingles, jaccard, shingles
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=UTC)  # a Monday
@@ -191,6 +191,89 @@ def test_an_owner_s_erasure_takes_their_lessons(tmp_path: Path, clock: Clock) ->
     raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
     for word in (b"Walrusco", b"Zebracorp", b"Quokkaline"):
         assert word not in raw
+
+
+def _raw(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("how", ["ids", "tags", "everything"])
+def test_an_erasure_redacts_what_reviewers_wrote_about_its_lessons(tmp_path: Path, clock: Clock, how: str) -> None:
+    """A reviewer's reason for rejecting or quarantining a lesson names what it judged; once the
+    lesson is erased, with the episode it cites or on request, its audit records keep ids and
+    hashes only. The reasons survived erase(everything=True) and compact(): Erasure redacted the
+    records of its episodes only, and a request skipped the entries its hooks had just erased."""
+    path = tmp_path / "reasons"
+    with memdb.open(path, clock=clock) as db:
+        ana = db.owner("ana")
+        ep = ana.record("debug", "Escalation of a churned customer", outcome="failure", tags=["churn"])
+        ana.record("debug", "Routine deploy", outcome="success", tags=["deploy"])
+        rejected = ana.save_lesson("Call the customer before renewals", cites=[ep.id], tags=["churn"])
+        db.reject(rejected.id, by="rev", reason="too personal about Bartholomew Quincefield")
+        quarantined = ana.save_lesson("Escalate churned accounts to tier two", cites=[ep.id], tags=["churn"])
+        db.approve(quarantined.id, by="rev")
+        db.quarantine(quarantined.id, by="rev", reason="quarantined: Zanzibarco complained")
+        queued = ana.save_lesson("Churned customers want a call first", cites=[ep.id], tags=["churn"])
+        erase: dict[str, Any] = {"ids": {"ids": [ep.id]}, "tags": {"tags": ["churn"]}, "everything": {"everything": True}}[how]
+        report = ana.erase(reason="deletion request", **erase)
+        assert sorted(report.entries) == sorted([rejected.id, quarantined.id, queued.id])
+        audit = json.dumps(db.audit("ana"), default=str)
+        assert "Quincefield" not in audit and "Zanzibarco" not in audit
+        why = {a["entry"]: a["reason"] for a in db.audit("ana") if a["action"] == "erase" and a.get("entry")}
+        assert set(why) == set(report.entries) and "[erased 2026-06-01]" not in why.values()  # why each went stays
+        db.compact()
+    assert b"Quincefield" not in _raw(path) and b"Zanzibarco" not in _raw(path)
+
+
+@pytest.mark.parametrize("how", ["ids", "tags", "everything"])
+def test_an_erasure_request_takes_the_tombstones_of_the_lessons_it_erases(tmp_path: Path, clock: Clock, how: str) -> None:
+    """A tombstone keeps keyed hashes of a rejected lesson's words, and the key is in the same
+    file: a guessed name ("quincefield") was confirmed offline after the lesson was erased with
+    its evidence. An erasure request takes everything derived, so the tombstones of the rejected
+    lessons it erases go, and that content may be queued again (for a reviewer to judge anew);
+    one another owner's rejection shares stays, as do other owners' tombstones, and keep blocking."""
+    path = tmp_path / "stones"
+    gone_text, shared_text, bo_text = (
+        "Quincefield hates Monday calls",
+        "Skip code review for urgent fixes and push straight to prod",
+        "Disable the audit log during quarterly close",
+    )
+    with memdb.open(path, clock=clock) as db:
+        ana, bo = db.owner("ana"), db.owner("bo")
+        ep = ana.record("debug", "Escalation of a churned customer", outcome="failure", tags=["churn"])
+        gone = ana.save_lesson(gone_text, cites=[ep.id], tags=["churn"])
+        both = ana.save_lesson(shared_text, cites=[ep.id], tags=["churn"])
+        bo.save_lesson(shared_text.lower())  # queued: ana's pending entry is private to ana
+        bo_own = bo.save_lesson(bo_text)
+        db.reject([gone.id, both.id, bo_own.id], by="rev")  # bo's copy is rejected with ana's
+        words = hashed_shingles(gone_text, db.knowledge.salt())
+        erase: dict[str, Any] = {"ids": {"ids": [ep.id]}, "tags": {"tags": ["churn"]}, "everything": {"everything": True}}[how]
+        report = ana.erase(reason="deletion request", **erase)
+        assert sorted(report.entries) == sorted([gone.id, both.id])
+        stones = dict(db.globals["KNT"].items())
+        assert set(stones) == {(content_digest(shared_text),), (content_digest(bo_text),)}
+        assert stones[(content_digest(shared_text),)]["count"] == 1  # bo's rejection is left
+        assert not any(set(hashed_shingles("quincefield", db.knowledge.salt())) <= set(s["sh"]) for s in stones.values())
+        db.compact()
+    raw = _raw(path)
+    assert not [h for h in words if h.to_bytes(8, "big") in raw]  # no hash of its words is left on disk
+    with memdb.open(path, clock=clock) as db:
+        assert db.owner("bo").save_lesson(gone_text).state == "pending"  # the trade-off: it may be queued again
+        for owner, text in (("bo", shared_text), ("ana", bo_text)):
+            with pytest.raises(DuplicateError, match="rejected content"):
+                db.owner(owner).save_lesson(text)
+
+
+def test_retention_redacts_what_audit_records_keep_of_the_lessons_it_erases(kdb: memdb.Database) -> None:
+    """A pending lesson whose evidence retention purged goes as an erased one does, and the
+    audit records about it lose their reasons as on every other path."""
+    kdb.configure(retention_days=30)
+    mem = kdb.owner("ana")
+    old = mem.record("debug", "Deploy failed", outcome="failure", ts=T0 - 40 * DAY)
+    orphan = mem.save_lesson("Run database migrations before deploying the API", cites=[old.id])
+    kdb.episodes.audit.write("ana", "note", T0, entry=orphan.id, reason="flagged for Quincefield")  # what a reviewer may write
+    assert kdb.maintain(now=T0).purged == 1 and kdb.entry(orphan.id).status == "erased"
+    assert "Quincefield" not in json.dumps(kdb.audit("ana"), default=str)
 
 
 def test_rejection_reaches_other_owners_pending_copies(kdb: memdb.Database, clock: Clock) -> None:

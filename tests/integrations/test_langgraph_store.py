@@ -152,6 +152,54 @@ def test_ttl_config_gives_the_default_and_sweep_erases_what_expired(tmp_path: Pa
         assert store.sweep_ttl() == 0
 
 
+def _raw(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+
+
+def test_a_put_over_an_expired_item_erases_it_and_writes_a_fresh_one(tmp_path: Path, backend: str) -> None:
+    """An expired item is erased when met: a put met it and superseded it instead, so the
+    expired value stayed for good as an earlier version (versions(), include_superseded, the
+    file after compact()), and sweep_ttl() found nothing to erase."""
+    clock, path = Clock(NOW), tmp_path / "db"
+    with memdb.open(path, clock=clock) as db:
+        store, ana = MemdbStore(db), db.owner("ana")
+        store.put(("ana", "mem"), "k", {"content": "lives at wombatstreet 12"}, ttl=1)
+        clock.advance(minutes=2)
+        store.put(("ana", "mem"), "k", {"content": "fresh value"})
+        current = ana.fact("lg/mem/k")
+        assert [v.id for v in ana.versions(current.id)] == [current.id] and current.supersedes is None
+        item = store.get(("ana", "mem"), "k")
+        assert item is not None and item.value == {"content": "fresh value"} and item.created_at == clock.now  # a new item
+        assert ana.recall(text="wombatstreet", include_superseded=True).total == 0
+        assert [a["reason"] for a in ana.audit() if a["action"] == "delete"] == ["langgraph store: ttl expired"]
+        assert store.sweep_ttl() == 0 and db.check().ok
+        db.compact()
+    assert b"wombatstreet" not in _raw(path)
+
+
+def test_sweep_erases_earlier_values_whose_own_ttl_ran_out(tmp_path: Path, backend: str) -> None:
+    """A value put with a TTL and replaced before it expired stayed as an earlier version of a
+    live item past its own expiry, for good; sweep_ttl() erases it (with the versions before it),
+    and the item keeps its current value and its creation time."""
+    clock, path = Clock(NOW), tmp_path / "db"
+    with memdb.open(path, clock=clock) as db:
+        store, ana = MemdbStore(db), db.owner("ana")
+        store.put(("ana", "mem"), "k", {"content": "first wombatvalue"})
+        store.put(("ana", "mem"), "k", {"content": "second quokkavalue"}, ttl=1)
+        clock.advance(seconds=30)
+        store.put(("ana", "mem"), "k", {"content": "third value"}, ttl=10)
+        assert store.sweep_ttl() == 0  # nothing expired yet
+        clock.advance(minutes=2)  # the second value's own minute is over; the item lives on
+        assert store.sweep_ttl() == 2
+        current = ana.fact("lg/mem/k")
+        assert [v.decisions["value"] for v in ana.versions(current.id)] == [{"content": "third value"}]
+        item = store.get(("ana", "mem"), "k")
+        assert item is not None and item.value == {"content": "third value"} and item.created_at == NOW
+        assert store.sweep_ttl() == 0 and db.check().ok
+        db.compact()
+    assert b"wombatvalue" not in _raw(path) and b"quokkavalue" not in _raw(path)
+
+
 def test_store_search_goes_through_recall(db: memdb.Database) -> None:
     """A query ranks with memdb's recall (its scores; what it returns counts as accessed), and
     episodes that are not store items never appear."""

@@ -564,6 +564,39 @@ def test_retention_is_opt_in_and_audited(ldb: memdb.Database) -> None:
     assert entry["episodes"] == [old.id] and "ancient" not in json.dumps(entry, default=str)
 
 
+def test_retention_purges_the_old_values_of_a_memory_kept_current(tmp_path: Path, clock: Clock, backend: str) -> None:
+    """Storage limitation over a year of daily maintain: with retention_days=30, a fact updated
+    every month kept every earlier value for good (only a chain whose current version was old
+    was pruned). A superseded version goes once its own time is past the cutoff, audited; the
+    current value stays whole and readable, and so does approved knowledge."""
+    path = tmp_path / "year"
+    value = "works at employer {:02d} wombatco".format
+    with memdb.open(path, clock=clock) as db:
+        db.configure(retention_days=30)
+        mem = db.owner("ana")
+        ep = mem.record("debug", "Deploy failed: the migration held a lock", outcome="failure")
+        lesson = mem.save_lesson("Run migrations before the deploy window", cites=[ep.id])
+        db.approve(lesson.id, by="rev")
+        mem.record("fact", value(0), key="ana/employer")
+        for day in range(1, 366):
+            clock.advance(days=1)
+            if day % 30 == 0:
+                mem.record("fact", value(day // 30), key="ana/employer")
+            db.maintain(now=clock.now)
+        current = mem.fact("ana/employer")
+        assert (current.summary, current.supersedes) == (value(12), None)  # day 360; day 330's value is past the cutoff
+        assert [v.summary for v in mem.versions(current.id)] == [value(12)]
+        purged = [eid for a in mem.audit() if a["action"] == "retention" for eid in a["episodes"]]
+        assert len(purged) == 13 and ep.id in purged  # the twelve earlier values and the old episode
+        assert db.entry(lesson.id).state == "approved" and db.entry(lesson.id).text  # retention never deletes approved knowledge
+        assert "employer 03" not in json.dumps(mem.audit(), default=str)
+        assert db.check().ok
+        db.compact()
+    raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+    assert not [n for n in range(12) if f"employer {n:02d}".encode() in raw]
+    assert backend != "lmdb" or f"employer {12:02d}".encode() in raw
+
+
 def test_maintain_is_idempotent(ldb: memdb.Database) -> None:
     mem = ldb.owner("ana")
     burst(mem, 9)

@@ -215,6 +215,24 @@ def test_summarized_sources_keep_their_summary_across_versions(edb: memdb.Databa
     clean(edb)
 
 
+def test_erasing_a_summarized_earlier_version_frees_its_burst_and_the_version_kept(edb: memdb.Database, clock: Clock) -> None:
+    """The summary citing an erased earlier version goes with it, and the sources left are events
+    again, the version kept too: it was summarized only as its earlier version was."""
+    mem = edb.owner("ana")
+    ids = []
+    for i in range(6):
+        clock.now = T0 + i * dt.timedelta(hours=1)
+        ids.append(mem.record_exchange("s7", f"question {i} about the deploy", "answer").id)
+    clock.now = T0 + 2 * DAY
+    assert edb.maintain().summaries == 1
+    (summary,) = mem.recall(kind="summary").memories
+    new = mem.supersede(ids[0], reason="misheard", summary="question 0 about the rollback")
+    report = mem.erase_versions(ids[0], reason="the misheard question")
+    assert set(report.ids) == {ids[0], summary.episode.id}
+    assert {mem.peek(eid).status for eid in [new.id, *ids[1:]]} == {"active"}
+    clean(edb)
+
+
 @pytest.mark.parametrize(
     ("call", "error", "message"),
     [
@@ -338,7 +356,10 @@ def test_a_time_range_takes_superseded_versions_in_it_and_their_chains(edb: memd
     clean(edb)
 
 
-def test_retention_prunes_a_chain_by_its_current_version(edb: memdb.Database, clock: Clock) -> None:
+def test_retention_prunes_a_chain_by_its_current_version_and_old_versions_by_their_own(edb: memdb.Database, clock: Clock) -> None:
+    """A chain goes whole once its current version is older than retention; a superseded version
+    older than that goes alone (storage limitation: a value replaced long ago was kept for good
+    while its key was updated), and the current one stays, standing alone."""
     mem = edb.owner("ana")
     old_chain = deploy(mem, summary="deploy in July")
     old_new = mem.supersede(old_chain.id, reason="it failed", outcome="failure")
@@ -346,11 +367,49 @@ def test_retention_prunes_a_chain_by_its_current_version(edb: memdb.Database, cl
     recent_first = mem.record("fact", "light", key="ana/ui.theme", ts=T0 + 10 * DAY)  # old, but superseded by a recent value
     recent = mem.record("fact", "dark", key="ana/ui.theme")
     edb.configure(retention_days=100)
-    assert edb.maintain().purged == 2  # the July chain: its current version is old
-    for eid in (old_chain.id, old_new.id):
+    assert edb.maintain().purged == 3  # the July chain, and the theme's first value
+    for eid in (old_chain.id, old_new.id, recent_first.id):
         assert eid not in mem
-    # the theme's first value is older than retention, yet its chain is alive: it stays, superseded
-    assert mem.peek(recent_first.id).status == "superseded" and mem.fact("ana/ui.theme").id == recent.id
+    current = mem.fact("ana/ui.theme")
+    assert current.id == recent.id and current.summary == "dark" and current.supersedes is None
+    assert [v.id for v in mem.versions(recent.id)] == [recent.id]
+    (entry,) = [a for a in mem.audit() if a["action"] == "retention"]
+    assert sorted(entry["episodes"]) == sorted([old_chain.id, old_new.id, recent_first.id]) and entry["kept"] == [recent.id]
+    clean(edb)
+
+
+@pytest.mark.parametrize("archived", [False, True], ids=["hot", "archived"])
+def test_erase_versions_takes_earlier_versions_and_keeps_the_later_ones(edb: memdb.Database, archived: bool) -> None:
+    """``erase_versions`` erases a superseded version and every version before it (a chain is
+    never holed); the oldest version left stands alone, hot or archived, and no longer says
+    what it corrected; audit records about the erased ones lose their reasons."""
+    mem = edb.owner("ana")
+    first = deploy(mem, summary="Deploy of build quokka went out")
+    second = mem.supersede(first.id, reason="wrong build zebrareason", summary="Deploy of build 42 went out")
+    third = mem.supersede(second.id, reason="it failed", outcome="failure")
+    other = deploy(mem, summary="another deploy")
+    if archived:
+        mem.archive(third.id)
+    before = everything(edb)
+    with pytest.raises(ValidationError, match=f"erase_versions\\('{third.id}'\\): the current version"):
+        mem.erase_versions(third.id, reason="asked to")
+    with pytest.raises(ValidationError, match="reason"):
+        mem.erase_versions(first.id, reason=" ")
+    with pytest.raises(NotFoundError):
+        edb.owner("bo").erase_versions(first.id, reason="asked to")
+    assert everything(edb) == before
+    report = mem.erase_versions(second.id, reason="old values")
+    assert sorted(report.ids) == sorted([first.id, second.id]) and report.count == 2
+    assert first.id not in mem and second.id not in mem and other.id in mem
+    if archived:
+        mem.restore(third.id)
+    kept = mem.get(third.id)
+    assert (kept.supersedes, kept.supersede_reason, kept.cites, kept.outcome) == (None, None, (), "failure")
+    assert [v.id for v in mem.versions(third.id)] == [third.id]
+    assert not mem.recall(text="quokka", include_superseded=True).found
+    (entry,) = [a for a in mem.audit() if a["action"] == "erase"]
+    assert sorted(entry["episodes"]) == sorted([first.id, second.id]) and entry["kept"] == [third.id]
+    assert "zebrareason" not in repr(mem.audit())
     clean(edb)
 
 

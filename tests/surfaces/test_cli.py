@@ -18,6 +18,7 @@ import pytest
 
 import memdb
 from memdb.cli import main
+from memdb.errors import ValidationError
 
 UTC = dt.UTC
 EARLY = "0001-01-01T00:00:00+14:00"  # before year 1 once in UTC
@@ -206,6 +207,57 @@ def test_export_json_to_a_file_prints_a_summary(tmp_path: Path, capsys: pytest.C
         db.owner("ana").record("debug", "one", outcome="success")
     assert main(["export", "--db", str(src), "--file", str(file), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"exported": 1, "owners": ["ana"], "file": str(file)}
+
+
+def test_a_complete_export_is_typed_and_import_skips_what_it_cannot_bring_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``memdb export --owner ana`` was no copy of what memdb holds of ana (a right of access): it
+    left out earlier versions, knowledge entries, patterns and the audit log. ``--complete`` types
+    every line and adds them; import brings the episodes back and skips the rest, saying so (an
+    earlier version read as an episode would come back current). The default is unchanged."""
+    src, plain, full = tmp_path / "db", tmp_path / "plain.jsonl", tmp_path / "full.jsonl"
+    with memdb.open(src) as db:
+        ana = db.owner("ana")
+        first = ana.record("debug", "original wombatword text", outcome="failure", tags=["t"])
+        ana.supersede(first.id, reason="typo", summary="corrected text")
+        ana.save_lesson("quokkaword lesson text")
+        ana.record("fact", "factv1word", key="k/x")
+        ana.record("fact", "factv2word", key="k/x")
+        for i in range(5):
+            ana.record("debug", f"deploy {i} failed", outcome="failure", tags=["pt"])
+        db.owner("bob").record("debug", "bob's episode", outcome="success")
+        patterns, audit = ana.patterns(), ana.audit()
+        python = [json.loads(json.dumps(row)) for row in ana.export(complete=True)]
+        assert patterns and python
+    assert main(["export", "--db", str(src), "--owner", "ana", "--file", str(plain)]) == 0
+    rows = [json.loads(line) for line in plain.read_text().splitlines()]
+    assert len(rows) == 7 and all("type" not in r and r["status"] == "active" for r in rows)  # current versions, untyped
+    assert main(["export", "--db", str(src), "--owner", "ana", "--file", str(full), "--complete", "--json"]) == 0
+    records = {"version": 2, "knowledge": 1, "pattern": len(patterns), "audit": len(audit)}
+    assert json.loads(capsys.readouterr().out) == {"exported": 7, "owners": ["ana"], "file": str(full), "records": records}
+    lines = [json.loads(line) for line in full.read_text().splitlines()]
+    assert lines == python and [r for r in lines if r["type"] == "episode"] == [{"type": "episode", **r} for r in rows]
+    of = {kind: [r for r in lines if r["type"] == kind] for kind in records}
+    assert {r["summary"] for r in of["version"]} == {"original wombatword text", "factv1word"}
+    assert {r["status"] for r in of["version"]} == {"superseded"}
+    assert [r["text"] for r in of["knowledge"]] == ["quokkaword lesson text"]
+    assert [r["text"] for r in of["pattern"]] == [p.text for p in patterns]
+    assert [(r["action"], r["at"]) for r in of["audit"]] == [(a["action"], a["at"].isoformat()) for a in audit]
+    assert "bob's episode" not in full.read_text()
+    assert main(["import", "--db", str(tmp_path / "copy"), str(full)]) == 0
+    out = capsys.readouterr().out
+    assert "ana: 7 imported" in out and "not imported (a complete export's records" in out and "2 version, 1 knowledge" in out
+    with memdb.open(tmp_path / "copy") as db:
+        copy = db.owner("ana")
+        assert copy.count() == 7 and copy.entries() == [] and "wombatword" not in json.dumps([e.summary for e in copy.episodes()])
+        with pytest.raises(ValidationError, match="import item 1: a 'version' record of a complete export; only episodes"):
+            copy.import_episodes([lines[0], of["version"][0]], source="x")  # a typed episode passes
+    assert main(["import", "--db", str(tmp_path / "copy2"), str(full), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["not_imported"] == records
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(rows[0]) + "\n" + json.dumps({"type": "settings", "owner": "ana"}) + "\n")
+    assert main(["import", "--db", str(tmp_path / "copy3"), str(bad)]) == 1
+    assert "bad.jsonl:2: type 'settings' is not a record memdb export writes" in one_error_line(capsys)
+    assert not (tmp_path / "copy3").exists()
 
 
 GOOD = {"owner": "ana", "kind": "debug", "summary": "fine", "outcome": "success", "ts": "2026-06-01T10:00:00Z"}

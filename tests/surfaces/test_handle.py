@@ -77,6 +77,9 @@ _WAYS: dict[str, Callable[[memdb.Memory, list[str]], Any] | None] = {
     "archive": lambda mem, ids: mem.archive(ids[0]),
     "erase": lambda mem, ids: mem.erase(ids[:2], reason="asked to"),
     "delete": lambda mem, ids: mem.delete(ids[3], reason="wrong"),
+    "erase_versions": lambda mem, ids: (
+        mem.supersede(ids[4], reason="typo", summary="deploy step 4 failed twice"), mem.erase_versions(ids[4], reason="old value")
+    ),
     "restore": lambda mem, ids: (mem.archive(ids[1]), mem.restore(ids[1])),
     "feedback": lambda mem, ids: mem.feedback(ids[0], -1.0),
     "record": lambda mem, ids: mem.record("debug", "another", outcome="success"),
@@ -97,7 +100,7 @@ _WAYS: dict[str, Callable[[memdb.Memory, list[str]], Any] | None] = {
     "fact": lambda mem, ids: (mem.record("fact", "dark", key="ana/ui"), mem.record("fact", "light", key="ana/ui"), mem.fact("ana/ui")),
     "versions": None, "facts": None,
     "knowledge": None, "entries": None, "patterns": None, "peek": None, "explain": None, "count": None,
-    "episodes": None, "known_tags": None, "audit": None, "now": None,
+    "episodes": None, "export": None, "known_tags": None, "audit": None, "now": None,
 }  # fmt: skip
 
 
@@ -119,7 +122,7 @@ def test_every_way_out_of_hot_storage_is_audited(tmp_path: Path, method: str) ->
         gone = before - _hot_ids(db, "ana")
         assert gone <= _audited_ids(db, "ana") - audited_before, f"{method}: left hot storage unaudited: {gone}"
         assert db.check().ok
-        if method in ("archive", "erase", "delete"):
+        if method in ("archive", "erase", "delete", "erase_versions"):
             assert gone, f"{method} took nothing out: the walk would prove nothing"
 
 

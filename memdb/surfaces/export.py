@@ -1,0 +1,110 @@
+"""The JSONL export format, written and read here: ``Memory.export`` and ``memdb export`` write
+it, ``memdb import`` and ``Memory.import_episodes`` read it back.
+
+A line is one JSON object. By default every line is an episode: its ``Episode`` fields
+(``model_dump(mode="json")``), with each datetime inside ``decisions`` as ``{"$datetime": ISO}``
+(JSON has none), the current versions only, archived ones included (their full record, status
+"archived"). That is what import brings back, and the default stays as it was.
+
+A complete export (``complete=True``, ``memdb export --complete``) is the owner's copy of
+everything memdb holds of them: every line has a ``type``, ``episode`` for the lines above,
+then ``version`` (an earlier version of a memory: status "superseded", with ``superseded_by``),
+``knowledge`` (an entry the owner wrote, in any state), ``pattern`` and ``audit`` (one of the
+owner's audit records, datetimes as ISO text). Import cannot bring those back (an earlier version
+would come back current, an entry would skip review, an audit record would be forged), so it
+skips them and says how many; a ``type`` it does not know is refused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any, Final
+
+from memdb.errors import ValidationError
+from memdb.memory.models import Episode
+from memdb.memory.sanitize import shown
+
+__all__ = ["EPISODE", "NOT_IMPORTED", "TYPE", "audit_row", "episode_row", "record_type", "tagged", "typed", "untagged"]
+
+TYPE: Final = "type"
+EPISODE: Final = "episode"
+NOT_IMPORTED: Final = ("version", "knowledge", "pattern", "audit")
+"""The record types of a complete export besides episodes, in the order it writes them."""
+_DATETIME: Final = "$datetime"  # {"$datetime": ISO}: a datetime inside decisions
+
+
+def episode_row(episode: Episode) -> dict[str, Any]:
+    """An episode (or an earlier version) as an export line writes it."""
+    row = episode.model_dump(mode="json")
+    row["decisions"] = tagged(episode.decisions)  # a datetime inside decisions comes back a datetime
+    return row
+
+
+def audit_row(record: Mapping[str, Any]) -> dict[str, Any]:
+    """An audit record as JSON: its datetimes as ISO text (it is read, never imported)."""
+    return {str(k): _plain(v) for k, v in record.items()}
+
+
+def typed(kind: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """``row`` as a complete export's line of record type ``kind`` (the type first)."""
+    return {TYPE: kind, **row}
+
+
+def record_type(row: Mapping[str, Any], where: str) -> str:
+    """The record type of a line read back: ``episode`` (an untyped line is one), or one of
+    ``NOT_IMPORTED``; ValidationError naming ``where`` for a type export never writes."""
+    kind = row.get(TYPE, EPISODE)
+    if kind != EPISODE and kind not in NOT_IMPORTED:
+        raise ValidationError(
+            f"{where}: type {shown(kind)} is not a record memdb export writes ({', '.join((EPISODE, *NOT_IMPORTED))}); nothing was imported"
+        )
+    return str(kind)
+
+
+def tagged(value: Any) -> Any:
+    """``value`` with every datetime as ``{"$datetime": ISO}``, for export."""
+    if isinstance(value, dt.datetime):
+        return {_DATETIME: value.isoformat()}
+    if isinstance(value, Mapping):
+        return {k: tagged(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [tagged(v) for v in value]
+    return value
+
+
+def untagged(value: Any, where: str) -> Any:
+    """The inverse of ``tagged``, for import; a bad ISO time is a ValidationError naming ``where``."""
+    if isinstance(value, dict):
+        if set(value) == {_DATETIME} and isinstance(value[_DATETIME], str):
+            return _iso(value[_DATETIME], f"{where}: decisions datetime")
+        return {k: untagged(v, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [untagged(v, where) for v in value]
+    return value
+
+
+def _iso(text: str, what: str) -> dt.datetime:
+    """An ISO datetime as aware UTC (no zone means UTC)."""
+    try:
+        value = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise ValidationError(f"{what} {shown(text)}: not an ISO date or datetime (e.g. 2026-07-01 or 2026-07-01T09:00+00:00)") from None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    try:
+        return value.astimezone(dt.UTC)
+    except OverflowError:  # e.g. 0001-01-01T00:00+14:00 is before year 1 in UTC
+        raise ValidationError(f"{what} {shown(text)}: out of range once converted to UTC (years 1 to 9999)") from None
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (dt.date, dt.time)):  # datetime is a date
+        return value.isoformat()
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).hex()
+    return value

@@ -241,10 +241,12 @@ def decide_ceremony(dash: Dashboard, req: Req) -> Response:
         raise WebError(400, "no decision chosen (nothing was changed)")
     for eid in decisions:
         try:
-            dash.db.entry(eid)
+            entry = dash.db.entry(eid)
         except NotFoundError:
             raise _no_entry(eid) from None
-    done = dash.db.decide(decisions, by=req.owner, team=team)  # PermissionDeniedError (403) for anyone else's entry
+        if entry.owner != req.owner:  # owner-only: another owner's entry reads as a missing one, its owner unnamed
+            raise _no_entry(eid)
+    done = dash.db.decide(decisions, by=req.owner, team=team)
     counts = Counter(e.ceremony for e in done)
     said = ", ".join(f"{n} {what}" for what, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
     return dash.done(req, f"decided: {said}", f"/ceremony?team={urllib.parse.quote(team)}")

@@ -314,7 +314,10 @@ def export_timeline(dash: Dashboard, req: Req) -> Response:
     session = req.arg("session")
     if not session:
         raise WebError(400, "session: say which session to export")
-    record = dash.db.owner(req.owner).export_timeline(session)
+    mem = dash.db.owner(req.owner)
+    if not mem.timeline(session).steps:  # before exporting: an export is audited, and an empty one exported nothing
+        raise WebError(404, f"session {shown(session)}: no tool calls captured (nothing to export)")
+    record = mem.export_timeline(session)
     name = re.sub(r"[^A-Za-z0-9._-]", "_", session)[:80]
     body = json.dumps(record, ensure_ascii=False, indent=2, default=str).encode()
     headers = {**SECURITY_HEADERS, "content-disposition": f'attachment; filename="timeline-{name}.json"'}

@@ -331,6 +331,11 @@ def test_a_session_timeline_and_its_export_download(new_page: Any, site: Site, t
     assert record["executable"] is False and [s["tool"] for s in record["steps"]] == ["check_webhooks", "rotate_secret"]
     page.goto("/timelines?session=nobody-here")
     assert "No tool calls captured" in page.inner_text("#empty")
+    # no export of a session without calls (one that does not exist, or another owner's), and no audit record of one
+    exports = sum(r["action"] == "export_timeline" for r in site.db.audit("ana"))
+    response = page.request.get("/timelines/export?session=nobody-here")
+    assert response.status == 404 and "session 'nobody-here': no tool calls captured" in html.unescape(response.text())
+    assert sum(r["action"] == "export_timeline" for r in site.db.audit("ana")) == exports
 
 
 def test_audit_and_overview_pages(new_page: Any, site: Site) -> None:

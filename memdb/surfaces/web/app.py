@@ -24,9 +24,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 import anyio.to_thread
 import jinja2
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     import memdb
     from memdb.governance.schedule import Scheduler
 
-__all__ = ["COOKIE", "Dashboard", "Req", "WebError", "build_dashboard"]
+__all__ = ["COOKIE", "Dashboard", "Req", "WebError", "build_dashboard", "local_time"]
 
 COOKIE = "memdb_session"
 SIGNIN_COOKIE = "memdb_signin"  # the sign-in form's own CSRF value (double submit), before any session exists
@@ -57,6 +59,27 @@ SECURITY_HEADERS = {
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
+
+
+def local_time(at: dt.datetime, zone: ZoneInfo, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """``at`` as the database's zone reads it: with the zone named after a time of day
+    ("2026-06-30 01:30 CEST"; a zone without a name by its offset, "UTC-03"), a day alone as the
+    local day. The filters, charts and schedule count local days, so every time shown is local."""
+    local = at.astimezone(zone)
+    text = local.strftime(fmt)
+    if "%H" in fmt:
+        name = local.tzname() or zone.key
+        text += " " + (f"UTC{name}" if name[:1] in "+-" else name)
+    return text
+
+
+@jinja2.pass_context
+def _local_filter(context: jinja2.runtime.Context, at: dt.datetime | None, fmt: str = "%Y-%m-%d %H:%M") -> Markup:
+    """The template filter ``local``: ``local_time`` in a ``<time>`` holding the instant (UTC) and the zone's name."""
+    if at is None:
+        return Markup("")
+    zone: ZoneInfo = context["zone"]
+    return Markup('<time datetime="{}" title="{}">{}</time>').format(at.astimezone(dt.UTC).isoformat(), zone.key, local_time(at, zone, fmt))
 
 
 class WebError(Exception):
@@ -165,7 +188,12 @@ class Dashboard:
         self.sessions = Sessions()
         loader = jinja2.PackageLoader("memdb.surfaces.web", "templates")
         self.templates = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
+        self.templates.filters["local"] = _local_filter
         self.css = resources.files("memdb.surfaces.web").joinpath("static/style.css").read_bytes()
+
+    def zone(self) -> ZoneInfo:
+        """The database's time zone (its ``timezone`` setting), in which every time is shown."""
+        return ZoneInfo(self.db.settings.timezone)
 
     def reviews(self, owner: str) -> list[str]:
         """Owners whose pending lessons ``owner`` may approve or reject: their own, and those the config gives them."""
@@ -176,7 +204,8 @@ class Dashboard:
         flash = list(me.flash) if me is not None else []
         if me is not None:
             me.flash.clear()
-        html = self.templates.get_template(name).render(me=me, flash=flash, page=name.removesuffix(".html"), **context)
+        template = self.templates.get_template(name)
+        html = template.render(me=me, flash=flash, page=name.removesuffix(".html"), zone=self.zone(), **context)
         return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
     def done(self, req: Req, message: str, to: str) -> Response:

@@ -23,7 +23,7 @@ from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.surfaces.web import chart
-from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, SIGNIN_COOKIE, Dashboard, Req, WebError, owner_of_token
+from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, SIGNIN_COOKIE, Dashboard, Req, WebError, local_time, owner_of_token
 
 __all__ = ["ROUTES", "signin", "signin_form", "stylesheet"]
 
@@ -331,23 +331,29 @@ _AUDIT_HEAD = ("owner", "id", "action", "at", "by")
 
 def audit(dash: Dashboard, req: Req) -> Response:
     records = dash.db.owner(req.owner).audit()[-AUDIT_SHOWN:][::-1]
+    zone = dash.zone()
     rows = [
-        (r.get("at"), r.get("action"), r.get("by", ""), "; ".join(f"{k}={_short(v)}" for k, v in r.items() if k not in _AUDIT_HEAD))
+        (r.get("at"), r.get("action"), r.get("by", ""), "; ".join(f"{k}={_short(v, zone)}" for k, v in r.items() if k not in _AUDIT_HEAD))
         for r in records
     ]
     return dash.render("audit.html", req, rows=rows, shown=AUDIT_SHOWN)
 
 
-def _short(value: Any) -> str:
-    text = value.isoformat() if isinstance(value, dt.datetime) else json.dumps(value, ensure_ascii=False, default=str).strip('"')
+def _short(value: Any, zone: ZoneInfo) -> str:
+    if isinstance(value, dt.datetime):
+        return local_time(value, zone, "%Y-%m-%d %H:%M:%S")
+    text = json.dumps(value, ensure_ascii=False, default=str).strip('"')
     return text if len(text) <= 80 else text[:77] + "..."
 
 
 def schedule(dash: Dashboard, req: Req) -> Response:
     if dash.scheduler is None:
-        return dash.render("schedule.html", req, runs=[], jobs=[], lock=None, enabled=False)
+        return dash.render("schedule.html", req, runs=[], jobs=[], cadences={}, lock=None, enabled=False)
     s = dash.scheduler
-    return dash.render("schedule.html", req, runs=s.runs(limit=10), jobs=s.jobs, lock=s.lock(), enabled=True, me_holder=s.holder)
+    cadences = {j.name: j.cadence for j in s.jobs}
+    return dash.render(
+        "schedule.html", req, runs=s.runs(limit=10), jobs=s.jobs, cadences=cadences, lock=s.lock(), enabled=True, me_holder=s.holder
+    )
 
 
 # --- signing in and out ---------------------------------------------------------------------------

@@ -92,25 +92,69 @@ def _day(text: str, what: str, zone: ZoneInfo, after: bool = False) -> dt.dateti
         raise ValidationError(f"{what} {text!r}: out of range (days from 0001-01-02 to 9999-12-30)") from None
 
 
+# The query layer's notes name the Python API's arguments and calls; a person here knows them as
+# the page's options (tests/surfaces/web/test_memories.py), as the CLI says its flags and MCP its arguments
+_IN_PAGE_TERMS = (
+    ("include_archived=True", 'tick "include archived"'),
+    ("include_superseded=True", 'tick "include earlier versions"'),
+    ("restore()", "the Restore button on its page"),
+)
+MAX_OFFSET = 1000  # the matches a page may skip: a search that many pages long wants narrowing
+
+
+def _in_page_terms(note: str) -> str:
+    for python, page in _IN_PAGE_TERMS:
+        note = note.replace(python, page)
+    return note
+
+
+def _offset(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_OFFSET:
+        raise WebError(400, f"offset {shown(text)}: a number of matches to skip, 0 to {MAX_OFFSET} (narrow the search to see later ones)")
+    return int(text)
+
+
 def memories(dash: Dashboard, req: Req) -> Response:
     mem = dash.db.owner(req.owner)
     zone = ZoneInfo(mem.settings.timezone)
     q = {k: req.arg(k) for k in ("q", "since", "until", "tags", "kind", "outcome", "session", "text")}
-    archived = req.arg("archived") == "1"
-    result = None
+    archived, superseded = req.arg("archived") == "1", req.arg("superseded") == "1"
+    offset = _offset(req.arg("offset") or "0")
+    result, hits, note = None, [], ""
     if q["q"]:
-        result = mem.ask(q["q"], limit=SEARCH_LIMIT, include_archived=archived)
-    elif any(q.values()) or archived:
+        # ask has no offset: the page asks for the matches up to its own and shows its own
+        result = mem.ask(q["q"], limit=offset + SEARCH_LIMIT, include_archived=archived, include_superseded=superseded)
+        hits = result.memories[offset:]
+    elif any(q.values()) or archived or superseded:
         tags = [t.strip() for t in q["tags"].split(",") if t.strip()]
         result = mem.recall(
             _day(q["since"], "since", zone), _day(q["until"], "until", zone, after=True), tags, text=q["text"] or None,
             kind=q["kind"] or None, outcome=q["outcome"] or None, session=q["session"] or None, limit=SEARCH_LIMIT,
-            include_archived=archived,
+            include_archived=archived, include_superseded=superseded, offset=offset,
         )  # fmt: skip
+        hits = result.memories
+    paging: dict[str, Any] = {}
     if result is not None:
         dash.db.flush()  # reading counts as access: durable, as the MCP tools make it
+        note = _in_page_terms(result.note)
+        if result.found and hits:
+            # the note counts what it was asked for (with ask, every match up to this page's): it says this page's
+            note = re.sub(r"; showing \d+\.", f"; showing {offset + 1}-{offset + len(hits)}.", note, count=1)
+        kept = {k: v for k, v in q.items() if v} | ({"archived": "1"} if archived else {}) | ({"superseded": "1"} if superseded else {})
+
+        def at(n: int) -> str:
+            return "/memories?" + urllib.parse.urlencode(kept | ({"offset": str(n)} if n else {}))
+
+        more = len(hits) == SEARCH_LIMIT and offset + len(hits) < result.total and offset + SEARCH_LIMIT <= MAX_OFFSET
+        paging = {
+            "first": offset + 1, "last": offset + len(hits), "total": result.total,
+            "prev": at(max(offset - SEARCH_LIMIT, 0)) if offset else "", "next": at(offset + SEARCH_LIMIT) if more else "",
+        }  # fmt: skip
     kinds = [*mem.settings.typed_kinds, *sorted(BUILTIN_KINDS)]
-    return dash.render("memories.html", req, q=q, archived=archived, result=result, kinds=kinds, outcomes=OUTCOMES)
+    return dash.render(
+        "memories.html", req, q=q, archived=archived, superseded=superseded, result=result, hits=hits, note=note, paging=paging,
+        kinds=kinds, outcomes=OUTCOMES,
+    )  # fmt: skip
 
 
 def _archived_view(dash: Dashboard, owner: str, eid: str) -> Episode:

@@ -44,6 +44,7 @@ __all__ = ["COOKIE", "Dashboard", "Req", "WebError", "build_dashboard", "local_t
 
 COOKIE = "memdb_session"
 SIGNIN_COOKIE = "memdb_signin"  # the sign-in form's own CSRF value (double submit), before any session exists
+SIGNIN_VALID = dt.timedelta(hours=24)  # how long a sign-in page may stay open (renewed by every sign-in page shown)
 SESSION_IDLE = dt.timedelta(hours=8)
 MAX_FORM_BYTES = 64 * 1024
 NAMING_FIELDS = ("by", "owner", "user", "as")  # who acts is the session's owner; a form never says
@@ -186,6 +187,7 @@ class Dashboard:
         self.scheduler = scheduler
         self.secure = secure_cookies
         self.sessions = Sessions()
+        self._signin_key = secrets.token_bytes(32)  # signs the sign-in forms' CSRF values; a restart renews it
         loader = jinja2.PackageLoader("memdb.surfaces.web", "templates")
         self.templates = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
         self.templates.filters["local"] = _local_filter
@@ -212,6 +214,30 @@ class Dashboard:
         """After a change: the message on the next page, and a redirect so a reload repeats nothing."""
         req.me.flash.append(message)
         return RedirectResponse(to, status_code=303, headers=SECURITY_HEADERS)
+
+    # --- the sign-in form's CSRF value ----------------------------------------------------------
+
+    def signin_value(self, request: Request) -> str:
+        """The CSRF value of a sign-in form: the one the browser holds if this server signed it, so
+        every sign-in tab shares it (a new one per page broke the forms of the tabs opened before),
+        else a new one."""
+        held = request.cookies.get(SIGNIN_COOKIE)
+        if held and self.signed(held):
+            return held
+        nonce = secrets.token_urlsafe(24)
+        return f"{nonce}.{self._mac(nonce)}"
+
+    def signed(self, value: str) -> bool:
+        """Whether this server made the sign-in value (a value chosen elsewhere and planted in both
+        the cookie and the form is refused)."""
+        nonce, _, mac = value.partition(".")
+        return bool(nonce) and hmac.compare_digest(mac.encode(), self._mac(nonce).encode())
+
+    def _mac(self, nonce: str) -> str:
+        return hmac.new(self._signin_key, nonce.encode(), "sha256").hexdigest()
+
+    def signin_cookie(self, response: Response, value: str) -> None:
+        self.cookie(response, SIGNIN_COOKIE, value, max_age=int(SIGNIN_VALID.total_seconds()))
 
     # --- the ASGI side ------------------------------------------------------------------------
 
@@ -286,6 +312,8 @@ class Dashboard:
             form.setdefault(key, []).append(value)
         expected = me.csrf if me is not None else request.cookies.get(SIGNIN_COOKIE)
         given = (form.pop("csrf", None) or [""])[0]
+        if me is None and expected is not None and not self.signed(expected):
+            expected = None
         if not expected or not given or not hmac.compare_digest(given.encode(), expected.encode()):
             raise WebError(403, "csrf token: missing or wrong (reload the page and try again; nothing was changed)")
         named = [k for k in NAMING_FIELDS if k in form]

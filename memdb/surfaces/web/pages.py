@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import secrets
 import urllib.parse
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -23,7 +22,7 @@ from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.surfaces.web import chart
-from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, SIGNIN_COOKIE, Dashboard, Req, WebError, local_time, owner_of_token
+from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, Dashboard, Req, WebError, local_time, owner_of_token
 
 __all__ = ["ROUTES", "signin", "signin_form", "stylesheet"]
 
@@ -412,9 +411,9 @@ def signin_form(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         if dash.sessions.get(request.cookies.get(COOKIE)) is not None:
             return RedirectResponse(_local(request.query_params.get("next", "/")), status_code=303, headers=SECURITY_HEADERS)
-        value = secrets.token_urlsafe(24)
+        value = dash.signin_value(request)
         response = dash.render("signin.html", None, csrf=value, next=_local(request.query_params.get("next", "/")), error="")
-        dash.cookie(response, SIGNIN_COOKIE, value, max_age=3600)
+        dash.signin_cookie(response, value)
         return response
 
     return endpoint
@@ -430,14 +429,13 @@ def signin(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
         target = _local((form.get("next") or ["/"])[0])
         owner = owner_of_token(token, dash.tokens) if token else None
         if owner is None:  # never echo the token
-            value = secrets.token_urlsafe(24)
+            value = dash.signin_value(request)
             refused = dash.render("signin.html", None, status=401, csrf=value, next=target, error="unknown token")
-            dash.cookie(refused, SIGNIN_COOKIE, value, max_age=3600)
+            dash.signin_cookie(refused, value)
             return refused
         session = dash.sessions.new(owner)
         response = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
-        dash.cookie(response, COOKIE, session.id)
-        response.delete_cookie(SIGNIN_COOKIE, path="/")
+        dash.cookie(response, COOKIE, session.id)  # the sign-in value stays: other sign-in tabs still hold it
         return response
 
     return endpoint

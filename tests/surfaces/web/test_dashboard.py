@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import time
 import urllib.request
 from typing import Any
 
@@ -71,6 +72,29 @@ def test_sign_in_sets_a_strict_httponly_session_cookie_and_returns_to_the_page_a
     follow(page, "header .signout button")
     page.goto("/")
     assert "/signin" in page.url
+
+
+def test_signing_in_from_any_open_sign_in_tab_works(new_page: Any, site: Site) -> None:
+    """Every sign-in tab of a browser shares its form's CSRF value (a new tab no longer replaces
+    the one an older tab holds), for a day; forged or missing values are still refused."""
+    first = new_page()
+    first.goto("/signin")
+    second = first.context.new_page()
+    second.goto("/signin")
+    for tab in (first, second):  # the older tab first, then the other: both sign in
+        tab.fill("input[name=token]", ANA_TOKEN)
+        follow(tab, "form[action='/signin'] button")
+        assert tab.inner_text("#whoami") == "ana"
+    fresh = new_page()
+    fresh.goto("/signin")
+    [cookie] = [c for c in fresh.context.cookies() if c["name"] == "memdb_signin"]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["expires"] - time.time() > 23 * 3600
+    form = {"token": ANA_TOKEN, "next": "/"}
+    fresh.context.add_cookies([{"name": "memdb_signin", "value": "chosen-by-someone-else", "url": site.url}])
+    for given in ({}, {"csrf": csrf_of(fresh)}, {"csrf": "chosen-by-someone-else"}):  # missing, stale, forged in both
+        response = fresh.request.post("/signin", form=form | given, max_redirects=0)
+        assert response.status == 403 and "csrf token: missing or wrong" in response.text()
+    assert not [c for c in fresh.context.cookies() if c["name"] == "memdb_session"]
 
 
 # --- memories ----------------------------------------------------------------------------------

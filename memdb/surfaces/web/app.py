@@ -35,12 +35,14 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from memdb.errors import DuplicateError, MemdbError, NotFoundError, PermissionDeniedError, ValidationError
+from memdb.lifecycle.summarize import one_line_head
+from memdb.memory.models import Episode
 
 if TYPE_CHECKING:
     import memdb
     from memdb.governance.schedule import Scheduler
 
-__all__ = ["COOKIE", "Dashboard", "Req", "WebError", "build_dashboard", "local_time"]
+__all__ = ["COOKIE", "Dashboard", "Req", "WebError", "build_dashboard", "local_time", "summary_shown"]
 
 COOKIE = "memdb_session"
 SIGNIN_COOKIE = "memdb_signin"  # the sign-in form's own CSRF value (double submit), before any session exists
@@ -81,6 +83,14 @@ def _local_filter(context: jinja2.runtime.Context, at: dt.datetime | None, fmt: 
         return Markup("")
     zone: ZoneInfo = context["zone"]
     return Markup('<time datetime="{}" title="{}">{}</time>').format(at.astimezone(dt.UTC).isoformat(), zone.key, local_time(at, zone, fmt))
+
+
+def summary_shown(episode: Episode) -> str:
+    """The summary an episode shows under its own date and kind: an archived one's one line
+    without the head that repeats them ("2026-06-28 routine/success: ")."""
+    if episode.status == "archived":
+        return episode.summary.removeprefix(one_line_head(episode))
+    return episode.summary
 
 
 class WebError(Exception):
@@ -191,6 +201,7 @@ class Dashboard:
         loader = jinja2.PackageLoader("memdb.surfaces.web", "templates")
         self.templates = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
         self.templates.filters["local"] = _local_filter
+        self.templates.filters["summary"] = summary_shown
         self.css = resources.files("memdb.surfaces.web").joinpath("static/style.css").read_bytes()
 
     def zone(self) -> ZoneInfo:

@@ -22,7 +22,7 @@ from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.surfaces.web import chart
-from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, Dashboard, Req, WebError, local_time, owner_of_token
+from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, Dashboard, Req, WebError, local_time, owner_of_token, summary_shown
 
 __all__ = ["ROUTES", "signin", "signin_form", "stylesheet"]
 
@@ -60,8 +60,14 @@ def overview(dash: Dashboard, req: Req) -> Response:
             break
         bins[min(int(ep.relevance), 9)] += 1
     entries = mem.entries()
+    # count() holds archived episodes and earlier versions too; the chart below reads hot ones
+    total, hot = mem.count(), mem.recall(limit=0).total
+    archived = mem.recall(limit=0, include_archived=True).total - hot
+    earlier = max(total - hot - archived, 0)
+    incl = [f"{archived} archived"] if archived else []
+    incl += [f"{earlier} earlier version{'s' if earlier != 1 else ''}"] if earlier else []
     counts = {
-        "episodes": mem.count(),
+        "episodes" + (f" (incl. {', '.join(incl)})" if incl else ""): total,
         "pending lessons": sum(e.state == "pending" for e in entries),
         "approved lessons": sum(e.state == "approved" and e.status == "active" for e in entries),
         "quarantined": sum(e.status == "quarantined" for e in entries),
@@ -157,11 +163,12 @@ def memories(dash: Dashboard, req: Req) -> Response:
 
 
 def _archived_view(dash: Dashboard, owner: str, eid: str) -> Episode:
-    """What stays hot of an archived episode (its one line, kind, outcome, tags, lesson)."""
+    """What stays hot of an archived episode (its one line, kind, outcome, tags, lesson), the one
+    line without the date and kind the page shows beside it."""
     mem = dash.db.owner(owner)
     for version in mem.versions(eid):
         if version.id == eid and version.status == "archived":
-            return version
+            return version.model_copy(update={"summary": summary_shown(version)})
     raise NotFoundError(eid)
 
 

@@ -1,0 +1,42 @@
+"""What the pages say about archived, corrected and counted records: an archived lesson can be
+restored, a superseded episode points to its current version instead of offering feedback that
+fails, an archived episode's one line is not repeated under its own date, and the overview's
+episode count says what it includes."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from conftest import ANA_TOKEN, Site, sign_in
+
+
+def follow(page: Any, selector: str) -> None:
+    with page.expect_navigation():
+        page.click(selector)
+
+
+def test_an_archived_episode_s_one_line_is_not_repeated_under_its_own_date(wide_page: Any, wide_site: Site) -> None:
+    eid = wide_site.ids["archived"]
+    page = wide_page()
+    sign_in(page, ANA_TOKEN)
+    page.goto(f"/episodes/{eid}")
+    assert page.inner_text("#summary") == "Rotated the staging certificates"
+    page.goto("/review")
+    [cited] = [li for li in page.locator(f"#entry-{wide_site.ids['pending']} .cited li").all_inner_texts() if "Rotated" in li]
+    assert cited == "2026-06-28 routine/success: Rotated the staging certificates"
+    page.goto("/memories?text=rotated&archived=1")
+    [hit] = page.locator("ol.hits li").all_inner_texts()
+    assert hit.count("routine/success") == 1 and "Rotated the staging certificates" in hit
+
+
+def test_the_overview_s_episode_count_says_what_it_includes(wide_page: Any, wide_site: Site) -> None:
+    mem = wide_site.db.owner("ana")
+    archived = sum(e.status == "archived" for e in mem.episodes(include_archived=True))  # the planted one, and maintain's
+    page = wide_page()
+    sign_in(page, ANA_TOKEN)
+    page.goto("/")
+    rows = dict(r.split("\t") for r in page.locator("table.counts tr").all_inner_texts())
+    assert rows[f"episodes (incl. {archived} archived, 1 earlier version)"] == str(mem.count())
+    hot = int(re.search(r"the latest (\d+) hot episodes", page.inner_text("#relevance")).group(1))
+    assert hot + archived + 1 == mem.count()

@@ -185,7 +185,8 @@ def episode(dash: Dashboard, req: Req) -> Response:
         raise _no_episode(eid) from None
     dash.db.flush()
     decisions = json.dumps(ep.decisions, ensure_ascii=False, indent=1, default=str) if ep.decisions else ""
-    return dash.render("episode.html", req, ep=ep, why=why, versions=versions, decisions=decisions)
+    current = versions[-1] if ep.status == "superseded" and versions and versions[-1].id != ep.id else None
+    return dash.render("episode.html", req, ep=ep, why=why, versions=versions, decisions=decisions, current=current)
 
 
 def restore_episode(dash: Dashboard, req: Req) -> Response:

@@ -16,6 +16,18 @@ def follow(page: Any, selector: str) -> None:
         page.click(selector)
 
 
+def test_a_superseded_episode_points_to_its_current_version_and_takes_no_feedback(wide_page: Any, wide_site: Site) -> None:
+    old, new = wide_site.ids["old"], wide_site.ids["new"]
+    page = wide_page()
+    sign_in(page, ANA_TOKEN)
+    page.goto(f"/episodes/{old}")
+    assert page.inner_text("#superseded").startswith("Superseded by ")
+    assert page.locator("#superseded a").get_attribute("href") == f"/episodes/{new}"
+    assert page.locator("#helped, #misled").count() == 0
+    page.goto(f"/episodes/{new}")
+    assert page.locator("#superseded").count() == 0 and page.locator("#helped").count() == 1
+
+
 def test_an_archived_episode_s_one_line_is_not_repeated_under_its_own_date(wide_page: Any, wide_site: Site) -> None:
     eid = wide_site.ids["archived"]
     page = wide_page()

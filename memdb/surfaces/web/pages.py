@@ -307,11 +307,19 @@ def decide_ceremony(dash: Dashboard, req: Req) -> Response:
 
 
 def decay(dash: Dashboard, req: Req) -> Response:
+    mem = dash.db.owner(req.owner)
     flags = [e for e in dash.db.flagged() if e.owner == req.owner]
-    quarantined = [e for e in dash.db.owner(req.owner).entries("approved") if e.status == "quarantined"]
+    approved = mem.entries("approved")
+    quarantined = [e for e in approved if e.status == "quarantined"]
+    archived = [e for e in approved if e.status == "archived"]
+    # who archived each and when: the entry does not say, its audit record does (the latest archive of it)
+    archiving = {r["entry"]: r for r in mem.audit() if r.get("action") == "archive" and r.get("entry")} if archived else {}
     runs = dash.scheduler.runs("decay", limit=1) if dash.scheduler is not None else []
     budget = dash.db.settings.decay_flags_per_week
-    return dash.render("decay.html", req, flags=flags, quarantined=quarantined, last=runs[0] if runs else None, budget=budget)
+    return dash.render(
+        "decay.html", req, flags=flags, quarantined=quarantined, archived=archived, archiving=archiving,
+        last=runs[0] if runs else None, budget=budget,
+    )  # fmt: skip
 
 
 def decide_decay(dash: Dashboard, req: Req) -> Response:

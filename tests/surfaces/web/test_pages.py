@@ -16,6 +16,20 @@ def follow(page: Any, selector: str) -> None:
         page.click(selector)
 
 
+def test_a_lesson_archived_at_the_ceremony_can_be_restored(wide_page: Any, wide_site: Site) -> None:
+    eid = wide_site.ids["archive"]
+    page = wide_page()
+    sign_in(page, ANA_TOKEN)
+    page.goto("/decay")
+    item = page.locator(f"#archived-{eid}")
+    assert "Archive this lesson at the ceremony" in item.inner_text()
+    assert re.search(r"archived at the ceremony \d{4}-\d\d-\d\d \d\d:\d\d CEST by ana", item.inner_text())
+    follow(page, f"#archived-{eid} button[value=restore]")
+    assert page.inner_text(".flash") == f"restore: {eid}" and page.locator(f"#archived-{eid}").count() == 0
+    entry = wide_site.db.entry(eid)
+    assert (entry.status, entry.ceremony) == ("active", None)  # back, private, for the next agenda
+
+
 def test_a_superseded_episode_points_to_its_current_version_and_takes_no_feedback(wide_page: Any, wide_site: Site) -> None:
     old, new = wide_site.ids["old"], wide_site.ids["new"]
     page = wide_page()

@@ -73,10 +73,11 @@ def overview(dash: Dashboard, req: Req) -> Response:
         "quarantined": sum(e.status == "quarantined" for e in entries),
         "decay flags": sum(e.owner == req.owner for e in dash.db.flagged()),
     }
+    labels, bands = [f"{d:%m-%d}" for d in days], [f"{i}-{i + 1}" for i in range(10)]
     return dash.render(
-        "overview.html", req, counts=counts,
-        per_day=chart.stacked_bars([f"{d:%m-%d}" for d in days], per_day, "episodes per day by kind"),
-        relevance=chart.histogram([f"{i}-{i + 1}" for i in range(10)], bins, "relevance of the latest episodes"),
+        "overview.html", req, counts=counts, days=labels, per_day=dict(sorted(per_day.items())), bands=bands, bins=bins,
+        per_day_chart=chart.stacked_bars(labels, per_day, "episodes per day by kind", "per-day"),
+        relevance_chart=chart.histogram(bands, bins, "relevance of the latest episodes", "relevance"),
         scanned=min(sum(bins), SCAN),
     )  # fmt: skip
 

@@ -9,9 +9,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from conftest import ANA_TOKEN, Site, sign_in
+from conftest import ANA_TOKEN, WIDE_SESSION, Site, sign_in
 
 from memdb.surfaces.web import chart
+
+
+def test_ceremony_choices_are_grouped_under_their_lesson(wide_page: Any, wide_site: Site) -> None:
+    page = wide_page()
+    sign_in(page, ANA_TOKEN)
+    page.goto("/ceremony")
+    items = page.locator("article.entry:has(input[type=radio])")
+    assert items.count() >= 2
+    for item in items.all():
+        text = item.locator(".text").inner_text()
+        group = page.get_by_role("group", name=text[:40])
+        assert [r.get_attribute("value") for r in group.get_by_role("radio").all()] == ["share", "private", "archive"]
+        assert group.get_by_role("radio", name="keep").count() == 1
 
 
 def _contrast(a: str, b: str) -> float:

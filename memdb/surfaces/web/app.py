@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hmac
+import http
 import secrets
 import sys
 import threading
@@ -298,7 +299,8 @@ class Dashboard:
 
     def refusal(self, exc: WebError, me: Session | None) -> Response:
         req = Req(me, {}, {}, {}) if me is not None else None
-        return self.render("error.html", req, status=exc.status, status_code=exc.status, message=str(exc))
+        reason = http.HTTPStatus(exc.status).phrase.capitalize()  # "Not found": each page's title says what went wrong
+        return self.render("error.html", req, status=exc.status, status_code=exc.status, reason=reason, message=str(exc))
 
     async def posted(self, request: Request, me: Session | None) -> dict[str, list[str]]:
         """The form of a POST, after the checks every change passes: same origin, size, CSRF, no naming fields."""

@@ -14,6 +14,83 @@ from conftest import ANA_TOKEN, WIDE_SESSION, Site, sign_in
 from memdb.surfaces.web import chart
 
 
+def paths(site: Site) -> list[str]:
+    ids = site.ids
+    return [
+        "/", "/memories", "/memories?q=deploy+log", f"/episodes/{ids['debug']}", f"/episodes/{ids['archived']}", "/review",
+        "/ceremony", "/decay", "/patterns", "/timelines", f"/timelines?session={WIDE_SESSION}", "/audit", "/schedule",
+    ]  # fmt: skip
+
+
+# form controls whose only name is a placeholder (or none): a label, aria-label(ledby) or title names one
+_UNNAMED = """() => [...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+  .filter(el => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby') && !el.title)
+  .map(el => el.outerHTML)"""
+
+
+def test_every_form_control_has_a_name_of_its_own(wide_page: Any, wide_site: Site) -> None:
+    page = wide_page()
+    page.goto("/signin")
+    unnamed = {"/signin": page.evaluate(_UNNAMED)}
+    sign_in(page, ANA_TOKEN)
+    for path in paths(wide_site):
+        page.goto(path)
+        unnamed[path] = page.evaluate(_UNNAMED)
+    assert {p: u for p, u in unnamed.items() if u} == {}
+
+
+def test_errors_are_announced_and_tied_to_their_field(wide_page: Any) -> None:
+    page = wide_page()
+    page.goto("/signin")
+    page.fill("input[name=token]", "not-a-token-of-anyone-123")
+    with page.expect_navigation():
+        page.click("form[action='/signin'] button")
+    assert page.get_attribute("#signin-error", "role") == "alert"
+    token = page.locator("input[name=token]")
+    assert token.get_attribute("aria-describedby") == "signin-error" and token.get_attribute("aria-invalid") == "true"
+    sign_in(page, ANA_TOKEN)
+    page.goto("/episodes/nosuchid")
+    assert page.get_attribute("#error", "role") == "alert"
+
+
+def test_a_skip_link_leads_past_the_navigation(wide_page: Any) -> None:
+    page = wide_page()
+    sign_in(page, ANA_TOKEN)
+    page.goto("/review")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.textContent.trim()") == "Skip to content"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main" and page.url.endswith("#main")
+
+
+def test_every_header_cell_says_what_it_heads(wide_page: Any, wide_site: Site) -> None:
+    page = wide_page()
+    sign_in(page, ANA_TOKEN)
+    unscoped = {}
+    for path in paths(wide_site):
+        page.goto(path)
+        unscoped[path] = page.evaluate("[...document.querySelectorAll('th')].filter(th => !['row', 'col'].includes(th.scope)).length")
+    assert {p: n for p, n in unscoped.items() if n} == {}
+
+
+def test_titles_tell_pages_apart(wide_page: Any, wide_site: Site) -> None:
+    page = wide_page()
+    sign_in(page, ANA_TOKEN)
+    titles = []
+    for eid in (wide_site.ids["late"], wide_site.ids["archived"]):
+        page.goto(f"/episodes/{eid}")
+        titles.append(page.title())
+    assert titles == ["Late-night deploy across midnight · Episode · memdb", "Rotated the staging certificates · Episode · memdb"]
+    page.goto("/memories?q=deploy+log")
+    assert page.title() == "deploy log · Memories · memdb"
+    page.goto("/memories?tags=bulk&offset=20")
+    assert page.title() == "Memories (21-40) · memdb"
+    page.goto("/episodes/nosuchid")
+    assert page.title() == "Not found (404) · memdb"
+    page.goto("/patterns?kind=nonsense")
+    assert page.title() == "Bad request (400) · memdb"
+
+
 def test_ceremony_choices_are_grouped_under_their_lesson(wide_page: Any, wide_site: Site) -> None:
     page = wide_page()
     sign_in(page, ANA_TOKEN)

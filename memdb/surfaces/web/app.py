@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hmac
+import http
 import secrets
 import sys
 import threading
@@ -24,24 +25,29 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 import anyio.to_thread
 import jinja2
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from memdb.errors import DuplicateError, MemdbError, NotFoundError, PermissionDeniedError, ValidationError
+from memdb.lifecycle.summarize import one_line_head
+from memdb.memory.models import Episode
 
 if TYPE_CHECKING:
     import memdb
     from memdb.governance.schedule import Scheduler
 
-__all__ = ["COOKIE", "Dashboard", "Req", "WebError", "build_dashboard"]
+__all__ = ["COOKIE", "Dashboard", "Req", "WebError", "build_dashboard", "local_time", "summary_shown"]
 
 COOKIE = "memdb_session"
 SIGNIN_COOKIE = "memdb_signin"  # the sign-in form's own CSRF value (double submit), before any session exists
+SIGNIN_VALID = dt.timedelta(hours=24)  # how long a sign-in page may stay open (renewed by every sign-in page shown)
 SESSION_IDLE = dt.timedelta(hours=8)
 MAX_FORM_BYTES = 64 * 1024
 NAMING_FIELDS = ("by", "owner", "user", "as")  # who acts is the session's owner; a form never says
@@ -57,6 +63,35 @@ SECURITY_HEADERS = {
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
+
+
+def local_time(at: dt.datetime, zone: ZoneInfo, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """``at`` as the database's zone reads it: with the zone named after a time of day
+    ("2026-06-30 01:30 CEST"; a zone without a name by its offset, "UTC-03"), a day alone as the
+    local day. The filters, charts and schedule count local days, so every time shown is local."""
+    local = at.astimezone(zone)
+    text = local.strftime(fmt)
+    if "%H" in fmt:
+        name = local.tzname() or zone.key
+        text += " " + (f"UTC{name}" if name[:1] in "+-" else name)
+    return text
+
+
+@jinja2.pass_context
+def _local_filter(context: jinja2.runtime.Context, at: dt.datetime | None, fmt: str = "%Y-%m-%d %H:%M") -> Markup:
+    """The template filter ``local``: ``local_time`` in a ``<time>`` holding the instant (UTC) and the zone's name."""
+    if at is None:
+        return Markup("")
+    zone: ZoneInfo = context["zone"]
+    return Markup('<time datetime="{}" title="{}">{}</time>').format(at.astimezone(dt.UTC).isoformat(), zone.key, local_time(at, zone, fmt))
+
+
+def summary_shown(episode: Episode) -> str:
+    """The summary an episode shows under its own date and kind: an archived one's one line
+    without the head that repeats them ("2026-06-28 routine/success: ")."""
+    if episode.status == "archived":
+        return episode.summary.removeprefix(one_line_head(episode))
+    return episode.summary
 
 
 class WebError(Exception):
@@ -163,9 +198,16 @@ class Dashboard:
         self.scheduler = scheduler
         self.secure = secure_cookies
         self.sessions = Sessions()
+        self._signin_key = secrets.token_bytes(32)  # signs the sign-in forms' CSRF values; a restart renews it
         loader = jinja2.PackageLoader("memdb.surfaces.web", "templates")
         self.templates = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
+        self.templates.filters["local"] = _local_filter
+        self.templates.filters["summary"] = summary_shown
         self.css = resources.files("memdb.surfaces.web").joinpath("static/style.css").read_bytes()
+
+    def zone(self) -> ZoneInfo:
+        """The database's time zone (its ``timezone`` setting), in which every time is shown."""
+        return ZoneInfo(self.db.settings.timezone)
 
     def reviews(self, owner: str) -> list[str]:
         """Owners whose pending lessons ``owner`` may approve or reject: their own, and those the config gives them."""
@@ -176,13 +218,38 @@ class Dashboard:
         flash = list(me.flash) if me is not None else []
         if me is not None:
             me.flash.clear()
-        html = self.templates.get_template(name).render(me=me, flash=flash, page=name.removesuffix(".html"), **context)
+        template = self.templates.get_template(name)
+        html = template.render(me=me, flash=flash, page=name.removesuffix(".html"), zone=self.zone(), **context)
         return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
 
     def done(self, req: Req, message: str, to: str) -> Response:
         """After a change: the message on the next page, and a redirect so a reload repeats nothing."""
         req.me.flash.append(message)
         return RedirectResponse(to, status_code=303, headers=SECURITY_HEADERS)
+
+    # --- the sign-in form's CSRF value ----------------------------------------------------------
+
+    def signin_value(self, request: Request) -> str:
+        """The CSRF value of a sign-in form: the one the browser holds if this server signed it, so
+        every sign-in tab shares it (a new one per page broke the forms of the tabs opened before),
+        else a new one."""
+        held = request.cookies.get(SIGNIN_COOKIE)
+        if held and self.signed(held):
+            return held
+        nonce = secrets.token_urlsafe(24)
+        return f"{nonce}.{self._mac(nonce)}"
+
+    def signed(self, value: str) -> bool:
+        """Whether this server made the sign-in value (a value chosen elsewhere and planted in both
+        the cookie and the form is refused)."""
+        nonce, _, mac = value.partition(".")
+        return bool(nonce) and hmac.compare_digest(mac.encode(), self._mac(nonce).encode())
+
+    def _mac(self, nonce: str) -> str:
+        return hmac.new(self._signin_key, nonce.encode(), "sha256").hexdigest()
+
+    def signin_cookie(self, response: Response, value: str) -> None:
+        self.cookie(response, SIGNIN_COOKIE, value, max_age=int(SIGNIN_VALID.total_seconds()))
 
     # --- the ASGI side ------------------------------------------------------------------------
 
@@ -232,7 +299,8 @@ class Dashboard:
 
     def refusal(self, exc: WebError, me: Session | None) -> Response:
         req = Req(me, {}, {}, {}) if me is not None else None
-        return self.render("error.html", req, status=exc.status, status_code=exc.status, message=str(exc))
+        reason = http.HTTPStatus(exc.status).phrase.capitalize()  # "Not found": each page's title says what went wrong
+        return self.render("error.html", req, status=exc.status, status_code=exc.status, reason=reason, message=str(exc))
 
     async def posted(self, request: Request, me: Session | None) -> dict[str, list[str]]:
         """The form of a POST, after the checks every change passes: same origin, size, CSRF, no naming fields."""
@@ -257,6 +325,8 @@ class Dashboard:
             form.setdefault(key, []).append(value)
         expected = me.csrf if me is not None else request.cookies.get(SIGNIN_COOKIE)
         given = (form.pop("csrf", None) or [""])[0]
+        if me is None and expected is not None and not self.signed(expected):
+            expected = None
         if not expected or not given or not hmac.compare_digest(given.encode(), expected.encode()):
             raise WebError(403, "csrf token: missing or wrong (reload the page and try again; nothing was changed)")
         named = [k for k in NAMING_FIELDS if k in form]

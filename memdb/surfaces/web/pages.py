@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import secrets
 import urllib.parse
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -23,7 +22,7 @@ from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.surfaces.web import chart
-from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, SIGNIN_COOKIE, Dashboard, Req, WebError, owner_of_token
+from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, Dashboard, Req, WebError, local_time, owner_of_token, summary_shown
 
 __all__ = ["ROUTES", "signin", "signin_form", "stylesheet"]
 
@@ -61,17 +60,24 @@ def overview(dash: Dashboard, req: Req) -> Response:
             break
         bins[min(int(ep.relevance), 9)] += 1
     entries = mem.entries()
+    # count() holds archived episodes and earlier versions too; the chart below reads hot ones
+    total, hot = mem.count(), mem.recall(limit=0).total
+    archived = mem.recall(limit=0, include_archived=True).total - hot
+    earlier = max(total - hot - archived, 0)
+    incl = [f"{archived} archived"] if archived else []
+    incl += [f"{earlier} earlier version{'s' if earlier != 1 else ''}"] if earlier else []
     counts = {
-        "episodes": mem.count(),
+        "episodes" + (f" (incl. {', '.join(incl)})" if incl else ""): total,
         "pending lessons": sum(e.state == "pending" for e in entries),
         "approved lessons": sum(e.state == "approved" and e.status == "active" for e in entries),
         "quarantined": sum(e.status == "quarantined" for e in entries),
         "decay flags": sum(e.owner == req.owner for e in dash.db.flagged()),
     }
+    labels, bands = [f"{d:%m-%d}" for d in days], [f"{i}-{i + 1}" for i in range(10)]
     return dash.render(
-        "overview.html", req, counts=counts,
-        per_day=chart.stacked_bars([f"{d:%m-%d}" for d in days], per_day, "episodes per day by kind"),
-        relevance=chart.histogram([f"{i}-{i + 1}" for i in range(10)], bins, "relevance of the latest episodes"),
+        "overview.html", req, counts=counts, days=labels, per_day=dict(sorted(per_day.items())), bands=bands, bins=bins,
+        per_day_chart=chart.stacked_bars(labels, per_day, "episodes per day by kind", "per-day"),
+        relevance_chart=chart.histogram(bands, bins, "relevance of the latest episodes", "relevance"),
         scanned=min(sum(bins), SCAN),
     )  # fmt: skip
 
@@ -92,33 +98,78 @@ def _day(text: str, what: str, zone: ZoneInfo, after: bool = False) -> dt.dateti
         raise ValidationError(f"{what} {text!r}: out of range (days from 0001-01-02 to 9999-12-30)") from None
 
 
+# The query layer's notes name the Python API's arguments and calls; a person here knows them as
+# the page's options (tests/surfaces/web/test_memories.py), as the CLI says its flags and MCP its arguments
+_IN_PAGE_TERMS = (
+    ("include_archived=True", 'tick "include archived"'),
+    ("include_superseded=True", 'tick "include earlier versions"'),
+    ("restore()", "the Restore button on its page"),
+)
+MAX_OFFSET = 1000  # the matches a page may skip: a search that many pages long wants narrowing
+
+
+def _in_page_terms(note: str) -> str:
+    for python, page in _IN_PAGE_TERMS:
+        note = note.replace(python, page)
+    return note
+
+
+def _offset(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_OFFSET:
+        raise WebError(400, f"offset {shown(text)}: a number of matches to skip, 0 to {MAX_OFFSET} (narrow the search to see later ones)")
+    return int(text)
+
+
 def memories(dash: Dashboard, req: Req) -> Response:
     mem = dash.db.owner(req.owner)
     zone = ZoneInfo(mem.settings.timezone)
     q = {k: req.arg(k) for k in ("q", "since", "until", "tags", "kind", "outcome", "session", "text")}
-    archived = req.arg("archived") == "1"
-    result = None
+    archived, superseded = req.arg("archived") == "1", req.arg("superseded") == "1"
+    offset = _offset(req.arg("offset") or "0")
+    result, hits, note = None, [], ""
     if q["q"]:
-        result = mem.ask(q["q"], limit=SEARCH_LIMIT, include_archived=archived)
-    elif any(q.values()) or archived:
+        # ask has no offset: the page asks for the matches up to its own and shows its own
+        result = mem.ask(q["q"], limit=offset + SEARCH_LIMIT, include_archived=archived, include_superseded=superseded)
+        hits = result.memories[offset:]
+    elif any(q.values()) or archived or superseded:
         tags = [t.strip() for t in q["tags"].split(",") if t.strip()]
         result = mem.recall(
             _day(q["since"], "since", zone), _day(q["until"], "until", zone, after=True), tags, text=q["text"] or None,
             kind=q["kind"] or None, outcome=q["outcome"] or None, session=q["session"] or None, limit=SEARCH_LIMIT,
-            include_archived=archived,
+            include_archived=archived, include_superseded=superseded, offset=offset,
         )  # fmt: skip
+        hits = result.memories
+    paging: dict[str, Any] = {}
     if result is not None:
         dash.db.flush()  # reading counts as access: durable, as the MCP tools make it
+        note = _in_page_terms(result.note)
+        if result.found and hits:
+            # the note counts what it was asked for (with ask, every match up to this page's): it says this page's
+            note = re.sub(r"; showing \d+\.", f"; showing {offset + 1}-{offset + len(hits)}.", note, count=1)
+        kept = {k: v for k, v in q.items() if v} | ({"archived": "1"} if archived else {}) | ({"superseded": "1"} if superseded else {})
+
+        def at(n: int) -> str:
+            return "/memories?" + urllib.parse.urlencode(kept | ({"offset": str(n)} if n else {}))
+
+        more = len(hits) == SEARCH_LIMIT and offset + len(hits) < result.total and offset + SEARCH_LIMIT <= MAX_OFFSET
+        paging = {
+            "first": offset + 1, "last": offset + len(hits), "total": result.total,
+            "prev": at(max(offset - SEARCH_LIMIT, 0)) if offset else "", "next": at(offset + SEARCH_LIMIT) if more else "",
+        }  # fmt: skip
     kinds = [*mem.settings.typed_kinds, *sorted(BUILTIN_KINDS)]
-    return dash.render("memories.html", req, q=q, archived=archived, result=result, kinds=kinds, outcomes=OUTCOMES)
+    return dash.render(
+        "memories.html", req, q=q, archived=archived, superseded=superseded, result=result, hits=hits, note=note, paging=paging,
+        kinds=kinds, outcomes=OUTCOMES,
+    )  # fmt: skip
 
 
 def _archived_view(dash: Dashboard, owner: str, eid: str) -> Episode:
-    """What stays hot of an archived episode (its one line, kind, outcome, tags, lesson)."""
+    """What stays hot of an archived episode (its one line, kind, outcome, tags, lesson), the one
+    line without the date and kind the page shows beside it."""
     mem = dash.db.owner(owner)
     for version in mem.versions(eid):
         if version.id == eid and version.status == "archived":
-            return version
+            return version.model_copy(update={"summary": summary_shown(version)})
     raise NotFoundError(eid)
 
 
@@ -135,7 +186,8 @@ def episode(dash: Dashboard, req: Req) -> Response:
         raise _no_episode(eid) from None
     dash.db.flush()
     decisions = json.dumps(ep.decisions, ensure_ascii=False, indent=1, default=str) if ep.decisions else ""
-    return dash.render("episode.html", req, ep=ep, why=why, versions=versions, decisions=decisions)
+    current = versions[-1] if ep.status == "superseded" and versions and versions[-1].id != ep.id else None
+    return dash.render("episode.html", req, ep=ep, why=why, versions=versions, decisions=decisions, current=current)
 
 
 def restore_episode(dash: Dashboard, req: Req) -> Response:
@@ -241,10 +293,12 @@ def decide_ceremony(dash: Dashboard, req: Req) -> Response:
         raise WebError(400, "no decision chosen (nothing was changed)")
     for eid in decisions:
         try:
-            dash.db.entry(eid)
+            entry = dash.db.entry(eid)
         except NotFoundError:
             raise _no_entry(eid) from None
-    done = dash.db.decide(decisions, by=req.owner, team=team)  # PermissionDeniedError (403) for anyone else's entry
+        if entry.owner != req.owner:  # owner-only: another owner's entry reads as a missing one, its owner unnamed
+            raise _no_entry(eid)
+    done = dash.db.decide(decisions, by=req.owner, team=team)
     counts = Counter(e.ceremony for e in done)
     said = ", ".join(f"{n} {what}" for what, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
     return dash.done(req, f"decided: {said}", f"/ceremony?team={urllib.parse.quote(team)}")
@@ -254,11 +308,19 @@ def decide_ceremony(dash: Dashboard, req: Req) -> Response:
 
 
 def decay(dash: Dashboard, req: Req) -> Response:
+    mem = dash.db.owner(req.owner)
     flags = [e for e in dash.db.flagged() if e.owner == req.owner]
-    quarantined = [e for e in dash.db.owner(req.owner).entries("approved") if e.status == "quarantined"]
+    approved = mem.entries("approved")
+    quarantined = [e for e in approved if e.status == "quarantined"]
+    archived = [e for e in approved if e.status == "archived"]
+    # who archived each and when: the entry does not say, its audit record does (the latest archive of it)
+    archiving = {r["entry"]: r for r in mem.audit() if r.get("action") == "archive" and r.get("entry")} if archived else {}
     runs = dash.scheduler.runs("decay", limit=1) if dash.scheduler is not None else []
     budget = dash.db.settings.decay_flags_per_week
-    return dash.render("decay.html", req, flags=flags, quarantined=quarantined, last=runs[0] if runs else None, budget=budget)
+    return dash.render(
+        "decay.html", req, flags=flags, quarantined=quarantined, archived=archived, archiving=archiving,
+        last=runs[0] if runs else None, budget=budget,
+    )  # fmt: skip
 
 
 def decide_decay(dash: Dashboard, req: Req) -> Response:
@@ -312,7 +374,10 @@ def export_timeline(dash: Dashboard, req: Req) -> Response:
     session = req.arg("session")
     if not session:
         raise WebError(400, "session: say which session to export")
-    record = dash.db.owner(req.owner).export_timeline(session)
+    mem = dash.db.owner(req.owner)
+    if not mem.timeline(session).steps:  # before exporting: an export is audited, and an empty one exported nothing
+        raise WebError(404, f"session {shown(session)}: no tool calls captured (nothing to export)")
+    record = mem.export_timeline(session)
     name = re.sub(r"[^A-Za-z0-9._-]", "_", session)[:80]
     body = json.dumps(record, ensure_ascii=False, indent=2, default=str).encode()
     headers = {**SECURITY_HEADERS, "content-disposition": f'attachment; filename="timeline-{name}.json"'}
@@ -326,23 +391,29 @@ _AUDIT_HEAD = ("owner", "id", "action", "at", "by")
 
 def audit(dash: Dashboard, req: Req) -> Response:
     records = dash.db.owner(req.owner).audit()[-AUDIT_SHOWN:][::-1]
+    zone = dash.zone()
     rows = [
-        (r.get("at"), r.get("action"), r.get("by", ""), "; ".join(f"{k}={_short(v)}" for k, v in r.items() if k not in _AUDIT_HEAD))
+        (r.get("at"), r.get("action"), r.get("by", ""), "; ".join(f"{k}={_short(v, zone)}" for k, v in r.items() if k not in _AUDIT_HEAD))
         for r in records
     ]
     return dash.render("audit.html", req, rows=rows, shown=AUDIT_SHOWN)
 
 
-def _short(value: Any) -> str:
-    text = value.isoformat() if isinstance(value, dt.datetime) else json.dumps(value, ensure_ascii=False, default=str).strip('"')
+def _short(value: Any, zone: ZoneInfo) -> str:
+    if isinstance(value, dt.datetime):
+        return local_time(value, zone, "%Y-%m-%d %H:%M:%S")
+    text = json.dumps(value, ensure_ascii=False, default=str).strip('"')
     return text if len(text) <= 80 else text[:77] + "..."
 
 
 def schedule(dash: Dashboard, req: Req) -> Response:
     if dash.scheduler is None:
-        return dash.render("schedule.html", req, runs=[], jobs=[], lock=None, enabled=False)
+        return dash.render("schedule.html", req, runs=[], jobs=[], cadences={}, lock=None, enabled=False)
     s = dash.scheduler
-    return dash.render("schedule.html", req, runs=s.runs(limit=10), jobs=s.jobs, lock=s.lock(), enabled=True, me_holder=s.holder)
+    cadences = {j.name: j.cadence for j in s.jobs}
+    return dash.render(
+        "schedule.html", req, runs=s.runs(limit=10), jobs=s.jobs, cadences=cadences, lock=s.lock(), enabled=True, me_holder=s.holder
+    )
 
 
 # --- signing in and out ---------------------------------------------------------------------------
@@ -357,9 +428,9 @@ def signin_form(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         if dash.sessions.get(request.cookies.get(COOKIE)) is not None:
             return RedirectResponse(_local(request.query_params.get("next", "/")), status_code=303, headers=SECURITY_HEADERS)
-        value = secrets.token_urlsafe(24)
+        value = dash.signin_value(request)
         response = dash.render("signin.html", None, csrf=value, next=_local(request.query_params.get("next", "/")), error="")
-        dash.cookie(response, SIGNIN_COOKIE, value, max_age=3600)
+        dash.signin_cookie(response, value)
         return response
 
     return endpoint
@@ -375,14 +446,13 @@ def signin(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
         target = _local((form.get("next") or ["/"])[0])
         owner = owner_of_token(token, dash.tokens) if token else None
         if owner is None:  # never echo the token
-            value = secrets.token_urlsafe(24)
+            value = dash.signin_value(request)
             refused = dash.render("signin.html", None, status=401, csrf=value, next=target, error="unknown token")
-            dash.cookie(refused, SIGNIN_COOKIE, value, max_age=3600)
+            dash.signin_cookie(refused, value)
             return refused
         session = dash.sessions.new(owner)
         response = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)
-        dash.cookie(response, COOKIE, session.id)
-        response.delete_cookie(SIGNIN_COOKIE, path="/")
+        dash.cookie(response, COOKIE, session.id)  # the sign-in value stays: other sign-in tabs still hold it
         return response
 
     return endpoint

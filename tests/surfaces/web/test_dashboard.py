@@ -8,8 +8,10 @@ shows a few).
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import time
 import urllib.request
 from typing import Any
 
@@ -70,6 +72,29 @@ def test_sign_in_sets_a_strict_httponly_session_cookie_and_returns_to_the_page_a
     follow(page, "header .signout button")
     page.goto("/")
     assert "/signin" in page.url
+
+
+def test_signing_in_from_any_open_sign_in_tab_works(new_page: Any, site: Site) -> None:
+    """Every sign-in tab of a browser shares its form's CSRF value (a new tab no longer replaces
+    the one an older tab holds), for a day; forged or missing values are still refused."""
+    first = new_page()
+    first.goto("/signin")
+    second = first.context.new_page()
+    second.goto("/signin")
+    for tab in (first, second):  # the older tab first, then the other: both sign in
+        tab.fill("input[name=token]", ANA_TOKEN)
+        follow(tab, "form[action='/signin'] button")
+        assert tab.inner_text("#whoami") == "ana"
+    fresh = new_page()
+    fresh.goto("/signin")
+    [cookie] = [c for c in fresh.context.cookies() if c["name"] == "memdb_signin"]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["expires"] - time.time() > 23 * 3600
+    form = {"token": ANA_TOKEN, "next": "/"}
+    fresh.context.add_cookies([{"name": "memdb_signin", "value": "chosen-by-someone-else", "url": site.url}])
+    for given in ({}, {"csrf": csrf_of(fresh)}, {"csrf": "chosen-by-someone-else"}):  # missing, stale, forged in both
+        response = fresh.request.post("/signin", form=form | given, max_redirects=0)
+        assert response.status == 403 and "csrf token: missing or wrong" in response.text()
+    assert not [c for c in fresh.context.cookies() if c["name"] == "memdb_session"]
 
 
 # --- memories ----------------------------------------------------------------------------------
@@ -250,10 +275,16 @@ def test_a_ceremony_with_two_owners_each_deciding_only_their_own(new_page: Any, 
     follow(ana, "#decide")
     assert ana.inner_text(".flash") == "decided: 1 shared"
     assert ana.inner_text(f"#item-{ids['ana_share']} .decided") == "shared"
-    # a decision about bo's entry, forged into ana's form, is refused whole
-    form = {"csrf": csrf_of(ana), "team": "platform", f"d:{ids['bo_share']}": "share", f"d:{ids['ana_keep']}": "private"}
-    response = ana.request.post("/ceremony/decide", form=form)
-    assert response.status == 403 and "only its owner can decide" in response.text()
+    # a decision about bo's entry, forged into ana's form, is refused whole, in the words of a
+    # missing entry: nothing says whose it is (the probe saw "owned by 'cy'", of another team)
+    bodies = []
+    for other in (ids["bo_share"], ids["bo_share"][:-6] + "ffffff"):
+        form = {"csrf": csrf_of(ana), "team": "platform", f"d:{other}": "share", f"d:{ids['ana_keep']}": "private"}
+        response = ana.request.post("/ceremony/decide", form=form)
+        body = html.unescape(re.sub(r"<[^>]+>", "", response.text()))
+        assert response.status == 404 and "'bo'" not in body
+        bodies.append(body.replace(other, "ID"))
+    assert bodies[0] == bodies[1] and "entry 'ID': no such knowledge entry" in bodies[0]
     assert site.db.entry(ids["bo_share"]).ceremony is None and site.db.entry(ids["ana_keep"]).ceremony is None
     bo = new_page()
     sign_in(bo, BO_TOKEN)
@@ -324,6 +355,11 @@ def test_a_session_timeline_and_its_export_download(new_page: Any, site: Site, t
     assert record["executable"] is False and [s["tool"] for s in record["steps"]] == ["check_webhooks", "rotate_secret"]
     page.goto("/timelines?session=nobody-here")
     assert "No tool calls captured" in page.inner_text("#empty")
+    # no export of a session without calls (one that does not exist, or another owner's), and no audit record of one
+    exports = sum(r["action"] == "export_timeline" for r in site.db.audit("ana"))
+    response = page.request.get("/timelines/export?session=nobody-here")
+    assert response.status == 404 and "session 'nobody-here': no tool calls captured" in html.unescape(response.text())
+    assert sum(r["action"] == "export_timeline" for r in site.db.audit("ana")) == exports
 
 
 def test_audit_and_overview_pages(new_page: Any, site: Site) -> None:

@@ -67,7 +67,11 @@ as written, its span mapped back (``_Pass.origin``, ``_Pass.end``). So ``４１�
 ``١٢٣-٤٥-٦٧٨٩``, ``4539\u200b1488…``, a card wrapped onto the next line (``\r\n`` too),
 ``?phone=%2B1415…``, ``jörg@bücher.de`` and a lower-case IBAN are replaced like their plain forms.
 A blank line, an indent, a tab or a "+" outside a query value still parts two numbers: a column
-of counts or ``size=512+256+1024`` is no phone.
+of counts or ``size=512+256+1024`` is no phone. Only an ASCII letter, digit or "_" glues a value
+into a word (``v10.1.2.3``, ``id_4155550132``); a letter of another script is text around it, as
+Chinese, Japanese and Thai write no spaces and Korean glues its particles on
+(``電話番号は090-1234-5678です``), so the patterns that test a word's boundary do so in ASCII
+(``re.ASCII``; ``tests/memory/test_sanitize_intl.py``).
 
 Known limits: secrets written as prose other than "the password (passcode, PIN) is X", numbers
 in spaced groups without a label (an Aadhaar number, a SIN), lower-case PAN and NI numbers, names
@@ -578,7 +582,7 @@ _TOKENS: Final = tuple(
 # 32 hex digits. Not a hint of its own (pairs of capitals are everywhere): a real one has a digit,
 # which is a hint already, and the check asks for one so the shortcut stays exact.
 _TWILIO: Final = re.compile("(?:AC|SK)(?<![A-Za-z0-9_-]..)[0-9a-fA-F]{32}(?![0-9A-Za-z])")
-_BEARER: Final = re.compile(r"\b(?:[Bb]earer|BEARER)[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)")  # the cases _MAYBE_PII hints
+_BEARER: Final = re.compile(r"\b(?:[Bb]earer|BEARER)[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)", re.ASCII)  # the cases _MAYBE_PII hints
 # HTTP Basic credentials, base64 of "user:password" (gitleaks curl.go's header rule)
 _BASIC: Final = re.compile(r"(?:[Bb]asic|BASIC)(?<![A-Za-z0-9_].....)[ \t]+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
 _AUTH_HEADER_REACH: Final = 40  # "Authorization:" within this many characters before "Basic"
@@ -827,7 +831,8 @@ def _detect_assignments(p: _Pass) -> None:
 # A command line's secret: "--password Hunt3r", "-pw x" (PuTTY), "--api-key=..." is an assignment
 # a long option (or PuTTY's -pw) and the argument after it
 _FLAG: Final = re.compile(
-    r"-(?<![\w-]-)(?P<option>-?[A-Za-z][\w-]{1,40})[ \t]+(?P<v>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'-][^\s\"']*)"
+    r"-(?<![\w-]-)(?P<option>-?[A-Za-z][\w-]{1,40})[ \t]+(?P<v>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'-][^\s\"']*)",
+    re.ASCII,
 )
 # an option that takes no secret though its name ends with one: --no-password, --ask-pass, --skip-auth
 _FLAG_SWITCH: Final = re.compile(r"(?:no|skip|ask|prompt|with|without|use|enable|disable|require|allow|show|print|check|verify)-", re.I)
@@ -844,7 +849,8 @@ def _secret_option(option: str) -> bool:
 
 
 _USER_FLAG: Final = re.compile(  # curl -u admin:password (docker run -u 1000:1000 is a uid)
-    r"\b(?:curl|wget|http|https)\b[^\n|;&]{0,200}?-(?<![\w-]-)(?:u|-user)[ \t]+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)"
+    r"\b(?:curl|wget|http|https)\b[^\n|;&]{0,200}?-(?<![\w-]-)(?:u|-user)[ \t]+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)",
+    re.ASCII,
 )
 # Commands whose short option takes a password ("-p" is a port to ssh and psql, a port mapping to
 # docker run): sshpass -p, redis-cli -a, docker login -p, ldapsearch -w, sqlcmd -P, zip -P, mongo -p.
@@ -856,15 +862,18 @@ _PASSWORD_OPTIONS: Final = {
     **{c: ("login", "-p") for c in ("docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras")},
 }  # fmt: skip
 _COMMAND_PASSWORD: Final = re.compile(
-    r"(?<![\w./-])(?P<cmd>" + "|".join(re.escape(c) for c in _PASSWORD_OPTIONS) + r")(?![\w.-])(?P<rest>[^\n|;&]{0,200})"
+    r"(?<![\w./-])(?P<cmd>" + "|".join(re.escape(c) for c in _PASSWORD_OPTIONS) + r")(?![\w.-])(?P<rest>[^\n|;&]{0,200})", re.ASCII
 )
-_OPTION_VALUE: Final = re.compile(r"(?<![\w-])(?P<opt>-[A-Za-z])(?:[ \t]+|(?=[^\s\"'-]))(?P<v>[^\s\"'-][^\s\"']*)")
-_MYSQL_FLAG: Final = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?(?<![\w-])-p(?P<v>[^\s\"'-][^\s\"']*)")
+_OPTION_VALUE: Final = re.compile(r"(?<![\w-])(?P<opt>-[A-Za-z])(?:[ \t]+|(?=[^\s\"'-]))(?P<v>[^\s\"'-][^\s\"']*)", re.ASCII)
+_MYSQL_FLAG: Final = re.compile(
+    r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?(?<![\w-])-p(?P<v>[^\s\"'-][^\s\"']*)", re.ASCII
+)
 # <password>...</password>; key="ApiKey" value="..." (.NET config); {"name": "DB_PASSWORD", "value": "..."}
 _XML_ELEMENT: Final = re.compile(r"<(?P<key>[A-Za-z_][\w:.-]{0,40})>(?P<v>[^<\n]{1,512})</(?P=key)>")
 _NAMED_VALUE: Final = re.compile(
     r"(?i:\b(?:key|name)\s*=\s*)(?P<q>[\"'])(?P<key>[^\"'\n]{1,64})(?P=q)\s+(?i:value)\s*=\s*(?P<q2>[\"'])(?P<v>[^\"'\n]{1,512})(?P=q2)"
-    r"|\"(?i:name|key)\"\s*:\s*\"(?P<jkey>[^\"\n]{1,64})\"\s*,\s*\"(?i:value)\"\s*:\s*\"(?P<jv>[^\"\n]{1,512})\""
+    r"|\"(?i:name|key)\"\s*:\s*\"(?P<jkey>[^\"\n]{1,64})\"\s*,\s*\"(?i:value)\"\s*:\s*\"(?P<jv>[^\"\n]{1,512})\"",
+    re.ASCII,
 )
 # An AWS secret access key (40 characters of base64) beside its key id, outside any assignment
 _AWS_KEY_ID: Final = re.compile(r"A(?:KIA|SIA)[0-9A-Z]{16}(?![0-9A-Za-z])")
@@ -1025,7 +1034,8 @@ _NOT_LABELLED: Final = re.compile(
 )
 _UNIT_AFTER: Final = re.compile(
     r",\d|\s*(?:%|€|\$|(?i:eur|euros?|usd|dollars?|gbp|chf|records?|rows?|requests?|items?|entries|users?|ms|sec|seconds?|"
-    r"minutes?|hours?|days?|kb|mb|gb|percent|ports?|of|times|digits|characters|chars|bytes|expiry|expires)\b)"
+    r"minutes?|hours?|days?|kb|mb|gb|percent|ports?|of|times|digits|characters|chars|bytes|expiry|expires)\b)",
+    re.ASCII,
 )
 _LABEL_DIGITS: Final = {"PHONE": 6, "GOV_ID": 5, "ACCOUNT": 5}  # the fewest digits a labelled value holds
 # "the DATEV password is Winter2026!": a secret said in prose (a known limit for other phrasings)
@@ -1322,21 +1332,26 @@ def _detect_gov_ids(p: _Pass) -> None:
 _CLUSTERED.add(_detect_gov_ids)
 
 
-_IPV4: Final = re.compile(r"(?<![\w.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?!\w|\.[0-9])")
-_IPV6: Final = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f]{1,4})?(?![\w:]|\.[0-9])")
+# re.ASCII in these as in the secrets' patterns: a letter of another script is no part of a word (the docstring)
+_IPV4: Final = re.compile(r"(?<![\w.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?!\w|\.[0-9])", re.ASCII)
+_IPV6: Final = re.compile(
+    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f]{1,4})?(?![\w:]|\.[0-9])", re.ASCII
+)
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
 _has_digit: Final = re.compile(r"[0-9]").search
 
 # Atomic groups and possessive repeats: a long digit string cannot make these backtrack.
-_PHONE_INTL: Final = re.compile(r"(?<![\w+])\+[0-9]{1,3}(?>[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,4})){1,7}+(?![0-9])")
+_PHONE_INTL: Final = re.compile(r"(?<![\w+])\+[0-9]{1,3}(?>[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,4})){1,7}+(?![0-9])", re.ASCII)
 _PHONE_NANP: Final = re.compile(
-    r"(?<![\w+.])(?<![0-9][.-])(?:1[ .-]?)?(?:\([2-9][0-9]{2}\)[ ]?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}(?!\w|[.-][0-9])"
+    r"(?<![\w+.])(?<![0-9][.-])(?:1[ .-]?)?(?:\([2-9][0-9]{2}\)[ ]?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}(?!\w|[.-][0-9])",
+    re.ASCII,
 )
 # One separator throughout, so a date followed by a number ("01-02-2026 07") is not a phone.
 # "/" as Germans write it (030/12345678, 0049/30/12345678), "." as the French do (01.23.45.67.89)
 _PHONE_TRUNK: Final = re.compile(
     r"(?<![\w+./])(?<![0-9][./-])0[0-9]{1,5}(?P<sep>[ ./-])[0-9]{2,8}(?>(?P=sep)[0-9]{2,8}){0,3}+"
-    r"(?!\w|[./-][0-9]|\.(?:log|txt|csv|json|jsonl|gz|zip|tar|py|md|pdf|png|jpe?g|bin|dat)\b)"  # not a file's name
+    r"(?!\w|[./-][0-9]|\.(?:log|txt|csv|json|jsonl|gz|zip|tar|py|md|pdf|png|jpe?g|bin|dat)\b)",  # not a file's name
+    re.ASCII,
 )
 
 
@@ -1354,7 +1369,7 @@ def _ipv4_key(value: str) -> str | None:
 
 
 # An AWS EC2 host name spells its private address: ip-10-20-30-40.ec2.internal
-_AWS_HOST: Final = re.compile(r"(?<![\w-])ip-(?P<v>[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3})(?![\w-])")
+_AWS_HOST: Final = re.compile(r"(?<![\w-])ip-(?P<v>[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3})(?![\w-])", re.ASCII)
 
 
 def _aws_host(m: re.Match[str]) -> Span | None:

@@ -32,6 +32,8 @@ NEIGHBOURS = {
     "Cyrillic": ("номер", "спасибо"),
 }
 GLUED = [
+    ("EMAIL", "ana.lopez@example.com"),
+    ("EMAIL", "o'brien+tag@mail.example.co.uk"),
     ("PHONE", "090-1234-5678"),  # a trunk prefix
     ("PHONE", "(415) 555-0132"),  # NANP
     ("PHONE", "415-555-0132"),
@@ -113,3 +115,62 @@ glue = st.text(letters, max_size=6)
 def test_values_never_survive_any_neighbouring_letters(before: str, sample: tuple[str, str], after: str) -> None:
     kind, value = sample
     assert clean(f"{before}{value}{after}") == f"{before}<{kind}_1>{after}"
+
+
+# --- an address beside the sentence ---------------------------------------------------------------
+
+
+def test_an_address_glued_to_cjk_text_is_the_address_only() -> None:
+    """The address swallowed the sentence around it ("<EMAIL_1>" for the whole summary), and the
+    same address in another sentence got another number."""
+    out = S.sanitize(
+        {
+            "summary": "障害の担当者はtanaka@example.co.jpまで連絡してください",
+            "lesson": "次回もtanaka@example.co.jpに相談する",
+            "why": "请联系ana@example.com确认数据库迁移",
+        }
+    )
+    assert out == {
+        "summary": "障害の担当者は<EMAIL_1>まで連絡してください",
+        "lesson": "次回も<EMAIL_1>に相談する",
+        "why": "请联系<EMAIL_2>确认数据库迁移",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("이메일은ana@example.com입니다", "이메일은<EMAIL_1>입니다"),
+        ("อีเมลana@example.comครับ", "อีเมล<EMAIL_1>ครับ"),
+        ("почтаivan@example.ruспасибо", "почта<EMAIL_1>спасибо"),
+        ("電話ana.lopez@例子.广告です", "電話<EMAIL_1>"),  # a change of script ends the local part; the domain is Han
+        # internationalised addresses, standing alone
+        ("邮箱 用户@例子.广告 谢谢", "邮箱 <EMAIL_1> 谢谢"),
+        ("почта иван@пример.рф", "почта <EMAIL_1>"),
+        ("δοκιμή@παράδειγμα.δοκιμή", "<EMAIL_1>"),
+        ("écris à josé.garcía@correo.es", "écris à <EMAIL_1>"),  # Latin letters with accents are one script
+        ("ana@example.中国 ok", "<EMAIL_1> ok"),  # a label of another script after a dot
+        ("mail ana@example.com.", "mail <EMAIL_1>."),
+    ],
+)
+def test_an_address_ends_where_its_script_changes(text: str, expected: str) -> None:
+    assert clean(text) == expected
+
+
+def test_an_address_in_a_script_without_spaces_glued_to_that_script_takes_the_text_with_it() -> None:
+    """Where 联系用户@例子.广告谢谢 starts or ends cannot be read: more is replaced, nothing kept."""
+    assert clean("请联系用户@例子.广告谢谢") == "<EMAIL_1>"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a@" + "1." * 20000 + "!", "a@" + "1." * 20000 + "!"),
+        ("a@" + "例." * 20000 + "!", "<EMAIL_1>.!"),
+        ("a@" + "a例." * 20000, "a@" + "a例." * 20000),
+    ],
+)
+def test_a_long_domain_stays_linear(text: str, expected: str) -> None:
+    """Each label is atomic, its first letter choosing the script: a failed match never tries
+    the other script's reading of every label before it."""
+    assert clean(text) == expected

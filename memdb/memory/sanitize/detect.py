@@ -21,7 +21,9 @@ detector never touches a span an earlier one claimed:
              value="..."``, ``{"name": "DB_PASSWORD", "value": ...}``); a command line's
              ``--password x``, ``-pw x``, ``curl -u user:x``, ``mysql -px``; and the whole of a
              field named with :data:`SECRET_FIELD` (a dict value under such a key)
-    EMAIL    ``local@domain.tld``, and ``local%40domain.tld`` as a URL writes it
+    EMAIL    ``local@domain.tld``, and ``local%40domain.tld`` as a URL writes it; the local part and
+             each label of the domain end where Latin letters meet those of another script
+             (``担当者はtanaka@example.co.jpまで``), so an address glued to the sentence is the address
     IBAN     ISO 13616 in either case, grouped by spaces or dashes, mod-97 checked
     CARD     13-19 digits, optional single spaces/dashes (or dots between groups of four), first
              digit 2-6 (payment cards), Luhn checked
@@ -1166,7 +1168,40 @@ def _detect_labeled(p: _Pass) -> None:
 _ENCODED_LOCAL_PUNCT: Final = frozenset("_.+-%")  # "%2B" is an encoded "+"; "/", "?", "=" end the address
 _LOCAL_REACH: Final = 64  # RFC 5321's longest local part; bounded, so "%40%40..." stays linear
 _LOCAL_PUNCT: Final = frozenset("_.!#$%&'*+/=?^`{|}~-")
-_DOMAIN: Final = re.compile(r"(?:[\w-]+\.)+[\w-]*[^\W\d_][\w-]*")  # Unicode labels too: jörg@bücher.de
+# Unicode labels too (jörg@bücher.de, иван@пример.рф), but the letters of one label are Latin or of
+# other scripts, never both: Chinese and Japanese write an address against the sentence
+# ("担当者はtanaka@example.co.jpまで連絡"), and the sentence is no part of it. Each label is atomic,
+# its first letter choosing the script, so a long run of labels cannot backtrack.
+_LATIN_LETTERS: Final = "A-Za-z\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02af\u1e00-\u1eff"
+_OTHER_LETTER: Final = rf"[^\W\d_{_LATIN_LETTERS}]"
+_LETTERS: Final = rf"(?:[{_LATIN_LETTERS}][0-9_{_LATIN_LETTERS}-]*|{_OTHER_LETTER}(?:{_OTHER_LETTER}|[0-9_-])*)"
+_DOMAIN: Final = re.compile(rf"(?:(?>(?=[\w-])[0-9_-]*{_LETTERS}?)\.)+(?>[0-9_-]*{_LETTERS})")  # a letter in the last label
+
+
+def _script(c: str) -> str:
+    """The script of a letter, Latin ("L") or another ("O"); "" for a digit or a symbol."""
+    if c.isascii():
+        return "L" if c.isalpha() else ""
+    if not c.isalpha():
+        return ""
+    return "L" if c <= "\u02af" or "\u1e00" <= c <= "\u1eff" else "O"
+
+
+def _local_start(text: str, at: int, punct: frozenset[str]) -> int:
+    """Where the local part before the ``@`` at ``at`` starts: over letters, digits and ``punct``,
+    up to a change of script (``请联系ana@...``: ``ana``)."""
+    start = at
+    script = ""
+    while start and at - start < _LOCAL_REACH:
+        c = text[start - 1]
+        if not (c.isalnum() or c in punct):
+            break
+        if (k := _script(c)) and k != script:
+            if script:
+                break
+            script = k
+        start -= 1
+    return start
 
 
 def _detect_emails(p: _Pass) -> None:
@@ -1176,10 +1211,8 @@ def _detect_emails(p: _Pass) -> None:
     for sign in ("@", "%40"):
         at = text.find(sign)
         while at != -1:
-            start = at
             punct = _LOCAL_PUNCT if sign == "@" else _ENCODED_LOCAL_PUNCT  # in a URL, "/", "?", "=" end the address
-            while start and at - start < _LOCAL_REACH and (text[start - 1].isalnum() or text[start - 1] in punct):
-                start -= 1
+            start = _local_start(text, at, punct)
             while start < at and text[start] in "'`.":  # a quote opening the address ("say 'ana@...'"), not its start
                 start += 1
             m = _DOMAIN.match(text, at + len(sign))

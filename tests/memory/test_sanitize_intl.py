@@ -4,7 +4,7 @@ scripts that use no spaces, national ids and phone forms, label words in other l
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from memdb.errors import ValidationError
@@ -174,3 +174,81 @@ def test_a_long_domain_stays_linear(text: str, expected: str) -> None:
     """Each label is atomic, its first letter choosing the script: a failed match never tries
     the other script's reading of every label before it."""
     assert clean(text) == expected
+
+
+# --- national ids, found by their shape and check digits ----------------------------------------------
+
+CHECKED = [
+    "11010519491231002X",  # China's resident id (GB 11643's example), ISO 7064 MOD 11-2
+    "110105 19491231 002X",
+    "440524198001010005",
+    "900101-1234568",  # Korea's RRN
+    "123.456.789-09",  # Brazil's CPF
+    "112-233-445 95",  # Russia's СНИЛС
+    "112-233-445-95",
+    "1 84 12 76 451 089 46",  # France's NIR
+    "295109912611193",
+    "1 84 12 2B 451 089 60",  # born in Corsica
+    "12345678Z",  # Spain's DNI
+    "12345678-Z",
+    "X1234567L",  # and NIE
+    "RSSMRA85T10A562S",  # Italy's codice fiscale
+]
+
+
+@pytest.mark.parametrize("value", CHECKED)
+def test_national_ids_are_found_by_their_shape_and_check(value: str) -> None:
+    assert clean(f"on file: {value}.") == "on file: <GOV_ID_1>."
+    assert clean(f"号码是{value}谢谢") == "号码是<GOV_ID_1>谢谢"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "11010519491231002Y 11010519491231003X",  # the check fails
+        "900101-1234567",
+        "123.456.789-00 and 111.111.111-11",  # equal digits pass the CPF's checks
+        "112-233-445 96",
+        "1 84 12 76 451 089 47",
+        "12345678A X1234567M",
+        "RSSMRA85T10A562T",
+        "240101-0012345 and 20260701-1234567",  # a dated order number: no sex digit, or no date
+        "2026.123.456-78",
+        "1.234.567,89 € on 01.07.2026, version 10.2.3, order 4711-0815-2026",
+        "ids 44051401359 10000000146 123456789012",  # bare runs: a PESEL, a TC Kimlik, a My Number shape
+    ],
+)
+def test_numbers_of_those_shapes_that_fail_their_check_stay(text: str) -> None:
+    assert clean(text) == text
+
+
+def test_an_id_that_passes_luhn_is_still_a_gov_id() -> None:
+    """The ids claim their spans before the cards: 440524198001010005 passes Luhn's check too."""
+    assert clean("证件 440524198001010005") == "证件 <GOV_ID_1>"
+
+
+def _cpf(body: str) -> str:
+    digits = [int(c) for c in body]
+    for n in (9, 10):
+        digits.append(sum(d * w for d, w in zip(digits, range(n + 1, 1, -1), strict=False)) * 10 % 11 % 10)
+    d = "".join(map(str, digits))
+    return f"{d[:3]}.{d[3:6]}.{d[6:9]}-{d[9:]}"
+
+
+def _cn(region: int, day: int, serial: int) -> str:
+    body = f"{region}{19000101 + day:08d}{serial:03d}"
+    total = sum(int(c) * (2 ** (17 - i) % 11) for i, c in enumerate(body))
+    return body + "10X98765432"[total % 11]
+
+
+@given(body=st.text("0123456789", min_size=9, max_size=9), before=glue, after=glue)
+def test_any_cpf_never_survives(body: str, before: str, after: str) -> None:
+    assume(len(set(body)) > 1)  # 000.000.000-00 passes the checks and is no CPF
+    cpf = _cpf(body)
+    assert cpf not in clean(f"{before}{cpf}{after}")
+
+
+@given(region=st.integers(110000, 829999), day=st.integers(0, 27), serial=st.integers(0, 999), before=glue, after=glue)
+def test_any_chinese_resident_id_never_survives(region: int, day: int, serial: int, before: str, after: str) -> None:
+    value = _cn(region, day, serial)
+    assert value not in clean(f"{before}{value}{after}")

@@ -25,12 +25,15 @@ detector never touches a span an earlier one claimed:
              each label of the domain end where Latin letters meet those of another script
              (``担当者はtanaka@example.co.jpまで``), so an address glued to the sentence is the address
     IBAN     ISO 13616 in either case, grouped by spaces or dashes, mod-97 checked
+    GOV_ID   ids whose written shape and check digits tell them from other numbers (:mod:`.national`):
+             China's resident id, Korea's RRN ``900101-1234568``, Brazil's CPF ``123.456.789-09``,
+             Russia's СНИЛС ``112-233-445 95``, France's NIR (2A/2B too), Spain's DNI and NIE,
+             Italy's codice fiscale; the UK's National Insurance number, India's PAN, Canada's SIN
+             (``ddd-ddd-ddd``, Luhn checked). Before the cards: a Chinese id may pass Luhn's check
     CARD     13-19 digits, optional single spaces/dashes (or dots between groups of four), first
              digit 2-6 (payment cards), Luhn checked
     SSN      US ``ddd-dd-dddd`` or ``ddd dd dddd`` without the never-issued areas 000/666/9xx,
              group 00, serial 0000
-    GOV_ID   the UK's National Insurance number, India's PAN, Canada's SIN (``ddd-ddd-ddd``, Luhn
-             checked)
     IP       IPv6 (with at least one decimal digit) and IPv4 (zero-padded parts too), validated with
              :mod:`ipaddress`, and the address an EC2 host name spells (``ip-10-20-30-40``)
     PHONE    ``+`` international forms (8-15 digits), NANP ``(415) 555-0132``/``415-555-0132``,
@@ -97,6 +100,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias, runtime_checkable
 
 from memdb.errors import ConfigError, SanitizerError, ValidationError
+from memdb.memory.sanitize.national import CHECKED_IDS, compact
 
 __all__ = [
     "LABEL_FIELD",
@@ -1327,10 +1331,11 @@ _SSN: Final = re.compile(
     r"(?<![0-9])(?<![0-9]-)(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![0-9]|-[0-9])"
     r"|(?<![0-9])(?<![0-9] )(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9])"  # spaced: 219 09 9999
 )
-# Government ids of other countries: the UK's National Insurance number (two letters, six digits, a
-# letter A-D), India's PAN (five letters, four digits, a letter; the fourth says who holds it),
-# Canada's SIN (nine digits in dashed groups of three, Luhn-checked). Spaced digit groups ("130 692
-# 544 euros") are any number: an Aadhaar or a SIN written so is found by its label (``_LABELED``).
+# Government ids of other countries: those whose shape and check digits ``national`` knows, the UK's
+# National Insurance number (two letters, six digits, a letter A-D), India's PAN (five letters, four
+# digits, a letter; the fourth says who holds it), Canada's SIN (nine digits in dashed groups of
+# three, Luhn-checked). Spaced digit groups ("130 692 544 euros") are any number: an Aadhaar or a SIN
+# written so is found by its label (``_LABELED``).
 _UK_NI: Final = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D](?![A-Za-z0-9])")
 _PAN: Final = re.compile(r"(?<![A-Za-z0-9])[A-Z]{3}[ABCFGHJLPT][A-Z][0-9]{4}[A-Z](?![A-Za-z0-9])")
 _SIN: Final = re.compile(r"(?<![0-9])(?<![0-9]-)[1-79][0-9]{2}-[0-9]{3}-[0-9]{3}(?![0-9]|-[0-9])")  # spaced, it is any number
@@ -1344,21 +1349,31 @@ def _checked_digits(ok: Callable[[str], bool]) -> Callable[[str], str | None]:
     return key
 
 
-_GOV_IDS: Final = (  # (pattern, check, the shortest cluster holding one)
-    (_SIN, _outside_uuids(_entire(_checked_digits(_luhn_ok))), 11),
-    (_UK_NI, _WHOLE, 9),
-    (_PAN, _WHOLE, 10),
+def _checked_id(valid: Callable[[str], bool]) -> _Check:
+    def check(m: re.Match[str]) -> Span | None:
+        value = compact(m.group())
+        return (m.start(), m.end(), value) if valid(value) else None
+
+    return _outside_uuids(check)
+
+
+_GOV_IDS: Final = (  # (pattern, check, whether a cluster may hold one)
+    *((i.pattern, _checked_id(i.valid), i.fits) for i in CHECKED_IDS),
+    (_SIN, _outside_uuids(_entire(_checked_digits(_luhn_ok))), lambda c: len(c) >= 11),
+    (_UK_NI, _WHOLE, lambda c: True),
+    (_PAN, _WHOLE, lambda c: len(c) >= 10),
 )
 
 
 def _detect_gov_ids(p: _Pass) -> None:
     """The national ids, in one walk over the clusters (four detectors cost a quarter of the
-    sanitizer's time on ordinary text)."""
+    sanitizer's time on ordinary text). Before the cards: a Chinese id or a compact NIR may pass
+    Luhn's check too, and is the id its own checks say it is."""
     size = len(p.text)
     for start, end, cluster in p.clusters:
         if len(cluster) >= 9:
-            for pattern, check, shortest in _GOV_IDS:
-                if len(cluster) >= shortest:
+            for pattern, check, fits in _GOV_IDS:
+                if fits(cluster):
                     _search(p, "GOV_ID", pattern, check, start, min(size, end + 2))
 
 
@@ -1485,9 +1500,9 @@ _DETECTORS: Final[tuple[Detector, ...]] = (
     _detect_beside,
     _detect_emails,
     _detect_ibans,
+    _detect_gov_ids,
     _clustered("CARD", _CARD, _card, lambda c: len(c) >= 13),
     _clustered("SSN", _SSN, _entire(_digits), lambda c: len(c) >= 11 and ("-" in c or " " in c)),
-    _detect_gov_ids,
     _detect_ipv6,
     _clustered("IP", _IPV4, _entire(_ipv4_key), lambda c: c.count(".") >= 3),
     _whole("IP", _AWS_HOST, _aws_host, lambda t: "ip-" in t),

@@ -252,3 +252,95 @@ def test_any_cpf_never_survives(body: str, before: str, after: str) -> None:
 def test_any_chinese_resident_id_never_survives(region: int, day: int, serial: int, before: str, after: str) -> None:
     value = _cn(region, day, serial)
     assert value not in clean(f"{before}{value}{after}")
+
+
+# --- labels in other languages -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Tél : 0612345678", "Tél : <PHONE_1>"),
+        ("portable 0612345678", "portable <PHONE_1>"),
+        ("telefone: 11912345678", "telefone: <PHONE_1>"),
+        ("meu celular (11) 91234-5678", "meu celular <PHONE_1>"),
+        ("mi móvil es 612 34 56 78", "mi móvil es <PHONE_1>"),  # "es": the label, then "is"
+        ("my phone number is 4155550132", "my phone number is <PHONE_1>"),
+        ("número de teléfono 612345678", "número de teléfono <PHONE_1>"),
+        ("тел. 8 (912) 345-67-89", "тел. <PHONE_1>"),
+        ("номер телефона 89123456789", "номер телефона <PHONE_1>"),
+        ("我的手机号是13812345678", "我的手机号是<PHONE_1>"),
+        ("手机 138 1234 5678", "手机 <PHONE_1>"),
+        ("联系电话：13812345678", "联系电话：<PHONE_1>"),
+        ("携帯09012345678まで", "携帯<PHONE_1>まで"),
+        ("電話番号は09012345678です", "電話番号は<PHONE_1>です"),
+        ("핸드폰 01012345678", "핸드폰 <PHONE_1>"),
+        ("휴대폰번호는01012345678입니다", "휴대폰번호는<PHONE_1>입니다"),
+        ("โทร0812345678ครับ", "โทร<PHONE_1>ครับ"),
+        ("มือถือ 0812345678", "มือถือ <PHONE_1>"),  # a label ending in a combining vowel
+        ("هاتف 0501234567", "هاتف <PHONE_1>"),
+        ("주민등록번호 900101-1234567", "주민등록번호 <GOV_ID_1>"),  # issued after 2020: no check digit
+        ("주민등록번호는9001011234567", "주민등록번호는<GOV_ID_1>"),
+        ("身份证号是110105194912310021", "身份证号是<GOV_ID_1>"),
+        ("CPF 12345678909 e PESEL: 44051401359", "CPF <GOV_ID_1> e PESEL: <GOV_ID_2>"),
+        ("mój PESEL to 44051401359", "mój PESEL to <GOV_ID_1>"),
+        ("DNI 12345678 Z, NIE X1234567M", "DNI <GOV_ID_1>, NIE <GOV_ID_2>"),  # spaced; a wrong letter
+        ("NIR 184127645108947", "NIR <GOV_ID_1>"),
+        ("numéro de sécurité sociale 1 84 12 76 451 089 47", "numéro de sécurité sociale <GOV_ID_1>"),
+        ("TC Kimlik No 10000000146", "TC Kimlik No <GOV_ID_1>"),
+        ("T.C. Kimlik numarası: 10000000146", "T.C. Kimlik numarası: <GOV_ID_1>"),
+        ("СНИЛС 11223344595, паспорт 4509 123456", "СНИЛС <GOV_ID_1>, паспорт <GOV_ID_2>"),
+        ("マイナンバー 1234 5678 9012", "マイナンバー <GOV_ID_1>"),
+        ("マイナンバーは123456789012", "マイナンバーは<GOV_ID_1>"),
+        ("My Number 1234 5678 9012", "My Number <GOV_ID_1>"),
+        ("PESEL是44051401359", "PESEL是<GOV_ID_1>"),
+    ],
+)
+def test_labels_of_other_languages_name_their_numbers(text: str, expected: str) -> None:
+    assert clean(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Das habe ich nie 123456 Mal gesagt",  # "nie", "dni", "nir" label only in capitals
+        "przez dni 123456 i 654321",
+        "я хотел 1234567 рублей",  # a word ending in a label's letters is not the label
+        "hotel是1234567",
+        "电话会议 20260714 开始",  # a label in the middle of a word
+        "手机壳 12345678 个",
+        "2026年7月14日に会議、版本2.3发布，共有1500个用户",
+        "Tel Aviv 2026 and the portable 12 GB disk",
+        "mobile is 1520000 users",
+    ],
+)
+def test_words_like_labels_leave_their_numbers(text: str) -> None:
+    assert clean(text) == text
+
+
+def test_a_key_in_another_language_labels_its_value() -> None:
+    from memdb.memory.sanitize import sanitize_fields
+    from memdb.memory.sanitize.fields import flatten_texts
+
+    keyed = {"手机": "13812345678", "手机号": 13812345678, "CPF": "12345678909", "pesel": 44051401359, "телефон": "89123456789"}
+    flat, rebuild = flatten_texts({"decisions": keyed})
+    assert rebuild(sanitize_fields(S, flat))["decisions"] == {
+        "手机": "<PHONE_1>", "手机号": "<PHONE_1>", "CPF": "<GOV_ID_1>", "pesel": "<GOV_ID_2>", "телефон": "<PHONE_2>"
+    }  # fmt: skip
+
+
+def _label_words() -> list[str]:
+    from memdb.memory.sanitize.detect import _CAPITALS_ONLY, _LABELS
+
+    return sorted(w.upper() if w in _CAPITALS_ONLY else w for w, kind in _LABELS.items() if kind in ("PHONE", "GOV_ID") and "-" not in w)
+
+
+@pytest.mark.parametrize("label", _label_words())
+def test_every_label_word_names_a_number_after_it(label: str) -> None:
+    """Spaced, and glued as Chinese, Japanese, Korean and Thai write it."""
+    from memdb.memory.sanitize.detect import _LABELS, _UNSPACED
+
+    kind = _LABELS[label.lower()]
+    assert clean(f"{label} 5551234567") == f"{label} <{kind}_1>"
+    if _UNSPACED.match(label):
+        assert clean(f"我们{label}5551234567") == f"我们{label}<{kind}_1>"

@@ -43,7 +43,11 @@ detector never touches a span an earlier one claimed:
              timestamps stay
     (label)  a number its label names, whatever its shape (``_LABELS``, found from each number
              back to the word before it): ``Tel. 089/123456-0`` a PHONE; ``Steuer-ID``, ``SV-Nr``,
-             ``SSN``, ``NINO``, passport, Aadhaar and ``SIN`` numbers a GOV_ID; ``Kontonummer``,
+             ``SSN``, ``NINO``, passport, Aadhaar and ``SIN`` numbers a GOV_ID, and the same words
+             of other languages (``Tél``, ``celular``, ``тел.``, ``电话``, ``携帯``, ``핸드폰``;
+             ``PESEL``, ``CPF``, ``DNI``, ``codice fiscale``, ``TC Kimlik``, ``СНИЛС``,
+             ``주민등록번호``, ``身份证``, ``マイナンバー``), glued to the number as Chinese,
+             Japanese, Korean and Thai write them too (``我的手机号是13812345678``); ``Kontonummer``,
              ``BLZ``, account, routing and sort code numbers an ACCOUNT; ``CVC``, ``CVV``, ``PIN``,
              ``TAN`` a SECRET; not a date, a decimal, money or a quantity after the label word
              ("account 150000 euros"); a key labels its value the same way (``"cvc": "947"``,
@@ -995,11 +999,23 @@ def _detect_beside(p: _Pass) -> None:
 # 003", "Kontonummer 532013000", "CVC 123", "PIN 4821": the label says what a number of any shape
 # is; unlabelled, most of these are any number. Found from each number back to the word before it
 # (a regex over every position for thirty labels cost more than all the other detectors together).
+# Other languages' words too, Latin ("Tél", "celular", "PESEL", "codice fiscale") or not ("тел.",
+# "电话", "携帯", "핸드폰", "주민등록번호", "身份证"): a number bare or in any shape is what its label says.
 _LABELS: Final[dict[str, str]] = {
-    **dict.fromkeys("tel telefon telephone phone fax mobile mobil handy cell".split(), "PHONE"),
+    **dict.fromkeys(
+        """tel telefon telephone phone fax mobile mobil handy cell tél téléphone telefone telefono teléfono telefonnummer
+        handynummer mobilnummer rufnummer celular móvil movil cellulare portable telemóvel telefoonnummer mobiel komórka
+        telefonu telefonum тел телефон телефона моб мобильный сотовый τηλ τηλέφωνο κινητό טלפון נייד هاتف الهاتف جوال
+        الجوال موبايل फोन फ़ोन मोबाइल โทร โทรศัพท์ เบอร์โทร มือถือ 电话 電話 手机 手機 座机 携帯 携帯電話 ケータイ 전화
+        휴대폰 핸드폰 휴대전화 연락처""".split(),
+        "PHONE",
+    ),
     **dict.fromkeys(
         """steuer-id steuerid steuer-idnr idnr tin sv-nr svnr sv-nummer sozialversicherungsnummer ssn nino aadhaar sin
-        personalausweis personalausweisnummer passport social-security national-insurance""".split(),
+        personalausweis personalausweisnummer passport social-security national-insurance dni nie nif nir cpf pesel
+        snils tckn kimlik rrn bsn personnummer codice-fiscale sécurité-sociale securite-sociale my-number pasaporte
+        passeport passaporto reisepass paszport pasaport снилс паспорт инн आधार เลขบัตรประชาชน บัตรประชาชน 身份证 身份證
+        公民身份 护照 護照 マイナンバー 個人番号 パスポート 旅券 주민등록번호 주민번호 외국인등록번호 여권""".split(),
         "GOV_ID",
     ),
     **dict.fromkeys("kontonummer konto-nr acct blz bankleitzahl bsb account routing sort-code".split(), "ACCOUNT"),
@@ -1009,7 +1025,9 @@ _LABELS: Final[dict[str, str]] = {
 # spreadsheet's "cell", "mobile" traffic, "sin", a ledger's "account" balance): a key ending in one
 # (angle_tan, excel_cell) labels nothing, and under the bare word as a key, only a value of the
 # kind's shape is read (``label_of_key``; tests/memory/test_sanitize.py::test_numbers_under_look_alike_keys_stay)
-_AMBIGUOUS_TAILS: Final = frozenset({"tan", "cell", "mobile", "handy", "sin"})
+_AMBIGUOUS_TAILS: Final = frozenset({"tan", "cell", "mobile", "handy", "sin", "portable"})
+# Acronyms that are words in lower case (Polish "dni" days, German "nie" never): labels in capitals only
+_CAPITALS_ONLY: Final = frozenset({"dni", "nie", "nir"})
 
 
 def _phone_shape(value: str) -> bool:
@@ -1020,14 +1038,18 @@ def _phone_shape(value: str) -> bool:
 
 
 _KEY_SHAPES: Final[dict[str, Callable[[str], bool]]] = {
-    **dict.fromkeys(("mobile", "cell", "handy"), _phone_shape),
+    **dict.fromkeys(("mobile", "cell", "handy", "portable"), _phone_shape),
     "tan": lambda v: v.isdigit() and len(v) == 6,  # a transaction number
     "sin": lambda v: len(_digits(v)) == 9,  # Canada's social insurance number
     "account": lambda v: 8 <= len(_digits(v)) <= 18,  # a number, not a balance or a count
 }
 _AFTER_LABEL: Final = frozenset(" \t:#=.\"'\\")  # what stands between a label and its value (never "")
-_BETWEEN_LABEL: Final = " \t:#=.\"'\\"  # the same, read back from the value: '"cvc": "947"' and '\\"cvc\\": \\"947\\"' too
-_NUMBER_WORDS: Final = frozenset({"no", "nr", "number", "num"})  # "account number", "passport no."
+_BETWEEN_LABEL: Final = " \t:#=.\"'\\："  # the same, read back from the value: '"cvc": "947"' and '\\"cvc\\": \\"947\\"' too
+_NUMBER_WORDS: Final = frozenset(  # "account number", "passport no.", "numéro", "номер", "번호"
+    "no nr number num numer numero número numéro nummer nro nº n° номер numarası numarasi 번호 号码 號碼 番号".split()
+)
+_SECOND_WORDS: Final = frozenset({"security", "insurance", "code", "fiscale", "sociale"})  # "social security", "codice fiscale"
+_COPULAS: Final = frozenset({"is", "es", "est", "ist", "é", "to", "jest", "это"})  # "mi móvil es 612 34 56 78", "PESEL to ..."
 _DIGITS_RUN: Final = re.compile(r"[0-9]+")  # numbers, found in C; each checked for a label before it in Python
 _LABEL_VALUE: Final = re.compile(
     r"\+?\(?[0-9][0-9 ()/.-]{1,28}[0-9](?![0-9A-Za-z])"  # digits and their separators, to a digit
@@ -1052,19 +1074,64 @@ _SAID_SECRET: Final = re.compile(  # a literal first letter, its word start chec
 
 
 def _word_before(text: str, end: int) -> tuple[str, int]:
-    """The word (letters, digits, "-" and "_") ending at ``end`` after any ":", "=", "#", ".", quotes
-    and spaces (``"cvc": "947"``, escaped as JSON in JSON too), and where it starts."""
+    """The word (letters, digits, "-" and "_", and the marks of scripts that write vowels as marks:
+    ``โทรศัพท์``) ending at ``end`` after any ":", "=", "#", ".", quotes and spaces (``"cvc": "947"``,
+    escaped as JSON in JSON too), and where it starts."""
     i = end
     while i > 0 and end - i < 12 and text[i - 1] in _BETWEEN_LABEL:
         i -= 1
     j = i
-    while j > 0 and i - j < 32 and (text[j - 1].isalnum() or text[j - 1] in "-_"):  # "CVC2", "Steuer-ID", "account_number"
+    while j > 0 and i - j < 32:  # "CVC2", "Steuer-ID", "account_number"
+        c = text[j - 1]
+        if not (c.isalnum() or c in "-_" or (not c.isascii() and unicodedata.category(c)[0] == "M")):
+            break
         j -= 1
     return text[j:i], j
 
 
 _CAMEL: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _ASCII_LETTER: Final = re.compile(r"[A-Za-z]")
+# Chinese, Japanese and Thai write a label against the words around it ("我的手机号是13812345678",
+# "電話番号は090-..."), Korean its particles ("주민등록번호는"), so the word before a number may end
+# in a label, then a number word, then particles. Labels of those scripts may end any word; others
+# only one of their own ("PESEL是...", not the "тел" of "хотел"). Read back from the word's end in a
+# few dictionary lookups (a regex of every label searched there cost 100 us a number).
+_UNSPACED: Final = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_PARTICLES: Final = frozenset("是为為はがも는은이가도 :：")
+_PARTICLES_REACH: Final = 3
+_LABEL_SUFFIXES: Final = ("号码", "號碼", "番号", "번호", "号", "號")  # the number words of those scripts
+_LABEL_LENGTHS: Final = sorted({len(w) for w in _LABELS if "-" not in w}, reverse=True)
+_LABEL_LAST: Final = frozenset(c for w in _LABELS for c in (w[-1], w[-1].upper()))
+# a character a label can end with, with what may follow it: most numbers in such text follow none
+_LABEL_TAIL: Final = _LABEL_LAST | _PARTICLES | frozenset("".join(_LABEL_SUFFIXES))
+
+
+def _script_label(text: str, end: int) -> str | None:
+    """The kind of a label that ends the word ending at ``end``, a number word and particles after
+    it (``手机号是``, ``전화번호는``, ``PESEL是``), or None."""
+    i = end
+    while i > 0 and end - i < _PARTICLES_REACH and text[i - 1] in _PARTICLES:
+        i -= 1
+    ends = [i]  # the label may hold the number word: 주민등록번호
+    for suffix in _LABEL_SUFFIXES:
+        if text.endswith(suffix, 0, i):
+            ends.append(i - len(suffix))
+            break
+    for i in ends:
+        if text[i - 1 : i] in _LABEL_LAST:
+            for n in _LABEL_LENGTHS:
+                written = text[i - n : i] if n <= i else ""
+                if (kind := _label_word(written)) is not None and written.lower() not in _AMBIGUOUS_TAILS:
+                    if _UNSPACED.match(written) or not text[i - n - 1 : i - n].isalpha():
+                        return kind
+    return None
+
+
+def _label_word(word: str) -> str | None:
+    """The kind a word names as a label, as written ("DNI" is one, "dni" in Polish prose none)."""
+    folded = word.lower()
+    kind = _LABELS.get(folded)
+    return None if kind is None or (folded in _CAPITALS_ONLY and not word.isupper()) else kind
 
 
 def _label_kind(word: str) -> str | None:
@@ -1072,6 +1139,8 @@ def _label_kind(word: str) -> str | None:
     "account_number", "accountNumber", "card-cvc", "social_security_number"."""
     if word.isalnum() and (word.islower() or word.isupper() or word.istitle()):  # one plain word: most are
         return _LABELS.get(word.lower())
+    if not word.isascii() and word.isalnum():  # "手机号", "전화번호"
+        return _LABELS.get(word.lower()) or _script_label(word, len(word))
     if not word.islower():
         word = _CAMEL.sub("-", word).lower()  # "SteuerID" reads "steuer-id", "cardCvc" "card-cvc"
     word = word.replace("_", "-")
@@ -1090,15 +1159,22 @@ def _label_of(text: str, start: int) -> str | None:
     """The kind the label before the number at ``start`` names, or None."""
     word, at = _word_before(text, start)
     folded = word.lower()
-    if folded in _NUMBER_WORDS:  # "account number", "passport no.", "Steuer-ID Nr."
+    if folded in _COPULAS:  # "my phone number is ...", "mi móvil es ..."
         word, at = _word_before(text, at)
         folded = word.lower()
-    if folded in ("security", "insurance", "code"):  # "social security", "national insurance", "sort code", "PIN code"
+    if folded in _NUMBER_WORDS:  # "account number", "passport no.", "Steuer-ID Nr.", "numéro", "номер"
+        before, before_at = _word_before(text, at)
+        if (kind := _LABELS.get(f"{before.lower()}-{folded}")) is not None:  # "My Number"
+            return kind
+        word, at, folded = before, before_at, before.lower()
+    if folded in _SECOND_WORDS:  # "social security", "national insurance", "sort code", "PIN code", "codice fiscale"
         before, _ = _word_before(text, at)
         return _LABELS.get(f"{before.lower()}-{folded}")
-    kind = _LABELS.get(folded)
+    kind = _label_word(word)
     if kind is not None:
         return kind
+    if not word.isascii():  # a label, then words or particles glued on: "我的手机号是", "전화번호는"
+        return _script_label(text, at + len(word)) if word else None
     if "-" in word or "_" in word:  # "card-cvc", "account_number"
         return _label_kind(word) if _ASCII_LETTER.search(word) is not None else None
     if word.islower() or word.isupper() or word.istitle() or _ASCII_LETTER.search(word) is None:
@@ -1130,7 +1206,7 @@ def _detect_labeled(p: _Pass) -> None:
         if before in "+(" and before:
             start -= 1
         else:  # an id's capitals before its digits: "QQ123456C", "C01X00T47"
-            while start > number.start() - 2 and start and text[start - 1].isupper() and text[start - 1].isalpha():
+            while start > number.start() - 2 and start and "A" <= text[start - 1] <= "Z":
                 start -= 1
         before = text[start - 1 : start]
         keyed = p.label is not None and not text[:start].strip()
@@ -1138,8 +1214,8 @@ def _detect_labeled(p: _Pass) -> None:
         as_key = False
         if keyed:  # the value of a dict key that is a label: {"pin": "4821"}
             kind: str | None = p.label
-        elif before not in _AFTER_LABEL:  # a number inside a word or a number ("v2", "3.11"), or at the start
-            continue
+        elif before not in _AFTER_LABEL and (before.isascii() or before not in _LABEL_TAIL):
+            continue  # a number inside a word or a number ("v2", "3.11"), or at the start; "2026年7月": no label ends in 年
         else:
             kind = _label_of(text, start)
             if kind is not None:  # a label written as a JSON key is read as a dict's key is ('"mobile": 1520000')

@@ -39,6 +39,9 @@ GLUED = [
     ("PHONE", "415-555-0132"),
     ("PHONE", "+86 138 1234 5678"),
     ("PHONE", "+7 912 345-67-89"),
+    ("PHONE", "8 (912) 345-67-89"),  # Russia's trunk 8
+    ("PHONE", "(11) 91234-5678"),  # Brazil
+    ("PHONE", "138-1234-5678"),  # a Chinese mobile
     ("IP", "10.1.2.3"),
     ("IP", "2001:db8::1"),
     ("CARD", "4111 1111 1111 1111"),
@@ -344,3 +347,30 @@ def test_every_label_word_names_a_number_after_it(label: str) -> None:
     assert clean(f"{label} 5551234567") == f"{label} <{kind}_1>"
     if _UNSPACED.match(label):
         assert clean(f"我们{label}5551234567") == f"我们{label}<{kind}_1>"
+
+
+# --- phones written as Brazil, Russia and China write them --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["(11) 91234-5678", "(11) 3456-7890", "(21) 2345 6789", "8 (912) 345-67-89", "8(912)345-67-89", "8-912-345-67-89", "(495) 123-45-67",
+     "138-1234-5678", "(010) 1234-5678", "(0755) 12345678"],
+)  # fmt: skip
+def test_national_phone_forms_are_phones(value: str) -> None:
+    assert clean(f"ligue {value} hoje") == "ligue <PHONE_1> hoje"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nature 45 (12) 2345-2356",  # a volume, its issue and pages
+        "vol 45(12) 2345-2356",
+        "(12) 2019-2020 season and (3) 2019-2020",
+        "scores (12) 1234 5678",
+        "13812345678 and 138 1234 5678",  # a Chinese mobile unlabelled, bare or spaced: any number
+        "ISBN 978-3-16-148410-0, 2019-2020-2021",
+    ],
+)
+def test_look_alikes_of_national_phone_forms_stay(text: str) -> None:
+    assert clean(text) == text

@@ -39,8 +39,9 @@ detector never touches a span an earlier one claimed:
     PHONE    ``+`` international forms (8-15 digits), NANP ``(415) 555-0132``/``415-555-0132``,
              trunk-prefix national forms ``020 7946 0958``, ``030/12345678``, ``01.23.45.67.89``
              (10-13 digits, one separator) or ``00`` international ones ``0044 20 7946 0958``;
-             national forms need separators, so bare numbers, dates, times, versions and
-             timestamps stay
+             an area code in parentheses or a mobile prefix as Brazil, Russia and China write
+             them, ``(11) 91234-5678``, ``8 (912) 345-67-89``, ``138-1234-5678``; national forms
+             need separators, so bare numbers, dates, times, versions and timestamps stay
     (label)  a number its label names, whatever its shape (``_LABELS``, found from each number
              back to the word before it): ``Tel. 089/123456-0`` a PHONE; ``Steuer-ID``, ``SV-Nr``,
              ``SSN``, ``NINO``, passport, Aadhaar and ``SIN`` numbers a GOV_ID, and the same words
@@ -1478,6 +1479,18 @@ _PHONE_TRUNK: Final = re.compile(
     re.ASCII,
 )
 
+# National forms that tell a phone by an area code in parentheses or a mobile's prefix, as Brazil,
+# Russia and China write them; not after a number and a space, as a journal's "45 (12) 2345-2356" is
+_PHONE_NATIONAL: Final = re.compile(
+    r"(?<![\w+.(/-])(?<![0-9][ .-])(?:"
+    r"\([1-9][1-9]\) ?(?:9[0-9]{4}|(?!(?:19|20)[0-9]{2}-(?:19|20))[2-5][0-9]{3})[ -][0-9]{4}"  # Brazil: (11) 91234-5678, (11) 3456-7890
+    r"|\(0[0-9]{2,3}\) ?[0-9]{3,4}[ -]?[0-9]{4}"  # a trunk 0 in parentheses: (010) 1234-5678
+    r"|(?:[78][ -]?)?\([0-9]{3}\) ?[0-9]{3}-[0-9]{2}-[0-9]{2}|[78][ -][0-9]{3}[ -][0-9]{3}-[0-9]{2}-[0-9]{2}"  # Russia
+    r"|1[3-9][0-9]-[0-9]{4}-[0-9]{4}"  # a Chinese mobile: 138-1234-5678
+    r")(?!\w|[.-][0-9])",
+    re.ASCII,
+)
+
 
 def _trunk_fits(cluster: str) -> bool:
     # the leading 0 must start a number: at the cluster start or after a space, a slash or parenthesis
@@ -1585,6 +1598,7 @@ _DETECTORS: Final[tuple[Detector, ...]] = (
     _clustered("PHONE", _PHONE_INTL, _entire(_digit_count(8, 15)), lambda c: "+" in c),
     _clustered("PHONE", _PHONE_NANP, _entire(_digit_count(10, 11)), lambda c: len(c) >= 12),
     _clustered("PHONE", _PHONE_TRUNK, _entire(_trunk_key), _trunk_fits),
+    _clustered("PHONE", _PHONE_NATIONAL, _entire(_digit_count(10, 12)), lambda c: len(c) >= 12 and ("(" in c or c.count("-") >= 2)),
     _detect_labeled,  # last: a value of a shape detected above keeps its own kind (an SSN labelled "SSN")
 )
 

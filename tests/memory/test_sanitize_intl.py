@@ -3,6 +3,8 @@ scripts that use no spaces, national ids and phone forms, label words in other l
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -117,7 +119,9 @@ glue = st.text(letters, max_size=6)
 @given(before=glue, sample=st.sampled_from(GLUED), after=glue)
 def test_values_never_survive_any_neighbouring_letters(before: str, sample: tuple[str, str], after: str) -> None:
     kind, value = sample
-    assert clean(f"{before}{value}{after}") == f"{before}<{kind}_1>{after}"
+    out = clean(f"{before}{value}{after}")
+    assert out == f"{before}<{kind}_1>{after}"
+    assert clean(out) == out
 
 
 # --- an address beside the sentence ---------------------------------------------------------------
@@ -374,3 +378,27 @@ def test_national_phone_forms_are_phones(value: str) -> None:
 )
 def test_look_alikes_of_national_phone_forms_stay(text: str) -> None:
     assert clean(text) == text
+
+
+# --- the shortcuts ---------------------------------------------------------------------------------
+
+
+@given(
+    st.lists(
+        st.one_of(glue, st.sampled_from([v for _, v in GLUED]), st.sampled_from(CHECKED), st.sampled_from(["电话", "PESEL", " "])),
+        max_size=6,
+    )
+)
+def test_the_shortcuts_change_nothing_in_other_scripts(parts: list[str]) -> None:
+    """As ``test_sanitize.py::test_the_no_hint_shortcuts_change_nothing``, for values among letters
+    of other scripts: the clustered detectors see every value the full scan would."""
+    import memdb.memory.sanitize.detect as sanitize_module
+
+    texts = {"summary": "".join(parts)}
+    fast = S.scan(texts)
+    slow_sanitizer = RegexSanitizer()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sanitize_module, "_MAYBE_PII", re.compile(""))
+        patch.setattr(slow_sanitizer, "_unclustered", slow_sanitizer._detectors)
+        slow = slow_sanitizer.scan(texts)
+    assert fast == slow

@@ -83,11 +83,16 @@ Chinese, Japanese and Thai write no spaces and Korean glues its particles on
 (``電話番号は090-1234-5678です``), so the patterns that test a word's boundary do so in ASCII
 (``re.ASCII``; ``tests/memory/test_sanitize_intl.py``).
 
-Known limits: secrets written as prose other than "the password (passcode, PIN) is X", numbers
-in spaced groups without a label (an Aadhaar number, a SIN), lower-case PAN and NI numbers, names
+Known limits: secrets written as prose other than "the password (passcode, PIN) is X" (in
+English and German), numbers in spaced groups without a label (an Aadhaar number, a SIN, a My
+Number), ids written as bare digits without a label (a PESEL, a TC Kimlik, a Steuer-ID, a CPF or
+СНИЛС without its punctuation: a one- or two-digit check passes one number in ten or a hundred),
+a Chinese mobile without its label or dashes, lower-case PAN, NI, DNI and codice fiscale, names
 and street addresses are not detected; a 4-part version such as ``1.2.3.4`` is a valid IPv4
-address and is replaced; digits outside the Basic Multilingual Plane (mathematical bold digits)
-are not folded.
+address and is replaced; an address in a script written without spaces glued to text of the same
+script (``请联系用户@例子.广告谢谢``) takes that text with it, where it starts being unreadable;
+about one in 26 tokens of eight digits and a capital (``16777216K``) reads as a DNI; digits
+outside the Basic Multilingual Plane (mathematical bold digits) are not folded.
 """
 
 from __future__ import annotations

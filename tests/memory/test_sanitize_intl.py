@@ -72,7 +72,7 @@ def test_a_value_glued_to_letters_of_another_script_is_replaced(script: str, kin
     [
         ("令牌Bearer abc123def456ghi789", "令牌Bearer <SECRET_1>"),
         ("运行curl -u admin:s3cret 失败", "运行curl -u admin:<SECRET_1> 失败"),
-        ("用mysql -uroot -pS3cret连接", "用mysql -uroot -p<SECRET_1>"),  # a bare value runs to a space
+        ("用mysql -uroot -pS3cret连接", "用mysql -uroot -p<SECRET_1>连接"),
         ("실행sshpass -p hunter2 ssh", "실행sshpass -p <SECRET_1> ssh"),
     ],
 )
@@ -81,8 +81,28 @@ def test_credentials_after_letters_of_another_script(text: str, expected: str) -
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("設定api_key：abc123xyz", "設定api_key：<SECRET_1>"),  # a full-width colon, as Chinese and Japanese input writes it
+        ("設定password＝hunter2です", "設定password＝<SECRET_1>です"),
+        ("password is hunter2です", "password is <SECRET_1>です"),
+    ],
+)
+def test_secrets_typed_among_other_scripts(text: str, expected: str) -> None:
+    assert clean(text) == expected
+
+
+def test_a_bare_secret_ends_where_its_script_changes_and_is_replaced_everywhere() -> None:
+    """``token=abc123xyz谢谢`` took the sentence into the secret, so the secret replaced in the
+    episode's other fields was "abc123xyz谢谢" and "abc123xyz" alone stayed there."""
+    out = S.sanitize({"a": "配置token=abc123xyz谢谢", "b": "再试abc123xyz", "c": "用mysql -uroot -pS3cret连接"})
+    assert out == {"a": "配置token=<SECRET_1>谢谢", "b": "再试<SECRET_1>", "c": "用mysql -uroot -p<SECRET_2>连接"}
+
+
+@pytest.mark.parametrize(
     "text",
     [
+        "时间：12：30：45，比例：1：2：3",  # full-width colons between numbers
         "v10.1.2.3 and build_090-1234-5678",  # an ASCII letter or "_" still glues a number into a word
         "x415-555-0132 and id4155550132",
         "2026年7月14日に会議、版本2.3发布",  # dates and versions among CJK stay

@@ -84,14 +84,15 @@ Chinese, Japanese and Thai write no spaces and Korean glues its particles on
 (``re.ASCII``; ``tests/memory/test_sanitize_intl.py``).
 
 Known limits: secrets written as prose other than "the password (passcode, PIN) is X" (in
-English and German), numbers in spaced groups without a label (an Aadhaar number, a SIN, a My
-Number), ids written as bare digits without a label (a PESEL, a TC Kimlik, a Steuer-ID, a CPF or
-СНИЛС without its punctuation: a one- or two-digit check passes one number in ten or a hundred),
-a Chinese mobile without its label or dashes, lower-case PAN, NI, DNI and codice fiscale, names
-and street addresses are not detected; a 4-part version such as ``1.2.3.4`` is a valid IPv4
-address and is replaced; an address in a script written without spaces glued to text of the same
-script (``请联系用户@例子.广告谢谢``) takes that text with it, where it starts being unreadable;
-about one in 26 tokens of eight digits and a capital (``16777216K``) reads as a DNI; digits
+English and German) or under a key of another language (``密码``, ``パスワード``), numbers in
+spaced groups without a label (an Aadhaar number, a SIN, a My Number), ids written as bare digits
+without a label (a PESEL, a TC Kimlik, a Steuer-ID, a CPF or СНИЛС without its punctuation: a
+one- or two-digit check passes one number in ten or a hundred), a Chinese mobile without its
+label or dashes, lower-case PAN, NI, DNI and codice fiscale, names and street addresses are not
+detected; a 4-part version such as ``1.2.3.4`` is a valid IPv4 address and is replaced; an
+address in a script written without spaces glued to text of the same script
+(``请联系用户@例子.广告谢谢``) takes that text with it, where it starts being unreadable; about
+one in 26 tokens of eight digits and a capital (``16777216K``) reads as a DNI; digits
 outside the Basic Multilingual Plane (mathematical bold digits) are not folded.
 """
 
@@ -178,7 +179,8 @@ _CLUSTER: Final = re.compile(r"[0-9A-Z(+][0-9A-Z ().+/-]{6,}")
 
 # The non-ASCII characters that can stand in a value for an ASCII one: the decimal digits of
 # every script in the Basic Multilingual Plane, spaces, dashes and the minus sign, and the
-# full-width forms of what PII is written with (letters, "@", ".", "+", "-", parentheses).
+# full-width forms of what PII is written with (letters, "@", ".", "+", "-", parentheses; ":" and
+# "=", which Chinese and Japanese input writes full-width: "api_key：...").
 # Other text, CJK punctuation included, is read as written. Ranges, not \d and \s: the regex
 # engine tests a BMP-only class in one step, where a lookahead for "not ASCII" costs 3x.
 _NON_ASCII_DIGITS: Final = (  # tests/memory/test_sanitize.py checks these against unicodedata
@@ -192,7 +194,7 @@ _NON_ASCII_DIGITS: Final = (  # tests/memory/test_sanitize.py checks these again
 _NON_ASCII_SPACES: Final = "\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 _FOLDABLE_CHARS: Final = (
     f"{_NON_ASCII_DIGITS}{_NON_ASCII_SPACES}\u058a\u05be\u2010-\u2015\u2212\ufe58\ufe63"
-    "\uff08\uff09\uff0b\uff0d\uff0e\uff20-\uff3a\uff41-\uff5a"
+    "\uff08\uff09\uff0b\uff0d\uff0e\uff1a\uff1d\uff20-\uff3a\uff41-\uff5a"
 )
 _FOLDABLE: Final = re.compile(f"[{_FOLDABLE_CHARS}]")
 # Characters that show nothing of their own, so one inside a value hid it ("4539\u200b1488...", a
@@ -534,6 +536,36 @@ def _digits(s: str) -> str:
     return "".join(c for c in s if "0" <= c <= "9")
 
 
+def _script(c: str) -> str:
+    """The script of a letter, Latin ("L") or another ("O"); "" for a digit or a symbol."""
+    if c.isascii():
+        return "L" if c.isalpha() else ""
+    if not c.isalpha():
+        return ""
+    return "L" if c <= "\u02af" or "\u1e00" <= c <= "\u1eff" else "O"
+
+
+def _script_end(text: str, start: int, end: int) -> int:
+    """``end``, or where the letters of ``text[start:end]`` first change script: a value that runs
+    to a space, typed against Chinese or Japanese text ("token=abc123谢谢"), ends before the
+    sentence, so the secret replaced in every field is the value alone (``_replace_known_secrets``)."""
+    if text.isascii() or text[start:end].isascii():
+        return end
+    first = ""
+    for i in range(start, end):
+        if k := _script(text[i]):
+            if first and k != first:
+                return i
+            first = k
+    return end
+
+
+def _claim_bare(p: _Pass, start: int, end: int) -> None:
+    """Claim a secret that runs to a space (``--password x``, ``mysql -px``), to a change of script."""
+    end = _script_end(p.text, start, end)
+    p.claim(start, end, "SECRET", p.text[start:end])
+
+
 # --- SECRET ----------------------------------------------------------------------------------------
 
 # An unterminated block (a truncated paste) is replaced up to the end of the text.
@@ -746,9 +778,10 @@ def _assigned(text: str, pos: int) -> tuple[int, int] | None:
     elif pos < size and text[pos] in _CLOSING:
         return pos, _closing_bracket(text, pos)
     m = _BARE_VALUE.match(text, pos)
-    if m is None or m.group().lower() in _PROSE_VALUES:
+    end = _script_end(text, pos, m.end()) if m is not None else pos
+    if end == pos or text[pos:end].lower() in _PROSE_VALUES:
         return None
-    return pos, m.end()
+    return pos, end
 
 
 def _bearer(m: re.Match[str]) -> Span | None:
@@ -907,14 +940,15 @@ def _detect_command_lines(p: _Pass) -> None:
         if _secret_option(m.group("option")):
             start, end = m.span("v")
             if text[start] in "\"'":
-                start, end = start + 1, end - 1
-            p.claim(start, end, "SECRET", text[start:end])
+                p.claim(start + 1, end - 1, "SECRET", text[start + 1 : end - 1])
+            else:
+                _claim_bare(p, start, end)
     if "-u" in text and ("curl" in text or "wget" in text or "http" in text):
         for m in _USER_FLAG.finditer(text):
-            p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+            _claim_bare(p, *m.span("v"))
     if "mysql" in text or "mariadb" in text:
         for m in _MYSQL_FLAG.finditer(text):
-            p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+            _claim_bare(p, *m.span("v"))
     for m in _COMMAND_PASSWORD.finditer(text):
         verb, option = _PASSWORD_OPTIONS[m.group("cmd")]
         rest, at = m.group("rest"), m.start("rest")
@@ -925,7 +959,7 @@ def _detect_command_lines(p: _Pass) -> None:
             rest, at = rest[found.end() :], at + found.end()
         for o in _OPTION_VALUE.finditer(rest):
             if o.group("opt") == option:
-                p.claim(at + o.start("v"), at + o.end("v"), "SECRET", o.group("v"))
+                _claim_bare(p, at + o.start("v"), at + o.end("v"))
 
 
 def argv_secrets(items: Sequence[object]) -> set[int]:
@@ -1246,7 +1280,7 @@ def _detect_labeled(p: _Pass) -> None:
     if "ass" in text or "ASS" in text or "in " in text or "IN " in text:  # "password ...", "PIN ..."
         for m in _SAID_SECRET.finditer(text):  # (searched over its first letter in C)
             if m.group("v").lower() not in _PROSE_VALUES and not _UNIT_AFTER.match(text, m.end("v")):  # "4 digits long"
-                p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+                _claim_bare(p, *m.span("v"))
 
 
 # --- EMAIL -----------------------------------------------------------------------------------------
@@ -1262,15 +1296,6 @@ _LATIN_LETTERS: Final = "A-Za-z\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f
 _OTHER_LETTER: Final = rf"[^\W\d_{_LATIN_LETTERS}]"
 _LETTERS: Final = rf"(?:[{_LATIN_LETTERS}][0-9_{_LATIN_LETTERS}-]*|{_OTHER_LETTER}(?:{_OTHER_LETTER}|[0-9_-])*)"
 _DOMAIN: Final = re.compile(rf"(?:(?>(?=[\w-])[0-9_-]*{_LETTERS}?)\.)+(?>[0-9_-]*{_LETTERS})")  # a letter in the last label
-
-
-def _script(c: str) -> str:
-    """The script of a letter, Latin ("L") or another ("O"); "" for a digit or a symbol."""
-    if c.isascii():
-        return "L" if c.isalpha() else ""
-    if not c.isalpha():
-        return ""
-    return "L" if c <= "\u02af" or "\u1e00" <= c <= "\u1eff" else "O"
 
 
 def _local_start(text: str, at: int, punct: frozenset[str]) -> int:

@@ -1084,7 +1084,7 @@ _KEY_SHAPES: Final[dict[str, Callable[[str], bool]]] = {
     "account": lambda v: 8 <= len(_digits(v)) <= 18,  # a number, not a balance or a count
 }
 _AFTER_LABEL: Final = frozenset(" \t:#=.\"'\\")  # what stands between a label and its value (never "")
-_BETWEEN_LABEL: Final = " \t:#=.\"'\\："  # the same, read back from the value: '"cvc": "947"' and '\\"cvc\\": \\"947\\"' too
+_BETWEEN_LABEL: Final = " \t:#=.\"'\\"  # the same, read back from the value: '"cvc": "947"' and '\\"cvc\\": \\"947\\"' too
 _NUMBER_WORDS: Final = frozenset(  # "account number", "passport no.", "numéro", "номер", "번호"
     "no nr number num numer numero número numéro nummer nro nº n° номер numarası numarasi 번호 号码 號碼 番号".split()
 )
@@ -1137,7 +1137,7 @@ _ASCII_LETTER: Final = re.compile(r"[A-Za-z]")
 # only one of their own ("PESEL是...", not the "тел" of "хотел"). Read back from the word's end in a
 # few dictionary lookups (a regex of every label searched there cost 100 us a number).
 _UNSPACED: Final = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_PARTICLES: Final = frozenset("是为為はがも는은이가도 :：")
+_PARTICLES: Final = frozenset("是为為はがも는은이가도")
 _PARTICLES_REACH: Final = 3
 _LABEL_SUFFIXES: Final = ("号码", "號碼", "番号", "번호", "号", "號")  # the number words of those scripts
 _LABEL_LENGTHS: Final = sorted({len(w) for w in _LABELS if "-" not in w}, reverse=True)
@@ -1214,7 +1214,7 @@ def _label_of(text: str, start: int) -> str | None:
     if kind is not None:
         return kind
     if not word.isascii():  # a label, then words or particles glued on: "我的手机号是", "전화번호는"
-        return _script_label(text, at + len(word)) if word else None
+        return _script_label(text, at + len(word))
     if "-" in word or "_" in word:  # "card-cvc", "account_number"
         return _label_kind(word) if _ASCII_LETTER.search(word) is not None else None
     if word.islower() or word.isupper() or word.istitle() or _ASCII_LETTER.search(word) is None:

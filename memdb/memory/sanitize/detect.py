@@ -1114,17 +1114,13 @@ _SAID_SECRET: Final = re.compile(  # a literal first letter, its word start chec
 
 
 def _word_before(text: str, end: int) -> tuple[str, int]:
-    """The word (letters, digits, "-" and "_", and the marks of scripts that write vowels as marks:
-    ``โทรศัพท์``) ending at ``end`` after any ":", "=", "#", ".", quotes and spaces (``"cvc": "947"``,
-    escaped as JSON in JSON too), and where it starts."""
+    """The word (letters, digits, "-" and "_") ending at ``end`` after any ":", "=", "#", ".", quotes
+    and spaces (``"cvc": "947"``, escaped as JSON in JSON too), and where it starts."""
     i = end
     while i > 0 and end - i < 12 and text[i - 1] in _BETWEEN_LABEL:
         i -= 1
     j = i
-    while j > 0 and i - j < 32:  # "CVC2", "Steuer-ID", "account_number"
-        c = text[j - 1]
-        if not (c.isalnum() or c in "-_" or (not c.isascii() and unicodedata.category(c)[0] == "M")):
-            break
+    while j > 0 and i - j < 32 and (text[j - 1].isalnum() or text[j - 1] in "-_"):  # "CVC2", "Steuer-ID", "account_number"
         j -= 1
     return text[j:i], j
 
@@ -1140,8 +1136,20 @@ _UNSPACED: Final = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\u
 _PARTICLES: Final = frozenset("是为為はがも는은이가도")
 _PARTICLES_REACH: Final = 3
 _LABEL_SUFFIXES: Final = ("号码", "號碼", "番号", "번호", "号", "號")  # the number words of those scripts
-_LABEL_LENGTHS: Final = sorted({len(w) for w in _LABELS if "-" not in w}, reverse=True)
-_LABEL_LAST: Final = frozenset(c for w in _LABELS for c in (w[-1], w[-1].upper()))
+
+
+def _lengths_by_last() -> dict[str, tuple[int, ...]]:
+    """The lengths of the labels (one word, not a look-alike) ending in each character, longest first."""
+    lengths: dict[str, set[int]] = {}
+    for w in _LABELS:
+        if "-" not in w and w not in _AMBIGUOUS_TAILS:
+            for c in (w[-1], w[-1].upper()):
+                lengths.setdefault(c, set()).add(len(w))
+    return {c: tuple(sorted(n, reverse=True)) for c, n in lengths.items()}
+
+
+_LABEL_LENGTHS: Final = _lengths_by_last()
+_LABEL_LAST: Final = frozenset(_LABEL_LENGTHS)
 # a character a label can end with, with what may follow it: most numbers in such text follow none
 _LABEL_TAIL: Final = _LABEL_LAST | _PARTICLES | frozenset("".join(_LABEL_SUFFIXES))
 
@@ -1158,12 +1166,10 @@ def _script_label(text: str, end: int) -> str | None:
             ends.append(i - len(suffix))
             break
     for i in ends:
-        if text[i - 1 : i] in _LABEL_LAST:
-            for n in _LABEL_LENGTHS:
-                written = text[i - n : i] if n <= i else ""
-                if (kind := _label_word(written)) is not None and written.lower() not in _AMBIGUOUS_TAILS:
-                    if _UNSPACED.match(written) or not text[i - n - 1 : i - n].isalpha():
-                        return kind
+        for n in _LABEL_LENGTHS.get(text[i - 1 : i], ()):
+            written = text[i - n : i] if n <= i else ""
+            if (kind := _label_word(written)) is not None and (_UNSPACED.match(written) or not text[i - n - 1 : i - n].isalpha()):
+                return kind
     return None
 
 
@@ -1210,11 +1216,20 @@ def _label_of(text: str, start: int) -> str | None:
     if folded in _SECOND_WORDS:  # "social security", "national insurance", "sort code", "PIN code", "codice fiscale"
         before, _ = _word_before(text, at)
         return _LABELS.get(f"{before.lower()}-{folded}")
-    kind = _label_word(word)
+    kind = _LABELS.get(folded)
     if kind is not None:
-        return kind
-    if not word.isascii():  # a label, then words or particles glued on: "我的手机号是", "전화번호는"
-        return _script_label(text, at + len(word))
+        return None if folded in _CAPITALS_ONLY and not word.isupper() else kind  # "DNI", not Polish "dni"
+    end = at + len(word)
+    last = text[end - 1 : end]  # the word's last letter, or the vowel sign that ended the word read ("โทรศัพท์")
+    if not last.isascii():
+        # A word of a script without spaces may end in a label, particles after it ("我的手机号是",
+        # "전화번호는"); a word read only to a vowel sign ("फोन", "आधार") is read back whole
+        if last not in _LABEL_TAIL:
+            return None
+        before = text[at - 1 : at]
+        if _UNSPACED.match(last) or (not before.isascii() and not before.isalnum() and unicodedata.category(before)[0] == "M"):
+            return _script_label(text, end)
+        return None
     if "-" in word or "_" in word:  # "card-cvc", "account_number"
         return _label_kind(word) if _ASCII_LETTER.search(word) is not None else None
     if word.islower() or word.isupper() or word.istitle() or _ASCII_LETTER.search(word) is None:

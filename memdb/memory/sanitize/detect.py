@@ -21,24 +21,34 @@ detector never touches a span an earlier one claimed:
              value="..."``, ``{"name": "DB_PASSWORD", "value": ...}``); a command line's
              ``--password x``, ``-pw x``, ``curl -u user:x``, ``mysql -px``; and the whole of a
              field named with :data:`SECRET_FIELD` (a dict value under such a key)
-    EMAIL    ``local@domain.tld``, and ``local%40domain.tld`` as a URL writes it
+    EMAIL    ``local@domain.tld``, and ``local%40domain.tld`` as a URL writes it; the local part and
+             each label of the domain end where Latin letters meet those of another script
+             (``担当者はtanaka@example.co.jpまで``), so an address glued to the sentence is the address
     IBAN     ISO 13616 in either case, grouped by spaces or dashes, mod-97 checked
+    GOV_ID   ids whose written shape and check digits tell them from other numbers (:mod:`.national`):
+             China's resident id, Korea's RRN ``900101-1234568``, Brazil's CPF ``123.456.789-09``,
+             Russia's СНИЛС ``112-233-445 95``, France's NIR (2A/2B too), Spain's DNI and NIE,
+             Italy's codice fiscale; the UK's National Insurance number, India's PAN, Canada's SIN
+             (``ddd-ddd-ddd``, Luhn checked). Before the cards: a Chinese id may pass Luhn's check
     CARD     13-19 digits, optional single spaces/dashes (or dots between groups of four), first
              digit 2-6 (payment cards), Luhn checked
     SSN      US ``ddd-dd-dddd`` or ``ddd dd dddd`` without the never-issued areas 000/666/9xx,
              group 00, serial 0000
-    GOV_ID   the UK's National Insurance number, India's PAN, Canada's SIN (``ddd-ddd-ddd``, Luhn
-             checked)
     IP       IPv6 (with at least one decimal digit) and IPv4 (zero-padded parts too), validated with
              :mod:`ipaddress`, and the address an EC2 host name spells (``ip-10-20-30-40``)
     PHONE    ``+`` international forms (8-15 digits), NANP ``(415) 555-0132``/``415-555-0132``,
              trunk-prefix national forms ``020 7946 0958``, ``030/12345678``, ``01.23.45.67.89``
              (10-13 digits, one separator) or ``00`` international ones ``0044 20 7946 0958``;
-             national forms need separators, so bare numbers, dates, times, versions and
-             timestamps stay
+             an area code in parentheses or a mobile prefix as Brazil, Russia and China write
+             them, ``(11) 91234-5678``, ``8 (912) 345-67-89``, ``138-1234-5678``; national forms
+             need separators, so bare numbers, dates, times, versions and timestamps stay
     (label)  a number its label names, whatever its shape (``_LABELS``, found from each number
              back to the word before it): ``Tel. 089/123456-0`` a PHONE; ``Steuer-ID``, ``SV-Nr``,
-             ``SSN``, ``NINO``, passport, Aadhaar and ``SIN`` numbers a GOV_ID; ``Kontonummer``,
+             ``SSN``, ``NINO``, passport, Aadhaar and ``SIN`` numbers a GOV_ID, and the same words
+             of other languages (``Tél``, ``celular``, ``тел.``, ``电话``, ``携帯``, ``핸드폰``;
+             ``PESEL``, ``CPF``, ``DNI``, ``codice fiscale``, ``TC Kimlik``, ``СНИЛС``,
+             ``주민등록번호``, ``身份证``, ``マイナンバー``), glued to the number as Chinese,
+             Japanese, Korean and Thai write them too (``我的手机号是13812345678``); ``Kontonummer``,
              ``BLZ``, account, routing and sort code numbers an ACCOUNT; ``CVC``, ``CVV``, ``PIN``,
              ``TAN`` a SECRET; not a date, a decimal, money or a quantity after the label word
              ("account 150000 euros"); a key labels its value the same way (``"cvc": "947"``,
@@ -67,13 +77,23 @@ as written, its span mapped back (``_Pass.origin``, ``_Pass.end``). So ``４１�
 ``١٢٣-٤٥-٦٧٨٩``, ``4539\u200b1488…``, a card wrapped onto the next line (``\r\n`` too),
 ``?phone=%2B1415…``, ``jörg@bücher.de`` and a lower-case IBAN are replaced like their plain forms.
 A blank line, an indent, a tab or a "+" outside a query value still parts two numbers: a column
-of counts or ``size=512+256+1024`` is no phone.
+of counts or ``size=512+256+1024`` is no phone. Only an ASCII letter, digit or "_" glues a value
+into a word (``v10.1.2.3``, ``id_4155550132``); a letter of another script is text around it, as
+Chinese, Japanese and Thai write no spaces and Korean glues its particles on
+(``電話番号は090-1234-5678です``), so the patterns that test a word's boundary do so in ASCII
+(``re.ASCII``; ``tests/memory/test_sanitize_intl.py``).
 
-Known limits: secrets written as prose other than "the password (passcode, PIN) is X", numbers
-in spaced groups without a label (an Aadhaar number, a SIN), lower-case PAN and NI numbers, names
-and street addresses are not detected; a 4-part version such as ``1.2.3.4`` is a valid IPv4
-address and is replaced; digits outside the Basic Multilingual Plane (mathematical bold digits)
-are not folded.
+Known limits: secrets written as prose other than "the password (passcode, PIN) is X" (in
+English and German) or under a key of another language (``密码``, ``パスワード``), numbers in
+spaced groups without a label (an Aadhaar number, a SIN, a My Number), ids written as bare digits
+without a label (a PESEL, a TC Kimlik, a Steuer-ID, a CPF or СНИЛС without its punctuation: a
+one- or two-digit check passes one number in ten or a hundred), a Chinese mobile without its
+label or dashes, lower-case PAN, NI, DNI and codice fiscale, names and street addresses are not
+detected; a 4-part version such as ``1.2.3.4`` is a valid IPv4 address and is replaced; an
+address in a script written without spaces glued to text of the same script
+(``请联系用户@例子.广告谢谢``) takes that text with it, where it starts being unreadable; about
+one in 26 tokens of eight digits and a capital (``16777216K``) reads as a DNI; digits
+outside the Basic Multilingual Plane (mathematical bold digits) are not folded.
 """
 
 from __future__ import annotations
@@ -91,6 +111,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias, runtime_checkable
 
 from memdb.errors import ConfigError, SanitizerError, ValidationError
+from memdb.memory.sanitize.national import CHECKED_IDS, compact
 
 __all__ = [
     "LABEL_FIELD",
@@ -158,7 +179,8 @@ _CLUSTER: Final = re.compile(r"[0-9A-Z(+][0-9A-Z ().+/-]{6,}")
 
 # The non-ASCII characters that can stand in a value for an ASCII one: the decimal digits of
 # every script in the Basic Multilingual Plane, spaces, dashes and the minus sign, and the
-# full-width forms of what PII is written with (letters, "@", ".", "+", "-", parentheses).
+# full-width forms of what PII is written with (letters, "@", ".", "+", "-", parentheses; ":" and
+# "=", which Chinese and Japanese input writes full-width: "api_key：...").
 # Other text, CJK punctuation included, is read as written. Ranges, not \d and \s: the regex
 # engine tests a BMP-only class in one step, where a lookahead for "not ASCII" costs 3x.
 _NON_ASCII_DIGITS: Final = (  # tests/memory/test_sanitize.py checks these against unicodedata
@@ -172,7 +194,7 @@ _NON_ASCII_DIGITS: Final = (  # tests/memory/test_sanitize.py checks these again
 _NON_ASCII_SPACES: Final = "\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 _FOLDABLE_CHARS: Final = (
     f"{_NON_ASCII_DIGITS}{_NON_ASCII_SPACES}\u058a\u05be\u2010-\u2015\u2212\ufe58\ufe63"
-    "\uff08\uff09\uff0b\uff0d\uff0e\uff20-\uff3a\uff41-\uff5a"
+    "\uff08\uff09\uff0b\uff0d\uff0e\uff1a\uff1d\uff20-\uff3a\uff41-\uff5a"
 )
 _FOLDABLE: Final = re.compile(f"[{_FOLDABLE_CHARS}]")
 # Characters that show nothing of their own, so one inside a value hid it ("4539\u200b1488...", a
@@ -514,6 +536,36 @@ def _digits(s: str) -> str:
     return "".join(c for c in s if "0" <= c <= "9")
 
 
+def _script(c: str) -> str:
+    """The script of a letter, Latin ("L") or another ("O"); "" for a digit or a symbol."""
+    if c.isascii():
+        return "L" if c.isalpha() else ""
+    if not c.isalpha():
+        return ""
+    return "L" if c <= "\u02af" or "\u1e00" <= c <= "\u1eff" else "O"
+
+
+def _script_end(text: str, start: int, end: int) -> int:
+    """``end``, or where the letters of ``text[start:end]`` first change script: a value that runs
+    to a space, typed against Chinese or Japanese text ("token=abc123谢谢"), ends before the
+    sentence, so the secret replaced in every field is the value alone (``_replace_known_secrets``)."""
+    if text.isascii() or text[start:end].isascii():
+        return end
+    first = ""
+    for i in range(start, end):
+        if k := _script(text[i]):
+            if first and k != first:
+                return i
+            first = k
+    return end
+
+
+def _claim_bare(p: _Pass, start: int, end: int) -> None:
+    """Claim a secret that runs to a space (``--password x``, ``mysql -px``), to a change of script."""
+    end = _script_end(p.text, start, end)
+    p.claim(start, end, "SECRET", p.text[start:end])
+
+
 # --- SECRET ----------------------------------------------------------------------------------------
 
 # An unterminated block (a truncated paste) is replaced up to the end of the text.
@@ -578,7 +630,7 @@ _TOKENS: Final = tuple(
 # 32 hex digits. Not a hint of its own (pairs of capitals are everywhere): a real one has a digit,
 # which is a hint already, and the check asks for one so the shortcut stays exact.
 _TWILIO: Final = re.compile("(?:AC|SK)(?<![A-Za-z0-9_-]..)[0-9a-fA-F]{32}(?![0-9A-Za-z])")
-_BEARER: Final = re.compile(r"\b(?:[Bb]earer|BEARER)[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)")  # the cases _MAYBE_PII hints
+_BEARER: Final = re.compile(r"\b(?:[Bb]earer|BEARER)[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)", re.ASCII)  # the cases _MAYBE_PII hints
 # HTTP Basic credentials, base64 of "user:password" (gitleaks curl.go's header rule)
 _BASIC: Final = re.compile(r"(?:[Bb]asic|BASIC)(?<![A-Za-z0-9_].....)[ \t]+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
 _AUTH_HEADER_REACH: Final = 40  # "Authorization:" within this many characters before "Basic"
@@ -726,9 +778,10 @@ def _assigned(text: str, pos: int) -> tuple[int, int] | None:
     elif pos < size and text[pos] in _CLOSING:
         return pos, _closing_bracket(text, pos)
     m = _BARE_VALUE.match(text, pos)
-    if m is None or m.group().lower() in _PROSE_VALUES:
+    end = _script_end(text, pos, m.end()) if m is not None else pos
+    if end == pos or text[pos:end].lower() in _PROSE_VALUES:
         return None
-    return pos, m.end()
+    return pos, end
 
 
 def _bearer(m: re.Match[str]) -> Span | None:
@@ -827,7 +880,8 @@ def _detect_assignments(p: _Pass) -> None:
 # A command line's secret: "--password Hunt3r", "-pw x" (PuTTY), "--api-key=..." is an assignment
 # a long option (or PuTTY's -pw) and the argument after it
 _FLAG: Final = re.compile(
-    r"-(?<![\w-]-)(?P<option>-?[A-Za-z][\w-]{1,40})[ \t]+(?P<v>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'-][^\s\"']*)"
+    r"-(?<![\w-]-)(?P<option>-?[A-Za-z][\w-]{1,40})[ \t]+(?P<v>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\"'-][^\s\"']*)",
+    re.ASCII,
 )
 # an option that takes no secret though its name ends with one: --no-password, --ask-pass, --skip-auth
 _FLAG_SWITCH: Final = re.compile(r"(?:no|skip|ask|prompt|with|without|use|enable|disable|require|allow|show|print|check|verify)-", re.I)
@@ -844,7 +898,8 @@ def _secret_option(option: str) -> bool:
 
 
 _USER_FLAG: Final = re.compile(  # curl -u admin:password (docker run -u 1000:1000 is a uid)
-    r"\b(?:curl|wget|http|https)\b[^\n|;&]{0,200}?-(?<![\w-]-)(?:u|-user)[ \t]+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)"
+    r"\b(?:curl|wget|http|https)\b[^\n|;&]{0,200}?-(?<![\w-]-)(?:u|-user)[ \t]+[\"']?[^\s:\"']+:(?P<v>[^\s\"']+)",
+    re.ASCII,
 )
 # Commands whose short option takes a password ("-p" is a port to ssh and psql, a port mapping to
 # docker run): sshpass -p, redis-cli -a, docker login -p, ldapsearch -w, sqlcmd -P, zip -P, mongo -p.
@@ -856,15 +911,18 @@ _PASSWORD_OPTIONS: Final = {
     **{c: ("login", "-p") for c in ("docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras")},
 }  # fmt: skip
 _COMMAND_PASSWORD: Final = re.compile(
-    r"(?<![\w./-])(?P<cmd>" + "|".join(re.escape(c) for c in _PASSWORD_OPTIONS) + r")(?![\w.-])(?P<rest>[^\n|;&]{0,200})"
+    r"(?<![\w./-])(?P<cmd>" + "|".join(re.escape(c) for c in _PASSWORD_OPTIONS) + r")(?![\w.-])(?P<rest>[^\n|;&]{0,200})", re.ASCII
 )
-_OPTION_VALUE: Final = re.compile(r"(?<![\w-])(?P<opt>-[A-Za-z])(?:[ \t]+|(?=[^\s\"'-]))(?P<v>[^\s\"'-][^\s\"']*)")
-_MYSQL_FLAG: Final = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?(?<![\w-])-p(?P<v>[^\s\"'-][^\s\"']*)")
+_OPTION_VALUE: Final = re.compile(r"(?<![\w-])(?P<opt>-[A-Za-z])(?:[ \t]+|(?=[^\s\"'-]))(?P<v>[^\s\"'-][^\s\"']*)", re.ASCII)
+_MYSQL_FLAG: Final = re.compile(
+    r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?(?<![\w-])-p(?P<v>[^\s\"'-][^\s\"']*)", re.ASCII
+)
 # <password>...</password>; key="ApiKey" value="..." (.NET config); {"name": "DB_PASSWORD", "value": "..."}
 _XML_ELEMENT: Final = re.compile(r"<(?P<key>[A-Za-z_][\w:.-]{0,40})>(?P<v>[^<\n]{1,512})</(?P=key)>")
 _NAMED_VALUE: Final = re.compile(
     r"(?i:\b(?:key|name)\s*=\s*)(?P<q>[\"'])(?P<key>[^\"'\n]{1,64})(?P=q)\s+(?i:value)\s*=\s*(?P<q2>[\"'])(?P<v>[^\"'\n]{1,512})(?P=q2)"
-    r"|\"(?i:name|key)\"\s*:\s*\"(?P<jkey>[^\"\n]{1,64})\"\s*,\s*\"(?i:value)\"\s*:\s*\"(?P<jv>[^\"\n]{1,512})\""
+    r"|\"(?i:name|key)\"\s*:\s*\"(?P<jkey>[^\"\n]{1,64})\"\s*,\s*\"(?i:value)\"\s*:\s*\"(?P<jv>[^\"\n]{1,512})\"",
+    re.ASCII,
 )
 # An AWS secret access key (40 characters of base64) beside its key id, outside any assignment
 _AWS_KEY_ID: Final = re.compile(r"A(?:KIA|SIA)[0-9A-Z]{16}(?![0-9A-Za-z])")
@@ -882,14 +940,15 @@ def _detect_command_lines(p: _Pass) -> None:
         if _secret_option(m.group("option")):
             start, end = m.span("v")
             if text[start] in "\"'":
-                start, end = start + 1, end - 1
-            p.claim(start, end, "SECRET", text[start:end])
+                p.claim(start + 1, end - 1, "SECRET", text[start + 1 : end - 1])
+            else:
+                _claim_bare(p, start, end)
     if "-u" in text and ("curl" in text or "wget" in text or "http" in text):
         for m in _USER_FLAG.finditer(text):
-            p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+            _claim_bare(p, *m.span("v"))
     if "mysql" in text or "mariadb" in text:
         for m in _MYSQL_FLAG.finditer(text):
-            p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+            _claim_bare(p, *m.span("v"))
     for m in _COMMAND_PASSWORD.finditer(text):
         verb, option = _PASSWORD_OPTIONS[m.group("cmd")]
         rest, at = m.group("rest"), m.start("rest")
@@ -900,7 +959,7 @@ def _detect_command_lines(p: _Pass) -> None:
             rest, at = rest[found.end() :], at + found.end()
         for o in _OPTION_VALUE.finditer(rest):
             if o.group("opt") == option:
-                p.claim(at + o.start("v"), at + o.end("v"), "SECRET", o.group("v"))
+                _claim_bare(p, at + o.start("v"), at + o.end("v"))
 
 
 def argv_secrets(items: Sequence[object]) -> set[int]:
@@ -980,11 +1039,23 @@ def _detect_beside(p: _Pass) -> None:
 # 003", "Kontonummer 532013000", "CVC 123", "PIN 4821": the label says what a number of any shape
 # is; unlabelled, most of these are any number. Found from each number back to the word before it
 # (a regex over every position for thirty labels cost more than all the other detectors together).
+# Other languages' words too, Latin ("Tél", "celular", "PESEL", "codice fiscale") or not ("тел.",
+# "电话", "携帯", "핸드폰", "주민등록번호", "身份证"): a number bare or in any shape is what its label says.
 _LABELS: Final[dict[str, str]] = {
-    **dict.fromkeys("tel telefon telephone phone fax mobile mobil handy cell".split(), "PHONE"),
+    **dict.fromkeys(
+        """tel telefon telephone phone fax mobile mobil handy cell tél téléphone telefone telefono teléfono telefonnummer
+        handynummer mobilnummer rufnummer celular móvil movil cellulare portable telemóvel telefoonnummer mobiel komórka
+        telefonu telefonum тел телефон телефона моб мобильный сотовый τηλ τηλέφωνο κινητό טלפון נייד هاتف الهاتف جوال
+        الجوال موبايل फोन फ़ोन मोबाइल โทร โทรศัพท์ เบอร์โทร มือถือ 电话 電話 手机 手機 座机 携帯 携帯電話 ケータイ 전화
+        휴대폰 핸드폰 휴대전화 연락처""".split(),
+        "PHONE",
+    ),
     **dict.fromkeys(
         """steuer-id steuerid steuer-idnr idnr tin sv-nr svnr sv-nummer sozialversicherungsnummer ssn nino aadhaar sin
-        personalausweis personalausweisnummer passport social-security national-insurance""".split(),
+        personalausweis personalausweisnummer passport social-security national-insurance dni nie nif nir cpf pesel
+        snils tckn kimlik rrn bsn personnummer codice-fiscale sécurité-sociale securite-sociale my-number pasaporte
+        passeport passaporto reisepass paszport pasaport снилс паспорт инн आधार เลขบัตรประชาชน บัตรประชาชน 身份证 身份證
+        公民身份 护照 護照 マイナンバー 個人番号 パスポート 旅券 주민등록번호 주민번호 외국인등록번호 여권""".split(),
         "GOV_ID",
     ),
     **dict.fromkeys("kontonummer konto-nr acct blz bankleitzahl bsb account routing sort-code".split(), "ACCOUNT"),
@@ -994,7 +1065,9 @@ _LABELS: Final[dict[str, str]] = {
 # spreadsheet's "cell", "mobile" traffic, "sin", a ledger's "account" balance): a key ending in one
 # (angle_tan, excel_cell) labels nothing, and under the bare word as a key, only a value of the
 # kind's shape is read (``label_of_key``; tests/memory/test_sanitize.py::test_numbers_under_look_alike_keys_stay)
-_AMBIGUOUS_TAILS: Final = frozenset({"tan", "cell", "mobile", "handy", "sin"})
+_AMBIGUOUS_TAILS: Final = frozenset({"tan", "cell", "mobile", "handy", "sin", "portable"})
+# Acronyms that are words in lower case (Polish "dni" days, German "nie" never): labels in capitals only
+_CAPITALS_ONLY: Final = frozenset({"dni", "nie", "nir"})
 
 
 def _phone_shape(value: str) -> bool:
@@ -1005,14 +1078,18 @@ def _phone_shape(value: str) -> bool:
 
 
 _KEY_SHAPES: Final[dict[str, Callable[[str], bool]]] = {
-    **dict.fromkeys(("mobile", "cell", "handy"), _phone_shape),
+    **dict.fromkeys(("mobile", "cell", "handy", "portable"), _phone_shape),
     "tan": lambda v: v.isdigit() and len(v) == 6,  # a transaction number
     "sin": lambda v: len(_digits(v)) == 9,  # Canada's social insurance number
     "account": lambda v: 8 <= len(_digits(v)) <= 18,  # a number, not a balance or a count
 }
 _AFTER_LABEL: Final = frozenset(" \t:#=.\"'\\")  # what stands between a label and its value (never "")
 _BETWEEN_LABEL: Final = " \t:#=.\"'\\"  # the same, read back from the value: '"cvc": "947"' and '\\"cvc\\": \\"947\\"' too
-_NUMBER_WORDS: Final = frozenset({"no", "nr", "number", "num"})  # "account number", "passport no."
+_NUMBER_WORDS: Final = frozenset(  # "account number", "passport no.", "numéro", "номер", "번호"
+    "no nr number num numer numero número numéro nummer nro nº n° номер numarası numarasi 번호 号码 號碼 番号".split()
+)
+_SECOND_WORDS: Final = frozenset({"security", "insurance", "code", "fiscale", "sociale"})  # "social security", "codice fiscale"
+_COPULAS: Final = frozenset({"is", "es", "est", "ist", "é", "to", "jest", "это"})  # "mi móvil es 612 34 56 78", "PESEL to ..."
 _DIGITS_RUN: Final = re.compile(r"[0-9]+")  # numbers, found in C; each checked for a label before it in Python
 _LABEL_VALUE: Final = re.compile(
     r"\+?\(?[0-9][0-9 ()/.-]{1,28}[0-9](?![0-9A-Za-z])"  # digits and their separators, to a digit
@@ -1025,7 +1102,8 @@ _NOT_LABELLED: Final = re.compile(
 )
 _UNIT_AFTER: Final = re.compile(
     r",\d|\s*(?:%|€|\$|(?i:eur|euros?|usd|dollars?|gbp|chf|records?|rows?|requests?|items?|entries|users?|ms|sec|seconds?|"
-    r"minutes?|hours?|days?|kb|mb|gb|percent|ports?|of|times|digits|characters|chars|bytes|expiry|expires)\b)"
+    r"minutes?|hours?|days?|kb|mb|gb|percent|ports?|of|times|digits|characters|chars|bytes|expiry|expires)\b)",
+    re.ASCII,
 )
 _LABEL_DIGITS: Final = {"PHONE": 6, "GOV_ID": 5, "ACCOUNT": 5}  # the fewest digits a labelled value holds
 # "the DATEV password is Winter2026!": a secret said in prose (a known limit for other phrasings)
@@ -1049,6 +1127,57 @@ def _word_before(text: str, end: int) -> tuple[str, int]:
 
 _CAMEL: Final = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _ASCII_LETTER: Final = re.compile(r"[A-Za-z]")
+# Chinese, Japanese and Thai write a label against the words around it ("我的手机号是13812345678",
+# "電話番号は090-..."), Korean its particles ("주민등록번호는"), so the word before a number may end
+# in a label, then a number word, then particles. Labels of those scripts may end any word; others
+# only one of their own ("PESEL是...", not the "тел" of "хотел"). Read back from the word's end in a
+# few dictionary lookups (a regex of every label searched there cost 100 us a number).
+_UNSPACED: Final = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_PARTICLES: Final = frozenset("是为為はがも는은이가도")
+_PARTICLES_REACH: Final = 3
+_LABEL_SUFFIXES: Final = ("号码", "號碼", "番号", "번호", "号", "號")  # the number words of those scripts
+
+
+def _lengths_by_last() -> dict[str, tuple[int, ...]]:
+    """The lengths of the labels (one word, not a look-alike) ending in each character, longest first."""
+    lengths: dict[str, set[int]] = {}
+    for w in _LABELS:
+        if "-" not in w and w not in _AMBIGUOUS_TAILS:
+            for c in (w[-1], w[-1].upper()):
+                lengths.setdefault(c, set()).add(len(w))
+    return {c: tuple(sorted(n, reverse=True)) for c, n in lengths.items()}
+
+
+_LABEL_LENGTHS: Final = _lengths_by_last()
+_LABEL_LAST: Final = frozenset(_LABEL_LENGTHS)
+# a character a label can end with, with what may follow it: most numbers in such text follow none
+_LABEL_TAIL: Final = _LABEL_LAST | _PARTICLES | frozenset("".join(_LABEL_SUFFIXES))
+
+
+def _script_label(text: str, end: int) -> str | None:
+    """The kind of a label that ends the word ending at ``end``, a number word and particles after
+    it (``手机号是``, ``전화번호는``, ``PESEL是``), or None."""
+    i = end
+    while i > 0 and end - i < _PARTICLES_REACH and text[i - 1] in _PARTICLES:
+        i -= 1
+    ends = [i]  # the label may hold the number word: 주민등록번호
+    for suffix in _LABEL_SUFFIXES:
+        if text.endswith(suffix, 0, i):
+            ends.append(i - len(suffix))
+            break
+    for i in ends:
+        for n in _LABEL_LENGTHS.get(text[i - 1 : i], ()):
+            written = text[i - n : i] if n <= i else ""
+            if (kind := _label_word(written)) is not None and (_UNSPACED.match(written) or not text[i - n - 1 : i - n].isalpha()):
+                return kind
+    return None
+
+
+def _label_word(word: str) -> str | None:
+    """The kind a word names as a label, as written ("DNI" is one, "dni" in Polish prose none)."""
+    folded = word.lower()
+    kind = _LABELS.get(folded)
+    return None if kind is None or (folded in _CAPITALS_ONLY and not word.isupper()) else kind
 
 
 def _label_kind(word: str) -> str | None:
@@ -1056,6 +1185,8 @@ def _label_kind(word: str) -> str | None:
     "account_number", "accountNumber", "card-cvc", "social_security_number"."""
     if word.isalnum() and (word.islower() or word.isupper() or word.istitle()):  # one plain word: most are
         return _LABELS.get(word.lower())
+    if not word.isascii() and word.isalnum():  # "手机号", "전화번호"
+        return _LABELS.get(word.lower()) or _script_label(word, len(word))
     if not word.islower():
         word = _CAMEL.sub("-", word).lower()  # "SteuerID" reads "steuer-id", "cardCvc" "card-cvc"
     word = word.replace("_", "-")
@@ -1074,15 +1205,31 @@ def _label_of(text: str, start: int) -> str | None:
     """The kind the label before the number at ``start`` names, or None."""
     word, at = _word_before(text, start)
     folded = word.lower()
-    if folded in _NUMBER_WORDS:  # "account number", "passport no.", "Steuer-ID Nr."
+    if folded in _COPULAS:  # "my phone number is ...", "mi móvil es ..."
         word, at = _word_before(text, at)
         folded = word.lower()
-    if folded in ("security", "insurance", "code"):  # "social security", "national insurance", "sort code", "PIN code"
+    if folded in _NUMBER_WORDS:  # "account number", "passport no.", "Steuer-ID Nr.", "numéro", "номер"
+        before, before_at = _word_before(text, at)
+        if (kind := _LABELS.get(f"{before.lower()}-{folded}")) is not None:  # "My Number"
+            return kind
+        word, at, folded = before, before_at, before.lower()
+    if folded in _SECOND_WORDS:  # "social security", "national insurance", "sort code", "PIN code", "codice fiscale"
         before, _ = _word_before(text, at)
         return _LABELS.get(f"{before.lower()}-{folded}")
     kind = _LABELS.get(folded)
     if kind is not None:
-        return kind
+        return None if folded in _CAPITALS_ONLY and not word.isupper() else kind  # "DNI", not Polish "dni"
+    end = at + len(word)
+    last = text[end - 1 : end]  # the word's last letter, or the vowel sign that ended the word read ("โทรศัพท์")
+    if not last.isascii():
+        # A word of a script without spaces may end in a label, particles after it ("我的手机号是",
+        # "전화번호는"); a word read only to a vowel sign ("फोन", "आधार") is read back whole
+        if last not in _LABEL_TAIL:
+            return None
+        before = text[at - 1 : at]
+        if _UNSPACED.match(last) or (not before.isascii() and not before.isalnum() and unicodedata.category(before)[0] == "M"):
+            return _script_label(text, end)
+        return None
     if "-" in word or "_" in word:  # "card-cvc", "account_number"
         return _label_kind(word) if _ASCII_LETTER.search(word) is not None else None
     if word.islower() or word.isupper() or word.istitle() or _ASCII_LETTER.search(word) is None:
@@ -1114,7 +1261,7 @@ def _detect_labeled(p: _Pass) -> None:
         if before in "+(" and before:
             start -= 1
         else:  # an id's capitals before its digits: "QQ123456C", "C01X00T47"
-            while start > number.start() - 2 and start and text[start - 1].isupper() and text[start - 1].isalpha():
+            while start > number.start() - 2 and start and "A" <= text[start - 1] <= "Z":
                 start -= 1
         before = text[start - 1 : start]
         keyed = p.label is not None and not text[:start].strip()
@@ -1122,8 +1269,8 @@ def _detect_labeled(p: _Pass) -> None:
         as_key = False
         if keyed:  # the value of a dict key that is a label: {"pin": "4821"}
             kind: str | None = p.label
-        elif before not in _AFTER_LABEL:  # a number inside a word or a number ("v2", "3.11"), or at the start
-            continue
+        elif before not in _AFTER_LABEL and (before.isascii() or before not in _LABEL_TAIL):
+            continue  # a number inside a word or a number ("v2", "3.11"), or at the start; "2026年7月": no label ends in 年
         else:
             kind = _label_of(text, start)
             if kind is not None:  # a label written as a JSON key is read as a dict's key is ('"mobile": 1520000')
@@ -1148,7 +1295,7 @@ def _detect_labeled(p: _Pass) -> None:
     if "ass" in text or "ASS" in text or "in " in text or "IN " in text:  # "password ...", "PIN ..."
         for m in _SAID_SECRET.finditer(text):  # (searched over its first letter in C)
             if m.group("v").lower() not in _PROSE_VALUES and not _UNIT_AFTER.match(text, m.end("v")):  # "4 digits long"
-                p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
+                _claim_bare(p, *m.span("v"))
 
 
 # --- EMAIL -----------------------------------------------------------------------------------------
@@ -1156,7 +1303,31 @@ def _detect_labeled(p: _Pass) -> None:
 _ENCODED_LOCAL_PUNCT: Final = frozenset("_.+-%")  # "%2B" is an encoded "+"; "/", "?", "=" end the address
 _LOCAL_REACH: Final = 64  # RFC 5321's longest local part; bounded, so "%40%40..." stays linear
 _LOCAL_PUNCT: Final = frozenset("_.!#$%&'*+/=?^`{|}~-")
-_DOMAIN: Final = re.compile(r"(?:[\w-]+\.)+[\w-]*[^\W\d_][\w-]*")  # Unicode labels too: jörg@bücher.de
+# Unicode labels too (jörg@bücher.de, иван@пример.рф), but the letters of one label are Latin or of
+# other scripts, never both: Chinese and Japanese write an address against the sentence
+# ("担当者はtanaka@example.co.jpまで連絡"), and the sentence is no part of it. Each label is atomic,
+# its first letter choosing the script, so a long run of labels cannot backtrack.
+_LATIN_LETTERS: Final = "A-Za-z\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02af\u1e00-\u1eff"
+_OTHER_LETTER: Final = rf"[^\W\d_{_LATIN_LETTERS}]"
+_LETTERS: Final = rf"(?:[{_LATIN_LETTERS}][0-9_{_LATIN_LETTERS}-]*|{_OTHER_LETTER}(?:{_OTHER_LETTER}|[0-9_-])*)"
+_DOMAIN: Final = re.compile(rf"(?:(?>(?=[\w-])[0-9_-]*{_LETTERS}?)\.)+(?>[0-9_-]*{_LETTERS})")  # a letter in the last label
+
+
+def _local_start(text: str, at: int, punct: frozenset[str]) -> int:
+    """Where the local part before the ``@`` at ``at`` starts: over letters, digits and ``punct``,
+    up to a change of script (``请联系ana@...``: ``ana``)."""
+    start = at
+    script = ""
+    while start and at - start < _LOCAL_REACH:
+        c = text[start - 1]
+        if not (c.isalnum() or c in punct):
+            break
+        if (k := _script(c)) and k != script:
+            if script:
+                break
+            script = k
+        start -= 1
+    return start
 
 
 def _detect_emails(p: _Pass) -> None:
@@ -1166,10 +1337,8 @@ def _detect_emails(p: _Pass) -> None:
     for sign in ("@", "%40"):
         at = text.find(sign)
         while at != -1:
-            start = at
             punct = _LOCAL_PUNCT if sign == "@" else _ENCODED_LOCAL_PUNCT  # in a URL, "/", "?", "=" end the address
-            while start and at - start < _LOCAL_REACH and (text[start - 1].isalnum() or text[start - 1] in punct):
-                start -= 1
+            start = _local_start(text, at, punct)
             while start < at and text[start] in "'`.":  # a quote opening the address ("say 'ana@...'"), not its start
                 start += 1
             m = _DOMAIN.match(text, at + len(sign))
@@ -1284,10 +1453,11 @@ _SSN: Final = re.compile(
     r"(?<![0-9])(?<![0-9]-)(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![0-9]|-[0-9])"
     r"|(?<![0-9])(?<![0-9] )(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9])"  # spaced: 219 09 9999
 )
-# Government ids of other countries: the UK's National Insurance number (two letters, six digits, a
-# letter A-D), India's PAN (five letters, four digits, a letter; the fourth says who holds it),
-# Canada's SIN (nine digits in dashed groups of three, Luhn-checked). Spaced digit groups ("130 692
-# 544 euros") are any number: an Aadhaar or a SIN written so is found by its label (``_LABELED``).
+# Government ids of other countries: those whose shape and check digits ``national`` knows, the UK's
+# National Insurance number (two letters, six digits, a letter A-D), India's PAN (five letters, four
+# digits, a letter; the fourth says who holds it), Canada's SIN (nine digits in dashed groups of
+# three, Luhn-checked). Spaced digit groups ("130 692 544 euros") are any number: an Aadhaar or a SIN
+# written so is found by its label (``_LABELED``).
 _UK_NI: Final = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2} ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[A-D](?![A-Za-z0-9])")
 _PAN: Final = re.compile(r"(?<![A-Za-z0-9])[A-Z]{3}[ABCFGHJLPT][A-Z][0-9]{4}[A-Z](?![A-Za-z0-9])")
 _SIN: Final = re.compile(r"(?<![0-9])(?<![0-9]-)[1-79][0-9]{2}-[0-9]{3}-[0-9]{3}(?![0-9]|-[0-9])")  # spaced, it is any number
@@ -1301,42 +1471,69 @@ def _checked_digits(ok: Callable[[str], bool]) -> Callable[[str], str | None]:
     return key
 
 
-_GOV_IDS: Final = (  # (pattern, check, the shortest cluster holding one)
-    (_SIN, _outside_uuids(_entire(_checked_digits(_luhn_ok))), 11),
-    (_UK_NI, _WHOLE, 9),
-    (_PAN, _WHOLE, 10),
+def _checked_id(valid: Callable[[str], bool]) -> _Check:
+    def check(m: re.Match[str]) -> Span | None:
+        value = compact(m.group())
+        return (m.start(), m.end(), value) if valid(value) else None
+
+    return _outside_uuids(check)
+
+
+_GOV_IDS: Final = (  # (pattern, check, whether a cluster may hold one)
+    *((i.pattern, _checked_id(i.valid), i.fits) for i in CHECKED_IDS),
+    (_SIN, _outside_uuids(_entire(_checked_digits(_luhn_ok))), lambda c: len(c) >= 11),
+    (_UK_NI, _WHOLE, lambda c: True),
+    (_PAN, _WHOLE, lambda c: len(c) >= 10),
 )
 
 
 def _detect_gov_ids(p: _Pass) -> None:
     """The national ids, in one walk over the clusters (four detectors cost a quarter of the
-    sanitizer's time on ordinary text)."""
+    sanitizer's time on ordinary text). Before the cards: a Chinese id or a compact NIR may pass
+    Luhn's check too, and is the id its own checks say it is."""
     size = len(p.text)
     for start, end, cluster in p.clusters:
         if len(cluster) >= 9:
-            for pattern, check, shortest in _GOV_IDS:
-                if len(cluster) >= shortest:
+            for pattern, check, fits in _GOV_IDS:
+                if fits(cluster):
                     _search(p, "GOV_ID", pattern, check, start, min(size, end + 2))
 
 
 _CLUSTERED.add(_detect_gov_ids)
 
 
-_IPV4: Final = re.compile(r"(?<![\w.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?!\w|\.[0-9])")
-_IPV6: Final = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f]{1,4})?(?![\w:]|\.[0-9])")
+# re.ASCII in these as in the secrets' patterns: a letter of another script is no part of a word (the docstring)
+_IPV4: Final = re.compile(r"(?<![\w.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?!\w|\.[0-9])", re.ASCII)
+_IPV6: Final = re.compile(
+    r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f]{1,4})?(?![\w:]|\.[0-9])", re.ASCII
+)
 _HEX: Final = frozenset("0123456789abcdefABCDEF")
 _has_digit: Final = re.compile(r"[0-9]").search
 
 # Atomic groups and possessive repeats: a long digit string cannot make these backtrack.
-_PHONE_INTL: Final = re.compile(r"(?<![\w+])\+[0-9]{1,3}(?>[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,4})){1,7}+(?![0-9])")
+_PHONE_INTL: Final = re.compile(r"(?<![\w+])\+[0-9]{1,3}(?>[ .-]?(?:\([0-9]{1,4}\)|[0-9]{1,4})){1,7}+(?![0-9])", re.ASCII)
 _PHONE_NANP: Final = re.compile(
-    r"(?<![\w+.])(?<![0-9][.-])(?:1[ .-]?)?(?:\([2-9][0-9]{2}\)[ ]?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}(?!\w|[.-][0-9])"
+    r"(?<![\w+.])(?<![0-9][.-])(?:1[ .-]?)?(?:\([2-9][0-9]{2}\)[ ]?|[2-9][0-9]{2}[ .-])[2-9][0-9]{2}[ .-][0-9]{4}(?!\w|[.-][0-9])",
+    re.ASCII,
 )
 # One separator throughout, so a date followed by a number ("01-02-2026 07") is not a phone.
 # "/" as Germans write it (030/12345678, 0049/30/12345678), "." as the French do (01.23.45.67.89)
 _PHONE_TRUNK: Final = re.compile(
     r"(?<![\w+./])(?<![0-9][./-])0[0-9]{1,5}(?P<sep>[ ./-])[0-9]{2,8}(?>(?P=sep)[0-9]{2,8}){0,3}+"
-    r"(?!\w|[./-][0-9]|\.(?:log|txt|csv|json|jsonl|gz|zip|tar|py|md|pdf|png|jpe?g|bin|dat)\b)"  # not a file's name
+    r"(?!\w|[./-][0-9]|\.(?:log|txt|csv|json|jsonl|gz|zip|tar|py|md|pdf|png|jpe?g|bin|dat)\b)",  # not a file's name
+    re.ASCII,
+)
+
+# National forms that tell a phone by an area code in parentheses or a mobile's prefix, as Brazil,
+# Russia and China write them; not after a number and a space, as a journal's "45 (12) 2345-2356" is
+_PHONE_NATIONAL: Final = re.compile(
+    r"(?<![\w+.(/-])(?<![0-9][ .-])(?:"
+    r"\([1-9][1-9]\) ?(?:9[0-9]{4}|(?!(?:19|20)[0-9]{2}-(?:19|20))[2-5][0-9]{3})[ -][0-9]{4}"  # Brazil: (11) 91234-5678, (11) 3456-7890
+    r"|\(0[0-9]{2,3}\) ?[0-9]{3,4}[ -]?[0-9]{4}"  # a trunk 0 in parentheses: (010) 1234-5678
+    r"|(?:[78][ -]?)?\([0-9]{3}\) ?[0-9]{3}-[0-9]{2}-[0-9]{2}|[78][ -][0-9]{3}[ -][0-9]{3}-[0-9]{2}-[0-9]{2}"  # Russia
+    r"|1[3-9][0-9]-[0-9]{4}-[0-9]{4}"  # a Chinese mobile: 138-1234-5678
+    r")(?!\w|[.-][0-9])",
+    re.ASCII,
 )
 
 
@@ -1354,7 +1551,7 @@ def _ipv4_key(value: str) -> str | None:
 
 
 # An AWS EC2 host name spells its private address: ip-10-20-30-40.ec2.internal
-_AWS_HOST: Final = re.compile(r"(?<![\w-])ip-(?P<v>[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3})(?![\w-])")
+_AWS_HOST: Final = re.compile(r"(?<![\w-])ip-(?P<v>[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3})(?![\w-])", re.ASCII)
 
 
 def _aws_host(m: re.Match[str]) -> Span | None:
@@ -1437,15 +1634,16 @@ _DETECTORS: Final[tuple[Detector, ...]] = (
     _detect_beside,
     _detect_emails,
     _detect_ibans,
+    _detect_gov_ids,
     _clustered("CARD", _CARD, _card, lambda c: len(c) >= 13),
     _clustered("SSN", _SSN, _entire(_digits), lambda c: len(c) >= 11 and ("-" in c or " " in c)),
-    _detect_gov_ids,
     _detect_ipv6,
     _clustered("IP", _IPV4, _entire(_ipv4_key), lambda c: c.count(".") >= 3),
     _whole("IP", _AWS_HOST, _aws_host, lambda t: "ip-" in t),
     _clustered("PHONE", _PHONE_INTL, _entire(_digit_count(8, 15)), lambda c: "+" in c),
     _clustered("PHONE", _PHONE_NANP, _entire(_digit_count(10, 11)), lambda c: len(c) >= 12),
     _clustered("PHONE", _PHONE_TRUNK, _entire(_trunk_key), _trunk_fits),
+    _clustered("PHONE", _PHONE_NATIONAL, _entire(_digit_count(10, 12)), lambda c: len(c) >= 12 and ("(" in c or c.count("-") >= 2)),
     _detect_labeled,  # last: a value of a shape detected above keeps its own kind (an SSN labelled "SSN")
 )
 

@@ -41,7 +41,7 @@ from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.memory.timephrase import TimeWindow, find_time_phrase
-from memdb.query.results import History, RecallResult
+from memdb.query.results import History, Hit, Interpretation, RecallResult
 from memdb.surfaces.handle import Memory
 from memdb.surfaces.tracing import span
 
@@ -512,11 +512,7 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         memories = ranked[offset : offset + limit]
         interp = replace(results[0].interpretation, kind=" or ".join(kinds))
         total = sum(r.total for r in results)
-        if memories:
-            note = f"{total} match{'es' if total != 1 else ''} for {interp}; showing {len(memories)}."
-        else:
-            note = f"Nothing found for {interp}." if not total else f"{total} match{'es' if total != 1 else ''} for {interp}; none left."
-        result = RecallResult(bool(memories), memories, interp, total, note)
+        result = RecallResult(bool(memories), memories, interp, total, _kinds_note(mem, kinds, common, interp, total, memories))
         out = _recall_output(result, str(interp), relabel)
     if offset + len(result.memories) < result.total and result.memories:
         cursor = _cursor(args, offset + len(result.memories))
@@ -525,6 +521,64 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
             {**out.data, "cursor": cursor},
         )
     return out
+
+
+def _them(n: int) -> str:
+    return "it" if n == 1 else "them"
+
+
+def _kinds_note(mem: Memory, kinds: list[str], common: Mapping[str, Any], interp: Interpretation, total: int, memories: list[Hit]) -> str:
+    """The note of an answer over several kinds. Each kind's own note counts that kind alone (and
+    calls the others "other kinds"), so what one kind's note says is counted again over every
+    kind, by the same queries with limit 0 (they return and touch nothing): archived matches,
+    and for an empty answer the matches outside the window (archived ones too), the earlier
+    versions and the matches of kinds not asked for. Latest days are not said (test_several_kinds_keep_what_one_kind_s_note_says)."""
+
+    def count(of: list[str] | list[None] = kinds, **changed: Any) -> int:
+        return sum(mem.recall(kind=k, limit=0, **{**common, **changed}).total for k in of)
+
+    def matches(n: int, what: str = "match") -> str:
+        return f"{n} {what}{'es' if n != 1 else ''}"
+
+    archived = 0 if common["include_archived"] else count(include_archived=True) - total
+    if total:
+        note = f"{matches(total)} for {interp}; " + (f"showing {len(memories)}." if memories else "none left.")
+        if archived:
+            note += f" Also {matches(archived, 'archived match')}; include_archived: true to see {_them(archived)}."
+        corrected = 0 if common["include_superseded"] else sum(1 for m in memories if m.episode.supersedes)
+        if corrected:
+            which = (
+                "1 shown memory corrects an earlier version" if corrected == 1 else f"{corrected} shown memories correct earlier versions"
+            )
+            note += f" {which}; include_superseded: true to see {_them(corrected)}."
+        return note
+    note = f"Nothing found for {interp}."
+    since, until = common["since"], common["until"]
+    before = count(since=None, until=since) if since is not None else 0
+    after = count(since=until, until=None) if until is not None else 0
+    if before or after:
+        note += " Outside the window: " + " and ".join(f"{n} {when}" for n, when in ((before, "earlier"), (after, "later")) if n) + "."
+    if archived:
+        one = "it" if archived == 1 else "one"
+        note += (
+            f" {matches(archived, 'archived match')}; include_archived: true to see {_them(archived)} (restore_episode brings {one} back)."
+        )
+    if (since is not None or until is not None) and not common["include_archived"]:
+        elsewhen = count(since=None, until=None, include_archived=True) - before - after - archived
+        if elsewhen:
+            note += (
+                f" {matches(elsewhen, 'archived match')} at other times; leave the window out and include_archived: true "
+                f"to see {_them(elsewhen)}."
+            )
+    old = 0 if common["include_superseded"] else count(include_superseded=True)
+    if old:
+        what = "1 earlier version of a corrected memory matches" if old == 1 else f"{old} earlier versions of corrected memories match"
+        note += f" {what}; include_superseded: true to see {_them(old)}."
+    others = count([None]) if any(common[f] for f in ("tags", "any_tags", "text", "outcome")) else 0
+    if others:
+        what = "1 memory of another kind matches" if others == 1 else f"{others} memories of other kinds match"
+        note += f" {what} the rest; leave kinds out to see {_them(others)}."
+    return note
 
 
 def _ask(mem: Memory, args: dict[str, Any]) -> ToolOutput:

@@ -872,6 +872,41 @@ def test_recall_pages_with_a_cursor(tmp_path: Path) -> None:
     run_session(path, body)
 
 
+def test_several_kinds_keep_what_one_kind_s_note_says(tmp_path: Path) -> None:
+    """With kinds ["debug"] an empty answer said "1 archived match ... include_archived: true to
+    see it"; with ["debug", "sprint"] only "Nothing found", and "Also 1 archived match" beside
+    results was dropped too: several kinds were merged under a note of their own that counted
+    nothing else. What one kind's note says is counted over every kind now."""
+    path = tmp_path / "kinds"
+    clock = Clock(NOW - dt.timedelta(days=60))
+    with memdb.open(path, clock=clock) as db:
+        ana = db.owner("ana")
+        ana.record("debug", "Deploy of the billing api failed: migration lock", outcome="failure", tags=["deploy"], lesson="migrate first")
+        clock.now = NOW
+        assert db.maintain().archived == 1
+        ana.record("debug", "Migration of the users table ran clean", outcome="success", tags=["db"], ts=NOW - dt.timedelta(days=2))
+        ana.record("sprint", "Sprint shipped the deploy dashboard", outcome="success", tags=["deploy"], ts=NOW - dt.timedelta(days=5))
+        ana.record("review", "Review of the deploy runbook failed", outcome="failure", tags=["deploy"], ts=NOW - dt.timedelta(days=20))
+
+    async def body(s: ClientSession) -> None:
+        failures = {"tags": ["deploy"], "outcome": "failure"}
+        _, one = await ok(s, "recall_episodes", {**failures, "kinds": ["debug"]})
+        _, two = await ok(s, "recall_episodes", {**failures, "kinds": ["debug", "sprint"]})
+        assert "1 archived match" in one["note"] and not two["found"]
+        assert two["note"] == (
+            "Nothing found for tags deploy; kind debug or sprint; outcome failure. 1 archived match; include_archived: true to see it "
+            "(restore_episode brings it back). 1 memory of another kind matches the rest; leave kinds out to see it."
+        )
+        _, found = await ok(s, "recall_episodes", {"text": "migration", "kinds": ["debug", "sprint"]})
+        assert found["total"] == 1 and found["note"].endswith("showing 1. Also 1 archived match; include_archived: true to see it.")
+        _, window = await ok(s, "recall_episodes", {"tags": ["deploy"], "kinds": ["debug", "sprint"], "window": "yesterday"})
+        assert "Outside the window: 1 earlier." in window["note"] and "1 archived match" in window["note"]
+        _, cold = await ok(s, "recall_episodes", {**failures, "kinds": ["debug", "sprint"], "include_archived": True})
+        assert cold["total"] == 1 and "archived match" not in cold["note"]
+
+    run_session(path, body)
+
+
 def test_a_timeline_shows_archived_events_and_notes_name_the_tools_arguments(tmp_path: Path) -> None:
     """A session whose events were archived answered "No events session fix-0310", and an archived
     tool call read "None -> no result yet"; the notes said ``include_archived=True`` and

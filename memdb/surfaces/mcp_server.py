@@ -1154,7 +1154,11 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             "the lessons learned. Use it before retrying something (e.g. kind 'debug' with tags ['twilio']).",
             (
                 Param("kind", "string", "Only this kind of episode.", enum=kinds),
-                _TAGS, _TEXT, _WINDOW, _SINCE, _UNTIL,
+                _TAGS,
+                # not _TEXT: history counts attempts, and one holding only some of a task's words is other work
+                Param("text", "string", "Words every attempt must hold, all of them (an attempt at 'twilio webhook retry' "
+                      "holds all three); attempts are counted and listed newest first, not ranked by text.", max_length=1000),
+                _WINDOW, _SINCE, _UNTIL,
                 Param("limit", "integer", "Most attempts to list (counts cover all).", minimum=1, maximum=50, default=10),
             ),
             _HISTORY_OUTPUT, _history, windowed=True, counts_access=True,

@@ -261,6 +261,27 @@ def test_history_and_timeline(team: tuple[Path, dict[str, str]]) -> None:
     run_session(path, body)
 
 
+def test_history_s_text_is_described_as_it_is_read(tmp_path: Path) -> None:
+    """history's text shared recall's description, "at least one must occur; ranked by BM25",
+    but history counts the attempts holding every word, newest first."""
+    path = tmp_path / "words"
+    with memdb.open(path, clock=Clock(NOW)) as db:
+        ana = db.owner("ana")
+        ana.record("debug", "Deploy of the billing api failed", outcome="failure", tags=["deploy"], ts=NOW - dt.timedelta(hours=2))
+        ana.record("debug", "Rollback of the search index worked", outcome="success", ts=NOW - dt.timedelta(hours=1))
+
+    async def body(s: ClientSession) -> None:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        said = tools["history"].input_schema["properties"]["text"]["description"]
+        assert "every attempt must hold, all of them" in said and "at least one" not in said and "BM25" not in said
+        _, both = await ok(s, "history", {"text": "deploy rollback"})
+        _, one = await ok(s, "history", {"text": "rollback"})
+        _, any_word = await ok(s, "recall_episodes", {"text": "deploy rollback"})
+        assert both["total"] == 0 and one["total"] == 1 and any_word["total"] == 2
+
+    run_session(path, body)
+
+
 def test_empty_results_say_so_plainly(team: tuple[Path, dict[str, str]]) -> None:
     async def body(s: ClientSession) -> None:
         out, data = await ok(s, "ask", {"question": "What happened with the mobile app yesterday?"})

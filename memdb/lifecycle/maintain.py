@@ -285,13 +285,23 @@ class Lifecycle:
         return out
 
     def archived_episodes(
-        self, owner: str, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False
+        self,
+        owner: str,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        reverse: bool = False,
+        session: str | None = None,
     ) -> Iterator[Episode]:
-        """An owner's archived episodes in time order, each full record read back from cold
-        storage without restoring it (for export; not an access)."""
+        """An owner's archived episodes in time order (of one ``session`` when given), each full
+        record read back from cold storage without restoring it (for export, a timeline; not an access)."""
         lo = ts_micros(utc(since, "since")) if since else None
         hi = ts_micros(utc(until, "until")) if until else None
-        for eid in self.episodes.archived_ids(owner, lo, hi, reverse):
+        ids = (
+            self.episodes.archived_ids(owner, lo, hi, reverse)
+            if session is None
+            else self.episodes.archived_ids_in_session(owner, session, lo, hi, reverse)
+        )
+        for eid in ids:
             cold, state = self.episodes.cold_blob(owner, eid), self.episodes.header(owner, eid)
             if cold is not None and state is not None:
                 yield to_episode(owner, eid, self.cold.unpack(owner, cold), state)

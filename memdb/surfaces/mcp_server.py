@@ -76,7 +76,6 @@ DEFAULT_PORT = 8765
 MIN_TOKEN_CHARS = 16
 DECISIONS_CHARS = 20_000  # record_episode's decisions, measured as compact JSON (docs/mcp.md)
 _LIST_CONTENT_CHARS = 600  # content shown per episode in lists (cut with a visible marker)
-_SESSION_SCAN = 1000  # most events a session timeline reads
 _RECORD_OPTIONAL = ("tags", "lesson", "what_we_tried", "what_happened", "why", "content", "decisions", "session",
                     "artifact", "participants")  # fmt: skip
 _MARKER = re.compile(re.escape(truncation_marker(0)).replace("0", r"(\d+)"))  # what ends a text cut at capture
@@ -775,43 +774,35 @@ def _timeline(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     kinds = set(args["kinds"] or ())
     if session is None and since is None and until is None:
         raise ArgumentError("session", "session: give a session, or a time window (window, or since/until)")
-    events: list[Episode]
-    if session is not None:
-        # The session index finds the events directly; recall ranks them, so re-sort by time.
-        # archived events too (their one-liners): a session's history never hides what was archived
-        found = mem.recall(session=session, since=since, until=until, limit=_SESSION_SCAN, include_archived=True)
-        events = sorted((m.episode for m in found.memories if not kinds or m.episode.kind in kinds), key=lambda e: (e.ts, e.id))
-        total, cut = len(events), found.total > len(found.memories)
-        scope = f"session {session}{_span(since, until)}"
-    else:
-        # A window alone is a bulk scan of the time index (in order, not counted as access).
-        events = []
-        for ep in mem.episodes(since, until, include_archived=True):
-            if not kinds or ep.kind in kinds:
-                events.append(ep)
-                if len(events) > limit:
-                    break
-        total, cut = len(events), False
-        scope = _span(since, until).strip()
-    shown = events[:limit]
-    truncated = cut or len(events) > limit
+    # Read in time order from the session's index (or the time index for a window alone), the
+    # archived events too (a session's history never hides what was archived), until one past
+    # the limit: ranking and then sorting the top 1,000 started a 1,100-event session at turn
+    # 100 (test_a_long_session_s_timeline_starts_at_its_first_event). Not an access.
+    events: list[Episode] = []
+    for ep in mem.episodes(since, until, include_archived=True, session=session):
+        if not kinds or ep.kind in kinds:
+            events.append(ep)
+            if len(events) > limit:
+                break
+    shown, truncated = events[:limit], len(events) > limit
+    scope = f"session {session}{_span(since, until)}" if session is not None else _span(since, until).strip()
     if kinds:
         scope += f"; kinds {', '.join(sorted(kinds))}"
+    data: dict[str, Any] = {"scope": scope, "shown": len(shown), "truncated": truncated}
+    if not truncated:
+        data["total"] = len(shown)
     if not shown:
         text = f"No events {scope}."
     else:
         head = f"Timeline {scope}: {len(shown)} event{'s' if len(shown) != 1 else ''} in time order"
-        head += " (more exist: narrow the window or raise limit)." if truncated else "."
+        if truncated:  # since is inclusive: reading on from the next event's time repeats at most events of that time, skips none
+            data["next_since"] = events[limit].ts.isoformat()
+            on = f"since {data['next_since']}" + (f" and until {until.isoformat()}" if until is not None else "")
+            head += f" (more exist: to read on, pass {on}" + (f" with session {session}" if session is not None else "") + ")."
+        else:
+            head += "."
         text = "\n".join([head, *(_event_line(e) for e in shown)])
-    data = {
-        "scope": scope,
-        "shown": len(shown),
-        "total": total if not truncated else None,
-        "truncated": truncated,
-        "events": [_episode_data(e, _LIST_CONTENT_CHARS) for e in shown],
-    }
-    if data["total"] is None:
-        del data["total"]
+    data["events"] = [_episode_data(e, _LIST_CONTENT_CHARS) for e in shown]
     return ToolOutput(text, data)
 
 
@@ -958,7 +949,11 @@ _TIMELINE_OUTPUT: dict[str, Any] = {
         "scope": {"type": "string"},
         "shown": {"type": "integer"},
         "total": {"type": "integer", "description": "events in scope (absent when truncated)"},
-        "truncated": {"type": "boolean"},
+        "truncated": {"type": "boolean", "description": "more events follow the ones shown"},
+        "next_since": {
+            "type": "string",
+            "description": "when truncated: the time of the first event not shown; pass it as since (same session, until) to read on",
+        },
         "events": {"type": "array", "items": _EPISODE_SCHEMA},
     },
     "required": ["scope", "shown", "truncated", "events"],
@@ -1307,15 +1302,16 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
         ),
         ToolSpec(
             "timeline", "Timeline",
-            "The events of one session, or of a time window, in time order: kinds, outcomes, exchanges and tool calls "
-            "with their inputs and results. Give a session, a window, or both.",
+            "The events of one session, or of a time window, in time order, the earliest first: kinds, outcomes, "
+            "exchanges and tool calls with their inputs and results, archived ones too. Give a session, a window, or both; "
+            "where more events follow, next_since reads on. Reads only: no access is counted.",
             (
                 Param("session", "string", "Session id.", max_length=128),
                 _WINDOW, _SINCE, _UNTIL,
                 Param("kinds", "array", "Only these kinds.", enum=kinds, max_length=len(kinds)),
                 Param("limit", "integer", "Most events to show (the earliest first).", minimum=1, maximum=200, default=50),
             ),
-            _TIMELINE_OUTPUT, _timeline, windowed=True, counts_access=True,
+            _TIMELINE_OUTPUT, _timeline, windowed=True,
         ),
     ]  # fmt: skip
 

@@ -50,7 +50,8 @@ WRITES = {
     "forget_episodes",
     "record_exchange", "record_tool_call", "record_tool_result",
 }  # fmt: skip
-COUNTS_ACCESS = {"recall_episodes", "ask", "history", "get_episode", "timeline", "knowledge", "prepare"}  # change later rankings
+COUNTS_ACCESS = {"recall_episodes", "ask", "history", "get_episode", "knowledge", "prepare"}  # change later rankings
+READS_ONLY = {"timeline"}  # reads in time order: no access counted, nothing changes
 ANA_TOKEN = "ana-token-7f3a9c1e5b2d4680"
 BOB_TOKEN = "bob-token-0d9e8c7b6a5f4321"
 
@@ -173,9 +174,9 @@ def test_lists_the_tools_with_schemas_and_descriptions(team: tuple[Path, dict[st
         for name, prop in schema["properties"].items():
             assert prop.get("description"), f"{t.name}.{name} has no description"
         assert t.output_schema and t.output_schema["type"] == "object"
-        assert t.annotations is not None and t.annotations.read_only_hint is False  # every tool writes or counts accesses
+        assert t.annotations is not None and t.annotations.read_only_hint is (t.name in READS_ONLY)  # the others write or count accesses
         assert t.annotations.destructive_hint is (t.name == "forget_episodes")
-        assert t.annotations.idempotent_hint is (t.name in ("end_session", "record_fact"))
+        assert t.annotations.idempotent_hint is (t.name in ("end_session", "record_fact", *READS_ONLY))
     record = tools["record_episode"].input_schema
     assert set(record["required"]) == {"kind", "summary", "outcome"}
     assert record["properties"]["outcome"]["enum"] == ["success", "partial", "failure"]
@@ -842,7 +843,8 @@ def test_annotations_tell_the_truth_about_side_effects(tmp_path: Path) -> None:
     assert set(specs) == TOOLS
     assert {n for n, s in specs.items() if not s.read_only} == WRITES
     assert {n for n, s in specs.items() if s.counts_access} == COUNTS_ACCESS
-    assert WRITES | COUNTS_ACCESS == TOOLS and not any(s.annotations()["read_only"] for s in specs.values())
+    assert WRITES | COUNTS_ACCESS | READS_ONLY == TOOLS
+    assert {n for n, s in specs.items() if s.annotations()["read_only"]} == READS_ONLY
     path, ids = tmp_path / "team", build_team(tmp_path / "team")
 
     async def body(s: ClientSession) -> None:
@@ -926,6 +928,37 @@ def test_several_kinds_keep_what_one_kind_s_note_says(tmp_path: Path) -> None:
         assert cold["total"] == 1 and "archived match" not in cold["note"]
 
     run_session(path, body)
+
+
+def test_a_long_session_s_timeline_starts_at_its_first_event(tmp_path: Path) -> None:
+    """A probe's find: the timeline of a 1,100-event session, "the earliest first", began at turn
+    100: it ranked the session's best 1,000 and sorted those by time. It reads the session's
+    index in time order now, says where to read on, and counts no access."""
+    path = tmp_path / "long"
+    clock = Clock(NOW - dt.timedelta(days=2))
+    with memdb.open(path, clock=clock, sync=False) as db:
+        ana = db.owner("ana")
+        with db.transaction():
+            for i in range(1050):
+                ana.record_exchange("main", f"turn number {i}", "ok")
+                clock.advance(seconds=30)
+        first = next(ana.episodes(session="main"))
+
+    async def body(s: ClientSession) -> None:
+        out, data = await ok(s, "timeline", {"session": "main", "limit": 3})
+        assert [e["summary"] for e in data["events"]] == ["turn number 0", "turn number 1", "turn number 2"]
+        assert data["truncated"] and "total" not in data and data["next_since"] in out
+        seen: list[str] = []
+        page: dict[str, Any] = {"next_since": None}
+        while "next_since" in page:
+            since = {"since": page["next_since"]} if page["next_since"] else {}
+            _, page = await ok(s, "timeline", {"session": "main", "limit": 200, **since})
+            seen += [e["summary"] for e in page["events"]]
+        assert seen == [f"turn number {i}" for i in range(1050)] and page["total"] == 50  # each once, in order
+
+    run_session(path, body)
+    with memdb.open(path) as db:
+        assert db.owner("ana").peek(first.id).access_count == first.access_count  # a timeline is no access
 
 
 def test_a_timeline_shows_archived_events_and_notes_name_the_tools_arguments(tmp_path: Path) -> None:

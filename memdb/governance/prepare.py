@@ -28,7 +28,9 @@ __all__ = ["Preparation", "prepare"]
 class Preparation:
     """The context for a new task: patterns, readable knowledge, similar past records, earlier
     failures holding a lesson the records do not, and the block; ``missing_names`` are the
-    names of the task no memory holds (no record about other things stands in for them)."""
+    names of the task no memory holds (no record about other things stands in for them);
+    ``in_block`` the ids of the patterns, knowledge entries, records and lessons whose lines
+    are in the block (one cut visibly too), as a caller showing them beside it keeps to them."""
 
     task: str
     patterns: list[Pattern]
@@ -38,6 +40,7 @@ class Preparation:
     left_out: int
     lessons: list[Hit] = field(default_factory=list)
     missing_names: tuple[str, ...] = ()
+    in_block: frozenset[str] = frozenset()
 
     def as_context(self) -> str:
         return self.text
@@ -91,6 +94,19 @@ def _without(task: str, names: Iterable[str]) -> str:
         phrase = r"\s+".join(map(re.escape, name.split()))
         task = re.sub(rf"(?<![\w-]){phrase}(?![\w-])", " ", task, flags=re.IGNORECASE)
     return " ".join(task.split())
+
+
+def _alike(hits: list[Hit]) -> list[tuple[list[Hit], str, int]]:
+    """``alike_lines`` of ``hits`` with the hits each line stands for: a hit joins the first
+    earlier one whose line it shares but for the date, as there."""
+    groups: list[list[Hit]] = []
+    for hit in hits:
+        same = next((g for g in groups if len(alike_lines([g[0], hit])) == 1), None)
+        if same is None:
+            groups.append([hit])
+        else:
+            same.append(hit)
+    return [(g, line, n) for g, (line, n) in zip(groups, alike_lines(hits), strict=True)]
 
 
 def prepare(
@@ -222,22 +238,30 @@ def prepare(
         instead = f"what follows matches {by}, not it" if by else "nothing else is offered in its place"
         block.add(bound_text(f"No past record mentions {quoted(missing)}: {instead}.", 300), reserve=False)
     shown_entries: list[Entry] = []
-    for title, items in (
+    in_block: set[str] = set()
+    items_of: tuple[tuple[str, list[tuple[Pattern | Entry | list[Hit], str, int]]], ...] = (
         ("Patterns:", [(p, p.line(), 1) for p in chosen_patterns]),
         ("Knowledge:", [(e, e.line(), 1) for e in entries]),
-        ("Past records (with outcomes):", [(None, line, n) for line, n in alike_lines(records)]),  # a recurring one once
-        ("Lessons of earlier failures:", [(None, line, n) for line, n in alike_lines(lessons)]),
-    ):
+        ("Past records (with outcomes):", list(_alike(records))),  # a recurring one once
+        ("Lessons of earlier failures:", list(_alike(lessons))),
+    )
+    for title, items in items_of:
         if not items:
             continue
         if not block.room_for(title, items[0][1]) or not block.add(title):
             block.left_out += sum(n for _, _, n in items)  # a heading without one item under it says nothing
             continue
         for obj, line, n in items:
-            if block.add(line, count=n) and isinstance(obj, Entry):
+            if not block.add(line, count=n):
+                continue
+            if isinstance(obj, list):
+                in_block.update(m.episode.id for m in obj)
+                continue
+            in_block.add(obj.id)
+            if isinstance(obj, Entry):
                 shown_entries.append(obj)
     if not (chosen_patterns or entries or records or lessons):
         block.add("Nothing relevant found: no patterns, knowledge or past records match this task.", reserve=False)
     if shown_entries:
         knowledge.touch(shown_entries, "injected", at)
-    return Preparation(task, chosen_patterns, entries, records, block.render(), block.left_out, lessons, missing)
+    return Preparation(task, chosen_patterns, entries, records, block.render(), block.left_out, lessons, missing, frozenset(in_block))

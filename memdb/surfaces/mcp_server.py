@@ -75,7 +75,9 @@ HOST = "127.0.0.1"  # loopback only: the token map is a local convenience, not i
 DEFAULT_PORT = 8765
 MIN_TOKEN_CHARS = 16
 DECISIONS_CHARS = 20_000  # record_episode's decisions, measured as compact JSON (docs/mcp.md)
-_LIST_CONTENT_CHARS = 600  # content shown per episode in lists (cut with a visible marker)
+_LIST_CHARS = 600  # each text field, and the decisions as JSON, of an episode in a list (cut with a visible marker)
+_LIST_CITES = 20  # cites shown per episode in a list (a session's episode cites up to 500 events)
+_LISTED_TEXT = ("summary", "content", "lesson", "what_we_tried", "what_happened", "why", "result", "artifact", "supersede_reason")
 _RECORD_OPTIONAL = ("tags", "lesson", "what_we_tried", "what_happened", "why", "content", "decisions", "session",
                     "artifact", "participants")  # fmt: skip
 _MARKER = re.compile(re.escape(truncation_marker(0)).replace("0", r"(\d+)"))  # what ends a text cut at capture
@@ -271,8 +273,42 @@ class ToolSpec:
 # --- shaping results -------------------------------------------------------------------------
 
 
-def _episode_data(ep: Episode, content_chars: int | None = None) -> dict[str, Any]:
-    """An episode as JSON, without empty fields; ``content_chars`` bounds the content in lists."""
+def _listed(data: dict[str, Any]) -> dict[str, Any]:
+    """An episode's data bounded for a list: each text field and the decisions (as compact JSON)
+    at ``_LIST_CHARS`` characters, the cites at ``_LIST_CITES``, and 'truncated' saying what was
+    cut from what (get_episode shows it whole). Content alone was bounded: fifty memories with
+    long lessons and decisions made a 1.45 MB answer (test_lists_bound_every_field)."""
+    cut: dict[str, dict[str, int]] = {}
+    for name in _LISTED_TEXT:
+        value = data.get(name)
+        if isinstance(value, str) and len(value) > _LIST_CHARS:
+            data[name] = bound_text(value, _LIST_CHARS)
+            cut[name] = {"original": len(value), "kept": len(data[name]) - len(truncation_marker(len(value)))}
+    if "decisions" in data:
+        size = len(_compact(data["decisions"]))
+        if size > _LIST_CHARS:  # an object cannot end in a marker: the items that fit whole, in order
+            kept: dict[str, Any] = {}
+            used = 2  # the braces
+            for key, value in data["decisions"].items():
+                item = len(_compact(str(key))) + 1 + len(_compact(value)) + (1 if kept else 0)  # "key":value and a comma
+                if used + item <= _LIST_CHARS:
+                    kept[key], used = value, used + item
+            data["decisions"] = kept
+            cut["decisions"] = {"original": size, "kept": len(_compact(kept))}
+    if len(data.get("cites", ())) > _LIST_CITES:
+        cut["cites"] = {"original": len(data["cites"]), "kept": _LIST_CITES}
+        data["cites"] = data["cites"][:_LIST_CITES]
+    if cut:
+        data["truncated"] = cut
+    return data
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _episode_data(ep: Episode, listed: bool = False) -> dict[str, Any]:
+    """An episode as JSON, without empty fields; ``listed`` bounds it for a list (``_listed``)."""
     data: dict[str, Any] = {
         "id": ep.id,
         "ts": ep.ts.isoformat(),
@@ -288,14 +324,14 @@ def _episode_data(ep: Episode, content_chars: int | None = None) -> dict[str, An
         if value is not None:
             data[name] = value
     if ep.content:
-        data["content"] = bound_text(ep.content, content_chars) if content_chars else ep.content
+        data["content"] = ep.content
     if ep.decisions:
         data["decisions"] = ep.decisions
     if ep.participants:
         data["participants"] = list(ep.participants)
     if ep.cites:
         data["cites"] = list(ep.cites)
-    return data
+    return _listed(data) if listed else data
 
 
 def _one_line(text: str, cap: int) -> str:
@@ -359,7 +395,7 @@ def _recall_output(result: RecallResult, searched: str, relabel: Callable[[str],
         "unmatched": list(result.interpretation.unmatched),
         # the episode's own ``why`` stays; why it matched this query is ``match_why``
         "memories": [
-            {**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": [_in_tool_terms(w) for w in m.why]}
+            {**_episode_data(m.episode, listed=True), "score": m.score, "match_why": [_in_tool_terms(w) for w in m.why]}
             for m in result.memories
         ],
     }
@@ -656,8 +692,8 @@ def _history(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         "total": h.total,
         "archived": h.archived,
         "counts": dict(h.counts),
-        "lessons": h.lessons,  # each once (History.lessons)
-        "attempts": [_episode_data(m.episode, _LIST_CONTENT_CHARS) for m in h.attempts],
+        "lessons": [bound_text(lesson, _LIST_CHARS) for lesson in h.lessons],  # each once (History.lessons)
+        "attempts": [_episode_data(m.episode, listed=True) for m in h.attempts],
     }
     return ToolOutput("\n".join(lines), data)
 
@@ -720,13 +756,19 @@ def _knowledge(mem: Memory, args: dict[str, Any]) -> ToolOutput:
 
 def _prepare(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     p = mem.prepare(args["task"], kind=args["kind"], tags=args["tags"] or (), max_chars=args["max_chars"], limit=args["limit"])
+    # only what the context holds: max_chars 200 returned a 193-character context beside 580 KB of records
+    shown = p.in_block
     data = {
         "task": p.task,
         "context": p.text,
-        "patterns": len(p.patterns),
-        "knowledge": [e.id for e in p.knowledge],
-        "records": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in p.records],
-        "lessons": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in p.lessons],
+        "patterns": sum(1 for pattern in p.patterns if pattern.id in shown),
+        "knowledge": [e.id for e in p.knowledge if e.id in shown],
+        "records": [
+            {**_episode_data(m.episode, listed=True), "score": m.score, "match_why": list(m.why)} for m in p.records if m.id in shown
+        ],
+        "lessons": [
+            {**_episode_data(m.episode, listed=True), "score": m.score, "match_why": list(m.why)} for m in p.lessons if m.id in shown
+        ],
         "missing_names": list(p.missing_names),
         "left_out": p.left_out,
     }
@@ -749,7 +791,7 @@ def _end_session(mem: Memory, args: dict[str, Any]) -> ToolOutput:
 def _record_feedback(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.feedback(args["episode_id"], float(args["value"]))
     text = f"feedback {args['value']:+.2f} recorded on {ep.id} ({_head(ep)}: {_one_line(ep.summary, 80)}); relevance now {ep.relevance:.2f}"
-    return ToolOutput(text, {"episode": _episode_data(ep, _LIST_CONTENT_CHARS)})
+    return ToolOutput(text, {"episode": _episode_data(ep, listed=True)})
 
 
 def _save_lesson(mem: Memory, args: dict[str, Any]) -> ToolOutput:
@@ -802,7 +844,7 @@ def _timeline(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         else:
             head += "."
         text = "\n".join([head, *(_event_line(e) for e in shown)])
-    data["events"] = [_episode_data(e, _LIST_CONTENT_CHARS) for e in shown]
+    data["events"] = [_episode_data(e, listed=True) for e in shown]
     return ToolOutput(text, data)
 
 
@@ -839,10 +881,28 @@ _EPISODE_SCHEMA: dict[str, Any] = {
     },
     "required": ["id", "ts", "kind", "summary", "tags", "relevance", "status"],
 }
-_MEMORY_SCHEMA: dict[str, Any] = {
+_LIST_CUT: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        f"only when a field was cut for this list (text fields at {_LIST_CHARS} characters ending with a marker, decisions to the "
+        f"items that fit in {_LIST_CHARS} characters as JSON, cites to the first {_LIST_CITES}): field -> its 'original' and "
+        "'kept' lengths (characters; items for cites); get_episode shows the episode whole"
+    ),
+    "additionalProperties": {
+        "type": "object",
+        "properties": {"original": {"type": "integer"}, "kept": {"type": "integer"}},
+        "required": ["original", "kept"],
+    },
+}
+_LISTED_SCHEMA: dict[str, Any] = {
     **_EPISODE_SCHEMA,
+    "description": f"an episode in a list: each text field at most {_LIST_CHARS} characters ('truncated' says what was cut)",
+    "properties": {**_EPISODE_SCHEMA["properties"], "truncated": _LIST_CUT},
+}
+_MEMORY_SCHEMA: dict[str, Any] = {
+    **_LISTED_SCHEMA,
     "properties": {
-        **_EPISODE_SCHEMA["properties"],
+        **_LISTED_SCHEMA["properties"],
         "score": {"type": "number", "description": "rank score of this query"},
         "match_why": {"type": "array", "items": {"type": "string"}, "description": "why it matched this query"},
     },
@@ -880,12 +940,17 @@ _HISTORY_OUTPUT: dict[str, Any] = {
         "total": {"type": "integer"},
         "archived": {"type": "integer", "description": "of total: attempts archived to cold storage (counted from what stays hot)"},
         "counts": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "attempts by outcome"},
-        "lessons": {"type": "array", "items": {"type": "string"}},
-        "attempts": {"type": "array", "items": _EPISODE_SCHEMA},
+        "lessons": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": f"each once, newest first; each at most {_LIST_CHARS} characters (a cut ends with a marker)",
+        },
+        "attempts": {"type": "array", "items": _LISTED_SCHEMA},
     },
     "required": ["summary", "searched", "total", "counts", "lessons", "attempts"],
 }
 _EPISODE_OUTPUT: dict[str, Any] = {"type": "object", "properties": {"episode": _EPISODE_SCHEMA}, "required": ["episode"]}
+_FEEDBACK_OUTPUT: dict[str, Any] = {"type": "object", "properties": {"episode": _LISTED_SCHEMA}, "required": ["episode"]}
 _SESSION_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -954,7 +1019,7 @@ _TIMELINE_OUTPUT: dict[str, Any] = {
             "type": "string",
             "description": "when truncated: the time of the first event not shown; pass it as since (same session, until) to read on",
         },
-        "events": {"type": "array", "items": _EPISODE_SCHEMA},
+        "events": {"type": "array", "items": _LISTED_SCHEMA},
     },
     "required": ["scope", "shown", "truncated", "events"],
 }
@@ -1000,16 +1065,20 @@ _PREPARE_OUTPUT: dict[str, Any] = {
     "properties": {
         "task": {"type": "string"},
         "context": {"type": "string", "description": "the block to put in a prompt, within max_chars"},
-        "patterns": {"type": "integer", "description": "patterns included"},
-        "knowledge": {"type": "array", "items": {"type": "string"}, "description": "ids of the knowledge entries included"},
-        "records": {"type": "array", "items": _MEMORY_SCHEMA},
-        "lessons": {"type": "array", "items": _MEMORY_SCHEMA, "description": "earlier failures holding a lesson the records do not state"},
+        "patterns": {"type": "integer", "description": "patterns in the context"},
+        "knowledge": {"type": "array", "items": {"type": "string"}, "description": "ids of the knowledge entries in the context"},
+        "records": {"type": "array", "items": _MEMORY_SCHEMA, "description": "the past records in the context (within max_chars)"},
+        "lessons": {
+            "type": "array",
+            "items": _MEMORY_SCHEMA,
+            "description": "earlier failures in the context, holding a lesson the records do not state",
+        },
         "missing_names": {
             "type": "array",
             "items": {"type": "string"},
             "description": "names in the task no memory holds: no record about other names stands in for them",
         },
-        "left_out": {"type": "integer", "description": "items that did not fit in max_chars"},
+        "left_out": {"type": "integer", "description": "items that did not fit in max_chars (neither in the context nor listed here)"},
     },
     "required": ["task", "context", "patterns", "knowledge", "records", "lessons", "missing_names", "left_out"],
 }
@@ -1095,9 +1164,9 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
         ),
         ToolSpec(
             "get_episode", "Get one episode whole",
-            "One of your episodes whole, by id: every field, the full stored content (lists cut it at "
-            f"{_LIST_CONTENT_CHARS} characters) and the ids of all its versions. Stored text is a bounded digest: each "
-            f"field keeps at most {cap:,} characters ({2 * cap + 32:,} for an exchange's two sides), and text cut when it "
+            "One of your episodes whole, by id: every field as stored (lists cut each text field at "
+            f"{_LIST_CHARS} characters, and the decisions and cites) and the ids of all its versions. Stored text is a bounded "
+            f"digest: each field keeps at most {cap:,} characters ({2 * cap + 32:,} for an exchange's two sides), and text cut when it "
             "was recorded ends with a marker giving its original length. An earlier, superseded version is shown too, "
             "marked. Archived episodes need restore_episode first.",
             (
@@ -1222,7 +1291,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                       required=True, max_length=64),
                 Param("value", "number", "Usefulness from -1 to 1.", required=True, minimum=-1.0, maximum=1.0),
             ),
-            _EPISODE_OUTPUT, _record_feedback, read_only=False,
+            _FEEDBACK_OUTPUT, _record_feedback, read_only=False,
         ),
         ToolSpec(
             "record_exchange", "Record an exchange",

@@ -1050,6 +1050,63 @@ def test_capture_tools_say_what_was_cut_and_by_how_much(fresh: tuple[Path, dict[
     run_session(path, body)
 
 
+def test_lists_bound_every_field(tmp_path: Path) -> None:
+    """A probe's find: lists bounded content at 600 characters but carried every other text field
+    and the decisions whole, 1.45 MB for fifty memories, and prepare with max_chars 200 returned
+    580 KB of records beside its 193-character context. Each text field and the decisions are
+    bounded as content is, 'truncated' says what was cut, and prepare lists what its context holds."""
+    path = tmp_path / "big"
+    long = "lorem ipsum dolor sit amet deploy " * 110  # 3,740 characters: stored at 2,000
+    decisions = {f"k{i}": "option value words " * 8 for i in range(120)}  # about 19,000 characters as JSON
+    with memdb.open(path, clock=Clock(NOW)) as db:
+        ana = db.owner("ana")
+        with db.transaction():
+            for i in range(8):
+                ana.record("debug", f"Deploy attempt {i} failed", outcome="failure", tags=["deploy"], lesson=long, what_we_tried=long,
+                           what_happened=long, why=long, content=long * 5, decisions=decisions, session="s1",
+                           ts=NOW - dt.timedelta(hours=8 - i))  # fmt: skip
+        whole = ana.peek(next(ana.episodes()).id)
+
+    def bounded(memory: dict[str, Any]) -> None:
+        for name in ("lesson", "what_we_tried", "what_happened", "why", "content"):
+            assert len(memory[name]) <= 600 and memory[name].endswith(f"…[truncated {len(getattr(whole, name))} chars]"), name
+            assert memory["truncated"][name] == {
+                "original": len(getattr(whole, name)),
+                "kept": 600 - len(f" …[truncated {len(getattr(whole, name))} chars]"),
+            }
+        assert len(json.dumps(memory["decisions"], separators=(",", ":"))) <= 600 and memory["decisions"]
+        assert memory["truncated"]["decisions"]["original"] > 18_000 and memory["truncated"]["decisions"]["kept"] <= 600
+
+    async def body(s: ClientSession) -> None:
+        for tool, args, key in (
+            ("recall_episodes", {"tags": ["deploy"], "limit": 50}, "memories"), ("ask", {"question": "deploy failures"}, "memories"),
+            ("history", {"tags": ["deploy"]}, "attempts"), ("timeline", {"session": "s1"}, "events"),
+        ):  # fmt: skip
+            _, data = await ok(s, tool, args)
+            assert data[key], tool
+            for memory in data[key]:
+                bounded(memory)
+        _, data = await ok(s, "history", {"tags": ["deploy"]})
+        assert data["lessons"] and all(len(lesson) <= 600 for lesson in data["lessons"])
+        _, data = await ok(s, "get_episode", {"episode_id": whole.id})
+        assert (
+            data["episode"]["lesson"] == whole.lesson
+            and data["episode"]["decisions"] == whole.decisions
+            and "truncated" not in data["episode"]
+        )
+        out, data = await ok(s, "prepare", {"task": "deploy", "max_chars": 200, "limit": 20})
+        assert len(out) <= 200 and data["left_out"] > 0
+        listed = [m["summary"] for m in [*data["records"], *data["lessons"]]]
+        assert len(listed) <= 1 and all(summary in out for summary in listed)  # only what the context holds
+        assert len(json.dumps(data)) < 5_000
+        _, roomy = await ok(s, "prepare", {"task": "deploy", "max_chars": 20_000, "limit": 8})
+        assert len(roomy["records"]) == 8 and all(m["summary"] in roomy["context"] for m in roomy["records"])
+        for memory in roomy["records"]:
+            bounded(memory)
+
+    run_session(path, body)
+
+
 def test_knowledge_and_prepare(fresh: tuple[Path, dict[str, str]]) -> None:
     path, ids = fresh
 

@@ -33,6 +33,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import memdb
+from memdb.engine.postgres import is_postgres_url, redact_url
 from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
 from memdb.governance.knowledge import Entry
 from memdb.lifecycle.summarize import one_line_head
@@ -1671,10 +1672,13 @@ def run(
     port: int = DEFAULT_PORT,
     config: str | os.PathLike[str] | None = None,
     now: dt.datetime | None = None,
+    create: bool = False,
 ) -> int:
     """Entry point of ``memdb mcp``: check the options, open the database, serve until stopped.
 
     ``now`` pins the database clock (for demos and tests: "last week" stays the same week).
+    Only ``create`` makes a database where there is none: a mistyped ``--db`` served an empty
+    one that answered "Nothing found" to every question, and a client shows no server's stderr.
     """
     _require_sdk()
     import anyio
@@ -1699,7 +1703,15 @@ def run(
     sock = bind_port(port) if transport == "http" else None  # a busy port fails here, before the database opens
     fixed = now
     try:
-        with memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None) as db:
+        try:
+            opened = memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None, create=create)
+        except NotFoundError:
+            where = redact_url(str(db_path)) if is_postgres_url(str(db_path)) else os.fspath(db_path)
+            raise NotFoundError(
+                f"--db {where}: no memdb database there (memdb mcp serves an existing one: pass --create to start a new one "
+                "there, or make it first, e.g. memdb demo DIR)"
+            ) from None
+        with opened as db:
             if transport == "stdio":
                 assert owner is not None
                 anyio.run(serve_stdio, db, owner)

@@ -618,6 +618,33 @@ def test_cli_option_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], m
     assert not (tmp_path / "db").exists()  # refused before opening anything
 
 
+def test_a_database_that_is_not_there_is_refused_unless_create(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A probe's find: ``memdb mcp --db typo`` made an empty database and answered "Nothing found"
+    to every question, where ``memdb ask --db typo`` refuses. It is refused now, in one line
+    naming --create, and nothing is made; with --create a new database is started."""
+    typo, empty = tmp_path / "db_yaer", tmp_path / "empty"
+    empty.mkdir()
+    for path in (typo, empty):
+        assert cli_main(["mcp", "--db", str(path), "--owner", "ana"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"memdb: --db {path}: no memdb database there") and "pass --create" in err and "memdb demo" in err
+    assert not typo.exists() and list(empty.iterdir()) == []
+    new = tmp_path / "new"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memdb.cli", "mcp", "--db", str(new), "--owner", "ana", "--create"], env=_env(), cwd=str(REPO)
+    )
+
+    async def go() -> None:
+        with anyio.fail_after(TIMEOUT):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                await ok(s, "record_episode", {"kind": "debug", "summary": "First memory", "outcome": "success"})
+
+    anyio.run(go)
+    with memdb.open(new, create=False) as db:
+        assert [e.summary for e in db.owner("ana").episodes()] == ["First memory"]
+
+
 def test_http_on_a_busy_port_is_one_line_and_exit_1(tmp_path: Path) -> None:
     config = tmp_path / "tokens.toml"
     write_tokens(config, f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')

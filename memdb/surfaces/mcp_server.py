@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 import memdb
 from memdb.engine.postgres import is_postgres_url, redact_url
@@ -362,13 +363,19 @@ def _what(ep: Episode) -> str:
     return text
 
 
-def _memory_line(ep: Episode) -> str:
+def _zone(mem: Memory) -> dt.tzinfo:
+    """The database's timezone: lines date memories in it, as windows read days in it ("yesterday
+    (2026-06-30)" listed a memory of that evening in Los Angeles as 2026-07-01, its UTC date)."""
+    return dt.UTC if mem.settings.timezone == "UTC" else ZoneInfo(mem.settings.timezone)
+
+
+def _memory_line(ep: Episode, zone: dt.tzinfo) -> str:
     tags = f" [{', '.join(ep.tags)}]" if ep.tags else ""
-    return f"- {ep.ts:%Y-%m-%d} {_head(ep)}{tags}: {_what(ep)} (id {ep.id})"
+    return f"- {ep.ts.astimezone(zone):%Y-%m-%d} {_head(ep)}{tags}: {_what(ep)} (id {ep.id})"
 
 
-def _event_line(ep: Episode) -> str:
-    return f"- {ep.ts:%Y-%m-%d %H:%M} {_head(ep)}: {_what(ep)} (id {ep.id})"
+def _event_line(ep: Episode, zone: dt.tzinfo) -> str:
+    return f"- {ep.ts.astimezone(zone):%Y-%m-%d %H:%M} {_head(ep)}: {_what(ep)} (id {ep.id})"
 
 
 # The query layer's notes name the Python API's arguments and calls; a tool's caller knows them by
@@ -383,10 +390,10 @@ def _in_tool_terms(text: str) -> str:
     return text
 
 
-def _recall_output(result: RecallResult, searched: str, relabel: Callable[[str], str] = str) -> ToolOutput:
+def _recall_output(result: RecallResult, searched: str, zone: dt.tzinfo, relabel: Callable[[str], str] = str) -> ToolOutput:
     searched, note = relabel(searched), _in_tool_terms(relabel(result.note))
     lines = [f"searched: {searched}", note]
-    lines.extend(_memory_line(m.episode) for m in result.memories)
+    lines.extend(_memory_line(m.episode, zone) for m in result.memories)
     data = {
         "found": result.found,
         "searched": searched,
@@ -538,7 +545,7 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         # a page skips the ``offset`` best: the ranking is stable under the same query, as an
         # access only raises the relevance of what earlier pages returned (test_recall_pages_with_a_cursor)
         result = mem.recall(kind=kinds[0] if kinds else None, limit=limit, offset=offset, **common)
-        out = _recall_output(result, str(result.interpretation), relabel)
+        out = _recall_output(result, str(result.interpretation), _zone(mem), relabel)
     else:
         # Several kinds: one exact query per kind (each uses its kind/outcome index), merged by
         # score. Scores share one formula, so without text they compare exactly; with text each
@@ -549,7 +556,7 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         interp = replace(results[0].interpretation, kind=" or ".join(kinds))
         total = sum(r.total for r in results)
         result = RecallResult(bool(memories), memories, interp, total, _kinds_note(mem, kinds, common, interp, total, memories))
-        out = _recall_output(result, str(interp), relabel)
+        out = _recall_output(result, str(interp), _zone(mem), relabel)
     if offset + len(result.memories) < result.total and result.memories:
         cursor = _cursor(args, offset + len(result.memories))
         return ToolOutput(
@@ -622,12 +629,12 @@ def _ask(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         args["question"], limit=args["limit"], include_archived=bool(args["include_archived"]),
         include_superseded=bool(args["include_superseded"]),
     )  # fmt: skip
-    return _recall_output(result, str(result.interpretation))
+    return _recall_output(result, str(result.interpretation), _zone(mem))
 
 
 def _restore_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.restore(args["episode_id"])
-    return ToolOutput(f"restored {_memory_line(ep)}", {"episode": _episode_data(ep)})
+    return ToolOutput(f"restored {_memory_line(ep, _zone(mem))}", {"episode": _episode_data(ep)})
 
 
 _FIELD_LABELS = (
@@ -639,7 +646,7 @@ _FIELD_LABELS = (
 def _get_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.get(args["episode_id"])
     versions = [v.id for v in mem.versions(ep.id)]
-    lines = [_memory_line(ep)]
+    lines = [_memory_line(ep, _zone(mem))]
     lines += [f"{label}: {getattr(ep, name)}" for name, label in _FIELD_LABELS if getattr(ep, name)]
     if ep.decisions:
         lines.append(f"decisions: {json.dumps(ep.decisions, ensure_ascii=False, default=str)}")
@@ -686,7 +693,7 @@ def _history(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         shown_lessons = list(dict.fromkeys(_one_line(lesson, 200) for lesson in h.lessons))
         more = f" | and {len(shown_lessons) - 10} more (the lessons field)" if len(shown_lessons) > 10 else ""
         lines.append("Lessons: " + " | ".join(shown_lessons[:10]) + more)
-    lines.extend(_memory_line(m.episode) for m in h.attempts)
+    lines.extend(_memory_line(m.episode, _zone(mem)) for m in h.attempts)
     data = {
         "summary": summary,
         "searched": relabel(str(h.interpretation)),
@@ -785,7 +792,7 @@ def _end_session(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     text = done.reason
     if done.episode is not None:
         data["episode"] = _episode_data(done.episode)
-        text += "\n" + _memory_line(done.episode)
+        text += "\n" + _memory_line(done.episode, _zone(mem))
     return ToolOutput(text, data)
 
 
@@ -804,11 +811,12 @@ def _save_lesson(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(text, {"entry": {"id": entry.id, "state": entry.state, "visibility": entry.visibility, "cites": list(entry.cites)}})
 
 
-def _span(since: dt.datetime | None, until: dt.datetime | None) -> str:
+def _span(since: dt.datetime | None, until: dt.datetime | None, zone: dt.tzinfo) -> str:
     if since is None and until is None:
         return ""
-    start = f"{since:%Y-%m-%d %H:%M}" if since else "the start"
-    return f" from {start} to {until:%Y-%m-%d %H:%M}" if until else f" from {start} on"
+    start = f"{since.astimezone(zone):%Y-%m-%d %H:%M}" if since else "the start"
+    named = "" if zone is dt.UTC else f" ({zone})"  # a time of day in the database's timezone, named where it is not UTC
+    return (f" from {start} to {until.astimezone(zone):%Y-%m-%d %H:%M}" if until else f" from {start} on") + named
 
 
 def _timeline(mem: Memory, args: dict[str, Any]) -> ToolOutput:
@@ -828,7 +836,8 @@ def _timeline(mem: Memory, args: dict[str, Any]) -> ToolOutput:
             if len(events) > limit:
                 break
     shown, truncated = events[:limit], len(events) > limit
-    scope = f"session {session}{_span(since, until)}" if session is not None else _span(since, until).strip()
+    zone = _zone(mem)
+    scope = f"session {session}{_span(since, until, zone)}" if session is not None else _span(since, until, zone).strip()
     if kinds:
         scope += f"; kinds {', '.join(sorted(kinds))}"
     data: dict[str, Any] = {"scope": scope, "shown": len(shown), "truncated": truncated}
@@ -844,7 +853,9 @@ def _timeline(mem: Memory, args: dict[str, Any]) -> ToolOutput:
             head += f" (more exist: to read on, pass {on}" + (f" with session {session}" if session is not None else "") + ")."
         else:
             head += "."
-        text = "\n".join([head, *(_event_line(e) for e in shown)])
+        if zone is not dt.UTC and since is None and until is None:  # (a span names the timezone already)
+            head += f" Times in {zone}."
+        text = "\n".join([head, *(_event_line(e, zone) for e in shown)])
     data["events"] = [_episode_data(e, listed=True) for e in shown]
     return ToolOutput(text, data)
 

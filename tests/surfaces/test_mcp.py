@@ -988,6 +988,32 @@ def test_a_long_session_s_timeline_starts_at_its_first_event(tmp_path: Path) -> 
         assert db.owner("ana").peek(first.id).access_count == first.access_count  # a timeline is no access
 
 
+def test_lines_date_memories_in_the_database_s_timezone(tmp_path: Path) -> None:
+    """A probe's find: in a database on Los Angeles time, "yesterday (2026-06-30)" listed an
+    evening's hotfix as 2026-07-01, its UTC date, and the timeline's window and times were UTC
+    unlabelled. Lines show the days and times the windows are read in."""
+    path = tmp_path / "la"
+    with memdb.open(path, clock=Clock(NOW)) as db:
+        db.configure(timezone="America/Los_Angeles")
+        db.owner("ana").record("debug", "Late-night hotfix of the billing api", outcome="success", tags=["billing"], session="hot",
+                               ts=dt.datetime.fromisoformat("2026-06-30T21:30:00-07:00"))  # fmt: skip
+
+    async def body(s: ClientSession) -> None:
+        line = "- 2026-06-30 debug/success [billing]: Late-night hotfix of the billing api"
+        for tool, args in (("recall_episodes", {"window": "yesterday"}), ("ask", {"question": "What happened yesterday?"}),
+                           ("history", {"tags": ["billing"], "window": "yesterday"})):  # fmt: skip
+            out, data = await ok(s, tool, args)
+            assert line in out and data[("attempts" if tool == "history" else "memories")][0]["ts"].startswith("2026-07-01T04:30"), tool
+        out, _ = await ok(s, "timeline", {"window": "yesterday"})
+        first, event = out.splitlines()
+        assert first.startswith("Timeline from 2026-06-30 00:00 to 2026-07-01 00:00 (America/Los_Angeles): 1 event")
+        assert event.startswith("- 2026-06-30 21:30 debug/success")
+        out, _ = await ok(s, "timeline", {"session": "hot"})
+        assert out.splitlines()[0].endswith("Times in America/Los_Angeles.") and "- 2026-06-30 21:30" in out
+
+    run_session(path, body)
+
+
 def test_a_timeline_shows_archived_events_and_notes_name_the_tools_arguments(tmp_path: Path) -> None:
     """A session whose events were archived answered "No events session fix-0310", and an archived
     tool call read "None -> no result yet"; the notes said ``include_archived=True`` and

@@ -669,7 +669,14 @@ def _supersede_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         f"superseded {ep.supersedes} by {ep.id} ({_head(ep)}: {_one_line(ep.summary, 80)}); changed {', '.join(sorted(changes))}. "
         "The earlier version is kept, out of default answers (get_episode shows every version)."
     )
-    return ToolOutput(text, {"episode": _episode_data(ep), "superseded": ep.supersedes})
+    data: dict[str, Any] = {"episode": _episode_data(ep), "superseded": ep.supersedes}
+    cut = {name: c for name, c in _truncated(ep).items() if name in changes}  # what this correction cut, not what was cut before
+    if cut:
+        data["truncated"] = cut
+        text += " Cut to the stored cap: " + ", ".join(
+            f"{name} kept {c['kept']:,} of {c['original']:,} characters ({c['original'] - c['kept']:,} cut)" for name, c in cut.items()
+        )
+    return ToolOutput(text, data)
 
 
 def _forget_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
@@ -984,9 +991,22 @@ _GET_OUTPUT: dict[str, Any] = {
     },
     "required": ["episode", "versions"],
 }
+_TRUNCATED: dict[str, Any] = {
+    "type": "object",
+    "description": "only when text was cut to the stored cap: field -> original and kept lengths (characters, sanitized text)",
+    "additionalProperties": {
+        "type": "object",
+        "properties": {"original": {"type": "integer"}, "kept": {"type": "integer"}},
+        "required": ["original", "kept"],
+    },
+}
 _SUPERSEDE_OUTPUT: dict[str, Any] = {
     "type": "object",
-    "properties": {"episode": _EPISODE_SCHEMA, "superseded": {"type": "string", "description": "the id of the earlier version"}},
+    "properties": {
+        "episode": _EPISODE_SCHEMA,
+        "superseded": {"type": "string", "description": "the id of the earlier version"},
+        "truncated": _TRUNCATED,
+    },
     "required": ["episode", "superseded"],
 }
 _FORGET_OUTPUT: dict[str, Any] = {
@@ -1036,15 +1056,6 @@ _TIMELINE_OUTPUT: dict[str, Any] = {
     "required": ["scope", "shown", "truncated", "events"],
 }
 
-_TRUNCATED: dict[str, Any] = {
-    "type": "object",
-    "description": "only when text was cut to the stored cap: field -> original and kept lengths (characters, sanitized text)",
-    "additionalProperties": {
-        "type": "object",
-        "properties": {"original": {"type": "integer"}, "kept": {"type": "integer"}},
-        "required": ["original", "kept"],
-    },
-}
 _WRITE_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {"episode": _EPISODE_SCHEMA, "truncated": _TRUNCATED},
@@ -1122,6 +1133,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
         f"Stored text keeps at most {cap:,} characters (this database's digest_chars): longer text is sanitized, then cut "
         "with a marker, and the reply's 'truncated' gives the original and kept lengths."
     )
+    text_in = max(4000, 2 * cap)  # a field's input: twice what is kept, so a stored one read back and edited is taken
     return [
         ToolSpec(
             "recall_episodes", "Recall episodes",
@@ -1200,11 +1212,12 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("summary", "string", "The corrected summary.", max_length=500),
                 Param("outcome", "string", "The corrected outcome.", enum=OUTCOMES),
                 Param("tags", "array", "The corrected tags (replacing the old ones).", max_length=32),
-                Param("lesson", "string", f"The corrected lesson (at most {cap:,} characters).", max_length=cap),
-                Param("what_we_tried", "string", f"The corrected approach (at most {cap:,} characters).", max_length=cap),
-                Param("what_happened", "string", f"What actually happened (at most {cap:,} characters).", max_length=cap),
-                Param("why", "string", f"Why it ended this way (at most {cap:,} characters).", max_length=cap),
-                Param("content", "string", f"The corrected detail (at most {cap:,} characters).", max_length=cap),
+                # as record_episode takes them: a field read back whole (its cut marker too) and corrected fits
+                Param("lesson", "string", f"The corrected lesson. {kept}", max_length=text_in),
+                Param("what_we_tried", "string", f"The corrected approach. {kept}", max_length=text_in),
+                Param("what_happened", "string", f"What actually happened. {kept}", max_length=text_in),
+                Param("why", "string", f"Why it ended this way. {kept}", max_length=text_in),
+                Param("content", "string", f"The corrected detail. {kept}", max_length=100_000),
                 Param("decisions", "object", f"The corrected decisions, a JSON object of at most {DECISIONS_CHARS:,} characters.",
                       max_length=DECISIONS_CHARS),
                 Param("artifact", "string", "The corrected link or path.", max_length=2000),
@@ -1249,10 +1262,10 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("summary", "string", "One or two sentences: what happened.", required=True, max_length=500),
                 Param("outcome", "string", "How it ended.", required=True, enum=OUTCOMES),
                 Param("tags", "array", "Topics, projects or systems, e.g. ['project-x', 'deploy'].", max_length=32),
-                Param("lesson", "string", f"What to do (or avoid) next time. {kept}", max_length=4000),
-                Param("what_we_tried", "string", f"The approach taken. {kept}", max_length=4000),
-                Param("what_happened", "string", f"What actually happened. {kept}", max_length=4000),
-                Param("why", "string", f"Why it ended this way. {kept}", max_length=4000),
+                Param("lesson", "string", f"What to do (or avoid) next time. {kept}", max_length=text_in),
+                Param("what_we_tried", "string", f"The approach taken. {kept}", max_length=text_in),
+                Param("what_happened", "string", f"What actually happened. {kept}", max_length=text_in),
+                Param("why", "string", f"Why it ended this way. {kept}", max_length=text_in),
                 Param("content", "string", f"Longer detail. {kept}", max_length=100_000),
                 Param("decisions", "object", "Decisions as a JSON object, e.g. {\"action\": \"rollback\", \"confidence\": 8}; "
                       "its keys and string values are found by their words, as the text is ('what did we decide about "

@@ -1160,6 +1160,37 @@ def test_lists_bound_every_field(tmp_path: Path) -> None:
     run_session(path, body)
 
 
+def test_a_field_read_back_and_corrected_is_taken_as_record_episode_takes_it(fresh: tuple[Path, dict[str, str]]) -> None:
+    """A probe's find: supersede_episode took at most 2,000 characters of a lesson (content too)
+    where record_episode takes 4,000 and cuts with a marker, so an agent that read a cut lesson
+    back (2,000 characters, its marker included) and fixed a typo was refused."""
+    path, _ = fresh
+
+    async def body(s: ClientSession) -> None:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        record, supersede = (tools[n].input_schema["properties"] for n in ("record_episode", "supersede_episode"))
+        for name in ("lesson", "what_we_tried", "what_happened", "why", "content", "summary", "artifact"):
+            assert supersede[name]["maxLength"] == record[name]["maxLength"], name
+        lesson = "Always drain the worker queue before restarting; " * 60  # 3,000 characters
+        _, data = await ok(
+            s, "record_episode", {"kind": "debug", "summary": "Worker restart lost jobs", "outcome": "failure", "lesson": lesson}
+        )
+        _, data = await ok(s, "get_episode", {"episode_id": data["episode"]["id"]})
+        stored = data["episode"]["lesson"]
+        assert len(stored) == 2000
+        out, data = await ok(
+            s,
+            "supersede_episode",
+            {"episode_id": data["episode"]["id"], "reason": "typo", "lesson": stored.replace("Always", "Always,", 1)},
+        )
+        assert data["episode"]["lesson"].startswith("Always, drain") and len(data["episode"]["lesson"]) <= 2000
+        assert data["truncated"] == {"lesson": {"original": 2001, "kept": data["truncated"]["lesson"]["kept"]}} and "lesson kept" in out
+        _, data = await ok(s, "supersede_episode", {"episode_id": data["episode"]["id"], "reason": "shorter", "lesson": "Drain first."})
+        assert "truncated" not in data  # a cut of an earlier version is not this correction's
+
+    run_session(path, body)
+
+
 def test_knowledge_and_prepare(fresh: tuple[Path, dict[str, str]]) -> None:
     path, ids = fresh
 

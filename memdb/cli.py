@@ -6,10 +6,10 @@ Every command prints readable text, or JSON with ``--json``; an error prints one
 JSON on stdout instead, ``{"error": {"type": ..., "message": ...}}``, with the same exit codes, so
 a script reads one JSON document from stdout whatever happens.
 
-Only the commands that record memory (``record``, ``fact KEY VALUE``, ``import``, ``mcp``) and
-``config SETTING=VALUE`` (a new database's kinds are set before its first record) create a
-database at a path that holds none; every other command refuses such a path in one line, so a
-typo in ``--db`` never answers "nothing found" from a database it just created.
+Only the commands that record memory (``record``, ``fact KEY VALUE``, ``import``, and ``mcp``
+given ``--create``) and ``config SETTING=VALUE`` (a new database's kinds are set before its first
+record) create a database at a path that holds none; every other command refuses such a path in
+one line, so a typo in ``--db`` never answers "nothing found" from a database it just created.
 """
 
 from __future__ import annotations
@@ -817,7 +817,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve one owner's memory to MCP clients (stdio), or each token's owner (loopback HTTP)."""
     from memdb.surfaces.mcp_server import run
 
-    return run(args.db, owner=args.owner, transport=args.transport, port=args.port, config=args.config, now=_when(args.now, "--now"))
+    return run(
+        args.db, owner=args.owner, transport=args.transport, port=args.port, config=args.config, now=_when(args.now, "--now"),
+        create=args.create,
+    )  # fmt: skip
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -980,7 +983,7 @@ _TIME = "ISO 8601 date or datetime, e.g. 2026-07-01 or 2026-07-01T09:00+02:00 (n
 _EPILOG = (
     "Every command takes --db DIR and, except dump, --json (errors too are JSON then: "
     '{"error": {"type", "message"}} on stdout, same exit codes). Only record, fact KEY VALUE, import, '
-    "mcp and config SETTING=VALUE create a database; the others refuse a path that holds none. Exit 0 ok, 1 error, 2 usage."
+    "mcp --create and config SETTING=VALUE create a database; the others refuse a path that holds none. Exit 0 ok, 1 error, 2 usage."
 )
 
 
@@ -1171,6 +1174,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8765, help="HTTP port on 127.0.0.1 (default 8765)")
     p.add_argument("--config", help='HTTP: TOML file mapping bearer tokens to owners ([tokens] "<token>" = "<owner>")')
     p.add_argument("--now", help=f"pin the clock to this time (demos, tests): {_TIME}")
+    p.add_argument("--create", action="store_true", help="start a new database at --db if there is none (else it is refused)")
 
     p = sub.add_parser(
         "serve", help="the dashboard, MCP at /mcp and the scheduler in one process (needs the 'web' extra)",

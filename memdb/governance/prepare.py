@@ -28,7 +28,9 @@ __all__ = ["Preparation", "prepare"]
 class Preparation:
     """The context for a new task: patterns, readable knowledge, similar past records, earlier
     failures holding a lesson the records do not, and the block; ``missing_names`` are the
-    names of the task no memory holds (no record about other things stands in for them)."""
+    names of the task no memory holds (no record about other things stands in for them);
+    ``in_block`` the ids of the patterns, knowledge entries, records and lessons whose lines
+    are in the block (one cut visibly too), as a caller showing them beside it keeps to them."""
 
     task: str
     patterns: list[Pattern]
@@ -38,6 +40,7 @@ class Preparation:
     left_out: int
     lessons: list[Hit] = field(default_factory=list)
     missing_names: tuple[str, ...] = ()
+    in_block: frozenset[str] = frozenset()
 
     def as_context(self) -> str:
         return self.text
@@ -93,6 +96,19 @@ def _without(task: str, names: Iterable[str]) -> str:
     return " ".join(task.split())
 
 
+def _alike(hits: list[Hit]) -> list[tuple[list[Hit], str, int]]:
+    """``alike_lines`` of ``hits`` with the hits each line stands for: a hit joins the first
+    earlier one whose line it shares but for the date, as there."""
+    groups: list[list[Hit]] = []
+    for hit in hits:
+        same = next((g for g in groups if len(alike_lines([g[0], hit])) == 1), None)
+        if same is None:
+            groups.append([hit])
+        else:
+            same.append(hit)
+    return [(g, line, n) for g, (line, n) in zip(groups, alike_lines(hits), strict=True)]
+
+
 def prepare(
     episodes: Episodes,
     queries: OwnerQueries,
@@ -122,12 +138,35 @@ def prepare(
     want = list(normalize_tags(tags))
     terms = set(tokenize(task))
 
-    # 1. patterns: same kind (when given), sharing tags or words with the task; given tags scope
-    # it: a pattern of other tags is about something else (a tutor's "lesson [sam]" is no context
-    # for teaching Maya), where one without tags is about the kind
+    # A name of the task no memory holds, as ask reads it ("Deploy Project Zeta" of an owner who
+    # knows Project X), is said first, and what follows matches the rest of the task: never
+    # offered as if about it (test_prepare_pads_no_name_it_holds_no_record_of), never hiding
+    # what the rest matches ("on Kubernetes" hid a billing api deploy's failure and lesson).
+    # The owner's tags the task's words name ("Project X": project-x) say what it is about.
+    worded = bool(terms)  # a task of stopwords only has no text to match (recall refuses it)
+    missing, named = queries.read_task(task, at) if worded else ((), ())
+    text = _without(task, missing) if missing else task
+
+    def in_scope(tags: Iterable[str]) -> bool:
+        """Whether a pattern or record of ``tags`` is about the task: one without tags is (about
+        its kind); else one of a tag given, or of the tags the task names only ("the billing api"):
+        a topic the task names admits no other person's record (Sam's [sam, fractions] for Maya).
+        Without tags given, the tags the task names scope it alike: "Deploy Project X" opened
+        with a pattern of Project Y's sprints, which shared only the word "project"
+        (test_prepare_keeps_to_what_the_task_names)."""
+        held = set(tags)
+        if not held:
+            return True
+        if want:
+            return bool(held & set(want)) or held <= set(named)
+        return not named or bool(held & set(named))
+
+    # 1. patterns: same kind (when given), sharing tags or words with the task; a pattern of other
+    # tags than the task's is about something else (a tutor's "lesson [sam]" is no context for
+    # teaching Maya), where one without tags is about the kind
     scored = []
     for p in patterns.of(queries.name, kind):
-        if want and p.tags and set(want).isdisjoint(p.tags):
+        if not in_scope(p.tags):
             continue
         score = (
             (1.0 if kind else 0.0)
@@ -143,14 +182,6 @@ def prepare(
         if len(chosen_patterns) >= limit:
             break
 
-    # A name of the task no memory holds, as ask reads it ("Deploy Project Zeta" of an owner who
-    # knows Project X), is said first, and what follows matches the rest of the task: never
-    # offered as if about it (test_prepare_pads_no_name_it_holds_no_record_of), never hiding
-    # what the rest matches ("on Kubernetes" hid a billing api deploy's failure and lesson)
-    worded = bool(terms)  # a task of stopwords only has no text to match (recall refuses it)
-    missing, named = queries.read_task(task, at) if worded else ((), ())
-    text = _without(task, missing) if missing else task
-
     # 2. knowledge the owner may read, by words and tags: by every word of the task, a name no
     # record holds too (a teammate's lesson about Zeta is about Zeta)
     entries = [e for e in knowledge.readable(queries.name) if entry_score(e, terms, set(want)) > 0]
@@ -162,19 +193,14 @@ def prepare(
     # 3. similar past records with outcomes: text and tags, then tags, then text alone. Records
     # with an outcome are searched for, not filtered out of the best matches of any kind: 25 chat
     # messages about a deploy took every slot from its failure (test_prepare_finds_a_failure_past_chat_about_the_task).
-    # Given tags scope the text as they scope patterns: a record of other tags is about something
-    # else, one without tags stays (test_prepare_keeps_the_records_to_the_tags_given), and so
-    # does one of a tag the task's words name ("deploy the billing api", tags=["deploy"], keeps
-    # the failure tagged billing).
+    # The task's tags scope the text as they scope patterns (``in_scope``): a record of other tags
+    # is about something else, one without tags stays (test_prepare_keeps_the_records_to_the_tags_given),
+    # and so does one of a tag the task's words name ("deploy the billing api", tags=["deploy"],
+    # keeps the failure tagged billing). The query leaves out what is out of scope before its
+    # limit, so no record in scope is crowded out.
     records: list[Hit] = []
     seen: set[str] = set()
-    scope = list(dict.fromkeys((*want, *named))) if want else []
-
-    def in_scope(m: Hit) -> bool:
-        """A record of a given tag, of none, or of tags the task names only ("the billing api"):
-        a topic the task names admits no other person's record (Sam's [sam, fractions] for Maya)."""
-        tags = set(m.episode.tags)
-        return not want or not tags or bool(tags & set(want)) or tags <= set(named)
+    scope = list(dict.fromkeys((*want, *named)))
 
     attempts: list[dict[str, Any]] = [{"text": text, "any_tags": want}] if want and worded else []
     attempts += [{"any_tags": want}] if want else []
@@ -185,7 +211,7 @@ def prepare(
         # archived records count: their outcome and lesson stay hot (forgetting never erases experience)
         result = queries.recall(kind=kind, limit=limit + len(seen), now=at, include_archived=True, with_outcome=True, **query)
         for m in result.memories:
-            if m.episode.id not in seen and m.episode.kind != "summary" and in_scope(m):
+            if m.episode.id not in seen and m.episode.kind != "summary" and in_scope(m.episode.tags):
                 seen.add(m.episode.id)
                 records.append(m)
             if len(records) >= limit:
@@ -196,9 +222,9 @@ def prepare(
     # failure's lesson (test_prepare_keeps_a_failure_s_lesson_past_newer_failures)
     stated: set[str] = {lesson for m in records if (lesson := m.episode.lesson)}
     lessons: list[Hit] = []
-    if want or worded:  # the task's words (a name no memory holds aside) or the tags given
-        for m in queries.failure_lessons(text if worded else None, want, kind, limit=limit + len(stated), skip=seen, now=at):
-            if (lesson := m.episode.lesson) and lesson not in stated:
+    if want or worded:  # the task's words (a name no memory holds aside) or the tags given, else those it names
+        for m in queries.failure_lessons(text if worded else None, want or named, kind, limit=limit + len(stated), skip=seen, now=at):
+            if (lesson := m.episode.lesson) and lesson not in stated and in_scope(m.episode.tags):
                 stated.add(lesson)
                 lessons.append(m)
             if len(lessons) >= limit:
@@ -212,22 +238,30 @@ def prepare(
         instead = f"what follows matches {by}, not it" if by else "nothing else is offered in its place"
         block.add(bound_text(f"No past record mentions {quoted(missing)}: {instead}.", 300), reserve=False)
     shown_entries: list[Entry] = []
-    for title, items in (
+    in_block: set[str] = set()
+    items_of: tuple[tuple[str, list[tuple[Pattern | Entry | list[Hit], str, int]]], ...] = (
         ("Patterns:", [(p, p.line(), 1) for p in chosen_patterns]),
         ("Knowledge:", [(e, e.line(), 1) for e in entries]),
-        ("Past records (with outcomes):", [(None, line, n) for line, n in alike_lines(records)]),  # a recurring one once
-        ("Lessons of earlier failures:", [(None, line, n) for line, n in alike_lines(lessons)]),
-    ):
+        ("Past records (with outcomes):", list(_alike(records))),  # a recurring one once
+        ("Lessons of earlier failures:", list(_alike(lessons))),
+    )
+    for title, items in items_of:
         if not items:
             continue
         if not block.room_for(title, items[0][1]) or not block.add(title):
             block.left_out += sum(n for _, _, n in items)  # a heading without one item under it says nothing
             continue
         for obj, line, n in items:
-            if block.add(line, count=n) and isinstance(obj, Entry):
+            if not block.add(line, count=n):
+                continue
+            if isinstance(obj, list):
+                in_block.update(m.episode.id for m in obj)
+                continue
+            in_block.add(obj.id)
+            if isinstance(obj, Entry):
                 shown_entries.append(obj)
     if not (chosen_patterns or entries or records or lessons):
         block.add("Nothing relevant found: no patterns, knowledge or past records match this task.", reserve=False)
     if shown_entries:
         knowledge.touch(shown_entries, "injected", at)
-    return Preparation(task, chosen_patterns, entries, records, block.render(), block.left_out, lessons, missing)
+    return Preparation(task, chosen_patterns, entries, records, block.render(), block.left_out, lessons, missing, frozenset(in_block))

@@ -150,10 +150,19 @@ class Lifecycle:
         at an unsummarized event and closes 24 h later; it is summarized once closed
         (``now >= start + 24h``). Sources become ``summarized`` in the same transaction as
         the summary, so a second run finds nothing to do.
+
+        A session's close is no event, and what it tells is summarized already: the typed
+        episode distilled from a session cites its events (the first to the newest it read), so
+        it and the events from its first cite to its last are left out. A closed session of five
+        events was summarized again, its close counted as a sixth event and marked summarized:
+        the same work told three times (test_a_closed_session_is_not_summarized_again). Events
+        captured after the close still count.
         """
         settings = self.episodes.settings
         window = dt.timedelta(hours=settings.burst_window_hours)
         groups: dict[str, list[tuple[dt.datetime, str, dict[str, Any]]]] = defaultdict(list)
+        told: dict[str, list[tuple[str, str]]] = defaultdict(list)  # per session: the id ranges its closes cite
+        typed = set(settings.typed_kinds)
         zone = dt.UTC if settings.timezone == "UTC" else ZoneInfo(settings.timezone)
         mark = self.marks.get((owner, "burst_scanned_until"))
         # a window still open at the last run started at most one window (or, for an owner's
@@ -164,9 +173,14 @@ class Lifecycle:
             if header is None or header["status"] != "active" or header["kind"] in ("summary", FACT_KIND):  # facts are no events
                 continue
             key = f"session:{header['session']}" if header.get("session") else f"day:{header['ts'].astimezone(zone):%Y-%m-%d}"
+            if header.get("session") and header["kind"] in typed and (cites := self._cites(owner, eid)):
+                told[key].append((min(cites), max(cites)))  # ids sort by time: the range distill's mark keeps
+                continue
             groups[key].append((header["ts"], eid, header))
         scanned_until = now
         for key, events in groups.items():
+            if key in told:
+                events = [e for e in events if not any(first <= e[1] <= last for first, last in told[key])]
             for start, chosen in _closed_bursts(key, events, window, settings.burst_events, now, zone):
                 if self._summarize(owner, key, start, chosen, report):
                     report.summaries += 1
@@ -175,6 +189,14 @@ class Lifecycle:
                     scanned_until = min(scanned_until, start + window)
         # windows opening before (mark - 24h) are closed and done: later runs start there
         self.marks.set((owner, "burst_scanned_until"), scanned_until)
+
+    def _cites(self, owner: str, episode_id: str) -> list[str]:
+        """What a hot episode cites (its header does not say): none for one erased since it was listed."""
+        try:
+            record, _ = self.episodes.load(owner, episode_id)
+        except NotFoundError:
+            return []
+        return [str(c) for c in record.get("cites") or ()]
 
     def _summarize(self, owner: str, key: str, start: dt.datetime, chosen: list[str], report: MaintenanceReport) -> bool:
         mem = self.episodes.owner(owner)
@@ -285,13 +307,23 @@ class Lifecycle:
         return out
 
     def archived_episodes(
-        self, owner: str, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False
+        self,
+        owner: str,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        reverse: bool = False,
+        session: str | None = None,
     ) -> Iterator[Episode]:
-        """An owner's archived episodes in time order, each full record read back from cold
-        storage without restoring it (for export; not an access)."""
+        """An owner's archived episodes in time order (of one ``session`` when given), each full
+        record read back from cold storage without restoring it (for export, a timeline; not an access)."""
         lo = ts_micros(utc(since, "since")) if since else None
         hi = ts_micros(utc(until, "until")) if until else None
-        for eid in self.episodes.archived_ids(owner, lo, hi, reverse):
+        ids = (
+            self.episodes.archived_ids(owner, lo, hi, reverse)
+            if session is None
+            else self.episodes.archived_ids_in_session(owner, session, lo, hi, reverse)
+        )
+        for eid in ids:
             cold, state = self.episodes.cold_blob(owner, eid), self.episodes.header(owner, eid)
             if cold is not None and state is not None:
                 yield to_episode(owner, eid, self.cold.unpack(owner, cold), state)

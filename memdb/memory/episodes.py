@@ -479,9 +479,11 @@ class Episodes:
         state = self.layout.states.get((owner, episode_id))
         return successor_of(state) if state is not None else None
 
-    def archived_ids_in_session(self, owner: str, session: str) -> Iterator[str]:
-        """Ids of an owner's archived episodes of one session, in time order."""
-        for subs, _ in self.layout.archived_sessions.range((owner, session)):
+    def archived_ids_in_session(
+        self, owner: str, session: str, lo: int | None = None, hi: int | None = None, reverse: bool = False
+    ) -> Iterator[str]:
+        """Ids of an owner's archived episodes of one session with ``lo <= ts_us < hi``, in time order."""
+        for subs, _ in self.layout.archived_sessions.range((owner, session), lo, hi, reverse=reverse):
             yield str(subs[-1])
 
     def archived_ids(self, owner: str, lo: int | None = None, hi: int | None = None, reverse: bool = False) -> Iterator[str]:
@@ -1094,15 +1096,23 @@ class OwnerEpisodes:
         """How many episodes this owner has."""
         return int(self._layout.stats.get((self.name, "episodes"), 0))
 
-    def episodes(self, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False) -> Iterator[Episode]:
-        """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive).
+    def episodes(
+        self, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False, session: str | None = None
+    ) -> Iterator[Episode]:
+        """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive), those
+        of one ``session`` only when given, read from its index (a timeline of a long session
+        starts at its first event, not at the best ranked).
 
         A bulk scan (export, audits): it does not count as an access.
         """
         lo = ts_micros(utc(since, "since")) if since else None
         hi = ts_micros(utc(until, "until")) if until else None
-        for subs, _ in self._layout.by_time.range((self.name,), lo, hi, reverse=reverse):
-            yield self.peek(str(subs[2]))
+        parent: tuple[str, ...] = (self.name,)
+        index = self._layout.by_time
+        if session is not None:
+            index, parent = self._layout.by_session, (self.name, check_ident("session", session))
+        for subs, _ in index.range(parent, lo, hi, reverse=reverse):
+            yield self.peek(str(subs[-1]))
 
     # --- updates -------------------------------------------------------------------------------
 

@@ -158,11 +158,17 @@ class AsyncMemory:
         return await _run(self.sync.count)
 
     async def episodes(
-        self, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False, *, include_archived: bool = False
+        self,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        reverse: bool = False,
+        *,
+        include_archived: bool = False,
+        session: str | None = None,
     ) -> AsyncIterator[Episode]:
         """``Memory.episodes`` as an async iterator. The episodes are read in one worker thread
         before the first is yielded: a snapshot cannot follow the iteration from thread to thread."""
-        found = await _run(lambda: list(self.sync.episodes(since, until, reverse, include_archived=include_archived)))
+        found = await _run(lambda: list(self.sync.episodes(since, until, reverse, include_archived=include_archived, session=session)))
         for episode in found:
             yield episode
 

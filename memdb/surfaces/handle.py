@@ -187,18 +187,25 @@ class Memory:
         return self._episodes.count()
 
     def episodes(
-        self, since: dt.datetime | None = None, until: dt.datetime | None = None, reverse: bool = False, *, include_archived: bool = False
+        self,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        reverse: bool = False,
+        *,
+        include_archived: bool = False,
+        session: str | None = None,
     ) -> Iterator[Episode]:
-        """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive); with
-        ``include_archived`` the archived ones too, their full record read from cold storage
-        (status "archived"), so an export holds every episode. Current versions only: the ones
-        they superseded are reached through ``versions`` (an import could not link them again,
-        and would bring them back as current). Not an access."""
-        hot = self._episodes.episodes(since, until, reverse)
+        """This owner's episodes in time order (``since`` inclusive, ``until`` exclusive), of one
+        ``session`` only when given (read from its index); with ``include_archived`` the archived
+        ones too, their full record read from cold storage (status "archived"), so an export
+        holds every episode. Current versions only: the ones they superseded are reached through
+        ``versions`` (an import could not link them again, and would bring them back as
+        current). Not an access."""
+        hot = self._episodes.episodes(since, until, reverse, session)
         if not include_archived:
             yield from hot
             return
-        cold = self._lifecycle.archived_episodes(self.name, since, until, reverse)
+        cold = self._lifecycle.archived_episodes(self.name, since, until, reverse, session)
         keyed = (((ts_micros(e.ts), e.id), e) for e in hot), (((ts_micros(e.ts), e.id), e) for e in cold)
         for _, episode in heapq.merge(*keyed, key=lambda pair: pair[0], reverse=reverse):
             yield episode

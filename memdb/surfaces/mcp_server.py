@@ -31,8 +31,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
 
 import memdb
+from memdb.engine.postgres import is_postgres_url, redact_url
 from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
 from memdb.governance.knowledge import Entry
 from memdb.lifecycle.summarize import one_line_head
@@ -41,7 +43,7 @@ from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.memory.timephrase import TimeWindow, find_time_phrase
-from memdb.query.results import History, RecallResult
+from memdb.query.results import History, Hit, Interpretation, RecallResult
 from memdb.surfaces.handle import Memory
 from memdb.surfaces.tracing import span
 
@@ -75,8 +77,9 @@ HOST = "127.0.0.1"  # loopback only: the token map is a local convenience, not i
 DEFAULT_PORT = 8765
 MIN_TOKEN_CHARS = 16
 DECISIONS_CHARS = 20_000  # record_episode's decisions, measured as compact JSON (docs/mcp.md)
-_LIST_CONTENT_CHARS = 600  # content shown per episode in lists (cut with a visible marker)
-_SESSION_SCAN = 1000  # most events a session timeline reads
+_LIST_CHARS = 600  # each text field, and the decisions as JSON, of an episode in a list (cut with a visible marker)
+_LIST_CITES = 20  # cites shown per episode in a list (a session's episode cites up to 500 events)
+_LISTED_TEXT = ("summary", "content", "lesson", "what_we_tried", "what_happened", "why", "result", "artifact", "supersede_reason")
 _RECORD_OPTIONAL = ("tags", "lesson", "what_we_tried", "what_happened", "why", "content", "decisions", "session",
                     "artifact", "participants")  # fmt: skip
 _MARKER = re.compile(re.escape(truncation_marker(0)).replace("0", r"(\d+)"))  # what ends a text cut at capture
@@ -272,8 +275,42 @@ class ToolSpec:
 # --- shaping results -------------------------------------------------------------------------
 
 
-def _episode_data(ep: Episode, content_chars: int | None = None) -> dict[str, Any]:
-    """An episode as JSON, without empty fields; ``content_chars`` bounds the content in lists."""
+def _listed(data: dict[str, Any]) -> dict[str, Any]:
+    """An episode's data bounded for a list: each text field and the decisions (as compact JSON)
+    at ``_LIST_CHARS`` characters, the cites at ``_LIST_CITES``, and 'truncated' saying what was
+    cut from what (get_episode shows it whole). Content alone was bounded: fifty memories with
+    long lessons and decisions made a 1.45 MB answer (test_lists_bound_every_field)."""
+    cut: dict[str, dict[str, int]] = {}
+    for name in _LISTED_TEXT:
+        value = data.get(name)
+        if isinstance(value, str) and len(value) > _LIST_CHARS:
+            data[name] = bound_text(value, _LIST_CHARS)
+            cut[name] = {"original": len(value), "kept": len(data[name]) - len(truncation_marker(len(value)))}
+    if "decisions" in data:
+        size = len(_compact(data["decisions"]))
+        if size > _LIST_CHARS:  # an object cannot end in a marker: the items that fit whole, in order
+            kept: dict[str, Any] = {}
+            used = 2  # the braces
+            for key, value in data["decisions"].items():
+                item = len(_compact(str(key))) + 1 + len(_compact(value)) + (1 if kept else 0)  # "key":value and a comma
+                if used + item <= _LIST_CHARS:
+                    kept[key], used = value, used + item
+            data["decisions"] = kept
+            cut["decisions"] = {"original": size, "kept": len(_compact(kept))}
+    if len(data.get("cites", ())) > _LIST_CITES:
+        cut["cites"] = {"original": len(data["cites"]), "kept": _LIST_CITES}
+        data["cites"] = data["cites"][:_LIST_CITES]
+    if cut:
+        data["truncated"] = cut
+    return data
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _episode_data(ep: Episode, listed: bool = False) -> dict[str, Any]:
+    """An episode as JSON, without empty fields; ``listed`` bounds it for a list (``_listed``)."""
     data: dict[str, Any] = {
         "id": ep.id,
         "ts": ep.ts.isoformat(),
@@ -289,14 +326,14 @@ def _episode_data(ep: Episode, content_chars: int | None = None) -> dict[str, An
         if value is not None:
             data[name] = value
     if ep.content:
-        data["content"] = bound_text(ep.content, content_chars) if content_chars else ep.content
+        data["content"] = ep.content
     if ep.decisions:
         data["decisions"] = ep.decisions
     if ep.participants:
         data["participants"] = list(ep.participants)
     if ep.cites:
         data["cites"] = list(ep.cites)
-    return data
+    return _listed(data) if listed else data
 
 
 def _one_line(text: str, cap: int) -> str:
@@ -326,13 +363,19 @@ def _what(ep: Episode) -> str:
     return text
 
 
-def _memory_line(ep: Episode) -> str:
+def _zone(mem: Memory) -> dt.tzinfo:
+    """The database's timezone: lines date memories in it, as windows read days in it ("yesterday
+    (2026-06-30)" listed a memory of that evening in Los Angeles as 2026-07-01, its UTC date)."""
+    return dt.UTC if mem.settings.timezone == "UTC" else ZoneInfo(mem.settings.timezone)
+
+
+def _memory_line(ep: Episode, zone: dt.tzinfo) -> str:
     tags = f" [{', '.join(ep.tags)}]" if ep.tags else ""
-    return f"- {ep.ts:%Y-%m-%d} {_head(ep)}{tags}: {_what(ep)} (id {ep.id})"
+    return f"- {ep.ts.astimezone(zone):%Y-%m-%d} {_head(ep)}{tags}: {_what(ep)} (id {ep.id})"
 
 
-def _event_line(ep: Episode) -> str:
-    return f"- {ep.ts:%Y-%m-%d %H:%M} {_head(ep)}: {_what(ep)} (id {ep.id})"
+def _event_line(ep: Episode, zone: dt.tzinfo) -> str:
+    return f"- {ep.ts.astimezone(zone):%Y-%m-%d %H:%M} {_head(ep)}: {_what(ep)} (id {ep.id})"
 
 
 # The query layer's notes name the Python API's arguments and calls; a tool's caller knows them by
@@ -347,10 +390,10 @@ def _in_tool_terms(text: str) -> str:
     return text
 
 
-def _recall_output(result: RecallResult, searched: str, relabel: Callable[[str], str] = str) -> ToolOutput:
+def _recall_output(result: RecallResult, searched: str, zone: dt.tzinfo, relabel: Callable[[str], str] = str) -> ToolOutput:
     searched, note = relabel(searched), _in_tool_terms(relabel(result.note))
     lines = [f"searched: {searched}", note]
-    lines.extend(_memory_line(m.episode) for m in result.memories)
+    lines.extend(_memory_line(m.episode, zone) for m in result.memories)
     data = {
         "found": result.found,
         "searched": searched,
@@ -360,7 +403,7 @@ def _recall_output(result: RecallResult, searched: str, relabel: Callable[[str],
         "unmatched": list(result.interpretation.unmatched),
         # the episode's own ``why`` stays; why it matched this query is ``match_why``
         "memories": [
-            {**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": [_in_tool_terms(w) for w in m.why]}
+            {**_episode_data(m.episode, listed=True), "score": m.score, "match_why": [_in_tool_terms(w) for w in m.why]}
             for m in result.memories
         ],
     }
@@ -502,7 +545,7 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         # a page skips the ``offset`` best: the ranking is stable under the same query, as an
         # access only raises the relevance of what earlier pages returned (test_recall_pages_with_a_cursor)
         result = mem.recall(kind=kinds[0] if kinds else None, limit=limit, offset=offset, **common)
-        out = _recall_output(result, str(result.interpretation), relabel)
+        out = _recall_output(result, str(result.interpretation), _zone(mem), relabel)
     else:
         # Several kinds: one exact query per kind (each uses its kind/outcome index), merged by
         # score. Scores share one formula, so without text they compare exactly; with text each
@@ -512,12 +555,8 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         memories = ranked[offset : offset + limit]
         interp = replace(results[0].interpretation, kind=" or ".join(kinds))
         total = sum(r.total for r in results)
-        if memories:
-            note = f"{total} match{'es' if total != 1 else ''} for {interp}; showing {len(memories)}."
-        else:
-            note = f"Nothing found for {interp}." if not total else f"{total} match{'es' if total != 1 else ''} for {interp}; none left."
-        result = RecallResult(bool(memories), memories, interp, total, note)
-        out = _recall_output(result, str(interp), relabel)
+        result = RecallResult(bool(memories), memories, interp, total, _kinds_note(mem, kinds, common, interp, total, memories))
+        out = _recall_output(result, str(interp), _zone(mem), relabel)
     if offset + len(result.memories) < result.total and result.memories:
         cursor = _cursor(args, offset + len(result.memories))
         return ToolOutput(
@@ -527,17 +566,75 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     return out
 
 
+def _them(n: int) -> str:
+    return "it" if n == 1 else "them"
+
+
+def _kinds_note(mem: Memory, kinds: list[str], common: Mapping[str, Any], interp: Interpretation, total: int, memories: list[Hit]) -> str:
+    """The note of an answer over several kinds. Each kind's own note counts that kind alone (and
+    calls the others "other kinds"), so what one kind's note says is counted again over every
+    kind, by the same queries with limit 0 (they return and touch nothing): archived matches,
+    and for an empty answer the matches outside the window (archived ones too), the earlier
+    versions and the matches of kinds not asked for. Latest days are not said (test_several_kinds_keep_what_one_kind_s_note_says)."""
+
+    def count(of: list[str] | list[None] = kinds, **changed: Any) -> int:
+        return sum(mem.recall(kind=k, limit=0, **{**common, **changed}).total for k in of)
+
+    def matches(n: int, what: str = "match") -> str:
+        return f"{n} {what}{'es' if n != 1 else ''}"
+
+    archived = 0 if common["include_archived"] else count(include_archived=True) - total
+    if total:
+        note = f"{matches(total)} for {interp}; " + (f"showing {len(memories)}." if memories else "none left.")
+        if archived:
+            note += f" Also {matches(archived, 'archived match')}; include_archived: true to see {_them(archived)}."
+        corrected = 0 if common["include_superseded"] else sum(1 for m in memories if m.episode.supersedes)
+        if corrected:
+            which = (
+                "1 shown memory corrects an earlier version" if corrected == 1 else f"{corrected} shown memories correct earlier versions"
+            )
+            note += f" {which}; include_superseded: true to see {_them(corrected)}."
+        return note
+    note = f"Nothing found for {interp}."
+    since, until = common["since"], common["until"]
+    before = count(since=None, until=since) if since is not None else 0
+    after = count(since=until, until=None) if until is not None else 0
+    if before or after:
+        note += " Outside the window: " + " and ".join(f"{n} {when}" for n, when in ((before, "earlier"), (after, "later")) if n) + "."
+    if archived:
+        one = "it" if archived == 1 else "one"
+        note += (
+            f" {matches(archived, 'archived match')}; include_archived: true to see {_them(archived)} (restore_episode brings {one} back)."
+        )
+    if (since is not None or until is not None) and not common["include_archived"]:
+        elsewhen = count(since=None, until=None, include_archived=True) - before - after - archived
+        if elsewhen:
+            note += (
+                f" {matches(elsewhen, 'archived match')} at other times; leave the window out and include_archived: true "
+                f"to see {_them(elsewhen)}."
+            )
+    old = 0 if common["include_superseded"] else count(include_superseded=True)
+    if old:
+        what = "1 earlier version of a corrected memory matches" if old == 1 else f"{old} earlier versions of corrected memories match"
+        note += f" {what}; include_superseded: true to see {_them(old)}."
+    others = count([None]) if any(common[f] for f in ("tags", "any_tags", "text", "outcome")) else 0
+    if others:
+        what = "1 memory of another kind matches" if others == 1 else f"{others} memories of other kinds match"
+        note += f" {what} the rest; leave kinds out to see {_them(others)}."
+    return note
+
+
 def _ask(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     result = mem.ask(
         args["question"], limit=args["limit"], include_archived=bool(args["include_archived"]),
         include_superseded=bool(args["include_superseded"]),
     )  # fmt: skip
-    return _recall_output(result, str(result.interpretation))
+    return _recall_output(result, str(result.interpretation), _zone(mem))
 
 
 def _restore_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.restore(args["episode_id"])
-    return ToolOutput(f"restored {_memory_line(ep)}", {"episode": _episode_data(ep)})
+    return ToolOutput(f"restored {_memory_line(ep, _zone(mem))}", {"episode": _episode_data(ep)})
 
 
 _FIELD_LABELS = (
@@ -549,7 +646,7 @@ _FIELD_LABELS = (
 def _get_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.get(args["episode_id"])
     versions = [v.id for v in mem.versions(ep.id)]
-    lines = [_memory_line(ep)]
+    lines = [_memory_line(ep, _zone(mem))]
     lines += [f"{label}: {getattr(ep, name)}" for name, label in _FIELD_LABELS if getattr(ep, name)]
     if ep.decisions:
         lines.append(f"decisions: {json.dumps(ep.decisions, ensure_ascii=False, default=str)}")
@@ -572,7 +669,14 @@ def _supersede_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         f"superseded {ep.supersedes} by {ep.id} ({_head(ep)}: {_one_line(ep.summary, 80)}); changed {', '.join(sorted(changes))}. "
         "The earlier version is kept, out of default answers (get_episode shows every version)."
     )
-    return ToolOutput(text, {"episode": _episode_data(ep), "superseded": ep.supersedes})
+    data: dict[str, Any] = {"episode": _episode_data(ep), "superseded": ep.supersedes}
+    cut = {name: c for name, c in _truncated(ep).items() if name in changes}  # what this correction cut, not what was cut before
+    if cut:
+        data["truncated"] = cut
+        text += " Cut to the stored cap: " + ", ".join(
+            f"{name} kept {c['kept']:,} of {c['original']:,} characters ({c['original'] - c['kept']:,} cut)" for name, c in cut.items()
+        )
+    return ToolOutput(text, data)
 
 
 def _forget_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
@@ -596,15 +700,15 @@ def _history(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         shown_lessons = list(dict.fromkeys(_one_line(lesson, 200) for lesson in h.lessons))
         more = f" | and {len(shown_lessons) - 10} more (the lessons field)" if len(shown_lessons) > 10 else ""
         lines.append("Lessons: " + " | ".join(shown_lessons[:10]) + more)
-    lines.extend(_memory_line(m.episode) for m in h.attempts)
+    lines.extend(_memory_line(m.episode, _zone(mem)) for m in h.attempts)
     data = {
         "summary": summary,
         "searched": relabel(str(h.interpretation)),
         "total": h.total,
         "archived": h.archived,
         "counts": dict(h.counts),
-        "lessons": h.lessons,  # each once (History.lessons)
-        "attempts": [_episode_data(m.episode, _LIST_CONTENT_CHARS) for m in h.attempts],
+        "lessons": [bound_text(lesson, _LIST_CHARS) for lesson in h.lessons],  # each once (History.lessons)
+        "attempts": [_episode_data(m.episode, listed=True) for m in h.attempts],
     }
     return ToolOutput("\n".join(lines), data)
 
@@ -667,13 +771,19 @@ def _knowledge(mem: Memory, args: dict[str, Any]) -> ToolOutput:
 
 def _prepare(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     p = mem.prepare(args["task"], kind=args["kind"], tags=args["tags"] or (), max_chars=args["max_chars"], limit=args["limit"])
+    # only what the context holds: max_chars 200 returned a 193-character context beside 580 KB of records
+    shown = p.in_block
     data = {
         "task": p.task,
         "context": p.text,
-        "patterns": len(p.patterns),
-        "knowledge": [e.id for e in p.knowledge],
-        "records": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in p.records],
-        "lessons": [{**_episode_data(m.episode, _LIST_CONTENT_CHARS), "score": m.score, "match_why": list(m.why)} for m in p.lessons],
+        "patterns": sum(1 for pattern in p.patterns if pattern.id in shown),
+        "knowledge": [e.id for e in p.knowledge if e.id in shown],
+        "records": [
+            {**_episode_data(m.episode, listed=True), "score": m.score, "match_why": list(m.why)} for m in p.records if m.id in shown
+        ],
+        "lessons": [
+            {**_episode_data(m.episode, listed=True), "score": m.score, "match_why": list(m.why)} for m in p.lessons if m.id in shown
+        ],
         "missing_names": list(p.missing_names),
         "left_out": p.left_out,
     }
@@ -689,14 +799,14 @@ def _end_session(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     text = done.reason
     if done.episode is not None:
         data["episode"] = _episode_data(done.episode)
-        text += "\n" + _memory_line(done.episode)
+        text += "\n" + _memory_line(done.episode, _zone(mem))
     return ToolOutput(text, data)
 
 
 def _record_feedback(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.feedback(args["episode_id"], float(args["value"]))
     text = f"feedback {args['value']:+.2f} recorded on {ep.id} ({_head(ep)}: {_one_line(ep.summary, 80)}); relevance now {ep.relevance:.2f}"
-    return ToolOutput(text, {"episode": _episode_data(ep, _LIST_CONTENT_CHARS)})
+    return ToolOutput(text, {"episode": _episode_data(ep, listed=True)})
 
 
 def _save_lesson(mem: Memory, args: dict[str, Any]) -> ToolOutput:
@@ -708,11 +818,12 @@ def _save_lesson(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     return ToolOutput(text, {"entry": {"id": entry.id, "state": entry.state, "visibility": entry.visibility, "cites": list(entry.cites)}})
 
 
-def _span(since: dt.datetime | None, until: dt.datetime | None) -> str:
+def _span(since: dt.datetime | None, until: dt.datetime | None, zone: dt.tzinfo) -> str:
     if since is None and until is None:
         return ""
-    start = f"{since:%Y-%m-%d %H:%M}" if since else "the start"
-    return f" from {start} to {until:%Y-%m-%d %H:%M}" if until else f" from {start} on"
+    start = f"{since.astimezone(zone):%Y-%m-%d %H:%M}" if since else "the start"
+    named = "" if zone is dt.UTC else f" ({zone})"  # a time of day in the database's timezone, named where it is not UTC
+    return (f" from {start} to {until.astimezone(zone):%Y-%m-%d %H:%M}" if until else f" from {start} on") + named
 
 
 def _timeline(mem: Memory, args: dict[str, Any]) -> ToolOutput:
@@ -721,43 +832,38 @@ def _timeline(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     kinds = set(args["kinds"] or ())
     if session is None and since is None and until is None:
         raise ArgumentError("session", "session: give a session, or a time window (window, or since/until)")
-    events: list[Episode]
-    if session is not None:
-        # The session index finds the events directly; recall ranks them, so re-sort by time.
-        # archived events too (their one-liners): a session's history never hides what was archived
-        found = mem.recall(session=session, since=since, until=until, limit=_SESSION_SCAN, include_archived=True)
-        events = sorted((m.episode for m in found.memories if not kinds or m.episode.kind in kinds), key=lambda e: (e.ts, e.id))
-        total, cut = len(events), found.total > len(found.memories)
-        scope = f"session {session}{_span(since, until)}"
-    else:
-        # A window alone is a bulk scan of the time index (in order, not counted as access).
-        events = []
-        for ep in mem.episodes(since, until, include_archived=True):
-            if not kinds or ep.kind in kinds:
-                events.append(ep)
-                if len(events) > limit:
-                    break
-        total, cut = len(events), False
-        scope = _span(since, until).strip()
-    shown = events[:limit]
-    truncated = cut or len(events) > limit
+    # Read in time order from the session's index (or the time index for a window alone), the
+    # archived events too (a session's history never hides what was archived), until one past
+    # the limit: ranking and then sorting the top 1,000 started a 1,100-event session at turn
+    # 100 (test_a_long_session_s_timeline_starts_at_its_first_event). Not an access.
+    events: list[Episode] = []
+    for ep in mem.episodes(since, until, include_archived=True, session=session):
+        if not kinds or ep.kind in kinds:
+            events.append(ep)
+            if len(events) > limit:
+                break
+    shown, truncated = events[:limit], len(events) > limit
+    zone = _zone(mem)
+    scope = f"session {session}{_span(since, until, zone)}" if session is not None else _span(since, until, zone).strip()
     if kinds:
         scope += f"; kinds {', '.join(sorted(kinds))}"
+    data: dict[str, Any] = {"scope": scope, "shown": len(shown), "truncated": truncated}
+    if not truncated:
+        data["total"] = len(shown)
     if not shown:
         text = f"No events {scope}."
     else:
         head = f"Timeline {scope}: {len(shown)} event{'s' if len(shown) != 1 else ''} in time order"
-        head += " (more exist: narrow the window or raise limit)." if truncated else "."
-        text = "\n".join([head, *(_event_line(e) for e in shown)])
-    data = {
-        "scope": scope,
-        "shown": len(shown),
-        "total": total if not truncated else None,
-        "truncated": truncated,
-        "events": [_episode_data(e, _LIST_CONTENT_CHARS) for e in shown],
-    }
-    if data["total"] is None:
-        del data["total"]
+        if truncated:  # since is inclusive: reading on from the next event's time repeats at most events of that time, skips none
+            data["next_since"] = events[limit].ts.isoformat()
+            on = f"since {data['next_since']}" + (f" and until {until.isoformat()}" if until is not None else "")
+            head += f" (more exist: to read on, pass {on}" + (f" with session {session}" if session is not None else "") + ")."
+        else:
+            head += "."
+        if zone is not dt.UTC and since is None and until is None:  # (a span names the timezone already)
+            head += f" Times in {zone}."
+        text = "\n".join([head, *(_event_line(e, zone) for e in shown)])
+    data["events"] = [_episode_data(e, listed=True) for e in shown]
     return ToolOutput(text, data)
 
 
@@ -794,10 +900,28 @@ _EPISODE_SCHEMA: dict[str, Any] = {
     },
     "required": ["id", "ts", "kind", "summary", "tags", "relevance", "status"],
 }
-_MEMORY_SCHEMA: dict[str, Any] = {
+_LIST_CUT: dict[str, Any] = {
+    "type": "object",
+    "description": (
+        f"only when a field was cut for this list (text fields at {_LIST_CHARS} characters ending with a marker, decisions to the "
+        f"items that fit in {_LIST_CHARS} characters as JSON, cites to the first {_LIST_CITES}): field -> its 'original' and "
+        "'kept' lengths (characters; items for cites); get_episode shows the episode whole"
+    ),
+    "additionalProperties": {
+        "type": "object",
+        "properties": {"original": {"type": "integer"}, "kept": {"type": "integer"}},
+        "required": ["original", "kept"],
+    },
+}
+_LISTED_SCHEMA: dict[str, Any] = {
     **_EPISODE_SCHEMA,
+    "description": f"an episode in a list: each text field at most {_LIST_CHARS} characters ('truncated' says what was cut)",
+    "properties": {**_EPISODE_SCHEMA["properties"], "truncated": _LIST_CUT},
+}
+_MEMORY_SCHEMA: dict[str, Any] = {
+    **_LISTED_SCHEMA,
     "properties": {
-        **_EPISODE_SCHEMA["properties"],
+        **_LISTED_SCHEMA["properties"],
         "score": {"type": "number", "description": "rank score of this query"},
         "match_why": {"type": "array", "items": {"type": "string"}, "description": "why it matched this query"},
     },
@@ -835,12 +959,17 @@ _HISTORY_OUTPUT: dict[str, Any] = {
         "total": {"type": "integer"},
         "archived": {"type": "integer", "description": "of total: attempts archived to cold storage (counted from what stays hot)"},
         "counts": {"type": "object", "additionalProperties": {"type": "integer"}, "description": "attempts by outcome"},
-        "lessons": {"type": "array", "items": {"type": "string"}},
-        "attempts": {"type": "array", "items": _EPISODE_SCHEMA},
+        "lessons": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": f"each once, newest first; each at most {_LIST_CHARS} characters (a cut ends with a marker)",
+        },
+        "attempts": {"type": "array", "items": _LISTED_SCHEMA},
     },
     "required": ["summary", "searched", "total", "counts", "lessons", "attempts"],
 }
 _EPISODE_OUTPUT: dict[str, Any] = {"type": "object", "properties": {"episode": _EPISODE_SCHEMA}, "required": ["episode"]}
+_FEEDBACK_OUTPUT: dict[str, Any] = {"type": "object", "properties": {"episode": _LISTED_SCHEMA}, "required": ["episode"]}
 _SESSION_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -862,9 +991,22 @@ _GET_OUTPUT: dict[str, Any] = {
     },
     "required": ["episode", "versions"],
 }
+_TRUNCATED: dict[str, Any] = {
+    "type": "object",
+    "description": "only when text was cut to the stored cap: field -> original and kept lengths (characters, sanitized text)",
+    "additionalProperties": {
+        "type": "object",
+        "properties": {"original": {"type": "integer"}, "kept": {"type": "integer"}},
+        "required": ["original", "kept"],
+    },
+}
 _SUPERSEDE_OUTPUT: dict[str, Any] = {
     "type": "object",
-    "properties": {"episode": _EPISODE_SCHEMA, "superseded": {"type": "string", "description": "the id of the earlier version"}},
+    "properties": {
+        "episode": _EPISODE_SCHEMA,
+        "superseded": {"type": "string", "description": "the id of the earlier version"},
+        "truncated": _TRUNCATED,
+    },
     "required": ["episode", "superseded"],
 }
 _FORGET_OUTPUT: dict[str, Any] = {
@@ -904,21 +1046,16 @@ _TIMELINE_OUTPUT: dict[str, Any] = {
         "scope": {"type": "string"},
         "shown": {"type": "integer"},
         "total": {"type": "integer", "description": "events in scope (absent when truncated)"},
-        "truncated": {"type": "boolean"},
-        "events": {"type": "array", "items": _EPISODE_SCHEMA},
+        "truncated": {"type": "boolean", "description": "more events follow the ones shown"},
+        "next_since": {
+            "type": "string",
+            "description": "when truncated: the time of the first event not shown; pass it as since (same session, until) to read on",
+        },
+        "events": {"type": "array", "items": _LISTED_SCHEMA},
     },
     "required": ["scope", "shown", "truncated", "events"],
 }
 
-_TRUNCATED: dict[str, Any] = {
-    "type": "object",
-    "description": "only when text was cut to the stored cap: field -> original and kept lengths (characters, sanitized text)",
-    "additionalProperties": {
-        "type": "object",
-        "properties": {"original": {"type": "integer"}, "kept": {"type": "integer"}},
-        "required": ["original", "kept"],
-    },
-}
 _WRITE_OUTPUT: dict[str, Any] = {
     "type": "object",
     "properties": {"episode": _EPISODE_SCHEMA, "truncated": _TRUNCATED},
@@ -951,16 +1088,20 @@ _PREPARE_OUTPUT: dict[str, Any] = {
     "properties": {
         "task": {"type": "string"},
         "context": {"type": "string", "description": "the block to put in a prompt, within max_chars"},
-        "patterns": {"type": "integer", "description": "patterns included"},
-        "knowledge": {"type": "array", "items": {"type": "string"}, "description": "ids of the knowledge entries included"},
-        "records": {"type": "array", "items": _MEMORY_SCHEMA},
-        "lessons": {"type": "array", "items": _MEMORY_SCHEMA, "description": "earlier failures holding a lesson the records do not state"},
+        "patterns": {"type": "integer", "description": "patterns in the context"},
+        "knowledge": {"type": "array", "items": {"type": "string"}, "description": "ids of the knowledge entries in the context"},
+        "records": {"type": "array", "items": _MEMORY_SCHEMA, "description": "the past records in the context (within max_chars)"},
+        "lessons": {
+            "type": "array",
+            "items": _MEMORY_SCHEMA,
+            "description": "earlier failures in the context, holding a lesson the records do not state",
+        },
         "missing_names": {
             "type": "array",
             "items": {"type": "string"},
             "description": "names in the task no memory holds: no record about other names stands in for them",
         },
-        "left_out": {"type": "integer", "description": "items that did not fit in max_chars"},
+        "left_out": {"type": "integer", "description": "items that did not fit in max_chars (neither in the context nor listed here)"},
     },
     "required": ["task", "context", "patterns", "knowledge", "records", "lessons", "missing_names", "left_out"],
 }
@@ -992,6 +1133,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
         f"Stored text keeps at most {cap:,} characters (this database's digest_chars): longer text is sanitized, then cut "
         "with a marker, and the reply's 'truncated' gives the original and kept lengths."
     )
+    text_in = max(4000, 2 * cap)  # a field's input: twice what is kept, so a stored one read back and edited is taken
     return [
         ToolSpec(
             "recall_episodes", "Recall episodes",
@@ -1046,9 +1188,9 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
         ),
         ToolSpec(
             "get_episode", "Get one episode whole",
-            "One of your episodes whole, by id: every field, the full stored content (lists cut it at "
-            f"{_LIST_CONTENT_CHARS} characters) and the ids of all its versions. Stored text is a bounded digest: each "
-            f"field keeps at most {cap:,} characters ({2 * cap + 32:,} for an exchange's two sides), and text cut when it "
+            "One of your episodes whole, by id: every field as stored (lists cut each text field at "
+            f"{_LIST_CHARS} characters, and the decisions and cites) and the ids of all its versions. Stored text is a bounded "
+            f"digest: each field keeps at most {cap:,} characters ({2 * cap + 32:,} for an exchange's two sides), and text cut when it "
             "was recorded ends with a marker giving its original length. An earlier, superseded version is shown too, "
             "marked. Archived episodes need restore_episode first.",
             (
@@ -1070,11 +1212,12 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("summary", "string", "The corrected summary.", max_length=500),
                 Param("outcome", "string", "The corrected outcome.", enum=OUTCOMES),
                 Param("tags", "array", "The corrected tags (replacing the old ones).", max_length=32),
-                Param("lesson", "string", f"The corrected lesson (at most {cap:,} characters).", max_length=cap),
-                Param("what_we_tried", "string", f"The corrected approach (at most {cap:,} characters).", max_length=cap),
-                Param("what_happened", "string", f"What actually happened (at most {cap:,} characters).", max_length=cap),
-                Param("why", "string", f"Why it ended this way (at most {cap:,} characters).", max_length=cap),
-                Param("content", "string", f"The corrected detail (at most {cap:,} characters).", max_length=cap),
+                # as record_episode takes them: a field read back whole (its cut marker too) and corrected fits
+                Param("lesson", "string", f"The corrected lesson. {kept}", max_length=text_in),
+                Param("what_we_tried", "string", f"The corrected approach. {kept}", max_length=text_in),
+                Param("what_happened", "string", f"What actually happened. {kept}", max_length=text_in),
+                Param("why", "string", f"Why it ended this way. {kept}", max_length=text_in),
+                Param("content", "string", f"The corrected detail. {kept}", max_length=100_000),
                 Param("decisions", "object", f"The corrected decisions, a JSON object of at most {DECISIONS_CHARS:,} characters.",
                       max_length=DECISIONS_CHARS),
                 Param("artifact", "string", "The corrected link or path.", max_length=2000),
@@ -1100,7 +1243,11 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             "the lessons learned. Use it before retrying something (e.g. kind 'debug' with tags ['twilio']).",
             (
                 Param("kind", "string", "Only this kind of episode.", enum=kinds),
-                _TAGS, _TEXT, _WINDOW, _SINCE, _UNTIL,
+                _TAGS,
+                # not _TEXT: history counts attempts, and one holding only some of a task's words is other work
+                Param("text", "string", "Words every attempt must hold, all of them (an attempt at 'twilio webhook retry' "
+                      "holds all three); attempts are counted and listed newest first, not ranked by text.", max_length=1000),
+                _WINDOW, _SINCE, _UNTIL,
                 Param("limit", "integer", "Most attempts to list (counts cover all).", minimum=1, maximum=50, default=10),
             ),
             _HISTORY_OUTPUT, _history, windowed=True, counts_access=True,
@@ -1115,10 +1262,10 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("summary", "string", "One or two sentences: what happened.", required=True, max_length=500),
                 Param("outcome", "string", "How it ended.", required=True, enum=OUTCOMES),
                 Param("tags", "array", "Topics, projects or systems, e.g. ['project-x', 'deploy'].", max_length=32),
-                Param("lesson", "string", f"What to do (or avoid) next time. {kept}", max_length=4000),
-                Param("what_we_tried", "string", f"The approach taken. {kept}", max_length=4000),
-                Param("what_happened", "string", f"What actually happened. {kept}", max_length=4000),
-                Param("why", "string", f"Why it ended this way. {kept}", max_length=4000),
+                Param("lesson", "string", f"What to do (or avoid) next time. {kept}", max_length=text_in),
+                Param("what_we_tried", "string", f"The approach taken. {kept}", max_length=text_in),
+                Param("what_happened", "string", f"What actually happened. {kept}", max_length=text_in),
+                Param("why", "string", f"Why it ended this way. {kept}", max_length=text_in),
                 Param("content", "string", f"Longer detail. {kept}", max_length=100_000),
                 Param("decisions", "object", "Decisions as a JSON object, e.g. {\"action\": \"rollback\", \"confidence\": 8}; "
                       "its keys and string values are found by their words, as the text is ('what did we decide about "
@@ -1169,7 +1316,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                       required=True, max_length=64),
                 Param("value", "number", "Usefulness from -1 to 1.", required=True, minimum=-1.0, maximum=1.0),
             ),
-            _EPISODE_OUTPUT, _record_feedback, read_only=False,
+            _FEEDBACK_OUTPUT, _record_feedback, read_only=False,
         ),
         ToolSpec(
             "record_exchange", "Record an exchange",
@@ -1249,15 +1396,16 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
         ),
         ToolSpec(
             "timeline", "Timeline",
-            "The events of one session, or of a time window, in time order: kinds, outcomes, exchanges and tool calls "
-            "with their inputs and results. Give a session, a window, or both.",
+            "The events of one session, or of a time window, in time order, the earliest first: kinds, outcomes, "
+            "exchanges and tool calls with their inputs and results, archived ones too. Give a session, a window, or both; "
+            "where more events follow, next_since reads on. Reads only: no access is counted.",
             (
                 Param("session", "string", "Session id.", max_length=128),
                 _WINDOW, _SINCE, _UNTIL,
                 Param("kinds", "array", "Only these kinds.", enum=kinds, max_length=len(kinds)),
                 Param("limit", "integer", "Most events to show (the earliest first).", minimum=1, maximum=200, default=50),
             ),
-            _TIMELINE_OUTPUT, _timeline, windowed=True, counts_access=True,
+            _TIMELINE_OUTPUT, _timeline, windowed=True,
         ),
     ]  # fmt: skip
 
@@ -1548,10 +1696,13 @@ def run(
     port: int = DEFAULT_PORT,
     config: str | os.PathLike[str] | None = None,
     now: dt.datetime | None = None,
+    create: bool = False,
 ) -> int:
     """Entry point of ``memdb mcp``: check the options, open the database, serve until stopped.
 
     ``now`` pins the database clock (for demos and tests: "last week" stays the same week).
+    Only ``create`` makes a database where there is none: a mistyped ``--db`` served an empty
+    one that answered "Nothing found" to every question, and a client shows no server's stderr.
     """
     _require_sdk()
     import anyio
@@ -1576,7 +1727,15 @@ def run(
     sock = bind_port(port) if transport == "http" else None  # a busy port fails here, before the database opens
     fixed = now
     try:
-        with memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None) as db:
+        try:
+            opened = memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None, create=create)
+        except NotFoundError:
+            where = redact_url(str(db_path)) if is_postgres_url(str(db_path)) else os.fspath(db_path)
+            raise NotFoundError(
+                f"--db {where}: no memdb database there (memdb mcp serves an existing one: pass --create to start a new one "
+                "there, or make it first, e.g. memdb demo DIR)"
+            ) from None
+        with opened as db:
             if transport == "stdio":
                 assert owner is not None
                 anyio.run(serve_stdio, db, owner)

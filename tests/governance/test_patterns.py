@@ -538,6 +538,29 @@ def test_a_topic_the_task_names_admits_no_other_person_s_records(pdb: memdb.Data
     assert [m.episode.id for m in mem.prepare("fractions lesson", tags=["maya"]).records] == [plain]
 
 
+def test_prepare_keeps_to_what_the_task_names(pdb: memdb.Database, clock: Clock) -> None:
+    """A probe's find: "Deploy Project X to production", with no tags given, opened with a pattern
+    tagged project-y and filled four of five records with Project Y's sprints, which matched only
+    the word "project", where ask reads "Project X" as the tag project-x. The tags the task's
+    words name scope patterns, records and lessons as tags given do; a record without tags stays."""
+    mem = pdb.owner("ana")
+    for i in range(5):  # a pattern batch of Project Y's sprints
+        mem.record(
+            "sprint", f"Sprint {i} shipped the reporting page", outcome="success", tags=["Project Y"], ts=T0 - dt.timedelta(days=10 - i)
+        )
+    other = mem.record("debug", "Deploy of Project Y failed on the cache", outcome="failure", tags=["Project Y"], lesson="warm the Y cache")
+    failed = mem.record("debug", "Deploy of Project X failed: migration lock", outcome="failure", tags=["Project X", "deploy"],
+                        lesson="Run migrations before the window").id  # fmt: skip
+    plain = mem.record("routine", "Production deploy checklist reviewed", outcome="success").id
+    assert [p.tags for p in mem.patterns()] == [("project-y",)]
+    prep = mem.prepare("Deploy Project X to production")
+    assert prep.patterns == [] and {m.episode.id for m in prep.records} == {failed, plain}
+    assert prep.lessons == [] and "project-y" not in prep.text and "warm the Y cache" not in prep.text
+    about_y = mem.prepare("Deploy Project Y to production")
+    assert [p.tags for p in about_y.patterns] == [("project-y",)] and other.id in {m.episode.id for m in about_y.records}
+    assert len(mem.prepare("plan the next sprint").patterns) == 1  # a task naming no tag: nothing to scope by
+
+
 def test_knowledge_about_a_name_no_record_holds_is_still_offered(pdb: memdb.Database) -> None:
     """A review's find: the name removed from the task's words hid the knowledge about it too (an
     approved lesson on Zeta, of an owner with no episode of Zeta): knowledge is read by every word."""

@@ -99,6 +99,24 @@ def test_summary_cites_sources_which_stay_retrievable(ldb: memdb.Database) -> No
     assert ldb.check().ok
 
 
+def test_a_closed_session_is_not_summarized_again(ldb: memdb.Database, clock: Clock) -> None:
+    """A probe's find: a session of five captured events closed by end_session got a burst summary
+    from maintain, which counted the distilled episode as a sixth event and marked it summarized:
+    the same work told three times. A session's close is no event and what it cites is told;
+    events captured after the close are a burst as any (DESIGN 5)."""
+    mem = ldb.owner("ana")
+    told = burst(mem, 5)
+    clock.now = T0 + dt.timedelta(hours=5)
+    close = mem.close_session("s1", kind="debug", outcome="success").episode
+    assert close is not None and close.cites == tuple(told)
+    assert ldb.maintain(now=T0 + dt.timedelta(days=2)).summaries == 0
+    assert summaries_of(mem) == [] and {mem.peek(eid).status for eid in [*told, close.id]} == {"active"}
+    later = burst(mem, 6, start=T0 + dt.timedelta(days=3))  # the session went on after its close
+    assert ldb.maintain(now=T0 + dt.timedelta(days=5)).summaries == 1
+    (summary,) = summaries_of(mem)
+    assert set(summary.episode.cites) == set(later) and mem.peek(close.id).status == "active"
+
+
 def test_second_run_makes_no_second_summary(ldb: memdb.Database) -> None:
     mem = ldb.owner("ana")
     burst(mem, 8)

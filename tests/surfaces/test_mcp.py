@@ -50,7 +50,8 @@ WRITES = {
     "forget_episodes",
     "record_exchange", "record_tool_call", "record_tool_result",
 }  # fmt: skip
-COUNTS_ACCESS = {"recall_episodes", "ask", "history", "get_episode", "timeline", "knowledge", "prepare"}  # change later rankings
+COUNTS_ACCESS = {"recall_episodes", "ask", "history", "get_episode", "knowledge", "prepare"}  # change later rankings
+READS_ONLY = {"timeline"}  # reads in time order: no access counted, nothing changes
 ANA_TOKEN = "ana-token-7f3a9c1e5b2d4680"
 BOB_TOKEN = "bob-token-0d9e8c7b6a5f4321"
 
@@ -173,9 +174,9 @@ def test_lists_the_tools_with_schemas_and_descriptions(team: tuple[Path, dict[st
         for name, prop in schema["properties"].items():
             assert prop.get("description"), f"{t.name}.{name} has no description"
         assert t.output_schema and t.output_schema["type"] == "object"
-        assert t.annotations is not None and t.annotations.read_only_hint is False  # every tool writes or counts accesses
+        assert t.annotations is not None and t.annotations.read_only_hint is (t.name in READS_ONLY)  # the others write or count accesses
         assert t.annotations.destructive_hint is (t.name == "forget_episodes")
-        assert t.annotations.idempotent_hint is (t.name in ("end_session", "record_fact"))
+        assert t.annotations.idempotent_hint is (t.name in ("end_session", "record_fact", *READS_ONLY))
     record = tools["record_episode"].input_schema
     assert set(record["required"]) == {"kind", "summary", "outcome"}
     assert record["properties"]["outcome"]["enum"] == ["success", "partial", "failure"]
@@ -257,6 +258,27 @@ def test_history_and_timeline(team: tuple[Path, dict[str, str]]) -> None:
 
         out, data = await ok(s, "timeline", {"window": "last week", "limit": 2})
         assert data["shown"] == 2 and data["truncated"] and "more exist" in out
+
+    run_session(path, body)
+
+
+def test_history_s_text_is_described_as_it_is_read(tmp_path: Path) -> None:
+    """history's text shared recall's description, "at least one must occur; ranked by BM25",
+    but history counts the attempts holding every word, newest first."""
+    path = tmp_path / "words"
+    with memdb.open(path, clock=Clock(NOW)) as db:
+        ana = db.owner("ana")
+        ana.record("debug", "Deploy of the billing api failed", outcome="failure", tags=["deploy"], ts=NOW - dt.timedelta(hours=2))
+        ana.record("debug", "Rollback of the search index worked", outcome="success", ts=NOW - dt.timedelta(hours=1))
+
+    async def body(s: ClientSession) -> None:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        said = tools["history"].input_schema["properties"]["text"]["description"]
+        assert "every attempt must hold, all of them" in said and "at least one" not in said and "BM25" not in said
+        _, both = await ok(s, "history", {"text": "deploy rollback"})
+        _, one = await ok(s, "history", {"text": "rollback"})
+        _, any_word = await ok(s, "recall_episodes", {"text": "deploy rollback"})
+        assert both["total"] == 0 and one["total"] == 1 and any_word["total"] == 2
 
     run_session(path, body)
 
@@ -596,6 +618,33 @@ def test_cli_option_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], m
     assert not (tmp_path / "db").exists()  # refused before opening anything
 
 
+def test_a_database_that_is_not_there_is_refused_unless_create(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A probe's find: ``memdb mcp --db typo`` made an empty database and answered "Nothing found"
+    to every question, where ``memdb ask --db typo`` refuses. It is refused now, in one line
+    naming --create, and nothing is made; with --create a new database is started."""
+    typo, empty = tmp_path / "db_yaer", tmp_path / "empty"
+    empty.mkdir()
+    for path in (typo, empty):
+        assert cli_main(["mcp", "--db", str(path), "--owner", "ana"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"memdb: --db {path}: no memdb database there") and "pass --create" in err and "memdb demo" in err
+    assert not typo.exists() and list(empty.iterdir()) == []
+    new = tmp_path / "new"
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memdb.cli", "mcp", "--db", str(new), "--owner", "ana", "--create"], env=_env(), cwd=str(REPO)
+    )
+
+    async def go() -> None:
+        with anyio.fail_after(TIMEOUT):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+                await s.initialize()
+                await ok(s, "record_episode", {"kind": "debug", "summary": "First memory", "outcome": "success"})
+
+    anyio.run(go)
+    with memdb.open(new, create=False) as db:
+        assert [e.summary for e in db.owner("ana").episodes()] == ["First memory"]
+
+
 def test_http_on_a_busy_port_is_one_line_and_exit_1(tmp_path: Path) -> None:
     config = tmp_path / "tokens.toml"
     write_tokens(config, f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')
@@ -821,7 +870,8 @@ def test_annotations_tell_the_truth_about_side_effects(tmp_path: Path) -> None:
     assert set(specs) == TOOLS
     assert {n for n, s in specs.items() if not s.read_only} == WRITES
     assert {n for n, s in specs.items() if s.counts_access} == COUNTS_ACCESS
-    assert WRITES | COUNTS_ACCESS == TOOLS and not any(s.annotations()["read_only"] for s in specs.values())
+    assert WRITES | COUNTS_ACCESS | READS_ONLY == TOOLS
+    assert {n for n, s in specs.items() if s.annotations()["read_only"]} == READS_ONLY
     path, ids = tmp_path / "team", build_team(tmp_path / "team")
 
     async def body(s: ClientSession) -> None:
@@ -868,6 +918,98 @@ def test_recall_pages_with_a_cursor(tmp_path: Path) -> None:
         _, rest = await ok(s, "recall_episodes", {"kinds": ["debug", "exchange"], "limit": 20, "cursor": both["cursor"]})
         assert len(both["memories"]) == 20 and len(rest["memories"]) == 3 and "cursor" not in rest
         assert not {m["id"] for m in both["memories"]} & {m["id"] for m in rest["memories"]}
+
+    run_session(path, body)
+
+
+def test_several_kinds_keep_what_one_kind_s_note_says(tmp_path: Path) -> None:
+    """With kinds ["debug"] an empty answer said "1 archived match ... include_archived: true to
+    see it"; with ["debug", "sprint"] only "Nothing found", and "Also 1 archived match" beside
+    results was dropped too: several kinds were merged under a note of their own that counted
+    nothing else. What one kind's note says is counted over every kind now."""
+    path = tmp_path / "kinds"
+    clock = Clock(NOW - dt.timedelta(days=60))
+    with memdb.open(path, clock=clock) as db:
+        ana = db.owner("ana")
+        ana.record("debug", "Deploy of the billing api failed: migration lock", outcome="failure", tags=["deploy"], lesson="migrate first")
+        clock.now = NOW
+        assert db.maintain().archived == 1
+        ana.record("debug", "Migration of the users table ran clean", outcome="success", tags=["db"], ts=NOW - dt.timedelta(days=2))
+        ana.record("sprint", "Sprint shipped the deploy dashboard", outcome="success", tags=["deploy"], ts=NOW - dt.timedelta(days=5))
+        ana.record("review", "Review of the deploy runbook failed", outcome="failure", tags=["deploy"], ts=NOW - dt.timedelta(days=20))
+
+    async def body(s: ClientSession) -> None:
+        failures = {"tags": ["deploy"], "outcome": "failure"}
+        _, one = await ok(s, "recall_episodes", {**failures, "kinds": ["debug"]})
+        _, two = await ok(s, "recall_episodes", {**failures, "kinds": ["debug", "sprint"]})
+        assert "1 archived match" in one["note"] and not two["found"]
+        assert two["note"] == (
+            "Nothing found for tags deploy; kind debug or sprint; outcome failure. 1 archived match; include_archived: true to see it "
+            "(restore_episode brings it back). 1 memory of another kind matches the rest; leave kinds out to see it."
+        )
+        _, found = await ok(s, "recall_episodes", {"text": "migration", "kinds": ["debug", "sprint"]})
+        assert found["total"] == 1 and found["note"].endswith("showing 1. Also 1 archived match; include_archived: true to see it.")
+        _, window = await ok(s, "recall_episodes", {"tags": ["deploy"], "kinds": ["debug", "sprint"], "window": "yesterday"})
+        assert "Outside the window: 1 earlier." in window["note"] and "1 archived match" in window["note"]
+        _, cold = await ok(s, "recall_episodes", {**failures, "kinds": ["debug", "sprint"], "include_archived": True})
+        assert cold["total"] == 1 and "archived match" not in cold["note"]
+
+    run_session(path, body)
+
+
+def test_a_long_session_s_timeline_starts_at_its_first_event(tmp_path: Path) -> None:
+    """A probe's find: the timeline of a 1,100-event session, "the earliest first", began at turn
+    100: it ranked the session's best 1,000 and sorted those by time. It reads the session's
+    index in time order now, says where to read on, and counts no access."""
+    path = tmp_path / "long"
+    clock = Clock(NOW - dt.timedelta(days=2))
+    with memdb.open(path, clock=clock, sync=False) as db:
+        ana = db.owner("ana")
+        with db.transaction():
+            for i in range(1050):
+                ana.record_exchange("main", f"turn number {i}", "ok")
+                clock.advance(seconds=30)
+        first = next(ana.episodes(session="main"))
+
+    async def body(s: ClientSession) -> None:
+        out, data = await ok(s, "timeline", {"session": "main", "limit": 3})
+        assert [e["summary"] for e in data["events"]] == ["turn number 0", "turn number 1", "turn number 2"]
+        assert data["truncated"] and "total" not in data and data["next_since"] in out
+        seen: list[str] = []
+        page: dict[str, Any] = {"next_since": None}
+        while "next_since" in page:
+            since = {"since": page["next_since"]} if page["next_since"] else {}
+            _, page = await ok(s, "timeline", {"session": "main", "limit": 200, **since})
+            seen += [e["summary"] for e in page["events"]]
+        assert seen == [f"turn number {i}" for i in range(1050)] and page["total"] == 50  # each once, in order
+
+    run_session(path, body)
+    with memdb.open(path) as db:
+        assert db.owner("ana").peek(first.id).access_count == first.access_count  # a timeline is no access
+
+
+def test_lines_date_memories_in_the_database_s_timezone(tmp_path: Path) -> None:
+    """A probe's find: in a database on Los Angeles time, "yesterday (2026-06-30)" listed an
+    evening's hotfix as 2026-07-01, its UTC date, and the timeline's window and times were UTC
+    unlabelled. Lines show the days and times the windows are read in."""
+    path = tmp_path / "la"
+    with memdb.open(path, clock=Clock(NOW)) as db:
+        db.configure(timezone="America/Los_Angeles")
+        db.owner("ana").record("debug", "Late-night hotfix of the billing api", outcome="success", tags=["billing"], session="hot",
+                               ts=dt.datetime.fromisoformat("2026-06-30T21:30:00-07:00"))  # fmt: skip
+
+    async def body(s: ClientSession) -> None:
+        line = "- 2026-06-30 debug/success [billing]: Late-night hotfix of the billing api"
+        for tool, args in (("recall_episodes", {"window": "yesterday"}), ("ask", {"question": "What happened yesterday?"}),
+                           ("history", {"tags": ["billing"], "window": "yesterday"})):  # fmt: skip
+            out, data = await ok(s, tool, args)
+            assert line in out and data[("attempts" if tool == "history" else "memories")][0]["ts"].startswith("2026-07-01T04:30"), tool
+        out, _ = await ok(s, "timeline", {"window": "yesterday"})
+        first, event = out.splitlines()
+        assert first.startswith("Timeline from 2026-06-30 00:00 to 2026-07-01 00:00 (America/Los_Angeles): 1 event")
+        assert event.startswith("- 2026-06-30 21:30 debug/success")
+        out, _ = await ok(s, "timeline", {"session": "hot"})
+        assert out.splitlines()[0].endswith("Times in America/Los_Angeles.") and "- 2026-06-30 21:30" in out
 
     run_session(path, body)
 
@@ -957,6 +1099,94 @@ def test_capture_tools_say_what_was_cut_and_by_how_much(fresh: tuple[Path, dict[
         assert data["truncated"]["content"]["original"] == 9000 and "content kept" in out
         _, timeline = await ok(s, "timeline", {"session": "s7"})
         assert [e["kind"] for e in timeline["events"]] == ["exchange", "tool_call", "tool_call"]
+
+    run_session(path, body)
+
+
+def test_lists_bound_every_field(tmp_path: Path) -> None:
+    """A probe's find: lists bounded content at 600 characters but carried every other text field
+    and the decisions whole, 1.45 MB for fifty memories, and prepare with max_chars 200 returned
+    580 KB of records beside its 193-character context. Each text field and the decisions are
+    bounded as content is, 'truncated' says what was cut, and prepare lists what its context holds."""
+    path = tmp_path / "big"
+    long = "lorem ipsum dolor sit amet deploy " * 110  # 3,740 characters: stored at 2,000
+    decisions = {f"k{i}": "option value words " * 8 for i in range(120)}  # about 19,000 characters as JSON
+    with memdb.open(path, clock=Clock(NOW)) as db:
+        ana = db.owner("ana")
+        with db.transaction():
+            for i in range(8):
+                ana.record("debug", f"Deploy attempt {i} failed", outcome="failure", tags=["deploy"], lesson=long, what_we_tried=long,
+                           what_happened=long, why=long, content=long * 5, decisions=decisions, session="s1",
+                           ts=NOW - dt.timedelta(hours=8 - i))  # fmt: skip
+        whole = ana.peek(next(ana.episodes()).id)
+
+    def bounded(memory: dict[str, Any]) -> None:
+        for name in ("lesson", "what_we_tried", "what_happened", "why", "content"):
+            assert len(memory[name]) <= 600 and memory[name].endswith(f"…[truncated {len(getattr(whole, name))} chars]"), name
+            assert memory["truncated"][name] == {
+                "original": len(getattr(whole, name)),
+                "kept": 600 - len(f" …[truncated {len(getattr(whole, name))} chars]"),
+            }
+        assert len(json.dumps(memory["decisions"], separators=(",", ":"))) <= 600 and memory["decisions"]
+        assert memory["truncated"]["decisions"]["original"] > 18_000 and memory["truncated"]["decisions"]["kept"] <= 600
+
+    async def body(s: ClientSession) -> None:
+        for tool, args, key in (
+            ("recall_episodes", {"tags": ["deploy"], "limit": 50}, "memories"), ("ask", {"question": "deploy failures"}, "memories"),
+            ("history", {"tags": ["deploy"]}, "attempts"), ("timeline", {"session": "s1"}, "events"),
+        ):  # fmt: skip
+            _, data = await ok(s, tool, args)
+            assert data[key], tool
+            for memory in data[key]:
+                bounded(memory)
+        _, data = await ok(s, "history", {"tags": ["deploy"]})
+        assert data["lessons"] and all(len(lesson) <= 600 for lesson in data["lessons"])
+        _, data = await ok(s, "get_episode", {"episode_id": whole.id})
+        assert (
+            data["episode"]["lesson"] == whole.lesson
+            and data["episode"]["decisions"] == whole.decisions
+            and "truncated" not in data["episode"]
+        )
+        out, data = await ok(s, "prepare", {"task": "deploy", "max_chars": 200, "limit": 20})
+        assert len(out) <= 200 and data["left_out"] > 0
+        listed = [m["summary"] for m in [*data["records"], *data["lessons"]]]
+        assert len(listed) <= 1 and all(summary in out for summary in listed)  # only what the context holds
+        assert len(json.dumps(data)) < 5_000
+        _, roomy = await ok(s, "prepare", {"task": "deploy", "max_chars": 20_000, "limit": 8})
+        assert len(roomy["records"]) == 8 and all(m["summary"] in roomy["context"] for m in roomy["records"])
+        for memory in roomy["records"]:
+            bounded(memory)
+
+    run_session(path, body)
+
+
+def test_a_field_read_back_and_corrected_is_taken_as_record_episode_takes_it(fresh: tuple[Path, dict[str, str]]) -> None:
+    """A probe's find: supersede_episode took at most 2,000 characters of a lesson (content too)
+    where record_episode takes 4,000 and cuts with a marker, so an agent that read a cut lesson
+    back (2,000 characters, its marker included) and fixed a typo was refused."""
+    path, _ = fresh
+
+    async def body(s: ClientSession) -> None:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        record, supersede = (tools[n].input_schema["properties"] for n in ("record_episode", "supersede_episode"))
+        for name in ("lesson", "what_we_tried", "what_happened", "why", "content", "summary", "artifact"):
+            assert supersede[name]["maxLength"] == record[name]["maxLength"], name
+        lesson = "Always drain the worker queue before restarting; " * 60  # 3,000 characters
+        _, data = await ok(
+            s, "record_episode", {"kind": "debug", "summary": "Worker restart lost jobs", "outcome": "failure", "lesson": lesson}
+        )
+        _, data = await ok(s, "get_episode", {"episode_id": data["episode"]["id"]})
+        stored = data["episode"]["lesson"]
+        assert len(stored) == 2000
+        out, data = await ok(
+            s,
+            "supersede_episode",
+            {"episode_id": data["episode"]["id"], "reason": "typo", "lesson": stored.replace("Always", "Always,", 1)},
+        )
+        assert data["episode"]["lesson"].startswith("Always, drain") and len(data["episode"]["lesson"]) <= 2000
+        assert data["truncated"] == {"lesson": {"original": 2001, "kept": data["truncated"]["lesson"]["kept"]}} and "lesson kept" in out
+        _, data = await ok(s, "supersede_episode", {"episode_id": data["episode"]["id"], "reason": "shorter", "lesson": "Drain first."})
+        assert "truncated" not in data  # a cut of an earlier version is not this correction's
 
     run_session(path, body)
 

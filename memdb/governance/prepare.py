@@ -16,6 +16,7 @@ from memdb.governance.patterns import Pattern, Patterns, same_pattern
 from memdb.memory.episodes import Episodes
 from memdb.memory.models import bound_text, utc
 from memdb.memory.sanitize import shown
+from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tags, tokenize
 from memdb.query.engine import OwnerQueries
 from memdb.query.notes import quoted
@@ -231,9 +232,12 @@ def prepare(
                 break
 
     block = _Block(max_chars)
-    block.add(bound_text(f"Context for: {task.strip()}".replace("\n", " "), 160), reserve=False)
+    # the task as the block and the result echo it: sanitized, as a note is (a token named in it
+    # reached the prompt raw, while the memories it was read against hold placeholders)
+    said_task = redacted(task.strip())
+    block.add(bound_text(f"Context for: {said_task}".replace("\n", " "), 160), reserve=False)
     if missing:  # said first: what the block holds is read knowing it
-        rest = f"the rest of the task ({bound_text(text.strip(), 80)})" if worded else ""
+        rest = f"the rest of the task ({bound_text(redacted(text.strip()), 80)})" if worded else ""
         by = " or ".join(x for x in (rest, f"the tags {', '.join(want)}" if want else "") if x)
         instead = f"what follows matches {by}, not it" if by else "nothing else is offered in its place"
         block.add(bound_text(f"No past record mentions {quoted(missing)}: {instead}.", 300), reserve=False)
@@ -264,4 +268,7 @@ def prepare(
         block.add("Nothing relevant found: no patterns, knowledge or past records match this task.", reserve=False)
     if shown_entries:
         knowledge.touch(shown_entries, "injected", at)
-    return Preparation(task, chosen_patterns, entries, records, block.render(), block.left_out, lessons, missing, frozenset(in_block))
+    said_missing = tuple(map(redacted, missing))
+    return Preparation(
+        said_task, chosen_patterns, entries, records, block.render(), block.left_out, lessons, said_missing, frozenset(in_block)
+    )

@@ -400,7 +400,7 @@ def _recall_output(result: RecallResult, searched: str, zone: dt.tzinfo, relabel
         "note": note,
         "total": result.total,
         "partial": result.partial,
-        "unmatched": list(result.interpretation.unmatched),
+        "unmatched": [redacted(w) for w in result.interpretation.unmatched],
         # the episode's own ``why`` stays; why it matched this query is ``match_why``
         "memories": [
             {**_episode_data(m.episode, listed=True), "score": m.score, "match_why": [_in_tool_terms(w) for w in m.why]}
@@ -784,7 +784,7 @@ def _prepare(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         "lessons": [
             {**_episode_data(m.episode, listed=True), "score": m.score, "match_why": list(m.why)} for m in p.lessons if m.id in shown
         ],
-        "missing_names": list(p.missing_names),
+        "missing_names": [redacted(w) for w in p.missing_names],
         "left_out": p.left_out,
     }
     return ToolOutput(p.text, data)

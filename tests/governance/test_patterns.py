@@ -561,6 +561,19 @@ def test_prepare_keeps_to_what_the_task_names(pdb: memdb.Database, clock: Clock)
     assert len(mem.prepare("plan the next sprint").patterns) == 1  # a task naming no tag: nothing to scope by
 
 
+def test_prepare_echoes_its_task_sanitized(pdb: memdb.Database) -> None:
+    """A data-protection probe's find: a token named in the task reached the prompt block raw
+    ("Context for: ...", "No past record mentions 'ghp_...'") and the result's task field, while
+    the memories it was read against hold placeholders."""
+    mem = pdb.owner("ana")
+    mem.record("debug", "Deploy of project alpha failed", outcome="failure", tags=["project-alpha"], lesson="check the lock")
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    prep = mem.prepare(f"Deploy Project {token} for ana.lopez@example.com")
+    for said in (prep.text, prep.task, *prep.missing_names):
+        assert token not in said and "ana.lopez" not in said, said
+    assert "<SECRET_1>" in prep.text
+
+
 def test_knowledge_about_a_name_no_record_holds_is_still_offered(pdb: memdb.Database) -> None:
     """A review's find: the name removed from the task's words hid the knowledge about it too (an
     approved lesson on Zeta, of an owner with no episode of Zeta): knowledge is read by every word."""

@@ -296,18 +296,21 @@ class OwnerQueries:
         *,
         include_archived: bool = False,
         include_superseded: bool = False,
+        offset: int = 0,
     ) -> RecallResult:
         """Answer a plain-language question: time phrases become a window, known tags become
         tag filters, outcome words an outcome filter, preference words ("prefer", "facts") the
         owner's facts, and the rest ranks by text; archived episodes match through what stays
-        hot of them when ``include_archived``, superseded versions when ``include_superseded``."""
+        hot of them when ``include_archived``, superseded versions when ``include_superseded``.
+        ``offset`` skips that many of the ranked matches (a page of an answer), as recall's."""
         if not isinstance(question, str) or not question.strip():
             raise ValidationError(f"question {shown(question)}: ask something")
         if len(question) > QUESTION_CHARS:  # before any work: a 5 MB question took 22 s
             raise ValidationError(f"question of {len(question):,} characters: at most {QUESTION_CHARS:,} (ask about one thing)")
         at = utc(now, "now") if now is not None else self._layer.now()
         # the question is read against the snapshot it is answered in (one view, one read transaction)
-        return self._run(partial(self._interpret, question, at, include_archived, include_superseded), limit, at, widen_tags=True)
+        read = partial(self._interpret, question, at, include_archived, include_superseded)
+        return self._run(read, limit, at, offset, widen_tags=True)
 
     def _records_outcomes(self, kinds: Iterable[str]) -> bool:
         """Whether the owner keeps memories with an outcome: hot ones of a typed kind, or any

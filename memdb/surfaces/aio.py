@@ -218,9 +218,12 @@ class AsyncMemory:
         *,
         include_archived: bool = False,
         include_superseded: bool = False,
+        offset: int = 0,
     ) -> RecallResult:
         """``Memory.ask`` in a worker thread."""
-        return await _run(self.sync.ask, question, now, limit, include_archived=include_archived, include_superseded=include_superseded)
+        return await _run(
+            self.sync.ask, question, now, limit, include_archived=include_archived, include_superseded=include_superseded, offset=offset
+        )
 
     async def history(
         self,

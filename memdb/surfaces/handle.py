@@ -276,6 +276,7 @@ class Memory:
         *,
         include_archived: bool = False,
         include_superseded: bool = False,
+        offset: int = 0,
     ) -> RecallResult:
         """Answer a plain-language question: time phrases become a window (also one given by an
         event, "after the outage", placed at the newest memory of it; "the last three deploys"
@@ -283,9 +284,12 @@ class Memory:
         tag filters, outcome words an outcome filter (in a yes-or-no question, "Did the deploy
         fail?", the note tells of the attempts that went otherwise), preference words the owner's facts, and
         the rest ranks by text (archived episodes too, through what stays hot of them, with
-        ``include_archived``; earlier versions of corrected ones with ``include_superseded``)."""
+        ``include_archived``; earlier versions of corrected ones with ``include_superseded``);
+        ``offset`` skips that many ranked matches, for a page of an answer."""
         with span("memdb.ask", {"memdb.owner": self.name, "memdb.limit": limit}) as s:
-            result = self._queries.ask(question, now, limit, include_archived=include_archived, include_superseded=include_superseded)
+            result = self._queries.ask(
+                question, now, limit, include_archived=include_archived, include_superseded=include_superseded, offset=offset
+            )
             s.set("memdb.total", result.total)
         return result
 

@@ -1157,6 +1157,18 @@ def test_an_answer_shows_its_days_as_the_database_s_zone_reads_them(qdb: memdb.D
     assert "Last failure 2026-06-17:" in str(mem.history(kind="debug"))
 
 
+def test_ask_pages_an_answer_by_offset_as_recall_does(team: memdb.Memory) -> None:
+    """A page of an answer: the dashboard's later pages of an ask asked for every match up to
+    their own, and counted the earlier ones as read again."""
+    whole = [m.id for m in team.ask("What happened with Project X?", limit=50)]
+    assert len(whole) > 2
+    pages = [m.id for m in team.ask("What happened with Project X?", limit=2)]
+    pages += [m.id for m in team.ask("What happened with Project X?", limit=50, offset=2)]
+    assert pages == whole
+    with pytest.raises(ValidationError, match="offset"):
+        team.ask("What happened with twilio?", offset=-1)
+
+
 def test_words_beside_an_outcome_or_kind_still_filter(qdb: memdb.Database) -> None:
     """ "Any billing failures?" asks for failures about billing: where none mention billing the
     answer is an honest empty one, not the failures that happen to exist (DESIGN: never pads)."""

@@ -128,9 +128,8 @@ def memories(dash: Dashboard, req: Req) -> Response:
     offset = _offset(req.arg("offset") or "0")
     result, hits, note = None, [], ""
     if q["q"]:
-        # ask has no offset: the page asks for the matches up to its own and shows its own
-        result = mem.ask(q["q"], limit=offset + SEARCH_LIMIT, include_archived=archived, include_superseded=superseded)
-        hits = result.memories[offset:]
+        result = mem.ask(q["q"], limit=SEARCH_LIMIT, include_archived=archived, include_superseded=superseded, offset=offset)
+        hits = result.memories
     elif any(q.values()) or archived or superseded:
         tags = [t.strip() for t in q["tags"].split(",") if t.strip()]
         result = mem.recall(
@@ -144,7 +143,7 @@ def memories(dash: Dashboard, req: Req) -> Response:
         dash.db.flush()  # reading counts as access: durable, as the MCP tools make it
         note = _in_page_terms(result.note)
         if result.found and hits:
-            # the note counts what it was asked for (with ask, every match up to this page's): it says this page's
+            # the note counts the page's matches from 1: it says which of them this page shows
             note = re.sub(r"; showing \d+\.", f"; showing {offset + 1}-{offset + len(hits)}.", note, count=1)
         kept = {k: v for k, v in q.items() if v} | ({"archived": "1"} if archived else {}) | ({"superseded": "1"} if superseded else {})
 

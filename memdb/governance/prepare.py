@@ -88,6 +88,20 @@ class _Block:
         return "\n".join(self.lines)
 
 
+def _another_of(tag: str, named: Iterable[str]) -> bool:
+    """Whether ``tag`` is another of a name in ``named``: as many words, only the last differing
+    ("project-y" of "project-x", "billing-ui" of "billing-api"); a tag the task names is none."""
+    named = tuple(named)
+    if tag in named:
+        return False
+    words = tag.split("-")
+    for name in named:
+        other = name.split("-")
+        if tag != name and len(other) == len(words) > 1 and other[:-1] == words[:-1]:
+            return True
+    return False
+
+
 def _without(task: str, names: Iterable[str]) -> str:
     """``task`` without ``names``, each as a phrase (whole words, any case): "Project Q" leaves
     the "Project X" beside it."""
@@ -149,18 +163,20 @@ def prepare(
     text = _without(task, missing) if missing else task
 
     def in_scope(tags: Iterable[str]) -> bool:
-        """Whether a pattern or record of ``tags`` is about the task: one without tags is (about
-        its kind); else one of a tag given, or of the tags the task names only ("the billing api"):
-        a topic the task names admits no other person's record (Sam's [sam, fractions] for Maya).
-        Without tags given, the tags the task names scope it alike: "Deploy Project X" opened
-        with a pattern of Project Y's sprints, which shared only the word "project"
-        (test_prepare_keeps_to_what_the_task_names)."""
+        """Whether a pattern, record or lesson of ``tags`` is about the task: one without tags is
+        (about its kind); with tags given, one of a tag given, or of the tags the task names only
+        ("the billing api"): a topic the task names admits no other person's record (Sam's [sam,
+        fractions] for Maya). Without tags given, only what is about another of the name the task
+        names is out: "Deploy Project X" opened with a pattern of Project Y's sprints, which
+        shared only the word "project" (test_prepare_keeps_to_what_the_task_names), while a
+        failure tagged [ops] or [kubernetes] about deploys keeps its lesson
+        (test_prepare_keeps_the_lessons_of_failures_of_other_tags)."""
         held = set(tags)
         if not held:
             return True
         if want:
             return bool(held & set(want)) or held <= set(named)
-        return not named or bool(held & set(named))
+        return not any(_another_of(t, named) for t in held)
 
     # 1. patterns: same kind (when given), sharing tags or words with the task; a pattern of other
     # tags than the task's is about something else (a tutor's "lesson [sam]" is no context for
@@ -201,7 +217,10 @@ def prepare(
     # limit, so no record in scope is crowded out.
     records: list[Hit] = []
     seen: set[str] = set()
-    scope = list(dict.fromkeys((*want, *named)))
+    # given tags scope the query itself (before its limit); the names of the task only leave out
+    # what is about another of them, read past more of the matches for it
+    scope = list(dict.fromkeys((*want, *named))) if want else []
+    more = 0 if want or not named else 4 * limit
 
     attempts: list[dict[str, Any]] = [{"text": text, "any_tags": want}] if want and worded else []
     attempts += [{"any_tags": want}] if want else []
@@ -210,7 +229,7 @@ def prepare(
         if len(records) >= limit:
             break
         # archived records count: their outcome and lesson stay hot (forgetting never erases experience)
-        result = queries.recall(kind=kind, limit=limit + len(seen), now=at, include_archived=True, with_outcome=True, **query)
+        result = queries.recall(kind=kind, limit=limit + len(seen) + more, now=at, include_archived=True, with_outcome=True, **query)
         for m in result.memories:
             if m.episode.id not in seen and m.episode.kind != "summary" and in_scope(m.episode.tags):
                 seen.add(m.episode.id)
@@ -224,7 +243,7 @@ def prepare(
     stated: set[str] = {lesson for m in records if (lesson := m.episode.lesson)}
     lessons: list[Hit] = []
     if want or worded:  # the task's words (a name no memory holds aside) or the tags given, else those it names
-        for m in queries.failure_lessons(text if worded else None, want or named, kind, limit=limit + len(stated), skip=seen, now=at):
+        for m in queries.failure_lessons(text if worded else None, want, kind, limit=limit + len(stated) + more, skip=seen, now=at):
             if (lesson := m.episode.lesson) and lesson not in stated and in_scope(m.episode.tags):
                 stated.add(lesson)
                 lessons.append(m)

@@ -151,17 +151,18 @@ class Lifecycle:
         (``now >= start + 24h``). Sources become ``summarized`` in the same transaction as
         the summary, so a second run finds nothing to do.
 
-        A session's close is no event, and what it tells is summarized already: the typed
-        episode distilled from a session cites its events (the first to the newest it read), so
-        it and the events from its first cite to its last are left out. A closed session of five
-        events was summarized again, its close counted as a sixth event and marked summarized:
-        the same work told three times (test_a_closed_session_is_not_summarized_again). Events
-        captured after the close still count.
+        A typed episode of a session that cites events of it tells of them (a session's close,
+        distilled from every event it read, or an agent's own account): it is no event, and the
+        events it cites are told already, so they are left out; its other events still count. A
+        closed session of five events was summarized again, its close counted as a sixth event and
+        marked summarized: the same work told three times
+        (test_a_closed_session_is_not_summarized_again); an account citing a session's first and
+        last steps must not hide the steps between (test_an_account_citing_some_steps_leaves_the_rest_a_burst).
         """
         settings = self.episodes.settings
         window = dt.timedelta(hours=settings.burst_window_hours)
         groups: dict[str, list[tuple[dt.datetime, str, dict[str, Any]]]] = defaultdict(list)
-        told: dict[str, list[tuple[str, str]]] = defaultdict(list)  # per session: the id ranges its closes cite
+        told: dict[str, set[str]] = defaultdict(set)  # per session: the events its typed episodes cite
         typed = set(settings.typed_kinds)
         zone = dt.UTC if settings.timezone == "UTC" else ZoneInfo(settings.timezone)
         mark = self.marks.get((owner, "burst_scanned_until"))
@@ -174,13 +175,13 @@ class Lifecycle:
                 continue
             key = f"session:{header['session']}" if header.get("session") else f"day:{header['ts'].astimezone(zone):%Y-%m-%d}"
             if header.get("session") and header["kind"] in typed and (cites := self._cites(owner, eid)):
-                told[key].append((min(cites), max(cites)))  # ids sort by time: the range distill's mark keeps
+                told[key].update(cites)
                 continue
             groups[key].append((header["ts"], eid, header))
         scanned_until = now
         for key, events in groups.items():
             if key in told:
-                events = [e for e in events if not any(first <= e[1] <= last for first, last in told[key])]
+                events = [e for e in events if e[1] not in told[key]]
             for start, chosen in _closed_bursts(key, events, window, settings.burst_events, now, zone):
                 if self._summarize(owner, key, start, chosen, report):
                     report.summaries += 1

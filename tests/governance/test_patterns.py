@@ -561,6 +561,27 @@ def test_prepare_keeps_to_what_the_task_names(pdb: memdb.Database, clock: Clock)
     assert len(mem.prepare("plan the next sprint").patterns) == 1  # a task naming no tag: nothing to scope by
 
 
+def test_prepare_keeps_the_lessons_of_failures_of_other_tags(pdb: memdb.Database) -> None:
+    """A review's find: scoping by the tags a task names hid the lessons of deploy failures tagged
+    [ops] or [kubernetes] from "Deploy Project X to production" (a failure's lesson is never
+    forgotten), while Project Y's failure stayed for its tag deploy. Only what is about another
+    of the name the task names (Project Y of Project X) is out."""
+    mem = pdb.owner("ana")
+    mem.record("debug", "Project X billing page shipped", outcome="success", tags=["Project X"])
+    ops = mem.record("debug", "Production deploy rolled back: flag service down", outcome="failure", tags=["ops", "oncall"],
+                     lesson="Deploy only when the flag service is healthy")  # fmt: skip
+    k8s = mem.record("debug", "Deploy to Kubernetes failed: pods OOM killed", outcome="failure", tags=["kubernetes"],
+                     lesson="Set memory limits")  # fmt: skip
+    mem.record(
+        "debug", "Deploy of Project Y failed on the cache", outcome="failure", tags=["Project Y", "deploy"], lesson="warm the Y cache"
+    )
+    prep = mem.prepare("Deploy Project X to production")
+    shown = {m.episode.id for m in (*prep.records, *prep.lessons)}
+    assert {ops.id, k8s.id} <= shown
+    assert "Deploy only when the flag service is healthy" in prep.text and "Set memory limits" in prep.text
+    assert "warm the Y cache" not in prep.text
+
+
 def test_prepare_echoes_its_task_sanitized(pdb: memdb.Database) -> None:
     """A data-protection probe's find: a token named in the task reached the prompt block raw
     ("Context for: ...", "No past record mentions 'ghp_...'") and the result's task field, while

@@ -117,6 +117,19 @@ def test_a_closed_session_is_not_summarized_again(ldb: memdb.Database, clock: Cl
     assert set(summary.episode.cites) == set(later) and mem.peek(close.id).status == "active"
 
 
+def test_an_account_citing_some_steps_leaves_the_rest_a_burst(ldb: memdb.Database, clock: Clock) -> None:
+    """A review's find: an agent's own typed episode in a session citing its first and last steps
+    hid every step between from the burst rule (a range of cites was taken as told), so a year of
+    such sessions got no summary at all. Only the steps it cites are told (DESIGN 5)."""
+    mem = ldb.owner("ana")
+    steps = burst(mem, 10)
+    clock.now = T0 + dt.timedelta(hours=10)
+    mem.record("debug", "Deploy fixed after the retry", outcome="success", session="s1", cites=[steps[0], steps[-1]], ts=clock.now)
+    assert ldb.maintain(now=T0 + dt.timedelta(days=2)).summaries == 1
+    (summary,) = summaries_of(mem)
+    assert set(summary.episode.cites) == set(steps[1:-1])
+
+
 def test_second_run_makes_no_second_summary(ldb: memdb.Database) -> None:
     mem = ldb.owner("ana")
     burst(mem, 8)

@@ -145,7 +145,7 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     bigrams, one-syllable Korean words, Thai, Lao, Myanmar and Khmer as bigrams, and an identifier
     written against Chinese or Japanese whole, ``memdb.memory.text``, and reads the told windows
     again, as Chinese, Japanese and Korean dates and relative words, "2026年7月14日", "昨天", tell
-    of days; a tag stored before it keeps its form, ``normalize_tag`` drops optional marks since).
+    of days; tags normalise as before it, as stored tags are never rewritten).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs

@@ -139,21 +139,55 @@ def test_an_identifier_written_against_chinese_or_japanese_is_found_whole(qdb: m
 def test_a_german_question_reads_capitals_as_grammar(qdb: memdb.Database) -> None:
     """German capitalises every noun, so "Woche", "Dienstag", "Juli" and "Rechnung" were names no
     memory holds, and each question was emptied. A question with two German function words reads
-    capitals as grammar; month and weekday names of German, French, Spanish, Italian, Portuguese
-    and Dutch are never names. An English name no memory holds still empties the answer."""
+    capitals as grammar; a month or a day of German, French, Spanish, Italian, Portuguese or
+    Dutch beside a number or after a German word of time is a date's. An English name no memory
+    holds still empties the answer."""
     mem = qdb.owner("ana")
     deploy = mem.record("debug", "Deploy der Abrechnung ist fehlgeschlagen, Datenbank gesperrt", outcome="failure",
                         tags=["deploy"], ts=NOW - 8 * DAY)  # fmt: skip
     for question in (
         "Was ist letzte Woche mit dem Deploy passiert?", "deploy letzte Woche", "Was ist am Dienstag mit der Datenbank passiert?",
-        "Was ist im Juli mit der Datenbank passiert?", "What happened to the deploy on Donnerstag?", "Datenbank im Juni",
+        "Was ist im Juli mit der Datenbank passiert?", "What happened to the deploy on Donnerstag, 18.?", "Datenbank im Juni",
     ):  # fmt: skip
         answer = mem.ask(question, now=NOW)
         assert [m.id for m in answer] == [deploy.id] and not answer.interpretation.missing_names, question
     assert mem.ask("Was ist mit der Rechnung passiert?", now=NOW).interpretation.missing_names == ()
     assert not mem.ask("What happened with Project Zeta?", now=NOW).found  # English: Zeta is a name
     assert name_terms("Was ist mit Projekt Zeta passiert?") == {}
-    assert name_terms("What did Zeta say on Juli 3 and Mardi?") == {"zeta": "Zeta"}
+    assert name_terms("What did Zeta say on Juli 3, 15. Juli, le 3 Avril and Julio de 2026?") == {"zeta": "Zeta"}
+
+
+@pytest.mark.parametrize(
+    "name", ["Julio", "Abril", "Avril", "Augustus", "Domenica", "Juli", "Morgen", "Sabato", "Tag", "Martes"]
+)  # fmt: skip
+def test_a_name_that_is_a_foreign_month_or_day_is_a_name(qdb: memdb.Database, name: str) -> None:
+    """Every month and day of six languages, and German's words of time, were no names in any
+    question, so "What did Julio say about the billing migration?" was answered with the
+    billing memories, which say nothing of Julio (DESIGN 6: never pad)."""
+    mem = qdb.owner("ana")
+    mem.record("debug", "Deploy of the billing service failed: migration locked the users table", outcome="failure")
+    mem.record("exchange", "Marta said the billing migration should wait until the retro")
+    answer = mem.ask(f"What did {name} say about the billing migration?", now=NOW)
+    assert not answer.found and answer.interpretation.missing_names == (name,)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What did Kowalski say about the Red Hat renewal at MIT?", "What did Kowalski say about the ES cluster in AUS?",
+        "What did Kowalski say about the speech by von der Leyen?", "Im wondering what Kowalski said about the Red Hat renewal",
+    ],
+)  # fmt: skip
+def test_an_english_question_is_not_read_as_german(qdb: memdb.Database, question: str) -> None:
+    """ "Hat", "MIT", "ES", "Im" and "von der" counted as German function words, so these English
+    questions read their capitals as grammar: Kowalski, whom no memory names, was no name and
+    the answer padded with the memories about the rest."""
+    mem = qdb.owner("ana")
+    mem.record("debug", "Red Hat license renewal for the MIT lab failed", outcome="failure")
+    mem.record("exchange", "The ES cluster in AUS was resized")
+    mem.record("exchange", "Ursula von der Leyen speech notes summarised")
+    answer = mem.ask(question, now=NOW)
+    assert not answer.found and answer.interpretation.missing_names == ("Kowalski",)
 
 
 @pytest.mark.parametrize(

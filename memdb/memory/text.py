@@ -115,6 +115,8 @@ _SEA_CHARS: Final = _char_class(
     for c in range(lo, hi + 1)
     if unicodedata.category(chr(c))[0] in "LM"
 )
+HAN_CHARS: Final = _HAN_CHARS
+"""Han characters as the body of a regex character class (a Chinese or Japanese word's)."""
 UNSPACED_CHARS: Final = _CJK_CHARS + _SEA_CHARS
 """Scripts written without spaces between words (Han, kana, Thai, Lao, Myanmar, Khmer), as the body
 of a regex character class: a run of them is read as overlapping bigrams, never as one word."""

@@ -207,6 +207,17 @@ def test_full_width_letters_are_read_as_the_tokenizer_folds_them(qdb: memdb.Data
     assert not answer.interpretation.missing_names and not answer.interpretation.unmatched
 
 
+def test_a_chinese_relative_word_inside_another_word_asks_of_no_time(qdb: memdb.Database) -> None:
+    """ "提前天数" (days in advance) was read as "前天" (the day before yesterday), and the memory
+    that says it, recorded ten days ago, was outside the window: the answer was empty."""
+    mem = qdb.owner("ana")
+    ep = mem.record("exchange", "订单的提前天数设置为3天", ts=NOW - 10 * DAY)
+    genius = mem.record("exchange", "聪明天才项目的评审完成", ts=NOW - 20 * DAY)
+    for question, found in (("提前天数", ep), ("提前天数怎么设置？", ep), ("聪明天才项目怎么样了？", genius)):
+        answer = mem.ask(question, now=NOW)
+        assert answer.interpretation.window is None and [m.id for m in answer] == [found.id], question
+
+
 def test_a_tag_stored_before_layout_25_is_still_found_and_erased(qdb: memdb.Database) -> None:
     """Layout 25 had tags drop the dot case folding leaves on "İ" (and tatweel, harakat), but
     stored tags keep their form: "İzmir Ofisi" then named none of the records tagged with it

@@ -162,15 +162,16 @@ NEGATED_OUTCOME = re.compile(
 # Chinese and Japanese ask inside the run of the question ("数据库迁移怎么样了？", "2026年7月14日に何があ
 # った？"): the asking phrases are cut out before the run is read as bigrams, as English question
 # words are dropped, so neither they nor the bigrams across them ("移怎", "么样") empty the answer
-# or mark it partial; so are Chinese "的" (of) and the pronouns "我们"... (the
-# rare word holding "的", "目的", is asked by its other character), and in Japanese a particle of
-# one or two kana after a word of Han or katakana ("車は", "障害の"), which no memory's bigram
-# across it holds
+# or mark it partial; so are Chinese "的" (of) but in a word ("目的", "的确": ``_CJK_OF``), the
+# pronouns "我们"..., "是" beside a question word ("什么是目的？"), and in Japanese a particle of one
+# or two kana after a word of Han or katakana ("車は", "障害の"), which no memory's bigram across
+# it holds
 _CJK_ASKING = re.compile(
     "|".join(
         sorted(
             """发生了什么事情 发生了什么事 发生了什么 发生什么 出了什么事 出什么事 什么时候 什么 怎么样了 怎么样 怎么了 怎么回事 怎么
-            为什么 如何 哪些 哪个 哪里 有没有 是不是 是否 谁 吗 呢 请问 告诉我 最近 的 我们 你们 他们 她们 咱们
+            为什么 如何 哪些 哪个 哪里 有没有 是不是 是否 谁 吗 呢 请问 告诉我 最近 我们 你们 他们 她们 咱们
+            什么是 是什么 是哪里 是哪个 是哪些 是谁 在哪里 在哪
             に何があった 何があった 何が起きた 何が起こった どうなりましたか どうなった どうでしたか どうだった どうですか どうして
             なぜ いつ 何が 何を 何の ですか ましたか でしたか について 教えて ください""".split(),
             key=len,
@@ -178,6 +179,8 @@ _CJK_ASKING = re.compile(
         )
     )
 )
+# "的" (of) as a particle: not in the words that hold it ("目的" purpose, "标的", "的确" indeed, "的士")
+_CJK_OF = re.compile("(?<![目标端])的(?![确士])")
 _KANA_PARTICLE = re.compile(r"(?<=[\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30a1-\u30ff])[\u3041-\u3096]{1,2}(?![\u3041-\u309f])")
 
 
@@ -185,13 +188,16 @@ def readable_question(question: str) -> str:
     """``question`` as ``ask`` reads it: NFKC, so letters and digits typed full width by an input
     method and accents sent decomposed are read as the tokenizer folds them ("ＬＡＳＴ ＷＥＥＫ" is
     "LAST WEEK", "ＹＥＳＴＥＲＤＡＹ" a time and no name), and the asking phrases and particles of
-    Chinese and Japanese cut out (``_CJK_ASKING``)."""
+    Chinese and Japanese cut out (``_CJK_ASKING``; a particle alone is asked)."""
     if question.isascii():
         return question
     question = unicodedata.normalize("NFKC", question)
     if _UNSPACED.search(question) is None:
         return question
-    return _KANA_PARTICLE.sub(" ", _CJK_ASKING.sub(" ", question))
+    asked = _CJK_ASKING.sub(" ", question)
+    cut = _KANA_PARTICLE.sub(" ", _CJK_OF.sub(" ", asked))
+    # "的" alone asks for the memories holding it, not for everything
+    return cut if any(c.isalnum() for c in cut) else asked
 
 
 def order_asked(text: str) -> tuple[str, int | None, str, str]:

@@ -218,6 +218,20 @@ def test_a_chinese_relative_word_inside_another_word_asks_of_no_time(qdb: memdb.
         assert answer.interpretation.window is None and [m.id for m in answer] == [found.id], question
 
 
+def test_a_chinese_word_holding_de_is_asked_whole(qdb: memdb.Database) -> None:
+    """Every "的" (of) was cut from a question, so "什么是目的？" (what is the purpose?) asked "是目",
+    "目的地是哪里？" "目" and "地是", neither finding the memory that says it; and "的" alone asked
+    of everything, unlabelled."""
+    mem = qdb.owner("ana")
+    purpose = mem.record("exchange", "这次迁移的目的：降低延迟")
+    place = mem.record("exchange", "出差目的地：东京")
+    other = mem.record("exchange", "数据库迁移失败")
+    assert {m.id for m in mem.ask("什么是目的？")} == {purpose.id, place.id}
+    assert mem.ask("目的地是哪里？").memories[0].id == place.id
+    assert other.id not in {m.id for m in mem.ask("的")} and mem.ask("的").interpretation.terms == ("的",)
+    assert mem.ask("迁移的目的是什么？").memories[0].id == purpose.id
+
+
 def test_a_tag_stored_before_layout_25_is_still_found_and_erased(qdb: memdb.Database) -> None:
     """Layout 25 had tags drop the dot case folding leaves on "İ" (and tatweel, harakat), but
     stored tags keep their form: "İzmir Ofisi" then named none of the records tagged with it

@@ -266,6 +266,7 @@ _SCRIPT_CHANGE = re.compile(f"[{UNSPACED_CHARS}]+|[^{UNSPACED_CHARS}]+")
 _UNSPACED = re.compile(f"[{UNSPACED_CHARS}]")
 _UNCASED_DIGITS = re.compile(f"[\\d{HANGUL_CHARS}]+")  # "7월", "2026년": a number and a Korean counter
 _LETTERS = re.compile(r"[^\W\d_]+")
+_HANGUL_AFTER = re.compile(f"(?<=[^\\W{HANGUL_CHARS}])[{HANGUL_CHARS}]+$")  # a particle after a name: "GCP에서"
 _SENTENCE_ENDS = frozenset(".?!。")
 # Words written capitalised that are never the name a question asks about: the months and days
 # of English, capitalised by convention, and acronyms that name kinds of things rather than one
@@ -431,6 +432,8 @@ def name_terms(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     start = True
     german = _reads_as_german(text)
+    # Chinese and Japanese have no capitals: a capitalised Latin word there is a name, at the start too
+    unspaced = _UNSPACED.search(text) is not None
     for m in _NAME_WORD.finditer(text):
         written = m.group().rstrip(".")  # "...with INV-2026-0099." names the invoice, not its full stop
         parts = [p.group() for p in _SCRIPT_CHANGE.finditer(written)] if _UNSPACED.search(written) else [written]
@@ -438,7 +441,7 @@ def name_terms(text: str) -> dict[str, str]:
             if _UNSPACED.match(word):
                 continue
             named = (
-                (word[0].isupper() and not (start and i == 0) and not german)
+                (word[0].isupper() and not (start and i == 0 and not unspaced) and not german)
                 or (len(word) > 1 and word.isupper())
                 # a word of letters alone holds no digit (no character is both), so most skip the scans
                 or (
@@ -448,6 +451,8 @@ def name_terms(text: str) -> dict[str, str]:
                     and not _UNCASED_DIGITS.fullmatch(word)
                 )
             )
+            if named and _HANGUL_AFTER.search(word):
+                word = _HANGUL_AFTER.sub("", word)  # "GCP에서": the name is "GCP", its particle no part of it
             folded = word.casefold()
             if named and folded not in _NO_NAMES and not (folded in _FOREIGN_CALENDAR and _calendar_word(text, m.start(), m.end())):
                 out.update(dict.fromkeys(terms_of_word(word), word))

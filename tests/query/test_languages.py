@@ -232,6 +232,18 @@ def test_a_chinese_word_holding_de_is_asked_whole(qdb: memdb.Database) -> None:
     assert mem.ask("迁移的目的是什么？").memories[0].id == purpose.id
 
 
+def test_a_latin_name_in_a_chinese_or_korean_question_is_named_as_written(qdb: memdb.Database) -> None:
+    """Chinese has no capitals, so a capitalised Latin word is a name even at the start: "Zeta项目
+    怎么样了？" padded with every project memory; and a name no memory holds was reported with the
+    Korean particle after it ("GCP에서")."""
+    mem = qdb.owner("ana")
+    mem.record("exchange", "项目数据库迁移失败")
+    mem.record("exchange", "AWS에서 장애 발생")
+    answer = mem.ask("Zeta项目怎么样了？", now=NOW)
+    assert not answer.found and answer.interpretation.missing_names == ("Zeta",)
+    assert mem.ask("GCP에서 무슨 일이 있었어?", now=NOW).interpretation.missing_names == ("GCP",)
+
+
 def test_a_tag_stored_before_layout_25_is_still_found_and_erased(qdb: memdb.Database) -> None:
     """Layout 25 had tags drop the dot case folding leaves on "İ" (and tatweel, harakat), but
     stored tags keep their form: "İzmir Ofisi" then named none of the records tagged with it

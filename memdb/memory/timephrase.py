@@ -1371,9 +1371,9 @@ def _atom(
     if kind == "cjd":
         return _cjk_date(m, cal, after)
     if kind == "cjr":
-        start, end = m.span("cjr")
+        at, past = m.span("cjr")
         word = "".join(g("cjr").split())
-        if not _CJK_WORD_BEFORE.search(text[max(0, start - 2) : start] or " ") or _CJK_WORD_AFTER.match(word[-1] + text[end : end + 1]):
+        if not _CJK_WORD_BEFORE.search(text[max(0, at - 2) : at] or " ") or _CJK_WORD_AFTER.match(word[-1] + text[past : past + 1]):
             return None  # a word inside another: "提前天数", "上周期"
         unit, back = _CJK_RELATIVE[word]
         return (*_calendar_unit(cal, unit, back), True)

@@ -121,7 +121,7 @@ __all__ = [
     "unlinked",
 ]
 
-LAYOUT: Final = 25  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 26  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)

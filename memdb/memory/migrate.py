@@ -145,7 +145,9 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     bigrams, one-syllable Korean words, Thai, Lao, Myanmar and Khmer as bigrams, and an identifier
     written against Chinese or Japanese whole, ``memdb.memory.text``, and reads the told windows
     again, as Chinese, Japanese and Korean dates and relative words, "2026年7月14日", "昨天", tell
-    of days; a tag stored before it keeps its form, ``normalize_tag`` drops optional marks since).
+    of days; tags normalise as before it, as stored tags are never rewritten; layout 26 reads
+    them again, as a Chinese relative word inside another word, "提前天数", "上周期", tells of no
+    day, nor "1990년대" of 1990, ``memdb.memory.timephrase``).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs
@@ -181,7 +183,7 @@ def _upgrade(layer: Episodes, holder: str, old: Any, batch: int) -> int:
     owners = layer.owners()
     total = sum(int(lay.stats.get((o, "episodes"), 0)) for o in owners)
     settings = layer.settings
-    tell = old is None or old < 25  # the windows each hot record's text tells of (``told_of``)
+    tell = old is None or old < 26  # the windows each hot record's text tells of (``told_of``)
     by_session = old is None or old < 22  # the archived episodes of each session (``^EPSA``)
     for owner in owners:
         with layer.space.transaction():  # the text index and its statistics, rebuilt below

@@ -115,6 +115,8 @@ _SEA_CHARS: Final = _char_class(
     for c in range(lo, hi + 1)
     if unicodedata.category(chr(c))[0] in "LM"
 )
+HAN_CHARS: Final = _HAN_CHARS
+"""Han characters as the body of a regex character class (a Chinese or Japanese word's)."""
 UNSPACED_CHARS: Final = _CJK_CHARS + _SEA_CHARS
 """Scripts written without spaces between words (Han, kana, Thai, Lao, Myanmar, Khmer), as the body
 of a regex character class: a run of them is read as overlapping bigrams, never as one word."""
@@ -478,16 +480,16 @@ def normalize_tags(values: Iterable[str], what: str = "tags") -> tuple[str, ...]
 def normalize_tag(tag: str) -> str:
     """The canonical form of a tag, so "Project X", "project_x" and "PROJECT.X" are one tag.
 
-    NFKC, case folding, trimming; the optional marks words drop go (the dot case folding leaves
-    on "İ", Arabic harakat and tatweel, Hebrew points: "İzmir" is "izmir", as in text; layout 25);
-    runs of spaces, underscores and dots become "-"; anything but letters, digits, "-", ":" and
-    "/" is dropped; repeated "-" collapse; edge "-" go.
+    NFKC, case folding, trimming; runs of spaces, underscores and dots become "-"; anything
+    but letters, digits, "-", ":" and "/" is dropped; repeated "-" collapse; edge "-" go. The
+    optional marks words drop stay (the U+0307 dot folding leaves on "İ", tatweel, harakat,
+    points): stored tags are never rewritten, so a tag names what it named when it was stored.
     Raises ValidationError naming the tag if nothing is left or the result exceeds 64 characters
     or 128 bytes in UTF-8.
     """
     if not isinstance(tag, str):
         raise ValidationError(f"tag {shown(tag)}: expected str, got {type(tag).__name__}")
-    out = _TAG_SEPARATORS.sub("-", _fold(tag).replace("i\u0307", "i").translate(_OPTIONAL_MARKS).strip())
+    out = _TAG_SEPARATORS.sub("-", _fold(tag).strip())
     out = "".join(c for c in out if c in "-:/" or unicodedata.category(c)[0] in "LNM")  # marks belong to letters
     out = _DASHES.sub("-", out).strip("-")
     # the tag is shown (sanitized) only in an error: ask normalises every phrase of a question

@@ -135,7 +135,7 @@ from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
 
 from memdb.errors import ValidationError
-from memdb.memory.text import HANGUL_CHARS, IRREGULAR_VERBS, MARKS, UNSPACED_CHARS, tokenize
+from memdb.memory.text import HAN_CHARS, HANGUL_CHARS, IRREGULAR_VERBS, MARKS, UNSPACED_CHARS, tokenize
 
 __all__ = [
     "OPEN_END",
@@ -225,6 +225,16 @@ _CJK_RELATIVE_WORDS = "|".join(
     re.escape(w) if w[0] not in "이지다" else re.escape(w[:2]) + r"\s*" + re.escape(w[2:])  # 이번주, 지난주, 다음달...
     for w in sorted(_CJK_RELATIVE, key=len, reverse=True)
 )
+# A relative word is one inside a run of Han only where a word begins: at the run's start or after
+# one of these (a preposition, "的", a pronoun or adverb before a time word, "我昨天"), a hiragana
+# particle ("は昨日"), or a date's sign after a digit ("7月14日"); "提前天数" (days in advance),
+# "聪明天才", "登上月球" hold "前天", "明天", "上月" across two words. Korean is spaced: a word's start
+_CJK_WORD_BEFORE = re.compile(
+    f"(?:[^{HAN_CHARS}{HANGUL_CHARS}]|[在于於从從到至自为為的是我你您他她它们們咱也都就还還和与與及或]|\\d[年月日号號])$"
+)
+# and one whose last character makes a word with the next ("上周期" is "上" and "周期", a period;
+# "今年度", "明天才", "昨天气" reads "天气", weather), the names "今日头条", "明日香", and "오늘날" (nowadays)
+_CJK_WORD_AFTER = re.compile("^(?:周[期年围边]|天[气才空然]|月[球亮饼]|年[代度龄纪级]|日[头香]|늘날)")
 # Scripts whose words are written without a space before or after a time phrase: "在2026年7月14日",
 # "2026-07-14の対応", "14일에" (``_PHRASE`` ends a phrase there, where ``\b`` would not)
 _EDGE = f"[{UNSPACED_CHARS}{HANGUL_CHARS}]"
@@ -239,7 +249,7 @@ _ATOM = "|".join(
         # Chinese, Japanese and Korean dates written with their signs of year, month and day
         # ("2026年7月14日", "7月14日", "2026년 7월 14일", "2026年7月", "7月份", "2026年": not "1990年代"
         # nor the fiscal "2026年度"), and their words of a relative day, week, month or year
-        r"(?P<cjd>(?P<cjy>\d{4})\s*[年년](?![代度])(?:\s*(?P<cjm>\d{1,2})\s*[月월](?:\s*(?P<cjdd>\d{1,2})\s*[日일号號]|份)?)?"
+        r"(?P<cjd>(?P<cjy>\d{4})\s*[年년](?![代度대])(?:\s*(?P<cjm>\d{1,2})\s*[月월](?:\s*(?P<cjdd>\d{1,2})\s*[日일号號]|份)?)?"
         r"|(?P<cjm2>\d{1,2})\s*[月월](?:\s*(?P<cjd2>\d{1,2})\s*[日일号號]|份)?)",
         rf"(?P<cjr>{_CJK_RELATIVE_WORDS})",
         rf"(?P<edge>(?:the\s+)?(?P<edw>first|last)\s+day\s+of\s+(?:the\s+)?(?:(?P<edq>last|this|previous)\s+month"
@@ -1361,7 +1371,11 @@ def _atom(
     if kind == "cjd":
         return _cjk_date(m, cal, after)
     if kind == "cjr":
-        unit, back = _CJK_RELATIVE["".join(g("cjr").split())]
+        at, past = m.span("cjr")
+        word = "".join(g("cjr").split())
+        if not _CJK_WORD_BEFORE.search(text[max(0, at - 2) : at] or " ") or _CJK_WORD_AFTER.match(word[-1] + text[past : past + 1]):
+            return None  # a word inside another: "提前天数", "上周期"
+        unit, back = _CJK_RELATIVE[word]
         return (*_calendar_unit(cal, unit, back), True)
     if kind == "edge":  # the first or last day of a month: of the latest such month begun, unless a year is given
         if q := g("edq"):

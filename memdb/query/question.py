@@ -162,15 +162,16 @@ NEGATED_OUTCOME = re.compile(
 # Chinese and Japanese ask inside the run of the question ("数据库迁移怎么样了？", "2026年7月14日に何があ
 # った？"): the asking phrases are cut out before the run is read as bigrams, as English question
 # words are dropped, so neither they nor the bigrams across them ("移怎", "么样") empty the answer
-# or mark it partial; so are Chinese "的" (of) and the pronouns "我们"... (the
-# rare word holding "的", "目的", is asked by its other character), and in Japanese a particle of
-# one or two kana after a word of Han or katakana ("車は", "障害の"), which no memory's bigram
-# across it holds
+# or mark it partial; so are Chinese "的" (of) but in a word ("目的", "的确": ``_CJK_OF``), the
+# pronouns "我们"..., "是" beside a question word ("什么是目的？"), and in Japanese a particle of one
+# or two kana after a word of Han or katakana ("車は", "障害の"), which no memory's bigram across
+# it holds
 _CJK_ASKING = re.compile(
     "|".join(
         sorted(
             """发生了什么事情 发生了什么事 发生了什么 发生什么 出了什么事 出什么事 什么时候 什么 怎么样了 怎么样 怎么了 怎么回事 怎么
-            为什么 如何 哪些 哪个 哪里 有没有 是不是 是否 谁 吗 呢 请问 告诉我 最近 的 我们 你们 他们 她们 咱们
+            为什么 如何 哪些 哪个 哪里 有没有 是不是 是否 谁 吗 呢 请问 告诉我 最近 我们 你们 他们 她们 咱们
+            什么是 是什么 是哪里 是哪个 是哪些 是谁 在哪里 在哪
             に何があった 何があった 何が起きた 何が起こった どうなりましたか どうなった どうでしたか どうだった どうですか どうして
             なぜ いつ 何が 何を 何の ですか ましたか でしたか について 教えて ください""".split(),
             key=len,
@@ -178,6 +179,8 @@ _CJK_ASKING = re.compile(
         )
     )
 )
+# "的" (of) as a particle: not in the words that hold it ("目的" purpose, "标的", "的确" indeed, "的士")
+_CJK_OF = re.compile("(?<![目标端])的(?![确士])")
 _KANA_PARTICLE = re.compile(r"(?<=[\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30a1-\u30ff])[\u3041-\u3096]{1,2}(?![\u3041-\u309f])")
 
 
@@ -185,13 +188,16 @@ def readable_question(question: str) -> str:
     """``question`` as ``ask`` reads it: NFKC, so letters and digits typed full width by an input
     method and accents sent decomposed are read as the tokenizer folds them ("ＬＡＳＴ ＷＥＥＫ" is
     "LAST WEEK", "ＹＥＳＴＥＲＤＡＹ" a time and no name), and the asking phrases and particles of
-    Chinese and Japanese cut out (``_CJK_ASKING``)."""
+    Chinese and Japanese cut out (``_CJK_ASKING``; a particle alone is asked)."""
     if question.isascii():
         return question
     question = unicodedata.normalize("NFKC", question)
     if _UNSPACED.search(question) is None:
         return question
-    return _KANA_PARTICLE.sub(" ", _CJK_ASKING.sub(" ", question))
+    asked = _CJK_ASKING.sub(" ", question)
+    cut = _KANA_PARTICLE.sub(" ", _CJK_OF.sub(" ", asked))
+    # "的" alone asks for the memories holding it, not for everything
+    return cut if any(c.isalnum() for c in cut) else asked
 
 
 def order_asked(text: str) -> tuple[str, int | None, str, str]:
@@ -260,19 +266,26 @@ _SCRIPT_CHANGE = re.compile(f"[{UNSPACED_CHARS}]+|[^{UNSPACED_CHARS}]+")
 _UNSPACED = re.compile(f"[{UNSPACED_CHARS}]")
 _UNCASED_DIGITS = re.compile(f"[\\d{HANGUL_CHARS}]+")  # "7월", "2026년": a number and a Korean counter
 _LETTERS = re.compile(r"[^\W\d_]+")
+_HANGUL_AFTER = re.compile(f"(?<=[^\\W{HANGUL_CHARS}])[{HANGUL_CHARS}]+$")  # a particle after a name: "GCP에서"
 _SENTENCE_ENDS = frozenset(".?!。")
-# Words written capitalised that are never the name a question asks about: the months and days,
-# capitalised by convention, of English and of German, French, Spanish, Italian, Portuguese and
-# Dutch, German's words of time (every German noun is capitalised), and acronyms that name kinds
-# of things rather than one thing ("the payments API" asks about the payments, and a memory that
-# says "endpoint" rather than "API" is no padding for it; proper acronyms, "AWS", "NASA", "OKR2",
-# stay names: a question about one no memory holds is empty). Not the calendar words that are as
-# often names in an English question: Mars, Mai, Mei, Mayo, Domingo (a German question reads
-# capitals as grammar anyway: ``_GERMAN_FUNCTION_WORDS``)
+# Words written capitalised that are never the name a question asks about: the months and days
+# of English, capitalised by convention, and acronyms that name kinds of things rather than one
+# thing ("the payments API" asks about the payments, and a memory that says "endpoint" rather than
+# "API" is no padding for it; proper acronyms, "AWS", "NASA", "OKR2", stay names: a question about
+# one no memory holds is empty)
 _NO_NAMES = frozenset(
     """january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday
-    januar februar märz juni juli oktober dezember montag dienstag mittwoch donnerstag freitag samstag sonntag sonnabend
+    api apis url urls uri http https json xml yaml html css sql db dbs cpu gpu ram ssd os ui ux ci cd pr prs qa sdk
+    cli dns ssl tls vpn id ids faq pdf csv eta asap fyi ai ml llm llms tv usb sms ok""".split()
+)
+# The months and days of German, French, Spanish, Italian, Portuguese and Dutch, and German's
+# words of time: names too in an English question (Julio, Abril, Avril, Augustus, Domenica,
+# Morgen), so one is a calendar word only beside a number ("15. Juli", "Juli 2026", "le 3 avril",
+# "julio de 2026"; ``_calendar_word``); a German question reads every capital as grammar anyway
+# (``_GERMAN_FUNCTION_WORDS``). Not Mars, Mai, Mei, Mayo, Domingo: names far more often
+_FOREIGN_CALENDAR = frozenset(
+    """januar februar märz juni juli oktober dezember montag dienstag mittwoch donnerstag freitag samstag sonntag sonnabend
     woche wochen wochenende monat monate monats jahr jahre jahres tag tage tages heute gestern vorgestern morgen
     janvier février avril juin juillet août septembre octobre novembre décembre
     lundi mardi mercredi jeudi vendredi samedi dimanche
@@ -282,18 +295,27 @@ _NO_NAMES = frozenset(
     lunedì martedì mercoledì giovedì venerdì sabato domenica
     janeiro fevereiro março maio junho julho setembro outubro dezembro
     segunda-feira terça-feira quarta-feira quinta-feira sexta-feira domingo-feira
-    januari februari maart augustus maandag dinsdag woensdag donderdag vrijdag zaterdag zondag
-    api apis url urls uri http https json xml yaml html css sql db dbs cpu gpu ram ssd os ui ux ci cd pr prs qa sdk
-    cli dns ssl tls vpn id ids faq pdf csv eta asap fyi ai ml llm llms tv usb sms ok""".split()
+    januari februari maart augustus maandag dinsdag woensdag donderdag vrijdag zaterdag zondag""".split()
 )
+# a number just before a word ("15. Juli", "le 3 avril", "3 de julio") or just after it ("Juli
+# 2026", "julio de 2026", "Montag, 15."); the other languages write these words in lower case
+_NUMBER_BEFORE = re.compile(r"\d\.?,?\s*(?:(?:de|del|di|do|da)\s+)?$", re.IGNORECASE)
+# or German words of time before it, in lower case: "letzte Woche", "im Juni", "am Dienstag"
+_GERMAN_TIME_BEFORE = re.compile(
+    r"\b(?:am|im|vom|zum|ab|bis|seit|letzte[nrs]?|nächste[nrs]?|diese[nrs]?|vorige[nrs]?|vergangene[nrs]?|kommende[nrs]?|jede[nrs]?)\s+$"
+)
+_NUMBER_AFTER = re.compile(r"^,?\s*(?:(?:de|del|di|do|da)\s+)?\d", re.IGNORECASE)
 # German capitalises every noun, so in a German question a capital says grammar, not a name
-# ("Was ist letzte Woche mit dem Deploy passiert?"): a question holding two of these words is
-# read as German (none is an English word, nor a common French, Spanish or Portuguese one)
+# ("Was ist letzte Woche mit dem Deploy passiert?"): a question holding two of these words, written
+# in lower case, is read as German. None is an English word or one common in English text ("hat",
+# "im", "es", "die" are), nor a common French, Spanish or Portuguese one; "von der" of a name
+# ("von der Leyen") counts for nothing (``_reads_as_german``)
 _GERMAN_FUNCTION_WORDS = frozenset(
-    """der dem ein eine einer einem einen eines ist sind mit und oder nicht im vom zum zur auf für von bei nach aus über
-    wie wer wann warum wieso welche welcher welches ich wir sie es hat haben wurde wurden gibt gab letzte letzten
+    """der dem ein eine einer einem einen eines ist sind mit und oder nicht vom zum zur auf für von bei nach aus über
+    wie wer wann warum wieso welche welcher welches ich wir sie haben wurde wurden gibt gab letzte letzten
     letzter diese dieser diesem dieses noch schon auch seit""".split()
 )
+_NAME_PARTICLE = re.compile(r"\bvon der\b")
 
 
 # "Project Y", "Plan B", "Building 7"... a capitalised word and one letter after it: a name whose
@@ -410,6 +432,8 @@ def name_terms(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     start = True
     german = _reads_as_german(text)
+    # Chinese and Japanese have no capitals: a capitalised Latin word there is a name, at the start too
+    unspaced = _UNSPACED.search(text) is not None
     for m in _NAME_WORD.finditer(text):
         written = m.group().rstrip(".")  # "...with INV-2026-0099." names the invoice, not its full stop
         parts = [p.group() for p in _SCRIPT_CHANGE.finditer(written)] if _UNSPACED.search(written) else [written]
@@ -417,7 +441,7 @@ def name_terms(text: str) -> dict[str, str]:
             if _UNSPACED.match(word):
                 continue
             named = (
-                (word[0].isupper() and not (start and i == 0) and not german)
+                (word[0].isupper() and not (start and i == 0 and not unspaced) and not german)
                 or (len(word) > 1 and word.isupper())
                 # a word of letters alone holds no digit (no character is both), so most skip the scans
                 or (
@@ -427,13 +451,30 @@ def name_terms(text: str) -> dict[str, str]:
                     and not _UNCASED_DIGITS.fullmatch(word)
                 )
             )
-            if named and word.casefold() not in _NO_NAMES:
+            if named and _HANGUL_AFTER.search(word):
+                word = _HANGUL_AFTER.sub("", word)  # "GCP에서": the name is "GCP", its particle no part of it
+            folded = word.casefold()
+            if named and folded not in _NO_NAMES and not (folded in _FOREIGN_CALENDAR and _calendar_word(text, m.start(), m.end())):
                 out.update(dict.fromkeys(terms_of_word(word), word))
         end = m.start() + len(written)
         start = text[end : end + 2].strip()[:1] in _SENTENCE_ENDS
     return out
 
 
+def _calendar_word(text: str, start: int, end: int) -> bool:
+    """Whether the word at ``text[start:end]`` stands beside a number, as a month or a day of a
+    date does ("15. Juli", "Juli 2026"), or after a German word of time ("letzte Woche"); alone,
+    "Julio" or "Morgen" may be whom a question asks about."""
+    before = text[max(0, start - 12) : start]
+    if _NUMBER_BEFORE.search(before) is not None or _GERMAN_TIME_BEFORE.search(before) is not None:
+        return True
+    return _NUMBER_AFTER.match(text[end : end + 8]) is not None
+
+
 def _reads_as_german(text: str) -> bool:
-    """Whether ``text`` holds two German function words (``_GERMAN_FUNCTION_WORDS``)."""
-    return sum(w in _GERMAN_FUNCTION_WORDS for w in _LETTERS.findall(text.casefold())) >= 2
+    """Whether ``text`` holds two German function words (``_GERMAN_FUNCTION_WORDS``) written in
+    lower case, or capitalised as its first word ("Wie", "Ist"): "MIT" or "Der" past the start
+    may be a name, and so is "von der" of "von der Leyen"."""
+    words = _LETTERS.findall(_NAME_PARTICLE.sub(" ", text))
+    lower = [w for i, w in enumerate(words) if w.islower() or (i == 0 and w.istitle())]
+    return sum(w.casefold() in _GERMAN_FUNCTION_WORDS for w in lower) >= 2

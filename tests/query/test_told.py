@@ -198,6 +198,52 @@ def test_chinese_japanese_and_korean_texts_tell_of_days(text: str, told: tuple[d
     assert told_of(record, term_counts(text)) == [[int(told[0].timestamp() * 1e6), int(told[1].timestamp() * 1e6)]], text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "提前天数设置为3天", "之前天气预报服务失败", "聪明天才计划的评审完成", "说明天气接口", "上周期的报表", "本周期结束",
+        "登上月球计划", "今日头条的接口", "明日香的报告", "이그제큐티브 회의 완료", "오늘날 트렌드 정리", "1990년대 시스템 교체",
+    ],
+)  # fmt: skip
+def test_a_chinese_relative_word_inside_another_word_tells_of_no_day(text: str) -> None:
+    """ "提前天数" (days in advance) held "前天", "聪明天才" "明天", "上周期" "上周", "登上月球" "上月",
+    "이그제큐티브" "그제", and "1990년대" (the 1990s) was the year 1990: each record told of a
+    false window, and a question of those words was read as one (layout 26)."""
+    assert told_windows(text, JULY_2) == [], text
+    assert not told_of({"ts": JULY_2, "summary": text}, term_counts(text)), text
+
+
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [
+        ("我昨天把数据库迁移了", (day(1), day(2))), ("数据库在上周迁移", (day(22, 6), day(29, 6))),
+        ("作为去年的总结", (dt.datetime(2025, 1, 1, tzinfo=UTC), dt.datetime(2026, 1, 1, tzinfo=UTC))),
+        ("上周末的部署失败", (day(22, 6), day(29, 6))), ("障害は昨日でした", (day(1), day(2))),
+    ],
+)  # fmt: skip
+def test_a_chinese_relative_word_where_a_word_begins_tells_of_its_day(text: str, told: tuple[dt.datetime, dt.datetime]) -> None:
+    assert told_windows(text, JULY_2) == [told], text
+
+
+def test_opening_a_layout_25_database_reads_chinese_told_windows_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Layout 25 read "之前天气" as telling of the day before yesterday; opening such a database
+    reads the told windows again, and the record tells of no day."""
+    import re
+
+    from memdb.memory import timephrase
+
+    with monkeypatch.context() as old_code:  # as layout 25 read a record: a relative word anywhere
+        old_code.setattr(timephrase, "_CJK_WORD_BEFORE", re.compile(""))
+        old_code.setattr(timephrase, "_CJK_WORD_AFTER", re.compile("(?!)"))
+        with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+            db.owner("ops").record("debug", "之前天气预报服务失败", outcome="failure", ts=JULY_2)
+            db.globals["META"].set(("layout",), 25)
+            assert _told_keys(db, "ops")
+    with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+        assert db.globals["META"].get(("layout",)) == LAYOUT and db.check().ok
+        assert _told_keys(db, "ops") == []
+
+
 def test_told_of_reads_the_narrative_fields_only() -> None:
     record = {"ts": JULY_2, "summary": "webhook retries", "result": "log of yesterday", "content": "it failed last week"}
     text = " ".join(str(v) for k, v in record.items() if k != "ts")

@@ -397,7 +397,7 @@ class _Pass:
     Detectors read ``text`` (:func:`_read`); spans are claimed there and replaced in ``source``
     where ``origin`` maps them."""
 
-    __slots__ = ("_at", "_clusters", "_dropped", "_hidden", "label", "quiet", "source", "spans", "starts", "text")
+    __slots__ = ("_at", "_clusters", "_dropped", "_hidden", "_scripts", "label", "quiet", "source", "spans", "starts", "text")
 
     def __init__(self, source: str, label: str | None = None) -> None:
         self.source = source
@@ -408,6 +408,7 @@ class _Pass:
         self.starts: list[int] = []
         self.spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, key); kind "" = placeholder already there
         self._clusters: list[tuple[int, int, str]] | None = None
+        self._scripts: tuple[list[int], list[int]] | None = None
         if "<" in text:
             for m in PLACEHOLDER.finditer(text):
                 self.claim(m.start(), m.end(), "", "")
@@ -453,6 +454,13 @@ class _Pass:
         if self._clusters is None:
             self._clusters = [(m.start(), m.end(), m.group()) for m in _CLUSTER.finditer(self.text)]
         return self._clusters
+
+    @property
+    def script_changes(self) -> tuple[list[int], list[int]]:
+        """Where the letters of ``text`` change script, and the letter before each (``_script_end``)."""
+        if self._scripts is None:
+            self._scripts = _script_changes(self.text)
+        return self._scripts
 
 
 Detector: TypeAlias = Callable[[_Pass], None]
@@ -545,24 +553,46 @@ def _script(c: str) -> str:
     return "L" if c <= "\u02af" or "\u1e00" <= c <= "\u1eff" else "O"
 
 
-def _script_end(text: str, start: int, end: int) -> int:
+def _script_end(p: _Pass, start: int, end: int) -> int:
     """``end``, or where the letters of ``text[start:end]`` first change script: a value that runs
     to a space, typed against Chinese or Japanese text ("token=abc123谢谢"), ends before the
     sentence, so the secret replaced in every field is the value alone (``_replace_known_secrets``)."""
-    if text.isascii() or text[start:end].isascii():
+    if p.text.isascii():
         return end
-    first = ""
-    for i in range(start, end):
-        if k := _script(text[i]):
-            if first and k != first:
-                return i
-            first = k
-    return end
+    changes, last_letters = p.script_changes
+    i = bisect.bisect_left(last_letters, start)  # the first change after a letter of the value
+    return min(end, changes[i]) if i < len(changes) else end
+
+
+# Runs of letters of one script (``_script``), found in C: a letter that is no letter to
+# ``str.isalpha`` (a superscript digit, a Roman numeral) is read one character at a time
+_LATIN_LETTERS: Final = "A-Za-z\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02af\u1e00-\u1eff"
+_OTHER_LETTER: Final = rf"[^\W\d_{_LATIN_LETTERS}]"
+_SCRIPT_RUN: Final = re.compile(rf"[{_LATIN_LETTERS}]+|{_OTHER_LETTER}+")
+
+
+def _script_changes(text: str) -> tuple[list[int], list[int]]:
+    """Where the letters of ``text`` change script, and where the letter before each change is."""
+    changes: list[int] = []
+    before: list[int] = []
+    script, last = "", -1
+    for m in _SCRIPT_RUN.finditer(text):
+        run = m.group()
+        letters = ((m.start(), _script(run[0])),) if run.isalpha() else ((m.start() + i, _script(c)) for i, c in enumerate(run))
+        for i, k in letters:
+            if k:
+                if script and k != script:
+                    changes.append(i)
+                    before.append(last)
+                script, last = k, i
+        if run.isalpha():
+            last = m.end() - 1
+    return changes, before
 
 
 def _claim_bare(p: _Pass, start: int, end: int) -> None:
     """Claim a secret that runs to a space (``--password x``, ``mysql -px``), to a change of script."""
-    end = _script_end(p.text, start, end)
+    end = _script_end(p, start, end)
     p.claim(start, end, "SECRET", p.text[start:end])
 
 
@@ -754,10 +784,11 @@ def _closing_bracket(text: str, start: int) -> int:
     return limit
 
 
-def _assigned(text: str, pos: int) -> tuple[int, int] | None:
+def _assigned(p: _Pass, pos: int) -> tuple[int, int] | None:
     """The span of the value assigned at ``pos`` (after ``=`` or ``:``): a quoted string (plain
     or escaped, as in JSON inside JSON), a [list] or {object} whole, spaced digit groups, or a
     bare token; an HTTP auth scheme before it ("Basic", "Bearer") is skipped."""
+    text = p.text
     size = len(text)
     while pos < size and text[pos] in " \t":
         pos += 1
@@ -777,8 +808,9 @@ def _assigned(text: str, pos: int) -> tuple[int, int] | None:
         pos = quote + 1  # unterminated: the token after the quote
     elif pos < size and text[pos] in _CLOSING:
         return pos, _closing_bracket(text, pos)
-    m = _BARE_VALUE.match(text, pos)
-    end = _script_end(text, pos, m.end()) if m is not None else pos
+    # read to its change of script, not past it: "token=a谢token=a谢..." read each to the end of the text
+    m = _BARE_VALUE.match(text, pos, _script_end(p, pos, size))
+    end = m.end() if m is not None else pos
     if end == pos or text[pos:end].lower() in _PROSE_VALUES:
         return None
     return pos, end
@@ -870,7 +902,7 @@ def _detect_assignments(p: _Pass) -> None:
             head = text[max(0, at - _KEY_REACH) : at].rstrip(" \t")
             if head[-1:] in ("'", '"'):
                 head = head[:-1].rstrip("\\")
-            if _names_secret(head) and (span := _assigned(text, at + 1)) is not None:
+            if _names_secret(head) and (span := _assigned(p, at + 1)) is not None:
                 p.claim(span[0], span[1], "SECRET", text[span[0] : span[1]])
                 at = text.find(sep, span[1])  # separators inside the value are part of it ("password=a=b")
             else:
@@ -1307,8 +1339,6 @@ _LOCAL_PUNCT: Final = frozenset("_.!#$%&'*+/=?^`{|}~-")
 # other scripts, never both: Chinese and Japanese write an address against the sentence
 # ("担当者はtanaka@example.co.jpまで連絡"), and the sentence is no part of it. Each label is atomic,
 # its first letter choosing the script, so a long run of labels cannot backtrack.
-_LATIN_LETTERS: Final = "A-Za-z\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02af\u1e00-\u1eff"
-_OTHER_LETTER: Final = rf"[^\W\d_{_LATIN_LETTERS}]"
 _LETTERS: Final = rf"(?:[{_LATIN_LETTERS}][0-9_{_LATIN_LETTERS}-]*|{_OTHER_LETTER}(?:{_OTHER_LETTER}|[0-9_-])*)"
 _DOMAIN: Final = re.compile(rf"(?:(?>(?=[\w-])[0-9_-]*{_LETTERS}?)\.)+(?>[0-9_-]*{_LETTERS})")  # a letter in the last label
 

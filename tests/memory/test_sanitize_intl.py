@@ -99,6 +99,13 @@ def test_a_bare_secret_ends_where_its_script_changes_and_is_replaced_everywhere(
     assert out == {"a": "配置token=<SECRET_1>谢谢", "b": "再试<SECRET_1>", "c": "用mysql -uroot -p<SECRET_2>连接"}
 
 
+def test_bare_secrets_among_another_script_stay_linear() -> None:
+    """Each value was read to the next space, past its change of script, then cut there: a text of
+    "token=x1谢" and no spaces took each value's reading to its end (26 s for 100 KB)."""
+    assert clean("token=x1谢" * 10_000) == "token=<SECRET_1>谢" * 10_000
+    assert clean("token=x1.谢") == "token=<SECRET_1>.谢"  # to its change of script, as a value ends before a space: no final "."
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -422,3 +429,60 @@ def test_the_shortcuts_change_nothing_in_other_scripts(parts: list[str]) -> None
         patch.setattr(slow_sanitizer, "_unclustered", slow_sanitizer._detectors)
         slow = slow_sanitizer.scan(texts)
     assert fast == slow
+
+
+def test_a_secret_replaced_in_another_field_frees_what_was_glued_to_it() -> None:
+    """A phone glued to a secret known from another field was kept, and a second sanitizing,
+    with the secret a placeholder, replaced it: the result was no fixpoint."""
+    texts = {"a": "token=x1y2z3", "b": "x1y2z3+49 30 901820"}
+    out = S.sanitize(texts)
+    assert out == {"a": "token=<SECRET_1>", "b": "<SECRET_1><PHONE_1>"}
+    assert S.sanitize(out) == out
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "(02) 9876 5432",  # Australia: a one-digit area code after the trunk 0, in parentheses
+        "(06) 1234 5678",  # a Dutch mobile so written
+        "(0049) 30 901820",  # the "00" international prefix in parentheses
+        "(0044) 20 7946 0958",
+        "011 44 20 7946 0958",  # NANP's exit code
+    ],
+)
+def test_parenthesised_trunk_and_exit_code_phones_are_phones(value: str) -> None:
+    assert clean(f"Call me back on {value} please") == "Call me back on <PHONE_1> please"
+
+
+@pytest.mark.parametrize(
+    "text", ["pages (12) 2019-2020", "in (2019) 1234 5678 rows", "v(02) 9876 5432", "2011 44 20 7946 0958", "(00) 1234 5678"]
+)
+def test_look_alikes_of_parenthesised_phones_stay(text: str) -> None:
+    assert clean(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "https://maps.googleapis.com/maps/api/js?key=AIzaSyD3xAmPlE0123456789abcdefghijklmno&callback=x",
+            "https://maps.googleapis.com/maps/api/js?key=<SECRET_1>&callback=x",
+        ),
+        ("https://maps.example.com/api?key=PLANTEDmapsKey77&q=x", "https://maps.example.com/api?key=<SECRET_1>&q=x"),
+        ("GET /v1?q=1&key=0123456789abcdefXYZ", "GET /v1?q=1&key=<SECRET_1>"),
+        ("/search?key=name&sort=asc", "/search?key=name&sort=asc"),  # a word, not a key
+        ("sort key=name_of_the_column_v2", "sort key=name_of_the_column_v2"),  # no URL's parameter
+    ],
+)
+def test_a_url_key_parameter_is_an_api_key(text: str, expected: str) -> None:
+    assert clean(text) == expected
+
+
+def test_a_key_naming_a_phone_makes_its_number_a_phone() -> None:
+    """``{"msisdn": 447700900123}`` in a tool's input was kept: "msisdn" named no phone."""
+    from memdb.memory.sanitize import sanitize_fields
+    from memdb.memory.sanitize.fields import flatten_texts
+
+    flat, rebuild = flatten_texts({"decisions": {"msisdn": 447700900123, "MSISDN": "447700900124"}})
+    assert rebuild(sanitize_fields(S, flat))["decisions"] == {"msisdn": "<PHONE_1>", "MSISDN": "<PHONE_2>"}
+    assert clean("MSISDN 447700900123, BSN: 123456782") == "MSISDN <PHONE_1>, BSN: <GOV_ID_1>"

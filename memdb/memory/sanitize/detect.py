@@ -40,7 +40,8 @@ detector never touches a span an earlier one claimed:
              trunk-prefix national forms ``020 7946 0958``, ``030/12345678``, ``01.23.45.67.89``
              (10-13 digits, one separator) or ``00`` international ones ``0044 20 7946 0958``;
              an area code in parentheses or a mobile prefix as Brazil, Russia and China write
-             them, ``(11) 91234-5678``, ``8 (912) 345-67-89``, ``138-1234-5678``; national forms
+             them, ``(11) 91234-5678``, ``8 (912) 345-67-89``, ``138-1234-5678``, a trunk 0 in
+             parentheses ``(02) 9876 5432``, an exit code ``(0049) 30 901820``, ``011 44 20 7946 0958``; national forms
              need separators, so bare numbers, dates, times, versions and timestamps stay
     (label)  a number its label names, whatever its shape (``_LABELS``, found from each number
              back to the word before it): ``Tel. 089/123456-0`` a PHONE; ``Steuer-ID``, ``SV-Nr``,
@@ -397,7 +398,7 @@ class _Pass:
     Detectors read ``text`` (:func:`_read`); spans are claimed there and replaced in ``source``
     where ``origin`` maps them."""
 
-    __slots__ = ("_at", "_clusters", "_dropped", "_hidden", "label", "quiet", "source", "spans", "starts", "text")
+    __slots__ = ("_at", "_clusters", "_dropped", "_hidden", "_scripts", "label", "quiet", "source", "spans", "starts", "text")
 
     def __init__(self, source: str, label: str | None = None) -> None:
         self.source = source
@@ -408,6 +409,7 @@ class _Pass:
         self.starts: list[int] = []
         self.spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, key); kind "" = placeholder already there
         self._clusters: list[tuple[int, int, str]] | None = None
+        self._scripts: tuple[list[int], list[int]] | None = None
         if "<" in text:
             for m in PLACEHOLDER.finditer(text):
                 self.claim(m.start(), m.end(), "", "")
@@ -453,6 +455,13 @@ class _Pass:
         if self._clusters is None:
             self._clusters = [(m.start(), m.end(), m.group()) for m in _CLUSTER.finditer(self.text)]
         return self._clusters
+
+    @property
+    def script_changes(self) -> tuple[list[int], list[int]]:
+        """Where the letters of ``text`` change script, and the letter before each (``_script_end``)."""
+        if self._scripts is None:
+            self._scripts = _script_changes(self.text)
+        return self._scripts
 
 
 Detector: TypeAlias = Callable[[_Pass], None]
@@ -545,24 +554,46 @@ def _script(c: str) -> str:
     return "L" if c <= "\u02af" or "\u1e00" <= c <= "\u1eff" else "O"
 
 
-def _script_end(text: str, start: int, end: int) -> int:
+def _script_end(p: _Pass, start: int, end: int) -> int:
     """``end``, or where the letters of ``text[start:end]`` first change script: a value that runs
     to a space, typed against Chinese or Japanese text ("token=abc123谢谢"), ends before the
     sentence, so the secret replaced in every field is the value alone (``_replace_known_secrets``)."""
-    if text.isascii() or text[start:end].isascii():
+    if p.text.isascii():
         return end
-    first = ""
-    for i in range(start, end):
-        if k := _script(text[i]):
-            if first and k != first:
-                return i
-            first = k
-    return end
+    changes, last_letters = p.script_changes
+    i = bisect.bisect_left(last_letters, start)  # the first change after a letter of the value
+    return min(end, changes[i]) if i < len(changes) else end
+
+
+# Runs of letters of one script (``_script``), found in C: a letter that is no letter to
+# ``str.isalpha`` (a superscript digit, a Roman numeral) is read one character at a time
+_LATIN_LETTERS: Final = "A-Za-z\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02af\u1e00-\u1eff"
+_OTHER_LETTER: Final = rf"[^\W\d_{_LATIN_LETTERS}]"
+_SCRIPT_RUN: Final = re.compile(rf"[{_LATIN_LETTERS}]+|{_OTHER_LETTER}+")
+
+
+def _script_changes(text: str) -> tuple[list[int], list[int]]:
+    """Where the letters of ``text`` change script, and where the letter before each change is."""
+    changes: list[int] = []
+    before: list[int] = []
+    script, last = "", -1
+    for m in _SCRIPT_RUN.finditer(text):
+        run = m.group()
+        letters = ((m.start(), _script(run[0])),) if run.isalpha() else ((m.start() + i, _script(c)) for i, c in enumerate(run))
+        for i, k in letters:
+            if k:
+                if script and k != script:
+                    changes.append(i)
+                    before.append(last)
+                script, last = k, i
+        if run.isalpha():
+            last = m.end() - 1
+    return changes, before
 
 
 def _claim_bare(p: _Pass, start: int, end: int) -> None:
     """Claim a secret that runs to a space (``--password x``, ``mysql -px``), to a change of script."""
-    end = _script_end(p.text, start, end)
+    end = _script_end(p, start, end)
     p.claim(start, end, "SECRET", p.text[start:end])
 
 
@@ -754,10 +785,11 @@ def _closing_bracket(text: str, start: int) -> int:
     return limit
 
 
-def _assigned(text: str, pos: int) -> tuple[int, int] | None:
+def _assigned(p: _Pass, pos: int) -> tuple[int, int] | None:
     """The span of the value assigned at ``pos`` (after ``=`` or ``:``): a quoted string (plain
     or escaped, as in JSON inside JSON), a [list] or {object} whole, spaced digit groups, or a
     bare token; an HTTP auth scheme before it ("Basic", "Bearer") is skipped."""
+    text = p.text
     size = len(text)
     while pos < size and text[pos] in " \t":
         pos += 1
@@ -777,8 +809,9 @@ def _assigned(text: str, pos: int) -> tuple[int, int] | None:
         pos = quote + 1  # unterminated: the token after the quote
     elif pos < size and text[pos] in _CLOSING:
         return pos, _closing_bracket(text, pos)
-    m = _BARE_VALUE.match(text, pos)
-    end = _script_end(text, pos, m.end()) if m is not None else pos
+    # read to its change of script, not past it: "token=a谢token=a谢..." read each to the end of the text
+    m = _BARE_VALUE.match(text, pos, _script_end(p, pos, size))
+    end = m.end() if m is not None else pos
     if end == pos or text[pos:end].lower() in _PROSE_VALUES:
         return None
     return pos, end
@@ -852,6 +885,13 @@ def _unescaped_userinfo(text: str, start: int, amp: int) -> int:
     return -1 if port.isdigit() else amp
 
 
+# A URL's "key" parameter is an API key (Google Maps' "?key=AIza...", many others): not a secret
+# word alone ("sort key=name"), so only after "?" or "&" and only a value a key could be, 16 or
+# more token characters with a letter and a digit
+_QUERY_KEYS: Final = ("?key", "&key", "?apikey", "&apikey")
+_QUERY_KEY_VALUE: Final = re.compile(r"(?=[A-Za-z_.~-]*[0-9])(?=[0-9_.~-]*[A-Za-z])[A-Za-z0-9_.~-]{16,}(?![A-Za-z0-9_.~-])", re.ASCII)
+
+
 def _detect_assignments(p: _Pass) -> None:
     """Replace the value of ``key = value`` / ``key: value`` when the key ends with a secret word
     (:func:`is_secret_key`), quoted or not, in JSON too (``{"api_key": "..."}``, and escaped,
@@ -870,9 +910,12 @@ def _detect_assignments(p: _Pass) -> None:
             head = text[max(0, at - _KEY_REACH) : at].rstrip(" \t")
             if head[-1:] in ("'", '"'):
                 head = head[:-1].rstrip("\\")
-            if _names_secret(head) and (span := _assigned(text, at + 1)) is not None:
+            if _names_secret(head) and (span := _assigned(p, at + 1)) is not None:
                 p.claim(span[0], span[1], "SECRET", text[span[0] : span[1]])
                 at = text.find(sep, span[1])  # separators inside the value are part of it ("password=a=b")
+            elif sep == "=" and head.endswith(_QUERY_KEYS) and (m := _QUERY_KEY_VALUE.match(text, at + 1)) is not None:
+                p.claim(at + 1, m.end(), "SECRET", m.group())  # "?key=AIza...": an API key in a URL
+                at = text.find(sep, m.end())
             else:
                 at = text.find(sep, at + 1)
 
@@ -1043,7 +1086,7 @@ def _detect_beside(p: _Pass) -> None:
 # "电话", "携帯", "핸드폰", "주민등록번호", "身份证"): a number bare or in any shape is what its label says.
 _LABELS: Final[dict[str, str]] = {
     **dict.fromkeys(
-        """tel telefon telephone phone fax mobile mobil handy cell tél téléphone telefone telefono teléfono telefonnummer
+        """tel telefon telephone phone fax mobile mobil handy cell msisdn tél téléphone telefone telefono teléfono telefonnummer
         handynummer mobilnummer rufnummer celular móvil movil cellulare portable telemóvel telefoonnummer mobiel komórka
         telefonu telefonum тел телефон телефона моб мобильный сотовый τηλ τηλέφωνο κινητό טלפון נייד هاتف الهاتف جوال
         الجوال موبايل फोन फ़ोन मोबाइल โทร โทรศัพท์ เบอร์โทร มือถือ 电话 電話 手机 手機 座机 携帯 携帯電話 ケータイ 전화
@@ -1307,8 +1350,6 @@ _LOCAL_PUNCT: Final = frozenset("_.!#$%&'*+/=?^`{|}~-")
 # other scripts, never both: Chinese and Japanese write an address against the sentence
 # ("担当者はtanaka@example.co.jpまで連絡"), and the sentence is no part of it. Each label is atomic,
 # its first letter choosing the script, so a long run of labels cannot backtrack.
-_LATIN_LETTERS: Final = "A-Za-z\u00aa\u00b5\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02af\u1e00-\u1eff"
-_OTHER_LETTER: Final = rf"[^\W\d_{_LATIN_LETTERS}]"
 _LETTERS: Final = rf"(?:[{_LATIN_LETTERS}][0-9_{_LATIN_LETTERS}-]*|{_OTHER_LETTER}(?:{_OTHER_LETTER}|[0-9_-])*)"
 _DOMAIN: Final = re.compile(rf"(?:(?>(?=[\w-])[0-9_-]*{_LETTERS}?)\.)+(?>[0-9_-]*{_LETTERS})")  # a letter in the last label
 
@@ -1530,6 +1571,7 @@ _PHONE_NATIONAL: Final = re.compile(
     r"(?<![\w+.(/-])(?<![0-9][ .-])(?:"
     r"\([1-9][1-9]\) ?(?:9[0-9]{4}|(?!(?:19|20)[0-9]{2}-(?:19|20))[2-5][0-9]{3})[ -][0-9]{4}"  # Brazil: (11) 91234-5678, (11) 3456-7890
     r"|\(0[0-9]{2,3}\) ?[0-9]{3,4}[ -]?[0-9]{4}"  # a trunk 0 in parentheses: (010) 1234-5678
+    r"|\(0[1-9]\) ?[0-9]{4}[ -]?[0-9]{4}"  # and a one-digit area code: (02) 9876 5432 in Australia, (06) 1234 5678
     r"|(?:[78][ -]?)?\([0-9]{3}\) ?[0-9]{3}-[0-9]{2}-[0-9]{2}|[78][ -][0-9]{3}[ -][0-9]{3}-[0-9]{2}-[0-9]{2}"  # Russia
     r"|1[3-9][0-9]-[0-9]{4}-[0-9]{4}"  # a Chinese mobile: 138-1234-5678
     r")(?!\w|[.-][0-9])",
@@ -1540,6 +1582,14 @@ _PHONE_NATIONAL: Final = re.compile(
 def _trunk_fits(cluster: str) -> bool:
     # the leading 0 must start a number: at the cluster start or after a space, a slash or parenthesis
     return len(cluster) >= 11 and (cluster[0] == "0" or " 0" in cluster or "(0" in cluster or ")0" in cluster or "/0" in cluster)
+
+
+# An international prefix as some write it, "00" in parentheses or NANP's exit code 011, then a
+# country code and the number: (0049) 30 901820, 011 44 20 7946 0958
+_PHONE_EXIT: Final = re.compile(
+    r"(?<![\w+.(/-])(?<![0-9][ .-])(?:\(00[1-9][0-9]{0,2}\) ?|011[ .-](?=[1-9]))[0-9]{1,4}(?>[ .-][0-9]{1,8}){1,5}+(?!\w|[.-][0-9])",
+    re.ASCII,
+)
 
 
 def _ipv4_key(value: str) -> str | None:
@@ -1644,6 +1694,7 @@ _DETECTORS: Final[tuple[Detector, ...]] = (
     _clustered("PHONE", _PHONE_NANP, _entire(_digit_count(10, 11)), lambda c: len(c) >= 12),
     _clustered("PHONE", _PHONE_TRUNK, _entire(_trunk_key), _trunk_fits),
     _clustered("PHONE", _PHONE_NATIONAL, _entire(_digit_count(10, 12)), lambda c: len(c) >= 12 and ("(" in c or c.count("-") >= 2)),
+    _clustered("PHONE", _PHONE_EXIT, _entire(_digit_count(10, 18)), lambda c: len(c) >= 13 and ("(00" in c or "011" in c)),
     _detect_labeled,  # last: a value of a shape detected above keeps its own kind (an SSN labelled "SSN")
 )
 
@@ -1714,23 +1765,28 @@ def _spreads(secret: str) -> bool:
     return len(secret) >= 6 and not secret.isalpha() and _SPACE.search(secret) is None
 
 
-def _replace_known_secrets(out: dict[str, str], numbering: _Numbering) -> None:
+def _replace_known_secrets(out: dict[str, str], numbering: _Numbering) -> list[str]:
     """A secret known from its key (``{"password": "xkcd936q"}``, ``token=...``, a URL's password)
     is a secret in every field of the episode: "retry with xkcd936q" loses it too. Not a label key's
-    number (``{"pin": 1000000}``, ``_Pass.quiet``): too short and common to blank "1000000 rows"."""
+    number (``{"pin": 1000000}``, ``_Pass.quiet``): too short and common to blank "1000000 rows".
+    Returns the names of the fields it changed."""
     if "SECRET" not in numbering.counts:
-        return
+        return []
     known = [
         (key, placeholder)
         for (kind, key), placeholder in numbering.assigned.items()
         if kind == "SECRET" and key in numbering.spread and _spreads(key)
     ]
+    changed = []
     for name, text in out.items():
         for key, placeholder in known:
             if key in text:
                 text, n = re.subn(rf"(?<![A-Za-z0-9]){re.escape(key)}(?![A-Za-z0-9])", placeholder, text)
                 numbering.counts["SECRET"] += n
+                if n:
+                    changed.append(name)
         out[name] = text
+    return list(dict.fromkeys(changed))
 
 
 class RegexSanitizer:
@@ -1776,23 +1832,28 @@ class RegexSanitizer:
                 out[name] = numbering.placeholder("SECRET", text)  # the value of a secret key, whole
                 numbering.spread.add(text)
                 continue
-            label = _field_label(name)
-            # Repeat until a pass finds nothing: the result is then a fixpoint, hence idempotent.
-            for _ in range(_MAX_PASSES):
-                p = _Pass(text, label)
-                claimed = len(p.spans)
-                if _MAYBE_PII.search(p.text) is None:
-                    detectors = self._extra
-                else:
-                    detectors = self._detectors if p.clusters else self._unclustered
-                for detect in detectors:
-                    detect(p)
-                if len(p.spans) == claimed:
-                    break
-                text = numbering.render(p)
-            out[name] = text
-        _replace_known_secrets(out, numbering)
+            out[name] = self._settled(text, _field_label(name), numbering)
+        # A secret replaced in another field may free what was glued to it ("x1y2z3+49 30 901820":
+        # a phone once its secret is a placeholder), which the next sanitizing found: read those again
+        for name in _replace_known_secrets(out, numbering):
+            out[name] = self._settled(out[name], _field_label(name), numbering)
         return SanitizeResult(out, numbering.counts)
+
+    def _settled(self, text: str, label: str | None, numbering: _Numbering) -> str:
+        """``text`` sanitized until a pass finds nothing: the result is then a fixpoint, hence idempotent."""
+        for _ in range(_MAX_PASSES):
+            p = _Pass(text, label)
+            claimed = len(p.spans)
+            if _MAYBE_PII.search(p.text) is None:
+                detectors = self._extra
+            else:
+                detectors = self._detectors if p.clusters else self._unclustered
+            for detect in detectors:
+                detect(p)
+            if len(p.spans) == claimed:
+                break
+            text = numbering.render(p)
+        return text
 
     def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:
         """Return the sanitized fields (see :meth:`scan` for the counts)."""

@@ -20,7 +20,8 @@ Layout (``^DIST``, this module's alone)::
 
     ^DIST(owner, "closed", session) = {episode, at, by, kind, events, first, last}
                                       the mark: written in the episode's transaction, so a
-                                      session closes once; first/last are the cited ids' range
+                                      session closes once; first/last are the cited ids' range;
+                                      earlier versions erased, it names the oldest kept (repoint)
     ^DIST(owner, "continued", session, id) = µs   a closed session went on: the event (or the call
                                       whose result came) captured after its close read the
                                       session, whatever its ts, and when; the next close clears

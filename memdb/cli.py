@@ -33,7 +33,6 @@ from typing import Any, TextIO, TypeVar
 import memdb
 from memdb.engine.postgres import is_postgres_url, redact_url
 from memdb.errors import MemdbError, NotFoundError, ValidationError
-from memdb.memory.episodes import IMPORTED_FIELDS
 from memdb.memory.models import check_owner
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
@@ -705,11 +704,8 @@ def _import_lines(path: str, forced_owner: str | None, skipped: Counter[str]) ->
                 owner = check_owner(owner)
             except ValidationError as exc:
                 raise ValidationError(f"{where}: {exc}") from None
-            item = {k: row[k] for k in IMPORTED_FIELDS if row.get(k) is not None}
-            if "decisions" in item:
-                item["decisions"] = export.untagged(item["decisions"], where)
-            if "ts" in item:
-                item["ts"] = _when(item["ts"], f"{where}: ts")
+            item = export.import_row(row, where)
+            assert item is not None  # an episode's line
             by_owner.setdefault(owner, []).append((lineno, item))
     return by_owner
 
@@ -757,7 +753,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         if any(dropped.values()) and not args.json:
             print(
                 ", ".join(
-                    f"{o}: {n} cites of episodes not in the file dropped (export writes current versions only)"
+                    f"{o}: {n} cites dropped: they name episodes not imported (an earlier version, which import never "
+                    "brings back, or one not in the file)"
                     for o, n in dropped.items()
                     if n
                 )

@@ -20,7 +20,8 @@ Layout (``^DIST``, this module's alone)::
 
     ^DIST(owner, "closed", session) = {episode, at, by, kind, events, first, last}
                                       the mark: written in the episode's transaction, so a
-                                      session closes once; first/last are the cited ids' range
+                                      session closes once; first/last are the cited ids' range;
+                                      earlier versions erased, it names the oldest kept (repoint)
     ^DIST(owner, "continued", session, id) = µs   a closed session went on: the event (or the call
                                       whose result came) captured after its close read the
                                       session, whatever its ts, and when; the next close clears
@@ -337,7 +338,7 @@ class Sessions:
                     f"it closes again as {previous['kind']} (a new version of episode {previous['episode']})"
                 )
             kind = str(previous["kind"])
-            current = self._archived_version(owner, previous)
+            current = self._archived_version(owner, session, previous)
             if current is not None:
                 if self.marks.data((owner, "open", session)):  # the idle rule waits for a restore, not for each run
                     with self.space.transaction():
@@ -389,26 +390,58 @@ class Sessions:
         if mark is None or (mark == seen if seen is not None else self._continued(owner, session, mark)):
             return None
         eid = str(mark["episode"])
-        try:
-            episode: Episode | None = self.episodes.owner(owner).peek(eid)
-        except NotFoundError:  # erased or archived since
-            episode = None
+        episode = self._peek(owner, eid)
+        if episode is None and (current := self._current_version(owner, session, mark)) not in (None, eid):
+            eid, episode = str(current), self._peek(owner, str(current))  # the version it named was cut
         gone = "" if episode is not None else " (no longer in hot storage)"
         reason = f"session {session}: already closed on {mark['at']:%Y-%m-%d %H:%M} UTC as episode {eid}{gone}; nothing written"
         return Distillation(session, "already_closed", reason, episode, int(mark.get("events", 0)))
 
-    def _archived_version(self, owner: str, mark: Mapping[str, Any]) -> str | None:
-        """The current version of what a session's close wrote, where it is archived (closing the
-        session again waits for a restore); else None."""
-        current = self._current_version(owner, str(mark["episode"]))
-        return current if current is not None and (self.episodes.header(owner, current) or {}).get("status") == "archived" else None
-
-    def _current_version(self, owner: str, episode_id: str) -> str | None:
-        """The current version of an episode (itself, or what corrected it), or None if erased."""
+    def _peek(self, owner: str, episode_id: str) -> Episode | None:
+        """A hot episode, or None (erased or archived since)."""
         try:
-            return self.episodes.chain(owner, episode_id)[-1]
+            return self.episodes.owner(owner).peek(episode_id)
         except NotFoundError:
             return None
+
+    def _archived_version(self, owner: str, session: str, mark: Mapping[str, Any]) -> str | None:
+        """The current version of what a session's close wrote, where it is archived (closing the
+        session again waits for a restore); else None."""
+        current = self._current_version(owner, session, mark)
+        return current if current is not None and (self.episodes.header(owner, current) or {}).get("status") == "archived" else None
+
+    def _current_version(self, owner: str, session: str, mark: Mapping[str, Any]) -> str | None:
+        """The current version of what a session's close wrote (itself, or what corrected it), or
+        None if erased."""
+        versions = self._versions(owner, session, mark)
+        return versions[-1] if versions else None
+
+    def _versions(self, owner: str, session: str, mark: Mapping[str, Any]) -> list[str]:
+        """Every version of what a session's close wrote, oldest first: the chain of the version
+        its mark names, or, where that version is gone while later ones stay (a mark that
+        erase_versions or retention left naming a cut version before ``repoint``), the chain of
+        the session's current episode of the mark's kind citing the close's events; [] when
+        nothing of it is left. Never "nothing derived" for a mark that lost its version
+        (test_erasing_the_version_a_close_wrote_keeps_the_session_derived)."""
+        try:
+            return self.episodes.chain(owner, str(mark["episode"]))
+        except NotFoundError:
+            pass
+        ends = {str(mark["first"]), str(mark["last"])}
+        hot = list(self.episodes.ids_in_session(owner, session))
+        archived = list(self.episodes.archived_ids_in_session(owner, session))
+        found: list[str] = []
+        for eid in sorted({*hot, *archived}):
+            header = self.episodes.header(owner, eid) or {}
+            if header.get("kind") != mark["kind"] or self.episodes.successor(owner, eid) is not None:
+                continue
+            record = self.episodes.record_of(owner, eid)
+            if record is None and self.read_archived is not None:
+                read = self.read_archived(owner, [eid])
+                record = {"cites": list(read[0].cites)} if read else None
+            if record is None or not ends.isdisjoint(record.get("cites") or ()):  # (unreadable: its kind and session stand in)
+                found.append(eid)
+        return self.episodes.chain(owner, found[-1]) if found else []
 
     def _continued(self, owner: str, session: str, mark: Mapping[str, Any]) -> bool:
         """Whether ``session`` went on after its close: an event or a tool result captured since
@@ -506,7 +539,7 @@ class Sessions:
                 return done
             mem = self.episodes.owner(owner)
             # the current version of what the session's last close wrote (a user may have corrected it since)
-            older = self._current_version(owner, str(previous["episode"])) if previous is not None else None
+            older = self._current_version(owner, session, previous) if previous is not None else None
             if older is not None and (self.episodes.header(owner, older) or {}).get("status") not in ("active", "summarized"):
                 return Distillation(
                     session, "already_closed", f"session {session}: its episode {older} was archived meanwhile; nothing written"
@@ -652,7 +685,7 @@ class Sessions:
         with self.space.transaction():
             for session, last in latest.items():
                 closed = self.marks.get((owner, "closed", session))
-                if closed is not None and (not self._continued(owner, session, closed) or self._archived_version(owner, closed)):
+                if closed is not None and (not self._continued(owner, session, closed) or self._archived_version(owner, session, closed)):
                     continue  # (continued after its close: open again, for the idle rule to close again, unless archived)
                 entry = self.marks.get((owner, "open", session)) or {"last": 0, "tries": 0}
                 if last > int(entry["last"]):
@@ -705,6 +738,17 @@ class Sessions:
             self.marks.kill((owner, "open", session))
             self.marks.kill((owner, "continued", session))
 
+    def repoint(self, owner: str, kept: Mapping[str, str]) -> None:
+        """``Erasure.repoint``, before the cut versions go: a closed mark naming a version erased
+        while later ones stay (erase_versions, retention) names the oldest version kept. The mark
+        is how erasing a session's events finds what was distilled from them, and how closing it
+        again supersedes it: naming an erased id, it found neither (a review's find)."""
+        for cut, head in kept.items():
+            session = (self.episodes.header(owner, cut) or {}).get("session")
+            mark = self.marks.get((owner, "closed", session)) if session else None
+            if mark is not None and mark["episode"] == cut:
+                self.marks.set((owner, "closed", session), {**mark, "episode": head})
+
     def erase_news(self, owner: str, erased: set[str], _at: dt.datetime, _action: str) -> None:
         """``Erasure.hooks``: an erased capture is no longer news of the session it continued,
         and its id leaves the marks (test_an_erased_late_event_is_no_news); a closed session
@@ -746,24 +790,23 @@ class Sessions:
                 mark = self.marks.get((owner, "closed", session))
                 if mark is None:
                     continue
-                cited[session] = (str(mark["episode"]), *self._cited(owner, mark))
+                versions = self._versions(owner, session, mark)
+                if not versions:  # erased since
+                    continue
+                cited[session] = (versions[-1], *self._cited(owner, mark, versions))
             derived, cites, span = cited[session]
             if eid not in cites and not (span is not None and span[0] <= eid <= span[1]):
                 continue
-            if derived not in targets and derived not in found and self.episodes.header(owner, derived) is not None:
+            if derived not in targets and derived not in found:
                 found.append(derived)
         return found
 
-    def _cited(self, owner: str, mark: Mapping[str, Any]) -> tuple[set[str], tuple[str, str] | None]:
-        """What the versions of a session's episode cite, and, where a version's cites cannot be
-        read (archived, without cold storage to read), the mark's cited range standing in for them."""
-        try:
-            chain = self.episodes.chain(owner, str(mark["episode"]))
-        except NotFoundError:  # erased since
-            return set(), None
+    def _cited(self, owner: str, mark: Mapping[str, Any], versions: Sequence[str]) -> tuple[set[str], tuple[str, str] | None]:
+        """What the ``versions`` of a session's episode cite, and, where a version's cites cannot
+        be read (archived, without cold storage to read), the mark's cited range standing in for them."""
         out: set[str] = set()
         span: tuple[str, str] | None = None
-        for version in chain:
+        for version in versions:
             record = self.episodes.record_of(owner, version)
             if record is None and self.read_archived is not None:
                 archived = self.read_archived(owner, [version])

@@ -62,6 +62,12 @@ class Erasure:
         # Marks above this layer that name a session (distill's closed and open marks): called as
         # forget(owner, session ids) inside the erasure's transaction once none of a session's episodes is left.
         self.forget: list[Callable[[str, set[str]], object]] = []
+        # Marks above this layer that name a version (distill's closed marks name the version a
+        # session's close wrote): called as repoint(owner, {cut id: kept id}) inside the erasure's
+        # transaction, before the cut versions go (their headers still read), when earlier versions
+        # are cut and later ones kept (erase_versions, retention), so that what named a cut version
+        # names the oldest version left of its memory and does not lose the memory.
+        self.repoint: list[Callable[[str, dict[str, str]], object]] = []
         # What an owner wrote above this layer that cites no episode (a saved lesson) goes with a
         # request for everything or for tags: hook(owner, now, tags (none: everything), since, until),
         # in the erasure's transaction, even when no episode is left to erase; returns the entries it erased.
@@ -172,6 +178,10 @@ class Erasure:
         freed.update(head for c in freed & set(cut) if (head := head_of[c]) is not None)  # summarized as its earlier version was
         gone = {**targets, **cut}
         sessions = {h["session"] for eid in gone if (h := self.episodes.header(owner, eid)) and h.get("session")}
+        moved = {eid: head for eid, head in head_of.items() if head is not None and head not in gone}
+        if moved:
+            for repoint in self.repoint:
+                repoint(owner, moved)
         for eid in gone:
             hashes[eid] = self.episodes.remove(owner, eid)
         for head in sorted(heads):

@@ -12,7 +12,8 @@ then ``version`` (an earlier version of a memory: status "superseded", with ``su
 ``knowledge`` (an entry the owner wrote, in any state), ``pattern`` and ``audit`` (one of the
 owner's audit records, datetimes as ISO text). Import cannot bring those back (an earlier version
 would come back current, an entry would skip review, an audit record would be forged), so it
-skips them and says how many; a ``type`` it does not know is refused.
+skips them (``memdb import`` says how many); a ``type`` it does not know is refused. Both read
+a line through ``import_row``, so they take the same lines alike.
 """
 
 from __future__ import annotations
@@ -22,10 +23,23 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from memdb.errors import ValidationError
+from memdb.memory.episodes import IMPORTED_FIELDS
 from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
 
-__all__ = ["EPISODE", "NOT_IMPORTED", "TYPE", "audit_row", "episode_row", "record_type", "tagged", "typed", "untagged"]
+__all__ = [
+    "EPISODE",
+    "NOT_IMPORTED",
+    "TYPE",
+    "audit_row",
+    "episode_row",
+    "import_row",
+    "is_export_row",
+    "record_type",
+    "tagged",
+    "typed",
+    "untagged",
+]
 
 TYPE: Final = "type"
 EPISODE: Final = "episode"
@@ -60,6 +74,32 @@ def record_type(row: Mapping[str, Any], where: str) -> str:
             f"{where}: type {shown(kind)} is not a record memdb export writes ({', '.join((EPISODE, *NOT_IMPORTED))}); nothing was imported"
         )
     return str(kind)
+
+
+def is_export_row(row: Mapping[str, Any]) -> bool:
+    """Whether a mapping given to import is an export's line: typed, or carrying every field of
+    an episode (``episode_row`` writes them all, None included). A mapping written by hand is
+    not, and import refuses a field it does not take there rather than drop it."""
+    return TYPE in row or all(name in row for name in Episode.model_fields)
+
+
+def import_row(row: Mapping[str, Any], where: str) -> dict[str, Any] | None:
+    """An export's line as import takes it, for ``memdb import`` and ``Memory.import_episodes``
+    alike: an episode's fields that import takes (``IMPORTED_FIELDS``: what memdb computes,
+    owner, relevance, status, versions, is computed again), its ts and the datetimes inside its
+    decisions as datetimes; None for a complete export's record import cannot bring back
+    (``NOT_IMPORTED``). ValidationError naming ``where`` for a type export never writes or a
+    bad time."""
+    if record_type(row, where) != EPISODE:
+        return None
+    item = {k: row[k] for k in IMPORTED_FIELDS if row.get(k) is not None}
+    if "decisions" in item:
+        item["decisions"] = untagged(item["decisions"], where)
+    if "ts" in item and not isinstance(item["ts"], dt.datetime):  # (a row not yet through JSON keeps its own)
+        if not isinstance(item["ts"], str):
+            raise ValidationError(f"{where}: ts {shown(item['ts'])}: expected an ISO date or datetime string (e.g. 2026-07-01T09:00+00:00)")
+        item["ts"] = _iso(item["ts"], f"{where}: ts")
+    return item
 
 
 def tagged(value: Any) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -33,7 +34,7 @@ from memdb.memory.sanitize import shown
 from memdb.memory.settings import Settings
 from memdb.query.engine import OwnerQueries
 from memdb.query.results import History, RecallResult
-from memdb.surfaces.export import EPISODE, NOT_IMPORTED, TYPE, audit_row, episode_row, typed
+from memdb.surfaces.export import EPISODE, NOT_IMPORTED, audit_row, episode_row, import_row, is_export_row, typed
 from memdb.surfaces.tracing import span
 
 __all__ = ["Memory"]
@@ -131,14 +132,22 @@ class Memory:
         written whole with one audit record, or not at all. Cites of the ids an export gave
         follow them to the new ids; a summary's sources stay summarized and a session an
         imported typed episode closed stays closed, so maintain and the idle rule do not
-        write them again. A complete export's episode lines are taken without their ``type``;
-        its other records are refused (ValidationError naming the item): import brings back
-        episodes only."""
+        write them again. ``export``'s lines, as it gives them or read back from JSON, are read
+        as ``memdb import`` reads them (``memdb.surfaces.export.import_row``: what memdb
+        computes, such as relevance and status, is computed again); a complete export's records
+        other than episodes are skipped: import brings back episodes only."""
 
         def adopt(report: ImportReport) -> None:
             self._sessions.adopt_imported(self.name, report.citing, self._layer.now())
 
-        return self._episodes.import_episodes(_episodes_only(episodes), source=source, then=adopt)
+        items, places = _episodes_only(episodes)
+        try:
+            return self._episodes.import_episodes(items, source=source, then=adopt)
+        except ValidationError as exc:
+            renamed = _as_given(exc, places)
+            if renamed is None:
+                raise
+            raise renamed from None
 
     # --- versions and facts ------------------------------------------------------------------------
 
@@ -421,22 +430,33 @@ class Memory:
         )
 
 
-def _episodes_only(items: Iterable[Mapping[str, Any] | EpisodeInput | Episode]) -> Iterable[Mapping[str, Any] | EpisodeInput | Episode]:
-    """A complete export's lines as ``import_episodes`` takes them: an episode's without its
-    ``type``; any other record is refused, naming it, rather than read as an episode (an earlier
-    version would come back current: test_a_complete_export_is_typed_and_import_skips_what_it_cannot_bring_back)."""
+_IMPORT_ITEM = re.compile(r"^import item (\d+)")  # how import_episodes names an item it refuses
+
+
+def _as_given(exc: ValidationError, places: list[int]) -> ValidationError | None:
+    """``exc`` naming the item by its place in what was given, where records left out before it
+    moved it (None: it names it so already)."""
+    found = _IMPORT_ITEM.match(str(exc))
+    n = int(found.group(1)) if found is not None else -1
+    if found is None or n >= len(places) or places[n] == n:
+        return None
+    return ValidationError(f"import item {places[n]}{str(exc)[found.end() :]}")
+
+
+def _episodes_only(items: Any) -> tuple[Any, list[int]]:
+    """What ``import_episodes`` takes of ``items``, with each one's place in what was given:
+    export's lines as ``memdb import`` takes them (``import_row``), a complete export's other
+    records left out rather than read as episodes (an earlier version would come back current:
+    test_a_complete_export_is_typed_and_import_skips_what_it_cannot_bring_back); anything else as given."""
     if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
-        return items  # refused by import_episodes, naming what was given
-    return _untyped(items)
-
-
-def _untyped(items: Iterable[Mapping[str, Any] | EpisodeInput | Episode]) -> Iterator[Mapping[str, Any] | EpisodeInput | Episode]:
+        return items, []  # refused by import_episodes, naming what was given
+    taken: list[Mapping[str, Any] | EpisodeInput | Episode] = []
+    places: list[int] = []
     for i, item in enumerate(items):
-        if isinstance(item, Mapping) and TYPE in item:
-            if item[TYPE] != EPISODE:
-                raise ValidationError(
-                    f"import item {i}: a {shown(item[TYPE])} record of a complete export; only episodes are imported "
-                    "(memdb import skips the others)"
-                )
-            item = {k: v for k, v in item.items() if k != TYPE}
-        yield item
+        if isinstance(item, Mapping) and is_export_row(item):
+            item = import_row(item, f"import item {i}")
+            if item is None:
+                continue
+        taken.append(item)
+        places.append(i)
+    return taken, places

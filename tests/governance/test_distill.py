@@ -453,6 +453,83 @@ def test_erasing_an_event_the_episode_does_not_cite_leaves_it(tmp_path: Path) ->
         assert db.check().ok
 
 
+def _mark_left_on(db: memdb.Database, episode_id: str) -> None:
+    """The session's closed mark naming ``episode_id`` again, as erase_versions and retention
+    left it before they repointed it (a database written then)."""
+    mark = db.globals["DIST"].get(("ana", "closed", "s1"))
+    db.globals["DIST"].set(("ana", "closed", "s1"), {**mark, "episode": episode_id})
+
+
+@pytest.mark.parametrize("mark", ["repointed", "left on the erased version"])
+def test_erasing_the_version_a_close_wrote_keeps_the_session_derived(tmp_path: Path, backend: str, mark: str) -> None:
+    """A review's find: erase_versions of the version a session's close wrote left its mark
+    naming an erased id, so erasing the session's events then left the corrected version, a
+    summary of those events citing them. The mark follows the version kept, and a mark naming
+    an erased version is read as the current version of the session's episode."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        ids = capture(db, clock)
+        mem = db.owner("ana")
+        first = mem.close_session("s1", kind="debug", outcome="failure").episode
+        assert first is not None
+        kept = mem.supersede(first.id, reason="more precise", summary="The deploy failed on a migration lock")
+        mem.erase_versions(first.id, reason="forget the first wording")
+        assert marks(db)[("ana", "closed", "s1")]["episode"] == kept.id
+        if mark != "repointed":
+            _mark_left_on(db, first.id)
+        again = mem.close_session("s1", kind="debug", outcome="success")
+        assert again.status == "already_closed" and again.episode is not None and again.episode.id == kept.id and kept.id in again.reason
+        report = mem.erase([ids[0]], reason="the user asked to be forgotten")
+        assert set(report.ids) == {ids[0], kept.id} and kept.id not in mem
+        assert db.check().ok
+
+
+@pytest.mark.parametrize("mark", ["repointed", "left on the erased version"])
+def test_a_session_closes_again_as_a_new_version_of_what_erase_versions_kept(tmp_path: Path, backend: str, mark: str) -> None:
+    """A review's find: after erase_versions of the version its close wrote, a session that went
+    on closed again into a second, unlinked episode (history counted two attempts)."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        capture(db, clock)
+        mem = db.owner("ana")
+        first = mem.close_session("s1", kind="debug", outcome="failure").episode
+        assert first is not None
+        kept = mem.supersede(first.id, reason="more precise", summary="The deploy failed on a migration lock")
+        mem.erase_versions(first.id, reason="forget the first wording")
+        if mark != "repointed":
+            _mark_left_on(db, first.id)
+        clock.advance(minutes=5)
+        mem.record_exchange("s1", "Retried once the lock was released: it works", "great")
+        again = mem.close_session("s1", kind="debug", outcome="success")
+        assert again.status == "closed" and again.episode is not None and again.episode.supersedes == kept.id
+        assert mem.history(kind="debug").total == 1 and marks(db)[("ana", "closed", "s1")]["episode"] == again.episode.id
+        assert db.check().ok
+
+
+def test_retention_purging_the_version_a_close_wrote_keeps_the_session_on_the_version_kept(tmp_path: Path, backend: str) -> None:
+    """Retention cuts old versions as erase_versions does: the session's mark follows the
+    version kept, so the session closes again as a new version of it, and erasing what it
+    cites takes it."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        capture(db, clock)
+        mem = db.owner("ana")
+        first = mem.close_session("s1", kind="debug", outcome="failure").episode
+        assert first is not None
+        clock.advance(days=200)
+        kept = mem.supersede(first.id, reason="it half worked", outcome="partial", ts=clock.now - dt.timedelta(days=1))
+        db.configure(retention_days=100)
+        db.maintain()
+        assert first.id not in mem and kept.id in mem
+        assert marks(db)[("ana", "closed", "s1")]["episode"] == kept.id
+        late = mem.record_exchange("s1", "Retried once the lock was released: it works", "great")
+        again = mem.close_session("s1", kind="debug", outcome="success")
+        assert again.status == "closed" and again.episode is not None and again.episode.supersedes == kept.id
+        assert mem.history(kind="debug").total == 1
+        assert {late.id, kept.id, again.episode.id} <= set(mem.erase([late.id], reason="the user asked").ids)
+        assert db.check().ok
+
+
 # --- the honesty check -------------------------------------------------------------------------------
 
 

@@ -246,11 +246,19 @@ def test_a_complete_export_is_typed_and_import_skips_what_it_cannot_bring_back(t
     assert main(["import", "--db", str(tmp_path / "copy"), str(full)]) == 0
     out = capsys.readouterr().out
     assert "ana: 7 imported" in out and "not imported (a complete export's records" in out and "2 version, 1 knowledge" in out
+    # the file holds the earlier versions the cites name: they were not imported, which is what it says
+    assert "ana: 2 cites dropped: they name episodes not imported (an earlier version" in out and "not in the file dropped" not in out
     with memdb.open(tmp_path / "copy") as db:
         copy = db.owner("ana")
         assert copy.count() == 7 and copy.entries() == [] and "wombatword" not in json.dumps([e.summary for e in copy.episodes()])
-        with pytest.raises(ValidationError, match="import item 1: a 'version' record of a complete export; only episodes"):
-            copy.import_episodes([lines[0], of["version"][0]], source="x")  # a typed episode passes
+        report = copy.import_episodes([of["version"][0], lines[0]], source="x")  # in Python too: the version left out
+        assert (report.count, report.skipped) == (0, 1) and "wombatword" not in json.dumps([e.summary for e in copy.episodes()])
+        with pytest.raises(ValidationError, match="import item 1: type 'settings' is not a record memdb export writes"):
+            copy.import_episodes([lines[0], {"type": "settings"}], source="x")
+        with pytest.raises(ValidationError, match=r"import item 2: ts 1: expected an ISO date"):  # the item given, past those left out
+            copy.import_episodes([of["version"][0], of["audit"][0], {**lines[1], "id": None, "ts": 1}], source="x")
+        with pytest.raises(ValidationError, match=r"import item 2: kind 'gossip' is not configured"):
+            copy.import_episodes([of["version"][0], of["audit"][0], {**lines[1], "id": None, "kind": "gossip"}], source="x")
     assert main(["import", "--db", str(tmp_path / "copy2"), str(full), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["not_imported"] == records
     bad = tmp_path / "bad.jsonl"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import inspect
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,34 @@ def test_recall_offset_pages_and_counts_only_what_it_returns(tmp_path: Path) -> 
         assert not mem.recall(tags=["deploy"], offset=7).memories
         with pytest.raises(ValidationError, match="offset -1"):
             mem.recall(tags=["deploy"], offset=-1)
+
+
+@pytest.mark.parametrize("complete", [False, True])
+def test_what_export_writes_import_episodes_brings_back(tmp_path: Path, backend: str, complete: bool) -> None:
+    """A review's find: ``export``'s docstring says ``import_episodes`` brings its lines back,
+    but it refused them (owner, relevance, status: "not a field a capture sets"; a complete
+    export at its first earlier version); only ``memdb import`` read them. Now both read them
+    alike: the episodes come back, as JSON or as export gave them, and a complete export's other
+    records are skipped."""
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        ana = db.owner("ana")
+        first = ana.record("debug", "Deploy failed: lock", outcome="failure", tags=["deploy"], decisions={"at": T0, "n": 3})
+        ana.supersede(first.id, reason="typo", summary="Deploy failed: the migration lock")
+        ana.record("fact", "dark", key="ui/theme")
+        clock.advance(minutes=1)
+        ana.record("fact", "light", key="ui/theme")
+        ana.archive(ana.record("review", "An old review", outcome="success").id)
+        ana.save_lesson("Run the migrations before a deploy")
+        rows = list(ana.export(complete=complete))
+        source = {(e.kind, e.summary, e.ts, str(e.decisions)) for e in ana.episodes(include_archived=True)}
+    for n, given in enumerate((rows, [json.loads(json.dumps(row)) for row in rows])):
+        with memdb.open(tmp_path / f"copy{n}", clock=Clock(T0 + dt.timedelta(days=1))) as db:
+            copy = db.owner("ana")
+            report = copy.import_episodes(given, source="export")
+            assert (report.count, report.dropped_cites) == (len(source), 2)  # the cites of the earlier versions
+            assert {(e.kind, e.summary, e.ts, str(e.decisions)) for e in copy.episodes()} == source
+            assert copy.fact("ui/theme").summary == "light" and copy.entries() == []
+            assert copy.import_episodes(given, source="export").skipped == len(source)  # again: nothing new
+    with memdb.open(tmp_path / "db", clock=clock) as db, pytest.raises(ValidationError, match="not a field a capture sets"):
+        db.owner("bo").import_episodes([{"kind": "debug", "summary": "x", "outcome": "success", "status": "archived"}], source="t")

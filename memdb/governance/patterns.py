@@ -110,9 +110,10 @@ class PatternProposal:
 
 @runtime_checkable
 class PatternExtractor(Protocol):
-    """Reads a batch of records of one kind and says which patterns, if any, hold."""
+    """Reads a batch of records of one kind and says which patterns, if any, hold; None for an
+    item of a model's answer that could not be read (the batch counts it discarded)."""
 
-    def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]: ...
+    def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> Sequence[PatternProposal | None]: ...
 
 
 class OfflineExtractor:
@@ -229,9 +230,9 @@ class Patterns:
             except NotFoundError:  # erased or archived since: the batch is what is left
                 continue
         try:
-            found = self.extractor.extract(owner, kind, episodes) if episodes else []
+            found = list(self.extractor.extract(owner, kind, episodes)) if episodes else []
             # a model's answer is text like any capture: sanitized (fail closed) before it is stored
-            proposals = [(p, self._clean(owner, p, f"pattern of {kind} batch {number}")) for p in found]
+            proposals = [(p, self._clean(owner, p, f"pattern of {kind} batch {number}")) for p in found if p is not None]
         except (LLMError, SanitizerError) as exc:
             self.batches.set((owner, kind, number), {**batch, "status": "failed", "error": str(exc)})
             return 0
@@ -242,7 +243,7 @@ class Patterns:
         known = {e.id for e in episodes}
         ids: list[str] = []
         written: list[tuple[list[str], str]] = []  # (tags, text) of this batch's patterns
-        discarded = 0
+        discarded = len(found) - len(proposals)  # items of a model's answer that were no pattern
         with self.space.transaction():
             current = self.batches.get((owner, kind, number))
             if current is None or current["status"] == "done":  # another process got there first

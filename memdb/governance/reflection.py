@@ -35,17 +35,52 @@ from memdb.memory.models import Episode, utc
 from memdb.memory.text import clip, normalize_tag, tokenize
 
 __all__ = [
+    "Metered",
     "OfflineReflector",
     "OwnerReflection",
     "Proposal",
     "Reflection",
     "ReflectionReport",
     "Reflector",
+    "Usage",
 ]
 
 MAX_CITES = 50
 MAX_ROOM = 50  # proposals asked for beyond the budget, at most (room for the duplicates skipped)
 _M = TypeVar("_M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What calls to a model cost: calls made (each may be retried), HTTP attempts, and tokens in and out."""
+
+    calls: int = 0
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.calls + other.calls, self.attempts + other.attempts,
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+        )  # fmt: skip
+
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            self.calls - other.calls, self.attempts - other.attempts,
+            self.input_tokens - other.input_tokens, self.output_tokens - other.output_tokens,
+        )  # fmt: skip
+
+    def __str__(self) -> str:
+        return f"{self.calls} model calls ({self.attempts} HTTP attempts), {self.input_tokens} input and {self.output_tokens} output tokens"
+
+
+@runtime_checkable
+class Metered(Protocol):
+    """A component that calls a model, with what its calls have cost so far (``memdb.llm``'s adapters)."""
+
+    @property
+    def usage(self) -> Usage: ...
 
 
 @dataclass(frozen=True)
@@ -61,8 +96,9 @@ class Proposal:
 class Reflector(Protocol):
     """Distills durable lessons from one owner's recent episodes."""
 
-    def reflect(self, owner: str, episodes: Sequence[Episode], max_lessons: int) -> list[Proposal]:
-        """At most ``max_lessons`` proposals, each citing episodes of ``episodes`` (oldest first)."""
+    def reflect(self, owner: str, episodes: Sequence[Episode], max_lessons: int) -> Sequence[Proposal | None]:
+        """At most ``max_lessons`` proposals, each citing episodes of ``episodes`` (oldest first);
+        None for an item of a model's answer that could not be read (counted invalid)."""
         ...
 
 
@@ -266,7 +302,8 @@ class Reflection:
             # approved ones, a day whose lessons were all rejected starved it for good
             # (test_rejected_lessons_leave_room_for_the_others). An erased entry is no duplicate.
             entries = sum(1 for e in self.knowledge.own(mem.name) if e.status != "erased")
-            proposals = reflector.reflect(mem.name, episodes, out.budget_left + min(entries, MAX_ROOM))
+            # A model reflector asks for no more than its answer holds (AnthropicReflector.room).
+            proposals = list(reflector.reflect(mem.name, episodes, out.budget_left + min(entries, MAX_ROOM)))
         except LLMError as exc:
             out.error = str(exc)
             self._audit(mem.name, at, out, reflector)
@@ -274,6 +311,9 @@ class Reflection:
         known = {e.id for e in episodes}
         out.proposed = len(proposals)
         for p in proposals:
+            if p is None:
+                out.invalid += 1  # an item of a model's answer that was no lesson: it alone is lost
+                continue
             cites = tuple(dict.fromkeys(p.cites))[:MAX_CITES] if isinstance(p.cites, (list, tuple)) else ()
             if not cites or not all(isinstance(c, str) and c in known for c in cites):
                 out.ungrounded += 1  # no citation, no candidacy: unknown, another owner's, or outside what was read

@@ -316,6 +316,35 @@ def test_anthropic_reflector_answer_that_is_not_json_costs_only_the_run(rdb: mem
     assert rdb.reflect(now=T0).stored == 2  # the budget was not spent
 
 
+def test_a_model_is_asked_only_when_something_is_new_and_what_it_costs_is_told(rdb: memdb.Database) -> None:
+    """Every run paid a call per owner with budget left, sending the same window again, and no
+    report or audit record said what the calls cost. The report and the audit say it; an owner
+    with nothing recorded since a complete reflection is not asked; nor past
+    ``reflection_calls_per_day``."""
+    ids = failures(rdb)
+    seen: list[httpx.Request] = []
+    answer = {"lessons": [{"text": "Rotate the Twilio signing secret everywhere at once", "cites": [ids[0]]}]}
+    reflector = AnthropicReflector(client=sdk_client([(200, message(answer))], seen))
+    first = rdb.reflect(now=T0, reflector=reflector)
+    usage = first.owners["ana"].usage
+    assert (usage.calls, usage.attempts, usage.input_tokens, usage.output_tokens) == (1, 1, 900, 120)
+    assert "1 model calls (1 HTTP attempts), 900 input and 120 output tokens" in str(first)
+    (audit,) = [a for a in rdb.audit("ana") if a["action"] == "reflect"]
+    assert (audit["calls"], audit["attempts"], audit["input_tokens"], audit["output_tokens"]) == (1, 1, 900, 120)
+    for later in (T0, T0 + HOUR):  # a second run the same day, and an hour on: nothing new
+        again = rdb.reflect(now=later, reflector=reflector)
+        assert again.owners["ana"].unasked == "nothing recorded since its last reflection" and len(seen) == 1
+    assert "1 owners with nothing to ask" in str(again) and again.usage.calls == 0
+    rdb.configure(reflection_calls_per_day=2)
+    rdb.owner("ana").record("debug", "Twilio webhook rejected again", outcome="failure", tags=["twilio"], ts=T0 - 20 * HOUR)
+    assert rdb.reflect(now=T0 + 2 * HOUR, reflector=reflector).owners["ana"].usage.calls == 1 and len(seen) == 2
+    rdb.owner("ana").record("debug", "and again", outcome="failure", tags=["twilio"], ts=T0)
+    capped = rdb.reflect(now=T0 + 3 * HOUR, reflector=reflector).owners["ana"]
+    assert capped.unasked == "its 2 model calls of the day are made (reflection_calls_per_day)" and len(seen) == 2
+    assert rdb.reflect(now=T0 + DAY, reflector=reflector).owners["ana"].usage.calls == 1  # a new day
+    assert rdb.reflect(now=T0 + DAY).owners["ana"].unasked is None  # the offline reflector costs nothing: always asked
+
+
 def test_a_model_is_asked_for_what_its_answer_holds(rdb: memdb.Database) -> None:
     """An owner with 50 entries was asked for 58 lessons within max_tokens=2000; the answer that
     gave them was cut off and the day lost, said only as "not the requested JSON"."""

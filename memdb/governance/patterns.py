@@ -5,9 +5,13 @@ transaction; when ``pattern_every`` (5) records of a kind have gathered, they be
 and an extractor reads them and says whether a pattern holds. A pattern is written with
 citations to the records it rests on, private to the owner like the records themselves. The
 offline extractor is the default; ``memdb.llm.AnthropicExtractor`` asks Claude with structured output.
-Extraction runs right after the record that completes a batch, outside any transaction; a
-batch completed inside a caller's transaction, or whose extraction failed, waits for the next
-record or ``Database.extract_patterns()``.
+
+Capture never waits on a model. An ``offline`` extractor (the default: deterministic, local)
+runs right after the record that completes a batch, outside any transaction; any other one (a
+model's) never does: its batches wait for ``Database.maintain`` (so the scheduler's daily run)
+or ``Database.extract_patterns()``, as do a batch completed inside a caller's transaction and
+one whose extraction failed. (The Anthropic extractor ran inside ``record()``: the fifth typed
+record made three HTTP calls and waited an hour on a retry-after.)
 
 The patterns are a library, not a log: a batch that finds a pattern the owner already has (of
 its kind and tags, ``same_pattern``) states it again in place, keeping its id and when it was
@@ -22,7 +26,7 @@ Layout::
     ^PATQ(owner, kind, n) = episode id              counted records not yet in a batch (the id counted: a
                                                      batch reads each as its current version)
     ^PATB(owner, kind, batch) = {...}                batch: ids, status pending|done|failed, patterns (written or
-                                                     stated again), error
+                                                     stated again), error (sanitized)
     ^PATP(owner, kind, batch)                        batches not done yet (pending or failed), so a run
                                                      reads only those, never the whole history
     ^PAT(owner, id) = {...}                          patterns, with cites
@@ -111,13 +115,25 @@ class PatternProposal:
 @runtime_checkable
 class PatternExtractor(Protocol):
     """Reads a batch of records of one kind and says which patterns, if any, hold; None for an
-    item of a model's answer that could not be read (the batch counts it discarded)."""
+    item of a model's answer that could not be read (the batch counts it discarded).
+
+    An extractor whose class sets ``offline = True`` is deterministic and local: it runs as the
+    record completing a batch is captured. Any other (one without the attribute too) is taken
+    for a model: it runs in maintain and ``Database.extract_patterns`` (module docstring).
+    """
 
     def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> Sequence[PatternProposal | None]: ...
 
 
+def is_offline(extractor: PatternExtractor) -> bool:
+    """Whether ``extractor`` says it is deterministic and local (``offline = True``)."""
+    return getattr(extractor, "offline", False) is True
+
+
 class OfflineExtractor:
     """Deterministic: a tag shared by most of the batch (with its outcomes), else a majority outcome."""
+
+    offline = True
 
     def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
         if not episodes:
@@ -171,9 +187,11 @@ class Patterns:
             self._due.add(owner)
 
     def run_due(self, owner: str) -> int:
-        """Extract the batches ``on_record`` completed for ``owner`` (never inside a transaction,
-        so an extractor call does not hold the write lock); returns patterns written."""
-        if owner not in self._due or self.space.in_transaction:
+        """Extract the batches ``on_record`` completed for ``owner`` with an offline extractor
+        (never inside a transaction, so an extractor call does not hold the write lock); returns
+        patterns written. A model's extraction never runs here: capture does not wait on a network
+        (test_capture_never_waits_on_a_model_extractor); maintain runs it."""
+        if owner not in self._due or self.space.in_transaction or not is_offline(self.extractor):
             return 0
         self._due.discard(owner)
         return self.run_pending(owner)
@@ -206,7 +224,7 @@ class Patterns:
         """Extract patterns for batches waiting (one owner's or all); returns patterns written.
 
         Never called inside a transaction by the record path, so an LLM call does not hold the
-        write lock. A failure marks the batch failed, with the error, for a later retry.
+        write lock. A failure marks the batch failed, with the error (sanitized), for a later retry.
         """
         at = utc(now, "now") if now is not None else self.episodes.now()
         owners = [owner] if owner is not None else [str(o) for o in self.undone.children()]
@@ -234,11 +252,10 @@ class Patterns:
             # a model's answer is text like any capture: sanitized (fail closed) before it is stored
             proposals = [(p, self._clean(owner, p, f"pattern of {kind} batch {number}")) for p in found if p is not None]
         except (LLMError, SanitizerError) as exc:
-            self.batches.set((owner, kind, number), {**batch, "status": "failed", "error": str(exc)})
+            self._failed(owner, kind, number, batch, str(exc))
             return 0
         except Exception as exc:  # a custom extractor's bug: the record that triggered it is committed already
-            error = f"{type(self.extractor).__name__} raised {type(exc).__name__}: {exc}"
-            self.batches.set((owner, kind, number), {**batch, "status": "failed", "error": error})
+            self._failed(owner, kind, number, batch, f"{type(self.extractor).__name__} raised {type(exc).__name__}: {exc}")
             return 0
         known = {e.id for e in episodes}
         ids: list[str] = []
@@ -275,6 +292,16 @@ class Patterns:
             self.batches.set((owner, kind, number), {**batch, "status": "done", "patterns": ids, "discarded": discarded, "error": None})
             self.undone.kill((owner, kind, number))
         return len(ids)
+
+    def _failed(self, owner: str, kind: str, number: int, batch: dict[str, Any], error: str) -> None:
+        """Mark a batch failed, keeping its error through the database's sanitizer: an API error
+        may echo the request (an email of a record, a key), and the error was stored raw. A
+        sanitizer that fails keeps only that the error's text was dropped."""
+        try:
+            kept = self.episodes.audit.clean("pattern batch", {"error": error})["error"]
+        except SanitizerError:
+            kept = "the extraction failed (its message was not kept: the sanitizer failed on it)"
+        self.batches.set((owner, kind, number), {**batch, "status": "failed", "error": kept})
 
     def _current(self, owner: str, episode_id: str) -> str | None:
         """The current version of a counted record, or None if erased: a record corrected after it

@@ -204,9 +204,14 @@ class _Patterns(BaseModel):
 
 class AnthropicExtractor:
     """Patterns found by Claude through the ``anthropic`` SDK, as structured output (module
-    docstring for the limits). An item of its answer that is not a pattern is None (the batch
-    counts it discarded).
+    docstring for the limits).
+
+    Not ``offline``: ``memdb.governance.patterns`` never runs it inside a capture (maintain and
+    ``Database.extract_patterns`` do). An item of its answer that is not a pattern is None (the
+    batch counts it discarded).
     """
+
+    offline = False
 
     def __init__(
         self,

@@ -108,11 +108,14 @@ class Database:
         return self.episodes.rescore(now)
 
     def maintain(self, now: dt.datetime | None = None, *, on_rule: Callable[[str], None] | None = None) -> MaintenanceReport:
-        """Run the lifecycle: burst summaries, rescoring, archiving, retention (idempotent);
+        """Run the lifecycle: pattern batches waiting (a model extractor's, which capture never
+        runs, and failed ones), then burst summaries, rescoring, archiving, retention (idempotent);
         ``on_rule`` is told each rule's name as it starts, then "done". A model's calls are one
         run: a deadline, and no more calls after failures in a row (``memdb.llm.client``)."""
-        with span("memdb.maintain", {}) as s, model_run(self.lifecycle.summarizer):
+        with span("memdb.maintain", {}) as s, model_run(self.lifecycle.summarizer, self.patterns.extractor):
+            patterns = self.patterns.run_pending(retry_failed=True, now=now)
             report = self.lifecycle.maintain(now, on_rule)
+            report.patterns = patterns
             for name in ("summaries", "rescored", "archived", "purged"):
                 s.set(f"memdb.maintain.{name}", getattr(report, name))
         return report
@@ -208,8 +211,8 @@ class Database:
             return self.sessions.close_idle(now, idle, limit=limit)
 
     def extract_patterns(self, now: dt.datetime | None = None, *, retry_failed: bool = True) -> int:
-        """Run pattern extraction for batches left waiting (completed inside a transaction, or
-        failed); returns patterns written."""
+        """Run pattern extraction for batches left waiting (a model extractor's, completed inside a
+        transaction, or failed), as ``maintain`` does; returns patterns written."""
         with model_run(self.patterns.extractor):
             return self.patterns.run_pending(retry_failed=retry_failed, now=now)
 

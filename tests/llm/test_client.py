@@ -104,6 +104,7 @@ def test_an_api_error_echoing_the_request_is_redacted_wherever_it_goes(tmp_path:
         mem = db.owner("ana")
         for i in range(5):
             mem.record("debug", f"attempt {i}", outcome="failure", ts=T0 - HOUR + i * dt.timedelta(minutes=1))
+        db.maintain()
         (batch,) = db.patterns.batch_status("ana", "debug")
         mem.record_exchange("s1", "deploy please", "on it")
         done = mem.close_session("s1", kind="debug")

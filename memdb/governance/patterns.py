@@ -13,6 +13,12 @@ or ``Database.extract_patterns()``, as do a batch completed inside a caller's tr
 one whose extraction failed. (The Anthropic extractor ran inside ``record()``: the fifth typed
 record made three HTTP calls and waited an hour on a retry-after.)
 
+What a model writes is a proposal, not a finding: each pattern it states goes to the review
+queue as a pending lesson (``Knowledge.submit``), as reflection's do, and ``prepare`` offers it
+only once a person approved it. (Stored as a pattern it was served first by ``prepare``, and a
+planted record had the model write "Before any deploy, run curl ... | sh as root".) The
+offline extractor's patterns are counts of the owner's own records and go to the library.
+
 The patterns are a library, not a log: a batch that finds a pattern the owner already has (of
 its kind and tags, ``same_pattern``) states it again in place, keeping its id and when it was
 first found, counting the batches that found it, and citing the new batch (the text rests on
@@ -26,7 +32,8 @@ Layout::
     ^PATQ(owner, kind, n) = episode id              counted records not yet in a batch (the id counted: a
                                                      batch reads each as its current version)
     ^PATB(owner, kind, batch) = {...}                batch: ids, status pending|done|failed, patterns (written or
-                                                     stated again), error (sanitized)
+                                                     stated again), queued (review entries a model's patterns
+                                                     became), error (sanitized)
     ^PATP(owner, kind, batch)                        batches not done yet (pending or failed), so a run
                                                      reads only those, never the whole history
     ^PAT(owner, id) = {...}                          patterns, with cites
@@ -43,8 +50,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memdb.errors import LLMError, NotFoundError, SanitizerError, ValidationError
-from memdb.governance.knowledge import jaccard
+from memdb.errors import DuplicateError, LLMError, NotFoundError, SanitizerError, ValidationError
+from memdb.governance.knowledge import Knowledge, jaccard
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import new_id
 from memdb.memory.layout import SUPERSEDED
@@ -118,8 +125,9 @@ class PatternExtractor(Protocol):
     item of a model's answer that could not be read (the batch counts it discarded).
 
     An extractor whose class sets ``offline = True`` is deterministic and local: it runs as the
-    record completing a batch is captured. Any other (one without the attribute too) is taken
-    for a model: it runs in maintain and ``Database.extract_patterns`` (module docstring).
+    record completing a batch is captured, and its patterns go to the library. Any other (one
+    without the attribute too) is taken for a model: it runs in maintain and
+    ``Database.extract_patterns``, and its patterns wait in the review queue (module docstring).
     """
 
     def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> Sequence[PatternProposal | None]: ...
@@ -168,8 +176,9 @@ class OfflineExtractor:
 class Patterns:
     """Counting, batching, extraction and reading of patterns for one database."""
 
-    def __init__(self, episodes: Episodes, extractor: PatternExtractor | None = None) -> None:
+    def __init__(self, episodes: Episodes, knowledge: Knowledge, extractor: PatternExtractor | None = None) -> None:
         self.episodes = episodes
+        self.knowledge = knowledge  # where a model's patterns wait for review
         self.space = episodes.space
         self._due: set[str] = set()
         self.extractor: PatternExtractor = extractor or OfflineExtractor()
@@ -221,7 +230,8 @@ class Patterns:
         return made
 
     def run_pending(self, owner: str | None = None, *, retry_failed: bool = False, now: dt.datetime | None = None) -> int:
-        """Extract patterns for batches waiting (one owner's or all); returns patterns written.
+        """Extract patterns for batches waiting (one owner's or all); returns patterns written (a
+        model's, queued for review, are not counted: ``batch_status`` has them).
 
         Never called inside a transaction by the record path, so an LLM call does not hold the
         write lock. A failure marks the batch failed, with the error (sanitized), for a later retry.
@@ -259,8 +269,10 @@ class Patterns:
             return 0
         known = {e.id for e in episodes}
         ids: list[str] = []
+        queued: list[str] = []
         written: list[tuple[list[str], str]] = []  # (tags, text) of this batch's patterns
         discarded = len(found) - len(proposals)  # items of a model's answer that were no pattern
+        reviewed = not is_offline(self.extractor)
         with self.space.transaction():
             current = self.batches.get((owner, kind, number))
             if current is None or current["status"] == "done":  # another process got there first
@@ -285,11 +297,20 @@ class Patterns:
                     discarded += 1  # one batch finds a pattern once (an extractor may say it twice)
                     continue
                 written.append((tags, text))
+                if reviewed:  # a model's: a proposal for a person to approve, as a reflected lesson is
+                    try:
+                        queued.append(self.knowledge.submit(owner, text, source="reflection", cites=cites, tags=tags, now=at).id)
+                    except (DuplicateError, ValidationError):
+                        discarded += 1  # approved, pending or rejected already, or no usable lesson
+                    continue
                 record = self._held_again(owner, record)
                 self.patterns.set((owner, record["id"]), record)
                 self.by_kind.set((owner, kind, record["id"]), "")
                 ids.append(record["id"])
-            self.batches.set((owner, kind, number), {**batch, "status": "done", "patterns": ids, "discarded": discarded, "error": None})
+            self.batches.set(
+                (owner, kind, number),
+                {**batch, "status": "done", "patterns": ids, "queued": queued, "discarded": discarded, "error": None},
+            )
             self.undone.kill((owner, kind, number))
         return len(ids)
 

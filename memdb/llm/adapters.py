@@ -207,8 +207,9 @@ class AnthropicExtractor:
     docstring for the limits).
 
     Not ``offline``: ``memdb.governance.patterns`` never runs it inside a capture (maintain and
-    ``Database.extract_patterns`` do). An item of its answer that is not a pattern is None (the
-    batch counts it discarded).
+    ``Database.extract_patterns`` do), and what it finds waits in the review queue like a
+    reflected lesson before ``prepare`` offers it. An item of its answer that is not a pattern is
+    None (the batch counts it discarded).
     """
 
     offline = False

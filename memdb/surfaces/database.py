@@ -58,7 +58,7 @@ class Database:
         self.lifecycle = Lifecycle(self.episodes, summarizer)
         self.lifecycle.keep_archived_fields()  # once: archives made before headers kept the lesson, or who took part
         self.knowledge = Knowledge(self.episodes)
-        self.patterns = Patterns(self.episodes, pattern_extractor)
+        self.patterns = Patterns(self.episodes, self.knowledge, pattern_extractor)
         # every erasure (erase, delete, retention) takes the entries and patterns citing what it erased
         self.lifecycle.erasure.hooks += [self.knowledge.erase_citing, self._erase_patterns]
         # a request for everything, or for tags, takes the owner's entries that cite nothing too

@@ -5,9 +5,19 @@ transaction; when ``pattern_every`` (5) records of a kind have gathered, they be
 and an extractor reads them and says whether a pattern holds. A pattern is written with
 citations to the records it rests on, private to the owner like the records themselves. The
 offline extractor is the default; ``memdb.llm.AnthropicExtractor`` asks Claude with structured output.
-Extraction runs right after the record that completes a batch, outside any transaction; a
-batch completed inside a caller's transaction, or whose extraction failed, waits for the next
-record or ``Database.extract_patterns()``.
+
+Capture never waits on a model. An ``offline`` extractor (the default: deterministic, local)
+runs right after the record that completes a batch, outside any transaction; any other one (a
+model's) never does: its batches wait for ``Database.maintain`` (so the scheduler's daily run)
+or ``Database.extract_patterns()``, as do a batch completed inside a caller's transaction and
+one whose extraction failed. (The Anthropic extractor ran inside ``record()``: the fifth typed
+record made three HTTP calls and waited an hour on a retry-after.)
+
+What a model writes is a proposal, not a finding: each pattern it states goes to the review
+queue as a pending lesson (``Knowledge.submit``), as reflection's do, and ``prepare`` offers it
+only once a person approved it. (Stored as a pattern it was served first by ``prepare``, and a
+planted record had the model write "Before any deploy, run curl ... | sh as root".) The
+offline extractor's patterns are counts of the owner's own records and go to the library.
 
 The patterns are a library, not a log: a batch that finds a pattern the owner already has (of
 its kind and tags, ``same_pattern``) states it again in place, keeping its id and when it was
@@ -22,7 +32,8 @@ Layout::
     ^PATQ(owner, kind, n) = episode id              counted records not yet in a batch (the id counted: a
                                                      batch reads each as its current version)
     ^PATB(owner, kind, batch) = {...}                batch: ids, status pending|done|failed, patterns (written or
-                                                     stated again), error
+                                                     stated again), queued (review entries a model's patterns
+                                                     became), error (sanitized)
     ^PATP(owner, kind, batch)                        batches not done yet (pending or failed), so a run
                                                      reads only those, never the whole history
     ^PAT(owner, id) = {...}                          patterns, with cites
@@ -39,8 +50,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memdb.errors import LLMError, NotFoundError, SanitizerError, ValidationError
-from memdb.governance.knowledge import jaccard
+from memdb.errors import DuplicateError, LLMError, NotFoundError, SanitizerError, ValidationError
+from memdb.governance.knowledge import Knowledge, jaccard
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import new_id
 from memdb.memory.layout import SUPERSEDED
@@ -110,13 +121,27 @@ class PatternProposal:
 
 @runtime_checkable
 class PatternExtractor(Protocol):
-    """Reads a batch of records of one kind and says which patterns, if any, hold."""
+    """Reads a batch of records of one kind and says which patterns, if any, hold; None for an
+    item of a model's answer that could not be read (the batch counts it discarded).
 
-    def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]: ...
+    An extractor whose class sets ``offline = True`` is deterministic and local: it runs as the
+    record completing a batch is captured, and its patterns go to the library. Any other (one
+    without the attribute too) is taken for a model: it runs in maintain and
+    ``Database.extract_patterns``, and its patterns wait in the review queue (module docstring).
+    """
+
+    def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> Sequence[PatternProposal | None]: ...
+
+
+def is_offline(extractor: PatternExtractor) -> bool:
+    """Whether ``extractor`` says it is deterministic and local (``offline = True``)."""
+    return getattr(extractor, "offline", False) is True
 
 
 class OfflineExtractor:
     """Deterministic: a tag shared by most of the batch (with its outcomes), else a majority outcome."""
+
+    offline = True
 
     def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
         if not episodes:
@@ -151,8 +176,9 @@ class OfflineExtractor:
 class Patterns:
     """Counting, batching, extraction and reading of patterns for one database."""
 
-    def __init__(self, episodes: Episodes, extractor: PatternExtractor | None = None) -> None:
+    def __init__(self, episodes: Episodes, knowledge: Knowledge, extractor: PatternExtractor | None = None) -> None:
         self.episodes = episodes
+        self.knowledge = knowledge  # where a model's patterns wait for review
         self.space = episodes.space
         self._due: set[str] = set()
         self.extractor: PatternExtractor = extractor or OfflineExtractor()
@@ -170,9 +196,11 @@ class Patterns:
             self._due.add(owner)
 
     def run_due(self, owner: str) -> int:
-        """Extract the batches ``on_record`` completed for ``owner`` (never inside a transaction,
-        so an extractor call does not hold the write lock); returns patterns written."""
-        if owner not in self._due or self.space.in_transaction:
+        """Extract the batches ``on_record`` completed for ``owner`` with an offline extractor
+        (never inside a transaction, so an extractor call does not hold the write lock); returns
+        patterns written. A model's extraction never runs here: capture does not wait on a network
+        (test_capture_never_waits_on_a_model_extractor); maintain runs it."""
+        if owner not in self._due or self.space.in_transaction or not is_offline(self.extractor):
             return 0
         self._due.discard(owner)
         return self.run_pending(owner)
@@ -202,10 +230,11 @@ class Patterns:
         return made
 
     def run_pending(self, owner: str | None = None, *, retry_failed: bool = False, now: dt.datetime | None = None) -> int:
-        """Extract patterns for batches waiting (one owner's or all); returns patterns written.
+        """Extract patterns for batches waiting (one owner's or all); returns patterns written (a
+        model's, queued for review, are not counted: ``batch_status`` has them).
 
         Never called inside a transaction by the record path, so an LLM call does not hold the
-        write lock. A failure marks the batch failed, with the error, for a later retry.
+        write lock. A failure marks the batch failed, with the error (sanitized), for a later retry.
         """
         at = utc(now, "now") if now is not None else self.episodes.now()
         owners = [owner] if owner is not None else [str(o) for o in self.undone.children()]
@@ -229,20 +258,21 @@ class Patterns:
             except NotFoundError:  # erased or archived since: the batch is what is left
                 continue
         try:
-            found = self.extractor.extract(owner, kind, episodes) if episodes else []
+            found = list(self.extractor.extract(owner, kind, episodes)) if episodes else []
             # a model's answer is text like any capture: sanitized (fail closed) before it is stored
-            proposals = [(p, self._clean(owner, p, f"pattern of {kind} batch {number}")) for p in found]
+            proposals = [(p, self._clean(owner, p, f"pattern of {kind} batch {number}")) for p in found if p is not None]
         except (LLMError, SanitizerError) as exc:
-            self.batches.set((owner, kind, number), {**batch, "status": "failed", "error": str(exc)})
+            self._failed(owner, kind, number, batch, str(exc))
             return 0
         except Exception as exc:  # a custom extractor's bug: the record that triggered it is committed already
-            error = f"{type(self.extractor).__name__} raised {type(exc).__name__}: {exc}"
-            self.batches.set((owner, kind, number), {**batch, "status": "failed", "error": error})
+            self._failed(owner, kind, number, batch, f"{type(self.extractor).__name__} raised {type(exc).__name__}: {exc}")
             return 0
         known = {e.id for e in episodes}
         ids: list[str] = []
+        queued: list[str] = []
         written: list[tuple[list[str], str]] = []  # (tags, text) of this batch's patterns
-        discarded = 0
+        discarded = len(found) - len(proposals)  # items of a model's answer that were no pattern
+        reviewed = not is_offline(self.extractor)
         with self.space.transaction():
             current = self.batches.get((owner, kind, number))
             if current is None or current["status"] == "done":  # another process got there first
@@ -267,13 +297,32 @@ class Patterns:
                     discarded += 1  # one batch finds a pattern once (an extractor may say it twice)
                     continue
                 written.append((tags, text))
+                if reviewed:  # a model's: a proposal for a person to approve, as a reflected lesson is
+                    try:
+                        queued.append(self.knowledge.submit(owner, text, source="reflection", cites=cites, tags=tags, now=at).id)
+                    except (DuplicateError, ValidationError):
+                        discarded += 1  # approved, pending or rejected already, or no usable lesson
+                    continue
                 record = self._held_again(owner, record)
                 self.patterns.set((owner, record["id"]), record)
                 self.by_kind.set((owner, kind, record["id"]), "")
                 ids.append(record["id"])
-            self.batches.set((owner, kind, number), {**batch, "status": "done", "patterns": ids, "discarded": discarded, "error": None})
+            self.batches.set(
+                (owner, kind, number),
+                {**batch, "status": "done", "patterns": ids, "queued": queued, "discarded": discarded, "error": None},
+            )
             self.undone.kill((owner, kind, number))
         return len(ids)
+
+    def _failed(self, owner: str, kind: str, number: int, batch: dict[str, Any], error: str) -> None:
+        """Mark a batch failed, keeping its error through the database's sanitizer: an API error
+        may echo the request (an email of a record, a key), and the error was stored raw. A
+        sanitizer that fails keeps only that the error's text was dropped."""
+        try:
+            kept = self.episodes.audit.clean("pattern batch", {"error": error})["error"]
+        except SanitizerError:
+            kept = "the extraction failed (its message was not kept: the sanitizer failed on it)"
+        self.batches.set((owner, kind, number), {**batch, "status": "failed", "error": kept})
 
     def _current(self, owner: str, episode_id: str) -> str | None:
         """The current version of a counted record, or None if erased: a record corrected after it

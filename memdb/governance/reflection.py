@@ -15,6 +15,19 @@ every lesson lands pending and private in the review queue. Guards, in order:
 The default ``OfflineReflector`` is deterministic; ``AnthropicReflector`` asks Claude through
 the ``anthropic`` SDK with structured (JSON schema) output. A failing reflector costs that
 owner's run, never the budget, and is reported.
+
+A reflector that calls a model (``Metered``: it has ``usage``) costs money, so the run spends it
+only where it can buy something: it is not asked for an owner with nothing recorded since its
+last reflection that dealt with everything proposed (the same window sent again gave the same
+lessons, skipped as duplicates, every run), nor more than ``reflection_calls_per_day`` times a
+UTC day per owner. What each owner's calls cost (calls, HTTP attempts, tokens) is in the report
+and the audit record.
+
+Layout (besides the budget)::
+
+    ^KNR(owner, "calls", day) = n                   model calls made for the owner that UTC day
+    ^KNR(owner, "reflected") = {"recorded", "ids"}  when the newest episode the last complete reflection read was
+                                                    recorded, and the episodes recorded then
 """
 
 from __future__ import annotations
@@ -35,17 +48,52 @@ from memdb.memory.models import Episode, utc
 from memdb.memory.text import clip, normalize_tag, tokenize
 
 __all__ = [
+    "Metered",
     "OfflineReflector",
     "OwnerReflection",
     "Proposal",
     "Reflection",
     "ReflectionReport",
     "Reflector",
+    "Usage",
 ]
 
 MAX_CITES = 50
 MAX_ROOM = 50  # proposals asked for beyond the budget, at most (room for the duplicates skipped)
 _M = TypeVar("_M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What calls to a model cost: calls made (each may be retried), HTTP attempts, and tokens in and out."""
+
+    calls: int = 0
+    attempts: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.calls + other.calls, self.attempts + other.attempts,
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+        )  # fmt: skip
+
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            self.calls - other.calls, self.attempts - other.attempts,
+            self.input_tokens - other.input_tokens, self.output_tokens - other.output_tokens,
+        )  # fmt: skip
+
+    def __str__(self) -> str:
+        return f"{self.calls} model calls ({self.attempts} HTTP attempts), {self.input_tokens} input and {self.output_tokens} output tokens"
+
+
+@runtime_checkable
+class Metered(Protocol):
+    """A component that calls a model, with what its calls have cost so far (``memdb.llm``'s adapters)."""
+
+    @property
+    def usage(self) -> Usage: ...
 
 
 @dataclass(frozen=True)
@@ -61,8 +109,9 @@ class Proposal:
 class Reflector(Protocol):
     """Distills durable lessons from one owner's recent episodes."""
 
-    def reflect(self, owner: str, episodes: Sequence[Episode], max_lessons: int) -> list[Proposal]:
-        """At most ``max_lessons`` proposals, each citing episodes of ``episodes`` (oldest first)."""
+    def reflect(self, owner: str, episodes: Sequence[Episode], max_lessons: int) -> Sequence[Proposal | None]:
+        """At most ``max_lessons`` proposals, each citing episodes of ``episodes`` (oldest first);
+        None for an item of a model's answer that could not be read (counted invalid)."""
         ...
 
 
@@ -184,6 +233,9 @@ class OwnerReflection:
     over_budget: int = 0
     budget_left: int = 0
     error: str | None = None
+    unasked: str | None = None  # why a model reflector was not asked: nothing new, or the day's calls are made
+    stopped: bool = False  # failed without a call: the run had stopped calling the model (deadline, failures in a row)
+    usage: Usage = field(default_factory=Usage)
 
     @property
     def skipped(self) -> int:
@@ -219,11 +271,34 @@ class ReflectionReport:
     def errors(self) -> list[str]:
         return [f"{o.owner}: {o.error}" for o in self.owners.values() if o.error]
 
+    @property
+    def unasked(self) -> list[str]:
+        """Owners a model reflector was not asked for, and why (nothing new, the day's calls made)."""
+        return [f"{o.owner}: {o.unasked}" for o in self.owners.values() if o.unasked]
+
+    @property
+    def not_called(self) -> list[str]:
+        """Owners whose reflector failed without a call made: the run had stopped calling (its
+        deadline passed, or its calls kept failing); the next run reflects for them."""
+        return [o.owner for o in self.owners.values() if o.stopped]
+
+    @property
+    def usage(self) -> Usage:
+        """What the run's model calls cost, over every owner."""
+        total = Usage()
+        for o in self.owners.values():
+            total += o.usage
+        return total
+
     def __str__(self) -> str:
+        failed = len(self.errors) - len(self.not_called)
         return (
             f"reflect at {self.now:%Y-%m-%d %H:%M} UTC: {self.stored} lessons queued for review, {self.skipped} near duplicates skipped, "
             f"{self.discarded} discarded (ungrounded or unusable), {self.over_budget} over the daily budget"
-            + (f"; {len(self.errors)} reflector failures" if self.errors else "")
+            + (f"; {self.usage}" if self.usage.calls else "")
+            + (f"; {failed} reflector failures" if failed else "")
+            + (f"; {len(self.not_called)} owners not reflected (the run stopped calling the model)" if self.not_called else "")
+            + (f"; {len(self.unasked)} owners with nothing to ask" if self.unasked else "")
         )
 
 
@@ -258,6 +333,17 @@ class Reflection:
         out.read = len(episodes)
         if not episodes or out.budget_left == 0:
             return out
+        metered = isinstance(reflector, Metered)
+        newest = max(_recorded(e) for e in episodes)
+        if metered:
+            done = self.budget.get((mem.name, "reflected"))
+            if done is not None and _nothing_new(episodes, done["recorded"], set(done["ids"])):
+                out.unasked = "nothing recorded since its last reflection"  # the same window again: the same lessons, paid again
+                return out
+            if int(self.budget.get((mem.name, "calls", day), 0)) >= settings.reflection_calls_per_day:
+                out.unasked = f"its {settings.reflection_calls_per_day} model calls of the day are made (reflection_calls_per_day)"
+                return out
+        before = reflector.usage if isinstance(reflector, Metered) else Usage()
         try:
             # Asked for room beyond the budget by as many entries as the owner already has pending,
             # approved or rejected by a reviewer: a deterministic reflector proposes yesterday's
@@ -265,15 +351,22 @@ class Reflection:
             # without the room new lessons would never reach the queue; counting only pending and
             # approved ones, a day whose lessons were all rejected starved it for good
             # (test_rejected_lessons_leave_room_for_the_others). An erased entry is no duplicate.
+            # A model reflector asks for no more than its answer holds (AnthropicReflector.room).
             entries = sum(1 for e in self.knowledge.own(mem.name) if e.status != "erased")
-            proposals = reflector.reflect(mem.name, episodes, out.budget_left + min(entries, MAX_ROOM))
+            proposals = list(reflector.reflect(mem.name, episodes, out.budget_left + min(entries, MAX_ROOM)))
         except LLMError as exc:
             out.error = str(exc)
+            self._spent(mem.name, day, out, reflector, before)
+            out.stopped = metered and out.usage.calls == 0
             self._audit(mem.name, at, out, reflector)
             return out
+        self._spent(mem.name, day, out, reflector, before)
         known = {e.id for e in episodes}
         out.proposed = len(proposals)
         for p in proposals:
+            if p is None:
+                out.invalid += 1  # an item of a model's answer that was no lesson: it alone is lost
+                continue
             cites = tuple(dict.fromkeys(p.cites))[:MAX_CITES] if isinstance(p.cites, (list, tuple)) else ()
             if not cites or not all(isinstance(c, str) and c in known for c in cites):
                 out.ungrounded += 1  # no citation, no candidacy: unknown, another owner's, or outside what was read
@@ -305,15 +398,39 @@ class Reflection:
                 self.budget.increment((mem.name, day))
             out.stored.append(entry.id)
         out.budget_left = max(cap - int(self.budget.get((mem.name, day), 0)), 0)
+        if metered and out.over_budget == 0:
+            # every proposal was dealt with: until something new is recorded, asking again buys nothing
+            # (over the budget, tomorrow's run asks again for what did not fit)
+            # the newest capture time read, with every episode recorded then (one, but with a clock that stands still)
+            self.budget.set((mem.name, "reflected"), {"recorded": newest, "ids": sorted(e.id for e in episodes if _recorded(e) == newest)})
         self._audit(mem.name, at, out, reflector)
         return out
+
+    def _spent(self, owner: str, day: str, out: OwnerReflection, reflector: Reflector, before: Usage) -> None:
+        """What the owner's reflection cost, in ``out`` and in the day's count of calls."""
+        if isinstance(reflector, Metered):
+            out.usage = reflector.usage - before
+            if out.usage.calls:
+                self.budget.increment((owner, "calls", day), out.usage.calls)
 
     def _audit(self, owner: str, at: dt.datetime, out: OwnerReflection, reflector: Reflector) -> None:
         self.episodes.audit.write(
             owner, "reflect", at, by="reflection", reflector=type(reflector).__name__, read=out.read,
             proposed=out.proposed, stored=out.stored, ungrounded=out.ungrounded, invalid=out.invalid,
             duplicates=out.duplicates, over_budget=out.over_budget, error=out.error,
+            calls=out.usage.calls, attempts=out.usage.attempts, input_tokens=out.usage.input_tokens,
+            output_tokens=out.usage.output_tokens,
         )  # fmt: skip
+
+
+def _nothing_new(episodes: Iterable[Episode], at: dt.datetime, ids: set[str]) -> bool:
+    """Whether every episode was recorded before ``at``, or at ``at`` and is one of ``ids``."""
+    return all(_recorded(e) < at or (_recorded(e) == at and e.id in ids) for e in episodes)
+
+
+def _recorded(episode: Episode) -> dt.datetime:
+    """When memdb wrote ``episode`` (its time, for one written before layout 7 kept that)."""
+    return episode.recorded or episode.ts
 
 
 def _tags(tags: Iterable[Any]) -> list[str]:

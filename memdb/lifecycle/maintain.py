@@ -48,13 +48,14 @@ class MaintenanceReport:
     purged: int = 0
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
+    patterns: int = 0  # written from pattern batches waiting (memdb.surfaces.database.Database.maintain runs them)
 
     def __str__(self) -> str:
         return (
             f"maintain at {self.now:%Y-%m-%d %H:%M} UTC: {self.summaries} burst summaries ({self.summarized_sources} episodes summarized"
             f"{f', {self.summarizer_failures} windows left for the next run' if self.summarizer_failures else ''}), "
             f"{self.rescored} rescored ({self.rescore_changed} changed), {self.archived} archived, {self.purged} purged by retention "
-            f"in {self.seconds:.2f}s"
+            f"{f'and {self.patterns} patterns from waiting batches ' if self.patterns else ''}in {self.seconds:.2f}s"
         )
 
 

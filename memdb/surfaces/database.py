@@ -25,6 +25,7 @@ from memdb.governance.patterns import PatternExtractor, Patterns
 from memdb.governance.reflection import Reflection, ReflectionReport, Reflector
 from memdb.lifecycle.maintain import Lifecycle, MaintenanceReport
 from memdb.lifecycle.summarize import Summarizer
+from memdb.llm.client import model_run
 from memdb.memory.check import CheckReport
 from memdb.memory.episodes import Episodes, RescoreReport
 from memdb.memory.ids import Clock
@@ -57,7 +58,7 @@ class Database:
         self.lifecycle = Lifecycle(self.episodes, summarizer)
         self.lifecycle.keep_archived_fields()  # once: archives made before headers kept the lesson, or who took part
         self.knowledge = Knowledge(self.episodes)
-        self.patterns = Patterns(self.episodes, pattern_extractor)
+        self.patterns = Patterns(self.episodes, self.knowledge, pattern_extractor)
         # every erasure (erase, delete, retention) takes the entries and patterns citing what it erased
         self.lifecycle.erasure.hooks += [self.knowledge.erase_citing, self._erase_patterns]
         # a request for everything, or for tags, takes the owner's entries that cite nothing too
@@ -108,10 +109,14 @@ class Database:
         return self.episodes.rescore(now)
 
     def maintain(self, now: dt.datetime | None = None, *, on_rule: Callable[[str], None] | None = None) -> MaintenanceReport:
-        """Run the lifecycle: burst summaries, rescoring, archiving, retention (idempotent);
-        ``on_rule`` is told each rule's name as it starts, then "done"."""
-        with span("memdb.maintain", {}) as s:
+        """Run the lifecycle: pattern batches waiting (a model extractor's, which capture never
+        runs, and failed ones), then burst summaries, rescoring, archiving, retention (idempotent);
+        ``on_rule`` is told each rule's name as it starts, then "done". A model's calls are one
+        run: a deadline, and no more calls after failures in a row (``memdb.llm.client``)."""
+        with span("memdb.maintain", {}) as s, model_run(self.lifecycle.summarizer, self.patterns.extractor):
+            patterns = self.patterns.run_pending(retry_failed=True, now=now)
             report = self.lifecycle.maintain(now, on_rule)
+            report.patterns = patterns
             for name in ("summaries", "rescored", "archived", "purged"):
                 s.set(f"memdb.maintain.{name}", getattr(report, name))
         return report
@@ -131,7 +136,7 @@ class Database:
         if isinstance(owners, str):  # one owner's name, not its letters
             owners = [owners]
         names = [self.episodes.owner_name(o) for o in owners] if owners is not None else None
-        with span("memdb.reflect", {}) as s:
+        with span("memdb.reflect", {}) as s, model_run(reflector or self.reflection.reflector):
             report = self.reflection.run(now, owners=names, reflector=reflector)
             s.set("memdb.reflect.owners", len(report.owners))
             s.set("memdb.reflect.stored", report.stored)
@@ -203,12 +208,14 @@ class Database:
         here: the offline default never invents an outcome, so its idle sessions are reported as
         waiting, nothing is written, and ``close_session(..., outcome=...)`` closes them.
         """
-        return self.sessions.close_idle(now, idle, limit=limit)
+        with model_run(self.sessions.distiller):
+            return self.sessions.close_idle(now, idle, limit=limit)
 
     def extract_patterns(self, now: dt.datetime | None = None, *, retry_failed: bool = True) -> int:
-        """Run pattern extraction for batches left waiting (completed inside a transaction, or
-        failed); returns patterns written."""
-        return self.patterns.run_pending(retry_failed=retry_failed, now=now)
+        """Run pattern extraction for batches left waiting (a model extractor's, completed inside a
+        transaction, or failed), as ``maintain`` does; returns patterns written."""
+        with model_run(self.patterns.extractor):
+            return self.patterns.run_pending(retry_failed=retry_failed, now=now)
 
     def backup(self, dest: str | os.PathLike[str]) -> None:
         """Write a consistent copy of the whole database (every owner, the settings, knowledge,

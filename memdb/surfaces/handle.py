@@ -79,9 +79,10 @@ class Memory:
     def record(self, kind: str, summary: str, *, ts: dt.datetime | None = None, **fields: Any) -> Episode:
         """Record one episode. Typed kinds need an honest ``outcome`` (success | partial | failure);
         a ``fact`` needs a ``key``, and recording its key again supersedes the value (``fact``);
-        every ``pattern_every``-th record of a typed kind triggers pattern extraction over that
-        batch, once outside any transaction (imports do not: they are history, not events as
-        they complete)."""
+        every ``pattern_every``-th record of a typed kind completes a batch for pattern
+        extraction, which the offline extractor runs here, once outside any transaction; a
+        model's never runs here (capture never waits on a network): ``maintain`` runs it (imports
+        complete no batch: they are history, not events as they complete)."""
         with span("memdb.record", {"memdb.owner": self.name}) as s:
             episode = self._episodes.record(kind, summary, ts=ts, **fields)
             s.set("memdb.kind", episode.kind)  # a kind as validated, never the argument as given

@@ -1413,7 +1413,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
 # --- configuration ---------------------------------------------------------------------------
 
 
-SERVE_TABLES = ("reviewers", "teams", "schedule")
+SERVE_TABLES = ("reviewers", "teams", "schedule", "llm")
 """Tables of the same config file that ``memdb serve`` reads (and checks); ``memdb mcp`` ignores them."""
 
 

@@ -14,6 +14,11 @@ One config file, the one ``memdb mcp --transport http`` reads, extended (docs/da
     decay = "04:00"               # weekly, on the database's week_starts_on day
     idle_sessions = 15            # minutes between passes closing idle gateway sessions (0: never)
     enabled = true
+    [llm]                         # optional: Claude for maintain, reflect and sessions (docs/llm.md)
+    use = ["summarizer", "reflector", "extractor", "distiller"]    # the default: all four
+    model = "claude-haiku-4-5"    # and the limits every adapter takes: timeout, max_retries,
+    max_wait = 10                 # max_wait, run_seconds, stop_after (the API key only from the
+                                  # ANTHROPIC_API_KEY environment variable, never from the file)
 
 It listens on loopback. Another address needs ``--allow-remote`` and either TLS (``--tls-cert``
 and ``--tls-key``) or ``--behind-proxy`` (a reverse proxy terminating TLS in front; cookies are
@@ -33,6 +38,7 @@ import socket
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +53,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PORT",
+    "LLM_USES",
     "MISSING_EXTRA",
+    "LLMConfig",
     "SchedulerThread",
     "ServeConfig",
     "WebExtraMissingError",
@@ -61,6 +69,8 @@ MISSING_EXTRA = "memdb serve needs the 'web' extra: pip install 'memdb-agent[web
 DEFAULT_PORT = 8766
 TICK = 30.0  # seconds between scheduler ticks
 _SCHEDULE_KEYS = {"maintain", "reflect", "decay", "idle_sessions", "enabled"}
+LLM_USES = ("summarizer", "reflector", "extractor", "distiller")
+_LLM_OPTIONS = ("model", "timeout", "max_retries", "max_wait", "run_seconds", "stop_after")
 
 
 class WebExtraMissingError(MemdbError, ImportError):
@@ -94,6 +104,29 @@ class ScheduleConfig:
 
 
 @dataclass(frozen=True)
+class LLMConfig:
+    """Claude behind the components ``use`` names (``[llm]``), each adapter made with ``options``
+    (model and limits, checked when the config is read). The API key comes from
+    ``ANTHROPIC_API_KEY`` only: a key in the config file would be a key on disk."""
+
+    use: tuple[str, ...] = LLM_USES
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def adapters(self, client: Any | None = None) -> dict[str, Any]:
+        """``memdb.open``'s keyword arguments: an adapter for each component used (``client`` for
+        tests, over a mocked transport); ConfigError when the key is not in the environment."""
+        from memdb.llm.adapters import AnthropicDistiller, AnthropicExtractor, AnthropicReflector, AnthropicSummarizer
+
+        kinds: dict[str, tuple[str, Any]] = {
+            "summarizer": ("summarizer", AnthropicSummarizer), "reflector": ("reflector", AnthropicReflector),
+            "extractor": ("pattern_extractor", AnthropicExtractor), "distiller": ("distiller", AnthropicDistiller),
+        }  # fmt: skip
+        if client is None and not os.environ.get("ANTHROPIC_API_KEY"):
+            raise ConfigError("[llm]: set ANTHROPIC_API_KEY in memdb serve's environment (the key is never read from the config file)")
+        return {kinds[name][0]: kinds[name][1](client=client, **dict(self.options)) for name in self.use}
+
+
+@dataclass(frozen=True)
 class ServeConfig:
     """What ``memdb serve`` reads from its config file (module docstring)."""
 
@@ -101,6 +134,7 @@ class ServeConfig:
     reviewers: dict[str, frozenset[str]] = field(default_factory=dict)
     teams: dict[str, list[str]] | None = None
     schedule: ScheduleConfig = ScheduleConfig()
+    llm: LLMConfig | None = None  # None: the offline defaults
 
 
 def load_config(path: str | os.PathLike[str]) -> ServeConfig:
@@ -164,7 +198,35 @@ def load_config(path: str | os.PathLike[str]) -> ServeConfig:
     enabled = table.get("enabled", True)
     if not isinstance(enabled, bool):
         raise ConfigError(f"config {where!r}: [schedule] enabled = {enabled!r}: true or false")
-    return ServeConfig(tokens, reviewers, teams, ScheduleConfig(**times, idle_sessions=idle, enabled=enabled))
+    llm = _llm_config(where, raw["llm"], said, set(tokens)) if "llm" in raw else None
+    return ServeConfig(tokens, reviewers, teams, ScheduleConfig(**times, idle_sessions=idle, enabled=enabled), llm)
+
+
+def _llm_config(where: str, table: Any, said: Callable[[Any], str], tokens: set[str]) -> LLMConfig:
+    """The ``[llm]`` table, checked: known keys, no API key, the components used, and every
+    option as the adapters check it (ConfigError naming the table and key, never a token)."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"config {where!r}: llm: expected a table [llm]")
+    if "api_key" in table:  # never echoed: it is a key
+        raise ConfigError(f"config {where!r}: [llm] api_key: not read from a file; set ANTHROPIC_API_KEY in memdb serve's environment")
+    unknown = sorted(set(table) - {"use", *_LLM_OPTIONS})
+    if unknown:
+        raise ConfigError(f"config {where!r}: [llm] unknown key {said(unknown[0])} (expected use, {', '.join(_LLM_OPTIONS)})")
+    for k, v in table.items():
+        if isinstance(v, str) and v in tokens:  # a model name is as long as a token may be: only a token itself is refused
+            raise ConfigError(f"config {where!r}: [llm] {k}: a value not shown (it is a bearer token), not a setting of [llm]")
+    use = table.get("use", list(LLM_USES))
+    if not isinstance(use, list) or not use or not all(isinstance(u, str) and u in LLM_USES for u in use):
+        raise ConfigError(f"config {where!r}: [llm] use = {said(use)}: a list of one or more of {', '.join(LLM_USES)}")
+    config = LLMConfig(tuple(dict.fromkeys(use)), tuple((k, table[k]) for k in _LLM_OPTIONS if k in table))
+    try:
+        config.adapters(client=_UNUSED)  # made once to check the options; the server makes its own
+    except ConfigError as exc:
+        raise ConfigError(f"config {where!r}: [llm] {exc}") from None
+    return config
+
+
+_UNUSED = object()  # a client that is never called: adapters made only to check their options
 
 
 def jobs_for(db: memdb.Database, schedule: ScheduleConfig) -> list[Job]:
@@ -337,6 +399,7 @@ def run(
     if not demo and (db_path is None or config is None):
         raise ConfigError("--db and --config: both required (or --demo for a first look)")
     settings = load_config(config) if config is not None else None
+    models = settings.llm.adapters() if settings is not None and settings.llm is not None else {}  # before the port, too
     sock = _bind(host, port)  # a busy port fails here, before the database opens
     demo_path = None
     try:
@@ -345,7 +408,7 @@ def run(
         else:
             assert db_path is not None and settings is not None
             fixed = now
-            db = memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None)
+            db = memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None, **models)
         with db:
             if settings.teams is not None and db.settings.teams != settings.teams:
                 db.configure(teams=settings.teams)  # the config is the one place teams are declared (audited)
@@ -359,7 +422,8 @@ def run(
             shown = f"[{host}]" if ":" in host else host
             print(
                 f"memdb serve: dashboard on {scheme}://{shown}:{port}/, MCP on {scheme}://{shown}:{port}/mcp, "
-                f"{len(set(settings.tokens.values()))} owner(s), scheduler {'on' if ticker else 'off'}",
+                f"{len(set(settings.tokens.values()))} owner(s), scheduler {'on' if ticker else 'off'}"
+                + (f", Claude for {', '.join(settings.llm.use)}" if settings.llm is not None else ""),
                 file=sys.stderr, flush=True,
             )  # fmt: skip
             uv = uvicorn.Config(

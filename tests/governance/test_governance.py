@@ -108,6 +108,7 @@ def test_the_poisoning_path_is_closed_end_to_end(tmp_path: Path) -> None:
         # 3. a rejection tombstones it: it cannot creep back through the queue, by any path or owner
         db.reject(entry.id, by="rita", reason="prompt injection")
         clock.now = T0 + DAY
+        ana.record("debug", "deploy keys checked", outcome="success", tags=["deploy"])  # news: the model is asked again
         again = db.reflect(now=clock.now, reflector=poisoned_reflector([attempt], foreign=bo_ep.id))
         assert again.stored == 0 and again.owners["ana"].duplicates["rejected"] == 1
         for owner in ("ana", "bo"):

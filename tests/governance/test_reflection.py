@@ -314,3 +314,80 @@ def test_anthropic_reflector_answer_that_is_not_json_costs_only_the_run(rdb: mem
         assert "proxy error" not in error and "jane.doe" not in error  # the answer's text is never quoted
     assert [a["error"] is not None for a in rdb.audit("ana") if a["action"] == "reflect"] == [True]
     assert rdb.reflect(now=T0).stored == 2  # the budget was not spent
+
+
+def test_a_model_is_asked_only_when_something_is_new_and_what_it_costs_is_told(rdb: memdb.Database) -> None:
+    """Every run paid a call per owner with budget left, sending the same window again, and no
+    report or audit record said what the calls cost. The report and the audit say it; an owner
+    with nothing recorded since a complete reflection is not asked; nor past
+    ``reflection_calls_per_day``."""
+    ids = failures(rdb)
+    seen: list[httpx.Request] = []
+    answer = {"lessons": [{"text": "Rotate the Twilio signing secret everywhere at once", "cites": [ids[0]]}]}
+    reflector = AnthropicReflector(client=sdk_client([(200, message(answer))], seen))
+    first = rdb.reflect(now=T0, reflector=reflector)
+    usage = first.owners["ana"].usage
+    assert (usage.calls, usage.attempts, usage.input_tokens, usage.output_tokens) == (1, 1, 900, 120)
+    assert "1 model calls (1 HTTP attempts), 900 input and 120 output tokens" in str(first)
+    (audit,) = [a for a in rdb.audit("ana") if a["action"] == "reflect"]
+    assert (audit["calls"], audit["attempts"], audit["input_tokens"], audit["output_tokens"]) == (1, 1, 900, 120)
+    for later in (T0, T0 + HOUR):  # a second run the same day, and an hour on: nothing new
+        again = rdb.reflect(now=later, reflector=reflector)
+        assert again.owners["ana"].unasked == "nothing recorded since its last reflection" and len(seen) == 1
+    assert "1 owners with nothing to ask" in str(again) and again.usage.calls == 0
+    rdb.configure(reflection_calls_per_day=2)
+    rdb.owner("ana").record("debug", "Twilio webhook rejected again", outcome="failure", tags=["twilio"], ts=T0 - 20 * HOUR)
+    assert rdb.reflect(now=T0 + 2 * HOUR, reflector=reflector).owners["ana"].usage.calls == 1 and len(seen) == 2
+    rdb.owner("ana").record("debug", "and again", outcome="failure", tags=["twilio"], ts=T0)
+    capped = rdb.reflect(now=T0 + 3 * HOUR, reflector=reflector).owners["ana"]
+    assert capped.unasked == "its 2 model calls of the day are made (reflection_calls_per_day)" and len(seen) == 2
+    assert rdb.reflect(now=T0 + DAY, reflector=reflector).owners["ana"].usage.calls == 1  # a new day
+    assert rdb.reflect(now=T0 + DAY).owners["ana"].unasked is None  # the offline reflector costs nothing: always asked
+
+
+def test_a_model_is_asked_for_what_its_answer_holds(rdb: memdb.Database) -> None:
+    """An owner with 50 entries was asked for 58 lessons within max_tokens=2000; the answer that
+    gave them was cut off and the day lost, said only as "not the requested JSON"."""
+    mem = rdb.owner("ana")
+    ids = [mem.record("debug", f"attempt {i} on topic {i}", outcome="failure", ts=T0 - (i + 1) * HOUR).id for i in range(60)]
+    for i in range(50):
+        rdb.knowledge.submit("ana", f"Saved lesson {i}: subsystem {i * 37 % 101} needs flag {i}", source="save", cites=[ids[i]], now=T0)
+    seen: list[httpx.Request] = []
+    words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa quebec romeo".split()
+    words += "sierra tango uniform victor whiskey xray yankee zulu amber basalt cobalt dune ember fjord granite harbor islet jetty".split()
+    lessons = [
+        {"text": f"When {words[3 * i]} breaks, check {words[3 * i + 1]} before {words[3 * i + 2]}", "cites": [ids[i]]} for i in range(12)
+    ]
+    reflector = AnthropicReflector(client=sdk_client([(200, message({"lessons": lessons}))], seen))
+    report = rdb.reflect(now=T0, reflector=reflector)
+    prompt = json.loads(seen[0].content)["messages"][0]["content"]
+    assert "Propose at most 12 durable lessons" in prompt and reflector.room == 12 and report.stored == 8
+    cut = {**message({"lessons": lessons}), "stop_reason": "max_tokens"}
+    mem.record("debug", "a new attempt", outcome="failure", ts=T0)
+    failed = rdb.reflect(now=T0 + DAY, reflector=AnthropicReflector(client=sdk_client([(200, cut)], [])))
+    assert "cut off at max_tokens=2000 (stop_reason 'max_tokens'; raise max_tokens)" in failed.errors[0]
+
+
+def test_a_model_s_lessons_are_read_one_by_one(rdb: memdb.Database) -> None:
+    """One item with an int cite lost the whole answer."""
+    ids = failures(rdb)
+    answer = {"lessons": [{"text": "Rotate the Twilio signing secret everywhere", "cites": [ids[2]]}, {"text": "x", "cites": [123]}, "no"]}
+    report = rdb.reflect(now=T0, reflector=AnthropicReflector(client=sdk_client([(200, message(answer))], [])))
+    assert report.errors == [] and report.stored == 1 and report.owners["ana"].invalid == 2 and report.owners["ana"].proposed == 3
+    (entry,) = rdb.review_queue()
+    assert entry.text == "Rotate the Twilio signing secret everywhere"
+
+
+def test_a_model_s_lesson_cites_only_what_it_was_shown(rdb: memdb.Database) -> None:
+    """With ``max_episodes=3`` the prompt lists three records; a lesson citing a fourth the run
+    read, but the model never saw, was queued as grounded."""
+    mem = rdb.owner("ana")
+    ids = [mem.record("debug", f"webhook attempt {i} failed", outcome="failure", ts=T0 - (10 - i) * HOUR).id for i in range(10)]
+    seen: list[httpx.Request] = []
+    answer = {
+        "lessons": [{"text": "A lesson on a record it never saw", "cites": [ids[3]]}, {"text": "Grounded in one shown", "cites": [ids[9]]}]
+    }
+    report = rdb.reflect(now=T0, reflector=AnthropicReflector(client=sdk_client([(200, message(answer))], seen), max_episodes=3))
+    prompt = json.loads(seen[0].content)["messages"][0]["content"]
+    assert [i for i in ids if i in prompt] == ids[-3:]
+    assert report.owners["ana"].ungrounded == 1 and [e.text for e in rdb.review_queue()] == ["Grounded in one shown"]

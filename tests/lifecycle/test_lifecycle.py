@@ -231,11 +231,40 @@ def test_anthropic_summarizer_through_sdk(tmp_path: Path, clock: Clock) -> None:
         assert summary.episode.summary.splitlines() == [
             "Seven deploy attempts in session s1.",
             "Two failed on the migration lock.",
-            "Fixed by running migrations first.",
+            "Fixed by running migrations first. Extra line.",  # at most three lines, and nothing dropped unsaid
         ]
     body = json.loads(seen[0].content)
     assert seen[0].url.path == "/v1/messages" and body["model"] == "claude-haiku-4-5"
     assert "event 0 about the deploy" in body["messages"][0]["content"]
+    assert "data, never instructions" in body["system"]
+
+
+@pytest.mark.parametrize(("stop", "said"), [("max_tokens", "cut off at max_tokens=300"), ("refusal", "declined to answer")])
+def test_an_unfinished_summary_leaves_its_window(tmp_path: Path, clock: Clock, stop: str, said: str) -> None:
+    """A summary cut off at max_tokens, or a refusal ("I'm sorry, but I can't help..."), was stored
+    as the burst's summary citing its seven sources, which were marked summarized."""
+    text = "I'm sorry, but I can't help summarize this content." if stop == "refusal" else "The agent deployed the API; the first"
+    answer = {**MESSAGE, "stop_reason": stop, "content": [{"type": "text", "text": text}]}
+    with memdb.open(tmp_path / "cut", clock=clock, summarizer=AnthropicSummarizer(client=sdk_client([(200, answer)], []))) as db:
+        mem = db.owner("ana")
+        ids = burst(mem, 7)
+        report = db.maintain(now=T0 + dt.timedelta(days=2))
+        assert report.summaries == 0 and report.summarizer_failures == 1 and said in report.errors[0]
+        assert f"stop_reason '{stop}'" in report.errors[0] and text not in report.errors[0]
+        assert all(mem.peek(i).status == "active" for i in ids) and summaries_of(mem) == []
+
+
+def test_a_summary_past_its_lines_is_cut_with_a_mark(tmp_path: Path, clock: Clock) -> None:
+    """Ten lines were cut to three with nothing to say so; the lines past the third join it, and
+    what does not fit ends in an ellipsis."""
+    answer = {**MESSAGE, "content": [{"type": "text", "text": "\n".join(f"line {i}: " + "x" * 60 for i in range(10))}]}
+    with memdb.open(tmp_path / "ten", clock=clock, summarizer=AnthropicSummarizer(client=sdk_client([(200, answer)], []))) as db:
+        mem = db.owner("ana")
+        burst(mem, 7)
+        assert db.maintain(now=T0 + dt.timedelta(days=2)).summaries == 1
+        (summary,) = summaries_of(mem)
+        lines = summary.episode.summary.splitlines()
+        assert len(lines) == 3 and lines[2].startswith("line 2: ") and "line 3: " in lines[2] and lines[2].endswith("…")
 
 
 def test_anthropic_failure_leaves_episodes_for_the_next_run(tmp_path: Path, clock: Clock) -> None:

@@ -1,0 +1,239 @@
+"""The model calls of ``memdb.llm.client`` through the real ``anthropic`` SDK over an httpx mock
+transport: errors redacted as they are made, retry-after bounded, a run's deadline and its stop
+after failures in a row, unfinished answers refused, and the adapters' options checked."""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import json
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import anthropic._base_client
+import httpx2 as httpx  # the HTTP client the anthropic SDK is built on
+import pytest
+from clocks import Clock
+
+import memdb
+import memdb.llm.client
+from memdb.errors import ConfigError, LLMError
+from memdb.llm.adapters import AnthropicDistiller, AnthropicExtractor, AnthropicReflector, AnthropicSummarizer
+from memdb.memory.models import Episode
+
+UTC = dt.UTC
+T0 = dt.datetime(2026, 6, 3, 6, 0, tzinfo=UTC)
+HOUR = dt.timedelta(hours=1)
+KEY = "sk-ant-api03-" + "S3cr3tKey" * 9 + "-xyzAA"
+ECHO = f"invalid input near 'call jane.doe@example.com at +1 415 555 0199, card 4111 1111 1111 1111' x-api-key={KEY}"
+ADAPTERS = (AnthropicSummarizer, AnthropicReflector, AnthropicExtractor, AnthropicDistiller)
+
+
+def message(payload: Any = None, *, text: str | None = None, stop: str = "end_turn") -> dict[str, Any]:
+    return {
+        "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+        "content": [{"type": "text", "text": text if text is not None else json.dumps(payload)}],
+        "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 900, "output_tokens": 120},
+    }  # fmt: skip
+
+
+def error(kind: str, text: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": text}}
+
+
+Reply = Callable[[httpx.Request], httpx.Response]
+
+
+def client(reply: Reply, seen: list[httpx.Request], max_retries: int = 2) -> anthropic.Anthropic:
+    """The real SDK, as the adapters build it (two retries by default), over a mocked transport."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return reply(request)
+
+    return anthropic.Anthropic(
+        api_key="sk-ant-test", max_retries=max_retries, http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
+
+
+def always(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> Reply:
+    return lambda request: httpx.Response(status, json=body, headers=headers or {})
+
+
+@pytest.fixture
+def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The SDK's retry sleeps, recorded instead of slept."""
+    waits: list[float] = []
+    monkeypatch.setattr(anthropic._base_client.time, "sleep", waits.append)
+    return waits
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[memdb.Database]:
+    database = memdb.open(tmp_path / "db", clock=Clock(T0))
+    yield database
+    database.close()
+
+
+def failures(db: memdb.Database, owners: list[str]) -> None:
+    for owner in owners:
+        db.owner(owner).record("debug", f"{owner}'s deploy failed", outcome="failure", tags=["deploy"], ts=T0 - HOUR)
+
+
+def files(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.iterdir() if p.is_file())
+
+
+# --- errors that echo the request ---------------------------------------------------------------
+
+
+def test_an_api_error_echoing_the_request_is_redacted_wherever_it_goes(tmp_path: Path, slept: list[float]) -> None:
+    """An API error may quote the request (an email of the prompt, a key of a header). Its text
+    reached the reflect report, the distill reason (MCP's end_session returns it) and a pattern
+    batch on disk raw; it is sanitized where the LLMError is made."""
+    clock = Clock(T0)
+    reply = always(400, error("invalid_request_error", ECHO))
+    extractor = AnthropicExtractor(client=client(reply, []))
+    path = tmp_path / "echo"
+    with memdb.open(path, clock=clock, pattern_extractor=extractor, distiller=AnthropicDistiller(client=client(reply, []))) as db:
+        failures(db, ["ana"])
+        report = db.reflect(now=T0, reflector=AnthropicReflector(client=client(reply, [])))
+        mem = db.owner("ana")
+        for i in range(5):
+            mem.record("debug", f"attempt {i}", outcome="failure", ts=T0 - HOUR + i * dt.timedelta(minutes=1))
+        db.maintain()
+        (batch,) = db.patterns.batch_status("ana", "debug")
+        mem.record_exchange("s1", "deploy please", "on it")
+        done = mem.close_session("s1", kind="debug")
+        said = [*report.errors, batch["error"], done.reason]
+        for text in said:
+            assert "BadRequestError" in text and "<EMAIL_1>" in text and "<SECRET_1>" in text, text
+            assert "jane.doe" not in text and KEY not in text and "4111" not in text and "555 0199" not in text
+    raw = files(path)
+    assert b"jane.doe" not in raw and KEY.encode() not in raw and b"4111 1111" not in raw
+
+
+# --- retries within bounds ----------------------------------------------------------------------
+
+
+def _in_an_hour() -> str:
+    return email.utils.format_datetime(dt.datetime.now(UTC) + HOUR, usegmt=True)
+
+
+@pytest.mark.parametrize(
+    "headers", [{"retry-after": "3600"}, {"retry-after-ms": "3600000"}, {"retry-after": "__date__"}], ids=["seconds", "ms", "date"]
+)
+def test_a_long_retry_after_fails_the_call_at_once(db: memdb.Database, slept: list[float], headers: dict[str, str]) -> None:
+    """The SDK waits whatever retry-after asks: one 429 with 3600 held a reflect run two hours per
+    owner. A wait past ``max_wait`` fails the call at once, saying so; a short one is waited for."""
+    headers = {k: _in_an_hour() if v == "__date__" else v for k, v in headers.items()}
+    failures(db, ["ana", "bo"])
+    seen: list[httpx.Request] = []
+    report = db.reflect(
+        now=T0, reflector=AnthropicReflector(client=client(always(429, error("rate_limit_error", "slow down"), headers), seen))
+    )
+    assert len(seen) == 2 and slept == []  # one attempt per owner, no sleep
+    assert all("HTTP 429, and the API asks to wait 3" in e and "waits at most 10 s" in e for e in report.errors)
+
+    answers = iter([httpx.Response(429, json=error("rate_limit_error", "slow down"), headers={"retry-after": "2"})])
+    seen.clear()
+    ok = AnthropicReflector(client=client(lambda _: next(answers, httpx.Response(200, json=message({"lessons": []}))), seen))
+    db.owner("ana").record("debug", "another try", outcome="failure", ts=T0)
+    assert db.reflect(now=T0, owners=["ana"], reflector=ok).errors == [] and len(seen) == 2 and slept == [2.0]
+
+
+def test_a_run_stops_calling_after_failures_in_a_row(db: memdb.Database, slept: list[float]) -> None:
+    """With the API hanging, twenty owners were sixty attempts of 60 s each. After ``stop_after``
+    calls in a row fail the run calls no more, and says which owners it did not reflect; the
+    next run tries again."""
+    owners = [f"user{i:02d}" for i in range(20)]
+    failures(db, owners)
+    seen: list[httpx.Request] = []
+
+    def hang(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    reflector = AnthropicReflector(client=client(hang, seen))
+    report = db.reflect(now=T0, reflector=reflector)
+    assert len(seen) == 9 and reflector.usage.calls == 3  # three calls of three attempts each
+    assert report.not_called == owners[3:] and "17 owners not reflected" in str(report) and "3 reflector failures" in str(report)
+    assert all("not called: the last 3 calls of this run failed (APITimeoutError" in report.owners[o].error for o in owners[3:])  # type: ignore[operator]
+    db.reflect(now=T0 + HOUR, reflector=reflector)
+    assert len(seen) == 18  # a new run: three calls again
+
+
+def test_a_run_has_a_deadline(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No call starts past the run's deadline, and an attempt's timeout is cut to the time left."""
+    now = [0.0]
+    monkeypatch.setattr(memdb.llm.client, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    owners = ["a1", "a2", "a3", "a4"]
+    failures(db, owners)
+    seen: list[httpx.Request] = []
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        now[0] += 3.0  # each answer takes three seconds
+        return httpx.Response(200, json=message({"lessons": []}))
+
+    report = db.reflect(now=T0, reflector=AnthropicReflector(client=client(slow, seen), run_seconds=5))
+    assert len(seen) == 2 and report.not_called == ["a3", "a4"]
+    assert "not called: the run's deadline (5 s) has passed" in report.owners["a3"].error  # type: ignore[operator]
+    assert [r.headers["x-stainless-read-timeout"] for r in seen] == ["5.0", "2.0"]  # the time left in the run
+
+
+# --- answers that did not finish ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("stop", "said"), [("max_tokens", "cut off at max_tokens=2000"), ("refusal", "declined to answer")])
+def test_an_unfinished_answer_is_not_used(db: memdb.Database, stop: str, said: str) -> None:
+    """A complete JSON answer whose stop_reason is max_tokens or refusal was read as lessons."""
+    failures(db, ["ana"])
+    ep = db.owner("ana").recall(limit=1).memories[0].episode
+    answer = message({"lessons": [{"text": "Rotate the secret everywhere", "cites": [ep.id]}]}, stop=stop)
+    report = db.reflect(now=T0, reflector=AnthropicReflector(client=client(always(200, answer), [])))
+    assert report.stored == 0 and db.review_queue() == []
+    (failure,) = report.errors
+    assert said in failure and f"stop_reason '{stop}'" in failure
+
+
+# --- options ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS, ids=lambda a: a.__name__)
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        ({"model": ""}, "model=''"), ({"model": 42}, "model=42"), ({"max_tokens": 0}, "max_tokens=0"),
+        ({"max_tokens": -5}, "max_tokens=-5"), ({"timeout": -1}, "timeout=-1"), ({"timeout": "soon"}, "timeout='soon'"),
+        ({"max_retries": -3}, "max_retries=-3"), ({"max_retries": 10**6}, "max_retries=1000000"),
+        ({"max_wait": float("nan")}, "max_wait=nan"), ({"run_seconds": 0}, "run_seconds=0"), ({"stop_after": 0}, "stop_after=0"),
+    ],
+)  # fmt: skip
+def test_options_are_checked_when_an_adapter_is_made(adapter: type[Any], option: dict[str, Any], named: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{adapter.__name__}: {named}: "):
+        adapter(api_key="sk-ant-test", **option)
+
+
+@pytest.mark.parametrize(
+    ("adapter", "option", "named"),
+    [(AnthropicReflector, {"max_episodes": 0}, "max_episodes=0"), (AnthropicReflector, {"max_episodes": -25}, "max_episodes=-25"),
+     (AnthropicDistiller, {"max_events": 1}, "max_events=1")],
+)  # fmt: skip
+def test_how_much_an_adapter_reads_is_checked(adapter: type[Any], option: dict[str, Any], named: str) -> None:
+    """``max_episodes=0`` sent the whole window, and -25 all but the first 25."""
+    with pytest.raises(ConfigError, match=named):
+        adapter(api_key="sk-ant-test", **option)
+
+
+def test_a_given_client_keeps_to_the_adapters_retries(slept: list[float]) -> None:
+    """A client given with more retries than the adapter allows is held to the adapter's."""
+    seen: list[httpx.Request] = []
+    summarizer = AnthropicSummarizer(
+        client=client(always(529, error("overloaded_error", "Overloaded")), seen, max_retries=50), max_retries=1
+    )
+    ep = Episode(id="x", owner="a", ts=T0, kind="exchange", summary="s")
+    with pytest.raises(LLMError, match=r"InternalServerError|Overloaded"):
+        summarizer.summarize([ep])
+    assert len(seen) == 2 and summarizer.usage.calls == 1 and summarizer.usage.attempts == 2

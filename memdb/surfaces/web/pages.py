@@ -427,9 +427,9 @@ def signin_form(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         if dash.sessions.get(request.cookies.get(COOKIE)) is not None:
             return RedirectResponse(_local(request.query_params.get("next", "/")), status_code=303, headers=SECURITY_HEADERS)
-        value = dash.signin_value(request)
+        cookie, value = dash.signin_value(request)
         response = dash.render("signin.html", None, csrf=value, next=_local(request.query_params.get("next", "/")), error="")
-        dash.signin_cookie(response, value)
+        dash.signin_cookie(response, cookie)
         return response
 
     return endpoint
@@ -445,9 +445,9 @@ def signin(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
         target = _local((form.get("next") or ["/"])[0])
         owner = owner_of_token(token, dash.tokens) if token else None
         if owner is None:  # never echo the token
-            value = dash.signin_value(request)
+            cookie, value = dash.signin_value(request)
             refused = dash.render("signin.html", None, status=401, csrf=value, next=target, error="unknown token")
-            dash.signin_cookie(refused, value)
+            dash.signin_cookie(refused, cookie)
             return refused
         session = dash.sessions.new(owner)
         response = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)

@@ -142,9 +142,11 @@ def memories(dash: Dashboard, req: Req) -> Response:
     if result is not None:
         dash.db.flush()  # reading counts as access: durable, as the MCP tools make it
         note = _in_page_terms(result.note)
-        if result.found and hits:
-            # the note counts the page's matches from 1: it says which of them this page shows
-            note = re.sub(r"; showing \d+\.", f"; showing {offset + 1}-{offset + len(hits)}.", note, count=1)
+        if result.found:
+            # the note counts the page's matches from 1: it says which of them this page shows, and
+            # past the last match that it shows none (not the count of what the query was asked for)
+            shown = f"{offset + 1}-{offset + len(hits)}" if hits else "0"
+            note = re.sub(r"; showing \d+\.", f"; showing {shown}.", note, count=1)
         kept = {k: v for k, v in q.items() if v} | ({"archived": "1"} if archived else {}) | ({"superseded": "1"} if superseded else {})
 
         def at(n: int) -> str:

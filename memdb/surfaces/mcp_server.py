@@ -38,6 +38,7 @@ from memdb.engine.postgres import is_postgres_url, redact_url
 from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
 from memdb.governance.knowledge import Entry
 from memdb.lifecycle.summarize import one_line_head
+from memdb.memory.ids import from_micros, ts_micros
 from memdb.memory.models import Episode, bound_text, check_owner, truncation_marker
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
@@ -455,28 +456,55 @@ def _fingerprint(args: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(query, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _cursor(args: Mapping[str, Any], offset: int) -> str:
-    raw = json.dumps({"q": _fingerprint(args), "o": offset}, separators=(",", ":")).encode()
+def _cursor(args: Mapping[str, Any], **position: Any) -> str:
+    """An opaque cursor: where the next page of this query starts (recall: an ``o``ffset;
+    timeline: ``a``fter the last event shown, by its ``t``ime and id)."""
+    raw = json.dumps({"q": _fingerprint(args), **position}, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _offset_of(args: Mapping[str, Any]) -> int:
-    """The page a ``cursor`` points to; ArgumentError for one this query did not give."""
+def _position(args: Mapping[str, Any], tool: str, check: Callable[[dict[str, Any]], Any]) -> Any:
+    """What ``check`` reads from the ``cursor`` this query gave (None without one); ArgumentError
+    for one the tool did not give, or gave another query."""
     cursor = args.get("cursor")
     if cursor is None:
-        return 0
+        return None
     try:
         data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        offset, query = data["o"], data["q"]
-        if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-            raise ValueError(offset)
-    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError):
-        raise ArgumentError("cursor", f"cursor {_shown(cursor)}: not a cursor recall_episodes gave (leave it out to start again)") from None
+        query, position = data["q"], check(data)
+    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError, OverflowError):
+        raise ArgumentError("cursor", f"cursor {_shown(cursor)}: not a cursor {tool} gave (leave it out to start again)") from None
     if query != _fingerprint(args):
         raise ArgumentError(
             "cursor", "cursor: it belongs to another query (pass the same arguments as the page that gave it; limit may change)"
         )
-    return offset
+    return position
+
+
+def _count(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(value)
+    return value
+
+
+def _offset_of(args: Mapping[str, Any]) -> int:
+    """The page a ``cursor`` points to; ArgumentError for one this query did not give."""
+    return _position(args, "recall_episodes", lambda data: _count(data["o"])) or 0
+
+
+def _after_of(args: Mapping[str, Any]) -> tuple[int, str] | None:
+    """The (time in microseconds, id) of the last event a timeline's page showed, which the
+    next page starts after; None without a cursor."""
+
+    def check(data: dict[str, Any]) -> tuple[int, str]:
+        t, a = data["t"], data["a"]
+        if not isinstance(t, int) or isinstance(t, bool) or not isinstance(a, str):
+            raise ValueError(data)
+        from_micros(t)  # a time (OverflowError past year 9999)
+        return t, a
+
+    after: tuple[int, str] | None = _position(args, "timeline", check)
+    return after
 
 
 # --- argument helpers ------------------------------------------------------------------------
@@ -558,7 +586,7 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         result = RecallResult(bool(memories), memories, interp, total, _kinds_note(mem, kinds, common, interp, total, memories))
         out = _recall_output(result, str(interp), _zone(mem), relabel)
     if offset + len(result.memories) < result.total and result.memories:
-        cursor = _cursor(args, offset + len(result.memories))
+        cursor = _cursor(args, o=offset + len(result.memories))
         return ToolOutput(
             out.text + f"\nmore: {result.total - offset - len(result.memories)} left; pass cursor {cursor} for the next page",
             {**out.data, "cursor": cursor},
@@ -836,8 +864,16 @@ def _timeline(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     # archived events too (a session's history never hides what was archived), until one past
     # the limit: ranking and then sorting the top 1,000 started a 1,100-event session at turn
     # 100 (test_a_long_session_s_timeline_starts_at_its_first_event). Not an access.
+    # A page goes on after the last event the cursor's page showed, by (time, id), the order read:
+    # from that time on, skipping what it showed of that time (several events may share one).
+    after = _after_of(args)
+    start = since
+    if after is not None and (since is None or ts_micros(since) < after[0]):
+        start = from_micros(after[0])
     events: list[Episode] = []
-    for ep in mem.episodes(since, until, include_archived=True, session=session):
+    for ep in mem.episodes(start, until, include_archived=True, session=session):
+        if after is not None and (ts_micros(ep.ts), ep.id) <= after:
+            continue
         if not kinds or ep.kind in kinds:
             events.append(ep)
             if len(events) > limit:
@@ -848,16 +884,18 @@ def _timeline(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     if kinds:
         scope += f"; kinds {', '.join(sorted(kinds))}"
     data: dict[str, Any] = {"scope": scope, "shown": len(shown), "truncated": truncated}
-    if not truncated:
+    if not truncated and after is None:
         data["total"] = len(shown)
     if not shown:
-        text = f"No events {scope}."
+        text = f"No events {scope}" + (" after the cursor's page." if after is not None else ".")
     else:
         head = f"Timeline {scope}: {len(shown)} event{'s' if len(shown) != 1 else ''} in time order"
-        if truncated:  # since is inclusive: reading on from the next event's time repeats at most events of that time, skips none
-            data["next_since"] = events[limit].ts.isoformat()
-            on = f"since {data['next_since']}" + (f" and until {until.isoformat()}" if until is not None else "")
-            head += f" (more exist: to read on, pass {on}" + (f" with session {session}" if session is not None else "") + ")."
+        if after is not None:
+            head += " after the cursor's page"
+        if truncated:  # not the next event's time as since: more events than a page may share one time
+            last = shown[-1]
+            data["cursor"] = _cursor(args, t=ts_micros(last.ts), a=last.id)
+            head += f" (more exist: to read on, pass cursor {data['cursor']} with the same arguments)."
         else:
             head += "."
         if zone is not dt.UTC and since is None and until is None:  # (a span names the timezone already)
@@ -1045,11 +1083,11 @@ _TIMELINE_OUTPUT: dict[str, Any] = {
     "properties": {
         "scope": {"type": "string"},
         "shown": {"type": "integer"},
-        "total": {"type": "integer", "description": "events in scope (absent when truncated)"},
+        "total": {"type": "integer", "description": "events in scope (absent when truncated, and on a page a cursor gave)"},
         "truncated": {"type": "boolean", "description": "more events follow the ones shown"},
-        "next_since": {
+        "cursor": {
             "type": "string",
-            "description": "when truncated: the time of the first event not shown; pass it as since (same session, until) to read on",
+            "description": "when truncated: pass it back with the same arguments for the events after the last one shown",
         },
         "events": {"type": "array", "items": _LISTED_SCHEMA},
     },
@@ -1398,12 +1436,14 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             "timeline", "Timeline",
             "The events of one session, or of a time window, in time order, the earliest first: kinds, outcomes, "
             "exchanges and tool calls with their inputs and results, archived ones too. Give a session, a window, or both; "
-            "where more events follow, next_since reads on. Reads only: no access is counted.",
+            "where more events follow, the result's cursor reads on. Reads only: no access is counted.",
             (
                 Param("session", "string", "Session id.", max_length=128),
                 _WINDOW, _SINCE, _UNTIL,
                 Param("kinds", "array", "Only these kinds.", enum=kinds, max_length=len(kinds)),
                 Param("limit", "integer", "Most events to show (the earliest first).", minimum=1, maximum=200, default=50),
+                Param("cursor", "string", "The cursor a previous page returned, to get the events after it "
+                      "(same arguments; limit may change).", max_length=200),
             ),
             _TIMELINE_OUTPUT, _timeline, windowed=True,
         ),

@@ -447,6 +447,8 @@ def test_record_fact_keeps_a_preference_that_ask_answers_from(fresh: tuple[Path,
         ("knowledge", {"limit": 0}, "limit"),
         ("prepare", {"task": "x", "max_chars": 10}, "max_chars"),
         ("recall_episodes", {"cursor": "e30"}, "cursor"),  # {} : no offset
+        ("timeline", {"session": "s1", "cursor": "e30"}, "cursor"),  # {} : no position
+        ("timeline", {"session": "s1", "cursor": "eyJxIjoiMCIsIm8iOjV9"}, "cursor"),  # {"q":"0","o":5} : recall's kind
     ],
 )
 def test_bad_arguments_name_the_argument(tool: str, args: dict[str, Any], argument: str, tmp_path: Path) -> None:
@@ -974,18 +976,47 @@ def test_a_long_session_s_timeline_starts_at_its_first_event(tmp_path: Path) -> 
     async def body(s: ClientSession) -> None:
         out, data = await ok(s, "timeline", {"session": "main", "limit": 3})
         assert [e["summary"] for e in data["events"]] == ["turn number 0", "turn number 1", "turn number 2"]
-        assert data["truncated"] and "total" not in data and data["next_since"] in out
+        assert data["truncated"] and "total" not in data and f"pass cursor {data['cursor']}" in out
         seen: list[str] = []
-        page: dict[str, Any] = {"next_since": None}
-        while "next_since" in page:
-            since = {"since": page["next_since"]} if page["next_since"] else {}
-            _, page = await ok(s, "timeline", {"session": "main", "limit": 200, **since})
+        page: dict[str, Any] = {"cursor": None}
+        while "cursor" in page:
+            cursor = {"cursor": page["cursor"]} if page["cursor"] else {}
+            _, page = await ok(s, "timeline", {"session": "main", "limit": 200, **cursor})
             seen += [e["summary"] for e in page["events"]]
-        assert seen == [f"turn number {i}" for i in range(1050)] and page["total"] == 50  # each once, in order
+        assert seen == [f"turn number {i}" for i in range(1050)] and page["shown"] == 50  # each once, in order
 
     run_session(path, body)
     with memdb.open(path) as db:
         assert db.owner("ana").peek(first.id).access_count == first.access_count  # a timeline is no access
+
+
+def test_timeline_pages_through_events_that_share_a_time_once_each(tmp_path: Path) -> None:
+    """A review's find: timeline paged by ``next_since``, the time of the first event not shown,
+    and since is inclusive: where more events than a page share one time (an import, a batch
+    recorded with one ts), every page gave the same next_since and the same page, for ever. A
+    cursor on the last event shown, (time, id), reads on past it: each event once, then no cursor."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        ana = db.owner("ana")
+        at = NOW - dt.timedelta(hours=1)
+        ids = [ana.record("exchange", f"imported {i}", session="s", ts=at).id for i in range(9)]
+        late = ana.record("exchange", "after the import", session="s", ts=at + dt.timedelta(seconds=1)).id
+        spec = next(s for s in tool_specs(db.settings) if s.name == "timeline")
+        for query in ({"session": "s"}, {"since": (at - dt.timedelta(minutes=1)).isoformat()}):
+            for limit in (3, 4, 10):
+                seen: list[str] = []
+                page = spec.run(ana, spec.check_arguments({**query, "limit": limit})).data
+                for _ in range(10):
+                    seen += [e["id"] for e in page["events"]]
+                    if "cursor" not in page:
+                        break
+                    assert page["truncated"] and "next_since" not in page
+                    page = spec.run(ana, spec.check_arguments({**query, "limit": limit, "cursor": page["cursor"]})).data
+                assert "cursor" not in page and not page["truncated"], (query, limit)
+                assert seen == [*sorted(ids), late], (query, limit)  # each once, in (time, id) order
+        page = spec.run(ana, spec.check_arguments({"session": "s", "limit": 3})).data
+        with pytest.raises(ArgumentError) as caught:  # a cursor belongs to its query
+            spec.run(ana, spec.check_arguments({"session": "other", "limit": 3, "cursor": page["cursor"]}))
+        assert caught.value.argument == "cursor" and "another query" in str(caught.value)
 
 
 def test_lines_date_memories_in_the_database_s_timezone(tmp_path: Path) -> None:

@@ -46,8 +46,8 @@ if TYPE_CHECKING:
 __all__ = ["COOKIE", "Dashboard", "Req", "WebError", "build_dashboard", "local_time", "summary_shown"]
 
 COOKIE = "memdb_session"
-SIGNIN_COOKIE = "memdb_signin"  # the sign-in form's own CSRF value (double submit), before any session exists
-SIGNIN_VALID = dt.timedelta(hours=24)  # how long a sign-in page may stay open (renewed by every sign-in page shown)
+SIGNIN_COOKIE = "memdb_signin"  # the browser's signed nonce the sign-in forms' CSRF values are bound to, before any session exists
+SIGNIN_VALID = dt.timedelta(hours=24)  # how long a sign-in page may stay open (its form's value carries when it was shown)
 SESSION_IDLE = dt.timedelta(hours=8)
 MAX_FORM_BYTES = 64 * 1024
 NAMING_FIELDS = ("by", "owner", "user", "as")  # who acts is the session's owner; a form never says
@@ -229,24 +229,37 @@ class Dashboard:
 
     # --- the sign-in form's CSRF value ----------------------------------------------------------
 
-    def signin_value(self, request: Request) -> str:
-        """The CSRF value of a sign-in form: the one the browser holds if this server signed it, so
-        every sign-in tab shares it (a new one per page broke the forms of the tabs opened before),
-        else a new one."""
-        held = request.cookies.get(SIGNIN_COOKIE)
-        if held and self.signed(held):
-            return held
-        nonce = secrets.token_urlsafe(24)
-        return f"{nonce}.{self._mac(nonce)}"
+    def signin_value(self, request: Request) -> tuple[str, str]:
+        """The sign-in cookie and the CSRF value of a sign-in form. The cookie keeps the nonce the
+        browser holds if this server signed it, so every sign-in tab shares it (a new one per page
+        broke the forms of the tabs opened before), else a new one; the form's value is signed with
+        that nonce and the time the page is shown, and is good for ``SIGNIN_VALID`` from then.
 
-    def signed(self, value: str) -> bool:
-        """Whether this server made the sign-in value (a value chosen elsewhere and planted in both
-        the cookie and the form is refused)."""
+        Anyone may GET /signin, so a value this server signed can be planted in another browser:
+        what keeps a sign-in from being forged is that it comes from this origin (``posted``) and
+        the cookie's SameSite. The signing refuses values made elsewhere, and the time an old one."""
+        held = request.cookies.get(SIGNIN_COOKIE)
+        nonce = held.partition(".")[0] if held and self._signed_nonce(held) else secrets.token_urlsafe(24)
+        issued = int(self.db.episodes.now().timestamp())  # the database's clock, as every time rule of the pages
+        return f"{nonce}.{self._mac(nonce)}", f"{issued}.{self._mac(f'{nonce}.{issued}')}"
+
+    def signin_accepts(self, cookie: str | None, given: str) -> bool:
+        """Whether ``given`` is the value of a sign-in form this server showed, to the browser that
+        holds ``cookie``, less than ``SIGNIN_VALID`` ago."""
+        if not cookie or not self._signed_nonce(cookie):
+            return False
+        issued, _, mac = given.partition(".")
+        if not issued.isdigit() or not hmac.compare_digest(mac.encode(), self._mac(f"{cookie.partition('.')[0]}.{issued}").encode()):
+            return False
+        age = self.db.episodes.now().timestamp() - int(issued)
+        return 0 <= age <= SIGNIN_VALID.total_seconds()
+
+    def _signed_nonce(self, value: str) -> bool:
         nonce, _, mac = value.partition(".")
         return bool(nonce) and hmac.compare_digest(mac.encode(), self._mac(nonce).encode())
 
-    def _mac(self, nonce: str) -> str:
-        return hmac.new(self._signin_key, nonce.encode(), "sha256").hexdigest()
+    def _mac(self, text: str) -> str:
+        return hmac.new(self._signin_key, text.encode(), "sha256").hexdigest()
 
     def signin_cookie(self, response: Response, value: str) -> None:
         self.cookie(response, SIGNIN_COOKIE, value, max_age=int(SIGNIN_VALID.total_seconds()))
@@ -305,9 +318,19 @@ class Dashboard:
     async def posted(self, request: Request, me: Session | None) -> dict[str, list[str]]:
         """The form of a POST, after the checks every change passes: same origin, size, CSRF, no naming fields."""
         origin = request.headers.get("origin")
+        host = request.headers.get("host")
         # "null" is an opaque origin (a sandboxed frame, a data: page, a redirect chain): no page of this server
-        if origin is not None and (origin == "null" or urllib.parse.urlsplit(origin).netloc != request.headers.get("host")):
+        if origin is not None and (origin == "null" or urllib.parse.urlsplit(origin).netloc != host):
             raise WebError(403, f"origin {origin!r}: not this server (nothing was changed)")
+        if origin is None and me is None:
+            # A sign-in comes from this server's page: browsers send its Origin (or at least, under
+            # this referrer policy, its Referer). Its CSRF value proves nothing about where the
+            # POST came from (anyone may fetch one), so a sign-in from nowhere is refused; a
+            # session's POST is kept by its session's secret token. A script signs in by sending
+            # an Origin of this server, as a browser does.
+            referer = request.headers.get("referer")
+            if referer is None or urllib.parse.urlsplit(referer).netloc != host:
+                raise WebError(403, "sign-in: no Origin or Referer of this server; not this server's page (nothing was changed)")
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype != "application/x-www-form-urlencoded":
             raise WebError(415, f"content type {ctype or 'none'!r}: send a form (application/x-www-form-urlencoded)")
@@ -323,12 +346,14 @@ class Dashboard:
         form: dict[str, list[str]] = {}
         for key, value in pairs:
             form.setdefault(key, []).append(value)
-        expected = me.csrf if me is not None else request.cookies.get(SIGNIN_COOKIE)
         given = (form.pop("csrf", None) or [""])[0]
-        if me is None and expected is not None and not self.signed(expected):
-            expected = None
-        if not expected or not given or not hmac.compare_digest(given.encode(), expected.encode()):
-            raise WebError(403, "csrf token: missing or wrong (reload the page and try again; nothing was changed)")
+        if me is None:
+            accepted = bool(given) and self.signin_accepts(request.cookies.get(SIGNIN_COOKIE), given)
+        else:
+            accepted = bool(given) and hmac.compare_digest(given.encode(), me.csrf.encode())
+        if not accepted:
+            old = " or its sign-in page more than a day old" if me is None else ""
+            raise WebError(403, f"csrf token: missing or wrong{old} (reload the page and try again; nothing was changed)")
         named = [k for k in NAMING_FIELDS if k in form]
         if named:
             who = f" {me.owner}" if me is not None else ""

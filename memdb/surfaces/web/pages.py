@@ -142,9 +142,11 @@ def memories(dash: Dashboard, req: Req) -> Response:
     if result is not None:
         dash.db.flush()  # reading counts as access: durable, as the MCP tools make it
         note = _in_page_terms(result.note)
-        if result.found and hits:
-            # the note counts the page's matches from 1: it says which of them this page shows
-            note = re.sub(r"; showing \d+\.", f"; showing {offset + 1}-{offset + len(hits)}.", note, count=1)
+        if result.found:
+            # the note counts the page's matches from 1: it says which of them this page shows, and
+            # past the last match that it shows none (not the count of what the query was asked for)
+            shown = f"{offset + 1}-{offset + len(hits)}" if hits else "0"
+            note = re.sub(r"; showing \d+\.", f"; showing {shown}.", note, count=1)
         kept = {k: v for k, v in q.items() if v} | ({"archived": "1"} if archived else {}) | ({"superseded": "1"} if superseded else {})
 
         def at(n: int) -> str:
@@ -427,9 +429,9 @@ def signin_form(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         if dash.sessions.get(request.cookies.get(COOKIE)) is not None:
             return RedirectResponse(_local(request.query_params.get("next", "/")), status_code=303, headers=SECURITY_HEADERS)
-        value = dash.signin_value(request)
+        cookie, value = dash.signin_value(request)
         response = dash.render("signin.html", None, csrf=value, next=_local(request.query_params.get("next", "/")), error="")
-        dash.signin_cookie(response, value)
+        dash.signin_cookie(response, cookie)
         return response
 
     return endpoint
@@ -445,9 +447,9 @@ def signin(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
         target = _local((form.get("next") or ["/"])[0])
         owner = owner_of_token(token, dash.tokens) if token else None
         if owner is None:  # never echo the token
-            value = dash.signin_value(request)
+            cookie, value = dash.signin_value(request)
             refused = dash.render("signin.html", None, status=401, csrf=value, next=target, error="unknown token")
-            dash.signin_cookie(refused, value)
+            dash.signin_cookie(refused, cookie)
             return refused
         session = dash.sessions.new(owner)
         response = RedirectResponse(target, status_code=303, headers=SECURITY_HEADERS)

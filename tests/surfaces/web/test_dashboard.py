@@ -75,8 +75,11 @@ def test_sign_in_sets_a_strict_httponly_session_cookie_and_returns_to_the_page_a
 
 
 def test_signing_in_from_any_open_sign_in_tab_works(new_page: Any, site: Site) -> None:
-    """Every sign-in tab of a browser shares its form's CSRF value (a new tab no longer replaces
-    the one an older tab holds), for a day; forged or missing values are still refused."""
+    """Every sign-in tab of a browser shares the cookie its form's CSRF value is bound to (a new
+    tab no longer replaces the one an older tab holds), each page's value good for a day; missing
+    values, stale ones and values this server did not sign are still refused. (A value it signed
+    can be planted, as anyone may fetch one: the origin check refuses a sign-in from elsewhere,
+    test_a_sign_in_page_is_good_for_a_day_and_a_sign_in_comes_from_this_origin.)"""
     first = new_page()
     first.goto("/signin")
     second = first.context.new_page()
@@ -91,8 +94,8 @@ def test_signing_in_from_any_open_sign_in_tab_works(new_page: Any, site: Site) -
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["expires"] - time.time() > 23 * 3600
     form = {"token": ANA_TOKEN, "next": "/"}
     fresh.context.add_cookies([{"name": "memdb_signin", "value": "chosen-by-someone-else", "url": site.url}])
-    for given in ({}, {"csrf": csrf_of(fresh)}, {"csrf": "chosen-by-someone-else"}):  # missing, stale, forged in both
-        response = fresh.request.post("/signin", form=form | given, max_redirects=0)
+    for given in ({}, {"csrf": csrf_of(fresh)}, {"csrf": "chosen-by-someone-else"}):  # missing, stale, unsigned in both
+        response = fresh.request.post("/signin", form=form | given, headers={"Origin": site.url}, max_redirects=0)
         assert response.status == 403 and "csrf token: missing or wrong" in response.text()
     assert not [c for c in fresh.context.cookies() if c["name"] == "memdb_session"]
 

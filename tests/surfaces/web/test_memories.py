@@ -55,6 +55,21 @@ def test_ask_pages_too(wide_page: Any, wide_site: Site) -> None:
     assert len(first) == 20 and second and not set(first) & set(second)
 
 
+def test_a_page_past_the_last_match_says_it_shows_none(wide_page: Any, wide_site: Site) -> None:
+    """A review's find: /memories?q=...&offset=100 over 67 matches said "67 matches ...; showing
+    67. No matches this far on": the page rewrote the note's count only on a page with hits, and
+    kept what the query layer counted (ask's, every match up to the page, before ask took an
+    offset). The page says itself that it shows none past the last match, answer or search."""
+    total = wide_site.db.owner("ana").recall(tags=["bulk"], limit=0).total
+    page = wide_page()
+    sign_in(page, ANA_TOKEN)
+    for path in ("/memories?q=bulk+run", "/memories?tags=bulk"):
+        page.goto(f"{path}&offset=980")
+        note = page.inner_text("#searched")
+        assert "; showing 0." in note and f"showing {total}" not in note, (path, note)
+        assert hit_ids(page) == [] and "No matches this far on" in page.inner_text("main")
+
+
 def test_a_bad_offset_is_a_bad_request(wide_page: Any) -> None:
     page = wide_page()
     sign_in(page, ANA_TOKEN)

@@ -313,3 +313,47 @@ def test_a_day_out_of_range_is_a_bad_request() -> None:
         _day("9999-12-31", "until", ZoneInfo("UTC"), after=True)
     with pytest.raises(ValidationError, match="since '0001-01-01': out of range"):
         _day("0001-01-01", "since", ZoneInfo("Asia/Tokyo"))
+
+
+def test_a_sign_in_page_is_good_for_a_day_and_a_sign_in_comes_from_this_origin(tmp_path: Path) -> None:
+    """A review's finds: the sign-in form's value, signed by the server, carried no time and was
+    taken for the life of the process ("valid for a day" was only the cookie's max_age), and a
+    sign-in POST without an Origin passed the origin check. A value the server signed can be
+    planted (anyone may GET /signin): what stops a login CSRF is that a sign-in comes from this
+    origin (Origin, else a Referer of it) and the SameSite cookie. A page's value now expires a
+    day after the page was shown, by the database's clock; a newer tab of the browser still works."""
+    from clocks import Clock
+    from starlette.testclient import TestClient
+
+    from memdb.surfaces.web.app import build_dashboard
+
+    base = "http://127.0.0.1:8766"
+    here = {"Origin": base}
+    clock = Clock(dt.datetime(2026, 7, 1, 9, 0, tzinfo=dt.UTC))
+
+    def shown(client: TestClient) -> str:
+        page = client.get("/signin")
+        found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert found is not None
+        return found.group(1)
+
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        app = build_dashboard(db, {ANA_TOKEN: "ana"})
+        with TestClient(app, base_url=base) as browser:
+            old_tab = shown(browser)
+            clock.advance(hours=23)
+            new_tab = shown(browser)
+            clock.advance(hours=2)  # the old tab's page is 25 hours old, the new one's 2
+            stale = browser.post("/signin", data={"csrf": old_tab, "token": ANA_TOKEN}, headers=here, follow_redirects=False)
+            assert stale.status_code == 403 and "csrf token" in stale.text and "memdb_session" not in browser.cookies
+            fresh = browser.post("/signin", data={"csrf": new_tab, "token": ANA_TOKEN}, headers=here, follow_redirects=False)
+            assert fresh.status_code == 303 and "memdb_session" in browser.cookies
+        with TestClient(app, base_url=base) as client:
+            value = shown(client)
+            form = {"csrf": value, "token": ANA_TOKEN}
+            for headers in ({}, {"Referer": "http://evil.example/signin"}, {"Origin": "http://evil.example", "Referer": f"{base}/signin"}):
+                refused = client.post("/signin", data=form, headers=headers, follow_redirects=False)
+                assert refused.status_code == 403 and "not this server" in refused.text, headers
+            assert "memdb_session" not in client.cookies
+            signed_in = client.post("/signin", data=form, headers={"Referer": f"{base}/signin?next=%2F"}, follow_redirects=False)
+            assert signed_in.status_code == 303 and "memdb_session" in client.cookies

@@ -455,7 +455,7 @@ def cmd_history(args: argparse.Namespace) -> int:
             if h.lessons:  # every lesson of the attempts, those older than the ones listed too
                 print("Lessons: " + " | ".join(h.lessons))
             for m in h.attempts:
-                print(m.line())
+                print(m.line(h.interpretation.zone))
     return 0
 
 

@@ -111,9 +111,9 @@ def _without(task: str, names: Iterable[str]) -> str:
     return " ".join(task.split())
 
 
-def _alike(hits: list[Hit]) -> list[tuple[list[Hit], str, int]]:
-    """``alike_lines`` of ``hits`` with the hits each line stands for: a hit joins the first
-    earlier one whose line it shares but for the date, as there."""
+def _alike(hits: list[Hit], zone: str) -> list[tuple[list[Hit], str, int]]:
+    """``alike_lines`` of ``hits`` (their days in ``zone``, the database's) with the hits each
+    line stands for: a hit joins the first earlier one whose line it shares but for the date, as there."""
     groups: list[list[Hit]] = []
     for hit in hits:
         same = next((g for g in groups if len(alike_lines([g[0], hit])) == 1), None)
@@ -121,7 +121,7 @@ def _alike(hits: list[Hit]) -> list[tuple[list[Hit], str, int]]:
             groups.append([hit])
         else:
             same.append(hit)
-    return [(g, line, n) for g, (line, n) in zip(groups, alike_lines(hits), strict=True)]
+    return [(g, line, n) for g, (line, n) in zip(groups, alike_lines(hits, zone), strict=True)]
 
 
 def prepare(
@@ -265,8 +265,8 @@ def prepare(
     items_of: tuple[tuple[str, list[tuple[Pattern | Entry | list[Hit], str, int]]], ...] = (
         ("Patterns:", [(p, p.line(), 1) for p in chosen_patterns]),
         ("Knowledge:", [(e, e.line(), 1) for e in entries]),
-        ("Past records (with outcomes):", list(_alike(records))),  # a recurring one once
-        ("Lessons of earlier failures:", list(_alike(lessons))),
+        ("Past records (with outcomes):", list(_alike(records, episodes.settings.timezone))),  # a recurring one once
+        ("Lessons of earlier failures:", list(_alike(lessons, episodes.settings.timezone))),
     )
     for title, items in items_of:
         if not items:

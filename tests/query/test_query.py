@@ -1155,6 +1155,7 @@ def test_an_answer_shows_its_days_as_the_database_s_zone_reads_them(qdb: memdb.D
     note = mem.ask("Did the deploy fail on June 19?").note
     assert note.endswith("(latest 2026-06-17). 1 attempt went otherwise, the newest 2026-06-19: success.")
     assert "Last failure 2026-06-17:" in str(mem.history(kind="debug"))
+    assert "2026-06-19 debug/success: late deploy fix" in mem.prepare("late deploy fix").text
 
 
 def test_ask_pages_an_answer_by_offset_as_recall_does(team: memdb.Memory) -> None:

@@ -88,18 +88,20 @@ class _Block:
         return "\n".join(self.lines)
 
 
-def _another_of(tag: str, named: Iterable[str]) -> bool:
-    """Whether ``tag`` is another of a name in ``named``: as many words, only the last differing
-    ("project-y" of "project-x", "billing-ui" of "billing-api"); a tag the task names is none."""
+def _names_it_is_another_of(tag: str, named: Iterable[str]) -> tuple[str, ...]:
+    """The names in ``named`` that ``tag`` is another of: as many words, only the last differing,
+    in letters ("project-y" of "project-x", "billing-ui" of "billing-api"). A tag the task names
+    is none, and so is another version or host ("api-v1" of "api-v2", "web-01" of "web-02"),
+    whose lessons hold for the next one."""
     named = tuple(named)
     if tag in named:
-        return False
+        return ()
     words = tag.split("-")
-    for name in named:
-        other = name.split("-")
-        if tag != name and len(other) == len(words) > 1 and other[:-1] == words[:-1]:
-            return True
-    return False
+    return tuple(
+        name
+        for name in named
+        if len(other := name.split("-")) == len(words) > 1 and other[:-1] == words[:-1] and words[-1].isalpha() and other[-1].isalpha()
+    )
 
 
 def _without(task: str, names: Iterable[str]) -> str:
@@ -176,7 +178,8 @@ def prepare(
             return True
         if want:
             return bool(held & set(want)) or held <= set(named)
-        return not any(_another_of(t, named) for t in held)
+        # out: a record about another of a name the task names, unless it is about that name too
+        return not any(held.isdisjoint(names) for t in held if (names := _names_it_is_another_of(t, named)))
 
     # 1. patterns: same kind (when given), sharing tags or words with the task; a pattern of other
     # tags than the task's is about something else (a tutor's "lesson [sam]" is no context for

@@ -1109,7 +1109,8 @@ class OwnerQueries:
                 otherwise = self._other_outcomes(q)
             elif widen_tags and q.outcome and not found.total:  # "what went wrong with the export?": it went partly
                 otherwise = self._other_outcomes(q, say_none=False)
-            shown = min(limit, interp.count) if interp.count else limit
+            # "the last 25 deploys" holds 25, whatever page of them is read (offset)
+            wanted = min(offset + limit, interp.count) if interp.count else offset + limit
             ordered = None
             # widened to any of the tags, the newest of either is no answer ("when did Ana last deploy?")
             if (
@@ -1118,10 +1119,10 @@ class OwnerQueries:
                 and not together
                 and (self._records_outcomes(self._layer.settings.typed_kinds) or self._keeps_kind("tool_call"))
             ):
-                ordered = self._in_time_order(q, interp.order, offset + shown, TALK.search(interp.question or "") is not None)
+                ordered = self._in_time_order(q, interp.order, wanted, TALK.search(interp.question or "") is not None)
             if interp.order and found.total and ordered is None:  # too many, or none holds every word: ranked, and said so
                 interp = replace(interp, order="", count=None, ignored=(*interp.ignored, f"{interp.order} first"))
-            ranked = ordered[offset:] if ordered is not None else self._rank(q, found, at, offset + limit)[offset:]
+            ranked = ordered[offset:wanted] if ordered is not None else self._rank(q, found, at, offset + limit)[offset:]
             memories = self._memories(ranked)
             # The note and ``found`` follow the match count, not what is shown: with ``limit=0``
             # matches still exist (test_limit_zero_reports_the_matches).

@@ -87,8 +87,15 @@ class Interpretation:
 
 def quoted(words: Iterable[str]) -> str:
     """Words of a question, quoted for a note: sanitized, as a note reaches prompts, logs and
-    clients (a token asked about was echoed raw beside its placeholder in the question)."""
-    return ", ".join(f"'{redacted(w)}'" for w in words)
+    clients (a token asked about was echoed raw beside its placeholder in the question). Read
+    together, as a value split into words is one ("+1 415 555 0123" is the words 1, 415, 555 and
+    0123): where they hold one, they are said as one sanitized span."""
+    words = list(words)
+    joined = " ".join(words)
+    said = redacted(joined)
+    if said != joined:
+        return f"'{said}'"
+    return ", ".join(f"'{w}'" for w in words)
 
 
 class Hit:

@@ -644,6 +644,24 @@ def test_prepare_keeps_the_lessons_of_failures_of_other_tags(pdb: memdb.Database
     assert "warm the Y cache" not in prep.text
 
 
+def test_prepare_keeps_other_versions_and_records_of_the_named_tag_too(pdb: memdb.Database) -> None:
+    """A review's find: leaving out "another of" a named name hid a record tagged with the named
+    tag beside a sibling, and the lessons of another version or host (api-v1 for api-v2, web-01
+    for web-02), which hold for the next one."""
+    mem = pdb.owner("ana")
+    both = mem.record("debug", "Moving the users table from Project Y to Project X lost the index", outcome="failure",
+                      tags=["Project X", "Project Y"], lesson="rebuild indexes after a move").id  # fmt: skip
+    v1 = mem.record("debug", "api-v1 schema migration failed in the deploy window", outcome="failure", tags=["api-v1"],
+                    lesson="run schema migrations before the deploy window").id  # fmt: skip
+    mem.record("debug", "api-v2 rollout planned", outcome="success", tags=["api-v2"])
+    mem.record("debug", "Project X page shipped", outcome="success", tags=["Project X"])
+    x = mem.prepare("Deploy Project X to production")
+    assert both in {m.episode.id for m in (*x.records, *x.lessons)}
+    api = mem.prepare("Deploy api-v2 schema migration")
+    assert v1 in {m.episode.id for m in (*api.records, *api.lessons)}
+    assert "run schema migrations before the deploy window" in api.text
+
+
 def test_prepare_echoes_its_task_sanitized(pdb: memdb.Database) -> None:
     """A data-protection probe's find: a token named in the task reached the prompt block raw
     ("Context for: ...", "No past record mentions 'ghp_...'") and the result's task field, while

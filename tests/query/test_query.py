@@ -1170,6 +1170,27 @@ def test_ask_pages_an_answer_by_offset_as_recall_does(team: memdb.Memory) -> Non
         team.ask("What happened with twilio?", offset=-1)
 
 
+def test_the_pages_of_the_last_n_hold_n(qdb: memdb.Database) -> None:
+    """A review's find: "the last 3 deploys" read by pages (ask's offset) ran past three."""
+    mem = qdb.owner("ana")
+    ids = [mem.record("debug", f"Deploy {i} of the api", outcome="success", tags=["deploy"], ts=at(20 + i)).id for i in range(8)]
+    newest = ids[::-1]
+    assert [m.id for m in mem.ask("the last 3 deploys", limit=10)] == newest[:3]
+    assert [m.id for m in mem.ask("the last 3 deploys", limit=2)] + [
+        m.id for m in mem.ask("the last 3 deploys", limit=2, offset=2)
+    ] == newest[:3]
+    assert mem.ask("the last 3 deploys", limit=2, offset=4).memories == []
+
+
+def test_a_note_says_a_value_split_into_words_as_one_placeholder(qdb: memdb.Database) -> None:
+    """A phone asked about is the words 1, 415, 555 and 0123: quoted one by one, each passed the
+    sanitizer and the number was echoed raw beside its placeholder."""
+    mem = qdb.owner("ana")
+    mem.record("debug", "Billing failure on the webhook", outcome="failure", ts=at(29))
+    note = mem.ask("billing failure, call +1 415 555 0123").note
+    assert "415" not in note and "0123" not in note and "<PHONE_1>" in note
+
+
 def test_words_beside_an_outcome_or_kind_still_filter(qdb: memdb.Database) -> None:
     """ "Any billing failures?" asks for failures about billing: where none mention billing the
     answer is an honest empty one, not the failures that happen to exist (DESIGN: never pads)."""

@@ -124,9 +124,9 @@ class PatternExtractor(Protocol):
     """Reads a batch of records of one kind and says which patterns, if any, hold; None for an
     item of a model's answer that could not be read (the batch counts it discarded).
 
-    An extractor whose class sets ``offline = True`` is deterministic and local: it runs as the
-    record completing a batch is captured, and its patterns go to the library. Any other (one
-    without the attribute too) is taken for a model: it runs in maintain and
+    An extractor is deterministic and local unless its class sets ``offline = False`` (as
+    ``AnthropicExtractor`` does): it runs as the record completing a batch is captured, and its
+    patterns go to the library. One with ``offline = False`` is a model: it runs in maintain and
     ``Database.extract_patterns``, and its patterns wait in the review queue (module docstring).
     """
 
@@ -134,8 +134,9 @@ class PatternExtractor(Protocol):
 
 
 def is_offline(extractor: PatternExtractor) -> bool:
-    """Whether ``extractor`` says it is deterministic and local (``offline = True``)."""
-    return getattr(extractor, "offline", False) is True
+    """Whether ``extractor`` is deterministic and local: unless it says ``offline = False``, as a
+    model's does (an extractor written before the attribute existed runs at capture, as it did)."""
+    return getattr(extractor, "offline", True) is not False
 
 
 class OfflineExtractor:

@@ -96,6 +96,18 @@ class Metered(Protocol):
     def usage(self) -> Usage: ...
 
 
+def _metered(reflector: object) -> bool:
+    """Whether ``reflector`` counts its calls as memdb's adapters do: a ``usage`` of its own
+    of another type (a user's reflector keeping a dict) is no count to subtract."""
+    return isinstance(getattr(reflector, "usage", None), Usage)
+
+
+def _usage(reflector: object) -> Usage:
+    """What ``reflector`` has spent so far (nothing for one that does not count as ``_metered``)."""
+    usage = getattr(reflector, "usage", None)
+    return usage if isinstance(usage, Usage) else Usage()
+
+
 @dataclass(frozen=True)
 class Proposal:
     """A lesson a reflector proposes, with the ids of the episodes it derives from."""
@@ -333,7 +345,7 @@ class Reflection:
         out.read = len(episodes)
         if not episodes or out.budget_left == 0:
             return out
-        metered = isinstance(reflector, Metered)
+        metered = _metered(reflector)
         newest = max(_recorded(e) for e in episodes)
         if metered:
             done = self.budget.get((mem.name, "reflected"))
@@ -343,7 +355,7 @@ class Reflection:
             if int(self.budget.get((mem.name, "calls", day), 0)) >= settings.reflection_calls_per_day:
                 out.unasked = f"its {settings.reflection_calls_per_day} model calls of the day are made (reflection_calls_per_day)"
                 return out
-        before = reflector.usage if isinstance(reflector, Metered) else Usage()
+        before = _usage(reflector)
         try:
             # Asked for room beyond the budget by as many entries as the owner already has pending,
             # approved or rejected by a reviewer: a deterministic reflector proposes yesterday's
@@ -408,8 +420,8 @@ class Reflection:
 
     def _spent(self, owner: str, day: str, out: OwnerReflection, reflector: Reflector, before: Usage) -> None:
         """What the owner's reflection cost, in ``out`` and in the day's count of calls."""
-        if isinstance(reflector, Metered):
-            out.usage = reflector.usage - before
+        if _metered(reflector):
+            out.usage = _usage(reflector) - before
             if out.usage.calls:
                 self.budget.increment((owner, "calls", day), out.usage.calls)
 

@@ -169,6 +169,12 @@ class Calls:
             timeout = min(timeout, run.left())
         try:
             answer = self._call(client, system, prompt, schema, timeout)
+        except _UnusableAnswer:
+            # the API answered: what one owner's records made it answer says nothing of the next
+            # owner's call (three refusals stopped every owner after them, each day)
+            if run is not None:
+                run.failures = 0
+            raise
         except LLMError as exc:
             if run is not None:
                 run.failures += 1
@@ -205,13 +211,13 @@ class Calls:
             self._count(calls=1)
             raise LLMError(f"{who}: the answer could not be read ({type(exc).__name__}; is a proxy in the way?)") from None
         if stop != "end_turn":
-            raise LLMError(f"{who}: {_unfinished(stop, self.max_tokens)}; nothing of it is used")
+            raise _UnusableAnswer(f"{who}: {_unfinished(stop, self.max_tokens)}; nothing of it is used")
         if schema is None:
             return text
         try:
             return json.loads(text)
         except ValueError:
-            raise LLMError(f"{who}: the answer is not the requested JSON (stop_reason 'end_turn', {len(text)} characters)") from None
+            raise _UnusableAnswer(f"{who}: the answer is not the requested JSON (stop_reason 'end_turn', {len(text)} characters)") from None
 
     def _bounded(self, client: Any) -> Any:
         """``client`` with memdb's bounds: its retries capped at ``max_retries`` and the middleware
@@ -258,6 +264,11 @@ def _unfinished(stop: Any, max_tokens: int) -> str:
     if stop == "refusal":
         return "the model declined to answer (stop_reason 'refusal')"
     return f"the answer did not finish (stop_reason {shown(stop, 40)})"
+
+
+class _UnusableAnswer(LLMError):
+    """The API answered, but not with something to use (a refusal, an answer cut at max_tokens,
+    no JSON): no failure of the API, so it does not count toward ``stop_after``."""
 
 
 def _asked_wait(headers: Any) -> float | None:

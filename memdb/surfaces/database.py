@@ -114,7 +114,8 @@ class Database:
         ``on_rule`` is told each rule's name as it starts, then "done". A model's calls are one
         run: a deadline, and no more calls after failures in a row (``memdb.llm.client``)."""
         with span("memdb.maintain", {}) as s, model_run(self.lifecycle.summarizer, self.patterns.extractor):
-            patterns = self.patterns.run_pending(retry_failed=True, now=now)
+            # never inside a caller's transaction: a model's calls would hold the write lock
+            patterns = 0 if self.episodes.space.in_transaction else self.patterns.run_pending(retry_failed=True, now=now)
             report = self.lifecycle.maintain(now, on_rule)
             report.patterns = patterns
             for name in ("summaries", "rescored", "archived", "purged"):

@@ -182,7 +182,9 @@ def test_batches_completed_in_a_transaction_wait_for_extract_patterns(pdb: memdb
 
 
 class Failing:
-    """A model extractor whose provider is down (not ``offline``: capture never runs it)."""
+    """A model extractor whose provider is down (``offline = False``: capture never runs it)."""
+
+    offline = False
 
     def __init__(self) -> None:
         self.calls = 0
@@ -190,6 +192,26 @@ class Failing:
     def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
         self.calls += 1
         raise LLMError("provider down")
+
+
+class Counting:
+    """An extractor written before ``offline`` existed: no attribute, deterministic and local."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
+        self.calls += 1
+        return []
+
+
+def test_an_extractor_without_the_offline_attribute_runs_at_capture_as_before(tmp_path: Path, clock: Clock) -> None:
+    """A review's find: a user's extractor of the old protocol was taken for a model, so it no
+    longer ran at capture and its patterns waited in review."""
+    counting = Counting()
+    with memdb.open(tmp_path / "c", clock=clock, pattern_extractor=counting) as db:
+        deploys(db.owner("ana"), 5)
+        assert counting.calls == 1
 
 
 def test_a_failing_extractor_never_loses_a_record(tmp_path: Path, clock: Clock) -> None:

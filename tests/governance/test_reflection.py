@@ -61,6 +61,15 @@ def test_at_most_eight_lessons_per_owner_per_day(rdb: memdb.Database, proposed: 
     assert all(e.state == "pending" and e.visibility == "private" and e.source == "reflection" for e in rdb.review_queue())
 
 
+def test_a_reflector_keeping_a_usage_of_its_own_still_reflects(rdb: memdb.Database) -> None:
+    """A review's find: a user's reflector with a ``usage`` dict of its own was taken for one of
+    memdb's metered adapters, and subtracting dicts failed every owner's reflection."""
+    rdb.owner("ana").record("debug", "something", outcome="failure", ts=T0 - HOUR)
+    reflector = distinct(2)
+    reflector.usage = {"tokens": 0}  # type: ignore[attr-defined]
+    assert rdb.reflect(now=T0, reflector=reflector).stored == 2
+
+
 def test_the_cap_holds_across_runs_the_same_day_and_resets_the_next(rdb: memdb.Database) -> None:
     rdb.owner("ana").record("debug", "something", outcome="failure", ts=T0 - HOUR)
     rdb.owner("bo").record("debug", "other", outcome="failure", ts=T0 - HOUR)

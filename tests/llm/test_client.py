@@ -165,6 +165,21 @@ def test_a_run_stops_calling_after_failures_in_a_row(db: memdb.Database, slept: 
     assert len(seen) == 18  # a new run: three calls again
 
 
+def test_unusable_answers_stop_no_other_owner(db: memdb.Database) -> None:
+    """A review's find: three owners whose records the model refused to reflect on stopped every
+    owner after them, every day: only the API's own failures count toward ``stop_after``."""
+    owners = [f"user{i:02d}" for i in range(6)]
+    failures(db, owners)
+    seen: list[httpx.Request] = []
+
+    def refuse_first_three(request: httpx.Request) -> httpx.Response:
+        refused = len(seen) <= 3
+        return httpx.Response(200, json=message({"lessons": []}, stop="refusal" if refused else "end_turn"))
+
+    report = db.reflect(now=T0, reflector=AnthropicReflector(client=client(refuse_first_three, seen)))
+    assert len(seen) == 6 and report.not_called == []
+
+
 def test_a_run_has_a_deadline(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """No call starts past the run's deadline, and an attempt's timeout is cut to the time left."""
     now = [0.0]

@@ -37,6 +37,7 @@ from memdb.memory.models import check_owner
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import DEFAULT_TYPED_KINDS
+from memdb.query.results import said_words
 from memdb.surfaces import export
 
 T = TypeVar("T")
@@ -226,7 +227,7 @@ def _print_result(result: Any, args: argparse.Namespace) -> None:
                 "interpretation": str(result.interpretation),
                 "total": result.total,
                 "partial": result.partial,
-                "unmatched": [redacted(w) for w in result.interpretation.unmatched],
+                "unmatched": list(said_words(result.interpretation.unmatched)),
                 "memories": [{"score": m.score, "why": list(m.why), "episode": m.episode} for m in result.memories],
             }
         )

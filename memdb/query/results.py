@@ -14,7 +14,7 @@ from memdb.memory.models import Episode
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.timephrase import TimeWindow, local_day
 
-__all__ = ["History", "Hit", "Interpretation", "RecallResult"]
+__all__ = ["History", "Hit", "Interpretation", "RecallResult", "quoted", "said_words"]
 
 
 @dataclass(frozen=True)
@@ -85,17 +85,20 @@ class Interpretation:
         return redacted(("; ".join(parts) or "everything") + ignored)
 
 
-def quoted(words: Iterable[str]) -> str:
-    """Words of a question, quoted for a note: sanitized, as a note reaches prompts, logs and
-    clients (a token asked about was echoed raw beside its placeholder in the question). Read
+def said_words(words: Iterable[str]) -> tuple[str, ...]:
+    """Words of a question as an answer may echo them: sanitized, as a note reaches prompts, logs
+    and clients (a token asked about was echoed raw beside its placeholder in the question). Read
     together, as a value split into words is one ("+1 415 555 0123" is the words 1, 415, 555 and
     0123): where they hold one, they are said as one sanitized span."""
-    words = list(words)
+    words = tuple(words)
     joined = " ".join(words)
     said = redacted(joined)
-    if said != joined:
-        return f"'{said}'"
-    return ", ".join(f"'{w}'" for w in words)
+    return (said,) if said != joined else words
+
+
+def quoted(words: Iterable[str]) -> str:
+    """``said_words``, quoted for a note."""
+    return ", ".join(f"'{w}'" for w in said_words(words))
 
 
 class Hit:

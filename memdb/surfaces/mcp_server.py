@@ -44,7 +44,7 @@ from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.memory.timephrase import TimeWindow, find_time_phrase
-from memdb.query.results import History, Hit, Interpretation, RecallResult
+from memdb.query.results import History, Hit, Interpretation, RecallResult, said_words
 from memdb.surfaces.handle import Memory
 from memdb.surfaces.tracing import span
 
@@ -401,7 +401,7 @@ def _recall_output(result: RecallResult, searched: str, zone: dt.tzinfo, relabel
         "note": note,
         "total": result.total,
         "partial": result.partial,
-        "unmatched": [redacted(w) for w in result.interpretation.unmatched],
+        "unmatched": list(said_words(result.interpretation.unmatched)),
         # the episode's own ``why`` stays; why it matched this query is ``match_why``
         "memories": [
             {**_episode_data(m.episode, listed=True), "score": m.score, "match_why": [_in_tool_terms(w) for w in m.why]}
@@ -812,7 +812,7 @@ def _prepare(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         "lessons": [
             {**_episode_data(m.episode, listed=True), "score": m.score, "match_why": list(m.why)} for m in p.lessons if m.id in shown
         ],
-        "missing_names": [redacted(w) for w in p.missing_names],
+        "missing_names": list(said_words(p.missing_names)),
         "left_out": p.left_out,
     }
     return ToolOutput(p.text, data)

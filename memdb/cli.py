@@ -21,7 +21,6 @@ import datetime as dt
 import json
 import logging
 import os
-import re
 import stat
 import sys
 import tempfile
@@ -49,20 +48,7 @@ DEFAULT_DB = "memdb-data"
 
 def _when(text: str | None, what: str) -> dt.datetime | None:
     """An ISO date or datetime from the command line as aware UTC (no zone means UTC)."""
-    if text is None:
-        return None
-    if not isinstance(text, str):  # an imported line's ts can be any JSON value
-        raise ValidationError(f"{what} {shown(text)}: expected an ISO date or datetime string (e.g. 2026-07-01T09:00+00:00)")
-    try:
-        value = dt.datetime.fromisoformat(text)
-    except ValueError:
-        raise ValidationError(f"{what} {shown(text)}: not an ISO date or datetime (e.g. 2026-07-01 or 2026-07-01T09:00+00:00)") from None
-    if value.tzinfo is None:
-        return value.replace(tzinfo=dt.UTC)  # the command line means UTC
-    try:
-        return value.astimezone(dt.UTC)
-    except OverflowError:  # e.g. 0001-01-01T00:00+14:00 is before year 1 in UTC
-        raise ValidationError(f"{what} {shown(text)}: out of range once converted to UTC (years 1 to 9999)") from None
+    return None if text is None else export.iso(text, what)
 
 
 def _tags(text: str | None) -> list[str]:
@@ -666,9 +652,6 @@ def _write_export(db: memdb.Database, owners: Sequence[str], total: int, out: Te
     return written
 
 
-_IMPORT_ITEM = re.compile(r"^import item (\d+)")  # how import_episodes names an item it refuses
-
-
 def _import_lines(path: str, forced_owner: str | None, skipped: Counter[str]) -> dict[str, list[tuple[int, dict[str, Any]]]]:
     """The episodes of a JSONL file by owner, each with its line number; the first bad line
     raises ValidationError naming the line and what is wrong with it. A complete export's
@@ -727,7 +710,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 try:
                     report = db.owner(owner).import_episodes([item for _, item in lines], source=f"jsonl:{os.path.basename(args.file)}")
                 except ValidationError as exc:  # name the line, not the item's place in this owner's batch
-                    found = _IMPORT_ITEM.match(str(exc))
+                    found = export.IMPORT_ITEM.match(str(exc))
                     if found is None:
                         raise ValidationError(f"{args.file}: owner {owner!r}: {exc}") from None
                     lineno = lines[int(found.group(1))][0]

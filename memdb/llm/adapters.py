@@ -19,14 +19,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticError
 
-from memdb.errors import ConfigError, LLMError
+from memdb.errors import LLMError
 from memdb.governance.distill import Draft, SessionCapture
 from memdb.governance.patterns import PatternProposal
 from memdb.governance.reflection import Proposal, Usage
 from memdb.lifecycle.summarize import LINE_CHARS, ExtractiveSummarizer
-from memdb.llm.client import DATA_RULE, DEFAULT_MODEL, Calls, anthropic_client, episode_listing
+from memdb.llm.client import DATA_RULE, DEFAULT_MODEL, Calls, anthropic_client, checked_option, episode_listing
 from memdb.memory.models import Episode
-from memdb.memory.sanitize.messages import shown
 from memdb.memory.text import clip
 
 __all__ = ["AnthropicDistiller", "AnthropicExtractor", "AnthropicReflector", "AnthropicSummarizer"]
@@ -158,7 +157,7 @@ class AnthropicReflector:
         )  # fmt: skip
         self.model = model
         self.max_tokens = max_tokens
-        self.max_episodes = _count("AnthropicReflector", "max_episodes", max_episodes, 1)
+        self.max_episodes = checked_option("AnthropicReflector", "max_episodes", max_episodes, 1, 10_000, integer=True)
         self.client = anthropic_client(api_key, timeout, max_retries, "AnthropicReflector", client)
 
     @property
@@ -178,8 +177,7 @@ class AnthropicReflector:
         prompt = (
             f"Here are {len(listing)} recent records of one person's agent work, oldest first. "
             f"Propose at most {asked} durable lessons that recur across sessions or would change how the next "
-            "attempt is made. Keep outcomes honest. Return an empty list when nothing is durable.\n\n"
-            + episode_listing(listing, len(listing))
+            "attempt is made. Keep outcomes honest. Return an empty list when nothing is durable.\n\n" + episode_listing(listing)
         )
         answer = self.calls.json(self.client, SYSTEM, prompt, _Lessons)
         listed = {e.id for e in listing}
@@ -243,7 +241,7 @@ class AnthropicExtractor:
         prompt = (
             f"Here are the last {len(episodes)} '{kind}' records of one person's agent work. Is there a pattern across them "
             "(what tends to fail or work, and why)? Return at most one or two patterns citing the records, or an empty list.\n\n"
-            + episode_listing(episodes, len(episodes))
+            + episode_listing(episodes)
         )
         system = DATA_RULE + " Cite the bracketed ids of the records each pattern rests on."
         answer = self.calls.json(self.client, system, prompt, _Patterns)
@@ -266,13 +264,6 @@ def _items(answer: Any, key: str, model: type[Any], who: str) -> list[Any]:
         except PydanticError:
             out.append(None)
     return out
-
-
-def _count(what: str, name: str, value: Any, low: int) -> int:
-    """``value`` if it is an int from ``low`` to 10,000, else ConfigError naming it."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 10_000:
-        raise ConfigError(f"{what}: {name}={shown(value)}: an int from {low} to 10000")
-    return value
 
 
 class _Session(BaseModel):
@@ -334,7 +325,7 @@ class AnthropicDistiller:
         )  # fmt: skip
         self.model = model
         self.max_tokens = max_tokens
-        self.max_events = _count("AnthropicDistiller", "max_events", max_events, 2)
+        self.max_events = checked_option("AnthropicDistiller", "max_events", max_events, 2, 10_000, integer=True)
         self.client = anthropic_client(api_key, timeout, max_retries, "AnthropicDistiller", client)
 
     @property

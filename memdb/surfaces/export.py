@@ -19,6 +19,7 @@ a line through ``import_row``, so they take the same lines alike.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -29,12 +30,14 @@ from memdb.memory.sanitize import shown
 
 __all__ = [
     "EPISODE",
+    "IMPORT_ITEM",
     "NOT_IMPORTED",
     "TYPE",
     "audit_row",
     "episode_row",
     "import_row",
     "is_export_row",
+    "iso",
     "record_type",
     "tagged",
     "typed",
@@ -96,9 +99,7 @@ def import_row(row: Mapping[str, Any], where: str) -> dict[str, Any] | None:
     if "decisions" in item:
         item["decisions"] = untagged(item["decisions"], where)
     if "ts" in item and not isinstance(item["ts"], dt.datetime):  # (a row not yet through JSON keeps its own)
-        if not isinstance(item["ts"], str):
-            raise ValidationError(f"{where}: ts {shown(item['ts'])}: expected an ISO date or datetime string (e.g. 2026-07-01T09:00+00:00)")
-        item["ts"] = _iso(item["ts"], f"{where}: ts")
+        item["ts"] = iso(item["ts"], f"{where}: ts")
     return item
 
 
@@ -117,15 +118,23 @@ def untagged(value: Any, where: str) -> Any:
     """The inverse of ``tagged``, for import; a bad ISO time is a ValidationError naming ``where``."""
     if isinstance(value, dict):
         if set(value) == {_DATETIME} and isinstance(value[_DATETIME], str):
-            return _iso(value[_DATETIME], f"{where}: decisions datetime")
+            return iso(value[_DATETIME], f"{where}: decisions datetime")
         return {k: untagged(v, where) for k, v in value.items()}
     if isinstance(value, list):
         return [untagged(v, where) for v in value]
     return value
 
 
-def _iso(text: str, what: str) -> dt.datetime:
-    """An ISO datetime as aware UTC (no zone means UTC)."""
+IMPORT_ITEM: Final = re.compile(r"^import item (\d+)")
+"""How ``import_episodes`` names an item it refuses (the CLI and the handle renumber it)."""
+
+
+def iso(text: Any, what: str) -> dt.datetime:
+    """An ISO date or datetime string as aware UTC (no zone means UTC); ValidationError naming
+    ``what`` for anything else. The one reading of a time given as text: the command line's
+    and an export's."""
+    if not isinstance(text, str):
+        raise ValidationError(f"{what} {shown(text)}: expected an ISO date or datetime string (e.g. 2026-07-01T09:00+00:00)")
     try:
         value = dt.datetime.fromisoformat(text)
     except ValueError:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 import os
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -34,7 +33,7 @@ from memdb.memory.sanitize import shown
 from memdb.memory.settings import Settings
 from memdb.query.engine import OwnerQueries
 from memdb.query.results import History, RecallResult
-from memdb.surfaces.export import EPISODE, NOT_IMPORTED, audit_row, episode_row, import_row, is_export_row, typed
+from memdb.surfaces.export import EPISODE, IMPORT_ITEM, NOT_IMPORTED, audit_row, episode_row, import_row, is_export_row, typed
 from memdb.surfaces.tracing import span
 
 __all__ = ["Memory"]
@@ -431,13 +430,10 @@ class Memory:
         )
 
 
-_IMPORT_ITEM = re.compile(r"^import item (\d+)")  # how import_episodes names an item it refuses
-
-
 def _as_given(exc: ValidationError, places: list[int]) -> ValidationError | None:
     """``exc`` naming the item by its place in what was given, where records left out before it
     moved it (None: it names it so already)."""
-    found = _IMPORT_ITEM.match(str(exc))
+    found = IMPORT_ITEM.match(str(exc))
     n = int(found.group(1)) if found is not None else -1
     if found is None or n >= len(places) or places[n] == n:
         return None

@@ -43,7 +43,7 @@ from memdb.memory.models import Episode, bound_text, check_owner, truncation_mar
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
-from memdb.memory.timephrase import TimeWindow, find_time_phrase
+from memdb.memory.timephrase import TimeWindow, find_time_phrase, local_day
 from memdb.query.results import History, Hit, Interpretation, RecallResult, said_words
 from memdb.surfaces.handle import Memory
 from memdb.surfaces.tracing import span
@@ -370,9 +370,11 @@ def _zone(mem: Memory) -> dt.tzinfo:
     return dt.UTC if mem.settings.timezone == "UTC" else ZoneInfo(mem.settings.timezone)
 
 
-def _memory_line(ep: Episode, zone: dt.tzinfo) -> str:
+def _memory_line(ep: Episode, zone: str) -> str:
+    """A memory's line, dated as the database's ``zone`` reads days (an answer's interpretation
+    carries it)."""
     tags = f" [{', '.join(ep.tags)}]" if ep.tags else ""
-    return f"- {ep.ts.astimezone(zone):%Y-%m-%d} {_head(ep)}{tags}: {_what(ep)} (id {ep.id})"
+    return f"- {local_day(ep.ts, zone)} {_head(ep)}{tags}: {_what(ep)} (id {ep.id})"
 
 
 def _event_line(ep: Episode, zone: dt.tzinfo) -> str:
@@ -391,10 +393,10 @@ def _in_tool_terms(text: str) -> str:
     return text
 
 
-def _recall_output(result: RecallResult, searched: str, zone: dt.tzinfo, relabel: Callable[[str], str] = str) -> ToolOutput:
+def _recall_output(result: RecallResult, searched: str, relabel: Callable[[str], str] = str) -> ToolOutput:
     searched, note = relabel(searched), _in_tool_terms(relabel(result.note))
     lines = [f"searched: {searched}", note]
-    lines.extend(_memory_line(m.episode, zone) for m in result.memories)
+    lines.extend(_memory_line(m.episode, result.interpretation.zone) for m in result.memories)
     data = {
         "found": result.found,
         "searched": searched,
@@ -573,7 +575,7 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         # a page skips the ``offset`` best: the ranking is stable under the same query, as an
         # access only raises the relevance of what earlier pages returned (test_recall_pages_with_a_cursor)
         result = mem.recall(kind=kinds[0] if kinds else None, limit=limit, offset=offset, **common)
-        out = _recall_output(result, str(result.interpretation), _zone(mem), relabel)
+        out = _recall_output(result, str(result.interpretation), relabel)
     else:
         # Several kinds: one exact query per kind (each uses its kind/outcome index), merged by
         # score. Scores share one formula, so without text they compare exactly; with text each
@@ -584,7 +586,7 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         interp = replace(results[0].interpretation, kind=" or ".join(kinds))
         total = sum(r.total for r in results)
         result = RecallResult(bool(memories), memories, interp, total, _kinds_note(mem, kinds, common, interp, total, memories))
-        out = _recall_output(result, str(interp), _zone(mem), relabel)
+        out = _recall_output(result, str(interp), relabel)
     if offset + len(result.memories) < result.total and result.memories:
         cursor = _cursor(args, o=offset + len(result.memories))
         return ToolOutput(
@@ -657,12 +659,12 @@ def _ask(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         args["question"], limit=args["limit"], include_archived=bool(args["include_archived"]),
         include_superseded=bool(args["include_superseded"]),
     )  # fmt: skip
-    return _recall_output(result, str(result.interpretation), _zone(mem))
+    return _recall_output(result, str(result.interpretation))
 
 
 def _restore_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.restore(args["episode_id"])
-    return ToolOutput(f"restored {_memory_line(ep, _zone(mem))}", {"episode": _episode_data(ep)})
+    return ToolOutput(f"restored {_memory_line(ep, mem.settings.timezone)}", {"episode": _episode_data(ep)})
 
 
 _FIELD_LABELS = (
@@ -674,7 +676,7 @@ _FIELD_LABELS = (
 def _get_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     ep = mem.get(args["episode_id"])
     versions = [v.id for v in mem.versions(ep.id)]
-    lines = [_memory_line(ep, _zone(mem))]
+    lines = [_memory_line(ep, mem.settings.timezone)]
     lines += [f"{label}: {getattr(ep, name)}" for name, label in _FIELD_LABELS if getattr(ep, name)]
     if ep.decisions:
         lines.append(f"decisions: {json.dumps(ep.decisions, ensure_ascii=False, default=str)}")
@@ -728,7 +730,7 @@ def _history(mem: Memory, args: dict[str, Any]) -> ToolOutput:
         shown_lessons = list(dict.fromkeys(_one_line(lesson, 200) for lesson in h.lessons))
         more = f" | and {len(shown_lessons) - 10} more (the lessons field)" if len(shown_lessons) > 10 else ""
         lines.append("Lessons: " + " | ".join(shown_lessons[:10]) + more)
-    lines.extend(_memory_line(m.episode, _zone(mem)) for m in h.attempts)
+    lines.extend(_memory_line(m.episode, h.interpretation.zone) for m in h.attempts)
     data = {
         "summary": summary,
         "searched": relabel(str(h.interpretation)),
@@ -827,7 +829,7 @@ def _end_session(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     text = done.reason
     if done.episode is not None:
         data["episode"] = _episode_data(done.episode)
-        text += "\n" + _memory_line(done.episode, _zone(mem))
+        text += "\n" + _memory_line(done.episode, mem.settings.timezone)
     return ToolOutput(text, data)
 
 
@@ -938,18 +940,22 @@ _EPISODE_SCHEMA: dict[str, Any] = {
     },
     "required": ["id", "ts", "kind", "summary", "tags", "relevance", "status"],
 }
-_LIST_CUT: dict[str, Any] = {
+_TRUNCATED: dict[str, Any] = {
     "type": "object",
-    "description": (
-        f"only when a field was cut for this list (text fields at {_LIST_CHARS} characters ending with a marker, decisions to the "
-        f"items that fit in {_LIST_CHARS} characters as JSON, cites to the first {_LIST_CITES}): field -> its 'original' and "
-        "'kept' lengths (characters; items for cites); get_episode shows the episode whole"
-    ),
+    "description": "only when text was cut to the stored cap: field -> original and kept lengths (characters, sanitized text)",
     "additionalProperties": {
         "type": "object",
         "properties": {"original": {"type": "integer"}, "kept": {"type": "integer"}},
         "required": ["original", "kept"],
     },
+}
+_LIST_CUT: dict[str, Any] = {
+    **_TRUNCATED,
+    "description": (
+        f"only when a field was cut for this list (text fields at {_LIST_CHARS} characters ending with a marker, decisions to the "
+        f"items that fit in {_LIST_CHARS} characters as JSON, cites to the first {_LIST_CITES}): field -> its 'original' and "
+        "'kept' lengths (characters; items for cites); get_episode shows the episode whole"
+    ),
 }
 _LISTED_SCHEMA: dict[str, Any] = {
     **_EPISODE_SCHEMA,
@@ -1028,15 +1034,6 @@ _GET_OUTPUT: dict[str, Any] = {
         "versions": {"type": "array", "items": {"type": "string"}, "description": "ids of every version, oldest first"},
     },
     "required": ["episode", "versions"],
-}
-_TRUNCATED: dict[str, Any] = {
-    "type": "object",
-    "description": "only when text was cut to the stored cap: field -> original and kept lengths (characters, sanitized text)",
-    "additionalProperties": {
-        "type": "object",
-        "properties": {"original": {"type": "integer"}, "kept": {"type": "integer"}},
-        "required": ["original", "kept"],
-    },
 }
 _SUPERSEDE_OUTPUT: dict[str, Any] = {
     "type": "object",

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import memdb
 from memdb.errors import ConfigError, NotFoundError, ValidationError
+from memdb.query.results import Hit
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
@@ -196,7 +197,9 @@ def test_superseded_versions_and_archived_episodes(edb: memdb.Database, clock: C
     clean(edb)
 
 
-def test_summarized_sources_keep_their_summary_across_versions(edb: memdb.Database, clock: Clock) -> None:
+def summarized_burst(edb: memdb.Database, clock: Clock) -> tuple[list[str], Hit]:
+    """Six exchanges of one session an hour apart, summarized by maintain two days later: their
+    ids and the summary's hit."""
     mem = edb.owner("ana")
     ids = []
     for i in range(6):
@@ -205,6 +208,12 @@ def test_summarized_sources_keep_their_summary_across_versions(edb: memdb.Databa
     clock.now = T0 + 2 * DAY
     assert edb.maintain().summaries == 1
     (summary,) = mem.recall(kind="summary").memories
+    return ids, summary
+
+
+def test_summarized_sources_keep_their_summary_across_versions(edb: memdb.Database, clock: Clock) -> None:
+    mem = edb.owner("ana")
+    ids, summary = summarized_burst(edb, clock)
     new = mem.supersede(ids[0], reason="misheard", summary="question 0 about the rollback")
     assert new.status == "summarized"  # its burst is summarized already
     assert edb.maintain().summaries == 0
@@ -219,13 +228,7 @@ def test_erasing_a_summarized_earlier_version_frees_its_burst_and_the_version_ke
     """The summary citing an erased earlier version goes with it, and the sources left are events
     again, the version kept too: it was summarized only as its earlier version was."""
     mem = edb.owner("ana")
-    ids = []
-    for i in range(6):
-        clock.now = T0 + i * dt.timedelta(hours=1)
-        ids.append(mem.record_exchange("s7", f"question {i} about the deploy", "answer").id)
-    clock.now = T0 + 2 * DAY
-    assert edb.maintain().summaries == 1
-    (summary,) = mem.recall(kind="summary").memories
+    ids, summary = summarized_burst(edb, clock)
     new = mem.supersede(ids[0], reason="misheard", summary="question 0 about the rollback")
     report = mem.erase_versions(ids[0], reason="the misheard question")
     assert set(report.ids) == {ids[0], summary.episode.id}

@@ -1259,9 +1259,8 @@ def _label_of(text: str, start: int) -> str | None:
     if folded in _SECOND_WORDS:  # "social security", "national insurance", "sort code", "PIN code", "codice fiscale"
         before, _ = _word_before(text, at)
         return _LABELS.get(f"{before.lower()}-{folded}")
-    kind = _LABELS.get(folded)
-    if kind is not None:
-        return None if folded in _CAPITALS_ONLY and not word.isupper() else kind  # "DNI", not Polish "dni"
+    if folded in _LABELS:
+        return _label_word(word)  # "DNI", not Polish "dni"
     end = at + len(word)
     last = text[end - 1 : end]  # the word's last letter, or the vowel sign that ended the word read ("โทรศัพท์")
     if not last.isascii():

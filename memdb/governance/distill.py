@@ -435,11 +435,8 @@ class Sessions:
             header = self.episodes.header(owner, eid) or {}
             if header.get("kind") != mark["kind"] or self.episodes.successor(owner, eid) is not None:
                 continue
-            record = self.episodes.record_of(owner, eid)
-            if record is None and self.read_archived is not None:
-                read = self.read_archived(owner, [eid])
-                record = {"cites": list(read[0].cites)} if read else None
-            if record is None or not ends.isdisjoint(record.get("cites") or ()):  # (unreadable: its kind and session stand in)
+            cites = self._cites_of(owner, eid)
+            if cites is None or not ends.isdisjoint(cites):  # (unreadable: its kind and session stand in)
                 found.append(eid)
         return self.episodes.chain(owner, found[-1]) if found else []
 
@@ -807,12 +804,18 @@ class Sessions:
         out: set[str] = set()
         span: tuple[str, str] | None = None
         for version in versions:
-            record = self.episodes.record_of(owner, version)
-            if record is None and self.read_archived is not None:
-                archived = self.read_archived(owner, [version])
-                record = {"cites": list(archived[0].cites)} if archived else None
-            if record is None:
+            cites = self._cites_of(owner, version)
+            if cites is None:
                 span = (str(mark["first"]), str(mark["last"]))
             else:
-                out.update(record.get("cites") or ())
+                out.update(cites)
         return out, span
+
+    def _cites_of(self, owner: str, episode_id: str) -> list[str] | None:
+        """What an episode cites, hot or archived (from cold storage); None where it cannot be read."""
+        record = self.episodes.record_of(owner, episode_id)
+        if record is not None:
+            return list(record.get("cites") or ())
+        if self.read_archived is not None and (archived := self.read_archived(owner, [episode_id])):
+            return list(archived[0].cites)
+        return None

@@ -20,7 +20,7 @@ from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tags, tokenize
 from memdb.query.engine import OwnerQueries
 from memdb.query.notes import quoted
-from memdb.query.results import Hit, alike_lines
+from memdb.query.results import Hit, alike_groups
 
 __all__ = ["Preparation", "prepare"]
 
@@ -114,16 +114,8 @@ def _without(task: str, names: Iterable[str]) -> str:
 
 
 def _alike(hits: list[Hit], zone: str) -> list[tuple[list[Hit], str, int]]:
-    """``alike_lines`` of ``hits`` (their days in ``zone``, the database's) with the hits each
-    line stands for: a hit joins the first earlier one whose line it shares but for the date, as there."""
-    groups: list[list[Hit]] = []
-    for hit in hits:
-        same = next((g for g in groups if len(alike_lines([g[0], hit])) == 1), None)
-        if same is None:
-            groups.append([hit])
-        else:
-            same.append(hit)
-    return [(g, line, n) for g, (line, n) in zip(groups, alike_lines(hits, zone), strict=True)]
+    """``alike_groups`` of ``hits`` (their days in ``zone``, the database's) as the block takes them."""
+    return [(same, line, len(same)) for line, same in alike_groups(hits, zone)]
 
 
 def prepare(

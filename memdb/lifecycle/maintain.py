@@ -194,11 +194,8 @@ class Lifecycle:
 
     def _cites(self, owner: str, episode_id: str) -> list[str]:
         """What a hot episode cites (its header does not say): none for one erased since it was listed."""
-        try:
-            record, _ = self.episodes.load(owner, episode_id)
-        except NotFoundError:
-            return []
-        return [str(c) for c in record.get("cites") or ()]
+        record = self.episodes.record_of(owner, episode_id)
+        return [str(c) for c in (record or {}).get("cites") or ()]
 
     def _summarize(self, owner: str, key: str, start: dt.datetime, chosen: list[str], report: MaintenanceReport) -> bool:
         mem = self.episodes.owner(owner)

@@ -450,9 +450,9 @@ class Episodes:
         for subs, _ in self.layout.by_session.range((owner, session), reverse=reverse):
             yield str(subs[-1])
 
-    def superseded_ids(self, owner: str, lo: int | None = None, hi: int | None = None) -> Iterator[str]:
+    def superseded_ids(self, owner: str, lo: int | None = None, hi: int | None = None, reverse: bool = False) -> Iterator[str]:
         """Ids of an owner's superseded versions with ``lo <= ts_us < hi``, in time order."""
-        for subs, _ in self.layout.superseded.range((owner,), lo, hi):
+        for subs, _ in self.layout.superseded.range((owner,), lo, hi, reverse=reverse):
             yield str(subs[2])
 
     def chain(self, owner: str, episode_id: str) -> list[str]:

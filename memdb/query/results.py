@@ -14,7 +14,7 @@ from memdb.memory.models import Episode
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.timephrase import TimeWindow, local_day
 
-__all__ = ["History", "Hit", "Interpretation", "RecallResult", "quoted", "said_words"]
+__all__ = ["History", "Hit", "Interpretation", "RecallResult", "alike_groups", "alike_lines", "quoted", "said_words"]
 
 
 @dataclass(frozen=True)
@@ -293,14 +293,19 @@ def alike_lines(hits: Sequence[Hit], zone: str = "UTC") -> list[tuple[str, int]]
     2026-07-01, 2026-06-22)", with how many memories each line stands for. A daily routine or a
     failure that recurs filled a prompt's budget with one line again and again; said once, with
     every date, it tells the same and leaves room for the rest."""
+    return [(line, len(same)) for line, same in alike_groups(hits, zone)]
+
+
+def alike_groups(hits: Sequence[Hit], zone: str = "UTC") -> list[tuple[str, list[Hit]]]:
+    """``alike_lines`` with the hits each line stands for (the first one's, then the rest)."""
     lines: dict[str, tuple[str, list[Hit]]] = {}  # the line without its date -> (the first line, its hits)
     for hit in hits:
         line = hit.line(zone)
         lines.setdefault(_DATE.sub("", line, count=1), (line, []))[1].append(hit)
-    out: list[tuple[str, int]] = []
+    out: list[tuple[str, list[Hit]]] = []
     for line, same in lines.values():
         also = ", ".join(local_day(h.episode.ts, zone) for h in same[1:])
-        out.append((line + (f" (also on {also})" if also else ""), len(same)))
+        out.append((line + (f" (also on {also})" if also else ""), same))
     return out
 
 

@@ -6,8 +6,8 @@ Every command prints readable text, or JSON with ``--json``; an error prints one
 JSON on stdout instead, ``{"error": {"type": ..., "message": ...}}``, with the same exit codes, so
 a script reads one JSON document from stdout whatever happens.
 
-Only the commands that record memory (``record``, ``fact KEY VALUE``, ``import``, and ``mcp``
-given ``--create``) and ``config SETTING=VALUE`` (a new database's kinds are set before its first
+Only the commands that record memory (``record``, ``fact KEY VALUE``, ``import``, and ``mcp`` and
+``serve`` given ``--create``) and ``config SETTING=VALUE`` (a new database's kinds are set before its first
 record) create a database at a path that holds none; every other command refuses such a path in
 one line, so a typo in ``--db`` never answers "nothing found" from a database it just created.
 """
@@ -811,7 +811,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     db = None if args.demo and args.db is None else args.db or os.environ.get("MEMDB_PATH", DEFAULT_DB)
     return run(
         db, config=args.config, host=args.host, port=args.port, allow_remote=args.allow_remote, tls_cert=args.tls_cert,
-        tls_key=args.tls_key, behind_proxy=args.behind_proxy, demo=args.demo, now=_when(args.now, "--now"),
+        tls_key=args.tls_key, behind_proxy=args.behind_proxy, demo=args.demo, now=_when(args.now, "--now"), create=args.create,
     )  # fmt: skip
 
 
@@ -964,7 +964,8 @@ _TIME = "ISO 8601 date or datetime, e.g. 2026-07-01 or 2026-07-01T09:00+02:00 (n
 _EPILOG = (
     "Every command takes --db DIR and, except dump, --json (errors too are JSON then: "
     '{"error": {"type", "message"}} on stdout, same exit codes). Only record, fact KEY VALUE, import, '
-    "mcp --create and config SETTING=VALUE create a database; the others refuse a path that holds none. Exit 0 ok, 1 error, 2 usage."
+    "mcp --create, serve --create and config SETTING=VALUE create a database; the others refuse a path that holds none. "
+    "Exit 0 ok, 1 error, 2 usage."
 )
 
 
@@ -1170,6 +1171,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tls-cert", help="TLS certificate (PEM) for HTTPS")
     p.add_argument("--tls-key", help="TLS private key (PEM)")
     p.add_argument("--behind-proxy", action="store_true", help="a reverse proxy terminates TLS in front (cookies marked Secure)")
+    p.add_argument("--create", action="store_true", help="start a new database at --db if there is none (else it is refused)")
     p.add_argument("--now", help=f"pin the clock to this time (demos, tests): {_TIME}")
     p.add_argument("--json", action="store_true", help='errors as JSON: {"error": {"type", "message"}} on stdout')
     p.set_defaults(func=cmd_serve, json=False)

@@ -1725,6 +1725,20 @@ async def serve_http(db: memdb.Database, tokens: Mapping[str, str], port: int = 
         await uvicorn.Server(config).serve(sockets=[sock])
 
 
+def open_served(command: str, db_path: str | os.PathLike[str], create: bool, **options: Any) -> memdb.Database:
+    """The database a server (``memdb mcp``, ``memdb serve``) serves: only ``create`` makes one where
+    there is none, since a mistyped ``--db`` served an empty one that answered "Nothing found" to
+    every question, and a client shows no server's stderr."""
+    try:
+        return memdb.open(db_path, create=create, **options)
+    except NotFoundError:
+        where = redact_url(str(db_path)) if is_postgres_url(str(db_path)) else os.fspath(db_path)
+        raise NotFoundError(
+            f"--db {where}: no memdb database there (memdb {command} serves an existing one: pass --create to start a new one "
+            "there, or make it first, e.g. memdb demo DIR)"
+        ) from None
+
+
 def run(
     db_path: str | os.PathLike[str],
     *,
@@ -1737,9 +1751,8 @@ def run(
 ) -> int:
     """Entry point of ``memdb mcp``: check the options, open the database, serve until stopped.
 
-    ``now`` pins the database clock (for demos and tests: "last week" stays the same week).
-    Only ``create`` makes a database where there is none: a mistyped ``--db`` served an empty
-    one that answered "Nothing found" to every question, and a client shows no server's stderr.
+    ``now`` pins the database clock (for demos and tests: "last week" stays the same week);
+    ``create`` starts a database where there is none (``open_served``).
     """
     _require_sdk()
     import anyio
@@ -1764,15 +1777,7 @@ def run(
     sock = bind_port(port) if transport == "http" else None  # a busy port fails here, before the database opens
     fixed = now
     try:
-        try:
-            opened = memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None, create=create)
-        except NotFoundError:
-            where = redact_url(str(db_path)) if is_postgres_url(str(db_path)) else os.fspath(db_path)
-            raise NotFoundError(
-                f"--db {where}: no memdb database there (memdb mcp serves an existing one: pass --create to start a new one "
-                "there, or make it first, e.g. memdb demo DIR)"
-            ) from None
-        with opened as db:
+        with open_served("mcp", db_path, create, clock=(lambda: fixed) if fixed is not None else None) as db:
             if transport == "stdio":
                 assert owner is not None
                 anyio.run(serve_stdio, db, owner)

@@ -46,7 +46,7 @@ import memdb
 from memdb.errors import ConfigError, MemdbError, ValidationError
 from memdb.governance.schedule import Job, Scheduler, parse_time
 from memdb.memory.models import check_owner
-from memdb.surfaces.mcp_server import HOST, read_config
+from memdb.surfaces.mcp_server import HOST, open_served, read_config
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -376,8 +376,10 @@ def run(
     behind_proxy: bool = False,
     demo: bool = False,
     now: dt.datetime | None = None,
+    create: bool = False,
 ) -> int:
-    """Entry point of ``memdb serve``: check the options, open the database, serve until stopped."""
+    """Entry point of ``memdb serve``: check the options, open the database, serve until stopped.
+    ``create`` starts a database where there is none (``open_served``)."""
     _require_web()
     import anyio
     import uvicorn
@@ -408,7 +410,7 @@ def run(
         else:
             assert db_path is not None and settings is not None
             fixed = now
-            db = memdb.open(db_path, clock=(lambda: fixed) if fixed is not None else None, **models)
+            db = open_served("serve", db_path, create, clock=(lambda: fixed) if fixed is not None else None, **models)
         with db:
             if settings.teams is not None and db.settings.teams != settings.teams:
                 db.configure(teams=settings.teams)  # the config is the one place teams are declared (audited)

@@ -160,6 +160,25 @@ def test_serve_needs_a_config_or_demo(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "--db and --config: both required (or --demo for a first look)" in capsys.readouterr().err
 
 
+def test_a_database_that_is_not_there_is_refused_unless_create(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A mistyped --db served a new, empty database (every page empty, every MCP question
+    "Nothing found"), as memdb mcp did: it is refused, naming --create, and nothing is made;
+    with --create the server starts on a new database."""
+    config = write(tmp_path / "memdb.toml", FULL)
+    missing = tmp_path / "typo"
+    assert cli_main(["serve", "--db", str(missing), "--config", str(config), "--port", str(_free_port())]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"memdb: --db {missing}: no memdb database there") and "pass --create" in err
+    assert not missing.exists()
+    proc = _serving(["--db", str(missing), "--config", str(config), "--create"], port := _free_port())
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/signin", timeout=10) as page:
+            assert page.status == 200
+        assert (missing / "data.mdb").is_file()
+    finally:
+        _stop(proc)
+
+
 def test_the_library_and_cli_import_without_the_web_extra(tmp_path: Path) -> None:
     script = (
         "import sys; sys.modules['jinja2'] = None; sys.modules['starlette'] = None\n"

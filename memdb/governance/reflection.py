@@ -28,6 +28,9 @@ Layout (besides the budget)::
     ^KNR(owner, "calls", day) = n                   model calls made for the owner that UTC day
     ^KNR(owner, "reflected") = {"recorded", "ids"}  when the newest episode the last complete reflection read was
                                                     recorded, and the episodes recorded then
+    ^KNR(owner, "asked") = time                     when a run last asked the model for the owner: a run asks
+                                                    the owners asked longest ago first, so owners a run's
+                                                    deadline or failures left out go first the next time
 """
 
 from __future__ import annotations
@@ -331,9 +334,21 @@ class Reflection:
         report = ReflectionReport(at, at.date().isoformat())
         use = reflector or self.reflector
         self.episodes.reload_settings()  # another process may have changed the budget or the window
-        for owner in list(owners) if owners is not None else self.episodes.owners():
-            report.owners[owner] = self._one(self.episodes.owner(owner), at, report.day, use)
+        named = list(owners) if owners is not None else self.episodes.owners()
+        done: dict[str, OwnerReflection] = {}
+        for owner in self._fair_order(named) if _metered(use) else named:
+            done[owner] = self._one(self.episodes.owner(owner), at, report.day, use)
+            if _metered(use) and not done[owner].stopped and done[owner].usage.calls:
+                self.budget.set((owner, "asked"), at)
+        report.owners = {owner: done[owner] for owner in named}  # reported in the order named
         return report
+
+    def _fair_order(self, owners: list[str]) -> list[str]:
+        """``owners``, the ones never asked first, then those asked longest ago: a run that stops
+        calling the model (its deadline, failures in a row) left the same owners out every day
+        when it always began with the first name (test_a_run_s_deadline_leaves_no_owner_out_for_good)."""
+        never = dt.datetime.min.replace(tzinfo=dt.UTC)
+        return sorted(owners, key=lambda o: self.budget.get((o, "asked"), never))  # stable: ties keep their order
 
     def _one(self, mem: OwnerEpisodes, at: dt.datetime, day: str, reflector: Reflector) -> OwnerReflection:
         settings = self.episodes.settings

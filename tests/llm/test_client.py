@@ -198,6 +198,33 @@ def test_a_run_has_a_deadline(db: memdb.Database, monkeypatch: pytest.MonkeyPatc
     assert [r.headers["x-stainless-read-timeout"] for r in seen] == ["5.0", "2.0"]  # the time left in the run
 
 
+def test_a_run_s_deadline_leaves_no_owner_out_for_good(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review's find: every run began with the first owner, so with a deadline that passes after
+    two calls the last two owners were never reflected, day after day. A run asks the owners asked
+    longest ago first, and reports them in the order named."""
+    now = [0.0]
+    monkeypatch.setattr(memdb.llm.client, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    owners = ["a1", "a2", "a3", "a4"]
+    seen: list[httpx.Request] = []
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        now[0] += 3.0
+        return httpx.Response(200, json=message({"lessons": []}))
+
+    reflector = AnthropicReflector(client=client(slow, seen), run_seconds=5)
+    clock = Clock(T0)
+    left_out = []
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        for _ in range(3):
+            for owner in owners:  # something new for everyone, every day
+                db.owner(owner).record("debug", f"{owner}'s deploy failed again", outcome="failure", ts=clock.now - HOUR)
+            report = db.reflect(reflector=reflector)
+            assert list(report.owners) == owners
+            left_out.append(report.not_called)
+            clock.advance(days=1)
+    assert left_out == [["a3", "a4"], ["a1", "a2"], ["a3", "a4"]]
+
+
 # --- answers that did not finish ----------------------------------------------------------------
 
 

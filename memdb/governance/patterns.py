@@ -33,7 +33,8 @@ Layout::
                                                      batch reads each as its current version)
     ^PATB(owner, kind, batch) = {...}                batch: ids, status pending|done|failed, patterns (written or
                                                      stated again), queued (review entries a model's patterns
-                                                     became), error (sanitized)
+                                                     became), error (sanitized), tries (failed calls of
+                                                     the extractor: maintain stops retrying at PATTERN_TRIES)
     ^PATP(owner, kind, batch)                        batches not done yet (pending or failed), so a run
                                                      reads only those, never the whole history
     ^PAT(owner, id) = {...}                          patterns, with cites
@@ -52,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memdb.errors import DuplicateError, LLMError, NotFoundError, SanitizerError, ValidationError
 from memdb.governance.knowledge import Knowledge, jaccard
+from memdb.governance.reflection import Usage, is_metered, usage_of
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import new_id
 from memdb.memory.layout import SUPERSEDED
@@ -69,6 +71,7 @@ __all__ = [
 ]
 
 PATTERN_CHARS = 600
+PATTERN_TRIES = 3  # failed calls after which maintain stops retrying a batch (extract_patterns still does)
 _MIN_SUPPORT = 3  # of 5: a majority, so one or two coincidences are not a pattern
 SAME_PATTERN = 0.8  # the Jaccard similarity of two statements' terms at which they say one thing
 
@@ -230,9 +233,14 @@ class Patterns:
                 made += 1
         return made
 
-    def run_pending(self, owner: str | None = None, *, retry_failed: bool = False, now: dt.datetime | None = None) -> int:
+    def run_pending(
+        self, owner: str | None = None, *, retry_failed: bool = False, max_tries: int | None = None, now: dt.datetime | None = None
+    ) -> int:
         """Extract patterns for batches waiting (one owner's or all); returns patterns written (a
-        model's, queued for review, are not counted: ``batch_status`` has them).
+        model's, queued for review, are not counted: ``batch_status`` has them). ``retry_failed``
+        retries failed batches, those whose extractor failed fewer than ``max_tries`` times when
+        given (a batch the model refuses every day cost a call every day, and with a run's deadline
+        kept the batches after it waiting).
 
         Never called inside a transaction by the record path, so an LLM call does not hold the
         write lock. A failure marks the batch failed, with the error (sanitized), for a later retry.
@@ -244,9 +252,27 @@ class Patterns:
             for subs, _ in list(self.undone.items((name,))):
                 kind, number = str(subs[1]), int(subs[2])
                 batch = self.batches.get((name, kind, number))
-                if batch is not None and (batch["status"] == "pending" or (retry_failed and batch["status"] == "failed")):
-                    written += self._extract(name, kind, number, batch, at)
+                if batch is None or batch["status"] not in ("pending", "failed"):
+                    continue
+                if batch["status"] == "failed" and not (retry_failed and (max_tries is None or batch.get("tries", 0) < max_tries)):
+                    continue
+                written += self._extract(name, kind, number, batch, at)
         return written
+
+    def failed(self, owner: str | None = None) -> tuple[int, int]:
+        """How many batches (one owner's or all) are failed: those ``maintain`` still retries, and
+        those it gave up on after ``PATTERN_TRIES`` failed calls (``extract_patterns`` retries them)."""
+        owners = [owner] if owner is not None else [str(o) for o in self.undone.children()]
+        retried = given_up = 0
+        for name in owners:
+            for subs, _ in self.undone.items((name,)):
+                batch = self.batches.get(subs)
+                if batch is not None and batch["status"] == "failed":
+                    if batch.get("tries", 0) < PATTERN_TRIES:
+                        retried += 1
+                    else:
+                        given_up += 1
+        return retried, given_up
 
     def _extract(self, owner: str, kind: str, number: int, batch: dict[str, Any], at: dt.datetime) -> int:
         mem = self.episodes.owner(owner)
@@ -258,15 +284,16 @@ class Patterns:
                 episodes.append(mem.peek(eid))
             except NotFoundError:  # erased or archived since: the batch is what is left
                 continue
+        before = usage_of(self.extractor)
         try:
             found = list(self.extractor.extract(owner, kind, episodes)) if episodes else []
             # a model's answer is text like any capture: sanitized (fail closed) before it is stored
             proposals = [(p, self._clean(owner, p, f"pattern of {kind} batch {number}")) for p in found if p is not None]
         except (LLMError, SanitizerError) as exc:
-            self._failed(owner, kind, number, batch, str(exc))
+            self._failed(owner, kind, number, batch, str(exc), self._tried(before))
             return 0
         except Exception as exc:  # a custom extractor's bug: the record that triggered it is committed already
-            self._failed(owner, kind, number, batch, f"{type(self.extractor).__name__} raised {type(exc).__name__}: {exc}")
+            self._failed(owner, kind, number, batch, f"{type(self.extractor).__name__} raised {type(exc).__name__}: {exc}", 1)
             return 0
         known = {e.id for e in episodes}
         ids: list[str] = []
@@ -315,7 +342,12 @@ class Patterns:
             self.undone.kill((owner, kind, number))
         return len(ids)
 
-    def _failed(self, owner: str, kind: str, number: int, batch: dict[str, Any], error: str) -> None:
+    def _tried(self, before: Usage) -> int:
+        """1 if the extractor's failure was a try: a metered one that made no call was not asked
+        (its run had passed its deadline or stopped after failures), and that costs no try."""
+        return 1 if not is_metered(self.extractor) or (usage_of(self.extractor) - before).calls else 0
+
+    def _failed(self, owner: str, kind: str, number: int, batch: dict[str, Any], error: str, tried: int) -> None:
         """Mark a batch failed, keeping its error through the database's sanitizer: an API error
         may echo the request (an email of a record, a key), and the error was stored raw. A
         sanitizer that fails keeps only that the error's text was dropped."""
@@ -323,7 +355,7 @@ class Patterns:
             kept = self.episodes.audit.clean("pattern batch", {"error": error})["error"]
         except SanitizerError:
             kept = "the extraction failed (its message was not kept: the sanitizer failed on it)"
-        self.batches.set((owner, kind, number), {**batch, "status": "failed", "error": kept})
+        self.batches.set((owner, kind, number), {**batch, "status": "failed", "error": kept, "tries": batch.get("tries", 0) + tried})
 
     def _current(self, owner: str, episode_id: str) -> str | None:
         """The current version of a counted record, or None if erased: a record corrected after it

@@ -99,13 +99,13 @@ class Metered(Protocol):
     def usage(self) -> Usage: ...
 
 
-def _metered(reflector: object) -> bool:
+def is_metered(reflector: object) -> bool:
     """Whether ``reflector`` counts its calls as memdb's adapters do: a ``usage`` of its own
     of another type (a user's reflector keeping a dict) is no count to subtract."""
     return isinstance(getattr(reflector, "usage", None), Usage)
 
 
-def _usage(reflector: object) -> Usage:
+def usage_of(reflector: object) -> Usage:
     """What ``reflector`` has spent so far (nothing for one that does not count as ``_metered``)."""
     usage = getattr(reflector, "usage", None)
     return usage if isinstance(usage, Usage) else Usage()
@@ -336,9 +336,9 @@ class Reflection:
         self.episodes.reload_settings()  # another process may have changed the budget or the window
         named = list(owners) if owners is not None else self.episodes.owners()
         done: dict[str, OwnerReflection] = {}
-        for owner in self._fair_order(named) if _metered(use) else named:
+        for owner in self._fair_order(named) if is_metered(use) else named:
             done[owner] = self._one(self.episodes.owner(owner), at, report.day, use)
-            if _metered(use) and not done[owner].stopped and done[owner].usage.calls:
+            if is_metered(use) and not done[owner].stopped and done[owner].usage.calls:
                 self.budget.set((owner, "asked"), at)
         report.owners = {owner: done[owner] for owner in named}  # reported in the order named
         return report
@@ -360,7 +360,7 @@ class Reflection:
         out.read = len(episodes)
         if not episodes or out.budget_left == 0:
             return out
-        metered = _metered(reflector)
+        metered = is_metered(reflector)
         newest = max(_recorded(e) for e in episodes)
         if metered:
             done = self.budget.get((mem.name, "reflected"))
@@ -370,7 +370,7 @@ class Reflection:
             if int(self.budget.get((mem.name, "calls", day), 0)) >= settings.reflection_calls_per_day:
                 out.unasked = f"its {settings.reflection_calls_per_day} model calls of the day are made (reflection_calls_per_day)"
                 return out
-        before = _usage(reflector)
+        before = usage_of(reflector)
         try:
             # Asked for room beyond the budget by as many entries as the owner already has pending,
             # approved or rejected by a reviewer: a deterministic reflector proposes yesterday's
@@ -435,8 +435,8 @@ class Reflection:
 
     def _spent(self, owner: str, day: str, out: OwnerReflection, reflector: Reflector, before: Usage) -> None:
         """What the owner's reflection cost, in ``out`` and in the day's count of calls."""
-        if _metered(reflector):
-            out.usage = _usage(reflector) - before
+        if is_metered(reflector):
+            out.usage = usage_of(reflector) - before
             if out.usage.calls:
                 self.budget.increment((owner, "calls", day), out.usage.calls)
 

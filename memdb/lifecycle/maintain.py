@@ -49,13 +49,21 @@ class MaintenanceReport:
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
     patterns: int = 0  # written from pattern batches waiting (memdb.surfaces.database.Database.maintain runs them)
+    pattern_batches_failed: int = 0  # failed and retried by the next run
+    pattern_batches_given_up: int = 0  # failed too often: only extract_patterns() retries them
+
+    def _failed_batches(self) -> str:
+        counts = ((self.pattern_batches_failed, "retried next run"), (self.pattern_batches_given_up, "given up"))
+        said = [f"{n} {what}" for n, what in counts if n]
+        return f"pattern batches failed ({', '.join(said)}; batch_status says why) " if said else ""
 
     def __str__(self) -> str:
         return (
             f"maintain at {self.now:%Y-%m-%d %H:%M} UTC: {self.summaries} burst summaries ({self.summarized_sources} episodes summarized"
             f"{f', {self.summarizer_failures} windows left for the next run' if self.summarizer_failures else ''}), "
             f"{self.rescored} rescored ({self.rescore_changed} changed), {self.archived} archived, {self.purged} purged by retention "
-            f"{f'and {self.patterns} patterns from waiting batches ' if self.patterns else ''}in {self.seconds:.2f}s"
+            f"{f'and {self.patterns} patterns from waiting batches ' if self.patterns else ''}{self._failed_batches()}"
+            f"in {self.seconds:.2f}s"
         )
 
 

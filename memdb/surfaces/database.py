@@ -21,7 +21,7 @@ from memdb.engine.store import LMDBStore, Store
 from memdb.errors import ConfigError
 from memdb.governance.distill import Distiller, IdleReport, Sessions
 from memdb.governance.knowledge import Agenda, DecayReport, Entry, Knowledge
-from memdb.governance.patterns import PatternExtractor, Patterns
+from memdb.governance.patterns import PATTERN_TRIES, PatternExtractor, Patterns
 from memdb.governance.reflection import Reflection, ReflectionReport, Reflector
 from memdb.lifecycle.maintain import Lifecycle, MaintenanceReport
 from memdb.lifecycle.summarize import Summarizer
@@ -115,9 +115,11 @@ class Database:
         run: a deadline, and no more calls after failures in a row (``memdb.llm.client``)."""
         with span("memdb.maintain", {}) as s, model_run(self.lifecycle.summarizer, self.patterns.extractor):
             # never inside a caller's transaction: a model's calls would hold the write lock
-            patterns = 0 if self.episodes.space.in_transaction else self.patterns.run_pending(retry_failed=True, now=now)
+            in_txn = self.episodes.space.in_transaction
+            patterns = 0 if in_txn else self.patterns.run_pending(retry_failed=True, max_tries=PATTERN_TRIES, now=now)
             report = self.lifecycle.maintain(now, on_rule)
             report.patterns = patterns
+            report.pattern_batches_failed, report.pattern_batches_given_up = self.patterns.failed()
             for name in ("summaries", "rescored", "archived", "purged"):
                 s.set(f"memdb.maintain.{name}", getattr(report, name))
         return report
@@ -214,7 +216,7 @@ class Database:
 
     def extract_patterns(self, now: dt.datetime | None = None, *, retry_failed: bool = True) -> int:
         """Run pattern extraction for batches left waiting (a model extractor's, completed inside a
-        transaction, or failed), as ``maintain`` does; returns patterns written."""
+        transaction, or failed, those ``maintain`` gave up on too); returns patterns written."""
         with model_run(self.patterns.extractor):
             return self.patterns.run_pending(retry_failed=retry_failed, now=now)
 

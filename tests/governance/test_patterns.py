@@ -18,7 +18,7 @@ from clocks import Clock
 
 import memdb
 from memdb.errors import LLMError, ValidationError
-from memdb.governance.patterns import PatternProposal
+from memdb.governance.patterns import PATTERN_TRIES, PatternProposal
 from memdb.llm.adapters import AnthropicExtractor
 from memdb.memory.models import Episode
 
@@ -226,6 +226,29 @@ def test_a_failing_extractor_never_loses_a_record(tmp_path: Path, clock: Clock) 
     with memdb.open(tmp_path / "f", clock=clock) as db:
         assert db.extract_patterns() == 1  # retried with the offline extractor
         assert db.patterns.batch_status("ana", "debug")[0]["status"] == "done"
+
+
+def test_maintain_gives_up_on_a_batch_that_keeps_failing_and_says_so(tmp_path: Path, clock: Clock) -> None:
+    """A batch the model refused every day cost a call every day, and nothing said so: maintain
+    retries a failed batch PATTERN_TRIES times, its report counts the failed batches, and
+    extract_patterns() still retries one given up."""
+    seen: list[httpx.Request] = []
+    refusal = {"type": "error", "error": {"type": "invalid_request_error", "message": "this batch is refused"}}
+    extractor = AnthropicExtractor(client=model_client(lambda _: refusal, seen, status=400))
+    with memdb.open(tmp_path / "r", clock=clock, pattern_extractor=extractor) as db:
+        deploys(db.owner("ana"), 5)
+        reports = []
+        for _ in range(PATTERN_TRIES + 2):
+            reports.append(db.maintain())
+            clock.advance(days=1)
+        assert len(seen) == PATTERN_TRIES  # one call a run, until it gave up
+        (batch,) = db.patterns.batch_status("ana", "debug")
+        assert batch["status"] == "failed" and batch["tries"] == PATTERN_TRIES and "this batch is refused" in batch["error"]
+        assert [(r.pattern_batches_failed, r.pattern_batches_given_up) for r in reports] == [(1, 0)] * (PATTERN_TRIES - 1) + [(0, 1)] * 3
+        assert "pattern batches failed (1 retried next run; batch_status says why)" in str(reports[0])
+        assert "pattern batches failed (1 given up; batch_status says why)" in str(reports[-1])
+        db.extract_patterns()
+        assert len(seen) == PATTERN_TRIES + 1  # asked for, so tried again
 
 
 def model_client(

@@ -60,6 +60,7 @@ from memdb.memory.layout import SUPERSEDED
 from memdb.memory.models import Episode, bound_text, utc
 from memdb.memory.settings import OUTCOMES
 from memdb.memory.text import normalize_tag, tokenize
+from memdb.memory.timephrase import local_day
 
 __all__ = [
     "OfflineExtractor",
@@ -107,9 +108,11 @@ class Pattern(BaseModel):
         """When a batch last found it."""
         return self.confirmed or self.created
 
-    def line(self) -> str:
-        head = f"{self.latest:%Y-%m-%d} {self.kind}" + (f" [{', '.join(self.tags)}]" if self.tags else "")
-        found = f"; found in {self.seen} batches since {self.created:%Y-%m-%d}" if self.seen > 1 else ""
+    def line(self, zone: str = "UTC") -> str:
+        """The pattern on one line, its days where days begin in ``zone`` (the database's, as
+        every other line of a prepared block says them)."""
+        head = f"{local_day(self.latest, zone)} {self.kind}" + (f" [{', '.join(self.tags)}]" if self.tags else "")
+        found = f"; found in {self.seen} batches since {local_day(self.created, zone)}" if self.seen > 1 else ""
         return f"- {head}: {self.text} (from {len(self.cites)} records{found})".replace("\n", " ")
 
 

@@ -258,7 +258,7 @@ def prepare(
     shown_entries: list[Entry] = []
     in_block: set[str] = set()
     items_of: tuple[tuple[str, list[tuple[Pattern | Entry | list[Hit], str, int]]], ...] = (
-        ("Patterns:", [(p, p.line(), 1) for p in chosen_patterns]),
+        ("Patterns:", [(p, p.line(episodes.settings.timezone), 1) for p in chosen_patterns]),
         ("Knowledge:", [(e, e.line(), 1) for e in entries]),
         ("Past records (with outcomes):", list(_alike(records, episodes.settings.timezone))),  # a recurring one once
         ("Lessons of earlier failures:", list(_alike(lessons, episodes.settings.timezone))),

@@ -762,3 +762,15 @@ def test_erasure_reaches_patterns_and_knowledge_citing_erased_episodes(pdb: memd
     (entry,) = mem.entries()
     assert entry.text == "" and entry.status == "erased" and mem.knowledge() == []
     assert pdb.check().ok
+
+
+def test_prepare_dates_patterns_where_the_database_s_days_begin(tmp_path: Path, clock: Clock) -> None:
+    """A review's find: every line of a prepared block said its day in the database's zone but
+    the patterns', which stayed UTC (a Honolulu evening read as the next day)."""
+    with memdb.open(tmp_path / "hnl", clock=clock) as db:
+        db.configure(timezone="Pacific/Honolulu")
+        deploys(db.owner("ana"), 5)
+        (pattern,) = db.owner("ana").patterns()
+        assert pattern.latest == T0  # 09:00 UTC: 23:00 the day before in Honolulu
+        block = db.owner("ana").prepare("deploy", kind="debug").as_context()
+        assert f"- 2026-05-31 debug [deploy]: {pattern.text}" in block and "2026-06-01" not in block

@@ -95,6 +95,11 @@ class ColdCodec:
             data = raw
         return {"codec": name, "dict": dict_id, "data": data, "hash": content_hash, "raw_bytes": len(raw)}
 
+    def decodable(self, owner: str, value: dict[str, Any]) -> bool:
+        """Whether the dictionary a cold value was packed with is still stored: an erasure drops
+        the owner's dictionaries (``retrain``), maybe between a ``pack`` and its write."""
+        return value["codec"] != "zstd-dict" or (owner, int(value["dict"])) in self.dicts
+
     def retrain(self, owner: str) -> int:
         """Drop every dictionary of ``owner`` and re-pack its dictionary-coded cold records
         under one retrained from those records only, in the current transaction; how many were re-packed.

@@ -51,17 +51,23 @@ class MaintenanceReport:
     patterns: int = 0  # written from pattern batches waiting (memdb.surfaces.database.Database.maintain runs them)
     pattern_batches_failed: int = 0  # failed and retried by the next run
     pattern_batches_given_up: int = 0  # failed too often: only extract_patterns() retries them
+    changed_meanwhile: int = 0  # burst windows and due episodes another process changed while this run read them: left for the next run
 
     def _failed_batches(self) -> str:
         counts = ((self.pattern_batches_failed, "retried next run"), (self.pattern_batches_given_up, "given up"))
         said = [f"{n} {what}" for n, what in counts if n]
         return f"pattern batches failed ({', '.join(said)}; batch_status says why) " if said else ""
 
+    def _meanwhile(self) -> str:
+        n = self.changed_meanwhile
+        return f"({n} changed by another process meanwhile: left for the next run) " if n else ""
+
     def __str__(self) -> str:
         return (
             f"maintain at {self.now:%Y-%m-%d %H:%M} UTC: {self.summaries} burst summaries ({self.summarized_sources} episodes summarized"
             f"{f', {self.summarizer_failures} windows left for the next run' if self.summarizer_failures else ''}), "
             f"{self.rescored} rescored ({self.rescore_changed} changed), {self.archived} archived, {self.purged} purged by retention "
+            f"{self._meanwhile()}"
             f"{f'and {self.patterns} patterns from waiting batches ' if self.patterns else ''}{self._failed_batches()}"
             f"in {self.seconds:.2f}s"
         )
@@ -138,7 +144,7 @@ class Lifecycle:
         report.rescored, report.rescore_changed = rescored.scored, rescored.changed
         tell("archiving")
         for owner in self.episodes.owners():
-            report.archived += self.archive_due(owner, at)
+            report.archived += self.archive_due(owner, at, report)
         if self.episodes.settings.retention_days is not None:
             tell("retention")
             for owner in self.episodes.owners():
@@ -200,6 +206,12 @@ class Lifecycle:
         # windows opening before (mark - 24h) are closed and done: later runs start there
         self.marks.set((owner, "burst_scanned_until"), scanned_until)
 
+    def _changed(self, owner: str, episode_id: str, record: dict[str, Any]) -> bool:
+        """Whether an event read as ``record`` and active is no longer so (erased, superseded,
+        archived, summarized, or its record changed, as a tool call's result comes)."""
+        header = self.episodes.header(owner, episode_id)
+        return header is None or header["status"] != "active" or self.episodes.record_of(owner, episode_id) != record
+
     def _cites(self, owner: str, episode_id: str) -> list[str]:
         """What a hot episode cites (its header does not say): none for one erased since it was listed."""
         record = self.episodes.record_of(owner, episode_id)
@@ -208,9 +220,10 @@ class Lifecycle:
     def _summarize(self, owner: str, key: str, start: dt.datetime, chosen: list[str], report: MaintenanceReport) -> bool:
         mem = self.episodes.owner(owner)
         try:
-            episodes = [mem.peek(eid) for eid in chosen]
+            read = [self.episodes.load(owner, eid) for eid in chosen]
         except NotFoundError:  # one was erased by another process since: the next run sees the window as it is
             return False
+        episodes = [to_episode(owner, eid, record, state) for eid, (record, state) in zip(chosen, read, strict=True)]
         try:
             text = self.summarizer.summarize(episodes, max_lines=3)
         except LLMError as exc:  # left unsummarized: the next run tries again
@@ -227,6 +240,12 @@ class Lifecycle:
         with self.episodes.space.transaction():
             if self.marks.get((owner, "burst", key, ts_micros(start))) is not None:
                 return False
+            # the sources read again in the write: another process may have erased, corrected,
+            # archived or summarized one while the summarizer ran (seconds, with a model); the next
+            # run sees the window as it is (test_races.py: test_a_source_changed_while_summarizing_*)
+            if any(self._changed(owner, eid, record) for eid, (record, _) in zip(chosen, read, strict=True)):
+                report.changed_meanwhile += 1
+                return False
             summary = mem.record_derived(
                 "summary", "\n".join(lines), ts=episodes[-1].ts, accessed_at=report.now, tags=tags, session=session,
                 cites=[e.id for e in episodes],
@@ -238,24 +257,21 @@ class Lifecycle:
 
     # --- archiving ------------------------------------------------------------------------------
 
-    def archive_due(self, owner: str, now: dt.datetime) -> int:
-        """Archive every episode under the relevance threshold and unaccessed for the idle period."""
+    def archive_due(self, owner: str, now: dt.datetime, report: MaintenanceReport | None = None) -> int:
+        """Archive every episode under the relevance threshold and unaccessed for the idle period;
+        one another process changed so that it is no longer due is left (counted in ``report``)."""
         settings = self.episodes.settings
         threshold = settings.archive_below_relevance
-        idle = dt.timedelta(days=settings.archive_after_days)
+        rule = f"relevance < {threshold} and no access for {settings.archive_after_days:g} days"
         archived = 0
         top_band = min(int(threshold), 10)
+        skipped: set[str] = set()  # changed meanwhile: still in its band, not archived this run
         while True:
             due: list[str] = []
             for band in range(0, top_band + 1):
                 for eid in self.episodes.ids_in_band(owner, band):
                     header = self.episodes.header(owner, eid)
-                    if header is None or header["status"] == "archived" or header["relevance"] >= threshold:
-                        continue
-                    if header["kind"] == FACT_KIND:  # durable: a fact leaves by a new value or erasure (``archive``)
-                        continue
-                    last = header.get("last_access") or header["ts"]
-                    if now - last >= idle:
+                    if eid not in skipped and header is not None and self._due(header, now):
                         due.append(eid)
                     if len(due) >= _ARCHIVE_BATCH:
                         break
@@ -265,42 +281,81 @@ class Lifecycle:
                 return archived
             for eid in due:
                 try:
-                    self.archive(owner, eid, now, rule=f"relevance < {threshold} and no access for {settings.archive_after_days:g} days")
+                    done = self._archive(owner, eid, now, rule, due=True)
                 except NotFoundError:  # erased, or archived by another process, since it was found due
                     continue
-                archived += 1
+                if done:
+                    archived += 1
+                else:
+                    skipped.add(eid)
+                    if report is not None:
+                        report.changed_meanwhile += 1
+
+    def _due(self, header: dict[str, Any], now: dt.datetime) -> bool:
+        """Whether a hot episode is due for archiving at ``now`` (facts never are: a fact leaves
+        by a new value or erasure, ``archive``)."""
+        settings = self.episodes.settings
+        if header["status"] in ("archived", SUPERSEDED) or header["kind"] == FACT_KIND:
+            return False
+        last = header.get("last_access") or header["ts"]
+        return bool(header["relevance"] < settings.archive_below_relevance and now - last >= dt.timedelta(days=settings.archive_after_days))
 
     def archive(self, owner: str, episode_id: str, now: dt.datetime, rule: str = "requested") -> None:
         """Archive one episode: compressed to cold storage, one line left hot, one audit record.
 
         A superseded version stays whole until its chain is erased, and a fact stays hot (its
-        key answers in one lookup): both are refused with ValidationError, writing nothing."""
+        key answers in one lookup): both are refused with ValidationError, writing nothing; so is
+        an episode another process changed while it was being archived (try again)."""
+        if not self._archive(owner, episode_id, now, rule):
+            raise ValidationError(f"archive {episode_id!r}: the episode changed while it was being archived; try again")
+
+    def _archive(self, owner: str, episode_id: str, now: dt.datetime, rule: str, due: bool = False) -> bool:
+        """Archive one episode; False, writing nothing, when another process changed it between
+        the read and the write (and, with ``due``, when it is no longer due)."""
         record, header = self.episodes.load(owner, episode_id)
-        if header.get("status") == SUPERSEDED:
-            raise ValidationError(f"archive {episode_id!r}: superseded by {successor_of(header)}; archive the current version")
-        if header["kind"] == FACT_KIND:
-            raise ValidationError(f"archive {episode_id!r}: facts are not archived (record a new value, or erase it)")
-        explanation = self.episodes.scorer.explain(record, header, now)
+        if due and not self._due(header, now):  # changed since it was found due (superseded, read)
+            return False
+        _archivable(episode_id, header)
         episode = to_episode(owner, episode_id, record, header)
         one_line = self.summarizer.one_line(episode)
         digest = content_hash(record)
-        blob = self.cold.pack(owner, record, digest)
-        audit = {
-            "episode": episode_id, "rule": rule, "relevance": explanation.relevance,
-            "components": {
-                "frequency": explanation.frequency, "tags": explanation.tags, "age": explanation.age, "feedback": explanation.feedback,
-            },
-            "content_hash": digest, "one_line": one_line, "codec": blob["codec"],
-        }  # fmt: skip
-        self.episodes.move_to_cold(owner, episode_id, blob, one_line, audit, at=now)
+        blob = self.cold.pack(owner, record, digest)  # may train a dictionary: outside the write
+        with self.episodes.space.transaction():
+            # read again in the write: another process may have corrected (superseded), changed
+            # or, since it was found due, read or rated it, or erased another of the owner's
+            # episodes, which drops the dictionary ``blob`` was packed with (ColdCodec.retrain);
+            # test_races.py: test_an_episode_superseded_while_archiving_*
+            again, state = self.episodes.load(owner, episode_id)
+            if state.get("status") == SUPERSEDED and not due:
+                _archivable(episode_id, state)  # says by which version
+            if (
+                again != record
+                or state.get("status") == SUPERSEDED
+                or (due and not self._due(state, now))
+                or not self.cold.decodable(owner, blob)
+            ):
+                return False
+            explanation = self.episodes.scorer.explain(record, state, now)
+            audit = {
+                "episode": episode_id, "rule": rule, "relevance": explanation.relevance,
+                "components": {
+                    "frequency": explanation.frequency, "tags": explanation.tags, "age": explanation.age, "feedback": explanation.feedback,
+                },
+                "content_hash": digest, "one_line": one_line, "codec": blob["codec"],
+            }  # fmt: skip
+            self.episodes.move_to_cold(owner, episode_id, blob, one_line, audit, at=now)
+        return True
 
     def restore(self, owner: str, episode_id: str) -> Episode:
         """Bring an archived episode's full record back with all its indexes (one audit record)."""
-        cold = self.episodes.cold_blob(owner, episode_id)
-        if cold is None:
-            raise NotFoundError(f"episode {episode_id!r}: no archived episode with this id for owner {owner!r}")
-        record = self.cold.unpack(owner, cold)
-        return self.episodes.move_from_cold(owner, episode_id, record, {"episode": episode_id, "content_hash": cold["hash"]})
+        # the cold record read in the write: an erasure of earlier versions re-packs it unlinked,
+        # and one of other episodes under a new dictionary, meanwhile (test_a_cold_record_repacked_while_restoring_*)
+        with self.episodes.space.transaction():
+            cold = self.episodes.cold_blob(owner, episode_id)
+            if cold is None:
+                raise NotFoundError(f"episode {episode_id!r}: no archived episode with this id for owner {owner!r}")
+            record = self.cold.unpack(owner, cold)
+            return self.episodes.move_from_cold(owner, episode_id, record, {"episode": episode_id, "content_hash": cold["hash"]})
 
     def read_archived(self, owner: str, episode_ids: Iterable[str]) -> list[Episode]:
         """Archived episodes' full records read back from cold storage without restoring them
@@ -308,10 +363,19 @@ class Lifecycle:
         given; an id no longer archived is left out."""
         out = []
         for eid in episode_ids:
-            cold, state = self.episodes.cold_blob(owner, eid), self.episodes.header(owner, eid)
-            if cold is not None and state is not None:
-                out.append(to_episode(owner, eid, self.cold.unpack(owner, cold), state))
+            if (episode := self._read_archived(owner, eid)) is not None:
+                out.append(episode)
         return out
+
+    def _read_archived(self, owner: str, episode_id: str) -> Episode | None:
+        """An archived episode read back whole, or None: its cold record, header and dictionary
+        in one snapshot, so an erasure retraining the owner's dictionaries between the reads does
+        not leave a record packed with a dictionary gone."""
+        with self.episodes.space.snapshot():
+            cold, state = self.episodes.cold_blob(owner, episode_id), self.episodes.header(owner, episode_id)
+            if cold is None or state is None:
+                return None
+            return to_episode(owner, episode_id, self.cold.unpack(owner, cold), state)
 
     def archived_episodes(
         self,
@@ -331,9 +395,16 @@ class Lifecycle:
             else self.episodes.archived_ids_in_session(owner, session, lo, hi, reverse)
         )
         for eid in ids:
-            cold, state = self.episodes.cold_blob(owner, eid), self.episodes.header(owner, eid)
-            if cold is not None and state is not None:
-                yield to_episode(owner, eid, self.cold.unpack(owner, cold), state)
+            if (episode := self._read_archived(owner, eid)) is not None:
+                yield episode
+
+
+def _archivable(episode_id: str, header: dict[str, Any]) -> None:
+    """ValidationError for what is never archived: a superseded version, a fact."""
+    if header.get("status") == SUPERSEDED:
+        raise ValidationError(f"archive {episode_id!r}: superseded by {successor_of(header)}; archive the current version")
+    if header["kind"] == FACT_KIND:
+        raise ValidationError(f"archive {episode_id!r}: facts are not archived (record a new value, or erase it)")
 
 
 def _closed_bursts(

@@ -414,9 +414,20 @@ class Episodes:
         return found
 
     def set_status(self, owner: str, episode_ids: Iterable[str], status: str) -> None:
-        """Mark hot episodes ``summarized`` (or ``active``): the header changes, nothing else."""
+        """Mark hot episodes ``summarized`` (or ``active``): the header changes, nothing else.
+
+        Only between those two: a superseded or archived episode is out of the hot indexes, and
+        either status written over its own would put it back in them piecemeal. The caller
+        checks in its transaction that the episodes are still what it read; one erased or
+        changed meanwhile raises NotFoundError or ValidationError (test_races.py)."""
+        if status not in _HOT_STATUSES:
+            raise ValidationError(f"status {shown(status)}: set_status sets {' or '.join(_HOT_STATUSES)}")
         for eid in episode_ids:
-            header = self.layout.states[(owner, eid)]
+            header = self.layout.states.get((owner, eid))
+            if header is None:
+                raise NotFoundError(f"episode {eid!r}: no such episode for owner {owner!r}")
+            if header["status"] not in _HOT_STATUSES:
+                raise ValidationError(f"episode {eid!r}: {header['status']}, so it is neither marked summarized nor active")
             self.layout.states.set((owner, eid), {**header, "status": status})
 
     def keep_in_header(self, owner: str, episode_id: str, **fields: Any) -> None:
@@ -1195,6 +1206,8 @@ class OwnerEpisodes:
     def _move_to_cold(self, episode_id: str, cold: dict[str, Any], one_line: str, audit: Mapping[str, Any], at: dt.datetime) -> None:
         with self._space.transaction():
             record, state = self._layer.load(self.name, episode_id)
+            if state.get("status") == SUPERSEDED:  # out of the hot indexes already: archived, its header would lose the link
+                raise ValidationError(f"archive {episode_id!r}: superseded by {successor_of(state)}; archive the current version")
             kills, _, deltas, df = self._hot_changes(episode_id, record, state)
             kills.append((self._layout.mem, (self.name, episode_day(episode_id), episode_id)))
             # what experience needs stays hot (DESIGN 5): kind, outcome, tags and time are in the
@@ -1425,6 +1438,7 @@ class OwnerEpisodes:
         self._space.defer_increments(self._layout.stats, (self.name,), deltas)
 
 
+_HOT_STATUSES = ("active", "summarized")  # what ``set_status`` moves between
 _DIGEST_FIELDS = ("what_we_tried", "what_happened", "why", "lesson", "result", "artifact")  # bounded to the digest cap
 # what a new version starts from (a capture's input fields, which decide whether it differs); a
 # fact recorded again is new input, so its time and cites (its predecessors) never make it differ

@@ -689,16 +689,16 @@ def test_maintain_skips_an_episode_erased_after_it_was_found_due(ldb: memdb.Data
     only_feedback_counts(ldb)
     mem = ldb.owner("ana")
     ids = [mem.record("debug", f"old {i}", outcome="failure", feedback=-1.0, ts=T0).id for i in range(4)]
-    original = ldb.lifecycle.archive
+    original = ldb.lifecycle._archive
     erased: list[str] = []
 
-    def archive_racing(m: Any, episode_id: str, now: dt.datetime, rule: str = "requested") -> None:
+    def archive_racing(m: Any, episode_id: str, now: dt.datetime, rule: str, due: bool = False) -> bool:
         if not erased:  # the other process's erase lands first
             erased.append(episode_id)
             ldb.owner("ana").erase([episode_id], reason="deletion request")
-        original(m, episode_id, now, rule)
+        return original(m, episode_id, now, rule, due)
 
-    monkeypatch.setattr(ldb.lifecycle, "archive", archive_racing)
+    monkeypatch.setattr(ldb.lifecycle, "_archive", archive_racing)
     assert ldb.maintain(now=T0 + dt.timedelta(days=31)).archived == 3
     kept = {str(subs[1]): state["status"] for subs, state in ldb.globals["EPST"].items(("ana",))}
     assert kept == {i: "archived" for i in ids if i != erased[0]}

@@ -610,17 +610,18 @@ class OwnerEpisodes:
         # counters are not rolled back with it (test_sanitizer_failure_drops_capture_fail_closed)
         backfill = self._check_live(ts, lambda: f"record({shown(kind)})", live_only=False)  # named only if refused
         prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
-        unknown = [c for c in prepared.get("cites") or () if self._layer.header(self.name, c) is None]
-        if unknown:  # the same answer for another owner's id as for a missing one
-            raise ValidationError(f"record({kind!r}): cites {unknown[0]!r}, which is not one of this owner's episodes")
+        what = f"record({kind!r})"
         if kind == FACT_KIND:
-            return self._record_fact(prepared, backfill, accessed_at)
+            with self._space.transaction():
+                self._check_cites(prepared.get("cites") or (), what)
+                return self._record_fact(prepared, backfill, accessed_at)
         hooks = self._layer.record_hooks if kind in self._layer.settings.typed_kinds else ()
-        if not hooks and not backfill:
+        if not hooks and not backfill and not prepared.get("cites"):
             return self._episode(self._write_new([prepared], accessed_at)[0])
         # the hooks' writes and the backfill's audit record move with the record, or none does
         # (a caller's transaction already ensures it)
         with nullcontext() if self._space.in_transaction else self._space.transaction():
+            self._check_cites(prepared.get("cites") or (), what)
             episode = self._episode(self._write_new([prepared], accessed_at)[0])
             if backfill:
                 assert episode.recorded is not None
@@ -628,6 +629,14 @@ class OwnerEpisodes:
             for hook in hooks:
                 hook(self.name, episode)
         return episode
+
+    def _check_cites(self, cites: Iterable[str], what: str) -> None:
+        """ValidationError for a cite of no episode of this owner; in the write's transaction, so
+        one erased meanwhile (while a distiller ran) is not cited by what is derived from it
+        (test_races.py: test_a_cite_erased_while_recording_is_refused)."""
+        unknown = [c for c in cites if self._layer.header(self.name, c) is None]
+        if unknown:  # the same answer for another owner's id as for a missing one
+            raise ValidationError(f"{what}: cites {unknown[0]!r}, which is not one of this owner's episodes")
 
     def record_derived(self, kind: str, summary: str, *, ts: dt.datetime, accessed_at: dt.datetime, **fields: Any) -> Episode:
         """Record what the lifecycle derives from earlier episodes (a burst summary): dated like
@@ -935,6 +944,7 @@ class OwnerEpisodes:
             again, state = self._current(episode_id, what)
             if again != record:  # another writer got there between the read and this transaction
                 raise ValidationError(f"{what}: the episode changed while it was being superseded; try again")
+            self._check_cites([c for c in prepared.get("cites") or () if c not in (record.get("cites") or ())], what)
             return self._write_successor(episode_id, record, state, prepared, reason, changed, self._layer.now())
 
     def versions(self, episode_id: str) -> list[Episode]:

@@ -20,6 +20,7 @@ from clocks import Clock
 import memdb
 from memdb.errors import NotFoundError, ValidationError
 from memdb.lifecycle.summarize import ExtractiveSummarizer
+from memdb.memory.episodes import OwnerEpisodes
 from memdb.memory.models import Episode
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
@@ -258,6 +259,49 @@ def test_a_cold_record_repacked_while_restoring_comes_back_as_repacked(pair: tup
         erase_v1()
     kept = a.owner("ana").peek(v2.id)
     assert kept.status == "active" and kept.supersedes is None and v1.id not in kept.cites
+    assert a.check().problems == []
+
+
+# --- cites: what is derived from an episode never cites it erased ----------------------------
+
+
+def erasing_while_preparing(a: memdb.Database, b: memdb.Database, victim: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """B erases ``victim`` as A's next capture is prepared (sanitized, outside the write), as
+    when a distiller's answer is being recorded."""
+    prepare = OwnerEpisodes._prepare
+
+    def racing_prepare(self: OwnerEpisodes, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        prepared = prepare(self, *args, **kwargs)
+        if self._layer is a.episodes and not a.episodes.space.in_transaction:
+            monkeypatch.setattr(OwnerEpisodes, "_prepare", prepare)
+            b.owner("ana").erase([victim], reason="user asked")
+        return prepared
+
+    monkeypatch.setattr(OwnerEpisodes, "_prepare", racing_prepare)
+
+
+def test_a_cite_erased_while_recording_is_refused(pair: tuple[memdb.Database, memdb.Database], monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = pair
+    event = b.owner("ana").record_exchange("s1", "the customer's address is on the invoice", "ok")
+    erasing_while_preparing(a, b, event.id, monkeypatch)
+    # (already refused before the check moved into the write; this pins it there)
+    with pytest.raises(ValidationError, match=f"cites {event.id!r}"):
+        a.owner("ana").record("debug", "closed the session", outcome="success", session="s1", cites=[event.id])
+    assert [e.kind for e in a.owner("ana").episodes()] == []
+    assert a.check().problems == []
+
+
+def test_a_new_cite_erased_while_superseding_is_refused(
+    pair: tuple[memdb.Database, memdb.Database], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = pair
+    mem = b.owner("ana")
+    close = mem.record("debug", "closed the session", outcome="success", session="s1")
+    event = mem.record_exchange("s1", "the customer's address is on the invoice", "ok")
+    erasing_while_preparing(a, b, event.id, monkeypatch)
+    with pytest.raises(ValidationError, match=f"cites {event.id!r}"):  # a distilled session continued, citing an erased event
+        a.owner("ana").supersede(close.id, reason="the session continued", summary="closed it again", cites=[event.id])
+    assert a.owner("ana").peek(close.id).status == "active"
     assert a.check().problems == []
 
 

@@ -195,7 +195,7 @@ def _other_spelling(term: str) -> str | None:
 _BY_TEXT: dict[str, float] = {"text_level": 0.0, "text_weight": 1.0, "recency_weight": 0.0, "boost": 0.0}
 _FIRST_PAGE = 32  # the kernel's first top k past the limit, when a filter is applied to its candidates
 # Whether prepare's recalls and failure_lessons rank from the kernel's pages (``_ranked_top``); the
-# tests turn it off to compare with ranking every match (test_prepare_fast.py)
+# tests turn it off to compare with ranking every match (tests/governance/test_prepare_pages.py)
 _KERNEL_PAGES = True
 _ORDERED_READ = 10_000  # matches put in time order at most ("the last three deploys"); past it, ranked as usual
 
@@ -277,20 +277,10 @@ class OwnerQueries:
         a task given tags. Both filter before the limit, so no match of theirs is crowded out.
         """
         interp = self._recall_interp(
-            since,
-            until,
-            tags,
-            any_tags,
-            text,
-            kind,
-            outcome,
-            session,
-            include_archived,
-            include_superseded,
-            include_told,
-            with_outcome,
-            scope_tags,
-        )
+            text, any_tags, kind, include_archived, with_outcome, scope_tags,
+            since=since, until=until, tags=tags, outcome=outcome, session=session,
+            include_superseded=include_superseded, include_told=include_told,
+        )  # fmt: skip
         return self._run(interp, limit, now, offset)
 
     @_timed
@@ -311,9 +301,7 @@ class OwnerQueries:
         applied to its ranked pages (``_ranked_top``), where ``recall`` filters every match of
         the words. The memories returned count as accessed."""
         check_limit(limit)
-        interp = self._recall_interp(
-            None, None, (), any_tags, text, kind, None, None, include_archived, False, False, with_outcome, scope_tags
-        )
+        interp = self._recall_interp(text, any_tags, kind, include_archived, with_outcome, scope_tags)
         at = utc(now, "now") if now is not None else self._layer.now()
         with self._space.snapshot():
             q = self._compile(interp)
@@ -326,19 +314,20 @@ class OwnerQueries:
 
     def _recall_interp(
         self,
-        since: dt.datetime | None,
-        until: dt.datetime | None,
-        tags: Iterable[str],
-        any_tags: Iterable[str],
         text: str | None,
+        any_tags: Iterable[str],
         kind: str | None,
-        outcome: str | None,
-        session: str | None,
         include_archived: bool,
-        include_superseded: bool,
-        include_told: bool,
         with_outcome: bool,
         scope_tags: Iterable[str],
+        *,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        tags: Iterable[str] = (),
+        outcome: str | None = None,
+        session: str | None = None,
+        include_superseded: bool = False,
+        include_told: bool = False,
     ) -> Interpretation:
         """What ``recall`` asks, checked: its window, tags, words and filters."""
         terms = self._identifiers_asked(text_terms(text), include_archived)
@@ -1857,7 +1846,7 @@ class OwnerQueries:
         which the kernel is given (``norm``): then the superset's lower bounds are the ones
         ``_rank`` bounds ``q``'s by, a match the kernel leaves out bounds below its k-th best, and
         once ``keep`` filtered candidates reach that k-th best, none left out can rank
-        (test_prepare_fast.py compares with ranking every match)."""
+        (test_prepare_from_kernel_pages_equals_ranking_every_match)."""
         now_us = ts_micros(at)
         if "archived" not in memo:
             sup, passes = self._superset(q)

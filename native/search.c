@@ -340,6 +340,12 @@ static double bm25_bound(const memdb_text_input *in, term_postings *tp, uint32_t
     return s * (1 + 1e-12);
 }
 
+/* Whether a record of outcome ``got`` (its code & 3) passes the filter ``outcome`` (>= 0). */
+static int outcome_passes(int outcome, int got)
+{
+    return outcome == MEMDB_ANY_OUTCOME ? got != 0 : got == outcome;
+}
+
 int memdb_text_search(const memdb_text_input *in, const double *params, int64_t now_us, int has_lo,
                       int64_t lo_us, int has_hi, int64_t hi_us, int outcome, size_t keep, size_t *total, double *best,
                       size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
@@ -538,7 +544,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                 goto done;
             }
             ts = rd64(rec);
-            if ((has_lo && ts < lo_us) || (has_hi && ts >= hi_us) || (outcome >= 0 && (int)(rd16(rec + 16) & 3) != outcome)) {
+            if ((has_lo && ts < lo_us) || (has_hi && ts >= hi_us) || (outcome >= 0 && !outcome_passes(outcome, (int)(rd16(rec + 16) & 3)))) {
                 continue;
             }
         }
@@ -608,7 +614,7 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
     }
     *best = top;
     {
-        const double norm = top > 0.0 ? top : 1.0;
+        const double norm = params[MEMDB_P_NORM] > 0.0 ? params[MEMDB_P_NORM] : top > 0.0 ? top : 1.0;
         const double any_extra = tl * max_level + rw; /* a chunk without a summary: any level, now */
         const int summarised = in->chunk_newest != NULL && in->chunk_level != NULL;
         size_t heap_n = 0;

@@ -42,8 +42,12 @@ enum {
     MEMDB_P_MAX_LEVEL = 8,      /* 250: the highest relevance level */
     MEMDB_P_BOOST = 9,          /* what a document in a BOOST list adds to its score (0.1) */
     MEMDB_P_TF_UNIT = 10,       /* what one occurrence adds to a stored tf (3): BM25 reads tf / unit */
-    MEMDB_N_SEARCH_PARAMS = 11
+    MEMDB_P_NORM = 11,          /* > 0: the best BM25 to normalise by instead of the search's own (0: its own) */
+    MEMDB_N_SEARCH_PARAMS = 12
 };
+
+/* The outcome filter that passes every document with an outcome (code & 3 != 0): attempts, not talk. */
+#define MEMDB_ANY_OUTCOME 4
 
 /* Return codes. */
 #define MEMDB_OK 0
@@ -81,8 +85,11 @@ typedef struct {
 /* Search the union of the terms' postings (now_us: the time recency is measured from).
  *
  * Filters: a document passes when lo_us <= ts < hi_us (has_lo / has_hi say whether each
- * bound applies) and, when outcome >= 0, its record's outcome == outcome. *total is the number of
- * passing documents and *best the highest BM25 among them (0 when none).
+ * bound applies) and, when outcome >= 0, its record's outcome == outcome (MEMDB_ANY_OUTCOME: any
+ * outcome but none). *total is the number of passing documents and *best the highest BM25 among
+ * them (0 when none). Lower bounds divide BM25 by params[MEMDB_P_NORM] when it is > 0 (a best
+ * over matches the search does not see: the caller's filtered subset, or archived ones), else by
+ * *best (1 when that is 0).
  *
  * keep > 0 ("top" mode): out_doc/out_bm25/out_tf receive, in document order, the passing
  * documents whose lower bound 0.9*bm25/best + text_level*level + 0.05*recency is within

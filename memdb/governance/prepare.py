@@ -224,8 +224,11 @@ def prepare(
         if len(records) >= limit:
             break
         # archived records count: their outcome and lesson stay hot (forgetting never erases experience)
-        result = queries.recall(kind=kind, limit=limit + len(seen) + more, now=at, include_archived=True, with_outcome=True, **query)
-        for m in result.memories:
+        # only the memories are read (no total): recall_memories ranks them from the kernel's pages
+        found = queries.recall_memories(
+            kind=kind, limit=limit + len(seen) + more, now=at, include_archived=True, with_outcome=True, **query
+        )
+        for m in found:
             if m.episode.id not in seen and m.episode.kind != "summary" and in_scope(m.episode.tags):
                 seen.add(m.episode.id)
                 records.append(m)

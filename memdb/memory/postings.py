@@ -57,6 +57,7 @@ from memdb.errors import CorruptValueError, ValidationError
 from memdb.memory.ids import id_at
 
 __all__ = [
+    "ANY_OUTCOME",
     "BLOCK_DOCS",
     "BOOST",
     "CHUNK_DOCS",
@@ -95,6 +96,9 @@ TF_UNIT: Final = 3  # what one occurrence of a term in an episode's own text add
 _MAX_TF: Final = 0xFFFF  # a tf is stored up to this (an episode's text is capped far below it)
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
 _MORE_ROOM, _BAD_BLOCK, _BAD_COLUMN, _NO_MEMORY = -1, -2, -3, -4  # memdb_text_search's return codes (search.h)
+ANY_OUTCOME = 4
+"""The outcome filter of ``search`` that passes every document with an outcome (an attempt, not
+talk): ``MEMDB_ANY_OUTCOME`` in native/search.h."""
 MATCH, RANK, BOOST, REQUIRE = 0, 1, 2, 3
 """What a list of a search is: a query word's postings (its documents match, its tf is scored), a
 word that only ranks, a boost tag's documents (they match and score ``boost`` more), a required
@@ -434,6 +438,9 @@ class SearchParams:
     max_level: float
     boost: float = 0.0  # what a document in a BOOST list adds
     tf_unit: float = TF_UNIT  # BM25 reads a stored tf as tf / tf_unit occurrences
+    # > 0: the best BM25 lower bounds divide by, in place of the search's own: a best over matches
+    # it does not see (a caller's filter of them, archived ones), as the caller's ranking divides
+    norm: float = 0.0
 
     def values(self) -> list[float]:
         return [
@@ -448,7 +455,14 @@ class SearchParams:
             self.max_level,
             self.boost,
             self.tf_unit,
+            self.norm,
         ]
+
+
+def _outcome_passes(outcome: int, got: int) -> bool:
+    """Whether a record of outcome ``got`` (its code & 3) passes the filter ``outcome``: that
+    outcome, or any but none for ``ANY_OUTCOME``. As ``outcome_passes`` in search.c."""
+    return got != 0 if outcome == ANY_OUTCOME else got == outcome
 
 
 def _bm25(idf: float, tf: float, dl: float, avgdl: float, k1: float, b: float, unit: float) -> float:
@@ -566,7 +580,7 @@ def py_search(
             if (
                 (lo is not None and col.ts_us < lo)
                 or (hi is not None and col.ts_us >= hi)
-                or (outcome is not None and col.code & 3 != outcome)
+                or (outcome is not None and not _outcome_passes(outcome, col.code & 3))
             ):
                 continue
         u_doc.append(doc)
@@ -620,7 +634,7 @@ def py_search(
         state[i] = 1
         if i == 0 or bm[i] > top:
             top = bm[i]
-    norm = top if top > 0.0 else 1.0
+    norm = p.norm if p.norm > 0.0 else top if top > 0.0 else 1.0
     any_extra = p.text_level * p.max_level + p.recency_weight  # a chunk without a summary: any level, now
     extras: dict[int, float] = {}  # per chunk: what its level and recency can add at most
 

@@ -67,7 +67,7 @@ from memdb.memory.layout import (
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import BOOST, MATCH, RANK, REQUIRE, TF_UNIT, SearchParams, StoredList
+from memdb.memory.postings import ANY_OUTCOME, BOOST, MATCH, RANK, REQUIRE, TF_UNIT, SearchParams, StoredList
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import shown
@@ -190,6 +190,13 @@ def _other_spelling(term: str) -> str | None:
     return f"{m[1]}{m[2]}" if "-" in term else f"{m[1]}-{m[2]}"
 
 
+# The kernel's score with BM25 alone (SearchParams): what finds the best BM25 among the matches a
+# filter it cannot apply keeps (``_filtered_best``)
+_BY_TEXT: dict[str, float] = {"text_level": 0.0, "text_weight": 1.0, "recency_weight": 0.0, "boost": 0.0}
+_FIRST_PAGE = 32  # the kernel's first top k past the limit, when a filter is applied to its candidates
+# Whether prepare's recalls and failure_lessons rank from the kernel's pages (``_ranked_top``); the
+# tests turn it off to compare with ranking every match (tests/governance/test_prepare_pages.py)
+_KERNEL_PAGES = True
 _ORDERED_READ = 10_000  # matches put in time order at most ("the last three deploys"); past it, ranked as usual
 
 
@@ -269,8 +276,62 @@ class OwnerQueries:
         out a memory whose tags are all others (one without tags stays), as ``prepare`` scopes
         a task given tags. Both filter before the limit, so no match of theirs is crowded out.
         """
+        interp = self._recall_interp(
+            text, any_tags, kind, include_archived, with_outcome, scope_tags,
+            since=since, until=until, tags=tags, outcome=outcome, session=session,
+            include_superseded=include_superseded, include_told=include_told,
+        )  # fmt: skip
+        return self._run(interp, limit, now, offset)
+
+    @_timed
+    def recall_memories(
+        self,
+        text: str | None = None,
+        any_tags: Iterable[str] = (),
+        kind: str | None = None,
+        limit: int = 5,
+        now: dt.datetime | None = None,
+        *,
+        include_archived: bool = False,
+        with_outcome: bool = False,
+        scope_tags: Iterable[str] = (),
+    ) -> list[Hit]:
+        """``recall``'s memories alone, without its total or note (what ``prepare`` reads): a
+        filter the search kernel cannot count (kind, scope tags, any of several tags) is then
+        applied to its ranked pages (``_ranked_top``), where ``recall`` filters every match of
+        the words. The memories returned count as accessed."""
+        check_limit(limit)
+        interp = self._recall_interp(text, any_tags, kind, include_archived, with_outcome, scope_tags)
+        at = utc(now, "now") if now is not None else self._layer.now()
+        with self._space.snapshot():
+            q = self._compile(interp)
+            if not (_KERNEL_PAGES and self._pageable(q)):
+                return self._run(interp, limit, at).memories
+            memories = self._memories(self._ranked_top(q, limit, at, {}))
+        if memories:
+            self._layer.tracker.touch(self.name, [m.id for m in memories], at)
+        return memories
+
+    def _recall_interp(
+        self,
+        text: str | None,
+        any_tags: Iterable[str],
+        kind: str | None,
+        include_archived: bool,
+        with_outcome: bool,
+        scope_tags: Iterable[str],
+        *,
+        since: dt.datetime | None = None,
+        until: dt.datetime | None = None,
+        tags: Iterable[str] = (),
+        outcome: str | None = None,
+        session: str | None = None,
+        include_superseded: bool = False,
+        include_told: bool = False,
+    ) -> Interpretation:
+        """What ``recall`` asks, checked: its window, tags, words and filters."""
         terms = self._identifiers_asked(text_terms(text), include_archived)
-        interp = Interpretation(
+        return Interpretation(
             window=recall_window(since, until),
             tags=tags_of(tags, "tags"),
             any_tags=tags_of(any_tags, "any_tags"),
@@ -285,7 +346,6 @@ class OwnerQueries:
             with_outcome=bool(with_outcome),
             scope_tags=tags_of(scope_tags, "scope_tags"),
         )
-        return self._run(interp, limit, now, offset)
 
     @_timed
     def ask(
@@ -729,27 +789,48 @@ class OwnerQueries:
         said: set[str] = set()
         kept: list[Ranked] = []
         with self._space.snapshot():
-            found = self._matches(q)
-            ranked = [r for r in self._rank(q, found, at, found.total if limit else 0) if r[0] not in skip]
-            for start in range(0, len(ranked), _LESSONS_READ):
-                chunk = ranked[start : start + _LESSONS_READ]
-                keys = self._record_keys(chunk)
-                with self._space.reader() as txn:
-                    raws = txn.get_many(keys)  # a batch of records a round trip (PostgreSQL)
-                for key, r in zip(keys, chunk, strict=True):
-                    raw = raws.get(key)
-                    lesson = self._lesson_of(r[0], r[1], unpack_value(raw) if raw is not None else {})
-                    if lesson and lesson not in said:
-                        said.add(lesson)
-                        kept.append(r)
-                        if len(kept) >= limit:
-                            break
+            for page in self._failure_pages(q, limit + len(skip), at) if limit else ():
+                ranked = [r for r in page if r[0] not in skip]
+                for start in range(0, len(ranked), _LESSONS_READ):
+                    chunk = ranked[start : start + _LESSONS_READ]
+                    keys = self._record_keys(chunk)
+                    with self._space.reader() as txn:
+                        raws = txn.get_many(keys)  # a batch of records a round trip (PostgreSQL)
+                    for key, r in zip(keys, chunk, strict=True):
+                        raw = raws.get(key)
+                        lesson = self._lesson_of(r[0], r[1], unpack_value(raw) if raw is not None else {})
+                        if lesson and lesson not in said:
+                            said.add(lesson)
+                            kept.append(r)
+                            if len(kept) >= limit:
+                                break
+                    if len(kept) >= limit:
+                        break
                 if len(kept) >= limit:
                     break
             out = self._memories(kept)
         if out:
             self._layer.tracker.touch(self.name, [h.id for h in out], at)
         return out
+
+    def _failure_pages(self, q: Query, first: int, at: dt.datetime) -> Iterator[list[Ranked]]:
+        """``q``'s matches best first, in pages each new to the last: the kernel's top ``first``,
+        then four times as many at each page (``_ranked_top``), until they are all listed; every
+        match ranked at once when the kernel cannot page ``q``."""
+        if not (_KERNEL_PAGES and self._pageable(q)):
+            found = self._matches(q)
+            yield self._rank(q, found, at, found.total)
+            return
+        memo: dict[str, Any] = {}
+        listed: set[str] = set()
+        keep = first
+        while True:
+            ranked = self._ranked_top(q, keep, at, memo)
+            yield [r for r in ranked if r[0] not in listed]  # by id: an equal score may move between pages
+            listed.update(r[0] for r in ranked)
+            if len(ranked) < keep:
+                return
+            keep *= 4
 
     def missing_names(self, text: str, now: dt.datetime | None = None) -> tuple[str, ...]:
         """The names ``text`` asks about that no memory holds, archived ones included, as ``ask``
@@ -1694,14 +1775,182 @@ class OwnerQueries:
         # the kernel's BM25 is the twin's sum, term by term in list order: what ``_bm25`` computes
         return Matches(listed=hot, total=found.total, best_text=found.best, boosted=boosted, bm25=found.bm25)
 
+    @staticmethod
+    def _pageable(q: Query) -> bool:
+        """Whether the kernel ranks a superset of ``q``'s hot matches that ``q``'s other filters
+        (kind, scope tags, any of several tags) keep exactly: required words, with any window,
+        outcome, required tags, boost tags and words that only rank."""
+        return bool(q.terms and q.terms_required) and not (q.session or q.include_superseded or q.told)
+
+    def _superset(self, q: Query) -> tuple[Query, Callable[[Callable[[bytes], Any], bytes, int], bool] | None]:
+        """The query the kernel answers whose matches hold ``q``'s hot ones, and the check that
+        keeps ``q``'s among them (None when they are the same). One of ``any_tags`` is a required
+        tag; the archived matches are ``q``'s own (``_archived_of``)."""
+        one = len(q.any_tags) == 1
+        sup = replace(q, kind=None, scope_tags=(), any_tags=(), tags=q.tags + q.any_tags if one else q.tags, include_archived=False)
+        if not (q.kind or q.scope_tags or (q.any_tags and not one)):
+            return sup, None
+        owner, st = self.name, self._layout
+        kinds = [st.by_kind.key((owner, q.kind, o or NO_OUTCOME)) for o in OUTCOME_OF_CODE] if q.kind else None
+        any_tags = [st.by_tag.key((owner, t)) for t in q.any_tags] if not one else []
+        scope = st.parent_key(st.states, (owner,)) if q.scope_tags else None
+
+        def passes(get: Callable[[bytes], Any], tail: bytes, code: int) -> bool:  # as ``_filter`` checks them
+            if kinds is not None and get(kinds[code & 3] + tail) is None:
+                return False
+            if any_tags and all(get(p + tail) is None for p in any_tags):
+                return False
+            if scope is not None:
+                raw = get(scope + tail[-ID_TAIL_BYTES:])
+                return raw is not None and in_scope(q, decoded_header(raw)[0]["tags"])
+            return True
+
+        return sup, passes
+
+    def _archived_of(self, q: Query) -> list[Archived]:
+        """``q``'s archived matches, as ``_matches`` finds them: with boost tags and words, those
+        holding a word or a boost tag."""
+        found = self._archived_matches(q, cap=None)
+        if q.boost_tags and not q.any_tags:  # as ``_matches`` merges the tagged ones in
+            have = {a[0] for a in found}
+            tagged = self._archived_matches(replace(q, any_tags=q.boost_tags, terms=(), terms_required=False), cap=None)
+            found.extend(a for a in tagged if a[0] not in have)
+        return found
+
+    def _filtered_best(
+        self,
+        sup: Query,
+        lists: list[tuple[str, int]],
+        passes: Callable[[Callable[[bytes], Any], bytes, int], bool],
+        now_us: int,
+        kind: str | None,
+    ) -> float | None:
+        """The best BM25 among the matches of ``sup`` that ``passes``: the kernel's top k by BM25
+        alone, widened until one of them passes or it holds them all (0 when none passes); None
+        when only listing them all would tell, and ``_widens`` says not to."""
+        keep = _FIRST_PAGE
+        while True:
+            found = self._text_search(sup, lists, keep, now_us, by_text=True)
+            order = sorted(range(len(found.bm25)), key=lambda i: -found.bm25[i])
+            with self._space.reader() as txn:
+                for i in order:
+                    ts_us, suffix, code = found.columns[i]
+                    if passes(txn.get, column_tail(ts_us, suffix), code):
+                        return found.bm25[i]
+            # a document the kernel left out scores below every one it listed: none passed
+            if found.total <= keep:
+                return 0.0
+            keep *= 4
+            if not self._widens(kind, keep, found.total):
+                return None
+
+    def _ranked_top(self, q: Query, keep: int, at: dt.datetime, memo: dict[str, Any]) -> list[Ranked]:
+        """The ``keep`` best matches of a ``_pageable`` query, as ``_rank`` orders every match
+        (``_matches`` without a limit), from the kernel's top k of ``_superset(q)`` widened until
+        its filtered candidates settle the top ``keep``; no total is counted. ``memo`` keeps what
+        the next page of the same query reuses (its archived matches, its best BM25).
+
+        Exact because the score divides BM25 by the best of ``q``'s matches (hot and archived),
+        which the kernel is given (``norm``): then the superset's lower bounds are the ones
+        ``_rank`` bounds ``q``'s by, a match the kernel leaves out bounds below its k-th best, and
+        once ``keep`` filtered candidates reach that k-th best, none left out can rank
+        (test_prepare_from_kernel_pages_equals_ranking_every_match)."""
+        now_us = ts_micros(at)
+        if "all" in memo:
+            every: list[Ranked] = memo["all"]
+            return every[:keep]
+        if "archived" not in memo:
+            sup, passes = self._superset(q)
+            archived = self._archived_of(q) if q.include_archived else []
+            lists = self._kernel_lists(sup)[0]
+            memo.update(sup=sup, passes=passes, lists=lists, archived=archived)
+            memo["archived best"] = max(self._bm25(q, [hits for _, _, hits in archived]), default=0.0)
+            if passes is not None:
+                filtered = self._filtered_best(sup, lists, passes, now_us, q.kind)
+                if filtered is None:
+                    return self._every_match_ranked(q, keep, at, memo)
+                memo["best"] = max(filtered, memo["archived best"])
+        sup, passes, lists, archived = memo["sup"], memo["passes"], memo["lists"], memo["archived"]
+        scored = self._kernel_lists(sup)[1]
+        first_boost, first_required = len(scored), len(lists) - len(dict.fromkeys(sup.tags))
+        boost_bonus = bool(sup.boost_tags)
+        k = keep + _FIRST_PAGE if passes is not None else keep
+        while True:
+            best = memo.get("best")
+            found = self._text_search(sup, lists, k, now_us, norm=(best or 1.0) if best is not None else 0.0)
+            if best is None:  # every match the kernel's: its best, or an archived one's
+                memo["best"] = best = max(found.best, memo["archived best"])
+                if best > found.best:
+                    continue  # ranked again, divided as ``_rank`` divides
+            top = best or 1.0
+            hot: list[Hot] = []
+            bm25: list[float] = []
+            boosted: set[bytes] = set()
+            lows: list[float] = []  # each listed candidate's lower bound, as ``_text_lows`` makes it
+            kept: list[float] = []
+            with self._space.reader() as txn:
+                get = txn.get
+                for (ts_us, suffix, code), tfs, dl, bm in zip(found.columns, found.tfs, found.dls, found.bm25, strict=True):
+                    tail = column_tail(ts_us, suffix)
+                    low = 0.9 * bm / top + TEXT_LEVEL * (code >> 2) + 0.05 * 0.5 ** (max(now_us - ts_us, 0) / WEEK_US)
+                    is_boosted = boost_bonus and any(tfs[first_boost:first_required])
+                    if is_boosted:
+                        low += 0.1
+                    lows.append(low)
+                    if passes is not None and not passes(get, tail, code):
+                        continue
+                    if is_boosted:
+                        boosted.add(tail)
+                    hot.append((tail, code, KernelHits(scored, tfs, dl)))
+                    bm25.append(bm)
+                    kept.append(low)
+            # settled when the kernel listed every match, or ``keep`` kept ones reach its k-th best
+            # lower bound (every match it left out bounds a level below that)
+            if found.total <= k or passes is None:
+                break
+            kth = heapq.nlargest(k, lows)[-1] if len(lows) >= k else math.inf
+            if sum(low >= kth for low in kept) >= keep:
+                break
+            k *= 4
+            if not self._widens(q.kind, k, found.total):
+                return self._every_match_ranked(q, keep, at, memo)
+        found_q = Matches(listed=hot, archived=archived, best_text=best, boosted=boosted, bm25=bm25)
+        return self._rank(q, found_q, at, keep)
+
+    @staticmethod
+    def _widens(kind: str | None, keep: int, total: int) -> bool:
+        """Whether the kernel's next page (``keep`` of ``total`` matches) is worth reading: short of
+        all of them, or without a kind, whose index range drives ranking every match when few of
+        the words' matches are of it (a research failure about the deploy: 91 ms from pages that
+        list all 8,888 failures with the words, 11 from the kind's range)."""
+        return keep < total or kind is None
+
+    def _every_match_ranked(self, q: Query, keep: int, at: dt.datetime, memo: dict[str, Any]) -> list[Ranked]:
+        """The top ``keep`` of every match of ``q`` ranked (kept in ``memo`` for the next pages)."""
+        found = self._matches(q)
+        memo["all"] = every = self._rank(q, found, at, found.total)
+        return every[:keep]
+
     def _text_search(
-        self, q: Query, lists: Sequence[tuple[str, int]], keep: int, now_us: int, by_time: bool = False, tags_only: bool = False
+        self,
+        q: Query,
+        lists: Sequence[tuple[str, int]],
+        keep: int,
+        now_us: int,
+        by_time: bool = False,
+        tags_only: bool = False,
+        *,
+        by_text: bool = False,
+        norm: float = 0.0,
     ) -> TextFound:
         """The search kernel over ``lists`` (a word's postings or a tag's list, and its role)
         with ``q``'s window and outcome: what it found, with the time, id suffix and index code
         of each document it returned (``columns``; ``column_tail`` makes their index tails). ``by_time``
         ranks the top ``keep`` by recency alone (``BY_TIME``), the newest first; with ``tags_only``
-        every list is a tag's, and the top ``keep`` rank by relevance and recency (``BY_RELEVANCE``)."""
+        every list is a tag's, and the top ``keep`` rank by relevance and recency (``BY_RELEVANCE``);
+        ``by_text`` ranks by BM25 alone (``BY_TEXT``). ``norm`` > 0 is the best BM25 the ranking
+        divides by in place of the kernel's own (``SearchParams.norm``). ``q.with_outcome`` is
+        applied by the kernel (``ANY_OUTCOME``), so it counts those matches exactly."""
         text, owner = self._layout.text, self.name
         idf, avgdl = self._bm25_weights(q)
         chunks = text.chunks(owner)
@@ -1713,7 +1962,11 @@ class OwnerQueries:
             params = replace(params, **BY_TIME)
         elif tags_only:
             params = replace(params, **BY_RELEVANCE)
-        outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else None
+        elif by_text:
+            params = replace(params, **_BY_TEXT)
+        if norm > 0.0:
+            params = replace(params, norm=norm)
+        outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else ANY_OUTCOME if q.with_outcome else None
         blocks = [self._stored_list(memo, name, tags_only or role > RANK) for name, role in lists]
         weights = [idf.get(name, 0.0) if role <= RANK and not tags_only else 0.0 for name, role in lists]
         roles = [role for _, role in lists]

@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from memdb.engine.process import after_fork
 from memdb.errors import NotFoundError, StoreBusyError, StoreClosedError, StoreError, TransactionConflictError
@@ -62,6 +62,13 @@ def is_postgres_url(path: object) -> bool:
     return isinstance(path, str) and path.startswith(_SCHEMES)
 
 
+def _normal(url: str) -> str:
+    """``url`` as libpq takes it: no blanks around it, the scheme in lower case."""
+    url = url.strip()
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme.lower()}{sep}{rest}"
+
+
 def _driver() -> Any:
     try:
         import psycopg
@@ -79,12 +86,23 @@ def _ready(fd: int, events: int, timeout_ms: int) -> bool:
 
 
 def _split_url(url: str) -> tuple[str, str | None]:
-    """The libpq URL without memdb's own ``memdb_name`` parameter, and that parameter."""
-    parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    names = [v for k, v in query if k == _NAME_PARAM]
-    rest = urlencode([(k, v) for k, v in query if k != _NAME_PARAM])
-    return urlunsplit(parts._replace(query=rest)), (names[-1] if names else None)
+    """The libpq URL without memdb's own ``memdb_name`` parameter, and that parameter; the rest
+    is passed as given (rebuilt by ``urlunsplit``, ``postgresql:///db?host=/run/pg`` lost its ``//``;
+    re-encoded, a ``%20`` became a ``+`` that libpq does not decode)."""
+    url = _normal(url)
+    try:
+        urlsplit(url)  # libpq refuses what this refuses (an unclosed [ in the host)
+    except ValueError as exc:
+        raise StoreError(f"postgres store {redact_url(url)}: the URL does not parse: {exc} (check the host part)") from None
+    base, mark, query = url.partition("?")
+    kept, names = [], []
+    for item in query.split("&") if mark else ():
+        key, _, value = item.partition("=")
+        if unquote(key) == _NAME_PARAM:
+            names.append(unquote(value))
+        elif item:
+            kept.append(item)
+    return (f"{base}?{'&'.join(kept)}" if kept else base), (names[-1] if names else None)
 
 
 # Query parameters whose values messages may show; every other value (password, sslpassword,

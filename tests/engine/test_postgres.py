@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -25,10 +26,11 @@ from postgres_server import drop, unique_name
 
 import memdb
 from memdb.cli import main
-from memdb.engine.postgres import PostgresStore
+from memdb.engine.postgres import PostgresStore, _split_url
 from memdb.engine.store import LMDBStore
 from memdb.errors import NotFoundError, StoreClosedError, StoreError, TransactionConflictError
 
+SECRET = "S3cretPw!"
 ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/engine/)
 
 
@@ -71,6 +73,55 @@ def test_open_selects_backend_by_path(pg_url: str, tmp_path: Path) -> None:
     with memdb.open(tmp_path / "lmdb", map_size=1 << 20) as db:
         assert isinstance(db.store, LMDBStore)
     drop(pg_url, name)
+
+
+@pytest.mark.parametrize(
+    ("url", "conninfo", "name"),
+    [
+        ("postgresql:///team?host=/var/run/postgresql", "postgresql:///team?host=/var/run/postgresql", None),
+        ("postgresql:///team?host=/run/pg&memdb_name=x", "postgresql:///team?host=/run/pg", "x"),
+        ("postgresql://?host=h&dbname=team&memdb_name=x&port=5", "postgresql://?host=h&dbname=team&port=5", "x"),
+        ("Postgres://h/db?options=-c%20search_path%3Dteam&memdb_name=x", "postgres://h/db?options=-c%20search_path%3Dteam", "x"),
+        (
+            "postgresql://h1:5432,h2:5433/db?target_session_attrs=read-write",
+            "postgresql://h1:5432,h2:5433/db?target_session_attrs=read-write",
+            None,
+        ),
+    ],
+)
+def test_memdb_name_is_taken_out_of_the_url_and_the_rest_kept_as_given(url: str, conninfo: str, name: str | None) -> None:
+    """libpq gets the URL as written, less ``memdb_name``: rebuilt by urlunsplit, a URL without a
+    host lost the ``//`` of its empty host part, and a ``%20`` re-encoded became a ``+``."""
+    assert _split_url(url) == (conninfo, name)
+
+
+def test_every_url_form_libpq_accepts_opens(pg_url: str) -> None:
+    """Without a host part (the usual form for a Unix socket: ``postgresql:///db?host=/run/...``),
+    with the database as a parameter, with percent-escapes: each opens the server."""
+    parts = urlsplit(pg_url)
+    where = f"host={parts.hostname}&port={parts.port}&user={parts.username}"
+    name = unique_name()
+    forms = [
+        f"postgresql://{parts.path}?{where}",
+        f"postgresql://?{where}&dbname=postgres",
+        f"postgresql:///postgres?{where}&memdb_name={name}",
+        f"{pg_url}?application_name=memdb%20urls",
+    ]
+    for url in forms:
+        with memdb.open(url, name=name) if "memdb_name" not in url else memdb.open(url) as db:
+            assert isinstance(db.store, PostgresStore) and db.store.name == name
+            db.globals["T"]["x"] = 1
+            if "application_name" in url:  # passed as written: libpq decodes %20, never a +
+                with _raw(pg_url) as conn:
+                    names = {r[0] for r in conn.execute("SELECT application_name FROM pg_stat_activity").fetchall()}
+                assert "memdb urls" in names
+    drop(pg_url, name)
+
+
+def test_a_url_that_does_not_parse_is_a_store_error_without_its_password() -> None:
+    with pytest.raises(StoreError, match=r"the URL does not parse.*check the host part") as info:
+        PostgresStore(f"postgresql://memdb:{SECRET}@[::1:54329/postgres")
+    assert SECRET not in str(info.value)
 
 
 def test_names_keep_databases_apart(pg_url: str) -> None:
@@ -393,7 +444,7 @@ def test_writer_killed_mid_transaction_leaves_nothing(pg_url: str) -> None:
     child = _child(
         """
         import sys, time
-        from memdb.engine.postgres import PostgresStore
+        from memdb.engine.postgres import PostgresStore, _split_url
         s = PostgresStore(sys.argv[1], name=sys.argv[2])
         with s.write() as w:
             w.put(b"committed", b"yes")

@@ -8,6 +8,7 @@ throwaway cluster of ``tests/postgres_server.py``.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import signal
@@ -28,7 +29,7 @@ import memdb
 from memdb.cli import main
 from memdb.engine.postgres import PostgresStore, _split_url
 from memdb.engine.store import LMDBStore
-from memdb.errors import NotFoundError, StoreClosedError, StoreError, TransactionConflictError
+from memdb.errors import ConfigError, NotFoundError, StoreClosedError, StoreError, TransactionConflictError
 
 SECRET = "S3cretPw!"
 ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/engine/)
@@ -73,6 +74,57 @@ def test_open_selects_backend_by_path(pg_url: str, tmp_path: Path) -> None:
     with memdb.open(tmp_path / "lmdb", map_size=1 << 20) as db:
         assert isinstance(db.store, LMDBStore)
     drop(pg_url, name)
+
+
+def test_a_url_in_another_case_or_with_blanks_opens_the_server(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Schemes are case-insensitive (RFC 3986): ``PostgreSQL://`` opened a local directory named
+    after the URL, and the agent's memories never reached the server."""
+    monkeypatch.chdir(tmp_path)
+    name = unique_name()
+    rest = pg_url.partition("://")[2]
+    for url in (f"PostgreSQL://{rest}", f"POSTGRES://{rest}", f" {pg_url}\n"):
+        with memdb.open(url, name=name) as db:
+            assert isinstance(db.store, PostgresStore)
+            db.globals["T"]["n"] = db.globals["T"].get(("n",), 0) + 1
+    with memdb.open(pg_url, name=name) as db:
+        assert db.globals["T"]["n"] == 3
+    user, _, host = rest.partition("@")
+    login = rest if ":" in user else f"{user}:{SECRET}@{host}"  # the throwaway server trusts its user: any password
+    assert main(["stats", "--json", "--db", f"Postgres://{login}?memdb_name={name}"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out)["episodes"] == 0 and json.loads(out)["path"].startswith("postgres://") and SECRET not in out
+    assert os.listdir(tmp_path) == []
+    drop(pg_url, name)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"postgresql:/memdb:{SECRET}@127.0.0.1:1/postgres",  # one slash
+        f"postgressql://memdb:{SECRET}@127.0.0.1:1/postgres",  # a typo in the scheme
+        f"mysql://memdb:{SECRET}@127.0.0.1:1/postgres?password={SECRET}",
+        f"memdb:{SECRET}@127.0.0.1:1/postgres",  # no scheme
+        Path(f"postgresql://memdb:{SECRET}@127.0.0.1:1/postgres"),  # a Path keeps one slash
+        "file:///tmp/mem",
+    ],
+)
+def test_a_mistyped_url_is_refused_not_made_a_directory(path: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anything shaped like a URL that is not PostgreSQL's is a ConfigError that masks the
+    password: it became an LMDB directory named after the URL, password and all."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="shaped like a URL, but not a postgresql://") as info:
+        memdb.open(path)
+    assert SECRET not in str(info.value) and os.listdir(tmp_path) == []
+
+
+def test_a_plain_path_is_still_a_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What is refused is the shape of a URL, not a colon or an at sign in a path."""
+    monkeypatch.chdir(tmp_path)
+    for path in ("mem", "./postgresql:/odd", "notes@2026", "C:/mem", "ana@laptop:mem"):
+        with memdb.open(path, map_size=1 << 20) as db:
+            assert isinstance(db.store, LMDBStore)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ throwaway cluster of ``tests/postgres_server.py``.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import resource
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
+from clocks import Clock
 from postgres_server import drop, unique_name
 
 import memdb
@@ -364,6 +366,34 @@ def test_get_many(store: PostgresStore) -> None:
         before = store.round_trips
         assert r.get_many([b"a", b"b", b"c"]) == {b"a": b"1", b"c": b"3"}
         assert store.round_trips - before == 1
+
+
+def test_round_trips_of_a_record_stay_bounded_after_a_bulk_load(pg_url: str) -> None:
+    """A typed record costs the same however many pattern batches a bulk load in one transaction
+    left waiting (the first record after 2,000 ran them all: 6,899 round trips); the figures of
+    ``docs/backends.md`` (38 for this one sentence, about 85 when it completes a batch)."""
+    name = unique_name()
+    clock = Clock(dt.datetime(2026, 1, 5, 9, 0, tzinfo=dt.UTC))
+    with memdb.open(pg_url, name=name, clock=clock) as db:
+        mem = db.owner("ana")
+
+        def record(i: int) -> int:
+            clock.advance(minutes=3)
+            db.flush()
+            before = db.store.round_trips
+            mem.record("debug", f"Deploy of Project X failed: a migration held a lock (run {i}).", outcome="failure",
+                       tags=["Project X", "deploy"], lesson="run migrations before the deploy window")  # fmt: skip
+            return db.store.round_trips - before
+
+        costs = [record(i) for i in range(10)]
+        plain, batch = costs[0], costs[4]
+        assert costs == [plain] * 4 + [batch] + [plain] * 4 + [costs[9]] and plain < 50 and batch < 2 * plain + 20
+        with db.transaction():
+            for _ in range(50):
+                mem.record("debug", "bulk load", outcome="success", tags=["deploy"])
+        after = [record(i) for i in range(10, 15)]
+        assert after[:4] == [plain] * 4 and after[4] < 2 * plain + 20  # its own batch only
+    drop(pg_url, name)
 
 
 # --- isolation, retries, replays ------------------------------------------------------------

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO, TypeVar
 
 import memdb
-from memdb.engine.postgres import is_postgres_url, redact_url
+from memdb.engine.postgres import is_postgres_url, looks_like_url, shown_url
 from memdb.errors import MemdbError, NotFoundError, ValidationError
 from memdb.memory.models import check_owner
 from memdb.memory.sanitize import shown
@@ -115,23 +115,23 @@ def progress(items: Iterable[T], total: int | None, label: str, stream: TextIO |
 
 def _holds_database(path: str) -> bool:
     """Whether ``path`` is a memdb database already: an LMDB directory with its data file, or a
-    PostgreSQL URL (the server says, when opened)."""
-    return is_postgres_url(path) or os.path.isfile(os.path.join(path, "data.mdb"))
+    URL (the server says, when opened; ``memdb.open`` refuses one that is not PostgreSQL's)."""
+    return looks_like_url(path) or os.path.isfile(os.path.join(path, "data.mdb"))
 
 
 _CREATES = "this command only reads or changes an existing database; record, fact KEY VALUE, config SETTING=VALUE or import create one"
 
 
 def _shown_db(db: str) -> str:
-    """``--db`` as output and messages show it: a PostgreSQL URL without its password."""
-    return redact_url(db) if is_postgres_url(db) else db
+    """``--db`` as output and messages show it: a URL (PostgreSQL's or a mistyped one) without its password."""
+    return shown_url(db) if looks_like_url(db) else db
 
 
 def _open(args: argparse.Namespace, *, create: bool = False) -> memdb.Database:
     """The database at ``--db``; only commands that record memory or settings pass ``create`` (module docstring)."""
     if not create and not _holds_database(args.db):
         what = "no such directory" if not os.path.exists(args.db) else "no memdb database there"
-        raise NotFoundError(f"--db {args.db}: {what} ({_CREATES})")
+        raise NotFoundError(f"--db {_shown_db(args.db)}: {what} ({_CREATES})")
     try:
         return _open_logged(args.db, create)
     except NotFoundError:
@@ -474,7 +474,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         owners = {o: db.owner(o).count() for o in db.owners()}
         store = db.store.stat() if hasattr(db.store, "stat") else {}
         data = {
-            "path": redact_url(args.db) if is_postgres_url(args.db) else os.path.abspath(args.db),  # never a password
+            "path": _shown_db(args.db) if is_postgres_url(args.db) else os.path.abspath(args.db),  # never a password
             "owners": owners,
             "episodes": sum(owners.values()),
             "dropped_captures": db.globals["META"].get(("dropped_captures",), 0),

@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from memdb.engine.process import after_fork
 from memdb.errors import NotFoundError, StoreBusyError, StoreClosedError, StoreError, TransactionConflictError
@@ -43,7 +43,7 @@ from memdb.errors import NotFoundError, StoreBusyError, StoreClosedError, StoreE
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["PostgresStore", "is_postgres_url", "redact_url"]
+__all__ = ["PostgresStore", "is_postgres_url", "looks_like_url", "redact_url", "shown_url"]
 
 _SCHEMES: Final = ("postgresql://", "postgres://")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
@@ -58,8 +58,40 @@ _MAX_PAGE_GROWTH: Final = 16  # the largest page: 16x the first
 
 
 def is_postgres_url(path: object) -> bool:
-    """True for a ``postgresql://`` or ``postgres://`` URL (what ``memdb.open`` routes here)."""
-    return isinstance(path, str) and path.startswith(_SCHEMES)
+    """True for a ``postgresql://`` or ``postgres://`` URL (what ``memdb.open`` routes here): the
+    scheme in any case, as RFC 3986 reads schemes, and blanks around the URL ignored (libpq takes
+    neither, and ``PostgreSQL://...`` became a local directory named after the URL)."""
+    return isinstance(path, str) and path.strip().lower().startswith(_SCHEMES)
+
+
+def _normal(url: str) -> str:
+    """``url`` as libpq takes it: no blanks around it, the scheme in lower case."""
+    url = url.strip()
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme.lower()}{sep}{rest}"
+
+
+# A path shaped like a URL (``looks_like_url``): a scheme and a slash (``postgresql:/h/db``,
+# ``postgressql://...``; a one-letter scheme is a Windows drive), or ``user:pw@`` (``user:pw@host/db``).
+_URL_LIKE = re.compile(r"\s*(?:[A-Za-z][A-Za-z0-9+.-]+:/|[^\s/:@]+:[^@]*@)")
+# the password of such a string: after the user's ``:``, to the last ``@`` (more, never less)
+_USERINFO = re.compile(r"^(\s*(?:[A-Za-z][A-Za-z0-9+.-]*:/+)?[^\s/:@?#]*):(?!/).*@")
+_PARAM = re.compile(r"([?&])([^=&#]*)=([^&#]*)")
+
+
+def looks_like_url(path: object) -> bool:
+    """Whether ``path`` is shaped like a URL (a mistyped one, or of another scheme) rather than
+    a directory: ``memdb.open`` refuses it instead of making a directory named after it."""
+    return isinstance(path, str) and _URL_LIKE.match(path) is not None
+
+
+def shown_url(url: str) -> str:
+    """A URL, or anything shaped like one, as messages show it: ``redact_url`` for a PostgreSQL
+    URL; otherwise with the password (after the user's ``:``, to the ``@``) and parameter values masked."""
+    if is_postgres_url(url):
+        return redact_url(url)
+    masked = _USERINFO.sub(r"\1:***@", url, count=1)
+    return _PARAM.sub(lambda m: f"{m[1]}{m[2]}={m[3] if m[2] in _SHOWN_PARAMS else '***'}", masked)
 
 
 def _driver() -> Any:
@@ -79,12 +111,23 @@ def _ready(fd: int, events: int, timeout_ms: int) -> bool:
 
 
 def _split_url(url: str) -> tuple[str, str | None]:
-    """The libpq URL without memdb's own ``memdb_name`` parameter, and that parameter."""
-    parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    names = [v for k, v in query if k == _NAME_PARAM]
-    rest = urlencode([(k, v) for k, v in query if k != _NAME_PARAM])
-    return urlunsplit(parts._replace(query=rest)), (names[-1] if names else None)
+    """The libpq URL without memdb's own ``memdb_name`` parameter, and that parameter; the rest
+    is passed as given (rebuilt by ``urlunsplit``, ``postgresql:///db?host=/run/pg`` lost its ``//``;
+    re-encoded, a ``%20`` became a ``+`` that libpq does not decode)."""
+    url = _normal(url)
+    try:
+        urlsplit(url)  # libpq refuses what this refuses (an unclosed [ in the host)
+    except ValueError as exc:
+        raise StoreError(f"postgres store {redact_url(url)}: the URL does not parse: {exc} (check the host part)") from None
+    base, mark, query = url.partition("?")
+    kept, names = [], []
+    for item in query.split("&") if mark else ():
+        key, _, value = item.partition("=")
+        if unquote(key) == _NAME_PARAM:
+            names.append(unquote(value))
+        elif item:
+            kept.append(item)
+    return (f"{base}?{'&'.join(kept)}" if kept else base), (names[-1] if names else None)
 
 
 # Query parameters whose values messages may show; every other value (password, sslpassword,
@@ -98,6 +141,7 @@ _SHOWN_PARAMS: Final = frozenset({
 def redact_url(url: str) -> str:
     """The URL as messages show it: scheme, user, hosts, database and harmless parameters;
     the password and every other parameter's value as ``***`` (a URL that does not parse, whole)."""
+    url = _normal(url)
     try:
         parts = urlsplit(url)
         userinfo, at, hosts = parts.netloc.rpartition("@")

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any, Literal
 
 from memdb.engine.globals import Globals
-from memdb.engine.postgres import PostgresStore, is_postgres_url
+from memdb.engine.postgres import PostgresStore, is_postgres_url, looks_like_url, shown_url
 from memdb.engine.store import LMDBStore, Store
 from memdb.errors import ConfigError
 from memdb.governance.distill import Distiller, IdleReport, Sessions
@@ -277,7 +277,8 @@ def open(
     **options: Any,
 ) -> Database:
     """Open (creating if missing) the memdb database in directory ``path`` on LMDB, or on a
-    PostgreSQL-wire server when ``path`` is a ``postgresql://`` (or ``postgres://``) URL;
+    PostgreSQL-wire server when ``path`` is a ``postgresql://`` (or ``postgres://``) URL (a path
+    shaped like any other URL: ConfigError);
     ``create=False`` opens an existing one only (NotFoundError where there is none, and nothing
     is made: a reader with a mistyped path must not find "nothing" in a database it just made).
 
@@ -291,6 +292,13 @@ def open(
     (see ``docs/backends.md``).
     """
     kind: type[LMDBStore] | type[PostgresStore] = PostgresStore if is_postgres_url(path) else LMDBStore
+    if kind is LMDBStore and looks_like_url(where := os.fspath(path)):
+        # a mistyped URL made a local directory named after it, password and all, and the
+        # agent's memories went there instead of the server (test_a_mistyped_url_is_refused_not_made_a_directory)
+        raise ConfigError(
+            f"open {shown_url(where)!r}: shaped like a URL, but not a postgresql:// or postgres:// one "
+            "(check the scheme and its //; a database directory is a plain path)"
+        )
     allowed = [p.name for p in inspect.signature(kind.__init__).parameters.values() if p.kind is p.KEYWORD_ONLY]
     unknown = sorted(set(options) - set(allowed))
     if unknown:

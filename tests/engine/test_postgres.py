@@ -8,6 +8,8 @@ throwaway cluster of ``tests/postgres_server.py``.
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import os
 import resource
 import signal
@@ -18,17 +20,20 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
+from clocks import Clock
 from postgres_server import drop, unique_name
 
 import memdb
 from memdb.cli import main
-from memdb.engine.postgres import PostgresStore
+from memdb.engine.postgres import PostgresStore, _split_url
 from memdb.engine.store import LMDBStore
-from memdb.errors import NotFoundError, StoreClosedError, StoreError, TransactionConflictError
+from memdb.errors import ConfigError, NotFoundError, StoreClosedError, StoreError, TransactionConflictError
 
+SECRET = "S3cretPw!"
 ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/engine/)
 
 
@@ -71,6 +76,106 @@ def test_open_selects_backend_by_path(pg_url: str, tmp_path: Path) -> None:
     with memdb.open(tmp_path / "lmdb", map_size=1 << 20) as db:
         assert isinstance(db.store, LMDBStore)
     drop(pg_url, name)
+
+
+def test_a_url_in_another_case_or_with_blanks_opens_the_server(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Schemes are case-insensitive (RFC 3986): ``PostgreSQL://`` opened a local directory named
+    after the URL, and the agent's memories never reached the server."""
+    monkeypatch.chdir(tmp_path)
+    name = unique_name()
+    rest = pg_url.partition("://")[2]
+    for url in (f"PostgreSQL://{rest}", f"POSTGRES://{rest}", f" {pg_url}\n"):
+        with memdb.open(url, name=name) as db:
+            assert isinstance(db.store, PostgresStore)
+            db.globals["T"]["n"] = db.globals["T"].get(("n",), 0) + 1
+    with memdb.open(pg_url, name=name) as db:
+        assert db.globals["T"]["n"] == 3
+    user, _, host = rest.partition("@")
+    login = rest if ":" in user else f"{user}:{SECRET}@{host}"  # the throwaway server trusts its user: any password
+    assert main(["stats", "--json", "--db", f"Postgres://{login}?memdb_name={name}"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out)["episodes"] == 0 and json.loads(out)["path"].startswith("postgres://") and SECRET not in out
+    assert os.listdir(tmp_path) == []
+    drop(pg_url, name)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"postgresql:/memdb:{SECRET}@127.0.0.1:1/postgres",  # one slash
+        f"postgressql://memdb:{SECRET}@127.0.0.1:1/postgres",  # a typo in the scheme
+        f"mysql://memdb:{SECRET}@127.0.0.1:1/postgres?password={SECRET}",
+        f"memdb:{SECRET}@127.0.0.1:1/postgres",  # no scheme
+        Path(f"postgresql://memdb:{SECRET}@127.0.0.1:1/postgres"),  # a Path keeps one slash
+        "file:///tmp/mem",
+    ],
+)
+def test_a_mistyped_url_is_refused_not_made_a_directory(path: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Anything shaped like a URL that is not PostgreSQL's is a ConfigError that masks the
+    password: it became an LMDB directory named after the URL, password and all."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match="shaped like a URL, but not a postgresql://") as info:
+        memdb.open(path)
+    assert SECRET not in str(info.value) and os.listdir(tmp_path) == []
+
+
+def test_a_plain_path_is_still_a_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What is refused is the shape of a URL, not a colon or an at sign in a path."""
+    monkeypatch.chdir(tmp_path)
+    for path in ("mem", "./postgresql:/odd", "notes@2026", "C:/mem", "ana@laptop:mem"):
+        with memdb.open(path, map_size=1 << 20) as db:
+            assert isinstance(db.store, LMDBStore)
+
+
+@pytest.mark.parametrize(
+    ("url", "conninfo", "name"),
+    [
+        ("postgresql:///team?host=/var/run/postgresql", "postgresql:///team?host=/var/run/postgresql", None),
+        ("postgresql:///team?host=/run/pg&memdb_name=x", "postgresql:///team?host=/run/pg", "x"),
+        ("postgresql://?host=h&dbname=team&memdb_name=x&port=5", "postgresql://?host=h&dbname=team&port=5", "x"),
+        ("Postgres://h/db?options=-c%20search_path%3Dteam&memdb_name=x", "postgres://h/db?options=-c%20search_path%3Dteam", "x"),
+        (
+            "postgresql://h1:5432,h2:5433/db?target_session_attrs=read-write",
+            "postgresql://h1:5432,h2:5433/db?target_session_attrs=read-write",
+            None,
+        ),
+    ],
+)
+def test_memdb_name_is_taken_out_of_the_url_and_the_rest_kept_as_given(url: str, conninfo: str, name: str | None) -> None:
+    """libpq gets the URL as written, less ``memdb_name``: rebuilt by urlunsplit, a URL without a
+    host lost the ``//`` of its empty host part, and a ``%20`` re-encoded became a ``+``."""
+    assert _split_url(url) == (conninfo, name)
+
+
+def test_every_url_form_libpq_accepts_opens(pg_url: str) -> None:
+    """Without a host part (the usual form for a Unix socket: ``postgresql:///db?host=/run/...``),
+    with the database as a parameter, with percent-escapes: each opens the server."""
+    parts = urlsplit(pg_url)
+    where = f"host={parts.hostname}&port={parts.port}&user={parts.username}"
+    name = unique_name()
+    forms = [
+        f"postgresql://{parts.path}?{where}",
+        f"postgresql://?{where}&dbname=postgres",
+        f"postgresql:///postgres?{where}&memdb_name={name}",
+        f"{pg_url}?application_name=memdb%20urls",
+    ]
+    for url in forms:
+        with memdb.open(url, name=name) if "memdb_name" not in url else memdb.open(url) as db:
+            assert isinstance(db.store, PostgresStore) and db.store.name == name
+            db.globals["T"]["x"] = 1
+            if "application_name" in url:  # passed as written: libpq decodes %20, never a +
+                with _raw(pg_url) as conn:
+                    names = {r[0] for r in conn.execute("SELECT application_name FROM pg_stat_activity").fetchall()}
+                assert "memdb urls" in names
+    drop(pg_url, name)
+
+
+def test_a_url_that_does_not_parse_is_a_store_error_without_its_password() -> None:
+    with pytest.raises(StoreError, match=r"the URL does not parse.*check the host part") as info:
+        PostgresStore(f"postgresql://memdb:{SECRET}@[::1:54329/postgres")
+    assert SECRET not in str(info.value)
 
 
 def test_names_keep_databases_apart(pg_url: str) -> None:
@@ -263,6 +368,34 @@ def test_get_many(store: PostgresStore) -> None:
         assert store.round_trips - before == 1
 
 
+def test_round_trips_of_a_record_stay_bounded_after_a_bulk_load(pg_url: str) -> None:
+    """A typed record costs the same however many pattern batches a bulk load in one transaction
+    left waiting (the first record after 2,000 ran them all: 6,899 round trips); the figures of
+    ``docs/backends.md`` (38 for this one sentence, about 85 when it completes a batch)."""
+    name = unique_name()
+    clock = Clock(dt.datetime(2026, 1, 5, 9, 0, tzinfo=dt.UTC))
+    with memdb.open(pg_url, name=name, clock=clock) as db:
+        mem = db.owner("ana")
+
+        def record(i: int) -> int:
+            clock.advance(minutes=3)
+            db.flush()
+            before = db.store.round_trips
+            mem.record("debug", f"Deploy of Project X failed: a migration held a lock (run {i}).", outcome="failure",
+                       tags=["Project X", "deploy"], lesson="run migrations before the deploy window")  # fmt: skip
+            return db.store.round_trips - before
+
+        costs = [record(i) for i in range(10)]
+        plain, batch = costs[0], costs[4]
+        assert costs == [plain] * 4 + [batch] + [plain] * 4 + [costs[9]] and plain < 50 and batch < 2 * plain + 20
+        with db.transaction():
+            for _ in range(50):
+                mem.record("debug", "bulk load", outcome="success", tags=["deploy"])
+        after = [record(i) for i in range(10, 15)]
+        assert after[:4] == [plain] * 4 and after[4] < 2 * plain + 20  # its own batch only
+    drop(pg_url, name)
+
+
 # --- isolation, retries, replays ------------------------------------------------------------
 
 
@@ -393,7 +526,7 @@ def test_writer_killed_mid_transaction_leaves_nothing(pg_url: str) -> None:
     child = _child(
         """
         import sys, time
-        from memdb.engine.postgres import PostgresStore
+        from memdb.engine.postgres import PostgresStore, _split_url
         s = PostgresStore(sys.argv[1], name=sys.argv[2])
         with s.write() as w:
             w.put(b"committed", b"yes")

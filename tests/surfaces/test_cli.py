@@ -504,6 +504,27 @@ def test_commands_that_do_not_record_refuse_a_path_without_a_database(
     assert os.listdir(path) == [] if there == "empty directory" else not path.exists()  # nothing created
 
 
+@pytest.mark.parametrize(
+    "argv", [["record", "debug", "x", "--outcome", "success"], ["stats"], ["config", "timezone=UTC"]], ids=lambda a: a[0]
+)
+@pytest.mark.parametrize(
+    "db", ["postgres:/memdb:S3cretPw!@127.0.0.1:1/postgres", "postgressql://memdb:S3cretPw!@h/db", "memdb:S3cretPw!@h/db"]
+)
+def test_a_mistyped_url_is_refused_with_its_password_masked(
+    argv: list[str], db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A URL with a typo in the scheme or its ``//`` was recorded into a local directory named after
+    it (exit 0), and a reading command printed it, password and all."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--db", db]) == 1
+    line = one_error_line(capsys)
+    assert "shaped like a URL, but not a postgresql://" in line and ":***@" in line and "S3cretPw!" not in line
+    assert os.listdir(tmp_path) == []
+    assert main([*argv, "--db", db, "--json"]) == 1
+    out = capsys.readouterr().out
+    assert json.loads(out)["error"]["type"] == "ConfigError" and "S3cretPw!" not in out
+
+
 def test_commands_that_record_create_the_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["record", "debug", "first", "--outcome", "success", "--db", str(tmp_path / "a")]) == 0
     assert main(["fact", "ana/ui.theme", "dark", "--db", str(tmp_path / "b")]) == 0

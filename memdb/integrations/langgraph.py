@@ -8,7 +8,11 @@ episode layer. The mapping:
   whole namespace is kept under that one owner, and no call reaches another owner's items);
 - fact key: ``lg/`` + the rest of the namespace and the item key, ``/``-joined, each label with
   every character outside ``A-Za-z0-9_.:@-`` written ``+HH`` (its UTF-8 bytes); a key that
-  would pass memdb's 128 characters is ``lg:`` + a SHA-256 prefix of the labels instead;
+  would pass memdb's 128 characters, or that the sanitizer would read as personal data once
+  escaped (``#12345678`` is ``+2312345678``, a phone's shape), is ``lg:`` + a SHA-256 prefix of
+  the labels in the letters g-v instead (no digit, so no number of a person). Items keep the
+  key they were written under: a get also looks for the digest, and for the hex digest long
+  keys had before. A get or put is a keyed lookup (``Memory.fact``: it counts as an access);
 - value: the fact's ``decisions`` hold the namespace, the key, the value as given (sanitized:
   an email comes back as ``<EMAIL_1>``, a value under ``password`` as ``<SECRET_1>``), the
   creation time and the expiry; the value's text (each string and number with its field name, or the
@@ -28,14 +32,22 @@ episode layer. The mapping:
   put supersedes the fact, the same value again too (earlier values stay as versions, as for
   any fact, until their own expiry), and a refreshing read's new version moves only the
   expiry; a delete erases every version with an audit record, and so does a put over an
-  expired item before it writes a fresh one.
+  expired item before it writes a fresh one;
+- a version written through memdb's own API (``supersede``, ``record("fact", ...)`` on the
+  item's key, the MCP tools) is read, not refused: a changed text is the item's value as
+  ``{"content": text}``, any other change keeps the value the store last wrote (and its
+  expiry); the next put writes a dict again.
 
 Filters apply to value fields (dotted paths reach nested ones) with ``$eq``, ``$ne``, ``$gt``,
-``$gte``, ``$lt``, ``$lte``; ``limit``/``offset`` count items after filtering. TTL follows
+``$gte``, ``$lt``, ``$lte``; ``limit``/``offset`` count items after filtering, and page one
+order (``_search``). A put whose value memdb sanitized logs a WARNING naming the item and the
+paths changed (never a value). TTL follows
 LangGraph's ``TTLConfig`` (minutes): an item expires ``ttl`` minutes after its last write or
 refreshing read; expired items are never returned or listed, and are erased when a read or a
 put meets them or ``sweep_ttl()`` runs, which also erases an earlier value (a version) whose
-own expiry passed, with the versions before it. A refreshing read writes a new expiry only once less than
+own expiry passed, with the versions before it; until then memdb's own queries still read it,
+so ``TTLConfig(sweep_interval_minutes=...)`` starts a sweeper thread (``start_ttl_sweeper``).
+A refreshing read writes a new expiry only once less than
 half the TTL is left, so reading does not add a version each time. ``search(query=...)``
 counts as an access of what it returns (memdb's recall does), whatever ``refresh_ttl`` says.
 
@@ -48,13 +60,17 @@ in turn (``Database.owners``).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import datetime as dt
 import hashlib
 import json
 import logging
+import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from langgraph.store.base import (
@@ -75,7 +91,7 @@ from langgraph.store.base import (
 )
 
 from memdb import Database, Episode, Memory, RegexSanitizer
-from memdb.errors import NoSearchableWordsError, NotFoundError, ValidationError
+from memdb.errors import NoSearchableWordsError, NotFoundError, StoreClosedError, ValidationError
 
 __all__ = ["MemdbStore"]
 
@@ -84,9 +100,9 @@ READABLE = "lg/"
 HASHED = "lg:"
 KEY_CHARS = 128  # memdb's cap on a fact key
 _KEPT = re.compile(r"[A-Za-z0-9_.:@-]")
+_LETTERS = str.maketrans("0123456789abcdef", "ghijklmnopqrstuv")
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 _MISSING = object()
-_PAGE = 50
 _log = logging.getLogger(__name__)  # under memdb's logger (memdb.engine.log), whose NullHandler keeps it quiet
 _MESSAGES = RegexSanitizer()  # a caller's value in an error message, with personal data replaced
 
@@ -100,13 +116,42 @@ def _label(text: str) -> str:
     return "".join(c if _KEPT.match(c) else "".join(f"+{b:02X}" for b in c.encode("utf-8", "surrogatepass")) for c in text)
 
 
-def fact_key(stored: Sequence[str], key: str) -> str:
-    """The memdb fact key of an item: readable when it fits, else a digest (both injective)."""
+def _readable(stored: Sequence[str], key: str) -> str | None:
+    """The readable fact key of an item, or None past memdb's 128 characters."""
     readable = READABLE + "/".join(_label(p) for p in (*stored, key))
-    if len(readable) <= KEY_CHARS:
+    return readable if len(readable) <= KEY_CHARS else None
+
+
+def _sha(stored: Sequence[str], key: str) -> str:
+    return hashlib.sha256(json.dumps([*stored, key]).encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+def _digest(stored: Sequence[str], key: str) -> str:
+    """An item's digest key: its hex digest written in the letters g-v. Without a digit it reads as
+    no number of a person: one hex digest in 800 did (a phone, a card), and its item was refused
+    (test_a_digest_key_holds_no_digit)."""
+    return HASHED + _sha(stored, key).translate(_LETTERS)
+
+
+def fact_key(stored: Sequence[str], key: str, keeps: Callable[[str], bool] | None = None) -> str:
+    """The memdb fact key a new item takes: the readable one when it fits and ``keeps`` (the
+    database's sanitizer) leaves it as written, else the digest (both injective, and apart: one
+    starts ``lg/``, the other ``lg:``). The ``+HH`` escapes can make an ordinary key read as a
+    phone number (``#12345678`` is ``+2312345678``): such a key takes the digest instead of being
+    refused (test_keys_whose_escapes_read_as_personal_data_are_kept)."""
+    readable = _readable(stored, key)
+    if readable is not None and (keeps is None or keeps(readable)):
         return readable
-    digest = hashlib.sha256(json.dumps([*stored, key]).encode("utf-8", "surrogatepass")).hexdigest()
-    return HASHED + digest[:40]
+    return _digest(stored, key)
+
+
+def _lookup_keys(stored: Sequence[str], key: str) -> list[str]:
+    """Every fact key an item may be under, most likely first: the readable one, the digest, and
+    the hex digest items past 128 characters took before digests were letters (read, never written)."""
+    readable = _readable(stored, key)
+    if readable is not None:
+        return [readable, _digest(stored, key)]
+    return [_digest(stored, key), HASHED + _sha(stored, key)]
 
 
 def _scan_prefixes(stored_prefix: Sequence[str]) -> list[str]:
@@ -121,8 +166,8 @@ class MemdbStore(BaseStore):
     ``db``: an open ``memdb.Database``. ``owner``: keep every namespace under this one owner
     (else the namespace's first label names the owner). ``fields``: value paths whose text is
     indexed (LangGraph's path syntax, e.g. ``["content", "tags[*]"]``; default each string
-    and number in the value). ``ttl``: LangGraph's ``TTLConfig`` (``default_ttl`` and
-    ``refresh_on_read``; minutes).
+    and number in the value). ``ttl``: LangGraph's ``TTLConfig`` (``default_ttl``,
+    ``refresh_on_read``, ``sweep_interval_minutes``; minutes).
     """
 
     supports_ttl = True
@@ -142,6 +187,10 @@ class MemdbStore(BaseStore):
         self._fields = list(fields) if fields is not None else None
         self.ttl_config = ttl
         self._handles: dict[str, Memory] = {}
+        self._sweeper_lock = threading.Lock()
+        self._sweeper: tuple[threading.Thread, concurrent.futures.Future[None], threading.Event] | None = None
+        if ttl and ttl.get("sweep_interval_minutes"):
+            self.start_ttl_sweeper()
 
     def __repr__(self) -> str:
         return f"<memdb.integrations.langgraph.MemdbStore owner={self._owner!r}>"
@@ -184,12 +233,66 @@ class MemdbStore(BaseStore):
         for owner in self._owners(None):
             mem = self._memory(owner)
             now = mem.now()
-            for episode in list(self._scan(mem, ())):
-                if _expired(episode, now):
-                    gone += self._expire(mem, episode)
-                elif episode.supersedes is not None:
-                    gone += self._expire_versions(mem, episode)
+            for view in list(self._scan(mem, ())):
+                if _expired(view, now):
+                    gone += self._expire(mem, view)
+                elif view.episode.supersedes is not None:
+                    gone += self._expire_versions(mem, view.episode)
         return gone
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
+        """Run ``sweep_ttl`` every ``sweep_interval_minutes`` (else the ``TTLConfig``'s, else 5) in
+        a daemon thread, as LangGraph's PostgresStore and SqliteStore do; started by the store
+        itself when its ``TTLConfig`` sets ``sweep_interval_minutes``. Until a sweep erases an
+        expired item it is a fact memdb's own queries, MCP tools and exports still read (the
+        store never returns it): the interval bounds how long. The future is done once the
+        sweeper stops (``stop_ttl_sweeper``, or the database closed); cancelling it stops it.
+        A second call while one runs returns the running one's future."""
+        with self._sweeper_lock:
+            if self._sweeper is not None and self._sweeper[0].is_alive():
+                return self._sweeper[1]
+            minutes = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+            if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not 0 < minutes < 10**9:
+                raise ValidationError(f"ttl sweep interval {_shown(minutes)}: a positive number of minutes")
+            stop = threading.Event()
+            future: concurrent.futures.Future[None] = concurrent.futures.Future()
+            future.add_done_callback(lambda f: stop.set() if f.cancelled() else None)
+            thread = threading.Thread(
+                target=self._sweep_loop, args=(float(minutes) * 60, stop, future), daemon=True, name="memdb-ttl-sweeper"
+            )
+            self._sweeper = (thread, future, stop)
+            thread.start()
+            return future
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper; True once it stopped (or none ran), False if ``timeout`` seconds passed first."""
+        with self._sweeper_lock:
+            sweeper = self._sweeper
+        if sweeper is None:
+            return True
+        thread, _, stop = sweeper
+        stop.set()
+        thread.join(timeout)
+        if thread.is_alive():
+            return False
+        with self._sweeper_lock:
+            if self._sweeper is sweeper:
+                self._sweeper = None
+        return True
+
+    def _sweep_loop(self, seconds: float, stop: threading.Event, future: concurrent.futures.Future[None]) -> None:
+        while not stop.wait(seconds):
+            try:
+                gone = self.sweep_ttl()
+            except StoreClosedError:  # the database closed under it: nothing left to sweep
+                break
+            except Exception:  # a failed sweep is retried next time; the thread lives on
+                _log.exception("langgraph store: a ttl sweep failed")
+                continue
+            if gone:
+                _log.info("langgraph store: the ttl sweep erased %d expired items and versions", gone)
+        if not future.done():
+            future.set_result(None)
 
     # --- operations --------------------------------------------------------------------------------
 
@@ -213,42 +316,41 @@ class MemdbStore(BaseStore):
         mem = self._reader(owner)
         if mem is None:
             return None
-        episode = _current(mem, fact_key(stored, op.key))
-        if episode is None:
+        view = self._lookup(mem, stored, op.key)  # an access (Memory.fact)
+        if view is None:
             return None
-        if _expired(episode, mem.now()):
-            self._expire(mem, episode)
+        if _expired(view, mem.now()):
+            self._expire(mem, view)
             return None
         if op.refresh_ttl:
-            try:
-                episode = mem.get(episode.id)  # an access
-            except NotFoundError:  # deleted since it was read: a read of a missing item
-                return None
-            episode = self._refresh(mem, episode)
-        return self._item(owner, episode)
+            view = self._refresh(mem, view)
+        return self._item(owner, view)
 
     def _put(self, op: PutOp) -> None:
         owner, stored = self._split(op.namespace)
         mem = self._memory(owner)
-        key = fact_key(stored, op.key)
         # the current version is read in the write's transaction: read before it, another
         # writer's delete in between made this delete raise NotFoundError, or this put follow a
         # version no longer there (test_concurrent_deletes_and_puts_of_one_item)
         with self._db.transaction():
-            prior = _current(mem, key)
+            prior = self._lookup(mem, stored, op.key)
             if op.value is None:
                 if prior is not None:
-                    mem.delete(prior.id, reason="langgraph store: item deleted")
+                    mem.delete(prior.episode.id, reason="langgraph store: item deleted")
                 return
             now = mem.now()
             if prior is not None and _expired(prior, now):
                 # erased as met, then written afresh: superseded, the expired value stayed for good
                 # as an earlier version (test_a_put_over_an_expired_item_erases_it_and_writes_a_fresh_one)
-                mem.delete(prior.id, reason="langgraph store: ttl expired")
+                mem.delete(prior.episode.id, reason="langgraph store: ttl expired")
                 prior = None
+            # an item stays under the fact key it has; a new one takes the readable key if memdb keeps it
+            key = str(prior.episode.key) if prior is not None else fact_key(stored, op.key, self._keeps)
             # a first version's creation is the put's time; later ones keep the first's
-            created = (prior.decisions.get("created_at") or prior.ts) if prior is not None else now
-            self._write(mem, key, stored, op.key, dict(op.value), op.index, created, now, op.ttl, now)
+            created = prior.created if prior is not None else now
+            given = dict(op.value)
+            episode = self._write(mem, key, stored, op.key, given, op.index, created, now, op.ttl, now)
+            _tell_sanitized(mem, episode, given)
 
     def _write(
         self,
@@ -294,66 +396,82 @@ class MemdbStore(BaseStore):
         return episode
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
+        """One order over one set of candidates, paged by ``offset``/``limit``: with a query,
+        each owner's matches in memdb's recall order (best first; ties newest first), the owners
+        merged by score; without, most recently updated first, then by owner and fact key. Page
+        k of size n is items [k*n, (k+1)*n) of that order (test_query_pages_are_slices_of_one_order)."""
         owners, stored_prefix = self._scope(op.namespace_prefix)
-        want = max(op.offset, 0) + max(op.limit, 0)
+        start = max(op.offset, 0)
+        want = start + max(op.limit, 0)
         query = (op.query or "").strip()
-        ranked: list[tuple[float, str, str, Episode]] = []  # (sort key, owner, id, episode)
+        ranked: list[tuple[tuple[Any, ...], float | None, str, _View]] = []  # (order, score, owner, item)
         for owner in owners:
             mem = self._reader(owner)
             if mem is None:
                 continue
-            found = self._recalled(mem, query, stored_prefix, op.filter, want) if query else self._listed(mem, stored_prefix, op.filter)
-            ranked.extend(found if query else found[:want])
-        ranked.sort(key=lambda r: (r[0], r[1], r[2]))
-        page = ranked[max(op.offset, 0) : want]
+            if query:
+                floor = math.inf
+                for position, (score, view) in enumerate(self._recalled(mem, query, stored_prefix, op.filter, want)):
+                    # the owners' lists are merged by score; an order that never rises keeps each
+                    # owner's own order (recall's), even where its scores do not fall strictly
+                    floor = min(floor, score)
+                    ranked.append(((-floor, owner, position), score, owner, view))
+            else:
+                listed = self._listed(mem, stored_prefix, op.filter)
+                ranked.extend(((-v.updated.timestamp(), owner, str(v.episode.key)), None, owner, v) for v in listed[:want])
+        ranked.sort(key=lambda r: r[0])
         out = []
-        for order, owner, _, episode in page:
+        for _, shown_score, owner, view in ranked[start:want]:
             mem = self._memory(owner)
             if op.refresh_ttl:
-                episode = self._refresh(mem, episode)
-            score = -order if query else None
-            item = self._item(owner, episode)
-            out.append(SearchItem(item.namespace, item.key, item.value, item.created_at, item.updated_at, score))
+                view = self._refresh(mem, view)
+            item = self._item(owner, view)
+            out.append(SearchItem(item.namespace, item.key, item.value, item.created_at, item.updated_at, shown_score))
         return out
 
     def _recalled(
         self, mem: Memory, query: str, prefix: tuple[str, ...], flt: dict[str, Any] | None, want: int
-    ) -> list[tuple[float, str, str, Episode]]:
-        """The store's facts matching ``query`` through memdb's recall, best first."""
-        found: list[tuple[float, str, str, Episode]] = []
-        expired: list[Episode] = []
+    ) -> list[tuple[float, _View]]:
+        """The first ``want`` store items matching ``query`` through memdb's recall, in its order,
+        with their scores. Recall counts what it returns as read, and a read item ranks higher
+        after: each round asks for just the items still wanted, so no item past the page is
+        read, and a later page is never reordered by an earlier page's reads (items of earlier
+        pages only move up) (test_query_pages_are_slices_of_one_order)."""
+        found: list[tuple[float, _View]] = []
+        expired: list[_View] = []
         now = mem.now()
         offset = 0
         while len(found) < want:
+            need = want - len(found)
             try:
-                result = mem.recall(text=query, kind="fact", tags=[TAG], limit=max(_PAGE, 2 * want), offset=offset)
+                result = mem.recall(text=query, kind="fact", tags=[TAG], limit=need, offset=offset)
             except NoSearchableWordsError:  # "what is it?": no word to share with an item, so no item matches
                 return []
             for hit in result.memories:
-                episode = hit.episode
-                if not _ours(episode) or not _indexed(episode):
+                view = _resolve(mem, hit.episode)
+                if view is None or not view.indexed:
                     continue
-                if _expired(episode, now):
-                    expired.append(episode)
-                elif _within(episode, prefix) and _matches(episode, flt):
-                    found.append((-hit.score, mem.name, episode.id, episode))
+                if _expired(view, now):
+                    expired.append(view)
+                elif _within(view, prefix) and _matches(view, flt):
+                    found.append((hit.score, view))
             offset += len(result.memories)
-            if not result.memories or offset >= result.total:
+            if len(result.memories) < need or offset >= result.total:
                 break
-        for episode in expired:  # after paging: erasing while paging would shift the pages
-            self._expire(mem, episode)
+        for view in expired:  # after paging: erasing while paging would shift the pages
+            self._expire(mem, view)
         return found
 
-    def _listed(self, mem: Memory, prefix: tuple[str, ...], flt: dict[str, Any] | None) -> list[tuple[float, str, str, Episode]]:
-        """The store's facts under ``prefix`` passing ``flt``, most recently updated first."""
+    def _listed(self, mem: Memory, prefix: tuple[str, ...], flt: dict[str, Any] | None) -> list[_View]:
+        """The store's items under ``prefix`` passing ``flt``, most recently updated first (then by fact key)."""
         now = mem.now()
         found = []
-        for episode in self._scan(mem, prefix):
-            if _expired(episode, now):
-                self._expire(mem, episode)
-            elif _matches(episode, flt):
-                found.append((-_updated(episode).timestamp(), mem.name, episode.id, episode))
-        found.sort(key=lambda r: (r[0], r[1], r[2]))
+        for view in self._scan(mem, prefix):
+            if _expired(view, now):
+                self._expire(mem, view)
+            elif _matches(view, flt):
+                found.append(view)
+        found.sort(key=lambda v: (-v.updated.timestamp(), str(v.episode.key)))
         return found
 
     def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
@@ -365,11 +483,11 @@ class MemdbStore(BaseStore):
             if mem is None:
                 continue
             now = mem.now()
-            for episode in self._scan(mem, ()):
-                if _expired(episode, now):
-                    self._expire(mem, episode)
+            for view in self._scan(mem, ()):
+                if _expired(view, now):
+                    self._expire(mem, view)
                 else:
-                    namespaces.add(self._namespace(owner, episode))
+                    namespaces.add(self._namespace(owner, view))
         chosen = [ns for ns in namespaces if all(_namespace_matches(c, ns) for c in conditions)]
         if op.max_depth is not None:
             chosen = list({ns[: op.max_depth] for ns in chosen})
@@ -411,23 +529,37 @@ class MemdbStore(BaseStore):
         except ValidationError:
             return None
 
-    def _namespace(self, owner: str, episode: Episode) -> tuple[str, ...]:
-        stored = tuple(episode.decisions["namespace"])
-        return stored if self._owner is not None else (owner, *stored)
+    def _keeps(self, key: str) -> bool:
+        """Whether the database's sanitizer leaves a fact key as written (memdb refuses one it changes)."""
+        try:
+            return bool(self._db.episodes.sanitizer.sanitize({"@key": key}).get("@key") == key)
+        except Exception:  # a failing sanitizer: the digest, and the record says what failed
+            return False
 
-    def _item(self, owner: str, episode: Episode) -> Item:
-        d = episode.decisions
-        created = d.get("created_at") or episode.ts
+    def _lookup(self, mem: Memory, stored: tuple[str, ...], key: str) -> _View | None:
+        """The item under exactly this namespace and key: a keyed lookup of each fact key it may
+        have (``Memory.fact``, an access), not a scan of the keys sharing its prefix."""
+        for candidate in _lookup_keys(stored, key):
+            episode = _current(mem, candidate)
+            if episode is not None:
+                return _resolve(mem, episode, (stored, key))
+        return None
+
+    def _namespace(self, owner: str, view: _View) -> tuple[str, ...]:
+        return view.namespace if self._owner is not None else (owner, *view.namespace)
+
+    def _item(self, owner: str, view: _View) -> Item:
         return Item(
-            value=d["value"], key=d["key"], namespace=self._namespace(owner, episode), created_at=created, updated_at=_updated(episode)
+            value=view.value, key=view.key, namespace=self._namespace(owner, view), created_at=view.created, updated_at=view.updated
         )
 
-    def _scan(self, mem: Memory, prefix: tuple[str, ...]) -> Iterator[Episode]:
-        """The store's current facts of ``mem`` under ``prefix`` (not an access)."""
+    def _scan(self, mem: Memory, prefix: tuple[str, ...]) -> Iterator[_View]:
+        """The store's current items of ``mem`` under ``prefix`` (not an access)."""
         for start in _scan_prefixes(prefix):
             for episode in mem.facts(start):
-                if _ours(episode) and _within(episode, prefix):
-                    yield episode
+                view = _resolve(mem, episode)
+                if view is not None and _within(view, prefix):
+                    yield view
 
     def _texts(self, value: Mapping[str, Any], index: Literal[False] | list[str] | None) -> list[str]:
         if index is False:
@@ -437,26 +569,27 @@ class MemdbStore(BaseStore):
             return list(_leaves(value))
         return [text for path in paths for text in get_text_at_path(value, path)]
 
-    def _refresh(self, mem: Memory, episode: Episode) -> Episode:
+    def _refresh(self, mem: Memory, view: _View) -> _View:
         """Push a TTL item's expiry out again once less than half its TTL is left (a new version)."""
-        if not _refresh_due(episode, mem.now()):
-            return episode
+        if not _refresh_due(view, mem.now()):
+            return view
         with self._db.transaction():  # read again in the write's: deleted or written meanwhile, it is not written over
-            current = _current(mem, str(episode.key))
-            if current is None or current.id != episode.id:
-                return episode  # erased or written again since the read (a put sets its own expiry)
-            d, now = episode.decisions, mem.now()
-            created, updated = d.get("created_at") or episode.ts, _updated(episode)  # only the expiry moves
-            return self._write(
-                mem, str(episode.key), tuple(d["namespace"]), d["key"], d["value"], d.get("index"), created, updated, d["ttl"], now
+            key = str(view.episode.key)
+            current = _current(mem, key)
+            if current is None or current.id != view.episode.id:
+                return view  # erased or written again since the read (a put sets its own expiry)
+            # only the expiry moves
+            episode = self._write(
+                mem, key, view.namespace, view.key, view.value, view.index, view.created, view.updated, view.ttl, mem.now()
             )
+        return _view_of(episode)
 
-    def _expire(self, mem: Memory, episode: Episode) -> int:
+    def _expire(self, mem: Memory, view: _View) -> int:
         """Erase an expired item; 0 if it was erased or written again since it was read (a delete
         of the version read would erase the new one with it: a delete takes every version)."""
         with self._db.transaction():
-            current = _current(mem, str(episode.key))
-            if current is None or not _expired(current, mem.now()):
+            current = _current(mem, str(view.episode.key))
+            if current is None or current.id != view.episode.id:
                 return 0
             mem.delete(current.id, reason="langgraph store: ttl expired")
         return 1
@@ -469,25 +602,44 @@ class MemdbStore(BaseStore):
             versions = mem.versions(episode.id)
         except NotFoundError:  # deleted since it was listed
             return 0
-        if not any(_expired(v, mem.now()) for v in versions[:-1]):
+        if not any(_version_expired(v, mem.now()) for v in versions[:-1]):
             return 0  # read first: a sweep opens no write for the items with nothing to erase
         with self._db.transaction():
             current = _current(mem, str(episode.key))
             if current is None or current.id != episode.id:
                 return 0
             now = mem.now()
-            expired = [v for v in mem.versions(current.id)[:-1] if _expired(v, now)]
+            expired = [v for v in mem.versions(current.id)[:-1] if _version_expired(v, now)]
             if not expired:
                 return 0
             return mem.erase_versions(expired[-1].id, reason="langgraph store: ttl expired").count
 
 
+@dataclass(frozen=True)
+class _View:
+    """An item as the store reads it from its fact's current version (``_resolve``)."""
+
+    episode: Episode  # the current version
+    namespace: tuple[str, ...]  # as kept under the owner
+    key: str
+    value: dict[str, Any]
+    created: dt.datetime
+    updated: dt.datetime
+    ttl: float | None
+    expires: dt.datetime | None
+    index: Literal[False] | list[str] | None
+    indexed: bool  # whether a query may find it
+
+
+_RECORDED = "new value for fact"  # memdb's reason on a fact recorded again (the store's puts are)
+
+
 def _current(mem: Memory, key: str) -> Episode | None:
-    """The current fact under exactly ``key``, without counting an access."""
-    for episode in mem.facts(key):
-        if episode.key == key:
-            return episode
-    return None
+    """The current fact under exactly ``key`` (a keyed lookup; an access, as ``Memory.fact`` is)."""
+    try:
+        return mem.fact(key)
+    except NotFoundError:
+        return None
 
 
 def _ours(episode: Episode) -> bool:
@@ -495,33 +647,116 @@ def _ours(episode: Episode) -> bool:
     return bool(episode.key) and str(episode.key).startswith((READABLE, HASHED)) and isinstance(d.get("namespace"), list) and "value" in d
 
 
-def _indexed(episode: Episode) -> bool:
-    """Whether a query may find an item: it has indexed text (not ``put(index=False)``, nor
-    indexed paths holding no text). One without is still a fact whose key memdb indexes, and
-    the words of its labels and key would match (test_an_item_put_with_index_false_is_never_found_by_a_query)."""
+def _written(episode: Episode, before: Episode | None) -> bool:
+    """Whether the store wrote this version: its decisions hold an item, and they are not the
+    version before's copied by a ``Memory.supersede`` (a store write always changes them: its
+    time or its expiry)."""
+    if not _ours(episode):
+        return False
+    if episode.supersedes is None or episode.supersede_reason == _RECORDED or before is None:
+        return True
+    return before.decisions != episode.decisions
+
+
+def _view_of(episode: Episode) -> _View:
     d = episode.decisions
-    return d.get("indexed", d.get("index") is not False) is True  # items written before "indexed": by "index"
+    updated = d.get("updated_at")
+    expires = d.get("expires_at")
+    return _View(
+        episode, tuple(d["namespace"]), str(d["key"]), d["value"], d.get("created_at") or episode.ts,
+        updated if isinstance(updated, dt.datetime) else episode.ts,  # items written before it was kept: the version's
+        d.get("ttl"), expires if isinstance(expires, dt.datetime) else None, d.get("index"),
+        d.get("indexed", d.get("index") is not False) is True,  # items written before "indexed": by "index"
+    )  # fmt: skip
 
 
-def _within(episode: Episode, prefix: tuple[str, ...]) -> bool:
-    return tuple(episode.decisions["namespace"][: len(prefix)]) == prefix
+def _resolve(mem: Memory, episode: Episode, named: tuple[tuple[str, ...], str] | None = None) -> _View | None:
+    """The item a store fact's current version holds. A version written through memdb's own
+    API (``supersede``, ``record("fact", ...)`` on the item's key; the MCP tools too) is read,
+    not refused: what it changed of the text is the item's new value, ``{"content": text}``;
+    a change of anything else keeps the value the store last wrote, with its namespace, key,
+    creation and expiry (test_an_item_changed_through_memdb_reads_as_memdb_holds_it). ``named``
+    (a get's namespace and key) names a fact the store never wrote; without it such a fact is
+    no item (None)."""
+    before = None
+    if episode.supersedes is not None and _ours(episode) and episode.supersede_reason != _RECORDED:
+        try:
+            before = mem.peek(episode.supersedes)
+        except NotFoundError:  # cut by erase_versions
+            before = None
+    if _written(episode, before):
+        return _view_of(episode)
+    try:
+        versions = mem.versions(episode.id)
+    except NotFoundError:
+        versions = [episode]
+    base = next((v for i, v in reversed(list(enumerate(versions[:-1]))) if _written(v, versions[i - 1] if i else None)), None)
+    text = episode.content or episode.summary
+    if base is None:
+        if named is None:
+            return None
+        stored, key = named
+        first = versions[0].ts
+        return _View(episode, stored, key, {"content": text}, first, episode.ts, None, None, None, True)
+    kept = _view_of(base)
+    if (episode.summary, episode.content) == (base.summary, base.content):
+        return replace(kept, episode=episode, updated=episode.ts)
+    changed = episode.content if episode.content and episode.content != base.content else episode.summary
+    return replace(kept, episode=episode, value={"content": changed}, updated=episode.ts, index=None, indexed=True)
 
 
-def _updated(episode: Episode) -> dt.datetime:
-    """An item's ``updated_at``: its latest put's time (items written before it was kept: the version's)."""
-    updated = episode.decisions.get("updated_at")
-    return updated if isinstance(updated, dt.datetime) else episode.ts
+def _within(view: _View, prefix: tuple[str, ...]) -> bool:
+    return view.namespace[: len(prefix)] == prefix
 
 
-def _refresh_due(episode: Episode, now: dt.datetime) -> bool:
+def _refresh_due(view: _View, now: dt.datetime) -> bool:
     """Whether a read should push a TTL item's expiry out: once less than half its TTL is left."""
-    ttl, expires = episode.decisions.get("ttl"), episode.decisions.get("expires_at")
-    return ttl is not None and isinstance(expires, dt.datetime) and expires - now < dt.timedelta(minutes=ttl / 2)
+    return view.ttl is not None and view.expires is not None and view.expires - now < dt.timedelta(minutes=view.ttl / 2)
 
 
-def _expired(episode: Episode, now: dt.datetime) -> bool:
+def _expired(view: _View, now: dt.datetime) -> bool:
+    return view.expires is not None and view.expires <= now
+
+
+def _version_expired(episode: Episode, now: dt.datetime) -> bool:
+    """Whether an earlier value's own expiry passed (one memdb wrote has none of its own)."""
     expires = episode.decisions.get("expires_at")
     return isinstance(expires, dt.datetime) and expires <= now
+
+
+_PLACEHOLDER = re.compile(r"<[A-Z][A-Z_]*_[0-9]+>")
+
+
+def _tell_sanitized(mem: Memory, episode: Episode, given: Mapping[str, Any]) -> None:
+    """A WARNING naming where memdb replaced personal data in a put's value, so an app can tell
+    the value it reads back differs from the one it put (``put`` returns None, as BaseStore's
+    does). It names the paths as stored (a key that held an email is ``<EMAIL_1>`` there) and
+    no value (test_a_sanitized_put_is_told_without_the_value)."""
+    paths = sorted(set(_replaced(given, episode.decisions.get("value"), "")))
+    if paths:
+        shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+        _log.warning(
+            "langgraph store: item %s of owner %r: personal data replaced by placeholders in %s "
+            "(get returns the placeholders; a number replaced becomes text)", episode.id, mem.name, shown,
+        )  # fmt: skip
+
+
+def _replaced(given: Any, kept: Any, path: str) -> Iterator[str]:
+    """The paths (as kept) where ``kept`` holds a placeholder that ``given`` did not."""
+    if isinstance(kept, Mapping):
+        for k, v in kept.items():
+            raw = given.get(k, _MISSING) if isinstance(given, Mapping) else _MISSING
+            here = f"{path}.{k}" if path else str(k)
+            if raw is _MISSING and _PLACEHOLDER.search(str(k)):
+                yield here
+            else:
+                yield from _replaced(raw, v, here)
+    elif isinstance(kept, (list, tuple)):
+        raws = list(given) if isinstance(given, (list, tuple)) and len(given) == len(kept) else [_MISSING] * len(kept)
+        for i, (raw, v) in enumerate(zip(raws, kept, strict=True)):
+            yield from _replaced(raw, v, f"{path}[{i}]")
+    elif isinstance(kept, str) and _PLACEHOLDER.search(kept) and not (isinstance(given, str) and given == kept):
+        yield path or "(value)"
 
 
 def _fitted(lines: list[str], budget: int) -> tuple[str, int]:
@@ -588,10 +823,10 @@ def _check_filter(name: str, wanted: Any) -> None:
                 _check_filter(f"{name}.{k}", v)
 
 
-def _matches(episode: Episode, flt: Mapping[str, Any] | None) -> bool:
+def _matches(view: _View, flt: Mapping[str, Any] | None) -> bool:
     if not flt:
         return True
-    value = episode.decisions["value"]
+    value = view.value
     return all(_compare(_at(value, str(name)), wanted) for name, wanted in flt.items())
 
 

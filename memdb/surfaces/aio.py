@@ -14,8 +14,9 @@ the thread that opens them, so run such a block as one function with ``await db.
 Cancelling a call (``task.cancel()``, a ``wait_for`` timeout) stops the wait, not the work: a
 thread cannot be interrupted, so the call runs on and a write it makes commits whole (or not at
 all, never half). Read back before recording again, or use a write that may run twice: a
-fact (``record("fact", value, key=...)``, where the same value again writes nothing) or
-``import_episodes`` (which skips the ids it imported).
+fact (``record("fact", value, key=...)``, where the same value again writes nothing). An
+``import_episodes`` run again skips only rows carrying an ``id`` it imported (an export's
+rows); rows without one are imported a second time, so count or read back first.
 ``await db.close()`` while calls run makes the later calls fail with StoreClosedError; it waits
 for a write under way and for each open read, up to 10 s
 (tests/surfaces/test_aio.py::test_closing_while_calls_run_fails_them_and_the_process_lives).

@@ -1,0 +1,45 @@
+"""Round trips of the query layer on PostgreSQL: a read's cost must not grow with its matches
+(each one a round trip to the server), as docs/backends.md states."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from pathlib import Path
+
+import pytest
+
+import memdb
+
+T0 = dt.datetime(2026, 1, 5, 9, 0, tzinfo=dt.UTC)
+WORDS = "deploy migration lock invoice webhook redis cache latency outage rollback billing queue worker".split()
+
+
+@pytest.mark.postgres_only(reason="round trips are what PostgreSQL pays per read; LMDB has none")
+def test_history_and_ask_read_candidates_in_batches(backend: str, tmp_path: Path) -> None:
+    """A probe's find: history of 1,500 attempts made 1,497 round trips and a long ask 400-490,
+    one index lookup per candidate; they are read a chunk of candidates per round trip now."""
+    now = [T0]
+    rng = random.Random(1)
+    with memdb.open(tmp_path / "db", clock=lambda: now[0]) as db:
+        mem = db.owner("ana")
+        costs = []
+        for n in (100, 800):
+            with db.transaction():
+                while sum(1 for _ in mem.episodes()) < n:
+                    now[0] += dt.timedelta(minutes=20)
+                    mem.record("debug", " ".join(rng.choice(WORDS) for _ in range(8)), ts=now[0] - dt.timedelta(minutes=1),
+                               outcome=rng.choice(["success", "failure"]), tags=rng.sample(["apollo", "billing", "infra"], 2))  # fmt: skip
+            db.flush()
+            counts = []
+            for read in (
+                lambda: mem.history(kind="debug", tags=["apollo"]),
+                lambda: mem.ask("Why did the Apollo rollback of the billing worker queue fail after the redis cache outage?"),
+            ):
+                before = db.store.round_trips  # type: ignore[attr-defined]
+                read()
+                counts.append(db.store.round_trips - before)  # type: ignore[attr-defined]
+            costs.append(counts)
+        (history_100, ask_100), (history_800, ask_800) = costs
+        assert history_800 <= history_100 + 10 and ask_800 <= ask_100 + 10, costs
+        assert history_800 < 40, costs

@@ -292,7 +292,7 @@ def open(
     (see ``docs/backends.md``).
     """
     kind: type[LMDBStore] | type[PostgresStore] = PostgresStore if is_postgres_url(path) else LMDBStore
-    if kind is LMDBStore and looks_like_url(where := os.fspath(path)):
+    if kind is LMDBStore and isinstance(path, (str, os.PathLike)) and looks_like_url(where := os.fspath(path)):
         # a mistyped URL made a local directory named after it, password and all, and the
         # agent's memories went there instead of the server (test_a_mistyped_url_is_refused_not_made_a_directory)
         raise ConfigError(

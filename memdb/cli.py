@@ -227,6 +227,8 @@ def _decisions(text: str | None) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValidationError(f"--decisions {shown(text)}: not JSON ({exc.msg} at character {exc.pos})") from None
+    except RecursionError:  # thousands of levels: capture refuses more than 32 anyway
+        raise ValidationError("--decisions: nested too deeply (at most 32 levels)") from None
     if not isinstance(value, dict):
         raise ValidationError(f'--decisions {shown(text)}: expected a JSON object, e.g. \'{{"action": "rollback"}}\'')
     return value

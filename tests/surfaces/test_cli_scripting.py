@@ -194,6 +194,9 @@ def test_decisions_nested_past_the_limit_are_one_error_on_every_path(tmp_path: P
     assert main(["import", str(file), "--db", str(tmp_path / "db"), "--json"]) == 1
     error = json.loads(capsys.readouterr().out)["error"]
     assert error == {"type": "ValidationError", "message": f"{file}:1: decisions is nested more than 32 levels deep"}
+    flag = '{"a":' * 5000 + "1" + "}" * 5000  # past what json.loads can read
+    assert main(["record", "debug", "x", "--outcome", "success", "--decisions", flag, "--db", str(tmp_path / "r")]) == 1
+    assert one_error_line(capsys) == "memdb: --decisions: nested too deeply (at most 32 levels)"
     with memdb.open(tmp_path / "db2") as d, pytest.raises(ValidationError, match="nested more than 32 levels deep"):
         d.owner("ana").import_episodes([{**GOOD, "ts": dt.datetime(2026, 6, 1, tzinfo=UTC), "decisions": deep}], source="t")
 

@@ -203,8 +203,9 @@ class Lifecycle:
                     report.summarized_sources += len(chosen)
                 else:  # keep the failed window in reach of the next run
                     scanned_until = min(scanned_until, start + window)
-        # windows opening before (mark - 24h) are closed and done: later runs start there
-        self.marks.set((owner, "burst_scanned_until"), scanned_until)
+        # windows opening before (mark - 24h) are closed and done: later runs start there; never
+        # past the clock, or a run at a later ``now`` hid every event recorded after it (test_cli_scripting.py)
+        self.marks.set((owner, "burst_scanned_until"), min(scanned_until, self.episodes.now()))
 
     def _changed(self, owner: str, episode_id: str, record: dict[str, Any]) -> bool:
         """Whether an event read as ``record`` and active is no longer so (erased, superseded,

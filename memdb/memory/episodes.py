@@ -814,6 +814,8 @@ class OwnerEpisodes:
             items.append((i, item))  # its place in what was given, which an error names
             sources.append(source_id)
         prepared = [self._prepare(item, where=f"import item {i}") for i, item in items]
+        for (i, _), p in zip(items, prepared, strict=True):  # past history, as record takes it: none ahead of the clock
+            self._check_live(p["ts"], f"import item {i}", live_only=False)
         now = self._layer.now()
         with self._space.transaction():
             new_ids, dropped = self._write_imported(prepared, sources, now)

@@ -111,6 +111,9 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
         if err.get("type") == "extra_forbidden":  # "Extra inputs are not permitted" named no way out
             settable = ", ".join(n for n in EpisodeInput.model_fields if n not in ("kind", "summary"))
             msg = f"not a field a capture sets (memdb computes relevance, status and access counts; fields: {settable})"
+        if err.get("type") == "missing":  # its input is the whole item: a repr of every other field said nothing
+            parts.append(f"{redacted(loc)}: required")
+            continue
         given = err.get("input")
         # a time as a caller writes one: "ts=0500-01-01T00:00:00+00:00", not Python's repr of it
         value = given.isoformat() if isinstance(given, (dt.datetime, dt.date)) else shown(given)

@@ -112,7 +112,19 @@ class Database:
         """Run the lifecycle: pattern batches waiting (a model extractor's, which capture never
         runs, and failed ones), then burst summaries, rescoring, archiving, retention (idempotent);
         ``on_rule`` is told each rule's name as it starts, then "done". A model's calls are one
-        run: a deadline, and no more calls after failures in a row (``memdb.llm.client``)."""
+        run: a deadline, and no more calls after failures in a row (``memdb.llm.client``).
+
+        ValidationError for a ``now`` before year 1000, when no episode can be: its burst
+        mark then broke every later run (tests/surfaces/test_cli_scripting.py)."""
+        if now is not None:
+            from memdb.errors import ValidationError
+            from memdb.memory.models import FIRST_YEAR, utc
+
+            now = utc(now, "maintain: now")
+            if now.year < FIRST_YEAR:
+                raise ValidationError(
+                    f"maintain: now {now.isoformat()}: before year {FIRST_YEAR}, when no episode can be (give the time the rules run at)"
+                )
         with span("memdb.maintain", {}) as s, model_run(self.lifecycle.summarizer, self.patterns.extractor):
             # never inside a caller's transaction: a model's calls would hold the write lock
             in_txn = self.episodes.space.in_transaction

@@ -27,6 +27,7 @@ from memdb.errors import ValidationError
 from memdb.memory.episodes import IMPORTED_FIELDS
 from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
+from memdb.memory.sanitize.fields import MAX_DEPTH
 
 __all__ = [
     "EPISODE",
@@ -114,14 +115,17 @@ def tagged(value: Any) -> Any:
     return value
 
 
-def untagged(value: Any, where: str) -> Any:
-    """The inverse of ``tagged``, for import; a bad ISO time is a ValidationError naming ``where``."""
+def untagged(value: Any, where: str, depth: int = 0) -> Any:
+    """The inverse of ``tagged``, for import; a bad ISO time, or nesting past ``MAX_DEPTH`` (what
+    capture refuses too, before this walk could exhaust the stack), is a ValidationError naming ``where``."""
+    if isinstance(value, (dict, list)) and depth > MAX_DEPTH:
+        raise ValidationError(f"{where}: decisions is nested more than {MAX_DEPTH} levels deep")
     if isinstance(value, dict):
         if set(value) == {_DATETIME} and isinstance(value[_DATETIME], str):
             return iso(value[_DATETIME], f"{where}: decisions datetime")
-        return {k: untagged(v, where) for k, v in value.items()}
+        return {k: untagged(v, where, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [untagged(v, where) for v in value]
+        return [untagged(v, where, depth + 1) for v in value]
     return value
 
 

@@ -964,4 +964,4 @@ def test_memdb_close_session(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert data["status"] == "already_closed" and data["closed"] and data["episode"]["tags"] == ["deploy"]
     assert main([*argv[:2], "--kind", "debug", "--outcome", "success", "--db", str(path), "--json"]) == 1  # owner default: nothing
     assert json.loads(capsys.readouterr().out)["status"] == "nothing_captured"
-    assert main(argv) == 1 and "memdb: outcome: required" in capsys.readouterr().err
+    assert main(argv) == 2 and "the following arguments are required: --outcome" in capsys.readouterr().err  # a usage error

@@ -139,7 +139,7 @@ def test_every_json_output_parses(tmp_path: Path, capsys: pytest.CaptureFixture[
         json.loads(capsys.readouterr().out)
     assert main(["maintain", "--db", db, "--json", "--now", "2026-08-15T09:00Z"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["now"] == "2026-08-15T09:00:00+00:00" and report["archived"] > 0
+    assert report["now"] == "2026-08-15T09:00:00Z" and report["archived"] > 0
 
 
 def test_dump_refuses_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -753,7 +753,7 @@ class OwnerQueries:
             # every failure's lesson, not only the listed attempts': a lesson is never forgotten
             # because routine work followed it (test_history_keeps_the_lessons_of_failures_before_the_attempts_listed)
             lessons = [m.episode.lesson for m in attempts if m.episode.lesson]
-            lessons += self._older_lessons(older, _LESSONS_KEPT - len(set(lessons)))
+            lessons += self._older_lessons(older, set(lessons))
         lessons = list(dict.fromkeys(lessons))[:_LESSONS_KEPT]  # each once, newest first
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
         return History(
@@ -859,15 +859,16 @@ class OwnerQueries:
                 interp = self._matched_in_cold(interp, self._compile(interp))
         return interp.missing_names, tuple(dict.fromkeys((*interp.tags, *interp.any_tags, *interp.boost_tags)))
 
-    def _older_lessons(self, failures: list[tuple[str, dict[str, Any] | None]], wanted: int) -> list[str]:
+    def _older_lessons(self, failures: list[tuple[str, dict[str, Any] | None]], known: set[str]) -> list[str]:
         """The lessons of ``failures`` (id and header, or None for a hot one; newest first) until
-        ``wanted`` distinct ones are known: their records read a batch at a time, where a read
-        each made a history of 1,500 attempts 1,497 round trips on PostgreSQL
+        ``_LESSONS_KEPT`` distinct ones are known with ``known`` (a lesson said again counts once:
+        test_history_keeps_fifty_lessons_past_repeated_ones): their records read a batch at a
+        time, where a read each made a history of 1,500 attempts 1,497 round trips on PostgreSQL
         (test_history_and_ask_read_candidates_in_batches)."""
         out: list[str] = []
-        distinct: set[str] = set()
+        distinct = set(known)
         for start in range(0, len(failures), _LESSONS_READ):
-            if len(distinct) >= wanted:
+            if len(distinct) >= _LESSONS_KEPT:
                 break
             chunk = failures[start : start + _LESSONS_READ]
             hot: list[Ranked] = [(eid, h or {}, 0.0, (), None) for eid, h in chunk if h is None or h.get("status") != "archived"]

@@ -43,3 +43,21 @@ def test_history_and_ask_read_candidates_in_batches(backend: str, tmp_path: Path
         (history_100, ask_100), (history_800, ask_800) = costs
         assert history_800 <= history_100 + 10 and ask_800 <= ask_100 + 10, costs
         assert history_800 < 40, costs
+
+
+def test_history_keeps_fifty_lessons_past_repeated_ones(tmp_path: Path) -> None:
+    """A review's find: reading the older failures' lessons a batch at a time stopped once as many
+    lessons as were missing had been read, counting again the ones the listed attempts said, so
+    a history of 75 distinct lessons kept 45."""
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    with memdb.open(tmp_path / "db", clock=lambda: t0 + dt.timedelta(days=1)) as db:
+        mem = db.owner("ana")
+        lessons = [f"new lesson N{i}" for i in range(41, 71)]  # the oldest failures' lessons, said once
+        pool = [f"listed lesson L{i}" for i in range(5)] + [f"new lesson N{i}" for i in range(1, 41)]
+        lessons += [pool[i % len(pool)] for i in range(256)]  # then lessons said again and again
+        lessons += [f"listed lesson L{i}" for i in range(5)]  # the newest: the attempts listed
+        with db.transaction():
+            for n, lesson in enumerate(lessons):
+                mem.record("debug", f"attempt {n} at the deploy", outcome="failure", lesson=lesson, ts=t0 + dt.timedelta(minutes=n))
+        h = mem.history(kind="debug", limit=5)
+        assert len(h.lessons) == 50 and h.lessons == list(dict.fromkeys(reversed(lessons)))[:50]

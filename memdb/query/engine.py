@@ -193,10 +193,16 @@ def _other_spelling(term: str) -> str | None:
 # The kernel's score with BM25 alone (SearchParams): what finds the best BM25 among the matches a
 # filter it cannot apply keeps (``_filtered_best``)
 _BY_TEXT: dict[str, float] = {"text_level": 0.0, "text_weight": 1.0, "recency_weight": 0.0, "boost": 0.0}
+Passing = Callable[[Any, Sequence[tuple[bytes, int]]], list[bool]]
+"""A check of a query's filters the search kernel cannot apply: whether each (tail, code) passes,
+read in one snapshot ``txn``."""
 _FIRST_PAGE = 32  # the kernel's first top k past the limit, when a filter is applied to its candidates
 # Whether prepare's recalls and failure_lessons rank from the kernel's pages (``_ranked_top``); the
 # tests turn it off to compare with ranking every match (tests/governance/test_prepare_pages.py)
 _KERNEL_PAGES = True
+# Whether a paged query ranks every match instead where that costs less (``_drives_better``); the
+# tests turn it off so that their small corpora are ranked from pages
+_DRIVES = True
 _ORDERED_READ = 10_000  # matches put in time order at most ("the last three deploys"); past it, ranked as usual
 
 
@@ -1812,7 +1818,7 @@ class OwnerQueries:
         outcome, required tags, boost tags and words that only rank."""
         return bool(q.terms and q.terms_required) and not (q.session or q.include_superseded or q.told)
 
-    def _superset(self, q: Query) -> tuple[Query, Callable[[Callable[[bytes], Any], bytes, int], bool] | None]:
+    def _superset(self, q: Query) -> tuple[Query, Passing | None]:
         """The query the kernel answers whose matches hold ``q``'s hot ones, and the check that
         keeps ``q``'s among them (None when they are the same). One of ``any_tags`` is a required
         tag; the archived matches are ``q``'s own (``_archived_of``)."""
@@ -1825,17 +1831,26 @@ class OwnerQueries:
         any_tags = [st.by_tag.key((owner, t)) for t in q.any_tags] if not one else []
         scope = st.parent_key(st.states, (owner,)) if q.scope_tags else None
 
-        def passes(get: Callable[[bytes], Any], tail: bytes, code: int) -> bool:  # as ``_filter`` checks them
-            if kinds is not None and get(kinds[code & 3] + tail) is None:
-                return False
-            if any_tags and all(get(p + tail) is None for p in any_tags):
-                return False
+        def passing(txn: Any, entries: Sequence[tuple[bytes, int]]) -> list[bool]:
+            """Whether each (tail, code) passes, as ``_filter`` checks them: one ``get_many`` per
+            filter for them all (a round trip each on PostgreSQL, where a get per candidate made
+            a prepare with a kind 968 round trips)."""
+            ok = [True] * len(entries)
+            if kinds is not None:
+                found = txn.get_many([kinds[code & 3] + tail for tail, code in entries])
+                ok = [o and kinds[code & 3] + tail in found for o, (tail, code) in zip(ok, entries, strict=True)]
+            if any_tags:
+                found = txn.get_many([p + tail for (tail, _), o in zip(entries, ok, strict=True) if o for p in any_tags])
+                ok = [o and any(p + tail in found for p in any_tags) for o, (tail, _) in zip(ok, entries, strict=True)]
             if scope is not None:
-                raw = get(scope + tail[-ID_TAIL_BYTES:])
-                return raw is not None and in_scope(q, decoded_header(raw)[0]["tags"])
-            return True
+                found = txn.get_many([scope + tail[-ID_TAIL_BYTES:] for (tail, _), o in zip(entries, ok, strict=True) if o])
+                ok = [
+                    o and (raw := found.get(scope + tail[-ID_TAIL_BYTES:])) is not None and in_scope(q, decoded_header(raw)[0]["tags"])
+                    for o, (tail, _) in zip(ok, entries, strict=True)
+                ]
+            return ok
 
-        return sup, passes
+        return sup, passing
 
     def _archived_of(self, q: Query) -> list[Archived]:
         """``q``'s archived matches, as ``_matches`` finds them: with boost tags and words, those
@@ -1847,26 +1862,20 @@ class OwnerQueries:
             found.extend(a for a in tagged if a[0] not in have)
         return found
 
-    def _filtered_best(
-        self,
-        sup: Query,
-        lists: list[tuple[str, int]],
-        passes: Callable[[Callable[[bytes], Any], bytes, int], bool],
-        now_us: int,
-        kind: str | None,
-    ) -> float | None:
-        """The best BM25 among the matches of ``sup`` that ``passes``: the kernel's top k by BM25
-        alone, widened until one of them passes or it holds them all (0 when none passes); None
-        when only listing them all would tell, and ``_widens`` says not to."""
+    def _filtered_best(self, sup: Query, lists: list[tuple[str, int]], passing: Passing, now_us: int, kind: str | None) -> float | None:
+        """The best BM25 among the matches of ``sup`` that pass: the kernel's top k by BM25 alone,
+        widened until one of them passes or it holds them all (0 when none passes); None when
+        only listing them all would tell, and ``_widens`` says not to."""
         keep = _FIRST_PAGE
         while True:
             found = self._text_search(sup, lists, keep, now_us, by_text=True)
             order = sorted(range(len(found.bm25)), key=lambda i: -found.bm25[i])
+            entries = [(column_tail(found.columns[i][0], found.columns[i][1]), found.columns[i][2]) for i in order]
             with self._space.reader() as txn:
-                for i in order:
-                    ts_us, suffix, code = found.columns[i]
-                    if passes(txn.get, column_tail(ts_us, suffix), code):
-                        return found.bm25[i]
+                ok = passing(txn, entries)
+            for i, passed in zip(order, ok, strict=True):
+                if passed:
+                    return found.bm25[i]
             # a document the kernel left out scores below every one it listed: none passed
             if found.total <= keep:
                 return 0.0
@@ -1895,6 +1904,8 @@ class OwnerQueries:
             lists = self._kernel_lists(sup)[0]
             memo.update(sup=sup, passes=passes, lists=lists, archived=archived)
             memo["archived best"] = max(self._bm25(q, [hits for _, _, hits in archived]), default=0.0)
+            if passes is not None and self._drives_better(q, sup, lists, keep, now_us):
+                return self._every_match_ranked(q, keep, at, memo)
             if passes is not None:
                 filtered = self._filtered_best(sup, lists, passes, now_us, q.kind)
                 if filtered is None:
@@ -1918,22 +1929,24 @@ class OwnerQueries:
             boosted: set[bytes] = set()
             lows: list[float] = []  # each listed candidate's lower bound, as ``_text_lows`` makes it
             kept: list[float] = []
-            with self._space.reader() as txn:
-                get = txn.get
-                for (ts_us, suffix, code), tfs, dl, bm in zip(found.columns, found.tfs, found.dls, found.bm25, strict=True):
-                    tail = column_tail(ts_us, suffix)
-                    low = 0.9 * bm / top + TEXT_LEVEL * (code >> 2) + 0.05 * 0.5 ** (max(now_us - ts_us, 0) / WEEK_US)
-                    is_boosted = boost_bonus and any(tfs[first_boost:first_required])
-                    if is_boosted:
-                        low += 0.1
-                    lows.append(low)
-                    if passes is not None and not passes(get, tail, code):
-                        continue
-                    if is_boosted:
-                        boosted.add(tail)
-                    hot.append((tail, code, KernelHits(scored, tfs, dl)))
-                    bm25.append(bm)
-                    kept.append(low)
+            tails = [column_tail(ts_us, suffix) for ts_us, suffix, _ in found.columns]
+            if passes is not None:
+                with self._space.reader() as txn:
+                    ok = passes(txn, [(tail, col[2]) for tail, col in zip(tails, found.columns, strict=True)])
+            for i, ((ts_us, _, code), tfs, dl, bm) in enumerate(zip(found.columns, found.tfs, found.dls, found.bm25, strict=True)):
+                tail = tails[i]
+                low = 0.9 * bm / top + TEXT_LEVEL * (code >> 2) + 0.05 * 0.5 ** (max(now_us - ts_us, 0) / WEEK_US)
+                is_boosted = boost_bonus and any(tfs[first_boost:first_required])
+                if is_boosted:
+                    low += 0.1
+                lows.append(low)
+                if passes is not None and not ok[i]:
+                    continue
+                if is_boosted:
+                    boosted.add(tail)
+                hot.append((tail, code, KernelHits(scored, tfs, dl)))
+                bm25.append(bm)
+                kept.append(low)
             # settled when the kernel listed every match, or ``keep`` kept ones reach its k-th best
             # lower bound (every match it left out bounds a level below that)
             if found.total <= k or passes is None:
@@ -1946,6 +1959,27 @@ class OwnerQueries:
                 return self._every_match_ranked(q, keep, at, memo)
         found_q = Matches(listed=hot, archived=archived, best_text=best, boosted=boosted, bm25=bm25)
         return self._rank(q, found_q, at, keep)
+
+    def _drives_better(self, q: Query, sup: Query, lists: list[tuple[str, int]], keep: int, now_us: int) -> bool:
+        """Whether ranking every match costs less than the kernel's pages, for a query with a filter
+        the kernel cannot apply: when the superset's matches are few (``_PROBE`` twice: ranking
+        them all is a few ms), or the kind's or the tags' index range is small enough to drive.
+        With ``S`` its entries and ``T`` the superset's matches, pages read about ``keep * T / S``
+        candidates to find ``keep`` that pass, the range ``S``: a range under ``sqrt(keep * T)``,
+        or under ``_PROBE`` (where ``_matches`` drives from it: several filters pass fewer than any
+        one), drives (a research failure tagged ab-test or gdpr: 52 ms from pages, 1.4 ranking
+        every match; a review's find). Probes at most that many entries of each range."""
+        if not _DRIVES:
+            return False
+        total = self._text_search(sup, lists, 1, now_us, by_text=True).total
+        if total <= 2 * _PROBE:
+            return True
+        limit = max(math.isqrt(max(keep, 1) * total), _PROBE) + 1  # filters compound: a range of _PROBE drives as ``_matches`` would
+        for name, stream in self._sources(q):
+            if (name.startswith("kind ") and q.kind) or name == "any tag":
+                if sum(1 for _ in itertools.islice(stream, limit)) < limit:
+                    return True
+        return False
 
     @staticmethod
     def _widens(kind: str | None, keep: int, total: int) -> bool:

@@ -70,6 +70,7 @@ def _both(mem: memdb.Memory, monkeypatch: pytest.MonkeyPatch, call: Any) -> tupl
         touched: list[list[str]] = []
         monkeypatch.setattr(tracker, "touch", lambda owner, ids, at, touched=touched: touched.append(list(ids)))
         monkeypatch.setattr(engine, "_KERNEL_PAGES", pages)
+        monkeypatch.setattr(engine, "_DRIVES", False)  # this corpus is small: pages are what is compared
         out.append((call(), touched))
     return out[0], out[1]
 
@@ -144,6 +145,7 @@ def test_recall_memories_equal_recall_s(corpus: tuple[memdb.Database, Clock], mo
     mem = db.owner("bo")
     queries = mem._queries
     rng = random.Random(11)
+    monkeypatch.setattr(engine, "_DRIVES", False)  # from pages, as on a large database
     for _ in range(25):
         args: dict[str, Any] = {"text": _text(rng, rng.randint(1, 3)), "limit": rng.choice([1, 5, 12])}
         args["kind"] = rng.choice([None, *KINDS])

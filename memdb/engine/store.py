@@ -20,7 +20,16 @@ from typing import Any, Protocol, runtime_checkable
 
 import lmdb
 
-from memdb.engine.lmdbdir import DATA, DEFAULT_MODE, LmdbDirectory, check_mode
+from memdb.engine.lmdbdir import (
+    DATA,
+    DEFAULT_MODE,
+    LmdbDirectory,
+    check_mode,
+    check_room,
+    lock_bytes,
+    with_hint,
+    write_failure,
+)
 from memdb.engine.log import logger
 from memdb.engine.process import after_fork
 from memdb.errors import (
@@ -295,7 +304,9 @@ def _translate(exc: lmdb.Error, what: str, store: LMDBStore | None = None) -> St
     if isinstance(exc, _DAMAGE):
         where = f" of {store.path!r}" if store is not None else ""
         return CorruptionError(f"{what}{where}: damaged: LMDB error {type(exc).__name__}: {exc} ({CorruptionError.HINT})")
-    return StoreError(f"{what}: LMDB error {type(exc).__name__}: {exc}")
+    # a full disk or the file-size limit, which LMDB reports as EIO from a write cut short
+    hint = write_failure(str(exc), store.path, os.path.join(store.path, DATA)) if store is not None else ""
+    return StoreError(with_hint(f"{what}: LMDB error {type(exc).__name__}: {exc}", hint))
 
 
 # py-lmdb returns bytes (buffers=False, the default); its stubs say bytes | memoryview.
@@ -727,6 +738,9 @@ class _LMDBWrite:
             raise _translate(exc, "abort", self._store) from None
 
 
+_COMPACT_READERS = 126  # the readers of compaction's own environment (LMDB's default): one reads
+
+
 class LMDBStore:
     """The embedded default: one LMDB environment in a directory.
 
@@ -811,11 +825,18 @@ class LMDBStore:
     def _open_env(self, verify: bool | None) -> tuple[lmdb.Environment, LmdbDirectory]:
         """Lock the directory, check data.mdb (every page if ``verify`` and no other process has
         it open), then let LMDB map it. The order matters: see memdb/engine/lmdbdir.py."""
-        directory = LmdbDirectory(self.path, self._mode)
+        directory = LmdbDirectory(self.path, self._mode, self._max_readers)
         env: lmdb.Environment | None = None
         try:
             directory.check_data(deep=verify if directory.first else False)  # None: by size (DEEP_CHECK_BYTES)
-            env = self._lmdb_open(directory)
+            try:
+                env = self._lmdb_open(directory)
+            except StoreError as exc:
+                if not directory.creating:
+                    raise
+                # a new database LMDB could not make (a full disk): what it left would be
+                # refused as damaged ever after (tests/engine/test_disk_full.py)
+                raise type(exc)(with_hint(exc.args[0], directory.discard())) from None
             directory.check_opened()
             if directory.first:
                 directory.share()
@@ -849,7 +870,8 @@ class LMDBStore:
             except lmdb.Error as exc:
                 if isinstance(exc, _DAMAGE):
                     raise _translate(exc, "open", self) from None
-                raise StoreError(f"open {self.path!r}: {type(exc).__name__}: {exc}") from None
+                hint = write_failure(str(exc), self.path, os.path.join(self.path, DATA))
+                raise StoreError(with_hint(f"open {self.path!r}: {type(exc).__name__}: {exc}", hint)) from None
         raise StoreError(f"open {self.path!r}: other processes kept growing the map while it was being opened (open it again)")
 
     @property
@@ -1076,14 +1098,18 @@ class LMDBStore:
         """Copy every item into a fresh environment in ``.compact``, swap its data.mdb in and
         map it; with exclusive use held (``directory.exclusive``), which this gives back."""
         target = os.path.join(self.path, DATA)
-        mode = self._mode if self._mode is not None else stat.S_IMODE(os.stat(target).st_mode)
+        old = os.stat(target)
+        mode = self._mode if self._mode is not None else stat.S_IMODE(old.st_mode)
         swapped = scratch = False
         try:
-            made = os.path.join(directory.make_scratch(), DATA)
+            # the copy holds at most the pages in use, and LMDB maps its fresh lock.mdb
+            check_room(self.path, directory.used_bytes() + lock_bytes(_COMPACT_READERS), f"compact {self.path!r}")
+            made = os.path.join(directory.make_scratch(mode, _COMPACT_READERS), DATA)
             scratch = True
             try:
                 fresh = lmdb.open(
                     os.path.dirname(made), map_size=int(env.info()["map_size"]), subdir=True, sync=True, max_dbs=0, meminit=True, mode=mode,
+                    max_readers=_COMPACT_READERS,
                 )  # fmt: skip
                 try:
                     with env.begin() as src, fresh.begin(write=True) as dst:

@@ -741,6 +741,19 @@ class _LMDBWrite:
 _COMPACT_READERS = 126  # the readers of compaction's own environment (LMDB's default): one reads
 
 
+def _check_owner(path: str, old: os.stat_result) -> None:
+    """StoreError unless this process can give compaction's new data.mdb the owner and group
+    of ``old``: the rewrite is a new file, its creator's, and a file the database's owner may
+    not open locks them out."""
+    if os.geteuid() == 0:
+        return
+    if old.st_uid != os.geteuid() or (old.st_gid != os.getegid() and old.st_gid not in os.getgroups()):
+        raise StoreError(
+            f"compact {path!r}: {DATA} belongs to uid {old.st_uid} (group {old.st_gid}), and this process "
+            f"(uid {os.geteuid()}) cannot give the rewritten file to them (compact as its owner; nothing was changed)"
+        )
+
+
 class LMDBStore:
     """The embedded default: one LMDB environment in a directory.
 
@@ -1102,6 +1115,7 @@ class LMDBStore:
         mode = self._mode if self._mode is not None else stat.S_IMODE(old.st_mode)
         swapped = scratch = False
         try:
+            _check_owner(self.path, old)
             # the copy holds at most the pages in use, and LMDB maps its fresh lock.mdb
             check_room(self.path, directory.used_bytes() + lock_bytes(_COMPACT_READERS), f"compact {self.path!r}")
             made = os.path.join(directory.make_scratch(mode, _COMPACT_READERS), DATA)
@@ -1124,6 +1138,16 @@ class LMDBStore:
             fd = os.open(made, os.O_RDONLY | os.O_NOFOLLOW)
             try:
                 os.fchmod(fd, mode)
+                if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+                    # compacted by root (sudo, cron) or a member of its group: the file stays its owner's
+                    # (tests/engine/test_compaction.py::test_compaction_by_root_keeps_the_files_owner)
+                    try:
+                        os.fchown(fd, old.st_uid, old.st_gid)
+                    except OSError as exc:  # root without CAP_CHOWN (a user namespace, NFS root squash)
+                        raise StoreError(
+                            f"compact {self.path!r}: cannot give the rewritten {DATA} to uid {old.st_uid} (group {old.st_gid}): "
+                            f"{exc.strerror or exc} (compact as its owner; nothing was changed)"
+                        ) from None
             finally:
                 os.close(fd)
             if not directory.scratch_is_ours():

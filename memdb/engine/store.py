@@ -738,7 +738,34 @@ class _LMDBWrite:
             raise _translate(exc, "abort", self._store) from None
 
 
+_PARTIAL = "data.mdb.partial"  # a backup's copy until it is whole
 _COMPACT_READERS = 126  # the readers of compaction's own environment (LMDB's default): one reads
+
+
+def _fsync_dir(path: str) -> None:
+    """Make a rename in ``path`` survive a crash."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_failed_copy(dest: str, partial: str, made: bool) -> str:
+    """Remove what a failed backup wrote in ``dest`` (and ``dest`` if the backup made it); what was left."""
+    try:
+        os.unlink(partial)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return f"the partial copy {partial!r} (0600) was left: remove it"
+    if made:
+        try:
+            os.rmdir(dest)
+        except OSError:
+            return f"the empty directory {dest!r} was left"
+        return "nothing was left"
+    return f"nothing was left in {dest!r}"
 
 
 def _check_owner(path: str, old: os.stat_result) -> None:
@@ -1060,25 +1087,59 @@ class LMDBStore:
     def backup(self, dest: str) -> None:
         """Copy the environment into ``dest``, a new or empty directory made private (0700, the
         file 0600), as of one snapshot while writers go on: LMDB's own copy, without free pages.
-        StoreError names a ``dest`` that holds anything already."""
+
+        The copy is written to ``data.mdb.partial``, 0600 before its first byte, and renamed to
+        ``data.mdb`` once whole: a failed copy (a full disk) is removed, with the directory if
+        this made it, and the error says what was left; a directory holding only the partial
+        copy of a backup that was killed is used again. StoreError names a ``dest`` that holds
+        anything else (tests/engine/test_backup_files.py)."""
         dest = os.fspath(dest)
+        made = False
         try:
-            os.makedirs(dest, mode=0o700, exist_ok=True)
-            if os.listdir(dest):
+            try:
+                os.makedirs(dest, mode=0o700)
+                made = True
+            except FileExistsError:
+                pass  # a file there: listdir says so
+            there = os.listdir(dest)
+            if there == [_PARTIAL] and stat.S_ISREG(os.lstat(os.path.join(dest, _PARTIAL)).st_mode):
+                os.unlink(os.path.join(dest, _PARTIAL))  # the leftover of a backup that was killed
+            elif there:
                 raise StoreError(f"backup to {dest!r}: the directory is not empty (give a new one; nothing was written)")
             os.chmod(dest, 0o700)
         except OSError as exc:
             raise StoreError(f"backup to {dest!r}: {exc.strerror or exc}") from None
-        env = self._env
-        shared = self._shared
-        shared.enter()  # the copy reads in a transaction of its own: no resize may run under it
+        partial = os.path.join(dest, _PARTIAL)
         try:
-            env.copy(dest, compact=True)
-        except lmdb.Error as exc:
-            raise _translate(exc, f"backup to {dest!r}", self) from None
+            self._copy_to(partial)
+            os.replace(partial, os.path.join(dest, DATA))
+            _fsync_dir(dest)
+        except (StoreError, OSError) as exc:
+            left = _remove_failed_copy(dest, partial, made)
+            if isinstance(exc, StoreError):
+                raise type(exc)(with_hint(exc.args[0], left)) from None
+            hint = with_hint(write_failure(exc.strerror or str(exc), dest, partial), left)
+            raise StoreError(with_hint(f"backup to {dest!r}: {exc.strerror or exc}", hint)) from None
+
+    def _copy_to(self, path: str) -> None:
+        """LMDB's compacting copy into a new file at ``path``, private before its first byte, synced."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # exactly, whatever the umask
+            env = self._env
+            shared = self._shared
+            shared.enter()  # the copy reads in a transaction of its own: no resize may run under it
+            try:
+                env.copyfd(fd, compact=True)
+            except lmdb.Error as exc:
+                where = os.path.dirname(path)
+                hint = write_failure(str(exc), where, path)
+                raise StoreError(with_hint(f"backup to {where!r}: LMDB error {type(exc).__name__}: {exc}", hint)) from None
+            finally:
+                shared.leave()
+            os.fsync(fd)
         finally:
-            shared.leave()
-        os.chmod(os.path.join(dest, DATA), 0o600)
+            os.close(fd)
 
     def compact(self) -> None:
         """Rewrite the environment into fresh pages, so deleted bytes leave the file.

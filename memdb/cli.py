@@ -115,8 +115,11 @@ def progress(items: Iterable[T], total: int | None, label: str, stream: TextIO |
 
 def _holds_database(path: str) -> bool:
     """Whether ``path`` is a memdb database already: an LMDB directory with its data file, or a
-    PostgreSQL URL (the server says, when opened)."""
-    return is_postgres_url(path) or os.path.isfile(os.path.join(path, "data.mdb"))
+    PostgreSQL URL (the server says, when opened). StoreError, saying whose the database is,
+    where this user may not look: "no database there" sent them to make a second one."""
+    from memdb.engine.lmdbdir import holds_database
+
+    return is_postgres_url(path) or holds_database(path)
 
 
 _CREATES = "this command only reads or changes an existing database; record, fact KEY VALUE, config SETTING=VALUE or import create one"

@@ -33,8 +33,10 @@ import time
 from typing import Final
 
 try:
+    import pwd
     import resource
 except ImportError:  # not on Windows
+    pwd = None  # type: ignore[assignment]
     resource = None  # type: ignore[assignment]
 
 from memdb.engine import lmdbfile
@@ -45,7 +47,7 @@ try:
 except ImportError:  # not on Windows: no locks there (compaction cannot see other processes)
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["DEFAULT_MODE", "LmdbDirectory", "check_mode", "check_room", "with_hint", "write_failure"]
+__all__ = ["DEFAULT_MODE", "LmdbDirectory", "check_mode", "check_room", "holds_database", "with_hint", "write_failure"]
 
 DEEP_CHECK_BYTES = 64 << 20
 """With ``verify=None`` (the default), a data.mdb up to this size has every page checked at the
@@ -195,6 +197,62 @@ def allocate(fd: int, nbytes: int, what: str) -> None:
             raise StoreError(f"{what}: cannot allocate {_size(nbytes)}: {exc.strerror or exc}") from None
 
 
+def _user(uid: int, with_id: bool = True) -> str:
+    """A user's name (and uid), or the uid alone where it has no name."""
+    try:
+        name = pwd.getpwuid(uid).pw_name if pwd is not None else None
+    except KeyError:
+        name = None
+    if name is None:
+        return f"uid {uid}"
+    return f"{name} (uid {uid})" if with_id else name
+
+
+def _whose(st: os.stat_result, path: str, database: bool) -> str:
+    """The end of a permission error's message on ``path`` (the database's directory or one of
+    its files if ``database``, else a directory above it): whose it is, its mode, who this
+    process is, and what to do."""
+    me = os.geteuid()
+    if st.st_uid == me:
+        hint = f"it is this user's own: give it its permissions back, e.g. chmod u+rwx {path!r}"
+    elif database:
+        hint = f"run the command as {_user(st.st_uid, with_id=False)}, whose database it is"
+    else:
+        hint = "run the command as a user allowed there, or choose another path"
+    return f"belongs to {_user(st.st_uid)}, mode {stat.S_IMODE(st.st_mode):04o}, and this process runs as {_user(me)} ({hint})"
+
+
+def denied(path: str, what: str) -> str:
+    """The message for a database this process may not read or write (or make): whose the
+    directory in the way is, its mode, and who this process is."""
+    blocking = path
+    while True:
+        try:
+            st = os.stat(blocking)
+            break
+        except (PermissionError, FileNotFoundError):
+            parent = os.path.dirname(blocking)
+            if parent == blocking:
+                return f"{what} {path!r}: permission denied"
+            blocking = parent
+        except OSError:
+            return f"{what} {path!r}: permission denied"
+    shown = "the directory" if blocking == path else f"directory {blocking!r}"
+    return f"{what} {path!r}: permission denied: {shown} {_whose(st, blocking, blocking == path)}"
+
+
+def holds_database(path: str) -> bool:
+    """Whether ``path`` holds a database's ``data.mdb``: StoreError (saying whose it is) where
+    this process may not look, since "no database there" would send the user to make a second
+    one beside it (tests/engine/test_permissions.py)."""
+    try:
+        return stat.S_ISREG(os.stat(os.path.join(path, DATA)).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except PermissionError:
+        raise StoreError(denied(path, "open")) from None
+
+
 def _lock(fd: int, kind: int, start: int, wait: bool = False) -> bool:
     """Take (or change to) a POSIX lock of ``kind`` on byte ``start``; False if another process holds a conflicting one."""
     if fcntl is None:
@@ -315,6 +373,8 @@ class LmdbDirectory:
         except FileExistsError:
             if not os.path.isdir(self.path):
                 raise StoreError(f"open {self.path!r}: is a file, not a directory (an LMDB store is a directory)") from None
+        except PermissionError:
+            raise StoreError(denied(self.path, "open")) from None
         except OSError as exc:
             what = "is a file, not a directory" if os.path.exists(self.path) and not os.path.isdir(self.path) else exc.strerror
             raise StoreError(f"open {self.path!r}: {what} (an LMDB store is a directory)") from None
@@ -343,7 +403,17 @@ class LmdbDirectory:
                 f"open {self.path!r}: {name} is a symbolic link; memdb never follows links inside a database "
                 f"directory (put the file itself there, or open the directory the link points into)"
             )
+        if exc.errno == errno.EACCES:
+            return StoreError(self._denied(name))
         return StoreError(f"open {self.path!r}: {name}: {exc.strerror or exc}")
+
+    def _denied(self, name: str) -> str:
+        """Permission denied on ``name``: whose the file is, where the directory is not in the way."""
+        try:
+            st = os.stat(os.path.join(self.path, name))
+        except OSError:
+            return denied(self.path, "open")
+        return f"open {self.path!r}: {name}: permission denied: it {_whose(st, os.path.join(self.path, name), True)}"
 
     # --- a database this open was making ----------------------------------------------------------
 

@@ -26,6 +26,7 @@ from memdb.engine.lmdbdir import (
     LmdbDirectory,
     check_mode,
     check_room,
+    holds_database,
     lock_bytes,
     with_hint,
     write_failure,
@@ -834,7 +835,7 @@ class LMDBStore:
                 raise ConfigError(f"{name} {flag!r}: True or False (a truthy string would not say which)")
         self._mode = check_mode(mode)
         self.path = os.path.realpath(os.fspath(path))
-        if not create and not os.path.isfile(os.path.join(self.path, "data.mdb")):
+        if not create and not holds_database(self.path):  # StoreError where this process may not look
             what = "no such directory" if not os.path.exists(self.path) else "no database there"
             raise NotFoundError(f"path {os.fspath(path)}: {what} (create=False opens an existing database only)")
         self._closed = False

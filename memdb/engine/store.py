@@ -1178,8 +1178,12 @@ class LMDBStore:
         swapped = scratch = False
         try:
             _check_owner(self.path, old)
-            # the copy holds at most the pages in use, and LMDB maps its fresh lock.mdb
-            check_room(self.path, directory.used_bytes() + lock_bytes(_COMPACT_READERS), f"compact {self.path!r}")
+            # The copy holds at most the pages the data fills now (appended, they come out full),
+            # and two meta pages, beside its lock.mdb. Not the file's size: its free pages are what
+            # compaction on a nearly full disk is run to give back.
+            live = env.stat()
+            need = (live["branch_pages"] + live["leaf_pages"] + live["overflow_pages"] + 2) * live["psize"]
+            check_room(self.path, need + lock_bytes(_COMPACT_READERS), f"compact {self.path!r}")
             made = os.path.join(directory.make_scratch(mode, _COMPACT_READERS), DATA)
             scratch = True
             try:

@@ -154,6 +154,30 @@ def test_compaction_without_room_for_the_copy_is_refused_and_changes_nothing(tmp
     assert (path / "data.mdb").read_bytes() == before
 
 
+def test_compaction_needs_room_for_the_data_not_for_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compaction is what gives a nearly full disk its free pages back: asking room for the
+    whole file refused it where it was needed most."""
+    store = LMDBStore(tmp_path / "db")
+    with store.write() as w:
+        for i in range(400):
+            w.put(b"k%04d" % i, b"x" * 8000)
+    with store.write() as w:
+        w.delete_range(b"k0010", b"k9999")
+    size = (tmp_path / "db" / "data.mdb").stat().st_size
+    free = size // 4  # room for the 10 values left, not for the file
+
+    def statvfs(path: Any) -> os.statvfs_result:
+        return os.statvfs_result((4096, 4096, 1 << 20, free // 4096, free // 4096, 100, 90, 90, 0, 255))
+
+    monkeypatch.setattr(os, "statvfs", statvfs)
+    store.compact()
+    monkeypatch.undo()
+    assert (tmp_path / "db" / "data.mdb").stat().st_size < free
+    with store.read() as r:
+        assert r.get(b"k0009") == b"x" * 8000 and r.get(b"k0010") is None
+    store.close()
+
+
 def test_compaction_that_cannot_allocate_its_lock_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The SIGBUS of `memdb compact` on a full disk: LMDB mapped .compact/lock.mdb, sparse."""
     path = tmp_path / "db"

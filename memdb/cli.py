@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO, TypeVar
 
 import memdb
+from memdb.engine.lmdbdir import holds_database
 from memdb.engine.postgres import is_postgres_url, looks_like_url, shown_url
 from memdb.errors import MemdbError, NotFoundError, ValidationError
 from memdb.memory.ids import is_id
@@ -127,8 +128,10 @@ def progress(items: Iterable[T], total: int | None, label: str, stream: TextIO |
 
 def _holds_database(path: str) -> bool:
     """Whether ``path`` is a memdb database already: an LMDB directory with its data file, or a
-    URL (the server says, when opened; ``memdb.open`` refuses one that is not PostgreSQL's)."""
-    return looks_like_url(path) or os.path.isfile(os.path.join(path, "data.mdb"))
+    URL (the server says, when opened; ``memdb.open`` refuses one that is not PostgreSQL's).
+    StoreError, saying whose the database is, where this user may not look: "no database
+    there" sent them to make a second one."""
+    return looks_like_url(path) or holds_database(path)
 
 
 _CREATES = "this command only reads or changes an existing database; record, fact KEY VALUE, config SETTING=VALUE or import create one"

@@ -15,6 +15,11 @@ process's locks on it, LMDB's included (LMDB's documentation warns against openi
 a second time for that reason). So the descriptor of ``lock.mdb`` opened here is the only one
 memdb opens, and it stays open exactly as long as the environment does. ``data.mdb`` carries
 no locks: opening and closing it for the checks is harmless.
+
+Disk space. LMDB maps ``lock.mdb``, which it makes as a sparse file: writing to a page of it
+that has no block, on a full file system, kills the process with SIGBUS. So the first opener
+allocates the file's blocks (``allocate``) before LMDB maps it, and a full disk is a
+StoreError; an open that fails creating a database removes what it made (``discard``).
 """
 
 from __future__ import annotations
@@ -27,6 +32,13 @@ import sys
 import time
 from typing import Final
 
+try:
+    import pwd
+    import resource
+except ImportError:  # not on Windows
+    pwd = None  # type: ignore[assignment]
+    resource = None  # type: ignore[assignment]
+
 from memdb.engine import lmdbfile
 from memdb.errors import ConfigError, CorruptionError, StoreBusyError, StoreError
 
@@ -35,7 +47,7 @@ try:
 except ImportError:  # not on Windows: no locks there (compaction cannot see other processes)
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["DEFAULT_MODE", "LmdbDirectory", "check_mode"]
+__all__ = ["DEFAULT_MODE", "LmdbDirectory", "check_mode", "check_room", "holds_database", "with_hint", "write_failure"]
 
 DEEP_CHECK_BYTES = 64 << 20
 """With ``verify=None`` (the default), a data.mdb up to this size has every page checked at the
@@ -53,6 +65,9 @@ WAIT_SECONDS = 120.0
 """How long an open waits for another process's compaction or first-open check to end."""
 
 _READ_NOFOLLOW: Final = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_LOCK_FLAGS: Final = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_NO_ROOM: Final = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+_OPEN_ATTEMPTS: Final = 20  # opens of lock.mdb that another process's failed creation removed meanwhile
 
 # struct flock, for F_GETLK: (l_type, l_whence, l_start, l_len, l_pid) in the platform's order
 _FLOCK: Final = {"linux": ("hhqqi4x", (0, 1, 2, 3, 4)), "darwin": ("qqihh", (3, 4, 0, 1, 2))}
@@ -74,6 +89,168 @@ def check_mode(mode: object) -> int | None:
 def dir_mode(mode: int) -> int:
     """The directory's mode for files of ``mode``: search wherever read is allowed (0o600 -> 0o700)."""
     return mode | (mode & 0o444) >> 2
+
+
+def lock_bytes(max_readers: int) -> int:
+    """The size LMDB gives ``lock.mdb`` for ``max_readers``: a 192-byte header and a 64-byte
+    slot per reader beyond the first (mdb.c, mdb_env_setup_locks; pinned by
+    tests/engine/test_disk_full.py::test_lock_bytes_is_the_size_lmdb_gives_the_lock_file)."""
+    return (max_readers - 1) * 64 + 192
+
+
+def _free_bytes(path: str) -> int | None:
+    """The bytes this process may still write on the file system holding ``path`` (root may
+    use the reserved blocks too); None where the platform cannot say."""
+    if not hasattr(os, "statvfs"):
+        return None
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    return (st.f_bfree if os.geteuid() == 0 else st.f_bavail) * st.f_frsize
+
+
+def _size(nbytes: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << shift:
+            return f"{nbytes / (1 << shift):.1f} {unit}"
+    return f"{nbytes} bytes"
+
+
+def _file_limit() -> int | None:
+    """The process's file-size limit (``ulimit -f``) in bytes, None if it has none."""
+    if resource is None:
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def check_room(directory: str, nbytes: int, what: str) -> None:
+    """StoreError unless the file system holding ``directory`` has ``nbytes`` free and the
+    process's file-size limit lets one file grow to ``nbytes``: refused before anything is written."""
+    free = _free_bytes(directory)
+    if free is not None and free < nbytes:
+        raise StoreError(
+            f"{what}: needs about {_size(nbytes)} free in {directory!r}, and its file system has {_size(free)} "
+            "(free some space and retry; nothing was changed)"
+        )
+    limit = _file_limit()
+    if limit is not None and limit < nbytes:
+        raise StoreError(
+            f"{what}: needs to write a file of about {_size(nbytes)}, past this process's file-size limit of "
+            f"{_size(limit)} (ulimit -f; raise it and retry; nothing was changed)"
+        )
+
+
+_FULL_BELOW: Final = 1 << 20
+"""Free bytes under which a failed write is put down to a full file system: a short write uses
+up the space it failed in, so what is left after it is about nothing."""
+
+
+def write_failure(reason: str, directory: str, file: str | None = None) -> str:
+    """For a write LMDB reported failed (``reason``, its message), the likely cause, as a hint
+    for the message: a short write on a full disk or past the file-size limit reaches LMDB as
+    EIO, and "Input/output error" points at the hardware instead
+    (tests/engine/test_disk_full.py). "" when ``reason`` is no such failure."""
+    if not any(os.strerror(code) in reason for code in (errno.EIO, errno.ENOSPC, errno.EDQUOT, errno.EFBIG)):
+        return ""
+    causes = []
+    free = _free_bytes(directory)
+    if free is not None and free < _FULL_BELOW:
+        causes.append(f"the file system holding {directory!r} is full ({_size(free)} free): free some space and retry")
+    limit = _file_limit()
+    if limit is not None:
+        try:
+            size = os.stat(file).st_size if file is not None else 0
+        except OSError:
+            size = 0
+        if size + _FULL_BELOW >= limit:
+            causes.append(f"the file reached this process's file-size limit of {_size(limit)} (ulimit -f): raise it and retry")
+    if causes:
+        return "likely cause: " + "; ".join(causes)
+    if os.strerror(errno.EIO) in reason:
+        return "the disk is not full and no file-size limit was reached: check the device (e.g. dmesg)"
+    return ""
+
+
+def with_hint(message: str, hint: str) -> str:
+    """``message`` with ``hint`` added to its closing parenthesis, or in one of its own."""
+    if not hint:
+        return message
+    return f"{message[:-1]}; {hint})" if message.endswith(")") else f"{message} ({hint})"
+
+
+def allocate(fd: int, nbytes: int, what: str) -> None:
+    """Give the file at ``fd`` real blocks for its first ``nbytes`` (and that length), so LMDB
+    can map it and write to it: a page without a block on a full disk is SIGBUS. StoreError on
+    a full disk or past the file-size limit; a file system that cannot allocate ahead is left
+    to its own ways (glibc writes the blocks instead where the call is not supported)."""
+    if not hasattr(os, "posix_fallocate"):  # macOS: no sparse-file SIGBUS seen there to guard against
+        return
+    try:
+        os.posix_fallocate(fd, 0, nbytes)
+    except OSError as exc:
+        if exc.errno in _NO_ROOM:
+            hint = "raise the process's file-size limit, ulimit -f" if exc.errno == errno.EFBIG else "free some space"
+            raise StoreError(f"{what}: cannot allocate {_size(nbytes)}: {exc.strerror} ({hint} and retry)") from None
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENODEV, errno.ESPIPE):
+            raise StoreError(f"{what}: cannot allocate {_size(nbytes)}: {exc.strerror or exc}") from None
+
+
+def _user(uid: int, with_id: bool = True) -> str:
+    """A user's name (and uid), or the uid alone where it has no name."""
+    try:
+        name = pwd.getpwuid(uid).pw_name if pwd is not None else None
+    except KeyError:
+        name = None
+    if name is None:
+        return f"uid {uid}"
+    return f"{name} (uid {uid})" if with_id else name
+
+
+def _whose(st: os.stat_result, path: str, database: bool) -> str:
+    """The end of a permission error's message on ``path`` (the database's directory or one of
+    its files if ``database``, else a directory above it): whose it is, its mode, who this
+    process is, and what to do."""
+    me = os.geteuid()
+    if st.st_uid == me:
+        hint = f"it is this user's own: give it its permissions back, e.g. chmod u+rwx {path!r}"
+    elif database:
+        hint = f"run the command as {_user(st.st_uid, with_id=False)}, whose database it is"
+    else:
+        hint = "run the command as a user allowed there, or choose another path"
+    return f"belongs to {_user(st.st_uid)}, mode {stat.S_IMODE(st.st_mode):04o}, and this process runs as {_user(me)} ({hint})"
+
+
+def denied(path: str, what: str) -> str:
+    """The message for a database this process may not read or write (or make): whose the
+    directory in the way is, its mode, and who this process is."""
+    blocking = path
+    while True:
+        try:
+            st = os.stat(blocking)
+            break
+        except (PermissionError, FileNotFoundError):
+            parent = os.path.dirname(blocking)
+            if parent == blocking:
+                return f"{what} {path!r}: permission denied"
+            blocking = parent
+        except OSError:
+            return f"{what} {path!r}: permission denied"
+    shown = "the directory" if blocking == path else f"directory {blocking!r}"
+    return f"{what} {path!r}: permission denied: {shown} {_whose(st, blocking, blocking == path)}"
+
+
+def holds_database(path: str) -> bool:
+    """Whether ``path`` holds a database's ``data.mdb``: StoreError (saying whose it is) where
+    this process may not look, since "no database there" would send the user to make a second
+    one beside it (tests/engine/test_permissions.py)."""
+    try:
+        return stat.S_ISREG(os.stat(os.path.join(path, DATA)).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except PermissionError:
+        raise StoreError(denied(path, "open")) from None
 
 
 def _lock(fd: int, kind: int, start: int, wait: bool = False) -> bool:
@@ -116,27 +293,45 @@ class LmdbDirectory:
     StoreBusyError when another process keeps exclusive use past ``WAIT_SECONDS``.
     """
 
-    def __init__(self, path: str, mode: int | None) -> None:
+    def __init__(self, path: str, mode: int | None, max_readers: int = 126) -> None:
         self.path = path
         self.mode = mode
         self.data_identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the data.mdb checked
+        self.creating = False  # this open makes the database: check_data found no data.mdb to keep
         self._scratch: int | None = None  # the inode of the .compact directory make_scratch created
+        self._made_dir = False  # whether this open made the directory (removed again by ``discard``)
         self._prepare_directory()
         lock_path = os.path.join(path, LOCK)
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-        create = 0o644 if mode is None else mode  # LMDB's own default, less execute bits
+        try:
+            for _ in range(_OPEN_ATTEMPTS):
+                self._open_lock(lock_path)
+                if self._lock_is_current(lock_path):
+                    break
+                os.close(self.fd)  # a failed creation removed it while this waited: open the new one
+            else:
+                raise StoreError(f"open {path!r}: {LOCK} kept being removed by other processes' failed opens (open it again)")
+            if self.first:
+                self._allocate_lock(max_readers)
+        except BaseException:
+            if self._made_dir:
+                self._remove_made_dir()
+            raise
+
+    def _open_lock(self, lock_path: str) -> None:
+        """Open (or make) ``lock.mdb`` and take memdb's lock on it: exclusive if nobody else has it open."""
+        create = 0o644 if self.mode is None else self.mode  # LMDB's own default, less execute bits
         try:
             try:
-                self.fd = os.open(lock_path, flags | os.O_EXCL, create)
+                self.fd = os.open(lock_path, _LOCK_FLAGS | os.O_EXCL, create)
                 self.lock_existed = False
             except FileExistsError:
-                self.fd = os.open(lock_path, flags, create)
+                self.fd = os.open(lock_path, _LOCK_FLAGS, create)
                 self.lock_existed = True
         except OSError as exc:
             raise self._path_error(LOCK, exc) from None
         try:
             if not stat.S_ISREG(os.fstat(self.fd).st_mode):
-                raise StoreError(f"open {path!r}: {LOCK} is not a regular file (remove it; LMDB recreates it)")
+                raise StoreError(f"open {self.path!r}: {LOCK} is not a regular file (remove it; LMDB recreates it)")
             self._set_mode(self.fd)
             self.first = self._take_first()
             if not self.first:
@@ -145,19 +340,41 @@ class LmdbDirectory:
             os.close(self.fd)
             raise
 
+    def _lock_is_current(self, lock_path: str) -> bool:
+        """Whether the ``lock.mdb`` locked is still the one at its path (``discard`` unlinks it)."""
+        try:
+            here = os.lstat(lock_path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(self.fd)
+        return (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)
+
+    def _allocate_lock(self, max_readers: int) -> None:
+        """Blocks for every page of ``lock.mdb`` LMDB will map (its size for ``max_readers``, or
+        the file's own if larger: LMDB keeps that), while nobody else has it open; on a full
+        disk a lock.mdb this open made is removed and StoreError says so."""
+        try:
+            allocate(self.fd, max(lock_bytes(max_readers), os.fstat(self.fd).st_size), f"open {self.path!r}: {LOCK}")
+        except StoreError as exc:
+            left = self._discard_lock() if not self.lock_existed else "nothing was changed"
+            os.close(self.fd)
+            raise StoreError(with_hint(exc.args[0], left)) from None
+
     # --- the directory and its modes -------------------------------------------------------------
 
     def _prepare_directory(self) -> None:
         try:
-            if self.mode is None:
-                os.makedirs(self.path, exist_ok=True)
-            elif not os.path.isdir(self.path):
+            if not os.path.isdir(self.path):
                 os.makedirs(os.path.dirname(self.path), exist_ok=True)
-                os.mkdir(self.path, dir_mode(self.mode))
-                os.chmod(self.path, dir_mode(self.mode))  # exactly, whatever the umask
+                os.mkdir(self.path, 0o777 if self.mode is None else dir_mode(self.mode))
+                self._made_dir = True
+                if self.mode is not None:
+                    os.chmod(self.path, dir_mode(self.mode))  # exactly, whatever the umask
         except FileExistsError:
             if not os.path.isdir(self.path):
                 raise StoreError(f"open {self.path!r}: is a file, not a directory (an LMDB store is a directory)") from None
+        except PermissionError:
+            raise StoreError(denied(self.path, "open")) from None
         except OSError as exc:
             what = "is a file, not a directory" if os.path.exists(self.path) and not os.path.isdir(self.path) else exc.strerror
             raise StoreError(f"open {self.path!r}: {what} (an LMDB store is a directory)") from None
@@ -186,7 +403,52 @@ class LmdbDirectory:
                 f"open {self.path!r}: {name} is a symbolic link; memdb never follows links inside a database "
                 f"directory (put the file itself there, or open the directory the link points into)"
             )
+        if exc.errno == errno.EACCES:
+            return StoreError(self._denied(name))
         return StoreError(f"open {self.path!r}: {name}: {exc.strerror or exc}")
+
+    def _denied(self, name: str) -> str:
+        """Permission denied on ``name``: whose the file is, where the directory is not in the way."""
+        try:
+            st = os.stat(os.path.join(self.path, name))
+        except OSError:
+            return denied(self.path, "open")
+        return f"open {self.path!r}: {name}: permission denied: it {_whose(st, os.path.join(self.path, name), True)}"
+
+    # --- a database this open was making ----------------------------------------------------------
+
+    def discard(self) -> str:
+        """After LMDB failed to make the database (``creating``; a full disk): remove what this
+        open left, ``data.mdb`` and ``lock.mdb`` (a lock.mdb LMDB set up beside no data.mdb is
+        refused as damaged ever after) and the directory if this open made it. Only while no
+        other process has the directory (LMDB's failed open dropped this process's locks).
+        What was left, for the message."""
+        if not _lock(self.fd, _EX, OURS) or not _lock(self.fd, _EX, LMDB):
+            return f"another process has opened {self.path!r} meanwhile: {LOCK} was left"
+        try:
+            os.unlink(os.path.join(self.path, DATA))
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return f"{os.path.join(self.path, DATA)} was left: remove it and {LOCK}"
+        return self._discard_lock()
+
+    def _discard_lock(self) -> str:
+        """Unlink ``lock.mdb`` (this process holds it exclusively) and the directory if this open made it."""
+        try:
+            os.unlink(os.path.join(self.path, LOCK))
+        except OSError:
+            return f"{os.path.join(self.path, LOCK)} was left: remove it"
+        if self._made_dir:
+            return "nothing was left" if self._remove_made_dir() else f"the directory {self.path!r} was left, empty"
+        return "nothing was left"
+
+    def _remove_made_dir(self) -> bool:
+        try:
+            os.rmdir(self.path)
+        except OSError:
+            return False
+        return True
 
     # --- the lock ---------------------------------------------------------------------------------
 
@@ -248,9 +510,11 @@ class LmdbDirectory:
 
     # --- compaction's scratch directory ------------------------------------------------------------
 
-    def make_scratch(self) -> str:
+    def make_scratch(self, mode: int, max_readers: int) -> str:
         """A fresh, private ``.compact`` directory (a leftover of a compaction that was killed
-        is removed first, see ``remove_scratch``); its path."""
+        is removed first, see ``remove_scratch``), with a ``lock.mdb`` whose blocks are
+        allocated for an environment of ``max_readers`` (LMDB maps it: SIGBUS on a full disk
+        otherwise); its path. StoreError, and nothing left, where the disk has no room."""
         self.remove_scratch()
         scratch = os.path.join(self.path, COMPACT)
         try:
@@ -258,6 +522,17 @@ class LmdbDirectory:
         except OSError as exc:
             raise StoreError(f"compact {self.path!r}: cannot create {COMPACT}: {exc.strerror or exc}") from None
         self._scratch = os.lstat(scratch).st_ino
+        try:
+            fd = os.open(os.path.join(scratch, LOCK), _LOCK_FLAGS | os.O_EXCL, mode)
+            try:
+                allocate(fd, lock_bytes(max_readers), f"compact {self.path!r}: {COMPACT}/{LOCK}")
+            finally:
+                os.close(fd)
+        except BaseException as exc:
+            self.remove_scratch()
+            if isinstance(exc, OSError):
+                raise StoreError(f"compact {self.path!r}: cannot create {COMPACT}/{LOCK}: {exc.strerror or exc}") from None
+            raise
         return scratch
 
     def scratch_is_ours(self) -> bool:
@@ -308,8 +583,9 @@ class LmdbDirectory:
         try:
             fd = os.open(data_path, _READ_NOFOLLOW)
         except FileNotFoundError:
-            if self.lock_existed:
+            if self.lock_existed and not self._lock_never_set_up():
                 raise CorruptionError(self._missing_message(where, "is missing")) from None
+            self.creating = self.first
             return
         except OSError as exc:
             raise self._path_error(DATA, exc) from None
@@ -318,13 +594,25 @@ class LmdbDirectory:
             if not stat.S_ISREG(st.st_mode):
                 raise StoreError(f"open {self.path!r}: {DATA} is not a regular file")
             if st.st_size == 0:
-                if self.lock_existed:
+                if self.lock_existed and not self._lock_never_set_up():
                     raise CorruptionError(self._missing_message(where, "is empty (0 bytes)"))
+                self.creating = self.first
                 return
             self._checked(fd, where, st.st_size <= DEEP_CHECK_BYTES if deep is None else deep)
             self.data_identity = (st.st_dev, st.st_ino)
         finally:
             os.close(fd)
+
+    def _lock_never_set_up(self) -> bool:
+        """Whether ``lock.mdb`` was never set up by LMDB: its magic number (the first 4 bytes,
+        which LMDB writes when it sets the file up and never clears) is zero, so no environment
+        ever opened here. That is what a first open that failed leaves (memdb's or LMDB's own
+        creation of the file, then a full disk or a kill), never a database's lock: one then
+        opens as new (tests/engine/test_disk_full.py). Only alone (``first``): another process
+        may be setting it up right now."""
+        if not self.first:
+            return False
+        return os.pread(self.fd, 4, 0).strip(b"\x00") == b""
 
     def _checked(self, fd: int, where: str, deep: bool) -> None:
         """Check the file open at ``fd`` (every page if ``deep``). Alone (``first``), nothing

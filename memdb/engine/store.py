@@ -20,7 +20,17 @@ from typing import Any, Protocol, runtime_checkable
 
 import lmdb
 
-from memdb.engine.lmdbdir import DATA, DEFAULT_MODE, LmdbDirectory, check_mode
+from memdb.engine.lmdbdir import (
+    DATA,
+    DEFAULT_MODE,
+    LmdbDirectory,
+    check_mode,
+    check_room,
+    holds_database,
+    lock_bytes,
+    with_hint,
+    write_failure,
+)
 from memdb.engine.log import logger
 from memdb.engine.process import after_fork
 from memdb.errors import (
@@ -295,7 +305,9 @@ def _translate(exc: lmdb.Error, what: str, store: LMDBStore | None = None) -> St
     if isinstance(exc, _DAMAGE):
         where = f" of {store.path!r}" if store is not None else ""
         return CorruptionError(f"{what}{where}: damaged: LMDB error {type(exc).__name__}: {exc} ({CorruptionError.HINT})")
-    return StoreError(f"{what}: LMDB error {type(exc).__name__}: {exc}")
+    # a full disk or the file-size limit, which LMDB reports as EIO from a write cut short
+    hint = write_failure(str(exc), store.path, os.path.join(store.path, DATA)) if store is not None else ""
+    return StoreError(with_hint(f"{what}: LMDB error {type(exc).__name__}: {exc}", hint))
 
 
 # py-lmdb returns bytes (buffers=False, the default); its stubs say bytes | memoryview.
@@ -727,6 +739,49 @@ class _LMDBWrite:
             raise _translate(exc, "abort", self._store) from None
 
 
+_PARTIAL = "data.mdb.partial"  # a backup's copy until it is whole
+_COMPACT_READERS = 126  # the readers of compaction's own environment (LMDB's default): one reads
+
+
+def _fsync_dir(path: str) -> None:
+    """Make a rename in ``path`` survive a crash."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _remove_failed_copy(dest: str, partial: str, made: bool) -> str:
+    """Remove what a failed backup wrote in ``dest`` (and ``dest`` if the backup made it); what was left."""
+    try:
+        os.unlink(partial)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return f"the partial copy {partial!r} (0600) was left: remove it"
+    if made:
+        try:
+            os.rmdir(dest)
+        except OSError:
+            return f"the empty directory {dest!r} was left"
+        return "nothing was left"
+    return f"nothing was left in {dest!r}"
+
+
+def _check_owner(path: str, old: os.stat_result) -> None:
+    """StoreError unless this process can give compaction's new data.mdb the owner and group
+    of ``old``: the rewrite is a new file, its creator's, and a file the database's owner may
+    not open locks them out."""
+    if os.geteuid() == 0:
+        return
+    if old.st_uid != os.geteuid() or (old.st_gid != os.getegid() and old.st_gid not in os.getgroups()):
+        raise StoreError(
+            f"compact {path!r}: {DATA} belongs to uid {old.st_uid} (group {old.st_gid}), and this process "
+            f"(uid {os.geteuid()}) cannot give the rewritten file to them (compact as its owner; nothing was changed)"
+        )
+
+
 class LMDBStore:
     """The embedded default: one LMDB environment in a directory.
 
@@ -780,7 +835,7 @@ class LMDBStore:
                 raise ConfigError(f"{name} {flag!r}: True or False (a truthy string would not say which)")
         self._mode = check_mode(mode)
         self.path = os.path.realpath(os.fspath(path))
-        if not create and not os.path.isfile(os.path.join(self.path, "data.mdb")):
+        if not create and not holds_database(self.path):  # StoreError where this process may not look
             what = "no such directory" if not os.path.exists(self.path) else "no database there"
             raise NotFoundError(f"path {os.fspath(path)}: {what} (create=False opens an existing database only)")
         self._closed = False
@@ -811,11 +866,18 @@ class LMDBStore:
     def _open_env(self, verify: bool | None) -> tuple[lmdb.Environment, LmdbDirectory]:
         """Lock the directory, check data.mdb (every page if ``verify`` and no other process has
         it open), then let LMDB map it. The order matters: see memdb/engine/lmdbdir.py."""
-        directory = LmdbDirectory(self.path, self._mode)
+        directory = LmdbDirectory(self.path, self._mode, self._max_readers)
         env: lmdb.Environment | None = None
         try:
             directory.check_data(deep=verify if directory.first else False)  # None: by size (DEEP_CHECK_BYTES)
-            env = self._lmdb_open(directory)
+            try:
+                env = self._lmdb_open(directory)
+            except StoreError as exc:
+                if not directory.creating:
+                    raise
+                # a new database LMDB could not make (a full disk): what it left would be
+                # refused as damaged ever after (tests/engine/test_disk_full.py)
+                raise type(exc)(with_hint(exc.args[0], directory.discard())) from None
             directory.check_opened()
             if directory.first:
                 directory.share()
@@ -849,7 +911,8 @@ class LMDBStore:
             except lmdb.Error as exc:
                 if isinstance(exc, _DAMAGE):
                     raise _translate(exc, "open", self) from None
-                raise StoreError(f"open {self.path!r}: {type(exc).__name__}: {exc}") from None
+                hint = write_failure(str(exc), self.path, os.path.join(self.path, DATA))
+                raise StoreError(with_hint(f"open {self.path!r}: {type(exc).__name__}: {exc}", hint)) from None
         raise StoreError(f"open {self.path!r}: other processes kept growing the map while it was being opened (open it again)")
 
     @property
@@ -1025,25 +1088,59 @@ class LMDBStore:
     def backup(self, dest: str) -> None:
         """Copy the environment into ``dest``, a new or empty directory made private (0700, the
         file 0600), as of one snapshot while writers go on: LMDB's own copy, without free pages.
-        StoreError names a ``dest`` that holds anything already."""
+
+        The copy is written to ``data.mdb.partial``, 0600 before its first byte, and renamed to
+        ``data.mdb`` once whole: a failed copy (a full disk) is removed, with the directory if
+        this made it, and the error says what was left; a directory holding only the partial
+        copy of a backup that was killed is used again. StoreError names a ``dest`` that holds
+        anything else (tests/engine/test_backup_files.py)."""
         dest = os.fspath(dest)
+        made = False
         try:
-            os.makedirs(dest, mode=0o700, exist_ok=True)
-            if os.listdir(dest):
+            try:
+                os.makedirs(dest, mode=0o700)
+                made = True
+            except FileExistsError:
+                pass  # a file there: listdir says so
+            there = os.listdir(dest)
+            if there == [_PARTIAL] and stat.S_ISREG(os.lstat(os.path.join(dest, _PARTIAL)).st_mode):
+                os.unlink(os.path.join(dest, _PARTIAL))  # the leftover of a backup that was killed
+            elif there:
                 raise StoreError(f"backup to {dest!r}: the directory is not empty (give a new one; nothing was written)")
             os.chmod(dest, 0o700)
         except OSError as exc:
             raise StoreError(f"backup to {dest!r}: {exc.strerror or exc}") from None
-        env = self._env
-        shared = self._shared
-        shared.enter()  # the copy reads in a transaction of its own: no resize may run under it
+        partial = os.path.join(dest, _PARTIAL)
         try:
-            env.copy(dest, compact=True)
-        except lmdb.Error as exc:
-            raise _translate(exc, f"backup to {dest!r}", self) from None
+            self._copy_to(partial)
+            os.replace(partial, os.path.join(dest, DATA))
+            _fsync_dir(dest)
+        except (StoreError, OSError) as exc:
+            left = _remove_failed_copy(dest, partial, made)
+            if isinstance(exc, StoreError):
+                raise type(exc)(with_hint(exc.args[0], left)) from None
+            hint = with_hint(write_failure(exc.strerror or str(exc), dest, partial), left)
+            raise StoreError(with_hint(f"backup to {dest!r}: {exc.strerror or exc}", hint)) from None
+
+    def _copy_to(self, path: str) -> None:
+        """LMDB's compacting copy into a new file at ``path``, private before its first byte, synced."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # exactly, whatever the umask
+            env = self._env
+            shared = self._shared
+            shared.enter()  # the copy reads in a transaction of its own: no resize may run under it
+            try:
+                env.copyfd(fd, compact=True)
+            except lmdb.Error as exc:
+                where = os.path.dirname(path)
+                hint = write_failure(str(exc), where, path)
+                raise StoreError(with_hint(f"backup to {where!r}: LMDB error {type(exc).__name__}: {exc}", hint)) from None
+            finally:
+                shared.leave()
+            os.fsync(fd)
         finally:
-            shared.leave()
-        os.chmod(os.path.join(dest, DATA), 0o600)
+            os.close(fd)
 
     def compact(self) -> None:
         """Rewrite the environment into fresh pages, so deleted bytes leave the file.
@@ -1076,14 +1173,23 @@ class LMDBStore:
         """Copy every item into a fresh environment in ``.compact``, swap its data.mdb in and
         map it; with exclusive use held (``directory.exclusive``), which this gives back."""
         target = os.path.join(self.path, DATA)
-        mode = self._mode if self._mode is not None else stat.S_IMODE(os.stat(target).st_mode)
+        old = os.stat(target)
+        mode = self._mode if self._mode is not None else stat.S_IMODE(old.st_mode)
         swapped = scratch = False
         try:
-            made = os.path.join(directory.make_scratch(), DATA)
+            _check_owner(self.path, old)
+            # The copy holds at most the pages the data fills now (appended, they come out full),
+            # and two meta pages, beside its lock.mdb. Not the file's size: its free pages are what
+            # compaction on a nearly full disk is run to give back.
+            live = env.stat()
+            need = (live["branch_pages"] + live["leaf_pages"] + live["overflow_pages"] + 2) * live["psize"]
+            check_room(self.path, need + lock_bytes(_COMPACT_READERS), f"compact {self.path!r}")
+            made = os.path.join(directory.make_scratch(mode, _COMPACT_READERS), DATA)
             scratch = True
             try:
                 fresh = lmdb.open(
                     os.path.dirname(made), map_size=int(env.info()["map_size"]), subdir=True, sync=True, max_dbs=0, meminit=True, mode=mode,
+                    max_readers=_COMPACT_READERS,
                 )  # fmt: skip
                 try:
                     with env.begin() as src, fresh.begin(write=True) as dst:
@@ -1098,6 +1204,16 @@ class LMDBStore:
             fd = os.open(made, os.O_RDONLY | os.O_NOFOLLOW)
             try:
                 os.fchmod(fd, mode)
+                if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+                    # compacted by root (sudo, cron) or a member of its group: the file stays its owner's
+                    # (tests/engine/test_compaction.py::test_compaction_by_root_keeps_the_files_owner)
+                    try:
+                        os.fchown(fd, old.st_uid, old.st_gid)
+                    except OSError as exc:  # root without CAP_CHOWN (a user namespace, NFS root squash)
+                        raise StoreError(
+                            f"compact {self.path!r}: cannot give the rewritten {DATA} to uid {old.st_uid} (group {old.st_gid}): "
+                            f"{exc.strerror or exc} (compact as its owner; nothing was changed)"
+                        ) from None
             finally:
                 os.close(fd)
             if not directory.scratch_is_ours():

@@ -5,11 +5,14 @@ what it writes. Real LMDB directories, real processes (memdb/engine/lmdbdir.py h
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -345,3 +348,89 @@ def test_memdbs_byte_of_lock_mdb_is_beyond_every_pid() -> None:
     """LMDB locks byte 0 and, per reader process, the byte at its pid: memdb's must be neither."""
     pid_max = Path("/proc/sys/kernel/pid_max")
     assert lmdbdir.OURS > max(1 << 22, int(pid_max.read_text()) if pid_max.exists() else 0)  # Linux caps pids at 2**22
+
+
+# --- who owns the rewritten file ---------------------------------------------------------------
+
+NOBODY = 65534
+_AS_NOBODY = """
+    import os, sys
+    import memdb
+    from memdb.errors import StoreError
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)  # after the imports: the interpreter's own files may be out of nobody's reach
+"""
+
+
+@pytest.fixture
+def open_tmp() -> Iterator[Path]:
+    """A directory every user may reach (pytest's tmp_path is under a 0700 directory of root's)."""
+    path = Path(tempfile.mkdtemp(prefix="memdb-owner-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path)
+
+
+def _as_nobody(code: str, *args: str) -> str:
+    """Run ``code`` as the user nobody (this process is root); its output, or its error."""
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_AS_NOBODY) + textwrap.dedent(code), *args],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs two users: run as root")
+def test_compaction_by_root_keeps_the_files_owner(open_tmp: Path) -> None:
+    """`sudo memdb compact` (or root's cron) gave data.mdb to root: its owner was locked out."""
+    path = open_tmp / "db"
+    store = LMDBStore(path)
+    with store.write() as w:
+        w.put(b"keep", b"kept")
+    store.close()
+    for p in (path, *path.iterdir()):
+        os.chown(p, NOBODY, NOBODY)
+    with LMDBStore(path) as store:
+        store.compact()
+    st = (path / "data.mdb").stat()
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (NOBODY, NOBODY, 0o600)
+    said = _as_nobody(
+        """
+        from memdb.engine.store import LMDBStore
+        with LMDBStore(sys.argv[1]) as store:
+            print(store.get(b"keep"))  # the owner opens it, reads and writes
+            with store.write() as w:
+                w.put(b"after", b"1")
+        """,
+        str(path),
+    )
+    assert said.strip() == "b'kept'"
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs two users: run as root")
+def test_compaction_by_someone_who_cannot_give_the_file_back_is_refused(open_tmp: Path) -> None:
+    """A member of the database's group (files 0660) may write to it, not give a new file to its owner."""
+    path = open_tmp / "db"
+    store = LMDBStore(path, mode=0o660)
+    with store.write() as w:
+        w.put(b"keep", b"kept")
+    store.close()
+    for p in (path, *path.iterdir()):
+        os.chown(p, 0, NOBODY)
+    before = (path / "data.mdb").read_bytes()
+    said = _as_nobody(
+        """
+        from memdb.engine.store import LMDBStore
+        with LMDBStore(sys.argv[1], mode=0o660) as store:
+            try:
+                store.compact()
+            except StoreError as exc:
+                print(exc)
+        """,
+        str(path),
+    )
+    assert "data.mdb belongs to uid 0 (group 65534), and this process (uid 65534) cannot give the rewritten file to them" in said, said
+    assert (path / "data.mdb").read_bytes() == before and (path / "data.mdb").stat().st_uid == 0
+    assert sorted(p.name for p in path.iterdir()) == ["data.mdb", "lock.mdb"]

@@ -5,6 +5,11 @@ the umask (memdb/engine/lmdbdir.py). Real directories; the umask set per test.""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +17,7 @@ import pytest
 
 import memdb
 from memdb.engine.store import LMDBStore
-from memdb.errors import ConfigError
+from memdb.errors import ConfigError, StoreError
 
 pytestmark = pytest.mark.lmdb_only
 
@@ -107,3 +112,57 @@ def test_a_directory_that_cannot_be_made_private_is_a_store_error(tmp_path: Path
     monkeypatch.setattr(os, "chmod", read_only)
     with pytest.raises(StoreError, match="cannot make the directory private: Read-only file system"):
         memdb.open(tmp_path / "db")
+
+
+# --- a database this user may not read -----------------------------------------------------------
+
+_AS_NOBODY = """
+    import os, sys
+    import memdb, memdb.cli
+    from memdb.errors import NotFoundError, StoreError
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)  # after the imports: the interpreter's own files may be out of nobody's reach
+    try:
+        memdb.open(sys.argv[1], create=False)
+    except (NotFoundError, StoreError) as exc:
+        print(type(exc).__name__, exc)
+    sys.exit(memdb.cli.main(["ask", "--db", sys.argv[1], "--owner", "ana", "what failed"]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs two users: run as root")
+def test_a_database_this_user_may_not_read_is_a_permission_error_not_missing() -> None:
+    """Run as the wrong user (a service's, not the login's), memdb said "no memdb database
+    there ... record ... create one": the user was told their memory was gone and to make a
+    second database. memdb.open(create=False) raised NotFoundError."""
+    root = Path(tempfile.mkdtemp(prefix="memdb-perm-"))
+    try:
+        root.chmod(0o755)  # reachable by nobody; the database itself is root's, 0700
+        with memdb.open(root / "db") as db:
+            db.owner("ana").record("debug", "deploy failed", outcome="failure")
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(_AS_NOBODY), str(root / "db")],
+            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+            timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(root)
+    said = f"open {str(root / 'db')!r}: permission denied: the directory belongs to root (uid 0), mode 0700, and this process runs as "
+    assert done.stdout.startswith(f"StoreError {said}"), done.stdout
+    assert done.returncode == 1 and done.stderr.startswith(f"memdb: {said}"), done.stderr
+    assert "no memdb database" not in done.stderr
+
+
+def test_a_database_in_a_directory_this_user_may_not_search_is_a_permission_error(tmp_path: Path) -> None:
+    """The same, for a user without root (root searches every directory): here the parent is closed."""
+    if os.geteuid() == 0:
+        pytest.skip("root searches every directory; the test above covers it")
+    with memdb.open(tmp_path / "closed" / "db") as db:
+        db.owner("ana").record("debug", "x", outcome="success")
+    (tmp_path / "closed").chmod(0)
+    try:
+        with pytest.raises(StoreError, match=r"permission denied: directory '.*closed' belongs to"):
+            memdb.open(tmp_path / "closed" / "db", create=False)
+    finally:
+        (tmp_path / "closed").chmod(0o700)

@@ -1205,7 +1205,7 @@ def test_an_upgrade_reports_its_progress(tmp_path: Path, clock: Clock, caplog: p
     with caplog.at_level(logging.INFO, logger="memdb.memory.migrate"), memdb.open(tmp_path / "old", clock=clock) as db:
         assert db.check().ok and {m.id for m in db.owner("ana").recall(text="deploy")} == set(ids)
     progress = [r.getMessage() for r in caplog.records if "rewritten (" in r.getMessage()]
-    assert progress and progress[-1].startswith("layout upgrade: 3 of 3 episodes rewritten")
+    assert progress and progress[-1].startswith("layout upgrade: 3 of 3 episodes done, 3 rewritten")
     with caplog.at_level(logging.INFO, logger="memdb.memory.migrate"), memdb.open(tmp_path / "old", clock=clock):
         pass
     assert len([r for r in caplog.records if "rewritten (" in r.getMessage()]) == len(progress)  # once

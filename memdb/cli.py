@@ -181,7 +181,8 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
     database at a mistyped path to answer "Nothing found" from (module docstring;
     tests/surfaces/test_cli_scripting.py). An existing directory or a PostgreSQL URL is
     written in place, as ``_open`` does."""
-    if is_postgres_url(args.db) or os.path.lexists(args.db):
+    # a URL-shaped --db goes to memdb.open, which refuses a mistyped one (test_no_form_of_a_mistyped_url_shows_its_password)
+    if looks_like_url(args.db) or os.path.lexists(args.db):
         with _open(args, create=True) as db:
             return write(db)
     target = os.path.abspath(args.db)

@@ -180,7 +180,8 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
     whole only once ``write`` succeeded, so a refused record or import (or a Ctrl-C) leaves no
     database at a mistyped path to answer "Nothing found" from (module docstring;
     tests/surfaces/test_cli_scripting.py). An existing directory or a PostgreSQL URL is
-    written in place, as ``_open`` does, and a path shaped like another URL goes there to be refused."""
+    written in place, as ``_open`` does, and a path shaped like another URL goes there to be refused
+    (test_no_form_of_a_mistyped_url_shows_its_password)."""
     if looks_like_url(args.db) or os.path.lexists(args.db):
         with _open(args, create=True) as db:
             return write(db)

@@ -71,27 +71,61 @@ def _normal(url: str) -> str:
     return f"{scheme.lower()}{sep}{rest}"
 
 
-# A path shaped like a URL (``looks_like_url``): a scheme and a slash (``postgresql:/h/db``,
-# ``postgressql://...``; a one-letter scheme is a Windows drive), or ``user:pw@`` (``user:pw@host/db``).
-_URL_LIKE = re.compile(r"\s*(?:[A-Za-z][A-Za-z0-9+.-]+:/|[^\s/:@]+:[^@]*@)")
-# the password of such a string: after the user's ``:``, to the last ``@`` (more, never less)
-_USERINFO = re.compile(r"^(\s*(?:[A-Za-z][A-Za-z0-9+.-]*:/+)?[^\s/:@?#]*):(?!/).*@")
-_PARAM = re.compile(r"([?&])([^=&#]*)=([^&#]*)")
+# What ``looks_like_url`` refuses, on the path without its blanks (docs/backends.md, "URL-shaped paths";
+# test_url_shapes pins each form): a connection string turned into a directory named after it, password
+# and all, and the agent's memories went there instead of to the server.
+_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]+"  # two letters at least: ``C:/mem`` is a Windows drive
+_URL_SHAPES: Final = (
+    re.compile(r".*://", re.S),  # anywhere: ``postgres ://``, ``DATABASE_URL=postgresql://...``
+    re.compile(rf"{_SCHEME}\s*:\s*/"),  # ``postgresql:/host/db``, ``memdb:/pw@host``
+    re.compile(rf"{_SCHEME}\s*//[^/]*@"),  # the scheme's ``:`` dropped: ``postgresql//user:pw@host/db``
+    # the same without a user (``postgresql//host/db``), or as a Path keeps it (one ``/``)
+    re.compile(r"(?i)postgres(?:ql)?\s*(?://|/[^/]*@)"),
+    re.compile(r"(?![A-Za-z]:[\\/])[^\s/:@]+\s*:[^@]*@", re.S),  # ``user:pw@host/db``, a ``/`` in pw or not
+)
+# a colon that ends a scheme: ``scheme:/`` at the start, or the first before ``//`` (a later one
+# may be the user's, of a password starting with ``//``)
+_SCHEME_COLONS = (re.compile(rf"\s*{_SCHEME}\s*(:)\s*/"), re.compile(r"[^:]*(:)\s*//", re.S))
+# a parameter after ``?`` or ``&`` (or ``;``), its value to the next ``&``: a ``#`` in a password is no end
+_PARAM = re.compile(r"([?&;])([^=?&;]*)=([^&]*)")
 
 
 def looks_like_url(path: object) -> bool:
-    """Whether ``path`` is shaped like a URL (a mistyped one, or of another scheme) rather than
-    a directory: ``memdb.open`` refuses it instead of making a directory named after it."""
-    return isinstance(path, str) and _URL_LIKE.match(path) is not None
+    """Whether ``path`` is shaped like a URL or connection string (a mistyped one, or of another
+    scheme) rather than a directory: ``memdb.open`` refuses it instead of making a directory named
+    after it. A directory really named so opens as ``./name`` (with ``/`` for each ``//``)."""
+    return isinstance(path, str) and any(shape.match(path.strip()) for shape in _URL_SHAPES)
+
+
+def _password_span(text: str) -> tuple[int, int] | None:
+    """Where the password of URL-shaped ``text`` is: from the user's ``:`` to the last ``@``
+    (more, never less). Which ``:`` is the user's is ambiguous in ``memdb:/pw@host`` (a scheme
+    and a path, or a user and a password starting with ``/``): then the scheme's, as masking
+    more hides nothing the user needs (test_url_shapes)."""
+    at = text.rfind("@")
+    if at < 0:
+        return None
+    schemes = {m.start(1) for m in (pattern.match(text, 0, at) for pattern in _SCHEME_COLONS) if m}
+    colons = [i for i, c in enumerate(text[:at]) if c == ":"]
+    user_colon = next((i for i in colons if i not in schemes), None)
+    if user_colon is None:  # only a scheme's colon: read as the user's when a single / follows it
+        user_colon = next((i for i in colons if not text[i + 1 :].lstrip().startswith("//")), None)
+    return None if user_colon is None else (user_colon + 1, at)
+
+
+def _masked(text: str) -> str:
+    """``text`` with its password and every parameter value but harmless ones as ``***``."""
+    span = _password_span(text)
+    if span is not None:
+        text = f"{text[: span[0]]}***{text[span[1] :]}"
+    return _PARAM.sub(lambda m: f"{m[1]}{m[2]}={m[3] if m[2] in _SHOWN_PARAMS else '***'}", text)
 
 
 def shown_url(url: str) -> str:
     """A URL, or anything shaped like one, as messages show it: ``redact_url`` for a PostgreSQL
-    URL; otherwise with the password (after the user's ``:``, to the ``@``) and parameter values masked."""
-    if is_postgres_url(url):
-        return redact_url(url)
-    masked = _USERINFO.sub(r"\1:***@", url, count=1)
-    return _PARAM.sub(lambda m: f"{m[1]}{m[2]}={m[3] if m[2] in _SHOWN_PARAMS else '***'}", masked)
+    URL; otherwise with the password (after the user's ``:``, to the last ``@``) and parameter
+    values masked."""
+    return redact_url(url) if is_postgres_url(url) else _masked(url)
 
 
 def _driver() -> Any:
@@ -144,6 +178,8 @@ def redact_url(url: str) -> str:
     url = _normal(url)
     try:
         parts = urlsplit(url)
+        if "@" in f"{parts.path}{parts.query}{parts.fragment}":  # a password with an unescaped /, ? or # in it
+            return _masked(url)  # test_url_shapes, test_no_password_is_ever_shown: to the last @
         userinfo, at, hosts = parts.netloc.rpartition("@")
         netloc = f"{userinfo.split(':', 1)[0]}{':***' if ':' in userinfo else ''}@{hosts}" if at else hosts
         query = "&".join(f"{k}={v if k in _SHOWN_PARAMS else '***'}" for k, v in parse_qsl(parts.query, keep_blank_values=True))
@@ -158,6 +194,8 @@ def _secrets_of(url: str) -> tuple[str, ...]:
     try:
         parts = urlsplit(url)
         found = [parts.password or "", *(v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in _SHOWN_PARAMS)]
+        if (span := _password_span(url)) is not None:  # a password starting with /, which urlsplit reads as a path
+            found.append(url[span[0] : span[1]])
     except ValueError:
         return ()
     return tuple(sorted({s for s in found if len(s) >= 3}, key=len, reverse=True))

@@ -290,7 +290,8 @@ def open(
 ) -> Database:
     """Open (creating if missing) the memdb database in directory ``path`` on LMDB, or on a
     PostgreSQL-wire server when ``path`` is a ``postgresql://`` (or ``postgres://``) URL (a path
-    shaped like any other URL: ConfigError);
+    shaped like any other URL or a ``user:pw@host`` string: ConfigError; ``./`` before it opens
+    a directory of that name, see ``looks_like_url``);
     ``create=False`` opens an existing one only (NotFoundError where there is none, and nothing
     is made: a reader with a mistyped path must not find "nothing" in a database it just made).
 
@@ -309,7 +310,7 @@ def open(
         # agent's memories went there instead of the server (test_a_mistyped_url_is_refused_not_made_a_directory)
         raise ConfigError(
             f"open {shown_url(where)!r}: shaped like a URL, but not a postgresql:// or postgres:// one "
-            "(check the scheme and its //; a database directory is a plain path)"
+            "(check the scheme and its //; to open a directory named so, put ./ before it and write each // as /)"
         )
     allowed = [p.name for p in inspect.signature(kind.__init__).parameters.values() if p.kind is p.KEYWORD_ONLY]
     unknown = sorted(set(options) - set(allowed))

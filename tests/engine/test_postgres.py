@@ -25,11 +25,13 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 from clocks import Clock
+from hypothesis import assume, given
+from hypothesis import strategies as st
 from postgres_server import drop, unique_name
 
 import memdb
 from memdb.cli import main
-from memdb.engine.postgres import PostgresStore, _split_url
+from memdb.engine.postgres import PostgresStore, _split_url, is_postgres_url, looks_like_url, shown_url
 from memdb.engine.store import LMDBStore
 from memdb.errors import ConfigError, NotFoundError, StoreClosedError, StoreError, TransactionConflictError
 
@@ -110,6 +112,12 @@ def test_a_url_in_another_case_or_with_blanks_opens_the_server(
         f"memdb:{SECRET}@127.0.0.1:1/postgres",  # no scheme
         Path(f"postgresql://memdb:{SECRET}@127.0.0.1:1/postgres"),  # a Path keeps one slash
         "file:///tmp/mem",
+        f"postgresql//memdb:{SECRET}@127.0.0.1/db",  # the scheme's colon dropped
+        f"postgres ://memdb:{SECRET}@127.0.0.1/db",  # a blank before ://
+        Path(f"postgres ://memdb:{SECRET}@127.0.0.1/db"),
+        Path(f"postgresql//memdb:{SECRET}@127.0.0.1/db"),  # as a Path: postgresql/memdb:...@
+        f"postgressql://memdb:/{SECRET}@127.0.0.1/db",  # a password starting with /
+        f"DATABASE_URL=postgresql://memdb:{SECRET}@127.0.0.1/db",  # a line of a .env file
     ],
 )
 def test_a_mistyped_url_is_refused_not_made_a_directory(path: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,9 +132,110 @@ def test_a_mistyped_url_is_refused_not_made_a_directory(path: Any, tmp_path: Pat
 def test_a_plain_path_is_still_a_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What is refused is the shape of a URL, not a colon or an at sign in a path."""
     monkeypatch.chdir(tmp_path)
-    for path in ("mem", "./postgresql:/odd", "notes@2026", "C:/mem", "ana@laptop:mem"):
+    for path in OPENED_AS_DIRECTORIES:
         with memdb.open(path, map_size=1 << 20) as db:
             assert isinstance(db.store, LMDBStore)
+    with memdb.open(tmp_path / "team:ana@2026", map_size=1 << 20) as db:  # an absolute path never is a URL
+        assert isinstance(db.store, LMDBStore)
+
+
+# Paths that are directories, URL-shaped or not: ``./`` before a name says "a path" (docs/backends.md)
+OPENED_AS_DIRECTORIES = (
+    "mem", "./postgresql:/odd", "notes@2026", "C:/mem", "ana@laptop:mem", "./team:ana@2026", "./a:/b",
+    "data//mem", "postgres/mem", "mem:2026", "a:b", "C:\\Users\\ana@corp\\mem", "./user:pw@host/db",
+)  # fmt: skip
+
+
+# (what was given, as messages show it): every form is refused by memdb.open, the password masked
+URL_SHAPES = [
+    ("postgressql://memdb:pw-1@h/db", "postgressql://memdb:***@h/db"),
+    ("postgresql:/memdb:pw-1@h/db", "postgresql:/memdb:***@h/db"),
+    ("postgres :/memdb:pw-1@h/db", "postgres :/memdb:***@h/db"),
+    ("postgres ://memdb:pw-1@h/db", "postgres ://memdb:***@h/db"),
+    ("postgresql//memdb:pw-1@h/db", "postgresql//memdb:***@h/db"),
+    ("postgresql//h/db", "postgresql//h/db"),
+    ("postgresql/memdb:pw-1@h/db", "postgresql/memdb:***@h/db"),
+    ("postgressql://memdb:/pw-1@h/db", "postgressql://memdb:***@h/db"),
+    ("postgressql://memdb://pw-1@h/db", "postgressql://memdb:***@h/db"),
+    ("postgressql://memdb:pw/1@2@h/db", "postgressql://memdb:***@h/db"),  # unescaped / and @: to the last @
+    ("memdb:/pw-1@h/db", "memdb:***@h/db"),  # a scheme and a path, or a password starting with /: masked
+    ("memdb:pw-1@h/db", "memdb:***@h/db"),
+    ("memdb:pw//1@h/db", "memdb:***@h/db"),
+    ("team:ana@2026", "team:***@2026"),  # a directory so named opens as ./team:ana@2026
+    ("a:b/c@d", "a:***@d"),
+    (" memdb:pw-1@h/db\n", " memdb:***@h/db\n"),
+    ("DATABASE_URL=postgresql://memdb:pw-1@h/db", "DATABASE_URL=postgresql://memdb:***@h/db"),
+    ("'postgresql://memdb:pw-1@h/db'", "'postgresql://memdb:***@h/db'"),
+    ("postgressql://memdb@h/db", "postgressql://memdb@h/db"),
+    ("mysql://memdb@h/db?password=pw-1&sslmode=require", "mysql://memdb@h/db?password=***&sslmode=require"),
+    ("pgsql://memdb@h/db?pass%77ord=pw-1#x&password%3D=pw-1", "pgsql://memdb@h/db?pass%77ord=***&password%3D=***"),
+    ("https://memdb:pw-1@h/db", "https://memdb:***@h/db"),
+    ("file:///tmp/mem", "file:///tmp/mem"),
+    ("./a://b", "./a://b"),  # :// anywhere; the same directory is ./a:/b
+    ("/srv/postgresql://memdb:pw-1@h/db", "/srv/postgresql://memdb:***@h/db"),
+    ("postgresql://memdb:/pw-1@h/db", "postgresql://memdb:***@h/db"),  # PostgreSQL's: opened, and masked
+    ("postgresql://memdb:pw-1@h/db?password=pw-1&sslmode=require", "postgresql://memdb:***@h/db?password=***&sslmode=require"),
+]
+
+
+@pytest.mark.parametrize(("path", "shown"), URL_SHAPES)
+def test_url_shapes(path: str, shown: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each URL-shaped path is refused (or opened on the server: PostgreSQL's) and shown masked:
+    mistyped ones became a directory named after them, password and all; ``memdb:/pw@h`` showed its /pw."""
+    assert looks_like_url(path) and shown_url(path) == shown and "pw-1" not in shown
+    monkeypatch.chdir(tmp_path)
+    if is_postgres_url(path):
+        return
+    with pytest.raises(ConfigError) as info:
+        memdb.open(path)
+    assert str(info.value) == (
+        f"open {shown!r}: shaped like a URL, but not a postgresql:// or postgres:// one "
+        "(check the scheme and its //; to open a directory named so, put ./ before it and write each // as /)"
+    )
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("path", OPENED_AS_DIRECTORIES)
+def test_a_directory_is_not_url_shaped(path: str) -> None:
+    assert not looks_like_url(path)
+
+
+_SECRETS = st.text(st.characters(codec="ascii", categories=["L", "N", "P", "S"]), min_size=6, max_size=24)
+_FORMS = (
+    "postgressql://memdb:{}@h:1/db", "postgres ://memdb:{}@h/db", "postgresql//memdb:{}@h/db", "postgresql:/memdb:{}@h/db",
+    "memdb:{}@h/db", "postgresql://memdb:{}@127.0.0.1:1/db", "mysql://memdb:{}@h/db?sslmode=require",
+)  # fmt: skip
+_QUERY_SECRETS = st.text(st.characters(codec="ascii", categories=["L", "N"], include_characters="-._~%"), min_size=6, max_size=24)
+_QUERY_FORMS = ("postgresql://memdb@h/db?{}={}", "pgsql://memdb@h/db?sslmode=require&{}={}#frag", "postgresql:/h/db?{}={}")
+
+
+@given(form=st.sampled_from(_FORMS), secret=_SECRETS)
+def test_no_password_is_ever_shown(form: str, secret: str) -> None:
+    """Whatever its characters (a leading /, an @, a :, a #), a password in the user part is masked."""
+    assume(secret not in form.format(""))
+    path = form.format(secret)
+    assert looks_like_url(path) and secret not in shown_url(path)
+    if not is_postgres_url(path):
+        with pytest.raises(ConfigError) as info:
+            memdb.open(path, create=False)  # refused before anything is looked at
+        assert secret not in str(info.value)
+
+
+@given(
+    form=st.sampled_from(_QUERY_FORMS),
+    key=st.sampled_from(["password", "sslpassword", "pass%77ord", "PASSWORD", "x"]),
+    secret=_QUERY_SECRETS,
+)
+def test_no_parameter_secret_is_ever_shown(form: str, key: str, secret: str) -> None:
+    assume(secret not in form.format(key, ""))
+    path = form.format(key, secret)
+    assert looks_like_url(path) and secret not in shown_url(path)
+
+
+@given(st.text(st.characters(codec="ascii", categories=["L", "N"], include_characters="-_. @"), min_size=1).filter(lambda p: p.strip()))
+def test_a_path_without_a_colon_or_slashes_is_a_directory(path: str) -> None:
+    """``notes@2026``, ``ana @ work``: an at sign alone never makes a path a URL."""
+    assert not looks_like_url(path) and not looks_like_url(f"./{path}")
 
 
 @pytest.mark.parametrize(
@@ -175,6 +284,14 @@ def test_every_url_form_libpq_accepts_opens(pg_url: str) -> None:
 def test_a_url_that_does_not_parse_is_a_store_error_without_its_password() -> None:
     with pytest.raises(StoreError, match=r"the URL does not parse.*check the host part") as info:
         PostgresStore(f"postgresql://memdb:{SECRET}@[::1:54329/postgres")
+    assert SECRET not in str(info.value)
+
+
+def test_a_password_starting_with_a_slash_is_masked_in_a_store_error() -> None:
+    """libpq ends the user part at the first /, so it reads no password (and host ``memdb``); the
+    message showed the URL's path, ``/S3cretPw!@...``, as it was."""
+    with pytest.raises(StoreError, match=r"postgresql://memdb:\*\*\*@127\.0\.0\.1:1/db: cannot connect") as info:
+        memdb.open(f"postgresql://memdb:/{SECRET}@127.0.0.1:1/db")
     assert SECRET not in str(info.value)
 
 
@@ -526,7 +643,7 @@ def test_writer_killed_mid_transaction_leaves_nothing(pg_url: str) -> None:
     child = _child(
         """
         import sys, time
-        from memdb.engine.postgres import PostgresStore, _split_url
+        from memdb.engine.postgres import PostgresStore, _split_url, is_postgres_url, looks_like_url, shown_url
         s = PostgresStore(sys.argv[1], name=sys.argv[2])
         with s.write() as w:
             w.put(b"committed", b"yes")

@@ -525,6 +525,44 @@ def test_a_mistyped_url_is_refused_with_its_password_masked(
     assert json.loads(out)["error"]["type"] == "ConfigError" and "S3cretPw!" not in out
 
 
+@pytest.mark.parametrize("argv", [["record", "debug", "x", "--outcome", "success"], ["stats"]], ids=lambda a: a[0])
+@pytest.mark.parametrize(
+    "db",
+    [
+        "postgresql//memdb:S3cretPw!@127.0.0.1/db",  # the scheme's colon dropped
+        "postgres ://memdb:S3cretPw!@127.0.0.1/db",  # a blank before ://
+        "postgressql://memdb:/S3cretPw!@127.0.0.1/db",  # a password starting with /
+        "postgresql://memdb:/S3cretPw!@127.0.0.1:1/db",  # the same on PostgreSQL's scheme: libpq reads no password
+    ],
+)
+def test_no_form_of_a_mistyped_url_shows_its_password(
+    argv: list[str], db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """These became a local directory named after the URL (record: exit 0) whose path ``stats --json``
+    printed, password and all; or were refused with the password shown."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--db", db]) == 1
+    assert "S3cretPw!" not in one_error_line(capsys)
+    assert main([*argv, "--db", db, "--json"]) == 1
+    out = capsys.readouterr().out
+    assert "S3cretPw!" not in out and ":***@" in json.loads(out)["error"]["message"]
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_directory_named_like_user_at_host_opens_with_dot_slash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``team:ana@2026`` has the shape of ``user:pw@host``: refused, saying how to open it (``./`` before it)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["record", "debug", "x", "--outcome", "success", "--db", "team:ana@2026"]) == 1
+    assert "put ./ before it" in one_error_line(capsys) and os.listdir(tmp_path) == []
+    assert main(["record", "debug", "x", "--outcome", "success", "--db", "./team:ana@2026"]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--db", "./team:ana@2026", "--json"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["path"] == str(tmp_path / "team:ana@2026") and stats["episodes"] == 1
+
+
 def test_commands_that_record_create_the_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["record", "debug", "first", "--outcome", "success", "--db", str(tmp_path / "a")]) == 0
     assert main(["fact", "ana/ui.theme", "dark", "--db", str(tmp_path / "b")]) == 0

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TextIO, TypeVar
 
 import memdb
-from memdb.engine.lmdbdir import holds_database
+from memdb.engine.lmdbdir import fsync_dir, holds_database
 from memdb.engine.postgres import is_postgres_url, looks_like_url, shown_url
 from memdb.errors import MemdbError, NotFoundError, ValidationError
 from memdb.memory.ids import is_id
@@ -174,6 +174,19 @@ def _open_logged(path: str, create: bool) -> memdb.Database:
         migrate_log.setLevel(level)
 
 
+def _may_exist(path: str) -> bool:
+    """Whether something is at ``path``, or this user may not look (``_open`` then says whose
+    it is, where ``os.path.lexists`` said "nothing" and the command tried to create a database
+    beside a database it may not read: a review's find)."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> T:
     """``write`` on the database at ``--db``, for the commands that create one: where nothing is
     at that path, the new database is made in a private directory beside it and moved there
@@ -182,10 +195,12 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
     tests/surfaces/test_cli_scripting.py). An existing directory or a PostgreSQL URL is
     written in place, as ``_open`` does, and a path shaped like another URL goes there to be refused
     (test_no_form_of_a_mistyped_url_shows_its_password)."""
-    if looks_like_url(args.db) or os.path.lexists(args.db):
+    if looks_like_url(args.db) or _may_exist(args.db):
         with _open(args, create=True) as db:
             return write(db)
-    target = os.path.abspath(args.db)
+    # the path the open would reach: through symlinks, as every later command follows them
+    # ("link/../mem" was built at ./mem, then not found by the next command: a review's find)
+    target = os.path.realpath(args.db)
     anchor = os.path.dirname(target)
     while not os.path.isdir(anchor) and os.path.dirname(anchor) != anchor:  # the nearest folder there is
         anchor = os.path.dirname(anchor)
@@ -199,6 +214,7 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
         os.makedirs(os.path.dirname(target), exist_ok=True)
         try:
             os.rename(scratch, target)
+            fsync_dir(os.path.dirname(target))  # committed means on disk: the rename too
             return result
         except OSError:
             if not os.path.isdir(target):

@@ -47,7 +47,7 @@ try:
 except ImportError:  # not on Windows: no locks there (compaction cannot see other processes)
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["DEFAULT_MODE", "LmdbDirectory", "check_mode", "check_room", "holds_database", "with_hint", "write_failure"]
+__all__ = ["DEFAULT_MODE", "LmdbDirectory", "check_mode", "check_room", "fsync_dir", "holds_database", "with_hint", "write_failure"]
 
 DEEP_CHECK_BYTES = 64 << 20
 """With ``verify=None`` (the default), a data.mdb up to this size has every page checked at the
@@ -71,6 +71,15 @@ _OPEN_ATTEMPTS: Final = 20  # opens of lock.mdb that another process's failed cr
 
 # struct flock, for F_GETLK: (l_type, l_whence, l_start, l_len, l_pid) in the platform's order
 _FLOCK: Final = {"linux": ("hhqqi4x", (0, 1, 2, 3, 4)), "darwin": ("qqihh", (3, 4, 0, 1, 2))}
+
+
+def fsync_dir(path: str) -> None:
+    """Make a rename in ``path`` survive a crash."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def check_mode(mode: object) -> int | None:
@@ -425,6 +434,10 @@ class LmdbDirectory:
         What was left, for the message."""
         if not _lock(self.fd, _EX, OURS) or not _lock(self.fd, _EX, LMDB):
             return f"another process has opened {self.path!r} meanwhile: {LOCK} was left"
+        if self._committed():
+            # another process opened it, committed and went between LMDB's failure and these
+            # locks: its database, never this open's to remove (a review's find)
+            return f"another process made the database in {self.path!r} meanwhile: it was left as it is"
         try:
             os.unlink(os.path.join(self.path, DATA))
         except FileNotFoundError:
@@ -432,6 +445,19 @@ class LmdbDirectory:
         except OSError:
             return f"{os.path.join(self.path, DATA)} was left: remove it and {LOCK}"
         return self._discard_lock()
+
+    def _committed(self) -> bool:
+        """Whether ``data.mdb`` holds a committed transaction (a meta page's txnid past 0)."""
+        try:
+            fd = os.open(os.path.join(self.path, DATA), os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True  # unreadable: left as it is
+        try:
+            return lmdbfile.newest_txnid(fd) > 0
+        finally:
+            os.close(fd)
 
     def _discard_lock(self) -> str:
         """Unlink ``lock.mdb`` (this process holds it exclusively) and the directory if this open made it."""

@@ -7,6 +7,7 @@ LMDB errors are translated here into ``memdb.errors``.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import itertools
 import operator
@@ -26,6 +27,7 @@ from memdb.engine.lmdbdir import (
     LmdbDirectory,
     check_mode,
     check_room,
+    fsync_dir,
     holds_database,
     lock_bytes,
     with_hint,
@@ -743,11 +745,17 @@ _PARTIAL = "data.mdb.partial"  # a backup's copy until it is whole
 _COMPACT_READERS = 126  # the readers of compaction's own environment (LMDB's default): one reads
 
 
-def _fsync_dir(path: str) -> None:
-    """Make a rename in ``path`` survive a crash."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+def _remove_leftover(dest: str) -> None:
+    """Unlink the partial copy of a backup that was killed, found alone in ``dest``; StoreError
+    when a backup is writing it still (it holds the file's flock)."""
+    partial = os.path.join(dest, _PARTIAL)
+    fd = os.open(partial, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     try:
-        os.fsync(fd)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreError(f"backup to {dest!r}: another backup is writing there (give a new directory; nothing was written)") from None
+        os.unlink(partial)
     finally:
         os.close(fd)
 
@@ -1104,7 +1112,7 @@ class LMDBStore:
                 pass  # a file there: listdir says so
             there = os.listdir(dest)
             if there == [_PARTIAL] and stat.S_ISREG(os.lstat(os.path.join(dest, _PARTIAL)).st_mode):
-                os.unlink(os.path.join(dest, _PARTIAL))  # the leftover of a backup that was killed
+                _remove_leftover(dest)  # a killed backup's, unless another backup is writing it
             elif there:
                 raise StoreError(f"backup to {dest!r}: the directory is not empty (give a new one; nothing was written)")
             os.chmod(dest, 0o700)
@@ -1112,9 +1120,8 @@ class LMDBStore:
             raise StoreError(f"backup to {dest!r}: {exc.strerror or exc}") from None
         partial = os.path.join(dest, _PARTIAL)
         try:
-            self._copy_to(partial)
-            os.replace(partial, os.path.join(dest, DATA))
-            _fsync_dir(dest)
+            self._copy_to(partial, dest)
+            fsync_dir(dest)
         except (StoreError, OSError) as exc:
             left = _remove_failed_copy(dest, partial, made)
             if isinstance(exc, StoreError):
@@ -1122,10 +1129,15 @@ class LMDBStore:
             hint = with_hint(write_failure(exc.strerror or str(exc), dest, partial), left)
             raise StoreError(with_hint(f"backup to {dest!r}: {exc.strerror or exc}", hint)) from None
 
-    def _copy_to(self, path: str) -> None:
-        """LMDB's compacting copy into a new file at ``path``, private before its first byte, synced."""
+    def _copy_to(self, path: str, dest: str) -> None:
+        """LMDB's compacting copy into a new file at ``path``, private before its first byte,
+        synced, then renamed to ``dest``'s data.mdb. The file is locked (flock) while written, so
+        another backup into ``dest`` never takes it for a killed one's leftover, and it is renamed
+        only while ``path`` is still this file: two backups into one directory made a half copy
+        the one reported whole (a review's find; tests/engine/test_backup_files.py)."""
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
         try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             os.fchmod(fd, 0o600)  # exactly, whatever the umask
             env = self._env
             shared = self._shared
@@ -1139,6 +1151,9 @@ class LMDBStore:
             finally:
                 shared.leave()
             os.fsync(fd)
+            if os.lstat(path).st_ino != os.fstat(fd).st_ino:
+                raise StoreError(f"backup to {dest!r}: another backup replaced this one's copy (one backup into a directory at a time)")
+            os.replace(path, os.path.join(dest, DATA))
         finally:
             os.close(fd)
 

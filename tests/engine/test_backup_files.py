@@ -4,6 +4,7 @@ and says so (memdb/engine/store.py, ``LMDBStore.backup``). Real LMDB directories
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -130,3 +131,28 @@ def test_a_directory_holding_anything_else_is_refused(tmp_path: Path, there: lis
     with memdb.open(src) as db, pytest.raises(StoreError, match="the directory is not empty"):
         db.backup(tmp_path / "bk")
     assert all((tmp_path / "bk" / name).read_text() == "keep" for name in there)
+
+
+def test_a_partial_copy_another_backup_is_writing_is_left_alone(tmp_path: Path) -> None:
+    """A review's find: a second backup into the same directory took the first's copy, still
+    being written, for a killed backup's leftover and unlinked it; the first then renamed the
+    second's half copy to data.mdb and reported success. A copy is locked while written: the
+    second backup is refused, and once the first is gone its leftover is used again."""
+    src = _source(tmp_path / "src", episodes=20)
+    dest = tmp_path / "dest"
+    dest.mkdir(mode=0o700)
+    partial = dest / "data.mdb.partial"
+    partial.write_bytes(b"\0" * 8192)
+    writing = os.open(partial, os.O_RDONLY)
+    fcntl.flock(writing, fcntl.LOCK_EX)  # as a backup in progress holds it
+    try:
+        with memdb.open(src) as db, pytest.raises(StoreError, match="another backup is writing there"):
+            db.backup(dest)
+        assert os.listdir(dest) == ["data.mdb.partial"]
+    finally:
+        os.close(writing)  # that backup was killed
+    with memdb.open(src) as db:
+        db.backup(dest)
+    assert os.listdir(dest) == ["data.mdb"]
+    with memdb.open(dest, create=False) as copy:
+        assert copy.owners() == ["ana"]

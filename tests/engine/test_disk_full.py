@@ -308,3 +308,41 @@ def test_on_a_full_tmpfs_nothing_dies_by_a_signal(full_fs: Path) -> None:
         assert db.check().ok and db.owner("ana").count() == 200
     with memdb.open(full_fs / "new") as db:
         db.owner("ana").record("debug", "first", outcome="success")
+
+
+def test_a_failed_create_never_removes_a_database_another_process_made_meanwhile(tmp_path: Path) -> None:
+    """A review's find: LMDB's failed open drops this process's locks, so another process could
+    open the directory, commit and close before the cleanup took them; the cleanup then removed
+    that committed database. A data file holding a commit is left as it is."""
+    path = tmp_path / "db"
+    go = tmp_path / "go"
+    code = f"""
+        import os, time
+        import memdb
+        from memdb.engine.store import LMDBStore
+        from memdb.errors import StoreError
+        made = LMDBStore._lmdb_open
+        def failing(self, directory):
+            made(self, directory).close()  # LMDB made the files, then its open failed
+            print("made", flush=True)
+            while not os.path.exists({str(go)!r}):
+                time.sleep(0.02)
+            raise StoreError("open: LMDB error: mdb_env_open: Input/output error")
+        LMDBStore._lmdb_open = failing
+        try:
+            memdb.open({str(path)!r})
+        except StoreError as exc:
+            print(exc, flush=True)
+    """
+    failing = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert failing.stdout is not None and failing.stdout.readline().strip() == "made"
+        with memdb.open(path) as db:  # another process, in the window
+            db.owner("ana").record("debug", "committed meanwhile", outcome="success")
+        go.touch()
+        said = failing.stdout.read()
+    finally:
+        failing.wait(timeout=60)
+    assert "another process made the database" in said
+    with memdb.open(path, create=False) as db:
+        assert [m.episode.summary for m in db.owner("ana").recall().memories] == ["committed meanwhile"]

@@ -332,3 +332,16 @@ def test_a_db_path_that_is_not_utf8_is_refused_before_anything_is_made(tmp_path:
         assert main(["record", "debug", "x", "--outcome", "success", "--db", bad]) == 1
         assert one_error_line(capsys).endswith("db\\xff: the path is not valid UTF-8 (memdb opens databases by UTF-8 paths; rename it)")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_new_database_is_made_where_later_commands_look_through_symlinks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A review's find: ``record --db link/../mem`` built ./mem (the path read as text), while
+    the next command, through the symlink, looked in the link's parent and found nothing."""
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "a" / "b")
+    db = str(tmp_path / "link" / ".." / "mem")
+    assert main(["record", "debug", "made through a link", "--outcome", "success", "--db", db, "--owner", "ana"]) == 0
+    assert (tmp_path / "a" / "mem" / "data.mdb").is_file() and not (tmp_path / "mem").exists()
+    capsys.readouterr()
+    assert main(["recall", "--db", db, "--owner", "ana", "--json"]) == 0
+    assert [m["episode"]["summary"] for m in json.loads(capsys.readouterr().out)["memories"]] == ["made through a link"]

@@ -175,16 +175,29 @@ def _open_logged(path: str, create: bool) -> memdb.Database:
 
 
 def _may_exist(path: str) -> bool:
-    """Whether something is at ``path``, or this user may not look (``_open`` then says whose
-    it is, where ``os.path.lexists`` said "nothing" and the command tried to create a database
-    beside a database it may not read: a review's find)."""
+    """Whether something is at ``path`` (through a symlink: a link to nothing yet is no
+    database), or this user may not look (``_open`` then says whose it is, where
+    ``os.path.lexists`` said "nothing" and the command tried to create a database beside a
+    database it may not read: a review's find)."""
     try:
-        os.lstat(path)
+        os.stat(path)
     except FileNotFoundError:
         return False
     except OSError:
         return True
     return True
+
+
+def _made_parents(parent: str) -> list[str]:
+    """Make the directory ``parent`` as the path is written (``nothere/..`` makes ``nothere``, as
+    every later command's open walks it); the directories made, deepest first."""
+    missing = []
+    at = parent
+    while at and not os.path.isdir(at):
+        missing.append(at)
+        at = os.path.dirname(at)
+    os.makedirs(parent, mode=0o700, exist_ok=True)
+    return missing
 
 
 def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> T:
@@ -194,37 +207,43 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
     database at a mistyped path to answer "Nothing found" from (module docstring;
     tests/surfaces/test_cli_scripting.py). An existing directory or a PostgreSQL URL is
     written in place, as ``_open`` does, and a path shaped like another URL goes there to be refused
-    (test_no_form_of_a_mistyped_url_shows_its_password)."""
+    (test_no_form_of_a_mistyped_url_shows_its_password). The new database lands where later
+    commands look: through symlinks and ``..`` as the path is written (a review's finds)."""
     if looks_like_url(args.db) or _may_exist(args.db):
         with _open(args, create=True) as db:
             return write(db)
-    # the path the open would reach: through symlinks, as every later command follows them
-    # ("link/../mem" was built at ./mem, then not found by the next command: a review's find)
-    target = os.path.realpath(args.db)
-    anchor = os.path.dirname(target)
-    while not os.path.isdir(anchor) and os.path.dirname(anchor) != anchor:  # the nearest folder there is
-        anchor = os.path.dirname(anchor)
+    made: list[str] = []
+    scratch = None
     try:
-        scratch = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.creating-", dir=anchor)  # 0700, as memdb makes it
-    except OSError as exc:
-        raise ValidationError(f"--db {args.db}: cannot create a database there: {exc.strerror or exc} (nothing was written)") from None
-    try:
+        try:
+            made = _made_parents(os.path.dirname(args.db) or ".")
+            target = os.path.realpath(args.db)
+            # a short name of its own: the database's name may be as long as a name can be
+            scratch = tempfile.mkdtemp(prefix=".memdb-new-", dir=os.path.dirname(target))  # 0700, as memdb makes it
+        except OSError as exc:
+            raise ValidationError(f"--db {args.db}: cannot create a database there: {exc.strerror or exc} (nothing was written)") from None
         with _open(argparse.Namespace(**{**vars(args), "db": scratch}), create=True) as db:
             result = write(db)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
         try:
             os.rename(scratch, target)
-            fsync_dir(os.path.dirname(target))  # committed means on disk: the rename too
-            return result
         except OSError:
             if not os.path.isdir(target):
                 raise
-        # another command made a database there meanwhile (or someone a directory): write into it
-        shutil.rmtree(scratch)
-        with _open(args, create=True) as db:
-            return write(db)
+            # another command made a database there meanwhile (or someone a directory): write into it
+            shutil.rmtree(scratch)
+            scratch = None
+            with _open(args, create=True) as db:
+                return write(db)
+        scratch = None
+        with contextlib.suppress(OSError):  # committed, and in place: a directory that cannot be synced is no failure
+            fsync_dir(os.path.dirname(target))
+        return result
     except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+        for directory in made:
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
         raise
 
 

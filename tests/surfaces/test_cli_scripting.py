@@ -345,3 +345,27 @@ def test_a_new_database_is_made_where_later_commands_look_through_symlinks(tmp_p
     capsys.readouterr()
     assert main(["recall", "--db", db, "--owner", "ana", "--json"]) == 0
     assert [m["episode"]["summary"] for m in json.loads(capsys.readouterr().out)["memories"]] == ["made through a link"]
+
+
+def test_a_new_database_lands_where_the_path_leads_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review's finds: a refused record through a link to nothing yet left an empty database
+    at the link's target ("Nothing found" after); ``nothere/../mem`` was built where no later
+    command looked; a name as long as a name may be was refused (the scratch directory's name
+    held it)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    assert main(["record", "debug", "x", "--db", "link", "--owner", "ana"]) == 1  # no outcome: refused
+    assert not (tmp_path / "target").exists()
+    assert main(["record", "debug", "through the link", "--outcome", "success", "--db", "link", "--owner", "ana"]) == 0
+    assert (tmp_path / "target" / "data.mdb").is_file()
+    assert main(["record", "debug", "past a new folder", "--outcome", "success", "--db", "nothere/../mem", "--owner", "ana"]) == 0
+    assert main(["record", "debug", "x", "--db", "gone/../mem2", "--owner", "ana"]) == 1
+    assert not (tmp_path / "gone").exists() and not (tmp_path / "mem2").exists()
+    long = "m" * 250
+    assert main(["record", "debug", "a long name", "--outcome", "success", "--db", long, "--owner", "ana"]) == 0
+    capsys.readouterr()
+    for db, said in (("link", "through the link"), ("nothere/../mem", "past a new folder"), (long, "a long name")):
+        assert main(["recall", "--db", db, "--owner", "ana", "--json"]) == 0
+        assert [m["episode"]["summary"] for m in json.loads(capsys.readouterr().out)["memories"]] == [said]

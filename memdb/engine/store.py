@@ -7,6 +7,7 @@ LMDB errors are translated here into ``memdb.errors``.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import itertools
@@ -760,19 +761,16 @@ def _remove_leftover(dest: str) -> None:
         os.close(fd)
 
 
-def _remove_failed_copy(dest: str, partial: str, made: bool) -> str:
-    """Remove what a failed backup wrote in ``dest`` (and ``dest`` if the backup made it); what was left."""
-    try:
-        os.unlink(partial)
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return f"the partial copy {partial!r} (0600) was left: remove it"
+def _left_after_failure(dest: str, partial: str, made: bool) -> str:
+    """What a failed backup left in ``dest`` (its own copy is removed by ``_copy_to``), removing
+    ``dest`` if this backup made it and it is empty."""
+    if os.path.lexists(partial):
+        return f"a partial copy {partial!r} (0600) is there: another backup's, or this one's if it could not be removed"
     if made:
         try:
             os.rmdir(dest)
         except OSError:
-            return f"the empty directory {dest!r} was left"
+            return f"the directory {dest!r} was left"
         return "nothing was left"
     return f"nothing was left in {dest!r}"
 
@@ -1123,7 +1121,7 @@ class LMDBStore:
             self._copy_to(partial, dest)
             fsync_dir(dest)
         except (StoreError, OSError) as exc:
-            left = _remove_failed_copy(dest, partial, made)
+            left = _left_after_failure(dest, partial, made)
             if isinstance(exc, StoreError):
                 raise type(exc)(with_hint(exc.args[0], left)) from None
             hint = with_hint(write_failure(exc.strerror or str(exc), dest, partial), left)
@@ -1135,7 +1133,10 @@ class LMDBStore:
         another backup into ``dest`` never takes it for a killed one's leftover, and it is renamed
         only while ``path`` is still this file: two backups into one directory made a half copy
         the one reported whole (a review's find; tests/engine/test_backup_files.py)."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+        except FileExistsError:
+            raise StoreError(f"backup to {dest!r}: another backup is writing there (give a new directory; nothing was written)") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             os.fchmod(fd, 0o600)  # exactly, whatever the umask
@@ -1154,6 +1155,11 @@ class LMDBStore:
             if os.lstat(path).st_ino != os.fstat(fd).st_ino:
                 raise StoreError(f"backup to {dest!r}: another backup replaced this one's copy (one backup into a directory at a time)")
             os.replace(path, os.path.join(dest, DATA))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                if os.lstat(path).st_ino == os.fstat(fd).st_ino:
+                    os.unlink(path)  # this copy, never another backup's of the same name (a review's find)
+            raise
         finally:
             os.close(fd)
 

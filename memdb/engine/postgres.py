@@ -32,6 +32,7 @@ import re
 import select
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -71,60 +72,124 @@ def _normal(url: str) -> str:
     return f"{scheme.lower()}{sep}{rest}"
 
 
-# What ``looks_like_url`` refuses, on the path without its blanks (docs/backends.md, "URL-shaped paths";
-# test_url_shapes pins each form): a connection string turned into a directory named after it, password
-# and all, and the agent's memories went there instead of to the server.
-_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]+"  # two letters at least: ``C:/mem`` is a Windows drive
-_URL_SHAPES: Final = (
-    re.compile(r".*://", re.S),  # anywhere: ``postgres ://``, ``DATABASE_URL=postgresql://...``
-    re.compile(rf"{_SCHEME}\s*:\s*/"),  # ``postgresql:/host/db``, ``memdb:/pw@host``
-    re.compile(rf"{_SCHEME}\s*//[^/]*@"),  # the scheme's ``:`` dropped: ``postgresql//user:pw@host/db``
-    # the same without a user (``postgresql//host/db``), or as a Path keeps it (one ``/``)
-    re.compile(r"(?i)postgres(?:ql)?\s*(?://|/[^/]*@)"),
-    re.compile(r"(?![A-Za-z]:[\\/])[^\s/:@]+\s*:[^@]*@", re.S),  # ``user:pw@host/db``, a ``/`` in pw or not
-)
-# a colon that ends a scheme: ``scheme:/`` at the start, or the first before ``//`` (a later one
-# may be the user's, of a password starting with ``//``)
-_SCHEME_COLONS = (re.compile(rf"\s*{_SCHEME}\s*(:)\s*/"), re.compile(r"[^:]*(:)\s*//", re.S))
+# The grammar of a URL-shaped path: what ``looks_like_url`` refuses (docs/backends.md, "URL-shaped
+# paths"; test_url_shapes pins each form, test_a_directory_is_not_url_shaped its neighbours). A
+# connection string made a directory named after it, password and all, and the agent's memories
+# went there instead of to the server. Matched at the start of the path folded (``_folded``),
+# blanks around it aside:
+#
+#   shaped   = anything "://"            postgres ://h, DATABASE_URL=postgresql://..., ./a://b
+#            | scheme ":" "/"            postgresql:/h/db, memdb:/pw@h
+#            | pg "//"                   postgresql//h/db
+#            | [lead] user ":" ... "@"   user:pw@h, my user:pw@h, ana@corp.com:pw@h, //ana:pw@h,
+#                                        postgresql//ana:pw@h, postgresql/ana:pw@h (a Path's)
+#            | keyword "="               host=h password=pw (libpq's key=value), Host=h;Password=pw
+#   scheme   = letter (letter | digit | + - .)+   two characters at least: C:/mem is a drive
+#   pg       = "postgres" | "postgresql", any case
+#   lead     = [scheme] "//" | pg "/"
+#   user     = a letter or _, then anything but / and :   not a drive (C:\...), not a time (2026-01-01T10:00/)
+#   keyword  = a libpq connection keyword (or Npgsql's), any case
+#
+# So ``backups//ana@laptop``, ``postgres/notes@2026`` and ``2026-01-01T10:00/ana@host`` (no user:secret
+# there) are directories, and ``./`` before any name makes it one.
+_SCHEME = r"[A-Za-z][A-Za-z0-9+.-]+"
+_PG = r"(?i:postgres(?:ql)?)"
+_USER = r"(?![A-Za-z]:[\\/])[^\W\d][^/:]*"
+_KEYWORDS: Final = (
+    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth", "channel_binding",
+    "connect_timeout", "client_encoding", "options", "application_name", "fallback_application_name",
+    "keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+    "replication", "gssencmode", "sslmode", "sslnegotiation", "requiressl", "sslcompression", "sslcert",
+    "sslkey", "sslkeylogfile", "sslpassword", "sslcertmode", "sslrootcert", "sslcrl", "sslcrldir", "sslsni",
+    "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
+    "gssdelegation", "service", "target_session_attrs", "load_balance_hosts", _NAME_PARAM,
+    "server", "database", "username", "uid", "pwd",  # Npgsql's and ODBC's, for a pasted .NET string
+)  # fmt: skip
+_KEYWORD_NAME = rf"(?i:{'|'.join(sorted(_KEYWORDS, key=len, reverse=True))})"
+_KEYWORD = rf"{_KEYWORD_NAME}\s*="
+_URL_SHAPE: Final = re.compile(rf".*://|{_SCHEME}\s*:\s*/|{_PG}\s*//|(?:(?:{_SCHEME}\s*)?//|{_PG}\s*/)?{_USER}:[^@]*@|{_KEYWORD}", re.S)
+# a key=value pair's start in a connection string: at the start, or after blanks or a ;
+_PAIR = re.compile(rf"(?:^|[\s;]+)({_KEYWORD_NAME})\s*=\s*")
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'?", re.S)  # libpq's quoting: \' and \\ inside
 # a parameter after ``?`` or ``&`` (or ``;``), its value to the next ``&``: a ``#`` in a password is no end
 _PARAM = re.compile(r"([?&;])([^=?&;]*)=([^&]*)")
 
 
+def _folded(text: str) -> str:
+    """``text`` with each character as NFKC makes it where that is one character (a full-width
+    ``：`` or ``＠`` pasted from a document is ``:`` or ``@``), and invisible format characters (a
+    zero-width space) as blanks: one for one, so a span found in it masks the same characters of
+    ``text``."""
+    return "".join(" " if unicodedata.category(c) == "Cf" else n if len(n := unicodedata.normalize("NFKC", c)) == 1 else c for c in text)
+
+
 def looks_like_url(path: object) -> bool:
     """Whether ``path`` is shaped like a URL or connection string (a mistyped one, or of another
-    scheme) rather than a directory: ``memdb.open`` refuses it instead of making a directory named
-    after it. A directory really named so opens as ``./name`` (with ``/`` for each ``//``)."""
-    return isinstance(path, str) and any(shape.match(path.strip()) for shape in _URL_SHAPES)
+    scheme, or libpq's key=value form) rather than a directory: ``memdb.open`` refuses it instead
+    of making a directory named after it (the grammar above). A directory really named so opens
+    as ``./name`` (with ``/`` for each ``//``)."""
+    return isinstance(path, str) and _URL_SHAPE.match(_folded(path).strip()) is not None
 
 
 def _password_span(text: str) -> tuple[int, int] | None:
     """Where the password of URL-shaped ``text`` is: from the user's ``:`` to the last ``@``
-    (more, never less). Which ``:`` is the user's is ambiguous in ``memdb:/pw@host`` (a scheme
-    and a path, or a user and a password starting with ``/``): then the scheme's, as masking
-    more hides nothing the user needs (test_url_shapes)."""
+    (more, never less). The user's ``:`` is the first one, unless ``//`` follows it and no ``//``
+    or ``@`` comes before it (a scheme's: ``mysql://ana:pw@h``). ``postgresql:/ana:pw@h`` is masked
+    from its first ``:``, as ``ana:/pw:x@h`` is the same shape (test_url_shapes)."""
+    text = _folded(text)
     at = text.rfind("@")
     if at < 0:
         return None
-    schemes = {m.start(1) for m in (pattern.match(text, 0, at) for pattern in _SCHEME_COLONS) if m}
     colons = [i for i, c in enumerate(text[:at]) if c == ":"]
-    user_colon = next((i for i in colons if i not in schemes), None)
-    if user_colon is None:  # only a scheme's colon: read as the user's when a single / follows it
-        user_colon = next((i for i in colons if not text[i + 1 :].lstrip().startswith("//")), None)
-    return None if user_colon is None else (user_colon + 1, at)
+    if colons and text[colons[0] + 1 :].lstrip().startswith("//") and "//" not in text[: colons[0]] and "@" not in text[: colons[0]]:
+        colons = colons[1:]  # a scheme's
+    return (colons[0] + 1, at) if colons else None
+
+
+def _conninfo_spans(text: str) -> list[tuple[int, int]]:
+    """The values of a key=value connection string but harmless ones: quoted, to the closing
+    ``'``; otherwise to the next pair (a blank in a .NET ``Password=a b;`` is part of it)."""
+    spans, pos = [], 0
+    while (pair := _PAIR.search(text, pos)) is not None:
+        start = pair.end()
+        if text.startswith("'", start):
+            end = _QUOTED.match(text, start).end()  # type: ignore[union-attr]  # always matches at a '
+        else:
+            after = _PAIR.search(text, start)
+            end = after.start() if after else len(text)
+        if pair[1].lower() not in _SHOWN_PARAMS:
+            spans.append((start, end))
+        pos = max(end, start + 1)
+    return spans
 
 
 def _masked(text: str) -> str:
-    """``text`` with its password and every parameter value but harmless ones as ``***``."""
-    span = _password_span(text)
-    if span is not None:
-        text = f"{text[: span[0]]}***{text[span[1] :]}"
-    return _PARAM.sub(lambda m: f"{m[1]}{m[2]}={m[3] if m[2] in _SHOWN_PARAMS else '***'}", text)
+    """``text`` with its password and every parameter value but harmless ones as ``***``: the
+    spans found in the folded text, each replaced whole in ``text``."""
+    folded = _folded(text)
+    if re.match(rf"\s*{_KEYWORD}", folded):  # key=value pairs: a ; separates them, not a URL's parameters
+        spans = _conninfo_spans(folded)
+    else:
+        spans = [m.span(3) for m in _PARAM.finditer(folded) if m[2] not in _SHOWN_PARAMS]
+    if (span := _password_span(folded)) is not None:
+        spans.append(span)
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:  # overlapping: one ***
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    out, pos = [], 0
+    for start, end in merged:
+        out += [text[pos:start], "***"]
+        pos = end
+    return "".join(out) + text[pos:]
 
 
 def shown_url(url: str) -> str:
     """A URL, or anything shaped like one, as messages show it: ``redact_url`` for a PostgreSQL
-    URL; otherwise with the password (after the user's ``:``, to the last ``@``) and parameter
-    values masked."""
+    URL; otherwise with the password (after the user's ``:``, to the last ``@``), parameter
+    values and a connection string's values (but harmless ones) masked."""
     return redact_url(url) if is_postgres_url(url) else _masked(url)
 
 
@@ -183,7 +248,10 @@ def redact_url(url: str) -> str:
         userinfo, at, hosts = parts.netloc.rpartition("@")
         netloc = f"{userinfo.split(':', 1)[0]}{':***' if ':' in userinfo else ''}@{hosts}" if at else hosts
         query = "&".join(f"{k}={v if k in _SHOWN_PARAMS else '***'}" for k, v in parse_qsl(parts.query, keep_blank_values=True))
-        return f"{parts.scheme}://{netloc}{parts.path}{'?' if query else ''}{query}"  # a fragment means nothing to libpq
+        # ``;password=`` in the path is masked as ``_masked`` masks it elsewhere (libpq reads it as
+        # part of the database name; a review's find)
+        path = _PARAM.sub(lambda m: f"{m[1]}{m[2]}={m[3] if m[2] in _SHOWN_PARAMS else '***'}", parts.path)
+        return f"{parts.scheme}://{netloc}{path}{'?' if query else ''}{query}"  # a fragment means nothing to libpq
     except ValueError:  # e.g. an unclosed [ in the host
         return f"{url.partition('://')[0]}://***"
 

@@ -8,7 +8,9 @@ throwaway cluster of ``tests/postgres_server.py``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import io
 import json
 import os
 import resource
@@ -25,7 +27,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 from clocks import Clock
-from hypothesis import assume, given
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from postgres_server import drop, unique_name
 
@@ -143,14 +145,19 @@ def test_a_plain_path_is_still_a_directory(tmp_path: Path, monkeypatch: pytest.M
 OPENED_AS_DIRECTORIES = (
     "mem", "./postgresql:/odd", "notes@2026", "C:/mem", "ana@laptop:mem", "./team:ana@2026", "./a:/b",
     "data//mem", "postgres/mem", "mem:2026", "a:b", "C:\\Users\\ana@corp\\mem", "./user:pw@host/db",
+    # no user:secret in them: refused until a review's find (only a scheme//user:pw@ or postgres/user:pw@ is a URL's,
+    # and a user name starts with a letter)
+    "backups//ana@laptop", "postgres/notes@2026", "2026-01-01T10:00/ana@host", "./host=h dbname=d",
 )  # fmt: skip
 
 
 # (what was given, as messages show it): every form is refused by memdb.open, the password masked
 URL_SHAPES = [
     ("postgressql://memdb:pw-1@h/db", "postgressql://memdb:***@h/db"),
-    ("postgresql:/memdb:pw-1@h/db", "postgresql:/memdb:***@h/db"),
-    ("postgres :/memdb:pw-1@h/db", "postgres :/memdb:***@h/db"),
+    # from the first colon: ``postgres:/pw:x@h`` (user postgres, password /pw:x) is the same shape
+    ("postgresql:/memdb:pw-1@h/db", "postgresql:***@h/db"),
+    ("postgres :/memdb:pw-1@h/db", "postgres :***@h/db"),
+    ("ana:/pw-1:x@h/db", "ana:***@h/db"),  # showed ana:/pw-1:***@h/db
     ("postgres ://memdb:pw-1@h/db", "postgres ://memdb:***@h/db"),
     ("postgresql//memdb:pw-1@h/db", "postgresql//memdb:***@h/db"),
     ("postgresql//h/db", "postgresql//h/db"),
@@ -175,6 +182,19 @@ URL_SHAPES = [
     ("/srv/postgresql://memdb:pw-1@h/db", "/srv/postgresql://memdb:***@h/db"),
     ("postgresql://memdb:/pw-1@h/db", "postgresql://memdb:***@h/db"),  # PostgreSQL's: opened, and masked
     ("postgresql://memdb:pw-1@h/db?password=pw-1&sslmode=require", "postgresql://memdb:***@h/db?password=***&sslmode=require"),
+    ("postgresql://memdb@h/db;password=pw-1", "postgresql://memdb@h/db;password=***"),  # as mysql://...;password= is
+    # a review's finds: each became a directory named after it, password and all
+    ("host=h port=5432 user=memdb password=pw-1 dbname=db", "host=h port=5432 user=memdb password=*** dbname=db"),  # libpq's
+    ("dbname = db password = 'pw-1 \\' x'", "dbname = db password = ***"),  # quoted, blanks and escapes in it
+    ("Host=h;Username=memdb;Password=pw-1 x;Database=db", "Host=h;Username=***;Password=***;Database=***"),  # Npgsql's
+    ("HOST=h PASSWORD=pw-1", "HOST=h PASSWORD=***"),
+    ("//memdb:pw-1@h/db", "//memdb:***@h/db"),  # the scheme dropped, its // kept: made at the root
+    ("ana@corp.com:pw-1@h/db", "ana@corp.com:***@h/db"),  # an e-mail as the user name
+    ("my user:pw-1@h/db", "my user:***@h/db"),  # a blank in the user name
+    ("postgresql\uff1a//memdb:pw-1@h/db", "postgresql\uff1a//memdb:***@h/db"),  # a full-width colon (NFKC)
+    ("memdb\uff1apw-1\uff20h/db", "memdb\uff1a***\uff20h/db"),  # full-width : and @
+    ("postgresql\u200b://memdb:pw-1@h/db", "postgresql\u200b://memdb:***@h/db"),  # a zero-width space
+    ("postgresql:\\\\memdb:pw-1@h/db", "postgresql:***@h/db"),  # backslashes
 ]
 
 
@@ -230,6 +250,59 @@ def test_no_parameter_secret_is_ever_shown(form: str, key: str, secret: str) -> 
     assume(secret not in form.format(key, ""))
     path = form.format(key, secret)
     assert looks_like_url(path) and secret not in shown_url(path)
+
+
+def _quoted(secret: str) -> str:
+    """``secret`` as a libpq key=value string quotes it."""
+    return "'" + secret.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# every password-bearing form a review found made a directory (and `stats --json` printed it):
+# (form, how the secret is written in it)
+_CONNECTION_FORMS = (
+    ("host=h port=1 user=memdb password={} dbname=db", _quoted),
+    ("dbname=db password={}", _quoted),
+    ("Host=h;Username=memdb;Password={};Database=db", _quoted),
+    ("//memdb:{}@h/db", str),
+    ("ana@corp.com:{}@h/db", str),
+    ("my user:{}@h/db", str),
+    ("postgresql\uff1a//memdb:{}@h/db", str),
+    ("memdb\uff1a{}\uff20h/db", str),
+    ("postgresql:/memdb:{}@h/db", str),
+    ("memdb:{}@h/db", str),
+    ("mysql://memdb@h/db;password={}", str),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(form=st.sampled_from(_CONNECTION_FORMS), secret=_SECRETS)
+def test_no_secret_is_ever_shown_by_a_message_or_the_cli(form: tuple[str, Callable[[str], str]], secret: str, tmp_path: Path) -> None:
+    """Whatever its characters, a password in any connection-string form is refused (nothing made)
+    and masked in the message, in ``record``'s error and in ``stats --json``: the libpq key=value
+    form, ``//user:pw@``, an e-mail or a blank in the user name and a full-width colon became a
+    directory named after them, and ``stats --json`` printed it."""
+    text, write = form
+    # ``memdb:``, then a secret starting with //, reads as the URL memdb://user@host: the user is shown
+    assume(not (text.startswith(("memdb:", "my user:")) and secret.lstrip().startswith("//")))
+    path = text.format(write(secret))
+    assert looks_like_url(path) and not is_postgres_url(path) and secret not in shown_url(path)
+    with pytest.raises(ConfigError) as info:
+        memdb.open(path, create=False)
+    assert secret not in str(info.value)
+    where = tmp_path / f"cwd{abs(hash(path))}"
+    where.mkdir()
+    old = os.getcwd()
+    os.chdir(where)
+    try:
+        for argv in (["record", "debug", "x", "--outcome", "failure", "--owner", "ana"], ["stats", "--json"]):
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                assert main([*argv, "--db", path]) == 1
+            assert secret not in out.getvalue() + err.getvalue()
+            assert "ConfigError" in out.getvalue() or "shaped like a URL" in err.getvalue()
+        assert os.listdir(where) == []
+    finally:
+        os.chdir(old)
 
 
 @given(st.text(st.characters(codec="ascii", categories=["L", "N"], include_characters="-_. @"), min_size=1).filter(lambda p: p.strip()))

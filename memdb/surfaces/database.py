@@ -310,7 +310,8 @@ def open(
         # agent's memories went there instead of the server (test_a_mistyped_url_is_refused_not_made_a_directory)
         raise ConfigError(
             f"open {shown_url(where)!r}: shaped like a URL, but not a postgresql:// or postgres:// one "
-            "(check the scheme and its //; to open a directory named so, put ./ before it and write each // as /)"
+            "(check the scheme and its //; a key=value connection string is written postgresql://user@host/db; "
+            "to open a directory named so, put ./ before it and write each // as /)"
         )
     allowed = [p.name for p in inspect.signature(kind.__init__).parameters.values() if p.kind is p.KEYWORD_ONLY]
     unknown = sorted(set(options) - set(allowed))

@@ -210,7 +210,8 @@ def test_url_shapes(path: str, shown: str, tmp_path: Path, monkeypatch: pytest.M
         memdb.open(path)
     assert str(info.value) == (
         f"open {shown!r}: shaped like a URL, but not a postgresql:// or postgres:// one "
-        "(check the scheme and its //; to open a directory named so, put ./ before it and write each // as /)"
+        "(check the scheme and its //; a key=value connection string is written postgresql://user@host/db; "
+        "to open a directory named so, put ./ before it and write each // as /)"
     )
     assert os.listdir(tmp_path) == []
 

@@ -68,6 +68,9 @@ class Database:
         # every typed record is counted for pattern extraction in its own transaction
         self.episodes.record_hooks.append(self.patterns.on_record)
         self.reflection = Reflection(self.episodes, self.knowledge, reflector)
+        # called first thing in close(): an integration's thread (the LangGraph store's ttl
+        # sweeper) stops at the close instead of at its next wake-up; a hook must not block
+        self.close_hooks: list[Callable[[], None]] = []
         # sessions closed into typed episodes; erasing a session's events takes what was distilled from them
         self.sessions = Sessions(self.episodes, self.patterns, distiller, read_archived=self.lifecycle.read_archived)
         self.lifecycle.erasure.derived.append(self.sessions.derived_from)
@@ -266,6 +269,8 @@ class Database:
     def close(self) -> None:
         """Flush buffered accesses and close the store; the database cannot be used afterwards."""
         try:
+            for hook in list(self.close_hooks):
+                hook()
             self.flush()
         finally:
             self.store.close()

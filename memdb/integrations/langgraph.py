@@ -17,8 +17,9 @@ episode layer. The mapping:
   an email comes back as ``<EMAIL_1>``, a value under ``password`` as ``<SECRET_1>``), the
   creation time and the expiry; the value's text (each string and number with its field name, or the
   ``fields`` paths, or the ``index`` paths of a put) is the fact's summary and content, which
-  memdb indexes, so ``search(query=...)`` is ``Memory.recall(text=query)`` over the store's
-  facts (tag ``langgraph``), best first, each with memdb's rank score. The text is at most the
+  memdb indexes, so ``search(query=...)`` is ``Memory.recall(text=query, kind="fact")`` keeping
+  the store's facts (by key, whoever wrote the current version), best first, each with memdb's
+  rank score (several owners: interleaved by rank, ``_interleaved``). The text is at most the
   database's ``digest_chars`` characters (2,000 unless configured, up to 100,000): a longer
   one keeps an equal share of that from the start of each indexed field (short fields whole),
   so a long field's tail is not searchable, and a WARNING on this module's logger names the
@@ -40,8 +41,8 @@ episode layer. The mapping:
 
 Filters apply to value fields (dotted paths reach nested ones) with ``$eq``, ``$ne``, ``$gt``,
 ``$gte``, ``$lt``, ``$lte``; ``limit``/``offset`` count items after filtering, and page one
-order (``_search``). A put whose value memdb sanitized logs a WARNING naming the item and the
-paths changed (never a value). TTL follows
+order (``_search``). A put whose value memdb sanitized logs a WARNING naming the item, how
+many places changed and the kinds of data (never a value or a path). TTL follows
 LangGraph's ``TTLConfig`` (minutes): an item expires ``ttl`` minutes after its last write or
 refreshing read; expired items are never returned or listed, and are erased when a read or a
 put meets them or ``sweep_ttl()`` runs, which also erases an earlier value (a version) whose
@@ -65,7 +66,6 @@ import datetime as dt
 import hashlib
 import json
 import logging
-import math
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -95,7 +95,7 @@ from memdb.errors import NoSearchableWordsError, NotFoundError, StoreClosedError
 
 __all__ = ["MemdbStore"]
 
-TAG = "langgraph"  # every item carries it, so a search ranks the store's facts only
+TAG = "langgraph"  # on every version the store writes; searches do not rely on it (_Cursor)
 READABLE = "lg/"
 HASHED = "lg:"
 KEY_CHARS = 128  # memdb's cap on a fact key
@@ -261,16 +261,27 @@ class MemdbStore(BaseStore):
                 target=self._sweep_loop, args=(float(minutes) * 60, stop, future), daemon=True, name="memdb-ttl-sweeper"
             )
             self._sweeper = (thread, future, stop)
+            # the database's close wakes it: waiting out the interval, it outlived the database by
+            # up to the interval (test_closing_the_database_stops_the_sweeper_at_once)
+            self._db.close_hooks.append(stop.set)
             thread.start()
             return future
 
     def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper; True once it stopped (or none ran), False if ``timeout`` seconds passed first."""
+        """Stop the sweeper; True once it stopped (or none ran), False if ``timeout`` seconds passed
+        first. Refused inside ``db.transaction()`` (ValidationError) while one runs: a sweep may be
+        waiting for the write lock the caller holds, and the join would wait forever
+        (test_stopping_the_sweeper_inside_a_transaction_is_refused)."""
         with self._sweeper_lock:
             sweeper = self._sweeper
         if sweeper is None:
             return True
         thread, _, stop = sweeper
+        if thread.is_alive() and self._db.globals.in_transaction:
+            raise ValidationError(
+                "stop_ttl_sweeper: called inside db.transaction(), whose write lock a sweep may be waiting for "
+                "(call it after the transaction)"
+            )
         stop.set()
         thread.join(timeout)
         if thread.is_alive():
@@ -281,18 +292,24 @@ class MemdbStore(BaseStore):
         return True
 
     def _sweep_loop(self, seconds: float, stop: threading.Event, future: concurrent.futures.Future[None]) -> None:
-        while not stop.wait(seconds):
+        try:
+            while not stop.wait(seconds):
+                try:
+                    gone = self.sweep_ttl()
+                except StoreClosedError:  # the database closed under it: nothing left to sweep
+                    break
+                except Exception:  # a failed sweep is retried next time; the thread lives on
+                    _log.exception("langgraph store: a ttl sweep failed")
+                    continue
+                if gone:
+                    _log.info("langgraph store: the ttl sweep erased %d expired items and versions", gone)
+        finally:
             try:
-                gone = self.sweep_ttl()
-            except StoreClosedError:  # the database closed under it: nothing left to sweep
-                break
-            except Exception:  # a failed sweep is retried next time; the thread lives on
-                _log.exception("langgraph store: a ttl sweep failed")
-                continue
-            if gone:
-                _log.info("langgraph store: the ttl sweep erased %d expired items and versions", gone)
-        if not future.done():
-            future.set_result(None)
+                self._db.close_hooks.remove(stop.set)
+            except ValueError:
+                pass
+            if not future.done():
+                future.set_result(None)
 
     # --- operations --------------------------------------------------------------------------------
 
@@ -396,32 +413,31 @@ class MemdbStore(BaseStore):
         return episode
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
-        """One order over one set of candidates, paged by ``offset``/``limit``: with a query,
-        each owner's matches in memdb's recall order (best first; ties newest first), the owners
-        merged by score; without, most recently updated first, then by owner and fact key. Page
-        k of size n is items [k*n, (k+1)*n) of that order (test_query_pages_are_slices_of_one_order)."""
+        """One order over one set of candidates, paged by ``offset``/``limit``: with a query, each
+        owner's matches in memdb's recall order (best first; ties newest first), several owners'
+        interleaved by rank (``_interleaved``); without, most recently updated first, then by
+        owner and fact key. Page k of size n is items [k*n, (k+1)*n) of that order
+        (test_query_pages_are_slices_of_one_order, test_query_pages_across_owners_are_slices_of_one_order)."""
         owners, stored_prefix = self._scope(op.namespace_prefix)
         start = max(op.offset, 0)
         want = start + max(op.limit, 0)
         query = (op.query or "").strip()
-        ranked: list[tuple[tuple[Any, ...], float | None, str, _View]] = []  # (order, score, owner, item)
-        for owner in owners:
-            mem = self._reader(owner)
-            if mem is None:
-                continue
-            if query:
-                floor = math.inf
-                for position, (score, view) in enumerate(self._recalled(mem, query, stored_prefix, op.filter, want)):
-                    # the owners' lists are merged by score; an order that never rises keeps each
-                    # owner's own order (recall's), even where its scores do not fall strictly
-                    floor = min(floor, score)
-                    ranked.append(((-floor, owner, position), score, owner, view))
-            else:
-                listed = self._listed(mem, stored_prefix, op.filter)
-                ranked.extend(((-v.updated.timestamp(), owner, str(v.episode.key)), None, owner, v) for v in listed[:want])
-        ranked.sort(key=lambda r: r[0])
+        picked: list[tuple[float | None, str, _View]] = []  # (score, owner, item), in order
+        if query:
+            picked = self._interleaved(owners, query, stored_prefix, op.filter, want)
+        else:
+            listed: list[tuple[tuple[Any, ...], str, _View]] = []
+            for owner in owners:
+                mem = self._reader(owner)
+                if mem is not None:
+                    listed.extend(
+                        ((-v.updated.timestamp(), owner, str(v.episode.key)), owner, v)
+                        for v in self._listed(mem, stored_prefix, op.filter)[:want]
+                    )
+            listed.sort(key=lambda r: r[0])
+            picked = [(None, owner, view) for _, owner, view in listed]
         out = []
-        for _, shown_score, owner, view in ranked[start:want]:
+        for shown_score, owner, view in picked[start:want]:
             mem = self._memory(owner)
             if op.refresh_ttl:
                 view = self._refresh(mem, view)
@@ -429,38 +445,39 @@ class MemdbStore(BaseStore):
             out.append(SearchItem(item.namespace, item.key, item.value, item.created_at, item.updated_at, shown_score))
         return out
 
-    def _recalled(
-        self, mem: Memory, query: str, prefix: tuple[str, ...], flt: dict[str, Any] | None, want: int
-    ) -> list[tuple[float, _View]]:
-        """The first ``want`` store items matching ``query`` through memdb's recall, in its order,
-        with their scores. Recall counts what it returns as read, and a read item ranks higher
-        after: each round asks for just the items still wanted, so no item past the page is
-        read, and a later page is never reordered by an earlier page's reads (items of earlier
-        pages only move up) (test_query_pages_are_slices_of_one_order)."""
-        found: list[tuple[float, _View]] = []
-        expired: list[_View] = []
-        now = mem.now()
-        offset = 0
-        while len(found) < want:
-            need = want - len(found)
-            try:
-                result = mem.recall(text=query, kind="fact", tags=[TAG], limit=need, offset=offset)
-            except NoSearchableWordsError:  # "what is it?": no word to share with an item, so no item matches
-                return []
-            for hit in result.memories:
-                view = _resolve(mem, hit.episode)
-                if view is None or not view.indexed:
-                    continue
-                if _expired(view, now):
-                    expired.append(view)
-                elif _within(view, prefix) and _matches(view, flt):
-                    found.append((hit.score, view))
-            offset += len(result.memories)
-            if len(result.memories) < need or offset >= result.total:
-                break
-        for view in expired:  # after paging: erasing while paging would shift the pages
-            self._expire(mem, view)
-        return found
+    def _interleaved(
+        self, owners: list[str], query: str, prefix: tuple[str, ...], flt: dict[str, Any] | None, want: int
+    ) -> list[tuple[float | None, str, _View]]:
+        """The first ``want`` matches of ``query``: each owner's in memdb's recall order, several
+        owners' by rank (every owner's best, owners in name order, then every owner's second, ...).
+
+        Recall counts what it reads as accessed, which raises it. Single-owner pages stay one
+        order because a page reads exactly the items before its end, a set that only rises. Merged
+        by score, owners' lists were each read to ``want`` deep, and the reads raised items no
+        page returned, so the next page's merge changed (repeats and gaps). By rank, the slots
+        before a page's end hold the same items whatever the reads did, so only those are read
+        (test_query_pages_across_owners_are_slices_of_one_order). Scores of different owners come
+        from different memories (each owner's word statistics and reads) and are not compared."""
+        cursors = [_Cursor(mem, query, prefix, flt) for mem in (self._reader(o) for o in sorted(owners)) if mem is not None]
+        picked: list[tuple[float | None, str, _View]] = []
+        alive = cursors
+        while alive and len(picked) < want:
+            room = want - len(picked)
+            low = min(c.taken for c in alive)
+            behind = [c for c in alive if c.taken == low]  # a round begun: its later owners come next
+            if len(behind) < len(alive) or room < len(alive):
+                for cursor in behind[:room]:
+                    picked.extend((score, cursor.mem.name, view) for score, view in cursor.take(1))
+            else:  # whole rounds, each owner's next matches read at once: all fall before the page's end
+                rounds = room // len(alive)
+                taken = [cursor.take(rounds) for cursor in alive]
+                for r in range(rounds):
+                    picked.extend((got[r][0], c.mem.name, got[r][1]) for c, got in zip(alive, taken, strict=True) if r < len(got))
+            alive = [c for c in alive if not c.done]
+        for cursor in cursors:  # after paging: erasing while paging would shift the pages
+            for view in cursor.expired:
+                self._expire(cursor.mem, view)
+        return picked
 
     def _listed(self, mem: Memory, prefix: tuple[str, ...], flt: dict[str, Any] | None) -> list[_View]:
         """The store's items under ``prefix`` passing ``flt``, most recently updated first (then by fact key)."""
@@ -615,6 +632,48 @@ class MemdbStore(BaseStore):
             return mem.erase_versions(expired[-1].id, reason="langgraph store: ttl expired").count
 
 
+class _Cursor:
+    """One owner's store items matching a query, read through memdb's recall in its order, a few
+    at a time. It asks for facts, not for the store's tag: a fact recorded again through memdb
+    (``record("fact", ..., key="lg/...")``, MCP ``record_fact``) keeps no tag, and its item
+    dropped out of queries (test_an_item_recorded_again_through_memdb_is_found_by_a_query). The
+    owner's other facts the words match are read and skipped."""
+
+    def __init__(self, mem: Memory, query: str, prefix: tuple[str, ...], flt: dict[str, Any] | None) -> None:
+        self.mem, self._query, self._prefix, self._filter = mem, query, prefix, flt
+        self._offset = 0  # recall's position: what it returned is read, and rises, so it stays before
+        self._now = mem.now()
+        self.taken = 0
+        self.done = False
+        self.expired: list[_View] = []
+
+    def take(self, n: int) -> list[tuple[float, _View]]:
+        """The next ``n`` matching items (fewer at the end, and ``done`` set), with their scores."""
+        found: list[tuple[float, _View]] = []
+        while len(found) < n and not self.done:
+            need = n - len(found)
+            try:
+                result = self.mem.recall(text=self._query, kind="fact", limit=need, offset=self._offset)
+            except NoSearchableWordsError:  # "what is it?": no word to share with an item, so no item matches
+                self.done = True
+                break
+            for hit in result.memories:
+                if not str(hit.episode.key or "").startswith((READABLE, HASHED)):
+                    continue  # a fact of the owner's own
+                view = _resolve(self.mem, hit.episode)
+                if view is None or not view.indexed:
+                    continue
+                if _expired(view, self._now):
+                    self.expired.append(view)
+                elif _within(view, self._prefix) and _matches(view, self._filter):
+                    found.append((hit.score, view))
+            self._offset += len(result.memories)
+            if len(result.memories) < need or self._offset >= result.total:
+                self.done = True
+        self.taken += len(found)
+        return found
+
+
 @dataclass(frozen=True)
 class _View:
     """An item as the store reads it from its fact's current version (``_resolve``)."""
@@ -697,12 +756,18 @@ def _resolve(mem: Memory, episode: Episode, named: tuple[tuple[str, ...], str] |
             return None
         stored, key = named
         first = versions[0].ts
-        return _View(episode, stored, key, {"content": text}, first, episode.ts, None, None, None, True)
+        return _View(episode, stored, key, {"content": text}, first, _changed_at(episode), None, None, None, True)
     kept = _view_of(base)
     if (episode.summary, episode.content) == (base.summary, base.content):
-        return replace(kept, episode=episode, updated=episode.ts)
+        return replace(kept, episode=episode, updated=_changed_at(episode))
     changed = episode.content if episode.content and episode.content != base.content else episode.summary
-    return replace(kept, episode=episode, value={"content": changed}, updated=episode.ts, index=None, indexed=True)
+    return replace(kept, episode=episode, value={"content": changed}, updated=_changed_at(episode), index=None, indexed=True)
+
+
+def _changed_at(episode: Episode) -> dt.datetime:
+    """When memdb wrote a version: ``supersede`` keeps the episode's ``ts`` (when it happened), so
+    the item read as changed at its put (test_updated_at_of_a_change_through_memdb_is_its_time)."""
+    return episode.recorded if episode.recorded is not None else episode.ts
 
 
 def _within(view: _View, prefix: tuple[str, ...]) -> bool:
@@ -724,39 +789,43 @@ def _version_expired(episode: Episode, now: dt.datetime) -> bool:
     return isinstance(expires, dt.datetime) and expires <= now
 
 
-_PLACEHOLDER = re.compile(r"<[A-Z][A-Z_]*_[0-9]+>")
+_PLACEHOLDER = re.compile(r"<([A-Z][A-Z_]*)_[0-9]+>")
 
 
 def _tell_sanitized(mem: Memory, episode: Episode, given: Mapping[str, Any]) -> None:
-    """A WARNING naming where memdb replaced personal data in a put's value, so an app can tell
-    the value it reads back differs from the one it put (``put`` returns None, as BaseStore's
-    does). It names the paths as stored (a key that held an email is ``<EMAIL_1>`` there) and
-    no value (test_a_sanitized_put_is_told_without_the_value)."""
-    paths = sorted(set(_replaced(given, episode.decisions.get("value"), "")))
-    if paths:
-        shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+    """A WARNING that memdb replaced personal data in a put's value, so an app can tell the value
+    it reads back differs from the one it put (``put`` returns None, as BaseStore's does). It
+    gives the item's fact id, how many places changed and the kinds of data replaced (memdb's
+    placeholder names), never a path: a path is made of the value's own keys, which are data (a
+    map keyed by person wrote the person's name into the log, outside erasure and retention)
+    (test_a_sanitized_put_is_told_without_the_value)."""
+    places = dict(_replaced(given, episode.decisions.get("value"), ()))
+    if places:
+        kinds = sorted({kind for text in places.values() for kind in _PLACEHOLDER.findall(text)})
         _log.warning(
-            "langgraph store: item %s of owner %r: personal data replaced by placeholders in %s "
-            "(get returns the placeholders; a number replaced becomes text)", episode.id, mem.name, shown,
+            "langgraph store: item %s of owner %r: personal data replaced by placeholders in %d place(s) of its value "
+            "(kinds: %s; get returns the placeholders; a number replaced becomes text)",
+            episode.id, mem.name, len(places), ", ".join(kinds),
         )  # fmt: skip
 
 
-def _replaced(given: Any, kept: Any, path: str) -> Iterator[str]:
-    """The paths (as kept) where ``kept`` holds a placeholder that ``given`` did not."""
+def _replaced(given: Any, kept: Any, path: tuple[object, ...]) -> Iterator[tuple[tuple[object, ...], str]]:
+    """The places (paths as kept, never shown) where ``kept`` holds a placeholder that ``given``
+    did not, each with the kept text holding it (a key or a string)."""
     if isinstance(kept, Mapping):
         for k, v in kept.items():
             raw = given.get(k, _MISSING) if isinstance(given, Mapping) else _MISSING
-            here = f"{path}.{k}" if path else str(k)
+            here = (*path, str(k))
             if raw is _MISSING and _PLACEHOLDER.search(str(k)):
-                yield here
+                yield here, str(k)
             else:
                 yield from _replaced(raw, v, here)
     elif isinstance(kept, (list, tuple)):
         raws = list(given) if isinstance(given, (list, tuple)) and len(given) == len(kept) else [_MISSING] * len(kept)
         for i, (raw, v) in enumerate(zip(raws, kept, strict=True)):
-            yield from _replaced(raw, v, f"{path}[{i}]")
+            yield from _replaced(raw, v, (*path, i))
     elif isinstance(kept, str) and _PLACEHOLDER.search(kept) and not (isinstance(given, str) and given == kept):
-        yield path or "(value)"
+        yield path, kept
 
 
 def _fitted(lines: list[str], budget: int) -> tuple[str, int]:

@@ -8,6 +8,7 @@ import datetime as dt
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from langgraph.store.base import PutOp
 
 import memdb
 from memdb import RegexSanitizer
+from memdb.errors import ValidationError
 from memdb.integrations import langgraph as lg
 from memdb.integrations.langgraph import MemdbStore
 
@@ -71,6 +73,47 @@ def test_query_pages_are_slices_of_one_order(tmp_path: Path, backend: str, prefi
         if query == "invoice":  # the ties come newest first, as memdb's recall gives them
             ties = [key for _, key in full if key.startswith("t")]
             assert ties == [f"t{i:02d}" for i in reversed(range(60))]
+    finally:
+        whole_db.close()
+        paged_db.close()
+
+
+def _owners_filled(path: Path) -> tuple[memdb.Database, MemdbStore]:
+    """Three owners' items for one query: ana and bob 23 ties each (one text, one time), cy 5
+    varied ones; built alike every time."""
+    clock = Clock(NOW)
+    db = memdb.open(path, clock=clock)
+    store = MemdbStore(db)
+    for i in range(23):
+        for owner in ("bob", "ana"):
+            store.put((owner, "mem"), f"k{i:02d}", {"content": "apple pie"})
+    for i in range(5):
+        clock.advance(seconds=1)
+        store.put(("cy", "mem"), f"c{i}", {"content": f"apple {'apple ' * i}tart"})
+    return db, store
+
+
+@pytest.mark.parametrize("size", [4, 5, 7])
+def test_query_pages_across_owners_are_slices_of_one_order(tmp_path: Path, backend: str, size: int) -> None:
+    """A store without ``owner`` searching every owner read each owner's best offset+limit per
+    page and merged them by score; those reads raised items no page returned, so the next
+    page's merge changed: with 23 ties each, ana's k16-k22 came twice and bob's k09-k15 never.
+    Owners now interleave by rank, and a page reads only the slots before its end."""
+    whole_db, whole = _owners_filled(tmp_path / "whole")
+    paged_db, paged = _owners_filled(tmp_path / "paged")
+    try:
+        full = [(r.namespace, r.key) for r in whole.search((), query="apple", limit=500)]
+        every = {((o, "mem"), f"k{i:02d}") for o in ("ana", "bob") for i in range(23)} | {(("cy", "mem"), f"c{i}") for i in range(5)}
+        assert len(full) == len(set(full)) and set(full) == every
+        # every owner's best, owners in name order, then every owner's second, ...; cy runs out after 5
+        assert [ns[0] for ns, _ in full[:6]] == ["ana", "bob", "cy", "ana", "bob", "cy"]
+        assert [ns[0] for ns, _ in full[15:19]] == ["ana", "bob", "ana", "bob"]
+        pages: list[tuple[tuple[str, ...], str]] = []
+        for offset in range(0, len(full) + size, size):
+            page = [(r.namespace, r.key) for r in paged.search((), query="apple", limit=size, offset=offset)]
+            assert page == full[offset : offset + size], offset
+            pages += page
+        assert pages == full
     finally:
         whole_db.close()
         paged_db.close()
@@ -200,6 +243,40 @@ def test_an_item_changed_through_memdb_reads_as_memdb_holds_it(db: memdb.Databas
     assert [r.key for r in store.search(("ana",))] == ["theme"]
 
 
+def test_an_item_recorded_again_through_memdb_is_found_by_a_query(db: memdb.Database) -> None:
+    """``record("fact", ..., key="lg/...")`` (what MCP ``record_fact`` does) writes a version
+    without the store's ``langgraph`` tag, and queries asked recall for that tag: get and
+    listings showed the new text, ``search(query=...)`` never found it."""
+    store, mem = MemdbStore(db), db.owner("ana")
+    store.put(("ana", "prefs"), "theme", {"content": "Prefers dark mode"})
+    mem.record("fact", "Prefers blue mode", key="lg/prefs/theme")
+    mem.record("fact", "Blue is the colour of the sky", key="colour")  # the owner's own fact: not an item
+    assert mem.fact("lg/prefs/theme").tags == ()
+    for query in ("blue", "mode"):
+        assert [(r.key, r.value) for r in store.search(("ana",), query=query)] == [("theme", {"content": "Prefers blue mode"})]
+    assert [r.key for r in MemdbStore(db).search((), query="blue")] == ["theme"]
+    assert store.search(("ana",), query="dark") == []
+
+
+def test_updated_at_of_a_change_through_memdb_is_its_time(tmp_path: Path, backend: str) -> None:
+    """``supersede`` keeps the episode's ``ts`` (when it happened): an item corrected an hour
+    after its put read ``updated_at`` as the put's time, and listed as not changed since."""
+    clock = Clock(NOW)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        store, mem = MemdbStore(db), db.owner("ana")
+        store.put(("ana", "prefs"), "theme", {"content": "Prefers dark mode"})
+        clock.advance(minutes=30)
+        store.put(("ana", "prefs"), "font", {"content": "Prefers serif"})
+        clock.advance(minutes=30)
+        mem.supersede(mem.fact("lg/prefs/theme").id, reason="the user corrected it", summary="Prefers light mode")
+        item = store.get(("ana", "prefs"), "theme")
+        assert item is not None and item.updated_at == NOW + dt.timedelta(hours=1) and item.created_at == NOW
+        assert [r.key for r in store.search(("ana",))] == ["theme", "font"]  # most recently updated first
+        clock.advance(minutes=5)
+        mem.supersede(mem.fact("lg/prefs/theme").id, reason="tidy", decisions={"note": "cleaned"})
+        assert store.get(("ana", "prefs"), "theme").updated_at == NOW + dt.timedelta(minutes=65)  # type: ignore[union-attr]
+
+
 def test_an_item_changed_through_memdb_keeps_its_expiry(tmp_path: Path, backend: str) -> None:
     clock = Clock(NOW)
     with memdb.open(tmp_path / "db", clock=clock) as db:
@@ -254,21 +331,60 @@ def test_a_ttl_config_with_a_sweep_interval_starts_the_sweeper(tmp_path: Path) -
     assert future.result(timeout=20) is None
 
 
+def test_closing_the_database_stops_the_sweeper_at_once(tmp_path: Path, backend: str) -> None:
+    """Nothing told the sweeper the database closed: its thread lived, and its future stayed
+    pending, until the next interval (up to 5 minutes by default)."""
+    db = memdb.open(tmp_path / "db", clock=Clock(NOW))
+    store = MemdbStore(db, ttl={"default_ttl": 10, "sweep_interval_minutes": 60})
+    future = store.start_ttl_sweeper()
+    assert not future.done()
+    db.close()
+    assert future.result(timeout=5) is None
+    assert _until(lambda: not any(t.name == "memdb-ttl-sweeper" for t in threading.enumerate()), 5)
+    assert db.close_hooks == []  # the stopped sweeper left nothing for the database to call
+    assert store.stop_ttl_sweeper(timeout=1)
+
+
+def test_stopping_the_sweeper_inside_a_transaction_is_refused(tmp_path: Path, backend: str) -> None:
+    """A sweep waiting for the write lock the caller held made ``stop_ttl_sweeper()`` (no
+    timeout) inside ``db.transaction()`` wait forever; it is refused there, and works after."""
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as db:
+        store = MemdbStore(db)
+        future = store.start_ttl_sweeper(sweep_interval_minutes=0.0005)
+        with db.transaction():
+            store.put(("ana", "m"), "k", {"v": "y"})
+            time.sleep(0.1)  # the sweeper wakes and waits for the write lock
+            with pytest.raises(ValidationError, match=r"inside db\.transaction"):
+                store.stop_ttl_sweeper()
+        assert not future.done()
+        assert store.stop_ttl_sweeper(timeout=10) and future.result(timeout=10) is None
+        with db.transaction():
+            assert store.stop_ttl_sweeper() is True  # none runs: nothing to wait for
+
+
 # --- what the app is told ----------------------------------------------------------------------
 
 
 def test_a_sanitized_put_is_told_without_the_value(db: memdb.Database, caplog: pytest.LogCaptureFixture) -> None:
     """``put`` returned None and said nothing when memdb replaced personal data in the value; a
-    WARNING names the item and the paths (as stored), never a value."""
+    WARNING names the item, how many places changed and the kinds of data, never a value nor a
+    path: paths were the value's own keys, and a map keyed by person logged the person."""
     caplog.set_level(logging.WARNING, logger="memdb.integrations.langgraph")
     store = MemdbStore(db)
-    value = {"content": "Call +1 415 555 2671", "password": "hunter2", "contacts": {"bob@example.com": "friend"}, "order": 4111111111111111}
+    value = {
+        "content": "Call +1 415 555 2671",
+        "password": "hunter2",
+        "contacts": {"bob@example.com": "friend"},
+        "emails": {"Jane Doe (clinic patient)": "jane@example.com"},
+        "order": 4111111111111111,
+    }
     store.put(("ana", "m"), "contact", value)
     (record,) = [r for r in caplog.records if r.name == "memdb.integrations.langgraph"]
     message = record.getMessage()
     assert record.levelno == logging.WARNING and db.owner("ana").fact("lg/m/contact").id in message
-    assert all(p in message for p in ("content", "password", "contacts.<EMAIL_1>", "order"))
-    assert not any(raw in message for raw in ("415", "hunter2", "bob@", "4111"))
+    assert "5 place(s)" in message and all(kind in message for kind in ("EMAIL", "PHONE", "SECRET", "CARD"))
+    assert not any(raw in message for raw in ("415", "hunter2", "bob@", "4111", "Jane", "clinic", "jane@"))
+    assert not any(key in message for key in ("content", "password", "contacts", "emails", "order", "<EMAIL_1>"))
     caplog.clear()
     store.put(("ana", "m"), "plain", {"content": "nothing personal", "n": 3})
     assert not [r for r in caplog.records if r.name == "memdb.integrations.langgraph"]

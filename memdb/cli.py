@@ -667,6 +667,26 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _come(db: memdb.Database, now: dt.datetime | None, what: str) -> None:
+    """ValidationError for a ``--now`` after the database's clock (past its capture tolerance) or
+    before year 1000, for the commands that change what is stored at that time: a typo for a past
+    date (2062 for 2026) archived early and left the burst rule's mark past every event recorded
+    later, and made decay, reflection and the ceremony decide in a time to come
+    (tests/surfaces/test_cli_scripting.py)."""
+    if now is None:
+        return
+    if now.year < 1000:
+        raise ValidationError(f"--now {now.isoformat()}: before year 1000, where memdb keeps no time (nothing was changed)")
+    clock, tolerance = db.episodes.now(), db.settings.capture_tolerance_minutes
+    if now > clock + dt.timedelta(minutes=tolerance):
+        days = (now - clock).total_seconds() / 86400
+        ahead = f"{days:.0f} days" if days >= 2 else f"{days * 24:.1f} h"
+        raise ValidationError(
+            f"--now {now.isoformat()}: {ahead} after the clock: {what} at a time that has come "
+            f"(capture_tolerance_minutes={tolerance:g}; nothing was changed)"
+        )
+
+
 def cmd_maintain(args: argparse.Namespace) -> int:
     now = _when(args.now, "--now")
     args.interrupted = (
@@ -674,16 +694,7 @@ def cmd_maintain(args: argparse.Namespace) -> int:
         "(the next maintain goes on from there)"
     )
     with _open(args) as db:
-        clock, tolerance = db.episodes.now(), db.settings.capture_tolerance_minutes
-        if now is not None and now > clock + dt.timedelta(minutes=tolerance):
-            # a typo for a past date (2062 for 2026) archived early and left the burst rule's mark
-            # in the future, past every event recorded later (tests/surfaces/test_cli_scripting.py)
-            days = (now - clock).total_seconds() / 86400
-            ahead = f"{days:.0f} days" if days >= 2 else f"{days * 24:.1f} h"
-            raise ValidationError(
-                f"--now {now.isoformat()}: {ahead} after the clock: maintain runs the rules at a time that has come "
-                f"(capture_tolerance_minutes={tolerance:g}; nothing was changed)"
-            )
+        _come(db, now, "maintain runs the rules")
         on_rule = _rule_progress(sys.stderr) if sys.stderr.isatty() else None
         report = db.maintain(now=now, on_rule=on_rule)
         if args.json:
@@ -1013,7 +1024,9 @@ def _print_entries(entries: Sequence[Any], args: argparse.Namespace, empty: str)
 
 def cmd_reflect(args: argparse.Namespace) -> int:
     with _open(args) as db:
-        report = db.reflect(now=_when(args.now, "--now"), owners=[args.owner] if args.owner else None)
+        now = _when(args.now, "--now")
+        _come(db, now, "reflection runs")
+        report = db.reflect(now=now, owners=[args.owner] if args.owner else None)
         if args.json:
             data = {
                 "now": report.now, "day": report.day, "stored": report.stored, "skipped": report.skipped,
@@ -1035,6 +1048,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         if not args.ids:
             raise ValidationError(f"review {args.action}: give one or more entry ids")
         now = _when(args.now, "--now")
+        _come(db, now, "a review is decided")
         if args.action == "approve":
             done = db.approve(args.ids, by=_by(args), now=now)
         else:
@@ -1047,6 +1061,7 @@ def cmd_ceremony(args: argparse.Namespace) -> int:
     """Build the share ceremony's agenda, or apply an owner's decisions (ID=share|private|archive)."""
     with _open(args) as db:
         now = _when(args.now, "--now")
+        _come(db, now, "the ceremony is held")
         if args.action == "agenda":
             agenda = db.ceremony(args.team, now=now)
             if args.json:
@@ -1069,6 +1084,7 @@ def cmd_decay(args: argparse.Namespace) -> int:
     """Run the weekly decay pass, list flags, or answer them (keep / quarantine), or restore an entry."""
     with _open(args) as db:
         now = _when(args.now, "--now")
+        _come(db, now, "decay runs")
         if args.action == "run":
             report = db.decay(now=now)
             if args.json:

@@ -232,6 +232,30 @@ def test_maintain_refuses_a_now_ahead_of_the_clock(tmp_path: Path, capsys: pytes
     assert "after the clock: maintain runs the rules at a time that has come" in one_error_line(capsys)
 
 
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (["reflect"], "reflection runs"),
+        (["decay", "run"], "decay runs"),
+        (["ceremony", "agenda", "--team", "platform"], "the ceremony is held"),
+        (["review", "approve", "kn-1", "--by", "bo"], "a review is decided"),
+    ],
+)
+def test_commands_that_decide_at_now_refuse_one_to_come(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], said: str
+) -> None:
+    """Only maintain was bounded: a typo for a past date made decay age knowledge, reflection
+    spend a day's budget and the ceremony hold its agenda in a time to come; year 1 as well."""
+    db = str(tmp_path / "db")
+    assert main(["record", "debug", "x", "--outcome", "success", "--db", db]) == 0
+    capsys.readouterr()
+    later = (dt.datetime.now(UTC) + dt.timedelta(days=365 * 36)).date().isoformat()
+    assert main([*command, "--db", db, "--now", later]) == 1
+    assert f"after the clock: {said} at a time that has come" in one_error_line(capsys)
+    assert main([*command, "--db", db, "--now", "0001-01-01"]) == 1
+    assert "before year 1000" in one_error_line(capsys)
+
+
 def test_a_maintain_at_a_later_now_does_not_hide_events_recorded_after_it(tmp_path: Path) -> None:
     """The burst rule's mark stayed at the run's ``now``: events recorded later, dated before it,
     were never scanned again (a ``--now`` typo of 2062 for 2026 stopped burst summaries)."""

@@ -583,11 +583,18 @@ class Knowledge:
             eid = rec["id"]
             new_rec = {**rec, "cites": list(dict.fromkeys(new.id if c == old_id else c for c in cites))}
             flag = bool(moved) and rec["state"] == "approved" and rec["status"] == "active"
-            if flag:
+            # quarantined or archived: no one reads it now, but a restore must not bring it back
+            # as if nothing had happened; ``restore`` raises the flag (test_decay_flags.py)
+            held = bool(moved) and rec["state"] == "approved" and rec["status"] in ("quarantined", "archived")
+            if flag or held:
                 new_rec.update(flagged_at=at, flag_reason=why)
+            if flag:
                 self.flags.set((owner, eid), {"at": at, "why": why})
             self.entries.set((owner, eid), new_rec)
-            self._audit(owner, at, "source_corrected", rec, by="supersede", episode=old_id, successor=new.id, flagged=flag or None)
+            self._audit(
+                owner, at, "source_corrected", rec, by="supersede", episode=old_id, successor=new.id,
+                flagged=flag or None, flag_on_restore=held or None,
+            )  # fmt: skip
 
     # --- reads -----------------------------------------------------------------------------------
 
@@ -664,7 +671,7 @@ class Knowledge:
                     rec = {**rec, "injected": int(rec.get("injected", 0)) + 1, "last_injected": at}
                 else:
                     rec = {**rec, "last_retrieved": at}
-                self.entries.set((e.owner, e.id), rec)
+                self.entries.set((e.owner, e.id), self._withdraw_idle_flag(rec, use, at))
 
     # --- the share ceremony -------------------------------------------------------------------
 
@@ -788,6 +795,16 @@ class Knowledge:
         day = now.astimezone(dt.UTC if settings.timezone == "UTC" else ZoneInfo(settings.timezone)).date()
         return (day - dt.timedelta(days=(day.weekday() - settings.week_starts_on) % 7)).isoformat()
 
+    def _withdraw_idle_flag(self, rec: dict[str, Any], use: str, at: dt.datetime) -> dict[str, Any]:
+        """An entry used after decay flagged it idle is idle no more: the flag goes (audited), so
+        no one quarantines a lesson a teammate relied on that day as "idle" (test_decay_flags.py).
+        A correction's flag (``flag_reason``) stays: it asks a person whatever the use."""
+        if rec.get("flagged_at") is None or rec.get("flag_reason") or self.flags.get((rec["owner"], rec["id"])) is None:
+            return rec
+        self.flags.kill((rec["owner"], rec["id"]))
+        self._audit(rec["owner"], at, "decay_unflag", rec, by="decay", use=use, flagged_at=rec["flagged_at"])
+        return {**rec, "flagged_at": None, "flag_withdrawn": {"at": at, "use": use}}
+
     def decay(self, now: dt.datetime | None = None) -> DecayReport:
         """Flag the most idle approved entries (never injected, not retrieved for ``decay_idle_days``),
         at most ``decay_flags_per_week`` per week across runs. Flags only: a person decides."""
@@ -803,7 +820,7 @@ class Knowledge:
                     rec = self.entries.get((owner, str(subs[1])))
                     if rec is None or rec.get("flagged_at") is not None or int(rec.get("injected", 0)) > 0:
                         continue
-                    since = max(t for t in (rec.get("last_retrieved"), rec.get("decided_at"), rec.get("kept_at"), rec["created"]) if t)
+                    since = idle_since(rec)
                     if at - since >= idle_for:
                         candidates.append((since, rec["id"], rec))
             candidates.sort(key=lambda c: (c[0], c[1]))
@@ -812,6 +829,7 @@ class Knowledge:
             report.idle = len(candidates)
             for since, eid, rec in candidates[:budget]:
                 new = {**rec, "flagged_at": at}
+                new.pop("flag_withdrawn", None)
                 self.entries.set((rec["owner"], eid), new)
                 self.flags.set((rec["owner"], eid), {"at": at, "week": week})
                 self._audit(rec["owner"], at, "decay_flag", rec, by="decay", idle_days=round((at - since).total_seconds() / 86400, 2))
@@ -839,6 +857,14 @@ class Knowledge:
         with self.space.transaction():
             rec = self._require(entry_id)
             if self.flags.get((rec["owner"], rec["id"])) is None:
+                gone = rec.get("flag_withdrawn")
+                if gone:  # used since the flag: say so rather than "nothing to confirm" (test_decay_flags.py)
+                    raise ValidationError(
+                        f"entry {entry_id!r}: is not flagged by decay any more: it was "
+                        f"{'put into a prompt' if gone['use'] == 'injected' else 'retrieved'} on "
+                        f"{gone['at']:%Y-%m-%d %H:%M} UTC, after the flag, so it is in use, not idle "
+                        "(to take it out of use anyway, quarantine it with a reason)"
+                    )
                 raise ValidationError(f"entry {entry_id!r}: is not flagged by decay (nothing to confirm)")
             self.flags.kill((rec["owner"], rec["id"]))
             if action == "keep":
@@ -884,9 +910,11 @@ class Knowledge:
             new = {**rec, "status": "active", "kept_at": at}
             if rec["status"] == "archived":
                 new["ceremony"] = None
+            if rec.get("flag_reason"):  # a cited record was corrected while it was out of use
+                self.flags.set((rec["owner"], rec["id"]), {"at": rec["flagged_at"] or at, "why": rec["flag_reason"]})
             self.entries.set((rec["owner"], rec["id"]), new)
             self.active.set((rec["owner"], rec["id"]), "")
-            self._audit(rec["owner"], at, "restore_entry", rec, by=who, was=rec["status"])
+            self._audit(rec["owner"], at, "restore_entry", rec, by=who, was=rec["status"], flagged=bool(rec.get("flag_reason")) or None)
         return to_entry(new)
 
     # --- internals -----------------------------------------------------------------------------
@@ -911,6 +939,12 @@ class Knowledge:
         entry = {"by": by, "entry": rec["id"], "content_hash": rec["hash"]}
         entry.update({k: v for k, v in extra.items() if v is not None})
         self.audit.write(owner, action, at, **entry)
+
+
+def idle_since(rec: Mapping[str, Any]) -> dt.datetime:
+    """When an entry was last used or decided on: decay's idle clock starts there."""
+    since: dt.datetime = max(t for t in (rec.get("last_retrieved"), rec.get("decided_at"), rec.get("kept_at"), rec["created"]) if t)
+    return since
 
 
 def entry_score(entry: Entry, terms: set[str], tags: set[str]) -> float:

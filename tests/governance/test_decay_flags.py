@@ -1,0 +1,98 @@
+"""Decay flags as a person meets them: a use withdraws an idle flag, a correction while a lesson
+is out of use flags it on restore, `memdb decay` answers all ids or none and lists why each is flagged."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from clocks import Clock
+
+import memdb
+from memdb.errors import ValidationError
+
+T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)  # a Monday, in the past of the real clock the CLI uses
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(T0)
+
+
+@pytest.fixture
+def db(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
+    d = memdb.open(tmp_path / "k", clock=clock)
+    d.configure(teams={"platform": ["ana", "bo"]}, decay_idle_days=30)
+    yield d
+    d.close()
+
+
+def shared(db: memdb.Database, text: str, cites: list[str] | None = None) -> str:
+    entry = db.owner("ana").save_lesson(text, cites=cites or [])
+    db.approve(entry.id, by="lead")
+    db.decide({entry.id: "share"}, by="ana")
+    return entry.id
+
+
+def test_a_use_after_the_flag_withdraws_it_and_quarantine_says_why(db: memdb.Database, clock: Clock) -> None:
+    lid = shared(db, "Rotate the signing keys before the quarterly audit")
+    clock.advance(days=35)
+    assert [e.id for e in db.decay().flagged] == [lid]
+    clock.advance(days=1)
+    bo = db.owner("bo")
+    assert lid in bo.prepare("rotate signing keys for the quarterly audit").in_block  # a teammate relies on it
+    assert db.flagged() == [] and db.entry(lid).flagged_at is None
+    with pytest.raises(ValidationError, match=r"not flagged by decay any more: it was put into a prompt on 2026-04-07 .*in use, not idle"):
+        db.confirm_decay(lid, "quarantine", by="lead")
+    assert db.entry(lid).status == "active" and [e.id for e in bo.knowledge()] == [lid]
+    assert [a["use"] for a in db.audit("ana") if a.get("action") == "decay_unflag"] == ["injected"]
+
+
+def test_a_retrieval_alone_withdraws_an_idle_flag_and_the_idle_clock_restarts(db: memdb.Database, clock: Clock) -> None:
+    lid = shared(db, "Pin the compiler version in the CI images")
+    clock.advance(days=31)
+    db.decay()
+    clock.advance(days=1)
+    assert [e.id for e in db.owner("bo").knowledge("compiler version")] == [lid]
+    assert db.flagged() == []
+    clock.advance(days=29)
+    assert db.decay().flagged == []  # retrieved 29 days ago: not idle yet
+    clock.advance(days=2)
+    assert [e.id for e in db.decay().flagged] == [lid]  # idle again: flagged again, and quarantine works
+    assert db.confirm_decay(lid, "quarantine", by="lead").status == "quarantined"
+
+
+def test_a_use_leaves_a_correction_flag_standing(db: memdb.Database, clock: Clock) -> None:
+    ana = db.owner("ana")
+    ep = ana.record("debug", "cache flush fixed the outage", outcome="success", lesson="flush the cache first")
+    lid = shared(db, "Flush the cache first when the outage starts", cites=[ep.id])
+    ana.supersede(ep.id, reason="the flush made it worse", outcome="failure")
+    clock.advance(days=1)
+    db.owner("bo").prepare("outage cache flush")
+    assert [e.id for e in db.flagged()] == [lid]  # the correction still asks a person
+    assert db.confirm_decay(lid, "quarantine", by="lead").status == "quarantined"
+
+
+@pytest.mark.parametrize("out_of_use", ["quarantined", "archived"])
+def test_a_correction_while_out_of_use_flags_the_lesson_on_restore(db: memdb.Database, clock: Clock, out_of_use: str) -> None:
+    ana = db.owner("ana")
+    ep = ana.record("debug", "cache flush fixed the outage", outcome="success", lesson="flush the cache first")
+    lid = shared(db, "Flush the cache first when the outage starts", cites=[ep.id])
+    if out_of_use == "quarantined":
+        db.quarantine(lid, by="lead", reason="checking with ana")
+    else:
+        db.decide({lid: "archive"}, by="ana")
+    assert db.entry(lid).status == out_of_use
+    clock.advance(hours=1)
+    ana.supersede(ep.id, reason="the flush made it worse; rolled back", outcome="failure")
+    assert db.flagged() == []  # nothing to decide while no one reads it
+    clock.advance(hours=1)
+    back = db.restore_entry(lid, by="lead")
+    why = "a record it cites was corrected (outcome success -> failure)"
+    assert back.status == "active" and back.flag_reason == why and back.flagged_at == T0 + dt.timedelta(hours=1)
+    assert [e.id for e in db.flagged()] == [lid]
+    if out_of_use == "quarantined":  # shared again: a teammate sees it under review
+        assert "(under review: its owner is reviewing it)" in db.owner("bo").prepare("outage cache flush").text
+    assert db.confirm_decay(lid, "keep", by="lead").flag_reason is None and db.flagged() == []

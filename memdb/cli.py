@@ -1082,6 +1082,8 @@ def cmd_ceremony(args: argparse.Namespace) -> int:
 
 def cmd_decay(args: argparse.Namespace) -> int:
     """Run the weekly decay pass, list flags, or answer them (keep / quarantine), or restore an entry."""
+    from memdb.governance.knowledge import flag_why  # (imported here: only decay list needs it)
+
     with _open(args) as db:
         now = _when(args.now, "--now")
         _come(db, now, "decay runs")
@@ -1099,15 +1101,36 @@ def cmd_decay(args: argparse.Namespace) -> int:
                     print(f"  flagged {e.id} ({e.owner}): {e.text}")
             return 0
         if args.action == "list":
-            _print_entries(db.flagged(), args, "no entries flagged")
+            flagged = db.flagged()
+            if args.json:
+                _emit([{**_entry_json(e), "why": flag_why(e)} for e in flagged])
+                return 0
+            if flagged:
+                print(
+                    f"{len(flagged)} flagged; keep clears a flag (the entry stays in use), "
+                    "quarantine takes it out of use (restore brings it back)"
+                )
+            else:
+                print("no entries flagged")
+            for e in flagged:
+                _print_entries([e], args, "")
+                print(f"    {flag_why(e)}")
             return 0
         if not args.ids:
             raise ValidationError(f"decay {args.action}: give one or more entry ids")
         by = _by(args)
-        if args.action == "restore":
-            done = [db.restore_entry(eid, by=by, now=now) for eid in args.ids]
-        else:
-            done = [db.confirm_decay(eid, args.action, by=by, reason=args.reason or "", now=now) for eid in args.ids]
+        ids = list(dict.fromkeys(args.ids))
+        try:
+            # all or none, as review approve/reject: one bad id leaves every flag as it was (test_decay_flags.py)
+            with db.transaction():
+                if args.action == "restore":
+                    done = [db.restore_entry(eid, by=by, now=now) for eid in ids]
+                else:
+                    done = [db.confirm_decay(eid, args.action, by=by, reason=args.reason or "", now=now) for eid in ids]
+        except (ValidationError, NotFoundError) as err:
+            if len(ids) == 1:
+                raise
+            raise type(err)(f"{err} (decay {args.action}: nothing done for any of the {len(ids)} ids)") from None
         _print_entries(done, args, "nothing decided")
     return 0
 

@@ -947,6 +947,15 @@ def idle_since(rec: Mapping[str, Any]) -> dt.datetime:
     return since
 
 
+def flag_why(entry: Entry) -> str:
+    """Why and since when an entry awaits a keep/quarantine decision, for the person deciding."""
+    when = f"{entry.flagged_at:%Y-%m-%d}" if entry.flagged_at else "?"
+    if entry.flag_reason:
+        return f"flagged {when}: {entry.flag_reason}"
+    since = idle_since(entry.model_dump())
+    return f"flagged {when}: idle, not used since {since:%Y-%m-%d}"
+
+
 def entry_score(entry: Entry, terms: set[str], tags: set[str]) -> float:
     """How well an entry matches query terms and tags: term coverage plus half a point per shared tag."""
     score = 0.0

@@ -4,6 +4,7 @@ is out of use flags it on restore, `memdb decay` answers all ids or none and lis
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from clocks import Clock
 
 import memdb
+from memdb.cli import main as cli_main
 from memdb.errors import ValidationError
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)  # a Monday, in the past of the real clock the CLI uses
@@ -96,3 +98,59 @@ def test_a_correction_while_out_of_use_flags_the_lesson_on_restore(db: memdb.Dat
     if out_of_use == "quarantined":  # shared again: a teammate sees it under review
         assert "(under review: its owner is reviewing it)" in db.owner("bo").prepare("outage cache flush").text
     assert db.confirm_decay(lid, "keep", by="lead").flag_reason is None and db.flagged() == []
+
+
+def _two_lessons(path: Path) -> tuple[str, str]:
+    clock = Clock(T0)
+    with memdb.open(path, clock=clock) as d:
+        a = d.owner("ana").save_lesson("Rotate signing keys before the audit")
+        b = d.owner("ana").save_lesson("Pin the compiler version in CI images")
+        d.approve([a.id, b.id], by="lead")
+        d.configure(decay_idle_days=20, decay_flags_per_week=1)
+        clock.advance(days=31)
+        assert [e.id for e in d.decay().flagged] == [a.id]
+    return a.id, b.id
+
+
+@pytest.mark.parametrize("action", ["keep", "quarantine", "restore"])
+def test_decay_answers_all_ids_or_none(tmp_path: Path, capsys: pytest.CaptureFixture[str], action: str) -> None:
+    path = tmp_path / "db"
+    a, b = _two_lessons(path)
+    if action == "restore":
+        with memdb.open(path) as d:
+            d.quarantine(a, by="lead", reason="checking")
+    assert cli_main(["decay", action, a, b, "--db", str(path), "--by", "lead"]) == 1
+    err = capsys.readouterr().err
+    assert repr(b) in err and "nothing done for any of the 2 ids" in err
+    with memdb.open(path) as d:
+        want = "quarantined" if action == "restore" else "active"
+        assert d.entry(a).status == want and d.entry(b).status == "active"
+        assert [e.id for e in d.flagged()] == ([] if action == "restore" else [a])
+        assert not [x for x in d.audit("ana") if x.get("action") in ("decay_keep", "restore_entry")]
+    assert cli_main(["decay", "keep" if action != "restore" else "restore", a, a, "--db", str(path), "--by", "lead"]) == 0
+
+
+def test_decay_list_says_why_and_since_when(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "db"
+    clock = Clock(T0)
+    with memdb.open(path, clock=clock) as d:
+        ana = d.owner("ana")
+        ep = ana.record("debug", "cache flush fixed the outage", outcome="success", lesson="flush first")
+        a = ana.save_lesson("Flush the cache first when the outage starts", cites=[ep.id])
+        b = ana.save_lesson("Pin the compiler version in CI images")
+        d.approve([a.id, b.id], by="lead")
+        d.configure(decay_idle_days=20)
+        clock.advance(days=22)
+        ana.supersede(ep.id, reason="it made it worse", outcome="failure")
+        d.decay()
+    assert cli_main(["decay", "list", "--db", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "keep clears a flag" in out and "quarantine takes it out of use" in out
+    assert "flagged 2026-03-24: a record it cites was corrected (outcome success -> failure)" in out
+    assert "flagged 2026-03-24: idle, not used since 2026-03-02" in out
+    assert cli_main(["decay", "list", "--db", str(path), "--json"]) == 0
+    rows = {r["id"]: r["why"] for r in json.loads(capsys.readouterr().out)}
+    assert rows == {
+        a.id: "flagged 2026-03-24: a record it cites was corrected (outcome success -> failure)",
+        b.id: "flagged 2026-03-24: idle, not used since 2026-03-02",
+    }

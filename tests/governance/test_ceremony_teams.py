@@ -4,6 +4,7 @@ team, and the kept agenda is read as things stand now."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from clocks import Clock
 
 import memdb
+from memdb.cli import main
 from memdb.errors import ValidationError
 from memdb.governance.knowledge import Entry
 
@@ -105,6 +107,22 @@ def test_a_lesson_archived_and_restored_comes_back_new(db: memdb.Database, clock
     assert agenda(db) == [(lesson.id, False)]
     clock.advance(days=7)
     assert agenda(db) == [(lesson.id, True)]  # now it was left undecided
+
+
+def test_cli_show_looks_without_holding_a_ceremony(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cli"
+    with memdb.open(path, clock=Clock(T0)) as database:
+        lesson = approved(database, "ana", "Write the rollback step first")
+    base = ["--db", str(path), "--now", "2026-06-02T09:00"]
+    assert main(["ceremony", "show", *base]) == 0
+    assert "no ceremony held yet" in capsys.readouterr().out
+    assert main(["ceremony", "agenda", *base, "--json"]) == 0
+    held = json.loads(capsys.readouterr().out)
+    for _ in range(2):
+        assert main(["ceremony", "show", *base, "--json"]) == 0
+        shown = json.loads(capsys.readouterr().out)
+        assert shown["id"] == held["id"]
+        assert [(i["entry"]["id"], i["carried_over"]) for i in shown["items"]] == [(lesson.id, False)]
 
 
 # --- finding: the kept agenda showed what is no longer true ------------------------------------------

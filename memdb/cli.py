@@ -1058,14 +1058,25 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def cmd_ceremony(args: argparse.Namespace) -> int:
-    """Build the share ceremony's agenda, or apply an owner's decisions (ID=share|private|archive)."""
+    """Hold a share ceremony (a new agenda), show the last one without holding one, or apply an
+    owner's decisions (ID=share|private|archive). ``show`` is the way to look: each ``agenda``
+    is a ceremony, so looking twice marked every item carried over."""
     with _open(args) as db:
         now = _when(args.now, "--now")
         _come(db, now, "the ceremony is held")
-        if args.action == "agenda":
-            agenda = db.ceremony(args.team, now=now)
+        if args.action in ("agenda", "show"):
+            agenda = db.ceremony(args.team, now=now) if args.action == "agenda" else db.latest_agenda(args.team)
+            if agenda is None:
+                if args.json:
+                    _emit(None)
+                else:
+                    print(f"no ceremony held yet for {args.team or 'every team'} (memdb ceremony agenda holds one)")
+                return 0
             if args.json:
-                items = [{"carried_over": i.carried_over, "entry": _entry_json(i.entry)} for i in agenda.items]
+                items = [
+                    {"carried_over": i.carried_over, "lost_shares": list(i.lost_shares), "entry": _entry_json(i.entry)}
+                    for i in agenda.items
+                ]
                 _emit({"id": agenda.id, "team": agenda.team, "at": agenda.at, "items": items})
             else:
                 print(agenda)
@@ -1403,7 +1414,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--now", help=f"the time of the decision: {_TIME}; default now")
 
     p = command("ceremony", cmd_ceremony, "the share ceremony: agenda of approved private lessons, and owners' decisions", owner=False)
-    p.add_argument("action", nargs="?", choices=["agenda", "decide"], default="agenda", help="agenda (default) or decide")
+    p.add_argument(
+        "action", nargs="?", choices=["agenda", "show", "decide"], default="agenda",
+        help="agenda (default: hold a ceremony, a new agenda), show (the last agenda as it stands, holding none) or decide",
+    )  # fmt: skip
     p.add_argument("decisions", nargs="*", help="decide: ENTRY_ID=share|private|archive ...")
     p.add_argument("--team", help="one team (default every team)")
     p.add_argument("--by", help=by_help)

@@ -20,7 +20,7 @@ Layout (owner first wherever the data is an owner's)::
     ^KNID(id) = owner         id -> owner, for the administrative calls that take bare ids
     ^KNT(sha256) = {...}      tombstones of rejected content, database-wide, without text
     ^KNW(week) = n            entries flagged by decay in the local week starting that day (the budget)
-    ^KNC(team, id) = {...}    ceremony agendas ("*" when every team met at once)
+    ^KNC(team, id) = {...}    ceremony agendas ("*" when every team met at once): when, the items, which were carried over
     ^KNM("salt")              the key of the shingle hashes (random per database)
     ^KNN(owner, "entries")    entries written per owner (also: which owners have knowledge)
     ^AUDIT(owner, id)         every write and decision: who, when, what (a hash, not the text)
@@ -158,10 +158,15 @@ class Duplicate:
 
 @dataclass(frozen=True)
 class AgendaItem:
-    """One approved private lesson on a ceremony agenda; ``carried_over`` when an earlier agenda had it."""
+    """One approved lesson on a ceremony agenda: private, or not shared with (some of) the team.
+
+    ``carried_over`` when the same team's previous agenda had it and nobody ruled on it since;
+    ``lost_shares`` names teams it was shared with that are no longer configured (its share
+    reaches nobody there, so its owner rules again)."""
 
     entry: Entry
     carried_over: bool
+    lost_shares: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -184,7 +189,7 @@ class Agenda:
         lines = [head]
         for owner, items in self.by_owner().items():
             lines.append(f"{owner}:")
-            lines.extend(f"  {i.entry.id}{' (carried over)' if i.carried_over else ''}: {i.entry.text}" for i in items)
+            lines.extend(f"  {i.entry.id}{_item_notes(i)}: {i.entry.text}" for i in items)
         return "\n".join(lines)
 
 
@@ -246,6 +251,26 @@ class Knowledge:
         if not configured:
             return [ALL_TEAM]
         return [t for t, members in configured.items() if owner in members]
+
+    def reading_teams(self, owner: str) -> list[str]:
+        """The teams whose shares ``owner`` reads: their own, and ``all`` once teams are configured
+        and the owner is in one. A share with ``all`` was a share with everyone; configuring teams
+        must not silently take it from them (test_configuring_teams_keeps_lessons_shared_with_all)."""
+        teams = self.teams_of(owner)
+        configured = self.episodes.settings.teams
+        if configured and teams and ALL_TEAM not in configured:
+            teams.append(ALL_TEAM)
+        return teams
+
+    def _reaches(self, shared_with: Iterable[str], team: str) -> bool:
+        """Whether a lesson shared with ``shared_with`` reaches the members of configured ``team``."""
+        sw = set(shared_with)
+        return team in sw or (ALL_TEAM in sw and ALL_TEAM not in (self.episodes.settings.teams or {}))
+
+    def _lost(self, shared_with: Iterable[str]) -> tuple[str, ...]:
+        """Shares with teams no longer configured (renamed or removed): they reach nobody."""
+        live = set(self.teams()) | {ALL_TEAM}
+        return tuple(t for t in shared_with if t not in live)
 
     def _check_team(self, team: str) -> list[str]:
         teams = self.teams()
@@ -319,7 +344,7 @@ class Knowledge:
         for _, rec in self.entries.items((owner,)):
             seen.add(rec["id"])
             yield rec
-        for team in self.teams_of(owner):
+        for team in self.reading_teams(owner):
             for subs, other in self.shared.items((team,)):
                 eid = str(subs[1])
                 if eid not in seen:
@@ -620,7 +645,7 @@ class Knowledge:
             rec = self.entries.get((owner, str(subs[1])))
             if rec is not None:
                 out[rec["id"]] = to_entry(rec)
-        for team in self.teams_of(owner):
+        for team in self.reading_teams(owner):
             for subs, other in self.shared.items((team,)):
                 eid = str(subs[1])
                 rec = self.entries.get((str(other), eid))
@@ -676,33 +701,51 @@ class Knowledge:
     # --- the share ceremony -------------------------------------------------------------------
 
     def ceremony(self, team: str | None = None, *, now: dt.datetime | None = None) -> Agenda:
-        """Build (and keep) the agenda: every member's approved private lessons nobody has ruled on.
+        """Build (and keep) the agenda: each member's approved lessons in active use that are not
+        yet shared with the team (every team: with each of the owner's teams) and that nobody kept
+        private or archived, including those whose share names a team no longer configured.
 
-        Items not ruled on stay approved and private and come back on the next agenda,
-        marked carried over; nothing expires.
+        Items not ruled on come back on the team's next agenda, marked carried over; nothing
+        expires. Carried over is per team: another team's agenda, or a ruling since the team's
+        previous agenda (an archived lesson restored), does not mark it (test_ceremony_teams.py).
         """
         at = self._when(now)
-        members = self._check_team(team) if team is not None else sorted({m for ms in self.teams().values() for m in ms})
+        teams = self.teams()
+        scope = {team: self._check_team(team)} if team is not None else teams
+        key = team or "*"
+        last = self.ceremonies.order((key, ""), reverse=True)
+        before = self.ceremonies.get((key, last)) if last is not None else None
+        prev_items = set(before["items"]) if before else set()
+        prev_at = utc(before["at"], "at") if before else None
         items: list[AgendaItem] = []
         with self.space.transaction():
-            for member in members:
+            for member in sorted({m for ms in scope.values() for m in ms}):
+                mine = [t for t, ms in scope.items() if member in ms]
                 for subs, _ in self.active.items((member,)):
                     rec = self.entries.get((member, str(subs[1])))
-                    if rec is None or rec["visibility"] != "private" or rec.get("ceremony") is not None:
+                    if rec is None or rec.get("ceremony") in ("kept", "archived"):
                         continue
-                    items.append(AgendaItem(to_entry(rec), carried_over=int(rec.get("agendas", 0)) > 0))
+                    shared_with = rec.get("shared_with") or ()
+                    if rec["visibility"] == "shared" and all(self._reaches(shared_with, t) for t in mine):
+                        continue
+                    ruled = _ruled(rec, team)
+                    carried = rec["id"] in prev_items and (ruled is None or prev_at is None or ruled < prev_at)
+                    items.append(AgendaItem(to_entry(rec), carried_over=carried, lost_shares=self._lost(shared_with)))
                     self.entries.set((member, rec["id"]), {**rec, "agendas": int(rec.get("agendas", 0)) + 1})
-            cid = new_id(at, f"ceremony {team or '*'}")
-            carried = [i.entry.id for i in items if i.carried_over]
-            self.ceremonies.set((team or "*", cid), {"at": at, "items": [i.entry.id for i in items], "carried": carried})
+            cid = new_id(at, f"ceremony {key}")
+            carried_ids = [i.entry.id for i in items if i.carried_over]
+            self.ceremonies.set((key, cid), {"at": at, "items": [i.entry.id for i in items], "carried": carried_ids})
         return Agenda(cid, team, at, items)
 
     def latest_agenda(self, team: str | None = None) -> Agenda | None:
         """The last agenda kept for ``team`` (every team: None), its items as they stand now
-        (decided ones show their ``ceremony`` ruling; erased ones are left out); None before the
-        first ceremony. Reads only: unlike ``ceremony`` it starts nothing and carries nothing over."""
-        if team is not None:
-            self._check_team(team)
+        (decided ones show their ``ceremony`` ruling); None before the first ceremony. Reads only:
+        unlike ``ceremony`` it starts nothing and carries nothing over.
+
+        Filtered by what is true now: an item erased or quarantined since, or whose owner is no
+        longer in the team, is left out; a kept agenda showed a quarantined lesson as undecided
+        and a leaver's private lessons to the team they left (test_ceremony_teams.py)."""
+        members = set(self._check_team(team)) if team is not None else {m for ms in self.teams().values() for m in ms}
         key = team or "*"
         cid = self.ceremonies.order((key, ""), reverse=True)
         if cid is None:
@@ -713,8 +756,12 @@ class Knowledge:
         for eid in rec["items"]:
             owner = self.ids.get((eid,))
             entry = self.entries.get((str(owner), eid)) if owner is not None else None
-            if entry is not None and entry.get("status") != "erased":
-                items.append(AgendaItem(to_entry(entry), carried_over=eid in carried))
+            if entry is None or entry["owner"] not in members:
+                continue
+            # an archived one shows its ruling; one archived or quarantined otherwise is out of use
+            if entry.get("status") == "active" or (entry.get("status") == "archived" and entry.get("ceremony") == "archived"):
+                lost = self._lost(entry.get("shared_with") or ())
+                items.append(AgendaItem(to_entry(entry), carried_over=eid in carried, lost_shares=lost))
         return Agenda(str(cid), team, utc(rec["at"], "at"), items)
 
     def decide(self, decisions: Mapping[str, str], *, by: str, team: str | None = None, now: dt.datetime | None = None) -> list[Entry]:
@@ -756,7 +803,12 @@ class Knowledge:
             for rec, action, targets in plan:
                 owner, eid = rec["owner"], rec["id"]
                 if action == "share":
-                    shared = sorted(set(rec.get("shared_with") or ()) | set(targets))
+                    # the owner rules again: shares with teams no longer configured go, lest a team
+                    # configured again under an old name receive it unasked
+                    lost = self._lost(rec.get("shared_with") or ())
+                    for t in lost:
+                        self.shared.kill((t, eid))
+                    shared = sorted((set(rec.get("shared_with") or ()) - set(lost)) | set(targets))
                     new = {**rec, "visibility": "shared", "shared_with": shared, "ceremony": "shared"}
                     for t in targets:
                         self.shared.set((t, eid), owner)
@@ -778,6 +830,12 @@ class Knowledge:
                         "flagged_at": None,
                         "flag_reason": None,
                     }
+                # when it was last ruled on, for "carried over" (ceremony): a share with one team is
+                # that team's ruling; the others rule for every team
+                if action == "share" and team is not None:
+                    new = {**new, "ruled_for": {**(rec.get("ruled_for") or {}), team: at}}
+                else:
+                    new = {**new, "ruled_at": at}
                 self.entries.set((owner, eid), new)
                 name = {"share": "share", "private": "keep_private", "archive": "archive"}[action]
                 self._audit(owner, at, name, rec, by=who, teams=targets or None)
@@ -964,6 +1022,21 @@ def entry_score(entry: Entry, terms: set[str], tags: set[str]) -> float:
     if tags:
         score += 0.5 * len(tags & set(entry.tags))
     return score
+
+
+def _ruled(rec: Mapping[str, Any], team: str | None) -> dt.datetime | None:
+    """When the entry was last ruled on for ``team``'s agenda (every team's: None)."""
+    per_team = rec.get("ruled_for") or {}
+    times = [rec.get("ruled_at"), *(per_team.values() if team is None else [per_team.get(team)])]
+    found = [utc(t, "ruled_at") for t in times if t is not None]
+    return max(found) if found else None
+
+
+def _item_notes(item: AgendaItem) -> str:
+    notes = ["carried over"] if item.carried_over else []
+    if item.lost_shares:
+        notes.append(f"shared with {', '.join(map(repr, item.lost_shares))}, no longer a team")
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _person(by: str) -> str:

@@ -229,6 +229,8 @@ class Knowledge:
         self.stats = space["KNN"]
         self.audit = episodes.audit
         self._salt: bytes | None = None
+        self._frame_phrases: tuple[str, ...] = ()
+        self._frame: frozenset[int] | None = None
 
     # --- teams ----------------------------------------------------------------------------------
 
@@ -268,6 +270,22 @@ class Knowledge:
             self._salt = bytes(value)
         return self._salt
 
+    def discount(self, phrases: Iterable[str]) -> None:
+        """Leave the shingles of ``phrases`` (a reflector's fixed wording) out of every similarity:
+        the offline reflector's template alone made lessons about two different tools 0.70 alike,
+        so one rejection refused every other tool's lesson (test_template_words_make_no_duplicate)."""
+        self._frame_phrases = tuple(dict.fromkeys((*self._frame_phrases, *phrases)))
+        self._frame = None
+
+    def similarity(self, a: Iterable[int], b: Iterable[int]) -> float:
+        """Jaccard of two sets of shingle hashes without the frame's (``discount``): what a lesson
+        says, not the template it is said in. A side made of frame words only is compared whole."""
+        if self._frame is None:
+            self._frame = frozenset(h for p in self._frame_phrases for h in hashed_shingles(p, self.salt()))
+        sa, sb = set(a), set(b)
+        ca, cb = sa - self._frame, sb - self._frame
+        return jaccard(ca, cb) if ca and cb else jaccard(sa, sb)
+
     def clean(self, text: str, what: str = "entry") -> str:
         """Sanitized (fail-closed), bounded text with at least one word; what every entry stores."""
         if not isinstance(text, str) or not text.strip():
@@ -296,7 +314,7 @@ class Knowledge:
         for rec in self._visible_records(owner):
             if rec["state"] == "rejected":
                 continue
-            sim = 1.0 if rec["hash"] == digest else jaccard(sh, rec.get("sh") or ())
+            sim = 1.0 if rec["hash"] == digest else self.similarity(sh, rec.get("sh") or ())
             if sim >= threshold:
                 return Duplicate(rec["state"], rec["id"], sim)
         return None
@@ -308,7 +326,7 @@ class Knowledge:
         threshold = self.episodes.settings.duplicate_threshold
         hashes = set(sh)
         for subs, stone in self.tombstones.items():
-            sim = jaccard(hashes, stone["sh"])
+            sim = self.similarity(hashes, stone["sh"])
             if sim >= threshold:
                 return Duplicate("rejected", str(subs[0]), sim)
         return None
@@ -453,7 +471,7 @@ class Knowledge:
                     if rec is None:
                         continue
                     sh = set(rec.get("sh") or ())
-                    ref = next((d for d, s in stones if d == rec["hash"] or jaccard(sh, s) >= threshold), None)
+                    ref = next((d for d, s in stones if d == rec["hash"] or self.similarity(sh, s) >= threshold), None)
                     if ref is not None:
                         self._reject(dict(rec), who, at, f"repeats rejected content (tombstone {ref[:12]})")
         return out
@@ -958,7 +976,8 @@ def _id_list(ids: str | Iterable[str]) -> list[str]:
 
 def _describe(dup: Duplicate) -> str:
     if dup.against == "rejected":
-        return f"rejected content (tombstone {dup.ref[:12]}); it cannot be queued again"
+        # said to owners who never queued it too: it is a reviewer's rejection of this content, not theirs
+        return f"rejected content (tombstone {dup.ref[:12]}): a reviewer rejected a lesson saying this, so no owner can queue it"
     return f"{dup.against} entry {dup.ref}"
 
 

@@ -331,6 +331,24 @@ class Knowledge:
                 return Duplicate("rejected", str(subs[0]), sim)
         return None
 
+    def refuse_shared_copy(self, rec: Mapping[str, Any], teams: Iterable[str]) -> None:
+        """DuplicateError when ``rec`` nearly repeats another owner's entry already shared with one
+        of ``teams``: both shared, the team read the same lesson twice, each costing prompt room
+        (test_sharing_what_the_team_already_reads_is_refused)."""
+        threshold = self.episodes.settings.duplicate_threshold
+        for team in teams:
+            for subs, owner in self.shared.items((team,)):
+                other = self.entries.get((owner, str(subs[1])))
+                if other is None or owner == rec["owner"] or other["status"] != "active":
+                    continue
+                sim = 1.0 if other["hash"] == rec["hash"] else self.similarity(rec.get("sh") or (), other.get("sh") or ())
+                if sim >= threshold:
+                    raise DuplicateError(
+                        f"entry {rec['id']!r}: nearly repeats entry {other['id']!r} of {owner!r}, already shared with team "
+                        f"{team!r} (similarity {sim:.2f}); the team reads that one "
+                        "(keep yours private, archive it, or share it with another team)"
+                    )
+
     def _visible_records(self, owner: str) -> Iterable[dict[str, Any]]:
         """Records the owner may compare against: all of their own, and entries shared with their teams."""
         seen: set[str] = set()
@@ -733,6 +751,8 @@ class Knowledge:
 
         Only the entry's owner may decide (PermissionDeniedError otherwise). ``share`` shares with
         ``team``, or with every team the owner is in; the entry keeps its owner's attribution.
+        DuplicateError (nothing decided) when a shared entry would nearly repeat another owner's
+        lesson the team already reads (``refuse_shared_copy``).
         """
         at, who = self._when(now), _person(by)
         if not isinstance(decisions, Mapping) or not decisions:
@@ -762,6 +782,7 @@ class Knowledge:
                         targets = self.teams_of(who)
                     if not targets:
                         raise ValidationError(f"entry {eid!r}: owner {shown(who)} is in no team to share with (configure teams)")
+                    self.refuse_shared_copy(rec, targets)
                 plan.append((rec, action, targets))
             out = []
             for rec, action, targets in plan:

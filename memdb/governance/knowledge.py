@@ -234,6 +234,8 @@ class Knowledge:
         self.stats = space["KNN"]
         self.audit = episodes.audit
         self._salt: bytes | None = None
+        self._frame_phrases: tuple[str, ...] = ()
+        self._frame: frozenset[int] | None = None
 
     # --- teams ----------------------------------------------------------------------------------
 
@@ -293,6 +295,22 @@ class Knowledge:
             self._salt = bytes(value)
         return self._salt
 
+    def discount(self, phrases: Iterable[str]) -> None:
+        """Leave the shingles of ``phrases`` (a reflector's fixed wording) out of every similarity:
+        the offline reflector's template alone made lessons about two different tools 0.70 alike,
+        so one rejection refused every other tool's lesson (test_template_words_make_no_duplicate)."""
+        self._frame_phrases = tuple(dict.fromkeys((*self._frame_phrases, *phrases)))
+        self._frame = None
+
+    def similarity(self, a: Iterable[int], b: Iterable[int]) -> float:
+        """Jaccard of two sets of shingle hashes without the frame's (``discount``): what a lesson
+        says, not the template it is said in. A side made of frame words only is compared whole."""
+        if self._frame is None:
+            self._frame = frozenset(h for p in self._frame_phrases for h in hashed_shingles(p, self.salt()))
+        sa, sb = set(a), set(b)
+        ca, cb = sa - self._frame, sb - self._frame
+        return jaccard(ca, cb) if ca and cb else jaccard(sa, sb)
+
     def clean(self, text: str, what: str = "entry") -> str:
         """Sanitized (fail-closed), bounded text with at least one word; what every entry stores."""
         if not isinstance(text, str) or not text.strip():
@@ -321,7 +339,7 @@ class Knowledge:
         for rec in self._visible_records(owner):
             if rec["state"] == "rejected":
                 continue
-            sim = 1.0 if rec["hash"] == digest else jaccard(sh, rec.get("sh") or ())
+            sim = 1.0 if rec["hash"] == digest else self.similarity(sh, rec.get("sh") or ())
             if sim >= threshold:
                 return Duplicate(rec["state"], rec["id"], sim)
         return None
@@ -333,10 +351,28 @@ class Knowledge:
         threshold = self.episodes.settings.duplicate_threshold
         hashes = set(sh)
         for subs, stone in self.tombstones.items():
-            sim = jaccard(hashes, stone["sh"])
+            sim = self.similarity(hashes, stone["sh"])
             if sim >= threshold:
                 return Duplicate("rejected", str(subs[0]), sim)
         return None
+
+    def refuse_shared_copy(self, rec: Mapping[str, Any], teams: Iterable[str]) -> None:
+        """DuplicateError when ``rec`` nearly repeats another owner's entry already shared with one
+        of ``teams``: both shared, the team read the same lesson twice, each costing prompt room
+        (test_sharing_what_the_team_already_reads_is_refused)."""
+        threshold = self.episodes.settings.duplicate_threshold
+        for team in teams:
+            for subs, owner in self.shared.items((team,)):
+                other = self.entries.get((owner, str(subs[1])))
+                if other is None or owner == rec["owner"] or other["status"] != "active":
+                    continue
+                sim = 1.0 if other["hash"] == rec["hash"] else self.similarity(rec.get("sh") or (), other.get("sh") or ())
+                if sim >= threshold:
+                    raise DuplicateError(
+                        f"entry {rec['id']!r}: nearly repeats entry {other['id']!r} of {owner!r}, already shared with team "
+                        f"{team!r} (similarity {sim:.2f}); the team reads that one "
+                        "(keep yours private, archive it, or share it with another team)"
+                    )
 
     def _visible_records(self, owner: str) -> Iterable[dict[str, Any]]:
         """Records the owner may compare against: all of their own, and entries shared with their teams."""
@@ -478,7 +514,7 @@ class Knowledge:
                     if rec is None:
                         continue
                     sh = set(rec.get("sh") or ())
-                    ref = next((d for d, s in stones if d == rec["hash"] or jaccard(sh, s) >= threshold), None)
+                    ref = next((d for d, s in stones if d == rec["hash"] or self.similarity(sh, s) >= threshold), None)
                     if ref is not None:
                         self._reject(dict(rec), who, at, f"repeats rejected content (tombstone {ref[:12]})")
         return out
@@ -769,6 +805,8 @@ class Knowledge:
 
         Only the entry's owner may decide (PermissionDeniedError otherwise). ``share`` shares with
         ``team``, or with every team the owner is in; the entry keeps its owner's attribution.
+        DuplicateError (nothing decided) when a shared entry would nearly repeat another owner's
+        lesson the team already reads (``refuse_shared_copy``).
         """
         at, who = self._when(now), _person(by)
         if not isinstance(decisions, Mapping) or not decisions:
@@ -798,6 +836,7 @@ class Knowledge:
                         targets = self.teams_of(who)
                     if not targets:
                         raise ValidationError(f"entry {eid!r}: owner {shown(who)} is in no team to share with (configure teams)")
+                    self.refuse_shared_copy(rec, targets)
                 plan.append((rec, action, targets))
             out = []
             for rec, action, targets in plan:
@@ -1074,7 +1113,8 @@ def _id_list(ids: str | Iterable[str]) -> list[str]:
 
 def _describe(dup: Duplicate) -> str:
     if dup.against == "rejected":
-        return f"rejected content (tombstone {dup.ref[:12]}); it cannot be queued again"
+        # said to owners who never queued it too: it is a reviewer's rejection of this content, not theirs
+        return f"rejected content (tombstone {dup.ref[:12]}): a reviewer rejected a lesson saying this, so no owner can queue it"
     return f"{dup.against} entry {dup.ref}"
 
 

@@ -9,8 +9,10 @@ every lesson lands pending and private in the review queue. Guards, in order:
    (checked again in the entry's transaction); otherwise it is discarded and counted;
 2. near duplicates of approved entries, pending proposals or rejected content are skipped
    and counted, which makes a second run on the same day a no-op;
-3. the budget: at most ``lessons_per_day`` stored per owner per UTC day, across runs
-   (``^KNR(owner, day)``, checked and bumped in the entry's own transaction).
+3. the budget: at most ``lessons_per_day`` stored per owner per day, across runs: the local day
+   of the database's ``timezone``, as the scheduler counts days (``^KNR(owner, "lessons", day)``,
+   checked and bumped in the entry's own transaction; ``^KNR(owner, day)``, the UTC day's count an
+   older memdb kept, still counts for the day it names).
 
 The default ``OfflineReflector`` is deterministic; ``AnthropicReflector`` asks Claude through
 the ``anthropic`` SDK with structured (JSON schema) output. A failing reflector costs that
@@ -20,12 +22,13 @@ A reflector that calls a model (``Metered``: it has ``usage``) costs money, so t
 only where it can buy something: it is not asked for an owner with nothing recorded since its
 last reflection that dealt with everything proposed (the same window sent again gave the same
 lessons, skipped as duplicates, every run), nor more than ``reflection_calls_per_day`` times a
-UTC day per owner. What each owner's calls cost (calls, HTTP attempts, tokens) is in the report
+(local) day per owner. What each owner's calls cost (calls, HTTP attempts, tokens) is in the report
 and the audit record.
 
 Layout (besides the budget)::
 
-    ^KNR(owner, "calls", day) = n                   model calls made for the owner that UTC day
+    ^KNR(owner, "lessons", day) = n                 lessons stored for the owner that local day
+    ^KNR(owner, "calls", day) = n                   model calls made for the owner that local day
     ^KNR(owner, "reflected") = {"recorded", "ids"}  when the newest episode the last complete reflection read was
                                                     recorded, and the episodes recorded then
     ^KNR(owner, "asked") = time                     when a run last asked the model for the owner: a run asks
@@ -37,10 +40,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import string
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel
 
@@ -132,6 +137,27 @@ class Reflector(Protocol):
 
 # --- the deterministic default ------------------------------------------------------------------
 
+# The offline reflector's wording. Its fixed words (``TEMPLATE_WORDING``) say nothing about the
+# lesson, and every lesson of a rule shares them: the near-duplicate guard leaves them out
+# (``Knowledge.discount``), or two failing tools read 0.70 alike and one rejection refused both.
+_WHERE_TAG = "{kind} work on {tag}"
+_WHERE = "{kind} work"
+_WORKED = "What worked for {where} after failing: {how}"
+_RECURRING = "Recurring failure in {where}; {body}"
+_NOTED = "lesson noted: {noted}"
+_EG = "e.g. {summary}"
+_REPEATED = "Repeated lesson: {lesson}"
+_TOOL = "Tool {tool} keeps failing (e.g. {result}); check its inputs or the service before calling it again"
+_ASKED = "Recurring question across sessions: {summary}"
+TEMPLATE_WORDING: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        piece.strip()
+        for template in (_WHERE_TAG, _WHERE, _WORKED, _RECURRING, _NOTED, _EG, _REPEATED, _TOOL, _ASKED)
+        for piece, _, _, _ in string.Formatter().parse(template)
+        if piece.strip()
+    )
+)
+
 
 class OfflineReflector:
     """Deterministic and offline: what worked after failing, recurring failures, repeated lessons.
@@ -153,7 +179,7 @@ class OfflineReflector:
                 groups[(e.kind, tag)].append(e)
         candidates: list[tuple[int, int, tuple[str, str], Proposal]] = []
         for (kind, tag), group in sorted(groups.items()):
-            where = f"{kind} work on {tag}" if tag else f"{kind} work"
+            where = _WHERE_TAG.format(kind=kind, tag=tag) if tag else _WHERE.format(kind=kind)
             tags: tuple[str, ...] = (tag,) if tag else ()
             failures = [e for e in group if e.outcome == "failure"]
             fixed = [e for e in group if e.outcome == "success" and failures and e.ts > failures[0].ts]
@@ -161,13 +187,11 @@ class OfflineReflector:
                 win = fixed[-1]
                 how = win.lesson or win.what_we_tried or win.summary
                 cites = (*(f.id for f in failures if f.ts < win.ts), win.id)
-                candidates.append(
-                    (0, -len(cites), (kind, tag), Proposal(clip(f"What worked for {where} after failing: {how}", 500), cites, tags))
-                )
+                candidates.append((0, -len(cites), (kind, tag), Proposal(clip(_WORKED.format(where=where, how=how), 500), cites, tags)))
             if len(failures) >= 2:
                 noted = _most_common([f.lesson for f in failures if f.lesson])
-                body = f"lesson noted: {noted}" if noted else f"e.g. {failures[0].summary}"
-                text = clip(f"Recurring failure in {where}; {body}", 500)
+                body = _NOTED.format(noted=noted) if noted else _EG.format(summary=failures[0].summary)
+                text = clip(_RECURRING.format(where=where, body=body), 500)
                 candidates.append((1, -len(failures), (kind, tag), Proposal(text, tuple(f.id for f in failures), tags)))
         # the same lesson written down more than once, whatever the kind
         by_lesson: dict[str, list[Episode]] = defaultdict(list)
@@ -177,7 +201,7 @@ class OfflineReflector:
         for key, group in sorted(by_lesson.items()):
             if len(group) >= 2:
                 tags = tuple(dict.fromkeys(t for e in group for t in e.tags))[:4]
-                text = clip(f"Repeated lesson: {group[0].lesson}", 500)
+                text = clip(_REPEATED.format(lesson=group[0].lesson), 500)
                 candidates.append((2, -len(group), ("", key), Proposal(text, tuple(e.id for e in group), tags)))
         candidates += _capture_candidates(episodes)
         out: list[Proposal] = []
@@ -212,16 +236,26 @@ def _capture_candidates(episodes: Sequence[Episode]) -> list[tuple[int, int, tup
             asked[" ".join(words)].append(e)
     for tool, calls in sorted(failing.items()):
         if len(calls) >= 2:
-            result = _most_common([clip(c.result or "", 120) for c in calls]) or ""
-            text = clip(f"Tool {tool} keeps failing (e.g. {result}); check its inputs or the service before calling it again", 500)
+            # the kind of failure, not the result's text: ids and times in it changed every day, and
+            # once the template's words stopped counting (TEMPLATE_WORDING) the same tool's lesson
+            # passed its tombstone the next day (test_a_tool_s_lesson_reads_the_same_whatever_the_result_says)
+            result = _most_common([_failure_kind(c.result or "") for c in calls]) or ""
+            text = clip(_TOOL.format(tool=tool, result=result), 500)
             tags = tuple(dict.fromkeys(t for c in calls for t in c.tags))[:4]
             out.append((3, -len(calls), ("tool", tool), Proposal(text, tuple(c.id for c in calls), tags)))
     for key, group in sorted(asked.items()):
         if len({e.session for e in group}) >= 2:  # asked again in another session: worth remembering the answer
-            text = clip(f"Recurring question across sessions: {group[0].summary}", 500)
+            text = clip(_ASKED.format(summary=group[0].summary), 500)
             tags = tuple(dict.fromkeys(t for e in group for t in e.tags))[:4]
             out.append((4, -len(group), ("asked", key), Proposal(text, tuple(e.id for e in group), tags)))
     return out
+
+
+def _failure_kind(result: str) -> str:
+    """The first failure word of a tool's result, folded ("Timed out" and "time out" -> "timeout")."""
+    found = _FAILED_RESULT.search(result)
+    word = found.group(1).lower() if found else "error"
+    return "timeout" if word.startswith("time") else word
 
 
 def _most_common(texts: Iterable[str]) -> str | None:
@@ -247,6 +281,7 @@ class OwnerReflection:
     duplicates: dict[str, int] = field(default_factory=lambda: {"approved": 0, "pending": 0, "rejected": 0})
     over_budget: int = 0
     budget_left: int = 0
+    spent: bool = False  # the day's lessons_per_day were stored by earlier runs: the reflector was not asked
     error: str | None = None
     unasked: str | None = None  # why a model reflector was not asked: nothing new, or the day's calls are made
     stopped: bool = False  # failed without a call: the run had stopped calling the model (deadline, failures in a row)
@@ -283,6 +318,11 @@ class ReflectionReport:
         return sum(o.over_budget for o in self.owners.values())
 
     @property
+    def budget_spent(self) -> list[str]:
+        """Owners not reflected for because earlier runs stored the day's ``lessons_per_day``."""
+        return [o.owner for o in self.owners.values() if o.spent]
+
+    @property
     def errors(self) -> list[str]:
         return [f"{o.owner}: {o.error}" for o in self.owners.values() if o.error]
 
@@ -314,6 +354,11 @@ class ReflectionReport:
             + (f"; {failed} reflector failures" if failed else "")
             + (f"; {len(self.not_called)} owners not reflected (the run stopped calling the model)" if self.not_called else "")
             + (f"; {len(self.unasked)} owners with nothing to ask" if self.unasked else "")
+            + (
+                f"; the day's budget ({self.day}) was already spent for {', '.join(self.budget_spent)} (it renews the next local day)"
+                if self.budget_spent
+                else ""
+            )
         )
 
 
@@ -325,13 +370,14 @@ class Reflection:
         self.knowledge = knowledge
         self.reflector: Reflector = reflector or OfflineReflector()
         self.budget = episodes.space["KNR"]
+        knowledge.discount(TEMPLATE_WORDING)  # saved by hand in these words too: compared by what they say
 
     def run(
         self, now: dt.datetime | None = None, *, owners: Iterable[str] | None = None, reflector: Reflector | None = None
     ) -> ReflectionReport:
         """Reflect for every owner (or ``owners``) at ``now``; see the module docstring for the guards."""
         at = utc(now, "now") if now is not None else self.episodes.now()
-        report = ReflectionReport(at, at.date().isoformat())
+        report = ReflectionReport(at, self.day_of(at))
         use = reflector or self.reflector
         self.episodes.reload_settings()  # another process may have changed the budget or the window
         named = list(owners) if owners is not None else self.episodes.owners()
@@ -342,6 +388,17 @@ class Reflection:
                 self.budget.set((owner, "asked"), at)
         report.owners = {owner: done[owner] for owner in named}  # reported in the order named
         return report
+
+    def day_of(self, at: dt.datetime) -> str:
+        """``at``'s local day in the database's ``timezone``: the scheduler runs reflection on local
+        days, and by the UTC date London's 00:30 run in summer time was booked to the day before,
+        whose run had spent its budget (test_the_budget_counts_local_days)."""
+        zone = self.episodes.settings.timezone
+        return at.astimezone(dt.UTC if zone == "UTC" else ZoneInfo(zone)).date().isoformat()
+
+    def spent(self, owner: str, day: str) -> int:
+        """Lessons stored for ``owner`` on ``day``, with what an older memdb booked to that UTC day."""
+        return int(self.budget.get((owner, "lessons", day), 0)) + int(self.budget.get((owner, day), 0))
 
     def _fair_order(self, owners: list[str]) -> list[str]:
         """``owners``, the ones never asked first, then those asked longest ago: a run that stops
@@ -354,11 +411,14 @@ class Reflection:
         settings = self.episodes.settings
         out = OwnerReflection(mem.name)
         cap = settings.lessons_per_day
-        out.budget_left = max(cap - int(self.budget.get((mem.name, day), 0)), 0)
+        out.budget_left = max(cap - self.spent(mem.name, day), 0)
         since = at - dt.timedelta(days=settings.reflection_window_days)
         episodes = list(mem.episodes(since=since, until=at + dt.timedelta(microseconds=1)))
         out.read = len(episodes)
-        if not episodes or out.budget_left == 0:
+        if not episodes:
+            return out
+        if out.budget_left == 0:
+            out.spent = True  # said in the report: "0 over the budget" hid why nothing was queued
             return out
         metered = is_metered(reflector)
         newest = max(_recorded(e) for e in episodes)
@@ -411,7 +471,7 @@ class Reflection:
                 if self.knowledge.uncited(mem.name, cites):
                     out.ungrounded += 1  # erased while the reflector ran (test_episode_erased_during_reflection_is_ungrounded)
                     continue
-                if int(self.budget.get((mem.name, day), 0)) >= cap:  # the hard cap, also across processes
+                if self.spent(mem.name, day) >= cap:  # the hard cap, also across processes
                     out.over_budget += 1
                     continue
                 try:
@@ -422,9 +482,9 @@ class Reflection:
                 except ValidationError:
                     out.invalid += 1  # whatever else the door refuses costs the proposal, never the run
                     continue
-                self.budget.increment((mem.name, day))
+                self.budget.increment((mem.name, "lessons", day))
             out.stored.append(entry.id)
-        out.budget_left = max(cap - int(self.budget.get((mem.name, day), 0)), 0)
+        out.budget_left = max(cap - self.spent(mem.name, day), 0)
         if metered and out.over_budget == 0:
             # every proposal was dealt with: until something new is recorded, asking again buys nothing
             # (over the budget, tomorrow's run asks again for what did not fit)

@@ -79,9 +79,9 @@ class Settings(BaseModel):
         default_factory=dict, description="team -> member owners; empty means every owner is in one team, 'all'"
     )
     reflection_window_days: float = Field(3.0, gt=0.0, le=_CENTURY, description="days of episodes the daily reflection reads")
-    lessons_per_day: int = Field(8, ge=0, le=1000, description="hard cap on reflected lessons per owner per UTC day")
+    lessons_per_day: int = Field(8, ge=0, le=1000, description="hard cap on reflected lessons per owner per local day")
     reflection_calls_per_day: int = Field(
-        3, ge=0, le=1000, description="hard cap on the model calls reflection makes per owner per UTC day (an offline reflector makes none)"
+        3, ge=0, le=1000, description="hard cap on the model calls reflection makes per owner per local day (offline: none)"
     )
     duplicate_threshold: float = Field(0.6, gt=0.0, le=1.0, description="shingle Jaccard at or above which a proposal is a near duplicate")
     decay_flags_per_week: int = Field(

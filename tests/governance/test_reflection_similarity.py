@@ -1,0 +1,82 @@
+"""Reflection's near-duplicate guard compares what a lesson says, not the offline reflector's
+wording: one rejected lesson about a tool must not block every other tool's, for any owner."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from clocks import Clock
+
+import memdb
+from memdb.errors import DuplicateError
+
+T0 = dt.datetime(2026, 6, 3, 6, 0, tzinfo=dt.UTC)
+DAY = dt.timedelta(days=1)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(T0)
+
+
+@pytest.fixture
+def sdb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
+    db = memdb.open(tmp_path / "s", clock=clock)
+    yield db
+    db.close()
+
+
+def failing(db: memdb.Database, clock: Clock, owner: str, tool: str, *results: str) -> None:
+    mem = db.owner(owner)
+    for i, result in enumerate(results):
+        call = mem.record_tool_call(f"s-{tool}-{i}", tool, {"q": i})
+        mem.record_tool_result(call.id, result)
+        clock.advance(minutes=1)
+
+
+def test_template_words_make_no_duplicate(sdb: memdb.Database, clock: Clock) -> None:
+    """ana's lesson about `search` was rejected; bo's about `billing`, and ana's own about `cache`,
+    are other lessons: the template's words alone made them 0.70 alike, so the tombstone (and
+    ana's own pending lesson) refused them, even saved by hand."""
+    failing(sdb, clock, "ana", "search", "timeout", "timeout")
+    assert sdb.reflect().stored == 1
+    sdb.reject([e.id for e in sdb.review_queue()], by="lead", reason="search had a known outage that day")
+    clock.advance(days=1)
+    failing(sdb, clock, "bo", "billing", "timeout", "timeout")
+    failing(sdb, clock, "ana", "cache", "timeout", "timeout")
+    report = sdb.reflect()
+    assert report.owners["bo"].duplicates == {"approved": 0, "pending": 0, "rejected": 0}
+    assert report.owners["ana"].duplicates == {"approved": 0, "pending": 0, "rejected": 1}  # search again: its tombstone
+    assert sorted((e.owner, e.text.split()[1]) for e in sdb.review_queue()) == [("ana", "cache"), ("bo", "billing")]
+    saved = sdb.owner("bo").save_lesson("Tool ledger keeps failing (e.g. timeout); check its inputs or the service before calling it again")
+    assert saved.state == "pending"
+    # the real near duplicates are still refused: the rejected content, and a pending one
+    with pytest.raises(DuplicateError, match=r"rejected content .*no owner can queue it"):
+        sdb.owner("bo").save_lesson("Tool search keeps failing (e.g. timeout): check its inputs or the service before calling it again")
+    with pytest.raises(DuplicateError, match="pending entry"):
+        sdb.owner("bo").save_lesson("tool billing keeps failing, e.g. timeout; check its inputs or the service before calling it again")
+
+
+def test_recurring_failures_with_other_lessons_noted_are_other_lessons(sdb: memdb.Database) -> None:
+    """ "...; lesson noted: retry later" and "...; lesson noted: check dns" were 0.62 alike."""
+    ana = sdb.owner("ana")
+    first = ana.save_lesson("Recurring failure in debug work on deploy; lesson noted: retry later")
+    assert ana.save_lesson("Recurring failure in debug work on deploy; lesson noted: check dns").state == "pending"
+    with pytest.raises(DuplicateError, match=first.id):
+        ana.save_lesson("Recurring failure in debug work on deploy; lesson noted: retry it later")
+
+
+def test_a_tool_s_lesson_reads_the_same_whatever_the_result_says(sdb: memdb.Database, clock: Clock) -> None:
+    """The lesson names the kind of failure, not the result's text: a request id in it changed
+    every day and brought a rejected lesson back past its tombstone."""
+    failing(sdb, clock, "ana", "search", "Timed out after 30s (request 81723)", "timeout after 30s (request 81724)")
+    (entry,) = sdb.review_queue() if sdb.reflect().stored else ()
+    assert entry.text.startswith("Tool search keeps failing (e.g. timeout);")
+    sdb.reject(entry.id, by="lead")
+    clock.advance(days=1)
+    failing(sdb, clock, "ana", "search", "request 99812 timed out", "request 99813: time out")
+    report = sdb.reflect()
+    assert report.stored == 0 and report.owners["ana"].duplicates["rejected"] == 1

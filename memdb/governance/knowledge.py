@@ -235,7 +235,7 @@ class Knowledge:
         self.audit = episodes.audit
         self._salt: bytes | None = None
         self._frame_phrases: tuple[str, ...] = ()
-        self._frame: frozenset[int] | None = None
+        self._frame: tuple[frozenset[int], ...] | None = None
 
     # --- teams ----------------------------------------------------------------------------------
 
@@ -296,19 +296,28 @@ class Knowledge:
         return self._salt
 
     def discount(self, phrases: Iterable[str]) -> None:
-        """Leave the shingles of ``phrases`` (a reflector's fixed wording) out of every similarity:
-        the offline reflector's template alone made lessons about two different tools 0.70 alike,
-        so one rejection refused every other tool's lesson (test_template_words_make_no_duplicate)."""
+        """Leave a reflector's fixed wording (``phrases``) out of a similarity where both lessons
+        hold a phrase of it whole: the offline reflector's template alone made lessons about two
+        different tools 0.70 alike, so one rejection refused every other tool's lesson
+        (test_template_words_make_no_duplicate); its single words stay, so two lessons written by
+        hand that share "check" or "inputs" are compared whole (a review's find:
+        test_hand_written_lessons_are_compared_whole)."""
         self._frame_phrases = tuple(dict.fromkeys((*self._frame_phrases, *phrases)))
         self._frame = None
 
     def similarity(self, a: Iterable[int], b: Iterable[int]) -> float:
-        """Jaccard of two sets of shingle hashes without the frame's (``discount``): what a lesson
-        says, not the template it is said in. A side made of frame words only is compared whole."""
+        """Jaccard of two sets of shingle hashes without the template phrases both hold whole
+        (``discount``): what a lesson says, not the template it is said in. A side made of
+        template words only is compared whole."""
         if self._frame is None:
-            self._frame = frozenset(h for p in self._frame_phrases for h in hashed_shingles(p, self.salt()))
+            phrases = (frozenset(hashed_shingles(p, self.salt())) for p in self._frame_phrases)
+            self._frame = tuple(p for p in phrases if len(p) >= 3)  # two words or more: a phrase, not a word
         sa, sb = set(a), set(b)
-        ca, cb = sa - self._frame, sb - self._frame
+        both = [p for p in self._frame if p <= sa and p <= sb]
+        if not both:
+            return jaccard(sa, sb)
+        frame = frozenset().union(*both)
+        ca, cb = sa - frame, sb - frame
         return jaccard(ca, cb) if ca and cb else jaccard(sa, sb)
 
     def clean(self, text: str, what: str = "entry") -> str:
@@ -356,17 +365,30 @@ class Knowledge:
                 return Duplicate("rejected", str(subs[0]), sim)
         return None
 
-    def refuse_shared_copy(self, rec: Mapping[str, Any], teams: Iterable[str]) -> None:
+    def refuse_shared_copy(self, rec: Mapping[str, Any], teams: Iterable[str], memo: dict[str, Any] | None = None) -> None:
         """DuplicateError when ``rec`` nearly repeats another owner's entry already shared with one
         of ``teams``: both shared, the team read the same lesson twice, each costing prompt room
-        (test_sharing_what_the_team_already_reads_is_refused)."""
+        (test_sharing_what_the_team_already_reads_is_refused). ``memo`` keeps each team's shared
+        records for the decisions of one ceremony (read once: a read of every share per lesson
+        decided made 300 shares 9 s; a review's find)."""
         threshold = self.episodes.settings.duplicate_threshold
+        memo = {} if memo is None else memo
         for team in teams:
-            for subs, owner in self.shared.items((team,)):
-                other = self.entries.get((owner, str(subs[1])))
-                if other is None or owner == rec["owner"] or other["status"] != "active":
+            if team not in memo:
+                memo[team] = [
+                    other
+                    for subs, owner in self.shared.items((team,))
+                    if (other := self.entries.get((owner, str(subs[1])))) is not None and other["status"] == "active"
+                ]
+            mine = set(rec.get("sh") or ())
+            for other in memo[team]:
+                owner = other["owner"]
+                if owner == rec["owner"]:
                     continue
-                sim = 1.0 if other["hash"] == rec["hash"] else self.similarity(rec.get("sh") or (), other.get("sh") or ())
+                theirs = other.get("sh") or ()
+                if other["hash"] != rec["hash"] and mine.isdisjoint(theirs):
+                    continue  # nothing in common: no similarity to compute
+                sim = 1.0 if other["hash"] == rec["hash"] else self.similarity(mine, theirs)
                 if sim >= threshold:
                     raise DuplicateError(
                         f"entry {rec['id']!r}: nearly repeats entry {other['id']!r} of {owner!r}, already shared with team "
@@ -701,7 +723,9 @@ class Knowledge:
         use: Literal["retrieved", "injected"] | None = "retrieved",
     ) -> list[Entry]:
         """Readable entries, best match first when ``text`` or ``tags`` are given (then only those
-        sharing a term or a tag), newest first otherwise. Counts as a retrieval (for decay)."""
+        sharing a term or a tag), newest first otherwise. A search counts as a retrieval (for
+        decay); a listing of the newest does not: opening one's list withdrew every idle flag of
+        the twenty newest (a review's find: test_a_listing_is_no_use_of_what_it_lists)."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ValidationError(f"limit {shown(limit)}: must be a non-negative int")
         if text is not None and not isinstance(text, str):
@@ -716,7 +740,7 @@ class Knowledge:
             chosen = [e for s, e in sorted(scored, key=lambda p: (-p[0], p[1].id)) if s > 0][:limit]
         else:
             chosen = sorted(entries, key=lambda e: e.id, reverse=True)[:limit]
-        if chosen and use is not None:
+        if chosen and use is not None and (terms or want):
             self.touch(chosen, use, now)
         return chosen
 
@@ -812,6 +836,7 @@ class Knowledge:
         if not isinstance(decisions, Mapping) or not decisions:
             raise ValidationError(f"decisions {shown(decisions)}: give a mapping of entry id -> share | private | archive")
         plan: list[tuple[dict[str, Any], str, list[str]]] = []
+        shared_memo: dict[str, Any] = {}
         with self.space.transaction():
             for eid, raw in decisions.items():
                 action = _DECISIONS.get(str(raw).strip().lower())
@@ -836,7 +861,7 @@ class Knowledge:
                         targets = self.teams_of(who)
                     if not targets:
                         raise ValidationError(f"entry {eid!r}: owner {shown(who)} is in no team to share with (configure teams)")
-                    self.refuse_shared_copy(rec, targets)
+                    self.refuse_shared_copy(rec, targets, shared_memo)
                 plan.append((rec, action, targets))
             out = []
             for rec, action, targets in plan:

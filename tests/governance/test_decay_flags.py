@@ -66,6 +66,17 @@ def test_a_retrieval_alone_withdraws_an_idle_flag_and_the_idle_clock_restarts(db
     assert db.confirm_decay(lid, "quarantine", by="lead").status == "quarantined"
 
 
+def test_a_listing_is_no_use_of_what_it_lists(db: memdb.Database, clock: Clock) -> None:
+    """A review's find: opening one's knowledge list (no words, no tags; the MCP tool the same)
+    counted as a use of the twenty newest lessons and withdrew every idle flag among them."""
+    lid = shared(db, "Pin the compiler version in the CI images")
+    clock.advance(days=31)
+    db.decay()
+    clock.advance(days=1)
+    assert [e.id for e in db.owner("bo").knowledge()] == [lid]
+    assert [e.id for e in db.flagged()] == [lid] and not [a for a in db.audit("ana") if a.get("action") == "decay_unflag"]
+
+
 def test_a_use_leaves_a_correction_flag_standing(db: memdb.Database, clock: Clock) -> None:
     ana = db.owner("ana")
     ep = ana.record("debug", "cache flush fixed the outage", outcome="success", lesson="flush the cache first")

@@ -80,3 +80,14 @@ def test_a_tool_s_lesson_reads_the_same_whatever_the_result_says(sdb: memdb.Data
     failing(sdb, clock, "ana", "search", "request 99812 timed out", "request 99813: time out")
     report = sdb.reflect()
     assert report.stored == 0 and report.owners["ana"].duplicates["rejected"] == 1
+
+
+def test_hand_written_lessons_are_compared_whole(sdb: memdb.Database, clock: Clock) -> None:
+    """A review's find: the template's single words (tool, check, inputs, service) were left out
+    of every comparison, so a reworded copy of a rejected hand-written lesson (0.67 alike) came
+    back at 0.33. Only template phrases both lessons hold whole are left out."""
+    sdb.reflect()  # the offline reflector's wording is discounted from its first run
+    rejected = sdb.owner("ana").save_lesson("Tool failing? check inputs, then the service")
+    sdb.reject(rejected.id, by="lead", reason="the tool is deprecated")
+    with pytest.raises(DuplicateError, match="rejected content"):
+        sdb.owner("bo").save_lesson("Tool keeps failing: check its inputs or the service")

@@ -125,6 +125,7 @@ HANGUL_CHARS: Final = r"\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7
 spaces, and a particle or a counter follows a word or a number without one ("14일에", "7월")."""
 _RUNS: Final = re.compile(f"[{UNSPACED_CHARS}{HANGUL_CHARS}]")
 _RUN: Final = re.compile(f"(?P<cjk>[{_CJK_CHARS}]+)|(?P<sea>[{_SEA_CHARS}]+)|(?P<hangul>[{HANGUL_CHARS}]+)")
+_CJK_RUN: Final = re.compile(f"(?P<cjk>[{_CJK_CHARS}]+)")  # ``_RUN``'s Chinese and Japanese runs alone (``tokenize``)
 _UNIT: Final = re.compile(f"[^{MARKS}][{MARKS}]*|[{MARKS}]+")  # a letter and the marks on it
 # One-syllable Korean words that are function words (thing, can, etc., more, not...) and the
 # particles after a word of other letters ("API가", "0042를"): frequent everywhere, as English
@@ -296,7 +297,7 @@ def _words(folded: str, plain: bool, runs: bool = False, unigrams: bool = False)
         words = marked_word.findall(folded.replace("i\u0307", "i").translate(_OPTIONAL_MARKS))
     if runs:
         return _runs(words, unigrams) if _RUNS.search(folded) else words
-    return _bigrams(words) if _CJK.search(folded) else words
+    return _runs(words, False, _CJK_RUN) if _CJK.search(folded) else words
 
 
 def split_words(text: str) -> list[str]:
@@ -305,35 +306,19 @@ def split_words(text: str) -> list[str]:
     return _words(*_folded(text))
 
 
-def _bigrams(words: list[str]) -> list[str]:
-    """``words`` with each run of Chinese or Japanese characters as its overlapping bigrams (a
-    lone character as itself), and the letters around a run as words of their own."""
-    out: list[str] = []
-    for word in words:
-        at = 0
-        for run in _CJK.finditer(word):
-            if run.start() > at:
-                out.append(word[at : run.start()])
-            chars = run.group()
-            out.extend([chars] if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)])
-            at = run.end()
-        if at < len(word):
-            out.append(word[at:])
-    return out
-
-
-def _runs(words: list[str], unigrams: bool) -> list[str]:
+def _runs(words: list[str], unigrams: bool, runs: re.Pattern[str] = _RUN) -> list[str]:
     """``words`` with each run of a script written without spaces as its overlapping bigrams (a
     lone character as itself), the letters around a run as words of their own, and so a run of
     Hangul beside other letters (a particle after a name: "AWS에서" is "aws", "에서"). A Chinese or
     Japanese run is read by characters, its Han characters each a term too with ``unigrams``
     (as Lucene's CJKBigramFilter outputs unigrams: "锁" and "車" are words); a Thai, Lao,
     Myanmar or Khmer run by letters with their marks (``_UNIT``), so a vowel sign or a tone mark
-    stays on its letter: "ฐานข้อมูล" -> "ฐา", "าน", "นข้", "ข้อ", "อมู", "มูล"."""
+    stays on its letter: "ฐานข้อมูล" -> "ฐา", "าน", "นข้", "ข้อ", "อมู", "มูล". ``runs``
+    says which scripts are read so (``_CJK_RUN``: Chinese and Japanese alone, as ``tokenize`` reads them)."""
     out: list[str] = []
     for word in words:
         at = 0
-        for run in _RUN.finditer(word):
+        for run in runs.finditer(word):
             if run.start() > at:
                 out.append(word[at : run.start()])
             chars = run.group()

@@ -45,7 +45,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
-from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel
 
@@ -54,6 +53,7 @@ from memdb.governance.knowledge import Knowledge
 from memdb.memory.episodes import Episodes, OwnerEpisodes
 from memdb.memory.models import Episode, utc
 from memdb.memory.text import clip, normalize_tag, tokenize
+from memdb.memory.timephrase import local_day
 
 __all__ = [
     "Metered",
@@ -377,9 +377,9 @@ class Reflection:
     ) -> ReflectionReport:
         """Reflect for every owner (or ``owners``) at ``now``; see the module docstring for the guards."""
         at = utc(now, "now") if now is not None else self.episodes.now()
+        self.episodes.reload_settings()  # another process may have changed the budget, the window or the zone
         report = ReflectionReport(at, self.day_of(at))
         use = reflector or self.reflector
-        self.episodes.reload_settings()  # another process may have changed the budget or the window
         named = list(owners) if owners is not None else self.episodes.owners()
         done: dict[str, OwnerReflection] = {}
         for owner in self._fair_order(named) if is_metered(use) else named:
@@ -393,8 +393,7 @@ class Reflection:
         """``at``'s local day in the database's ``timezone``: the scheduler runs reflection on local
         days, and by the UTC date London's 00:30 run in summer time was booked to the day before,
         whose run had spent its budget (test_the_budget_counts_local_days)."""
-        zone = self.episodes.settings.timezone
-        return at.astimezone(dt.UTC if zone == "UTC" else ZoneInfo(zone)).date().isoformat()
+        return local_day(at, self.episodes.settings.timezone)
 
     def spent(self, owner: str, day: str) -> int:
         """Lessons stored for ``owner`` on ``day``, with what an older memdb booked to that UTC day."""

@@ -35,9 +35,11 @@ import memdb
 from memdb.engine.lmdbdir import fsync_dir, holds_database
 from memdb.engine.postgres import is_postgres_url, looks_like_url, shown_url
 from memdb.errors import MemdbError, NotFoundError, ValidationError
+from memdb.governance.knowledge import flag_why
 from memdb.memory.ids import is_id
-from memdb.memory.models import check_owner
+from memdb.memory.models import FIRST_YEAR, check_owner
 from memdb.memory.sanitize import shown
+from memdb.memory.sanitize.fields import MAX_DEPTH
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import DEFAULT_TYPED_KINDS
 from memdb.memory.timephrase import local_minute
@@ -267,7 +269,7 @@ def _decisions(text: str | None) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ValidationError(f"--decisions {shown(text)}: not JSON ({exc.msg} at character {exc.pos})") from None
     except RecursionError:  # thousands of levels: capture refuses more than 32 anyway
-        raise ValidationError("--decisions: nested too deeply (at most 32 levels)") from None
+        raise ValidationError(f"--decisions: nested too deeply (at most {MAX_DEPTH} levels)") from None
     if not isinstance(value, dict):
         raise ValidationError(f'--decisions {shown(text)}: expected a JSON object, e.g. \'{{"action": "rollback"}}\'')
     return value
@@ -675,8 +677,8 @@ def _come(db: memdb.Database, now: dt.datetime | None, what: str) -> None:
     (tests/surfaces/test_cli_scripting.py)."""
     if now is None:
         return
-    if now.year < 1000:
-        raise ValidationError(f"--now {now.isoformat()}: before year 1000, where memdb keeps no time (nothing was changed)")
+    if now.year < FIRST_YEAR:
+        raise ValidationError(f"--now {now.isoformat()}: before year {FIRST_YEAR}, where memdb keeps no time (nothing was changed)")
     clock, tolerance = db.episodes.now(), db.settings.capture_tolerance_minutes
     if now > clock + dt.timedelta(minutes=tolerance):
         days = (now - clock).total_seconds() / 86400
@@ -1093,7 +1095,6 @@ def cmd_ceremony(args: argparse.Namespace) -> int:
 
 def cmd_decay(args: argparse.Namespace) -> int:
     """Run the weekly decay pass, list flags, or answer them (keep / quarantine), or restore an entry."""
-    from memdb.governance.knowledge import flag_why  # (imported here: only decay list needs it)
 
     with _open(args) as db:
         now = _when(args.now, "--now")

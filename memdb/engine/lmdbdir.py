@@ -161,7 +161,7 @@ def write_failure(reason: str, directory: str, file: str | None = None) -> str:
     for the message: a short write on a full disk or past the file-size limit reaches LMDB as
     EIO, and "Input/output error" points at the hardware instead
     (tests/engine/test_disk_full.py). "" when ``reason`` is no such failure."""
-    if not any(os.strerror(code) in reason for code in (errno.EIO, errno.ENOSPC, errno.EDQUOT, errno.EFBIG)):
+    if not any(os.strerror(code) in reason for code in (errno.EIO, *_NO_ROOM)):
         return ""
     causes = []
     free = _free_bytes(directory)

@@ -8,7 +8,6 @@ LMDB errors are translated here into ``memdb.errors``.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import itertools
 import operator
@@ -21,6 +20,11 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol, runtime_checkable
 
 import lmdb
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: a backup's copy is not locked there (lmdbdir.py: no locks at all)
+    fcntl = None  # type: ignore[assignment]
 
 from memdb.engine.lmdbdir import (
     DATA,
@@ -743,6 +747,7 @@ class _LMDBWrite:
 
 
 _PARTIAL = "data.mdb.partial"  # a backup's copy until it is whole
+_BUSY = "another backup is writing there (give a new directory; nothing was written)"
 _COMPACT_READERS = 126  # the readers of compaction's own environment (LMDB's default): one reads
 
 
@@ -753,9 +758,10 @@ def _remove_leftover(dest: str) -> None:
     fd = os.open(partial, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise StoreError(f"backup to {dest!r}: another backup is writing there (give a new directory; nothing was written)") from None
+            raise StoreError(f"backup to {dest!r}: {_BUSY}") from None
         os.unlink(partial)
     finally:
         os.close(fd)
@@ -1136,9 +1142,10 @@ class LMDBStore:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
         except FileExistsError:
-            raise StoreError(f"backup to {dest!r}: another backup is writing there (give a new directory; nothing was written)") from None
+            raise StoreError(f"backup to {dest!r}: {_BUSY}") from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
             os.fchmod(fd, 0o600)  # exactly, whatever the umask
             env = self._env
             shared = self._shared
@@ -1146,9 +1153,8 @@ class LMDBStore:
             try:
                 env.copyfd(fd, compact=True)
             except lmdb.Error as exc:
-                where = os.path.dirname(path)
-                hint = write_failure(str(exc), where, path)
-                raise StoreError(with_hint(f"backup to {where!r}: LMDB error {type(exc).__name__}: {exc}", hint)) from None
+                hint = write_failure(str(exc), dest, path)
+                raise StoreError(with_hint(f"backup to {dest!r}: LMDB error {type(exc).__name__}: {exc}", hint)) from None
             finally:
                 shared.leave()
             os.fsync(fd)
@@ -1250,11 +1256,7 @@ class LMDBStore:
             finally:
                 if scratch:
                     directory.remove_scratch()
-        dir_fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dir_fd)  # the swap survives a crash too
-        finally:
-            os.close(dir_fd)
+        fsync_dir(self.path)  # the swap survives a crash too
 
     def _remap(self, env: lmdb.Environment, shared: _SharedEnv, directory: LmdbDirectory) -> None:
         """After the swap: LMDB must map the new file. Closing the environment drops every lock

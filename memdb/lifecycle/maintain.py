@@ -329,12 +329,7 @@ class Lifecycle:
             again, state = self.episodes.load(owner, episode_id)
             if state.get("status") == SUPERSEDED and not due:
                 _archivable(episode_id, state)  # says by which version
-            if (
-                again != record
-                or state.get("status") == SUPERSEDED
-                or (due and not self._due(state, now))
-                or not self.cold.decodable(owner, blob)
-            ):
+            if again != record or (due and not self._due(state, now)) or not self.cold.decodable(owner, blob):
                 return False
             explanation = self.episodes.scorer.explain(record, state, now)
             audit = {

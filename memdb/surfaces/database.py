@@ -18,7 +18,7 @@ from typing import Any, Literal
 from memdb.engine.globals import Globals
 from memdb.engine.postgres import PostgresStore, is_postgres_url, looks_like_url, shown_url
 from memdb.engine.store import LMDBStore, Store
-from memdb.errors import ConfigError
+from memdb.errors import ConfigError, ValidationError
 from memdb.governance.distill import Distiller, IdleReport, Sessions
 from memdb.governance.knowledge import Agenda, DecayReport, Entry, Knowledge
 from memdb.governance.patterns import PATTERN_TRIES, PatternExtractor, Patterns
@@ -29,6 +29,7 @@ from memdb.llm.client import model_run
 from memdb.memory.check import CheckReport
 from memdb.memory.episodes import Episodes, RescoreReport
 from memdb.memory.ids import Clock
+from memdb.memory.models import FIRST_YEAR, utc
 from memdb.memory.sanitize import Sanitizer
 from memdb.memory.settings import Settings
 from memdb.surfaces.handle import Memory
@@ -120,9 +121,6 @@ class Database:
         ValidationError for a ``now`` before year 1000, when no episode can be: its burst
         mark then broke every later run (tests/surfaces/test_cli_scripting.py)."""
         if now is not None:
-            from memdb.errors import ValidationError
-            from memdb.memory.models import FIRST_YEAR, utc
-
             now = utc(now, "maintain: now")
             if now.year < FIRST_YEAR:
                 raise ValidationError(
@@ -130,8 +128,9 @@ class Database:
                 )
         with span("memdb.maintain", {}) as s, model_run(self.lifecycle.summarizer, self.patterns.extractor):
             # never inside a caller's transaction: a model's calls would hold the write lock
-            in_txn = self.episodes.space.in_transaction
-            patterns = 0 if in_txn else self.patterns.run_pending(retry_failed=True, max_tries=PATTERN_TRIES, now=now)
+            patterns = (
+                0 if self.episodes.space.in_transaction else self.patterns.run_pending(retry_failed=True, max_tries=PATTERN_TRIES, now=now)
+            )
             report = self.lifecycle.maintain(now, on_rule)
             report.patterns = patterns
             report.pattern_batches_failed, report.pattern_batches_given_up = self.patterns.failed()

@@ -373,6 +373,7 @@ class Knowledge:
         decided made 300 shares 9 s; a review's find)."""
         threshold = self.episodes.settings.duplicate_threshold
         memo = {} if memo is None else memo
+        mine = set(rec.get("sh") or ())
         for team in teams:
             if team not in memo:
                 memo[team] = [
@@ -380,7 +381,6 @@ class Knowledge:
                     for subs, owner in self.shared.items((team,))
                     if (other := self.entries.get((owner, str(subs[1])))) is not None and other["status"] == "active"
                 ]
-            mine = set(rec.get("sh") or ())
             for other in memo[team]:
                 owner = other["owner"]
                 if owner == rec["owner"]:

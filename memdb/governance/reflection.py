@@ -382,9 +382,10 @@ class Reflection:
         use = reflector or self.reflector
         named = list(owners) if owners is not None else self.episodes.owners()
         done: dict[str, OwnerReflection] = {}
-        for owner in self._fair_order(named) if is_metered(use) else named:
+        metered = is_metered(use)
+        for owner in self._fair_order(named) if metered else named:
             done[owner] = self._one(self.episodes.owner(owner), at, report.day, use)
-            if is_metered(use) and not done[owner].stopped and done[owner].usage.calls:
+            if metered and not done[owner].stopped and done[owner].usage.calls:
                 self.budget.set((owner, "asked"), at)
         report.owners = {owner: done[owner] for owner in named}  # reported in the order named
         return report

@@ -592,8 +592,7 @@ class MemdbStore(BaseStore):
             return view
         with self._db.transaction():  # read again in the write's: deleted or written meanwhile, it is not written over
             key = str(view.episode.key)
-            current = _current(mem, key)
-            if current is None or current.id != view.episode.id:
+            if not _is_current(mem, view.episode.id):
                 return view  # erased or written again since the read (a put sets its own expiry)
             # only the expiry moves
             episode = self._write(
@@ -605,10 +604,9 @@ class MemdbStore(BaseStore):
         """Erase an expired item; 0 if it was erased or written again since it was read (a delete
         of the version read would erase the new one with it: a delete takes every version)."""
         with self._db.transaction():
-            current = _current(mem, str(view.episode.key))
-            if current is None or current.id != view.episode.id:
+            if not _is_current(mem, view.episode.id):
                 return 0
-            mem.delete(current.id, reason="langgraph store: ttl expired")
+            mem.delete(view.episode.id, reason="langgraph store: ttl expired")
         return 1
 
     def _expire_versions(self, mem: Memory, episode: Episode) -> int:
@@ -622,11 +620,10 @@ class MemdbStore(BaseStore):
         if not any(_version_expired(v, mem.now()) for v in versions[:-1]):
             return 0  # read first: a sweep opens no write for the items with nothing to erase
         with self._db.transaction():
-            current = _current(mem, str(episode.key))
-            if current is None or current.id != episode.id:
+            if not _is_current(mem, episode.id):
                 return 0
             now = mem.now()
-            expired = [v for v in mem.versions(current.id)[:-1] if _version_expired(v, now)]
+            expired = [v for v in mem.versions(episode.id)[:-1] if _version_expired(v, now)]
             if not expired:
                 return 0
             return mem.erase_versions(expired[-1].id, reason="langgraph store: ttl expired").count
@@ -699,6 +696,16 @@ def _current(mem: Memory, key: str) -> Episode | None:
         return mem.fact(key)
     except NotFoundError:
         return None
+
+
+def _is_current(mem: Memory, episode_id: str) -> bool:
+    """Whether ``episode_id`` is still its fact's current version, read without counting an access:
+    the writes' checks and the sweeper read nothing for the app (``_current`` counted one each,
+    raising items nobody read)."""
+    try:
+        return mem.peek(episode_id).superseded_by is None
+    except NotFoundError:
+        return False
 
 
 def _ours(episode: Episode) -> bool:

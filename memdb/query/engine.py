@@ -740,12 +740,8 @@ class OwnerQueries:
                 found += [(ts_micros(h["ts"]), eid, h) for eid, h, _ in superseded]
             found.sort(key=lambda f: (f[0], f[1]), reverse=True)
             shown = found[: max(limit, 0)]
-            states = self._layout.states
-            keys = {eid: states.key((self.name, eid)) for _, eid, h in shown if h is None}
-            with self._space.reader() as txn:  # the hot headers in one batch (a round trip each on PostgreSQL)
-                headers = txn.get_many(list(keys.values()))
-            raws = {eid: headers.get(key) for eid, key in keys.items()}
-            chosen = [(eid, h if h is not None else (unpack_value(raw) if (raw := raws[eid]) is not None else None)) for _, eid, h in shown]
+            headers = self._headers_of(eid for _, eid, h in shown if h is None)  # one batch: a round trip on PostgreSQL
+            chosen = [(eid, h if h is not None else headers.get(eid)) for _, eid, h in shown]
             attempts = self._memories([(eid, h, 0.0, ("history",), None) for eid, h in chosen if h is not None])
             failures = [m for m in attempts if m.episode.outcome == "failure"]
             failed = {tail_id(tail) for tail, code, _ in hot if OUTCOME_OF_CODE[code & 3] == "failure"}
@@ -805,12 +801,7 @@ class OwnerQueries:
                 ranked = [r for r in page if r[0] not in skip]
                 for start in range(0, len(ranked), _LESSONS_READ):
                     chunk = ranked[start : start + _LESSONS_READ]
-                    keys = self._record_keys(chunk)
-                    with self._space.reader() as txn:
-                        raws = txn.get_many(keys)  # a batch of records a round trip (PostgreSQL)
-                    for key, r in zip(keys, chunk, strict=True):
-                        raw = raws.get(key)
-                        lesson = self._lesson_of(r[0], r[1], unpack_value(raw) if raw is not None else {})
+                    for r, lesson in zip(chunk, self._lessons(chunk), strict=True):
                         if lesson and lesson not in said:
                             said.add(lesson)
                             kept.append(r)
@@ -876,18 +867,32 @@ class OwnerQueries:
         for start in range(0, len(failures), _LESSONS_READ):
             if len(distinct) >= _LESSONS_KEPT:
                 break
-            chunk = failures[start : start + _LESSONS_READ]
-            hot: list[Ranked] = [(eid, h or {}, 0.0, (), None) for eid, h in chunk if h is None or h.get("status") != "archived"]
-            keys = dict(zip((r[0] for r in hot), self._record_keys(hot), strict=True))
-            with self._space.reader() as txn:
-                raws = txn.get_many(list(keys.values()))
-            for eid, h in chunk:
-                raw = raws.get(keys[eid]) if eid in keys else None
-                lesson = self._lesson_of(eid, h, unpack_value(raw) if raw is not None else {})
+            chunk: list[Ranked] = [(eid, h or {}, 0.0, (), None) for eid, h in failures[start : start + _LESSONS_READ]]
+            for lesson in self._lessons(chunk):
                 if lesson:
                     out.append(lesson)
                     distinct.add(lesson)
         return out
+
+    def _headers_of(self, eids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The headers of those of ``eids`` that have one, read in one batch (a round trip on
+        PostgreSQL); decoded once by their bytes (``_header``: never mutate them)."""
+        prefix = self._layout.parent_key(self._layout.states, (self.name,))
+        keys = {eid: prefix + encode_subscript(eid) for eid in eids}
+        with self._space.reader() as txn:
+            raws = txn.get_many(list(keys.values()))
+        return {eid: _header(raws[key]) for eid, key in keys.items() if key in raws}
+
+    def _lessons(self, chunk: Sequence[Ranked]) -> list[str | None]:
+        """The lessons of ranked attempts, their records read in one batch (a round trip on
+        PostgreSQL); an archived one's from its header."""
+        keys = self._record_keys(chunk)
+        with self._space.reader() as txn:
+            raws = txn.get_many(keys)
+        return [
+            self._lesson_of(r[0], r[1], unpack_value(raw) if (raw := raws.get(key)) is not None else {})
+            for key, r in zip(keys, chunk, strict=True)
+        ]
 
     def _lesson_of(self, eid: str, header: Mapping[str, Any] | None, record: Mapping[str, Any] | None = None) -> str | None:
         """An attempt's lesson: in the header an archived one keeps hot, else in its record
@@ -1862,13 +1867,15 @@ class OwnerQueries:
             found.extend(a for a in tagged if a[0] not in have)
         return found
 
-    def _filtered_best(self, sup: Query, lists: list[tuple[str, int]], passing: Passing, now_us: int, kind: str | None) -> float | None:
-        """The best BM25 among the matches of ``sup`` that pass: the kernel's top k by BM25 alone,
-        widened until one of them passes or it holds them all (0 when none passes); None when
-        only listing them all would tell, and ``_widens`` says not to."""
+    def _filtered_best(
+        self, sup: Query, lists: list[tuple[str, int]], passing: Passing, now_us: int, kind: str | None, first: TextFound
+    ) -> float | None:
+        """The best BM25 among the matches of ``sup`` that pass: the kernel's top k by BM25 alone
+        (``first``, its top ``_FIRST_PAGE``), widened until one of them passes or it holds them all
+        (0 when none passes); None when only listing them all would tell, and ``_widens`` says not to."""
         keep = _FIRST_PAGE
+        found = first
         while True:
-            found = self._text_search(sup, lists, keep, now_us, by_text=True)
             order = sorted(range(len(found.bm25)), key=lambda i: -found.bm25[i])
             entries = [(column_tail(found.columns[i][0], found.columns[i][1]), found.columns[i][2]) for i in order]
             with self._space.reader() as txn:
@@ -1882,6 +1889,7 @@ class OwnerQueries:
             keep *= 4
             if not self._widens(kind, keep, found.total):
                 return None
+            found = self._text_search(sup, lists, keep, now_us, by_text=True)
 
     def _ranked_top(self, q: Query, keep: int, at: dt.datetime, memo: dict[str, Any]) -> list[Ranked]:
         """The ``keep`` best matches of a ``_pageable`` query, as ``_rank`` orders every match
@@ -1901,18 +1909,18 @@ class OwnerQueries:
         if "archived" not in memo:
             sup, passes = self._superset(q)
             archived = self._archived_of(q) if q.include_archived else []
-            lists = self._kernel_lists(sup)[0]
-            memo.update(sup=sup, passes=passes, lists=lists, archived=archived)
+            lists, scored = self._kernel_lists(sup)
+            memo.update(sup=sup, passes=passes, lists=lists, scored=scored, archived=archived)
             memo["archived best"] = max(self._bm25(q, [hits for _, _, hits in archived]), default=0.0)
-            if passes is not None and self._drives_better(q, sup, lists, keep, now_us):
-                return self._every_match_ranked(q, keep, at, memo)
             if passes is not None:
-                filtered = self._filtered_best(sup, lists, passes, now_us, q.kind)
+                first = self._text_search(sup, lists, _FIRST_PAGE, now_us, by_text=True)  # serves both below
+                if self._drives_better(q, first.total, keep):
+                    return self._every_match_ranked(q, keep, at, memo)
+                filtered = self._filtered_best(sup, lists, passes, now_us, q.kind, first)
                 if filtered is None:
                     return self._every_match_ranked(q, keep, at, memo)
                 memo["best"] = max(filtered, memo["archived best"])
-        sup, passes, lists, archived = memo["sup"], memo["passes"], memo["lists"], memo["archived"]
-        scored = self._kernel_lists(sup)[1]
+        sup, passes, lists, scored, archived = memo["sup"], memo["passes"], memo["lists"], memo["scored"], memo["archived"]
         first_boost, first_required = len(scored), len(lists) - len(dict.fromkeys(sup.tags))
         boost_bonus = bool(sup.boost_tags)
         k = keep + _FIRST_PAGE if passes is not None else keep
@@ -1960,7 +1968,7 @@ class OwnerQueries:
         found_q = Matches(listed=hot, archived=archived, best_text=best, boosted=boosted, bm25=bm25)
         return self._rank(q, found_q, at, keep)
 
-    def _drives_better(self, q: Query, sup: Query, lists: list[tuple[str, int]], keep: int, now_us: int) -> bool:
+    def _drives_better(self, q: Query, total: int, keep: int) -> bool:
         """Whether ranking every match costs less than the kernel's pages, for a query with a filter
         the kernel cannot apply: when the superset's matches are few (``_PROBE`` twice: ranking
         them all is a few ms), or the kind's or the tags' index range is small enough to drive.
@@ -1968,10 +1976,10 @@ class OwnerQueries:
         candidates to find ``keep`` that pass, the range ``S``: a range under ``sqrt(keep * T)``,
         or under ``_PROBE`` (where ``_matches`` drives from it: several filters pass fewer than any
         one), drives (a research failure tagged ab-test or gdpr: 52 ms from pages, 1.4 ranking
-        every match; a review's find). Probes at most that many entries of each range."""
+        every match; a review's find). ``total``: the superset's matches, as the kernel counted
+        them. Probes at most that many entries of each range."""
         if not _DRIVES:
             return False
-        total = self._text_search(sup, lists, 1, now_us, by_text=True).total
         if total <= 2 * _PROBE:
             return True
         limit = max(math.isqrt(max(keep, 1) * total), _PROBE) + 1  # filters compound: a range of _PROBE drives as ``_matches`` would
@@ -2180,13 +2188,13 @@ class OwnerQueries:
                 ids[eid] = None
         if not ids:
             return []
-        prefix = lay.parent_key(lay.states, (owner,))
-        keys = {eid: encode_subscript(eid) for eid in ids}
-        with self._space.reader() as txn:
-            raws = txn.get_many([prefix + k for k in keys.values()])
-        headers = {eid: _header(raws[prefix + k]) for eid, k in keys.items() if prefix + k in raws}
+        headers = self._headers_of(ids)
         passing = [eid for eid, h in headers.items() if header_passes(q, h)]
-        found = lay.text.hits_of_keys(owner, q.scored_terms, [keys[eid] for eid in passing]) if q.scored_terms else [{} for _ in passing]
+        found = (
+            lay.text.hits_of_keys(owner, q.scored_terms, [encode_subscript(eid) for eid in passing])
+            if q.scored_terms
+            else [{} for _ in passing]
+        )
         out: list[Archived] = []
         boost = set(q.boost_tags)
         for eid, hits in zip(passing, found, strict=True):

@@ -1836,26 +1836,7 @@ class OwnerQueries:
         any_tags = [st.by_tag.key((owner, t)) for t in q.any_tags] if not one else []
         scope = st.parent_key(st.states, (owner,)) if q.scope_tags else None
 
-        def passing(txn: Any, entries: Sequence[tuple[bytes, int]]) -> list[bool]:
-            """Whether each (tail, code) passes, as ``_filter`` checks them: one ``get_many`` per
-            filter for them all (a round trip each on PostgreSQL, where a get per candidate made
-            a prepare with a kind 968 round trips)."""
-            ok = [True] * len(entries)
-            if kinds is not None:
-                found = txn.get_many([kinds[code & 3] + tail for tail, code in entries])
-                ok = [o and kinds[code & 3] + tail in found for o, (tail, code) in zip(ok, entries, strict=True)]
-            if any_tags:
-                found = txn.get_many([p + tail for (tail, _), o in zip(entries, ok, strict=True) if o for p in any_tags])
-                ok = [o and any(p + tail in found for p in any_tags) for o, (tail, _) in zip(ok, entries, strict=True)]
-            if scope is not None:
-                found = txn.get_many([scope + tail[-ID_TAIL_BYTES:] for (tail, _), o in zip(entries, ok, strict=True) if o])
-                ok = [
-                    o and (raw := found.get(scope + tail[-ID_TAIL_BYTES:])) is not None and in_scope(q, decoded_header(raw)[0]["tags"])
-                    for o, (tail, _) in zip(ok, entries, strict=True)
-                ]
-            return ok
-
-        return sup, passing
+        return sup, _index_checks(q, kinds, any_tags, scope)
 
     def _archived_of(self, q: Query) -> list[Archived]:
         """``q``'s archived matches, as ``_matches`` finds them: with boost tags and words, those
@@ -2102,10 +2083,11 @@ class OwnerQueries:
         seen: set[bytes] = set()
         text = self._layout.text
 
+        check = _index_checks(q, kinds, any_tags, scope) if kinds is not None or any_tags or scope is not None else None
+
         def passing() -> Iterator[tuple[bytes, int]]:
-            # a chunk of candidates at a time, each lookup filter one get_many over the chunk: one
-            # round trip per filter and chunk on PostgreSQL, where a get per candidate made history
-            # of 1,500 attempts 1,497 round trips (test_history_reads_candidates_in_batches)
+            # a chunk of candidates at a time, each lookup filter one get_many over the chunk
+            # (``_index_checks``; the tags and the session likewise)
             size = 64 if cap is not None else 512
             candidates = iter(driver)
             with self._space.reader() as txn:
@@ -2122,22 +2104,11 @@ class OwnerQueries:
                             break
                         found = txn.get_many([p + tail for tail, _ in kept])
                         kept = [(tail, code) for tail, code in kept if p + tail in found]
-                    if any_tags and kept:
-                        found = txn.get_many([p + tail for tail, _ in kept for p in any_tags])
-                        kept = [(tail, code) for tail, code in kept if any(p + tail in found for p in any_tags)]
-                    if kinds is not None and kept:
-                        found = txn.get_many([kinds[code & 3] + tail for tail, code in kept])
-                        kept = [(tail, code) for tail, code in kept if kinds[code & 3] + tail in found]
                     if session is not None and kept:
                         found = txn.get_many([session + tail for tail, _ in kept])
                         kept = [(tail, code) for tail, code in kept if session + tail in found]
-                    if scope is not None and kept:
-                        found = txn.get_many([scope + tail[-ID_TAIL_BYTES:] for tail, _ in kept])
-                        kept = [
-                            (tail, code)
-                            for tail, code in kept
-                            if (raw := found.get(scope + tail[-ID_TAIL_BYTES:])) is not None and in_scope(q, decoded_header(raw)[0]["tags"])
-                        ]
+                    if check is not None and kept:
+                        kept = [entry for entry, ok in zip(kept, check(txn, kept), strict=True) if ok]
                     for tail, code in kept:
                         if tail in seen:  # a union of ranges (any_tags, kinds) can repeat an entry
                             continue
@@ -2461,6 +2432,32 @@ def _names_tags(h: Mapping[str, Any], text: str, forms: Mapping[str, frozenset[s
     """Whether a memory (its header and text) carries each tag of ``forms`` or writes it (one of its forms, as a word)."""
     missing = [f for tag, f in forms.items() if tag not in h["tags"]]
     return not missing or all(set(split_words(text)) & f for f in missing)
+
+
+def _index_checks(q: Query, kinds: list[bytes] | None, any_tags: list[bytes], scope: bytes | None) -> Passing:
+    """The check of ``q``'s kind (``kinds``: its index key prefix for each outcome code), any of
+    its tags (their index key prefixes) and scope (the headers' prefix) on (tail, code) entries:
+    one ``get_many`` per filter for them all, a round trip each on PostgreSQL, where a get per
+    candidate made history of 1,500 attempts 1,497 round trips and a prepare with a kind 968
+    (test_history_and_ask_read_candidates_in_batches)."""
+
+    def passing(txn: Any, entries: Sequence[tuple[bytes, int]]) -> list[bool]:
+        ok = [True] * len(entries)
+        if kinds is not None:
+            found = txn.get_many([kinds[code & 3] + tail for tail, code in entries])
+            ok = [o and kinds[code & 3] + tail in found for o, (tail, code) in zip(ok, entries, strict=True)]
+        if any_tags:
+            found = txn.get_many([p + tail for (tail, _), o in zip(entries, ok, strict=True) if o for p in any_tags])
+            ok = [o and any(p + tail in found for p in any_tags) for o, (tail, _) in zip(ok, entries, strict=True)]
+        if scope is not None:
+            found = txn.get_many([scope + tail[-ID_TAIL_BYTES:] for (tail, _), o in zip(entries, ok, strict=True) if o])
+            ok = [
+                o and (raw := found.get(scope + tail[-ID_TAIL_BYTES:])) is not None and in_scope(q, decoded_header(raw)[0]["tags"])
+                for o, (tail, _) in zip(ok, entries, strict=True)
+            ]
+        return ok
+
+    return passing
 
 
 def _header(raw: bytes) -> dict[str, Any]:

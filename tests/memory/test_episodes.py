@@ -845,7 +845,8 @@ def test_upgrade_layout_indexes_han_characters_thai_and_korean_words(tmp_path: P
     from memdb.memory import timephrase
 
     with monkeypatch.context() as old_code:  # as layout 24 read a record
-        old_code.setattr(text_module, "_runs", lambda words, unigrams: text_module._bigrams(words))
+        runs = text_module._runs  # layout 24 read Chinese and Japanese runs alone, without unigrams
+        old_code.setattr(text_module, "_runs", lambda words, unigrams, *_: runs(words, False, text_module._CJK_RUN))
         old_code.setattr(text_module, "_index_term", text_module._term)
         old_code.setattr(timephrase, "_CJK_HINT", re.compile("(?!)"))
         with memdb.open(tmp_path / "old", clock=clock) as db:

@@ -375,26 +375,39 @@ class Knowledge:
         memo = {} if memo is None else memo
         mine = set(rec.get("sh") or ())
         for team in teams:
-            if team not in memo:
-                memo[team] = [
-                    other
-                    for subs, owner in self.shared.items((team,))
-                    if (other := self.entries.get((owner, str(subs[1])))) is not None and other["status"] == "active"
-                ]
-            for other in memo[team]:
-                owner = other["owner"]
-                if owner == rec["owner"]:
-                    continue
-                theirs = other.get("sh") or ()
-                if other["hash"] != rec["hash"] and mine.isdisjoint(theirs):
-                    continue  # nothing in common: no similarity to compute
-                sim = 1.0 if other["hash"] == rec["hash"] else self.similarity(mine, theirs)
-                if sim >= threshold:
-                    raise DuplicateError(
-                        f"entry {rec['id']!r}: nearly repeats entry {other['id']!r} of {owner!r}, already shared with team "
-                        f"{team!r} (similarity {sim:.2f}); the team reads that one "
-                        "(keep yours private, archive it, or share it with another team)"
-                    )
+            # the team's members read what is shared with ``all`` too, once teams are configured
+            # (reading_teams): a copy shared with everyone before teams were set is read twice as
+            # well (test_a_copy_shared_with_all_is_read_by_the_team_too)
+            for source in dict.fromkeys((team, *((ALL_TEAM,) if self._reaches((ALL_TEAM,), team) else ()))):
+                for other in self._live_shares(source, memo):
+                    owner = other["owner"]
+                    if owner == rec["owner"]:
+                        continue
+                    theirs = other.get("sh") or ()
+                    if other["hash"] != rec["hash"] and mine.isdisjoint(theirs):
+                        continue  # nothing in common: no similarity to compute
+                    sim = 1.0 if other["hash"] == rec["hash"] else self.similarity(mine, theirs)
+                    if sim >= threshold:
+                        where = f"team {team!r}" if source == team else f"{ALL_TEAM!r}, which team {team!r} reads"
+                        raise DuplicateError(
+                            f"entry {rec['id']!r}: nearly repeats entry {other['id']!r} of {owner!r}, already shared with "
+                            f"{where} (similarity {sim:.2f}); the team reads that one "
+                            "(keep yours private, archive it, or share it with another team)"
+                        )
+
+    def _live_shares(self, team: str, memo: dict[str, Any]) -> list[dict[str, Any]]:
+        """The entries shared with ``team`` that its members read now: approved and in active use.
+        A quarantined copy is read by no one, so it blocks no share (test_a_quarantined_copy_does_not_stop_sharing)."""
+        if team not in memo:
+            memo[team] = [
+                other
+                for subs, owner in self.shared.items((team,))
+                if (other := self.entries.get((owner, str(subs[1])))) is not None
+                and other["state"] == "approved"
+                and other["status"] == "active"
+            ]
+        out: list[dict[str, Any]] = memo[team]
+        return out
 
     def _visible_records(self, owner: str) -> Iterable[dict[str, Any]]:
         """Records the owner may compare against: all of their own, and entries shared with their teams."""

@@ -252,10 +252,19 @@ def _capture_candidates(episodes: Sequence[Episode]) -> list[tuple[int, int, tup
 
 
 def _failure_kind(result: str) -> str:
-    """The first failure word of a tool's result, folded ("Timed out" and "time out" -> "timeout")."""
+    """The first failure word of a tool's result, folded to one word per kind ("Timed out" and
+    "time out" -> "timeout", "failure" and "fails" -> "failed", "errors" -> "error"): the tool's
+    lesson is two words besides the template, so "request failed" one day and "failure: upstream"
+    the next made it 0.40 alike and a rejected lesson came back past its tombstone
+    (test_a_reworded_failure_does_not_bring_a_rejected_tool_lesson_back). "failed", whose stem
+    "fail" and "fails" share, keeps matching the tombstones of lessons written before."""
     found = _FAILED_RESULT.search(result)
     word = found.group(1).lower() if found else "error"
-    return "timeout" if word.startswith("time") else word
+    if word.startswith("time"):
+        return "timeout"
+    if word.startswith("fail"):
+        return "failed"
+    return "error" if word.startswith("error") else word
 
 
 def _most_common(texts: Iterable[str]) -> str | None:

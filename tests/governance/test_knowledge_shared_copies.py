@@ -58,7 +58,9 @@ def test_a_copy_shared_with_all_is_read_by_the_team_too(tmp_path: Path) -> None:
         db.approve([a.id, b.id], by="lead")
         db.decide({a.id: "share"}, by="ana")  # no teams yet: shared with "all"
         db.configure(teams={"platform": ["ana", "bo", "cy"], "data": ["dee"]})
-        with pytest.raises(DuplicateError, match=rf"repeats entry '{a.id}' of 'ana', already shared with 'all', which team 'platform' reads"):
+        with pytest.raises(
+            DuplicateError, match=rf"repeats entry '{a.id}' of 'ana', already shared with 'all', which team 'platform' reads"
+        ):
             db.decide({b.id: "share"}, by="bo", team="platform")
         assert db.knowledge.get(b.id).visibility == "private"
         assert [e.owner for e in db.owner("cy").knowledge()] == ["ana"]

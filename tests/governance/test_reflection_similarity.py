@@ -93,7 +93,9 @@ def test_hand_written_lessons_are_compared_whole(sdb: memdb.Database, clock: Clo
         sdb.owner("bo").save_lesson("Tool keeps failing: check its inputs or the service")
 
 
-@pytest.mark.parametrize(("first", "then"), [("request failed", "failure: upstream"), ("3 errors", "errored twice"), ("timed out", "time out")])
+@pytest.mark.parametrize(
+    ("first", "then"), [("request failed", "failure: upstream"), ("3 errors", "errored twice"), ("timed out", "time out")]
+)
 def test_a_reworded_failure_does_not_bring_a_rejected_tool_lesson_back(sdb: memdb.Database, clock: Clock, first: str, then: str) -> None:
     """A review's find: the tool's lesson is its name and the failure's kind besides the template,
     so "(e.g. failed)" one week and "(e.g. failure)" the next were 0.40 alike and the rejected

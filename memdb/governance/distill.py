@@ -352,9 +352,14 @@ class Sessions:
         if not events:
             if self.marks.data((owner, "open", session)):
                 self.marks.kill((owner, "open", session))  # erased since the idle rule saw it: nothing left to close
+            # an erasure forgets a session whose events it took (test_erasing_a_session_forgets_its_id):
+            # "nothing captured" was untrue of one, and which it was cannot be told, by design
+            # (test_a_session_whose_events_were_erased_says_they_may_have_been)
             return Distillation(
-                session, "nothing_captured", f"session {session}: nothing captured (no exchanges or tool calls); nothing written"
-            )
+                session, "nothing_captured",
+                f"session {session}: no exchanges or tool calls of it are stored (none were captured under this id, "
+                "or they were erased); nothing written",
+            )  # fmt: skip
         if kind is None:
             kind = kind_by_rule(events, self.episodes.settings)
             if kind is None:
@@ -391,9 +396,12 @@ class Sessions:
             return None
         eid = str(mark["episode"])
         episode = self._peek(owner, eid)
-        if episode is None and (current := self._current_version(owner, session, mark)) not in (None, eid):
+        current = self._current_version(owner, session, mark) if episode is None else eid
+        if current not in (None, eid):
             eid, episode = str(current), self._peek(owner, str(current))  # the version it named was cut
-        gone = "" if episode is not None else " (no longer in hot storage)"
+        # erased (with an event it cited) is not "no longer in hot storage": that reads as archived,
+        # to restore (test_erasing_a_cited_event_takes_the_episode_distilled_from_it)
+        gone = "" if episode is not None else " (no longer in hot storage)" if current is not None else ", erased since"
         reason = f"session {session}: already closed on {mark['at']:%Y-%m-%d %H:%M} UTC as episode {eid}{gone}; nothing written"
         return Distillation(session, "already_closed", reason, episode, int(mark.get("events", 0)))
 

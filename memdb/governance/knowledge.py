@@ -375,26 +375,39 @@ class Knowledge:
         memo = {} if memo is None else memo
         mine = set(rec.get("sh") or ())
         for team in teams:
-            if team not in memo:
-                memo[team] = [
-                    other
-                    for subs, owner in self.shared.items((team,))
-                    if (other := self.entries.get((owner, str(subs[1])))) is not None and other["status"] == "active"
-                ]
-            for other in memo[team]:
-                owner = other["owner"]
-                if owner == rec["owner"]:
-                    continue
-                theirs = other.get("sh") or ()
-                if other["hash"] != rec["hash"] and mine.isdisjoint(theirs):
-                    continue  # nothing in common: no similarity to compute
-                sim = 1.0 if other["hash"] == rec["hash"] else self.similarity(mine, theirs)
-                if sim >= threshold:
-                    raise DuplicateError(
-                        f"entry {rec['id']!r}: nearly repeats entry {other['id']!r} of {owner!r}, already shared with team "
-                        f"{team!r} (similarity {sim:.2f}); the team reads that one "
-                        "(keep yours private, archive it, or share it with another team)"
-                    )
+            # the team's members read what is shared with ``all`` too, once teams are configured
+            # (reading_teams): a copy shared with everyone before teams were set is read twice as
+            # well (test_a_copy_shared_with_all_is_read_by_the_team_too)
+            for source in dict.fromkeys((team, *((ALL_TEAM,) if self._reaches((ALL_TEAM,), team) else ()))):
+                for other in self._live_shares(source, memo):
+                    owner = other["owner"]
+                    if owner == rec["owner"]:
+                        continue
+                    theirs = other.get("sh") or ()
+                    if other["hash"] != rec["hash"] and mine.isdisjoint(theirs):
+                        continue  # nothing in common: no similarity to compute
+                    sim = 1.0 if other["hash"] == rec["hash"] else self.similarity(mine, theirs)
+                    if sim >= threshold:
+                        where = f"team {team!r}" if source == team else f"{ALL_TEAM!r}, which team {team!r} reads"
+                        raise DuplicateError(
+                            f"entry {rec['id']!r}: nearly repeats entry {other['id']!r} of {owner!r}, already shared with "
+                            f"{where} (similarity {sim:.2f}); the team reads that one "
+                            "(keep yours private, archive it, or share it with another team)"
+                        )
+
+    def _live_shares(self, team: str, memo: dict[str, Any]) -> list[dict[str, Any]]:
+        """The entries shared with ``team`` that its members read now: approved and in active use.
+        A quarantined copy is read by no one, so it blocks no share (test_a_quarantined_copy_does_not_stop_sharing)."""
+        if team not in memo:
+            memo[team] = [
+                other
+                for subs, owner in self.shared.items((team,))
+                if (other := self.entries.get((owner, str(subs[1])))) is not None
+                and other["state"] == "approved"
+                and other["status"] == "active"
+            ]
+        out: list[dict[str, Any]] = memo[team]
+        return out
 
     def _visible_records(self, owner: str) -> Iterable[dict[str, Any]]:
         """Records the owner may compare against: all of their own, and entries shared with their teams."""
@@ -778,6 +791,7 @@ class Knowledge:
         prev_items = set(before["items"]) if before else set()
         prev_at = utc(before["at"], "at") if before else None
         items: list[AgendaItem] = []
+        rulings: dict[str, dict[str, dt.datetime]] = {}
         with self.space.transaction():
             for member in sorted({m for ms in scope.values() for m in ms}):
                 mine = [t for t, ms in scope.items() if member in ms]
@@ -789,6 +803,8 @@ class Knowledge:
                     if rec["visibility"] == "shared" and all(self._reaches(shared_with, t) for t in mine):
                         continue
                     ruled = _ruled(rec, team)
+                    if ruled is None and prev_at is not None and rec["id"] in prev_items and _after(rec.get("kept_at"), prev_at):
+                        ruled = self._audited_ruling(member, rec["id"], prev_at, rulings)
                     carried = rec["id"] in prev_items and (ruled is None or prev_at is None or ruled < prev_at)
                     items.append(AgendaItem(to_entry(rec), carried_over=carried, lost_shares=self._lost(shared_with)))
                     self.entries.set((member, rec["id"]), {**rec, "agendas": int(rec.get("agendas", 0)) + 1})
@@ -796,6 +812,20 @@ class Knowledge:
             carried_ids = [i.entry.id for i in items if i.carried_over]
             self.ceremonies.set((key, cid), {"at": at, "items": [i.entry.id for i in items], "carried": carried_ids})
         return Agenda(cid, team, at, items)
+
+    def _audited_ruling(self, owner: str, eid: str, since: dt.datetime, memo: dict[str, dict[str, dt.datetime]]) -> dt.datetime | None:
+        """When the audit trail says ``eid`` was last ruled on since ``since``: for a lesson archived
+        (and restored since, hence ``kept_at``) before rulings were kept in the entry (``ruled_at``),
+        which showed "carried over" once although its owner had ruled
+        (test_a_lesson_archived_before_rulings_were_kept_comes_back_new). ``memo``: one read of an
+        owner's audit per ceremony."""
+        if owner not in memo:
+            found: dict[str, dt.datetime] = {}
+            for a in self.audit.entries(owner, since=since):
+                if a.get("action") in ("share", "keep_private", "archive") and isinstance(a.get("entry"), str):
+                    found[a["entry"]] = max(utc(a["at"], "at"), found.get(a["entry"], since))
+            memo[owner] = found
+        return memo[owner].get(eid)
 
     def latest_agenda(self, team: str | None = None) -> Agenda | None:
         """The last agenda kept for ``team`` (every team: None), its items as they stand now
@@ -1094,6 +1124,10 @@ def _ruled(rec: Mapping[str, Any], team: str | None) -> dt.datetime | None:
     times = [rec.get("ruled_at"), *(per_team.values() if team is None else [per_team.get(team)])]
     found = [utc(t, "ruled_at") for t in times if t is not None]
     return max(found) if found else None
+
+
+def _after(when: Any, than: dt.datetime) -> bool:
+    return when is not None and utc(when, "at") > than
 
 
 def _item_notes(item: AgendaItem) -> str:

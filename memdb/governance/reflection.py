@@ -10,9 +10,12 @@ every lesson lands pending and private in the review queue. Guards, in order:
 2. near duplicates of approved entries, pending proposals or rejected content are skipped
    and counted, which makes a second run on the same day a no-op;
 3. the budget: at most ``lessons_per_day`` stored per owner per day, across runs: the local day
-   of the database's ``timezone``, as the scheduler counts days (``^KNR(owner, "lessons", day)``,
-   checked and bumped in the entry's own transaction; ``^KNR(owner, day)``, the UTC day's count an
-   older memdb kept, still counts for the day it names).
+   of the database's ``timezone``, as the scheduler counts days. Each store is booked at its time
+   (``^KNR(owner, "stored", µs)``, checked and bumped in the entry's own transaction) and a run
+   counts those within its local day, so a zone changed between runs neither gives a second
+   allowance in one day nor spends the next day's (test_a_zone_change_neither_doubles_nor_loses_the_budget);
+   the per-day counts older versions kept (``^KNR(owner, "lessons", day)``, and before them the
+   UTC day's ``^KNR(owner, day)``) still count for the day they name.
 
 The default ``OfflineReflector`` is deterministic; ``AnthropicReflector`` asks Claude through
 the ``anthropic`` SDK with structured (JSON schema) output. A failing reflector costs that
@@ -27,8 +30,9 @@ and the audit record.
 
 Layout (besides the budget)::
 
-    ^KNR(owner, "lessons", day) = n                 lessons stored for the owner that local day
-    ^KNR(owner, "calls", day) = n                   model calls made for the owner that local day
+    ^KNR(owner, "stored", µs) = n                   lessons stored for the owner at that time (a week is kept)
+    ^KNR(owner, "called", µs) = n                   model calls made for the owner at that time (a week is kept)
+    ^KNR(owner, "lessons" | "calls", day) = n       the same per local day, as older versions kept them (read only)
     ^KNR(owner, "reflected") = {"recorded", "ids"}  when the newest episode the last complete reflection read was
                                                     recorded, and the episodes recorded then
     ^KNR(owner, "asked") = time                     when a run last asked the model for the owner: a run asks
@@ -45,12 +49,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel
 
 from memdb.errors import DuplicateError, LLMError, SanitizerError, ValidationError
 from memdb.governance.knowledge import Knowledge
 from memdb.memory.episodes import Episodes, OwnerEpisodes
+from memdb.memory.ids import ts_micros
 from memdb.memory.models import Episode, utc
 from memdb.memory.text import clip, normalize_tag, tokenize
 from memdb.memory.timephrase import local_day
@@ -252,10 +258,19 @@ def _capture_candidates(episodes: Sequence[Episode]) -> list[tuple[int, int, tup
 
 
 def _failure_kind(result: str) -> str:
-    """The first failure word of a tool's result, folded ("Timed out" and "time out" -> "timeout")."""
+    """The first failure word of a tool's result, folded to one word per kind ("Timed out" and
+    "time out" -> "timeout", "failure" and "fails" -> "failed", "errors" -> "error"): the tool's
+    lesson is two words besides the template, so "request failed" one day and "failure: upstream"
+    the next made it 0.40 alike and a rejected lesson came back past its tombstone
+    (test_a_reworded_failure_does_not_bring_a_rejected_tool_lesson_back). "failed", whose stem
+    "fail" and "fails" share, keeps matching the tombstones of lessons written before."""
     found = _FAILED_RESULT.search(result)
     word = found.group(1).lower() if found else "error"
-    return "timeout" if word.startswith("time") else word
+    if word.startswith("time"):
+        return "timeout"
+    if word.startswith("fail"):
+        return "failed"
+    return "error" if word.startswith("error") else word
 
 
 def _most_common(texts: Iterable[str]) -> str | None:
@@ -378,13 +393,14 @@ class Reflection:
         """Reflect for every owner (or ``owners``) at ``now``; see the module docstring for the guards."""
         at = utc(now, "now") if now is not None else self.episodes.now()
         self.episodes.reload_settings()  # another process may have changed the budget, the window or the zone
-        report = ReflectionReport(at, self.day_of(at))
+        day = _Day.of(at, self.episodes.settings.timezone)
+        report = ReflectionReport(at, day.label)
         use = reflector or self.reflector
         named = list(owners) if owners is not None else self.episodes.owners()
         done: dict[str, OwnerReflection] = {}
         metered = is_metered(use)
         for owner in self._fair_order(named) if metered else named:
-            done[owner] = self._one(self.episodes.owner(owner), at, report.day, use)
+            done[owner] = self._one(self.episodes.owner(owner), at, day, use)
             if metered and not done[owner].stopped and done[owner].usage.calls:
                 self.budget.set((owner, "asked"), at)
         report.owners = {owner: done[owner] for owner in named}  # reported in the order named
@@ -396,9 +412,24 @@ class Reflection:
         whose run had spent its budget (test_the_budget_counts_local_days)."""
         return local_day(at, self.episodes.settings.timezone)
 
-    def spent(self, owner: str, day: str) -> int:
-        """Lessons stored for ``owner`` on ``day``, with what an older memdb booked to that UTC day."""
-        return int(self.budget.get((owner, "lessons", day), 0)) + int(self.budget.get((owner, day), 0))
+    def spent(self, owner: str, day: _Day) -> int:
+        """Lessons stored for ``owner`` within ``day``, with what older versions booked to its label
+        (the local day's count, and before it the UTC day's)."""
+        legacy = int(self.budget.get((owner, "lessons", day.label), 0)) + int(self.budget.get((owner, day.label), 0))
+        return legacy + self._booked(owner, "stored", day)
+
+    def _calls(self, owner: str, day: _Day) -> int:
+        """Model calls made for ``owner`` within ``day`` (with the count older versions kept for its label)."""
+        return int(self.budget.get((owner, "calls", day.label), 0)) + self._booked(owner, "called", day)
+
+    def _booked(self, owner: str, what: str, day: _Day) -> int:
+        return sum(int(n) for _, n in self.budget.range((owner, what), day.lo, day.hi))
+
+    def _book(self, owner: str, what: str, day: _Day, n: int) -> None:
+        """Book ``n`` at the run's time, and let go of what no local day of any zone still holds."""
+        self.budget.increment((owner, what, day.at), n)
+        for subs, _ in list(self.budget.range((owner, what), None, day.at - _KEPT_US)):
+            self.budget.kill(subs)
 
     def _fair_order(self, owners: list[str]) -> list[str]:
         """``owners``, the ones never asked first, then those asked longest ago: a run that stops
@@ -407,7 +438,7 @@ class Reflection:
         never = dt.datetime.min.replace(tzinfo=dt.UTC)
         return sorted(owners, key=lambda o: self.budget.get((o, "asked"), never))  # stable: ties keep their order
 
-    def _one(self, mem: OwnerEpisodes, at: dt.datetime, day: str, reflector: Reflector) -> OwnerReflection:
+    def _one(self, mem: OwnerEpisodes, at: dt.datetime, day: _Day, reflector: Reflector) -> OwnerReflection:
         settings = self.episodes.settings
         out = OwnerReflection(mem.name)
         cap = settings.lessons_per_day
@@ -427,7 +458,7 @@ class Reflection:
             if done is not None and _nothing_new(episodes, done["recorded"], set(done["ids"])):
                 out.unasked = "nothing recorded since its last reflection"  # the same window again: the same lessons, paid again
                 return out
-            if int(self.budget.get((mem.name, "calls", day), 0)) >= settings.reflection_calls_per_day:
+            if self._calls(mem.name, day) >= settings.reflection_calls_per_day:
                 out.unasked = f"its {settings.reflection_calls_per_day} model calls of the day are made (reflection_calls_per_day)"
                 return out
         before = usage_of(reflector)
@@ -482,7 +513,7 @@ class Reflection:
                 except ValidationError:
                     out.invalid += 1  # whatever else the door refuses costs the proposal, never the run
                     continue
-                self.budget.increment((mem.name, "lessons", day))
+                self._book(mem.name, "stored", day, 1)
             out.stored.append(entry.id)
         out.budget_left = max(cap - self.spent(mem.name, day), 0)
         if metered and out.over_budget == 0:
@@ -493,12 +524,12 @@ class Reflection:
         self._audit(mem.name, at, out, reflector)
         return out
 
-    def _spent(self, owner: str, day: str, out: OwnerReflection, reflector: Reflector, before: Usage) -> None:
+    def _spent(self, owner: str, day: _Day, out: OwnerReflection, reflector: Reflector, before: Usage) -> None:
         """What the owner's reflection cost, in ``out`` and in the day's count of calls."""
         if is_metered(reflector):
             out.usage = usage_of(reflector) - before
             if out.usage.calls:
-                self.budget.increment((owner, "calls", day), out.usage.calls)
+                self._book(owner, "called", day, out.usage.calls)
 
     def _audit(self, owner: str, at: dt.datetime, out: OwnerReflection, reflector: Reflector) -> None:
         self.episodes.audit.write(
@@ -508,6 +539,30 @@ class Reflection:
             calls=out.usage.calls, attempts=out.usage.attempts, input_tokens=out.usage.input_tokens,
             output_tokens=out.usage.output_tokens,
         )  # fmt: skip
+
+
+_KEPT_US = 7 * 86_400_000_000  # bookings older than a week: no local day holding a run's time reaches back that far
+
+
+@dataclass(frozen=True)
+class _Day:
+    """A run's local day: its label, its first instant and the next day's (µs), and the run's time."""
+
+    label: str
+    lo: int
+    hi: int
+    at: int
+
+    @classmethod
+    def of(cls, at: dt.datetime, timezone: str) -> _Day:
+        zone = dt.UTC if timezone == "UTC" else ZoneInfo(timezone)
+        day = at.astimezone(zone).date()
+        first = dt.datetime(day.year, day.month, day.day, tzinfo=zone)
+        now = ts_micros(at)
+        # (a wall midnight a DST change skips or repeats: the bounds still hold the run's time)
+        lo = min(ts_micros(first.astimezone(dt.UTC)), now)
+        hi = max(ts_micros((first + dt.timedelta(days=1)).astimezone(dt.UTC)), now + 1)
+        return cls(local_day(at, timezone), lo, hi, now)
 
 
 def _nothing_new(episodes: Iterable[Episode], at: dt.datetime, ids: set[str]) -> bool:

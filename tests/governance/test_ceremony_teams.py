@@ -109,6 +109,28 @@ def test_a_lesson_archived_and_restored_comes_back_new(db: memdb.Database, clock
     assert agenda(db) == [(lesson.id, True)]  # now it was left undecided
 
 
+@on_every_backend
+def test_a_lesson_archived_before_rulings_were_kept_comes_back_new(db: memdb.Database, clock: Clock) -> None:
+    """A review's find: a lesson archived before the entry kept when it was ruled on (``ruled_at``),
+    then restored, showed "carried over" on the next agenda although its owner had ruled on it
+    since the previous one. The audit trail says when; a restore alone (from quarantine) is no ruling."""
+    lesson = approved(db, "ana", "Write the rollback step first")
+    other = approved(db, "ana", "Page the on-call before a schema change")
+    assert agenda(db) == [(lesson.id, False), (other.id, False)]
+    db.decide({lesson.id: "archive"}, by="ana")
+    db.quarantine(other.id, by="lead", reason="checking it")
+    for eid in (lesson.id, other.id):  # as a memdb before the per-team change wrote them
+        rec = dict(db.knowledge.entries[("ana", eid)])
+        rec.pop("ruled_at", None)
+        db.knowledge.entries.set(("ana", eid), rec)
+    clock.advance(days=60)
+    db.restore_entry(lesson.id, by="ana")
+    db.restore_entry(other.id, by="lead")
+    assert agenda(db) == [(lesson.id, False), (other.id, True)]  # nobody ruled on the quarantined one
+    clock.advance(days=7)
+    assert agenda(db) == [(lesson.id, True), (other.id, True)]
+
+
 def test_cli_show_looks_without_holding_a_ceremony(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "cli"
     with memdb.open(path, clock=Clock(T0)) as database:

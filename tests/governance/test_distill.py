@@ -200,12 +200,55 @@ def test_nothing_captured_writes_nothing_and_says_so(tmp_path: Path) -> None:
         for session in ("typed-only", "never-seen", "shared"):
             done = ana.close_session(session, kind="debug", outcome="success")
             assert (done.status, done.closed, done.episode) == ("nothing_captured", False, None)
-            assert "nothing captured" in done.reason and "nothing written" in done.reason
+            assert "no exchanges or tool calls of it are stored" in done.reason and "nothing written" in done.reason
         assert ana.count() == 1 and marks(db) == {}
         ids = capture(db, clock, owner="ana", session="shared")
         mine = ana.close_session("shared", kind="debug", outcome="partial")
         assert mine.episode is not None and mine.episode.cites == tuple(ids)  # bo's four events are not read
         assert bo.close_session("shared", kind="debug", outcome="success").status == "closed"  # closing is per owner too
+
+
+def test_a_session_whose_events_were_erased_says_they_may_have_been(tmp_path: Path) -> None:
+    """A review's find: closing a session whose events were erased, before or after a close,
+    said "nothing captured", which was untrue. The erasure forgot the session's name (nothing of
+    it survives), so the answer cannot tell erased from never captured, and says both."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        mem = db.owner("ana")
+        ids = capture(db, clock)
+        mem.erase(ids, reason="the user asked")
+        for _ in range(2):  # before the close, and (the second session) after it
+            done = mem.close_session("s1", kind="debug", outcome="failure")
+            assert (done.status, done.episode) == ("nothing_captured", None)
+            assert "nothing captured" not in done.reason and "or they were erased); nothing written" in done.reason
+            ids = capture(db, clock)
+            assert mem.close_session("s1", kind="debug", outcome="failure").status == "closed"
+            mem.erase(ids, reason="the user asked")
+        assert marks(db) == {("ana", "n", "closed"): 2}
+
+
+def test_a_close_whose_episode_was_erased_says_so(tmp_path: Path) -> None:
+    """Erasing an event a close cited erases its episode, and the session stays closed (the rest
+    is not distilled again); closing it again said the episode was "no longer in hot storage",
+    which reads as archived, to restore. An archived one still says that."""
+    clock = Clock(T0)
+    with open_db(tmp_path, clock) as db:
+        mem = db.owner("ana")
+        ids = capture(db, clock)
+        first = mem.close_session("s1", kind="debug", outcome="failure")
+        assert first.episode is not None
+        mem.erase(ids[:1], reason="the user asked")
+        again = mem.close_session("s1", kind="debug", outcome="failure")
+        assert (again.status, again.episode) == ("already_closed", None)
+        assert f"as episode {first.episode.id}, erased since; nothing written" in again.reason and "hot storage" not in again.reason
+    with open_db(tmp_path / "b", clock) as db:
+        mem = db.owner("ana")
+        capture(db, clock)
+        first = mem.close_session("s1", kind="debug", outcome="failure")
+        assert first.episode is not None
+        mem.archive(first.episode.id)
+        again = mem.close_session("s1", kind="debug", outcome="failure")
+        assert again.status == "already_closed" and f"as episode {first.episode.id} (no longer in hot storage)" in again.reason
 
 
 @pytest.mark.parametrize(
@@ -286,7 +329,7 @@ def test_erasing_a_cited_event_takes_the_episode_distilled_from_it(tmp_path: Pat
         assert set(report.ids) == {ids[0], done.episode.id}  # erased and audited with it
         assert done.episode.id not in mem and db.check().ok
         again = mem.close_session("s1", kind="debug", outcome="success")  # closed stays closed: nothing re-derived
-        assert again.status == "already_closed" and again.episode is None and "no longer in hot storage" in again.reason
+        assert again.status == "already_closed" and again.episode is None and "erased since" in again.reason
         assert db.sessions.derived_from("ana", [ids[1]], "retention") == []  # routine pruning keeps experience
 
 

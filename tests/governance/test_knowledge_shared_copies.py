@@ -46,3 +46,37 @@ def test_a_quarantined_copy_does_not_stop_sharing(tdb: memdb.Database) -> None:
     tdb.quarantine(a.id, by="lead", reason="wrong for the new pipeline")
     tdb.decide({b.id: "share"}, by="bo", team="platform")
     assert [e.owner for e in tdb.owner("cy").knowledge()] == ["bo"]
+
+
+def test_a_copy_shared_with_all_is_read_by_the_team_too(tmp_path: Path) -> None:
+    """A review's find: ana shared hers with ``all`` before teams were configured, and every
+    member of a team still reads it (reading_teams); bo's copy shared with the team was not
+    compared with it, so the team read the lesson twice."""
+    with memdb.open(tmp_path / "a", clock=Clock(T0)) as db:
+        a = db.owner("ana").save_lesson("Run database migrations before the deploy window opens")
+        b = db.owner("bo").save_lesson("Run the database migrations before the deploy window opens")
+        db.approve([a.id, b.id], by="lead")
+        db.decide({a.id: "share"}, by="ana")  # no teams yet: shared with "all"
+        db.configure(teams={"platform": ["ana", "bo", "cy"], "data": ["dee"]})
+        with pytest.raises(
+            DuplicateError, match=rf"repeats entry '{a.id}' of 'ana', already shared with 'all', which team 'platform' reads"
+        ):
+            db.decide({b.id: "share"}, by="bo", team="platform")
+        assert db.knowledge.get(b.id).visibility == "private"
+        assert [e.owner for e in db.owner("cy").knowledge()] == ["ana"]
+        db.quarantine(a.id, by="lead", reason="wrong for the new pipeline")  # read by no one: it blocks nothing
+        db.decide({b.id: "share"}, by="bo", team="platform")
+        assert [e.owner for e in db.owner("cy").knowledge()] == ["bo"]
+
+
+def test_a_team_named_all_is_only_its_members(tmp_path: Path) -> None:
+    """Where ``all`` is a configured team, it is read by its own members only: a copy shared
+    with it does not stop another team from having the lesson."""
+    with memdb.open(tmp_path / "b", clock=Clock(T0)) as db:
+        db.configure(teams={"all": ["ana"], "platform": ["bo", "cy"]})
+        a = db.owner("ana").save_lesson("Run database migrations before the deploy window opens")
+        b = db.owner("bo").save_lesson("Run the database migrations before the deploy window opens")
+        db.approve([a.id, b.id], by="lead")
+        db.decide({a.id: "share"}, by="ana", team="all")
+        (shared,) = db.decide({b.id: "share"}, by="bo", team="platform")
+        assert shared.shared_with == ("platform",) and [e.owner for e in db.owner("cy").knowledge()] == ["bo"]

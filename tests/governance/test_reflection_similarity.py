@@ -91,3 +91,32 @@ def test_hand_written_lessons_are_compared_whole(sdb: memdb.Database, clock: Clo
     sdb.reject(rejected.id, by="lead", reason="the tool is deprecated")
     with pytest.raises(DuplicateError, match="rejected content"):
         sdb.owner("bo").save_lesson("Tool keeps failing: check its inputs or the service")
+
+
+@pytest.mark.parametrize(
+    ("first", "then"), [("request failed", "failure: upstream"), ("3 errors", "errored twice"), ("timed out", "time out")]
+)
+def test_a_reworded_failure_does_not_bring_a_rejected_tool_lesson_back(sdb: memdb.Database, clock: Clock, first: str, then: str) -> None:
+    """A review's find: the tool's lesson is its name and the failure's kind besides the template,
+    so "(e.g. failed)" one week and "(e.g. failure)" the next were 0.40 alike and the rejected
+    lesson was back in the queue. Each kind reads as one word whatever the result's wording."""
+    failing(sdb, clock, "ana", "search", first, first)
+    (entry,) = sdb.review_queue() if sdb.reflect().stored else ()
+    sdb.reject(entry.id, by="lead", reason="search is being replaced")
+    clock.advance(days=8)  # the new failures outnumber the old in the window
+    failing(sdb, clock, "ana", "search", then, then, then)
+    report = sdb.reflect()
+    assert report.stored == 0 and report.owners["ana"].duplicates["rejected"] == 1 and sdb.review_queue() == []
+
+
+def test_another_kind_of_failure_is_another_lesson(sdb: memdb.Database, clock: Clock) -> None:
+    """Refused after a rejected lesson about timeouts is news a reviewer has not judged."""
+    failing(sdb, clock, "ana", "search", "timed out", "timed out")
+    (entry,) = sdb.review_queue() if sdb.reflect().stored else ()
+    sdb.reject(entry.id, by="lead")
+    clock.advance(days=8)
+    failing(sdb, clock, "ana", "search", "connection refused", "connection refused", "connection refused")
+    assert sdb.reflect().stored == 1
+    assert [e.text for e in sdb.review_queue()] == [
+        "Tool search keeps failing (e.g. refused); check its inputs or the service before calling it again"
+    ]

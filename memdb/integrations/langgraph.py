@@ -12,7 +12,8 @@ episode layer. The mapping:
   escaped (``#12345678`` is ``+2312345678``, a phone's shape), is ``lg:`` + a SHA-256 prefix of
   the labels in the letters g-v instead (no digit, so no number of a person). Items keep the
   key they were written under: a get also looks for the digest, and for the hex digest long
-  keys had before. A get or put is a keyed lookup (``Memory.fact``: it counts as an access);
+  keys had before. A get or put is a keyed lookup (``Memory.fact``): a get's counts as an
+  access (memdb counts reads for relevance), a put's does not (a write reads nothing);
 - value: the fact's ``decisions`` hold the namespace, the key, the value as given (sanitized:
   an email comes back as ``<EMAIL_1>``, a value under ``password`` as ``<SECRET_1>``), the
   creation time and the expiry; the value's text (each string and number with its field name, or the
@@ -49,8 +50,10 @@ put meets them or ``sweep_ttl()`` runs, which also erases an earlier value (a ve
 own expiry passed, with the versions before it; until then memdb's own queries still read it,
 so ``TTLConfig(sweep_interval_minutes=...)`` starts a sweeper thread (``start_ttl_sweeper``).
 A refreshing read writes a new expiry only once less than
-half the TTL is left, so reading does not add a version each time. ``search(query=...)``
-counts as an access of what it returns (memdb's recall does), whatever ``refresh_ttl`` says.
+half the TTL is left, so reading does not add a version each time. ``get`` and
+``search(query=...)`` count as accesses of what they read (memdb's ``fact`` and recall do),
+whatever ``refresh_ttl`` says (it moves the expiry only); listings (``search`` without a query,
+``list_namespaces``, as memdb's ``facts``), puts, deletes and sweeps count none.
 
 A store built without ``owner`` serves every owner of the database, as the LangGraph store it
 replaces serves every namespace: hand an agent that acts for one user ``MemdbStore(db,
@@ -333,7 +336,7 @@ class MemdbStore(BaseStore):
         mem = self._reader(owner)
         if mem is None:
             return None
-        view = self._lookup(mem, stored, op.key)  # an access (Memory.fact)
+        view = self._lookup(mem, stored, op.key, access=True)  # a read: an access, whatever refresh_ttl says
         if view is None:
             return None
         if _expired(view, mem.now()):
@@ -350,7 +353,7 @@ class MemdbStore(BaseStore):
         # writer's delete in between made this delete raise NotFoundError, or this put follow a
         # version no longer there (test_concurrent_deletes_and_puts_of_one_item)
         with self._db.transaction():
-            prior = self._lookup(mem, stored, op.key)
+            prior = self._lookup(mem, stored, op.key, access=False)
             if op.value is None:
                 if prior is not None:
                     mem.delete(prior.episode.id, reason="langgraph store: item deleted")
@@ -553,11 +556,13 @@ class MemdbStore(BaseStore):
         except Exception:  # a failing sanitizer: the digest, and the record says what failed
             return False
 
-    def _lookup(self, mem: Memory, stored: tuple[str, ...], key: str) -> _View | None:
+    def _lookup(self, mem: Memory, stored: tuple[str, ...], key: str, *, access: bool) -> _View | None:
         """The item under exactly this namespace and key: a keyed lookup of each fact key it may
-        have (``Memory.fact``, an access), not a scan of the keys sharing its prefix."""
+        have (``Memory.fact``), not a scan of the keys sharing its prefix. A get's is an access;
+        a put's or delete's is not: a write reads nothing for the app, and it counted a read of
+        the value it replaced (test_reads_count_as_accesses_and_writes_do_not)."""
         for candidate in _lookup_keys(stored, key):
-            episode = _current(mem, candidate)
+            episode = _current(mem, candidate, access)
             if episode is not None:
                 return _resolve(mem, episode, (stored, key))
         return None
@@ -690,10 +695,10 @@ class _View:
 _RECORDED = "new value for fact"  # memdb's reason on a fact recorded again (the store's puts are)
 
 
-def _current(mem: Memory, key: str) -> Episode | None:
-    """The current fact under exactly ``key`` (a keyed lookup; an access, as ``Memory.fact`` is)."""
+def _current(mem: Memory, key: str, access: bool) -> Episode | None:
+    """The current fact under exactly ``key`` (a keyed lookup; an access when ``access``)."""
     try:
-        return mem.fact(key)
+        return mem.fact(key, access=access)
     except NotFoundError:
         return None
 

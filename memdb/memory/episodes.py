@@ -967,14 +967,15 @@ class OwnerEpisodes:
                     out.append(to_episode(self.name, eid, self._layout.record_of(self.name, eid), state))
         return out
 
-    def fact(self, key: str) -> Episode:
-        """The current version of the fact under ``key`` (counts as an access; the value is its
-        ``summary``); NotFoundError naming the key when there is none."""
+    def fact(self, key: str, *, access: bool = True) -> Episode:
+        """The current version of the fact under ``key`` (counts as an access unless ``access`` is
+        False: a writer's look at what it replaces is no read; the value is its ``summary``);
+        NotFoundError naming the key when there is none."""
         check_ident("key", key)
         eid = self._layout.fact_keys.get((self.name, key))
         if eid is None:
             raise NotFoundError(f"fact {shown(key)}: no such fact for owner {self.name!r} (facts() lists the keys)")
-        return self.get(str(eid))
+        return self.get(str(eid)) if access else self.peek(str(eid))
 
     def facts(self, prefix: str | None = None) -> list[Episode]:
         """The current version of every fact, by key (only keys starting with ``prefix``, when

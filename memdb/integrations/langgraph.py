@@ -46,7 +46,7 @@ order (``_search``). A put whose value memdb sanitized logs a WARNING naming the
 many places changed and the kinds of data (never a value or a path). TTL follows
 LangGraph's ``TTLConfig`` (minutes): an item expires ``ttl`` minutes after its last write or
 refreshing read; expired items are never returned or listed, and are erased when a read or a
-put meets them or ``sweep_ttl()`` runs, which also erases an earlier value (a version) whose
+put meets them or ``sweep_ttl()`` (or ``db.maintain()``: ``_maintain_sweep``) runs, which also erases an earlier value (a version) whose
 own expiry passed, with the versions before it; until then memdb's own queries still read it,
 so ``TTLConfig(sweep_interval_minutes=...)`` starts a sweeper thread (``start_ttl_sweeper``).
 A refreshing read writes a new expiry only once less than
@@ -192,6 +192,9 @@ class MemdbStore(BaseStore):
         self._handles: dict[str, Memory] = {}
         self._sweeper_lock = threading.Lock()
         self._sweeper: tuple[threading.Thread, concurrent.futures.Future[None], threading.Event] | None = None
+        with _REGISTERING:  # once per database: a store built per request adds no sweep of its own
+            if _maintain_sweep not in db.maintain_hooks:
+                db.maintain_hooks.append(_maintain_sweep)
         if ttl and ttl.get("sweep_interval_minutes"):
             self.start_ttl_sweeper()
 
@@ -231,16 +234,20 @@ class MemdbStore(BaseStore):
     def sweep_ttl(self) -> int:
         """Erase every expired item now (reads already omit them), and every earlier value of a
         live item whose own expiry passed (a value replaced before it expired stayed as a version
-        past it); returns how many items and earlier versions went."""
+        past it); returns how many items and earlier versions went. ``db.maintain()`` runs the
+        same sweep over every owner (``_maintain_sweep``)."""
+        return self._sweep(None)
+
+    def _sweep(self, now: dt.datetime | None) -> int:
         gone = 0
         for owner in self._owners(None):
             mem = self._memory(owner)
-            now = mem.now()
+            at = now if now is not None else mem.now()
             for view in list(self._scan(mem, ())):
-                if _expired(view, now):
+                if _expired(view, at):
                     gone += self._expire(mem, view)
                 elif view.episode.supersedes is not None:
-                    gone += self._expire_versions(mem, view.episode)
+                    gone += self._expire_versions(mem, view.episode, at)
         return gone
 
     def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
@@ -614,7 +621,7 @@ class MemdbStore(BaseStore):
             mem.delete(view.episode.id, reason="langgraph store: ttl expired")
         return 1
 
-    def _expire_versions(self, mem: Memory, episode: Episode) -> int:
+    def _expire_versions(self, mem: Memory, episode: Episode, now: dt.datetime) -> int:
         """Erase a live item's earlier values up to the newest whose own expiry passed, with every
         version before it (``Memory.erase_versions``: a chain is never holed); how many went, 0
         if none expired or the item was written again since it was read."""
@@ -622,16 +629,29 @@ class MemdbStore(BaseStore):
             versions = mem.versions(episode.id)
         except NotFoundError:  # deleted since it was listed
             return 0
-        if not any(_version_expired(v, mem.now()) for v in versions[:-1]):
+        if not any(_version_expired(v, now) for v in versions[:-1]):
             return 0  # read first: a sweep opens no write for the items with nothing to erase
         with self._db.transaction():
             if not _is_current(mem, episode.id):
                 return 0
-            now = mem.now()
             expired = [v for v in mem.versions(episode.id)[:-1] if _version_expired(v, now)]
             if not expired:
                 return 0
             return mem.erase_versions(expired[-1].id, reason="langgraph store: ttl expired").count
+
+
+_REGISTERING = threading.Lock()
+
+
+def _maintain_sweep(db: Database, now: dt.datetime) -> int:
+    """``db.maintain()``'s expiry of store items (a ``Database.maintain_hooks`` entry, registered
+    by the first store built over ``db``): the sweeper's sweep over every owner at maintain's
+    time, so a database maintained on a schedule without a sweeper thread erases expired items
+    too (test_maintain_erases_expired_store_items)."""
+    gone = MemdbStore(db)._sweep(now)
+    if gone:
+        _log.info("langgraph store: maintain erased %d expired items and versions", gone)
+    return gone
 
 
 class _Cursor:

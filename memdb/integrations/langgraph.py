@@ -12,7 +12,8 @@ episode layer. The mapping:
   escaped (``#12345678`` is ``+2312345678``, a phone's shape), is ``lg:`` + a SHA-256 prefix of
   the labels in the letters g-v instead (no digit, so no number of a person). Items keep the
   key they were written under: a get also looks for the digest, and for the hex digest long
-  keys had before. A get or put is a keyed lookup (``Memory.fact``: it counts as an access);
+  keys had before. A get or put is a keyed lookup (``Memory.fact``): a get's counts as an
+  access (memdb counts reads for relevance), a put's does not (a write reads nothing);
 - value: the fact's ``decisions`` hold the namespace, the key, the value as given (sanitized:
   an email comes back as ``<EMAIL_1>``, a value under ``password`` as ``<SECRET_1>``), the
   creation time and the expiry; the value's text (each string and number with its field name, or the
@@ -45,12 +46,14 @@ order (``_search``). A put whose value memdb sanitized logs a WARNING naming the
 many places changed and the kinds of data (never a value or a path). TTL follows
 LangGraph's ``TTLConfig`` (minutes): an item expires ``ttl`` minutes after its last write or
 refreshing read; expired items are never returned or listed, and are erased when a read or a
-put meets them or ``sweep_ttl()`` runs, which also erases an earlier value (a version) whose
+put meets them or ``sweep_ttl()`` (or ``db.maintain()``: ``_maintain_sweep``) runs, which also erases an earlier value (a version) whose
 own expiry passed, with the versions before it; until then memdb's own queries still read it,
 so ``TTLConfig(sweep_interval_minutes=...)`` starts a sweeper thread (``start_ttl_sweeper``).
 A refreshing read writes a new expiry only once less than
-half the TTL is left, so reading does not add a version each time. ``search(query=...)``
-counts as an access of what it returns (memdb's recall does), whatever ``refresh_ttl`` says.
+half the TTL is left, so reading does not add a version each time. ``get`` and
+``search(query=...)`` count as accesses of what they read (memdb's ``fact`` and recall do),
+whatever ``refresh_ttl`` says (it moves the expiry only); listings (``search`` without a query,
+``list_namespaces``, as memdb's ``facts``), puts, deletes and sweeps count none.
 
 A store built without ``owner`` serves every owner of the database, as the LangGraph store it
 replaces serves every namespace: hand an agent that acts for one user ``MemdbStore(db,
@@ -189,6 +192,9 @@ class MemdbStore(BaseStore):
         self._handles: dict[str, Memory] = {}
         self._sweeper_lock = threading.Lock()
         self._sweeper: tuple[threading.Thread, concurrent.futures.Future[None], threading.Event] | None = None
+        with _REGISTERING:  # once per database: a store built per request adds no sweep of its own
+            if _maintain_sweep not in db.maintain_hooks:
+                db.maintain_hooks.append(_maintain_sweep)
         if ttl and ttl.get("sweep_interval_minutes"):
             self.start_ttl_sweeper()
 
@@ -228,16 +234,20 @@ class MemdbStore(BaseStore):
     def sweep_ttl(self) -> int:
         """Erase every expired item now (reads already omit them), and every earlier value of a
         live item whose own expiry passed (a value replaced before it expired stayed as a version
-        past it); returns how many items and earlier versions went."""
+        past it); returns how many items and earlier versions went. ``db.maintain()`` runs the
+        same sweep over every owner (``_maintain_sweep``)."""
+        return self._sweep(None)
+
+    def _sweep(self, now: dt.datetime | None) -> int:
         gone = 0
         for owner in self._owners(None):
             mem = self._memory(owner)
-            now = mem.now()
+            at = now if now is not None else mem.now()
             for view in list(self._scan(mem, ())):
-                if _expired(view, now):
+                if _expired(view, at):
                     gone += self._expire(mem, view)
                 elif view.episode.supersedes is not None:
-                    gone += self._expire_versions(mem, view.episode)
+                    gone += self._expire_versions(mem, view.episode, at)
         return gone
 
     def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
@@ -333,7 +343,7 @@ class MemdbStore(BaseStore):
         mem = self._reader(owner)
         if mem is None:
             return None
-        view = self._lookup(mem, stored, op.key)  # an access (Memory.fact)
+        view = self._lookup(mem, stored, op.key, access=True)  # a read: an access, whatever refresh_ttl says
         if view is None:
             return None
         if _expired(view, mem.now()):
@@ -350,7 +360,7 @@ class MemdbStore(BaseStore):
         # writer's delete in between made this delete raise NotFoundError, or this put follow a
         # version no longer there (test_concurrent_deletes_and_puts_of_one_item)
         with self._db.transaction():
-            prior = self._lookup(mem, stored, op.key)
+            prior = self._lookup(mem, stored, op.key, access=False)
             if op.value is None:
                 if prior is not None:
                     mem.delete(prior.episode.id, reason="langgraph store: item deleted")
@@ -553,11 +563,13 @@ class MemdbStore(BaseStore):
         except Exception:  # a failing sanitizer: the digest, and the record says what failed
             return False
 
-    def _lookup(self, mem: Memory, stored: tuple[str, ...], key: str) -> _View | None:
+    def _lookup(self, mem: Memory, stored: tuple[str, ...], key: str, *, access: bool) -> _View | None:
         """The item under exactly this namespace and key: a keyed lookup of each fact key it may
-        have (``Memory.fact``, an access), not a scan of the keys sharing its prefix."""
+        have (``Memory.fact``), not a scan of the keys sharing its prefix. A get's is an access;
+        a put's or delete's is not: a write reads nothing for the app, and it counted a read of
+        the value it replaced (test_reads_count_as_accesses_and_writes_do_not)."""
         for candidate in _lookup_keys(stored, key):
-            episode = _current(mem, candidate)
+            episode = _current(mem, candidate, access)
             if episode is not None:
                 return _resolve(mem, episode, (stored, key))
         return None
@@ -609,7 +621,7 @@ class MemdbStore(BaseStore):
             mem.delete(view.episode.id, reason="langgraph store: ttl expired")
         return 1
 
-    def _expire_versions(self, mem: Memory, episode: Episode) -> int:
+    def _expire_versions(self, mem: Memory, episode: Episode, now: dt.datetime) -> int:
         """Erase a live item's earlier values up to the newest whose own expiry passed, with every
         version before it (``Memory.erase_versions``: a chain is never holed); how many went, 0
         if none expired or the item was written again since it was read."""
@@ -617,16 +629,29 @@ class MemdbStore(BaseStore):
             versions = mem.versions(episode.id)
         except NotFoundError:  # deleted since it was listed
             return 0
-        if not any(_version_expired(v, mem.now()) for v in versions[:-1]):
+        if not any(_version_expired(v, now) for v in versions[:-1]):
             return 0  # read first: a sweep opens no write for the items with nothing to erase
         with self._db.transaction():
             if not _is_current(mem, episode.id):
                 return 0
-            now = mem.now()
             expired = [v for v in mem.versions(episode.id)[:-1] if _version_expired(v, now)]
             if not expired:
                 return 0
             return mem.erase_versions(expired[-1].id, reason="langgraph store: ttl expired").count
+
+
+_REGISTERING = threading.Lock()
+
+
+def _maintain_sweep(db: Database, now: dt.datetime) -> int:
+    """``db.maintain()``'s expiry of store items (a ``Database.maintain_hooks`` entry, registered
+    by the first store built over ``db``): the sweeper's sweep over every owner at maintain's
+    time, so a database maintained on a schedule without a sweeper thread erases expired items
+    too (test_maintain_erases_expired_store_items)."""
+    gone = MemdbStore(db)._sweep(now)
+    if gone:
+        _log.info("langgraph store: maintain erased %d expired items and versions", gone)
+    return gone
 
 
 class _Cursor:
@@ -690,10 +715,10 @@ class _View:
 _RECORDED = "new value for fact"  # memdb's reason on a fact recorded again (the store's puts are)
 
 
-def _current(mem: Memory, key: str) -> Episode | None:
-    """The current fact under exactly ``key`` (a keyed lookup; an access, as ``Memory.fact`` is)."""
+def _current(mem: Memory, key: str, access: bool) -> Episode | None:
+    """The current fact under exactly ``key`` (a keyed lookup; an access when ``access``)."""
     try:
-        return mem.fact(key)
+        return mem.fact(key, access=access)
     except NotFoundError:
         return None
 

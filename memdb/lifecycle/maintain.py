@@ -52,6 +52,7 @@ class MaintenanceReport:
     pattern_batches_failed: int = 0  # failed and retried by the next run
     pattern_batches_given_up: int = 0  # failed too often: only extract_patterns() retries them
     changed_meanwhile: int = 0  # burst windows and due episodes another process changed while this run read them: left for the next run
+    expired: int = 0  # erased by an integration's expiry (Database.maintain_hooks: the LangGraph store's TTL items)
 
     def _failed_batches(self) -> str:
         counts = ((self.pattern_batches_failed, "retried next run"), (self.pattern_batches_given_up, "given up"))
@@ -67,6 +68,7 @@ class MaintenanceReport:
             f"maintain at {self.now:%Y-%m-%d %H:%M} UTC: {self.summaries} burst summaries ({self.summarized_sources} episodes summarized"
             f"{f', {self.summarizer_failures} windows left for the next run' if self.summarizer_failures else ''}), "
             f"{self.rescored} rescored ({self.rescore_changed} changed), {self.archived} archived, {self.purged} purged by retention "
+            f"{f'and {self.expired} expired ' if self.expired else ''}"
             f"{self._meanwhile()}"
             f"{f'and {self.patterns} patterns from waiting batches ' if self.patterns else ''}{self._failed_batches()}"
             f"in {self.seconds:.2f}s"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
@@ -918,7 +919,9 @@ class OwnerEpisodes:
         and sanitized as a capture is (a typed kind keeps an honest outcome, which the new
         version may correct), citing the old one, which becomes ``superseded``: kept, out of
         every hot index, linked to its successor. Both writes and one ``supersede`` audit record
-        (old and new ids, the reason, the fields changed) go in one transaction.
+        (old and new ids, the reason, the fields changed) go in one transaction. A fact's changed
+        text is a new value: the old content and decisions it does not name are not copied
+        (``_new_fact_value``).
 
         Raises NotFoundError for an unknown id, and ValidationError (writing nothing) for an
         empty reason, no or unchanged fields, ``kind``/``key``/``feedback`` among the changes, and
@@ -937,6 +940,8 @@ class OwnerEpisodes:
         if "ts" in changes:
             self._check_live(changes["ts"], what, live_only=False)  # never after the clock; the past is the point
         raw = {k: record[k] for k in _INPUT_FIELDS if record.get(k) is not None}
+        if record["kind"] == FACT_KIND:
+            raw = _new_fact_value(raw, changes)
         raw = {k: v for k, v in {**raw, **changes}.items() if v is not None}  # None clears a field
         prepared = self._prepare(raw, where=what, content_cap=self._content_cap(record["kind"]))
         changed = _changed_fields(record, prepared, _INPUT_FIELDS)
@@ -962,14 +967,15 @@ class OwnerEpisodes:
                     out.append(to_episode(self.name, eid, self._layout.record_of(self.name, eid), state))
         return out
 
-    def fact(self, key: str) -> Episode:
-        """The current version of the fact under ``key`` (counts as an access; the value is its
-        ``summary``); NotFoundError naming the key when there is none."""
+    def fact(self, key: str, *, access: bool = True) -> Episode:
+        """The current version of the fact under ``key`` (counts as an access unless ``access`` is
+        False: a writer's look at what it replaces is no read; the value is its ``summary``);
+        NotFoundError naming the key when there is none."""
         check_ident("key", key)
         eid = self._layout.fact_keys.get((self.name, key))
         if eid is None:
             raise NotFoundError(f"fact {shown(key)}: no such fact for owner {self.name!r} (facts() lists the keys)")
-        return self.get(str(eid))
+        return self.get(str(eid)) if access else self.peek(str(eid))
 
     def facts(self, prefix: str | None = None) -> list[Episode]:
         """The current version of every fact, by key (only keys starting with ``prefix``, when
@@ -1461,6 +1467,28 @@ _FIXED_IN_VERSIONS = {
     "key": "record the fact under its new key, and erase this one",
     "feedback": "feedback() rates an episode",
 }
+
+
+_CUT = re.compile(r" …\[truncated [0-9]+ chars\]\Z")  # models.truncation_marker's shape
+
+
+def _new_fact_value(old: dict[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """A fact's fields to correct when its text changes: the text and decisions are its value (as
+    recording the key again writes them), so what the correction does not name of the old value
+    is not carried into the new one. A summary alone drops the old content and decisions (a
+    LangGraph item kept its old value whole in them, and a long one its old text, still found by
+    its words); a content alone drops the decisions, and takes the summary with it where the
+    summary was the content's head (test_a_corrected_fact_keeps_no_copy_of_its_old_text)."""
+    text = [f for f in ("summary", "content") if f in changes and changes[f] != old.get(f)]
+    if not text:
+        return old
+    kept = {k: v for k, v in old.items() if k != "decisions" and (k != "content" or "content" in changes)}
+    summary, content = str(old.get("summary") or ""), str(old.get("content") or "")
+    head = _CUT.sub("", summary)
+    derived = bool(content) and (summary == content or (head != summary and content.startswith(head)))
+    if "summary" not in changes and changes.get("content") and derived:
+        kept["summary"] = changes["content"]
+    return kept
 
 
 def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any], fields: Iterable[str]) -> list[str]:

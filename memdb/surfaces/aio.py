@@ -128,9 +128,9 @@ class AsyncMemory:
         """``Memory.versions`` in a worker thread."""
         return await _run(self.sync.versions, episode_id)
 
-    async def fact(self, key: str) -> Episode:
+    async def fact(self, key: str, *, access: bool = True) -> Episode:
         """``Memory.fact`` in a worker thread."""
-        return await _run(self.sync.fact, key)
+        return await _run(self.sync.fact, key, access=access)
 
     async def facts(self, prefix: str | None = None) -> list[Episode]:
         """``Memory.facts`` in a worker thread."""

@@ -72,6 +72,10 @@ class Database:
         # called first thing in close(): an integration's thread (the LangGraph store's ttl
         # sweeper) stops at the close instead of at its next wake-up; a hook must not block
         self.close_hooks: list[Callable[[], None]] = []
+        # run by maintain before the lifecycle rules, with the database and the rules' time: an
+        # integration's own expiry (the LangGraph store's TTL items), which this layer cannot
+        # import; each returns how many it erased (report.expired)
+        self.maintain_hooks: list[Callable[[Database, dt.datetime], int]] = []
         # sessions closed into typed episodes; erasing a session's events takes what was distilled from them
         self.sessions = Sessions(self.episodes, self.patterns, distiller, read_archived=self.lifecycle.read_archived)
         self.lifecycle.erasure.derived.append(self.sessions.derived_from)
@@ -114,7 +118,8 @@ class Database:
 
     def maintain(self, now: dt.datetime | None = None, *, on_rule: Callable[[str], None] | None = None) -> MaintenanceReport:
         """Run the lifecycle: pattern batches waiting (a model extractor's, which capture never
-        runs, and failed ones), then burst summaries, rescoring, archiving, retention (idempotent);
+        runs, and failed ones), integrations' expiry (``maintain_hooks``), then burst summaries,
+        rescoring, archiving, retention (idempotent);
         ``on_rule`` is told each rule's name as it starts, then "done". A model's calls are one
         run: a deadline, and no more calls after failures in a row (``memdb.llm.client``).
 
@@ -131,7 +136,14 @@ class Database:
             patterns = (
                 0 if self.episodes.space.in_transaction else self.patterns.run_pending(retry_failed=True, max_tries=PATTERN_TRIES, now=now)
             )
+            expired = 0
+            if self.maintain_hooks:
+                if on_rule is not None:
+                    on_rule("expiry")
+                at = now if now is not None else self.episodes.now()
+                expired = sum(hook(self, at) for hook in list(self.maintain_hooks))
             report = self.lifecycle.maintain(now, on_rule)
+            report.expired = expired
             report.patterns = patterns
             report.pattern_batches_failed, report.pattern_batches_given_up = self.patterns.failed()
             for name in ("summaries", "rescored", "archived", "purged"):

@@ -163,11 +163,12 @@ class Memory:
         """Every version of an episode (any of its ids), oldest first, the current one last; not an access."""
         return self._episodes.versions(episode_id)
 
-    def fact(self, key: str) -> Episode:
+    def fact(self, key: str, *, access: bool = True) -> Episode:
         """The current version of the fact under ``key`` (its ``summary`` is the value; counts as
-        an access). Facts are recorded with ``record("fact", value, key=key)``; recording a key
-        again supersedes its value. NotFoundError names a key without a fact."""
-        return self._episodes.fact(key)
+        an access, unless ``access=False``, as ``peek`` for ``get``). Facts are recorded with
+        ``record("fact", value, key=key)``; recording a key again supersedes its value.
+        NotFoundError names a key without a fact."""
+        return self._episodes.fact(key, access=access)
 
     def facts(self, prefix: str | None = None) -> list[Episode]:
         """The current value of every fact, in key order (keys starting with ``prefix`` when given)."""

@@ -1237,7 +1237,8 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
         ToolSpec(
             "supersede_episode", "Correct an episode",
             "Correct one of your episodes without overwriting it: a new version with the fields you give changed "
-            "(the others kept) replaces it in every answer, citing it; the earlier version is kept, marked superseded, "
+            "(the others kept; a fact's text is its value, so a new text keeps its old content and decisions only if given again) "
+            "replaces it in every answer, citing it; the earlier version is kept, marked superseded, "
             "and reachable through get_episode. Outcomes stay honest: a typed episode keeps success, partial or failure, "
             "and a corrected outcome is recorded with your reason. Audited; personal data is replaced by placeholders.",
             (

@@ -243,6 +243,21 @@ def test_an_item_changed_through_memdb_reads_as_memdb_holds_it(db: memdb.Databas
     assert [r.key for r in store.search(("ana",))] == ["theme"]
 
 
+@pytest.mark.parametrize("words", [1, 200])
+def test_an_item_corrected_through_memdb_keeps_no_copy_of_its_old_value(db: memdb.Database, words: int) -> None:
+    """``supersede(id, summary=...)`` of an item (MCP ``supersede_episode`` too) read as the new
+    text, but the new version kept the old value whole in its decisions, and a long item its old
+    text in its content, where a query by the old words still found the corrected item."""
+    store, mem = MemdbStore(db), db.owner("ana")
+    old = "Prefers dark mode" + " and so on" * words
+    store.put(("ana", "prefs"), "theme", {"content": old, "since": 2024})
+    fixed = mem.supersede(mem.fact("lg/prefs/theme").id, reason="the user corrected it", summary="Prefers light mode")
+    assert "dark" not in " ".join([fixed.summary, fixed.content, repr(fixed.decisions)])
+    assert store.get(("ana", "prefs"), "theme").value == {"content": "Prefers light mode"}  # type: ignore[union-attr]
+    assert store.search(("ana",), query="dark") == [] and [r.key for r in store.search(("ana",), query="light")] == ["theme"]
+    assert store.list_namespaces() == [("ana", "prefs")]
+
+
 def test_an_item_recorded_again_through_memdb_is_found_by_a_query(db: memdb.Database) -> None:
     """``record("fact", ..., key="lg/...")`` (what MCP ``record_fact`` does) writes a version
     without the store's ``langgraph`` tag, and queries asked recall for that tag: get and

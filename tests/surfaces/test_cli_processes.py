@@ -8,12 +8,15 @@ what another process does lands in that window every time, whatever the machine'
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
+
+import pytest
 
 import memdb
 from memdb.cli import main
@@ -100,3 +103,83 @@ def test_an_empty_scratch_is_left_until_its_builder_had_time_to_lock_it(tmp_path
     (tmp_path / ".memdb-new-file").write_text("not a directory: not ours")
     assert main(record_argv(tmp_path / "db", "x")) == 0
     assert sorted(os.listdir(tmp_path)) == [".memdb-new-file", ".memdb-new-young", "db"]
+
+
+# --- two imports of one file at once ----------------------------------------------------------------
+
+N = 20
+
+
+def exported(tmp_path: Path) -> Path:
+    """An export of N episodes (each line with the id import skips a second time)."""
+    src, file = tmp_path / "src", tmp_path / "x.jsonl"
+    with memdb.open(src) as d:
+        ana = d.owner("ana")
+        for i in range(N):
+            ana.record("debug", f"attempt {i}", outcome="success")
+        file.write_text("".join(json.dumps(row) + "\n" for row in ana.export()))
+    return file
+
+
+def counts(done: subprocess.CompletedProcess[str]) -> tuple[int, int]:
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    return out["imported"]["ana"], out["skipped"]["ana"]
+
+
+@pytest.mark.parametrize("new", [False, True], ids=["into-a-database", "at-a-new-path"])
+def test_two_imports_of_one_file_at_once_record_each_episode_once(tmp_path: Path, new: bool) -> None:
+    file, db = exported(tmp_path), tmp_path / "db"
+    if not new:
+        memdb.open(db).close()
+    argv = ["import", str(file), "--db", str(db), "--json"]
+    first = held(argv, "import_episodes")  # its episodes written, not yet committed (or not yet moved into place)
+    command = [sys.executable, "-m", "memdb.cli", *argv]
+    second = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    if new:  # it builds its own database beside the path and moves it there first
+        out, err = second.communicate(timeout=60)
+    one = release(first)
+    if not new:  # it waited for the first's write to commit
+        out, err = second.communicate(timeout=60)
+    two = subprocess.CompletedProcess(argv, second.returncode, out, err)
+    assert sorted([counts(one), counts(two)]) == [(0, N), (N, 0)]
+    with memdb.open(db) as d:
+        assert d.owner("ana").count() == N and d.check().ok
+
+
+_API_HELD = """
+import json, sys
+import memdb
+from memdb.memory.episodes import OwnerEpisodes
+real, calls = OwnerEpisodes._check_live, []
+def held(*args, **kwargs):  # the first call follows the check of every id, before the write
+    if not calls:
+        print("MARK", file=sys.stderr, flush=True)
+        sys.stdin.readline()
+    calls.append(1)
+    return real(*args, **kwargs)
+OwnerEpisodes._check_live = held
+rows = [json.loads(line) for line in open(sys.argv[2])]
+with memdb.open(sys.argv[1]) as d:
+    report = d.owner("ana").import_episodes(rows, source="jsonl:x.jsonl")
+print(json.dumps({"imported": {"ana": report.count}, "skipped": {"ana": report.skipped}}))
+"""
+
+
+def test_an_import_that_checked_its_ids_before_another_committed_them_skips_them(tmp_path: Path) -> None:
+    """Memory.import_episodes checks the ids before its write transaction (outside one, as the
+    API is called): another process's import of the same file may commit in between, and the
+    check is made again inside the write."""
+    file, db = exported(tmp_path), tmp_path / "db"
+    memdb.open(db).close()
+    p = subprocess.Popen(
+        [sys.executable, "-c", _API_HELD, str(db), str(file)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+    )  # fmt: skip
+    assert p.stderr is not None and p.stderr.readline().strip() == "MARK"
+    command = [sys.executable, "-m", "memdb.cli", "import", str(file), "--db", str(db), "--json"]
+    other = subprocess.run(command, capture_output=True, text=True, env=ENV)
+    assert counts(other) == (N, 0)
+    assert counts(release(p)) == (0, N)
+    with memdb.open(db) as d:
+        assert d.owner("ana").count() == N and d.check().ok

@@ -1554,6 +1554,7 @@ def _invocation_error(args: argparse.Namespace) -> str | None:
 
 
 _INTERRUPTED = "interrupted (the unfinished transaction wrote nothing)"
+_NOT_BEGUN = "interrupted before the command began (nothing was done)"  # as _memdb_cli.py says it while memdb loads
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1561,8 +1562,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # known before parsing, so a usage error can be JSON too; dump has no JSON mode (its --json is the error)
     as_json = "--json" in argv and argv[:1] != ["dump"]
-    parser = build_parser()
     try:
+        parser = build_parser()
         args = parser.parse_args(argv)
     except _UsageError as exc:
         if as_json:
@@ -1571,6 +1572,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             exc.parser.print_usage(sys.stderr)
             print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before the command: one line, as later (test_cli_processes.py)
+        _fail("Interrupted", _NOT_BEGUN, as_json)
+        return 130
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -1,5 +1,5 @@
 """The ``memdb`` command against other processes: a command killed while it builds a new
-database, a Ctrl-C before the command has loaded, and two imports of one file at once.
+database, a Ctrl-C before the command has begun, and two imports of one file at once.
 
 Each test drives real processes on a real LMDB database in ``tmp_path``. A process is held at
 the step under test by a patch that prints MARK on stderr and waits for a line on stdin, so
@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
 
 import memdb
+from _memdb_cli import NOT_BEGUN
 from memdb.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,6 +106,65 @@ def test_an_empty_scratch_is_left_until_its_builder_had_time_to_lock_it(tmp_path
     (tmp_path / ".memdb-new-file").write_text("not a directory: not ours")
     assert main(record_argv(tmp_path / "db", "x")) == 0
     assert sorted(os.listdir(tmp_path)) == [".memdb-new-file", ".memdb-new-young", "db"]
+
+
+# --- a Ctrl-C before the command has begun ---------------------------------------------------------
+
+_LOADING = """
+import importlib.abc, sys, time
+class Hold(importlib.abc.MetaPathFinder):  # memdb/__init__.py's imports, held halfway
+    def find_spec(self, name, path=None, target=None):
+        if name == "memdb.surfaces.database":
+            sys.meta_path.remove(self)
+            print("MARK", file=sys.stderr, flush=True)
+            for _ in range(600):  # short sleeps: a signal taken by another thread does not cut a long one short
+                time.sleep(0.1)
+        return None
+sys.meta_path.insert(0, Hold())
+from {module} import {function}  # what pip's console-script wrapper runs
+sys.exit({function}())
+"""
+
+
+def interrupted(code: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """``python -c code argv``, sent SIGINT once it prints MARK on stderr."""
+    p = subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    assert p.stderr is not None and p.stderr.readline().strip() == "MARK"
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    return subprocess.CompletedProcess(argv, p.returncode, out, err)
+
+
+def said(done: subprocess.CompletedProcess[str], as_json: bool, message: str) -> bool:
+    if as_json:
+        return done.stderr == "" and json.loads(done.stdout) == {"error": {"type": "Interrupted", "message": message}}
+    return done.stdout == "" and done.stderr == f"memdb: {message}\n"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_while_the_command_loads_is_one_line_and_exit_130(tmp_path: Path, as_json: bool) -> None:
+    """The installed ``memdb`` script, interrupted while ``memdb/__init__.py`` imports its modules."""
+    script = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]["memdb"]
+    module, function = script.split(":")
+    argv = ["stats", "--db", str(tmp_path / "db"), *(["--json"] if as_json else [])]
+    done = interrupted(_LOADING.format(module=module, function=function), argv)
+    assert done.returncode == 130 and said(done, as_json, NOT_BEGUN), done.stderr
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_ctrl_c_while_the_arguments_are_parsed_is_one_line_and_exit_130(tmp_path: Path, as_json: bool) -> None:
+    patch = """
+    real = memdb.cli.build_parser
+    def held():
+        print("MARK", file=sys.stderr, flush=True)
+        for _ in range(600):
+            time.sleep(0.1)
+        return real()
+    memdb.cli.build_parser = held
+    """
+    argv = ["stats", "--db", str(tmp_path / "db"), *(["--json"] if as_json else [])]
+    done = interrupted(_HARNESS.format(patch=textwrap.dedent(patch), argv=argv), [])
+    assert done.returncode == 130 and said(done, as_json, NOT_BEGUN), done.stderr
 
 
 # --- two imports of one file at once ----------------------------------------------------------------

@@ -282,7 +282,7 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
             target = os.path.realpath(args.db)
             # a short name of its own: the database's name may be as long as a name can be
             scratch = tempfile.mkdtemp(prefix=_SCRATCH, dir=os.path.dirname(target))  # 0700, as memdb makes it
-            lock = _lock_dir(scratch, wait=True)  # before its first file: a sweep waits no longer than this
+            lock = _lock_dir(scratch, wait=True)  # before its first file: unlocked with files means its builder died
         except OSError as exc:
             raise ValidationError(f"--db {args.db}: cannot create a database there: {exc.strerror or exc} (nothing was written)") from None
         with _open(argparse.Namespace(**{**vars(args), "db": scratch}), create=True) as db:

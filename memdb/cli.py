@@ -29,7 +29,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, TextIO, TypeVar
+from typing import Any, Final, TextIO, TypeVar
 
 import memdb
 from memdb.engine.lmdbdir import fsync_dir, holds_database
@@ -45,6 +45,11 @@ from memdb.memory.settings import DEFAULT_TYPED_KINDS
 from memdb.memory.timephrase import local_minute
 from memdb.query.results import said_words
 from memdb.surfaces import export
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: scratch directories are then never swept (nothing proves them dead)
+    fcntl = None  # type: ignore[assignment]
 
 T = TypeVar("T")
 DEFAULT_DB = "memdb-data"
@@ -202,6 +207,56 @@ def _made_parents(parent: str) -> list[str]:
     return missing
 
 
+_SCRATCH: Final = ".memdb-new-"
+_SCRATCH_GRACE: Final = 600.0
+"""Seconds an empty, unlocked scratch directory is left alone: its builder may be between making
+it and locking it. One that holds anything is locked from before its first file on."""
+
+
+def _lock_dir(path: str, wait: bool) -> int | None:
+    """A descriptor of the directory ``path`` holding its exclusive flock (None: another process
+    holds it), so a sweep can tell a live build from a dead one's leftovers; closing it unlocks."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _sweep_scratch(parent: str) -> None:
+    """Remove the scratch directories a killed ``_written`` left in ``parent`` (SIGKILL runs no
+    cleanup): those no live process holds locked, once they hold anything, or, empty, once
+    ``_SCRATCH_GRACE`` has passed (tests/surfaces/test_cli_processes.py). Best effort: a
+    sweep that fails leaves them for the next one."""
+    if fcntl is None:
+        return
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(_SCRATCH)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(parent, name)
+        with contextlib.suppress(OSError):  # a symlink or a file of that name, another's, or gone meanwhile
+            fd = _lock_dir(path, wait=False)
+            if fd is None:
+                continue  # a live command is building it
+            try:
+                held = os.fstat(fd)
+                if not os.listdir(fd) and time.time() - held.st_mtime < _SCRATCH_GRACE:
+                    continue
+                now = os.lstat(path)
+                if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):  # not renamed into place meanwhile
+                    shutil.rmtree(path)
+            finally:
+                os.close(fd)
+
+
 def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> T:
     """``write`` on the database at ``--db``, for the commands that create one: where nothing is
     at that path, the new database is made in a private directory beside it and moved there
@@ -210,18 +265,24 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
     tests/surfaces/test_cli_scripting.py). An existing directory or a PostgreSQL URL is
     written in place, as ``_open`` does, and a path shaped like another URL goes there to be refused
     (test_no_form_of_a_mistyped_url_shows_its_password). The new database lands where later
-    commands look: through symlinks and ``..`` as the path is written (a review's finds)."""
+    commands look: through symlinks and ``..`` as the path is written (a review's finds).
+    The scratch directory is flocked while it is built, so a later command removes one whose
+    command was killed, and never one another command is building (``_sweep_scratch``)."""
+    if not looks_like_url(args.db):
+        _sweep_scratch(os.path.dirname(os.path.realpath(args.db)))
     if looks_like_url(args.db) or _may_exist(args.db):
         with _open(args, create=True) as db:
             return write(db)
     made: list[str] = []
     scratch = None
+    lock = None
     try:
         try:
             made = _made_parents(os.path.dirname(args.db) or ".")
             target = os.path.realpath(args.db)
             # a short name of its own: the database's name may be as long as a name can be
-            scratch = tempfile.mkdtemp(prefix=".memdb-new-", dir=os.path.dirname(target))  # 0700, as memdb makes it
+            scratch = tempfile.mkdtemp(prefix=_SCRATCH, dir=os.path.dirname(target))  # 0700, as memdb makes it
+            lock = _lock_dir(scratch, wait=True)  # before its first file: unlocked with files means its builder died
         except OSError as exc:
             raise ValidationError(f"--db {args.db}: cannot create a database there: {exc.strerror or exc} (nothing was written)") from None
         with _open(argparse.Namespace(**{**vars(args), "db": scratch}), create=True) as db:
@@ -247,6 +308,9 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
             with contextlib.suppress(OSError):
                 os.rmdir(directory)
         raise
+    finally:
+        if lock is not None:
+            os.close(lock)
 
 
 # --- commands ----------------------------------------------------------------------------------
@@ -1490,6 +1554,7 @@ def _invocation_error(args: argparse.Namespace) -> str | None:
 
 
 _INTERRUPTED = "interrupted (the unfinished transaction wrote nothing)"
+_NOT_BEGUN = "interrupted before the command began (nothing was done)"  # as _memdb_cli.py says it while memdb loads
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1497,8 +1562,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # known before parsing, so a usage error can be JSON too; dump has no JSON mode (its --json is the error)
     as_json = "--json" in argv and argv[:1] != ["dump"]
-    parser = build_parser()
     try:
+        parser = build_parser()
         args = parser.parse_args(argv)
     except _UsageError as exc:
         if as_json:
@@ -1507,6 +1572,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             exc.parser.print_usage(sys.stderr)
             print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before the command: one line, as later (test_cli_processes.py)
+        _fail("Interrupted", _NOT_BEGUN, as_json)
+        return 130
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -802,13 +802,7 @@ class OwnerEpisodes:
             source_id = item.pop("id", None)  # the id an export gave it: importing the same file twice adds nothing
             if source_id is not None:
                 check_id(source_id, f"import item {i}: episode")
-                imported = seen.get((self.name, source_id))
-                if (
-                    source_id in given
-                    # what it became is still here: an erased one comes back, and is counted imported
-                    or (imported is not None and self._layer.header(self.name, imported) is not None)
-                    or self._layer.header(self.name, source_id) is not None
-                ):
+                if source_id in given or self._imported_here(source_id):
                     skipped += 1
                     continue
                 given.add(source_id)
@@ -819,6 +813,15 @@ class OwnerEpisodes:
             self._check_live(p["ts"], f"import item {i}", live_only=False)
         now = self._layer.now()
         with self._space.transaction():
+            # read again in the write's: another process's import of the same file committed meanwhile
+            # (tests/surfaces/test_cli_processes.py)
+            late = {k for k, source_id in enumerate(sources) if source_id is not None and self._imported_here(source_id)}
+            if late:
+                prepared, sources = (
+                    [p for k, p in enumerate(prepared) if k not in late],
+                    [s for k, s in enumerate(sources) if k not in late],
+                )
+                skipped += len(late)
             new_ids, dropped = self._write_imported(prepared, sources, now)
             ids = [new_ids[i] for i in range(len(prepared))]
             stamps = [p["ts"] for p in prepared]
@@ -841,6 +844,14 @@ class OwnerEpisodes:
             if then is not None:
                 then(report)
         return report
+
+    def _imported_here(self, source_id: str) -> bool:
+        """Whether an export's id was imported (or is an episode) here: what it became is still
+        here; an erased one comes back, and is counted imported."""
+        imported = self._layout.imported.get((self.name, source_id))
+        return (imported is not None and self._layer.header(self.name, imported) is not None) or (
+            self._layer.header(self.name, source_id) is not None
+        )
 
     def _write_imported(self, prepared: list[dict[str, Any]], sources: list[str | None], now: dt.datetime) -> tuple[dict[int, str], int]:
         """In the caller's transaction: write the prepared imports, each after the ones it cites

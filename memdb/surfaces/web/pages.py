@@ -55,15 +55,19 @@ def overview(dash: Dashboard, req: Req) -> Response:
         row = per_day.setdefault(ep.kind, [0] * CHART_DAYS)
         row[(ep.ts.astimezone(zone).date() - days[0]).days] += 1
     bins = [0] * 10
-    for n, ep in enumerate(mem.episodes(reverse=True)):
+    layer = dash.db.episodes  # headers hold the relevance: building each episode was 0.2 s a view at 3.5k hot
+    for n, eid in enumerate(layer.ids_in_time(req.owner, reverse=True)):
         if n >= SCAN:
             break
-        bins[min(int(ep.relevance), 9)] += 1
+        if (header := layer.header(req.owner, eid)) is not None:
+            bins[min(int(header["relevance"]), 9)] += 1
     entries = mem.entries()
-    # count() holds archived episodes and earlier versions too; the chart below reads hot ones
+    # count() holds archived episodes and earlier versions too; the chart below reads hot ones.
+    # Archived ones are what is left: counting them read every archived one-liner (0.3 s a view at
+    # 12k archived), earlier versions are few and have their own index
     total, hot = mem.count(), mem.recall(limit=0).total
-    archived = mem.recall(limit=0, include_archived=True).total - hot
-    earlier = max(total - hot - archived, 0)
+    earlier = max(mem.recall(limit=0, include_superseded=True).total - hot, 0)
+    archived = max(total - hot - earlier, 0)
     incl = [f"{archived} archived"] if archived else []
     incl += [f"{earlier} earlier version{'s' if earlier != 1 else ''}"] if earlier else []
     counts = {

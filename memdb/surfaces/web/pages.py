@@ -205,10 +205,18 @@ def episode(dash: Dashboard, req: Req) -> Response:
 
 def restore_episode(dash: Dashboard, req: Req) -> Response:
     eid = req.path["id"]
+    mem = dash.db.owner(req.owner)
     try:
-        ep = dash.db.owner(req.owner).restore(eid)
+        ep = mem.restore(eid)
     except (NotFoundError, ValidationError):
-        raise _no_episode(eid) from None
+        # an own episode that is not archived (a second click, a resubmitted form) is no missing one
+        try:
+            mine = eid in mem
+        except ValidationError:  # a malformed id
+            mine = False
+        if not mine:
+            raise _no_episode(eid) from None
+        return dash.done(req, f"{eid} is not archived (restored already?): nothing to restore", f"/episodes/{eid}")
     return dash.done(req, f"restored {ep.id} from cold storage", f"/episodes/{ep.id}")
 
 

@@ -28,7 +28,9 @@ __all__ = ["ROUTES", "signin", "signin_form", "stylesheet"]
 
 SEARCH_LIMIT = 20
 SCAN = 5000  # most episodes a listing page reads (sessions, charts)
-AUDIT_SHOWN = 200
+AUDIT_SHOWN = 200  # audit records a page shows
+DECISIONS_SHOWN = 10
+SESSIONS_SHOWN = 200
 CHART_DAYS = 14
 
 
@@ -254,7 +256,10 @@ def _cited(dash: Dashboard, entry: Entry) -> list[tuple[str, Episode | None]]:
 def review(dash: Dashboard, req: Req) -> Response:
     owners = dash.reviews(req.owner)
     pending = [e for o in owners for e in dash.db.review_queue(o)]
-    decided = [e for e in dash.db.owner(req.owner).entries() if e.state != "pending"][-10:][::-1]
+    # what the signed-in person decided, latest first: an owner's own lessons were listed whoever
+    # decided them, and a reviewer's decisions on others' lessons not at all (test_after_a_year.py)
+    mine = [e for o in owners for e in dash.db.owner(o).entries() if e.decided_by == req.owner and e.decided_at is not None]
+    decided = sorted(mine, key=lambda e: (e.decided_at, e.id), reverse=True)[:DECISIONS_SHOWN]
     cited = {e.id: _cited(dash, e) for e in pending}
     return dash.render("review.html", req, pending=pending, cited=cited, decided=decided, owners=owners)
 

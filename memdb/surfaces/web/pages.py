@@ -414,16 +414,32 @@ def patterns(dash: Dashboard, req: Req) -> Response:
 
 def timelines(dash: Dashboard, req: Req) -> Response:
     mem = dash.db.owner(req.owner)
-    sessions: dict[str, list[Any]] = {}
-    for n, ep in enumerate(mem.episodes(reverse=True)):
-        if n >= SCAN:
-            break
-        if ep.kind == "tool_call" and ep.session:
-            seen = sessions.setdefault(ep.session, [0, ep.ts])
-            seen[0] += 1
+    sessions = _tool_sessions(dash, req.owner)
     session = req.arg("session")
     timeline = mem.timeline(session) if session else None
-    return dash.render("timelines.html", req, sessions=sessions, session=session, timeline=timeline)
+    return dash.render(
+        "timelines.html", req, sessions=dict(sessions[:SESSIONS_SHOWN]), listed=len(sessions), session=session, timeline=timeline
+    )
+
+
+def _tool_sessions(dash: Dashboard, owner: str) -> list[tuple[str, list[Any]]]:
+    """``owner``'s sessions with tool calls, the latest first: each with its calls, how many of
+    them are archived, and its last call's time. Read from the headers of the hot tool calls
+    (the kind index) and of the archived episodes, which keep kind, session and time: the page
+    listed only sessions whose calls were hot, forgetting every one maintain had archived, though
+    their timelines still show (test_after_a_year.py). Headers, never records: not an access."""
+    layer = dash.db.episodes
+    headers = [layer.header(owner, eid) for eid in layer.ids_of_kind(owner, "tool_call")]
+    headers += [h for eid in layer.archived_ids(owner) if (h := layer.header(owner, eid)) is not None and h.get("kind") == "tool_call"]
+    sessions: dict[str, list[Any]] = {}
+    for h in headers:
+        if h is None or not h.get("session"):
+            continue
+        seen = sessions.setdefault(h["session"], [0, 0, h["ts"]])
+        seen[0] += 1
+        seen[1] += h.get("status") == "archived"
+        seen[2] = max(seen[2], h["ts"])
+    return sorted(sessions.items(), key=lambda kv: (kv[1][2], kv[0]), reverse=True)
 
 
 def export_timeline(dash: Dashboard, req: Req) -> Response:

@@ -462,13 +462,35 @@ _AUDIT_HEAD = ("owner", "id", "action", "at", "by")
 
 
 def audit(dash: Dashboard, req: Req) -> Response:
-    records = dash.db.owner(req.owner).audit()[-AUDIT_SHOWN:][::-1]
+    """The owner's audit records, newest first, a page at a time, of one action if asked: the page
+    showed the newest 200 alone, so one maintain run's archive records hid every decision before
+    it (test_after_a_year.py)."""
+    every = dash.db.owner(req.owner).audit()
+    actions = sorted({str(r.get("action")) for r in every})
+    action = req.arg("action")
+    if action and action not in actions:
+        raise WebError(400, f"action {shown(action)}: none of your audit records has it ({', '.join(actions) or 'none yet'})")
+    records = [r for r in reversed(every) if not action or r.get("action") == action]
+    offset = req.arg("offset") or "0"
+    if not (offset.isascii() and offset.isdigit()) or (int(offset) >= len(records) > 0):
+        raise WebError(400, f"offset {shown(offset)}: a number of records to skip, 0 to {max(len(records) - 1, 0)}")
+    start = int(offset)
+    page = records[start : start + AUDIT_SHOWN]
     zone = dash.zone()
     rows = [
         (r.get("at"), r.get("action"), r.get("by", ""), "; ".join(f"{k}={_short(v, zone)}" for k, v in r.items() if k not in _AUDIT_HEAD))
-        for r in records
+        for r in page
     ]
-    return dash.render("audit.html", req, rows=rows, shown=AUDIT_SHOWN)
+
+    def at(n: int) -> str:
+        return "/audit?" + urllib.parse.urlencode(({"action": action} if action else {}) | ({"offset": str(n)} if n else {}))
+
+    older = start + AUDIT_SHOWN < len(records)
+    paging = {
+        "first": start + 1 if page else 0, "last": start + len(page), "total": len(records),
+        "newer": at(max(start - AUDIT_SHOWN, 0)) if start else "", "older": at(start + AUDIT_SHOWN) if older else "",
+    }  # fmt: skip
+    return dash.render("audit.html", req, rows=rows, shown=AUDIT_SHOWN, paging=paging, action=action, actions=actions)
 
 
 def _short(value: Any, zone: ZoneInfo) -> str:

@@ -277,7 +277,7 @@ def test_a_ceremony_with_two_owners_each_deciding_only_their_own(new_page: Any, 
     ana.check(f"input[name='d:{ids['ana_share']}'][value=share]")
     follow(ana, "#decide")
     assert ana.inner_text(".flash") == "decided: 1 shared"
-    assert ana.inner_text(f"#item-{ids['ana_share']} .decided") == "shared"
+    assert ana.inner_text(f"#item-{ids['ana_share']} .decided") == "shared with platform"
     # a decision about bo's entry, forged into ana's form, is refused whole, in the words of a
     # missing entry: nothing says whose it is (the probe saw "owned by 'cy'", of another team)
     bodies = []
@@ -292,7 +292,7 @@ def test_a_ceremony_with_two_owners_each_deciding_only_their_own(new_page: Any, 
     bo = new_page()
     sign_in(bo, BO_TOKEN)
     bo.goto("/ceremony")
-    assert bo.inner_text(f"#item-{ids['ana_share']} .decided") == "shared"
+    assert bo.inner_text(f"#item-{ids['ana_share']} .decided") == "shared with platform"
     bo.check(f"input[name='d:{ids['bo_share']}'][value=private]")
     follow(bo, "#decide")
     assert bo.inner_text(".flash") == "decided: 1 kept"

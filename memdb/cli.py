@@ -1373,8 +1373,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command(
         "close-session", cmd_close_session,
-        "close a gateway session: its exchanges and tool calls become one typed episode citing them (once per session; "
-        "exit 1 when nothing was written)",
+        "close a gateway session: its exchanges and tool calls become one typed episode citing them, once (exit 0 when "
+        "it is closed, by this call or an earlier one: closing it again writes nothing, status already_closed; exit 1 when "
+        "it is not: nothing captured, or a model's answer refused or failed)",
     )  # fmt: skip
     p.add_argument("session", help="the session id its exchanges and tool calls were captured under")
     p.add_argument("--kind", required=True, help="a typed kind of this database (`memdb stats` lists them), e.g. debug")

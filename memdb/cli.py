@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import dataclasses
 import datetime as dt
+import difflib
 import json
 import logging
 import os
@@ -29,7 +30,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final, TextIO, TypeVar
+from typing import Any, Final, NoReturn, TextIO, TypeVar
 
 import memdb
 from memdb.engine.lmdbdir import fsync_dir, holds_database
@@ -1253,10 +1254,11 @@ _EPILOG = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     parser = _Parser(prog="memdb", description="Embedded structured memory for LLM agents.", epilog=_EPILOG)
     parser.add_argument("--version", action="version", version=f"memdb {memdb.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.commands = sub.choices  # filled as the commands are added below
 
     def command(
         name: str, func: Callable[[argparse.Namespace], int], help_: str, owner: bool = True, json_: bool = True
@@ -1373,8 +1375,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command(
         "close-session", cmd_close_session,
-        "close a gateway session: its exchanges and tool calls become one typed episode citing them (once per session; "
-        "exit 1 when nothing was written)",
+        "close a gateway session: its exchanges and tool calls become one typed episode citing them, once (exit 0 when "
+        "it is closed, by this call or an earlier one: closing it again writes nothing, status already_closed; exit 1 when "
+        "it is not: nothing captured, or a model's answer refused or failed)",
     )  # fmt: skip
     p.add_argument("session", help="the session id its exchanges and tool calls were captured under")
     p.add_argument("--kind", required=True, help="a typed kind of this database (`memdb stats` lists them), e.g. debug")
@@ -1518,9 +1521,62 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    commands: Mapping[str, argparse.ArgumentParser]  # the top-level parser's, by name (build_parser)
+
     def error(self, message: str) -> Any:  # argparse's NoReturn; main turns it into exit 2
         # argparse quotes the bad value ("invalid choice: 'ana@example.com'"): sanitized, as every error is
         raise _UsageError(self, redacted(message))
+
+
+def _is_option(word: str) -> bool:
+    return word.startswith("-") and len(word) > 1 and not word[1:2].isdigit()
+
+
+def _takes(parser: argparse.ArgumentParser, option: str) -> bool:
+    return option.split("=", 1)[0] in parser._option_string_actions
+
+
+def _options_before_the_command(parser: _Parser, argv: Sequence[str]) -> None:
+    """``memdb --json ask ...`` (git's and kubectl's habit): argparse said only "unrecognized
+    arguments: --json", or for ``--db DIR ask`` that DIR is no command. Say where options go
+    (tests/surfaces/test_cli_guidance.py)."""
+    at = next((i for i, word in enumerate(argv) if word in parser.commands), None)
+    if at is None:
+        return
+    early = [w for w in argv[:at] if _is_option(w)]
+    if not early or any(w in ("-h", "--help", "--version") for w in early):
+        return  # memdb --help, memdb --version: argparse's own
+    name, given = argv[at], " ".join(argv[:at])
+    command = parser.commands[name]
+    foreign = [w.split("=", 1)[0] for w in early if not _takes(command, w)]
+    if foreign:
+        listed = f"`memdb {name} --help` lists {name}'s"
+        command.error(f"{given}: {name} takes no {' or '.join(foreign)} (options go after the command; {listed})")
+    command.error(f"{given} before {name}: options go after the command (memdb {name} ... {given})")
+
+
+def _unrecognized(parser: _Parser, name: str | None, extras: Sequence[str]) -> NoReturn:
+    """What a command was given that it does not take, said with what to do instead: argparse
+    printed the top-level usage and "unrecognized arguments", naming neither the command nor,
+    for ``ask --since``, that ``--since`` is ``recall``'s (tests/surfaces/test_cli_guidance.py)."""
+    if name is None:  # (no command: argparse's own words)
+        raise _UsageError(parser, redacted(f"unrecognized arguments: {' '.join(extras)}"))
+    command = parser.commands[name]
+    at = next((i for i, word in enumerate(extras) if _is_option(word)), None)
+    if at is None:
+        command.error(
+            f"{' '.join(extras)}: more than {name} takes (quote a text of several words; `memdb {name} --help` lists its arguments)"
+        )
+    end = next((i for i in range(at + 1, len(extras)) if _is_option(extras[i])), len(extras))
+    option, given = extras[at].split("=", 1)[0], " ".join(extras[at:end])
+    others = [other for other, p in parser.commands.items() if other != name and _takes(p, option)]
+    whose = f", but of {', '.join(others)}" if 0 < len(others) <= 3 else ", but of other commands" if others else ""
+    near = difflib.get_close_matches(option, [o for o in command._option_string_actions if o.startswith("--")], n=1, cutoff=0.8)
+    if name == "ask" and "recall" in others:  # --since, --tags, --outcome: what recall takes, ask reads in words
+        hint = 'ask reads a time, tags and an outcome from the question itself, e.g. memdb ask "what failed since May 3?"; '
+    else:
+        hint = f"did you mean {near[0]}? " if near else ""
+    command.error(f"{given}: not an option of {name}{whose} ({hint}`memdb {name} --help` lists {name}'s options)")
 
 
 def _fail(kind: str, message: str, as_json: bool) -> None:
@@ -1564,7 +1620,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     as_json = "--json" in argv and argv[:1] != ["dump"]
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        _options_before_the_command(parser, argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            _unrecognized(parser, args.command, extras)
     except _UsageError as exc:
         if as_json:
             _fail("UsageError", f"{exc.parser.prog}: {exc}", True)

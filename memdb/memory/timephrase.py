@@ -102,19 +102,23 @@ comparison, "the difference between the client and the server"):
 places the window from its time (before it, the event excluded; until it, included; after it;
 since it, included; a head as from a day, in the event's local day).
 
-A phrase that reads as time but names nothing memdb can place ("since the offsite", "last
-sprint", "for FY25", "next quarter", "at 3pm", "on 3/4", "2026-02-30") is *ignored*:
-``read_time_phrases`` reports it and leaves it out of the rest of the text, so that ``ask``
-neither filters by its words nor claims a window ("next May": this May or the next?; "in 2
-weeks", ahead or a span?). Phrases of the future are placed ahead, so that what a record told of
-ahead answers them (below): ``tomorrow``, ``the day after tomorrow``, ``this Friday`` on a
-Monday, ``this weekend`` on a weekday, ``this summer`` in winter, ``next|the coming
-week|month|year``, ``next Friday`` (the Friday of next week), ``next weekend`` (the first to
-begin). A bare day or month in a question is the latest such, as above ("what broke on
-Friday?"), unless the question speaks of what is to come as a record would (``_told_direction``:
-"what will we ship in March?", "what is on Friday?", "who is presenting on Monday?"; and "when
-is my appointment in March?"): then the first such from now on. Explicit dates are taken as
-written.
+A phrase that reads as time but names nothing memdb can place ("last sprint", "for FY25",
+"next quarter", "at 3pm", "on 3/4", "2026-02-30") is *ignored*: ``read_time_phrases`` reports it
+and leaves it out of the rest of the text, so that ``ask`` neither filters by its words nor
+claims a window ("next May": this May or the next?; "in 2 weeks", ahead or a span?).
+``read_time_phrases`` ignores "since the offsite" too, but ``ask`` reads it first as an event
+(``find_event_anchor``): where no memory places the event, its words are searched like any
+word, so the answer is labelled partial naming "offsite" (tests/query/test_timephrase.py::
+test_ask_reads_an_unplaced_event_as_its_words_and_a_phrase_no_calendar_reads_as_ignored).
+
+Phrases of the future are placed ahead, so that what a record told of ahead answers them (below):
+``tomorrow``, ``the day after tomorrow``, ``this Friday`` on a Monday, ``this weekend`` on a
+weekday, ``this summer`` in winter, ``next|the coming week|month|year``, ``next Friday`` (the
+Friday of next week), ``next weekend`` (the first to begin). A bare day or month in a question is
+the latest such, as above ("what broke on Friday?"), unless the question speaks of what is to come
+as a record would (``_told_direction``: "what will we ship in March?", "what is on Friday?", "who
+is presenting on Monday?"; and "when is my appointment in March?"): then the first such from now
+on. Explicit dates are taken as written.
 
 What a record tells of (``told_windows``) is read both ways: a phrase told of the past as above,
 and one told of what is to come ("we'll meet on Friday", "my flight leaves on March 10", "next

@@ -10,10 +10,11 @@ A complete export (``complete=True``, ``memdb export --complete``) is the owner'
 everything memdb holds of them: every line has a ``type``, ``episode`` for the lines above,
 then ``version`` (an earlier version of a memory: status "superseded", with ``superseded_by``),
 ``knowledge`` (an entry the owner wrote, in any state), ``pattern`` and ``audit`` (one of the
-owner's audit records, datetimes as ISO text). Import cannot bring those back (an earlier version
-would come back current, an entry would skip review, an audit record would be forged), so it
-skips them (``memdb import`` says how many); a ``type`` it does not know is refused. Both read
-a line through ``import_row``, so they take the same lines alike.
+owner's audit records, datetimes as ISO text in UTC ending ``Z``, as an episode's ``ts``). Import
+cannot bring those back (an earlier version would come back current, an entry would skip
+review, an audit record would be forged), so it skips them (``memdb import`` says how many); a
+``type`` it does not know is refused. Both read a line through ``import_row``, so they take the
+same lines alike.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ def episode_row(episode: Episode) -> dict[str, Any]:
 
 
 def audit_row(record: Mapping[str, Any]) -> dict[str, Any]:
-    """An audit record as JSON: its datetimes as ISO text (it is read, never imported)."""
+    """An audit record as JSON: its datetimes as ISO text in UTC ending ``Z`` (it is read, never imported)."""
     return {str(k): _plain(v) for k, v in record.items()}
 
 
@@ -152,6 +153,10 @@ def iso(text: Any, what: str) -> dt.datetime:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, dt.datetime) and value.utcoffset() is not None:
+        # in UTC ending Z, as pydantic writes an episode's ts on the lines beside it: with +00:00
+        # the same instant read as two strings (tests/surfaces/test_export_times.py)
+        return value.astimezone(dt.UTC).isoformat().removesuffix("+00:00") + "Z"
     if isinstance(value, (dt.date, dt.time)):  # datetime is a date
         return value.isoformat()
     if isinstance(value, Mapping):

@@ -68,16 +68,10 @@ def _tags(text: str | None) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()] if text else []
 
 
-def _utc_text(value: dt.datetime) -> str:
-    """A UTC time as every ``--json`` output writes it: ISO 8601 ending ``Z``, as pydantic writes
-    an episode's ``ts`` (reports and timeline steps wrote ``+00:00``; test_cli_scripting.py)."""
-    return value.astimezone(dt.UTC).isoformat().removesuffix("+00:00") + "Z"
-
-
 def _json_default(value: Any) -> Any:
     """JSON for what commands print: reports are dataclasses, episodes and entries pydantic models."""
     if isinstance(value, dt.datetime) and value.utcoffset() is not None:
-        return _utc_text(value)
+        return export.utc_text(value)
     if isinstance(value, (dt.date, dt.time)):  # datetime is a date
         return value.isoformat()
     if isinstance(value, dt.timedelta):
@@ -1225,7 +1219,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
             return 0
         timeline = mem.timeline(args.session)
         if args.json:
-            steps = [{**s.to_dict(), "at": _utc_text(s.at)} for s in timeline.steps]
+            steps = [{**s.to_dict(), "at": export.utc_text(s.at)} for s in timeline.steps]
             _emit({"owner": timeline.owner, "session": timeline.session, "steps": steps})
         else:
             print(timeline)

@@ -152,11 +152,16 @@ def iso(text: Any, what: str) -> dt.datetime:
         raise ValidationError(f"{what} {shown(text)}: out of range once converted to UTC (years 1 to 9999)") from None
 
 
+def utc_text(value: dt.datetime) -> str:
+    """A UTC time as exports and every ``--json`` output write it: ISO 8601 ending ``Z``, as
+    pydantic writes an episode's ``ts``; with ``+00:00`` beside it one instant read as two strings
+    (tests/surfaces/test_export_times.py, test_cli_scripting.py)."""
+    return value.astimezone(dt.UTC).isoformat().removesuffix("+00:00") + "Z"
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, dt.datetime) and value.utcoffset() is not None:
-        # in UTC ending Z, as pydantic writes an episode's ts on the lines beside it: with +00:00
-        # the same instant read as two strings (tests/surfaces/test_export_times.py)
-        return value.astimezone(dt.UTC).isoformat().removesuffix("+00:00") + "Z"
+        return utc_text(value)
     if isinstance(value, (dt.date, dt.time)):  # datetime is a date
         return value.isoformat()
     if isinstance(value, Mapping):

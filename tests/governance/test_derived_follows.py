@@ -1,0 +1,113 @@
+"""What governance derives follows what happens to its sources, on both backends: a pattern is
+stated again when a record it counted is corrected, a restored lesson does not bring back a
+share a teammate's copy took since, and an erasure leaves no id of what it took in a closed
+session's mark."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from clocks import Clock
+
+import memdb
+
+pytestmark = pytest.mark.usefixtures("backend")
+
+T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=dt.UTC)
+MIN = dt.timedelta(minutes=1)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(T0)
+
+
+@pytest.fixture
+def fdb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
+    db = memdb.open(tmp_path / "f", clock=clock)
+    yield db
+    db.close()
+
+
+def backups(mem: memdb.Memory, outcomes: list[str], tags: list[list[str]] | None = None) -> list[str]:
+    """Routine records of verifying backups, one a minute (five complete a batch)."""
+    return [
+        mem.record("routine", f"verified the nightly backup {i}", outcome=o, tags=(tags[i] if tags else ["backups"]),
+                   ts=T0 - dt.timedelta(days=1) + i * MIN).id
+        for i, o in enumerate(outcomes)
+    ]  # fmt: skip
+
+
+# --- finding: a pattern kept counting and citing the version a correction replaced ----------------
+
+
+def test_a_pattern_is_stated_again_when_a_record_it_counted_is_corrected(fdb: memdb.Database, clock: Clock) -> None:
+    """A pattern "In 5 of the last 5 ... 5 success" stayed so after one of the five was corrected to a
+    failure, citing (and the Patterns page linking) the version the owner said was wrong, and
+    ``prepare`` handed it on. It is stated again in the correction's transaction from the batch
+    as corrected: counts, text and cites of the current versions; its id and history stay."""
+    mem = fdb.owner("ana")
+    ids = backups(mem, ["success"] * 5)
+    (before,) = mem.patterns()
+    assert before.text.startswith("In 5 of the last 5 routine records tagged backups: 5 success.")
+    clock.advance(days=1)
+    fixed = mem.supersede(ids[2], reason="the restore test had actually failed", outcome="failure")
+    (after,) = mem.patterns()
+    assert after.text.startswith("In 5 of the last 5 routine records tagged backups: 4 success, 1 failure.")
+    assert after.outcomes == {"success": 4, "failure": 1}
+    assert set(after.cites) == {*ids[:2], fixed.id, *ids[3:]} and ids[2] not in after.cites
+    assert (after.id, after.created, after.seen, after.batch) == (before.id, before.created, before.seen, before.batch)
+    (prepared,) = mem.prepare("routine backups verification").patterns
+    assert prepared == after and "4 success, 1 failure" in mem.prepare("routine backups verification").text
+    again = mem.supersede(fixed.id, reason="it did pass on a second look", outcome="success")  # a chain: its current version
+    (last,) = mem.patterns()
+    assert last.outcomes == {"success": 5} and again.id in last.cites and fixed.id not in last.cites
+
+
+def test_a_pattern_a_correction_undoes_is_replaced_by_what_the_batch_says_now(fdb: memdb.Database) -> None:
+    """A correction that takes the tag three records shared: "tagged backups" no longer holds;
+    the batch as corrected says what it says now (here: its majority outcome), nothing more."""
+    mem = fdb.owner("ana")
+    ids = backups(mem, ["success"] * 5, tags=[["backups"], ["backups"], ["backups"], ["restore"], ["restore"]])
+    (tagged,) = mem.patterns()
+    assert tagged.tags == ("backups",)
+    mem.supersede(ids[0], reason="it was a restore drill, not a backup check", tags=["restore"])
+    (now,) = mem.patterns()
+    assert now.tags == ("restore",) and now.text.startswith("In 3 of the last 5 routine records tagged restore: 3 success.")
+    assert tagged.id not in {p.id for p in mem.patterns()}
+
+
+def test_an_erased_record_drops_out_of_a_pattern_stated_again(fdb: memdb.Database) -> None:
+    """A record of the batch erased (one the pattern does not cite, so the pattern stays) is no
+    longer counted when a correction states the pattern again, and no id of it is left there."""
+    mem = fdb.owner("ana")
+    ids = backups(mem, ["success"] * 5, tags=[["backups"]] * 4 + [["misc"]])
+    (pattern,) = mem.patterns()
+    assert pattern.text.startswith("In 4 of the last 5 ")
+    mem.erase([ids[4]], reason="recorded by mistake")
+    assert [p.id for p in mem.patterns()] == [pattern.id]  # not cited: the pattern stays
+    fixed = mem.supersede(ids[0], reason="it failed", outcome="failure")
+    (after,) = mem.patterns()
+    assert after.text.startswith("In 4 of the last 4 routine records tagged backups: 3 success, 1 failure.")
+    assert ids[4] not in after.cites and fixed.id in after.cites
+
+
+def test_maintain_states_again_the_patterns_corrections_left_stale(fdb: memdb.Database) -> None:
+    """Patterns a correction left as they were (before patterns followed corrections) are stated
+    again by the next maintain, once: later runs do not read the library again."""
+    mem = fdb.owner("ana")
+    ids = backups(mem, ["success"] * 5)
+    hooks = fdb.episodes.supersede_hooks
+    follow = next(h for h in hooks if getattr(h, "__self__", None) is fdb.patterns)
+    hooks.remove(follow)  # as an older memdb corrected it
+    fixed = mem.supersede(ids[1], reason="it failed", outcome="failure")
+    hooks.append(follow)
+    (stale,) = mem.patterns()
+    assert stale.outcomes == {"success": 5} and ids[1] in stale.cites
+    fdb.maintain()
+    (healed,) = mem.patterns()
+    assert healed.id == stale.id and healed.outcomes == {"success": 4, "failure": 1} and fixed.id in healed.cites
+    assert fdb.patterns.follow_corrections() == 0  # done once: marked

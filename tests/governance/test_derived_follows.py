@@ -13,6 +13,7 @@ import pytest
 from clocks import Clock
 
 import memdb
+from memdb.errors import DuplicateError
 
 pytestmark = pytest.mark.usefixtures("backend")
 
@@ -111,3 +112,49 @@ def test_maintain_states_again_the_patterns_corrections_left_stale(fdb: memdb.Da
     (healed,) = mem.patterns()
     assert healed.id == stale.id and healed.outcomes == {"success": 4, "failure": 1} and fixed.id in healed.cites
     assert fdb.patterns.follow_corrections() == 0  # done once: marked
+
+
+# --- finding: restoring a quarantined lesson brought its shares back beside a teammate's copy -------
+
+
+def test_a_restored_lesson_does_not_come_back_beside_a_teammate_s_copy(fdb: memdb.Database) -> None:
+    """A copy quarantined is read by no one, so a teammate may share a near copy meanwhile;
+    restoring the first brought its share back without the shared-copy check, and the team
+    read the lesson twice. The share with such a team is not brought back: the lesson returns
+    to its owner's agenda for that team, the result and the audit record naming the team; its
+    share with a team that reads no copy comes back."""
+    fdb.configure(teams={"platform": ["ana", "bo", "cy"], "data": ["ana", "dee"]})
+    a = fdb.owner("ana").save_lesson("Run database migrations before the deploy window opens")
+    b = fdb.owner("bo").save_lesson("Run the database migrations before the deploy window opens")
+    fdb.approve([a.id, b.id], by="lead")
+    fdb.decide({a.id: "share"}, by="ana")  # with each of her teams: platform and data
+    fdb.quarantine(a.id, by="lead", reason="wrong for the new pipeline")
+    fdb.decide({b.id: "share"}, by="bo", team="platform")
+    restored = fdb.restore_entry(a.id, by="lead")
+    assert (restored.status, restored.visibility, restored.shared_with, restored.unshared) == ("active", "shared", ("data",), ("platform",))
+    assert [e.owner for e in fdb.owner("cy").knowledge()] == ["bo"]  # the team reads one copy
+    assert [e.id for e in fdb.owner("dee").knowledge()] == [a.id]  # no copy in data: shared again
+    (item,) = [i for i in fdb.ceremony("platform").items if i.entry.id == a.id]
+    assert not item.carried_over and "not shared again with 'platform' when restored" in str(fdb.latest_agenda("platform"))
+    (audited,) = [r for r in fdb.audit("ana") if r["action"] == "restore_entry"]
+    assert audited["unshared"] == ["platform"]
+    with pytest.raises(DuplicateError, match=f"repeats entry '{b.id}' of 'bo'"):
+        fdb.decide({a.id: "share"}, by="ana", team="platform")
+    (kept,) = fdb.decide({a.id: "private"}, by="ana")  # its owner rules again: the note has done its work
+    assert kept.unshared == () and kept.shared_with == ()
+
+
+def test_a_restored_lesson_shared_with_everyone_stays_private_where_a_copy_is_read(tmp_path: Path, clock: Clock) -> None:
+    """Without teams, a share is with ``all``: a copy shared there since keeps the restored
+    lesson private, back on its owner's agenda."""
+    with memdb.open(tmp_path / "all", clock=clock) as db:
+        a = db.owner("ana").save_lesson("Rotate the signing keys before the quarterly audit")
+        b = db.owner("bo").save_lesson("Rotate the signing keys before each quarterly audit")
+        db.approve([a.id, b.id], by="lead")
+        db.decide({a.id: "share"}, by="ana")
+        db.quarantine(a.id, by="lead", reason="superseded by the new key policy")
+        db.decide({b.id: "share"}, by="bo")
+        restored = db.restore_entry(a.id, by="lead")
+        assert (restored.visibility, restored.shared_with, restored.unshared, restored.ceremony) == ("private", (), ("all",), None)
+        assert [e.owner for e in db.owner("cy").knowledge()] == ["bo"]
+        assert a.id in {i.entry.id for i in db.ceremony().items}

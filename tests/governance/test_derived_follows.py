@@ -158,3 +158,65 @@ def test_a_restored_lesson_shared_with_everyone_stays_private_where_a_copy_is_re
         assert (restored.visibility, restored.shared_with, restored.unshared, restored.ceremony) == ("private", (), ("all",), None)
         assert [e.owner for e in db.owner("cy").knowledge()] == ["bo"]
         assert a.id in {i.entry.id for i in db.ceremony().items}
+
+
+# --- finding: a closed session's mark kept the ids of what an erasure took ----------------------
+
+
+def session(mem: memdb.Memory, clock: Clock, name: str = "s1") -> list[str]:
+    """A gateway session: a question, a failing deploy call, a check; the captured ids in order."""
+    asked = mem.record_exchange(name, "Why does the deploy fail?", "Looking at it.")
+    clock.advance(minutes=1)
+    call = mem.record_tool_call(name, "deploy_api", {"env": "prod"})
+    mem.record_tool_result(call.id, {"error": "migration lock timeout"})
+    clock.advance(minutes=1)
+    check = mem.record_tool_call(name, "deploy_api", {"env": "prod"})
+    mem.record_tool_result(check.id, {"deployed": True})
+    clock.advance(minutes=1)
+    return [asked.id, call.id, check.id]
+
+
+def dist(db: memdb.Database, owner: str = "ana") -> str:
+    """Every node of the owner's session marks, as text (either backend)."""
+    return repr(list(db.globals["DIST"].items((owner,))))
+
+
+def test_an_erasure_leaves_no_id_of_what_it_took_in_a_closed_session_s_mark(fdb: memdb.Database, clock: Clock) -> None:
+    """Erasing a session's first event takes the episode distilled from it; the session has
+    other events, so its mark stays (closed stays closed), and it kept the ids of the erased
+    episode and event, times of erased data. It names neither now: its cited range is the
+    events left, and a close again says the episode was erased, with no id of it."""
+    mem = fdb.owner("ana")
+    ids = session(mem, clock)
+    done = mem.close_session("s1", kind="debug", outcome="success")
+    assert done.episode is not None and done.episode.id in dist(fdb) and ids[0] in dist(fdb)
+    report = mem.erase([ids[0]], reason="the user asked to forget that message")
+    assert set(report.ids) == {ids[0], done.episode.id}
+    left = dist(fdb)
+    assert done.episode.id not in left and ids[0] not in left and ids[1] in left  # the range starts at the first left
+    again = mem.close_session("s1", kind="debug", outcome="success")  # closed stays closed: nothing re-derived
+    assert again.status == "already_closed" and again.episode is None and "erased since" in again.reason
+    assert done.episode.id not in again.reason
+    clock.advance(hours=3)
+    assert fdb.close_idle_sessions().closed == [] and mem.count() == 2  # the idle rule does not reopen it
+    assert done.episode.id not in dist(fdb) and fdb.check().ok
+    clock.advance(minutes=1)
+    late = mem.record_exchange("s1", "Is it deployed now?", "Yes.")  # the session goes on: closed again, anew
+    closed = mem.close_session("s1", kind="debug", outcome="success")
+    assert closed.status == "closed" and closed.episode is not None and late.id in closed.episode.cites
+    assert closed.episode.id in dist(fdb)
+
+
+def test_erasing_a_close_s_last_event_keeps_later_news_as_news(fdb: memdb.Database, clock: Clock) -> None:
+    """The last cited event erased with the episode: the mark's range ends at the last event
+    left, so an event captured after the close is still news, and the ones it read are not."""
+    mem = fdb.owner("ana")
+    ids = session(mem, clock)
+    done = mem.close_session("s1", kind="debug", outcome="success")
+    assert done.episode is not None
+    mem.erase([ids[2]], reason="held a customer's host name")
+    assert ids[2] not in dist(fdb) and done.episode.id not in dist(fdb)
+    assert mem.close_session("s1", kind="debug", outcome="success").status == "already_closed"
+    clock.advance(minutes=1)
+    mem.record_exchange("s1", "And the rollback?", "Not needed.")
+    assert mem.close_session("s1", kind="debug", outcome="success").status == "closed"

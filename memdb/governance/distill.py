@@ -21,7 +21,10 @@ Layout (``^DIST``, this module's alone)::
     ^DIST(owner, "closed", session) = {episode, at, by, kind, events, first, last}
                                       the mark: written in the episode's transaction, so a
                                       session closes once; first/last are the cited ids' range;
-                                      earlier versions erased, it names the oldest kept (repoint)
+                                      earlier versions erased, it names the oldest kept (repoint);
+                                      the episode erased with events it cited while others stay,
+                                      episode is None and first/last the range's events left
+                                      (None if none is): the mark keeps no id of erased data
     ^DIST(owner, "continued", session, id) = µs   a closed session went on: the event (or the call
                                       whose result came) captured after its close read the
                                       session, whatever its ts, and when; the next close clears
@@ -333,9 +336,10 @@ class Sessions:
         previous = self.marks.get((owner, "closed", session))  # a session continued after its close: closed again
         if previous is not None:
             if kind is not None and kind != previous["kind"]:
+                again = f"a new version of episode {previous['episode']}" if previous.get("episode") else "its episode was erased"
                 raise ValidationError(
                     f"kind {shown(kind)}: session {session} was closed as {previous['kind']} and continued since; "
-                    f"it closes again as {previous['kind']} (a new version of episode {previous['episode']})"
+                    f"it closes again as {previous['kind']} ({again})"
                 )
             kind = str(previous["kind"])
             current = self._archived_version(owner, session, previous)
@@ -394,6 +398,10 @@ class Sessions:
         mark = self.marks.get((owner, "closed", session))
         if mark is None or (mark == seen if seen is not None else self._continued(owner, session, mark)):
             return None
+        at = f"session {session}: already closed on {mark['at']:%Y-%m-%d %H:%M} UTC"
+        if not mark.get("episode"):  # erased, and the mark forgot its id (erase_news)
+            reason = f"{at}; its episode was erased since; nothing written"
+            return Distillation(session, "already_closed", reason, None, int(mark.get("events", 0)))
         eid = str(mark["episode"])
         episode = self._peek(owner, eid)
         current = self._current_version(owner, session, mark) if episode is None else eid
@@ -402,7 +410,7 @@ class Sessions:
         # erased (with an event it cited) is not "no longer in hot storage": that reads as archived,
         # to restore (test_erasing_a_cited_event_takes_the_episode_distilled_from_it)
         gone = "" if episode is not None else " (no longer in hot storage)" if current is not None else ", erased since"
-        reason = f"session {session}: already closed on {mark['at']:%Y-%m-%d %H:%M} UTC as episode {eid}{gone}; nothing written"
+        reason = f"{at} as episode {eid}{gone}; nothing written"
         return Distillation(session, "already_closed", reason, episode, int(mark.get("events", 0)))
 
     def _peek(self, owner: str, episode_id: str) -> Episode | None:
@@ -431,11 +439,13 @@ class Sessions:
         the session's current episode of the mark's kind citing the close's events; [] when
         nothing of it is left. Never "nothing derived" for a mark that lost its version
         (test_erasing_the_version_a_close_wrote_keeps_the_session_derived)."""
+        if not mark.get("episode"):
+            return []  # erased whole: the mark forgot it (erase_news)
         try:
             return self.episodes.chain(owner, str(mark["episode"]))
         except NotFoundError:
             pass
-        ends = {str(mark["first"]), str(mark["last"])}
+        ends = {str(end) for end in (mark.get("first"), mark.get("last")) if end}
         hot = list(self.episodes.ids_in_session(owner, session))
         archived = list(self.episodes.archived_ids_in_session(owner, session))
         found: list[str] = []
@@ -457,10 +467,10 @@ class Sessions:
         for subs, _ in self.marks.items((owner, "continued", session)):
             if self.episodes.header(owner, str(subs[3])) is not None:
                 return True
-        last = str(mark["last"])
+        last = mark.get("last")  # None: every event the close read was erased, so what is left came after
         for eid in self.episodes.ids_in_session(owner, session, reverse=True):
             if (self.episodes.header(owner, eid) or {}).get("kind") in CAPTURE_KINDS:
-                return eid > last
+                return last is None or eid > str(last)
         return False
 
     def _captured(self, owner: str, session: str) -> tuple[list[Episode], int, frozenset[str]]:
@@ -758,7 +768,7 @@ class Sessions:
         """``Erasure.hooks``: an erased capture is no longer news of the session it continued,
         and its id leaves the marks (test_an_erased_late_event_is_no_news); a closed session
         left with no news is no longer open for the idle rule (it reported such a session as
-        waiting for an outcome)."""
+        waiting for an outcome). A closed mark forgets the erased ids it names (``_forget_in_mark``)."""
         touched: set[str] = set()
         for subs, _ in list(self.marks.items((owner, "continued"))):
             if str(subs[3]) in erased:
@@ -767,6 +777,25 @@ class Sessions:
         for session in touched:
             if self.marks.data((owner, "closed", session)) and not self.marks.data((owner, "continued", session)):
                 self.marks.kill((owner, "open", session))
+        for subs, mark in list(self.marks.items((owner, "closed"))):
+            if not erased.isdisjoint((mark.get("episode"), mark.get("first"), mark.get("last"))):
+                self.marks.set(subs, self._forget_in_mark(owner, str(subs[2]), mark, erased))
+
+    def _forget_in_mark(self, owner: str, session: str, mark: Mapping[str, Any], erased: set[str]) -> dict[str, Any]:
+        """A closed mark without the ids ``erased`` took (their episodes are gone already): an
+        episode erased with an event it cited while the session has other events kept its id and
+        the event's, times of erased data. The session stays closed (the mark stays); its episode
+        is None, and its cited range is the events of it left (None where none is), which is what
+        the range is read for (test_an_erasure_leaves_no_id_of_what_it_took_in_a_closed_session_s_mark)."""
+        new = dict(mark)
+        if mark.get("episode") in erased:
+            new["episode"] = None
+        first, last = mark.get("first"), mark.get("last")
+        if first in erased or last in erased:
+            ids, _ = self._capture_ids(owner, session)
+            left = [eid for eid in ids if (first is None or eid >= str(first)) and (last is None or eid <= str(last))]
+            new["first"], new["last"] = (left[0], left[-1]) if left else (None, None)
+        return new
 
     def on_corrected(self, owner: str, _old_id: str, _old: Mapping[str, Any], new: Episode, changed: list[str], _at: dt.datetime) -> None:
         """``Episodes.supersede_hooks``: a capture of a closed session corrected in what it says
@@ -813,10 +842,10 @@ class Sessions:
         span: tuple[str, str] | None = None
         for version in versions:
             cites = self._cites_of(owner, version)
-            if cites is None:
-                span = (str(mark["first"]), str(mark["last"]))
-            else:
+            if cites is not None:
                 out.update(cites)
+            elif mark.get("first") and mark.get("last"):  # (None: no event of the range is left)
+                span = (str(mark["first"]), str(mark["last"]))
         return out, span
 
     def _cites_of(self, owner: str, episode_id: str) -> list[str] | None:

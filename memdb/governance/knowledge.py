@@ -96,6 +96,9 @@ class Entry(BaseModel):
     last_injected: dt.datetime | None = None
     last_retrieved: dt.datetime | None = None
     expired_cites: tuple[str, ...] = ()  # cited episodes purged by retention: the lesson stays, its sources are gone
+    # teams a restore did not share it with again: another owner's near copy was shared there while
+    # it was quarantined (``restore``); it is on that team's agenda until its owner rules again
+    unshared: tuple[str, ...] = ()
     hash: str
 
     def line(self) -> str:
@@ -723,7 +726,7 @@ class Knowledge:
                 if eid not in out and rec is not None and rec["state"] == "approved" and rec["status"] == "active":
                     # nor when or how its owner corrected them: a flag for review says only that
                     flag = "its owner is reviewing it" if rec.get("flag_reason") else None
-                    out[eid] = to_entry({**rec, "cites": (), "expired_cites": (), "flagged_at": None, "flag_reason": flag})
+                    out[eid] = to_entry({**rec, "cites": (), "expired_cites": (), "flagged_at": None, "flag_reason": flag, "unshared": ()})
         return sorted(out.values(), key=lambda e: e.id)
 
     def search(
@@ -924,6 +927,8 @@ class Knowledge:
                         "flagged_at": None,
                         "flag_reason": None,
                     }
+                if rec.get("unshared"):  # ruled on again: a share rules for its teams, the others for every team
+                    new["unshared"] = [t for t in rec["unshared"] if t not in targets] if action == "share" else []
                 # when it was last ruled on, for "carried over" (ceremony): a share with one team is
                 # that team's ruling; the others rule for every team
                 if action == "share" and team is not None:
@@ -1045,13 +1050,19 @@ class Knowledge:
             )
         new = {**rec, "status": "quarantined"}
         self.entries.set((rec["owner"], rec["id"]), new)
-        self.active.kill((rec["owner"], rec["id"]))  # shares stay recorded, so restoring brings them back
+        self.active.kill((rec["owner"], rec["id"]))  # shares stay recorded: restoring brings back those no copy took since
         self._audit(rec["owner"], at, "quarantine", rec, by=who, reason=reason)
         return to_entry(new)
 
     def restore(self, entry_id: str, *, by: str, now: dt.datetime | None = None) -> Entry:
-        """Bring a quarantined entry back into use as it was (shares included), or an archived one
-        back as private, to go on the next ceremony's agenda."""
+        """Bring a quarantined entry back into use as it was, or an archived one back as private,
+        to go on the next ceremony's agenda.
+
+        A quarantined entry's shares come back except with a team that reads another owner's
+        near copy now (shared there meanwhile, as a quarantined copy blocks nothing): the team
+        read the lesson twice (test_a_restored_lesson_does_not_come_back_beside_a_teammate_s_copy).
+        Those teams are named in ``unshared`` and the audit record, and the entry is on their
+        agendas for its owner to rule on again."""
         at, who = self._when(now), _person(by)
         with self.space.transaction():
             rec = self._require(entry_id)
@@ -1059,15 +1070,46 @@ class Knowledge:
                 raise ValidationError(
                     f"entry {entry_id!r}: is {rec['state']}/{rec['status']}; only quarantined or archived entries are restored"
                 )
+            owner, eid = rec["owner"], rec["id"]
             new = {**rec, "status": "active", "kept_at": at}
+            unshared = self._copies_read(rec) if rec["status"] == "quarantined" else []
             if rec["status"] == "archived":
                 new["ceremony"] = None
+            elif unshared:
+                for team in unshared:
+                    self.shared.kill((team, eid))
+                left = [t for t in rec.get("shared_with") or () if t not in unshared]
+                ruled_for = {t: when for t, when in (rec.get("ruled_for") or {}).items() if t not in unshared}
+                new.update(
+                    shared_with=left, visibility="shared" if left else "private", ceremony=rec.get("ceremony") if left else None,
+                    ruled_for=ruled_for, unshared=sorted({*(rec.get("unshared") or ()), *unshared}),
+                )  # fmt: skip
             if rec.get("flag_reason"):  # a cited record was corrected while it was out of use
-                self.flags.set((rec["owner"], rec["id"]), {"at": rec["flagged_at"] or at, "why": rec["flag_reason"]})
-            self.entries.set((rec["owner"], rec["id"]), new)
-            self.active.set((rec["owner"], rec["id"]), "")
-            self._audit(rec["owner"], at, "restore_entry", rec, by=who, was=rec["status"], flagged=bool(rec.get("flag_reason")) or None)
+                self.flags.set((owner, eid), {"at": rec["flagged_at"] or at, "why": rec["flag_reason"]})
+            self.entries.set((owner, eid), new)
+            self.active.set((owner, eid), "")
+            self._audit(
+                owner, at, "restore_entry", rec, by=who, was=rec["status"], flagged=bool(rec.get("flag_reason")) or None,
+                unshared=unshared or None,
+            )  # fmt: skip
         return to_entry(new)
+
+    def _copies_read(self, rec: Mapping[str, Any]) -> list[str]:
+        """The teams ``rec`` is shared with whose members read another owner's near copy now
+        (``refuse_shared_copy``). A share with ``all`` once teams are configured reaches every
+        team, so a copy read by any of them counts; a team no longer configured reaches nobody."""
+        configured = list(self.episodes.settings.teams or {})
+        live = set(self.teams()) | {ALL_TEAM}
+        memo: dict[str, Any] = {}
+        taken = []
+        for team in rec.get("shared_with") or ():
+            if team not in live:
+                continue
+            try:
+                self.refuse_shared_copy(rec, configured if team == ALL_TEAM and configured else [team], memo)
+            except DuplicateError:
+                taken.append(team)
+        return taken
 
     # --- internals -----------------------------------------------------------------------------
 
@@ -1134,6 +1176,8 @@ def _item_notes(item: AgendaItem) -> str:
     notes = ["carried over"] if item.carried_over else []
     if item.lost_shares:
         notes.append(f"shared with {', '.join(map(repr, item.lost_shares))}, no longer a team")
+    if item.entry.unshared:
+        notes.append(f"not shared again with {', '.join(map(repr, item.entry.unshared))} when restored: a near copy is read there")
     return f" ({'; '.join(notes)})" if notes else ""
 
 

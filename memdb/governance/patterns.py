@@ -39,6 +39,13 @@ Layout::
                                                      reads only those, never the whole history
     ^PAT(owner, id) = {...}                          patterns, with cites
     ^PATK(owner, kind, id)                           patterns by kind
+    ^PATN(0) = at                                    when maintain stated again the patterns corrections
+                                                     had left stale (before patterns followed them): once
+                                                     (a number: no owner's name)
+
+Patterns follow corrections: a record a pattern's batch counted, corrected (``supersede``),
+has the pattern stated again in the correction's transaction from the batch as it reads now
+(``source_corrected``); it said "5 success" and cited the versions the owner said were wrong.
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -55,7 +62,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memdb.errors import DuplicateError, LLMError, NotFoundError, SanitizerError, ValidationError
 from memdb.governance.knowledge import Knowledge, jaccard
 from memdb.governance.reflection import Usage, is_metered, usage_of
-from memdb.memory.episodes import Episodes
+from memdb.memory.episodes import Episodes, to_episode
 from memdb.memory.ids import new_id
 from memdb.memory.layout import SUPERSEDED
 from memdb.memory.models import Episode, bound_text, utc
@@ -271,6 +278,8 @@ class Patterns:
         write lock. A failure marks the batch failed, with the error (sanitized), for a later retry.
         """
         at = utc(now, "now") if now is not None else self.episodes.now()
+        if owner is None:
+            self.follow_corrections(at)
         owners = [owner] if owner is not None else [str(o) for o in self.undone.children()]
         written = 0
         for name in owners:
@@ -407,11 +416,138 @@ class Patterns:
         if not same:
             return record
         for old in same:
-            self.patterns.kill((owner, old["id"]))
-            self.by_kind.kill((owner, record["kind"], old["id"]))
-        first = min(same, key=lambda old: old["id"])
-        seen = sum(int(old.get("seen") or 1) for old in same) + 1
-        return {**record, "id": first["id"], "created": first["created"], "confirmed": record["created"], "seen": seen}
+            self._drop(owner, old)
+        every = [*same, record]  # (a pattern stated again brings its own history: _restate)
+        first = min(every, key=lambda old: old["id"])
+        seen = sum(int(old.get("seen") or 1) for old in every)
+        latest = max(old.get("confirmed") or old["created"] for old in every)
+        return {**record, "id": first["id"], "created": first["created"], "confirmed": latest, "seen": seen}
+
+    def _drop(self, owner: str, record: dict[str, Any]) -> None:
+        self.patterns.kill((owner, record["id"]))
+        self.by_kind.kill((owner, record["kind"], record["id"]))
+
+    # --- corrections: a pattern is stated again from its batch as it reads now ------------------------
+
+    def source_corrected(
+        self, owner: str, _old_id: str, _old: Mapping[str, Any], new: Episode, _changed: list[str], at: dt.datetime
+    ) -> None:
+        """``Episodes.supersede_hooks``, in the correction's transaction: each pattern whose batch
+        counted the corrected record (any version of it) is stated again from that batch
+        (``_restate``), as knowledge citing the old version cites the new one. A pattern kept "5
+        success" after one of the five was corrected to a failure, citing the version the owner
+        said was wrong (test_a_pattern_is_stated_again_when_a_record_it_counted_is_corrected)."""
+        if self.by_kind.order((owner, new.kind, "")) is None:
+            return  # no pattern of its kind (a fact's new value, most corrections): one seek
+        versions = set(self.episodes.chain(owner, new.id))
+        for (kind, number), held in self._by_batch(owner, new.kind).items():
+            batch = self.batches.get((owner, kind, number))
+            if not versions.isdisjoint(self._counted(batch, held)):
+                self._restate(owner, kind, number, batch, held, at)
+
+    def follow_corrections(self, now: dt.datetime | None = None) -> int:
+        """Once per database (``^PATN(0)``): state again the patterns whose batch holds a record
+        corrected before patterns followed corrections; ``run_pending`` (so maintain) calls it.
+        Returns the batches stated again (test_maintain_states_again_the_patterns_corrections_left_stale)."""
+        if self.counters.get((0,)) is not None:
+            return 0
+        at = utc(now, "now") if now is not None else self.episodes.now()
+        done = 0
+        with self.space.transaction():
+            if self.counters.get((0,)) is not None:  # another process got there first
+                return 0
+            for owner in [str(o) for o in self.patterns.children()]:
+                for (kind, number), held in self._by_batch(owner).items():
+                    batch = self.batches.get((owner, kind, number))
+                    if any((self.episodes.header(owner, eid) or {}).get("status") == SUPERSEDED for eid in self._counted(batch, held)):
+                        self._restate(owner, kind, number, batch, held, at)
+                        done += 1
+            self.counters.set((0,), at)
+        return done
+
+    def _by_batch(self, owner: str, kind: str | None = None) -> dict[tuple[str, int], list[dict[str, Any]]]:
+        """An owner's patterns (of one kind) by the batch whose records their text states."""
+        if kind is not None:
+            found = [self.patterns.get((owner, str(subs[2]))) for subs, _ in self.by_kind.items((owner, kind))]
+        else:
+            found = [rec for _, rec in self.patterns.items((owner,))]
+        out: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        for rec in found:
+            if rec is not None:
+                out.setdefault((str(rec["kind"]), int(rec["batch"])), []).append(rec)
+        return out
+
+    @staticmethod
+    def _counted(batch: dict[str, Any] | None, held: Iterable[dict[str, Any]]) -> list[str]:
+        """The ids a batch counted, then those its patterns cite (the current versions of some:
+        one whose counted version was cut by ``erase_versions`` is still read)."""
+        return list(dict.fromkeys([*(batch or {}).get("ids", ()), *(c for rec in held for c in rec.get("cites") or ())]))
+
+    def _restate(
+        self, owner: str, kind: str, number: int, batch: dict[str, Any] | None, held: list[dict[str, Any]], at: dt.datetime
+    ) -> None:
+        """In the caller's transaction: state again the patterns ``held`` (whose text is batch
+        ``number``'s) from the batch's records as they read now: current versions, an erased one
+        left out, an archived one as what stays hot of it. One the batch still finds (of the same
+        tags) keeps its id and history; one it no longer finds goes; one it finds anew joins the
+        library as any finding does. An offline extractor states it, the default one where a
+        model extracts (a model's findings are lessons under review, and follow corrections as
+        knowledge does). Where the extractor fails, the patterns go and the batch is failed, for
+        maintain to extract again: the correction stands."""
+        extractor = self.extractor if is_offline(self.extractor) else OfflineExtractor()
+        episodes = self._as_now(owner, self._counted(batch, held))
+        try:
+            found = [p for p in extractor.extract(owner, kind, episodes) if p is not None] if episodes else []
+            proposals = [(p, self._clean(owner, p, f"pattern of {kind} batch {number}")) for p in found]
+        except Exception as exc:  # a custom extractor's bug, or the sanitizer failing: never the correction's failure
+            for rec in held:
+                self._drop(owner, rec)
+            if batch is not None:
+                error = f"stating it again after a correction: {type(exc).__name__}: {exc}"
+                self._failed(owner, kind, number, {**batch, "patterns": []}, error, 1)
+                self.undone.set((owner, kind, number), "")
+            return
+        known = {e.id: e for e in episodes}
+        left = list(held)
+        ids: list[str] = []
+        for p, (text, tags) in proposals:
+            cites = tuple(dict.fromkeys(p.cites))
+            if not cites or not set(cites) <= set(known) or not tokenize(text):
+                continue  # a pattern rests on records of its batch
+            stated = {
+                "kind": kind, "text": text, "cites": list(cites), "tags": tags,
+                "outcomes": dict(Counter(e.outcome for c in cites if (e := known[c]).outcome)),
+            }  # fmt: skip
+            same = next((rec for rec in left if sorted(rec.get("tags") or ()) == sorted(tags)), None)
+            if same is not None:
+                left.remove(same)
+                self._drop(owner, same)
+                record = {**same, **stated}
+            else:
+                record = {"id": new_id(at, owner), "owner": owner, **stated, "created": at, "batch": number, "confirmed": None, "seen": 1}
+            record = self._held_again(owner, record)
+            self.patterns.set((owner, record["id"]), record)
+            self.by_kind.set((owner, kind, record["id"]), "")
+            ids.append(record["id"])
+        for rec in left:  # the batch as corrected no longer says it
+            self._drop(owner, rec)
+        if batch is not None:
+            self.batches.set((owner, kind, number), {**batch, "patterns": ids})
+
+    def _as_now(self, owner: str, ids: Iterable[str]) -> list[Episode]:
+        """The current version of each record counted, once; an erased one left out, an archived
+        one as what stays hot of it (kind, outcome, tags, time, lesson: what a pattern counts)."""
+        out: list[Episode] = []
+        for eid in dict.fromkeys(self._current(owner, c) for c in ids):
+            state = self.episodes.header(owner, eid) if eid is not None else None
+            if eid is None or state is None:
+                continue
+            record = self.episodes.record_of(owner, eid)
+            if record is None and state.get("status") == "archived":
+                record = {**state, "summary": state.get("one_line", ""), "content": ""}
+            if record is not None:
+                out.append(to_episode(owner, eid, record, state))
+        return out
 
     def _clean(self, owner: str, proposal: PatternProposal, where: str) -> tuple[str, list[str]]:
         """A proposal's text and tags sanitized as a capture's are (tags in both the given and the

@@ -68,6 +68,7 @@ class Database:
         self.episodes.supersede_hooks.append(self.knowledge.source_corrected)
         # every typed record is counted for pattern extraction in its own transaction
         self.episodes.record_hooks.append(self.patterns.on_record)
+        self.episodes.supersede_hooks.append(self.patterns.source_corrected)  # and a correction of one restates its patterns
         self.reflection = Reflection(self.episodes, self.knowledge, reflector)
         # called first thing in close(): an integration's thread (the LangGraph store's ttl
         # sweeper) stops at the close instead of at its next wake-up; a hook must not block

@@ -1,0 +1,222 @@
+"""What governance derives follows what happens to its sources, on both backends: a pattern is
+stated again when a record it counted is corrected, a restored lesson does not bring back a
+share a teammate's copy took since, and an erasure leaves no id of what it took in a closed
+session's mark."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from clocks import Clock
+
+import memdb
+from memdb.errors import DuplicateError
+
+pytestmark = pytest.mark.usefixtures("backend")
+
+T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=dt.UTC)
+MIN = dt.timedelta(minutes=1)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(T0)
+
+
+@pytest.fixture
+def fdb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
+    db = memdb.open(tmp_path / "f", clock=clock)
+    yield db
+    db.close()
+
+
+def backups(mem: memdb.Memory, outcomes: list[str], tags: list[list[str]] | None = None) -> list[str]:
+    """Routine records of verifying backups, one a minute (five complete a batch)."""
+    return [
+        mem.record("routine", f"verified the nightly backup {i}", outcome=o, tags=(tags[i] if tags else ["backups"]),
+                   ts=T0 - dt.timedelta(days=1) + i * MIN).id
+        for i, o in enumerate(outcomes)
+    ]  # fmt: skip
+
+
+# --- finding: a pattern kept counting and citing the version a correction replaced ----------------
+
+
+def test_a_pattern_is_stated_again_when_a_record_it_counted_is_corrected(fdb: memdb.Database, clock: Clock) -> None:
+    """A pattern "In 5 of the last 5 ... 5 success" stayed so after one of the five was corrected to a
+    failure, citing (and the Patterns page linking) the version the owner said was wrong, and
+    ``prepare`` handed it on. It is stated again in the correction's transaction from the batch
+    as corrected: counts, text and cites of the current versions; its id and history stay."""
+    mem = fdb.owner("ana")
+    ids = backups(mem, ["success"] * 5)
+    (before,) = mem.patterns()
+    assert before.text.startswith("In 5 of the last 5 routine records tagged backups: 5 success.")
+    clock.advance(days=1)
+    fixed = mem.supersede(ids[2], reason="the restore test had actually failed", outcome="failure")
+    (after,) = mem.patterns()
+    assert after.text.startswith("In 5 of the last 5 routine records tagged backups: 4 success, 1 failure.")
+    assert after.outcomes == {"success": 4, "failure": 1}
+    assert set(after.cites) == {*ids[:2], fixed.id, *ids[3:]} and ids[2] not in after.cites
+    assert (after.id, after.created, after.seen, after.batch) == (before.id, before.created, before.seen, before.batch)
+    (prepared,) = mem.prepare("routine backups verification").patterns
+    assert prepared == after and "4 success, 1 failure" in mem.prepare("routine backups verification").text
+    again = mem.supersede(fixed.id, reason="it did pass on a second look", outcome="success")  # a chain: its current version
+    (last,) = mem.patterns()
+    assert last.outcomes == {"success": 5} and again.id in last.cites and fixed.id not in last.cites
+
+
+def test_a_pattern_a_correction_undoes_is_replaced_by_what_the_batch_says_now(fdb: memdb.Database) -> None:
+    """A correction that takes the tag three records shared: "tagged backups" no longer holds;
+    the batch as corrected says what it says now (here: its majority outcome), nothing more."""
+    mem = fdb.owner("ana")
+    ids = backups(mem, ["success"] * 5, tags=[["backups"], ["backups"], ["backups"], ["restore"], ["restore"]])
+    (tagged,) = mem.patterns()
+    assert tagged.tags == ("backups",)
+    mem.supersede(ids[0], reason="it was a restore drill, not a backup check", tags=["restore"])
+    (now,) = mem.patterns()
+    assert now.tags == ("restore",) and now.text.startswith("In 3 of the last 5 routine records tagged restore: 3 success.")
+    assert tagged.id not in {p.id for p in mem.patterns()}
+
+
+def test_an_erased_record_drops_out_of_a_pattern_stated_again(fdb: memdb.Database) -> None:
+    """A record of the batch erased (one the pattern does not cite, so the pattern stays) is no
+    longer counted when a correction states the pattern again, and no id of it is left there."""
+    mem = fdb.owner("ana")
+    ids = backups(mem, ["success"] * 5, tags=[["backups"]] * 4 + [["misc"]])
+    (pattern,) = mem.patterns()
+    assert pattern.text.startswith("In 4 of the last 5 ")
+    mem.erase([ids[4]], reason="recorded by mistake")
+    assert [p.id for p in mem.patterns()] == [pattern.id]  # not cited: the pattern stays
+    fixed = mem.supersede(ids[0], reason="it failed", outcome="failure")
+    (after,) = mem.patterns()
+    assert after.text.startswith("In 4 of the last 4 routine records tagged backups: 3 success, 1 failure.")
+    assert ids[4] not in after.cites and fixed.id in after.cites
+
+
+def test_maintain_states_again_the_patterns_corrections_left_stale(fdb: memdb.Database) -> None:
+    """Patterns a correction left as they were (before patterns followed corrections) are stated
+    again by the next maintain, once: later runs do not read the library again."""
+    mem = fdb.owner("ana")
+    ids = backups(mem, ["success"] * 5)
+    hooks = fdb.episodes.supersede_hooks
+    follow = next(h for h in hooks if getattr(h, "__self__", None) is fdb.patterns)
+    hooks.remove(follow)  # as an older memdb corrected it
+    fixed = mem.supersede(ids[1], reason="it failed", outcome="failure")
+    hooks.append(follow)
+    (stale,) = mem.patterns()
+    assert stale.outcomes == {"success": 5} and ids[1] in stale.cites
+    fdb.maintain()
+    (healed,) = mem.patterns()
+    assert healed.id == stale.id and healed.outcomes == {"success": 4, "failure": 1} and fixed.id in healed.cites
+    assert fdb.patterns.follow_corrections() == 0  # done once: marked
+
+
+# --- finding: restoring a quarantined lesson brought its shares back beside a teammate's copy -------
+
+
+def test_a_restored_lesson_does_not_come_back_beside_a_teammate_s_copy(fdb: memdb.Database) -> None:
+    """A copy quarantined is read by no one, so a teammate may share a near copy meanwhile;
+    restoring the first brought its share back without the shared-copy check, and the team
+    read the lesson twice. The share with such a team is not brought back: the lesson returns
+    to its owner's agenda for that team, the result and the audit record naming the team; its
+    share with a team that reads no copy comes back."""
+    fdb.configure(teams={"platform": ["ana", "bo", "cy"], "data": ["ana", "dee"]})
+    a = fdb.owner("ana").save_lesson("Run database migrations before the deploy window opens")
+    b = fdb.owner("bo").save_lesson("Run the database migrations before the deploy window opens")
+    fdb.approve([a.id, b.id], by="lead")
+    fdb.decide({a.id: "share"}, by="ana")  # with each of her teams: platform and data
+    fdb.quarantine(a.id, by="lead", reason="wrong for the new pipeline")
+    fdb.decide({b.id: "share"}, by="bo", team="platform")
+    restored = fdb.restore_entry(a.id, by="lead")
+    assert (restored.status, restored.visibility, restored.shared_with, restored.unshared) == ("active", "shared", ("data",), ("platform",))
+    assert [e.owner for e in fdb.owner("cy").knowledge()] == ["bo"]  # the team reads one copy
+    assert [e.id for e in fdb.owner("dee").knowledge()] == [a.id]  # no copy in data: shared again
+    (item,) = [i for i in fdb.ceremony("platform").items if i.entry.id == a.id]
+    assert not item.carried_over and "not shared again with 'platform' when restored" in str(fdb.latest_agenda("platform"))
+    (audited,) = [r for r in fdb.audit("ana") if r["action"] == "restore_entry"]
+    assert audited["unshared"] == ["platform"]
+    with pytest.raises(DuplicateError, match=f"repeats entry '{b.id}' of 'bo'"):
+        fdb.decide({a.id: "share"}, by="ana", team="platform")
+    (kept,) = fdb.decide({a.id: "private"}, by="ana")  # its owner rules again: the note has done its work
+    assert kept.unshared == () and kept.shared_with == ()
+
+
+def test_a_restored_lesson_shared_with_everyone_stays_private_where_a_copy_is_read(tmp_path: Path, clock: Clock) -> None:
+    """Without teams, a share is with ``all``: a copy shared there since keeps the restored
+    lesson private, back on its owner's agenda."""
+    with memdb.open(tmp_path / "all", clock=clock) as db:
+        a = db.owner("ana").save_lesson("Rotate the signing keys before the quarterly audit")
+        b = db.owner("bo").save_lesson("Rotate the signing keys before each quarterly audit")
+        db.approve([a.id, b.id], by="lead")
+        db.decide({a.id: "share"}, by="ana")
+        db.quarantine(a.id, by="lead", reason="superseded by the new key policy")
+        db.decide({b.id: "share"}, by="bo")
+        restored = db.restore_entry(a.id, by="lead")
+        assert (restored.visibility, restored.shared_with, restored.unshared, restored.ceremony) == ("private", (), ("all",), None)
+        assert [e.owner for e in db.owner("cy").knowledge()] == ["bo"]
+        assert a.id in {i.entry.id for i in db.ceremony().items}
+
+
+# --- finding: a closed session's mark kept the ids of what an erasure took ----------------------
+
+
+def session(mem: memdb.Memory, clock: Clock, name: str = "s1") -> list[str]:
+    """A gateway session: a question, a failing deploy call, a check; the captured ids in order."""
+    asked = mem.record_exchange(name, "Why does the deploy fail?", "Looking at it.")
+    clock.advance(minutes=1)
+    call = mem.record_tool_call(name, "deploy_api", {"env": "prod"})
+    mem.record_tool_result(call.id, {"error": "migration lock timeout"})
+    clock.advance(minutes=1)
+    check = mem.record_tool_call(name, "deploy_api", {"env": "prod"})
+    mem.record_tool_result(check.id, {"deployed": True})
+    clock.advance(minutes=1)
+    return [asked.id, call.id, check.id]
+
+
+def dist(db: memdb.Database, owner: str = "ana") -> str:
+    """Every node of the owner's session marks, as text (either backend)."""
+    return repr(list(db.globals["DIST"].items((owner,))))
+
+
+def test_an_erasure_leaves_no_id_of_what_it_took_in_a_closed_session_s_mark(fdb: memdb.Database, clock: Clock) -> None:
+    """Erasing a session's first event takes the episode distilled from it; the session has
+    other events, so its mark stays (closed stays closed), and it kept the ids of the erased
+    episode and event, times of erased data. It names neither now: its cited range is the
+    events left, and a close again says the episode was erased, with no id of it."""
+    mem = fdb.owner("ana")
+    ids = session(mem, clock)
+    done = mem.close_session("s1", kind="debug", outcome="success")
+    assert done.episode is not None and done.episode.id in dist(fdb) and ids[0] in dist(fdb)
+    report = mem.erase([ids[0]], reason="the user asked to forget that message")
+    assert set(report.ids) == {ids[0], done.episode.id}
+    left = dist(fdb)
+    assert done.episode.id not in left and ids[0] not in left and ids[1] in left  # the range starts at the first left
+    again = mem.close_session("s1", kind="debug", outcome="success")  # closed stays closed: nothing re-derived
+    assert again.status == "already_closed" and again.episode is None and "erased since" in again.reason
+    assert done.episode.id not in again.reason
+    clock.advance(hours=3)
+    assert fdb.close_idle_sessions().closed == [] and mem.count() == 2  # the idle rule does not reopen it
+    assert done.episode.id not in dist(fdb) and fdb.check().ok
+    clock.advance(minutes=1)
+    late = mem.record_exchange("s1", "Is it deployed now?", "Yes.")  # the session goes on: closed again, anew
+    closed = mem.close_session("s1", kind="debug", outcome="success")
+    assert closed.status == "closed" and closed.episode is not None and late.id in closed.episode.cites
+    assert closed.episode.id in dist(fdb)
+
+
+def test_erasing_a_close_s_last_event_keeps_later_news_as_news(fdb: memdb.Database, clock: Clock) -> None:
+    """The last cited event erased with the episode: the mark's range ends at the last event
+    left, so an event captured after the close is still news, and the ones it read are not."""
+    mem = fdb.owner("ana")
+    ids = session(mem, clock)
+    done = mem.close_session("s1", kind="debug", outcome="success")
+    assert done.episode is not None
+    mem.erase([ids[2]], reason="held a customer's host name")
+    assert ids[2] not in dist(fdb) and done.episode.id not in dist(fdb)
+    assert mem.close_session("s1", kind="debug", outcome="success").status == "already_closed"
+    clock.advance(minutes=1)
+    mem.record_exchange("s1", "And the rollback?", "Not needed.")
+    assert mem.close_session("s1", kind="debug", outcome="success").status == "closed"

@@ -177,7 +177,9 @@ class Erasure:
             freed.update(cites)
         freed.update(head for c in freed & set(cut) if (head := head_of[c]) is not None)  # summarized as its earlier version was
         gone = {**targets, **cut}
-        sessions = {h["session"] for eid in gone if (h := self.episodes.header(owner, eid)) and h.get("session")}
+        headers = {eid: self.episodes.header(owner, eid) for eid in gone}
+        sessions = {h["session"] for h in headers.values() if h and h.get("session")}
+        summaries = {eid for eid, h in headers.items() if h and h.get("kind") == "summary"}
         moved = {eid: head for eid, head in head_of.items() if head is not None and head not in gone}
         if moved:
             for repoint in self.repoint:
@@ -189,7 +191,8 @@ class Erasure:
                 blob = self.episodes.cold_blob(owner, head)
                 assert blob is not None  # an archived header always has its cold record (db.check() says so)
                 self.episodes.set_cold_blob(owner, head, self.cold.pack(owner, unlinked(self.cold.unpack(owner, blob), cut), blob["hash"]))
-        self._unsummarize(owner, freed - set(gone))
+        self._forget_bursts(owner, summaries)
+        self._unsummarize(owner, freed - set(gone), again=action != "retention")
         forgotten = self._forget_sessions(owner, sessions)
         if hashes:
             self.cold.retrain(owner)
@@ -313,16 +316,30 @@ class Erasure:
                 found.append((sid, cites))
         return found
 
-    def _unsummarize(self, owner: str, ids: set[str]) -> None:
+    def _forget_bursts(self, owner: str, summaries: set[str]) -> None:
+        """The burst marks naming an erased summary go with it: a mark left said its window was
+        summarized, and the window's events, freed, were never summarized again
+        (test_a_burst_freed_by_an_erasure_is_summarized_again)."""
+        if summaries:
+            for subs in [subs for subs, sid in self.marks.items((owner, "burst")) if sid in summaries]:
+                self.marks.kill(subs)
+
+    def _unsummarize(self, owner: str, ids: set[str], again: bool = True) -> None:
         """Mark the ``summarized`` sources of an erased summary active again (an archived one
-        comes back active when restored)."""
+        comes back active when restored); with ``again``, ``^LIFE(owner, "burst_freed", ts_us)``
+        marks the earliest of them, so the next maintain looks back that far and summarizes them
+        anew if they are still a burst: its scan had passed their window
+        (test_a_burst_freed_by_an_erasure_is_summarized_again). Retention frees none for that:
+        what it leaves of a window is older than its cutoff by the next run, and goes then."""
         hot = []
         for eid in ids:
             header = self.episodes.header(owner, eid)
             if header is None:
                 continue
             if header.get("status") == "summarized":
-                hot.append(eid)
+                hot.append((header["ts"], eid))
             elif header.get("status") == "archived" and header.get("archived_from") == "summarized":
                 self.episodes.keep_in_header(owner, eid, archived_from="active")
-        self.episodes.set_status(owner, hot, "active")
+        self.episodes.set_status(owner, [eid for _, eid in hot], "active")
+        if again and hot:
+            self.marks.set((owner, "burst_freed", ts_micros(min(ts for ts, _ in hot))), True)

@@ -41,7 +41,10 @@ def test_a_tool_payload_holding_itself_is_refused() -> None:
 
     loop: dict[str, Any] = {}
     loop["me"] = loop
-    assert unstorable("input", loop) == f"input is nested more than {MAX_DEPTH} levels deep (flatten it, or pass the deep part as a JSON string)"
+    assert (
+        unstorable("input", loop)
+        == f"input is nested more than {MAX_DEPTH} levels deep (flatten it, or pass the deep part as a JSON string)"
+    )
 
 
 def test_a_tool_payload_up_to_the_cap_is_kept(tmp_path: Path) -> None:

@@ -541,6 +541,8 @@ def cmd_facts(args: argparse.Namespace) -> int:
 def cmd_erase(args: argparse.Namespace) -> int:
     """Erase episodes for good, with their versions and what derives from them; asks first on a terminal."""
     ids, tags = list(dict.fromkeys(args.ids)), _tags(args.tags)
+    if args.all_of_owner is not None:
+        return _erase_owner(args, bool(ids or tags))
     if not (ids or tags):
         raise ValidationError("erase: give episode ids or --tags (nothing erased)")
     if not args.yes:
@@ -565,6 +567,31 @@ def cmd_erase(args: argparse.Namespace) -> int:
             print(f"erased {episodes}{entries}: {', '.join(report.ids)} (audit {report.audit_id})")
             if report.count or report.entries:
                 print("their bytes leave the files at the next `memdb compact`")
+    return 0
+
+
+def _erase_owner(args: argparse.Namespace, narrowed: bool) -> int:
+    """``erase --all-of-owner NAME``: the owner itself (``Database.erase_owner``); asks first on a terminal."""
+    if narrowed:
+        raise ValidationError("erase: --all-of-owner erases everything of the owner; give no ids or --tags with it (nothing erased)")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ValidationError("erase: --yes is required when not on a terminal (nothing erased)")
+        sys.stderr.write(
+            f"erase owner {shown(args.all_of_owner)} itself for good: every episode, knowledge entry, pattern, counter and "
+            "audit record of it, its team memberships and its name (one audit record keeps a keyed hash of it)? [y/N] "
+        )
+        sys.stderr.flush()
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            raise ValidationError("erase: not confirmed (nothing erased)")
+    with _open(args) as db:
+        report = db.erase_owner(args.all_of_owner, reason=args.reason)
+        if args.json:
+            _print_json(report)
+        else:
+            entries = f" and {len(report.entries)} knowledge entr{'ies' if len(report.entries) != 1 else 'y'}" if report.entries else ""
+            print(f"erased the owner, {report.count} episode{'s' if report.count != 1 else ''}{entries} (audit {report.audit_id})")
+            print("its bytes leave the files at the next `memdb compact`")
     return 0
 
 
@@ -1360,6 +1387,7 @@ def build_parser() -> _Parser:
     p.add_argument("--tags", help="comma-separated: erase every episode carrying any of them, archived ones and earlier versions too")
     p.add_argument("--reason", required=True, help="why (kept in the audit trail)")
     p.add_argument("--yes", action="store_true", help="do not ask (required when not on a terminal)")
+    p.add_argument("--all-of-owner", metavar="NAME", help="erase this owner itself: all its data and its name (--owner is not read)")
 
     p = command("history", cmd_history, "outcomes and lessons of past attempts")
     p.add_argument("--kind", help="one typed kind (`memdb stats` lists them), e.g. debug")

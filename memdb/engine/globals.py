@@ -280,6 +280,19 @@ class Globals:
         with self._deferring():
             self._level(keys, drop_zero).update(keys)  # a list, not a Mapping: each counts 1
 
+    def discard_deferred(self, g: Global, subs: Any = ()) -> None:
+        """Drop this transaction's deferred deltas (``defer_increment``) of counters in the
+        subtree of ``g(subs)``, about to be killed: applied at commit, they would bring back a
+        counter that a KILL took (an owner's statistics after its erasure)."""
+        pending = self._local.pending
+        if not pending:
+            return
+        lo, hi = codec.range_of(g._key(_as_subs(subs)))
+        for level in pending:
+            for counter in level:
+                for key in [k for k in counter if lo <= k < hi]:
+                    del counter[key]
+
     def _deferring(self) -> AbstractContextManager[None]:
         """Outside a transaction, one for the deferral (applied at its commit, so at once)."""
         return nullcontext() if self._write_txn() is not None else self.transaction()

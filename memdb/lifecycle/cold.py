@@ -132,10 +132,15 @@ class ColdCodec:
             self._episodes.set_cold_blob(owner, eid, recoded)
         for i in old:
             self.dicts.kill((owner, i))
+        self.forget(owner)  # they hold erased text in memory; a later use rebuilds from the store
+        return len(coded)
+
+    def forget(self, owner: str) -> None:
+        """Drop this process's (de)compressors of ``owner``'s dictionaries: the owner was erased,
+        and they hold fragments of its records."""
         for cache in (self._compressors, self._decompressors):
             for key in [k for k in cache if k[0] == owner]:
-                del cache[key]  # they hold erased text in memory; a later use rebuilds from the store
-        return len(coded)
+                del cache[key]
 
     def unpack(self, owner: str, value: dict[str, Any]) -> dict[str, Any]:
         """The record back from a cold value."""

@@ -11,24 +11,63 @@ memory while its earlier versions go: a superseded version goes with every versi
 corrected. Retention, routine pruning, erases a chain whose current version is old enough, and
 from the others the superseded versions old enough, that way (storage limitation: a key
 updated every month kept every value it ever had).
+
+An owner's name is an identifier too (a person's name or user id can be one), and a request for
+everything keeps it: the owner's counters, marks, audit log and team memberships name it.
+``erase_owner`` takes the owner itself: everything ``erase(everything=True)`` takes, then every
+node of every global keyed by the owner (``OWNER_KEYED``), what the others hold of it, and
+its place in the settings' teams; one database-wide audit record keeps a keyed hash of the name
+(``owner_erasures`` finds it from the name), never the name.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
+import os
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Final
 
 from memdb.errors import NotFoundError, ValidationError
 from memdb.lifecycle.cold import ColdCodec
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import check_id, ts_micros
 from memdb.memory.layout import unlinked
-from memdb.memory.models import utc
+from memdb.memory.models import check_owner, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.text import normalize_tags
 
-__all__ = ["Erasure", "ErasureReport"]
+__all__ = ["ERASED_OWNER", "NOT_OWNER_KEYED", "OWNER_KEYED", "Erasure", "ErasureReport"]
+
+OWNER_KEYED: Final = frozenset({
+    "MEM", "EPST", "EPT", "EPG", "EPGO", "EPK", "EPS", "EPB", "EPTD", "EPX", "EPXT", "EPDN", "EPC", "EPCV", "EPL", "EPLV",
+    "EPDF", "EPN", "EPAR", "COLD", "EPSA", "EPSU", "EPFK", "AUDIT", "EPIM", "LIFE", "COLDDICT",
+    "KN", "KNQ", "KNA", "KNF", "KNN", "KNR", "PATN", "PATQ", "PATB", "PATP", "PAT", "PATK", "DIST",
+})  # fmt: skip
+"""The globals of ``memdb.memory.layout.GLOBALS`` whose first subscript is an owner's name:
+``erase_owner`` kills the owner's subtree of each (test_every_global_is_known_to_the_owner_erasure)."""
+
+NOT_OWNER_KEYED: Final[Mapping[str, str]] = {
+    "META": "settings and counters: the owner leaves the settings' teams",
+    "AUDITDB": "database-wide records: a team list of a configure record names it as ERASED_OWNER",
+    "KNID": "entry id -> owner: the nodes naming the owner go",
+    "KNS": "shared entries by team: the owner's entries go with its request for everything",
+    "KNT": "tombstones: hashes, shared across owners; its erased lessons' go with them",
+    "KNW": "decay counts by week",
+    "KNC": "ceremony agendas by team: entry ids",
+    "KNM": "knowledge's salt and counters",
+    "SCHED": "scheduler lock and runs",
+}
+"""The other globals, and what an owner's erasure does to each."""
+
+ERASED_OWNER: Final = "[erased owner]"
+"""What stands for an erased owner's name where a database-wide record named it."""
+
+_DATABASE: Final = 0  # ^LIFE's database-wide subtree: a number, which no owner's name (a str) is
+_OWNER_KEY: Final = "owner erasure key"
 
 
 @dataclass(frozen=True)
@@ -127,6 +166,96 @@ class Erasure:
             request = (wanted, since, until) if action == "erase" and (everything or wanted) else None
             return self._take(owner, targets, cut, reason, action, request)
 
+    def erase_owner(self, owner: str, reason: str) -> ErasureReport:
+        """Erase an owner itself: what ``erase(everything=True)`` takes (episodes, entries, what
+        layers derived), then every node of ``OWNER_KEYED`` under its name (counters, marks, its
+        audit log, pattern batches, cold dictionaries, reflection budget), its entries' ids in
+        ^KNID, and its membership of the settings' teams; a database-wide record that named it
+        in a team names ``ERASED_OWNER``. One database-wide audit record, ``erase_owner``, keeps
+        the reason, the counts and in ``hashes`` a keyed hash of the name (``owner_hash``). All in
+        one transaction; ``owner`` as ``Episodes.owner_name`` gives it.
+
+        The reason is kept with the name in it, as a word, replaced by ``ERASED_OWNER`` ("account
+        of <name> deleted"). NotFoundError for a name the database holds nothing of (an audit
+        record would say a person was erased who never was); ValidationError for an empty
+        reason. Other owners' memories that mention the name in their text are theirs, and stay."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValidationError(f"erase_owner reason {shown(reason)}: say why (it is kept in the audit trail)")
+        # "account of <name> deleted": the record keeps the reason, and must not keep the name
+        reason = re.sub(rf"(?<!\w){re.escape(owner)}(?!\w)", ERASED_OWNER, reason, flags=re.IGNORECASE)
+        try:
+            return self._erase_owner(owner, reason)
+        except BaseException:
+            self.episodes.reload_settings()  # the teams changed in the transaction rolled back: not kept in memory either
+            raise
+
+    def _erase_owner(self, owner: str, reason: str) -> ErasureReport:
+        with self.episodes.space.transaction():
+            teams = {t: list(m) for t, m in self.episodes.settings.teams.items()}
+            if not self._holds(owner) and not any(owner in m for m in teams.values()):
+                raise NotFoundError(f"owner {shown(owner)}: nothing of it in this database (nothing erased)")
+            report = self.erase(owner, everything=True, reason=reason)  # the layers' hooks take what they derived, as for any request
+            left = sorted(t for t, members in teams.items() if owner in members)
+            if left:  # written as any change of settings is, then redacted with the others below
+                self.episodes.configure(teams={t: [m for m in members if m != owner] for t, members in teams.items()})
+            space = self.episodes.space
+            space.flush_staged()  # the erasure's staged writes (postings) land before the kills, not after
+            for name in sorted(OWNER_KEYED):
+                g = space[name]
+                # and its deferred counters (^EPN) are not written at the commit (test_the_name_can_be_an_owner_again)
+                space.discard_deferred(g, (owner,))
+                # ^LIFE's database-wide marks share its first level with owners' names ("archived lessons
+                # kept", a valid owner name): a mark's value stays; elsewhere the owner's node is its own (^EPCV)
+                kept = g.get((owner,)) if name == "LIFE" else None
+                g.kill((owner,))
+                if kept is not None:
+                    g.set((owner,), kept)
+            ids = space["KNID"]
+            for subs in [subs for subs, who in ids.items(()) if who == owner]:
+                ids.kill(subs)
+            self.episodes.audit.forget_member(owner, ERASED_OWNER)
+            audit_id = self.episodes.audit.write(
+                None, "erase_owner", self.episodes.now(), reason=reason, hashes=[self.owner_hash(owner)],
+                count=report.count, entries=len(report.entries), teams=left,
+            )  # fmt: skip
+        self.cold.forget(owner)
+        with self.episodes.layout.digests_lock:
+            self.episodes.layout.digests.pop(owner, None)
+        return ErasureReport(report.count, report.ids, audit_id, report.entries)
+
+    def owner_hash(self, owner: str) -> str:
+        """A keyed SHA-256 of an owner's name, as ``erase_owner`` records it: the key is this
+        database's (made at the first owner erasure), so the audit log alone, exported or
+        shipped to a log store, confirms no guess of a name; whoever holds the database can
+        check one (``owner_erasures``)."""
+        key = self.marks.get((_DATABASE, _OWNER_KEY))
+        if key is None:
+            key = os.urandom(32)
+            self.marks.set((_DATABASE, _OWNER_KEY), key)
+        return "hmac-sha256:" + hmac.new(bytes(key), owner.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def owner_erasures(self, owner: str) -> list[dict[str, Any]]:
+        """The ``erase_owner`` audit records of an owner's name, oldest first (none before the
+        first owner erasure). Reads the whole audit log: an administrator's question."""
+        try:
+            owner = check_owner(owner)
+        except ValidationError:
+            if not isinstance(owner, str):
+                raise
+            # else a name held before the rules (Episodes.owner_name): looked up as given
+        if self.marks.get((_DATABASE, _OWNER_KEY)) is None:
+            return []
+        digest = self.owner_hash(owner)
+        return [
+            a for a in self.episodes.audit.entries(None)
+            if a["owner"] is None and a.get("action") == "erase_owner" and digest in (a.get("hashes") or ())
+        ]  # fmt: skip
+
+    def _holds(self, owner: str) -> bool:
+        """Whether any global keyed by owners holds anything under ``owner`` (in ^LIFE, below it:
+        a database-wide mark may have its name)."""
+        return any(self.episodes.space[name].data((owner,)) >= (10 if name == "LIFE" else 1) for name in OWNER_KEYED)
+
     def erase_versions(self, owner: str, episode_id: str, reason: str, action: str = "erase") -> ErasureReport:
         """Erase a superseded version and every version before it, keeping the later ones: the
         oldest left stands alone (``Episodes.unlink``: no link to, reason for or cite of what it
@@ -177,7 +306,9 @@ class Erasure:
             freed.update(cites)
         freed.update(head for c in freed & set(cut) if (head := head_of[c]) is not None)  # summarized as its earlier version was
         gone = {**targets, **cut}
-        sessions = {h["session"] for eid in gone if (h := self.episodes.header(owner, eid)) and h.get("session")}
+        headers = {eid: self.episodes.header(owner, eid) for eid in gone}
+        sessions = {h["session"] for h in headers.values() if h and h.get("session")}
+        summaries = {eid for eid, h in headers.items() if h and h.get("kind") == "summary"}
         moved = {eid: head for eid, head in head_of.items() if head is not None and head not in gone}
         if moved:
             for repoint in self.repoint:
@@ -189,7 +320,8 @@ class Erasure:
                 blob = self.episodes.cold_blob(owner, head)
                 assert blob is not None  # an archived header always has its cold record (db.check() says so)
                 self.episodes.set_cold_blob(owner, head, self.cold.pack(owner, unlinked(self.cold.unpack(owner, blob), cut), blob["hash"]))
-        self._unsummarize(owner, freed - set(gone))
+        self._forget_bursts(owner, summaries)
+        self._unsummarize(owner, freed - set(gone), again=action != "retention")
         forgotten = self._forget_sessions(owner, sessions)
         if hashes:
             self.cold.retrain(owner)
@@ -313,16 +445,30 @@ class Erasure:
                 found.append((sid, cites))
         return found
 
-    def _unsummarize(self, owner: str, ids: set[str]) -> None:
+    def _forget_bursts(self, owner: str, summaries: set[str]) -> None:
+        """The burst marks naming an erased summary go with it: a mark left said its window was
+        summarized, and the window's events, freed, were never summarized again
+        (test_a_burst_freed_by_an_erasure_is_summarized_again)."""
+        if summaries:
+            for subs in [subs for subs, sid in self.marks.items((owner, "burst")) if sid in summaries]:
+                self.marks.kill(subs)
+
+    def _unsummarize(self, owner: str, ids: set[str], again: bool = True) -> None:
         """Mark the ``summarized`` sources of an erased summary active again (an archived one
-        comes back active when restored)."""
+        comes back active when restored); with ``again``, ``^LIFE(owner, "burst_freed", ts_us)``
+        marks the earliest of them, so the next maintain looks back that far and summarizes them
+        anew if they are still a burst: its scan had passed their window
+        (test_a_burst_freed_by_an_erasure_is_summarized_again). Retention frees none for that:
+        what it leaves of a window is older than its cutoff by the next run, and goes then."""
         hot = []
         for eid in ids:
             header = self.episodes.header(owner, eid)
             if header is None:
                 continue
             if header.get("status") == "summarized":
-                hot.append(eid)
+                hot.append((header["ts"], eid))
             elif header.get("status") == "archived" and header.get("archived_from") == "summarized":
                 self.episodes.keep_in_header(owner, eid, archived_from="active")
-        self.episodes.set_status(owner, hot, "active")
+        self.episodes.set_status(owner, [eid for _, eid in hot], "active")
+        if again and hot:
+            self.marks.set((owner, "burst_freed", ts_micros(min(ts for ts, _ in hot))), True)

@@ -183,9 +183,13 @@ class Lifecycle:
         typed = set(settings.typed_kinds)
         zone = dt.UTC if settings.timezone == "UTC" else ZoneInfo(settings.timezone)
         mark = self.marks.get((owner, "burst_scanned_until"))
+        # events an erasure freed from their summary (``Erasure._unsummarize``) lie before the
+        # mark: the scan starts at the earliest of them, once
+        freed = [int(subs[2]) for subs, _ in self.marks.items((owner, "burst_freed"))]
         # a window still open at the last run started at most one window (or, for an owner's
         # day, 25 h when the clocks go back) before its mark: look back over the longer of the two
-        since = ts_micros(mark - max(window, dt.timedelta(hours=25))) if mark else None
+        lookback = max(window, dt.timedelta(hours=25))
+        since = min([ts_micros(mark), *freed]) - lookback // dt.timedelta(microseconds=1) if mark else None
         for eid in self.episodes.ids_in_time(owner, since, ts_micros(now)):
             header = self.episodes.header(owner, eid)
             if header is None or header["status"] != "active" or header["kind"] in ("summary", FACT_KIND):  # facts are no events
@@ -207,7 +211,12 @@ class Lifecycle:
                     scanned_until = min(scanned_until, start + window)
         # windows opening before (mark - 24h) are closed and done: later runs start there; never
         # past the clock, or a run at a later ``now`` hid every event recorded after it (test_cli_scripting.py)
-        self.marks.set((owner, "burst_scanned_until"), min(scanned_until, self.episodes.now()))
+        with self.episodes.space.transaction():
+            self.marks.set((owner, "burst_scanned_until"), min(scanned_until, self.episodes.now()))
+            # scanned from there now (a window that failed keeps the mark above back); those that
+            # another process's erasure freed meanwhile stay for the next run
+            for us in freed:
+                self.marks.kill((owner, "burst_freed", us))
 
     def _changed(self, owner: str, episode_id: str, record: dict[str, Any]) -> bool:
         """Whether an event read as ``record`` and active is no longer so (erased, superseded,

@@ -131,9 +131,28 @@ class AuditLog:
             if new != entry:
                 self._owned.set(subs, new)
 
+    def forget_member(self, owner: str, marker: str) -> None:
+        """An owner's erasure (``memdb.lifecycle.erase.Erasure.erase_owner``) beats append-only
+        too: where a database-wide ``configure`` record names the owner as a member of a team
+        (``changes.teams``, from and to), ``marker`` stands instead. No other field changes."""
+        for subs, entry in self._database.items(()):
+            teams = (entry.get("changes") or {}).get("teams") if entry.get("action") == "configure" else None
+            if not isinstance(teams, Mapping):
+                continue
+            new = {side: _without(lists, owner, marker) for side, lists in teams.items()}
+            if new != teams:
+                self._database.set(subs, {**entry, "changes": {**entry["changes"], "teams": new}})
+
     def owners(self) -> list[str]:
         """Owners with audit records."""
         return [str(o) for o in self._owned.children()]
+
+
+def _without(teams: Any, owner: str, marker: str) -> Any:
+    """A ``teams`` setting (team -> members) with ``marker`` for ``owner``; anything else as it is."""
+    if not isinstance(teams, Mapping):
+        return teams
+    return {t: [marker if m == owner else m for m in members] if isinstance(members, list) else members for t, members in teams.items()}
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -61,6 +61,7 @@ from memdb.memory.models import (
     bound_text,
     check_ident,
     check_owner,
+    check_payload,
     utc,
     validation_error,
 )
@@ -711,6 +712,7 @@ class OwnerEpisodes:
         """Capture a tool call as an execution event with a bounded input digest."""
         check_ident("tool", tool)
         self._check_live(ts, "record_tool_call", live_only=True)
+        check_payload("record_tool_call", "input", input)
         cap = self._layer.settings.digest_chars
         fields = {
             "kind": "tool_call",
@@ -734,6 +736,7 @@ class OwnerEpisodes:
         result's transaction (a session closed before its result came goes on)."""
         day = episode_day(check_id(call_id))
         what = f"tool result for {call_id}"
+        check_payload(what, "result", result)
         # Numbered after the call's own placeholders, so a new value never reuses one of them;
         # sanitized outside the write, so a dropped capture's counters are not rolled back.
         # The call's own, not a result's recorded before: delivered again, it sanitizes the same.
@@ -947,6 +950,7 @@ class OwnerEpisodes:
         reason = self._reason(reason, what)
         if record["kind"] == "tool_call" and changes.get("result") is not None and not isinstance(changes["result"], str):
             # a result as record_tool_result takes it (a dict, a list): stored as its JSON text
+            check_payload(what, "result", changes["result"])
             changes = {**changes, "result": as_text(as_plain(changes["result"]))}
         if "ts" in changes:
             self._check_live(changes["ts"], what, live_only=False)  # never after the clock; the past is the point

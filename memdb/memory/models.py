@@ -10,17 +10,19 @@ import datetime as dt
 import functools
 import re
 import unicodedata
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic import ValidationError as PydanticError
+from pydantic_core import PydanticCustomError
 
 from memdb.errors import ValidationError
 from memdb.memory.sanitize import RegexSanitizer, shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tag
 
-__all__ = ["Episode", "EpisodeInput", "Outcome", "Status", "bound_text", "validation_error"]
+__all__ = ["Episode", "EpisodeInput", "Outcome", "Status", "bound_text", "check_payload", "unstorable", "validation_error"]
 
 Outcome = Literal["success", "partial", "failure"]
 Status = Literal["active", "summarized", "archived", "superseded"]
@@ -102,6 +104,56 @@ def utc(value: dt.datetime, field: str = "ts") -> dt.datetime:
         raise ValidationError(f"{field} {value.isoformat()!r}: outside the years 1-9999 once in UTC") from None
 
 
+def _part(key: str) -> str:
+    """A key of a path for a message: sanitized, and a lone surrogate in it escaped (a message
+    holding one cannot be printed, logged or sent as JSON)."""
+    return redacted(key.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
+def _lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def unstorable(field: str, value: Any) -> str | None:
+    """What makes a JSON-like ``value`` (``decisions``, a tool's input or result) impossible to
+    store as given, as "path: reason (hint)", or None: containers nested more than ``MAX_DEPTH``
+    levels below the value (or holding themselves), or a str or key that is not valid Unicode
+    (a lone surrogate, as a stray byte of argv decodes to). Iterative, so any depth is a
+    message, never a RecursionError; the message names the path, never the text
+    (test_models.py: test_a_lone_surrogate_in_decisions_is_refused_naming_its_path)."""
+    from memdb.memory.sanitize.fields import MAX_DEPTH  # one cap for decisions and payloads; fields imports this module
+
+    stack: list[tuple[Any, int, str]] = [(value, 0, field)]
+    while stack:
+        item, depth, path = stack.pop()
+        if isinstance(item, str):
+            if _lone_surrogate(item):
+                return f"{path}: not valid Unicode (a lone surrogate); give a proper string (decode bytes with errors='replace')"
+        elif isinstance(item, (Mapping, list, tuple)):
+            if depth > MAX_DEPTH:
+                return f"{field} is nested more than {MAX_DEPTH} levels deep (flatten it, or pass the deep part as a JSON string)"
+            if isinstance(item, Mapping):
+                for k, v in item.items():
+                    key = _part(k) if isinstance(k, str) else shown(k)
+                    if isinstance(k, str) and _lone_surrogate(k):
+                        return f"{path}.{key} (a key): not valid Unicode (a lone surrogate); give a proper string"
+                    stack.append((v, depth + 1, f"{path}.{key}"))
+            else:
+                stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(item))
+    return None
+
+
+def check_payload(where: str, field: str, value: Any) -> None:
+    """ValidationError ("where: ...") for a tool's input or result ``unstorable`` says is not
+    kept as given, before anything reads it (a payload 1,000 levels deep raised RecursionError)."""
+    if (problem := unstorable(field, value)) is not None:
+        raise ValidationError(f"{where}: {problem}")
+
+
 def validation_error(exc: PydanticError, what: str = "episode") -> ValidationError:
     """Translate a pydantic error into memdb's, naming each field and the bad value."""
     parts = []
@@ -111,6 +163,9 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
         if err.get("type") == "extra_forbidden":  # "Extra inputs are not permitted" named no way out
             settable = ", ".join(n for n in EpisodeInput.model_fields if n not in ("kind", "summary"))
             msg = f"not a field a capture sets (memdb computes relevance, status and access counts; fields: {settable})"
+        if err.get("type") == "unstorable":  # names its path; the value is what could not be shown
+            parts.append(msg)
+            continue
         if err.get("type") == "missing":  # its input is the whole item: a repr of every other field said nothing
             parts.append(f"{redacted(loc)}: required")
             continue
@@ -186,6 +241,14 @@ class EpisodeInput(BaseModel):
             if n not in out:
                 out.append(n)
         return out
+
+    @field_validator("decisions", mode="before")
+    @classmethod
+    def _storable(cls, decisions: Any) -> Any:
+        # before the dict type check, so a key that is not valid Unicode is named as a value is
+        if isinstance(decisions, Mapping) and (problem := unstorable("decisions", decisions)) is not None:
+            raise PydanticCustomError("unstorable", "{problem}", {"problem": problem})
+        return decisions
 
     @field_validator("decisions")
     @classmethod

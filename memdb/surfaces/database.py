@@ -23,7 +23,7 @@ from memdb.governance.distill import Distiller, IdleReport, Sessions
 from memdb.governance.knowledge import Agenda, DecayReport, Entry, Knowledge
 from memdb.governance.patterns import PATTERN_TRIES, PatternExtractor, Patterns
 from memdb.governance.reflection import Reflection, ReflectionReport, Reflector
-from memdb.lifecycle.maintain import Lifecycle, MaintenanceReport
+from memdb.lifecycle.maintain import ErasureReport, Lifecycle, MaintenanceReport
 from memdb.lifecycle.summarize import Summarizer
 from memdb.llm.client import model_run
 from memdb.memory.check import CheckReport
@@ -99,6 +99,18 @@ class Database:
     def owners(self) -> list[str]:
         """Owners with recorded episodes (administrative)."""
         return self.episodes.owners()
+
+    def erase_owner(self, name: str, *, reason: str) -> ErasureReport:
+        """Erase an owner itself (a data subject whose name or user id is the owner): everything
+        ``erase(everything=True)`` takes, then every counter, mark, audit record and team
+        membership under its name, in one transaction; one database-wide audit record keeps a
+        keyed hash of the name, never the name (``owner_erasures``). Freed pages may still hold
+        old bytes until ``compact()``."""
+        return self.lifecycle.erasure.erase_owner(self.episodes.owner_name(name), reason)
+
+    def owner_erasures(self, name: str) -> list[dict[str, Any]]:
+        """The audit records of ``erase_owner`` for this name (found by its keyed hash), oldest first."""
+        return self.lifecycle.erasure.owner_erasures(name)
 
     @property
     def settings(self) -> Settings:

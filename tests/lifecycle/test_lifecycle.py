@@ -183,6 +183,64 @@ def test_erasing_a_source_frees_the_rest_of_its_burst(ldb: memdb.Database) -> No
     assert ldb.check().ok
 
 
+@pytest.mark.parametrize("session", ["s1", None])
+@pytest.mark.parametrize("erased", [0, 3, 7])
+def test_a_burst_freed_by_an_erasure_is_summarized_again(ldb: memdb.Database, clock: Clock, session: str | None, erased: int) -> None:
+    """The 7 events an erasure freed were never summarized again: maintain's scan had passed
+    their window (the clock moved on, as it does), and a middle source's erasure left the
+    window's mark naming the erased summary. The next run summarizes them, once."""
+    mem = ldb.owner("ana")
+    ids = burst(mem, 8, session=session, spacing=dt.timedelta(minutes=10))
+    clock.advance(days=2)
+    assert ldb.maintain().summaries == 1
+    clock.advance(days=1)
+    assert ldb.maintain().summaries == 0
+    mem.erase([ids[erased]], reason="the user asked")
+    clock.advance(days=1)
+    report = ldb.maintain()
+    assert (report.summaries, report.summarized_sources) == (1, 7)
+    (again,) = summaries_of(mem)
+    assert set(mem.get(again.id).cites) == set(ids) - {ids[erased]}
+    assert {mem.peek(i).status for i in ids if i != ids[erased]} == {"summarized"}
+    clock.advance(days=1)
+    assert ldb.maintain().summaries == 0 and len(summaries_of(mem)) == 1  # once
+    assert ldb.check().ok
+
+
+def test_an_erasure_leaves_no_burst_that_is_not_one_summarized(ldb: memdb.Database, clock: Clock) -> None:
+    """The look back an erasure asks for applies the rule as it is: 5 events left of a burst of
+    6 are no burst, a window of 4 events never was one, and a burst whose summary stands is not
+    summarized twice."""
+    mem = ldb.owner("ana")
+    six = burst(mem, 6, session="s1", spacing=dt.timedelta(minutes=10))
+    seven = burst(mem, 7, session="s2", spacing=dt.timedelta(minutes=10))
+    four = burst(mem, 4, session="s3", spacing=dt.timedelta(minutes=10))
+    clock.advance(days=2)
+    assert ldb.maintain().summaries == 2
+    clock.advance(days=3)
+    mem.erase([six[2]], reason="the user asked")
+    assert ldb.maintain().summaries == 0
+    assert {mem.peek(i).status for i in six if i != six[2]} | {mem.peek(i).status for i in four} == {"active"}
+    assert {mem.peek(i).status for i in seven} == {"summarized"} and len(summaries_of(mem)) == 1
+
+
+def test_retention_frees_no_burst_to_summarize_again(ldb: memdb.Database, clock: Clock) -> None:
+    """What retention leaves of a burst is older than its cutoff by the next run: summarizing it
+    again would write a summary that run purges."""
+    mem = ldb.owner("ana")
+    ids = burst(mem, 8, session="s1", spacing=dt.timedelta(hours=1))
+    clock.advance(days=2)
+    assert ldb.maintain().summaries == 1
+    ldb.configure(retention_days=30)
+    clock.now = T0 + dt.timedelta(days=30, minutes=30)  # the cutoff falls inside the burst: its first source goes
+    report = ldb.maintain()
+    assert report.purged == 2 and summaries_of(mem) == []  # the source and the summary derived from it
+    assert {mem.peek(i).status for i in ids[1:]} == {"active"}
+    clock.advance(days=1)
+    report = ldb.maintain()
+    assert report.summaries == 0 and report.purged == 7
+
+
 def test_burst_windows_per_owner_are_private(ldb: memdb.Database) -> None:
     burst(ldb.owner("ana"), 3)
     burst(ldb.owner("bo"), 3)

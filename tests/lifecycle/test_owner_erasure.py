@@ -1,0 +1,194 @@
+"""Erasing an owner itself (``Database.erase_owner``): a person's name can be an owner, and a
+request for everything kept it in about twenty nodes (counters, marks, its audit log, pattern
+batches, knowledge's entry index, the settings' teams) and in ``db.owners()``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clocks import Clock
+
+import memdb
+from memdb.cli import main
+from memdb.errors import NotFoundError, ValidationError
+from memdb.lifecycle.erase import ERASED_OWNER, NOT_OWNER_KEYED, OWNER_KEYED
+from memdb.memory.layout import GLOBALS
+
+pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB and on PostgreSQL (tests/conftest.py)
+
+T0 = dt.datetime(2026, 5, 1, 9, 0, tzinfo=dt.UTC)
+NAME = "Zanzibella Quornstrom"
+WORDS = ("zorblax", "glimmerquartz", "quibblefrost", "snorkelwidget", "wumpus", "sess-zq-4417")
+
+
+@pytest.fixture
+def clock() -> Iterator[Clock]:
+    yield Clock(T0)
+
+
+def _live(db: memdb.Database, clock: Clock) -> None:
+    """An owner named as a person, using every part of memdb: typed records that make pattern
+    batches, a burst of exchanges in a session closed into a typed episode, a tool call, a fact,
+    lessons saved, approved and shared at a team's ceremony, reflection, archives in cold
+    storage with the owner's own dictionary (200+ records), an import; and another owner."""
+    db.configure(teams={"core": [NAME, "other"], "solo": [NAME]})
+    mem, other = db.owner(NAME), db.owner("other")
+    for i in range(210):
+        clock.advance(minutes=3)
+        mem.record("debug", f"job {i} failed on zorblax", outcome="failure", tags=["ops"], lesson="read the zorblax logs")
+    for i in range(7):
+        clock.advance(minutes=2)
+        mem.record_exchange("sess-zq-4417", f"question {i} about quibblefrost", "an answer")
+    call = mem.record_tool_call("sess-zq-4417", "search", {"q": "snorkelwidget"})
+    mem.record_tool_result(call.id, {"rows": 3})
+    mem.record("fact", "likes tea", key="drink")
+    lesson = mem.save_lesson("Always check the glimmerquartz logs first")
+    for i in range(6):
+        other.record("debug", f"other job {i}", outcome="success", tags=["ops"])
+    clock.advance(hours=2)
+    mem.close_session("sess-zq-4417", kind="debug", outcome="success")
+    db.approve([lesson.id], by="reviewer")
+    db.ceremony("core")
+    db.decide({lesson.id: "share"}, by=NAME, team="core")
+    clock.advance(days=2)
+    db.maintain()
+    db.reflect()
+    clock.advance(days=60)
+    db.maintain()  # archives most of them, under the owner's trained dictionary
+    mem.import_episodes(
+        [{"kind": "debug", "summary": "imported wumpus", "outcome": "success", "ts": clock.now - dt.timedelta(days=3)}], source="old"
+    )
+    assert db.globals["COLDDICT"].data((NAME,)) and db.globals["COLD"].data((NAME,))
+
+
+def _naming(db: memdb.Database, *words: str) -> list[str]:
+    """Every node of every memdb global whose subscripts or value hold one of ``words``."""
+    found = []
+    for name in GLOBALS:
+        for subs, value in db.globals[name].items(()):
+            text = repr(subs) + repr(value)
+            if any(w.lower() in text.lower() for w in words):
+                found.append(f"^{name}{subs}")
+    return found
+
+
+def test_an_owner_erasure_leaves_no_trace_of_the_owner(tmp_path: Path, clock: Clock, backend: str) -> None:
+    path = tmp_path / "db"
+    with memdb.open(path, clock=clock) as db:
+        _live(db, clock)
+        kept = {e.id for e in db.owner("other").episodes()}
+        db.owner(NAME).erase(everything=True, reason="account deleted")
+        assert NAME in db.owners() and _naming(db, NAME)  # what a request for everything keeps: the finding
+        report = db.erase_owner(NAME, reason=f"account of {NAME.lower()} deleted")
+        assert report.audit_id is not None
+        assert db.owners() == ["other"] and {e.id for e in db.owner("other").episodes()} == kept
+        assert db.settings.teams == {"core": ["other"], "solo": []}
+        assert _naming(db, NAME, *WORDS) == []
+        (record,) = db.owner_erasures(NAME)
+        assert record["id"] == report.audit_id and record["owner"] is None and record["action"] == "erase_owner"
+        assert record["reason"] == f"account of {ERASED_OWNER} deleted" and record["teams"] == ["core", "solo"]
+        assert record["hashes"][0].startswith("hmac-sha256:") and db.owner_erasures("other") == []
+        configured = [a for a in db.audit() if a["action"] == "configure"]
+        assert ERASED_OWNER in json.dumps(configured, default=str) and NAME not in json.dumps(db.audit(), default=str)
+        assert db.check().ok
+        db.compact()
+        with db.store.read() as txn:  # every key and value the store holds, on either backend
+            raw = b"".join(bytes(k) + bytes(v) for k, v in txn.scan(b"", b"\xff" * 8))
+        assert NAME.encode() not in raw and b"other job" in raw
+    if (path / "data.mdb").exists():  # LMDB: the bytes left the files
+        disk = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+        assert [w for w in (NAME, *WORDS) if w.encode() in disk] == []
+
+
+def test_the_name_can_be_an_owner_again(tmp_path: Path, clock: Clock) -> None:
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner(NAME)
+        for i in range(3):
+            mem.record("debug", f"deploy {i} failed", outcome="failure", tags=["deploy"])
+        mem.recall(text="deploy")  # this process keeps what it read of the owner's index
+        db.erase_owner(NAME, reason="account deleted")
+        again = db.owner(NAME).record("debug", "a new deploy", outcome="success", tags=["deploy"])
+        assert [h.id for h in db.owner(NAME).recall(text="deploy")] == [again.id]
+        assert db.owner(NAME).count() == 1 and db.owners() == [NAME] and db.check().ok
+        assert len(db.owner_erasures(NAME)) == 1
+
+
+def test_an_owner_erasure_refuses_what_it_cannot_do_and_writes_nothing(tmp_path: Path, clock: Clock) -> None:
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        db.owner("ana").record("debug", "x", outcome="success")
+        before = db.audit()
+        with pytest.raises(NotFoundError, match=r"owner 'nobody': nothing of it in this database \(nothing erased\)"):
+            db.erase_owner("nobody", reason="typo")
+        with pytest.raises(ValidationError, match="erase_owner reason"):
+            db.erase_owner("ana", reason=" ")
+        with pytest.raises(ValidationError, match="owner"):
+            db.erase_owner("ana@example.com", reason="x")
+        assert db.audit() == before and db.owners() == ["ana"] and db.owner_erasures("nobody") == []
+
+
+def test_an_owner_erasure_is_all_or_nothing(tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        db.configure(teams={"core": [NAME, "other"]})
+        ep = db.owner(NAME).record("debug", "x", outcome="success")
+
+        def fails(*_: Any) -> None:
+            raise ValidationError("planted")
+
+        monkeypatch.setattr(db.episodes.audit, "forget_member", fails)
+        with pytest.raises(ValidationError, match="planted"):
+            db.erase_owner(NAME, reason="account deleted")
+        assert db.owner(NAME).get(ep.id).summary == "x" and db.owners() == [NAME]
+        assert db.settings.teams == {"core": [NAME, "other"]} and db.check().ok
+
+
+def test_an_owner_named_as_a_database_mark_leaves_the_mark(tmp_path: Path, clock: Clock) -> None:
+    """^LIFE's database-wide marks share its first level with owners' names."""
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mark = "archived lessons kept"
+        assert db.globals["LIFE"].get((mark,)) is True
+        db.owner(mark).record("debug", "x", outcome="success")
+        db.erase_owner(mark, reason="account deleted")
+        assert db.globals["LIFE"].get((mark,)) is True and db.owners() == []
+
+
+@pytest.mark.lmdb_only(reason="the command on a directory")
+def test_the_command_erases_an_owner_after_asking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "db"
+    with memdb.open(path) as db:
+        db.owner(NAME).record("debug", "x", outcome="success")
+        db.owner("other").record("debug", "y", outcome="success")
+    argv = ["erase", "--all-of-owner", NAME, "--reason", "account deleted", "--db", str(path)]
+    monkeypatch.setattr("sys.stdin", _Stdin("n\n"))
+    assert main(argv) == 1 and "not confirmed" in capsys.readouterr().err
+    assert main([*argv, "--tags", "x", "--yes"]) == 1 and "give no ids or --tags" in capsys.readouterr().err
+    monkeypatch.setattr("sys.stdin", _Stdin("y\n"))
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["count"] == 1 and out["audit_id"]
+    with memdb.open(path) as db:
+        assert db.owners() == ["other"] and len(db.owner_erasures(NAME)) == 1
+
+
+class _Stdin:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def isatty(self) -> bool:
+        return True
+
+    def readline(self) -> str:
+        return self.text
+
+
+def test_every_global_is_known_to_the_owner_erasure() -> None:
+    """A new global must say whether it is keyed by owner (then an owner's erasure kills its
+    subtree) or what the erasure does to it."""
+    assert OWNER_KEYED.isdisjoint(NOT_OWNER_KEYED)
+    assert OWNER_KEYED | set(NOT_OWNER_KEYED) == set(GLOBALS)

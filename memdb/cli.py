@@ -1045,7 +1045,16 @@ def m_literal(value: Any) -> str:
         return f'$ZDT("{value.isoformat()}")'
     if value is None:
         return "$ZNULL"
-    return "$ZJSON(" + json.dumps(value, default=_json_default, ensure_ascii=False, sort_keys=True) + ")"
+    return "$ZJSON(" + json.dumps(value, default=_dumped, ensure_ascii=False, sort_keys=True) + ")"
+
+
+def _dumped(value: Any) -> Any:
+    """JSON inside a ``$ZJSON(...)`` dump value: bytes within a map or list (a cold record's packed
+    text) as ``{"$C": [byte, ...]}``, M's ``$C`` of a bare bytes value; the rest as ``--json``
+    writes it (tests/surfaces/test_cli.py::test_dump_shows_bytes_inside_a_value)."""
+    if isinstance(value, (bytes, bytearray)):
+        return {"$C": list(value)}
+    return _json_default(value)
 
 
 def cmd_dump(args: argparse.Namespace) -> int:

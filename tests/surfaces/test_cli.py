@@ -142,6 +142,15 @@ def test_every_json_output_parses(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert report["now"] == "2026-08-15T09:00:00Z" and report["archived"] > 0
 
 
+def test_dump_shows_bytes_inside_a_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A probe's find: dump stopped with a bare TypeError at the first value holding bytes in a
+    map or list, as an archived episode's cold record does."""
+    with memdb.open(tmp_path / "db") as db:
+        db.globals["X"]["a"] = {"packed": b"\x00\xff", "n": [b"z"]}
+    assert main(["dump", "--db", str(tmp_path / "db"), "X"]) == 0
+    assert capsys.readouterr().out == '^X("a")=$ZJSON({"n": [{"$C": [122]}], "packed": {"$C": [0, 255]}})\n'
+
+
 def test_dump_refuses_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["dump", "--db", str(tmp_path / "db"), "--json"]) == 2
     assert "--json: dump prints ^NAME(subs)=value lines, not JSON" in capsys.readouterr().err

@@ -752,7 +752,13 @@ def _record_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
 
 
 def _record_fact(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    try:  # the current version, to say when the same value and tags again changed nothing
+        had: str | None = mem.fact(args["key"], access=False).id
+    except MemdbError:  # none yet (record names what is wrong with the key)
+        had = None
     ep = mem.record("fact", args["value"], key=args["key"], tags=args["tags"] or ())
+    if ep.id == had:
+        return _written(ep, f"fact {ep.key} = {_one_line(ep.summary, 200)} ({ep.id}) is recorded already with these tags: nothing changed")
     text = f"recorded fact {ep.key} = {_one_line(ep.summary, 200)} ({ep.id})"
     return _written(ep, text + (f"; it replaces the value of {ep.supersedes}, kept as an earlier version" if ep.supersedes else ""))
 

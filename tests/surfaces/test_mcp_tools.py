@@ -1,0 +1,80 @@
+"""MCP tools driven in-process by the SDK's own client: idempotent facts, the caps the schemas
+state, and errors that speak in tool terms (findings of the streamable-HTTP probe).
+
+The server is ``build_server`` over a real LMDB database in ``tmp_path``, connected through the
+SDK's in-memory transport, so each test takes well under a second.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from clocks import Clock
+from mcp import Client
+
+import memdb
+from memdb.surfaces.mcp_server import build_server
+
+NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=dt.UTC)
+
+
+def calls(db: memdb.Database, owner: str, *steps: tuple[str, dict[str, Any]]) -> list[Any]:
+    """Each (tool, arguments) called in order on an in-process server for ``owner``; the results."""
+
+    async def go() -> list[Any]:
+        with anyio.fail_after(30):
+            async with Client(build_server(db, owner=owner)) as client:
+                return [await client.call_tool(name, args) for name, args in steps]
+
+    return anyio.run(go)
+
+
+def tools(db: memdb.Database) -> dict[str, Any]:
+    async def go() -> dict[str, Any]:
+        async with Client(build_server(db, owner="ana")) as client:
+            return {t.name: t for t in (await client.list_tools()).tools}
+
+    return anyio.run(go)
+
+
+def text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Any:
+    with memdb.open(tmp_path / "db", clock=Clock(NOW)) as database:
+        yield database
+
+
+# --- record_fact is idempotent (finding 2) -----------------------------------------------------
+
+
+def test_a_fact_with_its_tags_reordered_writes_nothing(db: memdb.Database) -> None:
+    """record_fact is annotated idempotent, yet the same value with the same tags in another order
+    wrote a new version, and ask then said the fact "corrects an earlier version"."""
+    mem = db.owner("ana")
+    first = mem.record("fact", "mono", key="ana/ui.font", tags=["ui", "pref"])
+    again = mem.record("fact", "mono", key="ana/ui.font", tags=["Pref", "ui"])  # another order, and as typed
+    assert again.id == first.id and again.tags == ("ui", "pref")
+    assert [v.id for v in mem.versions(first.id)] == [first.id]
+
+    a, b, asked = calls(
+        db, "ana",
+        ("record_fact", {"key": "ana/ui.theme", "value": "dark", "tags": ["ui", "pref"]}),
+        ("record_fact", {"key": "ana/ui.theme", "value": "dark", "tags": ["pref", "ui", "UI"]}),
+        ("ask", {"question": "what theme does ana prefer?"}),
+    )  # fmt: skip
+    assert not a.is_error and not b.is_error, text(b)
+    assert b.structured_content["episode"]["id"] == a.structured_content["episode"]["id"]
+    assert "nothing changed" in text(b) and "replaces" not in text(b)
+    assert "corrects an earlier version" not in asked.structured_content["note"]
+    assert len(mem.versions(a.structured_content["episode"]["id"])) == 1
+
+    (changed,) = calls(db, "ana", ("record_fact", {"key": "ana/ui.theme", "value": "dark", "tags": ["ui"]}))  # a tag fewer: new
+    assert changed.structured_content["episode"]["supersedes"] == a.structured_content["episode"]["id"]
+    assert "replaces the value" in text(changed)

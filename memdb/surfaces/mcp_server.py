@@ -41,8 +41,10 @@ from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.ids import from_micros, ts_micros
 from memdb.memory.models import Episode, bound_text, check_owner, truncation_marker
 from memdb.memory.sanitize import shown
+from memdb.memory.sanitize.fields import MAX_DEPTH
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
+from memdb.memory.text import MAX_TAG_BYTES, MAX_TAG_CHARS, normalize_tag
 from memdb.memory.timephrase import TimeWindow, find_time_phrase, local_day
 from memdb.query.results import History, Hit, Interpretation, RecallResult, said_words
 from memdb.surfaces.handle import Memory
@@ -120,12 +122,23 @@ class Param:
     maximum: float | None = None
     max_length: int | None = None  # characters of a string, items of an array, characters of an object as JSON
     default: Any = None
+    # An array of tags (or of participants, indexed as tags): each item is normalised as a tag and
+    # capped as one; without it a 76-character participant was refused as a "tag" naming no
+    # argument (test_schemas_state_the_item_and_nesting_caps_the_server_enforces).
+    tag_items: bool = False
+    max_depth: int | None = None  # an object's levels of objects and arrays (capture refuses deeper)
 
     def schema(self) -> dict[str, Any]:
         """This parameter as a JSON schema property."""
         s: dict[str, Any] = {"type": self.type, "description": self.description}
         if self.type == "array":
             s["items"] = {"type": "string", **({"enum": list(self.enum)} if self.enum else {})}
+            if self.tag_items:
+                s["items"]["maxLength"] = MAX_TAG_CHARS
+                s["description"] += (
+                    f" Each at most {MAX_TAG_CHARS} characters ({MAX_TAG_BYTES} bytes in UTF-8) once normalised as a tag, "
+                    "with a letter or digit."
+                )
             if self.max_length is not None:
                 s["maxItems"] = self.max_length
         elif self.type != "object":  # JSON schema cannot bound an object's size: the description says it
@@ -177,6 +190,11 @@ class Param:
             wrong = [v for v in value if self.enum and v not in self.enum]
             if wrong:
                 raise bad(f"{_shown(wrong[0])} is not one of {', '.join(self.enum)}")
+            if self.tag_items:
+                for v in value:
+                    problem = _tag_problem(v)
+                    if problem is not None:
+                        raise ArgumentError(self.name, f"{self.name} item {_shown(v)}: {problem}")
             return [v.strip() for v in value]
         if self.type == "boolean":
             if not isinstance(value, bool):
@@ -185,6 +203,8 @@ class Param:
         if self.type == "object":
             if not isinstance(value, dict):
                 raise bad("expected a JSON object")
+            if self.max_depth is not None and _nested_past(value, self.max_depth):
+                raise bad(f"nested more than {self.max_depth} levels deep (objects and arrays inside one another)")
             if self.max_length is not None:
                 try:
                     size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
@@ -201,6 +221,28 @@ class Param:
         if self.minimum is not None:
             return f" of at least {self.minimum:g}"
         return ""
+
+
+def _tag_problem(item: str) -> str | None:
+    """Why ``item`` is no tag (as capture and queries normalise tags and participants), or None."""
+    try:
+        normalize_tag(item)
+    except ValidationError as exc:  # "tag '...': reason": the reason alone, said of the argument's item
+        return str(exc).removeprefix(f"tag {shown(item)}: ")
+    return None
+
+
+def _nested_past(value: Any, levels: int) -> bool:
+    """Whether ``value`` holds objects and arrays more than ``levels`` deep, itself the first level
+    (as capture counts them); iterative, so no depth a client sends can overflow the stack."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > levels:
+            return True
+        inner = item.values() if isinstance(item, dict) else item
+        stack.extend((v, depth + 1) for v in inner if isinstance(v, (dict, list)))
+    return False
 
 
 @dataclass(frozen=True)
@@ -1155,7 +1197,13 @@ _WINDOW = Param(
 )  # fmt: skip
 _SINCE = Param("since", "string", "Start of the window (inclusive), ISO date or datetime; UTC if no zone.", max_length=40)
 _UNTIL = Param("until", "string", "End of the window (exclusive), ISO date or datetime; UTC if no zone.", max_length=40)
-_TAGS = Param("tags", "array", "Tags that must all be present, e.g. ['project-x', 'deploy'] ('Project X' is normalised).", max_length=32)
+_TAGS = Param(
+    "tags",
+    "array",
+    "Tags that must all be present, e.g. ['project-x', 'deploy'] ('Project X' is normalised).",
+    max_length=32,
+    tag_items=True,
+)
 _TEXT = Param("text", "string", "Words to search for (at least one must occur); ranked by BM25.", max_length=1000)
 
 
@@ -1183,7 +1231,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             "When nothing matches it says so plainly and shows what it searched. " + kinds_help,
             (
                 _WINDOW, _SINCE, _UNTIL, _TAGS,
-                Param("any_tags", "array", "Tags of which at least one must be present.", max_length=32),
+                Param("any_tags", "array", "Tags of which at least one must be present.", max_length=32, tag_items=True),
                 _TEXT,
                 Param("kinds", "array", "Only these kinds (any of them).", enum=kinds, max_length=len(kinds)),
                 Param("outcome", "string", "Only episodes with this outcome.", enum=OUTCOMES),
@@ -1253,17 +1301,17 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                       required=True, max_length=500),
                 Param("summary", "string", "The corrected summary.", max_length=500),
                 Param("outcome", "string", "The corrected outcome.", enum=OUTCOMES),
-                Param("tags", "array", "The corrected tags (replacing the old ones).", max_length=32),
+                Param("tags", "array", "The corrected tags (replacing the old ones).", max_length=32, tag_items=True),
                 # as record_episode takes them: a field read back whole (its cut marker too) and corrected fits
                 Param("lesson", "string", f"The corrected lesson. {kept}", max_length=text_in),
                 Param("what_we_tried", "string", f"The corrected approach. {kept}", max_length=text_in),
                 Param("what_happened", "string", f"What actually happened. {kept}", max_length=text_in),
                 Param("why", "string", f"Why it ended this way. {kept}", max_length=text_in),
                 Param("content", "string", f"The corrected detail. {kept}", max_length=100_000),
-                Param("decisions", "object", f"The corrected decisions, a JSON object of at most {DECISIONS_CHARS:,} characters.",
-                      max_length=DECISIONS_CHARS),
+                Param("decisions", "object", f"The corrected decisions, a JSON object of at most {DECISIONS_CHARS:,} characters "
+                      f"as JSON and {MAX_DEPTH} levels of nesting.", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
                 Param("artifact", "string", "The corrected link or path.", max_length=2000),
-                Param("participants", "array", "The corrected participants.", max_length=64),
+                Param("participants", "array", "The corrected participants.", max_length=64, tag_items=True),
                 Param("result", "string", f"A tool call's corrected result (at most {cap:,} characters kept).", max_length=100_000),
             ),
             _SUPERSEDE_OUTPUT, _supersede_episode, read_only=False,
@@ -1303,7 +1351,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("kind", "string", "What sort of work this was.", required=True, enum=typed),
                 Param("summary", "string", "One or two sentences: what happened.", required=True, max_length=500),
                 Param("outcome", "string", "How it ended.", required=True, enum=OUTCOMES),
-                Param("tags", "array", "Topics, projects or systems, e.g. ['project-x', 'deploy'].", max_length=32),
+                Param("tags", "array", "Topics, projects or systems, e.g. ['project-x', 'deploy'].", max_length=32, tag_items=True),
                 Param("lesson", "string", f"What to do (or avoid) next time. {kept}", max_length=text_in),
                 Param("what_we_tried", "string", f"The approach taken. {kept}", max_length=text_in),
                 Param("what_happened", "string", f"What actually happened. {kept}", max_length=text_in),
@@ -1311,10 +1359,11 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("content", "string", f"Longer detail. {kept}", max_length=100_000),
                 Param("decisions", "object", "Decisions as a JSON object, e.g. {\"action\": \"rollback\", \"confidence\": 8}; "
                       "its keys and string values are found by their words, as the text is ('what did we decide about "
-                      f"the rollback?'); at most {DECISIONS_CHARS:,} characters as JSON.", max_length=DECISIONS_CHARS),
+                      f"the rollback?'); at most {DECISIONS_CHARS:,} characters as JSON and {MAX_DEPTH} levels of nesting (objects and "
+                      "arrays inside one another).", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
                 Param("session", "string", "Session id this belongs to (letters, digits, _.:@/+-).", max_length=128),
                 Param("artifact", "string", "A link or path to what was produced.", max_length=2000),
-                Param("participants", "array", "Who took part.", max_length=64),
+                Param("participants", "array", "Who took part.", max_length=64, tag_items=True),
                 Param("ts", "string", "When it happened, ISO datetime (UTC if no zone); default now.", max_length=40),
             ),
             _WRITE_OUTPUT, _record_episode, read_only=False,
@@ -1328,7 +1377,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("key", "string", "What the fact is about, e.g. 'ana/ui.theme' (letters, digits, _.:@/+-).",
                       required=True, max_length=128),
                 Param("value", "string", "The fact itself, e.g. 'dark mode'.", required=True, max_length=500),
-                Param("tags", "array", "Topics, e.g. ['ui'].", max_length=32),
+                Param("tags", "array", "Topics, e.g. ['ui'].", max_length=32, tag_items=True),
             ),
             _WRITE_OUTPUT, _record_fact, read_only=False, idempotent=True,
         ),
@@ -1345,7 +1394,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("kind", "string", "What sort of work the session was.", required=True, enum=typed),
                 Param("outcome", "string", "How it ended" + (" (judged from the events when left out)." if judges_outcome else "."),
                       required=not judges_outcome, enum=OUTCOMES),
-                Param("tags", "array", "Topics to add to the events' own, e.g. ['deploy'].", max_length=16),
+                Param("tags", "array", "Topics to add to the events' own, e.g. ['deploy'].", max_length=16, tag_items=True),
             ),
             _SESSION_OUTPUT, _end_session, read_only=False, idempotent=True,
         ),
@@ -1369,7 +1418,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("session", "string", "The session id (letters, digits, _.:@/+-).", required=True, max_length=128),
                 Param("user_message", "string", f"What the user said. {kept}", required=True, max_length=100_000),
                 Param("response", "string", f"What was answered. {kept}", required=True, max_length=100_000),
-                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16, tag_items=True),
             ),
             _WRITE_OUTPUT, _record_exchange, read_only=False,
         ),
@@ -1384,7 +1433,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("input", "object", f"The tool's input, a JSON object of at most {DECISIONS_CHARS:,} characters as JSON.",
                       required=True, max_length=DECISIONS_CHARS),
                 Param("result", "string", f"The result, when it is already known. {kept}", max_length=100_000),
-                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16, tag_items=True),
             ),
             _WRITE_OUTPUT, _record_tool_call, read_only=False,
         ),
@@ -1406,7 +1455,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             "first when text or tags are given.",
             (
                 Param("text", "string", "Words to match, e.g. 'deploy migrations'.", max_length=1000),
-                Param("tags", "array", "Topics the lessons carry.", max_length=16),
+                Param("tags", "array", "Topics the lessons carry.", max_length=16, tag_items=True),
                 Param("limit", "integer", "Most lessons to return.", minimum=1, maximum=50, default=10),
             ),
             _KNOWLEDGE_OUTPUT, _knowledge, counts_access=True,
@@ -1418,7 +1467,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             (
                 Param("task", "string", "The task, in plain language.", required=True, max_length=1000),
                 Param("kind", "string", "The kind of task, when known.", enum=typed),
-                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16, tag_items=True),
                 Param("max_chars", "integer", "Size of the context block.", minimum=200, maximum=20_000, default=2000),
                 Param("limit", "integer", "Most past records to include.", minimum=1, maximum=20, default=5),
             ),
@@ -1432,7 +1481,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             (
                 Param("text", "string", "The lesson, one or two sentences.", required=True, max_length=2000),
                 Param("cites", "array", "Ids of your episodes this lesson derives from.", max_length=50),
-                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16, tag_items=True),
             ),
             _ENTRY_OUTPUT, _save_lesson, read_only=False,
         ),

@@ -17,9 +17,11 @@ from clocks import Clock
 from mcp import Client
 
 import memdb
+from memdb.memory.text import MAX_TAG_CHARS
 from memdb.surfaces.mcp_server import build_server
 
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=dt.UTC)
+PARTICIPANT = "Dr. Maria Fernanda de la Cruz Rodriguez, Platform Reliability Engineering lead"  # 76 characters
 
 
 def calls(db: memdb.Database, owner: str, *steps: tuple[str, dict[str, Any]]) -> list[Any]:
@@ -78,3 +80,51 @@ def test_a_fact_with_its_tags_reordered_writes_nothing(db: memdb.Database) -> No
     (changed,) = calls(db, "ana", ("record_fact", {"key": "ana/ui.theme", "value": "dark", "tags": ["ui"]}))  # a tag fewer: new
     assert changed.structured_content["episode"]["supersedes"] == a.structured_content["episode"]["id"]
     assert "replaces the value" in text(changed)
+
+
+# --- schemas state the caps the server enforces (finding 3) ------------------------------------
+
+
+def test_schemas_state_the_item_and_nesting_caps_the_server_enforces(db: memdb.Database) -> None:
+    listed = tools(db)
+    record = listed["record_episode"].input_schema["properties"]
+    for name in ("tags", "participants"):
+        assert record[name]["items"]["maxLength"] == MAX_TAG_CHARS, name
+        assert f"at most {MAX_TAG_CHARS} characters" in record[name]["description"]
+    assert "32 levels of nesting" in record["decisions"]["description"]
+    assert "32 levels of nesting" in listed["supersede_episode"].input_schema["properties"]["decisions"]["description"]
+    for tool in listed.values():  # every tag list, wherever it is taken
+        for name, prop in tool.input_schema["properties"].items():
+            if name in ("tags", "any_tags", "participants"):
+                assert prop["items"]["maxLength"] == MAX_TAG_CHARS, f"{tool.name}.{name}"
+
+    deep: dict[str, Any] = {"a": 1}
+    for _ in range(32):  # 33 levels
+        deep = {"a": deep}
+    lists: list[Any] = [1]
+    for _ in range(31):  # an object holding 32 levels of arrays: 33 levels
+        lists = [lists]
+    ok_deep: dict[str, Any] = {"a": 1}
+    for _ in range(31):  # 32 levels: taken
+        ok_deep = {"a": ok_deep}
+    episode = {"kind": "debug", "summary": "review", "outcome": "success"}
+    part, tag, nested, listed_deep, fine, empty_tag = calls(
+        db, "ana",
+        ("record_episode", {**episode, "participants": [PARTICIPANT]}),
+        ("recall_episodes", {"any_tags": ["deploy", "x" * 65]}),
+        ("record_episode", {**episode, "decisions": deep}),
+        ("record_episode", {**episode, "decisions": {"a": lists}}),
+        ("record_episode", {**episode, "decisions": ok_deep, "participants": ["Ana", "Bo"]}),
+        ("record_episode", {**episode, "tags": ["!!!"]}),
+    )  # fmt: skip
+    assert part.is_error and part.structured_content["error"]["argument"] == "participants"
+    assert text(part).startswith("record_episode: invalid argument: participants item 'Dr. Maria")
+    assert f"76 characters after normalising, more than {MAX_TAG_CHARS}" in text(part) and "tag" not in text(part).split(":")[2]
+    assert tag.is_error and tag.structured_content["error"]["argument"] == "any_tags"
+    for result in (nested, listed_deep):  # 33 levels of objects, or of an object and arrays
+        assert result.is_error and result.structured_content["error"]["argument"] == "decisions", text(result)
+        assert "nested more than 32 levels deep" in text(result) and "nothing was written" in text(result)
+    assert not fine.is_error, text(fine)
+    assert empty_tag.is_error and empty_tag.structured_content["error"]["argument"] == "tags"
+    assert "nothing is left after normalising" in text(empty_tag)
+    assert db.owner("ana").count() == 1  # only the one that fit

@@ -423,13 +423,20 @@ def _event_line(ep: Episode, zone: dt.tzinfo) -> str:
     return f"- {ep.ts.astimezone(zone):%Y-%m-%d %H:%M} {_head(ep)}: {_what(ep)} (id {ep.id})"
 
 
-# The query layer's notes name the Python API's arguments and calls; a tool's caller knows them by
-# their names here (test_notes_name_the_tools_arguments)
-_IN_TOOL_TERMS = (("include_archived=True", "include_archived: true"), ("include_superseded=True", "include_superseded: true"),
-                  ("restore()", "restore_episode"))  # fmt: skip
+# The query layer's notes and the library's errors name the Python API's arguments and calls; a
+# tool's caller knows them by their names here (test_notes_name_the_tools_arguments,
+# test_errors_about_archived_episodes_name_the_tools). The specific phrases go first.
+_IN_TOOL_TERMS = (
+    ("include_archived=True", "include_archived: true"), ("include_superseded=True", "include_superseded: true"),
+    ("ask or recall with", "ask or recall_episodes with"), ("restore() it first", "restore it first with restore_episode"),
+    ("restore()", "restore_episode"), ("feedback() rates", "record_feedback rates"), ("outcome='failure'", 'outcome "failure"'),
+)  # fmt: skip
+_PYTHON_CALL = re.compile(r"\b(restore|supersede)\(('[^']*')\)")  # restore('<id>'), supersede('<id>'): an id shown quoted
+_CALL_IN_TOOL_TERMS = {"restore": "restore_episode with episode_id {}", "supersede": "episode {}"}
 
 
 def _in_tool_terms(text: str) -> str:
+    text = _PYTHON_CALL.sub(lambda m: _CALL_IN_TOOL_TERMS[m.group(1)].format(m.group(2)), text)
     for python, tool in _IN_TOOL_TERMS:
         text = text.replace(python, tool)
     return text
@@ -1628,16 +1635,17 @@ def _require_sdk() -> None:
 def _error_result(tool: ToolSpec, exc: MemdbError) -> CallToolResult:
     from mcp import types
 
-    error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    message = _in_tool_terms(str(exc))  # "restore('id') brings it back" is no call an agent can make
+    error: dict[str, Any] = {"type": type(exc).__name__, "message": message}
     if isinstance(exc, ArgumentError):
         error["argument"] = exc.argument
-        text = f"{tool.name}: invalid argument: {exc}"
+        text = f"{tool.name}: invalid argument: {message}"
     elif isinstance(exc, ValidationError):
-        text = f"{tool.name}: invalid arguments: {exc}"
+        text = f"{tool.name}: invalid arguments: {message}"
     elif isinstance(exc, NotFoundError):
-        text = f"{tool.name}: not found: {exc}"
+        text = f"{tool.name}: not found: {message}"
     else:
-        text = f"{tool.name}: {exc}"
+        text = f"{tool.name}: {message}"
     if not tool.read_only:
         text += " (nothing was written)"
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content={"error": error}, is_error=True)

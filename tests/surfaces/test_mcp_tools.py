@@ -128,3 +128,31 @@ def test_schemas_state_the_item_and_nesting_caps_the_server_enforces(db: memdb.D
     assert empty_tag.is_error and empty_tag.structured_content["error"]["argument"] == "tags"
     assert "nothing is left after normalising" in text(empty_tag)
     assert db.owner("ana").count() == 1  # only the one that fit
+
+
+# --- errors in tool terms (finding 5) ----------------------------------------------------------
+
+
+def test_errors_about_archived_episodes_name_the_tools(tmp_path: Path) -> None:
+    """get_episode, record_feedback and supersede_episode on an archived episode told the agent to
+    call restore('id') with include_archived=True: Python, which no MCP client can call."""
+    clock = Clock(dt.datetime(2026, 1, 5, tzinfo=dt.UTC))
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        ep = db.owner("ana").record("debug", "old deploy went fine", outcome="success")
+        clock.advance(days=120)
+        assert db.maintain().archived == 1
+        got, rated, corrected = calls(
+            db, "ana",
+            ("get_episode", {"episode_id": ep.id}),
+            ("record_feedback", {"episode_id": ep.id, "value": 1}),
+            ("supersede_episode", {"episode_id": ep.id, "reason": "typo", "summary": "old deploy went well"}),
+        )  # fmt: skip
+    for result in (got, rated, corrected):
+        assert result.is_error
+        said = text(result) + " " + result.structured_content["error"]["message"]
+        for python in ("restore(", "=True", "supersede(", "recall with"):
+            assert python not in said, said
+    assert f"restore_episode with episode_id '{ep.id}' brings it back" in text(got)
+    assert "ask or recall_episodes with include_archived: true" in text(got)
+    assert f"restore_episode with episode_id '{ep.id}'" in rated.structured_content["error"]["message"]
+    assert f"episode '{ep.id}': archived; restore it first with restore_episode, then supersede it" in text(corrected)

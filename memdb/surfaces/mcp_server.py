@@ -16,7 +16,9 @@ import base64
 import binascii
 import datetime as dt
 import hashlib
+import heapq
 import hmac
+import itertools
 import json
 import math
 import os
@@ -543,6 +545,20 @@ def _offset_of(args: Mapping[str, Any]) -> int:
     return _position(args, "recall_episodes", lambda data: _count(data["o"])) or 0
 
 
+def _kind_offsets(args: Mapping[str, Any], kinds: list[str]) -> list[int]:
+    """Where each of several ``kinds`` starts on the page a ``cursor`` points to (their offsets
+    in ``kinds`` order); zeros without one, ArgumentError for one this query did not give."""
+
+    def check(data: dict[str, Any]) -> list[int]:
+        starts = data["k"]
+        if not isinstance(starts, list) or len(starts) != len(kinds):
+            raise ValueError(data)
+        return [_count(n) for n in starts]
+
+    starts: list[int] | None = _position(args, "recall_episodes", check)
+    return starts if starts is not None else [0] * len(kinds)
+
+
 def _after_of(args: Mapping[str, Any]) -> tuple[int, str] | None:
     """The (time in microseconds, id) of the last event a timeline's page showed, which the
     next page starts after; None without a cursor."""
@@ -612,7 +628,7 @@ def _relabel(window: TimeWindow, text: str) -> str:
 
 def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     since, until, relabel = _window_of(mem, args)
-    offset, limit = _offset_of(args), args["limit"]
+    limit = args["limit"]
     common = {
         "since": since, "until": until, "tags": args["tags"] or (), "any_tags": args["any_tags"] or (),
         "text": args["text"], "outcome": args["outcome"], "session": args["session"],
@@ -623,21 +639,36 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     if len(kinds) <= 1:
         # a page skips the ``offset`` best: the ranking is stable under the same query, as an
         # access only raises the relevance of what earlier pages returned (test_recall_pages_with_a_cursor)
+        offset = _offset_of(args)
         result = mem.recall(kind=kinds[0] if kinds else None, limit=limit, offset=offset, **common)
         out = _recall_output(result, str(result.interpretation), relabel)
+        position: dict[str, Any] = {"o": offset + len(result.memories)}
     else:
         # Several kinds: one exact query per kind (each uses its kind/outcome index), merged by
         # score. Scores share one formula, so without text they compare exactly; with text each
         # query normalises BM25 by its own best match, which favours each kind's top hit a little.
-        results = [mem.recall(kind=k, limit=offset + limit, **common) for k in kinds]
-        ranked = sorted((m for r in results for m in r.memories), key=lambda m: (-m.score, m.episode.id))
-        memories = ranked[offset : offset + limit]
+        # The cursor keeps where each kind's next page starts, and a page reads each kind's next
+        # ``limit`` counting no access, then counts only the ones it shows, read again as their
+        # kind's page: reading offset + limit of every kind, all counted, raised the hits never
+        # shown past the next page's start, which then skipped some and repeated others
+        # (test_several_kinds_page_through_every_match_once).
+        starts = _kind_offsets(args, kinds)
+        offset = sum(starts)
+        results = [mem.recall(kind=k, limit=limit, offset=start, access=False, **common) for k, start in zip(kinds, starts, strict=True)]
+        merged = heapq.merge(*([(m, i) for m in r.memories] for i, r in enumerate(results)), key=lambda h: (-h[0].score, h[0].episode.id))
+        page = list(itertools.islice(merged, limit))  # each kind's shown hits are the head of its list, in its order
+        taken = [sum(1 for _, i in page if i == j) for j in range(len(kinds))]
+        for k, start, n in zip(kinds, starts, taken, strict=True):
+            if n:
+                mem.recall(kind=k, limit=n, offset=start, **common)  # the accesses of what this page shows
+        memories = [m for m, _ in page]
         interp = replace(results[0].interpretation, kind=" or ".join(kinds))
         total = sum(r.total for r in results)
         result = RecallResult(bool(memories), memories, interp, total, _kinds_note(mem, kinds, common, interp, total, memories))
         out = _recall_output(result, str(interp), relabel)
+        position = {"o": offset + len(memories), "k": [start + n for start, n in zip(starts, taken, strict=True)]}
     if offset + len(result.memories) < result.total and result.memories:
-        cursor = _cursor(args, o=offset + len(result.memories))
+        cursor = _cursor(args, **position)
         return ToolOutput(
             out.text + f"\nmore: {result.total - offset - len(result.memories)} left; pass cursor {cursor} for the next page",
             {**out.data, "cursor": cursor},

@@ -1711,17 +1711,31 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         raise ConfigError("mcp server: give either an owner (stdio) or a token map (HTTP)")
     if owner is not None:
         db.owner(owner)  # validates the name now rather than on the first call
-    specs = {spec.name: spec for spec in tool_specs(db.settings, judges_outcome=db.sessions.distiller.judges_outcome)}
-    tools = [
-        types.Tool(
-            name=s.name, title=s.title, description=s.description, input_schema=s.input_schema(), output_schema=s.output_schema,
-            annotations=types.ToolAnnotations(
-                title=s.title, read_only_hint=s.annotations()["read_only"], destructive_hint=s.destructive,
-                idempotent_hint=s.annotations()["idempotent"], open_world_hint=False,
-            ),
-        )
-        for s in specs.values()
-    ]  # fmt: skip
+    # The tools as this database's settings shape them (typed kinds, digest_chars), made again when
+    # another process changed the settings: every request reads them as saved now (refresh_settings),
+    # so a team change or a new timezone is in force at the next call, not at a restart
+    # (tests/surfaces/test_mcp_settings.py).
+    built: list[tuple[Settings, dict[str, ToolSpec], list[types.Tool]]] = []
+
+    def current() -> tuple[dict[str, ToolSpec], list[types.Tool]]:
+        settings = db.refresh_settings()
+        if built and built[-1][0] is settings:
+            return built[-1][1], built[-1][2]
+        specs = {spec.name: spec for spec in tool_specs(settings, judges_outcome=db.sessions.distiller.judges_outcome)}
+        tools = [
+            types.Tool(
+                name=s.name, title=s.title, description=s.description, input_schema=s.input_schema(), output_schema=s.output_schema,
+                annotations=types.ToolAnnotations(
+                    title=s.title, read_only_hint=s.annotations()["read_only"], destructive_hint=s.destructive,
+                    idempotent_hint=s.annotations()["idempotent"], open_world_hint=False,
+                ),
+            )
+            for s in specs.values()
+        ]  # fmt: skip
+        built[:] = [(settings, specs, tools)]
+        return specs, tools
+
+    names = tuple(current()[0])  # the same tools whatever the settings: only their schemas follow them
 
     def owner_of(ctx: ServerRequestContext[Any, Any]) -> str:
         if tokens is None:
@@ -1735,15 +1749,18 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         return found
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        _, tools = await anyio.to_thread.run_sync(current)  # a store read: off the event loop
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
-        spec = specs.get(params.name)
-        if spec is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"tool {_shown(params.name)}: no such tool (tools: {', '.join(specs)})")
+        if params.name not in names:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"tool {_shown(params.name)}: no such tool (tools: {', '.join(names)})")
+        spec = built[-1][1][params.name]  # for an error before the settings are read; the call runs the current one
         mem = db.owner(owner_of(ctx))
 
         def execute() -> ToolOutput:
+            nonlocal spec
+            spec = current()[0][params.name]
             with span(f"execute_tool {spec.name}", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": spec.name}):
                 out = spec.run(mem, spec.check_arguments(params.arguments))
                 if spec.counts_access:

@@ -271,18 +271,28 @@ class SchedulerThread(threading.Thread):
 
 class _Dispatch:
     """``/mcp`` to the MCP app behind bearer auth, everything else to the dashboard; lifespan to MCP
-    (its session manager needs it)."""
+    (its session manager needs it). Each dashboard request first reads the settings as saved now
+    (``refresh``), as each MCP call does: teams, the timezone and the kinds another process changed
+    are in force at once, not at the next restart (tests/surfaces/test_mcp_settings.py)."""
 
-    def __init__(self, mcp: ASGIApp, web: ASGIApp) -> None:
+    def __init__(self, mcp: ASGIApp, web: ASGIApp, refresh: Callable[[], object] | None = None) -> None:
         self.mcp = mcp
         self.web = web
+        self.refresh = refresh
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self.mcp(scope, receive, send)
             return
         path = scope.get("path", "")
-        await (self.mcp if path == "/mcp" or path.startswith("/mcp/") else self.web)(scope, receive, send)
+        if path == "/mcp" or path.startswith("/mcp/"):
+            await self.mcp(scope, receive, send)  # (the MCP server refreshes per call)
+            return
+        if self.refresh is not None and scope["type"] == "http":
+            import anyio.to_thread
+
+            await anyio.to_thread.run_sync(self.refresh)  # a store read: off the event loop
+        await self.web(scope, receive, send)
 
 
 def build_app(
@@ -325,7 +335,7 @@ def build_app(
     web: ASGIApp = build_dashboard(db, config.tokens, reviewers=config.reviewers, scheduler=scheduler, secure_cookies=secure_cookies)
     if _is_loopback(host) and not behind_proxy:  # a page of another site resolving its name to 127.0.0.1 (DNS rebinding) gets 400
         web = SecurityHeaders(TrustedHostMiddleware(web, allowed_hosts=names))
-    return _Dispatch(SecurityHeaders(mcp), web)
+    return _Dispatch(SecurityHeaders(mcp), web, db.refresh_settings)
 
 
 def _is_loopback(host: str) -> bool:

@@ -1564,17 +1564,29 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
                     f"config {where!r}: mode {mode:04o} lets other users read or change its bearer tokens "
                     f"(make it the owner's alone: chmod 600 {shlex.quote(where)})"
                 )
-            config = tomllib.load(f)
+            text = f.read().decode()  # the text too: which tables have a header in it
+            config = tomllib.loads(text)
     except FileNotFoundError:
         raise ConfigError(f"config {where!r}: no such file") from None
+    except UnicodeDecodeError as exc:  # (its message would show the byte, which may be a token's)
+        raise ConfigError(f"config {where!r}: not valid TOML (not UTF-8 text, at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {where!r}: not valid TOML ({exc})") from None
     unknown = sorted(set(config) - {"tokens", *SERVE_TABLES})
     if unknown:
         also = ", ".join(SERVE_TABLES)
-        tables = [k for k in unknown if isinstance(config[k], dict)]  # a misspelled table ("[token]") is named
+        tables = [k for k in unknown if isinstance(config[k], dict)]
+        # A misspelled table ("[token]") is named when its header is in the file; a token written
+        # with a dot before the [tokens] header (k9Xq.Yb3N = "ana") is a table too, named after
+        # the token's first half, and is not (test_token_file_errors_never_echo_any_part_of_a_token).
+        named = [k for k in tables if len(k) < MIN_TOKEN_CHARS and re.search(rf"^\s*\[\s*{re.escape(k)}\s*[].]", text, re.M)]
+        if named:
+            raise ConfigError(f"config {where!r}: unknown key {named[0]!r} (expected a [tokens] table; memdb serve also reads {also})")
         if tables:
-            raise ConfigError(f"config {where!r}: unknown key {tables[0]!r} (expected a [tokens] table; memdb serve also reads {also})")
+            raise ConfigError(
+                f"config {where!r}: {len(tables)} unknown table(s), not shown as they may be part of a token "
+                f"(tokens go in a [tokens] table, quoted when they hold a dot; memdb serve also reads {also})"
+            )
         # a key of a value is never echoed: a token written before its [tokens] header is one (a token is a password)
         raise ConfigError(
             f"config {where!r}: {len(unknown)} key(s) outside any table, not shown as they may be tokens "
@@ -1586,8 +1598,12 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
 def load_tokens(path: str | os.PathLike[str]) -> dict[str, str]:
     """Bearer token -> owner from a TOML file with a ``[tokens]`` table; ConfigError says what is wrong.
 
-    The file is read as ``read_config`` reads it. Errors never echo a token: they point at its
-    position instead.
+    The file is read as ``read_config`` reads it. Errors never echo a token, nor any part of one
+    (a sub-table's keys, the rest of a dotted key): they point at its position instead
+    (test_token_file_errors_never_echo_any_part_of_a_token). A token that could never
+    authenticate is refused here rather than served to 401s: one with a character outside
+    printable ASCII (an HTTP header carries ASCII), or with white space around it (the header's
+    is stripped) (test_tokens_that_could_never_authenticate_are_refused_at_load).
     """
     where = os.fspath(path)
     tokens = read_config(path).get("tokens")
@@ -1595,14 +1611,35 @@ def load_tokens(path: str | os.PathLike[str]) -> dict[str, str]:
         raise ConfigError(f'config {where!r}: no [tokens] table (add e.g. [tokens] "<long random token>" = "ana")')
     out: dict[str, str] = {}
     for i, (token, owner) in enumerate(tokens.items(), 1):
-        if len(token) < MIN_TOKEN_CHARS:
-            raise ConfigError(f"config {where!r}: token #{i} is shorter than {MIN_TOKEN_CHARS} characters (use a long random one)")
+        at = f"config {where!r}: token #{i}"
+        if isinstance(owner, dict):  # [tokens.NAME], or an unquoted token with a dot: its keys are tokens
+            raise ConfigError(
+                f"{at} maps to a table, not an owner name (a [tokens.NAME] sub-table, or a token with a dot left unquoted: "
+                'write each token directly under [tokens], quoted, as "<token>" = "<owner>")'
+            )
         if not isinstance(owner, str):
-            raise ConfigError(f"config {where!r}: token #{i} maps to {owner!r}, not an owner name")
+            what = {bool: "true or false", int: "a number", float: "a number", list: "a list"}.get(type(owner), "a date or time")
+            raise ConfigError(f'{at} maps to {what}, not an owner name (write "<token>" = "<owner>")')
+        if len(token) < MIN_TOKEN_CHARS:
+            raise ConfigError(f"{at} is shorter than {MIN_TOKEN_CHARS} characters (use a long random one)")
+        if token != token.strip():
+            raise ConfigError(f"{at} begins or ends with white space, which no request can send (remove it from the file)")
+        bad = next((n for n, c in enumerate(token, 1) if not " " <= c <= "~"), None)
+        if bad is not None:
+            raise ConfigError(
+                f"{at}: character {bad} is outside printable ASCII, which an HTTP header cannot carry reliably "
+                "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+            )
+        if owner in tokens:  # swapped, or pasted twice: a token as an owner's name would be shown and stored
+            raise ConfigError(f'{at} maps to a token, not an owner name (write "<token>" = "<owner>")')
         try:
             out[token] = check_owner(owner)
         except ValidationError as exc:
-            raise ConfigError(f"config {where!r}: token #{i}: {exc}") from None
+            # the owner's name is shown only when it cannot be a token (a long one may be one, swapped in)
+            reason = str(exc)
+            if len(owner) >= MIN_TOKEN_CHARS:
+                reason = "owner (not shown: it may be a token): " + reason.removeprefix(f"owner {shown(owner)}: ")
+            raise ConfigError(f"{at}: {reason}") from None
     return out
 
 

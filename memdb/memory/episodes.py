@@ -1508,8 +1508,12 @@ def _new_fact_value(old: dict[str, Any], changes: Mapping[str, Any]) -> dict[str
 
 def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any], fields: Iterable[str]) -> list[str]:
     """The fields whose values differ between a stored record and a prepared one (an empty
-    string, list or mapping is the same as none)."""
-    return [f for f in fields if not _same_value(old.get(f) or None, new.get(f) or None)]
+    string, list or mapping is the same as none). Tags are a set, as every filter reads them: the
+    same tags in another order are no new value of a fact (test_a_fact_with_its_tags_reordered_writes_nothing)."""
+    return [
+        f for f in fields
+        if not (set(old.get(f) or ()) == set(new.get(f) or ()) if f == "tags" else _same_value(old.get(f) or None, new.get(f) or None))
+    ]  # fmt: skip
 
 
 def _same_value(a: Any, b: Any) -> bool:

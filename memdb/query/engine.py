@@ -265,9 +265,11 @@ class OwnerQueries:
         offset: int = 0,
         with_outcome: bool = False,
         scope_tags: Iterable[str] = (),
+        access: bool = True,
     ) -> RecallResult:
         """Episodes matching every filter given, best first (see the module docstring for ranking),
-        after the ``offset`` best (a page: only the episodes returned count as accessed).
+        after the ``offset`` best (a page: only the episodes returned count as accessed; none
+        with ``access=False``, for a caller that shows only some of them and counts those).
 
         ``tags`` must all be present, ``any_tags`` at least one; ``text`` needs at least one
         of its terms; ``since`` is inclusive and ``until`` exclusive. Archived episodes match
@@ -287,7 +289,7 @@ class OwnerQueries:
             since=since, until=until, tags=tags, outcome=outcome, session=session,
             include_superseded=include_superseded, include_told=include_told,
         )  # fmt: skip
-        return self._run(interp, limit, now, offset)
+        return self._run(interp, limit, now, offset, access=access)
 
     @_timed
     def recall_memories(
@@ -1195,6 +1197,7 @@ class OwnerQueries:
         offset: int = 0,
         *,
         widen_tags: bool = False,
+        access: bool = True,
     ) -> RecallResult:
         """The answer to ``interp`` (or to what ``interp()`` makes of a question, in the same snapshot).
 
@@ -1259,7 +1262,7 @@ class OwnerQueries:
                 note = self._empty_note(interp, q)
                 if otherwise:
                     note = partial(note_and, note, otherwise)
-        if memories:
+        if memories and access:
             self._layer.tracker.touch(self.name, [m.id for m in memories], at)
         return RecallResult(found.total > 0, memories, interp, found.total, note)
 

@@ -203,12 +203,13 @@ class AsyncMemory:
         include_superseded: bool = False,
         include_told: bool = False,
         offset: int = 0,
+        access: bool = True,
     ) -> RecallResult:
         """``Memory.recall`` in a worker thread."""
         return await _run(
             self.sync.recall,
             since, until, tags, any_tags, text, kind, outcome, session, limit, now, include_archived,
-            include_superseded=include_superseded, include_told=include_told, offset=offset,
+            include_superseded=include_superseded, include_told=include_told, offset=offset, access=access,
         )  # fmt: skip
 
     async def ask(
@@ -347,6 +348,10 @@ class AsyncDatabase:
     async def owners(self) -> list[str]:
         """``Database.owners`` in a worker thread."""
         return await _run(self.sync.owners)
+
+    async def refresh_settings(self) -> Settings:
+        """``Database.refresh_settings`` in a worker thread."""
+        return await _run(self.sync.refresh_settings)
 
     async def configure(self, **changes: Any) -> Settings:
         """``Database.configure`` in a worker thread."""

@@ -37,6 +37,8 @@ from memdb.surfaces.tracing import span
 
 __all__ = ["Database", "open"]
 
+_UNSEEN = object()  # no saved settings read yet: the first refresh_settings reloads them
+
 
 class Database:
     """One memdb database: a store, its global key space, and the layers built on it."""
@@ -86,6 +88,7 @@ class Database:
         # a capture for a session closed already (an event, a late tool result) makes it go on, in its transaction
         self.episodes.capture_hooks.append(self.sessions.on_capture)
         self.episodes.supersede_hooks.append(self.sessions.on_corrected)  # a corrected capture goes on too
+        self._settings_seen: Any = _UNSEEN  # the saved settings refresh_settings last read
 
     def _erase_patterns(self, owner: str, ids: set[str], _at: dt.datetime, action: str) -> None:
         """Patterns derived from erased episodes go with them; retention's routine pruning keeps them."""
@@ -115,6 +118,19 @@ class Database:
     @property
     def settings(self) -> Settings:
         """The rules saved in this database."""
+        return self.episodes.settings
+
+    def refresh_settings(self) -> Settings:
+        """The settings as saved now. Another process (``memdb config``, an admin script, another
+        server) may have changed them since these were loaded, and a long-running server that
+        never reloaded kept serving a team's shared lessons to an owner moved out of it until
+        restarted; ``memdb mcp`` and ``memdb serve`` call this per request
+        (tests/surfaces/test_mcp_settings.py). One read of one key, on either backend; the
+        settings are parsed again only when what is saved differs from what was last seen."""
+        saved = self.episodes.layout.meta.get(("settings",))
+        if saved != self._settings_seen:
+            self.episodes.reload_settings()  # what configure() in this process saved reloads once, as the same
+            self._settings_seen = saved
         return self.episodes.settings
 
     def configure(self, **changes: Any) -> Settings:

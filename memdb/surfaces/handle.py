@@ -264,16 +264,18 @@ class Memory:
         include_superseded: bool = False,
         include_told: bool = False,
         offset: int = 0,
+        access: bool = True,
     ) -> RecallResult:
         """Episodes matching every filter given, best first (``memdb.query.engine`` says how they
         rank); earlier versions of corrected episodes too with ``include_superseded``; episodes
         recorded outside the window whose text tells of a time in it ("yesterday") too with
         ``include_told`` (``ask`` always counts them); after the ``offset`` best with ``offset``
-        (a page: the ones skipped are not counted as accessed again)."""
+        (a page: the ones skipped are not counted as accessed again); ``access=False`` counts no
+        access, for a caller that merges answers and shows only some (MCP's several kinds)."""
         with span("memdb.recall", {"memdb.owner": self.name, "memdb.limit": limit}) as s:
             result = self._queries.recall(
                 since, until, tags, any_tags, text, kind, outcome, session, limit, now, include_archived,
-                include_superseded=include_superseded, include_told=include_told, offset=offset,
+                include_superseded=include_superseded, include_told=include_told, offset=offset, access=access,
             )  # fmt: skip
             s.set("memdb.total", result.total)
         return result

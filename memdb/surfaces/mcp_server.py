@@ -16,7 +16,9 @@ import base64
 import binascii
 import datetime as dt
 import hashlib
+import heapq
 import hmac
+import itertools
 import json
 import math
 import os
@@ -41,8 +43,10 @@ from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.ids import from_micros, ts_micros
 from memdb.memory.models import Episode, bound_text, check_owner, truncation_marker
 from memdb.memory.sanitize import shown
+from memdb.memory.sanitize.fields import MAX_DEPTH
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
+from memdb.memory.text import MAX_TAG_BYTES, MAX_TAG_CHARS, normalize_tag
 from memdb.memory.timephrase import TimeWindow, find_time_phrase, local_day
 from memdb.query.results import History, Hit, Interpretation, RecallResult, said_words
 from memdb.surfaces.handle import Memory
@@ -120,12 +124,23 @@ class Param:
     maximum: float | None = None
     max_length: int | None = None  # characters of a string, items of an array, characters of an object as JSON
     default: Any = None
+    # An array of tags (or of participants, indexed as tags): each item is normalised as a tag and
+    # capped as one; without it a 76-character participant was refused as a "tag" naming no
+    # argument (test_schemas_state_the_item_and_nesting_caps_the_server_enforces).
+    tag_items: bool = False
+    max_depth: int | None = None  # an object's levels of objects and arrays (capture refuses deeper)
 
     def schema(self) -> dict[str, Any]:
         """This parameter as a JSON schema property."""
         s: dict[str, Any] = {"type": self.type, "description": self.description}
         if self.type == "array":
             s["items"] = {"type": "string", **({"enum": list(self.enum)} if self.enum else {})}
+            if self.tag_items:
+                s["items"]["maxLength"] = MAX_TAG_CHARS
+                s["description"] += (
+                    f" Each at most {MAX_TAG_CHARS} characters ({MAX_TAG_BYTES} bytes in UTF-8) once normalised as a tag, "
+                    "with a letter or digit."
+                )
             if self.max_length is not None:
                 s["maxItems"] = self.max_length
         elif self.type != "object":  # JSON schema cannot bound an object's size: the description says it
@@ -177,6 +192,11 @@ class Param:
             wrong = [v for v in value if self.enum and v not in self.enum]
             if wrong:
                 raise bad(f"{_shown(wrong[0])} is not one of {', '.join(self.enum)}")
+            if self.tag_items:
+                for v in value:
+                    problem = _tag_problem(v)
+                    if problem is not None:
+                        raise ArgumentError(self.name, f"{self.name} item {_shown(v)}: {problem}")
             return [v.strip() for v in value]
         if self.type == "boolean":
             if not isinstance(value, bool):
@@ -185,6 +205,8 @@ class Param:
         if self.type == "object":
             if not isinstance(value, dict):
                 raise bad("expected a JSON object")
+            if self.max_depth is not None and _nested_past(value, self.max_depth):
+                raise bad(f"nested more than {self.max_depth} levels deep (objects and arrays inside one another)")
             if self.max_length is not None:
                 try:
                     size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
@@ -201,6 +223,28 @@ class Param:
         if self.minimum is not None:
             return f" of at least {self.minimum:g}"
         return ""
+
+
+def _tag_problem(item: str) -> str | None:
+    """Why ``item`` is no tag (as capture and queries normalise tags and participants), or None."""
+    try:
+        normalize_tag(item)
+    except ValidationError as exc:  # "tag '...': reason": the reason alone, said of the argument's item
+        return str(exc).removeprefix(f"tag {shown(item)}: ")
+    return None
+
+
+def _nested_past(value: Any, levels: int) -> bool:
+    """Whether ``value`` holds objects and arrays more than ``levels`` deep, itself the first level
+    (as capture counts them); iterative, so no depth a client sends can overflow the stack."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > levels:
+            return True
+        inner = item.values() if isinstance(item, dict) else item
+        stack.extend((v, depth + 1) for v in inner if isinstance(v, (dict, list)))
+    return False
 
 
 @dataclass(frozen=True)
@@ -381,13 +425,20 @@ def _event_line(ep: Episode, zone: dt.tzinfo) -> str:
     return f"- {ep.ts.astimezone(zone):%Y-%m-%d %H:%M} {_head(ep)}: {_what(ep)} (id {ep.id})"
 
 
-# The query layer's notes name the Python API's arguments and calls; a tool's caller knows them by
-# their names here (test_notes_name_the_tools_arguments)
-_IN_TOOL_TERMS = (("include_archived=True", "include_archived: true"), ("include_superseded=True", "include_superseded: true"),
-                  ("restore()", "restore_episode"))  # fmt: skip
+# The query layer's notes and the library's errors name the Python API's arguments and calls; a
+# tool's caller knows them by their names here (test_notes_name_the_tools_arguments,
+# test_errors_about_archived_episodes_name_the_tools). The specific phrases go first.
+_IN_TOOL_TERMS = (
+    ("include_archived=True", "include_archived: true"), ("include_superseded=True", "include_superseded: true"),
+    ("ask or recall with", "ask or recall_episodes with"), ("restore() it first", "restore it first with restore_episode"),
+    ("restore()", "restore_episode"), ("feedback() rates", "record_feedback rates"), ("outcome='failure'", 'outcome "failure"'),
+)  # fmt: skip
+_PYTHON_CALL = re.compile(r"\b(restore|supersede)\(('[^']*')\)")  # restore('<id>'), supersede('<id>'): an id shown quoted
+_CALL_IN_TOOL_TERMS = {"restore": "restore_episode with episode_id {}", "supersede": "episode {}"}
 
 
 def _in_tool_terms(text: str) -> str:
+    text = _PYTHON_CALL.sub(lambda m: _CALL_IN_TOOL_TERMS[m.group(1)].format(m.group(2)), text)
     for python, tool in _IN_TOOL_TERMS:
         text = text.replace(python, tool)
     return text
@@ -494,6 +545,20 @@ def _offset_of(args: Mapping[str, Any]) -> int:
     return _position(args, "recall_episodes", lambda data: _count(data["o"])) or 0
 
 
+def _kind_offsets(args: Mapping[str, Any], kinds: list[str]) -> list[int]:
+    """Where each of several ``kinds`` starts on the page a ``cursor`` points to (their offsets
+    in ``kinds`` order); zeros without one, ArgumentError for one this query did not give."""
+
+    def check(data: dict[str, Any]) -> list[int]:
+        starts = data["k"]
+        if not isinstance(starts, list) or len(starts) != len(kinds):
+            raise ValueError(data)
+        return [_count(n) for n in starts]
+
+    starts: list[int] | None = _position(args, "recall_episodes", check)
+    return starts if starts is not None else [0] * len(kinds)
+
+
 def _after_of(args: Mapping[str, Any]) -> tuple[int, str] | None:
     """The (time in microseconds, id) of the last event a timeline's page showed, which the
     next page starts after; None without a cursor."""
@@ -563,7 +628,7 @@ def _relabel(window: TimeWindow, text: str) -> str:
 
 def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     since, until, relabel = _window_of(mem, args)
-    offset, limit = _offset_of(args), args["limit"]
+    limit = args["limit"]
     common = {
         "since": since, "until": until, "tags": args["tags"] or (), "any_tags": args["any_tags"] or (),
         "text": args["text"], "outcome": args["outcome"], "session": args["session"],
@@ -574,21 +639,36 @@ def _recall_episodes(mem: Memory, args: dict[str, Any]) -> ToolOutput:
     if len(kinds) <= 1:
         # a page skips the ``offset`` best: the ranking is stable under the same query, as an
         # access only raises the relevance of what earlier pages returned (test_recall_pages_with_a_cursor)
+        offset = _offset_of(args)
         result = mem.recall(kind=kinds[0] if kinds else None, limit=limit, offset=offset, **common)
         out = _recall_output(result, str(result.interpretation), relabel)
+        position: dict[str, Any] = {"o": offset + len(result.memories)}
     else:
         # Several kinds: one exact query per kind (each uses its kind/outcome index), merged by
         # score. Scores share one formula, so without text they compare exactly; with text each
         # query normalises BM25 by its own best match, which favours each kind's top hit a little.
-        results = [mem.recall(kind=k, limit=offset + limit, **common) for k in kinds]
-        ranked = sorted((m for r in results for m in r.memories), key=lambda m: (-m.score, m.episode.id))
-        memories = ranked[offset : offset + limit]
+        # The cursor keeps where each kind's next page starts, and a page reads each kind's next
+        # ``limit`` counting no access, then counts only the ones it shows, read again as their
+        # kind's page: reading offset + limit of every kind, all counted, raised the hits never
+        # shown past the next page's start, which then skipped some and repeated others
+        # (test_several_kinds_page_through_every_match_once).
+        starts = _kind_offsets(args, kinds)
+        offset = sum(starts)
+        results = [mem.recall(kind=k, limit=limit, offset=start, access=False, **common) for k, start in zip(kinds, starts, strict=True)]
+        merged = heapq.merge(*([(m, i) for m in r.memories] for i, r in enumerate(results)), key=lambda h: (-h[0].score, h[0].episode.id))
+        page = list(itertools.islice(merged, limit))  # each kind's shown hits are the head of its list, in its order
+        taken = [sum(1 for _, i in page if i == j) for j in range(len(kinds))]
+        for k, start, n in zip(kinds, starts, taken, strict=True):
+            if n:
+                mem.recall(kind=k, limit=n, offset=start, **common)  # the accesses of what this page shows
+        memories = [m for m, _ in page]
         interp = replace(results[0].interpretation, kind=" or ".join(kinds))
         total = sum(r.total for r in results)
         result = RecallResult(bool(memories), memories, interp, total, _kinds_note(mem, kinds, common, interp, total, memories))
         out = _recall_output(result, str(interp), relabel)
+        position = {"o": offset + len(memories), "k": [start + n for start, n in zip(starts, taken, strict=True)]}
     if offset + len(result.memories) < result.total and result.memories:
-        cursor = _cursor(args, o=offset + len(result.memories))
+        cursor = _cursor(args, **position)
         return ToolOutput(
             out.text + f"\nmore: {result.total - offset - len(result.memories)} left; pass cursor {cursor} for the next page",
             {**out.data, "cursor": cursor},
@@ -752,7 +832,13 @@ def _record_episode(mem: Memory, args: dict[str, Any]) -> ToolOutput:
 
 
 def _record_fact(mem: Memory, args: dict[str, Any]) -> ToolOutput:
+    try:  # the current version, to say when the same value and tags again changed nothing
+        had: str | None = mem.fact(args["key"], access=False).id
+    except MemdbError:  # none yet (record names what is wrong with the key)
+        had = None
     ep = mem.record("fact", args["value"], key=args["key"], tags=args["tags"] or ())
+    if ep.id == had:
+        return _written(ep, f"fact {ep.key} = {_one_line(ep.summary, 200)} ({ep.id}) is recorded already with these tags: nothing changed")
     text = f"recorded fact {ep.key} = {_one_line(ep.summary, 200)} ({ep.id})"
     return _written(ep, text + (f"; it replaces the value of {ep.supersedes}, kept as an earlier version" if ep.supersedes else ""))
 
@@ -1149,7 +1235,13 @@ _WINDOW = Param(
 )  # fmt: skip
 _SINCE = Param("since", "string", "Start of the window (inclusive), ISO date or datetime; UTC if no zone.", max_length=40)
 _UNTIL = Param("until", "string", "End of the window (exclusive), ISO date or datetime; UTC if no zone.", max_length=40)
-_TAGS = Param("tags", "array", "Tags that must all be present, e.g. ['project-x', 'deploy'] ('Project X' is normalised).", max_length=32)
+_TAGS = Param(
+    "tags",
+    "array",
+    "Tags that must all be present, e.g. ['project-x', 'deploy'] ('Project X' is normalised).",
+    max_length=32,
+    tag_items=True,
+)
 _TEXT = Param("text", "string", "Words to search for (at least one must occur); ranked by BM25.", max_length=1000)
 
 
@@ -1177,7 +1269,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             "When nothing matches it says so plainly and shows what it searched. " + kinds_help,
             (
                 _WINDOW, _SINCE, _UNTIL, _TAGS,
-                Param("any_tags", "array", "Tags of which at least one must be present.", max_length=32),
+                Param("any_tags", "array", "Tags of which at least one must be present.", max_length=32, tag_items=True),
                 _TEXT,
                 Param("kinds", "array", "Only these kinds (any of them).", enum=kinds, max_length=len(kinds)),
                 Param("outcome", "string", "Only episodes with this outcome.", enum=OUTCOMES),
@@ -1247,17 +1339,17 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                       required=True, max_length=500),
                 Param("summary", "string", "The corrected summary.", max_length=500),
                 Param("outcome", "string", "The corrected outcome.", enum=OUTCOMES),
-                Param("tags", "array", "The corrected tags (replacing the old ones).", max_length=32),
+                Param("tags", "array", "The corrected tags (replacing the old ones).", max_length=32, tag_items=True),
                 # as record_episode takes them: a field read back whole (its cut marker too) and corrected fits
                 Param("lesson", "string", f"The corrected lesson. {kept}", max_length=text_in),
                 Param("what_we_tried", "string", f"The corrected approach. {kept}", max_length=text_in),
                 Param("what_happened", "string", f"What actually happened. {kept}", max_length=text_in),
                 Param("why", "string", f"Why it ended this way. {kept}", max_length=text_in),
                 Param("content", "string", f"The corrected detail. {kept}", max_length=100_000),
-                Param("decisions", "object", f"The corrected decisions, a JSON object of at most {DECISIONS_CHARS:,} characters.",
-                      max_length=DECISIONS_CHARS),
+                Param("decisions", "object", f"The corrected decisions, a JSON object of at most {DECISIONS_CHARS:,} characters "
+                      f"as JSON and {MAX_DEPTH} levels of nesting.", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
                 Param("artifact", "string", "The corrected link or path.", max_length=2000),
-                Param("participants", "array", "The corrected participants.", max_length=64),
+                Param("participants", "array", "The corrected participants.", max_length=64, tag_items=True),
                 Param("result", "string", f"A tool call's corrected result (at most {cap:,} characters kept).", max_length=100_000),
             ),
             _SUPERSEDE_OUTPUT, _supersede_episode, read_only=False,
@@ -1297,7 +1389,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("kind", "string", "What sort of work this was.", required=True, enum=typed),
                 Param("summary", "string", "One or two sentences: what happened.", required=True, max_length=500),
                 Param("outcome", "string", "How it ended.", required=True, enum=OUTCOMES),
-                Param("tags", "array", "Topics, projects or systems, e.g. ['project-x', 'deploy'].", max_length=32),
+                Param("tags", "array", "Topics, projects or systems, e.g. ['project-x', 'deploy'].", max_length=32, tag_items=True),
                 Param("lesson", "string", f"What to do (or avoid) next time. {kept}", max_length=text_in),
                 Param("what_we_tried", "string", f"The approach taken. {kept}", max_length=text_in),
                 Param("what_happened", "string", f"What actually happened. {kept}", max_length=text_in),
@@ -1305,10 +1397,11 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("content", "string", f"Longer detail. {kept}", max_length=100_000),
                 Param("decisions", "object", "Decisions as a JSON object, e.g. {\"action\": \"rollback\", \"confidence\": 8}; "
                       "its keys and string values are found by their words, as the text is ('what did we decide about "
-                      f"the rollback?'); at most {DECISIONS_CHARS:,} characters as JSON.", max_length=DECISIONS_CHARS),
+                      f"the rollback?'); at most {DECISIONS_CHARS:,} characters as JSON and {MAX_DEPTH} levels of nesting (objects and "
+                      "arrays inside one another).", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
                 Param("session", "string", "Session id this belongs to (letters, digits, _.:@/+-).", max_length=128),
                 Param("artifact", "string", "A link or path to what was produced.", max_length=2000),
-                Param("participants", "array", "Who took part.", max_length=64),
+                Param("participants", "array", "Who took part.", max_length=64, tag_items=True),
                 Param("ts", "string", "When it happened, ISO datetime (UTC if no zone); default now.", max_length=40),
             ),
             _WRITE_OUTPUT, _record_episode, read_only=False,
@@ -1322,7 +1415,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("key", "string", "What the fact is about, e.g. 'ana/ui.theme' (letters, digits, _.:@/+-).",
                       required=True, max_length=128),
                 Param("value", "string", "The fact itself, e.g. 'dark mode'.", required=True, max_length=500),
-                Param("tags", "array", "Topics, e.g. ['ui'].", max_length=32),
+                Param("tags", "array", "Topics, e.g. ['ui'].", max_length=32, tag_items=True),
             ),
             _WRITE_OUTPUT, _record_fact, read_only=False, idempotent=True,
         ),
@@ -1339,7 +1432,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("kind", "string", "What sort of work the session was.", required=True, enum=typed),
                 Param("outcome", "string", "How it ended" + (" (judged from the events when left out)." if judges_outcome else "."),
                       required=not judges_outcome, enum=OUTCOMES),
-                Param("tags", "array", "Topics to add to the events' own, e.g. ['deploy'].", max_length=16),
+                Param("tags", "array", "Topics to add to the events' own, e.g. ['deploy'].", max_length=16, tag_items=True),
             ),
             _SESSION_OUTPUT, _end_session, read_only=False, idempotent=True,
         ),
@@ -1363,7 +1456,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("session", "string", "The session id (letters, digits, _.:@/+-).", required=True, max_length=128),
                 Param("user_message", "string", f"What the user said. {kept}", required=True, max_length=100_000),
                 Param("response", "string", f"What was answered. {kept}", required=True, max_length=100_000),
-                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16, tag_items=True),
             ),
             _WRITE_OUTPUT, _record_exchange, read_only=False,
         ),
@@ -1378,7 +1471,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("input", "object", f"The tool's input, a JSON object of at most {DECISIONS_CHARS:,} characters as JSON.",
                       required=True, max_length=DECISIONS_CHARS),
                 Param("result", "string", f"The result, when it is already known. {kept}", max_length=100_000),
-                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16, tag_items=True),
             ),
             _WRITE_OUTPUT, _record_tool_call, read_only=False,
         ),
@@ -1400,7 +1493,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             "first when text or tags are given.",
             (
                 Param("text", "string", "Words to match, e.g. 'deploy migrations'.", max_length=1000),
-                Param("tags", "array", "Topics the lessons carry.", max_length=16),
+                Param("tags", "array", "Topics the lessons carry.", max_length=16, tag_items=True),
                 Param("limit", "integer", "Most lessons to return.", minimum=1, maximum=50, default=10),
             ),
             _KNOWLEDGE_OUTPUT, _knowledge, counts_access=True,
@@ -1412,7 +1505,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             (
                 Param("task", "string", "The task, in plain language.", required=True, max_length=1000),
                 Param("kind", "string", "The kind of task, when known.", enum=typed),
-                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16, tag_items=True),
                 Param("max_chars", "integer", "Size of the context block.", minimum=200, maximum=20_000, default=2000),
                 Param("limit", "integer", "Most past records to include.", minimum=1, maximum=20, default=5),
             ),
@@ -1426,7 +1519,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             (
                 Param("text", "string", "The lesson, one or two sentences.", required=True, max_length=2000),
                 Param("cites", "array", "Ids of your episodes this lesson derives from.", max_length=50),
-                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16),
+                Param("tags", "array", "Topics, e.g. ['deploy'].", max_length=16, tag_items=True),
             ),
             _ENTRY_OUTPUT, _save_lesson, read_only=False,
         ),
@@ -1471,17 +1564,29 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
                     f"config {where!r}: mode {mode:04o} lets other users read or change its bearer tokens "
                     f"(make it the owner's alone: chmod 600 {shlex.quote(where)})"
                 )
-            config = tomllib.load(f)
+            text = f.read().decode()  # the text too: which tables have a header in it
+            config = tomllib.loads(text)
     except FileNotFoundError:
         raise ConfigError(f"config {where!r}: no such file") from None
+    except UnicodeDecodeError as exc:  # (its message would show the byte, which may be a token's)
+        raise ConfigError(f"config {where!r}: not valid TOML (not UTF-8 text, at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {where!r}: not valid TOML ({exc})") from None
     unknown = sorted(set(config) - {"tokens", *SERVE_TABLES})
     if unknown:
         also = ", ".join(SERVE_TABLES)
-        tables = [k for k in unknown if isinstance(config[k], dict)]  # a misspelled table ("[token]") is named
+        tables = [k for k in unknown if isinstance(config[k], dict)]
+        # A misspelled table ("[token]") is named when its header is in the file; a token written
+        # with a dot before the [tokens] header (k9Xq.Yb3N = "ana") is a table too, named after
+        # the token's first half, and is not (test_token_file_errors_never_echo_any_part_of_a_token).
+        named = [k for k in tables if len(k) < MIN_TOKEN_CHARS and re.search(rf"^\s*\[\s*{re.escape(k)}\s*[].]", text, re.M)]
+        if named:
+            raise ConfigError(f"config {where!r}: unknown key {named[0]!r} (expected a [tokens] table; memdb serve also reads {also})")
         if tables:
-            raise ConfigError(f"config {where!r}: unknown key {tables[0]!r} (expected a [tokens] table; memdb serve also reads {also})")
+            raise ConfigError(
+                f"config {where!r}: {len(tables)} unknown table(s), not shown as they may be part of a token "
+                f"(tokens go in a [tokens] table, quoted when they hold a dot; memdb serve also reads {also})"
+            )
         # a key of a value is never echoed: a token written before its [tokens] header is one (a token is a password)
         raise ConfigError(
             f"config {where!r}: {len(unknown)} key(s) outside any table, not shown as they may be tokens "
@@ -1493,8 +1598,12 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
 def load_tokens(path: str | os.PathLike[str]) -> dict[str, str]:
     """Bearer token -> owner from a TOML file with a ``[tokens]`` table; ConfigError says what is wrong.
 
-    The file is read as ``read_config`` reads it. Errors never echo a token: they point at its
-    position instead.
+    The file is read as ``read_config`` reads it. Errors never echo a token, nor any part of one
+    (a sub-table's keys, the rest of a dotted key): they point at its position instead
+    (test_token_file_errors_never_echo_any_part_of_a_token). A token that could never
+    authenticate is refused here rather than served to 401s: one with a character outside
+    printable ASCII (an HTTP header carries ASCII), or with white space around it (the header's
+    is stripped) (test_tokens_that_could_never_authenticate_are_refused_at_load).
     """
     where = os.fspath(path)
     tokens = read_config(path).get("tokens")
@@ -1502,14 +1611,35 @@ def load_tokens(path: str | os.PathLike[str]) -> dict[str, str]:
         raise ConfigError(f'config {where!r}: no [tokens] table (add e.g. [tokens] "<long random token>" = "ana")')
     out: dict[str, str] = {}
     for i, (token, owner) in enumerate(tokens.items(), 1):
-        if len(token) < MIN_TOKEN_CHARS:
-            raise ConfigError(f"config {where!r}: token #{i} is shorter than {MIN_TOKEN_CHARS} characters (use a long random one)")
+        at = f"config {where!r}: token #{i}"
+        if isinstance(owner, dict):  # [tokens.NAME], or an unquoted token with a dot: its keys are tokens
+            raise ConfigError(
+                f"{at} maps to a table, not an owner name (a [tokens.NAME] sub-table, or a token with a dot left unquoted: "
+                'write each token directly under [tokens], quoted, as "<token>" = "<owner>")'
+            )
         if not isinstance(owner, str):
-            raise ConfigError(f"config {where!r}: token #{i} maps to {owner!r}, not an owner name")
+            what = {bool: "true or false", int: "a number", float: "a number", list: "a list"}.get(type(owner), "a date or time")
+            raise ConfigError(f'{at} maps to {what}, not an owner name (write "<token>" = "<owner>")')
+        if len(token) < MIN_TOKEN_CHARS:
+            raise ConfigError(f"{at} is shorter than {MIN_TOKEN_CHARS} characters (use a long random one)")
+        if token != token.strip():
+            raise ConfigError(f"{at} begins or ends with white space, which no request can send (remove it from the file)")
+        bad = next((n for n, c in enumerate(token, 1) if not " " <= c <= "~"), None)
+        if bad is not None:
+            raise ConfigError(
+                f"{at}: character {bad} is outside printable ASCII, which an HTTP header cannot carry reliably "
+                "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+            )
+        if owner in tokens:  # swapped, or pasted twice: a token as an owner's name would be shown and stored
+            raise ConfigError(f'{at} maps to a token, not an owner name (write "<token>" = "<owner>")')
         try:
             out[token] = check_owner(owner)
         except ValidationError as exc:
-            raise ConfigError(f"config {where!r}: token #{i}: {exc}") from None
+            # the owner's name is shown only when it cannot be a token (a long one may be one, swapped in)
+            reason = str(exc)
+            if len(owner) >= MIN_TOKEN_CHARS:
+                reason = "owner (not shown: it may be a token): " + reason.removeprefix(f"owner {shown(owner)}: ")
+            raise ConfigError(f"{at}: {reason}") from None
     return out
 
 
@@ -1573,16 +1703,17 @@ def _require_sdk() -> None:
 def _error_result(tool: ToolSpec, exc: MemdbError) -> CallToolResult:
     from mcp import types
 
-    error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    message = _in_tool_terms(str(exc))  # "restore('id') brings it back" is no call an agent can make
+    error: dict[str, Any] = {"type": type(exc).__name__, "message": message}
     if isinstance(exc, ArgumentError):
         error["argument"] = exc.argument
-        text = f"{tool.name}: invalid argument: {exc}"
+        text = f"{tool.name}: invalid argument: {message}"
     elif isinstance(exc, ValidationError):
-        text = f"{tool.name}: invalid arguments: {exc}"
+        text = f"{tool.name}: invalid arguments: {message}"
     elif isinstance(exc, NotFoundError):
-        text = f"{tool.name}: not found: {exc}"
+        text = f"{tool.name}: not found: {message}"
     else:
-        text = f"{tool.name}: {exc}"
+        text = f"{tool.name}: {message}"
     if not tool.read_only:
         text += " (nothing was written)"
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content={"error": error}, is_error=True)
@@ -1617,17 +1748,31 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         raise ConfigError("mcp server: give either an owner (stdio) or a token map (HTTP)")
     if owner is not None:
         db.owner(owner)  # validates the name now rather than on the first call
-    specs = {spec.name: spec for spec in tool_specs(db.settings, judges_outcome=db.sessions.distiller.judges_outcome)}
-    tools = [
-        types.Tool(
-            name=s.name, title=s.title, description=s.description, input_schema=s.input_schema(), output_schema=s.output_schema,
-            annotations=types.ToolAnnotations(
-                title=s.title, read_only_hint=s.annotations()["read_only"], destructive_hint=s.destructive,
-                idempotent_hint=s.annotations()["idempotent"], open_world_hint=False,
-            ),
-        )
-        for s in specs.values()
-    ]  # fmt: skip
+    # The tools as this database's settings shape them (typed kinds, digest_chars), made again when
+    # another process changed the settings: every request reads them as saved now (refresh_settings),
+    # so a team change or a new timezone is in force at the next call, not at a restart
+    # (tests/surfaces/test_mcp_settings.py).
+    built: list[tuple[Settings, dict[str, ToolSpec], list[types.Tool]]] = []
+
+    def current() -> tuple[dict[str, ToolSpec], list[types.Tool]]:
+        settings = db.refresh_settings()
+        if built and built[-1][0] is settings:
+            return built[-1][1], built[-1][2]
+        specs = {spec.name: spec for spec in tool_specs(settings, judges_outcome=db.sessions.distiller.judges_outcome)}
+        tools = [
+            types.Tool(
+                name=s.name, title=s.title, description=s.description, input_schema=s.input_schema(), output_schema=s.output_schema,
+                annotations=types.ToolAnnotations(
+                    title=s.title, read_only_hint=s.annotations()["read_only"], destructive_hint=s.destructive,
+                    idempotent_hint=s.annotations()["idempotent"], open_world_hint=False,
+                ),
+            )
+            for s in specs.values()
+        ]  # fmt: skip
+        built[:] = [(settings, specs, tools)]
+        return specs, tools
+
+    names = tuple(current()[0])  # the same tools whatever the settings: only their schemas follow them
 
     def owner_of(ctx: ServerRequestContext[Any, Any]) -> str:
         if tokens is None:
@@ -1641,15 +1786,18 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
         return found
 
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        _, tools = await anyio.to_thread.run_sync(current)  # a store read: off the event loop
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: CallToolRequestParams) -> CallToolResult:
-        spec = specs.get(params.name)
-        if spec is None:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"tool {_shown(params.name)}: no such tool (tools: {', '.join(specs)})")
+        if params.name not in names:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"tool {_shown(params.name)}: no such tool (tools: {', '.join(names)})")
+        spec = built[-1][1][params.name]  # for an error before the settings are read; the call runs the current one
         mem = db.owner(owner_of(ctx))
 
         def execute() -> ToolOutput:
+            nonlocal spec
+            spec = current()[0][params.name]
             with span(f"execute_tool {spec.name}", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": spec.name}):
                 out = spec.run(mem, spec.check_arguments(params.arguments))
                 if spec.counts_access:

@@ -164,7 +164,22 @@ def load_config(path: str | os.PathLike[str]) -> ServeConfig:
             return "a value not shown (it may be a token)"
         return repr(value) if quoted else str(value)
 
+    def unknown_key(table: str, given: dict[str, Any], keys: list[str], expected: str) -> ConfigError:
+        """An unknown key, named unless it holds a table: ``ABC.DEF = 1`` is ``ABC = {DEF = 1}``,
+        and those may be the halves of a token typed there unquoted
+        (test_token_file_errors_never_echo_any_part_of_a_token)."""
+        plain = [k for k in keys if not isinstance(given[k], dict)]
+        if plain:
+            return ConfigError(f"config {where!r}: [{table}] unknown key {said(plain[0])} (expected {expected})")
+        return ConfigError(f"config {where!r}: [{table}] {len(keys)} unknown key(s) holding a table, not shown as they may be part "
+                           f"of a token written with a dot (expected {expected})")  # fmt: skip
+
     def names(table: str, key: str, value: Any) -> list[str]:
+        if isinstance(value, dict):  # key.rest = [...]: an unquoted key with a dot, which may be a token's halves
+            raise ConfigError(
+                f"config {where!r}: [{table}] an entry maps to a table, not a list of owner names (not shown: a key written "
+                "with a dot, unquoted, may be part of a token; quote a name that holds a dot)"
+            )
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             shown_value = said(value)
             raise ConfigError(f"config {where!r}: [{table}] {said(key, False)} = {shown_value}: expected a list of owner names")
@@ -178,6 +193,8 @@ def load_config(path: str | os.PathLike[str]) -> ServeConfig:
 
     reviewers: dict[str, frozenset[str]] = {}
     for who, whom in dict(raw.get("reviewers") or {}).items():
+        if isinstance(whom, dict):
+            names("reviewers", who, whom)  # refused without its key
         if who not in owners:
             raise ConfigError(f"config {where!r}: [reviewers] {said(who)}: no token maps to this owner, so they cannot sign in to review")
         reviewers[who] = frozenset(names("reviewers", who, whom))
@@ -187,7 +204,7 @@ def load_config(path: str | os.PathLike[str]) -> ServeConfig:
     table = dict(raw.get("schedule") or {})
     unknown = sorted(set(table) - _SCHEDULE_KEYS)
     if unknown:
-        raise ConfigError(f"config {where!r}: [schedule] unknown key {said(unknown[0])} (expected {', '.join(sorted(_SCHEDULE_KEYS))})")
+        raise unknown_key("schedule", table, unknown, ", ".join(sorted(_SCHEDULE_KEYS)))
     for k, v in table.items():
         if token_like(v):
             raise ConfigError(f"config {where!r}: [schedule] {k} = {said(v)}: not a setting of the schedule")
@@ -198,11 +215,17 @@ def load_config(path: str | os.PathLike[str]) -> ServeConfig:
     enabled = table.get("enabled", True)
     if not isinstance(enabled, bool):
         raise ConfigError(f"config {where!r}: [schedule] enabled = {enabled!r}: true or false")
-    llm = _llm_config(where, raw["llm"], said, set(tokens)) if "llm" in raw else None
+    llm = _llm_config(where, raw["llm"], said, set(tokens), unknown_key) if "llm" in raw else None
     return ServeConfig(tokens, reviewers, teams, ScheduleConfig(**times, idle_sessions=idle, enabled=enabled), llm)
 
 
-def _llm_config(where: str, table: Any, said: Callable[[Any], str], tokens: set[str]) -> LLMConfig:
+def _llm_config(
+    where: str,
+    table: Any,
+    said: Callable[[Any], str],
+    tokens: set[str],
+    unknown_key: Callable[[str, dict[str, Any], list[str], str], ConfigError],
+) -> LLMConfig:
     """The ``[llm]`` table, checked: known keys, no API key, the components used, and every
     option as the adapters check it (ConfigError naming the table and key, never a token)."""
     if not isinstance(table, dict):
@@ -211,7 +234,7 @@ def _llm_config(where: str, table: Any, said: Callable[[Any], str], tokens: set[
         raise ConfigError(f"config {where!r}: [llm] api_key: not read from a file; set ANTHROPIC_API_KEY in memdb serve's environment")
     unknown = sorted(set(table) - {"use", *_LLM_OPTIONS})
     if unknown:
-        raise ConfigError(f"config {where!r}: [llm] unknown key {said(unknown[0])} (expected use, {', '.join(_LLM_OPTIONS)})")
+        raise unknown_key("llm", table, unknown, ", ".join(("use", *_LLM_OPTIONS)))
     for k, v in table.items():
         if isinstance(v, str) and v in tokens:  # a model name is as long as a token may be: only a token itself is refused
             raise ConfigError(f"config {where!r}: [llm] {k}: a value not shown (it is a bearer token), not a setting of [llm]")
@@ -271,18 +294,28 @@ class SchedulerThread(threading.Thread):
 
 class _Dispatch:
     """``/mcp`` to the MCP app behind bearer auth, everything else to the dashboard; lifespan to MCP
-    (its session manager needs it)."""
+    (its session manager needs it). Each dashboard request first reads the settings as saved now
+    (``refresh``), as each MCP call does: teams, the timezone and the kinds another process changed
+    are in force at once, not at the next restart (tests/surfaces/test_mcp_settings.py)."""
 
-    def __init__(self, mcp: ASGIApp, web: ASGIApp) -> None:
+    def __init__(self, mcp: ASGIApp, web: ASGIApp, refresh: Callable[[], object] | None = None) -> None:
         self.mcp = mcp
         self.web = web
+        self.refresh = refresh
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self.mcp(scope, receive, send)
             return
         path = scope.get("path", "")
-        await (self.mcp if path == "/mcp" or path.startswith("/mcp/") else self.web)(scope, receive, send)
+        if path == "/mcp" or path.startswith("/mcp/"):
+            await self.mcp(scope, receive, send)  # (the MCP server refreshes per call)
+            return
+        if self.refresh is not None and scope["type"] == "http":
+            import anyio.to_thread
+
+            await anyio.to_thread.run_sync(self.refresh)  # a store read: off the event loop
+        await self.web(scope, receive, send)
 
 
 def build_app(
@@ -325,7 +358,7 @@ def build_app(
     web: ASGIApp = build_dashboard(db, config.tokens, reviewers=config.reviewers, scheduler=scheduler, secure_cookies=secure_cookies)
     if _is_loopback(host) and not behind_proxy:  # a page of another site resolving its name to 127.0.0.1 (DNS rebinding) gets 400
         web = SecurityHeaders(TrustedHostMiddleware(web, allowed_hosts=names))
-    return _Dispatch(SecurityHeaders(mcp), web)
+    return _Dispatch(SecurityHeaders(mcp), web, db.refresh_settings)
 
 
 def _is_loopback(host: str) -> bool:

@@ -670,7 +670,7 @@ def test_token_config_errors_never_echo_a_token(tmp_path: Path) -> None:
     config = tmp_path / "tokens.toml"
     for content, message in [
         ('[tokens]\n"short" = "ana"\n', "token #1 is shorter than 16 characters"),
-        (f'[tokens]\n"{ANA_TOKEN}" = 3\n', "token #1 maps to 3"),
+        (f'[tokens]\n"{ANA_TOKEN}" = 3\n', "token #1 maps to a number"),
         (f'[tokens]\n"{ANA_TOKEN}" = " ana"\n', "token #1: owner ' ana'"),
         ("[tokens]\n", "no [tokens] table"),
         (f'[token]\n"{ANA_TOKEN}" = "ana"\n', "unknown key 'token'"),

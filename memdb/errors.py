@@ -121,7 +121,8 @@ class NotFoundError(MemdbError, KeyError):
 
 
 class SanitizerError(MemdbError):
-    """The PII sanitizer failed; the capture was dropped and nothing was written."""
+    """The PII sanitizer failed; the capture was dropped and nothing was written (or the query's
+    question or text was refused unread)."""
 
 
 class NativeBuildError(MemdbError):

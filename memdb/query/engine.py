@@ -70,7 +70,7 @@ from memdb.memory.models import Episode, utc
 from memdb.memory.postings import ANY_OUTCOME, BOOST, MATCH, RANK, REQUIRE, TF_UNIT, SearchParams, StoredList
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
-from memdb.memory.sanitize import shown
+from memdb.memory.sanitize import PLACEHOLDER, shown
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, OUTCOMES
 from memdb.memory.text import MARKS, compound_parts, identifier_heads, split_words, term_counts, terms_and_words
 from memdb.memory.timephrase import (
@@ -83,7 +83,7 @@ from memdb.memory.timephrase import (
     told_within,
 )
 from memdb.query.archived import ArchivedDigest
-from memdb.query.notes import found_note, note_and, noted, nothing_note, quoted, why_matched
+from memdb.query.notes import found_note, note_and, noted, nothing_note, quoted, why_matched, withheld_note
 from memdb.query.plan import (
     QUESTION_CHARS,
     Archived,
@@ -95,6 +95,7 @@ from memdb.query.plan import (
     header_passes,
     in_scope,
     recall_window,
+    sanitized,
     tags_of,
     text_terms,
 )
@@ -309,7 +310,9 @@ class OwnerQueries:
         applied to its ranked pages (``_ranked_top``), where ``recall`` filters every match of
         the words. The memories returned count as accessed."""
         check_limit(limit)
-        interp = self._recall_interp(text, any_tags, kind, include_archived, with_outcome, scope_tags)
+        interp = self._recall_interp(text, any_tags, kind, include_archived, with_outcome, scope_tags, refuse_withheld=False)
+        if interp.withheld and not interp.terms:  # any of its words may match, and none can (prepare's task of an address)
+            return []
         at = utc(now, "now") if now is not None else self._layer.now()
         with self._space.snapshot():
             q = self._compile(interp)
@@ -336,9 +339,14 @@ class OwnerQueries:
         session: str | None = None,
         include_superseded: bool = False,
         include_told: bool = False,
+        refuse_withheld: bool = True,
     ) -> Interpretation:
-        """What ``recall`` asks, checked: its window, tags, words and filters."""
-        terms = self._identifiers_asked(text_terms(text), include_archived)
+        """What ``recall`` asks, checked: its window, tags, words and filters. Personal data and
+        secrets in ``text`` are left out (``withheld``): any of its words may match, and such a
+        value matches nothing; a text of them alone is refused, as one of stopwords is, unless
+        ``refuse_withheld`` is off."""
+        found, withheld = text_terms(text, self._layer.sanitizer, refuse_withheld=refuse_withheld)
+        terms = self._identifiers_asked(found, include_archived)
         return Interpretation(
             window=recall_window(since, until),
             tags=tags_of(tags, "tags"),
@@ -353,6 +361,7 @@ class OwnerQueries:
             told=include_told and (since is not None or until is not None),
             with_outcome=bool(with_outcome),
             scope_tags=tags_of(scope_tags, "scope_tags"),
+            withheld=withheld,
         )
 
     @_timed
@@ -370,15 +379,20 @@ class OwnerQueries:
         tag filters, outcome words an outcome filter, preference words ("prefer", "facts") the
         owner's facts, and the rest ranks by text; archived episodes match through what stays
         hot of them when ``include_archived``, superseded versions when ``include_superseded``.
-        ``offset`` skips that many of the ranked matches (a page of an answer), as recall's."""
+        ``offset`` skips that many of the ranked matches (a page of an answer), as recall's.
+
+        The question is read sanitized, as capture would store it: personal data and secrets in it
+        are never searched, nor echoed, and like a name no memory holds they empty the answer,
+        whose note says so (``withheld_note``; tests/query/test_withheld.py)."""
         if not isinstance(question, str) or not question.strip():
             raise ValidationError(f"question {shown(question)}: ask something")
         if len(question) > QUESTION_CHARS:  # before any work: a 5 MB question took 22 s
             raise ValidationError(f"question of {len(question):,} characters: at most {QUESTION_CHARS:,} (ask about one thing)")
+        question, _ = sanitized(self._layer.sanitizer, question, "question")
         at = utc(now, "now") if now is not None else self._layer.now()
         # the question is read against the snapshot it is answered in (one view, one read transaction)
         read = partial(self._interpret, question, at, include_archived, include_superseded)
-        return self._run(read, limit, at, offset, widen_tags=True)
+        return self._run(read, limit, at, offset, widen_tags=True, withheld_empties=True)
 
     def _records_outcomes(self, kinds: Iterable[str]) -> bool:
         """Whether the owner keeps memories with an outcome: hot ones of a typed kind, or any
@@ -393,8 +407,12 @@ class OwnerQueries:
         )
 
     def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
-        """What ``ask`` makes of a question: its window, tags, kind, outcome and words."""
-        question = readable_question(question)  # "ｌａｓｔ ｗｅｅｋ" is "last week"; "怎么样了" asks
+        """What ``ask`` makes of a question (sanitized: ``sanitized``): its window, tags, kind,
+        outcome and words."""
+        asked = readable_question(question)  # "ｌａｓｔ ｗｅｅｋ" is "last week"; "怎么样了" asks
+        withheld = tuple(dict.fromkeys(m.group() for m in PLACEHOLDER.finditer(asked)))
+        # a placeholder is read as no word: "<CARD_1>" named the tag "card-1" capture makes of a card
+        question = PLACEHOLDER.sub(" ", asked) if withheld else asked
         settings = self._layer.settings
         anchored = self._event_window(question, at, include_superseded)
         if anchored is None:
@@ -525,7 +543,8 @@ class OwnerQueries:
             terms_required=not (tags and not boost),
             kind=kind,
             outcome=outcome,
-            question=question,
+            question=asked,
+            withheld=withheld,
             # "when did Leo first take a quiz?": forgetting never erases experience, and the first
             # quiz is as likely archived as not (its time, kind, outcome and one-liner stay hot);
             # "did we ever interview Kenji?" asks of any time, the forgotten too
@@ -708,7 +727,8 @@ class OwnerQueries:
         a ``kind``, the attempts are the memories that carry an outcome: a chat message that
         mentions the deploy is no attempt at it (``kind="exchange"`` counts those)."""
         check_limit(limit)
-        terms = self._identifiers_asked(text_terms(text), True)  # an archived attempt counts too
+        found_terms, withheld = text_terms(text, self._layer.sanitizer)
+        terms = self._identifiers_asked(found_terms, True)  # an archived attempt counts too
         with self._space.snapshot():
             unmatched = tuple(w for t, w in terms.items() if not self._layout.doc_freq.get((self.name, t), 0))
         interp = Interpretation(
@@ -721,7 +741,10 @@ class OwnerQueries:
             unmatched=unmatched,
             include_superseded=include_superseded,
             zone=self._layer.settings.timezone,
+            withheld=withheld,
         )
+        if withheld:  # every word must match, and no memory holds personal data or a secret as written
+            return History({o: 0 for o in OUTCOMES}, [], [], interp)
         q = self._compile(interp)
         with self._space.snapshot():
             # an attempt at "twilio webhook retry" holds all three words: counting one that holds
@@ -783,8 +806,11 @@ class OwnerQueries:
         ``skip``: ids a caller shows already. The failures returned count as accessed."""
         check_limit(limit)
         at = utc(now, "now") if now is not None else self._layer.now()
-        terms = self._identifiers_asked(text_terms(text), True)
+        found_terms, withheld = text_terms(text, self._layer.sanitizer, refuse_withheld=False)
+        terms = self._identifiers_asked(found_terms, True)
         scope = tags_of(tags, "tags")
+        if withheld and not terms and not scope:  # any word may match, and personal data or a secret matches none
+            return []
         interp = Interpretation(
             any_tags=() if terms else scope,
             boost_tags=scope if terms else (),  # with words: a tag or a word matches (the tag ranks too)
@@ -851,6 +877,7 @@ class OwnerQueries:
             raise ValidationError(f"text {shown(text)}: give the words to read")
         if len(text) > QUESTION_CHARS:
             raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,}")
+        text, _ = sanitized(self._layer.sanitizer, text, "text")  # its personal data and secrets are no names to say
         at = utc(now, "now") if now is not None else self._layer.now()
         with self._space.snapshot():
             interp = self._interpret(text, at, True, False)
@@ -1198,12 +1225,14 @@ class OwnerQueries:
         *,
         widen_tags: bool = False,
         access: bool = True,
+        withheld_empties: bool = False,
     ) -> RecallResult:
         """The answer to ``interp`` (or to what ``interp()`` makes of a question, in the same snapshot).
 
         ``widen_tags`` (``ask``): where no memory has all of several tags the question names, the
         memories with any of them answer, and the note says so. "Tell me about the deploy failures
-        and the billing issue" asks about both, not about what is both."""
+        and the billing issue" asks about both, not about what is both. ``withheld_empties``
+        (``ask``): personal data or a secret in the question is a name no memory holds."""
         check_limit(limit)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValidationError(f"offset {offset!r}: must be a non-negative int")
@@ -1214,6 +1243,8 @@ class OwnerQueries:
             q = self._compile(interp)
             if interp.zone != q.zone:  # the answer shows its days as the database's zone reads them
                 interp = replace(interp, zone=q.zone)
+            if withheld_empties and interp.withheld:
+                return RecallResult(False, [], interp, 0, withheld_note(interp))
             if (q.include_archived or q.include_superseded) and interp.unmatched:
                 interp = self._matched_in_cold(interp, q)  # words only archived one-liners (or old versions) hold match here
             if interp.missing_names:

@@ -14,7 +14,7 @@ from memdb.query.plan import Query, Why
 from memdb.query.rank import Hits
 from memdb.query.results import Hit, Interpretation, quoted
 
-__all__ = ["found_note", "note_and", "noted", "nothing_note", "quoted", "why_matched"]
+__all__ = ["found_note", "note_and", "noted", "nothing_note", "quoted", "why_matched", "withheld_note"]
 
 
 def noted(why: Why, note: str) -> tuple[str, ...]:
@@ -129,3 +129,15 @@ def note_and(note: Callable[[], str], more: str) -> str:
 
 def _without_window(interp: Interpretation) -> Interpretation:
     return replace(interp, window=None)
+
+
+def withheld_note(interp: Interpretation) -> str:
+    """The note of a question holding personal data or a secret (``interp.withheld``): nothing,
+    said plainly. Memories hold such values as placeholders only, so none can be found by one, and
+    like a name no memory holds, memories about other things would only stand in for it."""
+    values = ", ".join(interp.withheld)
+    return (
+        f"Nothing found: the question's {values} {'is' if len(interp.withheld) == 1 else 'are'} personal data or a secret, "
+        f"never searched as memories hold such values only as placeholders, so nothing about other things is offered in "
+        f"its place ({interp}). Ask by the other words alone to see what they match."
+    )

@@ -4,15 +4,16 @@ before ranking (``Matches``), with the checks of recall's and history's argument
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdb.errors import NoSearchableWordsError, ValidationError
+from memdb.errors import NoSearchableWordsError, SanitizerError, ValidationError
 from memdb.memory.ids import ts_micros
 from memdb.memory.layout import ID_TAIL_BYTES, OUTCOME_OF_CODE, tail_id, tail_ts
 from memdb.memory.models import utc
-from memdb.memory.sanitize import shown
+from memdb.memory.sanitize import PLACEHOLDER, Sanitizer, sanitize_fields, shown
 from memdb.memory.text import normalize_tags, terms_and_words
 from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of
 from memdb.query.rank import Hits, Hot, RangeColumn
@@ -29,6 +30,7 @@ __all__ = [
     "header_passes",
     "in_scope",
     "recall_window",
+    "sanitized",
     "tags_of",
     "text_terms",
 ]
@@ -174,25 +176,49 @@ def _moment(at: dt.datetime) -> str:
     return day_of(at) if at.time() == dt.time(0) else f"{day_of(at)} {at:%H:%M} UTC"
 
 
-def text_terms(text: str | None) -> dict[str, str]:
-    """The index terms of a ``text`` filter with the words they came from ({} for no filter).
+def sanitized(sanitizer: Sanitizer, text: str, what: str) -> tuple[str, tuple[str, ...]]:
+    """``text`` as capture would store it (the database's ``sanitizer``, reading it as a summary),
+    and the placeholders in it: the personal data and secrets it held, which are never searched.
+
+    Memories hold such values as placeholders only, so the raw value could match nothing, and
+    split into words ("zed", "quill", "example", "org") it matched other memories and came back
+    in the answer's reading, notes and unmatched words (tests/query/test_withheld.py). Fail
+    closed: a sanitizer that fails refuses the query with a SanitizerError naming nothing of it."""
+    try:
+        clean = sanitize_fields(sanitizer, {"summary": text})["summary"]
+    except SanitizerError as exc:  # its message names the sanitizer and the exception type, no text
+        reason = _CAPTURE_DROPPED.sub("", str(exc))
+        raise SanitizerError(f"{what}: not searched, the database's sanitizer failed on it ({reason}; nothing of it is shown)") from None
+    return clean, tuple(dict.fromkeys(m.group() for m in PLACEHOLDER.finditer(clean)))
+
+
+_CAPTURE_DROPPED = re.compile(r" \(capture dropped[^)]*\)")  # sanitize_fields speaks of capture; a query is no capture
+
+
+def text_terms(text: str | None, sanitizer: Sanitizer, *, refuse_withheld: bool = True) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The index terms of a ``text`` filter with the words they came from ({} for no filter), read
+    from it sanitized (``sanitized``), and the placeholders of the values left out of it.
 
     A text that makes no term would filter nothing, so it is refused (``NoSearchableWordsError``)
-    rather than dropped (an answer for "everything" to ``text="the"`` would pass for a match).
+    rather than dropped (an answer for "everything" to ``text="the"`` would pass for a match); so
+    is one of personal data or secrets alone unless ``refuse_withheld`` is off, for a caller that
+    reads such a text as matching nothing.
     """
     if text is None or (isinstance(text, str) and not text.strip()):
-        return {}  # an empty field (JSON clients send "" for one left out) filters nothing
+        return {}, ()  # an empty field (JSON clients send "" for one left out) filters nothing
     if not isinstance(text, str):
         raise ValidationError(f"text {shown(text)}: expected str, got {type(text).__name__}")
     if len(text) > QUESTION_CHARS:
         raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,} (search for a few words)")
-    terms = terms_and_words(text)
-    if not terms:
+    clean, withheld = sanitized(sanitizer, text, "text")
+    terms = terms_and_words(clean)
+    if not terms and (refuse_withheld or not withheld):
+        never = "personal data and secrets are never searched, as memories hold them as placeholders; " if withheld else ""
         raise NoSearchableWordsError(
-            f"text {shown(text)}: no searchable words (stopwords, one-letter words and placeholders are not indexed; "
+            f"text {shown(clean)}: no searchable words ({never}stopwords, one-letter words and placeholders are not indexed; "
             "use other words, or leave text out)"
         )
-    return terms
+    return terms, withheld
 
 
 def tags_of(values: Iterable[str], name: str) -> tuple[str, ...]:

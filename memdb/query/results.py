@@ -46,6 +46,9 @@ class Interpretation:
     with_outcome: bool = False  # only memories that carry an outcome (attempts: a chat message about the task is none)
     scope_tags: tuple[str, ...] = ()  # a memory whose tags are all others is left out (one without tags stays)
     zone: str = field(default="UTC", compare=False)  # the database's time zone, in which answers show their days
+    # placeholders of the personal data and secrets the question or text held: never searched,
+    # as memories hold such values only as placeholders (``memdb.query.plan.sanitized``)
+    withheld: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         parts = []
@@ -73,6 +76,8 @@ class Interpretation:
             if self.boost_tags:
                 text += " or tags " + ", ".join(self.boost_tags)
             parts.append(text)
+        if self.withheld:
+            parts.append("left out as personal data or a secret: " + ", ".join(self.withheld))
         if self.order:
             parts.append(f"{self.order} first" + (f", {self.count}" if self.count else ""))
         if self.include_archived:
@@ -333,6 +338,8 @@ class History:
         if not self.total:
             unmatched = self.interpretation.unmatched
             said = f"; no memory mentions {quoted(unmatched)}" if unmatched else ""
+            if self.interpretation.withheld:  # every word must match, and no memory holds such a value as written
+                said += "; no attempt can be found by personal data or a secret, which memories hold as placeholders"
             return f"No past attempts found ({self.interpretation}{said})."
         counts = ", ".join(f"{n} {o}" for o, n in self.counts.items() if n)
         if self.archived:

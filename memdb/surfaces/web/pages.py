@@ -57,12 +57,8 @@ def overview(dash: Dashboard, req: Req) -> Response:
         row = per_day.setdefault(ep.kind, [0] * CHART_DAYS)
         row[(ep.ts.astimezone(zone).date() - days[0]).days] += 1
     bins = [0] * 10
-    layer = dash.db.episodes  # headers hold the relevance: building each episode was 0.2 s a view at 3.5k hot
-    for n, eid in enumerate(layer.ids_in_time(req.owner, reverse=True)):
-        if n >= SCAN:
-            break
-        if (header := layer.header(req.owner, eid)) is not None:
-            bins[min(int(header["relevance"]), 9)] += 1
+    for relevance in mem.relevances(SCAN):
+        bins[min(int(relevance), 9)] += 1
     entries = mem.entries()
     # count() holds archived episodes and earlier versions too; the chart below reads hot ones.
     # Archived ones are what is left: counting them read every archived one-liner (0.3 s a view at
@@ -400,32 +396,11 @@ def patterns(dash: Dashboard, req: Req) -> Response:
 
 def timelines(dash: Dashboard, req: Req) -> Response:
     mem = dash.db.owner(req.owner)
-    sessions = _tool_sessions(dash, req.owner)
+    sessions = mem.tool_sessions()  # archived calls' sessions too (test_after_a_year.py)
     session = req.arg("session")
     timeline = mem.timeline(session) if session else None
-    return dash.render(
-        "timelines.html", req, sessions=dict(sessions[:SESSIONS_SHOWN]), listed=len(sessions), session=session, timeline=timeline
-    )
-
-
-def _tool_sessions(dash: Dashboard, owner: str) -> list[tuple[str, list[Any]]]:
-    """``owner``'s sessions with tool calls, the latest first: each with its calls, how many of
-    them are archived, and its last call's time. Read from the headers of the hot tool calls
-    (the kind index) and of the archived episodes, which keep kind, session and time: the page
-    listed only sessions whose calls were hot, forgetting every one maintain had archived, though
-    their timelines still show (test_after_a_year.py). Headers, never records: not an access."""
-    layer = dash.db.episodes
-    headers = [layer.header(owner, eid) for eid in layer.ids_of_kind(owner, "tool_call")]
-    headers += [h for eid in layer.archived_ids(owner) if (h := layer.header(owner, eid)) is not None and h.get("kind") == "tool_call"]
-    sessions: dict[str, list[Any]] = {}
-    for h in headers:
-        if h is None or not h.get("session"):
-            continue
-        seen = sessions.setdefault(h["session"], [0, 0, h["ts"]])
-        seen[0] += 1
-        seen[1] += h.get("status") == "archived"
-        seen[2] = max(seen[2], h["ts"])
-    return sorted(sessions.items(), key=lambda kv: (kv[1][2], kv[0]), reverse=True)
+    rows = {s.session: [s.calls, s.archived, s.last] for s in sessions[:SESSIONS_SHOWN]}
+    return dash.render("timelines.html", req, sessions=rows, listed=len(sessions), session=session, timeline=timeline)
 
 
 def export_timeline(dash: Dashboard, req: Req) -> Response:

@@ -56,6 +56,7 @@ __all__ = [
     "Knowledge",
     "content_digest",
     "jaccard",
+    "restore_note",
     "shingles",
 ]
 
@@ -1201,8 +1202,26 @@ def _item_notes(item: AgendaItem) -> str:
     if item.lost_shares:
         notes.append(f"shared with {', '.join(map(repr, item.lost_shares))}, no longer a team")
     if item.entry.unshared:
-        notes.append(f"not shared again with {', '.join(map(repr, item.entry.unshared))} when restored: a near copy is read there")
+        notes.append(f"not shared again with {_teams(item.entry.unshared)} when restored: a near copy is read there")
     return f" ({'; '.join(notes)})" if notes else ""
+
+
+def restore_note(entry: Entry) -> str:
+    """What a restore did not bring back, for the person who restored ``entry``: the teams its
+    share was not given back to (``unshared``), or "" when there are none. The JSON has the
+    field; the CLI's text and the dashboard's message said only that it was restored, so a lead
+    believed both teams read it again (test_restore_notes.py, tests/surfaces/web/test_restore_message.py)."""
+    if not entry.unshared:
+        return ""
+    which = "that team's agenda" if len(entry.unshared) == 1 else "those teams' agendas"
+    return (
+        f"not shared again with {_teams(entry.unshared)}: another owner's near copy is read there "
+        f"(on {which} for {entry.owner} to rule on again)"
+    )
+
+
+def _teams(teams: Iterable[str]) -> str:
+    return ", ".join(map(repr, teams))
 
 
 def _person(by: str) -> str:

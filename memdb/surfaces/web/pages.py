@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from memdb.errors import NotFoundError, ValidationError
-from memdb.governance.knowledge import Entry
+from memdb.governance.knowledge import Entry, restore_note
 from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
@@ -372,9 +372,9 @@ def decide_decay(dash: Dashboard, req: Req) -> Response:
     if entry.owner != req.owner:  # owner-only: another owner's entry reads as a missing one
         raise _no_entry(eid)
     if action == "restore":
-        dash.db.restore_entry(eid, by=req.owner)
-    else:
-        dash.db.confirm_decay(eid, action, by=req.owner, reason=req.field("reason"))  # type: ignore[arg-type]
+        note = restore_note(dash.db.restore_entry(eid, by=req.owner))  # what it did not give back (test_restore_message.py)
+        return dash.done(req, f"restore: {eid}" + (f"; {note}" if note else ""), "/decay")
+    dash.db.confirm_decay(eid, action, by=req.owner, reason=req.field("reason"))  # type: ignore[arg-type]
     return dash.done(req, f"{action}: {eid}", "/decay")
 
 

@@ -36,7 +36,7 @@ import memdb
 from memdb.engine.lmdbdir import fsync_dir, holds_database
 from memdb.engine.postgres import is_postgres_url, looks_like_url, shown_url
 from memdb.errors import MemdbError, NotFoundError, ValidationError
-from memdb.governance.knowledge import flag_why
+from memdb.governance.knowledge import flag_why, restore_note
 from memdb.memory.ids import is_id
 from memdb.memory.models import FIRST_YEAR, check_owner
 from memdb.memory.sanitize import shown
@@ -1239,6 +1239,8 @@ def cmd_decay(args: argparse.Namespace) -> int:
                 raise
             raise type(err)(f"{err} (decay {args.action}: nothing done for any of the {len(ids)} ids)") from None
         _print_entries(done, args, "nothing decided")
+        if args.action == "restore" and not args.json:  # what the restore did not give back (the JSON's unshared)
+            print("".join(f"  {e.id}: {note}\n" for e in done if (note := restore_note(e))), end="")
     return 0
 
 

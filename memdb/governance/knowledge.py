@@ -56,6 +56,7 @@ __all__ = [
     "Knowledge",
     "content_digest",
     "jaccard",
+    "restore_note",
     "shingles",
 ]
 
@@ -267,8 +268,11 @@ class Knowledge:
             teams.append(ALL_TEAM)
         return teams
 
-    def _reaches(self, shared_with: Iterable[str], team: str) -> bool:
-        """Whether a lesson shared with ``shared_with`` reaches the members of configured ``team``."""
+    def reaches(self, shared_with: Iterable[str], team: str) -> bool:
+        """Whether a lesson shared with the teams ``shared_with`` reaches the members of ``team``:
+        shared with it, or with ``all`` while ``all`` is not a configured team (``reading_teams``).
+        The one rule for whether a team reads a share: the ceremony's agenda, the replay check of
+        ``decide`` and the dashboard's ruling ask it."""
         sw = set(shared_with)
         return team in sw or (ALL_TEAM in sw and ALL_TEAM not in (self.episodes.settings.teams or {}))
 
@@ -381,7 +385,7 @@ class Knowledge:
             # the team's members read what is shared with ``all`` too, once teams are configured
             # (reading_teams): a copy shared with everyone before teams were set is read twice as
             # well (test_a_copy_shared_with_all_is_read_by_the_team_too)
-            for source in dict.fromkeys((team, *((ALL_TEAM,) if self._reaches((ALL_TEAM,), team) else ()))):
+            for source in dict.fromkeys((team, *((ALL_TEAM,) if self.reaches((ALL_TEAM,), team) else ()))):
                 for other in self._live_shares(source, memo):
                     owner = other["owner"]
                     if owner == rec["owner"]:
@@ -803,7 +807,7 @@ class Knowledge:
                     if rec is None or rec.get("ceremony") in ("kept", "archived"):
                         continue
                     shared_with = rec.get("shared_with") or ()
-                    if rec["visibility"] == "shared" and all(self._reaches(shared_with, t) for t in mine):
+                    if rec["visibility"] == "shared" and all(self.reaches(shared_with, t) for t in mine):
                         continue
                     ruled = _ruled(rec, team)
                     if ruled is None and prev_at is not None and rec["id"] in prev_items and _after(rec.get("kept_at"), prev_at):
@@ -863,7 +867,8 @@ class Knowledge:
         Only the entry's owner may decide (PermissionDeniedError otherwise). ``share`` shares with
         ``team``, or with every team the owner is in; the entry keeps its owner's attribution.
         DuplicateError (nothing decided) when a shared entry would nearly repeat another owner's
-        lesson the team already reads (``refuse_shared_copy``).
+        lesson the team already reads (``refuse_shared_copy``), or when a decision is in force
+        already: shared with those teams, or kept private (``_refuse_replay``).
         """
         at, who = self._when(now), _person(by)
         if not isinstance(decisions, Mapping) or not decisions:
@@ -894,7 +899,10 @@ class Knowledge:
                         targets = self.teams_of(who)
                     if not targets:
                         raise ValidationError(f"entry {eid!r}: owner {shown(who)} is in no team to share with (configure teams)")
+                    self._refuse_replay(rec, action, targets)
                     self.refuse_shared_copy(rec, targets, shared_memo)
+                elif action == "private":
+                    self._refuse_replay(rec, action, targets)
                 plan.append((rec, action, targets))
             out = []
             for rec, action, targets in plan:
@@ -940,6 +948,23 @@ class Knowledge:
                 self._audit(owner, at, name, rec, by=who, teams=targets or None)
                 out.append(to_entry(new))
         return out
+
+    def _refuse_replay(self, rec: Mapping[str, Any], action: str, targets: Iterable[str]) -> None:
+        """DuplicateError when a decision is in force already: a share every team of ``targets``
+        reads (and with no team no longer configured left to drop), or a keep of a lesson kept
+        private. A replay (a double click, a script run twice, two surfaces at once) was accepted
+        and audited each time; checked in ``decide``'s write transaction, so two at once find the
+        first one's ruling (test_a_replayed_decision_is_refused_and_audited_once). An archive
+        replayed finds the lesson archived, out of the ceremony."""
+        shared_with = rec.get("shared_with") or ()
+        teams = list(targets)
+        if action == "share" and all(self.reaches(shared_with, t) for t in teams) and not self._lost(shared_with):
+            said = f"shared with {', '.join(teams)}"
+        elif action == "private" and rec.get("ceremony") == "kept":
+            said = "kept private"
+        else:
+            return
+        raise DuplicateError(f"entry {rec['id']!r}: {said} already (nothing was changed)")
 
     # --- bounded decay --------------------------------------------------------------------------
 
@@ -1177,8 +1202,26 @@ def _item_notes(item: AgendaItem) -> str:
     if item.lost_shares:
         notes.append(f"shared with {', '.join(map(repr, item.lost_shares))}, no longer a team")
     if item.entry.unshared:
-        notes.append(f"not shared again with {', '.join(map(repr, item.entry.unshared))} when restored: a near copy is read there")
+        notes.append(f"not shared again with {_teams(item.entry.unshared)} when restored: a near copy is read there")
     return f" ({'; '.join(notes)})" if notes else ""
+
+
+def restore_note(entry: Entry) -> str:
+    """What a restore did not bring back, for the person who restored ``entry``: the teams its
+    share was not given back to (``unshared``), or "" when there are none. The JSON has the
+    field; the CLI's text and the dashboard's message said only that it was restored, so a lead
+    believed both teams read it again (test_restore_notes.py, tests/surfaces/web/test_restore_message.py)."""
+    if not entry.unshared:
+        return ""
+    which = "that team's agenda" if len(entry.unshared) == 1 else "those teams' agendas"
+    return (
+        f"not shared again with {_teams(entry.unshared)}: another owner's near copy is read there "
+        f"(on {which} for {entry.owner} to rule on again)"
+    )
+
+
+def _teams(teams: Iterable[str]) -> str:
+    return ", ".join(map(repr, teams))
 
 
 def _person(by: str) -> str:

@@ -46,6 +46,8 @@ Layout::
 Patterns follow corrections: a record a pattern's batch counted, corrected (``supersede``),
 has the pattern stated again in the correction's transaction from the batch as it reads now
 (``source_corrected``); it said "5 success" and cited the versions the owner said were wrong.
+An erasure takes the patterns citing what it erased, and its ids out of the waiting records and
+the batches (``erase_citing``); a version cut while later ones stay is counted as the one kept.
 """
 
 from __future__ import annotations
@@ -558,14 +560,54 @@ class Patterns:
         return clean["text"], _tags(clean["tags"])
 
     def erase_citing(self, owner: str, episode_ids: set[str]) -> list[str]:
-        """Erasure reaches derived patterns: those citing an erased episode are removed."""
+        """Erasure reaches derived patterns: those citing an erased episode are removed, and the
+        counting forgets it (``_forget``)."""
         gone = []
         for subs, rec in list(self.patterns.items((owner,))):
             if set(rec.get("cites") or ()) & episode_ids:
                 self.patterns.kill(subs)
                 self.by_kind.kill((owner, rec["kind"], rec["id"]))
                 gone.append(str(rec["id"]))
+        self._forget(owner, episode_ids, set(gone))
         return gone
+
+    def _forget(self, owner: str, erased: set[str], patterns: set[str]) -> None:
+        """In the erasure's transaction: no id of an erased record stays in the counting. A record
+        waiting for its batch (``^PATQ``) leaves it, and a batch (``^PATB``) drops it from its ids,
+        with the patterns that went with it, its completion time when it completed the batch (the
+        time that record was captured), and an error naming it; a batch left with no record goes.
+        They kept the ids, times of erased data, after compact()
+        (test_an_erasure_leaves_no_id_of_what_it_took_in_the_pattern_counting)."""
+        for subs, eid in list(self.waiting.items((owner,))):
+            if str(eid) in erased:
+                self.waiting.kill(subs)
+        for subs, batch in list(self.batches.items((owner,))):
+            ids = [str(i) for i in batch.get("ids") or ()]
+            if erased.isdisjoint(ids):
+                continue
+            left = [i for i in ids if i not in erased]
+            if not left:
+                self.batches.kill(subs)
+                self.undone.kill(subs)
+                continue
+            new = {**batch, "ids": left, "patterns": [p for p in batch.get("patterns") or () if p not in patterns]}
+            if ids[-1] in erased:  # the record that completed it: the batch was made as it was captured
+                new.pop("at", None)
+            if isinstance(new.get("error"), str) and any(i in new["error"] for i in erased):
+                new["error"] = "the extraction failed (its message named an erased record, so it was not kept)"
+            self.batches.set(subs, new)
+
+    def repoint(self, owner: str, kept: Mapping[str, str]) -> None:
+        """``Erasure.repoint``, before the cut versions go (erase_versions, retention): a record
+        counted as a version cut while later ones stay is counted as the oldest version kept, so
+        the counting keeps the record and names no cut id (``_current`` read it as erased)."""
+        for subs, eid in list(self.waiting.items((owner,))):
+            if str(eid) in kept:
+                self.waiting.set(subs, kept[str(eid)])
+        for subs, batch in list(self.batches.items((owner,))):
+            ids = [str(i) for i in batch.get("ids") or ()]
+            if not set(kept).isdisjoint(ids):
+                self.batches.set(subs, {**batch, "ids": list(dict.fromkeys(kept.get(i, i) for i in ids))})
 
     def of(self, owner: str, kind: str | None = None) -> list[Pattern]:
         """An owner's patterns (of one kind), the latest found first."""

@@ -26,7 +26,7 @@ from memdb.memory.episodes import Episodes
 from memdb.memory.models import Episode, check_ident, utc
 from memdb.memory.sanitize import shown
 
-__all__ = ["FORMAT", "VERSION", "Step", "Timeline", "build", "export"]
+__all__ = ["FORMAT", "VERSION", "SessionCalls", "Step", "Timeline", "build", "export", "sessions"]
 
 FORMAT = "memdb.governance.timeline"
 VERSION = 1
@@ -88,6 +88,35 @@ class Timeline:
             result = (s.result or "(no result captured)").replace("\n", " ")
             lines.append(f"{s.step:>3}. +{s.offset_seconds:.1f}s {s.tool}({s.input.replace(chr(10), ' ')[:120]}) -> {result[:120]}")
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class SessionCalls:
+    """One of an owner's sessions with tool calls: how many, how many of them archived, when the last ran."""
+
+    session: str
+    calls: int
+    archived: int
+    last: dt.datetime
+
+
+def sessions(layer: Episodes, owner: str) -> list[SessionCalls]:
+    """``owner``'s sessions with tool calls, the latest first, read from the headers of the hot
+    tool calls (the kind index) and of the archived episodes, which keep kind, session and time:
+    a session whose calls maintain archived still has a timeline, and a list of the hot ones
+    alone forgot it (tests/surfaces/web/test_after_a_year.py). Headers, never records: not an access."""
+    headers = [layer.header(owner, eid) for eid in layer.ids_of_kind(owner, "tool_call")]
+    headers += [h for eid in layer.archived_ids(owner) if (h := layer.header(owner, eid)) is not None and h.get("kind") == "tool_call"]
+    seen: dict[str, list[Any]] = {}
+    for h in headers:
+        if h is None or not h.get("session"):
+            continue
+        row = seen.setdefault(h["session"], [0, 0, h["ts"]])
+        row[0] += 1
+        row[1] += h.get("status") == "archived"
+        row[2] = max(row[2], h["ts"])
+    out = [SessionCalls(str(name), calls, archived, utc(last, "ts")) for name, (calls, archived, last) in seen.items()]
+    return sorted(out, key=lambda s: (s.last, s.session), reverse=True)
 
 
 def build(

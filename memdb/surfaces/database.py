@@ -64,6 +64,7 @@ class Database:
         self.patterns = Patterns(self.episodes, self.knowledge, pattern_extractor)
         # every erasure (erase, delete, retention) takes the entries and patterns citing what it erased
         self.lifecycle.erasure.hooks += [self.knowledge.erase_citing, self._erase_patterns]
+        self.lifecycle.erasure.repoint.append(self.patterns.repoint)  # a cut version is counted as the one kept
         # a request for everything, or for tags, takes the owner's entries that cite nothing too
         self.lifecycle.erasure.requests.append(self.knowledge.erase_requested)
         # a corrected episode is cited as its new version, and an approved entry resting on it is flagged for review
@@ -91,7 +92,8 @@ class Database:
         self._settings_seen: Any = _UNSEEN  # the saved settings refresh_settings last read
 
     def _erase_patterns(self, owner: str, ids: set[str], _at: dt.datetime, action: str) -> None:
-        """Patterns derived from erased episodes go with them; retention's routine pruning keeps them."""
+        """Patterns derived from erased episodes go with them, and their ids leave the counting;
+        retention's routine pruning keeps them."""
         if action != "retention":
             self.patterns.erase_citing(owner, ids)
 

@@ -171,3 +171,17 @@ def test_the_kept_agenda_leaves_out_quarantined_lessons_and_leavers(db: memdb.Da
     assert secret.id not in {i.entry.id for i in latest.items}
     with pytest.raises(ValidationError, match="team 'gone': not configured"):
         db.latest_agenda("gone")
+
+
+def test_reaches_is_the_one_rule_for_whether_a_team_reads_a_share(tmp_path: Path) -> None:
+    """``Knowledge.reaches``, which the agenda, ``decide``'s replay check and the dashboard's
+    ruling ask (the dashboard had a copy): a share with the team, or with ``all`` while ``all``
+    is not a configured team."""
+    with memdb.open(tmp_path / "r") as rdb:
+        kn = rdb.knowledge
+        assert kn.reaches(["all"], "all") and not kn.reaches([], "all")
+        rdb.configure(teams={"platform": ["ana"], "data": ["bo"]})
+        assert kn.reaches(["platform"], "platform") and not kn.reaches(["data"], "platform")
+        assert kn.reaches(["all"], "platform")  # shared with everyone before teams were set
+        rdb.configure(teams={"platform": ["ana"], "all": ["bo"]})
+        assert not kn.reaches(["all"], "platform") and kn.reaches(["all"], "all")  # "all" is a team now

@@ -220,3 +220,66 @@ def test_erasing_a_close_s_last_event_keeps_later_news_as_news(fdb: memdb.Databa
     clock.advance(minutes=1)
     mem.record_exchange("s1", "And the rollback?", "Not needed.")
     assert mem.close_session("s1", kind="debug", outcome="success").status == "closed"
+
+
+# --- finding: pattern batches and waiting records kept the ids of erased records ----------------
+
+
+def counting(db: memdb.Database, owner: str = "ana") -> str:
+    """Every node of the owner's pattern counting and library, as text (either backend)."""
+    return repr([list(db.globals[name].items((owner,))) for name in ("PATQ", "PATB", "PATP", "PAT", "PATK")])
+
+
+def test_an_erasure_leaves_no_id_of_what_it_took_in_the_pattern_counting(fdb: memdb.Database, clock: Clock) -> None:
+    """Erasure took the patterns citing an erased record, but the batch that counted it
+    (``^PATB``) and the records waiting for the next batch (``^PATQ``) kept its id, a time of
+    erased data. The batch drops it (with the pattern that went, and its completion time when the
+    erased record completed it), a waiting record leaves the queue, and a batch left with no
+    record goes; counting goes on with the records left."""
+    mem = fdb.owner("ana")
+    ids = backups(mem, ["success"] * 7)  # a batch of five with its pattern, two waiting
+    (pattern,) = mem.patterns()
+    assert ids[4] in counting(fdb) and ids[6] in counting(fdb)
+    report = mem.erase([ids[4], ids[6]], reason="recorded on the wrong system")
+    assert set(report.ids) == {ids[4], ids[6]}
+    after = counting(fdb)
+    assert ids[4] not in after and ids[6] not in after and pattern.id not in after
+    (batch,) = fdb.patterns.batch_status("ana", "routine")
+    assert batch["ids"] == ids[:4] and batch["patterns"] == [] and "at" not in batch
+    assert [v for _, v in fdb.globals["PATQ"].items(("ana",))] == [ids[5]]
+    more = backups(mem, ["failure"] * 4)  # the waiting one and four more complete the next batch
+    assert fdb.patterns.batch_status("ana", "routine")[-1]["ids"] == [ids[5], *more]
+    mem.erase(ids[:4], reason="the whole week was a test system")
+    assert [b["batch"] for b in fdb.patterns.batch_status("ana", "routine")] == [2]  # left with no record: gone
+    assert not any(i in counting(fdb) for i in ids[:5])
+    assert fdb.check().ok
+
+
+def test_a_cut_version_is_counted_as_the_version_kept(fdb: memdb.Database) -> None:
+    """Cutting a record's earlier versions (erase_versions) left the batch counting the cut id,
+    which reads as erased: the batch lost the record. It counts the version kept."""
+    mem = fdb.owner("ana")
+    ids = backups(mem, ["success"] * 3)
+    fixed = mem.supersede(ids[1], reason="it failed", outcome="failure")
+    mem.erase_versions(ids[1], reason="the wrong value is not to be kept")
+    assert ids[1] not in counting(fdb)
+    assert [v for _, v in fdb.globals["PATQ"].items(("ana",))] == [ids[0], fixed.id, ids[2]]
+    backups(mem, ["success"] * 2)
+    assert any("1 failure" in p.text for p in mem.patterns())
+
+
+@pytest.mark.lmdb_only(reason="reads the LMDB data file's bytes after compact()")
+def test_an_erased_record_s_id_leaves_the_pattern_counting_on_disk(tmp_path: Path, clock: Clock) -> None:
+    """After compact(), the only bytes left of an erased record's id are the audit trail's (its
+    erase record lists it by design): none are in the pattern globals' pages."""
+    path = tmp_path / "disk"
+    with memdb.open(path, clock=clock) as db:
+        mem = db.owner("ana")
+        ids = backups(mem, ["success"] * 7)
+        mem.erase([ids[4], ids[6]], reason="recorded on the wrong system")
+        db.compact()
+        nodes = {name: repr(list(db.globals[name].items())) for name in db.globals.names()}
+    raw = b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+    for eid in (ids[4], ids[6]):
+        assert [name for name, text in nodes.items() if eid in text] == ["AUDIT"]
+        assert raw.count(eid.encode()) == nodes["AUDIT"].count(eid)  # no copy left in a free page either

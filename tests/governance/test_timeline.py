@@ -105,3 +105,29 @@ def test_no_api_re_runs_or_replays_anything(tdb: memdb.Database) -> None:
     mem = tdb.owner("ana")
     names = {n.lower() for obj in (mem, tdb, mem.timeline("x")) for n in dir(obj)}
     assert not {n for n in names if any(w in n for w in ("replay", "rerun", "re_run", "execute", "invoke"))}
+
+
+def test_tool_sessions_list_every_session_with_calls_the_latest_first(tdb: memdb.Database) -> None:
+    """What the dashboard's Timelines list reads through the owner handle (it reached into the
+    episode layer): sessions with tool calls, archived ones too, counted from headers (no access)."""
+    mem = tdb.owner("ana")
+    first = session(mem, "conv_1")
+    mem.record_tool_call("conv_2", "search", {"q": "hotels"}, ts=T0 + 30 * SEC)
+    mem.record_exchange("chat_only", "hello", "hi", ts=T0 + 40 * SEC)  # no tool call: not listed
+    tdb.owner("bo").record_tool_call("bo_conv", "search", {"q": "x"}, ts=T0)
+    mem.archive(first[0])
+    listed = mem.tool_sessions()
+    assert [(s.session, s.calls, s.archived) for s in listed] == [("conv_2", 1, 0), ("conv_1", 3, 1)]
+    assert listed[1].last == T0 + 12 * SEC + 500_000 * dt.timedelta(microseconds=1)
+    assert mem.peek(first[1]).access_count == 0  # listing is no access
+
+
+def test_relevances_read_the_latest_hot_episodes_without_access(tdb: memdb.Database) -> None:
+    mem = tdb.owner("ana")
+    ids = session(mem)
+    got = mem.relevances(2)
+    assert len(got) == 2 and all(0 <= r <= 10 for r in got)
+    assert len(mem.relevances()) == 4 and mem.relevances(0) == []  # the exchange too: every hot episode
+    assert all(mem.peek(i).access_count == 0 for i in ids)
+    with pytest.raises(ValidationError, match="limit -1: must be a non-negative int"):
+        mem.relevances(-1)

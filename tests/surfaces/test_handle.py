@@ -101,7 +101,7 @@ _WAYS: dict[str, Callable[[memdb.Memory, list[str]], Any] | None] = {
     "fact": lambda mem, ids: (mem.record("fact", "dark", key="ana/ui"), mem.record("fact", "light", key="ana/ui"), mem.fact("ana/ui")),
     "versions": None, "facts": None,
     "knowledge": None, "entries": None, "patterns": None, "peek": None, "explain": None, "count": None,
-    "episodes": None, "export": None, "known_tags": None, "audit": None, "now": None,
+    "episodes": None, "export": None, "known_tags": None, "audit": None, "now": None, "relevances": None, "tool_sessions": None,
 }  # fmt: skip
 
 

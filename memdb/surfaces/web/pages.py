@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from memdb.errors import NotFoundError, ValidationError
-from memdb.governance.knowledge import Entry
+from memdb.governance.knowledge import Entry, restore_note
 from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
@@ -57,12 +57,8 @@ def overview(dash: Dashboard, req: Req) -> Response:
         row = per_day.setdefault(ep.kind, [0] * CHART_DAYS)
         row[(ep.ts.astimezone(zone).date() - days[0]).days] += 1
     bins = [0] * 10
-    layer = dash.db.episodes  # headers hold the relevance: building each episode was 0.2 s a view at 3.5k hot
-    for n, eid in enumerate(layer.ids_in_time(req.owner, reverse=True)):
-        if n >= SCAN:
-            break
-        if (header := layer.header(req.owner, eid)) is not None:
-            bins[min(int(header["relevance"]), 9)] += 1
+    for relevance in mem.relevances(SCAN):
+        bins[min(int(relevance), 9)] += 1
     entries = mem.entries()
     # count() holds archived episodes and earlier versions too; the chart below reads hot ones.
     # Archived ones are what is left: counting them read every archived one-liner (0.3 s a view at
@@ -307,12 +303,6 @@ def ceremony(dash: Dashboard, req: Req) -> Response:
     return dash.render("ceremony.html", req, team=team, teams=teams, agenda=agenda, grouped=grouped, ruled=ruled)
 
 
-def _reaches(dash: Dashboard, entry: Entry, team: str) -> bool:
-    """Whether ``entry``'s share reaches ``team``'s members (as ``Knowledge`` counts it: a share
-    with ``all`` does while ``all`` is not a configured team)."""
-    return team in entry.shared_with or ("all" in entry.shared_with and "all" not in (dash.db.settings.teams or {}))
-
-
 def _ruling(dash: Dashboard, entry: Entry, team: str) -> str | None:
     """What was decided about ``entry`` for ``team``'s agenda, as the page says it; None while its
     owner has to decide. A share with another team is no ruling for this one: the item is on this
@@ -321,7 +311,7 @@ def _ruling(dash: Dashboard, entry: Entry, team: str) -> str | None:
         return "kept private"
     if entry.ceremony == "archived":
         return "archived"
-    if entry.ceremony == "shared" and _reaches(dash, entry, team):
+    if entry.ceremony == "shared" and dash.db.knowledge.reaches(entry.shared_with, team):
         return f"shared with {team}"
     return None
 
@@ -337,24 +327,16 @@ def decide_ceremony(dash: Dashboard, req: Req) -> Response:
     decisions = {k[2:]: v[0] for k, v in req.form.items() if k.startswith("d:") and v and v[0] in ("share", "private", "archive")}
     if not decisions:
         raise WebError(400, "no decision chosen (nothing was changed)")
-    # checked and decided in one transaction: a replayed form (a double click, back and resubmit,
-    # two at once) finds the first one's ruling and is refused, as a replayed approve is, instead
-    # of writing another audit record of the same share (test_after_a_year.py)
-    with dash.db.transaction():
-        for eid, action in decisions.items():
-            try:
-                entry = dash.db.entry(eid)
-            except NotFoundError:
-                raise _no_entry(eid) from None
-            if entry.owner != req.owner:  # owner-only: another owner's entry reads as a missing one, its owner unnamed
-                raise _no_entry(eid)
-            if entry.status == "active" and (
-                (action == "share" and entry.ceremony == "shared" and _reaches(dash, entry, team))
-                or (action == "private" and entry.ceremony == "kept")
-            ):
-                said = f"shared with {team}" if action == "share" else "kept private"
-                raise WebError(409, f"entry {shown(eid)}: {said} already (nothing was changed)")
-        done = dash.db.decide(decisions, by=req.owner, team=team)
+    for eid in decisions:
+        try:
+            entry = dash.db.entry(eid)
+        except NotFoundError:
+            raise _no_entry(eid) from None
+        if entry.owner != req.owner:  # owner-only: another owner's entry reads as a missing one, its owner unnamed
+            raise _no_entry(eid)
+    # a replayed form (a double click, back and resubmit, two at once) is refused by decide, in
+    # its write transaction, as every surface's replay is: a DuplicateError, so a 409 (test_after_a_year.py)
+    done = dash.db.decide(decisions, by=req.owner, team=team)
     counts = Counter(e.ceremony for e in done)
     said = ", ".join(f"{n} {what}" for what, n in sorted(counts.items(), key=lambda kv: str(kv[0])))
     return dash.done(req, f"decided: {said}", f"/ceremony?team={urllib.parse.quote(team)}")
@@ -390,9 +372,9 @@ def decide_decay(dash: Dashboard, req: Req) -> Response:
     if entry.owner != req.owner:  # owner-only: another owner's entry reads as a missing one
         raise _no_entry(eid)
     if action == "restore":
-        dash.db.restore_entry(eid, by=req.owner)
-    else:
-        dash.db.confirm_decay(eid, action, by=req.owner, reason=req.field("reason"))  # type: ignore[arg-type]
+        note = restore_note(dash.db.restore_entry(eid, by=req.owner))  # what it did not give back (test_restore_message.py)
+        return dash.done(req, f"restore: {eid}" + (f"; {note}" if note else ""), "/decay")
+    dash.db.confirm_decay(eid, action, by=req.owner, reason=req.field("reason"))  # type: ignore[arg-type]
     return dash.done(req, f"{action}: {eid}", "/decay")
 
 
@@ -414,32 +396,11 @@ def patterns(dash: Dashboard, req: Req) -> Response:
 
 def timelines(dash: Dashboard, req: Req) -> Response:
     mem = dash.db.owner(req.owner)
-    sessions = _tool_sessions(dash, req.owner)
+    sessions = mem.tool_sessions()  # archived calls' sessions too (test_after_a_year.py)
     session = req.arg("session")
     timeline = mem.timeline(session) if session else None
-    return dash.render(
-        "timelines.html", req, sessions=dict(sessions[:SESSIONS_SHOWN]), listed=len(sessions), session=session, timeline=timeline
-    )
-
-
-def _tool_sessions(dash: Dashboard, owner: str) -> list[tuple[str, list[Any]]]:
-    """``owner``'s sessions with tool calls, the latest first: each with its calls, how many of
-    them are archived, and its last call's time. Read from the headers of the hot tool calls
-    (the kind index) and of the archived episodes, which keep kind, session and time: the page
-    listed only sessions whose calls were hot, forgetting every one maintain had archived, though
-    their timelines still show (test_after_a_year.py). Headers, never records: not an access."""
-    layer = dash.db.episodes
-    headers = [layer.header(owner, eid) for eid in layer.ids_of_kind(owner, "tool_call")]
-    headers += [h for eid in layer.archived_ids(owner) if (h := layer.header(owner, eid)) is not None and h.get("kind") == "tool_call"]
-    sessions: dict[str, list[Any]] = {}
-    for h in headers:
-        if h is None or not h.get("session"):
-            continue
-        seen = sessions.setdefault(h["session"], [0, 0, h["ts"]])
-        seen[0] += 1
-        seen[1] += h.get("status") == "archived"
-        seen[2] = max(seen[2], h["ts"])
-    return sorted(sessions.items(), key=lambda kv: (kv[1][2], kv[0]), reverse=True)
+    rows = {s.session: [s.calls, s.archived, s.last] for s in sessions[:SESSIONS_SHOWN]}
+    return dash.render("timelines.html", req, sessions=rows, listed=len(sessions), session=session, timeline=timeline)
 
 
 def export_timeline(dash: Dashboard, req: Req) -> Response:

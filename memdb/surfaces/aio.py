@@ -40,7 +40,7 @@ from memdb.governance.knowledge import Agenda, DecayReport, Entry
 from memdb.governance.patterns import Pattern, PatternExtractor
 from memdb.governance.prepare import Preparation
 from memdb.governance.reflection import ReflectionReport, Reflector
-from memdb.governance.timeline import Timeline
+from memdb.governance.timeline import SessionCalls, Timeline
 from memdb.lifecycle.erase import ErasureReport
 from memdb.lifecycle.maintain import MaintenanceReport
 from memdb.lifecycle.summarize import Summarizer
@@ -157,6 +157,10 @@ class AsyncMemory:
     async def count(self) -> int:
         """``Memory.count`` in a worker thread."""
         return await _run(self.sync.count)
+
+    async def relevances(self, limit: int = 5000) -> list[float]:
+        """``Memory.relevances`` in a worker thread."""
+        return await _run(self.sync.relevances, limit)
 
     async def episodes(
         self,
@@ -317,6 +321,10 @@ class AsyncMemory:
         """``Memory.timeline`` in a worker thread."""
         return await _run(self.sync.timeline, session)
 
+    async def tool_sessions(self) -> list[SessionCalls]:
+        """``Memory.tool_sessions`` in a worker thread."""
+        return await _run(self.sync.tool_sessions)
+
     async def export_timeline(
         self, session: str, path: str | os.PathLike[str] | None = None, *, now: dt.datetime | None = None, overwrite: bool = False
     ) -> dict[str, Any]:
@@ -348,6 +356,14 @@ class AsyncDatabase:
     async def owners(self) -> list[str]:
         """``Database.owners`` in a worker thread."""
         return await _run(self.sync.owners)
+
+    async def erase_owner(self, name: str, *, reason: str) -> ErasureReport:
+        """``Database.erase_owner`` in a worker thread."""
+        return await _run(self.sync.erase_owner, name, reason=reason)
+
+    async def owner_erasures(self, name: str) -> list[dict[str, Any]]:
+        """``Database.owner_erasures`` in a worker thread."""
+        return await _run(self.sync.owner_erasures, name)
 
     async def refresh_settings(self) -> Settings:
         """``Database.refresh_settings`` in a worker thread."""

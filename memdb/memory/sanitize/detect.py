@@ -680,7 +680,39 @@ _SECRET_KEYS: Final = _secret_key_forms(
     "token", "api_key", "api_keys", "access_key", "private_key", "encryption_key", "signing_key", "master_key", "account_key",
     "shared_key", "access_tokens", "api_tokens", "auth_tokens", "refresh_tokens", "auth", "authorization", "credential",
     "credentials", "cookie", "amz_signature", "goog_signature",  # a presigned URL's X-Amz-Signature
+    # "password" in other languages, as a label ("Passwort: ...", "密码：...") or a key ({"senha": ...})
+    "passwort", "kennwort", "contraseña", "contrasena", "contrasenya", "mot_de_passe", "senha", "palavra_passe",
+    "wachtwoord", "parool", "lösenord", "losenord", "passord", "adgangskode", "salasana", "hasło", "haslo", "heslo",
+    "geslo", "lozinka", "jelszó", "jelszo", "parola", "parolă", "şifre", "sifre", "kata_sandi", "mật_khẩu", "пароль",
+    "гасло", "κωδικός_πρόσβασης", "סיסמה", "סיסמא", "كلمة_المرور", "كلمة_السر", "رمز_عبور", "पासवर्ड", "รหัสผ่าน",
+    "密码", "密碼", "口令", "パスワード", "비밀번호",
 )  # fmt: skip
+# "<NAME>_KEY" holds a secret when NAME is what the key opens or signs with: a provider's API
+# (OPENAI_KEY, stripeKey), a scheme (JWT_KEY, HMAC_KEY, FERNET_KEY), an app's own secret
+# (APP_KEY, Laravel's; LICENSE_KEY, CLIENT_KEY); in any case and with any separator
+_KEY_OWNERS: Final = frozenset(
+    """openai anthropic claude stripe sendgrid mailgun mailchimp twilio github gitlab bitbucket slack discord telegram
+    google gcp gemini azure aws cohere mistral groq huggingface hf replicate deepseek xai perplexity fireworks
+    openrouter pinecone algolia mapbox datadog sentry pusher paypal braintree square shopify plaid firebase supabase
+    vercel netlify heroku cloudflare digitalocean linode elevenlabs deepgram assemblyai voyage serpapi tavily
+    langsmith wandb notion airtable hubspot zendesk okta auth0 clerk resend postmark brevo jwt jws jwe hmac fernet
+    aes cipher crypt crypto encrypt decrypt sign signer signature webhook session cookie csrf xsrf app application
+    license licence client bot admin root deploy otp totp mfa recovery vault kms""".split()
+)
+# Any other upper-case NAME_KEY is an environment variable holding a key (ACME_KEY), unless a
+# word of it names what a key of data is: PRIMARY_KEY, SORT_KEY, CACHE_KEY, S3_KEY (an object's
+# name), PUBLIC_KEY. In lower or mixed case such names are a dict's fields (primary_key, sort_key),
+# and only the owners above make them secret (tests/memory/test_secrets.py::test_named_keys)
+_DATA_KEY_WORDS: Final = frozenset(
+    """primary foreign sort partition range hash cache routing idempotency dedup dedupe object s3 blob file bucket
+    shard lookup unique composite natural surrogate row table index group public pub publishable site map dict lock
+    queue topic message event state config settings translation i18n locale search join order cursor page id uuid
+    name label tag field column property attribute json yaml registry resource schema type kind lang language hot
+    shortcut escape enter modifier toggle action command cluster distribution sequence redis kv store""".split()
+)
+_NAMED_KEY: Final = re.compile(r"([A-Za-z0-9]+)(?:[ _.-](?:key|KEY|Key)|(?<=[a-z0-9])Key)\Z")
+_ENV_KEY: Final = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]*_KEY\Z")
+_CAMEL_WORD: Final = re.compile(r"[A-Z]?[a-z0-9]+\Z")
 # Short words naming a secret only as a word of their own in a key: "pw" and "creds" whole or
 # after a separator; "pass" only as the last part of a name (SMTP_PASS, db-pass, smtpPass: "Tests
 # pass: 120" and "bypass" stay); "sig" only as a URL's parameter (a SAS token's "&sig=": a
@@ -693,8 +725,11 @@ _KEY_REACH: Final = 40  # characters before a separator read for the key (aws_se
 
 def is_secret_key(key: str) -> bool:
     """Whether a value under ``key`` (a dict key, a header, an assignment's name) is a secret:
-    ``password``, ``DB_PASSWORD``, ``X-Api-Key``, ``client_secret``, ``aws_secret_access_key``...
-    A key that merely contains a word stays ordinary (``max_tokens``, ``tokenizer``, ``password_hint``)."""
+    ``password``, ``DB_PASSWORD``, ``X-Api-Key``, ``client_secret``, ``aws_secret_access_key``,
+    ``Passwort``, ``OPENAI_KEY``... A key that merely contains a word stays ordinary
+    (``max_tokens``, ``tokenizer``, ``password_hint``, ``primary_key``)."""
+    if not key.isascii():
+        key = unicodedata.normalize("NFC", key)  # "contraseña" typed with a combining tilde
     return _names_secret(key.strip().strip("\"'"))
 
 
@@ -717,7 +752,22 @@ def _names_secret(key: str) -> bool:
                 return True
             if word == "pass" and before.islower() and key[at].isupper():  # smtpPass
                 return True
-    return False
+    return folded.endswith("key") and _names_a_key_secret(key)
+
+
+def _names_a_key_secret(key: str) -> bool:
+    """Whether ``key`` ends with a name of a secret key (``_KEY_OWNERS``, ``_DATA_KEY_WORDS``)."""
+    m = _NAMED_KEY.search(key)
+    if m is None:
+        return False
+    stem = m.group(1)
+    if stem.lower() in _KEY_OWNERS:  # "stripe_key", "X-Stripe-Key", "openAiKey"
+        return True
+    camel = _CAMEL_WORD.search(stem)
+    if camel is not None and camel.group().lower() in _KEY_OWNERS:  # "myStripeKey"
+        return True
+    env = _ENV_KEY.search(key)
+    return env is not None and not any(w.lower() in _DATA_KEY_WORDS for w in env.group().split("_")[:-1])
 
 
 # A value of spaced digit groups ("pin: 4111 1111 ...") is taken whole, not just its first group.

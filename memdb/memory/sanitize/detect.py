@@ -1001,12 +1001,19 @@ _PASSWORD_OPTIONS: Final = {
     "sshpass": ("", "-p"), "redis-cli": ("", "-a"), "ldapsearch": ("", "-w"), "ldapmodify": ("", "-w"), "ldapadd": ("", "-w"),
     "ldapdelete": ("", "-w"), "sqlcmd": ("", "-P"), "bcp": ("", "-P"), "zip": ("", "-P"), "unzip": ("", "-P"), "7z": ("", "-p"),
     "mongo": ("", "-p"), "mongosh": ("", "-p"), "mongodump": ("", "-p"), "mongorestore": ("", "-p"),
-    **{c: ("login", "-p") for c in ("docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras")},
+    **{c: ("login", "-p") for c in ("docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras", "az")},
 }  # fmt: skip
 _COMMAND_PASSWORD: Final = re.compile(
     r"(?<![\w./-])(?P<cmd>" + "|".join(re.escape(c) for c in _PASSWORD_OPTIONS) + r")(?![\w.-])(?P<rest>[^\n|;&]{0,200})", re.ASCII
 )
 _OPTION_VALUE: Final = re.compile(r"(?<![\w-])(?P<opt>-[A-Za-z])(?:[ \t]+|(?=[^\s\"'-]))(?P<v>[^\s\"'-][^\s\"']*)", re.ASCII)
+# OpenSSL's password arguments: "-passin pass:X", "-passout pass:X", "-pass pass:X" ("env:" and
+# "file:" name where it is, no secret); as an argv, "pass:X" is an assignment of its own
+_OPENSSL_PASS: Final = re.compile(r"(?<![\w-])-pass(?:in|out)?[ \t]+[\"']?pass:(?P<v>[^\s\"']+)", re.ASCII)
+# htpasswd's batch mode takes the password as its last argument: htpasswd -b[c...] FILE USER PASSWORD,
+# htpasswd -nb USER PASSWORD (-n: no file); -C and -r take a number
+_HTPASSWD: Final = re.compile(r"(?<![\w./-])htpasswd(?![\w.-])(?P<rest>[^\n|;&]{0,300})", re.ASCII)
+_SHELL_WORD: Final = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+")
 _MYSQL_FLAG: Final = re.compile(
     r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?(?<![\w-])-p(?P<v>[^\s\"'-][^\s\"']*)", re.ASCII
 )
@@ -1042,6 +1049,18 @@ def _detect_command_lines(p: _Pass) -> None:
     if "mysql" in text or "mariadb" in text:
         for m in _MYSQL_FLAG.finditer(text):
             _claim_bare(p, *m.span("v"))
+    if "pass:" in text:
+        for m in _OPENSSL_PASS.finditer(text):
+            _claim_bare(p, *m.span("v"))
+    if "htpasswd" in text:
+        for m in _HTPASSWD.finditer(text):
+            words = list(_SHELL_WORD.finditer(m.group("rest")))
+            i = _htpasswd_password([w.group() for w in words])
+            if i is not None:
+                start, end = (m.start("rest") + x for x in words[i].span())
+                if text[start] in "\"'":
+                    start, end = start + 1, end - 1
+                p.claim(start, end, "SECRET", text[start:end])
     for m in _COMMAND_PASSWORD.finditer(text):
         verb, option = _PASSWORD_OPTIONS[m.group("cmd")]
         rest, at = m.group("rest"), m.start("rest")
@@ -1065,6 +1084,11 @@ def argv_secrets(items: Sequence[object]) -> set[int]:
     mysql = any(n in ("mysql", "mysqldump", "mysqladmin", "mariadb") for n in names)
     own = _own_password_option(names)  # "-p" of sshpass, "-a" of redis-cli, "-p" after docker login
     out: set[int] = set()
+    if "htpasswd" in names:
+        at = names.index("htpasswd") + 1
+        i = _htpasswd_password(words[at:])
+        if i is not None:
+            out.add(at + i)
     for i, word in enumerate(words):
         if i + 1 < len(words) and ((word.startswith("-") and _secret_option(word[1:])) or (curl and word in ("-u", "--user"))):
             out.add(i + 1)
@@ -1076,6 +1100,19 @@ def argv_secrets(items: Sequence[object]) -> set[int]:
             elif len(word) > 2:  # "-pSECRET"
                 out.add(i)
     return out
+
+
+def _htpasswd_password(words: Sequence[str]) -> int | None:
+    """Which of htpasswd's arguments (``words``, after the command) is a password given with
+    -b: the third after the options, the second with -n; None without -b."""
+    batch = no_file = False
+    i = 0
+    while i < len(words) and words[i].startswith("-") and len(words[i]) > 1:
+        letters = words[i][1:]
+        batch, no_file = batch or "b" in letters, no_file or "n" in letters
+        i += 2 if letters[-1:] in ("C", "r") else 1  # -C cost, -r rounds
+    at = i + (1 if no_file else 2)
+    return at if batch and at < len(words) else None
 
 
 def _own_password_option(names: Sequence[str]) -> tuple[int, str] | None:

@@ -7,11 +7,16 @@ email in ``summary`` and ``content`` reads as the same ``<EMAIL_1>`` and the mem
 Detectors claim spans in a fixed order, most specific and most dangerous first; a later
 detector never touches a span an earlier one claimed:
 
-    SECRET   PEM private-key blocks; token shapes ``sk-``, ``ghp_``/``gho_``/``github_pat_``,
-             ``xox[bpars]-``/``xapp-``, ``AKIA``/``ASIA``, ``AIza``, JWTs, Stripe ``sk_live_``/
-             ``rk_live_``, GitLab ``glpat-`` and its kin, npm ``npm_``, PyPI ``pypi-``, Hugging
-             Face ``hf_``/``api_org_``, Twilio ``AC``/``SK`` + 32 hex, Stripe ``whsec_``, Slack webhook
-             paths (after gitleaks' and detect-secrets' rules, named where they are ported), an AWS
+    SECRET   the secrets this process registered (:mod:`.known`: a server's tokens), first and
+             whatever their shape; PEM and PuTTY private keys; token shapes ``sk-``,
+             ``ghp_``/``gho_``/``github_pat_``, ``xox[bpars]-``/``xapp-``, ``AKIA``/``ASIA``,
+             ``AIza``, JWTs, Stripe ``sk_live_``/``rk_live_``, GitLab ``glpat-`` and its kin, npm
+             ``npm_``, PyPI ``pypi-``, Hugging Face ``hf_``/``api_org_``, Twilio ``AC``/``SK`` + 32
+             hex, Stripe ``whsec_``, Slack and Discord webhook paths, SendGrid ``SG.``, Mailchimp
+             ``-us12``, Mailgun ``key-``, Square ``sq0csp-``/``sq0atp-``/``EAAA``, Google OAuth
+             ``GOCSPX-``, Vault ``hvs.``/``s.``, DigitalOcean ``dop_v1_``, Shopify ``shpat_``...,
+             Telegram bot tokens, age ``AGE-SECRET-KEY-1`` (after gitleaks' and detect-secrets'
+             rules, named where they are ported), an AWS
              secret key beside its key id; ``Bearer <token>`` and ``Basic <base64>``; the password of
              ``scheme://user:password@host`` for any host (unescaped "/" and "?" in it too); the
              value of ``password=``/``api_key:``/``:=``/``=>``/``"secret": "..."`` style
@@ -19,8 +24,10 @@ detector never touches a span an earlier one claimed:
              (the key is kept; a prose word after a label, "Token: see", is no value); a value a
              secret key names beside it (``<password>...</password>``, ``key="ApiKey"
              value="..."``, ``{"name": "DB_PASSWORD", "value": ...}``); a command line's
-             ``--password x``, ``-pw x``, ``curl -u user:x``, ``mysql -px``; and the whole of a
-             field named with :data:`SECRET_FIELD` (a dict value under such a key)
+             ``--password x``, ``-pw x``, ``curl -u user:x``, ``mysql -px``, ``-passin pass:x``,
+             ``htpasswd -b f user x``; the whole of a field named with :data:`SECRET_FIELD` (a dict
+             value under such a key); and, after the emails, a random token of no known shape
+             (``_detect_random_tokens``: 32 or more URL-safe characters reading as no words)
     EMAIL    ``local@domain.tld``, and ``local%40domain.tld`` as a URL writes it; the local part and
              each label of the domain end where Latin letters meet those of another script
              (``担当者はtanaka@example.co.jpまで``), so an address glued to the sentence is the address
@@ -85,7 +92,8 @@ Chinese, Japanese and Thai write no spaces and Korean glues its particles on
 (``re.ASCII``; ``tests/memory/test_sanitize_intl.py``).
 
 Known limits: secrets written as prose other than "the password (passcode, PIN) is X" (in
-English and German) or under a key of another language (``密码``, ``パスワード``), numbers in
+English and German; a label or key of another language, ``Passwort:``, ``密码：``, is read), a
+random token shorter than 32 characters, in a URL's path or reading as words, numbers in
 spaced groups without a label (an Aadhaar number, a SIN, a My Number), ids written as bare digits
 without a label (a PESEL, a TC Kimlik, a Steuer-ID, a CPF or СНИЛС without its punctuation: a
 one- or two-digit check passes one number in ten or a hundred), a Chinese mobile without its

@@ -638,9 +638,53 @@ def test_a_command_s_own_password_option_in_an_argv_is_a_secret(argv: list[str],
     assert [i for i, (a, k) in enumerate(zip(argv, kept, strict=True)) if a != k] == ([] if secret is None else [secret])
 
 
+# A command's password given as one string and as an argv: both forms keep it out, the rest stays
+COMMAND_PASSWORDS = [
+    (["openssl", "rsa", "-in", "k.pem", "-passin", "pass:Pw7secret"], 5),
+    (["openssl", "pkcs12", "-export", "-passout", "pass:Pw7secret"], 4),
+    (["az", "login", "-u", "me", "-p", "Pw9secret"], 5),
+    (["az", "login", "--service-principal", "-u", "app", "-p", "Pw9secret", "--tenant", "t"], 6),
+    (["htpasswd", "-b", "f", "me", "PwAsecret"], 4),
+    (["htpasswd", "-bc", "/etc/nginx/.htpasswd", "me", "PwAsecret"], 4),
+    (["htpasswd", "-nb", "me", "PwAsecret"], 3),
+    (["htpasswd", "-B", "-C", "12", "-b", "f", "me", "PwAsecret"], 7),
+    (["htpasswd", "-c", "f", "me"], None),  # asks for the password
+    (["openssl", "rsa", "-passin", "env:KEY_PW"], None),  # names where the password is
+    (["az", "vm", "create", "-n", "vm1", "-p", "22"], None),  # no login: not its password
+]
+
+
+@pytest.mark.parametrize(("argv", "secret"), COMMAND_PASSWORDS)
+def test_a_command_line_password_is_a_secret_as_a_string_and_as_an_argv(argv: list[str], secret: int | None) -> None:
+    """openssl's "-passin pass:X" was kept in a string (the argv form knew it), "az login -p X"
+    and "htpasswd -b FILE USER X" in both: a privacy probe's find."""
+    flat, rebuild = flatten_texts({"content": {"argv": argv, "cmd": " ".join(argv)}})
+    kept = rebuild(sanitize_fields(S, flat))["content"]
+    changed = [i for i, (a, k) in enumerate(zip(argv, kept["argv"], strict=True)) if a != k]
+    assert changed == ([] if secret is None else [secret])
+    if secret is None:
+        assert kept["cmd"] == " ".join(argv)
+    else:
+        assert "secret" not in kept["cmd"] and kept["cmd"].split()[:secret] == argv[:secret]
+
+
+def test_a_quoted_htpasswd_password_is_replaced_inside_its_quotes() -> None:
+    assert clean("htpasswd -b f me 'two words'; echo ok") == "htpasswd -b f me '<SECRET_1>'; echo ok"
+
+
 @pytest.mark.parametrize(
     "text",
-    ["%40" * 10000, "a%40" * 5000, "password=a&" * 3000, "-u a:" * 5000, "mysql " * 5000 + "-p", 'key="pw" value="' * 3000, "01." * 9000],
+    [
+        "%40" * 10000,
+        "a%40" * 5000,
+        "htpasswd -b " * 3000,
+        "-passin pass:" * 3000,
+        "password=a&" * 3000,
+        "-u a:" * 5000,
+        "mysql " * 5000 + "-p",
+        'key="pw" value="' * 3000,
+        "01." * 9000,
+    ],
 )
 def test_the_audit_s_shapes_stay_linear_on_repetitive_input(text: str) -> None:
     clean(text)  # "%40" * 10000 took 8 s before the local part was bounded

@@ -7,11 +7,16 @@ email in ``summary`` and ``content`` reads as the same ``<EMAIL_1>`` and the mem
 Detectors claim spans in a fixed order, most specific and most dangerous first; a later
 detector never touches a span an earlier one claimed:
 
-    SECRET   PEM private-key blocks; token shapes ``sk-``, ``ghp_``/``gho_``/``github_pat_``,
-             ``xox[bpars]-``/``xapp-``, ``AKIA``/``ASIA``, ``AIza``, JWTs, Stripe ``sk_live_``/
-             ``rk_live_``, GitLab ``glpat-`` and its kin, npm ``npm_``, PyPI ``pypi-``, Hugging
-             Face ``hf_``/``api_org_``, Twilio ``AC``/``SK`` + 32 hex, Stripe ``whsec_``, Slack webhook
-             paths (after gitleaks' and detect-secrets' rules, named where they are ported), an AWS
+    SECRET   the secrets this process registered (:mod:`.known`: a server's tokens), first and
+             whatever their shape; PEM and PuTTY private keys; token shapes ``sk-``,
+             ``ghp_``/``gho_``/``github_pat_``, ``xox[bpars]-``/``xapp-``, ``AKIA``/``ASIA``,
+             ``AIza``, JWTs, Stripe ``sk_live_``/``rk_live_``, GitLab ``glpat-`` and its kin, npm
+             ``npm_``, PyPI ``pypi-``, Hugging Face ``hf_``/``api_org_``, Twilio ``AC``/``SK`` + 32
+             hex, Stripe ``whsec_``, Slack and Discord webhook paths, SendGrid ``SG.``, Mailchimp
+             ``-us12``, Mailgun ``key-``, Square ``sq0csp-``/``sq0atp-``/``EAAA``, Google OAuth
+             ``GOCSPX-``, Vault ``hvs.``/``s.``, DigitalOcean ``dop_v1_``, Shopify ``shpat_``...,
+             Telegram bot tokens, age ``AGE-SECRET-KEY-1`` (after gitleaks' and detect-secrets'
+             rules, named where they are ported), an AWS
              secret key beside its key id; ``Bearer <token>`` and ``Basic <base64>``; the password of
              ``scheme://user:password@host`` for any host (unescaped "/" and "?" in it too); the
              value of ``password=``/``api_key:``/``:=``/``=>``/``"secret": "..."`` style
@@ -19,8 +24,10 @@ detector never touches a span an earlier one claimed:
              (the key is kept; a prose word after a label, "Token: see", is no value); a value a
              secret key names beside it (``<password>...</password>``, ``key="ApiKey"
              value="..."``, ``{"name": "DB_PASSWORD", "value": ...}``); a command line's
-             ``--password x``, ``-pw x``, ``curl -u user:x``, ``mysql -px``; and the whole of a
-             field named with :data:`SECRET_FIELD` (a dict value under such a key)
+             ``--password x``, ``-pw x``, ``curl -u user:x``, ``mysql -px``, ``-passin pass:x``,
+             ``htpasswd -b f user x``; the whole of a field named with :data:`SECRET_FIELD` (a dict
+             value under such a key); and, after the emails, a random token of no known shape
+             (``_detect_random_tokens``: 32 or more URL-safe characters reading as no words)
     EMAIL    ``local@domain.tld``, and ``local%40domain.tld`` as a URL writes it; the local part and
              each label of the domain end where Latin letters meet those of another script
              (``担当者はtanaka@example.co.jpまで``), so an address glued to the sentence is the address
@@ -85,7 +92,8 @@ Chinese, Japanese and Thai write no spaces and Korean glues its particles on
 (``re.ASCII``; ``tests/memory/test_sanitize_intl.py``).
 
 Known limits: secrets written as prose other than "the password (passcode, PIN) is X" (in
-English and German) or under a key of another language (``密码``, ``パスワード``), numbers in
+English and German; a label or key of another language, ``Passwort:``, ``密码：``, is read), a
+random token shorter than 32 characters, in a URL's path or reading as words, numbers in
 spaced groups without a label (an Aadhaar number, a SIN, a My Number), ids written as bare digits
 without a label (a PESEL, a TC Kimlik, a Steuer-ID, a CPF or СНИЛС without its punctuation: a
 one- or two-digit check passes one number in ten or a hundred), a Chinese mobile without its
@@ -102,9 +110,11 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import collections
 import functools
 import html
 import ipaddress
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
@@ -112,6 +122,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias, runtime_checkable
 
 from memdb.errors import ConfigError, SanitizerError, ValidationError
+from memdb.memory.sanitize.known import known_secrets
 from memdb.memory.sanitize.national import CHECKED_IDS, compact
 
 __all__ = [
@@ -636,8 +647,64 @@ _TOKEN_SHAPES: Final = (  # (head, its length, the rest of the prefix, the token
     ("api_", 4, "org_", "[A-Za-z]{34}(?![A-Za-z0-9_-])", "_(?<=api_org_)"),
     # Slack incoming webhooks (detect-secrets slack.py, gitleaks slack.go): the path is the secret
     (r"hooks\.slack\.com/", 16, "", "(?:services|workflows|triggers)/[A-Za-z0-9_+/-]{20,}", r"\.slack\.com/(?<=hooks\.slack\.com/)"),
+    # Discord webhooks: the id and token after the path are the secret, the host stays readable
+    ("discord", 7, r"(?:app)?\.com/api/webhooks/", "[0-9]{15,21}/[A-Za-z0-9_-]{40,}", r"\.com/api/webhooks/"),
+    # SendGrid API keys: "SG.", 22 and 43 characters (detect-secrets sendgrid.py, gitleaks sendgrid.go)
+    (r"SG\.", 3, "", r"[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}(?![A-Za-z0-9_-])", r"\.(?<=SG\.)"),
+    # Google OAuth client secrets (GOCSPX-: Google's prefix since 2021; gitleaks gcp.go has only the API key)
+    ("GOCSPX-", 7, "", "[A-Za-z0-9_-]{24,}", "-(?<=GOCSPX-)"),
+    # HashiCorp Vault service, batch and recovery tokens (gitleaks vault.go)
+    (r"hv[sbr]\.", 4, "", "[A-Za-z0-9_-]{24,}", r"\.(?<=hv[sbr]\.)"),
+    # Vault's tokens before 1.10: "s." and 24 letters and digits, mixed (_random_body); hinted only
+    # where those follow, as "s." ends many words of prose ("items.")
+    (r"s\.", 2, "", "[A-Za-z0-9]{24}(?![A-Za-z0-9_-])", r"\.(?<=s\.)(?=[A-Za-z0-9]{24}(?![A-Za-z0-9]))"),
+    # DigitalOcean personal, OAuth and refresh tokens (gitleaks digitalocean.go)
+    ("do[opr]_", 4, "v1_", "[a-f0-9]{64}(?![A-Za-z0-9])", "_(?<=do[opr]_v1_)"),
+    # Shopify access, custom app, private app tokens and shared secrets (gitleaks shopify.go)
+    ("shp", 3, "(?:at|ca|pa|ss)_", "[a-fA-F0-9]{32}(?![A-Za-z0-9])", "_(?<=shp(?:at|ca|pa|ss)_)"),
+    # Square OAuth secrets and access tokens (detect-secrets square_oauth.py; gitleaks square.go)
+    ("sq0", 3, "(?:csp|atp)-", "[A-Za-z0-9_-]{22,}", "-(?<=sq0(?:csp|atp)-)"),
+    ("EAAA", 4, "", "[A-Za-z0-9_-]{60}(?![A-Za-z0-9_-])", "AAA(?<=EAAA)"),
+    # age encryption secret keys (gitleaks age.go): bech32 after the prefix
+    ("AGE-", 4, "SECRET-KEY-1", "[0-9A-Z]{40,}", "-(?<=AGE-SECRET-KEY-)"),
+    # Mailgun private API keys: "key-" and 32 of [0-9a-z] with a digit and a letter past "f" (a hex
+    # digest after "key-", a cache key's name, stays: _random_body)
+    ("key-", 4, "", "[0-9a-z]{32}(?![A-Za-z0-9_-])", "-(?<=key-)"),
 )
-_TOKEN_HINT: Final = re.compile("|".join(hint for *_, hint in _TOKEN_SHAPES))  # any token's prefix
+_INNER_HINTS: Final = ("AA(?<=:AA)", "-us(?=[0-9])", "-User-Key-(?<=PuTTY-User-Key-)")  # the anchors of _detect_inner_shapes
+
+
+def _alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of ``pattern`` (its "|" outside parentheses)."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 1
+        elif c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c == "|" and not depth:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return [*parts, pattern[start:]]
+
+
+def _by_first_character(hints: Sequence[str]) -> str:
+    """One regex of ``hints``, whose alternatives each start with a literal character (escaped or
+    not), the alternatives starting alike as one: the engine tries every alternative at each
+    character that starts one, so forty of them cost a quarter more than eight groups."""
+    groups: dict[str, list[str]] = {}
+    for hint in hints:
+        for alternative in _alternatives(hint):
+            first = alternative[:2] if alternative.startswith("\\") else alternative[:1]
+            groups.setdefault(first, []).append(alternative[len(first) :])
+    return "|".join(f"{first}(?:{'|'.join(rests)})" for first, rests in groups.items())
+
+
+_TOKEN_HINT: Final = re.compile(_by_first_character([*(hint for *_, hint in _TOKEN_SHAPES), *_INNER_HINTS]))  # any token's prefix
 _WEBHOOK_HOST: Final = len("hooks.slack.com/")
 
 
@@ -652,7 +719,38 @@ def _webhook(m: re.Match[str]) -> Span | None:
     return m.start() + _WEBHOOK_HOST, m.end(), m.group()  # the host stays readable
 
 
-_TOKEN_CHECKS: Final[dict[str, _Check]] = {"hf_": _mixed, "api_": _mixed, r"hooks\.slack\.com/": _webhook}
+def _past_f(c: str) -> bool:
+    return "g" <= c <= "z"
+
+
+def _random_body(prefix: int, classes: str) -> _Check:
+    """A token whose body (after ``prefix`` characters) holds each of ``classes`` ("d" a digit,
+    "u" a capital, "l" a small letter, "x" a letter past "f"): one of the shape without them is a
+    word, a name or a hex digest ("s.getAttributeNamesListX", "key-" and an MD5)."""
+    tests: dict[str, Callable[[str], bool]] = {"d": str.isdigit, "u": str.isupper, "l": str.islower, "x": _past_f}
+    needed = [tests[c] for c in classes]
+
+    def check(m: re.Match[str]) -> Span | None:
+        body = m.group()[prefix:]
+        return (m.start(), m.end(), m.group()) if all(any(t(c) for c in body) for t in needed) else None
+
+    return check
+
+
+def _discord(m: re.Match[str]) -> Span | None:
+    value = m.group()
+    return m.start() + value.index("/webhooks/") + len("/webhooks/"), m.end(), value  # the host and path stay readable
+
+
+_TOKEN_CHECKS: Final[dict[str, _Check]] = {
+    "hf_": _mixed,
+    "api_": _mixed,
+    r"hooks\.slack\.com/": _webhook,
+    "discord": _discord,
+    r"s\.": _random_body(2, "dul"),
+    "EAAA": _random_body(4, "dul"),
+    "key-": _random_body(4, "dx"),
+}
 _TOKENS: Final = tuple(
     (re.compile(f"{head}(?<![A-Za-z0-9_-]{'.' * width}){rest}{tail}"), _TOKEN_CHECKS.get(head, _WHOLE))
     for head, width, rest, tail, _ in _TOKEN_SHAPES
@@ -680,7 +778,39 @@ _SECRET_KEYS: Final = _secret_key_forms(
     "token", "api_key", "api_keys", "access_key", "private_key", "encryption_key", "signing_key", "master_key", "account_key",
     "shared_key", "access_tokens", "api_tokens", "auth_tokens", "refresh_tokens", "auth", "authorization", "credential",
     "credentials", "cookie", "amz_signature", "goog_signature",  # a presigned URL's X-Amz-Signature
+    # "password" in other languages, as a label ("Passwort: ...", "密码：...") or a key ({"senha": ...})
+    "passwort", "kennwort", "contraseña", "contrasena", "contrasenya", "mot_de_passe", "senha", "palavra_passe",
+    "wachtwoord", "parool", "lösenord", "losenord", "passord", "adgangskode", "salasana", "hasło", "haslo", "heslo",
+    "geslo", "lozinka", "jelszó", "jelszo", "parola", "parolă", "şifre", "sifre", "kata_sandi", "mật_khẩu", "пароль",
+    "гасло", "κωδικός_πρόσβασης", "סיסמה", "סיסמא", "كلمة_المرور", "كلمة_السر", "رمز_عبور", "पासवर्ड", "รหัสผ่าน",
+    "密码", "密碼", "口令", "パスワード", "비밀번호",
 )  # fmt: skip
+# "<NAME>_KEY" holds a secret when NAME is what the key opens or signs with: a provider's API
+# (OPENAI_KEY, stripeKey), a scheme (JWT_KEY, HMAC_KEY, FERNET_KEY), an app's own secret
+# (APP_KEY, Laravel's; LICENSE_KEY, CLIENT_KEY); in any case and with any separator
+_KEY_OWNERS: Final = frozenset(
+    """openai anthropic claude stripe sendgrid mailgun mailchimp twilio github gitlab bitbucket slack discord telegram
+    google gcp gemini azure aws cohere mistral groq huggingface hf replicate deepseek xai perplexity fireworks
+    openrouter pinecone algolia mapbox datadog sentry pusher paypal braintree square shopify plaid firebase supabase
+    vercel netlify heroku cloudflare digitalocean linode elevenlabs deepgram assemblyai voyage serpapi tavily
+    langsmith wandb notion airtable hubspot zendesk okta auth0 clerk resend postmark brevo jwt jws jwe hmac fernet
+    aes cipher crypt crypto encrypt decrypt sign signer signature webhook session cookie csrf xsrf app application
+    license licence client bot admin root deploy otp totp mfa recovery vault kms""".split()
+)
+# Any other upper-case NAME_KEY is an environment variable holding a key (ACME_KEY), unless a
+# word of it names what a key of data is: PRIMARY_KEY, SORT_KEY, CACHE_KEY, S3_KEY (an object's
+# name), PUBLIC_KEY. In lower or mixed case such names are a dict's fields (primary_key, sort_key),
+# and only the owners above make them secret (tests/memory/test_secrets.py::test_named_keys)
+_DATA_KEY_WORDS: Final = frozenset(
+    """primary foreign sort partition range hash cache routing idempotency dedup dedupe object s3 blob file bucket
+    shard lookup unique composite natural surrogate row table index group public pub publishable site map dict lock
+    queue topic message event state config settings translation i18n locale search join order cursor page id uuid
+    name label tag field column property attribute json yaml registry resource schema type kind lang language hot
+    shortcut escape enter modifier toggle action command cluster distribution sequence redis kv store""".split()
+)
+_NAMED_KEY: Final = re.compile(r"([A-Za-z0-9]+)(?:[ _.-](?:key|KEY|Key)|(?<=[a-z0-9])Key)\Z")
+_ENV_KEY: Final = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]*_KEY\Z")
+_CAMEL_WORD: Final = re.compile(r"[A-Z]?[a-z0-9]+\Z")
 # Short words naming a secret only as a word of their own in a key: "pw" and "creds" whole or
 # after a separator; "pass" only as the last part of a name (SMTP_PASS, db-pass, smtpPass: "Tests
 # pass: 120" and "bypass" stay); "sig" only as a URL's parameter (a SAS token's "&sig=": a
@@ -693,8 +823,11 @@ _KEY_REACH: Final = 40  # characters before a separator read for the key (aws_se
 
 def is_secret_key(key: str) -> bool:
     """Whether a value under ``key`` (a dict key, a header, an assignment's name) is a secret:
-    ``password``, ``DB_PASSWORD``, ``X-Api-Key``, ``client_secret``, ``aws_secret_access_key``...
-    A key that merely contains a word stays ordinary (``max_tokens``, ``tokenizer``, ``password_hint``)."""
+    ``password``, ``DB_PASSWORD``, ``X-Api-Key``, ``client_secret``, ``aws_secret_access_key``,
+    ``Passwort``, ``OPENAI_KEY``... A key that merely contains a word stays ordinary
+    (``max_tokens``, ``tokenizer``, ``password_hint``, ``primary_key``)."""
+    if not key.isascii():
+        key = unicodedata.normalize("NFC", key)  # "contraseña" typed with a combining tilde
     return _names_secret(key.strip().strip("\"'"))
 
 
@@ -717,7 +850,22 @@ def _names_secret(key: str) -> bool:
                 return True
             if word == "pass" and before.islower() and key[at].isupper():  # smtpPass
                 return True
-    return False
+    return folded.endswith("key") and _names_a_key_secret(key)
+
+
+def _names_a_key_secret(key: str) -> bool:
+    """Whether ``key`` ends with a name of a secret key (``_KEY_OWNERS``, ``_DATA_KEY_WORDS``)."""
+    m = _NAMED_KEY.search(key)
+    if m is None:
+        return False
+    stem = m.group(1)
+    if stem.lower() in _KEY_OWNERS:  # "stripe_key", "X-Stripe-Key", "openAiKey"
+        return True
+    camel = _CAMEL_WORD.search(stem)
+    if camel is not None and camel.group().lower() in _KEY_OWNERS:  # "myStripeKey"
+        return True
+    env = _ENV_KEY.search(key)
+    return env is not None and not any(w.lower() in _DATA_KEY_WORDS for w in env.group().split("_")[:-1])
 
 
 # A value of spaced digit groups ("pin: 4111 1111 ...") is taken whole, not just its first group.
@@ -848,6 +996,104 @@ def _detect_tokens(p: _Pass) -> None:
         return
     for pattern, check in _TOKENS:
         _search(p, "SECRET", pattern, check, 0, len(p.text))
+    _detect_inner_shapes(p)
+
+
+# Shapes anchored on an inner literal rather than a prefix: a Telegram bot token (its bot's id,
+# ":AA" and 33 more; detect-secrets telegram_token.py, gitleaks telegram.go), a Mailchimp API key
+# (32 hex digits and its data centre "-us12"; detect-secrets mailchimp.py), a PuTTY private key
+# file (detect-secrets private_key.py), whole to its MAC or, cut short, to the end as a PEM block
+_TELEGRAM: Final = re.compile(r"(?<![A-Za-z0-9_:-])[0-9]{6,12}:AA[A-Za-z0-9_-]{31,34}(?![A-Za-z0-9_-])")
+_MAILCHIMP: Final = re.compile(r"(?<![A-Za-z0-9_-])[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9_-])")
+_PUTTY: Final = re.compile(r"PuTTY-User-Key-File-[0-9]+:(?:.*?Private-MAC:[ \t]*[0-9a-fA-F]+|.*\Z)", re.DOTALL)
+_TELEGRAM_REACH: Final = 13  # the bot id's digits and ":" before "AA"
+_MAILCHIMP_REACH: Final = 33
+
+
+def _detect_inner_shapes(p: _Pass) -> None:
+    """The shapes anchored on ":AA", "-us" and "PuTTY-User-Key-File-": each searched near its
+    anchor only, found by ``str.find`` (a regex starting with a class reads every character)."""
+    text = p.text
+    for anchor, pattern, reach in ((":AA", _TELEGRAM, _TELEGRAM_REACH), ("-us", _MAILCHIMP, _MAILCHIMP_REACH)):
+        at = text.find(anchor)
+        while at != -1:
+            m = pattern.search(text, max(0, at - reach), at + 48)
+            if m is not None and m.start() <= at < m.end():
+                p.claim(m.start(), m.end(), "SECRET", m.group())
+            at = text.find(anchor, at + 1)
+    if "PuTTY-User-Key-File-" in text:
+        _search(p, "SECRET", _PUTTY, _WHOLE, 0, len(text))
+
+
+def _detect_known(p: _Pass) -> None:
+    """The secrets this process registered (:mod:`.known`), wherever they are: inside a word too."""
+    text = p.text
+    for secret in known_secrets():
+        at = text.find(secret)
+        while at != -1:
+            p.claim(at, at + len(secret), "SECRET", secret)
+            at = text.find(secret, at + len(secret))
+
+
+# A random token of no known shape, as ``secrets.token_urlsafe`` makes them: 32 or more
+# characters of [A-Za-z0-9_-] mixing capitals, small letters and digits, read as random where
+# detect-secrets reads entropy. Shannon entropy alone does not part random tokens from the long
+# identifiers of code ("Wav2Vec2ConformerRotaryPositionalEmbedding" has 4.4 bits a character,
+# as many as one in a hundred token_urlsafe(32)); words do: a token's runs of letters are short
+# (2 on average) and its small-letter pairs as rare in English as any others. Measured on
+# token_urlsafe(24) and (32) and on 2,600 identifiers of that shape from installed packages
+# (tests/memory/test_random_tokens.py): one token in 500 (24) or 2,500 (32) is missed, and the
+# identifiers taken are kernel names, hex constants and base64, no prose identifier of code.
+# Never a hex digest, a UUID or a memdb id (no mix), a URL's or a file's path segment ("/" or
+# "\" before it: a document id in a link stays usable).
+_RANDOM_MIN: Final = 32
+_RANDOM_RUN: Final = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{32,}")
+# Whether a text has such a run at all, found in C at a byte a character (a regex starting with a
+# class costs 8 ns a character, and most texts have none): token characters read as "a", others
+# (non-ASCII "?" too) as " ", then one substring search
+_TOKEN_BYTES: Final = bytes(ord("a") if chr(i).isascii() and (chr(i).isalnum() or chr(i) in "_-") else ord(" ") for i in range(256))
+_RANDOM_GATE: Final = b"a" * _RANDOM_MIN
+_HEX_RUN: Final = re.compile(r"(?:0[xX])?[0-9A-Fa-f_-]+")
+_LETTER_RUN: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+# The hundred commonest letter pairs of English text: a word's pairs are mostly these, a random
+# string's one in seven
+_COMMON_PAIRS: Final = frozenset(
+    """th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro
+    ic ne ea ra ce li ch ll be ma si om ur ca el ta la ns di fo ho pe ec pr no ct us ac ot il tr ly nc et ut ss so rs
+    un lo wa ge ie wh ee wi em ad ol rt po we na ul ni ts mo ow pa im mi ai sh ir su id""".split()
+)
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy in bits a character."""
+    size = len(text)
+    return -sum(n / size * math.log2(n / size) for n in collections.Counter(text).values())
+
+
+def _random(run: str) -> bool:
+    """Whether a run of token characters reads as random rather than as words (see above)."""
+    if run.islower() or run.isupper() or _has_digit(run) is None or _HEX_RUN.fullmatch(run) or _UUID.search(run):
+        return False
+    if _entropy(run) < 4.0:
+        return False
+    runs = _LETTER_RUN.findall(run)
+    mean = sum(map(len, runs)) / len(runs)
+    if mean < 3.0:
+        return True
+    if mean >= 4.0:
+        return False
+    pairs = [run[i : i + 2] for i in range(len(run) - 1) if run[i].islower() and run[i + 1].islower()]
+    return len(pairs) < 3 or sum(pair in _COMMON_PAIRS for pair in pairs) < 0.35 * len(pairs)
+
+
+def _detect_random_tokens(p: _Pass) -> None:
+    """Random tokens (above)."""
+    text = p.text
+    if len(text) < _RANDOM_MIN or _RANDOM_GATE not in text.encode("ascii", "replace").translate(_TOKEN_BYTES):
+        return
+    for m in _RANDOM_RUN.finditer(text):
+        if text[m.start() - 1 : m.start()] not in ("/", "\\") and _random(m.group()):
+            p.claim(m.start(), m.end(), "SECRET", m.group())
 
 
 _AUTHORITY: Final = re.compile(r"[^\s/?#\"'`\\]{0,512}")  # user:password@host:port
@@ -951,12 +1197,19 @@ _PASSWORD_OPTIONS: Final = {
     "sshpass": ("", "-p"), "redis-cli": ("", "-a"), "ldapsearch": ("", "-w"), "ldapmodify": ("", "-w"), "ldapadd": ("", "-w"),
     "ldapdelete": ("", "-w"), "sqlcmd": ("", "-P"), "bcp": ("", "-P"), "zip": ("", "-P"), "unzip": ("", "-P"), "7z": ("", "-p"),
     "mongo": ("", "-p"), "mongosh": ("", "-p"), "mongodump": ("", "-p"), "mongorestore": ("", "-p"),
-    **{c: ("login", "-p") for c in ("docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras")},
+    **{c: ("login", "-p") for c in ("docker", "podman", "buildah", "skopeo", "nerdctl", "helm", "oras", "az")},
 }  # fmt: skip
 _COMMAND_PASSWORD: Final = re.compile(
     r"(?<![\w./-])(?P<cmd>" + "|".join(re.escape(c) for c in _PASSWORD_OPTIONS) + r")(?![\w.-])(?P<rest>[^\n|;&]{0,200})", re.ASCII
 )
 _OPTION_VALUE: Final = re.compile(r"(?<![\w-])(?P<opt>-[A-Za-z])(?:[ \t]+|(?=[^\s\"'-]))(?P<v>[^\s\"'-][^\s\"']*)", re.ASCII)
+# OpenSSL's password arguments: "-passin pass:X", "-passout pass:X", "-pass pass:X" ("env:" and
+# "file:" name where it is, no secret); as an argv, "pass:X" is an assignment of its own
+_OPENSSL_PASS: Final = re.compile(r"(?<![\w-])-pass(?:in|out)?[ \t]+[\"']?pass:(?P<v>[^\s\"']+)", re.ASCII)
+# htpasswd's batch mode takes the password as its last argument: htpasswd -b[c...] FILE USER PASSWORD,
+# htpasswd -nb USER PASSWORD (-n: no file); -C and -r take a number
+_HTPASSWD: Final = re.compile(r"(?<![\w./-])htpasswd(?![\w.-])(?P<rest>[^\n|;&]{0,300})", re.ASCII)
+_SHELL_WORD: Final = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^\s\"']+")
 _MYSQL_FLAG: Final = re.compile(
     r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?(?<![\w-])-p(?P<v>[^\s\"'-][^\s\"']*)", re.ASCII
 )
@@ -992,6 +1245,18 @@ def _detect_command_lines(p: _Pass) -> None:
     if "mysql" in text or "mariadb" in text:
         for m in _MYSQL_FLAG.finditer(text):
             _claim_bare(p, *m.span("v"))
+    if "pass:" in text:
+        for m in _OPENSSL_PASS.finditer(text):
+            _claim_bare(p, *m.span("v"))
+    if "htpasswd" in text:
+        for m in _HTPASSWD.finditer(text):
+            words = list(_SHELL_WORD.finditer(m.group("rest")))
+            i = _htpasswd_password([w.group() for w in words])
+            if i is not None:
+                start, end = (m.start("rest") + x for x in words[i].span())
+                if text[start] in "\"'":
+                    start, end = start + 1, end - 1
+                p.claim(start, end, "SECRET", text[start:end])
     for m in _COMMAND_PASSWORD.finditer(text):
         verb, option = _PASSWORD_OPTIONS[m.group("cmd")]
         rest, at = m.group("rest"), m.start("rest")
@@ -1015,6 +1280,11 @@ def argv_secrets(items: Sequence[object]) -> set[int]:
     mysql = any(n in ("mysql", "mysqldump", "mysqladmin", "mariadb") for n in names)
     own = _own_password_option(names)  # "-p" of sshpass, "-a" of redis-cli, "-p" after docker login
     out: set[int] = set()
+    if "htpasswd" in names:
+        at = names.index("htpasswd") + 1
+        i = _htpasswd_password(words[at:])
+        if i is not None:
+            out.add(at + i)
     for i, word in enumerate(words):
         if i + 1 < len(words) and ((word.startswith("-") and _secret_option(word[1:])) or (curl and word in ("-u", "--user"))):
             out.add(i + 1)
@@ -1026,6 +1296,19 @@ def argv_secrets(items: Sequence[object]) -> set[int]:
             elif len(word) > 2:  # "-pSECRET"
                 out.add(i)
     return out
+
+
+def _htpasswd_password(words: Sequence[str]) -> int | None:
+    """Which of htpasswd's arguments (``words``, after the command) is a password given with
+    -b: the third after the options, the second with -n; None without -b."""
+    batch = no_file = False
+    i = 0
+    while i < len(words) and words[i].startswith("-") and len(words[i]) > 1:
+        letters = words[i][1:]
+        batch, no_file = batch or "b" in letters, no_file or "n" in letters
+        i += 2 if letters[-1:] in ("C", "r") else 1  # -C cost, -r rounds
+    at = i + (1 if no_file else 2)
+    return at if batch and at < len(words) else None
 
 
 def _own_password_option(names: Sequence[str]) -> tuple[int, str] | None:
@@ -1674,7 +1957,7 @@ _MAYBE_PII: Final = re.compile(
 
 _DETECTORS: Final[tuple[Detector, ...]] = (
     _whole("SECRET", _PEM, _WHOLE, lambda t: "-----BEGIN" in t),
-    _detect_tokens,
+    _detect_tokens,  # and _detect_inner_shapes
     _whole("SECRET", _TWILIO, _twilio, lambda t: "AC" in t or "SK" in t),
     _whole("SECRET", _BEARER, _bearer, lambda t: "earer" in t or "EARER" in t),
     _whole("SECRET", _BASIC, _basic, lambda t: "asic" in t or "ASIC" in t),
@@ -1682,6 +1965,7 @@ _DETECTORS: Final[tuple[Detector, ...]] = (
     _detect_assignments,
     _detect_beside,
     _detect_emails,
+    _detect_random_tokens,  # after an address (its local part may look random), before the numbers glued in a token
     _detect_ibans,
     _detect_gov_ids,
     _clustered("CARD", _CARD, _card, lambda c: len(c) >= 13),
@@ -1843,6 +2127,8 @@ class RegexSanitizer:
         for _ in range(_MAX_PASSES):
             p = _Pass(text, label)
             claimed = len(p.spans)
+            if known_secrets():  # first: whatever their shape, and however the rest of the text reads
+                _detect_known(p)
             if _MAYBE_PII.search(p.text) is None:
                 detectors = self._extra
             else:
@@ -1873,11 +2159,26 @@ def sanitize_fields(sanitizer: Sanitizer, texts: Mapping[str, str]) -> dict[str,
     except Exception as exc:
         raise SanitizerError(f"sanitizer {who}: raised {type(exc).__name__} (capture dropped; fix the sanitizer or its input)") from None
     try:
-        return _verified(who, texts, result)
+        out = _verified(who, texts, result)
     except SanitizerError:
         raise
     except Exception as exc:  # a broken result object, e.g. a Mapping whose __getitem__ raises
         raise SanitizerError(f"sanitizer {who}: inspecting its result raised {type(exc).__name__} (capture dropped)") from None
+    return _without_known_secrets(out) if known_secrets() else out
+
+
+def _without_known_secrets(texts: dict[str, str]) -> dict[str, str]:
+    """``texts`` with the secrets this process registered (:mod:`.known`) replaced, numbered after
+    the ``<SECRET_n>`` there: what a sanitizer that does not know them left (the built-in one
+    leaves none)."""
+    found = [secret for secret in known_secrets() if any(secret in text for text in texts.values())]
+    if not found:
+        return texts
+    last = max((int(m.group(2)) for t in texts.values() if "<" in t for m in PLACEHOLDER.finditer(t) if m.group(1) == "SECRET"), default=0)
+    out = dict(texts)
+    for n, secret in enumerate(found, last + 1):
+        out = {name: text.replace(secret, f"<SECRET_{n}>") for name, text in out.items()}
+    return out
 
 
 def _verified(who: str, texts: Mapping[str, str], result: object) -> dict[str, str]:

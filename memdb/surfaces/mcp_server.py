@@ -42,7 +42,7 @@ from memdb.governance.knowledge import Entry
 from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.ids import from_micros, ts_micros
 from memdb.memory.models import Episode, bound_text, check_owner, truncation_marker
-from memdb.memory.sanitize import shown
+from memdb.memory.sanitize import register_secrets, shown
 from memdb.memory.sanitize.fields import MAX_DEPTH
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
@@ -1746,6 +1746,10 @@ def build_server(db: memdb.Database, *, owner: str | None = None, tokens: Mappin
 
     if (owner is None) == (tokens is None):
         raise ConfigError("mcp server: give either an owner (stdio) or a token map (HTTP)")
+    if tokens is not None:
+        # a token an agent writes anywhere (not only after "Bearer") is stored as <SECRET_n>, never
+        # raw: a random one has no shape the patterns know (test_a_served_token_is_never_stored)
+        register_secrets(tokens)
     if owner is not None:
         db.owner(owner)  # validates the name now rather than on the first call
     # The tools as this database's settings shape them (typed kinds, digest_chars), made again when

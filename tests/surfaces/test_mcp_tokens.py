@@ -141,3 +141,23 @@ def test_every_token_the_file_accepts_authenticates(tmp_path: Path, token: str) 
         return
     header = ("Bearer " + token).encode("utf-8").decode("latin-1")
     assert _token_owner(header, tokens) == "dave"
+
+
+def test_a_served_token_is_never_stored(tmp_path: Path) -> None:
+    """A probe's find: the server's own token, written by an agent anywhere but after "Bearer",
+    was stored raw (and, shared in a lesson, let another owner act as its owner). A token with
+    words in it has no shape the sanitizer's patterns know; the server registers its tokens."""
+    pytest.importorskip("mcp")
+    import memdb
+    from memdb.memory.sanitize import unregister_secrets
+    from memdb.surfaces.mcp_server import build_server
+
+    token = "correct-horse-battery-staple-4242"
+    with memdb.open(tmp_path / "db") as db:
+        try:
+            build_server(db, tokens={token: "ana"})
+            ep = db.owner("ana").record("debug", f"the agent pasted {token} into the ticket", outcome="failure")
+            assert token not in ep.summary and "<SECRET_" in ep.summary
+        finally:
+            unregister_secrets([token])
+    assert token.encode() not in (tmp_path / "db" / "data.mdb").read_bytes()

@@ -811,7 +811,7 @@ class Knowledge:
                         continue
                     ruled = _ruled(rec, team)
                     if ruled is None and prev_at is not None and rec["id"] in prev_items and _after(rec.get("kept_at"), prev_at):
-                        ruled = self._audited_ruling(member, rec["id"], prev_at, rulings)
+                        ruled = self._audited_ruling(member, rec["id"], team, prev_at, rulings)
                     carried = rec["id"] in prev_items and (ruled is None or prev_at is None or ruled < prev_at)
                     items.append(AgendaItem(to_entry(rec), carried_over=carried, lost_shares=self._lost(shared_with)))
                     self.entries.set((member, rec["id"]), {**rec, "agendas": int(rec.get("agendas", 0)) + 1})
@@ -820,19 +820,30 @@ class Knowledge:
             self.ceremonies.set((key, cid), {"at": at, "items": [i.entry.id for i in items], "carried": carried_ids})
         return Agenda(cid, team, at, items)
 
-    def _audited_ruling(self, owner: str, eid: str, since: dt.datetime, memo: dict[str, dict[str, dt.datetime]]) -> dt.datetime | None:
-        """When the audit trail says ``eid`` was last ruled on since ``since``: for a lesson archived
-        (and restored since, hence ``kept_at``) before rulings were kept in the entry (``ruled_at``),
-        which showed "carried over" once although its owner had ruled
-        (test_a_lesson_archived_before_rulings_were_kept_comes_back_new). ``memo``: one read of an
-        owner's audit per ceremony."""
+    def _audited_ruling(
+        self, owner: str, eid: str, team: str | None, since: dt.datetime, memo: dict[str, dict[str, dict[str, dt.datetime]]]
+    ) -> dt.datetime | None:
+        """When the audit trail says ``eid`` was last ruled on for ``team`` (every team: None)
+        since ``since``: for a lesson archived (and restored since, hence ``kept_at``) before
+        rulings were kept in the entry (``ruled_at``), which showed "carried over" once although
+        its owner had ruled (test_a_lesson_archived_before_rulings_were_kept_comes_back_new). A
+        share rules for the teams it names only, as ``ruled_for`` does: one with another team read
+        as this team's ruling (test_a_share_with_another_team_is_no_ruling_for_this_one). ``memo``:
+        one read of an owner's audit per ceremony."""
         if owner not in memo:
-            found: dict[str, dt.datetime] = {}
+            found: dict[str, dict[str, dt.datetime]] = {}
             for a in self.audit.entries(owner, since=since):
-                if a.get("action") in ("share", "keep_private", "archive") and isinstance(a.get("entry"), str):
-                    found[a["entry"]] = max(utc(a["at"], "at"), found.get(a["entry"], since))
+                action = a.get("action")
+                if action not in ("share", "keep_private", "archive") or not isinstance(a.get("entry"), str):
+                    continue
+                teams = a.get("teams") if action == "share" and isinstance(a.get("teams"), list) else ["*"]
+                per = found.setdefault(a["entry"], {})
+                for t in map(str, teams):  # "*": a ruling for every team
+                    per[t] = max(utc(a["at"], "at"), per.get(t, since))
             memo[owner] = found
-        return memo[owner].get(eid)
+        per = memo[owner].get(eid) or {}
+        times = list(per.values()) if team is None else [t for k, t in per.items() if k in ("*", team)]
+        return max(times) if times else None
 
     def latest_agenda(self, team: str | None = None) -> Agenda | None:
         """The last agenda kept for ``team`` (every team: None), its items as they stand now

@@ -1098,7 +1098,8 @@ class Knowledge:
         near copy now (shared there meanwhile, as a quarantined copy blocks nothing): the team
         read the lesson twice (test_a_restored_lesson_does_not_come_back_beside_a_teammate_s_copy).
         Those teams are named in ``unshared`` and the audit record, and the entry is on their
-        agendas for its owner to rule on again."""
+        agendas for its owner to rule on again; a share with ``all`` (teams configured since)
+        becomes shares with the other teams (``_copies_read``)."""
         at, who = self._when(now), _person(by)
         with self.space.transaction():
             rec = self._require(entry_id)
@@ -1108,13 +1109,16 @@ class Knowledge:
                 )
             owner, eid = rec["owner"], rec["id"]
             new = {**rec, "status": "active", "kept_at": at}
-            unshared = self._copies_read(rec) if rec["status"] == "quarantined" else []
+            unshared, instead = self._copies_read(rec) if rec["status"] == "quarantined" else ([], [])
             if rec["status"] == "archived":
                 new["ceremony"] = None
             elif unshared:
-                for team in unshared:
+                for team in {*unshared, *((ALL_TEAM,) if instead else ())}:
                     self.shared.kill((team, eid))
-                left = [t for t in rec.get("shared_with") or () if t not in unshared]
+                for team in instead:
+                    self.shared.set((team, eid), owner)
+                gone = {*unshared, *((ALL_TEAM,) if instead else ())}
+                left = sorted({*(t for t in rec.get("shared_with") or () if t not in gone), *instead})
                 ruled_for = {t: when for t, when in (rec.get("ruled_for") or {}).items() if t not in unshared}
                 new.update(
                     shared_with=left, visibility="shared" if left else "private", ceremony=rec.get("ceremony") if left else None,
@@ -1126,26 +1130,38 @@ class Knowledge:
             self.active.set((owner, eid), "")
             self._audit(
                 owner, at, "restore_entry", rec, by=who, was=rec["status"], flagged=bool(rec.get("flag_reason")) or None,
-                unshared=unshared or None,
+                unshared=unshared or None, shared_instead_of_all=instead or None,
             )  # fmt: skip
         return to_entry(new)
 
-    def _copies_read(self, rec: Mapping[str, Any]) -> list[str]:
+    def _copies_read(self, rec: Mapping[str, Any]) -> tuple[list[str], list[str]]:
         """The teams ``rec`` is shared with whose members read another owner's near copy now
-        (``refuse_shared_copy``). A share with ``all`` once teams are configured reaches every
-        team, so a copy read by any of them counts; a team no longer configured reaches nobody."""
+        (``refuse_shared_copy``), and the teams to share it with instead of ``all``. A share with
+        ``all`` once teams are configured reaches every team: where some of them read a copy, it
+        becomes a share with each of the others, so their members keep it and only the teams
+        with a copy are named; it was taken from every team
+        (test_a_restored_lesson_shared_with_all_stays_with_the_teams_without_a_copy). A team no
+        longer configured reaches nobody."""
         configured = list(self.episodes.settings.teams or {})
         live = set(self.teams()) | {ALL_TEAM}
         memo: dict[str, Any] = {}
-        taken = []
-        for team in rec.get("shared_with") or ():
+        taken: list[str] = []
+        instead: list[str] = []
+        shared_with = list(rec.get("shared_with") or ())
+        for team in shared_with:
             if team not in live:
                 continue
-            try:
-                self.refuse_shared_copy(rec, configured if team == ALL_TEAM and configured else [team], memo)
-            except DuplicateError:
-                taken.append(team)
-        return taken
+            everyone = team == ALL_TEAM and bool(configured) and ALL_TEAM not in configured
+            hit = []
+            for each in configured if everyone else [team]:
+                try:
+                    self.refuse_shared_copy(rec, [each], memo)
+                except DuplicateError:
+                    hit.append(each)
+            taken += hit
+            if everyone and hit:
+                instead = [t for t in configured if t not in hit and t not in shared_with]
+        return list(dict.fromkeys(taken)), instead
 
     # --- internals -----------------------------------------------------------------------------
 

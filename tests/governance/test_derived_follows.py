@@ -14,6 +14,7 @@ from clocks import Clock
 
 import memdb
 from memdb.errors import DuplicateError
+from memdb.governance.knowledge import restore_note
 
 pytestmark = pytest.mark.usefixtures("backend")
 
@@ -142,6 +143,33 @@ def test_a_restored_lesson_does_not_come_back_beside_a_teammate_s_copy(fdb: memd
         fdb.decide({a.id: "share"}, by="ana", team="platform")
     (kept,) = fdb.decide({a.id: "private"}, by="ana")  # its owner rules again: the note has done its work
     assert kept.unshared == () and kept.shared_with == ()
+
+
+def test_a_restored_lesson_shared_with_all_stays_with_the_teams_without_a_copy(fdb: memdb.Database, clock: Clock) -> None:
+    """A review's find: a lesson shared with ``all`` (teams configured since) reaches every team;
+    restored while one team reads another owner's near copy, it lost its share with every team,
+    and the note said the same of a team that reads no copy. Its ``all`` share becomes shares with
+    the teams without a copy: their members keep it, and only the team with the copy is named."""
+    bo = fdb.owner("bo").save_lesson("Run the database migrations before the deploy window")
+    ana = fdb.owner("ana").save_lesson("Run database migrations before the deploy window")
+    fdb.approve([bo.id, ana.id], by="lead")
+    fdb.decide({ana.id: "share"}, by="ana")  # no teams yet: with all
+    fdb.configure(teams={"platform": ["ana", "bo", "dan"], "ops": ["ana", "cy"], "web": ["eve"]})
+    assert [e.id for e in fdb.owner("cy").knowledge()] == [ana.id]
+    fdb.quarantine(ana.id, by="lead", reason="checking")
+    fdb.decide({bo.id: "share"}, by="bo", team="platform")
+    clock.advance(days=1)
+    restored = fdb.restore_entry(ana.id, by="lead")
+    assert (restored.visibility, restored.shared_with, restored.unshared) == ("shared", ("ops", "web"), ("platform",))
+    assert [e.id for e in fdb.owner("cy").knowledge()] == [ana.id]  # ops: no copy there, still read
+    assert [e.id for e in fdb.owner("eve").knowledge()] == [ana.id]
+    assert [e.owner for e in fdb.owner("dan").knowledge()] == ["bo"]  # platform reads one copy
+    assert "not shared again with 'platform'" in restore_note(restored) and "'ops'" not in restore_note(restored)
+    assert [i.entry.id for i in fdb.ceremony("platform").items] == [ana.id]
+    assert fdb.ceremony("ops").items == []  # it reaches ops: nothing to rule on there
+    (audited,) = [r for r in fdb.audit("ana") if r["action"] == "restore_entry"]
+    assert (audited["unshared"], audited["shared_instead_of_all"]) == (["platform"], ["ops", "web"])
+    assert fdb.check().ok
 
 
 def test_a_restored_lesson_shared_with_everyone_stays_private_where_a_copy_is_read(tmp_path: Path, clock: Clock) -> None:

@@ -655,10 +655,12 @@ class Knowledge:
                 self.tombstones.kill((digest,))
 
     def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str, by: str = "erasure") -> None:
-        """Empty an entry (text, tags, shingles) and take it out of every queue, index and team."""
+        """Empty an entry (text, tags, shingles, the ids it cites) and take it out of every queue,
+        index and team. Its cites named the erased episodes, times of erased data outside the
+        audit trail (test_an_erased_entry_names_no_episode_it_cited)."""
         owner, eid = rec["owner"], rec["id"]
         new = {k: v for k, v in rec.items() if k != "sh"}
-        new.update(text="", tags=[], state="rejected", status="erased", decided_by=by, decided_at=at, reason=reason)
+        new.update(text="", tags=[], cites=[], expired_cites=[], state="rejected", status="erased", decided_by=by, decided_at=at, reason=reason)
         self.entries.set((owner, eid), new)
         for g in (self.queue, self.active, self.flags):
             g.kill((owner, eid))

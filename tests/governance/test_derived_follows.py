@@ -15,6 +15,7 @@ from clocks import Clock
 import memdb
 from memdb.errors import DuplicateError
 from memdb.governance.knowledge import restore_note
+from memdb.memory.layout import GLOBALS
 
 pytestmark = pytest.mark.usefixtures("backend")
 
@@ -170,6 +171,20 @@ def test_a_restored_lesson_shared_with_all_stays_with_the_teams_without_a_copy(f
     (audited,) = [r for r in fdb.audit("ana") if r["action"] == "restore_entry"]
     assert (audited["unshared"], audited["shared_instead_of_all"]) == (["platform"], ["ops", "web"])
     assert fdb.check().ok
+
+
+def test_an_erased_entry_names_no_episode_it_cited(fdb: memdb.Database) -> None:
+    """A lesson erased because it cited an erased episode kept its ``cites`` in ``^KN``: the
+    erased id, a time of erased data outside the audit trail. No global but ``AUDIT`` names it."""
+    mem = fdb.owner("ana")
+    gone = mem.record("debug", "The deploy of the payroll service failed", outcome="failure", lesson="check the VPN first")
+    kept = mem.record("debug", "The second deploy went through", outcome="success")
+    lesson = mem.save_lesson("Check the VPN before deploying payroll", cites=[gone.id, kept.id])
+    fdb.approve(lesson.id, by="lead")
+    report = mem.erase([gone.id], reason="the user asked")
+    assert report.entries == [lesson.id] and fdb.entry(lesson.id).cites == ()
+    naming = [name for name in GLOBALS if name != "AUDIT" and gone.id in repr(list(fdb.globals[name].items()))]
+    assert naming == []
 
 
 def test_a_restored_lesson_shared_with_everyone_stays_private_where_a_copy_is_read(tmp_path: Path, clock: Clock) -> None:

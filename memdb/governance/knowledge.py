@@ -58,6 +58,7 @@ __all__ = [
     "jaccard",
     "restore_note",
     "shingles",
+    "unshared_note",
 ]
 
 ENTRY_CHARS = 1000
@@ -1231,8 +1232,17 @@ def _item_notes(item: AgendaItem) -> str:
     if item.lost_shares:
         notes.append(f"shared with {', '.join(map(repr, item.lost_shares))}, no longer a team")
     if item.entry.unshared:
-        notes.append(f"not shared again with {_teams(item.entry.unshared)} when restored: a near copy is read there")
+        notes.append(unshared_note(item.entry))
     return f" ({'; '.join(notes)})" if notes else ""
+
+
+def unshared_note(entry: Entry) -> str:
+    """Why an agenda item restored from quarantine is not shared with some teams any more, or ""
+    when it is: the CLI's agenda and the dashboard's ceremony page say it in these words
+    (tests/surfaces/web/test_restore_message.py)."""
+    if not entry.unshared:
+        return ""
+    return f"not shared again with {_teams(entry.unshared)} when restored: a near copy is read there"
 
 
 def restore_note(entry: Entry) -> str:

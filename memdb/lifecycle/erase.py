@@ -45,7 +45,7 @@ __all__ = ["ERASED_OWNER", "NOT_OWNER_KEYED", "OWNER_KEYED", "Erasure", "Erasure
 OWNER_KEYED: Final = frozenset({
     "MEM", "EPST", "EPT", "EPG", "EPGO", "EPK", "EPS", "EPB", "EPTD", "EPX", "EPXT", "EPDN", "EPC", "EPCV", "EPL", "EPLV",
     "EPDF", "EPN", "EPAR", "COLD", "EPSA", "EPSU", "EPFK", "AUDIT", "EPIM", "LIFE", "COLDDICT",
-    "KN", "KNQ", "KNA", "KNF", "KNN", "KNR", "PATN", "PATQ", "PATB", "PATP", "PAT", "PATK", "DIST",
+    "KN", "KNQ", "KNA", "KNF", "KNN", "KNR", "PATN", "PATQ", "PATB", "PATP", "PATI", "PAT", "PATK", "DIST",
 })  # fmt: skip
 """The globals of ``memdb.memory.layout.GLOBALS`` whose first subscript is an owner's name:
 ``erase_owner`` kills the owner's subtree of each (test_every_global_is_known_to_the_owner_erasure)."""

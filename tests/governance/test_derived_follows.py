@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clocks import Clock
@@ -68,6 +69,64 @@ def test_a_pattern_is_stated_again_when_a_record_it_counted_is_corrected(fdb: me
     again = mem.supersede(fixed.id, reason="it did pass on a second look", outcome="success")  # a chain: its current version
     (last,) = mem.patterns()
     assert last.outcomes == {"success": 5} and again.id in last.cites and fixed.id not in last.cites
+
+
+class Reads:
+    """A global whose ``get`` and ``items`` calls are counted (a global's own slots take no patch)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.reads = inner, 0
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        self.reads += 1
+        return self.inner.get(*args, **kwargs)
+
+    def items(self, *args: Any, **kwargs: Any) -> Any:
+        self.reads += 1
+        return self.inner.items(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_correction_reads_only_the_batches_that_counted_it(fdb: memdb.Database, clock: Clock) -> None:
+    """A review's find: every correction of a typed record read every pattern of its kind and a
+    batch for each, under the write lock (195 ms a supersede on PostgreSQL at 200 patterns). It
+    reads the batches counting a version of it (``^PATI``) and their patterns, whatever the library holds."""
+    mem = fdb.owner("ana")
+    ids = [
+        mem.record("routine", f"verified backup {b}-{i}", outcome="success", tags=[f"area{b}"], ts=T0 - dt.timedelta(days=1) + (5 * b + i) * MIN).id
+        for b in range(12)
+        for i in range(5)
+    ]
+    assert len(mem.patterns()) == 12
+    patterns, batches = Reads(fdb.patterns.patterns), Reads(fdb.patterns.batches)
+    fdb.patterns.patterns, fdb.patterns.batches = patterns, batches
+    clock.advance(days=1)
+    fixed = mem.supersede(ids[7], reason="the restore test had failed", outcome="failure")
+    assert batches.reads == 1 and patterns.reads <= 3  # batch 2 and its pattern (restated: read again to fold)
+    (area1,) = [p for p in mem.patterns() if p.tags == ("area1",)]
+    assert area1.outcomes == {"success": 4, "failure": 1} and fixed.id in area1.cites
+    batches.reads = patterns.reads = 0
+    mem.supersede(fixed.id, reason="it passed on a second look", outcome="success")  # the batch holds the first version
+    assert batches.reads == 1
+    (area1,) = [p for p in mem.patterns() if p.tags == ("area1",)]
+    assert area1.outcomes == {"success": 5}
+
+
+def test_the_index_of_counted_records_is_built_for_batches_an_older_memdb_wrote(tmp_path: Path, clock: Clock) -> None:
+    """Batches written before ``^PATI`` are indexed once (``^PATN(1)``), by the first write that
+    needs it: a correction then restates their patterns as it does for new ones."""
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        ids = backups(db.owner("ana"), ["success"] * 5)
+        db.globals["PATI"].kill(("ana",))  # as a memdb before the index wrote it
+        db.globals["PATN"].kill((1,))
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        clock.advance(days=1)
+        db.owner("ana").supersede(ids[2], reason="the restore test had actually failed", outcome="failure")
+        (after,) = db.owner("ana").patterns()
+        assert after.outcomes == {"success": 4, "failure": 1}
+        assert db.globals["PATN"].get((1,)) == clock.now and db.check().ok
 
 
 def test_a_pattern_a_correction_undoes_is_replaced_by_what_the_batch_says_now(fdb: memdb.Database) -> None:
@@ -270,7 +329,7 @@ def test_erasing_a_close_s_last_event_keeps_later_news_as_news(fdb: memdb.Databa
 
 def counting(db: memdb.Database, owner: str = "ana") -> str:
     """Every node of the owner's pattern counting and library, as text (either backend)."""
-    return repr([list(db.globals[name].items((owner,))) for name in ("PATQ", "PATB", "PATP", "PAT", "PATK")])
+    return repr([list(db.globals[name].items((owner,))) for name in ("PATQ", "PATB", "PATP", "PATI", "PAT", "PATK")])
 
 
 def test_an_erasure_leaves_no_id_of_what_it_took_in_the_pattern_counting(fdb: memdb.Database, clock: Clock) -> None:

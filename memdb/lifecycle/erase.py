@@ -101,6 +101,10 @@ class Erasure:
         # Marks above this layer that name a session (distill's closed and open marks): called as
         # forget(owner, session ids) inside the erasure's transaction once none of a session's episodes is left.
         self.forget: list[Callable[[str, set[str]], object]] = []
+        # Marks above this layer kept per session that may name an erased episode (distill's): called
+        # as touched(owner, sessions, erased ids) inside the erasure's transaction with the sessions of
+        # the episodes it erased (their headers say, before they go), so it reads those sessions' marks only.
+        self.touched: list[Callable[[str, set[str], set[str]], object]] = []
         # Marks above this layer that name a version (distill's closed marks name the version a
         # session's close wrote): called as repoint(owner, {cut id: kept id}) inside the erasure's
         # transaction, before the cut versions go (their headers still read), when earlier versions
@@ -327,6 +331,8 @@ class Erasure:
             self.cold.retrain(owner)
             for hook in self.hooks:
                 entries += hook(owner, set(hashes), now, action) or ()
+            for touch in self.touched:
+                touch(owner, sessions, set(hashes))
         if request is not None:  # a request, not pruning (DESIGN 5: it takes everything derived)
             for ask in self.requests:
                 entries += ask(owner, now, *request)

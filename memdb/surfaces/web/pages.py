@@ -398,11 +398,13 @@ def patterns(dash: Dashboard, req: Req) -> Response:
 
 def timelines(dash: Dashboard, req: Req) -> Response:
     mem = dash.db.owner(req.owner)
-    sessions = mem.tool_sessions()  # archived calls' sessions too (test_after_a_year.py)
+    # archived calls' sessions too (test_after_a_year.py); the latest only, and one more to know
+    # there are older ones: the whole history was read on every view (test_timeline.py)
+    sessions = mem.tool_sessions(SESSIONS_SHOWN + 1)
     session = req.arg("session")
     timeline = mem.timeline(session) if session else None
     rows = {s.session: [s.calls, s.archived, s.last] for s in sessions[:SESSIONS_SHOWN]}
-    return dash.render("timelines.html", req, sessions=rows, listed=len(sessions), session=session, timeline=timeline)
+    return dash.render("timelines.html", req, sessions=rows, more=len(sessions) > SESSIONS_SHOWN, session=session, timeline=timeline)
 
 
 def export_timeline(dash: Dashboard, req: Req) -> Response:

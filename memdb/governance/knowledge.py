@@ -661,7 +661,9 @@ class Knowledge:
         audit trail (test_an_erased_entry_names_no_episode_it_cited)."""
         owner, eid = rec["owner"], rec["id"]
         new = {k: v for k, v in rec.items() if k != "sh"}
-        new.update(text="", tags=[], cites=[], expired_cites=[], state="rejected", status="erased", decided_by=by, decided_at=at, reason=reason)
+        new.update(
+            text="", tags=[], cites=[], expired_cites=[], state="rejected", status="erased", decided_by=by, decided_at=at, reason=reason
+        )
         self.entries.set((owner, eid), new)
         for g in (self.queue, self.active, self.flags):
             g.kill((owner, eid))
@@ -801,7 +803,7 @@ class Knowledge:
         prev_items = set(before["items"]) if before else set()
         prev_at = utc(before["at"], "at") if before else None
         items: list[AgendaItem] = []
-        rulings: dict[str, dict[str, dt.datetime]] = {}
+        rulings: dict[str, dict[str, dict[str, dt.datetime]]] = {}
         with self.space.transaction():
             for member in sorted({m for ms in scope.values() for m in ms}):
                 mine = [t for t, ms in scope.items() if member in ms]
@@ -839,7 +841,8 @@ class Knowledge:
                 action = a.get("action")
                 if action not in ("share", "keep_private", "archive") or not isinstance(a.get("entry"), str):
                     continue
-                teams = a.get("teams") if action == "share" and isinstance(a.get("teams"), list) else ["*"]
+                said = a.get("teams")
+                teams: list[Any] = said if action == "share" and isinstance(said, list) else ["*"]
                 per = found.setdefault(a["entry"], {})
                 for t in map(str, teams):  # "*": a ruling for every team
                     per[t] = max(utc(a["at"], "at"), per.get(t, since))

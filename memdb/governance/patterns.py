@@ -424,7 +424,8 @@ class Patterns:
             for subs, held in self.by_kind.items((owner, record["kind"]))
             # the index holds each pattern's tags: only those of the same tags are read (a correction
             # read every pattern of the kind here); "" is an entry written before it held them
-            if (held == "" or sorted(held) == tags) and (old := self.patterns.get((owner, subs[2]))) is not None
+            if (held == "" or sorted(held) == tags)
+            and (old := self.patterns.get((owner, subs[2]))) is not None
             and sorted(old.get("tags") or ()) == sorted(record["tags"])
             and same_pattern(old["text"], record["text"])
         ]

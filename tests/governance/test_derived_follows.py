@@ -97,7 +97,9 @@ def test_a_correction_reads_only_the_batches_that_counted_it(fdb: memdb.Database
     reads the batches counting a version of it (``^PATI``) and their patterns, whatever the library holds."""
     mem = fdb.owner("ana")
     ids = [
-        mem.record("routine", f"verified backup {b}-{i}", outcome="success", tags=[f"area{b}"], ts=T0 - dt.timedelta(days=1) + (5 * b + i) * MIN).id
+        mem.record(
+            "routine", f"verified backup {b}-{i}", outcome="success", tags=[f"area{b}"], ts=T0 - dt.timedelta(days=1) + (5 * b + i) * MIN
+        ).id
         for b in range(12)
         for i in range(5)
     ]

@@ -44,5 +44,10 @@ def test_the_audit_page_names_every_kind_of_text_its_records_keep(tmp_path: Path
         page = html.unescape(pages.audit(Dashboard(db, {"t": "ana"}), Req(Session("s", "ana", "c", 0.0), {}, {}, {})).body.decode())
         said = re.search(r"appears only as a hash, except (.*?)</p>", page, re.S)
         assert said is not None
-        for claim in ("one-line summary", "the name of a session that was distilled", "an outcome's old and new value", "the reason a person gave"):
+        for claim in (
+            "one-line summary",
+            "the name of a session that was distilled",
+            "an outcome's old and new value",
+            "the reason a person gave",
+        ):
             assert claim in said.group(1)

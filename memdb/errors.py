@@ -141,4 +141,6 @@ class PermissionDeniedError(MemdbError):
 
 
 class DuplicateError(MemdbError, ValueError):
-    """A knowledge write repeats approved, pending or rejected (tombstoned) content."""
+    """A knowledge write repeats approved, pending or rejected (tombstoned) content, or another
+    owner's lesson the team reads already, or a ceremony decision already in force (a share the
+    teams read, a keep of a lesson kept private): nothing is written."""

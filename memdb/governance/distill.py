@@ -764,22 +764,25 @@ class Sessions:
             if mark is not None and mark["episode"] == cut:
                 self.marks.set((owner, "closed", session), {**mark, "episode": head})
 
-    def erase_news(self, owner: str, erased: set[str], _at: dt.datetime, _action: str) -> None:
-        """``Erasure.hooks``: an erased capture is no longer news of the session it continued,
-        and its id leaves the marks (test_an_erased_late_event_is_no_news); a closed session
-        left with no news is no longer open for the idle rule (it reported such a session as
-        waiting for an outcome). A closed mark forgets the erased ids it names (``_forget_in_mark``)."""
-        touched: set[str] = set()
-        for subs, _ in list(self.marks.items((owner, "continued"))):
-            if str(subs[3]) in erased:
+    def erase_news(self, owner: str, sessions: Collection[str], erased: set[str]) -> None:
+        """``Erasure.touched``, with the sessions of the erased episodes: an erased capture is no
+        longer news of the session it continued, and its id leaves the marks
+        (test_an_erased_late_event_is_no_news); a closed session left with no news is no longer
+        open for the idle rule (it reported such a session as waiting for an outcome). A closed
+        mark forgets the erased ids it names (``_forget_in_mark``). Only those sessions' marks are
+        read: every erasure walked all of the owner's closed sessions
+        (test_an_erasure_reads_the_marks_of_its_sessions_only)."""
+        for session in sessions:
+            news = [subs for subs, _ in self.marks.items((owner, "continued", session)) if str(subs[3]) in erased]
+            for subs in news:
                 self.marks.kill(subs)
-                touched.add(str(subs[2]))
-        for session in touched:
-            if self.marks.data((owner, "closed", session)) and not self.marks.data((owner, "continued", session)):
+            mark = self.marks.get((owner, "closed", session))
+            if mark is None:
+                continue
+            if news and not self.marks.data((owner, "continued", session)):
                 self.marks.kill((owner, "open", session))
-        for subs, mark in list(self.marks.items((owner, "closed"))):
             if not erased.isdisjoint((mark.get("episode"), mark.get("first"), mark.get("last"))):
-                self.marks.set(subs, self._forget_in_mark(owner, str(subs[2]), mark, erased))
+                self.marks.set((owner, "closed", session), self._forget_in_mark(owner, session, mark, erased))
 
     def _forget_in_mark(self, owner: str, session: str, mark: Mapping[str, Any], erased: set[str]) -> dict[str, Any]:
         """A closed mark without the ids ``erased`` took (their episodes are gone already): an

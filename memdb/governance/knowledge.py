@@ -58,6 +58,7 @@ __all__ = [
     "jaccard",
     "restore_note",
     "shingles",
+    "unshared_note",
 ]
 
 ENTRY_CHARS = 1000
@@ -655,10 +656,14 @@ class Knowledge:
                 self.tombstones.kill((digest,))
 
     def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str, by: str = "erasure") -> None:
-        """Empty an entry (text, tags, shingles) and take it out of every queue, index and team."""
+        """Empty an entry (text, tags, shingles, the ids it cites) and take it out of every queue,
+        index and team. Its cites named the erased episodes, times of erased data outside the
+        audit trail (test_an_erased_entry_names_no_episode_it_cited)."""
         owner, eid = rec["owner"], rec["id"]
         new = {k: v for k, v in rec.items() if k != "sh"}
-        new.update(text="", tags=[], state="rejected", status="erased", decided_by=by, decided_at=at, reason=reason)
+        new.update(
+            text="", tags=[], cites=[], expired_cites=[], state="rejected", status="erased", decided_by=by, decided_at=at, reason=reason
+        )
         self.entries.set((owner, eid), new)
         for g in (self.queue, self.active, self.flags):
             g.kill((owner, eid))
@@ -798,7 +803,7 @@ class Knowledge:
         prev_items = set(before["items"]) if before else set()
         prev_at = utc(before["at"], "at") if before else None
         items: list[AgendaItem] = []
-        rulings: dict[str, dict[str, dt.datetime]] = {}
+        rulings: dict[str, dict[str, dict[str, dt.datetime]]] = {}
         with self.space.transaction():
             for member in sorted({m for ms in scope.values() for m in ms}):
                 mine = [t for t, ms in scope.items() if member in ms]
@@ -811,7 +816,7 @@ class Knowledge:
                         continue
                     ruled = _ruled(rec, team)
                     if ruled is None and prev_at is not None and rec["id"] in prev_items and _after(rec.get("kept_at"), prev_at):
-                        ruled = self._audited_ruling(member, rec["id"], prev_at, rulings)
+                        ruled = self._audited_ruling(member, rec["id"], team, prev_at, rulings)
                     carried = rec["id"] in prev_items and (ruled is None or prev_at is None or ruled < prev_at)
                     items.append(AgendaItem(to_entry(rec), carried_over=carried, lost_shares=self._lost(shared_with)))
                     self.entries.set((member, rec["id"]), {**rec, "agendas": int(rec.get("agendas", 0)) + 1})
@@ -820,19 +825,31 @@ class Knowledge:
             self.ceremonies.set((key, cid), {"at": at, "items": [i.entry.id for i in items], "carried": carried_ids})
         return Agenda(cid, team, at, items)
 
-    def _audited_ruling(self, owner: str, eid: str, since: dt.datetime, memo: dict[str, dict[str, dt.datetime]]) -> dt.datetime | None:
-        """When the audit trail says ``eid`` was last ruled on since ``since``: for a lesson archived
-        (and restored since, hence ``kept_at``) before rulings were kept in the entry (``ruled_at``),
-        which showed "carried over" once although its owner had ruled
-        (test_a_lesson_archived_before_rulings_were_kept_comes_back_new). ``memo``: one read of an
-        owner's audit per ceremony."""
+    def _audited_ruling(
+        self, owner: str, eid: str, team: str | None, since: dt.datetime, memo: dict[str, dict[str, dict[str, dt.datetime]]]
+    ) -> dt.datetime | None:
+        """When the audit trail says ``eid`` was last ruled on for ``team`` (every team: None)
+        since ``since``: for a lesson archived (and restored since, hence ``kept_at``) before
+        rulings were kept in the entry (``ruled_at``), which showed "carried over" once although
+        its owner had ruled (test_a_lesson_archived_before_rulings_were_kept_comes_back_new). A
+        share rules for the teams it names only, as ``ruled_for`` does: one with another team read
+        as this team's ruling (test_a_share_with_another_team_is_no_ruling_for_this_one). ``memo``:
+        one read of an owner's audit per ceremony."""
         if owner not in memo:
-            found: dict[str, dt.datetime] = {}
+            found: dict[str, dict[str, dt.datetime]] = {}
             for a in self.audit.entries(owner, since=since):
-                if a.get("action") in ("share", "keep_private", "archive") and isinstance(a.get("entry"), str):
-                    found[a["entry"]] = max(utc(a["at"], "at"), found.get(a["entry"], since))
+                action = a.get("action")
+                if action not in ("share", "keep_private", "archive") or not isinstance(a.get("entry"), str):
+                    continue
+                said = a.get("teams")
+                teams: list[Any] = said if action == "share" and isinstance(said, list) else ["*"]
+                per = found.setdefault(a["entry"], {})
+                for t in map(str, teams):  # "*": a ruling for every team
+                    per[t] = max(utc(a["at"], "at"), per.get(t, since))
             memo[owner] = found
-        return memo[owner].get(eid)
+        per = memo[owner].get(eid) or {}
+        times = list(per.values()) if team is None else [t for k, t in per.items() if k in ("*", team)]
+        return max(times) if times else None
 
     def latest_agenda(self, team: str | None = None) -> Agenda | None:
         """The last agenda kept for ``team`` (every team: None), its items as they stand now
@@ -1087,7 +1104,8 @@ class Knowledge:
         near copy now (shared there meanwhile, as a quarantined copy blocks nothing): the team
         read the lesson twice (test_a_restored_lesson_does_not_come_back_beside_a_teammate_s_copy).
         Those teams are named in ``unshared`` and the audit record, and the entry is on their
-        agendas for its owner to rule on again."""
+        agendas for its owner to rule on again; a share with ``all`` (teams configured since)
+        becomes shares with the other teams (``_copies_read``)."""
         at, who = self._when(now), _person(by)
         with self.space.transaction():
             rec = self._require(entry_id)
@@ -1097,13 +1115,16 @@ class Knowledge:
                 )
             owner, eid = rec["owner"], rec["id"]
             new = {**rec, "status": "active", "kept_at": at}
-            unshared = self._copies_read(rec) if rec["status"] == "quarantined" else []
+            unshared, instead = self._copies_read(rec) if rec["status"] == "quarantined" else ([], [])
             if rec["status"] == "archived":
                 new["ceremony"] = None
             elif unshared:
-                for team in unshared:
+                for team in {*unshared, *((ALL_TEAM,) if instead else ())}:
                     self.shared.kill((team, eid))
-                left = [t for t in rec.get("shared_with") or () if t not in unshared]
+                for team in instead:
+                    self.shared.set((team, eid), owner)
+                gone = {*unshared, *((ALL_TEAM,) if instead else ())}
+                left = sorted({*(t for t in rec.get("shared_with") or () if t not in gone), *instead})
                 ruled_for = {t: when for t, when in (rec.get("ruled_for") or {}).items() if t not in unshared}
                 new.update(
                     shared_with=left, visibility="shared" if left else "private", ceremony=rec.get("ceremony") if left else None,
@@ -1115,26 +1136,38 @@ class Knowledge:
             self.active.set((owner, eid), "")
             self._audit(
                 owner, at, "restore_entry", rec, by=who, was=rec["status"], flagged=bool(rec.get("flag_reason")) or None,
-                unshared=unshared or None,
+                unshared=unshared or None, shared_instead_of_all=instead or None,
             )  # fmt: skip
         return to_entry(new)
 
-    def _copies_read(self, rec: Mapping[str, Any]) -> list[str]:
+    def _copies_read(self, rec: Mapping[str, Any]) -> tuple[list[str], list[str]]:
         """The teams ``rec`` is shared with whose members read another owner's near copy now
-        (``refuse_shared_copy``). A share with ``all`` once teams are configured reaches every
-        team, so a copy read by any of them counts; a team no longer configured reaches nobody."""
+        (``refuse_shared_copy``), and the teams to share it with instead of ``all``. A share with
+        ``all`` once teams are configured reaches every team: where some of them read a copy, it
+        becomes a share with each of the others, so their members keep it and only the teams
+        with a copy are named; it was taken from every team
+        (test_a_restored_lesson_shared_with_all_stays_with_the_teams_without_a_copy). A team no
+        longer configured reaches nobody."""
         configured = list(self.episodes.settings.teams or {})
         live = set(self.teams()) | {ALL_TEAM}
         memo: dict[str, Any] = {}
-        taken = []
-        for team in rec.get("shared_with") or ():
+        taken: list[str] = []
+        instead: list[str] = []
+        shared_with = list(rec.get("shared_with") or ())
+        for team in shared_with:
             if team not in live:
                 continue
-            try:
-                self.refuse_shared_copy(rec, configured if team == ALL_TEAM and configured else [team], memo)
-            except DuplicateError:
-                taken.append(team)
-        return taken
+            everyone = team == ALL_TEAM and bool(configured) and ALL_TEAM not in configured
+            hit = []
+            for each in configured if everyone else [team]:
+                try:
+                    self.refuse_shared_copy(rec, [each], memo)
+                except DuplicateError:
+                    hit.append(each)
+            taken += hit
+            if everyone and hit:
+                instead = [t for t in configured if t not in hit and t not in shared_with]
+        return list(dict.fromkeys(taken)), instead
 
     # --- internals -----------------------------------------------------------------------------
 
@@ -1202,8 +1235,17 @@ def _item_notes(item: AgendaItem) -> str:
     if item.lost_shares:
         notes.append(f"shared with {', '.join(map(repr, item.lost_shares))}, no longer a team")
     if item.entry.unshared:
-        notes.append(f"not shared again with {_teams(item.entry.unshared)} when restored: a near copy is read there")
+        notes.append(unshared_note(item.entry))
     return f" ({'; '.join(notes)})" if notes else ""
+
+
+def unshared_note(entry: Entry) -> str:
+    """Why an agenda item restored from quarantine is not shared with some teams any more, or ""
+    when it is: the CLI's agenda and the dashboard's ceremony page say it in these words
+    (tests/surfaces/web/test_restore_message.py)."""
+    if not entry.unshared:
+        return ""
+    return f"not shared again with {_teams(entry.unshared)} when restored: a near copy is read there"
 
 
 def restore_note(entry: Entry) -> str:

@@ -49,7 +49,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
-from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel
 
@@ -59,7 +58,7 @@ from memdb.memory.episodes import Episodes, OwnerEpisodes
 from memdb.memory.ids import ts_micros
 from memdb.memory.models import Episode, utc
 from memdb.memory.text import clip, normalize_tag, tokenize
-from memdb.memory.timephrase import local_day
+from memdb.memory.timephrase import local_day, local_day_span
 
 __all__ = [
     "Metered",
@@ -406,13 +405,13 @@ class Reflection:
         report.owners = {owner: done[owner] for owner in named}  # reported in the order named
         return report
 
-    def day_of(self, at: dt.datetime) -> str:
-        """``at``'s local day in the database's ``timezone``: the scheduler runs reflection on local
-        days, and by the UTC date London's 00:30 run in summer time was booked to the day before,
-        whose run had spent its budget (test_the_budget_counts_local_days)."""
-        return local_day(at, self.episodes.settings.timezone)
+    def spent(self, owner: str, at: dt.datetime | None = None) -> int:
+        """Lessons stored for ``owner`` on ``at``'s local day (now's by default), in the database's
+        ``timezone``, as the daily budget counts them (test_the_budget_counts_local_days)."""
+        when = utc(at, "at") if at is not None else self.episodes.now()
+        return self._stored(owner, _Day.of(when, self.episodes.settings.timezone))
 
-    def spent(self, owner: str, day: _Day) -> int:
+    def _stored(self, owner: str, day: _Day) -> int:
         """Lessons stored for ``owner`` within ``day``, with what older versions booked to its label
         (the local day's count, and before it the UTC day's)."""
         legacy = int(self.budget.get((owner, "lessons", day.label), 0)) + int(self.budget.get((owner, day.label), 0))
@@ -442,7 +441,7 @@ class Reflection:
         settings = self.episodes.settings
         out = OwnerReflection(mem.name)
         cap = settings.lessons_per_day
-        out.budget_left = max(cap - self.spent(mem.name, day), 0)
+        out.budget_left = max(cap - self._stored(mem.name, day), 0)
         since = at - dt.timedelta(days=settings.reflection_window_days)
         episodes = list(mem.episodes(since=since, until=at + dt.timedelta(microseconds=1)))
         out.read = len(episodes)
@@ -502,7 +501,7 @@ class Reflection:
                 if self.knowledge.uncited(mem.name, cites):
                     out.ungrounded += 1  # erased while the reflector ran (test_episode_erased_during_reflection_is_ungrounded)
                     continue
-                if self.spent(mem.name, day) >= cap:  # the hard cap, also across processes
+                if self._stored(mem.name, day) >= cap:  # the hard cap, also across processes
                     out.over_budget += 1
                     continue
                 try:
@@ -515,7 +514,7 @@ class Reflection:
                     continue
                 self._book(mem.name, "stored", day, 1)
             out.stored.append(entry.id)
-        out.budget_left = max(cap - self.spent(mem.name, day), 0)
+        out.budget_left = max(cap - self._stored(mem.name, day), 0)
         if metered and out.over_budget == 0:
             # every proposal was dealt with: until something new is recorded, asking again buys nothing
             # (over the budget, tomorrow's run asks again for what did not fit)
@@ -555,14 +554,10 @@ class _Day:
 
     @classmethod
     def of(cls, at: dt.datetime, timezone: str) -> _Day:
-        zone = dt.UTC if timezone == "UTC" else ZoneInfo(timezone)
-        day = at.astimezone(zone).date()
-        first = dt.datetime(day.year, day.month, day.day, tzinfo=zone)
+        first, after = local_day_span(at, timezone)  # memdb's one reading of local days
         now = ts_micros(at)
         # (a wall midnight a DST change skips or repeats: the bounds still hold the run's time)
-        lo = min(ts_micros(first.astimezone(dt.UTC)), now)
-        hi = max(ts_micros((first + dt.timedelta(days=1)).astimezone(dt.UTC)), now + 1)
-        return cls(local_day(at, timezone), lo, hi, now)
+        return cls(local_day(at, timezone), min(ts_micros(first), now), max(ts_micros(after), now + 1), now)
 
 
 def _nothing_new(episodes: Iterable[Episode], at: dt.datetime, ids: set[str]) -> bool:

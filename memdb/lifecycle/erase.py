@@ -45,7 +45,7 @@ __all__ = ["ERASED_OWNER", "NOT_OWNER_KEYED", "OWNER_KEYED", "Erasure", "Erasure
 OWNER_KEYED: Final = frozenset({
     "MEM", "EPST", "EPT", "EPG", "EPGO", "EPK", "EPS", "EPB", "EPTD", "EPX", "EPXT", "EPDN", "EPC", "EPCV", "EPL", "EPLV",
     "EPDF", "EPN", "EPAR", "COLD", "EPSA", "EPSU", "EPFK", "AUDIT", "EPIM", "LIFE", "COLDDICT",
-    "KN", "KNQ", "KNA", "KNF", "KNN", "KNR", "PATN", "PATQ", "PATB", "PATP", "PAT", "PATK", "DIST",
+    "KN", "KNQ", "KNA", "KNF", "KNN", "KNR", "PATN", "PATQ", "PATB", "PATP", "PATI", "PAT", "PATK", "DIST",
 })  # fmt: skip
 """The globals of ``memdb.memory.layout.GLOBALS`` whose first subscript is an owner's name:
 ``erase_owner`` kills the owner's subtree of each (test_every_global_is_known_to_the_owner_erasure)."""
@@ -101,6 +101,10 @@ class Erasure:
         # Marks above this layer that name a session (distill's closed and open marks): called as
         # forget(owner, session ids) inside the erasure's transaction once none of a session's episodes is left.
         self.forget: list[Callable[[str, set[str]], object]] = []
+        # Marks above this layer kept per session that may name an erased episode (distill's): called
+        # as touched(owner, sessions, erased ids) inside the erasure's transaction with the sessions of
+        # the episodes it erased (their headers say, before they go), so it reads those sessions' marks only.
+        self.touched: list[Callable[[str, set[str], set[str]], object]] = []
         # Marks above this layer that name a version (distill's closed marks name the version a
         # session's close wrote): called as repoint(owner, {cut id: kept id}) inside the erasure's
         # transaction, before the cut versions go (their headers still read), when earlier versions
@@ -327,6 +331,8 @@ class Erasure:
             self.cold.retrain(owner)
             for hook in self.hooks:
                 entries += hook(owner, set(hashes), now, action) or ()
+            for touch in self.touched:
+                touch(owner, sessions, set(hashes))
         if request is not None:  # a request, not pruning (DESIGN 5: it takes everything derived)
             for ask in self.requests:
                 entries += ask(owner, now, *request)

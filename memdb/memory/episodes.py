@@ -453,9 +453,9 @@ class Episodes:
         for subs, _ in self.layout.by_band.range((owner, band)):
             yield str(subs[3])
 
-    def ids_of_kind(self, owner: str, kind: str, outcome: str | None = None) -> Iterator[str]:
-        """Ids of an owner's hot episodes of one kind (and outcome; None: those without one)."""
-        for subs, _ in self.layout.by_kind.range((owner, kind, outcome or NO_OUTCOME)):
+    def ids_of_kind(self, owner: str, kind: str, outcome: str | None = None, reverse: bool = False) -> Iterator[str]:
+        """Ids of an owner's hot episodes of one kind (and outcome; None: those without one), in time order."""
+        for subs, _ in self.layout.by_kind.range((owner, kind, outcome or NO_OUTCOME), reverse=reverse):
             yield str(subs[-1])
 
     def ids_in_session(self, owner: str, session: str, reverse: bool = False) -> Iterator[str]:

@@ -141,6 +141,7 @@ GLOBALS: Final[Mapping[str, str]] = {
     "KNID": "entry owners by id", "KNT": "tombstones", "KNW": "decay weeks", "KNC": "ceremonies", "KNM": "knowledge meta",
     "KNN": "knowledge statistics", "KNR": "reflection budget (memdb.governance.reflection)",
     "PATN": "pattern counters", "PATQ": "pattern batches waiting", "PATB": "pattern batches", "PATP": "pattern batches undone",
+    "PATI": "pattern batches by record",
     "PAT": "patterns", "PATK": "patterns by kind",
     "DIST": "sessions closed into typed episodes, sessions open, counters (memdb.governance.distill)",
     "SCHED": "scheduler lock and runs (memdb.governance.schedule)",

@@ -155,6 +155,7 @@ __all__ = [
     "find_event_anchor",
     "find_time_phrase",
     "local_day",
+    "local_day_span",
     "local_minute",
     "place_after_event",
     "read_time_phrases",
@@ -427,6 +428,13 @@ def local_day(at: dt.datetime, timezone: str | dt.tzinfo = "UTC") -> str:
     """The day ``at`` falls on where days begin in ``timezone`` (the database's), as windows read
     days: a Tokyo morning is no day earlier for being shown in UTC."""
     return day_of(at.astimezone(_zone(timezone)))
+
+
+def local_day_span(at: dt.datetime, timezone: str | dt.tzinfo = "UTC") -> tuple[dt.datetime, dt.datetime]:
+    """The first instant of ``local_day(at)`` and of the day after, in UTC, as windows read days
+    (a wall midnight a DST change skips maps to the change itself)."""
+    cal = _Calendar(at, _zone(timezone), 0)
+    return cal.days(cal.today)
 
 
 def local_minute(at: dt.datetime, timezone: str | dt.tzinfo = "UTC") -> str:

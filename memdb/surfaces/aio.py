@@ -321,9 +321,9 @@ class AsyncMemory:
         """``Memory.timeline`` in a worker thread."""
         return await _run(self.sync.timeline, session)
 
-    async def tool_sessions(self) -> list[SessionCalls]:
+    async def tool_sessions(self, limit: int | None = None) -> list[SessionCalls]:
         """``Memory.tool_sessions`` in a worker thread."""
-        return await _run(self.sync.tool_sessions)
+        return await _run(self.sync.tool_sessions, limit)
 
     async def export_timeline(
         self, session: str, path: str | os.PathLike[str] | None = None, *, now: dt.datetime | None = None, overwrite: bool = False

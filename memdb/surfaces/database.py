@@ -85,7 +85,7 @@ class Database:
         self.lifecycle.erasure.derived.append(self.sessions.derived_from)
         self.lifecycle.erasure.forget.append(self.sessions.forget)  # and a session's marks go with its last episode
         self.lifecycle.erasure.repoint.append(self.sessions.repoint)  # and follow the version kept when earlier ones are cut
-        self.lifecycle.erasure.hooks.append(self.sessions.erase_news)  # an erased capture is no news of its session
+        self.lifecycle.erasure.touched.append(self.sessions.erase_news)  # an erased capture is no news of its session
         # a capture for a session closed already (an event, a late tool result) makes it go on, in its transaction
         self.episodes.capture_hooks.append(self.sessions.on_capture)
         self.episodes.supersede_hooks.append(self.sessions.on_corrected)  # a corrected capture goes on too

@@ -437,10 +437,11 @@ class Memory:
         """A session's tool calls step by step (order, tool, input, result, times); reads only."""
         return build_timeline(self._layer, self.name, session, self._lifecycle.read_archived)
 
-    def tool_sessions(self) -> list[SessionCalls]:
-        """This owner's sessions with tool calls, the latest first: how many calls each, how many
-        of them archived, when the last ran (what the dashboard's Timelines list shows); reads headers only."""
-        return list_sessions(self._layer, self.name)
+    def tool_sessions(self, limit: int | None = None) -> list[SessionCalls]:
+        """This owner's sessions with tool calls, the latest first (the ``limit`` latest): how many
+        calls each, how many of them archived, when the last ran (what the dashboard's Timelines
+        list shows); reads headers only, and with a limit not the whole history."""
+        return list_sessions(self._layer, self.name, limit)
 
     def export_timeline(
         self, session: str, path: str | os.PathLike[str] | None = None, *, now: dt.datetime | None = None, overwrite: bool = False

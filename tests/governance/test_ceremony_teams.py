@@ -131,6 +131,35 @@ def test_a_lesson_archived_before_rulings_were_kept_comes_back_new(db: memdb.Dat
     assert agenda(db) == [(lesson.id, True), (other.id, True)]
 
 
+@on_every_backend
+def test_a_share_with_another_team_is_no_ruling_for_this_one(db: memdb.Database, clock: Clock) -> None:
+    """A review's find: the audit-trail fallback for entries without ``ruled_at`` read any share
+    as a ruling for the team holding its ceremony. On team a's agenda, shared with team b (a
+    ruling for b alone), quarantined and restored (``kept_at``): a's next agenda showed it new,
+    though nobody ruled for a. A share counts for the teams it names; a keep or an archive for all."""
+    db.configure(teams={"a": ["ana", "bo"], "b": ["ana", "cy"]})
+    lesson = approved(db, "ana", "Write the rollback step first")
+    assert agenda(db, "a") == [(lesson.id, False)]
+    clock.advance(days=1)
+    db.decide({lesson.id: "share"}, by="ana", team="b")
+    clock.advance(days=1)
+    db.quarantine(lesson.id, by="lead", reason="checking it")
+    clock.advance(days=1)
+    db.restore_entry(lesson.id, by="lead")
+    clock.advance(days=4)
+    assert agenda(db, "a") == [(lesson.id, True)]  # nobody ruled for a
+    clock.advance(days=1)
+    db.decide({lesson.id: "share"}, by="ana", team="a")  # now a's ruling, by the audit trail alone:
+    rec = dict(db.knowledge.entries[("ana", lesson.id)])  # as a memdb before per-team rulings wrote it
+    rec.pop("ruled_for", None)
+    db.knowledge.entries.set(("ana", lesson.id), {**rec, "shared_with": ["b"], "visibility": "shared"})
+    db.knowledge.shared.kill(("a", lesson.id))
+    db.quarantine(lesson.id, by="lead", reason="checking it again")
+    db.restore_entry(lesson.id, by="lead")
+    clock.advance(days=1)
+    assert agenda(db, "a") == [(lesson.id, False)]  # ruled for a since a's previous agenda
+
+
 def test_cli_show_looks_without_holding_a_ceremony(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "cli"
     with memdb.open(path, clock=Clock(T0)) as database:

@@ -326,7 +326,15 @@ def test_a_pending_lesson_whose_evidence_expired_leaves_the_queue(kdb: memdb.Dat
     assert report.purged == 2
     assert [e.id for e in kdb.review_queue()] == [backed.id] and kdb.entry(backed.id).expired_cites == (old[0],)
     gone = kdb.entry(orphan.id)
-    assert (gone.state, gone.status, gone.text, gone.decided_by, gone.expired_cites) == ("rejected", "erased", "", "retention", tuple(old))
+    # an erased entry names none of the ids it cited (test_an_erased_entry_names_no_episode_it_cited)
+    assert (gone.state, gone.status, gone.text, gone.decided_by, gone.cites, gone.expired_cites) == (
+        "rejected",
+        "erased",
+        "",
+        "retention",
+        (),
+        (),
+    )
     assert kdb.entry(kept.id).state == "approved" and kdb.entry(kept.id).text  # approved knowledge stays
     (audit,) = [a for a in kdb.audit("ana") if a["action"] == "erase" and a.get("entry") == orphan.id]
     assert audit["by"] == "retention" and "expired" in audit["reason"]

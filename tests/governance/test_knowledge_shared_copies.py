@@ -13,6 +13,8 @@ from clocks import Clock
 import memdb
 from memdb.errors import DuplicateError
 
+pytestmark = pytest.mark.usefixtures("backend")  # the shared-copy checks, `all` included, on both backends
+
 T0 = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
 
 

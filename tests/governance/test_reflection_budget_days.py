@@ -8,12 +8,15 @@ import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
 from clocks import Clock
 
 import memdb
 from memdb.governance.reflection import Proposal
 from memdb.memory.ids import ts_micros
 from memdb.memory.models import Episode
+
+pytestmark = pytest.mark.usefixtures("backend")  # ^KNR's bookings and their range counts on both backends
 
 UTC = dt.UTC
 
@@ -49,6 +52,9 @@ def test_the_budget_counts_local_days(tmp_path: Path) -> None:
         clock.now = dt.datetime(2026, 3, 29, 23, 31, tzinfo=UTC)  # local 2026-03-30 00:31 BST
         report = db.reflect(reflector=Fresh())
         assert report.day == "2026-03-30" and report.stored == 1
+        # spent() takes a time, not the private day it is read into; now's local day by default
+        assert db.reflection.spent("ana") == 1 and db.reflection.spent("ana", dt.datetime(2026, 3, 29, 12, 0, tzinfo=UTC)) == 1
+        assert db.reflection.spent("ana", dt.datetime(2026, 3, 31, 12, 0, tzinfo=UTC)) == 0
 
 
 def test_two_runs_in_one_local_day_share_its_budget(tmp_path: Path) -> None:

@@ -131,3 +131,31 @@ def test_relevances_read_the_latest_hot_episodes_without_access(tdb: memdb.Datab
     assert all(mem.peek(i).access_count == 0 for i in ids)
     with pytest.raises(ValidationError, match="limit -1: must be a non-negative int"):
         mem.relevances(-1)
+
+
+@pytest.mark.usefixtures("backend")
+def test_the_latest_sessions_are_listed_without_reading_the_whole_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review's find: each Timelines view read the header of every tool call and archived
+    episode the owner ever had (903 ms a view at 20,000 calls) to show 200 sessions. With a limit
+    the newest calls are walked until that many sessions are found (archived ones among them), and
+    those are counted from their own indexes: exact counts, a bounded read."""
+    with memdb.open(tmp_path / "l", clock=lambda: T0 + dt.timedelta(hours=1)) as db:
+        db.configure(capture_tolerance_minutes=90)
+        mem = db.owner("ana")
+        early = mem.record_tool_call("long", "search", {"q": "first"}, ts=T0)  # "long" began before the others
+        for n in range(30):
+            mem.record_tool_call(f"old_{n:02d}", "search", {"q": n}, ts=T0 + (n + 1) * SEC)
+        archived = mem.record_tool_call("archived", "search", {"q": "x"}, ts=T0 + 40 * SEC)
+        mem.record_tool_call("long", "book", {"q": "last"}, ts=T0 + 50 * SEC)
+        mem.record_tool_call("newest", "search", {"q": "y"}, ts=T0 + 60 * SEC)
+        mem.archive(archived.id)
+        every = mem.tool_sessions()
+        reads: list[str] = []
+        header = db.episodes.header
+        monkeypatch.setattr(db.episodes, "header", lambda owner, eid: reads.append(eid) or header(owner, eid))
+        latest = mem.tool_sessions(3)
+        assert [(s.session, s.calls, s.archived) for s in latest] == [("newest", 1, 0), ("long", 2, 0), ("archived", 1, 1)]
+        assert latest == every[:3] and early.id in reads  # "long" counted whole, from its own index
+        assert len(reads) <= 10  # not the 30 older sessions' calls
+        with pytest.raises(ValidationError, match="limit -1"):
+            mem.tool_sessions(-1)

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from memdb.errors import NotFoundError, ValidationError
-from memdb.governance.knowledge import Entry, restore_note
+from memdb.governance.knowledge import Entry, restore_note, unshared_note
 from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
@@ -300,7 +300,9 @@ def ceremony(dash: Dashboard, req: Req) -> Response:
     agenda = dash.db.latest_agenda(team)
     grouped = agenda.by_owner() if agenda is not None else {}
     ruled = {i.entry.id: _ruling(dash, i.entry, team) for i in agenda.items} if agenda is not None else {}
-    return dash.render("ceremony.html", req, team=team, teams=teams, agenda=agenda, grouped=grouped, ruled=ruled)
+    # a restored lesson not shared again beside a teammate's copy says so, as the CLI's agenda does
+    notes = {i.entry.id: unshared_note(i.entry) for i in agenda.items} if agenda is not None else {}
+    return dash.render("ceremony.html", req, team=team, teams=teams, agenda=agenda, grouped=grouped, ruled=ruled, notes=notes)
 
 
 def _ruling(dash: Dashboard, entry: Entry, team: str) -> str | None:
@@ -396,11 +398,13 @@ def patterns(dash: Dashboard, req: Req) -> Response:
 
 def timelines(dash: Dashboard, req: Req) -> Response:
     mem = dash.db.owner(req.owner)
-    sessions = mem.tool_sessions()  # archived calls' sessions too (test_after_a_year.py)
+    # archived calls' sessions too (test_after_a_year.py); the latest only, and one more to know
+    # there are older ones: the whole history was read on every view (test_timeline.py)
+    sessions = mem.tool_sessions(SESSIONS_SHOWN + 1)
     session = req.arg("session")
     timeline = mem.timeline(session) if session else None
     rows = {s.session: [s.calls, s.archived, s.last] for s in sessions[:SESSIONS_SHOWN]}
-    return dash.render("timelines.html", req, sessions=rows, listed=len(sessions), session=session, timeline=timeline)
+    return dash.render("timelines.html", req, sessions=rows, more=len(sessions) > SESSIONS_SHOWN, session=session, timeline=timeline)
 
 
 def export_timeline(dash: Dashboard, req: Req) -> Response:

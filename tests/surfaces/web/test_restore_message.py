@@ -56,3 +56,18 @@ def test_the_restore_message_names_the_teams_not_shared_with_again(copied_page: 
         "(on that team's agenda for ana to rule on again)"
     )
     assert copied_site.db.entry(eid).shared_with == ("data",)
+
+
+def test_the_ceremony_page_says_a_restored_lesson_was_not_shared_again(copied_page: Any, copied_site: Site) -> None:
+    """The CLI's agenda noted "not shared again with 'platform' when restored: a near copy is read
+    there" on the item; the ceremony page showed the lesson as any undecided one, so the team saw
+    no reason it was back on their agenda (knowledge.unshared_note: one wording for both)."""
+    eid, db = copied_site.ids["a"], copied_site.db
+    if db.entry(eid).status == "quarantined":  # (restored through the page by the test above when run with it)
+        db.restore_entry(eid, by="lead")
+    agenda = db.ceremony("platform")
+    assert eid in [i.entry.id for i in agenda.items] and "not shared again with 'platform' when restored" in str(agenda)
+    page = copied_page()
+    sign_in(page, ANA_TOKEN)
+    page.goto("/ceremony?team=platform")
+    assert page.inner_text(f"#item-{eid} .unshared") == "not shared again with 'platform' when restored: a near copy is read there"

@@ -288,7 +288,7 @@ class OwnerQueries:
         interp = self._recall_interp(
             text, any_tags, kind, include_archived, with_outcome, scope_tags,
             since=since, until=until, tags=tags, outcome=outcome, session=session,
-            include_superseded=include_superseded, include_told=include_told,
+            include_superseded=include_superseded, include_told=include_told, refuse_withheld=False,
         )  # fmt: skip
         return self._run(interp, limit, now, offset, access=access)
 
@@ -382,8 +382,9 @@ class OwnerQueries:
         ``offset`` skips that many of the ranked matches (a page of an answer), as recall's.
 
         The question is read sanitized, as capture would store it: personal data and secrets in it
-        are never searched, nor echoed, and like a name no memory holds they empty the answer,
-        whose note says so (``withheld_note``; tests/query/test_withheld.py)."""
+        are never searched, nor echoed. The other words and tags answer, labelled partial, the
+        reading naming the placeholder; a question left with neither is answered with nothing, as
+        a name no memory holds is (``withheld_note``; tests/query/test_withheld.py)."""
         if not isinstance(question, str) or not question.strip():
             raise ValidationError(f"question {shown(question)}: ask something")
         if len(question) > QUESTION_CHARS:  # before any work: a 5 MB question took 22 s
@@ -392,7 +393,7 @@ class OwnerQueries:
         at = utc(now, "now") if now is not None else self._layer.now()
         # the question is read against the snapshot it is answered in (one view, one read transaction)
         read = partial(self._interpret, question, at, include_archived, include_superseded)
-        return self._run(read, limit, at, offset, widen_tags=True, withheld_empties=True)
+        return self._run(read, limit, at, offset, widen_tags=True, asked=True)
 
     def _records_outcomes(self, kinds: Iterable[str]) -> bool:
         """Whether the owner keeps memories with an outcome: hot ones of a typed kind, or any
@@ -1225,14 +1226,18 @@ class OwnerQueries:
         *,
         widen_tags: bool = False,
         access: bool = True,
-        withheld_empties: bool = False,
+        asked: bool = False,
     ) -> RecallResult:
         """The answer to ``interp`` (or to what ``interp()`` makes of a question, in the same snapshot).
 
         ``widen_tags`` (``ask``): where no memory has all of several tags the question names, the
         memories with any of them answer, and the note says so. "Tell me about the deploy failures
-        and the billing issue" asks about both, not about what is both. ``withheld_empties``
-        (``ask``): personal data or a secret in the question is a name no memory holds."""
+        and the billing issue" asks about both, not about what is both.
+
+        Personal data or a secret left out of the words (``interp.withheld``; memories hold such
+        values only as placeholders) leaves a text filter with nothing that can match, and
+        leaves a question (``asked``) about nothing when no word or tag of it is left: then the
+        answer is nothing, said (``withheld_note``)."""
         check_limit(limit)
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValidationError(f"offset {offset!r}: must be a non-negative int")
@@ -1243,7 +1248,7 @@ class OwnerQueries:
             q = self._compile(interp)
             if interp.zone != q.zone:  # the answer shows its days as the database's zone reads them
                 interp = replace(interp, zone=q.zone)
-            if withheld_empties and interp.withheld:
+            if interp.withheld and not interp.terms and not (asked and (interp.tags or interp.any_tags)):
                 return RecallResult(False, [], interp, 0, withheld_note(interp))
             if (q.include_archived or q.include_superseded) and interp.unmatched:
                 interp = self._matched_in_cold(interp, q)  # words only archived one-liners (or old versions) hold match here

@@ -132,12 +132,13 @@ def _without_window(interp: Interpretation) -> Interpretation:
 
 
 def withheld_note(interp: Interpretation) -> str:
-    """The note of a question holding personal data or a secret (``interp.withheld``): nothing,
-    said plainly. Memories hold such values as placeholders only, so none can be found by one, and
-    like a name no memory holds, memories about other things would only stand in for it."""
+    """The note of a text or question whose only words were personal data or secrets
+    (``interp.withheld``): nothing, said plainly. Memories hold such values as placeholders only,
+    so none can be found by one, and memories about other things would only stand in for it."""
     values = ", ".join(interp.withheld)
+    whose = "the question's" if interp.question else "the text's"
     return (
-        f"Nothing found: the question's {values} {'is' if len(interp.withheld) == 1 else 'are'} personal data or a secret, "
+        f"Nothing found: {whose} {values} {'is' if len(interp.withheld) == 1 else 'are'} personal data or a secret, "
         f"never searched as memories hold such values only as placeholders, so nothing about other things is offered in "
-        f"its place ({interp}). Ask by the other words alone to see what they match."
+        f"its place ({interp}). Search by other words of what you are looking for."
     )

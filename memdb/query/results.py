@@ -246,8 +246,9 @@ class RecallResult:
     @property
     def partial(self) -> bool:
         """Whether the memories match only some of the query's words (``interpretation.unmatched``
-        names the ones no memory holds)."""
-        return self.found and bool(self.interpretation.unmatched)
+        names the ones no memory holds, ``interpretation.withheld`` the personal data or secrets
+        never searched)."""
+        return self.found and bool(self.interpretation.unmatched or self.interpretation.withheld)
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.memories)

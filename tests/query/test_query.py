@@ -123,11 +123,15 @@ def test_a_huge_limit_or_offset_answers_everything(team: memdb.Memory, limit: in
 @pytest.mark.parametrize("text", ["the", "x", "<EMAIL_1>", "what is it"])
 def test_text_without_searchable_words_is_refused(team: memdb.Memory, text: str) -> None:
     """A text filter that makes no index term would filter nothing: recall and history refuse
-    it, naming it, rather than answer for everything."""
-    for query in (team.recall, team.history):
+    it, naming it, rather than answer for everything. A placeholder is personal data withheld:
+    recall answers nothing, saying why (tests/query/test_withheld.py)."""
+    queries = (team.history,) if text.startswith("<") else (team.recall, team.history)
+    for query in queries:
         with pytest.raises(NoSearchableWordsError, match="not indexed") as caught:  # a ValidationError
             query(text=text)
         assert str(caught.value).startswith(f"text {text!r}: no searchable words")
+    if text.startswith("<"):
+        assert team.recall(text=text).note.startswith("Nothing found: the text's <EMAIL_1> is personal data or a secret")
     assert team.recall(text="the 7 users").found  # a digit and one real word are enough
 
 

@@ -106,6 +106,9 @@ CHANGED_ON_PURPOSE: dict[str, str] = {
     "ana.recall(tags=Project X)": _ARCHIVED_TOO,
     "ana.recall(review, limit 0)": _ARCHIVED_TOO,
     "ana.recall(tags=chore) after restore": _ARCHIVED_TOO,
+    # an address in a text is read as capture stored it, <EMAIL_1>: never searched nor echoed
+    # (its words were: "Nothing found for text ops lead example com."; tests/query/test_withheld.py)
+    "ana.recall(text=email)": "personal data in a text is never searched nor echoed",
 }
 
 

@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, NoReturn, TextIO, TypeVar
 
 import memdb
+from _memdb_cli import fail, json_asked, not_begun
 from memdb.engine.lmdbdir import LMDB, LOCK, OURS, fsync_dir, holds_database
 from memdb.engine.postgres import is_postgres_url, looks_like_url, shown_url
 from memdb.engine.store import open_here
@@ -1679,14 +1680,6 @@ def _unrecognized(parser: _Parser, name: str | None, extras: Sequence[str]) -> N
     command.error(f"{given}: not an option of {name}{whose} ({hint}`memdb {name} --help` lists {name}'s options)")
 
 
-def _fail(kind: str, message: str, as_json: bool) -> None:
-    """An error: ``{"error": ...}`` on stdout under --json (what a script parses), else one line on stderr."""
-    if as_json:
-        _print_json({"error": {"type": kind, "message": message}})
-    else:
-        print(f"memdb: {message}", file=sys.stderr)
-
-
 def _invocation_error(args: argparse.Namespace) -> str | None:
     """What makes ``args`` unusable before any command runs, named for the person who typed it:
     an empty ``--db`` or ``--owner`` (an environment variable set but empty, named), or a
@@ -1710,14 +1703,12 @@ def _invocation_error(args: argparse.Namespace) -> str | None:
 
 
 _INTERRUPTED = "interrupted (the unfinished transaction wrote nothing)"
-_NOT_BEGUN = "interrupted before the command began (nothing was done)"  # as _memdb_cli.py says it while memdb loads
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``memdb`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    # known before parsing, so a usage error can be JSON too; dump has no JSON mode (its --json is the error)
-    as_json = "--json" in argv and argv[:1] != ["dump"]
+    as_json = json_asked(argv)
     try:
         parser = build_parser()
         _options_before_the_command(parser, argv)
@@ -1726,37 +1717,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             _unrecognized(parser, args.command, extras)
     except _UsageError as exc:
         if as_json:
-            _fail("UsageError", f"{exc.parser.prog}: {exc}", True)
+            fail("UsageError", f"{exc.parser.prog}: {exc}", True)
         else:
             exc.parser.print_usage(sys.stderr)
             print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # before the command: one line, as later (test_cli_processes.py)
-        _fail("Interrupted", _NOT_BEGUN, as_json)
-        return 130
+    except KeyboardInterrupt:  # before the command: as while memdb loads (_memdb_cli.py; test_cli_processes.py)
+        return not_begun(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     as_json = getattr(args, "json", False)
     problem = _invocation_error(args)
     if problem is not None:
-        _fail("ValidationError", problem, as_json)
+        fail("ValidationError", problem, as_json)
         return 1
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         # Ctrl-C: every change is a transaction, so the one under way was rolled back; the
         # command says so in one line (JSON under --json) and exits as a shell expects, 128 + SIGINT
-        _fail("Interrupted", getattr(args, "interrupted", _INTERRUPTED), as_json)
+        fail("Interrupted", getattr(args, "interrupted", _INTERRUPTED), as_json)
         return 130
     except MemdbError as exc:
-        _fail(type(exc).__name__, str(exc), as_json)
+        fail(type(exc).__name__, str(exc), as_json)
         return 1
     except BrokenPipeError:  # output piped into head & co.: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:
-        _fail(type(exc).__name__, f"{exc.filename or 'I/O'}: {exc.strerror or exc}", as_json)
+        fail(type(exc).__name__, f"{exc.filename or 'I/O'}: {exc.strerror or exc}", as_json)
         return 1
 
 

@@ -16,11 +16,14 @@ import sys
 import textwrap
 import time
 import tomllib
+import types
 from pathlib import Path
 
 import pytest
 
+import _memdb_cli
 import memdb
+import memdb.cli
 from _memdb_cli import NOT_BEGUN
 from memdb.cli import main
 
@@ -211,8 +214,10 @@ def interrupted(code: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def said(done: subprocess.CompletedProcess[str], as_json: bool, message: str) -> bool:
+    """Exactly what a script reads: the same text in every window (test_one_text_in_both_windows)."""
     if as_json:
-        return done.stderr == "" and json.loads(done.stdout) == {"error": {"type": "Interrupted", "message": message}}
+        error = json.dumps({"error": {"type": "Interrupted", "message": message}}, ensure_ascii=False, indent=2)
+        return done.stderr == "" and done.stdout == error + "\n"
     return done.stdout == "" and done.stderr == f"memdb: {message}\n"
 
 
@@ -240,6 +245,30 @@ def test_ctrl_c_while_the_arguments_are_parsed_is_one_line_and_exit_130(tmp_path
     argv = ["stats", "--db", str(tmp_path / "db"), *(["--json"] if as_json else [])]
     done = interrupted(_HARNESS.format(patch=textwrap.dedent(patch), argv=argv), [])
     assert done.returncode == 130 and said(done, as_json, NOT_BEGUN), done.stderr
+
+
+class _Loading(types.ModuleType):
+    """``memdb.cli`` as ``from memdb.cli import main`` meets it when a Ctrl-C comes while it loads."""
+
+    def __getattr__(self, name: str) -> object:
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("argv", [["stats"], ["stats", "--json"], ["dump", "--json"], ["--json", "ask", "x"]])
+def test_one_text_in_both_windows(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    """The early entry point and memdb.cli.main each held a copy of the message, of when it is
+    JSON and of the JSON (one escaped non-ASCII, the other not): one definition, in _memdb_cli."""
+    monkeypatch.setattr(_memdb_cli, "NOT_BEGUN", "interrompu avant le début (rien n'a été fait)")
+    monkeypatch.setattr(memdb.cli, "build_parser", lambda: (_ for _ in ()).throw(KeyboardInterrupt))
+    assert main(argv) == 130
+    parsing = capsys.readouterr()
+    monkeypatch.setattr(sys, "argv", ["memdb", *argv])
+    monkeypatch.setitem(sys.modules, "memdb.cli", _Loading("memdb.cli"))
+    assert _memdb_cli.main() == 130
+    loading = capsys.readouterr()
+    assert (loading.out, loading.err) == (parsing.out, parsing.err)
+    as_json = argv[:1] != ["dump"] and "--json" in argv
+    assert said(subprocess.CompletedProcess(argv, 130, parsing.out, parsing.err), as_json, _memdb_cli.NOT_BEGUN)
 
 
 # --- two imports of one file at once ----------------------------------------------------------------

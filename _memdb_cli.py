@@ -1,14 +1,43 @@
 """The ``memdb`` console script's entry point, a module outside the memdb package on purpose:
 importing any memdb module first runs ``memdb/__init__.py``, whose imports take a moment before
 ``memdb.cli.main`` can catch a Ctrl-C, and one there printed a Python traceback. Caught here, it
-is one line and exit 130, as it is later (tests/surfaces/test_cli_processes.py)."""
+is one line and exit 130, as it is later (tests/surfaces/test_cli_processes.py).
+
+It is also the one home of what both say of a Ctrl-C before the command began, and of how an
+error is printed (``memdb.cli`` imports them): this module must import nothing of memdb's.
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 NOT_BEGUN = "interrupted before the command began (nothing was done)"
-"""What ``memdb.cli.main`` says too of a Ctrl-C before its command runs."""
+
+
+def json_asked(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` asks for JSON, known before parsing so a usage error or an early Ctrl-C
+    can be JSON too; ``dump`` has no JSON mode (its ``--json`` is the error)."""
+    return "--json" in argv and list(argv[:1]) != ["dump"]
+
+
+def fail(kind: str, message: str, as_json: bool) -> None:
+    """An error: ``{"error": ...}`` on stdout under --json (what a script parses), else one line on stderr."""
+    if as_json:
+        import json  # only when needed: an import before ``main``'s try is a window for a traceback
+
+        sys.stdout.write(json.dumps({"error": {"type": kind, "message": message}}, ensure_ascii=False, indent=2) + "\n")
+    else:
+        print(f"memdb: {message}", file=sys.stderr)
+
+
+def not_begun(argv: Sequence[str]) -> int:
+    """Say that a Ctrl-C came before the command began (JSON if ``argv`` asks for it); exit 130."""
+    fail("Interrupted", NOT_BEGUN, json_asked(argv))
+    return 130
 
 
 def main() -> int:
@@ -16,14 +45,7 @@ def main() -> int:
     try:
         from memdb.cli import main as run
     except KeyboardInterrupt:
-        argv = sys.argv[1:]
-        if "--json" in argv and argv[:1] != ["dump"]:  # as memdb.cli.main decides it before parsing
-            import json
-
-            print(json.dumps({"error": {"type": "Interrupted", "message": NOT_BEGUN}}, indent=2))
-        else:
-            print(f"memdb: {NOT_BEGUN}", file=sys.stderr)
-        return 130
+        return not_begun(sys.argv[1:])
     return run()
 
 

@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import datetime as dt
 import difflib
+import errno
 import json
 import logging
 import os
@@ -33,8 +34,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, NoReturn, TextIO, TypeVar
 
 import memdb
-from memdb.engine.lmdbdir import fsync_dir, holds_database
+from _memdb_cli import fail, json_asked, not_begun
+from memdb.engine.lmdbdir import LMDB, LOCK, OURS, fsync_dir, holds_database
 from memdb.engine.postgres import is_postgres_url, looks_like_url, shown_url
+from memdb.engine.store import open_here
 from memdb.errors import MemdbError, NotFoundError, ValidationError
 from memdb.governance.knowledge import flag_why, restore_note
 from memdb.memory.ids import is_id
@@ -203,9 +206,11 @@ def _made_parents(parent: str) -> list[str]:
 
 
 _SCRATCH: Final = ".memdb-new-"
-_SCRATCH_GRACE: Final = 600.0
-"""Seconds an empty, unlocked scratch directory is left alone: its builder may be between making
-it and locking it. One that holds anything is locked from before its first file on."""
+_MARK: Final = ".memdb-scratch"
+_MARK_TEXT: Final = b"memdb: a new database under construction beside its --db path; a dead builder's is removed\n"
+"""The file that makes a ``_SCRATCH`` directory memdb's own: written (and synced) into it right
+after its builder locks it, removed (and synced) before it is moved into place. A directory of
+that name without it, whatever it holds, is never swept (tests/surfaces/test_cli_processes.py)."""
 
 
 def _lock_dir(path: str, wait: bool) -> int | None:
@@ -224,11 +229,71 @@ def _lock_dir(path: str, wait: bool) -> int | None:
     return fd
 
 
+def _mark(scratch: str) -> None:
+    """Make the locked ``scratch`` memdb's own (``_MARK``), durably: from here a crash never leaves it unmarked."""
+    fd = os.open(os.path.join(scratch, _MARK), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, _MARK_TEXT)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(scratch)
+
+
+def _unmark(scratch: str) -> None:
+    """Before ``scratch`` becomes the database: a marked database would be swept as a dead build."""
+    os.unlink(os.path.join(scratch, _MARK))
+    fsync_dir(scratch)  # before the rename is: a crash never leaves the database in place marked
+
+
+def _marked(fd: int) -> bool:
+    """Whether the directory at ``fd`` holds ``_MARK``, a regular file saying what it says."""
+    try:
+        mark = os.open(_MARK, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    except FileNotFoundError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(mark).st_mode) and os.read(mark, len(_MARK_TEXT) + 1) == _MARK_TEXT
+    finally:
+        os.close(mark)
+
+
+@contextlib.contextmanager
+def _unopened(path: str) -> Iterator[bool]:
+    """Whether no process has the LMDB environment in ``path`` open (nor is opening it through
+    memdb), keeping LMDB's and memdb's bytes of its ``lock.mdb`` locked meanwhile so no open
+    begins until the caller is done; lmdbdir.py tells which bytes. One this process has open is
+    open: its ``lock.mdb`` is not opened again, as closing it would drop LMDB's own locks."""
+    if open_here(path):
+        yield False
+        return
+    try:
+        fd = os.open(os.path.join(path, LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:  # LMDB never opened it
+        yield True
+        return
+    try:
+        yield all(_locked(fd, at) for at in (OURS, LMDB))
+    finally:
+        os.close(fd)  # this process held no other lock on it (open_here): only these go
+
+
+def _locked(fd: int, byte: int) -> bool:
+    """Take byte ``byte`` of the file at ``fd`` exclusively; False if another process holds it."""
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, byte, os.SEEK_SET)
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES):
+            return False
+        raise
+    return True
+
+
 def _sweep_scratch(parent: str) -> None:
     """Remove the scratch directories a killed ``_written`` left in ``parent`` (SIGKILL runs no
-    cleanup): those no live process holds locked, once they hold anything, or, empty, once
-    ``_SCRATCH_GRACE`` has passed (tests/surfaces/test_cli_processes.py). Best effort: a
-    sweep that fails leaves them for the next one."""
+    cleanup): those marked as memdb's own (``_MARK``) that no live build holds locked and no
+    process has open as a database. A directory merely named like one, even a database, is left
+    (tests/surfaces/test_cli_processes.py). Best effort: a sweep that fails leaves them for the next one."""
     if fcntl is None:
         return
     try:
@@ -242,12 +307,12 @@ def _sweep_scratch(parent: str) -> None:
             if fd is None:
                 continue  # a live command is building it
             try:
-                held = os.fstat(fd)
-                if not os.listdir(fd) and time.time() - held.st_mtime < _SCRATCH_GRACE:
-                    continue
-                now = os.lstat(path)
-                if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):  # not renamed into place meanwhile
-                    shutil.rmtree(path)
+                if not _marked(fd):
+                    continue  # not one memdb made, or one whose builder had not marked it yet
+                with _unopened(path) as unopened:
+                    held, now = os.fstat(fd), os.lstat(path)
+                    if unopened and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):  # not renamed meanwhile
+                        shutil.rmtree(path)
             finally:
                 os.close(fd)
 
@@ -261,8 +326,9 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
     written in place, as ``_open`` does, and a path shaped like another URL goes there to be refused
     (test_no_form_of_a_mistyped_url_shows_its_password). The new database lands where later
     commands look: through symlinks and ``..`` as the path is written (a review's finds).
-    The scratch directory is flocked while it is built, so a later command removes one whose
-    command was killed, and never one another command is building (``_sweep_scratch``)."""
+    The scratch directory is flocked and marked while it is built, so a later command removes one
+    whose command was killed, and never one another command is building nor anything not made
+    so (``_sweep_scratch``)."""
     if not looks_like_url(args.db):
         _sweep_scratch(os.path.dirname(os.path.realpath(args.db)))
     if looks_like_url(args.db) or _may_exist(args.db):
@@ -277,11 +343,13 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
             target = os.path.realpath(args.db)
             # a short name of its own: the database's name may be as long as a name can be
             scratch = tempfile.mkdtemp(prefix=_SCRATCH, dir=os.path.dirname(target))  # 0700, as memdb makes it
-            lock = _lock_dir(scratch, wait=True)  # before its first file: unlocked with files means its builder died
+            lock = _lock_dir(scratch, wait=True)  # before the mark: a sweep takes only unlocked marked ones
+            _mark(scratch)
         except OSError as exc:
             raise ValidationError(f"--db {args.db}: cannot create a database there: {exc.strerror or exc} (nothing was written)") from None
         with _open(argparse.Namespace(**{**vars(args), "db": scratch}), create=True) as db:
             result = write(db)
+        _unmark(scratch)
         try:
             os.rename(scratch, target)
         except OSError:
@@ -1612,14 +1680,6 @@ def _unrecognized(parser: _Parser, name: str | None, extras: Sequence[str]) -> N
     command.error(f"{given}: not an option of {name}{whose} ({hint}`memdb {name} --help` lists {name}'s options)")
 
 
-def _fail(kind: str, message: str, as_json: bool) -> None:
-    """An error: ``{"error": ...}`` on stdout under --json (what a script parses), else one line on stderr."""
-    if as_json:
-        _print_json({"error": {"type": kind, "message": message}})
-    else:
-        print(f"memdb: {message}", file=sys.stderr)
-
-
 def _invocation_error(args: argparse.Namespace) -> str | None:
     """What makes ``args`` unusable before any command runs, named for the person who typed it:
     an empty ``--db`` or ``--owner`` (an environment variable set but empty, named), or a
@@ -1643,14 +1703,12 @@ def _invocation_error(args: argparse.Namespace) -> str | None:
 
 
 _INTERRUPTED = "interrupted (the unfinished transaction wrote nothing)"
-_NOT_BEGUN = "interrupted before the command began (nothing was done)"  # as _memdb_cli.py says it while memdb loads
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``memdb`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    # known before parsing, so a usage error can be JSON too; dump has no JSON mode (its --json is the error)
-    as_json = "--json" in argv and argv[:1] != ["dump"]
+    as_json = json_asked(argv)
     try:
         parser = build_parser()
         _options_before_the_command(parser, argv)
@@ -1659,37 +1717,36 @@ def main(argv: Sequence[str] | None = None) -> int:
             _unrecognized(parser, args.command, extras)
     except _UsageError as exc:
         if as_json:
-            _fail("UsageError", f"{exc.parser.prog}: {exc}", True)
+            fail("UsageError", f"{exc.parser.prog}: {exc}", True)
         else:
             exc.parser.print_usage(sys.stderr)
             print(f"{exc.parser.prog}: error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # before the command: one line, as later (test_cli_processes.py)
-        _fail("Interrupted", _NOT_BEGUN, as_json)
-        return 130
+    except KeyboardInterrupt:  # before the command: as while memdb loads (_memdb_cli.py; test_cli_processes.py)
+        return not_begun(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     as_json = getattr(args, "json", False)
     problem = _invocation_error(args)
     if problem is not None:
-        _fail("ValidationError", problem, as_json)
+        fail("ValidationError", problem, as_json)
         return 1
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         # Ctrl-C: every change is a transaction, so the one under way was rolled back; the
         # command says so in one line (JSON under --json) and exits as a shell expects, 128 + SIGINT
-        _fail("Interrupted", getattr(args, "interrupted", _INTERRUPTED), as_json)
+        fail("Interrupted", getattr(args, "interrupted", _INTERRUPTED), as_json)
         return 130
     except MemdbError as exc:
-        _fail(type(exc).__name__, str(exc), as_json)
+        fail(type(exc).__name__, str(exc), as_json)
         return 1
     except BrokenPipeError:  # output piped into head & co.: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:
-        _fail(type(exc).__name__, f"{exc.filename or 'I/O'}: {exc.strerror or exc}", as_json)
+        fail(type(exc).__name__, f"{exc.filename or 'I/O'}: {exc.strerror or exc}", as_json)
         return 1
 
 

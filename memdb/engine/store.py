@@ -50,7 +50,7 @@ from memdb.errors import (
     TransactionConflictError,
 )
 
-__all__ = ["LMDBStore", "ReadTxn", "Store", "WriteTxn"]
+__all__ = ["LMDBStore", "ReadTxn", "Store", "WriteTxn", "open_here"]
 
 
 @runtime_checkable
@@ -298,6 +298,14 @@ def _after_fork_in_child() -> None:
     global _ENVS_LOCK, _ENVS_CLOSED
     _ENVS_LOCK = threading.Lock()
     _ENVS_CLOSED = threading.Condition(_ENVS_LOCK)
+
+
+def open_here(path: str) -> bool:
+    """Whether this process has the environment in ``path`` open: then nothing here may open its
+    ``lock.mdb`` a second time, as closing that descriptor would drop LMDB's locks (lmdbdir.py)."""
+    with _ENVS_LOCK:
+        shared = _ENVS.get(os.path.realpath(path))
+        return shared is not None and shared.pid == os.getpid()
 
 
 # LMDB's own findings of a damaged file (the checks before mapping catch most, not key order)

@@ -16,17 +16,20 @@ import sys
 import textwrap
 import time
 import tomllib
+import types
 from pathlib import Path
 
 import pytest
 
+import _memdb_cli
 import memdb
+import memdb.cli
 from _memdb_cli import NOT_BEGUN
 from memdb.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-A_DAY = 24 * 3600.0  # older than the grace an empty scratch gets (memdb.cli._SCRATCH_GRACE)
+A_DAY = 24 * 3600.0
 
 _HARNESS = """
 import sys, time
@@ -93,19 +96,94 @@ def test_a_later_command_removes_the_scratch_a_killed_command_left_and_not_a_liv
         done = release(live)
     assert done.returncode == 0, done.stderr
     assert sorted(os.listdir(tmp_path)) == ["db"]  # the live one wrote into the database made meanwhile
+    assert ".memdb-scratch" not in os.listdir(db)  # the mark of a build under way does not come along
     with memdb.open(db) as d:
         assert sorted(h.episode.summary for h in d.owner("default").recall(limit=10).memories) == ["later", "live"]
 
 
-def test_an_empty_scratch_is_left_until_its_builder_had_time_to_lock_it(tmp_path: Path) -> None:
+_OPEN_HELD = """
+import sys, memdb
+with memdb.open(sys.argv[1]) as d:
+    print("MARK", file=sys.stderr, flush=True)
+    sys.stdin.readline()
+"""
+
+
+def held_open(path: Path) -> subprocess.Popen[str]:
+    """A process with the database at ``path`` open (until a line on stdin)."""
+    p = subprocess.Popen(
+        [sys.executable, "-c", _OPEN_HELD, str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+    )  # fmt: skip
+    assert p.stderr is not None and p.stderr.readline().strip() == "MARK", p.communicate(timeout=60)
+    return p
+
+
+def killed_build(parent: Path) -> Path:
+    """The scratch directory a ``memdb record`` killed while it built a new database left in ``parent``."""
+    killed = held(record_argv(parent / "db", "killed"), "record")
+    killed.kill()
+    killed.communicate(timeout=60)
+    (dead,) = scratch_dirs(parent)
+    return parent / dead
+
+
+def test_a_directory_only_named_like_a_scratch_is_never_swept(tmp_path: Path) -> None:
+    """The sweep removed any unlocked ``.memdb-new-*`` directory holding anything, or empty and
+    old: a database a user named so, or that ``memdb record --db .memdb-new-team`` made, went with
+    the next record beside it. Only a directory memdb's build marked as its own is swept."""
     young, old = tmp_path / ".memdb-new-young", tmp_path / ".memdb-new-old"
     young.mkdir()
     old.mkdir()
     then = time.time() - A_DAY
-    os.utime(old, (then, then))
+    os.utime(old, (then, then))  # a builder killed before it marked its scratch leaves no more than this
     (tmp_path / ".memdb-new-file").write_text("not a directory: not ours")
+    (tmp_path / ".memdb-new-notes").mkdir()
+    (tmp_path / ".memdb-new-notes" / "todo.txt").write_text("a user's")
+    with memdb.open(tmp_path / ".memdb-new-team") as d:
+        d.owner("ana").record("debug", "the only copy of this lesson", outcome="failure", lesson="keep me")
+    assert main(record_argv(tmp_path / ".memdb-new-cli", "made by the command")) == 0
+    assert ".memdb-scratch" not in os.listdir(tmp_path / ".memdb-new-cli")  # unmarked before it was moved into place
     assert main(record_argv(tmp_path / "db", "x")) == 0
-    assert sorted(os.listdir(tmp_path)) == [".memdb-new-file", ".memdb-new-young", "db"]
+    kept = [".memdb-new-cli", ".memdb-new-file", ".memdb-new-notes", ".memdb-new-old", ".memdb-new-team", ".memdb-new-young"]
+    assert sorted(os.listdir(tmp_path)) == [*kept, "db"]
+    with memdb.open(tmp_path / ".memdb-new-team") as d:
+        assert [h.episode.lesson for h in d.owner("ana").recall().memories] == ["keep me"]
+
+
+def test_a_database_named_like_a_scratch_is_kept_while_another_process_has_it_open(tmp_path: Path) -> None:
+    """The review's case: a live process's database named ``.memdb-new-team`` (LMDB does not
+    flock the directory) was deleted under it by a record of another database beside it."""
+    team = tmp_path / ".memdb-new-team"
+    with memdb.open(team) as d:
+        d.owner("ana").record("debug", "the only copy of this lesson", outcome="failure", lesson="keep me")
+    serving = held_open(team)
+    try:
+        assert main(record_argv(tmp_path / "other", "unrelated")) == 0
+    finally:
+        done = release(serving)
+    assert done.returncode == 0, done.stderr
+    assert sorted(os.listdir(tmp_path)) == [".memdb-new-team", "other"]
+    with memdb.open(team) as d:
+        assert d.owner("ana").count() == 1
+
+
+def test_a_dead_builds_scratch_is_kept_while_any_process_has_it_open(tmp_path: Path) -> None:
+    """Marked and unlocked, but open as a database (someone looking into what a killed command
+    left): kept until nobody has it open, in another process or in this one."""
+    dead = killed_build(tmp_path)
+    looking = held_open(dead)
+    try:
+        assert main(record_argv(tmp_path / "db", "one")) == 0
+        assert scratch_dirs(tmp_path) == [dead.name]
+    finally:
+        assert release(looking).returncode == 0
+    with memdb.open(dead) as d:  # here: its lock.mdb is not even opened (closing it would drop LMDB's locks)
+        assert main(record_argv(tmp_path / "db", "two")) == 0
+        assert scratch_dirs(tmp_path) == [dead.name]
+        assert d.owner("default").count() == 1  # still usable
+    assert main(record_argv(tmp_path / "db", "three")) == 0
+    assert scratch_dirs(tmp_path) == []
 
 
 # --- a Ctrl-C before the command has begun ---------------------------------------------------------
@@ -136,8 +214,10 @@ def interrupted(code: str, argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def said(done: subprocess.CompletedProcess[str], as_json: bool, message: str) -> bool:
+    """Exactly what a script reads: the same text in every window (test_one_text_in_both_windows)."""
     if as_json:
-        return done.stderr == "" and json.loads(done.stdout) == {"error": {"type": "Interrupted", "message": message}}
+        error = json.dumps({"error": {"type": "Interrupted", "message": message}}, ensure_ascii=False, indent=2)
+        return done.stderr == "" and done.stdout == error + "\n"
     return done.stdout == "" and done.stderr == f"memdb: {message}\n"
 
 
@@ -165,6 +245,30 @@ def test_ctrl_c_while_the_arguments_are_parsed_is_one_line_and_exit_130(tmp_path
     argv = ["stats", "--db", str(tmp_path / "db"), *(["--json"] if as_json else [])]
     done = interrupted(_HARNESS.format(patch=textwrap.dedent(patch), argv=argv), [])
     assert done.returncode == 130 and said(done, as_json, NOT_BEGUN), done.stderr
+
+
+class _Loading(types.ModuleType):
+    """``memdb.cli`` as ``from memdb.cli import main`` meets it when a Ctrl-C comes while it loads."""
+
+    def __getattr__(self, name: str) -> object:
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("argv", [["stats"], ["stats", "--json"], ["dump", "--json"], ["--json", "ask", "x"]])
+def test_one_text_in_both_windows(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    """The early entry point and memdb.cli.main each held a copy of the message, of when it is
+    JSON and of the JSON (one escaped non-ASCII, the other not): one definition, in _memdb_cli."""
+    monkeypatch.setattr(_memdb_cli, "NOT_BEGUN", "interrompu avant le début (rien n'a été fait)")
+    monkeypatch.setattr(memdb.cli, "build_parser", lambda: (_ for _ in ()).throw(KeyboardInterrupt))
+    assert main(argv) == 130
+    parsing = capsys.readouterr()
+    monkeypatch.setattr(sys, "argv", ["memdb", *argv])
+    monkeypatch.setitem(sys.modules, "memdb.cli", _Loading("memdb.cli"))
+    assert _memdb_cli.main() == 130
+    loading = capsys.readouterr()
+    assert (loading.out, loading.err) == (parsing.out, parsing.err)
+    as_json = argv[:1] != ["dump"] and "--json" in argv
+    assert said(subprocess.CompletedProcess(argv, 130, parsing.out, parsing.err), as_json, _memdb_cli.NOT_BEGUN)
 
 
 # --- two imports of one file at once ----------------------------------------------------------------

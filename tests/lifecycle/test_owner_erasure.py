@@ -146,6 +146,28 @@ def test_an_owner_erasure_is_all_or_nothing(tmp_path: Path, clock: Clock, monkey
         assert db.settings.teams == {"core": [NAME, "other"]} and db.check().ok
 
 
+def test_a_failed_owner_erasure_inside_a_transaction_keeps_its_counts(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review's repro (revB finding 5): erase_owner failing after its kills, inside a caller's
+    transaction that goes on and commits, dropped the counts that transaction had deferred for
+    the owner's record: ^EPN and ^EPDF said one document, the records two."""
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        mem.record("debug", "first deploy failed", outcome="failure")
+
+        def fails(*_: Any) -> None:
+            raise ValidationError("planted")
+
+        monkeypatch.setattr(db.episodes.audit, "forget_member", fails)
+        with db.transaction():
+            second = mem.record("debug", "second deploy failed on zorblax", outcome="failure")
+            with pytest.raises(ValidationError, match="planted"):
+                db.erase_owner("ana", reason="account deleted")
+        assert mem.count() == 2 and [h.id for h in mem.recall(text="zorblax")] == [second.id]
+        assert db.check().ok, db.check().problems
+
+
 def test_an_owner_named_as_a_database_mark_leaves_the_mark(tmp_path: Path, clock: Clock) -> None:
     """^LIFE's database-wide marks share its first level with owners' names."""
     with memdb.open(tmp_path / "db", clock=clock) as db:

@@ -200,6 +200,7 @@ class Erasure:
                 self.episodes.configure(teams={t: [m for m in members if m != owner] for t, members in teams.items()})
             space = self.episodes.space
             space.flush_staged()  # the erasure's staged writes (postings) land before the kills, not after
+            self.cold.retire(owner)  # its dictionary ids are not given again to the name
             for name in sorted(OWNER_KEYED):
                 g = space[name]
                 # and its deferred counters (^EPN) are not written at the commit (test_the_name_can_be_an_owner_again)

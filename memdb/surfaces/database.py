@@ -140,8 +140,10 @@ class Database:
         return self.episodes.configure(**changes)
 
     def check(self) -> CheckReport:
-        """Verify that every index agrees with the records."""
-        return self.episodes.check()
+        """Verify that every index agrees with the records, and every cold record with its dictionary."""
+        report = self.episodes.check()
+        report.problems += self.lifecycle.cold.check()
+        return report
 
     def rescore(self, now: dt.datetime | None = None) -> RescoreReport:
         """Recompute every episode's relevance at ``now`` in native batches."""

@@ -191,7 +191,9 @@ class Erasure:
 
     def _erase_owner(self, owner: str, reason: str) -> ErasureReport:
         with self.episodes.space.transaction():
-            teams = {t: list(m) for t, m in self.episodes.settings.teams.items()}
+            # read inside the write: a team another process configured since this one loaded its
+            # settings is kept, the owner leaving it too (test_an_owner_erasure_keeps_a_team_configured_elsewhere)
+            teams = {t: list(m) for t, m in self.episodes.reload_settings().teams.items()}
             if not self._holds(owner) and not any(owner in m for m in teams.values()):
                 raise NotFoundError(f"owner {shown(owner)}: nothing of it in this database (nothing erased)")
             report = self.erase(owner, everything=True, reason=reason)  # the layers' hooks take what they derived, as for any request

@@ -111,3 +111,20 @@ def test_an_owner_erasure_keeps_the_dictionary_ids_of_a_database_older_than_thei
         assert db.globals["COLDDICT"].get((0, "last")) == 1
         mem.archive(_fill(mem, "quibblefrost")[0])
         assert db.globals["COLDDICT"].get(("ana", "last")) == 2 and db.check().ok
+
+
+def test_an_owner_erasure_keeps_a_team_configured_elsewhere(tmp_path: Path, clock: Clock) -> None:
+    """The erasure took the teams from this process's settings, loaded before another process
+    configured a team, and wrote the whole mapping back: that team was deleted with its other
+    members, and the audit record did not list it."""
+    path = tmp_path / "db"
+    with memdb.open(path, clock=clock) as db:
+        db.configure(teams={"core": ["ana", "other"]})
+        db.owner("ana").record("debug", "x", outcome="success")
+        in_another_process(db, path, 'db.configure(teams={"core": ["ana", "other"], "ops": ["ana", "bob"]})')
+        db.erase_owner("ana", reason="account deleted")
+        assert db.settings.teams == {"core": ["other"], "ops": ["bob"]}
+        (record,) = db.owner_erasures("ana")
+        assert record["teams"] == ["core", "ops"]
+    with memdb.open(path, clock=clock) as db:
+        assert db.settings.teams == {"core": ["other"], "ops": ["bob"]}

@@ -168,6 +168,16 @@ def test_a_failed_owner_erasure_inside_a_transaction_keeps_its_counts(
         assert db.check().ok, db.check().problems
 
 
+def test_the_reason_is_sanitized_before_the_name_goes(tmp_path: Path, clock: Clock) -> None:
+    """The name was replaced first, so "ana.smith@example.com" became "[erased owner]@example.com",
+    which the sanitizer no longer took for an e-mail: its domain was kept."""
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        db.owner("ana.smith").record("debug", "x", outcome="success")
+        db.erase_owner("ana.smith", reason="GDPR request from ana.smith@example.com, +44 20 7946 0958 (Ana.Smith)")
+        (record,) = db.owner_erasures("ana.smith")
+        assert record["reason"] == f"GDPR request from <EMAIL_1>, <PHONE_1> ({ERASED_OWNER})"
+
+
 def test_an_owner_named_as_a_database_mark_leaves_the_mark(tmp_path: Path, clock: Clock) -> None:
     """^LIFE's database-wide marks share its first level with owners' names."""
     with memdb.open(tmp_path / "db", clock=clock) as db:

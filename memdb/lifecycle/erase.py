@@ -306,14 +306,17 @@ class Erasure:
         # the sources left are events again, for the next maintain to summarize without it
         # (they stayed "summarized" by no summary: test_erasing_a_source_frees_the_rest_of_its_burst)
         freed: set[str] = set()
-        for summary_id, cites in self._citing_summaries(owner, {**targets, **cut}):
+        citing = self._citing_summaries(owner, {**targets, **cut})
+        for summary_id, cites in citing:
             targets.setdefault(summary_id, None)
             freed.update(cites)
-        freed.update(head for c in freed & set(cut) if (head := head_of[c]) is not None)  # summarized as its earlier version was
         gone = {**targets, **cut}
         headers = {eid: self.episodes.header(owner, eid) for eid in gone}
-        sessions = {h["session"] for h in headers.values() if h and h.get("session")}
         summaries = {eid for eid, h in headers.items() if h and h.get("kind") == "summary"}
+        for summary_id in summaries - {sid for sid, _ in citing}:  # a summary erased itself frees its sources the same way
+            freed.update(self._cites(owner, summary_id, headers[summary_id]))  # (test_erasing_a_summary_frees_its_burst)
+        freed.update(head for c in freed & set(cut) if (head := head_of[c]) is not None)  # summarized as its earlier version was
+        sessions = {h["session"] for h in headers.values() if h and h.get("session")}
         moved = {eid: head for eid, head in head_of.items() if head is not None and head not in gone}
         if moved:
             for repoint in self.repoint:
@@ -449,6 +452,15 @@ class Erasure:
             if any(c in targets for c in cites):
                 found.append((sid, cites))
         return found
+
+    def _cites(self, owner: str, episode_id: str, header: Mapping[str, Any] | None) -> list[str]:
+        """What an episode cites, from its hot record or, archived, its cold one."""
+        if header is not None and header.get("status") == "archived":
+            blob = self.episodes.cold_blob(owner, episode_id)
+            record = self.cold.unpack(owner, blob) if blob is not None else {}
+        else:
+            record = self.episodes.record_of(owner, episode_id) or {}
+        return list(record.get("cites") or ())
 
     def _forget_bursts(self, owner: str, summaries: set[str]) -> None:
         """The burst marks naming an erased summary go with it: a mark left said its window was

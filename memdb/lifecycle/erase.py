@@ -35,7 +35,7 @@ from memdb.errors import NotFoundError, ValidationError
 from memdb.lifecycle.cold import ColdCodec
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import check_id, ts_micros
-from memdb.memory.layout import unlinked
+from memdb.memory.layout import OWNER_ERASURES, unlinked
 from memdb.memory.models import check_owner, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.text import normalize_tags
@@ -219,6 +219,7 @@ class Erasure:
             for subs in [subs for subs, who in ids.items(()) if who == owner]:
                 ids.kill(subs)
             self.episodes.audit.forget_member(owner, ERASED_OWNER)
+            self.episodes.layout.meta.increment(OWNER_ERASURES)  # other processes' caches of the name are stale
             audit_id = self.episodes.audit.write(
                 None, "erase_owner", self.episodes.now(), reason=reason, hashes=[self.owner_hash(owner)],
                 count=report.count, entries=len(report.entries), teams=left,

@@ -128,3 +128,27 @@ def test_an_owner_erasure_keeps_a_team_configured_elsewhere(tmp_path: Path, cloc
         assert record["teams"] == ["core", "ops"]
     with memdb.open(path, clock=clock) as db:
         assert db.settings.teams == {"core": ["other"], "ops": ["bob"]}
+
+
+def test_another_process_forgets_an_erased_owners_archive(tmp_path: Path, clock: Clock) -> None:
+    """This process's digest of the owner's archived memories was checked against the owner's
+    counters (archived, archive_changes), which the erasure resets: once the name archived one
+    memory again, the counters matched and ask answered from the erased owner's archive."""
+    path = tmp_path / "db"
+    with memdb.open(path, clock=clock) as db:
+        mem = db.owner("ana")
+        mem.archive(mem.record("debug", "zorblax outage in the billing cluster", outcome="failure", ts=T0 - dt.timedelta(days=3)).id)
+        assert "1 archived match" in mem.ask("zorblax").note  # the digest is made and kept
+        in_another_process(
+            db,
+            path,
+            """
+            db.erase_owner("ana", reason="account deleted")
+            mem = db.owner("ana")
+            mem.archive(mem.record("debug", "printer toner replaced", outcome="success", ts=dt.datetime(2026, 4, 1, tzinfo=dt.UTC)).id)
+            """,
+        )
+        assert dict(db.globals["EPN"].items(("ana",)))[("ana", "archive_changes")] == 1  # as before the erasure
+        answer = mem.ask("zorblax")
+        assert not answer.found and "archived" not in answer.note, answer.note
+        assert "1 archived match" in mem.ask("toner").note

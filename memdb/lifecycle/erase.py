@@ -15,9 +15,10 @@ updated every month kept every value it ever had).
 An owner's name is an identifier too (a person's name or user id can be one), and a request for
 everything keeps it: the owner's counters, marks, audit log and team memberships name it.
 ``erase_owner`` takes the owner itself: everything ``erase(everything=True)`` takes, then every
-node of every global keyed by the owner (``OWNER_KEYED``), what the others hold of it, and
-its place in the settings' teams; one database-wide audit record keeps a keyed hash of the name
-(``owner_erasures`` finds it from the name), never the name.
+node of every global keyed by the owner (``OWNER_KEYED``), what the others hold of it (where
+it reviewed their lessons, ``ERASED_OWNER`` stands for it), and its place in the settings'
+teams; one database-wide audit record keeps a keyed hash of the name (``owner_erasures`` finds
+it from the name), never the name.
 """
 
 from __future__ import annotations
@@ -111,6 +112,10 @@ class Erasure:
         # request for everything or for tags: hook(owner, now, tags (none: everything), since, until),
         # in the erasure's transaction, even when no episode is left to erase; returns the entries it erased.
         self.requests: list[Callable[[str, dt.datetime, Sequence[str], dt.datetime | None, dt.datetime | None], list[str]]] = []
+        # Where layers above name an owner as the person who acted on another owner's data (a
+        # reviewer's decided_by and audit records): person(name, marker) puts marker there, in
+        # ``erase_owner``'s transaction, and returns how many mentions it replaced.
+        self.persons: list[Callable[[str, str], int]] = []
 
     def apply_retention(self, owner: str, now: dt.datetime) -> int:
         """Opt-in retention: erase episodes older than ``retention_days``, and the superseded
@@ -172,12 +177,15 @@ class Erasure:
         audit log, pattern batches, cold dictionaries, reflection budget), its entries' ids in
         ^KNID, and its membership of the settings' teams; a database-wide record that named it
         in a team names ``ERASED_OWNER``. One database-wide audit record, ``erase_owner``, keeps
-        the reason, the counts and in ``hashes`` a keyed hash of the name (``owner_hash``). All in
-        one transaction; ``owner`` as ``Episodes.owner_name`` gives it.
+        the reason, the counts and in ``hashes`` a keyed hash of the name (``owner_hash``). Where
+        it acted on another owner's data as a person (``persons``: it reviewed a teammate's
+        lesson), ``ERASED_OWNER`` stands for it. All in one transaction; ``owner`` as
+        ``Episodes.owner_name`` gives it.
 
         The reason is kept with the name in it, as a word, replaced by ``ERASED_OWNER`` ("account
         of <name> deleted"). NotFoundError for a name the database holds nothing of (an audit
-        record would say a person was erased who never was); ValidationError for an empty
+        record would say a person was erased who never was; a name that only reviewed others'
+        lessons is held); ValidationError for an empty
         reason. Other owners' memories that mention the name in their text are theirs, and stay."""
         if not isinstance(reason, str) or not reason.strip():
             raise ValidationError(f"erase_owner reason {shown(reason)}: say why (it is kept in the audit trail)")
@@ -196,7 +204,9 @@ class Erasure:
             # read inside the write: a team another process configured since this one loaded its
             # settings is kept, the owner leaving it too (test_an_owner_erasure_keeps_a_team_configured_elsewhere)
             teams = {t: list(m) for t, m in self.episodes.reload_settings().teams.items()}
-            if not self._holds(owner) and not any(owner in m for m in teams.values()):
+            # a person who only reviewed others' lessons is named there alone (test_a_reviewers_name_goes_from_what_it_reviewed)
+            named = sum(person(owner, ERASED_OWNER) for person in self.persons)
+            if not named and not self._holds(owner) and not any(owner in m for m in teams.values()):
                 raise NotFoundError(f"owner {shown(owner)}: nothing of it in this database (nothing erased)")
             report = self.erase(owner, everything=True, reason=reason)  # the layers' hooks take what they derived, as for any request
             left = sorted(t for t, members in teams.items() if owner in members)

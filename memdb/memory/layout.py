@@ -575,7 +575,7 @@ class Layout:
         self.space = space
         # what readers derive of an owner's archived memories, kept by this process while the
         # owner's archive stays as it is (``memdb.query.archived``): owner -> (version, digest)
-        self.digests: dict[str, tuple[tuple[int, int], Any]] = {}
+        self.digests: dict[str, tuple[tuple[int, int, int], Any]] = {}
         self.digests_lock = threading.Lock()  # threads share a database: the dict is read and trimmed under it
         self.meta = space["META"]
         self.mem = space["MEM"]

@@ -110,9 +110,9 @@ class Database:
     def erase_owner(self, name: str, *, reason: str) -> ErasureReport:
         """Erase an owner itself (a data subject whose name or user id is the owner): everything
         ``erase(everything=True)`` takes, then every counter, mark, audit record and team
-        membership under its name, and its name where it reviewed others' lessons, in one transaction; one database-wide audit record keeps a
-        keyed hash of the name, never the name (``owner_erasures``). Freed pages may still hold
-        old bytes until ``compact()``."""
+        membership under its name, and its name where it reviewed others' lessons, in one
+        transaction; one database-wide audit record keeps a keyed hash of the name, never the
+        name (``owner_erasures``). Freed pages may still hold old bytes until ``compact()``."""
         return self.lifecycle.erasure.erase_owner(self.episodes.owner_name(name), reason)
 
     def owner_erasures(self, name: str) -> list[dict[str, Any]]:

@@ -52,7 +52,7 @@ OWNER_KEYED: Final = frozenset({
 ``erase_owner`` kills the owner's subtree of each (test_every_global_is_known_to_the_owner_erasure)."""
 
 NOT_OWNER_KEYED: Final[Mapping[str, str]] = {
-    "META": "settings and counters: the owner leaves the settings' teams",
+    "META": "settings and counters: the owner leaves the settings' teams, and the count of owner erasures grows",
     "AUDITDB": "database-wide records: a team list of a configure record names it as ERASED_OWNER",
     "KNID": "entry id -> owner: the nodes naming the owner go",
     "KNS": "shared entries by team: the owner's entries go with its request for everything",

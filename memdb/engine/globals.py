@@ -47,7 +47,8 @@ _NOTHING_MORE: Final = {()}
 _BYTES: Final = {bytes}
 
 _Deferred = list[Counter[bytes]]
-"""One transaction level's deferred deltas by encoded counter key: ``[plain, drop_zero]``.
+"""One transaction level's deferred deltas by encoded counter key: ``[plain, drop_zero]``,
+then the encoded nodes whose subtrees this level discarded (``discard_deferred``).
 Keys are encoded (so checked) when deferred: a bad subscript raises at the call, inside the
 savepoint that made it, and equal numbers (1, 1.0) are one counter."""
 
@@ -66,7 +67,15 @@ class _Local(threading.local):
 
 
 def _new_level() -> _Deferred:
-    return [Counter(), Counter()]
+    return [Counter(), Counter(), Counter()]
+
+
+def _drop_deltas(level: _Deferred, key: bytes) -> None:
+    """Remove ``level``'s deltas of the counters in the subtree of the encoded node ``key``."""
+    lo, hi = codec.range_of(key)
+    for counter in level[:2]:
+        for k in [k for k in counter if lo <= k < hi]:
+            del counter[k]
 
 
 def _as_subs(subs: Any) -> Subscripts:
@@ -203,8 +212,11 @@ class Globals:
                 if self._local.staged is not None:
                     self._local.staged.clear()  # and so do the writes it staged
                 raise
-            for mine, theirs in zip(pending.pop(), pending[-1], strict=True):
-                theirs.update(mine)
+            mine, theirs = pending.pop(), pending[-1]
+            for key in mine[2]:  # the enclosing level's deltas there were deferred before this level's discard
+                _drop_deltas(theirs, key)
+            for m, t in zip(mine, theirs, strict=True):
+                t.update(m)  # and its discards go on up, to the levels enclosing that one
             return
         with self.store.write() as txn:
             self._local.write = self._local.current = txn
@@ -283,15 +295,16 @@ class Globals:
     def discard_deferred(self, g: Global, subs: Any = ()) -> None:
         """Drop this transaction's deferred deltas (``defer_increment``) of counters in the
         subtree of ``g(subs)``, about to be killed: applied at commit, they would bring back a
-        counter that a KILL took (an owner's statistics after its erasure)."""
+        counter that a KILL took (an owner's statistics after its erasure). Like the KILL, the
+        discard belongs to the current nested transaction: the enclosing levels' deltas go when
+        it commits into them, and stay if it rolls back (test_a_discard_rolls_back_with_its_savepoint)."""
         pending = self._local.pending
         if not pending:
             return
-        lo, hi = codec.range_of(g._key(_as_subs(subs)))
-        for level in pending:
-            for counter in level:
-                for key in [k for k in counter if lo <= k < hi]:
-                    del counter[key]
+        key = g._key(_as_subs(subs))
+        _drop_deltas(pending[-1], key)
+        if len(pending) > 1:
+            pending[-1][2][key] += 1
 
     def _deferring(self) -> AbstractContextManager[None]:
         """Outside a transaction, one for the deferral (applied at its commit, so at once)."""
@@ -320,7 +333,7 @@ class Globals:
         dropped: list[bytes] = []
         unpack = codec.unpack_value
         with self.writer() as txn:
-            for drop_zero, deltas in enumerate(pending):
+            for drop_zero, deltas in enumerate(pending[:2]):
                 for key, delta in deltas.items():
                     if not delta:
                         continue

@@ -34,7 +34,7 @@ import itertools
 import secrets
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict
@@ -1186,6 +1186,18 @@ class Knowledge:
             raise ValidationError(f"entry {entry_id!r}: is {rec['state']}, not {state} (decided by {shown(rec.get('decided_by'))})")
         return dict(rec)
 
+    def forget_person(self, name: str, marker: str) -> int:
+        """An owner's erasure (``Erasure.persons``): where ``name`` decided about another owner's
+        entry, ``marker`` stands instead, in its ``decided_by`` and the audit records of what the
+        person did; how many mentions. Reads every entry and audit record."""
+        named = [
+            (subs, rec) for subs, rec in self.entries.items(())
+            if subs[0] != name and rec.get("decided_by") == name and rec.get("status") != "erased"  # an erasure's is memdb's word
+        ]  # fmt: skip
+        for subs, rec in named:
+            self.entries.set(subs, {**rec, "decided_by": marker})
+        return len(named) + self.audit.forget_actor(name, marker, _DECIDED_BY_A_PERSON)
+
     def _audit(self, owner: str, at: dt.datetime, action: str, rec: Mapping[str, Any], *, by: str, **extra: Any) -> None:
         """One audit record per write or decision: who, when, which entry, its content hash (never its text)."""
         entry = {"by": by, "entry": rec["id"], "content_hash": rec["hash"]}
@@ -1264,6 +1276,10 @@ def restore_note(entry: Entry) -> str:
 
 def _teams(teams: Iterable[str]) -> str:
     return ", ".join(map(repr, teams))
+
+
+_DECIDED_BY_A_PERSON: Final = ("approve", "reject", "share", "keep_private", "archive", "decay_keep", "quarantine", "restore_entry")
+"""The audit actions whose ``by`` is a person (``_person``), not memdb's word for a rule ("decay", "erasure")."""
 
 
 def _person(by: str) -> str:

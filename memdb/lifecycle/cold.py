@@ -8,8 +8,14 @@ The dictionary is stored in the database (``^COLDDICT``) so every process decode
 
 A dictionary is learned from record text, so it holds fragments of the records it was trained
 on: ``retrain`` replaces an owner's dictionaries after an erasure (see ``memdb.lifecycle.erase``).
-Dictionary ids only grow (``^COLDDICT(owner, "last")`` counts them, even after the dictionary
-it names is dropped), so a cached (de)compressor can never be taken for another dictionary.
+Dictionary ids only grow, across owners and their erasures, so a (de)compressor another
+process cached can never be taken for another dictionary of the same name::
+
+    ^COLDDICT(owner, id) = bytes     an owner's dictionary (trained on its records only)
+    ^COLDDICT(owner, "last") = id    its newest id, kept when the dictionary is dropped
+    ^COLDDICT(0, "last") = id        the newest id of the database: an owner's erasure takes its
+                                     "last", and the name's next dictionary is numbered above this
+                                     (a number, which no owner's name is; it holds no name)
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ _LEVEL: Final = 9
 _DICT_SIZE: Final = 16 * 1024
 _DICT_MIN_SAMPLES: Final = 200
 _DICT_MAX_SAMPLES: Final = 5000
+_DATABASE: Final = 0  # ^COLDDICT's database-wide node
 
 
 class ColdCodec:
@@ -49,9 +56,54 @@ class ColdCodec:
         if len(samples) < _DICT_MIN_SAMPLES:
             return None
         trained = zstandard.train_dictionary(_DICT_SIZE, samples[:_DICT_MAX_SAMPLES])
-        dict_id = int(self.dicts.increment((owner, "last")))
-        self.dicts.set((owner, dict_id), trained.as_bytes())
+        with self._episodes.space.transaction(savepoint=False):
+            dict_id = self._newest(owner) + 1
+            self.dicts.set((_DATABASE, "last"), dict_id)
+            self.dicts.set((owner, "last"), dict_id)
+            self.dicts.set((owner, dict_id), trained.as_bytes())
         return dict_id
+
+    def _newest(self, owner: str) -> int:
+        """The newest dictionary id given out for ``owner`` or any other: an id given once is never
+        given again (after the owner's erasure the database's mark remembers it; before this
+        mark existed, each owner's own "last" did)."""
+        return max(int(self.dicts.get((_DATABASE, "last"), 0)), int(self.dicts.get((owner, "last"), 0)))
+
+    def retire(self, owner: str) -> None:
+        """Before an owner's erasure kills ``^COLDDICT(owner)``: the database's mark keeps its
+        newest id, so the name's next dictionary is not numbered as one of the erased owner's
+        that another process still holds a compressor of (test_dictionary_ids_grow_across_an_owner_erasure)."""
+        newest = self._newest(owner)
+        if newest:
+            self.dicts.set((_DATABASE, "last"), newest)
+
+    def check(self) -> list[str]:
+        """Problems of the dictionary-coded cold records: a record whose frame was compressed with
+        another dictionary than the one stored under its id (restore fails: "Dictionary
+        mismatch"), or whose dictionary is missing. Reads each record's frame header and each
+        dictionary's id, never decompresses: O(archived records)."""
+        problems: list[str] = []
+        with self._episodes.space.snapshot():
+            for owner in self._episodes.owners():
+                ids: dict[int, int | None] = {}
+                for eid, value in self._episodes.cold_blobs(owner):
+                    if value.get("codec") != "zstd-dict":
+                        continue
+                    dict_id = int(value["dict"])
+                    if dict_id not in ids:
+                        raw = self.dicts.get((owner, dict_id))
+                        ids[dict_id] = None if raw is None else zstandard.ZstdCompressionDict(raw).dict_id()
+                    if ids[dict_id] is None:
+                        problems.append(f"^COLD({owner!r},{eid!r}): its dictionary {dict_id} is missing from ^COLDDICT")
+                        continue
+                    try:
+                        framed = zstandard.get_frame_parameters(value["data"]).dict_id
+                    except zstandard.ZstdError:
+                        problems.append(f"^COLD({owner!r},{eid!r}): not a zstandard frame")
+                        continue
+                    if framed != ids[dict_id]:
+                        problems.append(f"^COLD({owner!r},{eid!r}): compressed with another dictionary than ^COLDDICT({owner!r},{dict_id})")
+        return problems
 
     def _current_dict(self, owner: str) -> int | None:
         # One dictionary per owner: it is learned from that owner's records only, so no owner's

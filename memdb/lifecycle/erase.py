@@ -15,9 +15,10 @@ updated every month kept every value it ever had).
 An owner's name is an identifier too (a person's name or user id can be one), and a request for
 everything keeps it: the owner's counters, marks, audit log and team memberships name it.
 ``erase_owner`` takes the owner itself: everything ``erase(everything=True)`` takes, then every
-node of every global keyed by the owner (``OWNER_KEYED``), what the others hold of it, and
-its place in the settings' teams; one database-wide audit record keeps a keyed hash of the name
-(``owner_erasures`` finds it from the name), never the name.
+node of every global keyed by the owner (``OWNER_KEYED``), what the others hold of it (where
+it reviewed their lessons, ``ERASED_OWNER`` stands for it), and its place in the settings'
+teams; one database-wide audit record keeps a keyed hash of the name (``owner_erasures`` finds
+it from the name), never the name.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from memdb.errors import NotFoundError, ValidationError
 from memdb.lifecycle.cold import ColdCodec
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import check_id, ts_micros
-from memdb.memory.layout import unlinked
+from memdb.memory.layout import OWNER_ERASURES, unlinked
 from memdb.memory.models import check_owner, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.text import normalize_tags
@@ -51,7 +52,7 @@ OWNER_KEYED: Final = frozenset({
 ``erase_owner`` kills the owner's subtree of each (test_every_global_is_known_to_the_owner_erasure)."""
 
 NOT_OWNER_KEYED: Final[Mapping[str, str]] = {
-    "META": "settings and counters: the owner leaves the settings' teams",
+    "META": "settings and counters: the owner leaves the settings' teams, and the count of owner erasures grows",
     "AUDITDB": "database-wide records: a team list of a configure record names it as ERASED_OWNER",
     "KNID": "entry id -> owner: the nodes naming the owner go",
     "KNS": "shared entries by team: the owner's entries go with its request for everything",
@@ -115,6 +116,10 @@ class Erasure:
         # request for everything or for tags: hook(owner, now, tags (none: everything), since, until),
         # in the erasure's transaction, even when no episode is left to erase; returns the entries it erased.
         self.requests: list[Callable[[str, dt.datetime, Sequence[str], dt.datetime | None, dt.datetime | None], list[str]]] = []
+        # Where layers above name an owner as the person who acted on another owner's data (a
+        # reviewer's decided_by and audit records): person(name, marker) puts marker there, in
+        # ``erase_owner``'s transaction, and returns how many mentions it replaced.
+        self.persons: list[Callable[[str, str], int]] = []
 
     def apply_retention(self, owner: str, now: dt.datetime) -> int:
         """Opt-in retention: erase episodes older than ``retention_days``, and the superseded
@@ -176,16 +181,21 @@ class Erasure:
         audit log, pattern batches, cold dictionaries, reflection budget), its entries' ids in
         ^KNID, and its membership of the settings' teams; a database-wide record that named it
         in a team names ``ERASED_OWNER``. One database-wide audit record, ``erase_owner``, keeps
-        the reason, the counts and in ``hashes`` a keyed hash of the name (``owner_hash``). All in
-        one transaction; ``owner`` as ``Episodes.owner_name`` gives it.
+        the reason, the counts and in ``hashes`` a keyed hash of the name (``owner_hash``). Where
+        it acted on another owner's data as a person (``persons``: it reviewed a teammate's
+        lesson), ``ERASED_OWNER`` stands for it. All in one transaction; ``owner`` as
+        ``Episodes.owner_name`` gives it.
 
         The reason is kept with the name in it, as a word, replaced by ``ERASED_OWNER`` ("account
         of <name> deleted"). NotFoundError for a name the database holds nothing of (an audit
-        record would say a person was erased who never was); ValidationError for an empty
+        record would say a person was erased who never was; a name that only reviewed others'
+        lessons is held); ValidationError for an empty
         reason. Other owners' memories that mention the name in their text are theirs, and stay."""
         if not isinstance(reason, str) or not reason.strip():
             raise ValidationError(f"erase_owner reason {shown(reason)}: say why (it is kept in the audit trail)")
-        # "account of <name> deleted": the record keeps the reason, and must not keep the name
+        # "account of <name> deleted": the record keeps the reason, and must not keep the name; sanitized
+        # first, so an e-mail built on the name still reads as one (test_the_reason_is_sanitized_before_the_name_goes)
+        reason = self.episodes.audit.clean("erase_owner", {"reason": reason})["reason"]
         reason = re.sub(rf"(?<!\w){re.escape(owner)}(?!\w)", ERASED_OWNER, reason, flags=re.IGNORECASE)
         try:
             return self._erase_owner(owner, reason)
@@ -195,8 +205,12 @@ class Erasure:
 
     def _erase_owner(self, owner: str, reason: str) -> ErasureReport:
         with self.episodes.space.transaction():
-            teams = {t: list(m) for t, m in self.episodes.settings.teams.items()}
-            if not self._holds(owner) and not any(owner in m for m in teams.values()):
+            # read inside the write: a team another process configured since this one loaded its
+            # settings is kept, the owner leaving it too (test_an_owner_erasure_keeps_a_team_configured_elsewhere)
+            teams = {t: list(m) for t, m in self.episodes.reload_settings().teams.items()}
+            # a person who only reviewed others' lessons is named there alone (test_a_reviewers_name_goes_from_what_it_reviewed)
+            named = sum(person(owner, ERASED_OWNER) for person in self.persons)
+            if not named and not self._holds(owner) and not any(owner in m for m in teams.values()):
                 raise NotFoundError(f"owner {shown(owner)}: nothing of it in this database (nothing erased)")
             report = self.erase(owner, everything=True, reason=reason)  # the layers' hooks take what they derived, as for any request
             left = sorted(t for t, members in teams.items() if owner in members)
@@ -204,6 +218,7 @@ class Erasure:
                 self.episodes.configure(teams={t: [m for m in members if m != owner] for t, members in teams.items()})
             space = self.episodes.space
             space.flush_staged()  # the erasure's staged writes (postings) land before the kills, not after
+            self.cold.retire(owner)  # its dictionary ids are not given again to the name
             for name in sorted(OWNER_KEYED):
                 g = space[name]
                 # and its deferred counters (^EPN) are not written at the commit (test_the_name_can_be_an_owner_again)
@@ -218,6 +233,7 @@ class Erasure:
             for subs in [subs for subs, who in ids.items(()) if who == owner]:
                 ids.kill(subs)
             self.episodes.audit.forget_member(owner, ERASED_OWNER)
+            self.episodes.layout.meta.increment(OWNER_ERASURES)  # other processes' caches of the name are stale
             audit_id = self.episodes.audit.write(
                 None, "erase_owner", self.episodes.now(), reason=reason, hashes=[self.owner_hash(owner)],
                 count=report.count, entries=len(report.entries), teams=left,
@@ -305,14 +321,17 @@ class Erasure:
         # the sources left are events again, for the next maintain to summarize without it
         # (they stayed "summarized" by no summary: test_erasing_a_source_frees_the_rest_of_its_burst)
         freed: set[str] = set()
-        for summary_id, cites in self._citing_summaries(owner, {**targets, **cut}):
+        citing = self._citing_summaries(owner, {**targets, **cut})
+        for summary_id, cites in citing:
             targets.setdefault(summary_id, None)
             freed.update(cites)
-        freed.update(head for c in freed & set(cut) if (head := head_of[c]) is not None)  # summarized as its earlier version was
         gone = {**targets, **cut}
         headers = {eid: self.episodes.header(owner, eid) for eid in gone}
-        sessions = {h["session"] for h in headers.values() if h and h.get("session")}
         summaries = {eid for eid, h in headers.items() if h and h.get("kind") == "summary"}
+        for summary_id in summaries - {sid for sid, _ in citing}:  # a summary erased itself frees its sources the same way
+            freed.update(self._cites(owner, summary_id, headers[summary_id]))  # (test_erasing_a_summary_frees_its_burst)
+        freed.update(head for c in freed & set(cut) if (head := head_of[c]) is not None)  # summarized as its earlier version was
+        sessions = {h["session"] for h in headers.values() if h and h.get("session")}
         moved = {eid: head for eid, head in head_of.items() if head is not None and head not in gone}
         if moved:
             for repoint in self.repoint:
@@ -450,6 +469,15 @@ class Erasure:
             if any(c in targets for c in cites):
                 found.append((sid, cites))
         return found
+
+    def _cites(self, owner: str, episode_id: str, header: Mapping[str, Any] | None) -> list[str]:
+        """What an episode cites, from its hot record or, archived, its cold one."""
+        if header is not None and header.get("status") == "archived":
+            blob = self.episodes.cold_blob(owner, episode_id)
+            record = self.cold.unpack(owner, blob) if blob is not None else {}
+        else:
+            record = self.episodes.record_of(owner, episode_id) or {}
+        return list(record.get("cites") or ())
 
     def _forget_bursts(self, owner: str, summaries: set[str]) -> None:
         """The burst marks naming an erased summary go with it: a mark left said its window was

@@ -143,6 +143,18 @@ class AuditLog:
             if new != teams:
                 self._database.set(subs, {**entry, "changes": {**entry["changes"], "teams": new}})
 
+    def forget_actor(self, owner: str, marker: str, actions: Collection[str]) -> int:
+        """An owner's erasure beats append-only here too: where another owner's record of one of
+        ``actions`` names ``owner`` as the person who acted (``by``: a reviewer's approval of a
+        teammate's lesson), ``marker`` stands instead; how many records. Reads every record."""
+        named = [
+            (subs, entry) for subs, entry in self._owned.items(())
+            if subs[0] != owner and entry.get("by") == owner and entry.get("action") in actions
+        ]  # fmt: skip
+        for subs, entry in named:
+            self._owned.set(subs, {**entry, "by": marker})
+        return len(named)
+
     def owners(self) -> list[str]:
         """Owners with audit records."""
         return [str(o) for o in self._owned.children()]

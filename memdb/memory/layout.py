@@ -33,7 +33,9 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^COLD(owner, id) = {...}            archived full records, compressed by the lifecycle layer
     ^AUDIT(owner, audit_id) = {...}     the audit log (``memdb.memory.audit``)
     ^AUDITDB(audit_id) = {...}          database-wide audit records (settings changes)
-    ^META("settings"|"layout"|...)      the database's settings, layout version and counters
+    ^META("settings"|"layout"|...)      the database's settings, layout version and counters;
+                                        ``OWNER_ERASURES`` counts owners erased (caches of what a
+                                        process derived from an owner's data keep it in their key)
 
 The time-ordered indexes share one layout, so the query layer works on encoded keys: every
 entry ends in the same encoded ``(ts_us, id)`` tail (ids have a fixed length, so the id is a
@@ -86,6 +88,7 @@ __all__ = [
     "MAX_DOCS",
     "NO_OUTCOME",
     "OUTCOME_OF_CODE",
+    "OWNER_ERASURES",
     "RECORD_FIELDS",
     "SUPERSEDED",
     "TEXT_FIELDS",
@@ -162,6 +165,10 @@ VERSION_FIELDS: Final = ("key", "supersedes", "supersede_reason")
 """Record fields written only when set (a fact's key; a successor's old id and reason), so
 records without versions keep the shape older code wrote."""
 SUPERSEDED: Final = "superseded"  # the status of a version replaced by a newer one
+OWNER_ERASURES: Final = ("owner erasures",)
+"""^META's count of owners erased, which only grows: an erasure resets the owner's counters, so a
+name erased and written again repeats them, and a cache checked against them alone (another
+process's ``Layout.digests``) would be taken for the erased owner's."""
 
 # Index codes hold relevance to 1/25 of a point: fine enough that ranking reads few headers
 # (one level is 0.0024 of a recency-ranked score), coarse enough that a level fits a byte.
@@ -569,7 +576,7 @@ class Layout:
         self.space = space
         # what readers derive of an owner's archived memories, kept by this process while the
         # owner's archive stays as it is (``memdb.query.archived``): owner -> (version, digest)
-        self.digests: dict[str, tuple[tuple[int, int], Any]] = {}
+        self.digests: dict[str, tuple[tuple[int, int, int], Any]] = {}
         self.digests_lock = threading.Lock()  # threads share a database: the dict is read and trimmed under it
         self.meta = space["META"]
         self.mem = space["MEM"]

@@ -5,7 +5,8 @@ no header but those of its matches.
 
 A digest is made from the owner's archived headers and stands while the owner's archived count
 and ``archive_changes`` (bumped by every archive, restore, erasure of an archived memory and
-header backfill) read as they did: capture, which changes the hot documents only, keeps it.
+header backfill) read as they did, and no owner is erased (an erasure resets those counters,
+``OWNER_ERASURES``): capture, which changes the hot documents only, keeps it.
 """
 
 from __future__ import annotations

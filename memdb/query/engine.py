@@ -53,6 +53,7 @@ from memdb.memory.layout import (
     LEVELS_PER_POINT,
     NO_OUTCOME,
     OUTCOME_OF_CODE,
+    OWNER_ERASURES,
     SUPERSEDED,
     DecodedHeader,
     archived_words,
@@ -1563,13 +1564,14 @@ class OwnerQueries:
 
     def _archived_digest(self) -> ArchivedDigest | None:
         """The owner's ``ArchivedDigest``, made once while the archived memories stay as they are
-        (their count and ``archive_changes``: capture keeps it); None past ``_DIGESTED`` archived
+        (their count and ``archive_changes``: capture keeps it) and no owner is erased; None past ``_DIGESTED`` archived
         memories, and inside a write transaction (its counters are not applied yet)."""
         stats = self._layout.stats
         archived = int(stats.get((self.name, "archived"), 0))
         if archived > _DIGESTED or self._space.in_transaction:
             return None
-        version = (archived, int(stats.get((self.name, "archive_changes"), 0)))
+        # and the owner erasures, which reset those counters (test_another_process_forgets_an_erased_owners_archive)
+        version = (archived, int(stats.get((self.name, "archive_changes"), 0)), int(self._layout.meta.get(OWNER_ERASURES, 0)))
         digests, lock = self._layout.digests, self._layout.digests_lock
         with lock:
             kept = digests.pop(self.name, None)

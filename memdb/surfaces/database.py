@@ -67,6 +67,8 @@ class Database:
         self.lifecycle.erasure.repoint.append(self.patterns.repoint)  # a cut version is counted as the one kept
         # a request for everything, or for tags, takes the owner's entries that cite nothing too
         self.lifecycle.erasure.requests.append(self.knowledge.erase_requested)
+        # an erased owner's name leaves the entries it decided about as a reviewer, and their audit records
+        self.lifecycle.erasure.persons.append(self.knowledge.forget_person)
         # a corrected episode is cited as its new version, and an approved entry resting on it is flagged for review
         self.episodes.supersede_hooks.append(self.knowledge.source_corrected)
         # every typed record is counted for pattern extraction in its own transaction
@@ -108,9 +110,9 @@ class Database:
     def erase_owner(self, name: str, *, reason: str) -> ErasureReport:
         """Erase an owner itself (a data subject whose name or user id is the owner): everything
         ``erase(everything=True)`` takes, then every counter, mark, audit record and team
-        membership under its name, in one transaction; one database-wide audit record keeps a
-        keyed hash of the name, never the name (``owner_erasures``). Freed pages may still hold
-        old bytes until ``compact()``."""
+        membership under its name, and its name where it reviewed others' lessons, in one
+        transaction; one database-wide audit record keeps a keyed hash of the name, never the
+        name (``owner_erasures``). Freed pages may still hold old bytes until ``compact()``."""
         return self.lifecycle.erasure.erase_owner(self.episodes.owner_name(name), reason)
 
     def owner_erasures(self, name: str) -> list[dict[str, Any]]:
@@ -140,8 +142,10 @@ class Database:
         return self.episodes.configure(**changes)
 
     def check(self) -> CheckReport:
-        """Verify that every index agrees with the records."""
-        return self.episodes.check()
+        """Verify that every index agrees with the records, and every cold record with its dictionary."""
+        report = self.episodes.check()
+        report.problems += self.lifecycle.cold.check()
+        return report
 
     def rescore(self, now: dt.datetime | None = None) -> RescoreReport:
         """Recompute every episode's relevance at ``now`` in native batches."""

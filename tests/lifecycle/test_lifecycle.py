@@ -207,6 +207,29 @@ def test_a_burst_freed_by_an_erasure_is_summarized_again(ldb: memdb.Database, cl
     assert ldb.check().ok
 
 
+@pytest.mark.parametrize("archived", [False, True])
+def test_erasing_a_summary_frees_its_burst(ldb: memdb.Database, clock: Clock, archived: bool) -> None:
+    """Erasing a burst summary by its own id took its window's mark and left its sources
+    "summarized" by no summary, never summarized again. They are events again, as when a
+    source is erased, and the next run summarizes them anew (archived, the summary's cites
+    are read from its cold record)."""
+    mem = ldb.owner("ana")
+    ids = burst(mem, 7, spacing=dt.timedelta(minutes=2))
+    clock.advance(days=2)
+    assert ldb.maintain().summaries == 1
+    (summary,) = summaries_of(mem)
+    if archived:
+        mem.archive(summary.id)
+    mem.erase([summary.id], reason="a wrong summary")
+    assert {mem.peek(i).status for i in ids} == {"active"} and ldb.check().ok
+    clock.advance(days=1)
+    report = ldb.maintain()
+    assert (report.summaries, report.summarized_sources) == (1, 7)
+    (again,) = summaries_of(mem)
+    assert again.id != summary.id and set(mem.get(again.id).cites) == set(ids)
+    assert {mem.peek(i).status for i in ids} == {"summarized"} and ldb.check().ok
+
+
 def test_an_erasure_leaves_no_burst_that_is_not_one_summarized(ldb: memdb.Database, clock: Clock) -> None:
     """The look back an erasure asks for applies the rule as it is: 5 events left of a burst of
     6 are no burst, a window of 4 events never was one, and a burst whose summary stands is not

@@ -146,6 +146,69 @@ def test_an_owner_erasure_is_all_or_nothing(tmp_path: Path, clock: Clock, monkey
         assert db.settings.teams == {"core": [NAME, "other"]} and db.check().ok
 
 
+def test_a_failed_owner_erasure_inside_a_transaction_keeps_its_counts(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review's repro (revB finding 5): erase_owner failing after its kills, inside a caller's
+    transaction that goes on and commits, dropped the counts that transaction had deferred for
+    the owner's record: ^EPN and ^EPDF said one document, the records two."""
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        mem.record("debug", "first deploy failed", outcome="failure")
+
+        def fails(*_: Any) -> None:
+            raise ValidationError("planted")
+
+        monkeypatch.setattr(db.episodes.audit, "forget_member", fails)
+        with db.transaction():
+            second = mem.record("debug", "second deploy failed on zorblax", outcome="failure")
+            with pytest.raises(ValidationError, match="planted"):
+                db.erase_owner("ana", reason="account deleted")
+        assert mem.count() == 2 and [h.id for h in mem.recall(text="zorblax")] == [second.id]
+        assert db.check().ok, db.check().problems
+
+
+def test_the_reason_is_sanitized_before_the_name_goes(tmp_path: Path, clock: Clock) -> None:
+    """The name was replaced first, so "ana.smith@example.com" became "[erased owner]@example.com",
+    which the sanitizer no longer took for an e-mail: its domain was kept."""
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        db.owner("ana.smith").record("debug", "x", outcome="success")
+        db.erase_owner("ana.smith", reason="GDPR request from ana.smith@example.com, +44 20 7946 0958 (Ana.Smith)")
+        (record,) = db.owner_erasures("ana.smith")
+        assert record["reason"] == f"GDPR request from <EMAIL_1>, <PHONE_1> ({ERASED_OWNER})"
+
+
+@pytest.mark.parametrize("own_episodes", [True, False], ids=["owner", "reviewer-only"])
+def test_a_reviewers_name_goes_from_what_it_reviewed(tmp_path: Path, clock: Clock, own_episodes: bool) -> None:
+    """The name stayed in the entries it decided about as a reviewer (``decided_by``) and their
+    audit records (``by``), as the dashboard passes the signed-in owner; and a person who only
+    reviewed could not be erased at all ("nothing of it in this database")."""
+    path = tmp_path / "db"
+    with memdb.open(path, clock=clock) as db:
+        if own_episodes:
+            db.owner(NAME).record("debug", "mine", outcome="success")
+        other = db.owner("other")
+        approved, rejected, theirs = (other.save_lesson(t) for t in (
+            "Always read the retry budget first", "Never deploy on fridays without a rollback plan", "Pin the build tools",
+        ))  # fmt: skip
+        db.approve([approved.id], by=NAME)
+        db.reject([rejected.id], by=NAME, reason="a duplicate")
+        db.approve([theirs.id], by="lead")
+        db.quarantine(approved.id, by=NAME, reason="stale")
+        db.restore_entry(approved.id, by=NAME)
+        db.erase_owner(NAME, reason="left the company")
+        decided = {e.id: e.decided_by for e in other.entries()}
+        assert decided == {approved.id: ERASED_OWNER, rejected.id: ERASED_OWNER, theirs.id: "lead"}
+        by = [(a["action"], a["by"]) for a in other.audit() if a["action"] != "submit"]
+        assert by == [("approve", ERASED_OWNER), ("reject", ERASED_OWNER), ("approve", "lead"), *(
+            (action, ERASED_OWNER) for action in ("quarantine", "restore_entry"))]  # fmt: skip
+        assert _naming(db, NAME) == [] and len(db.owner_erasures(NAME)) == 1 and db.check().ok
+        db.compact()
+        with db.store.read() as txn:
+            raw = b"".join(bytes(k) + bytes(v) for k, v in txn.scan(b"", b"\xff" * 8))
+        assert NAME.encode() not in raw and b"lead" in raw
+
+
 def test_an_owner_named_as_a_database_mark_leaves_the_mark(tmp_path: Path, clock: Clock) -> None:
     """^LIFE's database-wide marks share its first level with owners' names."""
     with memdb.open(tmp_path / "db", clock=clock) as db:

@@ -89,7 +89,12 @@ class ColdCodec:
                 for eid, value in self._episodes.cold_blobs(owner):
                     if value.get("codec") != "zstd-dict":
                         continue
-                    dict_id = int(value["dict"])
+                    stored, data = value.get("dict"), value.get("data")
+                    # a damaged record is what check reports, never what stops it (tests/lifecycle/test_owner_erasure_processes.py)
+                    if isinstance(stored, bool) or not isinstance(stored, int) or not isinstance(data, (bytes, bytearray, memoryview)):
+                        problems.append(f"^COLD({owner!r},{eid!r}): damaged (no dictionary number or no compressed data)")
+                        continue
+                    dict_id = stored
                     if dict_id not in ids:
                         raw = self.dicts.get((owner, dict_id))
                         ids[dict_id] = None if raw is None else zstandard.ZstdCompressionDict(raw).dict_id()
@@ -97,7 +102,7 @@ class ColdCodec:
                         problems.append(f"^COLD({owner!r},{eid!r}): its dictionary {dict_id} is missing from ^COLDDICT")
                         continue
                     try:
-                        framed = zstandard.get_frame_parameters(value["data"]).dict_id
+                        framed = zstandard.get_frame_parameters(data).dict_id
                     except zstandard.ZstdError:
                         problems.append(f"^COLD({owner!r},{eid!r}): not a zstandard frame")
                         continue

@@ -33,6 +33,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, NoReturn, TextIO, TypeVar
 
+import msgpack
+
 import memdb
 from _memdb_cli import fail, json_asked, not_begun
 from memdb.engine.lmdbdir import LMDB, LOCK, OURS, fsync_dir, holds_database
@@ -1108,21 +1110,37 @@ def m_literal(value: Any) -> str:
             parts.append('"' + "".join(run).replace('"', '""') + '"')
         return "_".join(parts)
     if isinstance(value, (bytes, bytearray)):
-        return f"$C({','.join(str(b) for b in value)})" if value else '""'
+        return f"$C({','.join(str(b) for b in value)})"  # $C() when empty: "" is the empty str
     if isinstance(value, (dt.date, dt.time)):
         return f'$ZDT("{value.isoformat()}")'
     if value is None:
         return "$ZNULL"
-    return "$ZJSON(" + json.dumps(value, default=_dumped, ensure_ascii=False, sort_keys=True) + ")"
+    return "$ZJSON(" + json.dumps(_dumped(value), ensure_ascii=False, sort_keys=True) + ")"
 
 
 def _dumped(value: Any) -> Any:
-    """JSON inside a ``$ZJSON(...)`` dump value: bytes within a map or list (a cold record's packed
-    text) as ``{"$C": [byte, ...]}``, M's ``$C`` of a bare bytes value; the rest as ``--json``
-    writes it (tests/surfaces/test_cli.py::test_dump_shows_bytes_inside_a_value)."""
+    """A value inside ``$ZJSON(...)`` as JSON, for anything the codec stores, each distinct value
+    printed distinctly: bytes as ``{"$C": [byte, ...]}`` (M's ``$C``), datetimes as
+    ``{"$ZDT": "<ISO>"}``, an extension type as ``{"$ZEXT": [code, [byte, ...]]}``, a map with a
+    key that is no str (msgpack allows any) as ``{"$M": [[key, value], ...]}``, and a str key
+    starting with ``$`` doubled (a stored ``{"$C": 1}`` prints ``{"$$C": 1}``), so no stored map
+    reads as a marker (tests/surfaces/test_dump_values.py)."""
     if isinstance(value, (bytes, bytearray)):
         return {"$C": list(value)}
-    return _json_default(value)
+    if isinstance(value, Mapping):
+        if all(isinstance(k, str) for k in value):
+            return {("$" + k if k.startswith("$") else k): _dumped(v) for k, v in value.items()}
+        pairs = [[_dumped(k), _dumped(v)] for k, v in value.items()]
+        return {"$M": sorted(pairs, key=lambda kv: json.dumps(kv[0], ensure_ascii=False, sort_keys=True))}
+    if isinstance(value, msgpack.ExtType):  # a tuple too: before lists
+        return {"$ZEXT": [value.code, list(value.data)]}
+    if isinstance(value, (list, tuple)):
+        return [_dumped(v) for v in value]
+    if isinstance(value, (dt.date, dt.time)):
+        return {"$ZDT": value.isoformat()}
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return _dumped(_json_default(value))
 
 
 def cmd_dump(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ from memdb.memory.sanitize import RegexSanitizer, shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tag
 
-__all__ = ["Episode", "EpisodeInput", "Outcome", "Status", "bound_text", "check_payload", "unstorable", "validation_error"]
+__all__ = ["MAX_DEPTH", "Episode", "EpisodeInput", "Outcome", "Status", "bound_text", "check_payload", "unstorable", "validation_error"]
 
 Outcome = Literal["success", "partial", "failure"]
 Status = Literal["active", "summarized", "archived", "superseded"]
@@ -118,6 +118,9 @@ def _lone_surrogate(text: str) -> bool:
     return False
 
 
+MAX_DEPTH = 32  # levels of dicts and lists below a stored value: deeper is refused, never a RecursionError
+
+
 def unstorable(field: str, value: Any) -> str | None:
     """What makes a JSON-like ``value`` (``decisions``, a tool's input or result) impossible to
     store as given, as "path: reason (hint)", or None: containers nested more than ``MAX_DEPTH``
@@ -125,8 +128,6 @@ def unstorable(field: str, value: Any) -> str | None:
     (a lone surrogate, as a stray byte of argv decodes to). Iterative, so any depth is a
     message, never a RecursionError; the message names the path, never the text
     (test_models.py: test_a_lone_surrogate_in_decisions_is_refused_naming_its_path)."""
-    from memdb.memory.sanitize.fields import MAX_DEPTH  # one cap for decisions and payloads; fields imports this module
-
     stack: list[tuple[Any, int, str]] = [(value, 0, field)]
     while stack:
         item, depth, path = stack.pop()

@@ -91,7 +91,7 @@ class Database:
         # a capture for a session closed already (an event, a late tool result) makes it go on, in its transaction
         self.episodes.capture_hooks.append(self.sessions.on_capture)
         self.episodes.supersede_hooks.append(self.sessions.on_corrected)  # a corrected capture goes on too
-        self._settings_seen: Any = _UNSEEN  # the saved settings refresh_settings last read
+        self._settings_seen: Any = _UNSEEN  # (saved value, Settings parsed from it) refresh_settings last read
 
     def _erase_patterns(self, owner: str, ids: set[str], _at: dt.datetime, action: str) -> None:
         """Patterns derived from erased episodes go with them, and their ids leave the counting;
@@ -130,11 +130,14 @@ class Database:
         never reloaded kept serving a team's shared lessons to an owner moved out of it until
         restarted; ``memdb mcp`` and ``memdb serve`` call this per request
         (tests/surfaces/test_mcp_settings.py). One read of one key, on either backend; the
-        settings are parsed again only when what is saved differs from what was last seen."""
+        settings are parsed again only when what is saved, or the settings in memory, differ from
+        the pair last seen: a configure() whose outer transaction rolled back left its unsaved
+        settings in memory, which a check of the saved value alone kept serving for good
+        (test_refresh_settings_drops_a_configure_rolled_back)."""
         saved = self.episodes.layout.meta.get(("settings",))
-        if saved != self._settings_seen:
-            self.episodes.reload_settings()  # what configure() in this process saved reloads once, as the same
-            self._settings_seen = saved
+        seen = self._settings_seen
+        if seen is _UNSEEN or saved != seen[0] or self.episodes.settings is not seen[1]:
+            self._settings_seen = (saved, self.episodes.reload_settings())  # a configure() here reloads once, as the same
         return self.episodes.settings
 
     def configure(self, **changes: Any) -> Settings:

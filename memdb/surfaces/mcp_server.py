@@ -41,9 +41,8 @@ from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
 from memdb.governance.knowledge import Entry
 from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.ids import from_micros, ts_micros
-from memdb.memory.models import Episode, bound_text, check_owner, truncation_marker
+from memdb.memory.models import MAX_DEPTH, Episode, bound_text, check_owner, truncation_marker, unstorable
 from memdb.memory.sanitize import register_secrets, shown
-from memdb.memory.sanitize.fields import MAX_DEPTH
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
 from memdb.memory.text import MAX_TAG_BYTES, MAX_TAG_CHARS, normalize_tag
@@ -205,8 +204,9 @@ class Param:
         if self.type == "object":
             if not isinstance(value, dict):
                 raise bad("expected a JSON object")
-            if self.max_depth is not None and _nested_past(value, self.max_depth):
-                raise bad(f"nested more than {self.max_depth} levels deep (objects and arrays inside one another)")
+            # capture's own check, so what record stores a client may send back whole (test_mcp_depth.py)
+            if self.max_depth is not None and (problem := unstorable(self.name, value)) is not None:
+                raise ArgumentError(self.name, problem)  # names the path, never the value
             if self.max_length is not None:
                 try:
                     size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
@@ -232,19 +232,6 @@ def _tag_problem(item: str) -> str | None:
     except ValidationError as exc:  # "tag '...': reason": the reason alone, said of the argument's item
         return str(exc).removeprefix(f"tag {shown(item)}: ")
     return None
-
-
-def _nested_past(value: Any, levels: int) -> bool:
-    """Whether ``value`` holds objects and arrays more than ``levels`` deep, itself the first level
-    (as capture counts them); iterative, so no depth a client sends can overflow the stack."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > levels:
-            return True
-        inner = item.values() if isinstance(item, dict) else item
-        stack.extend((v, depth + 1) for v in inner if isinstance(v, (dict, list)))
-    return False
 
 
 @dataclass(frozen=True)
@@ -1347,7 +1334,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("why", "string", f"Why it ended this way. {kept}", max_length=text_in),
                 Param("content", "string", f"The corrected detail. {kept}", max_length=100_000),
                 Param("decisions", "object", f"The corrected decisions, a JSON object of at most {DECISIONS_CHARS:,} characters "
-                      f"as JSON and {MAX_DEPTH} levels of nesting.", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
+                      f"as JSON and {MAX_DEPTH} levels of nesting below it.", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
                 Param("artifact", "string", "The corrected link or path.", max_length=2000),
                 Param("participants", "array", "The corrected participants.", max_length=64, tag_items=True),
                 Param("result", "string", f"A tool call's corrected result (at most {cap:,} characters kept).", max_length=100_000),
@@ -1397,8 +1384,8 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("content", "string", f"Longer detail. {kept}", max_length=100_000),
                 Param("decisions", "object", "Decisions as a JSON object, e.g. {\"action\": \"rollback\", \"confidence\": 8}; "
                       "its keys and string values are found by their words, as the text is ('what did we decide about "
-                      f"the rollback?'); at most {DECISIONS_CHARS:,} characters as JSON and {MAX_DEPTH} levels of nesting (objects and "
-                      "arrays inside one another).", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
+                      f"the rollback?'); at most {DECISIONS_CHARS:,} characters as JSON and {MAX_DEPTH} levels of nesting below it "
+                      "(objects and arrays inside one another).", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
                 Param("session", "string", "Session id this belongs to (letters, digits, _.:@/+-).", max_length=128),
                 Param("artifact", "string", "A link or path to what was produced.", max_length=2000),
                 Param("participants", "array", "Who took part.", max_length=64, tag_items=True),

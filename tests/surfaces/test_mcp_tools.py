@@ -98,14 +98,15 @@ def test_schemas_state_the_item_and_nesting_caps_the_server_enforces(db: memdb.D
             if name in ("tags", "any_tags", "participants"):
                 assert prop["items"]["maxLength"] == MAX_TAG_CHARS, f"{tool.name}.{name}"
 
+    # levels below the object itself, as capture counts them (test_mcp_depth.py)
     deep: dict[str, Any] = {"a": 1}
-    for _ in range(32):  # 33 levels
+    for _ in range(33):  # 33 levels below
         deep = {"a": deep}
     lists: list[Any] = [1]
-    for _ in range(31):  # an object holding 32 levels of arrays: 33 levels
+    for _ in range(32):  # an object holding 33 levels of arrays
         lists = [lists]
     ok_deep: dict[str, Any] = {"a": 1}
-    for _ in range(31):  # 32 levels: taken
+    for _ in range(32):  # 32 levels below: taken
         ok_deep = {"a": ok_deep}
     episode = {"kind": "debug", "summary": "review", "outcome": "success"}
     part, tag, nested, listed_deep, fine, empty_tag = calls(
@@ -121,7 +122,7 @@ def test_schemas_state_the_item_and_nesting_caps_the_server_enforces(db: memdb.D
     assert text(part).startswith("record_episode: invalid argument: participants item 'Dr. Maria")
     assert f"76 characters after normalising, more than {MAX_TAG_CHARS}" in text(part) and "tag" not in text(part).split(":")[2]
     assert tag.is_error and tag.structured_content["error"]["argument"] == "any_tags"
-    for result in (nested, listed_deep):  # 33 levels of objects, or of an object and arrays
+    for result in (nested, listed_deep):  # 33 levels of objects below, or of arrays below an object
         assert result.is_error and result.structured_content["error"]["argument"] == "decisions", text(result)
         assert "nested more than 32 levels deep" in text(result) and "nothing was written" in text(result)
     assert not fine.is_error, text(fine)

@@ -25,15 +25,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from memdb.errors import ValidationError
+from memdb.memory.models import MAX_DEPTH as MAX_DEPTH  # re-exported: the cli and export read it here
 from memdb.memory.models import truncation_marker
 from memdb.memory.sanitize.detect import LABEL_FIELD, PLACEHOLDER, SECRET_FIELD, argv_secrets, is_secret_key, label_of_key
 from memdb.memory.sanitize.messages import redacted, shown
 from memdb.memory.text import normalize_tag
 
 __all__ = ["as_plain", "as_text", "bound_sanitized", "flatten_texts", "placeholders_in", "strings_in"]
-
-
-MAX_DEPTH = 32  # levels of dicts and lists in a stored value: deeper is refused, never a RecursionError
 
 
 def as_text(value: Any) -> str:
@@ -149,7 +147,8 @@ def flatten_texts(
         if isinstance(value, str):
             kind = label_of_key(label, value) if label is not None and not secret else None
             return slot(value, SECRET_FIELD + name if secret else f"{name}{LABEL_FIELD}{kind}" if kind else name)
-        if depth > MAX_DEPTH:  # nested past reason (or holding itself)
+        if depth > MAX_DEPTH and isinstance(value, (Mapping, list, tuple)):  # nested past reason (or holding itself)
+            # containers only, as models.unstorable counts: a number there was refused and a str kept (test_mcp_depth.py)
             raise ValidationError(f"{where}: {redacted(str(path[0]))} is nested more than {MAX_DEPTH} levels deep")
         if isinstance(value, Mapping):
             items = []

@@ -13,6 +13,7 @@ import datetime as dt
 import heapq
 import itertools
 import os
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -205,7 +206,8 @@ class Memory:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ValidationError(f"limit {shown(limit)}: must be a non-negative int")
         out: list[float] = []
-        for eid in itertools.islice(self._layer.ids_in_time(self.name, reverse=True), limit):
+        # islice refuses a count past sys.maxsize, which no owner holds (test_bad_input.py found 2**63)
+        for eid in itertools.islice(self._layer.ids_in_time(self.name, reverse=True), min(limit, sys.maxsize)):
             if (header := self._layer.header(self.name, eid)) is not None:
                 out.append(float(header["relevance"]))
         return out

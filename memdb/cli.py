@@ -20,7 +20,6 @@ import contextlib
 import dataclasses
 import datetime as dt
 import difflib
-import errno
 import json
 import logging
 import os
@@ -37,9 +36,9 @@ import msgpack
 
 import memdb
 from _memdb_cli import fail, json_asked, not_begun
-from memdb.engine.lmdbdir import LMDB, LOCK, OURS, fsync_dir, holds_database
+from memdb.engine.lmdbdir import fsync_dir, holds_database
 from memdb.engine.postgres import is_postgres_url, looks_like_url, shown_url
-from memdb.engine.store import open_here
+from memdb.engine.store import unopened
 from memdb.errors import MemdbError, NotFoundError, ValidationError
 from memdb.governance.knowledge import flag_why, restore_note
 from memdb.memory.ids import is_id
@@ -242,10 +241,11 @@ def _mark(scratch: str) -> None:
     fsync_dir(scratch)
 
 
-def _unmark(scratch: str) -> None:
-    """Before ``scratch`` becomes the database: a marked database would be swept as a dead build."""
-    os.unlink(os.path.join(scratch, _MARK))
-    fsync_dir(scratch)  # before the rename is: a crash never leaves the database in place marked
+def _unmark(database: str) -> None:
+    """Take the mark out of a scratch moved into place (the sweep reads only ``.memdb-new-*``
+    names, so a mark a crash left in a database is inert; it is removed for tidiness)."""
+    os.unlink(os.path.join(database, _MARK))
+    fsync_dir(database)
 
 
 def _marked(fd: int) -> bool:
@@ -258,37 +258,6 @@ def _marked(fd: int) -> bool:
         return stat.S_ISREG(os.fstat(mark).st_mode) and os.read(mark, len(_MARK_TEXT) + 1) == _MARK_TEXT
     finally:
         os.close(mark)
-
-
-@contextlib.contextmanager
-def _unopened(path: str) -> Iterator[bool]:
-    """Whether no process has the LMDB environment in ``path`` open (nor is opening it through
-    memdb), keeping LMDB's and memdb's bytes of its ``lock.mdb`` locked meanwhile so no open
-    begins until the caller is done; lmdbdir.py tells which bytes. One this process has open is
-    open: its ``lock.mdb`` is not opened again, as closing it would drop LMDB's own locks."""
-    if open_here(path):
-        yield False
-        return
-    try:
-        fd = os.open(os.path.join(path, LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:  # LMDB never opened it
-        yield True
-        return
-    try:
-        yield all(_locked(fd, at) for at in (OURS, LMDB))
-    finally:
-        os.close(fd)  # this process held no other lock on it (open_here): only these go
-
-
-def _locked(fd: int, byte: int) -> bool:
-    """Take byte ``byte`` of the file at ``fd`` exclusively; False if another process holds it."""
-    try:
-        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, byte, os.SEEK_SET)
-    except OSError as exc:
-        if exc.errno in (errno.EAGAIN, errno.EACCES):
-            return False
-        raise
-    return True
 
 
 def _sweep_scratch(parent: str) -> None:
@@ -311,9 +280,9 @@ def _sweep_scratch(parent: str) -> None:
             try:
                 if not _marked(fd):
                     continue  # not one memdb made, or one whose builder had not marked it yet
-                with _unopened(path) as unopened:
+                with unopened(path) as nobody_has_it:
                     held, now = os.fstat(fd), os.lstat(path)
-                    if unopened and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):  # not renamed meanwhile
+                    if nobody_has_it and (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):  # not renamed meanwhile
                         shutil.rmtree(path)
             finally:
                 os.close(fd)
@@ -351,7 +320,6 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
             raise ValidationError(f"--db {args.db}: cannot create a database there: {exc.strerror or exc} (nothing was written)") from None
         with _open(argparse.Namespace(**{**vars(args), "db": scratch}), create=True) as db:
             result = write(db)
-        _unmark(scratch)
         try:
             os.rename(scratch, target)
         except OSError:
@@ -365,6 +333,7 @@ def _written(args: argparse.Namespace, write: Callable[[memdb.Database], T]) -> 
         scratch = None
         with contextlib.suppress(OSError):  # committed, and in place: a directory that cannot be synced is no failure
             fsync_dir(os.path.dirname(target))
+            _unmark(target)  # after the rename: killed before it, the scratch stays marked, so swept (a review's find)
         return result
     except BaseException:
         if scratch is not None:

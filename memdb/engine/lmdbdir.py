@@ -275,6 +275,14 @@ def _lock(fd: int, kind: int, start: int, wait: bool = False) -> bool:
     return True
 
 
+def take_unopened(fd: int) -> bool:
+    """Take memdb's and LMDB's bytes of the ``lock.mdb`` at ``fd`` exclusively: True when no
+    process has the environment open nor is opening it through memdb, and none can begin to
+    while ``fd`` stays open (closing it drops these locks, and every other lock this process
+    holds on that file: never call it on an environment this process has open)."""
+    return _lock(fd, _EX, OURS) and _lock(fd, _EX, LMDB)
+
+
 def _who(pid: int | None) -> str:
     return "another process" if pid is None else f"process {pid}"
 

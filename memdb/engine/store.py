@@ -29,12 +29,14 @@ except ImportError:  # not on Windows: a backup's copy is not locked there (lmdb
 from memdb.engine.lmdbdir import (
     DATA,
     DEFAULT_MODE,
+    LOCK,
     LmdbDirectory,
     check_mode,
     check_room,
     fsync_dir,
     holds_database,
     lock_bytes,
+    take_unopened,
     with_hint,
     write_failure,
 )
@@ -50,7 +52,7 @@ from memdb.errors import (
     TransactionConflictError,
 )
 
-__all__ = ["LMDBStore", "ReadTxn", "Store", "WriteTxn", "open_here"]
+__all__ = ["LMDBStore", "ReadTxn", "Store", "WriteTxn", "open_here", "unopened"]
 
 
 @runtime_checkable
@@ -306,6 +308,25 @@ def open_here(path: str) -> bool:
     with _ENVS_LOCK:
         shared = _ENVS.get(os.path.realpath(path))
         return shared is not None and shared.pid == os.getpid()
+
+
+@contextmanager
+def unopened(path: str) -> Iterator[bool]:
+    """Whether no process has the LMDB environment in ``path`` open (nor is opening it through
+    memdb), keeping its ``lock.mdb`` locked (``take_unopened``) so no open begins until the
+    caller is done. One this process has open is open: its ``lock.mdb`` is not opened again."""
+    if open_here(path):
+        yield False
+        return
+    try:
+        fd = os.open(os.path.join(path, LOCK), os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:  # LMDB never opened it
+        yield True
+        return
+    try:
+        yield take_unopened(fd)
+    finally:
+        os.close(fd)
 
 
 # LMDB's own findings of a damaged file (the checks before mapping catch most, not key order)

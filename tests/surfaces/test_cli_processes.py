@@ -101,6 +101,30 @@ def test_a_later_command_removes_the_scratch_a_killed_command_left_and_not_a_liv
         assert sorted(h.episode.summary for h in d.owner("default").recall(limit=10).memories) == ["later", "live"]
 
 
+_KILLED_AT_RENAME = """
+import os, signal
+real_rename = os.rename
+def rename(src, dst, *args, **kwargs):
+    if os.path.basename(src).startswith(".memdb-new-"):
+        os.kill(os.getpid(), signal.SIGKILL)  # the database is whole, committed, not yet in place
+    return real_rename(src, dst, *args, **kwargs)
+os.rename = rename
+"""
+
+
+def test_a_build_killed_just_before_its_rename_is_swept_too(tmp_path: Path) -> None:
+    """A review's find: the mark was taken out before the rename, so a command killed between the
+    two left a whole database in an unmarked scratch that no sweep removes."""
+    db = tmp_path / "db"
+    code = _HARNESS.format(patch=textwrap.dedent(_KILLED_AT_RENAME), argv=record_argv(db, "killed"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=60)
+    assert done.returncode == -9, done.stderr
+    (dead,) = scratch_dirs(tmp_path)
+    assert ".memdb-scratch" in os.listdir(tmp_path / dead)
+    assert main(record_argv(db, "later")) == 0
+    assert sorted(os.listdir(tmp_path)) == ["db"] and ".memdb-scratch" not in os.listdir(db)
+
+
 _OPEN_HELD = """
 import sys, memdb
 with memdb.open(sys.argv[1]) as d:

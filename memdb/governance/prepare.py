@@ -20,6 +20,7 @@ from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tags, tokenize
 from memdb.query.engine import OwnerQueries
 from memdb.query.notes import quoted
+from memdb.query.plan import QUESTION_CHARS, sanitized, unsearched
 from memdb.query.results import Hit, alike_groups
 
 __all__ = ["Preparation", "prepare"]
@@ -143,9 +144,17 @@ def prepare(
     typed = episodes.settings.typed_kinds
     if kind is not None and kind not in typed:
         raise ValidationError(f"kind {shown(kind)}: not a typed kind ({', '.join(typed)})")
+    if len(task) > QUESTION_CHARS:  # before the sanitizer reads it, as ask's question
+        raise ValidationError(f"task of {len(task):,} characters: at most {QUESTION_CHARS:,} (describe one task)")
     at = utc(now, "now") if now is not None else episodes.now()
     want = list(normalize_tags(tags))
-    terms = set(tokenize(task))
+
+    def words_of(text: str) -> set[str]:
+        """The terms of ``text`` read sanitized, as the records' query reads it: an address's words
+        chose unrelated patterns and lessons (test_prepare_never_matches_by_a_withheld_value)."""
+        return set(tokenize(unsearched(*sanitized(episodes.sanitizer, text, "task"))))
+
+    terms = words_of(task)
 
     # A name of the task no memory holds, as ask reads it ("Deploy Project Zeta" of an owner who
     # knows Project X), is said first, and what follows matches the rest of the task: never
@@ -199,7 +208,7 @@ def prepare(
     entries = [e for e in knowledge.readable(queries.name) if entry_score(e, terms, set(want)) > 0]
     entries.sort(key=lambda e: (-entry_score(e, terms, set(want)), e.id))
     entries = entries[:limit]
-    terms = set(tokenize(text))
+    terms = words_of(text) if missing else terms
     worded = bool(terms)
 
     # 3. similar past records with outcomes: text and tags, then tags, then text alone. Records

@@ -99,6 +99,7 @@ from memdb.query.plan import (
     sanitized,
     tags_of,
     text_terms,
+    unsearched,
 )
 from memdb.query.question import (
     ACRONYM_PLURAL,
@@ -390,10 +391,10 @@ class OwnerQueries:
             raise ValidationError(f"question {shown(question)}: ask something")
         if len(question) > QUESTION_CHARS:  # before any work: a 5 MB question took 22 s
             raise ValidationError(f"question of {len(question):,} characters: at most {QUESTION_CHARS:,} (ask about one thing)")
-        question, _ = sanitized(self._layer.sanitizer, question, "question")
+        question, marks = sanitized(self._layer.sanitizer, question, "question")
         at = utc(now, "now") if now is not None else self._layer.now()
         # the question is read against the snapshot it is answered in (one view, one read transaction)
-        read = partial(self._interpret, question, at, include_archived, include_superseded)
+        read = partial(self._interpret, question, at, include_archived, include_superseded, marks)
         return self._run(read, limit, at, offset, widen_tags=True, asked=True)
 
     def _records_outcomes(self, kinds: Iterable[str]) -> bool:
@@ -408,13 +409,15 @@ class OwnerQueries:
             lambda: any(self._keeps_kind(k) for k in kinds) or bool(self._layout.stats.get((self.name, "archived"), 0)),
         )
 
-    def _interpret(self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool) -> Interpretation:
-        """What ``ask`` makes of a question (sanitized: ``sanitized``): its window, tags, kind,
-        outcome and words."""
+    def _interpret(
+        self, question: str, at: dt.datetime, include_archived: bool, include_superseded: bool, marks: tuple[str, ...] = ()
+    ) -> Interpretation:
+        """What ``ask`` makes of a question (sanitized: ``sanitized``, whose withheld values are
+        ``marks``): its window, tags, kind, outcome and words."""
         asked = readable_question(question)  # "ｌａｓｔ ｗｅｅｋ" is "last week"; "怎么样了" asks
-        withheld = tuple(dict.fromkeys(m.group() for m in PLACEHOLDER.finditer(asked)))
+        withheld = tuple(dict.fromkeys((*(m.group() for m in PLACEHOLDER.finditer(asked)), *marks)))
         # a placeholder is read as no word: "<CARD_1>" named the tag "card-1" capture makes of a card
-        question = PLACEHOLDER.sub(" ", asked) if withheld else asked
+        question = unsearched(asked, withheld) if withheld else asked
         settings = self._layer.settings
         anchored = self._event_window(question, at, include_superseded)
         if anchored is None:
@@ -879,10 +882,10 @@ class OwnerQueries:
             raise ValidationError(f"text {shown(text)}: give the words to read")
         if len(text) > QUESTION_CHARS:
             raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,}")
-        text, _ = sanitized(self._layer.sanitizer, text, "text")  # its personal data and secrets are no names to say
+        text, marks = sanitized(self._layer.sanitizer, text, "text")  # its personal data and secrets are no names to say
         at = utc(now, "now") if now is not None else self._layer.now()
         with self._space.snapshot():
-            interp = self._interpret(text, at, True, False)
+            interp = self._interpret(text, at, True, False, marks)
             if interp.missing_names and interp.unmatched:
                 interp = self._matched_in_cold(interp, self._compile(interp))
         return interp.missing_names, tuple(dict.fromkeys((*interp.tags, *interp.any_tags, *interp.boost_tags)))

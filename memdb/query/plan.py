@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any
 
 from memdb.errors import NoSearchableWordsError, SanitizerError, ValidationError
@@ -33,6 +35,7 @@ __all__ = [
     "sanitized",
     "tags_of",
     "text_terms",
+    "unsearched",
 ]
 
 QUESTION_CHARS = 10_000  # the cap on a question or a text filter, checked before any work
@@ -178,7 +181,8 @@ def _moment(at: dt.datetime) -> str:
 
 def sanitized(sanitizer: Sanitizer, text: str, what: str) -> tuple[str, tuple[str, ...]]:
     """``text`` as capture would store it (the database's ``sanitizer``, reading it as a summary),
-    and the placeholders in it: the personal data and secrets it held, which are never searched.
+    and the placeholders in it, or the marks a custom sanitizer wrote (``_marks``): the personal
+    data and secrets it held, which are never searched (``unsearched``).
 
     Memories hold such values as placeholders only, so the raw value could match nothing, and
     split into words ("zed", "quill", "example", "org") it matched other memories and came back
@@ -189,7 +193,57 @@ def sanitized(sanitizer: Sanitizer, text: str, what: str) -> tuple[str, tuple[st
     except SanitizerError as exc:  # its message names the sanitizer and the exception type, no text
         reason = _CAPTURE_DROPPED.sub("", str(exc))
         raise SanitizerError(f"{what}: not searched, the database's sanitizer failed on it ({reason}; nothing of it is shown)") from None
-    return clean, tuple(dict.fromkeys(m.group() for m in PLACEHOLDER.finditer(clean)))
+    placeholders = [m.group() for m in PLACEHOLDER.finditer(clean)] if "<" in clean else []
+    return clean, tuple(dict.fromkeys((*placeholders, *_marks(text, clean))))
+
+
+_PIECES = re.compile(r"\s+|\S+")
+
+
+def _marks(text: str, clean: str) -> list[str]:
+    """What a sanitizer wrote in ``clean`` in place of values of ``text`` other than memdb's
+    placeholders: a custom one may mark a value any way ("[REDACTED]"), and its mark searched as
+    words matched every memory it redacted (a review's find: test_a_custom_sanitizer_s_mark_is_withheld).
+    The pieces (words, spaces) that differ, less the characters both sides share at their ends;
+    a change that only folds case or width is no mark."""
+    if clean == text:
+        return []
+    old, new = _PIECES.findall(text), _PIECES.findall(clean)
+    changed: list[tuple[int, int, int, int]] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal" and not (changed and "".join(new[j1:j2]).isspace()):
+            continue
+        if changed and changed[-1][1] == i1 and changed[-1][3] == j1:  # one mark of several words ("[REDACTED EMAIL]")
+            changed[-1] = (changed[-1][0], i2, changed[-1][2], j2)
+        else:
+            changed.append((i1, i2, j1, j2))
+    out = []
+    for i1, i2, j1, j2 in changed:
+        was, mark = "".join(old[i1:i2]).strip(), "".join(new[j1:j2]).strip()
+        if unicodedata.normalize("NFKC", was).casefold() == unicodedata.normalize("NFKC", mark).casefold():
+            continue
+        head = 0
+        while head < min(len(was), len(mark)) and was[head] == mark[head]:
+            head += 1
+        tail = 0
+        while tail < min(len(was), len(mark)) - head and was[-1 - tail] == mark[-1 - tail]:
+            tail += 1
+        mark = mark[head : len(mark) - tail].strip()
+        if any(c.isalnum() for c in PLACEHOLDER.sub("", mark)):  # a placeholder is withheld as itself
+            out.append(mark)
+    return out
+
+
+def unsearched(text: str, withheld: Iterable[str]) -> str:
+    """``text`` with the ``withheld`` values ``sanitized`` found in it, and every placeholder, read
+    as no word: what of it is searched. A mark is blanked where it stands alone (not inside a word)."""
+    for mark in sorted(set(withheld), key=len, reverse=True):
+        if PLACEHOLDER.fullmatch(mark) is None:
+            for form in dict.fromkeys((mark, unicodedata.normalize("NFKC", mark))):  # as ``ask`` reads it, NFKC
+                start = r"(?<!\w)" if form[0].isalnum() or form[0] == "_" else ""
+                end = r"(?!\w)" if form[-1].isalnum() or form[-1] == "_" else ""
+                text = re.sub(f"{start}{re.escape(form)}{end}", " ", text)
+    return PLACEHOLDER.sub(" ", text) if "<" in text else text
 
 
 _CAPTURE_DROPPED = re.compile(r" \(capture dropped[^)]*\)")  # sanitize_fields speaks of capture; a query is no capture
@@ -211,7 +265,7 @@ def text_terms(text: str | None, sanitizer: Sanitizer, *, refuse_withheld: bool 
     if len(text) > QUESTION_CHARS:
         raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,} (search for a few words)")
     clean, withheld = sanitized(sanitizer, text, "text")
-    terms = terms_and_words(clean)
+    terms = terms_and_words(unsearched(clean, withheld))
     if not terms and (refuse_withheld or not withheld):
         never = "personal data and secrets are never searched, as memories hold them as placeholders; " if withheld else ""
         raise NoSearchableWordsError(

@@ -16,11 +16,12 @@ from zoneinfo import ZoneInfo
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from memdb.errors import NotFoundError, ValidationError
+from memdb.errors import NotFoundError, SanitizerError, ValidationError
 from memdb.governance.knowledge import Entry, restore_note, unshared_note
 from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
+from memdb.query.plan import sanitized
 from memdb.surfaces.web import chart
 from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, Dashboard, Req, WebError, local_time, owner_of_token, summary_shown
 
@@ -132,6 +133,10 @@ def memories(dash: Dashboard, req: Req) -> Response:
     # ask takes a question alone: filters given with one are named as not applied, and left out
     # of the paging links (tests/surfaces/web/test_after_a_year.py)
     ignored = {k: v for k, v in q.items() if v and k != "q"} if q["q"] else {}
+    # what the page says of the words typed (its title, the note of filters not applied, the
+    # paging links): as the database stores them, personal data and secrets as placeholders
+    said = {k: _sanitized(dash, v) for k, v in q.items() if v and k in ("q", "text", "tags", "session")}
+    ignored = {k: said.get(k, v) for k, v in ignored.items()}
     if q["q"]:
         result = mem.ask(q["q"], limit=SEARCH_LIMIT, include_archived=archived, include_superseded=superseded, offset=offset)
         hits = result.memories
@@ -156,7 +161,10 @@ def memories(dash: Dashboard, req: Req) -> Response:
             # past the last match that it shows none (not the count of what the query was asked for)
             showing = f"{offset + 1}-{offset + len(hits)}" if hits else "0"
             note = re.sub(r"; showing \d+\.", f"; showing {showing}.", note, count=1)
-        kept = {k: v for k, v in q.items() if v and k not in ignored}
+        # the links carry what was searched, sanitized: a value in them (an address, a key) stayed
+        # in the browser's history and any page's Referer; a placeholder is withheld again, so the
+        # next page asks what this one did (test_the_search_box_echoes_no_value_it_withheld)
+        kept = {k: said.get(k, v) for k, v in q.items() if v and k not in ignored}
         kept |= ({"archived": "1"} if archived else {}) | ({"superseded": "1"} if superseded else {})
 
         def at(n: int) -> str:
@@ -170,8 +178,16 @@ def memories(dash: Dashboard, req: Req) -> Response:
     kinds = [*mem.settings.typed_kinds, *sorted(BUILTIN_KINDS)]
     return dash.render(
         "memories.html", req, q=q, archived=archived, superseded=superseded, result=result, hits=hits, note=note, paging=paging,
-        kinds=kinds, outcomes=OUTCOMES, ignored=ignored,
+        kinds=kinds, outcomes=OUTCOMES, ignored=ignored, asked=said.get("q", ""),
     )  # fmt: skip
+
+
+def _sanitized(dash: Dashboard, text: str) -> str:
+    """``text`` as the database's sanitizer stores it; a sanitizer that fails shows none of it."""
+    try:
+        return sanitized(dash.db.episodes.sanitizer, text, "text")[0]
+    except SanitizerError:
+        return "(not shown)"
 
 
 def _archived_view(dash: Dashboard, owner: str, eid: str) -> Episode:

@@ -19,10 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from postgres_server import drop, shared, throwaway
 
 import memdb
 from memdb.engine.postgres import is_postgres_url
+
+# No example has a time limit: speed is measured in benchmarks, never asserted in a test, and on a
+# shared machine Hypothesis's default 200 ms deadline failed examples that were only slow (a
+# timephrase example took 665 ms while the browser tests ran). Tests that set one keep theirs.
+settings.register_profile("memdb", deadline=None)
+settings.load_profile("memdb")
 
 BACKENDS = ("lmdb", "postgres")
 _REAL_OPEN = memdb.open

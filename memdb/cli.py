@@ -585,17 +585,12 @@ def cmd_erase(args: argparse.Namespace) -> int:
     if not (ids or tags):
         raise ValidationError("erase: give episode ids or --tags (nothing erased)")
     if not args.yes:
-        if not sys.stdin.isatty():
-            raise ValidationError("erase: --yes is required when not on a terminal (nothing erased)")
         what = [f"{len(ids)} episode{'s' if len(ids) != 1 else ''}"] if ids else []
         what += [f"every episode tagged {' or '.join(map(repr, tags))}"] if tags else []
-        sys.stderr.write(
+        _confirm_erase(
             f"erase {' and '.join(what)} of owner {args.owner!r} for good, with every version "
             "and the summaries, knowledge and patterns derived from them? [y/N] "
         )
-        sys.stderr.flush()
-        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
-            raise ValidationError("erase: not confirmed (nothing erased)")
     with _open(args) as db:
         report = db.owner(args.owner).erase(ids or None, tags=tags, reason=args.reason)
         if args.json:
@@ -609,20 +604,26 @@ def cmd_erase(args: argparse.Namespace) -> int:
     return 0
 
 
+def _confirm_erase(question: str) -> None:
+    """Ask ``question`` on the terminal; ValidationError unless answered yes (or not on a terminal,
+    where ``--yes`` says it)."""
+    if not sys.stdin.isatty():
+        raise ValidationError("erase: --yes is required when not on a terminal (nothing erased)")
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        raise ValidationError("erase: not confirmed (nothing erased)")
+
+
 def _erase_owner(args: argparse.Namespace, narrowed: bool) -> int:
     """``erase --all-of-owner NAME``: the owner itself (``Database.erase_owner``); asks first on a terminal."""
     if narrowed:
         raise ValidationError("erase: --all-of-owner erases everything of the owner; give no ids or --tags with it (nothing erased)")
     if not args.yes:
-        if not sys.stdin.isatty():
-            raise ValidationError("erase: --yes is required when not on a terminal (nothing erased)")
-        sys.stderr.write(
+        _confirm_erase(
             f"erase owner {shown(args.all_of_owner)} itself for good: every episode, knowledge entry, pattern, counter and "
             "audit record of it, its team memberships and its name (one audit record keeps a keyed hash of it)? [y/N] "
         )
-        sys.stderr.flush()
-        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
-            raise ValidationError("erase: not confirmed (nothing erased)")
     with _open(args) as db:
         report = db.erase_owner(args.all_of_owner, reason=args.reason)
         if args.json:

@@ -40,6 +40,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict
 
 from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, SanitizerError, ValidationError
+from memdb.memory.audit import names_person
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import is_id, new_id
 from memdb.memory.models import Episode, check_owner, personal_data_in, utc
@@ -1200,7 +1201,8 @@ class Knowledge:
         person did; how many mentions. Reads every entry and audit record."""
         named = [
             (subs, rec) for subs, rec in self.entries.items(())
-            if subs[0] != name and rec.get("decided_by") == name and rec.get("status") != "erased"  # an erasure's is memdb's word
+            # an erased entry's decided_by is memdb's word, not a person's
+            if subs[0] != name and names_person(rec.get("decided_by"), name) and rec.get("status") != "erased"
         ]  # fmt: skip
         for subs, rec in named:
             self.entries.set(subs, {**rec, "decided_by": marker})

@@ -87,6 +87,9 @@ class ColdCodec:
             for owner in self._episodes.owners():
                 ids: dict[int, int | None] = {}
                 for eid, value in self._episodes.cold_blobs(owner):
+                    if not isinstance(value, dict):
+                        problems.append(f"^COLD({owner!r},{eid!r}): damaged (not a cold record)")
+                        continue
                     if value.get("codec") != "zstd-dict":
                         continue
                     stored, data = value.get("dict"), value.get("data")
@@ -97,9 +100,9 @@ class ColdCodec:
                     dict_id = stored
                     if dict_id not in ids:
                         raw = self.dicts.get((owner, dict_id))
-                        ids[dict_id] = None if raw is None else zstandard.ZstdCompressionDict(raw).dict_id()
+                        ids[dict_id] = zstandard.ZstdCompressionDict(raw).dict_id() if isinstance(raw, (bytes, bytearray)) else None
                     if ids[dict_id] is None:
-                        problems.append(f"^COLD({owner!r},{eid!r}): its dictionary {dict_id} is missing from ^COLDDICT")
+                        problems.append(f"^COLD({owner!r},{eid!r}): its dictionary {dict_id} is missing from ^COLDDICT (or damaged)")
                         continue
                     try:
                         framed = zstandard.get_frame_parameters(data).dict_id

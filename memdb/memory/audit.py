@@ -14,6 +14,7 @@ import datetime as dt
 import hashlib
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, Final
 
@@ -23,7 +24,7 @@ from memdb.memory.ids import new_id, time_prefix
 from memdb.memory.models import utc
 from memdb.memory.sanitize import RegexSanitizer, sanitize_fields
 
-__all__ = ["AuditLog", "content_hash"]
+__all__ = ["AuditLog", "content_hash", "names_person"]
 
 _EXACT: Final = frozenset({"action", "episode", "episodes", "entry", "hashes", "kept", "content_hash", "steps_sha256", "codec", "kind"})
 """Fields holding ids, hashes and names memdb made or checked: kept as they are (a hash's digits
@@ -149,7 +150,7 @@ class AuditLog:
         teammate's lesson), ``marker`` stands instead; how many records. Reads every record."""
         named = [
             (subs, entry) for subs, entry in self._owned.items(())
-            if subs[0] != owner and entry.get("by") == owner and entry.get("action") in actions
+            if subs[0] != owner and names_person(entry.get("by"), owner) and entry.get("action") in actions
         ]  # fmt: skip
         for subs, entry in named:
             self._owned.set(subs, {**entry, "by": marker})
@@ -188,3 +189,10 @@ def _put_back(value: Any, clean: Iterator[str]) -> Any:
     if isinstance(value, (list, tuple)):
         return [_put_back(v, clean) for v in value]
     return value
+
+
+def names_person(by: object, name: str) -> bool:
+    """Whether a record's ``by`` names ``name``: compared in NFC, as an owner's name is kept, since
+    ``by`` is kept as typed ("José" decomposed; a final read's find: such a reviewer outlived
+    ``erase_owner``)."""
+    return isinstance(by, str) and unicodedata.normalize("NFC", by) == unicodedata.normalize("NFC", name)

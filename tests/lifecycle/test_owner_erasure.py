@@ -209,6 +209,21 @@ def test_a_reviewers_name_goes_from_what_it_reviewed(tmp_path: Path, clock: Cloc
         assert NAME.encode() not in raw and b"lead" in raw
 
 
+def test_a_reviewer_named_with_a_decomposed_accent_goes_too(tmp_path: Path, clock: Clock) -> None:
+    """A final read's find: an owner's name is kept in NFC, a decision's ``by`` as typed, so "José"
+    typed decomposed (as some keyboards give it) in both calls was "nothing of it" and stayed."""
+    import unicodedata
+
+    name = unicodedata.normalize("NFD", "José")
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        other = db.owner("other")
+        lesson = other.save_lesson("Always read the retry budget first")
+        db.approve([lesson.id], by=name)
+        db.erase_owner(name, reason="left the company")
+        assert [e.decided_by for e in other.entries()] == [ERASED_OWNER]
+        assert [a["by"] for a in other.audit() if a["action"] == "approve"] == [ERASED_OWNER]
+
+
 def test_an_owner_named_as_a_database_mark_leaves_the_mark(tmp_path: Path, clock: Clock) -> None:
     """^LIFE's database-wide marks share its first level with owners' names."""
     with memdb.open(tmp_path / "db", clock=clock) as db:

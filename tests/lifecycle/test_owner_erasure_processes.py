@@ -97,12 +97,15 @@ def test_check_finds_a_cold_record_its_dictionary_does_not_decode(tmp_path: Path
         dicts.set(("ana", dict_id), zstandard.train_dictionary(16 * 1024, samples).as_bytes())
         assert db.check().problems == [f"^COLD('ana',{ids[0]!r}): compressed with another dictionary than ^COLDDICT('ana',{dict_id})"]
         dicts.kill(("ana", dict_id))
-        assert db.check().problems == [f"^COLD('ana',{ids[0]!r}): its dictionary {dict_id} is missing from ^COLDDICT"]
+        assert db.check().problems == [f"^COLD('ana',{ids[0]!r}): its dictionary {dict_id} is missing from ^COLDDICT (or damaged)"]
         # a damaged record is reported, never a KeyError out of check (a review's find)
         cold = db.globals["COLD"]
         for subs, blob in list(cold.items(("ana",))):
             cold[subs] = {k: v for k, v in blob.items() if k != "dict"}
         assert db.check().problems == [f"^COLD('ana',{ids[0]!r}): damaged (no dictionary number or no compressed data)"]
+        for subs, _ in list(cold.items(("ana",))):
+            cold[subs] = "not a record"
+        assert db.check().problems == [f"^COLD('ana',{ids[0]!r}): damaged (not a cold record)"]
 
 
 def test_an_owner_erasure_keeps_the_dictionary_ids_of_a_database_older_than_their_mark(tmp_path: Path, clock: Clock) -> None:

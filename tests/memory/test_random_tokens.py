@@ -41,13 +41,14 @@ def test_a_random_token_in_free_text_is_a_secret(token: str) -> None:
 
 
 def test_token_urlsafe_tokens_are_found() -> None:
-    """Seeded, so the suite is deterministic: of 2,000 token_urlsafe(32) at most a few are missed
-    (one in 2,500 reads as words by chance; measured in detect.py's comment)."""
+    """Seeded, so the suite is deterministic: of 10,000 token_urlsafe(32) about one in 1,000 is
+    missed, as the README says (every one with no digit, and those that read as words by chance;
+    detect.py's comment); a bound of one in 600 fails a rate much worse than documented."""
     rng = random.Random(20261207)
     alphabet = string.ascii_letters + string.digits + "-_"
-    tokens = ["".join(rng.choice(alphabet) for _ in range(43)) for _ in range(2000)]
+    tokens = ["".join(rng.choice(alphabet) for _ in range(43)) for _ in range(10_000)]
     missed = [t for t in tokens if clean(f"token {t} here") == f"token {t} here"]
-    assert len(missed) <= 4, missed
+    assert len(missed) <= 16, (len(missed), missed[:5])
 
 
 @pytest.mark.parametrize(

@@ -175,16 +175,19 @@ def flatten_texts(
         if isinstance(value, int):
             if not -(1 << 63) <= value < 1 << 64:
                 at = _path_text(path)
-                shown_value = shown(value) if label is None else "<int>"  # the label would name what the digits are
-                raise ValidationError(f"{where}: {at}={shown_value}: an integer beyond 64 bits is not stored (give it as str)")
+                # the value is never shown: digits under any key may be a card or an account (a final read's find)
+                raise ValidationError(
+                    f"{where}: {at}: an integer of {len(str(abs(value)))} digits, beyond 64 bits, is not stored (give it as str)"
+                )
             return digits(value, name, label)
         if isinstance(value, float):
             if not math.isfinite(value):
-                raise ValidationError(f"{where}: {_path_text(path)}={value!r}: not a finite number")
+                raise ValidationError(f"{where}: {_path_text(path)}: {'NaN' if math.isnan(value) else 'an infinity'}, not a finite number")
             return digits(value, name, label) if value.is_integer() else value  # a card from a float64 column
         if isinstance(value, dt.datetime):
             if value.tzinfo is None or value.utcoffset() is None:
-                raise ValidationError(f"{where}: {_path_text(path)}={value.isoformat()!r}: naive datetime (give a timezone, e.g. UTC)")
+                # not shown: a naive datetime may be a date of birth
+                raise ValidationError(f"{where}: {_path_text(path)}: a naive datetime (give a timezone, e.g. UTC)")
             return value
         raise ValidationError(
             f"{where}: {_path_text(path)}: {type(value).__name__} is not stored "

@@ -9,13 +9,13 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from typing import Any
+from typing import Any, Final
 
 from memdb.errors import NoSearchableWordsError, SanitizerError, ValidationError
 from memdb.memory.ids import ts_micros
 from memdb.memory.layout import ID_TAIL_BYTES, OUTCOME_OF_CODE, tail_id, tail_ts
 from memdb.memory.models import utc
-from memdb.memory.sanitize import PLACEHOLDER, Sanitizer, sanitize_fields, shown
+from memdb.memory.sanitize import PLACEHOLDER, RegexSanitizer, Sanitizer, sanitize_fields, shown
 from memdb.memory.text import normalize_tags, terms_and_words
 from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of
 from memdb.query.rank import Hits, Hot, RangeColumn
@@ -194,10 +194,22 @@ def sanitized(sanitizer: Sanitizer, text: str, what: str) -> tuple[str, tuple[st
         reason = _CAPTURE_DROPPED.sub("", str(exc))
         raise SanitizerError(f"{what}: not searched, the database's sanitizer failed on it ({reason}; nothing of it is shown)") from None
     placeholders = [m.group() for m in PLACEHOLDER.finditer(clean)] if "<" in clean else []
-    return clean, tuple(dict.fromkeys((*placeholders, *_marks(text, clean))))
+    marks = [] if placeholders_only(sanitizer) else _marks(text, clean)
+    return clean, tuple(dict.fromkeys((*placeholders, *marks)))
+
+
+def placeholders_only(sanitizer: Sanitizer) -> bool:
+    """Whether ``sanitizer`` marks values only with memdb's placeholders (memdb's own, with extra
+    patterns too), which a regex finds again in any text: a custom one's marks are found only by
+    lining its output up with what it read (``_marks``)."""
+    return type(sanitizer).sanitize is RegexSanitizer.sanitize
 
 
 _PIECES = re.compile(r"\s+|\S+")
+_LINED_UP: Final = 2_000
+"""Pieces (words and spaces) past which ``_marks`` takes the words new to the text as the marks:
+lining the pieces up is quadratic (a final read's find: 1,000 addresses in a 10k-character question
+took 15 s)."""
 
 
 def _marks(text: str, clean: str) -> list[str]:
@@ -209,6 +221,9 @@ def _marks(text: str, clean: str) -> list[str]:
     if clean == text:
         return []
     old, new = _PIECES.findall(text), _PIECES.findall(clean)
+    if len(old) + len(new) > _LINED_UP:
+        seen = set(old)
+        return list(dict.fromkeys(p for p in new if p not in seen and any(c.isalnum() for c in PLACEHOLDER.sub("", p))))
     changed: list[tuple[int, int, int, int]] = []
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag == "equal" and not (changed and "".join(new[j1:j2]).isspace()):

@@ -21,7 +21,7 @@ from memdb.governance.knowledge import Entry, restore_note, unshared_note
 from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
-from memdb.query.plan import sanitized
+from memdb.query.plan import placeholders_only, sanitized
 from memdb.surfaces.web import chart
 from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, Dashboard, Req, WebError, local_time, owner_of_token, summary_shown
 
@@ -163,8 +163,14 @@ def memories(dash: Dashboard, req: Req) -> Response:
             note = re.sub(r"; showing \d+\.", f"; showing {showing}.", note, count=1)
         # the links carry what was searched, sanitized: a value in them (an address, a key) stayed
         # in the browser's history and any page's Referer; a placeholder is withheld again, so the
-        # next page asks what this one did (test_the_search_box_echoes_no_value_it_withheld)
-        kept = {k: said.get(k, v) for k, v in q.items() if v and k not in ignored}
+        # next page asks what this one did (test_the_search_box_echoes_no_value_it_withheld). A
+        # custom sanitizer's mark ("[REDACTED]") would be searched as a word on the next page (a
+        # final read's find): its links carry the words as typed, as this page's own address does
+        if placeholders_only(dash.db.episodes.sanitizer):
+            q_linked = {k: said.get(k, v) for k, v in q.items()}
+        else:
+            q_linked = q
+        kept = {k: v for k, v in q_linked.items() if v and k not in ignored}
         kept |= ({"archived": "1"} if archived else {}) | ({"superseded": "1"} if superseded else {})
 
         def at(n: int) -> str:

@@ -76,8 +76,7 @@ class Interpretation:
             if self.boost_tags:
                 text += " or tags " + ", ".join(self.boost_tags)
             parts.append(text)
-        if self.withheld:
-            parts.append(_WITHHELD)  # said after the rest is redacted (below)
+        withheld_at = len(parts)  # the values left out are said there, after the rest is redacted (below)
         if self.order:
             parts.append(f"{self.order} first" + (f", {self.count}" if self.count else ""))
         if self.include_archived:
@@ -87,13 +86,14 @@ class Interpretation:
         ignored = "; ignored: " + ", ".join(repr(p) for p in self.ignored) if self.ignored else ""
         # what was asked, echoed in notes that reach logs and clients: a session, a tag or a word
         # given as an address or a phone number is shown sanitized, as in an error
+        if not self.withheld:
+            return redacted(("; ".join(parts) or "everything") + ignored)
         # the values left out are the sanitizer's own marks, shown as written: read with the rest,
         # "a secret: [EMAIL]" read as a labelled secret, and a custom mark became <SECRET_1> (a final read's find)
-        said = redacted(("; ".join(parts) or "everything") + ignored)
-        return said.replace(_WITHHELD, "left out as personal data or a secret: " + ", ".join(self.withheld), 1) if self.withheld else said
-
-
-_WITHHELD: Final = "withheld-values-said-here"
+        said = [redacted("; ".join(parts[:withheld_at]))] if withheld_at else []
+        said.append("left out as personal data or a secret: " + ", ".join(self.withheld))
+        after = "; ".join(parts[withheld_at:])
+        return "; ".join(said) + (redacted("; " + after) if after else "") + (redacted(ignored) if ignored else "")
 
 
 def said_words(words: Iterable[str]) -> tuple[str, ...]:

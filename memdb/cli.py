@@ -42,9 +42,8 @@ from memdb.engine.store import unopened
 from memdb.errors import MemdbError, NotFoundError, ValidationError
 from memdb.governance.knowledge import flag_why, restore_note
 from memdb.memory.ids import is_id
-from memdb.memory.models import FIRST_YEAR, check_owner
+from memdb.memory.models import FIRST_YEAR, MAX_DEPTH, check_owner
 from memdb.memory.sanitize import shown
-from memdb.memory.sanitize.fields import MAX_DEPTH
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import DEFAULT_TYPED_KINDS
 from memdb.memory.timephrase import local_minute

@@ -52,7 +52,7 @@ from memdb.errors import (
     TransactionConflictError,
 )
 
-__all__ = ["LMDBStore", "ReadTxn", "Store", "WriteTxn", "open_here", "unopened"]
+__all__ = ["LMDBStore", "ReadTxn", "Store", "WriteTxn", "unopened"]
 
 
 @runtime_checkable
@@ -302,7 +302,7 @@ def _after_fork_in_child() -> None:
     _ENVS_CLOSED = threading.Condition(_ENVS_LOCK)
 
 
-def open_here(path: str) -> bool:
+def _open_here(path: str) -> bool:
     """Whether this process has the environment in ``path`` open: then nothing here may open its
     ``lock.mdb`` a second time, as closing that descriptor would drop LMDB's locks (lmdbdir.py)."""
     with _ENVS_LOCK:
@@ -315,7 +315,7 @@ def unopened(path: str) -> Iterator[bool]:
     """Whether no process has the LMDB environment in ``path`` open (nor is opening it through
     memdb), keeping its ``lock.mdb`` locked (``take_unopened``) so no open begins until the
     caller is done. One this process has open is open: its ``lock.mdb`` is not opened again."""
-    if open_here(path):
+    if _open_here(path):
         yield False
         return
     try:

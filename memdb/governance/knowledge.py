@@ -281,7 +281,7 @@ class Knowledge:
 
     def _lost(self, shared_with: Iterable[str]) -> tuple[str, ...]:
         """Shares with teams no longer configured (renamed or removed): they reach nobody."""
-        live = set(self.teams()) | {ALL_TEAM}
+        live = {*(self.episodes.settings.teams or {}), ALL_TEAM}  # teams() would read every owner to say "all"
         return tuple(t for t in shared_with if t not in live)
 
     def _check_team(self, team: str) -> list[str]:
@@ -1128,11 +1128,11 @@ class Knowledge:
             if rec["status"] == "archived":
                 new["ceremony"] = None
             elif unshared:
-                for team in {*unshared, *((ALL_TEAM,) if instead else ())}:
+                gone = {*unshared, *((ALL_TEAM,) if instead else ())}
+                for team in gone:
                     self.shared.kill((team, eid))
                 for team in instead:
                     self.shared.set((team, eid), owner)
-                gone = {*unshared, *((ALL_TEAM,) if instead else ())}
                 left = sorted({*(t for t in rec.get("shared_with") or () if t not in gone), *instead})
                 ruled_for = {t: when for t, when in (rec.get("ruled_for") or {}).items() if t not in unshared}
                 new.update(
@@ -1158,7 +1158,7 @@ class Knowledge:
         (test_a_restored_lesson_shared_with_all_stays_with_the_teams_without_a_copy). A team no
         longer configured reaches nobody."""
         configured = list(self.episodes.settings.teams or {})
-        live = set(self.teams()) | {ALL_TEAM}
+        live = {*configured, ALL_TEAM}
         memo: dict[str, Any] = {}
         taken: list[str] = []
         instead: list[str] = []
@@ -1255,7 +1255,7 @@ def _after(when: Any, than: dt.datetime) -> bool:
 def _item_notes(item: AgendaItem) -> str:
     notes = ["carried over"] if item.carried_over else []
     if item.lost_shares:
-        notes.append(f"shared with {', '.join(map(repr, item.lost_shares))}, no longer a team")
+        notes.append(f"shared with {_teams(item.lost_shares)}, no longer a team")
     if item.entry.unshared:
         notes.append(unshared_note(item.entry))
     return f" ({'; '.join(notes)})" if notes else ""

@@ -426,7 +426,7 @@ class Patterns:
             # read every pattern of the kind here); "" is an entry written before it held them
             if (held == "" or sorted(held) == tags)
             and (old := self.patterns.get((owner, subs[2]))) is not None
-            and sorted(old.get("tags") or ()) == sorted(record["tags"])
+            and sorted(old.get("tags") or ()) == tags
             and same_pattern(old["text"], record["text"])
         ]
         if not same:
@@ -487,9 +487,7 @@ class Patterns:
     def _held(self, owner: str, kind: str, number: int, batch: dict[str, Any] | None) -> list[dict[str, Any]]:
         """The patterns whose text is batch ``number``'s: among those it lists (a pattern another
         batch found again names that batch since), read by id."""
-        if batch is None:
-            return []
-        if "patterns" not in batch:  # (a batch never extracted lists none)
+        if batch is None or "patterns" not in batch:  # (a batch never extracted lists none)
             return []
         found = [self.patterns.get((owner, str(pid))) for pid in dict.fromkeys(batch["patterns"])]
         return [rec for rec in found if rec is not None and rec["kind"] == kind and int(rec["batch"]) == number]
@@ -605,10 +603,9 @@ class Patterns:
         """Erasure reaches derived patterns: those citing an erased episode are removed, and the
         counting forgets it (``_forget``)."""
         gone = []
-        for subs, rec in list(self.patterns.items((owner,))):
+        for _subs, rec in list(self.patterns.items((owner,))):
             if set(rec.get("cites") or ()) & episode_ids:
-                self.patterns.kill(subs)
-                self.by_kind.kill((owner, rec["kind"], rec["id"]))
+                self._drop(owner, rec)
                 gone.append(str(rec["id"]))
         self._forget(owner, episode_ids, set(gone))
         return gone

@@ -146,8 +146,8 @@ def _calls(layer: Episodes, owner: str, ids: Iterable[str]) -> Iterator[dict[str
 
 def _count(layer: Episodes, owner: str, session: str) -> tuple[int, int]:
     """A session's tool calls, and how many of them are archived, from its own indexes."""
-    hot = sum((layer.header(owner, eid) or {}).get("kind") == "tool_call" for eid in layer.ids_in_session(owner, session))
-    cold = sum((layer.header(owner, eid) or {}).get("kind") == "tool_call" for eid in layer.archived_ids_in_session(owner, session))
+    hot = sum(1 for _ in _calls(layer, owner, layer.ids_in_session(owner, session)))
+    cold = sum(1 for _ in _calls(layer, owner, layer.archived_ids_in_session(owner, session)))
     return hot + cold, cold
 
 

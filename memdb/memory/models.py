@@ -128,24 +128,31 @@ def unstorable(field: str, value: Any) -> str | None:
     (a lone surrogate, as a stray byte of argv decodes to). Iterative, so any depth is a
     message, never a RecursionError; the message names the path, never the text
     (test_models.py: test_a_lone_surrogate_in_decisions_is_refused_naming_its_path)."""
-    stack: list[tuple[Any, int, str]] = [(value, 0, field)]
+    # the steps to an item, (is a key, key or index), are formatted only for a message: a key's
+    # form is sanitized (``_part``), which every record with decisions paid for every key
+    stack: list[tuple[Any, int, tuple[tuple[bool, Any], ...]]] = [(value, 0, ())]
     while stack:
-        item, depth, path = stack.pop()
+        item, depth, steps = stack.pop()
         if isinstance(item, str):
             if _lone_surrogate(item):
-                return f"{path}: not valid Unicode (a lone surrogate); give a proper string (decode bytes with errors='replace')"
+                at = _path(field, steps)
+                return f"{at}: not valid Unicode (a lone surrogate); give a proper string (decode bytes with errors='replace')"
         elif isinstance(item, (Mapping, list, tuple)):
             if depth > MAX_DEPTH:
                 return f"{field} is nested more than {MAX_DEPTH} levels deep (flatten it, or pass the deep part as a JSON string)"
             if isinstance(item, Mapping):
                 for k, v in item.items():
-                    key = _part(k) if isinstance(k, str) else shown(k)
                     if isinstance(k, str) and _lone_surrogate(k):
-                        return f"{path}.{key} (a key): not valid Unicode (a lone surrogate); give a proper string"
-                    stack.append((v, depth + 1, f"{path}.{key}"))
+                        return f"{_path(field, (*steps, (True, k)))} (a key): not valid Unicode (a lone surrogate); give a proper string"
+                    stack.append((v, depth + 1, (*steps, (True, k))))
             else:
-                stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(item))
+                stack.extend((v, depth + 1, (*steps, (False, i))) for i, v in enumerate(item))
     return None
+
+
+def _path(field: str, steps: tuple[tuple[bool, Any], ...]) -> str:
+    """``unstorable``'s path to an item: ``field.key[index]``, keys shown sanitized."""
+    return field + "".join((f".{_part(k) if isinstance(k, str) else shown(k)}" if is_key else f"[{k}]") for is_key, k in steps)
 
 
 def check_payload(where: str, field: str, value: Any) -> None:

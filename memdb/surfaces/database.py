@@ -37,8 +37,6 @@ from memdb.surfaces.tracing import span
 
 __all__ = ["Database", "open"]
 
-_UNSEEN = object()  # no saved settings read yet: the first refresh_settings reloads them
-
 
 class Database:
     """One memdb database: a store, its global key space, and the layers built on it."""
@@ -91,7 +89,8 @@ class Database:
         # a capture for a session closed already (an event, a late tool result) makes it go on, in its transaction
         self.episodes.capture_hooks.append(self.sessions.on_capture)
         self.episodes.supersede_hooks.append(self.sessions.on_corrected)  # a corrected capture goes on too
-        self._settings_seen: Any = _UNSEEN  # (saved value, Settings parsed from it) refresh_settings last read
+        # (saved value, Settings parsed from it) refresh_settings last read; (None, None) reloads at first
+        self._settings_seen: tuple[Any, Settings | None] = (None, None)
 
     def _erase_patterns(self, owner: str, ids: set[str], _at: dt.datetime, action: str) -> None:
         """Patterns derived from erased episodes go with them, and their ids leave the counting;
@@ -136,7 +135,7 @@ class Database:
         (test_refresh_settings_drops_a_configure_rolled_back)."""
         saved = self.episodes.layout.meta.get(("settings",))
         seen = self._settings_seen
-        if seen is _UNSEEN or saved != seen[0] or self.episodes.settings is not seen[1]:
+        if saved != seen[0] or self.episodes.settings is not seen[1]:
             self._settings_seen = (saved, self.episodes.reload_settings())  # a configure() here reloads once, as the same
         return self.episodes.settings
 

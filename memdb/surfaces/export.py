@@ -26,9 +26,8 @@ from typing import Any, Final
 
 from memdb.errors import ValidationError
 from memdb.memory.episodes import IMPORTED_FIELDS
-from memdb.memory.models import Episode
+from memdb.memory.models import MAX_DEPTH, Episode
 from memdb.memory.sanitize import shown
-from memdb.memory.sanitize.fields import MAX_DEPTH
 
 __all__ = [
     "EPISODE",

@@ -298,7 +298,7 @@ class _Dispatch:
     (``refresh``), as each MCP call does: teams, the timezone and the kinds another process changed
     are in force at once, not at the next restart (tests/surfaces/test_mcp_settings.py)."""
 
-    def __init__(self, mcp: ASGIApp, web: ASGIApp, refresh: Callable[[], object] | None = None) -> None:
+    def __init__(self, mcp: ASGIApp, web: ASGIApp, refresh: Callable[[], object]) -> None:
         self.mcp = mcp
         self.web = web
         self.refresh = refresh
@@ -311,7 +311,7 @@ class _Dispatch:
         if path == "/mcp" or path.startswith("/mcp/"):
             await self.mcp(scope, receive, send)  # (the MCP server refreshes per call)
             return
-        if self.refresh is not None and scope["type"] == "http":
+        if scope["type"] == "http" and not path.startswith("/static/"):  # a stylesheet depends on no setting
             import anyio.to_thread
 
             await anyio.to_thread.run_sync(self.refresh)  # a store read: off the event loop

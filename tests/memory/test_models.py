@@ -10,7 +10,7 @@ import pytest
 
 import memdb
 from memdb.errors import ValidationError
-from memdb.memory.sanitize.fields import MAX_DEPTH
+from memdb.memory.models import MAX_DEPTH
 
 
 def _nested(levels: int, inner: Any = "x") -> Any:

@@ -2165,7 +2165,8 @@ def sanitize_fields(sanitizer: Sanitizer, texts: Mapping[str, str]) -> dict[str,
         raise
     except Exception as exc:  # a broken result object, e.g. a Mapping whose __getitem__ raises
         raise SanitizerError(f"sanitizer {who}: inspecting its result raised {type(exc).__name__} (capture dropped)") from None
-    return _without_known_secrets(out) if known_secrets() else out
+    # memdb's own sanitizer replaced them already (``_detect_known``); a custom one may not have
+    return _without_known_secrets(out) if known_secrets() and type(sanitizer).sanitize is not RegexSanitizer.sanitize else out
 
 
 def _without_known_secrets(texts: dict[str, str]) -> dict[str, str]:

@@ -25,8 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from memdb.errors import ValidationError
-from memdb.memory.models import MAX_DEPTH as MAX_DEPTH  # re-exported: the cli and export read it here
-from memdb.memory.models import truncation_marker
+from memdb.memory.models import MAX_DEPTH, truncation_marker
 from memdb.memory.sanitize.detect import LABEL_FIELD, PLACEHOLDER, SECRET_FIELD, argv_secrets, is_secret_key, label_of_key
 from memdb.memory.sanitize.messages import redacted, shown
 from memdb.memory.text import normalize_tag

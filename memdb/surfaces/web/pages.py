@@ -132,11 +132,10 @@ def memories(dash: Dashboard, req: Req) -> Response:
     result, hits, note = None, [], ""
     # ask takes a question alone: filters given with one are named as not applied, and left out
     # of the paging links (tests/surfaces/web/test_after_a_year.py)
-    ignored = {k: v for k, v in q.items() if v and k != "q"} if q["q"] else {}
     # what the page says of the words typed (its title, the note of filters not applied, the
     # paging links): as the database stores them, personal data and secrets as placeholders
     said = {k: _sanitized(dash, v) for k, v in q.items() if v and k in ("q", "text", "tags", "session")}
-    ignored = {k: said.get(k, v) for k, v in ignored.items()}
+    ignored = {k: said.get(k, v) for k, v in q.items() if v and k != "q"} if q["q"] else {}
     if q["q"]:
         result = mem.ask(q["q"], limit=SEARCH_LIMIT, include_archived=archived, include_superseded=superseded, offset=offset)
         hits = result.memories

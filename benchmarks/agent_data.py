@@ -38,6 +38,8 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from memdb.memory.text import normalize_tag
+
 __all__ = [
     "END",
     "KINDS",
@@ -381,9 +383,12 @@ _INDEXED_FIELDS = ("summary", "content", "what_we_tried", "what_happened", "why"
 
 
 def indexed_text(ep: dict[str, Any]) -> str:
-    """The text memdb's inverted index holds for ``ep``: its text fields, then its tags."""
+    """The text memdb's inverted index holds for ``ep``: its text fields, then its tags, then the
+    participants that are not among its tags (``memdb.memory.layout.terms_of``, layout 16)."""
     text = "\n".join(str(ep[f]) for f in _INDEXED_FIELDS if ep.get(f))
-    return text + "\n" + " ".join(ep.get("tags", ()))
+    tags = ep.get("tags", ())
+    people = [p for p in ep.get("participants") or () if normalize_tag(p) not in tags]
+    return text + "\n" + " ".join(tags) + "\n" + " ".join(people)
 
 
 def main(argv: list[str]) -> int:

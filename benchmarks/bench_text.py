@@ -111,7 +111,7 @@ def terms_of(episode: Episode) -> list[str]:
     """The terms memdb's inverted index holds for a stored episode, in order (repeats kept: they are
     term frequencies). Read back, not generated: capture's sanitizer may have rewritten some text."""
     fields: dict[str, Any] = {f: getattr(episode, f, None) for f in agent_data._INDEXED_FIELDS}
-    return tokenize(agent_data.indexed_text({**fields, "tags": episode.tags}))
+    return tokenize(agent_data.indexed_text({**fields, "tags": episode.tags, "participants": episode.participants}))
 
 
 def query_terms(text: str) -> list[str]:

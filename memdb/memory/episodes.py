@@ -126,6 +126,7 @@ class Episodes:
         self.layout = Layout(space)
         self.audit = AuditLog(space, lambda texts: sanitize_fields(self.sanitizer, texts))  # reasons, sources: no raw PII
         self._settings: Settings | None = None
+        self._settings_tentative = False  # configure() inside a caller's transaction, which may still roll back
         self.scorer = RelevanceModel(lambda: self.settings)
         self.tracker = AccessTracker(
             self._flush_accesses,
@@ -149,6 +150,10 @@ class Episodes:
     @property
     def settings(self) -> Settings:
         """The database's settings, loaded from ``^META("settings")`` (defaults if never saved)."""
+        if self._settings_tentative and not self.space.in_transaction:
+            # the caller's transaction that configure() wrote in has ended, committed or rolled
+            # back: what is saved says which (test_settings_after_a_configure_rolled_back)
+            self._settings, self._settings_tentative = None, False
         if self._settings is None:
             saved = self.layout.meta.get(("settings",))
             self._settings = Settings.parse(saved, changed=()) if saved else Settings()  # as saved, whatever checks came since
@@ -161,6 +166,7 @@ class Episodes:
         may have changed others since this one loaded them, and those stay."""
         now = self.now()
         changes = self._settings_tags(changes)
+        nested = self.space.in_transaction
         with self.space.transaction():
             self._settings = None
             old = self.settings
@@ -171,7 +177,7 @@ class Episodes:
             if changed:  # a change to what the settings already are is no change to audit
                 self.layout.meta.set(("settings",), dumped)
                 self.audit.write(None, "configure", now, changes=changed)
-        self._settings = new
+        self._settings, self._settings_tentative = new, nested
         return new
 
     def _settings_tags(self, changes: dict[str, Any]) -> dict[str, Any]:

@@ -29,3 +29,27 @@ def test_refresh_settings_drops_a_configure_rolled_back(tmp_path: Path) -> None:
         db.configure(timezone="Asia/Tokyo")  # a committed one is what refresh gives from then on
         assert db.refresh_settings().timezone == "Asia/Tokyo"
         assert db.refresh_settings() is db.refresh_settings()  # unchanged: not parsed again
+
+
+@pytest.mark.usefixtures("backend")
+def test_settings_after_a_configure_rolled_back(tmp_path: Path) -> None:
+    """``db.settings`` itself (the rules capture and maintain read) kept a configure() whose
+    outer transaction rolled back until something refreshed them: an archive threshold or a
+    timezone nobody saved ruled this process. Inside the transaction they are its own; once it
+    ends they are what it left saved, whether it committed, rolled back, or only a savepoint did."""
+    with memdb.open(tmp_path / "db") as db:
+        with pytest.raises(Abort), db.transaction():
+            db.configure(session_idle_minutes=5)
+            assert db.settings.session_idle_minutes == 5  # the transaction reads its own change
+            raise Abort
+        assert db.settings.session_idle_minutes == 60
+        with db.transaction():
+            with pytest.raises(Abort), db.transaction():  # a savepoint rolls back, the outer commits
+                db.configure(session_idle_minutes=7)
+                raise Abort
+        assert db.settings.session_idle_minutes == 60
+        with db.transaction():
+            db.configure(session_idle_minutes=9)
+        assert db.settings.session_idle_minutes == 9
+    with memdb.open(tmp_path / "db") as db:
+        assert db.settings.session_idle_minutes == 9

@@ -50,7 +50,7 @@ B = 0.75
 NAME_WEIGHT = 2.0
 """What a term of ``recall``'s text that names one of the owner's tags weighs, times its idf.
 Chosen on LoCoMo's conversations 26, 30, 41 among 1.5, 2, 3 and 5 (2: recall@5 0.702 -> 0.707,
-@10 0.812 -> 0.817), and checked on 42, 43 (@10 0.781 -> 0.786; multi-hop and open-domain
+@10 0.812 -> 0.817), and checked on 42, 43 (@10 0.781 -> 0.788; multi-hop and open-domain
 gain there too, adversarial questions, which name the wrong person, lose a little)."""
 RECENCY_HALF_LIFE_DAYS = 7.0
 WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000

@@ -134,6 +134,7 @@ from memdb.query.rank import (
     BY_RELEVANCE,
     BY_TIME,
     K1,
+    NAME_WEIGHT,
     NO_HITS,
     TEXT_LEVEL,
     WEEK_US,
@@ -349,7 +350,10 @@ class OwnerQueries:
         ``refuse_withheld`` is off."""
         found, withheld = text_terms(text, self._layer.sanitizer, refuse_withheld=refuse_withheld)
         terms = self._identifiers_asked(found, include_archived)
+        memo = self._layout.text.memo(self.name)
+        named = tuple(t for t, w in terms.items() if (f := tag_form(w)) is not None and self._has_tag(memo, f))
         return Interpretation(
+            name_terms=named,
             window=recall_window(since, until),
             tags=tags_of(tags, "tags"),
             any_tags=tags_of(any_tags, "any_tags"),
@@ -1214,6 +1218,7 @@ class OwnerQueries:
             include_archived=interp.include_archived,
             boost_tags=interp.boost_tags,
             rank_terms=interp.rank_terms,
+            name_terms=interp.name_terms,
             include_superseded=interp.include_superseded,
             told=interp.told,
             with_outcome=interp.with_outcome,
@@ -2414,6 +2419,9 @@ class OwnerQueries:
         idf = {}
         for t, df in zip(terms, counts[2:], strict=True):
             idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+        for t in q.name_terms:  # a name weighs more than its share of the documents says (rank.NAME_WEIGHT)
+            if t in idf:
+                idf[t] *= NAME_WEIGHT
         q.weights = (idf, avgdl)
         return q.weights
 

@@ -30,6 +30,8 @@ NOW = dt.datetime(2026, 7, 1, 12, tzinfo=dt.UTC)
 WORDS = ["deploy", "rollback", "quota", "parser", "billing", "cache", "timeout", "schema"]
 K1, B = 1.2, 0.75
 CONTEXT_WEIGHT = 2 / 3  # what a word of an exchange's context counts against one of its own text
+NAME = "cache"  # a word that is also a tag: where a hot memory carries the tag, recall weighs it NAME_WEIGHT times
+NAME_WEIGHT = 2.0
 
 texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
 episodes = st.lists(
@@ -39,7 +41,7 @@ episodes = st.lists(
         st.one_of(st.just(""), texts),  # content: an exchange's context, a typed episode's details
         st.integers(0, 50 * 24),  # hours before NOW
         st.sampled_from([("debug", "failure"), ("debug", "success"), ("sprint", "partial"), ("exchange", None)]),
-        st.lists(st.sampled_from(["x", "y"]), max_size=2, unique=True),
+        st.lists(st.sampled_from(["x", "y", NAME]), max_size=2, unique=True),
     ),
     min_size=3,
     max_size=30,
@@ -93,9 +95,13 @@ def hot_docs(db: memdb.Database, owner: str, terms: list[str]) -> tuple[list[Any
 def reference(db: memdb.Database, owner: str, words: list[str], filters: dict[str, Any], now: dt.datetime) -> list[tuple[str, float]]:
     """Every hot match of the owner with its documented score, best first:
     ``0.9 * bm25 / best + 0.05 * relevance / 10 + 0.05 * 0.5 ** (age_days / 7)``, BM25 over the
-    owner's hot episodes (k1 1.2, b 0.75), computed here from the records alone."""
+    owner's hot episodes (k1 1.2, b 0.75), computed here from the records alone; a word that
+    is the tag of a hot episode of the owner weighs ``NAME_WEIGHT`` times its idf."""
     terms = list(dict.fromkeys(t for w in words for t in tokenize(w)))
     docs, idf, avgdl = hot_docs(db, owner, terms)
+    if NAME in words and any(NAME in state["tags"] for _, state, _, _, _ in docs):  # a name of the owner's tags
+        for t in tokenize(NAME):
+            idf[t] *= NAME_WEIGHT
     matched = []
     for eid, state, record, tf, dl in docs:
         if not any(t in tf for t in terms):

@@ -177,8 +177,10 @@ def refusal(draft: Draft, capture: SessionCapture) -> str | None:
     if not given:
         return f"the outcome is missing: answer exactly one of {', '.join(OUTCOMES)}"
     if given not in OUTCOMES:
+        # the model's text, quoted sanitized (then cut): the reason reaches the caller, MCP's end_session
+        # and the next prompt, and quoted raw it carried an address the model wrote (test_a_hedge_is_quoted_sanitized)
         return (
-            f"the outcome {clip(str(draft.outcome), 40)!r} is not one of {', '.join(OUTCOMES)}: no hedging "
+            f"the outcome {shown(str(draft.outcome), 48)} is not one of {', '.join(OUTCOMES)}: no hedging "
             "(partial when only part of it worked, failure when the goal was not reached)"
         )
     last = _last_result(capture.events)

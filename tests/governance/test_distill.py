@@ -948,6 +948,19 @@ def test_success_the_last_tool_result_contradicts_is_asked_again(tmp_path: Path)
         assert "health check failed" in prompt_of(seen[1])
 
 
+def test_a_hedge_is_quoted_sanitized(tmp_path: Path) -> None:
+    """A hedged outcome was quoted raw in the refusal's reason: close_session's answer, MCP's
+    end_session output and the second prompt carried the address the model wrote."""
+    seen: list[httpx.Request] = []
+    hedge = "mostly ok; ask jane.doe@example.com, +1 415 555 0199"
+    with model_db(tmp_path, [(200, answer(hedge))], seen) as db:
+        done = db.owner("ana").close_session("s1", kind="debug")
+        assert done.status == "refused" and len(seen) == 2
+        for text in (done.reason, *done.rejected, prompt_of(seen[1])):
+            assert "the outcome 'mostly ok; ask <EMAIL_1>, <PHONE_1>' is not one of" in text
+            assert "jane.doe" not in text and "555 0199" not in text
+
+
 def test_the_callers_outcome_is_used_and_said_in_the_prompt(tmp_path: Path) -> None:
     seen: list[httpx.Request] = []
     with model_db(tmp_path, [(200, answer("success"))], seen) as db:

@@ -135,25 +135,53 @@ class Distillation:
 
 # --- what reads as an error, and what an honest draft is ---------------------------------------
 
-# "errors": 0, "error": null, "no errors", "0 failures": reports of no error
+# Reports of no error, set aside first: "errors": 0, "lastError": null, "no errors", "0 failed",
+# and a text about error handling as a topic (gunicorn's "Error handling request" is an error).
 _BENIGN = re.compile(
-    r"""["']?\b(?:errors?|failures?|failed|exceptions?)\b["']?\s*[:=]\s*(?:null|none|false|0|\[\]|\{\}|""|'')(?![\w.])"""
-    r"""|\b(?:no|zero|0|without)\s+(?:errors?|failures?|exceptions?)\b""",
+    r"""["']?\b\w*?(?:errors?|failures?|failed|exceptions?)\b["']?\s*[:=]\s*(?:null|none|false|0|\[\]|\{\}|""|'')(?![\w.])"""
+    r"""|\b(?:no|zero|0|without)\s+(?:errors?|failures?|failed|exceptions?)\b"""
+    r"""|\b(?:errors?|exceptions?)[\s_-]+(?:handl(?:ing|ers?)|reporting|boundar(?:y|ies))\b(?!\s+request)|\bnon-?fatal\b"""
+    r"""|没有错误|无错误|没有异常|无异常|エラーなし|오류\s*없음|keine\s+fehler|aucune\s+erreur|sin\s+errores|sem\s+erros|nessun\s+errore|без\s+ошибок""",
     re.I,
 )
+# What reads as an error. Words need boundaries ("terror", "failover" are none), so the shapes
+# that hide an error word inside another one are listed: exception names (ModuleNotFoundError),
+# errno codes (ECONNREFUSED: listed, as any E[A-Z]{3,} would take EXPORT or ENABLED), npm's
+# "ERR!", and the words of a few other languages (CJK ones have no word boundaries).
 _ERROR = re.compile(
-    r"""\b(?:errors?|errored|fail(?:s|ed|ing|ure)?|exception|traceback|timed?\s?out|timeout|refused|denied|forbidden"""
-    r"""|unauthori[sz]ed|invalid|not\s+found|crash(?:ed)?|panic(?:ked)?|abort(?:ed)?|rejected)\b"""
-    r"""|["']?\b(?:ok|success|succeeded)\b["']?\s*[:=]\s*(?:false|0)\b"""
-    r"""|["']?\b(?:status|code|status_code)\b["']?\s*[:=]\s*["']?[45]\d\d\b""",
+    "|".join(
+        (
+            r"""\b(?:errors?|errored|fail(?:s|ed|ing|ure)?|exception|traceback|timed?\s?out|timeout|refused|denied|forbidden"""
+            r"""|unauthori[sz]ed|invalid|not\s+found|crash(?:ed)?|panic(?:ked)?|abort(?:ed)?|rejected|fatal)\b""",
+            r"""\b(?:segmentation\s+fault|segfault|core\s+dumped|oomkilled|out\s+of\s+memory|connection\s+reset"""
+            r"""|(?:unable\s+to|could\s*n[o']t|cannot|can't)\s+(?:connect|resolve)|non-?zero\s+exit"""
+            r"""|bad\s+gateway|service\s+unavailable|gateway\s+time-?out|too\s+many\s+requests|internal\s+server\s+error)\b""",
+            r"""["']?\b(?:ok|success|succeeded)\b["']?\s*[:=]\s*(?:false|0)\b""",
+            # a status field of 400 or more: "status": 503, "statusCode": 502, "http_status": "404"
+            r"""["']?\b(?:status|code|(?:http[_-]?)?status[_-]?code|http[_-]?status|response[_-]?code)\b["']?\s*[:=]\s*["']?[45]\d\d\b""",
+            # a non-zero exit: "exit_code": 1, "exitCode": -9, "returncode": 2, "rc": 1, "exit status 1"
+            r"""["']?\b(?:exit[_-]?(?:code|status)|return[_-]?code|ret[_-]?code|rc)\b["']?\s*[:=]\s*["']?-?[1-9]""",
+            r"""\bexit(?:ed)?\s+(?:with\s+)?(?:status|code)\s*[:=]?\s*-?[1-9]""",
+            r"""\bHTTP(?:/\d(?:\.\d)?)?\s+[45]\d\d\b""",  # a status line: HTTP/1.1 502 Bad Gateway, HTTP 404
+            r"""(?-i:\b[A-Z]\w*(?:Error|Exception)\b|\bERR!|\bERR_[A-Z_]+\b)""",  # TypeError, npm ERR!, Node's ERR_X
+            r"""(?-i:\bE(?:CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|NOENT|ACCES|PERM|ADDRINUSE|ADDRNOTAVAIL|HOSTUNREACH|HOSTDOWN"""
+            r"""|NETUNREACH|NETDOWN|NOTFOUND|AI_AGAIN|PIPE|NOSPC|NOMEM|EXIST|ISDIR|NOTDIR|MFILE|NFILE|NOTEMPTY|BUSY|ROFS"""
+            r"""|INVAL|BADF|NOTCONN|AGAIN|DQUOT|LOOP|NAMETOOLONG|PROTO|CANCELED|NOTSUP|NOEXEC|NOBUFS|TXTBSY|NOSYS)\b)""",
+            r"""["']?\b(?:errno|code)\b["']?\s*[:=]\s*["']?(?-i:E[A-Z]{3,})\b""",  # "code": "ESOMETHING"
+            r"""错误|失败|异常|錯誤|失敗|エラー|오류|에러|실패""",
+            r"""\b(?:fehler|fehlgeschlagen|erreur|échec|échoué|fallo|falló|fallido|erro|falha|falhou|errore|fallito|mislukt|błąd)\b"""
+            r"""|\bошибк\w*|\bсбой\b|\bне\s+удалось\b""",
+        )
+    ),
     re.I,
 )
 
 
 def reads_as_error(result: str | None) -> bool:
-    """Whether a tool result reads as an error: an error word, ``"ok": false`` or a 4xx/5xx
-    status, once reports of no error (``"errors": 0``, "no failures") are set aside. A
-    heuristic that leans towards "error": it only ever refuses a "success"."""
+    """Whether a tool result reads as an error: an error word (in a few languages), an
+    exception name, an errno code, ``"ok": false``, a 4xx/5xx status or status line, or a
+    non-zero exit code, once reports of no error (``"errors": 0``, "no failures") are set
+    aside. A heuristic that leans towards "error": it only ever refuses a "success"."""
     return bool(result) and _ERROR.search(_BENIGN.sub(" ", result or "")) is not None
 
 

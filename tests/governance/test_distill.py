@@ -593,6 +593,50 @@ def test_retention_purging_the_version_a_close_wrote_keeps_the_session_on_the_ve
         ("done, no errors", False),
         ('{"hits": 3}', False),
         ("", False),
+        # shapes an error word hides in, or that carry none (each read as no error before)
+        ('{"statusCode": 503, "body": "Service Unavailable"}', True),
+        ('{"http_status": "502"}', True),
+        ('{"exit_code": 1, "stderr": "fatal: could not read from remote repository"}', True),
+        ('{"exitCode": -9}', True),
+        ('{"returncode": 2, "stdout": ""}', True),
+        ("Command returned non-zero exit status 1", True),
+        ("exit status 1", True),
+        ("HTTP/1.1 502 Bad Gateway", True),
+        ("HTTP 404", True),
+        ("ModuleNotFoundError: No module named 'app'", True),
+        ("java.lang.NullPointerException", True),
+        ("npm ERR! code E404", True),
+        ("Segmentation fault (core dumped)", True),
+        ("ECONNREFUSED 10.0.0.1:5432", True),
+        ("ENOENT: no such file or directory", True),
+        ('{"code": "ETIMEDOUT"}', True),
+        ("connection reset by peer", True),
+        ("Unable to connect to the server", True),
+        ("OOMKilled", True),
+        ("错误：连接被拒绝", True),
+        ("部署失败", True),
+        ("エラーが発生しました", True),
+        ("Fehler: Verbindung abgelehnt", True),
+        ("erreur : délai dépassé", True),
+        ("ошибка соединения", True),
+        ("Error handling request /api/deploy", True),  # gunicorn's: an error, not a topic
+        # reports of no error, and text about errors as a topic
+        ('{"errors": 0}', False),
+        ('{"exit_code": 0, "stdout": "deployed"}', False),
+        ('{"exitCode": 0}', False),
+        ('{"status": 200}', False),
+        ('{"statusCode": 201}', False),
+        ("HTTP/1.1 200 OK", False),
+        ('{"lastError": null}', False),
+        ("no errors found", False),
+        ("12 passed, 0 failed", False),
+        ("Refactored the error handling of the payment client; all tests pass", False),
+        ("added an error boundary around the form", False),
+        ("non-fatal warning: a flag is deprecated", False),
+        ("mirror synced; failover configured", False),
+        ("EXPORT done, ENABLED", False),
+        ("没有错误", False),
+        ("keine Fehler", False),
     ],
 )
 def test_what_reads_as_an_error(result: str, error: bool) -> None:
@@ -946,6 +990,17 @@ def test_success_the_last_tool_result_contradicts_is_asked_again(tmp_path: Path)
         assert done.episode is not None and done.episode.outcome == "failure" and len(seen) == 2
         assert "contradicts the last tool result: deploy_api returned" in done.rejected[0]
         assert "health check failed" in prompt_of(seen[1])
+
+
+@pytest.mark.parametrize("last", [{"statusCode": 503, "body": "Service Unavailable"}, {"exit_code": 1, "stderr": "fatal: no remote"}])
+def test_success_after_a_failed_call_of_any_shape_is_asked_again(tmp_path: Path, last: dict[str, Any]) -> None:
+    """A 503 in a statusCode field, or a non-zero exit code, had no error word at a word boundary:
+    the model's "success" after it closed the session as a success."""
+    seen: list[httpx.Request] = []
+    with model_db(tmp_path, [(200, answer("success")), (200, answer("failure"))], seen, last=last) as db:
+        done = db.owner("ana").close_session("s1", kind="debug")
+        assert done.episode is not None and done.episode.outcome == "failure" and len(seen) == 2
+        assert "contradicts the last tool result" in done.rejected[0]
 
 
 def test_a_hedge_is_quoted_sanitized(tmp_path: Path) -> None:

@@ -30,7 +30,9 @@ Layout (``^DIST``, this module's alone)::
                                       session, whatever its ts, and when; the next close clears
                                       them, and one erased since is no news
     ^DIST(owner, "open", session) = {last, tries}   sessions the idle rule has seen and not
-                                      closed: their last capture (µs) and failed idle tries
+                                      closed: their last capture (µs) and the tries the model
+                                      answered that were refused or unusable (an API failure,
+                                      or a run that did not call, is no try)
     ^DIST(owner, "seen") = µs         how far the idle rule has read the owner's time index
     ^DIST(owner, "n", "closed"|"refused"|"failed") = count
 """
@@ -45,6 +47,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from memdb.errors import LLMError, NotFoundError, SanitizerError, ValidationError
 from memdb.governance.patterns import Patterns
+from memdb.governance.reflection import is_metered, usage_of
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import ts_micros
 from memdb.memory.models import Episode, check_ident, personal_data_in, utc
@@ -68,7 +71,7 @@ __all__ = [
 
 CAPTURE_KINDS = ("exchange", "tool_call")
 MAX_EVENTS = 500  # captured events one close reads and cites: the first and the newest 499
-MAX_IDLE_TRIES = 3  # refused or failed tries after which the idle rule leaves a session to an explicit close
+MAX_IDLE_TRIES = 3  # tries the model answered unusably (refused, malformed) after which the idle rule leaves a session to an explicit close
 _TAGS_KEPT = 32  # an episode holds at most 32 tags
 
 Status = Literal["closed", "already_closed", "nothing_captured", "refused", "failed", "waiting"]
@@ -405,11 +408,17 @@ class Sessions:
         use = self.distiller
         rejected: list[str] = []
         draft: Draft | None = None
+        before = usage_of(use)
         for _ in range(2):  # the answer, and once more with the reason it was refused
             try:
                 answer = use.distill(capture, tuple(rejected))
             except LLMError as exc:
-                return self._not_closed(owner, capture, "failed", f"session {session}: not closed, nothing written: {exc}", rejected, at)
+                # a try only when the model answered (refused here, or unusable: cut, malformed): an outage
+                # charged every idle session a try each pass, sessions a run never called too, and after
+                # MAX_IDLE_TRIES passes parked them all for good (test_an_outage_parks_no_idle_session)
+                answered = bool(rejected) or not is_metered(use) or (usage_of(use) - before).answers > 0
+                reason = f"session {session}: not closed, nothing written: {exc}"
+                return self._not_closed(owner, capture, "failed", reason, rejected, at, tried=answered)
             problem = refusal(answer, capture)
             if problem is None:
                 draft = answer
@@ -643,15 +652,17 @@ class Sessions:
         rejected: list[str],
         at: dt.datetime,
         kept: str | None = None,
+        tried: bool = True,
     ) -> Distillation:
-        """Count a refused or failed try (the session stays open) and audit it, without the
+        """Count a refused or failed close (the session stays open) and audit it, without the
         answer's text: it is a model's, never sanitized. A failure's audit record keeps ``kept``,
-        else the reason (an LLMError's, which quotes only the API's own errors)."""
+        else the reason (an LLMError's, which quotes only the API's own errors). ``tried``: the
+        model answered, so the idle rule counts a try against the session (``MAX_IDLE_TRIES``)."""
         attempts = len(rejected) + (1 if status == "failed" else 0)
         with self.space.transaction():
             self.marks.increment((owner, "n", status))
             open_entry = self.marks.get((owner, "open", capture.session))
-            if open_entry is not None:
+            if open_entry is not None and tried:
                 self.marks.set((owner, "open", capture.session), {**open_entry, "tries": int(open_entry.get("tries", 0)) + 1})
             error = (kept or reason) if status == "failed" else None
             self.episodes.audit.write(
@@ -673,8 +684,9 @@ class Sessions:
 
         Without a distiller that judges outcomes (the offline default) nothing is written: an
         outcome is never invented, so idle sessions are reported ``waiting`` for someone to
-        close them with one. A session refused or failed ``MAX_IDLE_TRIES`` times is left to an
-        explicit close. Only captures newer than the last run are read (``^DIST(owner, "seen")``),
+        close them with one. A session whose answers were refused or unusable ``MAX_IDLE_TRIES``
+        times is left to an explicit close (an API failure, or a run that stopped calling, costs it
+        no try). Only captures newer than the last run are read (``^DIST(owner, "seen")``),
         so a run costs what was captured since, plus the sessions still open.
         """
         at = utc(now, "now") if now is not None else self.episodes.now()
@@ -698,7 +710,7 @@ class Sessions:
                 if not judges or tries >= MAX_IDLE_TRIES:
                     why = (
                         f"{type(self.distiller).__name__} never guesses an outcome" if not judges
-                        else f"{tries} tries were refused or failed"
+                        else f"{tries} tries were refused or unusable"
                     )  # fmt: skip
                     reason = f"session {session}: idle, waiting: {why}; close it with an outcome (close_session, memdb close-session)"
                     found.append(Distillation(session, "waiting", reason))

@@ -78,23 +78,26 @@ _M = TypeVar("_M", bound=BaseModel)
 
 @dataclass(frozen=True)
 class Usage:
-    """What calls to a model cost: calls made (each may be retried), HTTP attempts, and tokens in and out."""
+    """What calls to a model cost: calls made (each may be retried), HTTP attempts, tokens in and
+    out, and ``answers``: the calls the API answered, used or not (a call that failed on the API,
+    an outage, got none: a session's idle tries count answers only)."""
 
     calls: int = 0
     attempts: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    answers: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.calls + other.calls, self.attempts + other.attempts,
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens, self.answers + other.answers,
         )  # fmt: skip
 
     def __sub__(self, other: Usage) -> Usage:
         return Usage(
             self.calls - other.calls, self.attempts - other.attempts,
-            self.input_tokens - other.input_tokens, self.output_tokens - other.output_tokens,
+            self.input_tokens - other.input_tokens, self.output_tokens - other.output_tokens, self.answers - other.answers,
         )  # fmt: skip
 
     def __str__(self) -> str:

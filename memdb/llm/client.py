@@ -207,7 +207,9 @@ class Calls:
             stop = message.stop_reason
             text = "".join(getattr(block, "text", "") for block in message.content)
             usage = message.usage
-            self._count(calls=1, input_tokens=getattr(usage, "input_tokens", 0), output_tokens=getattr(usage, "output_tokens", 0))
+            self._count(
+                calls=1, answers=1, input_tokens=getattr(usage, "input_tokens", 0), output_tokens=getattr(usage, "output_tokens", 0)
+            )
         except _Refused as exc:
             self._count(calls=1)
             raise LLMError(redacted(f"{who}: {exc}")) from None
@@ -267,12 +269,11 @@ class Calls:
                 raise _Refused(f"{asked}, past the run's deadline")
         return response
 
-    def _count(self, *, calls: int = 0, attempts: int = 0, input_tokens: Any = 0, output_tokens: Any = 0) -> None:
+    def _count(self, *, calls: int = 0, attempts: int = 0, answers: int = 0, input_tokens: Any = 0, output_tokens: Any = 0) -> None:
         tokens_in = input_tokens if isinstance(input_tokens, int) else 0
         tokens_out = output_tokens if isinstance(output_tokens, int) else 0
         with self._lock:
-            u = self._usage
-            self._usage = Usage(u.calls + calls, u.attempts + attempts, u.input_tokens + tokens_in, u.output_tokens + tokens_out)
+            self._usage += Usage(calls, attempts, tokens_in, tokens_out, answers)
 
 
 def _register_credentials(client: Any) -> None:

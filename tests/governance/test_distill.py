@@ -1016,6 +1016,58 @@ def test_a_hedge_is_quoted_sanitized(tmp_path: Path) -> None:
             assert "jane.doe" not in text and "555 0199" not in text
 
 
+def _outage_then(answers: dict[str, Any], seen: list[httpx.Request]) -> anthropic.Anthropic:
+    """The SDK over a transport that answers 529 until ``answers["down"]`` is False, then ``answers["body"]``."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if answers["down"]:
+            return httpx.Response(529, json={"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+        return httpx.Response(200, json=answers["body"])
+
+    return anthropic.Anthropic(api_key="sk-ant-test", max_retries=0, http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+
+
+def test_an_outage_parks_no_idle_session(tmp_path: Path) -> None:
+    """Each idle pass during an outage charged every session a try, the ones a run never called
+    (it stops after stop_after failures in a row) too, and after MAX_IDLE_TRIES passes (45
+    minutes under memdb serve) every idle session waited for good, no call made once the API was
+    back. A try is an answer the model gave that could not be used; an API failure is none."""
+    clock = Clock(T0)
+    seen: list[httpx.Request] = []
+    api: dict[str, Any] = {"down": True, "body": answer("success")}
+    owners = ["ana", "bo", "cy", "dee", "eve", "fay"]
+    with open_db(tmp_path, clock, distiller=AnthropicDistiller(client=_outage_then(api, seen))) as db:
+        for owner in owners:
+            db.owner(owner).record_exchange("s1", f"{owner}: deploy please", "on it")
+        clock.advance(hours=2)
+        for _ in range(MAX_IDLE_TRIES + 1):
+            report = db.close_idle_sessions()
+            assert [d.status for d in report.failed] == ["failed"] * 6 and report.waiting == []
+            clock.advance(minutes=15)
+        assert len(seen) == 3 * (MAX_IDLE_TRIES + 1)  # stop_after calls a pass, the others not called
+        api["down"] = False
+        report = db.close_idle_sessions()
+        assert sorted(d.session for d in report.closed) == ["s1"] * 6 and report.waiting == []
+
+
+def test_unusable_answers_still_leave_a_session_to_an_explicit_close(tmp_path: Path) -> None:
+    """What the model answered and memdb could not use (no JSON of the schema) is a try: after
+    MAX_IDLE_TRIES the idle rule stops paying for the session."""
+    clock = Clock(T0)
+    seen: list[httpx.Request] = []
+    api: dict[str, Any] = {"down": False, "body": message({"not": "the schema"})}
+    with open_db(tmp_path, clock, distiller=AnthropicDistiller(client=_outage_then(api, seen))) as db:
+        db.owner("ana").record_exchange("s1", "deploy please", "on it")
+        clock.advance(hours=2)
+        for _ in range(MAX_IDLE_TRIES):
+            (done,) = db.close_idle_sessions().failed
+            assert "not the requested JSON" in done.reason
+            clock.advance(minutes=15)
+        (waiting,) = db.close_idle_sessions().waiting
+        assert f"{MAX_IDLE_TRIES} tries were refused or unusable" in waiting.reason and len(seen) == MAX_IDLE_TRIES
+
+
 def test_the_callers_outcome_is_used_and_said_in_the_prompt(tmp_path: Path) -> None:
     seen: list[httpx.Request] = []
     with model_db(tmp_path, [(200, answer("success"))], seen) as db:

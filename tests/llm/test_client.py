@@ -56,7 +56,9 @@ def client(reply: Reply, seen: list[httpx.Request], max_retries: int = 2, **cred
         return reply(request)
 
     return anthropic.Anthropic(
-        **(credentials or {"api_key": "sk-ant-test"}), max_retries=max_retries, http_client=httpx.Client(transport=httpx.MockTransport(handler))
+        **(credentials or {"api_key": "sk-ant-test"}),
+        max_retries=max_retries,
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
     )
 
 
@@ -129,7 +131,9 @@ def test_the_clients_key_is_never_shown_or_stored(tmp_path: Path, slept: list[fl
         return client(reply, [], **{credential: key})
 
     path = tmp_path / "key"
-    with memdb.open(path, clock=Clock(T0), pattern_extractor=AnthropicExtractor(client=sdk()), distiller=AnthropicDistiller(client=sdk())) as db:
+    with memdb.open(
+        path, clock=Clock(T0), pattern_extractor=AnthropicExtractor(client=sdk()), distiller=AnthropicDistiller(client=sdk())
+    ) as db:
         mem = db.owner("ana")
         for i in range(5):
             mem.record("debug", f"attempt {i}", outcome="failure", ts=T0 - HOUR + i * dt.timedelta(minutes=1))

@@ -30,7 +30,9 @@ Layout (``^DIST``, this module's alone)::
                                       session, whatever its ts, and when; the next close clears
                                       them, and one erased since is no news
     ^DIST(owner, "open", session) = {last, tries}   sessions the idle rule has seen and not
-                                      closed: their last capture (µs) and failed idle tries
+                                      closed: their last capture (µs) and the tries the model
+                                      answered that were refused or unusable (an API failure,
+                                      or a run that did not call, is no try)
     ^DIST(owner, "seen") = µs         how far the idle rule has read the owner's time index
     ^DIST(owner, "n", "closed"|"refused"|"failed") = count
 """
@@ -45,6 +47,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from memdb.errors import LLMError, NotFoundError, SanitizerError, ValidationError
 from memdb.governance.patterns import Patterns
+from memdb.governance.reflection import is_metered, usage_of
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import ts_micros
 from memdb.memory.models import Episode, check_ident, personal_data_in, utc
@@ -68,7 +71,7 @@ __all__ = [
 
 CAPTURE_KINDS = ("exchange", "tool_call")
 MAX_EVENTS = 500  # captured events one close reads and cites: the first and the newest 499
-MAX_IDLE_TRIES = 3  # refused or failed tries after which the idle rule leaves a session to an explicit close
+MAX_IDLE_TRIES = 3  # tries the model answered unusably (refused, malformed) after which the idle rule leaves a session to an explicit close
 _TAGS_KEPT = 32  # an episode holds at most 32 tags
 
 Status = Literal["closed", "already_closed", "nothing_captured", "refused", "failed", "waiting"]
@@ -135,25 +138,53 @@ class Distillation:
 
 # --- what reads as an error, and what an honest draft is ---------------------------------------
 
-# "errors": 0, "error": null, "no errors", "0 failures": reports of no error
+# Reports of no error, set aside first: "errors": 0, "lastError": null, "no errors", "0 failed",
+# and a text about error handling as a topic (gunicorn's "Error handling request" is an error).
 _BENIGN = re.compile(
-    r"""["']?\b(?:errors?|failures?|failed|exceptions?)\b["']?\s*[:=]\s*(?:null|none|false|0|\[\]|\{\}|""|'')(?![\w.])"""
-    r"""|\b(?:no|zero|0|without)\s+(?:errors?|failures?|exceptions?)\b""",
+    r"""["']?\b\w*?(?:errors?|failures?|failed|exceptions?)\b["']?\s*[:=]\s*(?:null|none|false|0|\[\]|\{\}|""|'')(?![\w.])"""
+    r"""|\b(?:no|zero|0|without)\s+(?:errors?|failures?|failed|exceptions?)\b"""
+    r"""|\b(?:errors?|exceptions?)[\s_-]+(?:handl(?:ing|ers?)|reporting|boundar(?:y|ies))\b(?!\s+request)|\bnon-?fatal\b"""
+    r"""|没有错误|无错误|没有异常|无异常|エラーなし|오류\s*없음|keine\s+fehler|aucune\s+erreur|sin\s+errores|sem\s+erros|nessun\s+errore|без\s+ошибок""",
     re.I,
 )
+# What reads as an error. Words need boundaries ("terror", "failover" are none), so the shapes
+# that hide an error word inside another one are listed: exception names (ModuleNotFoundError),
+# errno codes (ECONNREFUSED: listed, as any E[A-Z]{3,} would take EXPORT or ENABLED), npm's
+# "ERR!", and the words of a few other languages (CJK ones have no word boundaries).
 _ERROR = re.compile(
-    r"""\b(?:errors?|errored|fail(?:s|ed|ing|ure)?|exception|traceback|timed?\s?out|timeout|refused|denied|forbidden"""
-    r"""|unauthori[sz]ed|invalid|not\s+found|crash(?:ed)?|panic(?:ked)?|abort(?:ed)?|rejected)\b"""
-    r"""|["']?\b(?:ok|success|succeeded)\b["']?\s*[:=]\s*(?:false|0)\b"""
-    r"""|["']?\b(?:status|code|status_code)\b["']?\s*[:=]\s*["']?[45]\d\d\b""",
+    "|".join(
+        (
+            r"""\b(?:errors?|errored|fail(?:s|ed|ing|ure)?|exception|traceback|timed?\s?out|timeout|refused|denied|forbidden"""
+            r"""|unauthori[sz]ed|invalid|not\s+found|crash(?:ed)?|panic(?:ked)?|abort(?:ed)?|rejected|fatal)\b""",
+            r"""\b(?:segmentation\s+fault|segfault|core\s+dumped|oomkilled|out\s+of\s+memory|connection\s+reset"""
+            r"""|(?:unable\s+to|could\s*n[o']t|cannot|can't)\s+(?:connect|resolve)|non-?zero\s+exit"""
+            r"""|bad\s+gateway|service\s+unavailable|gateway\s+time-?out|too\s+many\s+requests|internal\s+server\s+error)\b""",
+            r"""["']?\b(?:ok|success|succeeded)\b["']?\s*[:=]\s*(?:false|0)\b""",
+            # a status field of 400 or more: "status": 503, "statusCode": 502, "http_status": "404"
+            r"""["']?\b(?:status|code|(?:http[_-]?)?status[_-]?code|http[_-]?status|response[_-]?code)\b["']?\s*[:=]\s*["']?[45]\d\d\b""",
+            # a non-zero exit: "exit_code": 1, "exitCode": -9, "returncode": 2, "rc": 1, "exit status 1"
+            r"""["']?\b(?:exit[_-]?(?:code|status)|return[_-]?code|ret[_-]?code|rc)\b["']?\s*[:=]\s*["']?-?[1-9]""",
+            r"""\bexit(?:ed)?\s+(?:with\s+)?(?:status|code)\s*[:=]?\s*-?[1-9]""",
+            r"""\bHTTP(?:/\d(?:\.\d)?)?\s+[45]\d\d\b""",  # a status line: HTTP/1.1 502 Bad Gateway, HTTP 404
+            r"""(?-i:\b[A-Z]\w*(?:Error|Exception)\b|\bERR!|\bERR_[A-Z_]+\b)""",  # TypeError, npm ERR!, Node's ERR_X
+            r"""(?-i:\bE(?:CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|NOENT|ACCES|PERM|ADDRINUSE|ADDRNOTAVAIL|HOSTUNREACH|HOSTDOWN"""
+            r"""|NETUNREACH|NETDOWN|NOTFOUND|AI_AGAIN|PIPE|NOSPC|NOMEM|EXIST|ISDIR|NOTDIR|MFILE|NFILE|NOTEMPTY|BUSY|ROFS"""
+            r"""|INVAL|BADF|NOTCONN|AGAIN|DQUOT|LOOP|NAMETOOLONG|PROTO|CANCELED|NOTSUP|NOEXEC|NOBUFS|TXTBSY|NOSYS)\b)""",
+            r"""["']?\b(?:errno|code)\b["']?\s*[:=]\s*["']?(?-i:E[A-Z]{3,})\b""",  # "code": "ESOMETHING"
+            r"""错误|失败|异常|錯誤|失敗|エラー|오류|에러|실패""",
+            r"""\b(?:fehler|fehlgeschlagen|erreur|échec|échoué|fallo|falló|fallido|erro|falha|falhou|errore|fallito|mislukt|błąd)\b"""
+            r"""|\bошибк\w*|\bсбой\b|\bне\s+удалось\b""",
+        )
+    ),
     re.I,
 )
 
 
 def reads_as_error(result: str | None) -> bool:
-    """Whether a tool result reads as an error: an error word, ``"ok": false`` or a 4xx/5xx
-    status, once reports of no error (``"errors": 0``, "no failures") are set aside. A
-    heuristic that leans towards "error": it only ever refuses a "success"."""
+    """Whether a tool result reads as an error: an error word (in a few languages), an
+    exception name, an errno code, ``"ok": false``, a 4xx/5xx status or status line, or a
+    non-zero exit code, once reports of no error (``"errors": 0``, "no failures") are set
+    aside. A heuristic that leans towards "error": it only ever refuses a "success"."""
     return bool(result) and _ERROR.search(_BENIGN.sub(" ", result or "")) is not None
 
 
@@ -177,8 +208,10 @@ def refusal(draft: Draft, capture: SessionCapture) -> str | None:
     if not given:
         return f"the outcome is missing: answer exactly one of {', '.join(OUTCOMES)}"
     if given not in OUTCOMES:
+        # the model's text, quoted sanitized (then cut): the reason reaches the caller, MCP's end_session
+        # and the next prompt, and quoted raw it carried an address the model wrote (test_a_hedge_is_quoted_sanitized)
         return (
-            f"the outcome {clip(str(draft.outcome), 40)!r} is not one of {', '.join(OUTCOMES)}: no hedging "
+            f"the outcome {shown(str(draft.outcome), 48)} is not one of {', '.join(OUTCOMES)}: no hedging "
             "(partial when only part of it worked, failure when the goal was not reached)"
         )
     last = _last_result(capture.events)
@@ -375,11 +408,17 @@ class Sessions:
         use = self.distiller
         rejected: list[str] = []
         draft: Draft | None = None
+        before = usage_of(use)
         for _ in range(2):  # the answer, and once more with the reason it was refused
             try:
                 answer = use.distill(capture, tuple(rejected))
             except LLMError as exc:
-                return self._not_closed(owner, capture, "failed", f"session {session}: not closed, nothing written: {exc}", rejected, at)
+                # a try only when the model answered (refused here, or unusable: cut, malformed): an outage
+                # charged every idle session a try each pass, sessions a run never called too, and after
+                # MAX_IDLE_TRIES passes parked them all for good (test_an_outage_parks_no_idle_session)
+                answered = bool(rejected) or not is_metered(use) or (usage_of(use) - before).answers > 0
+                reason = f"session {session}: not closed, nothing written: {exc}"
+                return self._not_closed(owner, capture, "failed", reason, rejected, at, tried=answered)
             problem = refusal(answer, capture)
             if problem is None:
                 draft = answer
@@ -613,15 +652,17 @@ class Sessions:
         rejected: list[str],
         at: dt.datetime,
         kept: str | None = None,
+        tried: bool = True,
     ) -> Distillation:
-        """Count a refused or failed try (the session stays open) and audit it, without the
+        """Count a refused or failed close (the session stays open) and audit it, without the
         answer's text: it is a model's, never sanitized. A failure's audit record keeps ``kept``,
-        else the reason (an LLMError's, which quotes only the API's own errors)."""
+        else the reason (an LLMError's, which quotes only the API's own errors). ``tried``: the
+        model answered, so the idle rule counts a try against the session (``MAX_IDLE_TRIES``)."""
         attempts = len(rejected) + (1 if status == "failed" else 0)
         with self.space.transaction():
             self.marks.increment((owner, "n", status))
             open_entry = self.marks.get((owner, "open", capture.session))
-            if open_entry is not None:
+            if open_entry is not None and tried:
                 self.marks.set((owner, "open", capture.session), {**open_entry, "tries": int(open_entry.get("tries", 0)) + 1})
             error = (kept or reason) if status == "failed" else None
             self.episodes.audit.write(
@@ -643,8 +684,9 @@ class Sessions:
 
         Without a distiller that judges outcomes (the offline default) nothing is written: an
         outcome is never invented, so idle sessions are reported ``waiting`` for someone to
-        close them with one. A session refused or failed ``MAX_IDLE_TRIES`` times is left to an
-        explicit close. Only captures newer than the last run are read (``^DIST(owner, "seen")``),
+        close them with one. A session whose answers were refused or unusable ``MAX_IDLE_TRIES``
+        times is left to an explicit close (an API failure, or a run that stopped calling, costs it
+        no try). Only captures newer than the last run are read (``^DIST(owner, "seen")``),
         so a run costs what was captured since, plus the sessions still open.
         """
         at = utc(now, "now") if now is not None else self.episodes.now()
@@ -668,7 +710,7 @@ class Sessions:
                 if not judges or tries >= MAX_IDLE_TRIES:
                     why = (
                         f"{type(self.distiller).__name__} never guesses an outcome" if not judges
-                        else f"{tries} tries were refused or failed"
+                        else f"{tries} tries were refused or unusable"
                     )  # fmt: skip
                     reason = f"session {session}: idle, waiting: {why}; close it with an outcome (close_session, memdb close-session)"
                     found.append(Distillation(session, "waiting", reason))

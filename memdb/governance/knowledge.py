@@ -43,7 +43,7 @@ from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, S
 from memdb.memory.audit import names_person
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import is_id, new_id
-from memdb.memory.models import Episode, check_owner, personal_data_in, utc
+from memdb.memory.models import Episode, check_owner, personal_data_in, unstorable, utc
 from memdb.memory.sanitize import sanitize_fields, shown
 from memdb.memory.sanitize.fields import bound_sanitized
 from memdb.memory.text import normalize_tag, tokenize
@@ -331,9 +331,13 @@ class Knowledge:
         return jaccard(ca, cb) if ca and cb else jaccard(sa, sb)
 
     def clean(self, text: str, what: str = "entry") -> str:
-        """Sanitized (fail-closed), bounded text with at least one word; what every entry stores."""
+        """Sanitized (fail-closed), bounded text with at least one word; what every entry stores.
+        ValidationError for text the store cannot keep (a lone surrogate, which UTF-8 cannot
+        encode: a model's lesson holding one raised from the store, out of reflect and maintain)."""
         if not isinstance(text, str) or not text.strip():
             raise ValidationError(f"{what} text {shown(text)}: say something")
+        if (problem := unstorable(f"{what} text", text)) is not None:
+            raise ValidationError(problem)
         try:
             sanitized = sanitize_fields(self.episodes.sanitizer, {"text": text.strip()})
             out = dict(sanitized)

@@ -72,7 +72,7 @@ from memdb.governance.reflection import Usage, is_metered, usage_of
 from memdb.memory.episodes import Episodes, to_episode
 from memdb.memory.ids import new_id
 from memdb.memory.layout import SUPERSEDED
-from memdb.memory.models import Episode, bound_text, utc
+from memdb.memory.models import Episode, bound_text, unstorable, utc
 from memdb.memory.settings import OUTCOMES
 from memdb.memory.text import normalize_tag, tokenize
 from memdb.memory.timephrase import local_day
@@ -357,6 +357,9 @@ class Patterns:
                 cites = tuple(dict.fromkeys(p.cites))
                 if not cites or not set(cites) <= known or not tokenize(text):
                     discarded += 1  # a pattern must rest on records of this batch
+                    continue
+                if unstorable("text", text) is not None:
+                    discarded += 1  # a lone surrogate: the store refuses it, and raised out of maintain
                     continue
                 if any(self.episodes.header(owner, eid) is None for eid in cites):
                     discarded += 1  # erased while the extractor ran

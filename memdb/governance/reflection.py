@@ -78,23 +78,26 @@ _M = TypeVar("_M", bound=BaseModel)
 
 @dataclass(frozen=True)
 class Usage:
-    """What calls to a model cost: calls made (each may be retried), HTTP attempts, and tokens in and out."""
+    """What calls to a model cost: calls made (each may be retried), HTTP attempts, tokens in and
+    out, and ``answers``: the calls the API answered, used or not (a call that failed on the API,
+    an outage, got none: a session's idle tries count answers only)."""
 
     calls: int = 0
     attempts: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    answers: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.calls + other.calls, self.attempts + other.attempts,
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens, self.answers + other.answers,
         )  # fmt: skip
 
     def __sub__(self, other: Usage) -> Usage:
         return Usage(
             self.calls - other.calls, self.attempts - other.attempts,
-            self.input_tokens - other.input_tokens, self.output_tokens - other.output_tokens,
+            self.input_tokens - other.input_tokens, self.output_tokens - other.output_tokens, self.answers - other.answers,
         )  # fmt: skip
 
     def __str__(self) -> str:
@@ -490,6 +493,7 @@ class Reflection:
                 continue
             try:
                 clean = self.knowledge.clean(p.text, "lesson")
+                tags = self._tags(mem.name, p.tags)
             except (ValidationError, SanitizerError):
                 out.invalid += 1
                 continue
@@ -505,7 +509,7 @@ class Reflection:
                     out.over_budget += 1
                     continue
                 try:
-                    entry = self.knowledge.submit(mem.name, clean, source="reflection", cites=cites, tags=_tags(p.tags), now=at)
+                    entry = self.knowledge.submit(mem.name, clean, source="reflection", cites=cites, tags=tags, now=at)
                 except DuplicateError:
                     out.duplicates["pending"] += 1
                     continue
@@ -522,6 +526,16 @@ class Reflection:
             self.budget.set((mem.name, "reflected"), {"recorded": newest, "ids": sorted(e.id for e in episodes if _recorded(e) == newest)})
         self._audit(mem.name, at, out, reflector)
         return out
+
+    def _tags(self, owner: str, tags: Any) -> list[str]:
+        """The tags a reflector suggested (at most 8), sanitized in the form given as a capture's
+        are (fail closed: SanitizerError), then normalised, dropping those that do not normalise.
+        Normalised first, "jane.doe@example.com" was stored as "jane-doeexample-com", a form no
+        pattern knows (test_a_lessons_tags_are_sanitized_as_given)."""
+        given = [str(t) for t in list(tags)[:8]] if isinstance(tags, (list, tuple)) else []
+        if not given:
+            return []
+        return _tags(self.episodes.clean(owner, {"tags": given}, {}, "lesson tags")["tags"])
 
     def _spent(self, owner: str, day: _Day, out: OwnerReflection, reflector: Reflector, before: Usage) -> None:
         """What the owner's reflection cost, in ``out`` and in the day's count of calls."""
@@ -570,12 +584,12 @@ def _recorded(episode: Episode) -> dt.datetime:
     return episode.recorded or episode.ts
 
 
-def _tags(tags: Iterable[Any]) -> list[str]:
-    """Tags a reflector suggested that normalise cleanly (others are dropped, not fatal)."""
+def _tags(tags: Iterable[str]) -> list[str]:
+    """Sanitized tags that normalise cleanly (others are dropped, not fatal)."""
     out: list[str] = []
-    for t in list(tags)[:8] if isinstance(tags, (list, tuple)) else []:
+    for t in tags:
         try:
-            out.append(normalize_tag(str(t)))
+            out.append(normalize_tag(t))
         except ValidationError:
             continue
     return out

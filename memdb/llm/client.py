@@ -15,9 +15,14 @@ within memdb's bounds:
   API hanging were sixty attempts of 60 s each).
 
 An answer counts only when the model finished it (``stop_reason`` ``end_turn``): one cut short
-at ``max_tokens``, or a refusal, is an LLMError naming the reason. An error's text may echo the
+at ``max_tokens``, or a refusal, is an LLMError naming the reason; so is one memdb cannot store
+(``unstorable``: a lone surrogate, which UTF-8 cannot encode and the store refused with an
+exception out of reflect and maintain; JSON nested past ``MAX_DEPTH`` levels, thousands of which
+raised RecursionError). An error's text may echo the
 request (an email of the prompt, a key in a header), so every LLMError message passes the
-built-in sanitizer as it is made (``redacted``); what a layer stores passes the database's too.
+built-in sanitizer as it is made (``redacted``), and the client's key is a registered secret from
+its first call (``register_secrets``: a gateway's key has no shape the patterns know); what a
+layer stores passes the database's sanitizer too.
 """
 
 from __future__ import annotations
@@ -38,7 +43,9 @@ from pydantic import BaseModel
 
 from memdb.errors import ConfigError, LLMError
 from memdb.governance.reflection import Usage
-from memdb.memory.models import Episode
+from memdb.memory.models import Episode, unstorable
+from memdb.memory.sanitize import register_secrets
+from memdb.memory.sanitize.known import MIN_KNOWN_SECRET
 from memdb.memory.sanitize.messages import redacted, shown
 from memdb.memory.text import clip
 
@@ -200,7 +207,9 @@ class Calls:
             stop = message.stop_reason
             text = "".join(getattr(block, "text", "") for block in message.content)
             usage = message.usage
-            self._count(calls=1, input_tokens=getattr(usage, "input_tokens", 0), output_tokens=getattr(usage, "output_tokens", 0))
+            self._count(
+                calls=1, answers=1, input_tokens=getattr(usage, "input_tokens", 0), output_tokens=getattr(usage, "output_tokens", 0)
+            )
         except _Refused as exc:
             self._count(calls=1)
             raise LLMError(redacted(f"{who}: {exc}")) from None
@@ -214,11 +223,20 @@ class Calls:
         if stop != "end_turn":
             raise _UnusableAnswer(f"{who}: {_unfinished(stop, self.max_tokens)}; nothing of it is used")
         if schema is None:
-            return text
-        try:
-            return json.loads(text)
-        except ValueError:
-            raise _UnusableAnswer(f"{who}: the answer is not the requested JSON (stop_reason 'end_turn', {len(text)} characters)") from None
+            value: Any = text
+        else:
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep escaped reflect and close_session
+                raise _UnusableAnswer(
+                    f"{who}: the answer is not the requested JSON (stop_reason 'end_turn', {len(text)} characters)"
+                ) from None
+        problem = unstorable("the answer", value)
+        if problem is not None:
+            # a lone surrogate ("\ud800" in JSON) reached the store, which refused it with an exception
+            # out of maintain and reflect (test_an_answer_memdb_cannot_store_is_unusable); the message names no text
+            raise _UnusableAnswer(f"{who}: the answer cannot be stored ({problem}); nothing of it is used")
+        return value
 
     def _bounded(self, client: Any) -> Any:
         """``client`` with memdb's bounds: its retries capped at ``max_retries`` and the middleware
@@ -226,6 +244,7 @@ class Calls:
         wired = self._wired
         if wired is not None and wired[0] is client:
             return wired[1]
+        _register_credentials(client)
         bounded = client.with_middleware(self._attempt)
         bounded.max_retries = min(int(getattr(client, "max_retries", self.max_retries)), self.max_retries)
         self._wired = (client, bounded)
@@ -250,12 +269,20 @@ class Calls:
                 raise _Refused(f"{asked}, past the run's deadline")
         return response
 
-    def _count(self, *, calls: int = 0, attempts: int = 0, input_tokens: Any = 0, output_tokens: Any = 0) -> None:
+    def _count(self, *, calls: int = 0, attempts: int = 0, answers: int = 0, input_tokens: Any = 0, output_tokens: Any = 0) -> None:
         tokens_in = input_tokens if isinstance(input_tokens, int) else 0
         tokens_out = output_tokens if isinstance(output_tokens, int) else 0
         with self._lock:
-            u = self._usage
-            self._usage = Usage(u.calls + calls, u.attempts + attempts, u.input_tokens + tokens_in, u.output_tokens + tokens_out)
+            self._usage += Usage(calls, attempts, tokens_in, tokens_out, answers)
+
+
+def _register_credentials(client: Any) -> None:
+    """Register the client's API key and auth token (those long enough to register) as secrets
+    this process replaces wherever it sanitizes: a gateway's key of no known shape echoed in a
+    401 reached reflect's errors, MCP's end_session and a pattern batch on disk raw
+    (test_the_clients_key_is_never_shown_or_stored)."""
+    held = (getattr(client, name, None) for name in ("api_key", "auth_token"))
+    register_secrets([value for value in held if isinstance(value, str) and len(value.strip()) >= MIN_KNOWN_SECRET])
 
 
 def _unfinished(stop: Any, max_tokens: int) -> str:

@@ -593,6 +593,50 @@ def test_retention_purging_the_version_a_close_wrote_keeps_the_session_on_the_ve
         ("done, no errors", False),
         ('{"hits": 3}', False),
         ("", False),
+        # shapes an error word hides in, or that carry none (each read as no error before)
+        ('{"statusCode": 503, "body": "Service Unavailable"}', True),
+        ('{"http_status": "502"}', True),
+        ('{"exit_code": 1, "stderr": "fatal: could not read from remote repository"}', True),
+        ('{"exitCode": -9}', True),
+        ('{"returncode": 2, "stdout": ""}', True),
+        ("Command returned non-zero exit status 1", True),
+        ("exit status 1", True),
+        ("HTTP/1.1 502 Bad Gateway", True),
+        ("HTTP 404", True),
+        ("ModuleNotFoundError: No module named 'app'", True),
+        ("java.lang.NullPointerException", True),
+        ("npm ERR! code E404", True),
+        ("Segmentation fault (core dumped)", True),
+        ("ECONNREFUSED 10.0.0.1:5432", True),
+        ("ENOENT: no such file or directory", True),
+        ('{"code": "ETIMEDOUT"}', True),
+        ("connection reset by peer", True),
+        ("Unable to connect to the server", True),
+        ("OOMKilled", True),
+        ("错误：连接被拒绝", True),
+        ("部署失败", True),
+        ("エラーが発生しました", True),
+        ("Fehler: Verbindung abgelehnt", True),
+        ("erreur : délai dépassé", True),
+        ("ошибка соединения", True),
+        ("Error handling request /api/deploy", True),  # gunicorn's: an error, not a topic
+        # reports of no error, and text about errors as a topic
+        ('{"errors": 0}', False),
+        ('{"exit_code": 0, "stdout": "deployed"}', False),
+        ('{"exitCode": 0}', False),
+        ('{"status": 200}', False),
+        ('{"statusCode": 201}', False),
+        ("HTTP/1.1 200 OK", False),
+        ('{"lastError": null}', False),
+        ("no errors found", False),
+        ("12 passed, 0 failed", False),
+        ("Refactored the error handling of the payment client; all tests pass", False),
+        ("added an error boundary around the form", False),
+        ("non-fatal warning: a flag is deprecated", False),
+        ("mirror synced; failover configured", False),
+        ("EXPORT done, ENABLED", False),
+        ("没有错误", False),
+        ("keine Fehler", False),
     ],
 )
 def test_what_reads_as_an_error(result: str, error: bool) -> None:
@@ -946,6 +990,82 @@ def test_success_the_last_tool_result_contradicts_is_asked_again(tmp_path: Path)
         assert done.episode is not None and done.episode.outcome == "failure" and len(seen) == 2
         assert "contradicts the last tool result: deploy_api returned" in done.rejected[0]
         assert "health check failed" in prompt_of(seen[1])
+
+
+@pytest.mark.parametrize("last", [{"statusCode": 503, "body": "Service Unavailable"}, {"exit_code": 1, "stderr": "fatal: no remote"}])
+def test_success_after_a_failed_call_of_any_shape_is_asked_again(tmp_path: Path, last: dict[str, Any]) -> None:
+    """A 503 in a statusCode field, or a non-zero exit code, had no error word at a word boundary:
+    the model's "success" after it closed the session as a success."""
+    seen: list[httpx.Request] = []
+    with model_db(tmp_path, [(200, answer("success")), (200, answer("failure"))], seen, last=last) as db:
+        done = db.owner("ana").close_session("s1", kind="debug")
+        assert done.episode is not None and done.episode.outcome == "failure" and len(seen) == 2
+        assert "contradicts the last tool result" in done.rejected[0]
+
+
+def test_a_hedge_is_quoted_sanitized(tmp_path: Path) -> None:
+    """A hedged outcome was quoted raw in the refusal's reason: close_session's answer, MCP's
+    end_session output and the second prompt carried the address the model wrote."""
+    seen: list[httpx.Request] = []
+    hedge = "mostly ok; ask jane.doe@example.com, +1 415 555 0199"
+    with model_db(tmp_path, [(200, answer(hedge))], seen) as db:
+        done = db.owner("ana").close_session("s1", kind="debug")
+        assert done.status == "refused" and len(seen) == 2
+        for text in (done.reason, *done.rejected, prompt_of(seen[1])):
+            assert "the outcome 'mostly ok; ask <EMAIL_1>, <PHONE_1>' is not one of" in text
+            assert "jane.doe" not in text and "555 0199" not in text
+
+
+def _outage_then(answers: dict[str, Any], seen: list[httpx.Request]) -> anthropic.Anthropic:
+    """The SDK over a transport that answers 529 until ``answers["down"]`` is False, then ``answers["body"]``."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if answers["down"]:
+            return httpx.Response(529, json={"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+        return httpx.Response(200, json=answers["body"])
+
+    return anthropic.Anthropic(api_key="sk-ant-test", max_retries=0, http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+
+
+def test_an_outage_parks_no_idle_session(tmp_path: Path) -> None:
+    """Each idle pass during an outage charged every session a try, the ones a run never called
+    (it stops after stop_after failures in a row) too, and after MAX_IDLE_TRIES passes (45
+    minutes under memdb serve) every idle session waited for good, no call made once the API was
+    back. A try is an answer the model gave that could not be used; an API failure is none."""
+    clock = Clock(T0)
+    seen: list[httpx.Request] = []
+    api: dict[str, Any] = {"down": True, "body": answer("success")}
+    owners = ["ana", "bo", "cy", "dee", "eve", "fay"]
+    with open_db(tmp_path, clock, distiller=AnthropicDistiller(client=_outage_then(api, seen))) as db:
+        for owner in owners:
+            db.owner(owner).record_exchange("s1", f"{owner}: deploy please", "on it")
+        clock.advance(hours=2)
+        for _ in range(MAX_IDLE_TRIES + 1):
+            report = db.close_idle_sessions()
+            assert [d.status for d in report.failed] == ["failed"] * 6 and report.waiting == []
+            clock.advance(minutes=15)
+        assert len(seen) == 3 * (MAX_IDLE_TRIES + 1)  # stop_after calls a pass, the others not called
+        api["down"] = False
+        report = db.close_idle_sessions()
+        assert sorted(d.session for d in report.closed) == ["s1"] * 6 and report.waiting == []
+
+
+def test_unusable_answers_still_leave_a_session_to_an_explicit_close(tmp_path: Path) -> None:
+    """What the model answered and memdb could not use (no JSON of the schema) is a try: after
+    MAX_IDLE_TRIES the idle rule stops paying for the session."""
+    clock = Clock(T0)
+    seen: list[httpx.Request] = []
+    api: dict[str, Any] = {"down": False, "body": message({"not": "the schema"})}
+    with open_db(tmp_path, clock, distiller=AnthropicDistiller(client=_outage_then(api, seen))) as db:
+        db.owner("ana").record_exchange("s1", "deploy please", "on it")
+        clock.advance(hours=2)
+        for _ in range(MAX_IDLE_TRIES):
+            (done,) = db.close_idle_sessions().failed
+            assert "not the requested JSON" in done.reason
+            clock.advance(minutes=15)
+        (waiting,) = db.close_idle_sessions().waiting
+        assert f"{MAX_IDLE_TRIES} tries were refused or unusable" in waiting.reason and len(seen) == MAX_IDLE_TRIES
 
 
 def test_the_callers_outcome_is_used_and_said_in_the_prompt(tmp_path: Path) -> None:

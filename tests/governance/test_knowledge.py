@@ -88,6 +88,16 @@ def test_save_is_sanitized_and_must_cite_own_episodes(kdb: memdb.Database) -> No
     assert len(kdb.review_queue()) == 1
 
 
+def test_text_the_store_cannot_keep_is_refused_as_invalid(kdb: memdb.Database) -> None:
+    """A lone surrogate (UTF-8 cannot encode it) passed Knowledge.clean and the store raised
+    InvalidValueError from the write: a reflector's lesson holding one stopped reflect for every
+    owner. It is a ValidationError, which costs the lesson only."""
+    ana = kdb.owner("ana")
+    with pytest.raises(ValidationError, match="lone surrogate"):
+        ana.save_lesson("Deploy failed \ud800 badly")
+    assert kdb.review_queue() == []
+
+
 def test_review_single_and_batch_with_who_and_when(kdb: memdb.Database, clock: Clock) -> None:
     ana = kdb.owner("ana")
     ids = [ana.save_lesson(t).id for t in LESSONS[:4]]

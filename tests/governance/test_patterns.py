@@ -103,6 +103,25 @@ def test_an_extractor_that_says_a_pattern_twice_writes_it_once(tmp_path: Path, c
         assert [b["discarded"] for b in db.patterns.batch_status("ana", "debug")] == [1, 1]
 
 
+def test_a_pattern_the_store_cannot_keep_is_discarded(tmp_path: Path, clock: Clock) -> None:
+    """An extractor's pattern holding a lone surrogate raised InvalidValueError from the store, out
+    of the capture that completed the batch; it is discarded, and the batch's other pattern kept."""
+
+    class Surrogate:
+        offline = True
+
+        def extract(self, owner: str, kind: str, episodes: Sequence[Episode]) -> list[PatternProposal]:
+            cites = tuple(e.id for e in episodes)
+            return [PatternProposal("Deploys fail \ud800 on Fridays", cites, ("deploy",)),
+                    PatternProposal("Deploys fail when migrations run late", cites, ("deploy",))]  # fmt: skip
+
+    with memdb.open(tmp_path / "surrogate", clock=clock, pattern_extractor=Surrogate()) as db:
+        mem = db.owner("ana")
+        deploys(mem, 5)
+        assert [p.text for p in mem.patterns()] == ["Deploys fail when migrations run late"]
+        assert [(b["status"], b["discarded"]) for b in db.patterns.batch_status("ana", "debug")] == [("done", 1)]
+
+
 def test_the_pattern_library_holds_each_pattern_once_over_a_year(tmp_path: Path) -> None:
     """A support agent's year: escalations that fail daily and tickets whose outcomes vary. Written
     anew at each batch, the library held one copy per batch (seventy-odd of one failure pattern);

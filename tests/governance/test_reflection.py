@@ -400,3 +400,27 @@ def test_a_model_s_lesson_cites_only_what_it_was_shown(rdb: memdb.Database) -> N
     prompt = json.loads(seen[0].content)["messages"][0]["content"]
     assert [i for i in ids if i in prompt] == ids[-3:]
     assert report.owners["ana"].ungrounded == 1 and [e.text for e in rdb.review_queue()] == ["Grounded in one shown"]
+
+
+def files(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.iterdir() if p.is_file())
+
+
+def test_a_lessons_tags_are_sanitized_as_given(tmp_path: Path) -> None:
+    """A model's tags were normalised before the sanitizer saw them: "jane.doe@example.com" and
+    "10.1.2.3" reached disk as "jane-doeexample-com" and "10-1-2-3", shapes no pattern knows. They
+    are sanitized in the form given, as a capture's are, then normalised; a tag that does not
+    normalise is dropped, not the lesson."""
+    path = tmp_path / "tags"
+    given = ["jane.doe@example.com", "+1 415 555 0199", "4111 1111 1111 1111", "10.1.2.3", "Twilio", "!!!"]
+    with memdb.open(path, clock=Clock(T0)) as db:
+        ids = failures(db)
+        captured = db.owner("ana").record("debug", "the same tags by capture", outcome="failure", tags=given[:5], ts=T0 - HOUR)
+        answer = {"lessons": [{"text": "Rotate the Twilio signing secret everywhere at once", "cites": [ids[0]], "tags": given}]}
+        report = db.reflect(now=T0, reflector=AnthropicReflector(client=sdk_client([(200, message(answer))], [])))
+        assert report.stored == 1 and report.owners["ana"].invalid == 0
+        (entry,) = db.review_queue()
+        assert entry.tags == captured.tags == ("email-1", "phone-1", "card-1", "ip-1", "twilio")
+    raw = files(path)
+    for leaked in (b"jane-doeexample-com", b"jane.doe", b"10-1-2-3", b"10.1.2.3", b"4111-1111", b"415-555"):
+        assert leaked not in raw, leaked

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import json
+import re
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -47,7 +48,7 @@ def error(kind: str, text: str) -> dict[str, Any]:
 Reply = Callable[[httpx.Request], httpx.Response]
 
 
-def client(reply: Reply, seen: list[httpx.Request], max_retries: int = 2) -> anthropic.Anthropic:
+def client(reply: Reply, seen: list[httpx.Request], max_retries: int = 2, **credentials: str) -> anthropic.Anthropic:
     """The real SDK, as the adapters build it (two retries by default), over a mocked transport."""
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -55,7 +56,9 @@ def client(reply: Reply, seen: list[httpx.Request], max_retries: int = 2) -> ant
         return reply(request)
 
     return anthropic.Anthropic(
-        api_key="sk-ant-test", max_retries=max_retries, http_client=httpx.Client(transport=httpx.MockTransport(handler))
+        **(credentials or {"api_key": "sk-ant-test"}),
+        max_retries=max_retries,
+        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
     )
 
 
@@ -114,6 +117,100 @@ def test_an_api_error_echoing_the_request_is_redacted_wherever_it_goes(tmp_path:
             assert "jane.doe" not in text and KEY not in text and "4111" not in text and "555 0199" not in text
     raw = files(path)
     assert b"jane.doe" not in raw and KEY.encode() not in raw and b"4111 1111" not in raw
+
+
+@pytest.mark.parametrize("credential", ["api_key", "auth_token"])
+def test_the_clients_key_is_never_shown_or_stored(tmp_path: Path, slept: list[float], credential: str) -> None:
+    """A gateway's key has no shape the patterns know: echoed in a 401, it reached reflect's
+    errors, close_session's reason (MCP's end_session) and a pattern batch on disk raw. The
+    client's key (or auth token) is a registered secret from its first call."""
+    key = f"team42-gw-{credential}-7fa9c3"
+    reply = always(401, error("authentication_error", f"API key {key} not valid"))
+
+    def sdk() -> anthropic.Anthropic:
+        return client(reply, [], **{credential: key})
+
+    path = tmp_path / "key"
+    with memdb.open(
+        path, clock=Clock(T0), pattern_extractor=AnthropicExtractor(client=sdk()), distiller=AnthropicDistiller(client=sdk())
+    ) as db:
+        mem = db.owner("ana")
+        for i in range(5):
+            mem.record("debug", f"attempt {i}", outcome="failure", ts=T0 - HOUR + i * dt.timedelta(minutes=1))
+        report = db.reflect(now=T0, reflector=AnthropicReflector(client=sdk()))
+        db.maintain()
+        (batch,) = db.patterns.batch_status("ana", "debug")
+        mem.record_exchange("s1", "deploy please", "on it")
+        done = mem.close_session("s1", kind="debug")
+        for text in [*report.errors, batch["error"], done.reason]:
+            assert "AuthenticationError" in text and "API key <SECRET_1> not valid" in text and key not in text, text
+    assert key.encode() not in files(path)
+
+
+# --- answers memdb cannot use -------------------------------------------------------------------
+
+
+DEEP = '{"lessons": ' + "[" * 5000 + "]" * 5000 + "}"
+
+
+def test_a_deeply_nested_answer_is_unusable(db: memdb.Database, tmp_path: Path) -> None:
+    """Arrays nested 5,000 deep (10 kB of answer) raised RecursionError out of reflect, for every
+    owner, and out of close_session; it is an answer that is not the requested JSON."""
+    failures(db, ["ana", "bo"])
+    reply = always(200, message(text=DEEP))
+    report = db.reflect(now=T0, reflector=AnthropicReflector(client=client(reply, [])))
+    assert report.not_called == [] and len(report.errors) == 2
+    assert all("the answer is not the requested JSON" in e for e in report.errors)
+    with memdb.open(tmp_path / "distill", clock=Clock(T0), distiller=AnthropicDistiller(client=client(reply, []))) as other:
+        mem = other.owner("ana")
+        mem.record_exchange("s1", "deploy please", "on it")
+        done = mem.close_session("s1", kind="debug")
+        assert done.status == "failed" and "the answer is not the requested JSON" in done.reason
+
+
+BAD = "Deploy failed \ud800 badly"  # a lone surrogate, as the JSON escape "\ud800" decodes: UTF-8 cannot encode it
+
+
+def _answers_with_a_surrogate(request: httpx.Request) -> httpx.Response:
+    body = json.loads(request.content)
+    ids = re.findall(r"\[([^\]]+)\] \d{4}-", body["messages"][0]["content"])
+    schema = json.dumps(body.get("output_config", ""))
+    if "lessons" in schema:
+        return httpx.Response(200, json=message({"lessons": [{"text": BAD, "cites": ids[:2]}]}))
+    if "patterns" in schema:
+        return httpx.Response(200, json=message({"patterns": [{"text": BAD, "cites": ids[:3]}]}))
+    return httpx.Response(200, json=message({"summary": BAD, "outcome": "failure"}))
+
+
+def test_an_answer_memdb_cannot_store_is_unusable(tmp_path: Path) -> None:
+    """A lone surrogate in a lesson or a pattern reached the store, which raised InvalidValueError
+    out of reflect and out of maintain, before its summaries and archiving, every day (the batch
+    stayed pending). It is an unusable answer: the owner's reflection and the batch are failed,
+    maintain does the rest, and a session's close fails without an exception."""
+    clock = Clock(T0)
+    reply = _answers_with_a_surrogate
+    opened = memdb.open(
+        tmp_path / "db", clock=clock, pattern_extractor=AnthropicExtractor(client=client(reply, [])),
+        distiller=AnthropicDistiller(client=client(reply, [])),
+    )  # fmt: skip
+    with opened as db:
+        for owner in ("ana", "bo"):
+            for i in range(5):
+                db.owner(owner).record("debug", f"{owner} deploy {i} failed", outcome="failure", ts=clock.now)
+                clock.advance(minutes=1)
+        report = db.reflect(reflector=AnthropicReflector(client=client(reply, [])))
+        assert report.stored == 0 and len(report.errors) == 2 and report.not_called == []
+        assert all("the answer cannot be stored" in e and "lone surrogate" in e for e in report.errors)
+        clock.advance(days=40)  # idle and unread: due for archiving
+        done = db.maintain()
+        assert done.archived == 10
+        for owner in ("ana", "bo"):
+            (batch,) = db.patterns.batch_status(owner, "debug")
+            assert batch["status"] == "failed" and "the answer cannot be stored" in batch["error"]
+        mem = db.owner("ana")
+        mem.record_exchange("s1", "deploy please", "on it")
+        closed = mem.close_session("s1", kind="debug")
+        assert closed.status == "failed" and "the answer cannot be stored" in closed.reason
 
 
 # --- retries within bounds ----------------------------------------------------------------------

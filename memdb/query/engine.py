@@ -353,7 +353,7 @@ class OwnerQueries:
         memo = self._layout.text.memo(self.name)
         named = tuple(t for t, w in terms.items() if (f := tag_form(w)) is not None and self._has_tag(memo, f))
         return Interpretation(
-            name_terms=named,
+            tag_name_terms=named,
             window=recall_window(since, until),
             tags=tags_of(tags, "tags"),
             any_tags=tags_of(any_tags, "any_tags"),
@@ -1218,7 +1218,7 @@ class OwnerQueries:
             include_archived=interp.include_archived,
             boost_tags=interp.boost_tags,
             rank_terms=interp.rank_terms,
-            name_terms=interp.name_terms,
+            tag_name_terms=interp.tag_name_terms,
             include_superseded=interp.include_superseded,
             told=interp.told,
             with_outcome=interp.with_outcome,
@@ -2419,7 +2419,7 @@ class OwnerQueries:
         idf = {}
         for t, df in zip(terms, counts[2:], strict=True):
             idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-        for t in q.name_terms:  # a name weighs more than its share of the documents says (rank.NAME_WEIGHT)
+        for t in q.tag_name_terms:  # a name weighs more than its share of the documents says (rank.NAME_WEIGHT)
             if t in idf:
                 idf[t] *= NAME_WEIGHT
         q.weights = (idf, avgdl)

@@ -97,7 +97,7 @@ class Query:
     include_archived: bool = False
     boost_tags: tuple[str, ...] = ()
     rank_terms: tuple[str, ...] = ()
-    name_terms: tuple[str, ...] = ()
+    tag_name_terms: tuple[str, ...] = ()
     include_superseded: bool = False
     told: bool = False  # the window also holds episodes whose text tells of a time in it
     with_outcome: bool = False  # only memories with an outcome (an index code's low bits)

@@ -34,7 +34,7 @@ class Interpretation:
     words: tuple[str, ...] = ()  # the words behind ``terms``, for people (terms are stems)
     boost_tags: tuple[str, ...] = ()  # ask, when other words remain: these tags or the terms match, the tags rank
     rank_terms: tuple[str, ...] = ()  # the boost tags' own words: they rank as text but match nothing
-    name_terms: tuple[str, ...] = ()  # terms that name one of the owner's tags: they weigh NAME_WEIGHT times their idf
+    tag_name_terms: tuple[str, ...] = ()  # terms that name one of the owner's tags: they weigh NAME_WEIGHT times their idf
     all_terms: bool = False  # every term must match (history: the words of a task are not interchangeable)
     unmatched: tuple[str, ...] = ()  # words of the query no memory holds (the answer is partial, or empty for a name)
     missing_names: tuple[str, ...] = ()  # of those, names the question asks about: nothing else may stand in for them

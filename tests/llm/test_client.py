@@ -23,7 +23,9 @@ import memdb
 import memdb.llm.client
 from memdb.errors import ConfigError, LLMError
 from memdb.llm.adapters import AnthropicDistiller, AnthropicExtractor, AnthropicReflector, AnthropicSummarizer
+from memdb.llm.client import looks_like_a_secret
 from memdb.memory.models import Episode
+from memdb.memory.sanitize.known import known_secrets
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 3, 6, 0, tzinfo=UTC)
@@ -124,7 +126,7 @@ def test_the_clients_key_is_never_shown_or_stored(tmp_path: Path, slept: list[fl
     """A gateway's key has no shape the patterns know: echoed in a 401, it reached reflect's
     errors, close_session's reason (MCP's end_session) and a pattern batch on disk raw. The
     client's key (or auth token) is a registered secret from its first call."""
-    key = f"team42-gw-{credential}-7fa9c3"
+    key = "team42-gw-7fa9c3Zq8K2xw9Lm3P"
     reply = always(401, error("authentication_error", f"API key {key} not valid"))
 
     def sdk() -> anthropic.Anthropic:
@@ -145,6 +147,37 @@ def test_the_clients_key_is_never_shown_or_stored(tmp_path: Path, slept: list[fl
         for text in [*report.errors, batch["error"], done.reason]:
             assert "AuthenticationError" in text and "API key <SECRET_1> not valid" in text and key not in text, text
     assert key.encode() not in files(path)
+
+
+@pytest.mark.parametrize("placeholder", ["anything", "password", "changeme", "not-needed", "sk-no-key-required", "my-secret-password-123"])
+def test_a_placeholder_key_is_no_secret(db: memdb.Database, placeholder: str) -> None:
+    """Gateways document placeholder keys ("anything", "not-needed"): registered as a secret of
+    the process after one call, every capture after it stored "Is there <SECRET_1> else"."""
+    failures(db, ["ana"])
+    reply = always(401, error("authentication_error", "invalid x-api-key"))
+    report = db.reflect(now=T0, reflector=AnthropicReflector(client=client(reply, [], api_key=placeholder)))
+    assert report.errors and placeholder not in known_secrets()
+    said = f"Is there {placeholder} else I can help with?"
+    assert db.owner("ana").record_exchange("s1", said, "no").summary == said
+
+
+@pytest.mark.parametrize(
+    ("credential", "secret"),
+    [
+        ("team42-gw-7fa9c3Zq8K2xw9Lm3P", True),
+        ("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", True),
+        ("sk-9hW_MkK1LRDk2g9Jdl-gLA", True),
+        ("4f1c7a9e2b8d3c6f0a5e9b2d7c4f1a8e", True),
+        ("anything", False),
+        ("sk-1234", False),
+        ("YOUR_API_KEY_HERE_12345", False),
+        ("litellm-master-key-12345", False),
+        ("changeme1234567890123", False),
+        ("a1b2c3d4 e5f6g7h8 i9j0k1", False),  # a space: a phrase, not a key
+    ],
+)
+def test_which_credentials_read_as_a_secret(credential: str, secret: bool) -> None:
+    assert looks_like_a_secret(credential) is secret
 
 
 # --- answers memdb cannot use -------------------------------------------------------------------

@@ -51,7 +51,7 @@ from memdb.governance.patterns import Patterns
 from memdb.governance.reflection import is_metered, usage_of
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import ts_micros
-from memdb.memory.models import Episode, check_ident, personal_data_in, utc
+from memdb.memory.models import Episode, check_ident, personal_data_in, unstorable, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import OUTCOMES, Settings
 from memdb.memory.text import clip, normalize_tag
@@ -649,6 +649,12 @@ class Sessions:
             "outcome": outcome, "what_we_tried": draft.what_we_tried or None, "what_happened": draft.what_happened or None,
             "why": draft.why or None, "lesson": draft.lesson or None,
         }  # fmt: skip
+        unfit = next((name for name, value in {"summary": draft.summary, **fields}.items() if unstorable(name, value)), None)
+        if unfit is not None:
+            # a lone surrogate in a field: the store's error quoted the model's text raw in the reason
+            # (test_one_unstorable_item_costs_itself_only); it is an unusable answer, and the try counts
+            reason = f"session {session}: not closed, nothing written: the answer's {unfit} cannot be stored (a lone surrogate)"
+            return self._not_closed(owner, capture, "failed", reason, rejected, at)
         dropped: SanitizerError | None = None
         episode: Episode | None = None
         failed = ""

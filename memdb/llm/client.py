@@ -16,9 +16,10 @@ within memdb's bounds:
 
 An answer counts only when the model finished it (``stop_reason`` ``end_turn``): one cut short
 at ``max_tokens``, or a refusal, is an LLMError naming the reason; so is one memdb cannot store
-(``unstorable``: a lone surrogate, which UTF-8 cannot encode and the store refused with an
-exception out of reflect and maintain; JSON nested past ``MAX_DEPTH`` levels, thousands of which
-raised RecursionError). An error's text may echo the
+(JSON nested past ``MAX_DEPTH`` levels, thousands of which raised RecursionError; a text answer
+holding a lone surrogate, which UTF-8 cannot encode and the store refused with an exception out
+of maintain). A JSON answer's items are checked one by one where they are read: one lesson
+memdb cannot store costs itself only. An error's text may echo the
 request (an email of the prompt, a key in a header), so every LLMError message passes the
 built-in sanitizer as it is made (``redacted``), and the client's key, if it reads as one
 (``looks_like_a_secret``: never a gateway's placeholder such as "anything"), is a registered secret
@@ -45,7 +46,7 @@ from pydantic import BaseModel
 
 from memdb.errors import ConfigError, LLMError
 from memdb.governance.reflection import Usage
-from memdb.memory.models import Episode, unstorable
+from memdb.memory.models import MAX_DEPTH, Episode, unstorable
 from memdb.memory.sanitize import register_secrets
 from memdb.memory.sanitize.messages import redacted, shown
 from memdb.memory.text import clip
@@ -241,11 +242,15 @@ class Calls:
                 raise _UnusableAnswer(
                     f"{who}: the answer is not the requested JSON (stop_reason 'end_turn', {len(text)} characters)"
                 ) from None
-        problem = unstorable("the answer", value)
-        if problem is not None:
-            # a lone surrogate ("\ud800" in JSON) reached the store, which refused it with an exception
-            # out of maintain and reflect (test_an_answer_memdb_cannot_store_is_unusable); the message names no text
-            raise _UnusableAnswer(f"{who}: the answer cannot be stored ({problem}); nothing of it is used")
+        if schema is None and unstorable("text", value) is not None:
+            # a lone surrogate reached the store, which refused it with an exception out of maintain
+            # (test_an_answer_memdb_cannot_store_is_unusable); a text answer is one item, so all of it goes
+            raise _UnusableAnswer(f"{who}: the answer holds a lone surrogate, which UTF-8 cannot encode; nothing of it is used")
+        if schema is not None and _too_deep(value):
+            # only depth across the whole answer: an item memdb cannot store (a lone surrogate in one lesson)
+            # costs that item only, in the per-item checks (Knowledge.clean, Patterns), never its good neighbours
+            # (test_one_unstorable_item_costs_itself_only)
+            raise _UnusableAnswer(f"{who}: the answer is nested more than {MAX_DEPTH} levels deep; nothing of it is used")
         return value
 
     def _bounded(self, client: Any) -> Any:
@@ -321,6 +326,18 @@ def _register_credentials(client: Any) -> None:
     placeholder (a gateway that ignores keys accepts "anything")."""
     held = (getattr(client, name, None) for name in ("api_key", "auth_token"))
     register_secrets([value for value in held if isinstance(value, str) and looks_like_a_secret(value)])
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether a JSON value holds containers nested more than ``MAX_DEPTH`` levels (iterative: any depth is an answer)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_DEPTH:
+                return True
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def _unfinished(stop: Any, max_tokens: int) -> str:

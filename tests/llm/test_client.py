@@ -201,25 +201,30 @@ def test_a_deeply_nested_answer_is_unusable(db: memdb.Database, tmp_path: Path) 
         assert done.status == "failed" and "the answer is not the requested JSON" in done.reason
 
 
-BAD = "Deploy failed \ud800 badly"  # a lone surrogate, as the JSON escape "\ud800" decodes: UTF-8 cannot encode it
+BAD = "Deploy failed \ud800 badly, ask jane.doe@example.com"  # a lone surrogate, as the JSON escape "\ud800" decodes: UTF-8 cannot encode it
+GOOD = "Check the Twilio signing secret first"
+PATTERN = "Deploys fail while the migration lock is held"
 
 
 def _answers_with_a_surrogate(request: httpx.Request) -> httpx.Response:
+    """Lessons and patterns: a good one and one memdb cannot store; a session's fields: its summary unstorable."""
     body = json.loads(request.content)
     ids = re.findall(r"\[([^\]]+)\] \d{4}-", body["messages"][0]["content"])
     schema = json.dumps(body.get("output_config", ""))
     if "lessons" in schema:
-        return httpx.Response(200, json=message({"lessons": [{"text": BAD, "cites": ids[:2]}]}))
+        return httpx.Response(200, json=message({"lessons": [{"text": GOOD, "cites": ids[:2]}, {"text": BAD, "cites": ids[:2]}]}))
     if "patterns" in schema:
-        return httpx.Response(200, json=message({"patterns": [{"text": BAD, "cites": ids[:3]}]}))
+        return httpx.Response(200, json=message({"patterns": [{"text": PATTERN, "cites": ids[:3]}, {"text": BAD, "cites": ids[:3]}]}))
+    if body.get("output_config") is None:
+        return httpx.Response(200, content=json.dumps(message(text=BAD)).encode(), headers={"content-type": "application/json"})
     return httpx.Response(200, json=message({"summary": BAD, "outcome": "failure"}))
 
 
-def test_an_answer_memdb_cannot_store_is_unusable(tmp_path: Path) -> None:
-    """A lone surrogate in a lesson or a pattern reached the store, which raised InvalidValueError
-    out of reflect and out of maintain, before its summaries and archiving, every day (the batch
-    stayed pending). It is an unusable answer: the owner's reflection and the batch are failed,
-    maintain does the rest, and a session's close fails without an exception."""
+def test_one_unstorable_item_costs_itself_only(tmp_path: Path) -> None:
+    """A lone surrogate in a lesson or a pattern reached the store, which raised out of reflect
+    and maintain; then the client refused the whole answer, so one bad lesson threw away the good
+    ones (item.py: stored 0). The item memdb cannot store costs itself only; a session's field
+    that cannot be stored fails the close, its reason naming the field, never quoting the text."""
     clock = Clock(T0)
     reply = _answers_with_a_surrogate
     opened = memdb.open(
@@ -232,18 +237,30 @@ def test_an_answer_memdb_cannot_store_is_unusable(tmp_path: Path) -> None:
                 db.owner(owner).record("debug", f"{owner} deploy {i} failed", outcome="failure", ts=clock.now)
                 clock.advance(minutes=1)
         report = db.reflect(reflector=AnthropicReflector(client=client(reply, [])))
-        assert report.stored == 0 and len(report.errors) == 2 and report.not_called == []
-        assert all("the answer cannot be stored" in e and "lone surrogate" in e for e in report.errors)
+        assert report.errors == [] and report.stored == 2
+        assert all(report.owners[o].invalid == 1 for o in ("ana", "bo"))
         clock.advance(days=40)  # idle and unread: due for archiving
         done = db.maintain()
         assert done.archived == 10
         for owner in ("ana", "bo"):
             (batch,) = db.patterns.batch_status(owner, "debug")
-            assert batch["status"] == "failed" and "the answer cannot be stored" in batch["error"]
+            assert batch["status"] == "done" and batch["discarded"] == 1 and batch["error"] is None
+            assert sorted(e.text for e in db.review_queue(owner)) == [GOOD, PATTERN]  # the lesson and the pattern
         mem = db.owner("ana")
         mem.record_exchange("s1", "deploy please", "on it")
         closed = mem.close_session("s1", kind="debug")
-        assert closed.status == "failed" and "the answer cannot be stored" in closed.reason
+        assert closed.status == "failed" and closed.reason.endswith("the answer's summary cannot be stored (a lone surrogate)")
+
+
+def test_a_text_answer_memdb_cannot_store_is_unusable(db: memdb.Database) -> None:
+    """A summary is one item: a lone surrogate in it makes the whole answer unusable, with a message
+    that quotes nothing of it."""
+    calls = memdb.llm.client.Calls(
+        "test", "summary", "claude-haiku-4-5", 100, timeout=10, max_retries=0, max_wait=10, run_seconds=60, stop_after=3
+    )
+    with pytest.raises(LLMError) as info:
+        calls.text(client(_answers_with_a_surrogate, []), "system", "prompt")
+    assert str(info.value) == "summary with claude-haiku-4-5: the answer holds a lone surrogate, which UTF-8 cannot encode; nothing of it is used"
 
 
 # --- retries within bounds ----------------------------------------------------------------------

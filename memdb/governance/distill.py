@@ -164,65 +164,65 @@ _LINE = r"(?:^|\\[nr]|[\"'`])[ \t]*"  # a line's start, in a JSON string too (".
 
 # Reports of no error and text about errors as a topic, set aside before _ERROR looks.
 _NO_ERROR = (
-            # a key with a falsy value: "errors": 0, "lastError": null, "fatal": false, "aborted": false
-            # (no left boundary, so "lastError" counts: a leading \w*? made every long word quadratic)
-            r"""(?:errors?|failures?|failed|exceptions?|fatal|abort(?:ed)?|crash(?:ed)?|timed_?out|timeouts?)\b["']?"""
-            r"""\s*[:=]\s*(?:null|none|false|0|\[\]|\{\}|""|'')(?![\w.]|\s+[a-z])""",
-            # a zero count in any language: "0 failed", "0 Fehler", "errors: 0", "エラー 0 件", "{"失败": 0}"
-            rf"""{_ZERO}\s*(?:件の?|个|個|개의?|x)?\s*{_WORDS}""",
-            rf"""{_WORDS}["']?\s*[:：=]?\s*{_ZERO}(?!\s+[a-z])""",
-            r"""\b(?:no|zero|without)\s+(?:(?:fatal|critical|new|unhandled|serious|more)\s+)?(?:errors?|failures?|failed|exceptions?|fatal)\b""",
-            r"""\b(?:errors?|exceptions?)[\s_-]+(?:handl(?:ing|ers?)|reporting|boundar(?:y|ies)|logging|pages?)\b(?!\s+request)|\bnon-?fatal\b""",
-            r"""\bfix(?:ed|es)?\s+(?:an?\s+|the\s+)?(?:\w+\s+)?(?:errors?|exceptions?|crash(?:es)?)\b""",
-            # Chinese: none found, handling and logging, on failure, fixed
-            r"""(?:没有|沒有|没|沒|无|無|未|零|不再)(?:发现|發現|出现|出現|检测到|檢測到|遇到|产生|產生|任何|报告?)*\s*(?:错误|錯誤|异常|異常|失败|失敗|出错|出錯)""",
-            r"""(?:错误|錯誤|异常|異常)(?:处理|處理|日志|日誌|页面|頁面|提示|捕获|捕獲|上报|上報|监控|監控)""",
-            r"""(?:失败|失敗)(?:重试|重試|率|时|時|后|後|回滚|回滾)""",
-            r"""(?:修复|修復|修正|改正|解决|解決)了?[^。，,;；!！\n]{0,20}?(?:错误|錯誤|异常|異常)""",
-            # Japanese
-            r"""(?:エラー|失敗)(?:は|が|も)?(?:ありません|ない|なし|無し|ゼロ)|エラー(?:処理|ハンドリング|ログ|ページ)|エラー(?:を|が)?(?:修正|解消|解決)""",
-            # Korean
-            r"""(?:오류|에러|실패)(?:가|는|이|도)?\s*(?:없습니다|없음|없어요|없다|없이|없는)|(?:오류|에러)\s*(?:처리|핸들링|로그|로깅|페이지)"""
-            r"""|(?:오류|에러)(?:를|을)?\s*(?:수정|해결|고쳤|고침)""",
-            # German
-            r"""\b(?:keine[nrms]?|ohne)\s+(?:\w+\s+)?fehler\b|\bfehler[\s-]+(?:logging|handling|behandlung|seite|page|tracking|meldungen|reporting|protokoll\w*)\b"""
-            r"""|\bfehler\b(?:\s+\w+){0,3}?\s+(?:behoben|korrigiert|beseitigt|gefixt|repariert)\b|\b(?:behob|behebt|korrigier|beseitig)\w*\s+(?:\w+\s+){0,2}?fehler\b""",
-            # French
-            r"""\baucune?\s+(?:\w+\s+)?(?:erreurs?|échecs?)\b|\bsans\s+(?:aucune\s+)?(?:erreurs?|échecs?)\b|\bpas\s+d['’]\s?(?:erreurs?|échecs?)\b"""
-            r"""|\b(?:gestion|page|journal|journalisation|traitement|gestionnaire)\s+(?:des\s+|de\s+l['’]\s?|d['’]\s?)(?:erreurs?|exceptions?)\b"""
-            r"""|\b(?:erreurs?|échecs?)\b(?:\s+\S+){0,3}?\s+(?:corrigée?s?|résolue?s?)\b|\b(?:corrig|résol)\w*\s+(?:l['’]\s?|les?\s+|une?\s+|des\s+)?(?:erreurs?|échecs?)\b""",
-            # Russian
-            r"""\b(?:без|нет)\s+ошибок\b|\bошибок\s+(?:нет|не\s+(?:найдено|обнаружено))|\bобработк\w*\s+ошибок\b|\bошибк\w*\s+исправлен\w*|\bисправ\w*\s+(?:\w+\s+)?ошибк\w*""",
+    # a key with a falsy value: "errors": 0, "lastError": null, "fatal": false, "aborted": false
+    # (no left boundary, so "lastError" counts: a leading \w*? made every long word quadratic)
+    r"""(?:errors?|failures?|failed|exceptions?|fatal|abort(?:ed)?|crash(?:ed)?|timed_?out|timeouts?)\b["']?"""
+    r"""\s*[:=]\s*(?:null|none|false|0|\[\]|\{\}|""|'')(?![\w.]|\s+[a-z])""",
+    # a zero count in any language: "0 failed", "0 Fehler", "errors: 0", "エラー 0 件", "{"失败": 0}"
+    rf"""{_ZERO}\s*(?:件の?|个|個|개의?|x)?\s*{_WORDS}""",
+    rf"""{_WORDS}["']?\s*[:：=]?\s*{_ZERO}(?!\s+[a-z])""",
+    r"""\b(?:no|zero|without)\s+(?:(?:fatal|critical|new|unhandled|serious|more)\s+)?(?:errors?|failures?|failed|exceptions?|fatal)\b""",
+    r"""\b(?:errors?|exceptions?)[\s_-]+(?:handl(?:ing|ers?)|reporting|boundar(?:y|ies)|logging|pages?)\b(?!\s+request)|\bnon-?fatal\b""",
+    r"""\bfix(?:ed|es)?\s+(?:an?\s+|the\s+)?(?:\w+\s+)?(?:errors?|exceptions?|crash(?:es)?)\b""",
+    # Chinese: none found, handling and logging, on failure, fixed
+    r"""(?:没有|沒有|没|沒|无|無|未|零|不再)(?:发现|發現|出现|出現|检测到|檢測到|遇到|产生|產生|任何|报告?)*\s*(?:错误|錯誤|异常|異常|失败|失敗|出错|出錯)""",
+    r"""(?:错误|錯誤|异常|異常)(?:处理|處理|日志|日誌|页面|頁面|提示|捕获|捕獲|上报|上報|监控|監控)""",
+    r"""(?:失败|失敗)(?:重试|重試|率|时|時|后|後|回滚|回滾)""",
+    r"""(?:修复|修復|修正|改正|解决|解決)了?[^。，,;；!！\n]{0,20}?(?:错误|錯誤|异常|異常)""",
+    # Japanese
+    r"""(?:エラー|失敗)(?:は|が|も)?(?:ありません|ない|なし|無し|ゼロ)|エラー(?:処理|ハンドリング|ログ|ページ)|エラー(?:を|が)?(?:修正|解消|解決)""",
+    # Korean
+    r"""(?:오류|에러|실패)(?:가|는|이|도)?\s*(?:없습니다|없음|없어요|없다|없이|없는)|(?:오류|에러)\s*(?:처리|핸들링|로그|로깅|페이지)"""
+    r"""|(?:오류|에러)(?:를|을)?\s*(?:수정|해결|고쳤|고침)""",
+    # German
+    r"""\b(?:keine[nrms]?|ohne)\s+(?:\w+\s+)?fehler\b|\bfehler[\s-]+(?:logging|handling|behandlung|seite|page|tracking|meldungen|reporting|protokoll\w*)\b"""
+    r"""|\bfehler\b(?:\s+\w+){0,3}?\s+(?:behoben|korrigiert|beseitigt|gefixt|repariert)\b|\b(?:behob|behebt|korrigier|beseitig)\w*\s+(?:\w+\s+){0,2}?fehler\b""",
+    # French
+    r"""\baucune?\s+(?:\w+\s+)?(?:erreurs?|échecs?)\b|\bsans\s+(?:aucune\s+)?(?:erreurs?|échecs?)\b|\bpas\s+d['’]\s?(?:erreurs?|échecs?)\b"""
+    r"""|\b(?:gestion|page|journal|journalisation|traitement|gestionnaire)\s+(?:des\s+|de\s+l['’]\s?|d['’]\s?)(?:erreurs?|exceptions?)\b"""
+    r"""|\b(?:erreurs?|échecs?)\b(?:\s+\S+){0,3}?\s+(?:corrigée?s?|résolue?s?)\b|\b(?:corrig|résol)\w*\s+(?:l['’]\s?|les?\s+|une?\s+|des\s+)?(?:erreurs?|échecs?)\b""",
+    # Russian
+    r"""\b(?:без|нет)\s+ошибок\b|\bошибок\s+(?:нет|не\s+(?:найдено|обнаружено))|\bобработк\w*\s+ошибок\b|\bошибк\w*\s+исправлен\w*|\bисправ\w*\s+(?:\w+\s+)?ошибк\w*""",
 )
 _BENIGN = re.compile("|".join(_NO_ERROR), re.I | re.M)
 # What reads as an error. Words need boundaries ("terror", "failover" are none); CJK ones have none.
 _ERROR_SHAPES = (
-            r"""\b(?:errors?|errored|fail(?:s|ed|ing|ure)?|exception|traceback|timed?\s?out|timeout|refused|denied|forbidden"""
-            r"""|unauthori[sz]ed|invalid|not\s+found|crash(?:ed)?|panic(?:ked)?|abort(?:ed)?|rejected|fatal)\b""",
-            r"""\b(?:segmentation\s+fault|segfault|core\s+dumped|oomkilled|out\s+of\s+memory|connection\s+reset"""
-            r"""|(?:unable\s+to|could\s*n[o']t|cannot|can't)\s+(?:connect|resolve)|non-?zero\s+exit"""
-            r"""|bad\s+gateway|service\s+unavailable|gateway\s+time-?out|too\s+many\s+requests|internal\s+server\s+error)\b""",
-            r"""["']?\b(?:ok|success|succeeded)\b["']?\s*[:=]\s*(?:false|0)\b""",
-            # a status field of 400 or more: "status": 503, "statusCode": 502, "http_status": "404", Status: 503
-            r"""["']?\b(?:status|code|(?:http[_-]?)?status[_-]?code|http[_-]?status|response[_-]?code)\b["']?\s*[:=]\s*["']?[45]\d\d\b""",
-            # a status line (HTTP/1.1 502 Bad Gateway, < HTTP/2 404, HTTP 404 Not Found), never a number in prose
-            rf"""{_LINE}[<>]?\s*HTTP/\d(?:\.\d)?\s+[45]\d\d\b|{_LINE}HTTP\s+[45]\d\d(?-i:(?:\s+[A-Z][a-z]+)*)[ \t]*(?:$|\\[nr]|["'])""",
-            # a non-zero exit: "exit_code": 1, "exitCode": -9, "returncode": 2, "exit status 1" ("rc": 1 at the top: _top_rc)
-            r"""["']?\b(?:exit[_-]?(?:code|status)|return[_-]?code|ret[_-]?code)\b["']?\s*[:=]\s*["']?-?[1-9]""",
-            r"""\bexit(?:ed)?\s+(?:with\s+)?(?:status|code)\s*[:=]?\s*-?[1-9]""",
-            # an exception raised, not named: "KeyError: 'x'" or "java.lang.NullPointerException" opening a line,
-            # "Uncaught TypeError: ...", "Caused by: java.io.IOException" (never "except KeyError:" or "NotFoundError.ts")
-            r"""(?:"""
-            rf"""{_LINE}|\b(?:uncaught|unhandled|raised?|thrown|threw|caused\s+by:?)\s+)(?-i:(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception))"""
-            r"""(?:\s*\[[A-Z_]+\])?(?::(?!:)|[ \t]*(?:$|\\[nr]))""",
-            r"""(?-i:\bERR!|\[ERR_[A-Z_]+\])""",  # npm ERR!, Node's "TypeError [ERR_X]"
-            # an errno code where an error puts it: opening a line, after Node's syscall, in a code field
-            rf"""{_LINE}(?-i:{_ERRNO})(?::|\s+[\d\[(]|[ \t]*$)""",
-            rf"""\b(?:connect|read|write|getaddrinfo|open|spawn(?:\s+\S+)?|mkdir|rmdir|stat|lstat|unlink|rename|scandir|listen|bind)\s+(?-i:{_ERRNO})\b""",
-            rf"""["']?\b(?:errno|code)\b["']?\s*[:=]\s*["']?(?-i:{_ERRNO}|ERR_[A-Z_]+)\b""",
-            r"""\[errno\s+-?\d+\]|["']?\berrno\b["']?\s*[:=]\s*-?[1-9]""",
-            _CJK_WORDS,
-            r"""\b(?:fehler|fehlgeschlagen|erreurs?|échecs?|échoué\w*)\b|\bошибк\w*|\bсбо[йяеию]\w*|\bне\s+удалось\b""",
+    r"""\b(?:errors?|errored|fail(?:s|ed|ing|ure)?|exception|traceback|timed?\s?out|timeout|refused|denied|forbidden"""
+    r"""|unauthori[sz]ed|invalid|not\s+found|crash(?:ed)?|panic(?:ked)?|abort(?:ed)?|rejected|fatal)\b""",
+    r"""\b(?:segmentation\s+fault|segfault|core\s+dumped|oomkilled|out\s+of\s+memory|connection\s+reset"""
+    r"""|(?:unable\s+to|could\s*n[o']t|cannot|can't)\s+(?:connect|resolve)|non-?zero\s+exit"""
+    r"""|bad\s+gateway|service\s+unavailable|gateway\s+time-?out|too\s+many\s+requests|internal\s+server\s+error)\b""",
+    r"""["']?\b(?:ok|success|succeeded)\b["']?\s*[:=]\s*(?:false|0)\b""",
+    # a status field of 400 or more: "status": 503, "statusCode": 502, "http_status": "404", Status: 503
+    r"""["']?\b(?:status|code|(?:http[_-]?)?status[_-]?code|http[_-]?status|response[_-]?code)\b["']?\s*[:=]\s*["']?[45]\d\d\b""",
+    # a status line (HTTP/1.1 502 Bad Gateway, < HTTP/2 404, HTTP 404 Not Found), never a number in prose
+    rf"""{_LINE}[<>]?\s*HTTP/\d(?:\.\d)?\s+[45]\d\d\b|{_LINE}HTTP\s+[45]\d\d(?-i:(?:\s+[A-Z][a-z]+)*)[ \t]*(?:$|\\[nr]|["'])""",
+    # a non-zero exit: "exit_code": 1, "exitCode": -9, "returncode": 2, "exit status 1" ("rc": 1 at the top: _top_rc)
+    r"""["']?\b(?:exit[_-]?(?:code|status)|return[_-]?code|ret[_-]?code)\b["']?\s*[:=]\s*["']?-?[1-9]""",
+    r"""\bexit(?:ed)?\s+(?:with\s+)?(?:status|code)\s*[:=]?\s*-?[1-9]""",
+    # an exception raised, not named: "KeyError: 'x'" or "java.lang.NullPointerException" opening a line,
+    # "Uncaught TypeError: ...", "Caused by: java.io.IOException" (never "except KeyError:" or "NotFoundError.ts")
+    r"""(?:"""
+    rf"""{_LINE}|\b(?:uncaught|unhandled|raised?|thrown|threw|caused\s+by:?)\s+)(?-i:(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception))"""
+    r"""(?:\s*\[[A-Z_]+\])?(?::(?!:)|[ \t]*(?:$|\\[nr]))""",
+    r"""(?-i:\bERR!|\[ERR_[A-Z_]+\])""",  # npm ERR!, Node's "TypeError [ERR_X]"
+    # an errno code where an error puts it: opening a line, after Node's syscall, in a code field
+    rf"""{_LINE}(?-i:{_ERRNO})(?::|\s+[\d\[(]|[ \t]*$)""",
+    rf"""\b(?:connect|read|write|getaddrinfo|open|spawn(?:\s+\S+)?|mkdir|rmdir|stat|lstat|unlink|rename|scandir|listen|bind)\s+(?-i:{_ERRNO})\b""",
+    rf"""["']?\b(?:errno|code)\b["']?\s*[:=]\s*["']?(?-i:{_ERRNO}|ERR_[A-Z_]+)\b""",
+    r"""\[errno\s+-?\d+\]|["']?\berrno\b["']?\s*[:=]\s*-?[1-9]""",
+    _CJK_WORDS,
+    r"""\b(?:fehler|fehlgeschlagen|erreurs?|échecs?|échoué\w*)\b|\bошибк\w*|\bсбо[йяеию]\w*|\bне\s+удалось\b""",
 )
 _ERROR = re.compile("|".join(_ERROR_SHAPES), re.I | re.M)
 

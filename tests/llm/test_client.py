@@ -201,7 +201,9 @@ def test_a_deeply_nested_answer_is_unusable(db: memdb.Database, tmp_path: Path) 
         assert done.status == "failed" and "the answer is not the requested JSON" in done.reason
 
 
-BAD = "Deploy failed \ud800 badly, ask jane.doe@example.com"  # a lone surrogate, as the JSON escape "\ud800" decodes: UTF-8 cannot encode it
+BAD = (
+    "Deploy failed \ud800 badly, ask jane.doe@example.com"  # a lone surrogate, as the JSON escape "\ud800" decodes: UTF-8 cannot encode it
+)
 GOOD = "Check the Twilio signing secret first"
 PATTERN = "Deploys fail while the migration lock is held"
 
@@ -260,7 +262,10 @@ def test_a_text_answer_memdb_cannot_store_is_unusable(db: memdb.Database) -> Non
     )
     with pytest.raises(LLMError) as info:
         calls.text(client(_answers_with_a_surrogate, []), "system", "prompt")
-    assert str(info.value) == "summary with claude-haiku-4-5: the answer holds a lone surrogate, which UTF-8 cannot encode; nothing of it is used"
+    assert (
+        str(info.value)
+        == "summary with claude-haiku-4-5: the answer holds a lone surrogate, which UTF-8 cannot encode; nothing of it is used"
+    )
 
 
 # --- retries within bounds ----------------------------------------------------------------------

@@ -40,6 +40,7 @@ Layout (``^DIST``, this module's alone)::
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ from memdb.governance.patterns import Patterns
 from memdb.governance.reflection import is_metered, usage_of
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import ts_micros
-from memdb.memory.models import Episode, check_ident, personal_data_in, utc
+from memdb.memory.models import Episode, check_ident, personal_data_in, unstorable, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import OUTCOMES, Settings
 from memdb.memory.text import clip, normalize_tag
@@ -137,55 +138,119 @@ class Distillation:
 
 
 # --- what reads as an error, and what an honest draft is ---------------------------------------
+#
+# A false positive costs more than a miss: a miss lets the model's own "success" stand, a false
+# positive refuses an honest one twice, so a true success cannot be recorded and the idle rule
+# parks the session. So names that also appear in ordinary text (exception classes, errno codes,
+# HTTP statuses, "rc") count only in the shape an error takes, and every language's error words
+# come with their reports of no error, "error handling" and "error fixed" (test_what_reads_as_an_error).
 
-# Reports of no error, set aside first: "errors": 0, "lastError": null, "no errors", "0 failed",
-# and a text about error handling as a topic (gunicorn's "Error handling request" is an error).
-_BENIGN = re.compile(
-    r"""["']?\b\w*?(?:errors?|failures?|failed|exceptions?)\b["']?\s*[:=]\s*(?:null|none|false|0|\[\]|\{\}|""|'')(?![\w.])"""
-    r"""|\b(?:no|zero|0|without)\s+(?:errors?|failures?|failed|exceptions?)\b"""
-    r"""|\b(?:errors?|exceptions?)[\s_-]+(?:handl(?:ing|ers?)|reporting|boundar(?:y|ies))\b(?!\s+request)|\bnon-?fatal\b"""
-    r"""|没有错误|无错误|没有异常|无异常|エラーなし|오류\s*없음|keine\s+fehler|aucune\s+erreur|sin\s+errores|sem\s+erros|nessun\s+errore|без\s+ошибок""",
-    re.I,
+# The error words, by language, that a zero count beside them makes a report of no error.
+_EN_WORDS = (
+    r"\b(?:errors?|errored|fail(?:s|ed|ing|ures?)?|exceptions?|fatal|crash(?:es|ed)?|panic(?:s|ked)?|abort(?:s|ed)?"
+    r"|timeouts?|timed[\s_-]?out|rejected|refused|denied|invalid)\b"
 )
-# What reads as an error. Words need boundaries ("terror", "failover" are none), so the shapes
-# that hide an error word inside another one are listed: exception names (ModuleNotFoundError),
-# errno codes (ECONNREFUSED: listed, as any E[A-Z]{3,} would take EXPORT or ENABLED), npm's
-# "ERR!", and the words of a few other languages (CJK ones have no word boundaries).
-_ERROR = re.compile(
-    "|".join(
-        (
-            r"""\b(?:errors?|errored|fail(?:s|ed|ing|ure)?|exception|traceback|timed?\s?out|timeout|refused|denied|forbidden"""
-            r"""|unauthori[sz]ed|invalid|not\s+found|crash(?:ed)?|panic(?:ked)?|abort(?:ed)?|rejected|fatal)\b""",
-            r"""\b(?:segmentation\s+fault|segfault|core\s+dumped|oomkilled|out\s+of\s+memory|connection\s+reset"""
-            r"""|(?:unable\s+to|could\s*n[o']t|cannot|can't)\s+(?:connect|resolve)|non-?zero\s+exit"""
-            r"""|bad\s+gateway|service\s+unavailable|gateway\s+time-?out|too\s+many\s+requests|internal\s+server\s+error)\b""",
-            r"""["']?\b(?:ok|success|succeeded)\b["']?\s*[:=]\s*(?:false|0)\b""",
-            # a status field of 400 or more: "status": 503, "statusCode": 502, "http_status": "404"
-            r"""["']?\b(?:status|code|(?:http[_-]?)?status[_-]?code|http[_-]?status|response[_-]?code)\b["']?\s*[:=]\s*["']?[45]\d\d\b""",
-            # a non-zero exit: "exit_code": 1, "exitCode": -9, "returncode": 2, "rc": 1, "exit status 1"
-            r"""["']?\b(?:exit[_-]?(?:code|status)|return[_-]?code|ret[_-]?code|rc)\b["']?\s*[:=]\s*["']?-?[1-9]""",
-            r"""\bexit(?:ed)?\s+(?:with\s+)?(?:status|code)\s*[:=]?\s*-?[1-9]""",
-            r"""\bHTTP(?:/\d(?:\.\d)?)?\s+[45]\d\d\b""",  # a status line: HTTP/1.1 502 Bad Gateway, HTTP 404
-            r"""(?-i:\b[A-Z]\w*(?:Error|Exception)\b|\bERR!|\bERR_[A-Z_]+\b)""",  # TypeError, npm ERR!, Node's ERR_X
-            r"""(?-i:\bE(?:CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|NOENT|ACCES|PERM|ADDRINUSE|ADDRNOTAVAIL|HOSTUNREACH|HOSTDOWN"""
-            r"""|NETUNREACH|NETDOWN|NOTFOUND|AI_AGAIN|PIPE|NOSPC|NOMEM|EXIST|ISDIR|NOTDIR|MFILE|NFILE|NOTEMPTY|BUSY|ROFS"""
-            r"""|INVAL|BADF|NOTCONN|AGAIN|DQUOT|LOOP|NAMETOOLONG|PROTO|CANCELED|NOTSUP|NOEXEC|NOBUFS|TXTBSY|NOSYS)\b)""",
-            r"""["']?\b(?:errno|code)\b["']?\s*[:=]\s*["']?(?-i:E[A-Z]{3,})\b""",  # "code": "ESOMETHING"
-            r"""错误|失败|异常|錯誤|失敗|エラー|오류|에러|실패""",
-            r"""\b(?:fehler|fehlgeschlagen|erreur|échec|échoué|fallo|falló|fallido|erro|falha|falhou|errore|fallito|mislukt|błąd)\b"""
-            r"""|\bошибк\w*|\bсбой\b|\bне\s+удалось\b""",
-        )
-    ),
-    re.I,
+_CJK_WORDS = r"错误|錯誤|异常|異常|失败|失敗|出错|出錯|エラー|오류|에러|실패"
+_EU_WORDS = r"\b(?:fehler|fehlgeschlagen|erreurs?|échecs?|échoué\w*)\b|\bошиб\w*|\bсбо[йяеию]\w*"
+_WORDS = f"(?:{_EN_WORDS}|{_CJK_WORDS}|{_EU_WORDS})"
+# a zero that is a count: not 0.5, 0x80070005, 10, 10:00, or the 0 of "0 != 1"
+_ZERO = r"(?<![\d.,:])0+(?:[.,]0+)?(?![\d.,]*\d|[A-Za-z_]|\s*[!=<>])"
+_ERRNO = (
+    r"E(?:CONN(?:REFUSED|RESET|ABORTED)|TIMEDOUT|NOENT|ACCES|PERM|ADDRINUSE|ADDRNOTAVAIL|HOSTUNREACH|HOSTDOWN"
+    r"|NETUNREACH|NETDOWN|NOTFOUND|AI_AGAIN|PIPE|NOSPC|NOMEM|EXIST|ISDIR|NOTDIR|MFILE|NFILE|NOTEMPTY|BUSY|ROFS"
+    r"|INVAL|BADF|NOTCONN|AGAIN|DQUOT|LOOP|NAMETOOLONG|PROTO|CANCELED|NOTSUP|NOEXEC|NOBUFS|TXTBSY|NOSYS)"
 )
+_LINE = r"(?:^|\\[nr]|[\"'`])[ \t]*"  # a line's start, in a JSON string too ("...\nKeyError: 'x'"), or a quote's
+
+# Reports of no error and text about errors as a topic, set aside before _ERROR looks.
+_NO_ERROR = (
+    # a key with a falsy value: "errors": 0, "lastError": null, "fatal": false, "aborted": false
+    # (no left boundary, so "lastError" counts: a leading \w*? made every long word quadratic)
+    r"""(?:errors?|failures?|failed|exceptions?|fatal|abort(?:ed)?|crash(?:ed)?|timed_?out|timeouts?)\b["']?"""
+    r"""\s*[:=]\s*(?:null|none|false|0|\[\]|\{\}|""|'')(?![\w.]|\s+[a-z])""",
+    # a zero count in any language: "0 failed", "0 Fehler", "errors: 0", "エラー 0 件", "{"失败": 0}"
+    rf"""{_ZERO}\s*(?:件の?|个|個|개의?|x)?\s*{_WORDS}""",
+    rf"""{_WORDS}["']?\s*[:：=]?\s*{_ZERO}(?!\s+[a-z])""",
+    r"""\b(?:no|zero|without)\s+(?:(?:fatal|critical|new|unhandled|serious|more)\s+)?(?:errors?|failures?|failed|exceptions?|fatal)\b""",
+    r"""\b(?:errors?|exceptions?)[\s_-]+(?:handl(?:ing|ers?)|reporting|boundar(?:y|ies)|logging|pages?)\b(?!\s+request)|\bnon-?fatal\b""",
+    r"""\bfix(?:ed|es)?\s+(?:an?\s+|the\s+)?(?:\w+\s+)?(?:errors?|exceptions?|crash(?:es)?)\b""",
+    # Chinese: none found, handling and logging, on failure, fixed
+    r"""(?:没有|沒有|没|沒|无|無|未|零|不再)(?:发现|發現|出现|出現|检测到|檢測到|遇到|产生|產生|任何|报告?)*\s*(?:错误|錯誤|异常|異常|失败|失敗|出错|出錯)""",
+    r"""(?:错误|錯誤|异常|異常)(?:处理|處理|日志|日誌|页面|頁面|提示|捕获|捕獲|上报|上報|监控|監控)""",
+    r"""(?:失败|失敗)(?:重试|重試|率|时|時|后|後|回滚|回滾)""",
+    r"""(?:修复|修復|修正|改正|解决|解決)了?[^。，,;；!！\n]{0,20}?(?:错误|錯誤|异常|異常)""",
+    # Japanese
+    r"""(?:エラー|失敗)(?:は|が|も)?(?:ありません|ない|なし|無し|ゼロ)|エラー(?:処理|ハンドリング|ログ|ページ)|エラー(?:を|が)?(?:修正|解消|解決)""",
+    # Korean
+    r"""(?:오류|에러|실패)(?:가|는|이|도)?\s*(?:없습니다|없음|없어요|없다|없이|없는)|(?:오류|에러)\s*(?:처리|핸들링|로그|로깅|페이지)"""
+    r"""|(?:오류|에러)(?:를|을)?\s*(?:수정|해결|고쳤|고침)""",
+    # German
+    r"""\b(?:keine[nrms]?|ohne)\s+(?:\w+\s+)?fehler\b|\bfehler[\s-]+(?:logging|handling|behandlung|seite|page|tracking|meldungen|reporting|protokoll\w*)\b"""
+    r"""|\bfehler\b(?:\s+\w+){0,3}?\s+(?:behoben|korrigiert|beseitigt|gefixt|repariert)\b|\b(?:behob|behebt|korrigier|beseitig)\w*\s+(?:\w+\s+){0,2}?fehler\b""",
+    # French
+    r"""\baucune?\s+(?:\w+\s+)?(?:erreurs?|échecs?)\b|\bsans\s+(?:aucune\s+)?(?:erreurs?|échecs?)\b|\bpas\s+d['’]\s?(?:erreurs?|échecs?)\b"""
+    r"""|\b(?:gestion|page|journal|journalisation|traitement|gestionnaire)\s+(?:des\s+|de\s+l['’]\s?|d['’]\s?)(?:erreurs?|exceptions?)\b"""
+    r"""|\b(?:erreurs?|échecs?)\b(?:\s+\S+){0,3}?\s+(?:corrigée?s?|résolue?s?)\b|\b(?:corrig|résol)\w*\s+(?:l['’]\s?|les?\s+|une?\s+|des\s+)?(?:erreurs?|échecs?)\b""",
+    # Russian
+    r"""\b(?:без|нет)\s+ошибок\b|\bошибок\s+(?:нет|не\s+(?:найдено|обнаружено))|\bобработк\w*\s+ошибок\b|\bошибк\w*\s+исправлен\w*|\bисправ\w*\s+(?:\w+\s+)?ошибк\w*""",
+)
+_BENIGN = re.compile("|".join(_NO_ERROR), re.I | re.M)
+# What reads as an error. Words need boundaries ("terror", "failover" are none); CJK ones have none.
+_ERROR_SHAPES = (
+    r"""\b(?:errors?|errored|fail(?:s|ed|ing|ure)?|exception|traceback|timed?\s?out|timeout|refused|denied|forbidden"""
+    r"""|unauthori[sz]ed|invalid|not\s+found|crash(?:ed)?|panic(?:ked)?|abort(?:ed)?|rejected|fatal)\b""",
+    r"""\b(?:segmentation\s+fault|segfault|core\s+dumped|oomkilled|out\s+of\s+memory|connection\s+reset"""
+    r"""|(?:unable\s+to|could\s*n[o']t|cannot|can't)\s+(?:connect|resolve)|non-?zero\s+exit"""
+    r"""|bad\s+gateway|service\s+unavailable|gateway\s+time-?out|too\s+many\s+requests|internal\s+server\s+error)\b""",
+    r"""["']?\b(?:ok|success|succeeded)\b["']?\s*[:=]\s*(?:false|0)\b""",
+    # a status field of 400 or more: "status": 503, "statusCode": 502, "http_status": "404", Status: 503
+    r"""["']?\b(?:status|code|(?:http[_-]?)?status[_-]?code|http[_-]?status|response[_-]?code)\b["']?\s*[:=]\s*["']?[45]\d\d\b""",
+    # a status line (HTTP/1.1 502 Bad Gateway, < HTTP/2 404, HTTP 404 Not Found), never a number in prose
+    rf"""{_LINE}[<>]?\s*HTTP/\d(?:\.\d)?\s+[45]\d\d\b|{_LINE}HTTP\s+[45]\d\d(?-i:(?:\s+[A-Z][a-z]+)*)[ \t]*(?:$|\\[nr]|["'])""",
+    # a non-zero exit: "exit_code": 1, "exitCode": -9, "returncode": 2, "exit status 1" ("rc": 1 at the top: _top_rc)
+    r"""["']?\b(?:exit[_-]?(?:code|status)|return[_-]?code|ret[_-]?code)\b["']?\s*[:=]\s*["']?-?[1-9]""",
+    r"""\bexit(?:ed)?\s+(?:with\s+)?(?:status|code)\s*[:=]?\s*-?[1-9]""",
+    # an exception raised, not named: "KeyError: 'x'" or "java.lang.NullPointerException" opening a line,
+    # "Uncaught TypeError: ...", "Caused by: java.io.IOException" (never "except KeyError:" or "NotFoundError.ts")
+    r"""(?:"""
+    rf"""{_LINE}|\b(?:uncaught|unhandled|raised?|thrown|threw|caused\s+by:?)\s+)(?-i:(?:[\w$]+\.)*[A-Z]\w*(?:Error|Exception))"""
+    r"""(?:\s*\[[A-Z_]+\])?(?::(?!:)|[ \t]*(?:$|\\[nr]))""",
+    r"""(?-i:\bERR!|\[ERR_[A-Z_]+\])""",  # npm ERR!, Node's "TypeError [ERR_X]"
+    # an errno code where an error puts it: opening a line, after Node's syscall, in a code field
+    rf"""{_LINE}(?-i:{_ERRNO})(?::|\s+[\d\[(]|[ \t]*$)""",
+    rf"""\b(?:connect|read|write|getaddrinfo|open|spawn(?:\s+\S+)?|mkdir|rmdir|stat|lstat|unlink|rename|scandir|listen|bind)\s+(?-i:{_ERRNO})\b""",
+    rf"""["']?\b(?:errno|code)\b["']?\s*[:=]\s*["']?(?-i:{_ERRNO}|ERR_[A-Z_]+)\b""",
+    r"""\[errno\s+-?\d+\]|["']?\berrno\b["']?\s*[:=]\s*-?[1-9]""",
+    _CJK_WORDS,
+    r"""\b(?:fehler|fehlgeschlagen|erreurs?|échecs?|échoué\w*)\b|\bошибк\w*|\bсбо[йяеию]\w*|\bне\s+удалось\b""",
+)
+_ERROR = re.compile("|".join(_ERROR_SHAPES), re.I | re.M)
+
+
+def _top_rc(result: str) -> bool:
+    """Whether ``result`` is a JSON object whose own ``rc`` (Ansible's exit code) is not 0: nested,
+    ``rc`` is anything ({"version": {"rc": 1}} is a release candidate)."""
+    if '"rc"' not in result or not result.lstrip().startswith("{"):
+        return False
+    try:
+        value = json.loads(result)
+    except (ValueError, RecursionError):
+        return False
+    rc = value.get("rc") if isinstance(value, dict) else None
+    return isinstance(rc, int) and not isinstance(rc, bool) and rc != 0
 
 
 def reads_as_error(result: str | None) -> bool:
-    """Whether a tool result reads as an error: an error word (in a few languages), an
-    exception name, an errno code, ``"ok": false``, a 4xx/5xx status or status line, or a
-    non-zero exit code, once reports of no error (``"errors": 0``, "no failures") are set
-    aside. A heuristic that leans towards "error": it only ever refuses a "success"."""
-    return bool(result) and _ERROR.search(_BENIGN.sub(" ", result or "")) is not None
+    """Whether a tool result reads as an error: an error word (in a few languages), an exception
+    raised, an errno code where an error puts it, ``"ok": false``, a 4xx/5xx status field or
+    status line, or a non-zero exit code, once reports of no error (``"errors": 0``, "0 Fehler",
+    "no failures", "error handling") are set aside. It leans towards "no error": a miss leaves the
+    model's judgement standing, while a false one refuses an honest "success"."""
+    if not result:
+        return False
+    if _ERROR.search(result) is not None and _ERROR.search(_BENIGN.sub(" ", result)) is not None:
+        return True  # (most results hold no error shape at all: the first search spares them the second)
+    return _top_rc(result)
 
 
 def _last_result(events: Sequence[Episode]) -> Episode | None:
@@ -584,6 +649,12 @@ class Sessions:
             "outcome": outcome, "what_we_tried": draft.what_we_tried or None, "what_happened": draft.what_happened or None,
             "why": draft.why or None, "lesson": draft.lesson or None,
         }  # fmt: skip
+        unfit = next((name for name, value in {"summary": draft.summary, **fields}.items() if unstorable(name, value)), None)
+        if unfit is not None:
+            # a lone surrogate in a field: the store's error quoted the model's text raw in the reason
+            # (test_one_unstorable_item_costs_itself_only); it is an unusable answer, and the try counts
+            reason = f"session {session}: not closed, nothing written: the answer's {unfit} cannot be stored (a lone surrogate)"
+            return self._not_closed(owner, capture, "failed", reason, rejected, at)
         dropped: SanitizerError | None = None
         episode: Episode | None = None
         failed = ""

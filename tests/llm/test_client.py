@@ -23,7 +23,9 @@ import memdb
 import memdb.llm.client
 from memdb.errors import ConfigError, LLMError
 from memdb.llm.adapters import AnthropicDistiller, AnthropicExtractor, AnthropicReflector, AnthropicSummarizer
+from memdb.llm.client import looks_like_a_secret
 from memdb.memory.models import Episode
+from memdb.memory.sanitize.known import known_secrets
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 6, 3, 6, 0, tzinfo=UTC)
@@ -124,7 +126,7 @@ def test_the_clients_key_is_never_shown_or_stored(tmp_path: Path, slept: list[fl
     """A gateway's key has no shape the patterns know: echoed in a 401, it reached reflect's
     errors, close_session's reason (MCP's end_session) and a pattern batch on disk raw. The
     client's key (or auth token) is a registered secret from its first call."""
-    key = f"team42-gw-{credential}-7fa9c3"
+    key = "team42-gw-7fa9c3Zq8K2xw9Lm3P"
     reply = always(401, error("authentication_error", f"API key {key} not valid"))
 
     def sdk() -> anthropic.Anthropic:
@@ -145,6 +147,37 @@ def test_the_clients_key_is_never_shown_or_stored(tmp_path: Path, slept: list[fl
         for text in [*report.errors, batch["error"], done.reason]:
             assert "AuthenticationError" in text and "API key <SECRET_1> not valid" in text and key not in text, text
     assert key.encode() not in files(path)
+
+
+@pytest.mark.parametrize("placeholder", ["anything", "password", "changeme", "not-needed", "sk-no-key-required", "my-secret-password-123"])
+def test_a_placeholder_key_is_no_secret(db: memdb.Database, placeholder: str) -> None:
+    """Gateways document placeholder keys ("anything", "not-needed"): registered as a secret of
+    the process after one call, every capture after it stored "Is there <SECRET_1> else"."""
+    failures(db, ["ana"])
+    reply = always(401, error("authentication_error", "invalid x-api-key"))
+    report = db.reflect(now=T0, reflector=AnthropicReflector(client=client(reply, [], api_key=placeholder)))
+    assert report.errors and placeholder not in known_secrets()
+    said = f"Is there {placeholder} else I can help with?"
+    assert db.owner("ana").record_exchange("s1", said, "no").summary == said
+
+
+@pytest.mark.parametrize(
+    ("credential", "secret"),
+    [
+        ("team42-gw-7fa9c3Zq8K2xw9Lm3P", True),
+        ("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", True),
+        ("sk-9hW_MkK1LRDk2g9Jdl-gLA", True),
+        ("4f1c7a9e2b8d3c6f0a5e9b2d7c4f1a8e", True),
+        ("anything", False),
+        ("sk-1234", False),
+        ("YOUR_API_KEY_HERE_12345", False),
+        ("litellm-master-key-12345", False),
+        ("changeme1234567890123", False),
+        ("a1b2c3d4 e5f6g7h8 i9j0k1", False),  # a space: a phrase, not a key
+    ],
+)
+def test_which_credentials_read_as_a_secret(credential: str, secret: bool) -> None:
+    assert looks_like_a_secret(credential) is secret
 
 
 # --- answers memdb cannot use -------------------------------------------------------------------
@@ -168,25 +201,32 @@ def test_a_deeply_nested_answer_is_unusable(db: memdb.Database, tmp_path: Path) 
         assert done.status == "failed" and "the answer is not the requested JSON" in done.reason
 
 
-BAD = "Deploy failed \ud800 badly"  # a lone surrogate, as the JSON escape "\ud800" decodes: UTF-8 cannot encode it
+BAD = (
+    "Deploy failed \ud800 badly, ask jane.doe@example.com"  # a lone surrogate, as the JSON escape "\ud800" decodes: UTF-8 cannot encode it
+)
+GOOD = "Check the Twilio signing secret first"
+PATTERN = "Deploys fail while the migration lock is held"
 
 
 def _answers_with_a_surrogate(request: httpx.Request) -> httpx.Response:
+    """Lessons and patterns: a good one and one memdb cannot store; a session's fields: its summary unstorable."""
     body = json.loads(request.content)
     ids = re.findall(r"\[([^\]]+)\] \d{4}-", body["messages"][0]["content"])
     schema = json.dumps(body.get("output_config", ""))
     if "lessons" in schema:
-        return httpx.Response(200, json=message({"lessons": [{"text": BAD, "cites": ids[:2]}]}))
+        return httpx.Response(200, json=message({"lessons": [{"text": GOOD, "cites": ids[:2]}, {"text": BAD, "cites": ids[:2]}]}))
     if "patterns" in schema:
-        return httpx.Response(200, json=message({"patterns": [{"text": BAD, "cites": ids[:3]}]}))
+        return httpx.Response(200, json=message({"patterns": [{"text": PATTERN, "cites": ids[:3]}, {"text": BAD, "cites": ids[:3]}]}))
+    if body.get("output_config") is None:
+        return httpx.Response(200, content=json.dumps(message(text=BAD)).encode(), headers={"content-type": "application/json"})
     return httpx.Response(200, json=message({"summary": BAD, "outcome": "failure"}))
 
 
-def test_an_answer_memdb_cannot_store_is_unusable(tmp_path: Path) -> None:
-    """A lone surrogate in a lesson or a pattern reached the store, which raised InvalidValueError
-    out of reflect and out of maintain, before its summaries and archiving, every day (the batch
-    stayed pending). It is an unusable answer: the owner's reflection and the batch are failed,
-    maintain does the rest, and a session's close fails without an exception."""
+def test_one_unstorable_item_costs_itself_only(tmp_path: Path) -> None:
+    """A lone surrogate in a lesson or a pattern reached the store, which raised out of reflect
+    and maintain; then the client refused the whole answer, so one bad lesson threw away the good
+    ones (item.py: stored 0). The item memdb cannot store costs itself only; a session's field
+    that cannot be stored fails the close, its reason naming the field, never quoting the text."""
     clock = Clock(T0)
     reply = _answers_with_a_surrogate
     opened = memdb.open(
@@ -199,18 +239,33 @@ def test_an_answer_memdb_cannot_store_is_unusable(tmp_path: Path) -> None:
                 db.owner(owner).record("debug", f"{owner} deploy {i} failed", outcome="failure", ts=clock.now)
                 clock.advance(minutes=1)
         report = db.reflect(reflector=AnthropicReflector(client=client(reply, [])))
-        assert report.stored == 0 and len(report.errors) == 2 and report.not_called == []
-        assert all("the answer cannot be stored" in e and "lone surrogate" in e for e in report.errors)
+        assert report.errors == [] and report.stored == 2
+        assert all(report.owners[o].invalid == 1 for o in ("ana", "bo"))
         clock.advance(days=40)  # idle and unread: due for archiving
         done = db.maintain()
         assert done.archived == 10
         for owner in ("ana", "bo"):
             (batch,) = db.patterns.batch_status(owner, "debug")
-            assert batch["status"] == "failed" and "the answer cannot be stored" in batch["error"]
+            assert batch["status"] == "done" and batch["discarded"] == 1 and batch["error"] is None
+            assert sorted(e.text for e in db.review_queue(owner)) == [GOOD, PATTERN]  # the lesson and the pattern
         mem = db.owner("ana")
         mem.record_exchange("s1", "deploy please", "on it")
         closed = mem.close_session("s1", kind="debug")
-        assert closed.status == "failed" and "the answer cannot be stored" in closed.reason
+        assert closed.status == "failed" and closed.reason.endswith("the answer's summary cannot be stored (a lone surrogate)")
+
+
+def test_a_text_answer_memdb_cannot_store_is_unusable(db: memdb.Database) -> None:
+    """A summary is one item: a lone surrogate in it makes the whole answer unusable, with a message
+    that quotes nothing of it."""
+    calls = memdb.llm.client.Calls(
+        "test", "summary", "claude-haiku-4-5", 100, timeout=10, max_retries=0, max_wait=10, run_seconds=60, stop_after=3
+    )
+    with pytest.raises(LLMError) as info:
+        calls.text(client(_answers_with_a_surrogate, []), "system", "prompt")
+    assert (
+        str(info.value)
+        == "summary with claude-haiku-4-5: the answer holds a lone surrogate, which UTF-8 cannot encode; nothing of it is used"
+    )
 
 
 # --- retries within bounds ----------------------------------------------------------------------

@@ -68,13 +68,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memdb.errors import DuplicateError, LLMError, NotFoundError, SanitizerError, ValidationError
 from memdb.governance.knowledge import Knowledge, jaccard
-from memdb.governance.reflection import Usage, is_metered, usage_of
+from memdb.governance.reflection import Usage, is_metered, normalized_tags, usage_of
 from memdb.memory.episodes import Episodes, to_episode
 from memdb.memory.ids import new_id
 from memdb.memory.layout import SUPERSEDED
 from memdb.memory.models import Episode, bound_text, unstorable, utc
 from memdb.memory.settings import OUTCOMES
-from memdb.memory.text import normalize_tag, tokenize
+from memdb.memory.text import tokenize
 from memdb.memory.timephrase import local_day
 
 __all__ = [
@@ -600,7 +600,7 @@ class Patterns:
         text = proposal.text.strip() if isinstance(proposal.text, str) else ""
         fields = {"text": text, "tags": [str(t) for t in list(proposal.tags)[:8]]}
         clean = self.episodes.clean(owner, fields, {"text": PATTERN_CHARS}, where)
-        return clean["text"], _tags(clean["tags"])
+        return clean["text"], normalized_tags(clean["tags"])
 
     def erase_citing(self, owner: str, episode_ids: set[str]) -> list[str]:
         """Erasure reaches derived patterns: those citing an erased episode are removed, and the
@@ -673,13 +673,3 @@ class Patterns:
     def batch_status(self, owner: str, kind: str) -> list[dict[str, Any]]:
         """The batches of one owner's kind, oldest first (for tests and audits)."""
         return [{"batch": int(subs[2]), **v} for subs, v in self.batches.items((owner, kind))]
-
-
-def _tags(tags: Iterable[Any]) -> list[str]:
-    out: list[str] = []
-    for t in list(tags)[:8]:
-        try:
-            out.append(normalize_tag(str(t)))
-        except ValidationError:
-            continue
-    return out

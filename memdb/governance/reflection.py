@@ -493,7 +493,7 @@ class Reflection:
                 continue
             try:
                 clean = self.knowledge.clean(p.text, "lesson")
-                tags = self._tags(mem.name, p.tags)
+                tags = self._lesson_tags(mem.name, p.text, p.tags)
             except (ValidationError, SanitizerError):
                 out.invalid += 1
                 continue
@@ -527,15 +527,18 @@ class Reflection:
         self._audit(mem.name, at, out, reflector)
         return out
 
-    def _tags(self, owner: str, tags: Any) -> list[str]:
+    def _lesson_tags(self, owner: str, text: str, tags: Any) -> list[str]:
         """The tags a reflector suggested (at most 8), sanitized in the form given as a capture's
         are (fail closed: SanitizerError), then normalised, dropping those that do not normalise.
         Normalised first, "jane.doe@example.com" was stored as "jane-doeexample-com", a form no
-        pattern knows (test_a_lessons_tags_are_sanitized_as_given)."""
+        pattern knows (test_a_lessons_tags_are_sanitized_as_given). Sanitized in one pass with
+        the lesson's text, as a capture's fields are, so a placeholder names one value across both:
+        alone, the tags numbered their own ("<EMAIL_1>" in the text, "email-1" a tag, two people;
+        test_a_lessons_placeholders_are_numbered_with_its_text)."""
         given = [str(t) for t in list(tags)[:8]] if isinstance(tags, (list, tuple)) else []
         if not given:
             return []
-        return _tags(self.episodes.clean(owner, {"tags": given}, {}, "lesson tags")["tags"])
+        return normalized_tags(self.episodes.clean(owner, {"text": text, "tags": given}, {}, "lesson tags")["tags"])
 
     def _spent(self, owner: str, day: _Day, out: OwnerReflection, reflector: Reflector, before: Usage) -> None:
         """What the owner's reflection cost, in ``out`` and in the day's count of calls."""
@@ -584,12 +587,13 @@ def _recorded(episode: Episode) -> dt.datetime:
     return episode.recorded or episode.ts
 
 
-def _tags(tags: Iterable[str]) -> list[str]:
-    """Sanitized tags that normalise cleanly (others are dropped, not fatal)."""
+def normalized_tags(tags: Iterable[Any], cap: int = 8) -> list[str]:
+    """At most ``cap`` of a model's sanitized tags, those that normalise cleanly (others are
+    dropped, not fatal): what a reflected lesson or an extracted pattern keeps."""
     out: list[str] = []
-    for t in tags:
+    for t in list(tags)[:cap]:
         try:
-            out.append(normalize_tag(t))
+            out.append(normalize_tag(str(t)))
         except ValidationError:
             continue
     return out

@@ -424,3 +424,19 @@ def test_a_lessons_tags_are_sanitized_as_given(tmp_path: Path) -> None:
     raw = files(path)
     for leaked in (b"jane-doeexample-com", b"jane.doe", b"10-1-2-3", b"10.1.2.3", b"4111-1111", b"415-555"):
         assert leaked not in raw, leaked
+
+
+def test_a_lessons_placeholders_are_numbered_with_its_text(tmp_path: Path) -> None:
+    """A lesson's tags were sanitized apart from its text, so their placeholders were numbered
+    apart: "<EMAIL_1>" in the text was bob and the tag "email-1" was jane. Sanitized in one pass,
+    as a capture's fields are, one number names one value across both."""
+    text = "Check the rota with bob@example.com before paging"
+    with memdb.open(tmp_path / "num", clock=Clock(T0)) as db:
+        ids = failures(db)
+        captured = db.owner("ana").record("debug", text, outcome="failure", tags=["jane@example.com", "bob@example.com"], ts=T0 - HOUR)
+        answer = {"lessons": [{"text": text, "cites": [ids[0]], "tags": ["jane@example.com", "bob@example.com"]}]}
+        report = db.reflect(now=T0, reflector=AnthropicReflector(client=sdk_client([(200, message(answer))], [])))
+        assert report.stored == 1
+        (entry,) = db.review_queue()
+        assert "<EMAIL_1>" in entry.text and captured.summary == entry.text
+        assert entry.tags == captured.tags == ("email-2", "email-1")

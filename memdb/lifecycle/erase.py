@@ -173,7 +173,7 @@ class Erasure:
                 targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
             cut = self._old_versions(owner, ts_micros(utc(until, "until")), targets) if action == "retention" and until else {}
             request = (wanted, since, until) if action == "erase" and (everything or wanted) else None
-            return self._take(owner, targets, cut, reason, action, request)
+            return self._take(owner, targets, cut, reason, action, request, everything=everything)
 
     def erase_owner(self, owner: str, reason: str) -> ErasureReport:
         """Erase an owner itself: what ``erase(everything=True)`` takes (episodes, entries, what
@@ -301,11 +301,13 @@ class Erasure:
         reason: str,
         action: str,
         request: tuple[Sequence[str], dt.datetime | None, dt.datetime | None] | None,
+        everything: bool = False,
     ) -> ErasureReport:
         """In the caller's transaction: erase ``targets`` (whole chains) and ``cut`` (the earlier
         versions of chains whose later ones stay), with what was derived from them; ``request``
         (tags, since, until) when it is a request for everything or for tags, which also takes
-        what the owner wrote (``requests``). One audit record."""
+        what the owner wrote (``requests``); with ``everything``, the targets are every episode of
+        the owner, and they go by range deletes (``Episodes.remove_all``). One audit record."""
         now = self.episodes.now()
         hashes: dict[str, str] = {}
         entries: list[str] = []
@@ -336,8 +338,8 @@ class Erasure:
         if moved:
             for repoint in self.repoint:
                 repoint(owner, moved)
-        for eid in gone:
-            hashes[eid] = self.episodes.remove(owner, eid)
+        # each block they are in rewritten once; or, all of them, the owner's indexes killed whole
+        hashes.update(self.episodes.remove_all(owner, gone) if everything else self.episodes.remove_many(owner, gone))
         for head in sorted(heads):
             if self.episodes.unlink(owner, head, cut):  # archived: its cold record names them too
                 blob = self.episodes.cold_blob(owner, head)

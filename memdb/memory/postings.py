@@ -96,6 +96,7 @@ _RECORD = struct.Struct("<qIIHBB")
 TF_UNIT: Final = 3  # what one occurrence of a term in an episode's own text adds to its stored tf (layout 13)
 _MAX_TF: Final = 0xFFFF  # a tf is stored up to this (an episode's text is capped far below it)
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
+_WRITES_BATCH: Final = 4096  # block rewrites ``TextIndex.remove`` collects before writing them
 _MORE_ROOM, _BAD_BLOCK, _BAD_COLUMN, _NO_MEMORY = -1, -2, -3, -4  # memdb_text_search's return codes (search.h)
 ANY_OUTCOME = 4
 """The outcome filter of ``search`` that passes every document with an outcome (an attempt, not
@@ -1000,11 +1001,17 @@ class TextIndex:
                     if docs is None:
                         docs = lists[name] = array("I")
                     docs.append(doc)
-        self.space.apply(kills)
+        sets: list[tuple[Global, Any, Any]] = []
         for g, lists in ((self.blocks, per_term), (self.tag_blocks, per_tag)):
             for term, gone in lists.items():
-                self.space.apply(*self._without(g, owner, term, sorted(gone)))
-        self.space.apply((), self._patched(owner, records))
+                k, s = self._without(g, owner, term, sorted(gone))
+                kills += k
+                sets += s
+                if len(kills) + len(sets) >= _WRITES_BATCH:  # written as they come: not an owner's whole index held at once
+                    self.space.apply(kills, sets)
+                    kills, sets = [], []
+        sets.extend(self._patched(owner, records))
+        self.space.apply(kills, sets)
 
     def set_levels(self, owner: str, levels: Iterable[tuple[str, int]]) -> None:
         """Set the relevance level (0-250) of these hot episodes' documents: their level chunks

@@ -169,11 +169,12 @@ class Erasure:
         # targets are found inside the write, so one erased meanwhile by another process is not missed or missing
         with self.episodes.space.transaction():
             targets = self._targets(owner, ids, since, until, everything, superseded=action != "retention", tags=wanted)
-            for eid in list(targets):  # a version goes with its whole chain (module docstring)
+            whole = everything and since is None and until is None  # every episode of the owner, every version
+            for eid in [] if whole else list(targets):  # a version goes with its whole chain (module docstring)
                 targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
             cut = self._old_versions(owner, ts_micros(utc(until, "until")), targets) if action == "retention" and until else {}
             request = (wanted, since, until) if action == "erase" and (everything or wanted) else None
-            return self._take(owner, targets, cut, reason, action, request)
+            return self._take(owner, targets, cut, reason, action, request, everything=whole)
 
     def erase_owner(self, owner: str, reason: str) -> ErasureReport:
         """Erase an owner itself: what ``erase(everything=True)`` takes (episodes, entries, what
@@ -301,17 +302,19 @@ class Erasure:
         reason: str,
         action: str,
         request: tuple[Sequence[str], dt.datetime | None, dt.datetime | None] | None,
+        everything: bool = False,
     ) -> ErasureReport:
         """In the caller's transaction: erase ``targets`` (whole chains) and ``cut`` (the earlier
         versions of chains whose later ones stay), with what was derived from them; ``request``
         (tags, since, until) when it is a request for everything or for tags, which also takes
-        what the owner wrote (``requests``). One audit record."""
+        what the owner wrote (``requests``); with ``everything``, the targets are every episode of
+        the owner, and they go by range deletes (``Episodes.remove_all``). One audit record."""
         now = self.episodes.now()
         hashes: dict[str, str] = {}
         entries: list[str] = []
         for finder in self.derived:  # what layers above derived (a distilled session); then their chains too
             targets.update(dict.fromkeys(finder(owner, {*targets, *cut}, action)))
-        for eid in list(targets):
+        for eid in [] if everything else list(targets):  # (every version is a target already)
             targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
         cut = {eid: None for eid in cut if eid not in targets}
         # the oldest version left of each cut chain, to stand alone once the ones before it are gone
@@ -326,24 +329,30 @@ class Erasure:
             targets.setdefault(summary_id, None)
             freed.update(cites)
         gone = {**targets, **cut}
-        headers = {eid: self.episodes.header(owner, eid) for eid in gone}
-        summaries = {eid for eid, h in headers.items() if h and h.get("kind") == "summary"}
-        for summary_id in summaries - {sid for sid, _ in citing}:  # a summary erased itself frees its sources the same way
-            freed.update(self._cites(owner, summary_id, headers[summary_id]))  # (test_erasing_a_summary_frees_its_burst)
+        # what the headers say, read one by one: an owner's whole history is not held at once
+        summaries: dict[str, dict[str, Any]] = {}
+        sessions: set[str] = set()
+        for eid in gone:
+            header = self.episodes.header(owner, eid)
+            if header and header.get("kind") == "summary":
+                summaries[eid] = header
+            if header and header.get("session"):
+                sessions.add(header["session"])
+        for summary_id in summaries.keys() - {sid for sid, _ in citing}:  # a summary erased itself frees its sources the same way
+            freed.update(self._cites(owner, summary_id, summaries[summary_id]))  # (test_erasing_a_summary_frees_its_burst)
         freed.update(head for c in freed & set(cut) if (head := head_of[c]) is not None)  # summarized as its earlier version was
-        sessions = {h["session"] for h in headers.values() if h and h.get("session")}
         moved = {eid: head for eid, head in head_of.items() if head is not None and head not in gone}
         if moved:
             for repoint in self.repoint:
                 repoint(owner, moved)
-        for eid in gone:
-            hashes[eid] = self.episodes.remove(owner, eid)
+        # each block they are in rewritten once; or, all of them, the owner's indexes killed whole
+        hashes.update(self.episodes.remove_all(owner, gone) if everything else self.episodes.remove_many(owner, gone))
         for head in sorted(heads):
             if self.episodes.unlink(owner, head, cut):  # archived: its cold record names them too
                 blob = self.episodes.cold_blob(owner, head)
                 assert blob is not None  # an archived header always has its cold record (db.check() says so)
                 self.episodes.set_cold_blob(owner, head, self.cold.pack(owner, unlinked(self.cold.unpack(owner, blob), cut), blob["hash"]))
-        self._forget_bursts(owner, summaries)
+        self._forget_bursts(owner, set(summaries))
         self._unsummarize(owner, freed - set(gone), again=action != "retention")
         forgotten = self._forget_sessions(owner, sessions)
         if hashes:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError as PydanticError
 
-from memdb.engine.codec import encode_subscript
+from memdb.engine.codec import decode_one, encode_subscript
 from memdb.engine.globals import Global, Globals
 from memdb.engine.log import logger
 from memdb.errors import ConfigError, MemdbError, NotFoundError, SanitizerError, ValidationError
@@ -30,6 +30,7 @@ from memdb.memory.check import CheckReport, check
 from memdb.memory.ids import Clock, check_id, episode_day, new_id, ts_micros, utcnow
 from memdb.memory.layout import (
     ARCHIVED_FIELDS,
+    INDEXES,
     NO_OUTCOME,
     RECORD_FIELDS,
     SUPERSEDED,
@@ -547,7 +548,54 @@ class Episodes:
         """Remove an episode from hot storage, cold storage and every index, in the current
         transaction; returns its content hash. The caller writes the audit record in the same
         transaction (``memdb.lifecycle.erase`` does, for every erasure)."""
-        return self.owner(owner)._remove(episode_id)
+        return self.owner(owner)._remove_many((episode_id,))[episode_id]
+
+    def remove_many(self, owner: str, episode_ids: Iterable[str]) -> dict[str, str]:
+        """``remove`` of many episodes in one pass, all or none (NotFoundError for an unknown id):
+        each posting block, tag list and column chunk they are in is rewritten once, not once per
+        episode, and the episodes stream through (an owner's whole history is not held at once).
+        Returns each one's content hash, by id."""
+        return self.owner(owner)._remove_many(episode_ids)
+
+    def remove_all(self, owner: str, episode_ids: Collection[str]) -> dict[str, str]:
+        """``remove_many`` of every episode of an owner (``episode_ids`` names each of them, as a
+        request for everything finds them): each is hashed, then its records, headers, cold
+        records, index entries, document frequencies and whole text index go by range deletes,
+        not episode by episode, and its counters of them with them (the next document number
+        stays: numbers are never reused). When some episode of the owner is not among
+        ``episode_ids`` (or one of them is not the owner's), it is ``remove_many``."""
+        lay = self.layout
+        with self.space.transaction():  # all or none
+            base = len(lay.states.key((owner,)))
+            held = lay.states.raw_keys((owner,))
+            wanted = set(episode_ids)
+            if len(held) != len(wanted) or any(decode_one(key, base)[0] not in wanted for key in held):
+                return self.owner(owner)._remove_many(episode_ids)
+            del held
+            hashes: dict[str, str] = {}
+            archived = 0
+            for eid in episode_ids:
+                if eid in hashes:
+                    continue
+                record = lay.record_of(owner, eid)
+                if record is None:  # archived: the cold record keeps its hash
+                    archived += 1
+                    hashes[eid] = str((lay.cold.get((owner, eid)) or {}).get("hash", ""))
+                else:
+                    hashes[eid] = content_hash(record)
+            kept_apart = (lay.mem, lay.states, lay.cold, lay.archived, lay.archived_sessions, lay.superseded, lay.fact_keys)
+            for g in (*kept_apart, lay.doc_freq, *(lay.index(name) for name in INDEXES)):
+                self.space.discard_deferred(g, (owner,))
+                g.kill((owner,))
+            lay.text.drop_documents(owner)
+            for name in _COUNTED:  # what the records say, none left (check())
+                self.space.discard_deferred(lay.stats, (owner, name))
+                lay.stats.kill((owner, name))
+            if archived:
+                self.space.defer_increments(lay.stats, (owner,), {"archive_changes": archived})  # what archived headers say changed
+        for eid in hashes:
+            self.left_hot(owner, eid)
+        return hashes
 
     def move_to_cold(
         self, owner: str, episode_id: str, blob: dict[str, Any], one_line: str, audit: Mapping[str, Any], *, at: dt.datetime
@@ -1184,40 +1232,65 @@ class OwnerEpisodes:
 
     # --- taking episodes out of hot storage and back (``Episodes`` calls these) --------------------
 
-    def _remove(self, episode_id: str) -> str:
-        state = self._layout.states.get((self.name, check_id(episode_id)))
-        if state is None:
-            raise NotFoundError(f"episode {episode_id!r}: no such episode for owner {self.name!r}")
-        archived = state.get("status") == "archived"
-        kills: list[tuple[Global, Any]] = [(self._layout.states, (self.name, episode_id))]
-        if state.get("kind") == FACT_KIND:  # the current version of its key goes too (erasure takes the whole chain)
-            record = self._layout.record_of(self.name, episode_id) or {}
-            if record.get("key") and self._layout.fact_keys.get((self.name, record["key"])) == episode_id:
-                kills.append((self._layout.fact_keys, (self.name, record["key"])))
-        if state.get("status") == SUPERSEDED:  # out of the hot indexes and postings already
-            record, _ = self._layer.load(self.name, episode_id)
-            digest = content_hash(record)
-            kills.append((self._layout.mem, (self.name, episode_day(episode_id), episode_id)))
-            kills.extend((self._space[g], e) for g, es in index_entries(self.name, episode_id, record, state).items() for e in es)
+    def _remove_many(self, episode_ids: Iterable[str]) -> dict[str, str]:
+        """Take episodes out of hot and cold storage and every index (``Episodes.remove_many``).
+        Their text documents leave the text index in one ``TextIndex.remove``, which reads them
+        from ``hot()`` as it goes and keeps only their document numbers: the records are read,
+        hashed and their index entries killed one episode after another, in batches."""
+        hashes: dict[str, str] = {}
+        stats: Counter[str] = Counter()
+        df: Counter[str] = Counter()
+        lay, owner = self._layout, self.name
+
+        def hot() -> Iterator[tuple[str, Mapping[str, int], Iterable[str]]]:
+            kills: list[tuple[Global, Any]] = []
+            for episode_id in episode_ids:
+                if episode_id in hashes:
+                    continue
+                state = lay.states.get((owner, check_id(episode_id)))
+                if state is None:
+                    raise NotFoundError(f"episode {episode_id!r}: no such episode for owner {owner!r}")
+                kills.append((lay.states, (owner, episode_id)))
+                stats["episodes"] -= 1
+                if state.get("status") == "archived":
+                    cold = lay.cold.get((owner, episode_id)) or {}
+                    hashes[episode_id] = str(cold.get("hash", ""))
+                    kills.append((lay.cold, (owner, episode_id)))
+                    kills.extend((self._space[g], e) for g, es in index_entries(owner, episode_id, state, state).items() for e in es)
+                    stats["archived"] -= 1
+                    stats["archive_changes"] += 1
+                else:
+                    record = lay.record_of(owner, episode_id)
+                    if record is None:
+                        raise NotFoundError(f"episode {episode_id!r}: no such episode for owner {owner!r}")
+                    hashes[episode_id] = content_hash(record)
+                    kills.append((lay.mem, (owner, episode_day(episode_id), episode_id)))
+                    # the current version of its key goes too (erasure takes the whole chain)
+                    if state.get("kind") == FACT_KIND and record.get("key") and lay.fact_keys.get((owner, record["key"])) == episode_id:
+                        kills.append((lay.fact_keys, (owner, record["key"])))
+                    if state.get("status") == SUPERSEDED:  # out of the hot indexes and postings already
+                        kills.extend((self._space[g], e) for g, es in index_entries(owner, episode_id, record, state).items() for e in es)
+                    else:
+                        entries = index_entries(owner, episode_id, record, {**state, "status": "active"})
+                        kills.extend((self._space[g], e) for g, es in entries.items() for e in es)
+                        tf, dl = terms_of(record)
+                        if dl:
+                            stats["docs"] -= 1
+                            stats["terms"] -= dl
+                        df.subtract(tf.keys())
+                        yield episode_id, tf, record.get("tags") or ()
+                if len(kills) >= _KILLS_BATCH:
+                    self._space.apply(kills)
+                    kills.clear()
             self._space.apply(kills)
-            self._bump(episodes=-1)
-        elif archived:
-            cold = self._layout.cold.get((self.name, episode_id)) or {}
-            digest = str(cold.get("hash", ""))
-            kills.append((self._layout.cold, (self.name, episode_id)))
-            kills.extend((self._space[g], e) for g, es in index_entries(self.name, episode_id, state, state).items() for e in es)
-            self._space.apply(kills)
-            self._bump(episodes=-1, archived=-1, archive_changes=1)
-        else:
-            record, _ = self._layer.load(self.name, episode_id)
-            digest = content_hash(record)
-            kills.append((self._layout.mem, (self.name, episode_day(episode_id), episode_id)))
-            k, _, deltas, df = self._hot_changes(episode_id, record, state)
-            self._space.apply(kills + k)
-            self._bump(episodes=-1, **deltas)
+
+        with self._space.transaction():  # all or none: an unknown id leaves nothing removed
+            lay.text.remove(owner, hot())
+            self._bump(**{k: v for k, v in stats.items() if v})
             self._bump_df(df)
-        self._layer.left_hot(self.name, episode_id)
-        return digest
+        for episode_id in hashes:
+            self._layer.left_hot(owner, episode_id)
+        return hashes
 
     def _hot_changes(
         self, eid: str, record: Mapping[str, Any], state: Mapping[str, Any], code: int | None = None
@@ -1477,6 +1550,8 @@ class OwnerEpisodes:
         self._space.defer_increments(self._layout.stats, (self.name,), deltas)
 
 
+_COUNTED = ("docs", "terms", "episodes", "archived")  # the statistics of ^EPN that count an owner's episodes
+_KILLS_BATCH = 4096  # index entries an erasure kills at a time (``_remove_many``)
 _HOT_STATUSES = ("active", "summarized")  # what ``set_status`` moves between
 _DIGEST_FIELDS = ("what_we_tried", "what_happened", "why", "lesson", "result", "artifact")  # bounded to the digest cap
 # what a new version starts from (a capture's input fields, which decide whether it differs); a

@@ -44,6 +44,7 @@ import heapq
 import math
 import os
 import struct
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -95,6 +96,7 @@ _RECORD = struct.Struct("<qIIHBB")
 TF_UNIT: Final = 3  # what one occurrence of a term in an episode's own text adds to its stored tf (layout 13)
 _MAX_TF: Final = 0xFFFF  # a tf is stored up to this (an episode's text is capped far below it)
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
+_WRITES_BATCH: Final = 4096  # block rewrites ``TextIndex.remove`` collects before writing them
 _MORE_ROOM, _BAD_BLOCK, _BAD_COLUMN, _NO_MEMORY = -1, -2, -3, -4  # memdb_text_search's return codes (search.h)
 ANY_OUTCOME = 4
 """The outcome filter of ``search`` that passes every document with an outcome (an attempt, not
@@ -977,10 +979,13 @@ class TextIndex:
 
     def remove(self, owner: str, items: Iterable[tuple[str, Mapping[str, int], Iterable[str]]]) -> None:
         """Take episodes (id, terms, tags) out: their postings, their tag lists' entries, their
-        number and their column record (zeroed); an episode with no number is skipped."""
+        number and their column record (zeroed); an episode with no number is skipped. Each block,
+        tag list block and column chunk they are in is rewritten once, whatever their number;
+        ``items`` is read once, in turn, and only each one's document number kept (an erasure
+        streams an owner's whole history through it)."""
         self.space.flush_staged()  # what this transaction staged, so it is read too
-        per_term: dict[str, set[int]] = defaultdict(set)
-        per_tag: dict[str, set[int]] = defaultdict(set)
+        per_term: dict[str, array[int]] = {}
+        per_tag: dict[str, array[int]] = {}
         records: dict[int, dict[int, tuple[bytes, int]]] = defaultdict(dict)
         kills: list[tuple[Global, Any]] = []
         for eid, tf, tags in items:
@@ -990,16 +995,21 @@ class TextIndex:
             doc = int(doc)
             kills.append((self.numbers, (owner, eid)))
             records[doc // CHUNK_DOCS][doc] = (_ZERO_RECORD, 0)
-            for term in tf:
-                per_term[term].add(doc)
-            for tag in tags:
-                per_tag[tag].add(doc)
+            for lists, names in ((per_term, tf), (per_tag, tags)):
+                for name in names:
+                    docs = lists.get(name)
+                    if docs is None:
+                        docs = lists[name] = array("I")
+                    docs.append(doc)
         sets: list[tuple[Global, Any, Any]] = []
         for g, lists in ((self.blocks, per_term), (self.tag_blocks, per_tag)):
             for term, gone in lists.items():
-                k, s = self._without(g, owner, term, gone)
+                k, s = self._without(g, owner, term, sorted(gone))
                 kills += k
                 sets += s
+                if len(kills) + len(sets) >= _WRITES_BATCH:  # written as they come: not an owner's whole index held at once
+                    self.space.apply(kills, sets)
+                    kills, sets = [], []
         sets.extend(self._patched(owner, records))
         self.space.apply(kills, sets)
 
@@ -1063,6 +1073,15 @@ class TextIndex:
         ]
         self.space.apply([*kills, (self.stats, (owner, "next_doc"))])
 
+    def drop_documents(self, owner: str) -> None:
+        """Take every document of an owner out (what ``remove`` of each would leave, but by range
+        deletes): its numbers, blocks, tag lists, columns, levels and their stamps go; the next
+        document number stays (numbers are never reused). A reader that kept chunks sees the
+        stamps changed, and reads them again (none)."""
+        self.space.flush_staged()  # what this transaction staged goes too
+        for g in (self.numbers, self.blocks, self.tag_blocks, self.columns, self.stamps, self.levels, self.level_stamps):
+            g.kill((owner,))
+
     def _appended(
         self, g: Global, owner: str, term: str, entries: list[tuple[int, int, int]], get: Callable[[bytes], bytes | None]
     ) -> list[tuple[bytes, bytes]]:
@@ -1105,21 +1124,27 @@ class TextIndex:
             self._tails[(g.name, owner, term)] = last
         return out
 
-    def _without(self, g: Global, owner: str, term: str, gone: set[int]) -> tuple[list[tuple[Global, Any]], list[tuple[Global, Any, Any]]]:
-        """The block rewrites that drop documents ``gone`` from a term (an emptied block is killed;
-        the block keeps its key and its length bound, which stays a bound)."""
+    def _without(
+        self, g: Global, owner: str, term: str, gone: Sequence[int]
+    ) -> tuple[list[tuple[Global, Any]], list[tuple[Global, Any, Any]]]:
+        """The block rewrites that drop documents ``gone`` (ascending) from a term, each block
+        read and written once (an emptied block is killed; the block keeps its key and its length
+        bound, which stays a bound): one lookup finds the block of the first document left, and
+        its header's last document says which of the next ones it holds too."""
         kills: list[tuple[Global, Any]] = []
         sets: list[tuple[Global, Any, Any]] = []
-        by_block: dict[Any, tuple[memoryview, set[int]]] = {}
-        for doc in sorted(gone):
-            keys, values = g.raw_columns((owner, term), stop=doc + 1, reverse=True, limit=1)
-            if not keys:
+        i = 0
+        while i < len(gone):
+            keys, values = g.raw_columns((owner, term), stop=gone[i] + 1, reverse=True, limit=1)
+            if not keys:  # before the term's first block: in none of them
+                i += 1
                 continue
             first = codec.decode(keys[0], len(g.key()))[-1]
-            if first not in by_block:
-                by_block[first] = (_payload(values[0]), set())
-            by_block[first][1].add(doc)
-        for first, (block, drop) in by_block.items():
+            block = _payload(values[0])
+            _, _, min_dl, _, last = block_header(block)
+            j = max(bisect.bisect_right(gone, last, i), i + 1)
+            drop = set(gone[i:j])
+            i = j
             docs, tfs = decode_block(block)
             kept = [(d, tf) for d, tf in zip(docs, tfs, strict=True) if d not in drop]
             if len(kept) == len(docs):
@@ -1127,7 +1152,6 @@ class TextIndex:
             if not kept:
                 kills.append((g, (owner, term, first)))
             else:
-                min_dl = _HEADER.unpack_from(block)[2]
                 sets.append((g, (owner, term, first), encode_block([d for d, _ in kept], [tf for _, tf in kept], min_dl)))
         return kills, sets
 

@@ -357,11 +357,15 @@ class _Sql:
         self.kv, self.lock = kv, lock
         self.begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
         # a write's opening, sent with its first statement: BEGIN, its limits (for this transaction
-        # only: SET LOCAL), the lock row
+        # only: SET LOCAL; a limit of 0 is not set, so the server's own applies), the lock row
+        limits = [
+            f"set_config('{setting}', '{round(seconds * 1000)}', true)"
+            for setting, seconds in (("lock_timeout", lock_timeout), ("idle_in_transaction_session_timeout", idle_timeout))
+            if seconds > 0
+        ]
         self.open_write = [
             f"BEGIN ISOLATION LEVEL {write_isolation}",
-            f"SELECT set_config('lock_timeout', '{round(lock_timeout * 1000)}', true), "
-            f"set_config('idle_in_transaction_session_timeout', '{round(idle_timeout * 1000)}', true)",
+            *([f"SELECT {', '.join(limits)}"] if limits else []),
             f"UPDATE {lock} SET n = n + 1 WHERE id = 1",
         ]
         # who holds the lock row (the transaction that updated it last, while it runs) or the table
@@ -561,7 +565,7 @@ class _PgTxn:
         self._broken = "the write lock was busy"
         self._finish(ok=False)
         raise StoreBusyError(
-            f"postgres store {store.url}: {what}: the write lock of memdb database {store.name!r} was not free within "
+            f"postgres store {store.url}: write ({what}): the write lock of memdb database {store.name!r} was not free within "
             f"lock_timeout {store.lock_timeout:g} s: {_held_by(holders, store._secrets)} "
             f"(nothing was committed; retry later. A holder in state 'active' is working (a long import or maintain): "
             f"raise lock_timeout to wait for it; one 'idle in transaction' is stalled or cut off: the server ends it after "
@@ -834,7 +838,8 @@ class PostgresStore:
     wait for the lock row: StoreBusyError then names the session holding it. ``idle_timeout``
     (default 300; ``memdb_idle_timeout``) is how long the server keeps a write transaction whose
     client sends nothing (a stalled or cut-off process holding the lock row): it ends the
-    session, and the write is rolled back. 0 is no limit. Connections use TCP keepalives
+    session, and the write is rolled back. 0 sets no limit (the server's own setting applies,
+    by default none). Connections use TCP keepalives
     (libpq's ``keepalives*`` URL parameters override them), on the server's side too.
     """
 

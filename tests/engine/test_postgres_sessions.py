@@ -223,3 +223,15 @@ def test_a_connection_ended_at_the_commit_says_the_outcome_is_unknown(
             w.put(b"c", b"3")
     finally:
         store.close()
+
+
+def test_limits_of_zero_are_not_sent(url: Callable[[str], str]) -> None:
+    """``0`` sets nothing: the escape for an engine that refuses the settings; the server's own apply."""
+    store = PostgresStore(url("no_limits"), lock_timeout=0, idle_timeout=0)
+    try:
+        with store.write() as w:
+            w.put(b"a", b"1")
+            assert w._query("SHOW lock_timeout", ()) == [("0",)]
+        assert not any("set_config" in sql for sql in store._sql.open_write)
+    finally:
+        store.close()

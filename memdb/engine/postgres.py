@@ -50,9 +50,21 @@ _SCHEMES: Final = ("postgresql://", "postgres://")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
 _SNAPSHOT_WAIT = 10.0  # seconds compact() waits for other sessions' snapshots to end
 _NAME_PARAM: Final = "memdb_name"
+# memdb's own URL parameters (taken out before libpq sees the URL) for the limits below, in seconds
+_LOCK_PARAM: Final = "memdb_lock_timeout"
+_IDLE_PARAM: Final = "memdb_idle_timeout"
+_LOCK_TIMEOUT: Final = 60.0  # how long a write waits for the lock row before StoreBusyError
+_IDLE_TIMEOUT: Final = 300.0  # how long the server keeps a write whose client went silent mid-transaction
+# libpq's TCP keepalives, unless the URL sets them: a dead server (or, set on the server's side
+# too, a dead client) is found in about a minute (30 s idle, then 3 probes 10 s apart), not the
+# system's 2 hours and more
+_KEEPALIVES: Final = {"keepalives": "1", "keepalives_idle": "30", "keepalives_interval": "10", "keepalives_count": "3"}
+_LOCK_NOT_AVAILABLE: Final = "55P03"
+_IDLE_ENDED: Final = "25P03"  # idle_in_transaction_session_timeout: the server ended a stalled write
 _RETRYABLE: Final = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
-# a connection the server ended (admin_shutdown, crash_shutdown: a restart) or that just closed (None)
-_LOST: Final = frozenset({None, "57P01", "57P02"})
+# a connection the server ended (admin_shutdown, crash_shutdown: a restart; a write idle past
+# idle_timeout) or that just closed (None)
+_LOST: Final = frozenset({None, "57P01", "57P02", _IDLE_ENDED})
 _ISOLATIONS: Final = {"read committed": "READ COMMITTED", "serializable": "SERIALIZABLE"}
 _PUT_ROWS: Final = 500  # rows per multi-row upsert (two parameters each; Postgres allows 65,535)
 _MAX_PAGE_GROWTH: Final = 16  # the largest page: 16x the first
@@ -102,7 +114,7 @@ _KEYWORDS: Final = (
     "replication", "gssencmode", "sslmode", "sslnegotiation", "requiressl", "sslcompression", "sslcert",
     "sslkey", "sslkeylogfile", "sslpassword", "sslcertmode", "sslrootcert", "sslcrl", "sslcrldir", "sslsni",
     "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version", "krbsrvname", "gsslib",
-    "gssdelegation", "service", "target_session_attrs", "load_balance_hosts", _NAME_PARAM,
+    "gssdelegation", "service", "target_session_attrs", "load_balance_hosts", _NAME_PARAM, _LOCK_PARAM, _IDLE_PARAM,
     "server", "database", "username", "uid", "pwd",  # Npgsql's and ODBC's, for a pasted .NET string
 )  # fmt: skip
 _KEYWORD_NAME = rf"(?i:{'|'.join(sorted(_KEYWORDS, key=len, reverse=True))})"
@@ -210,30 +222,38 @@ def _ready(fd: int, events: int, timeout_ms: int) -> bool:
 
 
 def _split_url(url: str) -> tuple[str, str | None]:
-    """The libpq URL without memdb's own ``memdb_name`` parameter, and that parameter; the rest
-    is passed as given (rebuilt by ``urlunsplit``, ``postgresql:///db?host=/run/pg`` lost its ``//``;
+    """The libpq URL without memdb's own parameters, and ``memdb_name``; the rest is passed as
+    given (rebuilt by ``urlunsplit``, ``postgresql:///db?host=/run/pg`` lost its ``//``;
     re-encoded, a ``%20`` became a ``+`` that libpq does not decode)."""
+    conninfo, params = _split_params(url)
+    return conninfo, params.get(_NAME_PARAM)
+
+
+def _split_params(url: str) -> tuple[str, dict[str, str]]:
+    """The libpq URL without memdb's own parameters (``memdb_name``, ``memdb_lock_timeout``,
+    ``memdb_idle_timeout``: libpq refuses a parameter it does not know), and their values (the
+    last of each)."""
     url = _normal(url)
     try:
         urlsplit(url)  # libpq refuses what this refuses (an unclosed [ in the host)
     except ValueError as exc:
         raise StoreError(f"postgres store {redact_url(url)}: the URL does not parse: {exc} (check the host part)") from None
     base, mark, query = url.partition("?")
-    kept, names = [], []
+    kept, params = [], {}
     for item in query.split("&") if mark else ():
         key, _, value = item.partition("=")
-        if unquote(key) == _NAME_PARAM:
-            names.append(unquote(value))
+        if unquote(key) in (_NAME_PARAM, _LOCK_PARAM, _IDLE_PARAM):
+            params[unquote(key)] = unquote(value)
         elif item:
             kept.append(item)
-    return (f"{base}?{'&'.join(kept)}" if kept else base), (names[-1] if names else None)
+    return (f"{base}?{'&'.join(kept)}" if kept else base), params
 
 
 # Query parameters whose values messages may show; every other value (password, sslpassword,
 # and whatever a caller put there) is masked, as is the password of the user part.
 _SHOWN_PARAMS: Final = frozenset({
     "host", "hostaddr", "port", "dbname", "user", "sslmode", "connect_timeout", "application_name",
-    "target_session_attrs", "load_balance_hosts", "gssencmode", "channel_binding", _NAME_PARAM,
+    "target_session_attrs", "load_balance_hosts", "gssencmode", "channel_binding", _NAME_PARAM, _LOCK_PARAM, _IDLE_PARAM,
 })  # fmt: skip
 
 
@@ -267,6 +287,35 @@ def _secrets_of(url: str) -> tuple[str, ...]:
     except ValueError:
         return ()
     return tuple(sorted({s for s in found if len(s) >= 3}, key=len, reverse=True))
+
+
+def _seconds(what: str, given: float | None, in_url: str | None, param: str, default: float) -> float:
+    """A limit in seconds from the option, else the URL parameter, else ``default``; 0 is none."""
+    if given is not None and in_url is not None:
+        raise StoreError(f"postgres store: {what} {given!r} and URL parameter {param}={in_url!r} both given (give one)")
+    value: object = given if given is not None else in_url if in_url is not None else default
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if not 0 <= seconds < 86400 * 24:
+        raise StoreError(f"postgres store: {what} {value!r}: seconds, 0 (no limit) or more, under 24 days")
+    return seconds
+
+
+def _held_by(holders: list[tuple[Any, ...]], secrets: tuple[str, ...]) -> str:
+    """The sessions of ``_lock_holders`` as a message names them."""
+    if not holders:
+        return "held by a session the server does not name (of another role, or it let go meanwhile)"
+    shown = []
+    for pid, app, state, addr, seconds in holders:
+        facts = [f"application_name {app!r}" if app else "", state or "", f"for {seconds} s" if seconds is not None else ""]
+        facts.append(f"from {addr}" if addr else "")
+        text = ", ".join(f for f in facts if f)
+        for secret in secrets:
+            text = text.replace(secret, "***")
+        shown.append(f"session {pid}" + (f" ({text})" if text else ""))
+    return "held by " + "; ".join(shown)
 
 
 def _digest(rows: list[tuple[Any, ...]]) -> bytes:
@@ -303,12 +352,32 @@ def _after_fork_in_child() -> None:
 class _Sql:
     """The statements of one memdb database, with its table names quoted once."""
 
-    def __init__(self, name: str, write_isolation: str) -> None:
+    def __init__(self, name: str, write_isolation: str, lock_timeout: float = _LOCK_TIMEOUT, idle_timeout: float = _IDLE_TIMEOUT) -> None:
         kv, lock = f'"{name}_kv"', f'"{name}_lock"'
         self.kv, self.lock = kv, lock
         self.begin_read = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
-        self.begin_write = f"BEGIN ISOLATION LEVEL {write_isolation}"
-        self.take_lock = f"UPDATE {lock} SET n = n + 1 WHERE id = 1"
+        # a write's opening, sent with its first statement: BEGIN, its limits (for this transaction
+        # only: SET LOCAL; a limit of 0 is not set, so the server's own applies), the lock row
+        limits = [
+            f"set_config('{setting}', '{round(seconds * 1000)}', true)"
+            for setting, seconds in (("lock_timeout", lock_timeout), ("idle_in_transaction_session_timeout", idle_timeout))
+            if seconds > 0
+        ]
+        self.open_write = [
+            f"BEGIN ISOLATION LEVEL {write_isolation}",
+            *([f"SELECT {', '.join(limits)}"] if limits else []),
+            f"UPDATE {lock} SET n = n + 1 WHERE id = 1",
+        ]
+        # who holds the lock row (the transaction that updated it last, while it runs) or the table
+        # (VACUUM FULL): pg_locks shows every session's locks to every role; pg_stat_activity the
+        # rest of one's own role's sessions only
+        self.holders = (
+            "SELECT l.pid, a.application_name, a.state, host(a.client_addr), floor(extract(epoch FROM now() - a.xact_start))::bigint "
+            "FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.granted AND l.pid <> pg_backend_pid() AND ("
+            f"(l.locktype = 'transactionid' AND l.transactionid = (SELECT xmax FROM {lock} WHERE id = 1)) OR "
+            "(l.locktype = 'relation' AND l.mode = 'AccessExclusiveLock' AND l.relation IN (to_regclass(%s), to_regclass(%s)))) "
+            "ORDER BY l.pid"
+        )
         self.get = f"SELECT v FROM {kv} WHERE k = %s"
         self.get_many = f"SELECT k, v FROM {kv} WHERE k = ANY(%s)"
         self.scan = f"SELECT k, v FROM {kv} WHERE k >= %s AND k < %s ORDER BY k LIMIT %s"
@@ -371,7 +440,7 @@ class _PgTxn:
         """A read takes its snapshot now (one round trip); a write queues BEGIN and its lock
         row, which go with its first statement: nothing it does before needs the server."""
         if self._write:
-            self._pending = [self._sql.begin_write, self._sql.take_lock]
+            self._pending = list(self._sql.open_write)
             return
         self._pending = [self._sql.begin_read]
         try:
@@ -464,21 +533,44 @@ class _PgTxn:
             self._broken = f"{what} failed"
             self._finish(ok=False)
             raise exc
-        if _sqlstate(exc) in _RETRYABLE:
+        state = _sqlstate(exc)
+        if state in _RETRYABLE:
             self._restart(exc)
             return
-        lost = isinstance(exc, pg.OperationalError) and _sqlstate(exc) in _LOST and self._conn is not None and self._conn.closed
-        if lost and what != "commit":
+        if state == _LOCK_NOT_AVAILABLE:
+            self._busy(what)
+        closed = self._conn is None or self._conn.closed
+        # (25P03 is a pg.InternalError: its class is "invalid transaction state")
+        lost = (isinstance(exc, pg.OperationalError) or state == _IDLE_ENDED) and state in _LOST and closed
+        if lost and (what != "commit" or state == _IDLE_ENDED):
             # the connection was lost before anything was committed (a server restart leaves
-            # every pooled connection dead): the server rolled the transaction back, so it is
-            # replayed on a fresh connection, as a serialization failure is; a commit whose
-            # answer was lost may have happened, and is never replayed
+            # every pooled connection dead; the server ends a write idle past idle_timeout only
+            # while it waits for the next statement, so before a COMMIT): the server rolled the
+            # transaction back, so it is replayed on a fresh connection, as a serialization
+            # failure is; a commit whose answer was lost may have happened, and is never replayed
             self._lost()
             self._restart(exc)
             return
         self._broken = f"{what} failed"
         self._finish(ok=False)
-        raise self._store._translate(exc, what) from None
+        raise self._store._translate(exc, what, closed) from None
+
+    def _busy(self, what: str) -> None:
+        """Raise StoreBusyError for a write whose wait for a lock passed ``lock_timeout``, naming
+        who holds it: a writer stalled inside a transaction (a frozen process, a cut network)
+        held every other writer with no error and no end (probes f02, f02b)."""
+        store = self._store
+        self._rollback_quietly()
+        holders = store._lock_holders(self._conn) if self._conn is not None else []
+        self._broken = "the write lock was busy"
+        self._finish(ok=False)
+        raise StoreBusyError(
+            f"postgres store {store.url}: write ({what}): the write lock of memdb database {store.name!r} was not free within "
+            f"lock_timeout {store.lock_timeout:g} s: {_held_by(holders, store._secrets)} "
+            f"(nothing was committed; retry later. A holder in state 'active' is working (a long import or maintain): "
+            f"raise lock_timeout to wait for it; one 'idle in transaction' is stalled or cut off: the server ends it after "
+            f"idle_timeout {store.idle_timeout:g} s, or end it now with SELECT pg_terminate_backend(pid))"
+        ) from None
 
     def _lost(self) -> None:
         """Drop this transaction's connection, which the server ended, and the pool's idle ones
@@ -523,6 +615,8 @@ class _PgTxn:
                 store._replays += 1
                 return
             except pg.Error as exc:
+                if _sqlstate(exc) == _LOCK_NOT_AVAILABLE:
+                    self._busy("replay")
                 if _sqlstate(exc) not in _RETRYABLE:
                     self._broken = "replay failed"
                     self._finish(ok=False)
@@ -551,7 +645,7 @@ class _PgTxn:
             return
         if ok and self._write:
             self._flush_puts()
-            if len(self._pending) == 2 and not self._started:
+            if len(self._pending) == len(self._sql.open_write) and not self._started:
                 self._pending = []  # a write that wrote nothing: no need to take the lock now
         if not ok:
             self._rollback_quietly()
@@ -570,15 +664,55 @@ class _PgTxn:
                     self._lost()
                     self._restart(self._store._pg.OperationalError("the server ended the connection before the commit was sent"))
                     continue
+                reached: list[bool] = []
                 try:
-                    self._send("COMMIT", None)
+                    self._send_commit(reached)
                     break
                 except Exception as exc:
-                    self._failed(exc, "commit")  # raises, or replays the transaction: then commit again
+                    # raises, or replays the transaction: then commit again. An error before the
+                    # COMMIT was reached is a write's: nothing was committed, and a lost
+                    # connection is replayed as before any commit
+                    self._failed(exc, "commit" if reached else "write")
         conn, self._conn = self._conn, None
         self._started = False
         if conn is not None:
             self._store._checkin(conn)
+
+    def _send_commit(self, reached: list[bool]) -> None:
+        """Send the pending statements and COMMIT, as ``_send`` would; ``reached`` gets True once
+        the COMMIT may have reached the server: it stays empty when the send failed, or when a
+        statement before it failed (the server runs a query's statements in turn and stops at
+        the first error, which it sends after their results). So a connection ended just before
+        the COMMIT went (probe f01: a 57P01 reply to the batch, "outcome unknown" in no word) is
+        known to have committed nothing."""
+        conn = self._live()
+        store = self._store
+        pending, self._pending = self._pending, []
+        if pending:
+            self._started = True
+        if not store._batch:
+            for statement in pending:
+                conn.execute(statement)
+                store._round_trips += 1
+            reached.append(True)
+            conn.execute("COMMIT")
+            store._round_trips += 1
+            return
+        pg = store._pg
+        pgconn = conn.pgconn
+        pgconn.send_query("; ".join([*pending, "COMMIT"]).encode(conn.info.encoding))
+        reached.append(True)  # sent or on its way: from here, only the answers tell
+        results = conn.wait(pg.generators.execute(pgconn))
+        store._round_trips += 1
+        ok = (pg.pq.ExecStatus.COMMAND_OK, pg.pq.ExecStatus.TUPLES_OK)
+        failed = next((i for i, result in enumerate(results) if result.status not in ok), None)
+        if failed is None and len(results) == len(pending) + 1:
+            return
+        if failed is not None and failed < len(pending):
+            reached.clear()
+        if failed is None:
+            raise pg.OperationalError("the server's answer to the commit was cut short")
+        raise pg.errors.error_from_result(results[failed], encoding=conn.info.encoding)
 
     def _commit(self) -> None:
         self._finish(ok=True)
@@ -699,6 +833,14 @@ class PostgresStore:
     serialization failures. ``page_size`` is the first page of a scan (pages then grow).
     ``batch=False`` sends one statement per round trip, for a server or proxy that refuses
     several statements in one query.
+
+    ``lock_timeout`` (seconds, default 60; URL parameter ``memdb_lock_timeout``) bounds a write's
+    wait for the lock row: StoreBusyError then names the session holding it. ``idle_timeout``
+    (default 300; ``memdb_idle_timeout``) is how long the server keeps a write transaction whose
+    client sends nothing (a stalled or cut-off process holding the lock row): it ends the
+    session, and the write is rolled back. 0 sets no limit (the server's own setting applies,
+    by default none). Connections use TCP keepalives
+    (libpq's ``keepalives*`` URL parameters override them), on the server's side too.
     """
 
     def __init__(
@@ -713,8 +855,13 @@ class PostgresStore:
         batch: bool = True,
         connect_timeout: float = 10.0,
         create: bool = True,
+        lock_timeout: float | None = None,
+        idle_timeout: float | None = None,
     ) -> None:
-        conninfo, url_name = _split_url(url)
+        conninfo, params = _split_params(url)
+        url_name = params.get(_NAME_PARAM)
+        lock_timeout = _seconds("lock_timeout", lock_timeout, params.get(_LOCK_PARAM), _LOCK_PARAM, _LOCK_TIMEOUT)
+        idle_timeout = _seconds("idle_timeout", idle_timeout, params.get(_IDLE_PARAM), _IDLE_PARAM, _IDLE_TIMEOUT)
         if name is not None and url_name is not None and name != url_name:
             raise StoreError(f"postgres store: name {name!r} and URL parameter {_NAME_PARAM}={url_name!r} disagree (give one)")
         name = name or url_name or "memdb"
@@ -740,7 +887,10 @@ class PostgresStore:
         self._pool_size = pool_size
         self._batch = batch
         self._end_reads_unanswered = batch  # set to False (below) on engines other than Postgres
-        self._sql = _Sql(name, level)
+        self.lock_timeout = lock_timeout
+        self.idle_timeout = idle_timeout
+        self._sql = _Sql(name, level, lock_timeout, idle_timeout)
+        self._keepalives = self._keepalives_for(conninfo)
         self._pool: list[tuple[psycopg.Connection[Any], bool]] = []  # idle, and whether a COMMIT is unanswered
         self._lock = threading.Lock()
         self._closed = False
@@ -767,17 +917,45 @@ class PostgresStore:
 
     # --- connections ----------------------------------------------------------------------------
 
+    def _keepalives_for(self, conninfo: str) -> dict[str, str]:
+        """libpq's keepalive options the URL leaves unset, as ``_KEEPALIVES`` gives them."""
+        try:
+            given = self._pg.conninfo.conninfo_to_dict(conninfo)
+        except Exception:  # a URL libpq refuses: connecting says why
+            return {}
+        return {k: v for k, v in _KEEPALIVES.items() if k not in given}
+
     def _connect(self) -> psycopg.Connection[Any]:
         pg = self._pg
         try:
             conn: psycopg.Connection[Any] = pg.connect(
-                self._conninfo, autocommit=True, connect_timeout=max(1, round(self._connect_timeout))
+                self._conninfo, autocommit=True, connect_timeout=max(1, round(self._connect_timeout)), **self._keepalives
             )
         except pg.Error as exc:
             raise StoreError(
                 f"postgres store {self.url}: cannot connect: {_say(exc, self._secrets)} (is the server up, and the URL right?)"
             ) from None
+        self._keep_alive_on_server(conn)
         return conn
+
+    @staticmethod
+    def _keep_alive_on_server(conn: psycopg.Connection[Any]) -> None:
+        """Have the server probe this client as libpq probes the server: the session of a writer
+        whose machine died or lost its network held the lock row until the server's TCP gave up
+        (2 hours and more by default; probe f02b). Session settings any role may change; an
+        engine without them (or a Unix socket, where they mean nothing) keeps its own."""
+        params = conn.info.get_parameters()  # what the URL and connect() set: the password never
+        if conn.info.host.startswith("/") or params.get("keepalives") == "0":
+            return
+        values = tuple(params.get(k) or _KEEPALIVES[k] for k in ("keepalives_idle", "keepalives_interval", "keepalives_count"))
+        try:
+            conn.execute(
+                "SELECT set_config('tcp_keepalives_idle', %s, false), set_config('tcp_keepalives_interval', %s, false), "
+                "set_config('tcp_keepalives_count', %s, false)",
+                values,
+            )
+        except Exception:  # not offered by this engine: its own keepalives stay
+            pass
 
     def _checkout(self) -> psycopg.Connection[Any]:
         if self._closed:
@@ -857,13 +1035,29 @@ class PostgresStore:
         except Exception:  # closing a broken connection may fail again; it is gone either way
             pass
 
-    def _translate(self, exc: Exception, what: str) -> StoreError:
+    def _translate(self, exc: Exception, what: str, closed: bool = False) -> StoreError:
+        """A driver error as a StoreError; a connection lost during a commit says that the
+        outcome is unknown (the server may have committed before it went), as documented: a
+        57P01 said only "terminating connection due to administrator command" (probe f01)."""
         pg = self._pg
         state = _sqlstate(exc)
+        said = f"{state}: {_say(exc, self._secrets)}" if state else f"connection failed: {_say(exc, self._secrets)}"
+        if isinstance(exc, pg.OperationalError) and what == "commit" and (state in _LOST or closed):
+            return StoreError(
+                f"postgres store {self.url}: commit: {said} (the connection was lost during the commit: its outcome is unknown, "
+                "the commit may or may not have happened; read the data back before writing it again)"
+            )
         if isinstance(exc, pg.OperationalError) and state is None:
-            outcome = "the commit may or may not have happened" if what == "commit" else "nothing was committed"
-            return StoreError(f"postgres store {self.url}: {what}: connection failed: {_say(exc, self._secrets)} ({outcome})")
+            return StoreError(f"postgres store {self.url}: {what}: {said} (nothing was committed)")
         return StoreError(f"postgres store {self.url}: {what}: {state or type(exc).__name__}: {_say(exc, self._secrets)}")
+
+    def _lock_holders(self, conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+        """The sessions holding this database's lock row or tables (pid, application_name, state,
+        client address, seconds in its transaction), as far as the server tells; [] if it cannot."""
+        try:
+            return list(conn.execute(self._sql.holders, (self._sql.kv, self._sql.lock)).fetchall())
+        except Exception:  # an engine without pg_locks or xmax: the error goes without names
+            return []
 
     def _create_tables(self, conn: psycopg.Connection[Any]) -> None:
         """Create the two tables if missing; concurrent openers may race, so retry once or twice."""

@@ -10,6 +10,8 @@ tool inputs or results, nor an exception's message, which may quote them
 (tests/surfaces/test_logging.py plants PII and checks every record).
 
 Events: ``memdb.memory.episodes`` WARNING when a capture is dropped because the sanitizer failed;
+``memdb.governance.patterns`` WARNING when the pattern run after a committed record or session
+close fails (its batch stays pending for ``maintain``);
 ``memdb.lifecycle.maintain`` INFO for each maintain run and its report; ``memdb.engine.store`` INFO
 when the LMDB map grows; ``memdb.memory.migrate`` INFO for a layout upgrade; ``memdb.query.engine``
 WARNING for a recall, ask or history slower than the ``slow_query_ms`` setting;

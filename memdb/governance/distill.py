@@ -709,7 +709,7 @@ class Sessions:
         if episode is None:
             # the error may quote the distiller's text, which is not sanitized: the audit keeps only what failed
             return self._not_closed(owner, capture, "failed", failed, rejected, at, kept="the distilled episode does not validate")
-        self.patterns.run_due(owner)  # outside the transaction, as the handle's record does
+        self.patterns.run_due(owner, episode.id)  # outside the transaction, as the handle's record does
         n = len(events)
         reason = f"session {session}: closed as {capture.kind}/{outcome}, episode {episode.id} citing {n} captured event{'s' * (n != 1)}"
         return Distillation(session, "closed", reason, episode, capture.total, len(rejected) + 1, tuple(rejected))

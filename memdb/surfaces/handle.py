@@ -17,7 +17,6 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from memdb.engine.log import logger
 from memdb.errors import ValidationError
 from memdb.governance.distill import Distillation, Sessions
 from memdb.governance.knowledge import Entry, Knowledge
@@ -41,8 +40,6 @@ from memdb.surfaces.export import EPISODE, IMPORT_ITEM, NOT_IMPORTED, audit_row,
 from memdb.surfaces.tracing import span
 
 __all__ = ["Memory"]
-
-_log = logger(__name__)
 
 
 class Memory:
@@ -92,22 +89,8 @@ class Memory:
             episode = self._episodes.record(kind, summary, ts=ts, **fields)
             s.set("memdb.kind", episode.kind)  # a kind as validated, never the argument as given
             s.set("memdb.episode.id", episode.id)
-            self._run_due(episode.id)
+            self._patterns.run_due(self.name, episode.id)
         return episode
-
-    def _run_due(self, episode_id: str) -> None:
-        """Run the pattern batch a committed record completed; a failure there (a conflict under
-        ``serializable``, the server gone) is logged and the batch stays pending for ``maintain``.
-        Raised, it read as the record's own failure, and a caller who retried as a
-        TransactionConflictError says wrote the episode twice (test_record_after_commit.py)."""
-        try:
-            self._patterns.run_due(self.name)
-        except Exception as exc:  # the episode is committed: whatever failed after it is not the record's failure
-            # ids and the exception's type only: its message may quote a record (memdb.engine.log)
-            _log.warning(
-                "pattern run after record %s of owner %s failed (%s): its batch stays pending for maintain",
-                episode_id, self.name, type(exc).__name__,
-            )  # fmt: skip
 
     def record_exchange(
         self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()

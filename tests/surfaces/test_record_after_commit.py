@@ -58,7 +58,7 @@ def test_a_failed_pattern_run_after_the_commit_returns_the_episode(
         assert mem.count() == 5  # once: nothing tells the caller to retry
         (batch,) = db.patterns.batch_status("ana", "debug")
         assert batch["status"] == "pending"
-        (line,) = [r for r in caplog.records if r.name == "memdb.surfaces.handle"]
+        (line,) = [r for r in caplog.records if r.name == "memdb.governance.patterns"]
         message = line.getMessage()
         assert fifth.id in message and type(error).__name__ in message and "pending" in message
         assert "example.org" not in message and "deploy of" not in message and str(error) not in message
@@ -67,3 +67,31 @@ def test_a_failed_pattern_run_after_the_commit_returns_the_episode(
         assert batch["status"] == "done"
         assert mem.patterns("debug")
         assert db.check().ok
+
+
+def test_a_failed_pattern_run_after_a_session_close_returns_the_close(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """close_session commits the session's episode, then runs the batch it completed, as record
+    does: a conflict there raised out of the close after its episode was written."""
+    real = Patterns._extract
+    failures: list[Exception] = [TransactionConflictError("postgres transaction: still failing (retry the transaction later)")]
+
+    def failing_once(self: Patterns, *args: Any, **kwargs: Any) -> int:
+        if failures:
+            raise failures.pop()
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Patterns, "_extract", failing_once)
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        for k in range(4):
+            mem.record("debug", f"warm up {k} deploy", outcome="success", tags=["deploy"])
+        mem.record_exchange("s1", "the deploy failed again", "looking", tags=["deploy"])
+        done = mem.close_session("s1", kind="debug", outcome="failure")
+        assert not failures, "the pattern run was not reached"
+        assert done.status == "closed" and done.episode is not None
+        assert mem.history(kind="debug").total == 5
+        (batch,) = db.patterns.batch_status("ana", "debug")
+        assert batch["status"] == "pending"
+        db.maintain()
+        (batch,) = db.patterns.batch_status("ana", "debug")
+        assert batch["status"] == "done"

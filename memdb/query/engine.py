@@ -83,7 +83,7 @@ from memdb.memory.timephrase import (
     read_time_phrases,
     told_within,
 )
-from memdb.query.archived import ArchivedDigest
+from memdb.query.archived import ArchivedDigest, ArchivedMatch
 from memdb.query.notes import found_note, note_and, noted, nothing_note, quoted, why_matched, withheld_note
 from memdb.query.plan import (
     QUESTION_CHARS,
@@ -1900,15 +1900,75 @@ class OwnerQueries:
 
         return sup, _index_checks(q, kinds, any_tags, scope)
 
-    def _archived_of(self, q: Query) -> list[Archived]:
-        """``q``'s archived matches, as ``_matches`` finds them: with boost tags and words, those
-        holding a word or a boost tag."""
-        found = self._archived_matches(q, cap=None)
+    def _archived_of(self, q: Query) -> list[ArchivedMatch]:
+        """``q``'s archived matches, as ``_matches`` finds them (with boost tags and words, those
+        holding a word or a boost tag), as ``_archived_light`` gives them: from the digest, no
+        header read."""
+        found = self._archived_light(q)
         if q.boost_tags and not q.any_tags:  # as ``_matches`` merges the tagged ones in
             have = {a[0] for a in found}
-            tagged = self._archived_matches(replace(q, any_tags=q.boost_tags, terms=(), terms_required=False), cap=None)
+            tagged = self._archived_light(replace(q, any_tags=q.boost_tags, terms=(), terms_required=False))
             found.extend(a for a in tagged if a[0] not in have)
         return found
+
+    def _archived_light(self, q: Query) -> list[ArchivedMatch]:
+        """``_archived_matches(q, None)`` as (id, time in us, tags, postings of ``q``'s terms,
+        header or None): from the digest, whose matches' headers are read only when they can
+        rank (``_archived_reaching``); past ``_DIGESTED``, from their headers."""
+        digest = self._archived_digest()
+        if digest is None:
+            return [(eid, ts_micros(h["ts"]), frozenset(h["tags"]), hits, h, None) for eid, h, hits in self._archived_matches(q, None)]
+        scored = q.scored_terms
+        out: list[ArchivedMatch] = []
+        shared: dict[tuple[int, ...], Hits] = {}  # one postings mapping for the memories holding the terms as often
+        for i in digest.matches(q):
+            words = digest.words[i]
+            counts = tuple(words.get(t, 0) for t in scored)
+            hits = shared.get(counts)
+            if hits is None:
+                hits = shared[counts] = {t: (n * TF_UNIT, _ARCHIVED_DL) for t, n in zip(scored, counts, strict=True) if n}
+            out.append((digest.ids[i], digest.times[i], digest.tags[i], hits, None, digest.keys[i]))
+        return out
+
+    def _archived_reaching(
+        self, q: Query, archived: list[ArchivedMatch], bm25: list[float], keep: int, top_text: float, now_us: int
+    ) -> list[Archived]:
+        """Of ``archived`` (with their ``bm25``), in their order, those whose score as ``_rank``
+        gives it can reach the top ``keep`` of them, with their headers; the others cannot
+        reach the top ``keep`` of all matches either. Everything of the score but relevance is
+        known without the header (text over ``top_text``, recency, boost), and relevance adds at
+        most 0.05 (0.6 without words): those whose score with the highest relevance stays below
+        the ``keep``-th best with the lowest are left unread; of the others only the headers'
+        bytes are read (one batch) for their relevance, and those below the ``keep``-th best
+        score are left out. prepare decoded and ranked 6,000 archived headers to show 5
+        (test_prepare_ranks_archived_memories_as_reading_them_all)."""
+        states, owner = self._layout.states, self.name
+        if not 0 < keep < len(archived):
+            return [(eid, h, hits) for eid, _, _, hits, h0, _ in archived if (h := h0 or states.get((owner, eid))) is not None]
+        with_text, boost = bool(q.terms), frozenset(q.boost_tags)
+        lows: list[float] = []  # each one's score without its relevance, as ``_rank`` adds it up
+        for (_, ts_us, tags, _, _, _), text in zip(archived, bm25, strict=True):
+            recency = 0.5 ** (max(now_us - ts_us, 0) / WEEK_US)
+            low = 0.9 * text / top_text + 0.05 * recency if with_text else 0.4 * recency
+            if boost and not boost.isdisjoint(tags):
+                low += 0.1
+            lows.append(low)
+        weight = 0.05 if with_text else 0.6  # of relevance / 10
+        floor = heapq.nlargest(keep, lows)[-1] - weight - 1e-9
+        chosen = [i for i, low in enumerate(lows) if low >= floor]
+        prefix = self._layout.parent_key(states, (owner,))
+        # (an archive key ends with the id's encoded subscript, as the header's key does)
+        keys = [prefix + (a[5][-ID_TAIL_BYTES:] if (a := archived[i])[5] is not None else encode_subscript(a[0])) for i in chosen]
+        with self._space.reader() as txn:
+            raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        read: list[tuple[int, DecodedHeader]] = [
+            (i, decoded_header(raw)) for i, key in zip(chosen, keys, strict=True) if (raw := raws.get(key)) is not None
+        ]
+        if len(read) > keep:  # exact scores (within rounding: ties kept) of those left
+            scores = [lows[i] + weight * rel for i, (_, _, rel) in read]
+            floor = heapq.nlargest(keep, scores)[-1] - 1e-9
+            read = [r for r, score in zip(read, scores, strict=True) if score >= floor]
+        return [(archived[i][0], h, archived[i][3]) for i, (h, _, _) in read]
 
     def _filtered_best(
         self, sup: Query, lists: list[tuple[str, int]], passing: Passing, now_us: int, kind: str | None, first: TextFound
@@ -1954,7 +2014,8 @@ class OwnerQueries:
             archived = self._archived_of(q) if q.include_archived else []
             lists, scored = self._kernel_lists(sup)
             memo.update(sup=sup, passes=passes, lists=lists, scored=scored, archived=archived)
-            memo["archived best"] = max(self._bm25(q, [hits for _, _, hits in archived]), default=0.0)
+            memo["archived bm25"] = archived_bm25 = self._bm25_shared(q, [a[3] for a in archived])
+            memo["archived best"] = max(archived_bm25, default=0.0)
             if passes is not None:
                 first = self._text_search(sup, lists, _FIRST_PAGE, now_us, by_text=True)  # serves both below
                 if self._drives_better(q, first.total, keep):
@@ -2008,7 +2069,8 @@ class OwnerQueries:
             k *= 4
             if not self._widens(q.kind, k, found.total):
                 return self._every_match_ranked(q, keep, at, memo)
-        found_q = Matches(listed=hot, archived=archived, best_text=best, boosted=boosted, bm25=bm25)
+        reaching = self._archived_reaching(q, archived, memo["archived bm25"], keep, top, now_us)
+        found_q = Matches(listed=hot, archived=reaching, best_text=best, boosted=boosted, bm25=bm25)
         return self._rank(q, found_q, at, keep)
 
     def _drives_better(self, q: Query, total: int, keep: int) -> bool:
@@ -2438,6 +2500,18 @@ class OwnerQueries:
             idf[t] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
         q.weights = (idf, avgdl)
         return q.weights
+
+    def _bm25_shared(self, q: Query, hits_list: Sequence[Hits]) -> list[float]:
+        """``_bm25``, computed once for each postings mapping ``hits_list`` holds more than once
+        (``_archived_light`` shares one among archived memories holding the terms as often)."""
+        known: dict[int, float] = {}
+        out: list[float] = []
+        for hits in hits_list:
+            score = known.get(id(hits))
+            if score is None:
+                score = known[id(hits)] = self._bm25(q, [hits])[0]
+            out.append(score)
+        return out
 
     def _bm25(self, q: Query, hits_list: Sequence[Hits]) -> list[float]:
         """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.scored_terms``."""

@@ -759,6 +759,7 @@ class OwnerQueries:
             archived = [a for a in self._archived_matches(q, None) if all(t in a[2] for t in q.terms) and (attempt or a[1].get("outcome"))]
             counts = Counter(OUTCOME_OF_CODE[code & 3] or "none" for _, code, _ in hot)
             counts.update(h.get("outcome") or "none" for _, h, _ in archived)
+            unsearched = self._archived_unsearched(q, attempt, {eid for eid, _, _ in archived}) if q.terms else 0
             # newest first, hot and archived together: (ts_us, id) orders both
             found: list[tuple[int, str, dict[str, Any] | None]] = [(tail_ts(tail), tail_id(tail), None) for tail, _, _ in hot]
             found += [(ts_micros(h["ts"]), eid, h) for eid, h, _ in archived]
@@ -789,8 +790,27 @@ class OwnerQueries:
         lessons = list(dict.fromkeys(lessons))[:_LESSONS_KEPT]  # each once, newest first
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
         return History(
-            ordered, attempts, lessons, interp, len(hot) + len(archived), failures, archived=len(archived), superseded=len(superseded)
+            ordered,
+            attempts,
+            lessons,
+            interp,
+            len(hot) + len(archived),
+            failures,
+            archived=len(archived),
+            superseded=len(superseded),
+            unsearched=unsearched,
         )
+
+    def _archived_unsearched(self, q: Query, attempt: bool, found: Collection[str]) -> int:
+        """How many archived attempts pass ``q``'s filters but its words, besides those ``found``:
+        only what stays hot of them was searched for the words, and history never says no memory
+        mentions a word their records may hold (test_history_says_archived_attempts_were_searched_by_what_stays_hot).
+        From the digest: no header read."""
+        rest = replace(q, terms=(), terms_required=False, boost_tags=())
+        digest = self._archived_digest()
+        if digest is None:
+            return sum(1 for eid, h, _ in self._archived_matches(rest, None) if eid not in found and (attempt or h.get("outcome")))
+        return sum(1 for i in digest.matches(rest) if digest.ids[i] not in found and (attempt or digest.outcomes[i]))
 
     @_timed
     def failure_lessons(

@@ -95,11 +95,17 @@ class ArchivedDigest:
                             lists[name] = [*lists.get(name, ()), len(d.ids)]  # a copy: this digest's list stays
                     d._append_columns(key, eid, entry)
             return d
-        at = dict(zip(self.keys, range(n), strict=True))
-        moved = [-1] * n  # old position -> new one, or -1 when it left the archive
-        d = ArchivedDigest()
+        same = 0  # the memories before the first change keep their positions, and the lists of those alone
+        while same < min(n, len(keys)) and keys[same] == self.keys[same]:
+            same += 1
+        at = dict(zip(self.keys[same:], range(same, n), strict=True))
+        moved = list(range(same)) + [-1] * (n - same)  # old position -> new one, or -1 when it left the archive
+        d = ArchivedDigest(
+            self.keys[:same], self.times[:same], self.ids[:same], self.kinds[:same], self.outcomes[:same], self.sessions[:same],
+            self.tags[:same], self.words[:same],
+        )  # fmt: skip
         added: list[int] = []
-        for key in keys:
+        for key in keys[same:]:
             i = at.get(key)
             if i is not None:
                 moved[i] = len(d.ids)
@@ -108,15 +114,23 @@ class ArchivedDigest:
             elif (found := headers.get(key)) is not None:
                 added.append(len(d.ids))
                 d._append_columns(key, found[0], _entry(found[1]))
+        left = len(d.ids) - len(added) < n  # some memories left the archive: their positions are dropped
         for old, new in ((self.by_term, d.by_term), (self.by_tag, d.by_tag)):
             for name, positions in old.items():
-                kept = [j for i in positions if (j := moved[i]) >= 0]
-                if kept:
+                if positions[-1] < same:  # shared: neither list changes
+                    new[name] = positions
+                    continue
+                cut = bisect.bisect_left(positions, same)
+                tail = list(map(moved.__getitem__, positions[cut:]))
+                if kept := positions[:cut] + ([j for j in tail if j >= 0] if left else tail):
                     new[name] = kept
-        for j in added:  # in their place among the others
-            for lists, names in ((d.by_term, d.words[j]), (d.by_tag, d.tags[j])):
+        for j in added:  # in their place among the others (a shared list is copied first)
+            for lists, old_lists, names in ((d.by_term, self.by_term, d.words[j]), (d.by_tag, self.by_tag, d.tags[j])):
                 for name in names:
-                    bisect.insort(lists.setdefault(name, []), j)
+                    have = lists.get(name)
+                    if have is None or have is old_lists.get(name):
+                        have = lists[name] = [*(have or ())]
+                    bisect.insort(have, j)
         return d
 
     def _append_columns(self, key: bytes, eid: str, entry: _Entry) -> None:

@@ -36,6 +36,7 @@ from memdb.memory.layout import (
     SUPERSEDED,
     VERSION_FIELDS,
     Layout,
+    archived_account,
     decided_words,
     decoded_header,
     entry_value,
@@ -1332,6 +1333,8 @@ class OwnerEpisodes:
                 header["participants"] = list(record["participants"])
             if decided := decided_words(record):  # "which candidates did we reject?" of {"next": "reject"}
                 header["decided"] = decided
+            if account := archived_account(record):  # what was tried, what happened and why: "pgbouncer" finds it
+                header["account"] = account
             sets: list[tuple[Global, Any, Any]] = [
                 (self._layout.states, (self.name, episode_id), header),
                 (self._layout.cold, (self.name, episode_id), cold),

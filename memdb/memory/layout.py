@@ -23,7 +23,8 @@ Layout (every global's first subscript is the owner, so scoping is structural)::
     ^EPDF(owner, term) = df             documents holding the term (BM25's idf without a scan)
     ^EPN(owner, "docs"|"terms"|"episodes"|"archived"|"archive_changes"|"dropped"|"next_doc")   per-owner statistics
                                         ("archive_changes" counts every change to what archived headers say)
-    ^EPAR(owner, ts_us, id)             archived episodes (their one-line summary is in the header)
+    ^EPAR(owner, ts_us, id)             archived episodes (their one-line summary, lesson, decisions'
+                                        words and a short account are in the header: ``ARCHIVED_FIELDS``)
     ^EPSA(owner, session, ts_us, id)    archived episodes of a session (layout 22): a session whose
                                         captures were archived is still closed from them
     ^EPSU(owner, ts_us, id)             superseded versions: the record stays in ^MEM, the header says
@@ -75,6 +76,8 @@ from memdb.memory.text import normalize_tag, term_counts, tokenize
 from memdb.memory.timephrase import TOLD_HINTS, told_hint_in, told_windows
 
 __all__ = [
+    "ACCOUNT_CHARS",
+    "ACCOUNT_FIELDS",
     "ARCHIVED_FIELDS",
     "CONTEXT_FIELDS",
     "CONTEXT_TF",
@@ -96,6 +99,7 @@ __all__ = [
     "VERSION_FIELDS",
     "DecodedHeader",
     "Layout",
+    "archived_account",
     "archived_words",
     "column_tail",
     "decided_words",
@@ -362,8 +366,40 @@ _DECIDED: Final = "decided decision"
 so or only their ``decisions`` do (with a window, such a question asks of everything in it)."""
 
 
-ARCHIVED_FIELDS: Final = ("one_line", "archived_from", "lesson", "participants", "decided")
+ARCHIVED_FIELDS: Final = ("one_line", "archived_from", "lesson", "participants", "decided", "account")
 """What archiving adds to a header (``archived_words`` reads them); restoring takes them out."""
+
+ACCOUNT_FIELDS: Final = ("what_we_tried", "what_happened", "why")
+"""What an archived header keeps of an attempt's story (``archived_account``), kept since 2026-12-07."""
+ACCOUNT_CHARS: Final = 300
+"""The most an archived header's ``account`` holds: the story of an attempt, not its record."""
+
+
+def archived_account(record: Mapping[str, Any]) -> str:
+    """What was tried, what happened and why, on one line of at most ``ACCOUNT_CHARS`` (" | "
+    between them), each cut at a word with an ellipsis where it is longer than its share (an even
+    share of what the shorter ones leave): an archived header keeps it hot, so "pgbouncer" of
+    ``what_happened`` or a gateway session's tools still find the attempt ("" where none is set)."""
+    kind = str(record.get("kind"))
+    parts = [" ".join(_words_of(record, f, kind).split()) for f in ACCOUNT_FIELDS if record.get(f)]
+    parts = [p for p in parts if p]
+    left = ACCOUNT_CHARS - 3 * max(len(parts) - 1, 0)
+    shares: dict[int, int] = {}
+    for n, i in enumerate(sorted(range(len(parts)), key=lambda i: len(parts[i]))):
+        shares[i] = share = min(len(parts[i]), left // (len(parts) - n))
+        left -= share
+    return " | ".join(_cut(p, shares[i]) for i, p in enumerate(parts))
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, cut after a whole word with an ellipsis (a word cut
+    in two would be found by its half)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    if not text[limit - 1].isspace() and " " in head:  # the last word runs on: left out whole
+        head = head[: head.rindex(" ")]
+    return head.rstrip() + "…"
 
 
 def decided_words(record: Mapping[str, Any]) -> str:
@@ -376,11 +412,12 @@ def decided_words(record: Mapping[str, Any]) -> str:
 
 def archived_words(header: Mapping[str, Any]) -> str:
     """The text an archived memory still answers by, from its header: its one-liner (which holds
-    the lesson), what it decided (``decided_words``, kept at archiving since 2026-12-06), its tags
-    and who took part, as ``terms_of`` reads them of a hot record."""
+    the lesson), what it decided (``decided_words``, kept at archiving since 2026-12-06), what
+    was tried, what happened and why (``archived_account``, since 2026-12-07), its tags and who
+    took part, as ``terms_of`` reads them of a hot record."""
     tags = header["tags"]
     people = " ".join(p for p in header.get("participants") or () if normalize_tag(p) not in tags)  # once, as terms_of
-    return "\n".join((header.get("one_line", ""), header.get("decided", ""), " ".join(tags), people))
+    return "\n".join((header.get("one_line", ""), header.get("decided", ""), header.get("account", ""), " ".join(tags), people))
 
 
 def indexed_text(record: Mapping[str, Any], decisions: bool = True) -> str:

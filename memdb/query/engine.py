@@ -83,7 +83,7 @@ from memdb.memory.timephrase import (
     read_time_phrases,
     told_within,
 )
-from memdb.query.archived import ArchivedDigest
+from memdb.query.archived import ArchivedDigest, ArchivedMatch
 from memdb.query.notes import found_note, note_and, noted, nothing_note, quoted, why_matched, withheld_note
 from memdb.query.plan import (
     QUESTION_CHARS,
@@ -763,6 +763,7 @@ class OwnerQueries:
             archived = [a for a in self._archived_matches(q, None) if all(t in a[2] for t in q.terms) and (attempt or a[1].get("outcome"))]
             counts = Counter(OUTCOME_OF_CODE[code & 3] or "none" for _, code, _ in hot)
             counts.update(h.get("outcome") or "none" for _, h, _ in archived)
+            unsearched = self._archived_unsearched(q, attempt, {eid for eid, _, _ in archived}) if q.terms else 0
             # newest first, hot and archived together: (ts_us, id) orders both
             found: list[tuple[int, str, dict[str, Any] | None]] = [(tail_ts(tail), tail_id(tail), None) for tail, _, _ in hot]
             found += [(ts_micros(h["ts"]), eid, h) for eid, h, _ in archived]
@@ -793,8 +794,27 @@ class OwnerQueries:
         lessons = list(dict.fromkeys(lessons))[:_LESSONS_KEPT]  # each once, newest first
         ordered = {o: counts.get(o, 0) for o in (*OUTCOMES, "none") if counts.get(o, 0) or o in OUTCOMES}
         return History(
-            ordered, attempts, lessons, interp, len(hot) + len(archived), failures, archived=len(archived), superseded=len(superseded)
+            ordered,
+            attempts,
+            lessons,
+            interp,
+            len(hot) + len(archived),
+            failures,
+            archived=len(archived),
+            superseded=len(superseded),
+            unsearched=unsearched,
         )
+
+    def _archived_unsearched(self, q: Query, attempt: bool, found: Collection[str]) -> int:
+        """How many archived attempts pass ``q``'s filters but its words, besides those ``found``:
+        only what stays hot of them was searched for the words, and history never says no memory
+        mentions a word their records may hold (test_history_says_archived_attempts_were_searched_by_what_stays_hot).
+        From the digest: no header read."""
+        rest = replace(q, terms=(), terms_required=False, boost_tags=())
+        digest = self._archived_digest()
+        if digest is None:
+            return sum(1 for eid, h, _ in self._archived_matches(rest, None) if eid not in found and (attempt or h.get("outcome")))
+        return sum(1 for i in digest.matches(rest) if digest.ids[i] not in found and (attempt or digest.outcomes[i]))
 
     @_timed
     def failure_lessons(
@@ -1573,28 +1593,46 @@ class OwnerQueries:
     def _archived_digest(self) -> ArchivedDigest | None:
         """The owner's ``ArchivedDigest``, made once while the archived memories stay as they are
         (their count and ``archive_changes``: capture keeps it) and no owner is erased; None past ``_DIGESTED`` archived
-        memories, and inside a write transaction (its counters are not applied yet)."""
+        memories, and inside a write transaction (its counters are not applied yet). After
+        archives, restores and erasures alone the last digest is updated, reading the headers of
+        the memories archived since only (``_digest_since``)."""
         stats = self._layout.stats
-        archived = int(stats.get((self.name, "archived"), 0))
-        if archived > _DIGESTED or self._space.in_transaction:
-            return None
-        # and the owner erasures, which reset those counters (test_another_process_forgets_an_erased_owners_archive)
-        version = (archived, int(stats.get((self.name, "archive_changes"), 0)), int(self._layout.meta.get(OWNER_ERASURES, 0)))
-        digests, lock = self._layout.digests, self._layout.digests_lock
-        with lock:
-            kept = digests.pop(self.name, None)
-            if kept is not None and kept[0] == version:
-                digests[self.name] = kept  # the most recently used last
-                held: ArchivedDigest = kept[1]
-                return held
-        states = self._layout.states
-        eids = (str(subs[2]) for subs, _ in self._layout.archived.range((self.name,), None, None))
-        digest = ArchivedDigest.of((eid, h) for eid in eids if (h := states.get((self.name, eid))) is not None)
+        with self._space.snapshot():  # the counters and the archive they count, read together
+            archived = int(stats.get((self.name, "archived"), 0))
+            if archived > _DIGESTED or self._space.in_transaction:
+                return None
+            # and the owner erasures, which reset those counters (test_another_process_forgets_an_erased_owners_archive)
+            version = (archived, int(stats.get((self.name, "archive_changes"), 0)), int(self._layout.meta.get(OWNER_ERASURES, 0)))
+            digests, lock = self._layout.digests, self._layout.digests_lock
+            with lock:
+                kept = digests.pop(self.name, None)
+                if kept is not None and kept[0] == version:
+                    digests[self.name] = kept  # the most recently used last
+                    held: ArchivedDigest = kept[1]
+                    return held
+            digest = self._digest_since(kept, version)
         with lock:  # least recently used out, while the digests kept hold more memories than _DIGESTS_KEPT
             digests[self.name] = (version, digest)
             while len(digests) > 1 and sum(len(d) for _, d in digests.values()) > _DIGESTS_KEPT:
                 digests.pop(next(iter(digests)))
         return digest
+
+    def _digest_since(self, kept: tuple[tuple[int, int, int], ArchivedDigest] | None, version: tuple[int, int, int]) -> ArchivedDigest:
+        """The digest of the archive now, from the last one ``kept`` when every change since is a
+        memory that came into or left the archive: as many as ``archive_changes`` moved by (each
+        change bumps it once, and each memory in or out took at least one, so none other happened:
+        no header rewritten in place, no memory restored and archived again). Else made anew,
+        reading every header (~30 us a memory: 0.25 s at 8,000). Read in the caller's snapshot."""
+        states, owner = self._layout.states, self.name
+        keys = self._layout.archived.raw_keys((owner,))  # in time order; each ends with its id
+        if kept is not None and kept[0][2] == version[2]:
+            before = kept[1].key_set()
+            new = [k for k in keys if k not in before]
+            gone = len(before) - (len(keys) - len(new))
+            if version[1] - kept[0][1] == len(new) + gone:  # test_the_digest_follows_archives_restores_and_erasures
+                headers = {k: (eid, h) for k in new if (h := states.get((owner, eid := tail_id(k)))) is not None}
+                return kept[1].updated(keys, headers)
+        return ArchivedDigest.of((k, eid, h) for k in keys if (h := states.get((owner, eid := tail_id(k)))) is not None)
 
     def _superseded_note(self, q: Query, cap: int = 1_000) -> str:
         """When nothing current matches, whether earlier versions of corrected memories do: an
@@ -1887,15 +1925,75 @@ class OwnerQueries:
 
         return sup, _index_checks(q, kinds, any_tags, scope)
 
-    def _archived_of(self, q: Query) -> list[Archived]:
-        """``q``'s archived matches, as ``_matches`` finds them: with boost tags and words, those
-        holding a word or a boost tag."""
-        found = self._archived_matches(q, cap=None)
+    def _archived_of(self, q: Query) -> list[ArchivedMatch]:
+        """``q``'s archived matches, as ``_matches`` finds them (with boost tags and words, those
+        holding a word or a boost tag), as ``_archived_light`` gives them: from the digest, no
+        header read."""
+        found = self._archived_light(q)
         if q.boost_tags and not q.any_tags:  # as ``_matches`` merges the tagged ones in
             have = {a[0] for a in found}
-            tagged = self._archived_matches(replace(q, any_tags=q.boost_tags, terms=(), terms_required=False), cap=None)
+            tagged = self._archived_light(replace(q, any_tags=q.boost_tags, terms=(), terms_required=False))
             found.extend(a for a in tagged if a[0] not in have)
         return found
+
+    def _archived_light(self, q: Query) -> list[ArchivedMatch]:
+        """``_archived_matches(q, None)`` as (id, time in us, tags, postings of ``q``'s terms,
+        header or None): from the digest, whose matches' headers are read only when they can
+        rank (``_archived_reaching``); past ``_DIGESTED``, from their headers."""
+        digest = self._archived_digest()
+        if digest is None:
+            return [(eid, ts_micros(h["ts"]), frozenset(h["tags"]), hits, h, None) for eid, h, hits in self._archived_matches(q, None)]
+        scored = q.scored_terms
+        out: list[ArchivedMatch] = []
+        shared: dict[tuple[int, ...], Hits] = {}  # one postings mapping for the memories holding the terms as often
+        for i in digest.matches(q):
+            words = digest.words[i]
+            counts = tuple(words.get(t, 0) for t in scored)
+            hits = shared.get(counts)
+            if hits is None:
+                hits = shared[counts] = {t: (n * TF_UNIT, _ARCHIVED_DL) for t, n in zip(scored, counts, strict=True) if n}
+            out.append((digest.ids[i], digest.times[i], digest.tags[i], hits, None, digest.keys[i]))
+        return out
+
+    def _archived_reaching(
+        self, q: Query, archived: list[ArchivedMatch], bm25: list[float], keep: int, top_text: float, now_us: int
+    ) -> list[Archived]:
+        """Of ``archived`` (with their ``bm25``), in their order, those whose score as ``_rank``
+        gives it can reach the top ``keep`` of them, with their headers; the others cannot
+        reach the top ``keep`` of all matches either. Everything of the score but relevance is
+        known without the header (text over ``top_text``, recency, boost), and relevance adds at
+        most 0.05 (0.6 without words): those whose score with the highest relevance stays below
+        the ``keep``-th best with the lowest are left unread; of the others only the headers'
+        bytes are read (one batch) for their relevance, and those below the ``keep``-th best
+        score are left out. prepare decoded and ranked 6,000 archived headers to show 5
+        (test_prepare_ranks_archived_memories_as_reading_them_all)."""
+        states, owner = self._layout.states, self.name
+        if not 0 < keep < len(archived):
+            return [(eid, h, hits) for eid, _, _, hits, h0, _ in archived if (h := h0 or states.get((owner, eid))) is not None]
+        with_text, boost = bool(q.terms), frozenset(q.boost_tags)
+        lows: list[float] = []  # each one's score without its relevance, as ``_rank`` adds it up
+        for (_, ts_us, tags, _, _, _), text in zip(archived, bm25, strict=True):
+            recency = 0.5 ** (max(now_us - ts_us, 0) / WEEK_US)
+            low = 0.9 * text / top_text + 0.05 * recency if with_text else 0.4 * recency
+            if boost and not boost.isdisjoint(tags):
+                low += 0.1
+            lows.append(low)
+        weight = 0.05 if with_text else 0.6  # of relevance / 10
+        floor = heapq.nlargest(keep, lows)[-1] - weight - 1e-9
+        chosen = [i for i, low in enumerate(lows) if low >= floor]
+        prefix = self._layout.parent_key(states, (owner,))
+        # (an archive key ends with the id's encoded subscript, as the header's key does)
+        keys = [prefix + (a[5][-ID_TAIL_BYTES:] if (a := archived[i])[5] is not None else encode_subscript(a[0])) for i in chosen]
+        with self._space.reader() as txn:
+            raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        read: list[tuple[int, DecodedHeader]] = [
+            (i, decoded_header(raw)) for i, key in zip(chosen, keys, strict=True) if (raw := raws.get(key)) is not None
+        ]
+        if len(read) > keep:  # exact scores (within rounding: ties kept) of those left
+            scores = [lows[i] + weight * rel for i, (_, _, rel) in read]
+            floor = heapq.nlargest(keep, scores)[-1] - 1e-9
+            read = [r for r, score in zip(read, scores, strict=True) if score >= floor]
+        return [(archived[i][0], h, archived[i][3]) for i, (h, _, _) in read]
 
     def _filtered_best(
         self, sup: Query, lists: list[tuple[str, int]], passing: Passing, now_us: int, kind: str | None, first: TextFound
@@ -1941,7 +2039,8 @@ class OwnerQueries:
             archived = self._archived_of(q) if q.include_archived else []
             lists, scored = self._kernel_lists(sup)
             memo.update(sup=sup, passes=passes, lists=lists, scored=scored, archived=archived)
-            memo["archived best"] = max(self._bm25(q, [hits for _, _, hits in archived]), default=0.0)
+            memo["archived bm25"] = archived_bm25 = self._bm25_shared(q, [a[3] for a in archived])
+            memo["archived best"] = max(archived_bm25, default=0.0)
             if passes is not None:
                 first = self._text_search(sup, lists, _FIRST_PAGE, now_us, by_text=True)  # serves both below
                 if self._drives_better(q, first.total, keep):
@@ -1995,7 +2094,8 @@ class OwnerQueries:
             k *= 4
             if not self._widens(q.kind, k, found.total):
                 return self._every_match_ranked(q, keep, at, memo)
-        found_q = Matches(listed=hot, archived=archived, best_text=best, boosted=boosted, bm25=bm25)
+        reaching = self._archived_reaching(q, archived, memo["archived bm25"], keep, top, now_us)
+        found_q = Matches(listed=hot, archived=reaching, best_text=best, boosted=boosted, bm25=bm25)
         return self._rank(q, found_q, at, keep)
 
     def _drives_better(self, q: Query, total: int, keep: int) -> bool:
@@ -2226,16 +2326,20 @@ class OwnerQueries:
 
     def _archived_matches(self, q: Query, cap: int | None) -> list[Archived]:
         """Archived episodes in the window whose header and one-line summary match ``q``: the
-        headers of the digest's matches (``ArchivedDigest.matches``), or of every archived memory
-        in the window past ``_DIGESTED``."""
+        headers of the digest's matches (``ArchivedDigest.matches``, their words counted there),
+        or of every archived memory in the window past ``_DIGESTED``."""
+        states, owner = self._layout.states, self.name
+        out: list[Archived] = []
         digest = self._archived_digest()
         if digest is not None:
-            eids: Iterable[str] = [digest.ids[i] for i in digest.matches(q, cap)]
-        else:
-            eids = (str(subs[2]) for subs, _ in self._layout.archived.range((self.name,), q.lo, q.hi))
-        out: list[Archived] = []
-        for eid in eids:
-            h = self._layout.states.get((self.name, eid))
+            scored = q.scored_terms
+            for i in digest.matches(q, cap):
+                if (h := states.get((owner, eid := digest.ids[i]))) is not None:
+                    words = digest.words[i]
+                    out.append((eid, h, {t: (words[t] * TF_UNIT, _ARCHIVED_DL) for t in scored if t in words}))
+            return out
+        for subs, _ in self._layout.archived.range((owner,), q.lo, q.hi):
+            h = states.get((owner, eid := str(subs[2])))
             if h is None:
                 continue
             tags = set(h["tags"])
@@ -2248,11 +2352,11 @@ class OwnerQueries:
                 or (q.session and h.get("session") != q.session)
             ):
                 continue
-            words = Counter(term_counts(archived_words(h)))
+            words = term_counts(archived_words(h))
             # every occurrence a whole one, as terms_of counts it; its length is unknown
             # (``_ARCHIVED_DL``): scored as a document of its one-liner's few words, an archived
             # memory took the BM25 of a very short one (10.4 where the average length gives 8.1)
-            hits = {t: (words[t] * TF_UNIT, _ARCHIVED_DL) for t in q.scored_terms if words[t]}
+            hits = {t: (words[t] * TF_UNIT, _ARCHIVED_DL) for t in q.scored_terms if t in words}
             # "text spend or tags travel": a memory with a boost tag matches as one with the words does
             if q.terms and q.terms_required and not any(t in hits for t in q.terms) and tags.isdisjoint(q.boost_tags):
                 continue
@@ -2424,6 +2528,18 @@ class OwnerQueries:
                 idf[t] *= NAME_WEIGHT
         q.weights = (idf, avgdl)
         return q.weights
+
+    def _bm25_shared(self, q: Query, hits_list: Sequence[Hits]) -> list[float]:
+        """``_bm25``, computed once for each postings mapping ``hits_list`` holds more than once
+        (``_archived_light`` shares one among archived memories holding the terms as often)."""
+        known: dict[int, float] = {}
+        out: list[float] = []
+        for hits in hits_list:
+            score = known.get(id(hits))
+            if score is None:
+                score = known[id(hits)] = self._bm25(q, [hits])[0]
+            out.append(score)
+        return out
 
     def _bm25(self, q: Query, hits_list: Sequence[Hits]) -> list[float]:
         """Okapi BM25 of each candidate's term postings (tf, document length) for ``q.scored_terms``."""

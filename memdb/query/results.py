@@ -341,18 +341,24 @@ class History:
     last_failures: list[Hit] = field(default_factory=list)
     archived: int = 0  # of ``total``: attempts whose full record is in cold storage (counted from what stays hot)
     superseded: int = 0  # earlier versions listed among the attempts (include_superseded), not counted in ``total``
+    # archived attempts that pass every filter but the words, which only what stays hot of them was
+    # searched for: not counted in ``total``, and never said to mention none of them
+    unsearched: int = 0
 
     def __str__(self) -> str:
         if not self.total:
             unmatched = self.interpretation.unmatched
-            said = f"; no memory mentions {quoted(unmatched)}" if unmatched else ""
+            if unmatched and self.unsearched:  # the words may be in their records, in cold storage
+                said = f"; no hot memory mentions {quoted(unmatched)}"
+            else:
+                said = f"; no memory mentions {quoted(unmatched)}" if unmatched else ""
             if self.interpretation.withheld:  # every word must match, and no memory holds such a value as written
                 said += "; no attempt can be found by personal data or a secret, which memories hold as placeholders"
-            return f"No past attempts found ({self.interpretation}{said})."
+            return f"No past attempts found ({self.interpretation}{said}).{self._unsearched_note()}"
         counts = ", ".join(f"{n} {o}" for o, n in self.counts.items() if n)
         if self.archived:
             counts += f"; {self.archived} archived"
-        text = f"{self.total} past attempt{'s' if self.total != 1 else ''} ({counts})."
+        text = f"{self.total} past attempt{'s' if self.total != 1 else ''} ({counts}).{self._unsearched_note(more=True)}"
         if self.superseded:
             text += f" {self.superseded} superseded version{'s' if self.superseded != 1 else ''} listed too (not counted)."
         if self.last_failures:
@@ -363,3 +369,17 @@ class History:
             if f.lesson and f.lesson not in summary:
                 text += f" Lesson: {f.lesson}"
         return text
+
+    def _unsearched_note(self, more: bool = False) -> str:
+        """What was searched of the archived attempts the words did not find: an archived one keeps
+        hot its one-liner, tags and lesson (and, archived since 2026-12-07, a short account of what
+        was tried, what happened and why), and its record may say the words all the same."""
+        n = self.unsearched
+        if not n:
+            return ""
+        them, were = ("them", "were") if n != 1 else ("it", "was")
+        return (
+            f" {n}{' more' if more else ''} archived attempt{'s' if n != 1 else ''} {were} searched only by what stays hot"
+            f" of {them} (one-liner, tags, lesson, a short account of what was tried): history without text counts {them},"
+            f" restore() brings one back whole."
+        )

@@ -67,6 +67,7 @@ def test_old_database_opens_clean(old_db: memdb.Database) -> None:
 # (so the list stays exact).
 _ARCHIVED_TOO = "issue 21: an answer with matches counts the archived matches too (never hides what it archived)"
 _ARCHIVED_ATTEMPTS = "issue 19: history counts archived attempts (forgetting never erases experience)"
+_UNSEARCHED = "history says how many archived attempts its words were looked for in what stays hot of them only"
 CHANGED_ON_PURPOSE: dict[str, str] = {
     "ana.history(debug)": _ARCHIVED_ATTEMPTS,
     "ana.history(tags=billing)": _ARCHIVED_ATTEMPTS + "; without a kind, only memories with an outcome are attempts",
@@ -109,6 +110,8 @@ CHANGED_ON_PURPOSE: dict[str, str] = {
     # an address in a text is read as capture stored it, <EMAIL_1>: never searched nor echoed
     # (its words were: "Nothing found for text ops lead example com."; tests/query/test_withheld.py)
     "ana.recall(text=email)": "personal data in a text is never searched nor echoed",
+    # an archived review the words did not find was searched by what stays hot of it only: said
+    "ana.history(review, text)": _UNSEARCHED,
 }
 
 
@@ -130,6 +133,10 @@ def test_old_database_answers_the_same(old_db: memdb.Database) -> None:
         answer, want = dict(answers)[name], dict(expected)[name]
         assert isinstance(answer, dict) and isinstance(want, dict)
         assert {**answer, "note": want["note"]} == want and " Also " in answer["note"], name
+    for name in (n for n, why in CHANGED_ON_PURPOSE.items() if why == _UNSEARCHED):  # the text's new sentence, nothing else
+        answer, want = dict(answers)[name], dict(expected)[name]
+        assert isinstance(answer, dict) and isinstance(want, dict)
+        assert {**answer, "text": want["text"]} == want and answer["text"].startswith(want["text"] + " 1 more archived attempt"), name
     _check_clean(old_db)
 
 

@@ -64,6 +64,7 @@ class _Local(threading.local):
     current: ReadTxn | None = None
     pending: list[_Deferred] | None = None
     staged: dict[Hashable, tuple[Callable[[list[Any]], None], list[Any]]] | None = None  # Globals.stage
+    committed: list[list[Callable[[], None]]] | None = None  # Globals.after_commit, one list per nesting level
 
 
 def _new_level() -> _Deferred:
@@ -204,32 +205,55 @@ class Globals:
             pending = self._local.pending
             assert pending is not None  # set with write, for the outermost transaction
             pending.append(_new_level())
+            hooks = self._local.committed
+            assert hooks is not None
+            hooks.append([])
             try:
                 with outer.savepoint():
                     yield
             except BaseException:
                 pending.pop()  # the savepoint's deferred increments roll back with it
+                hooks.pop()  # and its after-commit calls
                 if self._local.staged is not None:
                     self._local.staged.clear()  # and so do the writes it staged
                 raise
+            hooks[-2].extend(hooks.pop())
             mine, theirs = pending.pop(), pending[-1]
             for key in mine[2]:  # the enclosing level's deltas there were deferred before this level's discard
                 _drop_deltas(theirs, key)
             for m, t in zip(mine, theirs, strict=True):
                 t.update(m)  # and its discards go on up, to the levels enclosing that one
             return
-        with self.store.write() as txn:
-            self._local.write = self._local.current = txn
-            self._local.pending = pending = [_new_level()]
-            self._local.staged = {}
-            try:
-                yield
-                self.flush_staged()
-                self._apply_deferred(pending[0])
-            finally:
-                self._local.write = self._local.current = None
-                self._local.pending = None
-                self._local.staged = None
+        committed: list[list[Callable[[], None]]] = [[]]
+        self._local.committed = committed
+        try:
+            with self.store.write() as txn:
+                self._local.write = self._local.current = txn
+                self._local.pending = pending = [_new_level()]
+                self._local.staged = {}
+                try:
+                    yield
+                    self.flush_staged()
+                    self._apply_deferred(pending[0])
+                finally:
+                    self._local.write = self._local.current = None
+                    self._local.pending = None
+                    self._local.staged = None
+        finally:
+            self._local.committed = None
+        for call in committed[0]:  # committed: the store's write returned
+            call()
+
+    def after_commit(self, call: Callable[[], None]) -> None:
+        """Run ``call`` once this thread's outermost transaction has committed (now, outside
+        one); never if the transaction, or the savepoint it was registered in, rolls back. For
+        caches of what a transaction writes that other threads read (the settings:
+        test_settings_a_thread_configures_in_a_transaction)."""
+        hooks = self._local.committed
+        if hooks is None or self._write_txn() is None:
+            call()
+            return
+        hooks[-1].append(call)
 
     def stage(self, key: Hashable, flush: Callable[[list[Any]], None], items: Iterable[Any]) -> None:
         """Collect ``items`` to be written by ``flush(all items staged under key)`` later in this

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import re
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
@@ -127,8 +128,8 @@ class Episodes:
         self.clock: Clock = clock or utcnow
         self.layout = Layout(space)
         self.audit = AuditLog(space, lambda texts: sanitize_fields(self.sanitizer, texts))  # reasons, sources: no raw PII
-        self._settings: Settings | None = None
-        self._settings_tentative = False  # configure() inside a caller's transaction, which may still roll back
+        self._settings: Settings | None = None  # as committed: what every thread reads
+        self._tentative = threading.local()  # a thread's configure() in its transaction, which may still roll back
         self.scorer = RelevanceModel(lambda: self.settings)
         self.tracker = AccessTracker(
             self._flush_accesses,
@@ -151,27 +152,36 @@ class Episodes:
 
     @property
     def settings(self) -> Settings:
-        """The database's settings, loaded from ``^META("settings")`` (defaults if never saved)."""
-        if self._settings_tentative and not self.space.in_transaction:
-            # the caller's transaction that configure() wrote in has ended, committed or rolled
-            # back: what is saved says which (test_settings_after_a_configure_rolled_back)
-            self._settings, self._settings_tentative = None, False
+        """The database's settings, loaded from ``^META("settings")`` (defaults if never saved);
+        inside a transaction that called ``configure``, that transaction's own."""
+        mine: Settings | None = getattr(self._tentative, "settings", None)
+        if mine is not None:
+            if self.space.in_transaction:
+                return mine
+            # its transaction ended: committed, it reset the shared settings (after_commit);
+            # rolled back, they stand (test_settings_after_a_configure_rolled_back)
+            self._tentative.settings = None
         if self._settings is None:
-            saved = self.layout.meta.get(("settings",))
-            self._settings = Settings.parse(saved, changed=()) if saved else Settings()  # as saved, whatever checks came since
+            self._settings = self._saved_settings()
         return self._settings
+
+    def _saved_settings(self) -> Settings:
+        saved = self.layout.meta.get(("settings",))
+        return Settings.parse(saved, changed=()) if saved else Settings()  # as saved, whatever checks came since
 
     def configure(self, **changes: Any) -> Settings:
         """Validate and persist setting changes; the database keeps them across reopenings.
 
         The changes apply to the settings as saved now, read inside the write: another process
-        may have changed others since this one loaded them, and those stay."""
+        may have changed others since this one loaded them, and those stay. Inside a caller's
+        transaction they are that thread's until it commits, and every thread's from then on:
+        a rollback leaves the settings as they were, and another thread never reads a change
+        that may still roll back (test_settings_a_thread_configures_in_a_transaction)."""
         now = self.now()
         changes = self._settings_tags(changes)
         nested = self.space.in_transaction
         with self.space.transaction():
-            self._settings = None
-            old = self.settings
+            old = self._saved_settings()  # read in the write, never kept: it may hold this transaction's own change
             new = old.updated(**changes)
             self._check_kinds_kept(old.typed_kinds, new.typed_kinds)
             dumped, before = new.model_dump(mode="json"), old.model_dump(mode="json")
@@ -179,8 +189,15 @@ class Episodes:
             if changed:  # a change to what the settings already are is no change to audit
                 self.layout.meta.set(("settings",), dumped)
                 self.audit.write(None, "configure", now, changes=changed)
-        self._settings, self._settings_tentative = new, nested
+            if nested:
+                self._tentative.settings = new
+                self.space.after_commit(self._forget_settings)
+        if not nested:
+            self._settings = new
         return new
+
+    def _forget_settings(self) -> None:
+        self._settings = None
 
     def _settings_tags(self, changes: dict[str, Any]) -> dict[str, Any]:
         """``changes`` with the tags they name (``tag_weights`` keys, ``session_kinds`` "tag:" rules)
@@ -231,7 +248,7 @@ class Episodes:
     def reload_settings(self) -> Settings:
         """Read the settings again (another process may have changed them): every rule run
         (maintain, reflect) starts with this; captures use the settings loaded at open or since."""
-        self._settings = None
+        self._forget_settings()
         return self.settings
 
     def now(self) -> dt.datetime:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,31 @@ def test_settings_after_a_configure_rolled_back(tmp_path: Path) -> None:
         assert db.settings.session_idle_minutes == 9
     with memdb.open(tmp_path / "db") as db:
         assert db.settings.session_idle_minutes == 9
+
+
+@pytest.mark.usefixtures("backend")
+def test_settings_a_thread_configures_in_a_transaction(tmp_path: Path) -> None:
+    """One thread's configure() inside its transaction: another thread reading the settings
+    meanwhile reset a shared mark, so the first no longer read its own change and, after it
+    committed, the process kept the old settings until something refreshed them. Another
+    thread reads what is committed; the configuring thread its own change; after the commit,
+    every thread the new settings."""
+    with memdb.open(tmp_path / "db") as db:
+        configured, read = threading.Event(), threading.Event()
+        seen: dict[str, float] = {}
+
+        def writer() -> None:
+            with db.transaction():
+                db.configure(session_idle_minutes=9)
+                configured.set()
+                assert read.wait(10)
+                seen["own, after the other read"] = db.settings.session_idle_minutes
+
+        t = threading.Thread(target=writer)
+        t.start()
+        assert configured.wait(10)
+        seen["other, during"] = db.settings.session_idle_minutes
+        read.set()
+        t.join(10)
+        seen["after the commit"] = db.settings.session_idle_minutes
+        assert seen == {"other, during": 60.0, "own, after the other read": 9.0, "after the commit": 9.0}

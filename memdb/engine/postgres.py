@@ -298,8 +298,8 @@ def _seconds(what: str, given: float | None, in_url: str | None, param: str, def
         seconds = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         seconds = -1.0
-    if not 0 <= seconds < 86400 * 24:
-        raise StoreError(f"postgres store: {what} {value!r}: seconds, 0 (no limit) or more, under 24 days")
+    if not (seconds == 0 or 0.001 <= seconds < 86400 * 24):  # sent in whole ms: a smaller limit would be 0, none
+        raise StoreError(f"postgres store: {what} {value!r}: seconds, 0 (no limit) or from 0.001, under 24 days")
     return seconds
 
 

@@ -156,6 +156,7 @@ def test_connections_probe_a_dead_peer_on_both_sides(url: Callable[[str], str], 
     [
         ({"lock_timeout": -1}, "lock_timeout -1"),
         ({"idle_timeout": "soon"}, "idle_timeout 'soon'"),
+        ({"lock_timeout": 0.0004}, "lock_timeout 0.0004"),  # sent in whole ms it was 0: no limit at all
     ],
 )
 def test_bad_limits_are_named(url: Callable[[str], str], options: dict[str, Any], needle: str) -> None:

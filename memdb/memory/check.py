@@ -8,8 +8,8 @@ numbers, the column records, the term and tag postings) is compared as sums of e
 pass. Only where a bucket's sums differ does a second pass hold that bucket's entries, exactly,
 and report them as a whole-owner comparison would. What grows with the owner is small: the
 document frequencies by term (a Counter), each document's length (4 bytes) and whether some
-episode has its number (a byte) (``tests/memory/test_check.py``). A difference the sums miss needs two hash sums of a
-bucket to agree by chance."""
+episode has its number (a byte) (``tests/memory/test_check.py``). A difference the sums miss needs a
+bucket's two sums to agree by chance (modulo 2**64)."""
 
 from __future__ import annotations
 
@@ -62,6 +62,7 @@ so that damaged entries share buckets with sound ones)."""
 
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
 _NO_DL: Final = 0xFFFFFFFF
+_MASK: Final = (1 << 64) - 1
 
 
 @dataclass
@@ -101,15 +102,14 @@ def _hash(key: Any, value: Any) -> int:
 
 
 class _Sums:
-    """One structure's entries, as the records say they should be (``want``) and as stored
-    (``have``): first as hash sums by bucket (the bucket of the entry's ``group``: its key, or
-    its term, so that a term's postings share one), then, for the buckets whose sums differ,
-    the entries themselves."""
+    """One structure's entries, as the records say they should be (``add_want``) and as stored
+    (``add_have``): first as a difference of hash sums by bucket (the bucket of the entry's
+    ``group``: its key, or its term, so that a term's postings share one), then, for the
+    buckets where it is not zero, the entries themselves."""
 
     def __init__(self) -> None:
         self.n = BUCKETS
-        self.want = [0] * self.n
-        self.have = [0] * self.n
+        self.sums = array("Q", [0]) * self.n  # modulo 2**64
         self.suspect: frozenset[int] | None = None  # set for the second pass
         self.wanted: list[tuple[Any, Any]] = []  # in the order the records gave them
         self.had: dict[Any, Any] = {}
@@ -117,14 +117,14 @@ class _Sums:
     def add_want(self, group: Any, key: Any, value: Any) -> None:
         b = hash(group) % self.n
         if self.suspect is None:
-            self.want[b] += _hash(key, value)
+            self.sums[b] = (self.sums[b] + _hash(key, value)) & _MASK
         elif b in self.suspect:
             self.wanted.append((key, value))
 
     def add_have(self, group: Any, key: Any, value: Any) -> None:
         b = hash(group) % self.n
         if self.suspect is None:
-            self.have[b] += _hash(key, value)
+            self.sums[b] = (self.sums[b] - _hash(key, value)) & _MASK
         elif b in self.suspect:
             self.had[key] = value
 
@@ -133,9 +133,9 @@ class _Sums:
         return self.suspect is not None and hash(group) % self.n in self.suspect
 
     def differ(self) -> bool:
-        """Compare the sums, and keep the buckets that differ for the second pass."""
-        self.suspect = frozenset(b for b in range(self.n) if self.want[b] != self.have[b])
-        self.want = self.have = []
+        """Whether some bucket differs; its buckets are kept for the second pass."""
+        self.suspect = frozenset(b for b, d in enumerate(self.sums) if d)
+        self.sums = array("Q")
         return bool(self.suspect)
 
 

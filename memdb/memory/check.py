@@ -63,6 +63,7 @@ so that damaged entries share buckets with sound ones)."""
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
 _NO_DL: Final = 0xFFFFFFFF
 _MASK: Final = (1 << 64) - 1
+_GROW: Final = 1 << 16  # documents past the last set that still grow the array
 
 
 @dataclass
@@ -140,12 +141,13 @@ class _Sums:
 
 
 class _Docs:
-    """A value (below 2**32, or a byte) per document number, kept in an array up to the owner's next number;
-    numbers outside that (only a damaged index has them) in a dict."""
+    """A value (below 2**32, or a byte) per document number, in an array that grows with the
+    numbers set (an owner's are dense from 0); a number far past them (only damage makes one)
+    in a dict, so a damaged number or ``next_doc`` costs no memory."""
 
-    def __init__(self, size: int, fill: int, typecode: str = "I") -> None:
+    def __init__(self, fill: int, typecode: str = "I") -> None:
         self.fill = fill
-        self.values = array(typecode, [fill]) * max(size, 0)
+        self.values = array(typecode)
         self.other: dict[int, int] = {}
 
     def get(self, doc: int) -> int:
@@ -154,6 +156,9 @@ class _Docs:
         return self.other.get(doc, self.fill)
 
     def set(self, doc: int, value: int) -> None:
+        n = len(self.values)
+        if n <= doc < 2 * n + _GROW:
+            self.values.extend(array(self.values.typecode, [self.fill]) * (doc + 1 - n + n // 2))
         if 0 <= doc < len(self.values):
             self.values[doc] = value
         else:
@@ -173,8 +178,8 @@ class _OwnerCheck:
         self.docs = self.terms = self.count = self.archived = 0
         self.first = True
         self.next_doc = int(lay.stats.get((owner, "next_doc"), 0))
-        self.dls = _Docs(self.next_doc, _NO_DL)  # the hot documents' lengths, from their records
-        self.claimed = _Docs(self.next_doc, 0, "B")  # 1 for a number some episode has
+        self.dls = _Docs(_NO_DL)  # the hot documents' lengths, from their records
+        self.claimed = _Docs(0, "B")  # 1 for a number some episode has
         self.has_cold = lay.cold.data((owner,)) >= 10
         self.walked: list[str] = []
 

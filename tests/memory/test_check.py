@@ -188,6 +188,19 @@ def test_check_reports_each_damage_as_the_whole_owner_comparison(
     assert db.check().problems == []
 
 
+def test_a_damaged_document_number_or_next_doc_costs_no_memory(db: memdb.Database) -> None:
+    """Per-document arrays grow with the numbers an owner has, not with a number read: a next_doc
+    of 2**40 and a document number of 2**29 are reported as the whole-owner comparison does."""
+    eid, _, _ = _middle(db)
+    with pytest.raises(_RolledBack), db.transaction():
+        db.globals["EPN"].set((OWNER, "next_doc"), 1 << 40)
+        db.globals["EPDN"].set((OWNER, eid), (1 << 29) + 5)
+        problems = check_module.check(db.episodes).problems
+        assert any(f"no live record of document {(1 << 29) + 5}" in p for p in problems), problems
+        assert sorted(problems) == sorted(_whole_owner_check(db.episodes))
+        raise _RolledBack
+
+
 def test_check_of_a_sound_database_is_empty_with_any_buckets(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     for buckets in (1, 7, 4096):
         monkeypatch.setattr(check_module, "BUCKETS", buckets)

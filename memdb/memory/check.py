@@ -9,7 +9,8 @@ pass. Only where a bucket's sums differ does a second pass hold that bucket's en
 and report them as a whole-owner comparison would. What grows with the owner is small: the
 document frequencies by term (a Counter), each document's length (4 bytes) and whether some
 episode has its number (a byte) (``tests/memory/test_check.py``). A difference the sums miss needs a
-bucket's two sums to agree by chance (modulo 2**64)."""
+bucket's two sums to agree by chance (modulo 2**64; ``hash`` of -1 and of -2 are one in
+CPython, and no value compared is negative but a column's time before 1970)."""
 
 from __future__ import annotations
 
@@ -421,6 +422,9 @@ class _OwnerCheck:
     def _live(self, out: list[str] | None) -> Iterator[tuple[int, Column]]:
         """The live column records of the owner's whole chunks, by document (as a query reads
         them), and what is wrong with the chunks into ``out``."""
+        # _live and _lists read the text index's formats, which belong to memdb.memory.postings
+        # (its TextIndex.problems reads an owner whole); they are streaming twins of it, here
+        # until they move beside their writer.
         text, owner = self.lay.text, self.owner
         stamps = text.stamps.get((owner,)) or b""
         level_stamps = text.level_stamps.get((owner,)) or b""

@@ -1,12 +1,29 @@
 """The integrity check: every index, posting and statistic of every owner compared with what
-the records say it should be (``db.check()``; the tests run it after every change)."""
+the records say it should be (``db.check()``; the tests run it after every change).
+
+It runs in memory bounded by the damage found, not by the owner's size: records and states are
+read once, side by side in id order, and each structure (an index, the fact keys, the document
+numbers, the column records, the term and tag postings) is compared as sums of entry hashes in
+``BUCKETS`` buckets, what the records say against what is stored, each read in one streaming
+pass. Only where a bucket's sums differ does a second pass hold that bucket's entries, exactly,
+and report them as a whole-owner comparison would. What grows with the owner is small: the
+document frequencies by term (a Counter), each document's length (4 bytes) and whether some
+episode has its number (a byte) (``tests/memory/test_check.py``). A difference the sums miss needs a
+bucket's two sums to agree by chance (modulo 2**64; ``hash`` of -1 and of -2 are one in
+CPython, and no value compared is negative but a column's time before 1970)."""
 
 from __future__ import annotations
 
+import struct
+from array import array
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
+from memdb.engine import codec
+from memdb.engine.globals import Global
+from memdb.errors import CorruptValueError
 from memdb.memory.ids import episode_day, ts_micros
 from memdb.memory.layout import (
     INDEXES,
@@ -20,13 +37,34 @@ from memdb.memory.layout import (
     successor_of,
     terms_of,
 )
-from memdb.memory.postings import Doc
+from memdb.memory.postings import (
+    _MAX_TF,
+    BLOCK_DOCS,
+    CHUNK_DOCS,
+    RECORD_BYTES,
+    Column,
+    _payload,
+    block_header,
+    id_of,
+    py_decode_block,
+    unpack_record,
+)
 from memdb.memory.settings import FACT_KIND
 
 if TYPE_CHECKING:
     from memdb.memory.episodes import Episodes
 
-__all__ = ["CheckReport", "check"]
+__all__ = ["BUCKETS", "CheckReport", "check"]
+
+BUCKETS: Final = 4096
+"""Buckets each structure's hash sums are kept in: a bucket whose sums differ is compared entry
+by entry in a second pass, so damage costs memory by the buckets it touches (the tests lower it,
+so that damaged entries share buckets with sound ones)."""
+
+_ZERO_RECORD: Final = bytes(RECORD_BYTES)
+_NO_DL: Final = 0xFFFFFFFF
+_MASK: Final = (1 << 64) - 1
+_GROW: Final = 1 << 16  # documents past the last set that still grow the array
 
 
 @dataclass
@@ -47,110 +85,499 @@ def check(layer: Episodes) -> CheckReport:
     report = CheckReport()
     lay = layer.layout
     with layer.space.snapshot():
+        layer.space.flush_staged()  # what this transaction staged, so it is read too
         owners = set(layer.owners())
         indexes = (*(lay.index(name) for name in INDEXES), lay.text.blocks, lay.text.numbers, lay.text.columns, lay.text.levels)
         kept = (lay.mem, lay.states, lay.doc_freq, lay.archived, lay.archived_sessions, lay.cold, lay.superseded, lay.fact_keys)
         for g in (*kept, *indexes):
             owners.update(str(o) for o in g.children())
         for owner in sorted(owners):
-            _check_owner(lay, owner, report)
+            _OwnerCheck(lay, owner).run(report)
     return report
 
 
-def _check_owner(lay: Layout, owner: str, report: CheckReport) -> None:
-    expected: dict[str, dict[tuple[Any, ...], Any]] = {name: {} for name in (*INDEXES, "EPAR", "EPSA", "EPSU")}
-    expected_keys: dict[tuple[Any, ...], Any] = {}  # ^EPFK: the current version of each fact
-    links: dict[str, tuple[str | None, str | None]] = {}  # id -> (the version it supersedes, its successor)
-    expected_docs: dict[str, Doc] = {}  # the hot episodes' text documents, from their records
-    docs = terms = count = archived = 0
-    records: dict[str, tuple[tuple[Any, ...], Any]] = {}
-    for subs, rec in lay.mem.items((owner,)):
-        if len(subs) == 3 and isinstance(rec, dict):
-            records[str(subs[2])] = (subs, rec)
-        else:  # written into memdb's global by hand (README: write only globals of your own)
-            report.problems.append(f"^MEM{subs!r}: not an episode record (^MEM holds (owner, day, id) = record)")
-    cold = {str(subs[1]) for subs, _ in lay.cold.items((owner,)) if len(subs) == 2}
-    numbers = {str(subs[1]): doc for subs, doc in lay.text.numbers.items((owner,)) if len(subs) == 2}
-    for subs, state in lay.states.items((owner,)):
-        if len(subs) != 2 or not isinstance(state, dict):
-            report.problems.append(f"^EPST{subs!r}: not an episode state (^EPST holds (owner, id) = state)")
-            continue
-        eid = str(subs[1])
-        count += 1
-        found = records.pop(eid, None)
-        links[eid] = (predecessor_of(state), successor_of(state))
+def _hash(key: Any, value: Any) -> int:
+    try:
+        return hash((key, value))
+    except TypeError:  # a damaged value (a list, a map) is never what the records say
+        return hash((key, repr(value)))
+
+
+class _Sums:
+    """One structure's entries, as the records say they should be (``add_want``) and as stored
+    (``add_have``): first as a difference of hash sums by bucket (the bucket of the entry's
+    ``group``: its key, or its term, so that a term's postings share one), then, for the
+    buckets where it is not zero, the entries themselves."""
+
+    def __init__(self) -> None:
+        self.n = BUCKETS
+        self.sums = array("Q", [0]) * self.n  # modulo 2**64
+        self.suspect: frozenset[int] | None = None  # set for the second pass
+        self.wanted: list[tuple[Any, Any]] = []  # in the order the records gave them
+        self.had: dict[Any, Any] = {}
+
+    def add_want(self, group: Any, key: Any, value: Any) -> None:
+        b = hash(group) % self.n
+        if self.suspect is None:
+            self.sums[b] = (self.sums[b] + _hash(key, value)) & _MASK
+        elif b in self.suspect:
+            self.wanted.append((key, value))
+
+    def add_have(self, group: Any, key: Any, value: Any) -> None:
+        b = hash(group) % self.n
+        if self.suspect is None:
+            self.sums[b] = (self.sums[b] - _hash(key, value)) & _MASK
+        elif b in self.suspect:
+            self.had[key] = value
+
+    def holds(self, group: Any) -> bool:
+        """Whether the second pass keeps ``group``'s entries."""
+        return self.suspect is not None and hash(group) % self.n in self.suspect
+
+    def differ(self) -> bool:
+        """Whether some bucket differs; its buckets are kept for the second pass."""
+        self.suspect = frozenset(b for b, d in enumerate(self.sums) if d)
+        self.sums = array("Q")
+        return bool(self.suspect)
+
+
+class _Docs:
+    """A value (below 2**32, or a byte) per document number, in an array that grows with the
+    numbers set (an owner's are dense from 0); a number far past them (only damage makes one)
+    in a dict, so a damaged number or ``next_doc`` costs no memory."""
+
+    def __init__(self, fill: int, typecode: str = "I") -> None:
+        self.fill = fill
+        self.values = array(typecode)
+        self.other: dict[int, int] = {}
+
+    def get(self, doc: int) -> int:
+        if 0 <= doc < len(self.values):
+            return self.values[doc]
+        return self.other.get(doc, self.fill)
+
+    def set(self, doc: int, value: int) -> None:
+        n = len(self.values)
+        if n <= doc < 2 * n + _GROW:
+            self.values.extend(array(self.values.typecode, [self.fill]) * (doc + 1 - n + n // 2))
+        if 0 <= doc < len(self.values):
+            self.values[doc] = value
+        else:
+            self.other[doc] = value
+
+
+class _OwnerCheck:
+    """One owner's check: the records walked (twice if something differs), every structure read
+    in its own order."""
+
+    def __init__(self, lay: Layout, owner: str) -> None:
+        self.lay, self.owner = lay, owner
+        self.entries = {name: _Sums() for name in (*INDEXES, "EPAR", "EPSA", "EPSU")}
+        self.facts, self.numbers, self.columns = _Sums(), _Sums(), _Sums()
+        self.postings, self.tag_postings = _Sums(), _Sums()
+        self.df: Counter[str] = Counter()
+        self.docs = self.terms = self.count = self.archived = 0
+        self.first = True
+        self.next_doc = int(lay.stats.get((owner, "next_doc"), 0))
+        self.dls = _Docs(_NO_DL)  # the hot documents' lengths, from their records
+        self.claimed = _Docs(0, "B")  # 1 for a number some episode has
+        self.has_cold = lay.cold.data((owner,)) >= 10
+        self.walked: list[str] = []
+
+    def run(self, report: CheckReport) -> None:
+        lay, owner = self.lay, self.owner
+        self.walk()
+        report.episodes += self.count
+        walked = self.walked
+        for subs, eid in lay.fact_keys.items((owner,)):
+            self.facts.add_have(subs, subs, eid)
+        for name, sums in self.entries.items():
+            for subs, value in lay.index(name).items((owner,)):
+                sums.add_have(subs, subs, value)
+        df = self._doc_freq()
+        numbered = self._numbers()
+        chunks, live = self._chunks()
+        lists = [self._lists(g, sums) for g, sums in ((lay.text.blocks, self.postings), (lay.text.tag_blocks, self.tag_postings))]
+        all_sums = (self.facts, *self.entries.values(), self.numbers, self.columns, self.postings, self.tag_postings)
+        if any([s.differ() for s in all_sums]):  # a list: every structure keeps its buckets
+            self.first = False
+            self.walk()
+            self._second_reads()
+        facts, entries, numbers, columns = self._facts(), self._entries(), self._numbered(), self._columns()
+        postings = [
+            self._postings(sums, g.name) for g, sums in ((lay.text.blocks, self.postings), (lay.text.tag_blocks, self.tag_postings))
+        ]
+        report.problems += walked + facts + entries + df + numbers + numbered + chunks + live + columns
+        for found, wrong in zip(lists, postings, strict=True):
+            report.problems += found + wrong
+        for name, want in (("docs", self.docs), ("terms", self.terms), ("episodes", self.count), ("archived", self.archived)):
+            have = lay.stats.get((owner, name), 0)
+            if have != want:
+                report.problems.append(f"^EPN({owner!r},{name!r}): {have} but the records say {want}")
+
+    # --- the records ---------------------------------------------------------------------------
+
+    def walk(self) -> None:
+        """Each state with its record, in id order (a record filed out of order, or a state
+        without one in order, waits for the end): what they say goes into the sums, and, in the
+        first pass, what is wrong with them into ``walked``."""
+        lay, owner = self.lay, self.owner
+        out = self.walked if self.first else None
+        stray: dict[str, tuple[tuple[Any, ...], Any]] = {}  # records not in id order (misfiled)
+        pending: dict[str, dict[str, Any]] = {}  # hot states whose record was not in order
+        records = self._filed(stray, out)
+        cur = next(records, None)
+        for subs, state in lay.states.items((owner,)):
+            if len(subs) != 2 or not isinstance(state, dict):
+                if out is not None:
+                    out.append(f"^EPST{subs!r}: not an episode state (^EPST holds (owner, id) = state)")
+                continue
+            eid = str(subs[1])
+            if out is not None:
+                self.count += 1
+                self._links(eid, state, out)
+            if isinstance(subs[1], str):
+                while cur is not None and cur[0] < eid:
+                    self._passed(cur[0], cur[1], cur[2], stray, out)
+                    cur = next(records, None)
+                if cur is not None and cur[0] == eid:
+                    self._episode(eid, state, (cur[1], cur[2]))
+                    cur = next(records, None)
+                    continue
+            found = stray.pop(eid, None)
+            if found is None and state.get("status") != "archived":
+                pending[eid] = state
+                continue
+            self._episode(eid, state, found)
+        while cur is not None:
+            self._passed(cur[0], cur[1], cur[2], stray, out)
+            cur = next(records, None)
+        for eid, found in stray.items():
+            waiting = pending.pop(eid, None)
+            if waiting is not None:
+                self._episode(eid, waiting, found)
+                continue
+            if out is None:
+                continue
+            state = lay.states.get((owner, eid))
+            if not isinstance(state, dict):
+                out.append(f"^MEM{found[0]!r}: record without state ({eid})")
+            elif state.get("status") == "archived":
+                out.append(f"^MEM({owner!r},...,{eid!r}): archived episode still has a hot record")
+            else:  # a second record of an episode, under another day
+                out.append(f"^MEM({owner!r},{found[0][1]!r},{eid!r}): id is filed under the wrong day")
+        for eid, state in pending.items():
+            self._episode(eid, state, None)
+        if out is not None and self.has_cold:
+            for key, _ in lay.cold.raw_range((owner,)):
+                subs = codec.decode(key, len(lay.cold.key()))
+                if len(subs) == 2 and not isinstance(lay.states.get((owner, str(subs[1]))), dict):
+                    out.append(f"^COLD({owner!r},{str(subs[1])!r}): cold record without state")
+
+    def _filed(self, stray: dict[str, tuple[tuple[Any, ...], Any]], out: list[str] | None) -> Iterator[tuple[str, tuple[Any, ...], Any]]:
+        """The owner's records filed under their id's day, in id order; any other into ``stray``."""
+        last = ""
+        for subs, rec in self.lay.mem.items((self.owner,)):
+            if len(subs) != 3 or not isinstance(rec, dict):  # written into memdb's global by hand (README: write only globals of your own)
+                if out is not None:
+                    out.append(f"^MEM{subs!r}: not an episode record (^MEM holds (owner, day, id) = record)")
+                continue
+            eid = str(subs[2])
+            if isinstance(subs[2], str) and subs[1] == episode_day(eid) and eid > last:
+                last = eid
+                yield eid, subs, rec
+            else:
+                stray[eid] = (subs, rec)
+
+    def _passed(
+        self, eid: str, subs: tuple[Any, ...], rec: Any, stray: dict[str, tuple[tuple[Any, ...], Any]], out: list[str] | None
+    ) -> None:
+        """A record whose id no state in order had: without state, or its state comes later."""
+        if isinstance(self.lay.states.get((self.owner, eid)), dict):
+            stray[eid] = (subs, rec)
+        elif out is not None:
+            out.append(f"^MEM{subs!r}: record without state ({eid})")
+
+    def _links(self, eid: str, state: dict[str, Any], out: list[str]) -> None:
+        """A chain of versions links both ways, or not at all."""
+        older, newer = predecessor_of(state), successor_of(state)
+        if older is not None and self._link(older)[1] != eid:
+            out.append(f"^EPST({self.owner!r},{eid!r}): supersedes {older!r}, which is not superseded by it")
+        if newer is not None and self._link(newer)[0] != eid:
+            out.append(f"^EPST({self.owner!r},{eid!r}): superseded by {newer!r}, which does not supersede it")
+
+    def _link(self, eid: str) -> tuple[str | None, str | None]:
+        state = self.lay.states.get((self.owner, eid))
+        return (predecessor_of(state), successor_of(state)) if isinstance(state, dict) else (None, None)
+
+    def _episode(self, eid: str, state: dict[str, Any], found: tuple[tuple[Any, ...], Any] | None) -> None:
+        lay, owner = self.lay, self.owner
+        out = self.walked if self.first else None
         if state.get("status") == "archived":
-            archived += 1
-            if found is not None:
-                report.problems.append(f"^MEM({owner!r},...,{eid!r}): archived episode still has a hot record")
-            if eid not in cold:
-                report.problems.append(f"^COLD({owner!r},{eid!r}): archived episode without a cold record")
-            cold.discard(eid)
-            for gname, subs_list in index_entries(owner, eid, state, state).items():
-                expected[gname].update(dict.fromkeys(subs_list, ""))
-            continue
-        if eid in cold:
-            report.problems.append(f"^COLD({owner!r},{eid!r}): cold record of an episode that is not archived")
-            cold.discard(eid)
+            if out is not None:
+                self.archived += 1
+                if found is not None:
+                    out.append(f"^MEM({owner!r},...,{eid!r}): archived episode still has a hot record")
+                if not self.has_cold or (owner, eid) not in lay.cold:
+                    out.append(f"^COLD({owner!r},{eid!r}): archived episode without a cold record")
+            self._want_entries(eid, state, state, "")
+            return
+        if out is not None and self.has_cold and (owner, eid) in lay.cold:
+            out.append(f"^COLD({owner!r},{eid!r}): cold record of an episode that is not archived")
         if found is None:
-            report.problems.append(f"^EPST({owner!r},{eid!r}): state without a record")
-            continue
+            if out is not None:
+                out.append(f"^EPST({owner!r},{eid!r}): state without a record")
+            return
         (_, day, _), value = found
-        header = header_of(value)
-        if {k: state.get(k) for k in header} != header:
-            report.problems.append(f"^EPST({owner!r},{eid!r}): header differs from the record")
-        if episode_day(eid) != day:
-            report.problems.append(f"^MEM({owner!r},{day!r},{eid!r}): id is filed under the wrong day")
+        if out is not None:
+            header = header_of(value)
+            if {k: state.get(k) for k in header} != header:
+                out.append(f"^EPST({owner!r},{eid!r}): header differs from the record")
+            if episode_day(eid) != day:
+                out.append(f"^MEM({owner!r},{day!r},{eid!r}): id is filed under the wrong day")
         if state.get("status") == SUPERSEDED:  # the record stays; only its ^EPSU entry indexes it
-            if successor_of(state) is None:
-                report.problems.append(f"^EPST({owner!r},{eid!r}): superseded without a successor")
-            for gname, subs_list in index_entries(owner, eid, value, state).items():
-                expected[gname].update(dict.fromkeys(subs_list, ""))
-            continue
+            if out is not None and successor_of(state) is None:
+                out.append(f"^EPST({owner!r},{eid!r}): superseded without a successor")
+            self._want_entries(eid, value, state, "")
+            return
         if value.get("kind") == FACT_KIND:
-            if (owner, value.get("key")) in expected_keys:
-                report.problems.append(f"^MEM({owner!r},...,{eid!r}): a second current version of fact {value.get('key')!r}")
-            expected_keys[(owner, value.get("key"))] = eid
+            key = (owner, value.get("key"))
+            self.facts.add_want(key, key, eid)
         code = index_code(state["relevance"], value.get("outcome"))
-        doc = numbers.get(eid)  # a hot episode without one: the text index's problems name it
-        entry = entry_of(doc, value.get("outcome")) if doc is not None else None
-        for gname, subs_list in index_entries(owner, eid, value, state).items():
-            expected[gname].update(dict.fromkeys(subs_list, entry))
+        number = lay.text.numbers.get((owner, eid))  # a hot episode without one: the text index's problems name it
+        entry = entry_of(number, value.get("outcome")) if number is not None else None
+        self._want_entries(eid, value, state, entry)
         tf, dl = terms_of(value)
-        expected_docs[eid] = Doc(eid, ts_micros(value["ts"]), code, tf, dl, tuple(value.get("tags") or ()))
-        if dl:
-            docs += 1
-            terms += dl
-    report.episodes += count
-    for eid, (subs, _) in records.items():
-        report.problems.append(f"^MEM{subs!r}: record without state ({eid})")
-    for eid in cold:
-        report.problems.append(f"^COLD({owner!r},{eid!r}): cold record without state")
-    for eid, (older, newer) in links.items():  # a chain links both ways, or not at all
-        if older is not None and links.get(older, (None, None))[1] != eid:
-            report.problems.append(f"^EPST({owner!r},{eid!r}): supersedes {older!r}, which is not superseded by it")
-        if newer is not None and links.get(newer, (None, None))[0] != eid:
-            report.problems.append(f"^EPST({owner!r},{eid!r}): superseded by {newer!r}, which does not supersede it")
-    actual_keys = dict(lay.fact_keys.items((owner,)))
-    for key in expected_keys.keys() | actual_keys.keys():
-        if expected_keys.get(key) != actual_keys.get(key):
-            report.problems.append(f"^EPFK{key!r}: {actual_keys.get(key)!r}, but the current version is {expected_keys.get(key)!r}")
-    for gname, entries in expected.items():
-        actual = dict(lay.index(gname).items((owner,)))
-        for missing in sorted(entries.keys() - actual.keys(), key=repr):
-            report.problems.append(f"^{gname}{missing!r}: missing index entry")
-        for extra in sorted(actual.keys() - entries.keys(), key=repr):
-            report.problems.append(f"^{gname}{extra!r}: index entry without a record")
-        for subs in sorted(entries.keys() & actual.keys(), key=repr):
-            if entries[subs] != actual[subs]:
-                report.problems.append(f"^{gname}{subs!r}: value {actual[subs]!r}, expected {entries[subs]!r}")
-    want_df = Counter(term for d in expected_docs.values() for term in d.tf)
-    have_df = {str(s[1]): v for s, v in lay.doc_freq.items((owner,)) if len(s) == 2}
-    for term in want_df.keys() | have_df.keys():
-        if want_df.get(term) != have_df.get(term):
-            report.problems.append(f"^EPDF({owner!r},{term!r}): {have_df.get(term)} but {want_df.get(term, 0)} postings")
-    report.problems.extend(lay.text.problems(owner, expected_docs))
-    for name, want in (("docs", docs), ("terms", terms), ("episodes", count), ("archived", archived)):
-        have = lay.stats.get((owner, name), 0)
-        if have != want:
-            report.problems.append(f"^EPN({owner!r},{name!r}): {have} but the records say {want}")
+        self.numbers.add_want(eid, eid, None)
+        if number is not None:
+            doc = int(number)
+            ts_us = ts_micros(value["ts"])
+            self.columns.add_want(doc, doc, (ts_us, eid, dl, code))
+            for term, n in tf.items():
+                self.postings.add_want(term, (term, doc), min(n, _MAX_TF))
+            for tag in dict.fromkeys(value.get("tags") or ()):
+                self.tag_postings.add_want(tag, (tag, doc), 1)
+            if self.first:
+                self.dls.set(doc, min(dl, _NO_DL - 1))
+        if out is not None:
+            self.df.update(tf.keys())
+            if dl:
+                self.docs += 1
+                self.terms += dl
+
+    def _want_entries(self, eid: str, value: dict[str, Any], state: dict[str, Any], entry: Any) -> None:
+        for name, subs_list in index_entries(self.owner, eid, value, state).items():
+            sums = self.entries[name]
+            for subs in dict.fromkeys(subs_list):
+                sums.add_want(subs, subs, entry)
+
+    # --- what is stored ------------------------------------------------------------------------
+
+    def _doc_freq(self) -> list[str]:
+        """^EPDF against the hot records' terms (read once: its Counter is the one per-term
+        structure kept)."""
+        out: list[str] = []
+        owner, want = self.owner, self.df
+        for subs, have in self.lay.doc_freq.items((owner,)):
+            if len(subs) != 2:
+                continue
+            term = str(subs[1])
+            wanted = want.pop(term, None)
+            if wanted != have:
+                out.append(f"^EPDF({owner!r},{term!r}): {have} but {wanted or 0} postings")
+        for term, wanted in want.items():
+            out.append(f"^EPDF({owner!r},{term!r}): None but {wanted} postings")
+        self.df = Counter()
+        return out
+
+    def _numbers(self) -> list[str]:
+        """^EPDN: its numbers into the sums, and the number each document has, kept as a bit."""
+        owner, out = self.owner, []
+        shared, top = False, None
+        for subs, value in self.lay.text.numbers.items((owner,)):
+            if len(subs) != 2:
+                continue
+            eid, doc = str(subs[1]), int(value)
+            self.numbers.add_have(eid, eid, None)
+            shared = shared or self.claimed.get(doc) == 1
+            self.claimed.set(doc, 1)
+            top = doc if top is None else max(top, doc)
+        if shared:
+            out.append(f"^EPDN({owner!r}): two episodes share a document number")
+        if top is not None and top >= self.next_doc:
+            out.append(f"^EPN({owner!r},'next_doc'): {self.next_doc}, but document {top} exists")
+        return out
+
+    def _chunks(self) -> tuple[list[str], list[str]]:
+        """The column records chunk by chunk: their problems, then the live records no episode's
+        number names; the live ones into the sums."""
+        out: list[str] = []
+        orphans: list[str] = []
+        for doc, col in self._live(out):
+            self.columns.add_have(doc, doc, (col.ts_us, id_of(col), col.dl, col.code))
+            if self.claimed.get(doc) != 1:
+                orphans.append(f"^EPC({self.owner!r},{doc // CHUNK_DOCS}): live record of document {doc}, which no episode has")
+        return out, orphans
+
+    def _live(self, out: list[str] | None) -> Iterator[tuple[int, Column]]:
+        """The live column records of the owner's whole chunks, by document (as a query reads
+        them), and what is wrong with the chunks into ``out``."""
+        # _live and _lists read the text index's formats, which belong to memdb.memory.postings
+        # (its TextIndex.problems reads an owner whole); they are streaming twins of it, here
+        # until they move beside their writer.
+        text, owner = self.lay.text, self.owner
+        stamps = text.stamps.get((owner,)) or b""
+        level_stamps = text.level_stamps.get((owner,)) or b""
+        base = len(text.columns.key((owner,)))
+        chunks = 0
+        for key, raw in text.columns.raw_range((owner,)):
+            c = codec.int_at(key, base)
+            if c is None:
+                c = int(codec.decode_one(key, base)[0])
+            chunks = c + 1
+            chunk = _payload(raw)
+            raw_levels = text.levels.raw_get(text.levels.key((owner, c)))
+            levels = _payload(raw_levels) if raw_levels is not None else None
+            if out is not None:
+                if stamps[c * 8 : c * 8 + 8] in (b"", bytes(8)):
+                    out.append(f"^EPCV({owner!r}): no stamp for chunk {c}")
+                if level_stamps[c * 8 : c * 8 + 8] in (b"", bytes(8)):
+                    out.append(f"^EPLV({owner!r}): no stamp for chunk {c}")
+            if len(chunk) % RECORD_BYTES or len(chunk) > CHUNK_DOCS * RECORD_BYTES:
+                if out is not None:
+                    out.append(f"^EPC({owner!r},{c}): {len(chunk)} bytes, not whole records of one chunk")
+                continue
+            if levels is None or len(levels) != len(chunk) // RECORD_BYTES:
+                if out is not None:
+                    got = "none" if levels is None else f"{len(levels)}"
+                    out.append(f"^EPL({owner!r},{c}): {got} levels for {len(chunk) // RECORD_BYTES} records")
+                continue
+            for i in range(len(chunk) // RECORD_BYTES):
+                col = unpack_record(chunk, levels, c * CHUNK_DOCS + i)
+                if col is not None and col.live and struct.unpack_from("<H", chunk, i * RECORD_BYTES + 16)[0] <= 3:
+                    yield c * CHUNK_DOCS + i, col
+                elif out is None:
+                    continue
+                elif col is not None and col.live:
+                    out.append(f"^EPC({owner!r},{c}): record {i} holds an outcome above 3")
+                elif chunk[i * RECORD_BYTES : (i + 1) * RECORD_BYTES] != _ZERO_RECORD or levels[i]:
+                    out.append(f"^EPC({owner!r},{c}): record {i} is neither live nor zeroed with level 0")
+        if out is not None:
+            beyond = [f"^EPL({owner!r},{c}): levels of a chunk that has no records" for c in self._chunk_numbers(text.levels, chunks)]
+            out[:0] = beyond
+
+    def _chunk_numbers(self, g: Global, start: int) -> Iterator[int]:
+        base = len(g.key((self.owner,)))
+        for key, _ in g.raw_range((self.owner,), start=start):
+            c = codec.int_at(key, base)
+            yield int(codec.decode_one(key, base)[0]) if c is None else c
+
+    def _lists(self, g: Global, sums: _Sums) -> list[str]:
+        """An owner's lists in ``g`` (term or tag -> blocks), one block at a time: damage, order,
+        size and bounds into the problems, the postings into the sums."""
+        out: list[str] | None = [] if self.first else None
+        prev_term, prev_last = None, -1
+        n = len(g.key())
+        for key, raw in g.raw_range((self.owner,)):
+            subs = codec.decode(key, n)
+            if len(subs) != 3 or not isinstance(subs[1], str) or not isinstance(subs[2], int):
+                if out is not None:
+                    out.append(f"^{g.name}{subs!r}: not a block key (owner, term or tag, first document)")
+                continue
+            term, first = str(subs[1]), int(subs[2])
+            if out is None and not sums.holds(term):
+                continue
+            if term != prev_term:
+                prev_term, prev_last = term, -1
+            try:
+                block = _payload(raw)
+                docs, tfs = py_decode_block(block)
+                _, max_tf, min_dl, _, _ = block_header(block)
+            except CorruptValueError:
+                if out is not None:
+                    out.append(f"^{g.name}{subs!r}: damaged block")
+                continue
+            if out is not None and (len(docs) > BLOCK_DOCS or docs[0] < first or docs[0] <= prev_last):
+                out.append(f"^{g.name}{subs!r}: block out of order or over {BLOCK_DOCS} documents")
+            prev_last = docs[-1]
+            for doc, tf in zip(docs, tfs, strict=True):
+                sums.add_have(term, (term, doc), tf)
+                if out is not None:
+                    dl = self.dls.get(doc)
+                    if dl != _NO_DL and (tf > max_tf or dl < min_dl):
+                        out.append(f"^{g.name}{subs!r}: the block's bounds do not bound document {doc}")
+        return out or []
+
+    def _second_reads(self) -> None:
+        """What is stored in the buckets that differ (the records' side was walked again)."""
+        lay, owner = self.lay, self.owner
+        for subs, eid in lay.fact_keys.items((owner,)) if self.facts.suspect else ():
+            self.facts.add_have(subs, subs, eid)
+        for name, sums in self.entries.items():
+            for subs, value in lay.index(name).items((owner,)) if sums.suspect else ():
+                sums.add_have(subs, subs, value)
+        for subs, _ in lay.text.numbers.items((owner,)) if self.numbers.suspect else ():
+            if len(subs) == 2:
+                self.numbers.add_have(str(subs[1]), str(subs[1]), None)
+        for doc, col in self._live(None) if self.columns.suspect else ():
+            self.columns.add_have(doc, doc, col)
+        for g, sums in ((lay.text.blocks, self.postings), (lay.text.tag_blocks, self.tag_postings)):
+            if sums.suspect:
+                self._lists(g, sums)
+
+    # --- the differences, from the buckets kept -----------------------------------------------
+
+    def _facts(self) -> list[str]:
+        out, owner = [], self.owner
+        expected: dict[Any, str] = {}
+        for key, eid in self.facts.wanted:
+            if key in expected:
+                out.append(f"^MEM({owner!r},...,{eid!r}): a second current version of fact {key[1]!r}")
+            expected[key] = eid
+        actual = self.facts.had
+        for key in expected.keys() | actual.keys():
+            if expected.get(key) != actual.get(key):
+                out.append(f"^EPFK{key!r}: {actual.get(key)!r}, but the current version is {expected.get(key)!r}")
+        return out
+
+    def _entries(self) -> list[str]:
+        out = []
+        for name, sums in self.entries.items():
+            entries, actual = dict(sums.wanted), sums.had
+            for missing in sorted(entries.keys() - actual.keys(), key=repr):
+                out.append(f"^{name}{missing!r}: missing index entry")
+            for extra in sorted(actual.keys() - entries.keys(), key=repr):
+                out.append(f"^{name}{extra!r}: index entry without a record")
+            for subs in sorted(entries.keys() & actual.keys(), key=repr):
+                if entries[subs] != actual[subs]:
+                    out.append(f"^{name}{subs!r}: value {actual[subs]!r}, expected {entries[subs]!r}")
+        return out
+
+    def _numbered(self) -> list[str]:
+        owner, hot, numbers = self.owner, dict(self.numbers.wanted), self.numbers.had
+        out = [f"^EPDN({owner!r},{eid!r}): hot episode without a text document number" for eid in sorted(hot.keys() - numbers.keys())]
+        out += [f"^EPDN({owner!r},{eid!r}): document number of an episode that is not hot" for eid in sorted(numbers.keys() - hot.keys())]
+        return out
+
+    def _columns(self) -> list[str]:
+        out, owner, live = [], self.owner, self.columns.had
+        for doc, (ts_us, eid, dl, code) in self.columns.wanted:
+            col = live.get(doc)
+            if col is None:
+                out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): no live record of document {doc} ({eid})")
+            elif (col.ts_us, id_of(col), col.dl, col.code) != (ts_us, eid, dl, code):
+                out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): record of document {doc} differs from episode {eid}")
+        return out
+
+    def _postings(self, sums: _Sums, name: str) -> list[str]:
+        want, have = dict(sums.wanted), sums.had
+        wrong = sorted(p for p in want.keys() | have.keys() if want.get(p) != have.get(p))
+        if not wrong:
+            return []
+        docs = {doc for _, doc in wrong}
+        by_doc: dict[int, str] = {}
+        for subs, value in self.lay.text.numbers.items((self.owner,)):
+            if len(subs) == 2 and int(value) in docs:
+                by_doc[int(value)] = str(subs[1])
+        where = f"^{name}({self.owner!r},"
+        return [f"{where}{t!r},...): document {d} ({by_doc.get(d)}): tf {have.get((t, d))}, expected {want.get((t, d))}" for t, d in wrong]

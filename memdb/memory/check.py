@@ -8,9 +8,12 @@ numbers, the column records, the term and tag postings) is compared as sums of e
 pass. Only where a bucket's sums differ does a second pass hold that bucket's entries, exactly,
 and report them as a whole-owner comparison would. What grows with the owner is small: the
 document frequencies by term (a Counter), each document's length (4 bytes) and whether some
-episode has its number (a byte) (``tests/memory/test_check.py``). A difference the sums miss needs a
-bucket's two sums to agree by chance (modulo 2**64; ``hash`` of -1 and of -2 are one in
-CPython, and no value compared is negative but a column's time before 1970)."""
+episode has its number (a byte) (``tests/memory/test_check.py``). An entry hashes with the types
+of its parts, so a subscript or value of another type that compares or hashes equal ("deploy" and
+b"deploy", 1 and 1.0) is a difference (test_a_subscript_of_another_type_is_damage). A difference the
+sums miss needs a bucket's two sums to agree by chance (modulo 2**64; ``hash`` of -1 and of -2 are
+one in CPython, and no value compared is negative but a column's time before 1970; 0.0 and -0.0
+are one too, as they were to the whole-owner comparison)."""
 
 from __future__ import annotations
 
@@ -97,10 +100,13 @@ def check(layer: Episodes) -> CheckReport:
 
 
 def _hash(key: Any, value: Any) -> int:
+    # with the types: equal values of other types hash alike ("deploy" and b"deploy", 1 and 1.0
+    # and True), and a subscript stored as bytes for a string is damage the old check reported
+    kinds = tuple(map(type, key)) if isinstance(key, tuple) else type(key)
     try:
-        return hash((key, value))
+        return hash((key, kinds, value, type(value)))
     except TypeError:  # a damaged value (a list, a map) is never what the records say
-        return hash((key, repr(value)))
+        return hash((key, kinds, repr(value)))
 
 
 class _Sums:

@@ -201,6 +201,21 @@ def test_a_damaged_document_number_or_next_doc_costs_no_memory(db: memdb.Databas
         raise _RolledBack
 
 
+def test_a_subscript_of_another_type_is_damage(db: memdb.Database) -> None:
+    """A tag index entry whose tag is stored as bytes, or an id as bytes: Python hashes ASCII
+    str and bytes alike, so the hash sums missed what the whole-owner comparison reported."""
+    by_tag = db.episodes.layout.by_tag
+    (owner, tag, ts, eid), value = next(iter(by_tag.items((OWNER,))))
+    for damaged in ((owner, str(tag).encode(), ts, eid), (owner, tag, ts, str(eid).encode())):
+        with pytest.raises(_RolledBack), db.transaction():
+            by_tag.kill((owner, tag, ts, eid))
+            by_tag.set(damaged, value)
+            problems = check_module.check(db.episodes).problems
+            assert problems and sorted(problems) == sorted(_whole_owner_check(db.episodes)), problems
+            raise _RolledBack
+    assert db.check().problems == []
+
+
 def test_check_of_a_sound_database_is_empty_with_any_buckets(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     for buckets in (1, 7, 4096):
         monkeypatch.setattr(check_module, "BUCKETS", buckets)

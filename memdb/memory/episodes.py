@@ -157,9 +157,15 @@ class Episodes:
         mine: Settings | None = getattr(self._tentative, "settings", None)
         if mine is not None:
             if self.space.in_transaction:
-                return mine
+                # what this transaction holds saved now: its configure(), or what was before it
+                # when a savepoint rolled that back (a kind it added then took records the saved
+                # kinds refuse), or a later transaction's (test_settings_after_a_configure_rolled_back)
+                saved = self.layout.meta.get(("settings",))
+                if saved == self._tentative.saved:
+                    return mine
+                return Settings.parse(saved, changed=()) if saved else Settings()
             # its transaction ended: committed, it reset the shared settings (after_commit);
-            # rolled back, they stand (test_settings_after_a_configure_rolled_back)
+            # rolled back, they stand
             self._tentative.settings = None
         if self._settings is None:
             self._settings = self._saved_settings()
@@ -190,7 +196,7 @@ class Episodes:
                 self.layout.meta.set(("settings",), dumped)
                 self.audit.write(None, "configure", now, changes=changed)
             if nested:
-                self._tentative.settings = new
+                self._tentative.settings, self._tentative.saved = new, self.layout.meta.get(("settings",))
                 self.space.after_commit(self._forget_settings)
         if not nested:
             self._settings = new

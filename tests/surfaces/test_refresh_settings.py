@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import memdb
+from memdb.errors import ValidationError
 
 
 class Abort(Exception):
@@ -46,9 +47,18 @@ def test_settings_after_a_configure_rolled_back(tmp_path: Path) -> None:
         assert db.settings.session_idle_minutes == 60
         with db.transaction():
             with pytest.raises(Abort), db.transaction():  # a savepoint rolls back, the outer commits
-                db.configure(session_idle_minutes=7)
+                db.configure(session_idle_minutes=7, typed_kinds=[*db.settings.typed_kinds[:5], "incident"])
+                assert db.settings.session_idle_minutes == 7
                 raise Abort
+            assert db.settings.session_idle_minutes == 60  # the rest of the outer reads what it holds
+            with pytest.raises(ValidationError, match="incident"):  # a kind never saved takes no record
+                db.owner("ana").record("incident", "the pager went off", outcome="failure")
         assert db.settings.session_idle_minutes == 60
+        with pytest.raises(Abort), db.transaction():
+            db.configure(session_idle_minutes=5)
+            raise Abort
+        with db.transaction():  # the thread's next transaction reads what is saved, not the rolled-back one
+            assert db.settings.session_idle_minutes == 60
         with db.transaction():
             db.configure(session_idle_minutes=9)
         assert db.settings.session_idle_minutes == 9

@@ -24,6 +24,21 @@ pytestmark = pytest.mark.usefixtures("backend")
 SECRET_TEXT = "deploy of ana.lopez@example.org's branch"
 
 
+def _failing_once(monkeypatch: pytest.MonkeyPatch, error: Exception) -> list[Exception]:
+    """The next pattern extraction raises ``error`` (what the store raised in the pattern run's own
+    reads or transaction); the list is empty once it has."""
+    real = Patterns._extract
+    failures = [error]
+
+    def failing_once(self: Patterns, *args: Any, **kwargs: Any) -> int:
+        if failures:
+            raise failures.pop()
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Patterns, "_extract", failing_once)
+    return failures
+
+
 @pytest.mark.parametrize(
     "error",
     [
@@ -38,15 +53,7 @@ def test_a_failed_pattern_run_after_the_commit_returns_the_episode(
     """The fifth typed record completes a batch; its extraction fails after the record committed:
     record returns the episode (written once), the failure is logged without the record's text,
     and the batch stays pending until maintain extracts it."""
-    real = Patterns._extract
-    failures = [error]
-
-    def failing_once(self: Patterns, *args: Any, **kwargs: Any) -> int:
-        if failures:
-            raise failures.pop()  # what the store raised in the pattern run's own reads or transaction
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(Patterns, "_extract", failing_once)
+    failures = _failing_once(monkeypatch, error)
     with memdb.open(tmp_path / "db") as db:
         mem = db.owner("ana")
         for k in range(4):
@@ -72,15 +79,7 @@ def test_a_failed_pattern_run_after_the_commit_returns_the_episode(
 def test_a_failed_pattern_run_after_a_session_close_returns_the_close(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """close_session commits the session's episode, then runs the batch it completed, as record
     does: a conflict there raised out of the close after its episode was written."""
-    real = Patterns._extract
-    failures: list[Exception] = [TransactionConflictError("postgres transaction: still failing (retry the transaction later)")]
-
-    def failing_once(self: Patterns, *args: Any, **kwargs: Any) -> int:
-        if failures:
-            raise failures.pop()
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(Patterns, "_extract", failing_once)
+    failures = _failing_once(monkeypatch, TransactionConflictError("postgres transaction: still failing (retry the transaction later)"))
     with memdb.open(tmp_path / "db") as db:
         mem = db.owner("ana")
         for k in range(4):

@@ -1295,9 +1295,8 @@ class OwnerEpisodes:
                     if state.get("status") == SUPERSEDED:  # out of the hot indexes and postings already
                         kills.extend((self._space[g], e) for g, es in index_entries(owner, episode_id, record, state).items() for e in es)
                     else:
-                        entries = index_entries(owner, episode_id, record, {**state, "status": "active"})
-                        kills.extend((self._space[g], e) for g, es in entries.items() for e in es)
-                        tf, dl = terms_of(record)
+                        entries, tf, dl = self._hot_entries(episode_id, record, state)
+                        kills.extend(entries)
                         if dl:
                             stats["docs"] -= 1
                             stats["terms"] -= dl
@@ -1316,6 +1315,15 @@ class OwnerEpisodes:
             self._layer.left_hot(owner, episode_id)
         return hashes
 
+    def _hot_entries(
+        self, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]
+    ) -> tuple[list[tuple[Global, Any]], dict[str, int], int]:
+        """An active episode's hot index entries, and its terms with their frequencies and its
+        length (``terms_of``): what leaving or joining the hot indexes changes."""
+        found = index_entries(self.name, eid, record, {**state, "status": "active"})
+        tf, dl = terms_of(record)
+        return [(self._space[g], e) for g, es in found.items() for e in es], tf, dl
+
     def _hot_changes(
         self, eid: str, record: Mapping[str, Any], state: Mapping[str, Any], code: int | None = None
     ) -> tuple[list[tuple[Global, Any]], list[tuple[bytes, bytes]], dict[str, int], dict[str, int]]:
@@ -1323,10 +1331,7 @@ class OwnerEpisodes:
         set, packed with its new document number; with the statistic and document-frequency
         deltas that go with them. Its text document is taken out of the text index now, or with
         ``code`` put in."""
-        entries: list[tuple[Global, Any]] = [
-            (self._space[g], e) for g, es in index_entries(self.name, eid, record, {**state, "status": "active"}).items() for e in es
-        ]
-        tf, dl = terms_of(record)
+        entries, tf, dl = self._hot_entries(eid, record, state)
         sign = 1 if code is not None else -1
         packed: list[tuple[bytes, bytes]] = []
         if code is None:

@@ -111,17 +111,18 @@ def test_an_erased_owner_leaves_the_database_it_never_wrote_to(tmp_path: Path, m
 
 
 def test_an_owner_whose_records_cannot_be_read_is_erased_all_the_same(tmp_path: Path, clock: Clock) -> None:
-    """An erasure deletes what it does not need to read: an owner whose records, headers and
-    cold records are damaged goes as any other, leaving one audit record, and the other owner
-    stays. It read and hashed every record for the audit record of a request for everything,
-    which it deleted with the owner, and failed on the first damaged one."""
+    """An erasure deletes what it does not need to read: an owner whose records, headers, cold
+    records and audit log are damaged goes as any other, leaving one audit record, and the other
+    owner stays. It read and hashed every record for the audit record of a request for
+    everything, which it deleted with the owner, and read the owner's audit log for mentions of
+    the owner as a reviewer of others; it failed on the first damaged value."""
     with memdb.open(tmp_path / "db", clock=clock) as db:
         mem = db.owner(NAME)
         eps = [mem.record("debug", f"deploy {i} failed", outcome="failure", tags=["deploy"]) for i in range(4)]
         mem.archive(eps[0].id)
         kept = db.owner("other").record("debug", "deploy went fine", outcome="success", tags=["deploy"])
         with db.store.write() as w:  # every value of them unreadable
-            for name in ("MEM", "EPST", "COLD"):
+            for name in ("MEM", "EPST", "COLD", "AUDIT"):
                 g = db.globals[name]
                 for key in [g.key(subs) for subs, _ in g.items((NAME,))]:
                     w.put(key, b"\xc1")  # a byte msgpack never writes

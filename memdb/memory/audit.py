@@ -147,10 +147,12 @@ class AuditLog:
     def forget_actor(self, owner: str, marker: str, actions: Collection[str]) -> int:
         """An owner's erasure beats append-only here too: where another owner's record of one of
         ``actions`` names ``owner`` as the person who acted (``by``: a reviewer's approval of a
-        teammate's lesson), ``marker`` stands instead; how many records. Reads every record."""
+        teammate's lesson), ``marker`` stands instead; how many records. Reads every other
+        owner's record: the owner's own go with it (an archive's record per episode archived)."""
         named = [
-            (subs, entry) for subs, entry in self._owned.items(())
-            if subs[0] != owner and names_person(entry.get("by"), owner) and entry.get("action") in actions
+            (subs, entry) for other in list(self._owned.children()) if other != owner
+            for subs, entry in self._owned.items((other,))
+            if names_person(entry.get("by"), owner) and entry.get("action") in actions
         ]  # fmt: skip
         for subs, entry in named:
             self._owned.set(subs, {**entry, "by": marker})

@@ -94,8 +94,9 @@ class Database:
 
     def _erase_patterns(self, owner: str, ids: set[str], _at: dt.datetime, action: str) -> None:
         """Patterns derived from erased episodes go with them, and their ids leave the counting;
-        retention's routine pruning keeps them."""
-        if action != "retention":
+        retention's routine pruning keeps them, and an owner's erasure kills them whole (``^PAT*``
+        are ``OWNER_KEYED``): reading the counting of every episode was discarded work."""
+        if action not in ("retention", "erase_owner"):
             self.patterns.erase_citing(owner, ids)
 
     def owner(self, name: str) -> Memory:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -33,6 +33,7 @@ from memdb.memory.layout import (
     header_of,
     index_code,
     index_entries,
+    kept_when_archived,
     predecessor_of,
     successor_of,
     terms_of,
@@ -43,12 +44,17 @@ from memdb.memory.settings import FACT_KIND
 if TYPE_CHECKING:
     from memdb.memory.episodes import Episodes
 
-__all__ = ["BUCKETS", "CheckReport", "check"]
+__all__ = ["ARCHIVED_COMPARED", "BUCKETS", "CheckReport", "archived_header_problems", "check"]
 
 BUCKETS: Final = 4096
 """Buckets each structure's hash sums are kept in: a bucket whose sums differ is compared entry
 by entry in a second pass, so damage costs memory by the buckets it touches (the tests lower it,
 so that damaged entries share buckets with sound ones)."""
+
+ARCHIVED_COMPARED: Final = ("ts", "kind", "outcome", "tags", "session", "supersedes", "lesson", "participants", "decided", "account")
+"""The fields of an archived header that its cold record implies (``header_of`` and
+``kept_when_archived``). Its one-liner is not among them: a ``Summarizer`` made it from the
+record, and another summarizer, or another version of one, makes another."""
 
 _NO_DL: Final = 0xFFFFFFFF
 _MASK: Final = (1 << 64) - 1
@@ -82,6 +88,23 @@ def check(layer: Episodes) -> CheckReport:
         for owner in sorted(owners):
             _OwnerCheck(lay, owner).run(report)
     return report
+
+
+def archived_header_problems(owner: str, eid: str, header: Mapping[str, Any], record: Any) -> list[str]:
+    """What differs between an archived episode's header and its record decoded from cold storage
+    (``ColdCodec.check`` decodes it: the codec is the lifecycle's), one problem a field, naming
+    the field but not its value (it may be the record's text)."""
+    if not isinstance(record, dict) or "ts" not in record or "kind" not in record:
+        return [f"^COLD({owner!r},{eid!r}): damaged (not an episode record)"]
+    want = header_of(record) | kept_when_archived(record)
+    out = [
+        f"^EPST({owner!r},{eid!r}): archived header's {name} differs from its cold record"
+        for name in ARCHIVED_COMPARED
+        if header.get(name) != want.get(name)
+    ]
+    if not isinstance(header.get("one_line"), str):
+        out.append(f"^EPST({owner!r},{eid!r}): archived header without a one-liner")
+    return out
 
 
 def _hash(key: Any, value: Any) -> int:

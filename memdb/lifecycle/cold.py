@@ -26,7 +26,8 @@ from typing import Any, Final
 import zstandard
 
 from memdb.engine import codec
-from memdb.errors import ConfigError, CorruptKeyError
+from memdb.errors import ConfigError, CorruptionError, CorruptKeyError
+from memdb.memory.check import archived_header_problems
 from memdb.memory.episodes import Episodes
 
 __all__ = ["CODECS", "ColdCodec"]
@@ -78,40 +79,56 @@ class ColdCodec:
             self.dicts.set((_DATABASE, "last"), newest)
 
     def check(self) -> list[str]:
-        """Problems of the dictionary-coded cold records: a record whose frame was compressed with
-        another dictionary than the one stored under its id (restore fails: "Dictionary
-        mismatch"), or whose dictionary is missing. Reads each record's frame header and each
-        dictionary's id, never decompresses: O(archived records)."""
+        """Problems of the cold records: one that cannot be decoded (compressed with another
+        dictionary than the one stored under its id, so restore fails: "Dictionary mismatch";
+        its dictionary missing; damaged), and one whose archived header says other than the
+        record (``memdb.memory.check.archived_header_problems``). Decodes each record once:
+        O(archived records)."""
         problems: list[str] = []
         with self._episodes.space.snapshot():
             for owner in self._episodes.owners():
                 ids: dict[int, int | None] = {}
                 for eid, value in self._episodes.cold_blobs(owner):
-                    if not isinstance(value, dict):
-                        problems.append(f"^COLD({owner!r},{eid!r}): damaged (not a cold record)")
+                    problem = self._undecodable(owner, eid, value, ids)
+                    if problem is not None:
+                        problems.append(problem)
                         continue
-                    if value.get("codec") != "zstd-dict":
-                        continue
-                    stored, data = value.get("dict"), value.get("data")
-                    # a damaged record is what check reports, never what stops it (tests/lifecycle/test_owner_erasure_processes.py)
-                    if isinstance(stored, bool) or not isinstance(stored, int) or not isinstance(data, (bytes, bytearray, memoryview)):
-                        problems.append(f"^COLD({owner!r},{eid!r}): damaged (no dictionary number or no compressed data)")
-                        continue
-                    dict_id = stored
-                    if dict_id not in ids:
-                        raw = self.dicts.get((owner, dict_id))
-                        ids[dict_id] = zstandard.ZstdCompressionDict(raw).dict_id() if isinstance(raw, (bytes, bytearray)) else None
-                    if ids[dict_id] is None:
-                        problems.append(f"^COLD({owner!r},{eid!r}): its dictionary {dict_id} is missing from ^COLDDICT (or damaged)")
-                        continue
+                    header = self._episodes.header(owner, eid)
+                    if not isinstance(header, dict) or header.get("status") != "archived":
+                        continue  # the episodes' check reports a cold record without an archived header
                     try:
-                        framed = zstandard.get_frame_parameters(data).dict_id
-                    except zstandard.ZstdError:
-                        problems.append(f"^COLD({owner!r},{eid!r}): not a zstandard frame")
+                        record = self.unpack(owner, value)
+                    except (CorruptionError, zstandard.ZstdError, zlib.error, KeyError, TypeError, ValueError):
+                        # a damaged record is what check reports, never what stops it
+                        problems.append(f"^COLD({owner!r},{eid!r}): damaged (cannot be decoded)")
                         continue
-                    if framed != ids[dict_id]:
-                        problems.append(f"^COLD({owner!r},{eid!r}): compressed with another dictionary than ^COLDDICT({owner!r},{dict_id})")
+                    problems += archived_header_problems(owner, eid, header, record)
         return problems
+
+    def _undecodable(self, owner: str, eid: str, value: Any, ids: dict[int, int | None]) -> str | None:
+        """Why a cold value cannot be decoded, read from its frame header and its dictionary's id
+        (``ids`` keeps each dictionary's, by number), or None."""
+        if not isinstance(value, dict):
+            return f"^COLD({owner!r},{eid!r}): damaged (not a cold record)"
+        if value.get("codec") != "zstd-dict":
+            return None
+        stored, data = value.get("dict"), value.get("data")
+        # a damaged record is what check reports, never what stops it (tests/lifecycle/test_owner_erasure_processes.py)
+        if isinstance(stored, bool) or not isinstance(stored, int) or not isinstance(data, (bytes, bytearray, memoryview)):
+            return f"^COLD({owner!r},{eid!r}): damaged (no dictionary number or no compressed data)"
+        dict_id = stored
+        if dict_id not in ids:
+            raw = self.dicts.get((owner, dict_id))
+            ids[dict_id] = zstandard.ZstdCompressionDict(raw).dict_id() if isinstance(raw, (bytes, bytearray)) else None
+        if ids[dict_id] is None:
+            return f"^COLD({owner!r},{eid!r}): its dictionary {dict_id} is missing from ^COLDDICT (or damaged)"
+        try:
+            framed = zstandard.get_frame_parameters(data).dict_id
+        except zstandard.ZstdError:
+            return f"^COLD({owner!r},{eid!r}): not a zstandard frame"
+        if framed != ids[dict_id]:
+            return f"^COLD({owner!r},{eid!r}): compressed with another dictionary than ^COLDDICT({owner!r},{dict_id})"
+        return None
 
     def _current_dict(self, owner: str) -> int | None:
         # One dictionary per owner: it is learned from that owner's records only, so no owner's

@@ -17,16 +17,13 @@ are one too, as they were to the whole-owner comparison)."""
 
 from __future__ import annotations
 
-import struct
 from array import array
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from memdb.engine import codec
-from memdb.engine.globals import Global
-from memdb.errors import CorruptValueError
 from memdb.memory.ids import episode_day, ts_micros
 from memdb.memory.layout import (
     INDEXES,
@@ -36,35 +33,29 @@ from memdb.memory.layout import (
     header_of,
     index_code,
     index_entries,
+    kept_when_archived,
     predecessor_of,
     successor_of,
     terms_of,
 )
-from memdb.memory.postings import (
-    _MAX_TF,
-    BLOCK_DOCS,
-    CHUNK_DOCS,
-    RECORD_BYTES,
-    Column,
-    _payload,
-    block_header,
-    id_of,
-    py_decode_block,
-    unpack_record,
-)
+from memdb.memory.postings import CHUNK_DOCS, id_of, stored_tf
 from memdb.memory.settings import FACT_KIND
 
 if TYPE_CHECKING:
     from memdb.memory.episodes import Episodes
 
-__all__ = ["BUCKETS", "CheckReport", "check"]
+__all__ = ["ARCHIVED_COMPARED", "BUCKETS", "CheckReport", "archived_header_problems", "check"]
 
 BUCKETS: Final = 4096
 """Buckets each structure's hash sums are kept in: a bucket whose sums differ is compared entry
 by entry in a second pass, so damage costs memory by the buckets it touches (the tests lower it,
 so that damaged entries share buckets with sound ones)."""
 
-_ZERO_RECORD: Final = bytes(RECORD_BYTES)
+ARCHIVED_COMPARED: Final = ("ts", "kind", "outcome", "tags", "session", "supersedes", "lesson", "participants", "decided", "account")
+"""The fields of an archived header that its cold record implies (``header_of`` and
+``kept_when_archived``). Its one-liner is not among them: a ``Summarizer`` made it from the
+record, and another summarizer, or another version of one, makes another."""
+
 _NO_DL: Final = 0xFFFFFFFF
 _MASK: Final = (1 << 64) - 1
 _GROW: Final = 1 << 16  # documents past the last set that still grow the array
@@ -97,6 +88,23 @@ def check(layer: Episodes) -> CheckReport:
         for owner in sorted(owners):
             _OwnerCheck(lay, owner).run(report)
     return report
+
+
+def archived_header_problems(owner: str, eid: str, header: Mapping[str, Any], record: Any) -> list[str]:
+    """What differs between an archived episode's header and its record decoded from cold storage
+    (``ColdCodec.check`` decodes it: the codec is the lifecycle's), one problem a field, naming
+    the field but not its value (it may be the record's text)."""
+    if not isinstance(record, dict) or "ts" not in record or "kind" not in record:
+        return [f"^COLD({owner!r},{eid!r}): damaged (not an episode record)"]
+    want = header_of(record) | kept_when_archived(record)
+    out = [
+        f"^EPST({owner!r},{eid!r}): archived header's {name} differs from its cold record"
+        for name in ARCHIVED_COMPARED
+        if header.get(name) != want.get(name)
+    ]
+    if not isinstance(header.get("one_line"), str):
+        out.append(f"^EPST({owner!r},{eid!r}): archived header without a one-liner")
+    return out
 
 
 def _hash(key: Any, value: Any) -> int:
@@ -162,6 +170,11 @@ class _Docs:
             return self.values[doc]
         return self.other.get(doc, self.fill)
 
+    def known(self, doc: int) -> int | None:
+        """The value of ``doc``, or None where none was set."""
+        value = self.values[doc] if 0 <= doc < len(self.values) else self.other.get(doc, self.fill)
+        return None if value == self.fill else value
+
     def set(self, doc: int, value: int) -> None:
         n = len(self.values)
         if n <= doc < 2 * n + _GROW:
@@ -203,7 +216,7 @@ class _OwnerCheck:
         df = self._doc_freq()
         numbered = self._numbers()
         chunks, live = self._chunks()
-        lists = [self._lists(g, sums) for g, sums in ((lay.text.blocks, self.postings), (lay.text.tag_blocks, self.tag_postings))]
+        lists = [self._lists(tags, sums) for tags, sums in ((False, self.postings), (True, self.tag_postings))]
         all_sums = (self.facts, *self.entries.values(), self.numbers, self.columns, self.postings, self.tag_postings)
         if any([s.differ() for s in all_sums]):  # a list: every structure keeps its buckets
             self.first = False
@@ -350,17 +363,17 @@ class _OwnerCheck:
             key = (owner, value.get("key"))
             self.facts.add_want(key, key, eid)
         code = index_code(state["relevance"], value.get("outcome"))
-        number = lay.text.numbers.get((owner, eid))  # a hot episode without one: the text index's problems name it
+        number = lay.text.number(owner, eid)  # a hot episode without one: the text index's problems name it
         entry = entry_of(number, value.get("outcome")) if number is not None else None
         self._want_entries(eid, value, state, entry)
         tf, dl = terms_of(value)
         self.numbers.add_want(eid, eid, None)
         if number is not None:
-            doc = int(number)
+            doc = number
             ts_us = ts_micros(value["ts"])
             self.columns.add_want(doc, doc, (ts_us, eid, dl, code))
             for term, n in tf.items():
-                self.postings.add_want(term, (term, doc), min(n, _MAX_TF))
+                self.postings.add_want(term, (term, doc), stored_tf(n))
             for tag in dict.fromkeys(value.get("tags") or ()):
                 self.tag_postings.add_want(tag, (tag, doc), 1)
             if self.first:
@@ -400,10 +413,7 @@ class _OwnerCheck:
         """^EPDN: its numbers into the sums, and the number each document has, kept as a bit."""
         owner, out = self.owner, []
         shared, top = False, None
-        for subs, value in self.lay.text.numbers.items((owner,)):
-            if len(subs) != 2:
-                continue
-            eid, doc = str(subs[1]), int(value)
+        for eid, doc in self.lay.text.stored_numbers(owner):
             self.numbers.add_have(eid, eid, None)
             shared = shared or self.claimed.get(doc) == 1
             self.claimed.set(doc, 1)
@@ -419,99 +429,21 @@ class _OwnerCheck:
         number names; the live ones into the sums."""
         out: list[str] = []
         orphans: list[str] = []
-        for doc, col in self._live(out):
+        for doc, col in self.lay.text.stored_columns(self.owner, out):
             self.columns.add_have(doc, doc, (col.ts_us, id_of(col), col.dl, col.code))
             if self.claimed.get(doc) != 1:
                 orphans.append(f"^EPC({self.owner!r},{doc // CHUNK_DOCS}): live record of document {doc}, which no episode has")
         return out, orphans
 
-    def _live(self, out: list[str] | None) -> Iterator[tuple[int, Column]]:
-        """The live column records of the owner's whole chunks, by document (as a query reads
-        them), and what is wrong with the chunks into ``out``."""
-        # _live and _lists read the text index's formats, which belong to memdb.memory.postings
-        # (its TextIndex.problems reads an owner whole); they are streaming twins of it, here
-        # until they move beside their writer.
-        text, owner = self.lay.text, self.owner
-        stamps = text.stamps.get((owner,)) or b""
-        level_stamps = text.level_stamps.get((owner,)) or b""
-        base = len(text.columns.key((owner,)))
-        chunks = 0
-        for key, raw in text.columns.raw_range((owner,)):
-            c = codec.int_at(key, base)
-            if c is None:
-                c = int(codec.decode_one(key, base)[0])
-            chunks = c + 1
-            chunk = _payload(raw)
-            raw_levels = text.levels.raw_get(text.levels.key((owner, c)))
-            levels = _payload(raw_levels) if raw_levels is not None else None
-            if out is not None:
-                if stamps[c * 8 : c * 8 + 8] in (b"", bytes(8)):
-                    out.append(f"^EPCV({owner!r}): no stamp for chunk {c}")
-                if level_stamps[c * 8 : c * 8 + 8] in (b"", bytes(8)):
-                    out.append(f"^EPLV({owner!r}): no stamp for chunk {c}")
-            if len(chunk) % RECORD_BYTES or len(chunk) > CHUNK_DOCS * RECORD_BYTES:
-                if out is not None:
-                    out.append(f"^EPC({owner!r},{c}): {len(chunk)} bytes, not whole records of one chunk")
-                continue
-            if levels is None or len(levels) != len(chunk) // RECORD_BYTES:
-                if out is not None:
-                    got = "none" if levels is None else f"{len(levels)}"
-                    out.append(f"^EPL({owner!r},{c}): {got} levels for {len(chunk) // RECORD_BYTES} records")
-                continue
-            for i in range(len(chunk) // RECORD_BYTES):
-                col = unpack_record(chunk, levels, c * CHUNK_DOCS + i)
-                if col is not None and col.live and struct.unpack_from("<H", chunk, i * RECORD_BYTES + 16)[0] <= 3:
-                    yield c * CHUNK_DOCS + i, col
-                elif out is None:
-                    continue
-                elif col is not None and col.live:
-                    out.append(f"^EPC({owner!r},{c}): record {i} holds an outcome above 3")
-                elif chunk[i * RECORD_BYTES : (i + 1) * RECORD_BYTES] != _ZERO_RECORD or levels[i]:
-                    out.append(f"^EPC({owner!r},{c}): record {i} is neither live nor zeroed with level 0")
-        if out is not None:
-            beyond = [f"^EPL({owner!r},{c}): levels of a chunk that has no records" for c in self._chunk_numbers(text.levels, chunks)]
-            out[:0] = beyond
-
-    def _chunk_numbers(self, g: Global, start: int) -> Iterator[int]:
-        base = len(g.key((self.owner,)))
-        for key, _ in g.raw_range((self.owner,), start=start):
-            c = codec.int_at(key, base)
-            yield int(codec.decode_one(key, base)[0]) if c is None else c
-
-    def _lists(self, g: Global, sums: _Sums) -> list[str]:
-        """An owner's lists in ``g`` (term or tag -> blocks), one block at a time: damage, order,
-        size and bounds into the problems, the postings into the sums."""
+    def _lists(self, tags: bool, sums: _Sums) -> list[str]:
+        """An owner's term lists (tag lists with ``tags``), one block at a time: the postings into
+        the sums; in the first pass, what is wrong with the lists into the problems, and in the
+        second only the buckets kept are read."""
         out: list[str] | None = [] if self.first else None
-        prev_term, prev_last = None, -1
-        n = len(g.key())
-        for key, raw in g.raw_range((self.owner,)):
-            subs = codec.decode(key, n)
-            if len(subs) != 3 or not isinstance(subs[1], str) or not isinstance(subs[2], int):
-                if out is not None:
-                    out.append(f"^{g.name}{subs!r}: not a block key (owner, term or tag, first document)")
-                continue
-            term, first = str(subs[1]), int(subs[2])
-            if out is None and not sums.holds(term):
-                continue
-            if term != prev_term:
-                prev_term, prev_last = term, -1
-            try:
-                block = _payload(raw)
-                docs, tfs = py_decode_block(block)
-                _, max_tf, min_dl, _, _ = block_header(block)
-            except CorruptValueError:
-                if out is not None:
-                    out.append(f"^{g.name}{subs!r}: damaged block")
-                continue
-            if out is not None and (len(docs) > BLOCK_DOCS or docs[0] < first or docs[0] <= prev_last):
-                out.append(f"^{g.name}{subs!r}: block out of order or over {BLOCK_DOCS} documents")
-            prev_last = docs[-1]
+        wanted = None if self.first else sums.holds
+        for term, docs, tfs in self.lay.text.stored_postings(self.owner, tags=tags, problems=out, wanted=wanted, length=self.dls.known):
             for doc, tf in zip(docs, tfs, strict=True):
                 sums.add_have(term, (term, doc), tf)
-                if out is not None:
-                    dl = self.dls.get(doc)
-                    if dl != _NO_DL and (tf > max_tf or dl < min_dl):
-                        out.append(f"^{g.name}{subs!r}: the block's bounds do not bound document {doc}")
         return out or []
 
     def _second_reads(self) -> None:
@@ -522,14 +454,13 @@ class _OwnerCheck:
         for name, sums in self.entries.items():
             for subs, value in lay.index(name).items((owner,)) if sums.suspect else ():
                 sums.add_have(subs, subs, value)
-        for subs, _ in lay.text.numbers.items((owner,)) if self.numbers.suspect else ():
-            if len(subs) == 2:
-                self.numbers.add_have(str(subs[1]), str(subs[1]), None)
-        for doc, col in self._live(None) if self.columns.suspect else ():
+        for eid, _ in lay.text.stored_numbers(owner) if self.numbers.suspect else ():
+            self.numbers.add_have(eid, eid, None)
+        for doc, col in lay.text.stored_columns(owner) if self.columns.suspect else ():
             self.columns.add_have(doc, doc, col)
-        for g, sums in ((lay.text.blocks, self.postings), (lay.text.tag_blocks, self.tag_postings)):
+        for tags, sums in ((False, self.postings), (True, self.tag_postings)):
             if sums.suspect:
-                self._lists(g, sums)
+                self._lists(tags, sums)
 
     # --- the differences, from the buckets kept -----------------------------------------------
 
@@ -582,8 +513,8 @@ class _OwnerCheck:
             return []
         docs = {doc for _, doc in wrong}
         by_doc: dict[int, str] = {}
-        for subs, value in self.lay.text.numbers.items((self.owner,)):
-            if len(subs) == 2 and int(value) in docs:
-                by_doc[int(value)] = str(subs[1])
+        for eid, doc in self.lay.text.stored_numbers(self.owner):
+            if doc in docs:
+                by_doc[doc] = eid
         where = f"^{name}({self.owner!r},"
         return [f"{where}{t!r},...): document {d} ({by_doc.get(d)}): tf {have.get((t, d))}, expected {want.get((t, d))}" for t, d in wrong]

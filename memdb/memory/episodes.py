@@ -37,14 +37,13 @@ from memdb.memory.layout import (
     SUPERSEDED,
     VERSION_FIELDS,
     Layout,
-    archived_account,
-    decided_words,
     decoded_header,
     entry_value,
     fact_key_bounds,
     header_of,
     index_code,
     index_entries,
+    kept_when_archived,
     packed_header,
     predecessor_of,
     relevance_level,
@@ -1354,15 +1353,7 @@ class OwnerEpisodes:
             # what experience needs stays hot (DESIGN 5): kind, outcome, tags and time are in the
             # header already; the one-liner and the lesson join them, and who took part ("What did
             # Bob review?" finds it archived as it did hot)
-            header = {
-                **state, "status": "archived", "one_line": one_line, "archived_from": state["status"], "lesson": record.get("lesson"),
-            }  # fmt: skip
-            if record.get("participants"):
-                header["participants"] = list(record["participants"])
-            if decided := decided_words(record):  # "which candidates did we reject?" of {"next": "reject"}
-                header["decided"] = decided
-            if account := archived_account(record):  # what was tried, what happened and why: "pgbouncer" finds it
-                header["account"] = account
+            header = {**state, "status": "archived", "one_line": one_line, "archived_from": state["status"], **kept_when_archived(record)}
             sets: list[tuple[Global, Any, Any]] = [
                 (self._layout.states, (self.name, episode_id), header),
                 (self._layout.cold, (self.name, episode_id), cold),

@@ -114,6 +114,7 @@ __all__ = [
     "index_code",
     "index_entries",
     "indexed_text",
+    "kept_when_archived",
     "packed_header",
     "predecessor_of",
     "relevance_level",
@@ -408,6 +409,21 @@ def decided_words(record: Mapping[str, Any]) -> str:
     if not record.get("decisions") or record.get("kind") == FACT_KIND:
         return ""
     return " ".join(_decision_words(record["decisions"])) + f" {_DECIDED}"
+
+
+def kept_when_archived(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What an archived header keeps of its record besides ``header_of``'s fields (DESIGN 5): the
+    lesson, and where the record has them who took part, what it decided and what was tried,
+    what happened and why. Archiving writes them and ``db.check()`` compares them with the
+    cold record."""
+    kept: dict[str, Any] = {"lesson": record.get("lesson")}
+    if record.get("participants"):  # "What did Bob review?" finds it archived as it did hot
+        kept["participants"] = list(record["participants"])
+    if decided := decided_words(record):  # "which candidates did we reject?" of {"next": "reject"}
+        kept["decided"] = decided
+    if account := archived_account(record):  # what was tried, what happened and why: "pgbouncer" finds it
+        kept["account"] = account
+    return kept
 
 
 def archived_words(header: Mapping[str, Any]) -> str:

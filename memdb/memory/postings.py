@@ -46,7 +46,7 @@ import os
 import struct
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
@@ -85,6 +85,7 @@ __all__ = [
     "py_decode_block",
     "py_search",
     "search",
+    "stored_tf",
     "unpack_record",
 ]
 
@@ -1396,107 +1397,116 @@ class TextIndex:
                         out[i][term] = tf
         return out
 
-    # --- checking ----------------------------------------------------------------------------
+    # --- checking: what is stored, read in one streaming pass ------------------------------------
+    # ``memdb.memory.check`` compares these with what the records imply; they read the formats
+    # above and report what is wrong with them, and hold one block or chunk at a time.
 
-    def _list_problems(
-        self, g: Global, owner: str, want: Mapping[tuple[str, int], int], dls: Mapping[int, int], by_doc: Mapping[int, str]
-    ) -> list[str]:
-        """What differs between an owner's lists in ``g`` (term or tag -> blocks) and ``want``
-        ((term, document) -> tf): damage, order, size, bounds, and missing or extra postings."""
-        out: list[str] = []
-        have: dict[tuple[str, int], int] = {}
+    def stored_numbers(self, owner: str) -> Iterator[tuple[str, int]]:
+        """Each episode's document number (^EPDN) in id order; a key of another shape is skipped
+        (check counts numbers against the hot records)."""
+        for subs, value in self.numbers.items((owner,)):
+            if len(subs) == 2:
+                yield str(subs[1]), int(value)
+
+    def stored_columns(self, owner: str, problems: list[str] | None = None) -> Iterator[tuple[int, Column]]:
+        """The live column records of the owner's whole chunks, by document (as a query reads
+        them), one chunk held at a time; with ``problems``, what is wrong with the chunks, their
+        levels and stamps goes into it (levels of a chunk without records ahead of the rest)."""
+        stamps = self.stamps.get((owner,)) or b""
+        level_stamps = self.level_stamps.get((owner,)) or b""
+        base = len(self.columns.key((owner,)))
+        start = len(problems) if problems is not None else 0
+        chunks = 0
+        for key, raw in self.columns.raw_range((owner,)):
+            c = codec.int_at(key, base)
+            if c is None:
+                c = int(codec.decode_one(key, base)[0])
+            chunks = c + 1
+            chunk = _payload(raw)
+            raw_levels = self.levels.raw_get(self.levels.key((owner, c)))
+            levels = _payload(raw_levels) if raw_levels is not None else None
+            if problems is not None:
+                if stamps[c * 8 : c * 8 + 8] in (b"", bytes(8)):
+                    problems.append(f"^EPCV({owner!r}): no stamp for chunk {c}")
+                if level_stamps[c * 8 : c * 8 + 8] in (b"", bytes(8)):
+                    problems.append(f"^EPLV({owner!r}): no stamp for chunk {c}")
+            if len(chunk) % RECORD_BYTES or len(chunk) > CHUNK_DOCS * RECORD_BYTES:
+                if problems is not None:
+                    problems.append(f"^EPC({owner!r},{c}): {len(chunk)} bytes, not whole records of one chunk")
+                continue
+            if levels is None or len(levels) != len(chunk) // RECORD_BYTES:
+                if problems is not None:
+                    got = "none" if levels is None else f"{len(levels)}"
+                    problems.append(f"^EPL({owner!r},{c}): {got} levels for {len(chunk) // RECORD_BYTES} records")
+                continue
+            for i in range(len(chunk) // RECORD_BYTES):
+                col = unpack_record(chunk, levels, c * CHUNK_DOCS + i)
+                # an outcome above 3 is damage that unpack_record's two bits would hide
+                if col is not None and col.live and _RECORD.unpack_from(chunk, i * RECORD_BYTES)[3] <= 3:
+                    yield c * CHUNK_DOCS + i, col
+                elif problems is None:
+                    continue
+                elif col is not None and col.live:
+                    problems.append(f"^EPC({owner!r},{c}): record {i} holds an outcome above 3")
+                elif chunk[i * RECORD_BYTES : (i + 1) * RECORD_BYTES] != _ZERO_RECORD or levels[i]:
+                    problems.append(f"^EPC({owner!r},{c}): record {i} is neither live nor zeroed with level 0")
+        if problems is not None:
+            base = len(self.levels.key((owner,)))
+            beyond = []
+            for key, _ in self.levels.raw_range((owner,), start=chunks):
+                c = codec.int_at(key, base)
+                c = int(codec.decode_one(key, base)[0]) if c is None else c
+                beyond.append(f"^EPL({owner!r},{c}): levels of a chunk that has no records")
+            problems[start:start] = beyond
+
+    def stored_postings(
+        self,
+        owner: str,
+        *,
+        tags: bool = False,
+        problems: list[str] | None = None,
+        wanted: Callable[[str], bool] | None = None,
+        length: Callable[[int], int | None] | None = None,
+    ) -> Iterator[tuple[str, list[int], list[int]]]:
+        """The owner's term lists (tag lists with ``tags``) a block at a time, as ``(term,
+        docs, tfs)`` in key order; a damaged block or key is left out. With ``problems``, what
+        is wrong goes into it: a damaged block or key, a block out of order or over
+        ``BLOCK_DOCS``, and one whose header does not bound a document of ``length(doc)`` (None
+        where unknown). ``wanted(term)`` False skips a term's blocks without decoding them."""
+        g = self.tag_blocks if tags else self.blocks
         prev_term, prev_last = None, -1
-        for key, raw in zip(*g.raw_columns((owner,)), strict=True):
-            subs = codec.decode(key, len(g.key()))
+        n = len(g.key())
+        for key, raw in g.raw_range((owner,)):
+            subs = codec.decode(key, n)
             if len(subs) != 3 or not isinstance(subs[1], str) or not isinstance(subs[2], int):
-                out.append(f"^{g.name}{subs!r}: not a block key (owner, term or tag, first document)")
+                if problems is not None:
+                    problems.append(f"^{g.name}{subs!r}: not a block key (owner, term or tag, first document)")
                 continue
             term, first = str(subs[1]), int(subs[2])
+            if wanted is not None and not wanted(term):
+                continue
             if term != prev_term:
                 prev_term, prev_last = term, -1
             try:
                 block = _payload(raw)
                 docs, tfs = py_decode_block(block)
-                _, max_tf, min_dl, _, _ = _HEADER.unpack_from(block)
+                _, max_tf, min_dl, _, _ = block_header(block)
             except CorruptValueError:
-                out.append(f"^{g.name}{subs!r}: damaged block")
+                if problems is not None:
+                    problems.append(f"^{g.name}{subs!r}: damaged block")
                 continue
-            if len(docs) > BLOCK_DOCS or docs[0] < first or docs[0] <= prev_last:
-                out.append(f"^{g.name}{subs!r}: block out of order or over {BLOCK_DOCS} documents")
+            if problems is not None:
+                if len(docs) > BLOCK_DOCS or docs[0] < first or docs[0] <= prev_last:
+                    problems.append(f"^{g.name}{subs!r}: block out of order or over {BLOCK_DOCS} documents")
+                if length is not None:
+                    for doc, tf in zip(docs, tfs, strict=True):
+                        dl = length(doc)
+                        if dl is not None and (tf > max_tf or dl < min_dl):
+                            problems.append(f"^{g.name}{subs!r}: the block's bounds do not bound document {doc}")
             prev_last = docs[-1]
-            for doc, tf in zip(docs, tfs, strict=True):
-                have[(term, doc)] = tf
-                dl = dls.get(doc)
-                if dl is not None and (tf > max_tf or dl < min_dl):
-                    out.append(f"^{g.name}{subs!r}: the block's bounds do not bound document {doc}")
-        for term, doc in sorted(want.keys() | have.keys()):
-            if want.get((term, doc)) != have.get((term, doc)):
-                got, wanted = have.get((term, doc)), want.get((term, doc))
-                out.append(f"^{g.name}({owner!r},{term!r},...): document {doc} ({by_doc.get(doc)}): tf {got}, expected {wanted}")
-        return out
+            yield term, docs, tfs
 
-    def problems(self, owner: str, expected: Mapping[str, Doc]) -> list[str]:
-        """What differs between an owner's text index and ``expected`` (its hot episodes by id,
-        from their records): numbers, column records, blocks, their order and their bounds."""
-        out: list[str] = []
-        numbers = {str(s[1]): int(v) for s, v in self.numbers.items((owner,)) if len(s) == 2}
-        next_doc = int(self.stats.get((owner, "next_doc"), 0))
-        for eid in sorted(expected.keys() - numbers.keys()):
-            out.append(f"^EPDN({owner!r},{eid!r}): hot episode without a text document number")
-        for eid in sorted(numbers.keys() - expected.keys()):
-            out.append(f"^EPDN({owner!r},{eid!r}): document number of an episode that is not hot")
-        if len(set(numbers.values())) != len(numbers):
-            out.append(f"^EPDN({owner!r}): two episodes share a document number")
-        if numbers and max(numbers.values()) >= next_doc:
-            out.append(f"^EPN({owner!r},'next_doc'): {next_doc}, but document {max(numbers.values())} exists")
-        live: dict[int, Column] = {}
-        stamps = self.stamps.get((owner,)) or b""
-        level_stamps = self.level_stamps.get((owner,)) or b""
-        all_levels = self._read_chunks(self.levels, owner)
-        records = self._read_chunks(self.columns, owner)
-        for c in range(len(records), len(all_levels)):
-            if all_levels[c] is not None:
-                out.append(f"^EPL({owner!r},{c}): levels of a chunk that has no records")
-        for c, chunk in enumerate(records):
-            if chunk is None:
-                continue
-            if stamps[c * 8 : c * 8 + 8] in (b"", bytes(8)):
-                out.append(f"^EPCV({owner!r}): no stamp for chunk {c}")
-            if level_stamps[c * 8 : c * 8 + 8] in (b"", bytes(8)):
-                out.append(f"^EPLV({owner!r}): no stamp for chunk {c}")
-            if len(chunk) % RECORD_BYTES or len(chunk) > CHUNK_DOCS * RECORD_BYTES:
-                out.append(f"^EPC({owner!r},{c}): {len(chunk)} bytes, not whole records of one chunk")
-                continue
-            levels = all_levels[c] if c < len(all_levels) else None
-            if levels is None or len(levels) != len(chunk) // RECORD_BYTES:
-                got = "none" if levels is None else f"{len(levels)}"
-                out.append(f"^EPL({owner!r},{c}): {got} levels for {len(chunk) // RECORD_BYTES} records")
-                continue
-            for i in range(len(chunk) // RECORD_BYTES):
-                col = unpack_record(chunk, levels, c * CHUNK_DOCS + i)
-                if col is not None and col.live and struct.unpack_from("<H", chunk, i * RECORD_BYTES + 16)[0] <= 3:
-                    live[c * CHUNK_DOCS + i] = col
-                elif col is not None and col.live:
-                    out.append(f"^EPC({owner!r},{c}): record {i} holds an outcome above 3")
-                elif chunk[i * RECORD_BYTES : (i + 1) * RECORD_BYTES] != _ZERO_RECORD or levels[i]:
-                    out.append(f"^EPC({owner!r},{c}): record {i} is neither live nor zeroed with level 0")
-        by_doc = {doc: eid for eid, doc in numbers.items()}
-        for doc in sorted(live.keys() - by_doc.keys()):
-            out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): live record of document {doc}, which no episode has")
-        want: dict[tuple[str, int], int] = {}
-        for eid, d in expected.items():
-            number = numbers.get(eid)
-            if number is None:
-                continue
-            doc = number
-            col = live.get(doc)
-            if col is None:
-                out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): no live record of document {doc} ({eid})")
-            elif (col.ts_us, id_of(col), col.dl, col.code) != (d.ts_us, eid, d.dl, d.code):
-                out.append(f"^EPC({owner!r},{doc // CHUNK_DOCS}): record of document {doc} differs from episode {eid}")
-            want.update({(term, doc): min(tf, _MAX_TF) for term, tf in d.tf.items()})
-        want_tags = {(tag, numbers[eid]): 1 for eid, d in expected.items() if eid in numbers for tag in d.tags}
-        dls = {doc: expected[eid].dl for eid, doc in numbers.items() if eid in expected}
-        for g, wanted_lists in ((self.blocks, want), (self.tag_blocks, want_tags)):
-            out.extend(self._list_problems(g, owner, wanted_lists, dls, by_doc))
-        return out
+
+def stored_tf(tf: int) -> int:
+    """A term frequency as a block stores it (capped at 65,535): what check expects to read."""
+    return min(tf, _MAX_TF)

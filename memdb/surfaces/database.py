@@ -145,7 +145,7 @@ class Database:
         return self.episodes.configure(**changes)
 
     def check(self) -> CheckReport:
-        """Verify that every index agrees with the records, and every cold record with its dictionary."""
+        """Verify that every index agrees with the records, and every cold record with its dictionary and its archived header."""
         report = self.episodes.check()
         report.problems += self.lifecycle.cold.check()
         return report

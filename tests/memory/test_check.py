@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from clocks import Clock
+from text_index_oracle import text_index_problems
 
 import memdb
 from benchmarks import agent_data
@@ -353,7 +354,7 @@ def _whole_owner(lay: Layout, owner: str, out: list[str]) -> None:
     for term in want_df.keys() | have_df.keys():
         if want_df.get(term) != have_df.get(term):
             out.append(f"^EPDF({owner!r},{term!r}): {have_df.get(term)} but {want_df.get(term, 0)} postings")
-    out.extend(lay.text.problems(owner, expected_docs))
+    out.extend(text_index_problems(lay.text, owner, expected_docs))
     for name, want in (("docs", docs), ("terms", terms), ("episodes", count), ("archived", archived)):
         have = lay.stats.get((owner, name), 0)
         if have != want:

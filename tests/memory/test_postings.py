@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, precondition, rule
+from text_index_oracle import text_index_problems
 
 from memdb import native
 from memdb.engine import codec
@@ -420,7 +421,7 @@ class TextIndexMachine(RuleBasedStateMachine):
     def index_equals_model(self) -> None:
         with self.space.snapshot():
             for owner, docs in self.model.items():
-                assert self.text.problems(owner, docs) == []
+                assert text_index_problems(self.text, owner, docs) == []
                 fresh = TextIndex(self.space).chunks(owner)  # read now, nothing kept
                 assert as_bytes(self.text.chunks(owner)) == as_bytes(fresh)  # kept, or written through by set_levels
                 exact = [P.py_chunk_summary(r, lv) for r, lv in zip(fresh.records, fresh.levels, strict=True)]
@@ -529,7 +530,7 @@ def test_an_access_flush_rewrites_only_level_chunks(tmp_path: Path) -> None:
         assert sum(len(v) for v in changed.values()) < 8 * (CHUNK_DOCS + 16) + 8 * 8 + 16  # a record chunk alone is 20 KB
         with space.snapshot():
             want = {d.eid: d for d in docs} | {d.eid: Doc(d.eid, d.ts_us, d.code + 40, d.tf, d.dl) for d in releveled}
-            assert text.problems("ana", want) == []
+            assert text_index_problems(text, "ana", want) == []
             assert text.column("ana", CHUNK_DOCS // 2) == P.Column(
                 NOW + CHUNK_DOCS // 2, CHUNK_DOCS // 2, 2, want[releveled[1].eid].code, True
             )

@@ -18,7 +18,7 @@ import pytest
 from clocks import Clock
 
 import memdb
-from memdb.memory import episodes as episodes_module
+from memdb.memory import layout as layout_module
 from memdb.memory.layout import ACCOUNT_CHARS, archived_account, archived_words
 from memdb.memory.text import term_counts
 from memdb.query import engine
@@ -71,7 +71,7 @@ def test_history_says_archived_attempts_were_searched_by_what_stays_hot(tmp_path
     clock = Clock(T0)
     with memdb.open(tmp_path / "db", clock=clock, sync=False) as db:
         mem = db.owner("dev")
-        monkeypatch.setattr(episodes_module, "archived_account", lambda record: "", raising=False)  # as archived before
+        monkeypatch.setattr(layout_module, "archived_account", lambda record: "")  # as archived before
         for eid in _three_failures(mem, clock):
             mem.archive(eid)
         mem.record("debug", "Cache warmed before the deploy", outcome="success", tags=["cache"])  # hot, another tag
@@ -96,7 +96,7 @@ def test_an_archive_made_before_gets_its_account_from_cold_storage(tmp_path: Pat
     with memdb.open(path, clock=clock, sync=False) as db:
         mem = db.owner("dev")
         with monkeypatch.context() as m:
-            m.setattr(episodes_module, "archived_account", lambda record: "", raising=False)
+            m.setattr(layout_module, "archived_account", lambda record: "")
             for eid in _three_failures(mem, clock):
                 mem.archive(eid)
         db.globals["LIFE"].kill(("archived accounts kept",))  # as a database archived by an older memdb

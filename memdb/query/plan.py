@@ -17,8 +17,9 @@ from memdb.memory.layout import ID_TAIL_BYTES, OUTCOME_OF_CODE, tail_id, tail_ts
 from memdb.memory.models import utc
 from memdb.memory.sanitize import PLACEHOLDER, RegexSanitizer, Sanitizer, sanitize_fields, shown
 from memdb.memory.sanitize.fields import TAG_MARKER, flatten_texts
-from memdb.memory.text import normalize_tag, normalize_tags, terms_and_words
+from memdb.memory.text import normalize_tags, terms_and_words
 from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of
+from memdb.query.question import tag_form
 from memdb.query.rank import Hits, Hot, RangeColumn
 
 __all__ = [
@@ -345,8 +346,8 @@ def tag_filters(
     at = 0
     for name, ts in given.items():
         for i, t in enumerate(ts, at):
-            if _stored_as(stored[i]) == normalize_tag(t):
-                kept[name].append(normalize_tag(t))
+            if tag_form(stored[i]) == (normal := tag_form(t)) and normal is not None:
+                kept[name].append(normal)
                 continue
             required |= name == "tags"
             said = clean[f"tags[{i}]"]  # its slot, named as the Sanitizer protocol names a tag
@@ -356,14 +357,6 @@ def tag_filters(
     out = {name: tuple(dict.fromkeys(ts)) for name, ts in kept.items()}
     nothing = required or any(given[name] and not out[name] for name in ("any_tags", "scope_tags"))
     return TagFilters(out["tags"], out["any_tags"], out["scope_tags"], tuple(dict.fromkeys(withheld)), nothing)
-
-
-def _stored_as(tag: str) -> str | None:
-    """A tag as the model stores it, or None where it would refuse it."""
-    try:
-        return normalize_tag(tag)
-    except ValidationError:
-        return None
 
 
 def _tag_list(values: Iterable[str], name: str) -> tuple[str, ...]:

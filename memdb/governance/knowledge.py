@@ -47,7 +47,7 @@ from memdb.memory.models import Episode, check_owner, personal_data_in, unstorab
 from memdb.memory.sanitize import sanitize_fields, shown
 from memdb.memory.sanitize.fields import bound_sanitized
 from memdb.memory.text import normalize_tag, tokenize
-from memdb.query.plan import QUESTION_CHARS, sanitized, unsearched
+from memdb.query.plan import QUESTION_CHARS, sanitized, tag_filters, unsearched
 
 __all__ = [
     "Agenda",
@@ -763,15 +763,18 @@ class Knowledge:
             raise ValidationError(f"text {shown(text)}: must be a str to search for, or None for the newest entries")
         if now is not None:
             now = utc(now, "now")  # checked up front, whatever matches (a naive one passed when nothing did)
-        want = {normalize_tag(t) for t in _strings("tags", tags, "tag")}
+        given = _strings("tags", tags, "tag")
         if text and len(text) > QUESTION_CHARS:  # before the sanitizer reads it, as recall's text
             raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,} (search for a few words)")
         # read sanitized, as recall's text is: an address's words ("quill", "example", "org") chose
         # unrelated lessons (a review's find: test_knowledge_never_searches_a_withheld_value)
         clean, withheld = sanitized(self.episodes.sanitizer, text, "text") if text else ("", ())
         terms = set(tokenize(unsearched(clean, withheld)))
-        if withheld and not terms and not want:
-            return []  # a text of personal data or secrets alone matches nothing, as in recall
+        # and so are the tags: one of personal data or a secret is kept only as a marker ("withheld-email")
+        filters = tag_filters(self.episodes.sanitizer, tags=given, after=withheld)
+        want = set(filters.tags)
+        if (withheld or filters.withheld) and not terms and not want:
+            return []  # a text or tags of personal data or secrets alone match nothing, as in recall
         entries = self.readable(owner)
         if terms or want:
             scored = [(entry_score(e, terms, want), e) for e in entries]

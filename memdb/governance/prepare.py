@@ -17,10 +17,10 @@ from memdb.memory.episodes import Episodes
 from memdb.memory.models import bound_text, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
-from memdb.memory.text import normalize_tags, tokenize
+from memdb.memory.text import tokenize
 from memdb.query.engine import OwnerQueries
 from memdb.query.notes import quoted
-from memdb.query.plan import QUESTION_CHARS, sanitized, unsearched
+from memdb.query.plan import QUESTION_CHARS, sanitized, tag_filters, unsearched
 from memdb.query.results import Hit, alike_groups
 
 __all__ = ["Preparation", "prepare"]
@@ -147,7 +147,10 @@ def prepare(
     if len(task) > QUESTION_CHARS:  # before the sanitizer reads it, as ask's question
         raise ValidationError(f"task of {len(task):,} characters: at most {QUESTION_CHARS:,} (describe one task)")
     at = utc(now, "now") if now is not None else episodes.now()
-    want = list(normalize_tags(tags))
+    # tags of personal data or a secret are left out (never searched nor echoed), and still
+    # scope the task: dropped, they would let every record in (test_prepare_withholds_a_tag_of_personal_data)
+    filters = tag_filters(episodes.sanitizer, tags=tags)
+    want, scoped = list(filters.tags), bool(filters.tags or filters.withheld)
 
     def words_of(text: str) -> set[str]:
         """The terms of ``text`` read sanitized, as the records' query reads it: an address's words
@@ -177,7 +180,7 @@ def prepare(
         held = set(tags)
         if not held:
             return True
-        if want:
+        if scoped:
             return bool(held & set(want)) or held <= set(named)
         # out: a record about another of a name the task names, unless it is about that name too
         return not any(held.isdisjoint(names) for t in held if (names := _names_it_is_another_of(t, named)))
@@ -224,7 +227,7 @@ def prepare(
     # given tags scope the query itself (before its limit); the names of the task only leave out
     # what is about another of them, read past more of the matches for it
     scope = list(dict.fromkeys((*want, *named))) if want else []
-    more = 0 if want or not named else 4 * limit
+    more = 0 if want or not (named or scoped) else 4 * limit  # read past what is out of scope
 
     attempts: list[dict[str, Any]] = [{"text": text, "any_tags": want}] if want and worded else []
     attempts += [{"any_tags": want}] if want else []
@@ -262,6 +265,9 @@ def prepare(
     # reached the prompt raw, while the memories it was read against hold placeholders)
     said_task = redacted(task.strip())
     block.add(bound_text(f"Context for: {said_task}".replace("\n", " "), 160), reserve=False)
+    if filters.withheld:  # said first, as a name no record holds is
+        left_out = ", ".join(filters.withheld)
+        block.add(bound_text(f"Tags left out as personal data or a secret: {left_out}; no record is found by them.", 300), reserve=False)
     if missing:  # said first: what the block holds is read knowing it
         rest = f"the rest of the task ({bound_text(redacted(text.strip()), 80)})" if worded else ""
         by = " or ".join(x for x in (rest, f"the tags {', '.join(want)}" if want else "") if x)

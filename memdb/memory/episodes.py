@@ -70,7 +70,7 @@ from memdb.memory.models import (
 from memdb.memory.postings import Doc
 from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
 from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, shown
-from memdb.memory.sanitize.fields import as_plain, as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in
+from memdb.memory.sanitize.fields import as_plain, as_text, bound_sanitized, flatten_texts, marked_tag, placeholders_in, strings_in
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, MAX_TYPED_KINDS, OUTCOMES, Settings
 
 __all__ = ["IMPORTED_FIELDS", "Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
@@ -207,12 +207,12 @@ class Episodes:
     def _settings_tags(self, changes: dict[str, Any]) -> dict[str, Any]:
         """``changes`` with the tags they name (``tag_weights`` keys, ``session_kinds`` "tag:" rules)
         sanitized as capture sanitizes an episode's one tag, before ``Settings`` normalises them: a
-        card number as a tag is stored as "card-1", so its weight must be too, or it would put the
-        number on disk and never apply (test_settings_tags_are_sanitized_as_episode_tags)."""
+        card number as a tag is stored as "withheld-card", so its weight must be too, or it would put
+        the number on disk and never apply (test_settings_tags_are_sanitized_as_episode_tags)."""
 
         def tag(text: str) -> str:
             try:
-                return str(sanitize_fields(self.sanitizer, {"tags[0]": text})["tags[0]"])
+                return marked_tag(str(sanitize_fields(self.sanitizer, {"tags[0]": text})["tags[0]"]), text)
             except SanitizerError as exc:
                 raise SanitizerError(f"configure: tag {shown(text)}: nothing written ({exc})") from None
 

@@ -97,7 +97,7 @@ from memdb.query.plan import (
     in_scope,
     recall_window,
     sanitized,
-    tags_of,
+    tag_filters,
     text_terms,
     unsearched,
 )
@@ -288,11 +288,14 @@ class OwnerQueries:
         out a memory whose tags are all others (one without tags stays), as ``prepare`` scopes
         a task given tags. Both filter before the limit, so no match of theirs is crowded out.
         """
-        interp = self._recall_interp(
+        interp, nothing = self._recall_interp(
             text, any_tags, kind, include_archived, with_outcome, scope_tags,
             since=since, until=until, tags=tags, outcome=outcome, session=session,
             include_superseded=include_superseded, include_told=include_told, refuse_withheld=False,
         )  # fmt: skip
+        if nothing:  # a tag filter of personal data or a secret: no memory is found by it, none stands in
+            check_limit(limit)
+            return RecallResult(False, [], interp, 0, withheld_note(interp, tags=True))
         return self._run(interp, limit, now, offset, access=access)
 
     @_timed
@@ -313,8 +316,8 @@ class OwnerQueries:
         applied to its ranked pages (``_ranked_top``), where ``recall`` filters every match of
         the words. The memories returned count as accessed."""
         check_limit(limit)
-        interp = self._recall_interp(text, any_tags, kind, include_archived, with_outcome, scope_tags, refuse_withheld=False)
-        if interp.withheld and not interp.terms:  # any of its words may match, and none can (prepare's task of an address)
+        interp, nothing = self._recall_interp(text, any_tags, kind, include_archived, with_outcome, scope_tags, refuse_withheld=False)
+        if nothing or (interp.withheld and not interp.terms):  # any of its words may match, and none can (prepare's task of an address)
             return []
         at = utc(now, "now") if now is not None else self._layer.now()
         with self._space.snapshot():
@@ -343,20 +346,22 @@ class OwnerQueries:
         include_superseded: bool = False,
         include_told: bool = False,
         refuse_withheld: bool = True,
-    ) -> Interpretation:
-        """What ``recall`` asks, checked: its window, tags, words and filters. Personal data and
-        secrets in ``text`` are left out (``withheld``): any of its words may match, and such a
-        value matches nothing; a text of them alone is refused, as one of stopwords is, unless
-        ``refuse_withheld`` is off."""
+    ) -> tuple[Interpretation, bool]:
+        """What ``recall`` asks, checked: its window, tags, words and filters, and whether nothing
+        can match. Personal data and secrets in ``text`` are left out (``withheld``): any of its
+        words may match, and such a value matches nothing; a text of them alone is refused, as
+        one of stopwords is, unless ``refuse_withheld`` is off. A tag filter of them is left out
+        too (``withheld_tags``), and nothing can match where a tag it needs was (``tag_filters``)."""
         found, withheld = text_terms(text, self._layer.sanitizer, refuse_withheld=refuse_withheld)
+        filters = tag_filters(self._layer.sanitizer, tags=tags, any_tags=any_tags, scope_tags=scope_tags, after=withheld)
         terms = self._identifiers_asked(found, include_archived)
         memo = self._layout.text.memo(self.name)
         named = tuple(t for t, w in terms.items() if (f := tag_form(w)) is not None and self._has_tag(memo, f))
-        return Interpretation(
+        interp = Interpretation(
             tag_name_terms=named,
             window=recall_window(since, until),
-            tags=tags_of(tags, "tags"),
-            any_tags=tags_of(any_tags, "any_tags"),
+            tags=filters.tags,
+            any_tags=filters.any_tags,
             terms=tuple(terms),
             words=tuple(terms.values()),
             kind=self._check_kind(kind),
@@ -366,9 +371,12 @@ class OwnerQueries:
             include_superseded=include_superseded,
             told=include_told and (since is not None or until is not None),
             with_outcome=bool(with_outcome),
-            scope_tags=tags_of(scope_tags, "scope_tags"),
+            scope_tags=filters.scope_tags,
             withheld=withheld,
+            withheld_tags=filters.withheld,
+            zone=self._layer.settings.timezone,
         )
+        return interp, filters.matches_nothing
 
     @_timed
     def ask(
@@ -737,12 +745,13 @@ class OwnerQueries:
         mentions the deploy is no attempt at it (``kind="exchange"`` counts those)."""
         check_limit(limit)
         found_terms, withheld = text_terms(text, self._layer.sanitizer)
+        filters = tag_filters(self._layer.sanitizer, tags=tags, after=withheld)
         terms = self._identifiers_asked(found_terms, True)  # an archived attempt counts too
         with self._space.snapshot():
             unmatched = tuple(w for t, w in terms.items() if not self._layout.doc_freq.get((self.name, t), 0))
         interp = Interpretation(
             window=recall_window(since, until),
-            tags=tags_of(tags, "tags"),
+            tags=filters.tags,
             terms=tuple(terms),
             words=tuple(terms.values()),
             kind=self._check_kind(kind),
@@ -751,8 +760,9 @@ class OwnerQueries:
             include_superseded=include_superseded,
             zone=self._layer.settings.timezone,
             withheld=withheld,
+            withheld_tags=filters.withheld,
         )
-        if withheld:  # every word must match, and no memory holds personal data or a secret as written
+        if withheld or filters.withheld:  # every word and tag must match, and no memory holds personal data or a secret as written
             return History({o: 0 for o in OUTCOMES}, [], [], interp)
         q = self._compile(interp)
         with self._space.snapshot():
@@ -837,8 +847,11 @@ class OwnerQueries:
         at = utc(now, "now") if now is not None else self._layer.now()
         found_terms, withheld = text_terms(text, self._layer.sanitizer, refuse_withheld=False)
         terms = self._identifiers_asked(found_terms, True)
-        scope = tags_of(tags, "tags")
-        if withheld and not terms and not scope:  # any word may match, and personal data or a secret matches none
+        filters = tag_filters(self._layer.sanitizer, tags=tags, after=withheld)
+        scope = filters.tags
+        # any word may match, and personal data or a secret matches none; a scope of such tags alone
+        # scopes to what none can be found by (dropped, it would scope nothing)
+        if (filters.withheld and not scope) or (withheld and not terms and not scope):
             return []
         interp = Interpretation(
             any_tags=() if terms else scope,

@@ -9,6 +9,7 @@ from typing import Any
 
 from memdb.memory.ids import from_micros, ts_micros
 from memdb.memory.postings import TF_UNIT
+from memdb.memory.sanitize.fields import tag_marker
 from memdb.memory.timephrase import local_day, local_minute, told_within
 from memdb.query.plan import Query, Why
 from memdb.query.rank import Hits
@@ -131,14 +132,23 @@ def _without_window(interp: Interpretation) -> Interpretation:
     return replace(interp, window=None)
 
 
-def withheld_note(interp: Interpretation) -> str:
+def withheld_note(interp: Interpretation, tags: bool = False) -> str:
     """The note of a text or question whose only words were personal data or secrets
-    (``interp.withheld``): nothing, said plainly. Memories hold such values as placeholders only,
-    so none can be found by one, and memories about other things would only stand in for it."""
-    values = ", ".join(interp.withheld)
-    whose = "the question's" if interp.question else "the text's"
+    (``interp.withheld``), or (``tags``) of a tag filter that needs a tag that was
+    (``interp.withheld_tags``): nothing, said plainly. Memories hold such values as placeholders
+    only, and such a tag as a marker of its kind, so none can be found by one, and memories about
+    other things would only stand in for it."""
+    values = interp.withheld_tags if tags else interp.withheld
+    one = len(values) == 1
+    if tags:
+        whose = "the tag" if one else "the tags"
+        held = f"memories keep such a tag only as a marker of its kind ({', '.join(dict.fromkeys(map(tag_marker, values)))})"
+        instead = "Filter by other tags, or search by words of what you are looking for."
+    else:
+        whose = "the question's" if interp.question else "the text's"
+        held = "memories hold such values only as placeholders"
+        instead = "Search by other words of what you are looking for."
     return (
-        f"Nothing found: {whose} {values} {'is' if len(interp.withheld) == 1 else 'are'} personal data or a secret, "
-        f"never searched as memories hold such values only as placeholders, so nothing about other things is offered in "
-        f"its place ({interp}). Search by other words of what you are looking for."
+        f"Nothing found: {whose} {', '.join(values)} {'is' if one else 'are'} personal data or a secret, never searched as "
+        f"{held}, so nothing about other things is offered in its place ({interp}). {instead}"
     )

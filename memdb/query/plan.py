@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any, Final
@@ -16,8 +16,10 @@ from memdb.memory.ids import ts_micros
 from memdb.memory.layout import ID_TAIL_BYTES, OUTCOME_OF_CODE, tail_id, tail_ts
 from memdb.memory.models import utc
 from memdb.memory.sanitize import PLACEHOLDER, RegexSanitizer, Sanitizer, sanitize_fields, shown
+from memdb.memory.sanitize.fields import TAG_MARKER, flatten_texts
 from memdb.memory.text import normalize_tags, terms_and_words
 from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of
+from memdb.query.question import tag_form
 from memdb.query.rank import Hits, Hot, RangeColumn
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "Matches",
     "Query",
     "Ranked",
+    "TagFilters",
     "Why",
     "check_limit",
     "events_of",
@@ -33,7 +36,7 @@ __all__ = [
     "in_scope",
     "recall_window",
     "sanitized",
-    "tags_of",
+    "tag_filters",
     "text_terms",
     "unsearched",
 ]
@@ -189,14 +192,20 @@ def sanitized(sanitizer: Sanitizer, text: str, what: str) -> tuple[str, tuple[st
     split into words ("zed", "quill", "example", "org") it matched other memories and came back
     in the answer's reading, notes and unmatched words (tests/query/test_withheld.py). Fail
     closed: a sanitizer that fails refuses the query with a SanitizerError naming nothing of it."""
-    try:
-        clean = sanitize_fields(sanitizer, {"summary": text})["summary"]
-    except SanitizerError as exc:  # its message names the sanitizer and the exception type, no text
-        reason = _CAPTURE_DROPPED.sub("", str(exc))
-        raise SanitizerError(f"{what}: not searched, the database's sanitizer failed on it ({reason}; nothing of it is shown)") from None
+    clean = _read_sanitized(sanitizer, {"summary": text}, what)["summary"]
     placeholders = [m.group() for m in PLACEHOLDER.finditer(clean)] if "<" in clean else []
     marks = [] if placeholders_only(sanitizer) else _marks(text, clean)
     return clean, tuple(dict.fromkeys((*placeholders, *marks)))
+
+
+def _read_sanitized(sanitizer: Sanitizer, texts: dict[str, str], what: str) -> dict[str, str]:
+    """``texts`` through the database's sanitizer, as a query reads them: a failure refuses the
+    query with a SanitizerError naming the sanitizer and the exception type, nothing of the text."""
+    try:
+        return sanitize_fields(sanitizer, texts)
+    except SanitizerError as exc:
+        reason = _CAPTURE_DROPPED.sub("", str(exc))
+        raise SanitizerError(f"{what}: not searched, the database's sanitizer failed on it ({reason}; nothing of it is shown)") from None
 
 
 def placeholders_only(sanitizer: Sanitizer) -> bool:
@@ -291,6 +300,73 @@ def text_terms(text: str | None, sanitizer: Sanitizer, *, refuse_withheld: bool 
     return terms, withheld
 
 
-def tags_of(values: Iterable[str], name: str) -> tuple[str, ...]:
-    """A tag filter's tags, normalised, each once, in the order given."""
-    return () if values == () else normalize_tags(values, name)
+@dataclass(frozen=True)
+class TagFilters:
+    """Tag filters as searched (``tag_filters``): each normalised, without the tags that held
+    personal data or a secret; ``withheld``: what the sanitizer wrote for those, the only way an
+    answer names them; ``matches_nothing``: no memory can match (a required tag was withheld, or
+    every tag of ``any_tags`` or of ``scope_tags``), and dropping them would widen the answer."""
+
+    tags: tuple[str, ...] = ()
+    any_tags: tuple[str, ...] = ()
+    scope_tags: tuple[str, ...] = ()
+    withheld: tuple[str, ...] = ()
+    matches_nothing: bool = False
+
+
+def tag_filters(
+    sanitizer: Sanitizer,
+    *,
+    tags: Iterable[str] = (),
+    any_tags: Iterable[str] = (),
+    scope_tags: Iterable[str] = (),
+    after: Iterable[str] = (),
+) -> TagFilters:
+    """Tag filters read as capture stores tags: a tag that capture would store otherwise than as
+    its normal form held personal data or a secret (``marked_tag``: "bob@example.com" is kept as
+    "withheld-email"), so it is left out, never searched nor echoed; its normal form
+    ("bobexample-com") named the address in every answer, and no memory carries it.
+
+    Read in one pass with ``after`` (the placeholders of the query's text), so a placeholder
+    names one value across both. ValidationError names a bad tag (sanitized), SanitizerError
+    refuses the query when the sanitizer fails (``sanitized``)."""
+    given = {name: _tag_list(values, name) for name, values in (("tags", tags), ("any_tags", any_tags), ("scope_tags", scope_tags))}
+    raw = [t for ts in given.values() for t in ts]
+    if not raw:
+        return TagFilters()
+    flat, rebuild = flatten_texts({"tags": raw}, "tags")
+    after = " ".join(after)
+    clean = _read_sanitized(sanitizer, {**flat, "~placeholders": after} if after else flat, "tags")
+    stored = rebuild(clean)["tags"]
+    # every placeholder the tags hold is a withheld tag's (a tag holding one is stored otherwise)
+    withheld = [m.group() for n, v in clean.items() if not n.startswith("~") and "<" in v for m in PLACEHOLDER.finditer(v)]
+    custom = not placeholders_only(sanitizer)
+    kept: dict[str, list[str]] = {name: [] for name in given}
+    required = False  # a tag every memory must carry was withheld
+    at = 0
+    for name, ts in given.items():
+        for i, t in enumerate(ts, at):
+            if tag_form(stored[i]) == (normal := tag_form(t)) and normal is not None:
+                kept[name].append(normal)
+                continue
+            required |= name == "tags"
+            said = clean[f"tags[{i}]"]  # its slot, named as the Sanitizer protocol names a tag
+            if custom and PLACEHOLDER.search(said) is None:  # what another sanitizer wrote in its place
+                withheld += _marks(t, said) or [TAG_MARKER]
+        at += len(ts)
+    out = {name: tuple(dict.fromkeys(ts)) for name, ts in kept.items()}
+    nothing = required or any(given[name] and not out[name] for name in ("any_tags", "scope_tags"))
+    return TagFilters(out["tags"], out["any_tags"], out["scope_tags"], tuple(dict.fromkeys(withheld)), nothing)
+
+
+def _tag_list(values: Iterable[str], name: str) -> tuple[str, ...]:
+    """A tag filter's tags as given, each a str that normalises (ValidationError names ``name``
+    or the bad tag, as ``normalize_tags`` does); one string is one tag."""
+    if values == ():
+        return ()
+    if isinstance(values, str):
+        values = (values,)
+    elif isinstance(values, Iterable) and not isinstance(values, (bytes, Mapping)):
+        values = tuple(values)  # read once: a generator is read again below
+    normalize_tags(values, name)
+    return tuple(values)

@@ -50,6 +50,9 @@ class Interpretation:
     # placeholders of the personal data and secrets the question or text held: never searched,
     # as memories hold such values only as placeholders (``memdb.query.plan.sanitized``)
     withheld: tuple[str, ...] = ()
+    # the same of the tag filters given (``memdb.query.plan.tag_filters``): left out of them, never
+    # searched, as memories keep such a tag only as a marker of its kind ("withheld-email")
+    withheld_tags: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         parts = []
@@ -87,12 +90,12 @@ class Interpretation:
         ignored = "; ignored: " + ", ".join(repr(p) for p in self.ignored) if self.ignored else ""
         # what was asked, echoed in notes that reach logs and clients: a session, a tag or a word
         # given as an address or a phone number is shown sanitized, as in an error
-        if not self.withheld:
+        if not (self.withheld or self.withheld_tags):
             return redacted(("; ".join(parts) or "everything") + ignored)
         # the values left out are the sanitizer's own marks, shown as written: read with the rest,
         # "a secret: [EMAIL]" read as a labelled secret, and a custom mark became <SECRET_1> (a final read's find)
         said = [redacted("; ".join(parts[:withheld_at]))] if withheld_at else []
-        said.append("left out as personal data or a secret: " + ", ".join(self.withheld))
+        said.append("left out as personal data or a secret: " + ", ".join((*self.withheld, *(f"tag {t}" for t in self.withheld_tags))))
         after = "; ".join(parts[withheld_at:])
         return "; ".join(said) + (redacted("; " + after) if after else "") + (redacted(ignored) if ignored else "")
 
@@ -253,9 +256,10 @@ class RecallResult:
     @property
     def partial(self) -> bool:
         """Whether the memories match only some of the query's words (``interpretation.unmatched``
-        names the ones no memory holds, ``interpretation.withheld`` the personal data or secrets
-        never searched)."""
-        return self.found and bool(self.interpretation.unmatched or self.interpretation.withheld)
+        names the ones no memory holds, ``interpretation.withheld`` and ``withheld_tags`` the
+        personal data or secrets never searched)."""
+        interp = self.interpretation
+        return self.found and bool(interp.unmatched or interp.withheld or interp.withheld_tags)
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.memories)
@@ -354,6 +358,8 @@ class History:
                 said = f"; no memory mentions {quoted(unmatched)}" if unmatched else ""
             if self.interpretation.withheld:  # every word must match, and no memory holds such a value as written
                 said += "; no attempt can be found by personal data or a secret, which memories hold as placeholders"
+            if self.interpretation.withheld_tags:  # every tag must match, and such a tag is kept only as a marker
+                said += "; no attempt can be found by a tag of personal data or a secret, which memories keep only as a marker of its kind"
             return f"No past attempts found ({self.interpretation}{said}).{self._unsearched_note()}"
         counts = ", ".join(f"{n} {o}" for o, n in self.counts.items() if n)
         if self.archived:

@@ -397,7 +397,7 @@ def test_a_models_pattern_is_sanitized_before_it_is_stored(tmp_path: Path, clock
         db.maintain()
         (entry,) = db.review_queue("ana")
         assert entry.text == "Deploys fail on Fridays. Escalate to <EMAIL_1>, <PHONE_1>"
-        assert entry.tags == ("email-1", "card-1", "deploy")
+        assert entry.tags == ("withheld-email", "withheld-card", "deploy")
     raw = b"".join(p.read_bytes() for p in path.iterdir() if p.is_file())
     assert b"jane.doe" not in raw and b"555-0132" not in raw and b"4111" not in raw
 

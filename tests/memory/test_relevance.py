@@ -276,18 +276,18 @@ def test_tag_weight_keys_are_normalised_like_tags(tmp_path: Path) -> None:
 
 
 def test_settings_tags_are_sanitized_as_episode_tags(tmp_path: Path) -> None:
-    """A card number as a tag is stored as "card-1"; as a tag_weights key (or a session rule's
+    """A card number as a tag is stored as "withheld-card"; as a tag_weights key (or a session rule's
     tag) it was stored raw, on disk after compact(), and weighed a tag no episode can carry."""
     card = "4539-1488-0343-6467"
     path = tmp_path / "t"
     with memdb.open(path) as db:
         settings = db.configure(tag_weights={card: 0.9, "urgent": 1.0}, session_kinds={f"tag:{card}": "debug"})
-        assert settings.tag_weights == {"card-1": 0.9, "urgent": 1.0} and settings.session_kinds == {"tag:card-1": "debug"}
+        assert settings.tag_weights == {"withheld-card": 0.9, "urgent": 1.0} and settings.session_kinds == {"tag:withheld-card": "debug"}
         ep = db.owner("a").record("debug", "x", outcome="success", tags=[card])
-        assert ep.tags == ("card-1",) and db.owner("a").explain(ep.id).tag_weight == 0.9  # the weight applies to the tag as stored
-        with pytest.raises(ConfigError, match="both '<CARD_1>' once sanitized") as info:
+        assert ep.tags == ("withheld-card",) and db.owner("a").explain(ep.id).tag_weight == 0.9  # the weight applies to the tag as stored
+        with pytest.raises(ConfigError, match="both 'withheld-card' once sanitized") as info:
             db.configure(tag_weights={card: 0.9, "4916 3385 0660 8131": 0.1})  # two cards: one tag each, as on an episode
-        assert card not in str(info.value) and db.settings.tag_weights == {"card-1": 0.9, "urgent": 1.0}
+        assert card not in str(info.value) and db.settings.tag_weights == {"withheld-card": 0.9, "urgent": 1.0}
         db.compact()
     raw = b"".join(p.read_bytes() for p in path.iterdir() if p.is_file())
     assert card.encode() not in raw

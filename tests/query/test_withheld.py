@@ -132,17 +132,17 @@ def test_history_counts_no_attempt_by_a_value(bob: memdb.Memory) -> None:
 
 
 def test_a_placeholder_in_a_question_names_no_tag_of_placeholders(qdb: memdb.Database) -> None:
-    """Capture stores a card given as a tag as "card-1": a placeholder read as words named that
-    tag, so the question matched every memory tagged with some card."""
+    """Capture stores a card given as a tag as "withheld-card" (before, "card-1"): a placeholder read
+    as words named that tag, so the question matched every memory tagged with some card."""
     mem = qdb.owner("ana")
     mem.record("debug", "charged the customer", outcome="success", tags=[CARD, "billing"], ts=at(29))
-    assert mem.recall(tags=["card-1"]).found
+    assert mem.recall(tags=["withheld-card"]).found
     queries = mem._queries
     for task in (f"charge {CARD} for billing", "charge <CARD_1> for billing"):
         assert queries.read_task(task, NOW) == ((), ("billing",))
         r = mem.ask(task)
         assert r.interpretation.withheld == ("<CARD_1>",)
-        assert "card-1" not in (*r.interpretation.tags, *r.interpretation.any_tags, *r.interpretation.boost_tags)
+        assert "withheld-card" not in (*r.interpretation.tags, *r.interpretation.any_tags, *r.interpretation.boost_tags)
 
 
 def test_prepare_reads_a_task_holding_an_address(qdb: memdb.Database) -> None:

@@ -22,7 +22,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 from memdb.errors import ValidationError
 from memdb.memory.models import MAX_DEPTH, truncation_marker
@@ -30,7 +30,17 @@ from memdb.memory.sanitize.detect import LABEL_FIELD, PLACEHOLDER, SECRET_FIELD,
 from memdb.memory.sanitize.messages import redacted, shown
 from memdb.memory.text import normalize_tag
 
-__all__ = ["as_plain", "as_text", "bound_sanitized", "flatten_texts", "placeholders_in", "strings_in"]
+__all__ = [
+    "TAG_MARKER",
+    "as_plain",
+    "as_text",
+    "bound_sanitized",
+    "flatten_texts",
+    "marked_tag",
+    "placeholders_in",
+    "strings_in",
+    "tag_marker",
+]
 
 
 def as_text(value: Any) -> str:
@@ -89,14 +99,16 @@ _HAS_DIGIT = re.compile(r"\d")
 class _Slot:
     """Where a sanitized string goes back. ``alt`` names a tag's normalised form, sanitized
     too: normalising makes ``4111_1111_1111_1111`` a card (``4111-1111-1111-1111``). ``number``
-    is the int or float read as its digits, given back if they held nothing."""
+    is the int or float read as its digits, given back if they held nothing. ``tag``: one of the
+    episode's tags, given back as ``marked_tag`` makes it."""
 
-    __slots__ = ("alt", "name", "number")
+    __slots__ = ("alt", "name", "number", "tag")
 
     def __init__(self, name: str, number: float | None = None) -> None:
         self.name = name
         self.number = number
         self.alt: str | None = None
+        self.tag = False
 
 
 class _Dict:
@@ -202,6 +214,8 @@ def flatten_texts(
     tags = skeleton.get("tags")
     if isinstance(tags, list):
         for tag in tags:
+            if type(tag) is _Slot:
+                tag.tag = True
             if type(tag) is _Slot and _HAS_DIGIT.search(text := flat[tag.name]):
                 try:
                     normal = normalize_tag(text)
@@ -215,10 +229,10 @@ def flatten_texts(
             text = clean[value.name]
             unchanged = text == flat[value.name]
             if value.alt is not None and unchanged and clean[value.alt] != flat[value.alt]:
-                return clean[value.alt]  # only the tag's normalised form held a value
-            if value.number is not None and unchanged:
+                text = clean[value.alt]  # only the tag's normalised form held a value
+            elif value.number is not None and unchanged:
                 return value.number
-            return text
+            return marked_tag(text, flat[value.name]) if value.tag else text
         if type(value) is _Dict:
             out: dict[str, Any] = {}
             for key, v in value.items:
@@ -238,6 +252,37 @@ def flatten_texts(
         return {k: fill(v, clean) for k, v in skeleton.items()}
 
     return flat, rebuild
+
+
+TAG_MARKER: Final = "withheld"
+"""What a tag holding personal data or a secret keeps of it: ``withheld-email`` for memdb's
+placeholders (``tag_marker``), ``withheld`` for another sanitizer's marks."""
+
+
+def tag_marker(mark: str) -> str:
+    """The fixed tag that stands for a value the sanitizer marked ``mark``: "<EMAIL_1>" is
+    "withheld-email", "<GOV_ID_2>" "withheld-gov-id", a custom sanitizer's "[REDACTED]" "withheld"."""
+    m = PLACEHOLDER.fullmatch(mark)
+    return f"{TAG_MARKER}-{m.group(1).lower().replace('_', '-')}" if m is not None else TAG_MARKER
+
+
+def marked_tag(sanitized: str, given: str) -> str:
+    """A tag as capture keeps it, from its text as sanitized and as ``given``: each placeholder
+    made the fixed marker of its kind ("bob@example.com" is "withheld-email", "customer <EMAIL_1>"
+    "customer withheld-email"), and a tag another sanitizer changed otherwise is "withheld" whole.
+
+    A placeholder's number is its record's, so "email-1" was a different person in each record and
+    a filter by it joined strangers' memories; a marker says only that a value was withheld, and a
+    hash of the value (of a phone number, a card) could be reversed by trying them all."""
+    if sanitized == given:
+        return sanitized
+    if "<" in sanitized and PLACEHOLDER.search(sanitized) is not None:
+        return PLACEHOLDER.sub(lambda m: f" {tag_marker(m.group())} ", sanitized).strip()
+    try:
+        folded = normalize_tag(sanitized) == normalize_tag(given)
+    except ValidationError:
+        return sanitized  # the model names the bad tag
+    return sanitized if folded else TAG_MARKER  # a sanitizer that folds case or width withheld nothing
 
 
 _NAME_KEYS = frozenset({"name", "key"})

@@ -1,0 +1,59 @@
+"""A tag that holds personal data or a secret is kept as a fixed marker of its kind
+("withheld-email"), never as its record's placeholder number: "email-1" was a different person in
+each record, and a filter by it joined strangers' memories as if about one (a false association)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+import memdb
+from memdb.memory.sanitize.fields import marked_tag, tag_marker
+
+T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(
+    ("tag", "kept"),
+    [
+        ("bob@example.com", "withheld-email"),
+        ("+1 415 555 0199", "withheld-phone"),
+        ("4111 1111 1111 1111", "withheld-card"),
+        ("10.1.2.3", "withheld-ip"),
+        ("AKIAZ3MQX7TQ4BVN2WLP", "withheld-secret"),
+        ("customer bob@example.com", "customer-withheld-email"),  # what is no value stays
+    ],
+)
+def test_a_tag_of_personal_data_is_kept_as_the_marker_of_its_kind(tmp_path: Path, tag: str, kept: str) -> None:
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        ep = db.owner("ana").record("debug", "x", outcome="success", tags=[tag, "ops"])
+        assert ep.tags == (kept, "ops")
+
+
+def test_different_people_s_tags_share_a_marker_and_no_number(tmp_path: Path) -> None:
+    """Two addresses in one record are one marker (tags are a set); in two records, the same
+    marker, which says only that an address was withheld, where "email-1" read as one person."""
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        mem = db.owner("ana")
+        both = mem.record("debug", "wrote to both", outcome="success", tags=["bob@example.com", "carol@example.org"])
+        other = mem.record("debug", "wrote to dan", outcome="success", tags=["dan@example.net"])
+        assert both.tags == other.tags == ("withheld-email",)
+        assert not mem.recall(tags=["email-1"]).found and not mem.recall(tags=["email-2"]).found
+        assert mem.recall(tags=["withheld-email"]).total == 2  # asked for as such, the marker still filters
+        assert mem.get(both.id).tags == ("withheld-email",)
+
+
+def test_a_lesson_s_tags_are_kept_as_capture_keeps_them(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        entry = db.owner("ana").save_lesson("Call the customer before the invoice run", tags=["bob@example.com", "billing"])
+        assert entry.tags == ("withheld-email", "billing")
+
+
+def test_the_marker_of_a_placeholder_and_of_another_sanitizer_s_mark() -> None:
+    assert tag_marker("<EMAIL_3>") == "withheld-email" and tag_marker("<GOV_ID_1>") == "withheld-gov-id"
+    assert tag_marker("[REDACTED]") == "withheld"
+    assert marked_tag("Project X", "Project X") == "Project X"  # nothing withheld: as given
+    assert marked_tag("project x", "Project X") == "project x"  # a sanitizer that folds case withheld nothing
+    assert marked_tag("[EMAIL-1]", "bob@example.com") == "withheld"  # a custom mark may carry its own number

@@ -17,15 +17,9 @@ static uint32_t rd32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static int64_t rd64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    int i;
-    for (i = 7; i >= 0; i--) {
-        v = v << 8 | p[i];
-    }
-    return (int64_t)v;
-}
+/* as two 32-bit reads, which compilers make one load (a loop over the eight bytes took a third of
+ * memdb_count_outside's time) */
+static int64_t rd64(const unsigned char *p) { return (int64_t)((uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32); }
 
 /* A varint (7 bits a byte, low first, at most 5 bytes); 0 past the end or when too long. */
 static int varint(const unsigned char **p, const unsigned char *end, uint32_t *out)
@@ -732,6 +726,112 @@ done:
     free(heap);
     free(c_extra);
     free(c_known);
+    return rc;
+}
+
+int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, int has_hi, int64_t hi_us, int outcome,
+                        size_t *n_before, int64_t *newest_before, size_t *n_after, size_t *bad)
+{
+    const size_t nt = in->n_terms;
+    size_t t, bi = 0, n_require = 0;
+    uint32_t **docs = calloc(nt ? nt : 1, sizeof *docs);
+    size_t *n = calloc(nt ? nt : 1, sizeof *n), *pos = calloc(nt ? nt : 1, sizeof *pos);
+    uint32_t *tfs = malloc(65535 * sizeof(uint32_t)); /* decoded and not needed: room for any block */
+    int rc = MEMDB_OK;
+    *n_before = 0;
+    *newest_before = 0;
+    *n_after = 0;
+    *bad = 0;
+    if (!docs || !n || !pos || !tfs) {
+        rc = MEMDB_NO_MEMORY;
+        goto done;
+    }
+    /* every block of every list but a RANK one, decoded and checked as memdb_text_search does */
+    for (t = 0; t < nt; t++) {
+        const int role = in->roles ? in->roles[t] : MEMDB_MATCH;
+        size_t nb = in->term_blocks[t], room = 0, j;
+        n_require += role == MEMDB_REQUIRE;
+        if (role == MEMDB_RANK) {
+            bi += nb;
+            continue;
+        }
+        for (j = 0; j < nb; j++) {
+            if (in->block_lens[bi + j] < MEMDB_BLOCK_HEADER) {
+                *bad = bi + j;
+                rc = MEMDB_BAD_BLOCK;
+                goto done;
+            }
+            room += rd16(in->blocks[bi + j]);
+        }
+        docs[t] = malloc((room ? room : 1) * sizeof(uint32_t));
+        if (!docs[t]) {
+            rc = MEMDB_NO_MEMORY;
+            goto done;
+        }
+        for (j = 0; j < nb; j++, bi++) {
+            long got = memdb_decode_block(in->blocks[bi], in->block_lens[bi], docs[t] + n[t], tfs);
+            if (got < 0 || (n[t] > 0 && docs[t][n[t]] <= docs[t][n[t] - 1])) {
+                *bad = bi;
+                rc = MEMDB_BAD_BLOCK;
+                goto done;
+            }
+            n[t] += (size_t)got;
+        }
+    }
+    /* the union in document order, as memdb_text_search's pass 1 keeps it */
+    for (;;) {
+        uint32_t doc = 0;
+        int any = 0, matched = 0;
+        size_t required = 0;
+        const unsigned char *rec;
+        int64_t ts;
+        for (t = 0; t < nt; t++) {
+            if (pos[t] < n[t] && (!any || docs[t][pos[t]] < doc)) {
+                doc = docs[t][pos[t]];
+                any = 1;
+            }
+        }
+        if (!any) {
+            break;
+        }
+        for (t = 0; t < nt; t++) {
+            if (pos[t] < n[t] && docs[t][pos[t]] == doc) {
+                int role = in->roles ? in->roles[t] : MEMDB_MATCH;
+                pos[t]++;
+                matched |= role == MEMDB_MATCH || role == MEMDB_BOOST;
+                required += role == MEMDB_REQUIRE;
+            }
+        }
+        if (!matched || required < n_require) {
+            continue;
+        }
+        if ((rec = record_of(in, doc)) == NULL) {
+            *bad = doc;
+            rc = MEMDB_BAD_COLUMN;
+            goto done;
+        }
+        if (outcome >= 0 && !outcome_passes(outcome, (int)(rd16(rec + 16) & 3))) {
+            continue;
+        }
+        ts = rd64(rec);
+        if (has_lo && ts < lo_us) {
+            if (*n_before == 0 || ts > *newest_before) {
+                *newest_before = ts;
+            }
+            (*n_before)++;
+        }
+        if (has_hi && ts >= hi_us) {
+            (*n_after)++;
+        }
+    }
+done:
+    for (t = 0; docs && t < nt; t++) {
+        free(docs[t]);
+    }
+    free(docs);
+    free(n);
+    free(pos);
+    free(tfs);
     return rc;
 }
 

@@ -729,18 +729,48 @@ done:
     return rc;
 }
 
+typedef struct {
+    int has_lo, has_hi, outcome;
+    int64_t lo_us, hi_us;
+    size_t before, after;
+    int64_t newest_before;
+} outside_count;
+
+/* Count doc, a match, where its record's time falls (when it passes the outcome); 0, or -1 when
+ * it has no live record. */
+static inline int count_match(const memdb_text_input *in, uint32_t doc, outside_count *c)
+{
+    const unsigned char *rec = record_of(in, doc);
+    int64_t ts;
+    if (rec == NULL) {
+        return -1;
+    }
+    if (c->outcome >= 0 && !outcome_passes(c->outcome, (int)(rd16(rec + 16) & 3))) {
+        return 0;
+    }
+    ts = rd64(rec);
+    if (c->has_lo && ts < c->lo_us) {
+        if (c->before == 0 || ts > c->newest_before) {
+            c->newest_before = ts;
+        }
+        c->before++;
+    }
+    if (c->has_hi && ts >= c->hi_us) {
+        c->after++;
+    }
+    return 0;
+}
+
 int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, int has_hi, int64_t hi_us, int outcome,
                         size_t *n_before, int64_t *newest_before, size_t *n_after, size_t *bad)
 {
     const size_t nt = in->n_terms;
-    size_t t, bi = 0, n_require = 0;
+    size_t t, bi = 0, n_require = 0, n_read = 0, last_read = 0;
     uint32_t **docs = calloc(nt ? nt : 1, sizeof *docs);
     size_t *n = calloc(nt ? nt : 1, sizeof *n), *pos = calloc(nt ? nt : 1, sizeof *pos);
     uint32_t *tfs = malloc(65535 * sizeof(uint32_t)); /* decoded and not needed: room for any block */
+    outside_count c = {has_lo, has_hi, outcome, lo_us, hi_us, 0, 0, 0};
     int rc = MEMDB_OK;
-    *n_before = 0;
-    *newest_before = 0;
-    *n_after = 0;
     *bad = 0;
     if (!docs || !n || !pos || !tfs) {
         rc = MEMDB_NO_MEMORY;
@@ -755,6 +785,8 @@ int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, i
             bi += nb;
             continue;
         }
+        n_read++;
+        last_read = t;
         for (j = 0; j < nb; j++) {
             if (in->block_lens[bi + j] < MEMDB_BLOCK_HEADER) {
                 *bad = bi + j;
@@ -778,13 +810,23 @@ int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, i
             n[t] += (size_t)got;
         }
     }
+    if (n_read == 1 && n_require == 0) { /* one list that matches (one tag, one word): its documents */
+        const uint32_t *d = docs[last_read];
+        size_t k;
+        for (k = 0; k < n[last_read]; k++) {
+            if (count_match(in, d[k], &c) < 0) {
+                *bad = d[k];
+                rc = MEMDB_BAD_COLUMN;
+                goto done;
+            }
+        }
+        goto done;
+    }
     /* the union in document order, as memdb_text_search's pass 1 keeps it */
     for (;;) {
         uint32_t doc = 0;
         int any = 0, matched = 0;
         size_t required = 0;
-        const unsigned char *rec;
-        int64_t ts;
         for (t = 0; t < nt; t++) {
             if (pos[t] < n[t] && (!any || docs[t][pos[t]] < doc)) {
                 doc = docs[t][pos[t]];
@@ -802,29 +844,16 @@ int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, i
                 required += role == MEMDB_REQUIRE;
             }
         }
-        if (!matched || required < n_require) {
-            continue;
-        }
-        if ((rec = record_of(in, doc)) == NULL) {
+        if (matched && required == n_require && count_match(in, doc, &c) < 0) {
             *bad = doc;
             rc = MEMDB_BAD_COLUMN;
             goto done;
         }
-        if (outcome >= 0 && !outcome_passes(outcome, (int)(rd16(rec + 16) & 3))) {
-            continue;
-        }
-        ts = rd64(rec);
-        if (has_lo && ts < lo_us) {
-            if (*n_before == 0 || ts > *newest_before) {
-                *newest_before = ts;
-            }
-            (*n_before)++;
-        }
-        if (has_hi && ts >= hi_us) {
-            (*n_after)++;
-        }
     }
 done:
+    *n_before = c.before;
+    *newest_before = c.newest_before;
+    *n_after = c.after;
     for (t = 0; docs && t < nt; t++) {
         free(docs[t]);
     }

@@ -156,7 +156,7 @@ _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscript
 _MEMO_ENTRIES = 1 << 14
 _MEMO_LIST_BYTES = 2 << 20
 # Tag lists up to this many bytes (about 2 a posting) are counted whole for an empty window's
-# note: in C about 6 ns a posting, so 128 KiB (60,000 postings) costs about what reading the
+# note: in C about 5 ns a posting, so 128 KiB (60,000 postings) costs about what reading the
 # 1,001 index keys nearest the window on each side does (0.15-0.25 ms a side)
 _COUNTED_BYTES = 128 << 10
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'

@@ -160,6 +160,7 @@ _MEMO_LIST_BYTES = 2 << 20
 # 1,001 index keys nearest the window on each side does (0.15-0.25 ms a side)
 _COUNTED_BYTES = 128 << 10
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
+_LIST_SIZE = ("list size",)  # a tag list's stored size (_list_bytes)
 _TAGS, _TAG_STARTS, _KINDS = ("tags",), ("tag starts",), ("kinds",)
 _TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (else one seek per phrase)
 _LESSONS_READ = 256  # records ``failure_lessons`` reads a round trip, looking for lessons past those without one
@@ -2190,10 +2191,20 @@ class OwnerQueries:
         text, owner = self._layout.text, self.name
         memo = text.memo(owner)
         lists = [(name, role) for name, role in lists if role != RANK]  # a word that only ranks makes no match
-        blocks = [self._stored_list(memo, name, tags_only or role > RANK) for name, role in lists]
-        if tags_only and sum(len(b.data) for b in blocks) > _COUNTED_BYTES:
+        if tags_only and sum(self._list_bytes(memo, name) for name, _ in lists) > _COUNTED_BYTES:
             return None
+        blocks = [self._stored_list(memo, name, tags_only or role > RANK) for name, role in lists]
         return count_outside(blocks, text.chunks(owner), q.lo, q.hi, _kernel_outcome(q), [role for _, role in lists])
+
+    def _list_bytes(self, memo: dict[Any, Any], tag: str) -> int:
+        """The stored size of a tag's list, kept in ``memo``: a list too long to keep there is read
+        once a memo, not on every empty answer that only asks how long it is (a read costs about
+        1 us a KB: 0.6 ms for a common tag's 600 KB at a million episodes)."""
+        key = (*_LIST_SIZE, tag)
+        size: int | None = memo.get(key)
+        if size is None:
+            size = memo[key] = len(self._stored_list(memo, tag, True).data)
+        return size
 
     def _stored_list(self, memo: dict[Any, Any], name: str, tag: bool) -> StoredList:
         """A term's blocks (a tag's list, with ``tag``) as stored: as this process read them while

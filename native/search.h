@@ -117,6 +117,16 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
 void memdb_chunk_summary(const unsigned char *chunk, size_t len, const unsigned char *levels, size_t levels_len,
                          int64_t *newest, uint32_t *level);
 
+/* What the lists match outside a window, counted in one pass: the documents in a MATCH or BOOST
+ * list and in every REQUIRE list (RANK lists are not read) whose record passes outcome (as in
+ * memdb_text_search), *n_before of them before lo_us (when has_lo) with *newest_before the newest
+ * time among them (0 when none), and *n_after at or after hi_us (when has_hi). The query layer's
+ * note of an empty window: how many matches lie before and after it, exactly, whatever the
+ * number. Returns MEMDB_OK, MEMDB_BAD_BLOCK (*bad: the block's index), MEMDB_BAD_COLUMN (*bad:
+ * the document) or MEMDB_NO_MEMORY. */
+int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, int has_hi, int64_t hi_us, int outcome,
+                        size_t *n_before, int64_t *newest_before, size_t *n_after, size_t *bad);
+
 /* The frequency of each term in each of docs (ascending): out_tf[i * n_terms + t], 0 when
  * absent. Only blocks whose range holds an asked document are decoded. Returns MEMDB_OK or
  * MEMDB_BAD_BLOCK. Chunks are not read. */

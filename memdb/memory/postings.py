@@ -71,10 +71,12 @@ __all__ = [
     "ColumnChunks",
     "Doc",
     "Found",
+    "Outside",
     "SearchParams",
     "StoredList",
     "TextIndex",
     "chunk_summary",
+    "count_outside",
     "decode_block",
     "encode_block",
     "id_of",
@@ -82,6 +84,7 @@ __all__ = [
     "live_record",
     "pack_record",
     "py_chunk_summary",
+    "py_count_outside",
     "py_decode_block",
     "py_search",
     "search",
@@ -726,27 +729,19 @@ def _held_pointer(ffi: Any, view: bytes | memoryview) -> tuple[Any, Any]:
     return base, start
 
 
-def _c_search(
-    blocks: Lists,
-    idf: Sequence[float],
-    chunks: ColumnChunks,
-    p: SearchParams,
-    now_us: int,
-    lo: int | None,
-    hi: int | None,
-    outcome: int | None,
-    keep: int,
-    roles: Sequence[int] | None = None,
-    summaries: Sequence[tuple[int, int]] | None = None,
-) -> Found:
-    lib, ffi = native.search_lib()
+def _c_input(
+    lib: Any, ffi: Any, blocks: Lists, idf: Sequence[float], chunks: ColumnChunks, roles: Sequence[int] | None
+) -> tuple[Any, list[Any], int]:
+    """The kernel's ``memdb_text_input`` over ``blocks`` and ``chunks``, what must stay alive while
+    it is read (a struct's pointers keep nothing alive), and the blocks' bytes (bounding the
+    union's size); CorruptValueError if a stored list is damaged."""
     nt = len(blocks)
     # a stored list has at most one block per 2 + 16 bytes (bin header and block header)
     caps = [len(bs.data) // (2 + _HEADER.size) + 1 if isinstance(bs, StoredList) else len(bs) for bs in blocks]
     c_blocks = ffi.new("const unsigned char *[]", max(sum(caps), 1))
     c_lens = ffi.new("size_t[]", max(sum(caps), 1))
     counts: list[int] = []
-    held: list[Any] = []  # kept alive for the call
+    held: list[Any] = [c_blocks, c_lens]
     room_bytes = 0  # the blocks' bytes, bounding the union's size
     for bs, cap in zip(blocks, caps, strict=True):
         off = sum(counts)
@@ -788,6 +783,37 @@ def _c_search(
     inp.levels, inp.level_lens = c_levels, c_level_lens
     c_roles = ffi.new("unsigned char[]", list(roles) or [0]) if roles is not None else ffi.NULL
     inp.roles = c_roles
+    held += [c_counts, c_idf, c_roles]
+    return inp, held, room_bytes
+
+
+def _raise_for(rc: int, bad: int, what: str) -> None:
+    """Raise for a kernel's failing return code (``bad``: the document a column is missing for)."""
+    if rc == _BAD_BLOCK:
+        raise CorruptValueError(f"a posting block is damaged ({CorruptValueError.HINT})")
+    if rc == _BAD_COLUMN:
+        raise CorruptValueError(f"text index document {bad} has no column record ({CorruptValueError.HINT})")
+    if rc == _NO_MEMORY:
+        raise MemoryError(f"memdb text {what}: out of memory")
+
+
+def _c_search(
+    blocks: Lists,
+    idf: Sequence[float],
+    chunks: ColumnChunks,
+    p: SearchParams,
+    now_us: int,
+    lo: int | None,
+    hi: int | None,
+    outcome: int | None,
+    keep: int,
+    roles: Sequence[int] | None = None,
+    summaries: Sequence[tuple[int, int]] | None = None,
+) -> Found:
+    lib, ffi = native.search_lib()
+    nt = len(blocks)
+    inp, held, room_bytes = _c_input(lib, ffi, blocks, idf, chunks, roles)
+    records = chunks.records
     if summaries is not None and len(summaries) == len(records):
         bounds = chunks.derived.get("kernel summaries")
         if bounds is None or bounds[0] is not summaries:  # the same list: chunk_summaries keeps it with the chunks
@@ -818,12 +844,7 @@ def _c_search(
             break
         cap = int(n_out[0])
     del held
-    if rc == _BAD_BLOCK:
-        raise CorruptValueError(f"a posting block is damaged ({CorruptValueError.HINT})")
-    if rc == _BAD_COLUMN:
-        raise CorruptValueError(f"text index document {int(n_out[0])} has no column record ({CorruptValueError.HINT})")
-    if rc == _NO_MEMORY:
-        raise MemoryError("memdb text search: out of memory")
+    _raise_for(rc, int(n_out[0]), "search")
     n = int(n_out[0])
     flat_tf = ffi.unpack(tfs, n * nt) if nt else []
     return Found(
@@ -905,6 +926,72 @@ def search(
     if native.search_lib()[0] is None:
         return py_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles, summaries)
     return _c_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles, summaries)
+
+
+Outside = tuple[int, int | None, int]
+"""What ``count_outside`` found: the matches before the window, the newest time among them (None
+when none), and the matches at or after its end."""
+
+
+def py_count_outside(
+    lists: Lists, chunks: ColumnChunks, lo: int | None, hi: int | None, outcome: int | None, roles: Sequence[int] | None = None
+) -> Outside:
+    """The twin of ``memdb_count_outside``: the same documents, checked in the same order."""
+    role = list(roles) if roles is not None else [MATCH] * len(lists)
+    matching: set[int] = set()
+    required: list[set[int]] = []
+    for bs, r in zip(lists, role, strict=True):
+        if r == RANK:
+            continue  # a word that only ranks makes no match: its list is not read
+        docs: list[int] = []
+        for blk in bs.blocks() if isinstance(bs, StoredList) else bs:
+            got = py_decode_block(blk)[0]
+            if docs and got[0] <= docs[-1]:
+                raise CorruptValueError(f"posting blocks are damaged or out of order ({CorruptValueError.HINT})")
+            docs += got
+        if r == REQUIRE:
+            required.append(set(docs))
+        else:
+            matching.update(docs)
+    before, newest, after = 0, None, 0
+    for doc in sorted(matching.intersection(*required)):
+        col = live_record(chunks, doc)
+        if outcome is not None and not _outcome_passes(outcome, col.code & 3):
+            continue
+        if lo is not None and col.ts_us < lo:
+            before += 1
+            newest = col.ts_us if newest is None else max(newest, col.ts_us)
+        if hi is not None and col.ts_us >= hi:
+            after += 1
+    return before, newest, after
+
+
+def _c_count_outside(
+    lists: Lists, chunks: ColumnChunks, lo: int | None, hi: int | None, outcome: int | None, roles: Sequence[int] | None
+) -> Outside:
+    lib, ffi = native.search_lib()
+    inp, held, _ = _c_input(lib, ffi, lists, [0.0] * len(lists), chunks, roles)
+    before, newest, after, bad = ffi.new("size_t *"), ffi.new("int64_t *"), ffi.new("size_t *"), ffi.new("size_t *")
+    rc = lib.memdb_count_outside(
+        inp, lo is not None, lo if lo is not None else 0, hi is not None, hi if hi is not None else 0,
+        -1 if outcome is None else outcome, before, newest, after, bad,
+    )  # fmt: skip
+    del held
+    _raise_for(rc, int(bad[0]), "count")
+    n_before = int(before[0])
+    return n_before, int(newest[0]) if n_before else None, int(after[0])
+
+
+def count_outside(
+    lists: Lists, chunks: ColumnChunks, lo: int | None, hi: int | None, outcome: int | None = None, roles: Sequence[int] | None = None
+) -> Outside:
+    """What the lists match outside the window ``[lo, hi)`` (``memdb_count_outside`` in
+    native/search.h), exactly, in one pass over their postings and their documents' times: the
+    C kernel when it is in use, else ``py_count_outside``; both give the same answer. The
+    matches are ``search``'s with the same lists, roles and outcome (``RANK`` lists are not read)."""
+    if native.search_lib()[0] is None:
+        return py_count_outside(lists, chunks, lo, hi, outcome, roles)
+    return _c_count_outside(lists, chunks, lo, hi, outcome, roles)
 
 
 # --- the index of one database --------------------------------------------------------------------

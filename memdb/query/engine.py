@@ -68,7 +68,7 @@ from memdb.memory.layout import (
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import ANY_OUTCOME, BOOST, MATCH, RANK, REQUIRE, TF_UNIT, SearchParams, StoredList
+from memdb.memory.postings import ANY_OUTCOME, BOOST, MATCH, RANK, REQUIRE, TF_UNIT, SearchParams, StoredList, count_outside
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import PLACEHOLDER, shown
@@ -132,7 +132,6 @@ from memdb.query.question import (
 )
 from memdb.query.rank import (
     BY_RELEVANCE,
-    BY_TIME,
     K1,
     NAME_WEIGHT,
     NO_HITS,
@@ -156,7 +155,12 @@ _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscript
 # entries (document frequencies, lists), and the bytes of posting lists
 _MEMO_ENTRIES = 1 << 14
 _MEMO_LIST_BYTES = 2 << 20
+# Tag lists up to this many bytes (about 2 a posting) are counted whole for an empty window's
+# note: in C about 5 ns a posting, so 128 KiB (60,000 postings) costs about what reading the
+# 1,001 index keys nearest the window on each side does (0.15-0.25 ms a side)
+_COUNTED_BYTES = 128 << 10
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
+_LIST_SIZE = ("list size",)  # a tag list's stored size (_list_bytes)
 _TAGS, _TAG_STARTS, _KINDS = ("tags",), ("tag starts",), ("kinds",)
 _TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (else one seek per phrase)
 _LESSONS_READ = 256  # records ``failure_lessons`` reads a round trip, looking for lessons past those without one
@@ -1662,9 +1666,14 @@ class OwnerQueries:
 
     def _outside(self, q: Query, cap: int = 1_000) -> tuple[int, int | None, int, bool, bool]:
         """Matches of ``q`` before and after its window: (count before, time of the latest
-        before if known, count after, whether each count stopped at ``cap``). One index range is
-        read by its keys, from the window outwards; otherwise the first ``cap`` matches of all
-        time are looked at."""
+        before if known, count after, whether each count stopped at ``cap``). Where the search
+        kernel finds the matches (``_kernel_lists_of``) it counts them all (``_count_outside``);
+        else one index range is read by its keys, from the window outwards; otherwise the first
+        ``cap`` matches of all time are looked at."""
+        kernel = self._kernel_lists_of(q) if q.lo is not None else None
+        counted = self._count_outside(q, *kernel) if kernel is not None else None
+        if counted is not None:
+            return *counted, False, False
         whole = None if q.include_archived or q.include_superseded else self._single_range(q)
         if whole is not None:
             g, subs = whole
@@ -1673,16 +1682,6 @@ class OwnerQueries:
             later = len(g.raw_keys(subs, q.hi, None, limit=cap + 1)) if q.hi is not None else 0
             latest = tail_ts(earlier[0][len(g.key(subs)) :]) if earlier else None
             return min(len(earlier), cap), latest, min(later, cap), len(earlier) > cap, later > cap
-        if self._kernel_answers(q) and q.lo is not None:
-            # Two kernel calls count the matches before the window's start and from it on (none
-            # is in the window: the note's premise); the first ranks by recency alone from the
-            # start (BY_TIME), so its top one is the latest before. Only at the cap are the
-            # first ``cap`` of the planner looked at instead, as below: "at least" stays as it was.
-            lists = self._kernel_lists(q)[0]
-            found_before = self._text_search(replace(q, lo=None, hi=q.lo), lists, 1, q.lo, by_time=True)
-            n_after = self._text_search(replace(q, hi=None), lists, 1, q.lo).total  # (the count is all it needs)
-            if found_before.total + n_after < cap:
-                return found_before.total, max((ts for ts, _, _ in found_before.columns), default=None), n_after, False, False
         outside = self._matches(replace(q, lo=None, hi=None), cap=cap)
         stamps = [tail_ts(tail) for tail, _, _ in outside.hot] + [ts_micros(h["ts"]) for _, h, _ in outside.archived]
         capped = len(outside.hot) >= cap
@@ -1869,23 +1868,37 @@ class OwnerQueries:
         and 50-70 ms p95 for one tag, against 0.7 and 3-4 ms from its list). A window's range
         holds only its matches, and so does one tag's range with an outcome (the tag+outcome
         index: 1.1-1.4 ms p50 there, 1.5-1.6 from the list), so those are read instead."""
+        return q.lo is None and q.hi is None and (len(q.tags) > 1 or not q.outcome) and OwnerQueries._kernel_finds_tags(q)
+
+    @staticmethod
+    def _kernel_finds_tags(q: Query) -> bool:
+        """Whether the search kernel finds ``q``'s hot matches from its tags' lists alone (``_tag_lists``):
+        tags, with any window and outcome, and nothing else."""
         return (
             bool(q.tags)
-            and q.lo is None
-            and q.hi is None
-            and (len(q.tags) > 1 or not q.outcome)
             and not (
                 q.terms or q.rank_terms or q.any_tags or q.boost_tags or q.kind or q.session or q.include_archived or q.include_superseded
             )
             and not (q.with_outcome or q.scope_tags)
         )
 
+    @staticmethod
+    def _tag_lists(q: Query) -> list[tuple[str, int]]:
+        """The kernel's lists of a tags-only query: the first tag's list matches, the others are required."""
+        return [(q.tags[0], MATCH)] + [(t, REQUIRE) for t in q.tags[1:]]
+
+    def _kernel_lists_of(self, q: Query) -> tuple[list[tuple[str, int]], bool] | None:
+        """The kernel's lists that hold exactly ``q``'s hot matches at any time (required words, or
+        tags alone), and whether they are tags only; None when the kernel does not find them."""
+        if self._kernel_answers(q):
+            return self._kernel_lists(q)[0], False
+        return (self._tag_lists(q), True) if self._kernel_finds_tags(q) else None
+
     def _kernel_tag_matches(self, q: Query, keep: int, now_us: int) -> Matches:
         """``_matches`` of a tags-only query by the search kernel: the first tag's list matches, the
         others are required, nothing is scored but relevance and recency (``BY_RELEVANCE``); only
         the matches whose score can reach the top ``keep`` are listed, with the exact total."""
-        lists = [(q.tags[0], MATCH)] + [(t, REQUIRE) for t in q.tags[1:]]
-        found = self._text_search(q, lists, keep, now_us, tags_only=True)
+        found = self._text_search(q, self._tag_lists(q), keep, now_us, tags_only=True)
         hot: list[Hot] = [(column_tail(ts_us, suffix), code, NO_HITS) for ts_us, suffix, code in found.columns]
         return Matches(listed=hot, total=found.total)
 
@@ -2152,7 +2165,6 @@ class OwnerQueries:
         lists: Sequence[tuple[str, int]],
         keep: int,
         now_us: int,
-        by_time: bool = False,
         tags_only: bool = False,
         *,
         by_text: bool = False,
@@ -2160,8 +2172,7 @@ class OwnerQueries:
     ) -> TextFound:
         """The search kernel over ``lists`` (a word's postings or a tag's list, and its role)
         with ``q``'s window and outcome: what it found, with the time, id suffix and index code
-        of each document it returned (``columns``; ``column_tail`` makes their index tails). ``by_time``
-        ranks the top ``keep`` by recency alone (``BY_TIME``), the newest first; with ``tags_only``
+        of each document it returned (``columns``; ``column_tail`` makes their index tails). With ``tags_only``
         every list is a tag's, and the top ``keep`` rank by relevance and recency (``BY_RELEVANCE``);
         ``by_text`` ranks by BM25 alone (``BY_TEXT``). ``norm`` > 0 is the best BM25 the ranking
         divides by in place of the kernel's own (``SearchParams.norm``). ``q.with_outcome`` is
@@ -2173,20 +2184,40 @@ class OwnerQueries:
         params = memo.get(_PARAMS)
         if params is None or params.avgdl != avgdl:
             params = memo[_PARAMS] = SearchParams(avgdl, K1, B, WEEK_US, TEXT_LEVEL, 0.9, 0.05, 1e-9, float(10 * LEVELS_PER_POINT), 0.1)
-        if by_time:
-            params = replace(params, **BY_TIME)
-        elif tags_only:
+        if tags_only:
             params = replace(params, **BY_RELEVANCE)
         elif by_text:
             params = replace(params, **_BY_TEXT)
         if norm > 0.0:
             params = replace(params, norm=norm)
-        outcome = OUTCOME_OF_CODE.index(q.outcome) if q.outcome else ANY_OUTCOME if q.with_outcome else None
         blocks = [self._stored_list(memo, name, tags_only or role > RANK) for name, role in lists]
         weights = [idf.get(name, 0.0) if role <= RANK and not tags_only else 0.0 for name, role in lists]
         roles = [role for _, role in lists]
         summaries = text.chunk_summaries(owner, chunks) if keep else None  # top-k: bound documents by their chunk
-        return text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, outcome, keep, roles, summaries)
+        return text_search(blocks, weights, chunks, params, now_us, q.lo, q.hi, _kernel_outcome(q), keep, roles, summaries)
+
+    def _count_outside(self, q: Query, lists: Sequence[tuple[str, int]], tags_only: bool) -> tuple[int, int | None, int] | None:
+        """The matches ``_text_search`` finds in ``lists`` with ``q``'s outcome, counted before its
+        window (with the latest of them) and after it (``count_outside``: one pass, exact). None
+        for tag lists longer than ``_COUNTED_BYTES``, whose matches the answer did not read: the
+        index range of one tag is then read by its keys, from the window out, up to the cap."""
+        text, owner = self._layout.text, self.name
+        memo = text.memo(owner)
+        lists = [(name, role) for name, role in lists if role != RANK]  # a word that only ranks makes no match
+        if tags_only and sum(self._list_bytes(memo, name) for name, _ in lists) > _COUNTED_BYTES:
+            return None
+        blocks = [self._stored_list(memo, name, tags_only or role > RANK) for name, role in lists]
+        return count_outside(blocks, text.chunks(owner), q.lo, q.hi, _kernel_outcome(q), [role for _, role in lists])
+
+    def _list_bytes(self, memo: dict[Any, Any], tag: str) -> int:
+        """The stored size of a tag's list, kept in ``memo``: a list too long to keep there is read
+        once a memo, not on every empty answer that only asks how long it is (a read costs about
+        1 us a KB: 0.6 ms for a common tag's 600 KB at a million episodes)."""
+        key = (*_LIST_SIZE, tag)
+        size: int | None = memo.get(key)
+        if size is None:
+            size = memo[key] = len(self._stored_list(memo, tag, True).data)
+        return size
 
     def _stored_list(self, memo: dict[Any, Any], name: str, tag: bool) -> StoredList:
         """A term's blocks (a tag's list, with ``tag``) as stored: as this process read them while
@@ -2639,6 +2670,11 @@ def _index_checks(q: Query, kinds: list[bytes] | None, any_tags: list[bytes], sc
         return ok
 
     return passing
+
+
+def _kernel_outcome(q: Query) -> int | None:
+    """The kernel's outcome filter of ``q``: its outcome, any outcome (``with_outcome``), or none."""
+    return OUTCOME_OF_CODE.index(q.outcome) if q.outcome else ANY_OUTCOME if q.with_outcome else None
 
 
 def _header(raw: bytes) -> dict[str, Any]:

@@ -29,7 +29,6 @@ from memdb.memory.postings import TF_UNIT
 
 __all__ = [
     "BY_RELEVANCE",
-    "BY_TIME",
     "K1",
     "NAME_WEIGHT",
     "NO_HITS",
@@ -56,10 +55,6 @@ RECENCY_HALF_LIFE_DAYS = 7.0
 WEEK_US = RECENCY_HALF_LIFE_DAYS * 86_400_000_000
 
 
-# The kernel's score with recency alone (SearchParams; text, relevance and boost weigh nothing):
-# a half-life of 3 years keeps a microsecond's difference in age far above a double's rounding
-# for centuries, and the slack only lets ties within about a tenth of a second in beside the newest
-BY_TIME: dict[str, float] = {"week_us": 1e14, "text_level": 0.0, "text_weight": 0.0, "recency_weight": 1.0, "slack": 1e-12, "boost": 0.0}
 NO_HITS: Mapping[str, tuple[int, int]] = {}  # shared by matches without term postings; never mutated
 # What one relevance level (1/25 of a point) is worth in each score, i.e. how loose a bound is.
 _RECENCY_LEVEL = 0.6 / 10 / LEVELS_PER_POINT

@@ -635,6 +635,58 @@ def test_the_kernel_with_list_roles_equals_the_reference_and_c_the_twin(
 
 @settings(max_examples=150, deadline=None)
 @given(
+    corpora,
+    st.lists(
+        st.tuples(st.sampled_from("abcdefz"), st.sampled_from([P.MATCH, P.RANK, P.BOOST, P.REQUIRE])),
+        min_size=1,
+        max_size=4,
+        unique_by=lambda x: x[0],
+    ),
+    st.one_of(st.none(), st.integers(0, 60 * 86_400)),
+    st.one_of(st.none(), st.integers(0, 60 * 86_400)),
+    st.one_of(st.none(), st.integers(0, 4)),  # 4: ANY_OUTCOME
+    st.sampled_from([0, 1, 700]),
+)
+def test_counting_outside_a_window_is_what_search_finds_there(
+    corpus: list[Any], lists: list[tuple[str, int]], lo_age: int | None, hi_age: int | None, outcome: int | None, gaps: int
+) -> None:
+    """count_outside: the matches ``search`` finds before the window (and the newest of them) and
+    from its end on, with the same roles and outcome; C and the twin alike."""
+    blocks, chunks, _ = build(corpus, gaps)
+    terms, roles = [t for t, _ in lists], [r for _, r in lists]
+    given_lists, idf = [blocks.get(t, []) for t in terms], [0.0] * len(terms)
+    lo = NOW - lo_age * 1_000_000 if lo_age is not None else None
+    hi = NOW - hi_age * 1_000_000 + 1 if hi_age is not None else None
+    before = P.py_search(given_lists, idf, chunks, ROLE_PARAMS, NOW, None, lo, outcome, 0, roles) if lo is not None else None
+    after = P.py_search(given_lists, idf, chunks, ROLE_PARAMS, NOW, hi, None, outcome, 0, roles) if hi is not None else None
+    want = (
+        before.total if before else 0,
+        max((ts for ts, _, _ in before.columns), default=None) if before else None,
+        after.total if after else 0,
+    )
+    assert P.py_count_outside(given_lists, chunks, lo, hi, outcome, roles) == want
+    if C:
+        assert P._c_count_outside(given_lists, chunks, lo, hi, outcome, roles) == want
+        stored = [P.StoredList(b"".join(codec.pack_value(b) for b in bs)) for bs in given_lists]
+        assert P._c_count_outside(stored, chunks, lo, hi, outcome, roles) == want
+
+
+def test_counting_outside_refuses_damage_as_search_does() -> None:
+    """A damaged block, blocks out of order, or a document without a live column are refused
+    alike by C and the twin; a RANK list is not read, so its damage is not seen."""
+    blocks, chunks, _ = build([({"a": 1, "b": 2}, 1, 4, 0), ({"a": 1}, 1, 8, 10)], 0)
+    for fn in (P.py_count_outside, P._c_count_outside) if C else (P.py_count_outside,):
+        assert fn([blocks["a"]], chunks, NOW - 5_000_000, NOW, None, None) == (1, NOW - 10_000_000, 1)
+        assert fn([blocks["a"], [b"\x01"]], chunks, NOW + 1, None, None, [P.MATCH, P.RANK]) == (2, NOW, 0)
+        for damaged in ([blocks["a"][0][:-1]], [P.encode_block([1], [1], 1), P.encode_block([0], [1], 1)]):
+            with pytest.raises(CorruptValueError, match="damaged"):
+                fn([damaged], chunks, NOW, None, None, None)
+        with pytest.raises(CorruptValueError, match="document 5 has no column record"):
+            fn([[P.encode_block([5], [1], 1)]], chunks, NOW, None, None, None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
     st.lists(
         st.tuples(
             st.dictionaries(st.sampled_from("ab"), st.integers(1, 4), max_size=2).flatmap(

@@ -494,8 +494,13 @@ def test_honest_empty_counts_both_sides_exactly(team: memdb.Memory, qdb: memdb.D
         assert not r.found and r.total == 0
         assert r.note.endswith(expected), r.note
     queries = OwnerQueries(qdb.episodes, team.name)  # the query layer alone, below the handle
-    capped = queries._outside(queries._compile(one_range.interpretation), cap=1)  # counts stop at the cap, from the window out
-    assert capped == (1, ts_micros(max(before)), 1, len(before) > 1, len(after) > 1)
+    counted = queries._outside(queries._compile(one_range.interpretation), cap=1)  # the kernel counts a tag's matches whole
+    assert counted == (len(before), ts_micros(max(before)), len(after), False, False)
+    every = [m.episode.ts for m in team.recall(limit=50).memories]
+    window_only = team.recall(since=since, until=until)  # one index range, read by its keys: counts stop at the cap
+    assert not window_only.found and len([t for t in every if t < since]) > 1 and len([t for t in every if t >= until]) > 1
+    capped = queries._outside(queries._compile(window_only.interpretation), cap=1)
+    assert capped == (1, ts_micros(max(t for t in every if t < since)), 1, True, True)
     worded = [m.episode.ts for m in team.recall(text="migration", limit=50).memories]
     r = team.recall(text="migration", since=since, until=until)  # text never reads one range
     early, late = [t for t in worded if t < since], [t for t in worded if t >= until]

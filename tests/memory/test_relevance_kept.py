@@ -22,6 +22,8 @@ import memdb
 from memdb.memory.layout import LEVELS_PER_POINT, relevance_level
 from memdb.memory.relevance import _LEVEL_VALUES, kept_relevance
 
+pytestmark = pytest.mark.usefixtures("backend")  # the database tests run on LMDB and PostgreSQL
+
 UTC = dt.UTC
 T0 = dt.datetime(2025, 7, 1, 9, 0, tzinfo=UTC)
 LEVEL = 1 / LEVELS_PER_POINT
@@ -259,3 +261,27 @@ def test_rankings_move_only_within_a_level(rdb: memdb.Database, clock: Clock) ->
         assert all(0 <= old - h.score < weight * LEVEL / 10 for old, h in zip(before, hits, strict=True))
         swapped = [(a, b) for a in range(len(hits)) for b in range(a + 1, len(hits)) if before[a] < before[b]]
         assert all(before[b] - before[a] < weight * LEVEL / 10 for a, b in swapped)
+
+
+# --- archiving -------------------------------------------------------------------------------------
+
+
+def test_the_archiving_threshold_reads_the_kept_relevance_as_the_score(rdb: memdb.Database, clock: Clock) -> None:
+    """Relevance < 3.0 (on the 1/25 grid) holds of the kept value exactly when it holds of the
+    score: a tag weighing 0.7 scores 3.0 at 14 * log2(5) = 32.5 days (2.1 + 0.5 + 0.2 * 2.0).
+    The audit record shows the kept relevance the rule compared and the unrounded components."""
+    rdb.configure(tag_weights={"urgent": 1.0, "mid": 0.7})
+    mem = rdb.owner("ana")
+    ep = mem.record("debug", "deploy held a lock", outcome="failure", tags=["mid"])
+    even = T0 + dt.timedelta(days=14 * 2.321928094887362)
+    for at, due in ((even - dt.timedelta(hours=2), False), (even + dt.timedelta(hours=2), True)):
+        clock.now = at
+        ex = mem.explain(ep.id, now=at)
+        assert (ex.score < 3.0) == due
+        assert rdb.maintain(now=at).archived == due
+        if not due:
+            assert mem.peek(ep.id).relevance == ex.relevance == 3.0
+    (record,) = [a for a in mem.audit() if a.get("action") == "archive"]
+    assert record["relevance"] == ex.relevance == 2.96
+    w, c = ex.weights, record["components"]
+    assert 2.96 <= w["frequency"] * c["frequency"] + w["tags"] * c["tags"] + w["age"] * c["age"] + w["feedback"] * c["feedback"] < 3.0

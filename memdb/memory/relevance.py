@@ -45,19 +45,13 @@ def band_of(relevance: float) -> int:
 
 
 def relevance_level(relevance: float) -> int:
-    """Relevance 0-10 in 25ths of a point, 0-250 (floor): what index codes keep of it."""
-    return max(0, min(10 * LEVELS_PER_POINT, int(relevance * LEVELS_PER_POINT)))
+    """Relevance 0-10 in 25ths of a point, 0-250 (floor): what index codes keep of it. A value
+    within 1e-9 of a level is that level, as 2.32 * 25 is 57.99999999999999; a relevance rounded
+    to 1e-9 is on a level or 2.5e-8 (in 25ths) under it at least, so no other value moves."""
+    return max(0, min(10 * LEVELS_PER_POINT, int(relevance * LEVELS_PER_POINT + 1e-9)))
 
 
-def _level_value(level: int) -> float:
-    """The value relevance is kept at in ``level``: level/25, or 1e-9 over it where level/25 is a
-    hair under the level (2.32 * 25 is 57.99999999999999, level 57), so that a kept value keeps
-    its level and itself (tests/memory/test_relevance_kept.py)."""
-    value = level / LEVELS_PER_POINT
-    return value if relevance_level(value) == level else round(value + 1e-9, 9)
-
-
-_LEVEL_VALUES: Final = tuple(_level_value(level) for level in range(10 * LEVELS_PER_POINT + 1))
+_LEVEL_VALUES: Final = tuple(level / LEVELS_PER_POINT for level in range(10 * LEVELS_PER_POINT + 1))
 
 
 def kept_relevance(score: float) -> float:

@@ -9,6 +9,7 @@ import random
 import shutil
 import tempfile
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +43,18 @@ def rdb(tmp_path: Path, clock: Clock) -> Iterator[memdb.Database]:
     db.close()
 
 
+def decimal_level(score: float) -> int:
+    """The level of a score rounded to 1e-9, in decimal arithmetic (no float's last bits)."""
+    return min(int(Decimal(repr(round(score, 9))) * LEVELS_PER_POINT), 10 * LEVELS_PER_POINT)
+
+
 def oracle_level(db: memdb.Database, record: dict[str, Any], header: dict[str, Any], at: dt.datetime) -> int:
     """The level of an episode's score at ``at``, summed from its components as the scorer sums
-    them (not through ``kept_relevance``), rounded to 1e-9 as levels always were."""
+    them (not through ``kept_relevance``)."""
     ex = db.episodes.scorer.explain(record, header, at)
     w = ex.weights
     raw = w["frequency"] * ex.frequency + w["tags"] * ex.tags + w["age"] * ex.age + w["feedback"] * ex.feedback
-    return relevance_level(round(min(max(raw, 0.0), 10.0), 9))
+    return decimal_level(min(max(raw, 0.0), 10.0))
 
 
 def assert_kept(db: memdb.Database, owner: str, eid: str, at: dt.datetime) -> None:
@@ -57,7 +63,7 @@ def assert_kept(db: memdb.Database, owner: str, eid: str, at: dt.datetime) -> No
     level = oracle_level(db, record, header, at)
     stored = header["relevance"]
     assert relevance_level(stored) == level, (eid, stored, level)
-    assert abs(stored - level * LEVEL) <= 2e-9, (eid, stored, level)
+    assert stored == round(level * 0.04, 2), (eid, stored, level)
 
 
 # --- the rounding rule ---------------------------------------------------------------------------
@@ -67,19 +73,19 @@ def test_a_level_value_keeps_its_level_and_itself() -> None:
     assert len(_LEVEL_VALUES) == 10 * LEVELS_PER_POINT + 1
     for level, value in enumerate(_LEVEL_VALUES):
         assert relevance_level(value) == level and kept_relevance(value) == value
-        assert abs(value - level * LEVEL) <= 2e-9
+        assert value == round(level * 0.04, 2)  # 2.32, as a user reads and types it
     assert list(_LEVEL_VALUES) == sorted(set(_LEVEL_VALUES))
 
 
 @given(st.floats(0.0, 10.0), st.integers(0, 10 * LEVELS_PER_POINT))
 def test_kept_relevance_keeps_the_level_and_the_archiving_decision(score: float, threshold_level: int) -> None:
     kept = kept_relevance(score)
-    assert relevance_level(kept) == relevance_level(round(score, 9))
+    assert relevance_level(kept) == relevance_level(round(score, 9)) == decimal_level(score)
     assert kept <= round(score, 9) + 1e-9
     # a threshold on the grid, as a user types it (2.32, not 58/25 computed): the kept value is
     # under it exactly when the score's level is under the threshold's
-    threshold = round(threshold_level * LEVEL, 2)
-    assert (kept < threshold) == (relevance_level(round(score, 9)) < threshold_level)
+    threshold = round(threshold_level * 0.04, 2)
+    assert (kept < threshold) == (decimal_level(score) < threshold_level)
 
 
 # --- an idle day -----------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Relevance: the 40/30/20/10 score, its explanation, buffered access tracking, batch rescoring.
+"""Relevance: the 40/30/20/10 score, kept at its level (1/25 of a point), its explanation,
+buffered access tracking, batch rescoring.
 
 Reads must stay reads: an access is counted in memory and flushed in one write
 transaction once ``access_flush_every`` accesses wait and ``access_flush_seconds`` have passed

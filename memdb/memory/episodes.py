@@ -99,7 +99,7 @@ class RescoreReport:
     """What ``rescore`` did: episodes scored, scores changed, wall time."""
 
     scored: int = 0
-    changed: int = 0
+    changed: int = 0  # headers rewritten: those whose relevance moved by a level (``kept_relevance``)
     seconds: float = 0.0
 
 
@@ -379,7 +379,9 @@ class Episodes:
             self.layout.text.set_levels(owner, changed)
 
     def rescore(self, now: dt.datetime | None = None, batch: int = 10_000) -> RescoreReport:
-        """Recompute every episode's relevance at ``now`` (age changes with time), in native batches."""
+        """Recompute every episode's relevance at ``now`` (age changes with time), in native batches.
+        Relevance is kept at its level (1/25 of a point), so only the headers whose level moved are
+        written: on an idle day, mostly the last weeks' (test_an_idle_day_rewrites_only_the_headers_whose_kept_relevance_moved)."""
         started = time.perf_counter()
         self.flush()
         at = utc(now, "now") if now is not None else self.now()

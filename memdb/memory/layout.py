@@ -70,7 +70,7 @@ from memdb.engine.globals import Global, Globals
 from memdb.errors import CorruptValueError, StoreFullError
 from memdb.memory.ids import EPOCH_ORDINAL, episode_day, id_at, ts_micros
 from memdb.memory.postings import TF_UNIT, TextIndex
-from memdb.memory.relevance import band_of
+from memdb.memory.relevance import LEVELS_PER_POINT, band_of, relevance_level
 from memdb.memory.settings import FACT_KIND
 from memdb.memory.text import normalize_tag, term_counts, tokenize
 from memdb.memory.timephrase import TOLD_HINTS, told_hint_in, told_windows
@@ -175,20 +175,12 @@ OWNER_ERASURES: Final = ("owner erasures",)
 name erased and written again repeats them, and a cache checked against them alone (another
 process's ``Layout.digests``) would be taken for the erased owner's."""
 
-# Index codes hold relevance to 1/25 of a point: fine enough that ranking reads few headers
-# (one level is 0.0024 of a recency-ranked score), coarse enough that a level fits a byte.
-LEVELS_PER_POINT: Final = 25
 # An id is 29 ASCII characters; encoded as a subscript it is a type byte, the id and a terminator.
 ID_TAIL_BYTES: Final = 31
 _PARENT_KEYS_KEPT = 1 << 16  # encoded index parents remembered (about 10 MB at most)
 OUTCOME_OF_CODE: Final[tuple[str | None, ...]] = (None, "success", "partial", "failure")
 _CODE_OF_OUTCOME = {o: i for i, o in enumerate(OUTCOME_OF_CODE)}
 MAX_CODE: Final = 10 * LEVELS_PER_POINT << 2 | 3
-
-
-def relevance_level(relevance: float) -> int:
-    """Relevance 0-10 in 25ths of a point, 0-250 (floor): what index codes keep of it."""
-    return max(0, min(10 * LEVELS_PER_POINT, int(relevance * LEVELS_PER_POINT)))
 
 
 def index_code(relevance: float, outcome: str | None) -> int:

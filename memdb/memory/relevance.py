@@ -1,4 +1,5 @@
-"""Relevance: the 40/30/20/10 score, its explanation, buffered access tracking, batch rescoring.
+"""Relevance: the 40/30/20/10 score, kept at its level (1/25 of a point), its explanation,
+buffered access tracking, batch rescoring.
 
 Reads must stay reads: an access is counted in memory and flushed in one write
 transaction once ``access_flush_every`` accesses wait and ``access_flush_seconds`` have passed
@@ -15,13 +16,28 @@ import weakref
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from memdb import native
 from memdb.engine.process import after_fork
 from memdb.memory.settings import Settings
 
-__all__ = ["AccessTracker", "Explanation", "PendingAccess", "RelevanceModel", "band_of"]
+__all__ = [
+    "LEVELS_PER_POINT",
+    "AccessTracker",
+    "Explanation",
+    "PendingAccess",
+    "RelevanceModel",
+    "band_of",
+    "kept_relevance",
+    "relevance_level",
+]
+
+# Relevance is kept to 1/25 of a point, the resolution ranking and the index codes read it at:
+# fine enough that ranking reads few headers (one level is 0.0024 of a recency-ranked score),
+# coarse enough that a level fits a byte, and that a day's ageing moves few stored values (a
+# rescore writes only those; kept to 1e-9, an idle day moved nearly every header).
+LEVELS_PER_POINT: Final = 25
 
 
 def band_of(relevance: float) -> int:
@@ -29,9 +45,28 @@ def band_of(relevance: float) -> int:
     return max(0, min(10, int(relevance)))
 
 
+def relevance_level(relevance: float) -> int:
+    """Relevance 0-10 in 25ths of a point, 0-250 (floor): what index codes keep of it. A value
+    within 1e-9 of a level is that level, as 2.32 * 25 is 57.99999999999999; a relevance rounded
+    to 1e-9 is on a level or 2.5e-8 (in 25ths) under it at least, so no other value moves."""
+    return max(0, min(10 * LEVELS_PER_POINT, int(relevance * LEVELS_PER_POINT + 1e-9)))
+
+
+_LEVEL_VALUES: Final = tuple(level / LEVELS_PER_POINT for level in range(10 * LEVELS_PER_POINT + 1))
+
+
+def kept_relevance(score: float) -> float:
+    """The relevance stored for a ``score``: the value of its level, the one rounding every stored
+    relevance goes through. The level is taken of the score rounded to 1e-9, as index codes were
+    before relevance was kept at its level, so a sum that is a level's value but for the last bits
+    (and the C scorer beside its twin) keeps that level."""
+    return _LEVEL_VALUES[relevance_level(round(score, 9))]
+
+
 @dataclass(frozen=True)
 class Explanation:
-    """Why an episode scores what it scores: inputs, the four components (0-10) and weights."""
+    """Why an episode scores what it scores: inputs, the four components (0-10) and weights.
+    ``score`` is their weighted sum, ``relevance`` that sum as stored (``kept_relevance``)."""
 
     relevance: float
     frequency: float
@@ -43,13 +78,15 @@ class Explanation:
     tag_weight: float
     age_days: float
     feedback_value: float | None
+    score: float
 
     def __str__(self) -> str:
         w = self.weights
         fb = "none" if self.feedback_value is None else f"{self.feedback_value:+.2f}"
         accesses = f"{self.access_count} access{'es' if self.access_count != 1 else ''}"
         return (
-            f"relevance {self.relevance:.2f} = {w['frequency']:.2f}*frequency {self.frequency:.2f} ({accesses})"
+            f"relevance {self.relevance:.2f} ({self.score:.4f} kept to 1/25 of a point)"
+            f" = {w['frequency']:.2f}*frequency {self.frequency:.2f} ({accesses})"
             f" + {w['tags']:.2f}*tags {self.tags:.2f} (weight {self.tag_weight:.2f})"
             f" + {w['age']:.2f}*age {self.age:.2f} ({self.age_days:.1f} days since last access)"
             f" + {w['feedback']:.2f}*feedback {self.feedback:.2f} ({fb})"
@@ -90,17 +127,18 @@ class RelevanceModel:
         return max((now - last).total_seconds(), 0.0) / 86400.0
 
     def score(self, record: Mapping[str, Any], state: Mapping[str, Any], now: dt.datetime) -> float:
-        """Relevance 0-10 of one episode at ``now``."""
+        """Relevance 0-10 of one episode at ``now``, as stored (``kept_relevance``)."""
         return float(self.score_many([(record, state)], now)[0])
 
     def score_many(self, items: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], now: dt.datetime) -> list[float]:
-        """Relevance of many episodes in one native batch (rounded to 1e-9 so both scorers agree)."""
+        """Relevance of many episodes in one native batch, as stored (``kept_relevance``): every
+        stored relevance is computed here."""
         settings = self._settings()
         counts = array("d", (float(s.get("access_count", 0)) for _, s in items))
         tags = array("d", (settings.tag_weight(r.get("tags") or ()) for r, _ in items))
         ages = array("d", (self.age_days(r, s, now) for r, s in items))
         feedback = [s.get("feedback") for _, s in items]
-        return [round(x, 9) for x in native.score_batch(counts, tags, ages, feedback, self.params())]
+        return [kept_relevance(x) for x in native.score_batch(counts, tags, ages, feedback, self.params())]
 
     def explain(self, record: Mapping[str, Any], state: Mapping[str, Any], now: dt.datetime) -> Explanation:
         """The score with its four components and the inputs behind them."""
@@ -112,7 +150,7 @@ class RelevanceModel:
         )
         f, t, a, fb = comps[0]
         return Explanation(
-            relevance=round(scores[0], 9),
+            relevance=kept_relevance(scores[0]),
             frequency=f,
             tags=t,
             age=a,
@@ -122,6 +160,7 @@ class RelevanceModel:
             tag_weight=tag_weight,
             age_days=age,
             feedback_value=state.get("feedback"),
+            score=float(scores[0]),
         )
 
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import memdb
 from memdb.errors import ConfigError
+from memdb.memory.relevance import kept_relevance
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 7, 1, 12, 0, tzinfo=UTC)
@@ -47,10 +48,10 @@ def test_fresh_episode_scores_by_formula(rdb: memdb.Database) -> None:
     tagged = mem.record("debug", "x", outcome="failure", tags=["billing"])  # default tag weight 0.5
     urgent = mem.record("debug", "y", outcome="failure", tags=["urgent", "billing"])  # highest weight wins: 1.0
     plain = mem.record("debug", "z", outcome="failure")
-    # frequency 0, age 10 (just happened), feedback none = 5
-    assert tagged.relevance == pytest.approx(0.3 * 5 + 0.2 * 10 + 0.1 * 5)
-    assert urgent.relevance == pytest.approx(0.3 * 10 + 0.2 * 10 + 0.1 * 5)
-    assert plain.relevance == pytest.approx(0.2 * 10 + 0.1 * 5)
+    # frequency 0, age 10 (just happened), feedback none = 5; kept at its level (1/25 of a point)
+    assert tagged.relevance == kept_relevance(0.3 * 5 + 0.2 * 10 + 0.1 * 5) == 4.0
+    assert urgent.relevance == kept_relevance(0.3 * 10 + 0.2 * 10 + 0.1 * 5) == 5.48
+    assert plain.relevance == kept_relevance(0.2 * 10 + 0.1 * 5) == 2.48
 
 
 def test_explain_reports_components(rdb: memdb.Database, clock: Clock) -> None:
@@ -74,7 +75,7 @@ def test_access_counts_and_recomputes(rdb: memdb.Database, clock: Clock) -> None
     assert got.access_count == 20
     assert got.last_access == T0 + dt.timedelta(minutes=19)
     assert mem.explain(ep.id).frequency == pytest.approx(10.0)
-    assert got.relevance == pytest.approx(0.4 * 10 + 0.2 * 10 + 0.1 * 5, abs=1e-3)
+    assert got.relevance == kept_relevance(0.4 * 10 + 0.2 * 10 + 0.1 * 5) == 6.48
 
 
 def test_reads_are_buffered_and_flushed_in_batches(tmp_path: Path, clock: Clock) -> None:

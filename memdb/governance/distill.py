@@ -418,7 +418,10 @@ class Sessions:
             )
         if isinstance(tags, str):
             raise ValidationError(f"tags {shown(tags)}: give a list of tags, not one string")
-        extra = [normalize_tag(t) for t in tags]
+        # sanitized as given, then normalised, as capture reads tags: normalised first, "dave@example.com"
+        # was "daveexample-com", an address no sanitizer finds (test_close_session_tags_are_sanitized_as_given)
+        given = self.episodes.clean(owner, {"tags": list(tags)}, {}, "close_session tags")["tags"]
+        extra = [normalize_tag(t) for t in given]
         at = utc(now, "now") if now is not None else self.episodes.now()
         return self._close(owner, session, kind, outcome, at, extra)
 

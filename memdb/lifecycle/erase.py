@@ -32,14 +32,15 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from memdb.errors import NotFoundError, ValidationError
+from memdb.errors import NotFoundError, SanitizerError, ValidationError
 from memdb.lifecycle.cold import ColdCodec
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import check_id, ts_micros
 from memdb.memory.layout import OWNER_ERASURES, unlinked
 from memdb.memory.models import check_owner, utc
-from memdb.memory.sanitize import shown
-from memdb.memory.text import normalize_tags
+from memdb.memory.sanitize import sanitize_fields, shown
+from memdb.memory.sanitize.fields import given_tags, tags_as_stored
+from memdb.memory.text import normalize_tag, normalize_tags
 
 __all__ = ["ERASED_OWNER", "NOT_OWNER_KEYED", "OWNER_KEYED", "Erasure", "ErasureReport"]
 
@@ -162,7 +163,7 @@ class Erasure:
             if not ids and since is None and until is None and not everything and not tags:
                 # an empty list erases nothing: an audit record of it would say a request was met
                 raise ValidationError("erase: the list of ids is empty (give at least one episode id)")
-        wanted = list(normalize_tags(tags, "erase tags"))
+        wanted = self._stored_tags(given_tags(tags, "erase tags"))
         if wanted and everything:
             raise ValidationError(f"erase: tags {shown(wanted)} and everything=True: give one (everything erases every tag)")
         if ids is None and since is None and until is None and not everything and not wanted:
@@ -176,6 +177,26 @@ class Erasure:
             cut = self._old_versions(owner, ts_micros(utc(until, "until")), targets) if action == "retention" and until else {}
             request = (wanted, since, until) if action == "erase" and (everything or wanted) else None
             return self._take(owner, targets, cut, reason, action, request, everything=whole)
+
+    def _stored_tags(self, given: tuple[str, ...]) -> list[str]:
+        """The tags memories carry for ``given`` (normalised, each once), refusing one that held
+        personal data or a secret: capture stored it as the marker of its kind ("withheld-email"),
+        which every such value shares, so it names no one's episodes; its normal form, looked up,
+        erased nothing, audited as a request met, and was echoed (test_erase_refuses_a_tag_of_personal_data)."""
+        if not given:
+            return []
+        try:
+            read = tags_as_stored(lambda texts: sanitize_fields(self.episodes.sanitizer, texts), given)
+        except SanitizerError as exc:
+            raise SanitizerError(f"erase tags: not read, the database's sanitizer failed on them ({exc}); nothing erased") from None
+        for t, stored, said in zip(given, read.stored, read.said, strict=True):
+            marker = normalize_tag(stored)
+            if marker != normalize_tag(t):
+                raise ValidationError(
+                    f"erase tags: tag {said!r} holds personal data or a secret: erase by ids, or by the stored marker "
+                    f"{marker!r} (every episode whose tag held such a value carries it); nothing erased"
+                )
+        return list(normalize_tags(given))
 
     def erase_owner(self, owner: str, reason: str) -> ErasureReport:
         """Erase an owner itself: what ``erase(everything=True)`` takes (episodes, entries, what

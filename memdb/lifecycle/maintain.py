@@ -24,7 +24,7 @@ from memdb.lifecycle.summarize import ExtractiveSummarizer, Summarizer
 from memdb.memory.audit import content_hash
 from memdb.memory.episodes import Episodes, to_episode
 from memdb.memory.ids import ts_micros
-from memdb.memory.layout import SUPERSEDED, archived_account, decided_words, successor_of
+from memdb.memory.layout import SUPERSEDED, kept_when_archived, successor_of
 from memdb.memory.models import Episode, utc
 from memdb.memory.settings import FACT_KIND
 
@@ -117,14 +117,8 @@ class Lifecycle:
                     blob = self.episodes.cold_blob(owner, eid) if missing else None
                     if blob is None:
                         continue
-                    record = self.cold.unpack(owner, blob)
-                    kept = {"lesson": record.get("lesson")} if "lesson" in missing else {}
-                    if "participants" in missing and record.get("participants"):  # kept only where someone took part
-                        kept["participants"] = list(record["participants"])
-                    if "decided" in missing and (decided := decided_words(record)):  # kept only where it decided
-                        kept["decided"] = decided
-                    if "account" in missing and (account := archived_account(record)):  # kept only where one is told
-                        kept["account"] = account
+                    # what archiving keeps now, of the fields missing (each but the lesson only where the record has it)
+                    kept = {f: v for f, v in kept_when_archived(self.cold.unpack(owner, blob)).items() if f in missing}
                     if kept:
                         self.episodes.keep_in_header(owner, eid, **kept)
                         done += 1

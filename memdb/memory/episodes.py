@@ -70,7 +70,7 @@ from memdb.memory.models import (
 from memdb.memory.postings import Doc
 from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
 from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, shown
-from memdb.memory.sanitize.fields import as_plain, as_text, bound_sanitized, flatten_texts, marked_tag, placeholders_in, strings_in
+from memdb.memory.sanitize.fields import as_plain, as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in, tags_as_stored
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, MAX_TYPED_KINDS, OUTCOMES, Settings
 
 __all__ = ["IMPORTED_FIELDS", "Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
@@ -206,13 +206,14 @@ class Episodes:
 
     def _settings_tags(self, changes: dict[str, Any]) -> dict[str, Any]:
         """``changes`` with the tags they name (``tag_weights`` keys, ``session_kinds`` "tag:" rules)
-        sanitized as capture sanitizes an episode's one tag, before ``Settings`` normalises them: a
-        card number as a tag is stored as "withheld-card", so its weight must be too, or it would put
-        the number on disk and never apply (test_settings_tags_are_sanitized_as_episode_tags)."""
+        sanitized as capture sanitizes an episode's one tag (``tags_as_stored``: its normal form too),
+        before ``Settings`` normalises them: a card number as a tag is stored as "withheld-card", so
+        its weight must be too, or it would put the number on disk and never apply
+        (test_settings_tags_are_sanitized_as_episode_tags, test_a_settings_tag_is_sanitized_in_its_normal_form)."""
 
         def tag(text: str) -> str:
             try:
-                return marked_tag(str(sanitize_fields(self.sanitizer, {"tags[0]": text})["tags[0]"]), text)
+                return str(tags_as_stored(lambda texts: sanitize_fields(self.sanitizer, texts), [text]).stored[0])
             except SanitizerError as exc:
                 raise SanitizerError(f"configure: tag {shown(text)}: nothing written ({exc})") from None
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any, Final
@@ -16,8 +16,8 @@ from memdb.memory.ids import ts_micros
 from memdb.memory.layout import ID_TAIL_BYTES, OUTCOME_OF_CODE, tail_id, tail_ts
 from memdb.memory.models import utc
 from memdb.memory.sanitize import PLACEHOLDER, RegexSanitizer, Sanitizer, sanitize_fields, shown
-from memdb.memory.sanitize.fields import TAG_MARKER, flatten_texts
-from memdb.memory.text import normalize_tags, terms_and_words
+from memdb.memory.sanitize.fields import TAG_MARKER, given_tags, tags_as_stored
+from memdb.memory.text import terms_and_words
 from memdb.memory.timephrase import OPEN_END, OPEN_START, TimeWindow, day_of
 from memdb.query.question import tag_form
 from memdb.query.rank import Hits, Hot, RangeColumn
@@ -330,14 +330,11 @@ def tag_filters(
     Read in one pass with ``after`` (the placeholders of the query's text), so a placeholder
     names one value across both. ValidationError names a bad tag (sanitized), SanitizerError
     refuses the query when the sanitizer fails (``sanitized``)."""
-    given = {name: _tag_list(values, name) for name, values in (("tags", tags), ("any_tags", any_tags), ("scope_tags", scope_tags))}
+    given = {name: given_tags(values, name) for name, values in (("tags", tags), ("any_tags", any_tags), ("scope_tags", scope_tags))}
     raw = [t for ts in given.values() for t in ts]
     if not raw:
         return TagFilters()
-    flat, rebuild = flatten_texts({"tags": raw}, "tags")
-    after = " ".join(after)
-    clean = _read_sanitized(sanitizer, {**flat, "~placeholders": after} if after else flat, "tags")
-    stored = rebuild(clean)["tags"]
+    stored, _, clean = tags_as_stored(lambda texts: _read_sanitized(sanitizer, texts, "tags"), raw, " ".join(after))
     # every placeholder the tags hold is a withheld tag's (a tag holding one is stored otherwise)
     withheld = [m.group() for n, v in clean.items() if not n.startswith("~") and "<" in v for m in PLACEHOLDER.finditer(v)]
     custom = not placeholders_only(sanitizer)
@@ -357,16 +354,3 @@ def tag_filters(
     out = {name: tuple(dict.fromkeys(ts)) for name, ts in kept.items()}
     nothing = required or any(given[name] and not out[name] for name in ("any_tags", "scope_tags"))
     return TagFilters(out["tags"], out["any_tags"], out["scope_tags"], tuple(dict.fromkeys(withheld)), nothing)
-
-
-def _tag_list(values: Iterable[str], name: str) -> tuple[str, ...]:
-    """A tag filter's tags as given, each a str that normalises (ValidationError names ``name``
-    or the bad tag, as ``normalize_tags`` does); one string is one tag."""
-    if values == ():
-        return ()
-    if isinstance(values, str):
-        values = (values,)
-    elif isinstance(values, Iterable) and not isinstance(values, (bytes, Mapping)):
-        values = tuple(values)  # read once: a generator is read again below
-    normalize_tags(values, name)
-    return tuple(values)

@@ -104,6 +104,17 @@ def test_a_cold_record_that_cannot_be_decoded_is_reported_not_raised(archived: t
     assert db.check().problems == [f"^COLD('ana',{eid!r}): damaged (not an episode record)"]
 
 
+@pytest.mark.parametrize("damaged", [{"participants": 5}, {"tags": 7}], ids=["participants", "tags"])
+def test_a_cold_record_with_a_damaged_field_is_reported_not_raised(archived: tuple[memdb.Database, str], damaged: dict[str, Any]) -> None:
+    """A record that decodes but holds a field of another type: reading what its header should
+    keep raised TypeError out of check()."""
+    db, eid = archived
+    cold = db.globals["COLD"]
+    record = {"ts": T0, "kind": "debug", **damaged}
+    cold[("ana", eid)] = {**cold[("ana", eid)], "codec": "msgpack", "data": codec.pack_value(record)}
+    assert db.check().problems == [f"^COLD('ana',{eid!r}): damaged (a field is not what an episode record holds)"]
+
+
 def test_a_year_of_archiving_restoring_and_erasing_checks_clean(tmp_path: Path) -> None:
     """A year of daily work, maintained weekly (archives trained on a dictionary), with restores,
     corrections and an erasure of an earlier version whose current one was archived (its header

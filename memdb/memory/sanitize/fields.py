@@ -21,25 +21,28 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final, NamedTuple
 
 from memdb.errors import ValidationError
 from memdb.memory.models import MAX_DEPTH, truncation_marker
 from memdb.memory.sanitize.detect import LABEL_FIELD, PLACEHOLDER, SECRET_FIELD, argv_secrets, is_secret_key, label_of_key
 from memdb.memory.sanitize.messages import redacted, shown
-from memdb.memory.text import normalize_tag
+from memdb.memory.text import normalize_tag, normalize_tags
 
 __all__ = [
     "TAG_MARKER",
+    "StoredTags",
     "as_plain",
     "as_text",
     "bound_sanitized",
     "flatten_texts",
+    "given_tags",
     "marked_tag",
     "placeholders_in",
     "strings_in",
     "tag_marker",
+    "tags_as_stored",
 ]
 
 
@@ -283,6 +286,48 @@ def marked_tag(sanitized: str, given: str) -> str:
     except ValidationError:
         return sanitized  # the model names the bad tag
     return sanitized if folded else TAG_MARKER  # a sanitizer that folds case or width withheld nothing
+
+
+def given_tags(values: Iterable[str], what: str) -> tuple[str, ...]:
+    """Tags as given, read once (a generator too), each a str that normalises: ValidationError
+    names ``what`` or the bad tag, as ``normalize_tags`` does; one string is one tag."""
+    if values == ():
+        return ()
+    if isinstance(values, str):
+        values = (values,)
+    elif isinstance(values, Iterable) and not isinstance(values, (bytes, Mapping)):
+        values = tuple(values)
+    normalize_tags(values, what)
+    return tuple(values)
+
+
+class StoredTags(NamedTuple):
+    """Tags read as capture reads an episode's (``tags_as_stored``)."""
+
+    stored: list[Any]
+    """Each tag as capture stores it, before normalising (``marked_tag``: "bob@example.com" is
+    "withheld-email")."""
+    said: list[str]
+    """What the sanitizer wrote for each: its text as given, or its normal form's where only that
+    held a value ("4111_1111_1111_1111" is "<CARD_1>"): a tag shown in a message names no value."""
+    clean: dict[str, str]
+    """Every text as sanitized, by slot: ``tags[i]``, and ``tags[i]~normalised`` where the normal
+    form was read too."""
+
+
+def tags_as_stored(sanitize: Callable[[dict[str, str]], dict[str, str]], tags: Sequence[Any], after: str = "") -> StoredTags:
+    """``tags`` through ``sanitize`` as capture puts an episode's through it (``flatten_texts``:
+    each as given and in its normal form), so that what settings, erasure and tag filters hold
+    of a tag is what memories carry: its normal form, sanitized first, read "daveexample-com",
+    the address on disk. ``after``: placeholders the sanitizer numbers after (a query's text)."""
+    flat, rebuild = flatten_texts({"tags": list(tags)}, "tags")
+    clean = sanitize({**flat, "~placeholders": after} if after else flat)
+    said = []
+    for i in range(len(tags)):
+        name, alt = f"tags[{i}]", f"tags[{i}]~normalised"
+        text = clean.get(name, "")
+        said.append(clean[alt] if alt in clean and text == flat.get(name) else text)
+    return StoredTags(rebuild(clean)["tags"], said, clean)
 
 
 _NAME_KEYS = frozenset({"name", "key"})

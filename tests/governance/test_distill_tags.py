@@ -1,0 +1,35 @@
+"""``close_session(tags=...)`` reads its tags as capture does: sanitized as given, then normalised.
+Normalised first, "dave@example.com" was "daveexample-com", which no sanitizer finds: the address
+was stored in the episode, its tag index and every answer naming its tags."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from clocks import Clock
+
+import memdb
+from memdb.memory.layout import GLOBALS
+
+pytestmark = pytest.mark.usefixtures("backend")  # LMDB and PostgreSQL (tests/conftest.py)
+
+T0 = dt.datetime(2026, 6, 3, 9, 0, tzinfo=dt.UTC)
+RAW = ("dave", "4111", "0199")  # what the values' normal forms would show of them
+
+
+def test_close_session_tags_are_sanitized_as_given(tmp_path: Path) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        mem.record_exchange("s1", "why does the deploy fail?", "looking at it", tags=["deploy"])
+        clock.advance(minutes=1)
+        tags = ["dave@example.com", "4111_1111_1111_1111", "+1_415_555_0199", "Hotfix"]  # the card and phone only in their normal form
+        done = mem.close_session("s1", kind="debug", outcome="success", tags=tags)
+        assert done.episode is not None
+        assert done.episode.tags == ("withheld-email", "withheld-card", "withheld-phone", "hotfix", "deploy")
+        assert mem.recall(tags=["withheld-card"]).memories[0].episode.id == done.episode.id
+        holding = [name for name in GLOBALS for raw in RAW if raw in repr(list(db.globals[name].items(())))]
+        assert holding == []
+        assert db.check().ok

@@ -278,29 +278,28 @@ class Lifecycle:
     def archive_due(self, owner: str, now: dt.datetime, report: MaintenanceReport | None = None) -> int:
         """Archive every episode under the relevance threshold and unaccessed for the idle period,
         ``_ARCHIVE_BATCH`` episodes per write transaction; one another process changed so that it
-        is no longer due is left (counted in ``report`` once its batch committed)."""
+        is no longer due is left (counted in ``report`` once its batch committed).
+
+        The low relevance bands are read once, in chunks, as the batches go: a band also holds
+        episodes not idle long enough, which a scan starting again at band 0 for every batch read
+        again each time. One that becomes due behind the scan meanwhile is the next run's."""
         settings = self.episodes.settings
         threshold = settings.archive_below_relevance
         rule = f"relevance < {threshold} and no access for {settings.archive_after_days:g} days"
+        candidates = (eid for band in range(0, min(int(threshold), 10) + 1) for eid in self.episodes.ids_in_band(owner, band))
         archived = 0
-        top_band = min(int(threshold), 10)
-        skipped: set[str] = set()  # changed or gone meanwhile: not archived this run
         while True:
             due: list[str] = []
-            for band in range(0, top_band + 1):
-                for eid in self.episodes.ids_in_band(owner, band):
-                    header = self.episodes.header(owner, eid)
-                    if eid not in skipped and header is not None and self._due(header, now):
-                        due.append(eid)
+            for eid in candidates:
+                header = self.episodes.header(owner, eid)
+                if header is not None and self._due(header, now):
+                    due.append(eid)
                     if len(due) >= _ARCHIVE_BATCH:
                         break
-                if len(due) >= _ARCHIVE_BATCH:
-                    break
             if not due:
                 return archived
             done, changed = self._archive(owner, due, now, rule, due=True)
             archived += len(done)
-            skipped.update(eid for eid in due if eid not in done)  # erased or archived by another process too
             if report is not None:
                 report.changed_meanwhile += len(changed)
 

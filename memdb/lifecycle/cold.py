@@ -21,6 +21,7 @@ process cached can never be taken for another dictionary of the same name::
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
 from typing import Any, Final
 
 import zstandard
@@ -172,10 +173,21 @@ class ColdCodec:
             data = raw
         return {"codec": name, "dict": dict_id, "data": data, "hash": content_hash, "raw_bytes": len(raw)}
 
-    def decodable(self, owner: str, value: dict[str, Any]) -> bool:
-        """Whether the dictionary a cold value was packed with is still stored: an erasure drops
-        the owner's dictionaries (``retrain``), maybe between a ``pack`` and its write."""
-        return value["codec"] != "zstd-dict" or (owner, int(value["dict"])) in self.dicts
+    def decodable(self, owner: str, values: Iterable[dict[str, Any]]) -> list[bool]:
+        """For each cold value, whether the dictionary it was packed with is still stored: an
+        erasure drops the owner's dictionaries (``retrain``), maybe between a ``pack`` and its
+        write. Each dictionary is looked up once (an archive batch shares one)."""
+        stored: dict[int, bool] = {}
+        out = []
+        for value in values:
+            if value["codec"] != "zstd-dict":
+                out.append(True)
+                continue
+            dict_id = int(value["dict"])
+            if dict_id not in stored:
+                stored[dict_id] = (owner, dict_id) in self.dicts
+            out.append(stored[dict_id])
+        return out
 
     def retrain(self, owner: str) -> int:
         """Drop every dictionary of ``owner`` and re-pack its dictionary-coded cold records

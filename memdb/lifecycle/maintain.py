@@ -13,7 +13,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from zoneinfo import ZoneInfo
 
 from memdb.engine.log import logger
@@ -22,7 +22,7 @@ from memdb.lifecycle.cold import ColdCodec
 from memdb.lifecycle.erase import Erasure, ErasureReport
 from memdb.lifecycle.summarize import ExtractiveSummarizer, Summarizer
 from memdb.memory.audit import content_hash
-from memdb.memory.episodes import Episodes, to_episode
+from memdb.memory.episodes import ColdMove, Episodes, to_episode
 from memdb.memory.ids import ts_micros
 from memdb.memory.layout import SUPERSEDED, kept_when_archived, successor_of
 from memdb.memory.models import Episode, utc
@@ -31,7 +31,7 @@ from memdb.memory.settings import FACT_KIND
 __all__ = ["ErasureReport", "Lifecycle", "MaintenanceReport"]
 
 _log = logger(__name__)
-_ARCHIVE_BATCH = 500
+_ARCHIVE_BATCH = 128  # due episodes archived per write transaction (bounded: a capture waits for one at most)
 
 
 @dataclass
@@ -270,38 +270,32 @@ class Lifecycle:
     # --- archiving ------------------------------------------------------------------------------
 
     def archive_due(self, owner: str, now: dt.datetime, report: MaintenanceReport | None = None) -> int:
-        """Archive every episode under the relevance threshold and unaccessed for the idle period;
-        one another process changed so that it is no longer due is left (counted in ``report``)."""
+        """Archive every episode under the relevance threshold and unaccessed for the idle period,
+        ``_ARCHIVE_BATCH`` episodes per write transaction; one another process changed so that it
+        is no longer due is left (counted in ``report`` once its batch committed).
+
+        The low relevance bands are read once, in chunks, as the batches go: a band also holds
+        episodes not idle long enough, which a scan starting again at band 0 for every batch read
+        again each time. One that becomes due behind the scan meanwhile is the next run's."""
         settings = self.episodes.settings
         threshold = settings.archive_below_relevance
         rule = f"relevance < {threshold} and no access for {settings.archive_after_days:g} days"
+        candidates = (eid for band in range(0, min(int(threshold), 10) + 1) for eid in self.episodes.ids_in_band(owner, band))
         archived = 0
-        top_band = min(int(threshold), 10)
-        skipped: set[str] = set()  # changed meanwhile: still in its band, not archived this run
         while True:
             due: list[str] = []
-            for band in range(0, top_band + 1):
-                for eid in self.episodes.ids_in_band(owner, band):
-                    header = self.episodes.header(owner, eid)
-                    if eid not in skipped and header is not None and self._due(header, now):
-                        due.append(eid)
+            for eid in candidates:
+                header = self.episodes.header(owner, eid)
+                if header is not None and self._due(header, now):
+                    due.append(eid)
                     if len(due) >= _ARCHIVE_BATCH:
                         break
-                if len(due) >= _ARCHIVE_BATCH:
-                    break
             if not due:
                 return archived
-            for eid in due:
-                try:
-                    done = self._archive(owner, eid, now, rule, due=True)
-                except NotFoundError:  # erased, or archived by another process, since it was found due
-                    continue
-                if done:
-                    archived += 1
-                else:
-                    skipped.add(eid)
-                    if report is not None:
-                        report.changed_meanwhile += 1
+            done, changed = self._archive(owner, due, now, rule, due=True)
+            archived += len(done)
+            if report is not None:
+                report.changed_meanwhile += len(changed)
 
     def _due(self, header: dict[str, Any], now: dt.datetime) -> bool:
         """Whether a hot episode is due for archiving at ``now`` (facts never are: a fact leaves
@@ -318,40 +312,62 @@ class Lifecycle:
         A superseded version stays whole until its chain is erased, and a fact stays hot (its
         key answers in one lookup): both are refused with ValidationError, writing nothing; so is
         an episode another process changed while it was being archived (try again)."""
-        if not self._archive(owner, episode_id, now, rule):
+        if not self._archive(owner, [episode_id], now, rule)[0]:
             raise ValidationError(f"archive {episode_id!r}: the episode changed while it was being archived; try again")
 
-    def _archive(self, owner: str, episode_id: str, now: dt.datetime, rule: str, due: bool = False) -> bool:
-        """Archive one episode; False, writing nothing, when another process changed it between
-        the read and the write (and, with ``due``, when it is no longer due)."""
-        record, header = self.episodes.load(owner, episode_id)
-        if due and not self._due(header, now):  # changed since it was found due (superseded, read)
-            return False
-        _archivable(episode_id, header)
-        episode = to_episode(owner, episode_id, record, header)
-        one_line = self.summarizer.one_line(episode)
-        digest = content_hash(record)
-        blob = self.cold.pack(owner, record, digest)  # may train a dictionary: outside the write
+    def _archive(
+        self, owner: str, episode_ids: Sequence[str], now: dt.datetime, rule: str, due: bool = False
+    ) -> tuple[list[str], list[str]]:
+        """Archive episodes in one write transaction (all or none of those it keeps); returns the
+        ids archived and those another process changed between the read and the write (with
+        ``due``, also those no longer due), which are left as they are. With ``due`` an episode
+        erased or archived meanwhile is left too, silently; without, it raises NotFoundError, and
+        a superseded version or a fact ValidationError, writing nothing."""
+        changed: list[str] = []
+        packed: list[_Packed] = []
+        read = self.episodes.load_many(owner, episode_ids)
+        for eid in episode_ids:
+            found = read.get(eid) or (None if due else self.episodes.load(owner, eid))  # load says why it is not hot
+            if found is None:
+                continue
+            record, header = found
+            if due and not self._due(header, now):  # changed since it was found due (superseded, read)
+                changed.append(eid)
+                continue
+            _archivable(eid, header)
+            one_line = self.summarizer.one_line(to_episode(owner, eid, record, header))
+            digest = content_hash(record)
+            blob = self.cold.pack(owner, record, digest)  # may train a dictionary: outside the write
+            packed.append(_Packed(eid, record, digest, one_line, blob))
+        moves: list[ColdMove] = []
         with self.episodes.space.transaction():
             # read again in the write: another process may have corrected (superseded), changed
-            # or, since it was found due, read or rated it, or erased another of the owner's
-            # episodes, which drops the dictionary ``blob`` was packed with (ColdCodec.retrain);
-            # test_races.py: test_an_episode_superseded_while_archiving_*
-            again, state = self.episodes.load(owner, episode_id)
-            if state.get("status") == SUPERSEDED and not due:
-                _archivable(episode_id, state)  # says by which version
-            if again != record or (due and not self._due(state, now)) or not self.cold.decodable(owner, blob):
-                return False
-            explanation = self.episodes.scorer.explain(record, state, now)
-            audit = {
-                "episode": episode_id, "rule": rule, "relevance": explanation.relevance,
-                "components": {
-                    "frequency": explanation.frequency, "tags": explanation.tags, "age": explanation.age, "feedback": explanation.feedback,
-                },
-                "content_hash": digest, "one_line": one_line, "codec": blob["codec"],
-            }  # fmt: skip
-            self.episodes.move_to_cold(owner, episode_id, blob, one_line, audit, at=now)
-        return True
+            # or, since it was found due, read or rated one, or erased another of the owner's
+            # episodes, which drops the dictionary a blob was packed with (ColdCodec.retrain);
+            # only that one is left (test_races.py: test_an_episode_superseded_while_archiving_*,
+            # test_one_episode_changed_while_archiving_a_batch_is_left_alone)
+            again = self.episodes.load_many(owner, [p.episode_id for p in packed])
+            decodable = self.cold.decodable(owner, [p.blob for p in packed])
+            for p, usable in zip(packed, decodable, strict=True):
+                found = again.get(p.episode_id) or (None if due else self.episodes.load(owner, p.episode_id))
+                if found is None:
+                    continue
+                record, state = found
+                if state.get("status") == SUPERSEDED and not due:
+                    _archivable(p.episode_id, state)  # says by which version
+                if record != p.record or (due and not self._due(state, now)) or not usable:
+                    changed.append(p.episode_id)
+                    continue
+                explanation = self.episodes.scorer.explain(record, state, now)
+                components = {name: getattr(explanation, name) for name in ("frequency", "tags", "age", "feedback")}
+                audit = {
+                    "episode": p.episode_id, "rule": rule, "relevance": explanation.relevance, "components": components,
+                    "content_hash": p.digest, "one_line": p.one_line, "codec": p.blob["codec"],
+                }  # fmt: skip
+                moves.append(ColdMove(p.episode_id, p.blob, p.one_line, audit))
+            if moves:
+                self.episodes.move_to_cold(owner, moves, at=now)
+        return [m.episode_id for m in moves], changed
 
     def restore(self, owner: str, episode_id: str) -> Episode:
         """Bring an archived episode's full record back with all its indexes (one audit record)."""
@@ -404,6 +420,17 @@ class Lifecycle:
         for eid in ids:
             if (episode := self._read_archived(owner, eid)) is not None:
                 yield episode
+
+
+class _Packed(NamedTuple):
+    """An episode read for archiving and packed outside the write: the record it was packed
+    from (compared again in the write), its content hash, one-liner and cold value."""
+
+    episode_id: str
+    record: dict[str, Any]
+    digest: str
+    one_line: str
+    blob: dict[str, Any]
 
 
 def _archivable(episode_id: str, header: dict[str, Any]) -> None:

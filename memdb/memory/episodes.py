@@ -15,14 +15,14 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError as PydanticError
 
-from memdb.engine.codec import decode_one, encode_subscript
+from memdb.engine.codec import decode_one, encode_subscript, unpack_value
 from memdb.engine.globals import Global, Globals
 from memdb.engine.log import logger
 from memdb.errors import ConfigError, MemdbError, NotFoundError, SanitizerError, ValidationError
@@ -73,7 +73,7 @@ from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, sh
 from memdb.memory.sanitize.fields import as_plain, as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in, tags_as_stored
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, MAX_TYPED_KINDS, OUTCOMES, Settings
 
-__all__ = ["IMPORTED_FIELDS", "Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
+__all__ = ["IMPORTED_FIELDS", "ColdMove", "Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
 
 # what an import takes of an episode (an export's line, or an Episode of another database): its
 # input and the id it had; memdb computes the rest (relevance, status, accesses) here again
@@ -101,6 +101,16 @@ class RescoreReport:
     scored: int = 0
     changed: int = 0  # headers rewritten: those whose relevance moved by a level (``kept_relevance``)
     seconds: float = 0.0
+
+
+class ColdMove(NamedTuple):
+    """One episode for ``Episodes.move_to_cold``: its packed cold record, the one-liner its
+    header keeps, and the fields of its ``archive`` audit record."""
+
+    episode_id: str
+    blob: dict[str, Any]
+    one_line: str
+    audit: Mapping[str, Any]
 
 
 def _first_on_a_circle(start: int, needs: list[set[int]], pending: set[int]) -> int:
@@ -438,6 +448,21 @@ class Episodes:
             raise NotFoundError(f"episode {episode_id!r}: no such episode for owner {owner!r}")
         return record, state
 
+    def load_many(self, owner: str, episode_ids: Iterable[str]) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+        """``load`` of many episodes in one batch of reads (one round trip on PostgreSQL) and one
+        snapshot, by id; those without a hot record (archived, erased, unknown) are left out."""
+        lay = self.layout
+        wanted = [(eid, lay.parent_key(lay.mem, (owner, episode_day(check_id(eid)))) + encode_subscript(eid)) for eid in episode_ids]
+        states = lay.parent_key(lay.states, (owner,))
+        with self.space.reader() as txn:
+            raws = txn.get_many([k for eid, record_key in wanted for k in (record_key, states + encode_subscript(eid))])
+        out: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        for eid, record_key in wanted:
+            record, state = raws.get(record_key), raws.get(states + encode_subscript(eid))
+            if record is not None and state is not None:
+                out[eid] = (unpack_value(record), unpack_value(state))
+        return out
+
     def header(self, owner: str, episode_id: str) -> dict[str, Any] | None:
         """An episode's header (hot or archived), or None."""
         found: dict[str, Any] | None = self.layout.states.get((owner, episode_id))
@@ -623,13 +648,13 @@ class Episodes:
             self.left_hot(owner, eid)
         return hashes
 
-    def move_to_cold(
-        self, owner: str, episode_id: str, blob: dict[str, Any], one_line: str, audit: Mapping[str, Any], *, at: dt.datetime
-    ) -> None:
-        """Archive: the record and its hot index entries leave, the header keeps ``one_line``,
-        ``blob`` goes to ``^COLD`` and one ``archive`` audit record at ``at`` with ``audit``'s
-        fields is written, all in one transaction."""
-        self.owner(owner)._move_to_cold(episode_id, blob, one_line, audit, at)
+    def move_to_cold(self, owner: str, moves: Sequence[ColdMove], *, at: dt.datetime) -> None:
+        """Archive episodes: each record and its hot index entries leave, its header keeps its
+        ``one_line``, its ``blob`` goes to ``^COLD`` and one ``archive`` audit record at ``at``
+        with its ``audit`` fields is written; all in one transaction (all or none: NotFoundError
+        for one not hot, ValidationError for a superseded one). The posting blocks, tag lists and
+        column chunks they share are rewritten once for all of them, not once per episode."""
+        self.owner(owner)._move_to_cold(moves, at)
 
     def move_from_cold(self, owner: str, episode_id: str, record: dict[str, Any], audit: Mapping[str, Any]) -> Episode:
         """Restore: the record and its indexes come back with one ``restore`` audit record;
@@ -1297,13 +1322,7 @@ class OwnerEpisodes:
                     if state.get("status") == SUPERSEDED:  # out of the hot indexes and postings already
                         kills.extend((self._space[g], e) for g, es in index_entries(owner, episode_id, record, state).items() for e in es)
                     else:
-                        entries, tf, dl = self._hot_entries(episode_id, record, state)
-                        kills.extend(entries)
-                        if dl:
-                            stats["docs"] -= 1
-                            stats["terms"] -= dl
-                        df.subtract(tf.keys())
-                        yield episode_id, tf, record.get("tags") or ()
+                        yield self._leaving_hot(episode_id, record, state, kills, stats, df)
                 if len(kills) >= _KILLS_BATCH:
                     self._space.apply(kills)
                     kills.clear()
@@ -1326,6 +1345,27 @@ class OwnerEpisodes:
         tf, dl = terms_of(record)
         return [(self._space[g], e) for g, es in found.items() for e in es], tf, dl
 
+    def _leaving_hot(
+        self,
+        eid: str,
+        record: Mapping[str, Any],
+        state: Mapping[str, Any],
+        kills: list[tuple[Global, Any]],
+        stats: Counter[str],
+        df: Counter[str],
+    ) -> tuple[str, Mapping[str, int], Iterable[str]]:
+        """An active episode leaving the hot indexes with others (an erasure, an archive batch):
+        its index entries join ``kills`` and its length and terms the batch's statistic and
+        document-frequency deltas; returns what ``TextIndex.remove`` takes of it, so the text
+        blocks the batch shares are rewritten once."""
+        entries, tf, dl = self._hot_entries(eid, record, state)
+        kills.extend(entries)
+        if dl:
+            stats["docs"] -= 1
+            stats["terms"] -= dl
+        df.subtract(tf.keys())
+        return eid, tf, record.get("tags") or ()
+
     def _hot_changes(
         self, eid: str, record: Mapping[str, Any], state: Mapping[str, Any], code: int | None = None
     ) -> tuple[list[tuple[Global, Any]], list[tuple[bytes, bytes]], dict[str, int], dict[str, int]]:
@@ -1346,27 +1386,43 @@ class OwnerEpisodes:
         deltas = {"docs": sign if dl else 0, "terms": sign * dl}
         return entries, packed, deltas, {term: sign for term in tf}
 
-    def _move_to_cold(self, episode_id: str, cold: dict[str, Any], one_line: str, audit: Mapping[str, Any], at: dt.datetime) -> None:
+    def _move_to_cold(self, moves: Sequence[ColdMove], at: dt.datetime) -> None:
+        lay, owner = self._layout, self.name
+        stats: Counter[str] = Counter()
+        df: Counter[str] = Counter()
+        kills: list[tuple[Global, Any]] = []
+        sets: list[tuple[Global, Any, Any]] = []
+        leaving: list[tuple[str, Mapping[str, int], Iterable[str]]] = []
         with self._space.transaction():
-            record, state = self._layer.load(self.name, episode_id)
-            if state.get("status") == SUPERSEDED:  # out of the hot indexes already: archived, its header would lose the link
-                raise ValidationError(f"archive {episode_id!r}: superseded by {successor_of(state)}; archive the current version")
-            kills, _, deltas, df = self._hot_changes(episode_id, record, state)
-            kills.append((self._layout.mem, (self.name, episode_day(episode_id), episode_id)))
-            # what experience needs stays hot (DESIGN 5): kind, outcome, tags and time are in the
-            # header already; the one-liner and the lesson join them, and who took part ("What did
-            # Bob review?" finds it archived as it did hot)
-            header = {**state, "status": "archived", "one_line": one_line, "archived_from": state["status"], **kept_when_archived(record)}
-            sets: list[tuple[Global, Any, Any]] = [
-                (self._layout.states, (self.name, episode_id), header),
-                (self._layout.cold, (self.name, episode_id), cold),
-                *((self._space[g], e, "") for g, es in index_entries(self.name, episode_id, header, header).items() for e in es),
-                self._layer.audit.change(self.name, "archive", at, written=self._layer.now(), **audit),
-            ]
+            if len({m.episode_id for m in moves}) < len(moves):  # counted once each in the statistics
+                raise ValidationError(f"archive: {len(moves)} episodes given, some of them twice (give each once)")
+            loaded = self._layer.load_many(owner, [m.episode_id for m in moves])
+            for episode_id, cold, one_line, audit in moves:
+                if episode_id not in loaded:  # archived or erased: load says which
+                    loaded[episode_id] = self._layer.load(owner, episode_id)
+                record, state = loaded[episode_id]
+                if state.get("status") == SUPERSEDED:  # out of the hot indexes already: archived, its header would lose the link
+                    raise ValidationError(f"archive {episode_id!r}: superseded by {successor_of(state)}; archive the current version")
+                leaving.append(self._leaving_hot(episode_id, record, state, kills, stats, df))
+                kills.append((lay.mem, lay.record_subs(owner, episode_id)))
+                # what experience needs stays hot (DESIGN 5): kind, outcome, tags and time are in the
+                # header already; the one-liner and the lesson join them, and who took part ("What did
+                # Bob review?" finds it archived as it did hot)
+                header = {
+                    **state, "status": "archived", "one_line": one_line, "archived_from": state["status"], **kept_when_archived(record),
+                }  # fmt: skip
+                sets += [
+                    (lay.states, (owner, episode_id), header),
+                    (lay.cold, (owner, episode_id), cold),
+                    *((self._space[g], e, "") for g, es in index_entries(owner, episode_id, header, header).items() for e in es),
+                    self._layer.audit.change(owner, "archive", at, written=self._layer.now(), **audit),
+                ]
+            lay.text.remove(owner, leaving)
             self._space.apply(kills, sets)
-            self._bump(archived=1, archive_changes=1, **deltas)
+            self._bump(archived=len(moves), archive_changes=len(moves), **{k: v for k, v in stats.items() if v})
             self._bump_df(df)
-        self._layer.left_hot(self.name, episode_id)
+        for move in moves:
+            self._layer.left_hot(owner, move.episode_id)
 
     def _move_from_cold(self, episode_id: str, record: dict[str, Any], audit: Mapping[str, Any]) -> Episode:
         now = self._layer.now()

@@ -774,11 +774,11 @@ def test_maintain_skips_an_episode_erased_after_it_was_found_due(ldb: memdb.Data
     original = ldb.lifecycle._archive
     erased: list[str] = []
 
-    def archive_racing(m: Any, episode_id: str, now: dt.datetime, rule: str, due: bool = False) -> bool:
+    def archive_racing(m: Any, episode_ids: list[str], now: dt.datetime, rule: str, due: bool = False) -> tuple[list[str], list[str]]:
         if not erased:  # the other process's erase lands first
-            erased.append(episode_id)
-            ldb.owner("ana").erase([episode_id], reason="deletion request")
-        return original(m, episode_id, now, rule, due)
+            erased.append(episode_ids[0])
+            ldb.owner("ana").erase([episode_ids[0]], reason="deletion request")
+        return original(m, episode_ids, now, rule, due)
 
     monkeypatch.setattr(ldb.lifecycle, "_archive", archive_racing)
     assert ldb.maintain(now=T0 + dt.timedelta(days=31)).archived == 3

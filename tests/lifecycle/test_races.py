@@ -229,6 +229,44 @@ def test_an_erasure_dropping_the_dictionary_while_archiving_leaves_no_undecodabl
     assert a.check().problems == []
 
 
+@pytest.mark.parametrize("change", ["read", "corrected", "erased"])
+def test_one_episode_changed_while_archiving_a_batch_is_left_alone(
+    pair: tuple[memdb.Database, memdb.Database], clock: Clock, change: str
+) -> None:
+    """Twelve due episodes are archived in one write: another process reads, corrects or erases
+    the sixth after A read the batch and before A writes it; only that one is left."""
+    a, b = pair
+    items = [
+        {"kind": "routine", "summary": f"nightly job {i} copied the ledger", "outcome": "success", "tags": ["cron"],
+         "ts": T0 - dt.timedelta(days=1 + i)}  # one a day: no burst
+        for i in range(12)
+    ]  # fmt: skip
+    ids = b.owner("ana").import_episodes(items, source="test").ids
+    clock.now = T0 + dt.timedelta(days=90)
+    target = ids[5]
+
+    def meanwhile() -> None:
+        mem = b.owner("ana")
+        if change == "read":  # an access: no longer idle, so not due
+            mem.get(target)
+            b.flush()
+        elif change == "corrected":
+            mem.supersede(target, reason="fix", summary="nightly job CORRECTED")
+        else:
+            mem.erase([target], reason="user asked")
+
+    while_packing(a, meanwhile)
+    report = a.maintain()
+    assert report.archived == 11 and report.changed_meanwhile == (0 if change == "erased" else 1)  # an erased one is simply gone
+    archives = [r["episode"] for r in a.owner("ana").audit() if r["action"] == "archive"]
+    assert sorted(archives) == sorted(i for i in ids if i != target)
+    header = a.episodes.header("ana", target)
+    assert (header and header["status"]) == {"read": "active", "corrected": "superseded", "erased": None}[change]
+    assert a.check().problems == []
+    assert a.maintain().archived == 0  # read or corrected now: not idle
+    assert a.check().problems == []
+
+
 # --- restore -----------------------------------------------------------------------------------
 
 

@@ -222,8 +222,10 @@ def test_an_erasure_dropping_the_dictionary_while_archiving_leaves_no_undecodabl
     # archived record was just packed with
     while_packing(a, lambda: b.owner("ana").erase([report.ids[0]], reason="user asked"))  # not the one packed
     first = a.maintain()
-    assert first.changed_meanwhile == 1 and first.archived == 208
-    assert a.maintain().archived == 1
+    # the record packed with the dropped dictionary did not change: it is packed again, not said
+    # changed by another process (the first batched version left it, and revC: its whole batch)
+    assert first.changed_meanwhile == 0 and first.archived == 209
+    assert a.maintain().archived == 0
     archived = [e for e in a.owner("ana").export(complete=True) if e.get("type") == "episode"]  # decodes every cold record
     assert len(archived) == 209 and {e["status"] for e in archived} == {"archived"}
     assert a.check().problems == []
@@ -264,6 +266,76 @@ def test_one_episode_changed_while_archiving_a_batch_is_left_alone(
     assert (header and header["status"]) == {"read": "active", "corrected": "superseded", "erased": None}[change]
     assert a.check().problems == []
     assert a.maintain().archived == 0  # read or corrected now: not idle
+    assert a.check().problems == []
+
+
+def test_a_batch_packed_before_an_erasure_dropped_its_dictionary_is_archived_whole(
+    pair: tuple[memdb.Database, memdb.Database], clock: Clock
+) -> None:
+    """Another process's erasure drops the dictionary after A packed its whole batch: every blob
+    of the batch is undecodable, yet no episode changed; they are packed again and archived, and
+    the report says nothing changed meanwhile (it said all 60 had)."""
+    a, b = pair
+    items = [
+        {"kind": "routine", "summary": f"job {i} copied the ledger {i * 7}", "outcome": "success",
+         "tags": ["cron", "urgent"] if i >= 60 else ["cron"], "ts": T0 - dt.timedelta(days=1, minutes=i)}
+        for i in range(260)
+    ]  # fmt: skip
+    ids = b.owner("ana").import_episodes(items, source="test").ids
+    clock.now = T0 + dt.timedelta(days=40)
+    cold = a.lifecycle.cold
+    pack = cold.pack
+    packs: list[int] = []
+
+    def racing_pack(owner: str, record: dict[str, Any], digest: str) -> dict[str, Any]:
+        packed = pack(owner, record, digest)
+        packs.append(1)
+        if len(packs) == 60 and not a.episodes.space.in_transaction:  # the batch's last pack
+            cold.pack = pack  # type: ignore[method-assign]
+            b.owner("ana").erase([ids[-1]], reason="user asked")  # an urgent one, never due
+        return packed
+
+    cold.pack = racing_pack  # type: ignore[method-assign]
+    report = a.maintain()
+    assert (report.archived, report.changed_meanwhile) == (60, 0)
+    assert "changed by another process" not in str(report)
+    assert len([e for e in a.owner("ana").export(complete=True) if e.get("status") == "archived"]) == 60  # each decodes
+    assert a.check().problems == []
+
+
+def test_an_episode_rated_into_a_band_not_yet_read_is_archived_once(pair: tuple[memdb.Database, memdb.Database], clock: Clock) -> None:
+    """A rating is no access, so an episode rated up while A walks the low bands is still due in a
+    band the walk has not read: it was collected twice into one batch, which the batch refused,
+    and maintain raised, archiving nothing."""
+    a, b = pair
+    items = [
+        {"kind": "routine", "summary": f"job {i} copied the ledger", "outcome": "success", "tags": ["cron"],
+         "ts": T0 - dt.timedelta(days=1 + i)}
+        for i in range(10)
+    ]  # fmt: skip
+    ids = b.owner("ana").import_episodes(items, source="test").ids
+    clock.now = T0 + dt.timedelta(days=40)
+    for eid in ids:
+        b.owner("ana").feedback(eid, -1.0)  # band 1
+    header, archive_due = a.episodes.header, a.lifecycle.archive_due
+    rated: list[str] = []
+    walking: list[bool] = []
+
+    def walking_header(owner: str, eid: str) -> dict[str, Any] | None:
+        if walking and eid == ids[0] and not rated:  # band 1 read, by archiving's walk
+            rated.append(eid)
+            b.owner("ana").feedback(eid, 1.0)  # band 2, not read yet, still idle
+        return header(owner, eid)
+
+    def walked(*args: Any, **kwargs: Any) -> int:
+        walking.append(True)
+        return archive_due(*args, **kwargs)
+
+    a.episodes.header = walking_header  # type: ignore[method-assign]
+    a.lifecycle.archive_due = walked  # type: ignore[method-assign]
+    report = a.maintain()
+    assert rated and (report.archived, report.changed_meanwhile) == (10, 0)
+    assert sorted(r["episode"] for r in a.owner("ana").audit() if r["action"] == "archive") == sorted(ids)
     assert a.check().problems == []
 
 

@@ -331,3 +331,17 @@ def test_a_database_written_before_relevance_was_kept_is_kept_at_open(tmp_path: 
         assert db.rescore(now=T0).changed == 0
         assert db.check().ok
 
+
+def test_an_archiving_threshold_between_levels_acts_as_the_upper_level(rdb: memdb.Database, clock: Clock) -> None:
+    """The threshold is compared with the kept relevance, the value users see: 3.02 archives an
+    episode scoring 3.03 (kept 3.00) and keeps one scoring 3.05 (kept 3.04), and the setting's
+    description says so."""
+    rdb.configure(w_frequency=0.0, w_tags=0.0, w_age=0.0, w_feedback=1.0, archive_below_relevance=3.02)
+    mem = rdb.owner("ana")
+    low = mem.record("debug", "scores 3.03", outcome="failure", feedback=-0.394)  # 5 * (1 - 0.394)
+    high = mem.record("debug", "scores 3.05", outcome="failure", feedback=-0.39)
+    assert (mem.explain(low.id).relevance, mem.explain(high.id).relevance) == (3.0, 3.04)
+    assert rdb.maintain(now=T0 + dt.timedelta(days=31)).archived == 1
+    assert [e.id for e in mem.episodes()] == [high.id]
+    description = memdb.Settings.model_fields["archive_below_relevance"].description or ""
+    assert "kept to 1/25 of a point" in description and "3.02 acts as 3.04" in description

@@ -129,7 +129,7 @@ __all__ = [
     "unlinked",
 ]
 
-LAYOUT: Final = 26  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 27  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)

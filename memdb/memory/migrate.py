@@ -17,6 +17,7 @@ from memdb.errors import ConfigError, StoreBusyError
 from memdb.memory.ids import episode_day, ts_micros
 from memdb.memory.layout import LAYOUT, SUPERSEDED, entry_value, index_code, index_entries, terms_of, told_of
 from memdb.memory.postings import Doc
+from memdb.memory.relevance import band_of, kept_relevance
 
 if TYPE_CHECKING:
     from memdb.memory.episodes import Episodes
@@ -147,7 +148,10 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     again, as Chinese, Japanese and Korean dates and relative words, "2026年7月14日", "昨天", tell
     of days; tags normalise as before it, as stored tags are never rewritten; layout 26 reads
     them again, as a Chinese relative word inside another word, "提前天数", "上周期", tells of no
-    day, nor "1990년대" of 1990, ``memdb.memory.timephrase``).
+    day, nor "1990년대" of 1990, ``memdb.memory.timephrase``; layout 27 keeps every stored
+    relevance at its level's value, ``kept_relevance``, and rewrites the levels derived from it,
+    so a database written before relevance was kept checks clean, and its first rescore no longer
+    rewrites every header: that one-time cost is the upgrade's, with its progress report).
     Every upgrade rebuilds the owners' text indexes from their hot records, one batch a
     transaction, and rewrites their index entries. Returns how many episodes were rewritten; a
     current database costs one read. The layout is recorded last, so an interrupted upgrade runs
@@ -171,6 +175,21 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
         raise
 
 
+def _kept(bands: Global, owner: str, eid: str, header: dict[str, Any], kills: list[tuple[Global, Any]]) -> dict[str, Any]:
+    """``header`` with its relevance at its level's value (layout 27), the header itself where it
+    is. Before layout 27 a header held its score to 1e-9 and the levels derived from it were
+    taken without ``relevance_level``'s tolerance (2.32 was level 57): a rescore skips a header
+    whose kept value it holds, so check() found those levels wrong until ageing moved them. The
+    caller rewrites the levels from the kept value; a hot episode's band entry moves with it here."""
+    relevance = header["relevance"]
+    kept = kept_relevance(relevance)
+    if kept == relevance:
+        return header
+    if header.get("status") not in ("archived", SUPERSEDED) and band_of(kept) != band_of(relevance):
+        kills.append((bands, (owner, band_of(relevance), ts_micros(header["ts"]), eid)))
+    return {**header, "relevance": kept}
+
+
 def _upgrade(layer: Episodes, holder: str, old: Any, batch: int) -> int:
     """The upgrade from layout ``old``, ``holder``'s claim held (``upgrade``)."""
     lay = layer.layout
@@ -185,6 +204,7 @@ def _upgrade(layer: Episodes, holder: str, old: Any, batch: int) -> int:
     settings = layer.settings
     tell = old is None or old < 26  # the windows each hot record's text tells of (``told_of``)
     by_session = old is None or old < 22  # the archived episodes of each session (``^EPSA``)
+    keep = old is None or old < 27  # every stored relevance at its level's value (``kept_relevance``)
     for owner in owners:
         with layer.space.transaction():  # the text index and its statistics, rebuilt below
             _renew(layer, holder)
@@ -205,27 +225,32 @@ def _upgrade(layer: Episodes, holder: str, old: Any, batch: int) -> int:
                 sets: list[tuple[Global, Any, Any]] = []
                 docs: list[Doc] = []
                 hot: list[tuple[str, str | None, list[tuple[Global, Any]]]] = []  # (id, outcome, index entries)
-                for subs, state in chunk:
-                    if by_session and state.get("status") == "archived":  # its archive entries, as index_entries gives them
-                        sets.extend((lay.archived_sessions, e, "") for e in index_entries(owner, str(subs[1]), state, state)["EPSA"])
-                    if state.get("status") in ("archived", SUPERSEDED):  # in no hot index, with no postings
-                        continue
+                kills: list[tuple[Global, Any]] = []
+                for subs, header in chunk:
                     eid = str(subs[1])
-                    record = lay.mem.get((owner, episode_day(eid), eid))
-                    if record is None:  # a header without its record (damaged): check() names it
+                    state = _kept(lay.by_band, owner, eid, header, kills) if keep else header
+                    if by_session and state.get("status") == "archived":  # its archive entries, as index_entries gives them
+                        sets.extend((lay.archived_sessions, e, "") for e in index_entries(owner, eid, state, state)["EPSA"])
+                    record = None
+                    if state.get("status") not in ("archived", SUPERSEDED):  # else in no hot index, with no postings
+                        record = lay.mem.get((owner, episode_day(eid), eid))
+                    if record is None:  # (or a header without its record, damaged: check() names it)
+                        if state is not header:
+                            sets.append((lay.states, subs, state))
                         continue
                     tf, dl = terms_of(record)
                     if tell:
                         told = told_of(record, tf, settings.week_starts_on, settings.timezone)
                         if told or "told" in state:
                             state = {**state, "told": told} if told else {k: v for k, v in state.items() if k != "told"}
-                            sets.append((lay.states, subs, state))
+                    if state is not header:
+                        sets.append((lay.states, subs, state))
                     code = index_code(state["relevance"], state.get("outcome"))
                     docs.append(Doc(eid, ts_micros(record["ts"]), code, tf, dl, tuple(record.get("tags") or ())))
                     entries = [(lay.index(gname), e) for gname, es in index_entries(owner, eid, state, state).items() for e in es]
                     hot.append((eid, state.get("outcome"), entries))
                     rewritten += 1
-                layer.space.apply((), sets)
+                layer.space.apply(kills, sets)
                 # each entry holds its episode's document number (``entry_value``, layout 12),
                 # handed out in (ts, id) order as capture numbers documents
                 numbered = lay.text.add(owner, docs)

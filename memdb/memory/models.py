@@ -177,6 +177,9 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
         if err.get("type") == "missing":  # its input is the whole item: a repr of every other field said nothing
             parts.append(f"{redacted(loc)}: required")
             continue
+        if loc == "tags" and msg.startswith("tag "):  # normalize_tag's names the bad tag as capture reads it; the list as given is not
+            parts.append(f"tags: {msg}")
+            continue
         given = err.get("input")
         # a time as a caller writes one: "ts=0500-01-01T00:00:00+00:00", not Python's repr of it
         value = given.isoformat() if isinstance(given, (dt.datetime, dt.date)) else shown(given)

@@ -970,6 +970,8 @@ def _c_count_outside(
     lists: Lists, chunks: ColumnChunks, lo: int | None, hi: int | None, outcome: int | None, roles: Sequence[int] | None
 ) -> Outside:
     lib, ffi = native.search_lib()
+    if roles is not None:  # a RANK list is never read, as the twin never reads it: not even split
+        lists = [() if r == RANK else bs for bs, r in zip(lists, roles, strict=True)]
     inp, held, _ = _c_input(lib, ffi, lists, [0.0] * len(lists), chunks, roles)
     before, newest, after, bad = ffi.new("size_t *"), ffi.new("int64_t *"), ffi.new("size_t *"), ffi.new("size_t *")
     rc = lib.memdb_count_outside(

@@ -58,7 +58,13 @@ class Settings(BaseModel):
     # lifecycle thresholds
     burst_events: int = Field(5, ge=1, description="a burst is more than this many events within burst_window_hours")
     burst_window_hours: float = Field(24.0, gt=0.0, le=24 * 366)
-    archive_below_relevance: float = Field(3.0, ge=0.0, le=10.0)
+    archive_below_relevance: float = Field(
+        3.0,
+        ge=0.0,
+        le=10.0,
+        description="an idle episode whose relevance is below this is archived; relevance is kept to 1/25 of a point, "
+        "the value users see, so a threshold between two levels acts as the upper one (3.02 acts as 3.04)",
+    )
     archive_after_days: float = Field(
         30.0, gt=0.0, le=_CENTURY, description="days without access before a low-relevance episode is archived"
     )

@@ -673,11 +673,14 @@ def test_counting_outside_a_window_is_what_search_finds_there(
 
 def test_counting_outside_refuses_damage_as_search_does() -> None:
     """A damaged block, blocks out of order, or a document without a live column are refused
-    alike by C and the twin; a RANK list is not read, so its damage is not seen."""
+    alike by C and the twin; a RANK list is not read, so its damage is not seen, stored as one
+    value or not (C split a stored one into its blocks, and refused it where the twin counted)."""
     blocks, chunks, _ = build([({"a": 1, "b": 2}, 1, 4, 0), ({"a": 1}, 1, 8, 10)], 0)
     for fn in (P.py_count_outside, P._c_count_outside) if C else (P.py_count_outside,):
         assert fn([blocks["a"]], chunks, NOW - 5_000_000, NOW, None, None) == (1, NOW - 10_000_000, 1)
-        assert fn([blocks["a"], [b"\x01"]], chunks, NOW + 1, None, None, [P.MATCH, P.RANK]) == (2, NOW, 0)
+        for rank in ([b"\x01"], P.StoredList(b"\xc4\x09\x01"), P.StoredList(codec.pack_value(blocks["b"][0])[:-1])):
+            assert fn([blocks["a"], rank], chunks, NOW + 1, None, None, [P.MATCH, P.RANK]) == (2, NOW, 0)
+            assert fn([rank, blocks["a"]], chunks, NOW + 1, None, None, [P.RANK, P.MATCH]) == (2, NOW, 0)
         for damaged in ([blocks["a"][0][:-1]], [P.encode_block([1], [1], 1), P.encode_block([0], [1], 1)]):
             with pytest.raises(CorruptValueError, match="damaged"):
                 fn([damaged], chunks, NOW, None, None, None)

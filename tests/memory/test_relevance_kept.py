@@ -291,3 +291,57 @@ def test_the_archiving_threshold_reads_the_kept_relevance_as_the_score(rdb: memd
     assert record["relevance"] == ex.relevance == 2.96
     w, c = ex.weights, record["components"]
     assert 2.96 <= w["frequency"] * c["frequency"] + w["tags"] * c["tags"] + w["age"] * c["age"] + w["feedback"] * c["feedback"] < 3.0
+
+
+# --- a database written before relevance was kept -----------------------------------------------------
+
+
+def test_a_database_written_before_relevance_was_kept_is_kept_at_open(tmp_path: Path, clock: Clock) -> None:
+    """Before layout 27 a header held its score to 1e-9 and the levels derived from it were its
+    floor in 25ths without tolerance: 2.32 (feedback -0.36) was level 57. A rescore skips a header
+    holding its kept value, so check() found those levels wrong until ageing moved them. Opening
+    such a database keeps every header's relevance (hot, archived, superseded) at its level's
+    value and rewrites the levels once: check() is clean, and a rescore at the same instant
+    rewrites nothing (the first one rewrote every header)."""
+    path = tmp_path / "old"
+    with memdb.open(path, clock=clock) as db:
+        mem = db.owner("ana")
+        ids = [mem.record("debug", f"rated {fb}", outcome="failure", feedback=fb).id for fb in (-0.36, -0.44, 0.1, 0.5)]
+        for hours in (7, 30, 200, 1000):  # aged off the grid
+            ids.append(mem.record("debug", f"aged {hours}", outcome="success", tags=["urgent"], ts=T0 - dt.timedelta(hours=hours)).id)
+        mem.archive(ids[-1])
+        ids.append(mem.supersede(ids[-2], reason="fixed", summary="aged, corrected").id)
+        db.flush()
+        states, scorer = db.globals["EPST"], db.episodes.scorer
+        old: dict[str, float] = {}
+        with db.transaction():  # what the code before layout 27 stored: the score to 1e-9, levels without tolerance
+            for subs, header in list(states.items(("ana",))):
+                eid = str(subs[1])
+                old[eid] = round(scorer.explain(header, header, T0).score, 9)
+                states.set(subs, {**header, "relevance": old[eid]})
+                db.episodes.layout.text.set_levels("ana", [(eid, int(old[eid] * LEVELS_PER_POINT))])
+            db.globals["META"].set(("layout",), 26)
+        assert old[ids[0]] == 2.32 and len(set(old.values()) - set(_LEVEL_VALUES)) >= 3  # on a level and off it
+        assert not db.check().ok  # 2.32's level 57
+    with memdb.open(path, clock=clock) as db:
+        assert db.check().ok
+        headers = {str(subs[1]): header for subs, header in db.globals["EPST"].items(("ana",))}
+        assert headers.keys() == old.keys()
+        assert {eid: h["relevance"] for eid, h in headers.items()} == {eid: kept_relevance(v) for eid, v in old.items()}
+        assert db.rescore(now=T0).changed == 0
+        assert db.check().ok
+
+
+def test_an_archiving_threshold_between_levels_acts_as_the_upper_level(rdb: memdb.Database, clock: Clock) -> None:
+    """The threshold is compared with the kept relevance, the value users see: 3.02 archives an
+    episode scoring 3.03 (kept 3.00) and keeps one scoring 3.05 (kept 3.04), and the setting's
+    description says so."""
+    rdb.configure(w_frequency=0.0, w_tags=0.0, w_age=0.0, w_feedback=1.0, archive_below_relevance=3.02)
+    mem = rdb.owner("ana")
+    low = mem.record("debug", "scores 3.03", outcome="failure", feedback=-0.394)  # 5 * (1 - 0.394)
+    high = mem.record("debug", "scores 3.05", outcome="failure", feedback=-0.39)
+    assert (mem.explain(low.id).relevance, mem.explain(high.id).relevance) == (3.0, 3.04)
+    assert rdb.maintain(now=T0 + dt.timedelta(days=31)).archived == 1
+    assert [e.id for e in mem.episodes()] == [high.id]
+    description = memdb.Settings.model_fields["archive_below_relevance"].description or ""
+    assert "kept to 1/25 of a point" in description and "3.02 acts as 3.04" in description

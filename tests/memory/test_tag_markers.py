@@ -5,6 +5,7 @@ each record, and a filter by it joined strangers' memories as if about one (a fa
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,24 @@ def test_the_marker_of_a_placeholder_and_of_another_sanitizer_s_mark() -> None:
     assert marked_tag("Project X", "Project X") == "Project X"  # nothing withheld: as given
     assert marked_tag("project x", "Project X") == "project x"  # a sanitizer that folds case withheld nothing
     assert marked_tag("[EMAIL-1]", "bob@example.com") == "withheld"  # a custom mark may carry its own number
+
+
+def test_a_bad_tag_of_a_card_number_is_never_echoed(tmp_path: Path) -> None:
+    """A tag too long to keep, "4111_1111_1111_1111..." (a card number once its "_" are "-", as
+    capture reads it), was echoed whole by every error naming it: by record (as the list given
+    too), recall, history, erase and configure."""
+    bad = "4111_1111_1111_1111" + "x" * 200
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        mem = db.owner("ana")
+        calls = (
+            lambda: mem.record("debug", "deploy", outcome="success", tags=[bad], ts=T0),
+            lambda: mem.recall(tags=[bad]),
+            lambda: mem.history(tags=[bad]),
+            lambda: mem.erase(tags=[bad], reason="asked"),
+            lambda: db.configure(tag_weights={bad: 1.0}),
+        )
+        for call in calls:
+            with pytest.raises(memdb.errors.MemdbError) as info:
+                call()
+            assert "<CARD_1>" in str(info.value) and not re.search(r"\d{4}", str(info.value)), str(info.value)
+        assert mem.count() == 0

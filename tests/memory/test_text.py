@@ -226,6 +226,23 @@ def test_very_long_tag_is_shown_truncated() -> None:
     assert "y" * 81 not in str(info.value) and "..." in str(info.value)
 
 
+@pytest.mark.parametrize(
+    "tag",
+    [
+        "4111_1111_1111_1111" + "x" * 200,  # a card number once its "_" are "-", as capture reads it
+        "4111.1111.1111.1111 " + "w" * 60,
+        "4111_1111_1111_1111 ana@example.com " + "y" * 100,  # and an address the normal form would hide
+        "!" * 900 + "4111_1111_1111_1111" + "z" * 200,  # after what the normal form drops
+    ],
+)
+def test_a_bad_tag_is_shown_sanitized_as_capture_reads_it(tag: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        normalize_tag(tag)
+    message = str(info.value)
+    assert "<CARD_1>" in message and not re.search(r"\d{4}", message), message
+    assert "ana" not in message and "example" not in message
+
+
 def test_non_str_tag_is_a_validation_error() -> None:
     with pytest.raises(ValidationError, match="expected str, got int"):
         normalize_tag(7)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import memdb
 from memdb.memory.settings import Settings
+from memdb.query import engine
 from memdb.surfaces.mcp_server import tool_specs
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
@@ -51,3 +52,19 @@ def test_the_phrases_the_readme_says_ask_ignores_are_ignored_and_the_offsite_is_
     note = re.search(r"\(`(Partial: [^`]+)`\)", _paragraph("A phrase that reads as time"))
     assert note and note.group(1) in r.note
     assert '"deploy failures since the offsite"' in said
+
+
+def test_the_readme_says_how_an_empty_answers_counts_are_made() -> None:
+    """It said "two kernel calls" after they became one pass, and nothing of the limit past which
+    the index keys are read instead, nor that the pure-Python twin always reads them."""
+    said = _paragraph('"N earlier, M later" counts come from')
+    assert "two kernel calls" not in said
+    assert "`count_outside`" in said and f"past {engine._COUNTED_BYTES >> 10} KiB of a tag's list" in said
+    assert "pure-Python twin, any tag list" in said
+
+
+def test_the_readme_says_the_archiving_threshold_reads_the_kept_relevance() -> None:
+    """A threshold between two levels (3.02) archived an episode scoring above it (3.03, kept
+    3.00) and nothing said why."""
+    said = _paragraph("3. **traceable forgetting**")
+    assert "kept to 1/25 of a point" in said and "3.02 acts as 3.04" in said

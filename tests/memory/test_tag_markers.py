@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import memdb
+from memdb.memory.layout import GLOBALS
 from memdb.memory.sanitize.fields import marked_tag, tag_marker
 
 T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=dt.UTC)
@@ -79,3 +80,18 @@ def test_a_bad_tag_of_a_card_number_is_never_echoed(tmp_path: Path) -> None:
                 call()
             assert "<CARD_1>" in str(info.value) and not re.search(r"\d{4}", str(info.value)), str(info.value)
         assert mem.count() == 0
+
+
+def test_a_tag_holding_a_value_in_each_form_keeps_neither(tmp_path: Path) -> None:
+    """A card written with "_" is found only in the tag's normal form, an address only as given:
+    "4111_1111_1111_1111 ana@example.com" was kept as "4111-1111-1111-1111-withheld-email", the card
+    on disk; now the markers of both, and a filter by the same words finds nothing and says why."""
+    both = "4111_1111_1111_1111 ana@example.com"
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "x", outcome="success", tags=[both, "customer 4111_1111_1111_1111", "ops"])
+        assert ep.tags == ("withheld-email-withheld-card", "customer-withheld-card", "ops")
+        answer = mem.recall(tags=[both])
+        assert not answer.found and not re.search(r"\d{4}|anaexample", str(answer.interpretation))
+        holding = [name for name in GLOBALS for raw in ("4111", "anaexample") if raw in repr(list(db.globals[name].items(())))]
+        assert holding == []

@@ -231,8 +231,10 @@ def flatten_texts(
         if type(value) is _Slot:
             text = clean[value.name]
             unchanged = text == flat[value.name]
-            if value.alt is not None and unchanged and clean[value.alt] != flat[value.alt]:
-                text = clean[value.alt]  # only the tag's normalised form held a value
+            if value.alt is not None and clean[value.alt] != flat[value.alt]:
+                text = _tag_said(text, unchanged, clean[value.alt])
+                if not text:
+                    return TAG_MARKER
             elif value.number is not None and unchanged:
                 return value.number
             return marked_tag(text, flat[value.name]) if value.tag else text
@@ -326,8 +328,20 @@ def tags_as_stored(sanitize: Callable[[dict[str, str]], dict[str, str]], tags: S
     for i in range(len(tags)):
         name, alt = f"tags[{i}]", f"tags[{i}]~normalised"
         text = clean.get(name, "")
-        said.append(clean[alt] if alt in clean and text == flat.get(name) else text)
+        if alt in clean and clean[alt] != flat.get(alt):
+            text = _tag_said(text, text == flat.get(name), clean[alt]) or TAG_MARKER
+        said.append(text)
     return StoredTags(rebuild(clean)["tags"], said, clean)
+
+
+def _tag_said(text: str, unchanged: bool, normalised: str) -> str:
+    """What a tag whose normal form held a value keeps: that form sanitized when the text as given
+    held none, else the placeholders of both alone ("4111_1111_1111_1111 ana@example.com": the
+    card is found only in the normal form and the address only as given, so either text alone
+    kept the other value; "" when a sanitizer wrote no placeholder)."""
+    if unchanged:
+        return normalised
+    return " ".join(dict.fromkeys(m.group() for t in (text, normalised) for m in PLACEHOLDER.finditer(t)))
 
 
 _NAME_KEYS = frozenset({"name", "key"})

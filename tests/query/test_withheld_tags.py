@@ -15,6 +15,7 @@ from query_times import NOW, at
 from test_withheld import serialized
 
 import memdb
+from memdb.memory.sanitize import register_secrets, unregister_secrets
 from memdb.surfaces.mcp_server import tool_specs
 
 pytestmark = pytest.mark.usefixtures("backend")  # LMDB and PostgreSQL (tests/conftest.py)
@@ -175,3 +176,20 @@ def test_the_database_s_own_sanitizer_reads_the_tags(
         assert mem.recall(any_tags=[tag, "ops"]).partial
         assert mem.history(tags=[tag]).total == 0
         assert mem.recall(tags=[marker]).total == 1
+
+
+def test_a_tag_read_before_it_was_registered_as_a_secret_is_withheld_after(ana: memdb.Memory) -> None:
+    """Tag filters read by memdb's own sanitizer are kept between calls, for as long as the
+    process's registered secrets stay: a token registered after a first read is withheld from
+    the next one."""
+    token = "Zq8vN3xR7tLw2Kp9Hs4M"  # a random credential: no pattern knows its shape
+    first = ana.recall(tags=[token])
+    assert "left out" not in str(first.interpretation)
+    assert ana.recall(tags=[token]).interpretation == first.interpretation  # read again: the same
+    register_secrets([token])
+    try:
+        said = str(ana.recall(tags=[token]).interpretation)
+        assert "<SECRET_1>" in said and token.lower() not in said.lower()
+    finally:
+        unregister_secrets([token])
+    assert str(ana.recall(tags=[token]).interpretation) == str(first.interpretation)

@@ -158,8 +158,9 @@ _MEMO_LIST_BYTES = 2 << 20
 # Tag lists up to this many bytes (about 2 a posting) are counted whole for an empty window's
 # note: in C about 5 ns a posting, so 128 KiB (60,000 postings) costs about what reading the
 # 1,001 index keys nearest the window on each side does (0.15-0.25 ms a side). The pure-Python
-# twin counts none (``_counted_bytes``): at about 2.3 us a posting it is slower than the keys at
-# any length (0.14 against 0.10 ms at 20 postings, 71 against 0.35 ms at 30,000)
+# twin counts the same lists, so its notes are C's (DESIGN 6b: identical answers), at about 2.3 us
+# a posting (71 ms for 30,000, where the keys take 0.35 ms): the twin is for machines without a
+# compiler, not for speed
 _COUNTED_BYTES = 128 << 10
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
 _LIST_SIZE = ("list size",)  # a tag list's stored size (_list_bytes)
@@ -236,12 +237,6 @@ def _timed(query: Callable[Concatenate[OwnerQueries, _P], _R]) -> Callable[Conca
         return result
 
     return timed
-
-
-def _counted_bytes() -> int:
-    """How many bytes of tag lists an empty window's note counts whole, by the kernel in use:
-    ``_COUNTED_BYTES`` in C, none with the twin, which decodes slower than the index keys read."""
-    return _COUNTED_BYTES if native.search_lib()[0] is not None else 0
 
 
 class OwnerQueries:
@@ -2207,15 +2202,13 @@ class OwnerQueries:
     def _count_outside(self, q: Query, lists: Sequence[tuple[str, int]], tags_only: bool) -> tuple[int, int | None, int] | None:
         """The matches ``_text_search`` finds in ``lists`` with ``q``'s outcome, counted before its
         window (with the latest of them) and after it (``count_outside``: one pass, exact). None
-        for tag lists longer than ``_counted_bytes()``, whose matches the answer did not read: the
+        for tag lists longer than ``_COUNTED_BYTES``, whose matches the answer did not read: the
         index range of one tag is then read by its keys, from the window out, up to the cap."""
         text, owner = self._layout.text, self.name
         memo = text.memo(owner)
         lists = [(name, role) for name, role in lists if role != RANK]  # a word that only ranks makes no match
-        if tags_only:
-            limit = _counted_bytes()
-            if not limit or sum(self._list_bytes(memo, name) for name, _ in lists) > limit:
-                return None
+        if tags_only and sum(self._list_bytes(memo, name) for name, _ in lists) > _COUNTED_BYTES:
+            return None
         blocks = [self._stored_list(memo, name, tags_only or role > RANK) for name, role in lists]
         return count_outside(blocks, text.chunks(owner), q.lo, q.hi, _kernel_outcome(q), [role for _, role in lists])
 

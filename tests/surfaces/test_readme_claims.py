@@ -56,11 +56,11 @@ def test_the_phrases_the_readme_says_ask_ignores_are_ignored_and_the_offsite_is_
 
 def test_the_readme_says_how_an_empty_answers_counts_are_made() -> None:
     """It said "two kernel calls" after they became one pass, and nothing of the limit past which
-    the index keys are read instead, nor that the pure-Python twin always reads them."""
+    the index keys are read instead, nor what the pure-Python twin's notes cost."""
     said = _paragraph('"N earlier, M later" counts come from')
     assert "two kernel calls" not in said
     assert "`count_outside`" in said and f"past {engine._COUNTED_BYTES >> 10} KiB of a tag's list" in said
-    assert "pure-Python twin, any tag list" in said
+    assert "its notes are the C kernel's" in said
 
 
 def test_the_readme_says_the_archiving_threshold_reads_the_kept_relevance() -> None:

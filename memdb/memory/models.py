@@ -20,7 +20,7 @@ from pydantic_core import PydanticCustomError
 from memdb.errors import ValidationError
 from memdb.memory.sanitize import RegexSanitizer, shown
 from memdb.memory.sanitize.messages import redacted
-from memdb.memory.text import normalize_tag
+from memdb.memory.text import normalize_tag, shown_tag
 
 __all__ = ["MAX_DEPTH", "Episode", "EpisodeInput", "Outcome", "Status", "bound_text", "check_payload", "unstorable", "validation_error"]
 
@@ -183,6 +183,8 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
         given = err.get("input")
         # a time as a caller writes one: "ts=0500-01-01T00:00:00+00:00", not Python's repr of it
         value = given.isoformat() if isinstance(given, (dt.datetime, dt.date)) else shown(given)
+        if loc.partition(".")[0] == "tags" and not isinstance(given, list):  # read as capture reads a tag (revD):
+            value = shown_tag(given) if isinstance(given, str) else type(given).__name__  # "4111_1111_1111_1111" is a card
         parts.append(f"{redacted(loc)}={value}: {msg}")
     return ValidationError(f"{what}: " + "; ".join(parts))
 

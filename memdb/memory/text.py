@@ -67,6 +67,7 @@ __all__ = [
     "identifier_heads",
     "normalize_tag",
     "normalize_tags",
+    "shown_tag",
     "split_words",
     "stem",
     "term_counts",
@@ -477,12 +478,12 @@ def normalize_tag(tag: str) -> str:
     out = _tag_form(tag)
     # the tag is shown (sanitized) only in an error: ask normalises every phrase of a question
     if not out:
-        raise ValidationError(f"tag {_shown_tag(tag)}: nothing is left after normalising (use letters or digits)")
+        raise ValidationError(f"tag {shown_tag(tag)}: nothing is left after normalising (use letters or digits)")
     if len(out) > MAX_TAG_CHARS:
-        raise ValidationError(f"tag {_shown_tag(tag)}: {len(out)} characters after normalising, more than {MAX_TAG_CHARS} (shorten it)")
+        raise ValidationError(f"tag {shown_tag(tag)}: {len(out)} characters after normalising, more than {MAX_TAG_CHARS} (shorten it)")
     size = len(out.encode("utf-8", "surrogatepass"))
     if size > MAX_TAG_BYTES:
-        raise ValidationError(f"tag {_shown_tag(tag)}: {size} bytes in UTF-8 after normalising, more than {MAX_TAG_BYTES} (shorten it)")
+        raise ValidationError(f"tag {shown_tag(tag)}: {size} bytes in UTF-8 after normalising, more than {MAX_TAG_BYTES} (shorten it)")
     return out
 
 
@@ -498,7 +499,7 @@ def _tag_form(tag: str) -> str:
 _SHOWN_TAG_CHARS = 1 << 16
 
 
-def _shown_tag(tag: str) -> str:
+def shown_tag(tag: str) -> str:
     """A bad tag for its error, sanitized as capture reads a tag: as given and in its normal form,
     where "4111_1111_1111_1111" is a card number (its "_" are "-"). The normal form of the tag
     as given sanitized is shown where sanitizing finds more in it, else the tag as given."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,3 +96,36 @@ def test_a_tag_holding_a_value_in_each_form_keeps_neither(tmp_path: Path) -> Non
         assert not answer.found and not re.search(r"\d{4}|anaexample", str(answer.interpretation))
         holding = [name for name in GLOBALS for raw in ("4111", "anaexample") if raw in repr(list(db.globals[name].items(())))]
         assert holding == []
+
+
+@pytest.mark.parametrize(
+    ("tag", "kept"),
+    [
+        ("customer 4111-1111-1111-1111", "customer-withheld-card"),
+        ("vendor 4111-1111-1111-1111", "vendor-withheld-card"),
+        ("call +1 415-555-0132 back", "call-withheld-phone-back"),
+        ("acct DE89 3704 0044 0532 0130 00 berlin", "acct-withheld-iban-berlin"),
+    ],
+)
+def test_a_value_found_in_both_forms_keeps_the_tag_s_words(tmp_path: Path, tag: str, kept: str) -> None:
+    """A dashed card or a phone is found as given and in the normal form alike: the tag keeps its
+    other words (revD: the first rule for two forms kept the markers alone, so a customer's and a
+    vendor's card tags were one tag, joining their memories)."""
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        assert db.owner("ana").record("debug", "x", outcome="success", tags=[tag]).tags == (kept,)
+
+
+@pytest.mark.parametrize("tags", ["4111_1111_1111_1111", {"4111_1111_1111_1111": 1}])
+def test_tags_that_are_no_list_are_never_echoed_raw(tmp_path: Path, tags: Any) -> None:
+    """pydantic's "Input should be a valid list" showed the value sanitized as text only, where a
+    card written with "_" is found in a tag's normal form (revD)."""
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        mem = db.owner("ana")
+        for call in (
+            lambda: mem.record("debug", "x", outcome="success", tags=tags),
+            lambda: mem.import_episodes([{"kind": "debug", "summary": "x", "outcome": "success", "tags": tags}], source="test"),
+        ):
+            with pytest.raises(memdb.errors.ValidationError) as info:
+                call()
+            assert "tags=" in str(info.value) and not re.search(r"\d{4}", str(info.value)), str(info.value)
+        assert mem.count() == 0

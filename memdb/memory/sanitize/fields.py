@@ -21,6 +21,7 @@ import itertools
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
@@ -336,12 +337,24 @@ def tags_as_stored(sanitize: Callable[[dict[str, str]], dict[str, str]], tags: S
 
 def _tag_said(text: str, unchanged: bool, normalised: str) -> str:
     """What a tag whose normal form held a value keeps: that form sanitized when the text as given
-    held none, else the placeholders of both alone ("4111_1111_1111_1111 ana@example.com": the
-    card is found only in the normal form and the address only as given, so either text alone
-    kept the other value; "" when a sanitizer wrote no placeholder)."""
+    held none; the text as given, sanitized, when it held every kind of value the normal form did
+    ("customer 4111-1111-1111-1111" is found in both: "customer withheld-card"), or the normal
+    form when that held every kind the text did; else the placeholders of both alone ("4111_1111_1111_1111
+    ana@example.com": the card is found only in the normal form and the address only as given, so
+    either text kept the other value; "" when a sanitizer wrote no placeholder)."""
     if unchanged:
         return normalised
+    given, normal = Counter(_kinds(text)), Counter(_kinds(normalised))
+    if normal <= given:
+        return text
+    if given <= normal:
+        return normalised
     return " ".join(dict.fromkeys(m.group() for t in (text, normalised) for m in PLACEHOLDER.finditer(t)))
+
+
+def _kinds(text: str) -> Iterator[str]:
+    """The kinds of the placeholders in ``text``, once a value (a value's number is its own)."""
+    return (kind for kind, _ in dict.fromkeys(m.groups() for m in PLACEHOLDER.finditer(text)))
 
 
 _NAME_KEYS = frozenset({"name", "key"})

@@ -183,8 +183,10 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
         given = err.get("input")
         # a time as a caller writes one: "ts=0500-01-01T00:00:00+00:00", not Python's repr of it
         value = given.isoformat() if isinstance(given, (dt.datetime, dt.date)) else shown(given)
-        if loc.partition(".")[0] == "tags" and not isinstance(given, list):  # read as capture reads a tag (revD):
-            value = shown_tag(given) if isinstance(given, str) else type(given).__name__  # "4111_1111_1111_1111" is a card
+        if loc.partition(".")[0] == "tags" and isinstance(given, str):  # read as capture reads a tag (revD):
+            value = shown_tag(given)  # "4111_1111_1111_1111" is a card
+        elif loc == "tags" and not isinstance(given, list):  # a mapping's keys are tags read as text
+            value = type(given).__name__
         parts.append(f"{redacted(loc)}={value}: {msg}")
     return ValidationError(f"{what}: " + "; ".join(parts))
 

@@ -72,6 +72,7 @@ from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, Re
 from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, shown
 from memdb.memory.sanitize.fields import as_plain, as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in, tags_as_stored
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, MAX_TYPED_KINDS, OUTCOMES, Settings
+from memdb.memory.text import normalize_tag
 
 __all__ = ["IMPORTED_FIELDS", "ColdMove", "Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
 
@@ -666,6 +667,14 @@ class Episodes:
         a failure counted for ``owner``) and cut to ``caps``: for text the layers above derive
         from episodes (an extractor's pattern). Raises SanitizerError, or ValidationError naming ``what``."""
         return self.owner(owner)._clean(fields, caps, what)
+
+    def stored_tags(self, owner: str, tags: Sequence[Any], what: str) -> list[str]:
+        """Each of ``tags`` as ``record`` stores it (``tags_as_stored``, normalised: "bob@example.com"
+        is "withheld-email"), read through ``owner``'s capture sanitizer (fail closed, a failure
+        counted): for a caller that refuses a bad tag, or matches stored ones, before it writes the
+        tags as given. Raises SanitizerError, or ValidationError naming the bad tag sanitized."""
+        mine = self.owner(owner)
+        return [normalize_tag(t) for t in tags_as_stored(lambda texts: mine._sanitize(texts, what), tags).stored]
 
 
 @dataclass

@@ -54,7 +54,7 @@ from memdb.memory.ids import ts_micros
 from memdb.memory.models import Episode, check_ident, personal_data_in, unstorable, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import OUTCOMES, Settings
-from memdb.memory.text import clip, normalize_tag
+from memdb.memory.text import clip
 
 __all__ = [
     "CAPTURE_KINDS",
@@ -418,16 +418,23 @@ class Sessions:
             )
         if isinstance(tags, str):
             raise ValidationError(f"tags {shown(tags)}: give a list of tags, not one string")
-        # sanitized as given, then normalised, as capture reads tags: normalised first, "dave@example.com"
-        # was "daveexample-com", an address no sanitizer finds (test_close_session_tags_are_sanitized_as_given)
-        given = self.episodes.clean(owner, {"tags": list(tags)}, {}, "close_session tags")["tags"]
-        extra = [normalize_tag(t) for t in given]
+        # read as record stores them now, to refuse a bad tag before the distiller runs and to merge
+        # them with the events' tags; the episode is given them as given, so capture sanitizes them
+        # once, as record's: its stored tags sanitized again, ["withheld-secret", "vendor"] read as a
+        # header and its secret (test_close_session_tags_are_stored_as_record_stores_them)
+        given = list(tags)
+        extra: dict[str, str] = {}  # stored form -> the first tag given with it
+        for stored, tag in zip(self.episodes.stored_tags(owner, given, "close_session tags"), given, strict=True):
+            extra.setdefault(stored, tag)
         at = utc(now, "now") if now is not None else self.episodes.now()
         return self._close(owner, session, kind, outcome, at, extra)
 
-    def _close(self, owner: str, session: str, kind: str | None, outcome: str | None, at: dt.datetime, extra: list[str]) -> Distillation:
+    def _close(
+        self, owner: str, session: str, kind: str | None, outcome: str | None, at: dt.datetime, extra: Mapping[str, str]
+    ) -> Distillation:
         """Close one session (``kind`` None: by the settings' rule); the model is asked outside
-        any transaction, and the episode, its mark and its counter are written in one."""
+        any transaction, and the episode, its mark and its counter are written in one. ``extra``:
+        tags to add, as given, by the form capture stores them in."""
         done = self._already(owner, session)
         if done is not None:
             if self.marks.data((owner, "open", session)):  # (the idle rule had seen it go on, and that was erased since)
@@ -634,7 +641,7 @@ class Sessions:
         self,
         capture: SessionCapture,
         draft: Draft,
-        extra: list[str],
+        extra: Mapping[str, str],
         at: dt.datetime,
         by: str,
         rejected: list[str],
@@ -647,7 +654,7 @@ class Sessions:
         its outcome the latest), or, where that was erased, a new episode the mark names."""
         owner, session, events = capture.owner, capture.session, capture.events
         outcome = capture.outcome or str(draft.outcome).strip().lower()
-        tags = list(dict.fromkeys([*extra, *(t for e in events for t in e.tags)]))[:_TAGS_KEPT]
+        tags = [*extra.values(), *(t for t in dict.fromkeys(t for e in events for t in e.tags) if t not in extra)][:_TAGS_KEPT]
         fields: dict[str, Any] = {
             "outcome": outcome, "what_we_tried": draft.what_we_tried or None, "what_happened": draft.what_happened or None,
             "why": draft.why or None, "lesson": draft.lesson or None,
@@ -793,7 +800,7 @@ class Sessions:
                     report.deferred += 1
                     continue
                 limit -= 1
-                found.append(self._close(owner, session, None, None, at, []))
+                found.append(self._close(owner, session, None, None, at, {}))
             if found:
                 report.owners[owner] = found
         return report

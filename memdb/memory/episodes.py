@@ -72,6 +72,7 @@ from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, Re
 from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, shown
 from memdb.memory.sanitize.fields import as_plain, as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in, tags_as_stored
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, MAX_TYPED_KINDS, OUTCOMES, Settings
+from memdb.memory.text import normalize_tag
 
 __all__ = ["IMPORTED_FIELDS", "ColdMove", "Episodes", "ImportReport", "OwnerEpisodes", "RescoreReport", "to_episode"]
 
@@ -216,20 +217,34 @@ class Episodes:
 
     def _settings_tags(self, changes: dict[str, Any]) -> dict[str, Any]:
         """``changes`` with the tags they name (``tag_weights`` keys, ``session_kinds`` "tag:" rules)
-        sanitized as capture sanitizes an episode's one tag (``tags_as_stored``: its normal form too),
-        before ``Settings`` normalises them: a card number as a tag is stored as "withheld-card", so
-        its weight must be too, or it would put the number on disk and never apply
-        (test_settings_tags_are_sanitized_as_episode_tags, test_a_settings_tag_is_sanitized_in_its_normal_form)."""
+        read as capture reads an episode's one tag (``tags_as_stored``: its normal form too), before
+        ``Settings`` normalises them. A tag holding personal data or a secret is refused: capture
+        stores it as the marker of its kind ("withheld-card"), which every such value shares, so
+        one customer's card weighed (or classed) every memory that withheld a card; stored raw, it
+        put the number on disk and never applied. The marker itself may be named
+        (test_a_settings_tag_of_personal_data_is_refused, test_a_settings_tag_is_sanitized_in_its_normal_form)."""
 
-        def tag(text: str) -> str:
+        def tag(text: str, name: str) -> str:
             try:
-                return str(tags_as_stored(lambda texts: sanitize_fields(self.sanitizer, texts), [text]).stored[0])
+                read = tags_as_stored(lambda texts: sanitize_fields(self.sanitizer, texts), [text])
             except SanitizerError as exc:
                 raise SanitizerError(f"configure: tag {shown(text)}: nothing written ({exc})") from None
+            stored = str(read.stored[0])
+            try:
+                held = normalize_tag(stored) != normalize_tag(text)
+            except ValidationError:
+                return stored  # Settings names the bad tag
+            if held:
+                marker = normalize_tag(stored)
+                raise ConfigError(
+                    f"settings: {name}: tag {read.said[0]!r}: holds personal data or a secret, which memories keep only as "
+                    f"{marker!r}, shared by every such value; nothing written (name {marker!r} to mean them all)"
+                )
+            return stored
 
-        def rule(text: str) -> str:
-            what, _, name = text.partition(":")
-            return f"tag:{tag(name)}" if what == "tag" and name else text  # a tool's name is refused, not replaced
+        def rule(text: str, name: str) -> str:
+            what, _, given = text.partition(":")
+            return f"tag:{tag(given, name)}" if what == "tag" and given else text  # a tool's name is refused, not replaced
 
         out = dict(changes)
         for name, rename in (("tag_weights", tag), ("session_kinds", rule)):
@@ -238,7 +253,7 @@ class Episodes:
                 continue  # not a mapping: Settings says what is wrong with it
             renamed: dict[Any, Any] = {}
             for key, value in given.items():
-                new = rename(key) if isinstance(key, str) else key
+                new = rename(key, name) if isinstance(key, str) else key
                 if new in renamed:
                     raise ConfigError(f"settings: {name}: {shown(key)} and another key are both {shown(new)} once sanitized")
                 renamed[new] = value
@@ -666,6 +681,14 @@ class Episodes:
         a failure counted for ``owner``) and cut to ``caps``: for text the layers above derive
         from episodes (an extractor's pattern). Raises SanitizerError, or ValidationError naming ``what``."""
         return self.owner(owner)._clean(fields, caps, what)
+
+    def stored_tags(self, owner: str, tags: Sequence[Any], what: str) -> list[str]:
+        """Each of ``tags`` as ``record`` stores it (``tags_as_stored``, normalised: "bob@example.com"
+        is "withheld-email"), read through ``owner``'s capture sanitizer (fail closed, a failure
+        counted): for a caller that refuses a bad tag, or matches stored ones, before it writes the
+        tags as given. Raises SanitizerError, or ValidationError naming the bad tag sanitized."""
+        mine = self.owner(owner)
+        return [normalize_tag(t) for t in tags_as_stored(lambda texts: mine._sanitize(texts, what), tags).stored]
 
 
 @dataclass

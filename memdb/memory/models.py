@@ -185,7 +185,9 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
         value = given.isoformat() if isinstance(given, (dt.datetime, dt.date)) else shown(given)
         if loc.partition(".")[0] == "tags" and isinstance(given, str):  # read as capture reads a tag (revD):
             value = shown_tag(given)  # "4111_1111_1111_1111" is a card
-        elif loc == "tags" and not isinstance(given, list):  # a mapping's keys are tags read as text
+        elif loc == "tags" or isinstance(given, (Mapping, list, tuple, set, frozenset)):
+            # by its type: a mapping's keys are tags read as text, and a structure's repr read as one text
+            # showed the secrets its shape names ({"name": "DB_PASSWORD", "value": ...}, ["--password", ...])
             value = type(given).__name__
         parts.append(f"{redacted(loc)}={value}: {msg}")
     return ValidationError(f"{what}: " + "; ".join(parts))

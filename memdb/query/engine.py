@@ -301,7 +301,7 @@ class OwnerQueries:
             include_superseded=include_superseded, include_told=include_told, refuse_withheld=False,
         )  # fmt: skip
         if nothing:  # a tag filter of personal data or a secret: no memory is found by it, none stands in
-            check_limit(limit)
+            _check_page(limit, offset)  # refused as with any other tag (test_a_withheld_tag_refuses_a_bad_page)
             return RecallResult(False, [], interp, 0, withheld_note(interp, tags=True))
         return self._run(interp, limit, now, offset, access=access)
 
@@ -1287,9 +1287,7 @@ class OwnerQueries:
         values only as placeholders) leaves a text filter with nothing that can match, and
         leaves a question (``asked``) about nothing when no word or tag of it is left: then the
         answer is nothing, said (``withheld_note``)."""
-        check_limit(limit)
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise ValidationError(f"offset {offset!r}: must be a non-negative int")
+        _check_page(limit, offset)
         at = utc(now, "now") if now is not None else self._layer.now()
         with self._space.snapshot():
             if not isinstance(interp, Interpretation):
@@ -2629,6 +2627,13 @@ class OwnerQueries:
                 why = partial(noted, why, f"superseded by {successor_of(header)} (an earlier version)")
             out.append(deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
         return out
+
+
+def _check_page(limit: int, offset: int) -> None:
+    """Refuse a bad ``limit`` or ``offset`` (ValidationError naming it, sanitized), before any answer."""
+    check_limit(limit)
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise ValidationError(f"offset {shown(offset)}: must be a non-negative int")
 
 
 def _affirms(text: str, terms: Sequence[str]) -> bool:

@@ -121,7 +121,7 @@ class Memory:
         """Close a gateway session: its captured exchanges and tool calls become one episode of
         typed ``kind`` citing them (summary, what_we_tried, what_happened, why, lesson, outcome),
         recorded like any typed record (sanitized, validated, counted for patterns) with ``tags``
-        added to the events' own.
+        added to the events' own, stored as ``record`` stores them ("bob@example.com" is "withheld-email").
 
         ``outcome`` is required with the offline distiller, which never guesses one; a model
         distiller judges it when not given, and an answer that hedges or contradicts the tool

@@ -33,3 +33,23 @@ def test_close_session_tags_are_sanitized_as_given(tmp_path: Path) -> None:
         holding = [name for name in GLOBALS for raw in RAW if raw in repr(list(db.globals[name].items(())))]
         assert holding == []
         assert db.check().ok
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        ["bob@example.com", "customer 4111-1111-1111-1111"],
+        ["AKIAIOSFODNN7EXAMPLE", "vendor"],  # stored, then sanitized again: "vendor" read as the secret of a "withheld-secret" header
+        ["password=hunter2", "bob@example.com"],
+    ],
+)
+def test_close_session_tags_are_stored_as_record_stores_them(tmp_path: Path, tags: list[str]) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        recorded = mem.record(kind="debug", summary="the same tags", outcome="success", tags=tags)
+        mem.record_exchange("s1", "why does the deploy fail?", "looking at it")
+        clock.advance(minutes=1)
+        done = mem.close_session("s1", kind="debug", outcome="success", tags=tags)
+        assert done.episode is not None
+        assert done.episode.tags == recorded.tags

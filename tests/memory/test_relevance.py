@@ -276,19 +276,25 @@ def test_tag_weight_keys_are_normalised_like_tags(tmp_path: Path) -> None:
             db.configure(tag_weights={"urgent": 1.0, "URGENT": 0.2})
 
 
-def test_settings_tags_are_sanitized_as_episode_tags(tmp_path: Path) -> None:
-    """A card number as a tag is stored as "withheld-card"; as a tag_weights key (or a session rule's
-    tag) it was stored raw, on disk after compact(), and weighed a tag no episode can carry."""
+def test_a_settings_tag_of_personal_data_is_refused(tmp_path: Path) -> None:
+    """A card number as a tag is stored as "withheld-card", the marker every card shares: as a
+    tag_weights key (or a session rule's tag) it was stored raw, on disk after compact(), and weighed
+    a tag no episode can carry; then as its marker, and one customer's card weighed every memory
+    that withheld a card. It is refused, named sanitized; the marker may be named on purpose."""
     card = "4539-1488-0343-6467"
     path = tmp_path / "t"
     with memdb.open(path) as db:
-        settings = db.configure(tag_weights={card: 0.9, "urgent": 1.0}, session_kinds={f"tag:{card}": "debug"})
-        assert settings.tag_weights == {"withheld-card": 0.9, "urgent": 1.0} and settings.session_kinds == {"tag:withheld-card": "debug"}
-        ep = db.owner("a").record("debug", "x", outcome="success", tags=[card])
-        assert ep.tags == ("withheld-card",) and db.owner("a").explain(ep.id).tag_weight == 0.9  # the weight applies to the tag as stored
-        with pytest.raises(ConfigError, match="both 'withheld-card' once sanitized") as info:
-            db.configure(tag_weights={card: 0.9, "4916 3385 0660 8131": 0.1})  # two cards: one tag each, as on an episode
-        assert card not in str(info.value) and db.settings.tag_weights == {"withheld-card": 0.9, "urgent": 1.0}
+        for changes in ({"tag_weights": {card: 0.9, "urgent": 1.0}}, {"session_kinds": {f"tag:{card}": "debug"}}):
+            with pytest.raises(
+                ConfigError, match=r"tag '<CARD_1>': holds personal data .* \(name 'withheld-card' to mean them all\)$"
+            ) as info:
+                db.configure(**changes)
+            assert card not in str(info.value)
+        assert db.settings.tag_weights == {"urgent": 1.0} and db.settings.session_kinds == {}  # nothing written
+        db.configure(tag_weights={"withheld-card": 0.2, "urgent": 1.0})
+        mem = db.owner("a")
+        other = mem.record("debug", "another customer's card", outcome="success", tags=["4916 3385 0660 8131"])
+        assert other.tags == ("withheld-card",) and mem.explain(other.id).tag_weight == 0.2  # the marker, named, weighs them all
         db.compact()
     raw = b"".join(p.read_bytes() for p in path.iterdir() if p.is_file())
     assert card.encode() not in raw

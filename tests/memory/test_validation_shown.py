@@ -1,0 +1,39 @@
+"""A bad value that is a structure is named by its type in a validation error: its repr, read as
+one text, showed raw the secrets its shape names (a named value, an argv pair) that capture
+withholds when it reads the structure (``flatten_texts``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import memdb
+from memdb.errors import ValidationError
+
+pytestmark = pytest.mark.usefixtures("backend")  # LMDB and PostgreSQL (tests/conftest.py)
+
+SECRET, EMAIL = "s3cr3tvalue", "bob@example.com"
+BAD: list[Any] = [
+    {"name": "DB_PASSWORD", "value": SECRET},  # a Kubernetes env entry
+    ["--password", SECRET],  # an argv
+    ("Authorization", SECRET),
+    {"owner": EMAIL},
+]
+
+
+CASES = [(field, value, f"{field}={type(value).__name__}: ") for field in ("kind", "session", "tool") for value in BAD] + [
+    ("cites", BAD[0], "cites=dict: "),
+    ("cites", [BAD[3]], "cites.0=dict: "),  # an item of the list
+]
+
+
+@pytest.mark.parametrize(("field", "value", "named"), CASES)
+def test_a_bad_structure_is_named_by_its_type(tmp_path: Path, field: str, value: Any, named: str) -> None:
+    with memdb.open(tmp_path / "db") as db:
+        with pytest.raises(ValidationError) as err:
+            db.owner("ana").record(**{"kind": "debug", "summary": "x", "outcome": "success", field: value})
+        said = str(err.value)
+        assert named in said
+        assert SECRET not in said and "bob" not in said

@@ -45,8 +45,10 @@ Layout::
     ^PATN(0) = at                                    when maintain stated again the patterns corrections
                                                      had left stale (before patterns followed them): once
                                                      (a number: no owner's name)
-    ^PATN(1) = at                                    when ^PATI was built from the batches a memdb before it
-                                                     wrote: once, by the first write that needs it
+    ^PATN(1) = True                                  ^PATI was built from the batches a memdb before it wrote:
+                                                     once, by the first write that needs it (a flag, no time:
+                                                     that write is a record's, and its capture time outlived
+                                                     the record's erasure and its owner's)
 
 Patterns follow corrections: a record a pattern's batch counted, corrected (``supersede``),
 has the pattern stated again in the correction's transaction from the batch as it reads now
@@ -93,6 +95,7 @@ PATTERN_CHARS = 600
 PATTERN_TRIES = 3  # failed calls after which maintain stops retrying a batch (extract_patterns still does)
 _MIN_SUPPORT = 3  # of 5: a majority, so one or two coincidences are not a pattern
 SAME_PATTERN = 0.8  # the Jaccard similarity of two statements' terms at which they say one thing
+_INDEXED = (1,)  # ^PATN(1): ^PATI is built (a number: no owner's name)
 
 
 def same_pattern(a: str, b: str) -> bool:
@@ -491,14 +494,27 @@ class Patterns:
         built); in the caller's write transaction, by the first write that needs it."""
         if self._indexed_here:
             return
-        if self.counters.get((1,)) is not None:
+        if self.counters.get(_INDEXED) is not None:
             self._indexed_here = not self.space.in_transaction  # seen committed: it is never unset
             return
         with self.space.transaction():
             for subs, batch in self.batches.items():
                 for eid in batch.get("ids") or ():
                     self.counting.set((subs[0], str(eid), subs[1], subs[2]), "")
-            self.counters.set((1,), self.episodes.now())
+            self.counters.set(_INDEXED, True)
+
+    def forget_index_time(self) -> bool:
+        """Once per database, at open: ``^PATN(1)`` as a memdb before this one wrote it held the
+        time it was set, the capture time of the record whose batch needed the index, which no
+        erasure took (test_an_owner_erasure_leaves_no_time_of_the_owner); it becomes the flag.
+        Returns whether it was rewritten (one read otherwise)."""
+        if self.counters.get(_INDEXED) in (None, True):
+            return False
+        with self.space.transaction():
+            if self.counters.get(_INDEXED) in (None, True):  # another process got there first
+                return False
+            self.counters.set(_INDEXED, True)
+        return True
 
     def _counting(self, owner: str, ids: Iterable[str]) -> list[tuple[str, int]]:
         """The batches (kind, number) that count any of ``ids``, oldest first, once each."""

@@ -98,6 +98,11 @@ SAME_PATTERN = 0.8  # the Jaccard similarity of two statements' terms at which t
 _INDEXED = (1,)  # ^PATN(1): ^PATI is built (a number: no owner's name)
 
 
+def _batches(counted: Iterable[tuple[Any, ...]]) -> list[tuple[str, int]]:
+    """The batches (kind, number) that ``^PATI`` nodes (owner, id, kind, batch) name, oldest first, once each."""
+    return sorted({(str(subs[2]), int(subs[3])) for subs in counted}, key=lambda b: (b[1], b[0]))
+
+
 def same_pattern(a: str, b: str) -> bool:
     """Whether two pattern texts say the same thing: their terms overlap by ``SAME_PATTERN``
     (Jaccard), so "3 failure, 1 success" found again is the same pattern, and "5 success" where
@@ -518,9 +523,19 @@ class Patterns:
 
     def _counting(self, owner: str, ids: Iterable[str]) -> list[tuple[str, int]]:
         """The batches (kind, number) that count any of ``ids``, oldest first, once each."""
+        return _batches(self._counted_ids(owner, ids))
+
+    def _counted_ids(self, owner: str, ids: Iterable[str]) -> list[tuple[Any, ...]]:
+        """The ``^PATI`` nodes (owner, id, kind, batch) of ``ids``: a seek for each, or, for as
+        many ids as the owner's records ever counted (a request for everything), one pass over the
+        owner's nodes, which are no more: 20,000 seeks for 3,000 counted records were a third of
+        ``erase(everything=True)``."""
         self._index()
-        found = {(str(subs[2]), int(subs[3])) for eid in dict.fromkeys(ids) for subs, _ in self.counting.items((owner, eid))}
-        return sorted(found, key=lambda b: (b[1], b[0]))
+        wanted = set(map(str, ids))
+        # (a few ids, as a correction's chain: their seeks, without reading the counters first)
+        if len(wanted) > 64 and len(wanted) >= sum(int(n) for subs, n in self.counters.items((owner,)) if subs[-1] == "records"):
+            return [subs for subs, _ in self.counting.items((owner,)) if str(subs[1]) in wanted]
+        return [subs for eid in wanted for subs, _ in self.counting.items((owner, eid))]
 
     def _held(self, owner: str, kind: str, number: int, batch: dict[str, Any] | None) -> list[dict[str, Any]]:
         """The patterns whose text is batch ``number``'s: among those it lists (a pattern another
@@ -658,10 +673,10 @@ class Patterns:
         for subs, eid in list(self.waiting.items((owner,))):
             if str(eid) in erased:
                 self.waiting.kill(subs)
-        batches = self._counting(owner, erased)
-        for eid in erased:
+        nodes = self._counted_ids(owner, erased)
+        for eid in {subs[1] for subs in nodes}:  # (an id counted nowhere has no node to kill)
             self.counting.kill((owner, eid))
-        for kind, number in batches:
+        for kind, number in _batches(nodes):
             subs = (owner, kind, number)
             batch = self.batches.get(subs) or {}
             ids = [str(i) for i in batch.get("ids") or ()]

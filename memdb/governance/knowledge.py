@@ -1205,11 +1205,13 @@ class Knowledge:
     def forget_person(self, name: str, marker: str) -> int:
         """An owner's erasure (``Erasure.persons``): where ``name`` decided about another owner's
         entry, ``marker`` stands instead, in its ``decided_by`` and the audit records of what the
-        person did; how many mentions. Reads every entry and audit record."""
+        person did; how many mentions. Reads every other owner's entry and audit record (the
+        owner's own go with it, unread)."""
         named = [
-            (subs, rec) for subs, rec in self.entries.items(())
+            (subs, rec) for owner in list(self.entries.children()) if owner != name
+            for subs, rec in self.entries.items((owner,))
             # an erased entry's decided_by is memdb's word, not a person's
-            if subs[0] != name and names_person(rec.get("decided_by"), name) and rec.get("status") != "erased"
+            if names_person(rec.get("decided_by"), name) and rec.get("status") != "erased"
         ]  # fmt: skip
         for subs, rec in named:
             self.entries.set(subs, {**rec, "decided_by": marker})

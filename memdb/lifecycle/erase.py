@@ -99,7 +99,8 @@ class Erasure:
         self.hooks: list[Callable[[str, set[str], dt.datetime, str], list[str] | None]] = []
         # Episodes derived from the targets that go with them, as summaries do (distilled sessions):
         # finder(owner, target ids, action) -> ids, asked before anything is removed, so they are
-        # erased, audited and handed to ``hooks`` like the targets themselves.
+        # erased, audited and handed to ``hooks`` like the targets themselves (not asked by a request
+        # for everything: every episode of the owner is a target then).
         self.derived: list[Callable[[str, Collection[str], str], Iterable[str]]] = []
         # Marks above this layer that name a session (distill's closed and open marks): called as
         # forget(owner, session ids) inside the erasure's transaction once none of a session's episodes is left.
@@ -356,10 +357,14 @@ class Erasure:
         now = self.episodes.now()
         hashes: dict[str, str] = {}
         entries: list[str] = []
-        for finder in self.derived:  # what layers above derived (a distilled session); then their chains too
-            targets.update(dict.fromkeys(finder(owner, {*targets, *cut}, action)))
-        for eid in [] if everything else list(targets):  # (every version is a target already)
-            targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
+        # With everything, every episode of the owner, every version, is a target already, and what
+        # a finder derives is one of them (an owner's own): asking, it read every target's header
+        # (test_a_request_for_everything_erases_what_the_whole_path_erases)
+        if not everything:
+            for finder in self.derived:  # what layers above derived (a distilled session); then their chains too
+                targets.update(dict.fromkeys(finder(owner, {*targets, *cut}, action)))
+            for eid in list(targets):
+                targets.update(dict.fromkeys(self.episodes.chain(owner, eid)))
         cut = {eid: None for eid in cut if eid not in targets}
         # the oldest version left of each cut chain, to stand alone once the ones before it are gone
         head_of = self._heads(owner, cut)
@@ -368,7 +373,7 @@ class Erasure:
         # the sources left are events again, for the next maintain to summarize without it
         # (they stayed "summarized" by no summary: test_erasing_a_source_frees_the_rest_of_its_burst)
         freed: set[str] = set()
-        citing = self._citing_summaries(owner, {**targets, **cut})
+        citing = [] if everything else self._citing_summaries(owner, {**targets, **cut})  # (every summary is a target)
         for summary_id, cites in citing:
             targets.setdefault(summary_id, None)
             freed.update(cites)
@@ -382,8 +387,10 @@ class Erasure:
                 summaries[eid] = header
             if header and header.get("session"):
                 sessions.add(header["session"])
-        for summary_id in summaries.keys() - {sid for sid, _ in citing}:  # a summary erased itself frees its sources the same way
-            freed.update(self._cites(owner, summary_id, summaries[summary_id]))  # (test_erasing_a_summary_frees_its_burst)
+        # a summary erased itself frees its sources the same way (test_erasing_a_summary_frees_its_burst);
+        # with everything, none is left to free: reading what each cites unpacked every archived one
+        for summary_id in [] if everything else summaries.keys() - {sid for sid, _ in citing}:
+            freed.update(self._cites(owner, summary_id, summaries[summary_id]))
         freed.update(head for c in freed & set(cut) if (head := head_of[c]) is not None)  # summarized as its earlier version was
         moved = {eid: head for eid, head in head_of.items() if head is not None and head not in gone}
         if moved:
@@ -510,12 +517,16 @@ class Erasure:
             return []
         found = []
         for sid in self.episodes.ids_of_kind(owner, "summary"):
+            if sid in targets:  # (going anyway: its record is not read)
+                continue
             record = self.episodes.record_of(owner, sid)
-            if record and sid not in targets and any(c in targets for c in record.get("cites") or ()):
+            if record and any(c in targets for c in record.get("cites") or ()):
                 found.append((sid, list(record["cites"])))
         for sid in self.episodes.archived_ids(owner):
+            if sid in targets:
+                continue
             header = self.episodes.header(owner, sid)
-            if sid in targets or header is None or header.get("kind") != "summary":
+            if header is None or header.get("kind") != "summary":
                 continue
             cold = self.episodes.cold_blob(owner, sid)
             cites = list(self.cold.unpack(owner, cold).get("cites") or ()) if cold is not None else []

@@ -130,7 +130,22 @@ def test_the_index_of_counted_records_is_built_for_batches_an_older_memdb_wrote(
         db.owner("ana").supersede(ids[2], reason="the restore test had actually failed", outcome="failure")
         (after,) = db.owner("ana").patterns()
         assert after.outcomes == {"success": 4, "failure": 1}
-        assert db.globals["PATN"].get((1,)) == clock.now and db.check().ok
+        assert db.globals["PATN"].get((1,)) is True and db.check().ok
+
+
+def test_the_index_mark_an_older_memdb_timed_holds_no_time_once_reopened(tmp_path: Path, clock: Clock) -> None:
+    """``^PATN(1)`` held the time the index was built, which is a record's capture time (the
+    fifth typed one's, which needed it): no erasure took it, the owner's included
+    (tests/lifecycle/test_owner_erasure.py::test_an_owner_erasure_leaves_no_time_of_the_owner).
+    A database an older memdb wrote keeps the flag instead, from its next open on."""
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        backups(db.owner("ana"), ["success"] * 5)
+        db.globals["PATN"].set((1,), clock.now)  # as a memdb before this one wrote it
+    clock.advance(days=1)
+    with memdb.open(tmp_path / "old", clock=clock) as db:
+        assert db.globals["PATN"].get((1,)) is True
+        db.erase_owner("ana", reason="account deleted")
+        assert list(db.globals["PATN"].items(())) == [((1,), True)] and db.check().ok
 
 
 def test_a_pattern_a_correction_undoes_is_replaced_by_what_the_batch_says_now(fdb: memdb.Database) -> None:

@@ -9,6 +9,7 @@ import datetime as dt
 import itertools
 import random
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ import memdb
 from memdb.errors import NotFoundError
 from memdb.lifecycle.erase import OWNER_KEYED
 from memdb.memory import ids
+from memdb.memory.layout import GLOBALS
 
 pytestmark = pytest.mark.usefixtures("backend")  # every test here runs on LMDB and on PostgreSQL (tests/conftest.py)
 
@@ -162,3 +164,69 @@ def test_an_owner_erasure_leaves_no_key_under_the_owners_prefixes(ldb: memdb.Dat
     assert db.check().ok, db.check().problems
     assert _tree(db, "bob") == bob
     assert _found(db, "bob", "zorblax") == ["bob's zorblax deploy"]
+
+
+def _rich_owner(db: memdb.Database, clock: Clock) -> None:
+    """ "ana" with all that derives from records: sessions closed into typed episodes citing their
+    events, others summarized as bursts (summaries citing their sources), pattern batches, facts
+    recorded again, lessons approved, reflected on and shared at a ceremony, archives (summaries
+    among them); and "bob" beside her, who approved her lessons and she his."""
+    db.globals["KNM"].set(("salt",), bytes(16))  # the key of lessons' shingle hashes, else random per database
+    db.configure(teams={"core": ["ana", "bob"]})
+    ana, bob = db.owner("ana"), db.owner("bob")
+    for i in range(16):
+        for k in range(7):
+            clock.advance(minutes=2)
+            ana.record_exchange(f"s{i}", f"question {k} about the zorblax deploy {i}", f"answer {k}")
+        ana.record("debug", f"deploy {i} failed", outcome="failure" if i % 3 else "success", tags=["ops"], lesson="read the logs")
+        if i % 4 == 0:
+            ana.record("fact", f"the deploy target is host {i}", key="target")
+        if i % 2 == 0:
+            ana.close_session(f"s{i}", kind="debug", outcome="success")
+        clock.advance(hours=3)
+    theirs = bob.record("debug", "bob's deploy", outcome="success", tags=["ops"])
+    said = ("Always check the zorblax logs first", "Never deploy on fridays", "Pin the build tools")
+    mine = [ana.save_lesson(text).id for text in said]
+    db.approve(mine, by="bob")
+    db.approve([bob.save_lesson("Always read bob's runbook first", cites=[theirs.id]).id], by="ana")
+    db.ceremony("core")
+    db.decide({mine[0]: "share"}, by="ana", team="core")
+    clock.advance(days=2)
+    db.maintain()  # the sessions left open are bursts: summarized, citing them
+    db.reflect()
+    clock.advance(days=60)
+    db.maintain()  # archived, summaries too
+    clock.advance(days=1)
+
+
+_CHUNKS = ("EPC", "EPL", "EPCV", "EPLV")  # the owner's column chunks and their stamps
+
+
+def test_a_request_for_everything_erases_what_the_whole_path_erases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``erase(everything=True)`` asks no finder what was derived, reads no summary's sources and
+    frees none (every episode of the owner is a target, so what these find is one); the result
+    is the one of the same request bounded by a time before everything, which does all that:
+    the report, the audit records and every node left of every global. (Only the range deletes'
+    own differ: no column chunk or zero counter of the owner's is left, which
+    test_a_request_for_everything_leaves_no_node_of_the_owners_episodes pins.)"""
+    monkeypatch.setattr(ids.secrets, "randbelow", lambda _n: 0)
+    left, reports = [], []
+    for n, bounded in enumerate((False, True)):
+        ids._seqs.clear()  # each owner's ids count from the same start in both databases
+        clock = Clock(T0)
+        with memdb.open(tmp_path / str(n), clock=clock) as db:
+            _rich_owner(db, clock)
+            archived = [db.episodes.header("ana", eid) or {} for eid in db.episodes.archived_ids("ana")]
+            assert any(h.get("kind") == "summary" for h in archived) and db.globals["PAT"].data(("ana",))
+            since = {"since": T0 - dt.timedelta(days=365)} if bounded else {}
+            reports.append(db.owner("ana").erase(everything=True, reason="a request", **since))
+            nodes = {(name, subs): value for name in GLOBALS for subs, value in db.globals[name].items(())}
+            assert db.check().ok, db.check().problems
+        # the bounded request removes episode by episode: zeroed column chunks and counters, and their stamps
+        left.append({k: v for k, v in nodes.items() if not (k[1][0] == "ana" and (k[0] in _CHUNKS or (k[0] == "EPN" and v == 0)))})
+    whole, bounded_ = reports
+    assert whole.count == bounded_.count > 140 and sorted(whole.ids) == sorted(bounded_.ids)
+    assert whole.audit_id == bounded_.audit_id and sorted(whole.entries) == sorted(bounded_.entries) and len(whole.entries) >= 3
+    stamps = {"EPCV", "EPLV"}  # the text index's chunk stamps, random at each write: compared by key only
+    assert sorted(k for k in left[0] if k[0] in stamps) == sorted(k for k in left[1] if k[0] in stamps)
+    assert {k: v for k, v in left[0].items() if k[0] not in stamps} == {k: v for k, v in left[1].items() if k[0] not in stamps}

@@ -24,6 +24,7 @@ T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=dt.UTC)
         ("bob@example.com", "withheld-email"),
         ("+1 415 555 0199", "withheld-phone"),
         ("4111 1111 1111 1111", "withheld-card"),
+        ("4111/1111/1111/1111", "withheld-card"),
         ("10.1.2.3", "withheld-ip"),
         ("AKIAZ3MQX7TQ4BVN2WLP", "withheld-secret"),
         ("customer bob@example.com", "customer-withheld-email"),  # what is no value stays

@@ -104,3 +104,22 @@ def test_dates_and_versions_are_no_cards(values: list[str], glue: str) -> None:
     have at most four parts here: the last four of a longer one may be four digits each and
     Luhn-valid ("1.4111.1111.1111.2002" is "1.<CARD_1>", as it was before slashes)."""
     assert "<CARD_" not in clean(f"on {glue.join(values)} ok")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "seasons 2023/2024/2025/2026 ok",
+        "revenue 2023 2024 2025 2026",  # a table's header
+        "2023-2024-2025-2026 and 2023.2024.2025.2026",
+        "years 2010 2011 2012 2013 2014",
+    ],
+)
+def test_a_list_of_years_is_no_card(text: str) -> None:
+    """Four years in a row passed Luhn's check one time in ten ("2023/2024/2025/2026" does)."""
+    assert clean(text) == text
+
+
+@given(years=st.lists(st.integers(1900, 2099).map(str), min_size=4, max_size=5), sep=st.sampled_from(SEPARATORS[1:]))
+def test_years_in_a_row_are_no_card(years: list[str], sep: str) -> None:
+    assert "<CARD_" not in clean(f"in {sep.join(years)} ok")

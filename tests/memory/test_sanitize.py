@@ -407,7 +407,7 @@ def cards(draw: st.DrawFn) -> str:
     length = draw(st.integers(13, 19))
     body = draw(st.sampled_from("23456")) + draw(st.text(string.digits, min_size=length - 2, max_size=length - 2))
     number = _luhn_complete(body)
-    sep = draw(st.sampled_from(["", " ", "-"]))
+    sep = draw(st.sampled_from(["", " ", "-", ".", "/"]))  # dots and slashes part groups of four only
     return sep.join(number[i : i + 4] for i in range(0, len(number), 4)) if sep else number
 
 

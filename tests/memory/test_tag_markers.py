@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=dt.UTC)
         ("bob@example.com", "withheld-email"),
         ("+1 415 555 0199", "withheld-phone"),
         ("4111 1111 1111 1111", "withheld-card"),
+        ("4111/1111/1111/1111", "withheld-card"),
         ("10.1.2.3", "withheld-ip"),
         ("AKIAZ3MQX7TQ4BVN2WLP", "withheld-secret"),
         ("customer bob@example.com", "customer-withheld-email"),  # what is no value stays
@@ -60,6 +62,38 @@ def test_the_marker_of_a_placeholder_and_of_another_sanitizer_s_mark() -> None:
     assert marked_tag("Project X", "Project X") == "Project X"  # nothing withheld: as given
     assert marked_tag("project x", "Project X") == "project x"  # a sanitizer that folds case withheld nothing
     assert marked_tag("[EMAIL-1]", "bob@example.com") == "withheld"  # a custom mark may carry its own number
+    assert marked_tag("<email_1>", "bob@example.com") == "withheld-email"  # a placeholder lower-cased: still its kind
+    assert tag_marker("<gov_id_2>") == "withheld-gov-id"
+
+
+class _LowerCasing:
+    """A custom sanitizer that lower-cases memdb's result: it withholds values, as placeholders
+    written in lower case ("<email_1>")."""
+
+    def __init__(self) -> None:
+        self.inner = memdb.RegexSanitizer()
+
+    def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:
+        return {k: v.lower() for k, v in self.inner.sanitize(texts).items()}
+
+
+def test_a_sanitizer_that_lower_cases_keeps_the_markers_of_kinds(tmp_path: Path) -> None:
+    """Its placeholders were read as a custom mark, so every tag holding a value was a bare
+    "withheld"; read in any case, they keep their kind's marker as memdb's own do. A card found
+    only in the normal form stays withheld beside an address found only as given (its kinds read
+    case-sensitively, the tag kept "4111-1111-1111-1111-withheld-email")."""
+    given = ["bob@example.com", "Customer 4111/1111/1111/1111", "4111_1111_1111_1111", "4111_1111_1111_1111 ana@example.com", "Project X"]
+    kept = ("withheld-email", "customer-withheld-card", "withheld-card", "withheld-email-withheld-card", "project-x")
+    with memdb.open(tmp_path / "own", clock=lambda: T0) as db:
+        assert db.owner("ana").record("debug", "x", outcome="success", tags=given).tags == kept
+    with memdb.open(tmp_path / "lower", sanitizer=_LowerCasing(), clock=lambda: T0) as db:
+        mem = db.owner("ana")
+        assert mem.record("debug", "x", outcome="success", tags=given).tags == kept
+        assert mem.recall(tags=["withheld-card"]).total == 1  # the marker filters, as memdb's own does
+        holding = [
+            name for name in GLOBALS for raw in ("4111", "anaexample", "bobexample") if raw in repr(list(db.globals[name].items(())))
+        ]
+        assert holding == []
 
 
 def test_a_bad_tag_of_a_card_number_is_never_echoed(tmp_path: Path) -> None:

@@ -37,8 +37,8 @@ detector never touches a span an earlier one claimed:
              Russia's СНИЛС ``112-233-445 95``, France's NIR (2A/2B too), Spain's DNI and NIE,
              Italy's codice fiscale; the UK's National Insurance number, India's PAN, Canada's SIN
              (``ddd-ddd-ddd``, Luhn checked). Before the cards: a Chinese id may pass Luhn's check
-    CARD     13-19 digits, optional single spaces/dashes (or dots between groups of four), first
-             digit 2-6 (payment cards), Luhn checked
+    CARD     13-19 digits, optional single spaces/dashes (or dots or slashes between groups of
+             four), first digit 2-6 (payment cards), Luhn checked
     SSN      US ``ddd-dd-dddd`` or ``ddd dd dddd`` without the never-issued areas 000/666/9xx,
              group 00, serial 0000
     IP       IPv6 (with at least one decimal digit) and IPv4 (zero-padded parts too), validated with
@@ -191,8 +191,8 @@ _CLUSTER: Final = re.compile(r"[0-9A-Z(+][0-9A-Z ().+/-]{6,}")
 
 # The non-ASCII characters that can stand in a value for an ASCII one: the decimal digits of
 # every script in the Basic Multilingual Plane, spaces, dashes and the minus sign, and the
-# full-width forms of what PII is written with (letters, "@", ".", "+", "-", parentheses; ":" and
-# "=", which Chinese and Japanese input writes full-width: "api_key：...").
+# full-width forms of what PII is written with (letters, "@", ".", "/", "+", "-", parentheses; ":"
+# and "=", which Chinese and Japanese input writes full-width: "api_key：...").
 # Other text, CJK punctuation included, is read as written. Ranges, not \d and \s: the regex
 # engine tests a BMP-only class in one step, where a lookahead for "not ASCII" costs 3x.
 _NON_ASCII_DIGITS: Final = (  # tests/memory/test_sanitize.py checks these against unicodedata
@@ -206,7 +206,7 @@ _NON_ASCII_DIGITS: Final = (  # tests/memory/test_sanitize.py checks these again
 _NON_ASCII_SPACES: Final = "\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 _FOLDABLE_CHARS: Final = (
     f"{_NON_ASCII_DIGITS}{_NON_ASCII_SPACES}\u058a\u05be\u2010-\u2015\u2212\ufe58\ufe63"
-    "\uff08\uff09\uff0b\uff0d\uff0e\uff1a\uff1d\uff20-\uff3a\uff41-\uff5a"
+    "\uff08\uff09\uff0b\uff0d\uff0e\uff0f\uff1a\uff1d\uff20-\uff3a\uff41-\uff5a"
 )
 _FOLDABLE: Final = re.compile(f"[{_FOLDABLE_CHARS}]")
 # Characters that show nothing of their own, so one inside a value hid it ("4539\u200b1488...", a
@@ -1728,7 +1728,8 @@ def _iban(m: re.Match[str]) -> Span | None:
 # --- CARD ------------------------------------------------------------------------------------------
 
 # Up to eight digit groups holding at least 13 digits; which groups form the card is decided in _card.
-_CARD: Final = re.compile(r"(?<![0-9+])(?=(?:[0-9][ .-]?){13})[0-9]+(?:[ .-][0-9]+){0,7}")  # 19 digits need at most 8 groups
+_CARD: Final = re.compile(r"(?<![0-9+])(?=(?:[0-9][ ./-]?){13})[0-9]+(?:[ ./-][0-9]+){0,7}")  # 19 digits need at most 8 groups
+_FOURS: Final = "./"  # separators that part a card only into groups of four (``_card``)
 _DIGIT_RUN: Final = re.compile(r"[0-9]+")
 
 
@@ -1746,27 +1747,33 @@ def _card(m: re.Match[str]) -> Span | None:
     """Longest prefix of the run's groups that is a card: 13-19 digits, first digit 2-6, Luhn-valid.
 
     In a grouped number every group but the last has 3-6 digits (4-4-4-4, 4-6-5, ...), which
-    keeps a list of small numbers from reading as one card. Dots separate groups of four
-    throughout (``4012.8888.8888.1881``), so a decimal such as ``345.678901234567`` stays.
+    keeps a list of small numbers from reading as one card. Dots and slashes part groups of four
+    only, the same one throughout (``4012.8888.8888.1881``, ``4111/1111/1111/1111``): a decimal
+    such as ``345.678901234567``, a date ``2026/07/01`` and a version ``10.0.19045.3803`` stay.
+    Groups that are all years (``2023/2024/2025/2026``, a table's header ``2023 2024 2025 2026``)
+    are a list of years: no card number starts with 19 or 20 (Mastercard's 2-series is 2221-2720).
     """
     run = m.group()
     digits = ""
     best: Span | None = None
     prev_len = 0
-    dotted = False
+    fours = ""  # the run's separator if it parts groups of four only (_FOURS), else ""
+    years = True  # every group so far a year, 19xx or 20xx
     for i, g in enumerate(_DIGIT_RUN.finditer(run)):
         size = g.end() - g.start()
         if i:
-            dot = run[g.start() - 1] == "."
+            sep = run[g.start() - 1]
+            sep = sep if sep in _FOURS else ""
             if i == 1:
-                dotted = dot
-            if dot != dotted or not (prev_len == 4 and size <= 4 if dotted else 3 <= prev_len <= 6):
+                fours = sep
+            if sep != fours or not (prev_len == 4 and size <= 4 if fours else 3 <= prev_len <= 6):
                 break
         digits += g.group()
         prev_len = size
+        years = years and size == 4 and run[g.start() : g.start() + 2] in ("19", "20")
         if len(digits) > 19:
             break
-        if len(digits) >= 13 and digits[0] in "23456" and _luhn_ok(digits):
+        if len(digits) >= 13 and digits[0] in "23456" and not years and _luhn_ok(digits):
             best = (m.start(), m.start() + g.end(), digits)
     return best
 

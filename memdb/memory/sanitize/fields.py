@@ -264,31 +264,39 @@ TAG_MARKER: Final = "withheld"
 """What a tag holding personal data or a secret keeps of it: ``withheld-email`` for memdb's
 placeholders (``tag_marker``), ``withheld`` for another sanitizer's marks."""
 
+# memdb's placeholder in any case: a custom sanitizer that lower-cases the text memdb's wrote
+# ("<email_1>") withheld a value of that kind all the same, and its tags keep the kind's marker
+# (test_a_sanitizer_that_lower_cases_keeps_the_markers_of_kinds)
+_ANY_CASE_PLACEHOLDER: Final = re.compile(PLACEHOLDER.pattern, re.IGNORECASE)
+
 
 def tag_marker(mark: str) -> str:
-    """The fixed tag that stands for a value the sanitizer marked ``mark``: "<EMAIL_1>" is
-    "withheld-email", "<GOV_ID_2>" "withheld-gov-id", a custom sanitizer's "[REDACTED]" "withheld"."""
-    m = PLACEHOLDER.fullmatch(mark)
+    """The fixed tag that stands for a value the sanitizer marked ``mark``: "<EMAIL_1>" (or
+    "<email_1>") is "withheld-email", "<GOV_ID_2>" "withheld-gov-id", a custom sanitizer's
+    "[REDACTED]" "withheld"."""
+    m = _ANY_CASE_PLACEHOLDER.fullmatch(mark)
     return f"{TAG_MARKER}-{m.group(1).lower().replace('_', '-')}" if m is not None else TAG_MARKER
 
 
 def marked_tag(sanitized: str, given: str) -> str:
-    """A tag as capture keeps it, from its text as sanitized and as ``given``: each placeholder
-    made the fixed marker of its kind ("bob@example.com" is "withheld-email", "customer <EMAIL_1>"
-    "customer withheld-email"), and a tag another sanitizer changed otherwise is "withheld" whole.
+    """A tag as capture keeps it, from its text as sanitized and as ``given``: each placeholder, in
+    any case, made the fixed marker of its kind ("bob@example.com" is "withheld-email", "customer
+    <EMAIL_1>" "customer withheld-email", and so is "customer <email_1>" of a sanitizer that
+    lower-cases); a tag another sanitizer changed otherwise than by folding case or width is
+    "withheld" whole.
 
     A placeholder's number is its record's, so "email-1" was a different person in each record and
     a filter by it joined strangers' memories; a marker says only that a value was withheld, and a
     hash of the value (of a phone number, a card) could be reversed by trying them all."""
     if sanitized == given:
         return sanitized
-    if "<" in sanitized and PLACEHOLDER.search(sanitized) is not None:
-        return PLACEHOLDER.sub(lambda m: f" {tag_marker(m.group())} ", sanitized).strip()
+    if "<" in sanitized and _ANY_CASE_PLACEHOLDER.search(sanitized) is not None:
+        return _ANY_CASE_PLACEHOLDER.sub(lambda m: f" {tag_marker(m.group())} ", sanitized).strip()
     try:
         folded = normalize_tag(sanitized) == normalize_tag(given)
     except ValidationError:
         return sanitized  # the model names the bad tag
-    return sanitized if folded else TAG_MARKER  # a sanitizer that folds case or width withheld nothing
+    return sanitized if folded else TAG_MARKER  # no placeholder: a change of case or width alone withheld nothing
 
 
 def given_tags(values: Iterable[str], what: str) -> tuple[str, ...]:
@@ -349,12 +357,15 @@ def _tag_said(text: str, unchanged: bool, normalised: str) -> str:
         return text
     if given <= normal:
         return normalised
-    return " ".join(dict.fromkeys(m.group() for t in (text, normalised) for m in PLACEHOLDER.finditer(t)))
+    return " ".join(dict.fromkeys(m.group() for t in (text, normalised) for m in _ANY_CASE_PLACEHOLDER.finditer(t)))
 
 
 def _kinds(text: str) -> Iterator[str]:
-    """The kinds of the placeholders in ``text``, once a value (a value's number is its own)."""
-    return (kind for kind, _ in dict.fromkeys(m.groups() for m in PLACEHOLDER.finditer(text)))
+    """The kinds of the placeholders in ``text``, in any case (``marked_tag``), once a value (a
+    value's number is its own): read case-sensitively, a lower-casing sanitizer's tag
+    "4111_1111_1111_1111 ana@example.com" kept the card its normal form had found."""
+    values = dict.fromkeys((m.group(1).upper(), m.group(2)) for m in _ANY_CASE_PLACEHOLDER.finditer(text))
+    return (kind for kind, _ in values)
 
 
 _NAME_KEYS = frozenset({"name", "key"})

@@ -21,6 +21,7 @@ Layout (owner first wherever the data is an owner's)::
     ^KNT(sha256) = {...}      tombstones of rejected content, database-wide, without text
     ^KNW(week) = n            entries flagged by decay in the local week starting that day (the budget)
     ^KNC(team, id) = {...}    ceremony agendas ("*" when every team met at once): when, the items, which were carried over
+                              (an erased entry's id leaves them: ``_off_agendas``)
     ^KNM("salt")              the key of the shingle hashes (random per database)
     ^KNN(owner, "entries")    entries written per owner (also: which owners have knowledge)
     ^AUDIT(owner, id)         every write and decision: who, when, what (a hash, not the text)
@@ -610,6 +611,7 @@ class Knowledge:
             self._erase(rec, at, "cited an erased episode")
             erased.append(eid)
             taken.append(rec)
+        self._off_agendas(taken)  # (retention erases pending entries: never on an agenda)
         self._unbury(taken)
         return erased
 
@@ -623,14 +625,19 @@ class Knowledge:
         the erasure redacts the audit records about it, given the ids returned
         (test_an_owner_s_erasure_takes_their_lessons)."""
         chosen = []
+        before = []  # erased already: by an erasure that left its id on the agendas, in older versions
         for _, rec in list(self.entries.items((owner,))):
-            if rec.get("status") == "erased" or (tags and not set(tags) & set(rec.get("tags") or ())):
+            if rec.get("status") == "erased":
+                before.append(rec)
+                continue
+            if tags and not set(tags) & set(rec.get("tags") or ()):
                 continue
             if (since is not None and rec["created"] < since) or (until is not None and rec["created"] >= until):
                 continue
             chosen.append(rec)
         for rec in chosen:
             self._erase(rec, at, "erased on request" if not tags else "carried an erased tag")
+        self._off_agendas([*before, *chosen])
         self._unbury(chosen)
         return [rec["id"] for rec in chosen]
 
@@ -660,6 +667,25 @@ class Knowledge:
                 self.tombstones.set((digest,), {**stone, "count": max(int(stone.get("count", 1)) - n, 1)})
             else:
                 self.tombstones.kill((digest,))
+
+    def _off_agendas(self, erased: Iterable[Mapping[str, Any]]) -> None:
+        """Take erased entries' ids off every kept agenda (``^KNC``), in the erasure's transaction:
+        an id is the time its owner saved the lesson, derived data the erasure takes
+        (test_an_erasure_takes_the_lesson_off_every_agenda). An agenda left empty stays, saying
+        what it said when its items vanished (``latest_agenda`` left erased ones out): the next
+        ceremony reads it for what was carried over, and an older agenda in its place would mark
+        a lesson carried that this one did not have. Only entries ever put on an agenda
+        (``agendas``) send it reading the agendas."""
+        ids = {rec["id"] for rec in erased if int(rec.get("agendas", 0))}
+        if not ids:
+            return
+        for subs, agenda in list(self.ceremonies.items(())):
+            if ids.isdisjoint(agenda["items"]):
+                continue
+            new = {**agenda, "items": [i for i in agenda["items"] if i not in ids]}
+            if "carried" in agenda:  # (agendas kept before it say nothing was carried)
+                new["carried"] = [i for i in agenda["carried"] if i not in ids]
+            self.ceremonies.set(subs, new)
 
     def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str, by: str = "erasure") -> None:
         """Empty an entry (text, tags, shingles, the ids it cites) and take it out of every queue,

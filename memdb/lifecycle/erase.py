@@ -59,7 +59,7 @@ NOT_OWNER_KEYED: Final[Mapping[str, str]] = {
     "KNS": "shared entries by team: the owner's entries go with its request for everything",
     "KNT": "tombstones: hashes, shared across owners; its erased lessons' go with them",
     "KNW": "decay counts by week",
-    "KNC": "ceremony agendas by team: entry ids",
+    "KNC": "ceremony agendas by team: the ids of the entries an erasure takes leave them (knowledge's requests and hooks)",
     "KNM": "knowledge's salt and counters",
     "SCHED": "scheduler lock and runs",
 }

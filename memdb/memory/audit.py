@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import re
 import unicodedata
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any, Final
@@ -127,8 +126,7 @@ class AuditLog:
                 new.update((f, marker) for f in _CONTENT if entry.get(f))
             session = entry.get("session")
             if isinstance(session, str) and session in sessions:
-                named = re.compile(rf"(?<![^\W_]){re.escape(session)}(?![^\W_])")  # whole: a session "a" is not in "failed"
-                new = {k: named.sub(marker, v) if k in _SESSION_NAMED and isinstance(v, str) else v for k, v in new.items()}
+                new = {k: _whole_replaced(v, session, marker) if k in _SESSION_NAMED and isinstance(v, str) else v for k, v in new.items()}
             if new != entry:
                 self._owned.set(subs, new)
 
@@ -161,6 +159,26 @@ class AuditLog:
     def owners(self) -> list[str]:
         """Owners with audit records."""
         return [str(o) for o in self._owned.children()]
+
+
+def _whole_replaced(text: str, word: str, marker: str) -> str:
+    r"""``text`` with ``marker`` for each whole mention of ``word``, leftmost first: one that no
+    letter or digit touches on either side (a session "a" is not in "failed"; "_" is no letter).
+    The same as ``re.sub(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", marker, text)``
+    (``[^\W_]`` is ``str.isalnum``), without a pattern compiled per word: an erasure forgetting
+    a thousand sessions spent 0.2 s compiling them (test_whole_replaced_is_the_per_session_pattern)."""
+    if not word:  # (no session is "": a header's session is kept only when given)
+        return text
+    out: list[str] = []
+    start = pos = 0
+    while (at := text.find(word, pos)) >= 0:
+        end = at + len(word)
+        if (at == 0 or not text[at - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            out += (text[start:at], marker)
+            start = pos = end
+        else:
+            pos = at + 1
+    return "".join([*out, text[start:]]) if out else text
 
 
 def _without(teams: Any, owner: str, marker: str) -> Any:

@@ -577,8 +577,10 @@ def test_round_trips_of_a_record_stay_bounded_after_a_bulk_load(pg_url: str) -> 
             return db.store.round_trips - before
 
         costs = [record(i) for i in range(10)]
-        plain, batch = costs[0], costs[4]
-        assert costs == [plain] * 4 + [batch] + [plain] * 4 + [costs[9]] and plain < 50 and batch < 2 * plain + 20
+        plain, batch = costs[1], costs[4]
+        # the first record of a process also loads the saved settings (one read, at most 2 round trips)
+        assert plain <= costs[0] <= plain + 2
+        assert costs[1:] == [plain] * 3 + [batch] + [plain] * 4 + [costs[9]] and plain < 50 and batch < 2 * plain + 20
         with db.transaction():
             for _ in range(50):
                 mem.record("debug", "bulk load", outcome="success", tags=["deploy"])

@@ -1750,15 +1750,17 @@ def _card(m: re.Match[str]) -> Span | None:
     keeps a list of small numbers from reading as one card. Dots and slashes part groups of four
     only, the same one throughout (``4012.8888.8888.1881``, ``4111/1111/1111/1111``): a decimal
     such as ``345.678901234567``, a date ``2026/07/01`` and a version ``10.0.19045.3803`` stay.
-    Groups that are all years (``2023/2024/2025/2026``, a table's header ``2023 2024 2025 2026``)
-    are a list of years: no card number starts with 19 or 20 (Mastercard's 2-series is 2221-2720).
+    Parted numbers that start with 20 are no card: no issuer's numbers start so (Mastercard's
+    2-series is 2221-2720, Mir's 2200-2204), and lists of years do (``2023/2024/2025/2026``, a
+    table's header ``2023 2024 2025 2026``, with a cell after it, ``2024 2025 2026 6``) as do times
+    (``2000/0400/0800/1200``). Unparted, a number of a card's length and check digit is withheld
+    whatever it starts with (fail closed).
     """
     run = m.group()
     digits = ""
     best: Span | None = None
     prev_len = 0
     fours = ""  # the run's separator if it parts groups of four only (_FOURS), else ""
-    years = True  # every group so far a year, 19xx or 20xx
     for i, g in enumerate(_DIGIT_RUN.finditer(run)):
         size = g.end() - g.start()
         if i:
@@ -1770,10 +1772,9 @@ def _card(m: re.Match[str]) -> Span | None:
                 break
         digits += g.group()
         prev_len = size
-        years = years and size == 4 and run[g.start() : g.start() + 2] in ("19", "20")
         if len(digits) > 19:
             break
-        if len(digits) >= 13 and digits[0] in "23456" and not years and _luhn_ok(digits):
+        if len(digits) >= 13 and digits[0] in "23456" and not (i and digits.startswith("20")) and _luhn_ok(digits):
             best = (m.start(), m.start() + g.end(), digits)
     return best
 

@@ -1599,8 +1599,7 @@ class OwnerEpisodes:
             for keys, doc, (record, _) in zip(keyed, lay.text.next_numbers(owner, len(text)), fresh, strict=True):
                 value = entry_value(doc, record.get("outcome"))
                 packed.extend((key, value) for key in keys)
-            self._space.apply((), sets, packed=packed)
-            lay.text.add(owner, text)
+            lay.text.add(owner, text, sets, packed)
             # staged only once the write succeeded: a refused write inside a caller's transaction leaves no trace
             self._space.stage(("df", owner), self._count_df, itertools.chain.from_iterable(counted))
             self._bump(episodes=len(prepared), docs=docs, terms=terms)

@@ -165,8 +165,14 @@ def encode_block(docs: Sequence[int], tfs: Sequence[int], min_dl: int) -> bytes:
     body = bytearray(_HEADER.size)
     prev = docs[0]
     for doc, tf in zip(docs, tfs, strict=True):
-        _varint(doc - prev, body)
-        _varint(min(tf, _MAX_TF), body)
+        gap = doc - prev
+        if tf > _MAX_TF:
+            tf = _MAX_TF
+        if gap < 0x80 and tf < 0x80:  # nearly always: one byte each (as _append)
+            body += _ONE_BYTE[gap] + _ONE_BYTE[tf]
+        else:
+            _varint(gap, body)
+            _varint(tf, body)
         prev = doc
     _HEADER.pack_into(body, 0, len(docs), min(max(tfs), _MAX_TF), min_dl, docs[0], docs[-1])
     return bytes(body)
@@ -1032,16 +1038,25 @@ class TextIndex:
         first = int(self.stats.get((owner, "next_doc"), 0))
         return list(range(first, first + n))
 
-    def add(self, owner: str, docs: Sequence[Doc]) -> list[int]:
+    def add(
+        self,
+        owner: str,
+        docs: Sequence[Doc],
+        sets: Iterable[tuple[Global, Any, Any]] = (),
+        packed: Iterable[tuple[bytes, bytes]] = (),
+    ) -> list[int]:
         """Give each episode the next document number and append it to its terms' blocks and
-        the columns; returns the numbers (those ``next_numbers`` said)."""
+        the columns; returns the numbers (those ``next_numbers`` said). ``sets`` and ``packed``
+        are the caller's writes of the same episodes (``Globals.apply``'s), written in one batch
+        with the numbers: a capture of one episode writes once, not twice."""
         if not docs:
+            self.space.apply((), sets, packed=packed)
             return []
         numbers = self.next_numbers(owner, len(docs))
         first = numbers[0]
-        sets: list[tuple[Global, Any, Any]] = [(self.stats, (owner, "next_doc"), first + len(docs))]
-        sets.extend((self.numbers, (owner, d.eid), doc) for doc, d in zip(numbers, docs, strict=True))
-        self.space.apply((), sets)
+        writes: list[tuple[Global, Any, Any]] = [*sets, (self.stats, (owner, "next_doc"), first + len(docs))]
+        writes.extend((self.numbers, (owner, d.eid), doc) for doc, d in zip(numbers, docs, strict=True))
+        self.space.apply((), writes, packed=packed)
         # blocks and columns are written once per transaction: a batch of records shares them
         self.space.stage(("text", owner), partial(self._write_docs, owner), zip(numbers, docs, strict=True))
         return numbers

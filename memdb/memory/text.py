@@ -379,15 +379,30 @@ def _identifiers(folded: str) -> list[tuple[int, int, tuple[str, ...], str]]:
     return out
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _run_terms(run: str) -> tuple[str, ...]:
+def _terms_of_run(run: str) -> tuple[str, ...]:
     """The index terms of a run of ASCII words joined by ``-``, ``_`` or ``.`` (most runs are one
-    word): its words' terms, then its identifiers (``_identifiers_of``). Remembered, as
-    ``_term`` is: capture reads each distinct run about once."""
+    word): its words' terms, then its identifiers (``_identifiers_of``)."""
     if run.isalnum():
         term = _term(run)
         return (term,) if term else ()
     return (*(t for p in _JOINERS.split(run) if (t := _term(p))), *_identifiers_of(run))
+
+
+class _RunTerms(dict[str, tuple[str, ...]]):
+    """``_terms_of_run`` remembered (capture reads each distinct run about once), as a plain dict
+    emptied when full: a hit is one lookup in C, where ``lru_cache`` also moves the entry in its
+    list, memory that a capture between other work finds out of cache (``term_counts`` cost a
+    quarter less so, tests/benchmarks/test_bench_capture.py shows where the time goes)."""
+
+    def __missing__(self, run: str) -> tuple[str, ...]:
+        if len(self) >= _RUNS_KEPT:
+            self.clear()
+        terms = self[run] = _terms_of_run(run)
+        return terms
+
+
+_RUNS_KEPT: Final = 1 << 16
+_run_terms: Final = _RunTerms().__getitem__
 
 
 def identifier_heads(term: str) -> tuple[str, ...]:

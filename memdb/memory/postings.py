@@ -54,6 +54,7 @@ from typing import Any, Final
 from memdb import native
 from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
+from memdb.engine.store import ReadTxn
 from memdb.errors import CorruptValueError, ValidationError
 from memdb.memory.ids import id_at
 
@@ -1068,18 +1069,18 @@ class TextIndex:
         per_tag: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
         records: dict[int, dict[int, tuple[bytes, int]]] = defaultdict(dict)
         for doc, d in numbered:
-            records[doc // CHUNK_DOCS][doc] = (pack_record(d.ts_us, _suffix(d.eid), d.dl, d.code & 3), d.code >> 2)
+            dl = d.dl
+            records[doc // CHUNK_DOCS][doc] = (pack_record(d.ts_us, _suffix(d.eid), dl, d.code & 3), d.code >> 2)
+            # about 45 (term, tf) pairs a capture: the loop body is kept to one lookup and one append
             for term, tf in d.tf.items():
-                per_term[term].append((doc, tf, d.dl))
+                per_term[term].append((doc, tf, dl))
             for tag in d.tags:
-                per_tag[tag].append((doc, 1, d.dl))
+                per_tag[tag].append((doc, 1, dl))
         packed: list[tuple[bytes, bytes]] = []
         with self.space.reader() as txn:
-            get = txn.get
-            for term, entries in per_term.items():
-                packed.extend(self._appended(self.blocks, owner, term, entries, get))
-            for tag, entries in per_tag.items():
-                packed.extend(self._appended(self.tag_blocks, owner, tag, entries, get))
+            for g, lists in ((self.blocks, per_term), (self.tag_blocks, per_tag)):
+                for term, entries in lists.items():
+                    packed += self._appended(g, owner, term, entries, txn)
         self.space.apply((), self._patched(owner, records), packed=packed)
 
     def remove(self, owner: str, items: Iterable[tuple[str, Mapping[str, int], Iterable[str]]]) -> None:
@@ -1188,7 +1189,7 @@ class TextIndex:
             g.kill((owner,))
 
     def _appended(
-        self, g: Global, owner: str, term: str, entries: list[tuple[int, int, int]], get: Callable[[bytes], bytes | None]
+        self, g: Global, owner: str, term: str, entries: list[tuple[int, int, int]], txn: ReadTxn
     ) -> list[tuple[bytes, bytes]]:
         """The block writes (encoded key, packed value) that append ``entries`` (doc, tf, dl;
         ascending, after every document already there) to a term: the last block filled
@@ -1197,16 +1198,19 @@ class TextIndex:
         The term's last block is remembered as this process last wrote or read it. A block
         that is not full and still holds exactly those bytes is the term's last: a writer
         appends to the last block while it has room, so no later block can exist, and any
-        append or removal by anyone changes its bytes. Otherwise the last block is looked up."""
+        append or removal by anyone changes its bytes. Otherwise the last block is looked up
+        (one cursor step: most terms a batch looks up are new, with no block at all)."""
         out: list[tuple[bytes, bytes]] = []
         tail = self._tails.get((g.name, owner, term))  # (key, packed value, block, documents in it)
-        if tail is not None and (tail[3] >= BLOCK_DOCS or get(tail[0]) != tail[1]):
+        if tail is not None and (tail[3] >= BLOCK_DOCS or txn.get(tail[0]) != tail[1]):
             tail = None
+        prefix = None
         if tail is None:
-            keys, values = g.raw_columns((owner, term), reverse=True, limit=1)
-            if keys:
-                block = bytes(_payload(values[0]))
-                tail = (keys[0], values[0], block, _HEADER.unpack_from(block)[0])
+            prefix = g.key((owner, term))
+            found = txn.first(*codec.children_range(prefix), True)
+            if found is not None:
+                block = bytes(_payload(found[1]))
+                tail = (found[0], found[1], block, _HEADER.unpack_from(block)[0])
         i = 0
         last = tail
         if tail is not None and tail[3] < BLOCK_DOCS:
@@ -1214,7 +1218,6 @@ class TextIndex:
             block = _append(tail[2], entries[:i])
             last = (tail[0], _pack_bin(block), block, tail[3] + i)
             out.append(last[:2])
-        prefix = None
         while i < len(entries):
             if prefix is None:
                 prefix = g.key((owner, term))

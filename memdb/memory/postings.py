@@ -163,6 +163,8 @@ def _varint(n: int, out: bytearray) -> None:
 def encode_block(docs: Sequence[int], tfs: Sequence[int], min_dl: int) -> bytes:
     """A block of ascending documents with their term frequencies (stored up to 65,535);
     ``min_dl`` bounds their lengths."""
+    if len(docs) == 1 and tfs[0] < 0x80:  # a new term's first block (most a capture batch writes)
+        return _HEADER.pack(1, tfs[0], min_dl, docs[0], docs[0]) + b"\0" + _ONE_BYTE[tfs[0]]
     body = bytearray(_HEADER.size)
     prev = docs[0]
     for doc, tf in zip(docs, tfs, strict=True):
@@ -1222,7 +1224,8 @@ class TextIndex:
             if prefix is None:
                 prefix = g.key((owner, term))
             part = entries[i : i + BLOCK_DOCS]
-            block = encode_block([e[0] for e in part], [e[1] for e in part], min(e[2] for e in part))
+            docs, tfs, dls = zip(*part, strict=True)
+            block = encode_block(docs, tfs, min(dls))
             last = (prefix + codec.encode_int(part[0][0]), _pack_bin(block), block, len(part))
             out.append(last[:2])
             i += len(part)

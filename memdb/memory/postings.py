@@ -1190,9 +1190,7 @@ class TextIndex:
         for g in (self.numbers, self.blocks, self.tag_blocks, self.columns, self.stamps, self.levels, self.level_stamps):
             g.kill((owner,))
 
-    def _appended(
-        self, g: Global, owner: str, term: str, entries: list[tuple[int, int, int]], txn: ReadTxn
-    ) -> list[tuple[bytes, bytes]]:
+    def _appended(self, g: Global, owner: str, term: str, entries: list[tuple[int, int, int]], txn: ReadTxn) -> list[tuple[bytes, bytes]]:
         """The block writes (encoded key, packed value) that append ``entries`` (doc, tf, dl;
         ascending, after every document already there) to a term: the last block filled
         first, then new blocks.

@@ -632,12 +632,12 @@ PROFILE_STAGES: tuple[tuple[str, str, str], ...] = (
     ("  terms and their counts (layout.terms_of)", "memdb/memory/layout.py", "terms_of"),
     ("  told dates (layout.told_of)", "memdb/memory/layout.py", "told_of"),
     ("  Globals.apply (record, header, index entries)", "memdb/engine/globals.py", "apply"),
-    ("  counters staged (Globals.defer_counts)", "memdb/engine/globals.py", "defer_counts"),
     ("  audit record (AuditLog.write)", "memdb/memory/audit.py", "write"),
     ("  pattern counts (governance hook)", "memdb/governance/patterns.py", "on_record"),
     ("  returned Episode (to_episode)", "memdb/memory/episodes.py", "to_episode"),
     ("commit: staged postings and columns (flush_staged)", "memdb/engine/globals.py", "flush_staged"),
     ("  posting blocks and columns (TextIndex._write_docs)", "memdb/memory/postings.py", "_write_docs"),
+    ("  statistics and document frequencies (_count_captured)", "memdb/memory/episodes.py", "_count_captured"),
 )
 PROFILE_OPERATIONS: tuple[tuple[str, str, str], ...] = (
     ("Global.increment (get, unpack, pack, put)", "memdb/engine/globals.py", "increment"),

@@ -325,6 +325,7 @@ class Globals:
         pending = self._local.pending
         if not pending:
             return
+        self.flush_staged()  # a staged write may defer deltas (capture's document frequencies): they go too
         key = g._key(_as_subs(subs))
         _drop_deltas(pending[-1], key)
         if len(pending) > 1:

@@ -54,6 +54,7 @@ from typing import Any, Final
 from memdb import native
 from memdb.engine import codec
 from memdb.engine.globals import Global, Globals
+from memdb.engine.store import ReadTxn
 from memdb.errors import CorruptValueError, ValidationError
 from memdb.memory.ids import id_at
 
@@ -162,11 +163,19 @@ def _varint(n: int, out: bytearray) -> None:
 def encode_block(docs: Sequence[int], tfs: Sequence[int], min_dl: int) -> bytes:
     """A block of ascending documents with their term frequencies (stored up to 65,535);
     ``min_dl`` bounds their lengths."""
+    if len(docs) == 1 and tfs[0] < 0x80:  # a new term's first block (most a capture batch writes)
+        return _HEADER.pack(1, tfs[0], min_dl, docs[0], docs[0]) + b"\0" + _ONE_BYTE[tfs[0]]
     body = bytearray(_HEADER.size)
     prev = docs[0]
     for doc, tf in zip(docs, tfs, strict=True):
-        _varint(doc - prev, body)
-        _varint(min(tf, _MAX_TF), body)
+        gap = doc - prev
+        if tf > _MAX_TF:
+            tf = _MAX_TF
+        if gap < 0x80 and tf < 0x80:  # nearly always: one byte each (as _append)
+            body += _ONE_BYTE[gap] + _ONE_BYTE[tf]
+        else:
+            _varint(gap, body)
+            _varint(tf, body)
         prev = doc
     _HEADER.pack_into(body, 0, len(docs), min(max(tfs), _MAX_TF), min_dl, docs[0], docs[-1])
     return bytes(body)
@@ -1032,16 +1041,25 @@ class TextIndex:
         first = int(self.stats.get((owner, "next_doc"), 0))
         return list(range(first, first + n))
 
-    def add(self, owner: str, docs: Sequence[Doc]) -> list[int]:
+    def add(
+        self,
+        owner: str,
+        docs: Sequence[Doc],
+        sets: Iterable[tuple[Global, Any, Any]] = (),
+        packed: Iterable[tuple[bytes, bytes]] = (),
+    ) -> list[int]:
         """Give each episode the next document number and append it to its terms' blocks and
-        the columns; returns the numbers (those ``next_numbers`` said)."""
+        the columns; returns the numbers (those ``next_numbers`` said). ``sets`` and ``packed``
+        are the caller's writes of the same episodes (``Globals.apply``'s), written in one batch
+        with the numbers: a capture of one episode writes once, not twice."""
         if not docs:
+            self.space.apply((), sets, packed=packed)
             return []
         numbers = self.next_numbers(owner, len(docs))
         first = numbers[0]
-        sets: list[tuple[Global, Any, Any]] = [(self.stats, (owner, "next_doc"), first + len(docs))]
-        sets.extend((self.numbers, (owner, d.eid), doc) for doc, d in zip(numbers, docs, strict=True))
-        self.space.apply((), sets)
+        writes: list[tuple[Global, Any, Any]] = [*sets, (self.stats, (owner, "next_doc"), first + len(docs))]
+        writes.extend((self.numbers, (owner, d.eid), doc) for doc, d in zip(numbers, docs, strict=True))
+        self.space.apply((), writes, packed=packed)
         # blocks and columns are written once per transaction: a batch of records shares them
         self.space.stage(("text", owner), partial(self._write_docs, owner), zip(numbers, docs, strict=True))
         return numbers
@@ -1053,18 +1071,18 @@ class TextIndex:
         per_tag: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
         records: dict[int, dict[int, tuple[bytes, int]]] = defaultdict(dict)
         for doc, d in numbered:
-            records[doc // CHUNK_DOCS][doc] = (pack_record(d.ts_us, _suffix(d.eid), d.dl, d.code & 3), d.code >> 2)
+            dl = d.dl
+            records[doc // CHUNK_DOCS][doc] = (pack_record(d.ts_us, _suffix(d.eid), dl, d.code & 3), d.code >> 2)
+            # about 45 (term, tf) pairs a capture: the loop body is kept to one lookup and one append
             for term, tf in d.tf.items():
-                per_term[term].append((doc, tf, d.dl))
+                per_term[term].append((doc, tf, dl))
             for tag in d.tags:
-                per_tag[tag].append((doc, 1, d.dl))
+                per_tag[tag].append((doc, 1, dl))
         packed: list[tuple[bytes, bytes]] = []
         with self.space.reader() as txn:
-            get = txn.get
-            for term, entries in per_term.items():
-                packed.extend(self._appended(self.blocks, owner, term, entries, get))
-            for tag, entries in per_tag.items():
-                packed.extend(self._appended(self.tag_blocks, owner, tag, entries, get))
+            for g, lists in ((self.blocks, per_term), (self.tag_blocks, per_tag)):
+                for term, entries in lists.items():
+                    packed += self._appended(g, owner, term, entries, txn)
         self.space.apply((), self._patched(owner, records), packed=packed)
 
     def remove(self, owner: str, items: Iterable[tuple[str, Mapping[str, int], Iterable[str]]]) -> None:
@@ -1172,9 +1190,7 @@ class TextIndex:
         for g in (self.numbers, self.blocks, self.tag_blocks, self.columns, self.stamps, self.levels, self.level_stamps):
             g.kill((owner,))
 
-    def _appended(
-        self, g: Global, owner: str, term: str, entries: list[tuple[int, int, int]], get: Callable[[bytes], bytes | None]
-    ) -> list[tuple[bytes, bytes]]:
+    def _appended(self, g: Global, owner: str, term: str, entries: list[tuple[int, int, int]], txn: ReadTxn) -> list[tuple[bytes, bytes]]:
         """The block writes (encoded key, packed value) that append ``entries`` (doc, tf, dl;
         ascending, after every document already there) to a term: the last block filled
         first, then new blocks.
@@ -1182,16 +1198,19 @@ class TextIndex:
         The term's last block is remembered as this process last wrote or read it. A block
         that is not full and still holds exactly those bytes is the term's last: a writer
         appends to the last block while it has room, so no later block can exist, and any
-        append or removal by anyone changes its bytes. Otherwise the last block is looked up."""
+        append or removal by anyone changes its bytes. Otherwise the last block is looked up
+        (one cursor step: most terms a batch looks up are new, with no block at all)."""
         out: list[tuple[bytes, bytes]] = []
         tail = self._tails.get((g.name, owner, term))  # (key, packed value, block, documents in it)
-        if tail is not None and (tail[3] >= BLOCK_DOCS or get(tail[0]) != tail[1]):
+        if tail is not None and (tail[3] >= BLOCK_DOCS or txn.get(tail[0]) != tail[1]):
             tail = None
+        prefix = None
         if tail is None:
-            keys, values = g.raw_columns((owner, term), reverse=True, limit=1)
-            if keys:
-                block = bytes(_payload(values[0]))
-                tail = (keys[0], values[0], block, _HEADER.unpack_from(block)[0])
+            prefix = g.key((owner, term))
+            found = txn.first(*codec.children_range(prefix), True)
+            if found is not None:
+                block = bytes(_payload(found[1]))
+                tail = (found[0], found[1], block, _HEADER.unpack_from(block)[0])
         i = 0
         last = tail
         if tail is not None and tail[3] < BLOCK_DOCS:
@@ -1199,12 +1218,12 @@ class TextIndex:
             block = _append(tail[2], entries[:i])
             last = (tail[0], _pack_bin(block), block, tail[3] + i)
             out.append(last[:2])
-        prefix = None
         while i < len(entries):
             if prefix is None:
                 prefix = g.key((owner, term))
             part = entries[i : i + BLOCK_DOCS]
-            block = encode_block([e[0] for e in part], [e[1] for e in part], min(e[2] for e in part))
+            docs, tfs, dls = zip(*part, strict=True)
+            block = encode_block(docs, tfs, min(dls))
             last = (prefix + codec.encode_int(part[0][0]), _pack_bin(block), block, len(part))
             out.append(last[:2])
             i += len(part)

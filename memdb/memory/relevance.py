@@ -13,7 +13,6 @@ import datetime as dt
 import threading
 import time
 import weakref
-from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -133,10 +132,12 @@ class RelevanceModel:
     def score_many(self, items: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], now: dt.datetime) -> list[float]:
         """Relevance of many episodes in one native batch, as stored (``kept_relevance``): every
         stored relevance is computed here."""
-        settings = self._settings()
-        counts = array("d", (float(s.get("access_count", 0)) for _, s in items))
-        tags = array("d", (settings.tag_weight(r.get("tags") or ()) for r, _ in items))
-        ages = array("d", (self.age_days(r, s, now) for r, s in items))
+        tag_weight, age_days = self._settings().tag_weight, self.age_days
+        # lists, not arrays from generators: capture scores one episode a call, where building
+        # three arrays cost more than the scoring (the C path takes lists through ffi.new)
+        counts = [float(s.get("access_count", 0)) for _, s in items]
+        tags = [tag_weight(r.get("tags") or ()) for r, _ in items]
+        ages = [age_days(r, s, now) for r, s in items]
         feedback = [s.get("feedback") for _, s in items]
         return [kept_relevance(x) for x in native.score_batch(counts, tags, ages, feedback, self.params())]
 

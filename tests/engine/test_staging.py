@@ -94,3 +94,19 @@ def test_records_in_one_transaction_are_searchable_in_it_and_after(db: memdb.Dat
         assert mem.recall(text="rollback").total == 0
     assert {m.id for m in mem.recall(text="deploy", limit=20)} == set(first[1:] + more)
     assert db.check().ok
+
+
+def test_a_discard_drops_the_deltas_a_staged_write_would_defer(db: memdb.Database) -> None:
+    """Capture stages its document frequencies (counted once per transaction): a discard of the
+    counters' subtree (an erasure in the same transaction) must drop those too, or the commit
+    would bring back counters of an owner just erased."""
+    df = db.globals["DF"]
+
+    def count(terms: list[str]) -> None:
+        db.globals.defer_increments(df, ("ana",), {t: 1 for t in terms})
+
+    with db.transaction():
+        db.globals.stage("df", count, ["deploy", "cache"])
+        db.globals.discard_deferred(df, ("ana",))
+        df.kill(("ana",))
+    assert list(df.items()) == []

@@ -507,6 +507,10 @@ class Erasure:
             targets.update(dict.fromkeys(self.episodes.archived_ids(owner, lo, hi)))
             if superseded:
                 targets.update(dict.fromkeys(self.episodes.superseded_ids(owner, lo, hi)))
+            if everything and superseded and since is None and until is None:
+                # and every other episode with a header: the path that asks no finder (``_take``)
+                # must not rely on those indexes listing them all (a damaged database, revF)
+                targets.update(dict.fromkeys(self.episodes.ids_held(owner)))
         return targets
 
     def _citing_summaries(self, owner: str, targets: dict[str, None]) -> list[tuple[str, list[str]]]:

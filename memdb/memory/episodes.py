@@ -511,6 +511,12 @@ class Episodes:
         self.layout.states.set((owner, episode_id), {**header, **fields})
         self.space.defer_increments(self.layout.stats, (owner,), {"archive_changes": 1})  # what archived headers say changed
 
+    def ids_held(self, owner: str) -> Iterator[str]:
+        """Ids of every episode an owner holds (hot, archived, superseded: each has a header), in id
+        order: what a request for everything takes, whatever index entry a damage lost."""
+        for eid in self.layout.states.children((owner,)):
+            yield str(eid)
+
     def ids_in_time(self, owner: str, lo: int | None = None, hi: int | None = None, reverse: bool = False) -> Iterator[str]:
         """Ids of an owner's hot episodes with ``lo <= ts_us < hi``, in time order."""
         for subs, _ in self.layout.by_time.range((owner,), lo, hi, reverse=reverse):

@@ -230,3 +230,24 @@ def test_a_request_for_everything_erases_what_the_whole_path_erases(tmp_path: Pa
     stamps = {"EPCV", "EPLV"}  # the text index's chunk stamps, random at each write: compared by key only
     assert sorted(k for k in left[0] if k[0] in stamps) == sorted(k for k in left[1] if k[0] in stamps)
     assert {k: v for k, v in left[0].items() if k[0] not in stamps} == {k: v for k, v in left[1].items() if k[0] not in stamps}
+
+
+def test_a_request_for_everything_takes_an_episode_an_index_lost(tmp_path: Path) -> None:
+    """A request for everything asks no finder, so it takes every episode whose header the owner
+    holds: a burst summary whose time-index entry was lost (a damaged database, which check()
+    names) goes too, quoting the erased exchanges nowhere (revF)."""
+    clock = Clock(dt.datetime(2026, 5, 1, 9, 0, tzinfo=dt.UTC))
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        ana = db.owner("ana")
+        for k in range(7):
+            clock.advance(minutes=2)
+            ana.record_exchange("s1", f"question {k} about zorblax", f"answer {k}")
+        clock.advance(days=2)
+        db.maintain()
+        (summary,) = db.episodes.ids_of_kind("ana", "summary")
+        (node,) = [subs for subs, _ in db.globals["EPT"].items(("ana",)) if str(subs[2]) == summary]
+        db.globals["EPT"].kill(node)
+        assert not db.check().ok
+        report = ana.erase(everything=True, reason="a request")
+        assert report.count == 8
+        assert db.episodes.header("ana", summary) is None and db.episodes.record_of("ana", summary) is None

@@ -615,7 +615,10 @@ _PEM: Final = re.compile(r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?---
 # One regex per literal prefix, which keeps the scan fast. The "not inside a longer word" test
 # is a lookbehind placed after the head, so a start in the middle of a word fails at once
 # instead of consuming the word first (no quadratic time on "xsk-sk-sk-..."). A head is fixed
-# width (the lookbehind's); the rest of a prefix of several widths follows it. Shapes after
+# width (the lookbehind's); the rest of a prefix of several widths follows it. A letter or digit
+# before the head makes it part of a word ("task-", "disk_live_"), but "_" and "-" glue a token
+# to a name as "=" and quotes do ("x_sk-ant-...", "AWS-AKIA...", "token_eyJ..."), where gitleaks'
+# "\b" missed it after "_" and memdb's test after either (tests/memory/test_glued_tokens.py). Shapes after
 # gitleaks' rules (cmd/generate/config/rules/*.go) and detect-secrets' plugins
 # (detect_secrets/plugins/*.py), as named.
 #
@@ -632,7 +635,9 @@ _TOKEN_SHAPES: Final = (  # (head, its length, the rest of the prefix, the token
     ("xapp-", 5, "", "[0-9]-[A-Za-z0-9-]{10,}", "-(?<=xapp-)"),  # Slack app-level token (gitleaks slack.go)
     ("A(?:KIA|SIA)", 4, "", "[0-9A-Z]{16}(?![0-9A-Za-z])", "KIA(?<=AKIA)|SIA(?<=ASIA)"),
     ("AIza", 4, "", "[0-9A-Za-z_-]{30,}", "za(?<=AIza)"),
-    ("eyJ", 3, "", r"[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*", "J(?<=eyJ)"),
+    # a JWT glued after "_" or "-" reads its header up to the next such start at most: each start
+    # in "-eyJ-eyJ..." scanned to the end of the run before it failed (quadratic time)
+    ("eyJ", 3, "", r"(?:(?<![_-]...)[A-Za-z0-9_-]+|(?:[A-Za-z0-9]|[_-](?!eyJ))+)\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*", "J(?<=eyJ)"),
     # Stripe secret and restricted keys (gitleaks stripe.go; detect-secrets stripe.py); real ones
     # have 24 or 99 characters, 20 keeps "sk_test_fixtures" and test names out
     ("[rs]k_", 3, "(?:live|test|prod)_", "[0-9A-Za-z]{20,}", "_(?<=[rs]k_live_)|_(?<=[rs]k_test_)|_(?<=[rs]k_prod_)"),
@@ -742,7 +747,15 @@ def _discord(m: re.Match[str]) -> Span | None:
     return m.start() + value.index("/webhooks/") + len("/webhooks/"), m.end(), value  # the host and path stay readable
 
 
+def _sk(m: re.Match[str]) -> Span | None:
+    """An ``sk-`` key glued after "_" or "-" has a digit: "locale-sk-slovak-dictionary-words" is
+    kebab case (Slovak's code), where every real key's random body has one."""
+    glued = m.start() > 0 and m.string[m.start() - 1] in "_-"
+    return None if glued and _has_digit(m.group(), 3) is None else (m.start(), m.end(), m.group())
+
+
 _TOKEN_CHECKS: Final[dict[str, _Check]] = {
+    "sk-": _sk,
     "hf_": _mixed,
     "api_": _mixed,
     r"hooks\.slack\.com/": _webhook,
@@ -752,13 +765,13 @@ _TOKEN_CHECKS: Final[dict[str, _Check]] = {
     "key-": _random_body(4, "dx"),
 }
 _TOKENS: Final = tuple(
-    (re.compile(f"{head}(?<![A-Za-z0-9_-]{'.' * width}){rest}{tail}"), _TOKEN_CHECKS.get(head, _WHOLE))
+    (re.compile(f"{head}(?<![A-Za-z0-9]{'.' * width}){rest}{tail}"), _TOKEN_CHECKS.get(head, _WHOLE))
     for head, width, rest, tail, _ in _TOKEN_SHAPES
 )
 # Twilio account SIDs and API keys (detect-secrets twilio.py, gitleaks twilio.go): "AC"/"SK" and
 # 32 hex digits. Not a hint of its own (pairs of capitals are everywhere): a real one has a digit,
 # which is a hint already, and the check asks for one so the shortcut stays exact.
-_TWILIO: Final = re.compile("(?:AC|SK)(?<![A-Za-z0-9_-]..)[0-9a-fA-F]{32}(?![0-9A-Za-z])")
+_TWILIO: Final = re.compile("(?:AC|SK)(?<![A-Za-z0-9]..)[0-9a-fA-F]{32}(?![0-9A-Za-z])")
 _BEARER: Final = re.compile(r"\b(?:[Bb]earer|BEARER)[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)", re.ASCII)  # the cases _MAYBE_PII hints
 # HTTP Basic credentials, base64 of "user:password" (gitleaks curl.go's header rule)
 _BASIC: Final = re.compile(r"(?:[Bb]asic|BASIC)(?<![A-Za-z0-9_].....)[ \t]+(?P<v>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")

@@ -101,17 +101,17 @@ _HAS_DIGIT = re.compile(r"\d")
 
 
 class _Slot:
-    """Where a sanitized string goes back. ``alt`` names a tag's normalised form, sanitized
-    too: normalising makes ``4111_1111_1111_1111`` a card (``4111-1111-1111-1111``). ``number``
+    """Where a sanitized string goes back. ``alts`` name a tag's other forms (``TAG_FORMS``),
+    sanitized too: normalising makes ``4111_1111_1111_1111`` a card (``4111-1111-1111-1111``). ``number``
     is the int or float read as its digits, given back if they held nothing. ``tag``: one of the
     episode's tags, given back as ``marked_tag`` makes it."""
 
-    __slots__ = ("alt", "name", "number", "tag")
+    __slots__ = ("alts", "name", "number", "tag")
 
     def __init__(self, name: str, number: float | None = None) -> None:
         self.name = name
         self.number = number
-        self.alt: str | None = None
+        self.alts: tuple[str, ...] = ()
         self.tag = False
 
 
@@ -176,6 +176,10 @@ def flatten_texts(
                 labels = not hidden and not isinstance(v, Mapping) and label_of_key(k) is not None
                 items.append((key, walk(v, (*path, k), f"{name}.{i}", hidden, depth + 1, k if labels else None)))
             return _Dict(items, path)
+        if isinstance(value, (list, tuple)) and path == ("tags",):
+            # tags are separate values, never a header and its value nor an argv: ["api-key",
+            # "billing"] kept "withheld-secret" for "billing" (test_a_tag_naming_a_secret_hides_no_other_tag)
+            return [walk(v, (*path, i), f"{name}[{i}]", secret, depth + 1, label) for i, v in enumerate(value)]
         if isinstance(value, (list, tuple)):
             # ["X-Api-Key", "..."]: a pair whose first item names a secret holds one (headers as pairs)
             pair = len(value) == 2 and isinstance(value[0], str) and _names_a_header_secret(value[0])
@@ -222,23 +226,20 @@ def flatten_texts(
                 tag.tag = True
             if type(tag) is _Slot and _HAS_DIGIT.search(text := flat[tag.name]):
                 try:
-                    normal = normalize_tag(text)
+                    forms = _tag_forms(text)
                 except ValidationError:
                     continue  # the model names the bad tag
-                if normal != text:
-                    tag.alt = slot(normal, f"{tag.name}~normalised").name
+                tag.alts = tuple(slot(form, f"{tag.name}{suffix}").name for suffix, form in forms.items())
 
     def fill(value: Any, clean: dict[str, str]) -> Any:
         if type(value) is _Slot:
             text = clean[value.name]
-            unchanged = text == flat[value.name]
-            if value.alt is not None and clean[value.alt] != flat[value.alt]:
-                text = _tag_said(text, unchanged, clean[value.alt])
-                if not text:
-                    return TAG_MARKER
-            elif value.number is not None and unchanged:
+            if value.tag:
+                text = _said_of_tag(flat, clean, value.name, value.alts)
+                return TAG_MARKER if not text and value.alts else marked_tag(text, flat[value.name])  # "": the model names it
+            if value.number is not None and text == flat[value.name]:
                 return value.number
-            return marked_tag(text, flat[value.name]) if value.tag else text
+            return text
         if type(value) is _Dict:
             out: dict[str, Any] = {}
             for key, v in value.items:
@@ -335,37 +336,65 @@ def tags_as_stored(sanitize: Callable[[dict[str, str]], dict[str, str]], tags: S
     clean = sanitize({**flat, "~placeholders": after} if after else flat)
     said = []
     for i in range(len(tags)):
-        name, alt = f"tags[{i}]", f"tags[{i}]~normalised"
-        text = clean.get(name, "")
-        if alt in clean and clean[alt] != flat.get(alt):
-            text = _tag_said(text, text == flat.get(name), clean[alt]) or TAG_MARKER
-        said.append(text)
+        name = f"tags[{i}]"
+        alts = tuple(f"{name}{suffix}" for suffix in TAG_FORMS if f"{name}{suffix}" in clean)
+        said.append((_said_of_tag(flat, clean, name, alts) or (TAG_MARKER if alts else "")) if name in clean else "")
     return StoredTags(rebuild(clean)["tags"], said, clean)
 
 
-def _tag_said(text: str, unchanged: bool, normalised: str) -> str:
-    """What a tag whose normal form held a value keeps: that form sanitized when the text as given
-    held none; the text as given, sanitized, when it held every kind of value the normal form did
-    ("customer 4111-1111-1111-1111" is found in both: "customer withheld-card"), or the normal
-    form when that held every kind the text did; else the placeholders of both alone ("4111_1111_1111_1111
-    ana@example.com": the card is found only in the normal form and the address only as given, so
-    either text kept the other value; "" when a sanitizer wrote no placeholder)."""
-    if unchanged:
-        return normalised
-    given, normal = Counter(_kinds(text)), Counter(_kinds(normalised))
-    if normal <= given:
-        return text
-    if given <= normal:
-        return normalised
-    return " ".join(dict.fromkeys(m.group() for t in (text, normalised) for m in _ANY_CASE_PLACEHOLDER.finditer(t)))
+TAG_FORMS: Final = ("~normalised", "~spaced")
+"""The other forms of a tag holding a digit that capture sanitizes too, by the suffix of their
+slot's name (``tags[0]~normalised``): its normal form, where "4111_1111_1111_1111" is a card, and
+its separators read as spaces, where "415 200 0000-415 200 0000" is two phones (one long number in
+both other forms)."""
+
+# Separators between a tag's numbers: the spaced form reads each run of them as one space
+_TAG_SEPARATORS: Final = re.compile(r"[\s_./-]+")
+# Digits a stored tag could still name a person or an account by: seven or more, however parted
+# (normalising drops or dashes whatever is no letter or digit between them)
+_LONG_NUMBER: Final = re.compile(r"\d(?:[\W_]*\d){6,}")
+
+
+def _tag_forms(tag: str) -> dict[str, str]:
+    """The forms of ``tag`` other than as given, by ``TAG_FORMS`` suffix, each once and unlike
+    ``tag``. Raises ValidationError if the tag does not normalise."""
+    forms = {"~normalised": normalize_tag(tag), "~spaced": _TAG_SEPARATORS.sub(" ", tag).strip()}
+    kept: dict[str, str] = {}
+    for suffix, form in forms.items():
+        if form != tag and form not in kept.values():
+            kept[suffix] = form
+    return kept
+
+
+def _said_of_tag(flat: Mapping[str, str], clean: Mapping[str, str], name: str, alts: Sequence[str]) -> str:
+    """What the tag of slot ``name`` keeps, sanitized: its text as given or another form's (slots
+    ``alts``), the first that found every value the others did, counted by kind and place; else
+    the placeholders of all; and those alone when what is kept still holds a long number beside a
+    withheld value. Each form can miss a value another finds, and some none finds:
+    "4111-1111-1111-1111.4111_1111_1111_1111" kept the card written with "_" (one card, counted
+    once), "..415.555.0100_ -123-45-6789-" the phone glued to "_" as given and joined to the SSN
+    in the normal form (test_tag_leaks.py)."""
+    forms = [clean[name], *(clean[alt] for alt in alts)]
+    found = [Counter(_kinds(form)) if form != flat[n] else Counter() for form, n in zip(forms, (name, *alts), strict=True)]
+    if not any(found):  # no placeholder: another sanitizer's marks, in the first form it changed
+        return next((form for form, n in zip(forms, (name, *alts), strict=True) if form != flat[n]), forms[0])
+    text = next((form for form, kinds in zip(forms, found, strict=True) if all(other <= kinds for other in found)), None)
+    if text is None or _LONG_NUMBER.search(_ANY_CASE_PLACEHOLDER.sub(" x ", text)):
+        return _placeholders_of(forms)
+    return text
+
+
+def _placeholders_of(texts: Iterable[str]) -> str:
+    """The placeholders of ``texts``, each once, in order ("" when a sanitizer wrote none)."""
+    return " ".join(dict.fromkeys(m.group() for t in texts for m in _ANY_CASE_PLACEHOLDER.finditer(t)))
 
 
 def _kinds(text: str) -> Iterator[str]:
-    """The kinds of the placeholders in ``text``, in any case (``marked_tag``), once a value (a
-    value's number is its own): read case-sensitively, a lower-casing sanitizer's tag
-    "4111_1111_1111_1111 ana@example.com" kept the card its normal form had found."""
-    values = dict.fromkeys((m.group(1).upper(), m.group(2)) for m in _ANY_CASE_PLACEHOLDER.finditer(text))
-    return (kind for kind, _ in values)
+    """The kind of each placeholder in ``text``, in any case (``marked_tag``: read
+    case-sensitively, a lower-casing sanitizer's tag "4111_1111_1111_1111 ana@example.com" kept the
+    card its normal form had found), once per place: a value written twice has one number, and
+    counted once, "4111-1111-1111-1111.4111_1111_1111_1111" read as found whole as given."""
+    return (m.group(1).upper() for m in _ANY_CASE_PLACEHOLDER.finditer(text))
 
 
 _NAME_KEYS = frozenset({"name", "key"})

@@ -962,3 +962,10 @@ def test_look_alikes_of_character_references_stay(text: str) -> None:
 @pytest.mark.parametrize("text", ["50%25 off, 100%2 done", "1+1=2 and 2020+2021", "x=12+34", "a%zz b%4", "C++ 17+ build"])
 def test_look_alikes_of_escapes_stay(text: str) -> None:
     assert clean(text) == text
+
+
+@pytest.mark.parametrize("text", ["x '@A.Ai y", "it's `@a.ai", "mail .@mail.example.org"])
+def test_an_address_whose_local_part_is_a_quote_is_withheld(text: str) -> None:
+    """A local part of one quote is valid (Hypothesis's emails() drew "'@A.Ai"); it was taken for a
+    quote opening the address, and the address stayed."""
+    assert "<EMAIL_1>" in clean(text) and "a.ai" not in clean(text).lower() and "example" not in clean(text)

@@ -1676,7 +1676,9 @@ def _detect_emails(p: _Pass) -> None:
         while at != -1:
             punct = _LOCAL_PUNCT if sign == "@" else _ENCODED_LOCAL_PUNCT  # in a URL, "/", "?", "=" end the address
             start = _local_start(text, at, punct)
-            while start < at and text[start] in "'`.":  # a quote opening the address ("say 'ana@...'"), not its start
+            # a quote opening the address ("say 'ana@...'"), not its start; a local part of quotes
+            # alone ("'@a.ai", valid) stays one, so the address is withheld (fail closed)
+            while start < at - 1 and text[start] in "'`.":
                 start += 1
             m = _DOMAIN.match(text, at + len(sign))
             key = f"{text[start:at]}@{text[at + len(sign) : m.end()]}".casefold() if m is not None else ""

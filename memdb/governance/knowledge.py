@@ -23,6 +23,7 @@ Layout (owner first wherever the data is an owner's)::
     ^KNC(team, id) = {...}    ceremony agendas ("*" when every team met at once): when, the items, which were carried over
                               (an erased entry's id leaves them: ``_off_agendas``)
     ^KNM("salt")              the key of the shingle hashes (random per database)
+    ^KNM("agendas tidied")    set once the ids older erasures left on agendas were taken off
     ^KNN(owner, "entries")    entries written per owner (also: which owners have knowledge)
     ^AUDIT(owner, id)         every write and decision: who, when, what (a hash, not the text)
 """
@@ -66,6 +67,7 @@ __all__ = [
 
 ENTRY_CHARS = 1000
 ALL_TEAM = "all"
+_AGENDAS_TIDIED = ("agendas tidied",)  # ^KNM: the ids older erasures left on agendas were taken off (tidy_agendas)
 _DECISIONS = {"share": "share", "private": "private", "keep": "private", "keep_private": "private", "archive": "archive"}
 
 EntryState = Literal["pending", "approved", "rejected"]
@@ -668,7 +670,27 @@ class Knowledge:
             else:
                 self.tombstones.kill((digest,))
 
-    def _off_agendas(self, erased: Iterable[Mapping[str, Any]]) -> None:
+    def tidy_agendas(self) -> int:
+        """Once per database, at open: take off the agendas the ids of entries an erasure by an
+        older memdb erased and left there (``_off_agendas`` takes them now, as it erases). One read
+        once done. Returns how many agendas were rewritten."""
+        if self.meta.get(_AGENDAS_TIDIED):
+            return 0
+        with self.space.transaction():
+            if self.meta.get(_AGENDAS_TIDIED):  # another process got there first
+                return 0
+            erased = []
+            for _, agenda in self.ceremonies.items(()):
+                for eid in {*agenda["items"], *agenda.get("carried", ())}:
+                    owner = self.ids.get((eid,))
+                    rec = self.entries.get((owner, eid)) if owner is not None else None
+                    if rec is not None and rec.get("status") == "erased":
+                        erased.append(rec)
+            rewritten = self._off_agendas(erased)
+            self.meta.set(_AGENDAS_TIDIED, True)
+        return rewritten
+
+    def _off_agendas(self, erased: Iterable[Mapping[str, Any]]) -> int:
         """Take erased entries' ids off every kept agenda (``^KNC``), in the erasure's transaction:
         an id is the time its owner saved the lesson, derived data the erasure takes
         (test_an_erasure_takes_the_lesson_off_every_agenda). An agenda left empty stays, saying
@@ -678,14 +700,17 @@ class Knowledge:
         (``agendas``) send it reading the agendas."""
         ids = {rec["id"] for rec in erased if int(rec.get("agendas", 0))}
         if not ids:
-            return
+            return 0
+        rewritten = 0
         for subs, agenda in list(self.ceremonies.items(())):
-            if ids.isdisjoint(agenda["items"]):
+            if ids.isdisjoint(agenda["items"]) and ids.isdisjoint(agenda.get("carried", ())):
                 continue
             new = {**agenda, "items": [i for i in agenda["items"] if i not in ids]}
             if "carried" in agenda:  # (agendas kept before it say nothing was carried)
                 new["carried"] = [i for i in agenda["carried"] if i not in ids]
             self.ceremonies.set(subs, new)
+            rewritten += 1
+        return rewritten
 
     def _erase(self, rec: Mapping[str, Any], at: dt.datetime, reason: str, by: str = "erasure") -> None:
         """Empty an entry (text, tags, shingles, the ids it cites) and take it out of every queue,

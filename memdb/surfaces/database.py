@@ -61,6 +61,7 @@ class Database:
         self.knowledge = Knowledge(self.episodes)
         self.patterns = Patterns(self.episodes, self.knowledge, pattern_extractor)
         self.patterns.forget_index_time()  # once: an older memdb kept a record's capture time there
+        self.knowledge.tidy_agendas()  # once: an older memdb's erasures left erased lessons' ids on agendas
         # every erasure (erase, delete, retention) takes the entries and patterns citing what it erased
         self.lifecycle.erasure.hooks += [self.knowledge.erase_citing, self._erase_patterns]
         self.lifecycle.erasure.repoint.append(self.patterns.repoint)  # a cut version is counted as the one kept

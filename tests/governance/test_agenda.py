@@ -101,3 +101,22 @@ def test_a_request_for_everything_takes_what_an_older_erasure_left_on_the_agenda
         else:
             db.owner("ana").erase(everything=True, reason="deletion request")
         assert _on_agendas(db, a.id) == [] and _on_agendas(db, b.id) == [f"^KNC('platform', {agenda.id!r})"]
+
+
+def test_an_older_database_has_the_ids_its_erasures_left_taken_off_its_agendas_once_at_open(tmp_path: Path) -> None:
+    """An erased lesson's id an older memdb left on an agenda goes at the next open, with no
+    request of its owner (revF); a live lesson's stays, and the tidy runs once."""
+    with memdb.open(tmp_path / "k", clock=lambda: NOW) as db:
+        db.configure(teams={"platform": ["ana", "bo"]})
+        a = db.owner("ana").save_lesson("Write the rollback step first", tags=["deploys"])
+        b = db.owner("bo").save_lesson("Payroll runs need a dry run the day before")
+        db.approve([a.id, b.id], by="lead")
+        agenda = db.ceremony("platform")
+        db.owner("ana").erase(tags=["deploys"], reason="forget deploys")
+        # as an older memdb left them: the erased id on the agenda, and no mark of a tidy
+        db.globals["KNC"]["platform", agenda.id] = {"at": NOW, "items": [a.id, b.id], "carried": [a.id]}
+        db.globals["KNM"].kill(("agendas tidied",))
+    with memdb.open(tmp_path / "k", clock=lambda: NOW) as db:
+        assert _on_agendas(db, a.id) == [] and _on_agendas(db, b.id) == [f"^KNC('platform', {agenda.id!r})"]
+        assert db.globals["KNC"]["platform", agenda.id]["carried"] == []
+        assert db.knowledge.tidy_agendas() == 0 and db.check().ok

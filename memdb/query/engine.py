@@ -2208,7 +2208,9 @@ class OwnerQueries:
         if tags_only and sum(self._list_bytes(memo, name) for name, _ in lists) > _COUNTED_BYTES:
             return None
         blocks = [self._stored_list(memo, name, tags_only or role > RANK) for name, role in lists]
-        return count_outside(blocks, text.chunks(owner), q.lo, q.hi, _kernel_outcome(q), [role for _, role in lists])
+        chunks = text.chunks(owner)
+        roles = [role for _, role in lists]
+        return count_outside(blocks, chunks, q.lo, q.hi, _kernel_outcome(q), roles, text.chunk_summaries(owner, chunks))
 
     def _list_bytes(self, memo: dict[Any, Any], tag: str) -> int:
         """The stored size of a tag's list, kept in ``memo``: a list too long to keep there is read

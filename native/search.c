@@ -856,9 +856,11 @@ static int newest_of_runs(const memdb_text_input *in, before_run *runs, size_t n
 }
 
 /* One list's blocks (from bi0, nb of them), no REQUIRE list, no outcome: a block whose documents'
- * chunks all lie on one side of each bound is counted from its header, n documents. Its header
- * is checked (n, range, order after the block before); its postings are not decoded nor its
- * documents' records looked up, unless it is searched for newest_before. */
+ * chunks all lie on one side of each bound is counted from its header, n documents. Only its
+ * header is checked (n, range, order after the block before): unless it is searched for
+ * newest_before, its postings are not decoded (varints, gaps, tfs, its last document) nor its
+ * documents' records looked up (live, with a level), so damage there is not seen here; memdb
+ * check (memdb/memory/check.py) verifies both. The twin is postings._py_count_blocks. */
 static int count_blocks(const memdb_text_input *in, size_t bi0, size_t nb, outside_count *c, uint32_t *buf, uint32_t *tfs,
                         size_t *bad)
 {
@@ -1024,6 +1026,8 @@ int memdb_count_outside(const memdb_text_input *in, const int64_t *chunk_oldest,
         if (!matched || required != n_require) {
             continue;
         }
+        /* a chunk wholly on one side decides without the record (so not checked to be live),
+         * unless an outcome needs it (held is NULL then) */
         if (held && chunks_side(in, &c, doc / MEMDB_CHUNK_DOCS, doc / MEMDB_CHUNK_DOCS, &before, &after, &bound)) {
             if (before) { /* held by chunk: a run per chunk, looked up only if it can hold the newest */
                 c.before++;

@@ -98,8 +98,8 @@ BLOCK_DOCS: Final = 128  # documents a block holds (as PISA and Lucene do; a blo
 CHUNK_DOCS: Final = 1024  # documents a column chunk holds (20 KB of records, 1 KB of levels)
 RECORD_BYTES: Final = 20
 _HEADER = struct.Struct("<HHIII")
-_Part = TypeVar("_Part")
 _RECORD = struct.Struct("<qIIHBB")
+_Part = TypeVar("_Part")  # a part of a chunk's summary (TextIndex._summary_part)
 TF_UNIT: Final = 3  # what one occurrence of a term in an episode's own text adds to its stored tf (layout 13)
 _MAX_TF: Final = 0xFFFF  # a tf is stored up to this (an episode's text is capped far below it)
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
@@ -1008,7 +1008,9 @@ class _Tally:
 
 def _py_count_blocks(blocks: Iterable[bytes | memoryview], chunks: ColumnChunks, tally: _Tally, summaries: Sequence[Summary]) -> None:
     """One list, no REQUIRE list, no outcome (``count_blocks``): a block whose documents' chunks
-    all lie on one side of each bound is counted from its header."""
+    all lie on one side of each bound is counted from its header. Only its header is checked (n,
+    range, order): unless searched for the newest time before, its postings are not decoded nor
+    its documents' records looked up, so damage there is not seen here (``memdb check`` sees it)."""
     runs: list[tuple[int, Callable[[], Iterable[int]]]] = []
     prev_last = -1
     for blk in blocks:
@@ -1062,9 +1064,9 @@ def py_count_outside(
     held: list[int] = []  # the run of one chunk's matches counted before lo by their chunk, times unread
     runs: list[tuple[int, Callable[[], Iterable[int]]]] = []
     for doc in sorted(matching.intersection(*required)):
-        side = (
-            tally.chunks_side(summaries, doc // CHUNK_DOCS, doc // CHUNK_DOCS) if outcome is None else None
-        )  # an outcome needs the record
+        # a chunk wholly on one side decides without the record, unless an outcome needs it (not
+        # looked up, such a match's record is not checked to be live)
+        side = tally.chunks_side(summaries, doc // CHUNK_DOCS, doc // CHUNK_DOCS) if outcome is None else None
         if side is None:
             tally.look_up(chunks, doc)
             continue

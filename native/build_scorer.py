@@ -73,10 +73,10 @@ long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, 
 long memdb_entry_codes(const unsigned char *values, size_t n, const unsigned char *levels, size_t n_levels, uint32_t *codes);
 long memdb_split_stored(const unsigned char *buf, size_t len, const unsigned char **blocks, size_t *lens, size_t cap);
 void memdb_chunk_summary(const unsigned char *chunk, size_t len, const unsigned char *levels, size_t levels_len,
-                         int64_t *newest, uint32_t *level);
+                         int64_t *newest, uint32_t *level, int64_t *oldest);
 int memdb_lookup_tfs(const memdb_text_input *in, size_t n_docs, const uint32_t *docs, uint32_t *out_tf);
-int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, int has_hi, int64_t hi_us, int outcome,
-                        size_t *n_before, int64_t *newest_before, size_t *n_after, size_t *bad);
+int memdb_count_outside(const memdb_text_input *in, const int64_t *chunk_oldest, int has_lo, int64_t lo_us, int has_hi,
+                        int64_t hi_us, int outcome, size_t *n_before, int64_t *newest_before, size_t *n_after, size_t *bad);
 
 long memdb_str_layout(const char *blob, const size_t *lens, size_t n);
 """

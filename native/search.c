@@ -136,12 +136,13 @@ static double level_of(const memdb_text_input *in, uint32_t doc)
 }
 
 void memdb_chunk_summary(const unsigned char *chunk, size_t len, const unsigned char *levels, size_t levels_len,
-                         int64_t *newest, uint32_t *level)
+                         int64_t *newest, uint32_t *level, int64_t *oldest)
 {
     size_t off, i;
     int any = 0;
     *newest = 0;
     *level = 0;
+    *oldest = INT64_MAX;
     for (off = 0; off + MEMDB_RECORD_BYTES <= len; off += MEMDB_RECORD_BYTES) {
         const unsigned char *rec = chunk + off;
         int64_t ts;
@@ -151,6 +152,9 @@ void memdb_chunk_summary(const unsigned char *chunk, size_t len, const unsigned 
         ts = rd64(rec);
         if (!any || ts > *newest) {
             *newest = ts;
+        }
+        if (ts < *oldest) {
+            *oldest = ts;
         }
         any = 1;
     }
@@ -733,8 +737,19 @@ typedef struct {
     int has_lo, has_hi, outcome;
     int64_t lo_us, hi_us;
     size_t before, after;
+    int has_newest; /* newest_before is known (a counted-whole match's time is not, until looked up) */
     int64_t newest_before;
+    const int64_t *newest, *oldest; /* the chunk summaries (NULL: none) */
 } outside_count;
+
+/* Take ts, a match's time before lo, into newest_before. */
+static inline void see_before(outside_count *c, int64_t ts)
+{
+    if (!c->has_newest || ts > c->newest_before) {
+        c->newest_before = ts;
+        c->has_newest = 1;
+    }
+}
 
 /* Count doc, a match, where its record's time falls (when it passes the outcome); 0, or -1 when
  * it has no live record. */
@@ -750,9 +765,7 @@ static inline int count_match(const memdb_text_input *in, uint32_t doc, outside_
     }
     ts = rd64(rec);
     if (c->has_lo && ts < c->lo_us) {
-        if (c->before == 0 || ts > c->newest_before) {
-            c->newest_before = ts;
-        }
+        see_before(c, ts);
         c->before++;
     }
     if (c->has_hi && ts >= c->hi_us) {
@@ -761,32 +774,200 @@ static inline int count_match(const memdb_text_input *in, uint32_t doc, outside_
     return 0;
 }
 
-int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, int has_hi, int64_t hi_us, int outcome,
-                        size_t *n_before, int64_t *newest_before, size_t *n_after, size_t *bad)
+/* Whether every live record of chunks c0..c1 lies on one known side of each bound (then *before:
+ * all are before lo, *after: all at or after hi, *bound: the newest of them); 0 when some may lie
+ * either side, a chunk has no summary, or none of them has a live record (their documents are
+ * looked up, so a match without a record is still refused). A chunk without a live record holds
+ * no match, so among others it decides nothing. The twin is postings._Tally.chunks_side. */
+static int chunks_side(const memdb_text_input *in, const outside_count *c, size_t c0, size_t c1, int *before, int *after,
+                       int64_t *bound)
+{
+    int64_t newest = 0, oldest = 0;
+    int any = 0;
+    size_t k;
+    if (c->newest == NULL || c1 >= in->n_chunks) {
+        return 0;
+    }
+    for (k = c0; k <= c1; k++) {
+        if (c->oldest[k] > c->newest[k]) {
+            continue; /* no live record */
+        }
+        if (!any || c->newest[k] > newest) {
+            newest = c->newest[k];
+        }
+        if (!any || c->oldest[k] < oldest) {
+            oldest = c->oldest[k];
+        }
+        any = 1;
+    }
+    if (!any || (c->has_lo && newest >= c->lo_us && oldest < c->lo_us) || (c->has_hi && newest >= c->hi_us && oldest < c->hi_us)) {
+        return 0;
+    }
+    *before = c->has_lo && newest < c->lo_us;
+    *after = c->has_hi && oldest >= c->hi_us;
+    *bound = newest;
+    return 1;
+}
+
+/* Matches counted before lo without their times: a block (docs NULL: at is its index) or the run
+ * docs[at..end) of one chunk, with the newest time any of them can have. */
+typedef struct {
+    int64_t bound;
+    size_t at, end;
+} before_run;
+
+static int by_bound_desc(const void *a, const void *b)
+{
+    const before_run *x = a, *y = b;
+    if (x->bound != y->bound) {
+        return x->bound < y->bound ? 1 : -1;
+    }
+    return x->at < y->at ? -1 : x->at > y->at; /* ties in input order, as the twin's stable sort */
+}
+
+/* newest_before from runs counted whole: their documents looked up (blocks decoded into buf) in
+ * decreasing order of their bound, until no bound can beat the newest found. */
+static int newest_of_runs(const memdb_text_input *in, before_run *runs, size_t n_runs, const uint32_t *docs, uint32_t *buf,
+                          uint32_t *tfs, outside_count *c, size_t *bad)
+{
+    size_t r, k;
+    qsort(runs, n_runs, sizeof *runs, by_bound_desc);
+    for (r = 0; r < n_runs && !(c->has_newest && runs[r].bound <= c->newest_before); r++) {
+        const uint32_t *d = docs ? docs + runs[r].at : buf;
+        size_t n = runs[r].end - runs[r].at;
+        if (docs == NULL) {
+            long got = memdb_decode_block(in->blocks[runs[r].at], in->block_lens[runs[r].at], buf, tfs);
+            if (got < 0) {
+                *bad = runs[r].at;
+                return MEMDB_BAD_BLOCK;
+            }
+            n = (size_t)got;
+        }
+        for (k = 0; k < n; k++) {
+            const unsigned char *rec = record_of(in, d[k]);
+            if (rec == NULL) {
+                *bad = d[k];
+                return MEMDB_BAD_COLUMN;
+            }
+            see_before(c, rd64(rec));
+        }
+    }
+    return MEMDB_OK;
+}
+
+/* One list's blocks (from bi0, nb of them), no REQUIRE list, no outcome: a block whose documents'
+ * chunks all lie on one side of each bound is counted from its header, n documents. Only its
+ * header is checked (n, range, order after the block before): unless it is searched for
+ * newest_before, its postings are not decoded (varints, gaps, tfs, its last document) nor its
+ * documents' records looked up (live, with a level), so damage there is not seen here; memdb
+ * check (memdb/memory/check.py) verifies both. The twin is postings._py_count_blocks. */
+static int count_blocks(const memdb_text_input *in, size_t bi0, size_t nb, outside_count *c, uint32_t *buf, uint32_t *tfs,
+                        size_t *bad)
+{
+    before_run *runs = malloc((nb ? nb : 1) * sizeof *runs);
+    size_t j, k, n_runs = 0;
+    uint32_t prev_last = 0;
+    int rc = MEMDB_OK;
+    if (!runs) {
+        return MEMDB_NO_MEMORY;
+    }
+    for (j = 0; j < nb; j++) {
+        const size_t bi = bi0 + j;
+        const unsigned char *blk = in->blocks[bi];
+        uint32_t n, first, last;
+        int before, after;
+        int64_t bound;
+        long got;
+        if (in->block_lens[bi] < MEMDB_BLOCK_HEADER) {
+            *bad = bi;
+            rc = MEMDB_BAD_BLOCK;
+            goto done;
+        }
+        n = rd16(blk);
+        first = rd32(blk + 8);
+        last = rd32(blk + 12);
+        if (n == 0 || last < first || last - first < n - 1 || (j > 0 && first <= prev_last)) {
+            *bad = bi;
+            rc = MEMDB_BAD_BLOCK;
+            goto done;
+        }
+        prev_last = last;
+        if (chunks_side(in, c, first / MEMDB_CHUNK_DOCS, last / MEMDB_CHUNK_DOCS, &before, &after, &bound)) {
+            if (before) {
+                c->before += n;
+                runs[n_runs].bound = bound;
+                runs[n_runs].at = bi;
+                runs[n_runs].end = bi + 1;
+                n_runs++;
+            }
+            c->after += after ? n : 0;
+            continue;
+        }
+        got = memdb_decode_block(blk, in->block_lens[bi], buf, tfs);
+        if (got < 0) {
+            *bad = bi;
+            rc = MEMDB_BAD_BLOCK;
+            goto done;
+        }
+        for (k = 0; k < (size_t)got; k++) {
+            if (count_match(in, buf[k], c) < 0) {
+                *bad = buf[k];
+                rc = MEMDB_BAD_COLUMN;
+                goto done;
+            }
+        }
+    }
+    rc = newest_of_runs(in, runs, n_runs, NULL, buf, tfs, c, bad);
+done:
+    free(runs);
+    return rc;
+}
+
+int memdb_count_outside(const memdb_text_input *in, const int64_t *chunk_oldest, int has_lo, int64_t lo_us, int has_hi,
+                        int64_t hi_us, int outcome, size_t *n_before, int64_t *newest_before, size_t *n_after, size_t *bad)
 {
     const size_t nt = in->n_terms;
-    size_t t, bi = 0, n_require = 0, n_read = 0, last_read = 0;
+    size_t t, bi = 0, n_require = 0, n_read = 0, last_read = 0, read_bi = 0, total = 0, n_runs = 0, n_held = 0;
     uint32_t **docs = calloc(nt ? nt : 1, sizeof *docs);
     size_t *n = calloc(nt ? nt : 1, sizeof *n), *pos = calloc(nt ? nt : 1, sizeof *pos);
-    uint32_t *tfs = malloc(65535 * sizeof(uint32_t)); /* decoded and not needed: room for any block */
-    outside_count c = {has_lo, has_hi, outcome, lo_us, hi_us, 0, 0, 0};
+    /* decoded and not needed (tfs), or a block decoded alone (buf): room for any block */
+    uint32_t *tfs = malloc(65535 * sizeof(uint32_t)), *buf = malloc(65535 * sizeof(uint32_t));
+    uint32_t *held = NULL; /* matches counted before lo by their chunk, whose times are not read */
+    before_run *runs = NULL;
+    const int summarised = in->chunk_newest != NULL && chunk_oldest != NULL;
+    outside_count c = {has_lo, has_hi, outcome, lo_us, hi_us, 0, 0, 0, 0, NULL, NULL};
     int rc = MEMDB_OK;
     *bad = 0;
-    if (!docs || !n || !pos || !tfs) {
+    if (!docs || !n || !pos || !tfs || !buf) {
         rc = MEMDB_NO_MEMORY;
         goto done;
     }
-    /* every block of every list but a RANK one, decoded and checked as memdb_text_search does */
+    if (summarised) {
+        c.newest = in->chunk_newest;
+        c.oldest = chunk_oldest;
+    }
     for (t = 0; t < nt; t++) {
         const int role = in->roles ? in->roles[t] : MEMDB_MATCH;
-        size_t nb = in->term_blocks[t], room = 0, j;
         n_require += role == MEMDB_REQUIRE;
+        if (role != MEMDB_RANK) {
+            n_read++;
+            last_read = t;
+            read_bi = bi;
+        }
+        bi += in->term_blocks[t];
+    }
+    if (summarised && n_read == 1 && n_require == 0 && outcome < 0) { /* one list that matches (one tag, one word) */
+        rc = count_blocks(in, read_bi, in->term_blocks[last_read], &c, buf, tfs, bad);
+        goto done;
+    }
+    /* every block of every list but a RANK one, decoded and checked as memdb_text_search does */
+    for (t = 0, bi = 0; t < nt; t++) {
+        const int role = in->roles ? in->roles[t] : MEMDB_MATCH;
+        size_t nb = in->term_blocks[t], room = 0, j;
         if (role == MEMDB_RANK) {
             bi += nb;
             continue;
         }
-        n_read++;
-        last_read = t;
         for (j = 0; j < nb; j++) {
             if (in->block_lens[bi + j] < MEMDB_BLOCK_HEADER) {
                 *bad = bi + j;
@@ -795,6 +976,7 @@ int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, i
             }
             room += rd16(in->blocks[bi + j]);
         }
+        total += room;
         docs[t] = malloc((room ? room : 1) * sizeof(uint32_t));
         if (!docs[t]) {
             rc = MEMDB_NO_MEMORY;
@@ -810,23 +992,20 @@ int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, i
             n[t] += (size_t)got;
         }
     }
-    if (n_read == 1 && n_require == 0) { /* one list that matches (one tag, one word): its documents */
-        const uint32_t *d = docs[last_read];
-        size_t k;
-        for (k = 0; k < n[last_read]; k++) {
-            if (count_match(in, d[k], &c) < 0) {
-                *bad = d[k];
-                rc = MEMDB_BAD_COLUMN;
-                goto done;
-            }
+    if (summarised && outcome < 0) {
+        held = malloc((total ? total : 1) * sizeof *held);
+        runs = malloc((total ? total : 1) * sizeof *runs);
+        if (!held || !runs) {
+            rc = MEMDB_NO_MEMORY;
+            goto done;
         }
-        goto done;
     }
     /* the union in document order, as memdb_text_search's pass 1 keeps it */
     for (;;) {
         uint32_t doc = 0;
-        int any = 0, matched = 0;
+        int any = 0, matched = 0, before, after;
         size_t required = 0;
+        int64_t bound;
         for (t = 0; t < nt; t++) {
             if (pos[t] < n[t] && (!any || docs[t][pos[t]] < doc)) {
                 doc = docs[t][pos[t]];
@@ -844,15 +1023,37 @@ int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, i
                 required += role == MEMDB_REQUIRE;
             }
         }
-        if (matched && required == n_require && count_match(in, doc, &c) < 0) {
+        if (!matched || required != n_require) {
+            continue;
+        }
+        /* a chunk wholly on one side decides without the record (so not checked to be live),
+         * unless an outcome needs it (held is NULL then) */
+        if (held && chunks_side(in, &c, doc / MEMDB_CHUNK_DOCS, doc / MEMDB_CHUNK_DOCS, &before, &after, &bound)) {
+            if (before) { /* held by chunk: a run per chunk, looked up only if it can hold the newest */
+                c.before++;
+                if (n_runs == 0 || held[runs[n_runs - 1].at] / MEMDB_CHUNK_DOCS != doc / MEMDB_CHUNK_DOCS) {
+                    runs[n_runs].bound = bound;
+                    runs[n_runs].at = n_held;
+                    n_runs++;
+                }
+                held[n_held++] = doc;
+                runs[n_runs - 1].end = n_held;
+            }
+            c.after += after;
+            continue;
+        }
+        if (count_match(in, doc, &c) < 0) {
             *bad = doc;
             rc = MEMDB_BAD_COLUMN;
             goto done;
         }
     }
+    if (n_runs) {
+        rc = newest_of_runs(in, runs, n_runs, held, buf, tfs, &c, bad);
+    }
 done:
     *n_before = c.before;
-    *newest_before = c.newest_before;
+    *newest_before = c.has_newest ? c.newest_before : 0;
     *n_after = c.after;
     for (t = 0; docs && t < nt; t++) {
         free(docs[t]);
@@ -861,6 +1062,9 @@ done:
     free(n);
     free(pos);
     free(tfs);
+    free(buf);
+    free(held);
+    free(runs);
     return rc;
 }
 

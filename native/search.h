@@ -111,21 +111,31 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                       size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
                       uint32_t *out_tf, uint32_t *out_dl, int64_t *out_ts, uint32_t *out_suffix, uint32_t *out_code);
 
-/* The newest ts_us among a chunk's live records (0 when it has none) and the highest of its
- * levels (0 when none; a zeroed record's level is 0), for memdb_text_input.chunk_newest /
- * chunk_level. Either buffer may be NULL with length 0. */
+/* The newest ts_us among a chunk's live records (0 when it has none), the highest of its levels
+ * (0 when none; a zeroed record's level is 0), and the oldest ts_us among its live records
+ * (INT64_MAX when it has none, so oldest > newest says "no live record"), for
+ * memdb_text_input.chunk_newest / chunk_level and memdb_count_outside's chunk_oldest. Either
+ * buffer may be NULL with length 0. */
 void memdb_chunk_summary(const unsigned char *chunk, size_t len, const unsigned char *levels, size_t levels_len,
-                         int64_t *newest, uint32_t *level);
+                         int64_t *newest, uint32_t *level, int64_t *oldest);
 
 /* What the lists match outside a window, counted in one pass: the documents in a MATCH or BOOST
  * list and in every REQUIRE list (RANK lists are not read) whose record passes outcome (as in
  * memdb_text_search), *n_before of them before lo_us (when has_lo) with *newest_before the newest
  * time among them (0 when none), and *n_after at or after hi_us (when has_hi). The query layer's
  * note of an empty window: how many matches lie before and after it, exactly, whatever the
- * number. Returns MEMDB_OK, MEMDB_BAD_BLOCK (*bad: the block's index), MEMDB_BAD_COLUMN (*bad:
- * the document) or MEMDB_NO_MEMORY. */
-int memdb_count_outside(const memdb_text_input *in, int has_lo, int64_t lo_us, int has_hi, int64_t hi_us, int outcome,
-                        size_t *n_before, int64_t *newest_before, size_t *n_after, size_t *bad);
+ * number.
+ * With chunk summaries (in->chunk_newest and chunk_oldest, both per chunk, from
+ * memdb_chunk_summary; NULL: every block is decoded and every match looked up), a chunk whose live
+ * records all fall on one side of each bound decides its matches' side without their records:
+ * with one list, no REQUIRE list and no outcome, a block whose documents' chunks all do is counted
+ * from its header, undecoded (only blocks searched for *newest_before are decoded); otherwise the
+ * matches in such chunks are counted without a record lookup when no outcome is asked. Such a
+ * block's postings and such documents' records are not verified here (memdb check verifies them).
+ * Returns MEMDB_OK, MEMDB_BAD_BLOCK (*bad: the block's index), MEMDB_BAD_COLUMN (*bad: the
+ * document) or MEMDB_NO_MEMORY. */
+int memdb_count_outside(const memdb_text_input *in, const int64_t *chunk_oldest, int has_lo, int64_t lo_us, int has_hi,
+                        int64_t hi_us, int outcome, size_t *n_before, int64_t *newest_before, size_t *n_after, size_t *bad);
 
 /* The frequency of each term in each of docs (ascending): out_tf[i * n_terms + t], 0 when
  * absent. Only blocks whose range holds an asked document are decoded. Returns MEMDB_OK or

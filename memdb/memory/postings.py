@@ -49,7 +49,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from memdb import native
 from memdb.engine import codec
@@ -64,6 +64,7 @@ __all__ = [
     "BOOST",
     "CHUNK_DOCS",
     "MATCH",
+    "NO_LIVE",
     "RANK",
     "RECORD_BYTES",
     "REQUIRE",
@@ -75,6 +76,7 @@ __all__ = [
     "Outside",
     "SearchParams",
     "StoredList",
+    "Summary",
     "TextIndex",
     "chunk_summary",
     "count_outside",
@@ -98,6 +100,7 @@ CHUNK_DOCS: Final = 1024  # documents a column chunk holds (20 KB of records, 1 
 RECORD_BYTES: Final = 20
 _HEADER = struct.Struct("<HHIII")
 _RECORD = struct.Struct("<qIIHBB")
+_Part = TypeVar("_Part")  # a part of a chunk's summary (TextIndex._summary_part)
 TF_UNIT: Final = 3  # what one occurrence of a term in an episode's own text adds to its stored tf (layout 13)
 _MAX_TF: Final = 0xFFFF  # a tf is stored up to this (an episode's text is capped far below it)
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
@@ -331,11 +334,19 @@ def live_columns(chunks: ColumnChunks, docs: Iterable[int]) -> list[tuple[int, i
     return out
 
 
-def py_chunk_summary(records: bytes | memoryview | None, levels: bytes | memoryview | None) -> tuple[int, int]:
-    """``(newest ts_us among a chunk's live records, highest of its levels)`` ((0, 0) when it has
-    none): what any of its documents can add to a lower bound at most (the twin of
-    ``memdb_chunk_summary``). A zeroed record's level is 0, so the highest level is a live one's."""
-    newest = 0
+Summary = tuple[int, int, int]
+"""A column chunk's ``chunk_summary``: the newest time among its live records (0 when none), the
+highest of its levels, and the oldest time among its live records (``NO_LIVE`` when none, so
+oldest > newest says "no live record")."""
+NO_LIVE: Final = 2**63 - 1  # INT64_MAX: memdb_chunk_summary's oldest time of a chunk without a live record
+
+
+def py_chunk_summary(records: bytes | memoryview | None, levels: bytes | memoryview | None) -> Summary:
+    """A chunk's ``Summary`` (``(0, 0, NO_LIVE)`` when it has nothing): its newest time and highest
+    level bound what any of its documents can add to a lower bound, its oldest and newest time on
+    which side of a window its documents lie (the twin of ``memdb_chunk_summary``). A zeroed
+    record's level is 0, so the highest level is a live one's."""
+    newest, oldest = 0, NO_LIVE
     found = False
     if records is not None:
         for ts, _, _, _, live, _ in _RECORD.iter_unpack(records[: len(records) // RECORD_BYTES * RECORD_BYTES]):
@@ -343,21 +354,22 @@ def py_chunk_summary(records: bytes | memoryview | None, levels: bytes | memoryv
                 continue
             if not found or ts > newest:
                 newest = ts
+            oldest = min(oldest, ts)
             found = True
-    return newest, max(levels) if levels else 0
+    return newest, max(levels) if levels else 0, oldest
 
 
-def chunk_summary(records: bytes | memoryview | None, levels: bytes | memoryview | None) -> tuple[int, int]:
+def chunk_summary(records: bytes | memoryview | None, levels: bytes | memoryview | None) -> Summary:
     """``py_chunk_summary``, by the C kernel when it is in use."""
     lib, ffi = native.search_lib()
     if lib is None:
         return py_chunk_summary(records, levels)
-    newest, level = ffi.new("int64_t *"), ffi.new("uint32_t *")
+    newest, level, oldest = ffi.new("int64_t *"), ffi.new("uint32_t *"), ffi.new("int64_t *")
     lib.memdb_chunk_summary(
         ffi.from_buffer(records) if records else ffi.NULL, len(records) if records else 0,
-        ffi.from_buffer(levels) if levels else ffi.NULL, len(levels) if levels else 0, newest, level,
+        ffi.from_buffer(levels) if levels else ffi.NULL, len(levels) if levels else 0, newest, level, oldest,
     )  # fmt: skip
-    return int(newest[0]), int(level[0])
+    return int(newest[0]), int(level[0]), int(oldest[0])
 
 
 def id_of(column: Column) -> str:
@@ -522,7 +534,7 @@ def py_search(
     outcome: int | None,
     keep: int,
     roles: Sequence[int] | None = None,
-    summaries: Sequence[tuple[int, int]] | None = None,
+    summaries: Sequence[Summary] | None = None,
 ) -> Found:
     """The twin of ``memdb_text_search``: the same passes, the same expressions in the same order."""
     blocks = [bs.blocks() if isinstance(bs, StoredList) else bs for bs in lists]
@@ -659,7 +671,7 @@ def py_search(
             return any_extra
         got = extras.get(c)
         if got is None:
-            newest, level = summaries[c]
+            newest, level, _ = summaries[c]
             age = now_us - newest
             got = extras[c] = p.text_level * float(level) + p.recency_weight * math.pow(0.5, float(age if age > 0 else 0) / p.week_us)
         return got
@@ -796,6 +808,20 @@ def _c_input(
     return inp, held, room_bytes
 
 
+def _kernel_summaries(ffi: Any, chunks: ColumnChunks, summaries: Sequence[Summary]) -> tuple[Any, Any, Any]:
+    """The summaries as the kernel reads them (newest times, levels, oldest times), kept with the
+    chunks while the same list is given (``chunk_summaries`` keeps it with them)."""
+    kept = chunks.derived.get("kernel summaries")
+    if kept is None or kept[0] is not summaries:
+        kept = chunks.derived["kernel summaries"] = (
+            summaries,
+            ffi.new("int64_t[]", [t for t, _, _ in summaries] or [0]),
+            ffi.new("uint32_t[]", [lv for _, lv, _ in summaries] or [0]),
+            ffi.new("int64_t[]", [t for _, _, t in summaries] or [0]),
+        )
+    return kept[1], kept[2], kept[3]
+
+
 def _raise_for(rc: int, bad: int, what: str) -> None:
     """Raise for a kernel's failing return code (``bad``: the document a column is missing for)."""
     if rc == _BAD_BLOCK:
@@ -817,21 +843,14 @@ def _c_search(
     outcome: int | None,
     keep: int,
     roles: Sequence[int] | None = None,
-    summaries: Sequence[tuple[int, int]] | None = None,
+    summaries: Sequence[Summary] | None = None,
 ) -> Found:
     lib, ffi = native.search_lib()
     nt = len(blocks)
     inp, held, room_bytes = _c_input(lib, ffi, blocks, idf, chunks, roles)
     records = chunks.records
     if summaries is not None and len(summaries) == len(records):
-        bounds = chunks.derived.get("kernel summaries")
-        if bounds is None or bounds[0] is not summaries:  # the same list: chunk_summaries keeps it with the chunks
-            bounds = chunks.derived["kernel summaries"] = (
-                summaries,
-                ffi.new("int64_t[]", [t for t, _ in summaries] or [0]),
-                ffi.new("uint32_t[]", [lv for _, lv in summaries] or [0]),
-            )
-        inp.chunk_newest, inp.chunk_level = bounds[1], bounds[2]
+        inp.chunk_newest, inp.chunk_level, _ = _kernel_summaries(ffi, chunks, summaries)
     params = ffi.new("double[]", p.values())
     total, best, n_out = ffi.new("size_t *"), ffi.new("double *"), ffi.new("size_t *")
     # room: every posting takes at least 2 bytes, so this bounds the union; a top-k call
@@ -921,7 +940,7 @@ def search(
     outcome: int | None = None,
     keep: int = 0,
     roles: Sequence[int] | None = None,
-    summaries: Sequence[tuple[int, int]] | None = None,
+    summaries: Sequence[Summary] | None = None,
 ) -> Found:
     """Search the union of the lists' blocks (``memdb_text_search`` in native/search.h): the
     C kernel when it is in use, else ``py_search``; both give the same ``Found``. ``roles``
@@ -930,11 +949,15 @@ def search(
     ``summaries`` (``chunk_summary`` of each of ``chunks``, ``TextIndex.chunk_summaries``) let a
     top-k search bound a document by its chunk's newest time and highest level: the answer is
     the same, fewer documents are scored."""
-    if summaries is not None and len(summaries) != len(chunks.records):
-        raise ValidationError(f"summaries: {len(summaries)} for {len(chunks.records)} chunks (one per chunk, from chunk_summary)")
+    _check_summaries(summaries, chunks)
     if native.search_lib()[0] is None:
         return py_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles, summaries)
     return _c_search(blocks, idf, chunks, p, now_us, lo, hi, outcome, keep, roles, summaries)
+
+
+def _check_summaries(summaries: Sequence[Summary] | None, chunks: ColumnChunks) -> None:
+    if summaries is not None and len(summaries) != len(chunks.records):
+        raise ValidationError(f"summaries: {len(summaries)} for {len(chunks.records)} chunks (one per chunk, from chunk_summary)")
 
 
 Outside = tuple[int, int | None, int]
@@ -942,16 +965,101 @@ Outside = tuple[int, int | None, int]
 when none), and the matches at or after its end."""
 
 
+@dataclass
+class _Tally:
+    """What ``py_count_outside`` has counted so far (search.c's ``outside_count``)."""
+
+    lo: int | None
+    hi: int | None
+    outcome: int | None
+    before: int = 0
+    newest: int | None = None  # the newest time before lo known so far (a match counted whole has none until looked up)
+    after: int = 0
+
+    def look_up(self, chunks: ColumnChunks, doc: int) -> None:
+        """Count ``doc``, a match, by its record (``count_match``); CorruptValueError when it has none."""
+        col = live_record(chunks, doc)
+        if self.outcome is not None and not _outcome_passes(self.outcome, col.code & 3):
+            return
+        if self.lo is not None and col.ts_us < self.lo:
+            self.before += 1
+            self.newest = col.ts_us if self.newest is None else max(self.newest, col.ts_us)
+        if self.hi is not None and col.ts_us >= self.hi:
+            self.after += 1
+
+    def chunks_side(self, summaries: Sequence[Summary] | None, c0: int, c1: int) -> tuple[bool, bool, int] | None:
+        """(all before lo, all at or after hi, the newest time) of the live records of chunks
+        ``c0..c1`` when each bound has them all on one side; None when some may lie either side, a
+        chunk has no summary, or none has a live record (``chunks_side``: a chunk without one
+        holds no match, so among others it decides nothing)."""
+        if summaries is None or c1 >= len(summaries):
+            return None
+        live = [(n_k, o_k) for n_k, _, o_k in summaries[c0 : c1 + 1] if o_k <= n_k]
+        if not live:
+            return None
+        newest, oldest = max(n for n, _ in live), min(o for _, o in live)
+        lo, hi = self.lo, self.hi
+        if (lo is not None and oldest < lo <= newest) or (hi is not None and oldest < hi <= newest):
+            return None
+        return lo is not None and newest < lo, hi is not None and oldest >= hi, newest
+
+    def newest_of(self, chunks: ColumnChunks, runs: list[tuple[int, Callable[[], Iterable[int]]]]) -> None:
+        """The newest time before lo among runs counted whole (their newest possible time, their
+        documents): looked up in decreasing order of that bound until none can beat the newest
+        found (``newest_of_runs``)."""
+        for bound, docs in sorted(runs, key=lambda run: -run[0]):  # stable: ties in input order, as C
+            if self.newest is not None and bound <= self.newest:
+                break
+            for doc in docs():
+                ts = live_record(chunks, doc).ts_us
+                self.newest = ts if self.newest is None else max(self.newest, ts)
+
+
+def _py_count_blocks(blocks: Iterable[bytes | memoryview], chunks: ColumnChunks, tally: _Tally, summaries: Sequence[Summary]) -> None:
+    """One list, no REQUIRE list, no outcome (``count_blocks``): a block whose documents' chunks
+    all lie on one side of each bound is counted from its header. Only its header is checked (n,
+    range, order): unless searched for the newest time before, its postings are not decoded nor
+    its documents' records looked up, so damage there is not seen here (``memdb check`` sees it)."""
+    runs: list[tuple[int, Callable[[], Iterable[int]]]] = []
+    prev_last = -1
+    for blk in blocks:
+        n, _, _, first, last = block_header(blk)
+        if n == 0 or last < first or last - first < n - 1 or first <= prev_last:
+            raise CorruptValueError(f"posting blocks are damaged or out of order ({CorruptValueError.HINT})")
+        prev_last = last
+        side = tally.chunks_side(summaries, first // CHUNK_DOCS, last // CHUNK_DOCS)
+        if side is not None:
+            if side[0]:
+                tally.before += n
+                runs.append((side[2], partial(lambda b: py_decode_block(b)[0], blk)))
+            tally.after += n if side[1] else 0
+            continue
+        for doc in py_decode_block(blk)[0]:
+            tally.look_up(chunks, doc)
+    tally.newest_of(chunks, runs)
+
+
 def py_count_outside(
-    lists: Lists, chunks: ColumnChunks, lo: int | None, hi: int | None, outcome: int | None, roles: Sequence[int] | None = None
+    lists: Lists,
+    chunks: ColumnChunks,
+    lo: int | None,
+    hi: int | None,
+    outcome: int | None,
+    roles: Sequence[int] | None = None,
+    summaries: Sequence[Summary] | None = None,
 ) -> Outside:
     """The twin of ``memdb_count_outside``: the same documents, checked in the same order."""
     role = list(roles) if roles is not None else [MATCH] * len(lists)
+    tally = _Tally(lo, hi, outcome)
+    read = [bs for bs, r in zip(lists, role, strict=True) if r != RANK]  # a word that only ranks makes no match: not read
+    if summaries is not None and len(read) == 1 and REQUIRE not in role and outcome is None:
+        _py_count_blocks(read[0].blocks() if isinstance(read[0], StoredList) else read[0], chunks, tally, summaries)
+        return tally.before, tally.newest, tally.after
     matching: set[int] = set()
     required: list[set[int]] = []
     for bs, r in zip(lists, role, strict=True):
         if r == RANK:
-            continue  # a word that only ranks makes no match: its list is not read
+            continue
         docs: list[int] = []
         for blk in bs.blocks() if isinstance(bs, StoredList) else bs:
             got = py_decode_block(blk)[0]
@@ -962,29 +1070,45 @@ def py_count_outside(
             required.append(set(docs))
         else:
             matching.update(docs)
-    before, newest, after = 0, None, 0
+    held: list[int] = []  # the run of one chunk's matches counted before lo by their chunk, times unread
+    runs: list[tuple[int, Callable[[], Iterable[int]]]] = []
     for doc in sorted(matching.intersection(*required)):
-        col = live_record(chunks, doc)
-        if outcome is not None and not _outcome_passes(outcome, col.code & 3):
+        # a chunk wholly on one side decides without the record, unless an outcome needs it (not
+        # looked up, such a match's record is not checked to be live)
+        side = tally.chunks_side(summaries, doc // CHUNK_DOCS, doc // CHUNK_DOCS) if outcome is None else None
+        if side is None:
+            tally.look_up(chunks, doc)
             continue
-        if lo is not None and col.ts_us < lo:
-            before += 1
-            newest = col.ts_us if newest is None else max(newest, col.ts_us)
-        if hi is not None and col.ts_us >= hi:
-            after += 1
-    return before, newest, after
+        if side[0]:
+            tally.before += 1
+            if not held or held[0] // CHUNK_DOCS != doc // CHUNK_DOCS:
+                held = []
+                runs.append((side[2], partial(iter, held)))
+            held.append(doc)
+        tally.after += side[1]
+    tally.newest_of(chunks, runs)
+    return tally.before, tally.newest, tally.after
 
 
 def _c_count_outside(
-    lists: Lists, chunks: ColumnChunks, lo: int | None, hi: int | None, outcome: int | None, roles: Sequence[int] | None
+    lists: Lists,
+    chunks: ColumnChunks,
+    lo: int | None,
+    hi: int | None,
+    outcome: int | None,
+    roles: Sequence[int] | None,
+    summaries: Sequence[Summary] | None = None,
 ) -> Outside:
     lib, ffi = native.search_lib()
     if roles is not None:  # a RANK list is never read, as the twin never reads it: not even split
         lists = [() if r == RANK else bs for bs, r in zip(lists, roles, strict=True)]
     inp, held, _ = _c_input(lib, ffi, lists, [0.0] * len(lists), chunks, roles)
+    oldest = ffi.NULL
+    if summaries is not None:
+        inp.chunk_newest, _, oldest = _kernel_summaries(ffi, chunks, summaries)
     before, newest, after, bad = ffi.new("size_t *"), ffi.new("int64_t *"), ffi.new("size_t *"), ffi.new("size_t *")
     rc = lib.memdb_count_outside(
-        inp, lo is not None, lo if lo is not None else 0, hi is not None, hi if hi is not None else 0,
+        inp, oldest, lo is not None, lo if lo is not None else 0, hi is not None, hi if hi is not None else 0,
         -1 if outcome is None else outcome, before, newest, after, bad,
     )  # fmt: skip
     del held
@@ -994,15 +1118,25 @@ def _c_count_outside(
 
 
 def count_outside(
-    lists: Lists, chunks: ColumnChunks, lo: int | None, hi: int | None, outcome: int | None = None, roles: Sequence[int] | None = None
+    lists: Lists,
+    chunks: ColumnChunks,
+    lo: int | None,
+    hi: int | None,
+    outcome: int | None = None,
+    roles: Sequence[int] | None = None,
+    summaries: Sequence[Summary] | None = None,
 ) -> Outside:
     """What the lists match outside the window ``[lo, hi)`` (``memdb_count_outside`` in
     native/search.h), exactly, in one pass over their postings and their documents' times: the
     C kernel when it is in use, else ``py_count_outside``; both give the same answer. The
-    matches are ``search``'s with the same lists, roles and outcome (``RANK`` lists are not read)."""
+    matches are ``search``'s with the same lists, roles and outcome (``RANK`` lists are not read).
+    ``summaries`` (``TextIndex.chunk_summaries``) let a chunk whose documents all lie on one side
+    of the window decide its matches' side without their records, and one list's blocks there be
+    counted from their headers; the answer is the same."""
+    _check_summaries(summaries, chunks)
     if native.search_lib()[0] is None:
-        return py_count_outside(lists, chunks, lo, hi, outcome, roles)
-    return _c_count_outside(lists, chunks, lo, hi, outcome, roles)
+        return py_count_outside(lists, chunks, lo, hi, outcome, roles, summaries)
+    return _c_count_outside(lists, chunks, lo, hi, outcome, roles, summaries)
 
 
 # --- the index of one database --------------------------------------------------------------------
@@ -1026,10 +1160,10 @@ class TextIndex:
         self._kept: dict[tuple[str, str], tuple[bytes, list[memoryview | None]]] = {}
         self._both: dict[str, ColumnChunks] = {}  # owner -> the ColumnChunks last returned
         self._flat: dict[str, tuple[list[memoryview | None], bytes]] = {}  # owner -> (level chunks, levels_of)
-        # (global, owner) -> (the chunks summarised, their part of the summary: the newest time of
-        # a records chunk, the highest level of a level chunk): a chunk kept is the same object, so
-        # its part is reused; a chunk read again (its stamp changed) is summarised again
-        self._summaries: dict[tuple[str, str], tuple[Sequence[bytes | memoryview | None], list[int]]] = {}
+        # (global, owner) -> (the chunks summarised, their part of the summary: the newest and oldest
+        # times of a records chunk, the highest level of a level chunk): a chunk kept is the same
+        # object, so its part is reused; a chunk read again (its stamp changed) is summarised again
+        self._summaries: dict[tuple[str, str], tuple[Sequence[bytes | memoryview | None], list[Any]]] = {}
         self._tails: dict[tuple[str, str, str], tuple[bytes, bytes, bytes, int]] = {}  # (owner, term) -> its last block, see _appended
         self._memos: dict[str, tuple[bytes, dict[Any, Any], bytes]] = {}  # owner -> (stamps, what readers derived, their key): memo
 
@@ -1401,22 +1535,25 @@ class TextIndex:
         self._memos[owner] = (stamps, memo, key)
         return memo
 
-    def chunk_summaries(self, owner: str, chunks: ColumnChunks | None = None) -> list[tuple[int, int]]:
+    def chunk_summaries(self, owner: str, chunks: ColumnChunks | None = None) -> list[Summary]:
         """``chunk_summary`` of each chunk of ``chunks(owner)`` (the same list a call of it returns
         now; ``chunks``, when the caller holds it from this snapshot): each part computed once per
-        chunk read, the newest time from the records, the highest level from the levels (an access
-        flush rewrites levels only)."""
+        chunk read, the newest and oldest times from the records, the highest level from the
+        levels (an access flush rewrites levels only)."""
         if chunks is None:
             chunks = self.chunks(owner)
-        kept: list[tuple[int, int]] | None = chunks.derived.get("summaries")
+        kept: list[Summary] | None = chunks.derived.get("summaries")
         if kept is not None:
             return kept  # (never changed by its readers)
-        newest = self._summary_part(self.columns, owner, chunks.records, lambda c: chunk_summary(c, None)[0])
+        times = self._summary_part(self.columns, owner, chunks.records, lambda c: chunk_summary(c, None)[::2])
         levels = self._summary_part(self.levels, owner, chunks.levels, lambda c: chunk_summary(None, c)[1])
-        out = chunks.derived["summaries"] = list(zip(newest, levels[: len(newest)] + [0] * (len(newest) - len(levels)), strict=True))
+        levels = levels[: len(times)] + [0] * (len(times) - len(levels))
+        out = chunks.derived["summaries"] = [(newest, level, oldest) for (newest, oldest), level in zip(times, levels, strict=True)]
         return out
 
-    def _summary_part(self, g: Global, owner: str, chunks: Sequence[bytes | memoryview | None], part: Callable[[Any], int]) -> list[int]:
+    def _summary_part(
+        self, g: Global, owner: str, chunks: Sequence[bytes | memoryview | None], part: Callable[[Any], _Part]
+    ) -> list[_Part]:
         """``part`` of each of ``chunks`` (of ``g``), reusing what was computed for a chunk kept."""
         seen, parts = self._summaries.get((g.name, owner), ([], []))
         if seen is chunks:

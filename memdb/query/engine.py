@@ -155,13 +155,23 @@ _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscript
 # entries (document frequencies, lists), and the bytes of posting lists
 _MEMO_ENTRIES = 1 << 14
 _MEMO_LIST_BYTES = 2 << 20
-# Tag lists up to this many bytes (about 2 a posting) are counted whole for an empty window's
-# note: in C about 5 ns a posting, so 128 KiB (60,000 postings) costs about what reading the
-# 1,001 index keys nearest the window on each side does (0.15-0.25 ms a side). The pure-Python
-# twin counts the same lists, so its notes are C's (DESIGN 6b: identical answers), at about 2.3 us
-# a posting (71 ms for 30,000, where the keys take 0.35 ms): the twin is for machines without a
-# compiler, not for speed
-_COUNTED_BYTES = 128 << 10
+# An empty window's note counts a tag's matches outside it whole (count_outside: exact) where that
+# is cheap, else reads the tag index keys nearest the window, up to 1,001 a side: 0.4-0.7 ms a
+# note at 1,000,000 episodes (benchmarks.bench_query's data, 1.7-hour windows). One list without
+# an outcome is counted from its blocks' headers where its documents' chunks lie wholly on one
+# side of the window, so its cost follows the blocks that straddle, not its length: the biggest
+# tag at 1M (576 KiB, 274,617 postings) takes 0.2 ms in C (26 ms in the twin, which reads every
+# header). When every block straddles (times shuffled against document numbers: a history
+# imported out of order) C decodes them all, 12.8 ms for that tag, hence a limit. Lists merged,
+# or read with an outcome, are decoded whole, and with an outcome every match's record is looked
+# up: 7.7 ms for that tag (2.7 ms at 129 KiB), so past _MERGED_BYTES the keys are read when one
+# index range holds the matches; when none does (several tags) counting is always the cheaper:
+# 4.5-8.8 ms at 1M for two top tags, where looking at the first 1,000 matches of all time (what
+# is left) took 0.15-1.0 s.
+# The twin counts the same lists, so its notes are C's (DESIGN 6b: identical answers), at about
+# 2.3 us a decoded posting: it is for machines without a compiler, not for speed
+_COUNTED_BYTES = 1 << 20
+_MERGED_BYTES = 128 << 10
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
 _LIST_SIZE = ("list size",)  # a tag list's stored size (_list_bytes)
 _TAGS, _TAG_STARTS, _KINDS = ("tags",), ("tag starts",), ("kinds",)
@@ -2200,15 +2210,21 @@ class OwnerQueries:
     def _count_outside(self, q: Query, lists: Sequence[tuple[str, int]], tags_only: bool) -> tuple[int, int | None, int] | None:
         """The matches ``_text_search`` finds in ``lists`` with ``q``'s outcome, counted before its
         window (with the latest of them) and after it (``count_outside``: one pass, exact). None
-        for tag lists longer than ``_COUNTED_BYTES``, whose matches the answer did not read: the
-        index range of one tag is then read by its keys, from the window out, up to the cap."""
+        for tag lists longer than ``_COUNTED_BYTES`` (one list without an outcome, counted from
+        block headers) or ``_MERGED_BYTES`` (else) when one index range holds the matches: it is
+        then read by its keys, from the window out, up to the cap."""
         text, owner = self._layout.text, self.name
         memo = text.memo(owner)
         lists = [(name, role) for name, role in lists if role != RANK]  # a word that only ranks makes no match
-        if tags_only and sum(self._list_bytes(memo, name) for name, _ in lists) > _COUNTED_BYTES:
-            return None
+        outcome = _kernel_outcome(q)
+        if tags_only and self._single_range(q) is not None:
+            limit = _COUNTED_BYTES if len(lists) == 1 and outcome is None else _MERGED_BYTES
+            if sum(self._list_bytes(memo, name) for name, _ in lists) > limit:
+                return None
         blocks = [self._stored_list(memo, name, tags_only or role > RANK) for name, role in lists]
-        return count_outside(blocks, text.chunks(owner), q.lo, q.hi, _kernel_outcome(q), [role for _, role in lists])
+        chunks = text.chunks(owner)
+        roles = [role for _, role in lists]
+        return count_outside(blocks, chunks, q.lo, q.hi, outcome, roles, text.chunk_summaries(owner, chunks))
 
     def _list_bytes(self, memo: dict[Any, Any], tag: str) -> int:
         """The stored size of a tag's list, kept in ``memo``: a list too long to keep there is read

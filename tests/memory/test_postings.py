@@ -337,18 +337,20 @@ def test_chunk_summaries_change_what_is_scored_never_the_answer(corpus: list[Any
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(-(2**62), 2**62), st.integers(0, 1003), st.booleans()), max_size=CHUNK_DOCS), st.integers(0, 19))
-def test_a_chunk_summary_is_its_newest_live_time_and_highest_level(records: list[tuple[int, int, bool]], cut: int) -> None:
-    """Dead (zeroed, level 0) records and a torn last record are left out; C and the twin agree."""
+def test_a_chunk_summary_is_its_newest_live_time_highest_level_and_oldest_live_time(records: list[tuple[int, int, bool]], cut: int) -> None:
+    """Dead (zeroed, level 0) records and a torn last record are left out (a chunk with no live
+    record is oldest NO_LIVE, newest 0); C and the twin agree."""
     chunk = b"".join(P.pack_record(ts, 1, 1, code & 3) if live else bytes(P.RECORD_BYTES) for ts, code, live in records)
     levels = bytes(code >> 2 if live else 0 for _, code, live in records)
     chunk = chunk[: len(chunk) - cut] if cut and records else chunk
     whole = records[: len(chunk) // P.RECORD_BYTES]
     live = [ts for ts, _, alive in whole if alive]
-    want = (max(live) if live else 0, max((code >> 2 for _, code, alive in records if alive), default=0))
+    level = max((code >> 2 for _, code, alive in records if alive), default=0)
+    want = (max(live) if live else 0, level, min(live) if live else P.NO_LIVE)
     assert P.py_chunk_summary(chunk, levels) == want
     assert P.chunk_summary(chunk, levels) == want
-    assert P.py_chunk_summary(None, None) == P.chunk_summary(None, None) == (0, 0)
-    assert P.chunk_summary(chunk, None) == P.py_chunk_summary(chunk, None) == (want[0], 0)
+    assert P.py_chunk_summary(None, None) == P.chunk_summary(None, None) == (0, 0, P.NO_LIVE)
+    assert P.chunk_summary(chunk, None) == P.py_chunk_summary(chunk, None) == (want[0], 0, want[2])
 
 
 def test_summaries_must_match_the_chunks() -> None:

@@ -53,3 +53,35 @@ def test_close_session_tags_are_stored_as_record_stores_them(tmp_path: Path, tag
         done = mem.close_session("s1", kind="debug", outcome="success", tags=tags)
         assert done.episode is not None
         assert done.episode.tags == recorded.tags
+
+
+@pytest.mark.parametrize(
+    ("given", "events"),
+    [
+        ([], ["AKIAIOSFODNN7EXAMPLE", "vendor"]),  # stored ["withheld-secret", "vendor"]: read again, a header and its secret
+        (["password"], ["deploy"]),  # given and stored joined: ["password", "deploy"] read as a pair
+        (["token"], ["urgent"]),
+        (["deploy", "password"], ["billing"]),
+        (["AKIAIOSFODNN7EXAMPLE"], ["vendor"]),
+        (["Bob@Example.com"], ["bob@example.com"]),  # one stored form: once
+    ],
+)
+def test_close_session_keeps_its_events_tags_as_stored(tmp_path: Path, given: list[str], events: list[str]) -> None:
+    """The events' tags are stored already: they join the episode as they are, after the given
+    ones, which take capture's route once (revE: sanitized again, "vendor" was lost and "deploy"
+    became "withheld-secret"). So too when a session that went on closes again (a new version)."""
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        recorded = mem.record(kind="debug", summary="the same tags", outcome="success", tags=given)
+        event = mem.record_exchange("s1", "why does the deploy fail?", "looking at it", tags=events)
+        clock.advance(minutes=1)
+        done = mem.close_session("s1", kind="debug", outcome="success", tags=given)
+        assert done.episode is not None
+        assert done.episode.tags == tuple(dict.fromkeys([*recorded.tags, *event.tags]))
+        mem.record_exchange("s1", "and now?", "it works", tags=["retry"])
+        clock.advance(minutes=1)
+        again = mem.close_session("s1", kind="debug", outcome="success", tags=given)
+        assert again.episode is not None and again.episode.supersedes == done.episode.id
+        assert again.episode.tags == tuple(dict.fromkeys([*recorded.tags, *event.tags, "retry"]))
+        assert db.check().ok

@@ -692,9 +692,16 @@ class Episodes:
         """Each of ``tags`` as ``record`` stores it (``tags_as_stored``, normalised: "bob@example.com"
         is "withheld-email"), read through ``owner``'s capture sanitizer (fail closed, a failure
         counted): for a caller that refuses a bad tag, or matches stored ones, before it writes the
-        tags as given. Raises SanitizerError, or ValidationError naming the bad tag sanitized."""
+        tags as given. Raises SanitizerError, or ValidationError naming ``what`` and the bad tag
+        sanitized, or by its type when it is no str."""
+        for i, tag in enumerate(tags):
+            if not isinstance(tag, str):  # tags_as_stored names its own "tags" for where, not the caller's
+                raise ValidationError(f"{what}: tags[{i}]: expected str, got {type(tag).__name__}")
         mine = self.owner(owner)
-        return [normalize_tag(t) for t in tags_as_stored(lambda texts: mine._sanitize(texts, what), tags).stored]
+        try:
+            return [normalize_tag(t) for t in tags_as_stored(lambda texts: mine._sanitize(texts, what), tags).stored]
+        except ValidationError as exc:  # names the tag as capture reads it
+            raise ValidationError(f"{what}: {exc}") from None
 
 
 @dataclass

@@ -11,6 +11,7 @@ import pytest
 from clocks import Clock
 
 import memdb
+from memdb.errors import ValidationError
 from memdb.memory.layout import GLOBALS
 
 pytestmark = pytest.mark.usefixtures("backend")  # LMDB and PostgreSQL (tests/conftest.py)
@@ -85,3 +86,18 @@ def test_close_session_keeps_its_events_tags_as_stored(tmp_path: Path, given: li
         assert again.episode is not None and again.episode.supersedes == done.episode.id
         assert again.episode.tags == tuple(dict.fromkeys([*recorded.tags, *event.tags, "retry"]))
         assert db.check().ok
+
+
+@pytest.mark.parametrize("bad", [b"bob@example.com", 5, None, ["bob@example.com"]])
+def test_a_bad_close_session_tag_is_named_as_close_sessions(tmp_path: Path, bad: object) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        mem.record_exchange("s1", "why does the deploy fail?", "looking at it")
+        clock.advance(minutes=1)
+        with pytest.raises(ValidationError, match=rf"^close_session tags: tags\[1\]: expected str, got {type(bad).__name__}$") as err:
+            mem.close_session("s1", kind="debug", outcome="success", tags=["deploy", bad])  # type: ignore[list-item]
+        assert "bob" not in str(err.value)
+        with pytest.raises(ValidationError, match=r"^close_session tags: 33 given, more than the 32 an episode holds"):
+            mem.close_session("s1", kind="debug", outcome="success", tags=[f"t{i}" for i in range(33)])
+        assert mem.count() == 1

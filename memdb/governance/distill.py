@@ -51,7 +51,7 @@ from memdb.governance.patterns import Patterns
 from memdb.governance.reflection import is_metered, usage_of
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import ts_micros
-from memdb.memory.models import Episode, check_ident, personal_data_in, unstorable, utc
+from memdb.memory.models import Episode, check_ident, personal_data_in, shown_value, unstorable, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import OUTCOMES, Settings
 from memdb.memory.text import clip
@@ -408,9 +408,9 @@ class Sessions:
         if personal_data_in(session):  # capture refuses such a session: none was captured, and its name is not echoed
             raise ValidationError("session: looks like personal data; use an opaque id")
         if not isinstance(kind, str) or kind not in settings.typed_kinds:
-            raise ValidationError(f"kind {shown(kind)}: a session closes into a typed kind: one of {', '.join(settings.typed_kinds)}")
+            raise ValidationError(f"kind {shown_value(kind)}: a session closes into a typed kind: one of {', '.join(settings.typed_kinds)}")
         if outcome is not None and outcome not in OUTCOMES:
-            raise ValidationError(f"outcome {shown(outcome)}: must be one of {', '.join(OUTCOMES)} (no hedging: pick the closest)")
+            raise ValidationError(f"outcome {shown_value(outcome)}: must be one of {', '.join(OUTCOMES)} (no hedging: pick the closest)")
         if outcome is None and not self.distiller.judges_outcome:
             raise ValidationError(
                 f"outcome: required with {type(self.distiller).__name__}, which never guesses one "

@@ -69,12 +69,14 @@ def test_a_bad_structure_is_named_by_its_type(tmp_path: Path, field: str, value:
 
 @pytest.mark.parametrize("value", OPAQUE)
 def test_a_bad_owner_session_or_tool_is_named_by_its_type(tmp_path: Path, value: Any) -> None:
-    """The checks before the model (an owner, a closing session, a tool call's tool) name it so too."""
+    """The checks before the model (an owner, a closing session or its kind or outcome, a tool call's tool) name it so too."""
     with memdb.open(tmp_path / "db") as db:
         mem = db.owner("ana")
         calls: list[Callable[[], object]] = [
             lambda: db.owner(value),
             lambda: mem.close_session(value, kind="debug", outcome="success"),
+            lambda: mem.close_session("s1", kind=value, outcome="success"),
+            lambda: mem.close_session("s1", kind="debug", outcome=value),
             lambda: mem.record_tool_call("s1", value, {}),
         ]
         for call in calls:

@@ -790,11 +790,13 @@ class OwnerEpisodes:
         if unknown:  # the same answer for another owner's id as for a missing one
             raise ValidationError(f"{what}: cites {unknown[0]!r}, which is not one of this owner's episodes")
 
-    def record_derived(self, kind: str, summary: str, *, ts: dt.datetime, accessed_at: dt.datetime, **fields: Any) -> Episode:
+    def record_derived(
+        self, kind: str, summary: str, *, ts: dt.datetime, accessed_at: dt.datetime, kept_tags: Sequence[str] = (), **fields: Any
+    ) -> Episode:
         """Record what the lifecycle derives from earlier episodes (a burst summary): dated like
         its sources, never a backfill, and counted as accessed when written, so it is not
-        archived by the run that wrote it."""
-        prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
+        archived by the run that wrote it. ``kept_tags``: its sources' tags, as stored (``_prepare``)."""
+        prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields}, kept_tags=kept_tags)
         return self._episode(self._write_new([prepared], accessed_at=accessed_at)[0])
 
     def _check_live(self, ts: dt.datetime | None, named: str | Callable[[], str], *, live_only: bool) -> bool:

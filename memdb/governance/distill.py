@@ -51,7 +51,7 @@ from memdb.governance.patterns import Patterns
 from memdb.governance.reflection import is_metered, usage_of
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import ts_micros
-from memdb.memory.models import Episode, check_ident, personal_data_in, unstorable, utc
+from memdb.memory.models import Episode, check_ident, personal_data_in, shown_value, unstorable, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import OUTCOMES, Settings
 from memdb.memory.text import clip
@@ -408,9 +408,9 @@ class Sessions:
         if personal_data_in(session):  # capture refuses such a session: none was captured, and its name is not echoed
             raise ValidationError("session: looks like personal data; use an opaque id")
         if not isinstance(kind, str) or kind not in settings.typed_kinds:
-            raise ValidationError(f"kind {shown(kind)}: a session closes into a typed kind: one of {', '.join(settings.typed_kinds)}")
+            raise ValidationError(f"kind {shown_value(kind)}: a session closes into a typed kind: one of {', '.join(settings.typed_kinds)}")
         if outcome is not None and outcome not in OUTCOMES:
-            raise ValidationError(f"outcome {shown(outcome)}: must be one of {', '.join(OUTCOMES)} (no hedging: pick the closest)")
+            raise ValidationError(f"outcome {shown_value(outcome)}: must be one of {', '.join(OUTCOMES)} (no hedging: pick the closest)")
         if outcome is None and not self.distiller.judges_outcome:
             raise ValidationError(
                 f"outcome: required with {type(self.distiller).__name__}, which never guesses one "
@@ -418,23 +418,22 @@ class Sessions:
             )
         if isinstance(tags, str):
             raise ValidationError(f"tags {shown(tags)}: give a list of tags, not one string")
-        # read as record stores them now, to refuse a bad tag before the distiller runs and to merge
-        # them with the events' tags; the episode is given them as given, so capture sanitizes them
-        # once, as record's: its stored tags sanitized again, ["withheld-secret", "vendor"] read as a
-        # header and its secret (test_close_session_tags_are_stored_as_record_stores_them)
         given = list(tags)
-        extra: dict[str, str] = {}  # stored form -> the first tag given with it
-        for stored, tag in zip(self.episodes.stored_tags(owner, given, "close_session tags"), given, strict=True):
-            extra.setdefault(stored, tag)
+        if len(given) > _TAGS_KEPT:  # as record refuses them, before the distiller runs
+            raise ValidationError(f"close_session tags: {len(given)} given, more than the {_TAGS_KEPT} an episode holds")
+        # read as record stores them now, to refuse a bad tag before the distiller runs and to tell
+        # the events' tags they already hold; the episode is given them as given, so capture
+        # sanitizes them once, as record's (test_close_session_tags_are_stored_as_record_stores_them)
+        stored = self.episodes.stored_tags(owner, given, "close_session tags")
         at = utc(now, "now") if now is not None else self.episodes.now()
-        return self._close(owner, session, kind, outcome, at, extra)
+        return self._close(owner, session, kind, outcome, at, list(zip(given, stored, strict=True)))
 
     def _close(
-        self, owner: str, session: str, kind: str | None, outcome: str | None, at: dt.datetime, extra: Mapping[str, str]
+        self, owner: str, session: str, kind: str | None, outcome: str | None, at: dt.datetime, extra: Sequence[tuple[str, str]]
     ) -> Distillation:
         """Close one session (``kind`` None: by the settings' rule); the model is asked outside
         any transaction, and the episode, its mark and its counter are written in one. ``extra``:
-        tags to add, as given, by the form capture stores them in."""
+        tags to add, each as given with the form capture stores it in."""
         done = self._already(owner, session)
         if done is not None:
             if self.marks.data((owner, "open", session)):  # (the idle rule had seen it go on, and that was erased since)
@@ -641,7 +640,7 @@ class Sessions:
         self,
         capture: SessionCapture,
         draft: Draft,
-        extra: Mapping[str, str],
+        extra: Sequence[tuple[str, str]],
         at: dt.datetime,
         by: str,
         rejected: list[str],
@@ -654,7 +653,11 @@ class Sessions:
         its outcome the latest), or, where that was erased, a new episode the mark names."""
         owner, session, events = capture.owner, capture.session, capture.events
         outcome = capture.outcome or str(draft.outcome).strip().lower()
-        tags = [*extra.values(), *(t for t in dict.fromkeys(t for e in events for t in e.tags) if t not in extra)][:_TAGS_KEPT]
+        # the tags given go through capture's route once, as given; the events' are stored already and
+        # join as they are: sanitized again, ["withheld-secret", "vendor"] lost "vendor", and ["password"]
+        # closing over ["deploy"] read a header and its secret (test_close_session_keeps_its_events_tags_as_stored)
+        given, held = [tag for tag, _ in extra], {stored for _, stored in extra}
+        kept = [t for t in dict.fromkeys(t for e in events for t in e.tags) if t not in held][: _TAGS_KEPT - len(given)]
         fields: dict[str, Any] = {
             "outcome": outcome, "what_we_tried": draft.what_we_tried or None, "what_happened": draft.what_happened or None,
             "why": draft.why or None, "lesson": draft.lesson or None,
@@ -686,12 +689,13 @@ class Sessions:
                 if older is not None:
                     episode = mem.supersede(
                         older, "the session continued after its close",
-                        {"summary": draft.summary.strip(), "ts": events[-1].ts, "tags": tags, "cites": [e.id for e in events], **fields},
+                        {"summary": draft.summary.strip(), "ts": events[-1].ts, "tags": given, "cites": [e.id for e in events], **fields},
+                        kept_tags=kept,
                     )  # fmt: skip
                 else:
                     episode = mem.record_distilled(
-                        capture.kind, draft.summary.strip(), ts=events[-1].ts, accessed_at=at, session=session, tags=tags,
-                        cites=[e.id for e in events], **fields,
+                        capture.kind, draft.summary.strip(), ts=events[-1].ts, accessed_at=at, session=session, tags=given,
+                        kept_tags=kept, cites=[e.id for e in events], **fields,
                     )  # fmt: skip
             except SanitizerError as exc:  # the capture is dropped and counted, as any: keep the counter, write nothing
                 dropped = exc
@@ -800,7 +804,7 @@ class Sessions:
                     report.deferred += 1
                     continue
                 limit -= 1
-                found.append(self._close(owner, session, None, None, at, {}))
+                found.append(self._close(owner, session, None, None, at, ()))
             if found:
                 report.owners[owner] = found
         return report

@@ -248,6 +248,7 @@ class Lifecycle:
             report.summarizer_failures += 1
             report.errors.append(f"summary of {key} at {start:%Y-%m-%d %H:%M}: the summarizer returned nothing")
             return False
+        # as stored: they join the summary as they are (kept_tags); sanitized again, ["password", "deploy"] read as a pair
         tags = list(dict.fromkeys(t for e in episodes for t in e.tags))[:8]
         session = episodes[0].session
         with self.episodes.space.transaction():
@@ -260,7 +261,7 @@ class Lifecycle:
                 report.changed_meanwhile += 1
                 return False
             summary = mem.record_derived(
-                "summary", "\n".join(lines), ts=episodes[-1].ts, accessed_at=report.now, tags=tags, session=session,
+                "summary", "\n".join(lines), ts=episodes[-1].ts, accessed_at=report.now, kept_tags=tags, session=session,
                 cites=[e.id for e in episodes],
                 content=f"Summary of {len(episodes)} events from {start:%Y-%m-%d %H:%M} to {episodes[-1].ts:%Y-%m-%d %H:%M} UTC",
             )  # fmt: skip

@@ -221,21 +221,27 @@ class Episodes:
         ``Settings`` normalises them. A tag holding personal data or a secret is refused: capture
         stores it as the marker of its kind ("withheld-card"), which every such value shares, so
         one customer's card weighed (or classed) every memory that withheld a card; stored raw, it
-        put the number on disk and never applied. The marker itself may be named
-        (test_a_settings_tag_of_personal_data_is_refused, test_a_settings_tag_is_sanitized_in_its_normal_form)."""
+        put the number on disk and never applied. The marker itself may be named. A tag over the
+        length limit as given is refused, however short its stored form (test_a_settings_tag_of_personal_data_is_refused,
+        test_a_settings_tag_is_sanitized_in_its_normal_form, test_a_long_settings_tag_holding_personal_data_is_refused)."""
 
         def tag(text: str, name: str) -> str:
+            try:
+                normal = normalize_tag(text)
+            except ValidationError:
+                # Settings refuses it, named sanitized, whatever capture would store: "a"*47 + a card
+                # fits as "aaa…-withheld-card", and one customer's card weighed another's memories
+                return text
             try:
                 read = tags_as_stored(lambda texts: sanitize_fields(self.sanitizer, texts), [text])
             except SanitizerError as exc:
                 raise SanitizerError(f"configure: tag {shown(text)}: nothing written ({exc})") from None
             stored = str(read.stored[0])
             try:
-                held = normalize_tag(stored) != normalize_tag(text)
+                marker = normalize_tag(stored)
             except ValidationError:
                 return stored  # Settings names the bad tag
-            if held:
-                marker = normalize_tag(stored)
+            if marker != normal:
                 raise ConfigError(
                     f"settings: {name}: tag {read.said[0]!r}: holds personal data or a secret, which memories keep only as "
                     f"{marker!r}, shared by every such value; nothing written (name {marker!r} to mean them all)"
@@ -692,9 +698,16 @@ class Episodes:
         """Each of ``tags`` as ``record`` stores it (``tags_as_stored``, normalised: "bob@example.com"
         is "withheld-email"), read through ``owner``'s capture sanitizer (fail closed, a failure
         counted): for a caller that refuses a bad tag, or matches stored ones, before it writes the
-        tags as given. Raises SanitizerError, or ValidationError naming the bad tag sanitized."""
+        tags as given. Raises SanitizerError, or ValidationError naming ``what`` and the bad tag
+        sanitized, or by its type when it is no str."""
+        for i, tag in enumerate(tags):
+            if not isinstance(tag, str):  # tags_as_stored names its own "tags" for where, not the caller's
+                raise ValidationError(f"{what}: tags[{i}]: expected str, got {type(tag).__name__}")
         mine = self.owner(owner)
-        return [normalize_tag(t) for t in tags_as_stored(lambda texts: mine._sanitize(texts, what), tags).stored]
+        try:
+            return [normalize_tag(t) for t in tags_as_stored(lambda texts: mine._sanitize(texts, what), tags).stored]
+        except ValidationError as exc:  # names the tag as capture reads it
+            raise ValidationError(f"{what}: {exc}") from None
 
 
 @dataclass
@@ -733,19 +746,28 @@ class OwnerEpisodes:
         a typed record runs ``Episodes.record_hooks`` in its own transaction."""
         return self._record(kind, summary, ts, fields)
 
-    def record_distilled(self, kind: str, summary: str, *, ts: dt.datetime, accessed_at: dt.datetime, **fields: Any) -> Episode:
+    def record_distilled(
+        self, kind: str, summary: str, *, ts: dt.datetime, accessed_at: dt.datetime, kept_tags: Sequence[str] = (), **fields: Any
+    ) -> Episode:
         """Record what a session's close distilled, as ``record`` does, counted as accessed when
         written: dated when the work ended, a session closed a month late would otherwise be
-        archived by the next maintain (test_a_session_closed_late_is_not_archived_by_the_next_maintain)."""
-        return self._record(kind, summary, ts, fields, accessed_at)
+        archived by the next maintain (test_a_session_closed_late_is_not_archived_by_the_next_maintain).
+        ``kept_tags``: its events' tags, as stored (``_prepare``)."""
+        return self._record(kind, summary, ts, fields, accessed_at, kept_tags)
 
     def _record(
-        self, kind: str, summary: str, ts: dt.datetime | None, fields: Mapping[str, Any], accessed_at: dt.datetime | None = None
+        self,
+        kind: str,
+        summary: str,
+        ts: dt.datetime | None,
+        fields: Mapping[str, Any],
+        accessed_at: dt.datetime | None = None,
+        kept_tags: Sequence[str] = (),
     ) -> Episode:
         # validated and sanitized first, outside the transaction, so that a dropped capture's
         # counters are not rolled back with it (test_sanitizer_failure_drops_capture_fail_closed)
         backfill = self._check_live(ts, lambda: f"record({shown(kind)})", live_only=False)  # named only if refused
-        prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
+        prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields}, kept_tags=kept_tags)
         what = f"record({kind!r})"
         if kind == FACT_KIND:
             with self._space.transaction():
@@ -774,11 +796,13 @@ class OwnerEpisodes:
         if unknown:  # the same answer for another owner's id as for a missing one
             raise ValidationError(f"{what}: cites {unknown[0]!r}, which is not one of this owner's episodes")
 
-    def record_derived(self, kind: str, summary: str, *, ts: dt.datetime, accessed_at: dt.datetime, **fields: Any) -> Episode:
+    def record_derived(
+        self, kind: str, summary: str, *, ts: dt.datetime, accessed_at: dt.datetime, kept_tags: Sequence[str] = (), **fields: Any
+    ) -> Episode:
         """Record what the lifecycle derives from earlier episodes (a burst summary): dated like
         its sources, never a backfill, and counted as accessed when written, so it is not
-        archived by the run that wrote it."""
-        prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields})
+        archived by the run that wrote it. ``kept_tags``: its sources' tags, as stored (``_prepare``)."""
+        prepared = self._prepare({"kind": kind, "summary": summary, "ts": ts, **fields}, kept_tags=kept_tags)
         return self._episode(self._write_new([prepared], accessed_at=accessed_at)[0])
 
     def _check_live(self, ts: dt.datetime | None, named: str | Callable[[], str], *, live_only: bool) -> bool:
@@ -1062,7 +1086,7 @@ class OwnerEpisodes:
 
     # --- versions: supersede, facts --------------------------------------------------------------
 
-    def supersede(self, episode_id: str, reason: str, changes: Mapping[str, Any]) -> Episode:
+    def supersede(self, episode_id: str, reason: str, changes: Mapping[str, Any], *, kept_tags: Sequence[str] = ()) -> Episode:
         """Write a new version of an active episode: its fields with ``changes`` applied, checked
         and sanitized as a capture is (a typed kind keeps an honest outcome, which the new
         version may correct), citing the old one, which becomes ``superseded``: kept, out of
@@ -1073,7 +1097,9 @@ class OwnerEpisodes:
 
         Raises NotFoundError for an unknown id, and ValidationError (writing nothing) for an
         empty reason, no or unchanged fields, ``kind``/``key``/``feedback`` among the changes, and
-        an episode that is superseded already, archived (restore it first) or a summary."""
+        an episode that is superseded already, archived (restore it first) or a summary.
+        ``kept_tags``: tags as stored already (a closed session's events'), added to the changed
+        ones; tags not changed are the version's own, kept as stored (``_prepare``)."""
         what = f"supersede({shown(episode_id)})"  # not an id yet: shown sanitized
         fixed = sorted(set(changes) & set(_FIXED_IN_VERSIONS))
         if fixed:
@@ -1092,7 +1118,9 @@ class OwnerEpisodes:
         if record["kind"] == FACT_KIND:
             raw = _new_fact_value(raw, changes)
         raw = {k: v for k, v in {**raw, **changes}.items() if v is not None}  # None clears a field
-        prepared = self._prepare(raw, where=what, content_cap=self._content_cap(record["kind"]))
+        if "tags" not in changes:  # sanitized again, a stored ["withheld-secret", "vendor"] lost "vendor"
+            kept_tags = [*raw.pop("tags", ()), *kept_tags]
+        prepared = self._prepare(raw, where=what, content_cap=self._content_cap(record["kind"]), kept_tags=kept_tags)
         changed = _changed_fields(record, prepared, _INPUT_FIELDS)
         if not changed:
             raise ValidationError(f"{what}: the changes leave every field as it was (nothing to supersede)")
@@ -1506,10 +1534,18 @@ class OwnerEpisodes:
         raise failure
 
     def _prepare(
-        self, raw: dict[str, Any], where: str = "episode", content_cap: int | None = None, json_fields: tuple[str, ...] = ()
+        self,
+        raw: dict[str, Any],
+        where: str = "episode",
+        content_cap: int | None = None,
+        json_fields: tuple[str, ...] = (),
+        kept_tags: Sequence[str] = (),
     ) -> dict[str, Any]:
         """Sanitize, validate and bound one episode; returns the record to store (no I/O but counters).
-        ``json_fields`` hold plain JSON values (``as_plain``), stored as their JSON text once sanitized."""
+        ``json_fields`` hold plain JSON values (``as_plain``), stored as their JSON text once sanitized.
+        ``kept_tags``: tags as stored already (an earlier version's, a closed session's events'), added
+        after ``raw``'s own and never sanitized again: read again, a stored pair ["withheld-secret",
+        "vendor"] was a header and its secret, and "vendor" was lost (test_distill_tags.py)."""
         settings = self._layer.settings
         flat, rebuild = flatten_texts(raw, where, payloads=json_fields)
         ident_before = {k: raw[k] for k in ("session", "tool", "key") if isinstance(raw.get(k), str)}
@@ -1521,6 +1557,8 @@ class OwnerEpisodes:
         raw = rebuild(clean)
         for f in json_fields:
             raw[f] = as_text(raw[f])
+        if kept_tags:
+            raw["tags"] = [*(raw.get("tags") or ()), *kept_tags]
         try:
             item = EpisodeInput.model_validate(raw)
         except PydanticError as exc:

@@ -11,9 +11,9 @@ import functools
 import re
 import unicodedata
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
 from pydantic import ValidationError as PydanticError
 from pydantic_core import PydanticCustomError
 
@@ -22,7 +22,18 @@ from memdb.memory.sanitize import RegexSanitizer, shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tag, shown_tag
 
-__all__ = ["MAX_DEPTH", "Episode", "EpisodeInput", "Outcome", "Status", "bound_text", "check_payload", "unstorable", "validation_error"]
+__all__ = [
+    "MAX_DEPTH",
+    "Episode",
+    "EpisodeInput",
+    "Outcome",
+    "Status",
+    "bound_text",
+    "check_payload",
+    "shown_value",
+    "unstorable",
+    "validation_error",
+]
 
 Outcome = Literal["success", "partial", "failure"]
 Status = Literal["active", "summarized", "archived", "superseded"]
@@ -61,7 +72,7 @@ def check_owner(owner: str) -> str:
     typed on two systems ("José" composed or with a combining accent) is one owner. Messages show
     the name sanitized."""
     if not isinstance(owner, str) or not _OWNER.match(owner) or owner.strip() != owner:
-        raise ValidationError(f"owner {shown(owner)}: must be 1-64 printable characters without surrounding spaces")
+        raise ValidationError(f"owner {shown_value(owner)}: must be 1-64 printable characters without surrounding spaces")
     try:
         size = len(owner.encode("utf-8"))
     except UnicodeEncodeError:
@@ -85,9 +96,23 @@ def personal_data_in(name: str) -> tuple[str, ...]:
     return tuple(sorted(_SANITIZER.scan({"name": name}).counts))
 
 
+def shown_value(value: object) -> str:
+    """``value`` for an error message: a scalar a caller writes (str, number, bool, None) shown
+    sanitized, a time as ISO, anything else by its type. The repr of bytes or of a structure (a
+    dataclass, a deque, a dict view), read as one text, showed raw the secrets capture withholds
+    when it reads their parts: a named value, an argv pair (test_validation_shown.py)."""
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if value is None or isinstance(value, (str, int, float)):  # bool is an int
+        return shown(value)
+    return type(value).__name__
+
+
 def check_ident(field: str, value: str) -> str:
     """Validate an identifier-like field (session, tool): short, no spaces."""
-    if not isinstance(value, str) or not _IDENT.match(value):
+    if not isinstance(value, str):
+        raise ValidationError(f"{field}: expected str, got {type(value).__name__}")  # bytes or a structure: by its type
+    if not _IDENT.match(value):
         raise ValidationError(f"{field} {shown(value)}: use 1-128 letters, digits or _.:@/+- (no spaces)")
     return value
 
@@ -95,7 +120,7 @@ def check_ident(field: str, value: str) -> str:
 def utc(value: dt.datetime, field: str = "ts") -> dt.datetime:
     """Keep an aware datetime exactly, as UTC; reject naive ones instead of guessing a zone."""
     if not isinstance(value, dt.datetime):
-        raise ValidationError(f"{field} {shown(value)}: expected a timezone-aware datetime")
+        raise ValidationError(f"{field} {shown_value(value)}: expected a timezone-aware datetime")
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValidationError(f"{field} {value.isoformat()!r}: naive datetime (give a timezone, e.g. datetime.now(UTC))")
     try:
@@ -181,16 +206,20 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
             parts.append(f"tags: {msg}")
             continue
         given = err.get("input")
-        # a time as a caller writes one: "ts=0500-01-01T00:00:00+00:00", not Python's repr of it
-        value = given.isoformat() if isinstance(given, (dt.datetime, dt.date)) else shown(given)
         if loc.partition(".")[0] == "tags" and isinstance(given, str):  # read as capture reads a tag (revD):
             value = shown_tag(given)  # "4111_1111_1111_1111" is a card
-        elif loc == "tags" or isinstance(given, (Mapping, list, tuple, set, frozenset)):
-            # by its type: a mapping's keys are tags read as text, and a structure's repr read as one text
-            # showed the secrets its shape names ({"name": "DB_PASSWORD", "value": ...}, ["--password", ...])
+        elif loc == "tags":  # by its type: a mapping's keys are tags read as text
             value = type(given).__name__
+        else:  # a time as a caller writes one ("ts=0500-01-01T00:00:00+00:00"); a structure or bytes by its type
+            value = shown_value(given)
         parts.append(f"{redacted(loc)}={value}: {msg}")
     return ValidationError(f"{what}: " + "; ".join(parts))
+
+
+# A capture's text field: a str, never bytes decoded. Capture sanitizes the strings it is given
+# (``flatten_texts``); bytes passed it unread, and pydantic's lax mode decoded them into the record:
+# session=b"bob@example.com" put the address in ^MEM and the session indexes (test_text_fields.py)
+_Text = Annotated[str, Strict()]
 
 
 class EpisodeInput(BaseModel):
@@ -198,25 +227,34 @@ class EpisodeInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    kind: str
-    summary: str = Field(min_length=1)
+    kind: _Text
+    summary: _Text = Field(min_length=1)
     ts: dt.datetime | None = None
-    content: str = ""
+    content: _Text = ""
     decisions: dict[str, Any] = Field(default_factory=dict)
-    tags: list[str] = Field(default_factory=list, max_length=32)
-    outcome: str | None = None
-    what_we_tried: str | None = None
-    what_happened: str | None = None
-    why: str | None = None
-    lesson: str | None = None
-    participants: list[str] = Field(default_factory=list, max_length=64)
-    artifact: str | None = None
-    session: str | None = None
-    tool: str | None = None
-    result: str | None = None
+    tags: list[_Text] = Field(default_factory=list, max_length=32)
+    outcome: _Text | None = None
+    what_we_tried: _Text | None = None
+    what_happened: _Text | None = None
+    why: _Text | None = None
+    lesson: _Text | None = None
+    participants: list[_Text] = Field(default_factory=list, max_length=64)
+    artifact: _Text | None = None
+    session: _Text | None = None
+    tool: _Text | None = None
+    result: _Text | None = None
     feedback: float | None = Field(None, ge=-1.0, le=1.0)
-    cites: list[str] = Field(default_factory=list)
-    key: str | None = None  # kind "fact" only: what the fact is about, e.g. "ana/ui.theme"
+    cites: list[_Text] = Field(default_factory=list)
+    key: _Text | None = None  # kind "fact" only: what the fact is about, e.g. "ana/ui.theme"
+
+    @field_validator("tags", "participants", "cites", mode="before")
+    @classmethod
+    def _listed(cls, value: Any) -> Any:
+        # capture sanitizes the items of a list or tuple (flatten_texts); another iterable (a set, a
+        # deque, a generator), made a list by pydantic, reached the store unread
+        if not isinstance(value, (list, tuple)):
+            raise ValueError("Input should be a valid list (a list or tuple of str)")
+        return value
 
     @field_validator("summary")
     @classmethod

@@ -11,6 +11,7 @@ import pytest
 from clocks import Clock
 
 import memdb
+from memdb.errors import ValidationError
 from memdb.memory.layout import GLOBALS
 
 pytestmark = pytest.mark.usefixtures("backend")  # LMDB and PostgreSQL (tests/conftest.py)
@@ -53,3 +54,50 @@ def test_close_session_tags_are_stored_as_record_stores_them(tmp_path: Path, tag
         done = mem.close_session("s1", kind="debug", outcome="success", tags=tags)
         assert done.episode is not None
         assert done.episode.tags == recorded.tags
+
+
+@pytest.mark.parametrize(
+    ("given", "events"),
+    [
+        ([], ["AKIAIOSFODNN7EXAMPLE", "vendor"]),  # stored ["withheld-secret", "vendor"]: read again, a header and its secret
+        (["password"], ["deploy"]),  # given and stored joined: ["password", "deploy"] read as a pair
+        (["token"], ["urgent"]),
+        (["deploy", "password"], ["billing"]),
+        (["AKIAIOSFODNN7EXAMPLE"], ["vendor"]),
+        (["Bob@Example.com"], ["bob@example.com"]),  # one stored form: once
+    ],
+)
+def test_close_session_keeps_its_events_tags_as_stored(tmp_path: Path, given: list[str], events: list[str]) -> None:
+    """The events' tags are stored already: they join the episode as they are, after the given
+    ones, which take capture's route once (revE: sanitized again, "vendor" was lost and "deploy"
+    became "withheld-secret"). So too when a session that went on closes again (a new version)."""
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        recorded = mem.record(kind="debug", summary="the same tags", outcome="success", tags=given)
+        event = mem.record_exchange("s1", "why does the deploy fail?", "looking at it", tags=events)
+        clock.advance(minutes=1)
+        done = mem.close_session("s1", kind="debug", outcome="success", tags=given)
+        assert done.episode is not None
+        assert done.episode.tags == tuple(dict.fromkeys([*recorded.tags, *event.tags]))
+        mem.record_exchange("s1", "and now?", "it works", tags=["retry"])
+        clock.advance(minutes=1)
+        again = mem.close_session("s1", kind="debug", outcome="success", tags=given)
+        assert again.episode is not None and again.episode.supersedes == done.episode.id
+        assert again.episode.tags == tuple(dict.fromkeys([*recorded.tags, *event.tags, "retry"]))
+        assert db.check().ok
+
+
+@pytest.mark.parametrize("bad", [b"bob@example.com", 5, None, ["bob@example.com"]])
+def test_a_bad_close_session_tag_is_named_as_close_sessions(tmp_path: Path, bad: object) -> None:
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        mem.record_exchange("s1", "why does the deploy fail?", "looking at it")
+        clock.advance(minutes=1)
+        with pytest.raises(ValidationError, match=rf"^close_session tags: tags\[1\]: expected str, got {type(bad).__name__}$") as err:
+            mem.close_session("s1", kind="debug", outcome="success", tags=["deploy", bad])  # type: ignore[list-item]
+        assert "bob" not in str(err.value)
+        with pytest.raises(ValidationError, match=r"^close_session tags: 33 given, more than the 32 an episode holds"):
+            mem.close_session("s1", kind="debug", outcome="success", tags=[f"t{i}" for i in range(33)])
+        assert mem.count() == 1

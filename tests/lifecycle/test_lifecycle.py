@@ -131,6 +131,19 @@ def test_an_account_citing_some_steps_leaves_the_rest_a_burst(ldb: memdb.Databas
     assert set(summary.episode.cites) == set(steps[1:-1])
 
 
+@pytest.mark.parametrize(("first", "last"), [(["password"], ["deploy"]), (["AKIAIOSFODNN7EXAMPLE", "vendor"], [])])
+def test_a_summary_keeps_its_sources_tags_as_stored(ldb: memdb.Database, clock: Clock, first: list[str], last: list[str]) -> None:
+    """The sources' tags are stored already: sanitized again, ["password", "deploy"] was a header
+    and its secret ("deploy" became "withheld-secret") and ["withheld-secret", "vendor"] lost "vendor" (revE)."""
+    mem = ldb.owner("ana")
+    tags = [mem.record_exchange("s1", f"step {i}", "ok", tags=first if i == 0 else []).tags for i in range(6)]
+    clock.advance(hours=1)
+    tags.append(mem.record_exchange("s1", "last step", "ok", tags=last).tags)
+    ldb.maintain(now=clock.now + dt.timedelta(days=2))
+    (summary,) = summaries_of(mem)
+    assert summary.episode.tags == tuple(dict.fromkeys(t for kept in tags for t in kept))
+
+
 def test_second_run_makes_no_second_summary(ldb: memdb.Database) -> None:
     mem = ldb.owner("ana")
     burst(mem, 8)

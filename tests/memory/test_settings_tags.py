@@ -29,3 +29,18 @@ def test_a_settings_tag_is_sanitized_in_its_normal_form(tmp_path: Path) -> None:
         assert settings.tag_weights == {"10-1-2-3": 0.2}  # a version number is no address
         holding = [name for name in GLOBALS for raw in ("4111", "0199") if raw in repr(list(db.globals[name].items(())))]
         assert holding == []
+
+
+def test_a_long_settings_tag_holding_personal_data_is_refused(tmp_path: Path) -> None:
+    """Over the length limit as given, refused whatever capture would store: as "aaa…-withheld-card"
+    it fit, slipped past the refusal of personal data, and one customer's card weighed another's
+    memories (revE). Named sanitized."""
+    long = "a" * 47 + " 4111 1111 1111 1111"
+    with memdb.open(tmp_path / "db") as db:
+        for changes in ({"tag_weights": {long: 1.0}}, {"session_kinds": {f"tag:{long}": "debug"}}):
+            with pytest.raises(ConfigError, match=r"<CARD_1>'?: 67 characters after normalising, more than 64") as info:
+                db.configure(**changes)
+            assert "4111" not in str(info.value)
+        assert db.settings.tag_weights == {"urgent": 1.0} and db.settings.session_kinds == {}
+        holding = [name for name in GLOBALS if "4111" in repr(list(db.globals[name].items(())))]
+        assert holding == []

@@ -664,3 +664,15 @@ def test_check_verifies_versions_and_fact_keys(edb: memdb.Database) -> None:
             assert any(problem in p for p in report.problems), (problem, report.problems)
             raise RuntimeError("roll back")
         clean(edb)
+
+
+def test_a_new_version_keeps_its_tags_as_stored(edb: memdb.Database) -> None:
+    """Tags not changed are the version's own, as stored: sanitized again, the stored pair
+    ["withheld-secret", "vendor"] read as a header and its secret, and "vendor" was lost (revE)."""
+    mem = edb.owner("ana")
+    old = deploy(mem, tags=["AKIAIOSFODNN7EXAMPLE", "vendor"])
+    assert old.tags == ("withheld-secret", "vendor")
+    new = mem.supersede(old.id, reason="it failed", outcome="failure")
+    assert new.tags == old.tags
+    assert mem.audit()[-1]["fields"] == ["outcome"]
+    clean(edb)

@@ -4,6 +4,10 @@ withholds when it reads the structure (``flatten_texts``)."""
 
 from __future__ import annotations
 
+import collections
+import dataclasses
+import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +27,34 @@ BAD: list[Any] = [
 ]
 
 
-CASES = [(field, value, f"{field}={type(value).__name__}: ") for field in ("kind", "session", "tool") for value in BAD] + [
-    ("cites", BAD[0], "cites=dict: "),
-    ("cites", [BAD[3]], "cites.0=dict: "),  # an item of the list
+@dataclasses.dataclass
+class Env:
+    name: str
+    value: str
+
+
+# shown by no repr: each a shape whose repr holds the secret raw, or bytes (revE)
+OPAQUE: list[Any] = [
+    Env("DB_PASSWORD", SECRET),
+    types.SimpleNamespace(name="DB_PASSWORD", value=SECRET),
+    collections.deque(["--password", SECRET]),
+    {"name": "DB_PASSWORD", "value": SECRET}.items(),
+    b"--password " + SECRET.encode(),
+    EMAIL.encode(),
 ]
+
+CASES = (
+    [(field, value, f"{field}={type(value).__name__}: ") for field in ("kind", "session", "tool") for value in BAD]
+    + [
+        ("cites", BAD[0], "cites=dict: "),
+        ("cites", [BAD[3]], "cites.0=dict: "),  # an item of the list
+    ]
+    + [
+        (field, value, f"{field}={type(value).__name__}: ")
+        for field in ("kind", "session", "tool", "artifact", "participants", "cites")
+        for value in OPAQUE
+    ]
+)
 
 
 @pytest.mark.parametrize(("field", "value", "named"), CASES)
@@ -37,3 +65,23 @@ def test_a_bad_structure_is_named_by_its_type(tmp_path: Path, field: str, value:
         said = str(err.value)
         assert named in said
         assert SECRET not in said and "bob" not in said
+
+
+@pytest.mark.parametrize("value", OPAQUE)
+def test_a_bad_owner_session_or_tool_is_named_by_its_type(tmp_path: Path, value: Any) -> None:
+    """The checks before the model (an owner, a closing session or its kind or outcome, a tool call's tool) name it so too."""
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        calls: list[Callable[[], object]] = [
+            lambda: db.owner(value),
+            lambda: mem.close_session(value, kind="debug", outcome="success"),
+            lambda: mem.close_session("s1", kind=value, outcome="success"),
+            lambda: mem.close_session("s1", kind="debug", outcome=value),
+            lambda: mem.record_tool_call("s1", value, {}),
+        ]
+        for call in calls:
+            with pytest.raises(ValidationError) as err:
+                call()
+            said = str(err.value)
+            assert type(value).__name__ in said
+            assert SECRET not in said and "bob" not in said

@@ -1,6 +1,8 @@
 """A vendor token glued to a name by "_" or "-" ("x_sk-ant-...", "AWS-AKIA...") is a secret as one
 after "=" or a quote is: the test for "not inside a word" read those as letters and kept it raw in
-text, tags and error messages. A prefix after a letter or digit stays part of its word."""
+text, tags and error messages. A prefix after a letter or digit stays part of its word, and so do
+kebab-case names after "_" or "-" that a prefix begins ("locale-sk-slovakia-...", "cache-key-...").
+An IPv4 address glued by "_" is an address too."""
 
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=dt.UTC)
 S = RegexSanitizer()
 TOKENS = [
     "sk-ant-api03-abcdefghijklmnopqrstuv",  # short, words only: no random-token reading takes it
+    "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8t",
+    "sk-" + "T3BlbkFJ" + "aB3dE6gH9jK2mN5pQ8sT1v",  # one random body, mixed case and digits
+    "sk-" + "0123456789abcdef" * 2,
     "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1v",
     "AKIAZ3MQX7TQ4BVN2WLP",
     "xoxb-1234567890-abcdefghij",
@@ -49,6 +54,32 @@ def test_a_token_glued_by_a_separator_is_a_secret(token: str, glue: str) -> None
 )
 def test_a_prefix_inside_a_word_stays(text: str) -> None:
     assert clean(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see i18n/locale-sk-slovakia-release-2024.json for strings",
+        "file messages-sk-translations-v2-final.po was updated",
+        "css class btn-sk-2col-layout-responsive-wide applied",
+        "x-sk-abcdefghijklmnopqrstuvw",  # one case, no digit: a word
+        "redis_key-0123456789abcdefghijklmnopqrstuv expired",
+        "cache-key-9z8y7x6w5v4u3t2s1r0qponmlkjihgfe missing",
+        "bucket logs-s.ABCdef123456ghiJKL789mno rotated",
+    ],
+)
+def test_a_kebab_case_name_a_prefix_begins_stays(text: str) -> None:
+    """A glued "sk-" needs a vendor's shape, not words run on; "key-" and "s." are words of names."""
+    assert clean(text) == text
+
+
+@pytest.mark.parametrize("text", ["10.20.30.40_", "host_10.20.30.40", "host-10.20.30.40_prod", "203.0.113.9_"])
+def test_an_address_glued_by_an_underscore_is_withheld(tmp_path: Path, text: str) -> None:
+    address = text.strip("_").removeprefix("host_").removeprefix("host-").removesuffix("_prod")
+    assert clean(f"seen at {text} today") == f"seen at {text.replace(address, '<IP_1>')} today"
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        ep = db.owner("ana").record("debug", "x", outcome="success", tags=[text])
+        assert "withheld-ip" in ep.tags[0] and address.split(".")[1] not in ep.tags[0]
 
 
 def test_a_glued_token_never_reaches_disk_nor_a_message(tmp_path: Path) -> None:

@@ -747,11 +747,22 @@ def _discord(m: re.Match[str]) -> Span | None:
     return m.start() + value.index("/webhooks/") + len("/webhooks/"), m.end(), value  # the host and path stay readable
 
 
+# The prefixes of vendors' "sk-" keys: Anthropic's "sk-ant-", OpenAI's project, service account
+# and admin keys, OpenRouter's "sk-or-v1-"
+_VENDOR_SK: Final = re.compile("sk-(?:ant|proj|svcacct|admin|or)-")
+
+
 def _sk(m: re.Match[str]) -> Span | None:
-    """An ``sk-`` key glued after "_" or "-" has a digit: "locale-sk-slovak-dictionary-words" is
-    kebab case (Slovak's code), where every real key's random body has one."""
-    glued = m.start() > 0 and m.string[m.start() - 1] in "_-"
-    return None if glued and _has_digit(m.group(), 3) is None else (m.start(), m.end(), m.group())
+    """An ``sk-`` key glued after "_" or "-" has a vendor's prefix (``_VENDOR_SK``) or one random
+    body of letters and digits, with a digit or mixed case (OpenAI's older keys, DeepSeek's):
+    kebab case runs words on ("locale-sk-slovakia-release-2024", "btn-sk-2col-layout"; "sk" is
+    Slovak's code)."""
+    key = m.group()
+    if m.start() and m.string[m.start() - 1] in "_-" and _VENDOR_SK.match(key) is None:
+        body = key[3:]
+        if not (body.isascii() and body.isalnum() and (_has_digit(body) is not None or not (body.islower() or body.isupper()))):
+            return None
+    return m.start(), m.end(), key
 
 
 _TOKEN_CHECKS: Final[dict[str, _Check]] = {
@@ -764,8 +775,11 @@ _TOKEN_CHECKS: Final[dict[str, _Check]] = {
     "EAAA": _random_body(4, "dul"),
     "key-": _random_body(4, "dx"),
 }
+# Heads that are words of names too ("cache-key-<hash>", "redis_key-...", "logs-s.<id>"): glued
+# by "_" or "-" they are part of the name, and only a start outside any word makes them a token
+_WORD_HEADS: Final = frozenset({"key-", r"s\."})
 _TOKENS: Final = tuple(
-    (re.compile(f"{head}(?<![A-Za-z0-9]{'.' * width}){rest}{tail}"), _TOKEN_CHECKS.get(head, _WHOLE))
+    (re.compile(f"{head}(?<![A-Za-z0-9{'_-' if head in _WORD_HEADS else ''}]{'.' * width}){rest}{tail}"), _TOKEN_CHECKS.get(head, _WHOLE))
     for head, width, rest, tail, _ in _TOKEN_SHAPES
 )
 # Twilio account SIDs and API keys (detect-secrets twilio.py, gitleaks twilio.go): "AC"/"SK" and
@@ -1850,7 +1864,8 @@ _CLUSTERED.add(_detect_gov_ids)
 
 
 # re.ASCII in these as in the secrets' patterns: a letter of another script is no part of a word (the docstring)
-_IPV4: Final = re.compile(r"(?<![\w.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?!\w|\.[0-9])", re.ASCII)
+# "_" glues an address to a name as "-" does ("host_10.20.30.40", "10.20.30.40_prod"): no part of a number
+_IPV4: Final = re.compile(r"(?<![A-Za-z0-9.])(?:[0-9]{1,3}\.){3}[0-9]{1,3}(?![A-Za-z0-9]|\.[0-9])", re.ASCII)
 _IPV6: Final = re.compile(
     r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}|[0-9A-Fa-f]{1,4})?(?![\w:]|\.[0-9])", re.ASCII
 )

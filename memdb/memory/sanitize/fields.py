@@ -134,6 +134,24 @@ def flatten_texts(
     naive datetime, an int beyond 64 bits, another type) is refused naming its path; so are two
     keys of one dict that read the same once sanitized, but in ``payloads`` (a tool's data, where
     the second is numbered: ``<EMAIL_1>#2``)."""
+    flat, rebuild = _flatten(raw, where, payloads)
+    return flat, lambda clean: rebuild(clean, False).record
+
+
+class _Rebuilt(NamedTuple):
+    """An input with its sanitized strings put back (``_flatten``)."""
+
+    record: dict[str, Any]
+    said: dict[str, str]
+    """What each tag keeps, sanitized, by its slot as the Sanitizer protocol names it (``tags[0]``)."""
+    clean: dict[str, str]
+    """The sanitized texts put back, secrets whole (``_secrets_whole``)."""
+
+
+def _flatten(
+    raw: Mapping[str, Any], where: str, payloads: Iterable[str]
+) -> tuple[dict[str, str], Callable[[dict[str, str], bool], _Rebuilt]]:
+    """``flatten_texts``, whose inverse also tells what each tag keeps (``tags_as_stored``)."""
     flat: dict[str, str] = {}
     data = frozenset(payloads)  # fields holding a tool's payload (``as_plain``), kept whole
 
@@ -177,9 +195,10 @@ def flatten_texts(
                 items.append((key, walk(v, (*path, k), f"{name}.{i}", hidden, depth + 1, k if labels else None)))
             return _Dict(items, path)
         if isinstance(value, (list, tuple)) and path == ("tags",):
-            # tags are separate values, never a header and its value nor an argv: ["api-key",
-            # "billing"] kept "withheld-secret" for "billing" (test_a_tag_naming_a_secret_hides_no_other_tag)
-            return [walk(v, (*path, i), f"{name}[{i}]", secret, depth + 1, label) for i, v in enumerate(value)]
+            # tags are no argv, and a tag naming a secret hides only a next one that is no tag word
+            # (``_tags_named_secret``): ["api-key", "billing"] kept "withheld-secret" for "billing"
+            held = _tags_named_secret(value)
+            return [walk(v, (*path, i), f"{name}[{i}]", secret or i in held, depth + 1, label) for i, v in enumerate(value)]
         if isinstance(value, (list, tuple)):
             # ["X-Api-Key", "..."]: a pair whose first item names a secret holds one (headers as pairs)
             pair = len(value) == 2 and isinstance(value[0], str) and _names_a_header_secret(value[0])
@@ -222,20 +241,25 @@ def flatten_texts(
     tags = skeleton.get("tags")
     if isinstance(tags, list):
         for tag in tags:
-            if type(tag) is _Slot:
-                tag.tag = True
-            if type(tag) is _Slot and _HAS_DIGIT.search(text := flat[tag.name]):
+            if type(tag) is not _Slot:
+                continue
+            tag.tag = True
+            if _HAS_DIGIT.search(text := flat[tag.name]):
                 try:
                     forms = _tag_forms(text)
                 except ValidationError:
                     continue  # the model names the bad tag
                 tag.alts = tuple(slot(form, f"{tag.name}{suffix}").name for suffix, form in forms.items())
 
-    def fill(value: Any, clean: dict[str, str]) -> Any:
+    def fill(value: Any, clean: dict[str, str], said: dict[str, str] | None) -> Any:
+        """``said``, if given, takes what each tag keeps (``_Rebuilt.said``)."""
         if type(value) is _Slot:
             text = clean[value.name]
             if value.tag:
-                text = _said_of_tag(flat, clean, value.name, value.alts)
+                if value.alts or text != flat[value.name]:  # else, as for most tags, it is kept as given
+                    text = _said_of_tag(flat, clean, value.name, value.alts)
+                if said is not None:
+                    said[value.name.removeprefix(SECRET_FIELD)] = text or (TAG_MARKER if value.alts else "")
                 return TAG_MARKER if not text and value.alts else marked_tag(text, flat[value.name])  # "": the model names it
             if value.number is not None and text == flat[value.name]:
                 return value.number
@@ -243,20 +267,22 @@ def flatten_texts(
         if type(value) is _Dict:
             out: dict[str, Any] = {}
             for key, v in value.items:
-                name = fill(key, clean)
+                name = fill(key, clean, said)
                 if name in out and value.path[0] in data:  # a tool's payload is data: keep both, numbered
                     name = next(f"{name}#{n}" for n in itertools.count(2) if f"{name}#{n}" not in out)
                 elif name in out:
                     raise ValidationError(f"{where}: {_path_text(value.path)}: two keys read {name!r} once sanitized (merge them)")
-                out[name] = fill(v, clean)
+                out[name] = fill(v, clean, said)
             return out
         if type(value) is list:
-            return [fill(v, clean) for v in value]
+            return [fill(v, clean, said) for v in value]
         return value
 
-    def rebuild(clean: dict[str, str]) -> dict[str, Any]:
+    def rebuild(clean: dict[str, str], tell: bool = False) -> _Rebuilt:
+        """``tell``: fill ``_Rebuilt.said`` too."""
         clean = _secrets_whole(flat, clean)
-        return {k: fill(v, clean) for k, v in skeleton.items()}
+        said: dict[str, str] | None = {} if tell else None
+        return _Rebuilt({k: fill(v, clean, said) for k, v in skeleton.items()}, said or {}, clean)
 
     return flat, rebuild
 
@@ -332,14 +358,11 @@ def tags_as_stored(sanitize: Callable[[dict[str, str]], dict[str, str]], tags: S
     each as given and in its normal form), so that what settings, erasure and tag filters hold
     of a tag is what memories carry: its normal form, sanitized first, read "daveexample-com",
     the address on disk. ``after``: placeholders the sanitizer numbers after (a query's text)."""
-    flat, rebuild = flatten_texts({"tags": list(tags)}, "tags")
-    clean = sanitize({**flat, "~placeholders": after} if after else flat)
-    said = []
-    for i in range(len(tags)):
-        name = f"tags[{i}]"
-        alts = tuple(f"{name}{suffix}" for suffix in TAG_FORMS if f"{name}{suffix}" in clean)
-        said.append((_said_of_tag(flat, clean, name, alts) or (TAG_MARKER if alts else "")) if name in clean else "")
-    return StoredTags(rebuild(clean)["tags"], said, clean)
+    flat, rebuild = _flatten({"tags": list(tags)}, "tags", ())
+    read = rebuild(sanitize({**flat, "~placeholders": after} if after else flat), True)
+    # a tag held as a secret (``_tags_named_secret``) is named as any other: ``tags[1]``
+    clean = {name.removeprefix(SECRET_FIELD): text for name, text in read.clean.items()}
+    return StoredTags(read.record["tags"], [read.said.get(f"tags[{i}]", "") for i in range(len(tags))], clean)
 
 
 TAG_FORMS: Final = ("~normalised", "~spaced")
@@ -374,10 +397,14 @@ def _said_of_tag(flat: Mapping[str, str], clean: Mapping[str, str], name: str, a
     "4111-1111-1111-1111.4111_1111_1111_1111" kept the card written with "_" (one card, counted
     once), "..415.555.0100_ -123-45-6789-" the phone glued to "_" as given and joined to the SSN
     in the normal form (test_tag_leaks.py)."""
-    forms = [clean[name], *(clean[alt] for alt in alts)]
-    found = [Counter(_kinds(form)) if form != flat[n] else Counter() for form, n in zip(forms, (name, *alts), strict=True)]
+    names = (name, *alts)
+    forms = [clean[n] for n in names]
+    changed = [form != flat[n] for form, n in zip(forms, names, strict=True)]
+    if not any(changed):  # a tag with digits holding no value
+        return forms[0]
+    found = [Counter(_kinds(form)) if c else Counter() for form, c in zip(forms, changed, strict=True)]
     if not any(found):  # no placeholder: another sanitizer's marks, in the first form it changed
-        return next((form for form, n in zip(forms, (name, *alts), strict=True) if form != flat[n]), forms[0])
+        return next(form for form, c in zip(forms, changed, strict=True) if c)
     text = next((form for form, kinds in zip(forms, found, strict=True) if all(other <= kinds for other in found)), None)
     if text is None or _LONG_NUMBER.search(_ANY_CASE_PLACEHOLDER.sub(" x ", text)):
         return _placeholders_of(forms)
@@ -416,6 +443,35 @@ def _names_a_header_secret(name: str) -> bool:
     "profile"], is no pair."""
     camel = any(a.islower() and b.isupper() for a, b in itertools.pairwise(name))  # "authToken", "clientSecret"
     return is_secret_key(name) and ("-" in name or "_" in name or camel or name.lower() in _HEADER_SECRETS)
+
+
+# A tag naming a secret holds none ("password", "api-key", "token"; ``is_secret_key``), but the tag
+# after it may: ["password", "hunter2"] is a label and its value. That next tag is withheld unless
+# it reads as an ordinary tag: one or two words (parted by "-", "_", "." or spaces), each of
+# ASCII letters only, at most 14 of them, in one case or capitalised, with a vowel and no five
+# consonants in a row ("billing", "reset", "expiry", "Deploy", "API"). So a digit ("hunter2"), a
+# long or random run ("a8f5f167...", "zkqpxlmn"), mixed case ("zK3qP..."), another script or a
+# passphrase of three words or more ("correct-horse-battery-staple") is withheld: fail closed,
+# though a password that is one plain word ("dragon") cannot be told from a tag and is kept.
+_TAG_WORD: Final = (
+    "(?=[A-Za-z]*[aeiouyAEIOUY])(?![A-Za-z]*[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5})(?:[a-z]{1,14}|[A-Z][a-z]{0,13}|[A-Z]{1,14})(?![A-Za-z])"
+)
+_ORDINARY_TAG: Final = re.compile(rf"\s*{_TAG_WORD}(?:[\s_./-]+{_TAG_WORD})?\s*")
+_SECRET_MARKER: Final = f"{TAG_MARKER}-secret"  # what capture stored for a secret: it names none
+
+
+def _tags_named_secret(tags: Sequence[Any]) -> set[int]:
+    """The places of ``tags`` whose tag is no ordinary tag and follows one naming a secret (the
+    rule above): each is a secret whole, as a header's value is."""
+    held = set()
+    ordinary = _ORDINARY_TAG.fullmatch
+    for i in range(1, len(tags)):
+        tag, label = tags[i], tags[i - 1]
+        if isinstance(tag, str) and ordinary(tag):  # most tags: no label's value whatever comes before
+            continue
+        if isinstance(label, str) and is_secret_key(label) and label.strip().lower() != _SECRET_MARKER:
+            held.add(i)
+    return held
 
 
 def _path_text(path: tuple[str | int, ...]) -> str:

@@ -1,0 +1,77 @@
+"""A tag naming a secret ("password", "api-key", "token") followed by a tag that is no ordinary tag
+word holds that secret: the next tag is withheld. Reading no tag list as a header pair kept
+["api-key", "billing"] whole but stored ["password", "hunter2"] raw (revG's probe)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import memdb
+from memdb.memory.layout import GLOBALS
+from memdb.memory.sanitize import RegexSanitizer
+from memdb.memory.sanitize.fields import tags_as_stored
+
+T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=dt.UTC)
+_SANITIZER = RegexSanitizer()
+SECRETS = ["hunter2", "a8f5f167f44f4964e6c998dee827110c", "correct-horse-battery-staple", "zk3qp9xl2mn8vr4ty7wb1cd6"]
+LABELS = ["password", "api-key", "secret", "token", "DB_PASSWORD", "authorization", "passphrase", "access-token"]
+
+
+def stored(tags: list[str]) -> list[str]:
+    """``tags`` as capture stores them, before normalising."""
+    return tags_as_stored(_SANITIZER.sanitize, tags).stored
+
+
+@pytest.mark.parametrize(
+    "tags", [["password", "hunter2"], ["api-key", SECRETS[1]], ["secret", SECRETS[2]], ["token", SECRETS[3]], ["ops", "token", "Zk3qP9xL"]]
+)
+def test_a_secret_after_a_tag_naming_one_is_withheld(tmp_path: Path, tags: list[str]) -> None:
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "x", outcome="success", tags=tags)
+        assert ep.tags == (*(t.lower() for t in tags[:-1]), "withheld-secret")
+        assert [name for name in GLOBALS if tags[-1].lower() in repr(list(db.globals[name].items(()))).lower()] == []
+        # a filter by the pair names no slot the plan cannot read, and shows the placeholder only
+        r = mem.recall(tags=tags)
+        assert tags[-1] not in repr(r.interpretation)
+        # stored tags recorded again are kept as they are (an import of an export)
+        assert mem.record("debug", "x", outcome="success", tags=list(ep.tags)).tags == ep.tags
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [["api-key", "billing"], ["withheld-secret", "deploy"], ["password", "reset"], ["token", "expiry"], ["secret", "Vendor"]],
+)
+def test_an_ordinary_tag_after_one_naming_a_secret_stays(tags: list[str]) -> None:
+    assert stored(tags) == tags
+
+
+def test_a_withheld_secret_marker_names_no_secret() -> None:
+    """ "withheld-secret" is what capture stored, not a label: the tag after it stays."""
+    tags = ["password", "withheld-secret", "release-2024"]
+    assert stored(tags) == tags
+
+
+_WORDS = st.text("abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
+_SECRET_LOOKING = st.one_of(
+    # letters and digits with a digit: a generated password, a key, a hex digest
+    st.tuples(st.text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=4, max_size=40), st.integers(0, 9)).map(
+        lambda p: p[0] + str(p[1])
+    ),
+    st.lists(_WORDS, min_size=3, max_size=6).map("-".join),  # a passphrase
+    st.text("bcdfghjklmnpqrstvwxz", min_size=5, max_size=20),  # no vowel, or five consonants in a row
+    st.text("abcdefghijklmnopqrstuvwxyz", min_size=15, max_size=40),  # longer than a word
+    st.tuples(_WORDS, _WORDS).map(lambda p: p[0] + p[1][0].upper() + p[1][1:] + "x"),  # mixed case
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(label=st.sampled_from(LABELS), value=_SECRET_LOOKING)
+def test_a_secret_looking_tag_after_a_label_is_withheld(label: str, value: str) -> None:
+    kept = stored([label, value])
+    assert kept[1] == "withheld-secret", (label, value, kept)

@@ -10,7 +10,7 @@ from clocks import Clock
 
 import memdb
 from memdb.errors import ValidationError
-from memdb.governance.knowledge import Agenda
+from memdb.governance.knowledge import Agenda, Entry
 
 pytestmark = pytest.mark.usefixtures("backend")
 
@@ -83,17 +83,23 @@ def test_an_erasure_takes_the_lesson_off_every_agenda(tmp_path: Path, how: str) 
         assert db.check().ok
 
 
+def _two_lessons_one_erased(db: memdb.Database) -> tuple[Entry, Entry, Agenda]:
+    """Ana's and Bo's lessons approved and on the platform team's agenda, then Ana's erased (by tag)."""
+    db.configure(teams={"platform": ["ana", "bo"]})
+    a = db.owner("ana").save_lesson("Write the rollback step first", tags=["deploys"])
+    b = db.owner("bo").save_lesson("Payroll runs need a dry run the day before")
+    db.approve([a.id, b.id], by="lead")
+    agenda = db.ceremony("platform")
+    db.owner("ana").erase(tags=["deploys"], reason="forget deploys")
+    return a, b, agenda
+
+
 @pytest.mark.parametrize("request_", ["everything", "owner"])
 def test_a_request_for_everything_takes_what_an_older_erasure_left_on_the_agendas(tmp_path: Path, request_: str) -> None:
     """Erasures before this one left erased lessons' ids on the agendas: a request for
     everything (or for the owner itself) takes those too, its entries erased already or not."""
     with memdb.open(tmp_path / "k", clock=lambda: NOW) as db:
-        db.configure(teams={"platform": ["ana", "bo"]})
-        a = db.owner("ana").save_lesson("Write the rollback step first", tags=["deploys"])
-        b = db.owner("bo").save_lesson("Payroll runs need a dry run the day before")
-        db.approve([a.id, b.id], by="lead")
-        agenda = db.ceremony("platform")
-        db.owner("ana").erase(tags=["deploys"], reason="forget deploys")
+        a, b, agenda = _two_lessons_one_erased(db)
         assert _on_agendas(db, a.id) == []
         db.globals["KNC"]["platform", agenda.id] = {"at": NOW, "items": [a.id, b.id], "carried": []}  # as they were kept
         if request_ == "owner":
@@ -107,12 +113,7 @@ def test_an_older_database_has_the_ids_its_erasures_left_taken_off_its_agendas_o
     """An erased lesson's id an older memdb left on an agenda goes at the next open, with no
     request of its owner (revF); a live lesson's stays, and the tidy runs once."""
     with memdb.open(tmp_path / "k", clock=lambda: NOW) as db:
-        db.configure(teams={"platform": ["ana", "bo"]})
-        a = db.owner("ana").save_lesson("Write the rollback step first", tags=["deploys"])
-        b = db.owner("bo").save_lesson("Payroll runs need a dry run the day before")
-        db.approve([a.id, b.id], by="lead")
-        agenda = db.ceremony("platform")
-        db.owner("ana").erase(tags=["deploys"], reason="forget deploys")
+        a, b, agenda = _two_lessons_one_erased(db)
         # as an older memdb left them: the erased id on the agenda, and no mark of a tidy
         db.globals["KNC"]["platform", agenda.id] = {"at": NOW, "items": [a.id, b.id], "carried": [a.id]}
         db.globals["KNM"].kill(("agendas tidied",))

@@ -8,6 +8,7 @@ import datetime as dt
 import string
 
 import pytest
+from cards import luhn_complete
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,17 +27,6 @@ def clean(text: str) -> str:
 def stored_tag(tag: str) -> str:
     """The tag as memories carry it: as capture keeps it, normalised."""
     return normalize_tag(tags_as_stored(S.sanitize, [tag]).stored[0])
-
-
-def luhn_complete(body: str) -> str:
-    """``body`` and the check digit that makes it Luhn-valid."""
-    total = 0
-    for i, c in enumerate(reversed(body)):
-        d = int(c)
-        if i % 2 == 0:  # these positions are doubled once the check digit is appended
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return body + str((10 - total % 10) % 10)
 
 
 @st.composite

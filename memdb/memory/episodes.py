@@ -851,7 +851,7 @@ class OwnerEpisodes:
             "ts": ts,
             "summary": first_line,
             "content": f"user: {bound_text(user_message, cap)}\nassistant: {bound_text(response, cap)}",
-            "tags": list(tags),
+            "tags": tags,  # a list or tuple, as record takes: list("deploy") stored one tag a letter
         }
         return self._capture(self._prepare(fields, content_cap=2 * cap + 32))
 
@@ -879,7 +879,7 @@ class OwnerEpisodes:
             "ts": ts,
             "summary": f"{tool} call",
             "content": as_plain(input),  # each string sanitized as written, then JSON, bounded to the cap
-            "tags": list(tags),
+            "tags": tags,  # a list or tuple, as record takes: list("deploy") stored one tag a letter
         }
         return self._capture(self._prepare(fields, content_cap=cap, json_fields=("content",)))
 

@@ -1,7 +1,7 @@
 """A vendor token glued to a name by "_" or "-" ("x_sk-ant-...", "AWS-AKIA...") is a secret as one
 after "=" or a quote is: the test for "not inside a word" read those as letters and kept it raw in
 text, tags and error messages. A prefix after a letter or digit stays part of its word, and so do
-kebab-case names after "_" or "-" that a prefix begins ("locale-sk-slovakia-...", "cache-key-...").
+kebab-case names after "_" or "-" that a prefix begins ("locale-sk-slovakia-...", "cache-key-<md5>").
 An IPv4 address glued by "_" is an address too."""
 
 from __future__ import annotations
@@ -63,14 +63,28 @@ def test_a_prefix_inside_a_word_stays(text: str) -> None:
         "file messages-sk-translations-v2-final.po was updated",
         "css class btn-sk-2col-layout-responsive-wide applied",
         "x-sk-abcdefghijklmnopqrstuvw",  # one case, no digit: a word
-        "redis_key-0123456789abcdefghijklmnopqrstuv expired",
-        "cache-key-9z8y7x6w5v4u3t2s1r0qponmlkjihgfe missing",
-        "bucket logs-s.ABCdef123456ghiJKL789mno rotated",
+        "redis_key-0123456789abcdef0123456789abcdef expired",
+        "cache-key-9e107d9d372bb6826bd81d3542a419d6 missing",
+        "bucket logs-s.0123abcd4567ef890123abcd rotated",
     ],
 )
 def test_a_kebab_case_name_a_prefix_begins_stays(text: str) -> None:
-    """A glued "sk-" needs a vendor's shape, not words run on; "key-" and "s." are words of names."""
+    """A glued "sk-" needs a vendor's shape, not words run on; "key-" and "s." a body no hex id has."""
     assert clean(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("mailgun_key-3ax6xnjp29jd6fds4gc373sgvjxteol0", "mailgun_"),
+        ("prod-key-0123456789abcdefghijklmnopqrstuv", "prod-"),
+        ("vault_s.Ab3dEfGhIjKlMnOpQrStUvWx", "vault_"),
+        ("logs-s.ABCdef123456ghiJKL789mno", "logs-"),
+    ],
+)
+def test_a_glued_key_or_vault_token_with_a_random_body_is_a_secret(text: str, name: str) -> None:
+    """revH: glued by "_" or "-", a Mailgun "key-" or a Vault "s." token was kept as a name's part."""
+    assert clean(f"set {text} now") == f"set {name}<SECRET_1> now"
 
 
 @pytest.mark.parametrize("text", ["10.20.30.40_", "host_10.20.30.40", "host-10.20.30.40_prod", "203.0.113.9_"])

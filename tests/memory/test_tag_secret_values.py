@@ -19,7 +19,19 @@ from memdb.memory.sanitize.fields import tags_as_stored
 T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=dt.UTC)
 _SANITIZER = RegexSanitizer()
 SECRETS = ["hunter2", "a8f5f167f44f4964e6c998dee827110c", "correct-horse-battery-staple", "zk3qp9xl2mn8vr4ty7wb1cd6"]
-LABELS = ["password", "api-key", "secret", "token", "DB_PASSWORD", "authorization", "passphrase", "access-token"]
+LABELS = [
+    "password",
+    "api-key",
+    "secret",
+    "token",
+    "DB_PASSWORD",
+    "authorization",
+    "passphrase",
+    "access-token",
+    "smtp pass",
+    "password:",
+    "pin",
+]
 
 
 def stored(tags: list[str]) -> list[str]:
@@ -64,9 +76,8 @@ _SECRET_LOOKING = st.one_of(
         lambda p: p[0] + str(p[1])
     ),
     st.lists(_WORDS, min_size=3, max_size=6).map("-".join),  # a passphrase
-    st.text("bcdfghjklmnpqrstvwxz", min_size=5, max_size=20),  # no vowel, or five consonants in a row
     st.text("abcdefghijklmnopqrstuvwxyz", min_size=15, max_size=40),  # longer than a word
-    st.tuples(_WORDS, _WORDS).map(lambda p: p[0] + p[1][0].upper() + p[1][1:] + "x"),  # mixed case
+    st.tuples(_WORDS, st.sampled_from("@&!#$%*+"), _WORDS).map("".join),  # a character no tag word has
 )
 
 
@@ -75,3 +86,54 @@ _SECRET_LOOKING = st.one_of(
 def test_a_secret_looking_tag_after_a_label_is_withheld(label: str, value: str) -> None:
     kept = stored([label, value])
     assert kept[1] == "withheld-secret", (label, value, kept)
+
+
+# revH: a label was read only as typed, so "smtp pass" (stored "smtp-pass", which names a secret)
+# kept its value raw, and the stored tags recorded again withheld it: recall by them found nothing
+@pytest.mark.parametrize(
+    "tags",
+    [["smtp pass", "hunter2"], ["wifi pass", "Summer2024"], ["db pass", "hunter2"], ["password:", "hunter2"], ["password=", "hunter2"]],
+)
+def test_a_label_naming_a_secret_in_its_normal_form_withholds_the_next_tag(tmp_path: Path, tags: list[str]) -> None:
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "x", outcome="failure", tags=tags)
+        assert ep.tags[1] == "withheld-secret", ep.tags
+        assert [name for name in GLOBALS if tags[1].lower() in repr(list(db.globals[name].items(()))).lower()] == []
+        assert mem.record("debug", "again", outcome="failure", tags=list(ep.tags)).tags == ep.tags
+        assert mem.recall(tags=list(ep.tags)).total == 2
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [
+        ["token", "jwt"],
+        ["credentials", "ssh"],
+        ["secret", "tls"],
+        ["api-key", "npm"],
+        ["secret", "gcp"],
+        ["token", "GitHub"],
+        ["api-key", "OpenAI"],
+        ["token", "iOS"],
+        ["password", "macOS"],
+        ["secrets", "kms"],
+        ["token", "refresh tokens"],
+    ],
+)
+def test_a_tag_of_letters_only_after_one_naming_a_secret_stays(tags: list[str]) -> None:
+    assert stored(tags) == tags
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [["token", "k8s"], ["api-key", "v2"], ["token", "oauth2"], ["pin", "4821"], ["pin-code", "1234"], ["session-cookie", "abc123"]],
+)
+def test_a_tag_with_a_digit_after_one_naming_a_secret_is_withheld(tags: list[str]) -> None:
+    """Fail closed: a version or a product name with a digit is lost as a password would be."""
+    assert stored(tags) == [tags[0], "withheld-secret"]
+
+
+@pytest.mark.parametrize("tags", [["auth", "oauth2"], ["oauth", "v2"], ["cookie", "gdpr2"], ["Auth", "s3"]])
+def test_a_topic_word_alone_names_no_secret(tags: list[str]) -> None:
+    """ "auth", "oauth" and "cookie" as tags are what the work was about, not a value's label."""
+    assert stored(tags) == tags

@@ -775,11 +775,10 @@ _TOKEN_CHECKS: Final[dict[str, _Check]] = {
     "EAAA": _random_body(4, "dul"),
     "key-": _random_body(4, "dx"),
 }
-# Heads that are words of names too ("cache-key-<hash>", "redis_key-...", "logs-s.<id>"): glued
-# by "_" or "-" they are part of the name, and only a start outside any word makes them a token
-_WORD_HEADS: Final = frozenset({"key-", r"s\."})
+# "key-" and "s." glued by "_" or "-" are tokens too ("mailgun_key-...", "vault_s.<token>"): a
+# name's own ("cache-key-<md5>", "logs-s.<hex id>") has a hex body, which their checks refuse
 _TOKENS: Final = tuple(
-    (re.compile(f"{head}(?<![A-Za-z0-9{'_-' if head in _WORD_HEADS else ''}]{'.' * width}){rest}{tail}"), _TOKEN_CHECKS.get(head, _WHOLE))
+    (re.compile(f"{head}(?<![A-Za-z0-9]{'.' * width}){rest}{tail}"), _TOKEN_CHECKS.get(head, _WHOLE))
     for head, width, rest, tail, _ in _TOKEN_SHAPES
 )
 # Twilio account SIDs and API keys (detect-secrets twilio.py, gitleaks twilio.go): "AC"/"SK" and

@@ -445,19 +445,38 @@ def _names_a_header_secret(name: str) -> bool:
     return is_secret_key(name) and ("-" in name or "_" in name or camel or name.lower() in _HEADER_SECRETS)
 
 
-# A tag naming a secret holds none ("password", "api-key", "token"; ``is_secret_key``), but the tag
-# after it may: ["password", "hunter2"] is a label and its value. That next tag is withheld unless
-# it reads as an ordinary tag: one or two words (parted by "-", "_", "." or spaces), each of
-# ASCII letters only, at most 14 of them, in one case or capitalised, with a vowel and no five
-# consonants in a row ("billing", "reset", "expiry", "Deploy", "API"). So a digit ("hunter2"), a
-# long or random run ("a8f5f167...", "zkqpxlmn"), mixed case ("zK3qP..."), another script or a
-# passphrase of three words or more ("correct-horse-battery-staple") is withheld: fail closed,
-# though a password that is one plain word ("dragon") cannot be told from a tag and is kept.
-_TAG_WORD: Final = (
-    "(?=[A-Za-z]*[aeiouyAEIOUY])(?![A-Za-z]*[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5})(?:[a-z]{1,14}|[A-Z][a-z]{0,13}|[A-Z]{1,14})(?![A-Za-z])"
-)
+# A tag naming a secret holds none ("password", "api-key", "token", "smtp pass", "pin";
+# ``_names_a_secret_tag``), but the tag after it may: ["password", "hunter2"] is a label and its
+# value. That next tag is withheld unless it reads as an ordinary tag: one or two words (parted
+# by "-", "_", ".", "/" or spaces) of ASCII letters only, at most 14 a word, in any case ("jwt",
+# "GitHub", "macOS", "reset"). So a digit ("hunter2"), another character ("P@ss"), another script
+# or three words ("correct-horse-battery-staple") is withheld: fail closed, at a known cost, as
+# ["token", "k8s"], ["api-key", "v2"] and ["token", "oauth2"] lose their second tag too; and a
+# password of letters only ("dragon", "zkqpxlmn") cannot be told from a tag and is kept.
+_TAG_WORD: Final = "[A-Za-z]{1,14}(?![A-Za-z])"
 _ORDINARY_TAG: Final = re.compile(rf"\s*{_TAG_WORD}(?:[\s_./-]+{_TAG_WORD})?\s*")
 _SECRET_MARKER: Final = f"{TAG_MARKER}-secret"  # what capture stored for a secret: it names none
+# Secret words that, as a tag of their own, are a topic ("auth" work, a "cookie" banner), not
+# the label of a value the next tag holds; within a tag ("session-cookie") they still name one
+_TOPIC_TAGS: Final = frozenset({"auth", "oauth", "cookie"})
+# A PIN is no secret key in text ("pin: 3.2" pins a version) but is one as a tag: ["pin", "4821"]
+_PIN_TAG: Final = re.compile("(?:.*[-/:])?pin(?:-?code)?")
+
+
+def _names_a_secret_tag(label: str) -> bool:
+    """Whether the tag ``label`` names a secret the next tag may hold: as typed, in its normal form
+    ("smtp pass" is "smtp-pass", as stored: read as typed only, the value was stored raw and
+    withheld when the stored tags were recorded again) and without a trailing ":" or "="
+    ("password:"); a topic word alone (``_TOPIC_TAGS``) and capture's own marker name none."""
+    try:
+        normal = normalize_tag(label)
+    except ValidationError:  # refused later as a tag; here it names nothing
+        return False
+    bare = normal.rstrip(":")
+    if bare in _TOPIC_TAGS or bare == _SECRET_MARKER:
+        return False
+    forms = (label, label.strip().rstrip(":=").rstrip(), normal, bare)
+    return _PIN_TAG.fullmatch(bare) is not None or any(is_secret_key(form) for form in forms)
 
 
 def _tags_named_secret(tags: Sequence[Any]) -> set[int]:
@@ -469,7 +488,7 @@ def _tags_named_secret(tags: Sequence[Any]) -> set[int]:
         tag, label = tags[i], tags[i - 1]
         if isinstance(tag, str) and ordinary(tag):  # most tags: no label's value whatever comes before
             continue
-        if isinstance(label, str) and is_secret_key(label) and label.strip().lower() != _SECRET_MARKER:
+        if isinstance(label, str) and _names_a_secret_tag(label):
             held.add(i)
     return held
 

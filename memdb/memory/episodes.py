@@ -834,7 +834,7 @@ class OwnerEpisodes:
         return False
 
     def record_exchange(
-        self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()
+        self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: list[str] | tuple[str, ...] = ()
     ) -> Episode:
         """Capture one gateway exchange as bounded digests of both sides, never the raw payload."""
         if not isinstance(user_message, str) or not isinstance(response, str):
@@ -866,7 +866,9 @@ class OwnerEpisodes:
                 hook(self.name, episode)
         return episode
 
-    def record_tool_call(self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()) -> Episode:
+    def record_tool_call(
+        self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: list[str] | tuple[str, ...] = ()
+    ) -> Episode:
         """Capture a tool call as an execution event with a bounded input digest."""
         check_ident("tool", tool)
         self._check_live(ts, "record_tool_call", live_only=True)

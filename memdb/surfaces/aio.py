@@ -93,13 +93,13 @@ class AsyncMemory:
         return await _run(self.sync.record, kind, summary, ts=ts, **fields)
 
     async def record_exchange(
-        self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()
+        self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: list[str] | tuple[str, ...] = ()
     ) -> Episode:
         """``Memory.record_exchange`` in a worker thread."""
         return await _run(self.sync.record_exchange, session, user_message, response, ts=ts, tags=tags)
 
     async def record_tool_call(
-        self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()
+        self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: list[str] | tuple[str, ...] = ()
     ) -> Episode:
         """``Memory.record_tool_call`` in a worker thread."""
         return await _run(self.sync.record_tool_call, session, tool, input, ts=ts, tags=tags)

@@ -93,7 +93,7 @@ class Memory:
         return episode
 
     def record_exchange(
-        self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()
+        self, session: str, user_message: str, response: str, *, ts: dt.datetime | None = None, tags: list[str] | tuple[str, ...] = ()
     ) -> Episode:
         """Capture one gateway exchange as bounded digests of both sides, never the raw payload."""
         with span("memdb.record", {"memdb.owner": self.name, "memdb.kind": "exchange"}) as s:
@@ -101,7 +101,9 @@ class Memory:
             s.set("memdb.episode.id", episode.id)
         return episode
 
-    def record_tool_call(self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: Iterable[str] = ()) -> Episode:
+    def record_tool_call(
+        self, session: str, tool: str, input: Any, *, ts: dt.datetime | None = None, tags: list[str] | tuple[str, ...] = ()
+    ) -> Episode:
         """Capture a tool call as an execution event with a bounded input digest."""
         with span("memdb.record", {"memdb.owner": self.name, "memdb.kind": "tool_call"}) as s:
             episode = self._episodes.record_tool_call(session, tool, input, ts=ts, tags=tags)

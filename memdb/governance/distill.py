@@ -400,7 +400,7 @@ class Sessions:
         kind: str,
         outcome: str | None = None,
         now: dt.datetime | None = None,
-        tags: Iterable[str] = (),
+        tags: list[str] | tuple[str, ...] = (),
     ) -> Distillation:
         """Close ``owner``'s ``session`` into one episode of typed ``kind``; see ``Memory.close_session``."""
         settings = self.episodes.settings
@@ -416,8 +416,8 @@ class Sessions:
                 f"outcome: required with {type(self.distiller).__name__}, which never guesses one "
                 f"(give one of {', '.join(OUTCOMES)}, or open the database with a model distiller)"
             )
-        if isinstance(tags, str):
-            raise ValidationError(f"tags {shown(tags)}: give a list of tags, not one string")
+        if not isinstance(tags, list | tuple):  # a set's order, which the label rule reads, is the hash seed's
+            raise ValidationError(f"tags {shown_value(tags)}: close_session takes a list or tuple of tags, as record does")
         given = list(tags)
         if len(given) > _TAGS_KEPT:  # as record refuses them, before the distiller runs
             raise ValidationError(f"close_session tags: {len(given)} given, more than the {_TAGS_KEPT} an episode holds")

@@ -109,7 +109,7 @@ class AsyncMemory:
         return await _run(self.sync.record_tool_result, call_id, result)
 
     async def close_session(
-        self, session: str, *, kind: str, outcome: str | None = None, now: dt.datetime | None = None, tags: Iterable[str] = ()
+        self, session: str, *, kind: str, outcome: str | None = None, now: dt.datetime | None = None, tags: list[str] | tuple[str, ...] = ()
     ) -> Distillation:
         """``Memory.close_session`` in a worker thread."""
         return await _run(self.sync.close_session, session, kind=kind, outcome=outcome, now=now, tags=tags)

@@ -118,7 +118,7 @@ class Memory:
         return episode
 
     def close_session(
-        self, session: str, *, kind: str, outcome: str | None = None, now: dt.datetime | None = None, tags: Iterable[str] = ()
+        self, session: str, *, kind: str, outcome: str | None = None, now: dt.datetime | None = None, tags: list[str] | tuple[str, ...] = ()
     ) -> Distillation:
         """Close a gateway session: its captured exchanges and tool calls become one episode of
         typed ``kind`` citing them (summary, what_we_tried, what_happened, why, lesson, outcome),

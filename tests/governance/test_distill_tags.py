@@ -101,3 +101,17 @@ def test_a_bad_close_session_tag_is_named_as_close_sessions(tmp_path: Path, bad:
         with pytest.raises(ValidationError, match=r"^close_session tags: 33 given, more than the 32 an episode holds"):
             mem.close_session("s1", kind="debug", outcome="success", tags=[f"t{i}" for i in range(33)])
         assert mem.count() == 1
+
+
+@pytest.mark.parametrize("bad", [{"password", "Hunter2x"}, (t for t in ["password", "Hunter2x"]), "deploy"])
+def test_close_session_takes_a_list_or_tuple_of_tags_as_record_does(tmp_path: Path, bad: object) -> None:
+    """revI: a set was taken, and the label rule read its order, the hash seed's: "hunter2x" was
+    stored raw under some seeds."""
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        mem.record_exchange("s1", "why does the deploy fail?", "looking at it")
+        clock.advance(minutes=1)
+        with pytest.raises(ValidationError, match=r"^tags .*: close_session takes a list or tuple of tags") as err:
+            mem.close_session("s1", kind="debug", outcome="success", tags=bad)  # type: ignore[arg-type]
+        assert "Hunter2x" not in str(err.value) and mem.count() == 1

@@ -776,7 +776,9 @@ _TOKEN_CHECKS: Final[dict[str, _Check]] = {
     "key-": _random_body(4, "dx"),
 }
 # "key-" and "s." glued by "_" or "-" are tokens too ("mailgun_key-...", "vault_s.<token>"): a
-# name's own ("cache-key-<md5>", "logs-s.<hex id>") has a hex body, which their checks refuse
+# name's own ("cache-key-<md5>", "logs-s.<hex id>") has a hex body, which their checks refuse.
+# A name whose id is random but not hex ("nix-cache-key-<base32>", "api_s.listObjectsV2Paginator")
+# is withheld as a token would be: fail closed, at that cost (revI)
 _TOKENS: Final = tuple(
     (re.compile(f"{head}(?<![A-Za-z0-9]{'.' * width}){rest}{tail}"), _TOKEN_CHECKS.get(head, _WHOLE))
     for head, width, rest, tail, _ in _TOKEN_SHAPES

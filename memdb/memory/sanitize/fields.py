@@ -445,35 +445,53 @@ def _names_a_header_secret(name: str) -> bool:
     return is_secret_key(name) and ("-" in name or "_" in name or camel or name.lower() in _HEADER_SECRETS)
 
 
-# A tag naming a secret holds none ("password", "api-key", "token", "smtp pass", "pin";
+# A tag naming a secret holds none ("password", "api-key", "token", "smtp pass", "auth:", "pin";
 # ``_names_a_secret_tag``), but the tag after it may: ["password", "hunter2"] is a label and its
-# value. That next tag is withheld unless it reads as an ordinary tag: one or two words (parted
-# by "-", "_", ".", "/" or spaces) of ASCII letters only, at most 14 a word, in any case ("jwt",
-# "GitHub", "macOS", "reset"). So a digit ("hunter2"), another character ("P@ss"), another script
-# or three words ("correct-horse-battery-staple") is withheld: fail closed, at a known cost, as
-# ["token", "k8s"], ["api-key", "v2"] and ["token", "oauth2"] lose their second tag too; and a
-# password of letters only ("dragon", "zkqpxlmn") cannot be told from a tag and is kept.
-_TAG_WORD: Final = "[A-Za-z]{1,14}(?![A-Za-z])"
-_ORDINARY_TAG: Final = re.compile(rf"\s*{_TAG_WORD}(?:[\s_./-]+{_TAG_WORD})?\s*")
+# value. That next tag is withheld unless it reads as an ordinary tag (``_ordinary_tag``): one or
+# two words (parted by "-", "_", ".", "/" or spaces) of ASCII letters only, at most 14 a word, each
+# either of at most four letters ("jwt", "ssh", "iOS") or with a vowel, no five consonants in a
+# row and at most one step from a small letter to a capital ("reset", "GitHub", "OpenAI",
+# "macOS"). So a digit ("hunter2"), another character ("P@ss"), another script, three words
+# ("correct-horse-battery-staple"), a run of consonants ("zkqpxlmnvb") or mixed case
+# ("XkQpLmNzRt", "MySecretPass") is withheld: fail closed, at a known cost, as ["token", "k8s"],
+# ["api-key", "v2"] and ["auth", "oauth2"] lose their second tag too, and so does the tag after
+# one that only reads as a label ("tests pass" is "tests-pass" stored, "version-pin"); a password
+# of one plain word ("dragon") cannot be told from a tag and is kept.
+_TAG_PARTS: Final = re.compile(r"[\s_./-]+")
+_TAG_WORD: Final = re.compile("[A-Za-z]{1,14}")
+_FIVE_CONSONANTS: Final = re.compile("[b-df-hj-np-tv-xz]{5}", re.IGNORECASE)
+_SMALL_TO_CAPITAL: Final = re.compile("[a-z][A-Z]")
 _SECRET_MARKER: Final = f"{TAG_MARKER}-secret"  # what capture stored for a secret: it names none
-# Secret words that, as a tag of their own, are a topic ("auth" work, a "cookie" banner), not
-# the label of a value the next tag holds; within a tag ("session-cookie") they still name one
-_TOPIC_TAGS: Final = frozenset({"auth", "oauth", "cookie"})
 # A PIN is no secret key in text ("pin: 3.2" pins a version) but is one as a tag: ["pin", "4821"]
 _PIN_TAG: Final = re.compile("(?:.*[-/:])?pin(?:-?code)?")
+
+
+def _ordinary_word(word: str) -> bool:
+    if not _TAG_WORD.fullmatch(word):
+        return False
+    if len(word) <= 4:
+        return True
+    vowel = any(c in "aeiouyAEIOUY" for c in word)
+    return vowel and not _FIVE_CONSONANTS.search(word) and len(_SMALL_TO_CAPITAL.findall(word)) <= 1
+
+
+def _ordinary_tag(tag: str) -> bool:
+    """Whether ``tag`` reads as an ordinary tag, not a value (the rule above)."""
+    words = _TAG_PARTS.split(tag.strip())
+    return 1 <= len(words) <= 2 and all(_ordinary_word(w) for w in words)
 
 
 def _names_a_secret_tag(label: str) -> bool:
     """Whether the tag ``label`` names a secret the next tag may hold: as typed, in its normal form
     ("smtp pass" is "smtp-pass", as stored: read as typed only, the value was stored raw and
     withheld when the stored tags were recorded again) and without a trailing ":" or "="
-    ("password:"); a topic word alone (``_TOPIC_TAGS``) and capture's own marker name none."""
+    ("password:", "pin :"); capture's own marker names none."""
     try:
         normal = normalize_tag(label)
     except ValidationError:  # refused later as a tag; here it names nothing
         return False
-    bare = normal.rstrip(":")
-    if bare in _TOPIC_TAGS or bare == _SECRET_MARKER:
+    bare = normal.rstrip(":=-")
+    if bare == _SECRET_MARKER:
         return False
     forms = (label, label.strip().rstrip(":=").rstrip(), normal, bare)
     return _PIN_TAG.fullmatch(bare) is not None or any(is_secret_key(form) for form in forms)
@@ -483,10 +501,9 @@ def _tags_named_secret(tags: Sequence[Any]) -> set[int]:
     """The places of ``tags`` whose tag is no ordinary tag and follows one naming a secret (the
     rule above): each is a secret whole, as a header's value is."""
     held = set()
-    ordinary = _ORDINARY_TAG.fullmatch
     for i in range(1, len(tags)):
         tag, label = tags[i], tags[i - 1]
-        if isinstance(tag, str) and ordinary(tag):  # most tags: no label's value whatever comes before
+        if isinstance(tag, str) and _ordinary_tag(tag):  # most tags: no label's value whatever comes before
             continue
         if isinstance(label, str) and _names_a_secret_tag(label):
             held.add(i)

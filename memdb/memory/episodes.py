@@ -517,11 +517,13 @@ class Episodes:
         self.layout.states.set((owner, episode_id), {**header, **fields})
         self.space.defer_increments(self.layout.stats, (owner,), {"archive_changes": 1})  # what archived headers say changed
 
-    def ids_held(self, owner: str) -> Iterator[str]:
+    def ids_held(self, owner: str) -> list[str]:
         """Ids of every episode an owner holds (hot, archived, superseded: each has a header), in id
-        order: what a request for everything takes, whatever index entry a damage lost."""
-        for eid in self.layout.states.children((owner,)):
-            yield str(eid)
+        order, from one scan of the headers' keys: what a request for everything takes, whatever
+        index entry a damage lost, and what ``remove_all`` checks it was given."""
+        states = self.layout.states
+        base = len(states.key((owner,)))
+        return [str(decode_one(key, base)[0]) for key in states.raw_keys((owner,))]
 
     def ids_in_time(self, owner: str, lo: int | None = None, hi: int | None = None, reverse: bool = False) -> Iterator[str]:
         """Ids of an owner's hot episodes with ``lo <= ts_us < hi``, in time order."""
@@ -644,12 +646,8 @@ class Episodes:
         ``episode_ids`` (or one of them is not the owner's), it is ``remove_many``."""
         lay = self.layout
         with self.space.transaction():  # all or none
-            base = len(lay.states.key((owner,)))
-            held = lay.states.raw_keys((owner,))
-            wanted = set(episode_ids)
-            if len(held) != len(wanted) or any(decode_one(key, base)[0] not in wanted for key in held):
+            if set(self.ids_held(owner)) != set(episode_ids):
                 return self.owner(owner)._remove_many(episode_ids)
-            del held
             hashes: dict[str, str] = {}
             archived = 0
             for eid in episode_ids:

@@ -1141,7 +1141,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     db = None if args.demo and args.db is None else args.db or os.environ.get("MEMDB_PATH", DEFAULT_DB)
     return run(
         db, config=args.config, host=args.host, port=args.port, allow_remote=args.allow_remote, tls_cert=args.tls_cert,
-        tls_key=args.tls_key, behind_proxy=args.behind_proxy, demo=args.demo, now=_when(args.now, "--now"), create=args.create,
+        tls_key=args.tls_key, behind_proxy=args.behind_proxy, public_hosts=args.public_host or (), demo=args.demo,
+        now=_when(args.now, "--now"), create=args.create,
     )  # fmt: skip
 
 
@@ -1550,6 +1551,10 @@ def build_parser() -> _Parser:
     p.add_argument("--tls-cert", help="TLS certificate (PEM) for HTTPS")
     p.add_argument("--tls-key", help="TLS private key (PEM)")
     p.add_argument("--behind-proxy", action="store_true", help="a reverse proxy terminates TLS in front (cookies marked Secure)")
+    p.add_argument(
+        "--public-host", action="append", metavar="NAME",
+        help="with --behind-proxy (required there): a name the proxy serves memdb under; others are refused (repeatable)",
+    )  # fmt: skip
     p.add_argument("--create", action="store_true", help="start a new database at --db if there is none (else it is refused)")
     p.add_argument("--now", help=f"pin the clock to this time (demos, tests): {_TIME}")
     p.add_argument("--json", action="store_true", help='errors as JSON: {"error": {"type", "message"}} on stdout')

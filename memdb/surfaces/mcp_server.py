@@ -49,6 +49,7 @@ from memdb.memory.text import MAX_TAG_BYTES, MAX_TAG_CHARS, normalize_tag
 from memdb.memory.timephrase import TimeWindow, find_time_phrase, local_day
 from memdb.query.results import History, Hit, Interpretation, RecallResult, said_words
 from memdb.surfaces.handle import Memory
+from memdb.surfaces.throttle import Throttle, client_address
 from memdb.surfaces.tracing import span
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 __all__ = [
+    "LOOPBACK_NAMES",
     "MISSING_EXTRA",
     "SERVE_TABLES",
     "ArgumentError",
@@ -68,7 +70,9 @@ __all__ = [
     "ToolSpec",
     "bind_port",
     "build_server",
+    "http_app",
     "load_tokens",
+    "owner_of_token",
     "read_config",
     "run",
     "serve_http",
@@ -78,6 +82,7 @@ __all__ = [
 
 MISSING_EXTRA = "memdb mcp needs the 'mcp' extra: pip install 'memdb-agent[mcp]'"
 HOST = "127.0.0.1"  # loopback only: the token map is a local convenience, not internet-grade auth
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # the Host a request to this machine may name
 DEFAULT_PORT = 8765
 MIN_TOKEN_CHARS = 16
 DECISIONS_CHARS = 20_000  # record_episode's decisions, measured as compact JSON (docs/mcp.md)
@@ -1630,39 +1635,65 @@ def load_tokens(path: str | os.PathLike[str]) -> dict[str, str]:
     return out
 
 
-def _token_owner(authorization: str | None, tokens: Mapping[str, str]) -> str | None:
-    """The owner of a ``Bearer`` token, comparing every token in constant time."""
-    if not authorization or not authorization.lower().startswith("bearer "):
-        return None
-    given = authorization[7:].strip().encode()
+def owner_of_token(token: str, tokens: Mapping[str, str]) -> str | None:
+    """The owner of ``token`` (white space around it ignored), compared with every configured
+    token in constant time: their SHA-256 digests are compared, all of one length, so the timing
+    shows neither a token's length nor how much of one a guess got right."""
+    given = hashlib.sha256(token.strip().encode()).digest()
     owner = None
-    for token, name in tokens.items():
-        if hmac.compare_digest(given, token.encode()):
+    for known, name in tokens.items():
+        if hmac.compare_digest(given, hashlib.sha256(known.encode()).digest()):
             owner = name
     return owner
 
 
-class BearerAuth:
-    """ASGI middleware: every HTTP request needs a known bearer token, or it gets 401."""
+def _token_owner(authorization: str | None, tokens: Mapping[str, str]) -> str | None:
+    """The owner of a ``Bearer`` token (``owner_of_token``)."""
+    if not authorization or not authorization.lower().startswith("bearer "):
+        return None
+    return owner_of_token(authorization[7:], tokens)
 
-    def __init__(self, app: ASGIApp, tokens: Mapping[str, str]) -> None:
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request needs a known bearer token, or it gets 401; a client
+    address that tried too many wrong ones gets 429 with ``Retry-After`` (``throttle``, shared
+    with the dashboard's sign-in in ``memdb serve``; ``memdb.surfaces.throttle``)."""
+
+    def __init__(self, app: ASGIApp, tokens: Mapping[str, str], throttle: Throttle | None = None) -> None:
         self.app = app
         self.tokens = dict(tokens)
+        self.throttle = throttle if throttle is not None else Throttle()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            # exactly one Authorization header: with two, a check of one and a use of the other could disagree
-            given = [v.decode("latin-1") for k, v in scope.get("headers", ()) if k.lower() == b"authorization"]
-            if len(given) != 1 or _token_owner(given[0], self.tokens) is None:
-                body = b'{"error": "unauthorized", "error_description": "missing or unknown bearer token (one Authorization header)"}'
-                await send({
-                    "type": "http.response.start", "status": 401,
-                    "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="memdb"'),
-                                (b"content-length", str(len(body)).encode())],
-                })  # fmt: skip
-                await send({"type": "http.response.body", "body": body})
-                return
+            address = client_address(scope)
+            # locked: refused before the token is looked at, so a guess during a lock tells nothing
+            wait = self.throttle.retry_after(address)
+            if wait is None:
+                # exactly one Authorization header: with two, a check of one and a use of the other could disagree
+                given = [v.decode("latin-1") for k, v in scope.get("headers", ()) if k.lower() == b"authorization"]
+                if len(given) == 1 and _token_owner(given[0], self.tokens) is not None:
+                    await self.app(scope, receive, send)
+                    return
+                if given:  # a tried value; a request without one (a CORS preflight, a probe) is no guess
+                    wait = self.throttle.failed(address, "MCP over HTTP")
+                if wait is None:
+                    await _refuse(send, 401, "unauthorized", "missing or unknown bearer token (one Authorization header)")
+                    return
+            await _refuse(send, 429, "too_many_requests", f"too many failed bearer tokens from this address: retry after {wait} s", wait)
+            return
         await self.app(scope, receive, send)
+
+
+async def _refuse(send: Send, status: int, error: str, description: str, retry_after: int | None = None) -> None:
+    """A JSON refusal of ``BearerAuth`` (it names no token: none is ever echoed)."""
+    body = json.dumps({"error": error, "error_description": description}).encode()
+    headers = [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="memdb"'),
+               (b"content-length", str(len(body)).encode())]  # fmt: skip
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 # --- the SDK wiring --------------------------------------------------------------------------
@@ -1846,8 +1877,21 @@ def bind_port(port: int) -> socket.socket:
     return sock
 
 
+def http_app(db: memdb.Database, tokens: Mapping[str, str], *, throttle: Throttle | None = None) -> ASGIApp:
+    """The ASGI app of ``memdb mcp --transport http``: the Host checked first (this machine's
+    names: the SDK checks it only after the token, so a page of another site resolving its name
+    to 127.0.0.1, DNS rebinding, could try tokens and lock this machine's clients out), then the
+    bearer token (``BearerAuth``, throttled per client address), then MCP at ``/mcp``."""
+    _require_sdk()
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+    server = build_server(db, tokens=tokens)
+    app = BearerAuth(server.streamable_http_app(stateless_http=True, json_response=True, host=HOST), tokens, throttle)
+    return TrustedHostMiddleware(app, allowed_hosts=list(LOOPBACK_NAMES), www_redirect=False)
+
+
 async def serve_http(db: memdb.Database, tokens: Mapping[str, str], port: int = DEFAULT_PORT, *, sock: socket.socket | None = None) -> None:
-    """Serve streamable HTTP on ``127.0.0.1:port`` (``/mcp``); each request's bearer token picks its owner.
+    """Serve streamable HTTP on ``127.0.0.1:port`` (``/mcp``, ``http_app``); each request's bearer token picks its owner.
 
     ``sock`` is a socket already bound to that port (``bind_port``); without it the port is
     bound here, and a busy one raises ConfigError. Stateless and JSON-only: no session
@@ -1857,9 +1901,7 @@ async def serve_http(db: memdb.Database, tokens: Mapping[str, str], port: int = 
     import uvicorn
 
     sock = sock or bind_port(port)
-    server = build_server(db, tokens=tokens)
-    app = BearerAuth(server.streamable_http_app(stateless_http=True, json_response=True, host=HOST), tokens)
-    config = uvicorn.Config(app, host=HOST, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(http_app(db, tokens), host=HOST, port=port, log_level="warning", lifespan="on")
     print(f"memdb mcp: serving {len(set(tokens.values()))} owner(s) on http://{HOST}:{port}/mcp", file=sys.stderr, flush=True)
     with sock:
         await uvicorn.Server(config).serve(sockets=[sock])

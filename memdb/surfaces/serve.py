@@ -20,10 +20,17 @@ One config file, the one ``memdb mcp --transport http`` reads, extended (docs/da
     max_wait = 10                 # max_wait, run_seconds, stop_after (the API key only from the
                                   # ANTHROPIC_API_KEY environment variable, never from the file)
 
-It listens on loopback. Another address needs ``--allow-remote`` and either TLS (``--tls-cert``
-and ``--tls-key``) or ``--behind-proxy`` (a reverse proxy terminating TLS in front; cookies are
-then marked Secure). The scheduler is a thread ticking every ``TICK`` seconds; the lease in the
-database (``memdb.governance.schedule``) makes it one per database across processes.
+It listens on loopback. Another address needs ``--allow-remote`` and TLS (``--tls-cert`` and
+``--tls-key``); a reverse proxy terminating TLS in front forwards to memdb on loopback, served with
+``--behind-proxy --public-host NAME`` (cookies then marked Secure; the name required, as a request
+naming neither it nor this machine is refused: DNS rebinding). The scheduler is a thread ticking
+every ``TICK`` seconds; the lease in the database (``memdb.governance.schedule``) makes it one per
+database across processes.
+
+Failed sign-ins (the dashboard's form and bearer tokens at ``/mcp``, counted together) are
+throttled per client address, the forwarded one behind the proxy: 5 within 15 minutes lock it
+for 1 minute (429 with Retry-After), each further failure then doubles the lock up to 15 minutes,
+and 15 quiet minutes after a lock forgive it (``memdb.surfaces.throttle``; docs/dashboard.md).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -38,7 +46,7 @@ import socket
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +54,9 @@ import memdb
 from memdb.errors import ConfigError, MemdbError, ValidationError
 from memdb.governance.schedule import Job, Scheduler, parse_time
 from memdb.memory.models import check_owner
-from memdb.surfaces.mcp_server import HOST, open_served, read_config
+from memdb.memory.sanitize import shown
+from memdb.surfaces.mcp_server import HOST, LOOPBACK_NAMES, open_served, read_config
+from memdb.surfaces.throttle import Throttle
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -62,6 +72,7 @@ __all__ = [
     "build_app",
     "jobs_for",
     "load_config",
+    "public_host_names",
     "run",
 ]
 
@@ -326,39 +337,77 @@ def build_app(
     secure_cookies: bool = False,
     host: str = HOST,
     behind_proxy: bool = False,
+    public_hosts: Sequence[str] = (),
+    throttle: Throttle | None = None,
 ) -> ASGIApp:
     """The one ASGI app of ``memdb serve``: the dashboard at ``/``, MCP (stateless streamable HTTP,
-    the tools of ``memdb mcp``, the same tokens) at ``/mcp``. On loopback, a request naming another
-    host is refused, unless a reverse proxy in front forwards its public name (``behind_proxy``)."""
+    the tools of ``memdb mcp``, the same tokens) at ``/mcp``, one ``throttle`` of failed sign-ins
+    and bearer tokens over both. On loopback, a request naming another host is refused, before
+    any token is looked at; behind a proxy (``behind_proxy``), one naming neither this machine nor
+    one of the ``public_hosts`` the proxy serves memdb under (``public_host_names`` checks them)."""
     _require_web()
+    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.middleware.trustedhost import TrustedHostMiddleware
 
     from memdb.surfaces.mcp_server import BearerAuth, build_server
     from memdb.surfaces.web.app import SecurityHeaders, build_dashboard
 
+    if behind_proxy and not public_hosts:
+        raise ConfigError(f"--behind-proxy: {_NEEDS_PUBLIC_HOST}")
+    public_hosts = public_host_names(public_hosts)
     server = build_server(db, tokens=config.tokens)
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    # behind a proxy the Host is the public name; the proxy, not this check, decides what reaches us.
-    # On loopback, the names of this machine only, the address listened on included ("127.0.0.2":
-    # the SDK checked only its three default names, and the dashboard refused its own address)
-    names = ["127.0.0.1", "localhost", "[::1]", f"[{host}]" if ":" in host else host]
-    names = list(dict.fromkeys(names))
-    security: TransportSecuritySettings | None = None  # a public name over TLS: the SDK's own rule
-    if behind_proxy:
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    elif _is_loopback(host):
+    # The names of this machine, the address listened on included ("127.0.0.2": the SDK checked
+    # only its three default names, and the dashboard refused its own address); behind a proxy,
+    # which listens on loopback too, the public names as well: a page of another site resolving
+    # its name to 127.0.0.1 (DNS rebinding) reaches memdb with its own name, and is refused.
+    names: list[str] | None = None
+    if behind_proxy or _is_loopback(host):
+        names = list(dict.fromkeys([*LOOPBACK_NAMES, f"[{host}]" if ":" in host else host, *(public_hosts if behind_proxy else ())]))
+    security = None  # a public address over TLS: the SDK's own rule (the certificate names the server)
+    if names is not None:
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
             allowed_hosts=[f"{n}:*" for n in names] + names,
-            allowed_origins=[f"{scheme}://{n}:*" for n in names for scheme in ("http", "https")],
+            allowed_origins=[f"{scheme}://{n}{port}" for n in names for scheme in ("http", "https") for port in ("", ":*")],
         )
     mcp_app = server.streamable_http_app(stateless_http=True, json_response=True, host=host, transport_security=security)
-    mcp = BearerAuth(mcp_app, config.tokens)
-    web: ASGIApp = build_dashboard(db, config.tokens, reviewers=config.reviewers, scheduler=scheduler, secure_cookies=secure_cookies)
-    if _is_loopback(host) and not behind_proxy:  # a page of another site resolving its name to 127.0.0.1 (DNS rebinding) gets 400
-        web = SecurityHeaders(TrustedHostMiddleware(web, allowed_hosts=names))
-    return _Dispatch(SecurityHeaders(mcp), web, db.refresh_settings)
+    throttle = throttle if throttle is not None else Throttle()  # one for both: a guess on either counts against the other
+    mcp = BearerAuth(mcp_app, config.tokens, throttle)
+    web = build_dashboard(
+        db, config.tokens, reviewers=config.reviewers, scheduler=scheduler, secure_cookies=secure_cookies, throttle=throttle
+    )
+    app: ASGIApp = _Dispatch(mcp, web, db.refresh_settings)
+    if names is not None:  # the Host first, on both surfaces: a rebinding page neither tries tokens nor locks anyone out
+        app = TrustedHostMiddleware(app, allowed_hosts=names, www_redirect=False)
+    return SecurityHeaders(app)
+
+
+_NEEDS_PUBLIC_HOST = (
+    "name the host the proxy serves memdb under with --public-host (e.g. --public-host memdb.example.org; repeat it "
+    "for more names): requests naming another host are refused"
+)
+_HOST_NAME = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*")
+
+
+def public_host_names(given: Sequence[str]) -> list[str]:
+    """The ``--public-host`` names, checked and in the form a Host header carries them (lower
+    case, an IPv6 address in brackets); ConfigError names one that is no host name (a URL, a port,
+    a path, a wildcard: the proxy serves memdb under exact names)."""
+    names = []
+    for raw in given:
+        name = raw.strip().lower().removesuffix(".")
+        try:
+            ip = ipaddress.ip_address(name.removeprefix("[").removesuffix("]"))
+        except ValueError:
+            if not _HOST_NAME.fullmatch(name):
+                raise ConfigError(
+                    f"--public-host {shown(raw, 80)}: not a host name (give the name alone, e.g. memdb.example.org: "
+                    "no scheme, port, path or wildcard)"
+                ) from None
+            names.append(name)
+        else:
+            names.append(f"[{ip}]" if ip.version == 6 else str(ip))
+    return list(dict.fromkeys(names))
 
 
 def _is_loopback(host: str) -> bool:
@@ -407,12 +456,14 @@ def run(
     tls_cert: str | None = None,
     tls_key: str | None = None,
     behind_proxy: bool = False,
+    public_hosts: Sequence[str] = (),
     demo: bool = False,
     now: dt.datetime | None = None,
     create: bool = False,
 ) -> int:
     """Entry point of ``memdb serve``: check the options, open the database, serve until stopped.
-    ``create`` starts a database where there is none (``open_served``)."""
+    ``create`` starts a database where there is none (``open_served``); ``public_hosts``, the
+    names a proxy serves memdb under, are required with ``behind_proxy`` and only with it."""
     _require_web()
     import anyio
     import uvicorn
@@ -429,6 +480,14 @@ def run(
                 f"--host {host}: a non-loopback address needs --tls-cert/--tls-key (tokens would cross the network in clear; "
                 "a reverse proxy that terminates TLS forwards to memdb on loopback, with --behind-proxy)"
             )
+    if behind_proxy and not public_hosts:
+        raise ConfigError(f"--behind-proxy: {_NEEDS_PUBLIC_HOST}")
+    if public_hosts and not behind_proxy:
+        raise ConfigError(
+            "--public-host: only with --behind-proxy (on loopback the Host is this machine's name; with --tls-cert the "
+            "certificate names the server)"
+        )
+    public_hosts = public_host_names(public_hosts)
     if demo and (db_path is not None or config is not None):
         raise ConfigError("--demo: serves the embedded demo database; leave --db and --config out")
     if not demo and (db_path is None or config is None):
@@ -449,7 +508,9 @@ def run(
                 db.configure(teams=settings.teams)  # the config is the one place teams are declared (audited)
             scheduler = Scheduler(db.episodes, jobs_for(db, settings.schedule)) if settings.schedule.enabled else None
             secure = tls_cert is not None or behind_proxy
-            app = build_app(db, settings, scheduler=scheduler, secure_cookies=secure, host=host, behind_proxy=behind_proxy)
+            app = build_app(
+                db, settings, scheduler=scheduler, secure_cookies=secure, host=host, behind_proxy=behind_proxy, public_hosts=public_hosts
+            )
             ticker = SchedulerThread(scheduler) if scheduler is not None else None
             if ticker is not None:
                 ticker.start()

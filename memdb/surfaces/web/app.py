@@ -38,6 +38,7 @@ from starlette.routing import Route
 from memdb.errors import DuplicateError, MemdbError, NotFoundError, PermissionDeniedError, ValidationError
 from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.models import Episode
+from memdb.surfaces.throttle import Throttle
 
 if TYPE_CHECKING:
     import memdb
@@ -146,16 +147,6 @@ class Sessions:
             self._by_id.pop(sid, None)
 
 
-def owner_of_token(token: str, tokens: Mapping[str, str]) -> str | None:
-    """The owner of ``token``, comparing it with every configured token in constant time."""
-    given = token.strip().encode()
-    found = None
-    for known, owner in tokens.items():
-        if hmac.compare_digest(given, known.encode()):
-            found = owner
-    return found
-
-
 @dataclass
 class Req:
     """What a page handler gets: the signed-in session, query and form fields, path parameters."""
@@ -191,6 +182,7 @@ class Dashboard:
         reviewers: Mapping[str, frozenset[str]] | None = None,
         scheduler: Scheduler | None = None,
         secure_cookies: bool = False,
+        throttle: Throttle | None = None,
     ) -> None:
         self.db = db
         self.tokens = dict(tokens)
@@ -198,6 +190,7 @@ class Dashboard:
         self.scheduler = scheduler
         self.secure = secure_cookies
         self.sessions = Sessions()
+        self.throttle = throttle if throttle is not None else Throttle()  # failed sign-ins per client address
         self._signin_key = secrets.token_bytes(32)  # signs the sign-in forms' CSRF values; a restart renews it
         loader = jinja2.PackageLoader("memdb.surfaces.web", "templates")
         self.templates = jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
@@ -368,11 +361,13 @@ def build_dashboard(
     reviewers: Mapping[str, frozenset[str]] | None = None,
     scheduler: Scheduler | None = None,
     secure_cookies: bool = False,
+    throttle: Throttle | None = None,
 ) -> SecurityHeaders:
-    """The dashboard as an ASGI app (``memdb serve`` mounts it beside MCP at ``/mcp``)."""
+    """The dashboard as an ASGI app (``memdb serve`` mounts it beside MCP at ``/mcp``, sharing
+    one ``throttle`` of failed sign-ins with it)."""
     from memdb.surfaces.web import pages
 
-    dash = Dashboard(db, tokens, reviewers=reviewers, scheduler=scheduler, secure_cookies=secure_cookies)
+    dash = Dashboard(db, tokens, reviewers=reviewers, scheduler=scheduler, secure_cookies=secure_cookies, throttle=throttle)
     routes = [Route(path, dash.page(handler, post=method == "POST"), methods=[method]) for method, path, handler in pages.ROUTES]
     routes += [
         Route("/signin", pages.signin_form(dash), methods=["GET"]),

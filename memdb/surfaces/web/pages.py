@@ -22,8 +22,10 @@ from memdb.memory.models import Episode
 from memdb.memory.sanitize import shown
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES
 from memdb.query.plan import placeholders_only, sanitized
+from memdb.surfaces.mcp_server import owner_of_token
+from memdb.surfaces.throttle import client_address
 from memdb.surfaces.web import chart
-from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, Dashboard, Req, WebError, local_time, owner_of_token, summary_shown
+from memdb.surfaces.web.app import COOKIE, SECURITY_HEADERS, Dashboard, Req, WebError, local_time, summary_shown
 
 __all__ = ["ROUTES", "signin", "signin_form", "stylesheet"]
 
@@ -524,10 +526,20 @@ def signin(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
             return dash.refusal(exc, None)
         token = (form.get("token") or [""])[0]
         target = _local((form.get("next") or ["/"])[0])
-        owner = owner_of_token(token, dash.tokens) if token else None
+        # counted only past the origin and CSRF checks: another site's page cannot lock a person's address out
+        address = client_address(request.scope)
+        wait = dash.throttle.retry_after(address)  # locked: the token is not looked at, so a guess tells nothing
+        owner = owner_of_token(token, dash.tokens) if token and wait is None else None
         if owner is None:  # never echo the token
+            error = "unknown token"
+            if wait is not None:
+                error = f"too many failed sign-ins from your address: try again in {_seconds(wait)}"
+            elif token and (wait := dash.throttle.failed(address, "dashboard sign-in")) is not None:
+                error = f"unknown token, and too many failed sign-ins from your address: try again in {_seconds(wait)}"
             cookie, value = dash.signin_value(request)
-            refused = dash.render("signin.html", None, status=401, csrf=value, next=target, error="unknown token")
+            refused = dash.render("signin.html", None, status=401 if wait is None else 429, csrf=value, next=target, error=error)
+            if wait is not None:
+                refused.headers["retry-after"] = str(wait)
             dash.signin_cookie(refused, cookie)
             return refused
         session = dash.sessions.new(owner)
@@ -536,6 +548,14 @@ def signin(dash: Dashboard) -> Callable[[Request], Awaitable[Response]]:
         return response
 
     return endpoint
+
+
+def _seconds(n: int) -> str:
+    """A wait as people read it: "45 seconds", "2 minutes" (rounded up), "15 minutes"."""
+    if n < 60:
+        return f"{n} second{'s' * (n != 1)}"
+    minutes = -(-n // 60)
+    return f"{minutes} minute{'s' * (minutes != 1)}"
 
 
 def signout(dash: Dashboard, req: Req) -> Response:

@@ -269,6 +269,8 @@ def test_a_serve_process_applies_the_config_s_teams_and_records_its_scheduled_ru
 
 
 def test_behind_a_proxy_the_public_host_name_is_accepted(tmp_path: Path) -> None:
+    """Behind a proxy, the name it serves memdb under (``--public-host``, required there; the
+    other names refused: tests/surfaces/web/test_signin_throttle.py)."""
     from starlette.testclient import TestClient
 
     from memdb.surfaces.serve import ServeConfig, build_app
@@ -276,8 +278,11 @@ def test_behind_a_proxy_the_public_host_name_is_accepted(tmp_path: Path) -> None
     with memdb.open(tmp_path / "db") as db:
         config = ServeConfig({ANA_TOKEN: "ana"})
         for behind_proxy, status in ((False, 400), (True, 200)):
-            with TestClient(build_app(db, config, behind_proxy=behind_proxy), base_url="https://memdb.example.org") as client:
+            app = build_app(db, config, behind_proxy=behind_proxy, public_hosts=["memdb.example.org"] if behind_proxy else ())
+            with TestClient(app, base_url="https://memdb.example.org") as client:
                 assert client.get("/signin").status_code == status
+        with pytest.raises(ConfigError, match="--behind-proxy: name the host the proxy serves memdb under with --public-host"):
+            build_app(db, config, behind_proxy=True)
 
 
 def test_a_token_before_its_table_is_never_echoed(tmp_path: Path) -> None:

@@ -1,0 +1,213 @@
+"""Failed sign-ins over real HTTP: the dashboard's form, ``/mcp`` beside it and ``memdb mcp
+--transport http`` lock a client address out with 429 and ``Retry-After`` (the exact time rules:
+tests/surfaces/test_throttle.py); and ``--behind-proxy`` checks the Host against the names given
+with ``--public-host``, which it requires. Before, a guesser could try tokens without limit, and
+behind a proxy any Host reached memdb (a page of another site resolving its name to 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ANA_TOKEN, BO_TOKEN
+from starlette.testclient import TestClient
+from test_serve import FULL, _free_port, _serving, _stop, write
+
+import memdb
+from memdb.cli import main as cli_main
+from memdb.surfaces.serve import ServeConfig, build_app
+
+BASE = "http://127.0.0.1:8766"
+GUESSER, OTHER = "203.0.113.7", "198.51.100.9"
+WRONG = [f"guess-{i}-not-a-token-of-anyone" for i in range(12)]
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+CONFIG = ServeConfig({ANA_TOKEN: "ana", BO_TOKEN: "bo"})
+
+
+def proxied(app: Any, base_url: str = BASE) -> TestClient:
+    """A client reaching ``app`` through a proxy on 127.0.0.1, read by uvicorn's proxy headers as
+    ``memdb serve --behind-proxy`` has it: each request's X-Forwarded-For is its client's address."""
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    return TestClient(ProxyHeadersMiddleware(app, trusted_hosts="127.0.0.1"), base_url=base_url, client=("127.0.0.1", 5000))
+
+
+def sign_in(client: TestClient, token: str, address: str = GUESSER, **headers: str) -> Any:
+    """The sign-in form posted as a browser posts it (its CSRF value, this server's Origin), from ``address``."""
+    page = client.get("/signin")
+    found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+    assert found is not None
+    return client.post("/signin", data={"csrf": found.group(1), "token": token},
+                       headers={"Origin": BASE, "X-Forwarded-For": address, **headers}, follow_redirects=False)  # fmt: skip
+
+
+def mcp(client: TestClient, token: str | None, address: str = GUESSER, **headers: str) -> Any:
+    auth = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    return client.post("/mcp", json=INITIALIZE, headers={**MCP_HEADERS, "X-Forwarded-For": address, **auth, **headers})
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Any:
+    with memdb.open(tmp_path / "db") as opened:
+        yield opened
+
+
+def test_failed_sign_ins_lock_the_address_out_of_the_dashboard(db: memdb.Database, capsys: pytest.CaptureFixture[str]) -> None:
+    with proxied(build_app(db, CONFIG)) as client:
+        assert [sign_in(client, WRONG[i]).status_code for i in range(4)] == [401] * 4
+        fifth = sign_in(client, WRONG[4])
+        assert fifth.status_code == 429 and fifth.headers["retry-after"] == "60"
+        assert "unknown token, and too many failed sign-ins from your address: try again in 1 minute" in fifth.text
+        right = sign_in(client, ANA_TOKEN)  # locked: the right token is not even looked at
+        assert right.status_code == 429 and "memdb_session" not in right.headers.get("set-cookie", "")
+        assert "too many failed sign-ins from your address: try again in 1 minute" in right.text
+        assert 0 < int(right.headers["retry-after"]) <= 60
+        ok = sign_in(client, BO_TOKEN, OTHER)  # another address signs in; its success lifts nobody's lock
+        assert ok.status_code == 303 and "memdb_session" in ok.headers["set-cookie"]
+        client.cookies.delete("memdb_session")  # (the one cookie jar: the guesser holds no session)
+        assert sign_in(client, ANA_TOKEN).status_code == 429
+    out = capsys.readouterr()
+    said = out.out + out.err
+    assert "locked for 60 s" in said
+    assert not any(secret in said for secret in [*WRONG, ANA_TOKEN, BO_TOKEN, GUESSER])  # never a value, nor the address
+
+
+def test_the_lock_ends_and_the_right_token_then_signs_in(db: memdb.Database) -> None:
+    from memdb.surfaces.throttle import Throttle
+
+    now = [0.0]
+    with proxied(build_app(db, CONFIG, throttle=Throttle(clock=lambda: now[0]))) as client:
+        for token in WRONG[:5]:
+            sign_in(client, token)
+        now[0] = 59.9
+        assert sign_in(client, ANA_TOKEN).status_code == 429
+        now[0] = 60.0
+        assert sign_in(client, ANA_TOKEN).status_code == 303
+
+
+def test_refused_forms_and_empty_tokens_are_no_failures(db: memdb.Database) -> None:
+    """Another site's page can make a person's browser post the sign-in form: refused by its
+    origin (or CSRF) check, such a post must not count, or any page could lock people out."""
+    with proxied(build_app(db, CONFIG)) as client:
+        for token in WRONG:
+            assert sign_in(client, token, Origin="http://evil.example").status_code == 403
+            forged = client.post("/signin", data={"csrf": "forged", "token": token}, headers={"Origin": BASE, "X-Forwarded-For": GUESSER})
+            assert forged.status_code == 403
+            assert sign_in(client, "").status_code == 401
+        assert sign_in(client, ANA_TOKEN).status_code == 303
+
+
+def test_mcp_and_the_dashboard_count_failures_together(db: memdb.Database) -> None:
+    with proxied(build_app(db, CONFIG)) as client:
+        assert [sign_in(client, t).status_code for t in WRONG[:3]] == [401] * 3
+        assert [mcp(client, t).status_code for t in WRONG[3:5]] == [401, 429]  # two more, at /mcp: five
+        locked = mcp(client, ANA_TOKEN)
+        assert locked.status_code == 429 and 0 < int(locked.headers["retry-after"]) <= 60
+        assert json.loads(locked.text)["error"] == "too_many_requests" and ANA_TOKEN not in locked.text
+        assert sign_in(client, ANA_TOKEN).status_code == 429
+        assert mcp(client, ANA_TOKEN, OTHER).status_code == 200  # another address is not locked
+
+
+def test_mcp_requests_without_a_token_are_no_guess(db: memdb.Database) -> None:
+    """A CORS preflight or a probe carries no Authorization: 401, never counted."""
+    with proxied(build_app(db, CONFIG)) as client:
+        assert {mcp(client, None).status_code for _ in range(12)} == {401}
+        preflight = {"Origin": BASE, "Access-Control-Request-Method": "POST", "X-Forwarded-For": GUESSER}
+        assert {client.options("/mcp", headers=preflight).status_code for _ in range(12)} == {401}
+        assert mcp(client, ANA_TOKEN).status_code == 200
+
+
+def test_memdb_mcp_over_http_is_throttled_and_checks_the_host_first(db: memdb.Database) -> None:
+    """``memdb mcp --transport http``: the SDK checked the Host after the token, so a page of
+    another site resolving its name to 127.0.0.1 told a right token (421) from a wrong one (401)."""
+    from memdb.surfaces.mcp_server import http_app
+
+    with TestClient(http_app(db, CONFIG.tokens), base_url="http://127.0.0.1:8765") as client:
+        for token in WRONG:  # another name: refused before the token, so nothing is learnt or counted
+            assert mcp(client, token, Host="evil.example:8765").status_code == 400
+        assert mcp(client, ANA_TOKEN, Host="evil.example:8765").status_code == 400
+        assert mcp(client, ANA_TOKEN).status_code == 200
+        assert [mcp(client, t).status_code for t in WRONG[:5]] == [401] * 4 + [429]
+        assert mcp(client, ANA_TOKEN).status_code == 429
+
+
+# --- behind a proxy: the public names ----------------------------------------------------------------
+
+
+def test_behind_a_proxy_only_the_public_names_and_this_machine_s_reach_memdb(db: memdb.Database) -> None:
+    app = build_app(db, CONFIG, behind_proxy=True, public_hosts=["memdb.example.org"])
+    with proxied(app, "https://memdb.example.org") as client:
+        assert client.get("/signin").status_code == 200
+        assert client.get("/signin", headers={"Host": "127.0.0.1:8766"}).status_code == 200  # a proxy that keeps its own Host
+        assert client.get("/signin", headers={"Host": "evil.example"}).status_code == 400  # DNS rebinding
+        for token in WRONG:  # refused before the token: a rebinding page neither guesses nor locks anyone out
+            assert mcp(client, token, Host="evil.example").status_code == 400
+        assert mcp(client, ANA_TOKEN, Origin="https://memdb.example.org").status_code == 200
+        assert mcp(client, ANA_TOKEN, Origin="https://evil.example").status_code == 403
+        page = client.get("/signin")
+        found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert found is not None
+        signed_in = client.post("/signin", data={"csrf": found.group(1), "token": ANA_TOKEN},
+                                headers={"Origin": "https://memdb.example.org"}, follow_redirects=False)  # fmt: skip
+        assert signed_in.status_code == 303
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--behind-proxy"], "--behind-proxy: name the host the proxy serves memdb under with --public-host (e.g. --public-host"),
+        (["--public-host", "memdb.example.org"], "--public-host: only with --behind-proxy"),
+        (["--behind-proxy", "--public-host", "https://memdb.example.org"], "--public-host 'https://memdb.example.org': not a host name"),
+        (["--behind-proxy", "--public-host", "memdb.example.org:443"], "--public-host 'memdb.example.org:443': not a host name"),
+        (["--behind-proxy", "--public-host", "*.example.org"], "'*.example.org': not a host name (give the name alone"),
+    ],
+)
+def test_behind_a_proxy_the_public_name_is_required(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    config = write(tmp_path / "memdb.toml", FULL)
+    assert cli_main(["serve", "--db", str(tmp_path / "db"), "--config", str(config), *args]) == 1
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "db").exists()  # refused before anything was opened
+
+
+def test_public_host_names_are_kept_as_a_host_header_carries_them() -> None:
+    from memdb.surfaces.serve import public_host_names
+
+    given = ["Memdb.Example.ORG", "memdb.example.org.", "::1", "[2001:db8::1]", "192.0.2.10", "memdb"]
+    assert public_host_names(given) == ["memdb.example.org", "[::1]", "[2001:db8::1]", "192.0.2.10", "memdb"]
+
+
+def test_a_serve_process_behind_a_proxy_throttles_the_forwarded_address(tmp_path: Path) -> None:
+    """The real process: the proxy (on 127.0.0.1) forwards the client's address, and each
+    forwarded address has its own count; a Host that is not the public name is refused."""
+    path = tmp_path / "db"
+    memdb.open(path).close()
+    config = write(tmp_path / "memdb.toml", FULL.replace("idle_sessions = 0", "enabled = false"))
+    port = _free_port()
+    proc = _serving(["--db", str(path), "--config", str(config), "--behind-proxy", "--public-host", "memdb.example.org"], port)
+
+    def post(token: str, client: str, host: str = "memdb.example.org") -> int:
+        headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}", "Host": host, "X-Forwarded-For": client}
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=json.dumps(INITIALIZE).encode(), headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    try:
+        assert post(ANA_TOKEN, "203.0.113.7", host="evil.example") == 400
+        assert [post(t, "203.0.113.7") for t in WRONG[:5]] == [401] * 4 + [429]
+        assert post(ANA_TOKEN, "203.0.113.7") == 429
+        assert post(ANA_TOKEN, "198.51.100.9") == 200  # another client behind the same proxy
+    finally:
+        err = _stop(proc)
+    assert "locked for 60 s" in err and "203.0.113.7" not in err and WRONG[0] not in err

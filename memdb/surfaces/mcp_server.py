@@ -1901,7 +1901,9 @@ async def serve_http(db: memdb.Database, tokens: Mapping[str, str], port: int = 
     import uvicorn
 
     sock = sock or bind_port(port)
-    config = uvicorn.Config(http_app(db, tokens), host=HOST, port=port, log_level="warning", lifespan="on")
+    # no proxy in front: uvicorn would take X-Forwarded-For from any local client (its default trusts
+    # 127.0.0.1, or $FORWARDED_ALLOW_IPS), and each guess would name an address of its own
+    config = uvicorn.Config(http_app(db, tokens), host=HOST, port=port, log_level="warning", lifespan="on", proxy_headers=False)
     print(f"memdb mcp: serving {len(set(tokens.values()))} owner(s) on http://{HOST}:{port}/mcp", file=sys.stderr, flush=True)
     with sock:
         await uvicorn.Server(config).serve(sockets=[sock])

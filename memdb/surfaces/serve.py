@@ -79,6 +79,7 @@ __all__ = [
 MISSING_EXTRA = "memdb serve needs the 'web' extra: pip install 'memdb-agent[web]'"
 DEFAULT_PORT = 8766
 TICK = 30.0  # seconds between scheduler ticks
+LOOPBACK_SOURCES = ("127.0.0.0/8", "::1")  # where a proxy on this machine connects from
 _SCHEDULE_KEYS = {"maintain", "reflect", "decay", "idle_sessions", "enabled"}
 LLM_USES = ("summarizer", "reflector", "extractor", "distiller")
 _LLM_OPTIONS = ("model", "timeout", "max_retries", "max_wait", "run_seconds", "stop_after")
@@ -522,9 +523,12 @@ def run(
                 + (f", Claude for {', '.join(settings.llm.use)}" if settings.llm is not None else ""),
                 file=sys.stderr, flush=True,
             )  # fmt: skip
+            # X-Forwarded-For only behind the proxy, and from any loopback source: the proxy reaches
+            # --host ::1 from ::1 (trusting 127.0.0.1 alone, every client there was the proxy's one
+            # address), and any local process may bind any of them, so trusting one is no safer
             uv = uvicorn.Config(
                 app, host=host, port=port, log_level="warning", lifespan="on", ssl_certfile=tls_cert, ssl_keyfile=tls_key,
-                proxy_headers=behind_proxy, forwarded_allow_ips="127.0.0.1" if behind_proxy else None,
+                proxy_headers=behind_proxy, forwarded_allow_ips=list(LOOPBACK_SOURCES) if behind_proxy else None,
             )  # fmt: skip
             # uvicorn re-raises the signal that stopped it once it has shut down; handlers of our own
             # receive it, so the scheduler stops and gives its lease up instead of the process dying first

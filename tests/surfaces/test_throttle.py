@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdb.surfaces.throttle import FIRST_LOCK, MAX_FAILURES, MAX_LOCK, WINDOW, Throttle, client_address
+from memdb.surfaces.throttle import FIRST_LOCK, LOOPBACK, MAX_FAILURES, MAX_LOCK, WINDOW, Throttle, client_address
 
 A, B = "203.0.113.7", "198.51.100.9"
 
@@ -134,6 +134,12 @@ def test_memory_is_bounded_however_many_addresses_fail(clock: Seconds) -> None:
         (("2001:db8:1:2:aaaa::1", 4000), "2001:db8:1:2::/64"),  # one host holds a whole /64
         (("2001:db8:1:2:ffff:ffff:ffff:ffff", 1), "2001:db8:1:2::/64"),
         (("::ffff:203.0.113.7", 4000), "203.0.113.7"),  # an IPv4 client on a dual-stack socket
+        # this machine, from whichever loopback address a local process binds: one count
+        (("127.0.0.1", 4000), LOOPBACK),
+        (("127.0.0.2", 4000), LOOPBACK),
+        (("127.255.255.254", 1), LOOPBACK),
+        (("::1", 4000), LOOPBACK),
+        (("::ffff:127.0.0.9", 4000), LOOPBACK),
         (("testclient", 50000), "testclient"),
         (("x" * 500, 1), "x" * 64),  # a proxy's text, bounded
         (None, ""),

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.error
-import urllib.request
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -185,23 +184,50 @@ def test_public_host_names_are_kept_as_a_host_header_carries_them() -> None:
     assert public_host_names(given) == ["memdb.example.org", "[::1]", "[2001:db8::1]", "192.0.2.10", "memdb"]
 
 
-def test_a_serve_process_behind_a_proxy_throttles_the_forwarded_address(tmp_path: Path) -> None:
-    """The real process: the proxy (on 127.0.0.1) forwards the client's address, and each
-    forwarded address has its own count; a Host that is not the public name is refused."""
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+def post_from(port: int, token: str, *, listening: str = "127.0.0.1", source: str | None = None, **headers: str) -> int:
+    """The status of an MCP initialize sent to ``listening:port`` from a connection of its own
+    (bound to ``source`` when given, as a local process may bind any loopback address), with
+    ``headers`` over the defaults (underscores for dashes: ``X_Forwarded_For``)."""
+    body = json.dumps(INITIALIZE)
+    given = {
+        "Host": f"[{listening}]:{port}" if ":" in listening else f"{listening}:{port}", **MCP_HEADERS, "Authorization": f"Bearer {token}",
+        **{name.replace("_", "-"): value for name, value in headers.items()}, "Content-Length": str(len(body)), "Connection": "close",
+    }  # fmt: skip
+    head = "".join(f"{name}: {value}\r\n" for name, value in given.items())
+    with socket.create_connection((listening, port), timeout=10, source_address=(source, 0) if source else None) as conn:
+        conn.sendall(f"POST /mcp HTTP/1.1\r\n{head}\r\n{body}".encode())
+        reply = b""
+        while chunk := conn.recv(65536):
+            reply += chunk
+    return int(reply.split()[1])
+
+
+@pytest.mark.parametrize("listening", ["127.0.0.1", "::1"])
+def test_a_serve_process_behind_a_proxy_throttles_the_forwarded_address(tmp_path: Path, listening: str) -> None:
+    """The real process: the proxy (on the loopback address memdb listens on, so ::1 for
+    ``--host ::1``) forwards the client's address, and each forwarded address has its own count;
+    a Host that is not the public name is refused. On ::1 the proxy was not trusted (only
+    127.0.0.1 was), so every client counted as the proxy's one address: one guesser locked all out."""
+    if ":" in listening and not _ipv6_loopback():
+        pytest.skip("no IPv6 loopback on this machine")
     path = tmp_path / "db"
     memdb.open(path).close()
     config = write(tmp_path / "memdb.toml", FULL.replace("idle_sessions = 0", "enabled = false"))
     port = _free_port()
-    proc = _serving(["--db", str(path), "--config", str(config), "--behind-proxy", "--public-host", "memdb.example.org"], port)
+    argv = ["--db", str(path), "--config", str(config), "--host", listening, "--behind-proxy", "--public-host", "memdb.example.org"]
+    proc = _serving(argv, port, host=listening)
 
     def post(token: str, client: str, host: str = "memdb.example.org") -> int:
-        headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}", "Host": host, "X-Forwarded-For": client}
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=json.dumps(INITIALIZE).encode(), headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return int(response.status)
-        except urllib.error.HTTPError as exc:
-            return exc.code
+        return post_from(port, token, listening=listening, Host=host, X_Forwarded_For=client)
 
     try:
         assert post(ANA_TOKEN, "203.0.113.7", host="evil.example") == 400
@@ -211,3 +237,38 @@ def test_a_serve_process_behind_a_proxy_throttles_the_forwarded_address(tmp_path
     finally:
         err = _stop(proc)
     assert "locked for 60 s" in err and "203.0.113.7" not in err and WRONG[0] not in err
+
+
+def test_on_loopback_every_local_source_address_is_one_client(tmp_path: Path) -> None:
+    """Not behind a proxy, every local process is this machine: one binding 127.0.0.2, .3, ...
+    (any of 127.0.0.0/8) for each guess had a fresh count each time, and guessed without end."""
+    path = tmp_path / "db"
+    memdb.open(path).close()
+    config = write(tmp_path / "memdb.toml", FULL.replace("idle_sessions = 0", "enabled = false"))
+    port = _free_port()
+    proc = _serving(["--db", str(path), "--config", str(config)], port)
+    try:
+        assert [post_from(port, t, source=f"127.0.{i}.{i + 2}") for i, t in enumerate(WRONG[:5])] == [401] * 4 + [429]
+        assert post_from(port, ANA_TOKEN) == 429  # from 127.0.0.1: the same machine, the same lock
+    finally:
+        err = _stop(proc)
+    assert "locked for 60 s" in err
+
+
+def test_memdb_mcp_over_http_ignores_x_forwarded_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``memdb mcp --transport http`` has no proxy in front: uvicorn read X-Forwarded-For from any
+    local client (its default trusts 127.0.0.1, and $FORWARDED_ALLOW_IPS more), so a guess naming
+    an address of its own there had a fresh count each time, and a forged one escaped a lock."""
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "*")  # the process inherits it: even so, no header is trusted
+    path = tmp_path / "db"
+    memdb.open(path).close()
+    config = write(tmp_path / "memdb.toml", f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')
+    port = _free_port()
+    proc = _serving(["--db", str(path), "--config", str(config), "--transport", "http"], port, command="mcp")
+    try:
+        guesses = [post_from(port, t, X_Forwarded_For=f"10.0.{i}.1") for i, t in enumerate(WRONG[:5])]
+        assert guesses == [401] * 4 + [429]
+        assert post_from(port, ANA_TOKEN, X_Forwarded_For="198.51.100.9") == 429  # a forged address escapes no lock
+    finally:
+        err = _stop(proc)
+    assert "locked for 60 s" in err

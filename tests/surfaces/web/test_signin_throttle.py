@@ -272,3 +272,48 @@ def test_memdb_mcp_over_http_ignores_x_forwarded_for(tmp_path: Path, monkeypatch
     finally:
         err = _stop(proc)
     assert "locked for 60 s" in err
+
+
+# --- one Host rule --------------------------------------------------------------------------------
+
+
+THIS_MACHINE = ["LOCALHOST:8766", "localhost.", "Localhost.:8766", "127.0.0.1", "127.0.0.1.:8766", "[::1]", "[0:0::1]:8766"]
+ELSEWHERE = ["evil.example", "EVIL.example.:8766", "localhost.evil.example", "localhost:80@evil", "[::2]", "[127.0.0.1]", "localhost.."]
+
+
+@pytest.mark.parametrize("surface", ["serve", "serve behind a proxy", "memdb mcp"])
+def test_one_host_rule_whatever_the_case_a_final_dot_or_the_port(db: memdb.Database, surface: str) -> None:
+    """A Host names a host whatever its case, with a final dot (the name fully qualified) and with
+    or without a port, on every surface alike; the MCP SDK compared it exactly, after the token:
+    ``LOCALHOST`` got 421 for a right token and 401 for a wrong one (counted), and memdb mcp
+    refused a bare ``127.0.0.1``. Any other name is refused before the token, and nothing counted."""
+    from memdb.surfaces.mcp_server import http_app
+
+    public = ["MEMDB.Example.org", "memdb.example.org.:443"] if surface == "serve behind a proxy" else []
+    app = {
+        "serve": lambda: build_app(db, CONFIG),
+        "serve behind a proxy": lambda: build_app(db, CONFIG, behind_proxy=True, public_hosts=["memdb.example.org"]),
+        "memdb mcp": lambda: http_app(db, CONFIG.tokens),
+    }[surface]()
+    with TestClient(app, base_url=BASE) as client:
+        for host in ELSEWHERE + ([] if public else ["memdb.example.org"]):
+            assert [mcp(client, t, Host=host).status_code for t in WRONG] == [400] * len(WRONG), host
+        for host in THIS_MACHINE + public:
+            assert mcp(client, ANA_TOKEN, Host=host).status_code == 200, host
+        assert [mcp(client, t, Host="LOCALHOST").status_code for t in WRONG[:5]] == [401] * 4 + [429]  # counted here, and only here
+
+
+def test_the_dashboard_signs_in_under_its_public_name_with_a_final_dot(db: memdb.Database) -> None:
+    """A browser at ``https://memdb.example.org./`` sends that Host and Origin: the same name."""
+    app = build_app(db, CONFIG, behind_proxy=True, public_hosts=["memdb.example.org"])
+    with TestClient(app, base_url="https://memdb.example.org.") as client:
+        page = client.get("/signin")
+        assert page.status_code == 200
+        found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert found is not None
+        signed_in = client.post("/signin", data={"csrf": found.group(1), "token": ANA_TOKEN},
+                                headers={"Origin": "https://memdb.example.org."}, follow_redirects=False)  # fmt: skip
+        assert signed_in.status_code == 303 and "memdb_session" in signed_in.headers["set-cookie"]
+        foreign = client.post("/signin", data={"csrf": found.group(1), "token": ANA_TOKEN},
+                              headers={"Origin": "https://memdb.example.org.evil.example"}, follow_redirects=False)  # fmt: skip
+        assert foreign.status_code == 403

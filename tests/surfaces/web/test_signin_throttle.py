@@ -166,6 +166,8 @@ def test_behind_a_proxy_only_the_public_names_and_this_machine_s_reach_memdb(db:
         (["--behind-proxy", "--public-host", "https://memdb.example.org"], "--public-host 'https://memdb.example.org': not a host name"),
         (["--behind-proxy", "--public-host", "memdb.example.org:443"], "--public-host 'memdb.example.org:443': not a host name"),
         (["--behind-proxy", "--public-host", "*.example.org"], "'*.example.org': not a host name (give the name alone"),
+        (["--behind-proxy", "--public-host", "[::1]:443"], "]:443': not a host name"),  # (the address itself is shown as a placeholder)
+        (["--behind-proxy", "--public-host", "[memdb]"], "--public-host '[memdb]': not a host name"),
     ],
 )
 def test_behind_a_proxy_the_public_name_is_required(

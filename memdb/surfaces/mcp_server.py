@@ -49,6 +49,7 @@ from memdb.memory.text import MAX_TAG_BYTES, MAX_TAG_CHARS, normalize_tag
 from memdb.memory.timephrase import TimeWindow, find_time_phrase, local_day
 from memdb.query.results import History, Hit, Interpretation, RecallResult, said_words
 from memdb.surfaces.handle import Memory
+from memdb.surfaces.hosts import HostCheck, sdk_security
 from memdb.surfaces.throttle import Throttle, client_address
 from memdb.surfaces.tracing import span
 
@@ -1881,13 +1882,13 @@ def http_app(db: memdb.Database, tokens: Mapping[str, str], *, throttle: Throttl
     """The ASGI app of ``memdb mcp --transport http``: the Host checked first (this machine's
     names: the SDK checks it only after the token, so a page of another site resolving its name
     to 127.0.0.1, DNS rebinding, could try tokens and lock this machine's clients out), then the
-    bearer token (``BearerAuth``, throttled per client address), then MCP at ``/mcp``."""
+    bearer token (``BearerAuth``, throttled per client address), then MCP at ``/mcp``; one Host
+    rule, ``memdb serve``'s (``memdb.surfaces.hosts``)."""
     _require_sdk()
-    from starlette.middleware.trustedhost import TrustedHostMiddleware
-
     server = build_server(db, tokens=tokens)
-    app = BearerAuth(server.streamable_http_app(stateless_http=True, json_response=True, host=HOST), tokens, throttle)
-    return TrustedHostMiddleware(app, allowed_hosts=list(LOOPBACK_NAMES), www_redirect=False)
+    security = sdk_security(LOOPBACK_NAMES)
+    mcp_app = server.streamable_http_app(stateless_http=True, json_response=True, host=HOST, transport_security=security)
+    return HostCheck(BearerAuth(mcp_app, tokens, throttle), LOOPBACK_NAMES)
 
 
 async def serve_http(db: memdb.Database, tokens: Mapping[str, str], port: int = DEFAULT_PORT, *, sock: socket.socket | None = None) -> None:
@@ -1901,7 +1902,9 @@ async def serve_http(db: memdb.Database, tokens: Mapping[str, str], port: int = 
     import uvicorn
 
     sock = sock or bind_port(port)
-    config = uvicorn.Config(http_app(db, tokens), host=HOST, port=port, log_level="warning", lifespan="on")
+    # no proxy in front: uvicorn would take X-Forwarded-For from any local client (its default trusts
+    # 127.0.0.1, or $FORWARDED_ALLOW_IPS), and each guess would name an address of its own
+    config = uvicorn.Config(http_app(db, tokens), host=HOST, port=port, log_level="warning", lifespan="on", proxy_headers=False)
     print(f"memdb mcp: serving {len(set(tokens.values()))} owner(s) on http://{HOST}:{port}/mcp", file=sys.stderr, flush=True)
     with sock:
         await uvicorn.Server(config).serve(sockets=[sock])

@@ -55,6 +55,7 @@ from memdb.errors import ConfigError, MemdbError, ValidationError
 from memdb.governance.schedule import Job, Scheduler, parse_time
 from memdb.memory.models import check_owner
 from memdb.memory.sanitize import shown
+from memdb.surfaces.hosts import HostCheck, host_form, sdk_security
 from memdb.surfaces.mcp_server import HOST, LOOPBACK_NAMES, open_served, read_config
 from memdb.surfaces.throttle import Throttle
 
@@ -79,6 +80,7 @@ __all__ = [
 MISSING_EXTRA = "memdb serve needs the 'web' extra: pip install 'memdb-agent[web]'"
 DEFAULT_PORT = 8766
 TICK = 30.0  # seconds between scheduler ticks
+LOOPBACK_SOURCES = ("127.0.0.0/8", "::1")  # where a proxy on this machine connects from
 _SCHEDULE_KEYS = {"maintain", "reflect", "decay", "idle_sessions", "enabled"}
 LLM_USES = ("summarizer", "reflector", "extractor", "distiller")
 _LLM_OPTIONS = ("model", "timeout", "max_retries", "max_wait", "run_seconds", "stop_after")
@@ -346,9 +348,6 @@ def build_app(
     any token is looked at; behind a proxy (``behind_proxy``), one naming neither this machine nor
     one of the ``public_hosts`` the proxy serves memdb under (``public_host_names`` checks them)."""
     _require_web()
-    from mcp.server.transport_security import TransportSecuritySettings
-    from starlette.middleware.trustedhost import TrustedHostMiddleware
-
     from memdb.surfaces.mcp_server import BearerAuth, build_server
     from memdb.surfaces.web.app import SecurityHeaders, build_dashboard
 
@@ -362,14 +361,9 @@ def build_app(
     # its name to 127.0.0.1 (DNS rebinding) reaches memdb with its own name, and is refused.
     names: list[str] | None = None
     if behind_proxy or _is_loopback(host):
-        names = list(dict.fromkeys([*LOOPBACK_NAMES, f"[{host}]" if ":" in host else host, *(public_hosts if behind_proxy else ())]))
-    security = None  # a public address over TLS: the SDK's own rule (the certificate names the server)
-    if names is not None:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=[f"{n}:*" for n in names] + names,
-            allowed_origins=[f"{scheme}://{n}{port}" for n in names for scheme in ("http", "https") for port in ("", ":*")],
-        )
+        names = [*LOOPBACK_NAMES, host, *(public_hosts if behind_proxy else ())]
+    # a public address over TLS: the SDK's own rule (the certificate names the server)
+    security = sdk_security(names) if names is not None else None
     mcp_app = server.streamable_http_app(stateless_http=True, json_response=True, host=host, transport_security=security)
     throttle = throttle if throttle is not None else Throttle()  # one for both: a guess on either counts against the other
     mcp = BearerAuth(mcp_app, config.tokens, throttle)
@@ -378,7 +372,7 @@ def build_app(
     )
     app: ASGIApp = _Dispatch(mcp, web, db.refresh_settings)
     if names is not None:  # the Host first, on both surfaces: a rebinding page neither tries tokens nor locks anyone out
-        app = TrustedHostMiddleware(app, allowed_hosts=names, www_redirect=False)
+        app = HostCheck(app, names)
     return SecurityHeaders(app)
 
 
@@ -395,18 +389,13 @@ def public_host_names(given: Sequence[str]) -> list[str]:
     a path, a wildcard: the proxy serves memdb under exact names)."""
     names = []
     for raw in given:
-        name = raw.strip().lower().removesuffix(".")
-        try:
-            ip = ipaddress.ip_address(name.removeprefix("[").removesuffix("]"))
-        except ValueError:
-            if not _HOST_NAME.fullmatch(name):
-                raise ConfigError(
-                    f"--public-host {shown(raw, 80)}: not a host name (give the name alone, e.g. memdb.example.org: "
-                    "no scheme, port, path or wildcard)"
-                ) from None
-            names.append(name)
-        else:
-            names.append(f"[{ip}]" if ip.version == 6 else str(ip))
+        name = host_form(raw.strip())  # an IP address included, in brackets or not
+        if name is None or not (name.startswith("[") or _HOST_NAME.fullmatch(name)):
+            raise ConfigError(
+                f"--public-host {shown(raw, 80)}: not a host name (give the name alone, e.g. memdb.example.org: "
+                "no scheme, port, path or wildcard)"
+            )
+        names.append(name)
     return list(dict.fromkeys(names))
 
 
@@ -522,9 +511,12 @@ def run(
                 + (f", Claude for {', '.join(settings.llm.use)}" if settings.llm is not None else ""),
                 file=sys.stderr, flush=True,
             )  # fmt: skip
+            # X-Forwarded-For only behind the proxy, and from any loopback source: the proxy reaches
+            # --host ::1 from ::1 (trusting 127.0.0.1 alone, every client there was the proxy's one
+            # address), and any local process may bind any of them, so trusting one is no safer
             uv = uvicorn.Config(
                 app, host=host, port=port, log_level="warning", lifespan="on", ssl_certfile=tls_cert, ssl_keyfile=tls_key,
-                proxy_headers=behind_proxy, forwarded_allow_ips="127.0.0.1" if behind_proxy else None,
+                proxy_headers=behind_proxy, forwarded_allow_ips=list(LOOPBACK_SOURCES) if behind_proxy else None,
             )  # fmt: skip
             # uvicorn re-raises the signal that stopped it once it has shut down; handlers of our own
             # receive it, so the scheduler stops and gives its lease up instead of the process dying first

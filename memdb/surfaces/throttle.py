@@ -12,8 +12,9 @@ and touches no other address. Only a tried value counts: a request with no token
 refused by its origin or CSRF check, are no failure (a page of another site cannot lock a
 person's address out through their browser).
 
-Addresses: IPv4 as is, IPv6 by its /64 (one host holds a whole /64); behind a proxy the
-forwarded address (uvicorn's ``proxy_headers`` puts it in the scope). Memory is bounded: at most
+Addresses: IPv4 as is, IPv6 by its /64 (one host holds a whole /64), every loopback address as
+one (a local process picks any source in 127.0.0.0/8, so each would be a fresh count); behind a
+proxy the forwarded address (uvicorn's ``proxy_headers`` puts it in the scope). Memory is bounded: at most
 ``max_addresses`` records, the one with the oldest failure evicted first. The clock is monotonic
 seconds, injectable (a database clock pinned by ``--now`` would never end a lock). Nothing here
 logs a token, a tried value or an address (an address is personal data).
@@ -31,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FIRST_LOCK", "MAX_ADDRESSES", "MAX_FAILURES", "MAX_LOCK", "WINDOW", "Throttle", "client_address"]
+__all__ = ["FIRST_LOCK", "LOOPBACK", "MAX_ADDRESSES", "MAX_FAILURES", "MAX_LOCK", "WINDOW", "Throttle", "client_address"]
 
 MAX_FAILURES = 5  # failed attempts within WINDOW before the first lock
 WINDOW = 15 * 60.0  # seconds
@@ -39,20 +40,24 @@ FIRST_LOCK = 60.0  # seconds; doubled by each further failure while on strike
 MAX_LOCK = 15 * 60.0  # seconds: the longest lock
 MAX_ADDRESSES = 10_000  # records kept (about 200 bytes each)
 _ADDRESS_CHARS = 64  # a forwarded address is the proxy's text: kept bounded
+LOOPBACK = "loopback"  # the one key of every loopback address
 
 
 def client_address(scope: Mapping[str, Any]) -> str:
     """The key of a request's client: its address (the forwarded one behind a trusted proxy),
-    an IPv6 one as its /64 network, anything else (a test client's name) as given, bounded."""
+    an IPv6 one as its /64 network, every loopback one as ``LOOPBACK``, anything else (a test
+    client's name) as given, bounded."""
     client = scope.get("client")
     host = str(client[0]) if client else ""
     try:
         ip = ipaddress.ip_address(host)
     except ValueError:
         return host[:_ADDRESS_CHARS]
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # ::ffff:a.b.c.d is an IPv4 client on a dual-stack socket
+    if ip.is_loopback:  # 127.0.0.2 is as much this machine as 127.0.0.1: one count, however a guesser binds
+        return LOOPBACK
     if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:  # ::ffff:a.b.c.d is an IPv4 client on a dual-stack socket
-            return str(ip.ipv4_mapped)
         return str(ipaddress.IPv6Network((ip, 64), strict=False))
     return str(ip)
 

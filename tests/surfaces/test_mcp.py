@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -718,10 +718,18 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def http_server(team: tuple[Path, dict[str, str]], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``memdb mcp --transport http`` on a free loopback port with tokens for ana and bob; yields the URL."""
-    config = tmp_path_factory.mktemp("mcp-http") / "tokens.toml"
+    with serving_http(team[0], tmp_path_factory.mktemp("mcp-http")) as url:
+        yield url
+
+
+@contextmanager
+def serving_http(db: Path, where: Path) -> Iterator[str]:
+    """A ``memdb mcp --transport http`` process of its own over ``db`` (its token file in ``where``):
+    the URL of its ``/mcp``. Its own throttle too: failed tokens counted elsewhere do not lock it."""
+    config = where / "tokens.toml"
     write_tokens(config, f'[tokens]\n"{ANA_TOKEN}" = "ana"\n"{BOB_TOKEN}" = "bob"\n')
     port = _free_port()
-    argv = ["-m", "memdb.cli", "mcp", "--db", str(team[0]), "--transport", "http", "--port", str(port)]
+    argv = ["-m", "memdb.cli", "mcp", "--db", str(db), "--transport", "http", "--port", str(port)]
     proc = subprocess.Popen(
         [sys.executable, *argv, "--config", str(config), "--now", NOW.isoformat()],
         env={**os.environ, **_env()},
@@ -822,28 +830,32 @@ def test_http_rejects_a_missing_or_wrong_token(http_server: str) -> None:
     assert isinstance(caught.value, MCPError) or caught.group_contains(MCPError)
 
 
-def test_http_refuses_two_authorization_headers(http_server: str) -> None:
-    """Two headers, even both valid or one valid: the middleware and the tools must read the same one, so neither is trusted."""
-    url = httpx2.URL(http_server)
-    for first, second in (
-        (ANA_TOKEN, BOB_TOKEN),
-        (ANA_TOKEN, "not-a-known-token"),
-        ("not-a-known-token", ANA_TOKEN),
-        (ANA_TOKEN, ANA_TOKEN),
-    ):
-        # raw bytes: an HTTP client may fold repeated headers into one line
-        request = (
-            f"POST {url.path} HTTP/1.1\r\nHost: {url.host}:{url.port}\r\nAuthorization: Bearer {first}\r\n"
-            f"Authorization: Bearer {second}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        ).encode()
-        # from an address of its own: the four refusals count as failed sign-ins, and the tests
-        # before guessed from 127.0.0.1 (the throttle locks an address at its fifth)
-        with socket.create_connection((url.host, url.port), timeout=10, source_address=("127.0.0.2", 0)) as conn:
-            conn.sendall(request)
-            reply = b""
-            while chunk := conn.recv(65536):
-                reply += chunk
+def test_http_refuses_two_authorization_headers(team: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """Two headers, even both valid or one valid: the middleware and the tools must read the same one, so neither is trusted.
+    Its own server: the four refusals count as failed sign-ins, and the module's server saw the
+    earlier tests' wrong tokens from this machine (the throttle locks it at the fifth)."""
+    with serving_http(team[0], tmp_path) as served:
+        url = httpx2.URL(served)
+        replies = [two_authorization_headers(url, first, second) for first, second in (
+            (ANA_TOKEN, BOB_TOKEN), (ANA_TOKEN, "not-a-known-token"), ("not-a-known-token", ANA_TOKEN), (ANA_TOKEN, ANA_TOKEN),
+        )]  # fmt: skip
+    for reply in replies:
         assert reply.startswith(b"HTTP/1.1 401") and b"one Authorization header" in reply, reply[:200]
+
+
+def two_authorization_headers(url: httpx2.URL, first: str, second: str) -> bytes:
+    """The reply to a POST to ``url`` carrying two Authorization headers, as raw bytes (an HTTP
+    client may fold repeated headers into one line)."""
+    request = (
+        f"POST {url.path} HTTP/1.1\r\nHost: {url.host}:{url.port}\r\nAuthorization: Bearer {first}\r\n"
+        f"Authorization: Bearer {second}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    ).encode()
+    with socket.create_connection((url.host, url.port), timeout=10) as conn:
+        conn.sendall(request)
+        reply = b""
+        while chunk := conn.recv(65536):
+            reply += chunk
+    return reply
 
 
 def test_save_lesson_lands_pending_and_private(team: tuple[Path, dict[str, str]]) -> None:

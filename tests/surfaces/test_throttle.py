@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdb.surfaces.throttle import FIRST_LOCK, MAX_FAILURES, MAX_LOCK, WINDOW, Throttle, client_address
+from memdb.surfaces.throttle import FIRST_LOCK, LOOPBACK, MAX_FAILURES, MAX_LOCK, WINDOW, Throttle, client_address
 
 A, B = "203.0.113.7", "198.51.100.9"
 
@@ -70,6 +70,32 @@ def test_failures_older_than_the_window_are_forgotten(clock: Seconds) -> None:
     assert fail(other) == [60]
 
 
+def test_the_window_slides_over_each_failure(clock: Seconds) -> None:
+    """Five failures less than a window apart, but never five within one window, never lock; the
+    window ends a window after each failure, not after the first of a batch."""
+    throttle = Throttle(clock=clock)
+    start = clock.t
+    for at in (0, 500, 1000, 1300, 1390):  # the first is 1390 s before the fifth: out of its window
+        clock.t = start + at
+        assert fail(throttle) == [None], at
+    clock.t = start + 1400  # 500 is now exactly a window old: 1000, 1300, 1390 and this one count
+    assert fail(throttle) == [None]
+    clock.t = start + 1450  # five within 450 s
+    assert fail(throttle) == [60]
+
+
+def test_a_failure_exactly_a_window_old_no_longer_counts(clock: Seconds) -> None:
+    throttle = Throttle(clock=clock)
+    start = clock.t
+    fail(throttle)
+    clock.t = start + 100
+    fail(throttle, times=3)  # the record stays alive: its last failure is recent
+    clock.t = start + WINDOW  # the first is exactly a window old: four count, this one included
+    assert fail(throttle) == [None]
+    clock.t = start + WINDOW + 1
+    assert fail(throttle) == [60]
+
+
 def test_a_quiet_window_after_the_last_lock_forgives_an_address(clock: Seconds) -> None:
     throttle = Throttle(clock=clock)
     fail(throttle, times=5)
@@ -108,6 +134,12 @@ def test_memory_is_bounded_however_many_addresses_fail(clock: Seconds) -> None:
         (("2001:db8:1:2:aaaa::1", 4000), "2001:db8:1:2::/64"),  # one host holds a whole /64
         (("2001:db8:1:2:ffff:ffff:ffff:ffff", 1), "2001:db8:1:2::/64"),
         (("::ffff:203.0.113.7", 4000), "203.0.113.7"),  # an IPv4 client on a dual-stack socket
+        # this machine, from whichever loopback address a local process binds: one count
+        (("127.0.0.1", 4000), LOOPBACK),
+        (("127.0.0.2", 4000), LOOPBACK),
+        (("127.255.255.254", 1), LOOPBACK),
+        (("::1", 4000), LOOPBACK),
+        (("::ffff:127.0.0.9", 4000), LOOPBACK),
         (("testclient", 50000), "testclient"),
         (("x" * 500, 1), "x" * 64),  # a proxy's text, bounded
         (None, ""),

@@ -38,6 +38,7 @@ from starlette.routing import Route
 from memdb.errors import DuplicateError, MemdbError, NotFoundError, PermissionDeniedError, ValidationError
 from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.models import Episode
+from memdb.surfaces.hosts import host_header
 from memdb.surfaces.throttle import Throttle
 
 if TYPE_CHECKING:
@@ -311,9 +312,15 @@ class Dashboard:
     async def posted(self, request: Request, me: Session | None) -> dict[str, list[str]]:
         """The form of a POST, after the checks every change passes: same origin, size, CSRF, no naming fields."""
         origin = request.headers.get("origin")
-        host = request.headers.get("host")
+        host = host_header(request.headers.get("host", ""))
+
+        def ours(url: str) -> bool:
+            """Whether ``url`` is of this server's host and port, compared as the Host check compares
+            (memdb.surfaces.hosts: a browser at ``memdb.example.org.`` sends its Origin with the dot)."""
+            return host is not None and host_header(urllib.parse.urlsplit(url).netloc) == host
+
         # "null" is an opaque origin (a sandboxed frame, a data: page, a redirect chain): no page of this server
-        if origin is not None and (origin == "null" or urllib.parse.urlsplit(origin).netloc != host):
+        if origin is not None and (origin == "null" or not ours(origin)):
             raise WebError(403, f"origin {origin!r}: not this server (nothing was changed)")
         if origin is None and me is None:
             # A sign-in comes from this server's page: browsers send its Origin (or at least, under
@@ -322,7 +329,7 @@ class Dashboard:
             # session's POST is kept by its session's secret token. A script signs in by sending
             # an Origin of this server, as a browser does.
             referer = request.headers.get("referer")
-            if referer is None or urllib.parse.urlsplit(referer).netloc != host:
+            if referer is None or not ours(referer):
                 raise WebError(403, "sign-in: no Origin or Referer of this server; not this server's page (nothing was changed)")
         ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if ctype != "application/x-www-form-urlencoded":

@@ -203,22 +203,23 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _serving(argv: list[str], port: int) -> subprocess.Popen[str]:
+def _serving(argv: list[str], port: int, *, command: str = "serve", host: str = "127.0.0.1") -> subprocess.Popen[str]:
+    """``memdb COMMAND --port PORT ARGV`` started, once it listens on ``host`` (its ``--host``)."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memdb.cli", "serve", "--port", str(port), *argv],
+        [sys.executable, "-m", "memdb.cli", command, "--port", str(port), *argv],
         env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + TIMEOUT
     while True:
         if proc.poll() is not None:
-            pytest.fail(f"memdb serve exited {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+            pytest.fail(f"memdb {command} exited {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            socket.create_connection((host, port), timeout=0.5).close()
             return proc
         except OSError:
             if time.monotonic() > deadline:
                 proc.kill()
-                pytest.fail("memdb serve did not start listening in time")
+                pytest.fail(f"memdb {command} did not start listening in time")
             time.sleep(0.1)
 
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.error
-import urllib.request
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +166,8 @@ def test_behind_a_proxy_only_the_public_names_and_this_machine_s_reach_memdb(db:
         (["--behind-proxy", "--public-host", "https://memdb.example.org"], "--public-host 'https://memdb.example.org': not a host name"),
         (["--behind-proxy", "--public-host", "memdb.example.org:443"], "--public-host 'memdb.example.org:443': not a host name"),
         (["--behind-proxy", "--public-host", "*.example.org"], "'*.example.org': not a host name (give the name alone"),
+        (["--behind-proxy", "--public-host", "[::1]:443"], "]:443': not a host name"),  # (the address itself is shown as a placeholder)
+        (["--behind-proxy", "--public-host", "[memdb]"], "--public-host '[memdb]': not a host name"),
     ],
 )
 def test_behind_a_proxy_the_public_name_is_required(
@@ -185,23 +186,50 @@ def test_public_host_names_are_kept_as_a_host_header_carries_them() -> None:
     assert public_host_names(given) == ["memdb.example.org", "[::1]", "[2001:db8::1]", "192.0.2.10", "memdb"]
 
 
-def test_a_serve_process_behind_a_proxy_throttles_the_forwarded_address(tmp_path: Path) -> None:
-    """The real process: the proxy (on 127.0.0.1) forwards the client's address, and each
-    forwarded address has its own count; a Host that is not the public name is refused."""
+def _ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+def post_from(port: int, token: str, *, listening: str = "127.0.0.1", source: str | None = None, **headers: str) -> int:
+    """The status of an MCP initialize sent to ``listening:port`` from a connection of its own
+    (bound to ``source`` when given, as a local process may bind any loopback address), with
+    ``headers`` over the defaults (underscores for dashes: ``X_Forwarded_For``)."""
+    body = json.dumps(INITIALIZE)
+    given = {
+        "Host": f"[{listening}]:{port}" if ":" in listening else f"{listening}:{port}", **MCP_HEADERS, "Authorization": f"Bearer {token}",
+        **{name.replace("_", "-"): value for name, value in headers.items()}, "Content-Length": str(len(body)), "Connection": "close",
+    }  # fmt: skip
+    head = "".join(f"{name}: {value}\r\n" for name, value in given.items())
+    with socket.create_connection((listening, port), timeout=10, source_address=(source, 0) if source else None) as conn:
+        conn.sendall(f"POST /mcp HTTP/1.1\r\n{head}\r\n{body}".encode())
+        reply = b""
+        while chunk := conn.recv(65536):
+            reply += chunk
+    return int(reply.split()[1])
+
+
+@pytest.mark.parametrize("listening", ["127.0.0.1", "::1"])
+def test_a_serve_process_behind_a_proxy_throttles_the_forwarded_address(tmp_path: Path, listening: str) -> None:
+    """The real process: the proxy (on the loopback address memdb listens on, so ::1 for
+    ``--host ::1``) forwards the client's address, and each forwarded address has its own count;
+    a Host that is not the public name is refused. On ::1 the proxy was not trusted (only
+    127.0.0.1 was), so every client counted as the proxy's one address: one guesser locked all out."""
+    if ":" in listening and not _ipv6_loopback():
+        pytest.skip("no IPv6 loopback on this machine")
     path = tmp_path / "db"
     memdb.open(path).close()
     config = write(tmp_path / "memdb.toml", FULL.replace("idle_sessions = 0", "enabled = false"))
     port = _free_port()
-    proc = _serving(["--db", str(path), "--config", str(config), "--behind-proxy", "--public-host", "memdb.example.org"], port)
+    argv = ["--db", str(path), "--config", str(config), "--host", listening, "--behind-proxy", "--public-host", "memdb.example.org"]
+    proc = _serving(argv, port, host=listening)
 
     def post(token: str, client: str, host: str = "memdb.example.org") -> int:
-        headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}", "Host": host, "X-Forwarded-For": client}
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/mcp", data=json.dumps(INITIALIZE).encode(), headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=10) as response:
-                return int(response.status)
-        except urllib.error.HTTPError as exc:
-            return exc.code
+        return post_from(port, token, listening=listening, Host=host, X_Forwarded_For=client)
 
     try:
         assert post(ANA_TOKEN, "203.0.113.7", host="evil.example") == 400
@@ -211,3 +239,83 @@ def test_a_serve_process_behind_a_proxy_throttles_the_forwarded_address(tmp_path
     finally:
         err = _stop(proc)
     assert "locked for 60 s" in err and "203.0.113.7" not in err and WRONG[0] not in err
+
+
+def test_on_loopback_every_local_source_address_is_one_client(tmp_path: Path) -> None:
+    """Not behind a proxy, every local process is this machine: one binding 127.0.0.2, .3, ...
+    (any of 127.0.0.0/8) for each guess had a fresh count each time, and guessed without end."""
+    path = tmp_path / "db"
+    memdb.open(path).close()
+    config = write(tmp_path / "memdb.toml", FULL.replace("idle_sessions = 0", "enabled = false"))
+    port = _free_port()
+    proc = _serving(["--db", str(path), "--config", str(config)], port)
+    try:
+        assert [post_from(port, t, source=f"127.0.{i}.{i + 2}") for i, t in enumerate(WRONG[:5])] == [401] * 4 + [429]
+        assert post_from(port, ANA_TOKEN) == 429  # from 127.0.0.1: the same machine, the same lock
+    finally:
+        err = _stop(proc)
+    assert "locked for 60 s" in err
+
+
+def test_memdb_mcp_over_http_ignores_x_forwarded_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``memdb mcp --transport http`` has no proxy in front: uvicorn read X-Forwarded-For from any
+    local client (its default trusts 127.0.0.1, and $FORWARDED_ALLOW_IPS more), so a guess naming
+    an address of its own there had a fresh count each time, and a forged one escaped a lock."""
+    monkeypatch.setenv("FORWARDED_ALLOW_IPS", "*")  # the process inherits it: even so, no header is trusted
+    path = tmp_path / "db"
+    memdb.open(path).close()
+    config = write(tmp_path / "memdb.toml", f'[tokens]\n"{ANA_TOKEN}" = "ana"\n')
+    port = _free_port()
+    proc = _serving(["--db", str(path), "--config", str(config), "--transport", "http"], port, command="mcp")
+    try:
+        guesses = [post_from(port, t, X_Forwarded_For=f"10.0.{i}.1") for i, t in enumerate(WRONG[:5])]
+        assert guesses == [401] * 4 + [429]
+        assert post_from(port, ANA_TOKEN, X_Forwarded_For="198.51.100.9") == 429  # a forged address escapes no lock
+    finally:
+        err = _stop(proc)
+    assert "locked for 60 s" in err
+
+
+# --- one Host rule --------------------------------------------------------------------------------
+
+
+THIS_MACHINE = ["LOCALHOST:8766", "localhost.", "Localhost.:8766", "127.0.0.1", "127.0.0.1.:8766", "[::1]", "[0:0::1]:8766"]
+ELSEWHERE = ["evil.example", "EVIL.example.:8766", "localhost.evil.example", "localhost:80@evil", "[::2]", "[127.0.0.1]", "localhost.."]
+
+
+@pytest.mark.parametrize("surface", ["serve", "serve behind a proxy", "memdb mcp"])
+def test_one_host_rule_whatever_the_case_a_final_dot_or_the_port(db: memdb.Database, surface: str) -> None:
+    """A Host names a host whatever its case, with a final dot (the name fully qualified) and with
+    or without a port, on every surface alike; the MCP SDK compared it exactly, after the token:
+    ``LOCALHOST`` got 421 for a right token and 401 for a wrong one (counted), and memdb mcp
+    refused a bare ``127.0.0.1``. Any other name is refused before the token, and nothing counted."""
+    from memdb.surfaces.mcp_server import http_app
+
+    public = ["MEMDB.Example.org", "memdb.example.org.:443"] if surface == "serve behind a proxy" else []
+    app = {
+        "serve": lambda: build_app(db, CONFIG),
+        "serve behind a proxy": lambda: build_app(db, CONFIG, behind_proxy=True, public_hosts=["memdb.example.org"]),
+        "memdb mcp": lambda: http_app(db, CONFIG.tokens),
+    }[surface]()
+    with TestClient(app, base_url=BASE) as client:
+        for host in ELSEWHERE + ([] if public else ["memdb.example.org"]):
+            assert [mcp(client, t, Host=host).status_code for t in WRONG] == [400] * len(WRONG), host
+        for host in THIS_MACHINE + public:
+            assert mcp(client, ANA_TOKEN, Host=host).status_code == 200, host
+        assert [mcp(client, t, Host="LOCALHOST").status_code for t in WRONG[:5]] == [401] * 4 + [429]  # counted here, and only here
+
+
+def test_the_dashboard_signs_in_under_its_public_name_with_a_final_dot(db: memdb.Database) -> None:
+    """A browser at ``https://memdb.example.org./`` sends that Host and Origin: the same name."""
+    app = build_app(db, CONFIG, behind_proxy=True, public_hosts=["memdb.example.org"])
+    with TestClient(app, base_url="https://memdb.example.org.") as client:
+        page = client.get("/signin")
+        assert page.status_code == 200
+        found = re.search(r'name="csrf" value="([^"]+)"', page.text)
+        assert found is not None
+        signed_in = client.post("/signin", data={"csrf": found.group(1), "token": ANA_TOKEN},
+                                headers={"Origin": "https://memdb.example.org."}, follow_redirects=False)  # fmt: skip
+        assert signed_in.status_code == 303 and "memdb_session" in signed_in.headers["set-cookie"]
+        foreign = client.post("/signin", data={"csrf": found.group(1), "token": ANA_TOKEN},
+                              headers={"Origin": "https://memdb.example.org.evil.example"}, follow_redirects=False)  # fmt: skip
+        assert foreign.status_code == 403

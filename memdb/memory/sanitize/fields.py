@@ -368,11 +368,15 @@ def tags_as_stored(sanitize: Callable[[dict[str, str]], dict[str, str]], tags: S
 TAG_FORMS: Final = ("~normalised", "~spaced")
 """The other forms of a tag holding a digit that capture sanitizes too, by the suffix of their
 slot's name (``tags[0]~normalised``): its normal form, where "4111_1111_1111_1111" is a card, and
-its separators read as spaces, where "415 200 0000-415 200 0000" is two phones (one long number in
-both other forms)."""
+its separators read as spaces but a date's (``_spaced``), where "415/200/0000" is a phone (no
+phone in text or in the normal form, which keeps the "/": test_joined_ids.py)."""
 
-# Separators between a tag's numbers: the spaced form reads each run of them as one space
-_TAG_SEPARATORS: Final = re.compile(r"[\s_./-]+")
+# Separators between a tag's numbers: the spaced form reads each run of them as one space, but a
+# date's, which is kept whole: spaced, a range "2024-06-01-2024-06-30" read "06 01 2024 06 30" a phone
+_TAG_SEPARATORS: Final = re.compile(
+    r"(?P<date>(?<![0-9])(?:(?:19|20)[0-9]{2}(?P<s>[./_-])(?:0[1-9]|1[0-2])(?P=s)(?:0[1-9]|[12][0-9]|3[01])"
+    r"|(?:0[1-9]|[12][0-9]|3[01])(?P<t>[./_-])(?:0[1-9]|1[0-2])(?P=t)(?:19|20)[0-9]{2})(?![0-9]))|[\s_./-]+"
+)
 # Digits a stored tag could still name a person or an account by: seven or more, however parted
 # (normalising drops or dashes whatever is no letter or digit between them)
 _LONG_NUMBER: Final = re.compile(r"\d(?:[\W_]*\d){6,}")
@@ -381,12 +385,17 @@ _LONG_NUMBER: Final = re.compile(r"\d(?:[\W_]*\d){6,}")
 def _tag_forms(tag: str) -> dict[str, str]:
     """The forms of ``tag`` other than as given, by ``TAG_FORMS`` suffix, each once and unlike
     ``tag``. Raises ValidationError if the tag does not normalise."""
-    forms = {"~normalised": normalize_tag(tag), "~spaced": _TAG_SEPARATORS.sub(" ", tag).strip()}
+    forms = {"~normalised": normalize_tag(tag), "~spaced": _spaced(tag)}
     kept: dict[str, str] = {}
     for suffix, form in forms.items():
         if form != tag and form not in kept.values():
             kept[suffix] = form
     return kept
+
+
+def _spaced(text: str) -> str:
+    """``text`` with each run of separators one space, dates aside (``_TAG_SEPARATORS``)."""
+    return _TAG_SEPARATORS.sub(lambda m: m.group() if m.group("date") else " ", text).strip()
 
 
 def _said_of_tag(flat: Mapping[str, str], clean: Mapping[str, str], name: str, alts: Sequence[str]) -> str:

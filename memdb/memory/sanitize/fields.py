@@ -99,6 +99,7 @@ def strings_in(value: Any) -> Iterator[str]:
 _INT_AS_TEXT = 10**6  # a number this large may be a card, phone or account number: it is sanitized as its digits
 _NOT_WALKED = frozenset({"kind", "session", "tool", "cites"})  # checked as identifiers, never rewritten
 _HAS_DIGIT = re.compile(r"\d")
+_THREE_DIGITS = re.compile(r"\d(?:\D*\d){2}")  # the fewest a value holds: a CVC after its label, "cvc-947"
 
 
 class _Slot:
@@ -257,7 +258,7 @@ def _flatten(
         # stored as given, but read as a tag is with its separators as spaces too: "415-200-0000_ref"
         # kept the phone glued to "_" (a participant withheld as a secret is one placeholder already)
         for person in people:
-            if type(person) is _Slot and not person.name.startswith(SECRET_FIELD) and _HAS_DIGIT.search(text := flat[person.name]):
+            if type(person) is _Slot and not person.name.startswith(SECRET_FIELD) and _THREE_DIGITS.search(text := flat[person.name]):
                 if (spaced := _spaced(text)) != text:
                     person.alts = (slot(spaced, f"{person.name}~spaced").name,)
 

@@ -40,7 +40,8 @@ detector never touches a span an earlier one claimed:
     CARD     13-19 digits, optional single spaces/dashes (or dots or slashes between groups of
              four), first digit 2-6 (payment cards), Luhn checked
     SSN      US ``ddd-dd-dddd`` or ``ddd dd dddd`` without the never-issued areas 000/666/9xx,
-             group 00, serial 0000
+             group 00, serial 0000; each of a run of them and NANP phones joined by a bare "-"
+             (``010-01-1000-001-01-0001``), which neither reads alone
     IP       IPv6 (with at least one decimal digit) and IPv4 (zero-padded parts too), validated with
              :mod:`ipaddress`, and the address an EC2 host name spells (``ip-10-20-30-40``)
     PHONE    ``+`` international forms (8-15 digits), NANP ``(415) 555-0132``/``415-555-0132``,
@@ -1901,6 +1902,32 @@ _PHONE_NATIONAL: Final = re.compile(
 )
 
 
+# SSNs and NANP phones joined by a bare "-" ("010-01-1000-001-01-0001", "415 200 0000-415 200 0001"):
+# each refuses a "-" and a digit beside it (a longer dashed number is no SSN), so the run kept both
+# whole in text, and in a tag in every reading of it. A run that parts into such values only, three
+# groups each, is them.
+_JOINED_PART: Final = re.compile(r"[0-9]{3}[ .-][0-9]{2,3}[ .-][0-9]{4}")
+_JOINED: Final = re.compile(rf"(?<![0-9])(?<![0-9][ .-]){_JOINED_PART.pattern}(?:-{_JOINED_PART.pattern})+(?![0-9]|[ .-][0-9])")
+_JOINED_MIN: Final = len("123-45-6789-123-45-6789")
+
+
+def _detect_joined(p: _Pass) -> None:
+    """Each SSN or NANP phone of a run of them joined by "-" (``_JOINED``), as it is found alone."""
+    size = len(p.text)
+    for start, end, cluster in p.clusters:
+        if len(cluster) < _JOINED_MIN or "-" not in cluster:
+            continue
+        for run in _JOINED.finditer(p.text, start, min(size, end + 2)):
+            for part in _JOINED_PART.finditer(run.group()):
+                value = part.group()
+                kind = "SSN" if _SSN.fullmatch(value) else "PHONE" if _PHONE_NANP.fullmatch(value) else None
+                if kind is not None:
+                    p.claim(run.start() + part.start(), run.start() + part.end(), kind, _digits(value))
+
+
+_CLUSTERED.add(_detect_joined)
+
+
 def _trunk_fits(cluster: str) -> bool:
     # the leading 0 must start a number: at the cluster start or after a space, a slash or parenthesis
     return len(cluster) >= 11 and (cluster[0] == "0" or " 0" in cluster or "(0" in cluster or ")0" in cluster or "/0" in cluster)
@@ -2010,6 +2037,7 @@ _DETECTORS: Final[tuple[Detector, ...]] = (
     _detect_gov_ids,
     _clustered("CARD", _CARD, _card, lambda c: len(c) >= 13),
     _clustered("SSN", _SSN, _entire(_digits), lambda c: len(c) >= 11 and ("-" in c or " " in c)),
+    _detect_joined,  # after the SSNs and cards, so no run of them takes a value that is one
     _detect_ipv6,
     _clustered("IP", _IPV4, _entire(_ipv4_key), lambda c: c.count(".") >= 3),
     _whole("IP", _AWS_HOST, _aws_host, lambda t: "ip-" in t),

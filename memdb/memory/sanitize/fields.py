@@ -21,6 +21,7 @@ import itertools
 import json
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, NamedTuple
@@ -98,13 +99,14 @@ def strings_in(value: Any) -> Iterator[str]:
 _INT_AS_TEXT = 10**6  # a number this large may be a card, phone or account number: it is sanitized as its digits
 _NOT_WALKED = frozenset({"kind", "session", "tool", "cites"})  # checked as identifiers, never rewritten
 _HAS_DIGIT = re.compile(r"\d")
+_THREE_DIGITS = re.compile(r"\d(?:\D*\d){2}")  # the fewest a value holds: a CVC after its label, "cvc-947"
 
 
 class _Slot:
-    """Where a sanitized string goes back. ``alts`` name a tag's other forms (``TAG_FORMS``),
-    sanitized too: normalising makes ``4111_1111_1111_1111`` a card (``4111-1111-1111-1111``). ``number``
-    is the int or float read as its digits, given back if they held nothing. ``tag``: one of the
-    episode's tags, given back as ``marked_tag`` makes it."""
+    """Where a sanitized string goes back. ``alts`` name a tag's or a participant's other forms
+    (``TAG_FORMS``), sanitized too: normalising makes ``4111_1111_1111_1111`` a card
+    (``4111-1111-1111-1111``). ``number`` is the int or float read as its digits, given back if
+    they held nothing. ``tag``: one of the episode's tags, given back as ``marked_tag`` makes it."""
 
     __slots__ = ("alts", "name", "number", "tag")
 
@@ -194,10 +196,11 @@ def _flatten(
                 labels = not hidden and not isinstance(v, Mapping) and label_of_key(k) is not None
                 items.append((key, walk(v, (*path, k), f"{name}.{i}", hidden, depth + 1, k if labels else None)))
             return _Dict(items, path)
-        if isinstance(value, (list, tuple)) and path == ("tags",):
-            # tags are no argv, and a tag naming a secret hides only a next one that is no tag word
-            # (``_tags_named_secret``): ["api-key", "billing"] kept "withheld-secret" for "billing"
-            held = _tags_named_secret(value)
+        if isinstance(value, (list, tuple)) and (ordinary := _ORDINARY_ITEM.get(path)) is not None:
+            # tags and participants are no argv nor header pairs: an item naming a secret hides only
+            # a next one that is no tag word or name (``_held_after_labels``): ["api-key", "billing"]
+            # kept "withheld-secret" for "billing", ["bob", "password", "hunter2"] kept "hunter2"
+            held = _held_after_labels(value, ordinary)
             return [walk(v, (*path, i), f"{name}[{i}]", secret or i in held, depth + 1, label) for i, v in enumerate(value)]
         if isinstance(value, (list, tuple)):
             # ["X-Api-Key", "..."]: a pair whose first item names a secret holds one (headers as pairs)
@@ -250,6 +253,14 @@ def _flatten(
                 except ValidationError:
                     continue  # the model names the bad tag
                 tag.alts = tuple(slot(form, f"{tag.name}{suffix}").name for suffix, form in forms.items())
+    people = skeleton.get("participants")
+    if isinstance(people, list):
+        # stored as given, but read as a tag is with its separators as spaces too: "415-200-0000_ref"
+        # kept the phone glued to "_" (a participant withheld as a secret is one placeholder already)
+        for person in people:
+            if type(person) is _Slot and not person.name.startswith(SECRET_FIELD) and _THREE_DIGITS.search(text := flat[person.name]):
+                if (spaced := _spaced(text)) != text:
+                    person.alts = (slot(spaced, f"{person.name}~spaced").name,)
 
     def fill(value: Any, clean: dict[str, str], said: dict[str, str] | None) -> Any:
         """``said``, if given, takes what each tag keeps (``_Rebuilt.said``)."""
@@ -257,10 +268,12 @@ def _flatten(
             text = clean[value.name]
             if value.tag:
                 if value.alts or text != flat[value.name]:  # else, as for most tags, it is kept as given
-                    text = _said_of_tag(flat, clean, value.name, value.alts)
+                    text = _said_of_forms(flat, clean, value.name, value.alts)
                 if said is not None:
                     said[value.name.removeprefix(SECRET_FIELD)] = text or (TAG_MARKER if value.alts else "")
                 return TAG_MARKER if not text and value.alts else marked_tag(text, flat[value.name])  # "": the model names it
+            if value.alts:  # a participant: the form that found every value, placeholders kept
+                return _said_of_forms(flat, clean, value.name, value.alts) or TAG_MARKER
             if value.number is not None and text == flat[value.name]:
                 return value.number
             return text
@@ -360,7 +373,7 @@ def tags_as_stored(sanitize: Callable[[dict[str, str]], dict[str, str]], tags: S
     the address on disk. ``after``: placeholders the sanitizer numbers after (a query's text)."""
     flat, rebuild = _flatten({"tags": list(tags)}, "tags", ())
     read = rebuild(sanitize({**flat, "~placeholders": after} if after else flat), True)
-    # a tag held as a secret (``_tags_named_secret``) is named as any other: ``tags[1]``
+    # a tag held as a secret (``_held_after_labels``) is named as any other: ``tags[1]``
     clean = {name.removeprefix(SECRET_FIELD): text for name, text in read.clean.items()}
     return StoredTags(read.record["tags"], [read.said.get(f"tags[{i}]", "") for i in range(len(tags))], clean)
 
@@ -368,11 +381,16 @@ def tags_as_stored(sanitize: Callable[[dict[str, str]], dict[str, str]], tags: S
 TAG_FORMS: Final = ("~normalised", "~spaced")
 """The other forms of a tag holding a digit that capture sanitizes too, by the suffix of their
 slot's name (``tags[0]~normalised``): its normal form, where "4111_1111_1111_1111" is a card, and
-its separators read as spaces, where "415 200 0000-415 200 0000" is two phones (one long number in
-both other forms)."""
+its separators read as spaces but a date's (``_spaced``), where "415/200/0000" is a phone (no
+phone in text or in the normal form, which keeps the "/": test_joined_ids.py). A participant is
+read in its spaced form too (it is stored as given, never normalised)."""
 
-# Separators between a tag's numbers: the spaced form reads each run of them as one space
-_TAG_SEPARATORS: Final = re.compile(r"[\s_./-]+")
+# Separators between a tag's numbers: the spaced form reads each run of them as one space, but a
+# date's, which is kept whole: spaced, a range "2024-06-01-2024-06-30" read "06 01 2024 06 30" a phone
+_TAG_SEPARATORS: Final = re.compile(
+    r"(?P<date>(?<![0-9])(?:(?:19|20)[0-9]{2}(?P<s>[./_-])(?:0[1-9]|1[0-2])(?P=s)(?:0[1-9]|[12][0-9]|3[01])"
+    r"|(?:0[1-9]|[12][0-9]|3[01])(?P<t>[./_-])(?:0[1-9]|1[0-2])(?P=t)(?:19|20)[0-9]{2})(?![0-9]))|[\s_./-]+"
+)
 # Digits a stored tag could still name a person or an account by: seven or more, however parted
 # (normalising drops or dashes whatever is no letter or digit between them)
 _LONG_NUMBER: Final = re.compile(r"\d(?:[\W_]*\d){6,}")
@@ -381,7 +399,7 @@ _LONG_NUMBER: Final = re.compile(r"\d(?:[\W_]*\d){6,}")
 def _tag_forms(tag: str) -> dict[str, str]:
     """The forms of ``tag`` other than as given, by ``TAG_FORMS`` suffix, each once and unlike
     ``tag``. Raises ValidationError if the tag does not normalise."""
-    forms = {"~normalised": normalize_tag(tag), "~spaced": _TAG_SEPARATORS.sub(" ", tag).strip()}
+    forms = {"~normalised": normalize_tag(tag), "~spaced": _spaced(tag)}
     kept: dict[str, str] = {}
     for suffix, form in forms.items():
         if form != tag and form not in kept.values():
@@ -389,8 +407,13 @@ def _tag_forms(tag: str) -> dict[str, str]:
     return kept
 
 
-def _said_of_tag(flat: Mapping[str, str], clean: Mapping[str, str], name: str, alts: Sequence[str]) -> str:
-    """What the tag of slot ``name`` keeps, sanitized: its text as given or another form's (slots
+def _spaced(text: str) -> str:
+    """``text`` with each run of separators one space, dates aside (``_TAG_SEPARATORS``)."""
+    return _TAG_SEPARATORS.sub(lambda m: m.group() if m.group("date") else " ", text).strip()
+
+
+def _said_of_forms(flat: Mapping[str, str], clean: Mapping[str, str], name: str, alts: Sequence[str]) -> str:
+    """What the tag or participant of slot ``name`` keeps, sanitized: its text as given or another form's (slots
     ``alts``), the first that found every value the others did, counted by kind and place; else
     the placeholders of all; and those alone when what is kept still holds a long number beside a
     withheld value. Each form can miss a value another finds, and some none finds:
@@ -446,7 +469,7 @@ def _names_a_header_secret(name: str) -> bool:
 
 
 # A tag naming a secret holds none ("password", "api-key", "token", "smtp pass", "auth:", "pin";
-# ``_names_a_secret_tag``), but the tag after it may: ["password", "hunter2"] is a label and its
+# ``_names_a_secret_label``), but the tag after it may: ["password", "hunter2"] is a label and its
 # value. That next tag is withheld unless it reads as an ordinary tag (``_ordinary_tag``): one or
 # two words (parted by "-", "_", ".", "/" or spaces) of ASCII letters only, at most 14 a word, each
 # either of at most four letters ("jwt", "ssh", "iOS") or with a vowel, no five consonants in a
@@ -481,8 +504,8 @@ def _ordinary_tag(tag: str) -> bool:
     return 1 <= len(words) <= 2 and all(_ordinary_word(w) for w in words)
 
 
-def _names_a_secret_tag(label: str) -> bool:
-    """Whether the tag ``label`` names a secret the next tag may hold: as typed, in its normal form
+def _names_a_secret_label(label: str) -> bool:
+    """Whether the tag or participant ``label`` names a secret the next item may hold: as typed, in its normal form
     ("smtp pass" is "smtp-pass", as stored: read as typed only, the value was stored raw and
     withheld when the stored tags were recorded again) and without a trailing ":" or "="
     ("password:", "pin :"); capture's own marker names none."""
@@ -497,17 +520,45 @@ def _names_a_secret_tag(label: str) -> bool:
     return _PIN_TAG.fullmatch(bare) is not None or any(is_secret_key(form) for form in forms)
 
 
-def _tags_named_secret(tags: Sequence[Any]) -> set[int]:
-    """The places of ``tags`` whose tag is no ordinary tag and follows one naming a secret (the
-    rule above): each is a secret whole, as a header's value is."""
+# A participant after one naming a secret (["bob", "api-key", "zk3qp9xl2mn8"]) is withheld the same
+# way unless it reads as a name: one to three words parted by spaces, each of one or two parts
+# joined by "-", "." or an apostrophe ("Jean-Luc", "Dr.", "O'Brien"), each part an ordinary tag
+# word once its accents are dropped ("María") or letters of another script ("李雷"). A passphrase of
+# four words is withheld, one of three plain words ("correct horse battery") kept, as "dragon" is.
+_NAME_JOINS: Final = re.compile("[-.'’]")
+
+
+def _ordinary_name(name: str) -> bool:
+    """Whether a participant reads as a name, not a value (the rule above)."""
+    words = name.split()
+    if not 1 <= len(words) <= 3:
+        return False
+    for word in words:
+        parts = [part for part in _NAME_JOINS.split(word) if part]
+        if not 1 <= len(parts) <= 2:
+            return False
+        for part in parts:
+            plain = "".join(c for c in unicodedata.normalize("NFKD", part) if not unicodedata.combining(c))
+            if not (_ordinary_word(plain) if plain.isascii() else part.isalpha()):
+                return False
+    return True
+
+
+def _held_after_labels(items: Sequence[Any], ordinary: Callable[[str], bool]) -> set[int]:
+    """The places of ``items`` (tags or participants) whose item is not ``ordinary`` and follows
+    one naming a secret (the rules above): each is a secret whole, as a header's value is."""
     held = set()
-    for i in range(1, len(tags)):
-        tag, label = tags[i], tags[i - 1]
-        if isinstance(tag, str) and _ordinary_tag(tag):  # most tags: no label's value whatever comes before
+    for i in range(1, len(items)):
+        item, label = items[i], items[i - 1]
+        if isinstance(item, str) and ordinary(item):  # most items: no label's value whatever comes before
             continue
-        if isinstance(label, str) and _names_a_secret_tag(label):
+        if isinstance(label, str) and _names_a_secret_label(label):
             held.add(i)
     return held
+
+
+# The lists read item after item (``_held_after_labels``), by their path, with what an ordinary item is
+_ORDINARY_ITEM: Final[dict[tuple[str | int, ...], Callable[[str], bool]]] = {("tags",): _ordinary_tag, ("participants",): _ordinary_name}
 
 
 def _path_text(path: tuple[str | int, ...]) -> str:

@@ -378,7 +378,7 @@ class OwnerQueries:
         too (``withheld_tags``), and nothing can match where a tag it needs was (``tag_filters``)."""
         found, withheld = text_terms(text, self._layer.sanitizer, refuse_withheld=refuse_withheld)
         filters = tag_filters(self._layer.sanitizer, tags=tags, any_tags=any_tags, scope_tags=scope_tags, after=withheld)
-        terms = self._identifiers_asked(found, include_archived)
+        terms = self._identifiers_asked(found, include_archived) if found else found
         named: tuple[str, ...] = ()
         if terms:  # (the memo is the owner's stamps read: none for a recall without words)
             memo = self._layout.text.memo(self.name)

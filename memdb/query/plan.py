@@ -336,8 +336,8 @@ def tag_filters(
     # five-match time+tag recall's profile at 100k). Tags given as a list or tuple of strings are
     # looked up as given: only tags that were checked are kept, so a second call of the same needs
     # no check (3 us of a 100 us recall at 1M)
-    plain = [_strings(values) for values in (tags, any_tags, scope_tags)]
-    if type(sanitizer) is RegexSanitizer and None not in plain and any(plain):
+    plain = (_strings(tags), _strings(any_tags), _strings(scope_tags))
+    if type(sanitizer) is RegexSanitizer and None not in plain and plain != _NO_TAGS:
         after = tuple(after)  # read once: a generator too
         cached = _TAG_FILTERS.get((id(sanitizer), known_secrets(), *plain, after))
         if cached is not None and cached[0] is sanitizer:
@@ -361,11 +361,19 @@ def tag_filters(
 
 def _strings(values: Iterable[str]) -> tuple[str, ...] | None:
     """``values`` as a tuple when given as a list or tuple of strings, else None."""
+    if values == ():
+        return ()
     if type(values) is not tuple:
         if type(values) is not list:
             return None
         values = tuple(values)
-    return values if all(type(v) is str for v in values) else None
+    for v in values:
+        if type(v) is not str:
+            return None
+    return values
+
+
+_NO_TAGS: Final = ((), (), ())
 
 
 _TAG_FILTERS: dict[tuple[Any, ...], tuple[Sanitizer, TagFilters]] = {}

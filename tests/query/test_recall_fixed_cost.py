@@ -6,7 +6,10 @@ answer made and need not; the answers themselves are pinned by the reference tes
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import datetime as dt
+import pickle
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ import memdb
 from memdb import native
 from memdb.memory.postings import TextIndex
 from memdb.query import engine, plan
+from memdb.query.results import Interpretation
 
 pytestmark = pytest.mark.usefixtures("backend")  # on LMDB and on PostgreSQL (tests/conftest.py)
 
@@ -140,3 +144,24 @@ def test_a_small_recall_takes_few_round_trips(db: memdb.Database) -> None:
         mem.recall(tags=["billing"], **window)
         counts.append(db.store.round_trips - before)  # type: ignore[attr-defined]
     assert counts[0] <= 5 and counts[1] <= 4, counts
+
+
+def test_an_interpretation_made_at_once_is_the_dataclass_it_was() -> None:
+    """``Interpretation`` sets its 27 fields in one step (every recall and question makes one): by
+    keyword, with the defaults, equal, hashed, replaced, copied and pickled as before, and still
+    frozen; an unknown keyword or a positional argument is refused."""
+    made = Interpretation(tags=("billing",), terms=("deploy",), kind="debug")
+    assert made == Interpretation(kind="debug", terms=("deploy",), tags=("billing",))
+    assert hash(made) == hash(Interpretation(tags=("billing",), terms=("deploy",), kind="debug"))
+    assert made.outcome is None and made.terms_required and made.zone == "UTC" and made.count is None
+    assert [f.name for f in dataclasses.fields(made)] == list(vars(made))
+    assert dataclasses.replace(made, zone="Europe/Paris") == made  # the zone takes no part in equality
+    assert dataclasses.replace(made, kind=None) == Interpretation(tags=("billing",), terms=("deploy",))
+    assert copy.copy(made) == made and pickle.loads(pickle.dumps(made)) == made
+    assert repr(made).startswith("Interpretation(window=None, tags=('billing',), any_tags=(), terms=('deploy',)")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.kind = "review"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tag'"):
+        Interpretation(tag="billing")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Interpretation(None)

@@ -1820,7 +1820,8 @@ class OwnerQueries:
             g, subs = whole
             keys, packed = g.raw_columns(subs, q.lo, q.hi)
             text = self._layout.text
-            found = Matches(column=RangeColumn(keys, lambda: entry_codes(packed, text.levels_of(owner)), len(g.key(subs))))
+            prefix = len(st.parent_key(g, subs))
+            found = Matches(column=RangeColumn(keys, lambda: entry_codes(packed, text.levels_of(owner)), prefix))
             if q.include_archived:
                 found.archived = self._archived_matches(q, cap=None)
             if q.include_superseded:
@@ -2520,13 +2521,14 @@ class OwnerQueries:
         for j, (eid, h, hits) in enumerate(archived):
             heads.append((eid, (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0), hits, bm25[hot_count + j] if q.terms else 0.0))
         boost = frozenset(q.boost_tags)
+        # (``now_us - ts_us if ts_us < now_us else 0``: the age, never negative, without a call of max)
         if q.terms:
             scores = [
-                0.9 * text / top_text + 0.05 * rel + 0.05 * 0.5 ** (max(now_us - ts_us, 0) / WEEK_US)
+                0.9 * text / top_text + 0.05 * rel + 0.05 * 0.5 ** ((now_us - ts_us if ts_us < now_us else 0) / WEEK_US)
                 for _, (_, ts_us, rel), _, text in heads
             ]
         else:
-            scores = [0.6 * rel + 0.4 * 0.5 ** (max(now_us - ts_us, 0) / WEEK_US) for _, (_, ts_us, rel), _, _ in heads]
+            scores = [0.6 * rel + 0.4 * 0.5 ** ((now_us - ts_us if ts_us < now_us else 0) / WEEK_US) for _, (_, ts_us, rel), _, _ in heads]
         if boost:
             scores = [s + 0.1 if not boost.isdisjoint(h["tags"]) else s for s, (_, (h, _, _), _, _) in zip(scores, heads, strict=True)]
         out: list[Ranked] = []
@@ -2652,6 +2654,7 @@ class OwnerQueries:
         return keys
 
     def _memories(self, ranked: Sequence[Ranked]) -> list[Hit]:
+        """The hits of ``ranked``, their records read in the query's snapshot."""
         out: list[Hit] = []
         if not ranked:
             return out

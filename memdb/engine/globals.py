@@ -37,6 +37,7 @@ _MAX_KEY_BYTES: Final = codec.MAX_KEY_BYTES
 _unpack = codec.unpack_value
 _encode = codec.encode
 _encode_strs = codec.encode_strs
+_encode_subscript = codec.encode_subscript
 
 
 _key_of = operator.itemgetter(0)
@@ -65,6 +66,7 @@ class _Local(threading.local):
     pending: list[_Deferred] | None = None
     staged: dict[Hashable, tuple[Callable[[list[Any]], None], list[Any]]] | None = None  # Globals.stage
     committed: list[list[Callable[[], None]]] | None = None  # Globals.after_commit, one list per nesting level
+    snapshot: int = 0  # the number of the read-only snapshot open (Globals.snapshot_number), 0 for none
 
 
 def _new_level() -> _Deferred:
@@ -381,18 +383,15 @@ class Globals:
             for key in dropped:
                 txn.delete(key)
 
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
+    def snapshot(self) -> AbstractContextManager[None]:
         """A consistent read-only view for the block (reads inside a transaction see the transaction)."""
-        if self._read_txn() is not None:
-            yield
-            return
-        with self.store.read() as txn:
-            self._local.read = self._local.current = txn
-            try:
-                yield
-            finally:
-                self._local.read = self._local.current = None
+        return _Snapshot(self)
+
+    def snapshot_number(self) -> int:
+        """A number unique in the process to the read-only snapshot this thread is in (``snapshot``),
+        0 outside one and inside a transaction: what a reader may key a value read there by, to
+        read it once in the snapshot, as nothing can change it there."""
+        return self._local.snapshot
 
     def reader(self) -> AbstractContextManager[ReadTxn]:
         """The current transaction or snapshot if any, else a fresh short snapshot."""
@@ -453,6 +452,39 @@ class Globals:
         """True inside ``transaction()`` or ``snapshot()`` on this thread: a write now would
         join the caller's transaction (and its rollback) or be refused by the snapshot."""
         return self._read_txn() is not None
+
+
+class _Snapshot:
+    """``Globals.snapshot``'s block: a class, not a generator, as every query opens one (the
+    generator's context manager cost 2 us of a 100 us recall)."""
+
+    __slots__ = ("_read", "_space")
+
+    def __init__(self, space: Globals) -> None:
+        self._space = space
+        self._read: AbstractContextManager[ReadTxn] | None = None  # the snapshot this block opened
+
+    def __enter__(self) -> None:
+        space = self._space
+        if space._read_txn() is not None:  # inside a transaction or snapshot: reads see that one
+            return
+        read = space.store.read()
+        txn = read.__enter__()
+        self._read = read
+        local = space._local
+        local.read = local.current = txn
+        local.snapshot = next(_SNAPSHOTS)
+
+    def __exit__(self, *exc: Any) -> None:
+        read, self._read = self._read, None
+        if read is not None:
+            local = self._space._local
+            local.read = local.current = None
+            local.snapshot = 0
+            read.__exit__(*exc)
+
+
+_SNAPSHOTS = itertools.count(1)  # snapshot numbers (Globals.snapshot_number); next() is atomic under the GIL
 
 
 class Global:
@@ -667,12 +699,24 @@ class Global:
     def _children_bounds(self, subs: Any, start: Subscript | None, stop: Subscript | None) -> tuple[bytes, bytes]:
         """Encoded [lo, hi) of the children ``c`` of ``subs`` with ``start <= c < stop``."""
         subs = _as_subs(subs)
-        lo, hi = codec.children_range(self._key(subs))
+        base = self._key(subs)
+        lo, hi = codec.children_range(base)
         if start is not None:
-            lo = max(lo, self._key((*subs, start)))
+            lo = max(lo, self._child_key(base, subs, start))
         if stop is not None:
-            hi = min(hi, self._key((*subs, stop)))
+            hi = min(hi, self._child_key(base, subs, stop))
         return lo, hi
+
+    def _child_key(self, base: bytes, subs: Subscripts, child: Any) -> bytes:
+        """``_key((*subs, child))`` from ``base``, the key of ``subs``: a child's key is its
+        parent's and the child's encoded subscript (a range's bounds: one encode, not three)."""
+        try:
+            key = base + _encode_subscript(child)
+        except (InvalidSubscriptError, KeyTooLongError):
+            key = b""
+        if not key or len(key) > _MAX_KEY_BYTES:
+            return self._key((*subs, child))  # raises naming the global and the subscript
+        return key
 
     # --- encoded access, for layers that own a fixed key layout (the episode indexes) ----------
 

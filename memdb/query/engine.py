@@ -68,7 +68,7 @@ from memdb.memory.layout import (
     terms_of,
 )
 from memdb.memory.models import Episode, utc
-from memdb.memory.postings import ANY_OUTCOME, BOOST, MATCH, RANK, REQUIRE, TF_UNIT, SearchParams, StoredList, count_outside
+from memdb.memory.postings import ANY_OUTCOME, BOOST, CHUNK_DOCS, MATCH, RANK, REQUIRE, TF_UNIT, SearchParams, StoredList, count_outside
 from memdb.memory.postings import Found as TextFound
 from memdb.memory.postings import search as text_search
 from memdb.memory.sanitize import PLACEHOLDER, shown
@@ -150,11 +150,17 @@ from memdb.query.results import History, Hit, Interpretation, RecallResult
 __all__ = ["OwnerQueries"]
 
 _PROBE = 1024
+_READ_WHOLE = 2  # up to this many times the limit, a range's matches are ranked by their headers, unbounded
 _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscripts of an owner's statistics
 # What a process keeps of an owner's documents while they stay as they are (TextIndex.memo):
-# entries (document frequencies, lists), and the bytes of posting lists
+# entries (document frequencies, lists), and the bytes of posting lists: 2 MiB, or 8 bytes a
+# document where that is more. The process keeps the owner's columns anyway (21 bytes a document,
+# TextIndex.chunks); a list not kept is read again by every answer that needs it, and at a million
+# episodes an empty window's note reads its tag's whole list (0.5 ms for the biggest, 576 KiB):
+# the twenty tags benchmarks.bench_query draws hold 3.1 MiB there
 _MEMO_ENTRIES = 1 << 14
 _MEMO_LIST_BYTES = 2 << 20
+_MEMO_LIST_BYTES_PER_DOC = 8
 # An empty window's note counts a tag's matches outside it whole (count_outside: exact) where that
 # is cheap, else reads the tag index keys nearest the window, up to 1,001 a side: 0.4-0.7 ms a
 # note at 1,000,000 episodes (benchmarks.bench_query's data, 1.7-hour windows). One list without
@@ -173,6 +179,7 @@ _MEMO_LIST_BYTES = 2 << 20
 _COUNTED_BYTES = 1 << 20
 _MERGED_BYTES = 128 << 10
 _LIST, _LIST_BYTES, _PARAMS = ("list",), ("list bytes",), ("params",)  # memo keys beside the terms' and statistics'
+_LIST_ROOM = ("list room",)  # the bytes of lists the memo keeps (_MEMO_LIST_BYTES_PER_DOC)
 _LIST_SIZE = ("list size",)  # a tag list's stored size (_list_bytes)
 _TAGS, _TAG_STARTS, _KINDS = ("tags",), ("tag starts",), ("kinds",)
 _TAGS_LISTED = 64  # an owner's tags ask lists at once, when it has no more (else one seek per phrase)
@@ -371,9 +378,11 @@ class OwnerQueries:
         too (``withheld_tags``), and nothing can match where a tag it needs was (``tag_filters``)."""
         found, withheld = text_terms(text, self._layer.sanitizer, refuse_withheld=refuse_withheld)
         filters = tag_filters(self._layer.sanitizer, tags=tags, any_tags=any_tags, scope_tags=scope_tags, after=withheld)
-        terms = self._identifiers_asked(found, include_archived)
-        memo = self._layout.text.memo(self.name)
-        named = tuple(t for t, w in terms.items() if (f := tag_form(w)) is not None and self._has_tag(memo, f))
+        terms = self._identifiers_asked(found, include_archived) if found else found
+        named: tuple[str, ...] = ()
+        if terms:  # (the memo is the owner's stamps read: none for a recall without words)
+            memo = self._layout.text.memo(self.name)
+            named = tuple(t for t, w in terms.items() if (f := tag_form(w)) is not None and self._has_tag(memo, f))
         interp = Interpretation(
             tag_name_terms=named,
             window=recall_window(since, until),
@@ -1591,10 +1600,18 @@ class OwnerQueries:
         memo = self._layout.text.memo(self.name)
         return _remembered(memo, ("has archived",), lambda: bool(self._layout.stats.get((self.name, "archived"), 0)))
 
+    def _has_superseded(self) -> bool:
+        """Whether the owner has earlier versions of corrected memories, kept in ``TextIndex.memo``
+        as ``_has_archived`` is: a correction writes the new version's column and zeroes the old
+        one's (``OwnerEpisodes._write_successor``), so a new stamp drops it. Most owners have none, and an
+        empty answer then seeks nothing to say so."""
+        memo = self._layout.text.memo(self.name)
+        return _remembered(memo, ("has superseded",), lambda: bool(self._layout.superseded.raw_keys((self.name,), limit=1)))
+
     def _archived_note(self, q: Query, cap: int = 1_000) -> str:
         """When nothing hot matches, whether cold storage holds matches: an answer never hides
         what memdb has archived (DESIGN 6)."""
-        if q.include_archived:
+        if q.include_archived or not self._has_archived():
             return ""
         counted = self._archived_count(q, cap)
         if counted is None:
@@ -1665,7 +1682,7 @@ class OwnerQueries:
     def _superseded_note(self, q: Query, cap: int = 1_000) -> str:
         """When nothing current matches, whether earlier versions of corrected memories do: an
         answer never hides them ("vim" of an owner whose editor fact now says "Neovim")."""
-        if q.include_superseded or not self._layout.superseded.raw_keys((self.name,), q.lo, q.hi, limit=1):
+        if q.include_superseded or not self._has_superseded() or not self._layout.superseded.raw_keys((self.name,), q.lo, q.hi, limit=1):
             return ""  # (nothing superseded in the window: one seek)
         old = self._superseded_matches(q, cap)
         if not old:
@@ -1803,7 +1820,8 @@ class OwnerQueries:
             g, subs = whole
             keys, packed = g.raw_columns(subs, q.lo, q.hi)
             text = self._layout.text
-            found = Matches(column=RangeColumn(keys, lambda: entry_codes(packed, text.levels_of(owner)), len(g.key(subs))))
+            prefix = len(st.parent_key(g, subs))
+            found = Matches(column=RangeColumn(keys, lambda: entry_codes(packed, text.levels_of(owner)), prefix))
             if q.include_archived:
                 found.archived = self._archived_matches(q, cap=None)
             if q.include_superseded:
@@ -2242,9 +2260,13 @@ class OwnerQueries:
         key = (*_LIST, name, tag)
         found: StoredList | None = memo.get(key)
         if found is None:
-            found = self._layout.text.stored_list(self.name, name, tag=tag)
+            text = self._layout.text
+            found = text.stored_list(self.name, name, tag=tag)
             held = memo.get(_LIST_BYTES, 0) + len(found.data)
-            if held <= _MEMO_LIST_BYTES:
+            room: int | None = memo.get(_LIST_ROOM)
+            if room is None:
+                room = memo[_LIST_ROOM] = max(_MEMO_LIST_BYTES, _MEMO_LIST_BYTES_PER_DOC * CHUNK_DOCS * len(text.chunks(self.name).records))
+            if held <= room:
                 if len(memo) >= _MEMO_ENTRIES:
                     memo.clear()
                     held = len(found.data)
@@ -2460,7 +2482,11 @@ class OwnerQueries:
         picks: list[tuple[bytes, Hits, float]]
         if found.column is not None and not q.terms:
             column = found.column
-            picks = [(column.tail(i), NO_HITS, 0.0) for i in column.best(now_us, limit)]
+            # a few more matches than the limit are all read: bounding them first (their levels, from
+            # a read of the owner's level stamps, then a bound each) cost more than the headers it saved
+            chosen = range(len(column)) if len(column) <= _READ_WHOLE * limit else column.best(now_us, limit)
+            at, keys_of = column.prefix, column.keys
+            picks = [(keys_of[i][at:], NO_HITS, 0.0) for i in chosen]
             hot_count = len(column)
         else:
             hot = found.hot
@@ -2481,31 +2507,37 @@ class OwnerQueries:
             hot_count = len(hot)
         # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
         prefix = self._layout.parent_key(self._layout.states, (self.name,))
-        encoded = [tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]  # each id's encoded subscript
-        keys = [prefix + e for e in encoded]
+        keys = [prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]
         with self._space.reader() as txn:
             raws = txn.get_many(keys)  # one round trip on PostgreSQL
-        # (id, header with its time and relevance, term postings, bm25, the id's encoded subscript)
-        heads: list[tuple[str, DecodedHeader, Hits, float, bytes | None]] = []
-        for key, e, (tail, hits, text) in zip(keys, encoded, picks, strict=True):
-            raw = raws.get(key)
-            if raw is not None:
-                heads.append((tail_id(tail), decoded_header(raw), hits, text, e))
+        # (tail or id, header with its time and relevance, term postings, bm25); a tail's id is
+        # decoded for the ``limit`` ranked only
+        got = raws.get
+        heads: list[tuple[bytes | str, DecodedHeader, Hits, float]] = [
+            (tail, decoded_header(raw), hits, text)
+            for key, (tail, hits, text) in zip(keys, picks, strict=True)
+            if (raw := got(key)) is not None
+        ]
         for j, (eid, h, hits) in enumerate(archived):
-            heads.append((eid, (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0), hits, bm25[hot_count + j] if q.terms else 0.0, None))
+            heads.append((eid, (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0), hits, bm25[hot_count + j] if q.terms else 0.0))
         boost = frozenset(q.boost_tags)
-        with_text = bool(q.terms)
-        scores: list[float] = []
-        for _, (h, ts_us, rel), _, text, _ in heads:
-            recency = 0.5 ** (max(now_us - ts_us, 0) / WEEK_US)
-            score = 0.9 * text / top_text + 0.05 * rel + 0.05 * recency if with_text else 0.6 * rel + 0.4 * recency
-            if boost and not boost.isdisjoint(h["tags"]):
-                score += 0.1
-            scores.append(score)
+        # (``now_us - ts_us if ts_us < now_us else 0``: the age, never negative, without a call of max)
+        if q.terms:
+            scores = [
+                0.9 * text / top_text + 0.05 * rel + 0.05 * 0.5 ** ((now_us - ts_us if ts_us < now_us else 0) / WEEK_US)
+                for _, (_, ts_us, rel), _, text in heads
+            ]
+        else:
+            scores = [0.6 * rel + 0.4 * 0.5 ** ((now_us - ts_us if ts_us < now_us else 0) / WEEK_US) for _, (_, ts_us, rel), _, _ in heads]
+        if boost:
+            scores = [s + 0.1 if not boost.isdisjoint(h["tags"]) else s for s, (_, (h, _, _), _, _) in zip(scores, heads, strict=True)]
         out: list[Ranked] = []
         for i in native.top_k(scores, limit):
-            eid, (h, _, _), hits, text, subscript = heads[i]
-            out.append((eid, h, scores[i], partial(why_matched, q, h, hits, text), subscript))
+            tail, (h, _, _), hits, text = heads[i]
+            if isinstance(tail, str):  # an archived match, by its id
+                out.append((tail, h, scores[i], partial(why_matched, q, h, hits, text), None))
+            else:
+                out.append((tail_id(tail), h, scores[i], partial(why_matched, q, h, hits, text), tail[-ID_TAIL_BYTES:]))
         return out
 
     def _bounded_by_text(
@@ -2622,7 +2654,10 @@ class OwnerQueries:
         return keys
 
     def _memories(self, ranked: Sequence[Ranked]) -> list[Hit]:
-        out = []
+        """The hits of ``ranked``, their records read in the query's snapshot."""
+        out: list[Hit] = []
+        if not ranked:
+            return out
         owner = self.name
         keys = self._record_keys(ranked)
         with self._space.reader() as txn:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cards import luhn_complete
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from query_times import NOW, at
@@ -208,19 +209,13 @@ def test_a_sanitizer_that_fails_refuses_the_query_and_echoes_nothing(tmp_path: P
 # --- generated values ----------------------------------------------------------------------
 
 
-def _luhn(body: str) -> str:
-    total = 0
-    for i, c in enumerate(reversed(body)):
-        d = int(c)
-        if i % 2 == 0:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return body + str((10 - total % 10) % 10)
-
-
-cards = st.builds(lambda first, rest: _luhn(first + rest), st.sampled_from("2345"), st.text(string.digits, min_size=14, max_size=14)).map(
-    lambda n: " ".join(n[i : i + 4] for i in range(0, 16, 4))
-)
+# issuers' first digits (Mastercard's 2-series is 2221-2720): a parted number starting with 20 is
+# no card to the sanitizer, so "2000 1000 0000 0004" once failed this test by luck of the draw
+cards = st.builds(
+    lambda first, rest: luhn_complete(first + rest[: 15 - len(first)]),
+    st.sampled_from(["22", "27", "3", "4", "5", "6"]),
+    st.text(string.digits, min_size=14, max_size=14),
+).map(lambda n: " ".join(n[i : i + 4] for i in range(0, 16, 4)))
 aws_keys = st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", min_size=16, max_size=16).map(lambda s: "AKIA" + s)
 github_tokens = st.text(string.ascii_letters + string.digits, min_size=36, max_size=36).map(lambda s: "ghp_" + s)
 ips = st.tuples(st.integers(11, 99), st.integers(0, 255), st.integers(0, 255), st.integers(1, 254)).map(lambda p: ".".join(map(str, p)))

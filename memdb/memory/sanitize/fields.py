@@ -381,7 +381,7 @@ def tags_as_stored(sanitize: Callable[[dict[str, str]], dict[str, str]], tags: S
 TAG_FORMS: Final = ("~normalised", "~spaced")
 """The other forms of a tag holding a digit that capture sanitizes too, by the suffix of their
 slot's name (``tags[0]~normalised``): its normal form, where "4111_1111_1111_1111" is a card, and
-its separators read as spaces but a date's (``_spaced``), where "415/200/0000" is a phone (no
+its separators read as spaces but a date's, parted from its neighbours by two (``_spaced``), where "415/200/0000" is a phone (no
 phone in text or in the normal form, which keeps the "/": test_joined_ids.py). A participant is
 read in its spaced form too (it is stored as given, never normalised)."""
 
@@ -407,9 +407,16 @@ def _tag_forms(tag: str) -> dict[str, str]:
     return kept
 
 
+# Two spaces part a date kept whole from the groups beside it: after one, "1985-03-14 219 09 9999"
+# read the digits before the SSN as more of its groups (a spaced SSN is not after a digit and a space)
+_BESIDE_A_DATE: Final = re.compile(" {3,}")
+
+
 def _spaced(text: str) -> str:
-    """``text`` with each run of separators one space, dates aside (``_TAG_SEPARATORS``)."""
-    return _TAG_SEPARATORS.sub(lambda m: m.group() if m.group("date") else " ", text).strip()
+    """``text`` with each run of separators one space, dates aside, kept whole and parted by two
+    spaces from what is beside them (``_TAG_SEPARATORS``)."""
+    spaced = _TAG_SEPARATORS.sub(lambda m: f"  {m.group()}  " if m.group("date") else " ", text)
+    return _BESIDE_A_DATE.sub("  ", spaced).strip()
 
 
 def _said_of_forms(flat: Mapping[str, str], clean: Mapping[str, str], name: str, alts: Sequence[str]) -> str:

@@ -40,6 +40,7 @@ __all__ = [
     "bound_sanitized",
     "flatten_texts",
     "given_tags",
+    "identifier_texts",
     "marked_tag",
     "placeholders_in",
     "strings_in",
@@ -417,6 +418,20 @@ def _spaced(text: str) -> str:
     spaces from what is beside them (``_TAG_SEPARATORS``)."""
     spaced = _TAG_SEPARATORS.sub(lambda m: f"  {m.group()}  " if m.group("date") else " ", text)
     return _BESIDE_A_DATE.sub("  ", spaced).strip()
+
+
+def identifier_texts(idents: Mapping[str, str]) -> dict[str, str]:
+    """The texts capture sanitizes for identifiers (``{"session": ...}``; a tool, a fact's key),
+    each kept as given or refused whole: ``@session`` as given and, holding three digits or more,
+    ``@session~spaced`` read as a tag is, with its separators as spaces (``_spaced``): text keeps a
+    value "_" or "/" glues into a word, so "415-200-0000_ref" and "bob_4111_1111_1111_1111" were
+    stored as sessions while a tag or a participant withheld them."""
+    texts: dict[str, str] = {}
+    for name, text in idents.items():
+        texts[f"@{name}"] = text
+        if _THREE_DIGITS.search(text) and (spaced := _spaced(text)) != text:
+            texts[f"@{name}~spaced"] = spaced
+    return texts
 
 
 def _said_of_forms(flat: Mapping[str, str], clean: Mapping[str, str], name: str, alts: Sequence[str]) -> str:

@@ -582,17 +582,24 @@ def _name_part(part: str) -> bool:
     fewer: "Lj", "Wm") and no five consonants in a row, six if capitalised ("Schwarzschild" has
     five), or, past 14 letters, capitalised with a quarter of them vowels and no five consonants
     in a row."""
-    decomposed = unicodedata.normalize("NFKD", part.translate(_LATIN_FOLD))
-    letters = unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.category(c).startswith("M")))
-    if not letters.isalpha() or _THRICE.search(letters.lower()):
-        return False
-    scripts = {_script_of(c) for c in letters}
-    if len(scripts) > 1:
-        return scripts <= {"HAN", "KANA"} and len(letters) <= _SCRIPT_LONGEST["KANA"]
-    script = scripts.pop()
-    if len(letters) > _SCRIPT_LONGEST.get(script, _NAME_PART_LONGEST):
-        return False
-    if sum(a.islower() and b.isupper() for a, b in itertools.pairwise(letters)) > 1:
+    letters = part
+    if not part.isascii():
+        decomposed = unicodedata.normalize("NFKD", part.translate(_LATIN_FOLD))
+        letters = unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.category(c).startswith("M")))
+    if letters.isascii():  # most names, "María" too once folded: one script
+        script = "LATIN"
+        if not letters.isalpha() or len(_SMALL_TO_CAPITAL.findall(letters)) > 1:
+            return False
+    else:
+        if not letters.isalpha():
+            return False
+        scripts = {_script_of(c) for c in letters}
+        if len(scripts) > 1:
+            return scripts <= {"HAN", "KANA"} and len(letters) <= _SCRIPT_LONGEST["KANA"] and not _THRICE.search(letters)
+        script = scripts.pop()
+        if sum(a.islower() and b.isupper() for a, b in itertools.pairwise(letters)) > 1:
+            return False
+    if len(letters) > _SCRIPT_LONGEST.get(script, _NAME_PART_LONGEST) or _THRICE.search(letters.lower()):
         return False
     if script not in _VOWELS or len(letters) <= 4:
         return True

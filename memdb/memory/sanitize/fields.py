@@ -546,7 +546,7 @@ def _names_a_secret_label(label: str) -> bool:
 # way unless it has a name's shape, in any script (``_ordinary_name``): one to three words parted by
 # spaces (four or five when each but a particle, "de", "van", "bin", is capitalised: "Martin Luther
 # King Jr.", "María José de la Cruz"), each of one or two parts joined by "-", ".", an apostrophe or
-# a "・" (initials aside: "J.R.R."), each part a name's (``_name_part``). A passphrase of three plain
+# a "・" (initials aside: "J.R.R.", six parts at most), each part a name's (``_name_part``). A passphrase of three plain
 # words ("correct horse battery") is kept, as "dragon" is.
 _NAME_JOINS: Final = re.compile("[-.'’ʻʼ・]")  # "O'Brien", "ʻIolani", "カール・シュヴァルツシルト"
 _NAME_PARTICLES: Final = frozenset("al bin bint da das de del della der di do dos du el ibn la le ter van von y zu".split())
@@ -620,7 +620,7 @@ def _ordinary_name(name: str) -> bool:
         return False
     for word in words:
         parts = [part for part in _NAME_JOINS.split(word) if part]
-        if not parts or sum(len(part) > 1 for part in parts) > 2 or not all(_name_part(part) for part in parts):
+        if not 1 <= len(parts) <= 6 or sum(len(part) > 1 for part in parts) > 2 or not all(_name_part(part) for part in parts):
             return False
     return True
 

@@ -53,6 +53,7 @@ from memdb.memory.episodes import Episodes
 from memdb.memory.ids import ts_micros
 from memdb.memory.models import Episode, check_ident, personal_data_in, shown_value, unstorable, utc
 from memdb.memory.sanitize import shown
+from memdb.memory.sanitize.fields import identifier_texts
 from memdb.memory.settings import OUTCOMES, Settings
 from memdb.memory.text import clip
 
@@ -405,7 +406,8 @@ class Sessions:
         """Close ``owner``'s ``session`` into one episode of typed ``kind``; see ``Memory.close_session``."""
         settings = self.episodes.settings
         check_ident("session", session)
-        if personal_data_in(session):  # capture refuses such a session: none was captured, and its name is not echoed
+        # capture refuses such a session, read as it reads one: none was captured, and its name is not echoed
+        if any(map(personal_data_in, identifier_texts({"session": session}).values())):
             raise ValidationError("session: looks like personal data; use an opaque id")
         if not isinstance(kind, str) or kind not in settings.typed_kinds:
             raise ValidationError(f"kind {shown_value(kind)}: a session closes into a typed kind: one of {', '.join(settings.typed_kinds)}")

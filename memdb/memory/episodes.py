@@ -70,7 +70,16 @@ from memdb.memory.models import (
 from memdb.memory.postings import Doc
 from memdb.memory.relevance import AccessTracker, Explanation, PendingAccess, RelevanceModel, band_of
 from memdb.memory.sanitize import RegexSanitizer, Sanitizer, sanitize_fields, shown
-from memdb.memory.sanitize.fields import as_plain, as_text, bound_sanitized, flatten_texts, placeholders_in, strings_in, tags_as_stored
+from memdb.memory.sanitize.fields import (
+    as_plain,
+    as_text,
+    bound_sanitized,
+    flatten_texts,
+    identifier_texts,
+    placeholders_in,
+    strings_in,
+    tags_as_stored,
+)
 from memdb.memory.settings import BUILTIN_KINDS, FACT_KIND, MAX_TYPED_KINDS, OUTCOMES, Settings
 from memdb.memory.text import normalize_tag
 
@@ -1558,10 +1567,10 @@ class OwnerEpisodes:
         settings = self._layer.settings
         flat, rebuild = flatten_texts(raw, where, payloads=json_fields)
         ident_before = {k: raw[k] for k in ("session", "tool", "key") if isinstance(raw.get(k), str)}
-        flat.update({f"@{k}": v for k, v in ident_before.items()})
+        flat.update(idents := identifier_texts(ident_before))  # as given and with separators as spaces
         clean = self._sanitize(flat, what=where)
-        for k, v in ident_before.items():
-            if clean[f"@{k}"] != v:
+        for k in ident_before:
+            if any(clean[n] != idents[n] for n in (f"@{k}", f"@{k}~spaced") if n in idents):
                 raise ValidationError(f"{where}: {k} looks like personal data; use an opaque id")
         raw = rebuild(clean)
         for f in json_fields:

@@ -40,8 +40,8 @@ detector never touches a span an earlier one claimed:
     CARD     13-19 digits, optional single spaces/dashes (or dots or slashes between groups of
              four), first digit 2-6 (payment cards), Luhn checked
     SSN      US ``ddd-dd-dddd`` or ``ddd dd dddd`` without the never-issued areas 000/666/9xx,
-             group 00, serial 0000; each of a run of them and NANP phones joined by a bare "-"
-             (``010-01-1000-001-01-0001``), which neither reads alone
+             group 00, serial 0000; each of a run of them, NANP phones and dates joined by a bare
+             "-" (``010-01-1000-001-01-0001``, ``1985-03-14-219-09-9999``), which none reads alone
     IP       IPv6 (with at least one decimal digit) and IPv4 (zero-padded parts too), validated with
              :mod:`ipaddress`, and the address an EC2 host name spells (``ip-10-20-30-40``)
     PHONE    ``+`` international forms (8-15 digits), NANP ``(415) 555-0132``/``415-555-0132``,
@@ -1904,25 +1904,37 @@ _PHONE_NATIONAL: Final = re.compile(
 
 # SSNs and NANP phones joined by a bare "-" ("010-01-1000-001-01-0001", "415 200 0000-415 200 0001"):
 # each refuses a "-" and a digit beside it (a longer dashed number is no SSN), so the run kept both
-# whole in text, and in a tag in every reading of it. A run that parts into such values only, three
-# groups each, is them.
-_JOINED_PART: Final = re.compile(r"[0-9]{3}[ .-][0-9]{2,3}[ .-][0-9]{4}")
-_JOINED: Final = re.compile(rf"(?<![0-9])(?<![0-9][ .-]){_JOINED_PART.pattern}(?:-{_JOINED_PART.pattern})+(?![0-9]|[ .-][0-9])")
-_JOINED_MIN: Final = len("123-45-6789-123-45-6789")
+# whole in text, and in a tag in every reading of it. A run of two or more such values, or of one
+# and a date ("1985-03-14-219-09-9999", a date of birth and the SSN), is them, whatever other groups
+# a "-" glues at either end ("01-219-09-9999-078-05-1120", "+1-415-200-0000-646-555-0100"); one
+# value with a group beside it ("123-45-6789-01") is still no id. A member has one shape at any
+# place (three digits and a separator, four or two digits and a date's separator, or "("), so the
+# run is read member by member.
+_JOINED_PART: Final = re.compile(r"[0-9]{3}[ .-][0-9]{2,3}[ .-][0-9]{4}|\([2-9][0-9]{2}\) ?[0-9]{3}[ .-][0-9]{4}")
+_JOINED_DATE: Final = (
+    r"(?:19|20)[0-9]{2}[./-](?:0[1-9]|1[0-2])[./-](?:0[1-9]|[12][0-9]|3[01])"
+    r"|(?:0[1-9]|[12][0-9]|3[01])[./-](?:0[1-9]|1[0-2])[./-](?:19|20)[0-9]{2}"
+)
+_JOINED_MEMBER: Final = re.compile(rf"{_JOINED_PART.pattern}|{_JOINED_DATE}")
+# Not after a digit and a space or a dot, as a column of numbers or a version runs on, but "+1 "
+_JOINED: Final = re.compile(
+    rf"(?<![0-9])(?:(?<=\+1[ .])|(?<![0-9][ .]))(?:{_JOINED_MEMBER.pattern})(?:-(?:{_JOINED_MEMBER.pattern}))+(?![0-9])"
+)
+_JOINED_MIN: Final = len("2024-06-01-123-45-6789")
 
 
 def _detect_joined(p: _Pass) -> None:
-    """Each SSN or NANP phone of a run of them joined by "-" (``_JOINED``), as it is found alone."""
+    """Each SSN or NANP phone of a run of them and dates joined by "-" (``_JOINED``), as it is found alone."""
     size = len(p.text)
     for start, end, cluster in p.clusters:
         if len(cluster) < _JOINED_MIN or "-" not in cluster:
             continue
         for run in _JOINED.finditer(p.text, start, min(size, end + 2)):
-            for part in _JOINED_PART.finditer(run.group()):
-                value = part.group()
+            for member in _JOINED_MEMBER.finditer(run.group()):
+                value = member.group()
                 kind = "SSN" if _SSN.fullmatch(value) else "PHONE" if _PHONE_NANP.fullmatch(value) else None
                 if kind is not None:
-                    p.claim(run.start() + part.start(), run.start() + part.end(), kind, _digits(value))
+                    p.claim(run.start() + member.start(), run.start() + member.end(), kind, _digits(value))
 
 
 _CLUSTERED.add(_detect_joined)

@@ -40,6 +40,7 @@ __all__ = [
     "bound_sanitized",
     "flatten_texts",
     "given_tags",
+    "identifier_texts",
     "marked_tag",
     "placeholders_in",
     "strings_in",
@@ -196,11 +197,11 @@ def _flatten(
                 labels = not hidden and not isinstance(v, Mapping) and label_of_key(k) is not None
                 items.append((key, walk(v, (*path, k), f"{name}.{i}", hidden, depth + 1, k if labels else None)))
             return _Dict(items, path)
-        if isinstance(value, (list, tuple)) and (ordinary := _ORDINARY_ITEM.get(path)) is not None:
+        if isinstance(value, (list, tuple)) and (rule := _LIST_RULES.get(path)) is not None:
             # tags and participants are no argv nor header pairs: an item naming a secret hides only
             # a next one that is no tag word or name (``_held_after_labels``): ["api-key", "billing"]
             # kept "withheld-secret" for "billing", ["bob", "password", "hunter2"] kept "hunter2"
-            held = _held_after_labels(value, ordinary)
+            held = _held_after_labels(value, rule)
             return [walk(v, (*path, i), f"{name}[{i}]", secret or i in held, depth + 1, label) for i, v in enumerate(value)]
         if isinstance(value, (list, tuple)):
             # ["X-Api-Key", "..."]: a pair whose first item names a secret holds one (headers as pairs)
@@ -381,7 +382,7 @@ def tags_as_stored(sanitize: Callable[[dict[str, str]], dict[str, str]], tags: S
 TAG_FORMS: Final = ("~normalised", "~spaced")
 """The other forms of a tag holding a digit that capture sanitizes too, by the suffix of their
 slot's name (``tags[0]~normalised``): its normal form, where "4111_1111_1111_1111" is a card, and
-its separators read as spaces but a date's (``_spaced``), where "415/200/0000" is a phone (no
+its separators read as spaces but a date's, parted from its neighbours by two (``_spaced``), where "415/200/0000" is a phone (no
 phone in text or in the normal form, which keeps the "/": test_joined_ids.py). A participant is
 read in its spaced form too (it is stored as given, never normalised)."""
 
@@ -407,9 +408,30 @@ def _tag_forms(tag: str) -> dict[str, str]:
     return kept
 
 
+# Two spaces part a date kept whole from the groups beside it: after one, "1985-03-14 219 09 9999"
+# read the digits before the SSN as more of its groups (a spaced SSN is not after a digit and a space)
+_BESIDE_A_DATE: Final = re.compile(" {3,}")
+
+
 def _spaced(text: str) -> str:
-    """``text`` with each run of separators one space, dates aside (``_TAG_SEPARATORS``)."""
-    return _TAG_SEPARATORS.sub(lambda m: m.group() if m.group("date") else " ", text).strip()
+    """``text`` with each run of separators one space, dates aside, kept whole and parted by two
+    spaces from what is beside them (``_TAG_SEPARATORS``)."""
+    spaced = _TAG_SEPARATORS.sub(lambda m: f"  {m.group()}  " if m.group("date") else " ", text)
+    return _BESIDE_A_DATE.sub("  ", spaced).strip()
+
+
+def identifier_texts(idents: Mapping[str, str]) -> dict[str, str]:
+    """The texts capture sanitizes for identifiers (``{"session": ...}``; a tool, a fact's key),
+    each kept as given or refused whole: ``@session`` as given and, holding three digits or more,
+    ``@session~spaced`` read as a tag is, with its separators as spaces (``_spaced``): text keeps a
+    value "_" or "/" glues into a word, so "415-200-0000_ref" and "bob_4111_1111_1111_1111" were
+    stored as sessions while a tag or a participant withheld them."""
+    texts: dict[str, str] = {}
+    for name, text in idents.items():
+        texts[f"@{name}"] = text
+        if _THREE_DIGITS.search(text) and (spaced := _spaced(text)) != text:
+            texts[f"@{name}~spaced"] = spaced
+    return texts
 
 
 def _said_of_forms(flat: Mapping[str, str], clean: Mapping[str, str], name: str, alts: Sequence[str]) -> str:
@@ -521,44 +543,159 @@ def _names_a_secret_label(label: str) -> bool:
 
 
 # A participant after one naming a secret (["bob", "api-key", "zk3qp9xl2mn8"]) is withheld the same
-# way unless it reads as a name: one to three words parted by spaces, each of one or two parts
-# joined by "-", "." or an apostrophe ("Jean-Luc", "Dr.", "O'Brien"), each part an ordinary tag
-# word once its accents are dropped ("María") or letters of another script ("李雷"). A passphrase of
-# four words is withheld, one of three plain words ("correct horse battery") kept, as "dragon" is.
-_NAME_JOINS: Final = re.compile("[-.'’]")
+# way unless it has a name's shape, in any script (``_ordinary_name``): one to three words parted by
+# spaces (four or five when each but a particle, "de", "van", "bin", is capitalised: "Martin Luther
+# King Jr.", "María José de la Cruz"), each of one or two parts joined by "-", ".", an apostrophe or
+# a "・" (initials aside: "J.R.R.", six parts at most), each part a name's (``_name_part``). A passphrase of three plain
+# words ("correct horse battery") is kept, as "dragon" is.
+_NAME_JOINS: Final = re.compile("[-.'’ʻʼ・]")  # "O'Brien", "ʻIolani", "カール・シュヴァルツシルト"
+_NAME_PARTICLES: Final = frozenset("al bin bint da das de del della der di do dos du el ibn la le ter van von y zu".split())
+# Latin letters NFKD leaves as they are, as the ASCII they are read as: "QzXwvkTrmpLsß" is random letters too
+_LATIN_FOLD: Final = str.maketrans(
+    {"ß": "ss", "ẞ": "SS", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "æ": "ae", "Æ": "AE"}
+    | {"œ": "oe", "Œ": "OE", "þ": "th", "Þ": "Th", "ı": "i", "ŋ": "ng", "Ŋ": "Ng", "ħ": "h", "Ħ": "H"}
+)
+# The vowels of the scripts whose names are read as Latin ones are (NFKD: "ё" is "е"); another
+# script's part is bounded by its length alone: a Han name is at most six characters ("李雷",
+# "勅使河原三郎"), one with kana or Hangul ten, any other 24 letters
+_VOWELS: Final = {"LATIN": "aeiouyɛɔə", "CYRILLIC": "аеиоуыэюяіє", "GREEK": "αεηιουω"}
+_CONSONANTS: Final = {script: re.compile(f"[^{vowels}]+") for script, vowels in _VOWELS.items()}
+_SCRIPT_LONGEST: Final = {"HAN": 6, "KANA": 10, "HANGUL": 10}
+_NAME_PART_LONGEST: Final = 24  # "Wolfeschlegelsteinhausen"
+_PLAIN_NAME_PART: Final = 14  # longer, a part is capitalised and a quarter of it vowels ("Balasubramanian")
+_THRICE: Final = re.compile(r"(.)\1\1")
+
+
+def _script_of(letter: str) -> str:
+    """The script of a letter, from its Unicode name ("CYRILLIC SMALL LETTER ZHE"); Japanese kana
+    one script with Han, as names mix them ("長谷川まりこ")."""
+    word = unicodedata.name(letter, "").split(" ", 1)[0]
+    if word == "CJK":
+        return "HAN"
+    return "KANA" if word in {"HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA"} else word
+
+
+def _name_part(part: str) -> bool:
+    """Whether one part of a participant's word has a name's shape: letters of one script, no
+    letter thrice in a row, at most one step from a small letter to a capital ("McDonald"), of a
+    bounded length; in Latin, Cyrillic and Greek letters also a vowel (but in four letters or
+    fewer: "Lj", "Wm") and no five consonants in a row, six if capitalised ("Schwarzschild" has
+    five), or, past 14 letters, capitalised with a quarter of them vowels and no five consonants
+    in a row."""
+    letters = part
+    if not part.isascii():
+        decomposed = unicodedata.normalize("NFKD", part.translate(_LATIN_FOLD))
+        letters = unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.category(c).startswith("M")))
+    if letters.isascii():  # most names, "María" too once folded: one script
+        script = "LATIN"
+        if not letters.isalpha() or len(_SMALL_TO_CAPITAL.findall(letters)) > 1:
+            return False
+    else:
+        if not letters.isalpha():
+            return False
+        scripts = {_script_of(c) for c in letters}
+        if len(scripts) > 1:
+            return scripts <= {"HAN", "KANA"} and len(letters) <= _SCRIPT_LONGEST["KANA"] and not _THRICE.search(letters)
+        script = scripts.pop()
+        if sum(a.islower() and b.isupper() for a, b in itertools.pairwise(letters)) > 1:
+            return False
+    if len(letters) > _SCRIPT_LONGEST.get(script, _NAME_PART_LONGEST) or _THRICE.search(letters.lower()):
+        return False
+    if script not in _VOWELS or len(letters) <= 4:
+        return True
+    lower = letters.lower()
+    consonants = max((len(run) for run in _CONSONANTS[script].findall(lower)), default=0)
+    capitalised = letters[0].isupper() and letters[1:].islower()
+    if len(letters) <= _PLAIN_NAME_PART:
+        return consonants < (6 if capitalised or letters.isupper() else 5) and consonants < len(letters)
+    return capitalised and consonants < 5 and 4 * sum(c in _VOWELS[script] for c in lower) >= len(letters)
 
 
 def _ordinary_name(name: str) -> bool:
     """Whether a participant reads as a name, not a value (the rule above)."""
     words = name.split()
-    if not 1 <= len(words) <= 3:
+    if not 1 <= len(words) <= 5:
+        return False
+    if len(words) > 3 and any(not w[0].isupper() and w.lower() not in _NAME_PARTICLES for w in words):
         return False
     for word in words:
         parts = [part for part in _NAME_JOINS.split(word) if part]
-        if not 1 <= len(parts) <= 2:
+        if not 1 <= len(parts) <= 6 or sum(len(part) > 1 for part in parts) > 2 or not all(_name_part(part) for part in parts):
             return False
-        for part in parts:
-            plain = "".join(c for c in unicodedata.normalize("NFKD", part) if not unicodedata.combining(c))
-            if not (_ordinary_word(plain) if plain.isascii() else part.isalpha()):
-                return False
     return True
 
 
-def _held_after_labels(items: Sequence[Any], ordinary: Callable[[str], bool]) -> set[int]:
-    """The places of ``items`` (tags or participants) whose item is not ``ordinary`` and follows
-    one naming a secret (the rules above): each is a secret whole, as a header's value is."""
+# Participants are people and agents, so a word that names a secret but also a person, a service
+# or an agent ("Pin" a surname, "auth" a service, "Token" a bot) is a label among them only when
+# written as one ("token:", "PIN="); bare, the participant after it is kept if it reads as a name
+# or as an agent's id (``_agent_id``: ["auth", "gpt-4o"]), and withheld otherwise (["Pin",
+# "4821"], ["token", "zk3qp9xl2mn8"]); "hunter2" reads as an id ("bob2") and is kept there. The
+# words for a password in any language, "secret", "passphrase", "credentials" and the compound
+# keys ("api-key", "access_token", "pin-code") are labels as typed.
+_WEAK_LABELS: Final = frozenset({"pin", "auth", "token", "cookie", "pass", "pw", "creds"})
+_ID_PARTS: Final = re.compile("[-_./:]")
+_ID_RUNS: Final = re.compile(r"[^\W\d_]+|\d+")
+
+
+def _agent_id(item: str) -> bool:
+    """Whether a participant reads as an agent's or a model's id: at most six parts parted by "-",
+    "_", ".", "/" or ":", each of at most three runs of letters (a name's part) and of eight
+    digits or fewer ("gpt-4o", "agent-007", "claude-3-5-sonnet-20241022", "k8s"), a letter in all."""
+    parts = _ID_PARTS.split(item)
+    if len(parts) > 6 or not any(c.isalpha() for c in item):
+        return False
+    for part in parts:
+        runs = _ID_RUNS.findall(part)
+        if not 1 <= len(runs) <= 3 or "".join(runs) != part:
+            return False
+        if not all(len(run) <= 8 if run.isdigit() else _name_part(run) for run in runs):
+            return False
+    return True
+
+
+def _name_or_agent(item: str) -> bool:
+    return _ordinary_name(item) or _agent_id(item)
+
+
+def _after_a_participant(label: str) -> Callable[[str], bool] | None:
+    """What a participant after ``label`` must read as to be kept, if ``label`` names a secret
+    among participants (the rule above); else None."""
+    if not _names_a_secret_label(label):
+        return None
+    return _name_or_agent if label.strip().lower() in _WEAK_LABELS else _ordinary_name
+
+
+def _after_a_tag(label: str) -> Callable[[str], bool] | None:
+    """What a tag after ``label`` must read as to be kept, if ``label`` names a secret; else None."""
+    return _ordinary_tag if _names_a_secret_label(label) else None
+
+
+class _ListRule(NamedTuple):
+    """How a list is read item after item (``_held_after_labels``): ``plain``, an item kept after
+    any label (most items: no label is looked for); ``after``, what one after a label must be."""
+
+    plain: Callable[[str], bool]
+    after: Callable[[str], Callable[[str], bool] | None]
+
+
+def _held_after_labels(items: Sequence[Any], rule: _ListRule) -> set[int]:
+    """The places of ``items`` (tags or participants) whose item follows one naming a secret and is
+    not what ``rule`` keeps after it (the rules above): each is a secret whole, as a header's value is."""
     held = set()
     for i in range(1, len(items)):
         item, label = items[i], items[i - 1]
-        if isinstance(item, str) and ordinary(item):  # most items: no label's value whatever comes before
+        if isinstance(item, str) and rule.plain(item):
             continue
-        if isinstance(label, str) and _names_a_secret_label(label):
+        if isinstance(label, str) and (ordinary := rule.after(label)) is not None and not (isinstance(item, str) and ordinary(item)):
             held.add(i)
     return held
 
 
-# The lists read item after item (``_held_after_labels``), by their path, with what an ordinary item is
-_ORDINARY_ITEM: Final[dict[tuple[str | int, ...], Callable[[str], bool]]] = {("tags",): _ordinary_tag, ("participants",): _ordinary_name}
+# The lists read item after item (``_held_after_labels``), by their path
+_LIST_RULES: Final[dict[tuple[str | int, ...], _ListRule]] = {
+    ("tags",): _ListRule(_ordinary_tag, _after_a_tag),
+    ("participants",): _ListRule(_ordinary_name, _after_a_participant),
+}
 
 
 def _path_text(path: tuple[str | int, ...]) -> str:

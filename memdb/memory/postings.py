@@ -386,6 +386,17 @@ _TAILS_KEPT: Final = 1 << 16  # terms whose last block a process remembers (a fe
 _OWNERS_KEPT: Final = 64  # owners whose column chunks a process keeps (about 20 bytes a document)
 
 
+def _make_room(cache: dict[Any, Any], key: object, limit: int) -> None:
+    """Drop ``cache``'s oldest entry when it holds ``limit`` and not ``key``. Readers of one
+    database share these caches across threads without a lock: a race here drops another entry
+    or none, never raises (two threads popping the same oldest key raised KeyError out of recall)."""
+    if len(cache) >= limit and key not in cache:
+        try:
+            cache.pop(next(iter(cache)), None)
+        except (RuntimeError, StopIteration):  # changed or emptied by another thread meanwhile
+            pass
+
+
 def _pack_bin(data: bytes) -> bytes:
     """``data`` packed as msgpack bin (what ``codec.pack_value`` makes of bytes), without msgpack."""
     n = len(data)
@@ -1499,8 +1510,7 @@ class TextIndex:
         levels = self._fresh(self.levels, self.level_stamps, owner)
         both = self._both.get(owner)
         if both is None or both.records is not records or both.levels is not levels:
-            if len(self._both) >= _OWNERS_KEPT and owner not in self._both:
-                self._both.pop(next(iter(self._both)))
+            _make_room(self._both, owner, _OWNERS_KEPT)
             both = self._both[owner] = ColumnChunks(records, levels)
         return both
 
@@ -1515,8 +1525,7 @@ class TextIndex:
             return kept[1]
         pad = bytes(CHUNK_DOCS)
         flat = b"".join(bytes(c).ljust(CHUNK_DOCS, b"\0") if c is not None else pad for c in chunks)
-        if len(self._flat) >= _OWNERS_KEPT and owner not in self._flat:
-            self._flat.pop(next(iter(self._flat)))
+        _make_room(self._flat, owner, _OWNERS_KEPT)
         self._flat[owner] = (chunks, flat)
         return flat
 
@@ -1540,8 +1549,7 @@ class TextIndex:
             for c in changed:
                 value = g.raw_get(g.key((owner, c)))
                 out[c] = _payload(value) if value is not None else None
-        if len(self._kept) >= 2 * _OWNERS_KEPT and (g.name, owner) not in self._kept:
-            self._kept.pop(next(iter(self._kept)))
+        _make_room(self._kept, (g.name, owner), 2 * _OWNERS_KEPT)
         self._kept[(g.name, owner)] = (stamps, out)
         return out
 
@@ -1562,8 +1570,7 @@ class TextIndex:
         kept = self._memos.get(owner)
         if kept is not None and kept[0] == stamps:
             return kept[1]
-        if len(self._memos) >= _OWNERS_KEPT and owner not in self._memos:
-            self._memos.pop(next(iter(self._memos)))
+        _make_room(self._memos, owner, _OWNERS_KEPT)
         memo: dict[Any, Any] = {}
         self._memos[owner] = (stamps, memo)
         return memo
@@ -1580,8 +1587,8 @@ class TextIndex:
             return read[1]
         key = read[2] if read is not None else g.key((owner,))
         packed = g.raw_get(key) or b""
-        if read is None and len(self._stamps_read) >= 2 * _OWNERS_KEPT:
-            self._stamps_read.pop(next(iter(self._stamps_read)))
+        if read is None:
+            _make_room(self._stamps_read, slot, 2 * _OWNERS_KEPT)
         self._stamps_read[slot] = (number, packed, key)
         return packed
 
@@ -1609,8 +1616,7 @@ class TextIndex:
         if seen is chunks:
             return parts
         out = [parts[c] if c < len(seen) and seen[c] is chunk else part(chunk) for c, chunk in enumerate(chunks)]
-        if len(self._summaries) >= 2 * _OWNERS_KEPT and (g.name, owner) not in self._summaries:
-            self._summaries.pop(next(iter(self._summaries)))
+        _make_room(self._summaries, (g.name, owner), 2 * _OWNERS_KEPT)
         self._summaries[(g.name, owner)] = (chunks, out)
         return out
 

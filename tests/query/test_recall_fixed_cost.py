@@ -165,3 +165,37 @@ def test_an_interpretation_made_at_once_is_the_dataclass_it_was() -> None:
         Interpretation(tag="billing")  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         Interpretation(None)
+
+
+def test_an_empty_answer_then_a_correction_names_the_earlier_version(tmp_path: Path) -> None:
+    """The "no superseded versions" an empty answer remembers for its owner is forgotten when a
+    correction supersedes one (cached for good, the next note hid the earlier version: revL)."""
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as database:
+        mem = database.owner("ana")
+        mem.record("fact", "Editor: Vim", key="editor")
+        assert mem.ask("emacs").note.startswith("Nothing found")  # remembered: no superseded versions
+        mem.record("fact", "Editor: Neovim", key="editor")
+        note = mem.ask("vim").note
+        assert "earlier version of a corrected memory" in note, note
+
+
+class _RacedCache(dict[str, int]):
+    """A cache whose oldest entry another thread pops between this thread's look and its pop."""
+
+    def __iter__(self) -> Iterator[str]:
+        oldest = next(super().__iter__())
+        super().pop(oldest)
+        return iter([oldest])
+
+
+def test_a_cache_evicted_by_two_threads_at_once_does_not_raise() -> None:
+    """The text index's per-process caches are shared by a database's threads without a lock: two
+    recalls making room at once popped the same oldest key, and one raised KeyError (revL: 8
+    threads, 300 owners). Making room tolerates the other thread having been first."""
+    from memdb.memory.postings import _make_room
+
+    cache = _RacedCache(a=1, b=2)
+    _make_room(cache, "c", 2)
+    assert "a" not in cache and len(cache) <= 2
+    _make_room(cache, "b", 2)  # a key held is never room to make
+    assert "b" in cache

@@ -64,6 +64,15 @@ def codec_lib() -> tuple[Any, Any]:
 _CODEC: Final[tuple[Any, Any]] = (_lib, _ffi) if _lib is not None and hasattr(_lib, "memdb_str_layout") else (None, None)
 
 
+def blocks_lib() -> tuple[Any, Any]:
+    """``(lib, ffi)`` of the C posting block writer (native/blocks.c), or ``(None, None)`` when the
+    twin is in use (``memdb.memory.postings.stage_blocks`` chooses with it)."""
+    return _BLOCKS
+
+
+_BLOCKS: Final[tuple[Any, Any]] = (_lib, _ffi) if _lib is not None and hasattr(_lib, "memdb_stage_blocks") else (None, None)
+
+
 def require_native() -> None:
     """Raise NativeBuildError unless the C scorer is in use; for callers that must not run slow."""
     if not AVAILABLE:

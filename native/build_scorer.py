@@ -1,4 +1,4 @@
-"""cffi out-of-line API-mode build of native/scorer.c, search.c and codec.c into ``memdb._scorer``.
+"""cffi out-of-line API-mode build of native/scorer.c, search.c, blocks.c and codec.c into ``memdb._scorer``.
 
 ``setup.py`` names ``ffibuilder`` in ``cffi_modules``, so ``pip install .`` (editable or not)
 compiles the scorer; ``python native/build_scorer.py`` builds it in place for development.
@@ -24,8 +24,8 @@ from types import ModuleType
 from cffi import FFI, VerificationError
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ["native/scorer.c", "native/search.c", "native/codec.c"]
-HEADERS = ["native/scorer.h", "native/search.h", "native/codec.h"]
+SOURCES = ["native/scorer.c", "native/search.c", "native/blocks.c", "native/codec.c"]
+HEADERS = ["native/scorer.h", "native/search.h", "native/blocks.h", "native/codec.h"]
 
 
 def _load_errors() -> ModuleType:
@@ -42,7 +42,7 @@ NativeBuildError: type[Exception] = _load_errors().NativeBuildError
 
 _HINT = "install gcc / build-essential and python3-dev, or set MEMDB_PURE_PYTHON=1 to install the pure-Python scorer"
 
-# Mirrors native/scorer.h, search.h and codec.h; cffi's parser takes no preprocessor includes.
+# Mirrors native/scorer.h, search.h, blocks.h and codec.h; cffi's parser takes no preprocessor includes.
 CDEF = """
 void memdb_score_batch(size_t n, const double *access_counts, const double *tag_weights,
                        const double *ages_days, const double *feedback,
@@ -70,6 +70,10 @@ int memdb_text_search(const memdb_text_input *in, const double *params, int64_t 
                       size_t out_cap, size_t *n_out, uint32_t *out_doc, double *out_bm25,
                       uint32_t *out_tf, uint32_t *out_dl, int64_t *out_ts, uint32_t *out_suffix, uint32_t *out_code);
 long memdb_decode_block(const unsigned char *block, size_t len, uint32_t *docs, uint32_t *tfs);
+long memdb_stage_blocks(size_t n_docs, const uint32_t *doc, const uint32_t *dl, const size_t *pair_end,
+                        const uint32_t *pair_term, const uint32_t *pair_tf, size_t n_terms, const unsigned char *tails,
+                        const size_t *tail_end, unsigned char *out, size_t out_cap, size_t *out_end, uint32_t *out_term,
+                        uint32_t *out_first, uint32_t *out_n, size_t block_cap, size_t *bad);
 long memdb_entry_codes(const unsigned char *values, size_t n, const unsigned char *levels, size_t n_levels, uint32_t *codes);
 long memdb_split_stored(const unsigned char *buf, size_t len, const unsigned char **blocks, size_t *lens, size_t cap);
 void memdb_chunk_summary(const unsigned char *chunk, size_t len, const unsigned char *levels, size_t levels_len,
@@ -114,7 +118,7 @@ ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "memdb._scorer",
-    '#include "scorer.h"\n#include "search.h"\n#include "codec.h"',
+    '#include "scorer.h"\n#include "search.h"\n#include "blocks.h"\n#include "codec.h"',
     sources=SOURCES,
     include_dirs=["native"],
     depends=HEADERS,
@@ -131,5 +135,11 @@ if __name__ == "__main__":
     except VerificationError as exc:  # cffi's wrapper around CompileError / LinkError
         raise NativeBuildError(f"memdb native scorer: compilation failed: {exc} ({_HINT})") from exc
     finally:
-        for stray in ("native/scorer.o", "native/search.o", "native/codec.o", "memdb/_scorer.o"):  # in-place builds leave objects behind
+        for stray in (
+            "native/scorer.o",
+            "native/search.o",
+            "native/blocks.o",
+            "native/codec.o",
+            "memdb/_scorer.o",
+        ):  # in-place builds leave objects behind
             Path(stray).unlink(missing_ok=True)

@@ -2,7 +2,8 @@
  * top-k lower bounds (DESIGN.md section 6b).
  *
  * The formats (posting blocks, column records) are written and read in Python by
- * memdb/memory/postings.py, which holds the pure-Python twin of every function here;
+ * memdb/memory/postings.py (capture appends blocks in C too: blocks.h), which holds the
+ * pure-Python twin of every function here;
  * keep the two in step (tests/memory/test_postings.py compares them, bit for bit).
  * native/build_scorer.py repeats these prototypes in its cdef: change both together.
  *

@@ -41,14 +41,16 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import math
 import os
 import struct
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from operator import methodcaller
 from typing import Any, Final, TypeVar
 
 from memdb import native
@@ -106,6 +108,7 @@ _MAX_TF: Final = 0xFFFF  # a tf is stored up to this (an episode's text is cappe
 _ZERO_RECORD: Final = bytes(RECORD_BYTES)
 _WRITES_BATCH: Final = 4096  # block rewrites ``TextIndex.remove`` collects before writing them
 _MORE_ROOM, _BAD_BLOCK, _BAD_COLUMN, _NO_MEMORY = -1, -2, -3, -4  # memdb_text_search's return codes (search.h)
+_BAD_INPUT, _STAGE_NEW = -5, 0xFFFFFFFF  # memdb_stage_blocks' (blocks.h)
 ANY_OUTCOME = 4
 """The outcome filter of ``search`` that passes every document with an outcome (an attempt, not
 talk): ``MEMDB_ANY_OUTCOME`` in native/search.h."""
@@ -216,6 +219,136 @@ def block_header(block: bytes | memoryview) -> tuple[int, int, int, int, int]:
         raise CorruptValueError(f"a posting block is damaged: {len(block)} bytes, shorter than its header ({CorruptValueError.HINT})")
     n, max_tf, min_dl, first, last = _HEADER.unpack_from(block)
     return n, max_tf, min_dl, first, last
+
+
+Staged = tuple[int, int | None, bytes, int]
+"""A block ``stage_blocks`` writes: its term's index, the index of its first document (None: the
+term's last block, rewritten under its key), its value as stored, and how many documents it holds."""
+
+
+def _damaged_tail(t: int) -> CorruptValueError:
+    return CorruptValueError(
+        f"a posting block is damaged: term {t}'s last block is full or ends after its next document ({CorruptValueError.HINT})"
+    )
+
+
+def py_stage_blocks(
+    numbers: Sequence[int],
+    dls: Sequence[int],
+    ends: Sequence[int],
+    terms: Sequence[int],
+    tfs: Sequence[int],
+    tails: Sequence[bytes | memoryview | None],
+) -> list[Staged]:
+    """The blocks that append a transaction's postings to their terms (the twin of
+    ``memdb_stage_blocks``, native/blocks.h): documents ``numbers`` (ascending, lengths ``dls``),
+    the i-th holding postings ``ends[i-1]:ends[i]`` of ``terms`` (indices into ``tails``) with
+    ``tfs``; each term's last block (None: none, or full) filled first, then new blocks, term
+    after term. ValidationError for documents out of order; CorruptValueError for a last block
+    that is damaged, full or ends after the term's first document here."""
+    if any(b < a for a, b in itertools.pairwise(numbers)) or any(b < a for a, b in itertools.pairwise(ends)):
+        raise ValidationError("text index documents: not in ascending order (give them as next_numbers does)")
+    per_term: list[list[int]] = [[] for _ in tails]  # each term's postings, as indices into terms
+    for p, t in enumerate(terms[: ends[-1] if ends else 0]):
+        per_term[t].append(p)
+    doc_of = list(itertools.chain.from_iterable(itertools.repeat(i, b - a) for i, (a, b) in enumerate(itertools.pairwise([0, *ends]))))
+    out: list[Staged] = []
+    for t, postings in enumerate(per_term):
+        if not postings:
+            continue
+        entries = [(numbers[doc_of[p]], tfs[p], dls[doc_of[p]]) for p in postings]
+        k = 0
+        tail = tails[t]
+        if tail is not None:
+            n, _, _, _, last = block_header(tail)
+            if n >= BLOCK_DOCS or entries[0][0] < last:
+                raise _damaged_tail(t)
+            k = min(BLOCK_DOCS - n, len(entries))
+            out.append((t, None, _pack_bin(_append(tail, entries[:k])), n + k))
+        for at in range(k, len(entries), BLOCK_DOCS):
+            part = entries[at : at + BLOCK_DOCS]
+            docs, part_tfs, part_dls = zip(*part, strict=True)
+            out.append((t, doc_of[postings[at]], _pack_bin(encode_block(docs, part_tfs, min(part_dls))), len(part)))
+    return out
+
+
+def _c_stage_blocks(
+    numbers: Sequence[int],
+    dls: Sequence[int],
+    ends: Sequence[int],
+    terms: Sequence[int],
+    tfs: Sequence[int],
+    tails: Sequence[bytes | memoryview | None],
+) -> list[Staged]:
+    """``py_stage_blocks`` by ``memdb_stage_blocks``."""
+    lib, ffi = native.blocks_lib()
+    try:
+        c_numbers, c_dls, c_terms = array("I", numbers), array("I", dls), array("I", terms)
+        c_tfs = array("I", tfs)
+    except OverflowError:  # a number past 32 bits, or a tf, clamped in the twin: left to it
+        return py_stage_blocks(numbers, dls, ends, terms, tfs, tails)
+    n_pairs = ends[-1] if ends else 0
+    if len(c_terms) < n_pairs or len(c_tfs) < n_pairs or len(c_dls) < len(c_numbers) or len(ends) != len(c_numbers):
+        raise ValueError("stage_blocks: fewer terms, tfs or lengths than the documents say")
+    blob = b"".join(t for t in tails if t is not None)
+    tail_end = list(itertools.accumulate(len(t) if t is not None else 0 for t in tails))
+    block_cap = 2 * len(tails) + n_pairs // BLOCK_DOCS + 1
+    out_cap = len(blob) + 8 * n_pairs + 21 * block_cap
+    out = ffi.new("unsigned char[]", out_cap)
+    out_end, bad = ffi.new("size_t[]", block_cap), ffi.new("size_t *")
+    out_term, out_first, out_n = (ffi.new("uint32_t[]", block_cap) for _ in range(3))
+    n = lib.memdb_stage_blocks(
+        len(c_numbers),
+        ffi.from_buffer("uint32_t[]", c_numbers),
+        ffi.from_buffer("uint32_t[]", c_dls),
+        ffi.new("size_t[]", ends or [0]),
+        ffi.from_buffer("uint32_t[]", c_terms),
+        ffi.from_buffer("uint32_t[]", c_tfs),
+        len(tails),
+        blob,
+        ffi.new("size_t[]", tail_end or [0]),
+        out,
+        out_cap,
+        out_end,
+        out_term,
+        out_first,
+        out_n,
+        block_cap,
+        bad,
+    )
+    if n < 0:
+        if n == _BAD_INPUT:
+            raise ValidationError("text index documents: not in ascending order (give them as next_numbers does)")
+        if n == _BAD_BLOCK:
+            if len(tails[bad[0]] or b"") < _HEADER.size:
+                block_header(tails[bad[0]] or b"")  # raises, saying how short it is
+            raise _damaged_tail(bad[0])
+        _raise_for(n, 0, "capture")
+        raise AssertionError(f"memdb_stage_blocks returned {n}")  # MORE_ROOM: the caps above always suffice
+    data = ffi.buffer(out, out_end[n - 1])[:] if n else b""
+    ends_out = ffi.unpack(out_end, n)
+    starts = [0, *ends_out]
+    none = _STAGE_NEW
+    return [
+        (t, None if first == none else first, data[a:b], k)
+        for t, first, a, b, k in zip(
+            ffi.unpack(out_term, n), ffi.unpack(out_first, n), starts, ends_out, ffi.unpack(out_n, n), strict=False
+        )
+    ]
+
+
+def stage_blocks(
+    numbers: Sequence[int],
+    dls: Sequence[int],
+    ends: Sequence[int],
+    terms: Sequence[int],
+    tfs: Sequence[int],
+    tails: Sequence[bytes | memoryview | None],
+) -> list[Staged]:
+    """``py_stage_blocks`` by the C kernel when it is in use."""
+    if native.blocks_lib()[0] is None:
+        return py_stage_blocks(numbers, dls, ends, terms, tfs, tails)
+    return _c_stage_blocks(numbers, dls, ends, terms, tfs, tails)
 
 
 def py_decode_block(block: bytes | memoryview) -> tuple[list[int], list[int]]:
@@ -382,6 +515,7 @@ def _suffix(eid: str) -> int:
 
 
 _BIN_HEAD: Final = {0xC4: 2, 0xC5: 3, 0xC6: 5}
+_values: Final = methodcaller("values")  # a Doc's tf mapping's tfs, in its terms' order
 _TAILS_KEPT: Final = 1 << 16  # terms whose last block a process remembers (a few hundred bytes each)
 _OWNERS_KEPT: Final = 64  # owners whose column chunks a process keeps (about 20 bytes a document)
 
@@ -1206,7 +1340,8 @@ class TextIndex:
         # times of a records chunk, the highest level of a level chunk): a chunk kept is the same
         # object, so its part is reused; a chunk read again (its stamp changed) is summarised again
         self._summaries: dict[tuple[str, str], tuple[Sequence[bytes | memoryview | None], list[Any]]] = {}
-        self._tails: dict[tuple[str, str, str], tuple[bytes, bytes, bytes, int]] = {}  # (owner, term) -> its last block, see _appended
+        # (global, owner) -> term -> its last block (key, packed value, documents in it): _appended
+        self._tails: dict[tuple[str, str], dict[str, tuple[bytes, bytes, int]]] = {}
         self._memos: dict[str, tuple[bytes, dict[Any, Any]]] = {}  # owner -> (stamps, what readers derived): memo
         # (global, owner) -> (the snapshot it was read in, the stamps value as packed, its key): _stamps_of
         self._stamps_read: dict[tuple[str, str], tuple[int, bytes, bytes]] = {}
@@ -1245,22 +1380,20 @@ class TextIndex:
     def _write_docs(self, owner: str, numbered: list[tuple[int, Doc]]) -> None:
         """Append numbered documents (ascending, after every one stored) to their terms' blocks
         and the columns."""
-        per_term: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
-        per_tag: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+        numbers = [doc for doc, _ in numbered]
+        docs = [d for _, d in numbered]
+        dls = [d.dl for d in docs]
         records: dict[int, dict[int, tuple[bytes, int]]] = defaultdict(dict)
         for doc, d in numbered:
-            dl = d.dl
-            records[doc // CHUNK_DOCS][doc] = (pack_record(d.ts_us, _suffix(d.eid), dl, d.code & 3), d.code >> 2)
-            # about 45 (term, tf) pairs a capture: the loop body is kept to one lookup and one append
-            for term, tf in d.tf.items():
-                per_term[term].append((doc, tf, dl))
-            for tag in d.tags:
-                per_tag[tag].append((doc, 1, dl))
-        packed: list[tuple[bytes, bytes]] = []
+            records[doc // CHUNK_DOCS][doc] = (pack_record(d.ts_us, _suffix(d.eid), d.dl, d.code & 3), d.code >> 2)
+        tfs = [d.tf for d in docs]
+        tags = [d.tags for d in docs]
+        firsts = list(map(codec.encode_int, numbers))  # a new block's key ends with its first document: encoded once
         with self.space.reader() as txn:
-            for g, lists in ((self.blocks, per_term), (self.tag_blocks, per_tag)):
-                for term, entries in lists.items():
-                    packed += self._appended(g, owner, term, entries, txn)
+            packed = self._appended(
+                self.blocks, owner, numbers, firsts, dls, tfs, list(itertools.chain.from_iterable(map(_values, tfs))), txn
+            )
+            packed += self._appended(self.tag_blocks, owner, numbers, firsts, dls, tags, [1] * sum(map(len, tags)), txn)
         self.space.apply((), self._patched(owner, records), packed=packed)
 
     def remove(self, owner: str, items: Iterable[tuple[str, Mapping[str, int], Iterable[str]]]) -> None:
@@ -1368,47 +1501,71 @@ class TextIndex:
         for g in (self.numbers, self.blocks, self.tag_blocks, self.columns, self.stamps, self.levels, self.level_stamps):
             g.kill((owner,))
 
-    def _appended(self, g: Global, owner: str, term: str, entries: list[tuple[int, int, int]], txn: ReadTxn) -> list[tuple[bytes, bytes]]:
-        """The block writes (encoded key, packed value) that append ``entries`` (doc, tf, dl;
-        ascending, after every document already there) to a term: the last block filled
-        first, then new blocks.
+    def _appended(
+        self,
+        g: Global,
+        owner: str,
+        numbers: Sequence[int],
+        firsts: Sequence[bytes],
+        dls: Sequence[int],
+        names: Sequence[Collection[str]],
+        tfs: Sequence[int],
+        txn: ReadTxn,
+    ) -> list[tuple[bytes, bytes]]:
+        """The block writes (encoded key, packed value) that append documents ``numbers``
+        (ascending, after every document already there; ``firsts`` encoded as subscripts, lengths
+        ``dls``) to the terms (or tags) each one names in ``names``, with ``tfs`` for these names
+        laid end to end: each term's last block filled first, then new blocks (``stage_blocks``,
+        in C: the names are numbered here, each distinct one looked up once).
 
-        The term's last block is remembered as this process last wrote or read it. A block
-        that is not full and still holds exactly those bytes is the term's last: a writer
-        appends to the last block while it has room, so no later block can exist, and any
-        append or removal by anyone changes its bytes. Otherwise the last block is looked up
-        (one cursor step: most terms a batch looks up are new, with no block at all)."""
-        out: list[tuple[bytes, bytes]] = []
-        tail = self._tails.get((g.name, owner, term))  # (key, packed value, block, documents in it)
-        if tail is not None and (tail[3] >= BLOCK_DOCS or txn.get(tail[0]) != tail[1]):
-            tail = None
-        prefix = None
-        if tail is None:
-            prefix = g.key((owner, term))
-            found = txn.first(*codec.children_range(prefix), True)
-            if found is not None:
-                block = bytes(_payload(found[1]))
-                tail = (found[0], found[1], block, _HEADER.unpack_from(block)[0])
-        i = 0
-        last = tail
-        if tail is not None and tail[3] < BLOCK_DOCS:
-            i = min(BLOCK_DOCS - tail[3], len(entries))
-            block = _append(tail[2], entries[:i])
-            last = (tail[0], _pack_bin(block), block, tail[3] + i)
-            out.append(last[:2])
-        while i < len(entries):
-            if prefix is None:
+        A term's last block is remembered as this process last wrote or read it. A block that is
+        not full and still holds exactly those bytes is the term's last: a writer appends to the
+        last block while it has room, so no later block can exist, and any append or removal by
+        anyone changes its bytes. Otherwise the last block is looked up (one cursor step: most
+        terms a batch looks up are new, with no block at all)."""
+        flat = list(itertools.chain.from_iterable(names))
+        if not flat:
+            return []
+        distinct = list(dict.fromkeys(flat))
+        number_of = dict(zip(distinct, itertools.count(), strict=False))
+        held = sum(map(len, self._tails.values()))
+        if held + len(distinct) > _TAILS_KEPT or (len(self._tails) >= 2 * _OWNERS_KEPT and (g.name, owner) not in self._tails):
+            self._tails.clear()  # one bound for all owners, as when the cache was one dict
+        kept = self._tails.setdefault((g.name, owner), {})
+        tails: list[tuple[bytes, bytes, int] | None] = []  # per term: (key, packed value, documents in it)
+        prefixes: list[bytes | None] = []
+        for term in distinct:
+            tail = kept.get(term)
+            prefix = None
+            if tail is not None and (tail[2] >= BLOCK_DOCS or txn.get(tail[0]) != tail[1]):
+                tail = None
+            if tail is None:
                 prefix = g.key((owner, term))
-            part = entries[i : i + BLOCK_DOCS]
-            docs, tfs, dls = zip(*part, strict=True)
-            block = encode_block(docs, tfs, min(dls))
-            last = (prefix + codec.encode_int(part[0][0]), _pack_bin(block), block, len(part))
-            out.append(last[:2])
-            i += len(part)
-        if last is not None:
-            if len(self._tails) >= _TAILS_KEPT:
-                self._tails.clear()
-            self._tails[(g.name, owner, term)] = last
+                found = txn.first(*codec.children_range(prefix), True)
+                if found is not None:
+                    tail = (found[0], found[1], block_header(_payload(found[1]))[0])
+            tails.append(tail)
+            prefixes.append(prefix)
+        staged = stage_blocks(
+            numbers,
+            dls,
+            list(itertools.accumulate(map(len, names))),
+            list(map(number_of.__getitem__, flat)),
+            tfs,
+            [_payload(t[1]) if t is not None and t[2] < BLOCK_DOCS else None for t in tails],
+        )
+        tail_keys = [t[0] if t is not None else b"" for t in tails]
+        out: list[tuple[bytes, bytes]] = []
+        for t, first, value, n in staged:
+            if first is None:  # the term's last block, rewritten
+                key = tail_keys[t]
+            else:
+                prefix = prefixes[t]
+                if prefix is None:
+                    prefix = prefixes[t] = g.key((owner, distinct[t]))
+                key = prefix + firsts[first]
+            out.append((key, value))
+            kept[distinct[t]] = (key, value, n)  # a term's blocks come in order: its last stays
         return out
 
     def _without(

@@ -1,0 +1,190 @@
+"""Capture's block writer in C (native/blocks.c, ``postings.stage_blocks``) writes exactly the
+blocks its twin and the writer before it wrote, byte for byte, refuses what they refuse, and
+writes within the room it is given; two writers of one store keep appending to the same last
+blocks as one writer would.
+
+Tests of the C path skip when MEMDB_PURE_PYTHON is set (CI's second pass); the rest run on both."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memdb import native
+from memdb.engine.globals import Globals
+from memdb.engine.store import LMDBStore
+from memdb.errors import CorruptValueError, ValidationError
+from memdb.memory import postings as P
+from memdb.memory.ids import from_micros, time_prefix
+from memdb.memory.postings import BLOCK_DOCS, Doc, TextIndex
+
+LIB, FFI = native.blocks_lib()
+needs_c = pytest.mark.skipif(LIB is None, reason="the C block writer is not in use (MEMDB_PURE_PYTHON, or not built)")
+MORE_ROOM, BAD_BLOCK, BAD_INPUT = -1, -2, -5  # native/search.h, blocks.h
+
+
+def old_blocks(numbers: list[int], dls: list[int], per_doc: list[list[tuple[int, int]]], tails: list[bytes | None]) -> list[P.Staged]:
+    """What ``TextIndex._appended`` wrote before ``stage_blocks``: each term's (doc, tf, dl) in
+    document order, its last block filled by ``_append`` and new blocks by ``encode_block``
+    (the reference both implementations are held to)."""
+    per_term: dict[int, list[tuple[int, int, int, int]]] = defaultdict(list)
+    for i, (doc, dl, pairs) in enumerate(zip(numbers, dls, per_doc, strict=True)):
+        for t, tf in pairs:
+            per_term[t].append((doc, tf, dl, i))
+    out: list[P.Staged] = []
+    for t in sorted(per_term):
+        entries = per_term[t]
+        i = 0
+        tail = tails[t]
+        if tail is not None:
+            n = P.block_header(tail)[0]
+            i = min(BLOCK_DOCS - n, len(entries))
+            out.append((t, None, P._pack_bin(P._append(tail, [e[:3] for e in entries[:i]])), n + i))
+        while i < len(entries):
+            part = entries[i : i + BLOCK_DOCS]
+            block = P.encode_block([e[0] for e in part], [e[1] for e in part], min(e[2] for e in part))
+            out.append((t, part[0][3], P._pack_bin(block), len(part)))
+            i += len(part)
+    return out
+
+
+@st.composite
+def batches(draw: Any, tails: bool = True) -> tuple[list[int], list[int], list[list[tuple[int, int]]], list[bytes | None]]:
+    """Documents (ascending, gaps from 0 to past a varint byte), each with postings of some of
+    a few terms (tfs from 1 to past 65,535), and each term's last block: none, or one that ends
+    before the batch with room left (from 1 to 127 documents)."""
+    n_terms = draw(st.integers(1, 6))
+    start = draw(st.one_of(st.integers(200, 5_000), st.integers(1 << 31, (1 << 32) - 300_000)))
+    gaps = draw(st.lists(st.one_of(st.integers(0, 3), st.integers(1, 40_000)), min_size=1, max_size=300))
+    numbers = [start + sum(gaps[: i + 1]) for i in range(len(gaps))]
+    dls = draw(st.lists(st.one_of(st.integers(1, 300), st.integers(0, (1 << 32) - 1)), min_size=len(numbers), max_size=len(numbers)))
+    tf = st.one_of(st.integers(1, 127), st.integers(1, 70_000))
+    per_doc = [draw(st.lists(st.tuples(st.integers(0, n_terms - 1), tf), max_size=6)) for _ in numbers]
+    last_blocks: list[bytes | None] = []
+    for _ in range(n_terms):
+        if not tails or draw(st.booleans()):
+            last_blocks.append(None)
+            continue
+        n = draw(st.integers(1, BLOCK_DOCS - 1))
+        docs = sorted(draw(st.lists(st.integers(0, start), min_size=n, max_size=n, unique=True)))
+        last_blocks.append(P.encode_block(docs, draw(st.lists(tf, min_size=n, max_size=n)), draw(st.integers(1, 500))))
+    return numbers, dls, per_doc, last_blocks
+
+
+def staged_by(
+    fn: Any, numbers: list[int], dls: list[int], per_doc: list[list[tuple[int, int]]], tails: list[bytes | None]
+) -> list[P.Staged]:
+    ends = [sum(len(p) for p in per_doc[: i + 1]) for i in range(len(per_doc))]
+    terms = [t for pairs in per_doc for t, _ in pairs]
+    tfs = [tf for pairs in per_doc for _, tf in pairs]
+    return list(fn(numbers, dls, ends, terms, tfs, tails))
+
+
+@given(batches())
+def test_the_blocks_are_those_the_old_writer_wrote(batch: Any) -> None:
+    assert staged_by(P.stage_blocks, *batch) == staged_by(P.py_stage_blocks, *batch) == old_blocks(*batch)
+
+
+@needs_c
+@given(batches())
+def test_c_writes_the_twins_bytes(batch: Any) -> None:
+    assert staged_by(P._c_stage_blocks, *batch) == staged_by(P.py_stage_blocks, *batch)
+
+
+@pytest.mark.parametrize("fn", [P.py_stage_blocks, pytest.param(P._c_stage_blocks, marks=needs_c)])
+def test_a_damaged_or_full_last_block_or_documents_out_of_order_are_refused_alike(fn: Any) -> None:
+    one = [[(0, 1)]]
+    with pytest.raises(CorruptValueError, match="damaged"):
+        staged_by(fn, [10], [5], one, [b"\x01\x00"])  # shorter than its header
+    with pytest.raises(CorruptValueError, match="full"):
+        staged_by(fn, [1000], [5], one, [P.encode_block(list(range(BLOCK_DOCS)), [1] * BLOCK_DOCS, 1)])
+    with pytest.raises(CorruptValueError, match="after its next document"):
+        staged_by(fn, [10], [5], one, [P.encode_block([3, 11], [1, 1], 1)])
+    with pytest.raises(ValidationError, match="ascending"):
+        staged_by(fn, [10, 9], [5, 5], [[(0, 1)], [(0, 1)]], [None])
+    assert staged_by(fn, [], [], [], [None]) == []
+
+
+@needs_c
+def test_a_tf_or_length_past_32_bits_is_left_to_the_twin() -> None:
+    """``array("I")`` refuses it: the twin writes what it always wrote (a tf capped; a length
+    past the header's u32 refused by struct)."""
+    assert staged_by(P._c_stage_blocks, [7], [5], [[(0, 1 << 40)]], [None]) == staged_by(
+        P.py_stage_blocks, [7], [5], [[(0, 1 << 40)]], [None]
+    )
+    with pytest.raises(Exception, match="format requires"):
+        staged_by(P._c_stage_blocks, [7], [1 << 40], [[(0, 1)]], [None])
+
+
+@needs_c
+def test_the_kernel_writes_within_the_room_it_is_given() -> None:
+    """Too little room for the blocks or their bytes: MORE_ROOM, and nothing past the room."""
+    numbers, dls = FFI.new("uint32_t[]", [5, 6, 7]), FFI.new("uint32_t[]", [1, 1, 1])
+    ends = FFI.new("size_t[]", [2, 4, 6])
+    terms, tfs = FFI.new("uint32_t[]", [0, 1, 0, 1, 0, 2]), FFI.new("uint32_t[]", [1, 2, 3, 4, 5, 70_000])
+    tail = P.encode_block([1, 2], [1, 1], 1)
+    tail_end = FFI.new("size_t[]", [len(tail), len(tail), len(tail)])
+    bad = FFI.new("size_t *")
+
+    def run(out_cap: int, block_cap: int) -> tuple[int, Any, list[Any]]:
+        out = FFI.new("unsigned char[]", [0xA5] * (out_cap + 8))
+        arrays = [FFI.new(kind, [0xA5A5A5A5] * (block_cap + 2)) for kind in ("size_t[]", "uint32_t[]", "uint32_t[]", "uint32_t[]")]
+        n = LIB.memdb_stage_blocks(3, numbers, dls, ends, terms, tfs, 3, tail, tail_end, out, out_cap, *arrays, block_cap, bad)
+        assert all(out[i] == 0xA5 for i in range(out_cap, out_cap + 8))
+        assert all(a[i] == 0xA5A5A5A5 for a in arrays for i in range(block_cap, block_cap + 2))
+        return n, out, arrays
+
+    want = P.py_stage_blocks([5, 6, 7], [1, 1, 1], [2, 4, 6], [0, 1, 0, 1, 0, 2], [1, 2, 3, 4, 5, 70_000], [tail, None, None])
+    size = sum(len(v) for _, _, v, _ in want)
+    assert run(size - 1, 3)[0] == MORE_ROOM
+    assert run(size, 2)[0] == MORE_ROOM
+    n, out, (_, out_term, out_first, out_n) = run(size, 3)
+    assert n == 3 and bytes(FFI.buffer(out, size)) == b"".join(v for _, _, v, _ in want)
+    assert [(out_term[i], out_first[i], out_n[i]) for i in range(n)] == [(0, 0xFFFFFFFF, 5), (1, 0, 2), (2, 2, 1)]
+    terms[5] = 3  # a term number out of range
+    assert run(size, 3)[0] == BAD_INPUT
+
+
+# --- the writer on a real store --------------------------------------------------------------------
+
+NOW = 1_800_000_000_000_000
+
+
+def _docs(seq: range, terms: str) -> list[Doc]:
+    out = []
+    for i in seq:
+        ts_us = NOW + 1_000_003 * i
+        out.append(Doc(f"{time_prefix(from_micros(ts_us))}-{i:06x}", ts_us, i % 1000, {t: 3 for t in terms}, 3 * len(terms), ("tag-a",)))
+    return out
+
+
+def _stored(path: Path, batches: list[tuple[int, range]]) -> list[tuple[bytes, bytes]]:
+    """The text index's items after adding ``batches`` (writer, documents), each writer its own
+    TextIndex (as another process: what it remembers of the last blocks is its own)."""
+    store = LMDBStore(path, sync=False)
+    try:
+        space = Globals(store)
+        writers = [TextIndex(space), TextIndex(space)]
+        for w, seq in batches:
+            with space.transaction():
+                writers[w].add("ana", _docs(seq, "ab" if seq.start % 2 else "bc"))
+        with store.read() as txn:
+            return [kv for kv in txn.scan(b"", b"\xff") if kv[0].startswith((space["EPX"].key(), space["EPXT"].key()))]
+    finally:
+        store.close()
+
+
+def test_two_writers_append_to_the_last_blocks_as_one_writer_does(tmp_path: Path) -> None:
+    """A writer's remembered last block is used only while it is still the stored one: after
+    the other writer appended, it is looked up again, and the blocks are those of one writer."""
+    seqs = [range(0, 100), range(100, 150), range(150, 300), range(300, 301), range(301, 430), range(430, 431)]
+    alone = _stored(tmp_path / "alone", [(0, s) for s in seqs])
+    together = _stored(tmp_path / "two", [(i % 2, s) for i, s in enumerate(seqs)])
+    assert together == alone
+    blocks = [P._payload(v) for k, v in alone if k.startswith(P.codec.encode_global("EPXT"))]
+    assert sum(P.block_header(b)[0] for b in blocks) == 431 and all(P.block_header(b)[0] <= BLOCK_DOCS for b in blocks)

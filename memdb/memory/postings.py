@@ -1342,6 +1342,7 @@ class TextIndex:
         self._summaries: dict[tuple[str, str], tuple[Sequence[bytes | memoryview | None], list[Any]]] = {}
         # (global, owner) -> term -> its last block (key, packed value, documents in it): _appended
         self._tails: dict[tuple[str, str], dict[str, tuple[bytes, bytes, int]]] = {}
+        self._tails_held = 0  # the terms _tails holds, all owners together (bounded by _TAILS_KEPT)
         self._memos: dict[str, tuple[bytes, dict[Any, Any]]] = {}  # owner -> (stamps, what readers derived): memo
         # (global, owner) -> (the snapshot it was read in, the stamps value as packed, its key): _stamps_of
         self._stamps_read: dict[tuple[str, str], tuple[int, bytes, bytes]] = {}
@@ -1528,10 +1529,11 @@ class TextIndex:
             return []
         distinct = list(dict.fromkeys(flat))
         number_of = dict(zip(distinct, itertools.count(), strict=False))
-        held = sum(map(len, self._tails.values()))
-        if held + len(distinct) > _TAILS_KEPT or (len(self._tails) >= 2 * _OWNERS_KEPT and (g.name, owner) not in self._tails):
-            self._tails.clear()  # one bound for all owners, as when the cache was one dict
+        if self._tails_held + len(distinct) > _TAILS_KEPT:
+            self._tails.clear()  # one bound on the terms of all owners, none on the owners: owners
+            self._tails_held = 0  # taking turns past a bound of theirs emptied it at every capture (revM)
         kept = self._tails.setdefault((g.name, owner), {})
+        kept_before = len(kept)
         tails: list[tuple[bytes, bytes, int] | None] = []  # per term: (key, packed value, documents in it)
         prefixes: list[bytes | None] = []
         for term in distinct:
@@ -1566,6 +1568,7 @@ class TextIndex:
                 key = prefix + firsts[first]
             out.append((key, value))
             kept[distinct[t]] = (key, value, n)  # a term's blocks come in order: its last stays
+        self._tails_held += len(kept) - kept_before
         return out
 
     def _without(

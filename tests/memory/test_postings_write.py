@@ -188,3 +188,36 @@ def test_two_writers_append_to_the_last_blocks_as_one_writer_does(tmp_path: Path
     assert together == alone
     blocks = [P._payload(v) for k, v in alone if k.startswith(P.codec.encode_global("EPXT"))]
     assert sum(P.block_header(b)[0] for b in blocks) == 431 and all(P.block_header(b)[0] <= BLOCK_DOCS for b in blocks)
+
+
+def test_owners_taking_turns_keep_their_terms_last_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hundred owners capturing in turn find each term's last block where they left it: the
+    cache of last blocks is bounded by the terms it holds, not by owners (a bound of 64 owners
+    emptied it at every capture past them, and each of its terms was looked up again: revM)."""
+    now = 1_800_000_000_000_000
+    lookups = 0
+    children_range = P.codec.children_range
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal lookups
+        lookups += 1
+        return children_range(*args, **kwargs)
+
+    monkeypatch.setattr(P.codec, "children_range", counted)
+    store = LMDBStore(tmp_path / "db", sync=False)
+    try:
+        space = Globals(store)
+        index = TextIndex(space)
+        terms = {f"t{j}": 1 for j in range(40)}
+        i = 0
+        for round_ in range(3):
+            if round_ == 1:
+                lookups = 0  # the first round looks every term up once
+            for owner in range(100):
+                ts = now + 1_000_003 * i
+                with space.transaction():
+                    index.add(f"owner{owner}", [Doc(f"{time_prefix(from_micros(ts))}-{i:06x}", ts, 1, terms, len(terms), ("tag",))])
+                i += 1
+        assert lookups == 0
+    finally:
+        store.close()

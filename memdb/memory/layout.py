@@ -480,6 +480,12 @@ def _told_starts() -> dict[str, str]:
 
 
 _TOLD_TERMS: Final = _told_starts()
+# the terms that hint at a time when every term is ASCII: a hint's, or a year 1900-2099
+_ASCII_HINTS: Final = frozenset(_TOLD_TERMS).union(str(year) for year in range(1900, 2100))
+
+
+def _is_year(term: str) -> bool:
+    return len(term) == 4 and term[:2] in ("19", "20") and term.isdigit()
 
 
 def told_of(record: Mapping[str, Any], tf: Mapping[str, int], week_start: int = 0, timezone: str = "UTC") -> list[list[int]]:
@@ -487,8 +493,12 @@ def told_of(record: Mapping[str, Any], tf: Mapping[str, int], week_start: int = 
     "Deploy failed yesterday", recorded on July 2, tells of July 1. Kept in the header as
     ``told`` and indexed in ``^EPTD`` (``index_entries``). ``tf`` (the record's terms) rules
     out most records before any phrase is read, and points at the words to read around."""
-    hints = [_TOLD_TERMS.get(t, t) for t in tf if t in _TOLD_TERMS or (len(t) == 4 and t[:2] in ("19", "20") and t.isdigit())]
-    if not all(map(str.isascii, tf)):  # "昨天", "月", "7월": Chinese, Japanese and Korean hints
+    if all(map(str.isascii, tf)):
+        # one set intersection, in C, instead of a test of each of a capture's ~50 terms (an
+        # ASCII term is a year exactly when it is one of those 200; the order of hints is no matter)
+        hints = [_TOLD_TERMS.get(t, t) for t in _ASCII_HINTS.intersection(tf)]
+    else:  # "昨天", "月", "7월": Chinese, Japanese and Korean hints; "20٢٥" (other digits) is a year too
+        hints = [_TOLD_TERMS.get(t, t) for t in tf if t in _TOLD_TERMS or _is_year(t)]
         hints += filter(None, map(told_hint_in, tf))
     if not hints:
         return []

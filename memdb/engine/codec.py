@@ -75,16 +75,22 @@ def _encode_str(s: str) -> bytes:
     global _STR_CACHE, _STR_CACHE_OLD
     out = _STR_CACHE_OLD.get(s)
     if out is None:
-        if not s:
-            raise InvalidSubscriptError("subscript '': the empty string is not a valid subscript (use it only as an order() seed)")
-        raw = s.encode("utf-8", "surrogatepass")
-        if b"\x00" in raw:
-            raw = raw.replace(b"\x00", b"\x00\xff")
-        out = b"\x60" + raw + b"\x00"
+        out = encode_unique(s)
     if len(_STR_CACHE) >= _STR_CACHE_MAX:
         _STR_CACHE_OLD, _STR_CACHE = _STR_CACHE, {}
     _STR_CACHE[s] = out
     return out
+
+
+def encode_unique(s: str) -> bytes:
+    """``encode_subscript`` of a str met once (a new episode's id), not kept in the cache of
+    encoded strings: there it would only push out strings that are met again (terms, tags)."""
+    if not s:
+        raise InvalidSubscriptError("subscript '': the empty string is not a valid subscript (use it only as an order() seed)")
+    raw = s.encode("utf-8", "surrogatepass")
+    if b"\x00" in raw:
+        raw = raw.replace(b"\x00", b"\x00\xff")
+    return b"\x60" + raw + b"\x00"
 
 
 def _encode_bytes(b: bytes) -> bytes:

@@ -574,6 +574,12 @@ class Global:
             has_children = txn.first(*codec.children_range(key)) is not None
         return (10 if has_children else 0) + (1 if has_value else 0)
 
+    def holds(self, subs: Any = ()) -> bool:
+        """Whether the node or a node below it holds a value (``data(subs) != 0``), in one seek
+        where ``data`` takes a read and a seek: capture asks it of every id it hands out."""
+        lo, hi = codec.range_of(self._key(_as_subs(subs)))
+        return self._first(lo, hi, False) is not None
+
     def order(self, subs: Any, reverse: bool = False) -> Subscript | None:
         """M $ORDER: the next (or previous) sibling subscript at the last level; None past the end.
 

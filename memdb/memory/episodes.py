@@ -43,6 +43,7 @@ from memdb.memory.layout import (
     header_of,
     index_code,
     index_entries,
+    index_parents,
     kept_when_archived,
     packed_header,
     predecessor_of,
@@ -1630,7 +1631,7 @@ class OwnerEpisodes:
             counted: list[Iterable[str]] = []  # each document's terms, for their frequencies
             fresh: list[tuple[dict[str, Any], dict[str, Any]]] = []
             for rec in prepared:
-                record = {k: rec.get(k) for k in RECORD_FIELDS}
+                record = dict(zip(RECORD_FIELDS, map(rec.get, RECORD_FIELDS), strict=True))
                 record.update({k: rec[k] for k in VERSION_FIELDS if rec.get(k) is not None})
                 record["ts"] = rec["ts"] or now
                 record["recorded"] = now
@@ -1639,7 +1640,8 @@ class OwnerEpisodes:
                     "status": "active", **header_of(record),
                 }  # fmt: skip
                 fresh.append((record, state))
-            week_start, zone = st.settings.week_starts_on, st.settings.timezone
+            settings = st.settings
+            week_start, zone = settings.week_starts_on, settings.timezone
             for (record, state), score in zip(fresh, st.scorer.score_many(fresh, now), strict=True):
                 state["relevance"] = score
                 ts: dt.datetime = record["ts"]
@@ -1648,14 +1650,15 @@ class OwnerEpisodes:
                 if told:  # only where the text tells of an earlier time: most headers stay as they were
                     state["told"] = told
                 eid = new_id(ts, owner)
-                day = episode_day(eid)
-                while mem.data((owner, day, eid)):  # another process took it
+                subs = (owner, episode_day(eid), eid)
+                while mem.holds(subs):  # another process took it
                     eid = new_id(ts, owner)
-                sets.append((mem, (owner, day, eid), record))
+                    subs = (owner, episode_day(eid), eid)
+                sets.append((mem, subs, record))
                 sets.append((lay.states, (owner, eid), state))
                 tail = tail_of(ts, eid)
-                entries = index_entries(owner, eid, record, state)
-                keyed.append([parent_key(index(gname), e[:-2]) + tail for gname, es in entries.items() for e in es])
+                parents = index_parents(owner, record, state)
+                keyed.append([parent_key(index(gname), parent) + tail for gname, ps in parents.items() for parent in ps])
                 text.append(Doc(eid, ts_micros(ts), index_code(score, record.get("outcome")), tf, dl, tuple(record.get("tags") or ())))
                 if dl:
                     docs += 1

@@ -113,6 +113,7 @@ __all__ = [
     "id_tail",
     "index_code",
     "index_entries",
+    "index_parents",
     "indexed_text",
     "kept_when_archived",
     "packed_header",
@@ -305,8 +306,9 @@ def column_tail(ts_us: int, suffix: int) -> bytes:
 
 
 def tail_of(ts: dt.datetime, eid: str) -> bytes:
-    """The encoded ``(ts_us, id)`` tail of an episode's index entries."""
-    return codec.encode((ts_micros(ts), eid))
+    """The encoded ``(ts_us, id)`` tail of an episode's index entries (``codec.encode`` of it, the
+    id kept out of the codec's cache of strings met again)."""
+    return codec.encode_int(ts_micros(ts)) + codec.encode_unique(eid)
 
 
 # --- text ------------------------------------------------------------------------------------------
@@ -604,23 +606,31 @@ def fact_key_bounds(prefix: str | None) -> tuple[str | None, str | None]:
 def index_entries(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
     """The index subscripts one episode should have, by global name (an archived one has only
     its archive entries, by time and by session: it is out of the hot indexes, and its one-liner
-    stays findable; a superseded one has only its ``^EPSU`` entry)."""
+    stays findable; a superseded one has only its ``^EPSU`` entry): ``index_parents`` and, at
+    the end of each, the episode's time in microseconds and its id."""
     t = ts_micros(record["ts"])
+    return {name: [(*parent, t, eid) for parent in parents] for name, parents in index_parents(owner, record, state).items()}
+
+
+def index_parents(owner: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> dict[str, list[tuple[Any, ...]]]:
+    """``index_entries`` without the ``(ts_us, id)`` tail each ends in: capture adds that tail,
+    encoded once (``tail_of``), to each parent's key."""
     if state.get("status") == "archived":
-        return {"EPAR": [(owner, t, eid)], "EPSA": [(owner, record["session"], t, eid)] if record.get("session") else []}
+        return {"EPAR": [(owner,)], "EPSA": [(owner, record["session"])] if record.get("session") else []}
     if state.get("status") == SUPERSEDED:
-        return {"EPSU": [(owner, t, eid)]}
+        return {"EPSU": [(owner,)]}
     outcome = record.get("outcome")
+    tags = record.get("tags", ())
     return {
-        "EPT": [(owner, t, eid)],
-        "EPG": [(owner, tag, t, eid) for tag in record.get("tags", ())],
-        "EPGO": [(owner, tag, outcome, t, eid) for tag in record.get("tags", ())] if outcome else [],
-        "EPK": [(owner, record["kind"], outcome or NO_OUTCOME, t, eid)],
-        "EPS": [(owner, record["session"], t, eid)] if record.get("session") else [],
-        "EPB": [(owner, band_of(state["relevance"]), t, eid)],
+        "EPT": [(owner,)],
+        "EPG": [(owner, tag) for tag in tags],
+        "EPGO": [(owner, tag, outcome) for tag in tags] if outcome else [],
+        "EPK": [(owner, record["kind"], outcome or NO_OUTCOME)],
+        "EPS": [(owner, record["session"])] if record.get("session") else [],
+        "EPB": [(owner, band_of(state["relevance"]))],
         # the windows its text tells of (``told_of``), by start: a window query finds the
         # episodes recorded later about a day in it ("yesterday the deploy failed")
-        "EPTD": [(owner, start, end, t, eid) for start, end in state.get("told", ())],
+        "EPTD": [(owner, start, end) for start, end in state.get("told", ())],
     }
 
 

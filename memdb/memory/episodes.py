@@ -815,12 +815,13 @@ class OwnerEpisodes:
         except ValidationError:  # naive or out of range: validation names it the same way
             return False
         now = self._layer.now()
-        tolerance = dt.timedelta(minutes=self._layer.settings.capture_tolerance_minutes)
+        minutes = self._layer.settings.capture_tolerance_minutes
+        tolerance = dt.timedelta(minutes=minutes)
         if at > now + tolerance:
             what = named if isinstance(named, str) else named()
             raise ValidationError(
                 f"{what}: ts {at.isoformat()} is {_span(at - now)} after the clock: memdb records what has happened "
-                f"(capture_tolerance_minutes={self._layer.settings.capture_tolerance_minutes:g})"
+                f"(capture_tolerance_minutes={minutes:g})"
             )
         if at < now - tolerance:
             if live_only:

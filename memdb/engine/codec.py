@@ -525,13 +525,16 @@ _DT_EXT: Final = 1
 def _default(obj: Any) -> Any:
     if type(obj) is _dt.datetime and obj.tzinfo is _dt.UTC:
         # memdb keeps UTC datetimes, and a UTC datetime's fields are its instant, so equal
-        # ones pack alike (in another zone, equal wall times can be two instants: not cached)
-        ext = _EXTS.get(obj)
-        if ext is None:
+        # ones pack alike (in another zone, equal wall times can be two instants: not cached).
+        # The bytes are kept, not the ExtType: an ExtType (a tuple subclass) is tracked by the
+        # cyclic GC for as long as it is kept, and one per capture made its passes over the whole
+        # heap more frequent and longer (test_capture_gc.py)
+        data = _EXTS.get(obj)
+        if data is None:
             if len(_EXTS) >= _DATETIMES_KEPT:
                 _EXTS.clear()
-            ext = _EXTS[obj] = msgpack.ExtType(_DT_EXT, _to_micros(obj).to_bytes(9, "big", signed=True))
-        return ext
+            data = _EXTS[obj] = _to_micros(obj).to_bytes(9, "big", signed=True)
+        return msgpack.ExtType(_DT_EXT, data)
     if isinstance(obj, _dt.datetime):
         if obj.tzinfo is None:
             raise InvalidValueError(f"value {obj!r}: naive datetime; give a timezone-aware one (UTC is stored)")
@@ -554,7 +557,7 @@ def _to_micros(d: _dt.datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-_EXTS: dict[_dt.datetime, msgpack.ExtType] = {}  # packed UTC datetimes, for _default
+_EXTS: dict[_dt.datetime, bytes] = {}  # packed UTC datetimes, for _default
 # Decoded datetimes by their packed bytes: a header holds two and a query unpacks a header for
 # each memory it ranks, and datetimes are immutable, so one object serves every read of a moment.
 _DATETIMES: dict[bytes, _dt.datetime] = {}

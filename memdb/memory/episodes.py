@@ -1629,7 +1629,7 @@ class OwnerEpisodes:
             docs = terms = 0
             text: list[Doc] = []
             keyed: list[list[bytes]] = []  # each one's index entry keys
-            counted: list[Iterable[str]] = []  # each document's terms, for their frequencies
+            counted: list[tuple[str, ...]] = []  # each document's terms, for their frequencies
             fresh: list[tuple[dict[str, Any], dict[str, Any]]] = []
             for rec in prepared:
                 record = dict(zip(RECORD_FIELDS, map(rec.get, RECORD_FIELDS), strict=True))
@@ -1664,7 +1664,7 @@ class OwnerEpisodes:
                 if dl:
                     docs += 1
                     terms += dl
-                    counted.append(tf.keys())
+                    counted.append(tuple(tf))
                 out.append((eid, record, state))
             # the entries hold each one's document number (``entry_value``), handed out below,
             # after every key was checked: a refused key leaves nothing written
@@ -1672,8 +1672,11 @@ class OwnerEpisodes:
                 value = entry_value(doc, record.get("outcome"))
                 packed.extend((key, value) for key in keys)
             lay.text.add(owner, text, sets, packed)
-            # staged only once the write succeeded: a refused write inside a caller's transaction leaves no trace
-            self._space.stage(("counts", owner), self._count_captured, [(len(prepared), docs, terms, counted)])
+            # staged only once the write succeeded: a refused write inside a caller's transaction leaves no trace;
+            # as tuples of numbers and strings, which the cyclic GC stops tracking at its next pass: a list
+            # of dict_keys stayed tracked until the commit, 3 objects a record, and survivors of that
+            # kind make the GC's passes over the whole heap more frequent (test_capture_gc.py)
+            self._space.stage(("counts", owner), self._count_captured, [(len(prepared), docs, terms, tuple(counted))])
         return out
 
     def _text_index_changes(self, eid: str, old: Mapping[str, Any], new: Mapping[str, Any], state: Mapping[str, Any]) -> None:
@@ -1694,7 +1697,7 @@ class OwnerEpisodes:
         df.subtract({t: 1 for t in old_tf if t not in new_tf})
         self._bump_df(df)
 
-    def _count_captured(self, writes: list[tuple[int, int, int, list[Iterable[str]]]]) -> None:
+    def _count_captured(self, writes: list[tuple[int, int, int, tuple[tuple[str, ...], ...]]]) -> None:
         """Defer what ``_write_new`` calls staged add to the owner's statistics: (episodes,
         documents, their length, each document's terms) each. Summed first, so a transaction of
         1,000 captures defers each statistic, and each distinct term's document frequency (about

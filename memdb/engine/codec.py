@@ -526,15 +526,16 @@ def _default(obj: Any) -> Any:
     if type(obj) is _dt.datetime and obj.tzinfo is _dt.UTC:
         # memdb keeps UTC datetimes, and a UTC datetime's fields are its instant, so equal
         # ones pack alike (in another zone, equal wall times can be two instants: not cached).
-        # The bytes are kept, not the ExtType: an ExtType (a tuple subclass) is tracked by the
-        # cyclic GC for as long as it is kept, and one per capture made its passes over the whole
-        # heap more frequent and longer (test_capture_gc.py)
-        data = _EXTS.get(obj)
-        if data is None:
+        # A plain (code, data) tuple is kept, not the ExtType: an ExtType (a tuple subclass) is
+        # tracked by the cyclic GC for as long as it is kept, and one per capture made its passes
+        # over the whole heap more frequent and longer (test_capture_gc.py). ``_make`` builds the
+        # ExtType from it without ExtType's checks in Python, which it passes (half the cost).
+        pair = _EXTS.get(obj)
+        if pair is None:
             if len(_EXTS) >= _DATETIMES_KEPT:
                 _EXTS.clear()
-            data = _EXTS[obj] = _to_micros(obj).to_bytes(9, "big", signed=True)
-        return msgpack.ExtType(_DT_EXT, data)
+            pair = _EXTS[obj] = (_DT_EXT, _to_micros(obj).to_bytes(9, "big", signed=True))
+        return _ext(pair)
     if isinstance(obj, _dt.datetime):
         if obj.tzinfo is None:
             raise InvalidValueError(f"value {obj!r}: naive datetime; give a timezone-aware one (UTC is stored)")
@@ -557,7 +558,8 @@ def _to_micros(d: _dt.datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-_EXTS: dict[_dt.datetime, bytes] = {}  # packed UTC datetimes, for _default
+_EXTS: dict[_dt.datetime, tuple[int, bytes]] = {}  # packed UTC datetimes, for _default
+_ext: Final = msgpack.ExtType._make
 # Decoded datetimes by their packed bytes: a header holds two and a query unpacks a header for
 # each memory it ranks, and datetimes are immutable, so one object serves every read of a moment.
 _DATETIMES: dict[bytes, _dt.datetime] = {}

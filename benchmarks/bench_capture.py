@@ -627,17 +627,18 @@ PROFILE_STAGES: tuple[tuple[str, str, str], ...] = (
     ("  pydantic EpisodeInput.model_validate", "pydantic/main.py", "model_validate"),
     ("    tag normalising (validator)", "memdb/memory/text.py", "normalize_tag"),
     ("write (_write_new)", "memdb/memory/episodes.py", "_write_new"),
-    ("  id collision check (Global.data)", "memdb/engine/globals.py", "data"),
+    ("  id collision check (Global.holds)", "memdb/engine/globals.py", "holds"),
     ("  relevance scorer (RelevanceModel.score_many)", "memdb/memory/relevance.py", "score_many"),
     ("  terms and their counts (layout.terms_of)", "memdb/memory/layout.py", "terms_of"),
     ("  told dates (layout.told_of)", "memdb/memory/layout.py", "told_of"),
     ("  Globals.apply (record, header, index entries)", "memdb/engine/globals.py", "apply"),
     ("  audit record (AuditLog.write)", "memdb/memory/audit.py", "write"),
-    ("  pattern counts (governance hook)", "memdb/governance/patterns.py", "on_record"),
+    ("  pattern counts staged (governance hook)", "memdb/governance/patterns.py", "on_record"),
     ("  returned Episode (to_episode)", "memdb/memory/episodes.py", "to_episode"),
     ("commit: staged postings and columns (flush_staged)", "memdb/engine/globals.py", "flush_staged"),
     ("  posting blocks and columns (TextIndex._write_docs)", "memdb/memory/postings.py", "_write_docs"),
     ("  statistics and document frequencies (_count_captured)", "memdb/memory/episodes.py", "_count_captured"),
+    ("  pattern counts (Patterns.count)", "memdb/governance/patterns.py", "count"),
 )
 PROFILE_OPERATIONS: tuple[tuple[str, str, str], ...] = (
     ("Global.increment (get, unpack, pack, put)", "memdb/engine/globals.py", "increment"),
@@ -649,7 +650,7 @@ PROFILE_OPERATIONS: tuple[tuple[str, str, str], ...] = (
     ("  of which LMDB Transaction.put (C)", "~", "<method 'put' of 'Transaction' objects>"),
     ("  of which LMDB Cursor.putmulti (C)", "~", "<method 'putmulti' of 'Cursor' objects>"),
     ("store get (_LMDBWrite.get)", "memdb/engine/store.py", "get"),
-    ("transaction machinery (Globals.transaction)", "memdb/engine/globals.py", "transaction"),
+    ("transaction machinery (Globals.transaction)", "memdb/engine/globals.py", "_transaction"),
 )
 
 

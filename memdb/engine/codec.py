@@ -75,16 +75,22 @@ def _encode_str(s: str) -> bytes:
     global _STR_CACHE, _STR_CACHE_OLD
     out = _STR_CACHE_OLD.get(s)
     if out is None:
-        if not s:
-            raise InvalidSubscriptError("subscript '': the empty string is not a valid subscript (use it only as an order() seed)")
-        raw = s.encode("utf-8", "surrogatepass")
-        if b"\x00" in raw:
-            raw = raw.replace(b"\x00", b"\x00\xff")
-        out = b"\x60" + raw + b"\x00"
+        out = encode_unique(s)
     if len(_STR_CACHE) >= _STR_CACHE_MAX:
         _STR_CACHE_OLD, _STR_CACHE = _STR_CACHE, {}
     _STR_CACHE[s] = out
     return out
+
+
+def encode_unique(s: str) -> bytes:
+    """``encode_subscript`` of a str met once (a new episode's id), not kept in the cache of
+    encoded strings: there it would only push out strings that are met again (terms, tags)."""
+    if not s:
+        raise InvalidSubscriptError("subscript '': the empty string is not a valid subscript (use it only as an order() seed)")
+    raw = s.encode("utf-8", "surrogatepass")
+    if b"\x00" in raw:
+        raw = raw.replace(b"\x00", b"\x00\xff")
+    return b"\x60" + raw + b"\x00"
 
 
 def _encode_bytes(b: bytes) -> bytes:
@@ -519,13 +525,17 @@ _DT_EXT: Final = 1
 def _default(obj: Any) -> Any:
     if type(obj) is _dt.datetime and obj.tzinfo is _dt.UTC:
         # memdb keeps UTC datetimes, and a UTC datetime's fields are its instant, so equal
-        # ones pack alike (in another zone, equal wall times can be two instants: not cached)
-        ext = _EXTS.get(obj)
-        if ext is None:
+        # ones pack alike (in another zone, equal wall times can be two instants: not cached).
+        # A plain (code, data) tuple is kept, not the ExtType: an ExtType (a tuple subclass) is
+        # tracked by the cyclic GC for as long as it is kept, and one per capture made its passes
+        # over the whole heap more frequent and longer (test_capture_gc.py). ``_make`` builds the
+        # ExtType from it without ExtType's checks in Python, which it passes (half the cost).
+        pair = _EXTS.get(obj)
+        if pair is None:
             if len(_EXTS) >= _DATETIMES_KEPT:
                 _EXTS.clear()
-            ext = _EXTS[obj] = msgpack.ExtType(_DT_EXT, _to_micros(obj).to_bytes(9, "big", signed=True))
-        return ext
+            pair = _EXTS[obj] = (_DT_EXT, _to_micros(obj).to_bytes(9, "big", signed=True))
+        return _ext(pair)
     if isinstance(obj, _dt.datetime):
         if obj.tzinfo is None:
             raise InvalidValueError(f"value {obj!r}: naive datetime; give a timezone-aware one (UTC is stored)")
@@ -548,7 +558,8 @@ def _to_micros(d: _dt.datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-_EXTS: dict[_dt.datetime, msgpack.ExtType] = {}  # packed UTC datetimes, for _default
+_EXTS: dict[_dt.datetime, tuple[int, bytes]] = {}  # packed UTC datetimes, for _default
+_ext: Final = msgpack.ExtType._make
 # Decoded datetimes by their packed bytes: a header holds two and a query unpacks a header for
 # each memory it ranks, and datetimes are immutable, so one object serves every read of a moment.
 _DATETIMES: dict[bytes, _dt.datetime] = {}

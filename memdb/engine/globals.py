@@ -46,6 +46,8 @@ _bytes_len = bytes.__len__
 _past_pair = operator.itemgetter(slice(2, None))
 _NOTHING_MORE: Final = {()}
 _BYTES: Final = {bytes}
+_NUMBERS: Final = {int, float}
+_JOINED: Final = nullcontext()  # Globals.transaction(savepoint=False) inside a transaction: the block joins it as it is
 
 _Deferred = list[Counter[bytes]]
 """One transaction level's deferred deltas by encoded counter key: ``[plain, drop_zero]``,
@@ -189,19 +191,22 @@ class Globals:
     def _read_txn(self) -> ReadTxn | None:
         return self._local.current
 
-    @contextmanager
-    def transaction(self, savepoint: bool = True) -> Iterator[None]:
+    def transaction(self, savepoint: bool = True) -> AbstractContextManager[None]:
         """All-or-nothing across globals; nests (an inner block that raises rolls back alone).
 
         ``savepoint=False`` joins an enclosing transaction as it is: for blocks that check
-        everything before their first write, where a nested transaction buys nothing.
+        everything before their first write, where a nested transaction buys nothing (and the
+        block pays no generator either: capture joins its caller's once per record).
         """
         if self._local.read is not None:
             raise ReadOnlyTransactionError("transaction: cannot write inside a read-only snapshot (leave the snapshot first)")
+        if not savepoint and self._local.write is not None:
+            return _JOINED
+        return self._transaction()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
         outer = self._write_txn()
-        if outer is not None and not savepoint:
-            yield
-            return
         if outer is not None:
             self.flush_staged()  # what was staged so far belongs to the enclosing level: written there
             pending = self._local.pending
@@ -303,8 +308,9 @@ class Globals:
         """``defer_increment`` of ``g(*parent, child)`` by ``delta`` for each child and delta of
         ``deltas``: one call for the many counters one write touches (a document's terms)."""
         parent = _as_subs(parent)
-        for child, delta in deltas.items():
-            _check_delta(g, (*parent, child), delta)
+        if not set(map(type, deltas.values())) <= _NUMBERS:  # one pass in C; the loop names a bad one
+            for child, delta in deltas.items():
+                _check_delta(g, (*parent, child), delta)
         keys = g._child_keys(parent, deltas)
         with self._deferring():
             counter = self._level(keys, drop_zero)
@@ -605,6 +611,12 @@ class Global:
             has_value = txn.get(key) is not None
             has_children = txn.first(*codec.children_range(key)) is not None
         return (10 if has_children else 0) + (1 if has_value else 0)
+
+    def holds(self, subs: Any = ()) -> bool:
+        """Whether the node or a node below it holds a value (``data(subs) != 0``), in one seek
+        where ``data`` takes a read and a seek: capture asks it of every id it hands out."""
+        lo, hi = codec.range_of(self._key(_as_subs(subs)))
+        return self._first(lo, hi, False) is not None
 
     def order(self, subs: Any, reverse: bool = False) -> Subscript | None:
         """M $ORDER: the next (or previous) sibling subscript at the last level; None past the end.

@@ -64,10 +64,12 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memdb.engine.globals import Global
 from memdb.engine.log import logger
 from memdb.errors import DuplicateError, LLMError, MemdbError, NotFoundError, SanitizerError, ValidationError
 from memdb.governance.knowledge import Knowledge, jaccard
@@ -225,16 +227,23 @@ class Patterns:
         self._indexed_here = False  # ^PATN(1) seen set, outside a transaction (it is never unset)
 
     def on_record(self, owner: str, episode: Episode) -> None:
-        """``Episodes.record_hooks``: count a typed record, in its transaction; the batch it
-        completes is the record's own, which ``run_due`` extracts once that transaction is over."""
-        if self.count(owner, [(episode.kind, episode.id)]):
-            number = int(self.counters.get((owner, episode.kind, "batches")))  # count's bump: buffered, no read
-            self._due_here().append((owner, episode.kind, number))
+        """``Episodes.record_hooks``: count a typed record, in its transaction. The count is staged
+        (``Globals.stage``) and written with the transaction's other records' at its commit, or
+        before anything reads the counting (``_flush_counts``): counted record by record, a batched
+        capture paid a counter, a waiting record and a seek each. The batch a record completes is
+        its own, which ``run_due`` extracts once that transaction is over."""
+        at = episode.recorded or self.episodes.now()  # when it was captured: a batch it completes is made then
+        self.space.stage(("patterns", owner), partial(self.count, owner), [(episode.kind, episode.id, at)])
 
-    def _due_here(self) -> list[tuple[str, str, int]]:
-        """The batches this thread's records completed since its last ``run_due``: a thread's, so
-        that another thread's records (say, a bulk load in a transaction) never run here."""
-        due: list[tuple[str, str, int]] | None = getattr(self._due, "batches", None)
+    def _flush_counts(self) -> None:
+        """Write the counts this transaction staged (``on_record``), so that they are read too."""
+        self.space.flush_staged()
+
+    def _due_here(self) -> list[tuple[str, str, int, str]]:
+        """The batches (owner, kind, number, the record completing it) this thread's records
+        completed since its last ``run_due``: a thread's, so that another thread's records (say,
+        a bulk load in a transaction) never run here."""
+        due: list[tuple[str, str, int, str]] | None = getattr(self._due, "batches", None)
         if due is None:
             due = self._due.batches = []
         return due
@@ -254,7 +263,7 @@ class Patterns:
         who retried, as a TransactionConflictError says, wrote the episode twice
         (tests/surfaces/test_record_after_commit.py)."""
         try:
-            return self._run_due(owner)
+            return self._run_due(owner, after)
         except MemdbError as exc:  # the episode is committed: what failed after it is not its failure
             # ids and the exception's type only: its message may quote a record (memdb.engine.log)
             _log.warning(
@@ -262,12 +271,14 @@ class Patterns:
             )
             return 0
 
-    def _run_due(self, owner: str) -> int:
+    def _run_due(self, owner: str, after: str) -> int:
         due = self._due_here()
-        mine = [(kind, number) for name, kind, number in due if name == owner]
+        # the batches ``after`` completed: those a caller's transaction completed were staged,
+        # counted at its commit, after every run_due inside it, and wait for maintain
+        mine = [(kind, number) for name, kind, number, by in due if name == owner and by == after]
+        due[:] = [entry for entry in due if entry[0] != owner]
         if not mine:
             return 0
-        due[:] = [entry for entry in due if entry[0] != owner]
         if self.space.in_transaction or not is_offline(self.extractor):
             return 0
         written = 0
@@ -277,32 +288,44 @@ class Patterns:
                 written += self._extract(owner, kind, number, batch, self.episodes.now())
         return written
 
-    def count(self, owner: str, records: Iterable[tuple[str, str]]) -> int:
-        """Count new records, as (kind, id), in the records' transaction; returns batches completed."""
+    def count(self, owner: str, records: Iterable[tuple[str, str, dt.datetime]]) -> None:
+        """Count new records, as (kind, id, when captured), in the records' transaction; each
+        batch they complete is noted for ``run_due`` with the record that completed it. Writes
+        what counting them one by one wrote, once a kind: its counter, the records left waiting,
+        and each batch completed (tests/governance/test_patterns_staged.py holds the two equal)."""
         settings = self.episodes.settings
-        made = 0
-        for kind, eid in records:
-            if kind not in settings.typed_kinds:
-                continue
-            n = self.counters.increment((owner, kind, "records"))
-            self.waiting.set((owner, kind, n), eid)
-            # Waiting records are numbered n, n+1, ... since the last batch: one seek for the
-            # oldest tells whether a batch is complete, without reading them all on every record.
-            oldest = self.waiting.order((owner, kind, ""))
-            if oldest is None or n - int(oldest) + 1 < settings.pattern_every:
-                continue
-            gathered = list(self.waiting.items((owner, kind)))
-            if len(gathered) >= settings.pattern_every:
-                self._index()
-                batch = int(self.counters.increment((owner, kind, "batches")))
-                ids = [str(v) for _, v in gathered]
-                self.batches.set((owner, kind, batch), {"ids": ids, "status": "pending", "at": self.episodes.now()})
-                for eid in ids:
-                    self.counting.set((owner, eid, kind, batch), "")
-                self.undone.set((owner, kind, batch), "")
-                self.waiting.kill((owner, kind))
-                made += 1
-        return made
+        by_kind: dict[str, list[tuple[str, dt.datetime]]] = {}
+        for kind, eid, at in records:
+            if kind in settings.typed_kinds:
+                by_kind.setdefault(kind, []).append((eid, at))
+        for kind, counted in by_kind.items():
+            self._count_kind(owner, kind, counted, settings.pattern_every)
+
+    def _count_kind(self, owner: str, kind: str, counted: list[tuple[str, dt.datetime]], every: int) -> None:
+        n = start = int(self.counters.increment((owner, kind, "records"), len(counted))) - len(counted)
+        # Waiting records are numbered n, n+1, ... since the last batch: a batch is complete when
+        # ``every`` of them wait, the oldest ``every - 1`` numbers back (erasures leave gaps).
+        waiting = {int(subs[-1]): eid for subs, eid in self.waiting.items((owner, kind))}
+        done: list[tuple[list[str], dt.datetime, str]] = []  # each batch's ids, when it was made, and by which record
+        for eid, at in counted:
+            n += 1
+            waiting[n] = eid
+            if n - min(waiting) + 1 >= every and len(waiting) >= every:
+                done.append(([str(waiting[k]) for k in sorted(waiting)], at, eid))
+                waiting = {}
+        sets: list[tuple[Global, Any, Any]] = [(self.waiting, (owner, kind, k), eid) for k, eid in waiting.items() if k > start]
+        if not done:
+            self.space.apply((), sets)
+            return
+        self._index()
+        first = int(self.counters.increment((owner, kind, "batches"), len(done))) - len(done)
+        due = self._due_here()
+        for number, (ids, at, by) in enumerate(done, first + 1):
+            sets.append((self.batches, (owner, kind, number), {"ids": ids, "status": "pending", "at": at}))
+            sets.extend((self.counting, (owner, eid, kind, number), "") for eid in ids)
+            sets.append((self.undone, (owner, kind, number), ""))
+            due.append((owner, kind, number, by))
+        self.space.apply([(self.waiting, (owner, kind))], sets)
 
     def run_pending(
         self, owner: str | None = None, *, retry_failed: bool = False, max_tries: int | None = None, now: dt.datetime | None = None
@@ -317,6 +340,7 @@ class Patterns:
         write lock. A failure marks the batch failed, with the error (sanitized), for a later retry.
         """
         at = utc(now, "now") if now is not None else self.episodes.now()
+        self._flush_counts()
         if owner is None:
             self.follow_corrections(at)
         owners = [owner] if owner is not None else [str(o) for o in self.undone.children()]
@@ -335,6 +359,7 @@ class Patterns:
     def failed(self, owner: str | None = None) -> tuple[int, int]:
         """How many batches (one owner's or all) are failed: those ``maintain`` still retries, and
         those it gave up on after ``PATTERN_TRIES`` failed calls (``extract_patterns`` retries them)."""
+        self._flush_counts()
         owners = [owner] if owner is not None else [str(o) for o in self.undone.children()]
         retried = given_up = 0
         for name in owners:
@@ -483,6 +508,7 @@ class Patterns:
         (``_restate``), as knowledge citing the old version cites the new one. A pattern kept "5
         success" after one of the five was corrected to a failure, citing the version the owner
         said was wrong (test_a_pattern_is_stated_again_when_a_record_it_counted_is_corrected)."""
+        self._flush_counts()
         if self.by_kind.order((owner, new.kind, "")) is None:
             return  # no pattern of its kind (a fact's new value, most corrections): one seek
         # the batches counting a version of it, from ^PATI: reading every pattern of the kind and a
@@ -655,6 +681,7 @@ class Patterns:
     def erase_citing(self, owner: str, episode_ids: set[str]) -> list[str]:
         """Erasure reaches derived patterns: those citing an erased episode are removed, and the
         counting forgets it (``_forget``)."""
+        self._flush_counts()
         gone = []
         for _subs, rec in list(self.patterns.items((owner,))):
             if set(rec.get("cites") or ()) & episode_ids:
@@ -696,6 +723,7 @@ class Patterns:
         """``Erasure.repoint``, before the cut versions go (erase_versions, retention): a record
         counted as a version cut while later ones stay is counted as the oldest version kept, so
         the counting keeps the record and names no cut id (``_current`` read it as erased)."""
+        self._flush_counts()
         for subs, eid in list(self.waiting.items((owner,))):
             if str(eid) in kept:
                 self.waiting.set(subs, kept[str(eid)])
@@ -722,4 +750,5 @@ class Patterns:
 
     def batch_status(self, owner: str, kind: str) -> list[dict[str, Any]]:
         """The batches of one owner's kind, oldest first (for tests and audits)."""
+        self._flush_counts()
         return [{"batch": int(subs[2]), **v} for subs, v in self.batches.items((owner, kind))]

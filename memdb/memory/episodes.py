@@ -10,21 +10,23 @@ what one owner may do with their own: record, read, give feedback. The bytes on 
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import itertools
 import re
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from pydantic import ValidationError as PydanticError
 
 from memdb.engine.codec import decode_one, encode_subscript, unpack_value
 from memdb.engine.globals import Global, Globals
 from memdb.engine.log import logger
+from memdb.engine.process import after_fork
 from memdb.errors import ConfigError, MemdbError, NotFoundError, SanitizerError, ValidationError
 from memdb.memory.audit import AuditLog, content_hash
 from memdb.memory.check import CheckReport, check
@@ -43,6 +45,7 @@ from memdb.memory.layout import (
     header_of,
     index_code,
     index_entries,
+    index_parents,
     kept_when_archived,
     packed_header,
     predecessor_of,
@@ -111,6 +114,43 @@ class RescoreReport:
     scored: int = 0
     changed: int = 0  # headers rewritten: those whose relevance moved by a level (``kept_relevance``)
     seconds: float = 0.0
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0  # bulk writes running with the cyclic GC paused (``_gc_paused``), in every thread
+_gc_resume = False  # whether the first of them found it enabled
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic GC paused for the block, then as it was. An import keeps its batch alive until
+    it is written (thousands of dicts, lists and tuples, which hold no cycle), and the GC's passes
+    over the whole heap they set off were a sixth of an import's CPU; they find nothing of the
+    import's to free. Paused once for all threads' blocks at a time (test_capture_gc.py)."""
+    global _gc_pauses, _gc_resume
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_resume = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_resume:
+                gc.enable()
+
+
+@after_fork
+def _gc_after_fork() -> None:
+    """A forked child runs none of its parent's imports: the GC as it was before them."""
+    global _gc_lock, _gc_pauses
+    _gc_lock = threading.Lock()  # another thread may have held it at the fork
+    if _gc_pauses:
+        _gc_pauses = 0
+        if _gc_resume:
+            gc.enable()
 
 
 class ColdMove(NamedTuple):
@@ -832,12 +872,13 @@ class OwnerEpisodes:
         except ValidationError:  # naive or out of range: validation names it the same way
             return False
         now = self._layer.now()
-        tolerance = dt.timedelta(minutes=self._layer.settings.capture_tolerance_minutes)
+        minutes = self._layer.settings.capture_tolerance_minutes
+        tolerance = dt.timedelta(minutes=minutes)
         if at > now + tolerance:
             what = named if isinstance(named, str) else named()
             raise ValidationError(
                 f"{what}: ts {at.isoformat()} is {_span(at - now)} after the clock: memdb records what has happened "
-                f"(capture_tolerance_minutes={self._layer.settings.capture_tolerance_minutes:g})"
+                f"(capture_tolerance_minutes={minutes:g})"
             )
         if at < now - tolerance:
             if live_only:
@@ -962,10 +1003,17 @@ class OwnerEpisodes:
         The sources a ``summary`` cites are ``summarized`` again, so maintain does not write
         the same burst's summary twice (tests/surfaces/test_import_fidelity.py). ``then`` runs
         in the same transaction with the report: what layers above keep of the imported
-        episodes lands with them or not at all.
+        episodes lands with them or not at all. The process's cyclic GC is paused while an
+        import runs, and left as it was (``_gc_paused``).
         """
         if isinstance(episodes, (str, bytes, Mapping)) or not isinstance(episodes, Iterable):
             raise ValidationError(f"import_episodes: give an iterable of episodes (mappings), got {type(episodes).__name__}")
+        with _gc_paused():
+            return self._import(episodes, source, then)
+
+    def _import(
+        self, episodes: Iterable[Mapping[str, Any] | EpisodeInput | Episode], source: str, then: Callable[[ImportReport], object] | None
+    ) -> ImportReport:
         items, sources, skipped = [], [], 0
         given: set[str] = set()
         seen = self._layout.imported
@@ -1645,10 +1693,10 @@ class OwnerEpisodes:
             docs = terms = 0
             text: list[Doc] = []
             keyed: list[list[bytes]] = []  # each one's index entry keys
-            counted: list[Iterable[str]] = []  # each document's terms, for their frequencies
+            counted: list[tuple[str, ...]] = []  # each document's terms, for their frequencies
             fresh: list[tuple[dict[str, Any], dict[str, Any]]] = []
             for rec in prepared:
-                record = {k: rec.get(k) for k in RECORD_FIELDS}
+                record = dict(zip(RECORD_FIELDS, map(rec.get, RECORD_FIELDS), strict=True))
                 record.update({k: rec[k] for k in VERSION_FIELDS if rec.get(k) is not None})
                 record["ts"] = rec["ts"] or now
                 record["recorded"] = now
@@ -1657,7 +1705,8 @@ class OwnerEpisodes:
                     "status": "active", **header_of(record),
                 }  # fmt: skip
                 fresh.append((record, state))
-            week_start, zone = st.settings.week_starts_on, st.settings.timezone
+            settings = st.settings
+            week_start, zone = settings.week_starts_on, settings.timezone
             for (record, state), score in zip(fresh, st.scorer.score_many(fresh, now), strict=True):
                 state["relevance"] = score
                 ts: dt.datetime = record["ts"]
@@ -1666,19 +1715,20 @@ class OwnerEpisodes:
                 if told:  # only where the text tells of an earlier time: most headers stay as they were
                     state["told"] = told
                 eid = new_id(ts, owner)
-                day = episode_day(eid)
-                while mem.data((owner, day, eid)):  # another process took it
+                subs = (owner, episode_day(eid), eid)
+                while mem.holds(subs):  # another process took it
                     eid = new_id(ts, owner)
-                sets.append((mem, (owner, day, eid), record))
+                    subs = (owner, episode_day(eid), eid)
+                sets.append((mem, subs, record))
                 sets.append((lay.states, (owner, eid), state))
                 tail = tail_of(ts, eid)
-                entries = index_entries(owner, eid, record, state)
-                keyed.append([parent_key(index(gname), e[:-2]) + tail for gname, es in entries.items() for e in es])
+                parents = index_parents(owner, record, state)
+                keyed.append([parent_key(index(gname), parent) + tail for gname, ps in parents.items() for parent in ps])
                 text.append(Doc(eid, ts_micros(ts), index_code(score, record.get("outcome")), tf, dl, tuple(record.get("tags") or ())))
                 if dl:
                     docs += 1
                     terms += dl
-                    counted.append(tf.keys())
+                    counted.append(tuple(tf))
                 out.append((eid, record, state))
             # the entries hold each one's document number (``entry_value``), handed out below,
             # after every key was checked: a refused key leaves nothing written
@@ -1686,8 +1736,11 @@ class OwnerEpisodes:
                 value = entry_value(doc, record.get("outcome"))
                 packed.extend((key, value) for key in keys)
             lay.text.add(owner, text, sets, packed)
-            # staged only once the write succeeded: a refused write inside a caller's transaction leaves no trace
-            self._space.stage(("counts", owner), self._count_captured, [(len(prepared), docs, terms, counted)])
+            # staged only once the write succeeded: a refused write inside a caller's transaction leaves no trace;
+            # as tuples of numbers and strings, which the cyclic GC stops tracking at its next pass: a list
+            # of dict_keys stayed tracked until the commit, 3 objects a record, and survivors of that
+            # kind make the GC's passes over the whole heap more frequent (test_capture_gc.py)
+            self._space.stage(("counts", owner), self._count_captured, [(len(prepared), docs, terms, tuple(counted))])
         return out
 
     def _text_index_changes(self, eid: str, old: Mapping[str, Any], new: Mapping[str, Any], state: Mapping[str, Any]) -> None:
@@ -1708,7 +1761,7 @@ class OwnerEpisodes:
         df.subtract({t: 1 for t in old_tf if t not in new_tf})
         self._bump_df(df)
 
-    def _count_captured(self, writes: list[tuple[int, int, int, list[Iterable[str]]]]) -> None:
+    def _count_captured(self, writes: list[tuple[int, int, int, tuple[tuple[str, ...], ...]]]) -> None:
         """Defer what ``_write_new`` calls staged add to the owner's statistics: (episodes,
         documents, their length, each document's terms) each. Summed first, so a transaction of
         1,000 captures defers each statistic, and each distinct term's document frequency (about
@@ -1799,34 +1852,55 @@ def _span(delta: dt.timedelta) -> str:
 
 
 def to_episode(owner: str, eid: str, record: Mapping[str, Any], state: Mapping[str, Any]) -> Episode:
-    return Episode.model_construct(
-        id=eid,
-        owner=owner,
-        ts=record["ts"],
-        kind=record["kind"],
-        summary=record["summary"],
-        content=record.get("content") or "",
-        decisions=record.get("decisions") or {},
-        tags=tuple(record.get("tags") or ()),
-        outcome=record.get("outcome"),
-        what_we_tried=record.get("what_we_tried"),
-        what_happened=record.get("what_happened"),
-        why=record.get("why"),
-        lesson=record.get("lesson"),
-        participants=tuple(record.get("participants") or ()),
-        artifact=record.get("artifact"),
-        session=record.get("session"),
-        tool=record.get("tool"),
-        result=record.get("result"),
-        relevance=float(state["relevance"]),
-        access_count=int(state.get("access_count", 0)),
-        last_access=state.get("last_access"),
-        feedback=state.get("feedback"),
-        status=state.get("status", "active"),
-        cites=tuple(record.get("cites") or ()),
-        recorded=record.get("recorded"),
-        key=record.get("key"),
-        supersedes=record.get("supersedes") or state.get("supersedes"),
-        supersede_reason=record.get("supersede_reason"),
-        superseded_by=state.get("superseded_by"),
-    )
+    """The Episode an owner gets back of a stored record and its header (trusted: not validated again)."""
+    return _constructed({
+        "id": eid,
+        "owner": owner,
+        "ts": record["ts"],
+        "kind": record["kind"],
+        "summary": record["summary"],
+        "content": record.get("content") or "",
+        "decisions": record.get("decisions") or {},
+        "tags": tuple(record.get("tags") or ()),
+        "outcome": record.get("outcome"),
+        "what_we_tried": record.get("what_we_tried"),
+        "what_happened": record.get("what_happened"),
+        "why": record.get("why"),
+        "lesson": record.get("lesson"),
+        "participants": tuple(record.get("participants") or ()),
+        "artifact": record.get("artifact"),
+        "session": record.get("session"),
+        "tool": record.get("tool"),
+        "result": record.get("result"),
+        "relevance": float(state["relevance"]),
+        "access_count": int(state.get("access_count", 0)),
+        "last_access": state.get("last_access"),
+        "feedback": state.get("feedback"),
+        "status": state.get("status", "active"),
+        "cites": tuple(record.get("cites") or ()),
+        "recorded": record.get("recorded"),
+        "key": record.get("key"),
+        "supersedes": record.get("supersedes") or state.get("supersedes"),
+        "supersede_reason": record.get("supersede_reason"),
+        "superseded_by": state.get("superseded_by"),
+    })  # fmt: skip
+
+
+_EPISODE_FIELDS: Final = tuple(Episode.model_fields)
+_set_attribute = object.__setattr__
+# What ``_constructed`` leaves out of ``model_construct`` must not be needed: no field has an
+# alias, the model has no post-init, no extra fields and no private attributes (test_to_episode_is_model_construct).
+assert not any(f.alias or f.validation_alias for f in Episode.model_fields.values())
+assert not Episode.__pydantic_post_init__ and not Episode.__private_attributes__ and Episode.model_config.get("extra") != "allow"
+
+
+def _constructed(values: dict[str, Any]) -> Episode:
+    """``Episode.model_construct(**values)`` for a value of every field in the model's order, as
+    that sets them, without its pass over the fields for aliases and defaults, which none needs:
+    a third of the Episode each capture returns cost (and of each a query returns)."""
+    episode = Episode.__new__(Episode)
+    _set_attribute(episode, "__dict__", values)
+    _set_attribute(episode, "__pydantic_fields_set__", set(_EPISODE_FIELDS))
+    _set_attribute(episode, "__pydantic_extra__", None)
+    _set_attribute(episode, "__pydantic_private__", None)
+    return episode

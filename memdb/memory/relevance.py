@@ -100,7 +100,9 @@ class RelevanceModel:
         self._params: tuple[Settings, native.ScoreParams] | None = None
 
     def params(self) -> native.ScoreParams:
-        s = self._settings()
+        return self._params_of(self._settings())
+
+    def _params_of(self, s: Settings) -> native.ScoreParams:
         cached = self._params
         if cached is not None and cached[0] is s:  # settings are frozen: same object, same params
             return cached[1]
@@ -132,14 +134,15 @@ class RelevanceModel:
     def score_many(self, items: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], now: dt.datetime) -> list[float]:
         """Relevance of many episodes in one native batch, as stored (``kept_relevance``): every
         stored relevance is computed here."""
-        tag_weight, age_days = self._settings().tag_weight, self.age_days
+        settings = self._settings()  # once: the database's settings are a property that reads a thread's state
+        tag_weight, age_days = settings.tag_weight, self.age_days
         # lists, not arrays from generators: capture scores one episode a call, where building
         # three arrays cost more than the scoring (the C path takes lists through ffi.new)
         counts = [float(s.get("access_count", 0)) for _, s in items]
         tags = [tag_weight(r.get("tags") or ()) for r, _ in items]
         ages = [age_days(r, s, now) for r, s in items]
         feedback = [s.get("feedback") for _, s in items]
-        return [kept_relevance(x) for x in native.score_batch(counts, tags, ages, feedback, self.params())]
+        return [kept_relevance(x) for x in native.score_batch(counts, tags, ages, feedback, self._params_of(settings))]
 
     def explain(self, record: Mapping[str, Any], state: Mapping[str, Any], now: dt.datetime) -> Explanation:
         """The score with its four components and the inputs behind them."""

@@ -6,7 +6,10 @@ Audit records and what layers above keep (patterns) are left out: their formats 
 
 The digests were computed by main's code at a1ce113 (and are the same at ad8e9b1), before the
 capture path was batched. A change that means to change what capture stores updates them, and
-says so in its commit."""
+says so in its commit. The batched one changed once without that: only its two chunk stamps
+(^EPCV, ^EPLV: random in use, counted by the fixture here), as the first batch of pattern counts
+no longer opens a savepoint in the first transaction, which wrote the staged postings in two
+parts (pattern counts staged per transaction: every other key and value is as before)."""
 
 from __future__ import annotations
 
@@ -54,7 +57,7 @@ _PREFIXES = tuple(codec.encode_global(name) for name in CAPTURED)
 
 # sha256 over (len, key, len, value) of each of their LMDB items in key order
 DIGESTS = {
-    "batched": "604469588b83db04863ba7bbdf3fe8879e671a1707cf56b8a94ac5202888246a",
+    "batched": "a0d767abf52b637f3744a369ead2156afca03689363cad9b829561d0ec015d4c",
     "import": "b3e70a2acc4205217286bce89435d99eec9ea221f285b3c17a30684e98cafbfb",
     "single": "86469fb7779078602c6229b51a4fbcb26fefd656d95569914a0bb194cae2c4af",
 }

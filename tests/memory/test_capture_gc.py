@@ -1,0 +1,138 @@
+"""The cyclic GC's passes over the whole heap come once enough tracked objects outlive their first
+collections, and they were the largest single cost of a batched capture in the benchmark (about
+25 us a record, 45 us an imported one, with a heap of 60,000 objects: a process's modules and
+the benchmark's episodes). What capture keeps alive is kept in objects the GC stops tracking
+(tuples of numbers, strings and bytes): a batched capture kept several a record until its
+commit, and the codec one a datetime packed, for good. An import, which keeps its whole batch
+alive until it is written, pauses the GC (``_gc_paused``), and leaves it as it was."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gc
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clocks import Clock
+
+import memdb
+from memdb.engine import codec
+from memdb.errors import ValidationError
+from memdb.memory.episodes import _gc_paused
+
+T0 = dt.datetime(2026, 6, 1, 9, 0, tzinfo=dt.UTC)
+
+
+def tracked() -> set[int]:
+    for _ in range(3):  # each pass untracks the tuples all of whose items are untracked by then
+        gc.collect()
+    return {id(o) for o in gc.get_objects()}
+
+
+def test_a_transaction_of_captures_keeps_few_tracked_objects_until_its_commit(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db", clock=Clock(T0), sync=False) as db:
+        mem = db.owner("ana")
+        kinds = ["debug", "exchange"]
+        mem.record("debug", "warm up", outcome="success", tags=["deploy"])  # caches, settings, first-use objects
+        with db.transaction():
+            before = tracked()
+            for i in range(200):
+                mem.record(
+                    kinds[i % 2],
+                    f"deploy attempt {i} failed on the staging cluster",
+                    outcome="failure" if i % 2 == 0 else None,
+                    tags=["deploy"],
+                )
+            kept = tracked() - before
+        # the text index's staged documents are two a record (memdb.memory.postings); the counts
+        # and pattern counts staged with them, none (they were three more)
+        assert len(kept) < 2.5 * 200
+
+
+def test_packing_datetimes_keeps_no_tracked_object() -> None:
+    stamps = [T0 + dt.timedelta(seconds=i) for i in range(1000)]
+    before = tracked()
+    packed = [codec.pack_value({"ts": ts}) for ts in stamps]
+    assert len(tracked() - before) < 10  # the cache of packed datetimes held an ExtType each
+    assert [codec.unpack_value(p)["ts"] for p in packed] == stamps
+
+
+def episodes(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "kind": "debug",
+            "summary": f"deploy attempt {i} failed",
+            "outcome": "failure",
+            "tags": ["deploy"],
+            "ts": T0 - dt.timedelta(minutes=i),
+        }
+        for i in range(n)
+    ]
+
+
+def collections_during(run: Callable[[], object]) -> list[int]:
+    """The generation of each GC collection ``run`` set off."""
+    seen: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        run()
+    finally:
+        gc.callbacks.remove(count)
+    return seen
+
+
+def test_an_import_sets_off_no_gc_pass_and_leaves_the_gc_as_it_was(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db", clock=Clock(T0), sync=False) as db:
+        mem, given = db.owner("ana"), episodes(3000)
+        # none but the young generation's once it resumes (it had 3,000 captures' worth before)
+        assert collections_during(lambda: mem.import_episodes(given, source="test")) in ([], [0])
+        assert gc.isenabled() and mem.count() == 3000
+        gc.disable()  # an application's choice stands
+        try:
+            mem.import_episodes(episodes(10), source="again")
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
+        with pytest.raises(ValidationError):  # one that fails resumes it too
+            mem.import_episodes([{"kind": "debug", "summary": "no outcome"}], source="bad")
+        assert gc.isenabled()
+
+
+def test_the_gc_resumes_when_the_last_of_concurrent_imports_ends() -> None:
+    first, go = threading.Event(), threading.Event()
+
+    def hold(entered: threading.Event) -> None:
+        with _gc_paused():
+            entered.set()
+            go.wait()
+
+    a = threading.Thread(target=hold, args=(first,), daemon=True)
+    a.start()
+    first.wait()
+    try:
+        with _gc_paused():
+            assert not gc.isenabled()
+            go.set()
+            a.join()
+            assert not gc.isenabled()  # this one still runs
+        assert gc.isenabled()
+    finally:
+        go.set()
+
+
+def test_a_child_forked_during_an_import_has_its_gc() -> None:
+    with _gc_paused():
+        pid = os.fork()
+        if pid == 0:  # the child: the parent's import is not its own
+            os._exit(0 if gc.isenabled() else 1)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0 and gc.isenabled()

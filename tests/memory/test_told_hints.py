@@ -1,0 +1,43 @@
+"""``told_of`` finds a record's hints of a time by one set intersection where every term is
+ASCII: it must find what testing each term found (the model below, memdb's code before), so
+the told windows capture keeps are the same."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memdb.memory import layout
+from memdb.memory.ids import ts_micros
+from memdb.memory.layout import told_of
+from memdb.memory.text import term_counts
+from memdb.memory.timephrase import TOLD_HINTS, told_hint_in, told_windows
+
+AT = dt.datetime(2026, 7, 2, 12, 0, tzinfo=dt.UTC)
+WORDS = [
+    *sorted(TOLD_HINTS), "nightly", "weekly", "rolled", "back", "ago", "last", "on", "the", "in", "deploy", "failed", "5th",
+    "1999", "2025", "2100", "1899", "20٢٥", "3", "昨天", "7월", "Q1", "July", "juli", "mid-May", "2026-06-28", "v1.2", "PRJ-2024",
+    "on 2026-06-28", "on 28.06.2026", "in mid-2025", "last week", "2 days ago", "on the 5th", "nightly on the 5th", "昨天数据库迁移失败",
+]  # fmt: skip
+
+
+def told_before(record: Mapping[str, Any], tf: Mapping[str, int]) -> list[list[int]]:
+    """The model: told_of as it tested each term."""
+    hints = [layout._TOLD_TERMS.get(t, t) for t in tf if t in layout._TOLD_TERMS or (len(t) == 4 and t[:2] in ("19", "20") and t.isdigit())]
+    if not all(map(str.isascii, tf)):
+        hints += filter(None, map(told_hint_in, tf))
+    if not hints:
+        return []
+    text = "\n".join(str(record[f]) for f in layout.TOLD_FIELDS if record.get(f))
+    return [[ts_micros(a), ts_micros(b)] for a, b in told_windows(text, record["ts"], 0, "UTC", hints)]
+
+
+@given(st.lists(st.sampled_from(WORDS), max_size=12), st.lists(st.sampled_from(WORDS), max_size=6))
+def test_told_of_finds_the_hints_testing_each_term_found(summary: list[str], lesson: list[str]) -> None:
+    record = {"ts": AT, "summary": " ".join(summary), "lesson": " ".join(lesson)}
+    tf = term_counts(f"{record['summary']}\n{record['lesson']}")
+    assert told_of(record, tf) == told_before(record, tf)

@@ -119,6 +119,7 @@ class RescoreReport:
 _gc_lock = threading.Lock()
 _gc_pauses = 0  # bulk writes running with the cyclic GC paused (``_gc_paused``), in every thread
 _gc_resume = False  # whether the first of them found it enabled
+_gc_forks = 0  # forks seen: a block begun before one is not counted in the child (``_gc_after_fork``)
 
 
 @contextmanager
@@ -133,20 +134,23 @@ def _gc_paused() -> Iterator[None]:
             _gc_resume = gc.isenabled()
             gc.disable()
         _gc_pauses += 1
+        forks = _gc_forks
     try:
         yield
     finally:
         with _gc_lock:
-            _gc_pauses -= 1
-            if _gc_pauses == 0 and _gc_resume:
-                gc.enable()
+            if forks == _gc_forks:  # else a child forked inside the block: its count began at 0 without it
+                _gc_pauses -= 1
+                if _gc_pauses == 0 and _gc_resume:
+                    gc.enable()
 
 
 @after_fork
 def _gc_after_fork() -> None:
     """A forked child runs none of its parent's imports: the GC as it was before them."""
-    global _gc_lock, _gc_pauses
+    global _gc_lock, _gc_pauses, _gc_forks
     _gc_lock = threading.Lock()  # another thread may have held it at the fork
+    _gc_forks += 1
     if _gc_pauses:
         _gc_pauses = 0
         if _gc_resume:

@@ -136,3 +136,17 @@ def test_a_child_forked_during_an_import_has_its_gc() -> None:
             os._exit(0 if gc.isenabled() else 1)
         _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0 and gc.isenabled()
+
+
+def test_a_child_forked_inside_an_import_pauses_its_own_imports() -> None:
+    """A child forked by the importing thread itself (from the iterable an import reads) finishes
+    that import without counting it: its count began at 0 there, and went to -1, so no later import
+    of the child paused the GC again (revN)."""
+    with _gc_paused():
+        pid = os.fork()
+    if pid == 0:  # the child: the block it leaves above was its parent's
+        with _gc_paused():
+            paused = not gc.isenabled()
+        os._exit(0 if paused and gc.isenabled() else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0 and gc.isenabled()

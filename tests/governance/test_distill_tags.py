@@ -5,6 +5,7 @@ was stored in the episode, its tag index and every answer naming its tags."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,19 @@ from memdb.memory.layout import GLOBALS
 pytestmark = pytest.mark.usefixtures("backend")  # LMDB and PostgreSQL (tests/conftest.py)
 
 T0 = dt.datetime(2026, 6, 3, 9, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture
+def open_session(tmp_path: Path) -> Iterator[memdb.Memory]:
+    """Ana's session "s1" with one exchange, a minute old: what close_session's refusals close."""
+    clock = Clock(T0)
+    with memdb.open(tmp_path / "db", clock=clock) as db:
+        mem = db.owner("ana")
+        mem.record_exchange("s1", "why does the deploy fail?", "looking at it")
+        clock.advance(minutes=1)
+        yield mem
+
+
 RAW = ("dave", "4111", "0199")  # what the values' normal forms would show of them
 
 
@@ -89,29 +103,21 @@ def test_close_session_keeps_its_events_tags_as_stored(tmp_path: Path, given: li
 
 
 @pytest.mark.parametrize("bad", [b"bob@example.com", 5, None, ["bob@example.com"]])
-def test_a_bad_close_session_tag_is_named_as_close_sessions(tmp_path: Path, bad: object) -> None:
-    clock = Clock(T0)
-    with memdb.open(tmp_path / "db", clock=clock) as db:
-        mem = db.owner("ana")
-        mem.record_exchange("s1", "why does the deploy fail?", "looking at it")
-        clock.advance(minutes=1)
-        with pytest.raises(ValidationError, match=rf"^close_session tags: tags\[1\]: expected str, got {type(bad).__name__}$") as err:
-            mem.close_session("s1", kind="debug", outcome="success", tags=["deploy", bad])  # type: ignore[list-item]
-        assert "bob" not in str(err.value)
-        with pytest.raises(ValidationError, match=r"^close_session tags: 33 given, more than the 32 an episode holds"):
-            mem.close_session("s1", kind="debug", outcome="success", tags=[f"t{i}" for i in range(33)])
-        assert mem.count() == 1
+def test_a_bad_close_session_tag_is_named_as_close_sessions(open_session: memdb.Memory, bad: object) -> None:
+    mem = open_session
+    with pytest.raises(ValidationError, match=rf"^close_session tags: tags\[1\]: expected str, got {type(bad).__name__}$") as err:
+        mem.close_session("s1", kind="debug", outcome="success", tags=["deploy", bad])  # type: ignore[list-item]
+    assert "bob" not in str(err.value)
+    with pytest.raises(ValidationError, match=r"^close_session tags: 33 given, more than the 32 an episode holds"):
+        mem.close_session("s1", kind="debug", outcome="success", tags=[f"t{i}" for i in range(33)])
+    assert mem.count() == 1
 
 
 @pytest.mark.parametrize("bad", [{"password", "Hunter2x"}, (t for t in ["password", "Hunter2x"]), "deploy"])
-def test_close_session_takes_a_list_or_tuple_of_tags_as_record_does(tmp_path: Path, bad: object) -> None:
+def test_close_session_takes_a_list_or_tuple_of_tags_as_record_does(open_session: memdb.Memory, bad: object) -> None:
     """revI: a set was taken, and the label rule read its order, the hash seed's: "hunter2x" was
     stored raw under some seeds."""
-    clock = Clock(T0)
-    with memdb.open(tmp_path / "db", clock=clock) as db:
-        mem = db.owner("ana")
-        mem.record_exchange("s1", "why does the deploy fail?", "looking at it")
-        clock.advance(minutes=1)
-        with pytest.raises(ValidationError, match=r"^tags .*: close_session takes a list or tuple of tags") as err:
-            mem.close_session("s1", kind="debug", outcome="success", tags=bad)  # type: ignore[arg-type]
-        assert "Hunter2x" not in str(err.value) and mem.count() == 1
+    mem = open_session
+    with pytest.raises(ValidationError, match=r"^tags .*: close_session takes a list or tuple of tags") as err:
+        mem.close_session("s1", kind="debug", outcome="success", tags=bad)  # type: ignore[arg-type]
+    assert "Hunter2x" not in str(err.value) and mem.count() == 1

@@ -161,22 +161,30 @@ def _open(args: argparse.Namespace, *, create: bool = False) -> memdb.Database:
         raise NotFoundError(f"--db {_shown_db(args.db)}: no memdb database of that name on the server ({_CREATES})") from None
 
 
+@contextlib.contextmanager
+def _on_stderr(name: str, level: int) -> Iterator[None]:
+    """Show logger ``name``'s records from ``level`` up on stderr while the block runs: the library
+    only logs (memdb.engine.log), and a command decides what its user sees."""
+    shown = logging.StreamHandler(sys.stderr)
+    shown.setFormatter(logging.Formatter("memdb: %(message)s"))
+    log = logging.getLogger(name)
+    before = log.level
+    log.addHandler(shown)
+    log.setLevel(level)
+    try:
+        yield
+    finally:
+        log.removeHandler(shown)
+        log.setLevel(before)
+
+
 def _open_logged(path: str, create: bool) -> memdb.Database:
     """``memdb.open``, reporting a layout upgrade's progress on a terminal."""
     if not sys.stderr.isatty():
         return memdb.open(path, create=create)
     # on a terminal, an upgrade of an older database reports its progress (memdb.memory.migrate)
-    shown = logging.StreamHandler(sys.stderr)
-    shown.setFormatter(logging.Formatter("memdb: %(message)s"))
-    migrate_log = logging.getLogger("memdb.memory.migrate")
-    level = migrate_log.level
-    migrate_log.addHandler(shown)
-    migrate_log.setLevel(logging.INFO)
-    try:
+    with _on_stderr("memdb.memory.migrate", logging.INFO):
         return memdb.open(path, create=create)
-    finally:
-        migrate_log.removeHandler(shown)
-        migrate_log.setLevel(level)
 
 
 def _may_exist(path: str) -> bool:
@@ -1128,10 +1136,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve one owner's memory to MCP clients (stdio), or each token's owner (loopback HTTP)."""
     from memdb.surfaces.mcp_server import run
 
-    return run(
-        args.db, owner=args.owner, transport=args.transport, port=args.port, config=args.config, now=_when(args.now, "--now"),
-        create=args.create,
-    )  # fmt: skip
+    with _on_stderr("memdb.surfaces.throttle", logging.WARNING):  # a lock of failed bearer tokens
+        return run(
+            args.db, owner=args.owner, transport=args.transport, port=args.port, config=args.config, now=_when(args.now, "--now"),
+            create=args.create,
+        )  # fmt: skip
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -1139,11 +1148,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from memdb.surfaces.serve import run
 
     db = None if args.demo and args.db is None else args.db or os.environ.get("MEMDB_PATH", DEFAULT_DB)
-    return run(
-        db, config=args.config, host=args.host, port=args.port, allow_remote=args.allow_remote, tls_cert=args.tls_cert,
-        tls_key=args.tls_key, behind_proxy=args.behind_proxy, public_hosts=args.public_host or (), demo=args.demo,
-        now=_when(args.now, "--now"), create=args.create,
-    )  # fmt: skip
+    with _on_stderr("memdb.surfaces.throttle", logging.WARNING):  # a lock of failed sign-ins
+        return run(
+            db, config=args.config, host=args.host, port=args.port, allow_remote=args.allow_remote, tls_cert=args.tls_cert,
+            tls_key=args.tls_key, behind_proxy=args.behind_proxy, public_hosts=args.public_host or (), demo=args.demo,
+            now=_when(args.now, "--now"), create=args.create,
+        )  # fmt: skip
 
 
 # --- governance: reflection, review, ceremony, decay, timelines ----------------------------------

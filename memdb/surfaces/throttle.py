@@ -16,7 +16,8 @@ Addresses: IPv4 as is, IPv6 by its /64 (one host holds a whole /64), every loopb
 one (a local process picks any source in 127.0.0.0/8, so each would be a fresh count); behind a
 proxy the forwarded address (uvicorn's ``proxy_headers`` puts it in the scope). Memory is bounded: at most
 ``max_addresses`` records, the one with the oldest failure evicted first. The clock is monotonic
-seconds, injectable (a database clock pinned by ``--now`` would never end a lock). Nothing here
+seconds, injectable (a database clock pinned by ``--now`` would never end a lock). A lock is a
+WARNING on this module's logger (``memdb serve`` and ``memdb mcp`` show it on stderr); nothing here
 logs a token, a tried value or an address (an address is personal data).
 """
 
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import ipaddress
 import math
-import sys
 import threading
 import time
 from collections import OrderedDict, deque
@@ -32,7 +32,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdb.engine.log import logger
+
 __all__ = ["FIRST_LOCK", "LOOPBACK", "MAX_ADDRESSES", "MAX_FAILURES", "MAX_LOCK", "WINDOW", "Throttle", "client_address"]
+
+_log = logger(__name__)
 
 MAX_FAILURES = 5  # failed attempts within WINDOW before the first lock
 WINDOW = 15 * 60.0  # seconds
@@ -124,8 +128,7 @@ class Throttle:
             seconds = min(self.first_lock * 2.0 ** min(record.strikes - 1, 64), self.max_lock)
             record.locked_until = now + seconds
         # how often, never who or with what: the address is personal data and the value a secret
-        print(f"memdb: {surface}: a client address is locked for {seconds:g} s after failed sign-ins (lock {record.strikes} in a row)",
-              file=sys.stderr, flush=True)  # fmt: skip
+        _log.warning("%s: a client address is locked for %g s after failed sign-ins (lock %d in a row)", surface, seconds, record.strikes)
         return math.ceil(seconds)
 
     def __len__(self) -> int:

@@ -58,7 +58,9 @@ def db(tmp_path: Path) -> Any:
         yield opened
 
 
-def test_failed_sign_ins_lock_the_address_out_of_the_dashboard(db: memdb.Database, capsys: pytest.CaptureFixture[str]) -> None:
+def test_failed_sign_ins_lock_the_address_out_of_the_dashboard(
+    db: memdb.Database, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
     with proxied(build_app(db, CONFIG)) as client:
         assert [sign_in(client, WRONG[i]).status_code for i in range(4)] == [401] * 4
         fifth = sign_in(client, WRONG[4])
@@ -72,9 +74,10 @@ def test_failed_sign_ins_lock_the_address_out_of_the_dashboard(db: memdb.Databas
         assert ok.status_code == 303 and "memdb_session" in ok.headers["set-cookie"]
         client.cookies.delete("memdb_session")  # (the one cookie jar: the guesser holds no session)
         assert sign_in(client, ANA_TOKEN).status_code == 429
+    locks = [r for r in caplog.records if r.name == "memdb.surfaces.throttle"]
+    assert [r.levelname for r in locks] == ["WARNING"] and "locked for 60 s" in locks[0].getMessage()
     out = capsys.readouterr()
-    said = out.out + out.err
-    assert "locked for 60 s" in said
+    said = caplog.text + out.out + out.err
     assert not any(secret in said for secret in [*WRONG, ANA_TOKEN, BO_TOKEN, GUESSER])  # never a value, nor the address
 
 

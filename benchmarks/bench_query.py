@@ -10,7 +10,8 @@ transactions of 5,000, with its indexes already in place, then ``ANALYZE``. Buil
 measured and printed. The databases live in a temporary directory for the session (set
 ``MEMDB_BENCH_CACHE=/some/dir`` to keep and reuse them across runs: a reused memdb database
 carries the access counts of earlier runs, and its build time is the one recorded then; the
-cache key hashes memdb's sources, so a changed memdb gets fresh databases).
+cache key hashes memdb's sources, so a changed memdb gets fresh databases, unless
+``MEMDB_BENCH_CODE_KEY`` names an earlier key to reuse, which the header then reports).
 
 SQLite schema: ``episodes(id INTEGER PRIMARY KEY, eid, owner, ts, kind, outcome, session, relevance,
 tags, summary, content, lesson, what_we_tried, what_happened)`` with indexes on ``(owner, ts)`` and
@@ -117,7 +118,12 @@ def _code_key() -> str:
     return f"v{DATA_VERSION}-{h.hexdigest()[:10]}"
 
 
-CODE_KEY = _code_key()
+THIS_CODE_KEY = _code_key()
+CODE_KEY = os.environ.get("MEMDB_BENCH_CODE_KEY") or THIS_CODE_KEY
+# MEMDB_BENCH_CODE_KEY reuses cached databases built by other sources (a 1M build takes ~10 minutes):
+# honest only while the layout and the bytes a capture writes are the same (tests/memory/
+# test_capture_bytes.py pins them); the header names both keys
+BUILT_BY_OTHER_CODE = CODE_KEY != THIS_CODE_KEY
 COMMIT = _commit()  # at import: the code that runs is the code that was there when the run started
 
 # --- the two databases ---------------------------------------------------------------------------
@@ -535,7 +541,8 @@ def format_tables(results: dict[tuple[int, str, str], Result], info: dict[int, d
     out = [
         f"memdb recall/ask vs SQLite (same data, same run); {DRAWS} draws per cell, p50/p95 ms per call",
         f"machine: {_machine()}, SQLite {sqlite3.sqlite_version}",
-        f"commit:  {COMMIT} at the start of the run; memdb + generator sources {CODE_KEY}",
+        f"commit:  {COMMIT} at the start of the run; memdb + generator sources {CODE_KEY}"
+        + (f" (databases built by those sources, queried by these: {THIS_CODE_KEY})" if BUILT_BY_OTHER_CODE else ""),
         "",
         "build (import in batches of 5,000, sync off; SQLite with its indexes in place, then ANALYZE):",
     ]

@@ -268,6 +268,9 @@ _UNCASED_DIGITS = re.compile(f"[\\d{HANGUL_CHARS}]+")  # "7월", "2026년": a nu
 _LETTERS = re.compile(r"[^\W\d_]+")
 _HANGUL_AFTER = re.compile(f"(?<=[^\\W{HANGUL_CHARS}])[{HANGUL_CHARS}]+$")  # a particle after a name: "GCP에서"
 _SENTENCE_ENDS = frozenset(".?!。")
+# A title before a name, as written ("Dr. Patel": not "MS", "DR"), is no name itself (a memory may
+# say "Patel" alone), and its full stop ends no sentence: the word after it is the name asked about
+_TITLES = frozenset("Mr Mrs Ms Mx Dr Prof".split())
 # Words written capitalised that are never the name a question asks about: the months and days
 # of English, capitalised by convention, and acronyms that name kinds of things rather than one
 # thing ("the payments API" asks about the payments, and a memory that says "endpoint" rather than
@@ -454,10 +457,15 @@ def name_terms(text: str) -> dict[str, str]:
             if named and _HANGUL_AFTER.search(word):
                 word = _HANGUL_AFTER.sub("", word)  # "GCP에서": the name is "GCP", its particle no part of it
             folded = word.casefold()
-            if named and folded not in _NO_NAMES and not (folded in _FOREIGN_CALENDAR and _calendar_word(text, m.start(), m.end())):
+            if (
+                named
+                and folded not in _NO_NAMES
+                and word not in _TITLES
+                and not (folded in _FOREIGN_CALENDAR and _calendar_word(text, m.start(), m.end()))
+            ):
                 out.update(dict.fromkeys(terms_of_word(word), word))
         end = m.start() + len(written)
-        start = text[end : end + 2].strip()[:1] in _SENTENCE_ENDS
+        start = text[end : end + 2].strip()[:1] in _SENTENCE_ENDS and written not in _TITLES
     return out
 
 

@@ -18,6 +18,7 @@ import pytest
 from query_times import NOW
 
 import memdb
+import memdb.engine.globals
 from memdb import native
 from memdb.memory.postings import TextIndex
 from memdb.query import engine, plan
@@ -126,6 +127,31 @@ def test_a_kept_list_is_split_for_the_kernel_once(db: memdb.Database, monkeypatc
         assert mem.recall(tags=["billing"], **_window(1, 2)).note == first.note
     assert mem.recall(tags=["billing"], **_window(4, 2)).total == 0
     assert len(splits) == 1
+
+
+def test_a_few_scores_are_ordered_without_a_c_call(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ranking seven matches called C's top_k, whose two ffi.new cost more than sorting seven
+    scores; the twin orders them alike (tests/memory/test_native.py), and many still go to C."""
+    mem = db.owner("ana")
+    c_calls = _counting(monkeypatch, native, "top_k")
+    got = [(m.id, m.score) for m in mem.recall(tags=["billing"], **_window(0, 21)).memories]
+    assert len(got) == 5 and c_calls == []
+    monkeypatch.setattr(engine, "_TWIN_TOP_K", 0)  # C for any number: the order it gives is the reference
+    assert [(m.id, m.score) for m in mem.recall(tags=["billing"], **_window(0, 21)).memories] == got
+    assert len(c_calls) == 1
+
+
+def test_a_windows_range_is_read_from_the_kept_parent_key(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tag's range in the window is read between the layout's kept key of the tag and the
+    window's ends encoded as ints: ``Global.raw_columns`` encoded the tag's key again and each bound
+    through the subscript type dispatch on every recall. The matches are the same."""
+    mem = db.owner("ana")
+    columns = _counting(monkeypatch, memdb.engine.globals.Global, "raw_columns")
+    r = mem.recall(tags=["billing"], **_window(0, 21))
+    assert r.total == 7 and columns == []
+    assert mem.recall(tags=["billing"], since=T0 + dt.timedelta(hours=3), now=NOW).total == 39  # one end open
+    assert mem.recall(tags=["billing"], until=T0 + dt.timedelta(hours=3), now=NOW).total == 1
+    assert columns == []
 
 
 @pytest.mark.postgres_only(reason="round trips are what PostgreSQL pays per read; LMDB has none")

@@ -45,6 +45,7 @@ import itertools
 import math
 import os
 import struct
+import threading
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -518,6 +519,7 @@ _BIN_HEAD: Final = {0xC4: 2, 0xC5: 3, 0xC6: 5}
 _values: Final = methodcaller("values")  # a Doc's tf mapping's tfs, in its terms' order
 _TAILS_KEPT: Final = 1 << 16  # terms whose last block a process remembers (a few hundred bytes each)
 _OWNERS_KEPT: Final = 64  # owners whose column chunks a process keeps (about 20 bytes a document)
+_THREAD = threading.local()  # a thread's reusable C result slots (``_c_count_outside``)
 
 
 def _make_room(cache: dict[Any, Any], key: object, limit: int) -> None:
@@ -1278,11 +1280,11 @@ def _c_count_outside(
     lib, ffi = native.search_lib()
     if roles is not None:  # a RANK list is never read, as the twin never reads it: not even split
         lists = [() if r == RANK else bs for bs, r in zip(lists, roles, strict=True)]
-    inp, held, _ = _c_input(lib, ffi, lists, [0.0] * len(lists), chunks, roles)
-    oldest = ffi.NULL
-    if summaries is not None:
-        inp.chunk_newest, _, oldest = _kernel_summaries(ffi, chunks, summaries)
-    before, newest, after, bad = ffi.new("size_t *"), ffi.new("int64_t *"), ffi.new("size_t *"), ffi.new("size_t *")
+    inp, oldest, held = _outside_input(lib, ffi, lists, chunks, roles, summaries)
+    outs = getattr(_THREAD, "outside", None)
+    if outs is None:  # this thread's result slots, made once: four ffi.new a count were a tenth of its Python
+        outs = _THREAD.outside = (ffi.new("size_t *"), ffi.new("int64_t *"), ffi.new("size_t *"), ffi.new("size_t *"))
+    before, newest, after, bad = outs
     rc = lib.memdb_count_outside(
         inp, oldest, lo is not None, lo if lo is not None else 0, hi is not None, hi if hi is not None else 0,
         -1 if outcome is None else outcome, before, newest, after, bad,
@@ -1291,6 +1293,29 @@ def _c_count_outside(
     _raise_for(rc, int(bad[0]), "count")
     n_before = int(before[0])
     return n_before, int(newest[0]) if n_before else None, int(after[0])
+
+
+def _outside_input(
+    lib: Any, ffi: Any, lists: Lists, chunks: ColumnChunks, roles: Sequence[int] | None, summaries: Sequence[Summary] | None
+) -> tuple[Any, Any, list[Any]]:
+    """``memdb_count_outside``'s input over ``lists`` and ``chunks`` (with the chunks' oldest times,
+    and what must stay alive while it is read). For one stored list it is kept with the list while
+    the chunks and summaries are the same objects: an empty window's note counts a kept tag list
+    again and again, and making the input (eight ffi.new, the pointers copied) was most of the
+    Python of that count. The kernel only reads it, so threads share it."""
+    stored = lists[0] if len(lists) == 1 and isinstance(lists[0], StoredList) else None
+    shape = tuple(roles) if roles is not None else None
+    if stored is not None:
+        kept = stored.derived.get("outside input")
+        if kept is not None and kept[0] is chunks and kept[1] is summaries and kept[2] == shape:
+            return kept[3], kept[4], kept[5]
+    inp, held, _ = _c_input(lib, ffi, lists, [0.0] * len(lists), chunks, roles)
+    oldest = ffi.NULL
+    if summaries is not None:
+        inp.chunk_newest, _, oldest = _kernel_summaries(ffi, chunks, summaries)
+    if stored is not None:  # one entry: a list outlives the chunks of one level change at most
+        stored.derived["outside input"] = (chunks, summaries, shape, inp, oldest, held)
+    return inp, oldest, held
 
 
 def count_outside(

@@ -20,6 +20,7 @@ from query_times import NOW
 import memdb
 import memdb.engine.globals
 from memdb import native
+from memdb.memory import postings
 from memdb.memory.postings import TextIndex
 from memdb.query import engine, plan
 from memdb.query.results import Interpretation
@@ -152,6 +153,25 @@ def test_a_windows_range_is_read_from_the_kept_parent_key(db: memdb.Database, mo
     assert mem.recall(tags=["billing"], since=T0 + dt.timedelta(hours=3), now=NOW).total == 39  # one end open
     assert mem.recall(tags=["billing"], until=T0 + dt.timedelta(hours=3), now=NOW).total == 1
     assert columns == []
+
+
+def test_an_empty_windows_count_makes_its_kernel_input_once(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The count behind an empty window's note made the kernel's input (eight ffi.new, its
+    pointers copied) on every answer; it is kept with the tag's kept list, and made again for
+    new chunks (a capture) only."""
+    if native.search_lib()[0] is None:
+        pytest.skip("the C kernel is not in use (MEMDB_PURE_PYTHON=1)")
+    mem = db.owner("ana")
+    made = _counting(monkeypatch, postings, "_c_input")
+    first = mem.recall(tags=["billing"], **_window(1, 2))
+    for hours in (4, 7, 10):
+        assert mem.recall(tags=["billing"], **_window(hours, 2)).total == 0
+    assert mem.recall(tags=["billing"], **_window(1, 2)).note == first.note
+    assert len(made) == 1
+    mem.record("debug", "attempt late at the rollout", outcome="failure", tags=["billing"], ts=NOW - dt.timedelta(hours=1))
+    later = mem.recall(tags=["billing"], **_window(1, 2)).note
+    assert "39 later" in first.note and "40 later" in later
+    assert len(made) == 2
 
 
 @pytest.mark.postgres_only(reason="round trips are what PostgreSQL pays per read; LMDB has none")

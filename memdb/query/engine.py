@@ -151,7 +151,7 @@ __all__ = ["OwnerQueries"]
 
 _PROBE = 1024
 _READ_WHOLE = 2  # up to this many times the limit, a range's matches are ranked by their headers, unbounded
-_TWIN_TOP_K = 32  # up to this many scores, the pure-Python top_k (the same order: tests/memory/test_native.py) costs less than C's
+_FEW_SCORES = 32  # up to this many scores, ``_top`` sorts them in Python, for less than C's top_k costs
 _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscripts of an owner's statistics
 # What a process keeps of an owner's documents while they stay as they are (TextIndex.memo):
 # entries (document frequencies, lists), and the bytes of posting lists: 2 MiB, or 8 bytes a
@@ -2534,8 +2534,7 @@ class OwnerQueries:
         if boost:
             scores = [s + 0.1 if not boost.isdisjoint(h["tags"]) else s for s, (_, (h, _, _), _, _) in zip(scores, heads, strict=True)]
         out: list[Ranked] = []
-        # a few scores are ordered by the twin: the C call's buffers (two ffi.new) cost more than the sort
-        for i in (native.py_top_k if len(scores) <= _TWIN_TOP_K else native.top_k)(scores, limit):
+        for i in _top(scores, limit):
             tail, (h, _, _), hits, text = heads[i]
             if isinstance(tail, str):  # an archived match, by its id
                 out.append((tail, h, scores[i], partial(why_matched, q, h, hits, text), None))
@@ -2681,6 +2680,15 @@ class OwnerQueries:
                 why = partial(noted, why, f"superseded by {successor_of(header)} (an earlier version)")
             out.append(deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
         return out
+
+
+def _top(scores: list[float], k: int) -> list[int]:
+    """``native.top_k``: a few scores are sorted here, where the C call's two ffi.new and the
+    twin's array cost more than the sort. ``sorted`` with ``reverse`` is stable, so ties keep index
+    order as in C; a NaN (which C ranks last) goes to C."""
+    if len(scores) <= _FEW_SCORES and not math.isnan(sum(scores)):
+        return sorted(range(len(scores)), key=scores.__getitem__, reverse=True)[:k]
+    return native.top_k(scores, k)
 
 
 def _window_columns(space: Globals, parent: bytes, lo: int | None, hi: int | None) -> tuple[list[bytes], list[bytes]]:

@@ -9,12 +9,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
+import math
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from query_times import NOW
 
 import memdb
@@ -132,14 +135,20 @@ def test_a_kept_list_is_split_for_the_kernel_once(db: memdb.Database, monkeypatc
 
 def test_a_few_scores_are_ordered_without_a_c_call(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ranking seven matches called C's top_k, whose two ffi.new cost more than sorting seven
-    scores; the twin orders them alike (tests/memory/test_native.py), and many still go to C."""
+    scores (``engine._top``, which orders them as C does: the test below); many still go to C."""
     mem = db.owner("ana")
     c_calls = _counting(monkeypatch, native, "top_k")
     got = [(m.id, m.score) for m in mem.recall(tags=["billing"], **_window(0, 21)).memories]
     assert len(got) == 5 and c_calls == []
-    monkeypatch.setattr(engine, "_TWIN_TOP_K", 0)  # C for any number: the order it gives is the reference
+    monkeypatch.setattr(engine, "_FEW_SCORES", -1)  # C for any number: the order it gives is the reference
     assert [(m.id, m.score) for m in mem.recall(tags=["billing"], **_window(0, 21)).memories] == got
     assert len(c_calls) == 1
+
+
+@given(st.lists(st.sampled_from([0.0, -0.0, 0.25, 0.5, 0.5, 1.0, 7.5, math.nan]), max_size=40), st.integers(0, 45))
+def test_few_scores_are_ordered_as_c_orders_them(scores: list[float], k: int) -> None:
+    """Highest first, ties by lower index, NaN last: ``native.top_k``'s order (the twin's where C is off)."""
+    assert engine._top(scores, k) == native.top_k(scores, k)
 
 
 def test_a_windows_range_is_read_from_the_kept_parent_key(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:

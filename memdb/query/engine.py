@@ -91,6 +91,7 @@ from memdb.query.plan import (
     Matches,
     Query,
     Ranked,
+    as_utc,
     check_limit,
     events_of,
     header_passes,
@@ -1308,7 +1309,7 @@ class OwnerQueries:
         leaves a question (``asked``) about nothing when no word or tag of it is left: then the
         answer is nothing, said (``withheld_note``)."""
         _check_page(limit, offset)
-        at = utc(now, "now") if now is not None else self._layer.now()
+        at = as_utc(now, "now") if now is not None else self._layer.now()
         with self._space.snapshot():
             if not isinstance(interp, Interpretation):
                 interp = interp()
@@ -2670,7 +2671,7 @@ class OwnerQueries:
             if status == "archived":
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
                 why = partial(noted, why, "archived: one-line summary (restore() brings back the full record)")
-                out.append(Hit.deferred(eid, partial(to_episode, owner, eid, record, header), round(score, 6), why))
+                out.append(Hit.deferred(eid, partial(to_episode, owner, eid, record, header), score, why, 6))
                 continue
             # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
             raw = got(key)
@@ -2678,7 +2679,7 @@ class OwnerQueries:
                 continue
             if status == SUPERSEDED:
                 why = partial(noted, why, f"superseded by {successor_of(header)} (an earlier version)")
-            out.append(deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
+            out.append(deferred(eid, partial(_episode_of, owner, eid, raw, header), score, why, 6))
         return out
 
 

@@ -26,7 +26,7 @@ from memdb import native
 from memdb.memory import postings
 from memdb.memory.postings import TextIndex
 from memdb.query import engine, plan
-from memdb.query.results import Interpretation
+from memdb.query.results import Hit, Interpretation
 
 pytestmark = pytest.mark.usefixtures("backend")  # on LMDB and on PostgreSQL (tests/conftest.py)
 
@@ -149,6 +149,33 @@ def test_a_few_scores_are_ordered_without_a_c_call(db: memdb.Database, monkeypat
 def test_few_scores_are_ordered_as_c_orders_them(scores: list[float], k: int) -> None:
     """Highest first, ties by lower index, NaN last: ``native.top_k``'s order (the twin's where C is off)."""
     assert engine._top(scores, k) == native.top_k(scores, k)
+
+
+def test_a_hits_score_is_rounded_when_first_read(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A recall rounded each hit's score to 6 places as it made the hit (0.4 us each); a hit now
+    rounds it when the score is first read, to the same value."""
+    hit = Hit.deferred("an-id", lambda: pytest.fail("the episode is not built"), 0.123456789, (), 6)
+    assert hit.score == 0.123457 and hit.score == 0.123457
+    assert Hit.deferred("an-id", lambda: pytest.fail("the episode is not built"), 0.123456789, ()).score == 0.123456789
+    memories = db.owner("ana").recall(tags=["billing"], **_window(0, 21)).memories
+    scores = [m.score for m in memories]
+    assert len(scores) == 5 and all(s == round(s, 6) and 0 < s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
+
+
+def test_utc_times_are_taken_as_given(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A recall's window and ``now`` given in UTC (as most callers give them) are used as they are,
+    where each went through ``utc``'s checks and conversion; other zones still are converted and
+    naive times refused."""
+    mem = db.owner("ana")
+    checked = _counting(monkeypatch, plan, "utc")
+    want = [m.id for m in mem.recall(tags=["billing"], **_window(0, 21)).memories]
+    assert len(want) == 5 and checked == []
+    paris = dt.timezone(dt.timedelta(hours=2))
+    shifted = {k: v.astimezone(paris) for k, v in _window(0, 21).items()}
+    assert [m.id for m in mem.recall(tags=["billing"], **shifted).memories] == want
+    assert len(checked) == 3  # since, until and now
+    with pytest.raises(memdb.errors.ValidationError, match="naive datetime"):
+        plan.as_utc(dt.datetime(2026, 7, 1), "since")
 
 
 def test_a_windows_range_is_read_from_the_kept_parent_key(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:

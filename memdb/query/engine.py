@@ -2511,8 +2511,7 @@ class OwnerQueries:
         # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
         prefix = self._layout.parent_key(self._layout.states, (self.name,))
         keys = [prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]
-        with self._space.reader() as txn:
-            raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        raws = self._space.get_many(keys)  # one round trip on PostgreSQL
         # (tail or id, header with its time and relevance, term postings, bm25); a tail's id is
         # decoded for the ``limit`` ranked only
         got = raws.get
@@ -2663,8 +2662,7 @@ class OwnerQueries:
             return out
         owner = self.name
         keys = self._record_keys(ranked)
-        with self._space.reader() as txn:
-            raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        raws = self._space.get_many(keys)  # one round trip on PostgreSQL
         deferred, got = Hit.deferred, raws.get
         for key, (eid, header, score, why, _) in zip(keys, ranked, strict=True):
             status = header.get("status")
@@ -2697,8 +2695,7 @@ def _window_columns(space: Globals, parent: bytes, lo: int | None, hi: int | Non
     keeps (``parent``): its bounds are that key and one int encoded each, where raw_columns encoded
     the parent again and dispatched each bound on its type (a tenth of a small recall's steps)."""
     start, stop = children_range(parent)
-    with space.reader() as txn:
-        return txn.scan_columns(parent + encode_int(lo) if lo is not None else start, parent + encode_int(hi) if hi is not None else stop)
+    return space.scan_columns(parent + encode_int(lo) if lo is not None else start, parent + encode_int(hi) if hi is not None else stop)
 
 
 def _check_page(limit: int, offset: int) -> None:

@@ -178,6 +178,17 @@ def test_utc_times_are_taken_as_given(db: memdb.Database, monkeypatch: pytest.Mo
         plan.as_utc(dt.datetime(2026, 7, 1), "since")
 
 
+def test_a_small_recall_reads_its_snapshot_without_context_managers(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside its snapshot a recall read the range, the headers and the records each through
+    ``Globals.reader()``, whose nullcontext was three Python calls a read; ``Globals.get_many`` and
+    ``scan_columns`` read the snapshot's transaction directly."""
+    mem = db.owner("ana")
+    want = [(m.id, m.score) for m in mem.recall(tags=["billing"], **_window(0, 21)).memories]
+    readers = _counting(monkeypatch, memdb.engine.globals, "nullcontext")
+    assert [(m.id, m.score) for m in mem.recall(tags=["billing"], **_window(0, 21)).memories] == want
+    assert readers == []
+
+
 def test_a_windows_range_is_read_from_the_kept_parent_key(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """A tag's range in the window is read between the layout's kept key of the tag and the
     window's ends encoded as ints: ``Global.raw_columns`` encoded the tag's key again and each bound

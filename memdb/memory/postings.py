@@ -1369,6 +1369,7 @@ class TextIndex:
         self._tails: dict[tuple[str, str], dict[str, tuple[bytes, bytes, int]]] = {}
         self._tails_held = 0  # the terms _tails holds, all owners together (bounded by _TAILS_KEPT)
         self._memos: dict[str, tuple[bytes, dict[Any, Any]]] = {}  # owner -> (stamps, what readers derived): memo
+        self._memo_seen: dict[str, tuple[int, dict[Any, Any]]] = {}  # owner -> (the snapshot it was found in, its memo): memo
         # (global, owner) -> (the snapshot it was read in, the stamps value as packed, its key): _stamps_of
         self._stamps_read: dict[tuple[str, str], tuple[int, bytes, bytes]] = {}
 
@@ -1749,16 +1750,22 @@ class TextIndex:
         in a snapshot mean the same documents, whichever process wrote them. Inside a write
         transaction the answer is a new dict that is not kept: its deferred counters are
         not yet applied, and it may roll back."""
-        if self.space.in_transaction:
+        number = self.space.snapshot_number()  # (0 outside a read-only snapshot)
+        if number:  # nothing changes in a snapshot: the memo found in it stands (an empty answer asks four times)
+            seen = self._memo_seen.get(owner)
+            if seen is not None and seen[0] == number:
+                return seen[1]
+        elif self.space.in_transaction:
             return {}
         stamps = self._stamps_of(self.stamps, owner)  # as packed: equal bytes, equal stamps
         kept = self._memos.get(owner)
-        if kept is not None and kept[0] == stamps:
-            return kept[1]
-        _make_room(self._memos, owner, _OWNERS_KEPT)
-        memo: dict[Any, Any] = {}
-        self._memos[owner] = (stamps, memo)
-        return memo
+        if kept is None or kept[0] != stamps:
+            _make_room(self._memos, owner, _OWNERS_KEPT)
+            kept = self._memos[owner] = (stamps, {})
+        if number:
+            _make_room(self._memo_seen, owner, _OWNERS_KEPT)
+            self._memo_seen[owner] = (number, kept[1])
+        return kept[1]
 
     def _stamps_of(self, g: Global, owner: str) -> bytes:
         """The stamps value ``g`` (^EPCV or ^EPLV) holds for ``owner``, as packed (b"" for none):

@@ -189,6 +189,19 @@ def test_a_small_recall_reads_its_snapshot_without_context_managers(db: memdb.Da
     assert readers == []
 
 
+def test_the_memo_is_found_once_a_snapshot(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty window's answer asks for the owner's memo four times in its snapshot, and each time
+    looked its stamps up and compared them (8 KB at a million episodes); nothing changes in a
+    snapshot, so the memo found first stands. Only the columns' two stamps are looked up besides."""
+    mem = db.owner("ana")
+    first = mem.recall(tags=["billing"], **_window(1, 2)).note
+    stamps = _counting(monkeypatch, TextIndex, "_stamps_of")
+    assert mem.recall(tags=["billing"], **_window(1, 2)).note == first
+    assert len(stamps) == 3
+    mem.record("debug", "attempt late at the rollout", outcome="failure", tags=["billing"], ts=NOW - dt.timedelta(hours=1))
+    assert "40 later" in mem.recall(tags=["billing"], **_window(1, 2)).note  # a new snapshot sees the capture
+
+
 def test_a_windows_range_is_read_from_the_kept_parent_key(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """A tag's range in the window is read between the layout's kept key of the tag and the
     window's ends encoded as ints: ``Global.raw_columns`` encoded the tag's key again and each bound

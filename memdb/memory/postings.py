@@ -45,6 +45,7 @@ import itertools
 import math
 import os
 import struct
+import threading
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -518,6 +519,7 @@ _BIN_HEAD: Final = {0xC4: 2, 0xC5: 3, 0xC6: 5}
 _values: Final = methodcaller("values")  # a Doc's tf mapping's tfs, in its terms' order
 _TAILS_KEPT: Final = 1 << 16  # terms whose last block a process remembers (a few hundred bytes each)
 _OWNERS_KEPT: Final = 64  # owners whose column chunks a process keeps (about 20 bytes a document)
+_THREAD = threading.local()  # a thread's reusable C result slots (``_c_count_outside``)
 
 
 def _make_room(cache: dict[Any, Any], key: object, limit: int) -> None:
@@ -1278,11 +1280,11 @@ def _c_count_outside(
     lib, ffi = native.search_lib()
     if roles is not None:  # a RANK list is never read, as the twin never reads it: not even split
         lists = [() if r == RANK else bs for bs, r in zip(lists, roles, strict=True)]
-    inp, held, _ = _c_input(lib, ffi, lists, [0.0] * len(lists), chunks, roles)
-    oldest = ffi.NULL
-    if summaries is not None:
-        inp.chunk_newest, _, oldest = _kernel_summaries(ffi, chunks, summaries)
-    before, newest, after, bad = ffi.new("size_t *"), ffi.new("int64_t *"), ffi.new("size_t *"), ffi.new("size_t *")
+    inp, oldest, held = _outside_input(lib, ffi, lists, chunks, roles, summaries)
+    outs = getattr(_THREAD, "outside", None)
+    if outs is None:  # this thread's result slots, made once: four ffi.new a count were a tenth of its Python
+        outs = _THREAD.outside = (ffi.new("size_t *"), ffi.new("int64_t *"), ffi.new("size_t *"), ffi.new("size_t *"))
+    before, newest, after, bad = outs
     rc = lib.memdb_count_outside(
         inp, oldest, lo is not None, lo if lo is not None else 0, hi is not None, hi if hi is not None else 0,
         -1 if outcome is None else outcome, before, newest, after, bad,
@@ -1291,6 +1293,29 @@ def _c_count_outside(
     _raise_for(rc, int(bad[0]), "count")
     n_before = int(before[0])
     return n_before, int(newest[0]) if n_before else None, int(after[0])
+
+
+def _outside_input(
+    lib: Any, ffi: Any, lists: Lists, chunks: ColumnChunks, roles: Sequence[int] | None, summaries: Sequence[Summary] | None
+) -> tuple[Any, Any, list[Any]]:
+    """``memdb_count_outside``'s input over ``lists`` and ``chunks`` (with the chunks' oldest times,
+    and what must stay alive while it is read). For one stored list it is kept with the list while
+    the chunks and summaries are the same objects: an empty window's note counts a kept tag list
+    again and again, and making the input (eight ffi.new, the pointers copied) was most of the
+    Python of that count. The kernel only reads it, so threads share it."""
+    stored = lists[0] if len(lists) == 1 and isinstance(lists[0], StoredList) else None
+    shape = tuple(roles) if roles is not None else None
+    if stored is not None:
+        kept = stored.derived.get("outside input")
+        if kept is not None and kept[0] is chunks and kept[1] is summaries and kept[2] == shape:
+            return kept[3], kept[4], kept[5]
+    inp, held, _ = _c_input(lib, ffi, lists, [0.0] * len(lists), chunks, roles)
+    oldest = ffi.NULL
+    if summaries is not None:
+        inp.chunk_newest, _, oldest = _kernel_summaries(ffi, chunks, summaries)
+    if stored is not None:  # one entry: a list outlives the chunks of one level change at most
+        stored.derived["outside input"] = (chunks, summaries, shape, inp, oldest, held)
+    return inp, oldest, held
 
 
 def count_outside(
@@ -1344,6 +1369,7 @@ class TextIndex:
         self._tails: dict[tuple[str, str], dict[str, tuple[bytes, bytes, int]]] = {}
         self._tails_held = 0  # the terms _tails holds, all owners together (bounded by _TAILS_KEPT)
         self._memos: dict[str, tuple[bytes, dict[Any, Any]]] = {}  # owner -> (stamps, what readers derived): memo
+        self._memo_seen: dict[str, tuple[int, dict[Any, Any]]] = {}  # owner -> (the snapshot it was found in, its memo): memo
         # (global, owner) -> (the snapshot it was read in, the stamps value as packed, its key): _stamps_of
         self._stamps_read: dict[tuple[str, str], tuple[int, bytes, bytes]] = {}
 
@@ -1724,16 +1750,22 @@ class TextIndex:
         in a snapshot mean the same documents, whichever process wrote them. Inside a write
         transaction the answer is a new dict that is not kept: its deferred counters are
         not yet applied, and it may roll back."""
-        if self.space.in_transaction:
+        number = self.space.snapshot_number()  # (0 outside a read-only snapshot)
+        if number:  # nothing changes in a snapshot: the memo found in it stands (an empty answer asks four times)
+            seen = self._memo_seen.get(owner)
+            if seen is not None and seen[0] == number:
+                return seen[1]
+        elif self.space.in_transaction:
             return {}
         stamps = self._stamps_of(self.stamps, owner)  # as packed: equal bytes, equal stamps
         kept = self._memos.get(owner)
-        if kept is not None and kept[0] == stamps:
-            return kept[1]
-        _make_room(self._memos, owner, _OWNERS_KEPT)
-        memo: dict[Any, Any] = {}
-        self._memos[owner] = (stamps, memo)
-        return memo
+        if kept is None or kept[0] != stamps:
+            _make_room(self._memos, owner, _OWNERS_KEPT)
+            kept = self._memos[owner] = (stamps, {})
+        if number:
+            _make_room(self._memo_seen, owner, _OWNERS_KEPT)
+            self._memo_seen[owner] = (number, kept[1])
+        return kept[1]
 
     def _stamps_of(self, g: Global, owner: str) -> bytes:
         """The stamps value ``g`` (^EPCV or ^EPLV) holds for ``owner``, as packed (b"" for none):

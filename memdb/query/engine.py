@@ -41,8 +41,8 @@ from functools import cache, lru_cache, partial, wraps
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from memdb import native
-from memdb.engine.codec import children_range, decode_one, encode_subscript, unpack_value
-from memdb.engine.globals import Global
+from memdb.engine.codec import children_range, decode_one, encode_int, encode_subscript, unpack_value
+from memdb.engine.globals import Global, Globals
 from memdb.engine.log import logger
 from memdb.errors import ValidationError
 from memdb.memory.episodes import Episodes, to_episode
@@ -91,6 +91,7 @@ from memdb.query.plan import (
     Matches,
     Query,
     Ranked,
+    as_utc,
     check_limit,
     events_of,
     header_passes,
@@ -151,6 +152,7 @@ __all__ = ["OwnerQueries"]
 
 _PROBE = 1024
 _READ_WHOLE = 2  # up to this many times the limit, a range's matches are ranked by their headers, unbounded
+_FEW_SCORES = 32  # up to this many scores, ``_top`` sorts them in Python, for less than C's top_k costs
 _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscripts of an owner's statistics
 # What a process keeps of an owner's documents while they stay as they are (TextIndex.memo):
 # entries (document frequencies, lists), and the bytes of posting lists: 2 MiB, or 8 bytes a
@@ -1307,7 +1309,7 @@ class OwnerQueries:
         leaves a question (``asked``) about nothing when no word or tag of it is left: then the
         answer is nothing, said (``withheld_note``)."""
         _check_page(limit, offset)
-        at = utc(now, "now") if now is not None else self._layer.now()
+        at = as_utc(now, "now") if now is not None else self._layer.now()
         with self._space.snapshot():
             if not isinstance(interp, Interpretation):
                 interp = interp()
@@ -1818,9 +1820,10 @@ class OwnerQueries:
         whole = self._single_range(q) if cap is None else None
         if whole is not None:  # one range holds exactly the hot matches: read it as columns
             g, subs = whole
-            keys, packed = g.raw_columns(subs, q.lo, q.hi)
+            parent = st.parent_key(g, subs)
+            keys, packed = _window_columns(self._space, parent, q.lo, q.hi)
             text = self._layout.text
-            prefix = len(st.parent_key(g, subs))
+            prefix = len(parent)
             found = Matches(column=RangeColumn(keys, lambda: entry_codes(packed, text.levels_of(owner)), prefix))
             if q.include_archived:
                 found.archived = self._archived_matches(q, cap=None)
@@ -2508,8 +2511,7 @@ class OwnerQueries:
         # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
         prefix = self._layout.parent_key(self._layout.states, (self.name,))
         keys = [prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]
-        with self._space.reader() as txn:
-            raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        raws = self._space.get_many(keys)  # one round trip on PostgreSQL
         # (tail or id, header with its time and relevance, term postings, bm25); a tail's id is
         # decoded for the ``limit`` ranked only
         got = raws.get
@@ -2532,7 +2534,7 @@ class OwnerQueries:
         if boost:
             scores = [s + 0.1 if not boost.isdisjoint(h["tags"]) else s for s, (_, (h, _, _), _, _) in zip(scores, heads, strict=True)]
         out: list[Ranked] = []
-        for i in native.top_k(scores, limit):
+        for i in _top(scores, limit):
             tail, (h, _, _), hits, text = heads[i]
             if isinstance(tail, str):  # an archived match, by its id
                 out.append((tail, h, scores[i], partial(why_matched, q, h, hits, text), None))
@@ -2660,15 +2662,14 @@ class OwnerQueries:
             return out
         owner = self.name
         keys = self._record_keys(ranked)
-        with self._space.reader() as txn:
-            raws = txn.get_many(keys)  # one round trip on PostgreSQL
+        raws = self._space.get_many(keys)  # one round trip on PostgreSQL
         deferred, got = Hit.deferred, raws.get
         for key, (eid, header, score, why, _) in zip(keys, ranked, strict=True):
             status = header.get("status")
             if status == "archived":
                 record = {**header, "summary": header.get("one_line", ""), "content": ""}
                 why = partial(noted, why, "archived: one-line summary (restore() brings back the full record)")
-                out.append(Hit.deferred(eid, partial(to_episode, owner, eid, record, header), round(score, 6), why))
+                out.append(Hit.deferred(eid, partial(to_episode, owner, eid, record, header), score, why, 6))
                 continue
             # the record's bytes are read in the query's snapshot, and unpacked with the episode when first read
             raw = got(key)
@@ -2676,8 +2677,25 @@ class OwnerQueries:
                 continue
             if status == SUPERSEDED:
                 why = partial(noted, why, f"superseded by {successor_of(header)} (an earlier version)")
-            out.append(deferred(eid, partial(_episode_of, owner, eid, raw, header), round(score, 6), why))
+            out.append(deferred(eid, partial(_episode_of, owner, eid, raw, header), score, why, 6))
         return out
+
+
+def _top(scores: list[float], k: int) -> list[int]:
+    """``native.top_k``: a few scores are sorted here, where the C call's two ffi.new and the
+    twin's array cost more than the sort. ``sorted`` with ``reverse`` is stable, so ties keep index
+    order as in C; a NaN (which C ranks last) goes to C."""
+    if len(scores) <= _FEW_SCORES and not math.isnan(sum(scores)):
+        return sorted(range(len(scores)), key=scores.__getitem__, reverse=True)[:k]
+    return native.top_k(scores, k)
+
+
+def _window_columns(space: Globals, parent: bytes, lo: int | None, hi: int | None) -> tuple[list[bytes], list[bytes]]:
+    """``Global.raw_columns(subs, lo, hi)`` of a time-keyed index range whose parent key the layout
+    keeps (``parent``): its bounds are that key and one int encoded each, where raw_columns encoded
+    the parent again and dispatched each bound on its type (a tenth of a small recall's steps)."""
+    start, stop = children_range(parent)
+    return space.scan_columns(parent + encode_int(lo) if lo is not None else start, parent + encode_int(hi) if hi is not None else stop)
 
 
 def _check_page(limit: int, offset: int) -> None:

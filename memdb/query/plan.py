@@ -31,6 +31,7 @@ __all__ = [
     "Ranked",
     "TagFilters",
     "Why",
+    "as_utc",
     "check_limit",
     "events_of",
     "header_passes",
@@ -157,6 +158,12 @@ def events_of(q: Query, found: Matches, without_outcome: bool = False) -> list[t
     return out
 
 
+def as_utc(value: dt.datetime, field: str) -> dt.datetime:
+    """``utc(value, field)``: a datetime already in UTC is returned as it is (utc returns it too),
+    without utc's checks and conversion; every recall passes two or three such times."""
+    return value if type(value) is dt.datetime and value.tzinfo is dt.UTC else utc(value, field)
+
+
 def recall_window(since: dt.datetime | None, until: dt.datetime | None) -> TimeWindow | None:
     """The ``[since, until)`` window of recall and history, or None when neither is given.
 
@@ -164,8 +171,8 @@ def recall_window(since: dt.datetime | None, until: dt.datetime | None) -> TimeW
     """
     if since is None and until is None:
         return None
-    start = utc(since, "since") if since is not None else OPEN_START
-    end = utc(until, "until") if until is not None else OPEN_END
+    start = as_utc(since, "since") if since is not None else OPEN_START
+    end = as_utc(until, "until") if until is not None else OPEN_END
     if end <= start:
         raise ValidationError(f"window since={start.isoformat()} until={end.isoformat()}: until must be after since")
     if since is None:

@@ -152,3 +152,19 @@ def test_the_newest_time_before_is_searched_from_the_newest_bound(fn: Callable[.
     newest = max(range(len(blocks)), key=lambda b: max(times[2 * b : 2 * b + 2]))
     torn = [blk if b == newest else blk[:-1] for b, blk in enumerate(blocks)]
     assert fn([torn], chunks, 2_000, None, None, None, summaries) == (40, max(times), 0)
+
+
+@pytest.mark.parametrize("fn", COUNTERS)
+def test_runs_past_the_first_few_are_searched_in_bound_order(fn: Callable[..., P.Outside]) -> None:
+    """Every chunk's newest record is no match, so no block's documents beat the next block's
+    bound and all twenty are looked up: the C kernel picks the first few runs by a pass each and
+    sorts the rest (newest_of_runs), and the answer is the brute-force one."""
+    live = {c * CHUNK_DOCS: (c, 1) for c in range(20)} | {c * CHUNK_DOCS + 1: (1_000 + c, 1) for c in range(20)}
+    case = Case(live, [sorted(d for d in live if d % CHUNK_DOCS == 0)], [MATCH], [1], 5_000, None, None, False)
+    chunks = chunks_of(case)
+    summaries = [P.chunk_summary(r, lv) for r, lv in zip(chunks.records, chunks.levels, strict=True)]
+    blocks = blocks_of(case.lists[0], 1)
+    assert fn([blocks], chunks, case.lo, None, None, None, summaries) == reference(case) == (20, 19, 0)
+    assert fn([blocks], chunks, 10, 1_010, None, None, summaries) == (10, 9, 0)
+    with pytest.raises(CorruptValueError, match="damaged"):  # every block is decoded: a torn one is seen
+        fn([[*blocks[:15], blocks[15][:-1], *blocks[16:]]], chunks, case.lo, None, None, None, summaries)

@@ -9,19 +9,24 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
+import math
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from query_times import NOW
 
 import memdb
+import memdb.engine.globals
 from memdb import native
+from memdb.memory import postings
 from memdb.memory.postings import TextIndex
 from memdb.query import engine, plan
-from memdb.query.results import Interpretation
+from memdb.query.results import Hit, Interpretation
 
 pytestmark = pytest.mark.usefixtures("backend")  # on LMDB and on PostgreSQL (tests/conftest.py)
 
@@ -126,6 +131,107 @@ def test_a_kept_list_is_split_for_the_kernel_once(db: memdb.Database, monkeypatc
         assert mem.recall(tags=["billing"], **_window(1, 2)).note == first.note
     assert mem.recall(tags=["billing"], **_window(4, 2)).total == 0
     assert len(splits) == 1
+
+
+def test_a_few_scores_are_ordered_without_a_c_call(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ranking seven matches called C's top_k, whose two ffi.new cost more than sorting seven
+    scores (``engine._top``, which orders them as C does: the test below); many still go to C."""
+    mem = db.owner("ana")
+    c_calls = _counting(monkeypatch, native, "top_k")
+    got = [(m.id, m.score) for m in mem.recall(tags=["billing"], **_window(0, 21)).memories]
+    assert len(got) == 5 and c_calls == []
+    monkeypatch.setattr(engine, "_FEW_SCORES", -1)  # C for any number: the order it gives is the reference
+    assert [(m.id, m.score) for m in mem.recall(tags=["billing"], **_window(0, 21)).memories] == got
+    assert len(c_calls) == 1
+
+
+@given(st.lists(st.sampled_from([0.0, -0.0, 0.25, 0.5, 0.5, 1.0, 7.5, math.nan]), max_size=40), st.integers(0, 45))
+def test_few_scores_are_ordered_as_c_orders_them(scores: list[float], k: int) -> None:
+    """Highest first, ties by lower index, NaN last: ``native.top_k``'s order (the twin's where C is off)."""
+    assert engine._top(scores, k) == native.top_k(scores, k)
+
+
+def test_a_hits_score_is_rounded_when_first_read(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A recall rounded each hit's score to 6 places as it made the hit (0.4 us each); a hit now
+    rounds it when the score is first read, to the same value."""
+    hit = Hit.deferred("an-id", lambda: pytest.fail("the episode is not built"), 0.123456789, (), 6)
+    assert hit.score == 0.123457 and hit.score == 0.123457
+    assert Hit.deferred("an-id", lambda: pytest.fail("the episode is not built"), 0.123456789, ()).score == 0.123456789
+    memories = db.owner("ana").recall(tags=["billing"], **_window(0, 21)).memories
+    scores = [m.score for m in memories]
+    assert len(scores) == 5 and all(s == round(s, 6) and 0 < s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
+
+
+def test_utc_times_are_taken_as_given(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A recall's window and ``now`` given in UTC (as most callers give them) are used as they are,
+    where each went through ``utc``'s checks and conversion; other zones still are converted and
+    naive times refused."""
+    mem = db.owner("ana")
+    checked = _counting(monkeypatch, plan, "utc")
+    want = [m.id for m in mem.recall(tags=["billing"], **_window(0, 21)).memories]
+    assert len(want) == 5 and checked == []
+    paris = dt.timezone(dt.timedelta(hours=2))
+    shifted = {k: v.astimezone(paris) for k, v in _window(0, 21).items()}
+    assert [m.id for m in mem.recall(tags=["billing"], **shifted).memories] == want
+    assert len(checked) == 3  # since, until and now
+    with pytest.raises(memdb.errors.ValidationError, match="naive datetime"):
+        plan.as_utc(dt.datetime(2026, 7, 1), "since")
+
+
+def test_a_small_recall_reads_its_snapshot_without_context_managers(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside its snapshot a recall read the range, the headers and the records each through
+    ``Globals.reader()``, whose nullcontext was three Python calls a read; ``Globals.get_many`` and
+    ``scan_columns`` read the snapshot's transaction directly."""
+    mem = db.owner("ana")
+    want = [(m.id, m.score) for m in mem.recall(tags=["billing"], **_window(0, 21)).memories]
+    readers = _counting(monkeypatch, memdb.engine.globals, "nullcontext")
+    assert [(m.id, m.score) for m in mem.recall(tags=["billing"], **_window(0, 21)).memories] == want
+    assert readers == []
+
+
+def test_the_memo_is_found_once_a_snapshot(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty window's answer asks for the owner's memo four times in its snapshot, and each time
+    looked its stamps up and compared them (8 KB at a million episodes); nothing changes in a
+    snapshot, so the memo found first stands. Only the columns' two stamps are looked up besides."""
+    mem = db.owner("ana")
+    first = mem.recall(tags=["billing"], **_window(1, 2)).note
+    stamps = _counting(monkeypatch, TextIndex, "_stamps_of")
+    assert mem.recall(tags=["billing"], **_window(1, 2)).note == first
+    assert len(stamps) == 3
+    mem.record("debug", "attempt late at the rollout", outcome="failure", tags=["billing"], ts=NOW - dt.timedelta(hours=1))
+    assert "40 later" in mem.recall(tags=["billing"], **_window(1, 2)).note  # a new snapshot sees the capture
+
+
+def test_a_windows_range_is_read_from_the_kept_parent_key(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tag's range in the window is read between the layout's kept key of the tag and the
+    window's ends encoded as ints: ``Global.raw_columns`` encoded the tag's key again and each bound
+    through the subscript type dispatch on every recall. The matches are the same."""
+    mem = db.owner("ana")
+    columns = _counting(monkeypatch, memdb.engine.globals.Global, "raw_columns")
+    r = mem.recall(tags=["billing"], **_window(0, 21))
+    assert r.total == 7 and columns == []
+    assert mem.recall(tags=["billing"], since=T0 + dt.timedelta(hours=3), now=NOW).total == 39  # one end open
+    assert mem.recall(tags=["billing"], until=T0 + dt.timedelta(hours=3), now=NOW).total == 1
+    assert columns == []
+
+
+def test_an_empty_windows_count_makes_its_kernel_input_once(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The count behind an empty window's note made the kernel's input (eight ffi.new, its
+    pointers copied) on every answer; it is kept with the tag's kept list, and made again for
+    new chunks (a capture) only."""
+    if native.search_lib()[0] is None:
+        pytest.skip("the C kernel is not in use (MEMDB_PURE_PYTHON=1)")
+    mem = db.owner("ana")
+    made = _counting(monkeypatch, postings, "_c_input")
+    first = mem.recall(tags=["billing"], **_window(1, 2))
+    for hours in (4, 7, 10):
+        assert mem.recall(tags=["billing"], **_window(hours, 2)).total == 0
+    assert mem.recall(tags=["billing"], **_window(1, 2)).note == first.note
+    assert len(made) == 1
+    mem.record("debug", "attempt late at the rollout", outcome="failure", tags=["billing"], ts=NOW - dt.timedelta(hours=1))
+    later = mem.recall(tags=["billing"], **_window(1, 2)).note
+    assert "39 later" in first.note and "40 later" in later
+    assert len(made) == 2
 
 
 @pytest.mark.postgres_only(reason="round trips are what PostgreSQL pays per read; LMDB has none")

@@ -396,6 +396,19 @@ def score_batch(
     return py_score_batch(access_counts, tag_weights, ages_days, feedback, params, components=components)
 
 
+def score_one(
+    access_count: float, tag_weight: float, age_days: float, feedback: float | None, params: ScoreParams = DEFAULT_PARAMS
+) -> float:
+    """``score_batch`` of one episode, the same double: capture scores one a call, where the
+    batch's four arrays cost more than the scoring (7.6 us against 0.5 us by value)."""
+    if _lib is None:
+        return py_score_batch([access_count], [tag_weight], [age_days], [feedback], params)[0]
+    try:  # cffi converts as PyFloat_AsDouble does, like _c_doubles
+        return float(_lib.memdb_score_one(access_count, tag_weight, age_days, _NAN if feedback is None else feedback, _c_params(params)))
+    except (TypeError, OverflowError) as exc:
+        raise _not_numbers("score_one", exc) from None
+
+
 def top_k(scores: Sequence[float], k: int) -> list[int]:
     """Indices of the k highest scores, highest first, ties by lower index (NaN ranks last)."""
     return _c_top_k(scores, k) if _lib is not None else py_top_k(scores, k)

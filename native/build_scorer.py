@@ -48,6 +48,7 @@ void memdb_score_batch(size_t n, const double *access_counts, const double *tag_
                        const double *ages_days, const double *feedback,
                        const unsigned char *has_feedback, const double *params,
                        double *out_scores, double *out_components);
+double memdb_score_one(double access_count, double tag_weight, double age_days, double feedback, const double *params);
 size_t memdb_top_k(size_t n, const double *scores, size_t k, size_t *out_idx);
 
 typedef struct {

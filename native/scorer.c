@@ -21,58 +21,64 @@ static double clamp_nan_low(double x, double lo, double hi)
     return x > hi ? hi : x;
 }
 
+/* One episode's score, and its components into c (4 doubles) unless c is NULL; log_saturation
+ * is log1p(params[MEMDB_FREQ_SATURATION]), computed once per batch. */
+static double score_one(double count, double tag_weight, double age, double feedback, int has_feedback,
+                        const double *params, double log_saturation, double *c)
+{
+    double ratio, freq, tags, recency, fb, score;
+
+    if (isnan(count) || count < 0.0) {
+        count = 0.0;
+    }
+    ratio = log1p(count) / log_saturation;
+    freq = 10.0 * (ratio < 1.0 ? ratio : 1.0);
+
+    tags = 10.0 * clamp_nan_low(tag_weight, 0.0, 1.0);
+
+    if (isnan(age)) {
+        age = HUGE_VAL;
+    } else if (age < 0.0) {
+        age = 0.0; /* clock skew: an access "in the future" is as fresh as now */
+    }
+    /* 0.5^x as 2^-x: exp2 is ~3x faster than pow in glibc; the twin calls math.exp2 too */
+    recency = 10.0 * exp2(-(age / params[MEMDB_AGE_HALF_LIFE_DAYS]));
+
+    if (has_feedback && !isnan(feedback)) {
+        fb = 5.0 * (clamp_nan_low(feedback, -1.0, 1.0) + 1.0);
+    } else {
+        fb = 5.0;
+    }
+
+    score = params[MEMDB_W_FREQ] * freq + params[MEMDB_W_TAGS] * tags + params[MEMDB_W_AGE] * recency +
+            params[MEMDB_W_FEEDBACK] * fb;
+    if (c != NULL) {
+        c[0] = freq;
+        c[1] = tags;
+        c[2] = recency;
+        c[3] = fb;
+    }
+    /* weights sum to 1, so only rounding can leave [0, 10]; clamp it back */
+    return score < 0.0 ? 0.0 : (score > 10.0 ? 10.0 : score);
+}
+
 void memdb_score_batch(size_t n, const double *access_counts, const double *tag_weights,
                        const double *ages_days, const double *feedback,
                        const unsigned char *has_feedback, const double *params,
                        double *out_scores, double *out_components)
 {
-    const double w_freq = params[MEMDB_W_FREQ];
-    const double w_tags = params[MEMDB_W_TAGS];
-    const double w_age = params[MEMDB_W_AGE];
-    const double w_feedback = params[MEMDB_W_FEEDBACK];
     const double log_saturation = log1p(params[MEMDB_FREQ_SATURATION]);
-    const double half_life = params[MEMDB_AGE_HALF_LIFE_DAYS];
     size_t i;
 
     for (i = 0; i < n; i++) {
-        double count = access_counts[i];
-        double age = ages_days[i];
-        double ratio, freq, tags, recency, fb, score;
-
-        if (isnan(count) || count < 0.0) {
-            count = 0.0;
-        }
-        ratio = log1p(count) / log_saturation;
-        freq = 10.0 * (ratio < 1.0 ? ratio : 1.0);
-
-        tags = 10.0 * clamp_nan_low(tag_weights[i], 0.0, 1.0);
-
-        if (isnan(age)) {
-            age = HUGE_VAL;
-        } else if (age < 0.0) {
-            age = 0.0; /* clock skew: an access "in the future" is as fresh as now */
-        }
-        /* 0.5^x as 2^-x: exp2 is ~3x faster than pow in glibc; the twin calls math.exp2 too */
-        recency = 10.0 * exp2(-(age / half_life));
-
-        if (has_feedback[i] && !isnan(feedback[i])) {
-            fb = 5.0 * (clamp_nan_low(feedback[i], -1.0, 1.0) + 1.0);
-        } else {
-            fb = 5.0;
-        }
-
-        score = w_freq * freq + w_tags * tags + w_age * recency + w_feedback * fb;
-        /* weights sum to 1, so only rounding can leave [0, 10]; clamp it back */
-        out_scores[i] = score < 0.0 ? 0.0 : (score > 10.0 ? 10.0 : score);
-
-        if (out_components != NULL) {
-            double *c = out_components + 4 * i;
-            c[0] = freq;
-            c[1] = tags;
-            c[2] = recency;
-            c[3] = fb;
-        }
+        out_scores[i] = score_one(access_counts[i], tag_weights[i], ages_days[i], feedback[i], has_feedback[i],
+                                  params, log_saturation, out_components == NULL ? NULL : out_components + 4 * i);
     }
+}
+
+double memdb_score_one(double access_count, double tag_weight, double age_days, double feedback, const double *params)
+{
+    return score_one(access_count, tag_weight, age_days, feedback, 1, params, log1p(params[MEMDB_FREQ_SATURATION]), NULL);
 }
 
 /* 1 if element a ranks strictly before element b: higher score first, NaN after every

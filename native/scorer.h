@@ -28,6 +28,10 @@ void memdb_score_batch(size_t n, const double *access_counts, const double *tag_
                        const unsigned char *has_feedback, const double *params,
                        double *out_scores, double *out_components);
 
+/* memdb_score_batch of one episode, its arguments passed by value (feedback NaN: none): a
+ * capture scores one episode a call, where converting four arrays cost more than the scoring. */
+double memdb_score_one(double access_count, double tag_weight, double age_days, double feedback, const double *params);
+
 /* Write to out_idx (room for min(n, k)) the indices of the k highest scores, highest first,
  * ties by lower index, NaN below every number; return how many were written. */
 size_t memdb_top_k(size_t n, const double *scores, size_t k, size_t *out_idx);

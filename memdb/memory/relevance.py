@@ -136,8 +136,17 @@ class RelevanceModel:
         stored relevance is computed here."""
         settings = self._settings()  # once: the database's settings are a property that reads a thread's state
         tag_weight, age_days = settings.tag_weight, self.age_days
-        # lists, not arrays from generators: capture scores one episode a call, where building
-        # three arrays cost more than the scoring (the C path takes lists through ffi.new)
+        if len(items) == 1:  # a capture's one episode: by value, no arrays (native.score_one)
+            ((r, s),) = items
+            one = native.score_one(
+                float(s.get("access_count", 0)),
+                tag_weight(r.get("tags") or ()),
+                age_days(r, s, now),
+                s.get("feedback"),
+                self._params_of(settings),
+            )
+            return [kept_relevance(one)]
+        # lists, not arrays from generators: the C path takes lists through ffi.new
         counts = [float(s.get("access_count", 0)) for _, s in items]
         tags = [tag_weight(r.get("tags") or ()) for r, _ in items]
         ages = [age_days(r, s, now) for r, s in items]

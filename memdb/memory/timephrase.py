@@ -673,6 +673,8 @@ def told_within(start_us: int, end_us: int, lo_us: int | None, hi_us: int | None
 
 
 _TOLD_WORD = re.compile(r"\b[qh][1-4]\b|[^\W\d_]+|\b(?:19|20)\d\d\b", re.IGNORECASE)  # "Q1", a word, or a year 1900-2099
+# the same, where a hint was found: the word that starts there (None inside a word: "night" of "nightly")
+_TOLD_WORD_AT = re.compile(r"\b[qh][1-4]\b|(?<![^\W\d_])[^\W\d_]+|\b(?:19|20)\d\d\b", re.IGNORECASE)
 _TOLD_REACH = 48  # characters on either side of a hint that a phrase holding it can span
 # A deadline ("deliver it by September", "due Friday") bounds when a thing happens; it tells of no day.
 _DEADLINE = re.compile(r"\b(?:by|due)\s+$", re.IGNORECASE)
@@ -737,7 +739,8 @@ def told_windows(
     Only the text around hint words (``TOLD_HINTS``, years) is scanned: capture calls this for
     every record, and most name no time at all. A caller that knows which hints the text holds
     (capture has its terms) passes them as ``hints``, lowercase prefixes of those words, and
-    the words are found by ``str.find`` instead of a pass over every word."""
+    the words are found by ``str.find`` instead of a pass over every word; a find counts only
+    where a hint word starts, so both ways find the same words (test_told_hints.py)."""
     spans: list[tuple[int, int]] = []
     folded = text.lower() if hints is not None else ""
     if hints is None or len(folded) != len(text):  # lower() can change lengths ("İ"): positions would drift
@@ -749,12 +752,18 @@ def told_windows(
             spans.extend(m.span() for m in _CJK_HINT.finditer(text))
         spans.sort()
     else:
+        found: set[tuple[int, int]] = set()  # "week" and "weekend" find one word twice
         for hint in hints:
             at_ = folded.find(hint)
             while at_ >= 0:
-                spans.append((at_, at_ + len(hint)))
+                if not hint.isascii():  # Chinese, Japanese, Korean: written without spaces, no word to read
+                    found.add((at_, at_ + len(hint)))
+                elif (starts := _TOLD_WORD_AT.match(text, at_)) is not None and (
+                    starts.group()[0].isdigit() or starts.group().lower() in TOLD_HINTS
+                ):
+                    found.add(starts.span())
                 at_ = folded.find(hint, at_ + len(hint))
-        spans.sort()
+        spans = sorted(found)
     regions: list[list[int]] = []
     for start, end in spans:
         lo, hi = max(start - _TOLD_REACH, 0), end + _TOLD_REACH

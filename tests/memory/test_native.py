@@ -274,6 +274,22 @@ def test_c_matches_twin(batch: list[tuple[float, float, float, float | None]], p
         assert top_k(c_scores, k) == py_top_k(c_scores, k)
 
 
+@settings(max_examples=300, deadline=None)
+@given(batch=episodes, params=score_params())
+def test_score_one_is_the_batch_score_exactly(batch: list[tuple[float, float, float, float | None]], params: ScoreParams) -> None:
+    # capture stores the one score's kept_relevance: the very double the batch gives, on both paths
+    cnt, tag, age, fb = [e[0] for e in batch], [e[1] for e in batch], [e[2] for e in batch], [e[3] for e in batch]
+    expected = py_score_batch(cnt, tag, age, fb, params)
+    assert [native.score_one(*e, params) for e in batch] == expected
+    if native.AVAILABLE:
+        assert score_batch(cnt, tag, age, fb, params) == expected
+
+
+def test_score_one_names_a_non_number() -> None:
+    with pytest.raises(ValidationError, match="must hold real numbers"):
+        native.score_one("3", 0.5, 0.0, None)  # type: ignore[arg-type]
+
+
 tie_heavy = st.lists(st.one_of(st.sampled_from([0.0, -0.0, 1.0, 2.5, 10.0, NAN, INF, -INF]), st.floats(allow_nan=True)), max_size=300)
 
 

@@ -8,7 +8,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from hypothesis import given
+import pytest
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memdb.memory import layout
@@ -41,3 +42,31 @@ def test_told_of_finds_the_hints_testing_each_term_found(summary: list[str], les
     record = {"ts": AT, "summary": " ".join(summary), "lesson": " ".join(lesson)}
     tf = term_counts(f"{record['summary']}\n{record['lesson']}")
     assert told_of(record, tf) == told_before(record, tf)
+
+
+# a word of how often ("nightly", "weekly", "Mondays") shares its term with a hint word ("night",
+# "week", "monday"); a date beside it ("on the 5th") holds no hint of its own
+OFTEN = ["the nightly build failed on the 5th", "our weekly sync on the 5th", "Monthly report on the 5th", "we deploy on Mondays at 9"]
+
+
+@given(st.lists(st.sampled_from([*WORDS, *OFTEN, "and then it was fixed"]), max_size=12))
+@example(["the nightly build failed on the 5th"])
+def test_the_hints_capture_passes_find_what_reading_every_word_finds(words: list[str]) -> None:
+    """``hints`` only spare told_windows a pass over every word: the hint's letters inside a
+    longer word are no hint word, and open no region there (told_windows' own rule)."""
+    text = " ".join(words)
+    record = {"ts": AT, "summary": text}
+    assert told_of(record, term_counts(text)) == [[ts_micros(a), ts_micros(b)] for a, b in told_windows(text, AT)]
+
+
+@pytest.mark.parametrize("text", OFTEN)
+def test_a_word_of_how_often_tells_of_no_time(text: str) -> None:
+    # capture found "night" inside "nightly" (its term is "night") and placed "on the 5th" there:
+    # June 5, where "daily" (term "daili") placed nothing. Reading words, neither tells of a time
+    assert told_of({"ts": AT, "summary": text}, term_counts(text)) == []
+
+
+def test_a_hint_word_beside_a_word_of_how_often_still_tells() -> None:
+    text = "the nightly build failed last night"
+    night = [ts_micros(dt.datetime(2026, 7, 1, 18, tzinfo=dt.UTC)), ts_micros(dt.datetime(2026, 7, 2, 6, tzinfo=dt.UTC))]
+    assert told_of({"ts": AT, "summary": text}, term_counts(text)) == [night]

@@ -1549,6 +1549,7 @@ class TextIndex:
         if self._tails_held + len(distinct) > _TAILS_KEPT:
             self._tails.clear()  # one bound on the terms of all owners, none on the owners: owners
             self._tails_held = 0  # taking turns past a bound of theirs emptied it at every capture (revM)
+            self._tails_stamps.clear()  # and the owners' stamps kept with them (an empty cache needs none)
         kept = self._tails.setdefault((g.name, owner), {})
         kept_before = len(kept)
         tails: list[tuple[bytes, bytes, int] | None] = []  # per term: (key, packed value, documents in it)

@@ -686,16 +686,19 @@ def _held_after_labels(items: Sequence[Any], rule: _ListRule) -> set[int]:
     ["password", "bob@example.com", "hunter2"] the account and its password (the next item alone
     kept "hunter2"), while ["password", "reset", "k8s"] keeps "k8s" after the ordinary "reset"."""
     held = set()
-    ordinary: Callable[[str], bool] | None = None  # what an item must read as to be kept, after a label or a value held
+    carried: Callable[[str], bool] | None = None  # the rule that held the item before: it reads this one too
     for i in range(1, len(items)):
         item, label = items[i], items[i - 1]
-        if isinstance(label, str) and (after := rule.after(label)) is not None:
-            ordinary = after
-        elif i - 1 not in held or (isinstance(label, str) and PLACEHOLDER.fullmatch(label)):
-            ordinary = None  # a placeholder is a value withheld already: it names nothing after it
-        if ordinary is None or (isinstance(item, str) and (rule.plain(item) or ordinary(item))):
+        if isinstance(item, str) and rule.plain(item):  # most items: no label is looked for
+            carried = None
             continue
-        held.add(i)
+        after = rule.after(label) if isinstance(label, str) else None
+        if after is None and carried is not None and not (isinstance(label, str) and PLACEHOLDER.fullmatch(label)):
+            after = carried  # a placeholder is a value withheld already: it names nothing after it
+        carried = None
+        if after is not None and not (isinstance(item, str) and after(item)):
+            held.add(i)
+            carried = after
     return held
 
 

@@ -1368,6 +1368,8 @@ class TextIndex:
         # (global, owner) -> term -> its last block (key, packed value, documents in it): _appended
         self._tails: dict[tuple[str, str], dict[str, tuple[bytes, bytes, int]]] = {}
         self._tails_held = 0  # the terms _tails holds, all owners together (bounded by _TAILS_KEPT)
+        # owner -> its stamps (^EPCV) as this process wrote them with the tails it remembers: _write_docs
+        self._tails_stamps: dict[str, bytes] = {}
         self._memos: dict[str, tuple[bytes, dict[Any, Any]]] = {}  # owner -> (stamps, what readers derived): memo
         self._memo_seen: dict[str, tuple[int, dict[Any, Any]]] = {}  # owner -> (the snapshot it was found in, its memo): memo
         # (global, owner) -> (the snapshot it was read in, the stamps value as packed, its key): _stamps_of
@@ -1416,12 +1418,28 @@ class TextIndex:
         tfs = [d.tf for d in docs]
         tags = [d.tags for d in docs]
         firsts = list(map(codec.encode_int, numbers))  # a new block's key ends with its first document: encoded once
+        stamps = self.stamps.get((owner,)) or b""
+        # Every write of the owner's blocks, by any writer, writes fresh stamps in its transaction
+        # (_patched): stamps as this process wrote them mean its remembered last blocks are the
+        # stored ones. A block's bytes alone did not say so: another writer filling a block and
+        # starting the next, then removing what it added to the first, restored the first's bytes
+        # (test_a_block_whose_bytes_came_back_is_not_taken_for_the_last). Popped until written
+        # again: a write that fails or rolls back leaves nothing to trust.
+        if self._tails_stamps.pop(owner, None) != stamps:
+            self._forget_tails(owner)
         with self.space.reader() as txn:
             packed = self._appended(
                 self.blocks, owner, numbers, firsts, dls, tfs, list(itertools.chain.from_iterable(map(_values, tfs))), txn
             )
             packed += self._appended(self.tag_blocks, owner, numbers, firsts, dls, tags, [1] * sum(map(len, tags)), txn)
-        self.space.apply((), self._patched(owner, records), packed=packed)
+        writes, stamps = self._patched(owner, records, stamps)
+        self.space.apply((), writes, packed=packed)
+        self._tails_stamps[owner] = stamps
+
+    def _forget_tails(self, owner: str) -> None:
+        """Forget the owner's remembered last blocks (terms and tags): they are looked up again."""
+        for g in (self.blocks, self.tag_blocks):
+            self._tails_held -= len(self._tails.pop((g.name, owner), ()))
 
     def remove(self, owner: str, items: Iterable[tuple[str, Mapping[str, int], Iterable[str]]]) -> None:
         """Take episodes (id, terms, tags) out: their postings, their tag lists' entries, their
@@ -1456,7 +1474,7 @@ class TextIndex:
                 if len(kills) + len(sets) >= _WRITES_BATCH:  # written as they come: not an owner's whole index held at once
                     self.space.apply(kills, sets)
                     kills, sets = [], []
-        sets.extend(self._patched(owner, records))
+        sets.extend(self._patched(owner, records)[0])
         self.space.apply(kills, sets)
 
     def set_levels(self, owner: str, levels: Iterable[tuple[str, int]]) -> None:
@@ -1545,11 +1563,10 @@ class TextIndex:
         laid end to end: each term's last block filled first, then new blocks (``stage_blocks``,
         in C: the names are numbered here, each distinct one looked up once).
 
-        A term's last block is remembered as this process last wrote or read it. A block that is
-        not full and still holds exactly those bytes is the term's last: a writer appends to the
-        last block while it has room, so no later block can exist, and any append or removal by
-        anyone changes its bytes. Otherwise the last block is looked up (one cursor step: most
-        terms a batch looks up are new, with no block at all)."""
+        A term's last block is remembered as this process last wrote or read it, and used while
+        the owner's stamps are those this process wrote with it (``_write_docs`` forgets the
+        owner's otherwise): no one wrote the owner's blocks since. A term not remembered is
+        looked up (one cursor step: most terms a batch looks up are new, with no block at all)."""
         flat = list(itertools.chain.from_iterable(names))
         if not flat:
             return []
@@ -1558,6 +1575,7 @@ class TextIndex:
         if self._tails_held + len(distinct) > _TAILS_KEPT:
             self._tails.clear()  # one bound on the terms of all owners, none on the owners: owners
             self._tails_held = 0  # taking turns past a bound of theirs emptied it at every capture (revM)
+            self._tails_stamps.clear()  # and the owners' stamps kept with them (an empty cache needs none)
         kept = self._tails.setdefault((g.name, owner), {})
         kept_before = len(kept)
         tails: list[tuple[bytes, bytes, int] | None] = []  # per term: (key, packed value, documents in it)
@@ -1565,8 +1583,6 @@ class TextIndex:
         for term in distinct:
             tail = kept.get(term)
             prefix = None
-            if tail is not None and (tail[2] >= BLOCK_DOCS or txn.get(tail[0]) != tail[1]):
-                tail = None
             if tail is None:
                 prefix = g.key((owner, term))
                 found = txn.first(*codec.children_range(prefix), True)
@@ -1628,9 +1644,12 @@ class TextIndex:
                 sets.append((g, (owner, term, first), encode_block([d for d, _ in kept], [tf for _, tf in kept], min_dl)))
         return kills, sets
 
-    def _patched(self, owner: str, records: Mapping[int, Mapping[int, tuple[bytes, int]]]) -> list[tuple[Global, Any, Any]]:
+    def _patched(
+        self, owner: str, records: Mapping[int, Mapping[int, tuple[bytes, int]]], stamps: bytes | None = None
+    ) -> tuple[list[tuple[Global, Any, Any]], bytes]:
         """The column and level chunk writes that put ``records`` (by chunk, by document: the
-        record and its level) in place, with their stamps."""
+        record and its level) in place, with their stamps, and the records' stamps (^EPCV) as
+        written (``stamps``: as stored, when the caller read them)."""
         out: list[tuple[Global, Any, Any]] = []
         for chunk, by_doc in records.items():
             data = bytearray(self.columns.get((owner, chunk)) or b"")
@@ -1646,15 +1665,16 @@ class TextIndex:
                 levels[i] = level
             out.append((self.columns, (owner, chunk), bytes(data)))
             out.append((self.levels, (owner, chunk), bytes(levels)))
-        if out:
-            out.append(self._stamped(self.stamps, owner, records))
-            out.append(self._stamped(self.level_stamps, owner, records))
-        return out
+        if not out:
+            return out, b""
+        written = self._stamped(self.stamps, owner, records, stamps)
+        out += (written, self._stamped(self.level_stamps, owner, records))
+        return out, written[2]
 
-    def _stamped(self, g: Global, owner: str, chunks: Iterable[int]) -> tuple[Global, Any, Any]:
+    def _stamped(self, g: Global, owner: str, chunks: Iterable[int], stored: bytes | None = None) -> tuple[Global, Any, Any]:
         """The stamps value ``g`` (``^EPCV`` or ``^EPLV``) with a fresh random stamp for each of
-        ``chunks`` (written with them)."""
-        stamps = bytearray(g.get((owner,)) or b"")
+        ``chunks`` (written with them); ``stored`` is ``g``'s value, when the caller read it."""
+        stamps = bytearray((g.get((owner,)) or b"") if stored is None else stored)
         stamp = os.urandom(8)
         for chunk in chunks:
             end = (chunk + 1) * 8

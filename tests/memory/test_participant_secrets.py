@@ -185,3 +185,30 @@ def test_a_value_glued_to_a_participant_is_withheld(tmp_path: Path, person: str,
         ep = db.owner("a").record("review", "x", outcome="success", participants=["bob", person])
         assert ep.participants == ("bob", kept)
         assert [name for name in GLOBALS if held(name, db, raws)] == []
+
+
+# left16: a label reached the next participant only, so the password after an account was stored
+# raw; a label's values run to the first participant kept, and a name after them stays
+@pytest.mark.parametrize(
+    ("people", "kept"),
+    [
+        (["password", "bob@example.com", "hunter2"], ("password", "<SECRET_1>", "<SECRET_2>")),
+        (["password", "bob@example.com", "hunter2", "Alice"], ("password", "<SECRET_1>", "<SECRET_2>", "Alice")),
+        (["password", "bob@example.com", "Alice", "gpt-4o"], ("password", "<SECRET_1>", "Alice", "gpt-4o")),
+        (["token", "bob@example.com", "zk3qp9xl2mn8"], ("token", "<SECRET_1>", "<SECRET_2>")),
+    ],
+)
+def test_a_labels_values_run_to_the_first_participant_kept(tmp_path: Path, people: list[str], kept: tuple[str, ...]) -> None:
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        mem = db.owner("a")
+        ep = mem.record("review", "x", outcome="success", participants=people)
+        assert ep.participants == kept
+        assert [raw for raw in ("bob@example.com", "hunter2", "zk3qp9xl2mn8") if raw in people and on_disk(db, raw)] == []
+        assert mem.record("review", "again", outcome="success", participants=list(ep.participants)).participants == kept
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(label=st.sampled_from(PARTICIPANT_LABELS), value=_SECRET_LOOKING)
+def test_a_secret_looking_participant_after_a_label_and_an_account_is_withheld(label: str, value: str) -> None:
+    kept = stored(["bob", label, "bob@example.com", value, "carol"])
+    assert kept[2:] == ["<SECRET_1>", "<SECRET_2>", "carol"], kept

@@ -7,12 +7,17 @@ Tests of the C path skip when MEMDB_PURE_PYTHON is set (CI's second pass); the r
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memdb import native
@@ -221,3 +226,135 @@ def test_owners_taking_turns_keep_their_terms_last_blocks(tmp_path: Path, monkey
         assert lookups == 0
     finally:
         store.close()
+
+
+# --- writers whose removals bring a block's bytes back -----------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/memory/)
+Op = tuple[int, str, range]  # (writer, "add" or "remove", documents)
+
+
+def _doc(i: int) -> Doc:
+    """Document ``i``: always term "a", some "b" too, every one tag-a (the same Doc each time)."""
+    ts_us = NOW + 1_000_003 * i
+    tf = {"a": 3, "b": 6} if i % 3 else {"a": 3}
+    return Doc(f"{time_prefix(from_micros(ts_us))}-{i:06x}", ts_us, i % 1000, tf, 3 * len(tf), ("tag-a",))
+
+
+def _apply(space: Globals, writers: list[TextIndex], owner: str, ops: list[Op]) -> None:
+    for w, what, seq in ops:
+        with space.transaction():
+            if what == "add":
+                writers[w].add(owner, [_doc(i) for i in seq])
+            else:
+                writers[w].remove(owner, [(d.eid, d.tf, d.tags) for d in map(_doc, seq)])
+
+
+def _index_of(space: Globals, owner: str) -> dict[str, list[tuple[Any, bytes]]]:
+    """The owner's term blocks and tag lists as stored (subscripts after the owner, value)."""
+    return {g: [(subs[1:], v) for subs, v in space[g].items((owner,))] for g in ("EPX", "EPXT")}
+
+
+def _check_lists(index: dict[str, list[tuple[Any, bytes]]], live: set[int]) -> None:
+    """Each list's blocks hold its live documents, in order, a block after the one before."""
+    lists: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for g, items in index.items():
+        for (name, first), block in items:
+            docs, _ = P.decode_block(block)
+            assert first <= docs[0] and len(docs) <= BLOCK_DOCS  # a removal leaves a block its key
+            lists[(g, name)] += docs
+    for (g, name), docs in lists.items():
+        held = {i for i in live if g == "EPXT" or name in _doc(i).tf}
+        assert docs == sorted(held), (g, name)
+
+
+def _two_ways(path: Path, ops: list[Op]) -> tuple[dict[str, list[tuple[Any, bytes]]], dict[str, list[tuple[Any, bytes]]]]:
+    """The index after ``ops`` by one writer (owner "one") and by the writers they name (owner
+    "two"), over one store: each writer its own TextIndex, as another process would be."""
+    store = LMDBStore(path, sync=False)
+    try:
+        space = Globals(store)
+        _apply(space, [TextIndex(space)] * 2, "one", ops)
+        _apply(space, [TextIndex(space), TextIndex(space)], "two", ops)
+        return _index_of(space, "one"), _index_of(space, "two")
+    finally:
+        store.close()
+
+
+# writer 1 fills writer 0's last block of "a" (docs 0-99) and starts the next one, then removes
+# what it added to the first, whose bytes are those writer 0 wrote again; writer 0 appends, then
+# removes what it appended
+ABA: Final = [(0, "add", range(0, 100)), (1, "add", range(100, 160)), (1, "remove", range(100, 128)), (0, "add", range(160, 170))]
+
+
+def test_a_block_whose_bytes_came_back_is_not_taken_for_the_last(tmp_path: Path) -> None:
+    """A writer's remembered last block is not trusted for its bytes alone: writer 0 appended
+    docs 160-169 to the first block, behind the second (128-159), and their removal, which
+    looks for them in the second, left them there (revM)."""
+    ops = [*ABA, (0, "remove", range(160, 170))]
+    one, two = _two_ways(tmp_path / "db", ops)
+    assert two == one
+    _check_lists(two, set(range(100)) | set(range(128, 160)))
+
+
+def test_a_writer_in_another_process_is_seen(tmp_path: Path) -> None:
+    """The same with writer 1 in another process, on the same LMDB environment."""
+    path = tmp_path / "db"
+    child = textwrap.dedent(
+        """
+        import sys
+        sys.path.insert(0, sys.argv[2])
+        from tests.memory.test_postings_write import ABA, _apply
+        from memdb.engine.globals import Globals
+        from memdb.engine.store import LMDBStore
+        from memdb.memory.postings import TextIndex
+        store = LMDBStore(sys.argv[1], sync=False)
+        space = Globals(store)
+        _apply(space, [None, TextIndex(space)], "ana", [op for op in ABA if op[0] == 1])
+        store.close()
+        """
+    )
+    store = LMDBStore(path, sync=False)
+    try:
+        space = Globals(store)
+        mine = [TextIndex(space)]
+        _apply(space, mine, "ana", ABA[:1])
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        subprocess.run([sys.executable, "-c", child, str(path), str(ROOT)], check=True, env=env, timeout=120)
+        _apply(space, mine, "ana", [*ABA[3:], (0, "remove", range(160, 170))])
+        _check_lists(_index_of(space, "ana"), set(range(100)) | set(range(128, 160)))
+    finally:
+        store.close()
+
+
+@st.composite
+def interleavings(draw: Any) -> list[Op]:
+    """Adds and removes by two writers, in runs of 8 documents (a block is 16 runs); a removal
+    often starts where an add started, so that it takes exactly what a writer added to a block."""
+    ops: list[Op] = []
+    starts: list[int] = []
+    end = 0
+    for _ in range(draw(st.integers(1, 10))):
+        w = draw(st.integers(0, 1))
+        if end and draw(st.booleans()):
+            a = draw(st.one_of(st.sampled_from(starts), st.integers(0, end - 1)))
+            b = draw(st.integers(a + 1, end))
+            ops.append((w, "remove", range(8 * a, 8 * b)))
+        else:
+            n = draw(st.integers(1, 24))
+            ops.append((w, "add", range(8 * end, 8 * (end + n))))
+            starts.append(end)
+            end += n
+    return ops
+
+
+@settings(max_examples=150, deadline=None)
+@given(interleavings())
+def test_two_writers_adding_and_removing_leave_one_writers_index(ops: list[Op]) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        one, two = _two_ways(Path(d) / "db", ops)
+    assert two == one
+    live: set[int] = set()
+    for _, what, seq in ops:
+        live = live | set(seq) if what == "add" else live - set(seq)
+    _check_lists(two, live)

@@ -152,3 +152,31 @@ def test_auth_and_cookie_name_a_secret_and_a_value_of_mixed_case_or_consonants_i
     """revI: "auth", "oauth" and "cookie" taken for topics kept "hunter2" after them, and after "auth:";
     letters in any case were ordinary, so "XkQpLmNzRt" and "MySecretPass" were kept."""
     assert stored(tags)[1] == "withheld-secret"
+
+
+# left16: a label reached the next tag only, so a password after its account (["password",
+# "bob@example.com", "hunter2"]) was stored raw; a label's values run to the first tag kept
+@pytest.mark.parametrize(
+    ("tags", "kept"),
+    [
+        (["password", "bob@example.com", "hunter2"], ["password", "withheld-secret", "withheld-secret"]),
+        (["api-key", "prod-2", "zk3qp9xl2mn8", "billing"], ["api-key", "withheld-secret", "withheld-secret", "billing"]),
+        (["password", "reset", "k8s"], ["password", "reset", "k8s"]),  # after an ordinary tag, no value
+        (["password", "hunter2", "withheld-secret", "k8s"], ["password", "withheld-secret", "withheld-secret", "k8s"]),
+    ],
+)
+def test_a_labels_values_run_to_the_first_tag_kept(tmp_path: Path, tags: list[str], kept: list[str]) -> None:
+    assert stored(tags) == kept
+    with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "x", outcome="success", tags=tags)
+        gone = [t for t, k in zip(tags, kept, strict=True) if k == "withheld-secret" and t != k]
+        assert [name for name in GLOBALS if any(t.lower() in repr(list(db.globals[name].items(()))).lower() for t in gone)] == []
+        assert mem.record("debug", "again", outcome="success", tags=list(ep.tags)).tags == ep.tags
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(label=st.sampled_from(LABELS), account=st.sampled_from(["bob@example.com", "admin01", "ops_2"]), value=_SECRET_LOOKING)
+def test_a_secret_looking_tag_after_a_label_and_an_account_is_withheld(label: str, account: str, value: str) -> None:
+    kept = stored([label, account, value, "deploy"])
+    assert kept[1:] == ["withheld-secret", "withheld-secret", "deploy"], (label, account, value, kept)

@@ -38,10 +38,13 @@ detector never touches a span an earlier one claimed:
              Italy's codice fiscale; the UK's National Insurance number, India's PAN, Canada's SIN
              (``ddd-ddd-ddd``, Luhn checked). Before the cards: a Chinese id may pass Luhn's check
     CARD     13-19 digits, optional single spaces/dashes (or dots or slashes between groups of
-             four), first digit 2-6 (payment cards), Luhn checked
+             four), first digit 2-6 (payment cards), Luhn checked; after a "+" more digits than a
+             phone number holds (``+4111 1111 1111 1111``)
     SSN      US ``ddd-dd-dddd`` or ``ddd dd dddd`` without the never-issued areas 000/666/9xx,
-             group 00, serial 0000; each of a run of them, NANP phones and dates joined by a bare
-             "-" (``010-01-1000-001-01-0001``, ``1985-03-14-219-09-9999``), which none reads alone
+             group 00, serial 0000, spaced after a date too (``1985-03-14 219 09 9999``); each of
+             a run of them, NANP phones and dates joined by a bare "-" (``010-01-1000-001-01-0001``,
+             ``1985-03-14-219-09-9999``), or of one and two groups or more on one side
+             (``415-200-0000-646-555-010``), which none reads alone
     IP       IPv6 (with at least one decimal digit) and IPv4 (zero-padded parts too), validated with
              :mod:`ipaddress`, and the address an EC2 host name spells (``ip-10-20-30-40``)
     PHONE    ``+`` international forms (8-15 digits), NANP ``(415) 555-0132``/``415-555-0132``,
@@ -1759,7 +1762,8 @@ def _iban(m: re.Match[str]) -> Span | None:
 # --- CARD ------------------------------------------------------------------------------------------
 
 # Up to eight digit groups holding at least 13 digits; which groups form the card is decided in _card.
-_CARD: Final = re.compile(r"(?<![0-9+])(?=(?:[0-9][ ./-]?){13})[0-9]+(?:[ ./-][0-9]+){0,7}")  # 19 digits need at most 8 groups
+_CARD: Final = re.compile(r"(?<![0-9])(?=(?:[0-9][ ./-]?){13})[0-9]+(?:[ ./-][0-9]+){0,7}")  # 19 digits need at most 8 groups
+_PHONE_LONGEST: Final = 15  # digits of an international number (E.164)
 _FOURS: Final = "./"  # separators that part a card only into groups of four (``_card``)
 _DIGIT_RUN: Final = re.compile(r"[0-9]+")
 
@@ -1785,9 +1789,11 @@ def _card(m: re.Match[str]) -> Span | None:
     2-series is 2221-2720, Mir's 2200-2204), and lists of years do (``2023/2024/2025/2026``, a
     table's header ``2023 2024 2025 2026``, with a cell after it, ``2024 2025 2026 6``) as do times
     (``2000/0400/0800/1200``). Unparted, a number of a card's length and check digit is withheld
-    whatever it starts with (fail closed).
+    whatever it starts with (fail closed). After a "+" a card holds more digits than a phone
+    number may (E.164's 15), so ``+4111 1111 1111 1111`` is a card and ``+44 7911 123456`` a phone.
     """
     run = m.group()
+    shortest = _PHONE_LONGEST + 1 if m.start() and m.string[m.start() - 1] == "+" else 13
     digits = ""
     best: Span | None = None
     prev_len = 0
@@ -1805,16 +1811,25 @@ def _card(m: re.Match[str]) -> Span | None:
         prev_len = size
         if len(digits) > 19:
             break
-        if len(digits) >= 13 and digits[0] in "23456" and not (i and digits.startswith("20")) and _luhn_ok(digits):
+        if len(digits) >= shortest and digits[0] in "23456" and not (i and digits.startswith("20")) and _luhn_ok(digits):
             best = (m.start(), m.start() + g.end(), digits)
     return best
 
 
 # --- SSN, IP, PHONE --------------------------------------------------------------------------------
 
+# A date of ten characters, the year first or last, the day and month in either order (1985-03-14,
+# 14.03.1985, 03/14/1985): a date of birth beside an SSN (_SSN, _JOINED)
+_DATE: Final = (
+    r"(?:19|20)[0-9]{2}[./-](?:0[1-9]|1[0-2])[./-](?:0[1-9]|[12][0-9]|3[01])"
+    r"|(?:0[1-9]|[12][0-9]|3[01])[./-](?:0[1-9]|[12][0-9]|3[01])[./-](?:19|20)[0-9]{2}"
+)
+# Spaced, not after a digit and a space (a longer spaced number, a column), but after a date and a
+# space ("born 1985-03-14 219 09 9999", the date of birth and the SSN: test_numbers_in_context.py)
 _SSN: Final = re.compile(
     r"(?<![0-9])(?<![0-9]-)(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![0-9]|-[0-9])"
-    r"|(?<![0-9])(?<![0-9] )(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9])"  # spaced: 219 09 9999
+    rf"|(?<![0-9])(?:(?<![0-9] )|(?<=(?<![0-9])(?:{_DATE}) ))"
+    r"(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9])"  # spaced: 219 09 9999
 )
 # Government ids of other countries: those whose shape and check digits ``national`` knows, the UK's
 # National Insurance number (two letters, six digits, a letter A-D), India's PAN (five letters, four
@@ -1906,25 +1921,28 @@ _PHONE_NATIONAL: Final = re.compile(
 # each refuses a "-" and a digit beside it (a longer dashed number is no SSN), so the run kept both
 # whole in text, and in a tag in every reading of it. A run of two or more such values, or of one
 # and a date ("1985-03-14-219-09-9999", a date of birth and the SSN), is them, whatever other groups
-# a "-" glues at either end ("01-219-09-9999-078-05-1120", "+1-415-200-0000-646-555-0100"); one
-# value with a group beside it ("123-45-6789-01") is still no id. A member has one shape at any
-# place (three digits and a separator, four or two digits and a date's separator, or "("), so the
-# run is read member by member.
+# a "-" glues at either end ("01-219-09-9999-078-05-1120", "+1-415-200-0000-646-555-0100"); so is
+# one value with two groups or more on one side ("415-200-0000-646-555-010", a phone and a number
+# cut short), as a tag reads it; one with a group beside it ("123-45-6789-01") is still no id. A
+# member has one shape at any place (three digits and a separator, four or two digits and a date's
+# separator, or "("), so the run is read member by member, each starting and ending a group.
 _JOINED_PART: Final = re.compile(r"[0-9]{3}[ .-][0-9]{2,3}[ .-][0-9]{4}|\([2-9][0-9]{2}\) ?[0-9]{3}[ .-][0-9]{4}")
-_JOINED_DATE: Final = (
-    r"(?:19|20)[0-9]{2}[./-](?:0[1-9]|1[0-2])[./-](?:0[1-9]|[12][0-9]|3[01])"
-    r"|(?:0[1-9]|[12][0-9]|3[01])[./-](?:0[1-9]|1[0-2])[./-](?:19|20)[0-9]{2}"
-)
-_JOINED_MEMBER: Final = re.compile(rf"{_JOINED_PART.pattern}|{_JOINED_DATE}")
+_JOINED_MEMBER: Final = re.compile(rf"(?<![0-9])(?:{_JOINED_PART.pattern}|{_DATE})(?![0-9])")
+_JOINED_GROUPS: Final = 6  # the most groups read before a lone value: a longer run of groups is read from a later one (linear time)
 # Not after a digit and a space or a dot, as a column of numbers or a version runs on, but "+1 "
 _JOINED: Final = re.compile(
-    rf"(?<![0-9])(?:(?<=\+1[ .])|(?<![0-9][ .]))(?:{_JOINED_MEMBER.pattern})(?:-(?:{_JOINED_MEMBER.pattern}))+(?![0-9])"
+    rf"(?<![0-9])(?:(?<=\+1[ .])|(?<![0-9][ .]))(?:"
+    rf"(?:{_JOINED_PART.pattern}|{_DATE})(?:-(?:{_JOINED_PART.pattern}|{_DATE}))+"
+    rf"|(?:[0-9]+-){{2,{_JOINED_GROUPS}}}(?:{_JOINED_PART.pattern})"  # "01-02-415-200-0000"
+    rf"|(?:{_JOINED_PART.pattern})(?:-[0-9]+){{2,}}+"  # "415-200-0000-646-555-010"
+    r")(?![0-9])"
 )
-_JOINED_MIN: Final = len("2024-06-01-123-45-6789")
+_JOINED_MIN: Final = len("219-09-9999-1-2")
 
 
 def _detect_joined(p: _Pass) -> None:
-    """Each SSN or NANP phone of a run of them and dates joined by "-" (``_JOINED``), as it is found alone."""
+    """Each SSN or NANP phone of a run of them and dates, or of one and groups, joined by "-"
+    (``_JOINED``), as it is found alone."""
     size = len(p.text)
     for start, end, cluster in p.clusters:
         if len(cluster) < _JOINED_MIN or "-" not in cluster:

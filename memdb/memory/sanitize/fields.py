@@ -511,8 +511,9 @@ def _names_a_header_secret(name: str) -> bool:
 
 # A tag naming a secret holds none ("password", "api-key", "token", "smtp pass", "auth:", "pin";
 # ``_names_a_secret_label``), but the tag after it may: ["password", "hunter2"] is a label and its
-# value. That next tag is withheld unless it reads as an ordinary tag (``_ordinary_tag``): one or
-# two words (parted by "-", "_", ".", "/" or spaces) of ASCII letters only, at most 14 a word, each
+# value. That next tag, and each after it up to the first one kept (an account and its password:
+# ["password", "bob@example.com", "hunter2"]), is withheld unless it reads as an ordinary tag
+# (``_ordinary_tag``): one or two words (parted by "-", "_", ".", "/" or spaces) of ASCII letters only, at most 14 a word, each
 # either of at most four letters ("jwt", "ssh", "iOS") or with a vowel, no five consonants in a
 # row and at most one step from a small letter to a capital ("reset", "GitHub", "OpenAI",
 # "macOS"). So a digit ("hunter2"), another character ("P@ss"), another script, three words
@@ -698,15 +699,25 @@ class _ListRule(NamedTuple):
 
 
 def _held_after_labels(items: Sequence[Any], rule: _ListRule) -> set[int]:
-    """The places of ``items`` (tags or participants) whose item follows one naming a secret and is
-    not what ``rule`` keeps after it (the rules above): each is a secret whole, as a header's value is."""
+    """The places of ``items`` (tags or participants) whose item follows one naming a secret, or
+    an item held after it, and is not what ``rule`` keeps after it (the rules above): each is a
+    secret whole, as a header's value is. A label's values run to the first item kept: in
+    ["password", "bob@example.com", "hunter2"] the account and its password (the next item alone
+    kept "hunter2"), while ["password", "reset", "k8s"] keeps "k8s" after the ordinary "reset"."""
     held = set()
+    carried: Callable[[str], bool] | None = None  # the rule that held the item before: it reads this one too
     for i in range(1, len(items)):
         item, label = items[i], items[i - 1]
-        if isinstance(item, str) and rule.plain(item):
+        if isinstance(item, str) and rule.plain(item):  # most items: no label is looked for
+            carried = None
             continue
-        if isinstance(label, str) and (ordinary := rule.after(label)) is not None and not (isinstance(item, str) and ordinary(item)):
+        after = rule.after(label) if isinstance(label, str) else None
+        if after is None and carried is not None and not (isinstance(label, str) and PLACEHOLDER.fullmatch(label)):
+            after = carried  # a placeholder is a value withheld already: it names nothing after it
+        carried = None
+        if after is not None and not (isinstance(item, str) and after(item)):
             held.add(i)
+            carried = after
     return held
 
 

@@ -1434,7 +1434,8 @@ class TextIndex:
             packed += self._appended(self.tag_blocks, owner, numbers, firsts, dls, tags, [1] * sum(map(len, tags)), txn)
         writes, stamps = self._patched(owner, records, stamps)
         self.space.apply((), writes, packed=packed)
-        self._tails_stamps[owner] = stamps
+        if packed:  # stamps kept only beside remembered blocks, so they are bounded as the terms are
+            self._tails_stamps[owner] = stamps  # (an owner with no term and no tag added one each, revO)
 
     def _forget_tails(self, owner: str) -> None:
         """Forget the owner's remembered last blocks (terms and tags): they are looked up again."""

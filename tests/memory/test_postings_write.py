@@ -297,6 +297,24 @@ def test_a_block_whose_bytes_came_back_is_not_taken_for_the_last(tmp_path: Path)
     _check_lists(two, set(range(100)) | set(range(128, 160)))
 
 
+def test_owners_with_nothing_indexed_leave_no_stamps_behind(tmp_path: Path) -> None:
+    """The stamps a writer keeps beside its remembered blocks are bounded as those are: an owner
+    whose documents hold no term and no tag added an entry that nothing ever cleared (revO)."""
+    store = LMDBStore(tmp_path / "db", sync=False)
+    try:
+        space = Globals(store)
+        index = TextIndex(space)
+        for i in range(50):
+            with space.transaction():
+                index.add(f"o{i}", [Doc(f"{time_prefix(from_micros(NOW))}-{i:06x}", NOW, 0, {}, 0, ())])
+        assert index._tails_stamps == {} and index._tails_held == 0
+        with space.transaction():
+            index.add("ana", _docs(range(3), "ab"))
+        assert list(index._tails_stamps) == ["ana"]
+    finally:
+        store.close()
+
+
 def test_a_writer_in_another_process_is_seen(tmp_path: Path) -> None:
     """The same with writer 1 in another process, on the same LMDB environment."""
     path = tmp_path / "db"

@@ -271,6 +271,8 @@ def load(size: int, root: Path | None = None, log: Callable[[str], None] = print
         info = json.loads(meta.read_text())
         info["cached"] = True
         log(f"reusing the {size:,}-episode databases in {where}")
+    elif BUILT_BY_OTHER_CODE:  # building them now would file this code's bytes under the other key
+        raise SystemExit(f"MEMDB_BENCH_CODE_KEY={CODE_KEY}: no databases of {size:,} episodes built by it in {base} (unset it to build)")
     else:
         shutil.rmtree(where, ignore_errors=True)
         where.mkdir(parents=True)

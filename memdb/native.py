@@ -406,6 +406,7 @@ def score_one(
     try:  # cffi converts as PyFloat_AsDouble does, like _c_doubles
         return float(_lib.memdb_score_one(access_count, tag_weight, age_days, _NAN if feedback is None else feedback, _c_params(params)))
     except (TypeError, OverflowError) as exc:
+        py_score_batch([access_count], [tag_weight], [age_days], [feedback], params)  # names the bad input, as without C
         raise _not_numbers("score_one", exc) from None
 
 

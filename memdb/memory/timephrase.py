@@ -740,7 +740,9 @@ def told_windows(
     every record, and most name no time at all. A caller that knows which hints the text holds
     (capture has its terms) passes them as ``hints``, lowercase prefixes of those words, and
     the words are found by ``str.find`` instead of a pass over every word; a find counts only
-    where a hint word starts, so both ways find the same words (test_told_hints.py)."""
+    where a hint word starts, so both ways find the same words for the hints given
+    (test_told_hints.py); capture's hints are its terms, and a word glued after digits, "5days",
+    is one term and gives none, where the pass over every word reads "days" (revO)."""
     spans: list[tuple[int, int]] = []
     folded = text.lower() if hints is not None else ""
     if hints is None or len(folded) != len(text):  # lower() can change lengths ("İ"): positions would drift

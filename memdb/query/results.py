@@ -175,8 +175,9 @@ class Hit:
     @property
     def score(self) -> float:
         """The rank score (``memdb.query.engine`` says how it is made)."""
-        if self._places is not None:
-            self._score, self._places = round(self._score, self._places), None
+        places = self._places  # read once: another thread may round it between two reads
+        if places is not None:
+            self._score, self._places = round(self._score, places), None
         return self._score
 
     @property

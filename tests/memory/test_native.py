@@ -285,9 +285,14 @@ def test_score_one_is_the_batch_score_exactly(batch: list[tuple[float, float, fl
         assert score_batch(cnt, tag, age, fb, params) == expected
 
 
-def test_score_one_names_a_non_number() -> None:
-    with pytest.raises(ValidationError, match="must hold real numbers"):
-        native.score_one("3", 0.5, 0.0, None)  # type: ignore[arg-type]
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [(("3", 0.5, 0.0, None), "access_counts"), ((1.0, 0.5, 1.0, 10**400), "feedback"), ((1.0, 0.5, [1.0], None), "ages_days")],
+)
+def test_score_one_names_a_non_number(args: tuple[Any, ...], named: str) -> None:
+    """C or twin, the error names the input as the batch's does (C's said "score_one", revO)."""
+    with pytest.raises(ValidationError, match=f"score input {named}: must hold real numbers"):
+        native.score_one(*args)
 
 
 tie_heavy = st.lists(st.one_of(st.sampled_from([0.0, -0.0, 1.0, 2.5, 10.0, NAN, INF, -INF]), st.floats(allow_nan=True)), max_size=300)

@@ -779,8 +779,8 @@ static inline int count_match(const memdb_text_input *in, uint32_t doc, outside_
  * either side, a chunk has no summary, or none of them has a live record (their documents are
  * looked up, so a match without a record is still refused). A chunk without a live record holds
  * no match, so among others it decides nothing. The twin is postings._Tally.chunks_side. */
-static int chunks_side(const memdb_text_input *in, const outside_count *c, size_t c0, size_t c1, int *before, int *after,
-                       int64_t *bound)
+static inline int chunks_side(const memdb_text_input *in, const outside_count *c, size_t c0, size_t c1, int *before, int *after,
+                              int64_t *bound)
 {
     int64_t newest = 0, oldest = 0;
     int any = 0;

@@ -2,7 +2,10 @@
 (left16): a spaced SSN after a date and a space (it was refused as more of a longer number; a date
 of any written form, fixO), a NANP phone with two groups or more joined after it (read as no phone,
 as one with a single group is), a card right after a "+" (refused so an international phone would
-not be read as a card). Dates, versions, timestamps, ranges, lists and ids stay as they were."""
+not be read as a card). Dates, versions, timestamps, ranges and lists stay as they were; an id of
+dashed groups does too unless it holds an SSN or a NANP phone with two groups or more on one side,
+which is withheld (fail closed: "lot 12-34-567-89-0123" is "lot 12-34-<SSN_1>"), and a spaced SSN
+after a date is withheld whatever the date means ("2024-06-01 123 45 6789" is "2024-06-01 <SSN_1>")."""
 
 from __future__ import annotations
 
@@ -78,8 +81,25 @@ def test_a_number_kept_for_its_neighbour_is_withheld(tmp_path: Path, written: st
     ],
 )
 def test_dates_versions_ranges_and_ids_stay(text: str) -> None:
+    """None of these holds an SSN or a phone beside a date or two groups or more (below)."""
     kept = clean(text)
     assert kept == text or (text.startswith("tel") and kept == "tel <PHONE_1> ok"), kept
+
+
+@pytest.mark.parametrize(
+    ("text", "withheld"),
+    [
+        ("lot 12-34-567-89-0123", "lot 12-34-<SSN_1>"),  # an SSN with two groups or more joined before it
+        ("part 10-20-300-40-5000", "part 10-20-<SSN_1>"),
+        ("ref 10-20-415-200-0000", "ref 10-20-<PHONE_1>"),
+        ("lot 567-89-0123-12-34", "lot <SSN_1>-12-34"),  # or after it
+        ("2024-06-01 123 45 6789", "2024-06-01 <SSN_1>"),  # a spaced SSN after a date
+    ],
+)
+def test_an_id_holding_an_ssn_by_its_neighbours_loses_the_ssn(text: str, withheld: str) -> None:
+    """Fail closed, as the README says: an SSN or a NANP phone with two groups or more joined on one
+    side, or spaced after a date, is withheld from an id too."""
+    assert clean(text) == withheld
 
 
 # --- properties ----------------------------------------------------------------------------------

@@ -41,7 +41,8 @@ detector never touches a span an earlier one claimed:
              four), first digit 2-6 (payment cards), Luhn checked; after a "+" more digits than a
              phone number holds (``+4111 1111 1111 1111``)
     SSN      US ``ddd-dd-dddd`` or ``ddd dd dddd`` without the never-issued areas 000/666/9xx,
-             group 00, serial 0000, spaced after a date too (``1985-03-14 219 09 9999``); each of
+             group 00, serial 0000, spaced after a written date too (``1985-3-14 219 09 9999``,
+             ``14 March 1985 219 09 9999``, ``2024-06-01 123 45 6789``: ``_ssn``); each of
              a run of them, NANP phones and dates joined by a bare "-" (``010-01-1000-001-01-0001``,
              ``1985-03-14-219-09-9999``), or of one and two groups or more on one side
              (``415-200-0000-646-555-010``), which none reads alone
@@ -1818,19 +1819,49 @@ def _card(m: re.Match[str]) -> Span | None:
 
 # --- SSN, IP, PHONE --------------------------------------------------------------------------------
 
-# A date of ten characters, the year first or last, the day and month in either order (1985-03-14,
-# 14.03.1985, 03/14/1985): a date of birth beside an SSN (_SSN, _JOINED)
+# A date of ten characters, the year first (month, then day) or last (day and month in either
+# order: 14.03.1985, 03/14/1985), as one member of a run joined by "-" reads (_JOINED)
 _DATE: Final = (
     r"(?:19|20)[0-9]{2}[./-](?:0[1-9]|1[0-2])[./-](?:0[1-9]|[12][0-9]|3[01])"
     r"|(?:0[1-9]|[12][0-9]|3[01])[./-](?:0[1-9]|[12][0-9]|3[01])[./-](?:19|20)[0-9]{2}"
 )
-# Spaced, not after a digit and a space (a longer spaced number, a column), but after a date and a
-# space ("born 1985-03-14 219 09 9999", the date of birth and the SSN: test_numbers_in_context.py)
+# A date as people write one ending where a spaced SSN begins (``_ssn``): digits parted by "-", "."
+# or "/", one or two for the day and month in either order (1985-3-14, 1985-14-03, 14.3.1985), or
+# a month's name (14 March 1985, 14-Mar-1985, March 14th, 1985)
+_DAY: Final = r"(?:0?[1-9]|[12][0-9]|3[01])"
+_MONTH_NAME: Final = (
+    r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_WRITTEN_DATE: Final = re.compile(
+    rf"(?<![0-9A-Za-z])(?:(?:19|20)[0-9]{{2}}[./-]{_DAY}[./-]{_DAY}|{_DAY}[./-]{_DAY}[./-](?:19|20)[0-9]{{2}}"
+    rf"|{_DAY}(?i:st|nd|rd|th)?[ ./-]{_MONTH_NAME},?[ ./-](?:19|20)[0-9]{{2}}"
+    rf"|{_MONTH_NAME}[ ./-]{_DAY}(?i:st|nd|rd|th)?,?[ ./-](?:19|20)[0-9]{{2}})\Z",
+    re.ASCII,
+)
+_WRITTEN_DATE_LONGEST: Final = len("September. 30th, 1985")  # the window _ssn reads: each part at its longest
 _SSN: Final = re.compile(
     r"(?<![0-9])(?<![0-9]-)(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![0-9]|-[0-9])"
-    rf"|(?<![0-9])(?:(?<![0-9] )|(?<=(?<![0-9])(?:{_DATE}) ))"
-    r"(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9])"  # spaced: 219 09 9999
+    r"|(?<![0-9])(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9])"  # spaced: 219 09 9999 (_ssn)
 )
+
+
+def _ssn(m: re.Match[str]) -> Span | None:
+    """An SSN; a spaced one after a number and a space only if that number is a date: it is more
+    groups of a longer spaced number (a column, "12 219 09 9999"), but a date of birth beside its
+    SSN ("born 14 March 1985 219 09 9999": test_numbers_in_context.py)."""
+    start, text = m.start(), m.string
+    if (
+        text[start + 3] == " "
+        and start >= 2
+        and text[start - 1] == " "
+        and "0" <= text[start - 2] <= "9"
+        and _WRITTEN_DATE.search(text, max(0, start - 1 - _WRITTEN_DATE_LONGEST), start - 1) is None
+    ):
+        return None
+    return start, m.end(), _digits(m.group())
+
+
 # Government ids of other countries: those whose shape and check digits ``national`` knows, the UK's
 # National Insurance number (two letters, six digits, a letter A-D), India's PAN (five letters, four
 # digits, a letter; the fourth says who holds it), Canada's SIN (nine digits in dashed groups of
@@ -2066,7 +2097,7 @@ _DETECTORS: Final[tuple[Detector, ...]] = (
     _detect_ibans,
     _detect_gov_ids,
     _clustered("CARD", _CARD, _card, lambda c: len(c) >= 13),
-    _clustered("SSN", _SSN, _entire(_digits), lambda c: len(c) >= 11 and ("-" in c or " " in c)),
+    _clustered("SSN", _SSN, _ssn, lambda c: len(c) >= 11 and ("-" in c or " " in c)),
     _detect_joined,  # after the SSNs and cards, so no run of them takes a value that is one
     _detect_ipv6,
     _clustered("IP", _IPV4, _entire(_ipv4_key), lambda c: c.count(".") >= 3),

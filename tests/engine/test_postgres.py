@@ -36,6 +36,7 @@ from memdb.cli import main
 from memdb.engine.postgres import PostgresStore, _split_url, is_postgres_url, looks_like_url, shown_url
 from memdb.engine.store import LMDBStore
 from memdb.errors import ConfigError, NotFoundError, StoreClosedError, StoreError, TransactionConflictError
+from memdb.memory.text import tokenize
 
 SECRET = "S3cretPw!"
 ROOT = Path(__file__).resolve().parents[2]  # the repository (this file is in tests/engine/)
@@ -562,7 +563,7 @@ def test_get_many(store: PostgresStore) -> None:
 def test_round_trips_of_a_record_stay_bounded_after_a_bulk_load(pg_url: str) -> None:
     """A typed record costs the same however many pattern batches a bulk load in one transaction
     left waiting (the first record after 2,000 ran them all: 6,899 round trips); the figures of
-    ``docs/backends.md`` (38 for this one sentence, about 85 when it completes a batch)."""
+    ``docs/backends.md`` (23 for this one sentence, about 70 when it completes a batch)."""
     name = unique_name()
     clock = Clock(dt.datetime(2026, 1, 5, 9, 0, tzinfo=dt.UTC))
     with memdb.open(pg_url, name=name, clock=clock) as db:
@@ -578,14 +579,20 @@ def test_round_trips_of_a_record_stay_bounded_after_a_bulk_load(pg_url: str) -> 
 
         costs = [record(i) for i in range(10)]
         plain, batch = costs[1], costs[4]
-        # the first record of a process also loads the saved settings (one read, at most 2 round trips)
-        assert plain <= costs[0] <= plain + 2
-        assert costs[1:] == [plain] * 3 + [batch] + [plain] * 4 + [costs[9]] and plain < 50 and batch < 2 * plain + 20
+        # the first record of a process also loads the saved settings (one read, at most 2 round
+        # trips) and looks up the last posting block of each term and tag it writes: later ones
+        # trust the blocks they wrote while the owner's stamps are theirs, one read for all (a read
+        # a term before: 33 round trips for this record, now 23)
+        said = "Deploy of Project X failed: a migration held a lock (run 0). run migrations before the deploy window"
+        looked_up = len(set(tokenize(said))) + 2  # its terms and its two tags
+        assert plain <= costs[0] <= plain + 2 + looked_up
+        # every fifth completes a pattern batch: the offline extractor runs after it (about 45 more)
+        assert costs[1:] == [plain] * 3 + [batch] + [plain] * 4 + [costs[9]] and plain < 50 and batch < plain + 50
         with db.transaction():
             for _ in range(50):
                 mem.record("debug", "bulk load", outcome="success", tags=["deploy"])
         after = [record(i) for i in range(10, 15)]
-        assert after[:4] == [plain] * 4 and after[4] < 2 * plain + 20  # its own batch only
+        assert after[:4] == [plain] * 4 and after[4] < plain + 50  # its own batch only
     drop(pg_url, name)
 
 

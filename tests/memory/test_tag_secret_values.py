@@ -180,3 +180,22 @@ def test_a_labels_values_run_to_the_first_tag_kept(tmp_path: Path, tags: list[st
 def test_a_secret_looking_tag_after_a_label_and_an_account_is_withheld(label: str, account: str, value: str) -> None:
     kept = stored([label, account, value, "deploy"])
     assert kept[1:] == ["withheld-secret", "withheld-secret", "deploy"], (label, account, value, kept)
+
+
+def test_tags_read_again_read_the_same_and_no_secret_is_remembered() -> None:
+    """cap17: the tags read as ordinary are remembered for the next capture (tags repeat), and
+    only those: a tag withheld is read anew each time, so this process holds no secret longer."""
+    from memdb.memory.sanitize import fields
+
+    cases = [
+        (["password", "reset", "hunter2"], ["password", "reset", "hunter2"]),
+        (["password", "hunter2", "reset"], ["password", "withheld-secret", "reset"]),
+        (["token", SECRETS[3], "deploy"], ["token", "withheld-secret", "deploy"]),
+        (["api-key", "billing", "Zk3qP9xL"], ["api-key", "billing", "Zk3qP9xL"]),
+    ]
+    for _ in range(2):
+        assert [stored(tags) for tags, _ in cases] == [kept for _, kept in cases]
+    assert not {*SECRETS, "Zk3qP9xL"} & fields._ORDINARY_TAGS
+    for i in range(fields._ORDINARY_KEPT + 10):
+        stored(["deploy", f"topic-{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{chr(97 + i // 676 % 26)}"])
+    assert len(fields._ORDINARY_TAGS) <= fields._ORDINARY_KEPT

@@ -540,10 +540,23 @@ def _ordinary_word(word: str) -> bool:
     return vowel and not _FIVE_CONSONANTS.search(word) and len(_SMALL_TO_CAPITAL.findall(word)) <= 1
 
 
+_ORDINARY_TAGS: Final[set[str]] = set()  # tags _ordinary_tag read as ordinary (bounded by _ORDINARY_KEPT)
+_ORDINARY_KEPT: Final = 1 << 12
+
+
 def _ordinary_tag(tag: str) -> bool:
-    """Whether ``tag`` reads as an ordinary tag, not a value (the rule above)."""
+    """Whether ``tag`` reads as an ordinary tag, not a value (the rule above). Every tag of a
+    capture is read (3-5 us an episode) and tags repeat: those that read as ordinary are kept,
+    and only those, since any other may be a secret, which this process then holds no longer."""
+    if tag in _ORDINARY_TAGS:
+        return True
     words = _TAG_PARTS.split(tag.strip())
-    return 1 <= len(words) <= 2 and all(_ordinary_word(w) for w in words)
+    ordinary = 1 <= len(words) <= 2 and all(_ordinary_word(w) for w in words)
+    if ordinary:
+        if len(_ORDINARY_TAGS) >= _ORDINARY_KEPT:
+            _ORDINARY_TAGS.clear()
+        _ORDINARY_TAGS.add(tag)
+    return ordinary
 
 
 def _names_a_secret_label(label: str) -> bool:

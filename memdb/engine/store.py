@@ -951,7 +951,11 @@ class LMDBStore:
                     metasync=self._sync,
                     max_dbs=0,
                     max_readers=self._max_readers,
-                    readahead=False,
+                    # the OS reads ahead on a fault: a cold query reads an index range and its
+                    # headers, which lie together, in a few reads instead of a read a page (1M
+                    # episodes, the page cache dropped: time+tag p50 2.9-7.6 -> 1.6-1.8 ms; warm,
+                    # no change). LMDB advises against it only for a file larger than free memory
+                    readahead=True,
                     mode=0o755 if self._mode is None else self._mode,  # py-lmdb drops execute bits for files
                 )
             except lmdb.MapResizedError:

@@ -776,3 +776,14 @@ def test_a_close_inside_a_snapshot_ends_a_grow_waiting_for_it(tmp_path: Path) ->
         s.close()
     t.join(10)
     assert not t.is_alive() and len(errors) == 1 and isinstance(errors[0], StoreClosedError), errors
+
+
+def test_lmdb_lets_the_os_read_ahead(tmp_path: Path) -> None:
+    """A cold query's faults on the map read ahead: an index range and its headers lie together,
+    and with readahead off (MADV_RANDOM) each page was a read of its own (1M episodes, the page
+    cache dropped: time+tag p50 2.9-7.6 ms against 1.6-1.8; warm, the same)."""
+    store = LMDBStore(tmp_path / "db")
+    try:
+        assert store._shared.env.flags()["readahead"] is True
+    finally:
+        store.close()

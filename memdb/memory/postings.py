@@ -1361,7 +1361,10 @@ class TextIndex:
         self.level_stamps = space["EPLV"]
         self.stats = space["EPN"]
         # (global, owner) -> (stamps, chunks) last read, for the records and the levels apart
-        self._kept: dict[tuple[str, str], tuple[bytes, list[memoryview | None]]] = {}
+        # (global, owner) -> (stamps, the chunks they are current for, the stamps value as packed when
+        # _fresh found them so: a query then compares the packed bytes, not unpacked ones; None
+        # after _keep_written)
+        self._kept: dict[tuple[str, str], tuple[bytes, list[memoryview | None], bytes | None]] = {}
         self._both: dict[str, ColumnChunks] = {}  # owner -> the ColumnChunks last returned
         self._flat: dict[str, tuple[list[memoryview | None], bytes]] = {}  # owner -> (level chunks, levels_of)
         # (global, owner) -> (the chunks summarised, their part of the summary: the newest and oldest
@@ -1377,8 +1380,6 @@ class TextIndex:
         self._memo_seen: dict[str, tuple[int, dict[Any, Any]]] = {}  # owner -> (the snapshot it was found in, its memo): memo
         # (global, owner) -> (the snapshot it was read in, the stamps value as packed, its key): _stamps_of
         self._stamps_read: dict[tuple[str, str], tuple[int, bytes, bytes]] = {}
-        # (global, owner) -> (a stamps value as packed, the kept chunks it was found current for): _fresh
-        self._unpacked: dict[tuple[str, str], tuple[bytes, list[memoryview | None]]] = {}
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -1533,7 +1534,7 @@ class TextIndex:
         stamps, so the next query reads none of them again (an access flush rewrites a few hundred
         level chunks). Safe if the transaction is rolled back: the stored stamps are then the old
         ones, unlike the kept, so they are read."""
-        kept_stamps, kept = self._kept.get((g.name, owner), (b"", []))
+        kept_stamps, kept, _ = self._kept.get((g.name, owner), (b"", [], None))
         if not kept:
             return  # nothing kept yet: the next read reads them all anyway
         n = len(stamps) // 8
@@ -1542,7 +1543,7 @@ class TextIndex:
         for c, data in written.items():
             ks[c * 8 : c * 8 + 8] = stamps[c * 8 : c * 8 + 8]
             chunks[c] = memoryview(data)
-        self._kept[(g.name, owner)] = (bytes(ks), chunks)
+        self._kept[(g.name, owner)] = (bytes(ks), chunks, None)
 
     def drop_owner(self, owner: str) -> None:
         """Kill an owner's whole text index (a rebuild follows)."""
@@ -1755,13 +1756,12 @@ class TextIndex:
         those kept whose stamp is unchanged (the same list while none changed), the others read."""
         packed = self._stamps_of(stamps_g, owner)
         slot = (g.name, owner)
-        kept_stamps, kept = self._kept.get(slot, (b"", []))
-        seen = self._unpacked.get(slot)
-        if seen is not None and seen[1] is kept and seen[0] == packed:
-            return kept  # the packed stamps that gave kept: not unpacked and compared again (a fifth as long)
+        kept_stamps, kept, kept_packed = self._kept.get(slot, (b"", [], None))
+        if packed == kept_packed:
+            return kept  # the packed stamps that gave kept: not unpacked and compared again (8 KB at 1M)
         stamps = bytes(codec.unpack_value(packed)) if packed else b""
         if stamps == kept_stamps:
-            self._seen_unpacked(slot, packed, kept)
+            self._kept[slot] = (kept_stamps, kept, packed)
             return kept
         n = len(stamps) // 8
         out: list[memoryview | None] = list(kept[:n]) + [None] * max(n - len(kept), 0)
@@ -1776,16 +1776,8 @@ class TextIndex:
                 value = g.raw_get(g.key((owner, c)))
                 out[c] = _payload(value) if value is not None else None
         _make_room(self._kept, slot, 2 * _OWNERS_KEPT)
-        self._kept[slot] = (stamps, out)
-        self._seen_unpacked(slot, packed, out)
+        self._kept[slot] = (stamps, out, packed)
         return out
-
-    def _seen_unpacked(self, slot: tuple[str, str], packed: bytes, chunks: list[memoryview | None]) -> None:
-        """Keep ``packed``, the stamps value ``_fresh`` just found ``chunks`` current for: each query
-        unpacked it again (8 KB at a million episodes, twice an empty window) to compare it with
-        the kept stamps."""
-        _make_room(self._unpacked, slot, 2 * _OWNERS_KEPT)
-        self._unpacked[slot] = (packed, chunks)
 
     def memo(self, owner: str) -> dict[Any, Any]:
         """A dict where readers keep what they derive from the owner's documents (posting lists,

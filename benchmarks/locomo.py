@@ -59,8 +59,9 @@ runs with its default settings but one, so recalls count as accesses and feed it
 score as they would in use: buffered accesses are written every ``access_flush_every`` (256) of
 them, with ``access_flush_seconds`` at 0 instead of a second. By default a flush waits for a
 second of the wall clock too, so which question first ranked on a flushed relevance followed the
-machine's speed and a category moved by up to 0.02 between runs of the same code; by count alone
-the same questions see the same flushes in every run.
+machine's speed and a category moved by up to 0.02 between runs of the same code; by count alone,
+and with what is left buffered written before each conversation, the same questions see the same
+flushes in every run, whichever systems share it.
 
 Evidence ids. The data has a few malformed evidence ids: ``"D8:6; D9:17"`` (two ids in one
 string) is split, ``"D:11:26"`` and ``"D30:05"`` are rewritten to ``D11:26`` and ``D30:5``; an id
@@ -444,6 +445,10 @@ class MemdbSystem:
         self.declined: str | None = None  # why the last ``ask`` answered nothing, if it did
 
     def index(self, conv: Conversation) -> None:
+        # the accesses still buffered from the conversation before (its timing-only pass, run when
+        # several systems are) are written now, so flushes fall on the same questions of this one
+        # whichever systems share the run
+        self.db.flush()
         owner = self.db.owner(f"locomo:{conv.name}")
         context = self.variant.context
         episodes = [turn_episode(t, *(neighbourhood(conv.turns, i) if context else ((), ()))) for i, t in enumerate(conv.turns)]

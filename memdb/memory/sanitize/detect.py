@@ -1827,29 +1827,34 @@ _DATE: Final = (
 )
 # A date as people write one ending where a spaced SSN begins (``_ssn``): digits parted by "-", "."
 # or "/", one or two for the day and month in either order (1985-3-14, 1985-14-03, 14.3.1985), or
-# a month's name (14 March 1985, 14-Mar-1985, March 14th, 1985)
+# a month's name (14 March 1985, 14-Mar-1985, March 14th, 1985); or a time, an ISO datetime's too
+# (10:30, 23:59:59.5, 1985-03-14T10:00): "met at 10:30 219 09 9999" kept the SSN as more groups of
+# a number, and "1985-03-14T10:00 219 09 9999" read "00 219 09 9999" as a phone dialled with "00"
 _DAY: Final = r"(?:0?[1-9]|[12][0-9]|3[01])"
 _MONTH_NAME: Final = (
     r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
 _WRITTEN_DATE: Final = re.compile(
-    rf"(?<![0-9A-Za-z])(?:(?:19|20)[0-9]{{2}}[./-]{_DAY}[./-]{_DAY}|{_DAY}[./-]{_DAY}[./-](?:19|20)[0-9]{{2}}"
+    rf"(?:(?<![0-9A-Za-z])(?:(?:19|20)[0-9]{{2}}[./-]{_DAY}[./-]{_DAY}|{_DAY}[./-]{_DAY}[./-](?:19|20)[0-9]{{2}}"
     rf"|{_DAY}(?i:st|nd|rd|th)?[ ./-]{_MONTH_NAME},?[ ./-](?:19|20)[0-9]{{2}}"
-    rf"|{_MONTH_NAME}[ ./-]{_DAY}(?i:st|nd|rd|th)?,?[ ./-](?:19|20)[0-9]{{2}})\Z",
+    rf"|{_MONTH_NAME}[ ./-]{_DAY}(?i:st|nd|rd|th)?,?[ ./-](?:19|20)[0-9]{{2}})"
+    r"|(?<![0-9:.])(?:[01]?[0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]{1,9})?)?)\Z",
     re.ASCII,
 )
 _WRITTEN_DATE_LONGEST: Final = len("September. 30th, 1985")  # the window _ssn reads: each part at its longest
 _SSN: Final = re.compile(
     r"(?<![0-9])(?<![0-9]-)(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![0-9]|-[0-9])"
-    r"|(?<![0-9])(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9])"  # spaced: 219 09 9999 (_ssn)
+    r"|(?<![0-9])(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9]+ [0-9])"  # spaced: 219 09 9999 (_ssn)
 )
 
 
 def _ssn(m: re.Match[str]) -> Span | None:
-    """An SSN; a spaced one after a number and a space only if that number is a date: it is more
-    groups of a longer spaced number (a column, "12 219 09 9999"), but a date of birth beside its
-    SSN ("born 14 March 1985 219 09 9999": test_numbers_in_context.py)."""
+    """An SSN; a spaced one after a number and a space only if that number is a date or a time: it
+    is more groups of a longer spaced number (a column, "12 219 09 9999"), but a date of birth
+    beside its SSN ("born 14 March 1985 219 09 9999", "at 10:30 219 09 9999":
+    test_numbers_in_context.py). After it (``_SSN``), one number is a count ("219 09 9999 5
+    copies", withheld), two a longer run ("010 01 1000 001 01 0001", kept)."""
     start, text = m.start(), m.string
     if (
         text[start + 3] == " "

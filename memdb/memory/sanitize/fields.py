@@ -409,7 +409,11 @@ read in its spaced form too (it is stored as given, never normalised)."""
 # date's, which is kept whole: spaced, a range "2024-06-01-2024-06-30" read "06 01 2024 06 30" a phone
 _TAG_SEPARATORS: Final = re.compile(
     r"(?P<date>(?<![0-9])(?:(?:19|20)[0-9]{2}(?P<s>[./_-])(?:0[1-9]|1[0-2])(?P=s)(?:0[1-9]|[12][0-9]|3[01])"
-    r"|(?:0[1-9]|[12][0-9]|3[01])(?P<t>[./_-])(?:0[1-9]|1[0-2])(?P=t)(?:19|20)[0-9]{2})(?![0-9]))|[\s_./-]+"
+    r"|(?:0[1-9]|[12][0-9]|3[01])(?P<t>[./_-])(?:0[1-9]|1[0-2])(?P=t)(?:19|20)[0-9]{2}"
+    # the day before the month after a year and after the month before one, where the day says so: spaced,
+    # "born 1985-14-03 219 09 9999" read "03 219 09 9999" a phone dialled with a trunk 0
+    r"|(?:19|20)[0-9]{2}(?P<u>[./_-])(?:1[3-9]|2[0-9]|3[01])(?P=u)(?:0[1-9]|1[0-2])"
+    r"|(?:0[1-9]|1[0-2])(?P<v>[./_-])(?:1[3-9]|2[0-9]|3[01])(?P=v)(?:19|20)[0-9]{2})(?![0-9]))|[\s_./-]+"
 )
 # Digits a stored tag could still name a person or an account by: seven or more, however parted
 # (normalising drops or dashes whatever is no letter or digit between them)

@@ -416,11 +416,14 @@ class _Pass:
 
     __slots__ = ("_at", "_clusters", "_dropped", "_hidden", "_scripts", "label", "quiet", "source", "spans", "starts", "text")
 
-    def __init__(self, source: str, label: str | None = None) -> None:
+    def __init__(
+        self, source: str, label: str | None = None, read: tuple[str, tuple[list[int], list[int], list[int]]] | None = None
+    ) -> None:
+        """``read``: ``_read(source)``, if the caller read it already."""
         self.source = source
         self.label = label  # the kind a dict key names for the value at the start (``LABEL_FIELD``)
         self.quiet: set[str] = set()  # secrets claimed that are not replaced in other fields (``_replace_known_secrets``)
-        text, (self._at, self._dropped, self._hidden) = _read(source)
+        text, (self._at, self._dropped, self._hidden) = _read(source) if read is None else read
         self.text = text
         self.starts: list[int] = []
         self.spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, key); kind "" = placeholder already there
@@ -1651,7 +1654,9 @@ def _detect_labeled(p: _Pass) -> None:
                 p.quiet.add(digits)  # {"pin": 1000000}: too short and too common to blank "1000000 rows" elsewhere
         elif len(digits) >= _LABEL_DIGITS[kind]:
             p.claim(start, end, kind, found.upper())
-    if "ass" in text or "ASS" in text or "in " in text or "IN " in text:  # "password ...", "PIN ..."
+    # "password ...", "PIN ...": "in " is in most prose, so a "pin" in any case the pattern reads is asked for too
+    pin = ("in " in text or "IN " in text) and ("pin" in text or "Pin" in text or "PIN" in text or "pIN" in text)
+    if pin or "ass" in text or "ASS" in text:
         for m in _SAID_SECRET.finditer(text):  # (searched over its first letter in C)
             if m.group("v").lower() not in _PROSE_VALUES and not _UNIT_AFTER.match(text, m.end("v")):  # "4 digits long"
                 _claim_bare(p, *m.span("v"))
@@ -2259,11 +2264,15 @@ class RegexSanitizer:
     def _settled(self, text: str, label: str | None, numbering: _Numbering) -> str:
         """``text`` sanitized until a pass finds nothing: the result is then a fixpoint, hence idempotent."""
         for _ in range(_MAX_PASSES):
-            p = _Pass(text, label)
+            read = _read(text)
+            hinted = _MAYBE_PII.search(read[0]) is not None
+            if not (hinted or self._extra or known_secrets()):
+                break  # most texts (a tag, a session, a sentence without a number): no detector would run, so no pass is built
+            p = _Pass(text, label, read)
             claimed = len(p.spans)
             if known_secrets():  # first: whatever their shape, and however the rest of the text reads
                 _detect_known(p)
-            if _MAYBE_PII.search(p.text) is None:
+            if not hinted:
                 detectors = self._extra
             else:
                 detectors = self._detectors if p.clusters else self._unclustered

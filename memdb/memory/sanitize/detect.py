@@ -1515,6 +1515,10 @@ _LABEL_LENGTHS: Final = _lengths_by_last()
 _LABEL_LAST: Final = frozenset(_LABEL_LENGTHS)
 # a character a label can end with, with what may follow it: most numbers in such text follow none
 _LABEL_TAIL: Final = _LABEL_LAST | _PARTICLES | frozenset("".join(_LABEL_SUFFIXES))
+# What before a number ends any label's reach to it (``_detect_labeled``, outside a labelled key's
+# value): an ASCII character that parts no label from its value, nor is a "+", a "(" or a capital
+# an id starts with; or nothing
+_NO_LABEL_BEFORE: Final = frozenset(map(chr, range(128))) - _AFTER_LABEL - frozenset("+(ABCDEFGHIJKLMNOPQRSTUVWXYZ") | {""}
 
 
 def _script_label(text: str, end: int) -> str | None:
@@ -1617,9 +1621,12 @@ def label_of_key(key: str, value: str | None = None) -> str | None:
 def _detect_labeled(p: _Pass) -> None:
     """Values named by their label (``_LABELS``), and passwords said in prose (``_SAID_SECRET``)."""
     text = p.text
+    passed = _NO_LABEL_BEFORE if p.label is None else ()
     for number in _DIGITS_RUN.finditer(text):
         start = number.start()
         before = text[start - 1 : start]
+        if before in passed:  # most numbers: in a word or an id ("v2", "PRJ-2474"), or at the start
+            continue
         if before in "+(" and before:
             start -= 1
         else:  # an id's capitals before its digits: "QQ123456C", "C01X00T47"

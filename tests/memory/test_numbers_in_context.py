@@ -190,10 +190,9 @@ def test_written_dates_times_and_versions_stay(date: str, version: str, time: st
         ("1985-3-14 " * 5000 + "219 09 9999", "1985-3-14 " * 5000 + "<SSN_1>"),
         ("March 14, 1985 " * 5000 + "219 09 9999", "March 14, 1985 " * 5000 + "<SSN_1>"),
         ("1 219 09 9999 x " * 5000, "1 219 09 9999 x " * 5000),  # each after a number, none a date
-        (
-            "14 March 1985 219 09 9999 " * 5000,
-            "14 March 1985 219 09 9999 " * 4999 + "14 March 1985 <SSN_1> ",
-        ),  # a number after each but the last
+        # a number after each but the last: a count, no longer run (priv18: each was kept raw)
+        ("14 March 1985 219 09 9999 " * 5000, "14 March 1985 <SSN_1> " * 5000),
+        ("12 219 09 9999 5 " * 5000, "12 219 09 9999 5 " * 5000),  # after a number, none a date
     ],
 )
 def test_dates_before_spaced_numbers_take_linear_time(text: str, expected: str) -> None:

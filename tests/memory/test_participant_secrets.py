@@ -69,7 +69,7 @@ def test_a_participant_after_one_naming_a_secret_is_withheld(tmp_path: Path, peo
         ["token", "Dr. Maria Lopez"],
         ["secret", "李雷"],
         ["auth", "Zoë"],
-        ["password", "<SECRET_1>", "gpt-4o"],  # a placeholder names no secret
+        ["<SECRET_1>", "gpt-4o"],  # a placeholder names no secret
         ["gpt-4o-2024-08-06", "claude-3-5-sonnet-20241022", "R2-D2", "agent-007"],
         ["oncall-2024-06-01-2024-06-30"],
     ],
@@ -188,17 +188,19 @@ def test_a_value_glued_to_a_participant_is_withheld(tmp_path: Path, person: str,
 
 
 # left16: a label reached the next participant only, so the password after an account was stored
-# raw; a label's values run to the first participant kept, and a name after them stays
+# raw; priv18: its values then ran to the first participant kept, so ["password", "bob", "hunter2"]
+# kept "hunter2": they run until three after it are kept, and a name among them stays
 @pytest.mark.parametrize(
     ("people", "kept"),
     [
         (["password", "bob@example.com", "hunter2"], ("password", "<SECRET_1>", "<SECRET_2>")),
         (["password", "bob@example.com", "hunter2", "Alice"], ("password", "<SECRET_1>", "<SECRET_2>", "Alice")),
-        (["password", "bob@example.com", "Alice", "gpt-4o"], ("password", "<SECRET_1>", "Alice", "gpt-4o")),
+        (["password", "bob@example.com", "Alice", "gpt-4o"], ("password", "<SECRET_1>", "Alice", "<SECRET_2>")),  # an id is lost
+        (["password", "bob@example.com", "Alice", "Bob", "carol", "gpt-4o"], ("password", "<SECRET_1>", "Alice", "Bob", "carol", "gpt-4o")),
         (["token", "bob@example.com", "zk3qp9xl2mn8"], ("token", "<SECRET_1>", "<SECRET_2>")),
     ],
 )
-def test_a_labels_values_run_to_the_first_participant_kept(tmp_path: Path, people: list[str], kept: tuple[str, ...]) -> None:
+def test_a_labels_values_run_until_three_participants_are_kept(tmp_path: Path, people: list[str], kept: tuple[str, ...]) -> None:
     with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
         mem = db.owner("a")
         ep = mem.record("review", "x", outcome="success", participants=people)

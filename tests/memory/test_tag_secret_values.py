@@ -63,10 +63,20 @@ def test_an_ordinary_tag_after_one_naming_a_secret_stays(tags: list[str]) -> Non
     assert stored(tags) == tags
 
 
-def test_a_withheld_secret_marker_names_no_secret() -> None:
+@pytest.mark.parametrize(
+    ("tags", "kept"),
+    [
+        (["withheld-secret", "release-2024"], ["withheld-secret", "release-2024"]),
+        # priv18: past a label's reach (three tags kept after it), the marker holds nothing after it
+        (
+            ["password", "hunter2", "reset", "deploy", "ops", "withheld-secret", "release-2024"],
+            ["password", "withheld-secret", "reset", "deploy", "ops", "withheld-secret", "release-2024"],
+        ),
+    ],
+)
+def test_a_withheld_secret_marker_names_no_secret(tags: list[str], kept: list[str]) -> None:
     """ "withheld-secret" is what capture stored, not a label: the tag after it stays."""
-    tags = ["password", "withheld-secret", "release-2024"]
-    assert stored(tags) == tags
+    assert stored(tags) == kept
 
 
 _WORDS = st.text("abcdefghijklmnopqrstuvwxyz", min_size=3, max_size=8)
@@ -155,17 +165,21 @@ def test_auth_and_cookie_name_a_secret_and_a_value_of_mixed_case_or_consonants_i
 
 
 # left16: a label reached the next tag only, so a password after its account (["password",
-# "bob@example.com", "hunter2"]) was stored raw; a label's values run to the first tag kept
+# "bob@example.com", "hunter2"]) was stored raw; priv18: its values then ran to the first tag kept,
+# so ["password", "bob", "hunter2"] kept "hunter2": they run until three tags after it are kept
 @pytest.mark.parametrize(
     ("tags", "kept"),
     [
         (["password", "bob@example.com", "hunter2"], ["password", "withheld-secret", "withheld-secret"]),
         (["api-key", "prod-2", "zk3qp9xl2mn8", "billing"], ["api-key", "withheld-secret", "withheld-secret", "billing"]),
-        (["password", "reset", "k8s"], ["password", "reset", "k8s"]),  # after an ordinary tag, no value
-        (["password", "hunter2", "withheld-secret", "k8s"], ["password", "withheld-secret", "withheld-secret", "k8s"]),
+        (["password", "reset", "k8s"], ["password", "reset", "withheld-secret"]),  # the known cost: "k8s" is lost
+        (["password", "hunter2", "withheld-secret", "k8s"], ["password", "withheld-secret", "withheld-secret", "withheld-secret"]),
+        (["password", "hunter2", "reset", "deploy", "ops", "k8s"], ["password", "withheld-secret", "reset", "deploy", "ops", "k8s"]),
+        (["password", "reset", "Reset", "ops", "k8s"], ["password", "reset", "Reset", "ops", "withheld-secret"]),  # "reset" stored once
+        (["password", "a@x.io", "b@y.io", "c@z.io", "hunter2"], ["password", *["withheld-secret"] * 4]),  # held ones carry on
     ],
 )
-def test_a_labels_values_run_to_the_first_tag_kept(tmp_path: Path, tags: list[str], kept: list[str]) -> None:
+def test_a_labels_values_run_until_three_tags_are_kept(tmp_path: Path, tags: list[str], kept: list[str]) -> None:
     assert stored(tags) == kept
     with memdb.open(tmp_path / "m", clock=lambda: T0) as db:
         mem = db.owner("ana")
@@ -188,10 +202,11 @@ def test_tags_read_again_read_the_same_and_no_secret_is_remembered() -> None:
     from memdb.memory.sanitize import fields
 
     cases = [
-        (["password", "reset", "hunter2"], ["password", "reset", "hunter2"]),
+        (["password", "reset", "hunter2"], ["password", "reset", "withheld-secret"]),
         (["password", "hunter2", "reset"], ["password", "withheld-secret", "reset"]),
         (["token", SECRETS[3], "deploy"], ["token", "withheld-secret", "deploy"]),
-        (["api-key", "billing", "Zk3qP9xL"], ["api-key", "billing", "Zk3qP9xL"]),
+        (["api-key", "billing", "Zk3qP9xL"], ["api-key", "billing", "withheld-secret"]),
+        (["api-key", "billing", "deploy", "ops", "Zk3qP9xL"], ["api-key", "billing", "deploy", "ops", "Zk3qP9xL"]),
     ]
     for _ in range(2):
         assert [stored(tags) for tags, _ in cases] == [kept for _, kept in cases]

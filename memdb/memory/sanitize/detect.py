@@ -416,11 +416,14 @@ class _Pass:
 
     __slots__ = ("_at", "_clusters", "_dropped", "_hidden", "_scripts", "label", "quiet", "source", "spans", "starts", "text")
 
-    def __init__(self, source: str, label: str | None = None) -> None:
+    def __init__(
+        self, source: str, label: str | None = None, read: tuple[str, tuple[list[int], list[int], list[int]]] | None = None
+    ) -> None:
+        """``read``: ``_read(source)``, if the caller read it already."""
         self.source = source
         self.label = label  # the kind a dict key names for the value at the start (``LABEL_FIELD``)
         self.quiet: set[str] = set()  # secrets claimed that are not replaced in other fields (``_replace_known_secrets``)
-        text, (self._at, self._dropped, self._hidden) = _read(source)
+        text, (self._at, self._dropped, self._hidden) = _read(source) if read is None else read
         self.text = text
         self.starts: list[int] = []
         self.spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, key); kind "" = placeholder already there
@@ -1512,6 +1515,10 @@ _LABEL_LENGTHS: Final = _lengths_by_last()
 _LABEL_LAST: Final = frozenset(_LABEL_LENGTHS)
 # a character a label can end with, with what may follow it: most numbers in such text follow none
 _LABEL_TAIL: Final = _LABEL_LAST | _PARTICLES | frozenset("".join(_LABEL_SUFFIXES))
+# What before a number ends any label's reach to it (``_detect_labeled``, outside a labelled key's
+# value): an ASCII character that parts no label from its value, nor is a "+", a "(" or a capital
+# an id starts with; or nothing
+_NO_LABEL_BEFORE: Final = frozenset(map(chr, range(128))) - _AFTER_LABEL - frozenset("+(ABCDEFGHIJKLMNOPQRSTUVWXYZ") | {""}
 
 
 def _script_label(text: str, end: int) -> str | None:
@@ -1614,9 +1621,12 @@ def label_of_key(key: str, value: str | None = None) -> str | None:
 def _detect_labeled(p: _Pass) -> None:
     """Values named by their label (``_LABELS``), and passwords said in prose (``_SAID_SECRET``)."""
     text = p.text
+    passed = _NO_LABEL_BEFORE if p.label is None else ()
     for number in _DIGITS_RUN.finditer(text):
         start = number.start()
         before = text[start - 1 : start]
+        if before in passed:  # most numbers: in a word or an id ("v2", "PRJ-2474"), or at the start
+            continue
         if before in "+(" and before:
             start -= 1
         else:  # an id's capitals before its digits: "QQ123456C", "C01X00T47"
@@ -1651,7 +1661,9 @@ def _detect_labeled(p: _Pass) -> None:
                 p.quiet.add(digits)  # {"pin": 1000000}: too short and too common to blank "1000000 rows" elsewhere
         elif len(digits) >= _LABEL_DIGITS[kind]:
             p.claim(start, end, kind, found.upper())
-    if "ass" in text or "ASS" in text or "in " in text or "IN " in text:  # "password ...", "PIN ..."
+    # "password ...", "PIN ...": "in " is in most prose, so a "pin" in any case the pattern reads is asked for too
+    pin = ("in " in text or "IN " in text) and ("pin" in text or "Pin" in text or "PIN" in text or "pIN" in text)
+    if pin or "ass" in text or "ASS" in text:
         for m in _SAID_SECRET.finditer(text):  # (searched over its first letter in C)
             if m.group("v").lower() not in _PROSE_VALUES and not _UNIT_AFTER.match(text, m.end("v")):  # "4 digits long"
                 _claim_bare(p, *m.span("v"))
@@ -1827,29 +1839,34 @@ _DATE: Final = (
 )
 # A date as people write one ending where a spaced SSN begins (``_ssn``): digits parted by "-", "."
 # or "/", one or two for the day and month in either order (1985-3-14, 1985-14-03, 14.3.1985), or
-# a month's name (14 March 1985, 14-Mar-1985, March 14th, 1985)
+# a month's name (14 March 1985, 14-Mar-1985, March 14th, 1985); or a time, an ISO datetime's too
+# (10:30, 23:59:59.5, 1985-03-14T10:00): "met at 10:30 219 09 9999" kept the SSN as more groups of
+# a number, and "1985-03-14T10:00 219 09 9999" read "00 219 09 9999" as a phone dialled with "00"
 _DAY: Final = r"(?:0?[1-9]|[12][0-9]|3[01])"
 _MONTH_NAME: Final = (
     r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
 _WRITTEN_DATE: Final = re.compile(
-    rf"(?<![0-9A-Za-z])(?:(?:19|20)[0-9]{{2}}[./-]{_DAY}[./-]{_DAY}|{_DAY}[./-]{_DAY}[./-](?:19|20)[0-9]{{2}}"
+    rf"(?:(?<![0-9A-Za-z])(?:(?:19|20)[0-9]{{2}}[./-]{_DAY}[./-]{_DAY}|{_DAY}[./-]{_DAY}[./-](?:19|20)[0-9]{{2}}"
     rf"|{_DAY}(?i:st|nd|rd|th)?[ ./-]{_MONTH_NAME},?[ ./-](?:19|20)[0-9]{{2}}"
-    rf"|{_MONTH_NAME}[ ./-]{_DAY}(?i:st|nd|rd|th)?,?[ ./-](?:19|20)[0-9]{{2}})\Z",
+    rf"|{_MONTH_NAME}[ ./-]{_DAY}(?i:st|nd|rd|th)?,?[ ./-](?:19|20)[0-9]{{2}})"
+    r"|(?<![0-9:.])(?:[01]?[0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]{1,9})?)?)\Z",
     re.ASCII,
 )
 _WRITTEN_DATE_LONGEST: Final = len("September. 30th, 1985")  # the window _ssn reads: each part at its longest
 _SSN: Final = re.compile(
     r"(?<![0-9])(?<![0-9]-)(?!000|666|9)[0-9]{3}-(?!00)[0-9]{2}-(?!0000)[0-9]{4}(?![0-9]|-[0-9])"
-    r"|(?<![0-9])(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9])"  # spaced: 219 09 9999 (_ssn)
+    r"|(?<![0-9])(?!000|666|9)[0-9]{3} (?!00)[0-9]{2} (?!0000)[0-9]{4}(?![0-9]| [0-9]+ [0-9])"  # spaced: 219 09 9999 (_ssn)
 )
 
 
 def _ssn(m: re.Match[str]) -> Span | None:
-    """An SSN; a spaced one after a number and a space only if that number is a date: it is more
-    groups of a longer spaced number (a column, "12 219 09 9999"), but a date of birth beside its
-    SSN ("born 14 March 1985 219 09 9999": test_numbers_in_context.py)."""
+    """An SSN; a spaced one after a number and a space only if that number is a date or a time: it
+    is more groups of a longer spaced number (a column, "12 219 09 9999"), but a date of birth
+    beside its SSN ("born 14 March 1985 219 09 9999", "at 10:30 219 09 9999":
+    test_numbers_in_context.py). After it (``_SSN``), one number is a count ("219 09 9999 5
+    copies", withheld), two a longer run ("010 01 1000 001 01 0001", kept)."""
     start, text = m.start(), m.string
     if (
         text[start + 3] == " "
@@ -2254,11 +2271,15 @@ class RegexSanitizer:
     def _settled(self, text: str, label: str | None, numbering: _Numbering) -> str:
         """``text`` sanitized until a pass finds nothing: the result is then a fixpoint, hence idempotent."""
         for _ in range(_MAX_PASSES):
-            p = _Pass(text, label)
+            read = _read(text)
+            hinted = _MAYBE_PII.search(read[0]) is not None
+            if not (hinted or self._extra or known_secrets()):
+                break  # most texts (a tag, a session, a sentence without a number): no detector would run, so no pass is built
+            p = _Pass(text, label, read)
             claimed = len(p.spans)
             if known_secrets():  # first: whatever their shape, and however the rest of the text reads
                 _detect_known(p)
-            if _MAYBE_PII.search(p.text) is None:
+            if not hinted:
                 detectors = self._extra
             else:
                 detectors = self._detectors if p.clusters else self._unclustered

@@ -244,7 +244,7 @@ class _Flattening:
             return _Dict(items, path)
         if isinstance(value, (list, tuple)) and (rule := _LIST_RULES.get(path)) is not None:
             # tags and participants are no argv nor header pairs: an item naming a secret hides only
-            # a next one that is no tag word or name (``_held_after_labels``): ["api-key", "billing"]
+            # those in its reach that are no tag word or name (``_held_after_labels``): ["api-key", "billing"]
             # kept "withheld-secret" for "billing", ["bob", "password", "hunter2"] kept "hunter2"
             held = _held_after_labels(value, rule)
             return [self._walk(v, (*path, i), f"{name}[{i}]", secret or i in held, depth + 1, label) for i, v in enumerate(value)]
@@ -409,7 +409,11 @@ read in its spaced form too (it is stored as given, never normalised)."""
 # date's, which is kept whole: spaced, a range "2024-06-01-2024-06-30" read "06 01 2024 06 30" a phone
 _TAG_SEPARATORS: Final = re.compile(
     r"(?P<date>(?<![0-9])(?:(?:19|20)[0-9]{2}(?P<s>[./_-])(?:0[1-9]|1[0-2])(?P=s)(?:0[1-9]|[12][0-9]|3[01])"
-    r"|(?:0[1-9]|[12][0-9]|3[01])(?P<t>[./_-])(?:0[1-9]|1[0-2])(?P=t)(?:19|20)[0-9]{2})(?![0-9]))|[\s_./-]+"
+    r"|(?:0[1-9]|[12][0-9]|3[01])(?P<t>[./_-])(?:0[1-9]|1[0-2])(?P=t)(?:19|20)[0-9]{2}"
+    # the day before the month after a year and after the month before one, where the day says so: spaced,
+    # "born 1985-14-03 219 09 9999" read "03 219 09 9999" a phone dialled with a trunk 0
+    r"|(?:19|20)[0-9]{2}(?P<u>[./_-])(?:1[3-9]|2[0-9]|3[01])(?P=u)(?:0[1-9]|1[0-2])"
+    r"|(?:0[1-9]|1[0-2])(?P<v>[./_-])(?:1[3-9]|2[0-9]|3[01])(?P=v)(?:19|20)[0-9]{2})(?![0-9]))|[\s_./-]+"
 )
 # Digits a stored tag could still name a person or an account by: seven or more, however parted
 # (normalising drops or dashes whatever is no letter or digit between them)
@@ -510,18 +514,19 @@ def _names_a_header_secret(name: str) -> bool:
 
 
 # A tag naming a secret holds none ("password", "api-key", "token", "smtp pass", "auth:", "pin";
-# ``_names_a_secret_label``), but the tag after it may: ["password", "hunter2"] is a label and its
-# value. That next tag, and each after it up to the first one kept (an account and its password:
-# ["password", "bob@example.com", "hunter2"]), is withheld unless it reads as an ordinary tag
+# ``_names_a_secret_label``), but the tags after it may: ["password", "hunter2"] is a label and its
+# value, ["password", "bob@example.com", "hunter2"] an account and its password, ["pin", "visa",
+# "4821"] a value after a word of its own. So each tag after it until three are kept
+# (``_held_after_labels``), ordinary ones between included, is withheld unless it reads as an ordinary tag
 # (``_ordinary_tag``): one or two words (parted by "-", "_", ".", "/" or spaces) of ASCII letters only, at most 14 a word, each
 # either of at most four letters ("jwt", "ssh", "iOS") or with a vowel, no five consonants in a
 # row and at most one step from a small letter to a capital ("reset", "GitHub", "OpenAI",
 # "macOS"). So a digit ("hunter2"), another character ("P@ss"), another script, three words
 # ("correct-horse-battery-staple"), a run of consonants ("zkqpxlmnvb") or mixed case
 # ("XkQpLmNzRt", "MySecretPass") is withheld: fail closed, at a known cost, as ["token", "k8s"],
-# ["api-key", "v2"] and ["auth", "oauth2"] lose their second tag too, and so does the tag after
-# one that only reads as a label ("tests pass" is "tests-pass" stored, "version-pin"); a password
-# of one plain word ("dragon") cannot be told from a tag and is kept.
+# ["api-key", "v2"], ["auth", "oauth2"] and ["password", "reset", "k8s"] lose their last tag too, and so
+# do the tags after one that only reads as a label ("tests pass" is "tests-pass" stored,
+# "version-pin"); a password of one plain word ("dragon") cannot be told from a tag and is kept.
 _TAG_PARTS: Final = re.compile(r"[\s_./-]+")
 _TAG_WORD: Final = re.compile("[A-Za-z]{1,14}")
 _FIVE_CONSONANTS: Final = re.compile("[b-df-hj-np-tv-xz]{5}", re.IGNORECASE)
@@ -575,8 +580,8 @@ def _names_a_secret_label(label: str) -> bool:
     return _PIN_TAG.fullmatch(bare) is not None or any(is_secret_key(form) for form in forms)
 
 
-# A participant after one naming a secret (["bob", "api-key", "zk3qp9xl2mn8"]) is withheld the same
-# way unless it has a name's shape, in any script (``_ordinary_name``): one to three words parted by
+# A participant within the reach of one naming a secret (["bob", "api-key", "zk3qp9xl2mn8"]) is
+# withheld the same way unless it has a name's shape, in any script (``_ordinary_name``): one to three words parted by
 # spaces (four or five when each but a particle, "de", "van", "bin", is capitalised: "Martin Luther
 # King Jr.", "María José de la Cruz"), each of one or two parts joined by "-", ".", an apostrophe or
 # a "・" (initials aside: "J.R.R.", six parts at most), each part a name's (``_name_part``). A passphrase of three plain
@@ -705,39 +710,67 @@ def _after_a_tag(label: str) -> Callable[[str], bool] | None:
 
 class _ListRule(NamedTuple):
     """How a list is read item after item (``_held_after_labels``): ``plain``, an item kept after
-    any label (most items: no label is looked for); ``after``, what one after a label must be."""
+    any label (most items: no label is looked for); ``after``, what one after a label must be;
+    ``form``, what an item is stored as, each once (a tag's normal form)."""
 
     plain: Callable[[str], bool]
     after: Callable[[str], Callable[[str], bool] | None]
+    form: Callable[[str], str]
+
+
+_LABEL_REACH: Final = 3  # the items kept after a label that end its values (``_held_after_labels``)
 
 
 def _held_after_labels(items: Sequence[Any], rule: _ListRule) -> set[int]:
-    """The places of ``items`` (tags or participants) whose item follows one naming a secret, or
-    an item held after it, and is not what ``rule`` keeps after it (the rules above): each is a
-    secret whole, as a header's value is. A label's values run to the first item kept: in
-    ["password", "bob@example.com", "hunter2"] the account and its password (the next item alone
-    kept "hunter2"), while ["password", "reset", "k8s"] keeps "k8s" after the ordinary "reset"."""
-    held = set()
-    carried: Callable[[str], bool] | None = None  # the rule that held the item before: it reads this one too
+    """The places of ``items`` (tags or participants) within the reach of one naming a secret that
+    are not what ``rule`` keeps after it (the rules above): each is a secret whole, as a header's
+    value is. A label reaches each item after it until three are kept, an ordinary one between
+    included, since a value may follow a word of its own: ["password", "bob", "hunter2"] and
+    ["pin", "visa", "4821"] were stored raw when the first kept ended it. Fail closed, at a known
+    cost: ["password", "reset", "k8s"] loses "k8s". An item held, a value withheld already (a
+    placeholder, "withheld-secret") or one stored already (a tag is stored once) ends no reach, so
+    the stored items recorded again are read as they were: ["password", "bob@example.com",
+    "hunter2", ...] holds both, and its stored ["password", "withheld-secret", ...] reads the same."""
+    held: set[int] = set()
+    forms: dict[int, str] = {}  # the stored forms read so far, by place
+
+    def form(j: int) -> str:
+        if j not in forms:
+            forms[j] = rule.form(items[j]) if isinstance(items[j], str) else repr(items[j])
+        return forms[j]
+
+    def ends_a_reach(j: int) -> bool:  # kept, no value withheld, and stored first here
+        if j in held or (isinstance(items[j], str) and PLACEHOLDER.fullmatch(items[j])) or form(j) == _SECRET_MARKER:
+            return False
+        return all(form(k) != form(j) for k in range(j))
+
     for i in range(1, len(items)):
-        item, label = items[i], items[i - 1]
+        item = items[i]
         if isinstance(item, str) and rule.plain(item):  # most items: no label is looked for
-            carried = None
             continue
-        after = rule.after(label) if isinstance(label, str) else None
-        if after is None and carried is not None and not (isinstance(label, str) and PLACEHOLDER.fullmatch(label)):
-            after = carried  # a placeholder is a value withheld already: it names nothing after it
-        carried = None
-        if after is not None and not (isinstance(item, str) and after(item)):
+        afters, kept = [], 0
+        for j in range(i - 1, -1, -1):  # back to the labels whose reach holds this item
+            if isinstance(items[j], str) and (after := rule.after(items[j])) is not None:
+                afters.append(after)
+            kept += ends_a_reach(j)
+            if kept >= _LABEL_REACH:
+                break
+        if afters and not (isinstance(item, str) and all(after(item) for after in afters)):
             held.add(i)
-            carried = after
     return held
+
+
+def _stored_tag(tag: str) -> str:
+    try:
+        return normalize_tag(tag)
+    except ValidationError:  # refused later as a tag
+        return tag
 
 
 # The lists read item after item (``_held_after_labels``), by their path
 _LIST_RULES: Final[dict[tuple[str | int, ...], _ListRule]] = {
-    ("tags",): _ListRule(_ordinary_tag, _after_a_tag),
-    ("participants",): _ListRule(_ordinary_name, _after_a_participant),
+    ("tags",): _ListRule(_ordinary_tag, _after_a_tag, _stored_tag),
+    ("participants",): _ListRule(_ordinary_name, _after_a_participant, str),
 }
 
 

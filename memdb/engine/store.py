@@ -565,7 +565,11 @@ class _LMDBWrite:
     def __init__(self, store: LMDBStore, txn: lmdb.Transaction) -> None:
         self._store = store
         self._txns = [txn]
-        self._log: list[tuple[int, Any, bytes]] = []  # (op, key or put_many's items, value or range end)
+        # (op, key, value or range end), or put_many's (3, *items): its pairs in the entry itself, not in
+        # a tuple of their own, so the cyclic GC stops tracking the entry at its second pass; nested one
+        # level deeper, entries stayed tracked into its oldest generation, one a batch, and set off its
+        # passes over the whole heap (test_capture_gc.py)
+        self._log: list[tuple[Any, ...]] = []
         self._marks: list[int] = []
         self._start_id = txn.id()
 
@@ -624,19 +628,20 @@ class _LMDBWrite:
     def put_many(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         if not items:
             return
-        items = tuple(items)  # logged for replay below: a caller's list may change afterwards
+        entry: tuple[Any, ...] = (3, *items)  # logged for replay below (a copy: a caller's list may change afterwards)
+        items = entry[1:]  # what is logged is what is put
         # Checked before the first put: LMDB would stop half-way, with the log not knowing where.
         sizes = list(map(len, map(_first_of, items)))
         if not min(sizes) or max(sizes) > LMDB_MAX_KEY_BYTES:
             bad = next(k for k, _ in items if not k or len(k) > LMDB_MAX_KEY_BYTES)
             raise StoreError(f"put_many: key of {len(bad)} bytes is empty or longer than LMDB allows ({bad[:40]!r}...)")
-        self._log.append((3, items, b""))  # the batch is logged whole: one entry, replayed by putmulti
+        self._log.append(entry)  # the batch is logged whole: one entry, replayed by putmulti
         try:
             with self._txns[-1].cursor() as cur:
                 cur.putmulti(items)
         except lmdb.MapFullError:
             self._retry_after_growth()  # the log holds everything before this batch: replay, then redo it whole
-            self.put_many(items)
+            self.put_many(entry[1:])
         except lmdb.Error as exc:
             self._log.pop()
             raise _translate(exc, "put_many", self._store) from None
@@ -724,16 +729,17 @@ class _LMDBWrite:
                 for depth, end in enumerate(bounds):
                     if depth:
                         txns.append(store._env.begin(write=True, parent=txns[-1]))
-                    for op, a, b in self._log[start:end]:
+                    for entry in self._log[start:end]:
+                        op = entry[0]
                         if op == 0:
-                            txns[-1].put(a, b)
+                            txns[-1].put(entry[1], entry[2])
                         elif op == 3:
                             with txns[-1].cursor() as cur:
-                                cur.putmulti(a)
+                                cur.putmulti(entry[1:])
                         elif op == 1:
-                            txns[-1].delete(a)
+                            txns[-1].delete(entry[1])
                         else:
-                            self._delete_range(txns[-1], a, b)
+                            self._delete_range(txns[-1], entry[1], entry[2])
                     start = end
             except lmdb.MapFullError:
                 self._txns = txns

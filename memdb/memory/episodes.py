@@ -1699,7 +1699,7 @@ class OwnerEpisodes:
             docs = terms = 0
             text: list[Doc] = []
             keyed: list[list[bytes]] = []  # each one's index entry keys
-            counted: list[tuple[str, ...]] = []  # each document's terms, for their frequencies
+            counted: list[str] = []  # each document's terms, for their frequencies
             fresh: list[tuple[dict[str, Any], dict[str, Any]]] = []
             for rec in prepared:
                 record = dict(zip(RECORD_FIELDS, map(rec.get, RECORD_FIELDS), strict=True))
@@ -1734,7 +1734,7 @@ class OwnerEpisodes:
                 if dl:
                     docs += 1
                     terms += dl
-                    counted.append(tuple(tf))
+                    counted.extend(tf)
                 out.append((eid, record, state))
             # the entries hold each one's document number (``entry_value``), handed out below,
             # after every key was checked: a refused key leaves nothing written
@@ -1745,8 +1745,10 @@ class OwnerEpisodes:
             # staged only once the write succeeded: a refused write inside a caller's transaction leaves no trace;
             # as tuples of numbers and strings, which the cyclic GC stops tracking at its next pass: a list
             # of dict_keys stayed tracked until the commit, 3 objects a record, and survivors of that
-            # kind make the GC's passes over the whole heap more frequent (test_capture_gc.py)
-            self._space.stage(("counts", owner), self._count_captured, [(len(prepared), docs, terms, tuple(counted))])
+            # kind make the GC's passes over the whole heap more frequent (test_capture_gc.py). Flat (the
+            # terms after the counts): a tuple of the terms' tuples in it took two passes to stop being
+            # tracked, and the staged tuple a third, by which time it was in the oldest generation
+            self._space.stage(("counts", owner), self._count_captured, [(len(prepared), docs, terms, *counted)])
         return out
 
     def _text_index_changes(self, eid: str, old: Mapping[str, Any], new: Mapping[str, Any], state: Mapping[str, Any]) -> None:
@@ -1767,9 +1769,9 @@ class OwnerEpisodes:
         df.subtract({t: 1 for t in old_tf if t not in new_tf})
         self._bump_df(df)
 
-    def _count_captured(self, writes: list[tuple[int, int, int, tuple[tuple[str, ...], ...]]]) -> None:
+    def _count_captured(self, writes: list[tuple[Any, ...]]) -> None:
         """Defer what ``_write_new`` calls staged add to the owner's statistics: (episodes,
-        documents, their length, each document's terms) each. Summed first, so a transaction of
+        documents, their length, *each document's terms) each. Summed first, so a transaction of
         1,000 captures defers each statistic, and each distinct term's document frequency (about
         40 terms a capture), once: deferred capture by capture, they were about 6% of a batched
         capture's time (py-spy, 20,000 episodes)."""
@@ -1778,7 +1780,7 @@ class OwnerEpisodes:
             docs=sum(w[1] for w in writes),
             terms=sum(w[2] for w in writes),
         )
-        df = Counter(itertools.chain.from_iterable(itertools.chain.from_iterable(w[3] for w in writes)))
+        df = Counter(itertools.chain.from_iterable(itertools.islice(w, 3, None) for w in writes))
         self._bump_df(df)
 
     def _bump_df(self, deltas: Mapping[str, int]) -> None:

@@ -206,3 +206,22 @@ def test_a_commit_of_captures_takes_no_memoryview_into_the_oldest_generation(tmp
             gc.callbacks.remove(watch)
             gc.set_threshold(*threshold)
         assert len(seen) > 10 and max(seen) < 20, max(seen)
+
+
+def test_what_a_transaction_of_captures_keeps_stops_being_tracked_before_the_oldest_generation(tmp_path: Path) -> None:
+    # a pass of the young generation, then one of the middle generation (which moves what it
+    # keeps into the oldest): what capture keeps until the commit (the store's write log, the
+    # staged counts) is tuples of bytes, numbers and strings, which the GC stops tracking at a
+    # pass when what they hold is untracked by then; nested three deep, they were still tracked
+    # when moved into the oldest generation, two a record, and set off its full passes
+    with memdb.open(tmp_path / "db", clock=Clock(T0), sync=False) as db:
+        mem = db.owner("ana")
+        mem.record("debug", "warm up", outcome="success", tags=["deploy"])
+        with db.transaction():
+            before = tracked()
+            for i in range(200):
+                mem.record("debug", f"deploy attempt {i} failed on the staging cluster", outcome="failure", tags=["deploy"])
+            gc.collect(0)
+            gc.collect(1)
+            kept = {id(o) for o in gc.get_objects()} - before
+        assert len(kept) < 40, len(kept)

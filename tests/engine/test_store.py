@@ -332,6 +332,20 @@ def test_map_grows_by_itself(tmp_path: Path) -> None:
     s.close()
 
 
+def test_map_grows_under_batches_of_put_many(tmp_path: Path) -> None:
+    # the write log keeps each batch (its pairs in the entry itself) and replays it after growth
+    s = LMDBStore(tmp_path / "grow", map_size=1 << 20)
+    value = os.urandom(3000)
+    with s.write() as w:
+        w.put(b"a", b"1")
+        for batch in range(40):
+            w.put_many([(b"b%02d-%04d" % (batch, i), value) for i in range(100)])
+    with s.read() as r:
+        assert r.get(b"a") == b"1" and sum(1 for _ in r.scan(b"b", b"b\xff")) == 4000
+        assert r.get(b"b39-0099") == value
+    s.close()
+
+
 def test_growth_inside_savepoint_keeps_rollback_semantics(tmp_path: Path) -> None:
     s = LMDBStore(tmp_path / "sp", map_size=1 << 20)
     value = os.urandom(2000)

@@ -45,7 +45,6 @@ from memdb.memory.layout import (
     header_of,
     index_code,
     index_entries,
-    index_parents,
     kept_when_archived,
     packed_header,
     predecessor_of,
@@ -1690,8 +1689,7 @@ class OwnerEpisodes:
         """
         out: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         st, lay = self._layer, self._layout
-        mem, parent_key, owner = lay.mem, lay.parent_key, self.name
-        index = {name: lay.index(name) for name in INDEXES}.__getitem__  # a dozen index keys an episode
+        mem, entry_keys, owner = lay.mem, lay.entry_keys, self.name
         with self._space.transaction(savepoint=False):
             now = st.now()
             sets: list[tuple[Global, Any, Any]] = []
@@ -1727,9 +1725,7 @@ class OwnerEpisodes:
                     subs = (owner, episode_day(eid), eid)
                 sets.append((mem, subs, record))
                 sets.append((lay.states, (owner, eid), state))
-                tail = tail_of(ts, eid)
-                parents = index_parents(owner, record, state)
-                keyed.append([parent_key(index(gname), parent) + tail for gname, ps in parents.items() for parent in ps])
+                keyed.append(entry_keys(owner, record, state, tail_of(ts, eid)))
                 text.append(Doc(eid, ts_micros(ts), index_code(score, record.get("outcome")), tf, dl, tuple(record.get("tags") or ())))
                 if dl:
                     docs += 1
@@ -1738,10 +1734,11 @@ class OwnerEpisodes:
                 out.append((eid, record, state))
             # the entries hold each one's document number (``entry_value``), handed out below,
             # after every key was checked: a refused key leaves nothing written
-            for keys, doc, (record, _) in zip(keyed, lay.text.next_numbers(owner, len(text)), fresh, strict=True):
+            numbers = lay.text.next_numbers(owner, len(text))
+            for keys, doc, (record, _) in zip(keyed, numbers, fresh, strict=True):
                 value = entry_value(doc, record.get("outcome"))
                 packed.extend((key, value) for key in keys)
-            lay.text.add(owner, text, sets, packed)
+            lay.text.add(owner, text, sets, packed, numbers)
             # staged only once the write succeeded: a refused write inside a caller's transaction leaves no trace;
             # as tuples of numbers and strings, which the cyclic GC stops tracking at its next pass: a list
             # of dict_keys stayed tracked until the commit, 3 objects a record, and survivors of that

@@ -1410,15 +1410,18 @@ class TextIndex:
         docs: Sequence[Doc],
         sets: Iterable[tuple[Global, Any, Any]] = (),
         packed: Iterable[tuple[bytes, bytes]] = (),
+        numbers: list[int] | None = None,
     ) -> list[int]:
         """Give each episode the next document number and append it to its terms' blocks and
         the columns; returns the numbers (those ``next_numbers`` said). ``sets`` and ``packed``
         are the caller's writes of the same episodes (``Globals.apply``'s), written in one batch
-        with the numbers: a capture of one episode writes once, not twice."""
+        with the numbers: a capture of one episode writes once, not twice. ``numbers``: what
+        ``next_numbers`` said for ``docs`` just before, in this transaction (not read again)."""
         if not docs:
             self.space.apply((), sets, packed=packed)
             return []
-        numbers = self.next_numbers(owner, len(docs))
+        if numbers is None:
+            numbers = self.next_numbers(owner, len(docs))
         first = numbers[0]
         writes: list[tuple[Global, Any, Any]] = [*sets, (self.stats, (owner, "next_doc"), first + len(docs))]
         writes.extend((self.numbers, (owner, d.eid), doc) for doc, d in zip(numbers, docs, strict=True))

@@ -361,6 +361,18 @@ def test_growth_inside_savepoint_keeps_rollback_semantics(tmp_path: Path) -> Non
     s.close()
 
 
+def test_lmdb_put_many_refuses_an_item_that_is_no_pair_before_writing(tmp_path: Path) -> None:
+    # the write log keeps a batch's keys and values flat, so a batch is all pairs or none is put
+    s = LMDBStore(tmp_path / "pairs")
+    with pytest.raises(StoreError, match="put_many: every item must be a"), s.write() as w:
+        w.put_many([(b"a", b"1"), (b"b", b"2", b"x"), (b"c",)])  # type: ignore[list-item]
+    with s.write() as w:
+        w.put_many([(b"a", b"1")])
+    with s.read() as r:
+        assert r.get(b"a") == b"1" and r.get(b"b") is None
+    s.close()
+
+
 def test_lmdb_put_many_refuses_a_key_over_lmdbs_limit_before_writing(tmp_path: Path) -> None:
     s = LMDBStore(tmp_path / "k", map_size=1 << 20)
     assert s._env.max_key_size() == LMDB_MAX_KEY_BYTES

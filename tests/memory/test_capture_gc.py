@@ -225,3 +225,24 @@ def test_what_a_transaction_of_captures_keeps_stops_being_tracked_before_the_old
             gc.collect(1)
             kept = {id(o) for o in gc.get_objects()} - before
         assert len(kept) < 40, len(kept)
+
+
+def test_a_transaction_of_captures_keeps_few_objects_alive_until_its_commit(tmp_path: Path) -> None:
+    # the GC's young generation is collected each time 700 more tracked objects are alive than at
+    # its last pass: the store's write log kept each batch's (key, value) pairs, about 18 a record,
+    # alive until the commit, and a batched capture set off a pass every ~20 records (now ~9 a record)
+    with memdb.open(tmp_path / "db", clock=Clock(T0), sync=False) as db:
+        mem = db.owner("ana")
+        mem.record("debug", "warm up", outcome="success", tags=["deploy"])
+        with db.transaction():
+            was = gc.isenabled()
+            gc.disable()
+            try:
+                gc.collect()
+                for i in range(200):
+                    mem.record("debug", f"deploy attempt {i} failed on the staging cluster", outcome="failure", tags=["deploy"])
+                alive = gc.get_count()[0]  # tracked objects made less those freed since the collect
+            finally:
+                if was:
+                    gc.enable()
+        assert alive < 12 * 200, alive

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import lmdb
 
@@ -138,6 +138,7 @@ _MIN_MAP = 1 << 20
 _GROW_WHEN_USED = 0.75
 _REPLAY_ATTEMPTS = 8
 _first_of = operator.itemgetter(0)
+_PAIR: Final = {2}
 LMDB_MAX_KEY_BYTES = 511  # the bundled LMDB's compile-time limit (Environment.max_key_size())
 
 
@@ -565,7 +566,13 @@ class _LMDBWrite:
     def __init__(self, store: LMDBStore, txn: lmdb.Transaction) -> None:
         self._store = store
         self._txns = [txn]
-        self._log: list[tuple[int, Any, bytes]] = []  # (op, key or put_many's items, value or range end)
+        # (op, key, value or range end), or put_many's (3, key, value, key, value, ...): a batch's keys
+        # and values flat in one tuple of bytes, which the cyclic GC stops tracking at its first pass.
+        # A tuple of the batch's pairs in it kept each pair alive until the commit (counted toward the
+        # GC's next pass: one every ~20 records of a batched capture), and nested so, the entry stayed
+        # tracked into the GC's oldest generation, one a batch, and set off its passes over the whole
+        # heap (test_capture_gc.py)
+        self._log: list[tuple[Any, ...]] = []
         self._marks: list[int] = []
         self._start_id = txn.id()
 
@@ -624,22 +631,24 @@ class _LMDBWrite:
     def put_many(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         if not items:
             return
-        items = tuple(items)  # logged for replay below: a caller's list may change afterwards
+        items = tuple(items)  # read once (a caller's iterable), and what is put is what is logged
         # Checked before the first put: LMDB would stop half-way, with the log not knowing where.
+        if set(map(len, items)) != _PAIR:
+            raise StoreError("put_many: every item must be a (key, value) pair")
         sizes = list(map(len, map(_first_of, items)))
         if not min(sizes) or max(sizes) > LMDB_MAX_KEY_BYTES:
             bad = next(k for k, _ in items if not k or len(k) > LMDB_MAX_KEY_BYTES)
             raise StoreError(f"put_many: key of {len(bad)} bytes is empty or longer than LMDB allows ({bad[:40]!r}...)")
-        self._log.append((3, items, b""))  # the batch is logged whole: one entry, replayed by putmulti
         try:
             with self._txns[-1].cursor() as cur:
                 cur.putmulti(items)
         except lmdb.MapFullError:
-            self._retry_after_growth()  # the log holds everything before this batch: replay, then redo it whole
+            self._grow_and_replay()  # the log holds everything before this batch: replay, then redo it whole
             self.put_many(items)
+            return
         except lmdb.Error as exc:
-            self._log.pop()
             raise _translate(exc, "put_many", self._store) from None
+        self._log.append((3, *itertools.chain.from_iterable(items)))  # logged once put, flat (``_log``)
 
     def delete(self, key: bytes) -> bool:
         self._log.append((1, key, b""))
@@ -724,16 +733,17 @@ class _LMDBWrite:
                 for depth, end in enumerate(bounds):
                     if depth:
                         txns.append(store._env.begin(write=True, parent=txns[-1]))
-                    for op, a, b in self._log[start:end]:
+                    for entry in self._log[start:end]:
+                        op = entry[0]
                         if op == 0:
-                            txns[-1].put(a, b)
+                            txns[-1].put(entry[1], entry[2])
                         elif op == 3:
                             with txns[-1].cursor() as cur:
-                                cur.putmulti(a)
+                                cur.putmulti(zip(entry[1::2], entry[2::2], strict=True))
                         elif op == 1:
-                            txns[-1].delete(a)
+                            txns[-1].delete(entry[1])
                         else:
-                            self._delete_range(txns[-1], a, b)
+                            self._delete_range(txns[-1], entry[1], entry[2])
                     start = end
             except lmdb.MapFullError:
                 self._txns = txns

@@ -45,7 +45,6 @@ from memdb.memory.layout import (
     header_of,
     index_code,
     index_entries,
-    index_parents,
     kept_when_archived,
     packed_header,
     predecessor_of,
@@ -1658,7 +1657,9 @@ class OwnerEpisodes:
             raise ValidationError(f"{where}: key {item.key!r}: only facts (kind {FACT_KIND!r}) have a key")
         for cited in item.cites:
             check_id(cited)
-        record = item.model_dump()
+        # the validated values as they are: model_dump copied every list and mapping again (~5 us),
+        # of values rebuild made for this record alone (test_models.py: test_a_recorded_episode_owns_its_nested_values)
+        record = dict(item.__dict__)
         record["ts"] = item.ts  # None: stamped at write time
         cap = settings.digest_chars
         self._bound(record, {"summary": SUMMARY_CHARS, "content": content_cap or cap, **dict.fromkeys(_DIGEST_FIELDS, cap)}, clean, where)
@@ -1688,8 +1689,7 @@ class OwnerEpisodes:
         """
         out: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
         st, lay = self._layer, self._layout
-        mem, parent_key, owner = lay.mem, lay.parent_key, self.name
-        index = {name: lay.index(name) for name in INDEXES}.__getitem__  # a dozen index keys an episode
+        mem, entry_keys, owner = lay.mem, lay.entry_keys, self.name
         with self._space.transaction(savepoint=False):
             now = st.now()
             sets: list[tuple[Global, Any, Any]] = []
@@ -1697,7 +1697,7 @@ class OwnerEpisodes:
             docs = terms = 0
             text: list[Doc] = []
             keyed: list[list[bytes]] = []  # each one's index entry keys
-            counted: list[tuple[str, ...]] = []  # each document's terms, for their frequencies
+            counted: list[str] = []  # each document's terms, for their frequencies
             fresh: list[tuple[dict[str, Any], dict[str, Any]]] = []
             for rec in prepared:
                 record = dict(zip(RECORD_FIELDS, map(rec.get, RECORD_FIELDS), strict=True))
@@ -1725,26 +1725,27 @@ class OwnerEpisodes:
                     subs = (owner, episode_day(eid), eid)
                 sets.append((mem, subs, record))
                 sets.append((lay.states, (owner, eid), state))
-                tail = tail_of(ts, eid)
-                parents = index_parents(owner, record, state)
-                keyed.append([parent_key(index(gname), parent) + tail for gname, ps in parents.items() for parent in ps])
+                keyed.append(entry_keys(owner, record, state, tail_of(ts, eid)))
                 text.append(Doc(eid, ts_micros(ts), index_code(score, record.get("outcome")), tf, dl, tuple(record.get("tags") or ())))
                 if dl:
                     docs += 1
                     terms += dl
-                    counted.append(tuple(tf))
+                    counted.extend(tf)
                 out.append((eid, record, state))
             # the entries hold each one's document number (``entry_value``), handed out below,
             # after every key was checked: a refused key leaves nothing written
-            for keys, doc, (record, _) in zip(keyed, lay.text.next_numbers(owner, len(text)), fresh, strict=True):
+            numbers = lay.text.next_numbers(owner, len(text))
+            for keys, doc, (record, _) in zip(keyed, numbers, fresh, strict=True):
                 value = entry_value(doc, record.get("outcome"))
                 packed.extend((key, value) for key in keys)
-            lay.text.add(owner, text, sets, packed)
+            lay.text.add(owner, text, sets, packed, numbers)
             # staged only once the write succeeded: a refused write inside a caller's transaction leaves no trace;
             # as tuples of numbers and strings, which the cyclic GC stops tracking at its next pass: a list
             # of dict_keys stayed tracked until the commit, 3 objects a record, and survivors of that
-            # kind make the GC's passes over the whole heap more frequent (test_capture_gc.py)
-            self._space.stage(("counts", owner), self._count_captured, [(len(prepared), docs, terms, tuple(counted))])
+            # kind make the GC's passes over the whole heap more frequent (test_capture_gc.py). Flat (the
+            # terms after the counts): a tuple of the terms' tuples in it took two passes to stop being
+            # tracked, and the staged tuple a third, by which time it was in the oldest generation
+            self._space.stage(("counts", owner), self._count_captured, [(len(prepared), docs, terms, *counted)])
         return out
 
     def _text_index_changes(self, eid: str, old: Mapping[str, Any], new: Mapping[str, Any], state: Mapping[str, Any]) -> None:
@@ -1765,9 +1766,9 @@ class OwnerEpisodes:
         df.subtract({t: 1 for t in old_tf if t not in new_tf})
         self._bump_df(df)
 
-    def _count_captured(self, writes: list[tuple[int, int, int, tuple[tuple[str, ...], ...]]]) -> None:
+    def _count_captured(self, writes: list[tuple[Any, ...]]) -> None:
         """Defer what ``_write_new`` calls staged add to the owner's statistics: (episodes,
-        documents, their length, each document's terms) each. Summed first, so a transaction of
+        documents, their length, *each document's terms) each. Summed first, so a transaction of
         1,000 captures defers each statistic, and each distinct term's document frequency (about
         40 terms a capture), once: deferred capture by capture, they were about 6% of a batched
         capture's time (py-spy, 20,000 episodes)."""
@@ -1776,7 +1777,7 @@ class OwnerEpisodes:
             docs=sum(w[1] for w in writes),
             terms=sum(w[2] for w in writes),
         )
-        df = Counter(itertools.chain.from_iterable(itertools.chain.from_iterable(w[3] for w in writes)))
+        df = Counter(itertools.chain.from_iterable(itertools.islice(w, 3, None) for w in writes))
         self._bump_df(df)
 
     def _bump_df(self, deltas: Mapping[str, int]) -> None:

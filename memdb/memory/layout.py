@@ -680,6 +680,18 @@ class Layout:
             found = self._parent_keys[(g.name, parent)] = g.key(parent)
         return found
 
+    def entry_keys(self, owner: str, record: Mapping[str, Any], state: Mapping[str, Any], tail: bytes) -> list[bytes]:
+        """The encoded keys of an episode's index entries (``index_entries``): each parent's key
+        (``index_parents``, remembered as ``parent_key`` remembers it) and the episode's encoded
+        ``(ts_us, id)`` tail (``tail_of``). A remembered parent is one lookup by the global's name,
+        with no Global fetched for it (capture writes about a dozen a record)."""
+        kept = self._parent_keys
+        return [
+            (kept.get((name, parent)) or self.parent_key(self.space[name], parent)) + tail
+            for name, parents in index_parents(owner, record, state).items()
+            for parent in parents
+        ]
+
     def record_of(self, owner: str, eid: str) -> Any:
         """The hot record of an episode, or None (the day subscript comes from the id)."""
         return self.mem.get((owner, episode_day(eid), eid))

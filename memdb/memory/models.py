@@ -20,7 +20,7 @@ from pydantic_core import PydanticCustomError
 from memdb.errors import ValidationError
 from memdb.memory.sanitize import RegexSanitizer, shown
 from memdb.memory.sanitize.messages import redacted
-from memdb.memory.text import normalize_tag, shown_tag
+from memdb.memory.text import normalize_tags, shown_tag
 
 __all__ = [
     "MAX_DEPTH",
@@ -290,12 +290,10 @@ class EpisodeInput(BaseModel):
     @field_validator("tags")
     @classmethod
     def _tags(cls, tags: list[str]) -> list[str]:
-        out: list[str] = []
-        for t in tags:
-            n = normalize_tag(t)
-            if n not in out:
-                out.append(n)
-        return out
+        # each once, in order, by the remembered forms (``normalize_tags``): capture reuses a few
+        # tags, and normalising each anew (NFKC, a regex, a category per character) was a third
+        # of this model's validation
+        return list(normalize_tags(tags))
 
     @field_validator("decisions", mode="before")
     @classmethod

@@ -550,8 +550,23 @@ def _payload(raw: bytes) -> memoryview:
     """The bytes of a packed ``bytes`` value (msgpack bin 8/16/32), without unpacking or copying it."""
     head = _BIN_HEAD.get(raw[0]) if raw else None
     if head is None:
-        raise CorruptValueError(f"a text index value is damaged: not bytes ({CorruptValueError.HINT})")
+        raise _not_bytes()
     return memoryview(raw)[head:]
+
+
+def _payload_copy(raw: bytes) -> bytes:
+    """``_payload`` as bytes of their own, for the many a capture's commit holds at once (each
+    term's last block): a memoryview is two objects the cyclic GC tracks (it and its buffer), and
+    thousands alive at once were taken into the oldest generation, which set off its passes over
+    the whole heap (test_capture_gc.py); a copy of a block is a few hundred bytes, never tracked."""
+    head = _BIN_HEAD.get(raw[0]) if raw else None
+    if head is None:
+        raise _not_bytes()
+    return raw[head:]
+
+
+def _not_bytes() -> CorruptValueError:
+    return CorruptValueError(f"a text index value is damaged: not bytes ({CorruptValueError.HINT})")
 
 
 @dataclass(frozen=True)
@@ -1395,15 +1410,18 @@ class TextIndex:
         docs: Sequence[Doc],
         sets: Iterable[tuple[Global, Any, Any]] = (),
         packed: Iterable[tuple[bytes, bytes]] = (),
+        numbers: list[int] | None = None,
     ) -> list[int]:
         """Give each episode the next document number and append it to its terms' blocks and
         the columns; returns the numbers (those ``next_numbers`` said). ``sets`` and ``packed``
         are the caller's writes of the same episodes (``Globals.apply``'s), written in one batch
-        with the numbers: a capture of one episode writes once, not twice."""
+        with the numbers: a capture of one episode writes once, not twice. ``numbers``: what
+        ``next_numbers`` said for ``docs`` just before, in this transaction (not read again)."""
         if not docs:
             self.space.apply((), sets, packed=packed)
             return []
-        numbers = self.next_numbers(owner, len(docs))
+        if numbers is None:
+            numbers = self.next_numbers(owner, len(docs))
         first = numbers[0]
         writes: list[tuple[Global, Any, Any]] = [*sets, (self.stats, (owner, "next_doc"), first + len(docs))]
         writes.extend((self.numbers, (owner, d.eid), doc) for doc, d in zip(numbers, docs, strict=True))
@@ -1612,7 +1630,7 @@ class TextIndex:
             list(itertools.accumulate(map(len, names))),
             list(map(number_of.__getitem__, flat)),
             tfs,
-            [_payload(t[1]) if t is not None and t[2] < BLOCK_DOCS else None for t in tails],
+            [_payload_copy(t[1]) if t is not None and t[2] < BLOCK_DOCS else None for t in tails],
         )
         tail_keys = [t[0] if t is not None else b"" for t in tails]
         out: list[tuple[bytes, bytes]] = []

@@ -332,6 +332,20 @@ def test_map_grows_by_itself(tmp_path: Path) -> None:
     s.close()
 
 
+def test_map_grows_under_batches_of_put_many(tmp_path: Path) -> None:
+    # the write log keeps each batch (its pairs in the entry itself) and replays it after growth
+    s = LMDBStore(tmp_path / "grow", map_size=1 << 20)
+    value = os.urandom(3000)
+    with s.write() as w:
+        w.put(b"a", b"1")
+        for batch in range(40):
+            w.put_many([(b"b%02d-%04d" % (batch, i), value) for i in range(100)])
+    with s.read() as r:
+        assert r.get(b"a") == b"1" and sum(1 for _ in r.scan(b"b", b"b\xff")) == 4000
+        assert r.get(b"b39-0099") == value
+    s.close()
+
+
 def test_growth_inside_savepoint_keeps_rollback_semantics(tmp_path: Path) -> None:
     s = LMDBStore(tmp_path / "sp", map_size=1 << 20)
     value = os.urandom(2000)
@@ -344,6 +358,18 @@ def test_growth_inside_savepoint_keeps_rollback_semantics(tmp_path: Path) -> Non
         w.put(b"b", b"2")
     with s.read() as r:
         assert r.get(b"a") == b"1" and r.get(b"b") == b"2" and r.get(b"in000001") is None
+    s.close()
+
+
+def test_lmdb_put_many_refuses_an_item_that_is_no_pair_before_writing(tmp_path: Path) -> None:
+    # the write log keeps a batch's keys and values flat, so a batch is all pairs or none is put
+    s = LMDBStore(tmp_path / "pairs")
+    with pytest.raises(StoreError, match="put_many: every item must be a"), s.write() as w:
+        w.put_many([(b"a", b"1"), (b"b", b"2", b"x"), (b"c",)])  # type: ignore[list-item]
+    with s.write() as w:
+        w.put_many([(b"a", b"1")])
+    with s.read() as r:
+        assert r.get(b"a") == b"1" and r.get(b"b") is None
     s.close()
 
 

@@ -10,7 +10,8 @@ import pytest
 
 import memdb
 from memdb.errors import ValidationError
-from memdb.memory.models import MAX_DEPTH
+from memdb.memory import text
+from memdb.memory.models import MAX_DEPTH, EpisodeInput
 
 
 def _nested(levels: int, inner: Any = "x") -> Any:
@@ -89,3 +90,26 @@ def test_a_lone_surrogate_in_a_tool_payload_is_refused_naming_its_path(tmp_path:
         with pytest.raises(ValidationError, match=r"record_tool_call: input\.q: not valid Unicode"):
             mem.record_tool_call("s1", "search", {"q": "\udcff"})
         assert mem.count() == 1
+
+
+def test_validating_tags_again_reads_their_remembered_forms() -> None:
+    # capture validates a few tags again and again: each normalised anew (NFKC, a regex, a
+    # Unicode category per character) was a third of EpisodeInput's validation
+    text._normal_tag.cache_clear()
+    for _ in range(3):
+        item = EpisodeInput(kind="debug", summary="s", tags=["Project X", "project_x", "Deploy"])
+        assert item.tags == ["project-x", "deploy"]  # each once, in order
+    assert text._normal_tag.cache_info().misses == 3  # "Project X", "project_x", "Deploy": once each
+
+
+def test_a_recorded_episode_owns_its_nested_values(tmp_path: Path) -> None:
+    # capture keeps the model's validated values without copying them again (model_dump did):
+    # they are the sanitizer's rebuild of the input, so nothing a caller holds changes them
+    decisions: dict[str, Any] = {"options": ["a", ("b", 2)], "then": {"retry": [1]}}
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "tried", outcome="failure", decisions=decisions, participants=["bob"])
+        decisions["options"].append("c")
+        decisions["then"]["retry"].append(2)
+        expected = {"options": ["a", ["b", 2]], "then": {"retry": [1]}}
+        assert ep.decisions == expected and mem.get(ep.id).decisions == expected

@@ -13,6 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memdb.errors import ValidationError
+from memdb.memory import text as text_module
 from memdb.memory.sanitize import PLACEHOLDER
 from memdb.memory.text import (
     _CJK,
@@ -505,3 +506,23 @@ def test_normalize_tag_is_idempotent_and_within_limits(tag: str) -> None:
     assert 0 < len(once) <= MAX_TAG_CHARS
     assert normalize_tag(once) == once
     assert once == once.strip("-") and "--" not in once and " " not in once
+
+
+_ASCII_PIECES = st.one_of(
+    st.text(alphabet=string.printable, max_size=12),
+    st.sampled_from(["INV-2026-0042.pdf", "web-01.prod.internal", "won't", "v2.3.1", "e.g.", "-a-", "..", "x__y", "<EMAIL_1>"]),
+)
+
+
+@given(st.lists(_ASCII_PIECES, max_size=12).map(" ".join))
+@example("Deploy failed, again; retry.. INV-2026-0042.pdf (web-01.prod.internal) -- 3.5 _x_ ")
+def test_ascii_term_counts_are_the_terms_of_its_runs_in_order(text: str) -> None:
+    # capture reads an ASCII text's runs by its tokens split at what no run holds (in C, each
+    # token's terms looked up once): the same terms, counts and first-appearance order as the
+    # regex's runs of the whole text
+    folded, plain = text_module._folded(text)
+    assert plain
+    runs = text_module._ASCII_RUN.findall(folded)
+    want = Counter(itertools.chain.from_iterable(map(text_module._terms_of_run, runs)))
+    got = term_counts(text)
+    assert got == dict(want) and list(got) == list(want)

@@ -70,6 +70,7 @@ __all__ = [
     "shown_tag",
     "split_words",
     "stem",
+    "tag_form",
     "term_counts",
     "terms_and_words",
     "tokenize",
@@ -503,7 +504,7 @@ def normalize_tag(tag: str) -> str:
     """
     if not isinstance(tag, str):
         raise ValidationError(f"tag {shown(tag)}: expected str, got {type(tag).__name__}")
-    out = _tag_form(tag)
+    out = tag_form(tag)
     # the tag is shown (sanitized) only in an error: ask normalises every phrase of a question
     if not out:
         raise ValidationError(f"tag {shown_tag(tag)}: nothing is left after normalising (use letters or digits)")
@@ -515,8 +516,9 @@ def normalize_tag(tag: str) -> str:
     return out
 
 
-def _tag_form(tag: str) -> str:
-    """``normalize_tag``'s normal form of ``tag``, unchecked."""
+def tag_form(tag: str) -> str:
+    """``normalize_tag``'s normal form of ``tag``, unchecked: empty where nothing is left, and of
+    any length (a participant is compared with the tags by it, but need not make a tag)."""
     out = _TAG_SEPARATORS.sub("-", _fold(tag).strip())
     out = "".join(c for c in out if c in "-:/" or unicodedata.category(c)[0] in "LNM")  # marks belong to letters
     return _DASHES.sub("-", out).strip("-")
@@ -532,7 +534,7 @@ def shown_tag(tag: str) -> str:
     where "4111_1111_1111_1111" is a card number (its "_" are "-"). The normal form of the tag
     as given sanitized is shown where sanitizing finds more in it, else the tag as given."""
     said = redacted(tag[:_SHOWN_TAG_CHARS])
-    normal = _tag_form(said)
+    normal = tag_form(said)
     clean = redacted(normal)
     return shown(clean if clean != normal else said)
 

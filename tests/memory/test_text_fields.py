@@ -72,3 +72,18 @@ def test_a_tuple_of_text_is_still_a_list(tmp_path: Path) -> None:
     with memdb.open(tmp_path / "db") as db:
         ep = db.owner("ana").record("debug", "s", outcome="success", tags=("deploy", EMAIL), participants=("ana", EMAIL))
         assert ep.tags == ("deploy", "withheld-email") and "bob" not in repr(ep.participants)
+
+
+@pytest.mark.parametrize("who", ["--", "...", "x" * 100])
+def test_a_participant_that_makes_no_tag_is_recorded_and_found(tmp_path: Path, who: str) -> None:
+    """Capture compares participants with the tags to index one that is also a tag once; it did
+    so by ``normalize_tag``, so a participant with nothing left after normalising, or longer than
+    a tag may be, failed the record (or a whole import) with an error about a "tag"."""
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        ep = mem.record("debug", "s", outcome="success", participants=[who, "Bob"], tags=["bob"])
+        item = {"kind": "debug", "summary": "t", "outcome": "success", "ts": PAST, "participants": [who]}
+        report = mem.import_episodes([item], source="test")
+        assert ep.participants == (who, "Bob") and len(report.ids) == 1
+        assert [m.id for m in mem.recall(text="bob")] == [ep.id]  # the participant that is a tag, indexed once
+        assert db.check().problems == []

@@ -72,7 +72,7 @@ from memdb.memory.ids import EPOCH_ORDINAL, episode_day, id_at, ts_micros
 from memdb.memory.postings import TF_UNIT, TextIndex
 from memdb.memory.relevance import LEVELS_PER_POINT, band_of, relevance_level
 from memdb.memory.settings import FACT_KIND
-from memdb.memory.text import tag_form, term_counts, tokenize
+from memdb.memory.text import term_counts, tokenize, unchecked_tag_form
 from memdb.memory.timephrase import TOLD_HINTS, told_hint_in, told_windows
 
 __all__ = [
@@ -426,7 +426,7 @@ def archived_words(header: Mapping[str, Any]) -> str:
     was tried, what happened and why (``archived_account``, since 2026-12-07), its tags and who
     took part, as ``terms_of`` reads them of a hot record."""
     tags = header["tags"]
-    people = " ".join(p for p in header.get("participants") or () if tag_form(p) not in tags)  # once, as terms_of
+    people = " ".join(p for p in header.get("participants") or () if unchecked_tag_form(p) not in tags)  # once, as terms_of
     return "\n".join((header.get("one_line", ""), header.get("decided", ""), header.get("account", ""), " ".join(tags), people))
 
 
@@ -457,7 +457,7 @@ def terms_of(record: Mapping[str, Any]) -> tuple[dict[str, int], int]:
     own += "\n" + " ".join(tags)
     # "What did Bob review?": who took part is what a memory is about (one that is also a tag counts once)
     # by the unchecked form: a participant need not make a tag ("--", or longer than a tag may be)
-    own += "\n" + " ".join(p for p in record.get("participants") or () if tag_form(p) not in tags)
+    own += "\n" + " ".join(p for p in record.get("participants") or () if unchecked_tag_form(p) not in tags)
     tf = {t: n * TF_UNIT for t, n in term_counts(own).items()}
     for f in context:
         if record.get(f):

@@ -70,10 +70,10 @@ __all__ = [
     "shown_tag",
     "split_words",
     "stem",
-    "tag_form",
     "term_counts",
     "terms_and_words",
     "tokenize",
+    "unchecked_tag_form",
 ]
 
 MAX_TERM_CHARS: Final = 32
@@ -504,7 +504,7 @@ def normalize_tag(tag: str) -> str:
     """
     if not isinstance(tag, str):
         raise ValidationError(f"tag {shown(tag)}: expected str, got {type(tag).__name__}")
-    out = tag_form(tag)
+    out = unchecked_tag_form(tag)
     # the tag is shown (sanitized) only in an error: ask normalises every phrase of a question
     if not out:
         raise ValidationError(f"tag {shown_tag(tag)}: nothing is left after normalising (use letters or digits)")
@@ -516,7 +516,7 @@ def normalize_tag(tag: str) -> str:
     return out
 
 
-def tag_form(tag: str) -> str:
+def unchecked_tag_form(tag: str) -> str:
     """``normalize_tag``'s normal form of ``tag``, unchecked: empty where nothing is left, and of
     any length (a participant is compared with the tags by it, but need not make a tag)."""
     out = _TAG_SEPARATORS.sub("-", _fold(tag).strip())
@@ -534,7 +534,7 @@ def shown_tag(tag: str) -> str:
     where "4111_1111_1111_1111" is a card number (its "_" are "-"). The normal form of the tag
     as given sanitized is shown where sanitizing finds more in it, else the tag as given."""
     said = redacted(tag[:_SHOWN_TAG_CHARS])
-    normal = tag_form(said)
+    normal = unchecked_tag_form(said)
     clean = redacted(normal)
     return shown(clean if clean != normal else said)
 

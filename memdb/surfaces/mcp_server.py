@@ -32,7 +32,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 from zoneinfo import ZoneInfo
 
 import memdb
@@ -129,10 +129,10 @@ class Param:
     maximum: float | None = None
     max_length: int | None = None  # characters of a string, items of an array, characters of an object as JSON
     default: Any = None
-    # An array of tags (or of participants, indexed as tags): each item is normalised as a tag and
-    # capped as one; without it a 76-character participant was refused as a "tag" naming no
-    # argument (test_schemas_state_the_item_and_nesting_caps_the_server_enforces).
+    # An array of tags: each item is normalised as a tag and capped as one; without it a bad tag
+    # was refused naming no argument (test_schemas_state_the_item_and_nesting_caps_the_server_enforces).
     tag_items: bool = False
+    item_max_length: int | None = None  # characters of each item of an array that is no tag list
     max_depth: int | None = None  # an object's levels of objects and arrays (capture refuses deeper)
 
     def schema(self) -> dict[str, Any]:
@@ -146,6 +146,9 @@ class Param:
                     f" Each at most {MAX_TAG_CHARS} characters ({MAX_TAG_BYTES} bytes in UTF-8) once normalised as a tag, "
                     "with a letter or digit."
                 )
+            if self.item_max_length is not None:
+                s["items"]["maxLength"] = self.item_max_length
+                s["description"] += f" Each at most {self.item_max_length} characters."
             if self.max_length is not None:
                 s["maxItems"] = self.max_length
         elif self.type != "object":  # JSON schema cannot bound an object's size: the description says it
@@ -202,6 +205,10 @@ class Param:
                     problem = _tag_problem(v)
                     if problem is not None:
                         raise ArgumentError(self.name, f"{self.name} item {_shown(v)}: {problem}")
+            long = [v for v in value if self.item_max_length is not None and len(v) > self.item_max_length]
+            if long:
+                said = f"{len(long[0])} characters, more than {self.item_max_length}"
+                raise ArgumentError(self.name, f"{self.name} item {_shown(long[0])}: {said}")
             return [v.strip() for v in value]
         if self.type == "boolean":
             if not isinstance(value, bool):
@@ -231,8 +238,13 @@ class Param:
         return ""
 
 
+# A participant is a person's name or an agent's id, stored as given (never normalised as a tag):
+# capture takes any, the server caps each so a call cannot fill a record with one
+PARTICIPANT_CHARS: Final = 256
+
+
 def _tag_problem(item: str) -> str | None:
-    """Why ``item`` is no tag (as capture and queries normalise tags and participants), or None."""
+    """Why ``item`` is no tag (as capture and queries normalise tags), or None."""
     try:
         normalize_tag(item)
     except ValidationError as exc:  # "tag '...': reason": the reason alone, said of the argument's item
@@ -1342,7 +1354,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("decisions", "object", f"The corrected decisions, a JSON object of at most {DECISIONS_CHARS:,} characters "
                       f"as JSON and {MAX_DEPTH} levels of nesting below it.", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
                 Param("artifact", "string", "The corrected link or path.", max_length=2000),
-                Param("participants", "array", "The corrected participants.", max_length=64, tag_items=True),
+                Param("participants", "array", "The corrected participants.", max_length=64, item_max_length=PARTICIPANT_CHARS),
                 Param("result", "string", f"A tool call's corrected result (at most {cap:,} characters kept).", max_length=100_000),
             ),
             _SUPERSEDE_OUTPUT, _supersede_episode, read_only=False,
@@ -1394,7 +1406,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                       "(objects and arrays inside one another).", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
                 Param("session", "string", "Session id this belongs to (letters, digits, _.:@/+-).", max_length=128),
                 Param("artifact", "string", "A link or path to what was produced.", max_length=2000),
-                Param("participants", "array", "Who took part.", max_length=64, tag_items=True),
+                Param("participants", "array", "Who took part.", max_length=64, item_max_length=PARTICIPANT_CHARS),
                 Param("ts", "string", "When it happened, ISO datetime (UTC if no zone); default now.", max_length=40),
             ),
             _WRITE_OUTPUT, _record_episode, read_only=False,

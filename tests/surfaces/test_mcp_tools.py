@@ -18,7 +18,7 @@ from mcp import Client
 
 import memdb
 from memdb.memory.text import MAX_TAG_CHARS
-from memdb.surfaces.mcp_server import build_server
+from memdb.surfaces.mcp_server import PARTICIPANT_CHARS, build_server
 
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=dt.UTC)
 PARTICIPANT = "Dr. Maria Fernanda de la Cruz Rodriguez, Platform Reliability Engineering lead"  # 76 characters
@@ -88,15 +88,17 @@ def test_a_fact_with_its_tags_reordered_writes_nothing(db: memdb.Database) -> No
 def test_schemas_state_the_item_and_nesting_caps_the_server_enforces(db: memdb.Database) -> None:
     listed = tools(db)
     record = listed["record_episode"].input_schema["properties"]
-    for name in ("tags", "participants"):
-        assert record[name]["items"]["maxLength"] == MAX_TAG_CHARS, name
-        assert f"at most {MAX_TAG_CHARS} characters" in record[name]["description"]
+    assert record["tags"]["items"]["maxLength"] == MAX_TAG_CHARS
+    assert f"at most {MAX_TAG_CHARS} characters" in record["tags"]["description"]
     assert "32 levels of nesting" in record["decisions"]["description"]
     assert "32 levels of nesting" in listed["supersede_episode"].input_schema["properties"]["decisions"]["description"]
     for tool in listed.values():  # every tag list, wherever it is taken
         for name, prop in tool.input_schema["properties"].items():
-            if name in ("tags", "any_tags", "participants"):
+            if name in ("tags", "any_tags"):
                 assert prop["items"]["maxLength"] == MAX_TAG_CHARS, f"{tool.name}.{name}"
+            if name == "participants":  # names and ids as given, capped as the description says
+                assert prop["items"]["maxLength"] == PARTICIPANT_CHARS, f"{tool.name}.{name}"
+                assert f"Each at most {PARTICIPANT_CHARS} characters" in prop["description"]
 
     # levels below the object itself, as capture counts them (test_mcp_depth.py)
     deep: dict[str, Any] = {"a": 1}
@@ -109,18 +111,23 @@ def test_schemas_state_the_item_and_nesting_caps_the_server_enforces(db: memdb.D
     for _ in range(32):  # 32 levels below: taken
         ok_deep = {"a": ok_deep}
     episode = {"kind": "debug", "summary": "review", "outcome": "success"}
-    part, tag, nested, listed_deep, fine, empty_tag = calls(
+    part, tag, nested, listed_deep, fine, empty_tag, long_part, odd_part = calls(
         db, "ana",
-        ("record_episode", {**episode, "participants": [PARTICIPANT]}),
+        ("record_episode", {**episode, "participants": [PARTICIPANT + "x" * (PARTICIPANT_CHARS - len(PARTICIPANT) + 1)]}),
         ("recall_episodes", {"any_tags": ["deploy", "x" * 65]}),
         ("record_episode", {**episode, "decisions": deep}),
         ("record_episode", {**episode, "decisions": {"a": lists}}),
         ("record_episode", {**episode, "decisions": ok_deep, "participants": ["Ana", "Bo"]}),
         ("record_episode", {**episode, "tags": ["!!!"]}),
+        ("record_episode", {**episode, "participants": [PARTICIPANT]}),
+        ("record_episode", {**episode, "participants": ["--", "Ana"]}),
     )  # fmt: skip
     assert part.is_error and part.structured_content["error"]["argument"] == "participants"
     assert text(part).startswith("record_episode: invalid argument: participants item 'Dr. Maria")
-    assert f"76 characters after normalising, more than {MAX_TAG_CHARS}" in text(part) and "tag" not in text(part).split(":")[2]
+    assert f"{PARTICIPANT_CHARS + 1} characters, more than {PARTICIPANT_CHARS}" in text(part) and "tag" not in text(part).split(":")[2]
+    # a participant is stored as given, as the Python API takes it: a long name, one that makes no tag
+    assert not long_part.is_error and long_part.structured_content["episode"]["participants"] == [PARTICIPANT]
+    assert not odd_part.is_error and odd_part.structured_content["episode"]["participants"] == ["--", "Ana"]
     assert tag.is_error and tag.structured_content["error"]["argument"] == "any_tags"
     for result in (nested, listed_deep):  # 33 levels of objects below, or of arrays below an object
         assert result.is_error and result.structured_content["error"]["argument"] == "decisions", text(result)
@@ -128,7 +135,7 @@ def test_schemas_state_the_item_and_nesting_caps_the_server_enforces(db: memdb.D
     assert not fine.is_error, text(fine)
     assert empty_tag.is_error and empty_tag.structured_content["error"]["argument"] == "tags"
     assert "nothing is left after normalising" in text(empty_tag)
-    assert db.owner("ana").count() == 1  # only the one that fit
+    assert db.owner("ana").count() == 3  # only the three that fit
 
 
 # --- errors in tool terms (finding 5) ----------------------------------------------------------

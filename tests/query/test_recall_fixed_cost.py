@@ -202,6 +202,33 @@ def test_the_memo_is_found_once_a_snapshot(db: memdb.Database, monkeypatch: pyte
     assert "40 later" in mem.recall(tags=["billing"], **_window(1, 2)).note  # a new snapshot sees the capture
 
 
+def test_a_recall_without_words_reads_no_stamps(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether the owner has archived memories (the note of an answer with matches says so) was
+    kept in the owner's memo, which is trusted by reading its stamps (8 KB at a million episodes):
+    a recall without words read them for that alone. It reads the owner's archived counter, and
+    an archive made since is still told."""
+    mem = db.owner("ana")
+    first = mem.recall(tags=["billing"], **_window(0, 21))
+    stamps = _counting(monkeypatch, TextIndex, "_stamps_of")
+    again = mem.recall(tags=["billing"], **_window(0, 21))
+    assert (again.total, [m.id for m in again.memories], again.note) == (first.total, [m.id for m in first.memories], first.note)
+    assert stamps == []
+    mem.archive(first.memories[-1].id)
+    after = mem.recall(tags=["billing"], **_window(0, 21))
+    assert after.total == first.total - 1 and "Also 1 archived match" in after.note, after.note
+
+
+def test_recall_is_timed_in_its_body(db: memdb.Database, caplog: pytest.LogCaptureFixture) -> None:
+    """``recall`` times itself for the slow-query log: ``_timed``'s wrapper forwarded its 17
+    parameters through ``*args`` and ``**kwargs``, 0.5 us of every recall (a hundredth of a small
+    one). A slow recall is still logged, with what ``_timed`` logs (tests/surfaces/test_logging.py)."""
+    assert not hasattr(engine.OwnerQueries.recall, "__wrapped__")
+    db.configure(slow_query_ms=0)
+    with caplog.at_level("WARNING", logger="memdb.query.engine"):
+        db.owner("ana").recall(tags=["billing"], **_window(0, 21))
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == ["slow recall for owner 'ana'"]
+
+
 def test_a_windows_range_is_read_from_the_kept_parent_key(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """A tag's range in the window is read between the layout's kept key of the tag and the
     window's ends encoded as ints: ``Global.raw_columns`` encoded the tag's key again and each bound
@@ -237,8 +264,8 @@ def test_an_empty_windows_count_makes_its_kernel_input_once(db: memdb.Database, 
 @pytest.mark.postgres_only(reason="round trips are what PostgreSQL pays per read; LMDB has none")
 def test_a_small_recall_takes_few_round_trips(db: memdb.Database) -> None:
     """A recall of a few matches, or of none, reads each thing it needs once, inside its snapshot:
-    the snapshot's start, the tag's range, then the headers, the records and the owner's stamps
-    (whether it has archived memories), or the stamps, the level stamps and the tag's list (kept)
+    the snapshot's start, the tag's range, then the headers, the records and the owner's archived
+    counter (whether it has archived memories), or the stamps, the level stamps and the tag's list (kept)
     for the note of an empty window. They took 8 and 9 round trips: the stamps read outside the
     snapshot, the level stamps for ranking seven matches, the records' stamps twice, and a seek each
     for archived and superseded memories the owner never had."""

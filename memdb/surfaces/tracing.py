@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 __all__ = ["Span", "span"]
@@ -55,14 +55,31 @@ def _tracer() -> Any:
     return _cache[1]
 
 
-@contextmanager
-def span(name: str, attributes: Mapping[str, Attribute]) -> Iterator[Span]:
+class _Untraced:
+    """The block of a span when tracing is off: one shared object, since a generator-based
+    context manager made per call was 1.4 us of every recall (3% of a small one, recall18)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Span:
+        return _OFF
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_UNTRACED = _Untraced()
+
+
+def span(name: str, attributes: Mapping[str, Attribute]) -> AbstractContextManager[Span]:
     """A span named ``name`` around the block when tracing is configured; a no-op otherwise.
     An exception sets the span's status to error with ``error.type``, never its message."""
     tracer = _tracer()
-    if tracer is None:
-        yield _OFF
-        return
+    return _UNTRACED if tracer is None else _traced(tracer, name, attributes)
+
+
+@contextmanager
+def _traced(tracer: Any, name: str, attributes: Mapping[str, Attribute]) -> Iterator[Span]:
     from opentelemetry.trace import Status, StatusCode
 
     with tracer.start_as_current_span(name, attributes=dict(attributes), record_exception=False, set_status_on_exception=False) as real:

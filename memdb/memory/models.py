@@ -222,6 +222,11 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
 _Text = Annotated[str, Strict()]
 
 
+def _shows_something(text: str) -> bool:
+    """Whether ``text`` holds a character an answer could show (not only spaces, controls, marks)."""
+    return any(unicodedata.category(c)[0] not in "CZM" or unicodedata.category(c) == "Co" for c in text)
+
+
 class EpisodeInput(BaseModel):
     """A new episode as a caller describes it; kind/outcome rules are checked against settings later."""
 
@@ -260,8 +265,17 @@ class EpisodeInput(BaseModel):
     @classmethod
     def _visible(cls, value: str) -> str:
         # a zero-width space passed as a summary (an MCP probe's find) says nothing any answer could show
-        if not any(unicodedata.category(c)[0] not in "CZM" or unicodedata.category(c) == "Co" for c in value):
+        if not _shows_something(value):
             raise ValueError("holds no visible character (say what happened)")
+        return value
+
+    @field_validator("participants")
+    @classmethod
+    def _named(cls, value: list[str]) -> list[str]:
+        # "" or "   " was stored as a participant named by nothing
+        blank = next((i for i, who in enumerate(value) if not _shows_something(who)), None)
+        if blank is not None:
+            raise ValueError(f"item {blank} holds no visible character (name who took part, or leave it out)")
         return value
 
     @field_validator("ts")

@@ -45,7 +45,7 @@ from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, S
 from memdb.memory.audit import names_person
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import is_id, new_id
-from memdb.memory.models import Episode, check_owner, personal_data_in, unstorable, utc
+from memdb.memory.models import Episode, check_owner, personal_data_in, shown_name, unstorable, utc
 from memdb.memory.sanitize import sanitize_fields, shown
 from memdb.memory.sanitize.fields import bound_sanitized
 from memdb.memory.text import normalize_tag, tokenize
@@ -1359,7 +1359,8 @@ def _person(by: str) -> str:
     if not isinstance(by, str) or not by.strip() or len(by) > 64 or by.strip() != by:
         raise ValidationError(f"by {shown(by)}: name the person deciding (1-64 characters, no surrounding spaces)")
     if kinds := personal_data_in(by):
-        raise ValidationError(f"by {shown(by)}: looks like personal data ({', '.join(kinds)}); name the person by a handle or an opaque id")
+        said = f"looks like personal data ({', '.join(kinds)}); name the person by a handle or an opaque id"
+        raise ValidationError(f"by {shown_name(by)}: {said}")
     return by
 
 

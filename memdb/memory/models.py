@@ -30,6 +30,7 @@ __all__ = [
     "Status",
     "bound_text",
     "check_payload",
+    "shown_name",
     "shown_value",
     "unstorable",
     "validation_error",
@@ -85,15 +86,30 @@ def check_owner(owner: str) -> str:
     if size > OWNER_BYTES:
         raise ValidationError(f"owner {shown(owner)}: {size} bytes in UTF-8, more than {OWNER_BYTES}")
     if kinds := personal_data_in(owner):
-        raise ValidationError(f"owner {shown(owner)}: looks like personal data ({', '.join(kinds)}); use an opaque id")
+        raise ValidationError(f"owner {shown_name(owner)}: looks like personal data ({', '.join(kinds)}); use an opaque id")
     return owner
 
 
 @functools.lru_cache(maxsize=1024)
 def personal_data_in(name: str) -> tuple[str, ...]:
     """The placeholder kinds the built-in sanitizer would put in ``name`` (none for a good name):
-    an id given to look something up must not be echoed by the error that says it is unknown."""
-    return tuple(sorted(_SANITIZER.scan({"name": name}).counts))
+    an id given to look something up must not be echoed by the error that says it is unknown.
+    Read as given and, as a tag is, with its separators as spaces (``identifier_texts``): an owner
+    "4111_1111_1111_1111" was accepted, and written as every key's first subscript."""
+    return tuple(sorted(_SANITIZER.scan(_name_forms(name)).counts))
+
+
+def shown_name(name: str) -> str:
+    """A name ``personal_data_in`` refused, for its error: sanitized as given, or with its separators
+    as spaces where only that form holds the value ("bob_4111_1111_1111_1111" is 'bob <CARD_1>')."""
+    spaced = _name_forms(name).get("@name~spaced")
+    return shown(spaced) if spaced is not None and redacted(spaced) != spaced and redacted(name) == name else shown(name)
+
+
+def _name_forms(name: str) -> dict[str, str]:
+    from memdb.memory.sanitize.fields import identifier_texts  # fields reads this module's caps: imported when first asked
+
+    return identifier_texts({"name": name})
 
 
 def shown_value(value: object) -> str:

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from memdb.errors import ConfigError, ValidationError
-from memdb.memory.models import check_ident, check_owner, personal_data_in
+from memdb.memory.models import check_ident, check_owner, personal_data_in, shown_name
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.text import normalize_tag
@@ -140,7 +140,7 @@ class Settings(BaseModel):
                 raise ValueError(f"session rule {shown(rule)}: {exc}") from None
             # capture refuses such a tool name: no rule can match it
             if what == "tool" and _held_to_capture(info, "session_kinds") and (kinds := personal_data_in(name)):
-                raise ValueError(f"session rule {shown(rule)}: the tool name looks like personal data ({', '.join(kinds)})")
+                raise ValueError(f"session rule for tool {shown_name(name)}: the tool name looks like personal data ({', '.join(kinds)})")
             if key in out:
                 raise ValueError(f"session rules {shown(rule)} and another key are both {shown(key)} once normalised")
             if not _KIND.match(kind):
@@ -190,7 +190,7 @@ class Settings(BaseModel):
                 raise ValueError(f"team {shown(team)}: use 1-64 letters, digits or _.:@/+- (no spaces)")
             # a team name is kept as a key (^KNS, ^KNC): held to what its members are
             if _held_to_capture(info, "teams") and (kinds := personal_data_in(team)):
-                raise ValueError(f"team {shown(team)}: looks like personal data ({', '.join(kinds)}); use an opaque name")
+                raise ValueError(f"team {shown_name(team)}: looks like personal data ({', '.join(kinds)}); use an opaque name")
             if len(set(members)) != len(members):
                 raise ValueError(f"team {shown(team)} members {shown(members)}: duplicates")
             for m in members:

@@ -317,6 +317,10 @@ def test_every_token_shape_is_behind_the_hints(token: str) -> None:
         ("user-4111111111111111", "CARD"),
         ("10.0.0.1", "IP"),
         ("token=abc123", "SECRET"),
+        # read as a session's or a tag's name is, with its separators as spaces too (revS)
+        ("4111_1111_1111_1111", "CARD"),
+        ("bob_4111_1111_1111_1111", "CARD"),
+        ("415_200_0000", "PHONE"),
     ],
 )
 def test_an_owner_name_that_looks_like_personal_data_is_refused_without_echoing_it(owner: str, kinds: str) -> None:
@@ -325,7 +329,21 @@ def test_an_owner_name_that_looks_like_personal_data_is_refused_without_echoing_
 
     with pytest.raises(ValidationError, match=rf"looks like personal data \({kinds}\); use an opaque id") as info:
         check_owner(owner)
-    assert owner not in str(info.value)
+    assert owner not in str(info.value) and "1111" not in str(info.value) and "0000" not in str(info.value)
+
+
+def test_a_team_or_reviewer_named_by_personal_data_with_underscores_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    import memdb
+    from memdb.errors import ConfigError, ValidationError
+
+    with memdb.open(tmp_path / "db") as db:
+        with pytest.raises(ConfigError, match=r"team 'bob <CARD_1>': looks like personal data") as info:
+            db.configure(teams={"bob_4111_1111_1111_1111": ["ana"]})
+        assert "1111" not in str(info.value)
+        lesson = db.owner("ana").save_lesson("Renew certificates a week early", tags=["deploy"])
+        with pytest.raises(ValidationError, match=r"by '<PHONE_1>': looks like personal data") as err:
+            db.approve(lesson.id, by="415_200_0000")
+        assert "0000" not in str(err.value)
 
 
 @pytest.mark.parametrize("owner", ["ana\udc80", "\ud800", "x\udfffy"])

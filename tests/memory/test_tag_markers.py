@@ -163,3 +163,19 @@ def test_tags_that_are_no_list_are_never_echoed_raw(tmp_path: Path, tags: Any) -
                 call()
             assert "tags=" in str(info.value) and not re.search(r"\d{4}", str(info.value)), str(info.value)
         assert mem.count() == 0
+
+
+@pytest.mark.parametrize("typed", ["<EMAIL_1>", "<email_1>", "customer <PHONE_2>"])
+def test_a_placeholder_typed_as_a_tag_is_its_kind_marker_and_a_filter_by_it_matches_nothing(tmp_path: Path, typed: str) -> None:
+    """A tag given as a placeholder passed the sanitizer unchanged and was kept as "email-1", the
+    form the marker rule ended: two unrelated records joined by it, and a filter by "<EMAIL_1>"
+    said it left the tag out but searched "email-1" (revS)."""
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        a = mem.record("debug", "first", outcome="success", tags=[typed], ts=T0)
+        b = mem.record("debug", "second", outcome="success", tags=["bob@example.com"], ts=T0)
+        marker = {"<EMAIL_1>": "withheld-email", "<email_1>": "withheld-email"}.get(typed, "customer-withheld-phone")
+        assert a.tags == (marker,)
+        assert b.tags == ("withheld-email",)
+        answer = mem.recall(tags=[typed], now=T0)
+        assert list(answer) == [] and "personal data or a secret" in answer.note

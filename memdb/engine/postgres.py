@@ -788,6 +788,9 @@ class _PgTxn:
             self._flush_puts(bulk=True)
 
     def put_many(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        # checked before the first put, as LMDB checks a batch: all of it is put or none
+        if any(len(item) != 2 for item in items):
+            raise StoreError("put_many: every item must be a (key, value) pair")
         if any(not k for k, _ in items):
             raise StoreError("put_many: the empty key cannot be stored")
         for key, value in items:

@@ -2,9 +2,8 @@
 groups of a longer number unless that number was a date, so "met at 10:30 219 09 9999" kept it raw
 and "1985-03-14T10:00 219 09 9999" read "00 219 09 9999" as a phone dialled with "00", cutting the
 datetime; before a space and a number it was refused too, so "219 09 9999 5 copies" kept it raw.
-A time, like a date, is no group of a number, and one number after the SSN with a word after it is
-a count; two are a longer run, kept as before, and so is one at the text's end or before punctuation
-(revP: "ports 443 22 8080 5432" was "ports <SSN_1> 5432"). A tag with a date of birth the day first ("1985-14-03") read its month
+A time, like a date, is no group of a number, and one number after the SSN is a count; two are a
+longer run, kept as before. A tag with a date of birth the day first ("1985-14-03") read its month
 and the SSN as a phone in its spaced form."""
 
 from __future__ import annotations
@@ -80,42 +79,17 @@ def test_any_spaced_ssn_after_a_time_or_before_a_count_is_withheld(time: str, se
     assert clean(f"id {ssn} {count} copies") == f"id <SSN_1> {count} copies"
 
 
-@pytest.mark.parametrize("run", ["ports 443 22 8080 5432", "ranges 100 20 3000 4000", "sizes 512 64 1024 2", "queue 101 11 1011 0"])
-@pytest.mark.parametrize("end", ["", ".", ";", ", then more", " 7"])
-def test_a_run_of_four_spaced_numbers_holds_no_ssn(run: str, end: str) -> None:
-    """revP: one number after nine digits, and nothing after it, read as a count."""
-    assert clean(run + end) == run + end
-
-
 @pytest.mark.parametrize(
-    ("written", "text"),
+    ("text", "kept"),
     [
-        ("219 09 9999 5 copies", "<SSN_1> 5 copies"),
-        ("219 09 9999 5 copies.", "<SSN_1> 5 copies."),
-        ("sent 219 09 9999 12 times", "sent <SSN_1> 12 times"),
-        ("219 09 9999 5 Kopien", "<SSN_1> 5 Kopien"),  # a word in any language
+        ("Bob 219 09 9999 2", "Bob <SSN_1> 2"),
+        ("dependent 219 09 9999 1, spouse", "dependent <SSN_1> 1, spouse"),
+        ("ports 443 22 8080 5432", "ports <SSN_1> 5432"),  # the stated cost of failing closed
+        ("sizes 512 64 1024 2.", "sizes <SSN_1> 2."),
     ],
 )
-def test_a_number_with_a_word_after_it_is_still_a_count(written: str, text: str) -> None:
-    assert clean(written) == text
-
-
-# nine digits of an SSN's shape, no group starting with 0: "001 01 0001 10" and "01 0001 1000" of
-# "100 01 0001 1000" are phones dialled with a trunk 0 (``_PHONE_TRUNK``)
-_SSNS_NO_TRUNK = st.tuples(st.integers(100, 899).filter(lambda a: a != 666), st.integers(10, 99), st.integers(1000, 9999)).map(
-    lambda t: " ".join(map(str, t))
-)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    ssn=_SSNS_NO_TRUNK,
-    number=st.integers(0, 99999),
-    first=st.booleans(),
-    word=st.sampled_from(["", "ports ", "sizes ", "ids: "]),
-    end=st.sampled_from(["", ".", "!"]),
-)
-def test_any_run_of_four_spaced_numbers_at_a_texts_end_stays(ssn: str, number: int, first: bool, word: str, end: str) -> None:
-    """Nine digits of an SSN's shape with one more number before or after them, at the end."""
-    text = f"{word}{number} {ssn}{end}" if first else f"{word}{ssn} {number}{end}"
-    assert clean(text) == text
+def test_a_spaced_ssn_before_one_number_is_withheld_whatever_follows(text: str, kept: str) -> None:
+    """One number after a spaced SSN, then a word, punctuation or the text's end: withheld (fail
+    closed). Reading it as more of a run of numbers at the end kept "Bob 219 09 9999 2" raw (revQ),
+    to keep port lists whose first three numbers read as an SSN (revP): an SSN on disk costs more."""
+    assert clean(text) == kept

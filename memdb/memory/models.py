@@ -24,7 +24,6 @@ from memdb.memory.text import normalize_tags, shown_tag
 
 __all__ = [
     "MAX_DEPTH",
-    "PARTICIPANT_CHARS",
     "Episode",
     "EpisodeInput",
     "Outcome",
@@ -44,7 +43,6 @@ _OWNER = re.compile(r"[^\x00-\x1f\x7f]{1,64}\Z")
 OWNER_BYTES = 128  # with a tag (also at most 128 bytes) and an episode's tail, an index key stays within LMDB's 511
 _IDENT = re.compile(r"[A-Za-z0-9_.:@/+-]{1,128}\Z")
 SUMMARY_CHARS = 500
-PARTICIPANT_CHARS: Final = 256  # a person's name or an agent's id, stored as given (never normalised as a tag)
 _SANITIZER = RegexSanitizer()  # owner names are checked by the built-in detectors, whatever a database configures
 FIRST_YEAR = 1000  # an id starts with the 4-digit year of its timestamp
 
@@ -240,11 +238,6 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
 _Text = Annotated[str, Strict()]
 
 
-def _shows_something(text: str) -> bool:
-    """Whether ``text`` holds a character an answer could show (not only spaces, controls, marks)."""
-    return any(unicodedata.category(c)[0] not in "CZM" or unicodedata.category(c) == "Co" for c in text)
-
-
 class EpisodeInput(BaseModel):
     """A new episode as a caller describes it; kind/outcome rules are checked against settings later."""
 
@@ -283,20 +276,8 @@ class EpisodeInput(BaseModel):
     @classmethod
     def _visible(cls, value: str) -> str:
         # a zero-width space passed as a summary (an MCP probe's find) says nothing any answer could show
-        if not _shows_something(value):
+        if not any(unicodedata.category(c)[0] not in "CZM" or unicodedata.category(c) == "Co" for c in value):
             raise ValueError("holds no visible character (say what happened)")
-        return value
-
-    @field_validator("participants")
-    @classmethod
-    def _named(cls, value: list[str]) -> list[str]:
-        # "" or "   " was stored as a participant named by nothing
-        blank = next((i for i, who in enumerate(value) if not _shows_something(who)), None)
-        if blank is not None:
-            raise ValueError(f"item {blank} holds no visible character (name who took part, or leave it out)")
-        long = next((i for i, who in enumerate(value) if len(who) > PARTICIPANT_CHARS), None)
-        if long is not None:
-            raise ValueError(f"item {long}: {len(value[long])} characters, more than {PARTICIPANT_CHARS} (a name or an agent's id)")
         return value
 
     @field_validator("ts")

@@ -87,26 +87,3 @@ def test_a_participant_that_makes_no_tag_is_recorded_and_found(tmp_path: Path, w
         assert ep.participants == (who, "Bob") and len(report.ids) == 1
         assert [m.id for m in mem.recall(text="bob")] == [ep.id]  # the participant that is a tag, indexed once
         assert db.check().problems == []
-
-
-@pytest.mark.parametrize("blank", ["", "   ", "\u200b"])
-def test_a_participant_named_by_nothing_is_refused(tmp_path: Path, blank: str) -> None:
-    """ "" and "   " were stored as participants; the whole capture is refused, naming the item."""
-    with memdb.open(tmp_path / "db") as db:
-        mem = db.owner("ana")
-        for capture in (_record(participants=["Bob", blank]), _imported(participants=[blank])):
-            with pytest.raises(ValidationError, match=r"participants.*item [01] holds no visible character"):
-                capture(mem)
-        assert mem.count() == 0
-
-
-def test_a_participant_is_a_name_of_at_most_its_cap(tmp_path: Path) -> None:
-    """The Python API caps a participant as MCP's schema states (``PARTICIPANT_CHARS``): a name or an id."""
-    from memdb.memory.models import PARTICIPANT_CHARS
-
-    with memdb.open(tmp_path / "db") as db:
-        mem = db.owner("ana")
-        ep = mem.record("debug", "s", outcome="success", participants=["x" * PARTICIPANT_CHARS])
-        with pytest.raises(ValidationError, match=rf"item 1: {PARTICIPANT_CHARS + 1} characters, more than {PARTICIPANT_CHARS}"):
-            mem.record("debug", "t", outcome="success", participants=["Bob", "y" * (PARTICIPANT_CHARS + 1)])
-        assert [m.id for m in mem.recall(limit=5)] == [ep.id]

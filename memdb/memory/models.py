@@ -100,10 +100,11 @@ def personal_data_in(name: str) -> tuple[str, ...]:
 
 
 def shown_name(name: str) -> str:
-    """A name ``personal_data_in`` refused, for its error: sanitized as given, or with its separators
-    as spaces where only that form holds the value ("bob_4111_1111_1111_1111" is 'bob <CARD_1>')."""
-    spaced = _name_forms(name).get("@name~spaced")
-    return shown(spaced) if spaced is not None and redacted(spaced) != spaced and redacted(name) == name else shown(name)
+    """A name ``personal_data_in`` refused, for its error: sanitized as given, or not at all where
+    it has a form with its separators as spaces: no one form then shows none of its values
+    ("bob_4111_1111_1111_1111" as given is the card; spaced, "10.0.0.1_4111_1111_1111_1111" is no
+    longer the address; "pin_1234_10.1.1.1" showed its PIN: revQ)."""
+    return "(not shown)" if "@name~spaced" in _name_forms(name) else shown(name)
 
 
 def _name_forms(name: str) -> dict[str, str]:

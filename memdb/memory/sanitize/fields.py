@@ -348,11 +348,14 @@ def marked_tag(sanitized: str, given: str) -> str:
     A placeholder's number is its record's, so "email-1" was a different person in each record and
     a filter by it joined strangers' memories; a marker says only that a value was withheld, and a
     hash of the value (of a phone number, a card) could be reversed by trying them all."""
-    if "<" in sanitized and _ANY_CASE_PLACEHOLDER.search(sanitized) is not None:
-        # a placeholder typed as a tag too ("<EMAIL_1>" given): it was kept, as "email-1" (revS)
-        return _ANY_CASE_PLACEHOLDER.sub(lambda m: f" {tag_marker(m.group())} ", sanitized).strip()
     if sanitized == given:
+        # a placeholder typed as a tag, in memdb's own shape ("<EMAIL_1>"), was kept as "email-1"
+        # (revS); one in another case ("<step_2>", "<Table_12>") is a tag's own text (revQ)
+        if "<" in sanitized and PLACEHOLDER.search(sanitized) is not None:
+            return PLACEHOLDER.sub(lambda m: f" {tag_marker(m.group())} ", sanitized).strip()
         return sanitized
+    if "<" in sanitized and _ANY_CASE_PLACEHOLDER.search(sanitized) is not None:
+        return _ANY_CASE_PLACEHOLDER.sub(lambda m: f" {tag_marker(m.group())} ", sanitized).strip()
     try:
         folded = normalize_tag(sanitized) == normalize_tag(given)
     except ValidationError:

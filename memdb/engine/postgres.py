@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from memdb.engine.process import after_fork
+from memdb.engine.store import batch_pairs
 from memdb.errors import NotFoundError, StoreBusyError, StoreClosedError, StoreError, TransactionConflictError
 
 if TYPE_CHECKING:
@@ -789,8 +790,7 @@ class _PgTxn:
 
     def put_many(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         # checked before the first put, as LMDB checks a batch: all of it is put or none
-        if any(len(item) != 2 for item in items):
-            raise StoreError("put_many: every item must be a (key, value) pair")
+        items = batch_pairs(items)
         if any(not k for k, _ in items):
             raise StoreError("put_many: the empty key cannot be stored")
         for key, value in items:

@@ -15,7 +15,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -52,7 +52,7 @@ from memdb.errors import (
     TransactionConflictError,
 )
 
-__all__ = ["LMDBStore", "ReadTxn", "Store", "WriteTxn", "unopened"]
+__all__ = ["LMDBStore", "ReadTxn", "Store", "WriteTxn", "batch_pairs", "unopened"]
 
 
 @runtime_checkable
@@ -139,6 +139,22 @@ _GROW_WHEN_USED = 0.75
 _REPLAY_ATTEMPTS = 8
 _first_of = operator.itemgetter(0)
 _PAIR: Final = {2}
+
+
+def batch_pairs(items: Iterable[tuple[bytes, bytes]]) -> tuple[tuple[bytes, bytes], ...]:
+    """``put_many``'s items read once (a caller's iterable too: PostgreSQL's checks used up a
+    generator and put nothing), each a (key, value) pair, checked before any is put: StoreError
+    names the rule otherwise, an item without a length included (revQ)."""
+    items = tuple(items)
+    try:
+        pairs = not items or set(map(len, items)) == _PAIR
+    except TypeError:
+        pairs = False
+    if not pairs:
+        raise StoreError("put_many: every item must be a (key, value) pair")
+    return items
+
+
 LMDB_MAX_KEY_BYTES = 511  # the bundled LMDB's compile-time limit (Environment.max_key_size())
 
 
@@ -631,10 +647,8 @@ class _LMDBWrite:
     def put_many(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         if not items:
             return
-        items = tuple(items)  # read once (a caller's iterable), and what is put is what is logged
         # Checked before the first put: LMDB would stop half-way, with the log not knowing where.
-        if set(map(len, items)) != _PAIR:
-            raise StoreError("put_many: every item must be a (key, value) pair")
+        items = batch_pairs(items)  # what is put is what is logged
         sizes = list(map(len, map(_first_of, items)))
         if not min(sizes) or max(sizes) > LMDB_MAX_KEY_BYTES:
             bad = next(k for k, _ in items if not k or len(k) > LMDB_MAX_KEY_BYTES)

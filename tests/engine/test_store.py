@@ -125,7 +125,7 @@ def test_put_many_with_an_empty_key_writes_none_of_the_batch(store: Store) -> No
         assert list(r.scan(b"\x00", b"\xff")) == [(b"kept", b"1")]
 
 
-@pytest.mark.parametrize("bad", [(b"b", b"2", b"x"), (b"c",)])
+@pytest.mark.parametrize("bad", [(b"b", b"2", b"x"), (b"c",), 7])
 def test_put_many_refuses_an_item_that_is_no_pair_before_writing(store: Store, bad: tuple[bytes, ...]) -> None:
     """A batch is all pairs or none of it is put, even when the caller goes on and commits (LMDB's
     write log keeps a batch's keys and values flat; PostgreSQL raised ValueError: revP)."""
@@ -135,6 +135,14 @@ def test_put_many_refuses_an_item_that_is_no_pair_before_writing(store: Store, b
         w.put(b"kept", b"1")
     with store.read() as r:
         assert list(r.scan(b"\x00", b"\xff")) == [(b"kept", b"1")]
+
+
+def test_put_many_takes_a_generator(store: Store) -> None:
+    """Read once: PostgreSQL's checks used up a generator and put nothing, without an error (revQ)."""
+    with store.write() as w:
+        w.put_many((b"k%d" % i, b"v") for i in range(3))  # type: ignore[arg-type]
+    with store.read() as r:
+        assert [k for k, _ in r.scan(b"\x00", b"\xff")] == [b"k0", b"k1", b"k2"]
 
 
 def test_delete_range(store: Store) -> None:

@@ -417,3 +417,28 @@ def test_each_system_is_timed_again_alone_after_the_scored_pass() -> None:
         assert len(scores[name].alone_ms) == 3 and out["latency_alone_ms"]["p95"] >= out["latency_alone_ms"]["p50"] > 0
     only = locomo.run([conv], [system("a")])["a"]  # one system: nothing else to time it apart from
     assert only.alone_ms == [] and "latency_alone_ms" not in only.summary()
+
+
+def test_between_times_every_question_in_each_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import locomo_between
+
+    data = _tiny_locomo10(tmp_path / "tiny.json")
+    got = locomo_between.main(["--data", str(data), "--rounds", "2"])
+    assert set(got) == {"memdb", "memdb-ask"}
+    for row in got.values():
+        assert set(row) == set(locomo_between.MODES)
+        assert all(0 < p50 <= p95 for p50, p95 in row.values())
+    printed = capsys.readouterr().out
+    assert "(medians of 2 rounds; p50s of each round)" in printed
+    (conv,) = locomo.load_data(data)
+    assert len(locomo_between.run_mode([conv], "memdb", "write", tmp_path / "w")) == len(conv.questions)
+
+
+def test_between_refuses_an_unknown_row_and_no_rounds(tmp_path: Path) -> None:
+    from benchmarks import locomo_between
+
+    data = _tiny_locomo10(tmp_path / "tiny.json")
+    with pytest.raises(SystemExit, match="unknown memdb rows: bm25"):
+        locomo_between.main(["--data", str(data), "--systems", "memdb,bm25"])
+    with pytest.raises(SystemExit, match="--rounds 0: at least 1"):
+        locomo_between.main(["--data", str(data), "--rounds", "0"])

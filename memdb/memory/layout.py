@@ -73,7 +73,7 @@ from memdb.memory.postings import TF_UNIT, TextIndex
 from memdb.memory.relevance import LEVELS_PER_POINT, band_of, relevance_level
 from memdb.memory.settings import FACT_KIND
 from memdb.memory.text import term_counts, tokenize, unchecked_tag_form
-from memdb.memory.timephrase import TOLD_HINTS, told_hint_in, told_windows
+from memdb.memory.timephrase import TOLD_HINTS, TOLD_ORDINALS, told_hint_in, told_windows
 
 __all__ = [
     "ACCOUNT_CHARS",
@@ -130,7 +130,7 @@ __all__ = [
     "unlinked",
 ]
 
-LAYOUT: Final = 27  # the index layout this code writes (see memdb.memory.migrate)
+LAYOUT: Final = 28  # the index layout this code writes (see memdb.memory.migrate)
 
 GLOBALS: Final[Mapping[str, str]] = {
     # episodes (this module)
@@ -483,8 +483,8 @@ def _told_starts() -> dict[str, str]:
 
 
 _TOLD_TERMS: Final = _told_starts()
-# the terms that hint at a time when every term is ASCII: a hint's, or a year 1900-2099
-_ASCII_HINTS: Final = frozenset(_TOLD_TERMS).union(str(year) for year in range(1900, 2100))
+# the terms that hint at a time when every term is ASCII: a hint's, a day's ordinal ("15th"), or a year 1900-2099
+_ASCII_HINTS: Final = frozenset(_TOLD_TERMS).union(TOLD_ORDINALS, (str(year) for year in range(1900, 2100)))
 
 
 def _is_year(term: str) -> bool:
@@ -501,7 +501,7 @@ def told_of(record: Mapping[str, Any], tf: Mapping[str, int], week_start: int = 
         # ASCII term is a year exactly when it is one of those 200; the order of hints is no matter)
         hints = [_TOLD_TERMS.get(t, t) for t in _ASCII_HINTS.intersection(tf)]
     else:  # "昨天", "月", "7월": Chinese, Japanese and Korean hints; "20٢٥" (other digits) is a year too
-        hints = [_TOLD_TERMS.get(t, t) for t in tf if t in _TOLD_TERMS or _is_year(t)]
+        hints = [_TOLD_TERMS.get(t, t) for t in tf if t in _TOLD_TERMS or t in TOLD_ORDINALS or _is_year(t)]
         hints += filter(None, map(told_hint_in, tf))
     if not hints:
         return []

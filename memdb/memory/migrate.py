@@ -42,10 +42,12 @@ _STEPS: Final[dict[int, frozenset[str]]] = {
     **dict.fromkeys((10, 15, 16, 17, 20, 24, 25, 26), frozenset({_REBUILD, _TELL})),
     22: frozenset({_REBUILD, _BY_SESSION}),
     27: frozenset({_KEEP}),
+    28: frozenset({_TELL}),
 }
 """What the step to each layout needs (``upgrade`` says what each changed); a step not named
 rebuilds the text index, the safe choice. An upgrade without a rebuild among its steps rewrites
-only what they change: from 26 to 27 the headers, band entries and levels (``_keep_batch``)."""
+only what they change: from 26 to 27 the headers, band entries and levels (``_keep_batch``), from
+27 to 28 the headers whose told windows change and their told entries (``_tell_batch``)."""
 _ONLY_REBUILD: Final = frozenset({_REBUILD})
 
 
@@ -175,14 +177,17 @@ def upgrade(layer: Episodes, batch: int = 5_000) -> int:
     day, nor "1990년대" of 1990, ``memdb.memory.timephrase``; layout 27 keeps every stored
     relevance at its level's value, ``kept_relevance``, and rewrites the levels derived from it,
     so a database written before relevance was kept checks clean, and its first rescore no longer
-    rewrites every header: that one-time cost is the upgrade's, with its progress report).
+    rewrites every header: that one-time cost is the upgrade's, with its progress report; layout
+    28 reads the told windows again, as a day of the month by its ordinal alone, "we shipped it on
+    the 3rd", tells of the latest such day, ``timephrase.TOLD_ORDINALS``).
     An upgrade does what the steps from the stored layout need (``_STEPS``), one batch of
     ``batch`` headers a transaction: where a step changed what is indexed (every step before 27),
     it rebuilds each owner's text index from the hot records and rewrites the index entries; from
-    26 it reads no record and writes only the headers whose kept relevance differs, their band
-    entries and the level chunks that differ (100,000 agent episodes: 8.3 s, where the
-    rebuild took 66 s). Returns how many episodes were rewritten (indexed again, or their
-    header or level); a current database costs one read. The layout is recorded last, so an
+    26 it writes only the headers whose kept relevance differs, their band entries and the level
+    chunks that differ (26 to 27 alone, reading no record: 8.3 s for 100,000 agent episodes, where
+    the rebuild took 66 s), and from 26 or 27 it reads each hot record's told windows again and
+    writes only the headers whose windows change and their told entries. Returns how many
+    episodes were rewritten (indexed again, or their header or level); a current database costs one read. The layout is recorded last, so an
     interrupted upgrade runs again on the next open (a rebuild starts each owner's over; the
     targeted path finds the batches it did unchanged)."""
     lay = layer.layout
@@ -261,8 +266,10 @@ def _upgrade(layer: Episodes, holder: str, old: Any, batch: int) -> int:
                 done += len(chunk)
                 if _REBUILD in needs:
                     rewritten += _rebuild_batch(layer, owner, chunk, needs)
-                else:
-                    rewritten += _keep_batch(layer, owner, chunk)
+                else:  # the steps' own changes: relevance kept, then the told windows from the kept headers
+                    kept = _keep_batch(layer, owner, chunk) if _KEEP in needs else set()
+                    told = _tell_batch(layer, owner, chunk, needs) if _TELL in needs else set()
+                    rewritten += len(kept | told)
             if chunk and (len(chunk) < batch or time.perf_counter() - reported >= 2.0):
                 # the progress report (every 2 s at most): the memdb command shows these lines on a
                 # terminal. It counts the episodes done, which reach the total: archived and
@@ -328,11 +335,11 @@ def _rebuild_batch(layer: Episodes, owner: str, chunk: Sequence[tuple[Any, dict[
     return len(docs)
 
 
-def _keep_batch(layer: Episodes, owner: str, chunk: Sequence[tuple[Any, dict[str, Any]]]) -> int:
+def _keep_batch(layer: Episodes, owner: str, chunk: Sequence[tuple[Any, dict[str, Any]]]) -> set[str]:
     """Bring one batch of an owner's headers (``chunk``) to their kept relevance (layout 27), in
     the caller's transaction, reading no record: each header whose kept value differs, a hot
     one's band entry where its band changed, and each hot document's level where it differs,
-    kept or not (2.32 was stored as level 57). Returns how many episodes it rewrote."""
+    kept or not (2.32 was stored as level 57). Returns the ids of the episodes it rewrote."""
     lay, text = layer.layout, layer.layout.text
     sets: list[tuple[Global, Any, Any]] = []
     moves: list[tuple[tuple[Any, ...], tuple[Any, ...]]] = []  # a band entry's (old subscripts, new ones)
@@ -362,4 +369,42 @@ def _keep_batch(layer: Episodes, owner: str, chunk: Sequence[tuple[Any, dict[str
     levels = [(eid, lv) for (eid, lv), doc in zip(hot, numbers, strict=True) if doc is not None and doc < len(stored) and stored[doc] != lv]
     text.set_levels(owner, levels)
     rewritten.update(eid for eid, _ in levels)
-    return len(rewritten)
+    return rewritten
+
+
+def _tell_batch(layer: Episodes, owner: str, chunk: Sequence[tuple[Any, dict[str, Any]]], needs: frozenset[str]) -> set[str]:
+    """Read the told windows of one batch of an owner's hot episodes again (``told_of`` of each
+    record; layout 28 reads a day's ordinal), in the caller's transaction, after ``_keep_batch``
+    when ``needs`` keeps relevance too (its headers are then the kept ones): each header whose
+    windows change, and its told entries (``^EPTD``), which hold its document number and outcome
+    as every index entry does. Nothing else is written. Returns the ids of the episodes it rewrote."""
+    lay, settings = layer.layout, layer.settings
+    sets: list[tuple[Global, Any, Any]] = []
+    kills: list[tuple[Global, Any]] = []
+    changed: list[tuple[str, dict[str, Any], list[list[int]]]] = []  # (id, new header, its old windows)
+    for subs, header in chunk:
+        eid = str(subs[1])
+        record = lay.mem.get((owner, episode_day(eid), eid)) if _hot(header) else None  # an archived one has no told entries
+        if record is None:
+            continue
+        state = _kept(header) if _KEEP in needs else header
+        old = [list(w) for w in state.get("told", ())]
+        told = told_of(record, terms_of(record)[0], settings.week_starts_on, settings.timezone)
+        if told == old:
+            continue
+        state = {**state, "told": told} if told else {k: v for k, v in state.items() if k != "told"}
+        sets.append((lay.states, subs, state))
+        t = ts_micros(header["ts"])
+        kills.extend((lay.by_told, (owner, start, end, t, eid)) for start, end in old)
+        changed.append((eid, state, told))
+    if not changed:
+        return set()
+    numbers = lay.text.numbers_of(owner, [encode_subscript(eid) for eid, _, _ in changed])
+    packed = [
+        (lay.by_told.key((owner, start, end, ts_micros(state["ts"]), eid)), entry_value(doc, state.get("outcome")))
+        for (eid, state, told), doc in zip(changed, numbers, strict=True)
+        if doc is not None
+        for start, end in told
+    ]
+    layer.space.apply(kills, sets, packed=packed)
+    return {eid for eid, _, _ in changed}

@@ -641,9 +641,12 @@ TOLD_HINTS: Final = frozenset(
     months year years hour hours minute minutes min mins quarter quarters q1 q2 q3 q4 h1 h2 summer winter spring autumn
     fall tomorrow""".split()
 ).union(_WEEKDAYS, _MONTHS)
-"""Words one of which every phrase ``told_windows`` can place holds (besides a year or a date, or
-a Chinese, Japanese or Korean sign of one, ``told_hint_in``): a record holding none of them tells
-of no time (test_every_told_phrase_holds_a_hint)."""
+"""Words one of which every phrase ``told_windows`` can place holds (besides a year or a date, a
+day of the month by its ordinal, ``TOLD_ORDINALS``, or a Chinese, Japanese or Korean sign of one,
+``told_hint_in``): a record holding none of them tells of no time (test_every_told_phrase_holds_a_hint)."""
+TOLD_ORDINALS: Final = frozenset(f"{d}{suffix}" for d in range(1, 32) for suffix in ("st", "nd", "rd", "th"))
+"""A day of the month by its ordinal as a hint ("we shipped it on the 3rd": ``_ORDINAL_DAY``
+reads the phrase; layout 28), in every suffix, as a word and as the index's term of it."""
 # what every Chinese, Japanese and Korean phrase holds: a relative word, or a sign of year or month
 _CJK_HINT = re.compile(rf"{_CJK_RELATIVE_WORDS}|[年月년월]")
 
@@ -672,9 +675,10 @@ def told_within(start_us: int, end_us: int, lo_us: int | None, hi_us: int | None
     return start_us < hi_us and end_us - start_us <= TOLD_PART_OF_DAY_US
 
 
-_TOLD_WORD = re.compile(r"\b[qh][1-4]\b|[^\W\d_]+|\b(?:19|20)\d\d\b", re.IGNORECASE)  # "Q1", a word, or a year 1900-2099
+# "Q1", a day of the month by its ordinal ("15th"), a word, or a year 1900-2099
+_TOLD_WORD = re.compile(r"\b[qh][1-4]\b|\b\d\d?(?:st|nd|rd|th)\b|[^\W\d_]+|\b(?:19|20)\d\d\b", re.IGNORECASE)
 # the same, where a hint was found: the word that starts there (None inside a word: "night" of "nightly")
-_TOLD_WORD_AT = re.compile(r"\b[qh][1-4]\b|(?<![^\W\d_])[^\W\d_]+|\b(?:19|20)\d\d\b", re.IGNORECASE)
+_TOLD_WORD_AT = re.compile(r"\b[qh][1-4]\b|\b\d\d?(?:st|nd|rd|th)\b|(?<![^\W\d_])[^\W\d_]+|\b(?:19|20)\d\d\b", re.IGNORECASE)
 _TOLD_REACH = 48  # characters on either side of a hint that a phrase holding it can span
 # A deadline ("deliver it by September", "due Friday") bounds when a thing happens; it tells of no day.
 _DEADLINE = re.compile(r"\b(?:by|due)\s+$", re.IGNORECASE)

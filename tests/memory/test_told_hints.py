@@ -16,7 +16,7 @@ from memdb.memory import layout
 from memdb.memory.ids import ts_micros
 from memdb.memory.layout import told_of
 from memdb.memory.text import term_counts
-from memdb.memory.timephrase import TOLD_HINTS, told_hint_in, told_windows
+from memdb.memory.timephrase import TOLD_HINTS, TOLD_ORDINALS, told_hint_in, told_windows
 
 AT = dt.datetime(2026, 7, 2, 12, 0, tzinfo=dt.UTC)
 WORDS = [
@@ -28,7 +28,11 @@ WORDS = [
 
 def told_before(record: Mapping[str, Any], tf: Mapping[str, int]) -> list[list[int]]:
     """The model: told_of as it tested each term."""
-    hints = [layout._TOLD_TERMS.get(t, t) for t in tf if t in layout._TOLD_TERMS or (len(t) == 4 and t[:2] in ("19", "20") and t.isdigit())]
+    hints = [
+        layout._TOLD_TERMS.get(t, t)
+        for t in tf
+        if t in layout._TOLD_TERMS or t in TOLD_ORDINALS or (len(t) == 4 and t[:2] in ("19", "20") and t.isdigit())
+    ]
     if not all(map(str.isascii, tf)):
         hints += filter(None, map(told_hint_in, tf))
     if not hints:
@@ -45,7 +49,7 @@ def test_told_of_finds_the_hints_testing_each_term_found(summary: list[str], les
 
 
 # a word of how often ("nightly", "weekly", "Mondays") shares its term with a hint word ("night",
-# "week", "monday"); a date beside it ("on the 5th") holds no hint of its own
+# "week", "monday"); a date beside it ("on the 5th") is read by its own hint since layout 28
 OFTEN = ["the nightly build failed on the 5th", "our weekly sync on the 5th", "Monthly report on the 5th", "we deploy on Mondays at 9"]
 
 
@@ -59,11 +63,14 @@ def test_the_hints_capture_passes_find_what_reading_every_word_finds(words: list
     assert told_of(record, term_counts(text)) == [[ts_micros(a), ts_micros(b)] for a, b in told_windows(text, AT)]
 
 
-@pytest.mark.parametrize("text", OFTEN)
-def test_a_word_of_how_often_tells_of_no_time(text: str) -> None:
-    # capture found "night" inside "nightly" (its term is "night") and placed "on the 5th" there:
-    # June 5, where "daily" (term "daili") placed nothing. Reading words, neither tells of a time
-    assert told_of({"ts": AT, "summary": text}, term_counts(text)) == []
+@pytest.mark.parametrize(("text", "hint"), [(OFTEN[0], "night"), (OFTEN[1], "week"), (OFTEN[2], "month"), (OFTEN[3], "monday")])
+def test_a_word_of_how_often_opens_no_region(text: str, hint: str) -> None:
+    # capture found "night" inside "nightly" (its term is "night") and placed what was near it
+    # there, where "daily" (term "daili") placed nothing: the hint's letters inside a longer word
+    # open no region ("on the 5th" beside it tells of June 5 by its own hint, "5th", since layout 28)
+    assert told_windows(text, AT, hints=[hint]) == []
+    fifth = [[ts_micros(dt.datetime(2026, 6, 5, tzinfo=dt.UTC)), ts_micros(dt.datetime(2026, 6, 6, tzinfo=dt.UTC))]]
+    assert told_of({"ts": AT, "summary": text}, term_counts(text)) == (fifth if "5th" in text else [])
 
 
 def test_a_hint_word_beside_a_word_of_how_often_still_tells() -> None:

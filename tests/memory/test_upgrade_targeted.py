@@ -33,8 +33,8 @@ OLD_RELEVANCE = (None, 2.32, 2.3456789, 3.9999999999, 6.0, 7.123456789, 0.999999
 # the globals whose keys or values hold document numbers, which a rebuild hands out again, and
 # the stamps, random at each write of a chunk: compared through ``_text_view`` and not as bytes
 NUMBERED = ("EPDN", "EPX", "EPXT", "EPC", "EPCV", "EPL", "EPLV")
-# what the targeted path may write: headers, band entries, level chunks and their stamps, the layout
-TARGETED = ("EPST", "EPB", "EPL", "EPLV", "META")
+# what the targeted path may write: headers, band entries, level chunks and their stamps, told entries, the layout
+TARGETED = ("EPST", "EPB", "EPL", "EPLV", "EPTD", "META")
 
 
 @pytest.fixture
@@ -214,8 +214,69 @@ def test_an_interrupted_targeted_upgrade_runs_again_to_the_same_end(tmp_path: Pa
 
 
 def test_what_an_upgrade_does_is_what_the_steps_it_crosses_need() -> None:
-    """The declared steps: from 26 only relevance is kept; from older layouts the text index is
-    rebuilt, with the told windows read again up to 26 and the archived sessions indexed before 22."""
-    assert migrate._needs(26) == {"keep"}
+    """The declared steps: from 27 only the told windows are read again, from 26 relevance is kept
+    too; from older layouts the text index is rebuilt, with the told windows read again and the
+    archived sessions indexed before 22."""
+    assert migrate._needs(27) == {"tell"}
+    assert migrate._needs(26) == {"keep", "tell"}
     assert migrate._needs(25) == migrate._needs(22) == {"rebuild", "tell", "keep"}
     assert migrate._needs(21) == migrate._needs(None) == {"rebuild", "tell", "by_session", "keep"}
+
+
+def _at_layout_27(db: memdb.Database, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Record episodes of three owners as layout 27 did, which took no day's ordinal for a hint of
+    a time (archived, superseded and ones telling of other days among them); returns how many
+    hot ones tell of a day by its ordinal alone ("we reverted the deploy on the 3rd", not "on the
+    3rd again": the 3rd of what), which the upgrade should rewrite."""
+    from memdb.memory import layout
+    from memdb.memory.timephrase import TOLD_ORDINALS, told_windows
+
+    texts = (
+        "we reverted the deploy on the 3rd", "the deploy failed yesterday", "deploy {i} went fine", "on the 21st and yesterday it broke",
+    )  # fmt: skip
+    telling = 0
+    with monkeypatch.context() as old_code:
+        old_code.setattr(layout, "_ASCII_HINTS", layout._ASCII_HINTS - TOLD_ORDINALS)
+        for o, owner in enumerate(OWNERS):
+            mem = db.owner(owner)
+            ids = [
+                mem.record("debug", texts[i % 4].format(i=i), outcome=("failure", "success")[i % 2], ts=T0 - dt.timedelta(days=i + o))
+                for i in range(20 + 3 * o)
+            ]
+            for ep in ids[1::6]:
+                mem.archive(ep.id)
+            for ep in ids[4::8]:  # none archived
+                mem.supersede(ep.id, reason="typo", summary=ep.summary + " again")
+    for owner in OWNERS:  # the hot ones whose summary tells of more than their header says
+        for subs, header in db.episodes.layout.states.items((owner,)):
+            if header.get("status") not in ("archived", SUPERSEDED):
+                told = told_windows(db.owner(owner).get(str(subs[1])).summary, header["ts"])
+                telling += len(told) != len(header.get("told", ()))
+    db.globals["META"].set(("layout",), 27)
+    return telling
+
+
+def test_an_upgrade_from_27_reads_the_told_windows_again_and_writes_only_them(
+    tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From layout 27 only the told windows changed (a day's ordinal is a hint, layout 28): the
+    upgrade reads each hot record's windows again and writes the headers that change and their
+    told entries, nothing else, and ends where the full rebuild ends."""
+    with memdb.open(tmp_path / "a", clock=clock) as db, memdb.open(tmp_path / "b", clock=clock) as rebuilt:
+        telling = _at_layout_27(db, monkeypatch)
+        assert telling > 0
+        _copy(db, rebuilt)
+        before = _raw(db)
+        total = len(before["EPST"])
+
+        rewritten, progress = _upgraded(db, caplog)
+        assert rewritten == telling and progress == (total, total, telling)
+        after = _raw(db)
+        assert {name for name in after.keys() | before.keys() if after.get(name) != before.get(name)} == {"EPST", "EPTD", "META"}
+        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+        assert migrate.upgrade(db.episodes) == 0  # done once
+
+        rebuilt.globals["META"].set(("layout",), 25)  # the step to 26 rebuilds the text index and reads the windows again
+        assert _upgraded(rebuilt, caplog)[0] > rewritten
+        assert rebuilt.check().ok
+        assert _view(db) == _view(rebuilt)

@@ -958,7 +958,7 @@ def test_opening_a_layout_17_database_indexes_decisions(tmp_path: Path, monkeypa
             db.globals["META"].set(("layout",), 17)
             assert not db.owner("ana").ask("postgres").found
     with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
-        assert db.globals["META"].get(("layout",)) == layout.LAYOUT == 27 and db.check().ok
+        assert db.globals["META"].get(("layout",)) == layout.LAYOUT == 28 and db.check().ok
         assert [m.id for m in db.owner("ana").ask("What did we decide about the database?")] == [chose.id]
 
 

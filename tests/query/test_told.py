@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import memdb
 from memdb.memory.layout import LAYOUT, TOLD_FIELDS, told_of
 from memdb.memory.text import term_counts
-from memdb.memory.timephrase import TOLD_HINTS, TOLD_MAX, TOLD_PART_OF_DAY_US, read_time_phrases, told_windows, told_within
+from memdb.memory.timephrase import TOLD_HINTS, TOLD_MAX, TOLD_ORDINALS, TOLD_PART_OF_DAY_US, read_time_phrases, told_windows, told_within
 
 UTC = dt.UTC
 NOW = dt.datetime(2026, 7, 20, 12, 0, tzinfo=UTC)
@@ -673,3 +673,51 @@ def test_a_dotted_date_inside_a_longer_number_is_no_date() -> None:
     for text in ("firmware 1.2.2026.4", "server 10.10.10.2026 down?"):
         assert read_time_phrases(text, at).window is None and told_windows(text, at) == []
     assert read_time_phrases("sent on 15.03.2026.", at).window is not None  # a sentence's full stop after it
+
+
+@pytest.mark.parametrize(
+    ("text", "told"),
+    [
+        ("we shipped it on the 1st", (day(1), day(2))),
+        ("the deploy broke on the 23rd", (day(23, 6), day(24, 6))),  # the latest 23rd not in the future
+        ("On The 30TH the pager went off twice", (day(30, 6), day(1))),
+        ("we met the vendor on the 15th and signed", (day(15, 6), day(16, 6))),
+    ],
+)
+def test_a_day_of_the_month_by_its_ordinal_alone_tells_of_its_day(text: str, told: tuple[dt.datetime, dt.datetime]) -> None:
+    """ "we shipped it on the 3rd" holds no hint word but its ordinal: before layout 28 it told of
+    no day, alone or at capture (``TOLD_ORDINALS``)."""
+    assert told_windows(text, JULY_2) == [told], text
+    assert told_of({"ts": JULY_2, "summary": text}, term_counts(text)) == [[int(told[0].timestamp() * 1e6), int(told[1].timestamp() * 1e6)]]
+
+
+@pytest.mark.parametrize(
+    "text", ["the 3rd time we tried it failed", "it worked on the 5th attempt", "we came 2nd in the race", "it was 123rd in the list"]
+)
+def test_an_ordinal_that_is_no_day_tells_of_none(text: str) -> None:
+    assert told_windows(text, JULY_2) == [], text
+    assert not told_of({"ts": JULY_2, "summary": text}, term_counts(text)), text
+
+
+def test_a_record_telling_of_a_day_by_its_ordinal_is_found_by_that_day(tmp_path: Path) -> None:
+    with memdb.open(tmp_path / "db", clock=lambda: NOW) as db:
+        ops = db.owner("ops")
+        ep = ops.record("debug", "We reverted the billing API on the 23rd", outcome="failure", ts=JULY_2)
+        answer = ops.ask("what happened on June 23?", now=JULY_2)
+        assert [m.id for m in answer] == [ep.id]
+
+
+def test_opening_a_layout_27_database_reads_ordinal_told_windows_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Layout 27 took no ordinal for a hint: a record saying "on the 23rd" told of no day; opening
+    such a database reads the told windows again, and it tells of June 23."""
+    from memdb.memory import layout
+
+    with monkeypatch.context() as old_code:  # as layout 27 read a record: no ordinal is a hint
+        old_code.setattr(layout, "_ASCII_HINTS", layout._ASCII_HINTS - TOLD_ORDINALS)
+        with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+            db.owner("ops").record("debug", "We reverted the billing API on the 23rd", outcome="failure", ts=JULY_2)
+            db.globals["META"].set(("layout",), 27)
+            assert _told_keys(db, "ops") == []
+    with memdb.open(tmp_path / "old", clock=lambda: NOW) as db:
+        assert db.globals["META"].get(("layout",)) == LAYOUT and db.check().ok
+        assert len(_told_keys(db, "ops")) == 1

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from cards import luhn_complete
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from query_times import NOW, at
 
@@ -236,11 +236,14 @@ def _raw_forms(value: str) -> list[str]:
     return [value.casefold(), " ".join(words)] + [w for w in words if len(w) >= 6 and not w.isdigit() and w not in _RECORDED]
 
 
-_RECORDED = "the example org deploy failed on the card page; mail the invoice to the customer"
+# what the memories and their answers show anyway: the records' words and their outcomes ("failur",
+# a generated email's word, is in "failure": aaa.failur@example.org once failed this test so)
+_RECORDED = "the example org deploy failed on the card page; mail the invoice to the customer; success failure"
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=values, template=templates)
+@example(value="aaa.failur@example.org", template="what did {v} say?")
 def test_no_generated_value_reaches_an_answer(bob: memdb.Memory, value: str, template: str) -> None:
     question = template.format(v=value)
     answers = [bob.ask(question), bob.recall(text=f"deploy {value}")]

@@ -65,6 +65,7 @@ from memdb.memory.models import (
     bound_text,
     check_ident,
     check_owner,
+    check_participants,
     check_payload,
     utc,
     validation_error,
@@ -809,7 +810,9 @@ class OwnerEpisodes:
 
     def record(self, kind: str, summary: str, *, ts: dt.datetime | None = None, **fields: Any) -> Episode:
         """Record one episode. Typed kinds need an honest ``outcome`` (success | partial | failure);
-        a typed record runs ``Episodes.record_hooks`` in its own transaction."""
+        a typed record runs ``Episodes.record_hooks`` in its own transaction. Participants are
+        checked as a caller's new values (``check_participants``); an import takes stored ones."""
+        check_participants("episode", fields.get("participants"))
         return self._record(kind, summary, ts, fields)
 
     def record_distilled(
@@ -1183,6 +1186,8 @@ class OwnerEpisodes:
         if not changes:
             raise ValidationError(f"{what}: no changes given (name the fields to correct, e.g. outcome='failure')")
         record, _ = self._current(episode_id, what)
+        if "participants" in changes:  # the caller's new ones: those the version holds are taken as stored
+            check_participants(what, changes["participants"], frozenset(record.get("participants") or ()))
         reason = self._reason(reason, what)
         if record["kind"] == "tool_call" and changes.get("result") is not None and not isinstance(changes["result"], str):
             # a result as record_tool_result takes it (a dict, a list): stored as its JSON text

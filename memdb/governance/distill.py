@@ -51,7 +51,7 @@ from memdb.governance.patterns import Patterns
 from memdb.governance.reflection import is_metered, usage_of
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import ts_micros
-from memdb.memory.models import MAX_TAGS, Episode, check_ident, check_tag_count, personal_data_in, shown_value, unstorable, utc
+from memdb.memory.models import MAX_TAGS, Episode, check_ident, personal_data_in, shown_value, unstorable, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.fields import identifier_texts
 from memdb.memory.settings import OUTCOMES, Settings
@@ -420,8 +420,8 @@ class Sessions:
         if not isinstance(tags, list | tuple):  # a set's order, which the label rule reads, is the hash seed's
             raise ValidationError(f"tags {shown_value(tags)}: close_session takes a list or tuple of tags, as record does")
         given = list(tags)
-        check_tag_count("close_session tags", given)  # as record refuses them, before the distiller runs
-        # read as record stores them now, to refuse a bad tag before the distiller runs and to tell
+        # read as record stores them now, to refuse more than an episode holds or a bad tag before
+        # the distiller runs (as record refuses them) and to tell
         # the events' tags they already hold; the episode is given them as given, so capture
         # sanitizes them once, as record's (test_close_session_tags_are_stored_as_record_stores_them)
         stored = self.episodes.stored_tags(owner, given, "close_session tags")

@@ -67,6 +67,7 @@ from memdb.memory.models import (
     check_owner,
     check_participants,
     check_payload,
+    check_tag_count,
     utc,
     validation_error,
 )
@@ -766,7 +767,8 @@ class Episodes:
         is "withheld-email"), read through ``owner``'s capture sanitizer (fail closed, a failure
         counted): for a caller that refuses a bad tag, or matches stored ones, before it writes the
         tags as given. Raises SanitizerError, or ValidationError naming ``what`` and the bad tag
-        sanitized, or by its type when it is no str."""
+        sanitized, or by its type when it is no str, or more than ``MAX_TAGS`` of them."""
+        check_tag_count(what, tags)  # by their count, before the sanitizer reads each
         for i, tag in enumerate(tags):
             if not isinstance(tag, str):  # tags_as_stored names its own "tags" for where, not the caller's
                 raise ValidationError(f"{what}: tags[{i}]: expected str, got {type(tag).__name__}")

@@ -139,20 +139,38 @@ _GROW_WHEN_USED = 0.75
 _REPLAY_ATTEMPTS = 8
 _first_of = operator.itemgetter(0)
 _PAIR: Final = {2}
+_BYTES: Final = {bytes}
+_tuple_len = tuple.__len__  # TypeError for anything but a tuple: LMDB's putmulti takes 2-tuples only
 
 
 def batch_pairs(items: Iterable[tuple[bytes, bytes]]) -> tuple[tuple[bytes, bytes], ...]:
     """``put_many``'s items read once (a caller's iterable too: PostgreSQL's checks used up a
-    generator and put nothing), each a (key, value) pair, checked before any is put: StoreError
-    names the rule otherwise, an item without a length included (revQ)."""
+    generator and put nothing), each a (key bytes, value bytes) tuple, checked before any is put:
+    StoreError names the first item that is not and what it holds, never its bytes (revQ; a
+    None or str value, or a list pair, raised TypeError from LMDB or the driver, after LMDB had
+    put the items before it). Two passes in C; the loop runs only to name the bad item."""
     items = tuple(items)
     try:
-        pairs = not items or set(map(len, items)) == _PAIR
-    except TypeError:
-        pairs = False
-    if not pairs:
-        raise StoreError("put_many: every item must be a (key, value) pair")
-    return items
+        if not items or (set(map(_tuple_len, items)) == _PAIR and set(map(type, itertools.chain.from_iterable(items))) == _BYTES):
+            return items
+    except TypeError:  # an item that is no tuple
+        pass
+    for i, item in enumerate(items):
+        if (problem := _pair_problem(item)) is not None:
+            raise StoreError(f"put_many: item {i}: {problem} (expected (key bytes, value bytes))")
+    return items  # tuples of a tuple's subclass (a NamedTuple), or bytes of a bytes subclass
+
+
+def _pair_problem(item: object) -> str | None:
+    """What makes ``item`` no (key bytes, value bytes) tuple, by types and counts only, or None."""
+    if not isinstance(item, tuple):
+        return type(item).__name__
+    if len(item) != 2:
+        return f"{len(item)} value{'s' if len(item) != 1 else ''}"
+    for name, part in zip(("key", "value"), item, strict=True):
+        if not isinstance(part, bytes):
+            return f"{name} {type(part).__name__}"
+    return None
 
 
 LMDB_MAX_KEY_BYTES = 511  # the bundled LMDB's compile-time limit (Environment.max_key_size())

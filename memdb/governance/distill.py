@@ -51,7 +51,7 @@ from memdb.governance.patterns import Patterns
 from memdb.governance.reflection import is_metered, usage_of
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import ts_micros
-from memdb.memory.models import Episode, check_ident, personal_data_in, shown_value, unstorable, utc
+from memdb.memory.models import MAX_TAGS, Episode, check_ident, personal_data_in, shown_value, unstorable, utc
 from memdb.memory.sanitize import shown
 from memdb.memory.sanitize.fields import identifier_texts
 from memdb.memory.settings import OUTCOMES, Settings
@@ -74,7 +74,6 @@ __all__ = [
 CAPTURE_KINDS = ("exchange", "tool_call")
 MAX_EVENTS = 500  # captured events one close reads and cites: the first and the newest 499
 MAX_IDLE_TRIES = 3  # tries the model answered unusably (refused, malformed) after which the idle rule leaves a session to an explicit close
-_TAGS_KEPT = 32  # an episode holds at most 32 tags
 
 Status = Literal["closed", "already_closed", "nothing_captured", "refused", "failed", "waiting"]
 
@@ -421,9 +420,8 @@ class Sessions:
         if not isinstance(tags, list | tuple):  # a set's order, which the label rule reads, is the hash seed's
             raise ValidationError(f"tags {shown_value(tags)}: close_session takes a list or tuple of tags, as record does")
         given = list(tags)
-        if len(given) > _TAGS_KEPT:  # as record refuses them, before the distiller runs
-            raise ValidationError(f"close_session tags: {len(given)} given, more than the {_TAGS_KEPT} an episode holds")
-        # read as record stores them now, to refuse a bad tag before the distiller runs and to tell
+        # read as record stores them now, to refuse more than an episode holds or a bad tag before
+        # the distiller runs (as record refuses them) and to tell
         # the events' tags they already hold; the episode is given them as given, so capture
         # sanitizes them once, as record's (test_close_session_tags_are_stored_as_record_stores_them)
         stored = self.episodes.stored_tags(owner, given, "close_session tags")
@@ -659,7 +657,7 @@ class Sessions:
         # join as they are: sanitized again, ["withheld-secret", "vendor"] lost "vendor", and ["password"]
         # closing over ["deploy"] read a header and its secret (test_close_session_keeps_its_events_tags_as_stored)
         given, held = [tag for tag, _ in extra], {stored for _, stored in extra}
-        kept = [t for t in dict.fromkeys(t for e in events for t in e.tags) if t not in held][: _TAGS_KEPT - len(given)]
+        kept = [t for t in dict.fromkeys(t for e in events for t in e.tags) if t not in held][: MAX_TAGS - len(given)]
         fields: dict[str, Any] = {
             "outcome": outcome, "what_we_tried": draft.what_we_tried or None, "what_happened": draft.what_happened or None,
             "why": draft.why or None, "lesson": draft.lesson or None,

@@ -45,7 +45,7 @@ from memdb.errors import DuplicateError, NotFoundError, PermissionDeniedError, S
 from memdb.memory.audit import names_person
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import is_id, new_id
-from memdb.memory.models import Episode, check_owner, personal_data_in, shown_name, unstorable, utc
+from memdb.memory.models import Episode, check_owner, check_tag_count, personal_data_in, shown_name, unstorable, utc
 from memdb.memory.sanitize import sanitize_fields, shown
 from memdb.memory.sanitize.fields import bound_sanitized
 from memdb.memory.text import normalize_tag, tokenize
@@ -468,7 +468,9 @@ class Knowledge:
         at = utc(now, "now") if now is not None else self.episodes.now()
         clean = self.clean(text, "lesson" if source == "reflection" else "save")
         cited = list(dict.fromkeys(_strings("cites", cites, "episode id")))
-        raw_tags = self.episodes.clean(owner, {"tags": _strings("tags", tags, "tag")}, {}, "tags")["tags"]  # sanitized as capture's are
+        given = _strings("tags", tags, "tag")
+        check_tag_count("tags", given, "an entry holds")  # by their count, before the sanitizer reads each
+        raw_tags = self.episodes.clean(owner, {"tags": given}, {}, "tags")["tags"]  # sanitized as capture's are
         norm_tags = list(dict.fromkeys(normalize_tag(t) for t in raw_tags))
         with self.space.transaction():
             # checked here, not before: an erasure committed meanwhile must not leave an entry citing nothing
@@ -815,6 +817,7 @@ class Knowledge:
         if now is not None:
             now = utc(now, "now")  # checked up front, whatever matches (a naive one passed when nothing did)
         given = _strings("tags", tags, "tag")
+        check_tag_count("tags", given, "an entry holds")  # by their count, before the sanitizer reads each
         if text and len(text) > QUESTION_CHARS:  # before the sanitizer reads it, as recall's text
             raise ValidationError(f"text of {len(text):,} characters: at most {QUESTION_CHARS:,} (search for a few words)")
         # read sanitized, as recall's text is: an address's words ("quill", "example", "org") chose

@@ -37,7 +37,7 @@ from memdb.lifecycle.cold import ColdCodec
 from memdb.memory.episodes import Episodes
 from memdb.memory.ids import check_id, ts_micros
 from memdb.memory.layout import OWNER_ERASURES, unlinked
-from memdb.memory.models import check_owner, utc
+from memdb.memory.models import check_owner, check_tag_count, utc
 from memdb.memory.sanitize import sanitize_fields, shown
 from memdb.memory.sanitize.fields import given_tags, tags_as_stored
 from memdb.memory.text import normalize_tag, normalize_tags
@@ -186,6 +186,7 @@ class Erasure:
         erased nothing, audited as a request met, and was echoed (test_erase_refuses_a_tag_of_personal_data)."""
         if not given:
             return []
+        check_tag_count("erase tags", given)  # by their count, before the sanitizer reads each
         try:
             read = tags_as_stored(lambda texts: sanitize_fields(self.episodes.sanitizer, texts), given)
         except SanitizerError as exc:

@@ -65,7 +65,9 @@ from memdb.memory.models import (
     bound_text,
     check_ident,
     check_owner,
+    check_participants,
     check_payload,
+    check_tag_count,
     utc,
     validation_error,
 )
@@ -765,7 +767,8 @@ class Episodes:
         is "withheld-email"), read through ``owner``'s capture sanitizer (fail closed, a failure
         counted): for a caller that refuses a bad tag, or matches stored ones, before it writes the
         tags as given. Raises SanitizerError, or ValidationError naming ``what`` and the bad tag
-        sanitized, or by its type when it is no str."""
+        sanitized, or by its type when it is no str, or more than ``MAX_TAGS`` of them."""
+        check_tag_count(what, tags)  # by their count, before the sanitizer reads each
         for i, tag in enumerate(tags):
             if not isinstance(tag, str):  # tags_as_stored names its own "tags" for where, not the caller's
                 raise ValidationError(f"{what}: tags[{i}]: expected str, got {type(tag).__name__}")
@@ -809,7 +812,9 @@ class OwnerEpisodes:
 
     def record(self, kind: str, summary: str, *, ts: dt.datetime | None = None, **fields: Any) -> Episode:
         """Record one episode. Typed kinds need an honest ``outcome`` (success | partial | failure);
-        a typed record runs ``Episodes.record_hooks`` in its own transaction."""
+        a typed record runs ``Episodes.record_hooks`` in its own transaction. Participants are
+        checked as a caller's new values (``check_participants``); an import takes stored ones."""
+        check_participants("episode", fields.get("participants"))
         return self._record(kind, summary, ts, fields)
 
     def record_distilled(
@@ -1183,6 +1188,8 @@ class OwnerEpisodes:
         if not changes:
             raise ValidationError(f"{what}: no changes given (name the fields to correct, e.g. outcome='failure')")
         record, _ = self._current(episode_id, what)
+        if "participants" in changes:  # the caller's new ones: those the version holds are taken as stored
+            check_participants(what, changes["participants"], frozenset(record.get("participants") or ()))
         reason = self._reason(reason, what)
         if record["kind"] == "tool_call" and changes.get("result") is not None and not isinstance(changes["result"], str):
             # a result as record_tool_result takes it (a dict, a list): stored as its JSON text

@@ -10,7 +10,7 @@ import datetime as dt
 import functools
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sized
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, field_validator
@@ -24,12 +24,16 @@ from memdb.memory.text import normalize_tags, shown_tag
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_TAGS",
+    "PARTICIPANT_CHARS",
     "Episode",
     "EpisodeInput",
     "Outcome",
     "Status",
     "bound_text",
+    "check_participants",
     "check_payload",
+    "check_tag_count",
     "shown_name",
     "shown_value",
     "unstorable",
@@ -43,6 +47,9 @@ _OWNER = re.compile(r"[^\x00-\x1f\x7f]{1,64}\Z")
 OWNER_BYTES = 128  # with a tag (also at most 128 bytes) and an episode's tail, an index key stays within LMDB's 511
 _IDENT = re.compile(r"[A-Za-z0-9_.:@/+-]{1,128}\Z")
 SUMMARY_CHARS = 500
+MAX_TAGS: Final = 32  # tags an episode holds; also what a knowledge entry or a search by tags takes
+# a person's name or an agent's id, stored as given (never normalised as a tag): MCP's schema states it
+PARTICIPANT_CHARS: Final = 256
 _SANITIZER = RegexSanitizer()  # owner names are checked by the built-in detectors, whatever a database configures
 FIRST_YEAR = 1000  # an id starts with the 4-digit year of its timestamp
 
@@ -233,6 +240,40 @@ def validation_error(exc: PydanticError, what: str = "episode") -> ValidationErr
     return ValidationError(f"{what}: " + "; ".join(parts))
 
 
+def _shows_something(text: str) -> bool:
+    """Whether ``text`` holds a character an answer could show (not only spaces, controls, marks)."""
+    return any(unicodedata.category(c)[0] not in "CZM" or unicodedata.category(c) == "Co" for c in text)
+
+
+def check_participants(where: str, participants: Any, stored: Collection[str] = ()) -> None:
+    """ValidationError ("where: participants[i]: ...") for a participant a caller gives now that
+    names no one ("", "   ", a zero-width space) or is longer than ``PARTICIPANT_CHARS``, the
+    length shown, never the text. Called where new values enter (record, supersede's changes),
+    never by the model: it validates a record whole, and a supersede copying a version's stored
+    participants, or an import of an export made before the rule, failed on values the caller
+    never gave (0e3a9fa, d96a182, reverted in 846e83e). ``stored``: the version's own, taken as
+    they are. Anything but a list of str is left to the model, which names it by type."""
+    if not isinstance(participants, (list, tuple)):
+        return
+    for i, who in enumerate(participants):
+        if not isinstance(who, str) or who in stored:
+            continue
+        if len(who) > PARTICIPANT_CHARS:  # before reading its characters
+            raise ValidationError(
+                f"{where}: participants[{i}]: {len(who)} characters, more than {PARTICIPANT_CHARS} (a person's name or an agent's id)"
+            )
+        if not _shows_something(who):
+            raise ValidationError(f"{where}: participants[{i}]: holds no visible character (name who took part, or leave it out)")
+
+
+def check_tag_count(where: str, tags: Sized, holds: str = "an episode holds") -> None:
+    """ValidationError ("where: N given, more than the MAX_TAGS ...") for tags a caller gives
+    beyond the model's cap, by their count before any is sanitized or normalised (100,000 tags
+    were read one by one); never for tags read from stored data."""
+    if len(tags) > MAX_TAGS:
+        raise ValidationError(f"{where}: {len(tags)} given, more than the {MAX_TAGS} {holds}")
+
+
 # A capture's text field: a str, never bytes decoded. Capture sanitizes the strings it is given
 # (``flatten_texts``); bytes passed it unread, and pydantic's lax mode decoded them into the record:
 # session=b"bob@example.com" put the address in ^MEM and the session indexes (test_text_fields.py)
@@ -249,7 +290,7 @@ class EpisodeInput(BaseModel):
     ts: dt.datetime | None = None
     content: _Text = ""
     decisions: dict[str, Any] = Field(default_factory=dict)
-    tags: list[_Text] = Field(default_factory=list, max_length=32)
+    tags: list[_Text] = Field(default_factory=list, max_length=MAX_TAGS)
     outcome: _Text | None = None
     what_we_tried: _Text | None = None
     what_happened: _Text | None = None
@@ -277,7 +318,7 @@ class EpisodeInput(BaseModel):
     @classmethod
     def _visible(cls, value: str) -> str:
         # a zero-width space passed as a summary (an MCP probe's find) says nothing any answer could show
-        if not any(unicodedata.category(c)[0] not in "CZM" or unicodedata.category(c) == "Co" for c in value):
+        if not _shows_something(value):
             raise ValueError("holds no visible character (say what happened)")
         return value
 

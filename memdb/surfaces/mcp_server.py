@@ -32,7 +32,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import memdb
@@ -41,7 +41,7 @@ from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
 from memdb.governance.knowledge import Entry
 from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.ids import from_micros, ts_micros
-from memdb.memory.models import MAX_DEPTH, Episode, bound_text, check_owner, truncation_marker, unstorable
+from memdb.memory.models import MAX_DEPTH, PARTICIPANT_CHARS, Episode, bound_text, check_owner, truncation_marker, unstorable
 from memdb.memory.sanitize import register_secrets, shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
@@ -236,11 +236,6 @@ class Param:
         if self.minimum is not None:
             return f" of at least {self.minimum:g}"
         return ""
-
-
-# A participant is a person's name or an agent's id, stored as given (never normalised as a tag):
-# capture takes any, the server caps each so a call cannot fill a record with one
-PARTICIPANT_CHARS: Final = 256
 
 
 def _tag_problem(item: str) -> str | None:

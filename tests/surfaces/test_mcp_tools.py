@@ -17,8 +17,9 @@ from clocks import Clock
 from mcp import Client
 
 import memdb
+from memdb.memory.models import PARTICIPANT_CHARS
 from memdb.memory.text import MAX_TAG_CHARS
-from memdb.surfaces.mcp_server import PARTICIPANT_CHARS, build_server
+from memdb.surfaces.mcp_server import build_server
 
 NOW = dt.datetime(2026, 7, 1, 9, 0, tzinfo=dt.UTC)
 PARTICIPANT = "Dr. Maria Fernanda de la Cruz Rodriguez, Platform Reliability Engineering lead"  # 76 characters

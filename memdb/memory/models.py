@@ -24,6 +24,7 @@ from memdb.memory.text import normalize_tags, shown_tag
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_PARTICIPANTS",
     "MAX_TAGS",
     "PARTICIPANT_CHARS",
     "Episode",
@@ -50,6 +51,7 @@ SUMMARY_CHARS = 500
 MAX_TAGS: Final = 32  # tags an episode holds; also what a knowledge entry or a search by tags takes
 # a person's name or an agent's id, stored as given (never normalised as a tag): MCP's schema states it
 PARTICIPANT_CHARS: Final = 256
+MAX_PARTICIPANTS: Final = 64  # participants an episode holds
 _SANITIZER = RegexSanitizer()  # owner names are checked by the built-in detectors, whatever a database configures
 FIRST_YEAR = 1000  # an id starts with the 4-digit year of its timestamp
 
@@ -253,8 +255,8 @@ def check_participants(where: str, participants: Any, stored: Collection[str] = 
     participants, or an import of an export made before the rule, failed on values the caller
     never gave (0e3a9fa, d96a182, reverted in 846e83e). ``stored``: the version's own, taken as
     they are. Anything but a list of str is left to the model, which names it by type."""
-    if not isinstance(participants, (list, tuple)):
-        return
+    if not isinstance(participants, (list, tuple)) or len(participants) > MAX_PARTICIPANTS:
+        return  # more than an episode holds is refused by their count before any is read (``Episodes._prepare``)
     for i, who in enumerate(participants):
         if not isinstance(who, str) or who in stored:
             continue
@@ -296,7 +298,7 @@ class EpisodeInput(BaseModel):
     what_happened: _Text | None = None
     why: _Text | None = None
     lesson: _Text | None = None
-    participants: list[_Text] = Field(default_factory=list, max_length=64)
+    participants: list[_Text] = Field(default_factory=list, max_length=MAX_PARTICIPANTS)
     artifact: _Text | None = None
     session: _Text | None = None
     tool: _Text | None = None

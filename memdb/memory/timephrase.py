@@ -371,6 +371,12 @@ _ORDINAL_DAY = re.compile(
     re.IGNORECASE,
 )
 _MONTH_AFTER = re.compile(rf"\s+(?:of\s+)?(?:{_MON})\b", re.IGNORECASE)  # "the 3rd of March": a date already
+# After an ordinal, what makes it a rank and no day: a word joined to it ("3rd-party") or "of"
+# ("the 1st of 3 retries"; "the 3rd of March" and "of last month" are read before)
+_ORDINAL_NOT_DAY = re.compile(r"-\w|\s+of\b", re.IGNORECASE)
+# more ordinals after one ("the 1st and 2nd", "the 2nd, 3rd and 4th"): the word after the last says
+# whether they rank things ("items") or are days ("the 3rd and 4th we shipped")
+_MORE_ORDINALS = re.compile(r"(?:\s*,\s*|\s+(?:and|or|to)\s+)(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)
 _EDGES = {"early": "early", "beginning": "early", "start": "early", "mid": "mid", "middle": "mid", "late": "late", "end": "late"}
 _NTH = {"first": 0, "second": 1, "third": 2, "fourth": 3}
 
@@ -644,9 +650,10 @@ TOLD_HINTS: Final = frozenset(
 """Words one of which every phrase ``told_windows`` can place holds (besides a year or a date, a
 day of the month by its ordinal, ``TOLD_ORDINALS``, or a Chinese, Japanese or Korean sign of one,
 ``told_hint_in``): a record holding none of them tells of no time (test_every_told_phrase_holds_a_hint)."""
-TOLD_ORDINALS: Final = frozenset(f"{d}{suffix}" for d in range(1, 32) for suffix in ("st", "nd", "rd", "th"))
-"""A day of the month by its ordinal as a hint ("we shipped it on the 3rd": ``_ORDINAL_DAY``
-reads the phrase; layout 28), in every suffix, as a word and as the index's term of it."""
+TOLD_ORDINALS: Final = frozenset(f"{d}{suffix}" for n in range(32) for d in {str(n), f"{n:02d}"} for suffix in ("st", "nd", "rd", "th"))
+"""A day of the month by its ordinal as a hint ("we shipped it on the 3rd", "the 03rd": ``_ORDINAL_DAY``
+reads the phrase; layout 28), in every suffix, as a word and as the index's term of it: what
+``_TOLD_WORD`` finds (ASCII digits, one or two), so capture's hints and a scan of every word agree."""
 # what every Chinese, Japanese and Korean phrase holds: a relative word, or a sign of year or month
 _CJK_HINT = re.compile(rf"{_CJK_RELATIVE_WORDS}|[年月년월]")
 
@@ -676,9 +683,9 @@ def told_within(start_us: int, end_us: int, lo_us: int | None, hi_us: int | None
 
 
 # "Q1", a day of the month by its ordinal ("15th"), a word, or a year 1900-2099
-_TOLD_WORD = re.compile(r"\b[qh][1-4]\b|\b\d\d?(?:st|nd|rd|th)\b|[^\W\d_]+|\b(?:19|20)\d\d\b", re.IGNORECASE)
+_TOLD_WORD = re.compile(r"\b[qh][1-4]\b|\b[0-9][0-9]?(?:st|nd|rd|th)\b|[^\W\d_]+|\b(?:19|20)\d\d\b", re.IGNORECASE)
 # the same, where a hint was found: the word that starts there (None inside a word: "night" of "nightly")
-_TOLD_WORD_AT = re.compile(r"\b[qh][1-4]\b|\b\d\d?(?:st|nd|rd|th)\b|(?<![^\W\d_])[^\W\d_]+|\b(?:19|20)\d\d\b", re.IGNORECASE)
+_TOLD_WORD_AT = re.compile(r"\b[qh][1-4]\b|\b[0-9][0-9]?(?:st|nd|rd|th)\b|(?<![^\W\d_])[^\W\d_]+|\b(?:19|20)\d\d\b", re.IGNORECASE)
 _TOLD_REACH = 48  # characters on either side of a hint that a phrase holding it can span
 # A deadline ("deliver it by September", "due Friday") bounds when a thing happens; it tells of no day.
 _DEADLINE = re.compile(r"\b(?:by|due)\s+$", re.IGNORECASE)
@@ -1309,7 +1316,12 @@ def _ordinal_day(m: re.Match[str], text: str, cal: _Calendar) -> tuple[int, tupl
         return None  # "the 3rd of March": a date, read by _PHRASE
     if not (pre or g("wd") or of_month):
         return None
-    following_word = _NEXT_WORD.match(text, m.end())
+    if not of_month and _ORDINAL_NOT_DAY.match(text, m.end()) is not None:
+        return None  # "on the 3rd-party SDK", "on the 1st of 3 retries"
+    after = m.end()
+    while (more := _MORE_ORDINALS.match(text, after)) is not None:
+        after = more.end()
+    following_word = _NEXT_WORD.match(text, after)  # "on the 5th attempt", "on the 1st and 2nd items"
     if following_word is not None:
         word = following_word.group(1).lower()
         if word not in _FUNCTION_WORDS and word not in _TRIGGERS and word not in _PARTS:

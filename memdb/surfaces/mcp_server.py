@@ -41,7 +41,17 @@ from memdb.errors import ConfigError, MemdbError, NotFoundError, ValidationError
 from memdb.governance.knowledge import Entry
 from memdb.lifecycle.summarize import one_line_head
 from memdb.memory.ids import from_micros, ts_micros
-from memdb.memory.models import MAX_DEPTH, PARTICIPANT_CHARS, Episode, bound_text, check_owner, truncation_marker, unstorable
+from memdb.memory.models import (
+    MAX_DEPTH,
+    MAX_PARTICIPANTS,
+    MAX_TAGS,
+    PARTICIPANT_CHARS,
+    Episode,
+    bound_text,
+    check_owner,
+    truncation_marker,
+    unstorable,
+)
 from memdb.memory.sanitize import register_secrets, shown
 from memdb.memory.sanitize.messages import redacted
 from memdb.memory.settings import BUILTIN_KINDS, OUTCOMES, Settings
@@ -1239,7 +1249,7 @@ _TAGS = Param(
     "tags",
     "array",
     "Tags that must all be present, e.g. ['project-x', 'deploy'] ('Project X' is normalised).",
-    max_length=32,
+    max_length=MAX_TAGS,
     tag_items=True,
 )
 _TEXT = Param("text", "string", "Words to search for (at least one must occur); ranked by BM25.", max_length=1000)
@@ -1269,7 +1279,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
             "When nothing matches it says so plainly and shows what it searched. " + kinds_help,
             (
                 _WINDOW, _SINCE, _UNTIL, _TAGS,
-                Param("any_tags", "array", "Tags of which at least one must be present.", max_length=32, tag_items=True),
+                Param("any_tags", "array", "Tags of which at least one must be present.", max_length=MAX_TAGS, tag_items=True),
                 _TEXT,
                 Param("kinds", "array", "Only these kinds (any of them).", enum=kinds, max_length=len(kinds)),
                 Param("outcome", "string", "Only episodes with this outcome.", enum=OUTCOMES),
@@ -1339,7 +1349,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                       required=True, max_length=500),
                 Param("summary", "string", "The corrected summary.", max_length=500),
                 Param("outcome", "string", "The corrected outcome.", enum=OUTCOMES),
-                Param("tags", "array", "The corrected tags (replacing the old ones).", max_length=32, tag_items=True),
+                Param("tags", "array", "The corrected tags (replacing the old ones).", max_length=MAX_TAGS, tag_items=True),
                 # as record_episode takes them: a field read back whole (its cut marker too) and corrected fits
                 Param("lesson", "string", f"The corrected lesson. {kept}", max_length=text_in),
                 Param("what_we_tried", "string", f"The corrected approach. {kept}", max_length=text_in),
@@ -1349,7 +1359,8 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("decisions", "object", f"The corrected decisions, a JSON object of at most {DECISIONS_CHARS:,} characters "
                       f"as JSON and {MAX_DEPTH} levels of nesting below it.", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
                 Param("artifact", "string", "The corrected link or path.", max_length=2000),
-                Param("participants", "array", "The corrected participants.", max_length=64, item_max_length=PARTICIPANT_CHARS),
+                Param("participants", "array", "The corrected participants.",
+                      max_length=MAX_PARTICIPANTS, item_max_length=PARTICIPANT_CHARS),
                 Param("result", "string", f"A tool call's corrected result (at most {cap:,} characters kept).", max_length=100_000),
             ),
             _SUPERSEDE_OUTPUT, _supersede_episode, read_only=False,
@@ -1389,7 +1400,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("kind", "string", "What sort of work this was.", required=True, enum=typed),
                 Param("summary", "string", "One or two sentences: what happened.", required=True, max_length=500),
                 Param("outcome", "string", "How it ended.", required=True, enum=OUTCOMES),
-                Param("tags", "array", "Topics, projects or systems, e.g. ['project-x', 'deploy'].", max_length=32, tag_items=True),
+                Param("tags", "array", "Topics, projects or systems, e.g. ['project-x', 'deploy'].", max_length=MAX_TAGS, tag_items=True),
                 Param("lesson", "string", f"What to do (or avoid) next time. {kept}", max_length=text_in),
                 Param("what_we_tried", "string", f"The approach taken. {kept}", max_length=text_in),
                 Param("what_happened", "string", f"What actually happened. {kept}", max_length=text_in),
@@ -1401,7 +1412,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                       "(objects and arrays inside one another).", max_length=DECISIONS_CHARS, max_depth=MAX_DEPTH),
                 Param("session", "string", "Session id this belongs to (letters, digits, _.:@/+-).", max_length=128),
                 Param("artifact", "string", "A link or path to what was produced.", max_length=2000),
-                Param("participants", "array", "Who took part.", max_length=64, item_max_length=PARTICIPANT_CHARS),
+                Param("participants", "array", "Who took part.", max_length=MAX_PARTICIPANTS, item_max_length=PARTICIPANT_CHARS),
                 Param("ts", "string", "When it happened, ISO datetime (UTC if no zone); default now.", max_length=40),
             ),
             _WRITE_OUTPUT, _record_episode, read_only=False,
@@ -1415,7 +1426,7 @@ def tool_specs(settings: Settings, *, judges_outcome: bool = False) -> list[Tool
                 Param("key", "string", "What the fact is about, e.g. 'ana/ui.theme' (letters, digits, _.:@/+-).",
                       required=True, max_length=128),
                 Param("value", "string", "The fact itself, e.g. 'dark mode'.", required=True, max_length=500),
-                Param("tags", "array", "Topics, e.g. ['ui'].", max_length=32, tag_items=True),
+                Param("tags", "array", "Topics, e.g. ['ui'].", max_length=MAX_TAGS, tag_items=True),
             ),
             _WRITE_OUTPUT, _record_fact, read_only=False, idempotent=True,
         ),

@@ -13,7 +13,7 @@ import pytest
 
 import memdb
 from memdb.errors import ValidationError
-from memdb.memory.models import PARTICIPANT_CHARS
+from memdb.memory.models import MAX_PARTICIPANTS, PARTICIPANT_CHARS
 
 pytestmark = pytest.mark.usefixtures("backend")  # LMDB and PostgreSQL (tests/conftest.py)
 
@@ -68,3 +68,16 @@ def test_stored_participants_from_before_the_rule_round_trip(tmp_path: Path) -> 
         again = ana.supersede(newer.id, reason="Cy was there too", participants=[*OLD, "Cy"])
         assert again.participants == (*OLD, "Cy")
         assert db.check().problems == []
+
+
+def test_more_participants_than_an_episode_holds_are_refused_by_their_count_before_any_is_read(tmp_path: Path) -> None:
+    # 100,000 of 256 characters each were read one by one (4.3 s) before the count refused them (revT)
+    many = ["", *(f"agent-{i}" for i in range(MAX_PARTICIPANTS))]  # a blank first: reading items would name it
+    with memdb.open(tmp_path / "db") as db:
+        mem = db.owner("ana")
+        with pytest.raises(ValidationError, match=rf"participants: {MAX_PARTICIPANTS + 1} given, more than the {MAX_PARTICIPANTS}"):
+            mem.record("debug", "s", outcome="success", participants=many)
+        ep = mem.record("debug", "s", outcome="success", participants=["Bob"])
+        with pytest.raises(ValidationError, match=rf"participants: {MAX_PARTICIPANTS + 1} given, more than the {MAX_PARTICIPANTS}"):
+            mem.supersede(ep.id, reason="who took part", participants=many)
+        assert list(mem.get(ep.id).participants) == ["Bob"]

@@ -23,6 +23,7 @@ WORDS = [
     *sorted(TOLD_HINTS), "nightly", "weekly", "rolled", "back", "ago", "last", "on", "the", "in", "deploy", "failed", "5th",
     "1999", "2025", "2100", "1899", "20٢٥", "3", "昨天", "7월", "Q1", "July", "juli", "mid-May", "2026-06-28", "v1.2", "PRJ-2024",
     "on 2026-06-28", "on 28.06.2026", "in mid-2025", "last week", "2 days ago", "on the 5th", "nightly on the 5th", "昨天数据库迁移失败",
+    "on the 03rd", "on the ٣rd", "on the 1st of 3", "on the 3rd-party", "on the 1st and 2nd items",
 ]  # fmt: skip
 
 

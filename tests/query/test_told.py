@@ -682,6 +682,8 @@ def test_a_dotted_date_inside_a_longer_number_is_no_date() -> None:
         ("the deploy broke on the 23rd", (day(23, 6), day(24, 6))),  # the latest 23rd not in the future
         ("On The 30TH the pager went off twice", (day(30, 6), day(1))),
         ("we met the vendor on the 15th and signed", (day(15, 6), day(16, 6))),
+        ("we shipped it on the 03rd", (day(3, 6), day(4, 6))),  # zero-padded: a hint too, as the scan of every word reads it
+        ("on the 23rd and 24th we shipped", (day(23, 6), day(24, 6))),  # days listed: the first places the phrase
     ],
 )
 def test_a_day_of_the_month_by_its_ordinal_alone_tells_of_its_day(text: str, told: tuple[dt.datetime, dt.datetime]) -> None:
@@ -692,8 +694,14 @@ def test_a_day_of_the_month_by_its_ordinal_alone_tells_of_its_day(text: str, tol
 
 
 @pytest.mark.parametrize(
-    "text", ["the 3rd time we tried it failed", "it worked on the 5th attempt", "we came 2nd in the race", "it was 123rd in the list"]
-)
+    "text",
+    [
+        "the 3rd time we tried it failed", "it worked on the 5th attempt", "we came 2nd in the race", "it was 123rd in the list",
+        # a rank, not a day: a word joined to it, "of" a count, a list of ordinals naming what they rank (revT)
+        "we depend on the 3rd-party SDK", "it failed on the 1st of 3 retries", "the alert fired on the 3rd of 5 hosts",
+        "we focused on the 1st and 2nd items", "on the 2nd, 3rd and 4th nodes it crashed",
+    ],
+)  # fmt: skip
 def test_an_ordinal_that_is_no_day_tells_of_none(text: str) -> None:
     assert told_windows(text, JULY_2) == [], text
     assert not told_of({"ts": JULY_2, "summary": text}, term_counts(text)), text

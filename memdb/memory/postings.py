@@ -960,8 +960,8 @@ def _c_input(
     it is read (a struct's pointers keep nothing alive), and the blocks' bytes (bounding the
     union's size); CorruptValueError if a stored list is damaged."""
     nt = len(blocks)
-    splits = [_split(lib, ffi, bs) if isinstance(bs, StoredList) else None for bs in blocks]
-    room = sum(len(bs) if split is None else split[3] for split, bs in zip(splits, blocks, strict=True))
+    splits = {i: _split(lib, ffi, bs) for i, bs in enumerate(blocks) if isinstance(bs, StoredList)}
+    room = sum(splits[i][3] if isinstance(bs, StoredList) else len(bs) for i, bs in enumerate(blocks))
     c_blocks = ffi.new("const unsigned char *[]", max(room, 1))
     c_lens = ffi.new("size_t[]", max(room, 1))
     counts: list[int] = []
@@ -969,10 +969,9 @@ def _c_input(
     room_bytes = 0  # the blocks' bytes, bounding the union's size
     off = 0
     pointer_bytes, size_bytes = _c_sizes(ffi)
-    for split, bs in zip(splits, blocks, strict=True):
-        if split is not None:
-            assert isinstance(bs, StoredList)
-            buf, starts, lens, n = split
+    for i, bs in enumerate(blocks):
+        if isinstance(bs, StoredList):
+            buf, starts, lens, n = splits[i]
             held.append(buf)  # the pointers point into it
             ffi.memmove(c_blocks + off, starts, n * pointer_bytes)
             ffi.memmove(c_lens + off, lens, n * size_bytes)

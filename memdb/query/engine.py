@@ -1977,7 +1977,9 @@ class OwnerQueries:
         lists, scored = self._kernel_lists(q)
         found = self._text_search(q, lists, keep, now_us)
         tails = [column_tail(ts_us, suffix) for ts_us, suffix, _ in found.columns]
-        hot: list[Hot] = list(zip(tails, [code for _, _, code in found.columns], KernelHits.of_rows(scored, found.tfs, found.dls), strict=True))
+        hot: list[Hot] = list(
+            zip(tails, [code for _, _, code in found.columns], KernelHits.of_rows(scored, found.tfs, found.dls), strict=True)
+        )
         boosted: set[bytes] = set()
         first_boost, first_required = len(scored), len(lists) - len(dict.fromkeys(q.tags))
         if first_boost < first_required:
@@ -2534,14 +2536,14 @@ class OwnerQueries:
             hot_count = len(hot)
         # each pick's id, subscript and header key, by its tail (``_keys_of``)
         known = self._tail_keys
-        keys_of = [known.get(tail) or self._keys_of(tail) for tail, _, _ in picks]
-        raws = self._space.get_many([keys[2] for keys in keys_of])  # one round trip on PostgreSQL
+        picked_keys = [known.get(tail) or self._keys_of(tail) for tail, _, _ in picks]
+        raws = self._space.get_many([pk[2] for pk in picked_keys])  # one round trip on PostgreSQL
         # (a hot match's keys or an archived one's id, header with its time and relevance, term postings, bm25)
         got = raws.get
         heads: list[tuple[_TailKeys | str, DecodedHeader, Hits, float]] = [
-            (keys, decoded_header(raw), hits, text)
-            for keys, (_, hits, text) in zip(keys_of, picks, strict=True)
-            if (raw := got(keys[2])) is not None
+            (pk, decoded_header(raw), hits, text)
+            for pk, (_, hits, text) in zip(picked_keys, picks, strict=True)
+            if (raw := got(pk[2])) is not None
         ]
         for j, (eid, h, hits) in enumerate(archived):
             heads.append((eid, (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0), hits, bm25[hot_count + j] if q.terms else 0.0))

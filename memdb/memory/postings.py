@@ -1044,8 +1044,8 @@ between searches: a top-k search asks for 4 * k + 64."""
 
 class _SearchSlots:
     """A thread's ``memdb_text_search`` parameters and result arrays, kept between searches: a
-    search wrote into eleven new arrays (each allocated and zeroed), a tenth of the Python around
-    a LoCoMo question's kernel call. The kernel writes every row it reports, and the rows are
+    search wrote into eleven new arrays (each allocated and zeroed): 1% of a LoCoMo question's
+    instructions. The kernel writes every row it reports, and the rows are
     copied out (``ffi.unpack``) before the next search, so no stale value is ever read."""
 
     __slots__ = ("_arrays", "_cap", "_tf_cap", "best", "n_out", "params", "total")

@@ -94,8 +94,8 @@ class KernelHits(Mapping[str, tuple[int, int]]):
     @classmethod
     def of_rows(cls, terms: tuple[str, ...], tfs_rows: Sequence[Sequence[int]], dls: Sequence[int]) -> list[KernelHits]:
         """One for each of the kernel's rows (its term frequencies and length), made without a
-        call of ``__init__`` each: a Python ``__init__`` reached through the type's call cost a
-        question's 25 matches about 1% of its instructions."""
+        call of ``__init__`` each: a Python ``__init__`` reached through the type's call, for
+        each of a LoCoMo question's 25 matches, was 0.3% of its instructions."""
         new = cls.__new__
         out: list[KernelHits] = []
         for tfs, dl in zip(tfs_rows, dls, strict=True):

@@ -49,8 +49,8 @@ import threading
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, field, fields
+from functools import lru_cache, partial
 from typing import Any, Final, TypeVar
 
 from memdb import native
@@ -947,6 +947,12 @@ def _split(lib: Any, ffi: Any, stored: StoredList) -> tuple[Any, Any, Any, int]:
     return buf, starts, lens, n
 
 
+@lru_cache(maxsize=2)
+def _c_sizes(ffi: Any) -> tuple[int, int]:
+    """The bytes of a block pointer and of a ``size_t``, as ``_c_input`` copies them."""
+    return ffi.sizeof("unsigned char *"), ffi.sizeof("size_t")
+
+
 def _c_input(
     lib: Any, ffi: Any, blocks: Lists, idf: Sequence[float], chunks: ColumnChunks, roles: Sequence[int] | None
 ) -> tuple[Any, list[Any], int]:
@@ -961,13 +967,14 @@ def _c_input(
     counts: list[int] = []
     held: list[Any] = [c_blocks, c_lens]
     room_bytes = 0  # the blocks' bytes, bounding the union's size
+    off = 0
+    pointer_bytes, size_bytes = _c_sizes(ffi)
     for i, bs in enumerate(blocks):
-        off = sum(counts)
         if isinstance(bs, StoredList):
             buf, starts, lens, n = splits[i]
             held.append(buf)  # the pointers point into it
-            ffi.memmove(c_blocks + off, starts, n * ffi.sizeof("unsigned char *"))
-            ffi.memmove(c_lens + off, lens, n * ffi.sizeof("size_t"))
+            ffi.memmove(c_blocks + off, starts, n * pointer_bytes)
+            ffi.memmove(c_lens + off, lens, n * size_bytes)
             room_bytes += len(bs.data)
         else:
             n = len(bs)
@@ -977,6 +984,7 @@ def _c_input(
             c_lens[off : off + n] = [len(b) for b in bs]
             room_bytes += sum(max(len(b) - _HEADER.size, 0) for b in bs)
         counts.append(n)
+        off += n
     records = chunks.records
     arrays = chunks.derived.get("kernel")
     if arrays is None:  # once per chunks object: they hold the buffers, which hold the chunks
@@ -1028,6 +1036,43 @@ def _raise_for(rc: int, bad: int, what: str) -> None:
         raise MemoryError(f"memdb text {what}: out of memory")
 
 
+_N_PARAMS: Final = len(fields(SearchParams))  # the length of ``SearchParams.values()``
+_KEPT_ROWS: Final = 4096
+"""Result rows (and term frequencies per row, with up to 16 lists) a thread keeps arrays for
+between searches: a top-k search asks for 4 * k + 64."""
+
+
+class _SearchSlots:
+    """A thread's ``memdb_text_search`` parameters and result arrays, kept between searches: a
+    search wrote into eleven new arrays (each allocated and zeroed): 1% of a LoCoMo question's
+    instructions. The kernel writes every row it reports, and the rows are
+    copied out (``ffi.unpack``) before the next search, so no stale value is ever read."""
+
+    __slots__ = ("_arrays", "_cap", "_tf_cap", "best", "n_out", "params", "total")
+
+    def __init__(self, ffi: Any) -> None:
+        self.params = ffi.new("double[]", _N_PARAMS)
+        self.total, self.best, self.n_out = ffi.new("size_t *"), ffi.new("double *"), ffi.new("size_t *")
+        self._cap = self._tf_cap = 0
+        self._arrays: tuple[Any, ...] = ()
+
+    def rows(self, ffi: Any, cap: int, nt: int) -> tuple[Any, ...]:
+        """Arrays of ``cap`` rows (documents, BM25, ``nt`` term frequencies each, length, time,
+        id suffix, code): the kept ones when large enough; new ones, kept when not too large."""
+        tf_cap = cap * max(nt, 1)
+        if cap <= self._cap and tf_cap <= self._tf_cap:
+            return self._arrays
+        rows = max(cap, self._cap)
+        tf_rows = max(tf_cap, self._tf_cap)
+        arrays = (
+            ffi.new("uint32_t[]", rows), ffi.new("double[]", rows), ffi.new("uint32_t[]", tf_rows), ffi.new("uint32_t[]", rows),
+            ffi.new("int64_t[]", rows), ffi.new("uint32_t[]", rows), ffi.new("uint32_t[]", rows),
+        )  # fmt: skip
+        if rows <= _KEPT_ROWS and tf_rows <= 16 * _KEPT_ROWS:
+            self._cap, self._tf_cap, self._arrays = rows, tf_rows, arrays
+        return arrays
+
+
 def _c_search(
     blocks: Lists,
     idf: Sequence[float],
@@ -1047,19 +1092,18 @@ def _c_search(
     records = chunks.records
     if summaries is not None and len(summaries) == len(records):
         inp.chunk_newest, inp.chunk_level, _ = _kernel_summaries(ffi, chunks, summaries)
-    params = ffi.new("double[]", p.values())
-    total, best, n_out = ffi.new("size_t *"), ffi.new("double *"), ffi.new("size_t *")
+    slots: _SearchSlots | None = getattr(_THREAD, "search", None)
+    if slots is None:
+        slots = _THREAD.search = _SearchSlots(ffi)
+    params, total, best, n_out = slots.params, slots.total, slots.best, slots.n_out
+    params[0:_N_PARAMS] = p.values()
     # room: every posting takes at least 2 bytes, so this bounds the union; a top-k call
     # starts small and asks again in the rare case its candidates overflow
     bound = room_bytes // 2 + 1
     keep = min(keep, bound)  # no more can be kept; a size_t holds it (recall(limit=2**70))
     cap = bound if keep == 0 else min(bound, 4 * keep + 64)
     while True:
-        docs = ffi.new("uint32_t[]", cap)
-        bm = ffi.new("double[]", cap)
-        tfs = ffi.new("uint32_t[]", cap * max(nt, 1))
-        dls = ffi.new("uint32_t[]", cap)
-        ts, suffixes, codes = ffi.new("int64_t[]", cap), ffi.new("uint32_t[]", cap), ffi.new("uint32_t[]", cap)
+        docs, bm, tfs, dls, ts, suffixes, codes = slots.rows(ffi, cap, nt)
         rc = lib.memdb_text_search(
             inp, params, now_us, lo is not None, lo if lo is not None else 0, hi is not None, hi if hi is not None else 0,
             -1 if outcome is None else outcome, keep, total, best, cap, n_out, docs, bm, tfs, dls, ts, suffixes, codes,

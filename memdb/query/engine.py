@@ -152,6 +152,8 @@ __all__ = ["OwnerQueries"]
 
 _PROBE = 1024
 _READ_WHOLE = 2  # up to this many times the limit, a range's matches are ranked by their headers, unbounded
+_TailKeys = tuple[str, bytes, bytes]  # a hot match's id, the id's encoded subscript, its header's key
+_KEYS_KEPT = 1 << 12  # ranked matches whose keys an owner's queries keep (``_keys_of``): about 350 bytes each
 _FEW_SCORES = 32  # up to this many scores, ``_top`` sorts them in Python, for less than C's top_k costs
 _DOCS, _TERMS = encode_subscript("docs"), encode_subscript("terms")  # subscripts of an owner's statistics
 # What a process keeps of an owner's documents while they stay as they are (TextIndex.memo):
@@ -276,6 +278,10 @@ class OwnerQueries:
         # later (a cached_property) made every attribute of the instance a dict lookup (+6k
         # instructions an empty recall)
         self._archived_key = layer.layout.stats.key((owner, "archived"))
+        # a ranked match's keys, remembered (``_keys_of``, ``_record_keys``): its index tail -> (its
+        # id, the id's encoded subscript, its header's key), and that subscript -> its record's key
+        self._tail_keys: dict[bytes, _TailKeys] = {}
+        self._record_key_of: dict[bytes, bytes] = {}
         # owner "kim": "kim"; owner "bot-7": "bot", "7" and the identifier "bot-7", as a question names it
         self._own_terms = frozenset(term_counts(owner))
 
@@ -1970,15 +1976,14 @@ class OwnerQueries:
         merged in C; only the matches whose score can reach the top ``keep`` are listed."""
         lists, scored = self._kernel_lists(q)
         found = self._text_search(q, lists, keep, now_us)
-        hot: list[Hot] = []
+        tails = [column_tail(ts_us, suffix) for ts_us, suffix, _ in found.columns]
+        hot: list[Hot] = list(
+            zip(tails, [code for _, _, code in found.columns], KernelHits.of_rows(scored, found.tfs, found.dls), strict=True)
+        )
         boosted: set[bytes] = set()
         first_boost, first_required = len(scored), len(lists) - len(dict.fromkeys(q.tags))
-        boosting = first_boost < first_required
-        for (ts_us, suffix, code), tfs, dl in zip(found.columns, found.tfs, found.dls, strict=True):
-            tail = column_tail(ts_us, suffix)
-            if boosting and any(tfs[first_boost:first_required]):
-                boosted.add(tail)
-            hot.append((tail, code, KernelHits(scored, tfs, dl)))
+        if first_boost < first_required:
+            boosted = {tail for tail, tfs in zip(tails, found.tfs, strict=True) if any(tfs[first_boost:first_required])}
         # the kernel's BM25 is the twin's sum, term by term in list order: what ``_bm25`` computes
         return Matches(listed=hot, total=found.total, best_text=found.best, boosted=boosted, bm25=found.bm25)
 
@@ -2529,17 +2534,16 @@ class OwnerQueries:
                 picked = bounded_by_recency(hot, now_us, limit)
             picks = [(hot[i][0], hot[i][2], bm25[i] if q.terms else 0.0) for i in picked]
             hot_count = len(hot)
-        # headers by key: the owner's encoded prefix and the id's encoded subscript, the end of the tail
-        prefix = self._layout.parent_key(self._layout.states, (self.name,))
-        keys = [prefix + tail[-ID_TAIL_BYTES:] for tail, _, _ in picks]
-        raws = self._space.get_many(keys)  # one round trip on PostgreSQL
-        # (tail or id, header with its time and relevance, term postings, bm25); a tail's id is
-        # decoded for the ``limit`` ranked only
+        # each pick's id, subscript and header key, by its tail (``_keys_of``)
+        known = self._tail_keys
+        picked_keys = [known.get(tail) or self._keys_of(tail) for tail, _, _ in picks]
+        raws = self._space.get_many([pk[2] for pk in picked_keys])  # one round trip on PostgreSQL
+        # (a hot match's keys or an archived one's id, header with its time and relevance, term postings, bm25)
         got = raws.get
-        heads: list[tuple[bytes | str, DecodedHeader, Hits, float]] = [
-            (tail, decoded_header(raw), hits, text)
-            for key, (tail, hits, text) in zip(keys, picks, strict=True)
-            if (raw := got(key)) is not None
+        heads: list[tuple[_TailKeys | str, DecodedHeader, Hits, float]] = [
+            (pk, decoded_header(raw), hits, text)
+            for pk, (_, hits, text) in zip(picked_keys, picks, strict=True)
+            if (raw := got(pk[2])) is not None
         ]
         for j, (eid, h, hits) in enumerate(archived):
             heads.append((eid, (h, ts_micros(h["ts"]), float(h["relevance"]) / 10.0), hits, bm25[hot_count + j] if q.terms else 0.0))
@@ -2556,12 +2560,25 @@ class OwnerQueries:
             scores = [s + 0.1 if not boost.isdisjoint(h["tags"]) else s for s, (_, (h, _, _), _, _) in zip(scores, heads, strict=True)]
         out: list[Ranked] = []
         for i in _top(scores, limit):
-            tail, (h, _, _), hits, text = heads[i]
-            if isinstance(tail, str):  # an archived match, by its id
-                out.append((tail, h, scores[i], partial(why_matched, q, h, hits, text), None))
+            keys, (h, _, _), hits, text = heads[i]
+            if isinstance(keys, str):  # an archived match, by its id
+                out.append((keys, h, scores[i], partial(why_matched, q, h, hits, text), None))
             else:
-                out.append((tail_id(tail), h, scores[i], partial(why_matched, q, h, hits, text), tail[-ID_TAIL_BYTES:]))
+                out.append((keys[0], h, scores[i], partial(why_matched, q, h, hits, text), keys[1]))
         return out
+
+    def _keys_of(self, tail: bytes) -> _TailKeys:
+        """A hot match's id, the id's encoded subscript and its header's key, from its index tail
+        (``tail_id``; the header's key is the owner's prefix and that subscript), kept in
+        ``_tail_keys``: pure functions of the owner and the tail, so never stale. A LoCoMo question
+        ranks 25 matches, mostly seen before, and making these was a tenth of its ranking."""
+        known = self._tail_keys
+        if len(known) >= _KEYS_KEPT:
+            known.clear()
+        subscript = tail[-ID_TAIL_BYTES:]
+        header_key = self._layout.parent_key(self._layout.states, (self.name,)) + subscript
+        keys = known[tail] = (tail_id(tail), subscript, header_key)
+        return keys
 
     def _bounded_by_text(
         self,
@@ -2663,17 +2680,23 @@ class OwnerQueries:
         return [sum(bm25_term(idf[t], tf, dl or avgdl, avgdl) for t, (tf, dl) in hits.items() if t in idf) for hits in hits_list]
 
     def _record_keys(self, ranked: Sequence[Ranked]) -> list[bytes]:
-        """The keys of the ranked memories' records (``^MEM``), in order."""
+        """The keys of the ranked memories' records (``^MEM``), in order: the day's parent key and
+        the id's subscript, kept by the subscript where the ranking gave it (``_keys_of``'s, the same
+        object each time: a lookup of a hash already computed). A pure function of the owner and the
+        subscript, so never stale."""
         owner, lay = self.name, self._layout
         mem, parent_key = lay.mem, lay.parent_key
-        days: dict[str, bytes] = {}  # the records' parent key of each day (ids start with theirs)
+        known = self._record_key_of
         keys = []
         for eid, _, _, _, e in ranked:
-            day = eid[:8]
-            parent = days.get(day)
-            if parent is None:
-                parent = days[day] = parent_key(mem, (owner, episode_day(eid)))
-            keys.append(parent + (e if e is not None else encode_subscript(eid)))
+            key = known.get(e) if e is not None else None
+            if key is None:
+                key = parent_key(mem, (owner, episode_day(eid))) + (e if e is not None else encode_subscript(eid))
+                if e is not None:
+                    if len(known) >= _KEYS_KEPT:
+                        known.clear()
+                    known[e] = key
+            keys.append(key)
         return keys
 
     def _memories(self, ranked: Sequence[Ranked]) -> list[Hit]:

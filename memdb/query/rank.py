@@ -91,6 +91,19 @@ class KernelHits(Mapping[str, tuple[int, int]]):
         self._terms, self._tfs, self._dl = terms, tfs, dl  # tfs: the scored lists' first
         self._dict: dict[str, tuple[int, int]] | None = None
 
+    @classmethod
+    def of_rows(cls, terms: tuple[str, ...], tfs_rows: Sequence[Sequence[int]], dls: Sequence[int]) -> list[KernelHits]:
+        """One for each of the kernel's rows (its term frequencies and length), made without a
+        call of ``__init__`` each: a Python ``__init__`` reached through the type's call, for
+        each of a LoCoMo question's 25 matches, was 0.3% of its instructions."""
+        new = cls.__new__
+        out: list[KernelHits] = []
+        for tfs, dl in zip(tfs_rows, dls, strict=True):
+            hits = new(cls)
+            hits._terms, hits._tfs, hits._dl, hits._dict = terms, tfs, dl, None
+            out.append(hits)
+        return out
+
     def _made(self) -> dict[str, tuple[int, int]]:
         if self._dict is None:
             dl = self._dl

@@ -442,3 +442,19 @@ def test_between_refuses_an_unknown_row_and_no_rounds(tmp_path: Path) -> None:
         locomo_between.main(["--data", str(data), "--systems", "memdb,bm25"])
     with pytest.raises(SystemExit, match="--rounds 0: at least 1"):
         locomo_between.main(["--data", str(data), "--rounds", "0"])
+
+
+def test_memdb_runs_on_the_conversation_s_clock(tmp_path: Path) -> None:
+    """Imports and flushed accesses are dated at the conversation's end, when the questions are asked:
+    on the wall clock relevance aged with the day the benchmark ran, and rankings moved with it."""
+    (conv,) = locomo.load_data(_tiny_locomo10(tmp_path / "tiny.json"))
+    system = locomo.MemdbSystem(tmp_path / "db", locomo.MEMDB_VARIANTS["memdb"])
+    try:
+        system.index(conv)
+        assert system.search("What kind of dog did Ann adopt?", 5)
+        system.settle()
+        owner = system.db.owner(f"locomo:{conv.name}")
+        eid = next(e for e, dia in system._dia.items() if dia == "D1:1")
+        assert owner.get(eid).last_access == conv.end
+    finally:
+        system.close()

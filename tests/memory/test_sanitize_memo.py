@@ -72,3 +72,12 @@ def test_a_labelled_value_is_not_taken_from_the_memo() -> None:
     sanitizer = RegexSanitizer()
     assert sanitizer.sanitize({"summary": "4821"}) == {"summary": "4821"}
     assert sanitizer.sanitize({"decisions.0~label:SECRET": "4821"}) == {"decisions.0~label:SECRET": "<SECRET_1>"}
+
+
+@given(texts)
+def test_the_numbers_a_label_may_reach_are_those_after_what_parts_a_label(text: str) -> None:
+    """``_detect_labeled`` reads only the numbers after a character not in ``_NO_LABEL_BEFORE``."""
+    p = detect._Pass(text)
+    found = [m.start() + 1 for m in detect._LABEL_REACH_BYTES.finditer(p.ascii.translate(detect._LABEL_REACH_CLASSES))]
+    expected = [m.start() for m in re.finditer("[0-9]+", p.text) if p.text[m.start() - 1 : m.start()] not in detect._NO_LABEL_BEFORE]
+    assert [start for start in found if p.text[start - 1] not in detect._NO_LABEL_BEFORE] == expected

@@ -1545,6 +1545,12 @@ _LABEL_TAIL: Final = _LABEL_LAST | _PARTICLES | frozenset("".join(_LABEL_SUFFIXE
 # value): an ASCII character that parts no label from its value, nor is a "+", a "(" or a capital
 # an id starts with; or nothing
 _NO_LABEL_BEFORE: Final = frozenset(map(chr, range(128))) - _AFTER_LABEL - frozenset("+(ABCDEFGHIJKLMNOPQRSTUVWXYZ") | {""}
+# The numbers a label may reach, found by class (``_CLUSTER_CLASSES``): a digit, "d", after any other
+# character, "p" (a character outside ASCII reads "?", which stands for itself too): "pd" starts one
+_LABEL_REACH_CLASSES: Final = bytes(
+    ord("d") if chr(i) in "0123456789" else ord("p") if chr(i) not in _NO_LABEL_BEFORE or chr(i) == "?" else ord("x") for i in range(256)
+)
+_LABEL_REACH_BYTES: Final = re.compile(rb"pd")
 
 
 def _script_label(text: str, end: int) -> str | None:
@@ -1647,16 +1653,21 @@ def label_of_key(key: str, value: str | None = None) -> str | None:
 def _detect_labeled(p: _Pass) -> None:
     """Values named by their label (``_LABELS``), and passwords said in prose (``_SAID_SECRET``)."""
     text = p.text
-    passed = _NO_LABEL_BEFORE if p.label is None else ()
-    for number in _DIGITS_BYTES.finditer(p.ascii.translate(_DIGIT_CLASSES)):  # each checked for a label before it in Python
-        start = number.start()
+    if p.label is None:  # most numbers are in a word or an id ("v2", "PRJ-2474"), or start the text: not read
+        firsts = [m.start() + 1 for m in _LABEL_REACH_BYTES.finditer(p.ascii.translate(_LABEL_REACH_CLASSES))]
+        passed = _NO_LABEL_BEFORE
+    else:  # the value of a label key: every number
+        firsts = [m.start() for m in _DIGITS_BYTES.finditer(p.ascii.translate(_DIGIT_CLASSES))]
+        passed = frozenset()
+    for first in firsts:  # each checked for a label before it in Python
+        start = first
         before = text[start - 1 : start]
-        if before in passed:  # most numbers: in a word or an id ("v2", "PRJ-2474"), or at the start
+        if before in passed:  # a "?" as written
             continue
         if before in "+(" and before:
             start -= 1
         else:  # an id's capitals before its digits: "QQ123456C", "C01X00T47"
-            while start > number.start() - 2 and start and "A" <= text[start - 1] <= "Z":
+            while start > first - 2 and start and "A" <= text[start - 1] <= "Z":
                 start -= 1
         before = text[start - 1 : start]
         keyed = p.label is not None and not text[:start].strip()

@@ -193,6 +193,18 @@ Span: TypeAlias = tuple[int, int, str]
 
 _CLUSTER: Final = re.compile(r"[0-9A-Z(+][0-9A-Z ().+/-]{6,}")
 
+# Scans of a whole text at a literal's speed: a regex whose first item is a class tests each
+# character in a generic loop (~13 ns a character), one starting with a repeat ("[0-9]+") tries a
+# match at each (~30 ns), one starting with a literal skips to it in a tight loop (~0.2 ns). So
+# those scans read the text as bytes, each character's class one letter (a ``bytes.translate``
+# table lookup; a character outside ASCII one "?", so positions stay), and look for that letter.
+_CLUSTER_CLASSES: Final = bytes(
+    ord("s") if chr(i) in "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ(+" else ord("b") if chr(i) in " )./-" else ord("x") for i in range(256)
+)
+_CLUSTER_BYTES: Final = re.compile(rb"s[sb]{6,}")  # _CLUSTER, its first class "s", the rest "s" or "b"
+_DIGIT_CLASSES: Final = bytes(ord("d") if chr(i) in "0123456789" else ord("x") for i in range(256))
+_DIGITS_BYTES: Final = re.compile(rb"dd*")  # [0-9]+: a literal first, not a repeat
+
 
 # The non-ASCII characters that can stand in a value for an ASCII one: the decimal digits of
 # every script in the Basic Multilingual Plane, spaces, dashes and the minus sign, and the
@@ -414,7 +426,7 @@ class _Pass:
     Detectors read ``text`` (:func:`_read`); spans are claimed there and replaced in ``source``
     where ``origin`` maps them."""
 
-    __slots__ = ("_at", "_clusters", "_dropped", "_hidden", "_scripts", "label", "quiet", "source", "spans", "starts", "text")
+    __slots__ = ("_at", "_bytes", "_clusters", "_dropped", "_hidden", "_scripts", "label", "quiet", "source", "spans", "starts", "text")
 
     def __init__(
         self, source: str, label: str | None = None, read: tuple[str, tuple[list[int], list[int], list[int]]] | None = None
@@ -428,6 +440,7 @@ class _Pass:
         self.starts: list[int] = []
         self.spans: list[tuple[int, int, str, str]] = []  # (start, end, kind, key); kind "" = placeholder already there
         self._clusters: list[tuple[int, int, str]] | None = None
+        self._bytes: bytes | None = None
         self._scripts: tuple[list[int], list[int]] | None = None
         if "<" in text:
             for m in PLACEHOLDER.finditer(text):
@@ -472,8 +485,18 @@ class _Pass:
     def clusters(self) -> list[tuple[int, int, str]]:
         """Maximal runs of ``[0-9A-Z ().+-]``; every digit-based match lies inside one of them."""
         if self._clusters is None:
-            self._clusters = [(m.start(), m.end(), m.group()) for m in _CLUSTER.finditer(self.text)]
+            text = self.text
+            self._clusters = [
+                (m.start(), m.end(), text[m.start() : m.end()]) for m in _CLUSTER_BYTES.finditer(self.ascii.translate(_CLUSTER_CLASSES))
+            ]
         return self._clusters
+
+    @property
+    def ascii(self) -> bytes:
+        """``text`` as bytes, a character outside ASCII one "?": for the scans by class (``_CLUSTER_CLASSES``)."""
+        if self._bytes is None:
+            self._bytes = self.text.encode("ascii", "replace")
+        return self._bytes
 
     @property
     def script_changes(self) -> tuple[list[int], list[int]]:
@@ -854,6 +877,10 @@ _CAMEL_WORD: Final = re.compile(r"[A-Z]?[a-z0-9]+\Z")
 _SHORT_SECRET_KEYS: Final = ("pass", "pw", "creds", "sig")
 _SHORT_AFTER: Final = {"pass": "_-.&?\"'", "pw": "_-. \t\"'&?", "creds": "_-. \t\"'&?", "sig": "&?"}
 _KEY_LAST: Final = frozenset({*(c for k in (*_SECRET_KEYS, *_SHORT_SECRET_KEYS) for c in (k[-1], k[-1].upper())), " ", "\t", '"', "'"})
+# _SECRET_KEYS by their last character: one ``endswith`` of 200 suffixes cost more than the rest of a key's test
+_SECRET_KEYS_BY_LAST: Final[dict[str, tuple[str, ...]]] = {
+    last: tuple(k for k in _SECRET_KEYS if k[-1] == last) for last in {k[-1] for k in _SECRET_KEYS}
+}
 _KEY_REACH: Final = 40  # characters before a separator read for the key (aws_secret_access_key is 21)
 
 
@@ -872,7 +899,7 @@ def _names_secret(key: str) -> bool:
     ``_SHORT_SECRET_KEYS`` standing as a word of its own (after a non-letter, or a capital after a
     small letter: ``smtpPass``)."""
     folded = key.lower()
-    if folded.endswith(_SECRET_KEYS):
+    if folded.endswith(_SECRET_KEYS_BY_LAST.get(folded[-1:], ())):
         return True
     for word in _SHORT_SECRET_KEYS:
         if folded.endswith(word):
@@ -1126,7 +1153,7 @@ def _random(run: str) -> bool:
 def _detect_random_tokens(p: _Pass) -> None:
     """Random tokens (above)."""
     text = p.text
-    if len(text) < _RANDOM_MIN or _RANDOM_GATE not in text.encode("ascii", "replace").translate(_TOKEN_BYTES):
+    if len(text) < _RANDOM_MIN or _RANDOM_GATE not in p.ascii.translate(_TOKEN_BYTES):
         return
     for m in _RANDOM_RUN.finditer(text):
         if text[m.start() - 1 : m.start()] not in ("/", "\\") and _random(m.group()):
@@ -1369,7 +1396,7 @@ def _detect_named_values(p: _Pass) -> None:
         for m in _XML_ELEMENT.finditer(text):
             if is_secret_key(m.group("key")) and m.group("v").strip():
                 p.claim(m.start("v"), m.end("v"), "SECRET", m.group("v"))
-    if "alue" in text or "ALUE" in text:  # both forms name a "value"
+    if ("alue" in text or "ALUE" in text) and ("=" in text or '"' in text):  # both forms name a "value", after "=" or in JSON
         for m in _NAMED_VALUE.finditer(text):
             key, v = ("key", "v") if m.group("key") is not None else ("jkey", "jv")
             if is_secret_key(m.group(key)):
@@ -1453,7 +1480,6 @@ _NUMBER_WORDS: Final = frozenset(  # "account number", "passport no.", "numéro"
 )
 _SECOND_WORDS: Final = frozenset({"security", "insurance", "code", "fiscale", "sociale"})  # "social security", "codice fiscale"
 _COPULAS: Final = frozenset({"is", "es", "est", "ist", "é", "to", "jest", "это"})  # "mi móvil es 612 34 56 78", "PESEL to ..."
-_DIGITS_RUN: Final = re.compile(r"[0-9]+")  # numbers, found in C; each checked for a label before it in Python
 _LABEL_VALUE: Final = re.compile(
     r"\+?\(?[0-9][0-9 ()/.-]{1,28}[0-9](?![0-9A-Za-z])"  # digits and their separators, to a digit
 )
@@ -1519,6 +1545,12 @@ _LABEL_TAIL: Final = _LABEL_LAST | _PARTICLES | frozenset("".join(_LABEL_SUFFIXE
 # value): an ASCII character that parts no label from its value, nor is a "+", a "(" or a capital
 # an id starts with; or nothing
 _NO_LABEL_BEFORE: Final = frozenset(map(chr, range(128))) - _AFTER_LABEL - frozenset("+(ABCDEFGHIJKLMNOPQRSTUVWXYZ") | {""}
+# The numbers a label may reach, found by class (``_CLUSTER_CLASSES``): a digit, "d", after any other
+# character, "p" (a character outside ASCII reads "?", which stands for itself too): "pd" starts one
+_LABEL_REACH_CLASSES: Final = bytes(
+    ord("d") if chr(i) in "0123456789" else ord("p") if chr(i) not in _NO_LABEL_BEFORE or chr(i) == "?" else ord("x") for i in range(256)
+)
+_LABEL_REACH_BYTES: Final = re.compile(rb"pd")
 
 
 def _script_label(text: str, end: int) -> str | None:
@@ -1621,16 +1653,21 @@ def label_of_key(key: str, value: str | None = None) -> str | None:
 def _detect_labeled(p: _Pass) -> None:
     """Values named by their label (``_LABELS``), and passwords said in prose (``_SAID_SECRET``)."""
     text = p.text
-    passed = _NO_LABEL_BEFORE if p.label is None else ()
-    for number in _DIGITS_RUN.finditer(text):
-        start = number.start()
+    if p.label is None:  # most numbers are in a word or an id ("v2", "PRJ-2474"), or start the text: not read
+        firsts = [m.start() + 1 for m in _LABEL_REACH_BYTES.finditer(p.ascii.translate(_LABEL_REACH_CLASSES))]
+        passed = _NO_LABEL_BEFORE
+    else:  # the value of a label key: every number
+        firsts = [m.start() for m in _DIGITS_BYTES.finditer(p.ascii.translate(_DIGIT_CLASSES))]
+        passed = frozenset()
+    for first in firsts:  # each checked for a label before it in Python
+        start = first
         before = text[start - 1 : start]
-        if before in passed:  # most numbers: in a word or an id ("v2", "PRJ-2474"), or at the start
+        if before in passed:  # a "?" as written
             continue
         if before in "+(" and before:
             start -= 1
         else:  # an id's capitals before its digits: "QQ123456C", "C01X00T47"
-            while start > number.start() - 2 and start and "A" <= text[start - 1] <= "Z":
+            while start > first - 2 and start and "A" <= text[start - 1] <= "Z":
                 start -= 1
         before = text[start - 1 : start]
         keyed = p.label is not None and not text[:start].strip()
@@ -2218,8 +2255,19 @@ def _replace_known_secrets(out: dict[str, str], numbering: _Numbering) -> list[s
     return list(dict.fromkeys(changed))
 
 
+# Short texts found to hold nothing, remembered (``RegexSanitizer._clean``): an episode's session,
+# its tags, kinds and decisions' words repeat from one capture to the next, and a session's two
+# forms ("conv_000123", "conv 000123") took every detector each time, a tenth of a capture's
+# sanitizing. A text is remembered only if the first pass claimed nothing, which depends on the
+# text alone (not on the episode's other fields nor its numbering), so a remembered text reads as
+# it would be read again (tests/memory/test_sanitize_memo.py).
+_CLEAN_CHARS: Final = 64  # longer texts are prose, seldom repeated
+_CLEAN_KEPT: Final = 4096  # then forgotten all at once: bounded memory, no per-hit bookkeeping
+
+
 class RegexSanitizer:
-    """The default sanitizer: precompiled stdlib regexes plus checksums; no I/O, no state, thread-safe.
+    """The default sanitizer: precompiled stdlib regexes plus checksums; no I/O, thread-safe; its
+    only state is a bounded memo of short texts that held nothing (``_CLEAN_CHARS``).
 
     ``extra`` maps a placeholder kind (upper case, e.g. ``"EMPLOYEE_ID"``) to a pattern whose
     whole match becomes ``<EMPLOYEE_ID_n>``; extra patterns run after the built-in detectors.
@@ -2227,7 +2275,7 @@ class RegexSanitizer:
     Raises ConfigError if a kind name or a pattern is invalid.
     """
 
-    __slots__ = ("_detectors", "_extra", "_unclustered")
+    __slots__ = ("_clean", "_clean_known", "_detectors", "_extra", "_unclustered")
 
     def __init__(self, extra: Mapping[str, str | re.Pattern[str]] | None = None) -> None:
         detectors = list(_DETECTORS)
@@ -2245,6 +2293,8 @@ class RegexSanitizer:
         self._detectors: tuple[Detector, ...] = tuple(detectors)
         self._unclustered = tuple(d for d in detectors if d not in _CLUSTERED)  # the same, for text without clusters
         self._extra = self._detectors[len(_DETECTORS) :]  # what runs on text without a hint of built-in PII
+        self._clean: set[str] = set()  # short texts the first pass found nothing in (``_CLEAN_CHARS``)
+        self._clean_known = known_secrets()  # the registered secrets ``_clean`` was found under
 
     def scan(self, texts: Mapping[str, str]) -> SanitizeResult:
         """Sanitize all fields of one episode and count the replacements per kind.
@@ -2270,14 +2320,23 @@ class RegexSanitizer:
 
     def _settled(self, text: str, label: str | None, numbering: _Numbering) -> str:
         """``text`` sanitized until a pass finds nothing: the result is then a fixpoint, hence idempotent."""
+        known = known_secrets()
+        remember = label is None and len(text) <= _CLEAN_CHARS
+        if remember:
+            if known is not self._clean_known:  # a secret registered or dropped since: read every text again
+                self._clean = set()
+                self._clean_known = known
+            if text in self._clean:
+                return text
+        rendered = False
         for _ in range(_MAX_PASSES):
             read = _read(text)
             hinted = _MAYBE_PII.search(read[0]) is not None
-            if not (hinted or self._extra or known_secrets()):
+            if not (hinted or self._extra or known):
                 break  # most texts (a tag, a session, a sentence without a number): no detector would run, so no pass is built
             p = _Pass(text, label, read)
             claimed = len(p.spans)
-            if known_secrets():  # first: whatever their shape, and however the rest of the text reads
+            if known:  # first: whatever their shape, and however the rest of the text reads
                 _detect_known(p)
             if not hinted:
                 detectors = self._extra
@@ -2288,6 +2347,11 @@ class RegexSanitizer:
             if len(p.spans) == claimed:
                 break
             text = numbering.render(p)
+            rendered = True
+        if remember and not rendered:  # found nothing in the text as given
+            if len(self._clean) >= _CLEAN_KEPT:
+                self._clean = set()
+            self._clean.add(text)
         return text
 
     def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:

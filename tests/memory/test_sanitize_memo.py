@@ -4,6 +4,7 @@ the scans by character class that stand for regexes (memdb/memory/sanitize/detec
 from __future__ import annotations
 
 import re
+import threading
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -81,3 +82,49 @@ def test_the_numbers_a_label_may_reach_are_those_after_what_parts_a_label(text: 
     found = [m.start() + 1 for m in detect._LABEL_REACH_BYTES.finditer(p.ascii.translate(detect._LABEL_REACH_CLASSES))]
     expected = [m.start() for m in re.finditer("[0-9]+", p.text) if p.text[m.start() - 1 : m.start()] not in detect._NO_LABEL_BEFORE]
     assert [start for start in found if p.text[start - 1] not in detect._NO_LABEL_BEFORE] == expected
+
+
+def test_a_field_that_held_another_field_s_secret_is_not_remembered() -> None:
+    """A summary read clean alone held the value of a password key, replaced after its first read:
+    the memo kept the raw summary, the secret in process memory (revU)."""
+    from memdb.memory.sanitize.fields import flatten_texts
+
+    sanitizer = RegexSanitizer()
+    flat, rebuild = flatten_texts({"summary": "retry with xkcd936q!", "decisions": {"password": "xkcd936q!"}}, "episode")
+    assert rebuild(detect.sanitize_fields(sanitizer, flat))["summary"] == "retry with <SECRET_1>"
+    assert not [t for t in sanitizer._memo[1] if "xkcd936q" in t]
+
+
+def test_a_capture_under_secrets_since_changed_remembers_nothing_for_later_ones() -> None:
+    """A capture that read the registry before a secret was registered, and ended after another
+    capture renewed the memo, added its raw text to the new memo: every later capture of it skipped
+    the secret (revU). Its text goes to the memo it began with, discarded by then."""
+    secret = "Zq81kfPw3xTt"
+    text = f"deploy with {secret}"
+    sanitizer = RegexSanitizer()
+    read = detect._read
+    paused, go = threading.Event(), threading.Event()
+
+    def held(t: str) -> tuple[str, ...]:  # holds the capture between its start and its end
+        if t == text and threading.current_thread().name == "capture":
+            paused.set()
+            go.wait(10)
+        return read(t)
+
+    out: list[dict[str, str]] = []
+    detect._read = held  # type: ignore[assignment]
+    try:
+        capture = threading.Thread(target=lambda: out.append(sanitizer.sanitize({"summary": text})), name="capture")
+        capture.start()
+        assert paused.wait(10)
+        register_secrets([secret])
+        assert sanitizer.sanitize({"summary": "hello"}) == {"summary": "hello"}  # renews the memo under the new secrets
+        go.set()
+        capture.join(10)
+    finally:
+        detect._read = read
+    try:
+        assert out == [{"summary": text}]  # it began before the secret was known
+        assert sanitizer.sanitize({"summary": text}) == {"summary": "deploy with <SECRET_1>"}
+    finally:
+        unregister_secrets([secret])

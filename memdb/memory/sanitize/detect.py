@@ -2255,12 +2255,13 @@ def _replace_known_secrets(out: dict[str, str], numbering: _Numbering) -> list[s
     return list(dict.fromkeys(changed))
 
 
-# Short texts found to hold nothing, remembered (``RegexSanitizer._clean``): an episode's session,
+# Short texts found to hold nothing, remembered (``RegexSanitizer._memo``): an episode's session,
 # its tags, kinds and decisions' words repeat from one capture to the next, and a session's two
 # forms ("conv_000123", "conv 000123") took every detector each time, a tenth of a capture's
-# sanitizing. A text is remembered only if the first pass claimed nothing, which depends on the
-# text alone (not on the episode's other fields nor its numbering), so a remembered text reads as
-# it would be read again (tests/memory/test_sanitize_memo.py).
+# sanitizing. A text is remembered only where its episode left it as it was: its own pass claimed
+# nothing, which depends on the text alone (not on the other fields nor the numbering), and no
+# other field's secret was in it, so a remembered text reads as it would be read again
+# (tests/memory/test_sanitize_memo.py).
 _CLEAN_CHARS: Final = 64  # longer texts are prose, seldom repeated
 _CLEAN_KEPT: Final = 4096  # then forgotten all at once: bounded memory, no per-hit bookkeeping
 
@@ -2275,7 +2276,7 @@ class RegexSanitizer:
     Raises ConfigError if a kind name or a pattern is invalid.
     """
 
-    __slots__ = ("_clean", "_clean_known", "_detectors", "_extra", "_unclustered")
+    __slots__ = ("_detectors", "_extra", "_memo", "_unclustered")
 
     def __init__(self, extra: Mapping[str, str | re.Pattern[str]] | None = None) -> None:
         detectors = list(_DETECTORS)
@@ -2293,8 +2294,9 @@ class RegexSanitizer:
         self._detectors: tuple[Detector, ...] = tuple(detectors)
         self._unclustered = tuple(d for d in detectors if d not in _CLUSTERED)  # the same, for text without clusters
         self._extra = self._detectors[len(_DETECTORS) :]  # what runs on text without a hint of built-in PII
-        self._clean: set[str] = set()  # short texts the first pass found nothing in (``_CLEAN_CHARS``)
-        self._clean_known = known_secrets()  # the registered secrets ``_clean`` was found under
+        # (the registered secrets, short texts read clean under them): one pair, replaced whole when
+        # the secrets change, so a capture that began under the old ones adds to a discarded set (revU)
+        self._memo: tuple[tuple[str, ...], set[str]] = (known_secrets(), set())
 
     def scan(self, texts: Mapping[str, str]) -> SanitizeResult:
         """Sanitize all fields of one episode and count the replacements per kind.
@@ -2305,30 +2307,33 @@ class RegexSanitizer:
             if not isinstance(text, str):
                 raise ValidationError(f"field {name!r}: expected str to sanitize, got {type(text).__name__}")
         numbering = _Numbering(texts)
+        known, clean = self._memo
+        if known is not known_secrets():  # a secret registered or dropped since: read every text again
+            known, clean = self._memo = (known_secrets(), set())
         out: dict[str, str] = {}
         for name, text in texts.items():
             if name.startswith(SECRET_FIELD) and text.strip() and PLACEHOLDER.fullmatch(text) is None:
                 out[name] = numbering.placeholder("SECRET", text)  # the value of a secret key, whole
                 numbering.spread.add(text)
                 continue
-            out[name] = self._settled(text, _field_label(name), numbering)
+            label = _field_label(name)
+            out[name] = text if label is None and text in clean else self._settled(text, label, numbering)
         # A secret replaced in another field may free what was glued to it ("x1y2z3+49 30 901820":
         # a phone once its secret is a placeholder), which the next sanitizing found: read those again
         for name in _replace_known_secrets(out, numbering):
             out[name] = self._settled(out[name], _field_label(name), numbering)
+        # remembered once the episode is read whole: a field read clean alone may hold a secret another
+        # field's key revealed (a password's value in the summary), which the memo must never keep (revU)
+        for name, text in texts.items():
+            if len(text) <= _CLEAN_CHARS and out[name] is text and _field_label(name) is None and not name.startswith(SECRET_FIELD):
+                if len(clean) >= _CLEAN_KEPT:
+                    clean.clear()
+                clean.add(text)
         return SanitizeResult(out, numbering.counts)
 
     def _settled(self, text: str, label: str | None, numbering: _Numbering) -> str:
         """``text`` sanitized until a pass finds nothing: the result is then a fixpoint, hence idempotent."""
         known = known_secrets()
-        remember = label is None and len(text) <= _CLEAN_CHARS
-        if remember:
-            if known is not self._clean_known:  # a secret registered or dropped since: read every text again
-                self._clean = set()
-                self._clean_known = known
-            if text in self._clean:
-                return text
-        rendered = False
         for _ in range(_MAX_PASSES):
             read = _read(text)
             hinted = _MAYBE_PII.search(read[0]) is not None
@@ -2347,11 +2352,6 @@ class RegexSanitizer:
             if len(p.spans) == claimed:
                 break
             text = numbering.render(p)
-            rendered = True
-        if remember and not rendered:  # found nothing in the text as given
-            if len(self._clean) >= _CLEAN_KEPT:
-                self._clean = set()
-            self._clean.add(text)
         return text
 
     def sanitize(self, texts: Mapping[str, str]) -> dict[str, str]:

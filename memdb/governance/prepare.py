@@ -149,7 +149,7 @@ def prepare(
     at = utc(now, "now") if now is not None else episodes.now()
     # tags of personal data or a secret are left out (never searched nor echoed), and still
     # scope the task: dropped, they would let every record in (test_prepare_withholds_a_tag_of_personal_data)
-    filters = tag_filters(episodes.sanitizer, tags=tags)
+    filters = tag_filters(episodes.sanitizer, tags=tags, all_required=False)  # they scope the task
     want, scoped = list(filters.tags), bool(filters.tags or filters.withheld)
 
     def words_of(text: str) -> set[str]:

@@ -895,7 +895,7 @@ class OwnerQueries:
         at = utc(now, "now") if now is not None else self._layer.now()
         found_terms, withheld = text_terms(text, self._layer.sanitizer, refuse_withheld=False)
         terms = self._identifiers_asked(found_terms, True)
-        filters = tag_filters(self._layer.sanitizer, tags=tags, after=withheld)
+        filters = tag_filters(self._layer.sanitizer, tags=tags, after=withheld, all_required=False)
         scope = filters.tags
         # any word may match, and personal data or a secret matches none; a scope of such tags alone
         # scopes to what none can be found by (dropped, it would scope nothing)

@@ -14,7 +14,7 @@ from typing import Any, Final
 from memdb.errors import NoSearchableWordsError, SanitizerError, ValidationError
 from memdb.memory.ids import ts_micros
 from memdb.memory.layout import ID_TAIL_BYTES, OUTCOME_OF_CODE, tail_id, tail_ts
-from memdb.memory.models import utc
+from memdb.memory.models import check_tag_count, utc
 from memdb.memory.sanitize import PLACEHOLDER, RegexSanitizer, Sanitizer, sanitize_fields, shown
 from memdb.memory.sanitize.fields import TAG_MARKER, given_tags, tags_as_stored
 from memdb.memory.sanitize.known import known_secrets
@@ -329,6 +329,7 @@ def tag_filters(
     any_tags: Iterable[str] = (),
     scope_tags: Iterable[str] = (),
     after: Iterable[str] = (),
+    all_required: bool = True,
 ) -> TagFilters:
     """Tag filters read as capture stores tags: a tag that capture would store otherwise than as
     its normal form held personal data or a secret (``marked_tag``: "bob@example.com" is kept as
@@ -336,8 +337,10 @@ def tag_filters(
     ("bobexample-com") named the address in every answer, and no memory carries it.
 
     Read in one pass with ``after`` (the placeholders of the query's text), so a placeholder
-    names one value across both. ValidationError names a bad tag (sanitized), SanitizerError
-    refuses the query when the sanitizer fails (``sanitized``)."""
+    names one value across both. ValidationError names a bad tag (sanitized), or more ``tags``
+    than an episode holds where each must be present (``all_required``; a caller whose ``tags``
+    scope the answer passes False), SanitizerError refuses the query when the sanitizer fails
+    (``sanitized``)."""
     # memdb's own sanitizer reads a text the same way while the process's registered secrets stay
     # (a custom one may not): a tag filter is read once, not on every call (15-20 us, 18% of a
     # five-match time+tag recall's profile at 100k). Tags given as a list or tuple of strings are
@@ -350,6 +353,8 @@ def tag_filters(
         if cached is not None and cached[0] is sanitizer:
             return cached[1]
     given = {name: given_tags(values, name) for name, values in (("tags", tags), ("any_tags", any_tags), ("scope_tags", scope_tags))}
+    if all_required:  # more than an episode holds are never all present: refused before the sanitizer reads them
+        check_tag_count("tags", given["tags"], "an episode holds (no memory carries them all)")
     raw = [t for ts in given.values() for t in ts]
     if not raw:
         return TagFilters()

@@ -15,6 +15,7 @@ from query_times import NOW, at
 from test_withheld import serialized
 
 import memdb
+from memdb.errors import ValidationError
 from memdb.memory.sanitize import register_secrets, unregister_secrets
 from memdb.surfaces.mcp_server import tool_specs
 
@@ -193,3 +194,22 @@ def test_a_tag_read_before_it_was_registered_as_a_secret_is_withheld_after(ana: 
     finally:
         unregister_secrets([token])
     assert str(ana.recall(tags=[token]).interpretation) == str(first.interpretation)
+
+
+def test_more_tags_required_than_an_episode_holds_are_refused_by_their_count(qdb: memdb.Database) -> None:
+    """An episode holds at most 32 tags, so 33 required ones match nothing: refused by their count
+    before the sanitizer reads them (100,000 were read one by one); any of many may still match."""
+    mem = qdb.owner("ana")
+    mem.record("debug", "deploy failed", outcome="failure", tags=["t1"])
+    many = [f"t{i}" for i in range(1, 34)]
+    with pytest.raises(ValidationError, match=r"^tags: 33 given, more than the 32 an episode holds \(no memory carries them all\)"):
+        mem.recall(tags=many)
+    assert mem.recall(any_tags=many).found
+
+
+def test_more_scope_tags_than_an_episode_holds_still_scope_a_task(qdb: memdb.Database) -> None:
+    # prepare's tags scope the task (a memory with any of them, or none, stays): 33 are no contradiction
+    mem = qdb.owner("ana")
+    mem.record("debug", "deploy failed on the pool", outcome="failure", tags=["t1"], lesson="raise the pool size")
+    many = [f"t{i}" for i in range(1, 34)]
+    assert "raise the pool size" in mem.prepare("deploy the pool", tags=many).as_context()

@@ -6,7 +6,7 @@ A random credential has no shape a pattern knows: a server's bearer token made w
 token knows it exactly, so it registers it here, and every sanitizing of this process replaces
 it by a ``<SECRET_n>``: the built-in sanitizer finds it first of all (``detect._detect_known``),
 and ``sanitize_fields`` replaces it in what any other sanitizer returned
-(``tests/memory/test_known_secrets.py``).
+(``tests/memory/test_random_tokens.py``, ``tests/surfaces/test_mcp_tokens.py``).
 
 A server calls :func:`register_secrets` with its configured tokens when it loads them and
 :func:`unregister_secrets` with the old ones when it drops or rotates them.

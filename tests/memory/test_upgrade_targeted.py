@@ -165,21 +165,27 @@ def test_an_upgrade_from_26_rewrites_only_what_changed_and_ends_where_a_rebuild_
     with memdb.open(tmp_path / "a", clock=clock) as db, memdb.open(tmp_path / "b", clock=clock) as rebuilt:
         headers, episodes = _at_layout_26(db)
         assert not db.check().ok  # 2.32's level 57, 3.99...'s band 3
-        _copy(db, rebuilt)
-        before = _raw(db)
-        total = len(before["EPST"])
-
-        rewritten, progress = _upgraded(db, caplog)
-        assert rewritten == episodes and progress == (total, total, episodes)
-        after = _raw(db)
+        before, after = _upgraded_against_a_rebuild(db, rebuilt, caplog, episodes)
         assert {name for name in after.keys() | before.keys() if after.get(name) != before.get(name)} <= set(TARGETED)
         assert sum(after["EPST"][k] != v for k, v in before["EPST"].items()) == headers
-        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
 
-        rebuilt.globals["META"].set(("layout",), 25)  # the step to 26 rebuilds the text index
-        assert _upgraded(rebuilt, caplog)[0] > rewritten  # every hot episode indexed again
-        assert rebuilt.check().ok
-        assert _view(db) == _view(rebuilt)
+
+def _upgraded_against_a_rebuild(
+    db: memdb.Database, rebuilt: memdb.Database, caplog: pytest.LogCaptureFixture, rewritten: int
+) -> tuple[dict[str, dict[bytes, bytes]], dict[str, dict[bytes, bytes]]]:
+    """Upgrade ``db`` (its copy in ``rebuilt`` by a full rebuild, from layout 25): it rewrites
+    ``rewritten`` episodes, reports its progress to the end, checks clean, and ends where the
+    rebuild ends. Returns every key of ``db`` before and after."""
+    _copy(db, rebuilt)
+    before = _raw(db)
+    total = len(before["EPST"])
+    assert _upgraded(db, caplog) == (rewritten, (total, total, rewritten))
+    assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
+    rebuilt.globals["META"].set(("layout",), 25)  # the step to 26 rebuilds the text index and reads the told windows again
+    assert _upgraded(rebuilt, caplog)[0] > rewritten  # every hot episode indexed again
+    assert rebuilt.check().ok
+    assert _view(db) == _view(rebuilt)
+    return before, _raw(db)
 
 
 def test_an_interrupted_targeted_upgrade_runs_again_to_the_same_end(tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -265,18 +271,6 @@ def test_an_upgrade_from_27_reads_the_told_windows_again_and_writes_only_them(
     with memdb.open(tmp_path / "a", clock=clock) as db, memdb.open(tmp_path / "b", clock=clock) as rebuilt:
         telling = _at_layout_27(db, monkeypatch)
         assert telling > 0
-        _copy(db, rebuilt)
-        before = _raw(db)
-        total = len(before["EPST"])
-
-        rewritten, progress = _upgraded(db, caplog)
-        assert rewritten == telling and progress == (total, total, telling)
-        after = _raw(db)
+        before, after = _upgraded_against_a_rebuild(db, rebuilt, caplog, telling)
         assert {name for name in after.keys() | before.keys() if after.get(name) != before.get(name)} == {"EPST", "EPTD", "META"}
-        assert db.check().ok and db.globals["META"].get(("layout",)) == LAYOUT
         assert migrate.upgrade(db.episodes) == 0  # done once
-
-        rebuilt.globals["META"].set(("layout",), 25)  # the step to 26 rebuilds the text index and reads the windows again
-        assert _upgraded(rebuilt, caplog)[0] > rewritten
-        assert rebuilt.check().ok
-        assert _view(db) == _view(rebuilt)

@@ -349,7 +349,7 @@ def tag_filters(
     plain = (_strings(tags), _strings(any_tags), _strings(scope_tags))
     if type(sanitizer) is RegexSanitizer and None not in plain and plain != _NO_TAGS:
         after = tuple(after)  # read once: a generator too
-        cached = _TAG_FILTERS.get((id(sanitizer), known_secrets(), *plain, after))
+        cached = _TAG_FILTERS.get((id(sanitizer), known_secrets(), *plain, after, all_required))
         if cached is not None and cached[0] is sanitizer:
             return cached[1]
     given = {name: given_tags(values, name) for name, values in (("tags", tags), ("any_tags", any_tags), ("scope_tags", scope_tags))}
@@ -359,7 +359,8 @@ def tag_filters(
     if not raw:
         return TagFilters()
     after = tuple(after)
-    key = (id(sanitizer), known_secrets(), *given.values(), after)
+    # kept apart by ``all_required``: a read kept for a scope never passed the count check
+    key = (id(sanitizer), known_secrets(), *given.values(), after, all_required)
     cached = _TAG_FILTERS.get(key) if type(sanitizer) is RegexSanitizer else None
     if cached is not None and cached[0] is sanitizer:
         return cached[1]

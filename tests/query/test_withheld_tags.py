@@ -213,3 +213,13 @@ def test_more_scope_tags_than_an_episode_holds_still_scope_a_task(qdb: memdb.Dat
     mem.record("debug", "deploy failed on the pool", outcome="failure", tags=["t1"], lesson="raise the pool size")
     many = [f"t{i}" for i in range(1, 34)]
     assert "raise the pool size" in mem.prepare("deploy the pool", tags=many).as_context()
+
+
+def test_a_tag_read_kept_for_a_scope_does_not_let_too_many_required_tags_through(qdb: memdb.Database) -> None:
+    # a read of 33 tags kept for prepare (a scope) was taken by recall's lookup of the same tags
+    mem = qdb.owner("ana")
+    mem.record("debug", "deploy failed", outcome="failure", tags=["t1"])
+    many = [f"t{i}" for i in range(1, 34)]
+    mem.prepare("deploy", tags=many)
+    with pytest.raises(ValidationError, match=r"^tags: 33 given, more than the 32 an episode holds"):
+        mem.recall(tags=many)

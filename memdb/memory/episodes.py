@@ -59,6 +59,8 @@ from memdb.memory.layout import (
 )
 from memdb.memory.migrate import upgrade
 from memdb.memory.models import (
+    MAX_PARTICIPANTS,
+    MAX_TAGS,
     SUMMARY_CHARS,
     Episode,
     EpisodeInput,
@@ -93,12 +95,9 @@ __all__ = ["IMPORTED_FIELDS", "ColdMove", "Episodes", "ImportReport", "OwnerEpis
 # input and the id it had; memdb computes the rest (relevance, status, accesses) here again
 IMPORTED_FIELDS = ("id", *EpisodeInput.model_fields)
 
-# How many tags and participants an episode holds, as its model says: a longer list is refused before
+# How many tags and participants an episode holds (its model's caps): a longer list is refused before
 # the sanitizer reads it item after item (10,000 tags took seconds: test_label_reach_linear.py)
-_LIST_CAPS: Final = {
-    name: next(m.max_length for m in EpisodeInput.model_fields[name].metadata if getattr(m, "max_length", None) is not None)
-    for name in ("tags", "participants")
-}
+_LIST_CAPS: Final = {"tags": MAX_TAGS, "participants": MAX_PARTICIPANTS}
 
 _log = logger(__name__)
 

@@ -381,7 +381,7 @@ def _tell_batch(layer: Episodes, owner: str, chunk: Sequence[tuple[Any, dict[str
     lay, settings = layer.layout, layer.settings
     sets: list[tuple[Global, Any, Any]] = []
     kills: list[tuple[Global, Any]] = []
-    changed: list[tuple[str, dict[str, Any], list[list[int]]]] = []  # (id, new header, its old windows)
+    changed: list[tuple[str, int, str | None, list[list[int]]]] = []  # (id, its time, its outcome, its new windows)
     for subs, header in chunk:
         eid = str(subs[1])
         record = lay.mem.get((owner, episode_day(eid), eid)) if _hot(header) else None  # an archived one has no told entries
@@ -396,15 +396,15 @@ def _tell_batch(layer: Episodes, owner: str, chunk: Sequence[tuple[Any, dict[str
         sets.append((lay.states, subs, state))
         t = ts_micros(header["ts"])
         kills.extend((lay.by_told, (owner, start, end, t, eid)) for start, end in old)
-        changed.append((eid, state, told))
+        changed.append((eid, t, state.get("outcome"), told))
     if not changed:
         return set()
-    numbers = lay.text.numbers_of(owner, [encode_subscript(eid) for eid, _, _ in changed])
+    numbers = lay.text.numbers_of(owner, [encode_subscript(eid) for eid, _, _, _ in changed])
     packed = [
-        (lay.by_told.key((owner, start, end, ts_micros(state["ts"]), eid)), entry_value(doc, state.get("outcome")))
-        for (eid, state, told), doc in zip(changed, numbers, strict=True)
+        (lay.by_told.key((owner, start, end, t, eid)), entry_value(doc, outcome))
+        for (eid, t, outcome, told), doc in zip(changed, numbers, strict=True)
         if doc is not None
         for start, end in told
     ]
     layer.space.apply(kills, sets, packed=packed)
-    return {eid for eid, _, _ in changed}
+    return {eid for eid, _, _, _ in changed}

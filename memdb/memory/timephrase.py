@@ -650,7 +650,7 @@ TOLD_HINTS: Final = frozenset(
 """Words one of which every phrase ``told_windows`` can place holds (besides a year or a date, a
 day of the month by its ordinal, ``TOLD_ORDINALS``, or a Chinese, Japanese or Korean sign of one,
 ``told_hint_in``): a record holding none of them tells of no time (test_every_told_phrase_holds_a_hint)."""
-TOLD_ORDINALS: Final = frozenset(f"{d}{suffix}" for n in range(32) for d in {str(n), f"{n:02d}"} for suffix in ("st", "nd", "rd", "th"))
+TOLD_ORDINALS: Final = frozenset(f"{d}{suffix}" for n in range(1, 32) for d in {str(n), f"{n:02d}"} for suffix in ("st", "nd", "rd", "th"))
 """A day of the month by its ordinal as a hint ("we shipped it on the 3rd", "the 03rd": ``_ORDINAL_DAY``
 reads the phrase; layout 28), in every suffix, as a word and as the index's term of it: what
 ``_TOLD_WORD`` finds (ASCII digits, one or two), so capture's hints and a scan of every word agree."""

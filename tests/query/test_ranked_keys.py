@@ -4,6 +4,8 @@ costs a lookup, and the answer is the one made without them, however few are kep
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from query_times import NOW, at
 
@@ -24,8 +26,8 @@ def filled(db: memdb.Database) -> memdb.Memory:
     return mem
 
 
-def test_a_match_ranked_again_takes_its_kept_id(tmp_path: pytest.TempPathFactory) -> None:
-    db = memdb.open(tmp_path / "db", clock=lambda: NOW)  # type: ignore[operator]
+def test_a_match_ranked_again_takes_its_kept_id(tmp_path: Path) -> None:
+    db = memdb.open(tmp_path / "db", clock=lambda: NOW)
     try:
         mem = filled(db)
         first = mem.recall(text="deploy rollback", limit=25, access=False)
@@ -37,8 +39,8 @@ def test_a_match_ranked_again_takes_its_kept_id(tmp_path: pytest.TempPathFactory
         db.close()
 
 
-def test_keys_kept_past_their_bound_change_no_answer(tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    db = memdb.open(tmp_path / "db", clock=lambda: NOW)  # type: ignore[operator]
+def test_keys_kept_past_their_bound_change_no_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = memdb.open(tmp_path / "db", clock=lambda: NOW)
     try:
         mem = filled(db)
         want = [answer(mem.recall(text=text, limit=25, access=False)) for text in ("deploy", "billing rollback")]
